@@ -1,0 +1,63 @@
+/**
+ * Typed errors of the wire layer.
+ *
+ * Parsers in `packets/` throw only `WireError`. Each carries a stable `code`
+ * (for programs and tests), the byte offset where the problem was found
+ * (relative to the start of the frame or file being read), and a readable
+ * message. `instanceof` works across duplicate module copies through a
+ * `Symbol.for` brand, the way undici does it.
+ */
+
+export const WireErrorCode = {
+  /** The buffer ends before a header or a declared length does. */
+  Truncated: 'ROCE_ERR_TRUNCATED',
+  /** A length field holds a value that cannot be right (shorter than a header, beyond the frame). */
+  BadLength: 'ROCE_ERR_BAD_LENGTH',
+  /** A field holds a value this layer does not accept (IP version, header length, ...). */
+  BadField: 'ROCE_ERR_BAD_FIELD',
+  /** The BTH opcode is not in the opcode table. */
+  UnknownOpcode: 'ROCE_ERR_UNKNOWN_OPCODE',
+  /** The ICRC does not match the frame's contents. */
+  BadIcrc: 'ROCE_ERR_BAD_ICRC',
+  /** An IPv4 header checksum does not match. */
+  BadChecksum: 'ROCE_ERR_BAD_CHECKSUM',
+  /** A value handed to an emitter does not fit its field. */
+  BadValue: 'ROCE_ERR_BAD_VALUE',
+  /** A capture file (pcap / pcapng) is malformed or truncated. */
+  BadCapture: 'ROCE_ERR_BAD_CAPTURE',
+} as const;
+export type WireErrorCode = (typeof WireErrorCode)[keyof typeof WireErrorCode];
+
+const kWireError = Symbol.for('roce-ts.WireError');
+
+export class WireError extends Error {
+  readonly code: WireErrorCode;
+  /** Byte offset of the problem, from the start of the frame (or file, for capture errors). */
+  readonly offset: number;
+
+  constructor(code: WireErrorCode, offset: number, message: string) {
+    super(`${message} (at byte ${offset})`);
+    this.name = 'WireError';
+    this.code = code;
+    this.offset = offset;
+  }
+
+  get [kWireError](): true {
+    return true;
+  }
+
+  static [Symbol.hasInstance](value: unknown): boolean {
+    return typeof value === 'object' && value !== null && (value as Record<symbol, unknown>)[kWireError] === true;
+  }
+}
+
+/** Throws a Truncated error unless `need` bytes are available at `off` in a buffer of `len` bytes. */
+export function need(len: number, off: number, count: number, what: string): void {
+  if (off < 0 || off + count > len) {
+    throw new WireError(
+      WireErrorCode.Truncated,
+      off,
+      `${what} needs ${count} bytes but only ${Math.max(0, len - off)} remain`,
+    );
+  }
+}
