@@ -46,7 +46,7 @@ export class WireError extends Error {
     return true;
   }
 
-  static [Symbol.hasInstance](value: unknown): boolean {
+  static override [Symbol.hasInstance](value: unknown): boolean {
     return typeof value === 'object' && value !== null && (value as Record<symbol, unknown>)[kWireError] === true;
   }
 }

@@ -1,0 +1,376 @@
+/**
+ * Frame classification: from a captured or received frame to a `RocePacket`
+ * with every header parsed, the payload located and the ICRC checked.
+ *
+ * This is rxe's `rxe_pkt_info` idea: classify once, hand the result on, and
+ * never re-parse downstream. Bad input never throws out of `decodeFrame`:
+ * a truncated frame, an impossible length, an unknown opcode or a bad ICRC
+ * comes back as `error` (a WireError with the byte offset in the frame), with
+ * every field parsed up to that point filled in.
+ */
+import { WireError, WireErrorCode } from './errors';
+import { ipv4ToString, ipv6ToString } from './bytes';
+import { EtherType, type EthernetHeader, parseEthernet, ethernetHeaderLen } from './ethernet';
+import { type Ipv4Header, IpProtocol, ipv4ChecksumOk, parseIpv4 } from './ipv4';
+import { type Ipv6Header, IPV6_LEN, parseIpv6 } from './ipv6';
+import { GRH_LEN, type GrhHeader, parseGrh } from './grh';
+import { ROCE_V2_PORT, UDP_LEN, type UdpHeader, parseUdp } from './udp';
+import { BTH_LEN, type BthHeader, parseBth } from './bth';
+import { type RethHeader, parseReth } from './reth';
+import { type AethHeader, parseAeth } from './aeth';
+import { type AtomicEthHeader, parseAtomicEth } from './atomic-eth';
+import { type AtomicAckEthHeader, parseAtomicAckEth } from './atomic-ack-eth';
+import { type ImmDtHeader, parseImmDt } from './immdt';
+import { type IethHeader, parseIeth } from './ieth';
+import { type DethHeader, parseDeth } from './deth';
+import { type XrcEthHeader, parseXrcEth } from './xrceth';
+import { type RdEthHeader, parseRdEth } from './rdeth';
+import { type FethHeader, parseFeth } from './feth';
+import { type CnpReserved, parseCnpReserved } from './cnp';
+import { Hdr, type OpcodeInfo, OPCODES, PayloadRule } from './opcodes';
+import { LinkType } from './pcap';
+import { parseSll, SLL_LEN } from './sll';
+import { parseSll2, SLL2_LEN } from './sll2';
+import { icrcV1, icrcV2, readIcrc } from './icrc';
+
+export const ICRC_LEN = 4;
+/** Path MTUs a FIRST or MIDDLE packet's payload may have (IBTA vol. 1 §9.7.3.1: exactly one PMTU). */
+export const PATH_MTUS: readonly number[] = Object.freeze([256, 512, 1024, 2048, 4096]);
+
+export interface DecodeOptions {
+  /** UDP destination port that means RoCE v2 (default 4791). */
+  rocePort?: number;
+  /** Check the ICRC (default true). */
+  verifyIcrc?: boolean;
+}
+
+export interface RocePacket {
+  roce: true;
+  version: 1 | 2;
+  eth: EthernetHeader | null;
+  ipv4: Ipv4Header | null;
+  ipv6: Ipv6Header | null;
+  grh: GrhHeader | null;
+  udp: UdpHeader | null;
+  /** IPv4 header checksum status (null without IPv4). */
+  ipChecksumOk: boolean | null;
+  /** Offset of the IP header (v2) or GRH (v1) in the frame. */
+  l3Off: number;
+  /** Offset of the BTH in the frame, or -1 when the frame ends before it. */
+  bthOff: number;
+  bth: BthHeader | null;
+  info: OpcodeInfo | undefined;
+  reth: RethHeader | null;
+  aeth: AethHeader | null;
+  atomicEth: AtomicEthHeader | null;
+  atomicAckEth: AtomicAckEthHeader | null;
+  immDt: ImmDtHeader | null;
+  ieth: IethHeader | null;
+  deth: DethHeader | null;
+  xrcEth: XrcEthHeader | null;
+  rdEth: RdEthHeader | null;
+  feth: FethHeader | null;
+  cnp: CnpReserved | null;
+  /** Payload offset in the frame and its length without pad bytes (0 when unknown). */
+  payloadOff: number;
+  payloadLength: number;
+  /** Offset of the ICRC in the frame (-1 when the frame ends before it). */
+  icrcOff: number;
+  /** The ICRC as carried (least-significant byte first on the wire), or null. */
+  icrc: number | null;
+  /** The ICRC the contents call for, or null when not computed. */
+  icrcExpected: number | null;
+  icrcOk: boolean | null;
+  error: WireError | null;
+}
+
+export interface NotRoce {
+  roce: false;
+}
+
+export type DecodedFrame = RocePacket | NotRoce;
+
+const NOT_ROCE: NotRoce = Object.freeze({ roce: false });
+
+function blank(version: 1 | 2): RocePacket {
+  return {
+    roce: true,
+    version,
+    eth: null,
+    ipv4: null,
+    ipv6: null,
+    grh: null,
+    udp: null,
+    ipChecksumOk: null,
+    l3Off: -1,
+    bthOff: -1,
+    bth: null,
+    info: undefined,
+    reth: null,
+    aeth: null,
+    atomicEth: null,
+    atomicAckEth: null,
+    immDt: null,
+    ieth: null,
+    deth: null,
+    xrcEth: null,
+    rdEth: null,
+    feth: null,
+    cnp: null,
+    payloadOff: -1,
+    payloadLength: 0,
+    icrcOff: -1,
+    icrc: null,
+    icrcExpected: null,
+    icrcOk: null,
+    error: null,
+  };
+}
+
+/** Where the network layer starts, by link type; null when the frame carries no IP/GRH we know. */
+function findL3(view: DataView, start: number, end: number, linkType: number): { off: number; etherType: number; eth: EthernetHeader | null } | null {
+  switch (linkType) {
+    case LinkType.Ethernet: {
+      const eth = parseEthernet(view, start, end);
+      return { off: start + ethernetHeaderLen(eth), etherType: eth.etherType, eth };
+    }
+    case LinkType.LinuxSll: {
+      const h = parseSll(view, start, end);
+      return { off: start + SLL_LEN, etherType: h.protocol, eth: null };
+    }
+    case LinkType.LinuxSll2: {
+      const h = parseSll2(view, start, end);
+      return { off: start + SLL2_LEN, etherType: h.protocol, eth: null };
+    }
+    case LinkType.Raw:
+    case LinkType.Ipv4:
+    case LinkType.Ipv6: {
+      if (end <= start) return null;
+      const v = view.getUint8(start) >>> 4;
+      if (v === 4) return { off: start, etherType: EtherType.IPv4, eth: null };
+      if (v === 6) return { off: start, etherType: EtherType.IPv6, eth: null };
+      return null;
+    }
+    case LinkType.Null: {
+      if (end - start < 4) return null;
+      // BSD loopback: a 4-byte address family in the capturing host's byte order.
+      const fam = view.getUint32(start, true) <= 0xffff ? view.getUint32(start, true) : view.getUint32(start);
+      if (fam === 2) return { off: start + 4, etherType: EtherType.IPv4, eth: null };
+      if (fam === 10 || fam === 24 || fam === 28 || fam === 30) return { off: start + 4, etherType: EtherType.IPv6, eth: null };
+      return null;
+    }
+    default:
+      return null;
+  }
+}
+
+/**
+ * Decodes the frame `bytes[start, end)` (offsets into `bytes`, read through
+ * `view`, which must cover the same memory as `bytes`). Offsets in the result
+ * and in its error are relative to `start`.
+ */
+export function decodeAt(view: DataView, bytes: Uint8Array, start: number, end: number, linkType: number, opts: DecodeOptions = {}): DecodedFrame {
+  const rocePort = opts.rocePort ?? ROCE_V2_PORT;
+  let l3: ReturnType<typeof findL3>;
+  try {
+    l3 = findL3(view, start, end, linkType);
+  } catch {
+    return NOT_ROCE; // a frame too short for its link header carries no RoCE
+  }
+  if (l3 === null) return NOT_ROCE;
+
+  let p: RocePacket;
+  let udpOff = 0;
+  let ipEnd = 0;
+  try {
+    if (l3.etherType === EtherType.RoCEv1) {
+      p = blank(1);
+      p.eth = l3.eth;
+      p.l3Off = l3.off - start;
+      decodeV1(view, bytes, start, l3.off, end, p, opts);
+      return p;
+    }
+    // RoCE v2: IPv4 or IPv6, then UDP to the RoCE port.
+    let ipv4: Ipv4Header | null = null;
+    let ipv6: Ipv6Header | null = null;
+    if (l3.etherType === EtherType.IPv4) {
+      if (end - l3.off < 20 || view.getUint8(l3.off) >>> 4 !== 4) return NOT_ROCE;
+      ipv4 = parseIpv4(view, l3.off, end);
+      if (ipv4.protocol !== IpProtocol.UDP || ipv4.fragmentOffset !== 0 || ipv4.moreFragments) return NOT_ROCE;
+      udpOff = l3.off + ipv4.ihl * 4;
+      ipEnd = l3.off + ipv4.totalLength;
+    } else if (l3.etherType === EtherType.IPv6) {
+      if (end - l3.off < IPV6_LEN || view.getUint8(l3.off) >>> 4 !== 6) return NOT_ROCE;
+      ipv6 = parseIpv6(view, l3.off, end);
+      if (ipv6.nextHeader !== IpProtocol.UDP) return NOT_ROCE;
+      udpOff = l3.off + IPV6_LEN;
+      ipEnd = udpOff + ipv6.payloadLength;
+    } else {
+      return NOT_ROCE;
+    }
+    if (end - udpOff < UDP_LEN) return NOT_ROCE;
+    if (view.getUint16(udpOff + 2) !== rocePort) return NOT_ROCE;
+    p = blank(2);
+    p.eth = l3.eth;
+    p.l3Off = l3.off - start;
+    p.ipv4 = ipv4;
+    p.ipv6 = ipv6;
+    if (ipv4 !== null) p.ipChecksumOk = ipv4ChecksumOk(view, l3.off, ipv4.ihl);
+  } catch (e) {
+    if (e instanceof WireError) return NOT_ROCE;
+    throw e;
+  }
+  try {
+    const udp = parseUdp(view, udpOff, end);
+    p.udp = udp;
+    const udpEnd = udpOff + udp.length;
+    if (udpEnd > ipEnd) {
+      throw new WireError(WireErrorCode.BadLength, udpOff + 4, `UDP length ${udp.length} runs past the IP packet (${ipEnd - udpOff} bytes left)`);
+    }
+    if (udpEnd > end) {
+      throw new WireError(WireErrorCode.Truncated, end, `frame ends ${udpEnd - end} bytes before the end of its UDP datagram`);
+    }
+    decodeTransport(view, bytes, start, udpOff + UDP_LEN, udpEnd, p, opts, 2);
+  } catch (e) {
+    if (!(e instanceof WireError)) throw e;
+    p.error = rebase(e, start);
+  }
+  return p;
+}
+
+function decodeV1(view: DataView, bytes: Uint8Array, start: number, grhOff: number, end: number, p: RocePacket, opts: DecodeOptions): void {
+  try {
+    const grh = parseGrh(view, grhOff, end);
+    p.grh = grh;
+    const pktEnd = grhOff + GRH_LEN + grh.payloadLength;
+    if (pktEnd > end) {
+      throw new WireError(WireErrorCode.Truncated, end, `frame ends ${pktEnd - end} bytes before the end given by the GRH payload length`);
+    }
+    decodeTransport(view, bytes, start, grhOff + GRH_LEN, pktEnd, p, opts, 1);
+  } catch (e) {
+    if (!(e instanceof WireError)) throw e;
+    p.error = rebase(e, start);
+  }
+}
+
+/** A WireError thrown with an absolute offset, moved to be relative to the frame start. */
+function rebase(e: WireError, start: number): WireError {
+  if (start === 0) return e;
+  return new WireError(e.code, e.offset - start, e.message.replace(/ \(at byte \d+\)$/, ''));
+}
+
+/** Parses BTH, extension headers, payload and ICRC in `[bthOff, pktEnd)`; fills `p`. */
+function decodeTransport(
+  view: DataView,
+  bytes: Uint8Array,
+  start: number,
+  bthOff: number,
+  pktEnd: number,
+  p: RocePacket,
+  opts: DecodeOptions,
+  version: 1 | 2,
+): void {
+  try {
+    p.bthOff = bthOff - start;
+    const icrcOff = pktEnd - ICRC_LEN;
+    const bth = parseBth(view, bthOff, pktEnd);
+    p.bth = bth;
+    if (icrcOff < bthOff + BTH_LEN) {
+      throw new WireError(WireErrorCode.BadLength, bthOff, `packet ends ${bthOff + BTH_LEN + ICRC_LEN - pktEnd} bytes too early for a BTH and an ICRC`);
+    }
+    p.icrcOff = icrcOff - start;
+    p.icrc = readIcrc(bytes, icrcOff);
+    if (opts.verifyIcrc !== false) {
+      p.icrcExpected = version === 2 ? icrcV2(bytes, p.l3Off + start, icrcOff) : icrcV1(bytes, p.l3Off + start, icrcOff);
+      p.icrcOk = p.icrcExpected === p.icrc;
+    }
+    const info = OPCODES[bth.opcode];
+    p.info = info;
+    if (info === undefined) {
+      p.payloadOff = bthOff + BTH_LEN - start;
+      p.payloadLength = Math.max(0, icrcOff - bthOff - BTH_LEN - bth.padCount);
+      throw new WireError(WireErrorCode.UnknownOpcode, bthOff, `opcode 0x${bth.opcode.toString(16).padStart(2, '0')} is not a known transport opcode`);
+    }
+    const hdrEnd = bthOff + info.headerLen;
+    if (hdrEnd > icrcOff) {
+      throw new WireError(
+        WireErrorCode.Truncated,
+        icrcOff,
+        `${info.name} needs ${info.headerLen - BTH_LEN} bytes of extension headers but only ${Math.max(0, icrcOff - bthOff - BTH_LEN)} precede the ICRC`,
+      );
+    }
+    const o = info.offsets;
+    const h = info.hdrs;
+    if (h & Hdr.XRCETH) p.xrcEth = parseXrcEth(view, bthOff + (o.XRCETH ?? 0));
+    if (h & Hdr.RDETH) p.rdEth = parseRdEth(view, bthOff + (o.RDETH ?? 0));
+    if (h & Hdr.DETH) p.deth = parseDeth(view, bthOff + (o.DETH ?? 0));
+    if (h & Hdr.FETH) p.feth = parseFeth(view, bthOff + (o.FETH ?? 0));
+    if (h & Hdr.RETH) p.reth = parseReth(view, bthOff + (o.RETH ?? 0));
+    if (h & Hdr.ATOMIC_ETH) p.atomicEth = parseAtomicEth(view, bthOff + (o.ATOMIC_ETH ?? 0));
+    if (h & Hdr.AETH) p.aeth = parseAeth(view, bthOff + (o.AETH ?? 0));
+    if (h & Hdr.ATOMIC_ACK_ETH) p.atomicAckEth = parseAtomicAckEth(view, bthOff + (o.ATOMIC_ACK_ETH ?? 0));
+    if (h & Hdr.IMMDT) p.immDt = parseImmDt(view, bthOff + (o.IMMDT ?? 0));
+    if (h & Hdr.IETH) p.ieth = parseIeth(view, bthOff + (o.IETH ?? 0));
+    if (h & Hdr.CNP) p.cnp = parseCnpReserved(view, bthOff + (o.CNP ?? 0));
+    p.payloadOff = hdrEnd - start;
+    const withPad = icrcOff - hdrEnd;
+    if (withPad < bth.padCount) {
+      throw new WireError(WireErrorCode.BadLength, bthOff + 1, `pad count ${bth.padCount} exceeds the ${withPad} bytes between the headers and the ICRC`);
+    }
+    p.payloadLength = withPad - bth.padCount;
+    checkPayloadRule(info, p.payloadLength, bth.padCount, bthOff);
+    if (p.icrcOk === false) {
+      throw new WireError(
+        WireErrorCode.BadIcrc,
+        icrcOff,
+        `bad ICRC: frame carries 0x${(p.icrc >>> 0).toString(16).padStart(8, '0')}, contents give 0x${((p.icrcExpected ?? 0) >>> 0).toString(16).padStart(8, '0')}`,
+      );
+    }
+  } catch (e) {
+    if (!(e instanceof WireError)) throw e;
+    p.error = rebase(e, start);
+  }
+}
+
+/** The payload rules of the opcode table (IBTA vol. 1 C9-29..C9-31 for segment sizes; pad only on the last packet). */
+function checkPayloadRule(info: OpcodeInfo, len: number, pad: number, bthOff: number): void {
+  switch (info.payload) {
+    case PayloadRule.NONE:
+      if (len !== 0 || pad !== 0) {
+        throw new WireError(WireErrorCode.BadLength, bthOff, `${info.name} carries no payload, but ${len} bytes and ${pad} pad bytes follow its headers`);
+      }
+      return;
+    case PayloadRule.FIXED:
+      if (len !== info.fixedPayload) {
+        throw new WireError(WireErrorCode.BadLength, bthOff, `${info.name} carries exactly ${info.fixedPayload} payload bytes, not ${len}`);
+      }
+      return;
+    case PayloadRule.FULL:
+      if (pad !== 0 || !PATH_MTUS.includes(len)) {
+        throw new WireError(WireErrorCode.BadLength, bthOff, `${info.name} must carry exactly one path MTU (256..4096) with no pad, not ${len} bytes with pad ${pad}`);
+      }
+      return;
+    case PayloadRule.LAST:
+      if (len < 1 || len > 4096) {
+        throw new WireError(WireErrorCode.BadLength, bthOff, `${info.name} must carry 1..4096 payload bytes, not ${len}`);
+      }
+      return;
+    case PayloadRule.ONLY:
+      if (len > 4096) throw new WireError(WireErrorCode.BadLength, bthOff, `${info.name} carries ${len} payload bytes, more than the largest path MTU`);
+      return;
+  }
+}
+
+/** Decodes one frame held in its own buffer. */
+export function decodeFrame(frame: Uint8Array, linkType: number = LinkType.Ethernet, opts: DecodeOptions = {}): DecodedFrame {
+  const view = new DataView(frame.buffer, frame.byteOffset, frame.byteLength);
+  return decodeAt(view, frame, 0, frame.byteLength, linkType, opts);
+}
+
+/** Source and destination addresses as text (IPv4 dotted, IPv6/GID per RFC 5952). */
+export function packetAddresses(p: RocePacket): { src: string; dst: string } {
+  if (p.ipv4 !== null) return { src: ipv4ToString(p.ipv4.src), dst: ipv4ToString(p.ipv4.dst) };
+  const h = p.ipv6 ?? p.grh;
+  if (h !== null) return { src: ipv6ToString(h.src), dst: ipv6ToString(h.dst) };
+  return { src: '', dst: '' };
+}

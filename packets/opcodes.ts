@@ -1,0 +1,251 @@
+/**
+ * The opcode table: one frozen entry per defined BTH opcode, as data.
+ *
+ * For every opcode it lists the extension headers present (in wire order),
+ * their offsets from the start of the BTH, the total header length, what the
+ * packet does (flags), and the payload rule. The requester, responder,
+ * decoder and tests all read this table; nothing else knows which headers an
+ * opcode carries. The layout follows IBTA vol. 1 §9.2-9.3 (tables 35-38) and
+ * the way rxe lays out `rxe_opcode[]` (drivers/infiniband/sw/rxe/rxe_opcode.c),
+ * including RC FLUSH (0x1C: FETH + RETH) and RC ATOMIC WRITE (0x1D: RETH + 8
+ * bytes), plus XRC (annex A14), RD (decode only) and the RoCE v2 CNP (0x81).
+ */
+import { BTH_LEN } from './bth';
+import { RETH_LEN } from './reth';
+import { AETH_LEN } from './aeth';
+import { ATOMIC_ETH_LEN } from './atomic-eth';
+import { ATOMIC_ACK_ETH_LEN } from './atomic-ack-eth';
+import { IMMDT_LEN } from './immdt';
+import { IETH_LEN } from './ieth';
+import { DETH_LEN } from './deth';
+import { XRCETH_LEN } from './xrceth';
+import { RDETH_LEN } from './rdeth';
+import { FETH_LEN } from './feth';
+import { CNP_OPCODE, CNP_RESERVED_LEN } from './cnp';
+
+/** Extension header bits. */
+export const Hdr = {
+  XRCETH: 1 << 0,
+  RDETH: 1 << 1,
+  DETH: 1 << 2,
+  FETH: 1 << 3,
+  RETH: 1 << 4,
+  ATOMIC_ETH: 1 << 5,
+  AETH: 1 << 6,
+  ATOMIC_ACK_ETH: 1 << 7,
+  IMMDT: 1 << 8,
+  IETH: 1 << 9,
+  CNP: 1 << 10,
+} as const;
+export type HdrName = keyof typeof Hdr;
+
+/** Extension headers in the order they follow the BTH on the wire, with their lengths. */
+export const HDR_ORDER: readonly { name: HdrName; len: number }[] = Object.freeze([
+  { name: 'XRCETH', len: XRCETH_LEN },
+  { name: 'RDETH', len: RDETH_LEN },
+  { name: 'DETH', len: DETH_LEN },
+  { name: 'FETH', len: FETH_LEN },
+  { name: 'RETH', len: RETH_LEN },
+  { name: 'ATOMIC_ETH', len: ATOMIC_ETH_LEN },
+  { name: 'AETH', len: AETH_LEN },
+  { name: 'ATOMIC_ACK_ETH', len: ATOMIC_ACK_ETH_LEN },
+  { name: 'IMMDT', len: IMMDT_LEN },
+  { name: 'IETH', len: IETH_LEN },
+  { name: 'CNP', len: CNP_RESERVED_LEN },
+]);
+
+/** What a packet is and does (rxe's RXE_*_MASK bits). */
+export const OpFlag = {
+  /** A request (sent by a requester, handled by a responder). */
+  REQ: 1 << 0,
+  /** A response (ACK, atomic ACK, read response), handled by a completer. */
+  RESP: 1 << 1,
+  /** First packet of a message. */
+  START: 1 << 2,
+  MIDDLE: 1 << 3,
+  /** Last packet of a message. */
+  END: 1 << 4,
+  SEND: 1 << 5,
+  WRITE: 1 << 6,
+  READ: 1 << 7,
+  ATOMIC: 1 << 8,
+  FLUSH: 1 << 9,
+  ATOMIC_WRITE: 1 << 10,
+  /** Consumes a receive WQE at the responder. */
+  RWR: 1 << 11,
+  /** Completes a receive WQE at the responder. */
+  COMP: 1 << 12,
+  /** Carries immediate data. */
+  IMM: 1 << 13,
+  /** Carries an R_Key to invalidate. */
+  INV: 1 << 14,
+  /** Congestion notification. */
+  CNP: 1 << 15,
+} as const;
+
+/** How much payload an opcode carries (IBTA vol. 1 §9.7.3.1 / C9-29..C9-31). */
+export const PayloadRule = {
+  /** No payload. */
+  NONE: 'none',
+  /** Exactly one path MTU, no pad (FIRST and MIDDLE packets). */
+  FULL: 'full',
+  /** 1 byte to one path MTU (LAST packets). */
+  LAST: 'last',
+  /** 0 bytes to one path MTU (ONLY packets). */
+  ONLY: 'only',
+  /** A fixed number of bytes (`fixedPayload`). */
+  FIXED: 'fixed',
+} as const;
+export type PayloadRule = (typeof PayloadRule)[keyof typeof PayloadRule];
+
+export const QpType = { RC: 'RC', UC: 'UC', RD: 'RD', UD: 'UD', XRC: 'XRC', CNP: 'CNP' } as const;
+export type QpType = (typeof QpType)[keyof typeof QpType];
+
+export interface OpcodeInfo {
+  readonly opcode: number;
+  /** e.g. `RC_RDMA_WRITE_ONLY` (the names of include/rdma/ib_pack.h without the `IB_OPCODE_` prefix). */
+  readonly name: string;
+  readonly qpType: QpType;
+  /** Bit set of `Hdr`. */
+  readonly hdrs: number;
+  /** Bit set of `OpFlag`. */
+  readonly flags: number;
+  /** Offset of each present extension header from the start of the BTH. */
+  readonly offsets: Readonly<Partial<Record<HdrName, number>>>;
+  /** BTH plus extension headers: the payload starts here (from the start of the BTH). */
+  readonly headerLen: number;
+  readonly payload: PayloadRule;
+  /** Payload bytes for `PayloadRule.FIXED`, else 0. */
+  readonly fixedPayload: number;
+}
+
+const F = OpFlag;
+const H = Hdr;
+const P = PayloadRule;
+
+interface SubOp {
+  sub: number;
+  name: string;
+  hdrs: number;
+  flags: number;
+  payload: PayloadRule;
+  fixed?: number;
+}
+
+const SEND_END = F.REQ | F.SEND | F.END | F.RWR | F.COMP;
+const SEND_ONLY = SEND_END | F.START;
+
+/** The RC operation set (IBTA vol. 1 table 35, opcodes 0x00-0x1D); UC, RD and XRC reuse the low five bits. */
+const RC_SUBOPS: readonly SubOp[] = [
+  { sub: 0x00, name: 'SEND_FIRST', hdrs: 0, flags: F.REQ | F.SEND | F.START, payload: P.FULL },
+  { sub: 0x01, name: 'SEND_MIDDLE', hdrs: 0, flags: F.REQ | F.SEND | F.MIDDLE, payload: P.FULL },
+  { sub: 0x02, name: 'SEND_LAST', hdrs: 0, flags: SEND_END, payload: P.LAST },
+  { sub: 0x03, name: 'SEND_LAST_WITH_IMMEDIATE', hdrs: H.IMMDT, flags: SEND_END | F.IMM, payload: P.LAST },
+  { sub: 0x04, name: 'SEND_ONLY', hdrs: 0, flags: SEND_ONLY, payload: P.ONLY },
+  { sub: 0x05, name: 'SEND_ONLY_WITH_IMMEDIATE', hdrs: H.IMMDT, flags: SEND_ONLY | F.IMM, payload: P.ONLY },
+  { sub: 0x06, name: 'RDMA_WRITE_FIRST', hdrs: H.RETH, flags: F.REQ | F.WRITE | F.START, payload: P.FULL },
+  { sub: 0x07, name: 'RDMA_WRITE_MIDDLE', hdrs: 0, flags: F.REQ | F.WRITE | F.MIDDLE, payload: P.FULL },
+  { sub: 0x08, name: 'RDMA_WRITE_LAST', hdrs: 0, flags: F.REQ | F.WRITE | F.END, payload: P.LAST },
+  {
+    sub: 0x09,
+    name: 'RDMA_WRITE_LAST_WITH_IMMEDIATE',
+    hdrs: H.IMMDT,
+    flags: F.REQ | F.WRITE | F.END | F.RWR | F.COMP | F.IMM,
+    payload: P.LAST,
+  },
+  { sub: 0x0a, name: 'RDMA_WRITE_ONLY', hdrs: H.RETH, flags: F.REQ | F.WRITE | F.START | F.END, payload: P.ONLY },
+  {
+    sub: 0x0b,
+    name: 'RDMA_WRITE_ONLY_WITH_IMMEDIATE',
+    hdrs: H.RETH | H.IMMDT,
+    flags: F.REQ | F.WRITE | F.START | F.END | F.RWR | F.COMP | F.IMM,
+    payload: P.ONLY,
+  },
+  { sub: 0x0c, name: 'RDMA_READ_REQUEST', hdrs: H.RETH, flags: F.REQ | F.READ | F.START | F.END, payload: P.NONE },
+  { sub: 0x0d, name: 'RDMA_READ_RESPONSE_FIRST', hdrs: H.AETH, flags: F.RESP | F.READ | F.START, payload: P.FULL },
+  { sub: 0x0e, name: 'RDMA_READ_RESPONSE_MIDDLE', hdrs: 0, flags: F.RESP | F.READ | F.MIDDLE, payload: P.FULL },
+  { sub: 0x0f, name: 'RDMA_READ_RESPONSE_LAST', hdrs: H.AETH, flags: F.RESP | F.READ | F.END, payload: P.LAST },
+  { sub: 0x10, name: 'RDMA_READ_RESPONSE_ONLY', hdrs: H.AETH, flags: F.RESP | F.READ | F.START | F.END, payload: P.ONLY },
+  { sub: 0x11, name: 'ACKNOWLEDGE', hdrs: H.AETH, flags: F.RESP | F.START | F.END, payload: P.NONE },
+  {
+    sub: 0x12,
+    name: 'ATOMIC_ACKNOWLEDGE',
+    hdrs: H.AETH | H.ATOMIC_ACK_ETH,
+    flags: F.RESP | F.ATOMIC | F.START | F.END,
+    payload: P.NONE,
+  },
+  { sub: 0x13, name: 'COMPARE_SWAP', hdrs: H.ATOMIC_ETH, flags: F.REQ | F.ATOMIC | F.START | F.END, payload: P.NONE },
+  { sub: 0x14, name: 'FETCH_ADD', hdrs: H.ATOMIC_ETH, flags: F.REQ | F.ATOMIC | F.START | F.END, payload: P.NONE },
+  { sub: 0x16, name: 'SEND_LAST_WITH_INVALIDATE', hdrs: H.IETH, flags: SEND_END | F.INV, payload: P.LAST },
+  { sub: 0x17, name: 'SEND_ONLY_WITH_INVALIDATE', hdrs: H.IETH, flags: SEND_ONLY | F.INV, payload: P.ONLY },
+  { sub: 0x1c, name: 'FLUSH', hdrs: H.FETH | H.RETH, flags: F.REQ | F.FLUSH | F.START | F.END, payload: P.NONE },
+  {
+    sub: 0x1d,
+    name: 'ATOMIC_WRITE',
+    hdrs: H.RETH,
+    flags: F.REQ | F.ATOMIC_WRITE | F.START | F.END,
+    payload: P.FIXED,
+    fixed: 8,
+  },
+];
+
+const isSendOrWrite = (s: SubOp): boolean => s.sub <= 0x0b;
+
+function entry(opcode: number, name: string, qpType: QpType, hdrs: number, flags: number, payload: PayloadRule, fixed = 0): OpcodeInfo {
+  const offsets: Partial<Record<HdrName, number>> = {};
+  let off = BTH_LEN;
+  for (const h of HDR_ORDER) {
+    if ((hdrs & Hdr[h.name]) !== 0) {
+      offsets[h.name] = off;
+      off += h.len;
+    }
+  }
+  return Object.freeze({ opcode, name, qpType, hdrs, flags, offsets: Object.freeze(offsets), headerLen: off, payload, fixedPayload: fixed });
+}
+
+function buildTable(): readonly (OpcodeInfo | undefined)[] {
+  const table: (OpcodeInfo | undefined)[] = new Array<OpcodeInfo | undefined>(256).fill(undefined);
+  const put = (e: OpcodeInfo): void => {
+    table[e.opcode] = e;
+  };
+  // RC (0x00-0x1F): IBTA vol. 1 table 35.
+  for (const s of RC_SUBOPS) put(entry(0x00 | s.sub, `RC_${s.name}`, QpType.RC, s.hdrs, s.flags, s.payload, s.fixed));
+  // UC (0x20-0x3F): SEND and RDMA WRITE only.
+  for (const s of RC_SUBOPS.filter(isSendOrWrite)) put(entry(0x20 | s.sub, `UC_${s.name}`, QpType.UC, s.hdrs, s.flags, s.payload));
+  // RD (0x40-0x5F): RDETH on every packet, DETH on requests; plus RESYNC. Decode only.
+  for (const s of RC_SUBOPS.filter((x) => x.sub <= 0x14)) {
+    const hdrs = s.hdrs | H.RDETH | ((s.flags & F.REQ) !== 0 ? H.DETH : 0);
+    put(entry(0x40 | s.sub, `RD_${s.name}`, QpType.RD, hdrs, s.flags, s.payload));
+  }
+  put(entry(0x55, 'RD_RESYNC', QpType.RD, H.RDETH | H.DETH, F.REQ | F.START | F.END, P.NONE));
+  // UD (0x60-0x7F): SEND ONLY with DETH, one packet per message.
+  put(entry(0x64, 'UD_SEND_ONLY', QpType.UD, H.DETH, SEND_ONLY, P.ONLY));
+  put(entry(0x65, 'UD_SEND_ONLY_WITH_IMMEDIATE', QpType.UD, H.DETH | H.IMMDT, SEND_ONLY | F.IMM, P.ONLY));
+  // CNP (0x81): RoCE v2 annex A17.
+  put(entry(CNP_OPCODE, 'CNP', QpType.CNP, H.CNP, F.CNP | F.START | F.END, P.NONE));
+  // XRC (0xA0-0xBF): annex A14; XRCETH on requests, responses as RC.
+  for (const s of RC_SUBOPS.filter((x) => x.sub <= 0x17)) {
+    const hdrs = s.hdrs | ((s.flags & F.REQ) !== 0 ? H.XRCETH : 0);
+    put(entry(0xa0 | s.sub, `XRC_${s.name}`, QpType.XRC, hdrs, s.flags, s.payload));
+  }
+  return Object.freeze(table);
+}
+
+/** 256 entries indexed by opcode; `undefined` for reserved or unknown opcodes. */
+export const OPCODES: readonly (OpcodeInfo | undefined)[] = buildTable();
+
+/** The table entry for `opcode`, or undefined. */
+export function opcodeInfo(opcode: number): OpcodeInfo | undefined {
+  return OPCODES[opcode & 0xff];
+}
+
+/** Looks an opcode up by name (`RC_SEND_ONLY`) or number. */
+export function opcodeByName(name: string): OpcodeInfo | undefined {
+  const upper = name.toUpperCase();
+  return OPCODES.find((e) => e !== undefined && e.name === upper);
+}
+
+/** The opcode's name, or `UNKNOWN_0xNN`. */
+export function opcodeName(opcode: number): string {
+  return OPCODES[opcode & 0xff]?.name ?? `UNKNOWN_0x${opcode.toString(16).padStart(2, '0')}`;
+}

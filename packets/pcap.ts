@@ -1,0 +1,608 @@
+/**
+ * Capture-file I/O: classic pcap and pcapng reading, classic pcap and minimal
+ * pcapng writing.
+ *
+ * Formats:
+ *  - classic pcap: draft-ietf-opsawg-pcap (§4 File Header, §5 Packet Record),
+ *    microsecond magic 0xA1B2C3D4 and nanosecond magic 0xA1B23C4D, either byte order.
+ *  - pcapng: draft-ietf-opsawg-pcapng (§3.1 General Block Structure, §4.1 Section
+ *    Header Block, §4.2 Interface Description Block, §4.3 Enhanced Packet Block,
+ *    §4.4 Simple Packet Block, Appendix A obsolete Packet Block).
+ *
+ * The reader never throws on bad input: the first problem ends reading and is
+ * returned as a `WireError` (code BadCapture or Truncated) whose offset is a
+ * byte offset into the file; records read before it are kept. Record data are
+ * subarray views into the file (no copies).
+ */
+import * as fs from 'node:fs';
+import { WireError, WireErrorCode } from './errors';
+
+/** Link-layer header types (tcpdump.org LINKTYPE_* values). */
+export const LinkType = {
+  Null: 0,
+  Ethernet: 1,
+  Raw: 101,
+  LinuxSll: 113,
+  /** Endace ERF (reported only, not decoded). */
+  Erf: 197,
+  Ipv4: 228,
+  Ipv6: 229,
+  LinuxSll2: 276,
+} as const;
+
+export interface CaptureRecord {
+  /** 1-based frame number in the file. */
+  index: number;
+  /** Seconds since the epoch as a float (for display and JSON). */
+  timeSec: number;
+  /** Exact timestamp in nanoseconds. */
+  timestampNs: bigint;
+  /** Link type of this record (pcapng: of its interface). */
+  linkType: number;
+  /** Captured bytes: a subarray view into the file (no copy). */
+  data: Uint8Array;
+  /** Original length on the wire. */
+  origLen: number;
+  /** Byte offset of the record header (pcapng: of the block) in the file. */
+  fileOffset: number;
+}
+
+export interface CaptureReadResult {
+  /** Detected format; 'pcap' when the magic is not recognised (and `error` says so). */
+  format: 'pcap' | 'pcapng';
+  /** Classic pcap: nanosecond resolution; pcapng: always true (timestamps are converted to ns). */
+  nanosecond: boolean;
+  records: CaptureRecord[];
+  /** First problem met (BadCapture or Truncated, offset = file offset), or null. */
+  error: WireError | null;
+}
+
+/** Classic pcap magics as read little-endian (draft-ietf-opsawg-pcap §4). */
+const MAGIC_US = 0xa1b2c3d4;
+const MAGIC_NS = 0xa1b23c4d;
+const MAGIC_US_SWAPPED = 0xd4c3b2a1;
+const MAGIC_NS_SWAPPED = 0x4d3cb2a1;
+
+const PCAP_HEADER_LEN = 24;
+const PCAP_RECORD_HEADER_LEN = 16;
+
+/** pcapng block types (pcapng §4, Appendix A). */
+const BlockType = {
+  Shb: 0x0a0d0d0a,
+  Idb: 0x00000001,
+  ObsoletePacket: 0x00000002,
+  Spb: 0x00000003,
+  Epb: 0x00000006,
+} as const;
+const BYTE_ORDER_MAGIC = 0x1a2b3c4d;
+const BYTE_ORDER_MAGIC_SWAPPED = 0x4d3c2b1a;
+
+/** IDB option codes (pcapng §4.2). */
+const OPT_ENDOFOPT = 0;
+const OPT_IF_TSRESOL = 9;
+const OPT_IF_TSOFFSET = 14;
+
+/** Largest captured length accepted for one record, whatever snaplen says. */
+const MAX_RECORD_LEN = 256 * 1024 * 1024;
+/** Floor of the per-file limit derived from snaplen (many writers put a wrong snaplen). */
+const MIN_SNAPLEN_LIMIT = 262144;
+
+function badCapture(off: number, msg: string): WireError {
+  return new WireError(WireErrorCode.BadCapture, off, msg);
+}
+
+function truncated(off: number, len: number, count: number, what: string): WireError {
+  return new WireError(WireErrorCode.Truncated, off, `${what} needs ${count} bytes but only ${Math.max(0, len - off)} remain`);
+}
+
+function viewOf(buf: Uint8Array): DataView {
+  return new DataView(buf.buffer, buf.byteOffset, buf.byteLength);
+}
+
+function nsToSec(ns: bigint): number {
+  return Number(ns / 1_000_000_000n) + Number(ns % 1_000_000_000n) / 1e9;
+}
+
+/** Largest incl_len accepted given a declared snaplen (0 = unknown). */
+function recordLimit(snaplen: number): number {
+  if (snaplen === 0) return MAX_RECORD_LEN;
+  return Math.min(MAX_RECORD_LEN, Math.max(MIN_SNAPLEN_LIMIT, snaplen * 2));
+}
+
+/**
+ * Streams the records of a capture file. Yields each record; returns the first
+ * problem as a WireError (or null at a clean end of file). Never throws on bad input.
+ */
+export function* iterateCapture(file: Uint8Array): Generator<CaptureRecord, WireError | null> {
+  if (file.length < 4) return truncated(0, file.length, 4, 'capture magic');
+  const view = viewOf(file);
+  const magic = view.getUint32(0, true);
+  if (magic === BlockType.Shb) return yield* iteratePcapng(file, view);
+  if (magic === MAGIC_US || magic === MAGIC_NS || magic === MAGIC_US_SWAPPED || magic === MAGIC_NS_SWAPPED) {
+    return yield* iteratePcap(file, view);
+  }
+  return badCapture(0, `unknown capture magic 0x${magic.toString(16).padStart(8, '0')} (not pcap or pcapng)`);
+}
+
+/** Classic pcap (draft-ietf-opsawg-pcap §4 File Header, §5 Packet Record). */
+function* iteratePcap(file: Uint8Array, view: DataView): Generator<CaptureRecord, WireError | null> {
+  const len = file.length;
+  const magic = view.getUint32(0, true);
+  const le = magic === MAGIC_US || magic === MAGIC_NS;
+  const nano = magic === MAGIC_NS || magic === MAGIC_NS_SWAPPED;
+  if (len < PCAP_HEADER_LEN) return truncated(0, len, PCAP_HEADER_LEN, 'pcap file header');
+  const major = view.getUint16(4, le);
+  if (major !== 2) return badCapture(4, `unsupported pcap major version ${major}`);
+  // thiszone (offset 8) and sigfigs (12) are always 0 in practice and ignored, as libpcap does.
+  const snaplen = view.getUint32(16, le);
+  // §4: LinkType is the low 16 bits; the upper bits carry FCS information.
+  const linkType = view.getUint32(20, le) & 0xffff;
+  const limit = recordLimit(snaplen);
+  const fracNs = nano ? 1n : 1000n;
+
+  let off = PCAP_HEADER_LEN;
+  let index = 0;
+  while (off < len) {
+    if (off + PCAP_RECORD_HEADER_LEN > len) return truncated(off, len, PCAP_RECORD_HEADER_LEN, 'record header');
+    const sec = view.getUint32(off, le);
+    const frac = view.getUint32(off + 4, le);
+    const incl = view.getUint32(off + 8, le);
+    const orig = view.getUint32(off + 12, le);
+    if (incl > limit) {
+      return badCapture(off + 8, `record captured length ${incl} is absurd (snaplen ${snaplen}, limit ${limit})`);
+    }
+    const start = off + PCAP_RECORD_HEADER_LEN;
+    if (start + incl > len) return truncated(start, len, incl, `record ${index + 1} data`);
+    const timestampNs = BigInt(sec) * 1_000_000_000n + BigInt(frac) * fracNs;
+    index++;
+    yield {
+      index,
+      timeSec: sec + frac / (nano ? 1e9 : 1e6),
+      timestampNs,
+      linkType,
+      data: file.subarray(start, start + incl),
+      origLen: orig,
+      fileOffset: off,
+    };
+    off = start + incl;
+  }
+  return null;
+}
+
+interface Iface {
+  linkType: number;
+  snaplen: number;
+  /** Timestamp units per second is base ** exp (if_tsresol, pcapng §4.2). */
+  base: 2 | 10;
+  exp: number;
+  /** if_tsoffset in seconds. */
+  offsetSec: bigint;
+}
+
+/** Converts a pcapng timestamp in interface units to nanoseconds since the epoch. */
+function ifaceTsToNs(ifc: Iface, ts: bigint): bigint {
+  let ns: bigint;
+  if (ifc.base === 10) {
+    ns = ifc.exp <= 9 ? ts * 10n ** BigInt(9 - ifc.exp) : ts / 10n ** BigInt(ifc.exp - 9);
+  } else {
+    ns = (ts * 1_000_000_000n) >> BigInt(ifc.exp);
+  }
+  return ns + ifc.offsetSec * 1_000_000_000n;
+}
+
+/** pcapng (draft-ietf-opsawg-pcapng §3.1 General Block Structure and §4 blocks). */
+function* iteratePcapng(file: Uint8Array, view: DataView): Generator<CaptureRecord, WireError | null> {
+  const len = file.length;
+  let le = true;
+  let ifaces: Iface[] = [];
+  let off = 0;
+  let index = 0;
+  let first = true;
+
+  while (off < len) {
+    if (off + 8 > len) return truncated(off, len, 8, 'pcapng block header');
+    // The SHB type 0x0A0D0D0A reads the same in either byte order.
+    const type = view.getUint32(off, le);
+    if (type === BlockType.Shb) {
+      // §4.1: the byte-order magic decides how this section (including this block's lengths) is read.
+      if (off + 12 > len) return truncated(off, len, 12, 'section header block');
+      const bom = view.getUint32(off + 8, true);
+      if (bom === BYTE_ORDER_MAGIC) le = true;
+      else if (bom === BYTE_ORDER_MAGIC_SWAPPED) le = false;
+      else return badCapture(off + 8, `bad section byte-order magic 0x${bom.toString(16).padStart(8, '0')}`);
+    } else if (first) {
+      return badCapture(off, 'pcapng file does not start with a section header block');
+    }
+    first = false;
+
+    const total = view.getUint32(off + 4, le);
+    if (total < 12) return badCapture(off + 4, `block total length ${total} is less than 12`);
+    if (total % 4 !== 0) return badCapture(off + 4, `block total length ${total} is not a multiple of 4`);
+    if (total > MAX_RECORD_LEN + 64) return badCapture(off + 4, `block total length ${total} is absurd`);
+    if (off + total > len) return truncated(off, len, total, `pcapng block (type 0x${type.toString(16)})`);
+    const trailer = view.getUint32(off + total - 4, le);
+    if (trailer !== total) {
+      return badCapture(off + total - 4, `block trailing length ${trailer} differs from leading length ${total}`);
+    }
+    const body = off + 8;
+    const bodyEnd = off + total - 4;
+
+    switch (type) {
+      case BlockType.Shb: {
+        // §4.1: magic, major, minor, section length (8); options follow.
+        if (bodyEnd - body < 16) return badCapture(off + 4, `section header block too short (${total} bytes)`);
+        const major = view.getUint16(body + 4, le);
+        if (major !== 1) return badCapture(body + 4, `unsupported pcapng major version ${major}`);
+        ifaces = [];
+        break;
+      }
+      case BlockType.Idb: {
+        // §4.2: LinkType u16, reserved u16, SnapLen u32, options.
+        if (bodyEnd - body < 8) return badCapture(off + 4, `interface description block too short (${total} bytes)`);
+        const ifc: Iface = {
+          linkType: view.getUint16(body, le),
+          snaplen: view.getUint32(body + 4, le),
+          base: 10,
+          exp: 6,
+          offsetSec: 0n,
+        };
+        const err = readIdbOptions(view, body + 8, bodyEnd, le, ifc);
+        if (err !== null) return err;
+        ifaces.push(ifc);
+        break;
+      }
+      case BlockType.Epb:
+      case BlockType.ObsoletePacket: {
+        // §4.3 EPB: interface id u32, ts high u32, ts low u32, captured len u32, original len u32, data.
+        // Appendix A Packet Block: interface id u16, drops u16, then the same fields.
+        if (bodyEnd - body < 20) return badCapture(off + 4, `packet block too short (${total} bytes)`);
+        const ifId = type === BlockType.Epb ? view.getUint32(body, le) : view.getUint16(body, le);
+        const ifc = ifaces[ifId];
+        if (ifc === undefined) return badCapture(body, `packet block refers to undefined interface ${ifId}`);
+        const ts = (BigInt(view.getUint32(body + 4, le)) << 32n) | BigInt(view.getUint32(body + 8, le));
+        const cap = view.getUint32(body + 12, le);
+        const orig = view.getUint32(body + 16, le);
+        const start = body + 20;
+        if (cap > bodyEnd - start) {
+          return badCapture(body + 12, `captured length ${cap} exceeds the block body (${bodyEnd - start} bytes left)`);
+        }
+        const timestampNs = ifaceTsToNs(ifc, ts);
+        index++;
+        yield {
+          index,
+          timeSec: nsToSec(timestampNs),
+          timestampNs,
+          linkType: ifc.linkType,
+          data: file.subarray(start, start + cap),
+          origLen: orig,
+          fileOffset: off,
+        };
+        break;
+      }
+      case BlockType.Spb: {
+        // §4.4: original len u32, data; captured length = min(original, snaplen of interface 0, body); no timestamp.
+        if (bodyEnd - body < 4) return badCapture(off + 4, `simple packet block too short (${total} bytes)`);
+        const ifc = ifaces[0];
+        if (ifc === undefined) return badCapture(off, 'simple packet block before any interface description block');
+        const orig = view.getUint32(body, le);
+        const start = body + 4;
+        let cap = Math.min(orig, bodyEnd - start);
+        if (ifc.snaplen > 0) cap = Math.min(cap, ifc.snaplen);
+        index++;
+        yield {
+          index,
+          timeSec: 0,
+          timestampNs: 0n,
+          linkType: ifc.linkType,
+          data: file.subarray(start, start + cap),
+          origLen: orig,
+          fileOffset: off,
+        };
+        break;
+      }
+      default:
+        // §3.1: unknown block types are skipped.
+        break;
+    }
+    off += total;
+  }
+  return null;
+}
+
+/** Reads IDB options (pcapng §3.5 Options, §4.2); returns an error or null. */
+function readIdbOptions(view: DataView, off: number, end: number, le: boolean, ifc: Iface): WireError | null {
+  while (off + 4 <= end) {
+    const code = view.getUint16(off, le);
+    const olen = view.getUint16(off + 2, le);
+    if (code === OPT_ENDOFOPT) return null;
+    const val = off + 4;
+    if (val + olen > end) return badCapture(off + 2, `option ${code} length ${olen} runs past the end of its block`);
+    if (code === OPT_IF_TSRESOL) {
+      if (olen < 1) return badCapture(off + 2, 'if_tsresol option is empty');
+      const r = view.getUint8(val);
+      // MSB clear: 10^-n; MSB set: 2^-n.
+      const base = r & 0x80 ? 2 : 10;
+      const exp = r & 0x7f;
+      if ((base === 10 && exp > 18) || (base === 2 && exp > 63)) {
+        return badCapture(val, `if_tsresol 0x${r.toString(16)} is out of range`);
+      }
+      ifc.base = base;
+      ifc.exp = exp;
+    } else if (code === OPT_IF_TSOFFSET) {
+      if (olen < 8) return badCapture(off + 2, `if_tsoffset option has length ${olen}, want 8`);
+      ifc.offsetSec = view.getBigInt64(val, le);
+    }
+    off = val + ((olen + 3) & ~3);
+  }
+  return null;
+}
+
+/** Reads a whole capture file into memory records. Never throws on bad input. */
+export function readCapture(file: Uint8Array): CaptureReadResult {
+  let format: 'pcap' | 'pcapng' = 'pcap';
+  let nanosecond = false;
+  if (file.length >= 4) {
+    const magic = viewOf(file).getUint32(0, true);
+    if (magic === BlockType.Shb) {
+      format = 'pcapng';
+      nanosecond = true;
+    } else {
+      nanosecond = magic === MAGIC_NS || magic === MAGIC_NS_SWAPPED;
+    }
+  }
+  const records: CaptureRecord[] = [];
+  const it = iterateCapture(file);
+  let error: WireError | null = null;
+  let offset = 0;
+  try {
+    for (;;) {
+      const step = it.next();
+      if (step.done === true) {
+        error = step.value;
+        break;
+      }
+      records.push(step.value);
+      offset = step.value.fileOffset;
+    }
+  } catch (e) {
+    // Defensive: the iterator returns its errors; anything thrown is a bug, reported rather than raised.
+    error = e instanceof WireError ? e : badCapture(offset, `internal error while reading capture: ${String(e)}`);
+  }
+  return { format, nanosecond, records, error };
+}
+
+/**
+ * One line describing how reading ended, e.g.
+ * "capture truncated at byte 5123 after 41 complete frames: record header needs 16 bytes but only 3 remain".
+ */
+export function describeCaptureError(result: CaptureReadResult): string {
+  const n = result.records.length;
+  const frames = `${n} complete frame${n === 1 ? '' : 's'}`;
+  const err = result.error;
+  if (err === null) return `${result.format} capture read completely: ${frames}`;
+  const reason = err.message.replace(/ \(at byte \d+\)$/, '');
+  const what = err.code === WireErrorCode.Truncated ? 'truncated' : 'malformed';
+  return `capture ${what} at byte ${err.offset} after ${frames}: ${reason}`;
+}
+
+// ---------------------------------------------------------------- writers
+
+export interface PcapWriteOptions {
+  /** Link type of every record (default Ethernet). */
+  linkType?: number;
+  /** Nanosecond-resolution magic 0xA1B23C4D (default true); false writes microseconds. */
+  nanosecond?: boolean;
+  /** Snapshot length (default 262144); longer frames are cut to it, keeping their original length. */
+  snaplen?: number;
+}
+
+interface ResolvedOptions {
+  linkType: number;
+  nanosecond: boolean;
+  snaplen: number;
+}
+
+function checkU32(v: number, what: string): void {
+  if (!Number.isInteger(v) || v < 0 || v > 0xffffffff) {
+    throw new WireError(WireErrorCode.BadValue, 0, `${what} ${v} does not fit in 32 bits`);
+  }
+}
+
+function resolveOptions(opts: PcapWriteOptions): ResolvedOptions {
+  const r = {
+    linkType: opts.linkType ?? LinkType.Ethernet,
+    nanosecond: opts.nanosecond ?? true,
+    snaplen: opts.snaplen ?? 262144,
+  };
+  if (!Number.isInteger(r.linkType) || r.linkType < 0 || r.linkType > 0xffff) {
+    throw new WireError(WireErrorCode.BadValue, 0, `link type ${r.linkType} does not fit in 16 bits`);
+  }
+  checkU32(r.snaplen, 'snaplen');
+  return r;
+}
+
+/** Writes the 24-byte classic pcap file header, little-endian (draft-ietf-opsawg-pcap §4). */
+function putPcapHeader(view: DataView, o: ResolvedOptions): void {
+  view.setUint32(0, o.nanosecond ? MAGIC_NS : MAGIC_US, true);
+  view.setUint16(4, 2, true);
+  view.setUint16(6, 4, true);
+  view.setInt32(8, 0, true);
+  view.setUint32(12, 0, true);
+  view.setUint32(16, o.snaplen, true);
+  view.setUint32(20, o.linkType, true);
+}
+
+/** Writes a 16-byte record header (§5) at `off`; returns the captured length. */
+function putRecordHeader(
+  view: DataView,
+  off: number,
+  o: ResolvedOptions,
+  dataLen: number,
+  timestampNs: bigint,
+  origLen: number | undefined,
+): number {
+  if (timestampNs < 0n) throw new WireError(WireErrorCode.BadValue, 0, `negative timestamp ${timestampNs}`);
+  const sec = timestampNs / 1_000_000_000n;
+  if (sec > 0xffffffffn) throw new WireError(WireErrorCode.BadValue, 0, `timestamp ${timestampNs} ns is past 2106`);
+  const subNs = timestampNs % 1_000_000_000n;
+  const frac = o.nanosecond ? subNs : subNs / 1000n;
+  const incl = Math.min(dataLen, o.snaplen);
+  const orig = origLen ?? dataLen;
+  checkU32(orig, 'original length');
+  if (orig < incl) throw new WireError(WireErrorCode.BadValue, 0, `original length ${orig} is less than the captured length ${incl}`);
+  view.setUint32(off, Number(sec), true);
+  view.setUint32(off + 4, Number(frac), true);
+  view.setUint32(off + 8, incl, true);
+  view.setUint32(off + 12, orig, true);
+  return incl;
+}
+
+/** Builds a classic little-endian pcap file in memory. */
+export class PcapWriter {
+  private readonly opts: ResolvedOptions;
+  private buf: Uint8Array;
+  private view: DataView;
+  private len: number;
+
+  constructor(opts: PcapWriteOptions = {}) {
+    this.opts = resolveOptions(opts);
+    this.buf = new Uint8Array(64 * 1024);
+    this.view = viewOf(this.buf);
+    putPcapHeader(this.view, this.opts);
+    this.len = PCAP_HEADER_LEN;
+  }
+
+  private reserve(n: number): void {
+    if (this.len + n <= this.buf.length) return;
+    let cap = this.buf.length * 2;
+    while (cap < this.len + n) cap *= 2;
+    const next = new Uint8Array(cap);
+    next.set(this.buf.subarray(0, this.len));
+    this.buf = next;
+    this.view = viewOf(next);
+  }
+
+  /** Appends one record; `origLen` defaults to `data.length`. */
+  add(data: Uint8Array, timestampNs: bigint, origLen?: number): void {
+    const incl = Math.min(data.length, this.opts.snaplen);
+    this.reserve(PCAP_RECORD_HEADER_LEN + incl);
+    putRecordHeader(this.view, this.len, this.opts, data.length, timestampNs, origLen);
+    this.buf.set(data.subarray(0, incl), this.len + PCAP_RECORD_HEADER_LEN);
+    this.len += PCAP_RECORD_HEADER_LEN + incl;
+  }
+
+  /** The file so far (a copy). */
+  toBytes(): Uint8Array {
+    return this.buf.slice(0, this.len);
+  }
+}
+
+/** Writes records as a classic little-endian pcap file. */
+export function writePcap(records: { data: Uint8Array; timestampNs: bigint }[], opts: PcapWriteOptions = {}): Uint8Array {
+  const w = new PcapWriter(opts);
+  for (const r of records) w.add(r.data, r.timestampNs);
+  return w.toBytes();
+}
+
+/** Streams a classic little-endian pcap file to disk with synchronous writes. */
+export class PcapFileWriter {
+  private fd: number | null;
+  private readonly opts: ResolvedOptions;
+  private readonly hdr = new Uint8Array(PCAP_RECORD_HEADER_LEN);
+  private readonly hdrView = viewOf(this.hdr);
+
+  private constructor(fd: number, opts: ResolvedOptions) {
+    this.fd = fd;
+    this.opts = opts;
+  }
+
+  /** Creates (or truncates) `path` and writes the file header. */
+  static open(path: string, opts: PcapWriteOptions = {}): PcapFileWriter {
+    const o = resolveOptions(opts);
+    const fd = fs.openSync(path, 'w');
+    const head = new Uint8Array(PCAP_HEADER_LEN);
+    putPcapHeader(viewOf(head), o);
+    fs.writeSync(fd, head);
+    return new PcapFileWriter(fd, o);
+  }
+
+  write(data: Uint8Array, timestampNs: bigint, origLen?: number): void {
+    if (this.fd === null) throw new Error('PcapFileWriter is closed');
+    const incl = putRecordHeader(this.hdrView, 0, this.opts, data.length, timestampNs, origLen);
+    fs.writeSync(this.fd, this.hdr);
+    fs.writeSync(this.fd, data, 0, incl);
+  }
+
+  close(): void {
+    if (this.fd === null) return;
+    fs.closeSync(this.fd);
+    this.fd = null;
+  }
+}
+
+export interface PcapngWriteOptions {
+  /** Link type of the single interface (default Ethernet). */
+  linkType?: number;
+  /** Interface snaplen (default 0 = no limit). */
+  snaplen?: number;
+}
+
+/**
+ * Minimal little-endian pcapng writer: one Section Header Block, one Interface
+ * Description Block with if_tsresol = 9 (nanoseconds), and one Enhanced Packet
+ * Block per record (pcapng §4.1, §4.2, §4.3).
+ */
+export function writePcapng(records: { data: Uint8Array; timestampNs: bigint }[], opts: PcapngWriteOptions = {}): Uint8Array {
+  const linkType = opts.linkType ?? LinkType.Ethernet;
+  const snaplen = opts.snaplen ?? 0;
+  if (!Number.isInteger(linkType) || linkType < 0 || linkType > 0xffff) {
+    throw new WireError(WireErrorCode.BadValue, 0, `link type ${linkType} does not fit in 16 bits`);
+  }
+  checkU32(snaplen, 'snaplen');
+  const SHB_LEN = 28;
+  const IDB_LEN = 20 + 8 + 4; // header + body + if_tsresol option (4 + 1 padded to 4) + opt_endofopt
+  let size = SHB_LEN + IDB_LEN;
+  for (const r of records) size += 32 + ((r.data.length + 3) & ~3);
+  const out = new Uint8Array(size);
+  const v = viewOf(out);
+
+  v.setUint32(0, BlockType.Shb, true);
+  v.setUint32(4, SHB_LEN, true);
+  v.setUint32(8, BYTE_ORDER_MAGIC, true);
+  v.setUint16(12, 1, true);
+  v.setUint16(14, 0, true);
+  v.setBigInt64(16, -1n, true); // section length unknown
+  v.setUint32(24, SHB_LEN, true);
+
+  let o = SHB_LEN;
+  v.setUint32(o, BlockType.Idb, true);
+  v.setUint32(o + 4, IDB_LEN, true);
+  v.setUint16(o + 8, linkType, true);
+  v.setUint16(o + 10, 0, true);
+  v.setUint32(o + 12, snaplen, true);
+  v.setUint16(o + 16, OPT_IF_TSRESOL, true);
+  v.setUint16(o + 18, 1, true);
+  v.setUint8(o + 20, 9);
+  v.setUint16(o + 24, OPT_ENDOFOPT, true);
+  v.setUint16(o + 26, 0, true);
+  v.setUint32(o + 28, IDB_LEN, true);
+  o += IDB_LEN;
+
+  for (const r of records) {
+    if (r.timestampNs < 0n || r.timestampNs > 0xffffffffffffffffn) {
+      throw new WireError(WireErrorCode.BadValue, 0, `timestamp ${r.timestampNs} does not fit in 64 bits`);
+    }
+    const total = 32 + ((r.data.length + 3) & ~3);
+    v.setUint32(o, BlockType.Epb, true);
+    v.setUint32(o + 4, total, true);
+    v.setUint32(o + 8, 0, true);
+    v.setUint32(o + 12, Number(r.timestampNs >> 32n), true);
+    v.setUint32(o + 16, Number(r.timestampNs & 0xffffffffn), true);
+    v.setUint32(o + 20, r.data.length, true);
+    v.setUint32(o + 24, r.data.length, true);
+    out.set(r.data, o + 28);
+    v.setUint32(o + total - 4, total, true);
+    o += total;
+  }
+  return out;
+}
