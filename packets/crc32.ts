@@ -114,7 +114,7 @@ export const hasZlibCrc32: boolean = zlibCrc32 !== null;
  * Run length (bytes) from which `zlib.crc32` beats the JS table walk, including the cost of the
  * Uint8Array view it needs. Measured with `node dist/bench/icrc.js --threshold` (docs/performance.md).
  */
-export const ZLIB_MIN_LEN = 192;
+export const ZLIB_MIN_LEN = 448;
 
 /** Same as `crc32Update`, through `zlib.crc32` (falls back to the JS walk when it is absent). */
 export function crc32UpdateZlib(state: number, buf: Uint8Array, start: number, end: number): number {

@@ -1,0 +1,53 @@
+/**
+ * The `roce` command. Each subcommand lives in its own module; this file only
+ * dispatches and turns a UsageError into a one-line message and exit status 2.
+ */
+import { UsageError } from './args';
+import { type Output, processOutput } from './output';
+import { decodeCommand } from './decode-command';
+
+const COMMANDS: Readonly<Record<string, { help: string; run: (argv: readonly string[], out: Output) => Promise<number> }>> = {
+  decode: { help: 'decode a pcap/pcapng capture of RoCE traffic (run `roce decode -h`)', run: decodeCommand },
+};
+
+const USAGE = `usage: roce COMMAND [options]
+
+commands:
+${Object.entries(COMMANDS)
+  .map(([name, c]) => `  ${name.padEnd(10)} ${c.help}`)
+  .join('\n')}
+  help       this text
+  version    print the version`;
+
+export async function run(argv: readonly string[], out: Output): Promise<number> {
+  const [cmd, ...rest] = argv;
+  try {
+    if (cmd === undefined || cmd === 'help' || cmd === '-h' || cmd === '--help') {
+      out.stdout(`${USAGE}\n`);
+      return cmd === undefined ? 2 : 0;
+    }
+    if (cmd === 'version' || cmd === '--version') {
+      // eslint-disable-next-line @typescript-eslint/no-require-imports
+      out.stdout(`${(require('../../package.json') as { version: string }).version}\n`);
+      return 0;
+    }
+    const c = COMMANDS[cmd];
+    if (c === undefined) throw new UsageError(`unknown command ${JSON.stringify(cmd)} (commands: ${Object.keys(COMMANDS).join(', ')})`);
+    return await c.run(rest, out);
+  } catch (e) {
+    if (e instanceof UsageError) {
+      out.stderr(`roce: ${e.message}\n`);
+      return 2;
+    }
+    throw e;
+  }
+}
+
+export async function main(argv: readonly string[]): Promise<number> {
+  const out = processOutput();
+  try {
+    return await run(argv, out);
+  } finally {
+    await out.flush();
+  }
+}

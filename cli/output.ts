@@ -1,0 +1,60 @@
+/**
+ * Buffered stdout/stderr for the CLI: many small writes become a few large
+ * ones, and a closed pipe (`roce decode … | head`) ends output quietly.
+ */
+export interface Output {
+  stdout(text: string): void;
+  stderr(text: string): void;
+  flush(): Promise<void>;
+}
+
+export function processOutput(): Output {
+  let buf: string[] = [];
+  let size = 0;
+  let closed = false;
+  process.stdout.on('error', (e: NodeJS.ErrnoException) => {
+    if (e.code === 'EPIPE') closed = true;
+    else throw e;
+  });
+  const drain = (): void => {
+    if (buf.length === 0 || closed) return;
+    process.stdout.write(buf.join(''));
+    buf = [];
+    size = 0;
+  };
+  return {
+    stdout(text) {
+      if (closed) return;
+      buf.push(text);
+      size += text.length;
+      if (size >= 1 << 16) drain();
+    },
+    stderr(text) {
+      drain();
+      process.stderr.write(text);
+    },
+    flush() {
+      drain();
+      return new Promise((resolve) => {
+        if (closed || process.stdout.writableLength === 0) resolve();
+        else process.stdout.once('drain', () => resolve());
+      });
+    },
+  };
+}
+
+/** An Output that collects text (for tests). */
+export function memoryOutput(): Output & { out: string; err: string } {
+  const o = {
+    out: '',
+    err: '',
+    stdout(text: string) {
+      o.out += text;
+    },
+    stderr(text: string) {
+      o.err += text;
+    },
+    flush: () => Promise.resolve(),
+  };
+  return o;
+}

@@ -1,0 +1,254 @@
+/**
+ * Building whole RoCE frames from header values: Ethernet (optional VLAN),
+ * IPv4 or IPv6 (RoCE v2) or GRH (RoCE v1), UDP, BTH, the extension headers
+ * the opcode table lists for the opcode, payload, pad and ICRC.
+ *
+ * Lengths, the IPv4 checksum, the BTH pad count and the ICRC are filled in.
+ * The spec must carry exactly the extension headers the opcode has; anything
+ * else is a BadValue error, so a frame built here is always well formed
+ * unless a field is overridden on purpose (`icrc`, `padCount`).
+ */
+import { WireError, WireErrorCode } from './errors';
+import { ipv4FromString, ipv6FromString } from './bytes';
+import { ETH_LEN, EtherType, VLAN_TAG_LEN, type VlanTag, emitEthernet } from './ethernet';
+import { IPV4_MIN_LEN, IpProtocol, emitIpv4 } from './ipv4';
+import { IPV6_LEN, emitIpv6 } from './ipv6';
+import { GRH_LEN, GRH_NEXT_HEADER_BTH, emitGrh } from './grh';
+import { ROCE_V2_PORT, UDP_LEN, emitUdp } from './udp';
+import { BTH_LEN, DEFAULT_PKEY, type BthHeader, emitBth } from './bth';
+import { type RethHeader, emitReth } from './reth';
+import { type AethHeader, emitAeth } from './aeth';
+import { type AtomicEthHeader, emitAtomicEth } from './atomic-eth';
+import { type AtomicAckEthHeader, emitAtomicAckEth } from './atomic-ack-eth';
+import { emitImmDt } from './immdt';
+import { emitIeth } from './ieth';
+import { type DethHeader, emitDeth } from './deth';
+import { type XrcEthHeader, emitXrcEth } from './xrceth';
+import { type RdEthHeader, emitRdEth } from './rdeth';
+import { type FethHeader, emitFeth } from './feth';
+import { emitCnpReserved } from './cnp';
+import { Hdr, type HdrName, OPCODES } from './opcodes';
+import { icrcV1, icrcV2, writeIcrc } from './icrc';
+import { ICRC_LEN } from './decode';
+
+export interface EthSpec {
+  src: number;
+  dst: number;
+  vlan?: VlanTag | null;
+}
+
+export interface Ipv4Spec {
+  version: 4;
+  src: number | string;
+  dst: number | string;
+  dscp?: number;
+  ecn?: number;
+  ttl?: number;
+  identification?: number;
+  dontFragment?: boolean;
+}
+
+export interface Ipv6Spec {
+  version: 6;
+  src: Uint8Array | string;
+  dst: Uint8Array | string;
+  trafficClass?: number;
+  flowLabel?: number;
+  hopLimit?: number;
+}
+
+export type BthSpec = Partial<BthHeader> & { opcode: number; destQp: number; psn: number };
+
+export interface TransportSpec {
+  bth: BthSpec;
+  reth?: RethHeader;
+  aeth?: AethHeader;
+  atomicEth?: AtomicEthHeader;
+  atomicAckEth?: AtomicAckEthHeader;
+  immDt?: number;
+  ieth?: number;
+  deth?: DethHeader;
+  xrcEth?: XrcEthHeader;
+  rdEth?: RdEthHeader;
+  feth?: FethHeader;
+  /** CNP reserved bytes (16; zeros when omitted). */
+  cnp?: Uint8Array;
+  payload?: Uint8Array;
+  /** Force this ICRC value instead of computing it (fault injection, tests). */
+  icrc?: number;
+}
+
+export interface RoceV2Spec extends TransportSpec {
+  /** Omit for a raw IP frame (no link header). */
+  eth?: EthSpec;
+  ip: Ipv4Spec | Ipv6Spec;
+  udp?: { srcPort?: number; dstPort?: number; checksum?: number };
+}
+
+export interface RoceV1Spec extends TransportSpec {
+  eth: EthSpec;
+  grh: { sgid: Uint8Array | string; dgid: Uint8Array | string; trafficClass?: number; flowLabel?: number; hopLimit?: number };
+}
+
+const SPEC_KEY: Readonly<Record<HdrName, keyof TransportSpec>> = {
+  XRCETH: 'xrcEth',
+  RDETH: 'rdEth',
+  DETH: 'deth',
+  FETH: 'feth',
+  RETH: 'reth',
+  ATOMIC_ETH: 'atomicEth',
+  AETH: 'aeth',
+  ATOMIC_ACK_ETH: 'atomicAckEth',
+  IMMDT: 'immDt',
+  IETH: 'ieth',
+  CNP: 'cnp',
+};
+
+/** Length of BTH + extension headers + payload + pad + ICRC for a transport spec. */
+export function transportLength(t: TransportSpec): number {
+  const info = OPCODES[t.bth.opcode];
+  if (info === undefined) throw new WireError(WireErrorCode.BadValue, 0, `opcode 0x${t.bth.opcode.toString(16)} is not in the opcode table`);
+  const len = t.payload?.length ?? 0;
+  return info.headerLen + len + ((4 - (len % 4)) % 4) + ICRC_LEN;
+}
+
+/** Writes BTH, extension headers, payload and pad at `off`; returns the offset of the ICRC field. */
+function emitTransport(t: TransportSpec, view: DataView, bytes: Uint8Array, off: number): number {
+  const info = OPCODES[t.bth.opcode];
+  if (info === undefined) throw new WireError(WireErrorCode.BadValue, 0, `opcode 0x${t.bth.opcode.toString(16)} is not in the opcode table`);
+  for (const name of Object.keys(SPEC_KEY) as HdrName[]) {
+    const present = t[SPEC_KEY[name]] !== undefined;
+    const wanted = (info.hdrs & Hdr[name]) !== 0;
+    if (wanted && !present && name !== 'CNP') {
+      throw new WireError(WireErrorCode.BadValue, 0, `${info.name} needs a ${name} but the spec has none`);
+    }
+    if (!wanted && present) throw new WireError(WireErrorCode.BadValue, 0, `${info.name} has no ${name} but the spec gives one`);
+  }
+  const payload = t.payload ?? new Uint8Array(0);
+  const pad = (4 - (payload.length % 4)) % 4;
+  const bth: BthHeader = {
+    se: false,
+    migReq: false,
+    tver: 0,
+    pkey: DEFAULT_PKEY,
+    fecn: false,
+    becn: false,
+    resv6: 0,
+    ackReq: false,
+    resv7: 0,
+    ...t.bth,
+    padCount: t.bth.padCount ?? pad,
+  };
+  emitBth(bth, view, off);
+  const o = info.offsets;
+  if (t.xrcEth) emitXrcEth(t.xrcEth, view, off + (o.XRCETH ?? 0));
+  if (t.rdEth) emitRdEth(t.rdEth, view, off + (o.RDETH ?? 0));
+  if (t.deth) emitDeth(t.deth, view, off + (o.DETH ?? 0));
+  if (t.feth) emitFeth(t.feth, view, off + (o.FETH ?? 0));
+  if (t.reth) emitReth(t.reth, view, off + (o.RETH ?? 0));
+  if (t.atomicEth) emitAtomicEth(t.atomicEth, view, off + (o.ATOMIC_ETH ?? 0));
+  if (t.aeth) emitAeth(t.aeth, view, off + (o.AETH ?? 0));
+  if (t.atomicAckEth) emitAtomicAckEth(t.atomicAckEth, view, off + (o.ATOMIC_ACK_ETH ?? 0));
+  if (t.immDt !== undefined) emitImmDt({ value: t.immDt }, view, off + (o.IMMDT ?? 0));
+  if (t.ieth !== undefined) emitIeth({ rkey: t.ieth }, view, off + (o.IETH ?? 0));
+  if ((info.hdrs & Hdr.CNP) !== 0) emitCnpReserved(t.cnp ? { reserved: t.cnp } : null, view, off + (o.CNP ?? 0));
+  const payOff = off + info.headerLen;
+  bytes.set(payload, payOff);
+  bytes.fill(0, payOff + payload.length, payOff + payload.length + pad);
+  return payOff + payload.length + pad;
+}
+
+const asV4 = (a: number | string): number => (typeof a === 'string' ? ipv4FromString(a) : a);
+const asV6 = (a: Uint8Array | string): Uint8Array => (typeof a === 'string' ? ipv6FromString(a) : a);
+
+/** Total frame length of a RoCE v2 spec. */
+export function roceV2FrameLength(s: RoceV2Spec): number {
+  const l2 = s.eth === undefined ? 0 : ETH_LEN + (s.eth.vlan ? VLAN_TAG_LEN : 0);
+  const l3 = s.ip.version === 4 ? IPV4_MIN_LEN : IPV6_LEN;
+  return l2 + l3 + UDP_LEN + transportLength(s);
+}
+
+/** Writes a RoCE v2 frame at `off` in `bytes` and returns its length. */
+export function emitRoceV2Frame(s: RoceV2Spec, bytes: Uint8Array, off = 0): number {
+  const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  const total = roceV2FrameLength(s);
+  if (off + total > bytes.length) throw new WireError(WireErrorCode.BadValue, off, `frame of ${total} bytes does not fit the buffer`);
+  let p = off;
+  if (s.eth !== undefined) {
+    p += emitEthernet({ dst: s.eth.dst, src: s.eth.src, vlan: s.eth.vlan ?? null, etherType: s.ip.version === 4 ? EtherType.IPv4 : EtherType.IPv6 }, view, p);
+  }
+  const ipOff = p;
+  const tLen = transportLength(s);
+  if (s.ip.version === 4) {
+    p += emitIpv4(
+      {
+        ihl: 5,
+        dscp: s.ip.dscp ?? 0,
+        ecn: s.ip.ecn ?? 0,
+        totalLength: IPV4_MIN_LEN + UDP_LEN + tLen,
+        identification: s.ip.identification ?? 0,
+        dontFragment: s.ip.dontFragment ?? true,
+        moreFragments: false,
+        fragmentOffset: 0,
+        ttl: s.ip.ttl ?? 64,
+        protocol: IpProtocol.UDP,
+        checksum: 0,
+        src: asV4(s.ip.src),
+        dst: asV4(s.ip.dst),
+        options: new Uint8Array(0),
+      },
+      view,
+      p,
+    );
+  } else {
+    p += emitIpv6(
+      {
+        trafficClass: s.ip.trafficClass ?? 0,
+        flowLabel: s.ip.flowLabel ?? 0,
+        payloadLength: UDP_LEN + tLen,
+        nextHeader: IpProtocol.UDP,
+        hopLimit: s.ip.hopLimit ?? 64,
+        src: asV6(s.ip.src),
+        dst: asV6(s.ip.dst),
+      },
+      view,
+      p,
+    );
+  }
+  p += emitUdp({ srcPort: s.udp?.srcPort ?? 0xc000, dstPort: s.udp?.dstPort ?? ROCE_V2_PORT, length: UDP_LEN + tLen, checksum: s.udp?.checksum ?? 0 }, view, p);
+  const icrcOff = emitTransport(s, view, bytes, p);
+  writeIcrc(bytes, icrcOff, s.icrc ?? icrcV2(bytes, ipOff, icrcOff));
+  return icrcOff + ICRC_LEN - off;
+}
+
+/** A new buffer holding the RoCE v2 frame. */
+export function buildRoceV2Frame(s: RoceV2Spec): Uint8Array {
+  const out = new Uint8Array(roceV2FrameLength(s));
+  emitRoceV2Frame(s, out, 0);
+  return out;
+}
+
+/** A new buffer holding a RoCE v1 frame (Ethernet, EtherType 0x8915, GRH, BTH ...). */
+export function buildRoceV1Frame(s: RoceV1Spec): Uint8Array {
+  const l2 = ETH_LEN + (s.eth.vlan ? VLAN_TAG_LEN : 0);
+  const tLen = transportLength(s);
+  const out = new Uint8Array(l2 + GRH_LEN + tLen);
+  const view = new DataView(out.buffer);
+  emitEthernet({ dst: s.eth.dst, src: s.eth.src, vlan: s.eth.vlan ?? null, etherType: EtherType.RoCEv1 }, view, 0);
+  emitGrh(
+    {
+      trafficClass: s.grh.trafficClass ?? 0,
+      flowLabel: s.grh.flowLabel ?? 0,
+      payloadLength: tLen,
+      nextHeader: GRH_NEXT_HEADER_BTH,
+      hopLimit: s.grh.hopLimit ?? 64,
+      src: asV6(s.grh.sgid),
+      dst: asV6(s.grh.dgid),
+    },
+    view,
+    l2,
+  );
+  const icrcOff = emitTransport(s, view, out, l2 + GRH_LEN);
+  writeIcrc(out, icrcOff, s.icrc ?? icrcV1(out, l2, icrcOff));
+  return out;
+}
