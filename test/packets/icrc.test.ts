@@ -133,6 +133,7 @@ describe('ICRC over real captures', () => {
       const r = classify(f);
       if (r === null) continue;
       sports.add((f[34]! << 8) | f[35]!);
+      expect(f[15]! & 3).toBe(2); // ECT(0): the ECN bits are masked, yet set on the wire
     }
     expect([...sports].sort((a, b) => a - b)).toEqual([69, 72]);
   });
