@@ -1,0 +1,53 @@
+#!/usr/bin/env bash
+# Installs the system packages roce-ts's tests and tools use (Debian/Ubuntu).
+# Idempotent: does nothing when every command is already present. Never fails
+# the caller: without root or apt-get (or when the install itself fails) it
+# prints one line saying what is missing and exits 0, because the
+# pure-TypeScript part works without these packages.
+#
+# Later issues add entries here (e.g. clang:clang, xdp-loader:libxdp-dev,
+# qemu-system-x86_64:qemu-system-x86).
+set -euo pipefail
+
+# "command:package" pairs: the command whose absence means the package is needed.
+REQUIRED=(
+  "tshark:tshark"
+)
+
+missing_pkgs=()
+missing_cmds=()
+for entry in "${REQUIRED[@]}"; do
+  cmd="${entry%%:*}"
+  pkg="${entry#*:}"
+  if ! command -v "$cmd" >/dev/null 2>&1; then
+    missing_cmds+=("$cmd")
+    missing_pkgs+=("$pkg")
+  fi
+done
+
+if [ "${#missing_pkgs[@]}" -eq 0 ]; then
+  exit 0
+fi
+
+if [ "$(id -u)" -ne 0 ] || ! command -v apt-get >/dev/null 2>&1; then
+  echo "setup-system: missing ${missing_cmds[*]} (tests that need it will be skipped); install with: sudo apt-get install -y --no-install-recommends ${missing_pkgs[*]}"
+  exit 0
+fi
+
+export DEBIAN_FRONTEND=noninteractive
+# tshark pulls in wireshark-common, which asks whether non-root users may capture.
+if command -v debconf-set-selections >/dev/null 2>&1; then
+  echo "wireshark-common wireshark-common/install-setuid boolean false" | debconf-set-selections
+fi
+
+install() {
+  apt-get install -y --no-install-recommends "${missing_pkgs[@]}"
+}
+
+echo "setup-system: installing ${missing_pkgs[*]}"
+if ! install; then
+  # The package lists may be stale or absent (fresh container): refresh once and retry.
+  if ! { apt-get update && install; }; then
+    echo "setup-system: could not install ${missing_pkgs[*]} (tests that need ${missing_cmds[*]} will be skipped)" >&2
+  fi
+fi
