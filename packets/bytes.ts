@@ -115,6 +115,11 @@ export function hex64(value: bigint): string {
   return `0x${value.toString(16).padStart(16, '0')}`;
 }
 
+/** The 32-bit value with its bytes reversed. */
+export function bswap32(v: number): number {
+  return (((v & 0xff) << 24) | ((v & 0xff00) << 8) | ((v >>> 8) & 0xff00) | (v >>> 24)) >>> 0;
+}
+
 /** A 32-bit value as `0x` + 8 lowercase hex digits. */
 export function hex32(value: number): string {
   return `0x${(value >>> 0).toString(16).padStart(8, '0')}`;

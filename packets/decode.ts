@@ -9,7 +9,7 @@
  * every field parsed up to that point filled in.
  */
 import { WireError, WireErrorCode } from './errors';
-import { ipv4ToString, ipv6ToString } from './bytes';
+import { bswap32, hex32, ipv4ToString, ipv6ToString } from './bytes';
 import { EtherType, type EthernetHeader, parseEthernet, ethernetHeaderLen } from './ethernet';
 import { type Ipv4Header, IpProtocol, ipv4ChecksumOk, parseIpv4 } from './ipv4';
 import { type Ipv6Header, IPV6_LEN, parseIpv6 } from './ipv6';
@@ -323,7 +323,7 @@ function decodeTransport(
       throw new WireError(
         WireErrorCode.BadIcrc,
         icrcOff,
-        `bad ICRC: frame carries 0x${(p.icrc >>> 0).toString(16).padStart(8, '0')}, contents give 0x${((p.icrcExpected ?? 0) >>> 0).toString(16).padStart(8, '0')}`,
+        `bad ICRC: frame carries ${hex32(bswap32(p.icrc))}, contents give ${hex32(bswap32(p.icrcExpected ?? 0))} (wire byte order)`,
       );
     }
   } catch (e) {

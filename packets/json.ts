@@ -3,7 +3,7 @@
  * `roce decode --json` and documented in docs/decode.md. 64-bit values and
  * the ICRC are hex strings; every other number is a plain JSON number.
  */
-import { hex32, hex64 } from './bytes';
+import { bswap32, hex32, hex64 } from './bytes';
 import { type DecodedFrame, packetAddresses } from './decode';
 import { decodeSyndrome } from './aeth';
 
@@ -53,8 +53,9 @@ export function frameToJson(frame: number, time: number, d: DecodedFrame): Frame
     xrcEth: d.xrcEth === null ? null : { xrcSrq: d.xrcEth.xrcSrq },
     rdEth: d.rdEth === null ? null : { eeContext: d.rdEth.eeContext },
     feth: d.feth === null ? null : { selectivity: d.feth.selectivity, placementType: d.feth.placementType },
-    payloadLength: d.payloadLength,
-    icrc: d.icrc === null ? null : hex32(d.icrc),
+    payloadLength: b === null ? null : d.payloadLength,
+    // The four ICRC bytes in wire order, read as one big-endian number (as tshark shows them).
+    icrc: d.icrc === null ? null : hex32(bswap32(d.icrc)),
     icrcOk: d.icrcOk,
   };
   if (d.error !== null) out['error'] = d.error.message;

@@ -2,7 +2,7 @@
  * Human-readable forms of a decoded frame: a one-line summary in the spirit of
  * a capture tool's packet list, and a full field tree (`roce decode -v`).
  */
-import { hex32, hex64, ipv4ToString, ipv6ToString, macToString, toHex } from './bytes';
+import { bswap32, hex32, hex64, ipv4ToString, ipv6ToString, macToString, toHex } from './bytes';
 import { type RocePacket, packetAddresses } from './decode';
 import { describeSyndrome } from './aeth';
 
@@ -101,8 +101,8 @@ export function fieldTree(frame: number, time: number, capLen: number, p: RocePa
     if (b.padCount > 0) line(2, `pad: ${b.padCount} bytes`);
   }
   if (p.icrc !== null) {
-    const status = p.icrcOk === null ? 'not checked' : p.icrcOk ? 'correct' : `INCORRECT, should be ${hex32(p.icrcExpected ?? 0)}`;
-    line(1, `ICRC: ${hex32(p.icrc)} [${status}]`);
+    const status = p.icrcOk === null ? 'not checked' : p.icrcOk ? 'correct' : `INCORRECT, should be ${hex32(bswap32(p.icrcExpected ?? 0))}`;
+    line(1, `ICRC: ${hex32(bswap32(p.icrc))} (wire order) [${status}]`);
   }
   if (p.error) line(1, `Error: ${p.error.code} at byte ${p.error.offset}: ${p.error.message}`);
   return out.join('\n');

@@ -80,6 +80,8 @@ test('--json prints exactly one object per frame, RoCE or not', async () => {
     icrcOk: true,
   });
   expect(objs[0]).not.toHaveProperty('error');
+  const f0 = buildRoceV2Frame(specs[0]!);
+  expect(objs[0]!['icrc']).toBe(`0x${Buffer.from(f0.subarray(f0.length - 4)).toString('hex')}`); // wire byte order, as tshark
   expect(objs[3]!['aeth']).toEqual({ syndrome: 0x60, msn: 1, kind: 'NAK', value: 0 });
   expect(objs[4]!['deth']).toEqual({ qkey: 0x11111111, srcQp: 0x33 });
   expect(objs[6]).toMatchObject({ icrcOk: false, error: expect.stringMatching(/bad ICRC/) as unknown });
@@ -110,7 +112,9 @@ test('-v prints the field tree', async () => {
   expect(r.out).toContain('BTH: opcode 0x0a (RC_RDMA_WRITE_ONLY)');
   expect(r.out).toContain('RETH: VA 0x0000000000001000, R_Key 0x00000055, DMA length 5');
   expect(r.out).toContain('Payload: 5 bytes: 0102030405');
-  expect(r.out).toMatch(/ICRC: 0x[0-9a-f]{8} \[correct\]/);
+  const f = buildRoceV2Frame(specs[0]!);
+  const wire = Buffer.from(f.subarray(f.length - 4)).toString('hex');
+  expect(r.out).toContain(`ICRC: 0x${wire} (wire order) [correct]`);
 });
 
 test('pcapng input gives the same JSON as pcap', async () => {

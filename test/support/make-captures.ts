@@ -191,11 +191,11 @@ export function rcConversation(): Rec[] {
   put(7.884, v4(B, A, toA, resp(18, 0x10, { aeth: { syndrome: ack(UNLIMITED), msn: ++msn } })));
   put(12.09, v4(A, B, toB, req(19, 0x1d, { reth: { va: lock + 8n, rkey: RKEY, dmaLength: 8 }, payload: bytesOf(8, 17) }, { ackReq: true })));
   put(7.702, v4(B, A, toA, resp(19, 0x10, { aeth: { syndrome: ack(UNLIMITED), msn: ++msn } })));
-  // 34-37: SEND ONLY while the responder has no receive posted: RNR NAK (timer code 14 = 0.96 ms);
+  // 34-37: SEND ONLY while the responder has no receive posted: RNR NAK (timer code 13 = 0.96 ms);
   // the requester waits and retransmits the same packet (same PSN), which is ACKed.
   const rnrSend = v4(A, B, toB, req(20, 0x04, { payload: bytesOf(128, 18) }, { ackReq: true }));
   put(25.3, rnrSend);
-  put(6.948, v4(B, A, toA, resp(20, ACK, { aeth: { syndrome: encodeSyndrome(AethKind.RNR_NAK, 14), msn } })));
+  put(6.948, v4(B, A, toA, resp(20, ACK, { aeth: { syndrome: encodeSyndrome(AethKind.RNR_NAK, 13), msn } })));
   put(963.517, v4(A, B, toB, req(20, 0x04, { payload: bytesOf(128, 18) }, { ackReq: true })));
   put(10.121, v4(B, A, toA, resp(20, ACK, { aeth: { syndrome: ack(UNLIMITED), msn: ++msn } })));
   // 38-42: PSN +21 is lost on the way; +22 arrives out of order and draws a PSN SEQUENCE ERROR NAK
@@ -489,6 +489,12 @@ function cutV4(frame: Uint8Array, len: number): Uint8Array {
   return out;
 }
 
+/** Recomputes the ICRC in the last 4 bytes of an Ethernet/IPv4 RoCE frame. */
+function reseal(f: Uint8Array): Uint8Array {
+  writeIcrc(f, f.length - 4, icrcV2(f, ETH_LEN, f.length - 4));
+  return f;
+}
+
 /** Malformed RoCE frames, one fault each (see captures/README.md for the list). */
 export function malformed(): Rec[] {
   const A = host('02:00:c6:12:00:01', '198.18.0.1', 0x6001);
@@ -500,7 +506,6 @@ export function malformed(): Rec[] {
   };
   const o = { sport: rxeSport(0x11) };
   const bth = (opcode: number, psn: number, extra: Partial<TransportSpec['bth']> = {}): TransportSpec['bth'] => ({ opcode, destQp: 0x12, psn, ...extra });
-  const ipOff = ETH_LEN;
   const hdrs = ETH_LEN + IPV4_MIN_LEN + UDP_LEN;
 
   // 1: a good SEND ONLY (reference), 2: the same with a wrong ICRC.
@@ -508,14 +513,14 @@ export function malformed(): Rec[] {
   put(10, v4(A, B, o, { bth: bth(0x04, 0x000101), payload: bytesOf(20, 601), icrc: 0x12345678 }));
   // 3: truncated BTH: the UDP payload holds 8 bytes (IP and UDP lengths agree with the frame).
   put(10, cutV4(v4(A, B, o, { bth: bth(0x04, 0x000102), payload: bytesOf(20, 602) }), hdrs + 8));
-  // 4: truncated RETH: RDMA WRITE ONLY cut after BTH + 8 RETH bytes (lengths agree, no ICRC room).
-  put(10, cutV4(v4(A, B, o, { bth: bth(0x0a, 0x000103), reth: { va: 0x1000n, rkey: 0x77, dmaLength: 64 }, payload: bytesOf(64, 603) }), hdrs + 12 + 8));
+  // 4: truncated RETH: RDMA WRITE ONLY whose UDP payload is BTH + 8 RETH bytes + an ICRC that is
+  // correct for those bytes (IP and UDP lengths agree with the frame; the only fault is the short RETH).
+  put(10, reseal(cutV4(v4(A, B, o, { bth: bth(0x0a, 0x000103), reth: { va: 0x1000n, rkey: 0x77, dmaLength: 64 }, payload: bytesOf(64, 603) }), hdrs + 12 + 8 + 4)));
   // 5: unknown opcode 0x1F (a SEND ONLY with its opcode byte changed, ICRC recomputed).
   {
     const f = v4(A, B, o, { bth: bth(0x04, 0x000104), payload: bytesOf(16, 604) });
     f[hdrs] = 0x1f;
-    writeIcrc(f, f.length - 4, icrcV2(f, ipOff, f.length - 4));
-    put(10, f);
+    put(10, reseal(f));
   }
   // 6: UDP length 100 bytes larger than the datagram (and the frame).
   {

@@ -1,0 +1,265 @@
+/**
+ * Two `NicDriver` endpoints joined by a simulated cable in one process, for
+ * running both ends of a RoCE connection on a `VirtualClock`.
+ *
+ * Each direction models a sender's port and a path:
+ *   tx: the frame is copied, recorded by a 'sent' tap, and serialized at
+ *       `bandwidthBps` behind the frames before it (Ethernet preamble, FCS and
+ *       inter-frame gap included, short frames padded to 60 bytes);
+ *   path: the direction's `FaultInjector` drops, duplicates, holds back,
+ *       corrupts or marks it, and adds propagation delay and jitter;
+ *   rx: it arrives at `clock.schedule` time, in FIFO order unless a reorder
+ *       fault or a targeted delay says otherwise. Frames arriving at the same
+ *       instant are queued together and the rx handler runs once for them.
+ * The same seed and the same traffic give the same frames at the same times.
+ */
+import type { Clock, TimerId } from '../stack/clock';
+import { Rng } from '../stack/rng';
+import { type DriverStats, type NicDriver, emptyStats } from './driver';
+import { type Direction, type Emission, type FaultConfig, FaultInjector } from './faults';
+import type { FrameTap } from './pcap-tap';
+
+/** Preamble + SFD (8), FCS (4) and inter-frame gap (12): wire bytes a frame costs beyond its own. */
+export const WIRE_OVERHEAD_BYTES = 24;
+/** Minimum Ethernet frame without FCS; shorter frames are padded on the wire. */
+export const MIN_FRAME_BYTES = 60;
+const ETH_HEADER = 14;
+const VLAN_TAG = 4;
+
+export interface MemoryLinkOptions {
+  clock: Clock;
+  /** Seed of every random fault (default 0). */
+  seed?: number;
+  /** IP MTU of both ends (default 1500). */
+  mtu?: number;
+  macA?: number;
+  macB?: number;
+  /** Line rate for serialization delay (default 100e9; 0 = frames take no time on the wire). */
+  bandwidthBps?: number;
+  faults?: { aToB?: FaultConfig; bToA?: FaultConfig };
+  tap?: FrameTap;
+  /** Receive queue capacity per end; arrivals beyond it count as rxDropped (default 65536). */
+  rxRing?: number;
+}
+
+export interface MemoryLink {
+  a: MemoryDriver;
+  b: MemoryDriver;
+  faults: { aToB: FaultInjector; bToA: FaultInjector };
+  /** Closes both ends; frames in flight are discarded. */
+  close(): void;
+}
+
+/** Where a `MemoryDriver` hands its transmitted frames (one direction of the link). */
+export interface FramePort {
+  send(frame: Uint8Array): void;
+}
+
+/** One end of the link. Frames it receives are its own copies, valid for as long as the caller keeps them. */
+export class MemoryDriver implements NicDriver {
+  readonly stats: DriverStats = emptyStats();
+  private port: FramePort | null = null;
+  private rxq: Uint8Array[] = [];
+  private head = 0;
+  private handler: (() => void) | null = null;
+  private closedFlag = false;
+
+  constructor(
+    readonly name: string,
+    readonly mac: number,
+    readonly mtu: number,
+    private readonly rxRing: number,
+  ) {}
+
+  /** Connects the transmit side (done by `createMemoryLink`). */
+  attach(port: FramePort): void {
+    this.port = port;
+  }
+
+  get closed(): boolean {
+    return this.closedFlag;
+  }
+
+  /** Frames waiting in the receive queue. */
+  get rxPending(): number {
+    return this.rxq.length - this.head;
+  }
+
+  txBurst(frames: readonly Uint8Array[]): number {
+    if (this.closedFlag || this.port === null) return 0;
+    for (const f of frames) {
+      if (f.length > this.maxFrameLen(f)) {
+        this.stats.txDropped++; // taken but never put on the wire, as a NIC drops an oversize frame
+        continue;
+      }
+      this.stats.txFrames++;
+      this.stats.txBytes += f.length;
+      this.port.send(f.slice());
+    }
+    return frames.length;
+  }
+
+  rxBurst(max: number): Uint8Array[] {
+    const n = Math.max(0, Math.min(Math.floor(max), this.rxPending));
+    if (n === 0) return [];
+    const out = this.rxq.slice(this.head, this.head + n);
+    this.head += n;
+    if (this.head === this.rxq.length) {
+      this.rxq = [];
+      this.head = 0;
+    } else if (this.head > 1024 && this.head * 2 > this.rxq.length) {
+      this.rxq = this.rxq.slice(this.head);
+      this.head = 0;
+    }
+    return out;
+  }
+
+  setRxHandler(fn: (() => void) | null): void {
+    this.handler = fn;
+  }
+
+  close(): void {
+    this.closedFlag = true;
+    this.rxq = [];
+    this.head = 0;
+    this.handler = null;
+  }
+
+  /** Queues frames that arrived together and runs the rx handler once (called by the link). */
+  receive(frames: readonly Uint8Array[]): void {
+    if (this.closedFlag) return;
+    let added = 0;
+    for (const f of frames) {
+      if (this.rxPending >= this.rxRing) {
+        this.stats.rxDropped++;
+        continue;
+      }
+      this.rxq.push(f);
+      this.stats.rxFrames++;
+      this.stats.rxBytes += f.length;
+      added++;
+    }
+    if (added > 0) this.handler?.();
+  }
+
+  /** Largest frame the MTU allows: IP MTU + Ethernet header (+ an 802.1Q tag when the frame has one). */
+  private maxFrameLen(f: Uint8Array): number {
+    const type = f.length >= ETH_HEADER ? ((f[12]! << 8) | f[13]!) : 0;
+    return this.mtu + ETH_HEADER + (type === 0x8100 || type === 0x88a8 ? VLAN_TAG : 0);
+  }
+}
+
+/** One direction: the sender's serializer, the fault injector and the arrival schedule. */
+class LinkDirection implements FramePort {
+  /** When the sender's port finishes serializing what it has been given (fractional ns). */
+  private wireFreeAt = 0;
+  /** Latest arrival time given to a FIFO frame; later FIFO frames never arrive before it. */
+  private lastFifoAt = 0;
+  /** Arrival instant → frames arriving then (one clock event per instant). */
+  private readonly batches = new Map<number, Uint8Array[]>();
+  private readonly events = new Set<TimerId>();
+  private flushTimer: TimerId | null = null;
+  private closed = false;
+
+  constructor(
+    private readonly clock: Clock,
+    readonly direction: Direction,
+    readonly injector: FaultInjector,
+    private readonly nsPerByte: number,
+    private readonly to: MemoryDriver,
+    private readonly tap: FrameTap | null,
+  ) {}
+
+  send(frame: Uint8Array): void {
+    if (this.closed) return;
+    const now = this.clock.now();
+    if (this.tap !== null && (this.tap.where ?? 'sent') === 'sent') this.tap.record(frame, now, this.direction);
+    const start = Math.max(now, this.wireFreeAt);
+    this.wireFreeAt = start + (Math.max(frame.length, MIN_FRAME_BYTES) + WIRE_OVERHEAD_BYTES) * this.nsPerByte;
+    this.place(this.injector.process(frame, now), this.wireFreeAt);
+    this.armFlush();
+  }
+
+  close(): void {
+    this.closed = true;
+    for (const t of this.events) this.clock.cancel(t);
+    this.events.clear();
+    this.batches.clear();
+    if (this.flushTimer !== null) this.clock.cancel(this.flushTimer);
+    this.flushTimer = null;
+  }
+
+  private place(es: readonly Emission[], base: number): void {
+    for (const e of es) {
+      let t = Math.round(base + e.extraNs);
+      if (e.fifo) {
+        t = Math.max(t, this.lastFifoAt);
+        this.lastFifoAt = t;
+      }
+      const batch = this.batches.get(t);
+      if (batch !== undefined) {
+        batch.push(e.frame);
+        continue;
+      }
+      this.batches.set(t, [e.frame]);
+      const id = this.clock.schedule(t, () => {
+        this.events.delete(id);
+        this.arrive(t);
+      });
+      this.events.add(id);
+    }
+  }
+
+  private arrive(t: number): void {
+    const frames = this.batches.get(t);
+    this.batches.delete(t);
+    if (frames === undefined || this.closed || this.to.closed) return;
+    if (this.tap !== null && this.tap.where === 'delivered') {
+      for (const f of frames) this.tap.record(f, this.clock.now(), this.direction);
+    }
+    this.to.receive(frames);
+  }
+
+  /** Keeps one timer for the reorder hold timeout of the oldest held frame. */
+  private armFlush(): void {
+    if (this.flushTimer !== null || this.closed) return;
+    const at = this.injector.nextDeadline();
+    if (at === null) return;
+    this.flushTimer = this.clock.schedule(at, () => {
+      this.flushTimer = null;
+      const now = this.clock.now();
+      this.place(this.injector.releaseExpired(now), now);
+      this.armFlush();
+    });
+  }
+}
+
+export function createMemoryLink(opts: MemoryLinkOptions): MemoryLink {
+  const mtu = opts.mtu ?? 1500;
+  const bw = opts.bandwidthBps ?? 100e9;
+  if (!(bw >= 0 && Number.isFinite(bw))) throw new RangeError(`bandwidthBps must be >= 0, not ${bw}`);
+  const rxRing = opts.rxRing ?? 65536;
+  const nsPerByte = bw === 0 ? 0 : 8e9 / bw;
+  // One fork per direction: traffic in one direction never shifts the other's fault schedule.
+  const root = new Rng(opts.seed ?? 0);
+  const aToB = new FaultInjector('a->b', root.fork(), opts.faults?.aToB ?? {});
+  const bToA = new FaultInjector('b->a', root.fork(), opts.faults?.bToA ?? {});
+  const a = new MemoryDriver('mem-a', opts.macA ?? 0x02_00_00_00_00_0a, mtu, rxRing);
+  const b = new MemoryDriver('mem-b', opts.macB ?? 0x02_00_00_00_00_0b, mtu, rxRing);
+  const tap = opts.tap ?? null;
+  const ab = new LinkDirection(opts.clock, 'a->b', aToB, nsPerByte, b, tap);
+  const ba = new LinkDirection(opts.clock, 'b->a', bToA, nsPerByte, a, tap);
+  a.attach(ab);
+  b.attach(ba);
+  return {
+    a,
+    b,
+    faults: { aToB, bToA },
+    close(): void {
+      ab.close();
+      ba.close();
+      a.close();
+      b.close();
+    },
+  };
+}

@@ -1,0 +1,175 @@
+/**
+ * Time for the stack. Every timer of the transport (local ACK timeout, RNR
+ * wait, ACK coalescing) goes through a `Clock`, so a simulated run on a
+ * `VirtualClock` is deterministic and runs as fast as the CPU allows.
+ * Time is in nanoseconds, as a number (exact up to 2^53 ns, about 104 days).
+ */
+
+export interface TimerId {
+  readonly id: number;
+}
+
+export interface Clock {
+  /** Current time in nanoseconds. */
+  now(): number;
+  /** Runs `fn` at `atNs` (or as soon as possible when that is in the past). */
+  schedule(atNs: number, fn: () => void): TimerId;
+  cancel(t: TimerId): void;
+}
+
+interface Event {
+  at: number;
+  seq: number;
+  fn: () => void;
+  id: number;
+}
+
+/**
+ * A virtual clock with an event queue. Events at the same time run in the
+ * order they were scheduled. Time only moves when `step`/`run*` moves it.
+ */
+export class VirtualClock implements Clock {
+  private t: number;
+  private seq = 0;
+  private readonly heap: Event[] = [];
+  private readonly cancelled = new Set<number>();
+
+  constructor(startNs = 0) {
+    this.t = startNs;
+  }
+
+  now(): number {
+    return this.t;
+  }
+
+  schedule(atNs: number, fn: () => void): TimerId {
+    const id = ++this.seq;
+    this.push({ at: Math.max(atNs, this.t), seq: id, fn, id });
+    return { id };
+  }
+
+  cancel(t: TimerId): void {
+    this.cancelled.add(t.id);
+  }
+
+  /** Number of events waiting (cancelled ones included until they are popped). */
+  get pending(): number {
+    return this.heap.length;
+  }
+
+  /** Time of the next event, or null when there is none. */
+  nextAt(): number | null {
+    this.dropCancelledHead();
+    return this.heap[0]?.at ?? null;
+  }
+
+  /** Runs the next event; false when there is none. */
+  step(): boolean {
+    this.dropCancelledHead();
+    const e = this.pop();
+    if (e === undefined) return false;
+    this.t = e.at;
+    e.fn();
+    return true;
+  }
+
+  /** Runs events until none is left or `maxEvents` ran; returns the number run. */
+  runUntilIdle(maxEvents = Number.MAX_SAFE_INTEGER): number {
+    let n = 0;
+    while (n < maxEvents && this.step()) n++;
+    return n;
+  }
+
+  /** Runs every event due at or before `tNs`, then sets the time to `tNs`. */
+  runUntil(tNs: number, maxEvents = Number.MAX_SAFE_INTEGER): number {
+    let n = 0;
+    for (;;) {
+      const next = this.nextAt();
+      if (next === null || next > tNs || n >= maxEvents) break;
+      this.step();
+      n++;
+    }
+    if (tNs > this.t) this.t = tNs;
+    return n;
+  }
+
+  /** Runs events while `cond()` holds and events remain; returns the number run. */
+  runWhile(cond: () => boolean, maxEvents = Number.MAX_SAFE_INTEGER): number {
+    let n = 0;
+    while (n < maxEvents && cond() && this.step()) n++;
+    return n;
+  }
+
+  private dropCancelledHead(): void {
+    while (this.heap.length > 0 && this.cancelled.has((this.heap[0] as Event).id)) {
+      this.cancelled.delete((this.heap[0] as Event).id);
+      this.pop();
+    }
+  }
+
+  private less(a: Event, b: Event): boolean {
+    return a.at < b.at || (a.at === b.at && a.seq < b.seq);
+  }
+
+  private push(e: Event): void {
+    const h = this.heap;
+    h.push(e);
+    let i = h.length - 1;
+    while (i > 0) {
+      const p = (i - 1) >> 1;
+      if (!this.less(h[i] as Event, h[p] as Event)) break;
+      [h[i], h[p]] = [h[p] as Event, h[i] as Event];
+      i = p;
+    }
+  }
+
+  private pop(): Event | undefined {
+    const h = this.heap;
+    const top = h[0];
+    const last = h.pop();
+    if (h.length > 0 && last !== undefined) {
+      h[0] = last;
+      let i = 0;
+      for (;;) {
+        const l = 2 * i + 1;
+        const r = l + 1;
+        let m = i;
+        if (l < h.length && this.less(h[l] as Event, h[m] as Event)) m = l;
+        if (r < h.length && this.less(h[r] as Event, h[m] as Event)) m = r;
+        if (m === i) break;
+        [h[i], h[m]] = [h[m] as Event, h[i] as Event];
+        i = m;
+      }
+    }
+    return top;
+  }
+}
+
+/** Wall-clock time from `process.hrtime`, timers from `setTimeout` (unref'd). */
+export class RealClock implements Clock {
+  private seq = 0;
+  private readonly timers = new Map<number, NodeJS.Timeout>();
+  private readonly origin = process.hrtime.bigint();
+
+  now(): number {
+    return Number(process.hrtime.bigint() - this.origin);
+  }
+
+  schedule(atNs: number, fn: () => void): TimerId {
+    const id = ++this.seq;
+    const delayMs = Math.max(0, (atNs - this.now()) / 1e6);
+    const h = setTimeout(() => {
+      this.timers.delete(id);
+      fn();
+    }, delayMs);
+    h.unref();
+    this.timers.set(id, h);
+    return { id };
+  }
+
+  cancel(t: TimerId): void {
+    const h = this.timers.get(t.id);
+    if (h !== undefined) clearTimeout(h);
+    this.timers.delete(t.id);
+  }
+}

@@ -1,0 +1,49 @@
+/**
+ * Statistics named after rxe's hardware counters (rxe_hw_counters.c), so
+ * figures from a run of this stack compare directly with `rdma statistic`
+ * on an rxe device. Extra counters that rxe lacks are listed after them.
+ */
+export const COUNTER_NAMES = [
+  // rxe's counters, same names and meaning
+  'sent_pkts',
+  'rcvd_pkts',
+  'duplicate_request',
+  'out_of_seq_request',
+  'rcvd_rnr_err',
+  'send_rnr_err',
+  'rcvd_seq_err',
+  'ack_deferred',
+  'retry_exceeded_err',
+  'retry_rnr_exceeded_err',
+  'completer_retry_err',
+  'send_err',
+  'link_downed',
+  'rdma_sends',
+  'rdma_recvs',
+  // roce-ts additions
+  'retransmitted_pkts',
+  'local_ack_timeout_err',
+  'rcvd_icrc_err',
+  'rcvd_malformed',
+  'rcvd_unknown_qp',
+  'rcvd_nak_inv_req',
+  'rcvd_nak_rem_access',
+  'rcvd_nak_rem_op',
+  'send_nak_inv_req',
+  'send_nak_rem_access',
+  'send_nak_rem_op',
+  'send_seq_err_nak',
+  'implied_nak',
+  'qkey_violation',
+] as const;
+export type CounterName = (typeof COUNTER_NAMES)[number];
+export type Counters = Record<CounterName, number>;
+
+export function newCounters(): Counters {
+  return Object.fromEntries(COUNTER_NAMES.map((n) => [n, 0])) as Counters;
+}
+
+export function addCounters(into: Counters, from: Counters): Counters {
+  for (const n of COUNTER_NAMES) into[n] += from[n];
+  return into;
+}

@@ -1,0 +1,42 @@
+/**
+ * Errors of the verbs API: a bad argument or a call that is not allowed in
+ * the object's state. Like libibverbs' errno returns, but typed and with a
+ * message that names the attribute. Protocol errors are never thrown: they
+ * become NAKs and error completions, as the IBTA says.
+ */
+export const VerbsErrorCode = {
+  /** An attribute is missing, out of range or not allowed for this transition (EINVAL). */
+  InvalidArgument: 'ROCE_ERR_EINVAL',
+  /** A queue is full (ENOMEM from ibv_post_send / ibv_post_recv). */
+  QueueFull: 'ROCE_ERR_ENOMEM',
+  /** The object is in a state that does not allow the call. */
+  BadState: 'ROCE_ERR_BAD_STATE',
+  /** A key, QP or other object does not exist. */
+  NotFound: 'ROCE_ERR_NOT_FOUND',
+  /** The object is still in use (e.g. an MR bound to a PD being freed). */
+  Busy: 'ROCE_ERR_EBUSY',
+  /** Not implemented by this stack. */
+  NotSupported: 'ROCE_ERR_EOPNOTSUPP',
+} as const;
+export type VerbsErrorCode = (typeof VerbsErrorCode)[keyof typeof VerbsErrorCode];
+
+const kVerbsError = Symbol.for('roce-ts.VerbsError');
+
+export class VerbsError extends Error {
+  readonly code: VerbsErrorCode;
+  constructor(code: VerbsErrorCode, message: string) {
+    super(message);
+    this.name = 'VerbsError';
+    this.code = code;
+  }
+  get [kVerbsError](): true {
+    return true;
+  }
+  static override [Symbol.hasInstance](v: unknown): boolean {
+    return typeof v === 'object' && v !== null && (v as Record<symbol, unknown>)[kVerbsError] === true;
+  }
+}
+
+export function invalid(message: string): VerbsError {
+  return new VerbsError(VerbsErrorCode.InvalidArgument, message);
+}

@@ -1,0 +1,152 @@
+/**
+ * Protection domains and memory regions over JavaScript memory.
+ *
+ * A region covers a `Uint8Array` and has a virtual address range
+ * [iova, iova + length) that the wire refers to (RETH/AtomicETH VA), an L_Key
+ * for local work requests and an R_Key for remote access. Keys carry an index
+ * and an 8-bit key part, as rxe builds them (index << 8 | key). Every access
+ * is checked against bounds, the PD and the access flags (IBTA vol. 1 §10.6).
+ */
+import { Access, type Sge } from './types';
+import { VerbsError, VerbsErrorCode, invalid } from './errors';
+
+let pdHandles = 0;
+
+export class ProtectionDomain {
+  readonly handle = ++pdHandles;
+  /** Regions registered in this PD (dealloc refuses while any remain). */
+  regions = 0;
+}
+
+export class MemoryRegion {
+  /** False after deregistration or remote invalidation (SEND with Invalidate). */
+  valid = true;
+  constructor(
+    readonly pd: ProtectionDomain,
+    readonly buffer: Uint8Array,
+    readonly iova: bigint,
+    readonly access: number,
+    readonly lkey: number,
+    readonly rkey: number,
+  ) {}
+
+  get length(): number {
+    return this.buffer.length;
+  }
+
+  /** The address of byte `offset` of the region. */
+  addr(offset = 0): bigint {
+    return this.iova + BigInt(offset);
+  }
+
+  /** An SGE over `length` bytes from `offset` (defaults: the whole region). */
+  sge(offset = 0, length = this.buffer.length - offset): Sge {
+    return { addr: this.addr(offset), length, lkey: this.lkey };
+  }
+}
+
+/** Why a memory access was refused. */
+export const MrFault = {
+  OK: 0,
+  /** No region has that key, or it was invalidated. */
+  BAD_KEY: 1,
+  /** The region belongs to another protection domain. */
+  BAD_PD: 2,
+  /** The range is not inside the region. */
+  OUT_OF_BOUNDS: 3,
+  /** The region's access flags do not allow it. */
+  NO_ACCESS: 4,
+} as const;
+export type MrFault = (typeof MrFault)[keyof typeof MrFault];
+
+export const MR_FAULT_NAMES: readonly string[] = ['ok', 'invalid key', 'protection domain mismatch', 'out of bounds', 'access not allowed'];
+
+export interface MrHit {
+  fault: MrFault;
+  mr: MemoryRegion | null;
+  /** Offset of the address in the region's buffer. */
+  offset: number;
+}
+
+const MAX_REGIONS = 1 << 20;
+const DEFAULT_IOVA_BASE = 0x7f00_0000_0000n;
+
+/** The key table of one device. */
+export class MrTable {
+  private readonly byIndex: (MemoryRegion | undefined)[] = [undefined];
+  private keyByte = 0x11;
+  private nextIova = DEFAULT_IOVA_BASE;
+
+  register(pd: ProtectionDomain, buffer: Uint8Array, access: number, iova?: bigint): MemoryRegion {
+    if (!(buffer instanceof Uint8Array)) throw invalid('regMr: buffer must be a Uint8Array');
+    if ((access & ~0x1f) !== 0) throw invalid(`regMr: unknown access flags 0x${access.toString(16)}`);
+    // IBTA vol. 1 §10.6.3.1 / libibverbs: remote write and remote atomic need local write.
+    if ((access & (Access.REMOTE_WRITE | Access.REMOTE_ATOMIC)) !== 0 && (access & Access.LOCAL_WRITE) === 0) {
+      throw invalid('regMr: REMOTE_WRITE and REMOTE_ATOMIC need LOCAL_WRITE');
+    }
+    if (iova !== undefined && (iova < 0n || iova + BigInt(buffer.length) > 1n << 64n)) throw invalid('regMr: iova range does not fit in 64 bits');
+    const index = this.byIndex.length;
+    if (index >= MAX_REGIONS) throw new VerbsError(VerbsErrorCode.QueueFull, 'regMr: too many memory regions');
+    this.keyByte = (this.keyByte + 0x25) & 0xff;
+    const key = ((index << 8) | this.keyByte) >>> 0;
+    let va = iova;
+    if (va === undefined) {
+      va = this.nextIova;
+      // Page-align every default range and leave a gap page, so a stray address faults.
+      this.nextIova += ((BigInt(buffer.length) + 0xfffn) & ~0xfffn) + 0x1000n;
+    }
+    const mr = new MemoryRegion(pd, buffer, va, access, key, key);
+    this.byIndex.push(mr);
+    pd.regions++;
+    return mr;
+  }
+
+  deregister(mr: MemoryRegion): void {
+    const idx = mr.lkey >>> 8;
+    if (this.byIndex[idx] !== mr) throw new VerbsError(VerbsErrorCode.NotFound, 'deregMr: region is not registered');
+    this.byIndex[idx] = undefined;
+    mr.valid = false;
+    mr.pd.regions--;
+  }
+
+  private byKey(key: number): MemoryRegion | undefined {
+    const mr = this.byIndex[key >>> 8];
+    return mr !== undefined && mr.valid && mr.rkey === key >>> 0 ? mr : undefined;
+  }
+
+  /** Checks a remote access (RETH/AtomicETH R_Key and VA) against `need` access flags. */
+  checkRemote(pd: ProtectionDomain, rkey: number, va: bigint, length: number, need: number): MrHit {
+    return this.check(pd, rkey, va, length, need);
+  }
+
+  /** Checks a local SGE; `write` when the stack will write into it (receive, READ response, atomic result). */
+  checkLocal(pd: ProtectionDomain, sge: Sge, write: boolean): MrHit {
+    return this.check(pd, sge.lkey, sge.addr, sge.length, write ? Access.LOCAL_WRITE : 0);
+  }
+
+  private check(pd: ProtectionDomain, key: number, va: bigint, length: number, need: number): MrHit {
+    const mr = this.byKey(key);
+    if (mr === undefined) return { fault: MrFault.BAD_KEY, mr: null, offset: 0 };
+    if (mr.pd !== pd) return { fault: MrFault.BAD_PD, mr, offset: 0 };
+    if (va < mr.iova || va + BigInt(length) > mr.iova + BigInt(mr.length) || length < 0) {
+      return { fault: MrFault.OUT_OF_BOUNDS, mr, offset: 0 };
+    }
+    if ((mr.access & need) !== need) return { fault: MrFault.NO_ACCESS, mr, offset: 0 };
+    return { fault: MrFault.OK, mr, offset: Number(va - mr.iova) };
+  }
+
+  /** Remote invalidation (IETH, C10-?): the region no longer answers to its R_Key. */
+  invalidate(pd: ProtectionDomain, rkey: number): boolean {
+    const mr = this.byKey(rkey);
+    if (mr === undefined || mr.pd !== pd) return false;
+    mr.valid = false;
+    return true;
+  }
+}
+
+/** Total bytes of an SGE list. */
+export function sgeTotal(sges: readonly Sge[]): number {
+  let n = 0;
+  for (const s of sges) n += s.length;
+  return n;
+}

@@ -1,0 +1,107 @@
+/**
+ * Verbs constants, with the numeric values of libibverbs (`verbs.h`) so
+ * figures and logs compare directly with rdma-core programs.
+ */
+
+export const QpType = { RC: 2, UC: 3, UD: 4 } as const;
+export type QpType = (typeof QpType)[keyof typeof QpType];
+
+export const QpState = { RESET: 0, INIT: 1, RTR: 2, RTS: 3, SQD: 4, SQE: 5, ERR: 6 } as const;
+export type QpState = (typeof QpState)[keyof typeof QpState];
+export const QP_STATE_NAMES: readonly string[] = ['RESET', 'INIT', 'RTR', 'RTS', 'SQD', 'SQE', 'ERR'];
+
+export const Access = { LOCAL_WRITE: 1, REMOTE_WRITE: 2, REMOTE_READ: 4, REMOTE_ATOMIC: 8, MW_BIND: 16 } as const;
+
+export const SendFlags = { FENCE: 1, SIGNALED: 2, SOLICITED: 4, INLINE: 8 } as const;
+
+export const WrOpcode = {
+  RDMA_WRITE: 0,
+  RDMA_WRITE_WITH_IMM: 1,
+  SEND: 2,
+  SEND_WITH_IMM: 3,
+  RDMA_READ: 4,
+  ATOMIC_CMP_AND_SWP: 5,
+  ATOMIC_FETCH_AND_ADD: 6,
+  LOCAL_INV: 7,
+  BIND_MW: 8,
+  SEND_WITH_INV: 9,
+} as const;
+export type WrOpcode = (typeof WrOpcode)[keyof typeof WrOpcode];
+
+export const WcOpcode = {
+  SEND: 0,
+  RDMA_WRITE: 1,
+  RDMA_READ: 2,
+  COMP_SWAP: 3,
+  FETCH_ADD: 4,
+  BIND_MW: 5,
+  LOCAL_INV: 6,
+  RECV: 128,
+  RECV_RDMA_WITH_IMM: 129,
+} as const;
+export type WcOpcode = (typeof WcOpcode)[keyof typeof WcOpcode];
+
+export const WcStatus = {
+  SUCCESS: 0,
+  LOC_LEN_ERR: 1,
+  LOC_QP_OP_ERR: 2,
+  LOC_EEC_OP_ERR: 3,
+  LOC_PROT_ERR: 4,
+  WR_FLUSH_ERR: 5,
+  MW_BIND_ERR: 6,
+  BAD_RESP_ERR: 7,
+  LOC_ACCESS_ERR: 8,
+  REM_INV_REQ_ERR: 9,
+  REM_ACCESS_ERR: 10,
+  REM_OP_ERR: 11,
+  RETRY_EXC_ERR: 12,
+  RNR_RETRY_EXC_ERR: 13,
+  LOC_RDD_VIOL_ERR: 14,
+  REM_INV_RD_REQ_ERR: 15,
+  REM_ABORT_ERR: 16,
+  INV_EECN_ERR: 17,
+  INV_EEC_STATE_ERR: 18,
+  FATAL_ERR: 19,
+  RESP_TIMEOUT_ERR: 20,
+  GENERAL_ERR: 21,
+} as const;
+export type WcStatus = (typeof WcStatus)[keyof typeof WcStatus];
+export const WC_STATUS_NAMES: Readonly<Record<number, string>> = Object.freeze(
+  Object.fromEntries(Object.entries(WcStatus).map(([k, v]) => [v, k])),
+);
+
+export const WcFlags = { GRH: 1, WITH_IMM: 2, IP_CSUM_OK: 4, WITH_INV: 8 } as const;
+
+/** Path MTU enum of libibverbs (`enum ibv_mtu`) and the byte sizes. */
+export const Mtu = { MTU_256: 1, MTU_512: 2, MTU_1024: 3, MTU_2048: 4, MTU_4096: 5 } as const;
+export type Mtu = (typeof Mtu)[keyof typeof Mtu];
+export function mtuBytes(mtu: Mtu): number {
+  return 128 << mtu;
+}
+export function mtuFromBytes(bytes: number): Mtu | undefined {
+  const m = Math.log2(bytes) - 7;
+  return Number.isInteger(m) && m >= 1 && m <= 5 ? (m as Mtu) : undefined;
+}
+
+export interface Sge {
+  /** Virtual address inside a registered memory region. */
+  addr: bigint;
+  length: number;
+  lkey: number;
+}
+
+export interface WorkCompletion {
+  wrId: bigint;
+  status: WcStatus;
+  opcode: WcOpcode;
+  /** Bytes received (receive completions), or bytes transferred (READ). */
+  byteLen: number;
+  qpNum: number;
+  /** Source QP (UD receives). */
+  srcQp: number;
+  wcFlags: number;
+  /** Immediate data (with WcFlags.WITH_IMM) or the invalidated R_Key (WITH_INV). */
+  immData: number;
+  /** The vendor error: for an error completion, a short reason. */
+  vendorErr: string;
+}
