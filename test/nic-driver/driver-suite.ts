@@ -1,0 +1,161 @@
+/**
+ * The shared NicDriver test suite: what every driver (in-memory link,
+ * AF_PACKET, AF_XDP, ...) must do, whatever carries the frames.
+ *
+ * Test frames are Ethernet frames with the local experimental EtherType
+ * 0x88B5 and a magic, so a driver on a real interface can ignore other
+ * traffic it happens to receive (`ours`).
+ */
+import type { NicDriver } from '../../nic-driver/driver';
+
+export interface DriverPair {
+  a: NicDriver;
+  b: NicDriver;
+  /** Lets frames in flight arrive (memory link: run the virtual clock until idle). */
+  pump: () => Promise<void>;
+  close: () => Promise<void>;
+}
+
+export const TEST_ETHERTYPE = 0x88b5;
+const MAGIC = 0x52545331; // 'RTS1'
+
+/** A test frame from `src` to `dst` carrying `seq`, `len` bytes long (at least 60). */
+export function testFrame(src: NicDriver, dst: NicDriver, seq: number, len: number): Uint8Array {
+  const n = Math.max(60, len);
+  const f = new Uint8Array(n);
+  const v = new DataView(f.buffer);
+  v.setUint16(0, Math.floor(dst.mac / 0x1_0000_0000));
+  v.setUint32(2, dst.mac >>> 0);
+  v.setUint16(6, Math.floor(src.mac / 0x1_0000_0000));
+  v.setUint32(8, src.mac >>> 0);
+  v.setUint16(12, TEST_ETHERTYPE);
+  v.setUint32(14, MAGIC);
+  v.setUint32(18, seq >>> 0);
+  for (let i = 22; i < n; i++) f[i] = (seq * 7 + i) & 0xff;
+  return f;
+}
+
+/** The test frames among `frames`. */
+export function ours(frames: readonly Uint8Array[]): Uint8Array[] {
+  return frames.filter((f) => f.length >= 22 && ((f[12]! << 8) | f[13]!) === TEST_ETHERTYPE && new DataView(f.buffer, f.byteOffset).getUint32(14) === MAGIC);
+}
+
+function seqOf(f: Uint8Array): number {
+  return new DataView(f.buffer, f.byteOffset).getUint32(18);
+}
+
+/** Everything `d` has received, taken in bursts of up to `max`. */
+function drain(d: NicDriver, max = 64): Uint8Array[] {
+  const out: Uint8Array[] = [];
+  for (;;) {
+    const got = d.rxBurst(max);
+    if (got.length === 0) return out;
+    // Copy: a returned frame is only valid until the next rxBurst.
+    for (const f of got) out.push(f.slice());
+  }
+}
+
+export function driverSuite(name: string, makePair: () => Promise<DriverPair>): void {
+  describe(`NicDriver suite: ${name}`, () => {
+    async function withPair(fn: (p: DriverPair) => Promise<void>): Promise<void> {
+      const p = await makePair();
+      try {
+        await fn(p);
+      } finally {
+        await p.close();
+      }
+    }
+
+    async function burstArrives(p: DriverPair, from: NicDriver, to: NicDriver): Promise<void> {
+      const sizes = [60, 61, 64, 128, 333, 1000, 1514];
+      const frames = Array.from({ length: 32 }, (_, i) => testFrame(from, to, i, sizes[i % sizes.length]!));
+      expect(from.txBurst(frames)).toBe(frames.length);
+      await p.pump();
+      const got = ours(drain(to));
+      expect(got.map(seqOf)).toEqual(frames.map((_, i) => i));
+      got.forEach((f, i) => expect(Buffer.from(f).equals(Buffer.from(frames[i]!))).toBe(true));
+    }
+
+    test('a burst from a to b arrives intact and in order', () => withPair((p) => burstArrives(p, p.a, p.b)));
+
+    test('a burst from b to a arrives intact and in order', () => withPair((p) => burstArrives(p, p.b, p.a)));
+
+    test('stats count frames and bytes', () =>
+      withPair(async (p) => {
+        const before = { a: { ...p.a.stats }, b: { ...p.b.stats } };
+        const frames = [testFrame(p.a, p.b, 1, 100), testFrame(p.a, p.b, 2, 200), testFrame(p.a, p.b, 3, 300)];
+        p.a.txBurst(frames);
+        await p.pump();
+        expect(ours(drain(p.b))).toHaveLength(3);
+        expect(p.a.stats.txFrames - before.a.txFrames).toBe(3);
+        expect(p.a.stats.txBytes - before.a.txBytes).toBe(600);
+        // A real interface may also receive other traffic: at least ours.
+        expect(p.b.stats.rxFrames - before.b.rxFrames).toBeGreaterThanOrEqual(3);
+        expect(p.b.stats.rxBytes - before.b.rxBytes).toBeGreaterThanOrEqual(600);
+        expect(p.a.stats.txDropped).toBe(before.a.txDropped);
+        expect(p.b.stats.rxDropped).toBe(before.b.rxDropped);
+      }));
+
+    test('frames are copied on tx: changing the buffer after txBurst changes nothing', () =>
+      withPair(async (p) => {
+        const f = testFrame(p.a, p.b, 9, 200);
+        const orig = f.slice();
+        p.a.txBurst([f]);
+        f.fill(0xee, 14);
+        await p.pump();
+        const got = ours(drain(p.b));
+        expect(got).toHaveLength(1);
+        expect(Buffer.from(got[0]!).equals(Buffer.from(orig))).toBe(true);
+      }));
+
+    test('rxBurst(max) returns at most max frames, and the rest on later calls', () =>
+      withPair(async (p) => {
+        const frames = Array.from({ length: 10 }, (_, i) => testFrame(p.a, p.b, i, 80));
+        p.a.txBurst(frames);
+        await p.pump();
+        expect(p.b.rxBurst(0)).toEqual([]);
+        const seqs: number[] = [];
+        for (;;) {
+          const got = p.b.rxBurst(3);
+          expect(got.length).toBeLessThanOrEqual(3);
+          if (got.length === 0) break;
+          seqs.push(...ours(got).map(seqOf));
+        }
+        expect(seqs).toEqual(frames.map((_, i) => i));
+      }));
+
+    test('the rx handler runs when frames arrive, not more often than frames', () =>
+      withPair(async (p) => {
+        let calls = 0;
+        const got: Uint8Array[] = [];
+        p.b.setRxHandler(() => {
+          calls++;
+          got.push(...drain(p.b));
+        });
+        p.a.txBurst(Array.from({ length: 8 }, (_, i) => testFrame(p.a, p.b, i, 90)));
+        await p.pump();
+        expect(ours(got).map(seqOf)).toEqual([0, 1, 2, 3, 4, 5, 6, 7]);
+        expect(calls).toBeGreaterThanOrEqual(1);
+        expect(calls).toBeLessThanOrEqual(got.length);
+        p.b.setRxHandler(null);
+        p.a.txBurst([testFrame(p.a, p.b, 99, 90)]);
+        await p.pump();
+        expect(calls).toBeLessThanOrEqual(got.length);
+        expect(ours(drain(p.b)).map(seqOf)).toEqual([99]);
+      }));
+
+    test('close stops delivery', () =>
+      withPair(async (p) => {
+        let calls = 0;
+        p.b.setRxHandler(() => calls++);
+        p.a.txBurst([testFrame(p.a, p.b, 1, 100)]);
+        p.b.close();
+        p.a.txBurst([testFrame(p.a, p.b, 2, 100)]);
+        await p.pump();
+        expect(calls).toBe(0);
+        expect(p.b.rxBurst(100)).toEqual([]);
+        p.a.close();
+        expect(p.a.txBurst([testFrame(p.a, p.b, 3, 100)])).toBe(0);
+      }));
+  });
+}
