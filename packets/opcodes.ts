@@ -71,7 +71,7 @@ export const OpFlag = {
   ATOMIC: 1 << 8,
   FLUSH: 1 << 9,
   ATOMIC_WRITE: 1 << 10,
-  /** Consumes a receive WQE at the responder. */
+  /** Uses a receive WQE at the responder (every SEND packet, WRITE with immediate; rxe RXE_RWR_MASK). */
   RWR: 1 << 11,
   /** Completes a receive WQE at the responder. */
   COMP: 1 << 12,
@@ -137,8 +137,8 @@ const SEND_ONLY = SEND_END | F.START;
 
 /** The RC operation set (IBTA vol. 1 table 35, opcodes 0x00-0x1D); UC, RD and XRC reuse the low five bits. */
 const RC_SUBOPS: readonly SubOp[] = [
-  { sub: 0x00, name: 'SEND_FIRST', hdrs: 0, flags: F.REQ | F.SEND | F.START, payload: P.FULL },
-  { sub: 0x01, name: 'SEND_MIDDLE', hdrs: 0, flags: F.REQ | F.SEND | F.MIDDLE, payload: P.FULL },
+  { sub: 0x00, name: 'SEND_FIRST', hdrs: 0, flags: F.REQ | F.SEND | F.START | F.RWR, payload: P.FULL },
+  { sub: 0x01, name: 'SEND_MIDDLE', hdrs: 0, flags: F.REQ | F.SEND | F.MIDDLE | F.RWR, payload: P.FULL },
   { sub: 0x02, name: 'SEND_LAST', hdrs: 0, flags: SEND_END, payload: P.LAST },
   { sub: 0x03, name: 'SEND_LAST_WITH_IMMEDIATE', hdrs: H.IMMDT, flags: SEND_END | F.IMM, payload: P.LAST },
   { sub: 0x04, name: 'SEND_ONLY', hdrs: 0, flags: SEND_ONLY, payload: P.ONLY },

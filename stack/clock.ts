@@ -15,6 +15,8 @@ export interface Clock {
   /** Runs `fn` at `atNs` (or as soon as possible when that is in the past). */
   schedule(atNs: number, fn: () => void): TimerId;
   cancel(t: TimerId): void;
+  /** Runs `fn` soon, after the current work (a zero-delay event; setImmediate in real time). */
+  soon(fn: () => void): void;
 }
 
 interface Event {
@@ -50,6 +52,10 @@ export class VirtualClock implements Clock {
 
   cancel(t: TimerId): void {
     this.cancelled.add(t.id);
+  }
+
+  soon(fn: () => void): void {
+    this.schedule(this.t, fn);
   }
 
   /** Number of events waiting (cancelled ones included until they are popped). */
@@ -165,6 +171,10 @@ export class RealClock implements Clock {
     h.unref();
     this.timers.set(id, h);
     return { id };
+  }
+
+  soon(fn: () => void): void {
+    setImmediate(fn);
   }
 
   cancel(t: TimerId): void {

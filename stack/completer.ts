@@ -1,0 +1,299 @@
+/**
+ * The completer (IBTA vol. 1 §9.7.5-9.7.6, §10.8; rxe_comp.c): handles the
+ * responses of an RC QP. ACKs complete SEND and WRITE WQEs (and imply the
+ * completion of earlier ones); READ responses are placed at their PSN's
+ * offset; atomic ACKs return the original value; a PSN sequence error NAK
+ * or a local ACK timeout rewinds the requester to the first unacknowledged
+ * PSN (go-back-N) within retry_cnt; an RNR NAK waits the RNR timer within
+ * rnr_retry (7 = infinite); other NAKs complete the WQE in error and move
+ * the QP to ERR.
+ */
+import { QpState, QpType, WcStatus } from './types';
+import type { QueuePair } from './queue-pair';
+import { type SendWqe, WqeKind, WqeState } from './work-request';
+import { psnAdd, psnDiff } from './psn';
+import { localAckTimeoutNs } from './qp-attributes';
+import { scatterTo } from './dma';
+import type { RocePacket } from '../packets/decode';
+import { AethKind, NakCode, RNR_TIMER_USEC, decodeSyndrome } from '../packets/aeth';
+import { OpFlag } from '../packets/opcodes';
+
+/** rnr_retry = 7 means retry forever (IBTA vol. 1 §9.7.5.2.8). */
+const RNR_INFINITE = 7;
+
+const NAK_STATUS: Readonly<Record<number, WcStatus>> = {
+  [NakCode.INVALID_REQUEST]: WcStatus.REM_INV_REQ_ERR,
+  [NakCode.REMOTE_ACCESS_ERROR]: WcStatus.REM_ACCESS_ERR,
+  [NakCode.REMOTE_OPERATIONAL_ERROR]: WcStatus.REM_OP_ERR,
+  [NakCode.INVALID_RD_REQUEST]: WcStatus.REM_INV_RD_REQ_ERR,
+};
+
+/** Drops completed WQEs from the front of the send queue now and then. */
+function compact(qp: QueuePair): void {
+  const c = qp.comp;
+  if (c.index > 256 && c.index * 2 > qp.sq.length) {
+    qp.sq.splice(0, c.index);
+    qp.req.next -= c.index;
+    c.index = 0;
+  }
+}
+
+/**
+ * Completes `w` with `status` and moves the completion index over every
+ * finished WQE. WQEs complete in order (IBTA C10-?): `w` is always the oldest
+ * unfinished one, except for UC/UD where sending completes them.
+ */
+export function completeInOrder(qp: QueuePair, w: SendWqe, status: WcStatus, reason = ''): void {
+  qp.postSendCompletion(w, status, reason);
+  const c = qp.comp;
+  while (c.index < qp.sq.length && (qp.sq[c.index] as SendWqe).state === WqeState.DONE) c.index++;
+  if (status !== WcStatus.SUCCESS) {
+    qp.enterError(reason || `send WQE completed with status ${status}`);
+    return;
+  }
+  compact(qp);
+}
+
+/** Arms the local ACK timer if it is not running (IBTA §9.7.6.1.3: 4.096 us * 2^timeout; 0 = none). */
+export function armRetransmitTimer(qp: QueuePair): void {
+  const c = qp.comp;
+  if (c.timer !== null || qp.attr.timeout === 0 || qp.type !== QpType.RC) return;
+  const clock = qp.device.clock;
+  c.timer = clock.schedule(clock.now() + localAckTimeoutNs(qp.attr.timeout), () => {
+    c.timer = null;
+    onTimeout(qp);
+    qp.device.flush();
+  });
+}
+
+function restartRetransmitTimer(qp: QueuePair): void {
+  const c = qp.comp;
+  if (c.timer !== null) qp.device.clock.cancel(c.timer);
+  c.timer = null;
+  if (hasOutstanding(qp)) armRetransmitTimer(qp);
+}
+
+function hasOutstanding(qp: QueuePair): boolean {
+  const w = qp.sq[qp.comp.index];
+  return w !== undefined && w.state === WqeState.STARTED;
+}
+
+/** Forward progress: reset the retry counters (rxe resets them on every ACK that moves comp.psn) and the timer. */
+function progress(qp: QueuePair): void {
+  qp.comp.retryLeft = qp.attr.retryCnt;
+  qp.comp.rnrLeft = qp.attr.rnrRetry;
+  qp.comp.retrying = false;
+  restartRetransmitTimer(qp);
+  qp.device.kick(qp);
+}
+
+/** Local ACK timeout: retransmit from the first unacknowledged PSN, or give up after retry_cnt tries. */
+function onTimeout(qp: QueuePair): void {
+  if (qp.state !== QpState.RTS && qp.state !== QpState.SQD) return;
+  if (!hasOutstanding(qp)) return;
+  const now = qp.device.clock.now();
+  if (qp.req.waitUntil > now) {
+    armRetransmitTimer(qp);
+    return;
+  }
+  qp.counters.local_ack_timeout_err++;
+  if (!useRetry(qp)) return;
+  rewind(qp, qp.comp.psn);
+  armRetransmitTimer(qp);
+}
+
+/** Spends one retry; on exhaustion completes the oldest WQE with RETRY_EXC_ERR. Returns false then. */
+function useRetry(qp: QueuePair): boolean {
+  const c = qp.comp;
+  // IBTA gives retry_cnt no infinite value (rxe treats 7 as infinite; see docs/conformance.md).
+  if (c.retryLeft <= 0) {
+    qp.counters.retry_exceeded_err++;
+    const w = qp.sq[c.index];
+    if (w !== undefined) completeInOrder(qp, w, WcStatus.RETRY_EXC_ERR, `transport retry counter exceeded (retry_cnt ${qp.attr.retryCnt}) at PSN ${c.psn}`);
+    return false;
+  }
+  c.retryLeft--;
+  return true;
+}
+
+/**
+ * Go-back-N: the requester resends from `psn`: mid-message for SEND/WRITE,
+ * a new READ request for the rest of a READ, the whole atomic.
+ */
+export function rewind(qp: QueuePair, psn: number): void {
+  const c = qp.comp;
+  const req = qp.req;
+  qp.counters.completer_retry_err++;
+  c.retrying = true;
+  c.psn = psn;
+  let first = -1;
+  for (let i = c.index; i < qp.sq.length; i++) {
+    const w = qp.sq[i] as SendWqe;
+    if (w.state !== WqeState.STARTED) break;
+    if (first < 0) first = i;
+    const into = psnDiff(psn, w.firstPsn);
+    const inside = into >= 0 && psnDiff(psn, w.lastPsn) <= 0;
+    if (w.kind === WqeKind.READ) {
+      w.readPsn = inside ? psn : w.firstPsn;
+      w.sentPkts = 0;
+    } else if (w.kind === WqeKind.ATOMIC) {
+      w.sentPkts = 0;
+    } else {
+      w.sentPkts = inside ? into : 0;
+    }
+  }
+  if (first >= 0) req.next = first;
+  req.noackPkts = 0;
+  qp.device.kick(qp);
+}
+
+/** Completes SEND/WRITE WQEs that end before `psn` (implied ACK, C9-?); stops at an unfinished READ/atomic. */
+function impliedAcks(qp: QueuePair, psn: number): SendWqe | undefined {
+  for (;;) {
+    const w = qp.sq[qp.comp.index];
+    if (w === undefined || w.state !== WqeState.STARTED) return undefined;
+    if (psnDiff(psn, w.lastPsn) <= 0) return w;
+    if (w.kind === WqeKind.READ || w.kind === WqeKind.ATOMIC) return w;
+    if (w.sentPkts < w.npkts) return w; // not all sent: a response cannot cover it
+    qp.comp.psn = psnAdd(w.lastPsn, 1);
+    completeInOrder(qp, w, WcStatus.SUCCESS);
+    if (qp.state === QpState.ERR) return undefined;
+  }
+}
+
+/** Handles one response packet (ACK, NAK, READ response, atomic ACK) for an RC QP. */
+export function completerReceive(qp: QueuePair, p: RocePacket, frame: Uint8Array): void {
+  if (qp.type !== QpType.RC) return;
+  const st = qp.state;
+  if (st !== QpState.RTS && st !== QpState.SQD && st !== QpState.SQE) return;
+  const bth = p.bth;
+  const info = p.info;
+  if (bth === null || info === undefined) return;
+  const psn = bth.psn;
+  const c = qp.comp;
+  // A response to a PSN never sent is a ghost (rxe drops it); so is one older than the retry point.
+  if (psnDiff(psn, qp.req.psn) >= 0) return;
+  if (psnDiff(psn, c.psn) < 0) {
+    return; // duplicate or stale response
+  }
+  const w = impliedAcks(qp, psn);
+  if (w === undefined || qp.state === QpState.ERR) {
+    progress(qp);
+    return;
+  }
+  const readResp = (info.flags & OpFlag.READ) !== 0;
+  const atomicAck = (info.flags & OpFlag.ATOMIC) !== 0;
+  const syn = p.aeth !== null ? decodeSyndrome(p.aeth.syndrome) : null;
+
+  // A response beyond an unfinished READ/atomic means its responses were lost: implied NAK (rxe COMPST_ERROR_RETRY).
+  if ((w.kind === WqeKind.READ || w.kind === WqeKind.ATOMIC) && psnDiff(psn, w.lastPsn) > 0) {
+    if (c.retrying) return;
+    qp.counters.implied_nak++;
+    if (useRetry(qp)) rewind(qp, c.psn);
+    return;
+  }
+
+  if (readResp) {
+    if (w.kind !== WqeKind.READ) {
+      completeInOrder(qp, w, WcStatus.BAD_RESP_ERR, `${info.name} for a ${wqeName(w)} WQE`);
+      return;
+    }
+    if (psnDiff(psn, c.psn) > 0) {
+      // A gap in the READ responses: go back to the first missing one, once per gap.
+      if (c.retrying) return;
+      qp.counters.implied_nak++;
+      if (useRetry(qp)) rewind(qp, c.psn);
+      return;
+    }
+    const off = psnDiff(psn, w.firstPsn) * qp.mtu;
+    const data = frame.subarray(p.payloadOff, p.payloadOff + p.payloadLength);
+    const end = (info.flags & OpFlag.END) !== 0;
+    if (off + data.length > w.length || (end && off + data.length !== w.length) || (!end && data.length !== qp.mtu)) {
+      completeInOrder(qp, w, WcStatus.BAD_RESP_ERR, `READ response at PSN ${psn} carries ${data.length} bytes at offset ${off} of ${w.length}`);
+      return;
+    }
+    scatterTo(w.segs, off, data);
+    c.psn = psnAdd(psn, 1);
+    if (end) completeInOrder(qp, w, WcStatus.SUCCESS);
+    progress(qp);
+    return;
+  }
+
+  if (atomicAck) {
+    if (w.kind !== WqeKind.ATOMIC || psn !== w.firstPsn || p.atomicAckEth === null) {
+      completeInOrder(qp, w, WcStatus.BAD_RESP_ERR, `ATOMIC ACKNOWLEDGE at PSN ${psn} for a ${wqeName(w)} WQE`);
+      return;
+    }
+    const orig = new Uint8Array(8);
+    // The original value lands in local memory in the host's order (little-endian, as on x86 with rxe).
+    new DataView(orig.buffer).setBigUint64(0, p.atomicAckEth.origData, true);
+    scatterTo(w.segs, 0, orig);
+    c.psn = psnAdd(psn, 1);
+    completeInOrder(qp, w, WcStatus.SUCCESS);
+    progress(qp);
+    return;
+  }
+
+  if (syn === null) return;
+  switch (syn.kind) {
+    case AethKind.ACK: {
+      if (w.kind === WqeKind.READ || w.kind === WqeKind.ATOMIC) return; // a plain ACK inside a READ/atomic range carries nothing
+      c.psn = psnAdd(psn, 1);
+      if (psn === w.lastPsn && w.sentPkts >= w.npkts) completeInOrder(qp, w, WcStatus.SUCCESS);
+      progress(qp);
+      return;
+    }
+    case AethKind.RNR_NAK: {
+      qp.counters.rcvd_rnr_err++;
+      c.psn = psn;
+      if (qp.attr.rnrRetry !== RNR_INFINITE) {
+        if (c.rnrLeft <= 0) {
+          qp.counters.retry_rnr_exceeded_err++;
+          completeInOrder(qp, w, WcStatus.RNR_RETRY_EXC_ERR, `RNR retry counter exceeded (rnr_retry ${qp.attr.rnrRetry}) at PSN ${psn}`);
+          return;
+        }
+        c.rnrLeft--;
+      }
+      const wait = (RNR_TIMER_USEC[syn.value] ?? 655360) * 1000;
+      const clock = qp.device.clock;
+      qp.req.waitUntil = clock.now() + wait;
+      rewind(qp, psn);
+      clock.schedule(qp.req.waitUntil, () => {
+        qp.device.kick(qp);
+      });
+      restartRetransmitTimer(qp);
+      return;
+    }
+    case AethKind.NAK: {
+      if (syn.value === NakCode.PSN_SEQUENCE_ERROR) {
+        qp.counters.rcvd_seq_err++;
+        // The NAK's PSN is the responder's expected PSN: everything before it arrived (implied ACK above).
+        // A NAK that moves the retry point forward is progress and resets the retry counter; one that
+        // does not spends a retry (IBTA §9.7.5.2.6; rxe resets retry_cnt on progress).
+        const advanced = psnDiff(psn, c.psn) > 0;
+        c.psn = psn;
+        if (advanced) {
+          c.retryLeft = qp.attr.retryCnt;
+          c.rnrLeft = qp.attr.rnrRetry;
+        } else if (!useRetry(qp)) {
+          return;
+        }
+        rewind(qp, psn);
+        restartRetransmitTimer(qp);
+        return;
+      }
+      const status = NAK_STATUS[syn.value] ?? WcStatus.REM_OP_ERR;
+      if (syn.value === NakCode.INVALID_REQUEST) qp.counters.rcvd_nak_inv_req++;
+      else if (syn.value === NakCode.REMOTE_ACCESS_ERROR) qp.counters.rcvd_nak_rem_access++;
+      else qp.counters.rcvd_nak_rem_op++;
+      completeInOrder(qp, w, status, `NAK (${syn.value}) from the responder at PSN ${psn}`);
+      return;
+    }
+    default:
+      return;
+  }
+}
+
+function wqeName(w: SendWqe): string {
+  return ['SEND', 'WRITE', 'READ', 'ATOMIC'][w.kind] ?? 'unknown';
+}

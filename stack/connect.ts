@@ -1,0 +1,73 @@
+/**
+ * Connecting two QPs the way the out-of-band exchange of rc_pingpong or
+ * perftest does: each side learns the other's QPN, start PSN and GID, then
+ * goes RESET -> INIT -> RTR -> RTS with the attributes those tools use
+ * (path MTU, min_rnr_timer 12, timeout 14, retry_cnt 7, rnr_retry 7, one
+ * outstanding READ/atomic), unless the caller overrides them.
+ */
+import { Access, QpState, QpType, type Mtu } from './types';
+import type { QueuePair } from './queue-pair';
+import type { Device } from './device';
+
+export interface Endpoint {
+  qpn: number;
+  psn: number;
+  gid: Uint8Array;
+  mac: number;
+}
+
+export interface ConnectOptions {
+  pathMtu?: Mtu;
+  timeout?: number;
+  retryCnt?: number;
+  rnrRetry?: number;
+  minRnrTimer?: number;
+  maxRdAtomic?: number;
+  maxDestRdAtomic?: number;
+  accessFlags?: number;
+  trafficClass?: number;
+  qkey?: number;
+}
+
+/** The local side's endpoint description (what the out-of-band exchange sends). */
+export function endpointOf(dev: Device, qp: QueuePair, psn: number, gidIndex = 1): Endpoint {
+  const gid = dev.gids[gidIndex] ?? dev.gids[0];
+  if (gid === undefined) throw new Error('device has no GID');
+  return { qpn: qp.qpNum, psn, gid, mac: dev.driver.mac };
+}
+
+/** Moves `qp` to RTS towards `remote`; `localPsn` is its send PSN. */
+export function connectQp(qp: QueuePair, local: Endpoint, remote: Endpoint, o: ConnectOptions = {}): void {
+  const access = o.accessFlags ?? Access.LOCAL_WRITE | Access.REMOTE_WRITE | Access.REMOTE_READ | Access.REMOTE_ATOMIC;
+  if (qp.state !== QpState.RESET) qp.modify({ qpState: QpState.RESET });
+  if (qp.type === QpType.UD) {
+    qp.modify({ qpState: QpState.INIT, pkeyIndex: 0, portNum: 1, qkey: o.qkey ?? 0x11111111 });
+    qp.modify({ qpState: QpState.RTR });
+    qp.modify({ qpState: QpState.RTS, sqPsn: local.psn });
+    return;
+  }
+  qp.modify({ qpState: QpState.INIT, pkeyIndex: 0, portNum: 1, qpAccessFlags: access & 0xf });
+  const ahAttr = { dgid: remote.gid, dmac: remote.mac, hopLimit: 64, ...(o.trafficClass !== undefined ? { trafficClass: o.trafficClass } : {}) };
+  if (qp.type === QpType.RC) {
+    qp.modify({
+      qpState: QpState.RTR,
+      ahAttr,
+      pathMtu: o.pathMtu ?? 3,
+      destQpNum: remote.qpn,
+      rqPsn: remote.psn,
+      maxDestRdAtomic: o.maxDestRdAtomic ?? 16,
+      minRnrTimer: o.minRnrTimer ?? 12,
+    });
+    qp.modify({
+      qpState: QpState.RTS,
+      sqPsn: local.psn,
+      timeout: o.timeout ?? 14,
+      retryCnt: o.retryCnt ?? 7,
+      rnrRetry: o.rnrRetry ?? 7,
+      maxRdAtomic: o.maxRdAtomic ?? 16,
+    });
+  } else {
+    qp.modify({ qpState: QpState.RTR, ahAttr, pathMtu: o.pathMtu ?? 3, destQpNum: remote.qpn, rqPsn: remote.psn });
+    qp.modify({ qpState: QpState.RTS, sqPsn: local.psn });
+  }
+}

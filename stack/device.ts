@@ -1,0 +1,311 @@
+/**
+ * A RoCE v2 device over one NicDriver: the GID table, the memory-region key
+ * table, QP numbers, frame building on transmit and classification and
+ * dispatch on receive (rxe_recv.c: check the ICRC and headers, then hand
+ * requests to the responder and responses to the completer).
+ *
+ * All work is driven by three entry points - frames arriving, work posted,
+ * timers - and each ends by flushing the frames it produced to the driver in
+ * one burst.
+ */
+import type { NicDriver } from '../nic-driver/driver';
+import type { Clock } from './clock';
+import { Rng } from './rng';
+import { QpState, QpType, type Mtu, mtuFromBytes } from './types';
+import { VerbsError, VerbsErrorCode, invalid } from './errors';
+import { MrTable, ProtectionDomain, type MemoryRegion } from './memory-region';
+import { CompletionQueue } from './completion-queue';
+import { SharedReceiveQueue } from './shared-receive-queue';
+import { QueuePair, type QpInitAttr } from './queue-pair';
+import type { AhAttr } from './qp-attributes';
+import { AddressHandle, type Path, isIpv4MappedGid, rxeUdpSourcePort } from './address';
+import { type Counters, addCounters, newCounters } from './counters';
+import type { Sge } from './types';
+import { resolveSges, gatherFrom } from './dma';
+import { MrFault } from './memory-region';
+import { responderReceive } from './responder';
+import { completerReceive } from './completer';
+import { buildRoceV2Frame, type TransportSpec } from '../packets/build';
+import { decodeFrame } from '../packets/decode';
+import { OpFlag } from '../packets/opcodes';
+import { ipv6FromString, ipv6ToString } from '../packets/bytes';
+import { WireErrorCode } from '../packets/errors';
+
+export interface DeviceConfig {
+  driver: NicDriver;
+  clock: Clock;
+  /** IPv4 addresses of the interface (each becomes an IPv4-mapped RoCE v2 GID). */
+  ipv4?: string[];
+  /** IPv6 addresses of the interface (each becomes a GID). */
+  ipv6?: string[];
+  /** Static neighbour table: IP address text -> MAC. */
+  neighbors?: Record<string, number>;
+  name?: string;
+  /** Seed for start PSNs and other choices (default 1). */
+  seed?: number;
+  /** Outstanding PSNs per QP (rxe: RXE_MAX_UNACKED_PSNS = 128). */
+  maxUnackedPsns?: number;
+  /** Packets between AckReq bits inside a long message (rxe: RXE_MAX_PKT_PER_ACK = 64). */
+  maxPktsPerAck?: number;
+  /** Packets a requester sends before yielding to other work. */
+  burst?: number;
+  /** VLAN tag for every frame (priority for PFC), or none. */
+  vlan?: { vid: number; pcp: number } | null;
+}
+
+export interface DeviceTuning {
+  maxUnackedPsns: number;
+  maxPktsPerAck: number;
+  burst: number;
+}
+
+/** Link-layer and IP overhead of a RoCE v2 packet over IPv4 or IPv6: Ethernet 14 (+4 VLAN), IP, UDP 8, BTH 12, ICRC 4 ... the IB MTU is what fits. */
+const ROCE_OVERHEAD_V6 = 40 + 8 + 12 + 28 + 4;
+
+export class Device {
+  readonly name: string;
+  readonly driver: NicDriver;
+  readonly clock: Clock;
+  readonly mrs = new MrTable();
+  readonly rng: Rng;
+  readonly config: DeviceTuning;
+  readonly gids: Uint8Array[] = [];
+  readonly neighbors = new Map<string, number>();
+  /** Device-wide counters for frames that reach no QP. */
+  readonly counters: Counters = newCounters();
+  private readonly qps = new Map<number, QueuePair>();
+  private nextQpn = 0x11; // rxe's first user QP number
+  private txQueue: Uint8Array[] = [];
+  private kicked = new Set<QueuePair>();
+  private kickScheduled = false;
+  private readonly vlan: DeviceConfig['vlan'];
+
+  constructor(cfg: DeviceConfig) {
+    this.name = cfg.name ?? 'roce0';
+    this.driver = cfg.driver;
+    this.clock = cfg.clock;
+    this.rng = new Rng(cfg.seed ?? 1);
+    this.vlan = cfg.vlan ?? null;
+    this.config = { maxUnackedPsns: cfg.maxUnackedPsns ?? 128, maxPktsPerAck: cfg.maxPktsPerAck ?? 64, burst: cfg.burst ?? 64 };
+    // GID table as rxe builds it for RoCE v2: the link-local GID from the MAC first, then one per address.
+    this.gids.push(linkLocalGid(cfg.driver.mac));
+    for (const a of cfg.ipv4 ?? []) this.gids.push(ipv6FromString(`::ffff:${a}`));
+    for (const a of cfg.ipv6 ?? []) this.gids.push(ipv6FromString(a));
+    for (const [ip, mac] of Object.entries(cfg.neighbors ?? {})) this.neighbors.set(normalizeIp(ip), mac);
+    cfg.driver.setRxHandler(() => this.onRx());
+  }
+
+  /** The largest path MTU the link carries (rxe: netdev MTU minus headers, rounded down to an IB MTU). */
+  maxMtu(): Mtu {
+    const ib = this.driver.mtu - ROCE_OVERHEAD_V6;
+    for (const b of [4096, 2048, 1024, 512, 256]) if (b <= ib) return mtuFromBytes(b) as Mtu;
+    return 1;
+  }
+
+  /** GID table entries as text, index order (like show_gids). */
+  gidTable(): { index: number; gid: string; type: 'RoCE v2'; ipv4: boolean }[] {
+    return this.gids.map((g, index) => ({ index, gid: ipv6ToString(g), type: 'RoCE v2' as const, ipv4: isIpv4MappedGid(g) }));
+  }
+
+  allocPd(): ProtectionDomain {
+    return new ProtectionDomain();
+  }
+
+  regMr(pd: ProtectionDomain, buffer: Uint8Array, access: number, iova?: bigint): MemoryRegion {
+    return this.mrs.register(pd, buffer, access, iova);
+  }
+
+  deregMr(mr: MemoryRegion): void {
+    this.mrs.deregister(mr);
+  }
+
+  createCq(depth = 4096): CompletionQueue {
+    return new CompletionQueue(depth);
+  }
+
+  createSrq(pd: ProtectionDomain, attr: { maxWr: number; maxSge?: number }): SharedReceiveQueue {
+    return new SharedReceiveQueue(pd, attr.maxWr, attr.maxSge ?? 32);
+  }
+
+  createQp(pd: ProtectionDomain, init: QpInitAttr): QueuePair {
+    let qpn = this.nextQpn;
+    while (this.qps.has(qpn)) qpn = (qpn + 1) & 0xffffff || 0x11;
+    this.nextQpn = (qpn + 1) & 0xffffff || 0x11;
+    const qp = new QueuePair(this, pd, qpn, init);
+    this.qps.set(qpn, qp);
+    return qp;
+  }
+
+  destroyQp(qp: QueuePair): void {
+    qp.cancelTimers();
+    this.qps.delete(qp.qpNum);
+  }
+
+  createAh(_pd: ProtectionDomain, attr: AhAttr): AddressHandle {
+    return new AddressHandle(attr, this.resolvePath(attr));
+  }
+
+  /** A random 24-bit start PSN, as rc_pingpong draws one (from the device's seeded generator). */
+  randomPsn(): number {
+    return this.rng.u32() & 0xffffff;
+  }
+
+  qp(qpn: number): QueuePair | undefined {
+    return this.qps.get(qpn);
+  }
+
+  /** Counters of the device and of every QP, summed. */
+  totalCounters(): Counters {
+    const c = addCounters(newCounters(), this.counters);
+    for (const qp of this.qps.values()) addCounters(c, qp.counters);
+    return c;
+  }
+
+  /** Turns an address vector into a path: source GID, destination MAC (neighbour table), IP version. */
+  resolvePath(ah: AhAttr): Path {
+    const dgid = typeof ah.dgid === 'string' ? ipv6FromString(ah.dgid) : ah.dgid;
+    if (dgid.length !== 16) throw invalid('ahAttr.dgid must be 16 bytes');
+    const sgidIndex = ah.sgidIndex ?? (isIpv4MappedGid(dgid) ? this.gids.findIndex(isIpv4MappedGid) : 0);
+    const sgid = this.gids[sgidIndex];
+    if (sgid === undefined) throw invalid(`ahAttr.sgidIndex ${sgidIndex} is not in the GID table (${this.gids.length} entries)`);
+    const v4 = isIpv4MappedGid(dgid);
+    if (v4 !== isIpv4MappedGid(sgid)) throw invalid(`ahAttr: source GID ${ipv6ToString(sgid)} and destination GID ${ipv6ToString(dgid)} are not both IPv4-mapped or both IPv6`);
+    const dstText = v4 ? `${dgid[12]}.${dgid[13]}.${dgid[14]}.${dgid[15]}` : ipv6ToString(dgid);
+    const dmac = ah.dmac ?? this.neighbors.get(normalizeIp(dstText));
+    if (dmac === undefined) throw new VerbsError(VerbsErrorCode.NotFound, `no neighbour entry for ${dstText}: give ahAttr.dmac or add it to the device's neighbour table`);
+    const tc = ah.trafficClass ?? 0;
+    return {
+      srcMac: this.driver.mac,
+      dstMac: dmac,
+      ipVersion: v4 ? 4 : 6,
+      srcIp: v4 ? sgid.subarray(12) : sgid,
+      dstIp: v4 ? dgid.subarray(12) : dgid,
+      trafficClass: tc,
+      flowLabel: ah.flowLabel ?? 0,
+      hopLimit: ah.hopLimit ?? 64,
+      // The PFC priority rides in the VLAN PCP; take it from the traffic class's DSCP class when not configured.
+      vlan: this.vlan ? { vid: this.vlan.vid, pcp: this.vlan.pcp, dei: 0, tpid: 0x8100 } : null,
+    };
+  }
+
+  udpSourcePort(qp: QueuePair, flowLabel: number): number {
+    return rxeUdpSourcePort(qp.qpNum, qp.attr.destQpNum || qp.qpNum, flowLabel);
+  }
+
+  /** Copies an SGE list into one buffer (inline data); null when an SGE is not valid local memory. */
+  gather(qp: QueuePair, sgList: readonly Sge[], write: boolean): Uint8Array | null {
+    const r = resolveSges(this.mrs, qp.pd, sgList, write);
+    if (r.fault !== MrFault.OK) return null;
+    let total = 0;
+    for (const s of r.segs) total += s.length;
+    return gatherFrom(r.segs, 0, total).slice();
+  }
+
+  /** Builds the frame of a transport packet on `path` and queues it for the next flush. */
+  transmit(qp: QueuePair, t: TransportSpec, path: Path): void {
+    const ip =
+      path.ipVersion === 4
+        ? { version: 4 as const, src: bytesToV4(path.srcIp), dst: bytesToV4(path.dstIp), dscp: path.trafficClass >>> 2, ecn: path.trafficClass & 3, ttl: path.hopLimit, dontFragment: true }
+        : { version: 6 as const, src: path.srcIp, dst: path.dstIp, trafficClass: path.trafficClass, flowLabel: path.flowLabel, hopLimit: path.hopLimit };
+    const frame = buildRoceV2Frame({ ...t, eth: { src: path.srcMac, dst: path.dstMac, vlan: path.vlan }, ip, udp: { srcPort: qp.udpSport } });
+    this.txQueue.push(frame);
+    qp.counters.sent_pkts++;
+    if (this.txQueue.length >= 256) this.flush();
+  }
+
+  /** Hands queued frames to the driver in one burst. */
+  flush(): void {
+    if (this.txQueue.length === 0) return;
+    const q = this.txQueue;
+    this.txQueue = [];
+    const taken = this.driver.txBurst(q);
+    if (taken < q.length) this.counters.send_err += q.length - taken;
+  }
+
+  /** Asks for the requester of `qp` to run soon (coalesced). */
+  kick(qp: QueuePair): void {
+    this.kicked.add(qp);
+    if (this.kickScheduled) return;
+    this.kickScheduled = true;
+    this.clock.soon(() => this.runKicked());
+  }
+
+  private runKicked(): void {
+    this.kickScheduled = false;
+    const list = [...this.kicked];
+    this.kicked.clear();
+    for (const qp of list) qp.runRequester();
+    this.flush();
+  }
+
+  /** Receive path: a burst of frames from the driver, classified and dispatched. */
+  private onRx(): void {
+    for (;;) {
+      const frames = this.driver.rxBurst(64);
+      if (frames.length === 0) break;
+      for (const f of frames) this.receive(f);
+    }
+    this.flush();
+  }
+
+  /** Classifies one frame and hands it to its QP's responder or completer. */
+  receive(frame: Uint8Array): void {
+    const p = decodeFrame(frame);
+    if (!p.roce || p.version !== 2) return;
+    if (p.error !== null) {
+      // rxe drops frames with a bad ICRC or bad headers silently (rxe_recv.c), counting them.
+      if (p.error.code === WireErrorCode.BadIcrc) this.counters.rcvd_icrc_err++;
+      else this.counters.rcvd_malformed++;
+      return;
+    }
+    const bth = p.bth;
+    const info = p.info;
+    if (bth === null || info === undefined) return;
+    if ((info.flags & OpFlag.CNP) !== 0) return; // congestion control is not implemented; CNPs are ignored like rxe does
+    const qp = this.qps.get(bth.destQp);
+    if (qp === undefined || qp.state === QpState.RESET) {
+      this.counters.rcvd_unknown_qp++;
+      return;
+    }
+    qp.counters.rcvd_pkts++;
+    if ((info.flags & OpFlag.REQ) !== 0) responderReceive(qp, p, frame);
+    else if ((info.flags & OpFlag.RESP) !== 0) completerReceive(qp, p, frame);
+  }
+
+  /** True when a QP of this device has a send WQE not yet completed. */
+  busy(): boolean {
+    for (const qp of this.qps.values()) {
+      if (qp.type === QpType.RC && qp.comp.index < qp.sq.length) return true;
+    }
+    return false;
+  }
+}
+
+function bytesToV4(b: Uint8Array): number {
+  return (((b[0] ?? 0) << 24) | ((b[1] ?? 0) << 16) | ((b[2] ?? 0) << 8) | (b[3] ?? 0)) >>> 0;
+}
+
+function normalizeIp(text: string): string {
+  if (/^\d+\.\d+\.\d+\.\d+$/.test(text)) return text;
+  const b = ipv6FromString(text);
+  if (isIpv4MappedGid(b)) return `${b[12]}.${b[13]}.${b[14]}.${b[15]}`;
+  return ipv6ToString(b);
+}
+
+/** fe80::/64 with the modified EUI-64 of the MAC (RFC 4291 appendix A), the first GID of a RoCE port. */
+function linkLocalGid(mac: number): Uint8Array {
+  const g = new Uint8Array(16);
+  g[0] = 0xfe;
+  g[1] = 0x80;
+  const m = [0, 1, 2, 3, 4, 5].map((i) => Math.floor(mac / 2 ** (8 * (5 - i))) & 0xff);
+  g[8] = (m[0] ?? 0) ^ 0x02;
+  g[9] = m[1] ?? 0;
+  g[10] = m[2] ?? 0;
+  g[11] = 0xff;
+  g[12] = 0xfe;
+  g[13] = m[3] ?? 0;
+  g[14] = m[4] ?? 0;
+  g[15] = m[5] ?? 0;
+  return g;
+}
+

@@ -1,0 +1,452 @@
+/**
+ * A queue pair: its attributes and state (IBTA vol. 1 §10.3), the send and
+ * receive queues, and one state block per role, as rxe keeps them
+ * (`rxe_req_info`, `rxe_comp_info`, `rxe_resp_info`). The roles themselves
+ * live in requester.ts, completer.ts and responder.ts; this file holds the
+ * verbs entry points (modify, post) and the transitions to the error state.
+ */
+import { QpState, QpType, SendFlags, WcOpcode, WcStatus, WrOpcode, mtuBytes, type Mtu, type WorkCompletion, QP_STATE_NAMES } from './types';
+import { type AhAttr, type QpAttrInput, checkTransition } from './qp-attributes';
+import { VerbsError, VerbsErrorCode, invalid } from './errors';
+import type { ProtectionDomain } from './memory-region';
+import { sgeTotal } from './memory-region';
+import type { CompletionQueue } from './completion-queue';
+import type { SharedReceiveQueue } from './shared-receive-queue';
+import { type Counters, newCounters } from './counters';
+import { type RecvWqe, type RecvWr, type SendWqe, type SendWr, WqeKind, WqeState, makeRecvWqe, MAX_MSG_SIZE } from './work-request';
+import type { Path } from './address';
+import type { TimerId } from './clock';
+import type { Device } from './device';
+import { requesterRun } from './requester';
+
+export interface QpCap {
+  maxSendWr: number;
+  maxRecvWr: number;
+  maxSendSge: number;
+  maxRecvSge: number;
+  maxInlineData: number;
+}
+
+export interface QpInitAttr {
+  qpType: QpType;
+  sendCq: CompletionQueue;
+  recvCq: CompletionQueue;
+  srq?: SharedReceiveQueue;
+  cap?: Partial<QpCap>;
+  /** Every send WR completes with a CQE, signaled or not. */
+  sqSigAll?: boolean;
+}
+
+export interface QpAttributes {
+  qpState: QpState;
+  pkeyIndex: number;
+  portNum: number;
+  qpAccessFlags: number;
+  qkey: number;
+  ahAttr: AhAttr | null;
+  pathMtu: Mtu;
+  destQpNum: number;
+  rqPsn: number;
+  sqPsn: number;
+  maxDestRdAtomic: number;
+  minRnrTimer: number;
+  timeout: number;
+  retryCnt: number;
+  rnrRetry: number;
+  maxRdAtomic: number;
+}
+
+/** A saved READ or atomic request, replayed for duplicates (rxe `resp_res`). */
+export interface ResponderResource {
+  kind: 'read' | 'atomic';
+  firstPsn: number;
+  lastPsn: number;
+  va: bigint;
+  rkey: number;
+  length: number;
+  /** Atomic: the original value returned. */
+  origData: bigint;
+}
+
+export class RequesterState {
+  /** Next PSN to assign to a new WQE. */
+  psn = 0;
+  /** Index (in `sq`) of the WQE the requester works on. */
+  next = 0;
+  /** READ/atomic WQEs started and not completed. */
+  rdAtomicOutstanding = 0;
+  /** Packets since the last AckReq. */
+  noackPkts = 0;
+  /** The requester may not send before this time (RNR wait). */
+  waitUntil = 0;
+  /** Highest PSN sent so far (to tell retransmissions apart). */
+  sentHigh = 0;
+  sentAny = false;
+  kickTimer: TimerId | null = null;
+}
+
+export class CompleterState {
+  /** First PSN not yet acknowledged (the retry point). */
+  psn = 0;
+  /** Index (in `sq`) of the oldest WQE not completed. */
+  index = 0;
+  retryLeft = 0;
+  rnrLeft = 0;
+  timer: TimerId | null = null;
+  /** A go-back-N retry is under way: gaps seen before the retry point answers are not retried again. */
+  retrying = false;
+}
+
+export class ResponderState {
+  /** Expected PSN (ePSN). */
+  psn = 0;
+  /** Message sequence number: count of completed request messages, mod 2^24. */
+  msn = 0;
+  /** Opcode of the last accepted packet, or -1 when the next must start a message. */
+  opcode = -1;
+  /** A PSN sequence error NAK was sent for the current gap (one NAK per gap, C9-?? / rxe sent_psn_nak). */
+  sentPsnNak = false;
+  /** Receive WQE of the SEND in progress. */
+  wqe: RecvWqe | null = null;
+  /** Bytes of the current SEND or WRITE placed so far. */
+  offset = 0;
+  /** WRITE in progress: where it goes. */
+  writeBuf: Uint8Array | null = null;
+  writeOff = 0;
+  writeLen = 0;
+  /** UC: drop packets until the next message starts. */
+  dropMsg = false;
+  resources: ResponderResource[] = [];
+}
+
+const DEFAULT_CAP: QpCap = { maxSendWr: 1024, maxRecvWr: 1024, maxSendSge: 32, maxRecvSge: 32, maxInlineData: 256 };
+
+export class QueuePair {
+  readonly type: QpType;
+  readonly cap: QpCap;
+  readonly sendCq: CompletionQueue;
+  readonly recvCq: CompletionQueue;
+  readonly srq: SharedReceiveQueue | null;
+  readonly sqSigAll: boolean;
+  readonly counters: Counters = newCounters();
+  attr: QpAttributes;
+  /** Resolved path for a connected QP (set at RTR). */
+  path: Path | null = null;
+  /** UDP source port for this QP's packets. */
+  udpSport = 0xc000;
+  readonly sq: SendWqe[] = [];
+  readonly rq: RecvWqe[] = [];
+  readonly req = new RequesterState();
+  readonly comp = new CompleterState();
+  readonly resp = new ResponderState();
+  /** Why the QP went to the error state, if it did. */
+  errorReason = '';
+
+  constructor(
+    readonly device: Device,
+    readonly pd: ProtectionDomain,
+    readonly qpNum: number,
+    init: QpInitAttr,
+  ) {
+    if (init.qpType !== QpType.RC && init.qpType !== QpType.UC && init.qpType !== QpType.UD) {
+      throw new VerbsError(VerbsErrorCode.NotSupported, `createQp: QP type ${String(init.qpType)} is not supported (RC, UC and UD are)`);
+    }
+    this.type = init.qpType;
+    this.cap = { ...DEFAULT_CAP, ...init.cap };
+    for (const [k, v] of Object.entries(this.cap)) {
+      if (!Number.isInteger(v) || v < 0 || v > 1 << 20) throw invalid(`createQp: cap.${k} must be an integer 0..${1 << 20}`);
+    }
+    this.sendCq = init.sendCq;
+    this.recvCq = init.recvCq;
+    this.srq = init.srq ?? null;
+    this.sqSigAll = init.sqSigAll ?? false;
+    this.attr = {
+      qpState: QpState.RESET,
+      pkeyIndex: 0,
+      portNum: 1,
+      qpAccessFlags: 0,
+      qkey: 0,
+      ahAttr: null,
+      pathMtu: 3,
+      destQpNum: 0,
+      rqPsn: 0,
+      sqPsn: 0,
+      maxDestRdAtomic: 0,
+      minRnrTimer: 0,
+      timeout: 0,
+      retryCnt: 0,
+      rnrRetry: 0,
+      maxRdAtomic: 0,
+    };
+  }
+
+  get state(): QpState {
+    return this.attr.qpState;
+  }
+
+  get mtu(): number {
+    return mtuBytes(this.attr.pathMtu);
+  }
+
+  /** ibv_modify_qp. Throws VerbsError (EINVAL) on a transition or attribute the IBTA table does not allow. */
+  modify(input: QpAttrInput): void {
+    const cur = this.attr.qpState;
+    const target = checkTransition(this.type, cur, input);
+    if (input.pathMtu !== undefined && input.pathMtu > this.device.maxMtu()) {
+      throw invalid(`modifyQp: pathMtu ${mtuBytes(input.pathMtu)} exceeds what the link carries (${mtuBytes(this.device.maxMtu())})`);
+    }
+    if (input.ahAttr !== undefined) {
+      this.path = this.device.resolvePath(input.ahAttr); // throws on an unknown GID index or an unreachable peer
+    }
+    const { qpState: _s, curQpState: _c, ...rest } = input;
+    Object.assign(this.attr, rest);
+    this.attr.qpState = target;
+    if (input.destQpNum !== undefined || input.ahAttr !== undefined) {
+      this.udpSport = this.device.udpSourcePort(this, this.attr.ahAttr?.flowLabel ?? 0);
+    }
+    if (target === QpState.RESET) {
+      this.reset();
+      return;
+    }
+    if (target === QpState.ERR) {
+      if (cur !== QpState.ERR) this.enterError('moved to ERR by modifyQp');
+      return;
+    }
+    if (input.rqPsn !== undefined) this.resp.psn = input.rqPsn;
+    if (input.sqPsn !== undefined) {
+      this.req.psn = input.sqPsn;
+      this.comp.psn = input.sqPsn;
+    }
+    if (cur === QpState.RTR && target === QpState.RTS) {
+      this.comp.retryLeft = this.attr.retryCnt;
+      this.comp.rnrLeft = this.attr.rnrRetry;
+    }
+    if (target === QpState.RTS) this.device.kick(this);
+  }
+
+  /** Back to RESET: queues emptied without completions, role state cleared (IBTA §10.3.1). */
+  private reset(): void {
+    this.cancelTimers();
+    this.sq.length = 0;
+    this.rq.length = 0;
+    Object.assign(this.req, new RequesterState());
+    Object.assign(this.comp, new CompleterState());
+    Object.assign(this.resp, new ResponderState());
+    this.path = null;
+    this.errorReason = '';
+  }
+
+  cancelTimers(): void {
+    const clock = this.device.clock;
+    if (this.comp.timer !== null) clock.cancel(this.comp.timer);
+    if (this.req.kickTimer !== null) clock.cancel(this.req.kickTimer);
+    this.comp.timer = null;
+    this.req.kickTimer = null;
+  }
+
+  /** ibv_post_send. Throws VerbsError for a request the QP can never carry; protocol failures come back as completions. */
+  postSend(wrs: SendWr | readonly SendWr[]): void {
+    const list = Array.isArray(wrs) ? (wrs as readonly SendWr[]) : [wrs as SendWr];
+    const st = this.attr.qpState;
+    if (st === QpState.RESET || st === QpState.INIT || st === QpState.RTR) {
+      throw new VerbsError(VerbsErrorCode.BadState, `postSend: QP 0x${this.qpNum.toString(16)} is in ${QP_STATE_NAMES[st]}; sending needs RTS`);
+    }
+    const live = this.sq.length - this.comp.index;
+    if (live + list.length > this.cap.maxSendWr) {
+      throw new VerbsError(VerbsErrorCode.QueueFull, `postSend: send queue full (${live} of ${this.cap.maxSendWr} entries in use)`);
+    }
+    const wqes = list.map((wr) => this.makeSendWqe(wr)); // validate all before queueing any
+    for (const w of wqes) this.sq.push(w);
+    if (st === QpState.ERR) {
+      this.flushSend();
+      return;
+    }
+    this.device.kick(this);
+  }
+
+  private makeSendWqe(wr: SendWr): SendWqe {
+    const t = this.type;
+    const op = wr.opcode;
+    const allowed: readonly number[] =
+      t === QpType.UD
+        ? [WrOpcode.SEND, WrOpcode.SEND_WITH_IMM]
+        : t === QpType.UC
+          ? [WrOpcode.SEND, WrOpcode.SEND_WITH_IMM, WrOpcode.RDMA_WRITE, WrOpcode.RDMA_WRITE_WITH_IMM]
+          : [
+              WrOpcode.SEND,
+              WrOpcode.SEND_WITH_IMM,
+              WrOpcode.SEND_WITH_INV,
+              WrOpcode.RDMA_WRITE,
+              WrOpcode.RDMA_WRITE_WITH_IMM,
+              WrOpcode.RDMA_READ,
+              WrOpcode.ATOMIC_CMP_AND_SWP,
+              WrOpcode.ATOMIC_FETCH_AND_ADD,
+            ];
+    if (!allowed.includes(op)) throw invalid(`postSend: opcode ${String(op)} is not allowed on a ${t === QpType.UD ? 'UD' : t === QpType.UC ? 'UC' : 'RC'} QP`);
+    const sgList = wr.sgList ?? [];
+    if (sgList.length > this.cap.maxSendSge) throw invalid(`postSend: ${sgList.length} SGEs exceed maxSendSge ${this.cap.maxSendSge}`);
+    for (const s of sgList) {
+      if (!Number.isInteger(s.length) || s.length < 0 || s.length > MAX_MSG_SIZE) throw invalid(`postSend: SGE length ${s.length} is out of range`);
+    }
+    const flags = wr.sendFlags ?? 0;
+    const length = sgeTotal(sgList);
+    if (length > MAX_MSG_SIZE) throw invalid(`postSend: message of ${length} bytes exceeds the maximum ${MAX_MSG_SIZE}`);
+    let kind: WqeKind = WqeKind.SEND;
+    let remoteAddr = 0n;
+    let rkey = 0;
+    let compareAdd = 0n;
+    let swap = 0n;
+    if (op === WrOpcode.RDMA_WRITE || op === WrOpcode.RDMA_WRITE_WITH_IMM || op === WrOpcode.RDMA_READ) {
+      if (wr.rdma === undefined) throw invalid('postSend: RDMA WRITE and READ need `rdma: { remoteAddr, rkey }`');
+      kind = op === WrOpcode.RDMA_READ ? WqeKind.READ : WqeKind.WRITE;
+      remoteAddr = wr.rdma.remoteAddr;
+      rkey = wr.rdma.rkey >>> 0;
+    } else if (op === WrOpcode.ATOMIC_CMP_AND_SWP || op === WrOpcode.ATOMIC_FETCH_AND_ADD) {
+      if (wr.atomic === undefined) throw invalid('postSend: atomics need `atomic: { remoteAddr, rkey, compareAdd, swap }`');
+      if (length !== 8 || sgList.length !== 1) throw invalid('postSend: an atomic needs exactly one SGE of 8 bytes for the original value');
+      kind = WqeKind.ATOMIC;
+      remoteAddr = wr.atomic.remoteAddr;
+      rkey = wr.atomic.rkey >>> 0;
+      compareAdd = BigInt.asUintN(64, wr.atomic.compareAdd);
+      swap = BigInt.asUintN(64, wr.atomic.swap ?? 0n);
+    }
+    let inline: Uint8Array | null = null;
+    if ((flags & SendFlags.INLINE) !== 0) {
+      if (kind === WqeKind.READ || kind === WqeKind.ATOMIC) throw invalid('postSend: INLINE applies to SEND and WRITE only');
+      if (length > this.cap.maxInlineData) throw invalid(`postSend: ${length} inline bytes exceed maxInlineData ${this.cap.maxInlineData}`);
+      inline = this.device.gather(this, sgList, false);
+      if (inline === null) throw invalid('postSend: an inline SGE does not lie inside a registered region of this PD');
+    }
+    if (t === QpType.UD) {
+      if (wr.ud === undefined) throw invalid('postSend: a UD send needs `ud: { ah, remoteQpn, remoteQkey }`');
+      if (length > this.mtu) throw invalid(`postSend: a UD message of ${length} bytes exceeds the path MTU ${this.mtu}`);
+    }
+    if ((op === WrOpcode.SEND_WITH_IMM || op === WrOpcode.RDMA_WRITE_WITH_IMM) && wr.immData === undefined) {
+      throw invalid('postSend: SEND_WITH_IMM and RDMA_WRITE_WITH_IMM need immData');
+    }
+    if (op === WrOpcode.SEND_WITH_INV && wr.invalidateRkey === undefined) throw invalid('postSend: SEND_WITH_INV needs invalidateRkey');
+    return {
+      wrId: BigInt(wr.wrId ?? 0),
+      opcode: op,
+      kind,
+      sendFlags: flags,
+      imm: op === WrOpcode.SEND_WITH_IMM || op === WrOpcode.RDMA_WRITE_WITH_IMM ? (wr.immData ?? 0) >>> 0 : null,
+      inv: op === WrOpcode.SEND_WITH_INV ? (wr.invalidateRkey ?? 0) >>> 0 : null,
+      sgList: sgList.map((s) => ({ ...s })),
+      inline,
+      segs: [],
+      length,
+      remoteAddr,
+      rkey,
+      compareAdd,
+      swap,
+      ud: wr.ud ?? null,
+      state: WqeState.POSTED,
+      firstPsn: 0,
+      lastPsn: 0,
+      npkts: 0,
+      sentPkts: 0,
+      readPsn: 0,
+      readBytes: 0,
+    };
+  }
+
+  /** ibv_post_recv. */
+  postRecv(wrs: RecvWr | readonly RecvWr[]): void {
+    const list = Array.isArray(wrs) ? (wrs as readonly RecvWr[]) : [wrs as RecvWr];
+    if (this.srq !== null) throw invalid('postRecv: this QP takes its receive WQEs from a shared receive queue');
+    if (this.attr.qpState === QpState.RESET) throw new VerbsError(VerbsErrorCode.BadState, 'postRecv: QP is in RESET');
+    if (this.rq.length + list.length > this.cap.maxRecvWr) {
+      throw new VerbsError(VerbsErrorCode.QueueFull, `postRecv: receive queue full (${this.rq.length} of ${this.cap.maxRecvWr})`);
+    }
+    const wqes = list.map((wr) => makeRecvWqe(wr, this.cap.maxRecvSge));
+    for (const w of wqes) this.rq.push(w);
+    if (this.attr.qpState === QpState.ERR) this.flushRecv();
+  }
+
+  /** Takes the next receive WQE (own queue or SRQ), or null. */
+  takeRecvWqe(): RecvWqe | null {
+    if (this.srq !== null) return this.srq.take();
+    return this.rq.shift() ?? null;
+  }
+
+  /** True when a receive WQE is available. */
+  hasRecvWqe(): boolean {
+    return this.srq !== null ? this.srq.size > 0 : this.rq.length > 0;
+  }
+
+  /**
+   * Moves the QP to ERR (IBTA §10.3.1: every outstanding and later work
+   * request completes with WR_FLUSH_ERR).
+   */
+  enterError(reason: string): void {
+    if (this.errorReason === '') this.errorReason = reason;
+    this.attr.qpState = QpState.ERR;
+    this.cancelTimers();
+    this.flushSend();
+    this.flushRecv();
+    const r = this.resp;
+    if (r.wqe !== null) {
+      this.postRecvCompletion(r.wqe, WcStatus.WR_FLUSH_ERR, 0, 0, 0, 0, reason);
+      r.wqe = null;
+    }
+  }
+
+  /** Completes every send WQE not yet completed with WR_FLUSH_ERR, in order. */
+  flushSend(): void {
+    for (let i = this.comp.index; i < this.sq.length; i++) {
+      const w = this.sq[i] as SendWqe;
+      if (w.state !== WqeState.DONE) this.postSendCompletion(w, WcStatus.WR_FLUSH_ERR, 'flushed: QP in error state');
+    }
+    this.sq.length = 0;
+    this.comp.index = 0;
+    this.req.next = 0;
+    this.req.rdAtomicOutstanding = 0;
+  }
+
+  flushRecv(): void {
+    for (const w of this.rq) this.postRecvCompletion(w, WcStatus.WR_FLUSH_ERR, 0, 0, 0, 0, 'flushed: QP in error state');
+    this.rq.length = 0;
+  }
+
+  /** Posts the send completion of `w` (when signaled, or always on error) and marks it done. */
+  postSendCompletion(w: SendWqe, status: WcStatus, reason = ''): void {
+    if (w.state === WqeState.DONE) return;
+    if (w.state === WqeState.STARTED && (w.kind === WqeKind.READ || w.kind === WqeKind.ATOMIC)) this.req.rdAtomicOutstanding--;
+    w.state = WqeState.DONE;
+    if (status === WcStatus.SUCCESS && !this.sqSigAll && (w.sendFlags & SendFlags.SIGNALED) === 0) return;
+    const wc: WorkCompletion = {
+      wrId: w.wrId,
+      status,
+      opcode: SEND_WC_OPCODE[w.opcode] ?? WcOpcode.SEND,
+      byteLen: w.kind === WqeKind.READ || w.kind === WqeKind.ATOMIC ? w.length : 0,
+      qpNum: this.qpNum,
+      srcQp: 0,
+      wcFlags: 0,
+      immData: 0,
+      vendorErr: reason,
+    };
+    this.sendCq.push(wc);
+  }
+
+  postRecvCompletion(w: RecvWqe, status: WcStatus, byteLen: number, flags: number, imm: number, srcQp: number, reason = '', opcode: WcOpcode = WcOpcode.RECV): void {
+    const wc: WorkCompletion = { wrId: w.wrId, status, opcode, byteLen, qpNum: this.qpNum, srcQp, wcFlags: flags, immData: imm, vendorErr: reason };
+    this.recvCq.push(wc, true);
+  }
+
+  /** Runs the requester now (the device calls this; tests may too). */
+  runRequester(): void {
+    requesterRun(this);
+  }
+}
+
+const SEND_WC_OPCODE: Readonly<Record<number, WcOpcode>> = {
+  [WrOpcode.SEND]: WcOpcode.SEND,
+  [WrOpcode.SEND_WITH_IMM]: WcOpcode.SEND,
+  [WrOpcode.SEND_WITH_INV]: WcOpcode.SEND,
+  [WrOpcode.RDMA_WRITE]: WcOpcode.RDMA_WRITE,
+  [WrOpcode.RDMA_WRITE_WITH_IMM]: WcOpcode.RDMA_WRITE,
+  [WrOpcode.RDMA_READ]: WcOpcode.RDMA_READ,
+  [WrOpcode.ATOMIC_CMP_AND_SWP]: WcOpcode.COMP_SWAP,
+  [WrOpcode.ATOMIC_FETCH_AND_ADD]: WcOpcode.FETCH_ADD,
+};

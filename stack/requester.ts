@@ -1,0 +1,213 @@
+/**
+ * The requester (IBTA vol. 1 §9.7.2-9.7.4; rxe_req.c): turns send WQEs into
+ * request packets. It segments SEND and WRITE messages by the path MTU,
+ * assigns PSNs, sets AckReq on the last packet of a message and every
+ * `maxPktsPerAck` packets, keeps at most `maxUnackedPsns` PSNs outstanding
+ * and at most `max_rd_atomic` READ/atomic requests, honours fences, and
+ * resumes from the retry point the completer set (go-back-N).
+ */
+import { QpState, QpType, SendFlags, WcStatus, WrOpcode } from './types';
+import type { QueuePair } from './queue-pair';
+import { type SendWqe, WqeKind, WqeState } from './work-request';
+import { psnAdd, psnDiff } from './psn';
+import { resolveSges, gatherFrom } from './dma';
+import { MrFault, MR_FAULT_NAMES } from './memory-region';
+import type { TransportSpec } from '../packets/build';
+import { armRetransmitTimer, completeInOrder } from './completer';
+
+/** Opcode numbers by name suffix, per transport (IBTA table 35): RC 0x00, UC 0x20, UD 0x60. */
+const SUB = {
+  SEND_FIRST: 0x00,
+  SEND_MIDDLE: 0x01,
+  SEND_LAST: 0x02,
+  SEND_LAST_WITH_IMMEDIATE: 0x03,
+  SEND_ONLY: 0x04,
+  SEND_ONLY_WITH_IMMEDIATE: 0x05,
+  RDMA_WRITE_FIRST: 0x06,
+  RDMA_WRITE_MIDDLE: 0x07,
+  RDMA_WRITE_LAST: 0x08,
+  RDMA_WRITE_LAST_WITH_IMMEDIATE: 0x09,
+  RDMA_WRITE_ONLY: 0x0a,
+  RDMA_WRITE_ONLY_WITH_IMMEDIATE: 0x0b,
+  RDMA_READ_REQUEST: 0x0c,
+  COMPARE_SWAP: 0x13,
+  FETCH_ADD: 0x14,
+  SEND_LAST_WITH_INVALIDATE: 0x16,
+  SEND_ONLY_WITH_INVALIDATE: 0x17,
+} as const;
+
+const BASE: Readonly<Record<number, number>> = { [QpType.RC]: 0x00, [QpType.UC]: 0x20, [QpType.UD]: 0x60 };
+
+/** Packets a WQE needs on the wire: response packets for a READ, one for an atomic. */
+function packetCount(w: SendWqe, mtu: number): number {
+  if (w.kind === WqeKind.ATOMIC) return 1;
+  return Math.max(1, Math.ceil(w.length / mtu));
+}
+
+/** Request packets the requester sends for a WQE in the current pass. */
+function requestPackets(w: SendWqe): number {
+  return w.kind === WqeKind.READ || w.kind === WqeKind.ATOMIC ? 1 : w.npkts;
+}
+
+/** Starts a WQE: checks fence and READ/atomic limits, resolves its memory, assigns PSNs. False when it must wait. */
+function startWqe(qp: QueuePair, w: SendWqe): boolean {
+  const req = qp.req;
+  if (qp.state === QpState.SQD) return false; // drain: no new WQEs (IBTA §10.3.1.3)
+  const rdAtomic = w.kind === WqeKind.READ || w.kind === WqeKind.ATOMIC;
+  // A fenced WQE waits for every earlier READ and atomic to complete (IBTA §10.8.3.3).
+  if ((w.sendFlags & SendFlags.FENCE) !== 0 && req.rdAtomicOutstanding > 0) return false;
+  if (rdAtomic && req.rdAtomicOutstanding >= Math.max(1, qp.attr.maxRdAtomic)) return false;
+  if (w.inline !== null) {
+    w.segs = [w.inline];
+  } else {
+    const r = resolveSges(qp.device.mrs, qp.pd, w.sgList, rdAtomic);
+    if (r.fault !== MrFault.OK) {
+      // A bad local SGE is a local protection error; the QP goes to ERR (IBTA §10.8.3.1, C10-?).
+      w.state = WqeState.STARTED;
+      if (rdAtomic) req.rdAtomicOutstanding++;
+      completeInOrder(qp, w, WcStatus.LOC_PROT_ERR, `local SGE: ${MR_FAULT_NAMES[r.fault]}`);
+      return false;
+    }
+    w.segs = r.segs;
+  }
+  w.npkts = qp.type === QpType.UD ? 1 : packetCount(w, qp.mtu);
+  w.firstPsn = req.psn;
+  w.lastPsn = psnAdd(req.psn, w.npkts - 1);
+  w.readPsn = w.firstPsn;
+  req.psn = psnAdd(req.psn, w.npkts);
+  w.sentPkts = 0;
+  w.readBytes = 0;
+  w.state = WqeState.STARTED;
+  if (rdAtomic) req.rdAtomicOutstanding++;
+  return true;
+}
+
+/** The PSN of the next request packet of a started WQE. */
+function nextPsn(w: SendWqe): number {
+  return w.kind === WqeKind.READ ? w.readPsn : psnAdd(w.firstPsn, w.sentPkts);
+}
+
+/** Builds the next request packet of `w` and hands it to the device. */
+function sendPacket(qp: QueuePair, w: SendWqe): void {
+  const dev = qp.device;
+  const req = qp.req;
+  const mtu = qp.mtu;
+  const base = BASE[qp.type] ?? 0;
+  const psn = nextPsn(w);
+  const rc = qp.type === QpType.RC;
+  let t: TransportSpec;
+  if (w.kind === WqeKind.READ) {
+    const off = psnDiff(w.readPsn, w.firstPsn) * mtu;
+    t = {
+      bth: { opcode: SUB.RDMA_READ_REQUEST, destQp: qp.attr.destQpNum, psn, ackReq: true },
+      reth: { va: w.remoteAddr + BigInt(off), rkey: w.rkey, dmaLength: w.length - off },
+    };
+  } else if (w.kind === WqeKind.ATOMIC) {
+    const cmp = w.opcode === WrOpcode.ATOMIC_CMP_AND_SWP;
+    t = {
+      bth: { opcode: cmp ? SUB.COMPARE_SWAP : SUB.FETCH_ADD, destQp: qp.attr.destQpNum, psn, ackReq: true },
+      atomicEth: { va: w.remoteAddr, rkey: w.rkey, swapAdd: cmp ? w.swap : w.compareAdd, compare: cmp ? w.compareAdd : 0n },
+    };
+  } else {
+    const i = w.sentPkts;
+    const off = i * mtu;
+    const len = Math.min(mtu, w.length - off);
+    const first = i === 0;
+    const last = i === w.npkts - 1;
+    const write = w.kind === WqeKind.WRITE;
+    let sub: number;
+    if (first && last) {
+      sub = write
+        ? w.imm !== null
+          ? SUB.RDMA_WRITE_ONLY_WITH_IMMEDIATE
+          : SUB.RDMA_WRITE_ONLY
+        : w.imm !== null
+          ? SUB.SEND_ONLY_WITH_IMMEDIATE
+          : w.inv !== null
+            ? SUB.SEND_ONLY_WITH_INVALIDATE
+            : SUB.SEND_ONLY;
+    } else if (first) {
+      sub = write ? SUB.RDMA_WRITE_FIRST : SUB.SEND_FIRST;
+    } else if (last) {
+      sub = write
+        ? w.imm !== null
+          ? SUB.RDMA_WRITE_LAST_WITH_IMMEDIATE
+          : SUB.RDMA_WRITE_LAST
+        : w.imm !== null
+          ? SUB.SEND_LAST_WITH_IMMEDIATE
+          : w.inv !== null
+            ? SUB.SEND_LAST_WITH_INVALIDATE
+            : SUB.SEND_LAST;
+    } else {
+      sub = write ? SUB.RDMA_WRITE_MIDDLE : SUB.SEND_MIDDLE;
+    }
+    // AckReq: last packet of a message, or every maxPktsPerAck packets, or when the window is about to close (rxe_req.c).
+    let ackReq = false;
+    if (rc) {
+      req.noackPkts++;
+      ackReq = last || req.noackPkts >= dev.config.maxPktsPerAck || psnDiff(psnAdd(psn, 1), qp.comp.psn) >= dev.config.maxUnackedPsns;
+      if (ackReq) req.noackPkts = 0;
+    }
+    t = {
+      bth: {
+        opcode: base | sub,
+        destQp: qp.type === QpType.UD ? (w.ud?.remoteQpn ?? 0) : qp.attr.destQpNum,
+        psn,
+        ackReq,
+        se: last && (w.sendFlags & SendFlags.SOLICITED) !== 0,
+      },
+      payload: len > 0 ? gatherFrom(w.segs, off, len) : new Uint8Array(0),
+    };
+    if (write && first) t.reth = { va: w.remoteAddr, rkey: w.rkey, dmaLength: w.length };
+    if (last && w.imm !== null) t.immDt = w.imm;
+    if (last && w.inv !== null) t.ieth = w.inv;
+    if (qp.type === QpType.UD && w.ud) {
+      // IBTA C10-15: a Q_Key with the high bit set means "use the QP's own Q_Key".
+      const qkey = (w.ud.remoteQkey & 0x8000_0000) !== 0 ? qp.attr.qkey : w.ud.remoteQkey >>> 0;
+      t.deth = { qkey, srcQp: qp.qpNum };
+    }
+  }
+  if (req.sentAny && psnDiff(psn, req.sentHigh) <= 0) qp.counters.retransmitted_pkts++;
+  else {
+    req.sentHigh = psn;
+    req.sentAny = true;
+  }
+  const path = qp.type === QpType.UD && w.ud ? w.ud.ah.path : qp.path;
+  if (path === null) return;
+  dev.transmit(qp, t, path);
+  if (w.kind === WqeKind.READ || w.kind === WqeKind.ATOMIC) w.sentPkts = 1;
+  else w.sentPkts++;
+  if (rc) armRetransmitTimer(qp);
+}
+
+/**
+ * Runs the requester: sends up to one burst of packets, then yields to other
+ * events (another run is scheduled when work is left).
+ */
+export function requesterRun(qp: QueuePair): void {
+  const dev = qp.device;
+  const req = qp.req;
+  const st = qp.state;
+  if (st !== QpState.RTS && st !== QpState.SQD) return;
+  if (req.waitUntil > dev.clock.now()) return; // an RNR wait: the completer restarts us
+  let budget = dev.config.burst;
+  while (budget > 0) {
+    const w = qp.sq[req.next];
+    if (w === undefined) return;
+    if (w.state === WqeState.DONE) {
+      req.next++;
+      continue;
+    }
+    if (w.state === WqeState.POSTED && !startWqe(qp, w)) return;
+    if (qp.state === QpState.ERR) return;
+    if (qp.type === QpType.RC && psnDiff(nextPsn(w), qp.comp.psn) >= dev.config.maxUnackedPsns) return;
+    sendPacket(qp, w);
+    budget--;
+    if (w.sentPkts >= requestPackets(w)) {
+      req.next++;
+      // UC and UD need no acknowledgement: the WQE completes once its last packet is sent (IBTA §9.8.3).
+      if (qp.type !== QpType.RC) completeInOrder(qp, w, WcStatus.SUCCESS);
+    }
+  }
+  dev.kick(qp);
+}

@@ -1,0 +1,473 @@
+/**
+ * The responder (IBTA vol. 1 §9.7.5, §9.8; rxe_resp.c): checks each request
+ * packet in rxe's order (PSN, opcode sequence, opcode validity, resources,
+ * length, R_Key), executes it (places SEND and WRITE data, answers READ,
+ * performs atomics once), completes receive WQEs and acknowledges.
+ *
+ * Errors follow the IBTA classes: a PSN ahead of the expected one is class B
+ * (one PSN sequence error NAK per gap, then silent drops); a missing receive
+ * WQE is an RNR NAK; invalid requests and access violations are class C (NAK,
+ * then the QP goes to ERR). UC and UD never answer: they drop what they cannot
+ * take. Duplicates are re-ACKed (SEND, WRITE; C9-105), READs are replayed from
+ * the saved request, atomics are answered from the saved result and never
+ * executed twice.
+ */
+import { Access, QpState, QpType, WcFlags, WcOpcode, WcStatus } from './types';
+import type { QueuePair, ResponderResource } from './queue-pair';
+import { psnAdd, psnDiff } from './psn';
+import { resolveSges, scatterTo } from './dma';
+import { MrFault, MR_FAULT_NAMES } from './memory-region';
+import { MAX_MSG_SIZE } from './work-request';
+import type { RocePacket } from '../packets/decode';
+import { type OpcodeInfo, OpFlag } from '../packets/opcodes';
+import { CREDITS_INVALID, NakCode, encodeSyndrome } from '../packets/aeth';
+import type { TransportSpec } from '../packets/build';
+
+const RC_ACKNOWLEDGE = 0x11;
+const RC_ATOMIC_ACKNOWLEDGE = 0x12;
+const READ_RESPONSE = { FIRST: 0x0d, MIDDLE: 0x0e, LAST: 0x0f, ONLY: 0x10 } as const;
+/** rxe answers with credit code 31 (no end-to-end flow control) on every ACK. */
+const ACK_SYNDROME = encodeSyndrome('ACK', CREDITS_INVALID);
+
+function sendAck(qp: QueuePair, syndrome: number, psn: number): void {
+  const t: TransportSpec = {
+    bth: { opcode: RC_ACKNOWLEDGE, destQp: qp.attr.destQpNum, psn },
+    aeth: { syndrome, msn: qp.resp.msn },
+  };
+  if (qp.path !== null) qp.device.transmit(qp, t, qp.path);
+}
+
+function sendNak(qp: QueuePair, code: number, psn: number): void {
+  sendAck(qp, encodeSyndrome('NAK', code), psn);
+}
+
+/** Class A/C error (RC): NAK, complete the receive WQE in use with `status`, QP to ERR. */
+function classCError(qp: QueuePair, code: number, psn: number, reason: string, status: WcStatus): void {
+  if (code === NakCode.INVALID_REQUEST) qp.counters.send_nak_inv_req++;
+  else if (code === NakCode.REMOTE_ACCESS_ERROR) qp.counters.send_nak_rem_access++;
+  else qp.counters.send_nak_rem_op++;
+  sendNak(qp, code, psn);
+  const r = qp.resp;
+  if (r.wqe !== null) {
+    qp.postRecvCompletion(r.wqe, status, r.offset, 0, 0, 0, reason);
+    r.wqe = null;
+  }
+  qp.enterError(`responder: ${reason}`);
+}
+
+/** UC/UD: forget the message in progress; its receive WQE is kept for the next one (rxe drop_msg). */
+function dropMessage(qp: QueuePair): void {
+  const r = qp.resp;
+  r.opcode = -1;
+  r.offset = 0;
+  r.writeBuf = null;
+  r.dropMsg = true;
+}
+
+/** Opcode sequence check (IBTA C9-?: a FIRST/MIDDLE must be followed by MIDDLE or LAST of the same operation). */
+function sequenceOk(prev: number, info: OpcodeInfo): boolean {
+  const f = info.flags;
+  if (prev < 0) return (f & OpFlag.START) !== 0;
+  const inSend = (prev & 0x1f) === 0x00 || (prev & 0x1f) === 0x01;
+  const inWrite = (prev & 0x1f) === 0x06 || (prev & 0x1f) === 0x07;
+  if (inSend) return (f & OpFlag.SEND) !== 0 && (f & OpFlag.START) === 0;
+  if (inWrite) return (f & OpFlag.WRITE) !== 0 && (f & OpFlag.START) === 0;
+  return (f & OpFlag.START) !== 0;
+}
+
+/** The remote access a request needs from the QP's access flags (IBTA §10.2.4.1; rxe check_op_valid). */
+function neededAccess(info: OpcodeInfo): number {
+  const f = info.flags;
+  if ((f & OpFlag.WRITE) !== 0) return Access.REMOTE_WRITE;
+  if ((f & OpFlag.READ) !== 0) return Access.REMOTE_READ;
+  if ((f & OpFlag.ATOMIC) !== 0) return Access.REMOTE_ATOMIC;
+  return 0;
+}
+
+/** Handles one request packet addressed to `qp`. */
+export function responderReceive(qp: QueuePair, p: RocePacket, frame: Uint8Array): void {
+  const st = qp.state;
+  // Packets for a QP in RESET or INIT, or in ERR, are dropped silently (IBTA §10.3.1).
+  if (st === QpState.RESET || st === QpState.INIT || st === QpState.ERR) return;
+  const bth = p.bth;
+  const info = p.info;
+  if (bth === null || info === undefined) return;
+  if (qp.type === QpType.UD) {
+    udReceive(qp, p, frame);
+    return;
+  }
+  // The opcode's transport must be the QP's (rxe check_type_state drops the others).
+  if (info.qpType !== (qp.type === QpType.RC ? 'RC' : 'UC')) {
+    qp.counters.rcvd_malformed++;
+    return;
+  }
+  const r = qp.resp;
+  const rc = qp.type === QpType.RC;
+  const d = psnDiff(bth.psn, r.psn);
+  if (rc) {
+    if (d > 0) {
+      // Class B: a PSN ahead of the expected one. One NAK per gap, then silent drops.
+      qp.counters.out_of_seq_request++;
+      if (!r.sentPsnNak) {
+        r.sentPsnNak = true;
+        qp.counters.send_seq_err_nak++;
+        sendNak(qp, NakCode.PSN_SEQUENCE_ERROR, r.psn);
+      }
+      return;
+    }
+    if (d < 0) {
+      qp.counters.duplicate_request++;
+      duplicate(qp, p, info);
+      return;
+    }
+    r.sentPsnNak = false;
+  } else if (d !== 0 || r.dropMsg) {
+    // UC: a lost packet loses the rest of its message; the next message that starts resynchronises (IBTA §9.8.3).
+    if (d !== 0) qp.counters.out_of_seq_request++;
+    if ((info.flags & OpFlag.START) === 0) {
+      dropMessage(qp);
+      r.psn = psnAdd(bth.psn, 1);
+      return;
+    }
+    r.opcode = -1;
+    r.offset = 0;
+    r.dropMsg = false;
+  }
+
+  if (!sequenceOk(r.opcode, info)) {
+    if (rc) classCError(qp, NakCode.INVALID_REQUEST, bth.psn, `opcode ${info.name} out of sequence after 0x${r.opcode.toString(16)}`, WcStatus.REM_INV_REQ_ERR);
+    else {
+      dropMessage(qp);
+      r.psn = psnAdd(bth.psn, 1);
+    }
+    return;
+  }
+  const need = neededAccess(info);
+  if ((qp.attr.qpAccessFlags & need) !== need) {
+    if (rc) classCError(qp, NakCode.INVALID_REQUEST, bth.psn, `${info.name} is not enabled on this QP (access flags 0x${qp.attr.qpAccessFlags.toString(16)})`, WcStatus.REM_INV_REQ_ERR);
+    else dropMessage(qp);
+    return;
+  }
+
+  // Resources: a SEND or a WRITE with immediate needs a receive WQE.
+  const f = info.flags;
+  const wantsWqe = (f & OpFlag.RWR) !== 0 && ((f & OpFlag.SEND) !== 0 ? (f & OpFlag.START) !== 0 : true);
+  if (wantsWqe && r.wqe === null) {
+    if (!qp.hasRecvWqe()) {
+      if (rc) {
+        qp.counters.send_rnr_err++;
+        sendAck(qp, encodeSyndrome('RNR_NAK', qp.attr.minRnrTimer), bth.psn);
+      } else {
+        dropMessage(qp);
+        r.psn = psnAdd(bth.psn, 1);
+      }
+      return;
+    }
+    r.wqe = qp.takeRecvWqe();
+    r.offset = (f & OpFlag.SEND) !== 0 ? 0 : r.offset;
+  }
+
+  // Length: FIRST/MIDDLE carry exactly one MTU, LAST/ONLY at most one (rxe check_length; C9-29..31).
+  const len = p.payloadLength;
+  const mtu = qp.mtu;
+  const end = (f & OpFlag.END) !== 0;
+  if ((f & (OpFlag.SEND | OpFlag.WRITE)) !== 0 && ((!end && len !== mtu) || (end && len > mtu))) {
+    if (rc) classCError(qp, NakCode.INVALID_REQUEST, bth.psn, `${info.name} carries ${len} bytes with a path MTU of ${mtu}`, WcStatus.REM_INV_REQ_ERR);
+    else dropMessage(qp);
+    return;
+  }
+
+  if ((f & OpFlag.SEND) !== 0) {
+    executeSend(qp, p, info, frame);
+  } else if ((f & OpFlag.WRITE) !== 0) {
+    executeWrite(qp, p, info, frame);
+  } else if ((f & OpFlag.READ) !== 0) {
+    executeRead(qp, p);
+    return;
+  } else if ((f & OpFlag.ATOMIC) !== 0) {
+    executeAtomic(qp, p, info);
+    return;
+  } else {
+    if (rc) classCError(qp, NakCode.INVALID_REQUEST, bth.psn, `${info.name} is not supported by this responder`, WcStatus.REM_INV_REQ_ERR);
+    return;
+  }
+}
+
+function executeSend(qp: QueuePair, p: RocePacket, info: OpcodeInfo, frame: Uint8Array): void {
+  const r = qp.resp;
+  const bth = p.bth!;
+  const rc = qp.type === QpType.RC;
+  const wqe = r.wqe;
+  if (wqe === null) return;
+  const len = p.payloadLength;
+  if (r.offset + len > wqe.length) {
+    // The message does not fit the receive buffer (rxe RESPST_ERR_LENGTH; the receive side sees a local length error).
+    if (rc) classCError(qp, NakCode.INVALID_REQUEST, bth.psn, `SEND of at least ${r.offset + len} bytes exceeds the ${wqe.length}-byte receive buffer`, WcStatus.LOC_LEN_ERR);
+    else {
+      qp.postRecvCompletion(wqe, WcStatus.LOC_LEN_ERR, r.offset + len, 0, 0, 0, 'message longer than the receive buffer');
+      r.wqe = null;
+      dropMessage(qp);
+    }
+    return;
+  }
+  if (len > 0) {
+    const res = resolveSges(qp.device.mrs, qp.pd, wqe.sgList, true);
+    if (res.fault !== MrFault.OK) {
+      // A receive WQE the responder cannot write is malformed: class A, remote operational error (rxe MALFORMED_WQE).
+      if (rc) classCError(qp, NakCode.REMOTE_OPERATIONAL_ERROR, bth.psn, `receive SGE: ${MR_FAULT_NAMES[res.fault]}`, WcStatus.LOC_PROT_ERR);
+      else {
+        qp.postRecvCompletion(wqe, WcStatus.LOC_PROT_ERR, 0, 0, 0, 0, `receive SGE: ${MR_FAULT_NAMES[res.fault]}`);
+        r.wqe = null;
+        qp.enterError('receive SGE could not be written');
+      }
+      return;
+    }
+    scatterTo(res.segs, r.offset, frame.subarray(p.payloadOff, p.payloadOff + len));
+  }
+  r.offset += len;
+  finishPacket(qp, p, info);
+}
+
+function executeWrite(qp: QueuePair, p: RocePacket, info: OpcodeInfo, frame: Uint8Array): void {
+  const r = qp.resp;
+  const bth = p.bth!;
+  const rc = qp.type === QpType.RC;
+  const f = info.flags;
+  const len = p.payloadLength;
+  if ((f & OpFlag.START) !== 0) {
+    const reth = p.reth!;
+    r.writeLen = reth.dmaLength;
+    r.writeOff = 0;
+    r.writeBuf = null;
+    r.offset = 0;
+    if (reth.dmaLength > MAX_MSG_SIZE) {
+      if (rc) classCError(qp, NakCode.INVALID_REQUEST, bth.psn, `WRITE of ${reth.dmaLength} bytes exceeds the maximum message size`, WcStatus.REM_INV_REQ_ERR);
+      else dropMessage(qp);
+      return;
+    }
+    if (reth.dmaLength > 0) {
+      // C9-88 / rxe check_rkey: the R_Key must name a region of this PD that covers the range and allows remote write.
+      const hit = qp.device.mrs.checkRemote(qp.pd, reth.rkey, reth.va, reth.dmaLength, Access.REMOTE_WRITE);
+      if (hit.fault !== MrFault.OK || hit.mr === null) {
+        if (rc) classCError(qp, NakCode.REMOTE_ACCESS_ERROR, bth.psn, `WRITE rkey 0x${reth.rkey.toString(16)} va 0x${reth.va.toString(16)} len ${reth.dmaLength}: ${MR_FAULT_NAMES[hit.fault]}`, WcStatus.REM_ACCESS_ERR);
+        else dropMessage(qp);
+        return;
+      }
+      r.writeBuf = hit.mr.buffer;
+      r.writeOff = hit.offset;
+    }
+  }
+  if (r.offset + len > r.writeLen || ((f & OpFlag.END) !== 0 && r.offset + len !== r.writeLen)) {
+    if (rc) classCError(qp, NakCode.INVALID_REQUEST, bth.psn, `WRITE carries ${r.offset + len} bytes but its RETH says ${r.writeLen}`, WcStatus.REM_INV_REQ_ERR);
+    else dropMessage(qp);
+    return;
+  }
+  if (len > 0 && r.writeBuf !== null) {
+    r.writeBuf.set(frame.subarray(p.payloadOff, p.payloadOff + len), r.writeOff + r.offset);
+  }
+  r.offset += len;
+  finishPacket(qp, p, info);
+}
+
+/** After a SEND or WRITE packet: advance the PSN, complete the message, acknowledge. */
+function finishPacket(qp: QueuePair, p: RocePacket, info: OpcodeInfo): void {
+  const r = qp.resp;
+  const bth = p.bth!;
+  const f = info.flags;
+  r.psn = psnAdd(bth.psn, 1);
+  r.opcode = (f & OpFlag.END) !== 0 ? -1 : bth.opcode;
+  if ((f & OpFlag.END) !== 0) {
+    r.msn = (r.msn + 1) & 0xffffff;
+    if ((f & OpFlag.COMP) !== 0 && r.wqe !== null) {
+      let flags = 0;
+      let imm = 0;
+      if (p.immDt !== null) {
+        flags |= WcFlags.WITH_IMM;
+        imm = p.immDt.value;
+      }
+      if (p.ieth !== null) {
+        flags |= WcFlags.WITH_INV;
+        imm = p.ieth.rkey;
+        qp.device.mrs.invalidate(qp.pd, p.ieth.rkey);
+      }
+      const write = (f & OpFlag.WRITE) !== 0;
+      qp.postRecvCompletion(r.wqe, WcStatus.SUCCESS, write ? r.writeLen : r.offset, flags, imm, 0, '', write ? WcOpcode.RECV_RDMA_WITH_IMM : WcOpcode.RECV);
+      qp.counters.rdma_recvs++;
+      r.wqe = null;
+    }
+    r.offset = 0;
+    r.writeBuf = null;
+  }
+  if (qp.type === QpType.RC) {
+    // Coalesced ACKs: answer only packets that ask (AckReq), as rxe does.
+    if (bth.ackReq) sendAck(qp, ACK_SYNDROME, bth.psn);
+    else qp.counters.ack_deferred++;
+  }
+}
+
+function readPackets(length: number, mtu: number): number {
+  return Math.max(1, Math.ceil(length / mtu));
+}
+
+function executeRead(qp: QueuePair, p: RocePacket): void {
+  const r = qp.resp;
+  const bth = p.bth!;
+  const reth = p.reth!;
+  if (reth.dmaLength > MAX_MSG_SIZE) {
+    classCError(qp, NakCode.INVALID_REQUEST, bth.psn, `READ of ${reth.dmaLength} bytes exceeds the maximum message size`, WcStatus.REM_INV_REQ_ERR);
+    return;
+  }
+  if (reth.dmaLength > 0) {
+    const hit = qp.device.mrs.checkRemote(qp.pd, reth.rkey, reth.va, reth.dmaLength, Access.REMOTE_READ);
+    if (hit.fault !== MrFault.OK) {
+      classCError(qp, NakCode.REMOTE_ACCESS_ERROR, bth.psn, `READ rkey 0x${reth.rkey.toString(16)} va 0x${reth.va.toString(16)} len ${reth.dmaLength}: ${MR_FAULT_NAMES[hit.fault]}`, WcStatus.REM_ACCESS_ERR);
+      return;
+    }
+  }
+  const n = readPackets(reth.dmaLength, qp.mtu);
+  const res: ResponderResource = {
+    kind: 'read',
+    firstPsn: bth.psn,
+    lastPsn: psnAdd(bth.psn, n - 1),
+    va: reth.va,
+    rkey: reth.rkey,
+    length: reth.dmaLength,
+    origData: 0n,
+  };
+  saveResource(qp, res);
+  r.psn = psnAdd(bth.psn, n);
+  r.msn = (r.msn + 1) & 0xffffff;
+  r.opcode = -1;
+  sendReadResponses(qp, res, bth.psn);
+}
+
+/** Keeps at most max_dest_rd_atomic saved READ/atomic requests, oldest dropped first (rxe resp.resources ring). */
+function saveResource(qp: QueuePair, res: ResponderResource): void {
+  const list = qp.resp.resources;
+  list.push(res);
+  const max = Math.max(1, qp.attr.maxDestRdAtomic);
+  if (list.length > max) list.splice(0, list.length - max);
+}
+
+/** Sends the READ responses of `res` from `fromPsn` on (FIRST/MIDDLE/LAST, or ONLY). */
+function sendReadResponses(qp: QueuePair, res: ResponderResource, fromPsn: number): void {
+  const mtu = qp.mtu;
+  const start = psnDiff(fromPsn, res.firstPsn) * mtu;
+  const remaining = res.length - start;
+  const n = readPackets(remaining, mtu);
+  let data: Uint8Array | null = null;
+  if (remaining > 0) {
+    const hit = qp.device.mrs.checkRemote(qp.pd, res.rkey, res.va + BigInt(start), remaining, Access.REMOTE_READ);
+    if (hit.fault !== MrFault.OK || hit.mr === null) return; // invalidated since: nothing to send
+    data = hit.mr.buffer.subarray(hit.offset, hit.offset + remaining);
+  }
+  const aeth = { syndrome: ACK_SYNDROME, msn: qp.resp.msn };
+  for (let i = 0; i < n; i++) {
+    const op = n === 1 ? READ_RESPONSE.ONLY : i === 0 ? READ_RESPONSE.FIRST : i === n - 1 ? READ_RESPONSE.LAST : READ_RESPONSE.MIDDLE;
+    const payload = data === null ? new Uint8Array(0) : data.subarray(i * mtu, Math.min(remaining, (i + 1) * mtu));
+    const t: TransportSpec = { bth: { opcode: op, destQp: qp.attr.destQpNum, psn: psnAdd(fromPsn, i) }, payload };
+    if (op !== READ_RESPONSE.MIDDLE) t.aeth = aeth;
+    if (qp.path !== null) qp.device.transmit(qp, t, qp.path);
+  }
+}
+
+function executeAtomic(qp: QueuePair, p: RocePacket, info: OpcodeInfo): void {
+  const r = qp.resp;
+  const bth = p.bth!;
+  const a = p.atomicEth!;
+  // An atomic must name an 8-byte aligned address (rxe RESPST_ERR_MISALIGNED_ATOMIC: class C, Invalid Request).
+  if ((a.va & 7n) !== 0n) {
+    classCError(qp, NakCode.INVALID_REQUEST, bth.psn, `atomic at unaligned address 0x${a.va.toString(16)}`, WcStatus.REM_INV_REQ_ERR);
+    return;
+  }
+  const hit = qp.device.mrs.checkRemote(qp.pd, a.rkey, a.va, 8, Access.REMOTE_ATOMIC);
+  if (hit.fault !== MrFault.OK || hit.mr === null) {
+    classCError(qp, NakCode.REMOTE_ACCESS_ERROR, bth.psn, `atomic rkey 0x${a.rkey.toString(16)} va 0x${a.va.toString(16)}: ${MR_FAULT_NAMES[hit.fault]}`, WcStatus.REM_ACCESS_ERR);
+    return;
+  }
+  const buf = hit.mr.buffer;
+  const view = new DataView(buf.buffer, buf.byteOffset + hit.offset, 8);
+  // Memory holds the 64-bit value in host order, little-endian as on x86 (rxe operates on a native u64).
+  const orig = view.getBigUint64(0, true);
+  if ((bth.opcode & 0x1f) === 0x13) {
+    if (orig === a.compare) view.setBigUint64(0, a.swapAdd, true);
+  } else {
+    view.setBigUint64(0, BigInt.asUintN(64, orig + a.swapAdd), true);
+  }
+  const res: ResponderResource = { kind: 'atomic', firstPsn: bth.psn, lastPsn: bth.psn, va: a.va, rkey: a.rkey, length: 8, origData: orig };
+  saveResource(qp, res);
+  r.psn = psnAdd(bth.psn, 1);
+  r.msn = (r.msn + 1) & 0xffffff;
+  r.opcode = -1;
+  sendAtomicAck(qp, res);
+  void info;
+}
+
+function sendAtomicAck(qp: QueuePair, res: ResponderResource): void {
+  const t: TransportSpec = {
+    bth: { opcode: RC_ATOMIC_ACKNOWLEDGE, destQp: qp.attr.destQpNum, psn: res.firstPsn },
+    aeth: { syndrome: ACK_SYNDROME, msn: qp.resp.msn },
+    atomicAckEth: { origData: res.origData },
+  };
+  if (qp.path !== null) qp.device.transmit(qp, t, qp.path);
+}
+
+/** A request whose PSN is behind the expected one (rxe duplicate_request). */
+function duplicate(qp: QueuePair, p: RocePacket, info: OpcodeInfo): void {
+  const bth = p.bth!;
+  const f = info.flags;
+  if ((f & OpFlag.READ) !== 0) {
+    const reth = p.reth!;
+    const res = qp.resp.resources.find((x) => x.kind === 'read' && psnDiff(bth.psn, x.firstPsn) >= 0 && psnDiff(bth.psn, x.lastPsn) <= 0);
+    if (res === undefined || res.rkey !== reth.rkey) return; // class D: no saved request, drop
+    const off = psnDiff(bth.psn, res.firstPsn) * qp.mtu;
+    // The retried request must ask for the rest of the original range.
+    if (reth.va !== res.va + BigInt(off) || reth.dmaLength !== res.length - off) return;
+    sendReadResponses(qp, res, bth.psn);
+    return;
+  }
+  if ((f & OpFlag.ATOMIC) !== 0) {
+    const res = qp.resp.resources.find((x) => x.kind === 'atomic' && x.firstPsn === bth.psn);
+    if (res !== undefined) sendAtomicAck(qp, res); // replay the result; never execute twice
+    return;
+  }
+  // SEND or WRITE: acknowledge again up to the last PSN received (C9-105).
+  sendAck(qp, ACK_SYNDROME, psnAdd(qp.resp.psn, -1));
+}
+
+/** UD: Q_Key check, one packet per message, the GRH area in front of the data (IBTA §10.8.3.1, §11.4.1.1). */
+function udReceive(qp: QueuePair, p: RocePacket, frame: Uint8Array): void {
+  const deth = p.deth;
+  if (deth === null) return;
+  if (deth.qkey !== qp.attr.qkey) {
+    qp.counters.qkey_violation++;
+    return;
+  }
+  const wqe = qp.takeRecvWqe();
+  if (wqe === null) return; // UD has no RNR: the datagram is dropped
+  const len = p.payloadLength;
+  if (len + 40 > wqe.length) {
+    qp.postRecvCompletion(wqe, WcStatus.LOC_LEN_ERR, len + 40, 0, 0, deth.srcQp, `datagram of ${len} bytes (+40 GRH) does not fit ${wqe.length}`);
+    return;
+  }
+  const res = resolveSges(qp.device.mrs, qp.pd, wqe.sgList, true);
+  if (res.fault !== MrFault.OK) {
+    qp.postRecvCompletion(wqe, WcStatus.LOC_PROT_ERR, 0, 0, 0, deth.srcQp, `receive SGE: ${MR_FAULT_NAMES[res.fault]}`);
+    qp.enterError('UD receive SGE could not be written');
+    return;
+  }
+  // The first 40 bytes get the GRH: the IPv6 header, or for IPv4 20 zero bytes and the IPv4 header (rxe copy of roce4grh).
+  const grh = new Uint8Array(40);
+  if (p.ipv4 !== null) grh.set(frame.subarray(p.l3Off, p.l3Off + 20), 20);
+  else grh.set(frame.subarray(p.l3Off, p.l3Off + 40));
+  scatterTo(res.segs, 0, grh);
+  scatterTo(res.segs, 40, frame.subarray(p.payloadOff, p.payloadOff + len));
+  let flags = WcFlags.GRH;
+  let imm = 0;
+  if (p.immDt !== null) {
+    flags |= WcFlags.WITH_IMM;
+    imm = p.immDt.value;
+  }
+  qp.postRecvCompletion(wqe, WcStatus.SUCCESS, len + 40, flags, imm, deth.srcQp);
+  qp.counters.rdma_recvs++;
+}

@@ -1,0 +1,92 @@
+/**
+ * Work requests as the application posts them (shaped after `ibv_send_wr`
+ * and `ibv_recv_wr`), and the internal work queue entries the requester,
+ * completer and responder keep for them.
+ */
+import type { Sge, WrOpcode, WcStatus } from './types';
+import type { AddressHandle } from './address';
+import { invalid } from './errors';
+import { sgeTotal } from './memory-region';
+
+/** rxe's maximum message size (RXE_MAX_MSG_SIZE = 2^31). */
+export const MAX_MSG_SIZE = 0x8000_0000;
+
+export interface SendWr {
+  wrId?: bigint | number;
+  opcode: WrOpcode;
+  sgList?: Sge[];
+  /** SendFlags bits: FENCE, SIGNALED, SOLICITED, INLINE. */
+  sendFlags?: number;
+  /** SEND_WITH_IMM and RDMA_WRITE_WITH_IMM. */
+  immData?: number;
+  /** SEND_WITH_INV: the remote R_Key to invalidate. */
+  invalidateRkey?: number;
+  /** RDMA_WRITE(_WITH_IMM) and RDMA_READ. */
+  rdma?: { remoteAddr: bigint; rkey: number };
+  /** ATOMIC_CMP_AND_SWP (compareAdd = compare, swap) and ATOMIC_FETCH_AND_ADD (compareAdd = add). */
+  atomic?: { remoteAddr: bigint; rkey: number; compareAdd: bigint; swap?: bigint };
+  /** UD: where to send. A remoteQkey with the high bit set means "use the QP's own Q_Key" (IBTA C10-15). */
+  ud?: { ah: AddressHandle; remoteQpn: number; remoteQkey: number };
+}
+
+export interface RecvWr {
+  wrId?: bigint | number;
+  sgList: Sge[];
+}
+
+export const WqeKind = { SEND: 0, WRITE: 1, READ: 2, ATOMIC: 3 } as const;
+export type WqeKind = (typeof WqeKind)[keyof typeof WqeKind];
+
+export const WqeState = { POSTED: 0, STARTED: 1, DONE: 2 } as const;
+export type WqeState = (typeof WqeState)[keyof typeof WqeState];
+
+/** A send queue entry. */
+export interface SendWqe {
+  wrId: bigint;
+  opcode: WrOpcode;
+  kind: WqeKind;
+  sendFlags: number;
+  imm: number | null;
+  inv: number | null;
+  /** Local memory: the data to send (SEND/WRITE) or where the result goes (READ/atomic). Resolved when the WQE starts. */
+  sgList: Sge[];
+  /** Inline data copied at post time (SendFlags.INLINE), or null. */
+  inline: Uint8Array | null;
+  segs: Uint8Array[];
+  length: number;
+  remoteAddr: bigint;
+  rkey: number;
+  compareAdd: bigint;
+  swap: bigint;
+  ud: SendWr['ud'] | null;
+  state: WqeState;
+  firstPsn: number;
+  lastPsn: number;
+  npkts: number;
+  /** Packets of this WQE sent in the current pass (the requester resumes from here). */
+  sentPkts: number;
+  /** READ: the PSN the (re)sent request starts at. */
+  readPsn: number;
+  /** READ: response bytes placed so far. */
+  readBytes: number;
+}
+
+/** A receive queue entry. */
+export interface RecvWqe {
+  wrId: bigint;
+  sgList: Sge[];
+  length: number;
+}
+
+export interface CompletionInfo {
+  status: WcStatus;
+  reason: string;
+}
+
+export function makeRecvWqe(wr: RecvWr, maxSge: number): RecvWqe {
+  if (wr.sgList.length > maxSge) throw invalid(`postRecv: ${wr.sgList.length} SGEs exceed maxRecvSge ${maxSge}`);
+  for (const s of wr.sgList) {
+    if (!Number.isInteger(s.length) || s.length < 0 || s.length > MAX_MSG_SIZE) throw invalid(`postRecv: SGE length ${s.length} is out of range`);
+  }
+  return { wrId: BigInt(wr.wrId ?? 0), sgList: wr.sgList.map((s) => ({ ...s })), length: sgeTotal(wr.sgList) };
+}
