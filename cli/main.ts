@@ -5,8 +5,10 @@
 import { UsageError } from './args';
 import { type Output, processOutput } from './output';
 import { decodeCommand } from './decode-command';
+import { demoCommand } from './demo-command';
 
 const COMMANDS: Readonly<Record<string, { help: string; run: (argv: readonly string[], out: Output) => Promise<number> }>> = {
+  demo: { help: 'two stacks over a lossy in-memory link, every byte verified (run `roce demo -h`)', run: demoCommand },
   decode: { help: 'decode a pcap/pcapng capture of RoCE traffic (run `roce decode -h`)', run: decodeCommand },
 };
 

@@ -97,8 +97,9 @@ function onTimeout(qp: QueuePair): void {
     return;
   }
   qp.counters.local_ack_timeout_err++;
+  qp.device.trace(() => ({ kind: 'timeout', timeNs: now, qpn: qp.qpNum, psn: qp.comp.psn, retriesLeft: qp.comp.retryLeft }));
   if (!useRetry(qp)) return;
-  rewind(qp, qp.comp.psn);
+  rewind(qp, qp.comp.psn, 'timeout');
   armRetransmitTimer(qp);
 }
 
@@ -120,10 +121,11 @@ function useRetry(qp: QueuePair): boolean {
  * Go-back-N: the requester resends from `psn`: mid-message for SEND/WRITE,
  * a new READ request for the rest of a READ, the whole atomic.
  */
-export function rewind(qp: QueuePair, psn: number): void {
+export function rewind(qp: QueuePair, psn: number, cause: 'nak' | 'timeout' | 'rnr' | 'implied-nak'): void {
   const c = qp.comp;
   const req = qp.req;
   qp.counters.completer_retry_err++;
+  qp.device.trace(() => ({ kind: 'retransmit', timeNs: qp.device.clock.now(), qpn: qp.qpNum, fromPsn: psn, cause }));
   c.retrying = true;
   c.psn = psn;
   let first = -1;
@@ -154,7 +156,7 @@ function impliedAcks(qp: QueuePair, psn: number): SendWqe | undefined {
     if (w === undefined || w.state !== WqeState.STARTED) return undefined;
     if (psnDiff(psn, w.lastPsn) <= 0) return w;
     if (w.kind === WqeKind.READ || w.kind === WqeKind.ATOMIC) return w;
-    if (w.sentPkts < w.npkts) return w; // not all sent: a response cannot cover it
+    if (psnDiff(w.lastPsn, qp.req.sentHigh) > 0) return w; // never sent in full: a response cannot cover it
     qp.comp.psn = psnAdd(w.lastPsn, 1);
     completeInOrder(qp, w, WcStatus.SUCCESS);
     if (qp.state === QpState.ERR) return undefined;
@@ -172,7 +174,8 @@ export function completerReceive(qp: QueuePair, p: RocePacket, frame: Uint8Array
   const psn = bth.psn;
   const c = qp.comp;
   // A response to a PSN never sent is a ghost (rxe drops it); so is one older than the retry point.
-  if (psnDiff(psn, qp.req.psn) >= 0) return;
+  // (A READ's responses run past the request's own PSN, up to the READ's last PSN.)
+  if (!qp.req.sentAny || psnDiff(psn, qp.req.psn) >= 0) return;
   if (psnDiff(psn, c.psn) < 0) {
     return; // duplicate or stale response
   }
@@ -189,7 +192,7 @@ export function completerReceive(qp: QueuePair, p: RocePacket, frame: Uint8Array
   if ((w.kind === WqeKind.READ || w.kind === WqeKind.ATOMIC) && psnDiff(psn, w.lastPsn) > 0) {
     if (c.retrying) return;
     qp.counters.implied_nak++;
-    if (useRetry(qp)) rewind(qp, c.psn);
+    if (useRetry(qp)) rewind(qp, c.psn, 'implied-nak');
     return;
   }
 
@@ -202,7 +205,7 @@ export function completerReceive(qp: QueuePair, p: RocePacket, frame: Uint8Array
       // A gap in the READ responses: go back to the first missing one, once per gap.
       if (c.retrying) return;
       qp.counters.implied_nak++;
-      if (useRetry(qp)) rewind(qp, c.psn);
+      if (useRetry(qp)) rewind(qp, c.psn, 'implied-nak');
       return;
     }
     const off = psnDiff(psn, w.firstPsn) * qp.mtu;
@@ -239,7 +242,7 @@ export function completerReceive(qp: QueuePair, p: RocePacket, frame: Uint8Array
     case AethKind.ACK: {
       if (w.kind === WqeKind.READ || w.kind === WqeKind.ATOMIC) return; // a plain ACK inside a READ/atomic range carries nothing
       c.psn = psnAdd(psn, 1);
-      if (psn === w.lastPsn && w.sentPkts >= w.npkts) completeInOrder(qp, w, WcStatus.SUCCESS);
+      if (psn === w.lastPsn) completeInOrder(qp, w, WcStatus.SUCCESS);
       progress(qp);
       return;
     }
@@ -256,8 +259,9 @@ export function completerReceive(qp: QueuePair, p: RocePacket, frame: Uint8Array
       }
       const wait = (RNR_TIMER_USEC[syn.value] ?? 655360) * 1000;
       const clock = qp.device.clock;
+      qp.device.trace(() => ({ kind: 'rnr-nak-received', timeNs: clock.now(), qpn: qp.qpNum, psn, waitUs: wait / 1000 }));
       qp.req.waitUntil = clock.now() + wait;
-      rewind(qp, psn);
+      rewind(qp, psn, 'rnr');
       clock.schedule(qp.req.waitUntil, () => {
         qp.device.kick(qp);
       });
@@ -267,10 +271,14 @@ export function completerReceive(qp: QueuePair, p: RocePacket, frame: Uint8Array
     case AethKind.NAK: {
       if (syn.value === NakCode.PSN_SEQUENCE_ERROR) {
         qp.counters.rcvd_seq_err++;
+        qp.device.trace(() => ({ kind: 'nak-received', timeNs: qp.device.clock.now(), qpn: qp.qpNum, psn, code: syn.value }));
         // The NAK's PSN is the responder's expected PSN: everything before it arrived (implied ACK above).
         // A NAK that moves the retry point forward is progress and resets the retry counter; one that
         // does not spends a retry (IBTA §9.7.5.2.6; rxe resets retry_cnt on progress).
         const advanced = psnDiff(psn, c.psn) > 0;
+        // rxe answers the packets that follow an RNR NAK with a sequence NAK for the same PSN; during the
+        // RNR wait that NAK carries no news, so it costs no retry and does not cut the wait short.
+        if (!advanced && psn === c.psn && qp.req.waitUntil > qp.device.clock.now()) return;
         c.psn = psn;
         if (advanced) {
           c.retryLeft = qp.attr.retryCnt;
@@ -278,7 +286,7 @@ export function completerReceive(qp: QueuePair, p: RocePacket, frame: Uint8Array
         } else if (!useRetry(qp)) {
           return;
         }
-        rewind(qp, psn);
+        rewind(qp, psn, 'nak');
         restartRetransmitTimer(qp);
         return;
       }
@@ -286,6 +294,7 @@ export function completerReceive(qp: QueuePair, p: RocePacket, frame: Uint8Array
       if (syn.value === NakCode.INVALID_REQUEST) qp.counters.rcvd_nak_inv_req++;
       else if (syn.value === NakCode.REMOTE_ACCESS_ERROR) qp.counters.rcvd_nak_rem_access++;
       else qp.counters.rcvd_nak_rem_op++;
+      qp.device.trace(() => ({ kind: 'nak-received', timeNs: qp.device.clock.now(), qpn: qp.qpNum, psn, code: syn.value }));
       completeInOrder(qp, w, status, `NAK (${syn.value}) from the responder at PSN ${psn}`);
       return;
     }

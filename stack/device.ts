@@ -21,6 +21,7 @@ import type { AhAttr } from './qp-attributes';
 import { AddressHandle, type Path, isIpv4MappedGid, rxeUdpSourcePort } from './address';
 import { type Counters, addCounters, newCounters } from './counters';
 import type { Sge } from './types';
+import type { TraceEvent, TraceListener } from './trace';
 import { resolveSges, gatherFrom } from './dma';
 import { MrFault } from './memory-region';
 import { responderReceive } from './responder';
@@ -79,6 +80,8 @@ export class Device {
   private kicked = new Set<QueuePair>();
   private kickScheduled = false;
   private readonly vlan: DeviceConfig['vlan'];
+  /** Listener for protocol events (NAKs, timeouts, retransmissions); null for none. */
+  tracer: TraceListener | null = null;
 
   constructor(cfg: DeviceConfig) {
     this.name = cfg.name ?? 'roce0';
@@ -211,6 +214,11 @@ export class Device {
     this.txQueue.push(frame);
     qp.counters.sent_pkts++;
     if (this.txQueue.length >= 256) this.flush();
+  }
+
+  /** Reports a protocol event to the listener, if any. `make` runs only when someone listens. */
+  trace(make: () => TraceEvent): void {
+    if (this.tracer !== null) this.tracer(make());
   }
 
   /** Hands queued frames to the driver in one burst. */

@@ -381,6 +381,9 @@ export class QueuePair {
    */
   enterError(reason: string): void {
     if (this.errorReason === '') this.errorReason = reason;
+    if (this.attr.qpState !== QpState.ERR) {
+      this.device.trace(() => ({ kind: 'qp-error', timeNs: this.device.clock.now(), qpn: this.qpNum, reason }));
+    }
     this.attr.qpState = QpState.ERR;
     this.cancelTimers();
     this.flushSend();

@@ -37,7 +37,8 @@ function sendAck(qp: QueuePair, syndrome: number, psn: number): void {
   if (qp.path !== null) qp.device.transmit(qp, t, qp.path);
 }
 
-function sendNak(qp: QueuePair, code: number, psn: number): void {
+function sendNak(qp: QueuePair, code: number, psn: number, reason: string): void {
+  qp.device.trace(() => ({ kind: 'nak-sent', timeNs: qp.device.clock.now(), qpn: qp.qpNum, psn, code, reason }));
   sendAck(qp, encodeSyndrome('NAK', code), psn);
 }
 
@@ -46,7 +47,7 @@ function classCError(qp: QueuePair, code: number, psn: number, reason: string, s
   if (code === NakCode.INVALID_REQUEST) qp.counters.send_nak_inv_req++;
   else if (code === NakCode.REMOTE_ACCESS_ERROR) qp.counters.send_nak_rem_access++;
   else qp.counters.send_nak_rem_op++;
-  sendNak(qp, code, psn);
+  sendNak(qp, code, psn, reason);
   const r = qp.resp;
   if (r.wqe !== null) {
     qp.postRecvCompletion(r.wqe, status, r.offset, 0, 0, 0, reason);
@@ -111,7 +112,7 @@ export function responderReceive(qp: QueuePair, p: RocePacket, frame: Uint8Array
       if (!r.sentPsnNak) {
         r.sentPsnNak = true;
         qp.counters.send_seq_err_nak++;
-        sendNak(qp, NakCode.PSN_SEQUENCE_ERROR, r.psn);
+        sendNak(qp, NakCode.PSN_SEQUENCE_ERROR, r.psn, `expected PSN ${r.psn}, got ${bth.psn}`);
       }
       return;
     }
@@ -156,6 +157,7 @@ export function responderReceive(qp: QueuePair, p: RocePacket, frame: Uint8Array
     if (!qp.hasRecvWqe()) {
       if (rc) {
         qp.counters.send_rnr_err++;
+        qp.device.trace(() => ({ kind: 'rnr-nak-sent', timeNs: qp.device.clock.now(), qpn: qp.qpNum, psn: bth.psn, timerCode: qp.attr.minRnrTimer }));
         sendAck(qp, encodeSyndrome('RNR_NAK', qp.attr.minRnrTimer), bth.psn);
       } else {
         dropMessage(qp);
