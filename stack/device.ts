@@ -261,8 +261,9 @@ export class Device {
     const p = decodeFrame(frame);
     if (!p.roce || p.version !== 2) return;
     if (p.error !== null) {
-      // rxe drops frames with a bad ICRC or bad headers silently (rxe_recv.c), counting them.
-      if (p.error.code === WireErrorCode.BadIcrc) this.counters.rcvd_icrc_err++;
+      // rxe drops frames with a bad ICRC or bad headers silently (rxe_recv.c), counting them. A frame whose
+      // ICRC fails counts as an ICRC error whatever else is wrong with it: the damage is what the ICRC caught.
+      if (p.icrcOk === false || p.error.code === WireErrorCode.BadIcrc) this.counters.rcvd_icrc_err++;
       else this.counters.rcvd_malformed++;
       return;
     }
