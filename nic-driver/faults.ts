@@ -284,6 +284,9 @@ export class FaultInjector {
   /** (space, destQp, psn) → times seen from this sender. */
   private readonly seen = new Map<string, number>();
 
+  /** True when no fault at all is configured: frames pass with the fixed delay only. */
+  private readonly quiet: boolean;
+
   constructor(direction: Direction, rng: Rng, config: FaultConfig = {}) {
     this.direction = direction;
     this.rng = rng;
@@ -308,6 +311,8 @@ export class FaultInjector {
     this.jitterNs = checkNs(config.jitterNs, 'jitterNs');
     this.corrupt = checkProb(config.corrupt, 'corrupt');
     this.ecnCe = checkProb(config.ecnCe, 'ecnCe');
+    this.quiet =
+      this.drop === 0 && this.burst === null && this.duplicate === 0 && this.reorder === null && this.jitterNs === 0 && this.corrupt === 0 && this.ecnCe === 0 && (config.rules ?? []).length === 0;
     this.rules = (config.rules ?? []).map((rule) => {
       if (rule.count !== undefined && !(Number.isInteger(rule.count) && rule.count >= 0)) {
         throw new RangeError(`rule count must be a non-negative integer, not ${rule.count}`);
@@ -343,6 +348,11 @@ export class FaultInjector {
    * frame, its duplicate, and held frames released by it.
    */
   process(frame: Uint8Array, nowNs: number): Emission[] {
+    if (this.quiet) {
+      // No fault configured: nothing random to draw, the frame goes through after the fixed delay.
+      this.counters.frames++;
+      return [{ frame, extraNs: this.delayNs, fifo: true }];
+    }
     const u = this.u;
     for (let i = 0; i < DRAWS_PER_FRAME; i++) u[i] = this.rng.float();
     this.counters.frames++;

@@ -94,7 +94,10 @@ export class MemoryDriver implements NicDriver {
       }
       this.stats.txFrames++;
       this.stats.txBytes += f.length;
-      this.port.send(f.slice());
+      // A copy the link owns (allocUnsafe: no zero fill before the copy overwrites it).
+      const copy = Buffer.allocUnsafe(f.length);
+      copy.set(f);
+      this.port.send(copy);
     }
     return frames.length;
   }

@@ -9,7 +9,7 @@
  * unless a field is overridden on purpose (`icrc`, `padCount`).
  */
 import { WireError, WireErrorCode } from './errors';
-import { ipv4FromString, ipv6FromString } from './bytes';
+import { checkUint, ipv4FromString, ipv6FromString } from './bytes';
 import { ETH_LEN, EtherType, VLAN_TAG_LEN, type VlanTag, emitEthernet } from './ethernet';
 import { IPV4_MIN_LEN, IpProtocol, emitIpv4 } from './ipv4';
 import { IPV6_LEN, emitIpv6 } from './ipv6';
@@ -27,7 +27,9 @@ import { type XrcEthHeader, emitXrcEth } from './xrceth';
 import { type RdEthHeader, emitRdEth } from './rdeth';
 import { type FethHeader, emitFeth } from './feth';
 import { emitCnpReserved } from './cnp';
-import { Hdr, type HdrName, OPCODES } from './opcodes';
+import { Hdr, type HdrName, type OpcodeInfo, OPCODES } from './opcodes';
+
+const EMPTY = new Uint8Array(0);
 import { icrcV1, icrcV2, writeIcrc } from './icrc';
 import { ICRC_LEN } from './decode';
 
@@ -112,34 +114,77 @@ export function transportLength(t: TransportSpec): number {
   return info.headerLen + len + ((4 - (len % 4)) % 4) + ICRC_LEN;
 }
 
-/** Writes BTH, extension headers, payload and pad at `off`; returns the offset of the ICRC field. */
-function emitTransport(t: TransportSpec, view: DataView, bytes: Uint8Array, off: number): number {
+const HDR_NAMES = Object.keys(SPEC_KEY) as HdrName[];
+
+/** Bit set (`Hdr`) of the extension headers a spec carries. */
+function specHeaders(t: TransportSpec): number {
+  // Direct property tests: this runs for every packet the stack sends.
+  let h = 0;
+  if (t.xrcEth !== undefined) h |= Hdr.XRCETH;
+  if (t.rdEth !== undefined) h |= Hdr.RDETH;
+  if (t.deth !== undefined) h |= Hdr.DETH;
+  if (t.feth !== undefined) h |= Hdr.FETH;
+  if (t.reth !== undefined) h |= Hdr.RETH;
+  if (t.atomicEth !== undefined) h |= Hdr.ATOMIC_ETH;
+  if (t.aeth !== undefined) h |= Hdr.AETH;
+  if (t.atomicAckEth !== undefined) h |= Hdr.ATOMIC_ACK_ETH;
+  if (t.immDt !== undefined) h |= Hdr.IMMDT;
+  if (t.ieth !== undefined) h |= Hdr.IETH;
+  if (t.cnp !== undefined) h |= Hdr.CNP;
+  return h;
+}
+
+/**
+ * Writes BTH, extension headers, payload and pad at `off`; returns the offset
+ * of the ICRC field. Throws BadValue when the spec's headers are not exactly
+ * the opcode's (a CNP may leave its reserved bytes out).
+ */
+export function emitTransport(t: TransportSpec, view: DataView, bytes: Uint8Array, off: number): number {
   const info = OPCODES[t.bth.opcode];
   if (info === undefined) throw new WireError(WireErrorCode.BadValue, 0, `opcode 0x${t.bth.opcode.toString(16)} is not in the opcode table`);
-  for (const name of Object.keys(SPEC_KEY) as HdrName[]) {
-    const present = t[SPEC_KEY[name]] !== undefined;
-    const wanted = (info.hdrs & Hdr[name]) !== 0;
-    if (wanted && !present && name !== 'CNP') {
-      throw new WireError(WireErrorCode.BadValue, 0, `${info.name} needs a ${name} but the spec has none`);
+  const given = specHeaders(t);
+  if ((given & ~Hdr.CNP) !== (info.hdrs & ~Hdr.CNP) || ((given & Hdr.CNP) !== 0 && (info.hdrs & Hdr.CNP) === 0)) {
+    for (const name of HDR_NAMES) {
+      const present = (given & Hdr[name]) !== 0;
+      const wanted = (info.hdrs & Hdr[name]) !== 0;
+      if (wanted && !present && name !== 'CNP') throw new WireError(WireErrorCode.BadValue, 0, `${info.name} needs a ${name} but the spec has none`);
+      if (!wanted && present) throw new WireError(WireErrorCode.BadValue, 0, `${info.name} has no ${name} but the spec gives one`);
     }
-    if (!wanted && present) throw new WireError(WireErrorCode.BadValue, 0, `${info.name} has no ${name} but the spec gives one`);
   }
-  const payload = t.payload ?? new Uint8Array(0);
+  return emitTransportBody(t, info, view, bytes, off);
+}
+
+function emitTransportBody(t: TransportSpec, info: OpcodeInfo, view: DataView, bytes: Uint8Array, off: number): number {
+  const payload = t.payload ?? EMPTY;
   const pad = (4 - (payload.length % 4)) % 4;
-  const bth: BthHeader = {
-    se: false,
-    migReq: false,
-    tver: 0,
-    pkey: DEFAULT_PKEY,
-    fecn: false,
-    becn: false,
-    resv6: 0,
-    ackReq: false,
-    resv7: 0,
-    ...t.bth,
-    padCount: t.bth.padCount ?? pad,
-  };
-  emitBth(bth, view, off);
+  const b = t.bth;
+  if (b.migReq === undefined && b.tver === undefined && b.fecn === undefined && b.becn === undefined && b.resv6 === undefined && b.resv7 === undefined && b.padCount === undefined) {
+    // The common case (every packet the stack sends): defaults for the rarely set fields, written directly.
+    checkUint(b.destQp, 0xffffff, 'destQp');
+    checkUint(b.psn, 0xffffff, 'psn');
+    const pkey = b.pkey ?? DEFAULT_PKEY;
+    checkUint(pkey, 0xffff, 'pkey');
+    view.setUint8(off, b.opcode);
+    view.setUint8(off + 1, (b.se === true ? 0x80 : 0) | (pad << 4));
+    view.setUint16(off + 2, pkey);
+    view.setUint32(off + 4, b.destQp);
+    view.setUint32(off + 8, ((b.ackReq === true ? 0x8000_0000 : 0) | b.psn) >>> 0);
+  } else {
+    const bth: BthHeader = {
+      se: false,
+      migReq: false,
+      tver: 0,
+      pkey: DEFAULT_PKEY,
+      fecn: false,
+      becn: false,
+      resv6: 0,
+      ackReq: false,
+      resv7: 0,
+      ...b,
+      padCount: b.padCount ?? pad,
+    };
+    emitBth(bth, view, off);
+  }
   const o = info.offsets;
   if (t.xrcEth) emitXrcEth(t.xrcEth, view, off + (o.XRCETH ?? 0));
   if (t.rdEth) emitRdEth(t.rdEth, view, off + (o.RDETH ?? 0));

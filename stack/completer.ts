@@ -54,23 +54,41 @@ export function completeInOrder(qp: QueuePair, w: SendWqe, status: WcStatus, rea
   compact(qp);
 }
 
-/** Arms the local ACK timer if it is not running (IBTA §9.7.6.1.3: 4.096 us * 2^timeout; 0 = none). */
+/**
+ * Arms the local ACK timer if it is not running (IBTA §9.7.6.1.3: 4.096 us *
+ * 2^timeout; 0 = none). The timer is lazy: progress only moves the deadline,
+ * and an expiry before the deadline re-arms itself, so an ACK costs no timer
+ * cancel and re-insert.
+ */
 export function armRetransmitTimer(qp: QueuePair): void {
   const c = qp.comp;
-  if (c.timer !== null || qp.attr.timeout === 0 || qp.type !== QpType.RC) return;
+  if (qp.attr.timeout === 0 || qp.type !== QpType.RC) return;
+  if (c.timer !== null) return;
   const clock = qp.device.clock;
-  c.timer = clock.schedule(clock.now() + localAckTimeoutNs(qp.attr.timeout), () => {
+  c.deadline = clock.now() + localAckTimeoutNs(qp.attr.timeout);
+  scheduleTimer(qp, c.deadline);
+}
+
+function scheduleTimer(qp: QueuePair, at: number): void {
+  const c = qp.comp;
+  const clock = qp.device.clock;
+  c.timer = clock.schedule(at, () => {
     c.timer = null;
+    if (clock.now() < c.deadline) {
+      if (hasOutstanding(qp)) scheduleTimer(qp, c.deadline);
+      return;
+    }
     onTimeout(qp);
     qp.device.flush();
   });
 }
 
+/** Restarts the local ACK timeout from now (after progress), or lets it lapse when nothing is outstanding. */
 function restartRetransmitTimer(qp: QueuePair): void {
   const c = qp.comp;
-  if (c.timer !== null) qp.device.clock.cancel(c.timer);
-  c.timer = null;
-  if (hasOutstanding(qp)) armRetransmitTimer(qp);
+  if (qp.attr.timeout === 0) return;
+  c.deadline = qp.device.clock.now() + localAckTimeoutNs(qp.attr.timeout);
+  if (c.timer === null && hasOutstanding(qp)) scheduleTimer(qp, c.deadline);
 }
 
 function hasOutstanding(qp: QueuePair): boolean {
@@ -174,8 +192,9 @@ export function completerReceive(qp: QueuePair, p: RocePacket, frame: Uint8Array
   const psn = bth.psn;
   const c = qp.comp;
   // A response to a PSN never sent is a ghost (rxe drops it); so is one older than the retry point.
-  // (A READ's responses run past the request's own PSN, up to the READ's last PSN.)
-  if (!qp.req.sentAny || psnDiff(psn, qp.req.psn) >= 0) return;
+  // (A READ's responses run past the request's own PSN, up to the READ's last PSN.) PSNs assigned to a
+  // WQE but not yet sent (window closed) count as never sent: an ACK for them must not complete it.
+  if (!qp.req.sentAny || psnDiff(psn, qp.req.respHigh) > 0) return;
   if (psnDiff(psn, c.psn) < 0) {
     return; // duplicate or stale response
   }

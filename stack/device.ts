@@ -26,7 +26,8 @@ import { resolveSges, gatherFrom } from './dma';
 import { MrFault } from './memory-region';
 import { responderReceive } from './responder';
 import { completerReceive } from './completer';
-import { buildRoceV2Frame, type TransportSpec } from '../packets/build';
+import type { TransportSpec } from '../packets/build';
+import { FrameTemplate } from '../packets/frame-template';
 import { decodeFrame } from '../packets/decode';
 import { OpFlag } from '../packets/opcodes';
 import { ipv6FromString, ipv6ToString } from '../packets/bytes';
@@ -77,6 +78,10 @@ export class Device {
   private readonly qps = new Map<number, QueuePair>();
   private nextQpn = 0x11; // rxe's first user QP number
   private txQueue: Uint8Array[] = [];
+  /** Frames are built in place in one slab, reused after every flush (the driver copies on txBurst). */
+  private txSlab = new Uint8Array(1 << 20);
+  private txView = new DataView(this.txSlab.buffer);
+  private txOff = 0;
   private kicked = new Set<QueuePair>();
   private kickScheduled = false;
   private readonly vlan: DeviceConfig['vlan'];
@@ -206,28 +211,45 @@ export class Device {
 
   /** Builds the frame of a transport packet on `path` and queues it for the next flush. */
   transmit(qp: QueuePair, t: TransportSpec, path: Path): void {
-    const ip =
-      path.ipVersion === 4
-        ? { version: 4 as const, src: bytesToV4(path.srcIp), dst: bytesToV4(path.dstIp), dscp: path.trafficClass >>> 2, ecn: path.trafficClass & 3, ttl: path.hopLimit, dontFragment: true }
-        : { version: 6 as const, src: path.srcIp, dst: path.dstIp, trafficClass: path.trafficClass, flowLabel: path.flowLabel, hopLimit: path.hopLimit };
-    const frame = buildRoceV2Frame({ ...t, eth: { src: path.srcMac, dst: path.dstMac, vlan: path.vlan }, ip, udp: { srcPort: qp.udpSport } });
-    this.txQueue.push(frame);
+    let tpl = qp.txTemplates.get(path);
+    if (tpl === undefined) {
+      const ip =
+        path.ipVersion === 4
+          ? { version: 4 as const, src: bytesToV4(path.srcIp), dst: bytesToV4(path.dstIp), dscp: path.trafficClass >>> 2, ecn: path.trafficClass & 3, ttl: path.hopLimit, dontFragment: true }
+          : { version: 6 as const, src: path.srcIp, dst: path.dstIp, trafficClass: path.trafficClass, flowLabel: path.flowLabel, hopLimit: path.hopLimit };
+      tpl = new FrameTemplate({ eth: { src: path.srcMac, dst: path.dstMac, vlan: path.vlan }, ip, udp: { srcPort: qp.udpSport } });
+      qp.txTemplates.set(path, tpl);
+    }
+    const len = tpl.frameLength(t);
+    if (this.txOff + len > this.txSlab.length) {
+      this.flush();
+      if (len > this.txSlab.length) this.growSlab(len);
+    }
+    const n = tpl.emitInto(t, this.txSlab, this.txView, this.txOff);
+    this.txQueue.push(this.txSlab.subarray(this.txOff, this.txOff + n));
+    this.txOff += n;
     qp.counters.sent_pkts++;
     if (this.txQueue.length >= 256) this.flush();
+  }
+
+  private growSlab(min: number): void {
+    this.txSlab = new Uint8Array(Math.max(min, this.txSlab.length * 2));
+    this.txView = new DataView(this.txSlab.buffer);
+  }
+
+  /** Hands queued frames to the driver in one burst; the driver copies them, so the slab is free again. */
+  flush(): void {
+    if (this.txQueue.length === 0) return;
+    const q = this.txQueue;
+    this.txQueue = [];
+    this.txOff = 0;
+    const taken = this.driver.txBurst(q);
+    if (taken < q.length) this.counters.send_err += q.length - taken;
   }
 
   /** Reports a protocol event to the listener, if any. `make` runs only when someone listens. */
   trace(make: () => TraceEvent): void {
     if (this.tracer !== null) this.tracer(make());
-  }
-
-  /** Hands queued frames to the driver in one burst. */
-  flush(): void {
-    if (this.txQueue.length === 0) return;
-    const q = this.txQueue;
-    this.txQueue = [];
-    const taken = this.driver.txBurst(q);
-    if (taken < q.length) this.counters.send_err += q.length - taken;
   }
 
   /** Asks for the requester of `qp` to run soon (coalesced). */

@@ -177,5 +177,7 @@ export function checkTransition(type: QpType, cur: QpState, attr: QpAttrInput): 
 
 /** Local ACK timeout in nanoseconds: 4.096 us * 2^timeout (IBTA vol. 1 §9.7.6.1.3); 0 means none. */
 export function localAckTimeoutNs(timeout: number): number {
-  return timeout === 0 ? 0 : 4096 * 2 ** timeout;
+  return ACK_TIMEOUT_NS[timeout] ?? 0;
 }
+
+const ACK_TIMEOUT_NS: readonly number[] = Array.from({ length: 32 }, (_, t) => (t === 0 ? 0 : 4096 * 2 ** t));

@@ -15,6 +15,7 @@ import type { SharedReceiveQueue } from './shared-receive-queue';
 import { type Counters, newCounters } from './counters';
 import { type RecvWqe, type RecvWr, type SendWqe, type SendWr, WqeKind, WqeState, makeRecvWqe, MAX_MSG_SIZE } from './work-request';
 import type { Path } from './address';
+import type { FrameTemplate } from '../packets/frame-template';
 import type { TimerId } from './clock';
 import type { Device } from './device';
 import { requesterRun } from './requester';
@@ -82,6 +83,8 @@ export class RequesterState {
   /** Highest PSN sent so far (to tell retransmissions apart). */
   sentHigh = 0;
   sentAny = false;
+  /** Highest PSN a response may carry: the last request PSN sent, or the last response PSN of a READ sent. */
+  respHigh = 0;
   kickTimer: TimerId | null = null;
 }
 
@@ -93,6 +96,8 @@ export class CompleterState {
   retryLeft = 0;
   rnrLeft = 0;
   timer: TimerId | null = null;
+  /** When the local ACK timer expires (it may be armed for an earlier time and re-arm itself). */
+  deadline = 0;
   /** A go-back-N retry is under way: gaps seen before the retry point answers are not retried again. */
   retrying = false;
 }
@@ -134,6 +139,8 @@ export class QueuePair {
   path: Path | null = null;
   /** UDP source port for this QP's packets. */
   udpSport = 0xc000;
+  /** Frame templates per path (headers built once), cleared when the path or source port changes. */
+  readonly txTemplates = new Map<Path, FrameTemplate>();
   readonly sq: SendWqe[] = [];
   readonly rq: RecvWqe[] = [];
   readonly req = new RequesterState();
@@ -203,6 +210,7 @@ export class QueuePair {
     this.attr.qpState = target;
     if (input.destQpNum !== undefined || input.ahAttr !== undefined) {
       this.udpSport = this.device.udpSourcePort(this, this.attr.ahAttr?.flowLabel ?? 0);
+      this.txTemplates.clear();
     }
     if (target === QpState.RESET) {
       this.reset();
@@ -233,6 +241,7 @@ export class QueuePair {
     Object.assign(this.comp, new CompleterState());
     Object.assign(this.resp, new ResponderState());
     this.path = null;
+    this.txTemplates.clear();
     this.errorReason = '';
   }
 

@@ -167,6 +167,9 @@ function sendPacket(qp: QueuePair, w: SendWqe): void {
       t.deth = { qkey, srcQp: qp.qpNum };
     }
   }
+  // A READ's responses carry the PSNs up to its last one; anything past respHigh is a ghost to the completer.
+  const respPsn = w.kind === WqeKind.READ ? w.lastPsn : psn;
+  if (!req.sentAny || psnDiff(respPsn, req.respHigh) > 0) req.respHigh = respPsn;
   if (req.sentAny && psnDiff(psn, req.sentHigh) <= 0) qp.counters.retransmitted_pkts++;
   else {
     req.sentHigh = psn;
