@@ -46,7 +46,8 @@ describe('captures/ is current', () => {
   });
 
   test('every capture file in captures/ is produced by makeCaptures()', () => {
-    const files = fs.existsSync(DIR) ? fs.readdirSync(DIR).filter((f) => /\.pcap(ng)?$/.test(f) && f !== 'demo.pcap') // demo.pcap is written by `roce demo` and not committed : [];
+    // demo.pcap is written by `roce demo` and is not committed.
+    const files = fs.existsSync(DIR) ? fs.readdirSync(DIR).filter((f) => /\.pcap(ng)?$/.test(f) && f !== 'demo.pcap') : [];
     expect(files.sort()).toEqual([...captures.keys()].sort());
   });
 });
