@@ -50,6 +50,9 @@ export interface MemoryLink {
   close(): void;
 }
 
+/** Size of the slabs frame copies are carved from. */
+const SLAB_BYTES = 1 << 20;
+
 /** Where a `MemoryDriver` hands its transmitted frames (one direction of the link). */
 export interface FramePort {
   send(frame: Uint8Array): void;
@@ -63,6 +66,8 @@ export class MemoryDriver implements NicDriver {
   private head = 0;
   private handler: (() => void) | null = null;
   private closedFlag = false;
+  private slab = new Uint8Array(SLAB_BYTES);
+  private slabOff = 0;
 
   constructor(
     readonly name: string,
@@ -94,12 +99,27 @@ export class MemoryDriver implements NicDriver {
       }
       this.stats.txFrames++;
       this.stats.txBytes += f.length;
-      // A copy the link owns (allocUnsafe: no zero fill before the copy overwrites it).
-      const copy = Buffer.allocUnsafe(f.length);
-      copy.set(f);
-      this.port.send(copy);
+      this.port.send(this.copyOf(f));
     }
     return frames.length;
+  }
+
+  /**
+   * A copy the link owns, carved from a pooled slab (as Buffer's own pool does
+   * for small buffers, but for jumbo frames too): no allocation per frame. A
+   * slab is dropped once it is full and freed when its last frame is.
+   */
+  private copyOf(f: Uint8Array): Uint8Array {
+    const len = f.length;
+    if (len > SLAB_BYTES / 4) return Uint8Array.prototype.slice.call(f);
+    if (this.slabOff + len > SLAB_BYTES) {
+      this.slab = new Uint8Array(SLAB_BYTES);
+      this.slabOff = 0;
+    }
+    const copy = this.slab.subarray(this.slabOff, this.slabOff + len);
+    copy.set(f);
+    this.slabOff = (this.slabOff + len + 7) & ~7;
+    return copy;
   }
 
   rxBurst(max: number): Uint8Array[] {
