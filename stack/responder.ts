@@ -278,11 +278,13 @@ function finishPacket(qp: QueuePair, p: RocePacket, info: OpcodeInfo): void {
   const f = info.flags;
   r.psn = psnAdd(bth.psn, 1);
   r.opcode = (f & OpFlag.END) !== 0 ? -1 : bth.opcode;
+  let invalidateFailed = '';
   if ((f & OpFlag.END) !== 0) {
     r.msn = (r.msn + 1) & 0xffffff;
     if ((f & OpFlag.COMP) !== 0 && r.wqe !== null) {
       let flags = 0;
       let imm = 0;
+      let status: WcStatus = WcStatus.SUCCESS;
       if (p.immDt !== null) {
         flags |= WcFlags.WITH_IMM;
         imm = p.immDt.value;
@@ -290,11 +292,16 @@ function finishPacket(qp: QueuePair, p: RocePacket, info: OpcodeInfo): void {
       if (p.ieth !== null) {
         flags |= WcFlags.WITH_INV;
         imm = p.ieth.rkey;
-        qp.device.mrs.invalidate(qp.pd, p.ieth.rkey);
+        // An R_Key that names no valid region of this PD cannot be invalidated: the receive WQE completes
+        // with REM_INV_REQ_ERR and the QP goes to ERR after the ACK (rxe RESPST_ERR_INVALIDATE_RKEY, "class J").
+        if (!qp.device.mrs.invalidate(qp.pd, p.ieth.rkey)) {
+          status = WcStatus.REM_INV_REQ_ERR;
+          invalidateFailed = `SEND with invalidate: R_Key 0x${p.ieth.rkey.toString(16)} cannot be invalidated`;
+        }
       }
       const write = (f & OpFlag.WRITE) !== 0;
-      qp.postRecvCompletion(r.wqe, WcStatus.SUCCESS, write ? r.writeLen : r.offset, flags, imm, 0, '', write ? WcOpcode.RECV_RDMA_WITH_IMM : WcOpcode.RECV);
-      qp.counters.rdma_recvs++;
+      qp.postRecvCompletion(r.wqe, status, write ? r.writeLen : r.offset, flags, imm, 0, invalidateFailed, write ? WcOpcode.RECV_RDMA_WITH_IMM : WcOpcode.RECV);
+      if (status === WcStatus.SUCCESS) qp.counters.rdma_recvs++;
       r.wqe = null;
     }
     r.offset = 0;
@@ -305,6 +312,7 @@ function finishPacket(qp: QueuePair, p: RocePacket, info: OpcodeInfo): void {
     if (bth.ackReq) sendAck(qp, ACK_SYNDROME, bth.psn);
     else qp.counters.ack_deferred++;
   }
+  if (invalidateFailed !== '') qp.enterError(`responder: ${invalidateFailed}`);
 }
 
 function readPackets(length: number, mtu: number): number {
