@@ -81,6 +81,12 @@ export interface RocePacket {
   /** The ICRC the contents call for, or null when not computed. */
   icrcExpected: number | null;
   icrcOk: boolean | null;
+  /**
+   * True when the only thing wrong is the opcode's payload rule (a FIRST that
+   * is not one path MTU, an ACK with data...): every header parsed, and a
+   * responder may want to see the packet to NAK it as IBTA says.
+   */
+  payloadRuleBroken: boolean;
   error: WireError | null;
 }
 
@@ -123,6 +129,7 @@ function blank(version: 1 | 2): RocePacket {
     icrc: null,
     icrcExpected: null,
     icrcOk: null,
+    payloadRuleBroken: false,
     error: null,
   };
 }
@@ -318,7 +325,9 @@ function decodeTransport(
       throw new WireError(WireErrorCode.BadLength, bthOff + 1, `pad count ${bth.padCount} exceeds the ${withPad} bytes between the headers and the ICRC`);
     }
     p.payloadLength = withPad - bth.padCount;
+    p.payloadRuleBroken = true;
     checkPayloadRule(info, p.payloadLength, bth.padCount, bthOff);
+    p.payloadRuleBroken = false;
     if (p.icrcOk === false) {
       throw new WireError(
         WireErrorCode.BadIcrc,

@@ -282,7 +282,10 @@ export class Device {
   receive(frame: Uint8Array): void {
     const p = decodeFrame(frame);
     if (!p.roce || p.version !== 2) return;
-    if (p.error !== null) {
+    // A packet whose only fault is its payload length (and whose ICRC is good) goes on to its QP: the
+    // responder answers it with NAK invalid request, as rxe's check_length does (IBTA C9-29..31).
+    const lengthOnly = p.error !== null && p.payloadRuleBroken && p.icrcOk === true;
+    if (p.error !== null && !lengthOnly) {
       // rxe drops frames with a bad ICRC or bad headers silently (rxe_recv.c), counting them. A frame whose
       // ICRC fails counts as an ICRC error whatever else is wrong with it: the damage is what the ICRC caught.
       if (p.icrcOk === false || p.error.code === WireErrorCode.BadIcrc) this.counters.rcvd_icrc_err++;

@@ -173,7 +173,10 @@ export function responderReceive(qp: QueuePair, p: RocePacket, frame: Uint8Array
   const len = p.payloadLength;
   const mtu = qp.mtu;
   const end = (f & OpFlag.END) !== 0;
-  if ((f & (OpFlag.SEND | OpFlag.WRITE)) !== 0 && ((!end && len !== mtu) || (end && len > mtu))) {
+  const start = (f & OpFlag.START) !== 0;
+  // rxe check_length: FIRST/MIDDLE exactly one MTU; ONLY at most one; LAST 1..MTU.
+  const badLen = !end ? len !== mtu : start ? len > mtu : len === 0 || len > mtu;
+  if ((f & (OpFlag.SEND | OpFlag.WRITE)) !== 0 && badLen) {
     if (rc) classCError(qp, NakCode.INVALID_REQUEST, bth.psn, `${info.name} carries ${len} bytes with a path MTU of ${mtu}`, WcStatus.REM_INV_REQ_ERR);
     else dropMessage(qp);
     return;

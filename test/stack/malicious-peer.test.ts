@@ -171,16 +171,24 @@ describe('lengths that disagree with the RETH or the path MTU: NAK invalid reque
     expect(h.buf[16]).toBe(0);
   });
 
-  test('a FIRST whose payload is no path MTU at all (100 bytes) fails header validation and is dropped, counted as malformed', () => {
-    // Known difference: rxe check_length answers this with NAK invalid request; here the frame decoder
-    // (PayloadRule.FULL) rejects it before the responder sees it, so the device drops it.
+  test('a FIRST whose payload is no path MTU at all (100 bytes): NAK invalid request, as rxe check_length', () => {
+    // The decoder flags the payload rule; the device still hands the (ICRC-valid) packet to the responder.
     const h = scriptedPeer();
     h.postRecv(1, 0, 4096);
     h.inject({ bth: { opcode: op('RC_SEND_FIRST'), psn: h.rqPsn }, payload: pattern(100) });
-    expect(h.sent()).toEqual([]);
-    expect(h.dev.counters.rcvd_malformed).toBe(1);
-    expect(h.qp.state).toBe(QpState.RTS);
-    expect(h.qp.resp.psn).toBe(h.rqPsn);
+    expect(h.sent().map(brief)).toEqual([NAK(h.rqPsn, SYN.NAK_INV_REQ)]);
+    expect(h.completions()).toMatchObject([{ wrId: 1n, status: WcStatus.REM_INV_REQ_ERR }]);
+    expect(h.dev.counters.rcvd_malformed).toBe(0);
+    expectDead(h);
+  });
+
+  test('a SEND LAST with no payload: NAK invalid request (a LAST carries 1..MTU bytes)', () => {
+    const h = scriptedPeer();
+    h.postRecv(1, 0, 4096);
+    h.inject({ bth: { opcode: op('RC_SEND_FIRST'), psn: h.rqPsn }, payload: pattern(256) });
+    h.inject({ bth: { opcode: op('RC_SEND_LAST'), psn: psnPlus(h.rqPsn, 1), ackReq: true } });
+    expect(h.sent().map(brief)).toEqual([NAK(psnPlus(h.rqPsn, 1), SYN.NAK_INV_REQ)]);
+    expectDead(h);
   });
 });
 
