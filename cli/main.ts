@@ -6,10 +6,12 @@ import { UsageError } from './args';
 import { type Output, processOutput } from './output';
 import { decodeCommand } from './decode-command';
 import { demoCommand } from './demo-command';
+import { replayCommand } from './replay-command';
 
 const COMMANDS: Readonly<Record<string, { help: string; run: (argv: readonly string[], out: Output) => Promise<number> }>> = {
   demo: { help: 'two stacks over a lossy in-memory link, every byte verified (run `roce demo -h`)', run: demoCommand },
   decode: { help: 'decode a pcap/pcapng capture of RoCE traffic (run `roce decode -h`)', run: decodeCommand },
+  replay: { help: 'replay one side of captured RC conversations into the stack and compare (run `roce replay -h`)', run: replayCommand },
 };
 
 const USAGE = `usage: roce COMMAND [options]

@@ -17,7 +17,7 @@ import type { Clock, TimerId } from '../stack/clock';
 import { Rng } from '../stack/rng';
 import { type DriverStats, type NicDriver, emptyStats } from './driver';
 import { type Direction, type Emission, type FaultConfig, FaultInjector } from './faults';
-import type { FrameTap } from './pcap-tap';
+import { type FrameTap, recordsAt } from './pcap-tap';
 
 /** Preamble + SFD (8), FCS (4) and inter-frame gap (12): wire bytes a frame costs beyond its own. */
 export const WIRE_OVERHEAD_BYTES = 24;
@@ -196,7 +196,7 @@ class LinkDirection implements FramePort {
   send(frame: Uint8Array): void {
     if (this.closed) return;
     const now = this.clock.now();
-    if (this.tap !== null && (this.tap.where ?? 'sent') === 'sent') this.tap.record(frame, now, this.direction);
+    if (this.tap !== null && recordsAt(this.tap.where ?? 'sent', this.direction) === 'sent') this.tap.record(frame, now, this.direction);
     const start = Math.max(now, this.wireFreeAt);
     this.wireFreeAt = start + (Math.max(frame.length, MIN_FRAME_BYTES) + WIRE_OVERHEAD_BYTES) * this.nsPerByte;
     this.place(this.injector.process(frame, now), this.wireFreeAt);
@@ -237,7 +237,7 @@ class LinkDirection implements FramePort {
     const frames = this.batches.get(t);
     this.batches.delete(t);
     if (frames === undefined || this.closed || this.to.closed) return;
-    if (this.tap !== null && this.tap.where === 'delivered') {
+    if (this.tap !== null && recordsAt(this.tap.where ?? 'sent', this.direction) === 'delivered') {
       for (const f of frames) this.tap.record(f, this.clock.now(), this.direction);
     }
     this.to.receive(frames);

@@ -8,11 +8,21 @@
  * link then drops still appear, and corruption or CE marks do not.
  * `where: 'delivered'` records what the receiver gets, at its arrival time:
  * after drops, duplicates, reordering, corruption and ECN marking.
+ * `where: 'host-a'` (or 'host-b') is a capture on that host's NIC: what it
+ * sends, as sent, and what it receives, as delivered. That is the view a
+ * replay of one side needs: its real input and its real output.
  */
 import { LinkType, PcapFileWriter, PcapWriter } from '../packets/pcap';
 import type { Direction } from './faults';
 
-export type TapPoint = 'sent' | 'delivered';
+export type TapPoint = 'sent' | 'delivered' | 'host-a' | 'host-b';
+
+/** When the link records a frame of `direction` for a tap at `where`. */
+export function recordsAt(where: TapPoint, direction: Direction): 'sent' | 'delivered' {
+  if (where === 'host-a') return direction === 'a->b' ? 'sent' : 'delivered';
+  if (where === 'host-b') return direction === 'b->a' ? 'sent' : 'delivered';
+  return where;
+}
 
 export interface FrameTap {
   /** Where the link should call `record` (default 'sent'). */

@@ -119,8 +119,8 @@ export class Device {
     return new ProtectionDomain();
   }
 
-  regMr(pd: ProtectionDomain, buffer: Uint8Array, access: number, iova?: bigint): MemoryRegion {
-    return this.mrs.register(pd, buffer, access, iova);
+  regMr(pd: ProtectionDomain, buffer: Uint8Array, access: number, iova?: bigint, key?: number): MemoryRegion {
+    return this.mrs.register(pd, buffer, access, iova, key);
   }
 
   deregMr(mr: MemoryRegion): void {
@@ -135,10 +135,17 @@ export class Device {
     return new SharedReceiveQueue(pd, attr.maxWr, attr.maxSge ?? 32);
   }
 
-  createQp(pd: ProtectionDomain, init: QpInitAttr): QueuePair {
+  /** ibv_create_qp. `qpn` asks for a given QP number (replay rebuilds the QPs a capture shows). */
+  createQp(pd: ProtectionDomain, init: QpInitAttr, qpnWanted?: number): QueuePair {
     let qpn = this.nextQpn;
-    while (this.qps.has(qpn)) qpn = (qpn + 1) & 0xffffff || 0x11;
-    this.nextQpn = (qpn + 1) & 0xffffff || 0x11;
+    if (qpnWanted !== undefined) {
+      if (!Number.isInteger(qpnWanted) || qpnWanted < 2 || qpnWanted > 0xffffff) throw invalid(`createQp: QP number ${qpnWanted} is out of range 2..0xffffff`);
+      if (this.qps.has(qpnWanted)) throw new VerbsError(VerbsErrorCode.Busy, `createQp: QP 0x${qpnWanted.toString(16)} exists`);
+      qpn = qpnWanted;
+    } else {
+      while (this.qps.has(qpn)) qpn = (qpn + 1) & 0xffffff || 0x11;
+      this.nextQpn = (qpn + 1) & 0xffffff || 0x11;
+    }
     const qp = new QueuePair(this, pd, qpn, init);
     this.qps.set(qpn, qp);
     return qp;

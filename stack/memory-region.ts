@@ -73,11 +73,17 @@ const DEFAULT_IOVA_BASE = 0x7f00_0000_0000n;
 
 /** The key table of one device. */
 export class MrTable {
-  private readonly byIndex: (MemoryRegion | undefined)[] = [undefined];
+  private readonly byIndex = new Map<number, MemoryRegion>();
+  private nextIndex = 1;
   private keyByte = 0x11;
   private nextIova = DEFAULT_IOVA_BASE;
 
-  register(pd: ProtectionDomain, buffer: Uint8Array, access: number, iova?: bigint): MemoryRegion {
+  /**
+   * Registers `buffer`. `iova` fixes the region's address range and `key` its
+   * L_Key/R_Key (both are otherwise chosen here); replay uses them to rebuild
+   * the regions a capture refers to.
+   */
+  register(pd: ProtectionDomain, buffer: Uint8Array, access: number, iova?: bigint, key?: number): MemoryRegion {
     if (!(buffer instanceof Uint8Array)) throw invalid('regMr: buffer must be a Uint8Array');
     if ((access & ~0x1f) !== 0) throw invalid(`regMr: unknown access flags 0x${access.toString(16)}`);
     // IBTA vol. 1 §10.6.3.1 / libibverbs: remote write and remote atomic need local write.
@@ -85,32 +91,39 @@ export class MrTable {
       throw invalid('regMr: REMOTE_WRITE and REMOTE_ATOMIC need LOCAL_WRITE');
     }
     if (iova !== undefined && (iova < 0n || iova + BigInt(buffer.length) > 1n << 64n)) throw invalid('regMr: iova range does not fit in 64 bits');
-    const index = this.byIndex.length;
-    if (index >= MAX_REGIONS) throw new VerbsError(VerbsErrorCode.QueueFull, 'regMr: too many memory regions');
-    this.keyByte = (this.keyByte + 0x25) & 0xff;
-    const key = ((index << 8) | this.keyByte) >>> 0;
+    let k: number;
+    if (key !== undefined) {
+      if (!Number.isInteger(key) || key < 0x100 || key > 0xffff_ffff) throw invalid(`regMr: key 0x${key.toString(16)} must be a 32-bit value with a non-zero index (key >> 8)`);
+      if (this.byIndex.has(key >>> 8)) throw new VerbsError(VerbsErrorCode.Busy, `regMr: key index 0x${(key >>> 8).toString(16)} is already in use`);
+      k = key >>> 0;
+    } else {
+      while (this.byIndex.has(this.nextIndex)) this.nextIndex++;
+      if (this.nextIndex >= MAX_REGIONS) throw new VerbsError(VerbsErrorCode.QueueFull, 'regMr: too many memory regions');
+      this.keyByte = (this.keyByte + 0x25) & 0xff;
+      k = ((this.nextIndex++ << 8) | this.keyByte) >>> 0;
+    }
     let va = iova;
     if (va === undefined) {
       va = this.nextIova;
       // Page-align every default range and leave a gap page, so a stray address faults.
       this.nextIova += ((BigInt(buffer.length) + 0xfffn) & ~0xfffn) + 0x1000n;
     }
-    const mr = new MemoryRegion(pd, buffer, va, access, key, key);
-    this.byIndex.push(mr);
+    const mr = new MemoryRegion(pd, buffer, va, access, k, k);
+    this.byIndex.set(k >>> 8, mr);
     pd.regions++;
     return mr;
   }
 
   deregister(mr: MemoryRegion): void {
     const idx = mr.lkey >>> 8;
-    if (this.byIndex[idx] !== mr) throw new VerbsError(VerbsErrorCode.NotFound, 'deregMr: region is not registered');
-    this.byIndex[idx] = undefined;
+    if (this.byIndex.get(idx) !== mr) throw new VerbsError(VerbsErrorCode.NotFound, 'deregMr: region is not registered');
+    this.byIndex.delete(idx);
     mr.valid = false;
     mr.pd.regions--;
   }
 
   private byKey(key: number): MemoryRegion | undefined {
-    const mr = this.byIndex[key >>> 8];
+    const mr = this.byIndex.get(key >>> 8);
     return mr !== undefined && mr.valid && mr.rkey === key >>> 0 ? mr : undefined;
   }
 

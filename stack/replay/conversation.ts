@@ -1,0 +1,120 @@
+/**
+ * Finding RC conversations in a capture for replay: the requests one side
+ * sent to a QP and the responses the other side sent back, paired by
+ * addresses and PSN overlap, with the path MTU inferred from the payloads.
+ */
+import type { RocePacket } from '../../packets/decode';
+import { OpFlag } from '../../packets/opcodes';
+import { psnDiff } from '../psn';
+
+export interface CapturedPacket {
+  /** 1-based frame number in the capture. */
+  frame: number;
+  timeNs: number;
+  p: RocePacket;
+  bytes: Uint8Array;
+}
+
+export interface RcConversation {
+  requesterQpn: number;
+  responderQpn: number;
+  requesterIp: string;
+  responderIp: string;
+  requesterMac: number;
+  responderMac: number;
+  requests: CapturedPacket[];
+  responses: CapturedPacket[];
+  /** PSN of the first request seen (the responder's starting ePSN for the replay). */
+  firstRequestPsn: number;
+  /** Path MTU inferred from the payloads (the largest FIRST/MIDDLE payload, else the smallest MTU that fits). */
+  pathMtuBytes: number;
+}
+
+interface Stream {
+  src: string;
+  dst: string;
+  destQp: number;
+  srcMac: number;
+  dstMac: number;
+  packets: CapturedPacket[];
+  psns: Set<number>;
+}
+
+function key(src: string, dst: string, qp: number): string {
+  return `${src}>${dst}#${qp}`;
+}
+
+/** Groups the RC packets of a capture into conversations (one per requester -> responder direction). */
+export function findRcConversations(packets: readonly CapturedPacket[], addr: (p: RocePacket) => { src: string; dst: string }): RcConversation[] {
+  const req = new Map<string, Stream>();
+  const resp = new Map<string, Stream>();
+  for (const c of packets) {
+    const b = c.p.bth;
+    const info = c.p.info;
+    if (b === null || info === undefined || info.qpType !== 'RC') continue;
+    const { src, dst } = addr(c.p);
+    const map = (info.flags & OpFlag.REQ) !== 0 ? req : (info.flags & OpFlag.RESP) !== 0 ? resp : null;
+    if (map === null) continue;
+    const k = key(src, dst, b.destQp);
+    let s = map.get(k);
+    if (s === undefined) {
+      s = { src, dst, destQp: b.destQp, srcMac: c.p.eth?.src ?? 0, dstMac: c.p.eth?.dst ?? 0, packets: [], psns: new Set() };
+      map.set(k, s);
+    }
+    s.packets.push(c);
+    s.psns.add(b.psn);
+  }
+  const out: RcConversation[] = [];
+  for (const r of req.values()) {
+    // The responses come back the other way; of those streams, pick the one whose PSNs overlap the requests' most.
+    let best: Stream | null = null;
+    let bestHits = -1;
+    for (const s of resp.values()) {
+      if (s.src !== r.dst || s.dst !== r.src) continue;
+      let hits = 0;
+      for (const psn of s.psns) if (r.psns.has(psn) || nearAny(r, psn)) hits++;
+      if (hits > bestHits) {
+        best = s;
+        bestHits = hits;
+      }
+    }
+    const first = r.packets[0];
+    if (first === undefined || first.p.bth === null) continue;
+    out.push({
+      requesterQpn: best?.destQp ?? 0,
+      responderQpn: r.destQp,
+      requesterIp: r.src,
+      responderIp: r.dst,
+      requesterMac: r.srcMac,
+      responderMac: r.dstMac,
+      requests: r.packets,
+      responses: best?.packets ?? [],
+      firstRequestPsn: first.p.bth.psn,
+      pathMtuBytes: inferMtu([...r.packets, ...(best?.packets ?? [])]),
+    });
+  }
+  return out;
+}
+
+/** READ responses carry PSNs after their request's own; count a response PSN a little past a request as matching. */
+function nearAny(r: Stream, psn: number): boolean {
+  for (const q of r.psns) {
+    const d = psnDiff(psn, q);
+    if (d >= 0 && d < 4096) return true;
+  }
+  return false;
+}
+
+export function inferMtu(packets: readonly CapturedPacket[]): number {
+  let full = 0;
+  let largest = 0;
+  for (const c of packets) {
+    const info = c.p.info;
+    if (info === undefined) continue;
+    largest = Math.max(largest, c.p.payloadLength);
+    if (info.payload === 'full') full = Math.max(full, c.p.payloadLength);
+  }
+  if (full > 0) return full;
+  for (const m of [256, 512, 1024, 2048, 4096]) if (largest <= m) return m;
+  return 4096;
+}
