@@ -6,6 +6,7 @@ import { WireError, WireErrorCode, need } from './errors';
 import { checkUint } from './bytes';
 
 export const IPV4_MIN_LEN = 20;
+const NO_OPTIONS = new Uint8Array(0);
 export const IpProtocol = { UDP: 17, TCP: 6, ICMP: 1 } as const;
 
 export const OFF = Object.freeze({
@@ -91,7 +92,8 @@ export function parseIpv4(view: DataView, off: number, end: number = view.byteLe
     checksum: view.getUint16(off + OFF.CHECKSUM),
     src: view.getUint32(off + OFF.SRC),
     dst: view.getUint32(off + OFF.DST),
-    options: new Uint8Array(view.buffer, view.byteOffset + off + OFF.OPTIONS, ihl * 4 - IPV4_MIN_LEN),
+    // No options is the rule for RoCE: share one empty array instead of a view per packet.
+    options: ihl === 5 ? NO_OPTIONS : new Uint8Array(view.buffer, view.byteOffset + off + OFF.OPTIONS, ihl * 4 - IPV4_MIN_LEN),
   };
 }
 
