@@ -7,10 +7,14 @@ import { type Output, processOutput } from './output';
 import { decodeCommand } from './decode-command';
 import { demoCommand } from './demo-command';
 import { replayCommand } from './replay-command';
+import { perftestCommand } from './perftest-command';
+import { pingpongCommand } from './pingpong-command';
 
 const COMMANDS: Readonly<Record<string, { help: string; run: (argv: readonly string[], out: Output) => Promise<number> }>> = {
   demo: { help: 'two stacks over a lossy in-memory link, every byte verified (run `roce demo -h`)', run: demoCommand },
   decode: { help: 'decode a pcap/pcapng capture of RoCE traffic (run `roce decode -h`)', run: decodeCommand },
+  perftest: { help: 'ib_write/read/send/atomic_bw and _lat benchmarks; either end may be the real perftest (run `roce perftest -h`)', run: perftestCommand },
+  pingpong: { help: "ibv_rc_pingpong's exchange and traffic; either end may be the real tool (run `roce pingpong -h`)", run: pingpongCommand },
   replay: { help: 'replay one side of captured RC conversations into the stack and compare (run `roce replay -h`)', run: replayCommand },
 };
 

@@ -5,22 +5,47 @@
 # prints one line saying what is missing and exits 0, because the
 # pure-TypeScript part works without these packages.
 #
-# Later issues add entries here (e.g. clang:clang, xdp-loader:libxdp-dev,
-# qemu-system-x86_64:qemu-system-x86).
+# Later issues add entries here (e.g. qemu-system-x86_64:qemu-system-x86).
 set -euo pipefail
 
-# "command:package" pairs: the command whose absence means the package is needed.
+# "what:package" pairs. "what" is a command name, or an absolute file path (a
+# header of a -dev package); its absence means the package is needed.
 REQUIRED=(
   "tshark:tshark"
+  # The native addon (scripts/build-native.sh): AF_XDP over libxdp/libbpf, the
+  # XDP program compiled with clang -target bpf, batched ICRC with isa-l.
+  "clang:clang"
+  "llvm-strip:llvm"
+  "pkg-config:pkg-config"
+  "/usr/include/xdp/xsk.h:libxdp-dev"
+  "/usr/include/bpf/libbpf.h:libbpf-dev"
+  "/usr/include/libelf.h:libelf-dev"
+  "/usr/include/zlib.h:zlib1g-dev"
+  "/usr/include/linux/if_xdp.h:linux-libc-dev"
+  "/usr/include/isa-l.h:libisal-dev"
+  # Network-namespace driver tests and debugging.
+  "ip:iproute2"
+  "nstat:iproute2"
+  "nft:nftables"
+  "xdp-loader:xdp-tools"
+  "bpftool:bpftool"
+  "tcpdump:tcpdump"
+  "ping:iputils-ping"
 )
 
 missing_pkgs=()
 missing_cmds=()
 for entry in "${REQUIRED[@]}"; do
-  cmd="${entry%%:*}"
+  what="${entry%%:*}"
   pkg="${entry#*:}"
-  if ! command -v "$cmd" >/dev/null 2>&1; then
-    missing_cmds+=("$cmd")
+  if [[ "$what" == /* ]]; then
+    [ -e "$what" ] && continue
+  elif command -v "$what" >/dev/null 2>&1; then
+    continue
+  fi
+  missing_cmds+=("$what")
+  # One package may be named by several entries: list it once.
+  if [[ " ${missing_pkgs[*]-} " != *" $pkg "* ]]; then
     missing_pkgs+=("$pkg")
   fi
 done

@@ -2,9 +2,12 @@
  * The shared NicDriver test suite: what every driver (in-memory link,
  * AF_PACKET, AF_XDP, ...) must do, whatever carries the frames.
  *
- * Test frames are Ethernet frames with the local experimental EtherType
- * 0x88B5 and a magic, so a driver on a real interface can ignore other
- * traffic it happens to receive (`ours`).
+ * Test frames carry a magic and a sequence number, so a driver on a real
+ * interface can ignore other traffic it happens to receive (`ours`). Two
+ * kinds: Ethernet frames with the local experimental EtherType 0x88B5 (the
+ * default), or IPv4/UDP frames to the RoCE port 4791 for drivers that only
+ * ever see RoCE traffic (AF_XDP behind its XDP program, AF_PACKET behind its
+ * socket filter).
  */
 import type { NicDriver } from '../../nic-driver/driver';
 
@@ -18,9 +21,28 @@ export interface DriverPair {
 
 export const TEST_ETHERTYPE = 0x88b5;
 const MAGIC = 0x52545331; // 'RTS1'
+const ROCE_PORT = 4791;
+/** Where the magic sits: after the Ethernet header, or after Ethernet + IPv4 + UDP. */
+const MAGIC_OFF_ETHERTYPE = 14;
+const MAGIC_OFF_UDP = 42;
+
+/** How the suite's frames look: EtherType 0x88B5, or IPv4/UDP to port 4791 between the given addresses. */
+export type FrameKind = { kind: 'ethertype' } | { kind: 'udp'; ipOf: (d: NicDriver) => string };
+
+const ETHERTYPE: FrameKind = { kind: 'ethertype' };
+
+function ipv4Bytes(ip: string): number[] {
+  const b = ip.split('.').map(Number);
+  if (b.length !== 4 || b.some((x) => !(x >= 0 && x <= 255))) throw new Error(`not an IPv4 address: ${ip}`);
+  return b;
+}
 
 /** A test frame from `src` to `dst` carrying `seq`, `len` bytes long (at least 60). */
-export function testFrame(src: NicDriver, dst: NicDriver, seq: number, len: number): Uint8Array {
+export function testFrame(src: NicDriver, dst: NicDriver, seq: number, len: number, kind: FrameKind = ETHERTYPE): Uint8Array {
+  return makeFrame(src, dst, seq, len, kind);
+}
+
+function makeFrame(src: NicDriver, dst: NicDriver, seq: number, len: number, kind: FrameKind): Uint8Array {
   const n = Math.max(60, len);
   const f = new Uint8Array(n);
   const v = new DataView(f.buffer);
@@ -28,20 +50,52 @@ export function testFrame(src: NicDriver, dst: NicDriver, seq: number, len: numb
   v.setUint32(2, dst.mac >>> 0);
   v.setUint16(6, Math.floor(src.mac / 0x1_0000_0000));
   v.setUint32(8, src.mac >>> 0);
-  v.setUint16(12, TEST_ETHERTYPE);
-  v.setUint32(14, MAGIC);
-  v.setUint32(18, seq >>> 0);
-  for (let i = 22; i < n; i++) f[i] = (seq * 7 + i) & 0xff;
+  let m = MAGIC_OFF_ETHERTYPE;
+  if (kind.kind === 'ethertype') {
+    v.setUint16(12, TEST_ETHERTYPE);
+  } else {
+    v.setUint16(12, 0x0800);
+    f[14] = 0x45;
+    v.setUint16(16, n - 14); // total length
+    f[22] = 64; // TTL
+    f[23] = 17; // UDP
+    f.set(ipv4Bytes(kind.ipOf(src)), 26);
+    f.set(ipv4Bytes(kind.ipOf(dst)), 30);
+    let sum = 0;
+    for (let i = 14; i < 34; i += 2) sum += v.getUint16(i);
+    while (sum > 0xffff) sum = (sum & 0xffff) + (sum >>> 16);
+    v.setUint16(24, ~sum & 0xffff);
+    v.setUint16(34, 0xc000 + (seq & 0xfff)); // source port
+    v.setUint16(36, ROCE_PORT);
+    v.setUint16(38, n - 34); // UDP length; checksum 0 (none)
+    m = MAGIC_OFF_UDP;
+  }
+  v.setUint32(m, MAGIC);
+  v.setUint32(m + 4, seq >>> 0);
+  for (let i = m + 8; i < n; i++) f[i] = (seq * 7 + i) & 0xff;
   return f;
 }
 
-/** The test frames among `frames`. */
+function magicOffset(f: Uint8Array): number {
+  if (f.length < 22) return -1;
+  const type = (f[12]! << 8) | f[13]!;
+  if (type === TEST_ETHERTYPE) return MAGIC_OFF_ETHERTYPE;
+  if (type === 0x0800 && f.length >= MAGIC_OFF_UDP + 8 && f[14] === 0x45 && f[23] === 17 && ((f[36]! << 8) | f[37]!) === ROCE_PORT) {
+    return MAGIC_OFF_UDP;
+  }
+  return -1;
+}
+
+/** The test frames among `frames` (of either kind). */
 export function ours(frames: readonly Uint8Array[]): Uint8Array[] {
-  return frames.filter((f) => f.length >= 22 && ((f[12]! << 8) | f[13]!) === TEST_ETHERTYPE && new DataView(f.buffer, f.byteOffset).getUint32(14) === MAGIC);
+  return frames.filter((f) => {
+    const m = magicOffset(f);
+    return m >= 0 && new DataView(f.buffer, f.byteOffset).getUint32(m) === MAGIC;
+  });
 }
 
 function seqOf(f: Uint8Array): number {
-  return new DataView(f.buffer, f.byteOffset).getUint32(18);
+  return new DataView(f.buffer, f.byteOffset).getUint32(magicOffset(f) + 4);
 }
 
 /** Everything `d` has received, taken in bursts of up to `max`. */
@@ -55,7 +109,17 @@ function drain(d: NicDriver, max = 64): Uint8Array[] {
   }
 }
 
-export function driverSuite(name: string, makePair: () => Promise<DriverPair>): void {
+export interface DriverSuiteOptions {
+  /** The suite's frames (default: EtherType 0x88B5). */
+  frames?: FrameKind;
+  /** Timeout of each test in ms (jest's default when absent). */
+  timeoutMs?: number;
+}
+
+export function driverSuite(name: string, makePair: () => Promise<DriverPair>, opts: DriverSuiteOptions = {}): void {
+  const kind = opts.frames ?? ETHERTYPE;
+  const testFrame = (src: NicDriver, dst: NicDriver, seq: number, len: number): Uint8Array => makeFrame(src, dst, seq, len, kind);
+  const test = (title: string, fn: () => Promise<void>): void => globalThis.test(title, fn, opts.timeoutMs);
   describe(`NicDriver suite: ${name}`, () => {
     async function withPair(fn: (p: DriverPair) => Promise<void>): Promise<void> {
       const p = await makePair();

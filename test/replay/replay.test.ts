@@ -61,7 +61,7 @@ test('a responder that answered differently is caught: a changed MSN and a chang
   const file = capture('host-b', 0, 8);
   const cap = readCapture(fs.readFileSync(file));
   let msnDone = false;
-  let readDone = false;
+  let atomicDone = false;
   let atomics = 0;
   const frames = cap.records.map((rec) => {
     const f = rec.data.slice();
@@ -70,12 +70,12 @@ test('a responder that answered differently is caught: a changed MSN and a chang
       // B's answers go to A (198.18.0.1).
       const toA = d.ipv4 !== null && d.ipv4.dst === 0xc6120001;
       if (toA && !msnDone && d.info?.name === 'RC_ACKNOWLEDGE' && d.aeth !== null) {
-        f[d.bthOff + 12 + 3] ^= 1; // MSN low byte
+        f[d.bthOff + 12 + 3] = (f[d.bthOff + 12 + 3] ?? 0) ^ 1; // MSN low byte
         msnDone = true;
-      } else if (toA && !readDone && d.info?.name === 'RC_ATOMIC_ACKNOWLEDGE' && ++atomics === 2) {
+      } else if (toA && !atomicDone && d.info?.name === 'RC_ATOMIC_ACKNOWLEDGE' && ++atomics === 2) {
         // The first atomic's result seeds the replayed memory; the second must follow from it.
-        f[d.bthOff + 16 + 7] ^= 1;
-        readDone = true;
+        f[d.bthOff + 16 + 7] = (f[d.bthOff + 16 + 7] ?? 0) ^ 1;
+        atomicDone = true;
       } else {
         return { data: f, timestampNs: rec.timestampNs };
       }
@@ -83,7 +83,7 @@ test('a responder that answered differently is caught: a changed MSN and a chang
     }
     return { data: f, timestampNs: rec.timestampNs };
   });
-  expect(msnDone && readDone).toBe(true);
+  expect(msnDone && atomicDone).toBe(true);
   const doctored = path.join(dir, 'doctored.pcap');
   fs.writeFileSync(doctored, writePcap(frames));
   const r = await replay(doctored, '--role', 'responder');

@@ -1,0 +1,189 @@
+/**
+ * `roce perftest`: ib_write_bw, ib_read_bw, ib_send_bw, ib_atomic_bw,
+ * ib_write_lat, ib_read_lat and ib_send_lat in one command, with perftest's
+ * flags, roles (the server runs without an address) and out-of-band exchange,
+ * so either end may be the unmodified tool.
+ */
+import { type OptionSpec, UsageError, formatOptions, intValue, parseArgs } from './args';
+import type { Output } from './output';
+import { PerftestVerb } from '../stack/oob/perftest-session';
+import { PINGPONG_DEFAULT_PORT } from '../stack/oob/pingpong-messages';
+import { type PerftestConfig, type PerftestResult, type AtomicType, runPerftest } from '../stack/perftest/run';
+import { type HostDevice, HOST_DRIVERS, HostDriverKind, openHostDevice } from '../stack/host-device';
+import { OobError } from '../stack/oob/tcp-channel';
+
+export const PERFTEST_OPTIONS: readonly OptionSpec[] = [
+  { name: 'lat', kind: 'flag', help: 'latency test (ib_*_lat) instead of bandwidth (ib_*_bw)' },
+  { name: 'dev', short: 'd', kind: 'string', value: 'IFACE', help: 'network interface to run RoCE on' },
+  { name: 'driver', kind: 'string', value: 'KIND', help: `frame driver: ${HOST_DRIVERS.join(' or ')} (default xdp)` },
+  { name: 'size', short: 's', kind: 'string', value: 'BYTES', help: 'message size (default 65536 for bandwidth, 2 for latency, 8 for atomics)' },
+  { name: 'iters', short: 'n', kind: 'string', value: 'N', help: 'iterations (default 5000 for write bandwidth, 1000 otherwise; at least 5)' },
+  { name: 'mtu', short: 'm', kind: 'string', value: 'BYTES', help: 'path MTU: 256, 512, 1024, 2048 or 4096 (default: what the link carries)' },
+  { name: 'port', short: 'p', kind: 'string', value: 'PORT', help: `TCP port of the out-of-band exchange (default ${PINGPONG_DEFAULT_PORT})` },
+  { name: 'gid-index', short: 'x', kind: 'string', value: 'N', help: 'source GID index (default: the first IPv4-mapped GID)' },
+  { name: 'tx-depth', short: 't', kind: 'string', value: 'N', help: 'send queue depth (default 128 for bandwidth, 1 for latency)' },
+  { name: 'rx-depth', short: 'r', kind: 'string', value: 'N', help: 'receive queue depth for SEND tests (default 512)' },
+  { name: 'atomic_type', short: 'A', kind: 'string', value: 'TYPE', help: 'FETCH_AND_ADD (default) or CMP_AND_SWAP' },
+  { name: 'qp-timeout', short: 'u', kind: 'string', value: 'N', help: 'QP timeout exponent, 4.096 us x 2^N (default 14)' },
+  { name: 'report_gbits', kind: 'flag', help: 'send the bandwidth report to the peer in Gb/s (perftest prints it as it gets it)' },
+  { name: 'dont_xchg_versions', kind: 'flag', help: 'skip the version, system-data and MTU exchanges' },
+  { name: 'bind', kind: 'string', value: 'ADDR', help: 'server: local address to listen on (default all)' },
+  { name: 'timeout', kind: 'string', value: 'SECONDS', help: 'give up when the test makes no progress for this long (default 300)' },
+  { name: 'verify', kind: 'flag', help: 'fill every buffer with a known pattern and check what arrives (both ends roce-ts)' },
+  { name: 'json', kind: 'flag', help: 'print one JSON summary object' },
+  { name: 'help', short: 'h', kind: 'flag', help: 'this help' },
+];
+
+export const PERFTEST_USAGE = `usage: roce perftest write|read|send|atomic [--lat] [SERVER_IP] --dev IFACE [options]
+
+Runs the perftest benchmark of that verb, as ib_<verb>_bw (or ib_<verb>_lat
+with --lat) does: without SERVER_IP it is the server and waits for a client;
+with it, the client. Either end may be the real perftest tool.
+
+${formatOptions(PERFTEST_OPTIONS)}
+
+Exit status: 0 when the test completed (and verified, with --verify), 1 when
+not (the reason is printed), 2 on a usage error.`;
+
+const VERBS: readonly string[] = Object.values(PerftestVerb);
+
+/** How the command opens devices; tests may replace it. */
+export interface PerftestDeps {
+  openDevice: (ifname: string, driver: HostDriverKind) => Promise<HostDevice>;
+}
+
+const defaultDeps: PerftestDeps = { openDevice: openHostDevice };
+
+export function parseDriver(text: string | undefined): HostDriverKind {
+  const d = text ?? HostDriverKind.XDP;
+  if (d === HostDriverKind.XDP || d === HostDriverKind.PACKET || d === HostDriverKind.MEMORY) return d;
+  throw new UsageError(`--driver must be ${HOST_DRIVERS.join(' or ')}, not ${JSON.stringify(d)}`);
+}
+
+export function parseServerAddress(text: string): string {
+  if (!/^[A-Za-z0-9.:_-]+$/.test(text)) throw new UsageError(`SERVER_IP must be an address or host name, not ${JSON.stringify(text)}`);
+  return text;
+}
+
+export async function perftestCommand(argv: readonly string[], out: Output, deps: PerftestDeps = defaultDeps): Promise<number> {
+  const args = parseArgs(argv, PERFTEST_OPTIONS);
+  if (args.flags.has('help')) {
+    out.stdout(`${PERFTEST_USAGE}\n`);
+    return 0;
+  }
+  const [verbText, ...rest] = args.positionals;
+  if (verbText === undefined) throw new UsageError('perftest needs a test: write, read, send or atomic');
+  if (!VERBS.includes(verbText)) throw new UsageError(`unknown perftest test ${JSON.stringify(verbText)} (tests: ${VERBS.join(', ')})`);
+  const verb = verbText as PerftestVerb;
+  if (rest.length > 1) throw new UsageError(`perftest takes at most one SERVER_IP, got ${rest.join(' ')}`);
+  const server = rest[0] === undefined ? undefined : parseServerAddress(rest[0]);
+  const lat = args.flags.has('lat');
+  if (lat && verb === PerftestVerb.ATOMIC) throw new UsageError('atomic latency (ib_atomic_lat) is not implemented; run atomic without --lat');
+  const ifname = args.values.get('dev');
+  if (ifname === undefined) throw new UsageError('--dev IFACE is required (the interface to run RoCE on)');
+  const driver = parseDriver(args.values.get('driver'));
+  const num = (name: string, min: number, max: number): number | undefined => {
+    const v = args.values.get(name);
+    return v === undefined ? undefined : intValue(v, name, min, max);
+  };
+  const atomicText = args.values.get('atomic_type');
+  if (atomicText !== undefined && atomicText !== 'FETCH_AND_ADD' && atomicText !== 'CMP_AND_SWAP') {
+    throw new UsageError(`--atomic_type must be FETCH_AND_ADD or CMP_AND_SWAP, not ${JSON.stringify(atomicText)}`);
+  }
+  if (atomicText !== undefined && verb !== PerftestVerb.ATOMIC) throw new UsageError('--atomic_type applies to the atomic test only');
+  const size = num('size', 1, 1 << 28);
+  if (verb === PerftestVerb.ATOMIC && size !== undefined && size !== 8) throw new UsageError('--size cannot be changed for atomic tests (always 8)');
+  const mtu = num('mtu', 256, 4096);
+  if (mtu !== undefined && ![256, 512, 1024, 2048, 4096].includes(mtu)) throw new UsageError(`--mtu must be 256, 512, 1024, 2048 or 4096, not ${mtu}`);
+  const bind = args.values.get('bind');
+  if (bind !== undefined && server !== undefined) throw new UsageError('--bind applies to the server (run without SERVER_IP)');
+  const timeoutS = num('timeout', 1, 86_400) ?? 300;
+  const json = args.flags.has('json');
+
+  const cfg: PerftestConfig = {
+    verb,
+    lat,
+    role: server === undefined ? 'server' : 'client',
+    port: num('port', 1, 65535) ?? PINGPONG_DEFAULT_PORT,
+    runTimeoutMs: timeoutS * 1000,
+    connectTimeoutMs: server === undefined ? timeoutS * 1000 : Math.min(timeoutS, 30) * 1000,
+    verify: args.flags.has('verify'),
+    reportGbits: args.flags.has('report_gbits'),
+    dontXchgVersions: args.flags.has('dont_xchg_versions'),
+  };
+  const set = <K extends keyof PerftestConfig>(k: K, v: PerftestConfig[K] | undefined): void => {
+    if (v !== undefined) cfg[k] = v;
+  };
+  set('server', server);
+  set('bindHost', bind);
+  set('size', size);
+  set('iters', num('iters', 5, 1e9));
+  set('mtu', mtu);
+  set('gidIndex', num('gid-index', 0, 255));
+  set('txDepth', num('tx-depth', 1, 32768));
+  set('rxDepth', num('rx-depth', 1, 32768));
+  set('qpTimeout', num('qp-timeout', 0, 31));
+  set('atomicType', atomicText as AtomicType | undefined);
+
+  const test = `ib_${verb}_${lat ? 'lat' : 'bw'}`;
+  let host: HostDevice | null = null;
+  try {
+    host = await deps.openDevice(ifname, driver);
+    const h = host;
+    cfg.beforeConnect = (gid) => h.ensureNeighbor(gid);
+    if (!json && cfg.role === 'server') cfg.onListening = (port) => out.stdout(`${test}: waiting for a client on port ${port}\n`);
+    const r = await runPerftest(host.device, cfg);
+    // Let the last ACKs leave before the device goes away.
+    if (!host.virtualTime) await new Promise((res) => setTimeout(res, 100));
+    if (json) out.stdout(`${JSON.stringify(jsonSummary(r, host))}\n`);
+    else report(out, r, host);
+    if (!r.ok) {
+      out.stderr(`roce perftest: FAILED: ${r.problems[0] ?? 'verification failed'}\n`);
+      return 1;
+    }
+    return 0;
+  } catch (e) {
+    if (e instanceof UsageError) throw e;
+    const err = e as Error & { code?: string; field?: string };
+    if (json) {
+      const s: Record<string, unknown> = { ok: false, test, role: cfg.role, msgSize: cfg.size ?? null, iterations: cfg.iters ?? null, error: err.message };
+      if (err.code !== undefined) s['code'] = err.code;
+      if (err.field !== undefined) s['field'] = err.field;
+      out.stdout(`${JSON.stringify(s)}\n`);
+    }
+    out.stderr(`roce perftest: ${e instanceof OobError ? 'out-of-band exchange failed: ' : ''}${err.message}\n`);
+    return 1;
+  } finally {
+    host?.close();
+  }
+}
+
+function jsonSummary(r: PerftestResult, host: HostDevice): Record<string, unknown> {
+  const { latencyUs, ...rest } = r;
+  return { ...rest, ...(r.lat ? { latencyUs } : {}), device: host.ifname, driver: host.driver, virtualTime: host.virtualTime };
+}
+
+function report(out: Output, r: PerftestResult, host: HostDevice): void {
+  const line = '-'.repeat(86);
+  out.stdout(`${line}\n`);
+  out.stdout(`                    ${r.test} (roce-ts), ${r.role}\n`);
+  out.stdout(` Device ${host.ifname} (${host.driver}${host.virtualTime ? ', simulated time' : ''}), RC, 1 QP, MTU ${r.mtu}, peer perftest ${r.peerVersion}\n`);
+  out.stdout(` local address:  LID 0000 QPN 0x${hex(r.local.qpn, 6)} PSN 0x${hex(r.local.psn, 6)} RKey 0x${hex(r.local.rkey, 8)} VAddr ${r.local.vaddr} GID ${r.local.gid}\n`);
+  out.stdout(` remote address: LID 0000 QPN 0x${hex(r.remote.qpn, 6)} PSN 0x${hex(r.remote.psn, 6)} RKey 0x${hex(r.remote.rkey, 8)} VAddr ${r.remote.vaddr} GID ${r.remote.gid}\n`);
+  out.stdout(`${line}\n`);
+  if (r.lat) {
+    const l = r.latencyUs;
+    out.stdout(` #bytes #iterations    t_min[usec]    t_p50[usec]    t_p99[usec]    t_max[usec]    t_avg[usec]\n`);
+    if (l === null) out.stdout(` ${String(r.msgSize).padEnd(6)} ${String(r.iterations).padEnd(13)} (the server of ib_read_lat only answers READs; the client measures)\n`);
+    else out.stdout(` ${String(r.msgSize).padEnd(6)} ${String(r.iterations).padEnd(13)} ${[l.min, l.p50, l.p99, l.max, l.avg].map((x) => x.toFixed(2).padStart(14)).join(' ')}\n`);
+  } else {
+    out.stdout(` #bytes     #iterations    BW average[Gb/sec]   MsgRate[Mpps]${r.measured === 'peer-report' ? '   (as reported by the client)' : ''}\n`);
+    out.stdout(` ${String(r.msgSize).padEnd(10)} ${String(r.messages).padEnd(14)} ${r.gbps.toFixed(2).padStart(18)}   ${r.mpps.toFixed(6).padStart(13)}\n`);
+  }
+  out.stdout(`${line}\n`);
+  if (r.verify.enabled) out.stdout(` verify: ${r.verify.bytesChecked} bytes checked, ${r.verify.mismatches} mismatches\n`);
+}
+
+function hex(v: number, digits: number): string {
+  return v.toString(16).padStart(digits, '0');
+}

@@ -1,0 +1,408 @@
+#include "packet_socket.h"
+
+#include <arpa/inet.h>
+#include <linux/filter.h>
+#include <linux/if_ether.h>
+#include <linux/if_packet.h>
+#include <net/if.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <cstring>
+
+namespace roce {
+
+namespace {
+
+// A classic BPF program builder with forward labels (jump offsets are 8-bit, relative).
+class Cbpf {
+ public:
+  int Label() {
+    labels_.push_back(-1);
+    return static_cast<int>(labels_.size()) - 1;
+  }
+  void Bind(int l) { labels_[l] = static_cast<int>(ins_.size()); }
+  void Stmt(uint16_t c, uint32_t k) { ins_.push_back({c, 0, 0, k}); fix_.push_back({-1, -1}); }
+  // Conditional jump; -1 as a label means "the next instruction".
+  void Jump(uint16_t c, uint32_t k, int jt, int jf) { ins_.push_back({c, 0, 0, k}); fix_.push_back({jt, jf}); }
+  std::vector<sock_filter> Finish() {
+    for (size_t i = 0; i < ins_.size(); i++) {
+      auto rel = [&](int l) -> uint8_t { return l < 0 ? 0 : static_cast<uint8_t>(labels_[l] - static_cast<int>(i) - 1); };
+      ins_[i].jt = rel(fix_[i].first);
+      ins_[i].jf = rel(fix_[i].second);
+    }
+    return ins_;
+  }
+
+ private:
+  std::vector<sock_filter> ins_;
+  std::vector<std::pair<int, int>> fix_;
+  std::vector<int> labels_;
+};
+
+// Accepts Ethernet [+ one VLAN tag] + IPv4 (first fragment or whole) / IPv6 + UDP with destination `port`.
+// (A tag the NIC or veth took off into the packet's metadata is not in the data the filter sees.)
+std::vector<sock_filter> RoceFilter(uint16_t port) {
+  Cbpf b;
+  const int accept = b.Label(), drop = b.Label(), vlan = b.Label();
+  const int v4[2] = {b.Label(), b.Label()}, v6[2] = {b.Label(), b.Label()};
+  b.Stmt(BPF_LD | BPF_H | BPF_ABS, 12);
+  b.Jump(BPF_JMP | BPF_JEQ | BPF_K, ETH_P_8021Q, vlan, -1);
+  b.Jump(BPF_JMP | BPF_JEQ | BPF_K, ETH_P_8021AD, vlan, -1);
+  b.Jump(BPF_JMP | BPF_JEQ | BPF_K, ETH_P_IP, v4[0], -1);
+  b.Jump(BPF_JMP | BPF_JEQ | BPF_K, ETH_P_IPV6, v6[0], drop);
+  b.Bind(vlan);
+  b.Stmt(BPF_LD | BPF_H | BPF_ABS, 16);
+  b.Jump(BPF_JMP | BPF_JEQ | BPF_K, ETH_P_IP, v4[1], -1);
+  b.Jump(BPF_JMP | BPF_JEQ | BPF_K, ETH_P_IPV6, v6[1], drop);
+  for (int i = 0; i < 2; i++) {
+    const uint32_t l2 = i == 0 ? 14 : 18;
+    b.Bind(v4[i]);
+    b.Stmt(BPF_LD | BPF_B | BPF_ABS, l2 + 9);  // protocol
+    b.Jump(BPF_JMP | BPF_JEQ | BPF_K, IPPROTO_UDP, -1, drop);
+    b.Stmt(BPF_LD | BPF_H | BPF_ABS, l2 + 6);  // flags + fragment offset
+    b.Jump(BPF_JMP | BPF_JSET | BPF_K, 0x1fff, drop, -1);
+    b.Stmt(BPF_LDX | BPF_B | BPF_MSH, l2);     // X = IHL * 4
+    b.Stmt(BPF_LD | BPF_H | BPF_IND, l2 + 2);  // UDP destination port
+    b.Jump(BPF_JMP | BPF_JEQ | BPF_K, port, accept, drop);
+    b.Bind(v6[i]);
+    b.Stmt(BPF_LD | BPF_B | BPF_ABS, l2 + 6);  // next header
+    b.Jump(BPF_JMP | BPF_JEQ | BPF_K, IPPROTO_UDP, -1, drop);
+    b.Stmt(BPF_LD | BPF_H | BPF_ABS, l2 + 40 + 2);
+    b.Jump(BPF_JMP | BPF_JEQ | BPF_K, port, accept, drop);
+  }
+  b.Bind(accept);
+  b.Stmt(BPF_RET | BPF_K, 0x40000);
+  b.Bind(drop);
+  b.Stmt(BPF_RET | BPF_K, 0);
+  return b.Finish();
+}
+
+void AttachFilter(Napi::Env env, int fd, std::vector<sock_filter>& prog, const char* what) {
+  sock_fprog fp;
+  fp.len = static_cast<unsigned short>(prog.size());
+  fp.filter = prog.data();
+  if (setsockopt(fd, SOL_SOCKET, SO_ATTACH_FILTER, &fp, sizeof fp) != 0) ThrowErrno(env, errno, "setsockopt", what);
+}
+
+template <typename T>
+void SetOpt(Napi::Env env, int fd, int level, int name, T v, const char* what) {
+  if (setsockopt(fd, level, name, &v, sizeof v) != 0) ThrowErrno(env, errno, "setsockopt", what);
+}
+
+Napi::Uint32Array DescArg(Napi::Env env, const Napi::Object& o, const char* key) {
+  Napi::Value v = o.Get(key);
+  if (!v.IsTypedArray() || v.As<Napi::TypedArray>().TypedArrayType() != napi_uint32_array) {
+    Throw(env, code::kBadArgument, std::string(key) + " must be a Uint32Array");
+  }
+  return v.As<Napi::Uint32Array>();
+}
+
+}  // namespace
+
+Napi::Function PacketSocket::Init(Napi::Env env) {
+  return DefineClass(env, "PacketSocket",
+                     {
+                         InstanceMethod<&PacketSocket::Rx>("rx"),
+                         InstanceMethod<&PacketSocket::Pending>("pending"),
+                         InstanceMethod<&PacketSocket::Tx>("tx"),
+                         InstanceMethod<&PacketSocket::SetRxHandler>("setRxHandler"),
+                         InstanceMethod<&PacketSocket::Stats>("stats"),
+                         InstanceMethod<&PacketSocket::Close>("close"),
+                         InstanceMethod<&PacketSocket::Describe>("describe"),
+                     });
+}
+
+PacketSocket::PacketSocket(const Napi::CallbackInfo& info) : Napi::ObjectWrap<PacketSocket>(info) {
+  Napi::Env env = info.Env();
+  if (info.Length() < 1 || !info[0].IsObject()) Throw(env, code::kBadArgument, "new PacketSocket(options) needs an options object");
+  try {
+    Open(env, info[0].As<Napi::Object>());
+  } catch (...) {
+    DoClose();
+    throw;
+  }
+}
+
+PacketSocket::~PacketSocket() { DoClose(); }
+
+void PacketSocket::Open(Napi::Env env, const Napi::Object& o) {
+  ifname_ = OptString(o, "ifname", "");
+  netns_fd_ = OpenNetns(env, OptString(o, "netns", ""));
+  port_ = static_cast<uint16_t>(OptInt(o, "port", 4791, 1, 65535));
+  block_size_ = static_cast<uint32_t>(OptInt(o, "blockSize", 1 << 18, 4096, 1 << 26));
+  block_nr_ = static_cast<uint32_t>(OptInt(o, "blockCount", 16, 2, 4096));
+  const int retire_ms = static_cast<int>(OptInt(o, "retireMs", 1, 0, 1000));
+  const bool bypass = OptBool(o, "qdiscBypass", false);
+  const bool guard = OptBool(o, "udpGuard", true);
+  const long page = sysconf(_SC_PAGESIZE);
+  if (block_size_ % page != 0) Throw(env, code::kBadArgument, "blockSize must be a multiple of the page size (" + std::to_string(page) + ")");
+
+  Napi::Value ringv = o.Get("ring");
+  Napi::Value txv = o.Get("txSlab");
+  if (!ringv.IsArrayBuffer() || !txv.IsArrayBuffer()) Throw(env, code::kBadArgument, "ring and txSlab must be ArrayBuffers");
+  const size_t ring_bytes = static_cast<size_t>(block_size_) * block_nr_;
+  TakeAlignedArea(env, ringv.As<Napi::ArrayBuffer>(), ring_bytes, "the receive ring's ArrayBuffer", &ring_);
+  auto txab = txv.As<Napi::ArrayBuffer>();
+  tx_ref_ = Napi::Persistent(txab);
+  tx_base_ = static_cast<uint8_t*>(txab.Data());
+  tx_len_ = txab.ByteLength();
+  auto rxd = DescArg(env, o, "rxDesc");
+  auto txd = DescArg(env, o, "txDesc");
+  rx_desc_ref_ = Napi::Persistent(rxd);
+  tx_desc_ref_ = Napi::Persistent(txd);
+  rx_desc_ = reinterpret_cast<uint32_t*>(static_cast<uint8_t*>(rxd.ArrayBuffer().Data()) + rxd.ByteOffset());
+  rx_desc_len_ = rxd.ElementLength();
+  tx_desc_ = reinterpret_cast<uint32_t*>(static_cast<uint8_t*>(txd.ArrayBuffer().Data()) + txd.ByteOffset());
+  tx_desc_len_ = txd.ElementLength();
+
+  ifinfo_ = GetIfInfo(env, ifname_, netns_fd_);
+  NetnsGuard ns(env, netns_fd_);
+  fd_ = socket(AF_PACKET, SOCK_RAW | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+  if (fd_ < 0) ThrowErrno(env, errno, "socket", "cannot open an AF_PACKET socket");
+  auto filter = RoceFilter(port_);
+  AttachFilter(env, fd_, filter, "cannot attach the UDP port filter");
+  SetOpt<int>(env, fd_, SOL_PACKET, PACKET_VERSION, TPACKET_V3, "cannot select TPACKET_V3");
+  // Room in front of each frame to put back a VLAN tag the kernel took off.
+  SetOpt<unsigned>(env, fd_, SOL_PACKET, PACKET_RESERVE, 4, "cannot set PACKET_RESERVE");
+  tpacket_req3 req;
+  std::memset(&req, 0, sizeof req);
+  req.tp_block_size = block_size_;
+  req.tp_block_nr = block_nr_;
+  req.tp_frame_size = 2048;
+  req.tp_frame_nr = static_cast<unsigned>((static_cast<uint64_t>(block_size_) / req.tp_frame_size) * block_nr_);
+  req.tp_retire_blk_tov = static_cast<unsigned>(retire_ms);
+  SetOpt(env, fd_, SOL_PACKET, PACKET_RX_RING, req, "cannot set up the TPACKET_V3 receive ring");
+  // The ring goes into the JS ArrayBuffer's pages: JS reads the frames where the kernel wrote them.
+  void* m = mmap(ring_.ptr, ring_bytes, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED | MAP_POPULATE, fd_, 0);
+  if (m == MAP_FAILED) ThrowErrno(env, errno, "mmap", "cannot map the receive ring");
+  ring_mapped_ = true;
+  SetOpt<int>(env, fd_, SOL_PACKET, PACKET_IGNORE_OUTGOING, 1, "cannot set PACKET_IGNORE_OUTGOING");
+  if (bypass) SetOpt<int>(env, fd_, SOL_PACKET, PACKET_QDISC_BYPASS, 1, "cannot set PACKET_QDISC_BYPASS");
+  sockaddr_ll sll;
+  std::memset(&sll, 0, sizeof sll);
+  sll.sll_family = AF_PACKET;
+  sll.sll_protocol = htons(ETH_P_ALL);
+  sll.sll_ifindex = ifinfo_.ifindex;
+  if (bind(fd_, reinterpret_cast<sockaddr*>(&sll), sizeof sll) != 0) ThrowErrno(env, errno, "bind", "cannot bind to " + ifname_);
+  if (guard) OpenUdpGuard(env, port_);
+}
+
+// A UDP socket on the RoCE port that drops everything it gets (a "ret 0" socket filter): the kernel
+// finds a listener for RoCE datagrams, so it sends no ICMP port unreachable, and queues nothing.
+void PacketSocket::OpenUdpGuard(Napi::Env env, uint16_t port) {
+  sock_filter drop_all[] = {{BPF_RET | BPF_K, 0, 0, 0}};
+  std::vector<sock_filter> prog(drop_all, drop_all + 1);
+  int s = socket(AF_INET6, SOCK_DGRAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+  bool v6 = s >= 0;
+  if (!v6) s = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+  if (s < 0) ThrowErrno(env, errno, "socket", "cannot open the UDP guard socket");
+  udp_fd_ = s;
+  AttachFilter(env, s, prog, "cannot attach the guard socket's filter");
+  SetOpt<int>(env, s, SOL_SOCKET, SO_REUSEADDR, 1, "SO_REUSEADDR");
+  SetOpt<int>(env, s, SOL_SOCKET, SO_REUSEPORT, 1, "SO_REUSEPORT");
+  int r;
+  if (v6) {
+    SetOpt<int>(env, s, IPPROTO_IPV6, IPV6_V6ONLY, 0, "IPV6_V6ONLY");
+    sockaddr_in6 a;
+    std::memset(&a, 0, sizeof a);
+    a.sin6_family = AF_INET6;
+    a.sin6_port = htons(port);
+    a.sin6_addr = in6addr_any;
+    r = bind(s, reinterpret_cast<sockaddr*>(&a), sizeof a);
+  } else {
+    sockaddr_in a;
+    std::memset(&a, 0, sizeof a);
+    a.sin_family = AF_INET;
+    a.sin_port = htons(port);
+    r = bind(s, reinterpret_cast<sockaddr*>(&a), sizeof a);
+  }
+  if (r != 0) {
+    const int err = errno;
+    close(s);
+    udp_fd_ = -1;
+    // Another socket already listens on the port (without SO_REUSEPORT): the kernel has its listener.
+    if (err == EADDRINUSE) {
+      guard_ = "port-in-use";
+      return;
+    }
+    ThrowErrno(env, err, "bind", "cannot bind the UDP guard socket to port " + std::to_string(port));
+  }
+  guard_ = v6 ? "udp6" : "udp4";
+}
+
+void PacketSocket::DoClose() {
+  poller_.Close();
+  if (ring_mapped_) {
+    // Give the ArrayBuffer its own (anonymous) pages back before the kernel ring goes away.
+    mmap(ring_.ptr, ring_.size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0);
+    ring_mapped_ = false;
+  }
+  if (fd_ >= 0) close(fd_);
+  if (udp_fd_ >= 0) close(udp_fd_);
+  if (netns_fd_ >= 0) close(netns_fd_);
+  fd_ = udp_fd_ = netns_fd_ = -1;
+  ring_.ref.Reset();
+  tx_ref_.Reset();
+  rx_desc_ref_.Reset();
+  tx_desc_ref_.Reset();
+  tx_base_ = nullptr;
+  rx_desc_ = tx_desc_ = nullptr;
+}
+
+void PacketSocket::ReleaseBlocks() {
+  for (uint32_t b : to_release_) {
+    auto* bd = reinterpret_cast<tpacket_block_desc*>(ring_.ptr + static_cast<size_t>(b) * block_size_);
+    __atomic_store_n(&bd->hdr.bh1.block_status, TP_STATUS_KERNEL, __ATOMIC_RELEASE);
+  }
+  to_release_.clear();
+}
+
+// rx(max): fills rxDesc with (offset in the ring window, length) pairs and returns how many.
+// Frames stay valid until the next rx call, which hands their blocks back to the kernel.
+Napi::Value PacketSocket::Rx(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  if (fd_ < 0) return Napi::Number::New(env, 0);
+  size_t max = info.Length() > 0 && info[0].IsNumber() ? static_cast<size_t>(std::max(0.0, info[0].As<Napi::Number>().DoubleValue())) : 64;
+  if (max > rx_desc_len_ / 2) max = rx_desc_len_ / 2;
+  ReleaseBlocks();
+  size_t n = 0;
+  while (n < max) {
+    uint8_t* blk = ring_.ptr + static_cast<size_t>(cur_) * block_size_;
+    auto* bd = reinterpret_cast<tpacket_block_desc*>(blk);
+    const uint32_t status = __atomic_load_n(&bd->hdr.bh1.block_status, __ATOMIC_ACQUIRE);
+    if ((status & TP_STATUS_USER) == 0) break;
+    const uint32_t num = bd->hdr.bh1.num_pkts;
+    if (pkt_idx_ == 0) pkt_off_ = bd->hdr.bh1.offset_to_first_pkt;
+    while (pkt_idx_ < num && n < max) {
+      auto* h = reinterpret_cast<tpacket3_hdr*>(blk + pkt_off_);
+      uint8_t* mac = reinterpret_cast<uint8_t*>(h) + h->tp_mac;
+      uint32_t len = h->tp_snaplen;
+      if ((h->tp_status & TP_STATUS_VLAN_VALID) != 0 && len >= 12) {
+        // Put the tag the kernel moved into metadata back where it was on the wire (PACKET_RESERVE made room).
+        const uint16_t tpid = (h->tp_status & TP_STATUS_VLAN_TPID_VALID) != 0 ? h->hv1.tp_vlan_tpid : ETH_P_8021Q;
+        std::memmove(mac - 4, mac, 12);
+        mac -= 4;
+        mac[12] = static_cast<uint8_t>(tpid >> 8);
+        mac[13] = static_cast<uint8_t>(tpid);
+        mac[14] = static_cast<uint8_t>(h->hv1.tp_vlan_tci >> 8);
+        mac[15] = static_cast<uint8_t>(h->hv1.tp_vlan_tci);
+        len += 4;
+        h->tp_status &= ~TP_STATUS_VLAN_VALID;  // done: a second look must not insert it twice
+      }
+      rx_desc_[2 * n] = static_cast<uint32_t>(mac - ring_.ptr);
+      rx_desc_[2 * n + 1] = len;
+      n++;
+      pkt_off_ += h->tp_next_offset;
+      pkt_idx_++;
+    }
+    if (pkt_idx_ >= num) {
+      to_release_.push_back(cur_);
+      cur_ = (cur_ + 1) % block_nr_;
+      pkt_idx_ = 0;
+    } else {
+      break;
+    }
+  }
+  poller_.Rearm();
+  return Napi::Number::New(env, static_cast<double>(n));
+}
+
+// pending(): true when rx would return frames now (for the busy-poll loop).
+Napi::Value PacketSocket::Pending(const Napi::CallbackInfo& info) {
+  bool any = false;
+  if (fd_ >= 0) {
+    auto* bd = reinterpret_cast<tpacket_block_desc*>(ring_.ptr + static_cast<size_t>(cur_) * block_size_);
+    any = (__atomic_load_n(&bd->hdr.bh1.block_status, __ATOMIC_ACQUIRE) & TP_STATUS_USER) != 0 && pkt_idx_ < bd->hdr.bh1.num_pkts;
+  }
+  return Napi::Boolean::New(info.Env(), any);
+}
+
+// tx(count): sends the frames txDesc describes as (offset in txSlab, length) pairs with sendmmsg.
+// Returns how many were taken (sent, or dropped as undeliverable: too large for the link).
+Napi::Value PacketSocket::Tx(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  if (fd_ < 0) return Napi::Number::New(env, 0);
+  size_t count = info.Length() > 0 && info[0].IsNumber() ? static_cast<size_t>(std::max(0.0, info[0].As<Napi::Number>().DoubleValue())) : 0;
+  if (count > tx_desc_len_ / 2) Throw(env, code::kBadArgument, "tx: count exceeds txDesc");
+  if (msgs_.size() < count) {
+    msgs_.resize(count);
+    iovs_.resize(count);
+  }
+  for (size_t i = 0; i < count; i++) {
+    const uint32_t off = tx_desc_[2 * i], len = tx_desc_[2 * i + 1];
+    if (static_cast<size_t>(off) + len > tx_len_) Throw(env, code::kBadArgument, "tx: frame " + std::to_string(i) + " lies outside txSlab");
+    iovs_[i].iov_base = tx_base_ + off;
+    iovs_[i].iov_len = len;
+    std::memset(&msgs_[i], 0, sizeof msgs_[i]);
+    msgs_[i].msg_hdr.msg_iov = &iovs_[i];
+    msgs_[i].msg_hdr.msg_iovlen = 1;
+  }
+  size_t done = 0;
+  int waits = 0;
+  while (done < count) {
+    int r = sendmmsg(fd_, &msgs_[done], static_cast<unsigned>(count - done), MSG_DONTWAIT);
+    if (r > 0) {
+      done += static_cast<size_t>(r);
+      continue;
+    }
+    const int err = errno;
+    if (err == EINTR) continue;
+    if ((err == EAGAIN || err == ENOBUFS) && waits < 4) {
+      // The device queue is full: wait a little for it to drain, then try again.
+      pollfd p = {fd_, POLLOUT, 0};
+      poll(&p, 1, 1);
+      waits++;
+      continue;
+    }
+    if (err == EMSGSIZE || err == EINVAL) {
+      tx_errors_++;
+      done++;  // this frame can never be sent: skip it
+      continue;
+    }
+    break;
+  }
+  return Napi::Number::New(env, static_cast<double>(done));
+}
+
+Napi::Value PacketSocket::SetRxHandler(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  if (fd_ < 0) return env.Undefined();
+  poller_.SetHandler(env, fd_, info.Length() > 0 ? info[0] : env.Null());
+  return env.Undefined();
+}
+
+Napi::Value PacketSocket::Stats(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  if (fd_ >= 0) {
+    tpacket_stats_v3 st;
+    socklen_t l = sizeof st;
+    if (getsockopt(fd_, SOL_PACKET, PACKET_STATISTICS, &st, &l) == 0) rx_drops_ += st.tp_drops;  // reading resets them
+  }
+  Napi::Object o = Napi::Object::New(env);
+  o.Set("rxDropped", Napi::Number::New(env, static_cast<double>(rx_drops_)));
+  o.Set("txErrors", Napi::Number::New(env, static_cast<double>(tx_errors_)));
+  return o;
+}
+
+Napi::Value PacketSocket::Describe(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  Napi::Object o = Napi::Object::New(env);
+  o.Set("ifindex", Napi::Number::New(env, ifinfo_.ifindex));
+  o.Set("mac", Napi::String::New(env, ifinfo_.mac));
+  o.Set("mtu", Napi::Number::New(env, ifinfo_.mtu));
+  o.Set("ringOffset", Napi::Number::New(env, static_cast<double>(ring_.offset)));
+  o.Set("ringBytes", Napi::Number::New(env, static_cast<double>(ring_.size)));
+  o.Set("udpGuard", Napi::String::New(env, guard_));
+  o.Set("fd", Napi::Number::New(env, fd_));
+  return o;
+}
+
+Napi::Value PacketSocket::Close(const Napi::CallbackInfo& info) {
+  DoClose();
+  return info.Env().Undefined();
+}
+
+}  // namespace roce

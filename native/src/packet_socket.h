@@ -1,0 +1,75 @@
+// AF_PACKET socket with a TPACKET_V3 receive ring mapped into a JS
+// ArrayBuffer (the kernel writes frames straight into memory JS reads: no copy
+// between native and JS), sendmmsg transmit from a JS-owned slab, a classic BPF
+// filter that admits only UDP to the RoCE port, and a UDP "guard" socket bound
+// to that port so the kernel's own UDP layer never answers RoCE frames with
+// ICMP port unreachable.
+#pragma once
+
+#include <napi.h>
+#include <sys/socket.h>
+#include <sys/uio.h>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "common.h"
+#include "poller.h"
+
+namespace roce {
+
+class PacketSocket : public Napi::ObjectWrap<PacketSocket> {
+ public:
+  static Napi::Function Init(Napi::Env env);
+  explicit PacketSocket(const Napi::CallbackInfo& info);
+  ~PacketSocket() override;
+
+ private:
+  Napi::Value Rx(const Napi::CallbackInfo& info);
+  Napi::Value Pending(const Napi::CallbackInfo& info);
+  Napi::Value Tx(const Napi::CallbackInfo& info);
+  Napi::Value SetRxHandler(const Napi::CallbackInfo& info);
+  Napi::Value Stats(const Napi::CallbackInfo& info);
+  Napi::Value Close(const Napi::CallbackInfo& info);
+  Napi::Value Describe(const Napi::CallbackInfo& info);
+  void Open(Napi::Env env, const Napi::Object& o);
+  void DoClose();
+  void ReleaseBlocks();
+  void OpenUdpGuard(Napi::Env env, uint16_t port);
+
+  int fd_ = -1;
+  int udp_fd_ = -1;
+  int netns_fd_ = -1;
+  std::string ifname_;
+  IfInfo ifinfo_;
+  std::string guard_ = "off";
+  uint16_t port_ = 4791;
+
+  AlignedArea ring_;
+  bool ring_mapped_ = false;
+  uint32_t block_size_ = 0;
+  uint32_t block_nr_ = 0;
+  uint32_t cur_ = 0;       // block being read
+  uint32_t pkt_idx_ = 0;   // packets of cur_ already returned
+  uint32_t pkt_off_ = 0;   // offset of the next packet in cur_
+  std::vector<uint32_t> to_release_;  // blocks fully returned by the last rx call
+
+  Napi::Reference<Napi::ArrayBuffer> tx_ref_;
+  uint8_t* tx_base_ = nullptr;
+  size_t tx_len_ = 0;
+  Napi::Reference<Napi::Uint32Array> rx_desc_ref_;
+  Napi::Reference<Napi::Uint32Array> tx_desc_ref_;
+  uint32_t* rx_desc_ = nullptr;
+  size_t rx_desc_len_ = 0;
+  uint32_t* tx_desc_ = nullptr;
+  size_t tx_desc_len_ = 0;
+  std::vector<mmsghdr> msgs_;
+  std::vector<iovec> iovs_;
+
+  uint64_t rx_drops_ = 0;
+  uint64_t tx_errors_ = 0;
+  FdPoller poller_;
+};
+
+}  // namespace roce

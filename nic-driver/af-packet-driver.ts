@@ -1,0 +1,194 @@
+/**
+ * NicDriver over an AF_PACKET socket (the fallback when AF_XDP is not available).
+ *
+ * Receive: a TPACKET_V3 ring that the native shim maps into a JS ArrayBuffer,
+ * so the kernel writes each frame once, where `rxBurst` returns it as a view;
+ * a classic BPF socket filter lets in only UDP to the RoCE port (4791), so the
+ * ring carries RoCE and nothing else. Blocks are handed to JS when full or
+ * after `retireMs` (default 1 ms): that is the added latency of this driver.
+ * Transmit: frames are copied into a JS-owned slab and sent with one sendmmsg
+ * per burst.
+ *
+ * The kernel also sees every frame the packet socket sees. Without a UDP
+ * listener on 4791 it would answer each RoCE datagram addressed to it with
+ * ICMP port unreachable; the shim binds a UDP socket to the port (SO_REUSEPORT,
+ * IPv4 and IPv6) with a drop-everything socket filter, so the kernel finds a
+ * listener, sends nothing back and queues nothing (`udpGuard`).
+ */
+import { type DriverStats, type NicDriver, emptyStats } from './driver';
+import {
+  BusyLoop,
+  NativeErrorCode,
+  type NativePacketSocket,
+  NicDriverError,
+  closeAtExit,
+  forgetAtExit,
+  intOption,
+  macFromHex,
+  maxFrameLen,
+  native,
+  nativeCall,
+  netnsPath,
+} from './native-binding';
+
+export interface AfPacketOptions {
+  ifname: string;
+  /** Network namespace of the interface (a name under /var/run/netns or a path); default: this process's. */
+  netns?: string;
+  /** UDP destination port of the frames to receive (default 4791). */
+  port?: number;
+  /** IP MTU to enforce on transmit (default: the interface's). */
+  mtu?: number;
+  /** Receive ring: block size (bytes, a multiple of 4096, larger than the largest frame) and count. */
+  blockSize?: number;
+  blockCount?: number;
+  /** How long a partly filled block may wait before the kernel hands it over (ms, default 1). */
+  retireMs?: number;
+  /** Check for frames on every event-loop turn instead of waiting in uv_poll (latency runs). */
+  busyPoll?: boolean;
+  /** Send past the qdisc layer (PACKET_QDISC_BYPASS). */
+  qdiscBypass?: boolean;
+  /** Bind the ICMP-preventing UDP guard socket (default true). */
+  udpGuard?: boolean;
+}
+
+/** Frames per native transmit call. */
+const TX_BATCH = 64;
+/** Most frames one rxBurst returns. */
+const RX_MAX = 256;
+
+export class AfPacketDriver implements NicDriver {
+  readonly name: string;
+  readonly mac: number;
+  readonly mtu: number;
+  /** What keeps the kernel from answering RoCE frames: 'udp6' / 'udp4' (our guard socket), 'port-in-use', 'off'. */
+  readonly udpGuard: string;
+  readonly ifindex: number;
+  private readonly counters: DriverStats = emptyStats();
+  private sock: NativePacketSocket | null;
+  private readonly ring: ArrayBuffer;
+  private readonly ringOffset: number;
+  private readonly txSlab: Uint8Array;
+  private readonly txStride: number;
+  private readonly rxDesc = new Uint32Array(2 * RX_MAX);
+  private readonly txDesc = new Uint32Array(2 * TX_BATCH);
+  private readonly busy: BusyLoop | null;
+  private handler: (() => void) | null = null;
+
+  private constructor(opts: AfPacketOptions) {
+    const blockSize = intOption('blockSize', opts.blockSize, 1 << 18, 4096, 1 << 26);
+    const blockCount = intOption('blockCount', opts.blockCount, 16, 2, 4096);
+    const port = intOption('port', opts.port, 4791, 1, 65535);
+    const b = native();
+    const ns = netnsPath(opts.netns);
+    const info = nativeCall(() => b.interfaceInfo(opts.ifname, ns));
+    this.mtu = intOption('mtu', opts.mtu, info.mtu, 68, 65535);
+    const maxFrame = this.mtu + 18;
+    if (maxFrame + 128 > blockSize) {
+      throw new NicDriverError(NativeErrorCode.BadArgument, `blockSize ${blockSize} cannot hold a ${maxFrame}-byte frame (MTU ${this.mtu}); use at least ${Math.ceil((maxFrame + 128) / 4096) * 4096}`);
+    }
+    this.ring = new ArrayBuffer(blockSize * blockCount + 4096);
+    this.txStride = (maxFrame + 63) & ~63;
+    this.txSlab = new Uint8Array(this.txStride * TX_BATCH);
+    this.sock = nativeCall(
+      () =>
+        new b.PacketSocket({
+          ifname: opts.ifname,
+          ...(ns !== undefined ? { netns: ns } : {}),
+          port,
+          ring: this.ring,
+          blockSize,
+          blockCount,
+          retireMs: intOption('retireMs', opts.retireMs, 1, 0, 1000),
+          txSlab: this.txSlab.buffer as ArrayBuffer,
+          rxDesc: this.rxDesc,
+          txDesc: this.txDesc,
+          qdiscBypass: opts.qdiscBypass ?? false,
+          udpGuard: opts.udpGuard ?? true,
+        }),
+    );
+    const d = this.sock.describe();
+    this.ringOffset = d.ringOffset;
+    this.udpGuard = d.udpGuard;
+    this.ifindex = d.ifindex;
+    this.mac = macFromHex(d.mac);
+    this.name = `af-packet:${opts.ifname}`;
+    this.busy = opts.busyPoll === true ? new BusyLoop(() => this.sock !== null && this.sock.pending(), () => this.handler?.()) : null;
+    closeAtExit(this);
+  }
+
+  /** Opens the driver on `opts.ifname`. Throws NicDriverError (no such interface, no privileges, ...). */
+  static open(opts: AfPacketOptions): AfPacketDriver {
+    return new AfPacketDriver(opts);
+  }
+
+  get stats(): DriverStats {
+    if (this.sock !== null) this.counters.rxDropped = this.sock.stats().rxDropped;
+    return this.counters;
+  }
+
+  txBurst(frames: readonly Uint8Array[]): number {
+    const sock = this.sock;
+    if (sock === null) return 0;
+    let queued = 0;
+    let taken = 0;
+    const flush = (): void => {
+      if (queued === 0) return;
+      const sent = sock.tx(queued);
+      for (let i = 0; i < sent; i++) this.counters.txBytes += this.txDesc[2 * i + 1]!;
+      this.counters.txFrames += sent;
+      this.counters.txDropped += queued - sent;
+      queued = 0;
+    };
+    for (const f of frames) {
+      taken++;
+      if (f.length > maxFrameLen(this.mtu, f)) {
+        this.counters.txDropped++;
+        continue;
+      }
+      const off = queued * this.txStride;
+      this.txSlab.set(f, off);
+      this.txDesc[2 * queued] = off;
+      this.txDesc[2 * queued + 1] = f.length;
+      if (++queued === TX_BATCH) flush();
+    }
+    flush();
+    return taken;
+  }
+
+  rxBurst(max: number): Uint8Array[] {
+    const sock = this.sock;
+    if (sock === null) return [];
+    const want = Math.max(0, Math.min(Math.floor(max), RX_MAX));
+    if (want === 0) return [];
+    const n = sock.rx(want);
+    const out = new Array<Uint8Array>(n);
+    for (let i = 0; i < n; i++) {
+      const len = this.rxDesc[2 * i + 1]!;
+      out[i] = new Uint8Array(this.ring, this.ringOffset + this.rxDesc[2 * i]!, len);
+      this.counters.rxBytes += len;
+    }
+    this.counters.rxFrames += n;
+    return out;
+  }
+
+  setRxHandler(fn: (() => void) | null): void {
+    if (this.sock === null) return;
+    this.handler = fn;
+    if (this.busy !== null) {
+      if (fn === null) this.busy.stop();
+      else this.busy.start();
+      return;
+    }
+    this.sock.setRxHandler(fn === null ? null : () => this.handler?.());
+  }
+
+  close(): void {
+    if (this.sock === null) return;
+    this.busy?.stop();
+    this.handler = null;
+    this.sock.close();
+    this.sock = null;
+    forgetAtExit(this);
+  }
+}

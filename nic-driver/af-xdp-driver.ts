@@ -1,0 +1,260 @@
+/**
+ * NicDriver over an AF_XDP socket (libxdp/libbpf through the native shim).
+ *
+ * The UMEM is a JS ArrayBuffer registered with the kernel: `rxBurst` returns
+ * views of the UMEM frames the kernel wrote (valid until the next `rxBurst`,
+ * which hands them back to the fill ring), and `txBurst` copies the caller's
+ * frames straight into UMEM transmit slots. Nothing is copied between native
+ * and JS memory. The XDP program (native/bpf/roce_filter.bpf.c) redirects only
+ * UDP to the RoCE port (4791 by default) to the socket; ARP, ICMP, TCP and the
+ * rest stay with the kernel.
+ *
+ * Bind: 'auto' lets the kernel pick zero-copy when the driver has it and copy
+ * mode otherwise (veth, for one, has no zero-copy); `mode` reports which.
+ * `xdpMode` reports where the program runs: 'native' (in the driver) or 'skb'
+ * (generic, after the skb is built) when the driver has no XDP support.
+ * Frames larger than a UMEM frame (jumbo MTUs) use multi-buffer AF_XDP
+ * (XDP_USE_SG, kernel >= 6.6): their pieces are gathered into a reassembly
+ * area after the frames, still inside the shared ArrayBuffer.
+ *
+ * Idle costs nothing: the rx handler runs from uv_poll on the socket's fd.
+ * `busyPoll: true` instead checks on every event-loop turn and sets the
+ * kernel's preferred busy polling on the socket, for latency runs.
+ */
+import { type DriverStats, type NicDriver, emptyStats } from './driver';
+import {
+  BusyLoop,
+  NativeErrorCode,
+  type NativeXskSocket,
+  NicDriverError,
+  bpfObjectPath,
+  closeAtExit,
+  forgetAtExit,
+  intOption,
+  macFromHex,
+  maxFrameLen,
+  native,
+  nativeCall,
+  netnsPath,
+} from './native-binding';
+
+export type XskBindMode = 'auto' | 'copy' | 'zerocopy';
+export type XdpAttachMode = 'auto' | 'native' | 'skb';
+
+export interface AfXdpOptions {
+  ifname: string;
+  /** Network namespace of the interface (a name under /var/run/netns or a path); default: this process's. */
+  netns?: string;
+  /** Receive queue to bind (default 0). Open one driver per queue to use several. */
+  queue?: number;
+  /** UDP destination port the XDP program redirects (default 4791). */
+  port?: number;
+  mode?: XskBindMode;
+  xdpMode?: XdpAttachMode;
+  /** UMEM frame size: 2048 or 4096 (default 4096). */
+  frameSize?: number;
+  /** UMEM frames, half for receiving and half for sending (default 4096). */
+  frames?: number;
+  busyPoll?: boolean;
+  /** IP MTU to enforce on transmit (default: the interface's). */
+  mtu?: number;
+  /** Multi-buffer frames (default: when the MTU does not fit one UMEM frame). */
+  multiBuffer?: boolean;
+}
+
+/** The kernel keeps this much headroom in front of each received frame (XDP_PACKET_HEADROOM). */
+const XDP_HEADROOM = 256;
+const RX_MAX = 256;
+const TX_DESC = 256;
+const CONTD = 0x80000000;
+
+export class AfXdpDriver implements NicDriver {
+  readonly name: string;
+  readonly mac: number;
+  readonly mtu: number;
+  /** 'zerocopy' or 'copy': what the bind got. */
+  readonly mode: 'zerocopy' | 'copy';
+  /** Where the XDP program runs. */
+  readonly xdpMode: 'native' | 'skb';
+  readonly queue: number;
+  readonly ifindex: number;
+  readonly multiBuffer: boolean;
+  private readonly counters: DriverStats = emptyStats();
+  private sock: NativeXskSocket | null;
+  private readonly umem: ArrayBuffer;
+  private readonly umemU8: Uint8Array;
+  private readonly base: number;
+  private readonly frameSize: number;
+  private readonly txFrames: number;
+  private readonly txSlotBase: number;
+  private readonly rxDesc = new Uint32Array(2 * RX_MAX);
+  private readonly txDesc = new Uint32Array(TX_DESC);
+  private readonly txState = new Uint32Array(2);
+  private readonly busy: BusyLoop | null;
+  private handler: (() => void) | null = null;
+
+  private constructor(opts: AfXdpOptions) {
+    const b = native();
+    const ns = netnsPath(opts.netns);
+    const frameSize = intOption('frameSize', opts.frameSize, 4096, 2048, 4096);
+    if (frameSize !== 2048 && frameSize !== 4096) {
+      throw new NicDriverError(NativeErrorCode.BadArgument, `frameSize must be 2048 or 4096, not ${frameSize}`);
+    }
+    const frames = intOption('frames', opts.frames, 4096, 1, 1 << 20);
+    if (frames < 64) {
+      throw new NicDriverError(NativeErrorCode.UmemTooSmall, `the UMEM needs at least 64 frames (32 to receive, 32 to send), not ${frames}`);
+    }
+    const info = nativeCall(() => b.interfaceInfo(opts.ifname, ns));
+    this.mtu = intOption('mtu', opts.mtu, info.mtu, 68, 65535);
+    const maxFrame = this.mtu + 18;
+    this.multiBuffer = opts.multiBuffer ?? maxFrame > frameSize - XDP_HEADROOM;
+    if (!this.multiBuffer && maxFrame > frameSize - XDP_HEADROOM) {
+      throw new NicDriverError(
+        NativeErrorCode.UmemTooSmall,
+        `a ${frameSize}-byte UMEM frame holds at most ${frameSize - XDP_HEADROOM} bytes, the MTU allows ${maxFrame}: enable multiBuffer or lower the MTU`,
+      );
+    }
+    const jumboBytes = this.multiBuffer ? RX_MAX * ((maxFrame + 63) & ~63) : 0;
+    this.umem = new ArrayBuffer(frames * frameSize + jumboBytes + 4096);
+    this.umemU8 = new Uint8Array(this.umem);
+    const modes: Record<XskBindMode, number> = { auto: 0, copy: 1, zerocopy: 2 };
+    const xdpModes: Record<XdpAttachMode, number> = { auto: 0, native: 1, skb: 2 };
+    const mode = opts.mode ?? 'auto';
+    const xdpMode = opts.xdpMode ?? 'auto';
+    if (!(mode in modes)) throw new NicDriverError(NativeErrorCode.BadArgument, `mode must be 'auto', 'copy' or 'zerocopy', not '${String(mode)}'`);
+    if (!(xdpMode in xdpModes)) throw new NicDriverError(NativeErrorCode.BadArgument, `xdpMode must be 'auto', 'native' or 'skb', not '${String(xdpMode)}'`);
+    this.sock = nativeCall(
+      () =>
+        new b.XskSocket({
+          ifname: opts.ifname,
+          ...(ns !== undefined ? { netns: ns } : {}),
+          queue: intOption('queue', opts.queue, 0, 0, 4095),
+          umem: this.umem,
+          frameSize,
+          frameCount: frames,
+          bindMode: modes[mode],
+          xdpMode: xdpModes[xdpMode],
+          port: intOption('port', opts.port, 4791, 1, 65535),
+          objectPath: bpfObjectPath(),
+          multiBuffer: this.multiBuffer,
+          busyPoll: opts.busyPoll ?? false,
+          jumboBytes,
+          rxDesc: this.rxDesc,
+          txDesc: this.txDesc,
+          txState: this.txState,
+        }),
+    );
+    const d = this.sock.describe();
+    this.base = d.umemOffset;
+    this.frameSize = d.frameSize;
+    this.txFrames = d.txFrames;
+    this.txSlotBase = d.umemOffset + d.txSlotBase;
+    this.mode = d.zeroCopy ? 'zerocopy' : 'copy';
+    this.xdpMode = d.xdpMode;
+    this.queue = d.queue;
+    this.ifindex = d.ifindex;
+    this.mac = macFromHex(d.mac);
+    this.name = `af-xdp:${opts.ifname}/${d.queue}`;
+    this.busy = opts.busyPoll === true ? new BusyLoop(() => this.sock !== null && this.sock.pending(), () => this.handler?.()) : null;
+    closeAtExit(this);
+  }
+
+  /** Opens the driver. Throws NicDriverError: no such interface, no privileges, XDP busy, no XDP, UMEM too small. */
+  static open(opts: AfXdpOptions): AfXdpDriver {
+    return new AfXdpDriver(opts);
+  }
+
+  get stats(): DriverStats {
+    if (this.sock !== null) this.counters.rxDropped = this.sock.stats().rxDropped;
+    return this.counters;
+  }
+
+  txBurst(frames: readonly Uint8Array[]): number {
+    const sock = this.sock;
+    if (sock === null) return 0;
+    const fs = this.frameSize;
+    let free = this.txState[1]!;
+    let head = this.txState[0]!;
+    let used = 0; // buffers written since the last flush
+    let taken = 0;
+    let bytes = 0;
+    let framesQueued = 0;
+    const flush = (): void => {
+      if (used === 0) return;
+      sock.tx(used);
+      head = this.txState[0]!;
+      free = this.txState[1]!;
+      this.counters.txFrames += framesQueued;
+      this.counters.txBytes += bytes;
+      used = 0;
+      framesQueued = 0;
+      bytes = 0;
+    };
+    for (const f of frames) {
+      if (f.length > maxFrameLen(this.mtu, f) || f.length === 0 || (f.length > fs && !this.multiBuffer)) {
+        taken++;
+        this.counters.txDropped++;
+        continue;
+      }
+      const segs = Math.ceil(f.length / fs);
+      if (used + segs > TX_DESC) flush();
+      if (used + segs > free) {
+        free = sock.txReclaim();
+        if (used + segs > free) {
+          flush();
+          if (segs > free) break; // the ring is full: the caller keeps the rest
+        }
+      }
+      for (let s = 0; s < segs; s++) {
+        const slot = (head + used) % this.txFrames;
+        const start = s * fs;
+        const end = Math.min(f.length, start + fs);
+        this.umemU8.set(start === 0 && end === f.length ? f : f.subarray(start, end), this.txSlotBase + slot * fs);
+        this.txDesc[used] = (end - start) | (s < segs - 1 ? CONTD : 0);
+        used++;
+      }
+      framesQueued++;
+      bytes += f.length;
+      taken++;
+    }
+    flush();
+    return taken;
+  }
+
+  rxBurst(max: number): Uint8Array[] {
+    const sock = this.sock;
+    if (sock === null) return [];
+    const want = Math.max(0, Math.min(Math.floor(max), RX_MAX));
+    if (want === 0) return [];
+    const n = sock.rx(want);
+    const out = new Array<Uint8Array>(n);
+    for (let i = 0; i < n; i++) {
+      const len = this.rxDesc[2 * i + 1]!;
+      out[i] = new Uint8Array(this.umem, this.base + this.rxDesc[2 * i]!, len);
+      this.counters.rxBytes += len;
+    }
+    this.counters.rxFrames += n;
+    return out;
+  }
+
+  setRxHandler(fn: (() => void) | null): void {
+    if (this.sock === null) return;
+    this.handler = fn;
+    if (this.busy !== null) {
+      if (fn === null) this.busy.stop();
+      else this.busy.start();
+      return;
+    }
+    this.sock.setRxHandler(fn === null ? null : () => this.handler?.());
+  }
+
+  /** Closes the socket; the XDP program is detached when the last socket on the interface closes. */
+  close(): void {
+    if (this.sock === null) return;
+    this.busy?.stop();
+    this.handler = null;
+    this.sock.close();
+    this.sock = null;
+    forgetAtExit(this);
+  }
+}

@@ -1,0 +1,355 @@
+/**
+ * The optional native addon (native/, built by scripts/build-native.sh): AF_XDP
+ * and AF_PACKET frame I/O and a batched RoCE v2 ICRC. Loaded once, lazily, in
+ * try/catch: without it (not built, or ROCE_NO_NATIVE=1) `nativeAvailable()`
+ * is false and `nativeLoadError()` says why; the pure-TypeScript stack does
+ * not need it.
+ *
+ * Hot-path calls exchange integers only: descriptors go through Uint32Arrays
+ * the native object holds on to, frames stay in ArrayBuffers JS allocated
+ * (NODE_API_NO_EXTERNAL_BUFFERS_ALLOWED: native never hands out its own memory).
+ */
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+
+/** Error codes of the native layer and the drivers built on it. */
+export const NativeErrorCode = {
+  NoSuchInterface: 'ROCE_NO_SUCH_INTERFACE',
+  NoPrivileges: 'ROCE_NO_PRIVILEGES',
+  XdpBusy: 'ROCE_XDP_BUSY',
+  NoXdp: 'ROCE_NO_XDP',
+  NoZeroCopy: 'ROCE_NO_ZEROCOPY',
+  UmemTooSmall: 'ROCE_UMEM_TOO_SMALL',
+  BadArgument: 'ROCE_BAD_ARGUMENT',
+  Closed: 'ROCE_CLOSED',
+  System: 'ROCE_SYSTEM',
+  NativeUnavailable: 'ROCE_NATIVE_UNAVAILABLE',
+  /** nic-driver/interface-info.ts: `ip` failed or the neighbour could not be resolved in time. */
+  InterfaceQuery: 'ROCE_INTERFACE_QUERY',
+  NeighborUnresolved: 'ROCE_NEIGHBOR_UNRESOLVED',
+} as const;
+export type NativeErrorCode = (typeof NativeErrorCode)[keyof typeof NativeErrorCode];
+
+const BRAND = Symbol.for('roce-ts.NicDriverError');
+
+/** A driver or native-layer failure with a stable `code` (and the OS errno when there is one). */
+export class NicDriverError extends Error {
+  readonly code: NativeErrorCode;
+  readonly errno: number | undefined;
+  constructor(code: NativeErrorCode, message: string, errno?: number) {
+    super(message);
+    this.name = 'NicDriverError';
+    this.code = code;
+    this.errno = errno;
+    Object.defineProperty(this, BRAND, { value: true });
+  }
+  static override [Symbol.hasInstance](x: unknown): boolean {
+    return typeof x === 'object' && x !== null && (x as Record<symbol, unknown>)[BRAND] === true;
+  }
+}
+
+const CODES = new Set<string>(Object.values(NativeErrorCode));
+
+/** Turns an error thrown by the addon into a NicDriverError (others are returned unchanged). */
+export function fromNativeError(e: unknown): unknown {
+  if (e instanceof NicDriverError) return e;
+  // Duck-typed: errors made by the addon may come from another realm (jest's sandbox), where
+  // `instanceof Error` is false.
+  if (typeof e === 'object' && e !== null) {
+    const { code, errno, message } = e as { code?: unknown; errno?: unknown; message?: unknown };
+    if (typeof code === 'string' && CODES.has(code) && typeof message === 'string') {
+      return new NicDriverError(code as NativeErrorCode, message, typeof errno === 'number' ? errno : undefined);
+    }
+  }
+  return e;
+}
+
+/** Calls `fn`, rethrowing addon errors as NicDriverError. */
+export function nativeCall<T>(fn: () => T): T {
+  try {
+    return fn();
+  } catch (e) {
+    throw fromNativeError(e);
+  }
+}
+
+export interface PacketSocketOptions {
+  ifname: string;
+  /** Network namespace: a name under /var/run/netns or a path such as /proc/PID/ns/net. */
+  netns?: string;
+  port?: number;
+  ring: ArrayBuffer;
+  blockSize?: number;
+  blockCount?: number;
+  retireMs?: number;
+  txSlab: ArrayBuffer;
+  rxDesc: Uint32Array;
+  txDesc: Uint32Array;
+  qdiscBypass?: boolean;
+  udpGuard?: boolean;
+}
+
+export interface PacketSocketInfo {
+  ifindex: number;
+  mac: string;
+  mtu: number;
+  ringOffset: number;
+  ringBytes: number;
+  /** 'udp6' / 'udp4': the guard socket is bound; 'port-in-use': another listener has the port; 'off'. */
+  udpGuard: string;
+  fd: number;
+}
+
+export interface NativePacketSocket {
+  rx(max: number): number;
+  /** True when rx would return frames now. */
+  pending(): boolean;
+  tx(count: number): number;
+  setRxHandler(fn: (() => void) | null): void;
+  stats(): { rxDropped: number; txErrors: number };
+  describe(): PacketSocketInfo;
+  close(): void;
+}
+
+export interface XskSocketOptions {
+  ifname: string;
+  netns?: string;
+  queue?: number;
+  umem: ArrayBuffer;
+  frameSize?: number;
+  frameCount?: number;
+  /** 0 auto (zero-copy when the driver has it), 1 copy, 2 zero-copy. */
+  bindMode?: number;
+  /** 0 auto (native, else SKB), 1 native, 2 SKB. */
+  xdpMode?: number;
+  port?: number;
+  objectPath: string;
+  multiBuffer?: boolean;
+  busyPoll?: boolean;
+  jumboBytes?: number;
+  rxDesc: Uint32Array;
+  txDesc: Uint32Array;
+  txState: Uint32Array;
+}
+
+export interface XskSocketInfo {
+  ifindex: number;
+  mac: string;
+  mtu: number;
+  queue: number;
+  zeroCopy: boolean;
+  xdpMode: 'native' | 'skb';
+  umemOffset: number;
+  frameSize: number;
+  rxFrames: number;
+  txFrames: number;
+  txSlotBase: number;
+  jumboOffset: number;
+  multiBuffer: boolean;
+  busyPollNote: string;
+  fd: number;
+}
+
+export interface NativeXskSocket {
+  rx(max: number): number;
+  /** True when rx would return frames now (in busy-poll mode it also drives the driver's NAPI). */
+  pending(): boolean;
+  tx(count: number): number;
+  txReclaim(): number;
+  setRxHandler(fn: (() => void) | null): void;
+  stats(): { rxDropped: number; rxInvalid?: number; txInvalid?: number; rxFillEmpty?: number; kicks: number };
+  describe(): XskSocketInfo;
+  close(): void;
+}
+
+export interface XdpStatus {
+  mode: 'none' | 'native' | 'skb' | 'hw' | 'unknown';
+  programs: string[];
+  legacy?: boolean;
+}
+
+export interface NativeBinding {
+  abiVersion: number;
+  crcImplementation: string;
+  PacketSocket: new (opts: PacketSocketOptions) => NativePacketSocket;
+  XskSocket: new (opts: XskSocketOptions) => NativeXskSocket;
+  icrcBurst(buf: Uint8Array, desc: Uint32Array, count: number, out: Uint32Array): void;
+  xdpStatus(ifname: string, netns?: string): XdpStatus;
+  interfaceInfo(ifname: string, netns?: string): { ifindex: number; mac: string; mtu: number };
+}
+
+/** The repository's native/ directory (from nic-driver/ or dist/nic-driver/). */
+export function nativeDir(): string {
+  for (const up of ['..', path.join('..', '..')]) {
+    const d = path.resolve(__dirname, up, 'native');
+    if (fs.existsSync(path.join(d, 'binding.gyp'))) return d;
+  }
+  return path.resolve(__dirname, '..', 'native');
+}
+
+/** The compiled XDP program. */
+export function bpfObjectPath(): string {
+  return path.join(nativeDir(), 'build', 'roce_filter.bpf.o');
+}
+
+let loaded: NativeBinding | null = null;
+let loadError = '';
+let tried = false;
+
+function load(): NativeBinding | null {
+  if (tried) return loaded;
+  tried = true;
+  if (process.env['ROCE_NO_NATIVE'] === '1') {
+    loadError = 'disabled by ROCE_NO_NATIVE=1';
+    return null;
+  }
+  const file = path.join(nativeDir(), 'build', 'Release', 'roce_native.node');
+  if (!fs.existsSync(file)) {
+    loadError = `the native addon is not built (${path.relative(process.cwd(), file) || file} is missing): run scripts/build-native.sh`;
+    return null;
+  }
+  try {
+    // eslint-disable-next-line @typescript-eslint/no-require-imports
+    const b = require(file) as NativeBinding;
+    if (b.abiVersion !== 1) {
+      loadError = `the native addon has ABI ${String(b.abiVersion)}, this code needs 1: rebuild it with scripts/build-native.sh`;
+      return null;
+    }
+    loaded = b;
+  } catch (e) {
+    loadError = `the native addon failed to load: ${e instanceof Error ? e.message : String(e)}`;
+  }
+  return loaded;
+}
+
+/** True when the addon is built and loads. */
+export function nativeAvailable(): boolean {
+  return load() !== null;
+}
+
+/** Why the addon is not available ('' when it is). */
+export function nativeLoadError(): string {
+  load();
+  return loadError;
+}
+
+/** The addon; throws NicDriverError(NativeUnavailable) when it is not available. */
+export function native(): NativeBinding {
+  const b = load();
+  if (b === null) throw new NicDriverError(NativeErrorCode.NativeUnavailable, `native addon unavailable: ${loadError}`);
+  return b;
+}
+
+/**
+ * RoCE v2 ICRC of a burst of frames in one native call. Frame i's IP header starts at
+ * `ipOffsets[i]` and its ICRC field at `icrcOffsets[i]`, both byte offsets into `buf`.
+ * Returns (or fills `out` with) the values `packets/icrc.ts` `icrcV2` gives.
+ */
+export function icrcBurst(
+  buf: Uint8Array,
+  ipOffsets: ArrayLike<number>,
+  icrcOffsets: ArrayLike<number>,
+  out?: Uint32Array,
+): Uint32Array {
+  const n = ipOffsets.length;
+  if (icrcOffsets.length !== n) {
+    throw new NicDriverError(NativeErrorCode.BadArgument, `icrcBurst: ${n} IP offsets but ${icrcOffsets.length} ICRC offsets`);
+  }
+  const res = out ?? new Uint32Array(n);
+  if (res.length < n) throw new NicDriverError(NativeErrorCode.BadArgument, `icrcBurst: out has room for ${res.length} of ${n} values`);
+  const desc = descScratch(2 * n);
+  for (let i = 0; i < n; i++) {
+    desc[2 * i] = ipOffsets[i]!;
+    desc[2 * i + 1] = icrcOffsets[i]!;
+  }
+  const b = native();
+  nativeCall(() => b.icrcBurst(buf, desc, n, res));
+  return res;
+}
+
+let scratch = new Uint32Array(256);
+function descScratch(n: number): Uint32Array {
+  if (scratch.length < n) scratch = new Uint32Array(Math.max(n, scratch.length * 2));
+  return scratch;
+}
+
+/** Parses the addon's 12-hex-digit MAC into the 48-bit integer NicDriver uses. */
+export function macFromHex(hex: string): number {
+  if (!/^[0-9a-f]{12}$/i.test(hex)) return 0;
+  return parseInt(hex, 16);
+}
+
+/** Resolves a namespace name to what the addon accepts (names and paths pass through). */
+export function netnsPath(ns: string | undefined): string | undefined {
+  if (ns === undefined || ns === '') return undefined;
+  return ns.includes('/') ? ns : path.join('/var/run/netns', ns);
+}
+
+const openDrivers = new Set<{ close(): void }>();
+let exitHooked = false;
+
+/** Registers a driver to be closed at process exit (detaching its XDP program even on process.exit()). */
+export function closeAtExit(d: { close(): void }): void {
+  openDrivers.add(d);
+  if (!exitHooked) {
+    exitHooked = true;
+    process.on('exit', () => {
+      for (const x of [...openDrivers]) {
+        try {
+          x.close();
+        } catch {
+          // exiting anyway
+        }
+      }
+    });
+  }
+}
+
+export function forgetAtExit(d: { close(): void }): void {
+  openDrivers.delete(d);
+}
+
+/**
+ * The opt-in busy-poll mode of the drivers: instead of sleeping in uv_poll, check for frames on
+ * every turn of the event loop (setImmediate) and run the handler when there are some. Costs a
+ * core while a handler is set; for latency runs only.
+ */
+export class BusyLoop {
+  private timer: NodeJS.Immediate | null = null;
+  constructor(
+    private readonly ready: () => boolean,
+    private readonly fire: () => void,
+  ) {}
+
+  start(): void {
+    if (this.timer !== null) return;
+    const spin = (): void => {
+      if (this.ready()) this.fire();
+      if (this.timer !== null) this.timer = setImmediate(spin);
+    };
+    this.timer = setImmediate(spin);
+  }
+
+  stop(): void {
+    if (this.timer !== null) clearImmediate(this.timer);
+    this.timer = null;
+  }
+}
+
+const ETH_HEADER = 14;
+const VLAN_TAG = 4;
+
+/** Largest frame an IP MTU allows: MTU + Ethernet header (+ 802.1Q / 802.1ad tag when the frame has one). */
+export function maxFrameLen(mtu: number, f: Uint8Array): number {
+  const type = f.length >= ETH_HEADER ? (f[12]! << 8) | f[13]! : 0;
+  return mtu + ETH_HEADER + (type === 0x8100 || type === 0x88a8 ? VLAN_TAG : 0);
+}
+
+/** Checks an integer option; throws NicDriverError(BadArgument) naming it otherwise. */
+export function intOption(name: string, v: number | undefined, def: number, min: number, max: number): number {
+  if (v === undefined) return def;
+  if (!Number.isInteger(v) || v < min || v > max) {
+    throw new NicDriverError(NativeErrorCode.BadArgument, `${name} must be an integer in [${min}, ${max}], not ${String(v)}`);
+  }
+  return v;
+}

@@ -1,0 +1,65 @@
+#!/usr/bin/env bash
+# Builds roce-ts's optional native addon (native/) and its XDP program:
+#   native/build/roce_filter.bpf.o         the XDP program (clang -O2 -target bpf)
+#   native/build/Release/roce_native.node  the addon (node-gyp, node-addon-api)
+# The pure-TypeScript stack and its tests work without it; the AF_XDP and
+# AF_PACKET drivers and the batched ICRC need it. Exits non-zero with one line
+# naming what is missing (install it with scripts/setup-system.sh).
+set -euo pipefail
+
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+native="$root/native"
+out="$native/build"
+
+fail() {
+  echo "build-native: $1; run scripts/setup-system.sh (as root) to install the system packages, then retry" >&2
+  exit 1
+}
+
+missing=()
+for cmd in clang pkg-config make g++ python3; do
+  command -v "$cmd" >/dev/null 2>&1 || missing+=("$cmd")
+done
+for hdr in /usr/include/xdp/xsk.h:libxdp-dev /usr/include/bpf/libbpf.h:libbpf-dev \
+  /usr/include/libelf.h:libelf-dev /usr/include/zlib.h:zlib1g-dev /usr/include/linux/if_xdp.h:linux-libc-dev; do
+  [ -e "${hdr%%:*}" ] || missing+=("${hdr#*:}")
+done
+if [ "${#missing[@]}" -gt 0 ]; then
+  fail "missing ${missing[*]}"
+fi
+if ! pkg-config --exists libxdp libbpf; then
+  fail "pkg-config finds no libxdp/libbpf"
+fi
+if [ ! -e "$root/node_modules/node-addon-api/package.json" ] || [ ! -e "$root/node_modules/node-gyp/package.json" ]; then
+  echo "build-native: node-addon-api or node-gyp is not installed; run npm install (they are devDependencies)" >&2
+  exit 1
+fi
+
+# Node's headers: node-gyp would download them, which needs the internet; use
+# the ones installed with node when they are there.
+node_prefix="$(node -p 'require("path").resolve(process.execPath, "..", "..")')"
+gyp_args=()
+if [ -e "$node_prefix/include/node/node_api.h" ]; then
+  gyp_args+=("--nodedir=$node_prefix")
+fi
+
+# node-gyp rebuild starts from an empty build/: the addon first, then the BPF object.
+cd "$native"
+log="$native/node-gyp.log"
+if ! "$root/node_modules/.bin/node-gyp" rebuild "${gyp_args[@]}" -j 2 >"$log" 2>&1; then
+  # Keep the compiler's messages: they are what one needs to see.
+  grep -E 'error|Error' "$log" | head -20 >&2 || true
+  echo "build-native: node-gyp failed; full log in $log" >&2
+  exit 1
+fi
+mv "$log" "$out/node-gyp.log"
+
+# The BPF target has no multiarch include path of its own (asm/types.h).
+multiarch="$(gcc -print-multiarch 2>/dev/null || echo x86_64-linux-gnu)"
+if ! clang -O2 -g -Wall -target bpf -I"/usr/include/$multiarch" \
+  -c "$native/bpf/roce_filter.bpf.c" -o "$out/roce_filter.bpf.o.tmp"; then
+  echo "build-native: clang could not compile native/bpf/roce_filter.bpf.c" >&2
+  exit 1
+fi
+mv "$out/roce_filter.bpf.o.tmp" "$out/roce_filter.bpf.o"
+echo "build-native: built native/build/Release/roce_native.node and native/build/roce_filter.bpf.o"

@@ -1,0 +1,274 @@
+/**
+ * A `Device` on a host interface, for the commands that talk to other
+ * machines (`roce perftest`, `roce pingpong`): the interface's MAC and IPv4
+ * addresses become the GID table, frames go through an AF_XDP or AF_PACKET
+ * driver, time is real, and the peer's MAC comes from the kernel's neighbour
+ * table (the out-of-band TCP connection to the peer has usually filled it).
+ *
+ * The native drivers are loaded lazily with a guarded require, so this file
+ * compiles and the rest of the CLI works on a machine without them.
+ *
+ * `memory` is a test mode, not a driver: the two ends `sim-a` and `sim-b` of
+ * one in-memory link in this process, on a virtual clock driven by the event
+ * loop (see stack/perftest/clock-pump.ts), so the CLI can be run end to end
+ * twice in one process with the out-of-band exchange over real TCP.
+ */
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as dgram from 'node:dgram';
+import { randomInt } from 'node:crypto';
+import { Device } from './device';
+import { RealClock } from './clock';
+import { isIpv4MappedGid } from './address';
+import { createSimPair, type SimPair } from './sim-pair';
+import { pumpVirtualClock, type ClockPump } from './perftest/clock-pump';
+import type { NicDriver } from '../nic-driver/driver';
+import { ipv6ToString } from '../packets/bytes';
+
+export const HostDriverKind = { XDP: 'xdp', PACKET: 'packet', MEMORY: 'memory' } as const;
+export type HostDriverKind = (typeof HostDriverKind)[keyof typeof HostDriverKind];
+
+/** The drivers a user chooses from (memory is a test mode and not listed). */
+export const HOST_DRIVERS: readonly HostDriverKind[] = [HostDriverKind.XDP, HostDriverKind.PACKET];
+
+export const HostDeviceErrorCode = {
+  /** The native driver module is not built or does not load. */
+  DRIVER_UNAVAILABLE: 'DRIVER_UNAVAILABLE',
+  /** No such interface, or it has no IPv4 address. */
+  NO_INTERFACE: 'NO_INTERFACE',
+  /** The peer's MAC address is not known. */
+  NO_NEIGHBOR: 'NO_NEIGHBOR',
+  /** A test-mode end is already open. */
+  BUSY: 'BUSY',
+  /** The driver loaded but could not open the interface (permissions, XDP attach, ...). */
+  DRIVER_FAILED: 'DRIVER_FAILED',
+} as const;
+export type HostDeviceErrorCode = (typeof HostDeviceErrorCode)[keyof typeof HostDeviceErrorCode];
+
+export class HostDeviceError extends Error {
+  constructor(
+    readonly code: HostDeviceErrorCode,
+    message: string,
+  ) {
+    super(message);
+    this.name = 'HostDeviceError';
+  }
+}
+
+export interface HostDevice {
+  readonly device: Device;
+  readonly ifname: string;
+  readonly driver: HostDriverKind;
+  /** True when time is simulated (the memory test mode). */
+  readonly virtualTime: boolean;
+  /** Makes sure the device knows the MAC of the host whose GID is `gid` (reads the kernel's neighbour table). */
+  ensureNeighbor(gid: Uint8Array): Promise<void>;
+  close(): void;
+}
+
+/** Module path and exported class (with a static `open({ ifname })`) per driver. */
+const DRIVER_MODULES: Record<'xdp' | 'packet', { module: string; exports: string[]; label: string }> = {
+  xdp: { module: '../nic-driver/af-xdp-driver', exports: ['AfXdpDriver'], label: 'AF_XDP' },
+  packet: { module: '../nic-driver/af-packet-driver', exports: ['AfPacketDriver'], label: 'AF_PACKET' },
+};
+
+type DriverFactory = (ifname: string) => NicDriver;
+
+/** A module of nic-driver/, or null when it is not there (loaded lazily so this file compiles without it). */
+function optionalModule(mod: string): Record<string, unknown> | null {
+  try {
+    // eslint-disable-next-line @typescript-eslint/no-require-imports
+    return require(mod) as Record<string, unknown>;
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code === 'MODULE_NOT_FOUND' && String((e as Error).message).includes(mod.replace('../', ''))) return null;
+    throw e;
+  }
+}
+
+function loadDriverFactory(kind: 'xdp' | 'packet'): DriverFactory {
+  const { module: mod, exports, label } = DRIVER_MODULES[kind];
+  const m = optionalModule(mod);
+  if (m === null) throw new HostDeviceError(HostDeviceErrorCode.DRIVER_UNAVAILABLE, `driver not available: the ${label} driver is not part of this build; run scripts/build-native.sh`);
+  const binding = optionalModule('../nic-driver/native-binding');
+  const available = binding?.['nativeAvailable'];
+  if (typeof available === 'function' && (available as () => boolean)() === false) {
+    const why = binding?.['nativeLoadError'];
+    const text = typeof why === 'function' ? (why as () => string)() : 'the native addon does not load';
+    throw new HostDeviceError(HostDeviceErrorCode.DRIVER_UNAVAILABLE, `driver not available: ${text}${/build-native/.test(text) ? '' : '; run scripts/build-native.sh'}`);
+  }
+  for (const name of exports) {
+    const cls = m[name] as { open?: unknown } | undefined;
+    if (cls !== undefined && typeof cls.open === 'function') {
+      const open = cls.open as (o: { ifname: string }) => NicDriver;
+      return (ifname) => open.call(cls, { ifname });
+    }
+  }
+  throw new HostDeviceError(HostDeviceErrorCode.DRIVER_UNAVAILABLE, `driver not available: ${mod} has no ${exports.join(' or ')}.open()`);
+}
+
+interface InterfaceFacts {
+  ipv4: string[];
+}
+
+/** IPv4 addresses of `ifname` (nic-driver/interface-info when present, else os.networkInterfaces). */
+export async function interfaceIpv4(ifname: string): Promise<string[]> {
+  const info = optionalModule('../nic-driver/interface-info')?.['interfaceInfo'];
+  if (typeof info === 'function') {
+    try {
+      return ((await (info as (n: string) => Promise<InterfaceFacts>)(ifname)).ipv4 ?? []).slice();
+    } catch (e) {
+      throw new HostDeviceError(HostDeviceErrorCode.NO_INTERFACE, `interface ${ifname}: ${(e as Error).message}`);
+    }
+  }
+  const list = os.networkInterfaces()[ifname];
+  if (list === undefined) {
+    throw new HostDeviceError(HostDeviceErrorCode.NO_INTERFACE, `no network interface ${JSON.stringify(ifname)} (have: ${Object.keys(os.networkInterfaces()).join(', ')})`);
+  }
+  return list.filter((a) => a.family === 'IPv4').map((a) => a.address);
+}
+
+/** The MAC the kernel's ARP table holds for `ip` on `ifname`, if any (/proc/net/arp, complete entries only). */
+export function kernelArpLookup(ip: string, ifname: string, arpText?: string): number | undefined {
+  let text = arpText;
+  if (text === undefined) {
+    try {
+      text = fs.readFileSync('/proc/net/arp', 'utf8');
+    } catch {
+      return undefined;
+    }
+  }
+  for (const line of text.split('\n').slice(1)) {
+    const f = line.trim().split(/\s+/);
+    if (f.length < 6 || f[0] !== ip || f[5] !== ifname) continue;
+    if ((parseInt(f[2] ?? '0', 16) & 0x2) === 0) continue; // ATF_COM: resolved
+    const mac = f[3] ?? '';
+    if (!/^([0-9a-f]{2}:){5}[0-9a-f]{2}$/i.test(mac) || mac === '00:00:00:00:00:00') continue;
+    return parseInt(mac.replace(/:/g, ''), 16);
+  }
+  return undefined;
+}
+
+function gidToIpv4(gid: Uint8Array): string {
+  return `${gid[12]}.${gid[13]}.${gid[14]}.${gid[15]}`;
+}
+
+/** Sends one UDP datagram to the discard port, so the kernel resolves `ip` (ARP) if it has not. */
+function pokeNeighbor(ip: string): Promise<void> {
+  return new Promise((resolve) => {
+    const s = dgram.createSocket('udp4');
+    s.on('error', () => {
+      s.close();
+      resolve();
+    });
+    s.send(Buffer.alloc(1), 9, ip, () => {
+      s.close();
+      resolve();
+    });
+  });
+}
+
+/** The peer's MAC: nic-driver/interface-info's resolveNeighbor when present, else /proc/net/arp. */
+async function lookupNeighbor(ifname: string, ip: string): Promise<number> {
+  const resolve = optionalModule('../nic-driver/interface-info')?.['resolveNeighbor'];
+  if (typeof resolve === 'function') {
+    try {
+      return await (resolve as (i: string, a: string, t: number) => Promise<number>)(ifname, ip, 3000);
+    } catch (e) {
+      throw new HostDeviceError(HostDeviceErrorCode.NO_NEIGHBOR, `no neighbour entry for ${ip} on ${ifname}: ${(e as Error).message}`);
+    }
+  }
+  for (let attempt = 0; attempt < 60; attempt++) {
+    const mac = kernelArpLookup(ip, ifname);
+    if (mac !== undefined) return mac;
+    if (attempt === 0) await pokeNeighbor(ip);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  throw new HostDeviceError(HostDeviceErrorCode.NO_NEIGHBOR, `no neighbour entry for ${ip} on ${ifname}: the kernel could not resolve it (check the address, or add one with: ip neigh add ${ip} lladdr MAC dev ${ifname})`);
+}
+
+async function openDriverDevice(ifname: string, kind: 'xdp' | 'packet'): Promise<HostDevice> {
+  const ipv4 = await interfaceIpv4(ifname);
+  if (ipv4.length === 0) throw new HostDeviceError(HostDeviceErrorCode.NO_INTERFACE, `interface ${ifname} has no IPv4 address; RoCE v2 needs one for its GID`);
+  const factory = loadDriverFactory(kind);
+  let driver: NicDriver;
+  try {
+    driver = factory(ifname);
+  } catch (e) {
+    throw new HostDeviceError(HostDeviceErrorCode.DRIVER_FAILED, `${DRIVER_MODULES[kind].label} driver on ${ifname}: ${(e as Error).message}`);
+  }
+  // perftest and rc_pingpong draw their start PSN from lrand48 seeded by pid and time: a fresh seed per run.
+  const device = new Device({ driver, clock: new RealClock(), ipv4, name: ifname, seed: randomInt(1, 0x7fffffff) });
+  return {
+    device,
+    ifname,
+    driver: kind,
+    virtualTime: false,
+    async ensureNeighbor(gid: Uint8Array): Promise<void> {
+      if (!isIpv4MappedGid(gid)) {
+        throw new HostDeviceError(HostDeviceErrorCode.NO_NEIGHBOR, `peer GID ${ipv6ToString(gid)} is not IPv4-mapped; only IPv4 neighbours are looked up`);
+      }
+      const ip = gidToIpv4(gid);
+      if (!device.neighbors.has(ip)) device.neighbors.set(ip, await lookupNeighbor(ifname, ip));
+    },
+    close(): void {
+      driver.close();
+    },
+  };
+}
+
+// ---------------------------------------------------------------- memory test mode
+
+interface SharedSim {
+  sim: SimPair;
+  pump: ClockPump;
+  open: Set<'a' | 'b'>;
+}
+let shared: SharedSim | null = null;
+
+/** Names of the two ends of the test-mode link. */
+export const MEMORY_ENDS: readonly string[] = ['sim-a', 'sim-b'];
+
+function openMemoryDevice(ifname: string): HostDevice {
+  const end = ifname === 'sim-a' ? 'a' : ifname === 'sim-b' ? 'b' : null;
+  if (end === null) throw new HostDeviceError(HostDeviceErrorCode.NO_INTERFACE, `the memory test mode has two ends, sim-a (198.18.0.1) and sim-b (198.18.0.2); not ${JSON.stringify(ifname)}`);
+  if (shared === null) {
+    const sim = createSimPair({ seed: randomInt(1, 1 << 20) });
+    shared = { sim, pump: pumpVirtualClock(sim.clock), open: new Set() };
+  }
+  const s = shared;
+  if (s.open.has(end)) throw new HostDeviceError(HostDeviceErrorCode.BUSY, `${ifname} is already open in this process`);
+  s.open.add(end);
+  const device = end === 'a' ? s.sim.a : s.sim.b;
+  let closed = false;
+  return {
+    device,
+    ifname,
+    driver: HostDriverKind.MEMORY,
+    virtualTime: true,
+    async ensureNeighbor(gid: Uint8Array): Promise<void> {
+      const ip = isIpv4MappedGid(gid) ? gidToIpv4(gid) : ipv6ToString(gid);
+      if (!device.neighbors.has(ip)) throw new HostDeviceError(HostDeviceErrorCode.NO_NEIGHBOR, `${ip} is not the other end of the in-memory link`);
+    },
+    close(): void {
+      if (closed) return;
+      closed = true;
+      s.open.delete(end);
+      if (s.open.size === 0 && shared === s) {
+        s.pump.stop();
+        s.sim.link.close();
+        shared = null;
+      }
+    },
+  };
+}
+
+/** The device for `ifname` through `driver`; rejects with a HostDeviceError when it cannot be had. */
+export async function openHostDevice(ifname: string, driver: HostDriverKind): Promise<HostDevice> {
+  switch (driver) {
+    case HostDriverKind.XDP:
+    case HostDriverKind.PACKET:
+      return openDriverDevice(ifname, driver);
+    case HostDriverKind.MEMORY:
+      return openMemoryDevice(ifname);
+  }
+}

@@ -1,0 +1,221 @@
+/**
+ * ibv_rc_pingpong on a `Device` (rdma-core libibverbs/examples/rc_pingpong.c):
+ * the same 52-byte address exchange and closing "done", the same QP
+ * attributes (path MTU -m, default 1024; max_dest_rd_atomic 1, min_rnr_timer
+ * 12; timeout 14, retry 7, RNR retry 7, max_rd_atomic 1; GRH hop limit 1),
+ * and the same traffic: rx_depth receives posted before the exchange, one
+ * buffer for sending and receiving, the client sends first, and each side
+ * sends again once its previous SEND has completed and a message has arrived.
+ *
+ * Order on the wire (pp_client_exch_dest / pp_server_exch_dest): the client
+ * sends its 52 bytes; the server connects its QP (RTR, RTS) and answers with
+ * its 52 bytes; the client replies "done\0" and closes, then connects its QP.
+ */
+import type { Device } from '../device';
+import { Access, QpState, QpType, SendFlags, WC_STATUS_NAMES, WcStatus, WrOpcode, mtuBytes, mtuFromBytes, type Mtu } from '../types';
+import { isIpv4MappedGid } from '../address';
+import { ipv6ToString } from '../../packets/bytes';
+import { OobError, OobErrorCode, TcpChannel, type OobListener } from '../oob/tcp-channel';
+import { PINGPONG_DEFAULT_PORT, PINGPONG_DONE_SIZE, PINGPONG_MSG_SIZE, type PingpongDest, checkDone, decodePingpongDest, encodeDone, encodePingpongDest } from '../oob/pingpong-messages';
+import { PerftestError, PerftestErrorCode, latencyStats, nonZeroCounters, type LatencyStats } from './run';
+import type { Counters } from '../counters';
+import { nextTurn } from './clock-pump';
+
+export interface PingpongConfig {
+  role: 'client' | 'server';
+  server?: string;
+  port?: number;
+  bindHost?: string;
+  listener?: OobListener;
+  onListening?: (port: number) => void;
+  /** Message size (default 4096). */
+  size?: number;
+  /** Round trips (default 1000). */
+  iters?: number;
+  /** Receive queue depth (default 500). */
+  rxDepth?: number;
+  /** Path MTU in bytes (default 1024). */
+  mtu?: number;
+  /** Source GID index; -1 sends an all-zero GID as the tool does without -g (default: the first IPv4-mapped GID). */
+  gidIndex?: number;
+  connectTimeoutMs?: number;
+  stepTimeoutMs?: number;
+  runTimeoutMs?: number;
+  beforeConnect?: (peerGid: Uint8Array) => void | Promise<void>;
+}
+
+export interface PingpongResult {
+  ok: boolean;
+  test: 'rc_pingpong';
+  role: 'client' | 'server';
+  msgSize: number;
+  iterations: number;
+  /** Bytes both ways, as the tool counts them (size x iters x 2). */
+  bytes: number;
+  /** SENDs and receives completed by this side. */
+  messages: number;
+  seconds: number;
+  gbps: number;
+  mbps: number;
+  usecPerIter: number;
+  /** Round trip per iteration (the time between two SENDs of this side), in microseconds. */
+  latencyUs: LatencyStats | null;
+  mtu: number;
+  local: { lid: number; qpn: number; psn: number; gid: string };
+  remote: { lid: number; qpn: number; psn: number; gid: string };
+  /** The QP's counters (rxe names), the ones that are not zero. */
+  counters: Partial<Counters>;
+  problems: string[];
+}
+
+const SEND_WRID = 1;
+const RECV_WRID = 2;
+
+export async function runPingpong(dev: Device, cfg: PingpongConfig): Promise<PingpongResult> {
+  const size = cfg.size ?? 4096;
+  const iters = cfg.iters ?? 1000;
+  const rxDepth = cfg.rxDepth ?? 500;
+  const cfgErr = (field: string, why: string): PerftestError => new PerftestError(PerftestErrorCode.CONFIG, `${field} ${why}`, field);
+  if (!Number.isInteger(size) || size < 1 || size > 1 << 28) throw cfgErr('size', `must be 1..${1 << 28}, got ${size}`);
+  if (!Number.isInteger(iters) || iters < 1 || iters > 1e9) throw cfgErr('iters', `must be at least 1, got ${iters}`);
+  if (!Number.isInteger(rxDepth) || rxDepth < 2 || rxDepth > 1 << 15) throw cfgErr('rxDepth', `must be 2..32768, got ${rxDepth}`);
+  const mtu = mtuFromBytes(cfg.mtu ?? 1024);
+  if (mtu === undefined) throw cfgErr('mtu', `must be 256, 512, 1024, 2048 or 4096, got ${cfg.mtu}`);
+  if (mtu > dev.maxMtu()) throw cfgErr('mtu', `${cfg.mtu} is more than the link carries (${mtuBytes(dev.maxMtu())})`);
+  const gidIndex = cfg.gidIndex ?? Math.max(0, dev.gids.findIndex(isIpv4MappedGid));
+  if (gidIndex !== -1 && (gidIndex < 0 || gidIndex >= dev.gids.length)) throw cfgErr('gidIndex', `${gidIndex} is not in the GID table (${dev.gids.length} entries)`);
+  const stepMs = cfg.stepTimeoutMs ?? 10_000;
+  const runMs = cfg.runTimeoutMs ?? 300_000;
+
+  // pp_init_ctx: one buffer, one CQ for both queues, QP in INIT; receives posted before the exchange.
+  const buf = new Uint8Array(size);
+  const pd = dev.allocPd();
+  const mr = dev.regMr(pd, buf, Access.LOCAL_WRITE);
+  const cq = dev.createCq(rxDepth + 1);
+  const qp = dev.createQp(pd, { qpType: QpType.RC, sendCq: cq, recvCq: cq, cap: { maxSendWr: 1, maxRecvWr: rxDepth, maxSendSge: 1, maxRecvSge: 1 } });
+  qp.modify({ qpState: QpState.INIT, pkeyIndex: 0, portNum: 1, qpAccessFlags: 0 });
+  const postRecvs = (n: number): number => {
+    for (let i = 0; i < n; i++) qp.postRecv({ wrId: RECV_WRID, sgList: [mr.sge(0, size)] });
+    return n;
+  };
+  let routs = postRecvs(rxDepth);
+  const psn = dev.randomPsn();
+  const myGid = gidIndex === -1 ? new Uint8Array(16) : (dev.gids[gidIndex] as Uint8Array);
+  const me: PingpongDest = { lid: 0, qpn: qp.qpNum, psn, gid: myGid };
+
+  const connect = async (rem: PingpongDest): Promise<void> => {
+    // pp_connect_ctx: a GRH only when the peer's GID has an interface id; RoCE always needs one.
+    const hasGid = rem.gid.subarray(8).some((b) => b !== 0);
+    if (!hasGid) throw new OobError(OobErrorCode.INCOMPATIBLE, `rc_pingpong address message: field gid is ${ipv6ToString(rem.gid)}; RoCE needs the peer's GID (run the peer with -g)`, 'gid');
+    if (gidIndex === -1) throw new PerftestError(PerftestErrorCode.CONFIG, 'gidIndex -1 (no GID) cannot work on RoCE: give -g', 'gidIndex');
+    if (isIpv4MappedGid(myGid) !== isIpv4MappedGid(rem.gid)) {
+      throw new PerftestError(PerftestErrorCode.INCOMPATIBLE, `GID types differ: this side uses ${ipv6ToString(myGid)}, the peer ${ipv6ToString(rem.gid)} (choose -g of the same IP version)`, 'gid');
+    }
+    if (cfg.beforeConnect !== undefined) await cfg.beforeConnect(rem.gid);
+    qp.modify({ qpState: QpState.RTR, pathMtu: mtu as Mtu, destQpNum: rem.qpn, rqPsn: rem.psn, maxDestRdAtomic: 1, minRnrTimer: 12, ahAttr: { dgid: rem.gid, sgidIndex: gidIndex, hopLimit: 1 } });
+    qp.modify({ qpState: QpState.RTS, timeout: 14, retryCnt: 7, rnrRetry: 7, sqPsn: psn, maxRdAtomic: 1 });
+  };
+
+  let remote: PingpongDest;
+  try {
+    if (cfg.role === 'client') {
+      if (cfg.server === undefined) throw cfgErr('server', 'is needed for the client role');
+      const ch = await TcpChannel.connect(cfg.server, cfg.port ?? PINGPONG_DEFAULT_PORT, cfg.connectTimeoutMs ?? 30_000);
+      try {
+        await ch.writeExact(encodePingpongDest(me));
+        remote = decodePingpongDest(await ch.readExact(PINGPONG_MSG_SIZE, 'rc_pingpong address message', stepMs));
+        await ch.writeExact(encodeDone());
+      } finally {
+        ch.close();
+      }
+      await connect(remote);
+    } else {
+      const listener = cfg.listener ?? (await TcpChannel.listen(cfg.port ?? PINGPONG_DEFAULT_PORT, cfg.bindHost));
+      let ch: TcpChannel;
+      try {
+        cfg.onListening?.(listener.port);
+        ch = await listener.accept(cfg.connectTimeoutMs ?? 300_000);
+      } finally {
+        if (cfg.listener === undefined) listener.close();
+      }
+      try {
+        remote = decodePingpongDest(await ch.readExact(PINGPONG_MSG_SIZE, 'rc_pingpong address message', stepMs));
+        await connect(remote);
+        await ch.writeExact(encodePingpongDest(me));
+        checkDone(await ch.readExact(PINGPONG_DONE_SIZE, 'rc_pingpong "done"', stepMs));
+      } finally {
+        ch.close();
+      }
+    }
+
+    // The ping-pong (main loop of rc_pingpong.c with parse_single_wc).
+    const clock = dev.clock;
+    const sendTimes: number[] = [];
+    const postSend = (): void => {
+      sendTimes.push(clock.now());
+      qp.postSend({ wrId: SEND_WRID, opcode: WrOpcode.SEND, sgList: [mr.sge(0, size)], sendFlags: SendFlags.SIGNALED });
+    };
+    let pending = RECV_WRID;
+    if (cfg.role === 'client') {
+      postSend();
+      pending |= SEND_WRID;
+    }
+    const start = cfg.role === 'client' ? (sendTimes[0] as number) : clock.now();
+    let scnt = 0;
+    let rcnt = 0;
+    const deadline = Date.now() + runMs;
+    while (rcnt < iters || scnt < iters) {
+      const wcs = cq.poll(2);
+      if (wcs.length === 0) {
+        if (qp.state === QpState.ERR) throw new PerftestError(PerftestErrorCode.COMPLETION, `rc_pingpong: QP 0x${qp.qpNum.toString(16)} went to the error state: ${qp.errorReason}`, 'qp');
+        if (Date.now() > deadline) throw new PerftestError(PerftestErrorCode.TIMEOUT, `rc_pingpong: no progress within ${runMs} ms (sent ${scnt}, received ${rcnt} of ${iters})`, 'completion');
+        await nextTurn();
+        continue;
+      }
+      for (const wc of wcs) {
+        if (wc.status !== WcStatus.SUCCESS) {
+          throw new PerftestError(PerftestErrorCode.COMPLETION, `rc_pingpong: failed status ${WC_STATUS_NAMES[wc.status] ?? wc.status} for wr_id ${wc.wrId}${wc.vendorErr ? ` (${wc.vendorErr})` : ''}`, 'completion');
+        }
+        const id = Number(wc.wrId);
+        if (id === SEND_WRID) scnt++;
+        else if (id === RECV_WRID) {
+          if (--routs <= 1) routs += postRecvs(rxDepth - routs);
+          rcnt++;
+        } else throw new PerftestError(PerftestErrorCode.COMPLETION, `rc_pingpong: completion for unknown wr_id ${id}`, 'completion');
+        pending &= ~id;
+        if (scnt < iters && pending === 0) {
+          postSend();
+          pending = RECV_WRID | SEND_WRID;
+        }
+      }
+    }
+    const end = clock.now();
+    const seconds = Math.max(1e-9, (end - start) / 1e9);
+    const bytes = size * iters * 2;
+    const samples: number[] = [];
+    for (let i = 0; i + 1 < sendTimes.length; i++) samples.push(((sendTimes[i + 1] as number) - (sendTimes[i] as number)) / 1000);
+    const round = (x: number): number => Math.round(x * 1e6) / 1e6;
+    return {
+      ok: true,
+      test: 'rc_pingpong',
+      role: cfg.role,
+      msgSize: size,
+      iterations: iters,
+      bytes,
+      messages: scnt + rcnt,
+      seconds: round(seconds),
+      gbps: round((bytes * 8) / seconds / 1e9),
+      mbps: round((bytes * 8) / seconds / 1e6),
+      usecPerIter: round((seconds * 1e6) / iters),
+      latencyUs: latencyStats(samples),
+      mtu: mtuBytes(mtu),
+      local: { lid: 0, qpn: qp.qpNum, psn, gid: ipv6ToString(myGid) },
+      remote: { lid: remote.lid, qpn: remote.qpn, psn: remote.psn, gid: ipv6ToString(remote.gid) },
+      counters: nonZeroCounters(qp.counters),
+      problems: [],
+    };
+  } finally {
+    dev.destroyQp(qp);
+    dev.deregMr(mr);
+  }
+}

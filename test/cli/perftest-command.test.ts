@@ -1,0 +1,112 @@
+/** `roce perftest`: both ends run as commands in this process over the memory test mode, and usage errors. */
+import { perftestCommand } from '../../cli/perftest-command';
+import { memoryOutput } from '../../cli/output';
+import { UsageError } from '../../cli/args';
+import { freePort } from '../oob/support';
+
+async function cmd(...argv: string[]): Promise<{ code: number; out: string; err: string }> {
+  const o = memoryOutput();
+  try {
+    const code = await perftestCommand(argv, o);
+    return { code, out: o.out, err: o.err };
+  } catch (e) {
+    if (e instanceof UsageError) return { code: 2, out: o.out, err: `roce: ${e.message}\n` };
+    throw e;
+  }
+}
+
+async function both(verb: string, extra: string[]): Promise<{ s: Record<string, unknown>; c: Record<string, unknown>; sr: { code: number; err: string }; cr: { code: number; err: string } }> {
+  const port = String(await freePort());
+  const common = ['--driver', 'memory', '-p', port, '--json', '--timeout', '20', ...extra];
+  const [sr, cr] = await Promise.all([cmd(verb, '--dev', 'sim-b', '--bind', '127.0.0.1', ...common), cmd(verb, '127.0.0.1', '--dev', 'sim-a', ...common)]);
+  return { s: JSON.parse(sr.out) as Record<string, unknown>, c: JSON.parse(cr.out) as Record<string, unknown>, sr, cr };
+}
+
+test('write bandwidth: one JSON summary per end with the documented keys', async () => {
+  const { s, c, sr, cr } = await both('write', ['-s', '4096', '-n', '200', '-m', '1024', '--verify']);
+  expect(cr.code).toBe(0);
+  expect(sr.code).toBe(0);
+  for (const r of [s, c]) {
+    for (const k of ['ok', 'test', 'msgSize', 'iterations', 'bytes', 'gbps', 'mpps']) expect(r).toHaveProperty(k);
+    expect(r['ok']).toBe(true);
+    expect(r['test']).toBe('ib_write_bw');
+    expect(r['msgSize']).toBe(4096);
+    expect(r['iterations']).toBe(200);
+    expect(r['bytes']).toBe(4096 * 200);
+    expect(r['mtu']).toBe(1024);
+    expect(r['gbps'] as number).toBeGreaterThan(0);
+    expect(r).not.toHaveProperty('latencyUs');
+  }
+  expect(c['role']).toBe('client');
+  expect(s['role']).toBe('server');
+  expect((s['verify'] as { mismatches: number }).mismatches).toBe(0);
+}, 20_000);
+
+test('send latency: latencyUs with p50, p99 and max', async () => {
+  const { s, c } = await both('send', ['--lat', '-n', '100', '--verify']);
+  for (const r of [s, c]) {
+    expect(r['ok']).toBe(true);
+    expect(r['test']).toBe('ib_send_lat');
+    expect(r['msgSize']).toBe(2);
+    const l = r['latencyUs'] as Record<string, number>;
+    for (const k of ['p50', 'p99', 'max']) expect(l[k]).toBeGreaterThan(0);
+  }
+}, 20_000);
+
+test('text report of an atomic run', async () => {
+  const port = String(await freePort());
+  const common = ['--driver', 'memory', '-p', port, '-n', '100', '--timeout', '20'];
+  const [sr, cr] = await Promise.all([cmd('atomic', '--dev', 'sim-b', '--bind', '127.0.0.1', ...common), cmd('atomic', '127.0.0.1', '--dev', 'sim-a', ...common)]);
+  expect(cr.code).toBe(0);
+  expect(sr.code).toBe(0);
+  expect(sr.out).toMatch(/ib_atomic_bw: waiting for a client on port/);
+  expect(cr.out).toMatch(/ib_atomic_bw \(roce-ts\), client/);
+  expect(cr.out).toMatch(/BW average\[Gb\/sec\]/);
+  expect(sr.out).toMatch(/as reported by the client/);
+}, 20_000);
+
+test('a client with nobody to talk to fails with a JSON error, exit 1', async () => {
+  const port = String(await freePort());
+  const r = await cmd('read', '127.0.0.1', '--dev', 'sim-a', '--driver', 'memory', '-p', port, '--json', '--timeout', '1');
+  expect(r.code).toBe(1);
+  const s = JSON.parse(r.out) as Record<string, unknown>;
+  expect(s['ok']).toBe(false);
+  expect(s['code']).toBe('CONNECT');
+  expect(r.err).toMatch(/could not connect to 127.0.0.1/);
+}, 10_000);
+
+test('a missing interface or driver is a clear error, exit 1', async () => {
+  const r = await cmd('write', '--dev', 'no-such-if0', '--driver', 'packet');
+  expect(r.code).toBe(1);
+  expect(r.err).toMatch(/no-such-if0|driver not available/);
+  const r2 = await cmd('write', '--dev', 'eth9', '--driver', 'memory');
+  expect(r2.code).toBe(1);
+  expect(r2.err).toMatch(/two ends, sim-a .* and sim-b/);
+});
+
+test.each([
+  [[], /needs a test: write, read, send or atomic/],
+  [['copy', '--dev', 'x'], /unknown perftest test "copy"/],
+  [['write'], /--dev IFACE is required/],
+  [['write', '--dev', 'x', '--driver', 'dpdk'], /--driver must be xdp or packet/],
+  [['write', '--dev', 'x', '-m', '1500'], /--mtu must be 256, 512, 1024, 2048 or 4096/],
+  [['write', '--dev', 'x', '-n', 'lots'], /--iters must be an integer/],
+  [['write', '--dev', 'x', '-n', '3'], /--iters must be an integer from 5/],
+  [['atomic', '--dev', 'x', '--lat'], /atomic latency .* is not implemented/],
+  [['atomic', '--dev', 'x', '-s', '16'], /cannot be changed for atomic tests/],
+  [['write', '--dev', 'x', '-A', 'CMP_AND_SWAP'], /--atomic_type applies to the atomic test only/],
+  [['write', '1.2.3.4', '5.6.7.8', '--dev', 'x'], /at most one SERVER_IP/],
+  [['write', '1.2.3.4', '--dev', 'x', '--bind', '127.0.0.1'], /--bind applies to the server/],
+  [['write', '--dev', 'x', '--bogus'], /unknown option --bogus/],
+])('usage error %j', async (argv, msg) => {
+  const r = await cmd(...(argv as string[]));
+  expect(r.code).toBe(2);
+  expect(r.err).toMatch(msg);
+});
+
+test('-h prints the usage', async () => {
+  const r = await cmd('-h');
+  expect(r.code).toBe(0);
+  expect(r.out).toMatch(/usage: roce perftest write\|read\|send\|atomic \[--lat\] \[SERVER_IP\] --dev IFACE/);
+  expect(r.out).not.toMatch(/memory/);
+});

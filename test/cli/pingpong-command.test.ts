@@ -1,0 +1,66 @@
+/** `roce pingpong`: both ends as commands in this process over the memory test mode, and usage errors. */
+import { pingpongCommand } from '../../cli/pingpong-command';
+import { memoryOutput } from '../../cli/output';
+import { UsageError } from '../../cli/args';
+import { freePort } from '../oob/support';
+
+async function cmd(...argv: string[]): Promise<{ code: number; out: string; err: string }> {
+  const o = memoryOutput();
+  try {
+    const code = await pingpongCommand(argv, o);
+    return { code, out: o.out, err: o.err };
+  } catch (e) {
+    if (e instanceof UsageError) return { code: 2, out: o.out, err: `roce: ${e.message}\n` };
+    throw e;
+  }
+}
+
+test('client and server: --json summaries with bytes, messages, Gbit/s and latency percentiles', async () => {
+  const port = String(await freePort());
+  const common = ['--driver', 'memory', '-p', port, '-n', '100', '-s', '1024', '-m', '512', '--json', '--timeout', '20'];
+  const [sr, cr] = await Promise.all([cmd('-d', 'sim-b', '--bind', '127.0.0.1', ...common), cmd('127.0.0.1', '-d', 'sim-a', '-g', '1', ...common)]);
+  expect(sr.code).toBe(0);
+  expect(cr.code).toBe(0);
+  for (const out of [sr.out, cr.out]) {
+    const r = JSON.parse(out) as Record<string, unknown>;
+    expect(r['ok']).toBe(true);
+    expect(r['test']).toBe('rc_pingpong');
+    expect(r['bytes']).toBe(1024 * 100 * 2);
+    expect(r['messages']).toBe(200);
+    expect(r['mtu']).toBe(512);
+    expect(r['gbps'] as number).toBeGreaterThan(0);
+    const l = r['latencyUs'] as Record<string, number>;
+    for (const k of ['p50', 'p99', 'max']) expect(l[k]).toBeGreaterThan(0);
+  }
+}, 20_000);
+
+test('text output like the tool', async () => {
+  const port = String(await freePort());
+  const common = ['--driver', 'memory', '-p', port, '-n', '50', '--timeout', '20'];
+  const [sr, cr] = await Promise.all([cmd('-d', 'sim-b', '--bind', '127.0.0.1', ...common), cmd('127.0.0.1', '-d', 'sim-a', ...common)]);
+  expect(sr.code).toBe(0);
+  expect(cr.code).toBe(0);
+  expect(cr.out).toMatch(/local address: {2}LID 0x0000, QPN 0x[0-9a-f]{6}, PSN 0x[0-9a-f]{6}, GID ::ffff:198\.18\.0\.1/);
+  expect(cr.out).toMatch(/409600 bytes in [\d.]+ seconds = [\d.]+ Mbit\/sec/);
+  expect(cr.out).toMatch(/50 iters in [\d.]+ seconds = [\d.]+ usec\/iter/);
+}, 20_000);
+
+test.each([
+  [[], /-d\/--dev IFACE is required/],
+  [['-d', 'x', 'a', 'b'], /at most one SERVER/],
+  [['-d', 'x', '-m', '9000'], /--mtu must be an integer from 256 to 4096/],
+  [['-d', 'x', '-m', '1000'], /--mtu must be 256, 512, 1024, 2048 or 4096/],
+  [['-d', 'x', '-r', '1'], /--rx-depth must be an integer from 2/],
+  [['-d', 'x', '--driver', 'rdma'], /--driver must be xdp or packet/],
+  [['-d', 'x', '-p', '70000'], /--port must be an integer from 1 to 65535/],
+])('usage error %j', async (argv, msg) => {
+  const r = await cmd(...(argv as string[]));
+  expect(r.code).toBe(2);
+  expect(r.err).toMatch(msg);
+});
+
+test('an interface that does not exist: exit 1 with the reason', async () => {
+  const r = await cmd('-d', 'no-such-if0', '--driver', 'packet', '--json');
+  expect(r.code).toBe(1);
+  expect(JSON.parse(r.out)).toMatchObject({ ok: false, test: 'rc_pingpong' });
+});

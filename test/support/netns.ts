@@ -1,0 +1,209 @@
+/**
+ * Two network namespaces joined by a veth pair, for tests of the real frame
+ * drivers (AF_PACKET, AF_XDP). Names carry a random suffix; addresses come from
+ * 198.18.0.0/15 (RFC 2544 benchmarking range). Everything is removed even when
+ * the test fails: `withNetnsPair` uses try/finally, and a process 'exit' hook
+ * removes whatever is left (a deleted namespace takes its veth end with it).
+ *
+ * Drivers reach into a namespace through their `netns` option: the native shim
+ * enters it only for the duration of one synchronous call (socket creation,
+ * XDP attach and detach) on the calling thread and comes back, so one test
+ * process drives both ends. Commands run inside a namespace with `ip netns exec`.
+ */
+import { execFile, execFileSync } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { nativeAvailable, nativeLoadError } from '../../nic-driver/native-binding';
+
+export interface NetnsPair {
+  /** Namespace names (under /var/run/netns). */
+  nsA: string;
+  nsB: string;
+  /** The veth ends: ifA lives in nsA, ifB in nsB. */
+  ifA: string;
+  ifB: string;
+  ipA: string;
+  ipB: string;
+  ip6A: string;
+  ip6B: string;
+  mtu: number;
+  /** MAC addresses as 48-bit integers. */
+  macA: number;
+  macB: number;
+}
+
+export interface NetnsPairOptions {
+  mtu?: number;
+  /** Receive/transmit queues of each veth end (default 1). */
+  queues?: number;
+}
+
+const CMD_TIMEOUT_MS = 10_000;
+const live = new Set<string>();
+let exitHooked = false;
+
+function ip(args: string[]): string {
+  return execFileSync('ip', args, { encoding: 'utf8', timeout: CMD_TIMEOUT_MS, stdio: ['ignore', 'pipe', 'pipe'] });
+}
+
+function removeNs(ns: string): void {
+  try {
+    execFileSync('ip', ['netns', 'del', ns], { timeout: CMD_TIMEOUT_MS, stdio: 'ignore' });
+  } catch {
+    // already gone
+  }
+  live.delete(ns);
+}
+
+function hookExit(): void {
+  if (exitHooked) return;
+  exitHooked = true;
+  process.on('exit', () => {
+    for (const ns of [...live]) removeNs(ns);
+  });
+}
+
+let cachedReason: string | undefined;
+
+/** Why netns tests cannot run here (not root, no `ip netns`), or null. */
+export function netnsSkipReason(): string | null {
+  if (cachedReason !== undefined) return cachedReason === '' ? null : cachedReason;
+  let r = '';
+  if (process.platform !== 'linux') r = 'network namespaces need Linux';
+  else if (typeof process.getuid !== 'function' || process.getuid() !== 0) r = 'not root (network namespaces and raw sockets need it)';
+  else {
+    try {
+      ip(['netns', 'list']);
+    } catch (e) {
+      r = `ip netns unavailable: ${e instanceof Error ? e.message.split('\n')[0] : String(e)}`;
+    }
+  }
+  cachedReason = r;
+  return r === '' ? null : r;
+}
+
+/** Why native-driver tests cannot run here (netns reasons, or the addon is not built), or null. */
+export function nativeNetnsSkipReason(): string | null {
+  const r = netnsSkipReason();
+  if (r !== null) return r;
+  return nativeAvailable() ? null : `native addon not available (${nativeLoadError()})`;
+}
+
+function macOf(ns: string, dev: string): number {
+  const j = JSON.parse(ip(['-n', ns, '-j', 'link', 'show', 'dev', dev])) as Array<{ address?: string }>;
+  const a = j[0]?.address ?? '';
+  return parseInt(a.replace(/:/g, ''), 16);
+}
+
+/** Creates the pair now (synchronously); call `destroyNetnsPair` when done. */
+export function createNetnsPair(opts: NetnsPairOptions = {}): NetnsPair {
+  hookExit();
+  const mtu = opts.mtu ?? 1500;
+  const queues = opts.queues ?? 1;
+  const id = randomBytes(3).toString('hex');
+  const p: NetnsPair = {
+    nsA: `roce-${id}-a`,
+    nsB: `roce-${id}-b`,
+    ifA: `rv${id}a`,
+    ifB: `rv${id}b`,
+    ipA: '198.18.0.1',
+    ipB: '198.18.0.2',
+    ip6A: '2001:2::1',
+    ip6B: '2001:2::2',
+    mtu,
+    macA: 0,
+    macB: 0,
+  };
+  try {
+    for (const ns of [p.nsA, p.nsB]) {
+      ip(['netns', 'add', ns]);
+      live.add(ns);
+      ip(['-n', ns, 'link', 'set', 'lo', 'up']);
+    }
+    const q = queues > 1 ? ['numtxqueues', String(queues), 'numrxqueues', String(queues)] : [];
+    ip(['-n', p.nsA, 'link', 'add', p.ifA, ...q, 'type', 'veth', 'peer', 'name', p.ifB, ...q, 'netns', p.nsB]);
+    for (const [ns, dev, v4, v6] of [
+      [p.nsA, p.ifA, p.ipA, p.ip6A],
+      [p.nsB, p.ifB, p.ipB, p.ip6B],
+    ] as const) {
+      ip(['-n', ns, 'link', 'set', 'dev', dev, 'mtu', String(mtu)]);
+      ip(['-n', ns, 'addr', 'add', `${v4}/24`, 'dev', dev]);
+      ip(['-n', ns, 'addr', 'add', `${v6}/64`, 'dev', dev, 'nodad']);
+      ip(['-n', ns, 'link', 'set', 'dev', dev, 'up']);
+    }
+    p.macA = macOf(p.nsA, p.ifA);
+    p.macB = macOf(p.nsB, p.ifB);
+    return p;
+  } catch (e) {
+    destroyNetnsPair(p);
+    throw e;
+  }
+}
+
+export function destroyNetnsPair(p: NetnsPair): void {
+  removeNs(p.nsA);
+  removeNs(p.nsB);
+}
+
+/** Runs `fn` with a fresh pair and removes it afterwards, whatever happens. */
+export async function withNetnsPair<T>(opts: NetnsPairOptions, fn: (p: NetnsPair) => Promise<T>): Promise<T> {
+  const p = createNetnsPair(opts);
+  try {
+    return await fn(p);
+  } finally {
+    destroyNetnsPair(p);
+  }
+}
+
+export interface RunResult {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+/** Runs a command inside `ns` (ip netns exec) with a timeout; never rejects for a non-zero exit. */
+export function runInNetns(ns: string, cmd: string, args: readonly string[], timeoutMs = CMD_TIMEOUT_MS): Promise<RunResult> {
+  return run('ip', ['netns', 'exec', ns, cmd, ...args], timeoutMs);
+}
+
+/** Runs a command with a timeout; never rejects for a non-zero exit. */
+export function run(cmd: string, args: readonly string[], timeoutMs = CMD_TIMEOUT_MS): Promise<RunResult> {
+  return new Promise((resolve) => {
+    execFile(cmd, [...args], { timeout: timeoutMs, encoding: 'utf8', maxBuffer: 16 << 20 }, (err, stdout, stderr) => {
+      const code = err === null ? 0 : typeof (err as { code?: unknown }).code === 'number' ? ((err as { code: number }).code) : null;
+      resolve({ code, stdout, stderr });
+    });
+  });
+}
+
+/** Runs a Node script (a file) inside `ns` with a timeout. */
+export function runNodeInNetns(ns: string, script: string, args: readonly string[] = [], timeoutMs = CMD_TIMEOUT_MS): Promise<RunResult> {
+  return runInNetns(ns, process.execPath, [script, ...args], timeoutMs);
+}
+
+/**
+ * Drops a random share of the UDP 4791 frames arriving on `dev` in `ns` (nftables `numgen random`
+ * on the netdev ingress hook: there is no netem here). Returns a function removing the rule.
+ */
+export function addNftDrop(ns: string, dev: string, perTenThousand: number): () => void {
+  const table = `rocetest${randomBytes(2).toString('hex')}`;
+  const nft = (args: string[]): void => {
+    execFileSync('ip', ['netns', 'exec', ns, 'nft', ...args], { timeout: CMD_TIMEOUT_MS, stdio: ['ignore', 'pipe', 'pipe'] });
+  };
+  nft(['add', 'table', 'netdev', table]);
+  nft(['add', 'chain', 'netdev', table, 'ingress', `{ type filter hook ingress device ${dev} priority 0 ; }`]);
+  nft(['add', 'rule', 'netdev', table, 'ingress', 'udp', 'dport', '4791', 'numgen', 'random', 'mod', '10000', '<', String(perTenThousand), 'counter', 'drop']);
+  return () => {
+    try {
+      nft(['delete', 'table', 'netdev', table]);
+    } catch {
+      // the namespace may be gone
+    }
+  };
+}
+
+/** A kernel SNMP counter of `ns` (nstat -az), e.g. 'IcmpOutDestUnreachs', 'UdpNoPorts'. */
+export function nstatCounter(ns: string, name: string): number {
+  const out = execFileSync('ip', ['netns', 'exec', ns, 'nstat', '-asz', '--json'], { encoding: 'utf8', timeout: CMD_TIMEOUT_MS });
+  const j = JSON.parse(out) as { kernel?: Record<string, number> };
+  return j.kernel?.[name] ?? 0;
+}
