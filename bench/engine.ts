@@ -9,6 +9,7 @@
 import { createSimPair } from '../stack/sim-pair';
 import { connectQp, endpointOf } from '../stack/connect';
 import { Access, QpType, SendFlags, WcStatus, WrOpcode, type Mtu } from '../stack/types';
+import { nativeAvailable } from '../nic-driver/native-binding';
 
 interface Case {
   name: string;
@@ -100,10 +101,10 @@ function main(): void {
   for (const c of cases) runCase(c, 0.3); // warm-up
   const results = cases.map((c) => runCase(c, seconds));
   if (argv.includes('--json')) {
-    console.log(JSON.stringify({ node: process.version, results }, null, 2));
+    console.log(JSON.stringify({ node: process.version, icrc: nativeAvailable() ? 'native' : 'js', results }, null, 2));
     return;
   }
-  console.log(`engine alone, one core, in-memory link, no faults, node ${process.version}, ${seconds} s per case`);
+  console.log(`engine alone, one core, in-memory link, no faults, node ${process.version}, ${seconds} s per case, ICRC ${nativeAvailable() ? 'native, batched per burst' : 'TypeScript (zlib.crc32)'}`);
   console.log(`${'case'.padEnd(10)} ${'messages'.padStart(9)} ${'payload Gbit/s'.padStart(15)} ${'msgs/s'.padStart(11)} ${'packets/s'.padStart(11)}`);
   for (const r of results) {
     console.log(`${r.name.padEnd(10)} ${String(r.messages).padStart(9)} ${r.gbps.toFixed(2).padStart(15)} ${Math.round(r.msgsPerSec).toString().padStart(11)} ${Math.round(r.packetsPerSec).toString().padStart(11)}`);

@@ -81,11 +81,18 @@ export class FrameTemplate {
     return this.header.length + transportLength(t);
   }
 
+  /** Offset of the IP header in the frames this template builds. */
+  get ipOffset(): number {
+    return this.ipOff;
+  }
+
   /**
    * Writes the frame for `t` at `off` of `buf` (`view` covers the same
-   * memory) and returns its length. The caller makes sure it fits.
+   * memory) and returns its length. The caller makes sure it fits. With
+   * `sealIcrc` false the ICRC field is left for the caller to fill (a
+   * batched ICRC over a whole burst).
    */
-  emitInto(t: TransportSpec, buf: Uint8Array, view: DataView, off: number): number {
+  emitInto(t: TransportSpec, buf: Uint8Array, view: DataView, off: number, sealIcrc = true): number {
     buf.set(this.header, off);
     const ip = off + this.ipOff;
     const udp = off + this.udpOff;
@@ -99,7 +106,7 @@ export class FrameTemplate {
     } else {
       view.setUint16(ip + 4, end - ip - IPV6_LEN);
     }
-    writeIcrc(buf, icrcOff, icrcV2(buf, ip, icrcOff));
+    if (sealIcrc) writeIcrc(buf, icrcOff, icrcV2(buf, ip, icrcOff));
     return end - off;
   }
 }

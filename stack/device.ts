@@ -28,10 +28,12 @@ import { responderReceive } from './responder';
 import { completerReceive } from './completer';
 import type { TransportSpec } from '../packets/build';
 import { FrameTemplate } from '../packets/frame-template';
-import { decodeFrame } from '../packets/decode';
+import { ICRC_LEN, decodeFrame, type DecodedFrame, type RocePacket } from '../packets/decode';
+import { LinkType } from '../packets/pcap';
+import { icrcBurst, nativeAvailable, nativeLoadError } from '../nic-driver/native-binding';
 import { OpFlag } from '../packets/opcodes';
 import { ipv6FromString, ipv6ToString } from '../packets/bytes';
-import { WireErrorCode } from '../packets/errors';
+import { WireError, WireErrorCode } from '../packets/errors';
 
 export interface DeviceConfig {
   driver: NicDriver;
@@ -53,6 +55,12 @@ export interface DeviceConfig {
   burst?: number;
   /** VLAN tag for every frame (priority for PFC), or none. */
   vlan?: { vid: number; pcp: number } | null;
+  /**
+   * Where ICRCs are computed: 'native' batches a whole burst into one call to
+   * the native shim (15-40x faster), 'js' computes them one by one in
+   * TypeScript; 'auto' (default) uses native when the addon is built.
+   */
+  icrc?: 'auto' | 'js' | 'native';
 }
 
 export interface DeviceTuning {
@@ -82,6 +90,12 @@ export class Device {
   private txSlab = new Uint8Array(1 << 20);
   private txView = new DataView(this.txSlab.buffer);
   private txOff = 0;
+  /** With batched ICRC: where each queued frame's IP header and ICRC field are in the slab. */
+  private txIpOffs: number[] = [];
+  private txIcrcOffs: number[] = [];
+  private icrcOut = new Uint32Array(256);
+  /** True when ICRCs go through the native shim in bursts. */
+  readonly batchedIcrc: boolean;
   private kicked = new Set<QueuePair>();
   private kickScheduled = false;
   private readonly vlan: DeviceConfig['vlan'];
@@ -100,6 +114,9 @@ export class Device {
     for (const a of cfg.ipv4 ?? []) this.gids.push(ipv6FromString(`::ffff:${a}`));
     for (const a of cfg.ipv6 ?? []) this.gids.push(ipv6FromString(a));
     for (const [ip, mac] of Object.entries(cfg.neighbors ?? {})) this.neighbors.set(normalizeIp(ip), mac);
+    const mode = cfg.icrc ?? 'auto';
+    if (mode === 'native' && !nativeAvailable()) throw invalid(`icrc: 'native' needs the native addon: ${nativeLoadError()}`);
+    this.batchedIcrc = mode === 'native' || (mode === 'auto' && nativeAvailable());
     cfg.driver.setRxHandler(() => this.onRx());
   }
 
@@ -232,7 +249,11 @@ export class Device {
       this.flush();
       if (len > this.txSlab.length) this.growSlab(len);
     }
-    const n = tpl.emitInto(t, this.txSlab, this.txView, this.txOff);
+    const n = tpl.emitInto(t, this.txSlab, this.txView, this.txOff, !this.batchedIcrc);
+    if (this.batchedIcrc) {
+      this.txIpOffs.push(this.txOff + tpl.ipOffset);
+      this.txIcrcOffs.push(this.txOff + n - ICRC_LEN);
+    }
     this.txQueue.push(this.txSlab.subarray(this.txOff, this.txOff + n));
     this.txOff += n;
     qp.counters.sent_pkts++;
@@ -248,6 +269,15 @@ export class Device {
   flush(): void {
     if (this.txQueue.length === 0) return;
     const q = this.txQueue;
+    if (this.batchedIcrc) {
+      // One native call seals every frame of the burst (the ICRC goes on the wire least-significant byte first).
+      const n = this.txIcrcOffs.length;
+      if (this.icrcOut.length < n) this.icrcOut = new Uint32Array(n * 2);
+      icrcBurst(this.txSlab, this.txIpOffs, this.txIcrcOffs, this.icrcOut);
+      for (let i = 0; i < n; i++) this.txView.setUint32(this.txIcrcOffs[i] as number, this.icrcOut[i] as number, true);
+      this.txIpOffs = [];
+      this.txIcrcOffs = [];
+    }
     this.txQueue = [];
     this.txOff = 0;
     const taken = this.driver.txBurst(q);
@@ -280,14 +310,48 @@ export class Device {
     for (;;) {
       const frames = this.driver.rxBurst(64);
       if (frames.length === 0) break;
-      for (const f of frames) this.receive(f);
+      if (this.batchedIcrc) {
+        const pkts = frames.map((f) => decodeFrame(f, LinkType.Ethernet, { verifyIcrc: false }));
+        this.verifyBurst(frames, pkts);
+        for (let i = 0; i < frames.length; i++) this.dispatch(pkts[i] as DecodedFrame, frames[i] as Uint8Array);
+      } else {
+        for (const f of frames) this.receive(f);
+      }
     }
     this.flush();
   }
 
+  /** Checks the ICRCs of a received burst with one native call per underlying buffer. */
+  private verifyBurst(frames: readonly Uint8Array[], pkts: readonly DecodedFrame[]): void {
+    const groups = new Map<ArrayBufferLike, number[]>();
+    pkts.forEach((p, i) => {
+      if (!p.roce || p.version !== 2 || p.icrcOff < 0 || p.icrc === null) return;
+      const buf = (frames[i] as Uint8Array).buffer;
+      const g = groups.get(buf);
+      if (g === undefined) groups.set(buf, [i]);
+      else g.push(i);
+    });
+    for (const [buf, idx] of groups) {
+      const whole = new Uint8Array(buf);
+      const ipOffs = idx.map((i) => (frames[i] as Uint8Array).byteOffset + (pkts[i] as RocePacket).l3Off);
+      const icrcOffs = idx.map((i) => (frames[i] as Uint8Array).byteOffset + (pkts[i] as RocePacket).icrcOff);
+      if (this.icrcOut.length < idx.length) this.icrcOut = new Uint32Array(idx.length * 2);
+      icrcBurst(whole, ipOffs, icrcOffs, this.icrcOut);
+      idx.forEach((i, k) => {
+        const p = pkts[i] as RocePacket;
+        p.icrcExpected = this.icrcOut[k] as number;
+        p.icrcOk = p.icrcExpected === p.icrc;
+        if (!p.icrcOk && p.error === null) p.error = new WireError(WireErrorCode.BadIcrc, p.icrcOff, 'bad ICRC (checked in a native burst)');
+      });
+    }
+  }
+
   /** Classifies one frame and hands it to its QP's responder or completer. */
   receive(frame: Uint8Array): void {
-    const p = decodeFrame(frame);
+    this.dispatch(decodeFrame(frame), frame);
+  }
+
+  private dispatch(p: DecodedFrame, frame: Uint8Array): void {
     if (!p.roce || p.version !== 2) return;
     // A packet whose only fault is its payload length (and whose ICRC is good) goes on to its QP: the
     // responder answers it with NAK invalid request, as rxe's check_length does (IBTA C9-29..31).
