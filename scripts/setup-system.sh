@@ -31,6 +31,8 @@ REQUIRED=(
   "bpftool:bpftool"
   "tcpdump:tcpdump"
   "ping:iputils-ping"
+  # Pictures are tested as a person sees them: the ladder HTML rendered in headless Chromium.
+  "chromium:chromium"
 )
 
 missing_pkgs=()

@@ -93,6 +93,11 @@ function sendPacket(qp: QueuePair, w: SendWqe): void {
   const req = qp.req;
   const mtu = qp.mtu;
   const base = BASE[qp.type] ?? 0;
+  if (w.kind === WqeKind.READ && psnDiff(qp.comp.psn, w.readPsn) > 0 && psnDiff(qp.comp.psn, w.lastPsn) <= 0) {
+    // Responses placed since the retry point was set (e.g. during an RNR wait) need not be read again:
+    // resume at the first response still missing, as rxe works the offset out from comp.psn.
+    w.readPsn = qp.comp.psn;
+  }
   const psn = nextPsn(w);
   const rc = qp.type === QpType.RC;
   let t: TransportSpec;
@@ -170,9 +175,10 @@ function sendPacket(qp: QueuePair, w: SendWqe): void {
   // A READ's responses carry the PSNs up to its last one; anything past respHigh is a ghost to the completer.
   const respPsn = w.kind === WqeKind.READ ? w.lastPsn : psn;
   if (!req.sentAny || psnDiff(respPsn, req.respHigh) > 0) req.respHigh = respPsn;
+  // A packet is a retransmission when its PSN was used before; a READ uses its whole response range.
   if (req.sentAny && psnDiff(psn, req.sentHigh) <= 0) qp.counters.retransmitted_pkts++;
   else {
-    req.sentHigh = psn;
+    req.sentHigh = respPsn;
     req.sentAny = true;
   }
   const path = qp.type === QpType.UD && w.ud ? w.ud.ah.path : qp.path;

@@ -1,0 +1,166 @@
+/**
+ * `roce analyze` benchmark: frames per second of the streaming analysis
+ * (chunked file reader + decode with ICRC check + conversation, flag,
+ * episode and rule tracking, keeping only counts) on a generated capture of
+ * 1 M frames, and peak memory at 250 K and 1 M frames to show it does not
+ * grow with the file. Each measurement runs in a fresh child process.
+ *
+ *   npm run build && node dist/bench/analyze.js [--frames N] [--json] [--keep-file]
+ *
+ * The capture: two RC QP pairs, 64-byte RDMA WRITE ONLY requests, AckReq on
+ * every 4th, one coalesced ACK per 4 requests, and every 997th request lost
+ * after the capture point: the responder NAKs and the requester goes back N.
+ */
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { spawnSync } from 'node:child_process';
+import { buildRoceV2Frame, type RoceV2Spec } from '../packets/build';
+import { analyzeFile } from '../packets/analysis/analyzer';
+
+const ETH_A = 0x020000000001;
+const ETH_B = 0x020000000002;
+
+/** Writes a classic nanosecond pcap of about `frames` frames; returns the count written. */
+export function writeBenchCapture(file: string, frames: number): number {
+  const fd = fs.openSync(file, 'w');
+  const buf = Buffer.alloc(4 << 20);
+  let off = 0;
+  const flush = (): void => {
+    fs.writeSync(fd, buf, 0, off);
+    off = 0;
+  };
+  buf.writeUInt32LE(0xa1b23c4d, 0);
+  buf.writeUInt16LE(2, 4);
+  buf.writeUInt16LE(4, 6);
+  buf.writeUInt32LE(262144, 16);
+  buf.writeUInt32LE(1, 20);
+  off = 24;
+  let t = 1_700_000_000_000_000_000n;
+  let n = 0;
+  const put = (f: Uint8Array): void => {
+    if (off + 16 + f.length > buf.length) flush();
+    buf.writeUInt32LE(Number(t / 1_000_000_000n), off);
+    buf.writeUInt32LE(Number(t % 1_000_000_000n), off + 4);
+    buf.writeUInt32LE(f.length, off + 8);
+    buf.writeUInt32LE(f.length, off + 12);
+    buf.set(f, off + 16);
+    off += 16 + f.length;
+    t += 100n;
+    n++;
+  };
+  const payload = new Uint8Array(64).fill(0x5a);
+  const qps = [
+    { a: 0x11, b: 0x12, psn: 1000, sent: 0 },
+    { a: 0x13, b: 0x14, psn: 0xfff000, sent: 0 }, // wraps past 2^24 on the way
+  ];
+  const req = (q: (typeof qps)[number], psn: number, ackReq: boolean): Uint8Array => {
+    const s: RoceV2Spec = {
+      eth: { src: ETH_A, dst: ETH_B },
+      ip: { version: 4, src: '198.18.0.1', dst: '198.18.0.2' },
+      bth: { opcode: 0x0a, destQp: q.b, psn, ackReq },
+      reth: { va: 0x1000n, rkey: 7, dmaLength: 64 },
+      payload,
+    };
+    return buildRoceV2Frame(s);
+  };
+  const resp = (q: (typeof qps)[number], psn: number, syndrome: number): Uint8Array =>
+    buildRoceV2Frame({ eth: { src: ETH_B, dst: ETH_A }, ip: { version: 4, src: '198.18.0.2', dst: '198.18.0.1' }, bth: { opcode: 0x11, destQp: q.a, psn }, aeth: { syndrome, msn: psn & 0xffffff } });
+  let i = 0;
+  while (n < frames) {
+    const q = qps[i++ % qps.length]!;
+    const base = q.psn;
+    // Four requests, the last asks for an ACK.
+    for (let k = 0; k < 4; k++) put(req(q, (base + k) & 0xffffff, k === 3));
+    q.sent += 4;
+    if (q.sent % 996 === 0) {
+      // The second of the four was lost after the capture point: NAK, then go back to it.
+      const lost = (base + 1) & 0xffffff;
+      put(resp(q, lost, 0x60));
+      for (let k = 1; k < 4; k++) put(req(q, (base + k) & 0xffffff, k === 3));
+    }
+    put(resp(q, (base + 3) & 0xffffff, 0x1f));
+    q.psn = (base + 4) & 0xffffff;
+  }
+  flush();
+  fs.closeSync(fd);
+  return n;
+}
+
+interface ChildResult {
+  frames: number;
+  seconds: number;
+  framesPerSec: number;
+  maxRssMiB: number;
+  /** Largest heap in use right after a full GC, sampled every 64 K frames. */
+  heapUsedMiB: number;
+  retransmissions: number;
+  episodes: number;
+  violations: number;
+}
+
+function child(file: string): void {
+  const t0 = process.hrtime.bigint();
+  let heap = 0;
+  let seen = 0;
+  const gc = (globalThis as { gc?: () => void }).gc;
+  const r = analyzeFile(file, {
+    keep: false,
+    onFrame: () => {
+      // Live heap (after a full collection) every 64 K frames: what the analysis keeps, not its garbage.
+      if (++seen % 65536 === 0 && gc !== undefined) {
+        gc();
+        heap = Math.max(heap, process.memoryUsage().heapUsed);
+      }
+    },
+  });
+  const secs = Number(process.hrtime.bigint() - t0) / 1e9;
+  const out: ChildResult = {
+    frames: r.frames.total,
+    seconds: Math.round(secs * 100) / 100,
+    framesPerSec: Math.round(r.frames.total / secs),
+    maxRssMiB: Math.round(process.resourceUsage().maxRSS / 1024),
+    heapUsedMiB: Math.round((heap / 1048576) * 10) / 10,
+    retransmissions: r.flagCounts.retransmission,
+    episodes: r.episodeCount,
+    violations: r.violationCount,
+  };
+  process.stdout.write(JSON.stringify(out));
+}
+
+function measure(file: string): ChildResult {
+  const r = spawnSync(process.execPath, ['--expose-gc', __filename, '--child', file], { encoding: 'utf8', maxBuffer: 1 << 20 });
+  if (r.status !== 0) throw new Error(`child failed: ${r.stderr}`);
+  return JSON.parse(r.stdout) as ChildResult;
+}
+
+function main(): void {
+  const argv = process.argv.slice(2);
+  if (argv[0] === '--child') return child(argv[1] ?? '');
+  const fi = argv.indexOf('--frames');
+  const big = fi >= 0 ? Number(argv[fi + 1]) : 1_000_000;
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'roce-bench-analyze-'));
+  try {
+    const rows: { file: string; sizeMiB: number; result: ChildResult }[] = [];
+    for (const n of [Math.round(big / 4), big]) {
+      const file = path.join(dir, `bench-${n}.pcap`);
+      const written = writeBenchCapture(file, n);
+      const sizeMiB = Math.round(fs.statSync(file).size / 1048576);
+      rows.push({ file: `${written} frames`, sizeMiB, result: measure(file) });
+    }
+    if (argv.includes('--json')) {
+      process.stdout.write(`${JSON.stringify(rows, null, 2)}\n`);
+    } else {
+      process.stdout.write(`roce analyze, streaming (keep: false), node ${process.version}, ${os.cpus()[0]?.model ?? 'cpu'}\n`);
+      process.stdout.write('| capture | file | frames/s | time | peak RSS | live heap | retransmissions | episodes | violations |\n|---|---|---|---|---|---|---|---|---|\n');
+      for (const r of rows) {
+        const x = r.result;
+        process.stdout.write(`| ${r.file} | ${r.sizeMiB} MiB | ${x.framesPerSec.toLocaleString('en-US')} | ${x.seconds} s | ${x.maxRssMiB} MiB | ${x.heapUsedMiB} MiB | ${x.retransmissions} | ${x.episodes} | ${x.violations} |\n`);
+      }
+    }
+  } finally {
+    if (!argv.includes('--keep-file')) fs.rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+if (require.main === module) main();

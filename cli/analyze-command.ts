@@ -1,0 +1,91 @@
+/**
+ * `roce analyze FILE`: transport analysis of a RoCE capture: conversations,
+ * messages, expert flags per frame, loss-recovery episodes, go-back-N rule
+ * checks and per-flow figures. Text summary by default, one JSON document
+ * with --json (keys in docs/analysis.md).
+ */
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { type OptionSpec, UsageError, formatOptions, intValue, parseArgs } from './args';
+import type { Output } from './output';
+import { DEFAULT_CAPTURE } from './decode-command';
+import { analyzeFile } from '../packets/analysis/analyzer';
+import { analysisDocument } from '../packets/analysis/document';
+import { textReport } from '../packets/analysis/text-report';
+import { FLAG_HELP, FLAG_NAMES } from '../packets/analysis/flags';
+
+export const ANALYZE_OPTIONS: readonly OptionSpec[] = [
+  { name: 'json', kind: 'flag', help: 'one JSON document (conversations, messages, episodes, violations, frames with flags)' },
+  { name: 'episodes', short: 'e', kind: 'flag', help: 'list every loss-recovery episode' },
+  { name: 'messages', short: 'm', kind: 'flag', help: 'list every message' },
+  { name: 'frames', short: 'f', kind: 'flag', help: 'list every flagged frame' },
+  { name: 'verbose', short: 'v', kind: 'flag', help: 'all of the above' },
+  { name: 'all-frames', kind: 'flag', help: 'with --json: a result for every RoCE frame, not only flagged ones' },
+  { name: 'roce-port', kind: 'string', value: 'N', help: 'UDP destination port that means RoCE v2 (default 4791)' },
+  { name: 'no-icrc', kind: 'flag', help: 'do not check the ICRC' },
+  { name: 'help', short: 'h', kind: 'flag', help: 'this help' },
+];
+
+export const ANALYZE_USAGE = `usage: roce analyze [options] [FILE]
+
+Rebuilds the RC, UC and UD conversations of a pcap/pcapng capture, their
+messages and completion times, flags each frame (retransmission, NAKs,
+out-of-sequence, coalesced ACKs, bad ICRC, CNP, ECN CE, ...), finds
+loss-recovery episodes and what triggered them, and checks go-back-N rules.
+A classic pcap is read in chunks: memory does not grow with the file except
+for the lists kept for the report. Without FILE, analyses
+captures/rc-conversation.pcap. Best from a capture at the requester's host;
+see docs/analysis.md for what each capture point can show.
+
+${formatOptions(ANALYZE_OPTIONS)}
+
+flags:
+${FLAG_NAMES.map((n) => `  ${n.padEnd(18)} ${FLAG_HELP[n]}`).join('\n')}
+
+Exit status: 0 when the capture was read completely, 1 when it is truncated
+or corrupt (the frames before the problem are analysed), 2 on a usage error
+or an unreadable file.`;
+
+export async function analyzeCommand(argv: readonly string[], out: Output): Promise<number> {
+  const args = parseArgs(argv, ANALYZE_OPTIONS);
+  if (args.flags.has('help')) {
+    out.stdout(`${ANALYZE_USAGE}\n`);
+    return 0;
+  }
+  if (args.positionals.length > 1) throw new UsageError(`analyze takes one FILE, got ${args.positionals.length}: ${args.positionals.join(' ')}`);
+  const json = args.flags.has('json');
+  const verbose = args.flags.has('verbose');
+  if (args.flags.has('all-frames') && !json) throw new UsageError('--all-frames goes with --json (use --frames for a text list of flagged frames)');
+  const portText = args.values.get('roce-port');
+  const rocePort = portText === undefined ? 4791 : intValue(portText, 'roce-port', 1, 65535);
+  let file = args.positionals[0];
+  if (file === undefined) {
+    file = DEFAULT_CAPTURE;
+    out.stderr(`roce analyze: no FILE given; analysing the bundled sample ${path.relative(process.cwd(), file) || file}\n`);
+  }
+  try {
+    const st = fs.statSync(file);
+    if (st.isDirectory()) throw Object.assign(new Error('is a directory'), { code: 'EISDIR' });
+  } catch (e) {
+    const err = e as NodeJS.ErrnoException;
+    out.stderr(`roce analyze: cannot read ${file}: ${err.code === 'ENOENT' ? 'no such file' : err.code === 'EISDIR' ? 'is a directory' : err.message}\n`);
+    return 2;
+  }
+  const result = analyzeFile(file, { decode: { rocePort, verifyIcrc: !args.flags.has('no-icrc') }, allFrames: args.flags.has('all-frames') });
+  const doc = analysisDocument(result, file);
+  if (json) out.stdout(`${JSON.stringify(doc)}\n`);
+  else {
+    out.stdout(
+      textReport(doc, {
+        episodes: verbose || args.flags.has('episodes'),
+        messages: verbose || args.flags.has('messages'),
+        frames: verbose || args.flags.has('frames'),
+      }),
+    );
+  }
+  if (result.captureError !== null) {
+    out.stderr(`roce analyze: ${file}: capture ends early at byte ${result.captureError.offset}: ${result.captureError.message}\n`);
+    return 1;
+  }
+  return 0;
+}

@@ -1,0 +1,168 @@
+/**
+ * The JSON document of `roce analyze --json`: one object with
+ * `conversations[]`, `messages[]`, `episodes[]`, `violations[]` and the
+ * per-frame `frames[]` flags. Keys are stable and documented in
+ * docs/analysis.md; bump ANALYSIS_FORMAT_VERSION when one changes meaning.
+ */
+import type { AnalysisResult } from './analyzer';
+import type { Conversation } from './conversations';
+import { FLAG_NAMES, type FlagName } from './flags';
+import type { RequesterFlow } from './flow';
+import type { TimeSeries } from './figures';
+import type { Episode, FrameResult, Message, Side, Violation } from './types';
+
+export const ANALYSIS_FORMAT_VERSION = 1;
+
+export interface SeriesJson {
+  binNs: number;
+  values: number[];
+}
+
+export interface FlowJson {
+  /** The requester's side; the responder is the other one. */
+  requester: Side;
+  responderQpn: number | null;
+  requests: number;
+  responses: number;
+  newRequests: number;
+  retransmissions: number;
+  messages: number;
+  flags: Record<FlagName, number>;
+  /** True when requests were lost before the capture point (requester rules are then not checked). */
+  lossBeforeCapture: boolean;
+  pathMtu: number | null;
+  rttMinNs: number | null;
+  goodputBytes: number;
+  /** New payload bytes per bin; Gbit/s = values[i] * 8 / binNs. */
+  goodput: SeriesJson;
+  /** Most PSNs outstanding (sent, not acknowledged) in each bin. */
+  outstanding: SeriesJson;
+  ackReqPackets: number;
+  acks: number;
+  /** AckReq requests per ACK: 1 = every AckReq answered by its own ACK; higher = coalesced. */
+  ackCoalescingRatio: number | null;
+  /** Message sizes: count of messages of at most `upTo` bytes (and more than upTo/2). */
+  messageSizes: { upTo: number; count: number }[];
+  completion: { count: number; minNs: number | null; meanNs: number | null; maxNs: number | null };
+  readLatency: { count: number; minNs: number | null; meanNs: number | null; maxNs: number | null };
+  atomicLatency: { count: number; minNs: number | null; meanNs: number | null; maxNs: number | null };
+}
+
+export interface ConversationJson {
+  id: number;
+  type: string;
+  a: { ip: string; qpn: number | null };
+  b: { ip: string; qpn: number | null };
+  frames: number;
+  firstFrame: number;
+  lastFrame: number;
+  startNs: number;
+  durationNs: number;
+  cnps: number;
+  flows: FlowJson[];
+}
+
+export interface AnalysisDocument {
+  format: 'roce-analysis';
+  version: number;
+  file: string;
+  startTime: number;
+  durationNs: number;
+  frameCounts: AnalysisResult['frames'];
+  summary: {
+    conversations: number;
+    messages: number;
+    retransmissions: number;
+    episodes: Record<'nak' | 'rnr' | 'timeout' | 'impliedNak', number>;
+    violations: number;
+    flags: Record<FlagName, number>;
+  };
+  conversations: ConversationJson[];
+  messages: Message[];
+  episodes: Episode[];
+  violations: Violation[];
+  /** Per-frame results with their `flags`: flagged frames only (every RoCE frame with --all-frames). */
+  frames: FrameResult[];
+  captureError: string | null;
+}
+
+const series = (s: TimeSeries): SeriesJson => ({ binNs: s.binNs, values: [...s.bins] });
+
+function flowJson(f: RequesterFlow, messages: number): FlowJson {
+  const g = f.figures;
+  return {
+    requester: f.requester,
+    responderQpn: f.responderQpn,
+    requests: f.requests,
+    responses: f.responses,
+    newRequests: g.newRequests,
+    retransmissions: f.counts.retransmission,
+    messages,
+    flags: { ...f.counts },
+    lossBeforeCapture: f.lossBeforeCapture,
+    pathMtu: f.pmtu === 0 ? null : f.pmtu,
+    rttMinNs: Number.isFinite(f.rttMinNs) ? f.rttMinNs : null,
+    goodputBytes: g.goodputBytes,
+    goodput: series(g.goodput),
+    outstanding: series(g.outstanding),
+    ackReqPackets: g.ackReqPackets,
+    acks: g.acks,
+    ackCoalescingRatio: g.acks === 0 ? null : Math.round((g.ackReqPackets / g.acks) * 1000) / 1000,
+    messageSizes: g.sizes.buckets(),
+    completion: g.completion.toJson(),
+    readLatency: g.readLatency.toJson(),
+    atomicLatency: g.atomicLatency.toJson(),
+  };
+}
+
+function conversationJson(c: Conversation, msgCount: (id: number, side: Side) => number): ConversationJson {
+  const flows: FlowJson[] = [];
+  for (const side of ['a', 'b'] as const) {
+    const f = c.flows[side];
+    if (f !== null) flows.push(flowJson(f, msgCount(c.id, side)));
+  }
+  return {
+    id: c.id,
+    type: c.type,
+    a: { ...c.a },
+    b: { ...c.b },
+    frames: c.frames,
+    firstFrame: c.firstFrame,
+    lastFrame: c.lastFrame,
+    startNs: c.firstNs,
+    durationNs: c.lastNs - c.firstNs,
+    cnps: c.cnps,
+    flows,
+  };
+}
+
+/** The JSON document for an analysis of `file`. */
+export function analysisDocument(r: AnalysisResult, file: string): AnalysisDocument {
+  const counts = new Map<string, number>();
+  for (const m of r.messages) counts.set(`${m.conversation}${m.requester}`, (counts.get(`${m.conversation}${m.requester}`) ?? 0) + 1);
+  const episodes = { nak: 0, rnr: 0, timeout: 0, impliedNak: 0 };
+  for (const e of r.episodes) episodes[e.trigger]++;
+  const flags = Object.fromEntries(FLAG_NAMES.map((n) => [n, r.flagCounts[n]])) as Record<FlagName, number>;
+  return {
+    format: 'roce-analysis',
+    version: ANALYSIS_FORMAT_VERSION,
+    file,
+    startTime: r.startTimeSec,
+    durationNs: r.durationNs,
+    frameCounts: { ...r.frames },
+    summary: {
+      conversations: r.conversations.length,
+      messages: r.messageCount,
+      retransmissions: r.flagCounts.retransmission,
+      episodes,
+      violations: r.violationCount,
+      flags,
+    },
+    conversations: r.conversations.map((c) => conversationJson(c, (id, side) => counts.get(`${id}${side}`) ?? 0)),
+    messages: r.messages,
+    episodes: r.episodes,
+    violations: r.violations,
+    frames: r.frameResults,
+    captureError: r.captureError === null ? null : r.captureError.message,
+  };
+}

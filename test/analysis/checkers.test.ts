@@ -1,0 +1,61 @@
+/**
+ * Go-back-N rule checks on hand-crafted bad sequences, and none on good ones.
+ */
+import { Op, Syn, ack, analyze, req } from './frames';
+import { RuleId } from '../../packets/analysis/types';
+
+const send = (us: number, psn: number) => req(us, Op.SEND_ONLY, psn, { len: 8 });
+
+describe('go-back-N checkers', () => {
+  test('a clean NAK recovery breaks no rule', () => {
+    const r = analyze([send(0, 10), send(1, 11), send(2, 12), ack(5, 10, Syn.NAK_SEQ), send(7, 10), send(8, 11), send(9, 12), ack(12, 12)]);
+    expect(r.violations).toEqual([]);
+    expect(r.episodes).toHaveLength(1);
+  });
+
+  test('two NAKs for one gap', () => {
+    const r = analyze([send(0, 10), send(1, 11), send(2, 12), ack(5, 10, Syn.NAK_SEQ), ack(6, 10, Syn.NAK_SEQ), send(7, 10), send(8, 11), send(9, 12), ack(12, 12)]);
+    expect(r.violations.map((v) => [v.rule, v.frames])).toEqual([[RuleId.ONE_NAK_PER_GAP, [4, 5]]]);
+  });
+
+  test('an RNR NAK for the PSN closes the gap: a new NAK after it is allowed', () => {
+    const r = analyze([send(0, 10), send(1, 11), ack(2, 10, Syn.NAK_SEQ), send(4, 10), ack(5, 10, Syn.rnr(1)), ack(6, 10, Syn.NAK_SEQ), send(30, 10), send(31, 11), ack(33, 11)]);
+    expect(r.violations.filter((v) => v.rule === RuleId.ONE_NAK_PER_GAP)).toEqual([]);
+  });
+
+  test('retransmission not starting at the NAK’d PSN', () => {
+    const r = analyze([send(0, 10), send(1, 11), send(2, 12), ack(5, 10, Syn.NAK_SEQ), send(7, 11), send(8, 12), ack(12, 12)]);
+    const v = r.violations.find((x) => x.rule === RuleId.RETRANSMIT_FROM_NAK_PSN);
+    expect(v).toBeDefined();
+    expect(v!.frames).toEqual([4, 5]);
+    expect(v!.message).toContain('skipping 1 PSN');
+  });
+
+  test('a PSN skipped during the go-back-N resend', () => {
+    const r = analyze([send(0, 10), send(1, 11), send(2, 12), send(3, 13), ack(5, 10, Syn.NAK_SEQ), send(7, 10), send(8, 11), send(9, 13), ack(12, 13)]);
+    const v = r.violations.find((x) => x.rule === RuleId.NO_SKIP_ON_RETRANSMIT);
+    expect(v).toBeDefined();
+    expect(v!.frames).toEqual([7, 8]);
+    expect(v!.psn).toBe(12);
+  });
+
+  test('resending before the RNR timer ran out', () => {
+    const r = analyze([send(0, 10), ack(1, 10, Syn.rnr(13)), send(100, 10), ack(101, 10)]);
+    const v = r.violations.find((x) => x.rule === RuleId.RNR_WAIT_RESPECTED);
+    expect(v).toBeDefined();
+    expect(v!.frames).toEqual([2, 3]);
+    const ok = analyze([send(0, 10), ack(1, 10, Syn.rnr(13)), send(1000, 10), ack(1001, 10)]);
+    expect(ok.violations).toEqual([]);
+  });
+
+  test('a NAK for a PSN already acknowledged, and an ACK for a PSN never sent', () => {
+    const r = analyze([send(0, 10), send(1, 11), ack(2, 11), ack(3, 10, Syn.NAK_SEQ), ack(4, 20)]);
+    expect(r.violations.map((v) => v.rule).sort()).toEqual([RuleId.NAK_PSN_NOT_ACKED, RuleId.RESPONSE_FOR_SENT_PSN].sort());
+  });
+
+  test('a timeout resend from the wrong PSN', () => {
+    const r = analyze([send(0, 10), send(1, 11), ack(2, 10), send(20000, 10), send(20001, 11), ack(20003, 11)]);
+    expect(r.episodes.map((e) => e.trigger)).toEqual(['timeout']);
+    expect(r.violations.map((v) => v.rule)).toEqual([RuleId.RETRANSMIT_FROM_FIRST_UNACKED]);
+  });
+});

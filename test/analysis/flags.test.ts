@@ -1,0 +1,90 @@
+/**
+ * Every per-frame flag on hand-built sequences, one small conversation each.
+ */
+import { FLAG_NAMES } from '../../packets/analysis/flags';
+import { Op, Syn, ack, analyze, flagsOf, frame, req, QP_A } from './frames';
+import { analyzeCapture } from '../../packets/analysis/analyzer';
+import { PcapWriter } from '../../packets/pcap';
+
+describe('per-frame flags', () => {
+  test('retransmission after a NAK, and the NAK itself', () => {
+    const r = analyze([req(0, Op.SEND_ONLY, 100, { len: 8 }), req(1, Op.SEND_ONLY, 101, { len: 8 }), ack(5, 100, Syn.NAK_SEQ), req(7, Op.SEND_ONLY, 100, { len: 8 }), req(8, Op.SEND_ONLY, 101, { len: 8 }), ack(12, 101)]);
+    expect(flagsOf(r, 1)).toEqual([]);
+    expect(flagsOf(r, 3)).toEqual(['nakSeqErr']);
+    expect(flagsOf(r, 4)).toEqual(['retransmission']);
+    expect(flagsOf(r, 5)).toEqual(['retransmission']);
+    expect(r.flagCounts.retransmission).toBe(2);
+  });
+
+  test('outOfSequence: a hole in the requests the capture shows', () => {
+    const r = analyze([req(0, Op.SEND_ONLY, 100, { len: 8 }), req(1, Op.SEND_ONLY, 102, { len: 8 }), req(2, Op.SEND_ONLY, 103, { len: 8 })]);
+    expect(flagsOf(r, 2)).toEqual(['outOfSequence']);
+    expect(flagsOf(r, 3)).toEqual(['outOfSequence']);
+  });
+
+  test('duplicateRequest: a request the responder already has; duplicateFrame: an immediate copy', () => {
+    const r = analyze([req(0, Op.SEND_ONLY, 100, { len: 8 }), req(0.5, Op.SEND_ONLY, 100, { len: 8 }), req(1, Op.SEND_ONLY, 101, { len: 8 }), ack(3, 101), req(40, Op.SEND_ONLY, 100, { len: 8 })]);
+    expect(flagsOf(r, 2)).toEqual(['duplicateFrame']);
+    expect(flagsOf(r, 5)).toEqual(['retransmission', 'duplicateRequest']);
+  });
+
+  test.each([
+    ['nakInvReq', Syn.NAK_INV],
+    ['nakRemAccess', Syn.NAK_ACC],
+    ['nakRemOp', Syn.NAK_OP],
+    ['rnrNak', Syn.rnr(13)],
+  ])('%s', (flag, syn) => {
+    const r = analyze([req(0, Op.SEND_ONLY, 7, { len: 8 }), ack(5, 7, syn)]);
+    expect(flagsOf(r, 2)).toEqual([flag]);
+  });
+
+  test('ackCoalesced: one ACK for two AckReq requests', () => {
+    const r = analyze([req(0, Op.SEND_ONLY, 1, { len: 8 }), req(1, Op.SEND_ONLY, 2, { len: 8 }), ack(5, 2)]);
+    expect(flagsOf(r, 3)).toEqual(['ackCoalesced']);
+    const fj = r.conversations[0]!.flows.a!.figures;
+    expect(fj.ackReqPackets / fj.acks).toBe(2);
+  });
+
+  test('impliedAck: a READ response completes the SEND before it', () => {
+    const r = analyze([
+      req(0, Op.SEND_ONLY, 1, { len: 8, ackReq: false }),
+      req(1, Op.READ_REQUEST, 2, { reth: { va: 0x1000n, rkey: 5, dmaLength: 16 } }),
+      { us: 6, from: 'b', t: { bth: { opcode: Op.READ_RESPONSE_ONLY, destQp: QP_A, psn: 2 }, aeth: { syndrome: Syn.ACK, msn: 2 }, payload: new Uint8Array(16) } },
+    ]);
+    expect(flagsOf(r, 3)).toEqual(['impliedAck']);
+    expect(r.messages.map((m) => [m.op, m.status])).toEqual([
+      ['SEND', 'ok'],
+      ['READ', 'ok'],
+    ]);
+    expect(r.messages[1]!.responseLatencyNs).toBe(5000);
+  });
+
+  test('icrcBad, ecnCe and cnp', () => {
+    const r = analyze([
+      req(0, Op.SEND_ONLY, 1, { len: 8, ecnCe: true }),
+      req(1, Op.SEND_ONLY, 2, { len: 8, badIcrc: true }),
+      ack(2, 1),
+      // A CNP goes to the QP whose traffic was marked: the requester, known once a response named it.
+      { us: 3, from: 'b', t: { bth: { opcode: Op.CNP, destQp: QP_A, psn: 0, becn: true } } },
+    ]);
+    expect(flagsOf(r, 1)).toEqual(['ecnCe']);
+    expect(flagsOf(r, 2)).toEqual(['icrcBad']);
+    expect(flagsOf(r, 4)).toEqual(['cnp']);
+    expect(r.conversations[0]!.cnps).toBe(1);
+  });
+
+  test('malformed: an ACK carrying payload', () => {
+    const w = new PcapWriter({ nanosecond: true });
+    w.add(frame(req(0, Op.SEND_ONLY, 1, { len: 8 })), 0n);
+    w.add(frame({ us: 1, from: 'b', t: { bth: { opcode: Op.ACK, destQp: QP_A, psn: 1 }, aeth: { syndrome: Syn.ACK, msn: 1 }, payload: new Uint8Array(8) } }), 1000n);
+    const r = analyzeCapture(w.toBytes(), { allFrames: true });
+    expect(flagsOf(r, 2)).toEqual(['malformed']);
+  });
+
+  test('every flag name is exercised by this file', () => {
+    // Keep this list in step with FLAG_NAMES: a new flag needs a test above.
+    expect([...FLAG_NAMES].sort()).toEqual(
+      ['retransmission', 'duplicateRequest', 'outOfSequence', 'duplicateFrame', 'nakSeqErr', 'nakInvReq', 'nakRemAccess', 'nakRemOp', 'rnrNak', 'impliedAck', 'ackCoalesced', 'icrcBad', 'malformed', 'cnp', 'ecnCe'].sort(),
+    );
+  });
+});

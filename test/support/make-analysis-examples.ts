@@ -1,0 +1,70 @@
+/**
+ * The example pictures of docs/images/, made from the project's own
+ * captures: captures/rc-conversation.pcap, and a simulated run with 2 % loss
+ * each way captured at the requester's host. Deterministic: the same code
+ * gives the same bytes. test/render/examples-current.test.ts checks the
+ * committed files; regenerate them with
+ *
+ *   UPDATE_EXAMPLES=1 npx jest test/render/examples-current
+ */
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { createSimPair } from '../../stack/sim-pair';
+import { runWorkload } from '../../stack/workload';
+import { LinkType, PcapWriter } from '../../packets/pcap';
+import { DEFAULT_EPOCH_NS } from '../../nic-driver/pcap-tap';
+import { analyzeCapture } from '../../packets/analysis/analyzer';
+import { buildTimeline } from '../../packets/analysis/timeline';
+import { buildPsnSeries } from '../../packets/analysis/psn-series';
+import { ladderSvg } from '../../packets/render/ladder-svg';
+import { plotSvg } from '../../packets/render/plot-svg';
+
+const CAPTURES = path.resolve(__dirname, '..', '..', 'captures');
+
+/** A seeded run with 2 % loss each way, as captured on the requester's host (its sends as sent, its receptions as delivered). */
+export function lossyRunCapture(): Uint8Array {
+  const w = new PcapWriter({ linkType: LinkType.Ethernet, nanosecond: true });
+  const ts = (t: number): bigint => DEFAULT_EPOCH_NS + BigInt(Math.round(t));
+  const sim = createSimPair({
+    seed: 1,
+    faults: { aToB: { drop: 0.02 }, bToA: { drop: 0.02 } },
+    tap: { where: 'sent', record: (f, t, dir) => (dir === 'a->b' ? w.add(f, ts(t)) : undefined), close: () => undefined },
+  });
+  const end = sim.link.a;
+  const orig = end.receive.bind(end);
+  end.receive = (frames: readonly Uint8Array[]) => {
+    for (const f of frames) w.add(f, ts(sim.clock.now()));
+    orig(frames);
+  };
+  runWorkload(sim, { seed: 1, bytes: 256 * 1024, qps: 2 });
+  return w.toBytes();
+}
+
+/** File name (in docs/images) → contents. */
+export function makeAnalysisExamples(): Map<string, string> {
+  const out = new Map<string, string>();
+  const rc = path.join(CAPTURES, 'rc-conversation.pcap');
+  out.set('ladder-rc-conversation.svg', ladderSvg(buildTimeline(rc, { firstFrame: 26, lastFrame: 44 }), 'captures/rc-conversation.pcap, frames 26-44: atomics, FLUSH, RNR wait, a loss and its NAK, an access error'));
+  out.set('plot-rc-conversation.svg', plotSvg(buildPsnSeries(rc), 'PSN over time: captures/rc-conversation.pcap'));
+  const lossy = lossyRunCapture();
+  const r = analyzeCapture(lossy);
+  // The shortest NAK recovery whose lost packet was a first transmission: small enough to read.
+  const eps = r.episodes.filter((e) => e.trigger === 'nak' && e.lostFrame !== null && e.gapFrame !== null && e.recoveredFrame !== null);
+  const ep = eps.sort((x, y) => x.resentPackets - y.resentPackets || x.id - y.id)[0];
+  if (ep === undefined) throw new Error('the lossy example run has no NAK episode to draw');
+  const first = Math.max(1, (ep.lostFrame ?? ep.firstRetransmitFrame) - 4);
+  out.set(
+    'ladder-loss-nak.svg',
+    ladderSvg(
+      buildTimeline(lossy, { conversation: ep.conversation, firstFrame: first, lastFrame: (ep.recoveredFrame ?? ep.firstRetransmitFrame) + 2, maxFrames: 80 }),
+      `simulated run, 2% loss, requester's host: go-back-N after a NAK (episode #${ep.id}, PSN ${ep.gapPsn})`,
+    ),
+  );
+  out.set('plot-loss.svg', plotSvg(buildPsnSeries(lossy), "PSN over time: simulated run, 2% loss each way, requester's host"));
+  return out;
+}
+
+export function writeAnalysisExamples(dir: string): void {
+  fs.mkdirSync(dir, { recursive: true });
+  for (const [name, text] of makeAnalysisExamples()) fs.writeFileSync(path.join(dir, name), text);
+}
