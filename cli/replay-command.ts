@@ -12,6 +12,7 @@ import { type CapturedPacket, findRcConversations } from '../stack/replay/conver
 import { replayResponder } from '../stack/replay/responder-replay';
 import { replayRequester } from '../stack/replay/requester-replay';
 import type { ReplaySummary } from '../stack/replay/differences';
+import { replayOnto, rulesFromFlags } from './replay-onto';
 
 export const REPLAY_OPTIONS: readonly OptionSpec[] = [
   { name: 'role', kind: 'string', value: 'responder|requester', help: 'which side the stack plays (default responder)' },
@@ -20,10 +21,19 @@ export const REPLAY_OPTIONS: readonly OptionSpec[] = [
   { name: 'mtu', kind: 'string', value: 'N', help: 'path MTU, when the capture does not show it (default: inferred)' },
   { name: 'roce-port', kind: 'string', value: 'N', help: 'UDP destination port of RoCE v2 (default 4791)' },
   { name: 'json', kind: 'flag', help: 'one JSON summary document' },
+  { name: 'onto', kind: 'string', value: 'IFACE', help: 're-send the capture onto this interface instead of comparing (like tcpreplay)' },
+  { name: 'driver', kind: 'string', value: 'xdp|packet', help: 'with --onto: the driver (default packet)' },
+  { name: 'netns', kind: 'string', value: 'NAME', help: 'with --onto: the network namespace of the interface' },
+  { name: 'rewrite-mac', kind: 'list', value: 'OLD=NEW', help: 'with --onto: rewrite a MAC address (repeatable)' },
+  { name: 'rewrite-ip', kind: 'list', value: 'OLD=NEW', help: 'with --onto: rewrite an IP address (repeatable)' },
+  { name: 'rewrite-qpn', kind: 'list', value: 'OLD=NEW', help: 'with --onto: rewrite a destination QPN (repeatable)' },
+  { name: 'psn-offset', kind: 'list', value: '[QPN=]N', help: 'with --onto: add N to the PSNs (of frames to QPN, after rewriting)' },
+  { name: 'roce-only', kind: 'flag', help: 'with --onto: send only the RoCE v2 frames' },
   { name: 'help', short: 'h', kind: 'flag', help: 'this help' },
 ];
 
 export const REPLAY_USAGE = `usage: roce replay FILE [--role responder|requester] [options]
+       roce replay FILE --onto IFACE [--driver xdp|packet] [--rewrite-mac|ip|qpn OLD=NEW] [--psn-offset N]
 
 Replays one side of each captured RC conversation into the stack and compares
 its answers with the real peer's: ACK/NAK coverage and MSN, READ response
@@ -61,6 +71,13 @@ export async function replayCommand(argv: readonly string[], out: Output): Promi
   }
   const cap = readCapture(bytes);
   if (cap.error !== null) out.stderr(`roce replay: ${file}: ${describeCaptureError(cap)}; replaying what was read\n`);
+  const onto = args.values.get('onto');
+  if (onto !== undefined) {
+    const driver = args.values.get('driver') ?? 'packet';
+    if (driver !== 'xdp' && driver !== 'packet') throw new UsageError(`--driver must be xdp or packet, not ${JSON.stringify(driver)}`);
+    const netns = args.values.get('netns');
+    return replayOnto(cap.records, { ifname: onto, driver, ...(netns !== undefined ? { netns } : {}), timing: timing as 'captured' | 'fast', rules: rulesFromFlags(args.lists), roceOnly: args.flags.has('roce-only') }, out);
+  }
   const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
   const packets: CapturedPacket[] = [];
   const t0 = cap.records[0]?.timestampNs ?? 0n;
