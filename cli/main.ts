@@ -12,6 +12,7 @@ import { pingpongCommand } from './pingpong-command';
 import { analyzeCommand } from './analyze-command';
 import { ladderCommand } from './ladder-command';
 import { plotCommand } from './plot-command';
+import { devicesCommand } from './devices-command';
 
 const COMMANDS: Readonly<Record<string, { help: string; run: (argv: readonly string[], out: Output) => Promise<number> }>> = {
   demo: { help: 'two stacks over a lossy in-memory link, every byte verified (run `roce demo -h`)', run: demoCommand },
@@ -19,6 +20,7 @@ const COMMANDS: Readonly<Record<string, { help: string; run: (argv: readonly str
   analyze: { help: 'transport analysis of a capture: flags, loss recovery, rule checks (run `roce analyze -h`)', run: analyzeCommand },
   ladder: { help: 'sequence diagram of one conversation as HTML or SVG (run `roce ladder -h`)', run: ladderCommand },
   plot: { help: 'PSN-versus-time graph per QP as SVG (run `roce plot -h`)', run: plotCommand },
+  devices: { help: 'the interfaces RoCE can run on: driver modes, MTU, active IB MTU, GID table (run `roce devices -h`)', run: devicesCommand },
   perftest: { help: 'ib_write/read/send/atomic_bw and _lat benchmarks; either end may be the real perftest (run `roce perftest -h`)', run: perftestCommand },
   pingpong: { help: "ibv_rc_pingpong's exchange and traffic; either end may be the real tool (run `roce pingpong -h`)", run: pingpongCommand },
   replay: { help: 'replay one side of captured RC conversations into the stack and compare (run `roce replay -h`)', run: replayCommand },

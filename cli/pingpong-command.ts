@@ -5,19 +5,22 @@
 import { type OptionSpec, UsageError, formatOptions, intValue, parseArgs } from './args';
 import type { Output } from './output';
 import { PINGPONG_DEFAULT_PORT } from '../stack/oob/pingpong-messages';
-import { type PingpongConfig, type PingpongResult, runPingpong } from '../stack/perftest/pingpong';
+import { type PingpongConfig, type PingpongResult, type PingpongType, runPingpong } from '../stack/perftest/pingpong';
 import { type HostDevice, HOST_DRIVERS, openHostDevice } from '../stack/host-device';
 import { OobError } from '../stack/oob/tcp-channel';
 import { type PerftestDeps, parseDriver, parseServerAddress } from './perftest-command';
 
 export const PINGPONG_OPTIONS: readonly OptionSpec[] = [
+  { name: 'type', kind: 'string', value: 'rc|uc|ud', help: 'transport: rc (ibv_rc_pingpong, default), uc (ibv_uc_pingpong) or ud (ibv_ud_pingpong)' },
   { name: 'port', short: 'p', kind: 'string', value: 'PORT', help: `TCP port of the address exchange (default ${PINGPONG_DEFAULT_PORT})` },
   { name: 'dev', short: 'd', kind: 'string', value: 'IFACE', help: 'network interface to run RoCE on (rc_pingpong: the RDMA device)' },
   { name: 'gid-idx', short: 'g', kind: 'string', value: 'N', help: 'source GID index (default: the first IPv4-mapped GID; the C tool has none by default)' },
   { name: 'mtu', short: 'm', kind: 'string', value: 'BYTES', help: 'path MTU: 256, 512, 1024, 2048 or 4096 (default 1024)' },
-  { name: 'size', short: 's', kind: 'string', value: 'BYTES', help: 'message size (default 4096)' },
+  { name: 'size', short: 's', kind: 'string', value: 'BYTES', help: 'message size (default 4096; ud: 2048, at most the port MTU)' },
   { name: 'iters', short: 'n', kind: 'string', value: 'N', help: 'number of exchanges (default 1000)' },
   { name: 'rx-depth', short: 'r', kind: 'string', value: 'N', help: 'receives to keep posted (default 500)' },
+  { name: 'chk', short: 'c', kind: 'flag', help: 'validate every received buffer (the client sends a pattern; the tools\' -c check holds)' },
+  { name: 'events', short: 'e', kind: 'flag', help: 'accepted for compatibility: this side sleeps until frames arrive unless ROCE_BUSY_POLL=1' },
   { name: 'driver', kind: 'string', value: 'KIND', help: `frame driver: ${HOST_DRIVERS.join(' or ')} (default xdp)` },
   { name: 'bind', kind: 'string', value: 'ADDR', help: 'server: local address to listen on (default all)' },
   { name: 'timeout', kind: 'string', value: 'SECONDS', help: 'give up when nothing happens for this long (default 300)' },
@@ -27,8 +30,9 @@ export const PINGPONG_OPTIONS: readonly OptionSpec[] = [
 
 export const PINGPONG_USAGE = `usage: roce pingpong [SERVER] --dev IFACE [options]
 
-Plays ibv_rc_pingpong: without SERVER it waits for a client; with it, it is
-the client and sends first. Either end may be the real rc_pingpong.
+Plays ibv_rc_pingpong (--type uc: ibv_uc_pingpong, --type ud: ibv_ud_pingpong):
+without SERVER it waits for a client; with it, it is the client and sends
+first. Either end may be the real rdma-core tool.
 
 ${formatOptions(PINGPONG_OPTIONS)}
 
@@ -57,8 +61,14 @@ export async function pingpongCommand(argv: readonly string[], out: Output, deps
   if (bind !== undefined && server !== undefined) throw new UsageError('--bind applies to the server (run without SERVER)');
   const timeoutS = num('timeout', 1, 86_400) ?? 300;
   const json = args.flags.has('json');
+  const typeText = args.values.get('type') ?? 'rc';
+  if (typeText !== 'rc' && typeText !== 'uc' && typeText !== 'ud') throw new UsageError(`--type must be rc, uc or ud, not ${JSON.stringify(typeText)}`);
+  if (typeText === 'ud' && mtu !== undefined) throw new UsageError('--mtu does not apply to ud (a datagram may be as large as the port MTU)');
+  const type: PingpongType = typeText;
   const cfg: PingpongConfig = {
     role: server === undefined ? 'server' : 'client',
+    type,
+    validate: args.flags.has('chk'),
     port: num('port', 1, 65535) ?? PINGPONG_DEFAULT_PORT,
     runTimeoutMs: timeoutS * 1000,
     connectTimeoutMs: server === undefined ? timeoutS * 1000 : Math.min(timeoutS, 30) * 1000,
@@ -79,17 +89,21 @@ export async function pingpongCommand(argv: readonly string[], out: Output, deps
     host = await deps.openDevice(ifname, driver);
     const h = host;
     cfg.beforeConnect = (gid) => h.ensureNeighbor(gid);
-    if (!json && cfg.role === 'server') cfg.onListening = (port) => out.stdout(`rc_pingpong: waiting for a client on port ${port}\n`);
+    if (!json && cfg.role === 'server') cfg.onListening = (port) => out.stdout(`${type}_pingpong: waiting for a client on port ${port}\n`);
     const r = await runPingpong(host.device, cfg);
     if (!host.virtualTime) await new Promise((res) => setTimeout(res, 100));
     if (json) out.stdout(`${JSON.stringify({ ...r, device: host.ifname, driver: host.driver, virtualTime: host.virtualTime })}\n`);
     else report(out, r);
+    if (!r.ok) {
+      out.stderr(`roce pingpong: FAILED: ${r.problems[0] ?? 'verification failed'}\n`);
+      return 1;
+    }
     return 0;
   } catch (e) {
     if (e instanceof UsageError) throw e;
     const err = e as Error & { code?: string; field?: string };
     if (json) {
-      const s: Record<string, unknown> = { ok: false, test: 'rc_pingpong', role: cfg.role, error: err.message };
+      const s: Record<string, unknown> = { ok: false, test: `${type}_pingpong`, role: cfg.role, error: err.message };
       if (err.code !== undefined) s['code'] = err.code;
       if (err.field !== undefined) s['field'] = err.field;
       out.stdout(`${JSON.stringify(s)}\n`);
@@ -109,4 +123,5 @@ function report(out: Output, r: PingpongResult): void {
   out.stdout(`${r.iterations} iters in ${r.seconds.toFixed(2)} seconds = ${r.usecPerIter.toFixed(2)} usec/iter\n`);
   const l = r.latencyUs;
   if (l !== null) out.stdout(`round trip [usec]: min ${l.min.toFixed(2)}, p50 ${l.p50.toFixed(2)}, p99 ${l.p99.toFixed(2)}, max ${l.max.toFixed(2)}\n`);
+  if (r.verify.enabled) out.stdout(`verify: ${r.verify.messagesChecked} messages, ${r.verify.bytesChecked} bytes checked, ${r.verify.mismatches} mismatches\n`);
 }

@@ -1,11 +1,15 @@
 /**
  * NicDriver over an AF_PACKET socket (the fallback when AF_XDP is not available).
  *
- * Receive: a TPACKET_V3 ring that the native shim maps into a JS ArrayBuffer,
+ * Receive: a TPACKET ring that the native shim maps into a JS ArrayBuffer,
  * so the kernel writes each frame once, where `rxBurst` returns it as a view;
  * a classic BPF socket filter lets in only UDP to the RoCE port (4791), so the
- * ring carries RoCE and nothing else. Blocks are handed to JS when full or
- * after `retireMs` (default 1 ms): that is the added latency of this driver.
+ * ring carries RoCE and nothing else. The default ring is TPACKET_V2: every
+ * frame slot is handed over (and the socket woken) as soon as the kernel has
+ * written it. `ring: 'v3'` selects TPACKET_V3 blocks instead, handed over when
+ * full or after `retireMs` (default 1 ms): fewer wake-ups, but up to a
+ * millisecond added to every frame at low rates, which throttles RC (each ACK
+ * waits for its block; the requester stalls at its 128-PSN window).
  * Transmit: frames are copied into a JS-owned slab and sent with one sendmmsg
  * per burst.
  *
@@ -42,8 +46,10 @@ export interface AfPacketOptions {
   /** Receive ring: block size (bytes, a multiple of 4096, larger than the largest frame) and count. */
   blockSize?: number;
   blockCount?: number;
-  /** How long a partly filled block may wait before the kernel hands it over (ms, default 1). */
+  /** How long a partly filled block may wait before the kernel hands it over (ms, default 1; TPACKET_V3 only). */
   retireMs?: number;
+  /** Receive ring: 'v2' (TPACKET_V2, per-frame hand-over; the default) or 'v3' (TPACKET_V3 blocks). */
+  ring?: 'v2' | 'v3';
   /** Check for frames on every event-loop turn instead of waiting in uv_poll (latency runs). */
   busyPoll?: boolean;
   /** Send past the qdisc layer (PACKET_QDISC_BYPASS). */
@@ -76,14 +82,21 @@ export class AfPacketDriver implements NicDriver {
   private handler: (() => void) | null = null;
 
   private constructor(opts: AfPacketOptions) {
+    const ring = opts.ring ?? 'v2';
+    if (ring !== 'v2' && ring !== 'v3') throw new NicDriverError(NativeErrorCode.BadArgument, `ring must be 'v2' or 'v3', not '${String(ring)}'`);
     const blockSize = intOption('blockSize', opts.blockSize, 1 << 18, 4096, 1 << 26);
-    const blockCount = intOption('blockCount', opts.blockCount, 16, 2, 4096);
     const port = intOption('port', opts.port, 4791, 1, 65535);
     const b = native();
     const ns = netnsPath(opts.netns);
     const info = nativeCall(() => b.interfaceInfo(opts.ifname, ns));
     this.mtu = intOption('mtu', opts.mtu, info.mtu, 68, 65535);
     const maxFrame = this.mtu + 18;
+    // TPACKET_V2 slot: the kernel's header and address (at most 84 bytes before the MAC header with
+    // the 4 reserved bytes), the frame with a VLAN tag, rounded to TPACKET_ALIGNMENT (16).
+    const slot = (maxFrame + 4 + 128 + 15) & ~15;
+    // V2: enough blocks for at least 1024 frame slots (a 64-frame burst per flow, many flows).
+    const v2Blocks = Math.max(16, Math.ceil(1024 / Math.max(1, Math.floor(blockSize / slot))));
+    const blockCount = intOption('blockCount', opts.blockCount, ring === 'v2' ? v2Blocks : 16, 2, 4096);
     if (maxFrame + 128 > blockSize) {
       throw new NicDriverError(NativeErrorCode.BadArgument, `blockSize ${blockSize} cannot hold a ${maxFrame}-byte frame (MTU ${this.mtu}); use at least ${Math.ceil((maxFrame + 128) / 4096) * 4096}`);
     }
@@ -100,6 +113,8 @@ export class AfPacketDriver implements NicDriver {
           blockSize,
           blockCount,
           retireMs: intOption('retireMs', opts.retireMs, 1, 0, 1000),
+          ringVersion: ring === 'v2' ? 2 : 3,
+          frameSize: slot,
           txSlab: this.txSlab.buffer as ArrayBuffer,
           rxDesc: this.rxDesc,
           txDesc: this.txDesc,

@@ -89,7 +89,9 @@ export class AfXdpDriver implements NicDriver {
   private readonly txSlotBase: number;
   private readonly rxDesc = new Uint32Array(2 * RX_MAX);
   private readonly txDesc = new Uint32Array(TX_DESC);
-  private readonly txState = new Uint32Array(2);
+  /** [next transmit slot, free slots, descriptors the kernel has not taken yet]. */
+  private readonly txState = new Uint32Array(3);
+  private retryScheduled = false;
   private readonly busy: BusyLoop | null;
   private handler: (() => void) | null = null;
 
@@ -218,7 +220,24 @@ export class AfXdpDriver implements NicDriver {
       taken++;
     }
     flush();
+    if (this.txState[2]! > 0) this.scheduleRetry();
     return taken;
+  }
+
+  /**
+   * Copy-mode transmit takes a small batch per kick and says EAGAIN/EBUSY when the link is busy; what
+   * is left in the TX ring would otherwise wait for the next txBurst (in a ping-pong, for a
+   * retransmission timeout). Kick again on the next turn of the event loop until the ring is empty.
+   */
+  private scheduleRetry(): void {
+    if (this.retryScheduled) return;
+    this.retryScheduled = true;
+    setImmediate(() => {
+      this.retryScheduled = false;
+      if (this.sock === null) return;
+      this.sock.tx(0);
+      if (this.txState[2]! > 0) this.scheduleRetry();
+    });
   }
 
   rxBurst(max: number): Uint8Array[] {

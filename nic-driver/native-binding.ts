@@ -82,6 +82,10 @@ export interface PacketSocketOptions {
   blockSize?: number;
   blockCount?: number;
   retireMs?: number;
+  /** 2: TPACKET_V2, one status word per frame slot, each frame handed over at once; 3: TPACKET_V3 blocks (default). */
+  ringVersion?: number;
+  /** TPACKET_V2 frame slot size (a multiple of 16). */
+  frameSize?: number;
   txSlab: ArrayBuffer;
   rxDesc: Uint32Array;
   txDesc: Uint32Array;
@@ -97,6 +101,10 @@ export interface PacketSocketInfo {
   ringBytes: number;
   /** 'udp6' / 'udp4': the guard socket is bound; 'port-in-use': another listener has the port; 'off'. */
   udpGuard: string;
+  ringVersion: number;
+  /** TPACKET_V2: slot size and count (0 for V3). */
+  frameSize: number;
+  frames: number;
   fd: number;
 }
 

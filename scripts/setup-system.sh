@@ -33,6 +33,13 @@ REQUIRED=(
   "ping:iputils-ping"
   # Pictures are tested as a person sees them: the ladder HTML rendered in headless Chromium.
   "chromium:chromium"
+  # The rxe interop lab (scripts/rxe-lab/): an rdma_rxe guest under qemu, its initramfs from
+  # busybox and the Debian packages fetch.sh downloads (never installed on the host).
+  "qemu-system-x86_64:qemu-system-x86"
+  "/usr/share/doc/busybox-static:busybox-static"
+  "cpio:cpio"
+  "modprobe:kmod"
+  "depmod:kmod"
 )
 
 missing_pkgs=()

@@ -53,8 +53,12 @@ export interface DeviceConfig {
   maxPktsPerAck?: number;
   /** Packets a requester sends before yielding to other work. */
   burst?: number;
-  /** VLAN tag for every frame (priority for PFC), or none. */
-  vlan?: { vid: number; pcp: number } | null;
+  /**
+   * VLAN tag for every frame, or none. The priority (PCP, which PFC pauses by) is `pcp` when given,
+   * else the class selector of each path's traffic class (DSCP >> 3, i.e. traffic class >> 5), the
+   * usual DSCP-to-priority mapping of RoCE deployments.
+   */
+  vlan?: { vid: number; pcp?: number } | null;
   /**
    * Where ICRCs are computed: 'native' batches a whole burst into one call to
    * the native shim (15-40x faster), 'js' computes them one by one in
@@ -216,7 +220,7 @@ export class Device {
       flowLabel: ah.flowLabel ?? 0,
       hopLimit: ah.hopLimit ?? 64,
       // The PFC priority rides in the VLAN PCP; take it from the traffic class's DSCP class when not configured.
-      vlan: this.vlan ? { vid: this.vlan.vid, pcp: this.vlan.pcp, dei: 0, tpid: 0x8100 } : null,
+      vlan: this.vlan ? { vid: this.vlan.vid, pcp: this.vlan.pcp ?? tc >>> 5, dei: 0, tpid: 0x8100 } : null,
     };
   }
 

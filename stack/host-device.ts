@@ -21,8 +21,9 @@ import { Device } from './device';
 import { RealClock } from './clock';
 import { isIpv4MappedGid } from './address';
 import { createSimPair, type SimPair } from './sim-pair';
-import { pumpVirtualClock, type ClockPump } from './perftest/clock-pump';
-import type { NicDriver } from '../nic-driver/driver';
+import { pumpVirtualClock, setIdleWait, type ClockPump } from './perftest/clock-pump';
+import type { DriverStats, NicDriver } from '../nic-driver/driver';
+import { faultsFromEnv, withFaults } from '../nic-driver/fault-driver';
 import { ipv6ToString } from '../packets/bytes';
 
 export const HostDriverKind = { XDP: 'xdp', PACKET: 'packet', MEMORY: 'memory' } as const;
@@ -55,10 +56,29 @@ export class HostDeviceError extends Error {
   }
 }
 
+export interface HostDeviceOptions {
+  /**
+   * Busy-poll mode (latency runs): the driver checks for frames on every turn of the event loop
+   * (AF_XDP also drives the kernel's NAPI from this thread with SO_PREFER_BUSY_POLL), and the
+   * perftest / pingpong loops spin on their completion queues. Off (the default): the process
+   * sleeps in epoll until frames arrive, which costs no CPU while idle. Default: ROCE_BUSY_POLL=1
+   * in the environment turns it on.
+   */
+  busyPoll?: boolean;
+}
+
+/** The busy-poll default: the ROCE_BUSY_POLL environment variable ('1' or 'on'). */
+export function busyPollFromEnv(): boolean {
+  const v = process.env['ROCE_BUSY_POLL'];
+  return v === '1' || v === 'on' || v === 'true';
+}
+
 export interface HostDevice {
   readonly device: Device;
   readonly ifname: string;
   readonly driver: HostDriverKind;
+  /** True when the driver busy-polls (see HostDeviceOptions). */
+  readonly busyPoll: boolean;
   /** True when time is simulated (the memory test mode). */
   readonly virtualTime: boolean;
   /** Makes sure the device knows the MAC of the host whose GID is `gid` (reads the kernel's neighbour table). */
@@ -72,7 +92,7 @@ const DRIVER_MODULES: Record<'xdp' | 'packet', { module: string; exports: string
   packet: { module: '../nic-driver/af-packet-driver', exports: ['AfPacketDriver'], label: 'AF_PACKET' },
 };
 
-type DriverFactory = (ifname: string) => NicDriver;
+type DriverFactory = (ifname: string, opts: { busyPoll: boolean; mtu?: number }) => NicDriver;
 
 /** A module of nic-driver/, or null when it is not there (loaded lazily so this file compiles without it). */
 function optionalModule(mod: string): Record<string, unknown> | null {
@@ -99,8 +119,10 @@ function loadDriverFactory(kind: 'xdp' | 'packet'): DriverFactory {
   for (const name of exports) {
     const cls = m[name] as { open?: unknown } | undefined;
     if (cls !== undefined && typeof cls.open === 'function') {
-      const open = cls.open as (o: { ifname: string }) => NicDriver;
-      return (ifname) => open.call(cls, { ifname });
+      const open = cls.open as (o: { ifname: string; busyPoll: boolean; mtu?: number; xdpMode?: string }) => NicDriver;
+      // ROCE_XDP_MODE (native, skb or auto) chooses where AF_XDP's program runs (a tuning knob for benchmarks).
+      const xdpMode = process.env['ROCE_XDP_MODE'];
+      return (ifname, o) => open.call(cls, { ifname, busyPoll: o.busyPoll, ...(o.mtu !== undefined ? { mtu: o.mtu } : {}), ...(kind === 'xdp' && xdpMode !== undefined && xdpMode !== '' ? { xdpMode } : {}) });
     }
   }
   throw new HostDeviceError(HostDeviceErrorCode.DRIVER_UNAVAILABLE, `driver not available: ${mod} has no ${exports.join(' or ')}.open()`);
@@ -108,6 +130,20 @@ function loadDriverFactory(kind: 'xdp' | 'packet'): DriverFactory {
 
 interface InterfaceFacts {
   ipv4: string[];
+  mtu?: number;
+  vlan?: { parent: string; id: number } | null;
+}
+
+/** IPv4 addresses, MTU and VLAN of `ifname` (nic-driver/interface-info; without it, addresses only). */
+async function interfaceFacts(ifname: string): Promise<InterfaceFacts> {
+  const info = optionalModule('../nic-driver/interface-info')?.['interfaceInfo'];
+  if (typeof info !== 'function') return { ipv4: await interfaceIpv4(ifname), vlan: null };
+  try {
+    const f = await (info as (n: string) => Promise<InterfaceFacts>)(ifname);
+    return { ipv4: (f.ipv4 ?? []).slice(), ...(f.mtu !== undefined ? { mtu: f.mtu } : {}), vlan: f.vlan ?? null };
+  } catch (e) {
+    throw new HostDeviceError(HostDeviceErrorCode.NO_INTERFACE, `interface ${ifname}: ${(e as Error).message}`);
+  }
 }
 
 /** IPv4 addresses of `ifname` (nic-driver/interface-info when present, else os.networkInterfaces). */
@@ -186,22 +222,96 @@ async function lookupNeighbor(ifname: string, ip: string): Promise<number> {
   throw new HostDeviceError(HostDeviceErrorCode.NO_NEIGHBOR, `no neighbour entry for ${ip} on ${ifname}: the kernel could not resolve it (check the address, or add one with: ip neigh add ${ip} lladdr MAC dev ${ifname})`);
 }
 
-async function openDriverDevice(ifname: string, kind: 'xdp' | 'packet'): Promise<HostDevice> {
-  const ipv4 = await interfaceIpv4(ifname);
+/**
+ * A driver that tells waiters when its receive handler has run (the device has then processed a
+ * burst: completions may be in the CQs, RDMA WRITEs in memory). Everything else is passed through.
+ */
+class ActivityDriver implements NicDriver {
+  /** One shared wait: resolved by the next receive burst or its fallback timer, whichever comes first. */
+  private pending: { promise: Promise<void>; resolve: () => void; timer: NodeJS.Timeout } | null = null;
+  constructor(private readonly inner: NicDriver) {}
+  get name(): string {
+    return this.inner.name;
+  }
+  get mac(): number {
+    return this.inner.mac;
+  }
+  get mtu(): number {
+    return this.inner.mtu;
+  }
+  get stats(): DriverStats {
+    return this.inner.stats;
+  }
+  txBurst(frames: readonly Uint8Array[]): number {
+    return this.inner.txBurst(frames);
+  }
+  rxBurst(max: number): Uint8Array[] {
+    return this.inner.rxBurst(max);
+  }
+  setRxHandler(fn: (() => void) | null): void {
+    this.inner.setRxHandler(
+      fn === null
+        ? null
+        : () => {
+            fn();
+            this.wake();
+          },
+    );
+  }
+  close(): void {
+    this.wake();
+    this.inner.close();
+  }
+  private wake(): void {
+    const p = this.pending;
+    if (p === null) return;
+    this.pending = null;
+    clearTimeout(p.timer);
+    p.resolve();
+  }
+  /** Resolves after the next receive burst, or after `fallbackMs` (timers, such as a retransmission, complete work too). */
+  waitForActivity(fallbackMs: number): Promise<void> {
+    if (this.pending === null) {
+      let resolve!: () => void;
+      const promise = new Promise<void>((r) => {
+        resolve = r;
+      });
+      this.pending = { promise, resolve, timer: setTimeout(() => this.wake(), fallbackMs) };
+    }
+    return this.pending.promise;
+  }
+}
+
+/** How long an idle wait sleeps at most when no frame arrives (error completions come from timers). */
+const IDLE_FALLBACK_MS = 2;
+
+async function openDriverDevice(ifname: string, kind: 'xdp' | 'packet', opts: HostDeviceOptions): Promise<HostDevice> {
+  const facts = await interfaceFacts(ifname);
+  const ipv4 = facts.ipv4;
+  // A VLAN interface: frames go through its parent, tagged by the device itself, so each QP's
+  // priority (PCP, what PFC pauses by) follows its traffic class (stack/device.ts). The kernel's
+  // VLAN interface keeps the addresses, ARP and the neighbour table.
+  const vlan = facts.vlan ?? null;
+  const link = vlan !== null && vlan.parent !== '' ? vlan.parent : ifname;
   if (ipv4.length === 0) throw new HostDeviceError(HostDeviceErrorCode.NO_INTERFACE, `interface ${ifname} has no IPv4 address; RoCE v2 needs one for its GID`);
   const factory = loadDriverFactory(kind);
-  let driver: NicDriver;
+  const busyPoll = opts.busyPoll ?? busyPollFromEnv();
+  // ROCE_FAULTS in the environment: the fault injector on this side of a real link (nic-driver/fault-driver.ts).
+  const faults = faultsFromEnv();
+  let driver: ActivityDriver;
   try {
-    driver = factory(ifname);
+    driver = new ActivityDriver(withFaults(factory(link, { busyPoll, ...(vlan !== null && facts.mtu !== undefined ? { mtu: facts.mtu } : {}) }), faults));
   } catch (e) {
     throw new HostDeviceError(HostDeviceErrorCode.DRIVER_FAILED, `${DRIVER_MODULES[kind].label} driver on ${ifname}: ${(e as Error).message}`);
   }
   // perftest and rc_pingpong draw their start PSN from lrand48 seeded by pid and time: a fresh seed per run.
-  const device = new Device({ driver, clock: new RealClock(), ipv4, name: ifname, seed: randomInt(1, 0x7fffffff) });
+  const device = new Device({ driver, clock: new RealClock(), ipv4, name: ifname, seed: randomInt(1, 0x7fffffff), vlan: vlan !== null ? { vid: vlan.id } : null });
+  if (!busyPoll) setIdleWait(device, () => driver.waitForActivity(IDLE_FALLBACK_MS));
   return {
     device,
     ifname,
     driver: kind,
+    busyPoll,
     virtualTime: false,
     async ensureNeighbor(gid: Uint8Array): Promise<void> {
       if (!isIpv4MappedGid(gid)) {
@@ -211,6 +321,7 @@ async function openDriverDevice(ifname: string, kind: 'xdp' | 'packet'): Promise
       if (!device.neighbors.has(ip)) device.neighbors.set(ip, await lookupNeighbor(ifname, ip));
     },
     close(): void {
+      setIdleWait(device, null);
       driver.close();
     },
   };
@@ -244,6 +355,7 @@ function openMemoryDevice(ifname: string): HostDevice {
     device,
     ifname,
     driver: HostDriverKind.MEMORY,
+    busyPoll: false,
     virtualTime: true,
     async ensureNeighbor(gid: Uint8Array): Promise<void> {
       const ip = isIpv4MappedGid(gid) ? gidToIpv4(gid) : ipv6ToString(gid);
@@ -263,11 +375,11 @@ function openMemoryDevice(ifname: string): HostDevice {
 }
 
 /** The device for `ifname` through `driver`; rejects with a HostDeviceError when it cannot be had. */
-export async function openHostDevice(ifname: string, driver: HostDriverKind): Promise<HostDevice> {
+export async function openHostDevice(ifname: string, driver: HostDriverKind, opts: HostDeviceOptions = {}): Promise<HostDevice> {
   switch (driver) {
     case HostDriverKind.XDP:
     case HostDriverKind.PACKET:
-      return openDriverDevice(ifname, driver);
+      return openDriverDevice(ifname, driver, opts);
     case HostDriverKind.MEMORY:
       return openMemoryDevice(ifname);
   }

@@ -192,6 +192,9 @@ export class QueuePair {
   }
 
   get mtu(): number {
+    // UD has no path MTU attribute: a datagram (one packet) may be as large as the port's MTU,
+    // as in rxe, whose get_mtu() returns port.mtu_cap for UD QPs and qp->mtu for RC and UC.
+    if (this.type === QpType.UD) return mtuBytes(this.device.maxMtu());
     return mtuBytes(this.attr.pathMtu);
   }
 

@@ -135,6 +135,10 @@ void PacketSocket::Open(Napi::Env env, const Napi::Object& o) {
   block_size_ = static_cast<uint32_t>(OptInt(o, "blockSize", 1 << 18, 4096, 1 << 26));
   block_nr_ = static_cast<uint32_t>(OptInt(o, "blockCount", 16, 2, 4096));
   const int retire_ms = static_cast<int>(OptInt(o, "retireMs", 1, 0, 1000));
+  version_ = static_cast<int>(OptInt(o, "ringVersion", 3, 2, 3));
+  frame_size_ = static_cast<uint32_t>(OptInt(o, "frameSize", 2048, 128, 1 << 20));
+  if (frame_size_ % TPACKET_ALIGNMENT != 0) Throw(env, code::kBadArgument, "frameSize must be a multiple of " + std::to_string(TPACKET_ALIGNMENT));
+  if (version_ == 2 && frame_size_ > block_size_) Throw(env, code::kBadArgument, "frameSize must not exceed blockSize");
   const bool bypass = OptBool(o, "qdiscBypass", false);
   const bool guard = OptBool(o, "udpGuard", true);
   const long page = sysconf(_SC_PAGESIZE);
@@ -164,17 +168,30 @@ void PacketSocket::Open(Napi::Env env, const Napi::Object& o) {
   if (fd_ < 0) ThrowErrno(env, errno, "socket", "cannot open an AF_PACKET socket");
   auto filter = RoceFilter(port_);
   AttachFilter(env, fd_, filter, "cannot attach the UDP port filter");
-  SetOpt<int>(env, fd_, SOL_PACKET, PACKET_VERSION, TPACKET_V3, "cannot select TPACKET_V3");
+  SetOpt<int>(env, fd_, SOL_PACKET, PACKET_VERSION, version_ == 2 ? TPACKET_V2 : TPACKET_V3, "cannot select the TPACKET version");
   // Room in front of each frame to put back a VLAN tag the kernel took off.
   SetOpt<unsigned>(env, fd_, SOL_PACKET, PACKET_RESERVE, 4, "cannot set PACKET_RESERVE");
   tpacket_req3 req;
   std::memset(&req, 0, sizeof req);
   req.tp_block_size = block_size_;
   req.tp_block_nr = block_nr_;
-  req.tp_frame_size = 2048;
-  req.tp_frame_nr = static_cast<unsigned>((static_cast<uint64_t>(block_size_) / req.tp_frame_size) * block_nr_);
-  req.tp_retire_blk_tov = static_cast<unsigned>(retire_ms);
-  SetOpt(env, fd_, SOL_PACKET, PACKET_RX_RING, req, "cannot set up the TPACKET_V3 receive ring");
+  if (version_ == 2) {
+    // TPACKET_V2: every frame slot is handed over (and the socket woken) as soon as the frame is in it.
+    frames_per_block_ = block_size_ / frame_size_;
+    frame_nr_ = frames_per_block_ * block_nr_;
+    tpacket_req r2;
+    std::memset(&r2, 0, sizeof r2);
+    r2.tp_block_size = block_size_;
+    r2.tp_block_nr = block_nr_;
+    r2.tp_frame_size = frame_size_;
+    r2.tp_frame_nr = frame_nr_;
+    SetOpt(env, fd_, SOL_PACKET, PACKET_RX_RING, r2, "cannot set up the TPACKET_V2 receive ring");
+  } else {
+    req.tp_frame_size = 2048;
+    req.tp_frame_nr = static_cast<unsigned>((static_cast<uint64_t>(block_size_) / req.tp_frame_size) * block_nr_);
+    req.tp_retire_blk_tov = static_cast<unsigned>(retire_ms);
+    SetOpt(env, fd_, SOL_PACKET, PACKET_RX_RING, req, "cannot set up the TPACKET_V3 receive ring");
+  }
   // The ring goes into the JS ArrayBuffer's pages: JS reads the frames where the kernel wrote them.
   void* m = mmap(ring_.ptr, ring_bytes, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED | MAP_POPULATE, fd_, 0);
   if (m == MAP_FAILED) ThrowErrno(env, errno, "mmap", "cannot map the receive ring");
@@ -267,6 +284,11 @@ Napi::Value PacketSocket::Rx(const Napi::CallbackInfo& info) {
   if (fd_ < 0) return Napi::Number::New(env, 0);
   size_t max = info.Length() > 0 && info[0].IsNumber() ? static_cast<size_t>(std::max(0.0, info[0].As<Napi::Number>().DoubleValue())) : 64;
   if (max > rx_desc_len_ / 2) max = rx_desc_len_ / 2;
+  if (version_ == 2) {
+    const size_t got = RxV2(max);
+    poller_.Rearm();
+    return Napi::Number::New(env, static_cast<double>(got));
+  }
   ReleaseBlocks();
   size_t n = 0;
   while (n < max) {
@@ -310,10 +332,48 @@ Napi::Value PacketSocket::Rx(const Napi::CallbackInfo& info) {
   return Napi::Number::New(env, static_cast<double>(n));
 }
 
+// TPACKET_V2 receive: hands the slots of the last call back, then takes frames slot by slot.
+size_t PacketSocket::RxV2(size_t max) {
+  for (uint32_t i : held_frames_) {
+    auto* h = reinterpret_cast<tpacket2_hdr*>(FrameV2(i));
+    __atomic_store_n(&h->tp_status, static_cast<uint32_t>(TP_STATUS_KERNEL), __ATOMIC_RELEASE);
+  }
+  held_frames_.clear();
+  size_t n = 0;
+  while (n < max) {
+    uint8_t* f = FrameV2(cur_);
+    auto* h = reinterpret_cast<tpacket2_hdr*>(f);
+    const uint32_t status = __atomic_load_n(&h->tp_status, __ATOMIC_ACQUIRE);
+    if ((status & TP_STATUS_USER) == 0) break;
+    uint8_t* mac = f + h->tp_mac;
+    uint32_t len = h->tp_snaplen;
+    if ((status & TP_STATUS_VLAN_VALID) != 0 && len >= 12) {
+      // Put the tag the kernel moved into metadata back where it was on the wire (PACKET_RESERVE made room).
+      const uint16_t tpid = (status & TP_STATUS_VLAN_TPID_VALID) != 0 ? h->tp_vlan_tpid : ETH_P_8021Q;
+      std::memmove(mac - 4, mac, 12);
+      mac -= 4;
+      mac[12] = static_cast<uint8_t>(tpid >> 8);
+      mac[13] = static_cast<uint8_t>(tpid);
+      mac[14] = static_cast<uint8_t>(h->tp_vlan_tci >> 8);
+      mac[15] = static_cast<uint8_t>(h->tp_vlan_tci);
+      len += 4;
+    }
+    rx_desc_[2 * n] = static_cast<uint32_t>(mac - ring_.ptr);
+    rx_desc_[2 * n + 1] = len;
+    n++;
+    held_frames_.push_back(cur_);
+    cur_ = (cur_ + 1) % frame_nr_;
+  }
+  return n;
+}
+
 // pending(): true when rx would return frames now (for the busy-poll loop).
 Napi::Value PacketSocket::Pending(const Napi::CallbackInfo& info) {
   bool any = false;
-  if (fd_ >= 0) {
+  if (fd_ >= 0 && version_ == 2) {
+    auto* h = reinterpret_cast<tpacket2_hdr*>(FrameV2(cur_));
+    any = (__atomic_load_n(&h->tp_status, __ATOMIC_ACQUIRE) & TP_STATUS_USER) != 0;
+  } else if (fd_ >= 0) {
     auto* bd = reinterpret_cast<tpacket_block_desc*>(ring_.ptr + static_cast<size_t>(cur_) * block_size_);
     any = (__atomic_load_n(&bd->hdr.bh1.block_status, __ATOMIC_ACQUIRE) & TP_STATUS_USER) != 0 && pkt_idx_ < bd->hdr.bh1.num_pkts;
   }
@@ -396,6 +456,9 @@ Napi::Value PacketSocket::Describe(const Napi::CallbackInfo& info) {
   o.Set("ringOffset", Napi::Number::New(env, static_cast<double>(ring_.offset)));
   o.Set("ringBytes", Napi::Number::New(env, static_cast<double>(ring_.size)));
   o.Set("udpGuard", Napi::String::New(env, guard_));
+  o.Set("ringVersion", Napi::Number::New(env, version_));
+  o.Set("frameSize", Napi::Number::New(env, version_ == 2 ? frame_size_ : 0));
+  o.Set("frames", Napi::Number::New(env, version_ == 2 ? frame_nr_ : 0));
   o.Set("fd", Napi::Number::New(env, fd_));
   return o;
 }

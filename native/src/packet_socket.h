@@ -50,7 +50,16 @@ class PacketSocket : public Napi::ObjectWrap<PacketSocket> {
   bool ring_mapped_ = false;
   uint32_t block_size_ = 0;
   uint32_t block_nr_ = 0;
-  uint32_t cur_ = 0;       // block being read
+  int version_ = 3;        // TPACKET_V2 (one status word per frame) or TPACKET_V3 (blocks)
+  uint32_t frame_size_ = 0;       // V2: bytes per frame slot
+  uint32_t frames_per_block_ = 0; // V2
+  uint32_t frame_nr_ = 0;         // V2
+  std::vector<uint32_t> held_frames_;  // V2: slots returned by the last rx call
+  uint8_t* FrameV2(uint32_t i) const {
+    return ring_.ptr + static_cast<size_t>(i / frames_per_block_) * block_size_ + static_cast<size_t>(i % frames_per_block_) * frame_size_;
+  }
+  size_t RxV2(size_t max);
+  uint32_t cur_ = 0;       // block being read (V3), frame slot being read (V2)
   uint32_t pkt_idx_ = 0;   // packets of cur_ already returned
   uint32_t pkt_off_ = 0;   // offset of the next packet in cur_
   std::vector<uint32_t> to_release_;  // blocks fully returned by the last rx call

@@ -126,6 +126,7 @@ void XskSocket::Open(Napi::Env env, const Napi::Object& o) {
   tx_desc_ = U32Ptr(txd);
   tx_desc_len_ = txd.ElementLength();
   tx_state_ = U32Ptr(txs);
+  tx_state_len_ = txs.ElementLength();
 
   ifinfo_ = GetIfInfo(env, ifname_, netns_fd_);
   prog_ = AcquireProgram(env, ifname_, ifinfo_.ifindex, netns_fd_, po);
@@ -339,6 +340,9 @@ void XskSocket::Reclaim() {
 void XskSocket::PublishTxState() {
   tx_state_[0] = tx_head_;
   tx_state_[1] = tx_free_;
+  // txState[2] (when JS passed room for it): descriptors still waiting in the TX ring after the
+  // kicks (the kernel said EAGAIN/EBUSY); JS calls tx(0) again soon so none is stranded.
+  if (tx_state_len_ > 2 && xsk_ != nullptr) tx_state_[2] = *tx_.producer - __atomic_load_n(tx_.consumer, __ATOMIC_ACQUIRE);
 }
 
 void XskSocket::Kick() {
@@ -395,9 +399,9 @@ Napi::Value XskSocket::Tx(const Napi::CallbackInfo& info) {
     xsk_ring_prod__submit(&tx_, count);
     tx_head_ = (tx_head_ + count) % tx_frames_;
     tx_free_ -= count;
-    Kick();
-    Reclaim();
   }
+  Kick();  // tx(0) retries descriptors an earlier kick left behind
+  Reclaim();
   PublishTxState();
   return Napi::Number::New(env, count);
 }

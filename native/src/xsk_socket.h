@@ -74,6 +74,7 @@ class XskSocket : public Napi::ObjectWrap<XskSocket> {
   size_t rx_desc_len_ = 0;
   uint32_t* tx_desc_ = nullptr;
   size_t tx_desc_len_ = 0;
+  size_t tx_state_len_ = 0;
   uint32_t* tx_state_ = nullptr;
 
   uint64_t rx_frames_total_ = 0;

@@ -66,7 +66,7 @@ export type SessionStep =
   | { kind: 'run' }
   /** xchg_bw_reports. */
   | { kind: 'bw-reports' }
-  /** ctx_close_connection (one last key message, then close) or, when `handshake` is false, just closing the socket. */
+  /** ctx_close_connection (one last key message and "done\0", then close) or, when `handshake` is false, just closing the socket. */
   | { kind: 'close'; handshake: boolean; waitsForPeerRun?: boolean };
 
 const setup: SessionStep[] = [{ kind: 'versions' }, { kind: 'sys-data' }, { kind: 'mtu' }];
@@ -253,10 +253,26 @@ export class PerftestOob {
     return theirs;
   }
 
+  /**
+   * ctx_close_connection ends with write(sockfd, "done", sizeof "done") on both sides (without
+   * RDMA CM), then closes; nobody reads it. Sent the same way, best effort: the peer may already
+   * have closed. Not counted in `log` (not part of an exchange).
+   */
+  async done(): Promise<void> {
+    try {
+      await this.ch.writeExact(PERFTEST_DONE);
+    } catch {
+      // the peer closed first: nothing is lost, it would not have read it
+    }
+  }
+
   close(): void {
     this.ch.close();
   }
 }
+
+/** The 5 bytes each side writes last in ctx_close_connection ("done" and its NUL). */
+export const PERFTEST_DONE = new Uint8Array([0x64, 0x6f, 0x6e, 0x65, 0]);
 
 /** What the local side does at the steps that are not messages. */
 export interface PerftestLocalSide {
@@ -314,6 +330,7 @@ export async function executeSession(oob: PerftestOob, steps: readonly SessionSt
           if (step.handshake) {
             const t = step.waitsForPeerRun ? oob.timeouts.peerRunMs : oob.timeouts.stepMs;
             local.onPeerDest(0, await oob.keys(local.dest(0), 'closing barrier', t), 'closing barrier');
+            await oob.done();
           }
           break;
       }

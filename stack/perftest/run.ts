@@ -30,7 +30,7 @@ import { OobError, OobErrorCode, TcpChannel, type OobListener } from '../oob/tcp
 import { PINGPONG_DEFAULT_PORT } from '../oob/pingpong-messages';
 import { type BwReport, type PerftestDest, type PerftestVersion, DEFAULT_CACHE_LINE_SIZE, DEFAULT_CYCLE_BUFFER, checkBwReport, emptyBwReport } from '../oob/perftest-messages';
 import { type PerftestLocalSide, type PerftestRole, type PerftestVerb, type SysData, PerftestOob, PerftestVerb as Verb, executeSession, perftestBinary, sessionSteps } from '../oob/perftest-session';
-import { nextTurn } from './clock-pump';
+import { idleWaitFor } from './clock-pump';
 import type { Counters } from '../counters';
 
 export const PerftestErrorCode = {
@@ -302,12 +302,15 @@ class PerftestSide implements PerftestLocalSide {
   messages = 0;
   latSamplesNs: number[] = [];
   private readonly rttFactor: number;
+  /** Waits when there is nothing to poll (spins by default; sleeps until frames arrive on a host device not in busy-poll mode). */
+  private readonly idle: () => Promise<void>;
 
   constructor(
     readonly dev: Device,
     readonly rc: ResolvedConfig,
     readonly cfg: PerftestConfig,
   ) {
+    this.idle = idleWaitFor(dev);
     this.mtu = rc.mtu;
     this.agreedMtu = rc.mtu;
     this.binary = perftestBinary(rc.verb, rc.lat);
@@ -470,7 +473,7 @@ class PerftestSide implements PerftestLocalSide {
       if (wcs.length > 0) return wcs;
       this.assertAlive(what);
       if (Date.now() > deadline) throw new PerftestError(PerftestErrorCode.TIMEOUT, `${this.binary}: no completion within ${this.runTimeoutMs} ms while waiting for ${what}`, 'completion');
-      await nextTurn();
+      await this.idle();
     }
   }
 
@@ -479,7 +482,7 @@ class PerftestSide implements PerftestLocalSide {
     while (!cond()) {
       this.assertAlive(what);
       if (Date.now() > deadline) throw new PerftestError(PerftestErrorCode.TIMEOUT, `${this.binary}: timed out after ${this.runTimeoutMs} ms waiting for ${what}`, 'completion');
-      await nextTurn();
+      await this.idle();
     }
   }
 

@@ -93,8 +93,9 @@ test('UD: datagrams with immediate data, GRH area, source QP and Q_Key', () => {
   expect(B.qp.counters.qkey_violation).toBe(1);
 });
 
-test('UD refuses a message longer than the path MTU at post time', () => {
+test('UD refuses a message longer than the port MTU at post time (UD has no path MTU: rxe uses the port MTU)', () => {
   const { sim, A, B } = pairOf(QpType.UD);
   const ah = sim.a.createAh(A.pd, { dgid: `::ffff:${SIM_IP_B}`, dmac: sim.b.driver.mac });
-  expect(() => A.qp.postSend({ opcode: WrOpcode.SEND, sgList: [A.mr.sge(0, 2000)], ud: { ah, remoteQpn: B.qp.qpNum, remoteQkey: 1 } })).toThrow(/exceeds the path MTU/);
+  expect(A.qp.mtu).toBe(4096); // the 4200-byte link carries a 4096-byte IB MTU
+  expect(() => A.qp.postSend({ opcode: WrOpcode.SEND, sgList: [A.mr.sge(0, 5000)], ud: { ah, remoteQpn: B.qp.qpNum, remoteQkey: 1 } })).toThrow(/exceeds the path MTU/);
 });

@@ -1,0 +1,449 @@
+/**
+ * The real-network benchmark of issue 4, every figure measured side by side in one run: two
+ * network namespaces joined by a veth pair (MTU 9000, 198.18.0.1 and 198.18.0.2), one process per
+ * namespace, and
+ *
+ *  - the references: a minimal C AF_XDP sender/receiver pair (bench/c/xdp_pair.c, the packets/s
+ *    ceiling of AF_XDP on this machine) and Node's kernel UDP (dgram), both at the frame sizes the
+ *    RoCE runs put on the wire (4154 bytes: a 4096-byte WRITE segment; 82 bytes: an 8-byte WRITE);
+ *  - `roce perftest write` with 64 KiB messages at path MTU 4096 (Gbit/s of payload) and with 8-byte
+ *    messages (messages/s), over the AF_XDP driver and the AF_PACKET driver;
+ *  - ping-pong latency (`roce perftest write --lat`, one way as perftest reports it, and
+ *    `roce pingpong`, round trip) with the busy-poll mode on and off.
+ *
+ *   npm run build && npm run build:native
+ *   node dist/bench/netns-network.js                  # table (about 2 minutes)
+ *   node dist/bench/netns-network.js --json           # the same figures as JSON
+ *   node dist/bench/netns-network.js --only ref,bw    # groups: ref, bw, rate, lat
+ *
+ * Needs root, `ip netns`, the native addon and (for the C reference) cc with libxdp/libbpf headers.
+ * Everything it creates (namespaces, veth, XDP programs, processes) is removed at the end, also on
+ * failure or Ctrl-C; every child process runs with a timeout.
+ */
+import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import * as dgram from 'node:dgram';
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+
+const ROOT = path.resolve(__dirname, '..', '..');
+const ROCE = path.join(ROOT, 'bin', 'roce.js');
+const BPF_OBJ = path.join(ROOT, 'native', 'build', 'roce_filter.bpf.o');
+const C_SRC = path.join(ROOT, 'bench', 'c', 'xdp_pair.c');
+const IP_A = '198.18.0.1';
+const IP_B = '198.18.0.2';
+/** Ethernet + IPv4 + UDP + BTH + ICRC around a 4096-byte WRITE segment (MIDDLE: no RETH). */
+const FRAME_BIG = 14 + 20 + 8 + 12 + 4096 + 4;
+/** An 8-byte RDMA WRITE ONLY: Ethernet, IPv4, UDP, BTH, RETH, 8 bytes, ICRC. */
+const FRAME_SMALL = 14 + 20 + 8 + 12 + 16 + 8 + 4;
+
+// ------------------------------------------------------------------ child roles (inside a namespace)
+
+async function dgramRx(port: number, seconds: number): Promise<void> {
+  const s = dgram.createSocket({ type: 'udp4', recvBufferSize: 8 << 20 });
+  let frames = 0;
+  let bytes = 0;
+  let t0 = 0;
+  let last = 0;
+  await new Promise<void>((resolve) => s.bind(port, IP_B, () => resolve()));
+  process.stdout.write('{"ready":true}\n');
+  await new Promise<void>((resolve) => {
+    const give = setTimeout(resolve, (seconds + 20) * 1000);
+    s.on('message', (m) => {
+      const now = performance.now();
+      if (t0 === 0) {
+        t0 = now;
+        clearTimeout(give);
+        setTimeout(resolve, seconds * 1000);
+      }
+      frames++;
+      bytes += m.length;
+      last = now;
+    });
+  });
+  s.close();
+  process.stdout.write(`${JSON.stringify({ frames, bytes, seconds: t0 > 0 ? (last - t0) / 1000 : 0 })}\n`);
+}
+
+async function dgramTx(port: number, len: number, seconds: number): Promise<void> {
+  const s = dgram.createSocket({ type: 'udp4', sendBufferSize: 8 << 20 });
+  await new Promise<void>((resolve) => s.bind(0, IP_A, () => resolve()));
+  s.connect(port, IP_B);
+  await new Promise<void>((resolve) => s.once('connect', () => resolve()));
+  const buf = Buffer.alloc(len, 0x5a);
+  const end = performance.now() + seconds * 1000;
+  let sent = 0;
+  let inFlight = 0;
+  await new Promise<void>((resolve) => {
+    const pump = (): void => {
+      while (inFlight < 64 && performance.now() < end) {
+        inFlight++;
+        s.send(buf, () => {
+          inFlight--;
+          sent++;
+          if (inFlight < 32) setImmediate(pump);
+        });
+      }
+      if (performance.now() >= end && inFlight === 0) resolve();
+    };
+    pump();
+    const check = setInterval(() => {
+      if (performance.now() >= end && inFlight === 0) {
+        clearInterval(check);
+        resolve();
+      }
+    }, 10);
+  });
+  s.close();
+  process.stdout.write(`${JSON.stringify({ sent })}\n`);
+}
+
+// ------------------------------------------------------------------ harness
+
+interface Net {
+  nsA: string;
+  nsB: string;
+  ifA: string;
+  ifB: string;
+  macA: string;
+  macB: string;
+}
+
+const liveNs = new Set<string>();
+const liveChildren = new Set<ChildProcess>();
+
+function sh(cmd: string, args: string[]): string {
+  return execFileSync(cmd, args, { encoding: 'utf8', timeout: 10_000, stdio: ['ignore', 'pipe', 'pipe'] });
+}
+
+function cleanup(): void {
+  for (const c of liveChildren) {
+    if (c.pid !== undefined && c.exitCode === null) {
+      try {
+        process.kill(-c.pid, 'SIGKILL');
+      } catch {
+        // gone
+      }
+    }
+  }
+  liveChildren.clear();
+  for (const ns of liveNs) {
+    try {
+      sh('ip', ['netns', 'del', ns]);
+    } catch {
+      // gone
+    }
+  }
+  liveNs.clear();
+}
+
+function createNet(mtu: number): Net {
+  const id = randomBytes(3).toString('hex');
+  const n: Net = { nsA: `roce-bn-${id}-a`, nsB: `roce-bn-${id}-b`, ifA: `rb${id}a`, ifB: `rb${id}b`, macA: '', macB: '' };
+  for (const ns of [n.nsA, n.nsB]) {
+    sh('ip', ['netns', 'add', ns]);
+    liveNs.add(ns);
+    sh('ip', ['-n', ns, 'link', 'set', 'lo', 'up']);
+  }
+  sh('ip', ['-n', n.nsA, 'link', 'add', n.ifA, 'type', 'veth', 'peer', 'name', n.ifB, 'netns', n.nsB]);
+  for (const [ns, dev, addr] of [
+    [n.nsA, n.ifA, IP_A],
+    [n.nsB, n.ifB, IP_B],
+  ] as const) {
+    sh('ip', ['-n', ns, 'link', 'set', 'dev', dev, 'mtu', String(mtu)]);
+    sh('ip', ['-n', ns, 'addr', 'add', `${addr}/24`, 'dev', dev]);
+    sh('ip', ['-n', ns, 'link', 'set', 'dev', dev, 'up']);
+  }
+  const mac = (ns: string, dev: string): string => (JSON.parse(sh('ip', ['-n', ns, '-j', 'link', 'show', 'dev', dev])) as Array<{ address: string }>)[0]?.address ?? '';
+  n.macA = mac(n.nsA, n.ifA);
+  n.macB = mac(n.nsB, n.ifB);
+  // Neighbours known up front (the RoCE runs would resolve them through ARP anyway).
+  sh('ip', ['-n', n.nsA, 'neigh', 'replace', IP_B, 'lladdr', n.macB, 'dev', n.ifA]);
+  sh('ip', ['-n', n.nsB, 'neigh', 'replace', IP_A, 'lladdr', n.macA, 'dev', n.ifB]);
+  return n;
+}
+
+interface Proc {
+  child: ChildProcess;
+  out: Promise<{ code: number | null; stdout: string; stderr: string }>;
+  /** Resolves when a line matching `re` appears on stdout. */
+  line(re: RegExp, ms: number): Promise<void>;
+}
+
+function start(ns: string, cmd: string, args: string[], timeoutMs: number, env: NodeJS.ProcessEnv = {}): Proc {
+  const child = spawn('ip', ['netns', 'exec', ns, cmd, ...args], { detached: true, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, ...env } });
+  liveChildren.add(child);
+  let stdout = '';
+  let stderr = '';
+  const waiters: Array<{ re: RegExp; resolve: () => void }> = [];
+  child.stdout?.on('data', (d: Buffer) => {
+    stdout += d.toString();
+    for (const w of [...waiters]) if (w.re.test(stdout)) w.resolve();
+  });
+  child.stderr?.on('data', (d: Buffer) => {
+    stderr += d.toString();
+  });
+  const timer = setTimeout(() => {
+    if (child.pid !== undefined) {
+      try {
+        process.kill(-child.pid, 'SIGKILL');
+      } catch {
+        // gone
+      }
+    }
+  }, timeoutMs);
+  const out = new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) => {
+    child.on('close', (code) => {
+      clearTimeout(timer);
+      liveChildren.delete(child);
+      resolve({ code, stdout, stderr });
+    });
+  });
+  return {
+    child,
+    out,
+    line: (re, ms) =>
+      new Promise<void>((resolve, reject) => {
+        if (re.test(stdout)) return resolve();
+        const t = setTimeout(() => reject(new Error(`${cmd} ${args.join(' ')}: no ${String(re)} within ${ms} ms; stderr: ${stderr.trim().slice(0, 300)}`)), ms);
+        waiters.push({
+          re,
+          resolve: () => {
+            clearTimeout(t);
+            resolve();
+          },
+        });
+      }),
+  };
+}
+
+function lastJson(text: string): Record<string, unknown> {
+  const lines = text.trim().split('\n').filter((l) => l.startsWith('{'));
+  const l = lines[lines.length - 1];
+  if (l === undefined) throw new Error(`no JSON output in ${JSON.stringify(text.slice(0, 300))}`);
+  return JSON.parse(l) as Record<string, unknown>;
+}
+
+// ------------------------------------------------------------------ measurements
+
+interface Row {
+  group: 'ref' | 'bw' | 'rate' | 'lat';
+  name: string;
+  framesPerSec?: number;
+  gbps?: number;
+  msgsPerSec?: number;
+  p50Us?: number;
+  p99Us?: number;
+  note?: string;
+  error?: string;
+}
+
+function buildXdpPair(): string | null {
+  const dir = path.join(os.tmpdir(), 'roce-ts-bench');
+  fs.mkdirSync(dir, { recursive: true });
+  const bin = path.join(dir, 'xdp_pair');
+  const srcTime = fs.statSync(C_SRC).mtimeMs;
+  if (fs.existsSync(bin) && fs.statSync(bin).mtimeMs > srcTime) return bin;
+  const flags = sh('pkg-config', ['--cflags', '--libs', 'libxdp', 'libbpf']).trim().split(/\s+/).filter((x) => x !== '');
+  for (const cc of ['cc', 'gcc', 'clang']) {
+    try {
+      execFileSync(cc, ['-O2', '-Wall', '-o', bin, C_SRC, ...flags, '-lelf', '-lz'], { timeout: 60_000, stdio: ['ignore', 'pipe', 'pipe'] });
+      return bin;
+    } catch {
+      // next compiler
+    }
+  }
+  return null;
+}
+
+async function cXdp(net: Net, bin: string, len: number, seconds: number): Promise<Row> {
+  const name = `C AF_XDP pair, ${len}-byte frames`;
+  const rx = start(net.nsB, bin, ['rx', net.ifB, String(seconds), BPF_OBJ], (seconds + 30) * 1000);
+  await rx.line(/ready/, 10_000);
+  const tx = start(net.nsA, bin, ['tx', net.ifA, String(seconds + 1), String(len), net.macA, net.macB, IP_A, IP_B], (seconds + 30) * 1000);
+  const [r] = await Promise.all([rx.out, tx.out]);
+  const j = lastJson(r.stdout);
+  const fps = Number(j['frames']) / Math.max(1e-9, Number(j['seconds']));
+  return { group: 'ref', name, framesPerSec: fps, gbps: (fps * len * 8) / 1e9, note: 'Gbit/s of whole frames' };
+}
+
+async function nodeDgram(net: Net, len: number, seconds: number): Promise<Row> {
+  const payload = len - 42;
+  const name = `Node dgram (kernel UDP), ${len}-byte frames`;
+  const self = path.join(__dirname, 'netns-network.js');
+  const rx = start(net.nsB, process.execPath, [self, '--role', 'dgram-rx', '9000', String(seconds)], (seconds + 30) * 1000);
+  await rx.line(/ready/, 10_000);
+  const tx = start(net.nsA, process.execPath, [self, '--role', 'dgram-tx', '9000', String(payload), String(seconds + 1)], (seconds + 30) * 1000);
+  const [r] = await Promise.all([rx.out, tx.out]);
+  const j = lastJson(r.stdout);
+  const fps = Number(j['frames']) / Math.max(1e-9, Number(j['seconds']));
+  return { group: 'ref', name, framesPerSec: fps, gbps: (fps * len * 8) / 1e9, note: 'Gbit/s of whole frames' };
+}
+
+let nextPort = 19000;
+
+/** Runs one `roce` command as server in B and client in A; returns the client's JSON summary. */
+async function roce(net: Net, args: string[], opts: { busyPoll?: boolean; timeoutS?: number } = {}): Promise<Record<string, unknown>> {
+  const port = String(nextPort++);
+  const env = { ROCE_BUSY_POLL: opts.busyPoll === true ? '1' : '0' };
+  const t = (opts.timeoutS ?? 60) * 1000;
+  const [cmd, ...rest] = args;
+  const srv = start(net.nsB, process.execPath, [ROCE, cmd ?? '', ...rest, '--dev', net.ifB, '--port', port, '--json', '--timeout', '30'], t, env);
+  const cli = start(net.nsA, process.execPath, [ROCE, cmd ?? '', ...rest, IP_B, '--dev', net.ifA, '--port', port, '--json', '--timeout', '30'], t, env);
+  const [s, c] = await Promise.all([srv.out, cli.out]);
+  const j = lastJson(c.stdout);
+  if (j['ok'] !== true) throw new Error(`roce ${args.join(' ')}: ${String(j['error'] ?? (j['problems'] as string[] | undefined)?.[0] ?? c.stderr.trim())} (server: ${s.stderr.trim().slice(0, 200)})`);
+  return j;
+}
+
+const DRIVERS = [
+  ['xdp', 'AF_XDP'],
+  ['packet', 'AF_PACKET'],
+] as const;
+
+async function roceBw(net: Net, driver: string, label: string, iters: number): Promise<Row> {
+  const j = await roce(net, ['perftest', 'write', '--driver', driver, '-s', '65536', '-n', String(iters), '-m', '4096']);
+  const gbps = Number(j['gbps']);
+  return { group: 'bw', name: `roce perftest write 64 KiB, MTU 4096, ${label}`, gbps, framesPerSec: (gbps * 1e9) / 8 / 4096 };
+}
+
+async function roceRate(net: Net, driver: string, label: string, iters: number): Promise<Row> {
+  const j = await roce(net, ['perftest', 'write', '--driver', driver, '-s', '8', '-n', String(iters)]);
+  return { group: 'rate', name: `roce perftest write 8 B, ${label}`, msgsPerSec: Number(j['mpps']) * 1e6 };
+}
+
+async function roceLat(net: Net, driver: string, label: string, busyPoll: boolean, iters: number): Promise<Row[]> {
+  const mode = busyPoll ? 'busy-poll on' : 'busy-poll off';
+  const w = await roce(net, ['perftest', 'write', '--lat', '--driver', driver, '-n', String(iters)], { busyPoll });
+  const wl = w['latencyUs'] as { p50: number; p99: number };
+  const p = await roce(net, ['pingpong', '--driver', driver, '-s', '64', '-n', String(iters)], { busyPoll });
+  const pl = p['latencyUs'] as { p50: number; p99: number };
+  return [
+    { group: 'lat', name: `roce perftest write --lat (2 B, one way), ${label}, ${mode}`, p50Us: wl.p50, p99Us: wl.p99 },
+    { group: 'lat', name: `roce pingpong (64 B SEND, round trip), ${label}, ${mode}`, p50Us: pl.p50, p99Us: pl.p99 },
+  ];
+}
+
+function fmt(v: number | undefined, d = 2): string {
+  return v === undefined ? '' : v.toFixed(d);
+}
+
+function printTable(rows: Row[]): void {
+  const out: string[] = [];
+  out.push('| measurement | frames/s | Gbit/s | messages/s | p50 µs | p99 µs |');
+  out.push('|---|---|---|---|---|---|');
+  for (const r of rows) {
+    if (r.error !== undefined) {
+      out.push(`| ${r.name} | failed: ${r.error.replace(/\|/g, '/').slice(0, 120)} | | | | |`);
+      continue;
+    }
+    out.push(
+      `| ${r.name} | ${r.framesPerSec === undefined ? '' : `${(r.framesPerSec / 1000).toFixed(0)} k`} | ${fmt(r.gbps)} | ${r.msgsPerSec === undefined ? '' : `${(r.msgsPerSec / 1000).toFixed(0)} k`} | ${fmt(r.p50Us, 1)} | ${fmt(r.p99Us, 1)} |`,
+    );
+  }
+  process.stdout.write(`${out.join('\n')}\n`);
+}
+
+function summary(rows: Row[]): Record<string, unknown> {
+  const find = (re: RegExp): Row | undefined => rows.find((r) => re.test(r.name) && r.error === undefined);
+  const c = find(/^C AF_XDP pair, 4154/);
+  const d = find(/^Node dgram .*4154/);
+  const x = find(/write 64 KiB.*AF_XDP/);
+  const l = find(/pingpong .*AF_XDP, busy-poll on/);
+  // The references' frames carry 4096 bytes of RoCE payload each: compare payload rates.
+  const cPayload = c?.framesPerSec !== undefined ? (c.framesPerSec * 4096 * 8) / 1e9 : undefined;
+  const dPayload = d?.framesPerSec !== undefined ? (d.framesPerSec * 4096 * 8) / 1e9 : undefined;
+  return {
+    writeGbps: x?.gbps ?? null,
+    cCeilingPayloadGbps: cPayload ?? null,
+    nodeDgramPayloadGbps: dPayload ?? null,
+    shareOfC: x?.gbps !== undefined && cPayload !== undefined ? x.gbps / cPayload : null,
+    timesDgram: x?.gbps !== undefined && dPayload !== undefined ? x.gbps / dPayload : null,
+    pingpongP50BusyUs: l?.p50Us ?? null,
+    targets: {
+      writeAtLeast8Gbps: x?.gbps !== undefined ? x.gbps >= 8 : null,
+      atLeast60PercentOfC: x?.gbps !== undefined && cPayload !== undefined ? x.gbps >= 0.6 * cPayload : null,
+      atLeast2xDgram: x?.gbps !== undefined && dPayload !== undefined ? x.gbps >= 2 * dPayload : null,
+      pingpongP50Under50UsBusy: l?.p50Us !== undefined ? l.p50Us < 50 : null,
+    },
+  };
+}
+
+async function main(): Promise<number> {
+  const argv = process.argv.slice(2);
+  const roleAt = argv.indexOf('--role');
+  if (roleAt >= 0) {
+    const role = argv[roleAt + 1];
+    const [a, b, c] = argv.slice(roleAt + 2).map(Number);
+    if (role === 'dgram-rx') await dgramRx(a ?? 9000, b ?? 2);
+    else if (role === 'dgram-tx') await dgramTx(a ?? 9000, b ?? 1024, c ?? 3);
+    else throw new Error(`unknown role ${String(role)}`);
+    return 0;
+  }
+  const json = argv.includes('--json');
+  const onlyAt = argv.indexOf('--only');
+  const only = new Set((onlyAt >= 0 ? (argv[onlyAt + 1] ?? '') : 'ref,bw,rate,lat').split(','));
+  const secAt = argv.indexOf('--seconds');
+  const seconds = secAt >= 0 && Number(argv[secAt + 1]) > 0 ? Number(argv[secAt + 1]) : 2;
+  if (typeof process.getuid !== 'function' || process.getuid() !== 0) {
+    process.stderr.write('netns-network: needs root (network namespaces, AF_XDP)\n');
+    return 1;
+  }
+  if (!fs.existsSync(path.join(ROOT, 'native', 'build', 'Release', 'roce_native.node'))) {
+    process.stderr.write('netns-network: the native addon is not built (npm run build:native)\n');
+    return 1;
+  }
+  for (const sig of ['SIGINT', 'SIGTERM'] as const) {
+    process.on(sig, () => {
+      cleanup();
+      process.exit(130);
+    });
+  }
+  process.on('exit', cleanup);
+  const rows: Row[] = [];
+  const attempt = async (name: string, group: Row['group'], fn: () => Promise<Row | Row[]>): Promise<void> => {
+    if (!only.has(group)) return;
+    try {
+      const r = await fn();
+      rows.push(...(Array.isArray(r) ? r : [r]));
+    } catch (e) {
+      rows.push({ group, name, error: (e as Error).message });
+    }
+    if (!json) process.stderr.write(`  done: ${name}\n`);
+  };
+  const net = createNet(9000);
+  try {
+    const bin = only.has('ref') ? buildXdpPair() : null;
+    for (const len of [FRAME_BIG, FRAME_SMALL]) {
+      if (bin !== null) await attempt(`C AF_XDP pair, ${len}-byte frames`, 'ref', () => cXdp(net, bin, len, seconds));
+      else rows.push({ group: 'ref', name: `C AF_XDP pair, ${len}-byte frames`, error: 'could not compile bench/c/xdp_pair.c (cc and libxdp/libbpf headers needed)' });
+      await attempt(`Node dgram, ${len}-byte frames`, 'ref', () => nodeDgram(net, len, seconds));
+    }
+    for (const [d, label] of DRIVERS) await attempt(`write 64 KiB ${label}`, 'bw', () => roceBw(net, d, label, d === 'xdp' ? 20000 : 10000));
+    for (const [d, label] of DRIVERS) await attempt(`write 8 B ${label}`, 'rate', () => roceRate(net, d, label, 200000));
+    for (const [d, label] of DRIVERS) {
+      for (const busy of [false, true]) await attempt(`latency ${label} busy=${busy}`, 'lat', () => roceLat(net, d, label, busy, 10000));
+    }
+  } finally {
+    cleanup();
+  }
+  const meta = { node: process.version, kernel: os.release(), cpus: os.cpus().length, date: new Date().toISOString() };
+  if (json) process.stdout.write(`${JSON.stringify({ ...meta, rows, summary: summary(rows) })}\n`);
+  else {
+    printTable(rows);
+    process.stdout.write(`${JSON.stringify(summary(rows))}\n`);
+  }
+  return rows.some((r) => r.error !== undefined) ? 1 : 0;
+}
+
+main().then(
+  (code) => {
+    process.exitCode = code;
+  },
+  (e: unknown) => {
+    cleanup();
+    process.stderr.write(`netns-network: ${e instanceof Error ? (e.stack ?? e.message) : String(e)}\n`);
+    process.exitCode = 1;
+  },
+);

@@ -1,0 +1,119 @@
+/**
+ * The fault injector of the in-memory link (faults.ts) on a real driver: frames
+ * received and frames sent pass through a `FaultInjector` each, so a test can
+ * make the stack lose, duplicate, corrupt or ECN-mark frames on its own side of
+ * a real link (the rxe interop runs use it for loss; there is no netem here).
+ *
+ * Faults that act at once are applied (drop, loss bursts, duplicate, corrupt,
+ * ECN CE, targeted drop/duplicate/corrupt/ecnCe rules); delays, jitter and
+ * reordering need a clock the real link does not have, and are refused.
+ *
+ * Turned on for `roce pingpong` / `roce perftest` by the environment:
+ *   ROCE_FAULTS='{"rx":{"drop":0.02},"tx":{"drop":0.02},"seed":7}'
+ * `rx` applies to frames the stack receives, `tx` to frames it sends.
+ */
+import { FaultInjector, type FaultConfig, type FaultCounters } from './faults';
+import type { DriverStats, NicDriver } from './driver';
+import { Rng } from '../stack/rng';
+
+export interface HostFaults {
+  rx?: FaultConfig;
+  tx?: FaultConfig;
+  /** Seed of both injectors (default: random). */
+  seed?: number;
+}
+
+function refuseTimed(c: FaultConfig | undefined, where: string): void {
+  if (c === undefined) return;
+  const timed = (['delayNs', 'jitterNs', 'reorder'] as const).filter((k) => c[k] !== undefined && c[k] !== 0);
+  if (timed.length > 0) throw new RangeError(`${where}: ${timed.join(', ')} cannot be applied on a real link (only drop, dropBurst, duplicate, corrupt, ecnCe and rules)`);
+  if ((c.rules ?? []).some((r) => r.action === 'delay')) throw new RangeError(`${where}: delay rules cannot be applied on a real link`);
+}
+
+/** The faults the environment asks for (ROCE_FAULTS, JSON), or null. Throws on a malformed value. */
+export function faultsFromEnv(env: NodeJS.ProcessEnv = process.env): HostFaults | null {
+  const text = env['ROCE_FAULTS'];
+  if (text === undefined || text.trim() === '') return null;
+  let v: unknown;
+  try {
+    v = JSON.parse(text);
+  } catch (e) {
+    throw new RangeError(`ROCE_FAULTS is not JSON: ${(e as Error).message}`);
+  }
+  if (typeof v !== 'object' || v === null || Array.isArray(v)) throw new RangeError('ROCE_FAULTS must be a JSON object with "rx" and/or "tx" fault configs');
+  const f = v as HostFaults;
+  for (const k of Object.keys(f)) if (k !== 'rx' && k !== 'tx' && k !== 'seed') throw new RangeError(`ROCE_FAULTS: unknown key ${JSON.stringify(k)} (rx, tx, seed)`);
+  refuseTimed(f.rx, 'ROCE_FAULTS.rx');
+  refuseTimed(f.tx, 'ROCE_FAULTS.tx');
+  return f;
+}
+
+export class FaultDriver implements NicDriver {
+  private readonly rxInj: FaultInjector | null;
+  private readonly txInj: FaultInjector | null;
+
+  constructor(
+    private readonly inner: NicDriver,
+    faults: HostFaults,
+  ) {
+    refuseTimed(faults.rx, 'rx');
+    refuseTimed(faults.tx, 'tx');
+    const seed = faults.seed ?? Math.floor(Math.random() * 0x7fffffff);
+    this.rxInj = faults.rx === undefined ? null : new FaultInjector('b->a', new Rng(seed), faults.rx);
+    this.txInj = faults.tx === undefined ? null : new FaultInjector('a->b', new Rng(seed ^ 0x5bd1e995), faults.tx);
+  }
+
+  get name(): string {
+    return this.inner.name;
+  }
+  get mac(): number {
+    return this.inner.mac;
+  }
+  get mtu(): number {
+    return this.inner.mtu;
+  }
+  get stats(): DriverStats {
+    return this.inner.stats;
+  }
+  /** What each injector did so far. */
+  get faultCounters(): { rx: FaultCounters | null; tx: FaultCounters | null } {
+    return { rx: this.rxInj?.counters ?? null, tx: this.txInj?.counters ?? null };
+  }
+
+  txBurst(frames: readonly Uint8Array[]): number {
+    const inj = this.txInj;
+    if (inj === null) return this.inner.txBurst(frames);
+    const out: Uint8Array[] = [];
+    for (const f of frames) for (const e of inj.process(f.slice(), 0)) out.push(e.frame);
+    if (out.length > 0) this.inner.txBurst(out);
+    // The caller's frames were all taken (some of them by the injector).
+    return frames.length;
+  }
+
+  rxBurst(max: number): Uint8Array[] {
+    const inj = this.rxInj;
+    if (inj === null) return this.inner.rxBurst(max);
+    // Copies, so the inner driver may be asked again: a burst that was dropped whole must not look
+    // like an empty ring to a caller that drains until it gets nothing.
+    const out: Uint8Array[] = [];
+    for (;;) {
+      const frames = this.inner.rxBurst(max);
+      if (frames.length === 0) return out;
+      for (const f of frames) for (const e of inj.process(f.slice(), 0)) out.push(e.frame);
+      if (out.length > 0) return out;
+    }
+  }
+
+  setRxHandler(fn: (() => void) | null): void {
+    this.inner.setRxHandler(fn);
+  }
+
+  close(): void {
+    this.inner.close();
+  }
+}
+
+/** `driver` wrapped in a FaultDriver when `faults` is given, else `driver` itself. */
+export function withFaults(driver: NicDriver, faults: HostFaults | null): NicDriver {
+  return faults === null ? driver : new FaultDriver(driver, faults);
+}

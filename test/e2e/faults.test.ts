@@ -1,0 +1,106 @@
+/**
+ * Faults on the real network: 2 % of the RoCE frames (UDP 4791 only: ARP and the out-of-band TCP
+ * pass) dropped at each veth end by an nftables `numgen random` rule, with every byte verified;
+ * and one side killed mid-transfer, after which the other side's QP ends with an error
+ * completion (RETRY_EXC_ERR after its retries) and its process exits on its own.
+ */
+import { type NetnsPair, addNftDrop, createNetnsPair, destroyNetnsPair } from '../support/netns';
+import { testUnless } from '../support/skip';
+import { e2eSkipReason, explain, roceServerClient, runPair } from './harness';
+
+const reason = e2eSkipReason();
+const t = testUnless(reason);
+const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
+
+const DRIVERS = [
+  ['xdp', 'AF_XDP'],
+  ['packet', 'AF_PACKET'],
+] as const;
+
+let net: NetnsPair | null = null;
+beforeAll(() => {
+  if (reason === null) net = createNetnsPair({ mtu: 9000 });
+});
+afterAll(() => {
+  if (net !== null) destroyNetnsPair(net);
+  net = null;
+});
+
+function lossBothWays(p: NetnsPair, perTenThousand: number): () => void {
+  const a = addNftDrop(p.nsA, p.ifA, perTenThousand);
+  const b = addNftDrop(p.nsB, p.ifB, perTenThousand);
+  return () => {
+    a();
+    b();
+  };
+}
+
+/** Retransmissions the requester made: the counters rxe names for them. */
+function retried(c: Record<string, number> | undefined): number {
+  if (c === undefined) return 0;
+  return (c['completer_retry_err'] ?? 0) + (c['rcvd_seq_err'] ?? 0) + (c['local_ack_timeout_err'] ?? 0) + (c['duplicate_request'] ?? 0) + (c['out_of_seq_request'] ?? 0);
+}
+
+describe('2 % loss of RoCE frames on the veth, data verified', () => {
+  for (const [driver, label] of DRIVERS) {
+    for (const [verb, size, iters] of [
+      ['write', '65536', '200'],
+      ['read', '65536', '200'],
+      ['send', '8192', '400'],
+    ] as const) {
+      t(`${label}: ${verb} with --verify gets every byte through`, async () => {
+        const p = net as NetnsPair;
+        const undo = lossBothWays(p, 200);
+        try {
+          // -u 10: a 4 ms local ACK timeout, so each loss costs milliseconds, not 67 ms.
+          const { server, client } = await runPair(p, 'perftest', [verb, '-s', size, '-n', iters, '-u', '10', '--verify'], { driver, timeoutMs: 40_000 });
+          expect({ ok: client.json?.['ok'], code: client.code, why: explain(client) }).toMatchObject({ ok: true, code: 0 });
+          expect({ ok: server.json?.['ok'], code: server.code, why: explain(server) }).toMatchObject({ ok: true, code: 0 });
+          const cv = client.json?.['verify'] as { bytesChecked: number; mismatches: number };
+          const sv = server.json?.['verify'] as { bytesChecked: number; mismatches: number };
+          expect(cv.bytesChecked + sv.bytesChecked).toBeGreaterThan(0);
+          expect(cv.mismatches + sv.mismatches).toBe(0);
+          // The loss was real: somebody noticed a gap and recovered.
+          const n = retried(client.json?.['counters'] as Record<string, number>) + retried(server.json?.['counters'] as Record<string, number>);
+          expect(n).toBeGreaterThan(0);
+        } finally {
+          undo();
+        }
+      }, 50_000);
+    }
+  }
+});
+
+describe('one side killed mid-transfer', () => {
+  for (const [driver, label] of DRIVERS) {
+    t(`${label}: the WRITE requester's QP ends in RETRY_EXC_ERR and it exits`, async () => {
+      const p = net as NetnsPair;
+      // -u 8: 1 ms local ACK timeout, 7 retries: the error completion comes within ~50 ms of the kill.
+      const { server, client } = roceServerClient(p, 'perftest', ['write', '-s', '65536', '-n', '100000000', '-u', '8'], { driver, timeoutMs: 25_000 });
+      await sleep(2500); // the transfer is running (both processes up, QPs connected)
+      server.kill('SIGKILL');
+      const killedAt = Date.now();
+      const c = await client.done;
+      await server.done;
+      expect(c.timedOut).toBe(false);
+      expect(Date.now() - killedAt).toBeLessThan(10_000);
+      expect(c.code).toBe(1);
+      expect(`${c.stderr} ${JSON.stringify(c.json)}`).toMatch(/RETRY_EXC_ERR/);
+    }, 40_000);
+
+    t(`${label}: a ping-pong peer killed: the survivor's SEND fails with RETRY_EXC_ERR`, async () => {
+      const p = net as NetnsPair;
+      const { server, client } = roceServerClient(p, 'pingpong', ['-s', '1024', '-n', '100000000'], { driver, timeoutMs: 25_000 });
+      await sleep(2500);
+      client.kill('SIGKILL');
+      const killedAt = Date.now();
+      const s = await server.done;
+      await client.done;
+      expect(s.timedOut).toBe(false);
+      // rc_pingpong's QP: timeout 14 (67 ms) x 8 tries: about half a second.
+      expect(Date.now() - killedAt).toBeLessThan(10_000);
+      expect(s.code).toBe(1);
+      expect(`${s.stderr} ${JSON.stringify(s.json)}`).toMatch(/RETRY_EXC_ERR/);
+    }, 40_000);
+  }
+});

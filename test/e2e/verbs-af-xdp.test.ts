@@ -1,0 +1,4 @@
+/** Every verb over the AF_XDP driver between two namespaces (see verbs-suite.ts). */
+import { verbsSuite } from './verbs-suite';
+
+verbsSuite('xdp', 'AF_XDP');

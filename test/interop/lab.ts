@@ -1,0 +1,337 @@
+/**
+ * The rxe lab from jest: runs scripts/rxe-lab/run.sh (one qemu guest running Linux rdma_rxe
+ * on a tap in a fresh network namespace, several steps per boot) and reads back what each
+ * step's guest tool and host command printed, plus a check of the whole capture: every RoCE
+ * frame decoded with its ICRC, who retransmitted and who NAKed, and the out-of-band TCP
+ * streams (to compare the exchanges byte for byte).
+ *
+ * Captures land in captures/interop/<name>.pcap (ignored by git), with <name>.json beside
+ * them: the per-step results that docs/interop.md's matrix is made from.
+ */
+import { execFile, execFileSync } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { readCapture } from '../../packets/pcap';
+import { decodeFrame } from '../../packets/decode';
+import { nativeAvailable, nativeLoadError } from '../../nic-driver/native-binding';
+
+export const REPO = path.resolve(__dirname, '..', '..');
+const LAB = path.join(REPO, 'scripts', 'rxe-lab');
+export const CAPTURE_DIR = path.join(REPO, 'captures', 'interop');
+export const GUEST_IP = '198.18.0.1';
+export const HOST_IP = '198.18.0.2';
+
+export interface Step {
+  id: number;
+  /** What the guest's tool is: the server (the stack connects to it) or the client. */
+  guestRole: 'server' | 'client';
+  /** The command in the guest (@GID@ = its RoCE v2 GID index, @PEER@ = the host's address). */
+  guest: string;
+  /** bash -c in the namespace; $ROCE, $RXE_TAP, $RXE_GUEST_IP, $RXE_HOST_IP are set. */
+  host: string;
+  timeoutS?: number;
+  port?: number;
+}
+
+export interface StepResult {
+  id: number;
+  guestRc: number | null;
+  hostRc: number | null;
+  guestOut: string;
+  hostOut: string;
+  hostErr: string;
+  /** The host command's --json summary (its last line that parses), or null. */
+  hostJson: Record<string, unknown> | null;
+}
+
+export interface SourceStats {
+  /** Request packets (anything but ACK / READ response / atomic ACK). */
+  requests: number;
+  /** Request packets whose (destination QP, PSN) this source had sent before. */
+  retransmits: number;
+  /** ACKs with a NAK syndrome (PSN sequence error, RNR, ...). */
+  naks: number;
+  rnrNaks: number;
+}
+
+export interface CaptureCheck {
+  frames: number;
+  roce: number;
+  badIcrc: number;
+  malformed: number;
+  firstProblems: string[];
+  /** Per source IP. */
+  bySource: Record<string, SourceStats>;
+  /** RoCE frames per destination, keyed "ip/qpn" (qpn in decimal). */
+  toQp: Record<string, number>;
+  /** Payload of every TCP connection to or from `port`, per direction, in sequence order. */
+  tcp: TcpConversation[];
+}
+
+export interface TcpConversation {
+  port: number;
+  /** The client's (connecting side's) address and port. */
+  client: string;
+  server: string;
+  toServer: Buffer;
+  toClient: Buffer;
+}
+
+export interface LabRun {
+  name: string;
+  status: number | null;
+  durationMs: number;
+  steps: Map<number, StepResult>;
+  console: string;
+  stderr: string;
+  capturePath: string;
+  capture: CaptureCheck;
+  guestNft: string;
+}
+
+export interface LabOptions {
+  /** Netdev MTU of the tap and of the guest's eth0 (default 1500). */
+  mtu?: number;
+  /** Drop this many per 10000 of the RoCE frames the guest receives (nftables numgen in the guest). */
+  guestLoss?: number;
+  /** Whole-run bound in seconds (default: sum of the steps' timeouts + 60). */
+  timeoutS?: number;
+}
+
+let cachedReason: string | undefined;
+
+/** Why the interop suite cannot run here, or null. Fetches and unpacks the Debian packages once (cached). */
+export function interopSkipReason(): string | null {
+  if (cachedReason !== undefined) return cachedReason === '' ? null : cachedReason;
+  cachedReason = computeSkipReason() ?? '';
+  return cachedReason === '' ? null : cachedReason;
+}
+
+function computeSkipReason(): string | null {
+  if (process.platform !== 'linux') return 'the rxe lab needs Linux';
+  if (typeof process.getuid !== 'function' || process.getuid() !== 0) return 'not root (the rxe lab needs network namespaces and a tap device)';
+  if (process.env['ROCE_SKIP_INTEROP'] === '1') return 'ROCE_SKIP_INTEROP=1';
+  try {
+    execFileSync('sh', ['-c', 'command -v qemu-system-x86_64'], { stdio: 'ignore' });
+  } catch {
+    return 'qemu-system-x86_64 not installed (apt-get install qemu-system-x86)';
+  }
+  for (const c of ['busybox', 'cpio', 'modprobe', 'nft', 'tcpdump']) {
+    try {
+      execFileSync('sh', ['-c', `command -v ${c} || test -x /bin/${c} || test -x /sbin/${c}`], { stdio: 'ignore' });
+    } catch {
+      return `${c} not installed (scripts/setup-system.sh installs it)`;
+    }
+  }
+  if (!fs.existsSync('/dev/net/tun')) return '/dev/net/tun is missing';
+  if (!nativeAvailable()) return `native addon not available (${nativeLoadError()})`;
+  if (!fs.existsSync(path.join(REPO, 'dist', 'cli', 'main.js'))) return 'dist/ is not built (npm run build)';
+  try {
+    execFileSync('bash', [path.join(LAB, 'fetch.sh')], { stdio: ['ignore', 'pipe', 'pipe'], timeout: 300_000 });
+    execFileSync('bash', [path.join(LAB, 'build-initramfs.sh')], { stdio: ['ignore', 'pipe', 'pipe'], timeout: 120_000 });
+  } catch (e) {
+    const err = e as { stderr?: Buffer; message: string };
+    const line = (err.stderr?.toString() ?? err.message).trim().split('\n').filter((l) => l.startsWith('rxe-lab:')).pop();
+    return `rxe lab packages not fetchable: ${line ?? err.message.split('\n')[0]}`;
+  }
+  return null;
+}
+
+/** Boots one guest, runs `steps` in it, and returns what happened. Never rejects for a failed step. */
+export async function runLab(name: string, steps: readonly Step[], opts: LabOptions = {}): Promise<LabRun> {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), `rxe-lab-${name}-`));
+  const scenario = path.join(dir, 'scenario.txt');
+  const lines = steps.map((s) => {
+    if (s.guest.includes(' | ') || s.host.includes(' | ')) throw new Error(`step ${s.id}: " | " separates fields`);
+    return `${s.id} ${s.guestRole} ${s.port ?? 18515} ${s.timeoutS ?? 60} | ${s.guest} | ${s.host}`;
+  });
+  fs.writeFileSync(scenario, `${lines.join('\n')}\n`);
+  const out = path.join(dir, 'out');
+  const total = opts.timeoutS ?? steps.reduce((a, s) => a + (s.timeoutS ?? 60), 60);
+  const args = [path.join(LAB, 'run.sh'), '--scenario', scenario, '--out', out, '--timeout', String(total), '--mtu', String(opts.mtu ?? 1500)];
+  if (opts.guestLoss !== undefined) args.push('--guest-loss', String(opts.guestLoss));
+  const t0 = Date.now();
+  const r = await new Promise<{ code: number | null; stderr: string }>((resolve) => {
+    execFile('bash', args, { timeout: (total + 30) * 1000, killSignal: 'SIGTERM', maxBuffer: 64 << 20, encoding: 'utf8' }, (err, _stdout, stderr) => {
+      const code = err === null ? 0 : typeof (err as { code?: unknown }).code === 'number' ? (err as { code: number }).code : null;
+      resolve({ code, stderr });
+    });
+  });
+  const durationMs = Date.now() - t0;
+  const read = (f: string): string => {
+    try {
+      return fs.readFileSync(path.join(out, f), 'utf8');
+    } catch {
+      return '';
+    }
+  };
+  const num = (text: string): number | null => (text.trim() === '' ? null : Number(text.trim()));
+  const results = new Map<number, StepResult>();
+  for (const s of steps) {
+    const hostOut = read(`steps/${s.id}.host.out`);
+    let hostJson: Record<string, unknown> | null = null;
+    for (const l of hostOut.trim().split('\n').reverse()) {
+      try {
+        hostJson = JSON.parse(l) as Record<string, unknown>;
+        break;
+      } catch {
+        // not JSON
+      }
+    }
+    results.set(s.id, {
+      id: s.id,
+      guestRc: num(read(`steps/${s.id}.guest.rc`)),
+      hostRc: num(read(`steps/${s.id}.host.rc`)),
+      guestOut: read(`steps/${s.id}.guest.out`),
+      hostOut,
+      hostErr: read(`steps/${s.id}.host.err`),
+      hostJson,
+    });
+  }
+  fs.mkdirSync(CAPTURE_DIR, { recursive: true });
+  const capturePath = path.join(CAPTURE_DIR, `${name}.pcap`);
+  const src = path.join(out, 'capture.pcap');
+  if (fs.existsSync(src)) fs.copyFileSync(src, capturePath);
+  else fs.rmSync(capturePath, { force: true });
+  const capture = checkCapture(fs.existsSync(capturePath) ? fs.readFileSync(capturePath) : new Uint8Array(0));
+  const run: LabRun = { name, status: r.code, durationMs, steps: results, console: read('console.log'), stderr: r.stderr, capturePath, capture, guestNft: read('guest-nft.txt').trim() };
+  fs.writeFileSync(
+    path.join(CAPTURE_DIR, `${name}.json`),
+    `${JSON.stringify(
+      {
+        name,
+        date: new Date().toISOString(),
+        status: r.code,
+        durationMs,
+        mtu: opts.mtu ?? 1500,
+        guestLoss: opts.guestLoss ?? 0,
+        capture: { frames: capture.frames, roce: capture.roce, badIcrc: capture.badIcrc, malformed: capture.malformed, bySource: capture.bySource },
+        steps: steps.map((s) => ({ ...s, guestRc: results.get(s.id)?.guestRc ?? null, hostRc: results.get(s.id)?.hostRc ?? null })),
+      },
+      null,
+      1,
+    )}\n`,
+  );
+  fs.rmSync(dir, { recursive: true, force: true });
+  return run;
+}
+
+const ACK_OPCODES = new Set([0x10, 0x11, 0x12, 0x13, 0x14, 0x15, 0x16]); // RC READ responses, ACK, atomic ACK
+
+/** Decodes every frame: ICRC, who retransmitted and NAKed, and the TCP streams of the exchanges. */
+export function checkCapture(file: Uint8Array): CaptureCheck {
+  const c: CaptureCheck = { frames: 0, roce: 0, badIcrc: 0, malformed: 0, firstProblems: [], bySource: {}, toQp: {}, tcp: [] };
+  if (file.length === 0) {
+    c.firstProblems.push('no capture');
+    return c;
+  }
+  const cap = readCapture(file);
+  if (cap.error !== null) c.firstProblems.push(`capture: ${cap.error.message}`);
+  const seen = new Map<string, Set<number>>();
+  const segs = new Map<string, { seq: number; data: Buffer }[]>();
+  for (const rec of cap.records) {
+    c.frames++;
+    const d = decodeFrame(rec.data, rec.linkType);
+    if (!d.roce) {
+      collectTcp(rec.data, segs);
+      continue;
+    }
+    c.roce++;
+    if (d.error !== null) {
+      c.malformed++;
+      if (c.firstProblems.length < 5) c.firstProblems.push(`frame ${rec.index}: ${d.error.message}`);
+    }
+    if (d.icrcOk !== true) {
+      c.badIcrc++;
+      if (c.firstProblems.length < 5) c.firstProblems.push(`frame ${rec.index}: ICRC ${d.icrcOk === false ? 'bad' : 'not checked'}`);
+    }
+    const src = d.ipv4 !== null ? ipText(d.ipv4.src) : '?';
+    const s = (c.bySource[src] ??= { requests: 0, retransmits: 0, naks: 0, rnrNaks: 0 });
+    const bth = d.bth;
+    if (bth === null) continue;
+    const dstKey = `${d.ipv4 !== null ? ipText(d.ipv4.dst) : '?'}/${bth.destQp}`;
+    c.toQp[dstKey] = (c.toQp[dstKey] ?? 0) + 1;
+    if (bth.opcode === 0x11 && d.aeth !== null) {
+      const syndrome = d.aeth.syndrome;
+      if ((syndrome & 0x60) === 0x60) s.naks++;
+      if ((syndrome & 0x60) === 0x20) {
+        s.naks++;
+        s.rnrNaks++;
+      }
+    }
+    if (ACK_OPCODES.has(bth.opcode) || bth.opcode >= 0x80) continue;
+    s.requests++;
+    const key = `${src}/${bth.destQp}`;
+    let set = seen.get(key);
+    if (set === undefined) seen.set(key, (set = new Set()));
+    if (set.has(bth.psn)) s.retransmits++;
+    else set.add(bth.psn);
+  }
+  for (const [key, list] of segs) {
+    const [a, b] = key.split('>') as [string, string];
+    list.sort((x, y) => x.seq - y.seq);
+    const parts: Buffer[] = [];
+    let next = -1;
+    for (const sg of list) {
+      if (next >= 0 && sg.seq + sg.data.length <= next) continue; // retransmitted
+      const skip = next >= 0 && sg.seq < next ? next - sg.seq : 0;
+      parts.push(sg.data.subarray(skip));
+      next = sg.seq + sg.data.length;
+    }
+    const data = Buffer.concat(parts);
+    const port = (x: string): number => Number(x.split(':')[1]);
+    const serverSide = port(b) < port(a) ? b : a; // the listening port is the low one here (18515 vs ephemeral)
+    const clientSide = serverSide === b ? a : b;
+    let conv = c.tcp.find((t) => t.client === clientSide && t.server === serverSide);
+    if (conv === undefined) c.tcp.push((conv = { port: port(serverSide), client: clientSide, server: serverSide, toServer: Buffer.alloc(0), toClient: Buffer.alloc(0) }));
+    if (b === serverSide) conv.toServer = data;
+    else conv.toClient = data;
+  }
+  return c;
+}
+
+function ipText(v: number): string {
+  return [v >>> 24, (v >>> 16) & 0xff, (v >>> 8) & 0xff, v & 0xff].join('.');
+}
+
+/** Adds an Ethernet/IPv4/TCP frame's payload to `segs` (keyed "src:port>dst:port"). */
+function collectTcp(frame: Uint8Array, segs: Map<string, { seq: number; data: Buffer }[]>): void {
+  const b = Buffer.from(frame.buffer, frame.byteOffset, frame.byteLength);
+  if (b.length < 54 || b.readUInt16BE(12) !== 0x0800) return;
+  const ihl = ((b[14] as number) & 0x0f) * 4;
+  if (b[23] !== 6) return;
+  const totalLen = b.readUInt16BE(16);
+  const tcpOff = 14 + ihl;
+  const dataOff = ((b[tcpOff + 12] as number) >> 4) * 4;
+  const payload = b.subarray(tcpOff + dataOff, 14 + totalLen);
+  if (payload.length === 0) return;
+  const src = `${b[26]}.${b[27]}.${b[28]}.${b[29]}:${b.readUInt16BE(tcpOff)}`;
+  const dst = `${b[30]}.${b[31]}.${b[32]}.${b[33]}:${b.readUInt16BE(tcpOff + 2)}`;
+  const key = `${src}>${dst}`;
+  let list = segs.get(key);
+  if (list === undefined) segs.set(key, (list = []));
+  list.push({ seq: b.readUInt32BE(tcpOff + 4), data: Buffer.from(payload) });
+}
+
+/** A one-line account of a step, for failure messages. */
+export function describe(s: StepResult | undefined): string {
+  if (s === undefined) return 'step did not run';
+  return `guest rc ${s.guestRc} host rc ${s.hostRc}\n--- guest:\n${s.guestOut}\n--- host:\n${s.hostOut}\n--- host stderr:\n${s.hostErr}`;
+}
+
+/** The numbers of rc_pingpong's "N bytes in S seconds" and "N iters" lines. */
+export function pingpongNumbers(out: string): { bytes: number; iters: number } | null {
+  const b = /^(\d+) bytes in [\d.]+ seconds = [\d.]+ Mbit\/sec$/m.exec(out);
+  const i = /^(\d+) iters in [\d.]+ seconds = [\d.]+ usec\/iter$/m.exec(out);
+  return b !== null && i !== null ? { bytes: Number(b[1]), iters: Number(i[1]) } : null;
+}
+
+/** The result row of a perftest report: #bytes and #iterations (first two columns after the header). */
+export function perftestRow(out: string): { bytes: number; iters: number } | null {
+  const lines = out.split('\n');
+  const h = lines.findIndex((l) => /^\s*#bytes\s+#iterations/.test(l));
+  if (h < 0) return null;
+  const m = /^\s*(\d+)\s+(\d+)\s/.exec(lines[h + 1] ?? '');
+  return m === null ? null : { bytes: Number(m[1]), iters: Number(m[2]) };
+}

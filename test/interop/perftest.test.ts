@@ -1,0 +1,84 @@
+/**
+ * Interop with Linux rdma_rxe: perftest's ib_{write,read,send,atomic}_bw and
+ * ib_{write,read,send}_lat (unmodified, in a qemu guest) against `roce perftest`, each in
+ * both roles, in one guest boot. Short runs (TCG): -n 100 for bandwidth, 200 for the rest.
+ */
+import { type LabRun, type Step, interopSkipReason, runLab } from './lab';
+import { expectCleanCapture, expectPerftest, oobShape, stepOf } from './checks';
+
+const skip = interopSkipReason();
+const d = skip === null ? describe : describe.skip;
+if (skip !== null) test.skip(`rxe perftest interop [skipped: ${skip}]`, () => undefined);
+
+interface Case {
+  id: number;
+  verb: 'write' | 'read' | 'send' | 'atomic';
+  lat: boolean;
+  guestRole: 'server' | 'client';
+  size: number;
+  iters: number;
+}
+
+const CASES: Case[] = [];
+for (const [verb, lat] of [
+  ['write', false],
+  ['read', false],
+  ['send', false],
+  ['atomic', false],
+  ['write', true],
+  ['read', true],
+  ['send', true],
+] as const) {
+  for (const guestRole of ['server', 'client'] as const) {
+    const iters = !lat && verb !== 'atomic' ? 100 : 200;
+    CASES.push({ id: CASES.length + 1, verb, lat, guestRole, size: lat ? 2 : verb === 'atomic' ? 8 : 65536, iters });
+  }
+}
+
+const tool = (c: Case): string => `ib_${c.verb}_${c.lat ? 'lat' : 'bw'}`;
+const title = (c: Case): string => `${tool(c)}, ${c.guestRole === 'server' ? 'roce-ts client' : 'roce-ts server'}`;
+
+const STEPS: Step[] = CASES.map((c) => ({
+  id: c.id,
+  guestRole: c.guestRole,
+  guest: `${tool(c)} -d rxe0 -x @GID@ -n ${c.iters} -F${c.guestRole === 'client' ? ' @PEER@' : ''}`,
+  host: `$ROCE perftest ${c.verb}${c.lat ? ' --lat' : ''}${c.guestRole === 'server' ? ' $RXE_GUEST_IP' : ''} -d $RXE_TAP -n ${c.iters} --json --timeout 80`,
+  timeoutS: 90,
+}));
+
+d('perftest against roce perftest, netdev MTU 1500 (RoCE 1024)', () => {
+  let run: LabRun;
+  beforeAll(async () => {
+    run = await runLab('perftest-mtu1500', STEPS);
+  }, 900_000);
+
+  test('the guest booted, ran every step and powered off; the capture decodes with valid ICRCs', () => {
+    expect(run.console).toContain('RXE-END');
+    expectCleanCapture(run.capture);
+  });
+
+  test.each(CASES.map((c) => [title(c), c] as const))('%s', (_n, c) => {
+    expectPerftest(run, stepOf(run, c.id), { verb: c.verb, lat: c.lat, size: c.size, iters: c.iters, guestRole: c.guestRole });
+  });
+
+  // The exchange on 18515 (version, system data, MTU, keys, reports, done): the stack's bytes
+  // have the same length and separators as the tool's, in each direction, for each binary.
+  test.each(CASES.filter((c) => c.guestRole === 'server').map((c) => [tool(c), c] as const))('%s: out-of-band exchange has the tool\'s format in both roles', (_n, c) => {
+    const convs = run.capture.tcp.filter((t) => t.port === 18515);
+    const idx = (id: number): number => CASES.findIndex((x) => x.id === id);
+    // One connection per step, in step order.
+    expect(convs.length).toBe(CASES.length);
+    const stackClient = convs[idx(c.id)];
+    const toolClient = convs[idx(c.id + 1)];
+    expect(stackClient).toBeDefined();
+    expect(toolClient).toBeDefined();
+    if (stackClient === undefined || toolClient === undefined) return;
+    expect(stackClient.client.startsWith('198.18.0.2:')).toBe(true);
+    expect(toolClient.client.startsWith('198.18.0.1:')).toBe(true);
+    expect(oobShape(stackClient.toServer)).toBe(oobShape(toolClient.toServer));
+    expect(oobShape(stackClient.toClient)).toBe(oobShape(toolClient.toClient));
+    // The version message: 16 bytes, NUL-padded, the same on both sides.
+    expect(stackClient.toServer.subarray(0, 16)).toEqual(toolClient.toServer.subarray(0, 16));
+    expect(stackClient.toServer.subarray(0, 16).toString('latin1')).toMatch(/^\d+\.\d+\0+$/);
+  });
+});

@@ -1,0 +1,53 @@
+/** The fault injector on a real driver's path (ROCE_FAULTS): drops on receive and on transmit, refuses timed faults. */
+import { FaultDriver, faultsFromEnv } from '../../nic-driver/fault-driver';
+import { type NicDriver, emptyStats } from '../../nic-driver/driver';
+
+function fakeDriver(rx: Uint8Array[][]): NicDriver & { sent: Uint8Array[] } {
+  const sent: Uint8Array[] = [];
+  return {
+    name: 'fake',
+    mac: 1,
+    mtu: 1500,
+    stats: emptyStats(),
+    sent,
+    txBurst(frames) {
+      sent.push(...frames);
+      return frames.length;
+    },
+    rxBurst() {
+      return rx.shift() ?? [];
+    },
+    setRxHandler() {},
+    close() {},
+  };
+}
+
+const frames = (n: number): Uint8Array[] => Array.from({ length: n }, (_, i) => new Uint8Array([i & 0xff, i >> 8, 0, 0]));
+
+test('drop: about the configured share of received and sent frames vanish, the rest pass in order', () => {
+  const inner = fakeDriver([frames(5000)]);
+  const d = new FaultDriver(inner, { rx: { drop: 0.1 }, tx: { drop: 0.2 }, seed: 5 });
+  const got = d.rxBurst(10_000);
+  expect(got.length).toBeGreaterThan(4300);
+  expect(got.length).toBeLessThan(4700);
+  const ids = got.map((f) => (f[0] as number) | ((f[1] as number) << 8));
+  expect(ids).toEqual([...ids].sort((a, b) => a - b));
+  expect(d.txBurst(frames(5000))).toBe(5000);
+  expect(inner.sent.length).toBeGreaterThan(3800);
+  expect(inner.sent.length).toBeLessThan(4200);
+  expect(d.faultCounters.rx?.dropped).toBe(5000 - got.length);
+});
+
+test('a burst dropped whole does not read as an empty ring: the next burst is returned', () => {
+  const inner = fakeDriver([frames(1), frames(3)]);
+  const d = new FaultDriver(inner, { rx: { rules: [{ action: 'drop', match: {}, count: 1 }] } });
+  expect(d.rxBurst(10)).toHaveLength(3);
+});
+
+test('ROCE_FAULTS: parsed from JSON; malformed values and timed faults are refused by name', () => {
+  expect(faultsFromEnv({})).toBeNull();
+  expect(faultsFromEnv({ ROCE_FAULTS: '{"rx":{"drop":0.02}}' })).toEqual({ rx: { drop: 0.02 } });
+  expect(() => faultsFromEnv({ ROCE_FAULTS: 'drop' })).toThrow(/not JSON/);
+  expect(() => faultsFromEnv({ ROCE_FAULTS: '{"rx":{"drop":0.1},"up":{}}' })).toThrow(/unknown key "up"/);
+  expect(() => faultsFromEnv({ ROCE_FAULTS: '{"tx":{"delayNs":5}}' })).toThrow(/delayNs cannot be applied on a real link/);
+});
