@@ -3,20 +3,12 @@
  * boolean flags and positionals, checked against a declared option table.
  * Bad flags are a `UsageError` with a clear message, never a crash.
  */
+import { BrandedError } from '../packets/branded-error';
 
-const kUsageError = Symbol.for('roce-ts.UsageError');
-
-export class UsageError extends Error {
+export class UsageError extends BrandedError {
   readonly code = 'ROCE_ERR_USAGE';
   constructor(message: string) {
     super(message);
-    this.name = 'UsageError';
-  }
-  get [kUsageError](): true {
-    return true;
-  }
-  static override [Symbol.hasInstance](v: unknown): boolean {
-    return typeof v === 'object' && v !== null && (v as Record<symbol, unknown>)[kUsageError] === true;
   }
 }
 

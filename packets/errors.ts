@@ -7,6 +7,7 @@
  * message. `instanceof` works across duplicate module copies through a
  * `Symbol.for` brand, the way undici does it.
  */
+import { BrandedError } from './branded-error';
 
 export const WireErrorCode = {
   /** The buffer ends before a header or a declared length does. */
@@ -28,26 +29,15 @@ export const WireErrorCode = {
 } as const;
 export type WireErrorCode = (typeof WireErrorCode)[keyof typeof WireErrorCode];
 
-const kWireError = Symbol.for('roce-ts.WireError');
-
-export class WireError extends Error {
+export class WireError extends BrandedError {
   readonly code: WireErrorCode;
   /** Byte offset of the problem, from the start of the frame (or file, for capture errors). */
   readonly offset: number;
 
   constructor(code: WireErrorCode, offset: number, message: string) {
     super(`${message} (at byte ${offset})`);
-    this.name = 'WireError';
     this.code = code;
     this.offset = offset;
-  }
-
-  get [kWireError](): true {
-    return true;
-  }
-
-  static override [Symbol.hasInstance](value: unknown): boolean {
-    return typeof value === 'object' && value !== null && (value as Record<symbol, unknown>)[kWireError] === true;
   }
 }
 

@@ -4,6 +4,7 @@
  * message that names the attribute. Protocol errors are never thrown: they
  * become NAKs and error completions, as the IBTA says.
  */
+import { BrandedError } from '../packets/branded-error';
 export const VerbsErrorCode = {
   /** An attribute is missing, out of range or not allowed for this transition (EINVAL). */
   InvalidArgument: 'ROCE_ERR_EINVAL',
@@ -20,20 +21,11 @@ export const VerbsErrorCode = {
 } as const;
 export type VerbsErrorCode = (typeof VerbsErrorCode)[keyof typeof VerbsErrorCode];
 
-const kVerbsError = Symbol.for('roce-ts.VerbsError');
-
-export class VerbsError extends Error {
+export class VerbsError extends BrandedError {
   readonly code: VerbsErrorCode;
   constructor(code: VerbsErrorCode, message: string) {
     super(message);
-    this.name = 'VerbsError';
     this.code = code;
-  }
-  get [kVerbsError](): true {
-    return true;
-  }
-  static override [Symbol.hasInstance](v: unknown): boolean {
-    return typeof v === 'object' && v !== null && (v as Record<symbol, unknown>)[kVerbsError] === true;
   }
 }
 

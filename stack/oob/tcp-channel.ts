@@ -6,6 +6,7 @@
  * saying what was being read and how much of it arrived, so a peer that
  * closes early or stays silent never leaves the caller hanging.
  */
+import { BrandedError } from '../../packets/branded-error';
 import * as net from 'node:net';
 
 export const OobErrorCode = {
@@ -22,23 +23,14 @@ export const OobErrorCode = {
 } as const;
 export type OobErrorCode = (typeof OobErrorCode)[keyof typeof OobErrorCode];
 
-const kOobError = Symbol.for('roce-ts.OobError');
-
-export class OobError extends Error {
+export class OobError extends BrandedError {
   readonly code: OobErrorCode;
   /** The message field at fault (MALFORMED, INCOMPATIBLE), or the message being read. */
   readonly field: string | undefined;
   constructor(code: OobErrorCode, message: string, field?: string) {
     super(message);
-    this.name = 'OobError';
     this.code = code;
     this.field = field;
-  }
-  get [kOobError](): true {
-    return true;
-  }
-  static override [Symbol.hasInstance](v: unknown): boolean {
-    return typeof v === 'object' && v !== null && (v as Record<symbol, unknown>)[kOobError] === true;
   }
 }
 

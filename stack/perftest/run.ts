@@ -18,6 +18,7 @@
  * so the same code runs on a RealClock (a real NIC driver) and on a
  * VirtualClock driven by `pumpVirtualClock` (both ends in one process).
  */
+import { BrandedError } from '../../packets/branded-error';
 import type { Device } from '../device';
 import type { QueuePair } from '../queue-pair';
 import type { CompletionQueue } from '../completion-queue';
@@ -45,22 +46,13 @@ export const PerftestErrorCode = {
 } as const;
 export type PerftestErrorCode = (typeof PerftestErrorCode)[keyof typeof PerftestErrorCode];
 
-const kPerftestError = Symbol.for('roce-ts.PerftestError');
-
-export class PerftestError extends Error {
+export class PerftestError extends BrandedError {
   readonly code: PerftestErrorCode;
   readonly field: string | undefined;
   constructor(code: PerftestErrorCode, message: string, field?: string) {
     super(message);
-    this.name = 'PerftestError';
     this.code = code;
     this.field = field;
-  }
-  get [kPerftestError](): true {
-    return true;
-  }
-  static override [Symbol.hasInstance](v: unknown): boolean {
-    return typeof v === 'object' && v !== null && (v as Record<symbol, unknown>)[kPerftestError] === true;
   }
 }
 
