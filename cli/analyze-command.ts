@@ -23,6 +23,7 @@ export const ANALYZE_OPTIONS: readonly OptionSpec[] = [
   { name: 'all-frames', kind: 'flag', help: 'with --json: a result for every RoCE frame, not only flagged ones' },
   { name: 'roce-port', kind: 'string', value: 'N', help: 'UDP destination port that means RoCE v2 (default 4791)' },
   { name: 'no-icrc', kind: 'flag', help: 'do not check the ICRC' },
+  { name: 'capture-point', kind: 'string', value: 'unknown|sent', help: "'sent': frames were captured as sent and dropped after the capture point (a tap before the lossy link): rules that need what the requester received are not checked" },
   { name: 'help', short: 'h', kind: 'flag', help: 'this help' },
 ];
 
@@ -56,6 +57,8 @@ export async function analyzeCommand(argv: readonly string[], out: Output): Prom
   const json = args.flags.has('json');
   const verbose = args.flags.has('verbose');
   if (args.flags.has('all-frames') && !json) throw new UsageError('--all-frames goes with --json (use --frames for a text list of flagged frames)');
+  const capturePoint = args.values.get('capture-point') ?? 'unknown';
+  if (capturePoint !== 'unknown' && capturePoint !== 'sent') throw new UsageError(`--capture-point must be unknown or sent, not ${JSON.stringify(capturePoint)}`);
   const portText = args.values.get('roce-port');
   const rocePort = portText === undefined ? 4791 : intValue(portText, 'roce-port', 1, 65535);
   let file = args.positionals[0];
@@ -71,7 +74,7 @@ export async function analyzeCommand(argv: readonly string[], out: Output): Prom
     out.stderr(`roce analyze: cannot read ${file}: ${err.code === 'ENOENT' ? 'no such file' : err.code === 'EISDIR' ? 'is a directory' : err.message}\n`);
     return 2;
   }
-  const result = analyzeFile(file, { decode: { rocePort, verifyIcrc: !args.flags.has('no-icrc') }, allFrames: args.flags.has('all-frames') });
+  const result = analyzeFile(file, { decode: { rocePort, verifyIcrc: !args.flags.has('no-icrc') }, allFrames: args.flags.has('all-frames'), capturePoint });
   const doc = analysisDocument(result, file);
   if (json) out.stdout(`${JSON.stringify(doc)}\n`);
   else {

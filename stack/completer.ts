@@ -58,12 +58,19 @@ export function completeInOrder(qp: QueuePair, w: SendWqe, status: WcStatus, rea
  * Arms the local ACK timer if it is not running (IBTA §9.7.6.1.3: 4.096 us *
  * 2^timeout; 0 = none). The timer is lazy: progress only moves the deadline,
  * and an expiry before the deadline re-arms itself, so an ACK costs no timer
- * cancel and re-insert.
+ * cancel and re-insert. A deadline of +Infinity means stopped (nothing was
+ * outstanding): a send then starts a full timeout even while the lazy event of
+ * the previous period is still queued (before, the stale deadline of the last
+ * ACK applied, and a send after an idle spell longer than the timeout was
+ * resent at once when a real-time clock ran that overdue event).
  */
 export function armRetransmitTimer(qp: QueuePair): void {
   const c = qp.comp;
   if (qp.attr.timeout === 0 || qp.type !== QpType.RC) return;
-  if (c.timer !== null) return;
+  if (c.timer !== null) {
+    if (c.deadline === Number.POSITIVE_INFINITY) c.deadline = qp.device.clock.now() + localAckTimeoutNs(qp.attr.timeout);
+    return;
+  }
   const clock = qp.device.clock;
   c.deadline = clock.now() + localAckTimeoutNs(qp.attr.timeout);
   scheduleTimer(qp, c.deadline);
@@ -74,6 +81,7 @@ function scheduleTimer(qp: QueuePair, at: number): void {
   const clock = qp.device.clock;
   c.timer = clock.schedule(at, () => {
     c.timer = null;
+    if (c.deadline === Number.POSITIVE_INFINITY && hasOutstanding(qp)) c.deadline = clock.now() + localAckTimeoutNs(qp.attr.timeout); // defensive: sent without arming
     if (clock.now() < c.deadline) {
       if (hasOutstanding(qp)) scheduleTimer(qp, c.deadline);
       return;
@@ -83,12 +91,16 @@ function scheduleTimer(qp: QueuePair, at: number): void {
   });
 }
 
-/** Restarts the local ACK timeout from now (after progress), or lets it lapse when nothing is outstanding. */
+/** Restarts the local ACK timeout from now (after progress), or stops it when nothing is outstanding. */
 function restartRetransmitTimer(qp: QueuePair): void {
   const c = qp.comp;
   if (qp.attr.timeout === 0) return;
+  if (!hasOutstanding(qp)) {
+    c.deadline = Number.POSITIVE_INFINITY;
+    return;
+  }
   c.deadline = qp.device.clock.now() + localAckTimeoutNs(qp.attr.timeout);
-  if (c.timer === null && hasOutstanding(qp)) scheduleTimer(qp, c.deadline);
+  if (c.timer === null) scheduleTimer(qp, c.deadline);
 }
 
 function hasOutstanding(qp: QueuePair): boolean {

@@ -12,7 +12,19 @@ import { FLAG_BIT, type FlagName, emptyFlagCounts, flagList } from './flags';
 import { FrameRole, type FrameView, viewFrame } from './frame-view';
 import type { FlowSinks } from './flow';
 import { streamCaptureFile } from './capture-stream';
-import type { Episode, FrameResult, Message, Violation } from './types';
+import { tcpConnectionRequest } from './oob';
+import { RECEIVE_DEPENDENT_RULES } from './gbn-checks';
+import type { Episode, FrameResult, Message, RuleId, Violation } from './types';
+
+/**
+ * Where the capture was taken, as far as loss goes: 'unknown' (default; the analyzer
+ * notices requests lost before the capture point by itself) or 'sent': every frame is
+ * captured as its sender sent it and drops happen after the capture point, in both
+ * directions (a mirror or tap before the lossy segment, the rxe lab's qemu filter-dump).
+ * Then what each requester received is not known, and the rules that depend on it are
+ * not checked (RECEIVE_DEPENDENT_RULES).
+ */
+export type CapturePoint = 'unknown' | 'sent';
 
 export interface AnalyzerOptions {
   decode?: DecodeOptions;
@@ -22,6 +34,7 @@ export interface AnalyzerOptions {
   allFrames?: boolean;
   /** Called for every RoCE frame with its result (e.g. to draw a ladder). */
   onFrame?: (r: FrameResult, p: RocePacket, v: FrameView | null) => void;
+  capturePoint?: CapturePoint;
 }
 
 export interface FrameTotals {
@@ -50,6 +63,9 @@ export interface AnalysisResult {
   violationCount: number;
   /** How reading the capture ended: null when read completely. */
   captureError: WireError | null;
+  capturePoint: CapturePoint;
+  /** Rules not checked anywhere in this capture because of where it was taken. */
+  rulesNotChecked: RuleId[];
 }
 
 export class Analyzer {
@@ -58,6 +74,7 @@ export class Analyzer {
   private readonly allFrames: boolean;
   private readonly onFrame: AnalyzerOptions['onFrame'];
   private readonly decodeOpts: DecodeOptions;
+  private readonly capturePoint: CapturePoint;
   private t0: bigint | null = null;
   private startSec = 0;
   private lastNs = 0;
@@ -78,7 +95,9 @@ export class Analyzer {
     this.allFrames = opts.allFrames ?? false;
     this.onFrame = opts.onFrame;
     this.decodeOpts = opts.decode ?? {};
+    this.capturePoint = opts.capturePoint ?? 'unknown';
     const sinks: FlowSinks = {
+      requesterInputKnown: this.capturePoint !== 'sent',
       message: (m) => {
         this.messageCount++;
         if (this.keep) this.messages.push(m);
@@ -102,8 +121,11 @@ export class Analyzer {
     this.pushDecoded(rec, decodeAt(view, rec.data, 0, rec.data.byteLength, rec.linkType, this.decodeOpts));
   }
 
-  /** Analyses a frame already decoded. */
-  pushDecoded(rec: { index: number; timestampNs: bigint; timeSec: number }, d: DecodedFrame): void {
+  /**
+   * Analyses a frame already decoded. With the record's `data` and `linkType`, a frame that is
+   * not RoCE is looked at for an out-of-band connection set-up (TCP SYN; see conversations.ts).
+   */
+  pushDecoded(rec: { index: number; timestampNs: bigint; timeSec: number; data?: Uint8Array; linkType?: number }, d: DecodedFrame): void {
     this.totals.total++;
     if (this.t0 === null) {
       this.t0 = rec.timestampNs;
@@ -113,6 +135,10 @@ export class Analyzer {
     this.lastNs = Math.max(this.lastNs, timeNs);
     if (!d.roce) {
       this.totals.notRoce++;
+      if (rec.data !== undefined && rec.linkType !== undefined) {
+        const syn = tcpConnectionRequest(rec.data, rec.linkType);
+        if (syn !== null) this.table.outOfBand(syn.src, syn.dst, timeNs);
+      }
       return;
     }
     this.totals.roce++;
@@ -125,6 +151,8 @@ export class Analyzer {
     if (v === null) {
       bits = FLAG_BIT.malformed;
     } else {
+      // A MAD to the GSI QP (RDMA CM) sets connections up between the two hosts.
+      if (v.qpType === 'UD' && v.destQp === 1) this.table.outOfBand(v.src, v.dst, timeNs);
       const r = v.role === FrameRole.OTHER || v.qpType === '' ? null : this.table.route(v);
       if (r === null) {
         if (v.role === FrameRole.CNP) bits |= FLAG_BIT.cnp;
@@ -186,6 +214,8 @@ export class Analyzer {
       episodeCount: this.episodeCount,
       violationCount: this.violationCount,
       captureError: this.captureError,
+      capturePoint: this.capturePoint,
+      rulesNotChecked: this.capturePoint === 'sent' ? [...RECEIVE_DEPENDENT_RULES] : [],
     };
   }
 }

@@ -59,6 +59,8 @@ export interface ConversationJson {
   startNs: number;
   durationNs: number;
   cnps: number;
+  /** The conversation that took one of its endpoints over (a QPN reused by a new connection), or null. */
+  closedBy: number | null;
   flows: FlowJson[];
 }
 
@@ -84,6 +86,10 @@ export interface AnalysisDocument {
   /** Per-frame results with their `flags`: flagged frames only (every RoCE frame with --all-frames). */
   frames: FrameResult[];
   captureError: string | null;
+  /** 'unknown', or 'sent' (frames captured as sent, dropped after the capture point: --capture-point sent). */
+  capturePoint: AnalysisResult['capturePoint'];
+  /** Rules not checked on this capture because of its capture point. */
+  rulesNotChecked: AnalysisResult['rulesNotChecked'];
 }
 
 const series = (s: TimeSeries): SeriesJson => ({ binNs: s.binNs, values: [...s.bins] });
@@ -132,6 +138,7 @@ function conversationJson(c: Conversation, msgCount: (id: number, side: Side) =>
     startNs: c.firstNs,
     durationNs: c.lastNs - c.firstNs,
     cnps: c.cnps,
+    closedBy: c.closedBy,
     flows,
   };
 }
@@ -164,5 +171,7 @@ export function analysisDocument(r: AnalysisResult, file: string): AnalysisDocum
     violations: r.violations,
     frames: r.frameResults,
     captureError: r.captureError === null ? null : r.captureError.message,
+    capturePoint: r.capturePoint,
+    rulesNotChecked: r.rulesNotChecked,
   };
 }

@@ -36,6 +36,8 @@ export interface FlowSinks {
   episode: (e: Episode) => void;
   violation: (v: Violation) => void;
   nextEpisodeId: () => number;
+  /** False when the capture does not show what a requester received (frames captured as sent, dropped after). */
+  requesterInputKnown?: boolean;
 }
 
 interface LastFrame {
@@ -102,6 +104,7 @@ export class RequesterFlow {
     });
     this.recovery = new RecoveryTracker(conversation, requester, 0, sinks.nextEpisodeId, sinks.episode);
     this.checker = new GbnChecker(conversation, requester, sinks.violation);
+    this.checker.requesterInputKnown = sinks.requesterInputKnown ?? true;
   }
 
   private onMessage(m: Message): void {
@@ -199,7 +202,7 @@ export class RequesterFlow {
         const started = this.recovery.onRetransmission(v, n, this.coverHigh ?? psn, tx, this.triggerTtlNs());
         if (started !== null) {
           started.ep.qpn = v.destQp;
-          this.checker.onEpisode(started.ep, v, started.trigger, latestNak, compHigh);
+          this.checker.onEpisode(started.ep, v, started.trigger, latestNak, compHigh, this.recentCompletionPoints(v.timeNs));
         }
       } else {
         if (next !== null && psnDiff(psn, next) > 0) this.checker.onSkip(this.lastReq?.frame ?? v.frame, v, next);
@@ -279,6 +282,26 @@ export class RequesterFlow {
     return k;
   }
 
+  /**
+   * Completion points of the last trigger TTL before `nowNs` (and the one in force when that
+   * window began): a requester cannot act on a response before it has processed it, and a
+   * capture on the wire or at the NIC sees the response first. A resend from the first
+   * unacknowledged PSN as of any of these is one from the first unacknowledged PSN.
+   */
+  private recentCompletionPoints(nowNs: number): number[] {
+    const from = nowNs - this.triggerTtlNs();
+    const log = this.compLog;
+    let i = log.length - 1;
+    while (i > 0 && (log[i] as { t: number }).t > from) i--;
+    const points = log.slice(Math.max(0, i)).map((e) => e.c);
+    // Nothing was acknowledged when the window began: the first PSN was the first unacknowledged.
+    if (log.length > 0 && (log[0] as { t: number }).t > from && i === 0) points.push(psnAdd(this.firstPsn, -1));
+    return points;
+  }
+
+  /** Times at which the completion point moved, and where to (bounded). */
+  private readonly compLog: { t: number; c: number }[] = [];
+
   /** How long a NAK stays a candidate trigger: 8 round trips, at least 500 us. */
   private triggerTtlNs(): number {
     return Math.max(TRIGGER_TTL_FLOOR_NS, Number.isFinite(this.rttMinNs) ? 8 * this.rttMinNs : 0);
@@ -350,6 +373,8 @@ export class RequesterFlow {
     }
     const c = m.compHigh;
     if (c !== null && (compBefore === null || psnDiff(c, compBefore) > 0)) {
+      this.compLog.push({ t: v.timeNs, c });
+      if (this.compLog.length > 256) this.compLog.splice(0, 128);
       this.recovery.onProgress(c, v);
       this.checker.onAcknowledged(c);
     }

@@ -9,6 +9,14 @@ import type { PendingTrigger } from './episodes';
 import { psnAdd, psnDiff } from './psn';
 import { type Episode, RuleId, type Side, Trigger, type Violation } from './types';
 
+/**
+ * Rules on how a requester reacts to what it received (a NAK, an RNR NAK, the ACKs before a
+ * timeout): they can only be judged where the capture shows what the requester received.
+ * `noSkipOnRetransmit` needs only what it sent; the responder rules only what the responder sent
+ * and received.
+ */
+export const RECEIVE_DEPENDENT_RULES: readonly RuleId[] = [RuleId.RETRANSMIT_FROM_NAK_PSN, RuleId.RETRANSMIT_FROM_FIRST_UNACKED, RuleId.RNR_WAIT_RESPECTED];
+
 export class GbnChecker {
   /** The last PSN sequence error NAK and whether a response has acknowledged its PSN since. */
   private lastNak: { psn: number; frame: number } | null = null;
@@ -18,6 +26,11 @@ export class GbnChecker {
    * requests turn out to be lost before the capture point.
    */
   requesterRules = true;
+  /**
+   * False when the capture shows frames as sent and drops happen after it: a NAK or ACK in
+   * the capture may never have reached the requester, so RECEIVE_DEPENDENT_RULES are not checked.
+   */
+  requesterInputKnown = true;
 
   constructor(
     private readonly conversation: number,
@@ -60,22 +73,27 @@ export class GbnChecker {
     }
   }
 
-  /** A retransmission burst began with frame `v`. */
-  onEpisode(ep: Episode, v: FrameView, t: PendingTrigger | null, latestNak: PendingTrigger | null, compHigh: number | null): void {
-    if (!this.requesterRules) return;
+  /**
+   * A retransmission burst began with frame `v`. `recentComp`: the completion points of the
+   * last trigger TTL (a response captured just before the resend may not have been processed
+   * by the requester yet: resending from the first unacknowledged PSN as of then is right).
+   */
+  onEpisode(ep: Episode, v: FrameView, t: PendingTrigger | null, latestNak: PendingTrigger | null, compHigh: number | null, recentComp: readonly number[] = []): void {
+    if (!this.requesterRules || !this.requesterInputKnown) return;
+    const fromFirstUnacked = (): boolean => compHigh === null || v.psn === psnAdd(compHigh, 1) || recentComp.some((c) => v.psn === psnAdd(c, 1));
     if (t === null && latestNak !== null) {
       const n = latestNak;
       const what = n.kind === Trigger.NAK ? 'NAK' : 'RNR NAK';
       const how = psnDiff(v.psn, n.psn) > 0 ? `skipping ${psnDiff(v.psn, n.psn)} PSN(s)` : 'resending acknowledged PSNs';
       this.report(RuleId.RETRANSMIT_FROM_NAK_PSN, [n.frame, v.frame], n.psn, `retransmission after the ${what} for PSN ${n.psn} starts at PSN ${v.psn} (${how})`);
-    } else if (t !== null && t.kind === Trigger.RNR && t.psn !== v.psn && compHigh !== null && v.psn !== psnAdd(compHigh, 1)) {
+    } else if (t !== null && t.kind === Trigger.RNR && t.psn !== v.psn && compHigh !== null && !fromFirstUnacked()) {
       this.report(
         RuleId.RETRANSMIT_FROM_FIRST_UNACKED,
         [t.frame, v.frame],
         v.psn,
         `after the RNR wait for PSN ${t.psn}, retransmission starts at PSN ${v.psn}, but responses during the wait acknowledged through PSN ${compHigh} (first unacknowledged: ${psnAdd(compHigh, 1)})`,
       );
-    } else if (t === null && compHigh !== null && v.psn !== psnAdd(compHigh, 1)) {
+    } else if (t === null && compHigh !== null && !fromFirstUnacked()) {
       this.report(
         RuleId.RETRANSMIT_FROM_FIRST_UNACKED,
         [v.frame],

@@ -18,3 +18,13 @@ export function psnDiff(a: number, b: number): number {
 export function psnMax(a: number | null, b: number): number {
   return a === null || psnDiff(b, a) > 0 ? b : a;
 }
+
+/**
+ * How far a frame's PSN may lie from its flow's PSNs (highest sent, else highest
+ * acknowledged) and still belong to the same connection. A requester has at most
+ * this many PSNs in flight in practice (IBTA allows 2^23, rxe and RNICs far fewer);
+ * a new connection starts at a random 24-bit PSN and lands inside the window with
+ * probability (2 * 65536 + 1) / 2^24, under 1 %. Also bounds response-to-request
+ * binding.
+ */
+export const CONNECTION_PSN_WINDOW = 0x10000;

@@ -53,10 +53,15 @@ export function textReport(d: AnalysisDocument, o: ReportOptions = {}): string {
   );
   const flags = FLAG_NAMES.filter((n) => s.flags[n] > 0).map((n) => `${n} ${s.flags[n]}`);
   out.push(`flags: ${flags.length > 0 ? flags.join(', ') : 'none'}`);
+  if (d.rulesNotChecked.length > 0) {
+    out.push(
+      `capture point: frames as sent, dropped after it: a NAK or ACK here may not have reached the requester, so ${d.rulesNotChecked.join(', ')} are not checked and episode triggers are what the responder sent`,
+    );
+  }
   out.push('');
   out.push('conversations:');
   for (const c of d.conversations) {
-    out.push(`  #${c.id} ${c.type} ${c.a.ip} QP ${qp(c.a.qpn)} ↔ ${c.b.ip} QP ${qp(c.b.qpn)}: frames ${c.firstFrame}-${c.lastFrame} (${c.frames}), ${us(c.durationNs)}${c.cnps > 0 ? `, ${c.cnps} CNP` : ''}`);
+    out.push(`  #${c.id} ${c.type} ${c.a.ip} QP ${qp(c.a.qpn)} ↔ ${c.b.ip} QP ${qp(c.b.qpn)}: frames ${c.firstFrame}-${c.lastFrame} (${c.frames}), ${us(c.durationNs)}${c.cnps > 0 ? `, ${c.cnps} CNP` : ''}${c.closedBy !== null ? `, QPN reused by #${c.closedBy}` : ''}`);
     for (const f of c.flows) out.push(...flowLine(d, f, c));
   }
   if (o.episodes === true && d.episodes.length > 0) {

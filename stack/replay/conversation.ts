@@ -2,9 +2,17 @@
  * Finding RC conversations in a capture for replay: the requests one side
  * sent to a QP and the responses the other side sent back, paired by
  * addresses and PSN overlap, with the path MTU inferred from the payloads.
+ *
+ * QPNs are reused across connections (a process that creates its QPs again
+ * gets the same QPN; rxe numbers from 0x11 after every module load). The
+ * packets to one (address, QPN) are split into one stream per connection
+ * where the PSN jumps more than CONNECTION_PSN_WINDOW away from the stream's
+ * PSNs so far (a new connection starts at a random PSN), the rule `roce
+ * analyze` uses too (docs/analysis.md, "Conversations and flows").
  */
 import type { RocePacket } from '../../packets/decode';
 import { OpFlag } from '../../packets/opcodes';
+import { CONNECTION_PSN_WINDOW } from '../../packets/analysis/psn';
 import { psnDiff } from '../psn';
 
 export interface CapturedPacket {
@@ -38,6 +46,8 @@ interface Stream {
   dstMac: number;
   packets: CapturedPacket[];
   psns: Set<number>;
+  /** Highest PSN so far. */
+  high: number;
 }
 
 function key(src: string, dst: string, qp: number): string {
@@ -46,30 +56,37 @@ function key(src: string, dst: string, qp: number): string {
 
 /** Groups the RC packets of a capture into conversations (one per requester -> responder direction). */
 export function findRcConversations(packets: readonly CapturedPacket[], addr: (p: RocePacket) => { src: string; dst: string }): RcConversation[] {
-  const req = new Map<string, Stream>();
-  const resp = new Map<string, Stream>();
+  // The current stream per (source, destination, QPN) and every stream made, in order.
+  const reqOpen = new Map<string, Stream>();
+  const respOpen = new Map<string, Stream>();
+  const reqs: Stream[] = [];
+  const resps: Stream[] = [];
   for (const c of packets) {
     const b = c.p.bth;
     const info = c.p.info;
     if (b === null || info === undefined || info.qpType !== 'RC') continue;
     const { src, dst } = addr(c.p);
-    const map = (info.flags & OpFlag.REQ) !== 0 ? req : (info.flags & OpFlag.RESP) !== 0 ? resp : null;
-    if (map === null) continue;
+    const isReq = (info.flags & OpFlag.REQ) !== 0;
+    if (!isReq && (info.flags & OpFlag.RESP) === 0) continue;
+    const open = isReq ? reqOpen : respOpen;
     const k = key(src, dst, b.destQp);
-    let s = map.get(k);
+    let s = open.get(k);
+    if (s !== undefined && Math.abs(psnDiff(b.psn, s.high)) > CONNECTION_PSN_WINDOW) s = undefined; // a new connection on a reused QPN
     if (s === undefined) {
-      s = { src, dst, destQp: b.destQp, srcMac: c.p.eth?.src ?? 0, dstMac: c.p.eth?.dst ?? 0, packets: [], psns: new Set() };
-      map.set(k, s);
+      s = { src, dst, destQp: b.destQp, srcMac: c.p.eth?.src ?? 0, dstMac: c.p.eth?.dst ?? 0, packets: [], psns: new Set(), high: b.psn };
+      open.set(k, s);
+      (isReq ? reqs : resps).push(s);
     }
     s.packets.push(c);
     s.psns.add(b.psn);
+    if (psnDiff(b.psn, s.high) > 0) s.high = b.psn;
   }
   const out: RcConversation[] = [];
-  for (const r of req.values()) {
+  for (const r of reqs) {
     // The responses come back the other way; of those streams, pick the one whose PSNs overlap the requests' most.
     let best: Stream | null = null;
-    let bestHits = -1;
-    for (const s of resp.values()) {
+    let bestHits = 0;
+    for (const s of resps) {
       if (s.src !== r.dst || s.dst !== r.src) continue;
       let hits = 0;
       for (const psn of s.psns) if (r.psns.has(psn) || nearAny(r, psn)) hits++;

@@ -26,6 +26,8 @@ export interface ReplaySummary {
   role: 'responder' | 'requester';
   requesterQpn: number;
   responderQpn: number;
+  requesterIp: string;
+  responderIp: string;
   pathMtu: number;
   framesIn: number;
   framesOut: number;

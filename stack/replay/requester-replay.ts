@@ -146,7 +146,28 @@ export function replayRequester(conv: RcConversation, o: ReplayOptions = {}): Re
     off += m.data.length + 8;
     return wr;
   });
-  if (wrs.length > 0) qp.postSend(wrs);
+  // With the captured timing each work request is posted when the captured requester first sent
+  // it (posting them all at once would leave later messages waiting for responses that come at
+  // their captured times, and the stack's retransmission timer would fire: a replay artifact).
+  const t0 = conv.requests[0]?.timeNs ?? 0;
+  const frameTime = new Map(conv.requests.map((c) => [c.frame, c.timeNs - t0]));
+  const dueNs = msgs.map((m) => (o.timing === 'fast' ? 0 : (frameTime.get(m.frames[0] ?? -1) ?? 0)));
+  let nextWr = 0;
+  const postDue = (): void => {
+    const batch: SendWr[] = [];
+    while (nextWr < wrs.length && (dueNs[nextWr] ?? 0) <= clock.now()) batch.push(wrs[nextWr++] as SendWr);
+    if (batch.length > 0) qp.postSend(batch);
+  };
+  /** Runs the clock to `tNs`, posting each work request at its time. */
+  const advanceTo = (tNs: number): void => {
+    while (nextWr < wrs.length && (dueNs[nextWr] ?? 0) <= tNs) {
+      clock.runUntil(Math.max(clock.now(), dueNs[nextWr] ?? 0));
+      postDue();
+      clock.runUntil(clock.now());
+      collect();
+    }
+    clock.runUntil(Math.max(clock.now(), tNs));
+  };
 
   // Run: send what the stack sends, then hand it each captured response once it has sent what that response answers.
   const sent: { p: RocePacket; bytes: Uint8Array }[] = [];
@@ -172,25 +193,27 @@ export function replayRequester(conv: RcConversation, o: ReplayOptions = {}): Re
     }
     return h;
   };
-  clock.runUntil(0);
+  advanceTo(0);
   collect();
-  const t0 = conv.requests[0]?.timeNs ?? 0;
   for (const r of conv.responses) {
     const psn = r.p.bth?.psn ?? 0;
     for (let guard = 0; guard < 10_000; guard++) {
       const h = highestSent();
       if (h !== null && psnDiff(h, psn) >= 0) break;
       const next = clock.nextAt();
-      if (next === null) break;
-      clock.step();
+      const due = nextWr < wrs.length ? (dueNs[nextWr] ?? 0) : null;
+      if (next === null && due === null) break;
+      if (due !== null && (next === null || due <= next)) advanceTo(due);
+      else clock.step();
       collect();
     }
-    if (o.timing !== 'fast') clock.runUntil(Math.max(clock.now(), r.timeNs - t0));
+    if (o.timing !== 'fast') advanceTo(r.timeNs - t0);
     collect();
     driver.inject([r.bytes]);
     clock.runUntil(clock.now());
     collect();
   }
+  advanceTo(dueNs[dueNs.length - 1] ?? 0);
   clock.runUntilIdle(200_000);
   collect();
 
@@ -228,6 +251,8 @@ export function replayRequester(conv: RcConversation, o: ReplayOptions = {}): Re
     role: 'requester',
     requesterQpn: conv.requesterQpn,
     responderQpn: conv.responderQpn,
+    requesterIp: conv.requesterIp,
+    responderIp: conv.responderIp,
     pathMtu: mtuBytes,
     framesIn: conv.responses.length,
     framesOut,

@@ -211,6 +211,8 @@ export function replayResponder(conv: RcConversation, o: ReplayOptions = {}): Re
     role: 'responder',
     requesterQpn: conv.requesterQpn,
     responderQpn: conv.responderQpn,
+    requesterIp: conv.requesterIp,
+    responderIp: conv.responderIp,
     pathMtu: mtuBytes,
     framesIn: conv.requests.length,
     framesOut,

@@ -1,5 +1,10 @@
 /** Assertions shared by the interop tests. */
 import { type CaptureCheck, type LabRun, type StepResult, GUEST_IP, HOST_IP, describe as describeStep, pingpongNumbers, perftestRow } from './lab';
+import { analyzeFile, type AnalysisResult, type CapturePoint } from '../../packets/analysis/analyzer';
+import type { Conversation } from '../../packets/analysis/conversations';
+import { run as runCli } from '../../cli/main';
+import { memoryOutput } from '../../cli/output';
+import type { ReplaySummary } from '../../stack/replay/differences';
 
 export function hex(v: number, d: number): string {
   return v.toString(16).padStart(d, '0');
@@ -136,4 +141,126 @@ export function expectPerftest(run: LabRun, s: StepResult, e: PerftestExpect): v
   const local = j['local'] as { qpn: number };
   expect(run.capture.toQp[`${GUEST_IP}/${remote.qpn}`] ?? 0).toBeGreaterThan(0);
   expect(run.capture.toQp[`${HOST_IP}/${local.qpn}`] ?? 0).toBeGreaterThan(0);
+}
+
+// ---------------------------------------------------------------------------------------------
+// `roce analyze` and `roce replay` on a boot's capture (no extra boot: the capture is already there).
+
+
+export interface StepKind {
+  id: number;
+  type: 'rc' | 'uc' | 'ud';
+}
+
+/** `roce analyze` of the boot's capture, with the capture point the lab has (frames as sent, for a lossy boot). */
+export function analyseRun(run: LabRun, capturePoint: CapturePoint = 'unknown'): AnalysisResult {
+  return analyzeFile(run.capturePath, { capturePoint });
+}
+
+const endpointText = (ip: string, qpn: number | null): string => `${ip}#${qpn === null ? '?' : `0x${qpn.toString(16)}`}`;
+const convText = (type: string, x: string, y: string): string => `${type} ${[x, y].sort().join(' ')}`;
+
+/**
+ * Every frame decodes with a valid ICRC, and the conversations are exactly the steps' QP pairs,
+ * with the QPNs both sides printed: one RC or UD conversation per step (roce-ts reuses QPN 0x11
+ * in every step, so conversations of different steps must not merge), two UC ones (one per
+ * direction: UC has no responses to show the sender's QPN).
+ */
+export function expectConversations(run: LabRun, r: AnalysisResult, steps: readonly StepKind[]): void {
+  expect(r.captureError).toBeNull();
+  expect(r.frames.roce).toBeGreaterThan(0);
+  expect({ icrcBad: r.frames.icrcBad, malformed: r.frames.malformed }).toEqual({ icrcBad: 0, malformed: 0 });
+  expect(r.flagCounts.icrcBad + r.flagCounts.malformed).toBe(0);
+  const want: string[] = [];
+  for (const s of steps) {
+    const j = stepOf(run, s.id).hostJson;
+    const local = (j?.['local'] as { qpn: number } | undefined)?.qpn ?? null;
+    const remote = (j?.['remote'] as { qpn: number } | undefined)?.qpn ?? null;
+    if (s.type === 'uc') {
+      want.push(convText('UC', endpointText(HOST_IP, null), endpointText(GUEST_IP, remote)), convText('UC', endpointText(GUEST_IP, null), endpointText(HOST_IP, local)));
+    } else {
+      want.push(convText(s.type.toUpperCase(), endpointText(HOST_IP, local), endpointText(GUEST_IP, remote)));
+    }
+  }
+  const got = r.conversations.map((c) => convText(c.type, endpointText(c.a.ip, c.a.qpn), endpointText(c.b.ip, c.b.qpn)));
+  expect(got.sort()).toEqual(want.sort());
+}
+
+export function expectNoViolations(r: AnalysisResult): void {
+  expect(r.violations.map((v) => `${v.rule} (conv ${v.conversation}, frames ${v.frames.join(',')}): ${v.message}`)).toEqual([]);
+}
+
+const requesterIp = (r: AnalysisResult, conv: number, side: 'a' | 'b'): string => (r.conversations.find((c) => c.id === conv) as Conversation).endpoint(side).ip;
+
+/** Per requester host: retransmitted requests, loss-recovery episodes by trigger, NAKs its peer sent it. */
+export function recoveryBySide(r: AnalysisResult): Record<string, { retransmissions: number; nakEpisodes: number; timeoutEpisodes: number; naksReceived: number }> {
+  const out: Record<string, { retransmissions: number; nakEpisodes: number; timeoutEpisodes: number; naksReceived: number }> = {};
+  const of = (ip: string): (typeof out)[string] => (out[ip] ??= { retransmissions: 0, nakEpisodes: 0, timeoutEpisodes: 0, naksReceived: 0 });
+  for (const c of r.conversations) {
+    for (const side of ['a', 'b'] as const) {
+      const f = c.flows[side];
+      if (f === null) continue;
+      const s = of(c.endpoint(side).ip);
+      s.retransmissions += f.counts.retransmission;
+      s.naksReceived += f.counts.nakSeqErr;
+    }
+  }
+  for (const e of r.episodes) {
+    const s = of(requesterIp(r, e.conversation, e.requester));
+    if (e.trigger === 'nak') s.nakEpisodes++;
+    if (e.trigger === 'timeout') s.timeoutEpisodes++;
+  }
+  return out;
+}
+
+/** `roce replay --json` in-process. */
+export async function replayCapture(file: string, role: 'responder' | 'requester'): Promise<{ code: number; conversations: ReplaySummary[]; violations: number; err: string }> {
+  const o = memoryOutput();
+  const code = await runCli(['replay', file, '--role', role, '--json'], o);
+  const j = o.out === '' ? {} : (JSON.parse(o.out) as { conversations?: ReplaySummary[]; violations?: number });
+  return { code, conversations: j.conversations ?? [], violations: j.violations ?? -1, err: o.err };
+}
+
+/** Differences a replay of an rxe capture may show, and why they are not violations (docs/conformance.md, Replay). */
+export const RXE_REPLAY_POLICY = new Set(['ackReq', 'retransmissions']);
+
+/**
+ * `roce replay` in both roles on a no-loss capture (taken at rxe's netdev: for rxe a host
+ * capture). Every RC flow the analysis found is replayed in the role of its requester and of
+ * its responder, whichever host that is, with every captured frame of the compared side
+ * matched and no violation; other differences are only the known policy ones. Returns the
+ * differences seen, for the record.
+ */
+export async function expectReplays(run: LabRun, r: AnalysisResult): Promise<string[]> {
+  const flows: { reqIp: string; reqQpn: number; rspQpn: number }[] = [];
+  for (const c of r.conversations) {
+    if (c.type !== 'RC') continue;
+    for (const side of ['a', 'b'] as const) {
+      const f = c.flows[side];
+      const other = side === 'a' ? c.b : c.a;
+      const me = c.endpoint(side);
+      if (f === null || f.figures.newRequests === 0 || me.qpn === null || other.qpn === null) continue;
+      flows.push({ reqIp: me.ip, reqQpn: me.qpn, rspQpn: other.qpn });
+    }
+  }
+  expect(flows.some((f) => f.reqIp === GUEST_IP)).toBe(true);
+  expect(flows.some((f) => f.reqIp === HOST_IP)).toBe(true);
+  const seen: string[] = [];
+  for (const role of ['responder', 'requester'] as const) {
+    const rep = await replayCapture(run.capturePath, role);
+    expect({ role, code: rep.code, violations: rep.violations, err: rep.err }).toEqual({ role, code: 0, violations: 0, err: '' });
+    for (const f of flows) {
+      const c = rep.conversations.find((x) => x.requesterIp === f.reqIp && x.requesterQpn === f.reqQpn && x.responderQpn === f.rspQpn);
+      const what = `${role} replay of ${f.reqIp} QP 0x${f.reqQpn.toString(16)} -> 0x${f.rspQpn.toString(16)}`;
+      expect({ what, found: c !== undefined }).toEqual({ what, found: true });
+      if (c === undefined) continue;
+      expect({ what, matched: c.matched, violations: c.violations }).toEqual({ what, matched: c.expected, violations: 0 });
+      for (const d of c.differences) {
+        const line = `${what}: ${d.class} ${d.kind}: expected ${d.expected}, got ${d.got}`;
+        seen.push(line);
+        expect({ line, known: RXE_REPLAY_POLICY.has(d.kind) && d.class === 'policy' }).toEqual({ line, known: true });
+      }
+    }
+  }
+  return seen;
 }

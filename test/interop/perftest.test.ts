@@ -4,7 +4,8 @@
  * both roles, in one guest boot. Short runs (TCG): -n 100 for bandwidth, 200 for the rest.
  */
 import { type LabRun, type Step, interopSkipReason, runLab } from './lab';
-import { expectCleanCapture, expectPerftest, oobShape, stepOf } from './checks';
+import { analyseRun, expectCleanCapture, expectConversations, expectNoViolations, expectPerftest, expectReplays, oobShape, stepOf } from './checks';
+import type { AnalysisResult } from '../../packets/analysis/analyzer';
 
 const skip = interopSkipReason();
 const d = skip === null ? describe : describe.skip;
@@ -60,6 +61,16 @@ d('perftest against roce perftest, netdev MTU 1500 (RoCE 1024)', () => {
   test.each(CASES.map((c) => [title(c), c] as const))('%s', (_n, c) => {
     expectPerftest(run, stepOf(run, c.id), { verb: c.verb, lat: c.lat, size: c.size, iters: c.iters, guestRole: c.guestRole });
   });
+
+  let analysis: AnalysisResult | undefined;
+  const analysed = (): AnalysisResult => (analysis ??= analyseRun(run));
+  test('roce analyze: one conversation per step with the QPNs both sides printed, no bad frame, no rule violation', () => {
+    expectConversations(run, analysed(), CASES.map((c) => ({ id: c.id, type: 'rc' as const })));
+    expectNoViolations(analysed());
+  });
+  test('roce replay, both roles: the stack answers like rxe and rxe like the stack (no violation)', async () => {
+    await expectReplays(run, analysed());
+  }, 120_000);
 
   // The exchange on 18515 (version, system data, MTU, keys, reports, done): the stack's bytes
   // have the same length and separators as the tool's, in each direction, for each binary.

@@ -5,7 +5,8 @@
  * Run alone with: npm run test:interop -- -t pingpong   (see docs/interop.md)
  */
 import { type LabRun, type Step, interopSkipReason, runLab } from './lab';
-import { expectCleanCapture, expectPingpong, stepOf } from './checks';
+import { analyseRun, expectCleanCapture, expectConversations, expectNoViolations, expectPingpong, expectReplays, stepOf } from './checks';
+import type { AnalysisResult } from '../../packets/analysis/analyzer';
 
 const skip = interopSkipReason();
 const d = skip === null ? describe : describe.skip;
@@ -66,5 +67,15 @@ for (const [label, mtu, cases] of [
     test.each(cases.map((c) => [c.name, c] as const))('%s', (_n, c) => {
       expectPingpong(run, stepOf(run, c.id), { type: c.type, size: c.size, iters: c.iters, mtu: c.mtu, guestRole: c.guestRole });
     });
+
+    let analysis: AnalysisResult | undefined;
+    const analysed = (): AnalysisResult => (analysis ??= analyseRun(run));
+    test('roce analyze: one conversation per step with the QPNs both sides printed, no bad frame, no rule violation', () => {
+      expectConversations(run, analysed(), cases.map((c) => ({ id: c.id, type: c.type })));
+      expectNoViolations(analysed());
+    });
+    test('roce replay, both roles: the stack answers like rxe and rxe like the stack (no violation)', async () => {
+      await expectReplays(run, analysed());
+    }, 60_000);
   });
 }
