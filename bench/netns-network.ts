@@ -15,6 +15,9 @@
  *   node dist/bench/netns-network.js                  # table (about 2 minutes)
  *   node dist/bench/netns-network.js --json           # the same figures as JSON
  *   node dist/bench/netns-network.js --only ref,bw    # groups: ref, bw, rate, lat
+ *   node dist/bench/netns-network.js --only ref,bw --repeat 3 --drivers xdp
+ *                                  # each measurement 3 times in turn (the summary takes medians);
+ *                                  # roce runs over AF_XDP only
  *
  * Needs root, `ip netns`, the native addon and (for the C reference) cc with libxdp/libbpf headers.
  * Everything it creates (namespaces, veth, XDP programs, processes) is removed at the end, also on
@@ -346,7 +349,21 @@ function printTable(rows: Row[]): void {
 }
 
 function summary(rows: Row[]): Record<string, unknown> {
-  const find = (re: RegExp): Row | undefined => rows.find((r) => re.test(r.name) && r.error === undefined);
+  // With --repeat, each measurement has several rows: take the median of each figure.
+  const find = (re: RegExp): Row | undefined => {
+    const all = rows.filter((r) => re.test(r.name) && r.error === undefined);
+    if (all.length <= 1) return all[0];
+    const med = (k: 'framesPerSec' | 'gbps' | 'p50Us'): number | undefined => {
+      const v = all.map((r) => r[k]).filter((x): x is number => x !== undefined).sort((a, b) => a - b);
+      return v.length === 0 ? undefined : v.length % 2 === 1 ? v[(v.length - 1) / 2] : ((v[v.length / 2 - 1] as number) + (v[v.length / 2] as number)) / 2;
+    };
+    const r: Row = { group: all[0]!.group, name: all[0]!.name };
+    for (const k of ['framesPerSec', 'gbps', 'p50Us'] as const) {
+      const m = med(k);
+      if (m !== undefined) r[k] = m;
+    }
+    return r;
+  };
   const c = find(/^C AF_XDP pair, 4154/);
   const d = find(/^Node dgram .*4154/);
   const x = find(/write 64 KiB.*AF_XDP/);
@@ -384,6 +401,10 @@ async function main(): Promise<number> {
   const json = argv.includes('--json');
   const onlyAt = argv.indexOf('--only');
   const only = new Set((onlyAt >= 0 ? (argv[onlyAt + 1] ?? '') : 'ref,bw,rate,lat').split(','));
+  const repAt = argv.indexOf('--repeat');
+  const repeat = repAt >= 0 && Number(argv[repAt + 1]) >= 1 ? Math.floor(Number(argv[repAt + 1])) : 1;
+  const drvAt = argv.indexOf('--drivers');
+  const drivers = new Set((drvAt >= 0 ? (argv[drvAt + 1] ?? '') : 'xdp,packet').split(','));
   const secAt = argv.indexOf('--seconds');
   const seconds = secAt >= 0 && Number(argv[secAt + 1]) > 0 ? Number(argv[secAt + 1]) : 2;
   if (typeof process.getuid !== 'function' || process.getuid() !== 0) {
@@ -402,28 +423,34 @@ async function main(): Promise<number> {
   }
   process.on('exit', cleanup);
   const rows: Row[] = [];
+  let run = 0; // with --repeat: which pass (1, 2, ...); 0 for a single pass
   const attempt = async (name: string, group: Row['group'], fn: () => Promise<Row | Row[]>): Promise<void> => {
     if (!only.has(group)) return;
     try {
       const r = await fn();
-      rows.push(...(Array.isArray(r) ? r : [r]));
+      const got = Array.isArray(r) ? r : [r];
+      if (run > 0) for (const x of got) x.name += ` (run ${run})`;
+      rows.push(...got);
     } catch (e) {
-      rows.push({ group, name, error: (e as Error).message });
+      rows.push({ group, name: run > 0 ? `${name} (run ${run})` : name, error: (e as Error).message });
     }
     if (!json) process.stderr.write(`  done: ${name}\n`);
   };
   const net = createNet(9000);
   try {
     const bin = only.has('ref') ? buildXdpPair() : null;
-    for (const len of [FRAME_BIG, FRAME_SMALL]) {
-      if (bin !== null) await attempt(`C AF_XDP pair, ${len}-byte frames`, 'ref', () => cXdp(net, bin, len, seconds));
-      else rows.push({ group: 'ref', name: `C AF_XDP pair, ${len}-byte frames`, error: 'could not compile bench/c/xdp_pair.c (cc and libxdp/libbpf headers needed)' });
-      await attempt(`Node dgram, ${len}-byte frames`, 'ref', () => nodeDgram(net, len, seconds));
-    }
-    for (const [d, label] of DRIVERS) await attempt(`write 64 KiB ${label}`, 'bw', () => roceBw(net, d, label, d === 'xdp' ? 20000 : 10000));
-    for (const [d, label] of DRIVERS) await attempt(`write 8 B ${label}`, 'rate', () => roceRate(net, d, label, 200000));
-    for (const [d, label] of DRIVERS) {
-      for (const busy of [false, true]) await attempt(`latency ${label} busy=${busy}`, 'lat', () => roceLat(net, d, label, busy, 10000));
+    const drv = DRIVERS.filter(([d]) => drivers.has(d));
+    for (run = repeat > 1 ? 1 : 0; run <= (repeat > 1 ? repeat : 0); run++) {
+      for (const len of [FRAME_BIG, FRAME_SMALL]) {
+        if (bin !== null) await attempt(`C AF_XDP pair, ${len}-byte frames`, 'ref', () => cXdp(net, bin, len, seconds));
+        else if (only.has('ref')) rows.push({ group: 'ref', name: `C AF_XDP pair, ${len}-byte frames`, error: 'could not compile bench/c/xdp_pair.c (cc and libxdp/libbpf headers needed)' });
+        await attempt(`Node dgram, ${len}-byte frames`, 'ref', () => nodeDgram(net, len, seconds));
+      }
+      for (const [d, label] of drv) await attempt(`write 64 KiB ${label}`, 'bw', () => roceBw(net, d, label, d === 'xdp' ? 20000 : 10000));
+      for (const [d, label] of drv) await attempt(`write 8 B ${label}`, 'rate', () => roceRate(net, d, label, 200000));
+      for (const [d, label] of drv) {
+        for (const busy of [false, true]) await attempt(`latency ${label} busy=${busy}`, 'lat', () => roceLat(net, d, label, busy, 10000));
+      }
     }
   } finally {
     cleanup();

@@ -5,7 +5,13 @@
  * views of the UMEM frames the kernel wrote (valid until the next `rxBurst`,
  * which hands them back to the fill ring), and `txBurst` copies the caller's
  * frames straight into UMEM transmit slots. Nothing is copied between native
- * and JS memory. The XDP program (native/bpf/roce_filter.bpf.c) redirects only
+ * and JS memory. The zero-copy transmit extension (`txSpace`, `txReserve`,
+ * `txCommit`; see driver.ts) skips even that copy: the caller builds each frame
+ * in the UMEM transmit slots it reserved, and the commit only writes
+ * descriptors. A frame longer than a UMEM frame takes consecutive slots (one
+ * contiguous stretch of memory, multi-buffer descriptors); when it would wrap
+ * past the last slot, the slots left at the end are skipped (handed back
+ * without being sent) and the frame starts again at slot 0. The XDP program (native/bpf/roce_filter.bpf.c) redirects only
  * UDP to the RoCE port (4791 by default) to the socket; ARP, ICMP, TCP and the
  * rest stay with the kernel.
  *
@@ -21,7 +27,7 @@
  * `busyPoll: true` instead checks on every event-loop turn and sets the
  * kernel's preferred busy polling on the socket, for latency runs.
  */
-import { type DriverStats, type NicDriver, emptyStats } from './driver';
+import { type DriverStats, type NicDriver, type TxSpace, emptyStats } from './driver';
 import {
   BusyLoop,
   NativeErrorCode,
@@ -33,6 +39,7 @@ import {
   intOption,
   macFromHex,
   maxFrameLen,
+  maxFrameLenAt,
   native,
   nativeCall,
   netnsPath,
@@ -65,8 +72,11 @@ export interface AfXdpOptions {
 /** The kernel keeps this much headroom in front of each received frame (XDP_PACKET_HEADROOM). */
 const XDP_HEADROOM = 256;
 const RX_MAX = 256;
+/** Descriptors per native tx call on the copying path (txBurst). */
 const TX_DESC = 256;
 const CONTD = 0x80000000;
+/** txDesc value of a slot that is skipped (handed back unsent): a zero length, which no frame has. */
+const SKIP = 0;
 
 export class AfXdpDriver implements NicDriver {
   readonly name: string;
@@ -88,7 +98,15 @@ export class AfXdpDriver implements NicDriver {
   private readonly txFrames: number;
   private readonly txSlotBase: number;
   private readonly rxDesc = new Uint32Array(2 * RX_MAX);
-  private readonly txDesc = new Uint32Array(TX_DESC);
+  private readonly txDesc: Uint32Array;
+  /** Zero-copy transmit: descriptors written to txDesc by txReserve and not yet committed (skips included). */
+  private resvDesc = 0;
+  /** ... and the frames they hold: offset in the UMEM buffer, length, index of the first descriptor. */
+  private resvFrames = 0;
+  private readonly resvOff: Uint32Array;
+  private readonly resvLen: Uint32Array;
+  private readonly resvFirst: Uint32Array;
+  readonly txSpace: TxSpace;
   /** [next transmit slot, free slots, descriptors the kernel has not taken yet]. */
   private readonly txState = new Uint32Array(3);
   private retryScheduled = false;
@@ -119,6 +137,13 @@ export class AfXdpDriver implements NicDriver {
     const jumboBytes = this.multiBuffer ? RX_MAX * ((maxFrame + 63) & ~63) : 0;
     this.umem = new ArrayBuffer(frames * frameSize + jumboBytes + 4096);
     this.umemU8 = new Uint8Array(this.umem);
+    this.txSpace = { buf: this.umemU8, view: new DataView(this.umem) };
+    // Room for a descriptor per transmit slot (the native side uses the second half of the frames to send).
+    const txSlots = frames - (frames >>> 1);
+    this.txDesc = new Uint32Array(Math.max(TX_DESC, txSlots));
+    this.resvOff = new Uint32Array(txSlots);
+    this.resvLen = new Uint32Array(txSlots);
+    this.resvFirst = new Uint32Array(txSlots);
     const modes: Record<XskBindMode, number> = { auto: 0, copy: 1, zerocopy: 2 };
     const xdpModes: Record<XdpAttachMode, number> = { auto: 0, native: 1, skb: 2 };
     const mode = opts.mode ?? 'auto';
@@ -174,6 +199,7 @@ export class AfXdpDriver implements NicDriver {
   txBurst(frames: readonly Uint8Array[]): number {
     const sock = this.sock;
     if (sock === null) return 0;
+    if (this.resvDesc > 0) this.txCommit(); // frames reserved earlier leave first
     const fs = this.frameSize;
     let free = this.txState[1]!;
     let head = this.txState[0]!;
@@ -225,6 +251,67 @@ export class AfXdpDriver implements NicDriver {
   }
 
   /**
+   * Zero-copy transmit (driver.ts): room for a `len`-byte frame in the UMEM transmit slots after the
+   * ones already reserved; -1 when the slots are all in flight or reserved (or the frame could never
+   * fit). The frame's slots are consecutive in memory, so the caller writes it in one piece.
+   */
+  txReserve(len: number): number {
+    if (this.sock === null) return -1;
+    const fs = this.frameSize;
+    const n = this.txFrames;
+    const segs = len > 0 ? Math.ceil(len / fs) : 1;
+    if (segs > n >>> 1) return -1;
+    const slot = (this.txState[0]! + this.resvDesc) % n;
+    const skip = slot + segs > n ? n - slot : 0;
+    const need = this.resvDesc + skip + segs;
+    if (need > this.txDesc.length) return -1;
+    if (need > this.txState[1]! && (this.sock.txReclaim(), need > this.txState[1]!)) return -1;
+    let d = this.resvDesc;
+    for (let i = 0; i < skip; i++) this.txDesc[d++] = SKIP;
+    const first = d;
+    for (let rest = len; rest > fs; rest -= fs) this.txDesc[d++] = fs | CONTD;
+    this.txDesc[d++] = len - (segs - 1) * fs;
+    const off = this.txSlotBase + (skip > 0 ? 0 : slot) * fs;
+    const k = this.resvFrames++;
+    this.resvOff[k] = off;
+    this.resvLen[k] = len;
+    this.resvFirst[k] = first;
+    this.resvDesc = d;
+    return off;
+  }
+
+  /** Zero-copy transmit: queues the reserved frames (one native call, no copy) and kicks the kernel. */
+  txCommit(): number {
+    const sock = this.sock;
+    const count = this.resvDesc;
+    if (count === 0) return 0;
+    this.resvDesc = 0;
+    const frames = this.resvFrames;
+    this.resvFrames = 0;
+    if (sock === null) return 0;
+    let sent = 0;
+    let bytes = 0;
+    const fs = this.frameSize;
+    for (let k = 0; k < frames; k++) {
+      const len = this.resvLen[k]!;
+      if (len === 0 || len > maxFrameLenAt(this.mtu, this.umemU8, this.resvOff[k]!) || (len > fs && !this.multiBuffer)) {
+        // Not sent: its slots are handed back as skipped.
+        const first = this.resvFirst[k]!;
+        for (let i = 0, segs = Math.max(1, Math.ceil(len / fs)); i < segs; i++) this.txDesc[first + i] = SKIP;
+        this.counters.txDropped++;
+        continue;
+      }
+      sent++;
+      bytes += len;
+    }
+    sock.tx(count);
+    this.counters.txFrames += sent;
+    this.counters.txBytes += bytes;
+    if (this.txState[2]! > 0) this.scheduleRetry();
+    return sent;
+  }
+
+  /**
    * Copy-mode transmit takes a small batch per kick and says EAGAIN/EBUSY when the link is busy; what
    * is left in the TX ring would otherwise wait for the next txBurst (in a ping-pong, for a
    * retransmission timeout). Kick again on the next turn of the event loop until the ring is empty.
@@ -272,6 +359,8 @@ export class AfXdpDriver implements NicDriver {
     if (this.sock === null) return;
     this.busy?.stop();
     this.handler = null;
+    this.resvDesc = 0;
+    this.resvFrames = 0;
     this.sock.close();
     this.sock = null;
     forgetAtExit(this);

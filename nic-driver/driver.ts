@@ -36,6 +36,50 @@ export interface NicDriver {
   /** `fn` runs when frames become available (once per burst of arrivals, not per frame). */
   setRxHandler(fn: (() => void) | null): void;
   close(): void;
+  /**
+   * Optional zero-copy transmit (AF_XDP has it; the memory link and AF_PACKET do not): the driver
+   * lends the caller room in its own transmit memory, the caller builds each frame there, and
+   * `txCommit` hands the frames to the hardware with nothing copied in JS. All three members are
+   * present or none is. Use:
+   *
+   *     const off = d.txReserve(len);          // -1: no room now (txCommit, then try once more)
+   *     build the frame in d.txSpace.buf[off, off + len)   (txSpace.view covers the same memory)
+   *     ... more frames ...
+   *     d.txCommit();                          // queues every reserved frame, in order
+   *
+   * Reserved memory stays the caller's until `txCommit`; the driver never moves it, so a frame may
+   * be finished (its ICRC sealed, say) at any time before the commit. A `txBurst` commits what is
+   * reserved first, so frames leave in the order they were reserved or passed.
+   */
+  readonly txSpace?: TxSpace;
+  /**
+   * Reserves room for one frame of exactly `len` bytes in `txSpace.buf` and returns its byte offset,
+   * or -1 when the driver has no room now: after a `txCommit` (which also collects completions) a
+   * second -1 means the transmit ring is full, as when `txBurst` takes fewer frames than given.
+   * A length the link cannot carry is not refused here: `txCommit` drops that frame (`txDropped`).
+   */
+  txReserve?(len: number): number;
+  /**
+   * Queues every frame reserved since the last commit, in reservation order, and returns how many
+   * were sent (the rest - frames longer than the MTU allows - are counted in `txDropped`).
+   */
+  txCommit?(): number;
+}
+
+/** Transmit memory a zero-copy driver lends (see `NicDriver.txReserve`). */
+export interface TxSpace {
+  readonly buf: Uint8Array;
+  /** A DataView over the same bytes as `buf` (offsets are the same). */
+  readonly view: DataView;
+}
+
+/**
+ * True when `d` has the zero-copy transmit extension. A driver object whose `txBurst` was replaced
+ * on the instance (a tap interposed to watch or alter what is sent, as tests do) counts as not
+ * having it, so every frame still goes through that `txBurst`.
+ */
+export function hasZeroCopyTx(d: NicDriver): d is NicDriver & Required<Pick<NicDriver, 'txSpace' | 'txReserve' | 'txCommit'>> {
+  return d.txSpace !== undefined && typeof d.txReserve === 'function' && typeof d.txCommit === 'function' && !Object.prototype.hasOwnProperty.call(d, 'txBurst');
 }
 
 export function emptyStats(): DriverStats {

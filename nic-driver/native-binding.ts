@@ -182,6 +182,8 @@ export interface NativeBinding {
   PacketSocket: new (opts: PacketSocketOptions) => NativePacketSocket;
   XskSocket: new (opts: XskSocketOptions) => NativeXskSocket;
   icrcBurst(buf: Uint8Array, desc: Uint32Array, count: number, out: Uint32Array): void;
+  /** Computes and writes the ICRCs in place (absent in addons built before it existed). */
+  icrcSealBurst?(buf: Uint8Array, desc: Uint32Array, count: number): void;
   xdpStatus(ifname: string, netns?: string): XdpStatus;
   interfaceInfo(ifname: string, netns?: string): { ifindex: number; mac: string; mtu: number };
 }
@@ -275,6 +277,29 @@ export function icrcBurst(
   return res;
 }
 
+/**
+ * Seals a burst of frames in place with one native call: `desc` holds `count` pairs (IP header
+ * offset, ICRC field offset) into `buf`; each frame's ICRC is written at its ICRC offset,
+ * least-significant byte first, as it goes on the wire. The transmit path's form of `icrcBurst`.
+ */
+export function icrcSealBurst(buf: Uint8Array, desc: Uint32Array, count: number): void {
+  const b = native();
+  if (b.icrcSealBurst !== undefined) {
+    nativeCall(() => b.icrcSealBurst!(buf, desc, count));
+    return;
+  }
+  const out = new Uint32Array(count);
+  nativeCall(() => b.icrcBurst(buf, desc, count, out));
+  for (let i = 0; i < count; i++) {
+    const at = desc[2 * i + 1]!;
+    const v = out[i]!;
+    buf[at] = v & 0xff;
+    buf[at + 1] = (v >>> 8) & 0xff;
+    buf[at + 2] = (v >>> 16) & 0xff;
+    buf[at + 3] = v >>> 24;
+  }
+}
+
 let scratch = new Uint32Array(256);
 function descScratch(n: number): Uint32Array {
   if (scratch.length < n) scratch = new Uint32Array(Math.max(n, scratch.length * 2));
@@ -350,6 +375,12 @@ const VLAN_TAG = 4;
 /** Largest frame an IP MTU allows: MTU + Ethernet header (+ 802.1Q / 802.1ad tag when the frame has one). */
 export function maxFrameLen(mtu: number, f: Uint8Array): number {
   const type = f.length >= ETH_HEADER ? (f[12]! << 8) | f[13]! : 0;
+  return mtu + ETH_HEADER + (type === 0x8100 || type === 0x88a8 ? VLAN_TAG : 0);
+}
+
+/** maxFrameLen for a frame that starts at `off` of `buf`. */
+export function maxFrameLenAt(mtu: number, buf: Uint8Array, off: number): number {
+  const type = off + ETH_HEADER <= buf.length ? (buf[off + 12]! << 8) | buf[off + 13]! : 0;
   return mtu + ETH_HEADER + (type === 0x8100 || type === 0x88a8 ? VLAN_TAG : 0);
 }
 

@@ -8,7 +8,7 @@
  * timers - and each ends by flushing the frames it produced to the driver in
  * one burst.
  */
-import type { NicDriver } from '../nic-driver/driver';
+import { type NicDriver, type TxSpace, hasZeroCopyTx } from '../nic-driver/driver';
 import type { Clock } from './clock';
 import { Rng } from './rng';
 import { QpState, QpType, type Mtu, mtuFromBytes } from './types';
@@ -30,7 +30,7 @@ import type { TransportSpec } from '../packets/build';
 import { FrameTemplate } from '../packets/frame-template';
 import { ICRC_LEN, decodeAt, decodeFrame, type DecodedFrame, type RocePacket } from '../packets/decode';
 import { LinkType } from '../packets/pcap';
-import { icrcBurst, nativeAvailable, nativeLoadError } from '../nic-driver/native-binding';
+import { icrcBurst, icrcSealBurst, nativeAvailable, nativeLoadError } from '../nic-driver/native-binding';
 import { OpFlag } from '../packets/opcodes';
 import { ipv6FromString, ipv6ToString } from '../packets/bytes';
 import { WireError, WireErrorCode } from '../packets/errors';
@@ -73,6 +73,9 @@ export interface DeviceTuning {
   burst: number;
 }
 
+/** Frames a device queues before it hands them to the driver (a flush also ends every burst of work). */
+const TX_BURST = 256;
+
 /** Link-layer and IP overhead of a RoCE v2 packet over IPv4 or IPv6: Ethernet 14 (+4 VLAN), IP, UDP 8, BTH 12, ICRC 4 ... the IB MTU is what fits. */
 const ROCE_OVERHEAD_V6 = 40 + 8 + 12 + 28 + 4;
 
@@ -90,13 +93,23 @@ export class Device {
   private readonly qps = new Map<number, QueuePair>();
   private nextQpn = 0x11; // rxe's first user QP number
   private txQueue: Uint8Array[] = [];
-  /** Frames are built in place in one slab, reused after every flush (the driver copies on txBurst). */
-  private txSlab = new Uint8Array(1 << 20);
+  /**
+   * Frames are built in place in one slab, reused after every flush (the driver copies on txBurst).
+   * Allocated on first use: a driver with zero-copy transmit never needs it.
+   */
+  private txSlab = new Uint8Array(0);
   private txView = new DataView(this.txSlab.buffer);
   private txOff = 0;
-  /** With batched ICRC: where each queued frame's IP header and ICRC field are in the slab. */
-  private txIpOffs: number[] = [];
-  private txIcrcOffs: number[] = [];
+  /**
+   * Zero-copy transmit (NicDriver.txReserve: AF_XDP): frames are built straight in the driver's
+   * transmit memory and committed by flush(); null when the driver copies (txBurst).
+   */
+  private readonly txZc: (NicDriver & { txSpace: TxSpace; txReserve(len: number): number; txCommit(): number }) | null;
+  /** Frames reserved in the driver and not committed yet. */
+  private txZcFrames = 0;
+  /** With batched ICRC: (IP header, ICRC field) offset pairs of the queued frames, in the buffer they were built in. */
+  private txIcrcDesc = new Uint32Array(2 * TX_BURST);
+  private txIcrcCount = 0;
   private icrcOut = new Uint32Array(256);
   /** The buffer the last received frame lived in, with a view over it (see decodeInPlace). */
   private rxBuf: ArrayBufferLike | null = null;
@@ -125,6 +138,7 @@ export class Device {
     const mode = cfg.icrc ?? 'auto';
     if (mode === 'native' && !nativeAvailable()) throw invalid(`icrc: 'native' needs the native addon: ${nativeLoadError()}`);
     this.batchedIcrc = mode === 'native' || (mode === 'auto' && nativeAvailable());
+    this.txZc = hasZeroCopyTx(cfg.driver) ? cfg.driver : null;
     cfg.driver.setRxHandler(() => this.onRx());
   }
 
@@ -253,39 +267,71 @@ export class Device {
       qp.txTemplates.set(path, tpl);
     }
     const len = tpl.frameLength(t);
+    qp.counters.sent_pkts++;
+    const zc = this.txZc;
+    if (zc !== null) {
+      // Built where the driver sends it from: no copy on the way out.
+      let off = zc.txReserve(len);
+      if (off < 0) {
+        this.flush();
+        off = zc.txReserve(len);
+        if (off < 0) {
+          this.counters.send_err++; // the transmit ring is full, as when txBurst takes fewer frames
+          return;
+        }
+      }
+      const space = zc.txSpace;
+      const n = tpl.emitInto(t, space.buf, space.view, off, !this.batchedIcrc);
+      if (this.batchedIcrc) this.queueIcrc(off + tpl.ipOffset, off + n - ICRC_LEN);
+      if (++this.txZcFrames >= TX_BURST) this.flush();
+      return;
+    }
     if (this.txOff + len > this.txSlab.length) {
       this.flush();
       if (len > this.txSlab.length) this.growSlab(len);
     }
     const n = tpl.emitInto(t, this.txSlab, this.txView, this.txOff, !this.batchedIcrc);
-    if (this.batchedIcrc) {
-      this.txIpOffs.push(this.txOff + tpl.ipOffset);
-      this.txIcrcOffs.push(this.txOff + n - ICRC_LEN);
-    }
+    if (this.batchedIcrc) this.queueIcrc(this.txOff + tpl.ipOffset, this.txOff + n - ICRC_LEN);
     this.txQueue.push(this.txSlab.subarray(this.txOff, this.txOff + n));
     this.txOff += n;
-    qp.counters.sent_pkts++;
-    if (this.txQueue.length >= 256) this.flush();
+    if (this.txQueue.length >= TX_BURST) this.flush();
+  }
+
+  private queueIcrc(ipOff: number, icrcOff: number): void {
+    const k = 2 * this.txIcrcCount++;
+    if (k + 2 > this.txIcrcDesc.length) {
+      const bigger = new Uint32Array(this.txIcrcDesc.length * 2);
+      bigger.set(this.txIcrcDesc);
+      this.txIcrcDesc = bigger;
+    }
+    this.txIcrcDesc[k] = ipOff;
+    this.txIcrcDesc[k + 1] = icrcOff;
   }
 
   private growSlab(min: number): void {
-    this.txSlab = new Uint8Array(Math.max(min, this.txSlab.length * 2));
+    this.txSlab = new Uint8Array(Math.max(min, this.txSlab.length * 2, 1 << 20));
     this.txView = new DataView(this.txSlab.buffer);
   }
 
-  /** Hands queued frames to the driver in one burst; the driver copies them, so the slab is free again. */
+  /**
+   * Hands queued frames to the driver in one burst: with zero-copy transmit a commit of the frames
+   * built in its memory, else txBurst (the driver copies them, so the slab is free again). With the
+   * batched ICRC, one native call seals every frame of the burst first.
+   */
   flush(): void {
-    if (this.txQueue.length === 0) return;
-    const q = this.txQueue;
-    if (this.batchedIcrc) {
-      // One native call seals every frame of the burst (the ICRC goes on the wire least-significant byte first).
-      const n = this.txIcrcOffs.length;
-      if (this.icrcOut.length < n) this.icrcOut = new Uint32Array(n * 2);
-      icrcBurst(this.txSlab, this.txIpOffs, this.txIcrcOffs, this.icrcOut);
-      for (let i = 0; i < n; i++) this.txView.setUint32(this.txIcrcOffs[i] as number, this.icrcOut[i] as number, true);
-      this.txIpOffs = [];
-      this.txIcrcOffs = [];
+    const zc = this.txZc;
+    const count = zc !== null ? this.txZcFrames : this.txQueue.length;
+    if (count === 0) return;
+    if (this.txIcrcCount > 0) {
+      icrcSealBurst(zc !== null ? zc.txSpace.buf : this.txSlab, this.txIcrcDesc, this.txIcrcCount);
+      this.txIcrcCount = 0;
     }
+    if (zc !== null) {
+      this.txZcFrames = 0;
+      zc.txCommit(); // what the link cannot carry (over the MTU) the driver counts in txDropped, as txBurst does
+      return;
+    }
+    const q = this.txQueue;
     this.txQueue = [];
     this.txOff = 0;
     const taken = this.driver.txBurst(q);

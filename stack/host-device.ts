@@ -22,7 +22,7 @@ import { RealClock } from './clock';
 import { isIpv4MappedGid } from './address';
 import { createSimPair, type SimPair } from './sim-pair';
 import { pumpVirtualClock, setIdleWait, type ClockPump } from './perftest/clock-pump';
-import type { DriverStats, NicDriver } from '../nic-driver/driver';
+import { type DriverStats, type NicDriver, type TxSpace, hasZeroCopyTx } from '../nic-driver/driver';
 import { faultsFromEnv, withFaults } from '../nic-driver/fault-driver';
 import { ipv6ToString } from '../packets/bytes';
 
@@ -229,7 +229,17 @@ async function lookupNeighbor(ifname: string, ip: string): Promise<number> {
 class ActivityDriver implements NicDriver {
   /** One shared wait: resolved by the next receive burst or its fallback timer, whichever comes first. */
   private pending: { promise: Promise<void>; resolve: () => void; timer: NodeJS.Timeout } | null = null;
-  constructor(private readonly inner: NicDriver) {}
+  /** Zero-copy transmit, passed through when the inner driver has it (nic-driver/driver.ts). */
+  readonly txSpace?: TxSpace;
+  readonly txReserve?: (len: number) => number;
+  readonly txCommit?: () => number;
+  constructor(private readonly inner: NicDriver) {
+    if (hasZeroCopyTx(inner)) {
+      this.txSpace = inner.txSpace;
+      this.txReserve = (len) => inner.txReserve(len);
+      this.txCommit = () => inner.txCommit();
+    }
+  }
   get name(): string {
     return this.inner.name;
   }

@@ -34,6 +34,7 @@ Napi::Object Init(Napi::Env env, Napi::Object exports) {
   exports.Set("PacketSocket", PacketSocket::Init(env));
   exports.Set("XskSocket", XskSocket::Init(env));
   exports.Set("icrcBurst", Napi::Function::New<IcrcBurst>(env, "icrcBurst"));
+  exports.Set("icrcSealBurst", Napi::Function::New<IcrcSealBurst>(env, "icrcSealBurst"));
   exports.Set("xdpStatus", Napi::Function::New<XdpStatus>(env, "xdpStatus"));
   exports.Set("interfaceInfo", Napi::Function::New<InterfaceInfo>(env, "interfaceInfo"));
   exports.Set("crcImplementation", Napi::String::New(env, CrcImplementation()));

@@ -129,4 +129,41 @@ Napi::Value IcrcBurst(const Napi::CallbackInfo& info) {
   return env.Undefined();
 }
 
+// icrcSealBurst(buf, desc, count): as icrcBurst, but writes each ICRC into its frame (the 4 bytes at
+// the ICRC offset, least-significant byte first, as it goes on the wire) instead of returning it:
+// the transmit path seals a whole burst with one call and no JS loop.
+Napi::Value IcrcSealBurst(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  if (info.Length() < 3 || !info[0].IsTypedArray() || !info[1].IsTypedArray() || !info[2].IsNumber()) {
+    Throw(env, code::kBadArgument, "icrcSealBurst(buf: Uint8Array, desc: Uint32Array, count: number)");
+  }
+  auto buf = info[0].As<Napi::TypedArray>();
+  auto desc = info[1].As<Napi::TypedArray>();
+  if (buf.TypedArrayType() != napi_uint8_array || desc.TypedArrayType() != napi_uint32_array) {
+    Throw(env, code::kBadArgument, "icrcSealBurst: buf must be a Uint8Array, desc a Uint32Array");
+  }
+  const double cnt = info[2].As<Napi::Number>().DoubleValue();
+  const size_t n = cnt > 0 ? static_cast<size_t>(cnt) : 0;
+  if (desc.ElementLength() < 2 * n) Throw(env, code::kBadArgument, "icrcSealBurst: desc needs 2*count entries (count " + std::to_string(n) + ")");
+  uint8_t* f = static_cast<uint8_t*>(buf.ArrayBuffer().Data()) + buf.ByteOffset();
+  const size_t flen = buf.ByteLength();
+  const uint32_t* d = reinterpret_cast<const uint32_t*>(static_cast<uint8_t*>(desc.ArrayBuffer().Data()) + desc.ByteOffset());
+  static const uint32_t seed = SeedCrc();
+  std::string why;
+  for (size_t i = 0; i < n; i++) {
+    const size_t at = d[2 * i + 1];
+    uint32_t crc = 0;
+    if (at + 4 > flen || !IcrcOne(f, flen, d[2 * i], at, seed, &crc, &why)) {
+      ZeroUpper();
+      Throw(env, code::kBadArgument, "icrcSealBurst: frame " + std::to_string(i) + ": " + (why.empty() ? "no room for the ICRC" : why));
+    }
+    f[at] = static_cast<uint8_t>(crc);
+    f[at + 1] = static_cast<uint8_t>(crc >> 8);
+    f[at + 2] = static_cast<uint8_t>(crc >> 16);
+    f[at + 3] = static_cast<uint8_t>(crc >> 24);
+  }
+  ZeroUpper();
+  return env.Undefined();
+}
+
 }  // namespace roce

@@ -11,6 +11,9 @@ namespace roce {
 // desc holds `count` pairs (ipOffset, icrcOffset) of byte offsets into buf; out[i] receives the ICRC
 // value of frame i (compare with packets/icrc.ts `icrcV2`).
 Napi::Value IcrcBurst(const Napi::CallbackInfo& info);
+// icrcSealBurst(buf: Uint8Array, desc: Uint32Array, count: number): void
+// The same pairs; each frame's ICRC is written into buf at its ICRC offset (little-endian, as sent).
+Napi::Value IcrcSealBurst(const Napi::CallbackInfo& info);
 // The name of the CRC-32 implementation in use ("isa-l" or "zlib").
 const char* CrcImplementation();
 

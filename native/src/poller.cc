@@ -33,15 +33,21 @@ void FdPoller::SetHandler(Napi::Env env, int fd, Napi::Value fn) {
 }
 
 void FdPoller::Start() {
+  consumed_ = true;  // a (re)started poll stays armed through the current handler call
   if (uv_poll_start(handle_, UV_READABLE, OnPoll) == 0) paused_ = false;
 }
 
 void FdPoller::OnPoll(uv_poll_t* h, int status, int /*events*/) {
   FdPoller* self = static_cast<FdPoller*>(h->data);
   if (self == nullptr) return;
-  uv_poll_stop(h);
-  self->paused_ = true;
-  if (status < 0 || self->cb_.IsEmpty()) return;
+  if (status < 0 || self->cb_.IsEmpty()) {
+    uv_poll_stop(h);
+    self->paused_ = true;
+    return;
+  }
+  // Stay armed while the handler consumes (calls rx, which calls Rearm): stopping and restarting
+  // the poll costs two epoll_ctl calls per wake-up. Only a handler that took nothing pauses it.
+  self->consumed_ = false;
   Napi::Env env(self->env_);
   Napi::HandleScope scope(env);
   try {
@@ -49,6 +55,11 @@ void FdPoller::OnPoll(uv_poll_t* h, int status, int /*events*/) {
   } catch (const Napi::Error& e) {
     // An exception from the JS handler: hand it to the process as an uncaught exception.
     napi_fatal_exception(env, e.Value());
+  }
+  // The handler may have closed the socket or cleared the handler (handle_ gone or paused).
+  if (self->handle_ == h && !self->paused_ && !self->consumed_) {
+    uv_poll_stop(h);
+    self->paused_ = true;
   }
 }
 

@@ -1,7 +1,9 @@
 // Readiness of a socket fd through libuv (uv_poll): idle costs nothing. The
-// handler is called once when the fd becomes readable; the poller then pauses
-// until the owner calls Rearm() (from its rx call), so a handler that leaves
-// frames waiting is not called again and again in a busy loop.
+// handler is called when the fd becomes readable. A handler that consumed
+// (called the owner's rx, which calls Rearm()) leaves the poll armed: no
+// epoll_ctl per wake-up. One that took nothing pauses the poller until the
+// owner calls Rearm() (from its rx call), so a handler that leaves frames
+// waiting is not called again and again in a busy loop.
 #pragma once
 
 #include <napi.h>
@@ -20,6 +22,7 @@ class FdPoller {
   void SetHandler(Napi::Env env, int fd, Napi::Value fn);
   // Re-arms a paused poller (called after the owner consumed frames).
   void Rearm() {
+    consumed_ = true;
     if (handle_ != nullptr && paused_ && !cb_.IsEmpty()) Start();
   }
   // Stops polling and frees the uv handle (asynchronously, as libuv requires).
@@ -33,6 +36,7 @@ class FdPoller {
   Napi::AsyncContext* ctx_ = nullptr;
   napi_env env_ = nullptr;
   bool paused_ = true;
+  bool consumed_ = false;  // Rearm() ran since the handler was called
 };
 
 }  // namespace roce

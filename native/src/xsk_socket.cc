@@ -371,7 +371,9 @@ Napi::Value XskSocket::TxReclaim(const Napi::CallbackInfo& info) {
 
 // tx(count): JS has written `count` buffers into the slots txState[0], txState[0]+1, ... (mod the
 // slot count); txDesc[i] is the length of buffer i, with bit 31 set when the frame continues in
-// the next buffer. Returns count; txState is updated.
+// the next buffer. A txDesc of 0 skips its slot: it is handed back as done without being sent (the
+// zero-copy path skips the slots at the end of the area when a frame spanning several slots would
+// wrap, and the slots of frames it drops). Returns count; txState is updated.
 Napi::Value XskSocket::Tx(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
   if (xsk_ == nullptr) return Napi::Number::New(env, 0);
@@ -383,20 +385,26 @@ Napi::Value XskSocket::Tx(const Napi::CallbackInfo& info) {
     Throw(env, code::kBadArgument, "tx: " + std::to_string(count) + " buffers but only " + std::to_string(tx_free_) + " free slots");
   }
   if (count > 0) {
+    uint32_t real = 0;
+    for (uint32_t i = 0; i < count; i++) real += tx_desc_[i] != 0 ? 1 : 0;
     uint32_t idx = 0;
-    const uint32_t got = xsk_ring_prod__reserve(&tx_, count, &idx);
-    if (got != count) {
+    if (real > 0 && xsk_ring_prod__reserve(&tx_, real, &idx) != real) {
       PublishTxState();
-      Throw(env, code::kSystem, "tx ring has no room for " + std::to_string(count) + " descriptors");
+      Throw(env, code::kSystem, "tx ring has no room for " + std::to_string(real) + " descriptors");
     }
+    uint32_t j = 0;
     for (uint32_t i = 0; i < count; i++) {
       const uint32_t slot = (tx_head_ + i) % tx_frames_;
-      xdp_desc* d = xsk_ring_prod__tx_desc(&tx_, idx + i);
+      if (tx_desc_[i] == 0) {
+        tx_done_[slot] = 1;  // skipped: free once the slots before it complete (Reclaim)
+        continue;
+      }
+      xdp_desc* d = xsk_ring_prod__tx_desc(&tx_, idx + j++);
       d->addr = static_cast<uint64_t>(rx_frames_ + slot) * frame_size_;
       d->len = tx_desc_[i] & ~kContd;
       d->options = (tx_desc_[i] & kContd) != 0 ? XDP_PKT_CONTD : 0;
     }
-    xsk_ring_prod__submit(&tx_, count);
+    if (real > 0) xsk_ring_prod__submit(&tx_, real);
     tx_head_ = (tx_head_ + count) % tx_frames_;
     tx_free_ -= count;
   }
