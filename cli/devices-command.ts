@@ -15,7 +15,8 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { type OptionSpec, UsageError, formatOptions, parseArgs } from './args';
 import type { Output } from './output';
-import { ipv6FromString, ipv6ToString } from '../packets/bytes';
+import { ipv6FromString, ipv6ToString, macFromString } from '../packets/bytes';
+import { linkLocalGid as deviceLinkLocalGid } from '../stack/device';
 
 export const DEVICES_OPTIONS: readonly OptionSpec[] = [
   { name: 'netns', kind: 'string', value: 'NAME', help: 'list the interfaces of this network namespace (ip netns)' },
@@ -87,28 +88,19 @@ export function activeIbMtu(mtu: number): number {
   return 0;
 }
 
-/** fe80::/64 with the modified EUI-64 of the MAC (RFC 4291 appendix A): GID 0 of a RoCE port. */
-export function linkLocalGid(mac: string): string {
-  const m = mac.split(':').map((x) => parseInt(x, 16));
-  if (m.length !== 6 || m.some((x) => !Number.isInteger(x))) return '';
-  const g = new Uint8Array(16);
-  g[0] = 0xfe;
-  g[1] = 0x80;
-  g[8] = (m[0] ?? 0) ^ 0x02;
-  g[9] = m[1] ?? 0;
-  g[10] = m[2] ?? 0;
-  g[11] = 0xff;
-  g[12] = 0xfe;
-  g[13] = m[3] ?? 0;
-  g[14] = m[4] ?? 0;
-  g[15] = m[5] ?? 0;
-  return ipv6ToString(g);
+/** GID 0 of a RoCE port for a MAC in text form (see stack/device.ts linkLocalGid); '' for a malformed MAC. */
+export function linkLocalGidText(mac: string): string {
+  try {
+    return ipv6ToString(deviceLinkLocalGid(macFromString(mac)));
+  } catch {
+    return '';
+  }
 }
 
 /** The GID table the stack builds (stack/device.ts): the link-local GID, then one per IPv4 address (IPv4-mapped), then per IPv6 address. */
 export function gidTable(netdev: string, mac: string, ipv4: readonly string[], ipv6: readonly string[]): GidEntry[] {
   const out: GidEntry[] = [];
-  const ll = linkLocalGid(mac);
+  const ll = linkLocalGidText(mac);
   if (ll !== '') out.push({ index: 0, gid: ll, ipv4: '', version: 'v2', netdev });
   for (const a of ipv4) out.push({ index: out.length, gid: ipv6ToString(ipv6FromString(`::ffff:${a}`)), ipv4: a, version: 'v2', netdev });
   for (const a of ipv6) {

@@ -469,7 +469,7 @@ function normalizeIp(text: string): string {
 }
 
 /** fe80::/64 with the modified EUI-64 of the MAC (RFC 4291 appendix A), the first GID of a RoCE port. */
-function linkLocalGid(mac: number): Uint8Array {
+export function linkLocalGid(mac: number): Uint8Array {
   const g = new Uint8Array(16);
   g[0] = 0xfe;
   g[1] = 0x80;
