@@ -315,7 +315,15 @@ async function openDriverDevice(ifname: string, kind: 'xdp' | 'packet', opts: Ho
     throw new HostDeviceError(HostDeviceErrorCode.DRIVER_FAILED, `${DRIVER_MODULES[kind].label} driver on ${ifname}: ${(e as Error).message}`);
   }
   // perftest and rc_pingpong draw their start PSN from lrand48 seeded by pid and time: a fresh seed per run.
-  const device = new Device({ driver, clock: new RealClock(), ipv4, name: ifname, seed: randomInt(1, 0x7fffffff), vlan: vlan !== null ? { vid: vlan.id } : null });
+  const device = new Device({
+    driver,
+    clock: new RealClock(),
+    ipv4,
+    name: ifname,
+    seed: randomInt(1, 0x7fffffff),
+    vlan: vlan !== null ? { vid: vlan.id } : null,
+    ...tuningFromEnv(),
+  });
   if (!busyPoll) setIdleWait(device, () => driver.waitForActivity(IDLE_FALLBACK_MS));
   return {
     device,
@@ -393,4 +401,21 @@ export async function openHostDevice(ifname: string, driver: HostDriverKind, opt
     case HostDriverKind.MEMORY:
       return openMemoryDevice(ifname);
   }
+}
+
+/**
+ * Transport tuning for experiments, from the environment: ROCE_MAX_UNACKED_PSNS (the send window,
+ * default 128 as rxe) and ROCE_MAX_PKTS_PER_ACK (AckReq spacing inside a message, default 64 as rxe).
+ */
+export function tuningFromEnv(env: NodeJS.ProcessEnv = process.env): { maxUnackedPsns?: number; maxPktsPerAck?: number } {
+  const num = (name: string, max: number): number | undefined => {
+    const v = env[name];
+    if (v === undefined || v === '') return undefined;
+    const n = Number(v);
+    if (!Number.isInteger(n) || n < 1 || n > max) throw new HostDeviceError(HostDeviceErrorCode.DRIVER_FAILED, `${name} must be an integer 1..${max}, not ${JSON.stringify(v)}`);
+    return n;
+  };
+  const w = num('ROCE_MAX_UNACKED_PSNS', 0x7fffff);
+  const a = num('ROCE_MAX_PKTS_PER_ACK', 0x7fffff);
+  return { ...(w !== undefined ? { maxUnackedPsns: w } : {}), ...(a !== undefined ? { maxPktsPerAck: a } : {}) };
 }
