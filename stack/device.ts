@@ -257,7 +257,8 @@ export class Device {
 
   /** Builds the frame of a transport packet on `path` and queues it for the next flush. */
   transmit(qp: QueuePair, t: TransportSpec, path: Path): void {
-    let tpl = qp.txTemplates.get(path);
+    // Nearly every packet of a QP goes on its one path: remember the last template before the map.
+    let tpl = qp.lastTxPath === path ? qp.lastTxTemplate : qp.txTemplates.get(path);
     if (tpl === undefined) {
       const ip =
         path.ipVersion === 4
@@ -266,6 +267,8 @@ export class Device {
       tpl = new FrameTemplate({ eth: { src: path.srcMac, dst: path.dstMac, vlan: path.vlan }, ip, udp: { srcPort: qp.udpSport } });
       qp.txTemplates.set(path, tpl);
     }
+    qp.lastTxPath = path;
+    qp.lastTxTemplate = tpl;
     const len = tpl.frameLength(t);
     qp.counters.sent_pkts++;
     const zc = this.txZc;

@@ -141,11 +141,13 @@ export class MrTable {
     const mr = this.byKey(key);
     if (mr === undefined) return { fault: MrFault.BAD_KEY, mr: null, offset: 0 };
     if (mr.pd !== pd) return { fault: MrFault.BAD_PD, mr, offset: 0 };
-    if (va < mr.iova || va + BigInt(length) > mr.iova + BigInt(mr.length) || length < 0) {
-      return { fault: MrFault.OUT_OF_BOUNDS, mr, offset: 0 };
-    }
+    // One BigInt subtraction, then plain numbers: the region is at most 2^53 bytes long.
+    const rel = va - mr.iova;
+    if (rel < 0n || length < 0 || rel > BigInt(mr.length)) return { fault: MrFault.OUT_OF_BOUNDS, mr, offset: 0 };
+    const offset = Number(rel);
+    if (offset + length > mr.length) return { fault: MrFault.OUT_OF_BOUNDS, mr, offset: 0 };
     if ((mr.access & need) !== need) return { fault: MrFault.NO_ACCESS, mr, offset: 0 };
-    return { fault: MrFault.OK, mr, offset: Number(va - mr.iova) };
+    return { fault: MrFault.OK, mr, offset };
   }
 
   /** Remote invalidation (IETH, C10-?): the region no longer answers to its R_Key. */

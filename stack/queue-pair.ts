@@ -141,6 +141,8 @@ export class QueuePair {
   udpSport = 0xc000;
   /** Frame templates per path (headers built once), cleared when the path or source port changes. */
   readonly txTemplates = new Map<Path, FrameTemplate>();
+  lastTxPath: Path | null = null;
+  lastTxTemplate: FrameTemplate | undefined = undefined;
   readonly sq: SendWqe[] = [];
   readonly rq: RecvWqe[] = [];
   readonly req = new RequesterState();
@@ -214,6 +216,7 @@ export class QueuePair {
     if (input.destQpNum !== undefined || input.ahAttr !== undefined) {
       this.udpSport = this.device.udpSourcePort(this, this.attr.ahAttr?.flowLabel ?? 0);
       this.txTemplates.clear();
+      this.lastTxPath = null;
     }
     if (target === QpState.RESET) {
       this.reset();
@@ -245,6 +248,7 @@ export class QueuePair {
     Object.assign(this.resp, new ResponderState());
     this.path = null;
     this.txTemplates.clear();
+    this.lastTxPath = null;
     this.errorReason = '';
   }
 
