@@ -33,6 +33,8 @@ import {
   native,
   nativeCall,
   netnsPath,
+  framesFromDescriptors,
+  installRxHandler,
 } from './native-binding';
 
 export interface AfPacketOptions {
@@ -176,26 +178,13 @@ export class AfPacketDriver implements NicDriver {
     if (sock === null) return [];
     const want = Math.max(0, Math.min(Math.floor(max), RX_MAX));
     if (want === 0) return [];
-    const n = sock.rx(want);
-    const out = new Array<Uint8Array>(n);
-    for (let i = 0; i < n; i++) {
-      const len = this.rxDesc[2 * i + 1]!;
-      out[i] = new Uint8Array(this.ring, this.ringOffset + this.rxDesc[2 * i]!, len);
-      this.counters.rxBytes += len;
-    }
-    this.counters.rxFrames += n;
-    return out;
+    return framesFromDescriptors(this.ring, this.ringOffset, this.rxDesc, sock.rx(want), this.counters);
   }
 
   setRxHandler(fn: (() => void) | null): void {
     if (this.sock === null) return;
     this.handler = fn;
-    if (this.busy !== null) {
-      if (fn === null) this.busy.stop();
-      else this.busy.start();
-      return;
-    }
-    this.sock.setRxHandler(fn === null ? null : () => this.handler?.());
+    installRxHandler(this.sock, this.busy, fn, () => this.handler?.());
   }
 
   close(): void {

@@ -43,6 +43,8 @@ import {
   native,
   nativeCall,
   netnsPath,
+  framesFromDescriptors,
+  installRxHandler,
 } from './native-binding';
 
 export type XskBindMode = 'auto' | 'copy' | 'zerocopy';
@@ -332,26 +334,13 @@ export class AfXdpDriver implements NicDriver {
     if (sock === null) return [];
     const want = Math.max(0, Math.min(Math.floor(max), RX_MAX));
     if (want === 0) return [];
-    const n = sock.rx(want);
-    const out = new Array<Uint8Array>(n);
-    for (let i = 0; i < n; i++) {
-      const len = this.rxDesc[2 * i + 1]!;
-      out[i] = new Uint8Array(this.umem, this.base + this.rxDesc[2 * i]!, len);
-      this.counters.rxBytes += len;
-    }
-    this.counters.rxFrames += n;
-    return out;
+    return framesFromDescriptors(this.umem, this.base, this.rxDesc, sock.rx(want), this.counters);
   }
 
   setRxHandler(fn: (() => void) | null): void {
     if (this.sock === null) return;
     this.handler = fn;
-    if (this.busy !== null) {
-      if (fn === null) this.busy.stop();
-      else this.busy.start();
-      return;
-    }
-    this.sock.setRxHandler(fn === null ? null : () => this.handler?.());
+    installRxHandler(this.sock, this.busy, fn, () => this.handler?.());
   }
 
   /** Closes the socket; the XDP program is detached when the last socket on the interface closes. */

@@ -9,6 +9,7 @@
  * the native object holds on to, frames stay in ArrayBuffers JS allocated
  * (NODE_API_NO_EXTERNAL_BUFFERS_ALLOWED: native never hands out its own memory).
  */
+import type { DriverStats } from './driver';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 
@@ -367,6 +368,35 @@ export class BusyLoop {
     if (this.timer !== null) clearImmediate(this.timer);
     this.timer = null;
   }
+}
+
+/**
+ * The frames of a receive burst as views of `buffer` (a ring or UMEM shared with native code), from
+ * the (offset from `base`, length) pairs the addon wrote into `desc`; counts them in `stats`.
+ */
+export function framesFromDescriptors(buffer: ArrayBufferLike, base: number, desc: Uint32Array, n: number, stats: DriverStats): Uint8Array[] {
+  const out = new Array<Uint8Array>(n);
+  for (let i = 0; i < n; i++) {
+    const len = desc[2 * i + 1] as number;
+    out[i] = new Uint8Array(buffer, base + (desc[2 * i] as number), len);
+    stats.rxBytes += len;
+  }
+  stats.rxFrames += n;
+  return out;
+}
+
+/**
+ * Where a driver's receive handler runs: on the busy loop when the driver has one (busy-poll
+ * mode), else on the socket's uv_poll. `call` is what the poller invokes (it reads the driver's
+ * current handler, so replacing the handler needs no re-registration).
+ */
+export function installRxHandler(sock: { setRxHandler(fn: (() => void) | null): void }, busy: BusyLoop | null, fn: (() => void) | null, call: () => void): void {
+  if (busy !== null) {
+    if (fn === null) busy.stop();
+    else busy.start();
+    return;
+  }
+  sock.setRxHandler(fn === null ? null : call);
 }
 
 const ETH_HEADER = 14;
