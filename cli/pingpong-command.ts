@@ -23,7 +23,7 @@ export const PINGPONG_OPTIONS: readonly OptionSpec[] = [
   { name: 'events', short: 'e', kind: 'flag', help: 'accepted for compatibility: this side sleeps until frames arrive unless ROCE_BUSY_POLL=1' },
   { name: 'driver', kind: 'string', value: 'KIND', help: `frame driver: ${HOST_DRIVERS.join(' or ')} (default xdp)` },
   { name: 'bind', kind: 'string', value: 'ADDR', help: 'server: local address to listen on (default all)' },
-  { name: 'timeout', kind: 'string', value: 'SECONDS', help: 'give up when nothing happens for this long (default 300)' },
+  { name: 'timeout', kind: 'string', value: 'SECONDS', help: 'give up when no completion arrives for this long during the run (default 10; a server waits up to 300 s for its client)' },
   { name: 'json', kind: 'flag', help: 'print one JSON summary object' },
   { name: 'help', short: 'h', kind: 'flag', help: 'this help' },
 ];
@@ -59,7 +59,9 @@ export async function pingpongCommand(argv: readonly string[], out: Output, deps
   if (mtu !== undefined && ![256, 512, 1024, 2048, 4096].includes(mtu)) throw new UsageError(`--mtu must be 256, 512, 1024, 2048 or 4096, not ${mtu}`);
   const bind = args.values.get('bind');
   if (bind !== undefined && server !== undefined) throw new UsageError('--bind applies to the server (run without SERVER)');
-  const timeoutS = num('timeout', 1, 86_400) ?? 300;
+  // RC cannot tell that a peer died while this side only waits for its next receive (rc_pingpong
+  // would wait forever): a run that makes no progress for this long ends with an error instead.
+  const timeoutS = num('timeout', 1, 86_400) ?? 10;
   const json = args.flags.has('json');
   const typeText = args.values.get('type') ?? 'rc';
   if (typeText !== 'rc' && typeText !== 'uc' && typeText !== 'ud') throw new UsageError(`--type must be rc, uc or ud, not ${JSON.stringify(typeText)}`);
@@ -71,7 +73,7 @@ export async function pingpongCommand(argv: readonly string[], out: Output, deps
     validate: args.flags.has('chk'),
     port: num('port', 1, 65535) ?? PINGPONG_DEFAULT_PORT,
     runTimeoutMs: timeoutS * 1000,
-    connectTimeoutMs: server === undefined ? timeoutS * 1000 : Math.min(timeoutS, 30) * 1000,
+    connectTimeoutMs: server === undefined ? Math.max(timeoutS, 300) * 1000 : 30_000,
   };
   const set = <K extends keyof PingpongConfig>(k: K, v: PingpongConfig[K] | undefined): void => {
     if (v !== undefined) cfg[k] = v;

@@ -260,7 +260,7 @@ export async function runPingpong(dev: Device, cfg: PingpongConfig): Promise<Pin
     const start = cfg.role === 'client' ? (sendTimes[0] as number) : clock.now();
     let scnt = 0;
     let rcnt = 0;
-    const deadline = Date.now() + runMs;
+    let deadline = Date.now() + runMs;
     while (rcnt < iters || scnt < iters) {
       const wcs = cq.poll(2);
       if (wcs.length === 0) {
@@ -269,6 +269,7 @@ export async function runPingpong(dev: Device, cfg: PingpongConfig): Promise<Pin
         await idle();
         continue;
       }
+      deadline = Date.now() + runMs; // progress: the no-progress clock starts again
       for (const wc of wcs) {
         if (wc.status !== WcStatus.SUCCESS) {
           throw new PerftestError(PerftestErrorCode.COMPLETION, `${tool}: failed status ${WC_STATUS_NAMES[wc.status] ?? wc.status} for wr_id ${wc.wrId}${wc.vendorErr ? ` (${wc.vendorErr})` : ''}`, 'completion');
