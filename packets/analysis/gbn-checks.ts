@@ -93,12 +93,16 @@ export class GbnChecker {
         v.psn,
         `after the RNR wait for PSN ${t.psn}, retransmission starts at PSN ${v.psn}, but responses during the wait acknowledged through PSN ${compHigh} (first unacknowledged: ${psnAdd(compHigh, 1)})`,
       );
-    } else if (t === null && compHigh !== null && !fromFirstUnacked()) {
+    } else if (t === null && compHigh !== null && !fromFirstUnacked() && psnDiff(v.psn, psnAdd(compHigh, 1)) > 0) {
+      // After a timeout only a start past the first unacknowledged PSN breaks go-back-N (it skips
+      // PSNs the responder still needs). Starting earlier resends acknowledged packets, which the
+      // responder answers as duplicates: wasteful, not wrong, and what a requester does when its
+      // timer fires before it has processed an ACK the capture already shows (rxe under qemu).
       this.report(
         RuleId.RETRANSMIT_FROM_FIRST_UNACKED,
         [v.frame],
         v.psn,
-        `retransmission after a timeout starts at PSN ${v.psn}, not at the first unacknowledged PSN ${psnAdd(compHigh, 1)}`,
+        `retransmission after a timeout starts at PSN ${v.psn}, past the first unacknowledged PSN ${psnAdd(compHigh, 1)}`,
       );
     }
     if (t !== null && t.kind === Trigger.RNR && t.rnrTimerNs !== null && v.timeNs - t.timeNs < t.rnrTimerNs) {
