@@ -97,6 +97,11 @@ export function findRcConversations(packets: readonly CapturedPacket[], addr: (p
     }
     const first = r.packets[0];
     if (first === undefined || first.p.bth === null) continue;
+    // A response stream can still hold two connections when a reused QPN's new starting PSN happens to
+    // fall near the old one (rc_pingpong seeds its PSNs from pid and time, so back-to-back runs start
+    // close). Keep only the responses this request stream owns: see ownerOf.
+    const candidates = reqs.filter((q) => q.src === r.src && q.dst === r.dst);
+    const responses = (best?.packets ?? []).filter((c) => ownerOf(c, candidates) === r);
     out.push({
       requesterQpn: best?.destQp ?? 0,
       responderQpn: r.destQp,
@@ -105,12 +110,46 @@ export function findRcConversations(packets: readonly CapturedPacket[], addr: (p
       requesterMac: r.srcMac,
       responderMac: r.dstMac,
       requests: r.packets,
-      responses: best?.packets ?? [],
+      responses,
       firstRequestPsn: first.p.bth.psn,
-      pathMtuBytes: inferMtu([...r.packets, ...(best?.packets ?? [])]),
+      pathMtuBytes: inferMtu([...r.packets, ...responses]),
     });
   }
   return out;
+}
+
+/**
+ * The request stream a response answers: one sent before it holding the response's PSN (if
+ * several, the one that started last), else the one with a request closest below it (READ
+ * responses and NAKs carry PSNs past the requests'), within 4096 PSNs.
+ */
+function ownerOf(c: CapturedPacket, candidates: readonly Stream[]): Stream | null {
+  const psn = c.p.bth?.psn;
+  if (psn === undefined) return null;
+  let best: Stream | null = null;
+  let bestD = Infinity;
+  let bestStart = -Infinity;
+  for (const r of candidates) {
+    const start = r.packets[0]?.timeNs ?? Infinity;
+    if (start > c.timeNs) continue;
+    const d = r.psns.has(psn) ? 0 : distanceBelow(r, psn);
+    if (d < bestD || (d === bestD && d !== Infinity && start >= bestStart)) {
+      best = r;
+      bestD = d;
+      bestStart = start;
+    }
+  }
+  return best;
+}
+
+/** How far `psn` is past the closest request PSN at or below it (Infinity past 4096). */
+function distanceBelow(r: Stream, psn: number): number {
+  let best = Infinity;
+  for (const q of r.psns) {
+    const d = psnDiff(psn, q);
+    if (d >= 0 && d < 4096 && d < best) best = d;
+  }
+  return best;
 }
 
 /** READ responses carry PSNs after their request's own; count a response PSN a little past a request as matching. */

@@ -148,6 +148,18 @@ describe('conversations across QPN reuse', () => {
       [IP.b, 12_000_000, 4, [12_000_000, 12_000_001, 12_000_002, 12_000_003]],
     ]);
   });
+
+  test('roce replay: connections to different QPs that share the requester QPN and start at nearby PSNs get only their own responses', () => {
+    // rc_pingpong seeds its PSNs from pid and time, so back-to-back runs can start a few thousand
+    // PSNs apart: B's ACKs to A's reused QP 0x11 then form one stream across both connections.
+    const items = [...pingpong(0, 0x11, 0x15, 1000, 5_000_000), ...pingpong(10_000, 0x11, 0x16, 3000, 12_000_000)];
+    const packets: CapturedPacket[] = items.map((it, i) => ({ frame: i + 1, timeNs: it.us * 1000, p: decodeFrame(it.frame) as RocePacket, bytes: it.frame }));
+    const convs = findRcConversations(packets, packetAddresses);
+    expect(convs.filter((c) => c.requesterIp === IP.a).map((c) => [c.responderQpn, c.requests.length, c.responses.map((x) => x.p.bth?.psn)])).toEqual([
+      [0x15, 4, [1000, 1001, 1002, 1003]],
+      [0x16, 4, [3000, 3001, 3002, 3003]],
+    ]);
+  });
 });
 
 describe("capture point 'sent' (frames captured as sent, dropped after the capture point)", () => {

@@ -291,7 +291,7 @@ export function checkCapture(file: Uint8Array): CaptureCheck {
   return c;
 }
 
-function ipText(v: number): string {
+export function ipText(v: number): string {
   return [v >>> 24, (v >>> 16) & 0xff, (v >>> 8) & 0xff, v & 0xff].join('.');
 }
 

@@ -7,7 +7,7 @@
  * then retransmission).
  */
 import { type LabRun, type Step, GUEST_IP, HOST_IP, interopSkipReason, runLab } from './lab';
-import { analyseRun, expectCleanCapture, expectConversations, expectNoViolations, expectPerftest, expectPingpong, recoveryBySide, stepOf } from './checks';
+import { analyseRun, expectCleanCapture, expectConversations, expectNoViolations, expectPerftest, expectPingpongUnderLoss, recoveryBySide, stepOf } from './checks';
 import { RECEIVE_DEPENDENT_RULES } from '../../packets/analysis/gbn-checks';
 
 const skip = interopSkipReason();
@@ -70,10 +70,10 @@ d('2% loss each way: rc_pingpong and ib_write_bw against roce-ts', () => {
   });
 
   test('rc_pingpong -n 100 with loss, roce-ts client', () => {
-    expectPingpong(run, stepOf(run, 1), { type: 'rc', size: 4096, iters: 100, mtu: 1024, guestRole: 'server' });
+    expectPingpongUnderLoss(run, stepOf(run, 1), { type: 'rc', size: 4096, iters: 100, mtu: 1024, guestRole: 'server' });
   });
   test('rc_pingpong -n 100 with loss, roce-ts server', () => {
-    expectPingpong(run, stepOf(run, 2), { type: 'rc', size: 4096, iters: 100, mtu: 1024, guestRole: 'client' });
+    expectPingpongUnderLoss(run, stepOf(run, 2), { type: 'rc', size: 4096, iters: 100, mtu: 1024, guestRole: 'client' });
   });
   test('ib_write_bw -n 50 with loss, roce-ts client', () => {
     expectPerftest(run, stepOf(run, 3), { verb: 'write', lat: false, size: 65536, iters: 50, guestRole: 'server' });
