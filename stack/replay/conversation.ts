@@ -44,6 +44,8 @@ interface Stream {
   destQp: number;
   srcMac: number;
   dstMac: number;
+  /** UDP source port of the stream's first packet. */
+  sport: number | null;
   packets: CapturedPacket[];
   psns: Set<number>;
   /** Highest PSN so far. */
@@ -71,9 +73,17 @@ export function findRcConversations(packets: readonly CapturedPacket[], addr: (p
     const open = isReq ? reqOpen : respOpen;
     const k = key(src, dst, b.destQp);
     let s = open.get(k);
-    if (s !== undefined && Math.abs(psnDiff(b.psn, s.high)) > CONNECTION_PSN_WINDOW) s = undefined; // a new connection on a reused QPN
+    const sport = c.p.udp?.srcPort ?? null;
+    if (s !== undefined) {
+      const d = psnDiff(b.psn, s.high);
+      if (Math.abs(d) > CONNECTION_PSN_WINDOW) s = undefined; // a new connection on a reused QPN
+      // A QP keeps its UDP source port (rxe derives it from the QPN pair when the QP connects), so
+      // a new port on a PSN that neither repeats nor continues the stream is a new connection whose
+      // start PSN happens to lie near the old one's.
+      else if (sport !== null && s.sport !== null && sport !== s.sport && d !== 0 && d !== 1) s = undefined;
+    }
     if (s === undefined) {
-      s = { src, dst, destQp: b.destQp, srcMac: c.p.eth?.src ?? 0, dstMac: c.p.eth?.dst ?? 0, packets: [], psns: new Set(), high: b.psn };
+      s = { src, dst, destQp: b.destQp, srcMac: c.p.eth?.src ?? 0, dstMac: c.p.eth?.dst ?? 0, sport, packets: [], psns: new Set(), high: b.psn };
       open.set(k, s);
       (isReq ? reqs : resps).push(s);
     }

@@ -160,6 +160,24 @@ describe('conversations across QPN reuse', () => {
       [0x16, 4, [3000, 3001, 3002, 3003]],
     ]);
   });
+
+  test('roce replay: a new UDP source port on a PSN that does not continue the stream is a new connection, even within the PSN window', () => {
+    // perftest also seeds from pid and time: two back-to-back runs to the stack's QP 0x11 started
+    // 49429 PSNs apart, inside the 0x10000 window; each run's QP pair has its own source port.
+    const port = (it: Item, p: number): Item => {
+      const f = it.frame.slice();
+      new DataView(f.buffer).setUint16(34, p); // UDP source port (Ethernet 14 + IPv4 20); the ICRC goes stale, which pairing ignores
+      return { us: it.us, frame: f };
+    };
+    const first = pingpong(0, 0x1c, 0x11, 1000, 9_547_313).map((it) => port(it, 49645));
+    const second = pingpong(10_000, 0x1d, 0x11, 2000, 9_596_742).map((it) => port(it, 49662));
+    const packets: CapturedPacket[] = [...first, ...second].map((it, i) => ({ frame: i + 1, timeNs: it.us * 1000, p: decodeFrame(it.frame) as RocePacket, bytes: it.frame }));
+    const convs = findRcConversations(packets, packetAddresses);
+    expect(convs.filter((c) => c.requesterIp === IP.b).map((c) => [c.requesterQpn, c.responderQpn, c.firstRequestPsn, c.requests.length, c.responses.length])).toEqual([
+      [0x11, 0x1c, 9_547_313, 4, 4],
+      [0x11, 0x1d, 9_596_742, 4, 4],
+    ]);
+  });
 });
 
 describe("capture point 'sent' (frames captured as sent, dropped after the capture point)", () => {
