@@ -169,13 +169,13 @@ describe('conversations across QPN reuse', () => {
       new DataView(f.buffer).setUint16(34, p); // UDP source port (Ethernet 14 + IPv4 20); the ICRC goes stale, which pairing ignores
       return { us: it.us, frame: f };
     };
-    const first = pingpong(0, 0x1c, 0x11, 1000, 9_547_313).map((it) => port(it, 49645));
-    const second = pingpong(10_000, 0x1d, 0x11, 2000, 9_596_742).map((it) => port(it, 49662));
+    const first = pingpong(0, 0x1c, 0x11, 9_547_313, 1000).map((it) => port(it, 49645));
+    const second = pingpong(10_000, 0x1d, 0x11, 9_596_742, 5_000_000).map((it) => port(it, 49662));
     const packets: CapturedPacket[] = [...first, ...second].map((it, i) => ({ frame: i + 1, timeNs: it.us * 1000, p: decodeFrame(it.frame) as RocePacket, bytes: it.frame }));
     const convs = findRcConversations(packets, packetAddresses);
-    expect(convs.filter((c) => c.requesterIp === IP.b).map((c) => [c.requesterQpn, c.responderQpn, c.firstRequestPsn, c.requests.length, c.responses.length])).toEqual([
-      [0x11, 0x1c, 9_547_313, 4, 4],
-      [0x11, 0x1d, 9_596_742, 4, 4],
+    expect(convs.filter((c) => c.requesterIp === IP.a).map((c) => [c.requesterQpn, c.responderQpn, c.firstRequestPsn, c.requests.length, c.responses.length])).toEqual([
+      [0x1c, 0x11, 9_547_313, 4, 4],
+      [0x1d, 0x11, 9_596_742, 4, 4],
     ]);
   });
 });
