@@ -99,7 +99,7 @@ export function findRcConversations(packets: readonly CapturedPacket[], addr: (p
     for (const s of resps) {
       if (s.src !== r.dst || s.dst !== r.src) continue;
       let hits = 0;
-      for (const psn of s.psns) if (r.psns.has(psn) || nearAny(r, psn)) hits++;
+      for (const psn of s.psns) if (distanceBelow(r, psn) !== Infinity) hits++;
       if (hits > bestHits) {
         best = s;
         bestHits = hits;
@@ -131,7 +131,7 @@ export function findRcConversations(packets: readonly CapturedPacket[], addr: (p
 /**
  * The request stream a response answers: one sent before it holding the response's PSN (if
  * several, the one that started last), else the one with a request closest below it (READ
- * responses and NAKs carry PSNs past the requests'), within 4096 PSNs.
+ * responses and NAKs carry PSNs past the requests'), within RESPONSE_PSN_REACH.
  */
 function ownerOf(c: CapturedPacket, candidates: readonly Stream[]): Stream | null {
   const psn = c.p.bth?.psn;
@@ -142,7 +142,7 @@ function ownerOf(c: CapturedPacket, candidates: readonly Stream[]): Stream | nul
   for (const r of candidates) {
     const start = r.packets[0]?.timeNs ?? Infinity;
     if (start > c.timeNs) continue;
-    const d = r.psns.has(psn) ? 0 : distanceBelow(r, psn);
+    const d = distanceBelow(r, psn);
     if (d < bestD || (d === bestD && d !== Infinity && start >= bestStart)) {
       best = r;
       bestD = d;
@@ -152,23 +152,18 @@ function ownerOf(c: CapturedPacket, candidates: readonly Stream[]): Stream | nul
   return best;
 }
 
-/** How far `psn` is past the closest request PSN at or below it (Infinity past 4096). */
+/** READ responses carry PSNs after their request's own: how far past a request a response PSN may lie. */
+const RESPONSE_PSN_REACH = 4096;
+
+/** How far `psn` is past the closest request PSN at or below it (0 for a request's own PSN; Infinity beyond RESPONSE_PSN_REACH). */
 function distanceBelow(r: Stream, psn: number): number {
+  if (r.psns.has(psn)) return 0;
   let best = Infinity;
   for (const q of r.psns) {
     const d = psnDiff(psn, q);
-    if (d >= 0 && d < 4096 && d < best) best = d;
+    if (d >= 0 && d < RESPONSE_PSN_REACH && d < best) best = d;
   }
   return best;
-}
-
-/** READ responses carry PSNs after their request's own; count a response PSN a little past a request as matching. */
-function nearAny(r: Stream, psn: number): boolean {
-  for (const q of r.psns) {
-    const d = psnDiff(psn, q);
-    if (d >= 0 && d < 4096) return true;
-  }
-  return false;
 }
 
 export function inferMtu(packets: readonly CapturedPacket[]): number {

@@ -3,6 +3,8 @@ import { type CaptureCheck, type LabRun, type StepResult, GUEST_IP, HOST_IP, des
 import * as fs from 'node:fs';
 import { readCapture } from '../../packets/pcap';
 import { decodeFrame } from '../../packets/decode';
+import { AethKind, decodeSyndrome } from '../../packets/aeth';
+import { opcodeName } from '../../packets/opcodes';
 import { analyzeFile, type AnalysisResult, type CapturePoint } from '../../packets/analysis/analyzer';
 import type { Conversation } from '../../packets/analysis/conversations';
 import { run as runCli } from '../../cli/main';
@@ -120,8 +122,8 @@ export function expectPingpongUnderLoss(run: LabRun, s: StepResult, e: PingpongE
   const cap = readCapture(fs.readFileSync(run.capturePath));
   for (const rec of cap.records) {
     const d = decodeFrame(rec.data, rec.linkType);
-    if (!d.roce || d.bth === null || d.aeth === null || d.ipv4 === null || d.bth.opcode !== 0x11) continue;
-    if (d.bth.destQp === hostQpn && d.bth.psn === ackPsn && (d.aeth.syndrome & 0x60) === 0 && ipText(d.ipv4.src) === GUEST_IP) acked = true;
+    if (!d.roce || d.bth === null || d.aeth === null || d.ipv4 === null || opcodeName(d.bth.opcode) !== 'RC_ACKNOWLEDGE') continue;
+    if (d.bth.destQp === hostQpn && d.bth.psn === ackPsn && decodeSyndrome(d.aeth.syndrome).kind === AethKind.ACK && ipText(d.ipv4.src) === GUEST_IP) acked = true;
   }
   expect({ rxeAckedTheLastMessage: acked }).toEqual({ rxeAckedTheLastMessage: true });
 }
