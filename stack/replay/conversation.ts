@@ -91,27 +91,35 @@ export function findRcConversations(packets: readonly CapturedPacket[], addr: (p
     s.psns.add(b.psn);
     if (psnDiff(b.psn, s.high) > 0) s.high = b.psn;
   }
+  // Each response belongs to one request stream (ownerOf): a response stream can hold two
+  // connections when a reused QPN's new start PSN falls near the old one (rc_pingpong seeds its
+  // PSNs from pid and time, so back-to-back runs start close).
+  const owned = new Map<Stream, Map<Stream, CapturedPacket[]>>();
+  for (const s of resps) {
+    const candidates = reqs.filter((q) => q.src === s.dst && q.dst === s.src);
+    for (const c of s.packets) {
+      const o = ownerOf(c, candidates);
+      if (o === null) continue;
+      let byStream = owned.get(o);
+      if (byStream === undefined) owned.set(o, (byStream = new Map()));
+      let list = byStream.get(s);
+      if (list === undefined) byStream.set(s, (list = []));
+      list.push(c);
+    }
+  }
   const out: RcConversation[] = [];
   for (const r of reqs) {
-    // The responses come back the other way; of those streams, pick the one whose PSNs overlap the requests' most.
+    // The responses come back the other way; of those streams, take the one that answers most of these requests.
     let best: Stream | null = null;
-    let bestHits = 0;
-    for (const s of resps) {
-      if (s.src !== r.dst || s.dst !== r.src) continue;
-      let hits = 0;
-      for (const psn of s.psns) if (distanceBelow(r, psn) !== Infinity) hits++;
-      if (hits > bestHits) {
+    let responses: CapturedPacket[] = [];
+    for (const [s, list] of owned.get(r) ?? []) {
+      if (list.length > responses.length) {
         best = s;
-        bestHits = hits;
+        responses = list;
       }
     }
     const first = r.packets[0];
     if (first === undefined || first.p.bth === null) continue;
-    // A response stream can still hold two connections when a reused QPN's new starting PSN happens to
-    // fall near the old one (rc_pingpong seeds its PSNs from pid and time, so back-to-back runs start
-    // close). Keep only the responses this request stream owns: see ownerOf.
-    const candidates = reqs.filter((q) => q.src === r.src && q.dst === r.dst);
-    const responses = (best?.packets ?? []).filter((c) => ownerOf(c, candidates) === r);
     out.push({
       requesterQpn: best?.destQp ?? 0,
       responderQpn: r.destQp,
