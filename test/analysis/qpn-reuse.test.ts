@@ -75,6 +75,13 @@ function pingpong(t0: number, qa: number, qb: number, psnA: number, psnB: number
   return out;
 }
 
+/** `it` with UDP source port `p` (Ethernet 14 + IPv4 20); the ICRC goes stale, which pairing ignores. */
+function port(it: Item, p: number): Item {
+  const f = it.frame.slice();
+  new DataView(f.buffer).setUint16(34, p);
+  return { us: it.us, frame: f };
+}
+
 /** One-way traffic: `from` SENDs to `qpTo` and gets each ACKed on `qpFrom`. */
 function oneWay(t0: number, from: 'a' | 'b', qpFrom: number, qpTo: number, psn: number, n = 4): Item[] {
   const to = from === 'a' ? 'b' : 'a';
@@ -164,11 +171,6 @@ describe('conversations across QPN reuse', () => {
   test('roce replay: a new UDP source port on a PSN that does not continue the stream is a new connection, even within the PSN window', () => {
     // perftest also seeds from pid and time: two back-to-back runs to the stack's QP 0x11 started
     // 49429 PSNs apart, inside the 0x10000 window; each run's QP pair has its own source port.
-    const port = (it: Item, p: number): Item => {
-      const f = it.frame.slice();
-      new DataView(f.buffer).setUint16(34, p); // UDP source port (Ethernet 14 + IPv4 20); the ICRC goes stale, which pairing ignores
-      return { us: it.us, frame: f };
-    };
     const first = pingpong(0, 0x1c, 0x11, 9_547_313, 1000).map((it) => port(it, 49645));
     const second = pingpong(10_000, 0x1d, 0x11, 9_596_742, 5_000_000).map((it) => port(it, 49662));
     const packets: CapturedPacket[] = [...first, ...second].map((it, i) => ({ frame: i + 1, timeNs: it.us * 1000, p: decodeFrame(it.frame) as RocePacket, bytes: it.frame }));
@@ -176,6 +178,17 @@ describe('conversations across QPN reuse', () => {
     expect(convs.filter((c) => c.requesterIp === IP.a).map((c) => [c.requesterQpn, c.responderQpn, c.firstRequestPsn, c.requests.length, c.responses.length])).toEqual([
       [0x1c, 0x11, 9_547_313, 4, 4],
       [0x1d, 0x11, 9_596_742, 4, 4],
+    ]);
+  });
+
+  test('roce replay: a request stream takes the responses it owns, not a busier earlier stream whose PSNs lie just above its own', () => {
+    // rxe's QP 0x14 then QP 0x1a send to the stack's QP 0x11; the second run starts 500 PSNs below the first.
+    const first = oneWay(0, 'a', 0x14, 0x11, 2000, 8).map((it) => port(it, 49600));
+    const second = oneWay(10_000, 'a', 0x1a, 0x11, 1500, 4).map((it) => port(it, 49700));
+    const packets: CapturedPacket[] = [...first, ...second].map((it, i) => ({ frame: i + 1, timeNs: it.us * 1000, p: decodeFrame(it.frame) as RocePacket, bytes: it.frame }));
+    expect(findRcConversations(packets, packetAddresses).map((c) => [c.requesterQpn, c.firstRequestPsn, c.responses.map((x) => x.p.bth?.psn)])).toEqual([
+      [0x14, 2000, [2000, 2001, 2002, 2003, 2004, 2005, 2006, 2007]],
+      [0x1a, 1500, [1500, 1501, 1502, 1503]],
     ]);
   });
 });
