@@ -37,7 +37,7 @@ export interface NicDriver {
   setRxHandler(fn: (() => void) | null): void;
   close(): void;
   /**
-   * Optional zero-copy transmit (AF_XDP has it; the memory link and AF_PACKET do not): the driver
+   * Optional zero-copy transmit (AF_XDP and the memory link have it; AF_PACKET does not): the driver
    * lends the caller room in its own transmit memory, the caller builds each frame there, and
    * `txCommit` hands the frames to the hardware with nothing copied in JS. All three members are
    * present or none is. Use:

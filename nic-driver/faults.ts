@@ -347,6 +347,16 @@ export class FaultInjector {
    * faults. Returns what to deliver now, in order: possibly nothing, the
    * frame, its duplicate, and held frames released by it.
    */
+  /**
+   * The fast path of `process` for a direction with no fault configured: counts the frame and
+   * returns the fixed delay it gets (FIFO), or -1 when faults are configured and `process` decides.
+   */
+  passThroughDelay(): number {
+    if (!this.quiet) return -1;
+    this.counters.frames++;
+    return this.delayNs;
+  }
+
   process(frame: Uint8Array, nowNs: number): Emission[] {
     if (this.quiet) {
       // No fault configured: nothing random to draw, the frame goes through after the fixed delay.

@@ -15,7 +15,7 @@
  */
 import type { Clock, TimerId } from '../stack/clock';
 import { Rng } from '../stack/rng';
-import { type DriverStats, type NicDriver, emptyStats } from './driver';
+import { type DriverStats, type NicDriver, type TxSpace, emptyStats } from './driver';
 import { type Direction, type Emission, type FaultConfig, FaultInjector } from './faults';
 import { type FrameTap, recordsAt } from './pcap-tap';
 
@@ -68,6 +68,10 @@ export class MemoryDriver implements NicDriver {
   private closedFlag = false;
   private slab = new Uint8Array(SLAB_BYTES);
   private slabOff = 0;
+  /** The slab lent for zero-copy transmit (txReserve), with a view over it. */
+  private space: TxSpace = { buf: this.slab, view: new DataView(this.slab.buffer) };
+  /** Frames reserved and not committed: (offset, length) pairs in the current slab. */
+  private resv: number[] = [];
 
   constructor(
     readonly name: string,
@@ -92,16 +96,61 @@ export class MemoryDriver implements NicDriver {
 
   txBurst(frames: readonly Uint8Array[]): number {
     if (this.closedFlag || this.port === null) return 0;
-    for (const f of frames) {
-      if (f.length > this.maxFrameLen(f)) {
-        this.stats.txDropped++; // taken but never put on the wire, as a NIC drops an oversize frame
-        continue;
-      }
-      this.stats.txFrames++;
-      this.stats.txBytes += f.length;
-      this.port.send(this.copyOf(f));
-    }
+    if (this.resv.length > 0) this.txCommit(); // frames reserved earlier leave first
+    for (const f of frames) this.put(this.copyOf(f));
     return frames.length;
+  }
+
+  /** Puts one frame the link owns on the wire, or drops it when the MTU does not allow it. */
+  private put(f: Uint8Array): boolean {
+    if (f.length > this.maxFrameLen(f)) {
+      this.stats.txDropped++; // taken but never put on the wire, as a NIC drops an oversize frame
+      return false;
+    }
+    this.stats.txFrames++;
+    this.stats.txBytes += f.length;
+    (this.port as FramePort).send(f);
+    return true;
+  }
+
+  /**
+   * Zero-copy transmit (driver.ts): frames are built straight in the slab received copies are
+   * carved from, so nothing is copied on the way out. The slab changes only between commits
+   * (a full slab answers -1 while frames are reserved in it), so reserved memory never moves.
+   */
+  get txSpace(): TxSpace {
+    return this.space;
+  }
+
+  txReserve(len: number): number {
+    if (this.closedFlag || this.port === null || !(len > 0)) return -1;
+    if (this.slabOff + len > this.slab.length) {
+      if (this.resv.length > 0) return -1;
+      this.newSlab(len);
+    }
+    const off = this.slabOff;
+    this.resv.push(off, len);
+    this.slabOff = (off + len + 7) & ~7;
+    return off;
+  }
+
+  txCommit(): number {
+    const r = this.resv;
+    if (r.length === 0) return 0;
+    this.resv = [];
+    if (this.closedFlag || this.port === null) return 0;
+    let sent = 0;
+    for (let i = 0; i < r.length; i += 2) {
+      const off = r[i] as number;
+      if (this.put(this.slab.subarray(off, off + (r[i + 1] as number)))) sent++;
+    }
+    return sent;
+  }
+
+  private newSlab(min: number): void {
+    this.slab = new Uint8Array(Math.max(SLAB_BYTES, min));
+    this.slabOff = 0;
+    this.space = { buf: this.slab, view: new DataView(this.slab.buffer) };
   }
 
   /**
@@ -112,10 +161,7 @@ export class MemoryDriver implements NicDriver {
   private copyOf(f: Uint8Array): Uint8Array {
     const len = f.length;
     if (len > SLAB_BYTES / 4) return Uint8Array.prototype.slice.call(f);
-    if (this.slabOff + len > SLAB_BYTES) {
-      this.slab = new Uint8Array(SLAB_BYTES);
-      this.slabOff = 0;
-    }
+    if (this.slabOff + len > this.slab.length) this.newSlab(len);
     const copy = this.slab.subarray(this.slabOff, this.slabOff + len);
     copy.set(f);
     this.slabOff = (this.slabOff + len + 7) & ~7;
@@ -143,6 +189,7 @@ export class MemoryDriver implements NicDriver {
 
   close(): void {
     this.closedFlag = true;
+    this.resv = [];
     this.rxq = [];
     this.head = 0;
     this.handler = null;
@@ -199,6 +246,11 @@ class LinkDirection implements FramePort {
     if (this.tap !== null && recordsAt(this.tap.where ?? 'sent', this.direction) === 'sent') this.tap.record(frame, now, this.direction);
     const start = Math.max(now, this.wireFreeAt);
     this.wireFreeAt = start + (Math.max(frame.length, MIN_FRAME_BYTES) + WIRE_OVERHEAD_BYTES) * this.nsPerByte;
+    const delay = this.injector.passThroughDelay();
+    if (delay >= 0) {
+      this.placeOne(frame, this.wireFreeAt + delay, true); // no fault configured: no emission list
+      return;
+    }
     this.place(this.injector.process(frame, now), this.wireFreeAt);
     this.armFlush();
   }
@@ -213,24 +265,27 @@ class LinkDirection implements FramePort {
   }
 
   private place(es: readonly Emission[], base: number): void {
-    for (const e of es) {
-      let t = Math.round(base + e.extraNs);
-      if (e.fifo) {
-        t = Math.max(t, this.lastFifoAt);
-        this.lastFifoAt = t;
-      }
-      const batch = this.batches.get(t);
-      if (batch !== undefined) {
-        batch.push(e.frame);
-        continue;
-      }
-      this.batches.set(t, [e.frame]);
-      const id = this.clock.schedule(t, () => {
-        this.events.delete(id);
-        this.arrive(t);
-      });
-      this.events.add(id);
+    for (const e of es) this.placeOne(e.frame, base + e.extraNs, e.fifo);
+  }
+
+  /** Schedules one frame's arrival at `at` (ns), joining the frames arriving at the same instant. */
+  private placeOne(frame: Uint8Array, at: number, fifo: boolean): void {
+    let t = Math.round(at);
+    if (fifo) {
+      t = Math.max(t, this.lastFifoAt);
+      this.lastFifoAt = t;
     }
+    const batch = this.batches.get(t);
+    if (batch !== undefined) {
+      batch.push(frame);
+      return;
+    }
+    this.batches.set(t, [frame]);
+    const id = this.clock.schedule(t, () => {
+      this.events.delete(id);
+      this.arrive(t);
+    });
+    this.events.add(id);
   }
 
   private arrive(t: number): void {

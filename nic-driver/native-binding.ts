@@ -273,9 +273,20 @@ export function icrcBurst(
     desc[2 * i] = ipOffsets[i]!;
     desc[2 * i + 1] = icrcOffsets[i]!;
   }
-  const b = native();
-  nativeCall(() => b.icrcBurst(buf, desc, n, res));
+  icrcDescBurst(buf, desc, n, res);
   return res;
+}
+
+/**
+ * `icrcBurst` with the offsets already paired in `desc` (IP header, ICRC field) for `count`
+ * frames: the receive path fills one reused descriptor array per burst. `out` gets the values.
+ */
+export function icrcDescBurst(buf: Uint8Array, desc: Uint32Array, count: number, out: Uint32Array): void {
+  if (out.length < count || desc.length < 2 * count) {
+    throw new NicDriverError(NativeErrorCode.BadArgument, `icrcDescBurst: ${count} frames but room for ${Math.min(out.length, desc.length >>> 1)}`);
+  }
+  const b = native();
+  nativeCall(() => b.icrcBurst(buf, desc, count, out));
 }
 
 /**

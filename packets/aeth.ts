@@ -63,18 +63,16 @@ export interface AethSyndrome {
   value: number;
 }
 
+const KINDS: readonly AethKind[] = [AethKind.ACK, AethKind.RNR_NAK, AethKind.RESERVED, AethKind.NAK];
+
+/** Every syndrome's meaning, built once (the completer reads one per ACK). */
+const SYNDROMES: readonly AethSyndrome[] = Object.freeze(
+  Array.from({ length: 128 }, (_, s) => Object.freeze({ kind: KINDS[(s >>> 5) & 3] as AethKind, value: s & 0x1f })),
+);
+
+/** The kind and value of an AETH syndrome (IBTA vol. 1 §9.7.5.1.1); the result is shared and frozen. */
 export function decodeSyndrome(syndrome: number): AethSyndrome {
-  const value = syndrome & 0x1f;
-  switch ((syndrome >>> 5) & 3) {
-    case 0:
-      return { kind: AethKind.ACK, value };
-    case 1:
-      return { kind: AethKind.RNR_NAK, value };
-    case 2:
-      return { kind: AethKind.RESERVED, value };
-    default:
-      return { kind: AethKind.NAK, value };
-  }
+  return SYNDROMES[syndrome & 0x7f] as AethSyndrome;
 }
 
 const KIND_BITS: Readonly<Record<AethKind, number>> = { ACK: 0, RNR_NAK: 1, RESERVED: 2, NAK: 3 };

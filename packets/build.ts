@@ -9,7 +9,7 @@
  * unless a field is overridden on purpose (`icrc`, `padCount`).
  */
 import { WireError, WireErrorCode } from './errors';
-import { checkUint, ipv4FromString, ipv6FromString } from './bytes';
+import { checkUint, copyBytes, ipv4FromString, ipv6FromString } from './bytes';
 import { ETH_LEN, EtherType, VLAN_TAG_LEN, type VlanTag, emitEthernet } from './ethernet';
 import { IPV4_MIN_LEN, IpProtocol, emitIpv4 } from './ipv4';
 import { IPV6_LEN, emitIpv6 } from './ipv6';
@@ -61,23 +61,24 @@ export interface Ipv6Spec {
 
 export type BthSpec = Partial<BthHeader> & { opcode: number; destQp: number; psn: number };
 
+/** A transport packet: the BTH and the extension headers its opcode has (a header left out or undefined is absent). */
 export interface TransportSpec {
   bth: BthSpec;
-  reth?: RethHeader;
-  aeth?: AethHeader;
-  atomicEth?: AtomicEthHeader;
-  atomicAckEth?: AtomicAckEthHeader;
-  immDt?: number;
-  ieth?: number;
-  deth?: DethHeader;
-  xrcEth?: XrcEthHeader;
-  rdEth?: RdEthHeader;
-  feth?: FethHeader;
+  reth?: RethHeader | undefined;
+  aeth?: AethHeader | undefined;
+  atomicEth?: AtomicEthHeader | undefined;
+  atomicAckEth?: AtomicAckEthHeader | undefined;
+  immDt?: number | undefined;
+  ieth?: number | undefined;
+  deth?: DethHeader | undefined;
+  xrcEth?: XrcEthHeader | undefined;
+  rdEth?: RdEthHeader | undefined;
+  feth?: FethHeader | undefined;
   /** CNP reserved bytes (16; zeros when omitted). */
-  cnp?: Uint8Array;
-  payload?: Uint8Array;
+  cnp?: Uint8Array | undefined;
+  payload?: Uint8Array | undefined;
   /** Force this ICRC value instead of computing it (fault injection, tests). */
-  icrc?: number;
+  icrc?: number | undefined;
 }
 
 export interface RoceV2Spec extends TransportSpec {
@@ -198,9 +199,10 @@ function emitTransportBody(t: TransportSpec, info: OpcodeInfo, view: DataView, b
   if (t.ieth !== undefined) emitIeth({ rkey: t.ieth }, view, off + (o.IETH ?? 0));
   if ((info.hdrs & Hdr.CNP) !== 0) emitCnpReserved(t.cnp ? { reserved: t.cnp } : null, view, off + (o.CNP ?? 0));
   const payOff = off + info.headerLen;
-  bytes.set(payload, payOff);
-  bytes.fill(0, payOff + payload.length, payOff + payload.length + pad);
-  return payOff + payload.length + pad;
+  const n = payload.length;
+  copyBytes(bytes, payOff, payload, 0, n);
+  for (let i = 0; i < pad; i++) bytes[payOff + n + i] = 0;
+  return payOff + n + pad;
 }
 
 const asV4 = (a: number | string): number => (typeof a === 'string' ? ipv4FromString(a) : a);

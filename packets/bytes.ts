@@ -159,3 +159,15 @@ export function checkU64(value: bigint, field: string): void {
     throw new WireError(WireErrorCode.BadValue, 0, `${field} must fit in 64 bits, got ${value}`);
   }
 }
+
+/**
+ * Copies `len` bytes from `src[srcOff..]` to `dst[dstOff..]`. Short runs (a small payload, a
+ * header template) go byte by byte: cheaper than a subarray and `set` for a few dozen bytes.
+ */
+export function copyBytes(dst: Uint8Array, dstOff: number, src: Uint8Array, srcOff: number, len: number): void {
+  if (len <= 48) {
+    for (let i = 0; i < len; i++) dst[dstOff + i] = src[srcOff + i] as number;
+  } else {
+    dst.set(srcOff === 0 && len === src.length ? src : src.subarray(srcOff, srcOff + len), dstOff);
+  }
+}

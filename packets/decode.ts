@@ -10,7 +10,7 @@
  */
 import { WireError, WireErrorCode } from './errors';
 import { bswap32, hex32, ipv4ToString, ipv6ToString } from './bytes';
-import { EtherType, type EthernetHeader, parseEthernet, ethernetHeaderLen } from './ethernet';
+import { ETH_LEN, EtherType, type EthernetHeader, parseEthernet, ethernetHeaderLen } from './ethernet';
 import { type Ipv4Header, IpProtocol, ipv4ChecksumOk, parseIpv4 } from './ipv4';
 import { type Ipv6Header, IPV6_LEN, parseIpv6 } from './ipv6';
 import { GRH_LEN, type GrhHeader, parseGrh } from './grh';
@@ -42,6 +42,13 @@ export interface DecodeOptions {
   rocePort?: number;
   /** Check the ICRC (default true). */
   verifyIcrc?: boolean;
+  /**
+   * Transport only (the stack's receive path): an untagged Ethernet frame with IPv4 (no options)
+   * or IPv6 is decoded without building its Ethernet, IP and UDP header objects (`eth`, `ipv4`,
+   * `ipv6`, `udp` and `ipChecksumOk` stay null; `l3Off` still locates the IP header). Any other
+   * frame is decoded in full. Same verdicts and transport fields either way.
+   */
+  lean?: boolean;
 }
 
 export interface RocePacket {
@@ -178,6 +185,10 @@ function findL3(view: DataView, start: number, end: number, linkType: number): {
  */
 export function decodeAt(view: DataView, bytes: Uint8Array, start: number, end: number, linkType: number, opts: DecodeOptions = {}): DecodedFrame {
   const rocePort = opts.rocePort ?? ROCE_V2_PORT;
+  if (opts.lean === true && linkType === LinkType.Ethernet) {
+    const p = decodeLean(view, bytes, start, end, rocePort, opts);
+    if (p !== null) return p;
+  }
   let l3: ReturnType<typeof findL3>;
   try {
     l3 = findL3(view, start, end, linkType);
@@ -237,6 +248,43 @@ export function decodeAt(view: DataView, bytes: Uint8Array, start: number, end: 
     if (udpEnd > end) {
       throw new WireError(WireErrorCode.Truncated, end, `frame ends ${udpEnd - end} bytes before the end of its UDP datagram`);
     }
+    decodeTransport(view, bytes, start, udpOff + UDP_LEN, udpEnd, p, opts, 2);
+  } catch (e) {
+    if (!(e instanceof WireError)) throw e;
+    p.error = rebase(e, start);
+  }
+  return p;
+}
+
+/**
+ * The common frame read in place: untagged Ethernet, IPv4 without options or IPv6, UDP to the RoCE
+ * port, lengths consistent. Returns null for anything else (the full decoder then gives the verdict).
+ */
+function decodeLean(view: DataView, bytes: Uint8Array, start: number, end: number, rocePort: number, opts: DecodeOptions): RocePacket | null {
+  const l3 = start + ETH_LEN;
+  let udpOff: number;
+  let ipEnd: number;
+  if (end - l3 < 20 + UDP_LEN) return null;
+  const type = view.getUint16(start + 12);
+  if (type === EtherType.IPv4) {
+    // Version 4, IHL 5, UDP, not a fragment (flags other than DF and the offset are zero).
+    if (view.getUint8(l3) !== 0x45 || view.getUint8(l3 + 9) !== IpProtocol.UDP || (view.getUint16(l3 + 6) & 0xbfff) !== 0) return null;
+    udpOff = l3 + 20;
+    ipEnd = l3 + view.getUint16(l3 + 2);
+    if (ipEnd < udpOff) return null;
+  } else if (type === EtherType.IPv6) {
+    if (end - l3 < IPV6_LEN + UDP_LEN || view.getUint8(l3) >>> 4 !== 6 || view.getUint8(l3 + 6) !== IpProtocol.UDP) return null;
+    udpOff = l3 + IPV6_LEN;
+    ipEnd = udpOff + view.getUint16(l3 + 4);
+  } else {
+    return null;
+  }
+  if (view.getUint16(udpOff + 2) !== rocePort) return null;
+  const udpEnd = udpOff + view.getUint16(udpOff + 4);
+  if (udpEnd < udpOff + UDP_LEN || udpEnd > ipEnd || udpEnd > end) return null;
+  const p = blank(2);
+  p.l3Off = ETH_LEN;
+  try {
     decodeTransport(view, bytes, start, udpOff + UDP_LEN, udpEnd, p, opts, 2);
   } catch (e) {
     if (!(e instanceof WireError)) throw e;

@@ -6,13 +6,13 @@
  * general builder (build.ts) stays for tools and tests.
  */
 import { ETH_LEN, EtherType, VLAN_TAG_LEN, emitEthernet } from './ethernet';
-import { IPV4_MIN_LEN, IpProtocol, emitIpv4, ipv4Checksum } from './ipv4';
+import { IPV4_MIN_LEN, IpProtocol, emitIpv4 } from './ipv4';
 import { IPV6_LEN, emitIpv6 } from './ipv6';
 import { ROCE_V2_PORT, UDP_LEN, emitUdp } from './udp';
 import { type EthSpec, type Ipv4Spec, type Ipv6Spec, type TransportSpec, emitTransport, transportLength } from './build';
 import { icrcV2, writeIcrc } from './icrc';
 import { ICRC_LEN } from './decode';
-import { ipv4FromString, ipv6FromString } from './bytes';
+import { copyBytes, ipv4FromString, ipv6FromString } from './bytes';
 
 export interface TemplateSpec {
   eth: EthSpec;
@@ -25,6 +25,8 @@ export class FrameTemplate {
   private readonly ipOff: number;
   private readonly udpOff: number;
   private readonly v4: boolean;
+  /** IPv4: the one's-complement sum of the header words that never change (all but total length and checksum). */
+  private readonly ipSum: number;
 
   constructor(spec: TemplateSpec) {
     const l2 = ETH_LEN + (spec.eth.vlan ? VLAN_TAG_LEN : 0);
@@ -73,6 +75,10 @@ export class FrameTemplate {
       );
     }
     this.udpOff = this.ipOff + l3;
+    // The header checksum of each frame is the fixed words' sum plus its total length (RFC 1624's incremental update).
+    let sum = 0;
+    if (this.v4) for (let i = 0; i < IPV4_MIN_LEN; i += 2) if (i !== 2 && i !== 10) sum += view.getUint16(this.ipOff + i);
+    this.ipSum = sum;
     emitUdp({ srcPort: spec.udp.srcPort, dstPort: spec.udp.dstPort ?? ROCE_V2_PORT, length: UDP_LEN, checksum: 0 }, view, this.udpOff);
   }
 
@@ -93,7 +99,7 @@ export class FrameTemplate {
    * batched ICRC over a whole burst).
    */
   emitInto(t: TransportSpec, buf: Uint8Array, view: DataView, off: number, sealIcrc = true): number {
-    buf.set(this.header, off);
+    copyBytes(buf, off, this.header, 0, this.header.length);
     const ip = off + this.ipOff;
     const udp = off + this.udpOff;
     const bth = udp + UDP_LEN;
@@ -101,8 +107,12 @@ export class FrameTemplate {
     const end = icrcOff + ICRC_LEN;
     view.setUint16(udp + 4, end - udp);
     if (this.v4) {
-      view.setUint16(ip + 2, end - ip);
-      view.setUint16(ip + 10, ipv4Checksum(view, ip, IPV4_MIN_LEN));
+      const total = end - ip;
+      view.setUint16(ip + 2, total);
+      let sum = this.ipSum + total;
+      sum = (sum & 0xffff) + (sum >>> 16);
+      sum = (sum & 0xffff) + (sum >>> 16);
+      view.setUint16(ip + 10, ~sum & 0xffff);
     } else {
       view.setUint16(ip + 4, end - ip - IPV6_LEN);
     }

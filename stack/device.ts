@@ -30,7 +30,7 @@ import type { TransportSpec } from '../packets/build';
 import { FrameTemplate } from '../packets/frame-template';
 import { ICRC_LEN, decodeAt, decodeFrame, type DecodedFrame, type RocePacket } from '../packets/decode';
 import { LinkType } from '../packets/pcap';
-import { icrcBurst, icrcSealBurst, nativeAvailable, nativeLoadError } from '../nic-driver/native-binding';
+import { icrcBurst, icrcDescBurst, icrcSealBurst, nativeAvailable, nativeLoadError } from '../nic-driver/native-binding';
 import { OpFlag } from '../packets/opcodes';
 import { ipv6FromString, ipv6ToString } from '../packets/bytes';
 import { WireError, WireErrorCode } from '../packets/errors';
@@ -111,6 +111,9 @@ export class Device {
   private txIcrcDesc = new Uint32Array(2 * TX_BURST);
   private txIcrcCount = 0;
   private icrcOut = new Uint32Array(256);
+  /** Receive-side ICRC descriptors (IP header, ICRC field offset pairs) and decoded packets of the burst in hand. */
+  private rxIcrcDesc = new Uint32Array(256);
+  private readonly rxPkts: DecodedFrame[] = [];
   /** The buffer the last received frame lived in, with a view over it (see decodeInPlace). */
   private rxBuf: ArrayBufferLike | null = null;
   private rxView: DataView | null = null;
@@ -368,9 +371,13 @@ export class Device {
       const frames = this.driver.rxBurst(64);
       if (frames.length === 0) break;
       if (this.batchedIcrc) {
-        const pkts = frames.map((f) => this.decodeInPlace(f));
+        const n = frames.length;
+        const pkts = this.rxPkts.length === 0 ? this.rxPkts : []; // a fresh array if a handler re-enters
+        pkts.length = n;
+        for (let i = 0; i < n; i++) pkts[i] = this.decodeInPlace(frames[i] as Uint8Array);
         this.verifyBurst(frames, pkts);
-        for (let i = 0; i < frames.length; i++) this.dispatch(pkts[i] as DecodedFrame, frames[i] as Uint8Array);
+        for (let i = 0; i < n; i++) this.dispatch(pkts[i] as DecodedFrame, frames[i] as Uint8Array);
+        pkts.length = 0; // hold no packet past its burst
       } else {
         for (const f of frames) this.receive(f);
       }
@@ -390,11 +397,49 @@ export class Device {
       this.rxView = new DataView(buf);
       this.rxBytes = new Uint8Array(buf);
     }
-    return decodeAt(this.rxView as DataView, this.rxBytes as Uint8Array, f.byteOffset, f.byteOffset + f.byteLength, LinkType.Ethernet, NO_ICRC);
+    return decodeAt(this.rxView as DataView, this.rxBytes as Uint8Array, f.byteOffset, f.byteOffset + f.byteLength, LinkType.Ethernet, LEAN_NO_ICRC);
   }
 
-  /** Checks the ICRCs of a received burst with one native call per underlying buffer. */
+  /**
+   * Checks the ICRCs of a received burst with one native call per underlying buffer: the
+   * descriptors go straight into a reused array while every frame shares one buffer (a driver's
+   * ring or slab, the usual case), grouped by buffer otherwise.
+   */
   private verifyBurst(frames: readonly Uint8Array[], pkts: readonly DecodedFrame[]): void {
+    const n = pkts.length;
+    if (this.rxIcrcDesc.length < 2 * n) this.rxIcrcDesc = new Uint32Array(4 * n);
+    if (this.icrcOut.length < n) this.icrcOut = new Uint32Array(2 * n);
+    const desc = this.rxIcrcDesc;
+    let buf: ArrayBufferLike | null = null;
+    let k = 0;
+    for (let i = 0; i < n; i++) {
+      const p = pkts[i] as DecodedFrame;
+      if (!p.roce || p.version !== 2 || p.icrcOff < 0 || p.icrc === null) continue;
+      const f = frames[i] as Uint8Array;
+      if (buf === null) buf = f.buffer;
+      else if (f.buffer !== buf) return this.verifyGrouped(frames, pkts);
+      desc[2 * k] = f.byteOffset + p.l3Off;
+      desc[2 * k + 1] = f.byteOffset + p.icrcOff;
+      k++;
+    }
+    if (buf === null) return;
+    icrcDescBurst(buf === this.rxBuf ? (this.rxBytes as Uint8Array) : new Uint8Array(buf), desc, k, this.icrcOut);
+    k = 0;
+    for (let i = 0; i < n; i++) {
+      const p = pkts[i] as DecodedFrame;
+      if (!p.roce || p.version !== 2 || p.icrcOff < 0 || p.icrc === null) continue;
+      this.icrcChecked(p, this.icrcOut[k++] as number);
+    }
+  }
+
+  private icrcChecked(p: RocePacket, expected: number): void {
+    p.icrcExpected = expected;
+    p.icrcOk = expected === p.icrc;
+    if (!p.icrcOk && p.error === null) p.error = new WireError(WireErrorCode.BadIcrc, p.icrcOff, 'bad ICRC (checked in a native burst)');
+  }
+
+  /** verifyBurst for a burst whose frames live in several buffers: one native call per buffer. */
+  private verifyGrouped(frames: readonly Uint8Array[], pkts: readonly DecodedFrame[]): void {
     const groups = new Map<ArrayBufferLike, number[]>();
     pkts.forEach((p, i) => {
       if (!p.roce || p.version !== 2 || p.icrcOff < 0 || p.icrc === null) return;
@@ -409,18 +454,13 @@ export class Device {
       const icrcOffs = idx.map((i) => (frames[i] as Uint8Array).byteOffset + (pkts[i] as RocePacket).icrcOff);
       if (this.icrcOut.length < idx.length) this.icrcOut = new Uint32Array(idx.length * 2);
       icrcBurst(whole, ipOffs, icrcOffs, this.icrcOut);
-      idx.forEach((i, k) => {
-        const p = pkts[i] as RocePacket;
-        p.icrcExpected = this.icrcOut[k] as number;
-        p.icrcOk = p.icrcExpected === p.icrc;
-        if (!p.icrcOk && p.error === null) p.error = new WireError(WireErrorCode.BadIcrc, p.icrcOff, 'bad ICRC (checked in a native burst)');
-      });
+      idx.forEach((i, k) => this.icrcChecked(pkts[i] as RocePacket, this.icrcOut[k] as number));
     }
   }
 
   /** Classifies one frame and hands it to its QP's responder or completer. */
   receive(frame: Uint8Array): void {
-    this.dispatch(decodeFrame(frame), frame);
+    this.dispatch(decodeFrame(frame, LinkType.Ethernet, LEAN), frame);
   }
 
   private dispatch(p: DecodedFrame, frame: Uint8Array): void {
@@ -458,7 +498,9 @@ export class Device {
   }
 }
 
-const NO_ICRC = Object.freeze({ verifyIcrc: false });
+/** The stack reads only the transport headers (decode.ts `lean`); with the batched ICRC, checked in verifyBurst. */
+const LEAN_NO_ICRC = Object.freeze({ verifyIcrc: false, lean: true });
+const LEAN = Object.freeze({ lean: true });
 
 function bytesToV4(b: Uint8Array): number {
   return (((b[0] ?? 0) << 24) | ((b[1] ?? 0) << 16) | ((b[2] ?? 0) << 8) | (b[3] ?? 0)) >>> 0;

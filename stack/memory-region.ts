@@ -21,6 +21,8 @@ export class ProtectionDomain {
 export class MemoryRegion {
   /** False after deregistration or remote invalidation (SEND with Invalidate). */
   valid = true;
+  /** The length as a bigint, for bounds checks against 64-bit addresses (computed once). */
+  readonly lengthBig: bigint;
   constructor(
     readonly pd: ProtectionDomain,
     readonly buffer: Uint8Array,
@@ -28,7 +30,9 @@ export class MemoryRegion {
     readonly access: number,
     readonly lkey: number,
     readonly rkey: number,
-  ) {}
+  ) {
+    this.lengthBig = BigInt(buffer.length);
+  }
 
   get length(): number {
     return this.buffer.length;
@@ -143,7 +147,7 @@ export class MrTable {
     if (mr.pd !== pd) return { fault: MrFault.BAD_PD, mr, offset: 0 };
     // One BigInt subtraction, then plain numbers: the region is at most 2^53 bytes long.
     const rel = va - mr.iova;
-    if (rel < 0n || length < 0 || rel > BigInt(mr.length)) return { fault: MrFault.OUT_OF_BOUNDS, mr, offset: 0 };
+    if (rel < 0n || length < 0 || rel > mr.lengthBig) return { fault: MrFault.OUT_OF_BOUNDS, mr, offset: 0 };
     const offset = Number(rel);
     if (offset + length > mr.length) return { fault: MrFault.OUT_OF_BOUNDS, mr, offset: 0 };
     if ((mr.access & need) !== need) return { fault: MrFault.NO_ACCESS, mr, offset: 0 };

@@ -126,6 +126,20 @@ export class ResponderState {
 
 const DEFAULT_CAP: QpCap = { maxSendWr: 1024, maxRecvWr: 1024, maxSendSge: 32, maxRecvSge: 32, maxInlineData: 256 };
 
+/** Work-request opcodes each QP type carries (IBTA §10.7.2; rxe's qp type checks). */
+const UD_OPCODES: readonly number[] = Object.freeze([WrOpcode.SEND, WrOpcode.SEND_WITH_IMM]);
+const UC_OPCODES: readonly number[] = Object.freeze([WrOpcode.SEND, WrOpcode.SEND_WITH_IMM, WrOpcode.RDMA_WRITE, WrOpcode.RDMA_WRITE_WITH_IMM]);
+const RC_OPCODES: readonly number[] = Object.freeze([
+  WrOpcode.SEND,
+  WrOpcode.SEND_WITH_IMM,
+  WrOpcode.SEND_WITH_INV,
+  WrOpcode.RDMA_WRITE,
+  WrOpcode.RDMA_WRITE_WITH_IMM,
+  WrOpcode.RDMA_READ,
+  WrOpcode.ATOMIC_CMP_AND_SWP,
+  WrOpcode.ATOMIC_FETCH_AND_ADD,
+]);
+
 export class QueuePair {
   readonly type: QpType;
   readonly cap: QpCap;
@@ -262,17 +276,22 @@ export class QueuePair {
 
   /** ibv_post_send. Throws VerbsError for a request the QP can never carry; protocol failures come back as completions. */
   postSend(wrs: SendWr | readonly SendWr[]): void {
-    const list = Array.isArray(wrs) ? (wrs as readonly SendWr[]) : [wrs as SendWr];
     const st = this.attr.qpState;
     if (st === QpState.RESET || st === QpState.INIT || st === QpState.RTR) {
       throw new VerbsError(VerbsErrorCode.BadState, `postSend: QP 0x${this.qpNum.toString(16)} is in ${QP_STATE_NAMES[st]}; sending needs RTS`);
     }
+    const many = Array.isArray(wrs);
+    const count = many ? (wrs as readonly SendWr[]).length : 1;
     const live = this.sq.length - this.comp.index;
-    if (live + list.length > this.cap.maxSendWr) {
+    if (live + count > this.cap.maxSendWr) {
       throw new VerbsError(VerbsErrorCode.QueueFull, `postSend: send queue full (${live} of ${this.cap.maxSendWr} entries in use)`);
     }
-    const wqes = list.map((wr) => this.makeSendWqe(wr)); // validate all before queueing any
-    for (const w of wqes) this.sq.push(w);
+    if (many) {
+      const wqes = (wrs as readonly SendWr[]).map((wr) => this.makeSendWqe(wr)); // validate all before queueing any
+      for (const w of wqes) this.sq.push(w);
+    } else {
+      this.sq.push(this.makeSendWqe(wrs as SendWr));
+    }
     if (st === QpState.ERR) {
       this.flushSend();
       return;
@@ -283,21 +302,7 @@ export class QueuePair {
   private makeSendWqe(wr: SendWr): SendWqe {
     const t = this.type;
     const op = wr.opcode;
-    const allowed: readonly number[] =
-      t === QpType.UD
-        ? [WrOpcode.SEND, WrOpcode.SEND_WITH_IMM]
-        : t === QpType.UC
-          ? [WrOpcode.SEND, WrOpcode.SEND_WITH_IMM, WrOpcode.RDMA_WRITE, WrOpcode.RDMA_WRITE_WITH_IMM]
-          : [
-              WrOpcode.SEND,
-              WrOpcode.SEND_WITH_IMM,
-              WrOpcode.SEND_WITH_INV,
-              WrOpcode.RDMA_WRITE,
-              WrOpcode.RDMA_WRITE_WITH_IMM,
-              WrOpcode.RDMA_READ,
-              WrOpcode.ATOMIC_CMP_AND_SWP,
-              WrOpcode.ATOMIC_FETCH_AND_ADD,
-            ];
+    const allowed = t === QpType.UD ? UD_OPCODES : t === QpType.UC ? UC_OPCODES : RC_OPCODES;
     if (!allowed.includes(op)) throw invalid(`postSend: opcode ${String(op)} is not allowed on a ${t === QpType.UD ? 'UD' : t === QpType.UC ? 'UC' : 'RC'} QP`);
     const sgList = wr.sgList ?? [];
     if (sgList.length > this.cap.maxSendSge) throw invalid(`postSend: ${sgList.length} SGEs exceed maxSendSge ${this.cap.maxSendSge}`);

@@ -13,6 +13,9 @@ import { psnAdd, psnDiff } from './psn';
 import { resolveSges, gatherFrom } from './dma';
 import { MrFault, MR_FAULT_NAMES } from './memory-region';
 import type { TransportSpec } from '../packets/build';
+import type { RethHeader } from '../packets/reth';
+import type { AtomicEthHeader } from '../packets/atomic-eth';
+import type { DethHeader } from '../packets/deth';
 import { armRetransmitTimer, completeInOrder } from './completer';
 
 /** Opcode numbers by name suffix, per transport (IBTA table 35): RC 0x00, UC 0x20, UD 0x60. */
@@ -87,6 +90,27 @@ function nextPsn(w: SendWqe): number {
   return w.kind === WqeKind.READ ? w.readPsn : psnAdd(w.firstPsn, w.sentPkts);
 }
 
+/** The request packet being built, and its extension headers: one of each, reused (see sendPacket). */
+const SPEC: TransportSpec & { bth: { opcode: number; destQp: number; psn: number; ackReq: boolean; se: boolean } } = {
+  bth: { opcode: 0, destQp: 0, psn: 0, ackReq: false, se: false },
+  reth: undefined,
+  atomicEth: undefined,
+  immDt: undefined,
+  ieth: undefined,
+  deth: undefined,
+  payload: undefined,
+};
+const RETH: RethHeader = { va: 0n, rkey: 0, dmaLength: 0 };
+const ATOMIC_ETH: AtomicEthHeader = { va: 0n, rkey: 0, swapAdd: 0n, compare: 0n };
+const DETH: DethHeader = { qkey: 0, srcQp: 0 };
+
+function reth(va: bigint, rkey: number, dmaLength: number): RethHeader {
+  RETH.va = va;
+  RETH.rkey = rkey;
+  RETH.dmaLength = dmaLength;
+  return RETH;
+}
+
 /** Builds the next request packet of `w` and hands it to the device. */
 function sendPacket(qp: QueuePair, w: SendWqe): void {
   const dev = qp.device;
@@ -100,19 +124,32 @@ function sendPacket(qp: QueuePair, w: SendWqe): void {
   }
   const psn = nextPsn(w);
   const rc = qp.type === QpType.RC;
-  let t: TransportSpec;
+  // The spec is reused for every packet: transmit() builds the frame before it returns and keeps no reference.
+  const t = SPEC;
+  const bth = t.bth;
+  bth.psn = psn;
+  bth.destQp = qp.attr.destQpNum;
+  bth.ackReq = true;
+  bth.se = false;
+  t.reth = undefined;
+  t.atomicEth = undefined;
+  t.immDt = undefined;
+  t.ieth = undefined;
+  t.deth = undefined;
+  t.payload = undefined;
   if (w.kind === WqeKind.READ) {
     const off = psnDiff(w.readPsn, w.firstPsn) * mtu;
-    t = {
-      bth: { opcode: SUB.RDMA_READ_REQUEST, destQp: qp.attr.destQpNum, psn, ackReq: true },
-      reth: { va: w.remoteAddr + BigInt(off), rkey: w.rkey, dmaLength: w.length - off },
-    };
+    bth.opcode = SUB.RDMA_READ_REQUEST;
+    t.reth = reth(off === 0 ? w.remoteAddr : w.remoteAddr + BigInt(off), w.rkey, w.length - off);
   } else if (w.kind === WqeKind.ATOMIC) {
     const cmp = w.opcode === WrOpcode.ATOMIC_CMP_AND_SWP;
-    t = {
-      bth: { opcode: cmp ? SUB.COMPARE_SWAP : SUB.FETCH_ADD, destQp: qp.attr.destQpNum, psn, ackReq: true },
-      atomicEth: { va: w.remoteAddr, rkey: w.rkey, swapAdd: cmp ? w.swap : w.compareAdd, compare: cmp ? w.compareAdd : 0n },
-    };
+    bth.opcode = cmp ? SUB.COMPARE_SWAP : SUB.FETCH_ADD;
+    const a = ATOMIC_ETH;
+    a.va = w.remoteAddr;
+    a.rkey = w.rkey;
+    a.swapAdd = cmp ? w.swap : w.compareAdd;
+    a.compare = cmp ? w.compareAdd : 0n;
+    t.atomicEth = a;
   } else {
     const i = w.sentPkts;
     const off = i * mtu;
@@ -153,23 +190,19 @@ function sendPacket(qp: QueuePair, w: SendWqe): void {
       ackReq = last || req.noackPkts >= dev.config.maxPktsPerAck || psnDiff(psnAdd(psn, 1), qp.comp.psn) >= dev.config.maxUnackedPsns;
       if (ackReq) req.noackPkts = 0;
     }
-    t = {
-      bth: {
-        opcode: base | sub,
-        destQp: qp.type === QpType.UD ? (w.ud?.remoteQpn ?? 0) : qp.attr.destQpNum,
-        psn,
-        ackReq,
-        se: last && (w.sendFlags & SendFlags.SOLICITED) !== 0,
-      },
-      payload: len > 0 ? gatherFrom(w.segs, off, len) : new Uint8Array(0),
-    };
-    if (write && first) t.reth = { va: w.remoteAddr, rkey: w.rkey, dmaLength: w.length };
+    bth.opcode = base | sub;
+    if (qp.type === QpType.UD) bth.destQp = w.ud?.remoteQpn ?? 0;
+    bth.ackReq = ackReq;
+    bth.se = last && (w.sendFlags & SendFlags.SOLICITED) !== 0;
+    t.payload = len > 0 ? gatherFrom(w.segs, off, len) : undefined;
+    if (write && first) t.reth = reth(w.remoteAddr, w.rkey, w.length);
     if (last && w.imm !== null) t.immDt = w.imm;
     if (last && w.inv !== null) t.ieth = w.inv;
     if (qp.type === QpType.UD && w.ud) {
       // IBTA C10-15: a Q_Key with the high bit set means "use the QP's own Q_Key".
-      const qkey = (w.ud.remoteQkey & 0x8000_0000) !== 0 ? qp.attr.qkey : w.ud.remoteQkey >>> 0;
-      t.deth = { qkey, srcQp: qp.qpNum };
+      DETH.qkey = (w.ud.remoteQkey & 0x8000_0000) !== 0 ? qp.attr.qkey : w.ud.remoteQkey >>> 0;
+      DETH.srcQp = qp.qpNum;
+      t.deth = DETH;
     }
   }
   // A READ's responses carry the PSNs up to its last one; anything past respHigh is a ghost to the completer.

@@ -18,6 +18,7 @@ import { psnAdd, psnDiff } from './psn';
 import { resolveSges, scatterTo } from './dma';
 import { MrFault, MR_FAULT_NAMES } from './memory-region';
 import { MAX_MSG_SIZE } from './work-request';
+import { copyBytes } from '../packets/bytes';
 import type { RocePacket } from '../packets/decode';
 import { type OpcodeInfo, OpFlag } from '../packets/opcodes';
 import { CREDITS_INVALID, NakCode, encodeSyndrome } from '../packets/aeth';
@@ -29,12 +30,18 @@ const READ_RESPONSE = { FIRST: 0x0d, MIDDLE: 0x0e, LAST: 0x0f, ONLY: 0x10 } as c
 /** rxe answers with credit code 31 (no end-to-end flow control) on every ACK. */
 const ACK_SYNDROME = encodeSyndrome('ACK', CREDITS_INVALID);
 
+/** The spec every ACK and NAK is built from (see sendAck). */
+const ACK_SPEC = { bth: { opcode: RC_ACKNOWLEDGE as number, destQp: 0, psn: 0 }, aeth: { syndrome: 0, msn: 0 } } satisfies TransportSpec;
+
 function sendAck(qp: QueuePair, syndrome: number, psn: number): void {
-  const t: TransportSpec = {
-    bth: { opcode: RC_ACKNOWLEDGE, destQp: qp.attr.destQpNum, psn },
-    aeth: { syndrome, msn: qp.resp.msn },
-  };
-  if (qp.path !== null) qp.device.transmit(qp, t, qp.path);
+  if (qp.path === null) return;
+  // One spec reused for every ACK: transmit() builds the frame before it returns and keeps no reference.
+  const t = ACK_SPEC;
+  t.bth.destQp = qp.attr.destQpNum;
+  t.bth.psn = psn;
+  t.aeth.syndrome = syndrome;
+  t.aeth.msn = qp.resp.msn;
+  qp.device.transmit(qp, t, qp.path);
 }
 
 function sendNak(qp: QueuePair, code: number, psn: number, reason: string): void {
@@ -268,7 +275,7 @@ function executeWrite(qp: QueuePair, p: RocePacket, info: OpcodeInfo, frame: Uin
     return;
   }
   if (len > 0 && r.writeBuf !== null) {
-    r.writeBuf.set(frame.subarray(p.payloadOff, p.payloadOff + len), r.writeOff + r.offset);
+    copyBytes(r.writeBuf, r.writeOff + r.offset, frame, p.payloadOff, len);
   }
   r.offset += len;
   finishPacket(qp, p, info);
@@ -471,7 +478,7 @@ function udReceive(qp: QueuePair, p: RocePacket, frame: Uint8Array): void {
   }
   // The first 40 bytes get the GRH: the IPv6 header, or for IPv4 20 zero bytes and the IPv4 header (rxe copy of roce4grh).
   const grh = new Uint8Array(40);
-  if (p.ipv4 !== null) grh.set(frame.subarray(p.l3Off, p.l3Off + 20), 20);
+  if ((frame[p.l3Off] ?? 0) >>> 4 === 4) grh.set(frame.subarray(p.l3Off, p.l3Off + 20), 20);
   else grh.set(frame.subarray(p.l3Off, p.l3Off + 40));
   scatterTo(res.segs, 0, grh);
   scatterTo(res.segs, 40, frame.subarray(p.payloadOff, p.payloadOff + len));

@@ -109,7 +109,10 @@ export function roceServerClient(net: NetnsPair, cmd: 'perftest' | 'pingpong', a
   const port = String(nextPort++);
   const t = o.timeoutMs ?? 30_000;
   const env = { ROCE_BUSY_POLL: o.busyPoll === true ? '1' : '0' };
-  const common = ['--driver', o.driver, '--port', port, '--json', '--timeout', String(Math.ceil(t / 1000))];
+  // A no-progress limit well inside the harness's own: a stalled run then ends by itself and says where it stood
+  // (sent and received counts) instead of being killed silently. A test's own --timeout is kept (the last flag wins).
+  const noProgressS = String(Math.max(1, Math.min(10, Math.ceil(t / 2000))));
+  const common = ['--driver', o.driver, '--port', port, '--json', ...(args.includes('--timeout') ? [] : ['--timeout', noProgressS])];
   const server = startRoce(net.nsB, [cmd, ...args, '--dev', net.ifB, ...common], t, env);
   const client = startRoce(net.nsA, [cmd, ...args, net.ipB, '--dev', net.ifA, ...common], t, env);
   return { server, client };
