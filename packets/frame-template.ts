@@ -12,7 +12,7 @@ import { ROCE_V2_PORT, UDP_LEN, emitUdp } from './udp';
 import { type EthSpec, type Ipv4Spec, type Ipv6Spec, type TransportSpec, emitTransport, transportLength } from './build';
 import { icrcV2, writeIcrc } from './icrc';
 import { ICRC_LEN } from './decode';
-import { copyBytes, ipv4FromString, ipv6FromString } from './bytes';
+import { ipv4FromString, ipv6FromString } from './bytes';
 
 export interface TemplateSpec {
   eth: EthSpec;
@@ -99,7 +99,7 @@ export class FrameTemplate {
    * batched ICRC over a whole burst).
    */
   emitInto(t: TransportSpec, buf: Uint8Array, view: DataView, off: number, sealIcrc = true): number {
-    copyBytes(buf, off, this.header, 0, this.header.length);
+    buf.set(this.header, off);
     const ip = off + this.ipOff;
     const udp = off + this.udpOff;
     const bth = udp + UDP_LEN;

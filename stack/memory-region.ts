@@ -131,27 +131,39 @@ export class MrTable {
     return mr !== undefined && mr.valid && mr.rkey === key >>> 0 ? mr : undefined;
   }
 
-  /** Checks a remote access (RETH/AtomicETH R_Key and VA) against `need` access flags. */
+  /** Checks a remote access (RETH/AtomicETH R_Key and VA) against `need` access flags. The answer is valid until the next check. */
   checkRemote(pd: ProtectionDomain, rkey: number, va: bigint, length: number, need: number): MrHit {
     return this.check(pd, rkey, va, length, need);
   }
 
-  /** Checks a local SGE; `write` when the stack will write into it (receive, READ response, atomic result). */
+  /** Checks a local SGE; `write` when the stack will write into it (receive, READ response, atomic result). The answer is valid until the next check. */
   checkLocal(pd: ProtectionDomain, sge: Sge, write: boolean): MrHit {
     return this.check(pd, sge.lkey, sge.addr, sge.length, write ? Access.LOCAL_WRITE : 0);
   }
 
+  /** The answer of the last check, reused: every packet checks a key, and callers read it at once. */
+  private readonly hit: MrHit = { fault: MrFault.OK, mr: null, offset: 0 };
+
+  private answer(fault: MrFault, mr: MemoryRegion | null, offset: number): MrHit {
+    const h = this.hit;
+    h.fault = fault;
+    h.mr = mr;
+    h.offset = offset;
+    return h;
+  }
+
+  /** The result is valid until the next check on this table (it is one reused object). */
   private check(pd: ProtectionDomain, key: number, va: bigint, length: number, need: number): MrHit {
     const mr = this.byKey(key);
-    if (mr === undefined) return { fault: MrFault.BAD_KEY, mr: null, offset: 0 };
-    if (mr.pd !== pd) return { fault: MrFault.BAD_PD, mr, offset: 0 };
+    if (mr === undefined) return this.answer(MrFault.BAD_KEY, null, 0);
+    if (mr.pd !== pd) return this.answer(MrFault.BAD_PD, mr, 0);
     // One BigInt subtraction, then plain numbers: the region is at most 2^53 bytes long.
     const rel = va - mr.iova;
-    if (rel < 0n || length < 0 || rel > mr.lengthBig) return { fault: MrFault.OUT_OF_BOUNDS, mr, offset: 0 };
+    if (rel < 0n || length < 0 || rel > mr.lengthBig) return this.answer(MrFault.OUT_OF_BOUNDS, mr, 0);
     const offset = Number(rel);
-    if (offset + length > mr.length) return { fault: MrFault.OUT_OF_BOUNDS, mr, offset: 0 };
-    if ((mr.access & need) !== need) return { fault: MrFault.NO_ACCESS, mr, offset: 0 };
-    return { fault: MrFault.OK, mr, offset };
+    if (offset + length > mr.length) return this.answer(MrFault.OUT_OF_BOUNDS, mr, 0);
+    if ((mr.access & need) !== need) return this.answer(MrFault.NO_ACCESS, mr, 0);
+    return this.answer(MrFault.OK, mr, offset);
   }
 
   /** Remote invalidation (IETH, C10-?): the region no longer answers to its R_Key. */
