@@ -65,6 +65,28 @@ export interface HostDeviceOptions {
    * in the environment turns it on.
    */
   busyPoll?: boolean;
+  /**
+   * Without busy-poll: how long (µs) the event loop keeps checking for frames after the last
+   * receive burst before it goes back to sleeping in epoll (default 200; 0 = sleep at once). While
+   * frames keep coming the process never falls asleep, so the peer's kernel does not pay a
+   * wake-up per burst (on a veth the sender's core runs that wake-up, 10 % of it at full rate),
+   * and an answer that comes quickly finds the process awake; once traffic stops it sleeps again,
+   * so an idle process still costs nothing. NAPI's busy-poll window and DPDK's power-aware
+   * polling work the same way. Default: ROCE_RX_LINGER_US in the environment.
+   */
+  rxLingerUs?: number;
+}
+
+/** The default receive linger (µs, see HostDeviceOptions.rxLingerUs). */
+export const DEFAULT_RX_LINGER_US = 200;
+
+/** The receive linger from ROCE_RX_LINGER_US (µs, 0..1 000 000), or the default. */
+export function rxLingerFromEnv(env: NodeJS.ProcessEnv = process.env): number {
+  const v = env['ROCE_RX_LINGER_US'];
+  if (v === undefined || v === '') return DEFAULT_RX_LINGER_US;
+  const n = Number(v);
+  if (!Number.isInteger(n) || n < 0 || n > 1_000_000) throw new HostDeviceError(HostDeviceErrorCode.DRIVER_FAILED, `ROCE_RX_LINGER_US must be an integer 0..1000000 (µs), not ${JSON.stringify(v)}`);
+  return n;
 }
 
 /** The busy-poll default: the ROCE_BUSY_POLL environment variable ('1' or 'on'). */
@@ -224,16 +246,35 @@ async function lookupNeighbor(ifname: string, ip: string): Promise<number> {
 
 /**
  * A driver that tells waiters when its receive handler has run (the device has then processed a
- * burst: completions may be in the CQs, RDMA WRITEs in memory). Everything else is passed through.
+ * burst: completions may be in the CQs, RDMA WRITEs in memory), and keeps the event loop polling for
+ * the receive linger after each burst (HostDeviceOptions.rxLingerUs). Everything else is passed through.
  */
-class ActivityDriver implements NicDriver {
+export class ActivityDriver implements NicDriver {
   /** One shared wait: resolved by the next receive burst or its fallback timer, whichever comes first. */
   private pending: { promise: Promise<void>; resolve: () => void; timer: NodeJS.Timeout } | null = null;
   /** Zero-copy transmit, passed through when the inner driver has it (nic-driver/driver.ts). */
   readonly txSpace?: TxSpace;
   readonly txReserve?: (len: number) => number;
   readonly txCommit?: () => number;
-  constructor(private readonly inner: NicDriver) {
+  /** Receive linger (see HostDeviceOptions.rxLingerUs), in ms for performance.now(); 0 = none. */
+  private readonly lingerMs: number;
+  private lastRxAt = 0;
+  private lingering = false;
+  private closed = false;
+  /**
+   * One turn of the linger: while a burst arrived within the window, queue another turn. A queued
+   * immediate makes libuv poll without sleeping, so the driver's fd is checked on every turn and
+   * its handler runs as frames come, with no wake-up from the kernel.
+   */
+  private readonly lingerTurn = (): void => {
+    if (!this.closed && performance.now() - this.lastRxAt < this.lingerMs) setImmediate(this.lingerTurn);
+    else this.lingering = false;
+  };
+  constructor(
+    private readonly inner: NicDriver,
+    lingerUs = 0,
+  ) {
+    this.lingerMs = lingerUs / 1000;
     if (hasZeroCopyTx(inner)) {
       this.txSpace = inner.txSpace;
       this.txReserve = (len) => inner.txReserve(len);
@@ -265,12 +306,25 @@ class ActivityDriver implements NicDriver {
         : () => {
             fn();
             this.wake();
+            this.linger();
           },
     );
   }
   close(): void {
+    this.closed = true;
     this.wake();
     this.inner.close();
+  }
+  /** True while the receive linger keeps the event loop polling (a burst came within the window). */
+  get lingeringNow(): boolean {
+    return this.lingering;
+  }
+  private linger(): void {
+    if (this.lingerMs <= 0) return;
+    this.lastRxAt = performance.now();
+    if (this.lingering) return;
+    this.lingering = true;
+    setImmediate(this.lingerTurn);
   }
   private wake(): void {
     const p = this.pending;
@@ -306,11 +360,13 @@ async function openDriverDevice(ifname: string, kind: 'xdp' | 'packet', opts: Ho
   if (ipv4.length === 0) throw new HostDeviceError(HostDeviceErrorCode.NO_INTERFACE, `interface ${ifname} has no IPv4 address; RoCE v2 needs one for its GID`);
   const factory = loadDriverFactory(kind);
   const busyPoll = opts.busyPoll ?? busyPollFromEnv();
+  const lingerUs = busyPoll ? 0 : (opts.rxLingerUs ?? rxLingerFromEnv());
+  if (!Number.isInteger(lingerUs) || lingerUs < 0 || lingerUs > 1_000_000) throw new HostDeviceError(HostDeviceErrorCode.DRIVER_FAILED, `rxLingerUs must be an integer 0..1000000, not ${lingerUs}`);
   // ROCE_FAULTS in the environment: the fault injector on this side of a real link (nic-driver/fault-driver.ts).
   const faults = faultsFromEnv();
   let driver: ActivityDriver;
   try {
-    driver = new ActivityDriver(withFaults(factory(link, { busyPoll, ...(vlan !== null && facts.mtu !== undefined ? { mtu: facts.mtu } : {}) }), faults));
+    driver = new ActivityDriver(withFaults(factory(link, { busyPoll, ...(vlan !== null && facts.mtu !== undefined ? { mtu: facts.mtu } : {}) }), faults), lingerUs);
   } catch (e) {
     throw new HostDeviceError(HostDeviceErrorCode.DRIVER_FAILED, `${DRIVER_MODULES[kind].label} driver on ${ifname}: ${(e as Error).message}`);
   }
