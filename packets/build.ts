@@ -77,6 +77,12 @@ export interface TransportSpec {
   /** CNP reserved bytes (16; zeros when omitted). */
   cnp?: Uint8Array | undefined;
   payload?: Uint8Array | undefined;
+  /**
+   * With `payloadLength`: the payload is `payload[payloadOffset, payloadOffset + payloadLength)`, a
+   * window of a larger buffer (a memory region), read without making a view of it. Default: all of `payload`.
+   */
+  payloadOffset?: number | undefined;
+  payloadLength?: number | undefined;
   /** Force this ICRC value instead of computing it (fault injection, tests). */
   icrc?: number | undefined;
 }
@@ -111,7 +117,7 @@ const SPEC_KEY: Readonly<Record<HdrName, keyof TransportSpec>> = {
 export function transportLength(t: TransportSpec): number {
   const info = OPCODES[t.bth.opcode];
   if (info === undefined) throw new WireError(WireErrorCode.BadValue, 0, `opcode 0x${t.bth.opcode.toString(16)} is not in the opcode table`);
-  const len = t.payload?.length ?? 0;
+  const len = t.payloadLength ?? t.payload?.length ?? 0;
   return info.headerLen + len + ((4 - (len % 4)) % 4) + ICRC_LEN;
 }
 
@@ -157,7 +163,12 @@ export function emitTransport(t: TransportSpec, view: DataView, bytes: Uint8Arra
 
 function emitTransportBody(t: TransportSpec, info: OpcodeInfo, view: DataView, bytes: Uint8Array, off: number): number {
   const payload = t.payload ?? EMPTY;
-  const pad = (4 - (payload.length % 4)) % 4;
+  const pOff = t.payloadOffset ?? 0;
+  const n = t.payloadLength ?? payload.length - pOff;
+  if (pOff < 0 || n < 0 || pOff + n > payload.length) {
+    throw new WireError(WireErrorCode.BadValue, 0, `payload window [${pOff}, ${pOff + n}) is outside its ${payload.length}-byte buffer`);
+  }
+  const pad = (4 - (n % 4)) % 4;
   const b = t.bth;
   if (b.migReq === undefined && b.tver === undefined && b.fecn === undefined && b.becn === undefined && b.resv6 === undefined && b.resv7 === undefined && b.padCount === undefined) {
     // The common case (every packet the stack sends): defaults for the rarely set fields, written directly.
@@ -199,8 +210,7 @@ function emitTransportBody(t: TransportSpec, info: OpcodeInfo, view: DataView, b
   if (t.ieth !== undefined) emitIeth({ rkey: t.ieth }, view, off + (o.IETH ?? 0));
   if ((info.hdrs & Hdr.CNP) !== 0) emitCnpReserved(t.cnp ? { reserved: t.cnp } : null, view, off + (o.CNP ?? 0));
   const payOff = off + info.headerLen;
-  const n = payload.length;
-  copyBytes(bytes, payOff, payload, 0, n);
+  copyBytes(bytes, payOff, payload, pOff, n);
   for (let i = 0; i < pad; i++) bytes[payOff + n + i] = 0;
   return payOff + n + pad;
 }

@@ -240,13 +240,13 @@ export function completerReceive(qp: QueuePair, p: RocePacket, frame: Uint8Array
       return;
     }
     const off = psnDiff(psn, w.firstPsn) * qp.mtu;
-    const data = frame.subarray(p.payloadOff, p.payloadOff + p.payloadLength);
+    const n = p.payloadLength;
     const end = (info.flags & OpFlag.END) !== 0;
-    if (off + data.length > w.length || (end && off + data.length !== w.length) || (!end && data.length !== qp.mtu)) {
-      completeInOrder(qp, w, WcStatus.BAD_RESP_ERR, `READ response at PSN ${psn} carries ${data.length} bytes at offset ${off} of ${w.length}`);
+    if (off + n > w.length || (end && off + n !== w.length) || (!end && n !== qp.mtu)) {
+      completeInOrder(qp, w, WcStatus.BAD_RESP_ERR, `READ response at PSN ${psn} carries ${n} bytes at offset ${off} of ${w.length}`);
       return;
     }
-    scatterTo(w.segs, off, data);
+    scatterTo(w.segs, off, frame, p.payloadOff, n);
     c.psn = psnAdd(psn, 1);
     if (end) completeInOrder(qp, w, WcStatus.SUCCESS);
     progress(qp);

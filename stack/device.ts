@@ -22,7 +22,7 @@ import { AddressHandle, type Path, isIpv4MappedGid, rxeUdpSourcePort } from './a
 import { type Counters, addCounters, newCounters } from './counters';
 import type { Sge } from './types';
 import type { TraceEvent, TraceListener } from './trace';
-import { resolveSges, gatherFrom } from './dma';
+import { gatherFrom, resolveSges, segsLength } from './dma';
 import { MrFault } from './memory-region';
 import { responderReceive } from './responder';
 import { completerReceive } from './completer';
@@ -253,9 +253,7 @@ export class Device {
   gather(qp: QueuePair, sgList: readonly Sge[], write: boolean): Uint8Array | null {
     const r = resolveSges(this.mrs, qp.pd, sgList, write);
     if (r.fault !== MrFault.OK) return null;
-    let total = 0;
-    for (const s of r.segs) total += s.length;
-    return gatherFrom(r.segs, 0, total).slice();
+    return gatherFrom(r.segs, 0, segsLength(r.segs));
   }
 
   /** Builds the frame of a transport packet on `path` and queues it for the next flush. */

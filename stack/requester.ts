@@ -10,7 +10,7 @@ import { QpState, QpType, SendFlags, WcStatus, WrOpcode } from './types';
 import type { QueuePair } from './queue-pair';
 import { type SendWqe, WqeKind, WqeState } from './work-request';
 import { psnAdd, psnDiff } from './psn';
-import { resolveSges, gatherFrom } from './dma';
+import { gatherFrom, resolveSges, segOf, windowAt } from './dma';
 import { MrFault, MR_FAULT_NAMES } from './memory-region';
 import type { TransportSpec } from '../packets/build';
 import type { RethHeader } from '../packets/reth';
@@ -61,7 +61,7 @@ function startWqe(qp: QueuePair, w: SendWqe): boolean {
   if ((w.sendFlags & SendFlags.FENCE) !== 0 && req.rdAtomicOutstanding > 0) return false;
   if (rdAtomic && req.rdAtomicOutstanding >= Math.max(1, qp.attr.maxRdAtomic)) return false;
   if (w.inline !== null) {
-    w.segs = [w.inline];
+    w.segs = [segOf(w.inline)];
   } else {
     const r = resolveSges(qp.device.mrs, qp.pd, w.sgList, rdAtomic);
     if (r.fault !== MrFault.OK) {
@@ -99,6 +99,8 @@ const SPEC: TransportSpec & { bth: { opcode: number; destQp: number; psn: number
   ieth: undefined,
   deth: undefined,
   payload: undefined,
+  payloadOffset: undefined,
+  payloadLength: undefined,
 };
 const RETH: RethHeader = { va: 0n, rkey: 0, dmaLength: 0 };
 const ATOMIC_ETH: AtomicEthHeader = { va: 0n, rkey: 0, swapAdd: 0n, compare: 0n };
@@ -137,6 +139,8 @@ function sendPacket(qp: QueuePair, w: SendWqe): void {
   t.ieth = undefined;
   t.deth = undefined;
   t.payload = undefined;
+  t.payloadOffset = undefined;
+  t.payloadLength = undefined;
   if (w.kind === WqeKind.READ) {
     const off = psnDiff(w.readPsn, w.firstPsn) * mtu;
     bth.opcode = SUB.RDMA_READ_REQUEST;
@@ -194,7 +198,17 @@ function sendPacket(qp: QueuePair, w: SendWqe): void {
     if (qp.type === QpType.UD) bth.destQp = w.ud?.remoteQpn ?? 0;
     bth.ackReq = ackReq;
     bth.se = last && (w.sendFlags & SendFlags.SOLICITED) !== 0;
-    t.payload = len > 0 ? gatherFrom(w.segs, off, len) : undefined;
+    if (len > 0) {
+      // The payload is read where it lies (a window of the region's buffer); a copy only when it spans SGEs.
+      const win = windowAt(w.segs, off, len);
+      if (win !== null) {
+        t.payload = win.buf;
+        t.payloadOffset = win.at;
+        t.payloadLength = len;
+      } else {
+        t.payload = gatherFrom(w.segs, off, len);
+      }
+    }
     if (write && first) t.reth = reth(w.remoteAddr, w.rkey, w.length);
     if (last && w.imm !== null) t.immDt = w.imm;
     if (last && w.inv !== null) t.ieth = w.inv;

@@ -234,7 +234,7 @@ function executeSend(qp: QueuePair, p: RocePacket, info: OpcodeInfo, frame: Uint
       }
       return;
     }
-    scatterTo(res.segs, r.offset, frame.subarray(p.payloadOff, p.payloadOff + len));
+    scatterTo(res.segs, r.offset, frame, p.payloadOff, len);
   }
   r.offset += len;
   finishPacket(qp, p, info);
@@ -375,17 +375,24 @@ function sendReadResponses(qp: QueuePair, res: ResponderResource, fromPsn: numbe
   const start = psnDiff(fromPsn, res.firstPsn) * mtu;
   const remaining = res.length - start;
   const n = readPackets(remaining, mtu);
-  let data: Uint8Array | null = null;
+  let buf: Uint8Array | null = null;
+  let at = 0;
   if (remaining > 0) {
     const hit = qp.device.mrs.checkRemote(qp.pd, res.rkey, res.va + BigInt(start), remaining, Access.REMOTE_READ);
     if (hit.fault !== MrFault.OK || hit.mr === null) return; // invalidated since: nothing to send
-    data = hit.mr.buffer.subarray(hit.offset, hit.offset + remaining);
+    buf = hit.mr.buffer;
+    at = hit.offset;
   }
   const aeth = { syndrome: ACK_SYNDROME, msn: qp.resp.msn };
   for (let i = 0; i < n; i++) {
     const op = n === 1 ? READ_RESPONSE.ONLY : i === 0 ? READ_RESPONSE.FIRST : i === n - 1 ? READ_RESPONSE.LAST : READ_RESPONSE.MIDDLE;
-    const payload = data === null ? new Uint8Array(0) : data.subarray(i * mtu, Math.min(remaining, (i + 1) * mtu));
-    const t: TransportSpec = { bth: { opcode: op, destQp: qp.attr.destQpNum, psn: psnAdd(fromPsn, i) }, payload };
+    // Each response's payload is read in place from the region (a window, no view made).
+    const t: TransportSpec = { bth: { opcode: op, destQp: qp.attr.destQpNum, psn: psnAdd(fromPsn, i) } };
+    if (buf !== null) {
+      t.payload = buf;
+      t.payloadOffset = at + i * mtu;
+      t.payloadLength = Math.min(remaining, (i + 1) * mtu) - i * mtu;
+    }
     if (op !== READ_RESPONSE.MIDDLE) t.aeth = aeth;
     if (qp.path !== null) qp.device.transmit(qp, t, qp.path);
   }
@@ -481,7 +488,7 @@ function udReceive(qp: QueuePair, p: RocePacket, frame: Uint8Array): void {
   if ((frame[p.l3Off] ?? 0) >>> 4 === 4) grh.set(frame.subarray(p.l3Off, p.l3Off + 20), 20);
   else grh.set(frame.subarray(p.l3Off, p.l3Off + 40));
   scatterTo(res.segs, 0, grh);
-  scatterTo(res.segs, 40, frame.subarray(p.payloadOff, p.payloadOff + len));
+  scatterTo(res.segs, 40, frame, p.payloadOff, len);
   let flags = WcFlags.GRH;
   let imm = 0;
   if (p.immDt !== null) {

@@ -3,6 +3,7 @@
  * and `ibv_recv_wr`), and the internal work queue entries the requester,
  * completer and responder keep for them.
  */
+import type { Seg } from './dma';
 import type { Sge, WrOpcode, WcStatus } from './types';
 import type { AddressHandle } from './address';
 import { invalid } from './errors';
@@ -52,7 +53,8 @@ export interface SendWqe {
   sgList: Sge[];
   /** Inline data copied at post time (SendFlags.INLINE), or null. */
   inline: Uint8Array | null;
-  segs: Uint8Array[];
+  /** `sgList` resolved to region segments (or the inline data) when the WQE starts. */
+  segs: Seg[];
   length: number;
   remoteAddr: bigint;
   rkey: number;

@@ -42,3 +42,25 @@ describe.each(ips)('over %s', (_n, ip) => {
     expect(checked).toBe(known.length * 5);
   });
 });
+
+test('a payload window of a larger buffer builds the same frame as a view of it, and a window outside it is refused', () => {
+  const tpl = new FrameTemplate({ eth, ip: ips[0]![1], udp: { srcPort: 0xc001 } });
+  const region = Uint8Array.from({ length: 10_000 }, (_, i) => (i * 13) & 0xff);
+  const bth = { opcode: 0x0a, destQp: 0x12, psn: 77, ackReq: true };
+  const reth = { va: 0x1000n, rkey: 5, dmaLength: 0 };
+  for (const [at, len] of [
+    [0, 1],
+    [3, 16],
+    [5000, 17],
+    [9000, 1000],
+  ] as const) {
+    const viaView = new Uint8Array(6000);
+    const viaWindow = new Uint8Array(6000);
+    const n1 = tpl.emitInto({ bth, reth: { ...reth, dmaLength: len }, payload: region.subarray(at, at + len) }, viaView, new DataView(viaView.buffer), 0);
+    const n2 = tpl.emitInto({ bth, reth: { ...reth, dmaLength: len }, payload: region, payloadOffset: at, payloadLength: len }, viaWindow, new DataView(viaWindow.buffer), 0);
+    expect(n2).toBe(n1);
+    expect(Buffer.from(viaWindow.subarray(0, n2)).equals(Buffer.from(viaView.subarray(0, n1)))).toBe(true);
+  }
+  const out = new Uint8Array(6000);
+  expect(() => tpl.emitInto({ bth, reth, payload: region, payloadOffset: 9999, payloadLength: 2 }, out, new DataView(out.buffer), 0)).toThrow(/payload window \[9999, 10001\) is outside its 10000-byte buffer/);
+});
