@@ -13,7 +13,7 @@ import { sgeTotal } from './memory-region';
 import type { CompletionQueue } from './completion-queue';
 import type { SharedReceiveQueue } from './shared-receive-queue';
 import { type Counters, newCounters } from './counters';
-import { type RecvWqe, type RecvWr, type SendWqe, type SendWr, WqeKind, WqeState, makeRecvWqe, MAX_MSG_SIZE } from './work-request';
+import { type RecvWqe, type RecvWr, type SendWqe, type SendWr, WqeKind, WqeState, copySge, makeRecvWqe, MAX_MSG_SIZE } from './work-request';
 import type { Path } from './address';
 import type { FrameTemplate } from '../packets/frame-template';
 import type { TimerId } from './clock';
@@ -353,7 +353,7 @@ export class QueuePair {
       sendFlags: flags,
       imm: op === WrOpcode.SEND_WITH_IMM || op === WrOpcode.RDMA_WRITE_WITH_IMM ? (wr.immData ?? 0) >>> 0 : null,
       inv: op === WrOpcode.SEND_WITH_INV ? (wr.invalidateRkey ?? 0) >>> 0 : null,
-      sgList: sgList.map((s) => ({ ...s })),
+      sgList: sgList.map(copySge),
       inline,
       segs: [],
       length,

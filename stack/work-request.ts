@@ -90,5 +90,10 @@ export function makeRecvWqe(wr: RecvWr, maxSge: number): RecvWqe {
   for (const s of wr.sgList) {
     if (!Number.isInteger(s.length) || s.length < 0 || s.length > MAX_MSG_SIZE) throw invalid(`postRecv: SGE length ${s.length} is out of range`);
   }
-  return { wrId: BigInt(wr.wrId ?? 0), sgList: wr.sgList.map((s) => ({ ...s })), length: sgeTotal(wr.sgList) };
+  return { wrId: BigInt(wr.wrId ?? 0), sgList: wr.sgList.map(copySge), length: sgeTotal(wr.sgList) };
+}
+
+/** A private copy of an SGE (the caller may reuse its objects after posting, as with ibv_post_send). */
+export function copySge(s: Sge): Sge {
+  return { addr: s.addr, length: s.length, lkey: s.lkey };
 }
