@@ -154,4 +154,12 @@ void TakeAlignedArea(Napi::Env env, Napi::ArrayBuffer ab, size_t want, const cha
   out->offset = off;
 }
 
+bool TypedArg(napi_env env, napi_value v, napi_typedarray_type want, void** data, size_t* length) {
+  napi_typedarray_type type;
+  napi_value ab;
+  size_t offset;
+  if (napi_get_typedarray_info(env, v, &type, length, data, &ab, &offset) != napi_ok) return false;
+  return type == want && (*data != nullptr || *length == 0);
+}
+
 }  // namespace roce

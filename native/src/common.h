@@ -51,6 +51,11 @@ class NetnsGuard {
 // Opens a network namespace file (/var/run/netns/NAME, /proc/PID/ns/net) or returns -1 for "".
 int OpenNetns(Napi::Env env, const std::string& path);
 
+// One typed-array argument read with a single napi_get_typedarray_info call: its element type must
+// be `want`, else false. `data` points at its first element, `length` counts elements. (The
+// per-burst hot path: node-addon-api's accessors each call napi_get_typedarray_info again.)
+bool TypedArg(napi_env env, napi_value v, napi_typedarray_type want, void** data, size_t* length);
+
 // Option readers: a missing or undefined property gives the default.
 std::string OptString(const Napi::Object& o, const char* key, const std::string& def);
 int64_t OptInt(const Napi::Object& o, const char* key, int64_t def, int64_t min, int64_t max);

@@ -99,24 +99,25 @@ const char* CrcImplementation() {
 
 Napi::Value IcrcBurst(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
-  if (info.Length() < 4 || !info[0].IsTypedArray() || !info[1].IsTypedArray() || !info[2].IsNumber() || !info[3].IsTypedArray()) {
-    Throw(env, code::kBadArgument, "icrcBurst(buf: Uint8Array, desc: Uint32Array, count: number, out: Uint32Array)");
-  }
-  auto buf = info[0].As<Napi::TypedArray>();
-  auto desc = info[1].As<Napi::TypedArray>();
-  auto out = info[3].As<Napi::TypedArray>();
-  if (buf.TypedArrayType() != napi_uint8_array || desc.TypedArrayType() != napi_uint32_array || out.TypedArrayType() != napi_uint32_array) {
-    Throw(env, code::kBadArgument, "icrcBurst: buf must be a Uint8Array, desc and out Uint32Arrays");
+  const char* usage = "icrcBurst(buf: Uint8Array, desc: Uint32Array, count: number, out: Uint32Array)";
+  void* fp = nullptr;
+  void* dp = nullptr;
+  void* op = nullptr;
+  size_t flen = 0;
+  size_t dlen = 0;
+  size_t olen = 0;
+  if (info.Length() < 4 || !info[2].IsNumber() || !TypedArg(env, info[0], napi_uint8_array, &fp, &flen) ||
+      !TypedArg(env, info[1], napi_uint32_array, &dp, &dlen) || !TypedArg(env, info[3], napi_uint32_array, &op, &olen)) {
+    Throw(env, code::kBadArgument, std::string(usage) + ": buf must be a Uint8Array, desc and out Uint32Arrays");
   }
   const double cnt = info[2].As<Napi::Number>().DoubleValue();
   const size_t n = cnt > 0 ? static_cast<size_t>(cnt) : 0;
-  if (desc.ElementLength() < 2 * n || out.ElementLength() < n) {
+  if (dlen < 2 * n || olen < n) {
     Throw(env, code::kBadArgument, "icrcBurst: desc needs 2*count and out count entries (count " + std::to_string(n) + ")");
   }
-  const uint8_t* f = static_cast<const uint8_t*>(buf.ArrayBuffer().Data()) + buf.ByteOffset();
-  const size_t flen = buf.ByteLength();
-  const uint32_t* d = reinterpret_cast<const uint32_t*>(static_cast<uint8_t*>(desc.ArrayBuffer().Data()) + desc.ByteOffset());
-  uint32_t* o = reinterpret_cast<uint32_t*>(static_cast<uint8_t*>(out.ArrayBuffer().Data()) + out.ByteOffset());
+  const uint8_t* f = static_cast<const uint8_t*>(fp);
+  const uint32_t* d = static_cast<const uint32_t*>(dp);
+  uint32_t* o = static_cast<uint32_t*>(op);
   static const uint32_t seed = SeedCrc();
   std::string why;
   for (size_t i = 0; i < n; i++) {
@@ -134,20 +135,19 @@ Napi::Value IcrcBurst(const Napi::CallbackInfo& info) {
 // the transmit path seals a whole burst with one call and no JS loop.
 Napi::Value IcrcSealBurst(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
-  if (info.Length() < 3 || !info[0].IsTypedArray() || !info[1].IsTypedArray() || !info[2].IsNumber()) {
-    Throw(env, code::kBadArgument, "icrcSealBurst(buf: Uint8Array, desc: Uint32Array, count: number)");
-  }
-  auto buf = info[0].As<Napi::TypedArray>();
-  auto desc = info[1].As<Napi::TypedArray>();
-  if (buf.TypedArrayType() != napi_uint8_array || desc.TypedArrayType() != napi_uint32_array) {
-    Throw(env, code::kBadArgument, "icrcSealBurst: buf must be a Uint8Array, desc a Uint32Array");
+  void* fp = nullptr;
+  void* dp = nullptr;
+  size_t flen = 0;
+  size_t dlen = 0;
+  if (info.Length() < 3 || !info[2].IsNumber() || !TypedArg(env, info[0], napi_uint8_array, &fp, &flen) ||
+      !TypedArg(env, info[1], napi_uint32_array, &dp, &dlen)) {
+    Throw(env, code::kBadArgument, "icrcSealBurst(buf: Uint8Array, desc: Uint32Array, count: number): buf must be a Uint8Array, desc a Uint32Array");
   }
   const double cnt = info[2].As<Napi::Number>().DoubleValue();
   const size_t n = cnt > 0 ? static_cast<size_t>(cnt) : 0;
-  if (desc.ElementLength() < 2 * n) Throw(env, code::kBadArgument, "icrcSealBurst: desc needs 2*count entries (count " + std::to_string(n) + ")");
-  uint8_t* f = static_cast<uint8_t*>(buf.ArrayBuffer().Data()) + buf.ByteOffset();
-  const size_t flen = buf.ByteLength();
-  const uint32_t* d = reinterpret_cast<const uint32_t*>(static_cast<uint8_t*>(desc.ArrayBuffer().Data()) + desc.ByteOffset());
+  if (dlen < 2 * n) Throw(env, code::kBadArgument, "icrcSealBurst: desc needs 2*count entries (count " + std::to_string(n) + ")");
+  uint8_t* f = static_cast<uint8_t*>(fp);
+  const uint32_t* d = static_cast<const uint32_t*>(dp);
   static const uint32_t seed = SeedCrc();
   std::string why;
   for (size_t i = 0; i < n; i++) {
