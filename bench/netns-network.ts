@@ -7,7 +7,8 @@
  *    ceiling of AF_XDP on this machine) and Node's kernel UDP (dgram), both at the frame sizes the
  *    RoCE runs put on the wire (4154 bytes: a 4096-byte WRITE segment; 82 bytes: an 8-byte WRITE);
  *  - `roce perftest write` with 64 KiB messages at path MTU 4096 (Gbit/s of payload) and with 8-byte
- *    messages (messages/s), over the AF_XDP driver and the AF_PACKET driver;
+ *    messages (messages/s), over the AF_XDP driver and the AF_PACKET driver, in perftest's duration
+ *    mode (-D, -f): the same `--seconds` of steady state the references measure (default 2);
  *  - ping-pong latency (`roce perftest write --lat`, one way as perftest reports it, and
  *    `roce pingpong`, round trip) with the busy-poll mode on and off.
  *
@@ -305,14 +306,22 @@ const DRIVERS = [
   ['packet', 'AF_PACKET'],
 ] as const;
 
-async function roceBw(net: Net, driver: string, label: string, iters: number): Promise<Row> {
-  const j = await roce(net, ['perftest', 'write', '--driver', driver, '-s', '65536', '-n', String(iters), '-m', '4096']);
+/**
+ * perftest's duration mode for the RoCE bandwidth and rate runs: `seconds` of steady state measured
+ * between margins of 1.5 s (JIT warm-up and wind-down left out), as the references measure theirs.
+ */
+function durationArgs(seconds: number): string[] {
+  return ['-D', String(seconds + 3), '-f', '1.5'];
+}
+
+async function roceBw(net: Net, driver: string, label: string, seconds: number): Promise<Row> {
+  const j = await roce(net, ['perftest', 'write', '--driver', driver, '-s', '65536', ...durationArgs(seconds), '-m', '4096']);
   const gbps = Number(j['gbps']);
   return { group: 'bw', name: `roce perftest write 64 KiB, MTU 4096, ${label}`, gbps, framesPerSec: (gbps * 1e9) / 8 / 4096 };
 }
 
-async function roceRate(net: Net, driver: string, label: string, iters: number): Promise<Row> {
-  const j = await roce(net, ['perftest', 'write', '--driver', driver, '-s', '8', '-n', String(iters)]);
+async function roceRate(net: Net, driver: string, label: string, seconds: number): Promise<Row> {
+  const j = await roce(net, ['perftest', 'write', '--driver', driver, '-s', '8', ...durationArgs(seconds)]);
   return { group: 'rate', name: `roce perftest write 8 B, ${label}`, msgsPerSec: Number(j['mpps']) * 1e6 };
 }
 
@@ -446,8 +455,8 @@ async function main(): Promise<number> {
         else if (only.has('ref')) rows.push({ group: 'ref', name: `C AF_XDP pair, ${len}-byte frames`, error: 'could not compile bench/c/xdp_pair.c (cc and libxdp/libbpf headers needed)' });
         await attempt(`Node dgram, ${len}-byte frames`, 'ref', () => nodeDgram(net, len, seconds));
       }
-      for (const [d, label] of drv) await attempt(`write 64 KiB ${label}`, 'bw', () => roceBw(net, d, label, d === 'xdp' ? 20000 : 10000));
-      for (const [d, label] of drv) await attempt(`write 8 B ${label}`, 'rate', () => roceRate(net, d, label, 200000));
+      for (const [d, label] of drv) await attempt(`write 64 KiB ${label}`, 'bw', () => roceBw(net, d, label, seconds));
+      for (const [d, label] of drv) await attempt(`write 8 B ${label}`, 'rate', () => roceRate(net, d, label, seconds));
       for (const [d, label] of drv) {
         for (const busy of [false, true]) await attempt(`latency ${label} busy=${busy}`, 'lat', () => roceLat(net, d, label, busy, 10000));
       }

@@ -18,6 +18,8 @@ export const PERFTEST_OPTIONS: readonly OptionSpec[] = [
   { name: 'driver', kind: 'string', value: 'KIND', help: `frame driver: ${HOST_DRIVERS.join(' or ')} (default xdp)` },
   { name: 'size', short: 's', kind: 'string', value: 'BYTES', help: 'message size (default 65536 for bandwidth, 2 for latency, 8 for atomics)' },
   { name: 'iters', short: 'n', kind: 'string', value: 'N', help: 'iterations (default 5000 for write bandwidth, 1000 otherwise; at least 5)' },
+  { name: 'duration', short: 'D', kind: 'string', value: 'SECONDS', help: 'bandwidth tests (write, read, atomic): run for this long instead of -n iterations' },
+  { name: 'margin', short: 'f', kind: 'string', value: 'SECONDS', help: 'with -D: measure only from this long after the start to this long before the end (default 2)' },
   { name: 'mtu', short: 'm', kind: 'string', value: 'BYTES', help: 'path MTU: 256, 512, 1024, 2048 or 4096 (default: what the link carries)' },
   { name: 'port', short: 'p', kind: 'string', value: 'PORT', help: `TCP port of the out-of-band exchange (default ${PINGPONG_DEFAULT_PORT})` },
   { name: 'gid-index', short: 'x', kind: 'string', value: 'N', help: 'source GID index (default: the first IPv4-mapped GID)' },
@@ -118,6 +120,26 @@ export async function perftestCommand(argv: readonly string[], out: Output, deps
   set('bindHost', bind);
   set('size', size);
   set('iters', num('iters', 5, 1e9));
+  const seconds = (name: string, min: number): number | undefined => {
+    const v = args.values.get(name);
+    if (v === undefined) return undefined;
+    const x = Number(v);
+    if (v.trim() === '' || !Number.isFinite(x) || x < min || x > 86_400) throw new UsageError(`--${name} must be a number of seconds ${min}..86400, not ${JSON.stringify(v)}`);
+    return x;
+  };
+  const duration = seconds('duration', 0.001);
+  const margin = seconds('margin', 0);
+  if (duration !== undefined) {
+    if (lat) throw new UsageError('--duration applies to bandwidth tests (run without --lat)');
+    if (verb === PerftestVerb.SEND) throw new UsageError('--duration is not implemented for the send test; use -n');
+    if (args.values.has('iters')) throw new UsageError('--duration and --iters cannot be combined');
+    const m = margin ?? 2;
+    if (2 * m >= duration) throw new UsageError(`--margin ${m} leaves nothing to measure of a ${duration}-second run (it must be less than half of --duration)`);
+  } else if (margin !== undefined) {
+    throw new UsageError('--margin applies with --duration only');
+  }
+  set('durationS', duration);
+  set('marginS', margin);
   set('mtu', mtu);
   set('gidIndex', num('gid-index', 0, 255));
   set('txDepth', num('tx-depth', 1, 32768));
@@ -146,7 +168,7 @@ export async function perftestCommand(argv: readonly string[], out: Output, deps
     if (e instanceof UsageError) throw e;
     const err = e as Error & { code?: string; field?: string };
     if (json) {
-      const s: Record<string, unknown> = { ok: false, test, role: cfg.role, msgSize: cfg.size ?? null, iterations: cfg.iters ?? null, error: err.message };
+      const s: Record<string, unknown> = { ok: false, test, role: cfg.role, msgSize: cfg.size ?? null, iterations: cfg.iters ?? null, durationS: cfg.durationS ?? null, error: err.message };
       if (err.code !== undefined) s['code'] = err.code;
       if (err.field !== undefined) s['field'] = err.field;
       out.stdout(`${JSON.stringify(s)}\n`);
@@ -177,6 +199,7 @@ function report(out: Output, r: PerftestResult, host: HostDevice): void {
     if (l === null) out.stdout(` ${String(r.msgSize).padEnd(6)} ${String(r.iterations).padEnd(13)} (the server of ib_read_lat only answers READs; the client measures)\n`);
     else out.stdout(` ${String(r.msgSize).padEnd(6)} ${String(r.iterations).padEnd(13)} ${[l.min, l.p50, l.p99, l.max, l.avg].map((x) => x.toFixed(2).padStart(14)).join(' ')}\n`);
   } else {
+    if (r.durationS !== null) out.stdout(` Duration mode: ${r.durationS} s; the figures count the messages completed inside the measuring window\n`);
     out.stdout(` #bytes     #iterations    BW average[Gb/sec]   MsgRate[Mpps]${r.measured === 'peer-report' ? '   (as reported by the client)' : ''}\n`);
     out.stdout(` ${String(r.msgSize).padEnd(10)} ${String(r.messages).padEnd(14)} ${r.gbps.toFixed(2).padStart(18)}   ${r.mpps.toFixed(6).padStart(13)}\n`);
   }

@@ -307,10 +307,11 @@ export function emptyBwReport(): BwReport {
 }
 
 /** Checks a report the caller is about to use (the client's report, read by a server). */
-export function checkBwReport(r: BwReport, expect: { size: number; iters: number }): void {
+/** Checks a peer's bandwidth report against the test; without `iters` (duration mode) any count is accepted. */
+export function checkBwReport(r: BwReport, expect: { size: number; iters?: number }): void {
   const what = 'perftest bandwidth report';
   if (r.size !== BigInt(expect.size)) throw malformed(what, 'size', `is ${r.size}, but the test ran with ${expect.size}-byte messages`);
-  if (r.iters !== BigInt(expect.iters)) throw malformed(what, 'iters', `is ${r.iters}, but the test ran ${expect.iters} iterations`);
+  if (expect.iters !== undefined && r.iters !== BigInt(expect.iters)) throw malformed(what, 'iters', `is ${r.iters}, but the test ran ${expect.iters} iterations`);
   for (const [k, x] of [['bw_peak', r.bwPeak], ['bw_avg', r.bwAvg], ['msgRate_avg', r.msgRateAvg]] as const) {
     if (!Number.isFinite(x) || x < 0) throw malformed(what, k, `must be a finite non-negative number, got ${x}`);
   }

@@ -74,6 +74,14 @@ export interface PerftestConfig {
   onListening?: (port: number) => void;
   size?: number;
   iters?: number;
+  /**
+   * perftest -D: a bandwidth test that runs for this many seconds instead of a number of
+   * iterations, measured between `marginS` after the start and `marginS` before the end
+   * (perftest -f, default 2), so start-up and wind-down stay out of the figures. Write, read
+   * and atomic tests (the client drives them; the server takes the client's report).
+   */
+  durationS?: number;
+  marginS?: number;
   /** Path MTU in bytes (default: what the link carries). */
   mtu?: number;
   /** Source GID index (default: the first IPv4-mapped GID). */
@@ -115,7 +123,10 @@ export interface PerftestResult {
   verb: PerftestVerb;
   lat: boolean;
   msgSize: number;
+  /** Iterations run (duration mode: the messages posted; the measured ones are `messages`). */
   iterations: number;
+  /** Duration mode: the -D seconds; null for a run of a number of iterations. */
+  durationS: number | null;
   /** Bytes this side moved (bandwidth servers of WRITE/READ/atomic: what the client reported). */
   bytes: number;
   messages: number;
@@ -145,6 +156,8 @@ export function nonZeroCounters(c: Counters): Partial<Counters> {
 }
 
 const MIN_ITERS = 5;
+/** perftest's default margin of duration mode (-f, DEF_MARGIN... "default=2sec" in its help). */
+const DEFAULT_MARGIN_S = 2;
 const MAX_SIZE = 1 << 28;
 const MSG_SIZE_CQ_MOD_LIMIT = 8192;
 const DEVICE_MAX_RD_ATOMIC = 128;
@@ -155,7 +168,11 @@ export interface ResolvedConfig {
   lat: boolean;
   role: PerftestRole;
   size: number;
+  /** Iterations; in duration mode the upper bound (1e9), the run ends by time. */
   iters: number;
+  /** Duration mode (perftest -D): seconds to run, and the margin left out at each end; 0 = iterations mode. */
+  durationS: number;
+  marginS: number;
   mtu: Mtu;
   gidIndex: number;
   txDepth: number;
@@ -180,7 +197,20 @@ export function resolveConfig(dev: Device, c: PerftestConfig): ResolvedConfig {
   const size = c.size ?? (isAtomic ? 8 : lat ? 2 : 65536);
   if (isAtomic && size !== 8) throw configError('size', 'cannot be changed for atomic tests (always 8)');
   if (!Number.isInteger(size) || size < 1 || size > MAX_SIZE) throw configError('size', `must be 1..${MAX_SIZE}, got ${size}`);
-  const iters = c.iters ?? (!lat && verb === Verb.WRITE ? 5000 : 1000);
+  const durationS = c.durationS ?? 0;
+  const marginS = c.marginS ?? (durationS > 0 ? DEFAULT_MARGIN_S : 0);
+  if (c.durationS !== undefined) {
+    if (!(durationS > 0 && durationS <= 86_400)) throw configError('duration', `must be more than 0 and at most 86400 seconds, got ${durationS}`);
+    if (lat) throw configError('duration', 'applies to bandwidth tests (duration mode of the latency tests is not implemented)');
+    if (verb === Verb.SEND) throw configError('duration', 'is not implemented for the send test (its server counts the messages it expects)');
+    if (c.iters !== undefined) throw configError('duration', 'and iterations (-n) cannot be combined');
+    if (c.verify === true && verb === Verb.ATOMIC) throw configError('duration', 'and --verify cannot be combined for atomics (the server checks the sums of a known number of iterations)');
+  }
+  if (c.marginS !== undefined && c.durationS === undefined) throw configError('margin', 'applies in duration mode (-D) only');
+  if (!(marginS >= 0) || (durationS > 0 && 2 * marginS >= durationS)) {
+    throw configError('margin', `must be at least 0 and less than half the duration (${durationS} s), got ${marginS}`);
+  }
+  const iters = durationS > 0 ? 1e9 : (c.iters ?? (!lat && verb === Verb.WRITE ? 5000 : 1000));
   if (!Number.isInteger(iters) || iters < MIN_ITERS || iters > 1e9) throw configError('iters', `must be at least ${MIN_ITERS}, got ${iters}`);
   const maxMtu = dev.maxMtu();
   let mtu: Mtu = maxMtu;
@@ -211,6 +241,8 @@ export function resolveConfig(dev: Device, c: PerftestConfig): ResolvedConfig {
     role,
     size,
     iters,
+    durationS,
+    marginS,
     mtu,
     gidIndex,
     txDepth,
@@ -292,6 +324,8 @@ class PerftestSide implements PerftestLocalSide {
   started = 0;
   finished = 0;
   messages = 0;
+  /** Duration mode: every message posted (the measured ones are `messages`). */
+  posted = 0;
   latSamplesNs: number[] = [];
   private readonly rttFactor: number;
   /** Waits when there is nothing to poll (spins by default; sleeps until frames arrive on a host device not in busy-poll mode). */
@@ -516,6 +550,10 @@ class PerftestSide implements PerftestLocalSide {
   /** run_iter_bw: keep up to tx depth requests outstanding, every cq_mod-th (and the last) signaled. */
   private async runBwClient(): Promise<void> {
     const { rc } = this;
+    if (rc.durationS > 0) {
+      await this.runBwClientForDuration();
+      return;
+    }
     const qp = this.qp as QueuePair;
     const cq = this.sendCq as CompletionQueue;
     let posted = 0;
@@ -543,6 +581,74 @@ class PerftestSide implements PerftestLocalSide {
     const fmt = this.cfg.reportGbits ? 125_000_000 : 0x100000;
     const bwAvg = bytes / secs / fmt;
     this.myReport = { size: BigInt(rc.size), iters: BigInt(rc.iters), bwPeak: bwAvg, bwAvg, msgRateAvg: rc.iters / secs / 1e6 };
+  }
+
+  /**
+   * Duration mode (perftest -D, run_iter_bw with a duration): requests go out for `durationS`; the
+   * figures count the messages completed between `marginS` after the start and `marginS` before
+   * the end. Then posting stops, and what is outstanding completes (every message posted lands).
+   */
+  private async runBwClientForDuration(): Promise<void> {
+    const { rc } = this;
+    const qp = this.qp as QueuePair;
+    const cq = this.sendCq as CompletionQueue;
+    const clock = this.dev.clock;
+    const t0 = clock.now();
+    const sampleFrom = t0 + rc.marginS * 1e9;
+    const sampleTo = t0 + (rc.durationS - rc.marginS) * 1e9;
+    const end = t0 + rc.durationS * 1e9;
+    let posted = 0;
+    let completed = 0;
+    let startCount = -1;
+    let endCount = -1;
+    const note = (): void => {
+      const now = clock.now();
+      if (startCount < 0 && now >= sampleFrom) {
+        startCount = completed;
+        this.started = now;
+      }
+      if (endCount < 0 && now >= sampleTo) {
+        endCount = completed;
+        this.finished = now;
+      }
+    };
+    for (;;) {
+      note();
+      const stopping = clock.now() >= end;
+      if (!stopping && posted - completed < rc.txDepth) {
+        const batch: SendWr[] = [];
+        while (posted - completed < rc.txDepth) {
+          const k = posted++;
+          // Every cq_mod-th signaled; the last one posted is signaled when the run stops (below).
+          batch.push(this.sendWr(k, (k + 1) % rc.cqMod === 0));
+        }
+        qp.postSend(batch);
+      }
+      if (stopping) {
+        // The tail may be unsignaled: one more signaled request completes it (RC completes in order).
+        if (completed < posted) {
+          if (posted % rc.cqMod !== 0) qp.postSend(this.sendWr(posted++, true));
+          while (completed < posted) {
+            for (const wc of await this.pollSome(cq, `the completion of ${rc.verb.toUpperCase()} #${completed}`)) {
+              this.check(wc, rc.verb.toUpperCase());
+              completed = Number(wc.wrId) + 1;
+            }
+          }
+        }
+        break;
+      }
+      for (const wc of await this.pollSome(cq, `the completion of ${rc.verb.toUpperCase()} #${completed}`)) {
+        this.check(wc, rc.verb.toUpperCase());
+        completed = Number(wc.wrId) + 1;
+      }
+    }
+    if (startCount < 0 || endCount < 0) throw new PerftestError(PerftestErrorCode.TIMEOUT, `${this.binary}: the run ended before its measuring window`, 'completion');
+    this.messages = endCount - startCount;
+    this.posted = posted;
+    const secs = Math.max(1e-9, (this.finished - this.started) / 1e9);
+    const fmt = this.cfg.reportGbits ? 125_000_000 : 0x100000;
+    const bwAvg = (rc.size * this.messages) / secs / fmt;
+    this.myReport = { size: BigInt(rc.size), iters: BigInt(this.messages), bwPeak: bwAvg, bwAvg, msgRateAvg: this.messages / secs / 1e6 };
   }
 
   /** run_iter_bw_server: count receives, re-posting each buffer while more messages are due. */
@@ -763,7 +869,7 @@ function summarize(side: PerftestSide, rc: ResolvedConfig, oob: PerftestOob): Pe
     if (r === null) problems.push('no bandwidth report from the client');
     else {
       try {
-        checkBwReport(r, { size: rc.size, iters: rc.iters });
+        checkBwReport(r, rc.durationS > 0 ? { size: rc.size } : { size: rc.size, iters: rc.iters });
         messages = Number(r.iters);
         bytes = rc.size * messages;
         mpps = r.msgRateAvg;
@@ -796,7 +902,8 @@ function summarize(side: PerftestSide, rc: ResolvedConfig, oob: PerftestOob): Pe
     verb: rc.verb,
     lat: rc.lat,
     msgSize: rc.size,
-    iterations: rc.iters,
+    iterations: rc.durationS > 0 ? side.posted || messages : rc.iters,
+    durationS: rc.durationS > 0 ? rc.durationS : null,
     bytes,
     messages,
     seconds: round(seconds, 9),

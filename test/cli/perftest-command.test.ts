@@ -110,3 +110,37 @@ test('-h prints the usage', async () => {
   expect(r.out).toMatch(/usage: roce perftest write\|read\|send\|atomic \[--lat\] \[SERVER_IP\] --dev IFACE/);
   expect(r.out).not.toMatch(/memory/);
 });
+
+test('duration mode (-D/-f): the figures count the messages completed inside the measuring window', async () => {
+  const { s, c, sr, cr } = await both('write', ['-s', '1024', '-m', '1024', '-D', '0.004', '-f', '0.001', '--verify']);
+  expect(cr.code).toBe(0);
+  expect(sr.code).toBe(0);
+  for (const r of [s, c]) {
+    expect(r['ok']).toBe(true);
+    expect(r['durationS']).toBe(0.004);
+  }
+  const measured = c['messages'] as number;
+  const posted = c['iterations'] as number;
+  expect(measured).toBeGreaterThan(0);
+  expect(posted).toBeGreaterThan(measured); // the margins are left out
+  // The window is 2 ms of the 4 ms run (simulated time; its ends fall on the first poll past each mark).
+  expect(c['seconds'] as number).toBeGreaterThan(0.0019);
+  expect(c['seconds'] as number).toBeLessThan(0.0025);
+  expect(c['bytes']).toBe(measured * 1024);
+  // The server reports what the client measured.
+  expect(s['messages']).toBe(measured);
+  expect((s['verify'] as { mismatches: number; bytesChecked: number }).mismatches).toBe(0);
+  expect((s['verify'] as { bytesChecked: number }).bytesChecked).toBeGreaterThan(0);
+}, 30_000);
+
+test('duration mode usage errors', async () => {
+  const base = ['--dev', 'sim-a', '--driver', 'memory'];
+  expect((await cmd('write', ...base, '-D', '3', '-n', '100')).err).toMatch(/--duration and --iters cannot be combined/);
+  expect((await cmd('write', ...base, '-D', '3')).err).toMatch(/--margin 2 leaves nothing to measure of a 3-second run/);
+  expect((await cmd('write', ...base, '-D', '5', '-f', '-1')).err).toMatch(/--margin must be a number of seconds 0..86400/);
+  expect((await cmd('write', ...base, '-D', 'soon')).err).toMatch(/--duration must be a number of seconds/);
+  expect((await cmd('write', ...base, '-f', '1')).err).toMatch(/--margin applies with --duration only/);
+  expect((await cmd('send', ...base, '-D', '5')).err).toMatch(/--duration is not implemented for the send test/);
+  expect((await cmd('write', ...base, '--lat', '-D', '5')).err).toMatch(/--duration applies to bandwidth tests/);
+  for (const argv of [['write', ...base, '-D', '3', '-n', '100']]) expect((await cmd(...argv)).code).toBe(2);
+});
