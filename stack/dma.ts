@@ -75,9 +75,11 @@ export function windowAt(segs: readonly Seg[], offset: number, len: number): Win
   return null;
 }
 
-/** A copy of `len` bytes from `offset` of the concatenated segments (the bytes past their end read as nothing). */
-export function gatherFrom(segs: readonly Seg[], offset: number, len: number): Uint8Array {
-  const out = new Uint8Array(len);
+/**
+ * Copies `len` bytes between `offset` of the concatenated segments and `other[otherOff..]`: into the
+ * segments when `into`, out of them otherwise. Returns how many bytes the segments had room for.
+ */
+function move(segs: readonly Seg[], offset: number, other: Uint8Array, otherOff: number, len: number, into: boolean): number {
   let off = offset;
   let done = 0;
   for (const s of segs) {
@@ -87,10 +89,18 @@ export function gatherFrom(segs: readonly Seg[], offset: number, len: number): U
       continue;
     }
     const n = Math.min(len - done, s.len - off);
-    copyBytes(out, done, s.buf, s.off + off, n);
+    if (into) copyBytes(s.buf, s.off + off, other, otherOff + done, n);
+    else copyBytes(other, otherOff + done, s.buf, s.off + off, n);
     done += n;
     off = 0;
   }
+  return done;
+}
+
+/** A copy of `len` bytes from `offset` of the concatenated segments (the bytes past their end read as nothing). */
+export function gatherFrom(segs: readonly Seg[], offset: number, len: number): Uint8Array {
+  const out = new Uint8Array(len);
+  const done = move(segs, offset, out, 0, len, false);
   return done === len ? out : out.subarray(0, done);
 }
 
@@ -99,18 +109,5 @@ export function gatherFrom(segs: readonly Seg[], offset: number, len: number): U
  * Returns false when they do not fit (nothing past the end is written).
  */
 export function scatterTo(segs: readonly Seg[], offset: number, src: Uint8Array, srcOff = 0, len = src.length - srcOff): boolean {
-  let off = offset;
-  let done = 0;
-  for (const s of segs) {
-    if (done >= len) break;
-    if (off >= s.len) {
-      off -= s.len;
-      continue;
-    }
-    const n = Math.min(len - done, s.len - off);
-    copyBytes(s.buf, s.off + off, src, srcOff + done, n);
-    done += n;
-    off = 0;
-  }
-  return done === len;
+  return move(segs, offset, src, srcOff, len, true) === len;
 }
