@@ -50,6 +50,8 @@ interface Stream {
   psns: Set<number>;
   /** Highest PSN so far. */
   high: number;
+  /** The request PSNs as offsets from the first one, sorted (built when responses are paired). */
+  sorted: Int32Array | null;
 }
 
 function key(src: string, dst: string, qp: number): string {
@@ -83,7 +85,7 @@ export function findRcConversations(packets: readonly CapturedPacket[], addr: (p
       else if (sport !== null && s.sport !== null && sport !== s.sport && d !== 0 && d !== 1) s = undefined;
     }
     if (s === undefined) {
-      s = { src, dst, destQp: b.destQp, srcMac: c.p.eth?.src ?? 0, dstMac: c.p.eth?.dst ?? 0, sport, packets: [], psns: new Set(), high: b.psn };
+      s = { src, dst, destQp: b.destQp, srcMac: c.p.eth?.src ?? 0, dstMac: c.p.eth?.dst ?? 0, sport, packets: [], psns: new Set(), high: b.psn, sorted: null };
       open.set(k, s);
       (isReq ? reqs : resps).push(s);
     }
@@ -163,15 +165,37 @@ function ownerOf(c: CapturedPacket, candidates: readonly Stream[]): Stream | nul
 /** READ responses carry PSNs after their request's own: how far past a request a response PSN may lie. */
 const RESPONSE_PSN_REACH = 4096;
 
-/** How far `psn` is past the closest request PSN at or below it (0 for a request's own PSN; Infinity beyond RESPONSE_PSN_REACH). */
+/**
+ * How far `psn` is past the closest request PSN at or below it (0 for a request's own PSN; Infinity
+ * beyond RESPONSE_PSN_REACH). A binary search over the stream's PSNs as offsets from its first one
+ * (they lie within CONNECTION_PSN_WINDOW of each other, so the offsets keep their order across the
+ * 24-bit wrap): logarithmic per response, where a scan made large READ captures quadratic.
+ */
 function distanceBelow(r: Stream, psn: number): number {
   if (r.psns.has(psn)) return 0;
-  let best = Infinity;
-  for (const q of r.psns) {
-    const d = psnDiff(psn, q);
-    if (d >= 0 && d < RESPONSE_PSN_REACH && d < best) best = d;
+  const first = r.packets[0]?.p.bth?.psn ?? 0;
+  let sorted = r.sorted;
+  if (sorted === null) {
+    sorted = Int32Array.from(r.psns, (q) => psnDiff(q, first)).sort();
+    r.sorted = sorted;
   }
-  return best;
+  const rel = psnDiff(psn, first);
+  // The last offset at or below rel.
+  let lo = 0;
+  let hi = sorted.length - 1;
+  let at = -1;
+  while (lo <= hi) {
+    const mid = (lo + hi) >>> 1;
+    if ((sorted[mid] as number) <= rel) {
+      at = mid;
+      lo = mid + 1;
+    } else {
+      hi = mid - 1;
+    }
+  }
+  if (at < 0) return Infinity;
+  const d = rel - (sorted[at] as number);
+  return d < RESPONSE_PSN_REACH ? d : Infinity;
 }
 
 export function inferMtu(packets: readonly CapturedPacket[]): number {
