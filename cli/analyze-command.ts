@@ -33,8 +33,9 @@ Rebuilds the RC, UC and UD conversations of a pcap/pcapng capture, their
 messages and completion times, flags each frame (retransmission, NAKs,
 out-of-sequence, coalesced ACKs, bad ICRC, CNP, ECN CE, ...), finds
 loss-recovery episodes and what triggered them, and checks go-back-N rules.
-A classic pcap is read in chunks: memory does not grow with the file except
-for the lists kept for the report. Without FILE, analyses
+The capture is read in pieces (classic pcap in chunks, pcapng a block at a
+time): memory does not grow with the file except for the lists kept for the
+report. Without FILE, analyses
 captures/rc-conversation.pcap. Best from a capture at the requester's host;
 see docs/analysis.md for what each capture point can show.
 

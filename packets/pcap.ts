@@ -190,9 +190,50 @@ function ifaceTsToNs(ifc: Iface, ts: bigint): bigint {
   return ns + ifc.offsetSec * 1_000_000_000n;
 }
 
+/**
+ * The bytes of a capture, whole in memory or read from a file as they are needed (a pcapng
+ * reader asks for one block at a time, so a streamed file costs memory for its largest block).
+ */
+export interface CaptureBytes {
+  /** Length of the whole capture in bytes. */
+  readonly length: number;
+  /**
+   * Makes bytes [off, off + n) of the capture (within `length`) available as one run of `buf`
+   * starting at index `at`, with `view` over `buf`. Valid until the next call.
+   */
+  window(off: number, n: number): CaptureWindow;
+}
+
+export interface CaptureWindow {
+  buf: Uint8Array;
+  view: DataView;
+  at: number;
+}
+
+/** A capture held whole in memory. */
+function wholeBytes(file: Uint8Array, view: DataView): CaptureBytes {
+  const w: CaptureWindow = { buf: file, view, at: 0 };
+  return {
+    length: file.length,
+    window(off: number): CaptureWindow {
+      w.at = off;
+      return w;
+    },
+  };
+}
+
 /** pcapng (draft-ietf-opsawg-pcapng §3.1 General Block Structure and §4 blocks). */
 function* iteratePcapng(file: Uint8Array, view: DataView): Generator<CaptureRecord, WireError | null> {
-  const len = file.length;
+  return yield* iteratePcapngBytes(wholeBytes(file, view));
+}
+
+/**
+ * pcapng over any byte source, a block at a time. Record data are views into the source's
+ * buffer: into the file for a capture in memory, into a reused buffer for a streamed one (valid
+ * until the next record is asked for).
+ */
+export function* iteratePcapngBytes(src: CaptureBytes): Generator<CaptureRecord, WireError | null> {
+  const len = src.length;
   let le = true;
   let ifaces: Iface[] = [];
   let off = 0;
@@ -201,12 +242,13 @@ function* iteratePcapng(file: Uint8Array, view: DataView): Generator<CaptureReco
 
   while (off < len) {
     if (off + 8 > len) return truncated(off, len, 8, 'pcapng block header');
+    let w = src.window(off, Math.min(12, len - off));
     // The SHB type 0x0A0D0D0A reads the same in either byte order.
-    const type = view.getUint32(off, le);
+    const type = w.view.getUint32(w.at, le);
     if (type === BlockType.Shb) {
       // §4.1: the byte-order magic decides how this section (including this block's lengths) is read.
       if (off + 12 > len) return truncated(off, len, 12, 'section header block');
-      const bom = view.getUint32(off + 8, true);
+      const bom = w.view.getUint32(w.at + 8, true);
       if (bom === BYTE_ORDER_MAGIC) le = true;
       else if (bom === BYTE_ORDER_MAGIC_SWAPPED) le = false;
       else return badCapture(off + 8, `bad section byte-order magic 0x${bom.toString(16).padStart(8, '0')}`);
@@ -215,24 +257,29 @@ function* iteratePcapng(file: Uint8Array, view: DataView): Generator<CaptureReco
     }
     first = false;
 
-    const total = view.getUint32(off + 4, le);
+    const total = w.view.getUint32(w.at + 4, le);
     if (total < 12) return badCapture(off + 4, `block total length ${total} is less than 12`);
     if (total % 4 !== 0) return badCapture(off + 4, `block total length ${total} is not a multiple of 4`);
     if (total > MAX_RECORD_LEN + 64) return badCapture(off + 4, `block total length ${total} is absurd`);
     if (off + total > len) return truncated(off, len, total, `pcapng block (type 0x${type.toString(16)})`);
-    const trailer = view.getUint32(off + total - 4, le);
+    w = src.window(off, total);
+    const { buf, view } = w;
+    // Positions in `buf`; `shift + pos` is the file offset of one (for errors).
+    const base = w.at;
+    const shift = off - base;
+    const trailer = view.getUint32(base + total - 4, le);
     if (trailer !== total) {
       return badCapture(off + total - 4, `block trailing length ${trailer} differs from leading length ${total}`);
     }
-    const body = off + 8;
-    const bodyEnd = off + total - 4;
+    const body = base + 8;
+    const bodyEnd = base + total - 4;
 
     switch (type) {
       case BlockType.Shb: {
         // §4.1: magic, major, minor, section length (8); options follow.
         if (bodyEnd - body < 16) return badCapture(off + 4, `section header block too short (${total} bytes)`);
         const major = view.getUint16(body + 4, le);
-        if (major !== 1) return badCapture(body + 4, `unsupported pcapng major version ${major}`);
+        if (major !== 1) return badCapture(shift + body + 4, `unsupported pcapng major version ${major}`);
         ifaces = [];
         break;
       }
@@ -246,7 +293,7 @@ function* iteratePcapng(file: Uint8Array, view: DataView): Generator<CaptureReco
           exp: 6,
           offsetSec: 0n,
         };
-        const err = readIdbOptions(view, body + 8, bodyEnd, le, ifc);
+        const err = readIdbOptions(view, body + 8, bodyEnd, le, ifc, shift);
         if (err !== null) return err;
         ifaces.push(ifc);
         break;
@@ -258,13 +305,13 @@ function* iteratePcapng(file: Uint8Array, view: DataView): Generator<CaptureReco
         if (bodyEnd - body < 20) return badCapture(off + 4, `packet block too short (${total} bytes)`);
         const ifId = type === BlockType.Epb ? view.getUint32(body, le) : view.getUint16(body, le);
         const ifc = ifaces[ifId];
-        if (ifc === undefined) return badCapture(body, `packet block refers to undefined interface ${ifId}`);
+        if (ifc === undefined) return badCapture(shift + body, `packet block refers to undefined interface ${ifId}`);
         const ts = (BigInt(view.getUint32(body + 4, le)) << 32n) | BigInt(view.getUint32(body + 8, le));
         const cap = view.getUint32(body + 12, le);
         const orig = view.getUint32(body + 16, le);
         const start = body + 20;
         if (cap > bodyEnd - start) {
-          return badCapture(body + 12, `captured length ${cap} exceeds the block body (${bodyEnd - start} bytes left)`);
+          return badCapture(shift + body + 12, `captured length ${cap} exceeds the block body (${bodyEnd - start} bytes left)`);
         }
         const timestampNs = ifaceTsToNs(ifc, ts);
         index++;
@@ -273,7 +320,7 @@ function* iteratePcapng(file: Uint8Array, view: DataView): Generator<CaptureReco
           timeSec: nsToSec(timestampNs),
           timestampNs,
           linkType: ifc.linkType,
-          data: file.subarray(start, start + cap),
+          data: buf.subarray(start, start + cap),
           origLen: orig,
           fileOffset: off,
         };
@@ -294,7 +341,7 @@ function* iteratePcapng(file: Uint8Array, view: DataView): Generator<CaptureReco
           timeSec: 0,
           timestampNs: 0n,
           linkType: ifc.linkType,
-          data: file.subarray(start, start + cap),
+          data: buf.subarray(start, start + cap),
           origLen: orig,
           fileOffset: off,
         };
@@ -309,27 +356,27 @@ function* iteratePcapng(file: Uint8Array, view: DataView): Generator<CaptureReco
   return null;
 }
 
-/** Reads IDB options (pcapng §3.5 Options, §4.2); returns an error or null. */
-function readIdbOptions(view: DataView, off: number, end: number, le: boolean, ifc: Iface): WireError | null {
+/** Reads IDB options (pcapng §3.5 Options, §4.2); returns an error (at `off + shift` in the file) or null. */
+function readIdbOptions(view: DataView, off: number, end: number, le: boolean, ifc: Iface, shift: number): WireError | null {
   while (off + 4 <= end) {
     const code = view.getUint16(off, le);
     const olen = view.getUint16(off + 2, le);
     if (code === OPT_ENDOFOPT) return null;
     const val = off + 4;
-    if (val + olen > end) return badCapture(off + 2, `option ${code} length ${olen} runs past the end of its block`);
+    if (val + olen > end) return badCapture(shift + off + 2, `option ${code} length ${olen} runs past the end of its block`);
     if (code === OPT_IF_TSRESOL) {
-      if (olen < 1) return badCapture(off + 2, 'if_tsresol option is empty');
+      if (olen < 1) return badCapture(shift + off + 2, 'if_tsresol option is empty');
       const r = view.getUint8(val);
       // MSB clear: 10^-n; MSB set: 2^-n.
       const base = r & 0x80 ? 2 : 10;
       const exp = r & 0x7f;
       if ((base === 10 && exp > 18) || (base === 2 && exp > 63)) {
-        return badCapture(val, `if_tsresol 0x${r.toString(16)} is out of range`);
+        return badCapture(shift + val, `if_tsresol 0x${r.toString(16)} is out of range`);
       }
       ifc.base = base;
       ifc.exp = exp;
     } else if (code === OPT_IF_TSOFFSET) {
-      if (olen < 8) return badCapture(off + 2, `if_tsoffset option has length ${olen}, want 8`);
+      if (olen < 8) return badCapture(shift + off + 2, `if_tsoffset option has length ${olen}, want 8`);
       ifc.offsetSec = view.getBigInt64(val, le);
     }
     off = val + ((olen + 3) & ~3);

@@ -235,7 +235,7 @@ export function analyzeCapture(file: Uint8Array, opts: AnalyzerOptions = {}): An
   return a.finish();
 }
 
-/** Analyses a capture file read from disk in chunks (memory does not grow with a classic pcap file). */
+/** Analyses a capture file read from disk in pieces (memory does not grow with the file: classic pcap in chunks, pcapng by block). */
 export function analyzeFile(path: string, opts: AnalyzerOptions = {}): AnalysisResult {
   const a = new Analyzer(opts);
   const it = streamCaptureFile(path);

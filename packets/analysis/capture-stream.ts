@@ -1,16 +1,17 @@
 /**
  * Reading a capture file from disk in fixed-size chunks, so analysing a
  * capture takes memory that does not grow with the file. Classic pcap
- * (draft-ietf-opsawg-pcap §4-5) is read chunk by chunk; pcapng is handed to
- * `iterateCapture` over the whole file (its blocks can refer back to
- * interface blocks, and it is rare for very large captures).
+ * (draft-ietf-opsawg-pcap §4-5) is read chunk by chunk; pcapng
+ * (draft-ietf-opsawg-pcapng) a block at a time through the same reader
+ * `iterateCapture` uses for a file in memory (`iteratePcapngBytes`), which keeps
+ * only the section's interface descriptions between blocks.
  *
  * Each yielded record's `data` is a view into a reused buffer: valid only
  * until the next record is requested.
  */
 import * as fs from 'node:fs';
 import { WireError, WireErrorCode } from '../errors';
-import { type CaptureRecord, iterateCapture } from '../pcap';
+import { type CaptureBytes, type CaptureRecord, type CaptureWindow, iterateCapture, iteratePcapngBytes } from '../pcap';
 
 const CHUNK = 1 << 20;
 const MAGIC_US = 0xa1b2c3d4;
@@ -36,10 +37,14 @@ export function* streamCaptureFile(path: string): Generator<CaptureRecord, Strea
     const head = Buffer.alloc(24);
     const got = fs.readSync(fd, head, 0, 24, 0);
     const magic = got >= 4 ? head.readUInt32LE(0) : 0;
-    if (magic === SHB || got < 24 || !(magic === MAGIC_US || magic === MAGIC_NS || magic === MAGIC_US_SWAPPED || magic === MAGIC_NS_SWAPPED)) {
-      const all = new Uint8Array(fs.readFileSync(path));
-      const error = yield* iterateCapture(all);
-      return { format: magic === SHB ? 'pcapng' : 'pcap', error };
+    if (magic === SHB) {
+      const error = yield* iteratePcapngBytes(fileBytes(fd, fs.fstatSync(fd).size));
+      return { format: 'pcapng', error };
+    }
+    if (got < 24 || !(magic === MAGIC_US || magic === MAGIC_NS || magic === MAGIC_US_SWAPPED || magic === MAGIC_NS_SWAPPED)) {
+      // Too short or not a capture: the in-memory reader gives the verdict (it is a few bytes, or any size of junk).
+      const error = yield* iterateCapture(new Uint8Array(fs.readFileSync(path)));
+      return { format: 'pcap', error };
     }
     const le = magic === MAGIC_US || magic === MAGIC_NS;
     const nano = magic === MAGIC_NS || magic === MAGIC_NS_SWAPPED;
@@ -95,4 +100,39 @@ export function* streamCaptureFile(path: string): Generator<CaptureRecord, Strea
   } finally {
     fs.closeSync(fd);
   }
+}
+
+/**
+ * A capture file read as the pcapng reader asks: each window is read into one reused buffer
+ * (grown to the largest block), chunk by chunk, so a window that lies in what was read last
+ * costs no read.
+ */
+function fileBytes(fd: number, size: number): CaptureBytes {
+  let buf = Buffer.alloc(CHUNK);
+  let from = 0; // file offset of buf[0]
+  let have = 0; // valid bytes in buf
+  const w: CaptureWindow = { buf, view: new DataView(buf.buffer, buf.byteOffset, buf.byteLength), at: 0 };
+  return {
+    length: size,
+    window(off: number, n: number): CaptureWindow {
+      if (off < from || off + n > from + have) {
+        if (n > buf.length) {
+          buf = Buffer.alloc(Math.max(n, buf.length * 2));
+          w.buf = buf;
+          w.view = new DataView(buf.buffer, buf.byteOffset, buf.byteLength);
+        }
+        // Read from `off` as much as fits: the next blocks usually follow.
+        from = off;
+        have = 0;
+        while (have < n) {
+          const r = fs.readSync(fd, buf, have, Math.min(buf.length - have, size - off - have), off + have);
+          if (r <= 0) break;
+          have += r;
+        }
+        if (have < n) throw new Error(`capture file shrank while it was read (${off + have} of ${size} bytes)`);
+      }
+      w.at = off - from;
+      return w;
+    },
+  };
 }
