@@ -18,7 +18,7 @@ export const PERFTEST_OPTIONS: readonly OptionSpec[] = [
   { name: 'driver', kind: 'string', value: 'KIND', help: `frame driver: ${HOST_DRIVERS.join(' or ')} (default xdp)` },
   { name: 'size', short: 's', kind: 'string', value: 'BYTES', help: 'message size (default 65536 for bandwidth, 2 for latency, 8 for atomics)' },
   { name: 'iters', short: 'n', kind: 'string', value: 'N', help: 'iterations (default 5000 for write bandwidth, 1000 otherwise; at least 5)' },
-  { name: 'duration', short: 'D', kind: 'string', value: 'SECONDS', help: 'bandwidth tests (write, read, atomic): run for this long instead of -n iterations' },
+  { name: 'duration', short: 'D', kind: 'string', value: 'SECONDS', help: 'bandwidth tests: run for this long instead of -n iterations (give it to both ends)' },
   { name: 'margin', short: 'f', kind: 'string', value: 'SECONDS', help: 'with -D: measure only from this long after the start to this long before the end (default 2)' },
   { name: 'mtu', short: 'm', kind: 'string', value: 'BYTES', help: 'path MTU: 256, 512, 1024, 2048 or 4096 (default: what the link carries)' },
   { name: 'port', short: 'p', kind: 'string', value: 'PORT', help: `TCP port of the out-of-band exchange (default ${PINGPONG_DEFAULT_PORT})` },
@@ -131,7 +131,6 @@ export async function perftestCommand(argv: readonly string[], out: Output, deps
   const margin = seconds('margin', 0);
   if (duration !== undefined) {
     if (lat) throw new UsageError('--duration applies to bandwidth tests (run without --lat)');
-    if (verb === PerftestVerb.SEND) throw new UsageError('--duration is not implemented for the send test; use -n');
     if (args.values.has('iters')) throw new UsageError('--duration and --iters cannot be combined');
     const m = margin ?? 2;
     if (2 * m >= duration) throw new UsageError(`--margin ${m} leaves nothing to measure of a ${duration}-second run (it must be less than half of --duration)`);

@@ -77,8 +77,9 @@ export interface PerftestConfig {
   /**
    * perftest -D: a bandwidth test that runs for this many seconds instead of a number of
    * iterations, measured between `marginS` after the start and `marginS` before the end
-   * (perftest -f, default 2), so start-up and wind-down stay out of the figures. Write, read
-   * and atomic tests (the client drives them; the server takes the client's report).
+   * (perftest -f, default 2), so start-up and wind-down stay out of the figures. Bandwidth tests:
+   * write, read and atomic (the client measures, the server takes its report) and send (each side
+   * measures; give both the same duration, as with perftest).
    */
   durationS?: number;
   marginS?: number;
@@ -202,7 +203,6 @@ export function resolveConfig(dev: Device, c: PerftestConfig): ResolvedConfig {
   if (c.durationS !== undefined) {
     if (!(durationS > 0 && durationS <= 86_400)) throw configError('duration', `must be more than 0 and at most 86400 seconds, got ${durationS}`);
     if (lat) throw configError('duration', 'applies to bandwidth tests (duration mode of the latency tests is not implemented)');
-    if (verb === Verb.SEND) throw configError('duration', 'is not implemented for the send test (its server counts the messages it expects)');
     if (c.iters !== undefined) throw configError('duration', 'and iterations (-n) cannot be combined');
     if (c.verify === true && verb === Verb.ATOMIC) throw configError('duration', 'and --verify cannot be combined for atomics (the server checks the sums of a known number of iterations)');
   }
@@ -326,6 +326,8 @@ class PerftestSide implements PerftestLocalSide {
   messages = 0;
   /** Duration mode: every message posted (the measured ones are `messages`). */
   posted = 0;
+  /** True once the peer's next out-of-band message has arrived (set by runPerftest). */
+  peerDone: () => boolean = () => false;
   latSamplesNs: number[] = [];
   private readonly rttFactor: number;
   /** Waits when there is nothing to poll (spins by default; sleeps until frames arrive on a host device not in busy-poll mode). */
@@ -654,6 +656,10 @@ class PerftestSide implements PerftestLocalSide {
   /** run_iter_bw_server: count receives, re-posting each buffer while more messages are due. */
   private async runSendBwServer(): Promise<void> {
     const { rc } = this;
+    if (rc.durationS > 0) {
+      await this.runSendBwServerForDuration();
+      return;
+    }
     const qp = this.qp as QueuePair;
     const mr = this.mr as MemoryRegion;
     const cq = this.recvCq as CompletionQueue;
@@ -675,6 +681,66 @@ class PerftestSide implements PerftestLocalSide {
     }
     this.finished = this.dev.clock.now();
     this.messages = received;
+  }
+
+  /**
+   * The send test's server in duration mode: receives (re-posting every buffer) and measures the
+   * messages that arrive between `marginS` after the first one and `marginS` before the duration
+   * ends. It keeps receiving after that until the client has said it is done (its closing
+   * message is on the out-of-band channel), so the client's last SENDs always find a buffer.
+   */
+  private async runSendBwServerForDuration(): Promise<void> {
+    const { rc } = this;
+    const qp = this.qp as QueuePair;
+    const mr = this.mr as MemoryRegion;
+    const cq = this.recvCq as CompletionQueue;
+    const clock = this.dev.clock;
+    const expected = rc.verify ? Array.from({ length: this.slots }, (_, s) => pattern(s, rc.size)) : [];
+    let received = 0;
+    let t0 = -1;
+    let startCount = -1;
+    let endCount = -1;
+    let lastAt = 0;
+    let deadline = Date.now() + this.runTimeoutMs;
+    for (;;) {
+      const wcs = cq.poll(64);
+      const now = clock.now();
+      if (t0 >= 0) {
+        if (startCount < 0 && now >= t0 + rc.marginS * 1e9) {
+          startCount = received;
+          this.started = now;
+        }
+        if (endCount < 0 && now >= t0 + (rc.durationS - rc.marginS) * 1e9) {
+          endCount = received;
+          this.finished = now;
+        }
+      }
+      if (wcs.length === 0) {
+        // The client decides the end: its closing message comes after its last SEND completed.
+        if (this.peerDone()) break;
+        this.assertAlive(`SEND #${received}`);
+        if (Date.now() > deadline) throw new PerftestError(PerftestErrorCode.TIMEOUT, `${this.binary}: no SEND arrived within ${this.runTimeoutMs} ms (received ${received})`, 'completion');
+        await this.idle();
+        continue;
+      }
+      deadline = Date.now() + this.runTimeoutMs;
+      for (const wc of wcs) {
+        this.check(wc, 'receive');
+        if (t0 < 0) t0 = now;
+        const j = Number(wc.wrId);
+        if (rc.verify) this.verifyRange(this.recvOffset(j), expected[this.slotIndex(received)] as Uint8Array, wc.byteLen, `SEND #${received}`);
+        received++;
+        lastAt = now;
+        qp.postRecv({ wrId: j, sgList: [mr.sge(this.recvOffset(j), rc.size)] });
+      }
+    }
+    if (startCount < 0) throw new PerftestError(PerftestErrorCode.TIMEOUT, `${this.binary}: the client stopped before the measuring window began`, 'completion');
+    if (endCount < 0) {
+      // The client's run ended a little before this side's clock reached the window's end (it started first).
+      endCount = received;
+      this.finished = lastAt;
+    }
+    this.messages = endCount - startCount;
   }
 
   /** run_iter_lat_write: ping-pong by RDMA WRITE; each side watches the last byte of its buffer. The server writes first. */
@@ -822,6 +888,7 @@ export async function runPerftest(dev: Device, cfg: PerftestConfig): Promise<Per
   const side = new PerftestSide(dev, rc, cfg);
   const steps = sessionSteps(rc.verb, rc.lat, rc.role);
   const ch = await openChannel(cfg);
+  side.peerDone = () => ch.available > 0;
   const oob = new PerftestOob(
     ch,
     rc.role,

@@ -140,7 +140,23 @@ test('duration mode usage errors', async () => {
   expect((await cmd('write', ...base, '-D', '5', '-f', '-1')).err).toMatch(/--margin must be a number of seconds 0..86400/);
   expect((await cmd('write', ...base, '-D', 'soon')).err).toMatch(/--duration must be a number of seconds/);
   expect((await cmd('write', ...base, '-f', '1')).err).toMatch(/--margin applies with --duration only/);
-  expect((await cmd('send', ...base, '-D', '5')).err).toMatch(/--duration is not implemented for the send test/);
   expect((await cmd('write', ...base, '--lat', '-D', '5')).err).toMatch(/--duration applies to bandwidth tests/);
   for (const argv of [['write', ...base, '-D', '3', '-n', '100']]) expect((await cmd(...argv)).code).toBe(2);
 });
+
+test('duration mode of the send test: each side measures its window; the server receives until the client is done', async () => {
+  const { s, c, sr, cr } = await both('send', ['-s', '2048', '-m', '1024', '-D', '0.004', '-f', '0.001', '--verify']);
+  expect(cr.code).toBe(0);
+  expect(sr.code).toBe(0);
+  for (const r of [s, c]) {
+    expect(r['ok']).toBe(true);
+    expect(r['durationS']).toBe(0.004);
+    expect(r['messages'] as number).toBeGreaterThan(0);
+    expect(r['seconds'] as number).toBeGreaterThan(0.0015);
+    expect(r['seconds'] as number).toBeLessThan(0.0025);
+  }
+  // Every SEND the client posted was received and checked.
+  const sv = s['verify'] as { bytesChecked: number; mismatches: number };
+  expect(sv.mismatches).toBe(0);
+  expect(sv.bytesChecked).toBe((c['iterations'] as number) * 2048);
+}, 30_000);

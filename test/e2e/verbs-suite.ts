@@ -19,6 +19,7 @@ const CASES: readonly Case[] = [
   { name: 'RDMA WRITE (ib_write_bw --verify)', args: ['write', '-s', '65536', '-n', '300', '--verify'], jumbo: true },
   { name: 'RDMA READ (ib_read_bw --verify)', args: ['read', '-s', '65536', '-n', '300', '--verify'], jumbo: true },
   { name: 'RDMA WRITE for a duration (ib_write_bw -D 2 -f 0.5 --verify)', args: ['write', '-s', '65536', '-D', '2', '-f', '0.5', '--verify'] },
+  { name: 'SEND/RECV for a duration (ib_send_bw -D 2 -f 0.5 --verify)', args: ['send', '-s', '16384', '-D', '2', '-f', '0.5', '--verify'] },
   { name: 'SEND/RECV (ib_send_bw --verify)', args: ['send', '-s', '16384', '-n', '300', '--verify'], jumbo: true },
   { name: 'atomic fetch-and-add (ib_atomic_bw --verify)', args: ['atomic', '-n', '500', '--verify'] },
   { name: 'atomic compare-and-swap (ib_atomic_bw -A CMP_AND_SWAP --verify)', args: ['atomic', '-A', 'CMP_AND_SWAP', '-n', '500', '--verify'] },
