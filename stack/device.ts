@@ -372,10 +372,13 @@ export class Device {
         const n = frames.length;
         const pkts = this.rxPkts.length === 0 ? this.rxPkts : []; // a fresh array if a handler re-enters
         pkts.length = n;
-        for (let i = 0; i < n; i++) pkts[i] = this.decodeInPlace(frames[i] as Uint8Array);
-        this.verifyBurst(frames, pkts);
-        for (let i = 0; i < n; i++) this.dispatch(pkts[i] as DecodedFrame, frames[i] as Uint8Array);
-        pkts.length = 0; // hold no packet past its burst
+        try {
+          for (let i = 0; i < n; i++) pkts[i] = this.decodeInPlace(frames[i] as Uint8Array);
+          this.verifyBurst(frames, pkts);
+          for (let i = 0; i < n; i++) this.dispatch(pkts[i] as DecodedFrame, frames[i] as Uint8Array);
+        } finally {
+          pkts.length = 0; // hold no packet past its burst
+        }
       } else {
         for (const f of frames) this.receive(f);
       }
