@@ -348,12 +348,13 @@ export class FaultInjector {
    * frame, its duplicate, and held frames released by it.
    */
   /**
-   * The fast path of `process` for a direction with no fault configured: counts the frame and
-   * returns the fixed delay it gets (FIFO), or -1 when faults are configured and `process` decides.
+   * The fast path of `process` for a direction with no fault configured: counts the frames (one
+   * unless told) and returns the fixed delay they get (FIFO), or -1 when faults are configured and
+   * `process` decides (nothing is counted then).
    */
-  passThroughDelay(): number {
+  passThroughDelay(frames = 1): number {
     if (!this.quiet) return -1;
-    this.counters.frames++;
+    this.counters.frames += frames;
     return this.delayNs;
   }
 
