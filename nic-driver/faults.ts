@@ -285,7 +285,7 @@ export class FaultInjector {
   private readonly seen = new Map<string, number>();
 
   /** True when no fault at all is configured: frames pass with the fixed delay only. */
-  private readonly quiet: boolean;
+  private readonly isQuiet: boolean;
 
   constructor(direction: Direction, rng: Rng, config: FaultConfig = {}) {
     this.direction = direction;
@@ -311,7 +311,7 @@ export class FaultInjector {
     this.jitterNs = checkNs(config.jitterNs, 'jitterNs');
     this.corrupt = checkProb(config.corrupt, 'corrupt');
     this.ecnCe = checkProb(config.ecnCe, 'ecnCe');
-    this.quiet =
+    this.isQuiet =
       this.drop === 0 && this.burst === null && this.duplicate === 0 && this.reorder === null && this.jitterNs === 0 && this.corrupt === 0 && this.ecnCe === 0 && (config.rules ?? []).length === 0;
     this.rules = (config.rules ?? []).map((rule) => {
       if (rule.count !== undefined && !(Number.isInteger(rule.count) && rule.count >= 0)) {
@@ -352,14 +352,19 @@ export class FaultInjector {
    * unless told) and returns the fixed delay they get (FIFO), or -1 when faults are configured and
    * `process` decides (nothing is counted then).
    */
+  /** True when no fault is configured (every frame goes through after the fixed delay). */
+  get quiet(): boolean {
+    return this.isQuiet;
+  }
+
   passThroughDelay(frames = 1): number {
-    if (!this.quiet) return -1;
+    if (!this.isQuiet) return -1;
     this.counters.frames += frames;
     return this.delayNs;
   }
 
   process(frame: Uint8Array, nowNs: number): Emission[] {
-    if (this.quiet) {
+    if (this.isQuiet) {
       // No fault configured: nothing random to draw, the frame goes through after the fixed delay.
       this.counters.frames++;
       return [{ frame, extraNs: this.delayNs, fifo: true }];

@@ -15,7 +15,7 @@
  */
 import type { Clock, TimerId } from '../stack/clock';
 import { Rng } from '../stack/rng';
-import { type DriverStats, type NicDriver, type TxSpace, emptyStats } from './driver';
+import { type DriverStats, type NicDriver, type RunReceive, type TxSpace, emptyStats } from './driver';
 import { type Direction, type Emission, type FaultConfig, FaultInjector } from './faults';
 import { type FrameTap, recordsAt } from './pcap-tap';
 
@@ -58,14 +58,36 @@ export interface FramePort {
   send(frame: Uint8Array): void;
   /** Sends frames handed over together, in order (the same as `send` for each, possibly cheaper). */
   sendBurst(frames: Uint8Array[]): void;
+  /** True when frames may travel as a run of (offset, length) pairs (nothing on the way looks at them one by one). */
+  takesRuns(): boolean;
+  /** Sends a run of frames of one buffer, in order (only when `takesRuns()`). */
+  sendRun(run: SlabRun): void;
+}
+
+/** Frames in one buffer as (offset, length) pairs, `next` the first pair not yet received. */
+export interface SlabRun {
+  buf: Uint8Array;
+  pairs: number[];
+  next: number;
+}
+
+/** What arrives at a link end: a frame of its own, or a run of frames in the sender's slab. */
+type Arrival = Uint8Array | SlabRun;
+
+function isRun(a: Arrival): a is SlabRun {
+  return !(a instanceof Uint8Array);
 }
 
 /** One end of the link. Frames it receives are its own copies, valid for as long as the caller keeps them. */
-export class MemoryDriver implements NicDriver {
+export class MemoryDriver implements NicDriver, RunReceive {
   readonly stats: DriverStats = emptyStats();
   private port: FramePort | null = null;
-  private rxq: Uint8Array[] = [];
+  /** Received frames and runs, oldest first from `head`; `pending` counts the frames in them. */
+  private rxq: Arrival[] = [];
   private head = 0;
+  private pending = 0;
+  /** The buffer of the last `rxRun` (driver.ts RunReceive). */
+  rxRunBuffer: Uint8Array = new Uint8Array(0);
   private handler: (() => void) | null = null;
   private closedFlag = false;
   private slab = new Uint8Array(SLAB_BYTES);
@@ -93,7 +115,7 @@ export class MemoryDriver implements NicDriver {
 
   /** Frames waiting in the receive queue. */
   get rxPending(): number {
-    return this.rxq.length - this.head;
+    return this.pending;
   }
 
   txBurst(frames: readonly Uint8Array[]): number {
@@ -141,19 +163,38 @@ export class MemoryDriver implements NicDriver {
     if (r.length === 0) return 0;
     this.resv = [];
     if (this.closedFlag || this.port === null) return 0;
+    const port = this.port as FramePort;
+    const slab = this.slab;
+    if (port.takesRuns()) {
+      // Nothing on the way looks at the frames one by one: they travel as (offset, length) pairs.
+      const pairs: number[] = [];
+      for (let i = 0; i < r.length; i += 2) {
+        const off = r[i] as number;
+        const len = r[i + 1] as number;
+        if (len > this.maxLenAt(slab, off, len)) {
+          this.stats.txDropped++; // taken but never put on the wire, as a NIC drops an oversize frame
+          continue;
+        }
+        this.stats.txFrames++;
+        this.stats.txBytes += len;
+        pairs.push(off, len);
+      }
+      if (pairs.length > 0) port.sendRun({ buf: slab, pairs, next: 0 });
+      return pairs.length >> 1;
+    }
     const out: Uint8Array[] = [];
     for (let i = 0; i < r.length; i += 2) {
       const off = r[i] as number;
-      const f = this.slab.subarray(off, off + (r[i + 1] as number));
-      if (f.length > this.maxFrameLen(f)) {
-        this.stats.txDropped++; // taken but never put on the wire, as a NIC drops an oversize frame
+      const len = r[i + 1] as number;
+      if (len > this.maxLenAt(slab, off, len)) {
+        this.stats.txDropped++;
         continue;
       }
       this.stats.txFrames++;
-      this.stats.txBytes += f.length;
-      out.push(f);
+      this.stats.txBytes += len;
+      out.push(slab.subarray(off, off + len));
     }
-    if (out.length > 0) (this.port as FramePort).sendBurst(out);
+    if (out.length > 0) port.sendBurst(out);
     return out.length;
   }
 
@@ -179,16 +220,52 @@ export class MemoryDriver implements NicDriver {
   }
 
   rxBurst(max: number): Uint8Array[] {
-    const n = Math.max(0, Math.min(Math.floor(max), this.rxPending));
+    const n = Math.max(0, Math.min(Math.floor(max), this.pending));
     if (n === 0) return [];
-    if (this.head === 0 && n === this.rxq.length) {
-      // Everything queued: hand the queue itself over.
-      const all = this.rxq;
+    if (this.head === 0 && n === this.rxq.length && this.pending === this.rxq.length) {
+      // Everything queued, and all of it frames of their own: hand the queue itself over.
+      const all = this.rxq as Uint8Array[];
       this.rxq = [];
+      this.pending = 0;
       return all;
     }
-    const out = this.rxq.slice(this.head, this.head + n);
-    this.head += n;
+    const out: Uint8Array[] = [];
+    while (out.length < n) {
+      const a = this.rxq[this.head] as Arrival;
+      if (isRun(a)) {
+        while (out.length < n && a.next < a.pairs.length) {
+          const off = a.pairs[a.next] as number;
+          out.push(a.buf.subarray(off, off + (a.pairs[a.next + 1] as number)));
+          a.next += 2;
+        }
+        if (a.next >= a.pairs.length) this.head++;
+      } else {
+        out.push(a);
+        this.head++;
+      }
+    }
+    this.pending -= n;
+    this.compact();
+    return out;
+  }
+
+  /** Descriptor receive (driver.ts RunReceive): the frames of the run at the head of the queue. */
+  rxRun(max: number, desc: Uint32Array): number {
+    const a = this.rxq[this.head];
+    if (a === undefined || !isRun(a)) return 0;
+    const n = Math.min(Math.floor(max), (a.pairs.length - a.next) >> 1, desc.length >> 1);
+    if (n <= 0) return 0;
+    for (let i = 0; i < 2 * n; i++) desc[i] = a.pairs[a.next + i] as number;
+    a.next += 2 * n;
+    if (a.next >= a.pairs.length) this.head++;
+    this.pending -= n;
+    this.rxRunBuffer = a.buf;
+    this.compact();
+    return n;
+  }
+
+  /** Drops what the head has passed. */
+  private compact(): void {
     if (this.head === this.rxq.length) {
       this.rxq = [];
       this.head = 0;
@@ -196,7 +273,6 @@ export class MemoryDriver implements NicDriver {
       this.rxq = this.rxq.slice(this.head);
       this.head = 0;
     }
-    return out;
   }
 
   setRxHandler(fn: (() => void) | null): void {
@@ -208,6 +284,7 @@ export class MemoryDriver implements NicDriver {
     this.resv = [];
     this.rxq = [];
     this.head = 0;
+    this.pending = 0;
     this.handler = null;
   }
 
@@ -220,28 +297,64 @@ export class MemoryDriver implements NicDriver {
     if (given && this.rxq.length === 0 && frames.length <= this.rxRing) {
       this.rxq = frames as Uint8Array[];
       this.head = 0;
+      this.pending = frames.length;
       this.stats.rxFrames += frames.length;
       for (const f of frames) this.stats.rxBytes += f.length;
       if (frames.length > 0) this.handler?.();
       return;
     }
     let added = 0;
-    for (const f of frames) {
-      if (this.rxPending >= this.rxRing) {
-        this.stats.rxDropped++;
+    for (const f of frames) if (this.enqueue(f)) added++;
+    if (added > 0) this.handler?.();
+  }
+
+  /** What arrived at one instant, frames and runs (called by the link); the rx handler runs once. */
+  receiveArrivals(items: readonly Arrival[]): void {
+    if (this.closedFlag) return;
+    let added = 0;
+    for (const a of items) {
+      if (!isRun(a)) {
+        if (this.enqueue(a)) added++;
         continue;
       }
-      this.rxq.push(f);
-      this.stats.rxFrames++;
-      this.stats.rxBytes += f.length;
-      added++;
+      // A run takes what room the ring has; the rest is lost as on a full ring.
+      const room = this.rxRing - this.pending;
+      let n = (a.pairs.length - a.next) >> 1;
+      if (n > room) {
+        this.stats.rxDropped += n - Math.max(0, room);
+        n = Math.max(0, room);
+        a.pairs.length = a.next + 2 * n;
+      }
+      if (n === 0) continue;
+      for (let i = a.next + 1; i < a.pairs.length; i += 2) this.stats.rxBytes += a.pairs[i] as number;
+      this.stats.rxFrames += n;
+      this.pending += n;
+      this.rxq.push(a);
+      added += n;
     }
     if (added > 0) this.handler?.();
   }
 
+  private enqueue(f: Uint8Array): boolean {
+    if (this.pending >= this.rxRing) {
+      this.stats.rxDropped++;
+      return false;
+    }
+    this.rxq.push(f);
+    this.pending++;
+    this.stats.rxFrames++;
+    this.stats.rxBytes += f.length;
+    return true;
+  }
+
   /** Largest frame the MTU allows: IP MTU + Ethernet header (+ an 802.1Q tag when the frame has one). */
   private maxFrameLen(f: Uint8Array): number {
-    const type = f.length >= ETH_HEADER ? ((f[12]! << 8) | f[13]!) : 0;
+    return this.maxLenAt(f, 0, f.length);
+  }
+
+  /** maxFrameLen for the `len`-byte frame at `off` of `buf`. */
+  private maxLenAt(buf: Uint8Array, off: number, len: number): number {
+    const type = len >= ETH_HEADER ? ((buf[off + 12]! << 8) | buf[off + 13]!) : 0;
     return this.mtu + ETH_HEADER + (type === 0x8100 || type === 0x88a8 ? VLAN_TAG : 0);
   }
 }
@@ -253,7 +366,7 @@ class LinkDirection implements FramePort {
   /** Latest arrival time given to a FIFO frame; later FIFO frames never arrive before it. */
   private lastFifoAt = 0;
   /** Arrival instant → frames arriving then (one clock event per instant). */
-  private readonly batches = new Map<number, Uint8Array[]>();
+  private readonly batches = new Map<number, Arrival[]>();
   private readonly events = new Set<TimerId>();
   private flushTimer: TimerId | null = null;
   private closed = false;
@@ -290,16 +403,33 @@ class LinkDirection implements FramePort {
       return;
     }
     // No tap, no faults, no serialization: the frames arrive together, after the fixed delay.
-    const now = this.clock.now();
-    this.wireFreeAt = Math.max(now, this.wireFreeAt);
-    const t = Math.max(Math.round(this.wireFreeAt + delay), this.lastFifoAt);
-    this.lastFifoAt = t;
+    const t = this.burstArrival(delay);
     const batch = this.batches.get(t);
     if (batch !== undefined) {
       for (const f of frames) batch.push(f);
       return;
     }
     this.schedule(t, frames);
+  }
+
+  takesRuns(): boolean {
+    return !this.closed && this.tap === null && this.nsPerByte === 0 && this.injector.quiet;
+  }
+
+  sendRun(run: SlabRun): void {
+    if (this.closed) return;
+    const t = this.burstArrival(this.injector.passThroughDelay(run.pairs.length >> 1));
+    const batch = this.batches.get(t);
+    if (batch !== undefined) batch.push(run);
+    else this.schedule(t, [run]);
+  }
+
+  /** The arrival instant of a burst sent now that takes no time on the wire and gets `delay`. */
+  private burstArrival(delay: number): number {
+    this.wireFreeAt = Math.max(this.clock.now(), this.wireFreeAt);
+    const t = Math.max(Math.round(this.wireFreeAt + delay), this.lastFifoAt);
+    this.lastFifoAt = t;
+    return t;
   }
 
   close(): void {
@@ -331,7 +461,7 @@ class LinkDirection implements FramePort {
   }
 
   /** A new arrival instant `t` with its first frames. */
-  private schedule(t: number, frames: Uint8Array[]): void {
+  private schedule(t: number, frames: Arrival[]): void {
     this.batches.set(t, frames);
     const id = this.clock.schedule(t, () => {
       this.events.delete(id);
@@ -344,10 +474,12 @@ class LinkDirection implements FramePort {
     const frames = this.batches.get(t);
     this.batches.delete(t);
     if (frames === undefined || this.closed || this.to.closed) return;
+    // Runs travel only when there is no tap (takesRuns), so a tap sees frames of their own.
     if (this.tap !== null && recordsAt(this.tap.where ?? 'sent', this.direction) === 'delivered') {
-      for (const f of frames) this.tap.record(f, this.clock.now(), this.direction);
+      for (const f of frames) if (!isRun(f)) this.tap.record(f, this.clock.now(), this.direction);
     }
-    this.to.receive(frames, true);
+    if (frames.every((f) => !isRun(f))) this.to.receive(frames as Uint8Array[], true);
+    else this.to.receiveArrivals(frames);
   }
 
   /** Keeps one timer for the reorder hold timeout of the oldest held frame. */

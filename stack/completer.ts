@@ -193,8 +193,11 @@ function impliedAcks(qp: QueuePair, psn: number): SendWqe | undefined {
   }
 }
 
-/** Handles one response packet (ACK, NAK, READ response, atomic ACK) for an RC QP. */
-export function completerReceive(qp: QueuePair, p: RocePacket, frame: Uint8Array): void {
+/**
+ * Handles one response packet (ACK, NAK, READ response, atomic ACK) for an RC QP. `frame` holds
+ * the packet from index `base` on (see responderReceive).
+ */
+export function completerReceive(qp: QueuePair, p: RocePacket, frame: Uint8Array, base = 0): void {
   if (qp.type !== QpType.RC) return;
   const st = qp.state;
   if (st !== QpState.RTS && st !== QpState.SQD && st !== QpState.SQE) return;
@@ -246,7 +249,7 @@ export function completerReceive(qp: QueuePair, p: RocePacket, frame: Uint8Array
       completeInOrder(qp, w, WcStatus.BAD_RESP_ERR, `READ response at PSN ${psn} carries ${n} bytes at offset ${off} of ${w.length}`);
       return;
     }
-    scatterTo(w.segs, off, frame, p.payloadOff, n);
+    scatterTo(w.segs, off, frame, base + p.payloadOff, n);
     c.psn = psnAdd(psn, 1);
     if (end) completeInOrder(qp, w, WcStatus.SUCCESS);
     progress(qp);

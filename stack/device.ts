@@ -8,7 +8,7 @@
  * timers - and each ends by flushing the frames it produced to the driver in
  * one burst.
  */
-import { type NicDriver, type TxSpace, hasZeroCopyTx } from '../nic-driver/driver';
+import { type NicDriver, type RunReceive, type TxSpace, hasRunReceive, hasZeroCopyTx } from '../nic-driver/driver';
 import type { Clock } from './clock';
 import { Rng } from './rng';
 import { QpState, QpType, type Mtu, mtuFromBytes } from './types';
@@ -75,6 +75,8 @@ export interface DeviceTuning {
 
 /** Frames a device queues before it hands them to the driver (a flush also ends every burst of work). */
 const TX_BURST = 256;
+/** Frames a device takes from the driver at a time. */
+const RX_BURST = 64;
 
 /** Link-layer and IP overhead of a RoCE v2 packet over IPv4 or IPv6: Ethernet 14 (+4 VLAN), IP, UDP 8, BTH 12, ICRC 4 ... the IB MTU is what fits. */
 const ROCE_OVERHEAD_V6 = 40 + 8 + 12 + 28 + 4;
@@ -114,6 +116,10 @@ export class Device {
   /** Receive-side ICRC descriptors (IP header, ICRC field offset pairs) and decoded packets of the burst in hand. */
   private rxIcrcDesc = new Uint32Array(256);
   private readonly rxPkts: DecodedFrame[] = [];
+  /** Descriptor receive (driver.ts RunReceive) when the driver has it: the run's (offset, length) pairs and frame starts. */
+  private readonly rxRunDriver: (NicDriver & RunReceive) | null;
+  private readonly rxRunDesc = new Uint32Array(2 * RX_BURST);
+  private readonly rxRunStarts = new Uint32Array(RX_BURST);
   /** The buffer the last received frame lived in, with a view over it (see decodeInPlace). */
   private rxBuf: ArrayBufferLike | null = null;
   private rxView: DataView | null = null;
@@ -142,6 +148,7 @@ export class Device {
     if (mode === 'native' && !nativeAvailable()) throw invalid(`icrc: 'native' needs the native addon: ${nativeLoadError()}`);
     this.batchedIcrc = mode === 'native' || (mode === 'auto' && nativeAvailable());
     this.txZc = hasZeroCopyTx(cfg.driver) ? cfg.driver : null;
+    this.rxRunDriver = hasRunReceive(cfg.driver) ? cfg.driver : null;
     cfg.driver.setRxHandler(() => this.onRx());
   }
 
@@ -365,8 +372,16 @@ export class Device {
 
   /** Receive path: a burst of frames from the driver, classified and dispatched. */
   private onRx(): void {
+    const runs = this.rxRunDriver;
     for (;;) {
-      const frames = this.driver.rxBurst(64);
+      if (runs !== null) {
+        const n = runs.rxRun(RX_BURST, this.rxRunDesc);
+        if (n > 0) {
+          this.onRun(runs.rxRunBuffer, n);
+          continue;
+        }
+      }
+      const frames = this.driver.rxBurst(RX_BURST);
       if (frames.length === 0) break;
       if (this.batchedIcrc) {
         const n = frames.length;
@@ -384,6 +399,38 @@ export class Device {
       }
     }
     this.flush();
+  }
+
+  /**
+   * A run of received frames described in `rxRunDesc` as (offset, length) pairs in `bytes`: decoded
+   * through one view of the buffer, ICRCs checked in one native call, each dispatched with `bytes`
+   * and its start, so no view is made per frame.
+   */
+  private onRun(bytes: Uint8Array, n: number): void {
+    const buf = bytes.buffer;
+    if (buf !== this.rxBuf) {
+      this.rxBuf = buf;
+      this.rxView = new DataView(buf);
+      this.rxBytes = new Uint8Array(buf);
+    }
+    const view = this.rxView as DataView;
+    const whole = this.rxBytes as Uint8Array;
+    const desc = this.rxRunDesc;
+    const reentered = this.rxPkts.length !== 0; // a handler re-entered: fresh arrays, the outer burst's stay intact
+    const pkts = reentered ? [] : this.rxPkts;
+    const starts = reentered ? new Uint32Array(n) : this.rxRunStarts;
+    pkts.length = n;
+    try {
+      for (let i = 0; i < n; i++) {
+        const start = bytes.byteOffset + (desc[2 * i] as number);
+        starts[i] = start;
+        pkts[i] = decodeAt(view, whole, start, start + (desc[2 * i + 1] as number), LinkType.Ethernet, this.batchedIcrc ? LEAN_NO_ICRC : LEAN);
+      }
+      if (this.batchedIcrc) this.verifyIn(whole, pkts, starts);
+      for (let i = 0; i < n; i++) this.dispatch(pkts[i] as DecodedFrame, whole, starts[i] as number);
+    } finally {
+      pkts.length = 0;
+    }
   }
 
   /**
@@ -408,28 +455,38 @@ export class Device {
    */
   private verifyBurst(frames: readonly Uint8Array[], pkts: readonly DecodedFrame[]): void {
     const n = pkts.length;
+    const starts = pkts === this.rxPkts && this.rxRunStarts.length >= n ? this.rxRunStarts : new Uint32Array(n);
+    let buf: ArrayBufferLike | null = null;
+    for (let i = 0; i < n; i++) {
+      const f = frames[i] as Uint8Array;
+      starts[i] = f.byteOffset;
+      if (!needsIcrc(pkts[i] as DecodedFrame)) continue;
+      if (buf === null) buf = f.buffer;
+      else if (f.buffer !== buf) return this.verifyGrouped(frames, pkts);
+    }
+    if (buf !== null) this.verifyIn(buf === this.rxBuf ? (this.rxBytes as Uint8Array) : new Uint8Array(buf), pkts, starts);
+  }
+
+  /** Checks the ICRCs of `pkts` (packet i starting at `starts[i]` of `whole`) with one native call. */
+  private verifyIn(whole: Uint8Array, pkts: readonly DecodedFrame[], starts: Uint32Array): void {
+    const n = pkts.length;
     if (this.rxIcrcDesc.length < 2 * n) this.rxIcrcDesc = new Uint32Array(4 * n);
     if (this.icrcOut.length < n) this.icrcOut = new Uint32Array(2 * n);
     const desc = this.rxIcrcDesc;
-    let buf: ArrayBufferLike | null = null;
     let k = 0;
     for (let i = 0; i < n; i++) {
       const p = pkts[i] as DecodedFrame;
-      if (!p.roce || p.version !== 2 || p.icrcOff < 0 || p.icrc === null) continue;
-      const f = frames[i] as Uint8Array;
-      if (buf === null) buf = f.buffer;
-      else if (f.buffer !== buf) return this.verifyGrouped(frames, pkts);
-      desc[2 * k] = f.byteOffset + p.l3Off;
-      desc[2 * k + 1] = f.byteOffset + p.icrcOff;
+      if (!needsIcrc(p)) continue;
+      desc[2 * k] = (starts[i] as number) + p.l3Off;
+      desc[2 * k + 1] = (starts[i] as number) + p.icrcOff;
       k++;
     }
-    if (buf === null) return;
-    icrcDescBurst(buf === this.rxBuf ? (this.rxBytes as Uint8Array) : new Uint8Array(buf), desc, k, this.icrcOut);
+    if (k === 0) return;
+    icrcDescBurst(whole, desc, k, this.icrcOut);
     k = 0;
     for (let i = 0; i < n; i++) {
       const p = pkts[i] as DecodedFrame;
-      if (!p.roce || p.version !== 2 || p.icrcOff < 0 || p.icrc === null) continue;
-      this.icrcChecked(p, this.icrcOut[k++] as number);
+      if (needsIcrc(p)) this.icrcChecked(p, this.icrcOut[k++] as number);
     }
   }
 
@@ -443,7 +500,7 @@ export class Device {
   private verifyGrouped(frames: readonly Uint8Array[], pkts: readonly DecodedFrame[]): void {
     const groups = new Map<ArrayBufferLike, number[]>();
     pkts.forEach((p, i) => {
-      if (!p.roce || p.version !== 2 || p.icrcOff < 0 || p.icrc === null) return;
+      if (!needsIcrc(p)) return;
       const buf = (frames[i] as Uint8Array).buffer;
       const g = groups.get(buf);
       if (g === undefined) groups.set(buf, [i]);
@@ -464,7 +521,8 @@ export class Device {
     this.dispatch(decodeFrame(frame, LinkType.Ethernet, LEAN), frame);
   }
 
-  private dispatch(p: DecodedFrame, frame: Uint8Array): void {
+  /** `frame` holds the packet from index `base` on (see responderReceive). */
+  private dispatch(p: DecodedFrame, frame: Uint8Array, base = 0): void {
     if (!p.roce || p.version !== 2) return;
     // A packet whose only fault is its payload length (and whose ICRC is good) goes on to its QP: the
     // responder answers it with NAK invalid request, as rxe's check_length does (IBTA C9-29..31).
@@ -486,8 +544,8 @@ export class Device {
       return;
     }
     qp.counters.rcvd_pkts++;
-    if ((info.flags & OpFlag.REQ) !== 0) responderReceive(qp, p, frame);
-    else if ((info.flags & OpFlag.RESP) !== 0) completerReceive(qp, p, frame);
+    if ((info.flags & OpFlag.REQ) !== 0) responderReceive(qp, p, frame, base);
+    else if ((info.flags & OpFlag.RESP) !== 0) completerReceive(qp, p, frame, base);
   }
 
   /** True when a QP of this device has a send WQE not yet completed. */
@@ -497,6 +555,11 @@ export class Device {
     }
     return false;
   }
+}
+
+/** A decoded RoCE v2 packet whose ICRC is there to check. */
+function needsIcrc(p: DecodedFrame): p is RocePacket {
+  return p.roce && p.version === 2 && p.icrcOff >= 0 && p.icrc !== null;
 }
 
 /** The stack reads only the transport headers (decode.ts `lean`); with the batched ICRC, checked in verifyBurst. */

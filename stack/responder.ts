@@ -92,8 +92,12 @@ function neededAccess(info: OpcodeInfo): number {
   return 0;
 }
 
-/** Handles one request packet addressed to `qp`. */
-export function responderReceive(qp: QueuePair, p: RocePacket, frame: Uint8Array): void {
+/**
+ * Handles one request packet addressed to `qp`. `frame` holds the packet from index `base` on (the
+ * packet's offsets are relative to that): a view of the frame alone (base 0), or a driver's whole
+ * receive buffer (no view per frame).
+ */
+export function responderReceive(qp: QueuePair, p: RocePacket, frame: Uint8Array, base = 0): void {
   const st = qp.state;
   // Packets for a QP in RESET or INIT, or in ERR, are dropped silently (IBTA §10.3.1).
   if (st === QpState.RESET || st === QpState.INIT || st === QpState.ERR) return;
@@ -101,7 +105,7 @@ export function responderReceive(qp: QueuePair, p: RocePacket, frame: Uint8Array
   const info = p.info;
   if (bth === null || info === undefined) return;
   if (qp.type === QpType.UD) {
-    udReceive(qp, p, frame);
+    udReceive(qp, p, frame, base);
     return;
   }
   // The opcode's transport must be the QP's (rxe check_type_state drops the others).
@@ -190,9 +194,9 @@ export function responderReceive(qp: QueuePair, p: RocePacket, frame: Uint8Array
   }
 
   if ((f & OpFlag.SEND) !== 0) {
-    executeSend(qp, p, info, frame);
+    executeSend(qp, p, info, frame, base);
   } else if ((f & OpFlag.WRITE) !== 0) {
-    executeWrite(qp, p, info, frame);
+    executeWrite(qp, p, info, frame, base);
   } else if ((f & OpFlag.READ) !== 0) {
     executeRead(qp, p);
     return;
@@ -205,7 +209,7 @@ export function responderReceive(qp: QueuePair, p: RocePacket, frame: Uint8Array
   }
 }
 
-function executeSend(qp: QueuePair, p: RocePacket, info: OpcodeInfo, frame: Uint8Array): void {
+function executeSend(qp: QueuePair, p: RocePacket, info: OpcodeInfo, frame: Uint8Array, base: number): void {
   const r = qp.resp;
   const bth = p.bth!;
   const rc = qp.type === QpType.RC;
@@ -234,13 +238,13 @@ function executeSend(qp: QueuePair, p: RocePacket, info: OpcodeInfo, frame: Uint
       }
       return;
     }
-    scatterTo(res.segs, r.offset, frame, p.payloadOff, len);
+    scatterTo(res.segs, r.offset, frame, base + p.payloadOff, len);
   }
   r.offset += len;
   finishPacket(qp, p, info);
 }
 
-function executeWrite(qp: QueuePair, p: RocePacket, info: OpcodeInfo, frame: Uint8Array): void {
+function executeWrite(qp: QueuePair, p: RocePacket, info: OpcodeInfo, frame: Uint8Array, base: number): void {
   const r = qp.resp;
   const bth = p.bth!;
   const rc = qp.type === QpType.RC;
@@ -275,7 +279,7 @@ function executeWrite(qp: QueuePair, p: RocePacket, info: OpcodeInfo, frame: Uin
     return;
   }
   if (len > 0 && r.writeBuf !== null) {
-    copyBytes(r.writeBuf, r.writeOff + r.offset, frame, p.payloadOff, len);
+    copyBytes(r.writeBuf, r.writeOff + r.offset, frame, base + p.payloadOff, len);
   }
   r.offset += len;
   finishPacket(qp, p, info);
@@ -463,7 +467,7 @@ function duplicate(qp: QueuePair, p: RocePacket, info: OpcodeInfo): void {
 }
 
 /** UD: Q_Key check, one packet per message, the GRH area in front of the data (IBTA §10.8.3.1, §11.4.1.1). */
-function udReceive(qp: QueuePair, p: RocePacket, frame: Uint8Array): void {
+function udReceive(qp: QueuePair, p: RocePacket, frame: Uint8Array, base: number): void {
   const deth = p.deth;
   if (deth === null) return;
   if (deth.qkey !== qp.attr.qkey) {
@@ -485,10 +489,11 @@ function udReceive(qp: QueuePair, p: RocePacket, frame: Uint8Array): void {
   }
   // The first 40 bytes get the GRH: the IPv6 header, or for IPv4 20 zero bytes and the IPv4 header (rxe copy of roce4grh).
   const grh = new Uint8Array(40);
-  if ((frame[p.l3Off] ?? 0) >>> 4 === 4) grh.set(frame.subarray(p.l3Off, p.l3Off + 20), 20);
-  else grh.set(frame.subarray(p.l3Off, p.l3Off + 40));
+  const l3 = base + p.l3Off;
+  if ((frame[l3] ?? 0) >>> 4 === 4) grh.set(frame.subarray(l3, l3 + 20), 20);
+  else grh.set(frame.subarray(l3, l3 + 40));
   scatterTo(res.segs, 0, grh);
-  scatterTo(res.segs, 40, frame, p.payloadOff, len);
+  scatterTo(res.segs, 40, frame, base + p.payloadOff, len);
   let flags = WcFlags.GRH;
   let imm = 0;
   if (p.immDt !== null) {
