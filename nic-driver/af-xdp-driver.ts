@@ -27,7 +27,7 @@
  * `busyPoll: true` instead checks on every event-loop turn and sets the
  * kernel's preferred busy polling on the socket, for latency runs.
  */
-import { type DriverStats, type NicDriver, type TxSpace, emptyStats } from './driver';
+import { type DriverStats, type NicDriver, type RunReceive, type TxSpace, emptyStats } from './driver';
 import {
   BusyLoop,
   NativeErrorCode,
@@ -80,7 +80,7 @@ const CONTD = 0x80000000;
 /** txDesc value of a slot that is skipped (handed back unsent): a zero length, which no frame has. */
 const SKIP = 0;
 
-export class AfXdpDriver implements NicDriver {
+export class AfXdpDriver implements NicDriver, RunReceive {
   readonly name: string;
   readonly mac: number;
   readonly mtu: number;
@@ -335,6 +335,31 @@ export class AfXdpDriver implements NicDriver {
     const want = Math.max(0, Math.min(Math.floor(max), RX_MAX));
     if (want === 0) return [];
     return framesFromDescriptors(this.umem, this.base, this.rxDesc, sock.rx(want), this.counters);
+  }
+
+  /** Descriptor receive (driver.ts RunReceive): the UMEM, where every received frame lies. */
+  get rxRunBuffer(): Uint8Array {
+    return this.umemU8;
+  }
+
+  /** Descriptor receive: up to `max` received frames as (offset, length) pairs in `rxRunBuffer`, no view each. */
+  rxRun(max: number, desc: Uint32Array): number {
+    const sock = this.sock;
+    if (sock === null) return 0;
+    const want = Math.max(0, Math.min(Math.floor(max), RX_MAX, desc.length >> 1));
+    if (want === 0) return 0;
+    const n = sock.rx(want);
+    const rx = this.rxDesc;
+    let bytes = 0;
+    for (let i = 0; i < n; i++) {
+      const len = rx[2 * i + 1] as number;
+      desc[2 * i] = this.base + (rx[2 * i] as number);
+      desc[2 * i + 1] = len;
+      bytes += len;
+    }
+    this.counters.rxFrames += n;
+    this.counters.rxBytes += bytes;
+    return n;
   }
 
   setRxHandler(fn: (() => void) | null): void {

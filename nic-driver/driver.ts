@@ -67,7 +67,7 @@ export interface NicDriver {
 }
 
 /**
- * Optional receive extension (the memory link has it): frames described by offset and length in
+ * Optional receive extension (the memory link and AF_XDP have it): frames described by offset and length in
  * one buffer instead of a `Uint8Array` view each (a view costs about 50 ns, a good part of a small
  * packet's handling). `rxRun(max, desc)` takes up to `max` received frames that lie in one buffer,
  * writes their (offset, length) pairs into `desc` and returns how many, 0 when the frames waiting

@@ -22,9 +22,11 @@ import { RealClock } from './clock';
 import { isIpv4MappedGid } from './address';
 import { createSimPair, type SimPair } from './sim-pair';
 import { pumpVirtualClock, setIdleWait, type ClockPump } from './perftest/clock-pump';
-import { type DriverStats, type NicDriver, type TxSpace, hasZeroCopyTx } from '../nic-driver/driver';
+import { type DriverStats, type NicDriver, type TxSpace, hasRunReceive, hasZeroCopyTx } from '../nic-driver/driver';
 import { faultsFromEnv, withFaults } from '../nic-driver/fault-driver';
 import { ipv6ToString } from '../packets/bytes';
+
+const EMPTY = new Uint8Array(0);
 
 export const HostDriverKind = { XDP: 'xdp', PACKET: 'packet', MEMORY: 'memory' } as const;
 export type HostDriverKind = (typeof HostDriverKind)[keyof typeof HostDriverKind];
@@ -256,6 +258,8 @@ export class ActivityDriver implements NicDriver {
   readonly txSpace?: TxSpace;
   readonly txReserve?: (len: number) => number;
   readonly txCommit?: () => number;
+  /** Descriptor receive, passed through when the inner driver has it (driver.ts RunReceive); the wake-up comes from the handler. */
+  readonly rxRun?: (max: number, desc: Uint32Array) => number;
   /** Receive linger (see HostDeviceOptions.rxLingerUs), in ms for performance.now(); 0 = none. */
   private readonly lingerMs: number;
   private lastRxAt = 0;
@@ -280,6 +284,12 @@ export class ActivityDriver implements NicDriver {
       this.txReserve = (len) => inner.txReserve(len);
       this.txCommit = () => inner.txCommit();
     }
+    if (hasRunReceive(inner)) this.rxRun = (max, desc) => inner.rxRun(max, desc);
+  }
+  /** The buffer of the inner driver's last run (driver.ts RunReceive; empty without the extension). */
+  get rxRunBuffer(): Uint8Array {
+    const inner = this.inner;
+    return hasRunReceive(inner) ? inner.rxRunBuffer : EMPTY;
   }
   get name(): string {
     return this.inner.name;
