@@ -28,9 +28,9 @@ import { responderReceive } from './responder';
 import { completerReceive } from './completer';
 import type { TransportSpec } from '../packets/build';
 import { FrameTemplate } from '../packets/frame-template';
-import { ICRC_LEN, decodeAt, decodeFrame, type DecodedFrame, type RocePacket } from '../packets/decode';
+import { ICRC_LEN, decodeAt, type DecodedFrame, type RocePacket } from '../packets/decode';
 import { LinkType } from '../packets/pcap';
-import { icrcBurst, icrcDescBurst, icrcSealBurst, nativeAvailable, nativeLoadError } from '../nic-driver/native-binding';
+import { icrcDescBurst, icrcSealBurst, nativeAvailable, nativeLoadError } from '../nic-driver/native-binding';
 import { OpFlag } from '../packets/opcodes';
 import { ipv6FromString, ipv6ToString } from '../packets/bytes';
 import { WireError, WireErrorCode } from '../packets/errors';
@@ -116,11 +116,12 @@ export class Device {
   /** Receive-side ICRC descriptors (IP header, ICRC field offset pairs) and decoded packets of the burst in hand. */
   private rxIcrcDesc = new Uint32Array(256);
   private readonly rxPkts: DecodedFrame[] = [];
-  /** Descriptor receive (driver.ts RunReceive) when the driver has it: the run's (offset, length) pairs and frame starts. */
+  /** The driver when it has descriptor receive (driver.ts RunReceive), else null. */
   private readonly rxRunDriver: (NicDriver & RunReceive) | null;
-  private readonly rxRunDesc = new Uint32Array(2 * RX_BURST);
-  private readonly rxRunStarts = new Uint32Array(RX_BURST);
-  /** The buffer the last received frame lived in, with a view over it (see decodeInPlace). */
+  /** The run in hand: its frames' (offset, length) pairs, and where each frame starts in its buffer. */
+  private readonly rxDesc = new Uint32Array(2 * RX_BURST);
+  private readonly rxStarts = new Uint32Array(RX_BURST);
+  /** The buffer of the last run, with a view over it (see bytesOf). */
   private rxBuf: ArrayBufferLike | null = null;
   private rxView: DataView | null = null;
   private rxBytes: Uint8Array | null = null;
@@ -370,12 +371,18 @@ export class Device {
     this.flush();
   }
 
-  /** Receive path: a burst of frames from the driver, classified and dispatched. */
+  /**
+   * Receive path: bursts from the driver, classified and dispatched. A driver with the descriptor
+   * extension (driver.ts RunReceive) hands runs of (offset, length) pairs; frames handed as views
+   * become runs too, one per stretch of frames that share a buffer (drivers hand out views of one
+   * ring or slab), so both take the same path.
+   */
   private onRx(): void {
     const runs = this.rxRunDriver;
+    const desc = this.rxDesc;
     for (;;) {
       if (runs !== null) {
-        const n = runs.rxRun(RX_BURST, this.rxRunDesc);
+        const n = runs.rxRun(RX_BURST, desc);
         if (n > 0) {
           this.onRun(runs.rxRunBuffer, n);
           continue;
@@ -383,42 +390,44 @@ export class Device {
       }
       const frames = this.driver.rxBurst(RX_BURST);
       if (frames.length === 0) break;
-      if (this.batchedIcrc) {
-        const n = frames.length;
-        const pkts = this.rxPkts.length === 0 ? this.rxPkts : []; // a fresh array if a handler re-enters
-        pkts.length = n;
-        try {
-          for (let i = 0; i < n; i++) pkts[i] = this.decodeInPlace(frames[i] as Uint8Array);
-          this.verifyBurst(frames, pkts);
-          for (let i = 0; i < n; i++) this.dispatch(pkts[i] as DecodedFrame, frames[i] as Uint8Array);
-        } finally {
-          pkts.length = 0; // hold no packet past its burst
+      let i = 0;
+      while (i < frames.length) {
+        const buf = (frames[i] as Uint8Array).buffer;
+        let k = 0;
+        for (; i < frames.length && k < RX_BURST; i++, k++) {
+          const f = frames[i] as Uint8Array;
+          if (f.buffer !== buf) break;
+          desc[2 * k] = f.byteOffset;
+          desc[2 * k + 1] = f.byteLength;
         }
-      } else {
-        for (const f of frames) this.receive(f);
+        this.onRun(this.bytesOf(buf), k);
       }
     }
     this.flush();
   }
 
-  /**
-   * A run of received frames described in `rxRunDesc` as (offset, length) pairs in `bytes`: decoded
-   * through one view of the buffer, ICRCs checked in one native call, each dispatched with `bytes`
-   * and its start, so no view is made per frame.
-   */
-  private onRun(bytes: Uint8Array, n: number): void {
-    const buf = bytes.buffer;
+  /** The whole of `buf` as bytes, with a DataView over it kept for decoding (one per buffer, not per frame). */
+  private bytesOf(buf: ArrayBufferLike): Uint8Array {
     if (buf !== this.rxBuf) {
       this.rxBuf = buf;
       this.rxView = new DataView(buf);
       this.rxBytes = new Uint8Array(buf);
     }
+    return this.rxBytes as Uint8Array;
+  }
+
+  /**
+   * A run of received frames described in `rxDesc` as (offset, length) pairs in `bytes`: decoded
+   * through one view of the buffer, ICRCs checked in one native call (or one by one in TypeScript
+   * without the addon), each dispatched with the buffer and its start, so no view is made per frame.
+   */
+  private onRun(bytes: Uint8Array, n: number): void {
+    const whole = this.bytesOf(bytes.buffer);
     const view = this.rxView as DataView;
-    const whole = this.rxBytes as Uint8Array;
-    const desc = this.rxRunDesc;
+    const desc = this.rxDesc;
     const reentered = this.rxPkts.length !== 0; // a handler re-entered: fresh arrays, the outer burst's stay intact
     const pkts = reentered ? [] : this.rxPkts;
-    const starts = reentered ? new Uint32Array(n) : this.rxRunStarts;
+    const starts = reentered ? new Uint32Array(n) : this.rxStarts;
     pkts.length = n;
     try {
       for (let i = 0; i < n; i++) {
@@ -429,42 +438,8 @@ export class Device {
       if (this.batchedIcrc) this.verifyIn(whole, pkts, starts);
       for (let i = 0; i < n; i++) this.dispatch(pkts[i] as DecodedFrame, whole, starts[i] as number);
     } finally {
-      pkts.length = 0;
+      pkts.length = 0; // hold no packet past its burst
     }
-  }
-
-  /**
-   * Decodes a frame through one DataView per underlying buffer (drivers hand
-   * out views of one ring or slab): a DataView per frame costs more than the
-   * header parsing. Offsets in the result are relative to the frame.
-   */
-  private decodeInPlace(f: Uint8Array): DecodedFrame {
-    const buf = f.buffer;
-    if (buf !== this.rxBuf) {
-      this.rxBuf = buf;
-      this.rxView = new DataView(buf);
-      this.rxBytes = new Uint8Array(buf);
-    }
-    return decodeAt(this.rxView as DataView, this.rxBytes as Uint8Array, f.byteOffset, f.byteOffset + f.byteLength, LinkType.Ethernet, LEAN_NO_ICRC);
-  }
-
-  /**
-   * Checks the ICRCs of a received burst with one native call per underlying buffer: the
-   * descriptors go straight into a reused array while every frame shares one buffer (a driver's
-   * ring or slab, the usual case), grouped by buffer otherwise.
-   */
-  private verifyBurst(frames: readonly Uint8Array[], pkts: readonly DecodedFrame[]): void {
-    const n = pkts.length;
-    const starts = pkts === this.rxPkts && this.rxRunStarts.length >= n ? this.rxRunStarts : new Uint32Array(n);
-    let buf: ArrayBufferLike | null = null;
-    for (let i = 0; i < n; i++) {
-      const f = frames[i] as Uint8Array;
-      starts[i] = f.byteOffset;
-      if (!needsIcrc(pkts[i] as DecodedFrame)) continue;
-      if (buf === null) buf = f.buffer;
-      else if (f.buffer !== buf) return this.verifyGrouped(frames, pkts);
-    }
-    if (buf !== null) this.verifyIn(buf === this.rxBuf ? (this.rxBytes as Uint8Array) : new Uint8Array(buf), pkts, starts);
   }
 
   /** Checks the ICRCs of `pkts` (packet i starting at `starts[i]` of `whole`) with one native call. */
@@ -494,31 +469,6 @@ export class Device {
     p.icrcExpected = expected;
     p.icrcOk = expected === p.icrc;
     if (!p.icrcOk && p.error === null) p.error = new WireError(WireErrorCode.BadIcrc, p.icrcOff, 'bad ICRC (checked in a native burst)');
-  }
-
-  /** verifyBurst for a burst whose frames live in several buffers: one native call per buffer. */
-  private verifyGrouped(frames: readonly Uint8Array[], pkts: readonly DecodedFrame[]): void {
-    const groups = new Map<ArrayBufferLike, number[]>();
-    pkts.forEach((p, i) => {
-      if (!needsIcrc(p)) return;
-      const buf = (frames[i] as Uint8Array).buffer;
-      const g = groups.get(buf);
-      if (g === undefined) groups.set(buf, [i]);
-      else g.push(i);
-    });
-    for (const [buf, idx] of groups) {
-      const whole = new Uint8Array(buf);
-      const ipOffs = idx.map((i) => (frames[i] as Uint8Array).byteOffset + (pkts[i] as RocePacket).l3Off);
-      const icrcOffs = idx.map((i) => (frames[i] as Uint8Array).byteOffset + (pkts[i] as RocePacket).icrcOff);
-      if (this.icrcOut.length < idx.length) this.icrcOut = new Uint32Array(idx.length * 2);
-      icrcBurst(whole, ipOffs, icrcOffs, this.icrcOut);
-      idx.forEach((i, k) => this.icrcChecked(pkts[i] as RocePacket, this.icrcOut[k] as number));
-    }
-  }
-
-  /** Classifies one frame and hands it to its QP's responder or completer. */
-  receive(frame: Uint8Array): void {
-    this.dispatch(decodeFrame(frame, LinkType.Ethernet, LEAN), frame);
   }
 
   /** `frame` holds the packet from index `base` on (see responderReceive). */
