@@ -126,14 +126,21 @@ export class MemoryDriver implements NicDriver, RunReceive {
   }
 
   /** Puts one frame the link owns on the wire, or drops it when the MTU does not allow it. */
-  private put(f: Uint8Array): boolean {
-    if (f.length > this.maxFrameLen(f)) {
-      this.stats.txDropped++; // taken but never put on the wire, as a NIC drops an oversize frame
+  private put(f: Uint8Array): void {
+    if (this.admit(f, 0, f.length)) (this.port as FramePort).send(f);
+  }
+
+  /**
+   * Counts the `len`-byte frame at `off` of `buf` as sent, or as dropped (txDropped) when it is
+   * longer than the MTU allows: taken but never put on the wire, as a NIC drops an oversize frame.
+   */
+  private admit(buf: Uint8Array, off: number, len: number): boolean {
+    if (len > this.maxLenAt(buf, off, len)) {
+      this.stats.txDropped++;
       return false;
     }
     this.stats.txFrames++;
-    this.stats.txBytes += f.length;
-    (this.port as FramePort).send(f);
+    this.stats.txBytes += len;
     return true;
   }
 
@@ -165,37 +172,22 @@ export class MemoryDriver implements NicDriver, RunReceive {
     if (this.closedFlag || this.port === null) return 0;
     const port = this.port as FramePort;
     const slab = this.slab;
-    if (port.takesRuns()) {
-      // Nothing on the way looks at the frames one by one: they travel as (offset, length) pairs.
-      const pairs: number[] = [];
-      for (let i = 0; i < r.length; i += 2) {
-        const off = r[i] as number;
-        const len = r[i + 1] as number;
-        if (len > this.maxLenAt(slab, off, len)) {
-          this.stats.txDropped++; // taken but never put on the wire, as a NIC drops an oversize frame
-          continue;
-        }
-        this.stats.txFrames++;
-        this.stats.txBytes += len;
-        pairs.push(off, len);
-      }
-      if (pairs.length > 0) port.sendRun({ buf: slab, pairs, next: 0 });
-      return pairs.length >> 1;
-    }
-    const out: Uint8Array[] = [];
+    const pairs: number[] = [];
     for (let i = 0; i < r.length; i += 2) {
       const off = r[i] as number;
       const len = r[i + 1] as number;
-      if (len > this.maxLenAt(slab, off, len)) {
-        this.stats.txDropped++;
-        continue;
-      }
-      this.stats.txFrames++;
-      this.stats.txBytes += len;
-      out.push(slab.subarray(off, off + len));
+      if (this.admit(slab, off, len)) pairs.push(off, len);
     }
-    if (out.length > 0) port.sendBurst(out);
-    return out.length;
+    if (pairs.length === 0) return 0;
+    // With nothing on the way that looks at frames one by one, they travel as (offset, length) pairs.
+    if (port.takesRuns()) {
+      port.sendRun({ buf: slab, pairs, next: 0 });
+    } else {
+      const out: Uint8Array[] = [];
+      for (let i = 0; i < pairs.length; i += 2) out.push(slab.subarray(pairs[i] as number, (pairs[i] as number) + (pairs[i + 1] as number)));
+      port.sendBurst(out);
+    }
+    return pairs.length >> 1;
   }
 
   private newSlab(min: number): void {
@@ -347,12 +339,7 @@ export class MemoryDriver implements NicDriver, RunReceive {
     return true;
   }
 
-  /** Largest frame the MTU allows: IP MTU + Ethernet header (+ an 802.1Q tag when the frame has one). */
-  private maxFrameLen(f: Uint8Array): number {
-    return this.maxLenAt(f, 0, f.length);
-  }
-
-  /** maxFrameLen for the `len`-byte frame at `off` of `buf`. */
+  /** Largest frame the MTU allows for the `len`-byte frame at `off` of `buf`: IP MTU + Ethernet header (+ an 802.1Q tag when the frame has one). */
   private maxLenAt(buf: Uint8Array, off: number, len: number): number {
     const type = len >= ETH_HEADER ? ((buf[off + 12]! << 8) | buf[off + 13]!) : 0;
     return this.mtu + ETH_HEADER + (type === 0x8100 || type === 0x88a8 ? VLAN_TAG : 0);
