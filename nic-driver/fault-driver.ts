@@ -13,7 +13,8 @@
  * `rx` applies to frames the stack receives, `tx` to frames it sends.
  */
 import { FaultInjector, type FaultConfig, type FaultCounters } from './faults';
-import type { DriverStats, NicDriver } from './driver';
+import type { NicDriver } from './driver';
+import { PassThroughDriver } from './pass-through-driver';
 import { Rng } from '../stack/rng';
 
 export interface HostFaults {
@@ -48,14 +49,12 @@ export function faultsFromEnv(env: NodeJS.ProcessEnv = process.env): HostFaults 
   return f;
 }
 
-export class FaultDriver implements NicDriver {
+export class FaultDriver extends PassThroughDriver {
   private readonly rxInj: FaultInjector | null;
   private readonly txInj: FaultInjector | null;
 
-  constructor(
-    private readonly inner: NicDriver,
-    faults: HostFaults,
-  ) {
+  constructor(inner: NicDriver, faults: HostFaults) {
+    super(inner);
     refuseTimed(faults.rx, 'rx');
     refuseTimed(faults.tx, 'tx');
     const seed = faults.seed ?? Math.floor(Math.random() * 0x7fffffff);
@@ -63,24 +62,12 @@ export class FaultDriver implements NicDriver {
     this.txInj = faults.tx === undefined ? null : new FaultInjector('a->b', new Rng(seed ^ 0x5bd1e995), faults.tx);
   }
 
-  get name(): string {
-    return this.inner.name;
-  }
-  get mac(): number {
-    return this.inner.mac;
-  }
-  get mtu(): number {
-    return this.inner.mtu;
-  }
-  get stats(): DriverStats {
-    return this.inner.stats;
-  }
   /** What each injector did so far. */
   get faultCounters(): { rx: FaultCounters | null; tx: FaultCounters | null } {
     return { rx: this.rxInj?.counters ?? null, tx: this.txInj?.counters ?? null };
   }
 
-  txBurst(frames: readonly Uint8Array[]): number {
+  override txBurst(frames: readonly Uint8Array[]): number {
     const inj = this.txInj;
     if (inj === null) return this.inner.txBurst(frames);
     const out: Uint8Array[] = [];
@@ -90,7 +77,7 @@ export class FaultDriver implements NicDriver {
     return frames.length;
   }
 
-  rxBurst(max: number): Uint8Array[] {
+  override rxBurst(max: number): Uint8Array[] {
     const inj = this.rxInj;
     if (inj === null) return this.inner.rxBurst(max);
     // Copies, so the inner driver may be asked again: a burst that was dropped whole must not look
@@ -102,14 +89,6 @@ export class FaultDriver implements NicDriver {
       for (const f of frames) for (const e of inj.process(f.slice(), 0)) out.push(e.frame);
       if (out.length > 0) return out;
     }
-  }
-
-  setRxHandler(fn: (() => void) | null): void {
-    this.inner.setRxHandler(fn);
-  }
-
-  close(): void {
-    this.inner.close();
   }
 }
 

@@ -22,7 +22,8 @@ import { RealClock } from './clock';
 import { isIpv4MappedGid } from './address';
 import { createSimPair, type SimPair } from './sim-pair';
 import { pumpVirtualClock, setIdleWait, type ClockPump } from './perftest/clock-pump';
-import { type DriverStats, type NicDriver, type TxSpace, hasRunReceive, hasZeroCopyTx } from '../nic-driver/driver';
+import { type NicDriver, type TxSpace, hasRunReceive, hasZeroCopyTx } from '../nic-driver/driver';
+import { PassThroughDriver } from '../nic-driver/pass-through-driver';
 import { faultsFromEnv, withFaults } from '../nic-driver/fault-driver';
 import { ipv6ToString } from '../packets/bytes';
 
@@ -251,7 +252,7 @@ async function lookupNeighbor(ifname: string, ip: string): Promise<number> {
  * burst: completions may be in the CQs, RDMA WRITEs in memory), and keeps the event loop polling for
  * the receive linger after each burst (HostDeviceOptions.rxLingerUs). Everything else is passed through.
  */
-export class ActivityDriver implements NicDriver {
+export class ActivityDriver extends PassThroughDriver {
   /** One shared wait: resolved by the next receive burst or its fallback timer, whichever comes first. */
   private pending: { promise: Promise<void>; resolve: () => void; timer: NodeJS.Timeout } | null = null;
   /** Zero-copy transmit, passed through when the inner driver has it (nic-driver/driver.ts). */
@@ -274,10 +275,8 @@ export class ActivityDriver implements NicDriver {
     if (!this.closed && performance.now() - this.lastRxAt < this.lingerMs) setImmediate(this.lingerTurn);
     else this.lingering = false;
   };
-  constructor(
-    private readonly inner: NicDriver,
-    lingerUs = 0,
-  ) {
+  constructor(inner: NicDriver, lingerUs = 0) {
+    super(inner);
     this.lingerMs = lingerUs / 1000;
     if (hasZeroCopyTx(inner)) {
       this.txSpace = inner.txSpace;
@@ -291,25 +290,7 @@ export class ActivityDriver implements NicDriver {
     const inner = this.inner;
     return hasRunReceive(inner) ? inner.rxRunBuffer : EMPTY;
   }
-  get name(): string {
-    return this.inner.name;
-  }
-  get mac(): number {
-    return this.inner.mac;
-  }
-  get mtu(): number {
-    return this.inner.mtu;
-  }
-  get stats(): DriverStats {
-    return this.inner.stats;
-  }
-  txBurst(frames: readonly Uint8Array[]): number {
-    return this.inner.txBurst(frames);
-  }
-  rxBurst(max: number): Uint8Array[] {
-    return this.inner.rxBurst(max);
-  }
-  setRxHandler(fn: (() => void) | null): void {
+  override setRxHandler(fn: (() => void) | null): void {
     this.inner.setRxHandler(
       fn === null
         ? null
@@ -320,10 +301,10 @@ export class ActivityDriver implements NicDriver {
           },
     );
   }
-  close(): void {
+  override close(): void {
     this.closed = true;
     this.wake();
-    this.inner.close();
+    super.close();
   }
   /** True while the receive linger keeps the event loop polling (a burst came within the window). */
   get lingeringNow(): boolean {
