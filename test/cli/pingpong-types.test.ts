@@ -1,19 +1,11 @@
 /** `roce pingpong --type uc|ud` and `-c` (ibv_uc_pingpong, ibv_ud_pingpong, rc_pingpong's buffer check) over the memory test mode. */
-import { pingpongCommand } from '../../cli/pingpong-command';
-import { memoryOutput } from '../../cli/output';
-import { UsageError } from '../../cli/args';
 import { pingpongPattern } from '../../stack/perftest/pingpong';
 import { freePort } from '../oob/support';
+import { roce } from '../support/cli';
 
-async function cmd(...argv: string[]): Promise<{ code: number; out: string; err: string }> {
-  const o = memoryOutput();
-  try {
-    const code = await pingpongCommand(argv, o);
-    return { code, out: o.out, err: o.err };
-  } catch (e) {
-    if (e instanceof UsageError) return { code: 2, out: o.out, err: `roce: ${e.message}\n` };
-    throw e;
-  }
+/** `roce pingpong ARGS`: exit status and output (a usage error is status 2 and one line, as from the shell). */
+function cmd(...argv: string[]): Promise<{ code: number; out: string; err: string }> {
+  return roce('pingpong', ...argv);
 }
 
 test.each([
