@@ -294,6 +294,48 @@ export function latencyStats(samplesUs: readonly number[]): LatencyStats | null 
   };
 }
 
+/**
+ * perftest's duration mode (-D, -f): a run from `t0` for `durationS` seconds, measured from
+ * `marginS` after its start to `marginS` before its end. `note` records the count of messages
+ * done when the clock first passes each mark, and says whether the run goes on.
+ */
+class MeasuringWindow {
+  startCount = -1;
+  endCount = -1;
+  startedAt = 0;
+  endedAt = 0;
+  private readonly from: number;
+  private readonly to: number;
+  private readonly end: number;
+
+  constructor(t0: number, durationS: number, marginS: number) {
+    this.from = t0 + marginS * 1e9;
+    this.to = t0 + (durationS - marginS) * 1e9;
+    this.end = t0 + durationS * 1e9;
+  }
+
+  /** Records `count` at `now` against the marks; false once the run's time is up. */
+  note(now: number, count: number): boolean {
+    if (this.startCount < 0 && now >= this.from) {
+      this.startCount = count;
+      this.startedAt = now;
+    }
+    if (this.endCount < 0 && now >= this.to) {
+      this.endCount = count;
+      this.endedAt = now;
+    }
+    return now < this.end;
+  }
+
+  /** Ends the window at `at` with `count` if the clock never reached its end mark. */
+  close(at: number, count: number): void {
+    if (this.startCount >= 0 && this.endCount < 0) {
+      this.endCount = count;
+      this.endedAt = at;
+    }
+  }
+}
+
 /** The local side of one test: resources, QP connection and the measured loops. */
 class PerftestSide implements PerftestLocalSide {
   readonly sysData: SysData = { cycleBuffer: DEFAULT_CYCLE_BUFFER, cacheLineSize: DEFAULT_CACHE_LINE_SIZE };
@@ -578,11 +620,7 @@ class PerftestSide implements PerftestLocalSide {
     }
     this.finished = clock.now();
     this.messages = rc.iters;
-    const secs = Math.max(1e-9, (this.finished - this.started) / 1e9);
-    const bytes = rc.size * rc.iters;
-    const fmt = this.cfg.reportGbits ? 125_000_000 : 0x100000;
-    const bwAvg = bytes / secs / fmt;
-    this.myReport = { size: BigInt(rc.size), iters: BigInt(rc.iters), bwPeak: bwAvg, bwAvg, msgRateAvg: rc.iters / secs / 1e6 };
+    this.reportMeasured();
   }
 
   /**
@@ -595,58 +633,45 @@ class PerftestSide implements PerftestLocalSide {
     const qp = this.qp as QueuePair;
     const cq = this.sendCq as CompletionQueue;
     const clock = this.dev.clock;
-    const t0 = clock.now();
-    const sampleFrom = t0 + rc.marginS * 1e9;
-    const sampleTo = t0 + (rc.durationS - rc.marginS) * 1e9;
-    const end = t0 + rc.durationS * 1e9;
+    const window = new MeasuringWindow(clock.now(), rc.durationS, rc.marginS);
     let posted = 0;
     let completed = 0;
-    let startCount = -1;
-    let endCount = -1;
-    const note = (): void => {
-      const now = clock.now();
-      if (startCount < 0 && now >= sampleFrom) {
-        startCount = completed;
-        this.started = now;
-      }
-      if (endCount < 0 && now >= sampleTo) {
-        endCount = completed;
-        this.finished = now;
-      }
-    };
-    for (;;) {
-      note();
-      const stopping = clock.now() >= end;
-      if (!stopping && posted - completed < rc.txDepth) {
-        const batch: SendWr[] = [];
-        while (posted - completed < rc.txDepth) {
-          const k = posted++;
-          // Every cq_mod-th signaled; the last one posted is signaled when the run stops (below).
-          batch.push(this.sendWr(k, (k + 1) % rc.cqMod === 0));
-        }
-        qp.postSend(batch);
-      }
-      if (stopping) {
-        // The tail may be unsignaled: one more signaled request completes it (RC completes in order).
-        if (completed < posted) {
-          if (posted % rc.cqMod !== 0) qp.postSend(this.sendWr(posted++, true));
-          while (completed < posted) {
-            for (const wc of await this.pollSome(cq, `the completion of ${rc.verb.toUpperCase()} #${completed}`)) {
-              this.check(wc, rc.verb.toUpperCase());
-              completed = Number(wc.wrId) + 1;
-            }
-          }
-        }
-        break;
-      }
+    const reap = async (): Promise<void> => {
       for (const wc of await this.pollSome(cq, `the completion of ${rc.verb.toUpperCase()} #${completed}`)) {
         this.check(wc, rc.verb.toUpperCase());
         completed = Number(wc.wrId) + 1;
       }
+    };
+    while (window.note(clock.now(), completed)) {
+      if (posted - completed < rc.txDepth) {
+        const batch: SendWr[] = [];
+        while (posted - completed < rc.txDepth) {
+          const k = posted++;
+          batch.push(this.sendWr(k, (k + 1) % rc.cqMod === 0)); // every cq_mod-th signaled
+        }
+        qp.postSend(batch);
+      }
+      await reap();
     }
-    if (startCount < 0 || endCount < 0) throw new PerftestError(PerftestErrorCode.TIMEOUT, `${this.binary}: the run ended before its measuring window`, 'completion');
-    this.messages = endCount - startCount;
+    // The tail may be unsignaled: one more signaled request completes it (RC completes in order).
+    if (completed < posted && posted % rc.cqMod !== 0) qp.postSend(this.sendWr(posted++, true));
+    while (completed < posted) await reap();
     this.posted = posted;
+    this.takeWindow(window, 'the run ended before its measuring window');
+    this.reportMeasured();
+  }
+
+  /** The figures of a duration-mode run: what its measuring window saw. */
+  private takeWindow(w: MeasuringWindow | null, missing: string): void {
+    if (w === null || w.startCount < 0 || w.endCount < 0) throw new PerftestError(PerftestErrorCode.TIMEOUT, `${this.binary}: ${missing}`, 'completion');
+    this.started = w.startedAt;
+    this.finished = w.endedAt;
+    this.messages = w.endCount - w.startCount;
+  }
+
+  /** The bandwidth report this side measured (`messages` between `started` and `finished`), as perftest sends it. */
+  private reportMeasured(): void {
+    const { rc } = this;
     const secs = Math.max(1e-9, (this.finished - this.started) / 1e9);
     const fmt = this.cfg.reportGbits ? 125_000_000 : 0x100000;
     const bwAvg = (rc.size * this.messages) / secs / fmt;
@@ -697,24 +722,13 @@ class PerftestSide implements PerftestLocalSide {
     const clock = this.dev.clock;
     const expected = rc.verify ? Array.from({ length: this.slots }, (_, s) => pattern(s, rc.size)) : [];
     let received = 0;
-    let t0 = -1;
-    let startCount = -1;
-    let endCount = -1;
+    let window: MeasuringWindow | null = null; // opens with the first SEND
     let lastAt = 0;
     let deadline = Date.now() + this.runTimeoutMs;
     for (;;) {
       const wcs = cq.poll(64);
       const now = clock.now();
-      if (t0 >= 0) {
-        if (startCount < 0 && now >= t0 + rc.marginS * 1e9) {
-          startCount = received;
-          this.started = now;
-        }
-        if (endCount < 0 && now >= t0 + (rc.durationS - rc.marginS) * 1e9) {
-          endCount = received;
-          this.finished = now;
-        }
-      }
+      window?.note(now, received);
       if (wcs.length === 0) {
         // The client decides the end: its closing message comes after its last SEND completed.
         if (this.peerDone()) break;
@@ -724,9 +738,9 @@ class PerftestSide implements PerftestLocalSide {
         continue;
       }
       deadline = Date.now() + this.runTimeoutMs;
+      window ??= new MeasuringWindow(now, rc.durationS, rc.marginS);
       for (const wc of wcs) {
         this.check(wc, 'receive');
-        if (t0 < 0) t0 = now;
         const j = Number(wc.wrId);
         if (rc.verify) this.verifyRange(this.recvOffset(j), expected[this.slotIndex(received)] as Uint8Array, wc.byteLen, `SEND #${received}`);
         received++;
@@ -734,13 +748,9 @@ class PerftestSide implements PerftestLocalSide {
         qp.postRecv({ wrId: j, sgList: [mr.sge(this.recvOffset(j), rc.size)] });
       }
     }
-    if (startCount < 0) throw new PerftestError(PerftestErrorCode.TIMEOUT, `${this.binary}: the client stopped before the measuring window began`, 'completion');
-    if (endCount < 0) {
-      // The client's run ended a little before this side's clock reached the window's end (it started first).
-      endCount = received;
-      this.finished = lastAt;
-    }
-    this.messages = endCount - startCount;
+    // The client's run may end a little before this side's clock reaches the window's end (it started first).
+    window?.close(lastAt, received);
+    this.takeWindow(window, 'the client stopped before the measuring window began');
   }
 
   /** run_iter_lat_write: ping-pong by RDMA WRITE; each side watches the last byte of its buffer. The server writes first. */
