@@ -42,18 +42,19 @@ const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms
 
 test('the linger keeps the loop polling while bursts come, and lets it sleep once they stop', async () => {
   const inner = handDriver();
-  const d = new ActivityDriver(inner, 20_000); // 20 ms, long enough to observe on a busy machine
+  const d = new ActivityDriver(inner, 150_000); // 150 ms, long enough to observe on a busy machine
   let bursts = 0;
   d.setRxHandler(() => bursts++);
   expect(d.lingeringNow).toBe(false); // nothing arrived: asleep
   inner.arrive();
   expect(bursts).toBe(1);
   expect(d.lingeringNow).toBe(true);
-  // Further bursts keep it polling.
-  for (let i = 0; i < 5; i++) {
-    await sleep(5);
-    inner.arrive();
+  // Bursts 20 ms apart for longer than the window: each one extends it, so it never lapses between them.
+  const t0 = Date.now();
+  while (Date.now() - t0 < 300) {
+    await sleep(20);
     expect(d.lingeringNow).toBe(true);
+    inner.arrive();
   }
   // Silence: the window runs out and the loop goes back to sleeping.
   const deadline = Date.now() + 2000;
