@@ -19,7 +19,7 @@
  * IPv4 and IPv6) with a drop-everything socket filter, so the kernel finds a
  * listener, sends nothing back and queues nothing (`udpGuard`).
  */
-import { type DriverStats, type NicDriver, emptyStats } from './driver';
+import { type DriverStats, type NicDriver, emptyStats, maxFrameLen } from './driver';
 import {
   BusyLoop,
   NativeErrorCode,
@@ -29,7 +29,6 @@ import {
   forgetAtExit,
   intOption,
   macFromHex,
-  maxFrameLen,
   native,
   nativeCall,
   netnsPath,

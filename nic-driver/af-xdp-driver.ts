@@ -27,7 +27,7 @@
  * `busyPoll: true` instead checks on every event-loop turn and sets the
  * kernel's preferred busy polling on the socket, for latency runs.
  */
-import { type DriverStats, type NicDriver, type RunReceive, type TxSpace, emptyStats } from './driver';
+import { type DriverStats, type NicDriver, type RunReceive, type TxSpace, emptyStats, maxFrameLen, maxFrameLenAt } from './driver';
 import {
   BusyLoop,
   NativeErrorCode,
@@ -38,8 +38,6 @@ import {
   forgetAtExit,
   intOption,
   macFromHex,
-  maxFrameLen,
-  maxFrameLenAt,
   native,
   nativeCall,
   netnsPath,

@@ -104,3 +104,17 @@ export function hasZeroCopyTx(d: NicDriver): d is NicDriver & Required<Pick<NicD
 export function emptyStats(): DriverStats {
   return { txFrames: 0, txBytes: 0, rxFrames: 0, rxBytes: 0, txDropped: 0, rxDropped: 0 };
 }
+
+const ETH_HEADER = 14;
+const VLAN_TAG = 4;
+
+/** Largest frame an IP MTU allows: MTU + Ethernet header (+ 802.1Q / 802.1ad tag when the frame has one). */
+export function maxFrameLen(mtu: number, f: Uint8Array): number {
+  return maxFrameLenAt(mtu, f, 0);
+}
+
+/** maxFrameLen for a frame that starts at `off` of `buf`. */
+export function maxFrameLenAt(mtu: number, buf: Uint8Array, off: number): number {
+  const type = off + ETH_HEADER <= buf.length ? (buf[off + 12]! << 8) | buf[off + 13]! : 0;
+  return mtu + ETH_HEADER + (type === 0x8100 || type === 0x88a8 ? VLAN_TAG : 0);
+}

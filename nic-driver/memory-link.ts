@@ -15,7 +15,7 @@
  */
 import type { Clock, TimerId } from '../stack/clock';
 import { Rng } from '../stack/rng';
-import { type DriverStats, type NicDriver, type RunReceive, type TxSpace, emptyStats } from './driver';
+import { type DriverStats, type NicDriver, type RunReceive, type TxSpace, emptyStats, maxFrameLenAt } from './driver';
 import { type Direction, type Emission, type FaultConfig, FaultInjector } from './faults';
 import { type FrameTap, recordsAt } from './pcap-tap';
 
@@ -23,8 +23,6 @@ import { type FrameTap, recordsAt } from './pcap-tap';
 export const WIRE_OVERHEAD_BYTES = 24;
 /** Minimum Ethernet frame without FCS; shorter frames are padded on the wire. */
 export const MIN_FRAME_BYTES = 60;
-const ETH_HEADER = 14;
-const VLAN_TAG = 4;
 
 export interface MemoryLinkOptions {
   clock: Clock;
@@ -135,7 +133,7 @@ export class MemoryDriver implements NicDriver, RunReceive {
    * longer than the MTU allows: taken but never put on the wire, as a NIC drops an oversize frame.
    */
   private admit(buf: Uint8Array, off: number, len: number): boolean {
-    if (len > this.maxLenAt(buf, off, len)) {
+    if (len > maxFrameLenAt(this.mtu, buf, off)) {
       this.stats.txDropped++;
       return false;
     }
@@ -339,11 +337,7 @@ export class MemoryDriver implements NicDriver, RunReceive {
     return true;
   }
 
-  /** Largest frame the MTU allows for the `len`-byte frame at `off` of `buf`: IP MTU + Ethernet header (+ an 802.1Q tag when the frame has one). */
-  private maxLenAt(buf: Uint8Array, off: number, len: number): number {
-    const type = len >= ETH_HEADER ? ((buf[off + 12]! << 8) | buf[off + 13]!) : 0;
-    return this.mtu + ETH_HEADER + (type === 0x8100 || type === 0x88a8 ? VLAN_TAG : 0);
-  }
+
 }
 
 /** One direction: the sender's serializer, the fault injector and the arrival schedule. */

@@ -410,21 +410,6 @@ export function installRxHandler(sock: { setRxHandler(fn: (() => void) | null): 
   sock.setRxHandler(fn === null ? null : call);
 }
 
-const ETH_HEADER = 14;
-const VLAN_TAG = 4;
-
-/** Largest frame an IP MTU allows: MTU + Ethernet header (+ 802.1Q / 802.1ad tag when the frame has one). */
-export function maxFrameLen(mtu: number, f: Uint8Array): number {
-  const type = f.length >= ETH_HEADER ? (f[12]! << 8) | f[13]! : 0;
-  return mtu + ETH_HEADER + (type === 0x8100 || type === 0x88a8 ? VLAN_TAG : 0);
-}
-
-/** maxFrameLen for a frame that starts at `off` of `buf`. */
-export function maxFrameLenAt(mtu: number, buf: Uint8Array, off: number): number {
-  const type = off + ETH_HEADER <= buf.length ? (buf[off + 12]! << 8) | buf[off + 13]! : 0;
-  return mtu + ETH_HEADER + (type === 0x8100 || type === 0x88a8 ? VLAN_TAG : 0);
-}
-
 /** Checks an integer option; throws NicDriverError(BadArgument) naming it otherwise. */
 export function intOption(name: string, v: number | undefined, def: number, min: number, max: number): number {
   if (v === undefined) return def;
