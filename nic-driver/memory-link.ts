@@ -54,8 +54,6 @@ const SLAB_BYTES = 1 << 20;
 /** Where a `MemoryDriver` hands its transmitted frames (one direction of the link). */
 export interface FramePort {
   send(frame: Uint8Array): void;
-  /** Sends frames handed over together, in order (the same as `send` for each, possibly cheaper). */
-  sendBurst(frames: Uint8Array[]): void;
   /** True when frames may travel as a run of (offset, length) pairs (nothing on the way looks at them one by one). */
   takesRuns(): boolean;
   /** Sends a run of frames of one buffer, in order (only when `takesRuns()`). */
@@ -181,9 +179,7 @@ export class MemoryDriver implements NicDriver, RunReceive {
     if (port.takesRuns()) {
       port.sendRun({ buf: slab, pairs, next: 0 });
     } else {
-      const out: Uint8Array[] = [];
-      for (let i = 0; i < pairs.length; i += 2) out.push(slab.subarray(pairs[i] as number, (pairs[i] as number) + (pairs[i + 1] as number)));
-      port.sendBurst(out);
+      for (let i = 0; i < pairs.length; i += 2) port.send(slab.subarray(pairs[i] as number, (pairs[i] as number) + (pairs[i + 1] as number)));
     }
     return pairs.length >> 1;
   }
@@ -374,23 +370,6 @@ class LinkDirection implements FramePort {
     }
     this.place(this.injector.process(frame, now), this.wireFreeAt);
     this.armFlush();
-  }
-
-  sendBurst(frames: Uint8Array[]): void {
-    if (this.closed) return;
-    const delay = this.tap === null && this.nsPerByte === 0 ? this.injector.passThroughDelay(frames.length) : -1;
-    if (delay < 0) {
-      for (const f of frames) this.send(f);
-      return;
-    }
-    // No tap, no faults, no serialization: the frames arrive together, after the fixed delay.
-    const t = this.burstArrival(delay);
-    const batch = this.batches.get(t);
-    if (batch !== undefined) {
-      for (const f of frames) batch.push(f);
-      return;
-    }
-    this.schedule(t, frames);
   }
 
   takesRuns(): boolean {
