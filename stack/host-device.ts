@@ -131,7 +131,7 @@ function optionalModule(mod: string): Record<string, unknown> | null {
 }
 
 function loadDriverFactory(kind: 'xdp' | 'packet'): DriverFactory {
-  const { module: mod, exports, label } = DRIVER_MODULES[kind];
+  const { module: mod, exports: classNames, label } = DRIVER_MODULES[kind];
   const m = optionalModule(mod);
   if (m === null) throw new HostDeviceError(HostDeviceErrorCode.DRIVER_UNAVAILABLE, `driver not available: the ${label} driver is not part of this build; run scripts/build-native.sh`);
   const binding = optionalModule('../nic-driver/native-binding');
@@ -141,7 +141,7 @@ function loadDriverFactory(kind: 'xdp' | 'packet'): DriverFactory {
     const text = typeof why === 'function' ? (why as () => string)() : 'the native addon does not load';
     throw new HostDeviceError(HostDeviceErrorCode.DRIVER_UNAVAILABLE, `driver not available: ${text}${/build-native/.test(text) ? '' : '; run scripts/build-native.sh'}`);
   }
-  for (const name of exports) {
+  for (const name of classNames) {
     const cls = m[name] as { open?: unknown } | undefined;
     if (cls !== undefined && typeof cls.open === 'function') {
       const open = cls.open as (o: { ifname: string; busyPoll: boolean; mtu?: number; xdpMode?: string }) => NicDriver;
@@ -150,7 +150,7 @@ function loadDriverFactory(kind: 'xdp' | 'packet'): DriverFactory {
       return (ifname, o) => open.call(cls, { ifname, busyPoll: o.busyPoll, ...(o.mtu !== undefined ? { mtu: o.mtu } : {}), ...(kind === 'xdp' && xdpMode !== undefined && xdpMode !== '' ? { xdpMode } : {}) });
     }
   }
-  throw new HostDeviceError(HostDeviceErrorCode.DRIVER_UNAVAILABLE, `driver not available: ${mod} has no ${exports.join(' or ')}.open()`);
+  throw new HostDeviceError(HostDeviceErrorCode.DRIVER_UNAVAILABLE, `driver not available: ${mod} has no ${classNames.join(' or ')}.open()`);
 }
 
 interface InterfaceFacts {
