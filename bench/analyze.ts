@@ -16,8 +16,8 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { spawnSync } from 'node:child_process';
 import { buildRoceV2Frame, type RoceV2Spec } from '../packets/build';
-import { analyzeFile } from '../packets/analysis/analyzer';
-import { streamCaptureFile } from '../packets/analysis/capture-stream';
+import { analyzeFile } from '../analysis/analyzer';
+import { streamCaptureFile } from '../analysis/capture-stream';
 
 const ETH_A = 0x020000000001;
 const ETH_B = 0x020000000002;

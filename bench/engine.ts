@@ -6,7 +6,7 @@
  *   npm run build && node dist/bench/engine.js [--seconds S] [--repeat N] [--only CASE] [--json]
  *   node --cpu-prof dist/bench/engine.js --only write64k   (profile)
  */
-import { createSimPair } from '../stack/sim-pair';
+import { createSimPair } from '../apps/sim/sim-pair';
 import { connectQp, endpointOf } from '../stack/connect';
 import { Access, QpType, SendFlags, WcStatus, WrOpcode, type Mtu } from '../stack/types';
 import { nativeAvailable } from '../nic-driver/native-binding';

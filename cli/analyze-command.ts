@@ -9,10 +9,10 @@ import * as path from 'node:path';
 import { type OptionSpec, UsageError, formatOptions, intValue, parseArgs } from './args';
 import type { Output } from './output';
 import { DEFAULT_CAPTURE } from './decode-command';
-import { analyzeFile } from '../packets/analysis/analyzer';
-import { analysisDocument } from '../packets/analysis/document';
-import { textReport } from '../packets/analysis/text-report';
-import { FLAG_HELP, FLAG_NAMES } from '../packets/analysis/flags';
+import { analyzeFile } from '../analysis/analyzer';
+import { analysisDocument } from '../analysis/document';
+import { textReport } from '../analysis/text-report';
+import { FLAG_HELP, FLAG_NAMES } from '../analysis/flags';
 
 export const ANALYZE_OPTIONS: readonly OptionSpec[] = [
   { name: 'json', kind: 'flag', help: 'one JSON document (conversations, messages, episodes, violations, frames with flags)' },

@@ -3,7 +3,7 @@
  * boolean flags and positionals, checked against a declared option table.
  * Bad flags are a `UsageError` with a clear message, never a crash.
  */
-import { BrandedError } from '../packets/branded-error';
+import { BrandedError } from '../base/branded-error';
 
 export class UsageError extends BrandedError {
   readonly code = 'ROCE_ERR_USAGE';

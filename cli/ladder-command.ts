@@ -8,9 +8,9 @@ import * as fs from 'node:fs';
 import { type OptionSpec, UsageError, formatOptions, intValue, parseArgs } from './args';
 import type { Output } from './output';
 import { DEFAULT_CAPTURE } from './decode-command';
-import { TimelineError, type TimelineFilter, buildTimeline } from '../packets/analysis/timeline';
-import { ladderSvg } from '../packets/render/ladder-svg';
-import { ladderHtml } from '../packets/render/ladder-html';
+import { TimelineError, type TimelineFilter, buildTimeline } from '../analysis/timeline';
+import { ladderSvg } from '../analysis/render/ladder-svg';
+import { ladderHtml } from '../analysis/render/ladder-html';
 
 export const LADDER_OPTIONS: readonly OptionSpec[] = [
   { name: 'output', short: 'o', kind: 'string', value: 'FILE', help: 'where to write: FILE.html (interactive) or FILE.svg; "-" for SVG on stdout (required)' },

@@ -6,11 +6,11 @@
  */
 import { type OptionSpec, UsageError, formatOptions, intValue, parseArgs } from './args';
 import type { Output } from './output';
-import { PerftestVerb } from '../stack/oob/perftest-session';
-import { PINGPONG_DEFAULT_PORT } from '../stack/oob/pingpong-messages';
-import { type PerftestConfig, type PerftestResult, type AtomicType, runPerftest } from '../stack/perftest/run';
-import { type HostDevice, HOST_DRIVERS, HostDriverKind, openHostDevice } from '../stack/host-device';
-import { OobError } from '../stack/oob/tcp-channel';
+import { PerftestVerb } from '../apps/oob/perftest-session';
+import { PINGPONG_DEFAULT_PORT } from '../apps/oob/pingpong-messages';
+import { type PerftestConfig, type PerftestResult, type AtomicType, runPerftest } from '../apps/perftest/run';
+import { type HostDevice, HOST_DRIVERS, HostDriverKind, openHostDevice } from '../apps/host/host-device';
+import { OobError } from '../apps/oob/tcp-channel';
 
 export const PERFTEST_OPTIONS: readonly OptionSpec[] = [
   { name: 'lat', kind: 'flag', help: 'latency test (ib_*_lat) instead of bandwidth (ib_*_bw)' },

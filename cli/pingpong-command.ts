@@ -4,10 +4,10 @@
  */
 import { type OptionSpec, UsageError, formatOptions, intValue, parseArgs } from './args';
 import type { Output } from './output';
-import { PINGPONG_DEFAULT_PORT } from '../stack/oob/pingpong-messages';
-import { type PingpongConfig, type PingpongResult, type PingpongType, runPingpong } from '../stack/perftest/pingpong';
-import { type HostDevice, HOST_DRIVERS, openHostDevice } from '../stack/host-device';
-import { OobError } from '../stack/oob/tcp-channel';
+import { PINGPONG_DEFAULT_PORT } from '../apps/oob/pingpong-messages';
+import { type PingpongConfig, type PingpongResult, type PingpongType, runPingpong } from '../apps/pingpong/pingpong';
+import { type HostDevice, HOST_DRIVERS, openHostDevice } from '../apps/host/host-device';
+import { OobError } from '../apps/oob/tcp-channel';
 import { type PerftestDeps, parseDriver, parseServerAddress } from './perftest-command';
 
 export const PINGPONG_OPTIONS: readonly OptionSpec[] = [

@@ -7,8 +7,8 @@ import * as fs from 'node:fs';
 import { type OptionSpec, UsageError, formatOptions, intValue, parseArgs } from './args';
 import type { Output } from './output';
 import { DEFAULT_CAPTURE } from './decode-command';
-import { buildPsnSeries, type SeriesFilter } from '../packets/analysis/psn-series';
-import { plotSvg } from '../packets/render/plot-svg';
+import { buildPsnSeries, type SeriesFilter } from '../analysis/psn-series';
+import { plotSvg } from '../analysis/render/plot-svg';
 
 export const PLOT_OPTIONS: readonly OptionSpec[] = [
   { name: 'output', short: 'o', kind: 'string', value: 'FILE', help: 'where to write the SVG ("-" for stdout; required)' },

@@ -8,10 +8,10 @@ import { type OptionSpec, UsageError, formatOptions, intValue, parseArgs } from 
 import type { Output } from './output';
 import { readCapture, describeCaptureError } from '../packets/pcap';
 import { decodeAt, packetAddresses } from '../packets/decode';
-import { type CapturedPacket, findRcConversations } from '../stack/replay/conversation';
-import { replayResponder } from '../stack/replay/responder-replay';
-import { replayRequester } from '../stack/replay/requester-replay';
-import type { ReplaySummary } from '../stack/replay/differences';
+import { type CapturedPacket, findRcConversations } from '../apps/replay/conversation';
+import { replayResponder } from '../apps/replay/responder-replay';
+import { replayRequester } from '../apps/replay/requester-replay';
+import type { ReplaySummary } from '../apps/replay/differences';
 import { replayOnto, rulesFromFlags } from './replay-onto';
 
 export const REPLAY_OPTIONS: readonly OptionSpec[] = [

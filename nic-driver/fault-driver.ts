@@ -15,7 +15,7 @@
 import { FaultInjector, type FaultConfig, type FaultCounters } from './faults';
 import type { NicDriver } from './driver';
 import { PassThroughDriver } from './pass-through-driver';
-import { Rng } from '../stack/rng';
+import { Rng } from '../base/rng';
 
 export interface HostFaults {
   rx?: FaultConfig;

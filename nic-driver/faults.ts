@@ -19,7 +19,7 @@
  * The injector knows nothing of time except for the reorder hold timeout; the
  * link turns `Emission.extraNs` into arrival times (see memory-link.ts).
  */
-import { Rng } from '../stack/rng';
+import { Rng } from '../base/rng';
 import { decodeFrame, type RocePacket } from '../packets/decode';
 import { EtherType, ethernetHeaderLen, parseEthernet } from '../packets/ethernet';
 import { ipv4Checksum } from '../packets/ipv4';

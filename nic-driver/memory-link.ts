@@ -13,8 +13,8 @@
  *       instant are queued together and the rx handler runs once for them.
  * The same seed and the same traffic give the same frames at the same times.
  */
-import type { Clock, TimerId } from '../stack/clock';
-import { Rng } from '../stack/rng';
+import type { Clock, TimerId } from '../base/clock';
+import { Rng } from '../base/rng';
 import { type DriverStats, type NicDriver, type RunReceive, type TxSpace, emptyStats, maxFrameLenAt } from './driver';
 import { type Direction, type Emission, type FaultConfig, FaultInjector } from './faults';
 import { type FrameTap, recordsAt } from './pcap-tap';

@@ -7,7 +7,7 @@
  * message. `instanceof` works across duplicate module copies through a
  * `Symbol.for` brand, the way undici does it.
  */
-import { BrandedError } from './branded-error';
+import { BrandedError } from '../base/branded-error';
 
 export const WireErrorCode = {
   /** The buffer ends before a header or a declared length does. */

@@ -11,7 +11,7 @@
 import { QpState, QpType, WcStatus } from './types';
 import type { QueuePair } from './queue-pair';
 import { type SendWqe, WqeKind, WqeState } from './work-request';
-import { psnAdd, psnDiff } from './psn';
+import { psnAdd, psnDiff } from '../base/psn';
 import { localAckTimeoutNs } from './qp-attributes';
 import { scatterTo } from './dma';
 import type { RocePacket } from '../packets/decode';

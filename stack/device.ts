@@ -9,8 +9,8 @@
  * one burst.
  */
 import { type NicDriver, type RunReceive, type TxSpace, hasRunReceive, hasZeroCopyTx } from '../nic-driver/driver';
-import type { Clock } from './clock';
-import { Rng } from './rng';
+import type { Clock } from '../base/clock';
+import { Rng } from '../base/rng';
 import { QpState, QpType, type Mtu, mtuFromBytes } from './types';
 import { VerbsError, VerbsErrorCode, invalid } from './errors';
 import { MrTable, ProtectionDomain, type MemoryRegion } from './memory-region';

@@ -4,7 +4,7 @@
  * message that names the attribute. Protocol errors are never thrown: they
  * become NAKs and error completions, as the IBTA says.
  */
-import { BrandedError } from '../packets/branded-error';
+import { BrandedError } from '../base/branded-error';
 export const VerbsErrorCode = {
   /** An attribute is missing, out of range or not allowed for this transition (EINVAL). */
   InvalidArgument: 'ROCE_ERR_EINVAL',

@@ -16,7 +16,7 @@ import { type Counters, newCounters } from './counters';
 import { type RecvWqe, type RecvWr, type SendWqe, type SendWr, WqeKind, WqeState, copySge, makeRecvWqe, MAX_MSG_SIZE } from './work-request';
 import type { Path } from './address';
 import type { FrameTemplate } from '../packets/frame-template';
-import type { TimerId } from './clock';
+import type { TimerId } from '../base/clock';
 import type { Device } from './device';
 import { requesterRun } from './requester';
 

@@ -9,7 +9,7 @@
 import { QpState, QpType, SendFlags, WcStatus, WrOpcode } from './types';
 import type { QueuePair } from './queue-pair';
 import { type SendWqe, WqeKind, WqeState } from './work-request';
-import { psnAdd, psnDiff } from './psn';
+import { psnAdd, psnDiff } from '../base/psn';
 import { gatherFrom, resolveSges, segOf, windowAt } from './dma';
 import { MrFault, MR_FAULT_NAMES } from './memory-region';
 import type { TransportSpec } from '../packets/build';

@@ -14,7 +14,7 @@
  */
 import { Access, QpState, QpType, WcFlags, WcOpcode, WcStatus } from './types';
 import type { QueuePair, ResponderResource } from './queue-pair';
-import { psnAdd, psnDiff } from './psn';
+import { psnAdd, psnDiff } from '../base/psn';
 import { resolveSges, scatterTo } from './dma';
 import { MrFault, MR_FAULT_NAMES } from './memory-region';
 import { MAX_MSG_SIZE } from './work-request';

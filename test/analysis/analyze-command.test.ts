@@ -11,8 +11,8 @@ import { analyzeCommand } from '../../cli/analyze-command';
 import { ladderCommand } from '../../cli/ladder-command';
 import { plotCommand } from '../../cli/plot-command';
 import { UsageError } from '../../cli/args';
-import { analyzeCapture, analyzeFile } from '../../packets/analysis/analyzer';
-import { analysisDocument } from '../../packets/analysis/document';
+import { analyzeCapture, analyzeFile } from '../../analysis/analyzer';
+import { analysisDocument } from '../../analysis/document';
 
 const CAPS = path.resolve(__dirname, '..', '..', 'captures');
 const RC = path.join(CAPS, 'rc-conversation.pcap');

@@ -2,7 +2,7 @@
  * Go-back-N rule checks on hand-crafted bad sequences, and none on good ones.
  */
 import { Op, Syn, ack, analyze, req } from './frames';
-import { RuleId } from '../../packets/analysis/types';
+import { RuleId } from '../../analysis/types';
 
 const send = (us: number, psn: number) => req(us, Op.SEND_ONLY, psn, { len: 8 });
 

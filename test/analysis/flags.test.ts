@@ -1,9 +1,9 @@
 /**
  * Every per-frame flag on hand-built sequences, one small conversation each.
  */
-import { FLAG_NAMES } from '../../packets/analysis/flags';
+import { FLAG_NAMES } from '../../analysis/flags';
 import { Op, Syn, ack, analyze, flagsOf, frame, req, QP_A } from './frames';
-import { analyzeCapture } from '../../packets/analysis/analyzer';
+import { analyzeCapture } from '../../analysis/analyzer';
 import { PcapWriter } from '../../packets/pcap';
 
 describe('per-frame flags', () => {

@@ -5,7 +5,7 @@
  */
 import { buildRoceV2Frame, type RoceV2Spec, type TransportSpec } from '../../packets/build';
 import { PcapWriter } from '../../packets/pcap';
-import { analyzeCapture, type AnalysisResult } from '../../packets/analysis/analyzer';
+import { analyzeCapture, type AnalysisResult } from '../../analysis/analyzer';
 
 export const QP_A = 0x11;
 export const QP_B = 0x12;

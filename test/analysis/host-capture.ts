@@ -11,7 +11,7 @@
 import { PcapWriter, LinkType } from '../../packets/pcap';
 import { DEFAULT_EPOCH_NS, type FrameTap } from '../../nic-driver/pcap-tap';
 import type { Direction } from '../../nic-driver/faults';
-import { createSimPair, type SimPair, type SimPairOptions } from '../../stack/sim-pair';
+import { createSimPair, type SimPair, type SimPairOptions } from '../../apps/sim/sim-pair';
 
 export interface HostCaptures {
   sim: SimPair;

@@ -6,11 +6,11 @@
  */
 import { buildRoceV2Frame, type TransportSpec } from '../../packets/build';
 import { PcapWriter } from '../../packets/pcap';
-import { analyzeCapture, type AnalysisResult, type CapturePoint } from '../../packets/analysis/analyzer';
-import { tcpConnectionRequest } from '../../packets/analysis/oob';
-import { RuleId } from '../../packets/analysis/types';
-import { RECEIVE_DEPENDENT_RULES } from '../../packets/analysis/gbn-checks';
-import { findRcConversations, type CapturedPacket } from '../../stack/replay/conversation';
+import { analyzeCapture, type AnalysisResult, type CapturePoint } from '../../analysis/analyzer';
+import { tcpConnectionRequest } from '../../analysis/oob';
+import { RuleId } from '../../analysis/types';
+import { RECEIVE_DEPENDENT_RULES } from '../../analysis/gbn-checks';
+import { findRcConversations, type CapturedPacket } from '../../apps/replay/conversation';
 import { decodeFrame, packetAddresses, type RocePacket } from '../../packets/decode';
 import { EPOCH, Op, Syn } from './frames';
 

@@ -9,9 +9,9 @@
  * received and sent, so its NAKs and its view of the sequence can be. The
  * wire as delivered shows corruption, ECN marks and network duplicates.
  */
-import { runWorkload, OpKind } from '../../stack/workload';
-import { analyzeCapture, type AnalysisResult } from '../../packets/analysis/analyzer';
-import { RuleId } from '../../packets/analysis/types';
+import { runWorkload, OpKind } from '../../apps/sim/workload';
+import { analyzeCapture, type AnalysisResult } from '../../analysis/analyzer';
+import { RuleId } from '../../analysis/types';
 import { readCapture } from '../../packets/pcap';
 import { decodeFrame } from '../../packets/decode';
 import { simWithHostCaptures } from './host-capture';

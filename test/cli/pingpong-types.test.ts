@@ -1,5 +1,5 @@
 /** `roce pingpong --type uc|ud` and `-c` (ibv_uc_pingpong, ibv_ud_pingpong, rc_pingpong's buffer check) over the memory test mode. */
-import { pingpongPattern } from '../../stack/perftest/pingpong';
+import { pingpongPattern } from '../../apps/pingpong/pingpong';
 import { freePort } from '../oob/support';
 import { roce } from '../support/cli';
 

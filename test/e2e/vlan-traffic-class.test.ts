@@ -11,7 +11,7 @@ import { execFileSync } from 'node:child_process';
 import { AfPacketDriver } from '../../nic-driver/af-packet-driver';
 import { AfXdpDriver } from '../../nic-driver/af-xdp-driver';
 import type { NicDriver } from '../../nic-driver/driver';
-import { RealClock } from '../../stack/clock';
+import { RealClock } from '../../base/clock';
 import { connectQp, endpointOf } from '../../stack/connect';
 import { Device } from '../../stack/device';
 import { Access, QpType, SendFlags, WcStatus, WrOpcode } from '../../stack/types';
@@ -128,7 +128,7 @@ testUnless(has8021q())('a VLAN interface opened by name: the device tags through
   execFileSync('ip', ['-n', p.nsA, 'addr', 'add', '198.19.7.1/24', 'dev', 'vl7'], { timeout: 5000 });
   execFileSync('ip', ['-n', p.nsA, 'link', 'set', 'vl7', 'up'], { timeout: 5000 });
   // openHostDevice works in this process's namespace: run the check inside nsA through a child.
-  const script = `require(${JSON.stringify(require.resolve('../../dist/stack/host-device.js'))}).openHostDevice('vl7','packet').then(h=>{const p=h.device.resolvePath({dgid:'::ffff:198.19.7.2',dmac:2,trafficClass:0x60});console.log(JSON.stringify({name:h.device.driver.name,vlan:p.vlan}));h.close();})`;
+  const script = `require(${JSON.stringify(require.resolve('../../dist/apps/host/host-device.js'))}).openHostDevice('vl7','packet').then(h=>{const p=h.device.resolvePath({dgid:'::ffff:198.19.7.2',dmac:2,trafficClass:0x60});console.log(JSON.stringify({name:h.device.driver.name,vlan:p.vlan}));h.close();})`;
   const out = execFileSync('ip', ['netns', 'exec', p.nsA, process.execPath, '-e', script], { encoding: 'utf8', timeout: 10_000 });
   const j = JSON.parse(out) as { name: string; vlan: { vid: number; pcp: number } };
   expect(j.name).toBe(`af-packet:${p.ifA}`);

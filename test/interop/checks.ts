@@ -5,11 +5,11 @@ import { readCapture } from '../../packets/pcap';
 import { decodeFrame } from '../../packets/decode';
 import { AethKind, decodeSyndrome } from '../../packets/aeth';
 import { opcodeName } from '../../packets/opcodes';
-import { analyzeFile, type AnalysisResult, type CapturePoint } from '../../packets/analysis/analyzer';
-import type { Conversation } from '../../packets/analysis/conversations';
+import { analyzeFile, type AnalysisResult, type CapturePoint } from '../../analysis/analyzer';
+import type { Conversation } from '../../analysis/conversations';
 import { run as runCli } from '../../cli/main';
 import { memoryOutput } from '../../cli/output';
-import type { ReplaySummary } from '../../stack/replay/differences';
+import type { ReplaySummary } from '../../apps/replay/differences';
 
 export function hex(v: number, d: number): string {
   return v.toString(16).padStart(d, '0');

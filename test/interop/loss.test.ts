@@ -8,7 +8,7 @@
  */
 import { type LabRun, type Step, GUEST_IP, HOST_IP, interopSkipReason, runLab } from './lab';
 import { analyseRun, expectCleanCapture, expectConversations, expectNoViolations, expectPerftest, expectPingpongUnderLoss, recoveryBySide, stepOf } from './checks';
-import { RECEIVE_DEPENDENT_RULES } from '../../packets/analysis/gbn-checks';
+import { RECEIVE_DEPENDENT_RULES } from '../../analysis/gbn-checks';
 
 const skip = interopSkipReason();
 const d = skip === null ? describe : describe.skip;

@@ -5,7 +5,7 @@
  */
 import { type LabRun, type Step, interopSkipReason, runLab } from './lab';
 import { analyseRun, expectCleanCapture, expectConversations, expectNoViolations, expectPerftest, expectReplays, oobShape, stepOf } from './checks';
-import type { AnalysisResult } from '../../packets/analysis/analyzer';
+import type { AnalysisResult } from '../../analysis/analyzer';
 
 const skip = interopSkipReason();
 const d = skip === null ? describe : describe.skip;

@@ -6,7 +6,7 @@
  */
 import { type LabRun, type Step, interopSkipReason, runLab } from './lab';
 import { analyseRun, expectCleanCapture, expectConversations, expectNoViolations, expectPingpong, expectReplays, stepOf } from './checks';
-import type { AnalysisResult } from '../../packets/analysis/analyzer';
+import type { AnalysisResult } from '../../analysis/analyzer';
 
 const skip = interopSkipReason();
 const d = skip === null ? describe : describe.skip;

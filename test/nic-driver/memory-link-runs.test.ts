@@ -5,7 +5,7 @@
  * in order with frames sent by `txBurst`; a full ring drops what does not fit; with a fault, a
  * tap or a line rate on the way, frames travel one by one as before.
  */
-import { VirtualClock } from '../../stack/clock';
+import { VirtualClock } from '../../base/clock';
 import { createMemoryLink, type MemoryDriver } from '../../nic-driver/memory-link';
 import { hasRunReceive } from '../../nic-driver/driver';
 import { PcapTap } from '../../nic-driver/pcap-tap';

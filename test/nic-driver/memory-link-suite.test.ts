@@ -1,5 +1,5 @@
 /** The shared NicDriver suite against the in-memory link on a virtual clock. */
-import { VirtualClock } from '../../stack/clock';
+import { VirtualClock } from '../../base/clock';
 import { createMemoryLink } from '../../nic-driver/memory-link';
 import { driverSuite } from './driver-suite';
 

@@ -23,8 +23,8 @@ import {
   encodeVersion,
   keyMessageSize,
   mtuMessageSize,
-} from '../../stack/oob/perftest-messages';
-import { OobError } from '../../stack/oob/tcp-channel';
+} from '../../apps/oob/perftest-messages';
+import { OobError } from '../../apps/oob/tcp-channel';
 import { ipv6FromString } from '../../packets/bytes';
 
 const ascii = (s: string): Uint8Array => Uint8Array.from(s, (c) => c.charCodeAt(0));

@@ -4,9 +4,9 @@
  * out-of-band exchange over real 127.0.0.1 TCP), a scripted peer that speaks
  * a real ib_write_bw server's bytes, and peers that misbehave.
  */
-import { TcpChannel } from '../../stack/oob/tcp-channel';
-import { type PerftestVerb, keyMessageCount, perftestBinary, sessionSteps } from '../../stack/oob/perftest-session';
-import { type PerftestConfig, type PerftestResult, runPerftest } from '../../stack/perftest/run';
+import { TcpChannel } from '../../apps/oob/tcp-channel';
+import { type PerftestVerb, keyMessageCount, perftestBinary, sessionSteps } from '../../apps/oob/perftest-session';
+import { type PerftestConfig, type PerftestResult, runPerftest } from '../../apps/perftest/run';
 import { connectQp, endpointOf } from '../../stack/connect';
 import { Access, QpType } from '../../stack/types';
 import { hx, keyGid, parseKeyGid, pumpedPair, scriptServer, scriptClient } from './support';

@@ -7,8 +7,8 @@ import {
   encodePingpongDest,
   gidFromWire,
   gidToWire,
-} from '../../stack/oob/pingpong-messages';
-import { OobError } from '../../stack/oob/tcp-channel';
+} from '../../apps/oob/pingpong-messages';
+import { OobError } from '../../apps/oob/tcp-channel';
 import { ipv6FromString } from '../../packets/bytes';
 
 const ascii = (s: string): Uint8Array => Uint8Array.from(s, (c) => c.charCodeAt(0));

@@ -1,9 +1,9 @@
 /** rc_pingpong sessions: both ends in this process, a scripted ibv_rc_pingpong server, and peers that misbehave. */
-import { TcpChannel } from '../../stack/oob/tcp-channel';
-import { runPingpong, type PingpongConfig, type PingpongResult } from '../../stack/perftest/pingpong';
+import { TcpChannel } from '../../apps/oob/tcp-channel';
+import { runPingpong, type PingpongConfig, type PingpongResult } from '../../apps/pingpong/pingpong';
 import { connectQp } from '../../stack/connect';
 import { Access, QpType, SendFlags, WrOpcode } from '../../stack/types';
-import { nextTurn } from '../../stack/perftest/clock-pump';
+import { nextTurn } from '../../apps/host/clock-pump';
 import { hx, pumpedPair, scriptClient, scriptServer } from './support';
 
 async function runBoth(extra: Partial<PingpongConfig> = {}): Promise<{ s: PingpongResult; c: PingpongResult }> {

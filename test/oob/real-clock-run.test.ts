@@ -4,12 +4,12 @@
  * exchange over 127.0.0.1 TCP. Small runs: the link's timers make every hop
  * take about a millisecond.
  */
-import { RealClock } from '../../stack/clock';
+import { RealClock } from '../../base/clock';
 import { Device } from '../../stack/device';
 import { createMemoryLink } from '../../nic-driver/memory-link';
-import { TcpChannel } from '../../stack/oob/tcp-channel';
-import { runPerftest } from '../../stack/perftest/run';
-import { runPingpong } from '../../stack/perftest/pingpong';
+import { TcpChannel } from '../../apps/oob/tcp-channel';
+import { runPerftest } from '../../apps/perftest/run';
+import { runPingpong } from '../../apps/pingpong/pingpong';
 
 test('bandwidth, latency and pingpong complete and verify on real time', async () => {
   const clock = new RealClock();

@@ -1,7 +1,7 @@
 /** Helpers for the out-of-band session tests: a simulated pair whose clock runs with the event loop. */
 import * as net from 'node:net';
-import { createSimPair, type SimPair } from '../../stack/sim-pair';
-import { pumpVirtualClock, type ClockPump } from '../../stack/perftest/clock-pump';
+import { createSimPair, type SimPair } from '../../apps/sim/sim-pair';
+import { pumpVirtualClock, type ClockPump } from '../../apps/host/clock-pump';
 
 export interface PumpedPair {
   sim: SimPair;

@@ -1,6 +1,6 @@
 /** The out-of-band TCP channel: exact reads, one write per message, and typed errors instead of hangs. */
 import * as net from 'node:net';
-import { OobError, TcpChannel } from '../../stack/oob/tcp-channel';
+import { OobError, TcpChannel } from '../../apps/oob/tcp-channel';
 
 /** A raw peer: a listening socket whose first connection is handed to the test. */
 async function rawServer(): Promise<{ port: number; peer: Promise<net.Socket>; close(): void }> {

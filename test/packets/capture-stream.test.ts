@@ -7,7 +7,7 @@
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { streamCaptureFile } from '../../packets/analysis/capture-stream';
+import { streamCaptureFile } from '../../analysis/capture-stream';
 import { type CaptureRecord, iterateCapture } from '../../packets/pcap';
 import { block, concat, epb, i64, idb, obsoletePb, opt, shb, spb } from '../support/pcapng-blocks';
 

@@ -8,7 +8,7 @@ import { buildRoceV2Frame } from '../../packets/build';
 import { type DecodedFrame, type DecodeOptions, decodeFrame } from '../../packets/decode';
 import { OPCODES } from '../../packets/opcodes';
 import { LinkType } from '../../packets/pcap';
-import { Rng } from '../../stack/rng';
+import { Rng } from '../../base/rng';
 import { transportSpecFor } from '../support/specs';
 
 const eth = { src: 0x020000000001, dst: 0x020000000002 };

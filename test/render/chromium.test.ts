@@ -8,8 +8,8 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { spawnSync } from 'node:child_process';
-import { buildTimeline } from '../../packets/analysis/timeline';
-import { ladderHtml } from '../../packets/render/ladder-html';
+import { buildTimeline } from '../../analysis/timeline';
+import { ladderHtml } from '../../analysis/render/ladder-html';
 import { testUnless } from '../support/skip';
 
 const CHROMIUM = ['/usr/bin/chromium', '/usr/bin/chromium-browser'].find((p) => fs.existsSync(p)) ?? null;

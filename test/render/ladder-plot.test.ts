@@ -3,11 +3,11 @@
  * per packet with its label and tooltip, deterministic.
  */
 import * as path from 'node:path';
-import { buildTimeline } from '../../packets/analysis/timeline';
-import { buildPsnSeries } from '../../packets/analysis/psn-series';
-import { ladderSvg, layoutLadder, MIN_ROW_PX } from '../../packets/render/ladder-svg';
-import { ladderHtml } from '../../packets/render/ladder-html';
-import { plotSvg } from '../../packets/render/plot-svg';
+import { buildTimeline } from '../../analysis/timeline';
+import { buildPsnSeries } from '../../analysis/psn-series';
+import { ladderSvg, layoutLadder, MIN_ROW_PX } from '../../analysis/render/ladder-svg';
+import { ladderHtml } from '../../analysis/render/ladder-html';
+import { plotSvg } from '../../analysis/render/plot-svg';
 import { xmlProblems } from './well-formed';
 import { analyze, ack, req, Op, Syn } from '../analysis/frames';
 import { capture } from '../analysis/frames';

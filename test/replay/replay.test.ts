@@ -7,8 +7,8 @@
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { createSimPair } from '../../stack/sim-pair';
-import { runWorkload } from '../../stack/workload';
+import { createSimPair } from '../../apps/sim/sim-pair';
+import { runWorkload } from '../../apps/sim/workload';
 import { PcapTap } from '../../nic-driver/pcap-tap';
 import { run } from '../../cli/main';
 import { memoryOutput } from '../../cli/output';

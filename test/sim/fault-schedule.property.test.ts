@@ -7,8 +7,8 @@
  * must finish well inside it).
  */
 import fc from 'fast-check';
-import { createSimPair } from '../../stack/sim-pair';
-import { runWorkload } from '../../stack/workload';
+import { createSimPair } from '../../apps/sim/sim-pair';
+import { runWorkload } from '../../apps/sim/workload';
 import type { FaultConfig } from '../../nic-driver/faults';
 
 const faultArb: fc.Arbitrary<FaultConfig> = fc.record({

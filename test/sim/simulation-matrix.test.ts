@@ -5,8 +5,8 @@
  * byte, one completion per work request in order, and that the counters
  * agree with what the link injected.
  */
-import { createSimPair } from '../../stack/sim-pair';
-import { runWorkload, type WorkloadResult } from '../../stack/workload';
+import { createSimPair } from '../../apps/sim/sim-pair';
+import { runWorkload, type WorkloadResult } from '../../apps/sim/workload';
 import type { FaultConfig } from '../../nic-driver/faults';
 
 const FAULTS: [string, FaultConfig][] = [

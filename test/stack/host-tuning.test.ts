@@ -1,5 +1,5 @@
 /** Transport tuning for host devices from the environment, and the receive linger. */
-import { ActivityDriver, DEFAULT_RX_LINGER_US, rxLingerFromEnv, tuningFromEnv } from '../../stack/host-device';
+import { ActivityDriver, DEFAULT_RX_LINGER_US, rxLingerFromEnv, tuningFromEnv } from '../../apps/host/host-device';
 import { type NicDriver, emptyStats } from '../../nic-driver/driver';
 
 test('window and AckReq spacing from the environment, rxe defaults otherwise', () => {

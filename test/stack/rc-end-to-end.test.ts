@@ -1,5 +1,5 @@
 /** Two stacks over the in-memory link: every RC operation end to end, with and without loss. */
-import { createSimPair, type SimPair } from '../../stack/sim-pair';
+import { createSimPair, type SimPair } from '../../apps/sim/sim-pair';
 import { connectQp, endpointOf } from '../../stack/connect';
 import { Access, QpType, SendFlags, WcOpcode, WcStatus, WrOpcode, type WorkCompletion } from '../../stack/types';
 import type { QueuePair } from '../../stack/queue-pair';

@@ -4,8 +4,8 @@
  * WRITE, WRITE with immediate, READ, both atomics, several QPs and path MTUs) moves every byte
  * correctly with its completions in order, and the frames really were taken as runs.
  */
-import { createSimPair } from '../../stack/sim-pair';
-import { runWorkload } from '../../stack/workload';
+import { createSimPair } from '../../apps/sim/sim-pair';
+import { runWorkload } from '../../apps/sim/workload';
 import type { MemoryDriver } from '../../nic-driver/memory-link';
 import type { Mtu } from '../../stack/types';
 

@@ -1,5 +1,5 @@
 /** Shared receive queues and completion notification (event mode). */
-import { createSimPair } from '../../stack/sim-pair';
+import { createSimPair } from '../../apps/sim/sim-pair';
 import { connectQp, endpointOf } from '../../stack/connect';
 import { Access, QpType, SendFlags, WcStatus, WrOpcode } from '../../stack/types';
 import { CompletionQueue } from '../../stack/completion-queue';

@@ -9,15 +9,15 @@
  */
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { createSimPair } from '../../stack/sim-pair';
-import { runWorkload } from '../../stack/workload';
+import { createSimPair } from '../../apps/sim/sim-pair';
+import { runWorkload } from '../../apps/sim/workload';
 import { LinkType, PcapWriter } from '../../packets/pcap';
 import { DEFAULT_EPOCH_NS } from '../../nic-driver/pcap-tap';
-import { analyzeCapture } from '../../packets/analysis/analyzer';
-import { buildTimeline } from '../../packets/analysis/timeline';
-import { buildPsnSeries } from '../../packets/analysis/psn-series';
-import { ladderSvg } from '../../packets/render/ladder-svg';
-import { plotSvg } from '../../packets/render/plot-svg';
+import { analyzeCapture } from '../../analysis/analyzer';
+import { buildTimeline } from '../../analysis/timeline';
+import { buildPsnSeries } from '../../analysis/psn-series';
+import { ladderSvg } from '../../analysis/render/ladder-svg';
+import { plotSvg } from '../../analysis/render/plot-svg';
 
 const CAPTURES = path.resolve(__dirname, '..', '..', 'captures');
 

@@ -9,7 +9,7 @@
  * decode cleanly (bad ICRC, bad lengths, wrong addresses) fails the test at
  * once, so every dialogue also checks the wire format of the stack.
  */
-import { VirtualClock } from '../../stack/clock';
+import { VirtualClock } from '../../base/clock';
 import { Device } from '../../stack/device';
 import type { NicDriver, DriverStats } from '../../nic-driver/driver';
 import { emptyStats } from '../../nic-driver/driver';

@@ -1,0 +1,251 @@
+/**
+ * The transport analyzer: frames go in one at a time (streaming), each is
+ * decoded, routed to its conversation and flow, and flagged. What the flows
+ * find (messages, episodes, violations) goes to sinks that either keep it
+ * (the default, for reports) or only count it (`keep: false`, constant memory).
+ */
+import { type DecodeOptions, type DecodedFrame, type RocePacket, decodeAt } from '../packets/decode';
+import { type CaptureRecord, iterateCapture } from '../packets/pcap';
+import type { WireError } from '../packets/errors';
+import { ConversationTable, type Conversation } from './conversations';
+import { FLAG_BIT, type FlagName, emptyFlagCounts, flagList } from './flags';
+import { FrameRole, type FrameView, viewFrame } from './frame-view';
+import type { FlowSinks } from './flow';
+import { streamCaptureFile } from './capture-stream';
+import { tcpConnectionRequest } from './oob';
+import { RECEIVE_DEPENDENT_RULES } from './gbn-checks';
+import type { Episode, FrameResult, Message, RuleId, Violation } from './types';
+
+/**
+ * Where the capture was taken, as far as loss goes: 'unknown' (default; the analyzer
+ * notices requests lost before the capture point by itself) or 'sent': every frame is
+ * captured as its sender sent it and drops happen after the capture point, in both
+ * directions (a mirror or tap before the lossy segment, the rxe lab's qemu filter-dump).
+ * Then what each requester received is not known, and the rules that depend on it are
+ * not checked (RECEIVE_DEPENDENT_RULES).
+ */
+export type CapturePoint = 'unknown' | 'sent';
+
+export interface AnalyzerOptions {
+  decode?: DecodeOptions;
+  /** Keep messages, episodes, violations and flagged frames in the result (default true). */
+  keep?: boolean;
+  /** Keep a FrameResult for every RoCE frame, not only flagged ones (default false). */
+  allFrames?: boolean;
+  /** Called for every RoCE frame with its result (e.g. to draw a ladder). */
+  onFrame?: (r: FrameResult, p: RocePacket, v: FrameView | null) => void;
+  capturePoint?: CapturePoint;
+}
+
+export interface FrameTotals {
+  total: number;
+  roce: number;
+  notRoce: number;
+  /** RoCE frames that do not decode (other than a bad ICRC). */
+  malformed: number;
+  icrcBad: number;
+}
+
+export interface AnalysisResult {
+  frames: FrameTotals;
+  /** Capture time of the first frame, seconds since the epoch (0 for an empty capture). */
+  startTimeSec: number;
+  durationNs: number;
+  conversations: Conversation[];
+  messages: Message[];
+  episodes: Episode[];
+  violations: Violation[];
+  /** Flagged frames (every RoCE frame with `allFrames`). */
+  frameResults: FrameResult[];
+  flagCounts: Record<FlagName, number>;
+  messageCount: number;
+  episodeCount: number;
+  violationCount: number;
+  /** How reading the capture ended: null when read completely. */
+  captureError: WireError | null;
+  capturePoint: CapturePoint;
+  /** Rules not checked anywhere in this capture because of where it was taken. */
+  rulesNotChecked: RuleId[];
+}
+
+export class Analyzer {
+  private readonly table: ConversationTable;
+  private readonly keep: boolean;
+  private readonly allFrames: boolean;
+  private readonly onFrame: AnalyzerOptions['onFrame'];
+  private readonly decodeOpts: DecodeOptions;
+  private readonly capturePoint: CapturePoint;
+  private t0: bigint | null = null;
+  private startSec = 0;
+  private lastNs = 0;
+  private episodeId = 0;
+  readonly totals: FrameTotals = { total: 0, roce: 0, notRoce: 0, malformed: 0, icrcBad: 0 };
+  readonly flagCounts = emptyFlagCounts();
+  readonly messages: Message[] = [];
+  readonly episodes: Episode[] = [];
+  readonly violations: Violation[] = [];
+  readonly frameResults: FrameResult[] = [];
+  messageCount = 0;
+  episodeCount = 0;
+  violationCount = 0;
+  captureError: WireError | null = null;
+
+  constructor(opts: AnalyzerOptions = {}) {
+    this.keep = opts.keep ?? true;
+    this.allFrames = opts.allFrames ?? false;
+    this.onFrame = opts.onFrame;
+    this.decodeOpts = opts.decode ?? {};
+    this.capturePoint = opts.capturePoint ?? 'unknown';
+    const sinks: FlowSinks = {
+      requesterInputKnown: this.capturePoint !== 'sent',
+      message: (m) => {
+        this.messageCount++;
+        if (this.keep) this.messages.push(m);
+      },
+      episode: (e) => {
+        this.episodeCount++;
+        if (this.keep) this.episodes.push(e);
+      },
+      violation: (v) => {
+        this.violationCount++;
+        if (this.keep) this.violations.push(v);
+      },
+      nextEpisodeId: () => ++this.episodeId,
+    };
+    this.table = new ConversationTable(sinks);
+  }
+
+  /** Decodes and analyses one capture record (its data need only stay valid for this call). */
+  push(rec: CaptureRecord): void {
+    const view = new DataView(rec.data.buffer, rec.data.byteOffset, rec.data.byteLength);
+    this.pushDecoded(rec, decodeAt(view, rec.data, 0, rec.data.byteLength, rec.linkType, this.decodeOpts));
+  }
+
+  /**
+   * Analyses a frame already decoded. With the record's `data` and `linkType`, a frame that is
+   * not RoCE is looked at for an out-of-band connection set-up (TCP SYN; see conversations.ts).
+   */
+  pushDecoded(rec: { index: number; timestampNs: bigint; timeSec: number; data?: Uint8Array; linkType?: number }, d: DecodedFrame): void {
+    this.totals.total++;
+    if (this.t0 === null) {
+      this.t0 = rec.timestampNs;
+      this.startSec = rec.timeSec;
+    }
+    const timeNs = Number(rec.timestampNs - this.t0);
+    this.lastNs = Math.max(this.lastNs, timeNs);
+    if (!d.roce) {
+      this.totals.notRoce++;
+      if (rec.data !== undefined && rec.linkType !== undefined) {
+        const syn = tcpConnectionRequest(rec.data, rec.linkType);
+        if (syn !== null) this.table.outOfBand(syn.src, syn.dst, timeNs);
+      }
+      return;
+    }
+    this.totals.roce++;
+    if (d.icrcOk === false) this.totals.icrcBad++;
+    else if (d.error !== null) this.totals.malformed++;
+    const v = viewFrame(rec.index, timeNs, d);
+    let bits = 0;
+    let conversation: number | null = null;
+    let from: 'a' | 'b' | null = null;
+    if (v === null) {
+      bits = FLAG_BIT.malformed;
+    } else {
+      // A MAD to the GSI QP (RDMA CM) sets connections up between the two hosts.
+      if (v.qpType === 'UD' && v.destQp === 1) this.table.outOfBand(v.src, v.dst, timeNs);
+      const r = v.role === FrameRole.OTHER || v.qpType === '' ? null : this.table.route(v);
+      if (r === null) {
+        if (v.role === FrameRole.CNP) bits |= FLAG_BIT.cnp;
+        if (v.icrcBad) bits |= FLAG_BIT.icrcBad;
+        else if (v.malformed) bits |= FLAG_BIT.malformed;
+        if (v.ecnCe) bits |= FLAG_BIT.ecnCe;
+      } else {
+        const { conv } = r;
+        conv.touch(v);
+        conversation = conv.id;
+        from = r.from;
+        const flow = conv.flow(r.requester);
+        if (v.role === FrameRole.CNP) {
+          conv.cnps++;
+          bits = FLAG_BIT.cnp | (v.ecnCe ? FLAG_BIT.ecnCe : 0) | (v.icrcBad ? FLAG_BIT.icrcBad : 0);
+        } else if (v.role === FrameRole.REQUEST) {
+          bits = flow.onRequest(v);
+        } else {
+          bits = flow.onResponse(v);
+        }
+      }
+    }
+    for (const name of flagList(bits)) this.flagCounts[name]++;
+    if (this.onFrame === undefined && !(this.keep && (bits !== 0 || this.allFrames))) return;
+    const res: FrameResult = {
+      frame: rec.index,
+      timeNs,
+      conversation,
+      from,
+      opcode: v?.opName ?? 'UNDECODED',
+      psn: v?.psn ?? -1,
+      flags: flagList(bits),
+    };
+    if (this.keep && (bits !== 0 || this.allFrames)) this.frameResults.push(res);
+    this.onFrame?.(res, d, v);
+  }
+
+  /** Ends the analysis: flushes open messages and episodes. */
+  finish(): AnalysisResult {
+    for (const c of this.table.list) {
+      c.flows.a?.finish();
+      c.flows.b?.finish();
+    }
+    const byFirst = (x: { firstFrame: number }, y: { firstFrame: number }): number => x.firstFrame - y.firstFrame;
+    this.messages.sort(byFirst);
+    this.episodes.sort((x, y) => x.firstRetransmitFrame - y.firstRetransmitFrame);
+    this.violations.sort((x, y) => (x.frames[x.frames.length - 1] ?? 0) - (y.frames[y.frames.length - 1] ?? 0));
+    return {
+      frames: this.totals,
+      startTimeSec: this.startSec,
+      durationNs: this.lastNs,
+      conversations: this.table.list,
+      messages: this.messages,
+      episodes: this.episodes,
+      violations: this.violations,
+      frameResults: this.frameResults,
+      flagCounts: this.flagCounts,
+      messageCount: this.messageCount,
+      episodeCount: this.episodeCount,
+      violationCount: this.violationCount,
+      captureError: this.captureError,
+      capturePoint: this.capturePoint,
+      rulesNotChecked: this.capturePoint === 'sent' ? [...RECEIVE_DEPENDENT_RULES] : [],
+    };
+  }
+}
+
+/** Analyses a whole capture held in memory. */
+export function analyzeCapture(file: Uint8Array, opts: AnalyzerOptions = {}): AnalysisResult {
+  const a = new Analyzer(opts);
+  const it = iterateCapture(file);
+  for (;;) {
+    const step = it.next();
+    if (step.done === true) {
+      a.captureError = step.value;
+      break;
+    }
+    a.push(step.value);
+  }
+  return a.finish();
+}
+
+/** Analyses a capture file read from disk in pieces (memory does not grow with the file: classic pcap in chunks, pcapng by block). */
+export function analyzeFile(path: string, opts: AnalyzerOptions = {}): AnalysisResult {
+  const a = new Analyzer(opts);
+  const it = streamCaptureFile(path);
+  for (;;) {
+    const step = it.next();
+    if (step.done === true) {
+      a.captureError = step.value.error;
+      break;
+    }
+    a.push(step.value);
+  }
+  return a.finish();
+}

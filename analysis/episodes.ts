@@ -1,0 +1,221 @@
+/**
+ * Loss-recovery episodes of one requester flow. A go-back-N retransmission
+ * burst starts when a request goes back to a PSN already sent and is not the
+ * next PSN of the burst in progress. What triggered it is read from the
+ * capture: the latest NAK (PSN sequence error) or RNR NAK not yet answered,
+ * a READ response that skipped PSNs (implied NAK), or, when the capture
+ * shows none of these, the requester's local ACK timeout.
+ *
+ * An episode ends (recovers) when the requester's completion point reaches
+ * the highest PSN it had sent when the episode began.
+ */
+import type { FrameView } from './frame-view';
+import { psnAdd, psnDiff } from '../base/psn';
+import { type Episode, type Side, Trigger } from './types';
+
+export interface PendingTrigger {
+  kind: Trigger;
+  psn: number;
+  frame: number;
+  timeNs: number;
+  rnrTimerNs: number | null;
+}
+
+/** What the flow knows about a PSN's last transmission and the request after it. */
+export interface TxInfo {
+  /** The last transmission of the PSN, or null when the capture never showed it. */
+  frame: number | null;
+  timeNs: number | null;
+  /** The first request after it with a later PSN (0 when none yet). */
+  followerFrame: number;
+  followerNs: number;
+}
+
+interface Burst {
+  ep: Episode;
+  nextPsn: number;
+}
+
+/** Open episodes waiting to recover, at most this many (older ones are left unrecovered). */
+const MAX_OPEN = 64;
+
+/** Triggers remembered while waiting for the retransmission they cause. */
+const MAX_PENDING = 16;
+
+export class RecoveryTracker {
+  /** NAKs, RNR NAKs and implied NAKs not yet followed by a retransmission, oldest first. */
+  readonly pending: PendingTrigger[] = [];
+  private burst: Burst | null = null;
+  private readonly open: { ep: Episode; startNs: number }[] = [];
+  private nextId: () => number;
+
+  constructor(
+    private readonly conversation: number,
+    private readonly requester: Side,
+    private readonly qpn: number,
+    nextId: () => number,
+    private readonly sink: (e: Episode) => void,
+  ) {
+    this.nextId = nextId;
+  }
+
+  get inBurst(): boolean {
+    return this.burst !== null;
+  }
+
+  /** The PSN the burst in progress would resend next, or null. */
+  get burstNext(): number | null {
+    return this.burst?.nextPsn ?? null;
+  }
+
+  /** A NAK, RNR NAK or implied NAK seen from the responder. */
+  trigger(t: PendingTrigger): void {
+    this.pending.push(t);
+    if (this.pending.length > MAX_PENDING) this.pending.shift();
+  }
+
+  /**
+   * The trigger a retransmission from `psn` answers: an RNR NAK for that PSN
+   * first (rxe follows an RNR NAK with a sequence NAK for the same PSN, which
+   * the requester ignores while it waits), else the latest NAK or implied NAK
+   * for it. Null: nothing in the capture asked for it, so a timeout did.
+   */
+  matchTrigger(psn: number, nowNs = 0, ttlNs = Infinity): PendingTrigger | null {
+    let best: PendingTrigger | null = null;
+    for (const t of this.pending) {
+      if (t.psn !== psn) continue;
+      // A requester acts on a NAK at once; one left unanswered for long was ignored (a later resend is a timeout's).
+      if (t.kind !== Trigger.RNR && nowNs - t.timeNs > ttlNs) continue;
+      if (best === null || best.kind !== Trigger.RNR || t.kind === Trigger.RNR) best = t;
+    }
+    if (best !== null) return best;
+    // After an RNR wait the requester resumes from its first unacknowledged PSN, which
+    // responses arriving during the wait may have moved past the RNR NAK's PSN.
+    for (let i = this.pending.length - 1; i >= 0; i--) {
+      const t = this.pending[i]!;
+      if (t.kind === Trigger.RNR && psnDiff(psn, t.psn) > 0) return t;
+    }
+    return null;
+  }
+
+  /** The latest NAK or RNR NAK still waiting (for the rule checks), or null. */
+  latestNak(nowNs = 0, ttlNs = Infinity): PendingTrigger | null {
+    for (let i = this.pending.length - 1; i >= 0; i--) {
+      const t = this.pending[i]!;
+      if (t.kind === Trigger.RNR || (t.kind === Trigger.NAK && nowNs - t.timeNs <= ttlNs)) return t;
+    }
+    return null;
+  }
+
+  /**
+   * A retransmitted request covering `n` PSNs. Returns the new episode and its
+   * trigger when it starts one (the caller checks the rules), else null.
+   */
+  onRetransmission(v: FrameView, n: number, highestSent: number, tx: TxInfo | undefined, ttlNs = Infinity): { ep: Episode; trigger: PendingTrigger | null } | null {
+    const b = this.burst;
+    if (b !== null && v.psn === b.nextPsn) {
+      b.ep.resentPackets++;
+      b.ep.resentLastPsn = psnAdd(v.psn, n - 1);
+      b.nextPsn = psnAdd(v.psn, n);
+      // A rewind to the PSN about to be resent anyway leaves no mark: its trigger is used up.
+      this.consume(v.psn);
+      return null;
+    }
+    const t = this.matchTrigger(v.psn, v.timeNs, ttlNs);
+    this.consume(v.psn, t);
+    const kind = t?.kind ?? Trigger.TIMEOUT;
+    const gapFrame = tx !== undefined && tx.followerFrame > 0 ? tx.followerFrame : null;
+    const ep: Episode = {
+      id: this.nextId(),
+      conversation: this.conversation,
+      requester: this.requester,
+      qpn: this.qpn,
+      trigger: kind,
+      gapPsn: v.psn,
+      lostFrame: tx?.frame ?? null,
+      gapFrame: kind === Trigger.TIMEOUT ? null : gapFrame,
+      triggerFrame: t?.frame ?? null,
+      nakGenerationNs: kind === Trigger.NAK && t !== null && tx !== undefined && tx.followerFrame > 0 ? t.timeNs - tx.followerNs : null,
+      firstRetransmitFrame: v.frame,
+      retransmitDelayNs: t !== null ? v.timeNs - t.timeNs : tx !== undefined && tx.timeNs !== null ? v.timeNs - tx.timeNs : null,
+      rnrTimerNs: t?.rnrTimerNs ?? null,
+      highestSentPsn: highestSent,
+      resentPackets: 1,
+      resentFirstPsn: v.psn,
+      resentLastPsn: psnAdd(v.psn, n - 1),
+      recoveredFrame: null,
+      recoveryNs: null,
+      supersededBy: null,
+    };
+    const startNs =
+      kind === Trigger.TIMEOUT
+        ? (tx?.timeNs ?? v.timeNs)
+        : gapFrame !== null && tx !== undefined
+          ? tx.followerNs
+          : (tx?.timeNs ?? t?.timeNs ?? v.timeNs);
+    for (const o of this.open) if (o.ep.supersededBy === null) o.ep.supersededBy = ep.id;
+    this.flushOpen();
+    this.burst = { ep, nextPsn: psnAdd(v.psn, n) };
+    this.open.push({ ep, startNs });
+    if (this.open.length > MAX_OPEN) {
+      const old = this.open.shift();
+      if (old !== undefined) this.sink(old.ep);
+    }
+    return { ep, trigger: t };
+  }
+
+  /** Forgets the triggers a retransmission from `psn` answered, and every trigger older than them. */
+  private consume(psn: number, t: PendingTrigger | null = null): void {
+    let last = t === null ? -1 : this.pending.indexOf(t);
+    this.pending.forEach((p, i) => {
+      if (p.psn === psn && i > last) last = i;
+    });
+    if (last >= 0) this.pending.splice(0, last + 1);
+  }
+
+  /** The burst in progress jumps ahead to `psn` (a skip, reported by the checker). */
+  skipTo(psn: number): void {
+    if (this.burst !== null) this.burst.nextPsn = psn;
+  }
+
+  /** A request for a PSN never sent before: the burst in progress, if any, is over. */
+  onNewRequest(): void {
+    this.burst = null;
+  }
+
+  /** The requester's completion point moved to `compHigh` at frame `v`. */
+  onProgress(compHigh: number, v: FrameView): void {
+    for (let i = 0; i < this.open.length; ) {
+      const o = this.open[i]!;
+      if (psnDiff(compHigh, o.ep.highestSentPsn) >= 0) {
+        o.ep.recoveredFrame = v.frame;
+        o.ep.recoveryNs = v.timeNs - o.startNs;
+        this.open.splice(i, 1);
+        this.sink(o.ep);
+      } else i++;
+    }
+    // NAKs for PSNs now acknowledged were answered without a visible resend. An RNR NAK stays:
+    // the requester resends when its wait ends, from wherever the acknowledgements got to.
+    for (let i = this.pending.length - 1; i >= 0; i--) {
+      const t = this.pending[i]!;
+      if (t.kind !== Trigger.RNR && psnDiff(compHigh, t.psn) >= 0) this.pending.splice(i, 1);
+    }
+  }
+
+  /** Superseded episodes are final: hand them on. */
+  private flushOpen(): void {
+    for (let i = 0; i < this.open.length; ) {
+      const o = this.open[i]!;
+      if (o.ep.supersededBy !== null) {
+        this.open.splice(i, 1);
+        this.sink(o.ep);
+      } else i++;
+    }
+  }
+
+  finish(): void {
+    for (const o of this.open) this.sink(o.ep);
+    this.open.length = 0;
+    this.burst = null;
+  }
+}

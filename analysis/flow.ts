@@ -1,0 +1,403 @@
+/**
+ * One requester flow of a conversation: the requests one endpoint sends and
+ * the responses its peer sends back. Decides each frame's flags and feeds the
+ * message, recovery, rule and figure trackers. Constant memory per flow
+ * except for bounded windows (outstanding PSNs, open messages).
+ *
+ * PSN models kept here (all modulo 2^24):
+ *  - coverHigh: highest PSN the requester has sent (requests, and READ response PSNs);
+ *  - expected: the next PSN a responder would accept (its ePSN), from the requests in the
+ *    capture in order, re-synchronised by NAK and RNR NAK PSNs;
+ *  - respHigh: highest PSN any response has acknowledged;
+ *  - compHigh (in MessageTracker): the requester's in-order completion point.
+ */
+import { OpFlag } from '../packets/opcodes';
+import { AethKind, NakCode, RNR_TIMER_USEC } from '../packets/aeth';
+import { FLAG_BIT, type FlagName, emptyFlagCounts } from './flags';
+import type { FrameView } from './frame-view';
+import { MessageTracker } from './messages';
+import { RecoveryTracker, type TxInfo } from './episodes';
+import { GbnChecker } from './gbn-checks';
+import { FlowFigures } from './figures';
+import { psnAdd, psnDiff, psnMax } from '../base/psn';
+import { type Episode, type Message, MessageOp, type Side, Trigger, type Violation } from './types';
+
+/** A copy of the previous frame within this time, with nothing in between, is a network duplicate. */
+export const DUP_WINDOW_NS = 8000;
+/** Smallest path MTU: bounds how many PSNs a READ of unknown MTU may cover. */
+const MIN_PMTU = 256;
+/** A NAK not answered by a retransmission within this long (or 8 round trips) was ignored by the requester. */
+export const TRIGGER_TTL_FLOOR_NS = 500_000;
+/** Transmission records kept before a sweep drops the acknowledged ones. */
+const TX_SWEEP_AT = 4096;
+
+export interface FlowSinks {
+  message: (m: Message) => void;
+  episode: (e: Episode) => void;
+  violation: (v: Violation) => void;
+  nextEpisodeId: () => number;
+  /** False when the capture does not show what a requester received (frames captured as sent, dropped after). */
+  requesterInputKnown?: boolean;
+}
+
+interface LastFrame {
+  frame: number;
+  timeNs: number;
+  psn: number;
+  icrc: number;
+}
+
+const NAK_FLAG: Readonly<Record<number, FlagName>> = {
+  [NakCode.PSN_SEQUENCE_ERROR]: 'nakSeqErr',
+  [NakCode.INVALID_REQUEST]: 'nakInvReq',
+  [NakCode.REMOTE_ACCESS_ERROR]: 'nakRemAccess',
+  [NakCode.REMOTE_OPERATIONAL_ERROR]: 'nakRemOp',
+};
+
+export class RequesterFlow {
+  readonly figures = new FlowFigures();
+  readonly counts = emptyFlagCounts();
+  requests = 0;
+  responses = 0;
+  /** Highest PSN sent, null before the first request. */
+  coverHigh: number | null = null;
+  expected: number | null = null;
+  private expectedSlack = 0;
+  /**
+   * A first transmission skipped PSNs: requests are lost before this capture point, so what
+   * the requester sent cannot be judged from it (its rules are not checked from then on).
+   */
+  lossBeforeCapture = false;
+  /** PSNs the last new request may cover beyond coverHigh (a READ of unknown path MTU). */
+  private coverSlack = 0;
+  respHigh: number | null = null;
+  /** Path MTU learnt from full-size FIRST/MIDDLE packets (0 = not yet). */
+  pmtu = 0;
+  readonly messages: MessageTracker;
+  readonly recovery: RecoveryTracker;
+  readonly checker: GbnChecker;
+  private readonly tx = new Map<number, TxInfo>();
+  private sweepAt = TX_SWEEP_AT;
+  private lastReq: LastFrame | null = null;
+  private lastResp: LastFrame | null = null;
+  /** PSNs of first-transmission requests with AckReq, not yet acknowledged (a FIFO). */
+  private readonly ackReqPsns: number[] = [];
+  private readonly ackReqTimes: number[] = [];
+  /** Smallest request-to-ACK time seen (a round trip at the requester's host), or Infinity. */
+  rttMinNs = Infinity;
+  private ackReqHead = 0;
+  /** The responder's QPN, fixed by the first request (null while only responses were seen). */
+  responderQpn: number | null = null;
+
+  constructor(
+    readonly conversation: number,
+    readonly requester: Side,
+    /** RC or XRC: acknowledged, go-back-N. */
+    readonly reliable: boolean,
+    /** UD: no PSN order across destinations, no responses. */
+    readonly datagram: boolean,
+    sinks: FlowSinks,
+  ) {
+    this.messages = new MessageTracker(conversation, requester, reliable, (m) => {
+      this.onMessage(m);
+      sinks.message(m);
+    });
+    this.recovery = new RecoveryTracker(conversation, requester, 0, sinks.nextEpisodeId, sinks.episode);
+    this.checker = new GbnChecker(conversation, requester, sinks.violation);
+    this.checker.requesterInputKnown = sinks.requesterInputKnown ?? true;
+  }
+
+  private onMessage(m: Message): void {
+    const f = this.figures;
+    f.sizes.add(m.size);
+    if (m.completionNs !== null && m.status === 'ok') f.completion.add(m.completionNs);
+    if (m.responseLatencyNs !== null) (m.op === MessageOp.READ ? f.readLatency : f.atomicLatency).add(m.responseLatencyNs);
+  }
+
+  private mark(bits: number, name: FlagName): number {
+    this.counts[name]++;
+    return bits | FLAG_BIT[name];
+  }
+
+  /** PSNs a request covers: a READ's response packets (estimated from the MTU when known), else 1. */
+  private span(v: FrameView): number {
+    if ((v.opFlags & OpFlag.READ) === 0 || v.dmaLength <= 0 || this.pmtu === 0) return 1;
+    return Math.max(1, Math.ceil(v.dmaLength / this.pmtu));
+  }
+
+  private learnMtu(v: FrameView): void {
+    if ((v.opFlags & (OpFlag.START | OpFlag.MIDDLE)) !== 0 && (v.opFlags & OpFlag.END) === 0 && v.payloadLength >= MIN_PMTU) {
+      this.pmtu = v.payloadLength;
+    }
+  }
+
+  private isDuplicateFrame(last: LastFrame | null, v: FrameView): boolean {
+    return last !== null && last.psn === v.psn && last.icrc === v.icrc && v.icrc !== -1 && v.timeNs - last.timeNs <= DUP_WINDOW_NS;
+  }
+
+  private sampleOutstanding(timeNs: number): void {
+    if (this.coverHigh === null) return;
+    const c = this.messages.compHigh ?? this.respHigh;
+    const out = c === null ? psnDiff(this.coverHigh, psnAdd(this.firstPsn, -1)) : psnDiff(this.coverHigh, c);
+    this.figures.outstanding.add(timeNs, Math.max(0, out));
+  }
+
+  private firstPsn = 0;
+
+  /** A request from the requester. Returns the frame's flag bits. */
+  onRequest(v: FrameView): number {
+    let bits = 0;
+    this.requests++;
+    this.figures.touch(v.timeNs);
+    if (this.responderQpn === null) this.responderQpn = v.destQp;
+    if (v.ecnCe) bits = this.mark(bits, 'ecnCe');
+    if (v.icrcBad || v.malformed) return this.mark(bits, v.icrcBad ? 'icrcBad' : 'malformed'); // a receiver drops it
+    if (this.isDuplicateFrame(this.lastReq, v)) {
+      this.lastReq = { frame: v.frame, timeNs: v.timeNs, psn: v.psn, icrc: v.icrc };
+      return this.mark(bits, 'duplicateFrame');
+    }
+    this.learnMtu(v);
+    const n = this.span(v);
+    const psn = v.psn;
+    if (this.coverHigh === null) this.firstPsn = psn;
+    const isRetx = this.coverHigh !== null && psnDiff(psn, this.coverHigh) <= 0;
+    if (isRetx) bits = this.mark(bits, 'retransmission');
+
+    // The responder's view: ePSN and out-of-sequence requests (rxe check_psn).
+    if (!this.datagram) {
+      if (this.expected === null) this.expected = psnAdd(psn, n);
+      else {
+        const d = psnDiff(psn, this.expected);
+        if (d === 0 || (d > 0 && d <= this.expectedSlack)) {
+          this.expected = psnAdd(psn, n);
+        } else if (d > 0 || !this.reliable) {
+          bits = this.mark(bits, 'outOfSequence');
+          if (!this.reliable) this.expected = psnAdd(psn, n); // UC resynchronises on every packet
+        } else {
+          bits = this.mark(bits, 'duplicateRequest');
+        }
+      }
+      this.expectedSlack = 0;
+      if ((v.opFlags & OpFlag.READ) !== 0 && this.pmtu === 0 && v.dmaLength > MIN_PMTU) {
+        this.expectedSlack = Math.ceil(v.dmaLength / MIN_PMTU) - 1;
+      }
+    }
+
+    // A first transmission that skips PSNs: requests were lost before this capture point.
+    if (!isRetx && this.coverHigh !== null && this.reliable && !this.lossBeforeCapture && psnDiff(psn, psnAdd(this.coverHigh, 1)) > this.coverSlack) {
+      this.lossBeforeCapture = true;
+      this.checker.requesterRules = false;
+    }
+    if (!isRetx) this.coverSlack = (v.opFlags & OpFlag.READ) !== 0 && this.pmtu === 0 && v.dmaLength > MIN_PMTU ? Math.ceil(v.dmaLength / MIN_PMTU) - 1 : 0;
+    if (this.reliable) {
+      const next = this.recovery.burstNext;
+      if (isRetx) {
+        if (next !== null && psnDiff(psn, next) > 0 && this.recovery.matchTrigger(psn) === null) {
+          this.checker.onSkip(this.lastReq?.frame ?? v.frame, v, next);
+          this.recovery.skipTo(psn);
+        }
+        const tx = this.tx.get(psn) ?? this.fromPrevious(psn);
+        const compHigh = this.messages.compHigh;
+        const latestNak = this.recovery.latestNak(v.timeNs, this.triggerTtlNs());
+        const started = this.recovery.onRetransmission(v, n, this.coverHigh ?? psn, tx, this.triggerTtlNs());
+        if (started !== null) {
+          started.ep.qpn = v.destQp;
+          this.checker.onEpisode(started.ep, v, started.trigger, latestNak, compHigh, this.recentCompletionPoints(v.timeNs));
+        }
+      } else {
+        if (next !== null && psnDiff(psn, next) > 0) this.checker.onSkip(this.lastReq?.frame ?? v.frame, v, next);
+        this.recovery.onNewRequest();
+      }
+    }
+    if (!isRetx) {
+      this.coverHigh = psnAdd(psn, n - 1);
+      this.messages.completedByLast = 0;
+      this.messages.onNewRequest(v);
+      const f = this.figures;
+      f.newRequests++;
+      if ((v.opFlags & (OpFlag.SEND | OpFlag.WRITE | OpFlag.ATOMIC_WRITE)) !== 0 && v.payloadLength > 0) {
+        f.goodput.add(v.timeNs, v.payloadLength);
+        f.goodputBytes += v.payloadLength;
+      }
+      if (v.ackReq && this.reliable) {
+        f.ackReqPackets++;
+        this.ackReqPsns.push(psn);
+        this.ackReqTimes.push(v.timeNs);
+      }
+    }
+    this.recordTx(v);
+    this.lastReq = { frame: v.frame, timeNs: v.timeNs, psn, icrc: v.icrc };
+    this.sampleOutstanding(v.timeNs);
+    return bits;
+  }
+
+  /** Transmission info for a PSN the capture never showed: the request after its predecessor. */
+  private fromPrevious(psn: number): TxInfo | undefined {
+    const prev = this.tx.get(psnAdd(psn, -1));
+    if (prev === undefined) return undefined;
+    return { frame: null, timeNs: null, followerFrame: prev.followerFrame, followerNs: prev.followerNs };
+  }
+
+  private recordTx(v: FrameView): void {
+    const last = this.lastReq;
+    if (last !== null && psnDiff(v.psn, last.psn) > 0) {
+      const t = this.tx.get(last.psn);
+      if (t !== undefined && t.followerFrame === 0) {
+        t.followerFrame = v.frame;
+        t.followerNs = v.timeNs;
+      }
+    }
+    this.tx.delete(v.psn);
+    this.tx.set(v.psn, { frame: v.frame, timeNs: v.timeNs, followerFrame: 0, followerNs: 0 });
+    if (this.tx.size >= this.sweepAt) this.sweepTx();
+  }
+
+  /** Drops transmission records of acknowledged PSNs (and the oldest, if the responses are not in the capture). */
+  private sweepTx(): void {
+    const c = this.messages.compHigh;
+    if (c !== null) for (const psn of this.tx.keys()) if (psnDiff(psn, c) < 0) this.tx.delete(psn);
+    while (this.tx.size > TX_SWEEP_AT / 2) {
+      const first = this.tx.keys().next();
+      if (first.done === true) break;
+      this.tx.delete(first.value);
+    }
+    this.sweepAt = Math.max(TX_SWEEP_AT, this.tx.size * 2);
+  }
+
+  /** AckReq requests acknowledged by an ACK through `q`. */
+  private popAckReqs(q: number, nowNs: number): number {
+    let k = 0;
+    const a = this.ackReqPsns;
+    while (this.ackReqHead < a.length && psnDiff(a[this.ackReqHead]!, q) <= 0) {
+      const rtt = nowNs - (this.ackReqTimes[this.ackReqHead] ?? nowNs);
+      if (nowNs >= 0 && rtt >= 0 && rtt < this.rttMinNs) this.rttMinNs = rtt;
+      this.ackReqHead++;
+      k++;
+    }
+    if (this.ackReqHead > 1024 && this.ackReqHead * 2 > a.length) {
+      a.splice(0, this.ackReqHead);
+      this.ackReqTimes.splice(0, this.ackReqHead);
+      this.ackReqHead = 0;
+    }
+    return k;
+  }
+
+  /**
+   * Completion points of the last trigger TTL before `nowNs` (and the one in force when that
+   * window began): a requester cannot act on a response before it has processed it, and a
+   * capture on the wire or at the NIC sees the response first. A resend from the first
+   * unacknowledged PSN as of any of these is one from the first unacknowledged PSN.
+   */
+  private recentCompletionPoints(nowNs: number): number[] {
+    const from = nowNs - this.triggerTtlNs();
+    const log = this.compLog;
+    let i = log.length - 1;
+    while (i > 0 && (log[i] as { t: number }).t > from) i--;
+    const points = log.slice(Math.max(0, i)).map((e) => e.c);
+    // Nothing was acknowledged when the window began: the first PSN was the first unacknowledged.
+    if (log.length > 0 && (log[0] as { t: number }).t > from && i === 0) points.push(psnAdd(this.firstPsn, -1));
+    return points;
+  }
+
+  /** Times at which the completion point moved, and where to (bounded). */
+  private readonly compLog: { t: number; c: number }[] = [];
+
+  /** How long a NAK stays a candidate trigger: 8 round trips, at least 500 us. */
+  private triggerTtlNs(): number {
+    return Math.max(TRIGGER_TTL_FLOOR_NS, Number.isFinite(this.rttMinNs) ? 8 * this.rttMinNs : 0);
+  }
+
+  /** A response from the responder. Returns the frame's flag bits. */
+  onResponse(v: FrameView): number {
+    let bits = 0;
+    this.responses++;
+    this.figures.touch(v.timeNs);
+    if (v.ecnCe) bits = this.mark(bits, 'ecnCe');
+    if (v.icrcBad || v.malformed) return this.mark(bits, v.icrcBad ? 'icrcBad' : 'malformed');
+    this.lastResp = { frame: v.frame, timeNs: v.timeNs, psn: v.psn, icrc: v.icrc };
+    const m = this.messages;
+    const compBefore = m.compHigh;
+    m.completedByLast = 0;
+    const psn = v.psn;
+    const f = v.opFlags;
+    if ((f & OpFlag.READ) !== 0) {
+      this.learnMtu(v);
+      if (this.coverHigh === null || psnDiff(psn, this.coverHigh) > 0) this.coverHigh = psn;
+      const firstTime = this.respHigh === null || psnDiff(psn, this.respHigh) > 0;
+      const r = m.onReadResponse(v);
+      if (r === 'gap') this.triggerImplied(v);
+      if (firstTime && v.payloadLength > 0) {
+        this.figures.goodput.add(v.timeNs, v.payloadLength);
+        this.figures.goodputBytes += v.payloadLength;
+      }
+      this.respHigh = psnMax(this.respHigh, psn);
+      this.popAckReqs(psn, -1);
+      if (m.completedByLast > (r === 'ok' && (f & OpFlag.END) !== 0 ? 1 : 0)) bits = this.mark(bits, 'impliedAck');
+    } else if ((f & OpFlag.ATOMIC) !== 0) {
+      m.onAtomicAck(v);
+      this.respHigh = psnMax(this.respHigh, psn);
+      this.popAckReqs(psn, -1);
+      if (m.completedByLast > 1) bits = this.mark(bits, 'impliedAck');
+    } else if (v.aethKind === AethKind.ACK) {
+      this.figures.acks++;
+      this.checker.onResponsePsn(v, this.coverHigh, false);
+      if (this.popAckReqs(psn, v.timeNs) >= 2) bits = this.mark(bits, 'ackCoalesced');
+      this.respHigh = psnMax(this.respHigh, psn);
+      const blocked = m.advance(psn, v.timeNs);
+      if (blocked !== null && psnDiff(psn, this.lastPsnOf(blocked)) > 0) this.triggerImplied(v);
+    } else if (v.aethKind === AethKind.RNR_NAK || v.aethKind === AethKind.NAK) {
+      const rnr = v.aethKind === AethKind.RNR_NAK;
+      const name: FlagName = rnr ? 'rnrNak' : (NAK_FLAG[v.aethValue] ?? 'nakRemOp');
+      bits = this.mark(bits, name);
+      this.checker.onResponsePsn(v, this.coverHigh, true);
+      const before = psnAdd(psn, -1);
+      this.respHigh = psnMax(this.respHigh, before);
+      this.popAckReqs(before, -1);
+      if (name === 'nakSeqErr') this.checker.onNakSeq(v, compBefore);
+      else if (rnr) this.checker.onRnrNak(v);
+      if (rnr || name === 'nakSeqErr') {
+        m.advance(before, v.timeNs);
+        this.expected = psn; // the responder's ePSN, as it says
+        this.expectedSlack = 0;
+        this.recovery.trigger({
+          kind: rnr ? Trigger.RNR : Trigger.NAK,
+          psn,
+          frame: v.frame,
+          timeNs: v.timeNs,
+          rnrTimerNs: rnr ? (RNR_TIMER_USEC[v.aethValue] ?? 0) * 1000 : null,
+        });
+      } else {
+        m.onFatalNak(v, name);
+      }
+      if (m.completedByLast > (rnr || name === 'nakSeqErr' ? 0 : 1)) bits = this.mark(bits, 'impliedAck');
+    }
+    const c = m.compHigh;
+    if (c !== null && (compBefore === null || psnDiff(c, compBefore) > 0)) {
+      this.compLog.push({ t: v.timeNs, c });
+      if (this.compLog.length > 256) this.compLog.splice(0, 128);
+      this.recovery.onProgress(c, v);
+      this.checker.onAcknowledged(c);
+    }
+    this.sampleOutstanding(v.timeNs);
+    return bits;
+  }
+
+  /** The last PSN of a waiting READ or atomic (estimated from the MTU for a READ whose end is not seen). */
+  private lastPsnOf(msg: Message): number {
+    if (msg.lastPsn !== null) return msg.lastPsn;
+    if (msg.op === MessageOp.READ && this.pmtu > 0) return psnAdd(msg.firstPsn, Math.max(1, Math.ceil(msg.size / this.pmtu)) - 1);
+    return msg.firstPsn;
+  }
+
+  private triggerImplied(v: FrameView): void {
+    const c = this.messages.compHigh;
+    const psn = c === null ? v.psn : psnAdd(c, 1);
+    if (this.recovery.pending.some((p) => p.psn === psn && p.kind === Trigger.IMPLIED_NAK)) return;
+    this.recovery.trigger({ kind: Trigger.IMPLIED_NAK, psn, frame: v.frame, timeNs: v.timeNs, rnrTimerNs: null });
+  }
+
+  finish(): void {
+    this.messages.finish();
+    this.recovery.finish();
+  }
+}

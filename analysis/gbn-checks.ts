@@ -1,0 +1,124 @@
+/**
+ * Go-back-N rule checks for one RC requester flow, in the spirit of Lumina's
+ * GBN checker (lumina-test/lumina `lumina/analyzer/checker/gbn_check.py`),
+ * on what one capture shows. Rules and their IBTA basis are in
+ * docs/analysis.md; each violation names the frames that show it.
+ */
+import type { FrameView } from './frame-view';
+import type { PendingTrigger } from './episodes';
+import { psnAdd, psnDiff } from '../base/psn';
+import { type Episode, RuleId, type Side, Trigger, type Violation } from './types';
+
+/**
+ * Rules on how a requester reacts to what it received (a NAK, an RNR NAK, the ACKs before a
+ * timeout): they can only be judged where the capture shows what the requester received.
+ * `noSkipOnRetransmit` needs only what it sent; the responder rules only what the responder sent
+ * and received.
+ */
+export const RECEIVE_DEPENDENT_RULES: readonly RuleId[] = [RuleId.RETRANSMIT_FROM_NAK_PSN, RuleId.RETRANSMIT_FROM_FIRST_UNACKED, RuleId.RNR_WAIT_RESPECTED];
+
+export class GbnChecker {
+  /** The last PSN sequence error NAK and whether a response has acknowledged its PSN since. */
+  private lastNak: { psn: number; frame: number } | null = null;
+  /**
+   * Rules on what the requester sends hold only where the capture sees every request it
+   * sent (its own host, or a mirror before the lossy segment); the flow turns them off when
+   * requests turn out to be lost before the capture point.
+   */
+  requesterRules = true;
+  /**
+   * False when the capture shows frames as sent and drops happen after it: a NAK or ACK in
+   * the capture may never have reached the requester, so RECEIVE_DEPENDENT_RULES are not checked.
+   */
+  requesterInputKnown = true;
+
+  constructor(
+    private readonly conversation: number,
+    private readonly requester: Side,
+    private readonly sink: (v: Violation) => void,
+  ) {}
+
+  private report(rule: RuleId, frames: number[], psn: number, message: string): void {
+    this.sink({ rule, conversation: this.conversation, requester: this.requester, frames, psn, message });
+  }
+
+  /** A PSN sequence error NAK at `v.psn`; `compHigh` is the completion point before it. */
+  onNakSeq(v: FrameView, compHigh: number | null): void {
+    const last = this.lastNak;
+    if (last !== null && last.psn === v.psn) {
+      this.report(RuleId.ONE_NAK_PER_GAP, [last.frame, v.frame], v.psn, `second PSN sequence error NAK for PSN ${v.psn} (frame ${last.frame} already reported this gap)`);
+    }
+    if (compHigh !== null && psnDiff(v.psn, compHigh) <= 0) {
+      this.report(RuleId.NAK_PSN_NOT_ACKED, [v.frame], v.psn, `NAK for PSN ${v.psn}, which the responder had already acknowledged (through PSN ${compHigh})`);
+    }
+    this.lastNak = { psn: v.psn, frame: v.frame };
+  }
+
+  /** An RNR NAK for a PSN shows the responder received it: the gap of an earlier NAK is closed. */
+  onRnrNak(v: FrameView): void {
+    if (this.lastNak !== null && psnDiff(v.psn, this.lastNak.psn) >= 0) this.lastNak = null;
+  }
+
+  /** Any response acknowledging through `psn` closes the gap of an earlier NAK. */
+  onAcknowledged(psn: number): void {
+    if (this.lastNak !== null && psnDiff(psn, this.lastNak.psn) >= 0) this.lastNak = null;
+  }
+
+  /** An ACK or NAK for a PSN the requester never sent (`coverHigh` = highest sent). */
+  onResponsePsn(v: FrameView, coverHigh: number | null, isNak: boolean): void {
+    if (coverHigh === null) return;
+    const limit = isNak ? psnAdd(coverHigh, 1) : coverHigh;
+    if (psnDiff(v.psn, limit) > 0) {
+      this.report(RuleId.RESPONSE_FOR_SENT_PSN, [v.frame], v.psn, `${v.opName} for PSN ${v.psn}, beyond the highest PSN sent (${coverHigh})`);
+    }
+  }
+
+  /**
+   * A retransmission burst began with frame `v`. `recentComp`: the completion points of the
+   * last trigger TTL (a response captured just before the resend may not have been processed
+   * by the requester yet: resending from the first unacknowledged PSN as of then is right).
+   */
+  onEpisode(ep: Episode, v: FrameView, t: PendingTrigger | null, latestNak: PendingTrigger | null, compHigh: number | null, recentComp: readonly number[] = []): void {
+    if (!this.requesterRules || !this.requesterInputKnown) return;
+    const fromFirstUnacked = (): boolean => compHigh === null || v.psn === psnAdd(compHigh, 1) || recentComp.some((c) => v.psn === psnAdd(c, 1));
+    if (t === null && latestNak !== null) {
+      const n = latestNak;
+      const what = n.kind === Trigger.NAK ? 'NAK' : 'RNR NAK';
+      const how = psnDiff(v.psn, n.psn) > 0 ? `skipping ${psnDiff(v.psn, n.psn)} PSN(s)` : 'resending acknowledged PSNs';
+      this.report(RuleId.RETRANSMIT_FROM_NAK_PSN, [n.frame, v.frame], n.psn, `retransmission after the ${what} for PSN ${n.psn} starts at PSN ${v.psn} (${how})`);
+    } else if (t !== null && t.kind === Trigger.RNR && t.psn !== v.psn && compHigh !== null && !fromFirstUnacked()) {
+      this.report(
+        RuleId.RETRANSMIT_FROM_FIRST_UNACKED,
+        [t.frame, v.frame],
+        v.psn,
+        `after the RNR wait for PSN ${t.psn}, retransmission starts at PSN ${v.psn}, but responses during the wait acknowledged through PSN ${compHigh} (first unacknowledged: ${psnAdd(compHigh, 1)})`,
+      );
+    } else if (t === null && compHigh !== null && !fromFirstUnacked() && psnDiff(v.psn, psnAdd(compHigh, 1)) > 0) {
+      // After a timeout only a start past the first unacknowledged PSN breaks go-back-N (it skips
+      // PSNs the responder still needs). Starting earlier resends acknowledged packets, which the
+      // responder answers as duplicates: wasteful, not wrong, and what a requester does when its
+      // timer fires before it has processed an ACK the capture already shows (rxe under qemu).
+      this.report(
+        RuleId.RETRANSMIT_FROM_FIRST_UNACKED,
+        [v.frame],
+        v.psn,
+        `retransmission after a timeout starts at PSN ${v.psn}, past the first unacknowledged PSN ${psnAdd(compHigh, 1)}`,
+      );
+    }
+    if (t !== null && t.kind === Trigger.RNR && t.rnrTimerNs !== null && v.timeNs - t.timeNs < t.rnrTimerNs) {
+      this.report(
+        RuleId.RNR_WAIT_RESPECTED,
+        [t.frame, v.frame],
+        t.psn,
+        `resent ${((v.timeNs - t.timeNs) / 1000).toFixed(3)} us after the RNR NAK, before its ${(t.rnrTimerNs / 1000).toFixed(2)} us timer ran out`,
+      );
+    }
+    void ep;
+  }
+
+  /** Within a go-back-N burst, the request after `prevFrame` jumped from `expected` to `v.psn`. */
+  onSkip(prevFrame: number, v: FrameView, expected: number): void {
+    if (!this.requesterRules) return;
+    this.report(RuleId.NO_SKIP_ON_RETRANSMIT, [prevFrame, v.frame], expected, `go-back-N skipped PSN ${expected}${psnDiff(v.psn, expected) > 1 ? `..${psnAdd(v.psn, -1)}` : ''}: PSN ${v.psn} followed`);
+  }
+}

@@ -1,0 +1,79 @@
+/**
+ * Out-of-band connection set-up seen in a capture: a TCP connection request
+ * (SYN without ACK) between two hosts. RC QP pairs are set up by exchanging
+ * QPNs and start PSNs out of band (rdma-core's pingpong tools and perftest
+ * over TCP, RDMA CM over the GSI QP); a fresh exchange between two hosts
+ * after a conversation went quiet tells the conversation table that frames
+ * for the same QPNs may belong to a new connection (see conversations.ts).
+ * RDMA CM MADs are RoCE (UD to QP 1) and are recognised by the analyzer.
+ */
+import { parseEthernet, ethernetHeaderLen, EtherType } from '../packets/ethernet';
+import { LinkType } from '../packets/pcap';
+import { SLL_LEN } from '../packets/sll';
+import { SLL2_LEN } from '../packets/sll2';
+import { ipv4ToString, ipv6ToString } from '../packets/bytes';
+
+const TCP = 6;
+const SYN = 0x02;
+const ACK = 0x10;
+
+/** The two addresses of a TCP SYN (no ACK) in `data`, or null for any other frame. */
+export function tcpConnectionRequest(data: Uint8Array, linkType: number): { src: string; dst: string } | null {
+  const view = new DataView(data.buffer, data.byteOffset, data.byteLength);
+  const end = data.byteLength;
+  let off: number;
+  let etherType: number;
+  try {
+    switch (linkType) {
+      case LinkType.Ethernet: {
+        const eth = parseEthernet(view, 0, end);
+        off = ethernetHeaderLen(eth);
+        etherType = eth.etherType;
+        break;
+      }
+      case LinkType.LinuxSll:
+        if (end < SLL_LEN) return null;
+        off = SLL_LEN;
+        etherType = view.getUint16(14);
+        break;
+      case LinkType.LinuxSll2:
+        if (end < SLL2_LEN) return null;
+        off = SLL2_LEN;
+        etherType = view.getUint16(0);
+        break;
+      case LinkType.Raw:
+      case LinkType.Ipv4:
+      case LinkType.Ipv6: {
+        if (end < 1) return null;
+        const v = (data[0] as number) >>> 4;
+        off = 0;
+        etherType = v === 4 ? EtherType.IPv4 : v === 6 ? EtherType.IPv6 : -1;
+        break;
+      }
+      default:
+        return null;
+    }
+    let tcpOff: number;
+    let src: string;
+    let dst: string;
+    if (etherType === EtherType.IPv4) {
+      if (end - off < 20 || (data[off] as number) >>> 4 !== 4 || data[off + 9] !== TCP) return null;
+      if ((view.getUint16(off + 6) & 0x1fff) !== 0) return null; // a later fragment
+      tcpOff = off + ((data[off] as number) & 0x0f) * 4;
+      src = ipv4ToString(view.getUint32(off + 12));
+      dst = ipv4ToString(view.getUint32(off + 16));
+    } else if (etherType === EtherType.IPv6) {
+      if (end - off < 40 || data[off + 6] !== TCP) return null;
+      tcpOff = off + 40;
+      src = ipv6ToString(data, off + 8);
+      dst = ipv6ToString(data, off + 24);
+    } else {
+      return null;
+    }
+    if (end - tcpOff < 14) return null;
+    const flags = data[tcpOff + 13] as number;
+    return (flags & (SYN | ACK)) === SYN ? { src, dst } : null;
+  } catch {
+    return null;
+  }
+}

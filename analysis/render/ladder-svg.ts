@@ -1,0 +1,188 @@
+/**
+ * A sequence (ladder) diagram of one conversation as a self-contained SVG:
+ * the two endpoints as vertical lines, one arrow per packet labelled with
+ * opcode, PSN and AETH, time going down. Lost transmissions carry a cross,
+ * NAKs, RNR NAKs, retransmissions and bad frames have their own colours, RNR
+ * waits are shaded bands.
+ *
+ * The time axis is true within each stretch of traffic: y grows linearly
+ * with time, with two exceptions that are marked: gaps shorter than
+ * MIN_ROW_PX at that scale are widened to it so labels stay readable, and an
+ * idle gap longer than 20 median gaps (or than MAX_GAP_PX at that scale) is
+ * cut to BREAK_PX with a zig-zag and its length written on it. The time of every packet is on the left.
+ * Output depends only on the input (no dates, no random ids).
+ */
+import type { Timeline, TimelineItem } from '../timeline';
+
+export const MIN_ROW_PX = 16;
+export const BREAK_PX = 36;
+/** Pixels per median inter-packet gap. */
+const MEDIAN_ROW_PX = 24;
+/** A gap that would take more than this at the chosen scale is cut instead. */
+const MAX_GAP_PX = 160;
+const WIDTH = 980;
+const X_TIME = 100;
+const X_A = 300;
+const X_B = 820;
+const TOP = 96;
+const SLANT = 10;
+
+export function xmlEscape(s: string): string {
+  return s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;').replace(/'/g, '&#39;');
+}
+
+export const fmt = (n: number): string => (Math.round(n * 10) / 10).toString();
+
+export function usText(ns: number): string {
+  if (ns >= 1e6) return `${(ns / 1e6).toFixed(3)} ms`;
+  return `${(ns / 1000).toFixed(3)} us`;
+}
+
+/** The drawing class of an item: what colour and dash it gets. */
+export function kindOf(it: TimelineItem): string {
+  const f = new Set(it.flags);
+  if (f.has('icrcBad') || f.has('malformed')) return 'bad';
+  if (f.has('rnrNak')) return 'rnr';
+  if (f.has('nakSeqErr') || f.has('nakInvReq') || f.has('nakRemAccess') || f.has('nakRemOp')) return 'nak';
+  if (f.has('cnp')) return 'cnp';
+  if (f.has('retransmission') || f.has('duplicateFrame')) return 'retx';
+  return /ACKNOWLEDGE|READ_RESPONSE/.test(it.opcode) ? 'resp' : 'req';
+}
+
+export interface LadderLayout {
+  /** y of each item, in item order. */
+  ys: number[];
+  /** Compressed idle gaps: where and how long. */
+  breaks: { y: number; ns: number }[];
+  height: number;
+  /** Pixels per ns in the linear stretches. */
+  scale: number;
+}
+
+/** Places the items on the time axis. */
+export function layoutLadder(items: readonly TimelineItem[]): LadderLayout {
+  const gaps: number[] = [];
+  for (let i = 1; i < items.length; i++) gaps.push(Math.max(0, items[i]!.timeNs - items[i - 1]!.timeNs));
+  const positive = gaps.filter((g) => g > 0).sort((x, y) => x - y);
+  const median = positive[Math.floor(positive.length / 2)] ?? 1000;
+  const scale = MEDIAN_ROW_PX / Math.max(1, median);
+  const breakNs = Math.max(20 * median, 1000);
+  const ys: number[] = [];
+  const breaks: { y: number; ns: number }[] = [];
+  let y = TOP + 20;
+  items.forEach((_, i) => {
+    if (i > 0) {
+      const g = gaps[i - 1] ?? 0;
+      if (g > breakNs || g * scale > MAX_GAP_PX) {
+        breaks.push({ y: y + BREAK_PX / 2, ns: g });
+        y += BREAK_PX;
+      } else y += Math.max(MIN_ROW_PX, g * scale);
+    }
+    ys.push(y);
+  });
+  return { ys, breaks, height: Math.ceil(y + SLANT + 60), scale };
+}
+
+const STYLE = `
+.ep{stroke:#444;stroke-width:2}
+.eplabel{font:600 13px sans-serif;fill:#222}
+.tm{font:10px monospace;fill:#666}
+.lbl{font:11px monospace;fill:#111}
+.pkt line{stroke-width:1.6}
+.req line{stroke:#1f5fbf}.req .lbl{fill:#1f3f7f}
+.resp line{stroke:#2e8b57}.resp .lbl{fill:#1e6b3f}
+.retx line{stroke:#d62728;stroke-dasharray:6 3}.retx .lbl{fill:#b01010}
+.nak line{stroke:#ff7f0e;stroke-width:2.6}.nak .lbl{fill:#c05800;font-weight:bold}
+.rnr line{stroke:#9467bd;stroke-width:2.6}.rnr .lbl{fill:#6a3d9a;font-weight:bold}
+.cnp line{stroke:#8c564b;stroke-dasharray:2 2}
+.bad line{stroke:#000;stroke-dasharray:1 3}
+.lost{stroke:#d62728;stroke-width:3}
+.wait{fill:#9467bd;fill-opacity:.15}
+.waitlbl{font:10px sans-serif;fill:#6a3d9a}
+.brk{stroke:#999;fill:none}
+.brklbl{font:italic 10px sans-serif;fill:#777}
+.pkt:hover line{stroke-width:4}
+`;
+
+function marker(id: string, color: string): string {
+  return `<marker id="${id}" viewBox="0 0 10 10" refX="9" refY="5" markerWidth="7" markerHeight="7" orient="auto-start-reverse"><path d="M0,0L10,5L0,10z" fill="${color}"/></marker>`;
+}
+
+const MARKERS: Readonly<Record<string, string>> = {
+  req: '#1f5fbf',
+  resp: '#2e8b57',
+  retx: '#d62728',
+  nak: '#ff7f0e',
+  rnr: '#9467bd',
+  cnp: '#8c564b',
+  bad: '#000000',
+};
+
+/** The tooltip text of an item: one "name: value" per line. */
+export function tipText(it: TimelineItem): string {
+  return it.fields.map(([k, v]) => `${k}: ${v}`).join('\n');
+}
+
+/** The ladder as a standalone SVG document. */
+export function ladderSvg(t: Timeline, title = ''): string {
+  const lay = layoutLadder(t.items);
+  const h = lay.height;
+  const ep = (e: Timeline['a']): string => `${e.ip} QP ${e.qpn === null ? '?' : `0x${e.qpn.toString(16).padStart(6, '0')}`}`;
+  const out: string[] = [];
+  out.push(`<svg xmlns="http://www.w3.org/2000/svg" class="ladder" width="${WIDTH}" height="${h}" viewBox="0 0 ${WIDTH} ${h}" font-family="sans-serif">`);
+  out.push(`<style>${STYLE}</style>`);
+  out.push(`<defs>${Object.entries(MARKERS).map(([k, c]) => marker(`ah-${k}`, c)).join('')}</defs>`);
+  out.push(`<rect width="${WIDTH}" height="${h}" fill="#fff"/>`);
+  const head = title || `conversation #${t.conversation} (${t.type})`;
+  out.push(`<text x="${WIDTH / 2}" y="22" text-anchor="middle" font-size="15" font-weight="bold">${xmlEscape(head)}</text>`);
+  out.push(`<text class="eplabel" x="${X_A}" y="${TOP - 30}" text-anchor="middle">${xmlEscape(ep(t.a))}</text>`);
+  out.push(`<text class="eplabel" x="${X_B}" y="${TOP - 30}" text-anchor="middle">${xmlEscape(ep(t.b))}</text>`);
+  out.push(`<text class="tm" x="${X_TIME}" y="${TOP - 10}" text-anchor="end">time</text>`);
+  out.push(`<line class="ep" x1="${X_A}" y1="${TOP - 20}" x2="${X_A}" y2="${h - 30}"/>`);
+  out.push(`<line class="ep" x1="${X_B}" y1="${TOP - 20}" x2="${X_B}" y2="${h - 30}"/>`);
+  const byFrame = new Map(t.items.map((it, i) => [it.frame, i]));
+  for (const w of t.rnrWaits) {
+    const i0 = byFrame.get(w.fromFrame);
+    const i1 = byFrame.get(w.toFrame);
+    if (i0 === undefined || i1 === undefined) continue;
+    const y0 = lay.ys[i0]! + SLANT;
+    const y1 = lay.ys[i1]!;
+    const x = w.side === 'a' ? X_A : X_B;
+    out.push(`<rect class="wait" x="${x - 14}" y="${fmt(y0)}" width="28" height="${fmt(Math.max(2, y1 - y0))}"/>`);
+    const lx = w.side === 'a' ? x - 18 : x + 18;
+    out.push(
+      `<text class="waitlbl" x="${lx}" y="${fmt((y0 + y1) / 2 + 3)}" text-anchor="${w.side === 'a' ? 'end' : 'start'}">RNR wait ${usText(w.endNs - w.startNs)}${w.timerNs !== null ? ` (timer ${usText(w.timerNs)})` : ''}</text>`,
+    );
+  }
+  for (const b of lay.breaks) {
+    const y = b.y;
+    out.push(`<path class="brk" d="M${X_A - 40},${fmt(y - 4)} l10,8 l10,-8 l10,8 M${X_B - 30},${fmt(y - 4)} l10,8 l10,-8 l10,8"/>`);
+    out.push(`<text class="brklbl" x="${(X_A + X_B) / 2}" y="${fmt(y + 4)}" text-anchor="middle">… ${usText(b.ns)} without packets …</text>`);
+  }
+  t.items.forEach((it, i) => {
+    const y = lay.ys[i]!;
+    const kind = kindOf(it);
+    const x1 = it.from === 'a' ? X_A : X_B;
+    const x2 = it.from === 'a' ? X_B : X_A;
+    const y2 = y + SLANT;
+    const tip = tipText(it);
+    out.push(`<g class="pkt ${kind}" data-frame="${it.frame}" data-tip="${xmlEscape(tip)}">`);
+    out.push(`<title>${xmlEscape(tip)}</title>`);
+    out.push(`<text class="tm" x="${X_TIME}" y="${fmt(y + 3)}" text-anchor="end">${xmlEscape(usText(it.timeNs))}</text>`);
+    out.push(`<line class="arrow" x1="${x1}" y1="${fmt(y)}" x2="${x2}" y2="${fmt(y2)}" marker-end="url(#ah-${kind})"/>`);
+    const flags = it.flags.filter((f) => f !== 'retransmission' || kind !== 'retx');
+    const text = `${it.label}${kind === 'retx' ? ' (resent)' : ''}${flags.length > 0 ? ` [${flags.join(' ')}]` : ''}`;
+    out.push(`<text class="lbl" x="${(X_A + X_B) / 2}" y="${fmt(y + SLANT / 2 - 3)}" text-anchor="middle">${xmlEscape(text)}</text>`);
+    if (it.lost) {
+      const cx = x1 + (x2 - x1) * 0.8;
+      const cy = y + SLANT * 0.8;
+      out.push(`<path class="lost" d="M${fmt(cx - 6)},${fmt(cy - 6)}l12,12M${fmt(cx + 6)},${fmt(cy - 6)}l-12,12"><title>lost: resent in a loss-recovery episode</title></path>`);
+    }
+    out.push('</g>');
+  });
+  if (t.truncated > 0) {
+    out.push(`<text class="brklbl" x="${WIDTH / 2}" y="${h - 12}" text-anchor="middle">${t.truncated} more packet(s) not drawn (use a frame range or time window)</text>`);
+  }
+  out.push('</svg>');
+  return `${out.join('\n')}\n`;
+}

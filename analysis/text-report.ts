@@ -1,0 +1,99 @@
+/**
+ * The human-readable report of `roce analyze`: a summary first (capture,
+ * conversations, expert flags, loss recovery, rule violations), then the
+ * details asked for (episodes, violations, messages, flagged frames).
+ */
+import type { AnalysisDocument, FlowJson } from './document';
+import { FLAG_NAMES } from './flags';
+import { psnDiff } from '../base/psn';
+
+export interface ReportOptions {
+  episodes?: boolean;
+  violations?: boolean;
+  messages?: boolean;
+  frames?: boolean;
+}
+
+const us = (ns: number | null): string => (ns === null ? '-' : ns >= 1e6 ? `${(ns / 1e6).toFixed(3)} ms` : `${(ns / 1000).toFixed(3)} us`);
+const qp = (q: number | null): string => (q === null ? '?' : `0x${q.toString(16).padStart(6, '0')}`);
+
+function flowLine(d: AnalysisDocument, f: FlowJson, conv: AnalysisDocument['conversations'][number]): string[] {
+  const req = f.requester === 'a' ? conv.a : conv.b;
+  const rsp = f.requester === 'a' ? conv.b : conv.a;
+  const gbps = (bytes: number): string => (conv.durationNs > 0 ? `${((bytes * 8) / conv.durationNs).toFixed(3)} Gbit/s` : '-');
+  const flagged = FLAG_NAMES.filter((n) => f.flags[n] > 0 && n !== 'retransmission')
+    .map((n) => `${n} ${f.flags[n]}`)
+    .join(', ');
+  const out = [
+    `    ${req.ip} QP ${qp(req.qpn)} → ${rsp.ip} QP ${qp(rsp.qpn)}: ${f.requests} requests (${f.retransmissions} resent), ${f.responses} responses, ${f.messages} messages, goodput ${gbps(f.goodputBytes)}`,
+  ];
+  const extra: string[] = [];
+  if (f.acks > 0) extra.push(`AckReq/ACK ${f.ackCoalescingRatio}`);
+  if (f.completion.count > 0) extra.push(`completion mean ${us(f.completion.meanNs)} max ${us(f.completion.maxNs)}`);
+  if (f.readLatency.count > 0) extra.push(`READ latency mean ${us(f.readLatency.meanNs)}`);
+  if (f.atomicLatency.count > 0) extra.push(`atomic latency mean ${us(f.atomicLatency.meanNs)}`);
+  if (f.lossBeforeCapture) extra.push('requests lost before the capture point: requester rules not checked');
+  if (extra.length > 0) out.push(`      ${extra.join('; ')}`);
+  if (flagged) out.push(`      flags: ${flagged}`);
+  void d;
+  return out;
+}
+
+/** The report as text (ends with a newline). */
+export function textReport(d: AnalysisDocument, o: ReportOptions = {}): string {
+  const out: string[] = [];
+  const fc = d.frameCounts;
+  out.push(`${d.file}: ${fc.total} frames, ${fc.roce} RoCE (${fc.icrcBad} bad ICRC, ${fc.malformed} malformed), ${us(d.durationNs)}`);
+  const s = d.summary;
+  const e = s.episodes;
+  out.push(
+    `${s.conversations} conversation(s), ${s.messages} message(s), ${s.retransmissions} retransmission(s), ` +
+      `${e.nak + e.rnr + e.timeout + e.impliedNak} loss-recovery episode(s) (${e.nak} NAK, ${e.rnr} RNR, ${e.timeout} timeout, ${e.impliedNak} implied NAK), ` +
+      `${s.violations} rule violation(s)`,
+  );
+  const flags = FLAG_NAMES.filter((n) => s.flags[n] > 0).map((n) => `${n} ${s.flags[n]}`);
+  out.push(`flags: ${flags.length > 0 ? flags.join(', ') : 'none'}`);
+  if (d.rulesNotChecked.length > 0) {
+    out.push(
+      `capture point: frames as sent, dropped after it: a NAK or ACK here may not have reached the requester, so ${d.rulesNotChecked.join(', ')} are not checked and episode triggers are what the responder sent`,
+    );
+  }
+  out.push('');
+  out.push('conversations:');
+  for (const c of d.conversations) {
+    out.push(`  #${c.id} ${c.type} ${c.a.ip} QP ${qp(c.a.qpn)} ↔ ${c.b.ip} QP ${qp(c.b.qpn)}: frames ${c.firstFrame}-${c.lastFrame} (${c.frames}), ${us(c.durationNs)}${c.cnps > 0 ? `, ${c.cnps} CNP` : ''}${c.closedBy !== null ? `, QPN reused by #${c.closedBy}` : ''}`);
+    for (const f of c.flows) out.push(...flowLine(d, f, c));
+  }
+  if (o.episodes === true && d.episodes.length > 0) {
+    out.push('', 'loss-recovery episodes:');
+    for (const ep of d.episodes) {
+      const range = psnDiff(ep.resentLastPsn, ep.resentFirstPsn) + 1;
+      out.push(
+        `  #${ep.id} conv ${ep.conversation} ${ep.trigger.padEnd(10)} gap at PSN ${ep.gapPsn}` +
+          `${ep.triggerFrame !== null ? ` trigger frame ${ep.triggerFrame}` : ''}, first resend frame ${ep.firstRetransmitFrame}` +
+          ` after ${us(ep.retransmitDelayNs)}, ${ep.resentPackets} resent (PSN ${ep.resentFirstPsn}..${ep.resentLastPsn}, ${range} PSNs)` +
+          `${ep.nakGenerationNs !== null ? `, NAK generated in ${us(ep.nakGenerationNs)}` : ''}` +
+          `${ep.recoveryNs !== null ? `, recovered in ${us(ep.recoveryNs)}` : ep.supersededBy !== null ? `, superseded by #${ep.supersededBy}` : ', not recovered in the capture'}`,
+      );
+    }
+  }
+  if ((o.violations ?? true) && d.violations.length > 0) {
+    out.push('', 'rule violations:');
+    for (const v of d.violations) out.push(`  ${v.rule} (conv ${v.conversation}, frames ${v.frames.join(', ')}): ${v.message}`);
+  }
+  if (o.messages === true && d.messages.length > 0) {
+    out.push('', 'messages:');
+    for (const m of d.messages) {
+      out.push(
+        `  conv ${m.conversation}${m.requester} ${m.op.padEnd(12)} ${String(m.size).padStart(8)} B PSN ${m.firstPsn}..${m.lastPsn ?? '?'} frames ${m.firstFrame}-${m.lastFrame} ` +
+          `${m.status}${m.error !== null ? ` (${m.error})` : ''} completion ${us(m.completionNs)}${m.responseLatencyNs !== null ? ` response ${us(m.responseLatencyNs)}` : ''}`,
+      );
+    }
+  }
+  if (o.frames === true && d.frames.length > 0) {
+    out.push('', 'frames:');
+    for (const f of d.frames) out.push(`  ${String(f.frame).padStart(6)} ${us(f.timeNs).padStart(14)} conv ${f.conversation ?? '-'} ${f.opcode} PSN ${f.psn} ${f.flags.join(',')}`);
+  }
+  if (d.captureError !== null) out.push('', `capture: ${d.captureError}`);
+  return `${out.join('\n')}\n`;
+}

@@ -1,0 +1,341 @@
+/**
+ * The out-of-band conversation of each perftest binary, step by step, as its
+ * main() runs it (linux-rdma/perftest src/write_bw.c, read_bw.c, send_bw.c,
+ * atomic_bw.c, write_lat.c, read_lat.c, send_lat.c, at 6.29; the sequences
+ * below are the same back to 6.06 for these options): RC, one QP, a fixed
+ * number of iterations, no duplex, no RDMA CM, no data-validation flag.
+ *
+ * A perftest peer mirrors its own main() exactly, so both ends must run the
+ * same binary's sequence; a step that comes out of turn shows up as a key
+ * message where a report was expected (or the reverse) and fails with an
+ * error that names the step.
+ */
+import type { Mtu } from '../../stack/types';
+import { OobError, OobErrorCode, type TcpChannel } from './tcp-channel';
+import {
+  type BwReport,
+  type KeyFormat,
+  type PerftestDest,
+  type PerftestVersion,
+  PERFTEST_VERSION,
+  bwReportLayout,
+  checkPeerVersion,
+  decodeBwReportField,
+  decodeInt32BE,
+  decodeKeyMessage,
+  decodeMtu,
+  decodeVersion,
+  emptyBwReport,
+  encodeBwReportField,
+  encodeInt32BE,
+  encodeKeyMessage,
+  encodeMtu,
+  encodeVersion,
+  keyMessageSize,
+  mtuExchanged,
+  mtuMessageSize,
+  PERFTEST_VERSION_SIZE,
+} from './perftest-messages';
+
+export const PerftestVerb = { WRITE: 'write', READ: 'read', SEND: 'send', ATOMIC: 'atomic' } as const;
+export type PerftestVerb = (typeof PerftestVerb)[keyof typeof PerftestVerb];
+
+export type PerftestRole = 'client' | 'server';
+
+/** The binary a (verb, latency) pair stands for: ib_write_bw, ib_send_lat, ... */
+export function perftestBinary(verb: PerftestVerb, lat: boolean): string {
+  if (verb === PerftestVerb.ATOMIC && lat) return 'ib_atomic_lat';
+  return `ib_${verb}_${lat ? 'lat' : 'bw'}`;
+}
+
+/** One step of a binary's main(). */
+export type SessionStep =
+  /** exchange_versions: 16 bytes each way. */
+  | { kind: 'versions' }
+  /** check_sys_data: cycle buffer and cache line size, 4 bytes each, one exchange each. */
+  | { kind: 'sys-data' }
+  /** check_mtu: the MTU enum as text. */
+  | { kind: 'mtu' }
+  /** ctx_hand_shake: one key message each way (for every QP, or for QP 0 only). */
+  | { kind: 'keys'; purpose: string; everyQp: boolean; waitsForPeerRun?: boolean }
+  /** ctx_connect: this side moves its QPs to RTR (and RTS for clients and latency tests). */
+  | { kind: 'connect' }
+  /** ctx_set_recv_wqes: receive buffers posted before the start barrier. */
+  | { kind: 'post-receives' }
+  /** The measured loop. */
+  | { kind: 'run' }
+  /** xchg_bw_reports. */
+  | { kind: 'bw-reports' }
+  /** ctx_close_connection (one last key message and "done\0", then close) or, when `handshake` is false, just closing the socket. */
+  | { kind: 'close'; handshake: boolean; waitsForPeerRun?: boolean };
+
+const setup: SessionStep[] = [{ kind: 'versions' }, { kind: 'sys-data' }, { kind: 'mtu' }];
+
+/**
+ * The steps `role` takes in the binary for (verb, lat). Atomic latency
+ * (ib_atomic_lat) is not part of this set.
+ */
+export function sessionSteps(verb: PerftestVerb, lat: boolean, role: PerftestRole): SessionStep[] {
+  const server = role === 'server';
+  if (!lat) {
+    if (verb === PerftestVerb.SEND) {
+      // send_bw.c: keys per QP, connect, keys QP 0, keys per QP, receives posted (server), start barrier, run, close.
+      return [
+        ...setup,
+        { kind: 'keys', purpose: 'exchange QP attributes', everyQp: true },
+        { kind: 'connect' },
+        { kind: 'keys', purpose: 'barrier after connecting', everyQp: false },
+        { kind: 'keys', purpose: 'exchange after connecting (printed as remote address)', everyQp: true },
+        ...(server ? [{ kind: 'post-receives' } as const] : []),
+        { kind: 'keys', purpose: 'start barrier (receives posted)', everyQp: false },
+        { kind: 'run' },
+        { kind: 'close', handshake: true, waitsForPeerRun: true },
+      ];
+    }
+    // write_bw.c, read_bw.c, atomic_bw.c: the server takes no part in the test; it waits for the client's
+    // barrier, takes its report and closes.
+    const common: SessionStep[] = [
+      ...setup,
+      { kind: 'keys', purpose: 'exchange QP attributes', everyQp: true },
+      { kind: 'connect' },
+      { kind: 'keys', purpose: 'exchange after connecting (printed as remote address)', everyQp: true },
+      { kind: 'keys', purpose: 'barrier after moving the QP to RTR', everyQp: false },
+    ];
+    return server
+      ? [...common, { kind: 'keys', purpose: 'barrier: client finished', everyQp: false, waitsForPeerRun: true }, { kind: 'bw-reports' }, { kind: 'close', handshake: true }]
+      : [...common, { kind: 'run' }, { kind: 'keys', purpose: 'barrier: client finished', everyQp: false }, { kind: 'bw-reports' }, { kind: 'close', handshake: true }];
+  }
+  switch (verb) {
+    case PerftestVerb.WRITE:
+      // write_lat.c: an extra barrier before the per-QP exchange; no closing handshake (the process just exits).
+      return [
+        ...setup,
+        { kind: 'keys', purpose: 'first barrier', everyQp: false },
+        { kind: 'keys', purpose: 'exchange QP attributes', everyQp: true },
+        { kind: 'connect' },
+        { kind: 'keys', purpose: 'exchange after connecting (printed as remote address)', everyQp: true },
+        { kind: 'keys', purpose: 'barrier after moving the QP to RTR', everyQp: false },
+        { kind: 'run' },
+        { kind: 'close', handshake: false },
+      ];
+    case PerftestVerb.READ:
+      // read_lat.c: only the client reads; the server closes (after one last barrier) as soon as the client has.
+      return [
+        ...setup,
+        { kind: 'keys', purpose: 'first barrier', everyQp: false },
+        { kind: 'keys', purpose: 'exchange QP attributes', everyQp: true },
+        { kind: 'connect' },
+        { kind: 'keys', purpose: 'exchange after connecting (printed as remote address)', everyQp: true },
+        { kind: 'keys', purpose: 'barrier after moving the QP to RTR', everyQp: false },
+        ...(server ? [] : [{ kind: 'run' } as const]),
+        { kind: 'close', handshake: true, waitsForPeerRun: server },
+      ];
+    case PerftestVerb.SEND:
+      // send_lat.c: both post receives before the start barrier, then ping-pong (client first).
+      return [
+        ...setup,
+        { kind: 'keys', purpose: 'exchange QP attributes', everyQp: true },
+        { kind: 'connect' },
+        { kind: 'keys', purpose: 'barrier after connecting', everyQp: false },
+        { kind: 'keys', purpose: 'exchange after connecting (printed as remote address)', everyQp: true },
+        { kind: 'post-receives' },
+        { kind: 'keys', purpose: 'start barrier (receives posted)', everyQp: false },
+        { kind: 'run' },
+        { kind: 'close', handshake: true, waitsForPeerRun: true },
+      ];
+    case PerftestVerb.ATOMIC:
+      throw new OobError(OobErrorCode.INCOMPATIBLE, 'ib_atomic_lat is not implemented (atomic tests run as ib_atomic_bw)', 'test');
+  }
+}
+
+/** Counts of each message a run of the sequence sends (for tests and for the record). */
+export function keyMessageCount(steps: readonly SessionStep[], qps = 1): number {
+  let n = 0;
+  for (const s of steps) {
+    if (s.kind === 'keys') n += s.everyQp ? qps : 1;
+    else if (s.kind === 'close' && s.handshake) n += 1;
+  }
+  return n;
+}
+
+export interface SysData {
+  cycleBuffer: number;
+  cacheLineSize: number;
+}
+
+export interface OobTimeouts {
+  /** For every read during set-up (default 10 s). */
+  stepMs: number;
+  /** For a read that waits while the peer runs its test (default 5 min). */
+  peerRunMs: number;
+}
+
+/**
+ * The transport of one perftest conversation: each exchange is symmetric
+ * (the client writes first, the server reads first) and each message goes
+ * out in one write.
+ */
+export class PerftestOob {
+  /** The peer's version (ours when versions are not exchanged). */
+  peerVersion: PerftestVersion = { text: PERFTEST_VERSION, value: Number(PERFTEST_VERSION) };
+  /** Messages sent and received so far, by kind (for reports and tests). */
+  readonly log: { dir: 'out' | 'in'; what: string; bytes: number }[] = [];
+
+  constructor(
+    readonly ch: TcpChannel,
+    readonly role: PerftestRole,
+    readonly keyFormat: KeyFormat,
+    readonly timeouts: OobTimeouts,
+    readonly dontXchgVersions = false,
+  ) {}
+
+  /** ctx_xchg_data: `mine` out, `size` bytes of `what` in. */
+  async exchange(mine: Uint8Array, size: number, what: string, timeoutMs = this.timeouts.stepMs): Promise<Uint8Array> {
+    if (this.role === 'client') {
+      await this.send(mine, what);
+      return this.receive(size, what, timeoutMs);
+    }
+    const theirs = await this.receive(size, what, timeoutMs);
+    await this.send(mine, what);
+    return theirs;
+  }
+
+  private async send(b: Uint8Array, what: string): Promise<void> {
+    this.log.push({ dir: 'out', what, bytes: b.length });
+    await this.ch.writeExact(b);
+  }
+
+  private async receive(n: number, what: string, timeoutMs: number): Promise<Uint8Array> {
+    const b = await this.ch.readExact(n, what, timeoutMs);
+    this.log.push({ dir: 'in', what, bytes: n });
+    return b;
+  }
+
+  async versions(): Promise<PerftestVersion> {
+    if (this.dontXchgVersions) return this.peerVersion;
+    const b = await this.exchange(encodeVersion(PERFTEST_VERSION), PERFTEST_VERSION_SIZE, 'perftest version');
+    const v = decodeVersion(b);
+    checkPeerVersion(v);
+    this.peerVersion = v;
+    return v;
+  }
+
+  /** check_sys_data: both sides go on with the larger of each value. */
+  async sysData(mine: SysData): Promise<SysData> {
+    if (this.dontXchgVersions || this.peerVersion.value < 5.32) return mine;
+    const c = decodeInt32BE(await this.exchange(encodeInt32BE(mine.cycleBuffer), 4, 'perftest cycle buffer size'), 'cycle_buffer');
+    const l = decodeInt32BE(await this.exchange(encodeInt32BE(mine.cacheLineSize), 4, 'perftest cache line size'), 'cache_line_size');
+    return { cycleBuffer: Math.max(c, mine.cycleBuffer), cacheLineSize: Math.max(l, mine.cacheLineSize) };
+  }
+
+  /** check_mtu: both sides go on with the smaller MTU. */
+  async mtu(mine: Mtu): Promise<Mtu> {
+    if (this.dontXchgVersions || !mtuExchanged(this.peerVersion.value)) return mine;
+    const size = mtuMessageSize(this.peerVersion.value);
+    const theirs = decodeMtu(await this.exchange(encodeMtu(mine, size), size, 'perftest MTU'));
+    return theirs < mine ? theirs : mine;
+  }
+
+  /** ctx_hand_shake for one QP. */
+  async keys(mine: PerftestDest, purpose: string, timeoutMs = this.timeouts.stepMs): Promise<PerftestDest> {
+    const size = keyMessageSize(this.keyFormat);
+    const b = await this.exchange(encodeKeyMessage(mine, this.keyFormat), size, `perftest key message (${purpose})`, timeoutMs);
+    return decodeKeyMessage(b, this.keyFormat);
+  }
+
+  /** xchg_bw_reports: one exchange per field. */
+  async bwReports(mine: BwReport, timeoutMs = this.timeouts.stepMs): Promise<BwReport> {
+    const theirs = emptyBwReport();
+    for (const { field, size } of bwReportLayout(this.peerVersion.value)) {
+      const b = await this.exchange(encodeBwReportField(mine, field, size), size, `perftest bandwidth report (${field})`, timeoutMs);
+      decodeBwReportField(theirs, field, b);
+    }
+    return theirs;
+  }
+
+  /**
+   * ctx_close_connection ends with write(sockfd, "done", sizeof "done") on both sides (without
+   * RDMA CM), then closes; nobody reads it. Sent the same way, best effort: the peer may already
+   * have closed. Not counted in `log` (not part of an exchange).
+   */
+  async done(): Promise<void> {
+    try {
+      await this.ch.writeExact(PERFTEST_DONE);
+    } catch {
+      // the peer closed first: nothing is lost, it would not have read it
+    }
+  }
+
+  close(): void {
+    this.ch.close();
+  }
+}
+
+/** The 5 bytes each side writes last in ctx_close_connection ("done" and its NUL). */
+export const PERFTEST_DONE = new Uint8Array([0x64, 0x6f, 0x6e, 0x65, 0]);
+
+/** What the local side does at the steps that are not messages. */
+export interface PerftestLocalSide {
+  readonly sysData: SysData;
+  readonly mtu: Mtu;
+  /** Called once the agreed values are known, before the first key message (ctx_init). */
+  setup(agreed: { sysData: SysData; mtu: Mtu; peerVersion: PerftestVersion }): void;
+  /** This side's key message for QP `i`. */
+  dest(i: number): PerftestDest;
+  /** The peer's key message for QP `i`, each time one arrives. */
+  onPeerDest(i: number, d: PerftestDest, purpose: string): void;
+  connect(): void | Promise<void>;
+  postReceives(): void;
+  run(): Promise<void>;
+  /** This side's bandwidth report. */
+  report(): BwReport;
+  onPeerReport(r: BwReport): void;
+}
+
+/** Runs `steps` over `oob`, calling `local` at the local steps, and closes the connection at the end. */
+export async function executeSession(oob: PerftestOob, steps: readonly SessionStep[], local: PerftestLocalSide, qps = 1): Promise<void> {
+  try {
+    let sys = local.sysData;
+    let mtu = local.mtu;
+    for (const step of steps) {
+      switch (step.kind) {
+        case 'versions':
+          await oob.versions();
+          break;
+        case 'sys-data':
+          sys = await oob.sysData(local.sysData);
+          break;
+        case 'mtu':
+          mtu = await oob.mtu(local.mtu);
+          local.setup({ sysData: sys, mtu, peerVersion: oob.peerVersion });
+          break;
+        case 'keys': {
+          const t = step.waitsForPeerRun ? oob.timeouts.peerRunMs : oob.timeouts.stepMs;
+          for (let i = 0; i < (step.everyQp ? qps : 1); i++) local.onPeerDest(i, await oob.keys(local.dest(i), step.purpose, t), step.purpose);
+          break;
+        }
+        case 'connect':
+          await local.connect();
+          break;
+        case 'post-receives':
+          local.postReceives();
+          break;
+        case 'run':
+          await local.run();
+          break;
+        case 'bw-reports':
+          local.onPeerReport(await oob.bwReports(local.report()));
+          break;
+        case 'close':
+          if (step.handshake) {
+            const t = step.waitsForPeerRun ? oob.timeouts.peerRunMs : oob.timeouts.stepMs;
+            local.onPeerDest(0, await oob.keys(local.dest(0), 'closing barrier', t), 'closing barrier');
+            await oob.done();
+          }
+          break;
+      }
+    }
+  } finally {
+    oob.close();
+  }
+}

@@ -1,0 +1,264 @@
+/**
+ * `roce replay --role requester`: rebuilds the work requests behind a
+ * captured requester's messages (SEND data, WRITE and READ RETHs, atomic
+ * operands), posts them to a stack QP configured like the captured one, feeds
+ * it the real responder's answers, and compares the requests the stack sends
+ * with the captured ones: segmentation, PSNs, headers, data and the AckReq
+ * policy. (Where go-back-N restarts is checked by the engine's own dialogue
+ * tests; in a replay it depends on timers the capture does not show.)
+ */
+import { VirtualClock } from '../../base/clock';
+import { Device } from '../../stack/device';
+import { ReplayDriver } from '../../nic-driver/replay-driver';
+import { Access, QpState, QpType, SendFlags, WrOpcode, mtuFromBytes, type Mtu } from '../../stack/types';
+import type { SendWr } from '../../stack/work-request';
+import { decodeFrame, type RocePacket } from '../../packets/decode';
+import { OpFlag } from '../../packets/opcodes';
+import { psnDiff } from '../../base/psn';
+import type { CapturedPacket, RcConversation } from './conversation';
+import { type Difference, DiffClass, type ReplaySummary } from './differences';
+import type { ReplayOptions } from './responder-replay';
+
+interface Msg {
+  wr: Omit<SendWr, 'sgList'>;
+  data: Uint8Array;
+  frames: number[];
+}
+
+/** The messages of the first transmission of every request PSN, in order. */
+function messagesOf(reqs: readonly CapturedPacket[], mtu: number): { msgs: Msg[]; first: Map<number, CapturedPacket> } {
+  const first = new Map<number, CapturedPacket>();
+  // A READ owns the PSNs of its responses; a READ request at one of those PSNs is a retry of it, not a new message.
+  const readRanges: [number, number][] = [];
+  for (const c of reqs) {
+    const b = c.p.bth;
+    if (b === null || first.has(b.psn)) continue;
+    if (readRanges.some(([lo, n]) => psnDiff(b.psn, lo) > 0 && psnDiff(b.psn, lo) < n)) continue;
+    first.set(b.psn, c);
+    if (c.p.reth !== null && (c.p.info?.flags ?? 0) & OpFlag.READ) readRanges.push([b.psn, Math.max(1, Math.ceil(c.p.reth.dmaLength / mtu))]);
+  }
+  const msgs: Msg[] = [];
+  let cur: { parts: Uint8Array[]; wr: Omit<SendWr, 'sgList'>; frames: number[] } | null = null;
+  for (const c of first.values()) {
+    const p = c.p;
+    const info = p.info;
+    if (info === undefined || p.bth === null) continue;
+    const f = info.flags;
+    const payload = c.bytes.subarray(p.payloadOff, p.payloadOff + p.payloadLength);
+    if ((f & OpFlag.START) !== 0) {
+      if ((f & OpFlag.READ) !== 0 && p.reth) {
+        msgs.push({ wr: { opcode: WrOpcode.RDMA_READ, rdma: { remoteAddr: p.reth.va, rkey: p.reth.rkey } }, data: new Uint8Array(p.reth.dmaLength), frames: [c.frame] });
+        continue;
+      }
+      if ((f & OpFlag.ATOMIC) !== 0 && p.atomicEth) {
+        const cmp = (p.bth.opcode & 0x1f) === 0x13;
+        const a = p.atomicEth;
+        msgs.push({
+          wr: { opcode: cmp ? WrOpcode.ATOMIC_CMP_AND_SWP : WrOpcode.ATOMIC_FETCH_AND_ADD, atomic: { remoteAddr: a.va, rkey: a.rkey, compareAdd: cmp ? a.compare : a.swapAdd, swap: a.swapAdd } },
+          data: new Uint8Array(8),
+          frames: [c.frame],
+        });
+        continue;
+      }
+      const write = (f & OpFlag.WRITE) !== 0;
+      cur = {
+        parts: [],
+        frames: [],
+        wr: write && p.reth ? { opcode: WrOpcode.RDMA_WRITE, rdma: { remoteAddr: p.reth.va, rkey: p.reth.rkey } } : { opcode: WrOpcode.SEND },
+      };
+    }
+    if (cur === null) continue; // the capture starts mid-message
+    cur.parts.push(payload);
+    cur.frames.push(c.frame);
+    if ((f & OpFlag.END) !== 0) {
+      if (p.immDt !== null) {
+        cur.wr.opcode = cur.wr.opcode === WrOpcode.RDMA_WRITE ? WrOpcode.RDMA_WRITE_WITH_IMM : WrOpcode.SEND_WITH_IMM;
+        cur.wr.immData = p.immDt.value;
+      }
+      if (p.ieth !== null) {
+        cur.wr.opcode = WrOpcode.SEND_WITH_INV;
+        cur.wr.invalidateRkey = p.ieth.rkey;
+      }
+      if (p.bth.se) cur.wr.sendFlags = (cur.wr.sendFlags ?? 0) | SendFlags.SOLICITED;
+      const len = cur.parts.reduce((s, x) => s + x.length, 0);
+      const data = new Uint8Array(len);
+      let o = 0;
+      for (const x of cur.parts) {
+        data.set(x, o);
+        o += x.length;
+      }
+      msgs.push({ wr: cur.wr, data, frames: cur.frames });
+      cur = null;
+    }
+  }
+  return { msgs, first };
+}
+
+const headerText = (p: RocePacket): string =>
+  [
+    p.info?.name ?? '?',
+    p.reth ? `RETH va=0x${p.reth.va.toString(16)} rkey=0x${p.reth.rkey.toString(16)} len=${p.reth.dmaLength}` : '',
+    p.atomicEth ? `AtomicETH va=0x${p.atomicEth.va.toString(16)} swapAdd=0x${p.atomicEth.swapAdd.toString(16)} cmp=0x${p.atomicEth.compare.toString(16)}` : '',
+    p.immDt ? `imm=0x${p.immDt.value.toString(16)}` : '',
+    p.ieth ? `inv=0x${p.ieth.rkey.toString(16)}` : '',
+    `payload ${p.payloadLength}`,
+  ]
+    .filter((x) => x !== '')
+    .join(' ');
+
+export function replayRequester(conv: RcConversation, o: ReplayOptions = {}): ReplaySummary {
+  const diffs: Difference[] = [];
+  const mtuBytes = o.pathMtuBytes ?? conv.pathMtuBytes;
+  const pathMtu = mtuFromBytes(mtuBytes) as Mtu | undefined;
+  if (pathMtu === undefined) throw new Error(`path MTU ${mtuBytes} is not one of 256..4096`);
+  const clock = new VirtualClock();
+  const driver = new ReplayDriver(conv.requesterMac || 0x02_00_00_00_00_01, 9000);
+  const v4 = /^\d+\.\d+\.\d+\.\d+$/.test(conv.requesterIp);
+  const dev = new Device({
+    driver,
+    clock,
+    ...(v4 ? { ipv4: [conv.requesterIp] } : { ipv6: [conv.requesterIp] }),
+    neighbors: { [conv.responderIp]: conv.responderMac || 0x02_00_00_00_00_02 },
+    name: 'replay',
+  });
+  const pd = dev.allocPd();
+  const cq = dev.createCq(1 << 16);
+  const { msgs, first } = messagesOf(conv.requests, mtuBytes);
+  const total = msgs.reduce((s, m) => s + m.data.length + 8, 0);
+  const buf = new Uint8Array(Math.max(8, total));
+  const mr = dev.regMr(pd, buf, Access.LOCAL_WRITE);
+  const qp = dev.createQp(pd, { qpType: QpType.RC, sendCq: cq, recvCq: cq, cap: { maxSendWr: msgs.length + 16, maxSendSge: 1 } }, conv.requesterQpn || 0x11);
+  qp.modify({ qpState: QpState.INIT, pkeyIndex: 0, portNum: 1, qpAccessFlags: Access.LOCAL_WRITE | Access.REMOTE_WRITE | Access.REMOTE_READ | Access.REMOTE_ATOMIC });
+  qp.modify({
+    qpState: QpState.RTR,
+    ahAttr: { dgid: v4 ? `::ffff:${conv.responderIp}` : conv.responderIp, dmac: conv.responderMac || 0x02_00_00_00_00_02 },
+    pathMtu,
+    destQpNum: conv.responderQpn,
+    rqPsn: 0,
+    maxDestRdAtomic: 16,
+    minRnrTimer: 12,
+  });
+  qp.modify({ qpState: QpState.RTS, sqPsn: conv.firstRequestPsn, timeout: 14, retryCnt: 7, rnrRetry: 7, maxRdAtomic: 16 });
+  let off = 0;
+  const wrs: SendWr[] = msgs.map((m, i) => {
+    buf.set(m.data, off);
+    const wr: SendWr = { ...m.wr, wrId: i, sendFlags: (m.wr.sendFlags ?? 0) | SendFlags.SIGNALED, sgList: [mr.sge(off, m.data.length)] };
+    off += m.data.length + 8;
+    return wr;
+  });
+  // With the captured timing each work request is posted when the captured requester first sent
+  // it (posting them all at once would leave later messages waiting for responses that come at
+  // their captured times, and the stack's retransmission timer would fire: a replay artifact).
+  const t0 = conv.requests[0]?.timeNs ?? 0;
+  const frameTime = new Map(conv.requests.map((c) => [c.frame, c.timeNs - t0]));
+  const dueNs = msgs.map((m) => (o.timing === 'fast' ? 0 : (frameTime.get(m.frames[0] ?? -1) ?? 0)));
+  let nextWr = 0;
+  const postDue = (): void => {
+    const batch: SendWr[] = [];
+    while (nextWr < wrs.length && (dueNs[nextWr] ?? 0) <= clock.now()) batch.push(wrs[nextWr++] as SendWr);
+    if (batch.length > 0) qp.postSend(batch);
+  };
+  /** Runs the clock to `tNs`, posting each work request at its time. */
+  const advanceTo = (tNs: number): void => {
+    while (nextWr < wrs.length && (dueNs[nextWr] ?? 0) <= tNs) {
+      clock.runUntil(Math.max(clock.now(), dueNs[nextWr] ?? 0));
+      postDue();
+      clock.runUntil(clock.now());
+      collect();
+    }
+    clock.runUntil(Math.max(clock.now(), tNs));
+  };
+
+  // Run: send what the stack sends, then hand it each captured response once it has sent what that response answers.
+  const sent: { p: RocePacket; bytes: Uint8Array }[] = [];
+  let framesOut = 0;
+  const collect = (): void => {
+    for (const f of driver.takeSent()) {
+      framesOut++;
+      const d = decodeFrame(f);
+      if (!d.roce || d.error !== null || d.bth === null) {
+        diffs.push({ class: DiffClass.VIOLATION, kind: 'malformedOutput', psn: null, frames: [], expected: 'a well-formed frame', got: d.roce ? (d.error?.message ?? '') : 'not RoCE', rule: 'the stack must emit valid frames' });
+        continue;
+      }
+      sent.push({ p: d, bytes: f });
+    }
+  };
+  const highestSent = (): number | null => {
+    let h: number | null = null;
+    for (const s of sent) {
+      const b = s.p.bth;
+      if (b === null) continue;
+      const last = s.p.reth && (s.p.info?.flags ?? 0) & OpFlag.READ ? b.psn + Math.max(0, Math.ceil(s.p.reth.dmaLength / mtuBytes) - 1) : b.psn;
+      if (h === null || psnDiff(last & 0xffffff, h) > 0) h = last & 0xffffff;
+    }
+    return h;
+  };
+  advanceTo(0);
+  collect();
+  for (const r of conv.responses) {
+    const psn = r.p.bth?.psn ?? 0;
+    for (let guard = 0; guard < 10_000; guard++) {
+      const h = highestSent();
+      if (h !== null && psnDiff(h, psn) >= 0) break;
+      const next = clock.nextAt();
+      const due = nextWr < wrs.length ? (dueNs[nextWr] ?? 0) : null;
+      if (next === null && due === null) break;
+      if (due !== null && (next === null || due <= next)) advanceTo(due);
+      else clock.step();
+      collect();
+    }
+    if (o.timing !== 'fast') advanceTo(r.timeNs - t0);
+    collect();
+    driver.inject([r.bytes]);
+    clock.runUntil(clock.now());
+    collect();
+  }
+  advanceTo(dueNs[dueNs.length - 1] ?? 0);
+  clock.runUntilIdle(200_000);
+  collect();
+
+  // Compare first transmissions PSN by PSN.
+  const stackFirst = new Map<number, RocePacket>();
+  for (const s of sent) if (s.p.bth && !stackFirst.has(s.p.bth.psn)) stackFirst.set(s.p.bth.psn, s.p);
+  let matched = 0;
+  for (const [psn, c] of first) {
+    const g = stackFirst.get(psn);
+    const e = c.p;
+    if (g === undefined) {
+      diffs.push({ class: DiffClass.VIOLATION, kind: 'missingRequest', psn, frames: [c.frame], expected: headerText(e), got: 'nothing', rule: 'the same work requests produce the same request PSNs' });
+      continue;
+    }
+    const ep = c.bytes.subarray(e.payloadOff, e.payloadOff + e.payloadLength);
+    const gbytes = sent.find((s) => s.p === g)?.bytes ?? new Uint8Array(0);
+    const gp = gbytes.subarray(g.payloadOff, g.payloadOff + g.payloadLength);
+    if (headerText(e) !== headerText(g)) {
+      diffs.push({ class: DiffClass.VIOLATION, kind: 'segmentation', psn, frames: [c.frame], expected: headerText(e), got: headerText(g), rule: `IBTA §9.7.2: messages are segmented by the path MTU (${mtuBytes}) with FIRST/MIDDLE/LAST/ONLY opcodes and their headers` });
+    } else if (Buffer.compare(ep, gp) !== 0) {
+      diffs.push({ class: DiffClass.VIOLATION, kind: 'payload', psn, frames: [c.frame], expected: `${ep.length} bytes`, got: 'different bytes', rule: 'the payload is the message data at its offset' });
+    } else {
+      matched++;
+      if (e.bth?.ackReq !== g.bth?.ackReq) {
+        diffs.push({ class: DiffClass.POLICY, kind: 'ackReq', psn, frames: [c.frame], expected: `AckReq ${e.bth?.ackReq ? 1 : 0}`, got: `AckReq ${g.bth?.ackReq ? 1 : 0}`, rule: 'IBTA §9.7.3.1: when to ask for an ACK inside a message is the requester\'s choice' });
+      }
+    }
+  }
+  const eRetx = conv.requests.length - first.size;
+  const gRetx = sent.length - stackFirst.size;
+  if (eRetx !== gRetx) {
+    diffs.push({ class: DiffClass.POLICY, kind: 'retransmissions', psn: null, frames: [], expected: `${eRetx} retransmitted packets`, got: `${gRetx}`, rule: 'timeouts and how far each go-back-N resends depend on timers and windows' });
+  }
+  return {
+    role: 'requester',
+    requesterQpn: conv.requesterQpn,
+    responderQpn: conv.responderQpn,
+    requesterIp: conv.requesterIp,
+    responderIp: conv.responderIp,
+    pathMtu: mtuBytes,
+    framesIn: conv.responses.length,
+    framesOut,
+    matched,
+    expected: first.size,
+    differences: diffs,
+    violations: diffs.filter((d) => d.class === DiffClass.VIOLATION).length,
+  };
+}

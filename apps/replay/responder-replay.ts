@@ -1,0 +1,320 @@
+/**
+ * `roce replay --role responder`: feeds the requester's packets of a captured
+ * RC conversation into a stack QP configured from the capture (QPNs, start
+ * PSN, path MTU, memory regions at the captured RETH/AtomicETH addresses and
+ * R_Keys, filled with what the real responder returned), then compares the
+ * stack's answers with the real responder's: ACK/NAK coverage and MSN, READ
+ * response segmentation, PSNs and data, atomic results.
+ */
+import { VirtualClock } from '../../base/clock';
+import { Device } from '../../stack/device';
+import { ReplayDriver } from '../../nic-driver/replay-driver';
+import { Access, QpState, QpType, mtuFromBytes, type Mtu } from '../../stack/types';
+import { decodeFrame, type RocePacket } from '../../packets/decode';
+import { AethKind, NAK_CODE_NAMES, decodeSyndrome } from '../../packets/aeth';
+import { OpFlag } from '../../packets/opcodes';
+import { psnDiff } from '../../base/psn';
+import type { CapturedPacket, RcConversation } from './conversation';
+import { type Difference, DiffClass, type ReplaySummary } from './differences';
+
+export interface ReplayOptions {
+  /** Feed with the captured timing (default) or as fast as possible. */
+  timing?: 'captured' | 'fast';
+  /** Override the inferred path MTU. */
+  pathMtuBytes?: number;
+  /** Largest memory region to build, in bytes (default 64 MiB). */
+  maxRegionBytes?: number;
+}
+
+const ACCESS_ALL = Access.LOCAL_WRITE | Access.REMOTE_WRITE | Access.REMOTE_READ | Access.REMOTE_ATOMIC;
+
+interface Region {
+  lo: bigint;
+  hi: bigint;
+}
+
+/** A response, reduced to what the comparison looks at. */
+interface Resp {
+  frame: number;
+  kind: 'ACK' | 'NAK' | 'RNR_NAK' | 'READ' | 'ATOMIC';
+  psn: number;
+  msn: number | null;
+  value: number;
+  opcode: number;
+  name: string;
+  payload: Uint8Array;
+  orig: bigint | null;
+}
+
+function toResp(p: RocePacket, bytes: Uint8Array, frame: number): Resp | null {
+  const b = p.bth;
+  const info = p.info;
+  if (b === null || info === undefined) return null;
+  const payload = bytes.subarray(p.payloadOff, p.payloadOff + p.payloadLength);
+  const msn = p.aeth?.msn ?? null;
+  if ((info.flags & OpFlag.READ) !== 0) return { frame, kind: 'READ', psn: b.psn, msn, value: 0, opcode: b.opcode, name: info.name, payload, orig: null };
+  if (p.atomicAckEth !== null) return { frame, kind: 'ATOMIC', psn: b.psn, msn, value: 0, opcode: b.opcode, name: info.name, payload, orig: p.atomicAckEth.origData };
+  if (p.aeth === null) return null;
+  const s = decodeSyndrome(p.aeth.syndrome);
+  const kind = s.kind === AethKind.ACK ? 'ACK' : s.kind === AethKind.NAK ? 'NAK' : s.kind === AethKind.RNR_NAK ? 'RNR_NAK' : null;
+  if (kind === null) return null;
+  return { frame, kind, psn: b.psn, msn, value: s.value, opcode: b.opcode, name: info.name, payload, orig: null };
+}
+
+/** Regions the requests address, per R_Key: [lowest VA, highest VA + length). */
+function regionsOf(reqs: readonly CapturedPacket[]): Map<number, Region> {
+  const m = new Map<number, Region>();
+  const add = (rkey: number, va: bigint, len: number): void => {
+    const r = m.get(rkey);
+    const hi = va + BigInt(Math.max(len, 1));
+    if (r === undefined) m.set(rkey, { lo: va, hi });
+    else {
+      if (va < r.lo) r.lo = va;
+      if (hi > r.hi) r.hi = hi;
+    }
+  };
+  for (const c of reqs) {
+    if (c.p.reth !== null) add(c.p.reth.rkey, c.p.reth.va, c.p.reth.dmaLength);
+    if (c.p.atomicEth !== null) add(c.p.atomicEth.rkey, c.p.atomicEth.va, 8);
+  }
+  return m;
+}
+
+export function replayResponder(conv: RcConversation, o: ReplayOptions = {}): ReplaySummary {
+  const diffs: Difference[] = [];
+  const mtuBytes = o.pathMtuBytes ?? conv.pathMtuBytes;
+  const pathMtu = mtuFromBytes(mtuBytes) as Mtu | undefined;
+  if (pathMtu === undefined) throw new Error(`path MTU ${mtuBytes} is not one of 256..4096`);
+  const clock = new VirtualClock();
+  const driver = new ReplayDriver(conv.responderMac || 0x02_00_00_00_00_02, 9000);
+  const v4 = /^\d+\.\d+\.\d+\.\d+$/.test(conv.responderIp);
+  const dev = new Device({
+    driver,
+    clock,
+    ...(v4 ? { ipv4: [conv.responderIp] } : { ipv6: [conv.responderIp] }),
+    neighbors: { [conv.requesterIp]: conv.requesterMac || 0x02_00_00_00_00_01 },
+    name: 'replay',
+  });
+  const pd = dev.allocPd();
+  const cq = dev.createCq(1 << 16);
+
+  // Memory regions at the captured addresses and keys.
+  const maxRegion = BigInt(o.maxRegionBytes ?? 64 * 1024 * 1024);
+  const mrs = new Map<number, { lo: bigint; buf: Uint8Array }>();
+  for (const [rkey, r] of regionsOf(conv.requests)) {
+    const size = r.hi - r.lo;
+    if (size > maxRegion) {
+      diffs.push({ class: DiffClass.UNVERIFIABLE, kind: 'regionTooLarge', psn: null, frames: [], expected: `a region for rkey 0x${rkey.toString(16)}`, got: `${size} bytes exceed the limit`, rule: 'replay builds memory regions in RAM' });
+      continue;
+    }
+    const buf = new Uint8Array(Number(size));
+    try {
+      dev.regMr(pd, buf, ACCESS_ALL, r.lo, rkey);
+      mrs.set(rkey, { lo: r.lo, buf });
+    } catch (e) {
+      diffs.push({ class: DiffClass.UNVERIFIABLE, kind: 'regionKey', psn: null, frames: [], expected: `rkey 0x${rkey.toString(16)}`, got: (e as Error).message, rule: 'two captured R_Keys share a key index' });
+    }
+  }
+
+  // Fill the regions with what the real responder returned, so READ data and atomic results can match.
+  const expected: Resp[] = [];
+  for (const c of conv.responses) {
+    const r = toResp(c.p, c.bytes, c.frame);
+    if (r !== null) expected.push(r);
+  }
+  const reads = conv.requests.filter((c) => c.p.info !== undefined && (c.p.info.flags & OpFlag.READ) !== 0 && c.p.reth !== null);
+  for (const r of expected) {
+    if (r.kind === 'READ') {
+      const req = reads.find((c) => {
+        const d = psnDiff(r.psn, c.p.bth?.psn ?? 0);
+        return d >= 0 && d * mtuBytes < Math.max(1, c.p.reth?.dmaLength ?? 0);
+      });
+      if (req?.p.reth) {
+        const mr = mrs.get(req.p.reth.rkey);
+        const va = req.p.reth.va + BigInt(psnDiff(r.psn, req.p.bth?.psn ?? 0) * mtuBytes);
+        if (mr && va >= mr.lo) mr.buf.set(r.payload.subarray(0, Math.max(0, Math.min(r.payload.length, mr.buf.length - Number(va - mr.lo)))), Number(va - mr.lo));
+      }
+    }
+  }
+  const atomicSeen = new Set<string>();
+  for (const c of conv.requests) {
+    const a = c.p.atomicEth;
+    if (a === null || c.p.bth === null) continue;
+    const k = `${a.rkey}:${a.va}`;
+    if (atomicSeen.has(k)) continue;
+    atomicSeen.add(k);
+    const ack = expected.find((r) => r.kind === 'ATOMIC' && r.psn === c.p.bth?.psn);
+    const mr = mrs.get(a.rkey);
+    if (ack?.orig != null && mr && a.va >= mr.lo && Number(a.va - mr.lo) + 8 <= mr.buf.length) {
+      new DataView(mr.buf.buffer, mr.buf.byteOffset).setBigUint64(Number(a.va - mr.lo), ack.orig, true);
+    }
+  }
+
+  // The QP, as the capture shows it.
+  const qp = dev.createQp(pd, { qpType: QpType.RC, sendCq: cq, recvCq: cq, cap: { maxSendWr: 16, maxRecvWr: 1 << 16 } }, conv.responderQpn);
+  const rnr = expected.find((r) => r.kind === 'RNR_NAK');
+  qp.modify({ qpState: QpState.INIT, pkeyIndex: 0, portNum: 1, qpAccessFlags: ACCESS_ALL });
+  qp.modify({
+    qpState: QpState.RTR,
+    ahAttr: { dgid: v4 ? `::ffff:${conv.requesterIp}` : conv.requesterIp, dmac: conv.requesterMac || 0x02_00_00_00_00_01 },
+    pathMtu,
+    destQpNum: conv.requesterQpn || 1,
+    rqPsn: conv.firstRequestPsn,
+    maxDestRdAtomic: 128,
+    minRnrTimer: rnr?.value ?? 12,
+  });
+  qp.modify({ qpState: QpState.RTS, sqPsn: 0, timeout: 14, retryCnt: 7, rnrRetry: 7, maxRdAtomic: 16 });
+  // Receive buffers follow the capture: one is posted just before each request that takes one, unless the
+  // real responder answered that very packet with an RNR NAK (its application had not posted one yet).
+  const rbuf = new Uint8Array(1 << 20);
+  const rmr = dev.regMr(pd, rbuf, Access.LOCAL_WRITE);
+  const takesWqe = (c: CapturedPacket): boolean => {
+    const f = c.p.info?.flags ?? 0;
+    return (f & OpFlag.RWR) !== 0 && ((f & OpFlag.SEND) !== 0 ? (f & OpFlag.START) !== 0 : true);
+  };
+  const rnrAnswered = (c: CapturedPacket): boolean => {
+    const psn = c.p.bth?.psn;
+    const again = conv.requests.find((x) => x.frame > c.frame && x.p.bth?.psn === psn)?.frame ?? Number.MAX_SAFE_INTEGER;
+    return conv.responses.some((r) => r.frame > c.frame && r.frame < again && r.p.bth?.psn === psn && r.p.aeth !== null && decodeSyndrome(r.p.aeth.syndrome).kind === AethKind.RNR_NAK);
+  };
+  let recvs = 0;
+
+  // Feed the requests, in order, at the captured times or back to back.
+  const t0 = conv.requests[0]?.timeNs ?? 0;
+  const got: Resp[] = [];
+  let framesOut = 0;
+  const collect = (): void => {
+    for (const f of driver.takeSent()) {
+      framesOut++;
+      const d = decodeFrame(f);
+      if (!d.roce || d.error !== null) {
+        diffs.push({ class: DiffClass.VIOLATION, kind: 'malformedOutput', psn: null, frames: [], expected: 'a well-formed frame', got: d.roce ? (d.error?.message ?? '') : 'not RoCE', rule: 'the stack must emit valid frames' });
+        continue;
+      }
+      const r = toResp(d, f, 0);
+      if (r !== null) got.push(r);
+    }
+  };
+  for (const c of conv.requests) {
+    if (o.timing !== 'fast') clock.runUntil(Math.max(clock.now(), c.timeNs - t0));
+    if (takesWqe(c) && c.p.bth?.psn === qp.resp.psn && !qp.hasRecvWqe() && !rnrAnswered(c)) qp.postRecv({ wrId: recvs++, sgList: [rmr.sge(0, rbuf.length)] });
+    driver.inject([c.bytes]);
+    clock.runUntil(clock.now());
+    collect();
+  }
+  clock.runUntilIdle(100_000);
+  collect();
+
+  compare(expected, got, diffs, mtuBytes);
+  const matched = expected.filter((e) => got.some((g) => same(e, g))).length;
+  return {
+    role: 'responder',
+    requesterQpn: conv.requesterQpn,
+    responderQpn: conv.responderQpn,
+    requesterIp: conv.requesterIp,
+    responderIp: conv.responderIp,
+    pathMtu: mtuBytes,
+    framesIn: conv.requests.length,
+    framesOut,
+    matched,
+    expected: expected.length,
+    differences: diffs,
+    violations: diffs.filter((d) => d.class === DiffClass.VIOLATION).length,
+  };
+}
+
+/** Equal answers. An ACK's credit count is not compared: end-to-end credits are the responder's policy. */
+function same(a: Resp, b: Resp): boolean {
+  if (a.kind !== b.kind || a.psn !== b.psn) return false;
+  if (a.kind !== 'ACK' && a.value !== b.value) return false;
+  if (a.kind === 'READ') return a.opcode === b.opcode && a.msn === b.msn && Buffer.compare(a.payload, b.payload) === 0;
+  if (a.kind === 'ATOMIC') return a.orig === b.orig && a.msn === b.msn;
+  return a.msn === b.msn;
+}
+
+const describe = (r: Resp | undefined): string =>
+  r === undefined ? 'nothing' : `${r.name} PSN ${r.psn}${r.msn !== null ? ` MSN ${r.msn}` : ''}${r.kind === 'NAK' ? ` (${NAK_CODE_NAMES[r.value] ?? r.value})` : ''}${r.kind === 'READ' ? ` ${r.payload.length} bytes` : ''}`;
+
+/** Compares the real responder's answers (expected) with the stack's (got). */
+function compare(expected: Resp[], got: Resp[], diffs: Difference[], mtu: number): void {
+  const gotBy = (kind: Resp['kind'], psn: number): Resp[] => got.filter((g) => g.kind === kind && g.psn === psn);
+  // The k-th captured answer of a kind for a PSN is compared with the stack's k-th (duplicates are answered again).
+  const seen = new Map<string, number>();
+  const nth = (e: Resp): number => {
+    const k = `${e.kind}:${e.psn}`;
+    const n = seen.get(k) ?? 0;
+    seen.set(k, n + 1);
+    return n;
+  };
+  for (const e of expected) {
+    const occurrence = nth(e);
+    switch (e.kind) {
+      case 'READ':
+      case 'ATOMIC': {
+        const all = gotBy(e.kind, e.psn);
+        const g = all[occurrence] ?? all[all.length - 1];
+        if (g === undefined) {
+          diffs.push({ class: DiffClass.VIOLATION, kind: e.kind === 'READ' ? 'missingReadResponse' : 'missingAtomicAck', psn: e.psn, frames: [e.frame], expected: describe(e), got: 'nothing', rule: 'IBTA §9.7.4.1: every READ response PSN / atomic ACK is owed' });
+        } else if (e.kind === 'READ' && (g.opcode !== e.opcode || g.payload.length !== e.payload.length)) {
+          diffs.push({ class: DiffClass.VIOLATION, kind: 'readSegmentation', psn: e.psn, frames: [e.frame], expected: describe(e), got: describe(g), rule: `READ responses are segmented by the path MTU (${mtu}): FIRST/MIDDLE full, LAST the rest` });
+        } else if (e.kind === 'READ' && Buffer.compare(g.payload, e.payload) !== 0) {
+          diffs.push({ class: DiffClass.VIOLATION, kind: 'readData', psn: e.psn, frames: [e.frame], expected: describe(e), got: 'different bytes', rule: 'READ returns the memory the request names' });
+        } else if (e.kind === 'ATOMIC' && g.orig !== e.orig) {
+          diffs.push({ class: DiffClass.VIOLATION, kind: 'atomicResult', psn: e.psn, frames: [e.frame], expected: `original 0x${e.orig?.toString(16)}`, got: `original 0x${g.orig?.toString(16)}`, rule: 'an atomic returns the value before the operation, executed once' });
+        } else if (g.msn !== e.msn) {
+          diffs.push({ class: DiffClass.POLICY, kind: 'msnInResponse', psn: e.psn, frames: [e.frame], expected: `MSN ${e.msn}`, got: `MSN ${g.msn}`, rule: 'when a READ or atomic counts toward the MSN within its responses differs between implementations' });
+        }
+        break;
+      }
+      case 'ACK': {
+        const acks = gotBy('ACK', e.psn);
+        const g = acks[occurrence] ?? acks[acks.length - 1];
+        if (g !== undefined) {
+          if (g.msn !== e.msn) diffs.push({ class: DiffClass.VIOLATION, kind: 'msn', psn: e.psn, frames: [e.frame], expected: describe(e), got: describe(g), rule: 'IBTA §9.7.5.1.2: the MSN counts completed request messages' });
+          break;
+        }
+        // Acknowledged by a later ACK of the stack (coalescing), or not at all.
+        const later = got.find((x) => (x.kind === 'ACK' || x.kind === 'READ' || x.kind === 'ATOMIC') && psnDiff(x.psn, e.psn) > 0);
+        if (later !== undefined) diffs.push({ class: DiffClass.POLICY, kind: 'ackCoalescing', psn: e.psn, frames: [e.frame], expected: describe(e), got: `covered by ${describe(later)}`, rule: 'IBTA §9.7.5.1.1: a responder may coalesce ACKs' });
+        else diffs.push({ class: DiffClass.VIOLATION, kind: 'missingAck', psn: e.psn, frames: [e.frame], expected: describe(e), got: 'no ACK covers this PSN', rule: 'a request with AckReq is acknowledged' });
+        break;
+      }
+      case 'NAK': {
+        const g = got.find((x) => x.kind === 'NAK' && x.psn === e.psn);
+        if (g === undefined) diffs.push({ class: DiffClass.VIOLATION, kind: 'missingNak', psn: e.psn, frames: [e.frame], expected: describe(e), got: describe(got.find((x) => x.psn === e.psn)), rule: 'IBTA §9.7.5.1: the same request stream draws the same NAK' });
+        else if (g.value !== e.value) diffs.push({ class: DiffClass.VIOLATION, kind: 'nakKind', psn: e.psn, frames: [e.frame], expected: describe(e), got: describe(g), rule: 'the NAK code follows from the request' });
+        break;
+      }
+      case 'RNR_NAK': {
+        const g = got.find((x) => x.kind === 'RNR_NAK' && x.psn === e.psn);
+        if (g === undefined) diffs.push({ class: DiffClass.POLICY, kind: 'rnr', psn: e.psn, frames: [e.frame], expected: describe(e), got: describe(got.find((x) => x.psn === e.psn)), rule: 'an RNR NAK depends on the responder application posting receives, which the capture does not show' });
+        break;
+      }
+    }
+  }
+  // End-to-end credits: real hardware may advertise them; this stack (like rxe) sends code 31.
+  const credit = expected.find((e) => e.kind === 'ACK' && gotBy('ACK', e.psn).some((g) => g.value !== e.value));
+  if (credit !== undefined) {
+    const g = gotBy('ACK', credit.psn)[0];
+    diffs.push({ class: DiffClass.POLICY, kind: 'ackCredits', psn: credit.psn, frames: [credit.frame], expected: `credit code ${credit.value}`, got: `credit code ${g?.value ?? '?'}`, rule: 'IBTA §9.7.7.2: end-to-end flow control credits are optional (code 31 = none); rxe never sends them' });
+  }
+  // Answers the stack gave that the real responder did not.
+  for (const g of got) {
+    if (expected.some((e) => e.kind === g.kind && e.psn === g.psn)) continue;
+    if (g.kind === 'ACK') {
+      diffs.push({ class: DiffClass.POLICY, kind: 'extraAck', psn: g.psn, frames: [], expected: 'no ACK for this PSN', got: describe(g), rule: 'IBTA §9.7.5.1.1: how often to acknowledge is the responder\'s choice' });
+    } else if (g.kind === 'READ' || g.kind === 'ATOMIC') {
+      const cut = expected.length === 0 || psnDiff(g.psn, expected[expected.length - 1]?.psn ?? g.psn) > 0;
+      // Runs of READ responses are reported once, as a PSN range.
+      const prev = diffs[diffs.length - 1];
+      if (prev !== undefined && prev.kind === 'extraResponse' && prev.psn !== null && prev.class === (cut ? DiffClass.UNVERIFIABLE : DiffClass.VIOLATION) && prev.lastPsn !== undefined && psnDiff(g.psn, prev.lastPsn) === 1) {
+        prev.lastPsn = g.psn;
+        prev.got = `${prev.count = (prev.count ?? 1) + 1} responses up to PSN ${g.psn}`;
+        continue;
+      }
+      diffs.push({ class: cut ? DiffClass.UNVERIFIABLE : DiffClass.VIOLATION, kind: 'extraResponse', psn: g.psn, lastPsn: g.psn, frames: [], expected: 'nothing', got: describe(g), rule: cut ? 'the capture ends before the real responder answered' : 'responses the real responder never sent' });
+    } else {
+      diffs.push({ class: g.kind === 'RNR_NAK' ? DiffClass.POLICY : DiffClass.VIOLATION, kind: g.kind === 'RNR_NAK' ? 'rnr' : 'extraNak', psn: g.psn, frames: [], expected: 'no NAK', got: describe(g), rule: g.kind === 'RNR_NAK' ? 'receive posting differs' : 'the real responder accepted this request' });
+    }
+  }
+}
