@@ -1,0 +1,183 @@
+/**
+ * The layers point one way. Every import under the source folders (static
+ * `import`, `import type`, `export ... from`, `require`, `import()`) is read and
+ * checked against the allowed arrows below; a test fails naming the file, the
+ * line and the arrow. There is no list of exceptions.
+ *
+ *   base        imports nothing
+ *   packets     base
+ *   analysis    packets, base
+ *   nic-driver  packets, base (and its own native loader)
+ *   stack       packets, base, and of nic-driver only its interface file (driver.ts)
+ *   apps        anything but cli
+ *   bench       anything but cli (benchmarks are composition roots too)
+ *   cli         anything (and the root package.json, for its version)
+ *
+ * Only the native loader (nic-driver/native-binding.ts) loads the addon, and it
+ * is the only file allowed a computed `require`. The wire layer, the leaf and
+ * the engine do no I/O of their own: no node:fs, net, dgram or child_process.
+ */
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { scanImports } from './support/import-scan';
+
+const ROOT = path.resolve(__dirname, '..');
+const LAYERS = ['base', 'packets', 'analysis', 'nic-driver', 'stack', 'apps', 'bench', 'cli'] as const;
+type Layer = (typeof LAYERS)[number];
+const NATIVE_LOADER = 'nic-driver/native-binding.ts';
+const STACK_DRIVER_INTERFACE = 'nic-driver/driver.ts';
+/** Node modules that do I/O, kept out of the layers that must not. */
+const IO_MODULES = new Set(['fs', 'fs/promises', 'net', 'dgram', 'child_process', 'http', 'https', 'worker_threads', 'cluster']);
+const NO_IO: ReadonlySet<Layer> = new Set<Layer>(['base', 'packets', 'stack']);
+
+/** Which layers each layer may import (its own always). */
+const ALLOWED: Record<Layer, readonly Layer[]> = {
+  base: [],
+  packets: ['base'],
+  analysis: ['packets', 'base'],
+  'nic-driver': ['packets', 'base'],
+  stack: ['packets', 'base'], // + nic-driver/driver.ts, checked below
+  apps: ['base', 'packets', 'analysis', 'nic-driver', 'stack', 'apps'],
+  bench: ['base', 'packets', 'analysis', 'nic-driver', 'stack', 'apps'],
+  cli: ['base', 'packets', 'analysis', 'nic-driver', 'stack', 'apps'],
+};
+
+export interface Violation {
+  file: string;
+  line: number;
+  message: string;
+}
+
+function layerOf(rel: string): Layer | null {
+  const top = rel.split('/')[0] as Layer;
+  return (LAYERS as readonly string[]).includes(top) ? top : null;
+}
+
+/** Resolves a relative specifier of `file` to a repository path (with .ts added when it names a source). */
+function resolveRelative(file: string, spec: string, exists: (rel: string) => boolean): string {
+  const joined = path.posix.normalize(path.posix.join(path.posix.dirname(file), spec));
+  for (const cand of [joined, `${joined}.ts`, `${joined}/index.ts`]) if (exists(cand)) return cand;
+  return joined;
+}
+
+/** Checks the imports of the given files (repository-relative path → source text). */
+export function checkArchitecture(files: ReadonlyMap<string, string>, exists: (rel: string) => boolean = (r) => files.has(r)): Violation[] {
+  const out: Violation[] = [];
+  for (const [file, src] of files) {
+    const from = layerOf(file);
+    if (from === null) continue;
+    for (const ref of scanImports(src)) {
+      const at = { file, line: ref.line };
+      if (ref.specifier === null) {
+        if (file !== NATIVE_LOADER) out.push({ ...at, message: `${ref.kind === 'require' ? 'require' : 'import()'} with a computed path (only ${NATIVE_LOADER} may load a module it names at run time)` });
+        continue;
+      }
+      const spec = ref.specifier;
+      if (/\.node$/.test(spec) || /(^|\/)native\/build\//.test(spec) || spec === 'bindings' || spec === 'node-gyp-build') {
+        if (file !== NATIVE_LOADER) out.push({ ...at, message: `loads the native addon (${spec}); only ${NATIVE_LOADER} may` });
+        continue;
+      }
+      if (!spec.startsWith('.')) {
+        const bare = spec.replace(/^node:/, '');
+        if (NO_IO.has(from) && IO_MODULES.has(bare)) out.push({ ...at, message: `${from}/ does no I/O of its own, but imports ${spec}` });
+        continue;
+      }
+      const target = resolveRelative(file, spec, exists);
+      const to = layerOf(target);
+      if (target === '../package.json' && from === 'cli') continue; // the command reads its version (main.ts runs from dist/cli/)
+      if (to === null) {
+        out.push({ ...at, message: `imports ${spec}, outside the source folders (${target})` });
+        continue;
+      }
+      if (to === from) continue;
+      if (from === 'stack' && to === 'nic-driver') {
+        if (target !== STACK_DRIVER_INTERFACE) out.push({ ...at, message: `stack → ${target}: the engine may use only the driver interface (${STACK_DRIVER_INTERFACE})` });
+        continue;
+      }
+      if (!ALLOWED[from].includes(to)) out.push({ ...at, message: `${from} → ${to} (${spec}) is not an allowed arrow` });
+    }
+  }
+  return out;
+}
+
+function sourceFiles(): Map<string, string> {
+  const files = new Map<string, string>();
+  const walk = (dir: string): void => {
+    for (const e of fs.readdirSync(path.join(ROOT, dir), { withFileTypes: true })) {
+      const rel = `${dir}/${e.name}`;
+      if (e.isDirectory()) walk(rel);
+      else if (/\.(ts|js)$/.test(e.name) && !e.name.endsWith('.d.ts')) files.set(rel, fs.readFileSync(path.join(ROOT, rel), 'utf8'));
+    }
+  };
+  for (const l of LAYERS) if (fs.existsSync(path.join(ROOT, l))) walk(l);
+  return files;
+}
+
+describe('architecture: the layers point one way', () => {
+  test('every import under the source folders follows an allowed arrow', () => {
+    const files = sourceFiles();
+    expect(files.size).toBeGreaterThan(100);
+    const v = checkArchitecture(files, (rel) => fs.existsSync(path.join(ROOT, rel)));
+    expect(v.map((x) => `${x.file}:${x.line}: ${x.message}`)).toEqual([]);
+  });
+
+  test('the scan sees the imports of a real file of each layer', () => {
+    const files = sourceFiles();
+    for (const l of LAYERS) {
+      if (l === 'base') continue; // the leaf may import nothing at all
+      const withImports = [...files].filter(([f, s]) => f.startsWith(`${l}/`) && scanImports(s).length > 0);
+      expect(withImports.length).toBeGreaterThan(0);
+    }
+  });
+
+  describe('a planted bad import is caught, naming file and line', () => {
+    const tree = (extra: Record<string, string>): Map<string, string> =>
+      new Map(
+        Object.entries({
+          'base/psn.ts': 'export const X = 1;\n',
+          'packets/bth.ts': "import { X } from '../base/psn';\n",
+          'nic-driver/driver.ts': 'export interface NicDriver {}\n',
+          'nic-driver/memory-link.ts': "import type { NicDriver } from './driver';\n",
+          'stack/device.ts': "import type { NicDriver } from '../nic-driver/driver';\n",
+          'apps/sim/sim-pair.ts': "import { X } from '../../base/psn';\n",
+          'cli/main.ts': "import { X } from '../apps/sim/sim-pair';\n",
+          ...extra,
+        }),
+      );
+    const caught = (extra: Record<string, string>): string[] => checkArchitecture(tree(extra)).map((v) => `${v.file}:${v.line}: ${v.message}`);
+
+    test('the clean tree passes', () => {
+      expect(caught({})).toEqual([]);
+    });
+    test.each([
+      ['static import', 'packets/decode.ts', "\n\nimport { Device } from '../stack/device';\n", 3, 'packets → stack'],
+      ['import type', 'base/clock.ts', "import type { NicDriver } from '../nic-driver/driver';\n", 1, 'base → nic-driver'],
+      ['multi-line import', 'analysis/flow.ts', "import {\n  a,\n  b,\n} from '../stack/device';\n", 1, 'analysis → stack'],
+      ['export from', 'packets/index.ts', "export { Device } from '../stack/device';\n", 1, 'packets → stack'],
+      ['require', 'nic-driver/faults.ts', "const x = 1;\nconst d = require('../stack/device');\n", 2, 'nic-driver → stack'],
+      ['dynamic import', 'stack/qp.ts', "async function f() {\n  return import('../apps/sim/sim-pair');\n}\n", 2, 'stack → apps'],
+      ['stack to a concrete driver', 'stack/port.ts', "import { MemoryLink } from '../nic-driver/memory-link';\n", 1, 'stack → nic-driver/memory-link.ts'],
+      ['apps to cli', 'apps/host/x.ts', "import { main } from '../../cli/main';\n", 1, 'apps → cli'],
+      ['the addon outside the loader', 'stack/icrc.ts', "const b = require('../native/build/Release/roce_native.node');\n", 1, 'loads the native addon'],
+      ['a computed require', 'apps/host/y.ts', "const m = '../../nic-driver/af-xdp-driver';\nconst d = require(m);\n", 2, 'computed path'],
+      ['I/O in the wire layer', 'packets/pcap.ts', "import * as fs from 'node:fs';\n", 1, 'does no I/O'],
+      ['side-effect import', 'base/rng.ts', "import '../packets/bth';\n", 1, 'base → packets'],
+    ])('%s', (_name, file, src, line, what) => {
+      const v = caught({ [file]: src });
+      expect(v).toHaveLength(1);
+      expect(v[0]).toContain(`${file}:${line}: `);
+      expect(v[0]).toContain(what);
+    });
+    test('imports written in comments, strings and templates are not imports', () => {
+      const src = [
+        "// import { Device } from '../stack/device';",
+        "/* const d = require('../stack/device'); */",
+        "const s = \"import { Device } from '../stack/device'\";",
+        "const t = `require('../stack/device') ${'x'} import('../apps/sim/sim-pair')`;",
+        "const r = /require\\('x'\\)/;",
+        "export const ok = 1;",
+      ].join('\n');
+      expect(caught({ 'packets/quiet.ts': src })).toEqual([]);
+    });
+  });
+});
