@@ -342,27 +342,27 @@ export class FaultInjector {
     return this.rules.map((r) => r.hits);
   }
 
-  /**
-   * Runs one frame (which the injector may modify: pass a copy) through the
-   * faults. Returns what to deliver now, in order: possibly nothing, the
-   * frame, its duplicate, and held frames released by it.
-   */
-  /**
-   * The fast path of `process` for a direction with no fault configured: counts the frames (one
-   * unless told) and returns the fixed delay they get (FIFO), or -1 when faults are configured and
-   * `process` decides (nothing is counted then).
-   */
   /** True when no fault is configured (every frame goes through after the fixed delay). */
   get quiet(): boolean {
     return this.isQuiet;
   }
 
+  /**
+   * The fast path of `process` for a direction with no fault configured: counts the frames (one
+   * unless told) and returns the fixed delay they get (FIFO), or -1 when faults are configured and
+   * `process` decides (nothing is counted then).
+   */
   passThroughDelay(frames = 1): number {
     if (!this.isQuiet) return -1;
     this.counters.frames += frames;
     return this.delayNs;
   }
 
+  /**
+   * Runs one frame (which the injector may modify: pass a copy) through the
+   * faults. Returns what to deliver now, in order: possibly nothing, the
+   * frame, its duplicate, and held frames released by it.
+   */
   process(frame: Uint8Array, nowNs: number): Emission[] {
     if (this.isQuiet) {
       // No fault configured: nothing random to draw, the frame goes through after the fixed delay.
