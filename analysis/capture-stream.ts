@@ -129,7 +129,7 @@ function fileBytes(fd: number, size: number): CaptureBytes {
           if (r <= 0) break;
           have += r;
         }
-        if (have < n) throw new Error(`capture file shrank while it was read (${off + have} of ${size} bytes)`);
+        if (have < n) throw new WireError(WireErrorCode.Truncated, off + have, `capture file shrank while it was read (${off + have} of ${size} bytes)`);
       }
       w.at = off - from;
       return w;

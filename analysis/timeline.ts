@@ -14,6 +14,7 @@ import { describeSyndrome } from '../packets/aeth';
 import type { FlagName } from './flags';
 import type { FrameView } from './frame-view';
 import type { FrameResult, Side } from './types';
+import { RoceError } from '../base/roce-error';
 
 export interface TimelineItem {
   frame: number;
@@ -62,11 +63,10 @@ export interface TimelineFilter {
   maxFrames?: number;
 }
 
-export class TimelineError extends Error {
-  readonly code = 'ROCE_ERR_TIMELINE';
+/** The capture cannot give the timeline asked for: no such file, no RoCE conversation, no conversation matching the filter. */
+export class TimelineError extends RoceError<'ROCE_ERR_TIMELINE'> {
   constructor(message: string) {
-    super(message);
-    this.name = 'TimelineError';
+    super('ROCE_ERR_TIMELINE', message);
   }
 }
 

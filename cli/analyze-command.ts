@@ -7,6 +7,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { type OptionSpec, UsageError, formatOptions, intValue, parseArgs } from './args';
+import { fileErrorText } from './file-error';
 import type { Output } from './output';
 import { DEFAULT_CAPTURE } from './decode-command';
 import { analyzeFile } from '../analysis/analyzer';
@@ -67,12 +68,14 @@ export async function analyzeCommand(argv: readonly string[], out: Output): Prom
     file = DEFAULT_CAPTURE;
     out.stderr(`roce analyze: no FILE given; analysing the bundled sample ${path.relative(process.cwd(), file) || file}\n`);
   }
+  let unreadable = '';
   try {
-    const st = fs.statSync(file);
-    if (st.isDirectory()) throw Object.assign(new Error('is a directory'), { code: 'EISDIR' });
+    if (fs.statSync(file).isDirectory()) unreadable = 'is a directory';
   } catch (e) {
-    const err = e as NodeJS.ErrnoException;
-    out.stderr(`roce analyze: cannot read ${file}: ${err.code === 'ENOENT' ? 'no such file' : err.code === 'EISDIR' ? 'is a directory' : err.message}\n`);
+    unreadable = fileErrorText(e);
+  }
+  if (unreadable !== '') {
+    out.stderr(`roce analyze: cannot read ${file}: ${unreadable}\n`);
     return 2;
   }
   const result = analyzeFile(file, { decode: { rocePort, verifyIcrc: !args.flags.has('no-icrc') }, allFrames: args.flags.has('all-frames'), capturePoint });

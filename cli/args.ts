@@ -3,12 +3,11 @@
  * boolean flags and positionals, checked against a declared option table.
  * Bad flags are a `UsageError` with a clear message, never a crash.
  */
-import { BrandedError } from '../base/branded-error';
+import { RoceError } from '../base/roce-error';
 
-export class UsageError extends BrandedError {
-  readonly code = 'ROCE_ERR_USAGE';
+export class UsageError extends RoceError<'ROCE_ERR_USAGE'> {
   constructor(message: string) {
-    super(message);
+    super('ROCE_ERR_USAGE', message);
   }
 }
 

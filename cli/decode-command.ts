@@ -6,6 +6,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { type OptionSpec, UsageError, formatOptions, intValue, parseArgs } from './args';
+import { fileErrorText } from './file-error';
 import type { Output } from './output';
 import { readCapture, describeCaptureError } from '../packets/pcap';
 import { decodeAt, type DecodeOptions, type DecodedFrame } from '../packets/decode';
@@ -129,8 +130,7 @@ export async function decodeCommand(argv: readonly string[], out: Output): Promi
   try {
     bytes = fs.readFileSync(file);
   } catch (e) {
-    const err = e as NodeJS.ErrnoException;
-    out.stderr(`roce decode: cannot read ${file}: ${err.code === 'ENOENT' ? 'no such file' : err.code === 'EISDIR' ? 'is a directory' : err.message}\n`);
+    out.stderr(`roce decode: cannot read ${file}: ${fileErrorText(e)}\n`);
     return 2;
   }
 

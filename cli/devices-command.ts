@@ -17,6 +17,7 @@ import { type OptionSpec, UsageError, formatOptions, parseArgs } from './args';
 import type { Output } from './output';
 import { ipv6FromString, ipv6ToString, macFromString } from '../packets/bytes';
 import { linkLocalGid as deviceLinkLocalGid } from '../stack/device';
+import { NativeErrorCode, NicDriverError } from '../nic-driver/native-binding';
 
 export const DEVICES_OPTIONS: readonly OptionSpec[] = [
   { name: 'netns', kind: 'string', value: 'NAME', help: 'list the interfaces of this network namespace (ip netns)' },
@@ -127,7 +128,7 @@ function runIp(args: string[], netns: string | undefined): Promise<string> {
   const full = netns !== undefined ? ['-n', netns, ...args] : args;
   return new Promise((resolve, reject) => {
     execFile('ip', full, { timeout: 5000, encoding: 'utf8', maxBuffer: 16 << 20 }, (err, stdout, stderr) => {
-      if (err !== null) reject(new Error(`ip ${full.join(' ')}: ${stderr.trim() || err.message}`));
+      if (err !== null) reject(new NicDriverError(NativeErrorCode.InterfaceQuery, `ip ${full.join(' ')}: ${stderr.trim() || err.message}`));
       else resolve(stdout);
     });
   });

@@ -11,6 +11,7 @@ import { PINGPONG_DEFAULT_PORT } from '../apps/oob/pingpong-messages';
 import { type PerftestConfig, type PerftestResult, type AtomicType, runPerftest } from '../apps/perftest/run';
 import { type HostDevice, HOST_DRIVERS, HostDriverKind, openHostDevice } from '../apps/host/host-device';
 import { OobError } from '../apps/oob/tcp-channel';
+import { failureOf } from './failure';
 
 export const PERFTEST_OPTIONS: readonly OptionSpec[] = [
   { name: 'lat', kind: 'flag', help: 'latency test (ib_*_lat) instead of bandwidth (ib_*_bw)' },
@@ -165,14 +166,9 @@ export async function perftestCommand(argv: readonly string[], out: Output, deps
     return 0;
   } catch (e) {
     if (e instanceof UsageError) throw e;
-    const err = e as Error & { code?: string; field?: string };
-    if (json) {
-      const s: Record<string, unknown> = { ok: false, test, role: cfg.role, msgSize: cfg.size ?? null, iterations: cfg.iters ?? null, durationS: cfg.durationS ?? null, error: err.message };
-      if (err.code !== undefined) s['code'] = err.code;
-      if (err.field !== undefined) s['field'] = err.field;
-      out.stdout(`${JSON.stringify(s)}\n`);
-    }
-    out.stderr(`roce perftest: ${e instanceof OobError ? 'out-of-band exchange failed: ' : ''}${err.message}\n`);
+    const failure = failureOf(e);
+    if (json) out.stdout(`${JSON.stringify({ ok: false, test, role: cfg.role, msgSize: cfg.size ?? null, iterations: cfg.iters ?? null, durationS: cfg.durationS ?? null, ...failure })}\n`);
+    out.stderr(`roce perftest: ${e instanceof OobError ? 'out-of-band exchange failed: ' : ''}${failure.error}\n`);
     return 1;
   } finally {
     host?.close();

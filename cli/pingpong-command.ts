@@ -8,6 +8,7 @@ import { PINGPONG_DEFAULT_PORT } from '../apps/oob/pingpong-messages';
 import { type PingpongConfig, type PingpongResult, type PingpongType, runPingpong } from '../apps/pingpong/pingpong';
 import { type HostDevice, HOST_DRIVERS, openHostDevice } from '../apps/host/host-device';
 import { OobError } from '../apps/oob/tcp-channel';
+import { failureOf } from './failure';
 import { type PerftestDeps, parseDriver, parseServerAddress } from './perftest-command';
 
 export const PINGPONG_OPTIONS: readonly OptionSpec[] = [
@@ -103,14 +104,9 @@ export async function pingpongCommand(argv: readonly string[], out: Output, deps
     return 0;
   } catch (e) {
     if (e instanceof UsageError) throw e;
-    const err = e as Error & { code?: string; field?: string };
-    if (json) {
-      const s: Record<string, unknown> = { ok: false, test: `${type}_pingpong`, role: cfg.role, error: err.message };
-      if (err.code !== undefined) s['code'] = err.code;
-      if (err.field !== undefined) s['field'] = err.field;
-      out.stdout(`${JSON.stringify(s)}\n`);
-    }
-    out.stderr(`roce pingpong: ${e instanceof OobError ? 'address exchange failed: ' : ''}${err.message}\n`);
+    const failure = failureOf(e);
+    if (json) out.stdout(`${JSON.stringify({ ok: false, test: `${type}_pingpong`, role: cfg.role, ...failure })}\n`);
+    out.stderr(`roce pingpong: ${e instanceof OobError ? 'address exchange failed: ' : ''}${failure.error}\n`);
     return 1;
   } finally {
     host?.close();

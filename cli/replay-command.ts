@@ -5,6 +5,7 @@
  */
 import * as fs from 'node:fs';
 import { type OptionSpec, UsageError, formatOptions, intValue, parseArgs } from './args';
+import { fileErrorText } from './file-error';
 import type { Output } from './output';
 import { readCapture, describeCaptureError } from '../packets/pcap';
 import { decodeAt, packetAddresses } from '../packets/decode';
@@ -66,7 +67,7 @@ export async function replayCommand(argv: readonly string[], out: Output): Promi
   try {
     bytes = fs.readFileSync(file);
   } catch (e) {
-    out.stderr(`roce replay: cannot read ${file}: ${(e as NodeJS.ErrnoException).code === 'ENOENT' ? 'no such file' : (e as Error).message}\n`);
+    out.stderr(`roce replay: cannot read ${file}: ${fileErrorText(e)}\n`);
     return 2;
   }
   const cap = readCapture(bytes);

@@ -16,6 +16,7 @@ import { FaultInjector, type FaultConfig, type FaultCounters } from './faults';
 import type { NicDriver } from './driver';
 import { PassThroughDriver } from './pass-through-driver';
 import { Rng } from '../base/rng';
+import { LinkConfigError } from './link-config-error';
 
 export interface HostFaults {
   rx?: FaultConfig;
@@ -27,8 +28,8 @@ export interface HostFaults {
 function refuseTimed(c: FaultConfig | undefined, where: string): void {
   if (c === undefined) return;
   const timed = (['delayNs', 'jitterNs', 'reorder'] as const).filter((k) => c[k] !== undefined && c[k] !== 0);
-  if (timed.length > 0) throw new RangeError(`${where}: ${timed.join(', ')} cannot be applied on a real link (only drop, dropBurst, duplicate, corrupt, ecnCe and rules)`);
-  if ((c.rules ?? []).some((r) => r.action === 'delay')) throw new RangeError(`${where}: delay rules cannot be applied on a real link`);
+  if (timed.length > 0) throw new LinkConfigError(`${where}: ${timed.join(', ')} cannot be applied on a real link (only drop, dropBurst, duplicate, corrupt, ecnCe and rules)`);
+  if ((c.rules ?? []).some((r) => r.action === 'delay')) throw new LinkConfigError(`${where}: delay rules cannot be applied on a real link`);
 }
 
 /** The faults the environment asks for (ROCE_FAULTS, JSON), or null. Throws on a malformed value. */
@@ -39,11 +40,11 @@ export function faultsFromEnv(env: NodeJS.ProcessEnv = process.env): HostFaults 
   try {
     v = JSON.parse(text);
   } catch (e) {
-    throw new RangeError(`ROCE_FAULTS is not JSON: ${(e as Error).message}`);
+    throw new LinkConfigError(`ROCE_FAULTS is not JSON: ${(e as Error).message}`);
   }
-  if (typeof v !== 'object' || v === null || Array.isArray(v)) throw new RangeError('ROCE_FAULTS must be a JSON object with "rx" and/or "tx" fault configs');
+  if (typeof v !== 'object' || v === null || Array.isArray(v)) throw new LinkConfigError('ROCE_FAULTS must be a JSON object with "rx" and/or "tx" fault configs');
   const f = v as HostFaults;
-  for (const k of Object.keys(f)) if (k !== 'rx' && k !== 'tx' && k !== 'seed') throw new RangeError(`ROCE_FAULTS: unknown key ${JSON.stringify(k)} (rx, tx, seed)`);
+  for (const k of Object.keys(f)) if (k !== 'rx' && k !== 'tx' && k !== 'seed') throw new LinkConfigError(`ROCE_FAULTS: unknown key ${JSON.stringify(k)} (rx, tx, seed)`);
   refuseTimed(f.rx, 'ROCE_FAULTS.rx');
   refuseTimed(f.tx, 'ROCE_FAULTS.tx');
   return f;

@@ -24,6 +24,7 @@ import { decodeFrame, type RocePacket } from '../packets/decode';
 import { EtherType, ethernetHeaderLen, parseEthernet } from '../packets/ethernet';
 import { ipv4Checksum } from '../packets/ipv4';
 import { OPCODES, OpFlag } from '../packets/opcodes';
+import { LinkConfigError } from './link-config-error';
 
 export type Direction = 'a->b' | 'b->a';
 
@@ -171,7 +172,7 @@ export function emptyCounters(): FaultCounters {
 export function resolveOpcodes(op: number | string): Set<number> {
   const out = new Set<number>();
   if (typeof op === 'number') {
-    if (!Number.isInteger(op) || op < 0 || op > 0xff) throw new RangeError(`opcode ${op} is not 0..255`);
+    if (!Number.isInteger(op) || op < 0 || op > 0xff) throw new LinkConfigError(`opcode ${op} is not 0..255`);
     out.add(op);
     return out;
   }
@@ -181,19 +182,19 @@ export function resolveOpcodes(op: number | string): Set<number> {
     const bare = e.name.slice(e.name.indexOf('_') + 1);
     if (e.name === want || bare === want) out.add(e.opcode);
   }
-  if (out.size === 0) throw new RangeError(`opcode '${op}' names no opcode`);
+  if (out.size === 0) throw new LinkConfigError(`opcode '${op}' names no opcode`);
   return out;
 }
 
 function checkProb(p: number | undefined, what: string): number {
   const v = p ?? 0;
-  if (!(v >= 0 && v <= 1)) throw new RangeError(`${what} must be a probability in [0, 1], not ${p}`);
+  if (!(v >= 0 && v <= 1)) throw new LinkConfigError(`${what} must be a probability in [0, 1], not ${p}`);
   return v;
 }
 
 function checkNs(v: number | undefined, what: string): number {
   const x = v ?? 0;
-  if (!(Number.isFinite(x) && x >= 0)) throw new RangeError(`${what} must be a non-negative number of ns, not ${v}`);
+  if (!(Number.isFinite(x) && x >= 0)) throw new LinkConfigError(`${what} must be a non-negative number of ns, not ${v}`);
   return x;
 }
 
@@ -293,7 +294,7 @@ export class FaultInjector {
     this.drop = checkProb(config.drop, 'drop');
     if (config.dropBurst !== undefined) {
       checkProb(config.dropBurst.enter, 'dropBurst.enter');
-      if (!(config.dropBurst.meanLength >= 1)) throw new RangeError(`dropBurst.meanLength must be >= 1, not ${config.dropBurst.meanLength}`);
+      if (!(config.dropBurst.meanLength >= 1)) throw new LinkConfigError(`dropBurst.meanLength must be >= 1, not ${config.dropBurst.meanLength}`);
       this.burst = { ...config.dropBurst };
     } else {
       this.burst = null;
@@ -302,7 +303,7 @@ export class FaultInjector {
     if (config.reorder !== undefined && config.reorder.probability > 0) {
       const r = config.reorder;
       checkProb(r.probability, 'reorder.probability');
-      if (!Number.isInteger(r.window) || r.window < 1) throw new RangeError(`reorder.window must be an integer >= 1, not ${r.window}`);
+      if (!Number.isInteger(r.window) || r.window < 1) throw new LinkConfigError(`reorder.window must be an integer >= 1, not ${r.window}`);
       this.reorder = { probability: r.probability, window: r.window, maxHoldNs: checkNs(r.maxHoldNs ?? DEFAULT_MAX_HOLD_NS, 'reorder.maxHoldNs') };
     } else {
       this.reorder = null;
@@ -315,7 +316,7 @@ export class FaultInjector {
       this.drop === 0 && this.burst === null && this.duplicate === 0 && this.reorder === null && this.jitterNs === 0 && this.corrupt === 0 && this.ecnCe === 0 && (config.rules ?? []).length === 0;
     this.rules = (config.rules ?? []).map((rule) => {
       if (rule.count !== undefined && !(Number.isInteger(rule.count) && rule.count >= 0)) {
-        throw new RangeError(`rule count must be a non-negative integer, not ${rule.count}`);
+        throw new LinkConfigError(`rule count must be a non-negative integer, not ${rule.count}`);
       }
       if (rule.action === 'delay') checkNs(rule.delayNs, 'rule delayNs');
       return {

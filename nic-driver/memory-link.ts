@@ -18,6 +18,7 @@ import { Rng } from '../base/rng';
 import { type DriverStats, type NicDriver, type RunReceive, type TxSpace, emptyStats, maxFrameLenAt } from './driver';
 import { type Direction, type Emission, type FaultConfig, FaultInjector } from './faults';
 import { type FrameTap, recordsAt } from './pcap-tap';
+import { LinkConfigError } from './link-config-error';
 
 /** Preamble + SFD (8), FCS (4) and inter-frame gap (12): wire bytes a frame costs beyond its own. */
 export const WIRE_OVERHEAD_BYTES = 24;
@@ -459,7 +460,7 @@ class LinkDirection implements FramePort {
 export function createMemoryLink(opts: MemoryLinkOptions): MemoryLink {
   const mtu = opts.mtu ?? 1500;
   const bw = opts.bandwidthBps ?? 100e9;
-  if (!(bw >= 0 && Number.isFinite(bw))) throw new RangeError(`bandwidthBps must be >= 0, not ${bw}`);
+  if (!(bw >= 0 && Number.isFinite(bw))) throw new LinkConfigError(`bandwidthBps must be >= 0, not ${bw}`);
   const rxRing = opts.rxRing ?? 65536;
   const nsPerByte = bw === 0 ? 0 : 8e9 / bw;
   // One fork per direction: traffic in one direction never shifts the other's fault schedule.

@@ -12,44 +12,55 @@
 import type { DriverStats } from './driver';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+import { RoceError } from '../base/roce-error';
 
-/** Error codes of the native layer and the drivers built on it. */
+/**
+ * The codes the addon throws: `roce::code` in native/src/common.h, value for value
+ * (test/nic-driver/native-error-codes.test.ts holds the two lists together).
+ */
+export const AddonErrorCode = {
+  /** No interface of that name (in that network namespace). */
+  NoSuchInterface: 'ROCE_ERR_NO_SUCH_INTERFACE',
+  /** The kernel refused for lack of privileges (EPERM / EACCES: needs root or CAP_NET_RAW, CAP_NET_ADMIN, CAP_BPF). */
+  NoPrivileges: 'ROCE_ERR_NO_PRIVILEGES',
+  /** Another XDP program, or another AF_XDP socket, holds the interface or queue. */
+  XdpBusy: 'ROCE_ERR_XDP_BUSY',
+  /** The interface's driver lacks an XDP feature asked for: native XDP, or multi-buffer AF_XDP for large frames. */
+  NoXdp: 'ROCE_ERR_NO_XDP',
+  /** Zero-copy AF_XDP was asked for and the driver does not offer it. */
+  NoZeroCopy: 'ROCE_ERR_NO_ZEROCOPY',
+  /** The buffer handed over for the UMEM or the rings is too small. */
+  UmemTooSmall: 'ROCE_ERR_UMEM_TOO_SMALL',
+  /** An argument or option is out of range or of the wrong type. */
+  BadArgument: 'ROCE_ERR_BAD_ARGUMENT',
+  /** A call on a closed socket (defined in common.h; no addon call throws it today). */
+  Closed: 'ROCE_ERR_CLOSED',
+  /** Any other failed system call (errno and syscall are set). */
+  System: 'ROCE_ERR_SYSTEM',
+} as const;
+export type AddonErrorCode = (typeof AddonErrorCode)[keyof typeof AddonErrorCode];
+
+/** Error codes of the native layer and the drivers built on it: the addon's, and those the TypeScript side adds. */
 export const NativeErrorCode = {
-  NoSuchInterface: 'ROCE_NO_SUCH_INTERFACE',
-  NoPrivileges: 'ROCE_NO_PRIVILEGES',
-  XdpBusy: 'ROCE_XDP_BUSY',
-  NoXdp: 'ROCE_NO_XDP',
-  NoZeroCopy: 'ROCE_NO_ZEROCOPY',
-  UmemTooSmall: 'ROCE_UMEM_TOO_SMALL',
-  BadArgument: 'ROCE_BAD_ARGUMENT',
-  Closed: 'ROCE_CLOSED',
-  System: 'ROCE_SYSTEM',
-  NativeUnavailable: 'ROCE_NATIVE_UNAVAILABLE',
+  ...AddonErrorCode,
+  /** The addon is not built, or does not load (`nativeLoadError()` says why). */
+  NativeUnavailable: 'ROCE_ERR_NATIVE_UNAVAILABLE',
   /** nic-driver/interface-info.ts: `ip` failed or the neighbour could not be resolved in time. */
-  InterfaceQuery: 'ROCE_INTERFACE_QUERY',
-  NeighborUnresolved: 'ROCE_NEIGHBOR_UNRESOLVED',
+  InterfaceQuery: 'ROCE_ERR_INTERFACE_QUERY',
+  NeighborUnresolved: 'ROCE_ERR_NEIGHBOR_UNRESOLVED',
 } as const;
 export type NativeErrorCode = (typeof NativeErrorCode)[keyof typeof NativeErrorCode];
 
-const BRAND = Symbol.for('roce-ts.NicDriverError');
-
 /** A driver or native-layer failure with a stable `code` (and the OS errno when there is one). */
-export class NicDriverError extends Error {
-  readonly code: NativeErrorCode;
+export class NicDriverError extends RoceError<NativeErrorCode> {
   readonly errno: number | undefined;
   constructor(code: NativeErrorCode, message: string, errno?: number) {
-    super(message);
-    this.name = 'NicDriverError';
-    this.code = code;
+    super(code, message);
     this.errno = errno;
-    Object.defineProperty(this, BRAND, { value: true });
-  }
-  static override [Symbol.hasInstance](x: unknown): boolean {
-    return typeof x === 'object' && x !== null && (x as Record<symbol, unknown>)[BRAND] === true;
   }
 }
 
-const CODES = new Set<string>(Object.values(NativeErrorCode));
+const CODES = new Set<string>(Object.values(AddonErrorCode));
 
 /** Turns an error thrown by the addon into a NicDriverError (others are returned unchanged). */
 export function fromNativeError(e: unknown): unknown {

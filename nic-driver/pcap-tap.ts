@@ -14,6 +14,7 @@
  */
 import { LinkType, PcapFileWriter, PcapWriter } from '../packets/pcap';
 import type { Direction } from './faults';
+import { ProgrammingError, ProgrammingErrorCode } from '../base/programming-error';
 
 export type TapPoint = 'sent' | 'delivered' | 'host-a' | 'host-b';
 
@@ -77,7 +78,7 @@ export class PcapTap implements FrameTap {
 
   /** The capture so far (in-memory taps only). */
   bytes(): Uint8Array {
-    if (this.mem === null) throw new Error('PcapTap.bytes(): this tap writes to a file');
+    if (this.mem === null) throw new ProgrammingError(ProgrammingErrorCode.Misuse, 'PcapTap.bytes(): this tap writes to a file');
     return this.mem.toBytes();
   }
 

@@ -4,10 +4,9 @@
  * Parsers in `packets/` throw only `WireError`. Each carries a stable `code`
  * (for programs and tests), the byte offset where the problem was found
  * (relative to the start of the frame or file being read), and a readable
- * message. `instanceof` works across duplicate module copies through a
- * `Symbol.for` brand, the way undici does it.
+ * message. Like every typed error here it is a `RoceError` (base/roce-error.ts).
  */
-import { BrandedError } from '../base/branded-error';
+import { RoceError } from '../base/roce-error';
 
 export const WireErrorCode = {
   /** The buffer ends before a header or a declared length does. */
@@ -29,14 +28,12 @@ export const WireErrorCode = {
 } as const;
 export type WireErrorCode = (typeof WireErrorCode)[keyof typeof WireErrorCode];
 
-export class WireError extends BrandedError {
-  readonly code: WireErrorCode;
+export class WireError extends RoceError<WireErrorCode> {
   /** Byte offset of the problem, from the start of the frame (or file, for capture errors). */
   readonly offset: number;
 
   constructor(code: WireErrorCode, offset: number, message: string) {
-    super(`${message} (at byte ${offset})`);
-    this.code = code;
+    super(code, `${message} (at byte ${offset})`);
     this.offset = offset;
   }
 }

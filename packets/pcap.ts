@@ -16,6 +16,7 @@
  */
 import * as fs from 'node:fs';
 import { WireError, WireErrorCode } from './errors';
+import { ProgrammingError, ProgrammingErrorCode } from '../base/programming-error';
 
 /** Link-layer header types (tcpdump.org LINKTYPE_* values). */
 export const LinkType = {
@@ -574,7 +575,7 @@ export class PcapFileWriter {
   }
 
   write(data: Uint8Array, timestampNs: bigint, origLen?: number): void {
-    if (this.fd === null) throw new Error('PcapFileWriter is closed');
+    if (this.fd === null) throw new ProgrammingError(ProgrammingErrorCode.Misuse, 'PcapFileWriter is closed');
     const incl = putRecordHeader(this.hdrView, 0, this.opts, data.length, timestampNs, origLen);
     fs.writeSync(this.fd, this.hdr);
     fs.writeSync(this.fd, data, 0, incl);

@@ -8,6 +8,7 @@
 import { Access, QpState, QpType, type Mtu } from './types';
 import type { QueuePair } from './queue-pair';
 import type { Device } from './device';
+import { VerbsError, VerbsErrorCode } from './errors';
 
 export interface Endpoint {
   qpn: number;
@@ -32,7 +33,7 @@ export interface ConnectOptions {
 /** The local side's endpoint description (what the out-of-band exchange sends). */
 export function endpointOf(dev: Device, qp: QueuePair, psn: number, gidIndex = 1): Endpoint {
   const gid = dev.gids[gidIndex] ?? dev.gids[0];
-  if (gid === undefined) throw new Error('device has no GID');
+  if (gid === undefined) throw new VerbsError(VerbsErrorCode.NotFound, 'device has no GID');
   return { qpn: qp.qpNum, psn, gid, mac: dev.driver.mac };
 }
 

@@ -4,7 +4,8 @@
  * message that names the attribute. Protocol errors are never thrown: they
  * become NAKs and error completions, as the IBTA says.
  */
-import { BrandedError } from '../base/branded-error';
+import { RoceError } from '../base/roce-error';
+
 export const VerbsErrorCode = {
   /** An attribute is missing, out of range or not allowed for this transition (EINVAL). */
   InvalidArgument: 'ROCE_ERR_EINVAL',
@@ -21,13 +22,7 @@ export const VerbsErrorCode = {
 } as const;
 export type VerbsErrorCode = (typeof VerbsErrorCode)[keyof typeof VerbsErrorCode];
 
-export class VerbsError extends BrandedError {
-  readonly code: VerbsErrorCode;
-  constructor(code: VerbsErrorCode, message: string) {
-    super(message);
-    this.code = code;
-  }
-}
+export class VerbsError extends RoceError<VerbsErrorCode> {}
 
 export function invalid(message: string): VerbsError {
   return new VerbsError(VerbsErrorCode.InvalidArgument, message);

@@ -27,6 +27,7 @@ import { AfXdpDriver } from '../../nic-driver/af-xdp-driver';
 import { AfPacketDriver } from '../../nic-driver/af-packet-driver';
 import { interfaceInfo, resolveNeighbor } from '../../nic-driver/interface-info';
 import { nativeAvailable, nativeLoadError } from '../../nic-driver/native-binding';
+import { RoceError } from '../../base/roce-error';
 
 const EMPTY = new Uint8Array(0);
 
@@ -38,27 +39,19 @@ export const HOST_DRIVERS: readonly HostDriverKind[] = [HostDriverKind.XDP, Host
 
 export const HostDeviceErrorCode = {
   /** The native driver module is not built or does not load. */
-  DRIVER_UNAVAILABLE: 'DRIVER_UNAVAILABLE',
+  DRIVER_UNAVAILABLE: 'ROCE_ERR_HOST_DRIVER_UNAVAILABLE',
   /** No such interface, or it has no IPv4 address. */
-  NO_INTERFACE: 'NO_INTERFACE',
+  NO_INTERFACE: 'ROCE_ERR_HOST_NO_INTERFACE',
   /** The peer's MAC address is not known. */
-  NO_NEIGHBOR: 'NO_NEIGHBOR',
+  NO_NEIGHBOR: 'ROCE_ERR_HOST_NO_NEIGHBOR',
   /** A test-mode end is already open. */
-  BUSY: 'BUSY',
+  BUSY: 'ROCE_ERR_HOST_BUSY',
   /** The driver loaded but could not open the interface (permissions, XDP attach, ...). */
-  DRIVER_FAILED: 'DRIVER_FAILED',
+  DRIVER_FAILED: 'ROCE_ERR_HOST_DRIVER_FAILED',
 } as const;
 export type HostDeviceErrorCode = (typeof HostDeviceErrorCode)[keyof typeof HostDeviceErrorCode];
 
-export class HostDeviceError extends Error {
-  constructor(
-    readonly code: HostDeviceErrorCode,
-    message: string,
-  ) {
-    super(message);
-    this.name = 'HostDeviceError';
-  }
-}
+export class HostDeviceError extends RoceError<HostDeviceErrorCode> {}
 
 export interface HostDeviceOptions {
   /**

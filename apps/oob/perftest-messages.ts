@@ -28,6 +28,7 @@
 import { OobError, OobErrorCode, malformed } from './tcp-channel';
 import { asciiUntilNul, printable } from './pingpong-messages';
 import type { Mtu } from '../../stack/types';
+import { internalError } from '../../base/programming-error';
 
 export const PERFTEST_VERSION_SIZE = 16;
 /**
@@ -50,7 +51,7 @@ export const DEFAULT_CACHE_LINE_SIZE = 64;
 // ---------------------------------------------------------------- version
 
 export function encodeVersion(text: string = PERFTEST_VERSION): Uint8Array {
-  if (text.length > PERFTEST_VERSION_SIZE - 1 || !/^[\x20-\x7e]*$/.test(text)) throw new RangeError(`version text must be at most 15 printable characters: ${JSON.stringify(text)}`);
+  if (text.length > PERFTEST_VERSION_SIZE - 1 || !/^[\x20-\x7e]*$/.test(text)) throw new OobError(OobErrorCode.BAD_VALUE, `version text must be at most 15 printable characters: ${JSON.stringify(text)}`, 'version');
   const out = new Uint8Array(PERFTEST_VERSION_SIZE);
   for (let i = 0; i < text.length; i++) out[i] = text.charCodeAt(i);
   return out;
@@ -174,13 +175,13 @@ function keyLayout(f: KeyFormat): { fields: KeyField[]; trailingColon: boolean }
 
 function hex(value: number | bigint, digits: number, name: string): string {
   const v = BigInt(value);
-  if (v < 0n || v >= 1n << BigInt(4 * digits)) throw new RangeError(`${name} ${v} does not fit in ${digits} hex digits`);
+  if (v < 0n || v >= 1n << BigInt(4 * digits)) throw new OobError(OobErrorCode.BAD_VALUE, `${name} ${v} does not fit in ${digits} hex digits`, name);
   return v.toString(16).padStart(digits, '0');
 }
 
 export function encodeKeyMessage(d: PerftestDest, f: KeyFormat): Uint8Array {
   const { fields, trailingColon } = keyLayout(f);
-  if (f.gid && (d.gid === null || d.gid.length !== 16)) throw new RangeError('a key message with GID needs a 16-byte gid');
+  if (f.gid && (d.gid === null || d.gid.length !== 16)) throw new OobError(OobErrorCode.BAD_VALUE, 'a key message with GID needs a 16-byte gid', 'gid');
   const values: (number | bigint)[] = [d.lid, d.outReads, d.qpn, d.psn, d.rkey, d.vaddr];
   if (f.dataValidation) values.push(d.tailMarkersVaddr);
   if (f.gid && d.gid !== null) for (const b of d.gid) values.push(b);
@@ -188,7 +189,7 @@ export function encodeKeyMessage(d: PerftestDest, f: KeyFormat): Uint8Array {
   const parts = fields.map((fl, i) => hex(values[i] as number | bigint, fl.digits, fl.name));
   const text = parts.join(':') + (trailingColon ? ':' : '');
   const size = keyMessageSize(f);
-  if (text.length !== size - 1) throw new Error(`internal: key message text is ${text.length} characters, expected ${size - 1}`);
+  if (text.length !== size - 1) throw internalError(`key message text is ${text.length} characters, expected ${size - 1}`);
   const out = new Uint8Array(size);
   for (let i = 0; i < text.length; i++) out[i] = text.charCodeAt(i);
   return out;

@@ -30,7 +30,7 @@ const WHAT = 'rc_pingpong address message';
 
 /** The 32-hex-digit wire form of a GID (gid_to_wire_gid). */
 export function gidToWire(gid: Uint8Array): string {
-  if (gid.length !== 16) throw new RangeError(`a GID has 16 bytes, not ${gid.length}`);
+  if (gid.length !== 16) throw new OobError(OobErrorCode.BAD_VALUE, `a GID has 16 bytes, not ${gid.length}`, 'gid');
   let s = '';
   for (const b of gid) s += b.toString(16).padStart(2, '0');
   return s;
@@ -45,7 +45,7 @@ export function gidFromWire(text: string, message = WHAT): Uint8Array {
 }
 
 function hexField(value: number, digits: number, name: string): string {
-  if (!Number.isInteger(value) || value < 0 || value >= 16 ** digits) throw new RangeError(`${name} ${value} does not fit in ${digits} hex digits`);
+  if (!Number.isInteger(value) || value < 0 || value >= 16 ** digits) throw new OobError(OobErrorCode.BAD_VALUE, `${name} ${value} does not fit in ${digits} hex digits`, name);
   return value.toString(16).padStart(digits, '0');
 }
 

@@ -6,30 +6,31 @@
  * saying what was being read and how much of it arrived, so a peer that
  * closes early or stays silent never leaves the caller hanging.
  */
-import { BrandedError } from '../../base/branded-error';
+import { RoceError } from '../../base/roce-error';
+import { ProgrammingError, ProgrammingErrorCode } from '../../base/programming-error';
 import * as net from 'node:net';
 
 export const OobErrorCode = {
   /** Nothing (or not enough) arrived in time. */
-  TIMEOUT: 'TIMEOUT',
+  TIMEOUT: 'ROCE_ERR_OOB_TIMEOUT',
   /** The peer closed the connection, or the socket failed, before the message was complete. */
-  CLOSED: 'CLOSED',
+  CLOSED: 'ROCE_ERR_OOB_CLOSED',
   /** A message arrived but a field of it is not what the format allows. */
-  MALFORMED: 'MALFORMED',
+  MALFORMED: 'ROCE_ERR_OOB_MALFORMED',
   /** The TCP connection could not be set up. */
-  CONNECT: 'CONNECT',
+  CONNECT: 'ROCE_ERR_OOB_CONNECT',
   /** The peer speaks a version of the exchange this side does not implement. */
-  INCOMPATIBLE: 'INCOMPATIBLE',
+  INCOMPATIBLE: 'ROCE_ERR_OOB_INCOMPATIBLE',
+  /** A value handed to a message encoder does not fit its field (this side's bug or configuration, not the peer's). */
+  BAD_VALUE: 'ROCE_ERR_OOB_BAD_VALUE',
 } as const;
 export type OobErrorCode = (typeof OobErrorCode)[keyof typeof OobErrorCode];
 
-export class OobError extends BrandedError {
-  readonly code: OobErrorCode;
-  /** The message field at fault (MALFORMED, INCOMPATIBLE), or the message being read. */
+export class OobError extends RoceError<OobErrorCode> {
+  /** The message field at fault (MALFORMED, INCOMPATIBLE, BAD_VALUE), or the message being read. */
   readonly field: string | undefined;
   constructor(code: OobErrorCode, message: string, field?: string) {
-    super(message);
-    this.code = code;
+    super(code, message);
     this.field = field;
   }
 }
@@ -97,10 +98,11 @@ export class TcpChannel {
         const sock = await connectOnce(host, port, Math.max(1, deadline - Date.now()));
         return new TcpChannel(sock);
       } catch (e) {
+        // connectOnce rejects with an OobError (TIMEOUT) of its own, or with the socket's system error.
         const err = e as NodeJS.ErrnoException;
         const retryable = err.code === 'ECONNREFUSED' || err.code === 'ECONNRESET';
         if (!retryable || Date.now() + retryEveryMs >= deadline) {
-          const why = err.code === 'ETIMEDOUT' ? `no answer within ${timeoutMs} ms` : err.message;
+          const why = e instanceof OobError || err.code === 'ETIMEDOUT' ? `no answer within ${timeoutMs} ms` : err.message;
           throw new OobError(OobErrorCode.CONNECT, `could not connect to ${host}:${port}: ${why}`);
         }
         await new Promise((r) => setTimeout(r, retryEveryMs));
@@ -142,7 +144,7 @@ export class TcpChannel {
    * `n` stays buffered for the next read.
    */
   readExact(n: number, what: string, timeoutMs: number): Promise<Uint8Array> {
-    if (this.pending !== null) return Promise.reject(new Error(`readExact(${what}) while a read of ${this.pending.what} is pending`));
+    if (this.pending !== null) return Promise.reject(new ProgrammingError(ProgrammingErrorCode.Misuse, `readExact(${what}) while a read of ${this.pending.what} is pending`));
     return new Promise((resolve, reject) => {
       const timer = setTimeout(() => {
         const p = this.pending;
@@ -268,7 +270,7 @@ function connectOnce(host: string, port: number, timeoutMs: number): Promise<net
     const sock = net.connect({ host, port });
     const t = setTimeout(() => {
       sock.destroy();
-      reject(Object.assign(new Error(`no answer within ${timeoutMs} ms`), { code: 'ETIMEDOUT' }));
+      reject(new OobError(OobErrorCode.TIMEOUT, `no answer from ${host}:${port} within ${timeoutMs} ms`));
     }, timeoutMs);
     sock.once('connect', () => {
       clearTimeout(t);

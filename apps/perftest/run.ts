@@ -18,7 +18,8 @@
  * so the same code runs on a RealClock (a real NIC driver) and on a
  * VirtualClock driven by `pumpVirtualClock` (both ends in one process).
  */
-import { BrandedError } from '../../base/branded-error';
+import { RoceError } from '../../base/roce-error';
+import { internalError } from '../../base/programming-error';
 import type { Device } from '../../stack/device';
 import type { QueuePair } from '../../stack/queue-pair';
 import type { CompletionQueue } from '../../stack/completion-queue';
@@ -36,22 +37,20 @@ import type { Counters } from '../../stack/counters';
 
 export const PerftestErrorCode = {
   /** A parameter is out of range or not allowed for the test. */
-  CONFIG: 'CONFIG',
+  CONFIG: 'ROCE_ERR_PERFTEST_CONFIG',
   /** A work completion came back with an error status. */
-  COMPLETION: 'COMPLETION',
+  COMPLETION: 'ROCE_ERR_PERFTEST_COMPLETION',
   /** The test made no progress within the run timeout. */
-  TIMEOUT: 'TIMEOUT',
+  TIMEOUT: 'ROCE_ERR_PERFTEST_TIMEOUT',
   /** The peer's QP attributes cannot work with this side's (GID types, MTU). */
-  INCOMPATIBLE: 'INCOMPATIBLE',
+  INCOMPATIBLE: 'ROCE_ERR_PERFTEST_INCOMPATIBLE',
 } as const;
 export type PerftestErrorCode = (typeof PerftestErrorCode)[keyof typeof PerftestErrorCode];
 
-export class PerftestError extends BrandedError {
-  readonly code: PerftestErrorCode;
+export class PerftestError extends RoceError<PerftestErrorCode> {
   readonly field: string | undefined;
   constructor(code: PerftestErrorCode, message: string, field?: string) {
-    super(message);
-    this.code = code;
+    super(code, message);
     this.field = field;
   }
 }
@@ -446,7 +445,7 @@ class PerftestSide implements PerftestLocalSide {
 
   dest(): PerftestDest {
     const mr = this.mr;
-    if (mr === null || this.qp === null) throw new Error('internal: key message before set-up');
+    if (mr === null || this.qp === null) throw internalError('key message before set-up');
     const gid = this.dev.gids[this.rc.gidIndex] as Uint8Array;
     return { lid: 0, outReads: this.rc.outReads, qpn: this.qp.qpNum, psn: this.psn, rkey: mr.rkey, vaddr: mr.addr(this.half), tailMarkersVaddr: 0n, gid, srqn: 0 };
   }
@@ -477,7 +476,7 @@ class PerftestSide implements PerftestLocalSide {
 
   async connect(): Promise<void> {
     const { qp, remote, rc } = this;
-    if (qp === null || remote === null || remote.gid === null) throw new Error('internal: connect before the key exchange');
+    if (qp === null || remote === null || remote.gid === null) throw internalError('connect before the key exchange');
     if (this.cfg.beforeConnect !== undefined) await this.cfg.beforeConnect(remote.gid);
     qp.modify({
       qpState: QpState.RTR,
@@ -568,7 +567,7 @@ class PerftestSide implements PerftestLocalSide {
 
   private sendWr(k: number, signaled: boolean): SendWr {
     const { rc, mr, remote } = this;
-    if (mr === null || remote === null) throw new Error('internal: post before connect');
+    if (mr === null || remote === null) throw internalError('post before connect');
     const off = this.slotOffset(k);
     const flags = signaled ? SendFlags.SIGNALED : 0;
     switch (rc.verb) {

@@ -9,6 +9,7 @@
  */
 import { VirtualClock } from '../../base/clock';
 import { Device } from '../../stack/device';
+import { invalid } from '../../stack/errors';
 import { ReplayDriver } from '../../nic-driver/replay-driver';
 import { Access, QpState, QpType, SendFlags, WrOpcode, mtuFromBytes, type Mtu } from '../../stack/types';
 import type { SendWr } from '../../stack/work-request';
@@ -110,7 +111,7 @@ export function replayRequester(conv: RcConversation, o: ReplayOptions = {}): Re
   const diffs: Difference[] = [];
   const mtuBytes = o.pathMtuBytes ?? conv.pathMtuBytes;
   const pathMtu = mtuFromBytes(mtuBytes) as Mtu | undefined;
-  if (pathMtu === undefined) throw new Error(`path MTU ${mtuBytes} is not one of 256..4096`);
+  if (pathMtu === undefined) throw invalid(`path MTU ${mtuBytes} is not one of 256..4096`);
   const clock = new VirtualClock();
   const driver = new ReplayDriver(conv.requesterMac || 0x02_00_00_00_00_01, 9000);
   const v4 = /^\d+\.\d+\.\d+\.\d+$/.test(conv.requesterIp);

@@ -8,6 +8,7 @@
  */
 import { VirtualClock } from '../../base/clock';
 import { Device } from '../../stack/device';
+import { invalid } from '../../stack/errors';
 import { ReplayDriver } from '../../nic-driver/replay-driver';
 import { Access, QpState, QpType, mtuFromBytes, type Mtu } from '../../stack/types';
 import { decodeFrame, type RocePacket } from '../../packets/decode';
@@ -84,7 +85,7 @@ export function replayResponder(conv: RcConversation, o: ReplayOptions = {}): Re
   const diffs: Difference[] = [];
   const mtuBytes = o.pathMtuBytes ?? conv.pathMtuBytes;
   const pathMtu = mtuFromBytes(mtuBytes) as Mtu | undefined;
-  if (pathMtu === undefined) throw new Error(`path MTU ${mtuBytes} is not one of 256..4096`);
+  if (pathMtu === undefined) throw invalid(`path MTU ${mtuBytes} is not one of 256..4096`);
   const clock = new VirtualClock();
   const driver = new ReplayDriver(conv.responderMac || 0x02_00_00_00_00_02, 9000);
   const v4 = /^\d+\.\d+\.\d+\.\d+$/.test(conv.responderIp);

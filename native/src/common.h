@@ -10,17 +10,18 @@
 
 namespace roce {
 
-// Error codes. Mirrored by NativeErrorCode in nic-driver/native-binding.ts.
+// Error codes (docs/errors.md). Mirrored by AddonErrorCode in nic-driver/native-binding.ts;
+// test/nic-driver/native-error-codes.test.ts fails when the two lists differ.
 namespace code {
-constexpr const char* kNoSuchInterface = "ROCE_NO_SUCH_INTERFACE";
-constexpr const char* kNoPrivileges = "ROCE_NO_PRIVILEGES";
-constexpr const char* kXdpBusy = "ROCE_XDP_BUSY";
-constexpr const char* kNoXdp = "ROCE_NO_XDP";
-constexpr const char* kNoZeroCopy = "ROCE_NO_ZEROCOPY";
-constexpr const char* kUmemTooSmall = "ROCE_UMEM_TOO_SMALL";
-constexpr const char* kBadArgument = "ROCE_BAD_ARGUMENT";
-constexpr const char* kClosed = "ROCE_CLOSED";
-constexpr const char* kSystem = "ROCE_SYSTEM";
+constexpr const char* kNoSuchInterface = "ROCE_ERR_NO_SUCH_INTERFACE";
+constexpr const char* kNoPrivileges = "ROCE_ERR_NO_PRIVILEGES";
+constexpr const char* kXdpBusy = "ROCE_ERR_XDP_BUSY";
+constexpr const char* kNoXdp = "ROCE_ERR_NO_XDP";
+constexpr const char* kNoZeroCopy = "ROCE_ERR_NO_ZEROCOPY";
+constexpr const char* kUmemTooSmall = "ROCE_ERR_UMEM_TOO_SMALL";
+constexpr const char* kBadArgument = "ROCE_ERR_BAD_ARGUMENT";
+constexpr const char* kClosed = "ROCE_ERR_CLOSED";
+constexpr const char* kSystem = "ROCE_ERR_SYSTEM";
 }  // namespace code
 
 // A JS Error with `code` (one of the above) and, when err != 0, `errno` and `syscall`.

@@ -63,7 +63,7 @@ test('a client with nobody to talk to fails with a JSON error, exit 1', async ()
   expect(r.code).toBe(1);
   const s = JSON.parse(r.out) as Record<string, unknown>;
   expect(s['ok']).toBe(false);
-  expect(s['code']).toBe('CONNECT');
+  expect(s['code']).toBe('ROCE_ERR_OOB_CONNECT');
   expect(r.err).toMatch(/could not connect to 127.0.0.1/);
 }, 10_000);
 

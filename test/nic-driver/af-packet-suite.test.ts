@@ -192,7 +192,7 @@ describe('AF_PACKET driver', () => {
       encoding: 'utf8',
       timeout: 10_000,
     });
-    expect(out).toMatch(/^ROCE_NO_PRIVILEGES cannot open an AF_PACKET socket: Operation not permitted \(needs root/);
+    expect(out).toMatch(/^ROCE_ERR_NO_PRIVILEGES cannot open an AF_PACKET socket: Operation not permitted \(needs root/);
   });
 });
 

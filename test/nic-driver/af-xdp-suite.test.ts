@@ -302,7 +302,7 @@ describe('AF_XDP driver', () => {
       encoding: 'utf8',
       timeout: 10_000,
     });
-    expect(out).toMatch(/^ROCE_NO_PRIVILEGES /);
+    expect(out).toMatch(/^ROCE_ERR_NO_PRIVILEGES /);
   });
 });
 

@@ -1,6 +1,7 @@
 /** The fault injector on a real driver's path (ROCE_FAULTS): drops on receive and on transmit, refuses timed faults. */
 import { FaultDriver, faultsFromEnv } from '../../nic-driver/fault-driver';
 import { type NicDriver, emptyStats } from '../../nic-driver/driver';
+import { LinkConfigError } from '../../nic-driver/link-config-error';
 
 function fakeDriver(rx: Uint8Array[][]): NicDriver & { sent: Uint8Array[] } {
   const sent: Uint8Array[] = [];
@@ -48,6 +49,8 @@ test('ROCE_FAULTS: parsed from JSON; malformed values and timed faults are refus
   expect(faultsFromEnv({})).toBeNull();
   expect(faultsFromEnv({ ROCE_FAULTS: '{"rx":{"drop":0.02}}' })).toEqual({ rx: { drop: 0.02 } });
   expect(() => faultsFromEnv({ ROCE_FAULTS: 'drop' })).toThrow(/not JSON/);
+  expect(() => faultsFromEnv({ ROCE_FAULTS: 'drop' })).toThrow(expect.objectContaining({ code: 'ROCE_ERR_LINK_CONFIG' }));
+  expect(() => new FaultDriver(fakeDriver([]), { tx: { drop: 2 } })).toThrow(LinkConfigError);
   expect(() => faultsFromEnv({ ROCE_FAULTS: '{"rx":{"drop":0.1},"up":{}}' })).toThrow(/unknown key "up"/);
   expect(() => faultsFromEnv({ ROCE_FAULTS: '{"tx":{"delayNs":5}}' })).toThrow(/delayNs cannot be applied on a real link/);
 });

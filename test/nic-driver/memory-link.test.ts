@@ -8,6 +8,7 @@ import { Rng } from '../../base/rng';
 import { type MemoryLinkOptions, MIN_FRAME_BYTES, WIRE_OVERHEAD_BYTES, createMemoryLink } from '../../nic-driver/memory-link';
 import { type FaultConfig, FaultInjector, flipBit } from '../../nic-driver/faults';
 import { DEFAULT_EPOCH_NS, PcapTap } from '../../nic-driver/pcap-tap';
+import { LinkConfigError } from '../../nic-driver/link-config-error';
 import { buildRoceV2Frame, type RoceV2Spec } from '../../packets/build';
 import { decodeFrame, type RocePacket } from '../../packets/decode';
 import { readCapture } from '../../packets/pcap';
@@ -439,6 +440,7 @@ describe('targeted rules (Lumina-style: QPN, opcode, PSN, retransmission round)'
     expect(() => createMemoryLink({ clock: new VirtualClock(), faults: { aToB: { rules: [{ action: 'drop', match: { opcode: 'RC_SEND_EVERYTHING' } }] } } })).toThrow(
       /names no opcode/,
     );
+    expect(() => createMemoryLink({ clock: new VirtualClock(), faults: { aToB: { rules: [{ action: 'drop', match: { opcode: 'RC_SEND_EVERYTHING' } }] } } })).toThrow(LinkConfigError);
   });
 
   test('count limits how many matching frames a rule hits', () => {
@@ -555,6 +557,7 @@ describe('pcap tap', () => {
       const tap = PcapTap.toFile(file);
       const s = setup({ tap, faults: { bToA: { ecnCe: 0.5 } }, seed: 4 });
       traffic(s, 20);
+      expect(() => tap.bytes()).toThrow(expect.objectContaining({ code: 'ROCE_ERR_MISUSE' }));
       tap.close();
       return file;
     }

@@ -56,7 +56,7 @@ test('version errors name the field', () => {
   expect(oobErr(() => decodeVersion(ascii('garbage'.padEnd(16, '\0')))).field).toBe('version');
   expect(oobErr(() => decodeVersion(new Uint8Array(8))).message).toMatch(/must be 16 bytes, got 8/);
   const old = oobErr(() => checkPeerVersion(decodeVersion(encodeVersion('5.60'))));
-  expect(old.code).toBe('INCOMPATIBLE');
+  expect(old.code).toBe('ROCE_ERR_OOB_INCOMPATIBLE');
   expect(old.message).toMatch(/older than 5.70/);
   expect(() => checkPeerVersion(decodeVersion(encodeVersion('5.70')))).not.toThrow();
 });
@@ -126,7 +126,7 @@ describe('key message', () => {
     ['terminator', 107, 'x', /field terminator must be a NUL at byte 107/],
   ])('a bad %s is named', (field, at, c, msg) => {
     const e = oobErr(() => decodeKeyMessage(withAt(good(), at as number, c as string), { gid: true, dataValidation: false }));
-    expect(e.code).toBe('MALFORMED');
+    expect(e.code).toBe('ROCE_ERR_OOB_MALFORMED');
     expect(e.message).toMatch(msg);
     if (field !== 'out_reads') expect(e.field).toBe(field);
   });

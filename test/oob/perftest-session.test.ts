@@ -211,7 +211,7 @@ describe('peers that misbehave get a clear error naming the field, never a hang'
       peer.write('perftest!'.padEnd(16, '\0'));
     });
     const e = await fails(client(srv.port));
-    expect(e.code).toBe('MALFORMED');
+    expect(e.code).toBe('ROCE_ERR_OOB_MALFORMED');
     expect(e.field).toBe('version');
     srv.close();
   });
@@ -223,7 +223,7 @@ describe('peers that misbehave get a clear error naming the field, never a hang'
       peer.write('5.60'.padEnd(16, '\0'));
     });
     const e = await fails(client(srv.port));
-    expect(e.code).toBe('INCOMPATIBLE');
+    expect(e.code).toBe('ROCE_ERR_OOB_INCOMPATIBLE');
     expect(e.message).toMatch(/older than 5.70/);
     srv.close();
   });
@@ -244,7 +244,7 @@ describe('peers that misbehave get a clear error naming the field, never a hang'
       peer.close();
     });
     const e = await fails(client(srv.port));
-    expect(e.code).toBe('CLOSED');
+    expect(e.code).toBe('ROCE_ERR_OOB_CLOSED');
     expect(e.message).toMatch(/after 17 of 108 bytes of perftest key message \(exchange QP attributes\)/);
     srv.close();
   });
@@ -269,7 +269,7 @@ describe('peers that misbehave get a clear error naming the field, never a hang'
     });
     const e = await fails(runPerftest(p.sim.a, { verb: 'write', lat: false, role: 'client', server: '127.0.0.1', port: srv.port, iters: 10, stepTimeoutMs: 500, runTimeoutMs: 1000 }));
     p.stop();
-    expect(e.code).toBe('MALFORMED');
+    expect(e.code).toBe('ROCE_ERR_OOB_MALFORMED');
     expect(e.field).toBe('qpn');
     expect(e.message).toMatch(/field qpn changed from 0x11 to 0x12/);
     srv.close();
@@ -279,7 +279,7 @@ describe('peers that misbehave get a clear error naming the field, never a hang'
     const srv = await scriptServer();
     const t0 = Date.now();
     const e = await fails(client(srv.port));
-    expect(e.code).toBe('TIMEOUT');
+    expect(e.code).toBe('ROCE_ERR_OOB_TIMEOUT');
     expect(e.message).toMatch(/perftest version/);
     expect(Date.now() - t0).toBeLessThan(3000);
     srv.close();
@@ -298,7 +298,7 @@ describe('peers that misbehave get a clear error naming the field, never a hang'
     await peer.read(4);
     peer.write('x\0');
     const e = await fails(run);
-    expect(e.code).toBe('MALFORMED');
+    expect(e.code).toBe('ROCE_ERR_OOB_MALFORMED');
     expect(e.field).toBe('mtu');
     listener.close();
     p.stop();

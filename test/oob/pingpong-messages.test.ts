@@ -21,7 +21,7 @@ function expectField(f: () => unknown, field: string, msg: RegExp): void {
     err = e;
   }
   expect(err).toBeInstanceOf(OobError);
-  expect((err as OobError).code).toBe('MALFORMED');
+  expect((err as OobError).code).toBe('ROCE_ERR_OOB_MALFORMED');
   expect((err as OobError).field).toBe(field);
   expect((err as OobError).message).toMatch(msg);
 }
@@ -55,7 +55,9 @@ describe('address message', () => {
 
   test('encoding refuses values that do not fit', () => {
     expect(() => encodePingpongDest({ ...dest, qpn: 1 << 24 })).toThrow(/qpn/);
+    expect(() => encodePingpongDest({ ...dest, qpn: 1 << 24 })).toThrow(expect.objectContaining({ code: 'ROCE_ERR_OOB_BAD_VALUE', field: 'qpn' }));
     expect(() => encodePingpongDest({ ...dest, gid: new Uint8Array(4) })).toThrow(/16 bytes/);
+    expect(() => encodePingpongDest({ ...dest, gid: new Uint8Array(4) })).toThrow(OobError);
   });
 
   test.each([

@@ -115,7 +115,7 @@ test('a server answering with a malformed message: the field is named', async ()
     peer.write('0000:000011:zz590b:00000000000000000000ffffc6120002\0');
   });
   const e = await fails(runPingpong(p.sim.a, { role: 'client', server: '127.0.0.1', port: srv.port, stepTimeoutMs: 1000 }));
-  expect(e.code).toBe('MALFORMED');
+  expect(e.code).toBe('ROCE_ERR_OOB_MALFORMED');
   expect(e.field).toBe('psn');
   srv.close();
   p.stop();
@@ -150,7 +150,7 @@ test('a client that does not say "done" properly, or goes silent', async () => {
   const peer2 = await scriptClient(listener.port);
   peer2.write('0000:0000');
   const e2 = await fails(run2);
-  expect(e2.code).toBe('TIMEOUT');
+  expect(e2.code).toBe('ROCE_ERR_OOB_TIMEOUT');
   expect(e2.message).toMatch(/rc_pingpong address message .*\(9 of 52 bytes arrived\)/);
   peer2.close();
   listener.close();

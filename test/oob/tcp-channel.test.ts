@@ -55,7 +55,7 @@ test('a peer that closes early: CLOSED, with how much of what arrived', async ()
   const peer = await srv.peer;
   peer.end(Buffer.alloc(30, 0x41));
   const e = await caught(ch.readExact(108, 'perftest key message', 2000));
-  expect(e.code).toBe('CLOSED');
+  expect(e.code).toBe('ROCE_ERR_OOB_CLOSED');
   expect(e.message).toMatch(/closed the connection after 30 of 108 bytes of perftest key message/);
   expect(e.field).toBe('perftest key message');
   ch.close();
@@ -69,7 +69,7 @@ test('a silent peer: TIMEOUT, never a hang', async () => {
   peer.write(Buffer.from('6.0'));
   const t0 = Date.now();
   const e = await caught(ch.readExact(16, 'perftest version', 150));
-  expect(e.code).toBe('TIMEOUT');
+  expect(e.code).toBe('ROCE_ERR_OOB_TIMEOUT');
   expect(e.message).toMatch(/timed out after 150 ms waiting for perftest version .* \(3 of 16 bytes arrived\)/);
   expect(Date.now() - t0).toBeLessThan(1000);
   ch.close();
@@ -97,17 +97,17 @@ test('nobody listening: CONNECT error after the timeout', async () => {
   const port = probe.port;
   probe.close();
   const e = await caught(TcpChannel.connect('127.0.0.1', port, 300, 50));
-  expect(e.code).toBe('CONNECT');
+  expect(e.code).toBe('ROCE_ERR_OOB_CONNECT');
   expect(e.message).toMatch(new RegExp(`could not connect to 127.0.0.1:${port}`));
 });
 
 test('no client: accept times out; a taken port is a clear error', async () => {
   const listener = await TcpChannel.listen(0, '127.0.0.1');
   const e = await caught(listener.accept(100));
-  expect(e.code).toBe('TIMEOUT');
+  expect(e.code).toBe('ROCE_ERR_OOB_TIMEOUT');
   expect(e.message).toMatch(/no client connected/);
   const e2 = await caught(TcpChannel.listen(listener.port, '127.0.0.1'));
-  expect(e2.code).toBe('CONNECT');
+  expect(e2.code).toBe('ROCE_ERR_OOB_CONNECT');
   expect(e2.message).toMatch(/address already in use/);
   listener.close();
 });

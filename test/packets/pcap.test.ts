@@ -157,7 +157,7 @@ describe('classic pcap writer and reader', () => {
       for (const s of SAMPLE) w.write(s.data, s.timestampNs);
       w.close();
       w.close();
-      expect(() => w.write(bytes(1, 1), 0n)).toThrow();
+      expect(() => w.write(bytes(1, 1), 0n)).toThrow(expect.objectContaining({ code: 'ROCE_ERR_MISUSE' }));
       const onDisk = new Uint8Array(fs.readFileSync(p));
       expect(Buffer.from(onDisk).equals(Buffer.from(writePcap(SAMPLE, { nanosecond: false, linkType: LinkType.Raw })))).toBe(true);
     } finally {
