@@ -136,6 +136,8 @@ export interface XskSocketOptions {
   multiBuffer?: boolean;
   busyPoll?: boolean;
   jumboBytes?: number;
+  /** Retry a bind that finds the queue still held (EBUSY) for up to this long (ms, default 2000; 0: no retry). */
+  busyWaitMs?: number;
   rxDesc: Uint32Array;
   txDesc: Uint32Array;
   txState: Uint32Array;
