@@ -17,7 +17,7 @@ import { awaitFrame, killAndReap, startHolder } from './reopen-support';
 
 const t = testUnless(nativeNetnsSkipReason());
 const ROUNDS = 200;
-const KILLS = 30;
+const KILLS = 15;
 const opened = new Set<AfPacketDriver>();
 const pairs: NetnsPair[] = [];
 
