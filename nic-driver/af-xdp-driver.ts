@@ -67,6 +67,12 @@ export interface AfXdpOptions {
   mtu?: number;
   /** Multi-buffer frames (default: when the MTU does not fit one UMEM frame). */
   multiBuffer?: boolean;
+  /**
+   * How long (ms, 0..60000, default 2000) to keep retrying the bind while the queue is still held
+   * (EBUSY): after a socket on it was closed or its process died, the kernel releases the queue's
+   * buffer pool asynchronously. 0: fail at once. Still held after the wait: XdpBusy.
+   */
+  busyWaitMs?: number;
 }
 
 /** The kernel keeps this much headroom in front of each received frame (XDP_PACKET_HEADROOM). */
@@ -166,6 +172,7 @@ export class AfXdpDriver implements NicDriver, RunReceive {
           multiBuffer: this.multiBuffer,
           busyPoll: opts.busyPoll ?? false,
           jumboBytes,
+          busyWaitMs: intOption('busyWaitMs', opts.busyWaitMs, 2000, 0, 60_000),
           rxDesc: this.rxDesc,
           txDesc: this.txDesc,
           txState: this.txState,

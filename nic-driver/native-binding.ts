@@ -147,6 +147,8 @@ export interface XskSocketOptions {
   multiBuffer?: boolean;
   busyPoll?: boolean;
   jumboBytes?: number;
+  /** Retry a bind that finds the queue still held (EBUSY) for up to this long (ms, default 2000; 0: no retry). */
+  busyWaitMs?: number;
   rxDesc: Uint32Array;
   txDesc: Uint32Array;
   txState: Uint32Array;
@@ -200,14 +202,22 @@ export interface NativeBinding {
   interfaceInfo(ifname: string, netns?: string): { ifindex: number; mac: string; mtu: number };
 }
 
-/** The repository's native/ directory (from nic-driver/ or dist/nic-driver/). */
+/** The repository's native/ directory (from nic-driver/ or dist/nic-driver/), even when it is absent. */
 export function nativeDir(): string {
-  for (const up of ['..', path.join('..', '..')]) {
-    const d = path.resolve(__dirname, up, 'native');
+  const candidates = ['..', path.join('..', '..')].map((up) => path.resolve(__dirname, up, 'native'));
+  for (const d of candidates) {
     if (fs.existsSync(path.join(d, 'binding.gyp'))) return d;
   }
-  return path.resolve(__dirname, '..', 'native');
+  // No native/ (a copy without it): name the one beside package.json, where the build puts it.
+  for (const d of candidates) {
+    if (fs.existsSync(path.join(d, '..', 'package.json'))) return d;
+  }
+  return candidates[0]!;
 }
+
+/** How to get the addon built: the one remedy every "not built" message names. */
+export const NATIVE_BUILD_HINT =
+  'install the system packages with `sudo scripts/setup-system.sh` (or `npm run setup:system` as root), then run `npm run build:native` (scripts/build-native.sh)';
 
 /** The compiled XDP program. */
 export function bpfObjectPath(): string {
@@ -227,19 +237,22 @@ function load(): NativeBinding | null {
   }
   const file = path.join(nativeDir(), 'build', 'Release', 'roce_native.node');
   if (!fs.existsSync(file)) {
-    loadError = `the native addon is not built (${path.relative(process.cwd(), file) || file} is missing): run scripts/build-native.sh`;
+    const rel = path.relative(process.cwd(), file);
+    loadError = `the native addon is not built (${rel.startsWith('..') || rel === '' ? file : rel} is missing): ${NATIVE_BUILD_HINT}`;
     return null;
   }
   try {
     // eslint-disable-next-line @typescript-eslint/no-require-imports
     const b = require(file) as NativeBinding;
     if (b.abiVersion !== 1) {
-      loadError = `the native addon has ABI ${String(b.abiVersion)}, this code needs 1: rebuild it with scripts/build-native.sh`;
+      loadError = `the native addon has ABI ${String(b.abiVersion)}, this code needs 1: rebuild it with \`npm run build:native\` (scripts/build-native.sh)`;
       return null;
     }
     loaded = b;
   } catch (e) {
-    loadError = `the native addon failed to load: ${e instanceof Error ? e.message : String(e)}`;
+    // dlopen's message (say, a missing libxdp.so.1) on one line.
+    const why = (e instanceof Error ? e.message : String(e)).replace(/\s*\n\s*/g, ' ');
+    loadError = `the native addon does not load (${why}): ${NATIVE_BUILD_HINT}`;
   }
   return loaded;
 }

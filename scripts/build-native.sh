@@ -3,17 +3,32 @@
 #   native/build/roce_filter.bpf.o         the XDP program (clang -O2 -target bpf)
 #   native/build/Release/roce_native.node  the addon (node-gyp, node-addon-api)
 # The pure-TypeScript stack and its tests work without it; the AF_XDP and
-# AF_PACKET drivers and the batched ICRC need it. Exits non-zero with one line
-# naming what is missing (install it with scripts/setup-system.sh).
+# AF_PACKET drivers (roce perftest, roce pingpong) and the batched ICRC need it.
+# When something is missing it prints one line naming it and the commands that
+# install it, and exits non-zero; with --optional (npm install's prepare step,
+# npm test's pretest) it exits 0 after that line, so the caller carries on.
 set -euo pipefail
+
+optional=0
+if [ "${1-}" = "--optional" ]; then
+  optional=1
+fi
 
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 native="$root/native"
 out="$native/build"
 
-fail() {
-  echo "build-native: $1; run scripts/setup-system.sh (as root) to install the system packages, then retry" >&2
+# One line: what is missing, what it costs, and the commands that fix it.
+not_built() {
+  echo "build-native: the native addon was not built ($1), so roce perftest/pingpong and the tests that need it cannot run; $2" >&2
+  if [ "$optional" -eq 1 ]; then
+    exit 0
+  fi
   exit 1
+}
+
+fail() {
+  not_built "$1" "install the system packages with \`sudo scripts/setup-system.sh\` (or \`npm run setup:system\` as root), then run \`npm run build:native\`"
 }
 
 missing=()
@@ -31,8 +46,7 @@ if ! pkg-config --exists libxdp libbpf; then
   fail "pkg-config finds no libxdp/libbpf"
 fi
 if [ ! -e "$root/node_modules/node-addon-api/package.json" ] || [ ! -e "$root/node_modules/node-gyp/package.json" ]; then
-  echo "build-native: node-addon-api or node-gyp is not installed; run npm install (they are devDependencies)" >&2
-  exit 1
+  not_built "node-addon-api or node-gyp is not installed" "run \`npm install\` (they are devDependencies), then \`npm run build:native\`"
 fi
 
 # Node's headers: node-gyp would download them, which needs the internet; use
@@ -49,8 +63,7 @@ log="$native/node-gyp.log"
 if ! "$root/node_modules/.bin/node-gyp" rebuild "${gyp_args[@]}" -j 2 >"$log" 2>&1; then
   # Keep the compiler's messages: they are what one needs to see.
   grep -E 'error|Error' "$log" | head -20 >&2 || true
-  echo "build-native: node-gyp failed; full log in $log" >&2
-  exit 1
+  not_built "node-gyp failed; the full log is $log" "see the compiler's messages above; missing system packages are installed by \`sudo scripts/setup-system.sh\`"
 fi
 mv "$log" "$out/node-gyp.log"
 
@@ -58,8 +71,7 @@ mv "$log" "$out/node-gyp.log"
 multiarch="$(gcc -print-multiarch 2>/dev/null || echo x86_64-linux-gnu)"
 if ! clang -O2 -g -Wall -target bpf -I"/usr/include/$multiarch" \
   -c "$native/bpf/roce_filter.bpf.c" -o "$out/roce_filter.bpf.o.tmp"; then
-  echo "build-native: clang could not compile native/bpf/roce_filter.bpf.c" >&2
-  exit 1
+  not_built "clang could not compile native/bpf/roce_filter.bpf.c" "see clang's messages above; missing system packages are installed by \`sudo scripts/setup-system.sh\`"
 fi
 mv "$out/roce_filter.bpf.o.tmp" "$out/roce_filter.bpf.o"
 echo "build-native: built native/build/Release/roce_native.node and native/build/roce_filter.bpf.o"

@@ -209,7 +209,7 @@ AttachedProgram* AcquireProgram(Napi::Env env, const std::string& ifname, int if
     }
   }
   if (access(o.object_path.c_str(), R_OK) != 0) {
-    Throw(env, code::kBadArgument, "the XDP program object " + o.object_path + " is missing: run scripts/build-native.sh");
+    Throw(env, code::kBadArgument, "the XDP program object " + o.object_path + " is missing: run `npm run build:native` (scripts/build-native.sh)");
   }
   NetnsGuard ns(env, netns_fd);
   auto* p = new AttachedProgram();

@@ -5,8 +5,11 @@
 #include <sys/socket.h>
 #include <fcntl.h>
 #include <sched.h>
+#include <time.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <chrono>
 #include <cstring>
 
 namespace roce {
@@ -60,6 +63,13 @@ int RxQueueCount(const std::string& ifname) {
   return n;
 }
 
+// Sleeps `ms` milliseconds (restarting after signals).
+void SleepMs(int64_t ms) {
+  timespec ts{static_cast<time_t>(ms / 1000), static_cast<long>((ms % 1000) * 1000000)};
+  while (nanosleep(&ts, &ts) != 0 && errno == EINTR) {
+  }
+}
+
 }  // namespace
 
 Napi::Function XskSocket::Init(Napi::Env env) {
@@ -107,6 +117,7 @@ void XskSocket::Open(Napi::Env env, const Napi::Object& o) {
   sg_ = OptBool(o, "multiBuffer", false);
   busy_poll_ = OptBool(o, "busyPoll", false);
   jumbo_bytes_ = static_cast<size_t>(OptInt(o, "jumboBytes", 0, 0, 1 << 28));
+  const int64_t busy_wait_ms = OptInt(o, "busyWaitMs", 2000, 0, 60000);
 
   Napi::Value umemv = o.Get("umem");
   if (!umemv.IsArrayBuffer()) Throw(env, code::kBadArgument, "umem must be an ArrayBuffer");
@@ -138,15 +149,6 @@ void XskSocket::Open(Napi::Env env, const Napi::Object& o) {
   ucfg.comp_size = NextPow2(tx_frames_);
   ucfg.frame_size = frame_size_;
   ucfg.frame_headroom = 0;
-  int r = xsk_umem__create(&umem_, area_.ptr, frames_bytes, &fq_, &cq_, &ucfg);
-  if (r != 0) {
-    umem_ = nullptr;
-    const int err = -r;
-    if (err == ENOMEM || err == ENOBUFS) {
-      Throw(env, code::kSystem, "cannot register the UMEM (" + std::to_string(frames_bytes) + " bytes): " + ErrnoText(err) + " (locked-memory limit? ulimit -l)", err);
-    }
-    ThrowErrno(env, err, "xsk_umem__create", "cannot register the UMEM");
-  }
   xsk_socket_config scfg;
   std::memset(&scfg, 0, sizeof scfg);
   scfg.rx_size = NextPow2(rx_frames_);
@@ -156,8 +158,32 @@ void XskSocket::Open(Napi::Env env, const Napi::Object& o) {
   if (bind_mode == 1) scfg.bind_flags |= XDP_COPY;
   if (bind_mode == 2) scfg.bind_flags |= XDP_ZEROCOPY;
   if (sg_) scfg.bind_flags |= XDP_USE_SG;
-  r = xsk_socket__create(&xsk_, ifname_.c_str(), queue_, umem_, &rx_, &tx_, &scfg);
-  if (r != 0) {
+
+  // EBUSY at bind: the queue's buffer pool slot is taken. Right after the previous socket of the
+  // queue was closed (or its process died) that is usually a release still under way: the kernel
+  // drops the pool after an RCU grace period and then on a workqueue (xsk_destruct -> xp_put_pool
+  // -> xp_release_deferred -> xp_clear_dev), so retry for up to busyWaitMs, backing off from 1 to
+  // 64 ms; a queue still held after that (by a live socket, or a release that does not finish) is
+  // an error. libxdp cannot bind a second time with the same UMEM (its fill and completion rings
+  // are already set up on the UMEM socket: setsockopt gives EINVAL), so each attempt registers the
+  // UMEM anew.
+  using Clock = std::chrono::steady_clock;
+  const auto deadline = Clock::now() + std::chrono::milliseconds(busy_wait_ms);
+  int64_t backoff_ms = 1;
+  int attempts = 0;
+  for (;;) {
+    attempts++;
+    int r = xsk_umem__create(&umem_, area_.ptr, frames_bytes, &fq_, &cq_, &ucfg);
+    if (r != 0) {
+      umem_ = nullptr;
+      const int err = -r;
+      if (err == ENOMEM || err == ENOBUFS) {
+        Throw(env, code::kSystem, "cannot register the UMEM (" + std::to_string(frames_bytes) + " bytes): " + ErrnoText(err) + " (locked-memory limit? ulimit -l)", err);
+      }
+      ThrowErrno(env, err, "xsk_umem__create", "cannot register the UMEM");
+    }
+    r = xsk_socket__create(&xsk_, ifname_.c_str(), queue_, umem_, &rx_, &tx_, &scfg);
+    if (r == 0) break;
     xsk_ = nullptr;
     const int err = -r;
     if (err == EOPNOTSUPP && bind_mode == 2) {
@@ -166,7 +192,23 @@ void XskSocket::Open(Napi::Env env, const Napi::Object& o) {
     if (err == EOPNOTSUPP && sg_) {
       Throw(env, code::kNoXdp, "the driver of " + ifname_ + " has no multi-buffer AF_XDP support (needed for frames over " + std::to_string(frame_size_) + " bytes; use a smaller MTU)", err);
     }
-    if (err == EBUSY) Throw(env, code::kXdpBusy, "queue " + std::to_string(queue_) + " of " + ifname_ + " already has an AF_XDP socket or zero-copy user", err);
+    if (err == EBUSY) {
+      xsk_umem__delete(umem_);
+      umem_ = nullptr;
+      const std::string what = "queue " + std::to_string(queue_) + " of " + ifname_;
+      const auto now = Clock::now();
+      if (now >= deadline) {
+        if (busy_wait_ms == 0) Throw(env, code::kXdpBusy, what + " already has an AF_XDP socket or zero-copy user", err);
+        Throw(env, code::kXdpBusy,
+              what + " already has an AF_XDP socket or zero-copy user (still held after retrying for " + std::to_string(busy_wait_ms) +
+                  " ms, " + std::to_string(attempts) + " attempts: not just a closed socket being released)",
+              err);
+      }
+      const int64_t left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - now).count() + 1;
+      SleepMs(std::min(backoff_ms, left));
+      backoff_ms = std::min<int64_t>(backoff_ms * 2, 64);
+      continue;
+    }
     if (err == EINVAL) {
       const int q = netns_fd_ < 0 ? RxQueueCount(ifname_) : 0;
       Throw(env, code::kBadArgument,
@@ -177,7 +219,7 @@ void XskSocket::Open(Napi::Env env, const Napi::Object& o) {
     ThrowErrno(env, err, "xsk_socket__create", "cannot create the AF_XDP socket on " + ifname_ + " queue " + std::to_string(queue_));
   }
   fd_ = xsk_socket__fd(xsk_);
-  r = xsk_socket__update_xskmap(xsk_, ProgramXsksMapFd(prog_));
+  const int r = xsk_socket__update_xskmap(xsk_, ProgramXsksMapFd(prog_));
   if (r != 0) ThrowErrno(env, -r, "bpf_map_update_elem", "cannot register the socket in the XDP program's xsks_map");
   xdp_options opts;
   socklen_t ol = sizeof opts;
