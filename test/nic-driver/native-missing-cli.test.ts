@@ -89,7 +89,7 @@ describe('live commands without the native addon', () => {
     expect(lines).toHaveLength(2); // one line and its newline
     expect(lines[1]).toBe('');
     const j = JSON.parse(lines[0]!) as Record<string, unknown>;
-    expect(j).toEqual(expect.objectContaining({ ok: false, code: 'DRIVER_UNAVAILABLE', error: LINE }));
+    expect(j).toEqual(expect.objectContaining({ ok: false, code: 'ROCE_ERR_HOST_DRIVER_UNAVAILABLE', error: LINE }));
     expect(r.stderr).toBe(`roce perftest: ${LINE}\n`);
   });
 
