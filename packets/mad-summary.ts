@@ -126,7 +126,9 @@ export function madTreeLines(mad: DecodedMad): [number, string][] {
     for (const [name, f] of Object.entries(table)) {
       const v = values[name];
       if (v === undefined) continue;
-      out.push([2, `${name} ${fieldText(f, v)}${meaning(m.name, name, v)}`]);
+      const means = meaning(m.name, name, v);
+      // A coded value (reason, status, timeout...) in decimal with its meaning; other numbers by width.
+      out.push([2, `${name} ${means !== '' && typeof v === 'number' ? String(v) : fieldText(f, v)}${means}`]);
     }
   }
   const ip = mad.ipCm;
