@@ -6,9 +6,10 @@
  * `Byte[Bit]` notation; the same layout as the kernel's CM_REQ_* fields in
  * include/rdma/ibta_vol1_c12.h.
  *
- * On RoCE the path LIDs are 0xffff (permissive; rxe leaves them so), the GIDs are
- * the IP addresses (IPv4-mapped for IPv4) and the hop limit, traffic class and
- * flow label are those of the IP header.
+ * On RoCE v2 the path LIDs are 0xffff (the permissive LID: rdma_rxe sends them so,
+ * captures/rxe), the GIDs are the IP addresses (IPv4-mapped for IPv4), and the
+ * traffic class and hop limit are the IP header's; rxe's REQ also carries a
+ * non-zero flow label over IPv4.
  */
 import { MAD_DATA_LEN } from '../mad';
 import { type FieldValues, bits, bytes, flag, gid, readFields, u16, u24, u32, u64, u8, writeFields } from '../field-table';
