@@ -22,7 +22,7 @@ export const DECODE_OPTIONS: readonly OptionSpec[] = [
   { name: 'opcode', kind: 'list', value: 'OP[,OP]', help: 'only these opcodes: a number, a name (RC_SEND_ONLY) or a name without its prefix (SEND_ONLY)' },
   { name: 'frames', kind: 'string', value: 'A-B', help: 'only frame numbers in this range (A-B, A-, -B or A)' },
   { name: 'count', short: 'c', kind: 'string', value: 'N', help: 'stop after printing N frames' },
-  { name: 'errors', kind: 'flag', help: 'only malformed frames (bad ICRC, truncated, bad length, unknown opcode)' },
+  { name: 'errors', kind: 'flag', help: 'only malformed frames (bad ICRC, truncated, bad length, unknown opcode, bad MAD)' },
   { name: 'no-icrc', kind: 'flag', help: 'do not check the ICRC' },
   { name: 'time', short: 't', kind: 'string', value: 'rel|abs|delta', help: 'time column: since the first frame (default), since the epoch, or since the previous frame' },
   { name: 'help', short: 'h', kind: 'flag', help: 'this help' },
@@ -81,7 +81,7 @@ function passes(f: Filter, index: number, d: DecodedFrame): boolean {
   if (index < f.first || index > f.last) return false;
   if (f.qpns === null && f.opcodes === null && !f.errorsOnly) return true;
   if (!d.roce) return false;
-  if (f.errorsOnly && d.error === null) return false;
+  if (f.errorsOnly && d.error === null && d.madError === null) return false;
   if (f.qpns !== null) {
     const dest = d.bth?.destQp;
     const src = d.deth?.srcQp;
@@ -148,7 +148,7 @@ export async function decodeCommand(argv: readonly string[], out: Output): Promi
     const d = decodeAt(view, bytes, start, start + rec.data.byteLength, rec.linkType, opts);
     if (d.roce) {
       roceFrames++;
-      if (d.error !== null) malformed++;
+      if (d.error !== null || d.madError !== null) malformed++;
       if (d.icrcOk === false) badIcrc++;
     }
     const t = timeMode === 'abs' ? rec.timeSec : timeMode === 'rel' ? rec.timeSec - firstTime : rec.timeSec - prevTime;

@@ -32,6 +32,7 @@ import { LinkType } from './pcap';
 import { parseSll, SLL_LEN } from './sll';
 import { parseSll2, SLL2_LEN } from './sll2';
 import { icrcV1, icrcV2, readIcrc } from './icrc';
+import { type DecodedMad, carriesMad, decodeMad } from './mad-payload';
 
 export const ICRC_LEN = 4;
 /** Path MTUs a FIRST or MIDDLE packet's payload may have (IBTA vol. 1 §9.7.3.1: exactly one PMTU). */
@@ -95,6 +96,18 @@ export interface RocePacket {
    */
   payloadRuleBroken: boolean;
   error: WireError | null;
+  /**
+   * The MAD of a datagram to the GSI (UD SEND ONLY to QP 1 with Q_Key 0x80010000):
+   * common header, and the CM message for the CM class (mad-payload.ts). Null for
+   * every other packet, and when the MAD is malformed (then `madError` says why).
+   */
+  mad: DecodedMad | null;
+  /**
+   * Why the MAD of a GSI datagram could not be read (wrong length, bad base version),
+   * with its offset in the frame. Kept apart from `error`: the transport delivered the
+   * packet correctly, and what to do with a bad MAD is the GSI's business.
+   */
+  madError: WireError | null;
 }
 
 export interface NotRoce {
@@ -138,6 +151,8 @@ function blank(version: 1 | 2): RocePacket {
     icrcOk: null,
     payloadRuleBroken: false,
     error: null,
+    mad: null,
+    madError: null,
   };
 }
 
@@ -386,6 +401,16 @@ function decodeTransport(
   } catch (e) {
     if (!(e instanceof WireError)) throw e;
     p.error = rebase(e, start);
+  }
+  // The MAD is read once the transport has located the payload (with a bad ICRC too).
+  const b = p.bth;
+  if (b !== null && p.deth !== null && p.payloadOff >= 0 && (p.error === null || p.icrcOk === false) && carriesMad(b.opcode, b.destQp, p.deth.qkey)) {
+    try {
+      p.mad = decodeMad(view, start + p.payloadOff, p.payloadLength);
+    } catch (e) {
+      if (!(e instanceof WireError)) throw e;
+      p.madError = rebase(e, start);
+    }
   }
 }
 

@@ -6,6 +6,7 @@
 import { bswap32, hex32, hex64 } from './bytes';
 import { type DecodedFrame, packetAddresses } from './decode';
 import { decodeSyndrome } from './aeth';
+import { madToJson } from './mad-json';
 
 export interface FrameJson {
   frame: number;
@@ -57,7 +58,10 @@ export function frameToJson(frame: number, time: number, d: DecodedFrame): Frame
     // The four ICRC bytes in wire order, read as one big-endian number (as tshark shows them).
     icrc: d.icrc === null ? null : hex32(bswap32(d.icrc)),
     icrcOk: d.icrcOk,
+    mad: d.mad === null ? null : madToJson(d.mad),
   };
-  if (d.error !== null) out['error'] = d.error.message;
+  // A transport error first; else a malformed MAD of a GSI datagram (docs/decode.md).
+  const err = d.error ?? d.madError;
+  if (err !== null) out['error'] = err.message;
   return out;
 }

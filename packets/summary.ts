@@ -5,6 +5,7 @@
 import { bswap32, hex32, hex64, ipv4ToString, ipv6ToString, macToString, toHex } from './bytes';
 import { type RocePacket, packetAddresses } from './decode';
 import { describeSyndrome } from './aeth';
+import { madSummary, madTreeLines } from './mad-summary';
 
 const hexQp = (qpn: number): string => `0x${qpn.toString(16).padStart(6, '0')}`;
 
@@ -40,10 +41,12 @@ export function summaryLine(frame: number, time: number, p: RocePacket): string 
     if (b.becn) cols.push('BECN');
     const ext = extensionSummary(p);
     if (ext) cols.push(ext);
+    if (p.mad !== null) cols.push(madSummary(p.mad));
     if (p.payloadLength > 0) cols.push(`len=${p.payloadLength}`);
   }
   if (p.icrcOk !== null) cols.push(p.icrcOk ? 'ICRC ok' : 'ICRC BAD');
   if (p.error !== null) cols.push(`[${p.error.code}: ${p.error.message}]`);
+  if (p.madError !== null) cols.push(`[MAD ${p.madError.code}: ${p.madError.message}]`);
   return cols.join(' ');
 }
 
@@ -95,6 +98,7 @@ export function fieldTree(frame: number, time: number, capLen: number, p: RocePa
   if (p.immDt) line(1, `ImmDt: ${hex32(p.immDt.value)}`);
   if (p.ieth) line(1, `IETH: R_Key ${hex32(p.ieth.rkey)}`);
   if (p.cnp) line(1, `CNP reserved: ${toHex(p.cnp.reserved)}`);
+  if (p.mad) for (const [indent, text] of madTreeLines(p.mad)) line(indent, text);
   if (p.payloadOff >= 0 && b) {
     const preview = frameBytes.subarray(p.payloadOff, p.payloadOff + Math.min(p.payloadLength, 32));
     line(1, `Payload: ${p.payloadLength} bytes${p.payloadLength > 0 ? `: ${toHex(preview)}${p.payloadLength > 32 ? '…' : ''}` : ''}`);
@@ -105,5 +109,6 @@ export function fieldTree(frame: number, time: number, capLen: number, p: RocePa
     line(1, `ICRC: ${hex32(bswap32(p.icrc))} (wire order) [${status}]`);
   }
   if (p.error) line(1, `Error: ${p.error.code} at byte ${p.error.offset}: ${p.error.message}`);
+  if (p.madError) line(1, `MAD error: ${p.madError.code} at byte ${p.madError.offset}: ${p.madError.message}`);
   return out.join('\n');
 }

@@ -30,8 +30,11 @@
  *   deth.qkey, srcQp   infiniband.deth.q_key (shown as 64 bits), infiniband.deth.srcqp (shown over 4
  *                      bytes including the reserved byte: compared on its low 24 bits)
  *   atomicAckEth       infiniband.atomicacketh.origremdt
- *   payloadLength      data.len (or the length of infiniband.payload), 0 when absent: tshark's payload
- *                      INCLUDES the pad bytes, so it is compared with payloadLength + padCount
+ *   payloadLength      data.len (or the length of infiniband.payload, or of infiniband.mad for a datagram
+ *                      to the GSI), 0 when absent: tshark's payload INCLUDES the pad bytes, so it is
+ *                      compared with payloadLength + padCount
+ *   mad.*, mad.cm.*    infiniband.mad.* and infiniband.cm.* (the CM section below, with its own field
+ *                      mapping: CM_FIELD_MAP)
  *   icrc               infiniband.invariant.crc: tshark prints the four ICRC bytes in wire order as
  *                      one big-endian number; our JSON gives the CRC value, whose least-significant
  *                      byte is first on the wire (docs/decode.md), so the two are byte-swapped
@@ -53,7 +56,11 @@
 import { execFileSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { noPublicCaptures, publicCapturesDir, testUnless } from '../support/skip';
+import { noPublicCaptures, publicCapture, publicCapturesDir, testUnless } from '../support/skip';
+import { ipv6FromString } from '../../packets/bytes';
+import { readCapture } from '../../packets/pcap';
+import { decodeMad } from '../../packets/mad-payload';
+import { madToJson } from '../../packets/mad-json';
 
 const ROOT = path.resolve(__dirname, '..', '..');
 const CAPTURES = path.join(ROOT, 'captures');
@@ -123,6 +130,7 @@ const FIELDS = [
   'infiniband.deth.q_key',
   'infiniband.deth.srcqp',
   'infiniband.payload',
+  'infiniband.mad',
   'data.len',
   'infiniband.invariant.crc',
   'infiniband.vendor',
@@ -132,6 +140,10 @@ type TsharkFrame = Partial<Record<(typeof FIELDS)[number], string[]>>;
 type Json = Record<string, unknown>;
 
 function runTshark(file: string): TsharkFrame[] {
+  return runTsharkFields(file, FIELDS) as TsharkFrame[];
+}
+
+function runTsharkFields(file: string, fields: readonly string[]): Record<string, string[] | undefined>[] {
   const args = [
     '-r', file,
     '-n',
@@ -140,10 +152,10 @@ function runTshark(file: string): TsharkFrame[] {
     '-d', 'udp.port==72,infiniband',
     '-o', 'infiniband.try_heuristic_first:FALSE',
     ...ULP_PROTOCOLS.flatMap((p) => ['--disable-protocol', p]),
-    ...FIELDS.flatMap((f) => ['-e', f]),
+    ...fields.flatMap((f) => ['-e', f]),
   ];
   const out = execFileSync(TSHARK ?? 'tshark', args, { encoding: 'utf8', timeout: 15_000, maxBuffer: 256 << 20, stdio: ['ignore', 'pipe', 'pipe'] });
-  const parsed = JSON.parse(out) as { _source: { layers: TsharkFrame } }[];
+  const parsed = JSON.parse(out) as { _source: { layers: Record<string, string[] | undefined> } }[];
   return parsed.map((p) => p._source.layers);
 }
 
@@ -253,7 +265,7 @@ function tsharkAsOurs(f: TsharkFrame, level: 'full' | 'bth', ourPad: number | nu
   const srcQp = one(f, 'infiniband.deth.srcqp');
   t['deth'] = qkey === undefined || srcQp === undefined ? null : { qkey: Number(BigInt(qkey)), srcQp: int(srcQp) & 0xffffff };
   const dataLen = one(f, 'data.len');
-  const ibPayload = one(f, 'infiniband.payload');
+  const ibPayload = one(f, 'infiniband.payload') ?? one(f, 'infiniband.mad');
   const withPad = dataLen !== undefined ? int(dataLen) : ibPayload !== undefined ? bytesHex(ibPayload).length / 2 : 0;
   // tshark's payload includes the pad: bring it to ours (payload without pad).
   t['payloadLength'] = withPad - (ourPad ?? 0);
@@ -292,6 +304,8 @@ const MALFORMED_EXCEPTIONS: Readonly<Record<number, { skip: readonly string[]; w
   // ACK with 8 payload bytes: tshark's ACKNOWLEDGE has no payload, so it prints neither the
   // 8 bytes nor the ICRC after them.
   8: { skip: ['payloadLength', 'icrc'], why: 'tshark ignores bytes after an ACK\'s AETH, ICRC included' },
+  // A datagram to the GSI with a 200-byte MAD: tshark shows neither the MAD nor the ICRC after it.
+  9: { skip: ['payloadLength', 'icrc'], why: 'tshark gives up on a MAD shorter than 256 bytes' },
 };
 
 interface FileReport {
@@ -318,6 +332,9 @@ function compare(ours: Json[], theirs: TsharkFrame[], exceptions: Readonly<Recor
     const ib = isInfiniband(f);
     if (o['roce'] !== true) {
       if (!ib) continue;
+      // An ICMP error quoting a RoCE datagram (rxe's peer had no UDP 4791 socket): tshark dissects the
+      // quoted packet; for us the frame is ICMP.
+      if ((one(f, 'frame.protocols') ?? '').includes(':icmp:')) continue;
       // tshark also dissects UDP *source* port 4791 and the -d ports (69, 72); our rule is
       // "UDP destination port 4791", so those frames may be RoCE to tshark only.
       if (one(f, 'udp.dstport') !== undefined && one(f, 'udp.dstport') !== '4791') {
@@ -352,12 +369,18 @@ function compare(ours: Json[], theirs: TsharkFrame[], exceptions: Readonly<Recor
 
 // -------------------------------------------------------------------- tests
 
-const ownCaptures = fs.existsSync(CAPTURES)
-  ? fs
-      .readdirSync(CAPTURES)
-      .filter((f) => /\.pcap(ng)?$/.test(f))
-      .sort()
-  : [];
+/** Capture files of `dir` (relative to captures/), sorted. */
+const capturesIn = (dir: string): string[] =>
+  fs.existsSync(path.join(CAPTURES, dir))
+    ? fs
+        .readdirSync(path.join(CAPTURES, dir))
+        .filter((f) => /\.pcap(ng)?$/.test(f))
+        .sort()
+        .map((f) => path.posix.join(dir, f))
+    : [];
+
+/** The generated captures, then the real rdma_rxe ones of captures/rxe (see captures/README.md). */
+const ownCaptures = [...capturesIn('.'), ...capturesIn('rxe')];
 
 function publicCaptureFiles(): string[] {
   const dir = publicCapturesDir();
@@ -418,7 +441,12 @@ describe('tshark cross-check: captures/', () => {
     const ours = runCli(path.join(CAPTURES, 'malformed.pcap'));
     const bad = ours.filter((o) => o['icrcOk'] === false).map((o) => o['frame']);
     expect(bad).toEqual([2]);
-    expect(ours.filter((o) => 'error' in o).map((o) => o['frame'])).toEqual([2, 3, 4, 5, 6, 7, 8]);
+    expect(ours.filter((o) => 'error' in o).map((o) => o['frame'])).toEqual([2, 3, 4, 5, 6, 7, 8, 9, 10]);
+    // 9 and 10 are GSI datagrams whose MAD is bad (length 200, base version 2): transport fine, no MAD.
+    expect(ours.filter((o) => o['frame'] === 9 || o['frame'] === 10).map((o) => [o['icrcOk'], o['mad'], String(o['error']).slice(0, 24)])).toEqual([
+      [true, null, 'a MAD is 256 bytes, this'],
+      [true, null, 'MAD base version 2 (only'],
+    ]);
   });
 });
 
@@ -447,5 +475,329 @@ describe('tshark cross-check: public captures (real devices)', () => {
       const bad = roce.filter((o) => o['icrcOk'] !== true || 'error' in o).map((o) => `${path.basename(file)} frame ${String(o['frame'])}`);
       expect(bad).toEqual([]);
     }
+  });
+});
+
+// ------------------------------------------------------------- CM MADs
+
+/**
+ * The MADs of datagrams to the GSI (`mad` in our JSON) against tshark's infiniband.mad.* and
+ * infiniband.cm.* fields. tshark 4.0.17 dissects the CM messages REQ, REP, RTU, REJ, DREQ and
+ * DREP; of MRA, SIDR_REQ, SIDR_REP, LAP and APR (and ClassPortInfo) it shows the MAD header only,
+ * so only that is compared for them (their layouts are pinned by byte fixtures in
+ * test/packets/cm.test.ts instead).
+ *
+ * Field by field (ours → tshark; kinds: num = number, bool = 0/1, u64 = 64-bit hex, bytes = byte
+ * string, gid = address):
+ *   REQ flow labels and packet rates: tshark 4.0.17 reads the flow label from the three bytes at
+ *   offset 88 (100 for the alternate path) with the mask of the 32-bit word, and the packet rate from
+ *   byte 88 instead of 91 (packet-infiniband.c parse_CM_Req adds hf_cm_req_primary_packet_rate at
+ *   the word's first byte). So it shows flowLabel >> 8 and (flowLabel >> 12) & 0x3f; those are the
+ *   values compared. Our layout is the kernel's (CM_REQ_PRIMARY_FLOW_LABEL: Byte 88 bits 0-19,
+ *   CM_REQ_PRIMARY_PACKET_RATE: Byte 91 bits 2-7).
+ *   REQ GIDs: over IPv4 tshark gives only the last 4 bytes (prim_localgid_ipv4); over IPv6 and native
+ *   IB the whole GID; alternate GIDs as bytes.
+ *   REQ private data: tshark's `.private`, or `.ip_cm` (all 92 bytes) when the service ID is an RDMA IP
+ *   CM one; then ipCm.* against `.ip_cm.*`.
+ *   REQ sapSupported: no tshark field (it is one of the bits tshark calls alt_reserved2).
+ */
+type CmKind = 'num' | 'bool' | 'u64' | 'bytes' | 'gid' | 'flowLabel>>8' | 'packetRateFromFlowLabel';
+type CmMap = readonly (readonly [ours: string, tshark: string, kind: CmKind])[];
+
+const MAD_MAP: CmMap = [
+  ['baseVersion', 'infiniband.mad.baseversion', 'num'],
+  ['mgmtClass', 'infiniband.mad.mgmtclass', 'num'],
+  ['classVersion', 'infiniband.mad.classversion', 'num'],
+  ['method', 'infiniband.mad.method', 'num'],
+  ['status', 'infiniband.mad.status', 'num'],
+  ['classSpecific', 'infiniband.mad.classspecific', 'num'],
+  ['transactionId', 'infiniband.mad.transactionid', 'u64'],
+  ['attributeId', 'infiniband.mad.attributeid', 'num'],
+  ['attributeModifier', 'infiniband.mad.attributemodifier', 'num'],
+];
+
+const R = 'infiniband.cm.req.';
+const CM_FIELD_MAP: Readonly<Record<string, CmMap>> = {
+  REQ: [
+    ['localCommId', 'infiniband.cm.req', 'num'],
+    ['serviceId', `${R}serviceid`, 'u64'],
+    ['localCaGuid', `${R}localcaguid`, 'u64'],
+    ['localQkey', `${R}localqkey`, 'num'],
+    ['localQpn', `${R}localqpn`, 'num'],
+    ['responderResources', `${R}responderres`, 'num'],
+    ['localEecn', `${R}localeecn`, 'num'],
+    ['initiatorDepth', `${R}initdepth`, 'num'],
+    ['remoteEecn', `${R}remoteeecn`, 'num'],
+    ['remoteCmResponseTimeout', `${R}remoteresptout`, 'num'],
+    ['transportServiceType', `${R}transpsvctype`, 'num'],
+    ['endToEndFlowControl', `${R}e2eflowctrl`, 'bool'],
+    ['startingPsn', `${R}startpsn`, 'num'],
+    ['localCmResponseTimeout', `${R}localresptout`, 'num'],
+    ['retryCount', `${R}retrcount`, 'num'],
+    ['pkey', `${R}pkey`, 'num'],
+    ['pathMtu', `${R}pppmtu`, 'num'],
+    ['rdcExists', `${R}rdcexist`, 'bool'],
+    ['rnrRetryCount', `${R}rnrretrcount`, 'num'],
+    ['maxCmRetries', `${R}maxcmretr`, 'num'],
+    ['srq', `${R}srq`, 'bool'],
+    ['extendedTransportType', `${R}ext_transport`, 'num'],
+    ['primaryLocalLid', `${R}prim_locallid`, 'num'],
+    ['primaryRemoteLid', `${R}prim_remotelid`, 'num'],
+    ['primaryLocalGid', `${R}prim_localgid`, 'gid'],
+    ['primaryRemoteGid', `${R}prim_remotegid`, 'gid'],
+    ['primaryFlowLabel', `${R}prim_flowlabel`, 'flowLabel>>8'],
+    ['primaryFlowLabel', `${R}prim_pktrate`, 'packetRateFromFlowLabel'],
+    ['primaryTrafficClass', `${R}prim_tfcclass`, 'num'],
+    ['primaryHopLimit', `${R}prim_hoplim`, 'num'],
+    ['primarySl', `${R}prim_sl`, 'num'],
+    ['primarySubnetLocal', `${R}prim_subnetlocal`, 'bool'],
+    ['primaryLocalAckTimeout', `${R}prim_localacktout`, 'num'],
+    ['alternateLocalLid', `${R}alt_locallid`, 'num'],
+    ['alternateRemoteLid', `${R}alt_remotelid`, 'num'],
+    ['alternateLocalGid', `${R}alt_localgid`, 'gid'],
+    ['alternateRemoteGid', `${R}alt_remotegid`, 'gid'],
+    ['alternateFlowLabel', `${R}alt_flowlabel`, 'flowLabel>>8'],
+    ['alternateFlowLabel', `${R}alt_pktrate`, 'packetRateFromFlowLabel'],
+    ['alternateTrafficClass', `${R}alt_tfcclass`, 'num'],
+    ['alternateHopLimit', `${R}alt_hoplim`, 'num'],
+    ['alternateSl', `${R}alt_sl`, 'num'],
+    ['alternateSubnetLocal', `${R}alt_subnetlocal`, 'bool'],
+    ['alternateLocalAckTimeout', `${R}alt_localacktout`, 'num'],
+    ['privateData', `${R}private|${R}ip_cm`, 'bytes'],
+    ['ipCm.majorVersion', `${R}ip_cm.majv`, 'num'],
+    ['ipCm.minorVersion', `${R}ip_cm.minv`, 'num'],
+    ['ipCm.ipVersion', `${R}ip_cm.ipv`, 'num'],
+    ['ipCm.reserved', `${R}ip_cm.reserved`, 'num'],
+    ['ipCm.srcPort', `${R}ip_cm.sport`, 'num'],
+    ['ipCm.src', `${R}ip_cm.sip4|${R}ip_cm.sip6`, 'gid'],
+    ['ipCm.dst', `${R}ip_cm.dip4|${R}ip_cm.dip6`, 'gid'],
+    ['ipCm.privateData', `${R}ip_cm.private`, 'bytes'],
+  ],
+  REP: [
+    ['localCommId', 'infiniband.cm.rep', 'num'],
+    ['remoteCommId', 'infiniband.cm.rep.remotecommid', 'num'],
+    ['localQkey', 'infiniband.cm.rep.localqkey', 'num'],
+    ['localQpn', 'infiniband.cm.rep.localqpn', 'num'],
+    ['localEecn', 'infiniband.cm.rep.localeecn', 'num'],
+    ['startingPsn', 'infiniband.cm.rep.startpsn', 'num'],
+    ['responderResources', 'infiniband.cm.rep.respres', 'num'],
+    ['initiatorDepth', 'infiniband.cm.rep.initdepth', 'num'],
+    ['targetAckDelay', 'infiniband.cm.rep.tgtackdelay', 'num'],
+    ['failoverAccepted', 'infiniband.cm.rep.failoveracc', 'num'],
+    ['endToEndFlowControl', 'infiniband.cm.rep.e2eflowctrl', 'bool'],
+    ['rnrRetryCount', 'infiniband.cm.rep.rnrretrcount', 'num'],
+    ['srq', 'infiniband.cm.rep.srq', 'bool'],
+    ['localCaGuid', 'infiniband.cm.rep.localcaguid', 'u64'],
+    ['privateData', 'infiniband.cm.rep.private', 'bytes'],
+  ],
+  RTU: [
+    ['localCommId', 'infiniband.cm.rtu.localcommid', 'num'],
+    ['remoteCommId', 'infiniband.cm.rtu.remotecommid', 'num'],
+    ['privateData', 'infiniband.cm.rtu.private', 'bytes'],
+  ],
+  REJ: [
+    ['localCommId', 'infiniband.cm.rej.localcommid', 'num'],
+    ['remoteCommId', 'infiniband.cm.rej.remotecommid', 'num'],
+    ['messageRejected', 'infiniband.cm.rej.msgrej', 'num'],
+    ['rejectedInfoLength', 'infiniband.cm.rej.rejinfolen', 'num'],
+    ['reason', 'infiniband.cm.rej.reason', 'num'],
+    ['ari', 'infiniband.cm.rej.ari', 'bytes'],
+    ['privateData', 'infiniband.cm.rej.private', 'bytes'],
+  ],
+  DREQ: [
+    ['localCommId', 'infiniband.cm.dreq.localcommid', 'num'],
+    ['remoteCommId', 'infiniband.cm.dreq.remotecommid', 'num'],
+    // tshark registers the DREQ's QPN/EECN under the REQ's prefix.
+    ['remoteQpnEecn', 'infiniband.cm.req.remoteqpneecn', 'num'],
+    ['privateData', 'infiniband.cm.dreq.private', 'bytes'],
+  ],
+  DREP: [
+    ['localCommId', 'infiniband.cm.drsp.localcommid', 'num'],
+    ['remoteCommId', 'infiniband.cm.drsp.remotecommid', 'num'],
+    ['privateData', 'infiniband.cm.drsp.private', 'bytes'],
+  ],
+};
+
+const CM_TSHARK_FIELDS = [
+  'frame.number',
+  'frame.protocols',
+  ...new Set([...MAD_MAP, ...Object.values(CM_FIELD_MAP).flat()].flatMap(([, t]) => t.split('|'))),
+  `${R}prim_localgid_ipv4`,
+  `${R}prim_remotegid_ipv4`,
+];
+
+/** A JSON value at a dotted path ("ipCm.src"). */
+function at(o: Json, dotted: string): unknown {
+  return dotted.split('.').reduce<unknown>((v, k) => (v !== null && typeof v === 'object' ? (v as Json)[k] : undefined), o);
+}
+
+/** The 16 bytes of an address text (IPv4 text → IPv4-mapped). */
+function addrBytes(text: string): Uint8Array {
+  return ipv6FromString(text.includes(':') ? text : `::ffff:${text}`);
+}
+
+/** Our value in tshark's terms, as a comparable string. */
+function oursForTshark(v: unknown, kind: CmKind, tsharkField: string): string {
+  switch (kind) {
+    case 'num':
+      return String(v);
+    case 'bool':
+      return v === true ? '1' : '0';
+    case 'u64':
+      return BigInt(String(v)).toString(16);
+    case 'bytes':
+      return String(v);
+    case 'flowLabel>>8':
+      return String((v as number) >>> 8);
+    case 'packetRateFromFlowLabel':
+      return String(((v as number) >>> 12) & 0x3f);
+    case 'gid': {
+      const b = addrBytes(String(v));
+      // tshark's IPv4 fields (…_ipv4, ip_cm.sip4/dip4) show the last 4 bytes only; its alternate GIDs are bytes.
+      if (/_ipv4$|ip4$/.test(tsharkField)) return `${b[12]}.${b[13]}.${b[14]}.${b[15]}`;
+      return Buffer.from(b).toString('hex');
+    }
+  }
+}
+
+/** tshark's value as a comparable string. */
+function tsharkValue(s: string, kind: CmKind, tsharkField: string): string {
+  switch (kind) {
+    case 'u64':
+      return BigInt(s).toString(16);
+    case 'bytes':
+      return bytesHex(s);
+    case 'gid':
+      if (/_ipv4$|ip4$/.test(tsharkField)) return s;
+      return s.includes(':') && !/^([0-9a-f]{2}:){15}[0-9a-f]{2}$/i.test(s) ? Buffer.from(addrBytes(s)).toString('hex') : bytesHex(s);
+    default:
+      return String(int(s));
+  }
+}
+
+interface CmReport {
+  mismatches: string[];
+  /** Messages compared field by field, by name; and MADs compared by header only. */
+  compared: Record<string, number>;
+  headerOnly: number;
+}
+
+/** Compares the MADs of `ours` (our JSON per frame, or null) with tshark's fields of the same frames. */
+function compareCm(ours: readonly (Json | null)[], theirs: readonly Record<string, string[] | undefined>[], label: string): CmReport {
+  const rep: CmReport = { mismatches: [], compared: {}, headerOnly: 0 };
+  for (let i = 0; i < Math.min(ours.length, theirs.length); i++) {
+    const o = ours[i] ?? null;
+    const t = theirs[i]!;
+    const n = i + 1;
+    const has = (f: string): string | undefined => t[f]?.[0];
+    if ((has('frame.protocols') ?? '').includes(':icmp:')) continue; // a datagram quoted by an ICMP error
+    const tsharkHasMad = has('infiniband.mad.baseversion') !== undefined;
+    const mad = o === null ? null : (o['mad'] as Json | null | undefined) ?? null;
+    if (mad === null) {
+      // A MAD tshark shows must be one we decoded, or one we reported as malformed.
+      if (tsharkHasMad && !(o !== null && 'error' in o)) rep.mismatches.push(`${label} frame ${n}: tshark shows a MAD, ours has none and no error`);
+      continue;
+    }
+    if (!tsharkHasMad) {
+      rep.mismatches.push(`${label} frame ${n}: ours has a MAD, tshark shows none`);
+      continue;
+    }
+    const check = (map: CmMap, obj: Json, what: string): void => {
+      for (const [key, tfields, kind] of map) {
+        const v = at(obj, key);
+        if (v === undefined || (key.startsWith('ipCm.') && at(obj, 'ipCm') === null)) continue;
+        const tf = tfields.split('|').find((f) => has(f) !== undefined) ?? (kind === 'gid' ? [`${tfields}_ipv4`].find((f) => has(f) !== undefined) : undefined);
+        if (tf === undefined) {
+          rep.mismatches.push(`${label} frame ${n} ${what}.${key}: ours ${JSON.stringify(v)}, tshark has no ${tfields}`);
+          continue;
+        }
+        const mine = oursForTshark(v, kind, tf);
+        const theirsV = tsharkValue(has(tf) ?? '', kind, tf);
+        if (mine !== theirsV) rep.mismatches.push(`${label} frame ${n} ${what}.${key}: ours ${mine}, tshark ${theirsV} (${tf})`);
+      }
+    };
+    check(MAD_MAP, mad, 'mad');
+    const cm = mad['cm'] as Json | null;
+    const map = cm === null ? undefined : CM_FIELD_MAP[String(cm['message'])];
+    if (cm === null || map === undefined) {
+      rep.headerOnly++;
+      continue;
+    }
+    check(map, cm, `cm(${String(cm['message'])})`);
+    rep.compared[String(cm['message'])] = (rep.compared[String(cm['message'])] ?? 0) + 1;
+  }
+  return rep;
+}
+
+/** Every capture of ours with at least one datagram to the GSI. */
+const cmCaptures = ownCaptures.filter((name) => /^(cm-|malformed|rxe\/)/.test(name));
+
+describe('tshark cross-check: CM MADs', () => {
+  const totals: Record<string, number> = {};
+  for (const name of cmCaptures) {
+    testUnless(skipOwn)(`${name}: every MAD header and CM field equals tshark's`, () => {
+      const file = path.join(CAPTURES, name);
+      const ours = runCli(file).map((o) => (o['roce'] === true ? o : null));
+      const rep = compareCm(ours, runTsharkFields(file, CM_TSHARK_FIELDS), name);
+      expect(rep.mismatches).toEqual([]);
+      for (const [k, v] of Object.entries(rep.compared)) totals[k] = (totals[k] ?? 0) + v;
+      totals['header only'] = (totals['header only'] ?? 0) + rep.headerOnly;
+    });
+  }
+
+  testUnless(skipOwn)('every message tshark dissects was compared field by field, and the rest by header', () => {
+    expect(Object.keys(totals).sort()).toEqual(['DREP', 'DREQ', 'REJ', 'REP', 'REQ', 'RTU', 'header only']);
+    expect(totals['REQ']).toBeGreaterThanOrEqual(7); // 2 generated, 5 from rdma_rxe
+    expect(totals['header only']).toBeGreaterThanOrEqual(8); // MRA, SIDR_REQ ×7, SIDR_REP, LAP, APR, ClassPortInfo ×2
+  });
+
+  testUnless(skipOwn)('the CM comparison is not vacuous: a changed field is reported', () => {
+    const file = path.join(CAPTURES, 'cm-exchanges.pcap');
+    const ours = runCli(file);
+    const theirs = runTsharkFields(file, CM_TSHARK_FIELDS);
+    expect(compareCm(ours, theirs, 'cm').mismatches).toEqual([]);
+    const tampered = ours.map((o) => JSON.parse(JSON.stringify(o)) as Json);
+    const cmOf = (i: number): Json => ((tampered[i] as Json)['mad'] as Json)['cm'] as Json;
+    cmOf(0)['primaryFlowLabel'] = 0x4590d; // tshark 4.0.17 shows only its top 12 bits (see above)
+    (cmOf(0)['ipCm'] as Json)['dst'] = '198.18.0.3';
+    cmOf(2)['targetAckDelay'] = 16;
+    cmOf(7)['reason'] = 27;
+    ((tampered[12] as Json)['mad'] as Json)['method'] = 0x81;
+    expect(compareCm(tampered, theirs, 'cm').mismatches.map((m) => m.replace(/:.*/, ''))).toEqual([
+      'cm frame 1 cm(REQ).primaryFlowLabel',
+      'cm frame 1 cm(REQ).ipCm.dst',
+      'cm frame 3 cm(REP).targetAckDelay',
+      'cm frame 8 cm(REJ).reason',
+      'cm frame 13 mad.method',
+    ]);
+  });
+});
+
+/**
+ * Native InfiniBand CM MADs from a real fabric: the Endace capture in the shared public captures
+ * (ERF, link type 197, which roce decode does not read). The MAD of each CM frame is cut out of the
+ * record (16-byte ERF header, LRH, GRH when the LRH says so, BTH, DETH) and decoded by
+ * packets/mad-payload.ts; the result must equal tshark's fields for that frame.
+ */
+describe('tshark cross-check: native InfiniBand CM MADs (Endace capture)', () => {
+  testUnless(noTshark ?? noPublicCaptures)('every CM MAD of endace-ib-erf/infiniband.pcap equals tshark\'s fields', () => {
+    const file = publicCapture('endace-ib-erf/infiniband.pcap');
+    const cap = readCapture(new Uint8Array(fs.readFileSync(file)));
+    const ours = cap.records.map((r) => {
+      const ib = r.data.subarray(16);
+      const lnh = (ib[1] ?? 0) & 3;
+      const bth = 8 + (lnh === 3 ? 40 : 0);
+      if (ib.length < bth + 20 + 256 || ib[bth] !== 0x64) return null; // UD SEND ONLY only
+      const off = bth + 20;
+      try {
+        return { mad: madToJson(decodeMad(new DataView(ib.buffer, ib.byteOffset), off, 256)) } as Json;
+      } catch {
+        return null;
+      }
+    });
+    const theirs = runTsharkFields(file, CM_TSHARK_FIELDS);
+    const rep = compareCm(ours, theirs, 'endace');
+    expect(rep.mismatches).toEqual([]);
+    expect(rep.compared).toEqual({ REQ: 3, REP: 3, RTU: 3 });
   });
 });

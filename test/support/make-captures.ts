@@ -22,6 +22,9 @@ import { LinkType, writePcap, writePcapng } from '../../packets/pcap';
 import { SLL_LEN, SllPacketType, emitSll } from '../../packets/sll';
 import { SLL2_LEN, emitSll2 } from '../../packets/sll2';
 import { icrcV2, writeIcrc } from '../../packets/icrc';
+import { GSI_QKEY } from '../../packets/mad';
+import { buildCmMad } from '../../packets/mad-payload';
+import { cmExchanges, GSI_SPORT } from './make-cm-capture';
 
 export interface Rec {
   data: Uint8Array;
@@ -533,6 +536,15 @@ export function malformed(): Rec[] {
   put(10, v4(A, B, o, { bth: bth(0x04, 0x000106, { padCount: 3 }) }));
   // 8: an ACKNOWLEDGE carrying 8 payload bytes.
   put(10, v4(B, A, { sport: rxeSport(0x12) }, { bth: { opcode: 0x11, destQp: 0x11, psn: 0x000106 }, aeth: { syndrome: ack(UNLIMITED), msn: 1 }, payload: bytesOf(8, 606) }));
+  // 9-10: datagrams to the GSI (QP 1, Q_Key 0x80010000) whose MAD is bad; the transport is fine.
+  const gsi = (psn: number, mad: Uint8Array): TransportSpec => ({ bth: { opcode: 0x64, destQp: 1, psn, ackReq: true }, deth: { qkey: GSI_QKEY, srcQp: 1 }, payload: mad });
+  const rtu = buildCmMad({ name: 'RTU', fields: { localCommId: 0x1234, remoteCommId: 0x5678, privateData: new Uint8Array(0) } }, { transactionId: 0x77n });
+  // 9: a 200-byte MAD (a MAD is 256 bytes).
+  put(10, v4(A, B, { sport: GSI_SPORT }, gsi(0, rtu.slice(0, 200))));
+  // 10: a 256-byte MAD with base version 2.
+  const v2 = rtu.slice();
+  v2[0] = 2;
+  put(10, v4(A, B, { sport: GSI_SPORT }, gsi(1, v2)));
   return out;
 }
 
@@ -604,6 +616,7 @@ export function makeCaptures(): Map<string, Uint8Array> {
   m.set('uc-ud-v6-vlan.pcap', writePcap(ucUdV6Vlan()));
   m.set('xrc-rd-v1.pcap', writePcap(xrcRdV1()));
   m.set('malformed.pcap', writePcap(malformed()));
+  m.set('cm-exchanges.pcap', writePcap(cmExchanges()));
   m.set('rc-conversation.pcapng', writePcapng(rc));
   m.set('rc-conversation-sll.pcap', writePcap(toSll(rc), { linkType: LinkType.LinuxSll }));
   m.set('rc-conversation-sll2.pcap', writePcap(toSll2(rc), { linkType: LinkType.LinuxSll2 }));
