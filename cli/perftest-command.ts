@@ -8,7 +8,9 @@ import { type OptionSpec, UsageError, formatOptions, intValue, parseArgs } from 
 import type { Output } from './output';
 import { PerftestVerb } from '../apps/oob/perftest-session';
 import { PINGPONG_DEFAULT_PORT } from '../apps/oob/pingpong-messages';
-import { type PerftestConfig, type PerftestResult, type AtomicType, runPerftest } from '../apps/perftest/run';
+import type { AtomicType, PerftestConfig } from '../apps/perftest/config';
+import type { PerftestResult } from '../apps/perftest/result';
+import { runPerftest } from '../apps/perftest/run';
 import { type HostDevice, HOST_DRIVERS, HostDriverKind, openHostDevice } from '../apps/host/host-device';
 import { OobError } from '../apps/oob/tcp-channel';
 

@@ -31,7 +31,9 @@ import { isIpv4MappedGid } from '../../stack/address';
 import { ipv6ToString } from '../../packets/bytes';
 import { OobError, OobErrorCode, TcpChannel, type OobListener } from '../oob/tcp-channel';
 import { PINGPONG_DEFAULT_PORT, PINGPONG_DONE_SIZE, PINGPONG_MSG_SIZE, type PingpongDest, checkDone, decodePingpongDest, encodeDone, encodePingpongDest } from '../oob/pingpong-messages';
-import { PerftestError, PerftestErrorCode, latencyStats, nonZeroCounters, type LatencyStats } from '../perftest/run';
+import { PerftestError, PerftestErrorCode } from '../perftest/perftest-error';
+import { latencyStats, type LatencyStats } from '../perftest/measurement';
+import { nonZeroCounters } from '../perftest/result';
 import type { Counters } from '../../stack/counters';
 import { idleWaitFor } from '../host/clock-pump';
 

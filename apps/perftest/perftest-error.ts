@@ -1,0 +1,29 @@
+/** The typed error of a perftest run: a bad parameter, a failed completion, no progress, or a peer that cannot work with this side. */
+import { BrandedError } from '../../base/branded-error';
+
+export const PerftestErrorCode = {
+  /** A parameter is out of range or not allowed for the test. */
+  CONFIG: 'CONFIG',
+  /** A work completion came back with an error status. */
+  COMPLETION: 'COMPLETION',
+  /** The test made no progress within the run timeout. */
+  TIMEOUT: 'TIMEOUT',
+  /** The peer's QP attributes cannot work with this side's (GID types, MTU). */
+  INCOMPATIBLE: 'INCOMPATIBLE',
+} as const;
+export type PerftestErrorCode = (typeof PerftestErrorCode)[keyof typeof PerftestErrorCode];
+
+export class PerftestError extends BrandedError {
+  readonly code: PerftestErrorCode;
+  readonly field: string | undefined;
+  constructor(code: PerftestErrorCode, message: string, field?: string) {
+    super(message);
+    this.code = code;
+    this.field = field;
+  }
+}
+
+/** A CONFIG error naming `field`. */
+export function configError(field: string, why: string): PerftestError {
+  return new PerftestError(PerftestErrorCode.CONFIG, `${field} ${why}`, field);
+}
