@@ -68,6 +68,8 @@ export interface PerftestConfig {
   runTimeoutMs?: number;
   /** Called with the peer's GID before the QP is connected (e.g. to learn its MAC from the host's neighbour table). */
   beforeConnect?: (peerGid: Uint8Array) => void | Promise<void>;
+  /** How the loops wait while a completion queue is empty (default: the next turn of the event loop; a host device gives its own, HostDevice.idleWait). */
+  idleWait?: () => Promise<void>;
 }
 
 const MIN_ITERS = 5;

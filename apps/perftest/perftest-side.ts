@@ -18,7 +18,7 @@ import { ipv6ToString } from '../../packets/bytes';
 import { OobError, OobErrorCode } from '../oob/tcp-channel';
 import { type BwReport, type PerftestDest, type PerftestVersion, DEFAULT_CACHE_LINE_SIZE, DEFAULT_CYCLE_BUFFER, emptyBwReport } from '../oob/perftest-messages';
 import { type PerftestLocalSide, type SysData, PerftestVerb as Verb, perftestBinary } from '../oob/perftest-session';
-import { idleWaitFor } from '../host/clock-pump';
+import { nextTurn } from '../host/clock-pump';
 import { DEVICE_MAX_RD_ATOMIC, type PerftestConfig, type ResolvedConfig } from './config';
 import { PerftestError, PerftestErrorCode } from './perftest-error';
 import { BufferLayout } from './buffer-layout';
@@ -70,7 +70,7 @@ export class PerftestSide implements PerftestLocalSide {
     this.mtu = rc.mtu;
     this.agreedMtu = rc.mtu;
     this.binary = perftestBinary(rc.verb, rc.lat);
-    this.waits = new CompletionWaits(this.binary, cfg.runTimeoutMs ?? 300_000, idleWaitFor(dev), this);
+    this.waits = new CompletionWaits(this.binary, cfg.runTimeoutMs ?? 300_000, cfg.idleWait ?? nextTurn, this);
   }
 
   setup(agreed: { sysData: SysData; mtu: Mtu; peerVersion: PerftestVersion }): void {

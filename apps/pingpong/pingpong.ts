@@ -35,7 +35,7 @@ import { PerftestError, PerftestErrorCode } from '../perftest/perftest-error';
 import { latencyStats, type LatencyStats } from '../perftest/measurement';
 import { nonZeroCounters } from '../perftest/result';
 import type { Counters } from '../../stack/counters';
-import { idleWaitFor } from '../host/clock-pump';
+import { nextTurn } from '../host/clock-pump';
 
 export type PingpongType = 'rc' | 'uc' | 'ud';
 
@@ -64,6 +64,8 @@ export interface PingpongConfig {
   stepTimeoutMs?: number;
   runTimeoutMs?: number;
   beforeConnect?: (peerGid: Uint8Array) => void | Promise<void>;
+  /** How the loop waits while a completion queue is empty (default: the next turn of the event loop; a host device gives its own, HostDevice.idleWait). */
+  idleWait?: () => Promise<void>;
 }
 
 export interface PingpongResult {
@@ -213,7 +215,7 @@ export async function runPingpong(dev: Device, cfg: PingpongConfig): Promise<Pin
 
     // The ping-pong (main loop of rc_pingpong.c with parse_single_wc).
     const clock = dev.clock;
-    const idle = idleWaitFor(dev);
+    const idle = cfg.idleWait ?? nextTurn;
     const sendTimes: number[] = [];
     const postSend = (): void => {
       sendTimes.push(clock.now());
