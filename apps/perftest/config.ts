@@ -13,26 +13,17 @@
 import type { Device } from '../../stack/device';
 import { mtuBytes, mtuFromBytes, type Mtu } from '../../stack/types';
 import { isIpv4MappedGid } from '../../stack/address';
-import type { OobListener } from '../oob/tcp-channel';
+import type { OobEndpointConfig } from '../oob/oob-endpoint';
 import { type PerftestRole, type PerftestVerb, PerftestVerb as Verb } from '../oob/perftest-session';
 import { configError } from './perftest-error';
 
 export type AtomicType = 'FETCH_AND_ADD' | 'CMP_AND_SWAP';
 
-export interface PerftestConfig {
+/** A test's parameters; how this end reaches the peer is OobEndpointConfig (connectTimeoutMs default 30 s for both roles). */
+export interface PerftestConfig extends OobEndpointConfig {
   verb: PerftestVerb;
   lat: boolean;
   role: PerftestRole;
-  /** Client: the server's address (as for the tools, a server runs without one). */
-  server?: string;
-  /** TCP port (default 18515). */
-  port?: number;
-  /** Server: address to listen on (default all IPv4 addresses). */
-  bindHost?: string;
-  /** Server: an already listening socket (tests), used instead of port/bindHost. */
-  listener?: OobListener;
-  /** Called once the server listens. */
-  onListening?: (port: number) => void;
   size?: number;
   iters?: number;
   /**
@@ -61,7 +52,6 @@ export interface PerftestConfig {
   reportGbits?: boolean;
   /** perftest --dont_xchg_versions: skip the version, system-data and MTU exchanges. */
   dontXchgVersions?: boolean;
-  connectTimeoutMs?: number;
   /** Every out-of-band read during set-up (default 10 s). */
   stepTimeoutMs?: number;
   /** The measured loop, and any read that waits while the peer runs (default 5 min). */

@@ -11,8 +11,7 @@
  * completion-waits.ts, result.ts (what the run reports).
  */
 import type { Device } from '../../stack/device';
-import { TcpChannel } from '../oob/tcp-channel';
-import { PINGPONG_DEFAULT_PORT } from '../oob/pingpong-messages';
+import { openOobChannel } from '../oob/oob-endpoint';
 import { PerftestOob, executeSession, sessionSteps } from '../oob/perftest-session';
 import { type PerftestConfig, resolveConfig } from './config';
 import { configError } from './perftest-error';
@@ -24,7 +23,7 @@ export async function runPerftest(dev: Device, cfg: PerftestConfig): Promise<Per
   const rc = resolveConfig(dev, cfg);
   const side = new PerftestSide(dev, rc, cfg);
   const steps = sessionSteps(rc.verb, rc.lat, rc.role);
-  const ch = await openChannel(cfg);
+  const ch = await openOobChannel(cfg, 30_000, () => configError('server', 'is needed for the client role'));
   side.peerDone = () => ch.available > 0;
   const oob = new PerftestOob(
     ch,
@@ -42,18 +41,3 @@ export async function runPerftest(dev: Device, cfg: PerftestConfig): Promise<Per
   return summarize(side, rc, oob);
 }
 
-async function openChannel(cfg: PerftestConfig): Promise<TcpChannel> {
-  const port = cfg.port ?? PINGPONG_DEFAULT_PORT;
-  const connectMs = cfg.connectTimeoutMs ?? 30_000;
-  if (cfg.role === 'client') {
-    if (cfg.server === undefined) throw configError('server', 'is needed for the client role');
-    return TcpChannel.connect(cfg.server, port, connectMs);
-  }
-  const listener = cfg.listener ?? (await TcpChannel.listen(port, cfg.bindHost));
-  try {
-    cfg.onListening?.(listener.port);
-    return await listener.accept(connectMs);
-  } finally {
-    if (cfg.listener === undefined) listener.close();
-  }
-}

@@ -29,8 +29,9 @@ import type { Device } from '../../stack/device';
 import { Access, QpState, QpType, SendFlags, WC_STATUS_NAMES, WcStatus, WrOpcode, mtuBytes, mtuFromBytes, type Mtu } from '../../stack/types';
 import { isIpv4MappedGid } from '../../stack/address';
 import { ipv6ToString } from '../../packets/bytes';
-import { OobError, OobErrorCode, TcpChannel, type OobListener } from '../oob/tcp-channel';
-import { PINGPONG_DEFAULT_PORT, PINGPONG_DONE_SIZE, PINGPONG_MSG_SIZE, type PingpongDest, checkDone, decodePingpongDest, encodeDone, encodePingpongDest } from '../oob/pingpong-messages';
+import { OobError, OobErrorCode } from '../oob/tcp-channel';
+import { type OobEndpointConfig, openOobChannel } from '../oob/oob-endpoint';
+import { PINGPONG_DONE_SIZE, PINGPONG_MSG_SIZE, type PingpongDest, checkDone, decodePingpongDest, encodeDone, encodePingpongDest } from '../oob/pingpong-messages';
 import { PerftestError, PerftestErrorCode } from '../perftest/perftest-error';
 import { latencyStats, type LatencyStats } from '../perftest/measurement';
 import { nonZeroCounters } from '../perftest/result';
@@ -39,17 +40,12 @@ import { nextTurn } from '../host/clock-pump';
 
 export type PingpongType = 'rc' | 'uc' | 'ud';
 
-export interface PingpongConfig {
-  role: 'client' | 'server';
+/** The run's parameters; how this end reaches the peer is OobEndpointConfig (connectTimeoutMs default: 30 s to connect, 300 s to wait for the client). */
+export interface PingpongConfig extends OobEndpointConfig {
   /** Transport: rc (ibv_rc_pingpong, the default), uc (ibv_uc_pingpong) or ud (ibv_ud_pingpong). */
   type?: PingpongType;
   /** Check every message received (see the file comment). */
   validate?: boolean;
-  server?: string;
-  port?: number;
-  bindHost?: string;
-  listener?: OobListener;
-  onListening?: (port: number) => void;
   /** Message size (default 4096; 2048 for UD, which must fit the path MTU). */
   size?: number;
   /** Round trips (default 1000). */
@@ -60,7 +56,6 @@ export interface PingpongConfig {
   mtu?: number;
   /** Source GID index; -1 sends an all-zero GID as the tool does without -g (default: the first IPv4-mapped GID). */
   gidIndex?: number;
-  connectTimeoutMs?: number;
   stepTimeoutMs?: number;
   runTimeoutMs?: number;
   beforeConnect?: (peerGid: Uint8Array) => void | Promise<void>;
@@ -183,35 +178,23 @@ export async function runPingpong(dev: Device, cfg: PingpongConfig): Promise<Pin
 
   let remote: PingpongDest;
   try {
-    if (cfg.role === 'client') {
-      if (cfg.server === undefined) throw cfgErr('server', 'is needed for the client role');
-      const ch = await TcpChannel.connect(cfg.server, cfg.port ?? PINGPONG_DEFAULT_PORT, cfg.connectTimeoutMs ?? 30_000);
-      try {
+    const ch = await openOobChannel(cfg, 300_000, () => cfgErr('server', 'is needed for the client role'));
+    try {
+      if (cfg.role === 'client') {
         await ch.writeExact(encodePingpongDest(me));
         remote = decodePingpongDest(await ch.readExact(PINGPONG_MSG_SIZE, `${tool} address message`, stepMs));
         await ch.writeExact(encodeDone());
-      } finally {
-        ch.close();
-      }
-      await connect(remote);
-    } else {
-      const listener = cfg.listener ?? (await TcpChannel.listen(cfg.port ?? PINGPONG_DEFAULT_PORT, cfg.bindHost));
-      let ch: TcpChannel;
-      try {
-        cfg.onListening?.(listener.port);
-        ch = await listener.accept(cfg.connectTimeoutMs ?? 300_000);
-      } finally {
-        if (cfg.listener === undefined) listener.close();
-      }
-      try {
+      } else {
         remote = decodePingpongDest(await ch.readExact(PINGPONG_MSG_SIZE, `${tool} address message`, stepMs));
         await connect(remote);
         await ch.writeExact(encodePingpongDest(me));
         checkDone(await ch.readExact(PINGPONG_DONE_SIZE, `${tool} "done"`, stepMs));
-      } finally {
-        ch.close();
       }
+    } finally {
+      ch.close();
     }
+    // The client connects its QP once the exchange is over (pp_client_exch_dest, then pp_connect_ctx).
+    if (cfg.role === 'client') await connect(remote);
 
     // The ping-pong (main loop of rc_pingpong.c with parse_single_wc).
     const clock = dev.clock;
