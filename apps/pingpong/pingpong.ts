@@ -32,7 +32,7 @@ import { ipv6ToString } from '../../packets/bytes';
 import { OobError, OobErrorCode } from '../oob/tcp-channel';
 import { type OobEndpointConfig, openOobChannel } from '../oob/oob-endpoint';
 import { PINGPONG_DONE_SIZE, PINGPONG_MSG_SIZE, type PingpongDest, checkDone, decodePingpongDest, encodeDone, encodePingpongDest } from '../oob/pingpong-messages';
-import { PerftestError, PerftestErrorCode } from '../perftest/perftest-error';
+import { PerftestError, PerftestErrorCode, configError } from '../perftest/perftest-error';
 import { latencyStats, type LatencyStats } from '../perftest/measurement';
 import { nonZeroCounters } from '../perftest/result';
 import type { Counters } from '../../stack/counters';
@@ -114,18 +114,17 @@ export async function runPingpong(dev: Device, cfg: PingpongConfig): Promise<Pin
   const size = cfg.size ?? (type === 'ud' ? 2048 : 4096);
   const iters = cfg.iters ?? 1000;
   const rxDepth = cfg.rxDepth ?? 500;
-  const cfgErr = (field: string, why: string): PerftestError => new PerftestError(PerftestErrorCode.CONFIG, `${field} ${why}`, field);
-  if (!Number.isInteger(size) || size < 1 || size > 1 << 28) throw cfgErr('size', `must be 1..${1 << 28}, got ${size}`);
-  if (!Number.isInteger(iters) || iters < 1 || iters > 1e9) throw cfgErr('iters', `must be at least 1, got ${iters}`);
-  if (!Number.isInteger(rxDepth) || rxDepth < 2 || rxDepth > 1 << 15) throw cfgErr('rxDepth', `must be 2..32768, got ${rxDepth}`);
+  if (!Number.isInteger(size) || size < 1 || size > 1 << 28) throw configError('size', `must be 1..${1 << 28}, got ${size}`);
+  if (!Number.isInteger(iters) || iters < 1 || iters > 1e9) throw configError('iters', `must be at least 1, got ${iters}`);
+  if (!Number.isInteger(rxDepth) || rxDepth < 2 || rxDepth > 1 << 15) throw configError('rxDepth', `must be 2..32768, got ${rxDepth}`);
   const mtu = mtuFromBytes(cfg.mtu ?? 1024);
-  if (mtu === undefined) throw cfgErr('mtu', `must be 256, 512, 1024, 2048 or 4096, got ${cfg.mtu}`);
-  if (mtu > dev.maxMtu()) throw cfgErr('mtu', `${cfg.mtu} is more than the link carries (${mtuBytes(dev.maxMtu())})`);
-  if (type !== 'rc' && type !== 'uc' && type !== 'ud') throw cfgErr('type', `must be rc, uc or ud, got ${String(type)}`);
+  if (mtu === undefined) throw configError('mtu', `must be 256, 512, 1024, 2048 or 4096, got ${cfg.mtu}`);
+  if (mtu > dev.maxMtu()) throw configError('mtu', `${cfg.mtu} is more than the link carries (${mtuBytes(dev.maxMtu())})`);
+  if (type !== 'rc' && type !== 'uc' && type !== 'ud') throw configError('type', `must be rc, uc or ud, got ${String(type)}`);
   // ibv_ud_pingpong: "Requested size larger than port MTU" (a datagram is one packet).
-  if (type === 'ud' && size > mtuBytes(dev.maxMtu())) throw cfgErr('size', `${size} is larger than the port MTU (${mtuBytes(dev.maxMtu())}); a UD message is one packet`);
+  if (type === 'ud' && size > mtuBytes(dev.maxMtu())) throw configError('size', `${size} is larger than the port MTU (${mtuBytes(dev.maxMtu())}); a UD message is one packet`);
   const gidIndex = cfg.gidIndex ?? Math.max(0, dev.gids.findIndex(isIpv4MappedGid));
-  if (gidIndex !== -1 && (gidIndex < 0 || gidIndex >= dev.gids.length)) throw cfgErr('gidIndex', `${gidIndex} is not in the GID table (${dev.gids.length} entries)`);
+  if (gidIndex !== -1 && (gidIndex < 0 || gidIndex >= dev.gids.length)) throw configError('gidIndex', `${gidIndex} is not in the GID table (${dev.gids.length} entries)`);
   const stepMs = cfg.stepTimeoutMs ?? 10_000;
   const runMs = cfg.runTimeoutMs ?? 300_000;
 
@@ -178,7 +177,7 @@ export async function runPingpong(dev: Device, cfg: PingpongConfig): Promise<Pin
 
   let remote: PingpongDest;
   try {
-    const ch = await openOobChannel(cfg, 300_000, () => cfgErr('server', 'is needed for the client role'));
+    const ch = await openOobChannel(cfg, 300_000, () => configError('server', 'is needed for the client role'));
     try {
       if (cfg.role === 'client') {
         await ch.writeExact(encodePingpongDest(me));
