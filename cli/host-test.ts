@@ -7,7 +7,7 @@
  * report, and exit status 0 (done), 1 (failed, the reason on stderr; a JSON
  * error object with --json).
  */
-import { type ParsedArgs, UsageError, intValue } from './args';
+import { type OptionSpec, type ParsedArgs, UsageError, intValue } from './args';
 import type { Output } from './output';
 import type { CommandContext } from './command';
 import type { Device } from '../stack/device';
@@ -15,6 +15,14 @@ import { PINGPONG_DEFAULT_PORT } from '../apps/oob/pingpong-messages';
 import { type HostDevice, HOST_DRIVERS, HostDriverKind, openHostDevice } from '../apps/host/host-device';
 import { hostOptionsFromEnv } from '../apps/host/environment';
 import { OobError } from '../apps/oob/tcp-channel';
+
+/** The options both commands list with the same words (each keeps its own order, and its own wording of the others). */
+export const SHARED_OPTIONS = {
+  driver: { name: 'driver', kind: 'string', value: 'KIND', help: `frame driver: ${HOST_DRIVERS.join(' or ')} (default xdp)` },
+  bind: { name: 'bind', kind: 'string', value: 'ADDR', help: 'server: local address to listen on (default all)' },
+  json: { name: 'json', kind: 'flag', help: 'print one JSON summary object' },
+  help: { name: 'help', short: 'h', kind: 'flag', help: 'this help' },
+} as const satisfies Record<string, OptionSpec>;
 
 export function parseDriver(text: string | undefined): HostDriverKind {
   const d = text ?? HostDriverKind.XDP;

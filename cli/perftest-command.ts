@@ -6,19 +6,19 @@
  */
 import { type OptionSpec, UsageError, formatOptions } from './args';
 import { type CommandContext, parseCommand } from './command';
-import { type HostTestNames, hostTestArgs, runHostTest } from './host-test';
+import { type HostTestNames, SHARED_OPTIONS, hostTestArgs, runHostTest } from './host-test';
 import type { Output } from './output';
 import { PerftestVerb } from '../apps/oob/perftest-session';
 import { PINGPONG_DEFAULT_PORT } from '../apps/oob/pingpong-messages';
 import type { AtomicType, PerftestConfig } from '../apps/perftest/config';
 import type { PerftestResult } from '../apps/perftest/result';
 import { runPerftest } from '../apps/perftest/run';
-import { type HostDevice, HOST_DRIVERS } from '../apps/host/host-device';
+import type { HostDevice } from '../apps/host/host-device';
 
 export const PERFTEST_OPTIONS: readonly OptionSpec[] = [
   { name: 'lat', kind: 'flag', help: 'latency test (ib_*_lat) instead of bandwidth (ib_*_bw)' },
   { name: 'dev', short: 'd', kind: 'string', value: 'IFACE', help: 'network interface to run RoCE on' },
-  { name: 'driver', kind: 'string', value: 'KIND', help: `frame driver: ${HOST_DRIVERS.join(' or ')} (default xdp)` },
+  SHARED_OPTIONS.driver,
   { name: 'size', short: 's', kind: 'string', value: 'BYTES', help: 'message size (default 65536 for bandwidth, 2 for latency, 8 for atomics)' },
   { name: 'iters', short: 'n', kind: 'string', value: 'N', help: 'iterations (default 5000 for write bandwidth, 1000 otherwise; at least 5)' },
   { name: 'duration', short: 'D', kind: 'string', value: 'SECONDS', help: 'bandwidth tests: run for this long instead of -n iterations (give it to both ends)' },
@@ -32,11 +32,11 @@ export const PERFTEST_OPTIONS: readonly OptionSpec[] = [
   { name: 'qp-timeout', short: 'u', kind: 'string', value: 'N', help: 'QP timeout exponent, 4.096 us x 2^N (default 14)' },
   { name: 'report_gbits', kind: 'flag', help: 'send the bandwidth report to the peer in Gb/s (perftest prints it as it gets it)' },
   { name: 'dont_xchg_versions', kind: 'flag', help: 'skip the version, system-data and MTU exchanges' },
-  { name: 'bind', kind: 'string', value: 'ADDR', help: 'server: local address to listen on (default all)' },
+  SHARED_OPTIONS.bind,
   { name: 'timeout', kind: 'string', value: 'SECONDS', help: 'give up when the test makes no progress for this long (default 300)' },
   { name: 'verify', kind: 'flag', help: 'fill every buffer with a known pattern and check what arrives (both ends roce-ts)' },
-  { name: 'json', kind: 'flag', help: 'print one JSON summary object' },
-  { name: 'help', short: 'h', kind: 'flag', help: 'this help' },
+  SHARED_OPTIONS.json,
+  SHARED_OPTIONS.help,
 ];
 
 export const PERFTEST_USAGE = `usage: roce perftest write|read|send|atomic [--lat] [SERVER_IP] --dev IFACE [options]

@@ -4,11 +4,10 @@
  */
 import { type OptionSpec, UsageError, formatOptions } from './args';
 import { type CommandContext, parseCommand } from './command';
-import { type HostTestNames, hostTestArgs, runHostTest } from './host-test';
+import { type HostTestNames, SHARED_OPTIONS, hostTestArgs, runHostTest } from './host-test';
 import type { Output } from './output';
 import { PINGPONG_DEFAULT_PORT } from '../apps/oob/pingpong-messages';
 import { type PingpongConfig, type PingpongResult, type PingpongType, runPingpong } from '../apps/pingpong/pingpong';
-import { HOST_DRIVERS } from '../apps/host/host-device';
 
 export const PINGPONG_OPTIONS: readonly OptionSpec[] = [
   { name: 'type', kind: 'string', value: 'rc|uc|ud', help: 'transport: rc (ibv_rc_pingpong, default), uc (ibv_uc_pingpong) or ud (ibv_ud_pingpong)' },
@@ -21,11 +20,11 @@ export const PINGPONG_OPTIONS: readonly OptionSpec[] = [
   { name: 'rx-depth', short: 'r', kind: 'string', value: 'N', help: 'receives to keep posted (default 500)' },
   { name: 'chk', short: 'c', kind: 'flag', help: 'validate every received buffer (the client sends a pattern; the tools\' -c check holds)' },
   { name: 'events', short: 'e', kind: 'flag', help: 'accepted for compatibility: this side sleeps until frames arrive unless ROCE_BUSY_POLL=1' },
-  { name: 'driver', kind: 'string', value: 'KIND', help: `frame driver: ${HOST_DRIVERS.join(' or ')} (default xdp)` },
-  { name: 'bind', kind: 'string', value: 'ADDR', help: 'server: local address to listen on (default all)' },
+  SHARED_OPTIONS.driver,
+  SHARED_OPTIONS.bind,
   { name: 'timeout', kind: 'string', value: 'SECONDS', help: 'give up when no completion arrives for this long during the run (default 10; a server waits up to 300 s for its client)' },
-  { name: 'json', kind: 'flag', help: 'print one JSON summary object' },
-  { name: 'help', short: 'h', kind: 'flag', help: 'this help' },
+  SHARED_OPTIONS.json,
+  SHARED_OPTIONS.help,
 ];
 
 export const PINGPONG_USAGE = `usage: roce pingpong [SERVER] --dev IFACE [options]
