@@ -24,7 +24,6 @@ import { AfPacketDriver } from '../../nic-driver/af-packet-driver';
 import { interfaceInfo, resolveNeighbor } from '../../nic-driver/interface-info';
 import { nativeAvailable, nativeLoadError } from '../../nic-driver/native-binding';
 
-
 export const HostDriverKind = { XDP: 'xdp', PACKET: 'packet', MEMORY: 'memory' } as const;
 export type HostDriverKind = (typeof HostDriverKind)[keyof typeof HostDriverKind];
 
