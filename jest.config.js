@@ -7,5 +7,6 @@ module.exports = {
     '^.+\\.ts$': ['@swc/jest', { jsc: { parser: { syntax: 'typescript' }, target: 'es2022' }, module: { type: 'commonjs' } }],
   },
   moduleFileExtensions: ['ts', 'js', 'json'],
+  setupFiles: ['<rootDir>/test/support/environment.ts'],
   reporters: ['default', '<rootDir>/test/support/skip-reporter.js'],
 };

@@ -10,6 +10,7 @@ import { createSimPair } from '../apps/sim/sim-pair';
 import { connectQp, endpointOf } from '../stack/connect';
 import { Access, QpType, SendFlags, WcStatus, WrOpcode, type Mtu } from '../stack/types';
 import { nativeAvailable } from '../nic-driver/native-binding';
+import { applyNativeSwitch } from '../apps/host/environment';
 
 interface Case {
   name: string;
@@ -106,6 +107,7 @@ function median(xs: number[]): number {
 }
 
 function main(): void {
+  applyNativeSwitch(process.env); // ROCE_NO_NATIVE=1: the TypeScript ICRC
   const argv = process.argv.slice(2);
   const si = argv.indexOf('--seconds');
   const seconds = si >= 0 ? Number(argv[si + 1]) : 3;

@@ -15,6 +15,7 @@ import { AfPacketDriver } from '../nic-driver/af-packet-driver';
 import { AfXdpDriver } from '../nic-driver/af-xdp-driver';
 import type { NicDriver } from '../nic-driver/driver';
 import { nativeAvailable, nativeLoadError } from '../nic-driver/native-binding';
+import { applyNativeSwitch } from '../apps/host/environment';
 
 const args = process.argv.slice(2);
 const si = args.indexOf('--seconds');
@@ -75,6 +76,7 @@ async function measure(a: NicDriver, b: NicDriver, len: number): Promise<number>
 }
 
 async function main(): Promise<void> {
+  applyNativeSwitch(process.env);
   if (process.getuid?.() !== 0) throw new Error('frame-io: needs root (network namespaces, raw sockets)');
   if (!nativeAvailable()) throw new Error(`frame-io: ${nativeLoadError()}`);
   const id = randomBytes(3).toString('hex');

@@ -4,10 +4,11 @@
  * checks and per-flow figures. Text summary by default, one JSON document
  * with --json (keys in docs/analysis.md).
  */
+import { fileErrorText } from './file-error';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { type OptionSpec, UsageError, formatOptions, intValue, parseArgs } from './args';
-import { fileErrorText } from './file-error';
+import { type OptionSpec, UsageError, formatOptions, intValue } from './args';
+import { parseCommand } from './command';
 import type { Output } from './output';
 import { DEFAULT_CAPTURE } from './decode-command';
 import { analyzeFile } from '../analysis/analyzer';
@@ -50,12 +51,8 @@ or corrupt (the frames before the problem are analysed), 2 on a usage error
 or an unreadable file.`;
 
 export async function analyzeCommand(argv: readonly string[], out: Output): Promise<number> {
-  const args = parseArgs(argv, ANALYZE_OPTIONS);
-  if (args.flags.has('help')) {
-    out.stdout(`${ANALYZE_USAGE}\n`);
-    return 0;
-  }
-  if (args.positionals.length > 1) throw new UsageError(`analyze takes one FILE, got ${args.positionals.length}: ${args.positionals.join(' ')}`);
+  const args = parseCommand(argv, out, { name: 'analyze', options: ANALYZE_OPTIONS, usage: ANALYZE_USAGE, operands: 'optional FILE' });
+  if (args === null) return 0;
   const json = args.flags.has('json');
   const verbose = args.flags.has('verbose');
   if (args.flags.has('all-frames') && !json) throw new UsageError('--all-frames goes with --json (use --frames for a text list of flagged frames)');

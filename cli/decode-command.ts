@@ -3,10 +3,11 @@
  * One line per RoCE frame, a field tree with -v, or one JSON object per frame
  * with --json (keys documented in docs/decode.md).
  */
+import { fileErrorText } from './file-error';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { type OptionSpec, UsageError, formatOptions, intValue, parseArgs } from './args';
-import { fileErrorText } from './file-error';
+import { type OptionSpec, UsageError, formatOptions, intValue } from './args';
+import { parseCommand } from './command';
 import type { Output } from './output';
 import { readCapture, describeCaptureError } from '../packets/pcap';
 import { decodeAt, type DecodeOptions, type DecodedFrame } from '../packets/decode';
@@ -92,12 +93,8 @@ function passes(f: Filter, index: number, d: DecodedFrame): boolean {
 }
 
 export async function decodeCommand(argv: readonly string[], out: Output): Promise<number> {
-  const args = parseArgs(argv, DECODE_OPTIONS);
-  if (args.flags.has('help')) {
-    out.stdout(`${DECODE_USAGE}\n`);
-    return 0;
-  }
-  if (args.positionals.length > 1) throw new UsageError(`decode takes one FILE, got ${args.positionals.length}: ${args.positionals.join(' ')}`);
+  const args = parseCommand(argv, out, { name: 'decode', options: DECODE_OPTIONS, usage: DECODE_USAGE, operands: 'optional FILE' });
+  if (args === null) return 0;
   const json = args.flags.has('json');
   const verbose = args.flags.has('verbose');
   if (json && verbose) throw new UsageError('--json and -v cannot be combined');

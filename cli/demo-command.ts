@@ -6,7 +6,8 @@
  */
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { type OptionSpec, UsageError, formatOptions, intValue, parseArgs } from './args';
+import { type OptionSpec, UsageError, formatOptions, intValue } from './args';
+import { parseCommand } from './command';
 import type { Output } from './output';
 import { createSimPair } from '../apps/sim/sim-pair';
 import { runWorkload, type WorkloadResult } from '../apps/sim/workload';
@@ -80,12 +81,8 @@ function describe(e: TraceEvent, side: string): string {
 }
 
 export async function demoCommand(argv: readonly string[], out: Output): Promise<number> {
-  const args = parseArgs(argv, DEMO_OPTIONS);
-  if (args.flags.has('help')) {
-    out.stdout(`${DEMO_USAGE}\n`);
-    return 0;
-  }
-  if (args.positionals.length > 0) throw new UsageError(`demo takes no positional arguments, got ${args.positionals.join(' ')}`);
+  const args = parseCommand(argv, out, { name: 'demo', options: DEMO_OPTIONS, usage: DEMO_USAGE, operands: 'none' });
+  if (args === null) return 0;
   const loss = parseLoss(args.values.get('loss') ?? '1%');
   const seed = intValue(args.values.get('seed') ?? '1', 'seed', 0, 0xffffffff);
   const bytes = parseBytes(args.values.get('bytes') ?? '2M');

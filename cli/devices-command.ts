@@ -13,7 +13,8 @@
 import { execFile } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { type OptionSpec, UsageError, formatOptions, parseArgs } from './args';
+import { type OptionSpec, UsageError, formatOptions } from './args';
+import { parseCommand } from './command';
 import type { Output } from './output';
 import { ipv6FromString, ipv6ToString, macFromString } from '../packets/bytes';
 import { linkLocalGid as deviceLinkLocalGid } from '../stack/device';
@@ -236,12 +237,8 @@ export async function listDevices(o: { netns?: string; probe?: boolean } = {}): 
 }
 
 export async function devicesCommand(argv: readonly string[], out: Output): Promise<number> {
-  const args = parseArgs(argv, DEVICES_OPTIONS);
-  if (args.flags.has('help')) {
-    out.stdout(`${DEVICES_USAGE}\n`);
-    return 0;
-  }
-  if (args.positionals.length > 0) throw new UsageError(`devices takes no positional arguments, got ${args.positionals.join(' ')}`);
+  const args = parseCommand(argv, out, { name: 'devices', options: DEVICES_OPTIONS, usage: DEVICES_USAGE, operands: 'none' });
+  if (args === null) return 0;
   const netns = args.values.get('netns');
   if (netns !== undefined && !/^[A-Za-z0-9._-]{1,64}$/.test(netns)) throw new UsageError(`--netns must be a namespace name, not ${JSON.stringify(netns)}`);
   let list: DeviceEntry[];

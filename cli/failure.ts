@@ -7,7 +7,7 @@
 import { types } from 'node:util';
 import { RoceError } from '../base/roce-error';
 import { OobError } from '../apps/oob/tcp-channel';
-import { PerftestError } from '../apps/perftest/run';
+import { PerftestError } from '../apps/perftest/perftest-error';
 
 export interface Failure {
   error: string;

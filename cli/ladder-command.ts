@@ -5,7 +5,8 @@
  * The HTML page is self-contained and shows decoded fields on hover.
  */
 import * as fs from 'node:fs';
-import { type OptionSpec, UsageError, formatOptions, intValue, parseArgs } from './args';
+import { type OptionSpec, UsageError, formatOptions, intValue } from './args';
+import { parseCommand } from './command';
 import type { Output } from './output';
 import { DEFAULT_CAPTURE } from './decode-command';
 import { TimelineError, type TimelineFilter, buildTimeline } from '../analysis/timeline';
@@ -51,12 +52,8 @@ export function frameRange(text: string): [number | undefined, number | undefine
 }
 
 export async function ladderCommand(argv: readonly string[], out: Output): Promise<number> {
-  const args = parseArgs(argv, LADDER_OPTIONS);
-  if (args.flags.has('help')) {
-    out.stdout(`${LADDER_USAGE}\n`);
-    return 0;
-  }
-  if (args.positionals.length > 1) throw new UsageError(`ladder takes one FILE, got ${args.positionals.length}: ${args.positionals.join(' ')}`);
+  const args = parseCommand(argv, out, { name: 'ladder', options: LADDER_OPTIONS, usage: LADDER_USAGE, operands: 'optional FILE' });
+  if (args === null) return 0;
   const dest = args.values.get('output');
   if (dest === undefined) throw new UsageError('ladder needs -o OUT.html or -o OUT.svg (or -o - for SVG on stdout)');
   const html = /\.html?$/i.test(dest);

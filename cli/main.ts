@@ -1,8 +1,12 @@
 /**
  * The `roce` command. Each subcommand lives in its own module; this file only
  * dispatches and turns a UsageError into a one-line message and exit status 2.
+ * `main` is the process's composition root: it applies ROCE_NO_NATIVE and
+ * makes the context every command gets (the environment, the memory testbed).
  */
 import { UsageError } from './args';
+import { type Command, type CommandContext, commandContext } from './command';
+import { applyNativeSwitch } from '../apps/host/environment';
 import { type Output, processOutput } from './output';
 import { decodeCommand } from './decode-command';
 import { demoCommand } from './demo-command';
@@ -14,7 +18,7 @@ import { ladderCommand } from './ladder-command';
 import { plotCommand } from './plot-command';
 import { devicesCommand } from './devices-command';
 
-const COMMANDS: Readonly<Record<string, { help: string; run: (argv: readonly string[], out: Output) => Promise<number> }>> = {
+const COMMANDS: Readonly<Record<string, { help: string; run: Command }>> = {
   demo: { help: 'two stacks over a lossy in-memory link, every byte verified (run `roce demo -h`)', run: demoCommand },
   decode: { help: 'decode a pcap/pcapng capture of RoCE traffic (run `roce decode -h`)', run: decodeCommand },
   analyze: { help: 'transport analysis of a capture: flags, loss recovery, rule checks (run `roce analyze -h`)', run: analyzeCommand },
@@ -35,7 +39,8 @@ ${Object.entries(COMMANDS)
   help       this text
   version    print the version`;
 
-export async function run(argv: readonly string[], out: Output): Promise<number> {
+/** Runs `roce ARGV`; `ctx` defaults to one of its own on this process's environment. */
+export async function run(argv: readonly string[], out: Output, ctx: CommandContext = commandContext(process.env)): Promise<number> {
   const [cmd, ...rest] = argv;
   try {
     if (cmd === undefined || cmd === 'help' || cmd === '-h' || cmd === '--help') {
@@ -49,7 +54,7 @@ export async function run(argv: readonly string[], out: Output): Promise<number>
     }
     const c = COMMANDS[cmd];
     if (c === undefined) throw new UsageError(`unknown command ${JSON.stringify(cmd)} (commands: ${Object.keys(COMMANDS).join(', ')})`);
-    return await c.run(rest, out);
+    return await c.run(rest, out, ctx);
   } catch (e) {
     if (e instanceof UsageError) {
       out.stderr(`roce: ${e.message}\n`);
@@ -60,9 +65,10 @@ export async function run(argv: readonly string[], out: Output): Promise<number>
 }
 
 export async function main(argv: readonly string[]): Promise<number> {
+  applyNativeSwitch(process.env);
   const out = processOutput();
   try {
-    return await run(argv, out);
+    return await run(argv, out, commandContext(process.env));
   } finally {
     await out.flush();
   }

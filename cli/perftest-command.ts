@@ -4,19 +4,21 @@
  * flags, roles (the server runs without an address) and out-of-band exchange,
  * so either end may be the unmodified tool.
  */
-import { type OptionSpec, UsageError, formatOptions, intValue, parseArgs } from './args';
+import { type OptionSpec, UsageError, formatOptions } from './args';
+import { type CommandContext, parseCommand } from './command';
+import { type HostTestNames, SHARED_OPTIONS, hostTestArgs, runHostTest } from './host-test';
 import type { Output } from './output';
 import { PerftestVerb } from '../apps/oob/perftest-session';
 import { PINGPONG_DEFAULT_PORT } from '../apps/oob/pingpong-messages';
-import { type PerftestConfig, type PerftestResult, type AtomicType, runPerftest } from '../apps/perftest/run';
-import { type HostDevice, HOST_DRIVERS, HostDriverKind, openHostDevice } from '../apps/host/host-device';
-import { OobError } from '../apps/oob/tcp-channel';
-import { failureOf } from './failure';
+import type { AtomicType, PerftestConfig } from '../apps/perftest/config';
+import type { PerftestResult } from '../apps/perftest/result';
+import { runPerftest } from '../apps/perftest/run';
+import type { HostDevice } from '../apps/host/host-device';
 
 export const PERFTEST_OPTIONS: readonly OptionSpec[] = [
   { name: 'lat', kind: 'flag', help: 'latency test (ib_*_lat) instead of bandwidth (ib_*_bw)' },
   { name: 'dev', short: 'd', kind: 'string', value: 'IFACE', help: 'network interface to run RoCE on' },
-  { name: 'driver', kind: 'string', value: 'KIND', help: `frame driver: ${HOST_DRIVERS.join(' or ')} (default xdp)` },
+  SHARED_OPTIONS.driver,
   { name: 'size', short: 's', kind: 'string', value: 'BYTES', help: 'message size (default 65536 for bandwidth, 2 for latency, 8 for atomics)' },
   { name: 'iters', short: 'n', kind: 'string', value: 'N', help: 'iterations (default 5000 for write bandwidth, 1000 otherwise; at least 5)' },
   { name: 'duration', short: 'D', kind: 'string', value: 'SECONDS', help: 'bandwidth tests: run for this long instead of -n iterations (give it to both ends)' },
@@ -30,11 +32,11 @@ export const PERFTEST_OPTIONS: readonly OptionSpec[] = [
   { name: 'qp-timeout', short: 'u', kind: 'string', value: 'N', help: 'QP timeout exponent, 4.096 us x 2^N (default 14)' },
   { name: 'report_gbits', kind: 'flag', help: 'send the bandwidth report to the peer in Gb/s (perftest prints it as it gets it)' },
   { name: 'dont_xchg_versions', kind: 'flag', help: 'skip the version, system-data and MTU exchanges' },
-  { name: 'bind', kind: 'string', value: 'ADDR', help: 'server: local address to listen on (default all)' },
+  SHARED_OPTIONS.bind,
   { name: 'timeout', kind: 'string', value: 'SECONDS', help: 'give up when the test makes no progress for this long (default 300)' },
   { name: 'verify', kind: 'flag', help: 'fill every buffer with a known pattern and check what arrives (both ends roce-ts)' },
-  { name: 'json', kind: 'flag', help: 'print one JSON summary object' },
-  { name: 'help', short: 'h', kind: 'flag', help: 'this help' },
+  SHARED_OPTIONS.json,
+  SHARED_OPTIONS.help,
 ];
 
 export const PERFTEST_USAGE = `usage: roce perftest write|read|send|atomic [--lat] [SERVER_IP] --dev IFACE [options]
@@ -50,45 +52,19 @@ not (the reason is printed), 2 on a usage error.`;
 
 const VERBS: readonly string[] = Object.values(PerftestVerb);
 
-/** How the command opens devices; tests may replace it. */
-export interface PerftestDeps {
-  openDevice: (ifname: string, driver: HostDriverKind) => Promise<HostDevice>;
-}
+const NAMES: HostTestNames = { command: 'perftest', server: 'SERVER_IP', dev: '--dev', defaultTimeoutS: 300 };
 
-const defaultDeps: PerftestDeps = { openDevice: openHostDevice };
-
-export function parseDriver(text: string | undefined): HostDriverKind {
-  const d = text ?? HostDriverKind.XDP;
-  if (d === HostDriverKind.XDP || d === HostDriverKind.PACKET || d === HostDriverKind.MEMORY) return d;
-  throw new UsageError(`--driver must be ${HOST_DRIVERS.join(' or ')}, not ${JSON.stringify(d)}`);
-}
-
-export function parseServerAddress(text: string): string {
-  if (!/^[A-Za-z0-9.:_-]+$/.test(text)) throw new UsageError(`SERVER_IP must be an address or host name, not ${JSON.stringify(text)}`);
-  return text;
-}
-
-export async function perftestCommand(argv: readonly string[], out: Output, deps: PerftestDeps = defaultDeps): Promise<number> {
-  const args = parseArgs(argv, PERFTEST_OPTIONS);
-  if (args.flags.has('help')) {
-    out.stdout(`${PERFTEST_USAGE}\n`);
-    return 0;
-  }
+export async function perftestCommand(argv: readonly string[], out: Output, ctx: CommandContext): Promise<number> {
+  const args = parseCommand(argv, out, { name: 'perftest', options: PERFTEST_OPTIONS, usage: PERFTEST_USAGE, operands: 'any' });
+  if (args === null) return 0;
   const [verbText, ...rest] = args.positionals;
   if (verbText === undefined) throw new UsageError('perftest needs a test: write, read, send or atomic');
   if (!VERBS.includes(verbText)) throw new UsageError(`unknown perftest test ${JSON.stringify(verbText)} (tests: ${VERBS.join(', ')})`);
   const verb = verbText as PerftestVerb;
-  if (rest.length > 1) throw new UsageError(`perftest takes at most one SERVER_IP, got ${rest.join(' ')}`);
-  const server = rest[0] === undefined ? undefined : parseServerAddress(rest[0]);
   const lat = args.flags.has('lat');
   if (lat && verb === PerftestVerb.ATOMIC) throw new UsageError('atomic latency (ib_atomic_lat) is not implemented; run atomic without --lat');
-  const ifname = args.values.get('dev');
-  if (ifname === undefined) throw new UsageError('--dev IFACE is required (the interface to run RoCE on)');
-  const driver = parseDriver(args.values.get('driver'));
-  const num = (name: string, min: number, max: number): number | undefined => {
-    const v = args.values.get(name);
-    return v === undefined ? undefined : intValue(v, name, min, max);
-  };
+  const a = hostTestArgs(args, rest, NAMES);
+  const { num } = a;
   const atomicText = args.values.get('atomic_type');
   if (atomicText !== undefined && atomicText !== 'FETCH_AND_ADD' && atomicText !== 'CMP_AND_SWAP') {
     throw new UsageError(`--atomic_type must be FETCH_AND_ADD or CMP_AND_SWAP, not ${JSON.stringify(atomicText)}`);
@@ -96,20 +72,14 @@ export async function perftestCommand(argv: readonly string[], out: Output, deps
   if (atomicText !== undefined && verb !== PerftestVerb.ATOMIC) throw new UsageError('--atomic_type applies to the atomic test only');
   const size = num('size', 1, 1 << 28);
   if (verb === PerftestVerb.ATOMIC && size !== undefined && size !== 8) throw new UsageError('--size cannot be changed for atomic tests (always 8)');
-  const mtu = num('mtu', 256, 4096);
-  if (mtu !== undefined && ![256, 512, 1024, 2048, 4096].includes(mtu)) throw new UsageError(`--mtu must be 256, 512, 1024, 2048 or 4096, not ${mtu}`);
-  const bind = args.values.get('bind');
-  if (bind !== undefined && server !== undefined) throw new UsageError('--bind applies to the server (run without SERVER_IP)');
-  const timeoutS = num('timeout', 1, 86_400) ?? 300;
-  const json = args.flags.has('json');
 
   const cfg: PerftestConfig = {
     verb,
     lat,
-    role: server === undefined ? 'server' : 'client',
-    port: num('port', 1, 65535) ?? PINGPONG_DEFAULT_PORT,
-    runTimeoutMs: timeoutS * 1000,
-    connectTimeoutMs: server === undefined ? timeoutS * 1000 : Math.min(timeoutS, 30) * 1000,
+    role: a.role,
+    port: a.port,
+    runTimeoutMs: a.timeoutS * 1000,
+    connectTimeoutMs: a.server === undefined ? a.timeoutS * 1000 : Math.min(a.timeoutS, 30) * 1000,
     verify: args.flags.has('verify'),
     reportGbits: args.flags.has('report_gbits'),
     dontXchgVersions: args.flags.has('dont_xchg_versions'),
@@ -117,8 +87,8 @@ export async function perftestCommand(argv: readonly string[], out: Output, deps
   const set = <K extends keyof PerftestConfig>(k: K, v: PerftestConfig[K] | undefined): void => {
     if (v !== undefined) cfg[k] = v;
   };
-  set('server', server);
-  set('bindHost', bind);
+  set('server', a.server);
+  set('bindHost', a.bind);
   set('size', size);
   set('iters', num('iters', 5, 1e9));
   const seconds = (name: string, min: number): number | undefined => {
@@ -140,7 +110,7 @@ export async function perftestCommand(argv: readonly string[], out: Output, deps
   }
   set('durationS', duration);
   set('marginS', margin);
-  set('mtu', mtu);
+  set('mtu', a.mtu);
   set('gidIndex', num('gid-index', 0, 255));
   set('txDepth', num('tx-depth', 1, 32768));
   set('rxDepth', num('rx-depth', 1, 32768));
@@ -148,31 +118,14 @@ export async function perftestCommand(argv: readonly string[], out: Output, deps
   set('atomicType', atomicText as AtomicType | undefined);
 
   const test = `ib_${verb}_${lat ? 'lat' : 'bw'}`;
-  let host: HostDevice | null = null;
-  try {
-    host = await deps.openDevice(ifname, driver);
-    const h = host;
-    cfg.beforeConnect = (gid) => h.ensureNeighbor(gid);
-    if (!json && cfg.role === 'server') cfg.onListening = (port) => out.stdout(`${test}: waiting for a client on port ${port}\n`);
-    const r = await runPerftest(host.device, cfg);
-    // Let the last ACKs leave before the device goes away.
-    if (!host.virtualTime) await new Promise((res) => setTimeout(res, 100));
-    if (json) out.stdout(`${JSON.stringify(jsonSummary(r, host))}\n`);
-    else report(out, r, host);
-    if (!r.ok) {
-      out.stderr(`roce perftest: FAILED: ${r.problems[0] ?? 'verification failed'}\n`);
-      return 1;
-    }
-    return 0;
-  } catch (e) {
-    if (e instanceof UsageError) throw e;
-    const failure = failureOf(e);
-    if (json) out.stdout(`${JSON.stringify({ ok: false, test, role: cfg.role, msgSize: cfg.size ?? null, iterations: cfg.iters ?? null, durationS: cfg.durationS ?? null, ...failure })}\n`);
-    out.stderr(`roce perftest: ${e instanceof OobError ? 'out-of-band exchange failed: ' : ''}${failure.error}\n`);
-    return 1;
-  } finally {
-    host?.close();
-  }
+  return runHostTest(out, ctx, a, NAMES, {
+    test,
+    exchange: 'out-of-band exchange',
+    run: (device, hooks) => runPerftest(device, { ...cfg, ...hooks }),
+    summary: jsonSummary,
+    report,
+    errorFields: { ok: false, test, role: cfg.role, msgSize: cfg.size ?? null, iterations: cfg.iters ?? null, durationS: cfg.durationS ?? null },
+  });
 }
 
 function jsonSummary(r: PerftestResult, host: HostDevice): Record<string, unknown> {

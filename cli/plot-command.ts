@@ -4,7 +4,8 @@
  * responses, NAKs and RNR NAKs drawn distinctly.
  */
 import * as fs from 'node:fs';
-import { type OptionSpec, UsageError, formatOptions, intValue, parseArgs } from './args';
+import { type OptionSpec, UsageError, formatOptions, intValue } from './args';
+import { parseCommand } from './command';
 import type { Output } from './output';
 import { DEFAULT_CAPTURE } from './decode-command';
 import { buildPsnSeries, type SeriesFilter } from '../analysis/psn-series';
@@ -28,12 +29,8 @@ captures/rc-conversation.pcap.
 ${formatOptions(PLOT_OPTIONS)}`;
 
 export async function plotCommand(argv: readonly string[], out: Output): Promise<number> {
-  const args = parseArgs(argv, PLOT_OPTIONS);
-  if (args.flags.has('help')) {
-    out.stdout(`${PLOT_USAGE}\n`);
-    return 0;
-  }
-  if (args.positionals.length > 1) throw new UsageError(`plot takes one FILE, got ${args.positionals.length}: ${args.positionals.join(' ')}`);
+  const args = parseCommand(argv, out, { name: 'plot', options: PLOT_OPTIONS, usage: PLOT_USAGE, operands: 'optional FILE' });
+  if (args === null) return 0;
   const dest = args.values.get('output');
   if (dest === undefined) throw new UsageError('plot needs -o OUT.svg (or -o - for stdout)');
   if (dest !== '-' && !/\.svg$/i.test(dest)) throw new UsageError(`-o ${dest}: the name must end in .svg`);

@@ -3,9 +3,10 @@
  * captures. The stack plays one side of a captured RC conversation and its
  * answers are compared with what the real peer sent.
  */
-import * as fs from 'node:fs';
-import { type OptionSpec, UsageError, formatOptions, intValue, parseArgs } from './args';
 import { fileErrorText } from './file-error';
+import * as fs from 'node:fs';
+import { type OptionSpec, UsageError, formatOptions, intValue } from './args';
+import { parseCommand } from './command';
 import type { Output } from './output';
 import { readCapture, describeCaptureError } from '../packets/pcap';
 import { decodeAt, packetAddresses } from '../packets/decode';
@@ -45,13 +46,9 @@ difference the IBTA allows. Exit status 1 on any violation.
 ${formatOptions(REPLAY_OPTIONS)}`;
 
 export async function replayCommand(argv: readonly string[], out: Output): Promise<number> {
-  const args = parseArgs(argv, REPLAY_OPTIONS);
-  if (args.flags.has('help')) {
-    out.stdout(`${REPLAY_USAGE}\n`);
-    return 0;
-  }
-  const file = args.positionals[0];
-  if (file === undefined || args.positionals.length > 1) throw new UsageError('replay takes one FILE');
+  const args = parseCommand(argv, out, { name: 'replay', options: REPLAY_OPTIONS, usage: REPLAY_USAGE, operands: 'FILE' });
+  if (args === null) return 0;
+  const file = args.positionals[0] as string;
   const role = args.values.get('role') ?? 'responder';
   if (role !== 'responder' && role !== 'requester') throw new UsageError(`--role must be responder or requester, not ${JSON.stringify(role)}`);
   const timing = args.values.get('timing') ?? 'captured';

@@ -8,7 +8,8 @@
  * ECN CE, targeted drop/duplicate/corrupt/ecnCe rules); delays, jitter and
  * reordering need a clock the real link does not have, and are refused.
  *
- * Turned on for `roce pingpong` / `roce perftest` by the environment:
+ * Turned on for `roce pingpong` / `roce perftest` by the environment
+ * (apps/host/environment.ts reads it and hands it to the host device):
  *   ROCE_FAULTS='{"rx":{"drop":0.02},"tx":{"drop":0.02},"seed":7}'
  * `rx` applies to frames the stack receives, `tx` to frames it sends.
  */
@@ -32,21 +33,22 @@ function refuseTimed(c: FaultConfig | undefined, where: string): void {
   if ((c.rules ?? []).some((r) => r.action === 'delay')) throw new LinkConfigError(`${where}: delay rules cannot be applied on a real link`);
 }
 
-/** The faults the environment asks for (ROCE_FAULTS, JSON), or null. Throws on a malformed value. */
-export function faultsFromEnv(env: NodeJS.ProcessEnv = process.env): HostFaults | null {
-  const text = env['ROCE_FAULTS'];
-  if (text === undefined || text.trim() === '') return null;
+/**
+ * The faults a JSON text asks for (the value of ROCE_FAULTS, read by apps/host/environment.ts;
+ * `name` labels the messages). Throws on a malformed value.
+ */
+export function parseHostFaults(text: string, name: string): HostFaults {
   let v: unknown;
   try {
     v = JSON.parse(text);
   } catch (e) {
-    throw new LinkConfigError(`ROCE_FAULTS is not JSON: ${(e as Error).message}`);
+    throw new LinkConfigError(`${name} is not JSON: ${(e as Error).message}`);
   }
-  if (typeof v !== 'object' || v === null || Array.isArray(v)) throw new LinkConfigError('ROCE_FAULTS must be a JSON object with "rx" and/or "tx" fault configs');
+  if (typeof v !== 'object' || v === null || Array.isArray(v)) throw new LinkConfigError(`${name} must be a JSON object with "rx" and/or "tx" fault configs`);
   const f = v as HostFaults;
-  for (const k of Object.keys(f)) if (k !== 'rx' && k !== 'tx' && k !== 'seed') throw new LinkConfigError(`ROCE_FAULTS: unknown key ${JSON.stringify(k)} (rx, tx, seed)`);
-  refuseTimed(f.rx, 'ROCE_FAULTS.rx');
-  refuseTimed(f.tx, 'ROCE_FAULTS.tx');
+  for (const k of Object.keys(f)) if (k !== 'rx' && k !== 'tx' && k !== 'seed') throw new LinkConfigError(`${name}: unknown key ${JSON.stringify(k)} (rx, tx, seed)`);
+  refuseTimed(f.rx, `${name}.rx`);
+  refuseTimed(f.tx, `${name}.tx`);
   return f;
 }
 

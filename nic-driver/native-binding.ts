@@ -1,7 +1,7 @@
 /**
  * The optional native addon (native/, built by scripts/build-native.sh): AF_XDP
  * and AF_PACKET frame I/O and a batched RoCE v2 ICRC. Loaded once, lazily, in
- * try/catch: without it (not built, or ROCE_NO_NATIVE=1) `nativeAvailable()`
+ * try/catch: without it (not built, or turned off by `disableNative`) `nativeAvailable()`
  * is false and `nativeLoadError()` says why; the pure-TypeScript stack does
  * not need it.
  *
@@ -231,10 +231,6 @@ let tried = false;
 function load(): NativeBinding | null {
   if (tried) return loaded;
   tried = true;
-  if (process.env['ROCE_NO_NATIVE'] === '1') {
-    loadError = 'disabled by ROCE_NO_NATIVE=1';
-    return null;
-  }
   const file = path.join(nativeDir(), 'build', 'Release', 'roce_native.node');
   if (!fs.existsSync(file)) {
     const rel = path.relative(process.cwd(), file);
@@ -255,6 +251,17 @@ function load(): NativeBinding | null {
     loadError = `the native addon does not load (${why}): ${NATIVE_BUILD_HINT}`;
   }
   return loaded;
+}
+
+/**
+ * Leaves the addon alone from now on: `nativeAvailable()` is false and `nativeLoadError()` is
+ * `reason`. The composition root decides (ROCE_NO_NATIVE=1, apps/host/environment.ts); call it
+ * before the first use, as an addon already handed out stays in the hands that have it.
+ */
+export function disableNative(reason: string): void {
+  tried = true;
+  loaded = null;
+  loadError = reason;
 }
 
 /** True when the addon is built and loads. */

@@ -16,7 +16,7 @@ import { LinkConfigError, LinkConfigErrorCode } from '../nic-driver/link-config-
 import { NativeErrorCode, NicDriverError } from '../nic-driver/native-binding';
 import { VerbsError, VerbsErrorCode } from '../stack/errors';
 import { OobError, OobErrorCode } from '../apps/oob/tcp-channel';
-import { PerftestError, PerftestErrorCode } from '../apps/perftest/run';
+import { PerftestError, PerftestErrorCode } from '../apps/perftest/perftest-error';
 import { HostDeviceError, HostDeviceErrorCode } from '../apps/host/host-device';
 import { UsageError } from '../cli/args';
 
@@ -42,7 +42,7 @@ const CLASSES: ErrorClass[] = [
   { name: 'NicDriverError', file: 'nic-driver/native-binding.ts', codes: Object.values(NativeErrorCode), make: (c) => new NicDriverError(c as NativeErrorCode, 'x') },
   { name: 'VerbsError', file: 'stack/errors.ts', codes: Object.values(VerbsErrorCode), make: (c) => new VerbsError(c as VerbsErrorCode, 'x') },
   { name: 'OobError', file: 'apps/oob/tcp-channel.ts', codes: Object.values(OobErrorCode), make: (c) => new OobError(c as OobErrorCode, 'x') },
-  { name: 'PerftestError', file: 'apps/perftest/run.ts', codes: Object.values(PerftestErrorCode), make: (c) => new PerftestError(c as PerftestErrorCode, 'x') },
+  { name: 'PerftestError', file: 'apps/perftest/perftest-error.ts', codes: Object.values(PerftestErrorCode), make: (c) => new PerftestError(c as PerftestErrorCode, 'x') },
   { name: 'HostDeviceError', file: 'apps/host/host-device.ts', codes: Object.values(HostDeviceErrorCode), make: (c) => new HostDeviceError(c as HostDeviceErrorCode, 'x') },
   { name: 'UsageError', file: 'cli/args.ts', codes: ['ROCE_ERR_USAGE'], make: () => new UsageError('x') },
 ];

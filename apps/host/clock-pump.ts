@@ -35,25 +35,7 @@ export function pumpVirtualClock(clock: VirtualClock, maxEventsPerTurn = 10_000)
   };
 }
 
-/** One turn of the event loop (what a polling loop awaits between polls). */
+/** One turn of the event loop (what a polling loop awaits between polls when it spins). */
 export function nextTurn(): Promise<void> {
   return new Promise((resolve) => setImmediate(resolve));
-}
-
-/**
- * How the perftest and pingpong loops wait when a completion queue is empty. By default they spin
- * (`nextTurn`: poll again on the next turn of the event loop, as the C tools spin on ibv_poll_cq).
- * A host device that is not in busy-poll mode registers a wait that sleeps until its driver reports
- * received frames (or a short fallback timer fires), so an idle run costs no CPU and leaves the
- * cores to the kernel's packet processing.
- */
-const idleWaits = new WeakMap<object, () => Promise<void>>();
-
-export function setIdleWait(dev: object, wait: (() => Promise<void>) | null): void {
-  if (wait === null) idleWaits.delete(dev);
-  else idleWaits.set(dev, wait);
-}
-
-export function idleWaitFor(dev: object): () => Promise<void> {
-  return idleWaits.get(dev) ?? nextTurn;
 }

@@ -29,25 +29,23 @@ import type { Device } from '../../stack/device';
 import { Access, QpState, QpType, SendFlags, WC_STATUS_NAMES, WcStatus, WrOpcode, mtuBytes, mtuFromBytes, type Mtu } from '../../stack/types';
 import { isIpv4MappedGid } from '../../stack/address';
 import { ipv6ToString } from '../../packets/bytes';
-import { OobError, OobErrorCode, TcpChannel, type OobListener } from '../oob/tcp-channel';
-import { PINGPONG_DEFAULT_PORT, PINGPONG_DONE_SIZE, PINGPONG_MSG_SIZE, type PingpongDest, checkDone, decodePingpongDest, encodeDone, encodePingpongDest } from '../oob/pingpong-messages';
-import { PerftestError, PerftestErrorCode, latencyStats, nonZeroCounters, type LatencyStats } from '../perftest/run';
+import { OobError, OobErrorCode } from '../oob/tcp-channel';
+import { type OobEndpointConfig, openOobChannel } from '../oob/oob-endpoint';
+import { PINGPONG_DONE_SIZE, PINGPONG_MSG_SIZE, type PingpongDest, checkDone, decodePingpongDest, encodeDone, encodePingpongDest } from '../oob/pingpong-messages';
+import { PerftestError, PerftestErrorCode, configError } from '../perftest/perftest-error';
+import { latencyStats, type LatencyStats } from '../perftest/measurement';
+import { nonZeroCounters } from '../perftest/result';
 import type { Counters } from '../../stack/counters';
-import { idleWaitFor } from '../host/clock-pump';
+import { nextTurn } from '../host/clock-pump';
 
 export type PingpongType = 'rc' | 'uc' | 'ud';
 
-export interface PingpongConfig {
-  role: 'client' | 'server';
+/** The run's parameters; how this end reaches the peer is OobEndpointConfig (connectTimeoutMs default: 30 s to connect, 300 s to wait for the client). */
+export interface PingpongConfig extends OobEndpointConfig {
   /** Transport: rc (ibv_rc_pingpong, the default), uc (ibv_uc_pingpong) or ud (ibv_ud_pingpong). */
   type?: PingpongType;
   /** Check every message received (see the file comment). */
   validate?: boolean;
-  server?: string;
-  port?: number;
-  bindHost?: string;
-  listener?: OobListener;
-  onListening?: (port: number) => void;
   /** Message size (default 4096; 2048 for UD, which must fit the path MTU). */
   size?: number;
   /** Round trips (default 1000). */
@@ -58,10 +56,11 @@ export interface PingpongConfig {
   mtu?: number;
   /** Source GID index; -1 sends an all-zero GID as the tool does without -g (default: the first IPv4-mapped GID). */
   gidIndex?: number;
-  connectTimeoutMs?: number;
   stepTimeoutMs?: number;
   runTimeoutMs?: number;
   beforeConnect?: (peerGid: Uint8Array) => void | Promise<void>;
+  /** How the loop waits while a completion queue is empty (default: the next turn of the event loop; a host device gives its own, HostDevice.idleWait). */
+  idleWait?: () => Promise<void>;
 }
 
 export interface PingpongResult {
@@ -115,18 +114,17 @@ export async function runPingpong(dev: Device, cfg: PingpongConfig): Promise<Pin
   const size = cfg.size ?? (type === 'ud' ? 2048 : 4096);
   const iters = cfg.iters ?? 1000;
   const rxDepth = cfg.rxDepth ?? 500;
-  const cfgErr = (field: string, why: string): PerftestError => new PerftestError(PerftestErrorCode.CONFIG, `${field} ${why}`, field);
-  if (!Number.isInteger(size) || size < 1 || size > 1 << 28) throw cfgErr('size', `must be 1..${1 << 28}, got ${size}`);
-  if (!Number.isInteger(iters) || iters < 1 || iters > 1e9) throw cfgErr('iters', `must be at least 1, got ${iters}`);
-  if (!Number.isInteger(rxDepth) || rxDepth < 2 || rxDepth > 1 << 15) throw cfgErr('rxDepth', `must be 2..32768, got ${rxDepth}`);
+  if (!Number.isInteger(size) || size < 1 || size > 1 << 28) throw configError('size', `must be 1..${1 << 28}, got ${size}`);
+  if (!Number.isInteger(iters) || iters < 1 || iters > 1e9) throw configError('iters', `must be at least 1, got ${iters}`);
+  if (!Number.isInteger(rxDepth) || rxDepth < 2 || rxDepth > 1 << 15) throw configError('rxDepth', `must be 2..32768, got ${rxDepth}`);
   const mtu = mtuFromBytes(cfg.mtu ?? 1024);
-  if (mtu === undefined) throw cfgErr('mtu', `must be 256, 512, 1024, 2048 or 4096, got ${cfg.mtu}`);
-  if (mtu > dev.maxMtu()) throw cfgErr('mtu', `${cfg.mtu} is more than the link carries (${mtuBytes(dev.maxMtu())})`);
-  if (type !== 'rc' && type !== 'uc' && type !== 'ud') throw cfgErr('type', `must be rc, uc or ud, got ${String(type)}`);
+  if (mtu === undefined) throw configError('mtu', `must be 256, 512, 1024, 2048 or 4096, got ${cfg.mtu}`);
+  if (mtu > dev.maxMtu()) throw configError('mtu', `${cfg.mtu} is more than the link carries (${mtuBytes(dev.maxMtu())})`);
+  if (type !== 'rc' && type !== 'uc' && type !== 'ud') throw configError('type', `must be rc, uc or ud, got ${String(type)}`);
   // ibv_ud_pingpong: "Requested size larger than port MTU" (a datagram is one packet).
-  if (type === 'ud' && size > mtuBytes(dev.maxMtu())) throw cfgErr('size', `${size} is larger than the port MTU (${mtuBytes(dev.maxMtu())}); a UD message is one packet`);
+  if (type === 'ud' && size > mtuBytes(dev.maxMtu())) throw configError('size', `${size} is larger than the port MTU (${mtuBytes(dev.maxMtu())}); a UD message is one packet`);
   const gidIndex = cfg.gidIndex ?? Math.max(0, dev.gids.findIndex(isIpv4MappedGid));
-  if (gidIndex !== -1 && (gidIndex < 0 || gidIndex >= dev.gids.length)) throw cfgErr('gidIndex', `${gidIndex} is not in the GID table (${dev.gids.length} entries)`);
+  if (gidIndex !== -1 && (gidIndex < 0 || gidIndex >= dev.gids.length)) throw configError('gidIndex', `${gidIndex} is not in the GID table (${dev.gids.length} entries)`);
   const stepMs = cfg.stepTimeoutMs ?? 10_000;
   const runMs = cfg.runTimeoutMs ?? 300_000;
 
@@ -179,39 +177,27 @@ export async function runPingpong(dev: Device, cfg: PingpongConfig): Promise<Pin
 
   let remote: PingpongDest;
   try {
-    if (cfg.role === 'client') {
-      if (cfg.server === undefined) throw cfgErr('server', 'is needed for the client role');
-      const ch = await TcpChannel.connect(cfg.server, cfg.port ?? PINGPONG_DEFAULT_PORT, cfg.connectTimeoutMs ?? 30_000);
-      try {
+    const ch = await openOobChannel(cfg, 300_000, () => configError('server', 'is needed for the client role'));
+    try {
+      if (cfg.role === 'client') {
         await ch.writeExact(encodePingpongDest(me));
         remote = decodePingpongDest(await ch.readExact(PINGPONG_MSG_SIZE, `${tool} address message`, stepMs));
         await ch.writeExact(encodeDone());
-      } finally {
-        ch.close();
-      }
-      await connect(remote);
-    } else {
-      const listener = cfg.listener ?? (await TcpChannel.listen(cfg.port ?? PINGPONG_DEFAULT_PORT, cfg.bindHost));
-      let ch: TcpChannel;
-      try {
-        cfg.onListening?.(listener.port);
-        ch = await listener.accept(cfg.connectTimeoutMs ?? 300_000);
-      } finally {
-        if (cfg.listener === undefined) listener.close();
-      }
-      try {
+      } else {
         remote = decodePingpongDest(await ch.readExact(PINGPONG_MSG_SIZE, `${tool} address message`, stepMs));
         await connect(remote);
         await ch.writeExact(encodePingpongDest(me));
         checkDone(await ch.readExact(PINGPONG_DONE_SIZE, `${tool} "done"`, stepMs));
-      } finally {
-        ch.close();
       }
+    } finally {
+      ch.close();
     }
+    // The client connects its QP once the exchange is over (pp_client_exch_dest, then pp_connect_ctx).
+    if (cfg.role === 'client') await connect(remote);
 
     // The ping-pong (main loop of rc_pingpong.c with parse_single_wc).
     const clock = dev.clock;
-    const idle = idleWaitFor(dev);
+    const idle = cfg.idleWait ?? nextTurn;
     const sendTimes: number[] = [];
     const postSend = (): void => {
       sendTimes.push(clock.now());

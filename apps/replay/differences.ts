@@ -3,6 +3,9 @@
  * real peer sent, classified as a violation (the two cannot both be right)
  * or a policy difference the IBTA allows, with the frames that show it.
  */
+import type { DecodedFrame } from '../../packets/decode';
+import type { RcConversation } from './conversation';
+
 export const DiffClass = { VIOLATION: 'violation', POLICY: 'policy', UNVERIFIABLE: 'unverifiable' } as const;
 export type DiffClass = (typeof DiffClass)[keyof typeof DiffClass];
 
@@ -37,4 +40,32 @@ export interface ReplaySummary {
   expected: number;
   differences: Difference[];
   violations: number;
+}
+
+/** The difference a frame the stack sent makes when it is not a well-formed RoCE frame. */
+export function malformedOutput(d: DecodedFrame): Difference {
+  return { class: DiffClass.VIOLATION, kind: 'malformedOutput', psn: null, frames: [], expected: 'a well-formed frame', got: d.roce ? (d.error?.message ?? '') : 'not RoCE', rule: 'the stack must emit valid frames' };
+}
+
+/** The summary of a replay of `conv` as `role`: its counts and differences. */
+export function replaySummary(
+  role: ReplaySummary['role'],
+  conv: RcConversation,
+  counts: Pick<ReplaySummary, 'pathMtu' | 'framesIn' | 'framesOut' | 'matched' | 'expected'>,
+  differences: Difference[],
+): ReplaySummary {
+  return {
+    role,
+    requesterQpn: conv.requesterQpn,
+    responderQpn: conv.responderQpn,
+    requesterIp: conv.requesterIp,
+    responderIp: conv.responderIp,
+    pathMtu: counts.pathMtu,
+    framesIn: counts.framesIn,
+    framesOut: counts.framesOut,
+    matched: counts.matched,
+    expected: counts.expected,
+    differences,
+    violations: differences.filter((d) => d.class === DiffClass.VIOLATION).length,
+  };
 }

@@ -7,18 +7,14 @@
  * policy. (Where go-back-N restarts is checked by the engine's own dialogue
  * tests; in a replay it depends on timers the capture does not show.)
  */
-import { VirtualClock } from '../../base/clock';
-import { Device } from '../../stack/device';
-import { invalid } from '../../stack/errors';
-import { ReplayDriver } from '../../nic-driver/replay-driver';
-import { Access, QpState, QpType, SendFlags, WrOpcode, mtuFromBytes, type Mtu } from '../../stack/types';
+import { Access, QpState, QpType, SendFlags, WrOpcode } from '../../stack/types';
 import type { SendWr } from '../../stack/work-request';
 import { decodeFrame, type RocePacket } from '../../packets/decode';
 import { OpFlag } from '../../packets/opcodes';
 import { psnDiff } from '../../base/psn';
 import type { CapturedPacket, RcConversation } from './conversation';
-import { type Difference, DiffClass, type ReplaySummary } from './differences';
-import type { ReplayOptions } from './responder-replay';
+import { type Difference, DiffClass, type ReplaySummary, malformedOutput, replaySummary } from './differences';
+import { type ReplayOptions, replayStack } from './replay-stack';
 
 interface Msg {
   wr: Omit<SendWr, 'sgList'>;
@@ -109,19 +105,7 @@ const headerText = (p: RocePacket): string =>
 
 export function replayRequester(conv: RcConversation, o: ReplayOptions = {}): ReplaySummary {
   const diffs: Difference[] = [];
-  const mtuBytes = o.pathMtuBytes ?? conv.pathMtuBytes;
-  const pathMtu = mtuFromBytes(mtuBytes) as Mtu | undefined;
-  if (pathMtu === undefined) throw invalid(`path MTU ${mtuBytes} is not one of 256..4096`);
-  const clock = new VirtualClock();
-  const driver = new ReplayDriver(conv.requesterMac || 0x02_00_00_00_00_01, 9000);
-  const v4 = /^\d+\.\d+\.\d+\.\d+$/.test(conv.requesterIp);
-  const dev = new Device({
-    driver,
-    clock,
-    ...(v4 ? { ipv4: [conv.requesterIp] } : { ipv6: [conv.requesterIp] }),
-    neighbors: { [conv.responderIp]: conv.responderMac || 0x02_00_00_00_00_02 },
-    name: 'replay',
-  });
+  const { clock, driver, dev, mtuBytes, pathMtu, peer } = replayStack(conv, 'requester', o);
   const pd = dev.allocPd();
   const cq = dev.createCq(1 << 16);
   const { msgs, first } = messagesOf(conv.requests, mtuBytes);
@@ -132,7 +116,7 @@ export function replayRequester(conv: RcConversation, o: ReplayOptions = {}): Re
   qp.modify({ qpState: QpState.INIT, pkeyIndex: 0, portNum: 1, qpAccessFlags: Access.LOCAL_WRITE | Access.REMOTE_WRITE | Access.REMOTE_READ | Access.REMOTE_ATOMIC });
   qp.modify({
     qpState: QpState.RTR,
-    ahAttr: { dgid: v4 ? `::ffff:${conv.responderIp}` : conv.responderIp, dmac: conv.responderMac || 0x02_00_00_00_00_02 },
+    ahAttr: peer,
     pathMtu,
     destQpNum: conv.responderQpn,
     rqPsn: 0,
@@ -178,7 +162,7 @@ export function replayRequester(conv: RcConversation, o: ReplayOptions = {}): Re
       framesOut++;
       const d = decodeFrame(f);
       if (!d.roce || d.error !== null || d.bth === null) {
-        diffs.push({ class: DiffClass.VIOLATION, kind: 'malformedOutput', psn: null, frames: [], expected: 'a well-formed frame', got: d.roce ? (d.error?.message ?? '') : 'not RoCE', rule: 'the stack must emit valid frames' });
+        diffs.push(malformedOutput(d));
         continue;
       }
       sent.push({ p: d, bytes: f });
@@ -248,18 +232,5 @@ export function replayRequester(conv: RcConversation, o: ReplayOptions = {}): Re
   if (eRetx !== gRetx) {
     diffs.push({ class: DiffClass.POLICY, kind: 'retransmissions', psn: null, frames: [], expected: `${eRetx} retransmitted packets`, got: `${gRetx}`, rule: 'timeouts and how far each go-back-N resends depend on timers and windows' });
   }
-  return {
-    role: 'requester',
-    requesterQpn: conv.requesterQpn,
-    responderQpn: conv.responderQpn,
-    requesterIp: conv.requesterIp,
-    responderIp: conv.responderIp,
-    pathMtu: mtuBytes,
-    framesIn: conv.responses.length,
-    framesOut,
-    matched,
-    expected: first.size,
-    differences: diffs,
-    violations: diffs.filter((d) => d.class === DiffClass.VIOLATION).length,
-  };
+  return replaySummary('requester', conv, { pathMtu: mtuBytes, framesIn: conv.responses.length, framesOut, matched, expected: first.size }, diffs);
 }

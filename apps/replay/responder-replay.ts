@@ -6,26 +6,14 @@
  * stack's answers with the real responder's: ACK/NAK coverage and MSN, READ
  * response segmentation, PSNs and data, atomic results.
  */
-import { VirtualClock } from '../../base/clock';
-import { Device } from '../../stack/device';
-import { invalid } from '../../stack/errors';
-import { ReplayDriver } from '../../nic-driver/replay-driver';
-import { Access, QpState, QpType, mtuFromBytes, type Mtu } from '../../stack/types';
+import { Access, QpState, QpType } from '../../stack/types';
 import { decodeFrame, type RocePacket } from '../../packets/decode';
 import { AethKind, NAK_CODE_NAMES, decodeSyndrome } from '../../packets/aeth';
 import { OpFlag } from '../../packets/opcodes';
 import { psnDiff } from '../../base/psn';
 import type { CapturedPacket, RcConversation } from './conversation';
-import { type Difference, DiffClass, type ReplaySummary } from './differences';
-
-export interface ReplayOptions {
-  /** Feed with the captured timing (default) or as fast as possible. */
-  timing?: 'captured' | 'fast';
-  /** Override the inferred path MTU. */
-  pathMtuBytes?: number;
-  /** Largest memory region to build, in bytes (default 64 MiB). */
-  maxRegionBytes?: number;
-}
+import { type Difference, DiffClass, type ReplaySummary, malformedOutput, replaySummary } from './differences';
+import { type ReplayOptions, replayStack } from './replay-stack';
 
 const ACCESS_ALL = Access.LOCAL_WRITE | Access.REMOTE_WRITE | Access.REMOTE_READ | Access.REMOTE_ATOMIC;
 
@@ -83,19 +71,7 @@ function regionsOf(reqs: readonly CapturedPacket[]): Map<number, Region> {
 
 export function replayResponder(conv: RcConversation, o: ReplayOptions = {}): ReplaySummary {
   const diffs: Difference[] = [];
-  const mtuBytes = o.pathMtuBytes ?? conv.pathMtuBytes;
-  const pathMtu = mtuFromBytes(mtuBytes) as Mtu | undefined;
-  if (pathMtu === undefined) throw invalid(`path MTU ${mtuBytes} is not one of 256..4096`);
-  const clock = new VirtualClock();
-  const driver = new ReplayDriver(conv.responderMac || 0x02_00_00_00_00_02, 9000);
-  const v4 = /^\d+\.\d+\.\d+\.\d+$/.test(conv.responderIp);
-  const dev = new Device({
-    driver,
-    clock,
-    ...(v4 ? { ipv4: [conv.responderIp] } : { ipv6: [conv.responderIp] }),
-    neighbors: { [conv.requesterIp]: conv.requesterMac || 0x02_00_00_00_00_01 },
-    name: 'replay',
-  });
+  const { clock, driver, dev, mtuBytes, pathMtu, peer } = replayStack(conv, 'responder', o);
   const pd = dev.allocPd();
   const cq = dev.createCq(1 << 16);
 
@@ -157,7 +133,7 @@ export function replayResponder(conv: RcConversation, o: ReplayOptions = {}): Re
   qp.modify({ qpState: QpState.INIT, pkeyIndex: 0, portNum: 1, qpAccessFlags: ACCESS_ALL });
   qp.modify({
     qpState: QpState.RTR,
-    ahAttr: { dgid: v4 ? `::ffff:${conv.requesterIp}` : conv.requesterIp, dmac: conv.requesterMac || 0x02_00_00_00_00_01 },
+    ahAttr: peer,
     pathMtu,
     destQpNum: conv.requesterQpn || 1,
     rqPsn: conv.firstRequestPsn,
@@ -189,7 +165,7 @@ export function replayResponder(conv: RcConversation, o: ReplayOptions = {}): Re
       framesOut++;
       const d = decodeFrame(f);
       if (!d.roce || d.error !== null) {
-        diffs.push({ class: DiffClass.VIOLATION, kind: 'malformedOutput', psn: null, frames: [], expected: 'a well-formed frame', got: d.roce ? (d.error?.message ?? '') : 'not RoCE', rule: 'the stack must emit valid frames' });
+        diffs.push(malformedOutput(d));
         continue;
       }
       const r = toResp(d, f, 0);
@@ -208,20 +184,7 @@ export function replayResponder(conv: RcConversation, o: ReplayOptions = {}): Re
 
   compare(expected, got, diffs, mtuBytes);
   const matched = expected.filter((e) => got.some((g) => same(e, g))).length;
-  return {
-    role: 'responder',
-    requesterQpn: conv.requesterQpn,
-    responderQpn: conv.responderQpn,
-    requesterIp: conv.requesterIp,
-    responderIp: conv.responderIp,
-    pathMtu: mtuBytes,
-    framesIn: conv.requests.length,
-    framesOut,
-    matched,
-    expected: expected.length,
-    differences: diffs,
-    violations: diffs.filter((d) => d.class === DiffClass.VIOLATION).length,
-  };
+  return replaySummary('responder', conv, { pathMtu: mtuBytes, framesIn: conv.requests.length, framesOut, matched, expected: expected.length }, diffs);
 }
 
 /** Equal answers. An ACK's credit count is not compared: end-to-end credits are the responder's policy. */

@@ -1,5 +1,5 @@
 /** The fault injector on a real driver's path (ROCE_FAULTS): drops on receive and on transmit, refuses timed faults. */
-import { FaultDriver, faultsFromEnv } from '../../nic-driver/fault-driver';
+import { FaultDriver, parseHostFaults } from '../../nic-driver/fault-driver';
 import { type NicDriver, emptyStats } from '../../nic-driver/driver';
 import { LinkConfigError } from '../../nic-driver/link-config-error';
 
@@ -46,11 +46,11 @@ test('a burst dropped whole does not read as an empty ring: the next burst is re
 });
 
 test('ROCE_FAULTS: parsed from JSON; malformed values and timed faults are refused by name', () => {
-  expect(faultsFromEnv({})).toBeNull();
-  expect(faultsFromEnv({ ROCE_FAULTS: '{"rx":{"drop":0.02}}' })).toEqual({ rx: { drop: 0.02 } });
-  expect(() => faultsFromEnv({ ROCE_FAULTS: 'drop' })).toThrow(/not JSON/);
-  expect(() => faultsFromEnv({ ROCE_FAULTS: 'drop' })).toThrow(expect.objectContaining({ code: 'ROCE_ERR_LINK_CONFIG' }));
+  expect(parseHostFaults('{"rx":{"drop":0.02}}', 'ROCE_FAULTS')).toEqual({ rx: { drop: 0.02 } });
+  expect(() => parseHostFaults('drop', 'ROCE_FAULTS')).toThrow(/^ROCE_FAULTS is not JSON/);
+  expect(() => parseHostFaults('drop', 'ROCE_FAULTS')).toThrow(expect.objectContaining({ code: 'ROCE_ERR_LINK_CONFIG' }));
   expect(() => new FaultDriver(fakeDriver([]), { tx: { drop: 2 } })).toThrow(LinkConfigError);
-  expect(() => faultsFromEnv({ ROCE_FAULTS: '{"rx":{"drop":0.1},"up":{}}' })).toThrow(/unknown key "up"/);
-  expect(() => faultsFromEnv({ ROCE_FAULTS: '{"tx":{"delayNs":5}}' })).toThrow(/delayNs cannot be applied on a real link/);
+  expect(() => parseHostFaults('[1]', 'ROCE_FAULTS')).toThrow(/^ROCE_FAULTS must be a JSON object/);
+  expect(() => parseHostFaults('{"rx":{"drop":0.1},"up":{}}', 'ROCE_FAULTS')).toThrow(/^ROCE_FAULTS: unknown key "up"/);
+  expect(() => parseHostFaults('{"tx":{"delayNs":5}}', 'ROCE_FAULTS')).toThrow(/^ROCE_FAULTS\.tx: delayNs cannot be applied on a real link/);
 });

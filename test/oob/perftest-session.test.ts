@@ -6,7 +6,9 @@
  */
 import { TcpChannel } from '../../apps/oob/tcp-channel';
 import { type PerftestVerb, keyMessageCount, perftestBinary, sessionSteps } from '../../apps/oob/perftest-session';
-import { type PerftestConfig, type PerftestResult, runPerftest } from '../../apps/perftest/run';
+import type { PerftestConfig } from '../../apps/perftest/config';
+import type { PerftestResult } from '../../apps/perftest/result';
+import { runPerftest } from '../../apps/perftest/run';
 import { connectQp, endpointOf } from '../../stack/connect';
 import { Access, QpType } from '../../stack/types';
 import { hx, keyGid, parseKeyGid, pumpedPair, scriptServer, scriptClient } from './support';

@@ -1,21 +1,48 @@
-/** Transport tuning for host devices from the environment, and the receive linger. */
-import { ActivityDriver, DEFAULT_RX_LINGER_US, rxLingerFromEnv, tuningFromEnv } from '../../apps/host/host-device';
+/** Host-device settings from the environment (transport tuning, busy-poll, receive linger, XDP mode, faults, the native switch), and the receive linger. */
+import { DEFAULT_RX_LINGER_US } from '../../apps/host/host-device';
+import { ActivityDriver } from '../../apps/host/activity-driver';
+import { applyNativeSwitch, hostOptionsFromEnv } from '../../apps/host/environment';
 import { type NicDriver, emptyStats } from '../../nic-driver/driver';
+import { nativeAvailable, nativeLoadError } from '../../nic-driver/native-binding';
+
+test('nothing set: no busy-poll, the default linger, no faults, rxe transport defaults', () => {
+  expect(hostOptionsFromEnv({})).toEqual({ busyPoll: false, rxLingerUs: DEFAULT_RX_LINGER_US, faults: null });
+  expect(hostOptionsFromEnv({ ROCE_FAULTS: ' ', ROCE_XDP_MODE: '', ROCE_MAX_UNACKED_PSNS: '' })).toEqual({ busyPoll: false, rxLingerUs: DEFAULT_RX_LINGER_US, faults: null });
+});
 
 test('window and AckReq spacing from the environment, rxe defaults otherwise', () => {
-  expect(tuningFromEnv({})).toEqual({});
-  expect(tuningFromEnv({ ROCE_MAX_UNACKED_PSNS: '512', ROCE_MAX_PKTS_PER_ACK: '32' })).toEqual({ maxUnackedPsns: 512, maxPktsPerAck: 32 });
-  expect(() => tuningFromEnv({ ROCE_MAX_UNACKED_PSNS: 'lots' })).toThrow(/ROCE_MAX_UNACKED_PSNS must be an integer/);
-  expect(() => tuningFromEnv({ ROCE_MAX_PKTS_PER_ACK: '0' })).toThrow(/ROCE_MAX_PKTS_PER_ACK must be an integer/);
+  expect(hostOptionsFromEnv({ ROCE_MAX_UNACKED_PSNS: '512', ROCE_MAX_PKTS_PER_ACK: '32' })).toMatchObject({ maxUnackedPsns: 512, maxPktsPerAck: 32 });
+  expect(() => hostOptionsFromEnv({ ROCE_MAX_UNACKED_PSNS: 'lots' })).toThrow(/ROCE_MAX_UNACKED_PSNS must be an integer/);
+  expect(() => hostOptionsFromEnv({ ROCE_MAX_PKTS_PER_ACK: '0' })).toThrow(/ROCE_MAX_PKTS_PER_ACK must be an integer/);
 });
 
 test('receive linger from the environment: 200 µs by default, 0 turns it off, bad values are refused', () => {
-  expect(rxLingerFromEnv({})).toBe(DEFAULT_RX_LINGER_US);
   expect(DEFAULT_RX_LINGER_US).toBe(200);
-  expect(rxLingerFromEnv({ ROCE_RX_LINGER_US: '0' })).toBe(0);
-  expect(rxLingerFromEnv({ ROCE_RX_LINGER_US: '5000' })).toBe(5000);
-  expect(() => rxLingerFromEnv({ ROCE_RX_LINGER_US: '-1' })).toThrow(/ROCE_RX_LINGER_US must be an integer 0..1000000/);
-  expect(() => rxLingerFromEnv({ ROCE_RX_LINGER_US: 'soon' })).toThrow(/ROCE_RX_LINGER_US/);
+  expect(hostOptionsFromEnv({ ROCE_RX_LINGER_US: '0' }).rxLingerUs).toBe(0);
+  expect(hostOptionsFromEnv({ ROCE_RX_LINGER_US: '5000' }).rxLingerUs).toBe(5000);
+  expect(() => hostOptionsFromEnv({ ROCE_RX_LINGER_US: '-1' })).toThrow(/ROCE_RX_LINGER_US must be an integer 0..1000000/);
+  expect(() => hostOptionsFromEnv({ ROCE_RX_LINGER_US: 'soon' })).toThrow(/ROCE_RX_LINGER_US/);
+});
+
+test('busy-poll (1, on or true) needs no linger, so a linger value is not read', () => {
+  for (const v of ['1', 'on', 'true']) expect(hostOptionsFromEnv({ ROCE_BUSY_POLL: v, ROCE_RX_LINGER_US: 'soon' })).toMatchObject({ busyPoll: true, rxLingerUs: 0 });
+  expect(hostOptionsFromEnv({ ROCE_BUSY_POLL: '0' }).busyPoll).toBe(false);
+});
+
+test('XDP mode and faults from the environment', () => {
+  expect(hostOptionsFromEnv({ ROCE_XDP_MODE: 'skb' }).xdpMode).toBe('skb');
+  expect(() => hostOptionsFromEnv({ ROCE_XDP_MODE: 'fast' })).toThrow(/ROCE_XDP_MODE must be native, skb or auto, not "fast"/);
+  expect(hostOptionsFromEnv({ ROCE_FAULTS: '{"rx":{"drop":0.02},"seed":7}' }).faults).toEqual({ rx: { drop: 0.02 }, seed: 7 });
+  expect(() => hostOptionsFromEnv({ ROCE_FAULTS: '{"tx":{"reorder":0.1}}' })).toThrow(/ROCE_FAULTS\.tx: reorder cannot be applied on a real link/);
+});
+
+test('ROCE_NO_NATIVE=1 turns the native addon off, saying why; other values leave it alone', () => {
+  const before = nativeLoadError();
+  applyNativeSwitch({ ROCE_NO_NATIVE: '0' });
+  expect(nativeLoadError()).toBe(before);
+  applyNativeSwitch({ ROCE_NO_NATIVE: '1' });
+  expect(nativeAvailable()).toBe(false);
+  expect(nativeLoadError()).toBe('disabled by ROCE_NO_NATIVE=1');
 });
 
 /** A driver whose receive handler the test calls, standing for bursts of arrivals. */

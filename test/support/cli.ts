@@ -1,9 +1,13 @@
 /** Runs a `roce` command in this process, as `bin/roce.js` would, capturing what it prints. */
 import { run } from '../../cli/main';
+import { commandContext } from '../../cli/command';
 import { memoryOutput } from '../../cli/output';
+
+/** One context for the commands a test file runs, as for the commands of one process: `--driver memory` ends share one testbed. */
+const context = commandContext(process.env);
 
 export async function roce(...argv: string[]): Promise<{ code: number; out: string; err: string }> {
   const o = memoryOutput();
-  const code = await run(argv, o);
+  const code = await run(argv, o, context);
   return { code, out: o.out, err: o.err };
 }

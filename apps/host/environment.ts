@@ -1,0 +1,82 @@
+/**
+ * The ROCE_* environment variables, all read here, by the composition roots
+ * (the `roce` CLI, the benchmarks), and handed to the library as options:
+ *
+ *   ROCE_NO_NATIVE=1        leave the native addon alone (TypeScript ICRC, no AF_XDP/AF_PACKET)
+ *   ROCE_BUSY_POLL=1        host devices busy-poll (also `on`, `true`; HostDeviceOptions.busyPoll)
+ *   ROCE_RX_LINGER_US=N     receive linger without busy-poll, 0..1000000 µs (default 200)
+ *   ROCE_XDP_MODE=M         where AF_XDP's program runs: native, skb or auto
+ *   ROCE_FAULTS=JSON        fault injector on this side of a real link (nic-driver/fault-driver.ts)
+ *   ROCE_MAX_UNACKED_PSNS=N send window per QP, 1..8388607 (default 128, as rxe)
+ *   ROCE_MAX_PKTS_PER_ACK=N AckReq spacing inside a message, 1..8388607 (default 64, as rxe)
+ *
+ * (The native addon itself reads ROCE_NATIVE_DEBUG=1 to print what libxdp and
+ * libbpf say.) The native switch applies to a whole process from its start;
+ * the host-device settings are read and checked when a command opens a host
+ * device, so a malformed value fails that command (exit 1, the message below)
+ * and leaves the others alone.
+ */
+import { parseHostFaults } from '../../nic-driver/fault-driver';
+import { disableNative } from '../../nic-driver/native-binding';
+import type { XdpAttachMode } from '../../nic-driver/af-xdp-driver';
+import { DEFAULT_RX_LINGER_US, HostDeviceError, HostDeviceErrorCode, type HostDeviceOptions } from './host-device';
+
+/** A process environment (`process.env`, or what a test gives). */
+export type Environment = Readonly<Record<string, string | undefined>>;
+
+/** Turns the native addon off when ROCE_NO_NATIVE=1 says so; composition roots call it first thing. */
+export function applyNativeSwitch(env: Environment): void {
+  if (env['ROCE_NO_NATIVE'] === '1') disableNative('disabled by ROCE_NO_NATIVE=1');
+}
+
+/** The host-device options the environment gives; throws (naming the variable) on a malformed value. */
+export function hostOptionsFromEnv(env: Environment): HostDeviceOptions {
+  const busyPoll = busyPollFromEnv(env);
+  const xdpMode = xdpModeFromEnv(env);
+  // The linger applies without busy-poll only (a busy-polling device never sleeps).
+  const rxLingerUs = busyPoll ? 0 : rxLingerFromEnv(env);
+  const faultsText = env['ROCE_FAULTS'];
+  const faults = faultsText === undefined || faultsText.trim() === '' ? null : parseHostFaults(faultsText, 'ROCE_FAULTS');
+  const maxUnackedPsns = positiveFromEnv(env, 'ROCE_MAX_UNACKED_PSNS', 0x7fffff);
+  const maxPktsPerAck = positiveFromEnv(env, 'ROCE_MAX_PKTS_PER_ACK', 0x7fffff);
+  return {
+    busyPoll,
+    rxLingerUs,
+    ...(xdpMode !== undefined ? { xdpMode } : {}),
+    faults,
+    ...(maxUnackedPsns !== undefined ? { maxUnackedPsns } : {}),
+    ...(maxPktsPerAck !== undefined ? { maxPktsPerAck } : {}),
+  };
+}
+
+/** ROCE_BUSY_POLL: '1', 'on' or 'true' turn busy-poll on. */
+function busyPollFromEnv(env: Environment): boolean {
+  const v = env['ROCE_BUSY_POLL'];
+  return v === '1' || v === 'on' || v === 'true';
+}
+
+/** ROCE_RX_LINGER_US (µs, 0..1 000 000), or the default. */
+function rxLingerFromEnv(env: Environment): number {
+  const v = env['ROCE_RX_LINGER_US'];
+  if (v === undefined || v === '') return DEFAULT_RX_LINGER_US;
+  const n = Number(v);
+  if (!Number.isInteger(n) || n < 0 || n > 1_000_000) throw new HostDeviceError(HostDeviceErrorCode.DRIVER_FAILED, `ROCE_RX_LINGER_US must be an integer 0..1000000 (µs), not ${JSON.stringify(v)}`);
+  return n;
+}
+
+/** ROCE_XDP_MODE: native, skb or auto (a tuning knob for benchmarks). */
+function xdpModeFromEnv(env: Environment): XdpAttachMode | undefined {
+  const v = env['ROCE_XDP_MODE'];
+  if (v === undefined || v === '') return undefined;
+  if (v === 'native' || v === 'skb' || v === 'auto') return v;
+  throw new HostDeviceError(HostDeviceErrorCode.DRIVER_FAILED, `ROCE_XDP_MODE must be native, skb or auto, not ${JSON.stringify(v)}`);
+}
+
+/** An integer variable 1..max, or undefined when not set. */
+function positiveFromEnv(env: Environment, name: string, max: number): number | undefined {
+  const v = env[name];
+  if (v === undefined || v === '') return undefined;
+  const n = Number(v);
+  if (!Number.isInteger(n) || n < 1 || n > max) throw new HostDeviceError(HostDeviceErrorCode.DRIVER_FAILED, `${name} must be an integer 1..${max}, not ${JSON.stringify(v)}`);
+  return n;
+}

@@ -1,0 +1,68 @@
+/**
+ * The `memory` test mode of `roce perftest` and `roce pingpong` (not a
+ * driver): the two ends `sim-a` (198.18.0.1) and `sim-b` (198.18.0.2) of one
+ * in-memory link in this process, on a virtual clock driven by the event loop
+ * (clock-pump.ts), so the CLI can be run end to end twice in one process with
+ * the out-of-band exchange over real TCP.
+ *
+ * The composition root (the CLI's process, or a test) makes one testbed and
+ * hands it to the commands that share it. The link is made when the first end
+ * opens and taken down once both ends are closed, so the next pair of runs
+ * gets a fresh one.
+ */
+import { randomInt } from 'node:crypto';
+import { isIpv4MappedGid } from '../../stack/address';
+import { ipv6ToString } from '../../packets/bytes';
+import { createSimPair, type SimPair } from '../sim/sim-pair';
+import { nextTurn, pumpVirtualClock, type ClockPump } from './clock-pump';
+import { type HostDevice, HostDeviceError, HostDeviceErrorCode, HostDriverKind, gidToIpv4 } from './host-device';
+
+/** Names of the two ends of the test-mode link. */
+export const MEMORY_ENDS: readonly string[] = ['sim-a', 'sim-b'];
+
+interface OpenLink {
+  sim: SimPair;
+  pump: ClockPump;
+  open: Set<'a' | 'b'>;
+}
+
+export class MemoryTestbed {
+  private link: OpenLink | null = null;
+
+  /** The device of end `ifname` (sim-a or sim-b); rejects an end already open. */
+  open(ifname: string): HostDevice {
+    const end = ifname === 'sim-a' ? 'a' : ifname === 'sim-b' ? 'b' : null;
+    if (end === null) throw new HostDeviceError(HostDeviceErrorCode.NO_INTERFACE, `the memory test mode has two ends, sim-a (198.18.0.1) and sim-b (198.18.0.2); not ${JSON.stringify(ifname)}`);
+    if (this.link === null) {
+      const sim = createSimPair({ seed: randomInt(1, 1 << 20) });
+      this.link = { sim, pump: pumpVirtualClock(sim.clock), open: new Set() };
+    }
+    const s = this.link;
+    if (s.open.has(end)) throw new HostDeviceError(HostDeviceErrorCode.BUSY, `${ifname} is already open in this process`);
+    s.open.add(end);
+    const device = end === 'a' ? s.sim.a : s.sim.b;
+    let closed = false;
+    return {
+      device,
+      ifname,
+      driver: HostDriverKind.MEMORY,
+      busyPoll: false,
+      virtualTime: true,
+      idleWait: nextTurn,
+      async ensureNeighbor(gid: Uint8Array): Promise<void> {
+        const ip = isIpv4MappedGid(gid) ? gidToIpv4(gid) : ipv6ToString(gid);
+        if (!device.neighbors.has(ip)) throw new HostDeviceError(HostDeviceErrorCode.NO_NEIGHBOR, `${ip} is not the other end of the in-memory link`);
+      },
+      close: (): void => {
+        if (closed) return;
+        closed = true;
+        s.open.delete(end);
+        if (s.open.size === 0 && this.link === s) {
+          s.pump.stop();
+          s.sim.link.close();
+          this.link = null;
+        }
+      },
+    };
+  }
+}

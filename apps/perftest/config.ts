@@ -1,0 +1,159 @@
+/**
+ * The parameters of one perftest test: what the caller gives (`PerftestConfig`,
+ * the tools' flags) and what the run uses once perftest's defaults and checks
+ * are applied (`ResolvedConfig`, parser() and force_dependecies() of
+ * perftest_parameters.c).
+ *
+ * Defaults: one RC QP; message size 65536 for bandwidth, 2 for latency, 8 for
+ * atomics; 5000 iterations for write bandwidth, 1000 otherwise; tx depth 128
+ * (bandwidth) or 1 (latency); rx depth 512 for SEND; CQ moderation 100 (1
+ * above 8 KiB); QP timeout 14; outstanding READs/atomics = the device maximum
+ * (128, like rxe) for READ and atomic tests, 1 otherwise.
+ */
+import type { Device } from '../../stack/device';
+import { mtuBytes, mtuFromBytes, type Mtu } from '../../stack/types';
+import { isIpv4MappedGid } from '../../stack/address';
+import type { OobEndpointConfig } from '../oob/oob-endpoint';
+import { type PerftestRole, type PerftestVerb, PerftestVerb as Verb } from '../oob/perftest-session';
+import { configError } from './perftest-error';
+
+export type AtomicType = 'FETCH_AND_ADD' | 'CMP_AND_SWAP';
+
+/** A test's parameters; how this end reaches the peer is OobEndpointConfig (connectTimeoutMs default 30 s for both roles). */
+export interface PerftestConfig extends OobEndpointConfig {
+  verb: PerftestVerb;
+  lat: boolean;
+  role: PerftestRole;
+  size?: number;
+  iters?: number;
+  /**
+   * perftest -D: a bandwidth test that runs for this many seconds instead of a number of
+   * iterations, measured between `marginS` after the start and `marginS` before the end
+   * (perftest -f, default 2), so start-up and wind-down stay out of the figures. Bandwidth tests:
+   * write, read and atomic (the client measures, the server takes its report) and send (each side
+   * measures; give both the same duration, as with perftest).
+   */
+  durationS?: number;
+  marginS?: number;
+  /** Path MTU in bytes (default: what the link carries). */
+  mtu?: number;
+  /** Source GID index (default: the first IPv4-mapped GID). */
+  gidIndex?: number;
+  txDepth?: number;
+  rxDepth?: number;
+  atomicType?: AtomicType;
+  /** QP local ACK timeout exponent (perftest -u, default 14). */
+  qpTimeout?: number;
+  /** GRH traffic class (perftest --tclass). */
+  trafficClass?: number;
+  /** Fill every buffer with a known pattern and check what arrives (both ends must be this implementation). */
+  verify?: boolean;
+  /** Report bandwidth to the peer in Gb/s instead of MB/s (perftest --report_gbits). */
+  reportGbits?: boolean;
+  /** perftest --dont_xchg_versions: skip the version, system-data and MTU exchanges. */
+  dontXchgVersions?: boolean;
+  /** Every out-of-band read during set-up (default 10 s). */
+  stepTimeoutMs?: number;
+  /** The measured loop, and any read that waits while the peer runs (default 5 min). */
+  runTimeoutMs?: number;
+  /** Called with the peer's GID before the QP is connected (e.g. to learn its MAC from the host's neighbour table). */
+  beforeConnect?: (peerGid: Uint8Array) => void | Promise<void>;
+  /** How the loops wait while a completion queue is empty (default: the next turn of the event loop; a host device gives its own, HostDevice.idleWait). */
+  idleWait?: () => Promise<void>;
+}
+
+const MIN_ITERS = 5;
+/** perftest's default margin of duration mode (-f, DEF_MARGIN... "default=2sec" in its help). */
+const DEFAULT_MARGIN_S = 2;
+const MAX_SIZE = 1 << 28;
+const MSG_SIZE_CQ_MOD_LIMIT = 8192;
+/** The most outstanding READs and atomics the device takes (rxe's value). */
+export const DEVICE_MAX_RD_ATOMIC = 128;
+
+export interface ResolvedConfig {
+  verb: PerftestVerb;
+  lat: boolean;
+  role: PerftestRole;
+  size: number;
+  /** Iterations; in duration mode the upper bound (1e9), the run ends by time. */
+  iters: number;
+  /** Duration mode (perftest -D): seconds to run, and the margin left out at each end; 0 = iterations mode. */
+  durationS: number;
+  marginS: number;
+  mtu: Mtu;
+  gidIndex: number;
+  txDepth: number;
+  rxDepth: number;
+  cqMod: number;
+  outReads: number;
+  atomicType: AtomicType;
+  qpTimeout: number;
+  trafficClass: number;
+  verify: boolean;
+}
+
+/** Applies perftest's defaults and checks (parser() and force_dependecies()). */
+export function resolveConfig(dev: Device, c: PerftestConfig): ResolvedConfig {
+  const { verb, lat, role } = c;
+  if (lat && verb === Verb.ATOMIC) throw configError('test', 'atomic latency (ib_atomic_lat) is not implemented');
+  const isAtomic = verb === Verb.ATOMIC;
+  const size = c.size ?? (isAtomic ? 8 : lat ? 2 : 65536);
+  if (isAtomic && size !== 8) throw configError('size', 'cannot be changed for atomic tests (always 8)');
+  if (!Number.isInteger(size) || size < 1 || size > MAX_SIZE) throw configError('size', `must be 1..${MAX_SIZE}, got ${size}`);
+  const durationS = c.durationS ?? 0;
+  const marginS = c.marginS ?? (durationS > 0 ? DEFAULT_MARGIN_S : 0);
+  if (c.durationS !== undefined) {
+    if (!(durationS > 0 && durationS <= 86_400)) throw configError('duration', `must be more than 0 and at most 86400 seconds, got ${durationS}`);
+    if (lat) throw configError('duration', 'applies to bandwidth tests (duration mode of the latency tests is not implemented)');
+    if (c.iters !== undefined) throw configError('duration', 'and iterations (-n) cannot be combined');
+    if (c.verify === true && verb === Verb.ATOMIC) throw configError('duration', 'and --verify cannot be combined for atomics (the server checks the sums of a known number of iterations)');
+  }
+  if (c.marginS !== undefined && c.durationS === undefined) throw configError('margin', 'applies in duration mode (-D) only');
+  if (!(marginS >= 0) || (durationS > 0 && 2 * marginS >= durationS)) {
+    throw configError('margin', `must be at least 0 and less than half the duration (${durationS} s), got ${marginS}`);
+  }
+  const iters = durationS > 0 ? 1e9 : (c.iters ?? (!lat && verb === Verb.WRITE ? 5000 : 1000));
+  if (!Number.isInteger(iters) || iters < MIN_ITERS || iters > 1e9) throw configError('iters', `must be at least ${MIN_ITERS}, got ${iters}`);
+  const maxMtu = dev.maxMtu();
+  let mtu: Mtu = maxMtu;
+  if (c.mtu !== undefined) {
+    const m = mtuFromBytes(c.mtu);
+    if (m === undefined) throw configError('mtu', `must be 256, 512, 1024, 2048 or 4096, got ${c.mtu}`);
+    if (m > maxMtu) throw configError('mtu', `${c.mtu} is more than the link carries (${mtuBytes(maxMtu)})`);
+    mtu = m;
+  }
+  const gidIndex = c.gidIndex ?? Math.max(0, dev.gids.findIndex(isIpv4MappedGid));
+  if (!Number.isInteger(gidIndex) || gidIndex < 0 || gidIndex >= dev.gids.length) throw configError('gidIndex', `${gidIndex} is not in the GID table (${dev.gids.length} entries)`);
+  let txDepth = c.txDepth ?? (lat ? 1 : 128);
+  if (!Number.isInteger(txDepth) || txDepth < 1 || txDepth > 1 << 15) throw configError('txDepth', `must be 1..32768, got ${txDepth}`);
+  txDepth = Math.min(txDepth, iters);
+  const recv = verb === Verb.SEND;
+  let rxDepth = c.rxDepth ?? (recv ? 512 : 1);
+  if (!Number.isInteger(rxDepth) || rxDepth < 1 || rxDepth > 1 << 15) throw configError('rxDepth', `must be 1..32768, got ${rxDepth}`);
+  if (recv) rxDepth = Math.min(rxDepth, iters);
+  let cqMod = lat ? 1 : size > MSG_SIZE_CQ_MOD_LIMIT ? 1 : 100;
+  cqMod = Math.min(cqMod, txDepth);
+  const qpTimeout = c.qpTimeout ?? 14;
+  if (!Number.isInteger(qpTimeout) || qpTimeout < 0 || qpTimeout > 31) throw configError('qpTimeout', `must be 0..31, got ${qpTimeout}`);
+  const trafficClass = c.trafficClass ?? 0;
+  if (!Number.isInteger(trafficClass) || trafficClass < 0 || trafficClass > 255) throw configError('trafficClass', `must be 0..255, got ${trafficClass}`);
+  return {
+    verb,
+    lat,
+    role,
+    size,
+    iters,
+    durationS,
+    marginS,
+    mtu,
+    gidIndex,
+    txDepth,
+    rxDepth,
+    cqMod,
+    outReads: verb === Verb.READ || isAtomic ? DEVICE_MAX_RD_ATOMIC : 1,
+    atomicType: c.atomicType ?? 'FETCH_AND_ADD',
+    qpTimeout,
+    trafficClass,
+    verify: c.verify ?? false,
+  };
+}

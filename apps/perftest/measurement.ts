@@ -1,0 +1,115 @@
+/**
+ * What a side's loop measures and how: the start and end of the measured
+ * part, the messages in it, the latency samples, perftest's duration-mode
+ * window, the latency statistics and the bandwidth report perftest sends.
+ */
+import type { BwReport } from '../oob/perftest-messages';
+
+export interface LatencyStats {
+  min: number;
+  p50: number;
+  p99: number;
+  max: number;
+  avg: number;
+}
+
+function percentile(sorted: readonly number[], p: number): number {
+  if (sorted.length === 0) return 0;
+  return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(p * sorted.length) - 1))] as number;
+}
+
+export function latencyStats(samplesUs: readonly number[]): LatencyStats | null {
+  if (samplesUs.length === 0) return null;
+  const s = [...samplesUs].sort((a, b) => a - b);
+  const round = (x: number): number => Math.round(x * 1000) / 1000;
+  return {
+    min: round(s[0] as number),
+    p50: round(percentile(s, 0.5)),
+    p99: round(percentile(s, 0.99)),
+    max: round(s[s.length - 1] as number),
+    avg: round(s.reduce((a, b) => a + b, 0) / s.length),
+  };
+}
+
+/**
+ * perftest's duration mode (-D, -f): a run from `t0` for `durationS` seconds, measured from
+ * `marginS` after its start to `marginS` before its end. `note` records the count of messages
+ * done when the clock first passes each mark, and says whether the run goes on.
+ */
+export class MeasuringWindow {
+  startCount = -1;
+  endCount = -1;
+  startedAt = 0;
+  endedAt = 0;
+  private readonly from: number;
+  private readonly to: number;
+  private readonly end: number;
+
+  constructor(t0: number, durationS: number, marginS: number) {
+    this.from = t0 + marginS * 1e9;
+    this.to = t0 + (durationS - marginS) * 1e9;
+    this.end = t0 + durationS * 1e9;
+  }
+
+  /** Records `count` at `now` against the marks; false once the run's time is up. */
+  note(now: number, count: number): boolean {
+    if (this.startCount < 0 && now >= this.from) {
+      this.startCount = count;
+      this.startedAt = now;
+    }
+    if (this.endCount < 0 && now >= this.to) {
+      this.endCount = count;
+      this.endedAt = now;
+    }
+    return now < this.end;
+  }
+
+  /** Ends the window at `at` with `count` if the clock never reached its end mark. */
+  close(at: number, count: number): void {
+    if (this.startCount >= 0 && this.endCount < 0) {
+      this.endCount = count;
+      this.endedAt = at;
+    }
+  }
+}
+
+/** The figures of one side's measured loop (clock nanoseconds). */
+export class Measurement {
+  started = 0;
+  finished = 0;
+  messages = 0;
+  /** Duration mode: every message posted (the measured ones are `messages`). */
+  posted = 0;
+  /** Latency tests: one-way latency of each round, in nanoseconds. */
+  readonly latSamplesNs: number[] = [];
+
+  /** Takes the figures of a duration-mode run from what its window saw; false when it saw no whole window. */
+  takeWindow(w: MeasuringWindow | null): boolean {
+    if (w === null || w.startCount < 0 || w.endCount < 0) return false;
+    this.started = w.startedAt;
+    this.finished = w.endedAt;
+    this.messages = w.endCount - w.startCount;
+    return true;
+  }
+
+  /**
+   * Latency figures from the times each message was posted: the run lasts from the first post to
+   * `now`, and each sample is the time between two posts divided by `rttFactor` (2 for the
+   * ping-pong of WRITE and SEND, where a round trip is two one-way trips; 1 for READ).
+   */
+  takeLatency(posted: readonly number[], now: number, rttFactor: number): void {
+    const first = posted[0] ?? 0;
+    this.started = first;
+    this.finished = now;
+    this.messages = posted.length;
+    for (let i = 0; i + 1 < posted.length; i++) this.latSamplesNs.push(((posted[i + 1] as number) - (posted[i] as number)) / rttFactor);
+  }
+
+  /** The bandwidth report of what was measured (`messages` of `size` bytes between `started` and `finished`), as perftest sends it. */
+  bwReport(size: number, reportGbits: boolean): BwReport {
+    const secs = Math.max(1e-9, (this.finished - this.started) / 1e9);
+    const fmt = reportGbits ? 125_000_000 : 0x100000;
+    const bwAvg = (size * this.messages) / secs / fmt;
+    return { size: BigInt(size), iters: BigInt(this.messages), bwPeak: bwAvg, bwAvg, msgRateAvg: this.messages / secs / 1e6 };
+  }
+}

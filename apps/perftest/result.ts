@@ -1,0 +1,132 @@
+/**
+ * What a perftest run reports (the CLI prints it as text or JSON): the figures
+ * of this side, or of the client's report for the server of a one-sided
+ * bandwidth test, the addresses exchanged, the verification, the out-of-band
+ * traffic and the QP's counters.
+ */
+import { mtuBytes } from '../../stack/types';
+import { ipv6ToString } from '../../packets/bytes';
+import type { Counters } from '../../stack/counters';
+import { checkBwReport } from '../oob/perftest-messages';
+import { type PerftestOob, type PerftestRole, type PerftestVerb, PerftestVerb as Verb, perftestBinary } from '../oob/perftest-session';
+import type { ResolvedConfig } from './config';
+import { type LatencyStats, latencyStats } from './measurement';
+import type { PerftestSide } from './perftest-side';
+
+export interface PerftestResult {
+  ok: boolean;
+  test: string;
+  role: PerftestRole;
+  verb: PerftestVerb;
+  lat: boolean;
+  msgSize: number;
+  /** Iterations run (duration mode: the messages posted; the measured ones are `messages`). */
+  iterations: number;
+  /** Duration mode: the -D seconds; null for a run of a number of iterations. */
+  durationS: number | null;
+  /** Bytes this side moved (bandwidth servers of WRITE/READ/atomic: what the client reported). */
+  bytes: number;
+  messages: number;
+  seconds: number;
+  gbps: number;
+  mpps: number;
+  /** One-way latency (half the round trip for WRITE and SEND, the whole READ) in microseconds. */
+  latencyUs: LatencyStats | null;
+  /** Where the numbers come from: this side's own loop, the client's report, or nowhere (the ib_read_lat server). */
+  measured: 'local' | 'peer-report' | 'none';
+  mtu: number;
+  peerVersion: string;
+  local: { qpn: number; psn: number; gid: string; rkey: number; vaddr: string };
+  remote: { qpn: number; psn: number; gid: string; rkey: number; vaddr: string; outReads: number };
+  verify: { enabled: boolean; bytesChecked: number; mismatches: number };
+  oob: { messagesOut: number; messagesIn: number; bytesOut: number; bytesIn: number };
+  /** The QP's counters (rxe names), the ones that are not zero. */
+  counters: Partial<Counters>;
+  problems: string[];
+}
+
+/** The counters of `c` that are not zero. */
+export function nonZeroCounters(c: Counters): Partial<Counters> {
+  const out: Partial<Counters> = {};
+  for (const [k, v] of Object.entries(c) as [keyof Counters, number][]) if (v !== 0) out[k] = v;
+  return out;
+}
+
+/** The result of the run `side` made, with what `oob` carried. */
+export function summarize(side: PerftestSide, rc: ResolvedConfig, oob: PerftestOob): PerftestResult {
+  const m = side.measured;
+  const v = side.verifier;
+  const problems = [...(v?.problems ?? [])];
+  let measured: PerftestResult['measured'] = 'local';
+  let bytes = rc.size * m.messages;
+  let messages = m.messages;
+  let seconds = Math.max(0, (m.finished - m.started) / 1e9);
+  let mpps = seconds > 0 ? messages / seconds / 1e6 : 0;
+  let gbps = seconds > 0 ? (bytes * 8) / seconds / 1e9 : 0;
+  const oneSidedServer = !rc.lat && rc.role === 'server' && rc.verb !== Verb.SEND;
+  if (oneSidedServer) {
+    measured = 'peer-report';
+    const r = side.peerReport;
+    if (r === null) problems.push('no bandwidth report from the client');
+    else {
+      try {
+        checkBwReport(r, rc.durationS > 0 ? { size: rc.size } : { size: rc.size, iters: rc.iters });
+        messages = Number(r.iters);
+        bytes = rc.size * messages;
+        mpps = r.msgRateAvg;
+        seconds = mpps > 0 ? messages / (mpps * 1e6) : 0;
+        gbps = (mpps * 1e6 * rc.size * 8) / 1e9;
+      } catch (e) {
+        problems.push((e as Error).message);
+      }
+    }
+  } else if (rc.lat && rc.verb === Verb.READ && rc.role === 'server') {
+    measured = 'none';
+    bytes = 0;
+    messages = 0;
+    seconds = 0;
+    mpps = 0;
+    gbps = 0;
+  }
+  const r = side.remote;
+  const mr = side.mr;
+  const qp = side.qp;
+  const gid = side.dev.gids[rc.gidIndex] as Uint8Array;
+  const round = (x: number, d = 6): number => Math.round(x * 10 ** d) / 10 ** d;
+  const mismatches = v?.mismatches ?? 0;
+  const verifyFailed = rc.verify && mismatches > 0;
+  const out = oob.log.filter((l) => l.dir === 'out');
+  const inn = oob.log.filter((l) => l.dir === 'in');
+  return {
+    ok: problems.length === 0 && !verifyFailed,
+    test: perftestBinary(rc.verb, rc.lat),
+    role: rc.role,
+    verb: rc.verb,
+    lat: rc.lat,
+    msgSize: rc.size,
+    iterations: rc.durationS > 0 ? m.posted || messages : rc.iters,
+    durationS: rc.durationS > 0 ? rc.durationS : null,
+    bytes,
+    messages,
+    seconds: round(seconds, 9),
+    gbps: round(gbps),
+    mpps: round(mpps),
+    latencyUs: rc.lat ? latencyStats(m.latSamplesNs.map((ns) => ns / 1000)) : null,
+    measured,
+    mtu: mtuBytes(side.agreedMtu),
+    peerVersion: side.peerVersion?.text ?? oob.peerVersion.text,
+    local: { qpn: qp?.qpNum ?? 0, psn: side.psn, gid: ipv6ToString(gid), rkey: mr?.rkey ?? 0, vaddr: `0x${(mr !== null && side.layout !== null ? mr.addr(side.layout.half) : 0n).toString(16)}` },
+    remote: {
+      qpn: r?.qpn ?? 0,
+      psn: r?.psn ?? 0,
+      gid: r?.gid ? ipv6ToString(r.gid) : '',
+      rkey: r?.rkey ?? 0,
+      vaddr: `0x${(r?.vaddr ?? 0n).toString(16)}`,
+      outReads: r?.outReads ?? 0,
+    },
+    verify: { enabled: rc.verify, bytesChecked: v?.bytesChecked ?? 0, mismatches },
+    counters: qp !== null ? nonZeroCounters(qp.counters) : {},
+    oob: { messagesOut: out.length, messagesIn: inn.length, bytesOut: out.reduce((a, l) => a + l.bytes, 0), bytesIn: inn.reduce((a, l) => a + l.bytes, 0) },
+    problems,
+  };
+}

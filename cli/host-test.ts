@@ -1,0 +1,146 @@
+/**
+ * What `roce perftest` and `roce pingpong` share: the options of a test run
+ * against a peer from a host interface (SERVER, --dev, --driver, --mtu,
+ * --bind, --timeout, --json, --port), the device they run on (an end of the
+ * process's memory testbed, or a host interface with the environment's
+ * settings), and the run itself: the server's waiting line, the JSON or text
+ * report, and exit status 0 (done), 1 (failed, the reason on stderr; a JSON
+ * error object with --json).
+ */
+import { failureOf } from './failure';
+import { type OptionSpec, type ParsedArgs, UsageError, intValue } from './args';
+import type { Output } from './output';
+import type { CommandContext } from './command';
+import type { Device } from '../stack/device';
+import { PINGPONG_DEFAULT_PORT } from '../apps/oob/pingpong-messages';
+import { type HostDevice, HOST_DRIVERS, HostDriverKind, openHostDevice } from '../apps/host/host-device';
+import { hostOptionsFromEnv } from '../apps/host/environment';
+import { OobError } from '../apps/oob/tcp-channel';
+
+/** The options both commands list with the same words (each keeps its own order, and its own wording of the others). */
+export const SHARED_OPTIONS = {
+  driver: { name: 'driver', kind: 'string', value: 'KIND', help: `frame driver: ${HOST_DRIVERS.join(' or ')} (default xdp)` },
+  bind: { name: 'bind', kind: 'string', value: 'ADDR', help: 'server: local address to listen on (default all)' },
+  json: { name: 'json', kind: 'flag', help: 'print one JSON summary object' },
+  help: { name: 'help', short: 'h', kind: 'flag', help: 'this help' },
+} as const satisfies Record<string, OptionSpec>;
+
+export function parseDriver(text: string | undefined): HostDriverKind {
+  const d = text ?? HostDriverKind.XDP;
+  if (d === HostDriverKind.XDP || d === HostDriverKind.PACKET || d === HostDriverKind.MEMORY) return d;
+  throw new UsageError(`--driver must be ${HOST_DRIVERS.join(' or ')}, not ${JSON.stringify(d)}`);
+}
+
+export function parseServerAddress(text: string): string {
+  if (!/^[A-Za-z0-9.:_-]+$/.test(text)) throw new UsageError(`SERVER_IP must be an address or host name, not ${JSON.stringify(text)}`);
+  return text;
+}
+
+/** How a command names what the shared options' messages speak of. */
+export interface HostTestNames {
+  /** The command (perftest, pingpong). */
+  command: string;
+  /** The server's address operand in the usage (SERVER_IP, SERVER). */
+  server: string;
+  /** The device option as the "is required" message spells it (--dev, -d/--dev). */
+  dev: string;
+  /** Seconds of --timeout when not given. */
+  defaultTimeoutS: number;
+}
+
+/** The shared options, checked. */
+export interface HostTestArgs {
+  /** The server's address (client), or undefined (server). */
+  server: string | undefined;
+  role: 'client' | 'server';
+  ifname: string;
+  driver: HostDriverKind;
+  /** --mtu: 256, 512, 1024, 2048 or 4096. */
+  mtu: number | undefined;
+  bind: string | undefined;
+  timeoutS: number;
+  json: boolean;
+  port: number;
+  /** An integer option in [min, max] (decimal or 0x-hex), or undefined when not given. */
+  num(name: string, min: number, max: number): number | undefined;
+}
+
+/** Checks the shared options; `operands` are the positionals that may hold the server's address. */
+export function hostTestArgs(args: ParsedArgs, operands: readonly string[], names: HostTestNames): HostTestArgs {
+  if (operands.length > 1) throw new UsageError(`${names.command} takes at most one ${names.server}, got ${operands.join(' ')}`);
+  const first = operands[0];
+  const server = first === undefined ? undefined : parseServerAddress(first);
+  const ifname = args.values.get('dev');
+  if (ifname === undefined) throw new UsageError(`${names.dev} IFACE is required (the interface to run RoCE on)`);
+  const driver = parseDriver(args.values.get('driver'));
+  const num = (name: string, min: number, max: number): number | undefined => {
+    const v = args.values.get(name);
+    return v === undefined ? undefined : intValue(v, name, min, max);
+  };
+  const mtu = num('mtu', 256, 4096);
+  if (mtu !== undefined && ![256, 512, 1024, 2048, 4096].includes(mtu)) throw new UsageError(`--mtu must be 256, 512, 1024, 2048 or 4096, not ${mtu}`);
+  const bind = args.values.get('bind');
+  if (bind !== undefined && server !== undefined) throw new UsageError(`--bind applies to the server (run without ${names.server})`);
+  const timeoutS = num('timeout', 1, 86_400) ?? names.defaultTimeoutS;
+  const json = args.flags.has('json');
+  const port = num('port', 1, 65535) ?? PINGPONG_DEFAULT_PORT;
+  return { server, role: server === undefined ? 'server' : 'client', ifname, driver, mtu, bind, timeoutS, json, port, num };
+}
+
+/** What a run is handed to work with its host device and the output. */
+export interface HostTestHooks {
+  /** Learns the peer's MAC before the QP is connected (HostDevice.ensureNeighbor). */
+  beforeConnect: (peerGid: Uint8Array) => Promise<void>;
+  /** How the loops wait while a completion queue is empty (HostDevice.idleWait). */
+  idleWait: () => Promise<void>;
+  /** The server's waiting line (text output only). */
+  onListening?: (port: number) => void;
+}
+
+/** One command's test: how it runs and how its result is shown. */
+export interface HostTest<R extends { ok: boolean; problems: readonly string[] }> {
+  /** The tool's name (ib_write_bw, rc_pingpong). */
+  test: string;
+  /** What the out-of-band exchange is called when it fails. */
+  exchange: string;
+  run(device: Device, hooks: HostTestHooks): Promise<R>;
+  summary(r: R, host: HostDevice): Record<string, unknown>;
+  report(out: Output, r: R, host: HostDevice): void;
+  /** The JSON error object's fields before `error`. */
+  errorFields: Record<string, unknown>;
+}
+
+/** The device `--dev` and `--driver` name: an end of the process's memory testbed, or a host interface with the environment's settings. */
+async function openDevice(ctx: CommandContext, ifname: string, driver: HostDriverKind): Promise<HostDevice> {
+  if (driver === HostDriverKind.MEMORY) return ctx.testbed.open(ifname);
+  return openHostDevice(ifname, driver, hostOptionsFromEnv(ctx.env));
+}
+
+/** Opens the device, runs the test, prints the result; the exit status. */
+export async function runHostTest<R extends { ok: boolean; problems: readonly string[] }>(out: Output, ctx: CommandContext, a: HostTestArgs, names: HostTestNames, t: HostTest<R>): Promise<number> {
+  let host: HostDevice | null = null;
+  try {
+    host = await openDevice(ctx, a.ifname, a.driver);
+    const h = host;
+    const hooks: HostTestHooks = { beforeConnect: (gid) => h.ensureNeighbor(gid), idleWait: h.idleWait };
+    if (!a.json && a.role === 'server') hooks.onListening = (port) => out.stdout(`${t.test}: waiting for a client on port ${port}\n`);
+    const r = await t.run(host.device, hooks);
+    // Let the last ACKs leave before the device goes away.
+    if (!host.virtualTime) await new Promise((res) => setTimeout(res, 100));
+    if (a.json) out.stdout(`${JSON.stringify(t.summary(r, host))}\n`);
+    else t.report(out, r, host);
+    if (!r.ok) {
+      out.stderr(`roce ${names.command}: FAILED: ${r.problems[0] ?? 'verification failed'}\n`);
+      return 1;
+    }
+    return 0;
+  } catch (e) {
+    if (e instanceof UsageError) throw e;
+    const failure = failureOf(e);
+    if (a.json) out.stdout(`${JSON.stringify({ ...t.errorFields, ...failure })}\n`);
+    out.stderr(`roce ${names.command}: ${e instanceof OobError ? `${t.exchange} failed: ` : ''}${failure.error}\n`);
+    return 1;
+  } finally {
+    host?.close();
+  }
+}
