@@ -1,6 +1,9 @@
 /**
- * Capture-file I/O: classic pcap and pcapng reading, classic pcap and minimal
- * pcapng writing.
+ * Capture-file formats, bytes only: classic pcap and pcapng reading, classic pcap
+ * and minimal pcapng writing. Files are read and written elsewhere: a capture is
+ * streamed from disk by analysis/capture-stream.ts (through the same readers,
+ * over a `CaptureBytes` source) and to disk by nic-driver/pcap-file-writer.ts
+ * (with the same header encoding, `PcapEncoder`).
  *
  * Formats:
  *  - classic pcap: draft-ietf-opsawg-pcap (§4 File Header, §5 Packet Record),
@@ -14,7 +17,6 @@
  * byte offset into the file; records read before it are kept. Record data are
  * subarray views into the file (no copies).
  */
-import * as fs from 'node:fs';
 import { WireError, WireErrorCode } from './errors';
 
 /** Link-layer header types (tcpdump.org LINKTYPE_* values). */
@@ -64,7 +66,8 @@ const MAGIC_US_SWAPPED = 0xd4c3b2a1;
 const MAGIC_NS_SWAPPED = 0x4d3cb2a1;
 
 const PCAP_HEADER_LEN = 24;
-const PCAP_RECORD_HEADER_LEN = 16;
+/** Length of a classic pcap record header (§5). */
+export const PCAP_RECORD_HEADER_LEN = 16;
 
 /** pcapng block types (pcapng §4, Appendix A). */
 const BlockType = {
@@ -504,6 +507,35 @@ function putRecordHeader(
   return incl;
 }
 
+/**
+ * The pieces of a classic little-endian pcap file: its header and one record header per frame,
+ * for a writer that puts them elsewhere than in memory (nic-driver/pcap-file-writer.ts streams
+ * them to disk). The bytes are those `PcapWriter` builds.
+ */
+export class PcapEncoder {
+  private readonly opts: ResolvedOptions;
+
+  /** Throws WireError (BadValue) for options that do not fit the format. */
+  constructor(opts: PcapWriteOptions = {}) {
+    this.opts = resolveOptions(opts);
+  }
+
+  /** The 24-byte file header. */
+  fileHeader(): Uint8Array {
+    const head = new Uint8Array(PCAP_HEADER_LEN);
+    putPcapHeader(viewOf(head), this.opts);
+    return head;
+  }
+
+  /**
+   * Writes the 16-byte record header of a `dataLen`-byte frame at `off` in `view`; returns the
+   * captured length, the count of the frame's first bytes that follow the header in the file.
+   */
+  putRecordHeader(view: DataView, off: number, dataLen: number, timestampNs: bigint, origLen?: number): number {
+    return putRecordHeader(view, off, this.opts, dataLen, timestampNs, origLen);
+  }
+}
+
 /** Builds a classic little-endian pcap file in memory. */
 export class PcapWriter {
   private readonly opts: ResolvedOptions;
@@ -549,42 +581,6 @@ export function writePcap(records: { data: Uint8Array; timestampNs: bigint }[], 
   const w = new PcapWriter(opts);
   for (const r of records) w.add(r.data, r.timestampNs);
   return w.toBytes();
-}
-
-/** Streams a classic little-endian pcap file to disk with synchronous writes. */
-export class PcapFileWriter {
-  private fd: number | null;
-  private readonly opts: ResolvedOptions;
-  private readonly hdr = new Uint8Array(PCAP_RECORD_HEADER_LEN);
-  private readonly hdrView = viewOf(this.hdr);
-
-  private constructor(fd: number, opts: ResolvedOptions) {
-    this.fd = fd;
-    this.opts = opts;
-  }
-
-  /** Creates (or truncates) `path` and writes the file header. */
-  static open(path: string, opts: PcapWriteOptions = {}): PcapFileWriter {
-    const o = resolveOptions(opts);
-    const fd = fs.openSync(path, 'w');
-    const head = new Uint8Array(PCAP_HEADER_LEN);
-    putPcapHeader(viewOf(head), o);
-    fs.writeSync(fd, head);
-    return new PcapFileWriter(fd, o);
-  }
-
-  write(data: Uint8Array, timestampNs: bigint, origLen?: number): void {
-    if (this.fd === null) throw new Error('PcapFileWriter is closed');
-    const incl = putRecordHeader(this.hdrView, 0, this.opts, data.length, timestampNs, origLen);
-    fs.writeSync(this.fd, this.hdr);
-    fs.writeSync(this.fd, data, 0, incl);
-  }
-
-  close(): void {
-    if (this.fd === null) return;
-    fs.closeSync(this.fd);
-    this.fd = null;
-  }
 }
 
 export interface PcapngWriteOptions {
