@@ -12,7 +12,8 @@
  * sends, as sent, and what it receives, as delivered. That is the view a
  * replay of one side needs: its real input and its real output.
  */
-import { LinkType, PcapFileWriter, PcapWriter } from '../packets/pcap';
+import { LinkType, PcapWriter } from '../packets/pcap';
+import { PcapFileWriter } from './pcap-file-writer';
 import type { Direction } from './faults';
 import { ProgrammingError, ProgrammingErrorCode } from '../base/programming-error';
 

@@ -1,6 +1,9 @@
 /**
- * Capture-file I/O: classic pcap and pcapng reading, classic pcap and minimal
- * pcapng writing.
+ * Capture-file formats, bytes only: classic pcap and pcapng reading, classic pcap
+ * and minimal pcapng writing. Files are read and written elsewhere: a capture is
+ * streamed from disk by analysis/capture-stream.ts (through the same readers,
+ * over a `CaptureBytes` source) and to disk by nic-driver/pcap-file-writer.ts
+ * (with the same header encoding, `PcapEncoder`).
  *
  * Formats:
  *  - classic pcap: draft-ietf-opsawg-pcap (§4 File Header, §5 Packet Record),
@@ -14,7 +17,6 @@
  * byte offset into the file; records read before it are kept. Record data are
  * subarray views into the file (no copies).
  */
-import * as fs from 'node:fs';
 import { WireError, WireErrorCode } from './errors';
 import { ProgrammingError, ProgrammingErrorCode } from '../base/programming-error';
 
@@ -65,7 +67,8 @@ const MAGIC_US_SWAPPED = 0xd4c3b2a1;
 const MAGIC_NS_SWAPPED = 0x4d3cb2a1;
 
 const PCAP_HEADER_LEN = 24;
-const PCAP_RECORD_HEADER_LEN = 16;
+/** Length of a classic pcap record header (§5). */
+export const PCAP_RECORD_HEADER_LEN = 16;
 
 /** pcapng block types (pcapng §4, Appendix A). */
 const BlockType = {
@@ -83,10 +86,13 @@ const OPT_ENDOFOPT = 0;
 const OPT_IF_TSRESOL = 9;
 const OPT_IF_TSOFFSET = 14;
 
-/** Largest captured length accepted for one record, whatever snaplen says. */
+/** Largest captured length accepted for one record (and, with 64 bytes of headers, one pcapng block). */
 const MAX_RECORD_LEN = 256 * 1024 * 1024;
-/** Floor of the per-file limit derived from snaplen (many writers put a wrong snaplen). */
-const MIN_SNAPLEN_LIMIT = 262144;
+/**
+ * The largest classic pcap record Wireshark and libpcap read for Ethernet and most link types,
+ * whatever the file's snaplen (WTAP_MAX_PACKET_SIZE_STANDARD, libpcap MAXIMUM_SNAPLEN).
+ */
+const STANDARD_MAX_RECORD_LEN = 262144;
 
 function badCapture(off: number, msg: string): WireError {
   return new WireError(WireErrorCode.BadCapture, off, msg);
@@ -104,64 +110,147 @@ function nsToSec(ns: bigint): number {
   return Number(ns / 1_000_000_000n) + Number(ns % 1_000_000_000n) / 1e9;
 }
 
-/** Largest incl_len accepted given a declared snaplen (0 = unknown). */
+/**
+ * Largest incl_len accepted in a classic pcap whose header declares `snaplen`: the larger of the
+ * two, at most 256 MiB. Records longer than a small or wrong snaplen occur in real captures, so
+ * 262144 bytes are always accepted, as Wireshark does; a header that declares more is believed.
+ */
 function recordLimit(snaplen: number): number {
-  if (snaplen === 0) return MAX_RECORD_LEN;
-  return Math.min(MAX_RECORD_LEN, Math.max(MIN_SNAPLEN_LIMIT, snaplen * 2));
+  return Math.min(MAX_RECORD_LEN, Math.max(STANDARD_MAX_RECORD_LEN, snaplen));
+}
+
+function isPcapMagic(magic: number): boolean {
+  return magic === MAGIC_US || magic === MAGIC_NS || magic === MAGIC_US_SWAPPED || magic === MAGIC_NS_SWAPPED;
 }
 
 /**
- * Streams the records of a capture file. Yields each record; returns the first
- * problem as a WireError (or null at a clean end of file). Never throws on bad input.
+ * The bytes of a capture, whole in memory or read from a file as they are needed (the readers
+ * ask for one classic record or one pcapng block at a time, so a streamed file costs memory for
+ * its largest record or block).
  */
-export function* iterateCapture(file: Uint8Array): Generator<CaptureRecord, WireError | null> {
-  if (file.length < 4) return truncated(0, file.length, 4, 'capture magic');
-  const view = viewOf(file);
-  const magic = view.getUint32(0, true);
-  if (magic === BlockType.Shb) return yield* iteratePcapng(file, view);
-  if (magic === MAGIC_US || magic === MAGIC_NS || magic === MAGIC_US_SWAPPED || magic === MAGIC_NS_SWAPPED) {
-    return yield* iteratePcap(file, view);
-  }
-  return badCapture(0, `unknown capture magic 0x${magic.toString(16).padStart(8, '0')} (not pcap or pcapng)`);
+export interface CaptureBytes {
+  /** Length of the whole capture in bytes. */
+  readonly length: number;
+  /**
+   * Makes bytes [off, off + n) of the capture (within `length`) available as one run of `buf`
+   * starting at index `at`, with `view` over `buf`; the bytes that follow in the capture, up to
+   * index `end` (at least `at + n`), come with them. Valid until the next call.
+   */
+  window(off: number, n: number): CaptureWindow;
 }
 
-/** Classic pcap (draft-ietf-opsawg-pcap §4 File Header, §5 Packet Record). */
-function* iteratePcap(file: Uint8Array, view: DataView): Generator<CaptureRecord, WireError | null> {
-  const len = file.length;
-  const magic = view.getUint32(0, true);
+export interface CaptureWindow {
+  buf: Uint8Array;
+  view: DataView;
+  at: number;
+  end: number;
+}
+
+/** A capture held whole in memory. */
+function wholeBytes(file: Uint8Array): CaptureBytes {
+  const w: CaptureWindow = { buf: file, view: viewOf(file), at: 0, end: file.length };
+  return {
+    length: file.length,
+    window(off: number): CaptureWindow {
+      w.at = off;
+      return w;
+    },
+  };
+}
+
+/**
+ * The format the first four bytes announce ('pcap' when they are no capture magic, as the
+ * reader's error then says) and whether timestamps come at nanosecond resolution (pcapng: always,
+ * as they are converted to ns).
+ */
+export function captureFormat(src: CaptureBytes): { format: 'pcap' | 'pcapng'; nanosecond: boolean } {
+  if (src.length < 4) return { format: 'pcap', nanosecond: false };
+  const w = src.window(0, 4);
+  const magic = w.view.getUint32(w.at, true);
+  if (magic === BlockType.Shb) return { format: 'pcapng', nanosecond: true };
+  return { format: 'pcap', nanosecond: magic === MAGIC_NS || magic === MAGIC_NS_SWAPPED };
+}
+
+/**
+ * Streams the records of a capture file held in memory. Yields each record; returns the first
+ * problem as a WireError (or null at a clean end of file). Never throws on bad input.
+ */
+export function iterateCapture(file: Uint8Array): Generator<CaptureRecord, WireError | null> {
+  return iterateCaptureBytes(wholeBytes(file));
+}
+
+/**
+ * The records of a capture over any byte source, the format detected from its first four bytes.
+ * Record data are views into the source's buffer: into the file for a capture in memory, into a
+ * reused buffer for a streamed one (valid until the next record is asked for).
+ * (It hands over the format's own generator rather than delegating to it: every level of
+ * `yield*` costs time on every record.)
+ */
+export function iterateCaptureBytes(src: CaptureBytes): Generator<CaptureRecord, WireError | null> {
+  if (src.length < 4) return ended(truncated(0, src.length, 4, 'capture magic'));
+  const w = src.window(0, 4);
+  const magic = w.view.getUint32(w.at, true);
+  if (magic === BlockType.Shb) return iteratePcapngBytes(src);
+  if (isPcapMagic(magic)) return iteratePcapBytes(src);
+  return ended(badCapture(0, `unknown capture magic 0x${magic.toString(16).padStart(8, '0')} (not pcap or pcapng)`));
+}
+
+/** A reading that ends with `error` before any record. */
+function* ended(error: WireError): Generator<CaptureRecord, WireError | null> {
+  return error;
+}
+
+/** Classic pcap (draft-ietf-opsawg-pcap §4 File Header, §5 Packet Record), a record at a time. */
+function* iteratePcapBytes(src: CaptureBytes): Generator<CaptureRecord, WireError | null> {
+  const len = src.length;
+  if (len < PCAP_HEADER_LEN) return truncated(0, len, PCAP_HEADER_LEN, 'pcap file header');
+  let w = src.window(0, PCAP_HEADER_LEN);
+  const magic = w.view.getUint32(w.at, true);
   const le = magic === MAGIC_US || magic === MAGIC_NS;
   const nano = magic === MAGIC_NS || magic === MAGIC_NS_SWAPPED;
-  if (len < PCAP_HEADER_LEN) return truncated(0, len, PCAP_HEADER_LEN, 'pcap file header');
-  const major = view.getUint16(4, le);
+  const major = w.view.getUint16(w.at + 4, le);
   if (major !== 2) return badCapture(4, `unsupported pcap major version ${major}`);
   // thiszone (offset 8) and sigfigs (12) are always 0 in practice and ignored, as libpcap does.
-  const snaplen = view.getUint32(16, le);
+  const snaplen = w.view.getUint32(w.at + 16, le);
   // §4: LinkType is the low 16 bits; the upper bits carry FCS information.
-  const linkType = view.getUint32(20, le) & 0xffff;
+  const linkType = w.view.getUint32(w.at + 20, le) & 0xffff;
   const limit = recordLimit(snaplen);
   const fracNs = nano ? 1n : 1000n;
+  const fracPerSec = nano ? 1e9 : 1e6;
 
+  // The window in hand holds file offsets [shift + w.at, shift + w.end): records in it need no call.
+  let shift = -w.at;
   let off = PCAP_HEADER_LEN;
   let index = 0;
   while (off < len) {
     if (off + PCAP_RECORD_HEADER_LEN > len) return truncated(off, len, PCAP_RECORD_HEADER_LEN, 'record header');
-    const sec = view.getUint32(off, le);
-    const frac = view.getUint32(off + 4, le);
-    const incl = view.getUint32(off + 8, le);
-    const orig = view.getUint32(off + 12, le);
+    if (off + PCAP_RECORD_HEADER_LEN > shift + w.end) {
+      w = src.window(off, PCAP_RECORD_HEADER_LEN);
+      shift = off - w.at;
+    }
+    let at = off - shift;
+    const sec = w.view.getUint32(at, le);
+    const frac = w.view.getUint32(at + 4, le);
+    const incl = w.view.getUint32(at + 8, le);
+    const orig = w.view.getUint32(at + 12, le);
     if (incl > limit) {
-      return badCapture(off + 8, `record captured length ${incl} is absurd (snaplen ${snaplen}, limit ${limit})`);
+      return badCapture(off + 8, `record captured length ${incl} is above the ${limit}-byte limit (snaplen ${snaplen})`);
     }
     const start = off + PCAP_RECORD_HEADER_LEN;
     if (start + incl > len) return truncated(start, len, incl, `record ${index + 1} data`);
-    const timestampNs = BigInt(sec) * 1_000_000_000n + BigInt(frac) * fracNs;
+    if (start + incl > shift + w.end) {
+      w = src.window(off, PCAP_RECORD_HEADER_LEN + incl);
+      shift = off - w.at;
+      at = w.at;
+    }
+    at += PCAP_RECORD_HEADER_LEN;
     index++;
     yield {
       index,
-      timeSec: sec + frac / (nano ? 1e9 : 1e6),
-      timestampNs,
+      timeSec: sec + frac / fracPerSec,
+      timestampNs: BigInt(sec) * 1_000_000_000n + BigInt(frac) * fracNs,
       linkType,
-      data: file.subarray(start, start + incl),
+      data: w.buf.subarray(at, at + incl),
       origLen: orig,
       fileOffset: off,
     };
@@ -191,49 +280,8 @@ function ifaceTsToNs(ifc: Iface, ts: bigint): bigint {
   return ns + ifc.offsetSec * 1_000_000_000n;
 }
 
-/**
- * The bytes of a capture, whole in memory or read from a file as they are needed (a pcapng
- * reader asks for one block at a time, so a streamed file costs memory for its largest block).
- */
-export interface CaptureBytes {
-  /** Length of the whole capture in bytes. */
-  readonly length: number;
-  /**
-   * Makes bytes [off, off + n) of the capture (within `length`) available as one run of `buf`
-   * starting at index `at`, with `view` over `buf`. Valid until the next call.
-   */
-  window(off: number, n: number): CaptureWindow;
-}
-
-export interface CaptureWindow {
-  buf: Uint8Array;
-  view: DataView;
-  at: number;
-}
-
-/** A capture held whole in memory. */
-function wholeBytes(file: Uint8Array, view: DataView): CaptureBytes {
-  const w: CaptureWindow = { buf: file, view, at: 0 };
-  return {
-    length: file.length,
-    window(off: number): CaptureWindow {
-      w.at = off;
-      return w;
-    },
-  };
-}
-
-/** pcapng (draft-ietf-opsawg-pcapng §3.1 General Block Structure and §4 blocks). */
-function* iteratePcapng(file: Uint8Array, view: DataView): Generator<CaptureRecord, WireError | null> {
-  return yield* iteratePcapngBytes(wholeBytes(file, view));
-}
-
-/**
- * pcapng over any byte source, a block at a time. Record data are views into the source's
- * buffer: into the file for a capture in memory, into a reused buffer for a streamed one (valid
- * until the next record is asked for).
- */
-export function* iteratePcapngBytes(src: CaptureBytes): Generator<CaptureRecord, WireError | null> {
+/** pcapng (draft-ietf-opsawg-pcapng §3.1 General Block Structure and §4 blocks), a block at a time. */
+function* iteratePcapngBytes(src: CaptureBytes): Generator<CaptureRecord, WireError | null> {
   const len = src.length;
   let le = true;
   let ifaces: Iface[] = [];
@@ -387,19 +435,10 @@ function readIdbOptions(view: DataView, off: number, end: number, le: boolean, i
 
 /** Reads a whole capture file into memory records. Never throws on bad input. */
 export function readCapture(file: Uint8Array): CaptureReadResult {
-  let format: 'pcap' | 'pcapng' = 'pcap';
-  let nanosecond = false;
-  if (file.length >= 4) {
-    const magic = viewOf(file).getUint32(0, true);
-    if (magic === BlockType.Shb) {
-      format = 'pcapng';
-      nanosecond = true;
-    } else {
-      nanosecond = magic === MAGIC_NS || magic === MAGIC_NS_SWAPPED;
-    }
-  }
+  const src = wholeBytes(file);
+  const { format, nanosecond } = captureFormat(src);
   const records: CaptureRecord[] = [];
-  const it = iterateCapture(file);
+  const it = iterateCaptureBytes(src);
   let error: WireError | null = null;
   let offset = 0;
   try {
@@ -505,6 +544,35 @@ function putRecordHeader(
   return incl;
 }
 
+/**
+ * The pieces of a classic little-endian pcap file: its header and one record header per frame,
+ * for a writer that puts them elsewhere than in memory (nic-driver/pcap-file-writer.ts streams
+ * them to disk). The bytes are those `PcapWriter` builds.
+ */
+export class PcapEncoder {
+  private readonly opts: ResolvedOptions;
+
+  /** Throws WireError (BadValue) for options that do not fit the format. */
+  constructor(opts: PcapWriteOptions = {}) {
+    this.opts = resolveOptions(opts);
+  }
+
+  /** The 24-byte file header. */
+  fileHeader(): Uint8Array {
+    const head = new Uint8Array(PCAP_HEADER_LEN);
+    putPcapHeader(viewOf(head), this.opts);
+    return head;
+  }
+
+  /**
+   * Writes the 16-byte record header of a `dataLen`-byte frame at `off` in `view`; returns the
+   * captured length, the count of the frame's first bytes that follow the header in the file.
+   */
+  putRecordHeader(view: DataView, off: number, dataLen: number, timestampNs: bigint, origLen?: number): number {
+    return putRecordHeader(view, off, this.opts, dataLen, timestampNs, origLen);
+  }
+}
+
 /** Builds a classic little-endian pcap file in memory. */
 export class PcapWriter {
   private readonly opts: ResolvedOptions;
@@ -550,42 +618,6 @@ export function writePcap(records: { data: Uint8Array; timestampNs: bigint }[], 
   const w = new PcapWriter(opts);
   for (const r of records) w.add(r.data, r.timestampNs);
   return w.toBytes();
-}
-
-/** Streams a classic little-endian pcap file to disk with synchronous writes. */
-export class PcapFileWriter {
-  private fd: number | null;
-  private readonly opts: ResolvedOptions;
-  private readonly hdr = new Uint8Array(PCAP_RECORD_HEADER_LEN);
-  private readonly hdrView = viewOf(this.hdr);
-
-  private constructor(fd: number, opts: ResolvedOptions) {
-    this.fd = fd;
-    this.opts = opts;
-  }
-
-  /** Creates (or truncates) `path` and writes the file header. */
-  static open(path: string, opts: PcapWriteOptions = {}): PcapFileWriter {
-    const o = resolveOptions(opts);
-    const fd = fs.openSync(path, 'w');
-    const head = new Uint8Array(PCAP_HEADER_LEN);
-    putPcapHeader(viewOf(head), o);
-    fs.writeSync(fd, head);
-    return new PcapFileWriter(fd, o);
-  }
-
-  write(data: Uint8Array, timestampNs: bigint, origLen?: number): void {
-    if (this.fd === null) throw new ProgrammingError(ProgrammingErrorCode.Misuse, 'PcapFileWriter is closed');
-    const incl = putRecordHeader(this.hdrView, 0, this.opts, data.length, timestampNs, origLen);
-    fs.writeSync(this.fd, this.hdr);
-    fs.writeSync(this.fd, data, 0, incl);
-  }
-
-  close(): void {
-    if (this.fd === null) return;
-    fs.closeSync(this.fd);
-    this.fd = null;
-  }
 }
 
 export interface PcapngWriteOptions {
