@@ -16,9 +16,11 @@ import { type Counters, newCounters } from './counters';
 import { type RecvWqe, type RecvWr, type SendWqe, type SendWr, WqeKind, WqeState, copySge, makeRecvWqe, MAX_MSG_SIZE } from './work-request';
 import type { Path } from './address';
 import type { FrameTemplate } from '../packets/frame-template';
+import type { Transport } from '../packets/opcodes';
 import type { TimerId } from '../base/clock';
 import type { Device } from './device';
 import { requesterRun } from './requester';
+import { transportOf } from './wire-opcodes';
 
 export interface QpCap {
   maxSendWr: number;
@@ -142,6 +144,8 @@ const RC_OPCODES: readonly number[] = Object.freeze([
 
 export class QueuePair {
   readonly type: QpType;
+  /** The transport of this QP's packets (RC, UC or UD opcodes). */
+  readonly transport: Transport;
   readonly cap: QpCap;
   readonly sendCq: CompletionQueue;
   readonly recvCq: CompletionQueue;
@@ -175,6 +179,7 @@ export class QueuePair {
       throw new VerbsError(VerbsErrorCode.NotSupported, `createQp: QP type ${String(init.qpType)} is not supported (RC, UC and UD are)`);
     }
     this.type = init.qpType;
+    this.transport = transportOf(init.qpType);
     this.cap = { ...DEFAULT_CAP, ...init.cap };
     for (const [k, v] of Object.entries(this.cap)) {
       if (!Number.isInteger(v) || v < 0 || v > 1 << 20) throw invalid(`createQp: cap.${k} must be an integer 0..${1 << 20}`);

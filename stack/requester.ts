@@ -17,29 +17,7 @@ import type { RethHeader } from '../packets/reth';
 import type { AtomicEthHeader } from '../packets/atomic-eth';
 import type { DethHeader } from '../packets/deth';
 import { armRetransmitTimer, completeInOrder } from './completer';
-
-/** Opcode numbers by name suffix, per transport (IBTA table 35): RC 0x00, UC 0x20, UD 0x60. */
-const SUB = {
-  SEND_FIRST: 0x00,
-  SEND_MIDDLE: 0x01,
-  SEND_LAST: 0x02,
-  SEND_LAST_WITH_IMMEDIATE: 0x03,
-  SEND_ONLY: 0x04,
-  SEND_ONLY_WITH_IMMEDIATE: 0x05,
-  RDMA_WRITE_FIRST: 0x06,
-  RDMA_WRITE_MIDDLE: 0x07,
-  RDMA_WRITE_LAST: 0x08,
-  RDMA_WRITE_LAST_WITH_IMMEDIATE: 0x09,
-  RDMA_WRITE_ONLY: 0x0a,
-  RDMA_WRITE_ONLY_WITH_IMMEDIATE: 0x0b,
-  RDMA_READ_REQUEST: 0x0c,
-  COMPARE_SWAP: 0x13,
-  FETCH_ADD: 0x14,
-  SEND_LAST_WITH_INVALIDATE: 0x16,
-  SEND_ONLY_WITH_INVALIDATE: 0x17,
-} as const;
-
-const BASE: Readonly<Record<number, number>> = { [QpType.RC]: 0x00, [QpType.UC]: 0x20, [QpType.UD]: 0x60 };
+import { requestOpcode } from './wire-opcodes';
 
 /** Packets a WQE needs on the wire: response packets for a READ, one for an atomic. */
 function packetCount(w: SendWqe, mtu: number): number {
@@ -118,7 +96,6 @@ function sendPacket(qp: QueuePair, w: SendWqe): void {
   const dev = qp.device;
   const req = qp.req;
   const mtu = qp.mtu;
-  const base = BASE[qp.type] ?? 0;
   if (w.kind === WqeKind.READ && psnDiff(qp.comp.psn, w.readPsn) > 0 && psnDiff(qp.comp.psn, w.lastPsn) <= 0) {
     // Responses placed since the retry point was set (e.g. during an RNR wait) need not be read again:
     // resume at the first response still missing, as rxe works the offset out from comp.psn.
@@ -143,11 +120,11 @@ function sendPacket(qp: QueuePair, w: SendWqe): void {
   t.payloadLength = undefined;
   if (w.kind === WqeKind.READ) {
     const off = psnDiff(w.readPsn, w.firstPsn) * mtu;
-    bth.opcode = SUB.RDMA_READ_REQUEST;
+    bth.opcode = requestOpcode(qp.type, w.opcode, true, true);
     t.reth = reth(off === 0 ? w.remoteAddr : w.remoteAddr + BigInt(off), w.rkey, w.length - off);
   } else if (w.kind === WqeKind.ATOMIC) {
     const cmp = w.opcode === WrOpcode.ATOMIC_CMP_AND_SWP;
-    bth.opcode = cmp ? SUB.COMPARE_SWAP : SUB.FETCH_ADD;
+    bth.opcode = requestOpcode(qp.type, w.opcode, true, true);
     const a = ATOMIC_ETH;
     a.va = w.remoteAddr;
     a.rkey = w.rkey;
@@ -161,32 +138,6 @@ function sendPacket(qp: QueuePair, w: SendWqe): void {
     const first = i === 0;
     const last = i === w.npkts - 1;
     const write = w.kind === WqeKind.WRITE;
-    let sub: number;
-    if (first && last) {
-      sub = write
-        ? w.imm !== null
-          ? SUB.RDMA_WRITE_ONLY_WITH_IMMEDIATE
-          : SUB.RDMA_WRITE_ONLY
-        : w.imm !== null
-          ? SUB.SEND_ONLY_WITH_IMMEDIATE
-          : w.inv !== null
-            ? SUB.SEND_ONLY_WITH_INVALIDATE
-            : SUB.SEND_ONLY;
-    } else if (first) {
-      sub = write ? SUB.RDMA_WRITE_FIRST : SUB.SEND_FIRST;
-    } else if (last) {
-      sub = write
-        ? w.imm !== null
-          ? SUB.RDMA_WRITE_LAST_WITH_IMMEDIATE
-          : SUB.RDMA_WRITE_LAST
-        : w.imm !== null
-          ? SUB.SEND_LAST_WITH_IMMEDIATE
-          : w.inv !== null
-            ? SUB.SEND_LAST_WITH_INVALIDATE
-            : SUB.SEND_LAST;
-    } else {
-      sub = write ? SUB.RDMA_WRITE_MIDDLE : SUB.SEND_MIDDLE;
-    }
     // AckReq: last packet of a message, or every maxPktsPerAck packets, or when the window is about to close (rxe_req.c).
     let ackReq = false;
     if (rc) {
@@ -194,7 +145,7 @@ function sendPacket(qp: QueuePair, w: SendWqe): void {
       ackReq = last || req.noackPkts >= dev.config.maxPktsPerAck || psnDiff(psnAdd(psn, 1), qp.comp.psn) >= dev.config.maxUnackedPsns;
       if (ackReq) req.noackPkts = 0;
     }
-    bth.opcode = base | sub;
+    bth.opcode = requestOpcode(qp.type, w.opcode, first, last);
     if (qp.type === QpType.UD) bth.destQp = w.ud?.remoteQpn ?? 0;
     bth.ackReq = ackReq;
     bth.se = last && (w.sendFlags & SendFlags.SOLICITED) !== 0;

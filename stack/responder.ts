@@ -20,13 +20,14 @@ import { MrFault, MR_FAULT_NAMES } from './memory-region';
 import { MAX_MSG_SIZE } from './work-request';
 import { copyBytes } from '../packets/bytes';
 import type { RocePacket } from '../packets/decode';
-import { type OpcodeInfo, OpFlag } from '../packets/opcodes';
+import { type OpcodeInfo, OPCODES, OpFlag, Opcode } from '../packets/opcodes';
 import { CREDITS_INVALID, NakCode, encodeSyndrome } from '../packets/aeth';
 import type { TransportSpec } from '../packets/build';
+import { readResponseOpcode } from './wire-opcodes';
 
-const RC_ACKNOWLEDGE = 0x11;
-const RC_ATOMIC_ACKNOWLEDGE = 0x12;
-const READ_RESPONSE = { FIRST: 0x0d, MIDDLE: 0x0e, LAST: 0x0f, ONLY: 0x10 } as const;
+const RC_ACKNOWLEDGE = Opcode.RC_ACKNOWLEDGE;
+const RC_ATOMIC_ACKNOWLEDGE = Opcode.RC_ATOMIC_ACKNOWLEDGE;
+const RC_COMPARE_SWAP = Opcode.RC_COMPARE_SWAP;
 /** rxe answers with credit code 31 (no end-to-end flow control) on every ACK. */
 const ACK_SYNDROME = encodeSyndrome('ACK', CREDITS_INVALID);
 
@@ -76,8 +77,10 @@ function dropMessage(qp: QueuePair): void {
 function sequenceOk(prev: number, info: OpcodeInfo): boolean {
   const f = info.flags;
   if (prev < 0) return (f & OpFlag.START) !== 0;
-  const inSend = (prev & 0x1f) === 0x00 || (prev & 0x1f) === 0x01;
-  const inWrite = (prev & 0x1f) === 0x06 || (prev & 0x1f) === 0x07;
+  // `prev` is the FIRST or MIDDLE packet of a SEND or WRITE in progress (finishPacket keeps no other).
+  const pf = OPCODES[prev]?.flags ?? 0;
+  const inSend = (pf & (OpFlag.SEND | OpFlag.END)) === OpFlag.SEND;
+  const inWrite = (pf & (OpFlag.WRITE | OpFlag.END)) === OpFlag.WRITE;
   if (inSend) return (f & OpFlag.SEND) !== 0 && (f & OpFlag.START) === 0;
   if (inWrite) return (f & OpFlag.WRITE) !== 0 && (f & OpFlag.START) === 0;
   return (f & OpFlag.START) !== 0;
@@ -109,7 +112,7 @@ export function responderReceive(qp: QueuePair, p: RocePacket, frame: Uint8Array
     return;
   }
   // The opcode's transport must be the QP's (rxe check_type_state drops the others).
-  if (info.qpType !== (qp.type === QpType.RC ? 'RC' : 'UC')) {
+  if (info.transport !== qp.transport) {
     qp.counters.rcvd_malformed++;
     return;
   }
@@ -389,7 +392,8 @@ function sendReadResponses(qp: QueuePair, res: ResponderResource, fromPsn: numbe
   }
   const aeth = { syndrome: ACK_SYNDROME, msn: qp.resp.msn };
   for (let i = 0; i < n; i++) {
-    const op = n === 1 ? READ_RESPONSE.ONLY : i === 0 ? READ_RESPONSE.FIRST : i === n - 1 ? READ_RESPONSE.LAST : READ_RESPONSE.MIDDLE;
+    const last = i === n - 1;
+    const op = readResponseOpcode(i === 0, last);
     // Each response's payload is read in place from the region (a window, no view made).
     const t: TransportSpec = { bth: { opcode: op, destQp: qp.attr.destQpNum, psn: psnAdd(fromPsn, i) } };
     if (buf !== null) {
@@ -397,7 +401,7 @@ function sendReadResponses(qp: QueuePair, res: ResponderResource, fromPsn: numbe
       t.payloadOffset = at + i * mtu;
       t.payloadLength = Math.min(remaining, (i + 1) * mtu) - i * mtu;
     }
-    if (op !== READ_RESPONSE.MIDDLE) t.aeth = aeth;
+    if (i === 0 || last) t.aeth = aeth; // MIDDLE responses carry no AETH
     if (qp.path !== null) qp.device.transmit(qp, t, qp.path);
   }
 }
@@ -420,7 +424,7 @@ function executeAtomic(qp: QueuePair, p: RocePacket, info: OpcodeInfo): void {
   const view = new DataView(buf.buffer, buf.byteOffset + hit.offset, 8);
   // Memory holds the 64-bit value in host order, little-endian as on x86 (rxe operates on a native u64).
   const orig = view.getBigUint64(0, true);
-  if ((bth.opcode & 0x1f) === 0x13) {
+  if (bth.opcode === RC_COMPARE_SWAP) {
     if (orig === a.compare) view.setBigUint64(0, a.swapAdd, true);
   } else {
     view.setBigUint64(0, BigInt.asUintN(64, orig + a.swapAdd), true);
