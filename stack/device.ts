@@ -30,7 +30,7 @@ import type { TransportSpec } from '../packets/build';
 import { FrameTemplate } from '../packets/frame-template';
 import { ICRC_LEN, decodeAt, type DecodedFrame, type RocePacket } from '../packets/decode';
 import { LinkType } from '../packets/pcap';
-import { icrcDescBurst, icrcSealBurst, nativeAvailable, nativeLoadError } from '../nic-driver/native-binding';
+import { type IcrcBatch, jsIcrcBatch } from '../packets/icrc';
 import { OpFlag } from '../packets/opcodes';
 import { ipv6FromString, ipv6ToString } from '../packets/bytes';
 import { WireError, WireErrorCode } from '../packets/errors';
@@ -60,11 +60,10 @@ export interface DeviceConfig {
    */
   vlan?: { vid: number; pcp?: number } | null;
   /**
-   * Where ICRCs are computed: 'native' batches a whole burst into one call to
-   * the native shim (15-40x faster), 'js' computes them one by one in
-   * TypeScript; 'auto' (default) uses native when the addon is built.
+   * What seals and checks the ICRCs of a burst: the TypeScript `jsIcrcBatch` by default; a
+   * composition root passes the native one when the addon loads (nic-driver/native-icrc.ts).
    */
-  icrc?: 'auto' | 'js' | 'native';
+  icrc?: IcrcBatch;
 }
 
 export interface DeviceTuning {
@@ -109,7 +108,7 @@ export class Device {
   private readonly txZc: (NicDriver & { txSpace: TxSpace; txReserve(len: number): number; txCommit(): number }) | null;
   /** Frames reserved in the driver and not committed yet. */
   private txZcFrames = 0;
-  /** With batched ICRC: (IP header, ICRC field) offset pairs of the queued frames, in the buffer they were built in. */
+  /** (IP header, ICRC field) offset pairs of the queued frames, in the buffer they were built in. */
   private txIcrcDesc = new Uint32Array(2 * TX_BURST);
   private txIcrcCount = 0;
   private icrcOut = new Uint32Array(256);
@@ -125,8 +124,8 @@ export class Device {
   private rxBuf: ArrayBufferLike | null = null;
   private rxView: DataView | null = null;
   private rxBytes: Uint8Array | null = null;
-  /** True when ICRCs go through the native shim in bursts. */
-  readonly batchedIcrc: boolean;
+  /** Seals the ICRCs of a transmit burst and computes those of a receive run. */
+  private readonly icrc: IcrcBatch;
   private kicked = new Set<QueuePair>();
   private kickScheduled = false;
   private readonly vlan: DeviceConfig['vlan'];
@@ -145,9 +144,7 @@ export class Device {
     for (const a of cfg.ipv4 ?? []) this.gids.push(ipv6FromString(`::ffff:${a}`));
     for (const a of cfg.ipv6 ?? []) this.gids.push(ipv6FromString(a));
     for (const [ip, mac] of Object.entries(cfg.neighbors ?? {})) this.neighbors.set(normalizeIp(ip), mac);
-    const mode = cfg.icrc ?? 'auto';
-    if (mode === 'native' && !nativeAvailable()) throw invalid(`icrc: 'native' needs the native addon: ${nativeLoadError()}`);
-    this.batchedIcrc = mode === 'native' || (mode === 'auto' && nativeAvailable());
+    this.icrc = cfg.icrc ?? jsIcrcBatch;
     this.txZc = hasZeroCopyTx(cfg.driver) ? cfg.driver : null;
     this.rxRunDriver = hasRunReceive(cfg.driver) ? cfg.driver : null;
     cfg.driver.setRxHandler(() => this.onRx());
@@ -293,8 +290,8 @@ export class Device {
         }
       }
       const space = zc.txSpace;
-      const n = tpl.emitInto(t, space.buf, space.view, off, !this.batchedIcrc);
-      if (this.batchedIcrc) this.queueIcrc(off + tpl.ipOffset, off + n - ICRC_LEN);
+      const n = tpl.emitInto(t, space.buf, space.view, off, false);
+      this.queueIcrc(off + tpl.ipOffset, off + n - ICRC_LEN);
       if (++this.txZcFrames >= TX_BURST) this.flush();
       return;
     }
@@ -302,8 +299,8 @@ export class Device {
       this.flush();
       if (len > this.txSlab.length) this.growSlab(len);
     }
-    const n = tpl.emitInto(t, this.txSlab, this.txView, this.txOff, !this.batchedIcrc);
-    if (this.batchedIcrc) this.queueIcrc(this.txOff + tpl.ipOffset, this.txOff + n - ICRC_LEN);
+    const n = tpl.emitInto(t, this.txSlab, this.txView, this.txOff, false);
+    this.queueIcrc(this.txOff + tpl.ipOffset, this.txOff + n - ICRC_LEN);
     this.txQueue.push(this.txSlab.subarray(this.txOff, this.txOff + n));
     this.txOff += n;
     if (this.txQueue.length >= TX_BURST) this.flush();
@@ -327,15 +324,15 @@ export class Device {
 
   /**
    * Hands queued frames to the driver in one burst: with zero-copy transmit a commit of the frames
-   * built in its memory, else txBurst (the driver copies them, so the slab is free again). With the
-   * batched ICRC, one native call seals every frame of the burst first.
+   * built in its memory, else txBurst (the driver copies them, so the slab is free again). One
+   * batched call seals every frame's ICRC first.
    */
   flush(): void {
     const zc = this.txZc;
     const count = zc !== null ? this.txZcFrames : this.txQueue.length;
     if (count === 0) return;
     if (this.txIcrcCount > 0) {
-      icrcSealBurst(zc !== null ? zc.txSpace.buf : this.txSlab, this.txIcrcDesc, this.txIcrcCount);
+      this.icrc.seal(zc !== null ? zc.txSpace.buf : this.txSlab, this.txIcrcDesc, this.txIcrcCount);
       this.txIcrcCount = 0;
     }
     if (zc !== null) {
@@ -418,8 +415,8 @@ export class Device {
 
   /**
    * A run of received frames described in `rxDesc` as (offset, length) pairs in `bytes`: decoded
-   * through one view of the buffer, ICRCs checked in one native call (or one by one in TypeScript
-   * without the addon), each dispatched with the buffer and its start, so no view is made per frame.
+   * through one view of the buffer, ICRCs checked in one batched call, each dispatched with the
+   * buffer and its start, so no view is made per frame.
    */
   private onRun(bytes: Uint8Array, n: number): void {
     const whole = this.bytesOf(bytes.buffer);
@@ -433,16 +430,16 @@ export class Device {
       for (let i = 0; i < n; i++) {
         const start = bytes.byteOffset + (desc[2 * i] as number);
         starts[i] = start;
-        pkts[i] = decodeAt(view, whole, start, start + (desc[2 * i + 1] as number), LinkType.Ethernet, this.batchedIcrc ? LEAN_NO_ICRC : LEAN);
+        pkts[i] = decodeAt(view, whole, start, start + (desc[2 * i + 1] as number), LinkType.Ethernet, LEAN_NO_ICRC);
       }
-      if (this.batchedIcrc) this.verifyIn(whole, pkts, starts);
+      this.verifyIn(whole, pkts, starts);
       for (let i = 0; i < n; i++) this.dispatch(pkts[i] as DecodedFrame, whole, starts[i] as number);
     } finally {
       pkts.length = 0; // hold no packet past its burst
     }
   }
 
-  /** Checks the ICRCs of `pkts` (packet i starting at `starts[i]` of `whole`) with one native call. */
+  /** Checks the ICRCs of `pkts` (packet i starting at `starts[i]` of `whole`) with one batched call. */
   private verifyIn(whole: Uint8Array, pkts: readonly DecodedFrame[], starts: Uint32Array): void {
     const n = pkts.length;
     if (this.rxIcrcDesc.length < 2 * n) this.rxIcrcDesc = new Uint32Array(4 * n);
@@ -457,7 +454,7 @@ export class Device {
       k++;
     }
     if (k === 0) return;
-    icrcDescBurst(whole, desc, k, this.icrcOut);
+    this.icrc.compute(whole, desc, k, this.icrcOut);
     k = 0;
     for (let i = 0; i < n; i++) {
       const p = pkts[i] as DecodedFrame;
@@ -468,7 +465,7 @@ export class Device {
   private icrcChecked(p: RocePacket, expected: number): void {
     p.icrcExpected = expected;
     p.icrcOk = expected === p.icrc;
-    if (!p.icrcOk && p.error === null) p.error = new WireError(WireErrorCode.BadIcrc, p.icrcOff, 'bad ICRC (checked in a native burst)');
+    if (!p.icrcOk && p.error === null) p.error = new WireError(WireErrorCode.BadIcrc, p.icrcOff, 'bad ICRC (checked in a receive burst)');
   }
 
   /** `frame` holds the packet from index `base` on (see responderReceive). */
@@ -512,9 +509,8 @@ function needsIcrc(p: DecodedFrame): p is RocePacket {
   return p.roce && p.version === 2 && p.icrcOff >= 0 && p.icrc !== null;
 }
 
-/** The stack reads only the transport headers (decode.ts `lean`); with the batched ICRC, checked in verifyBurst. */
+/** The stack reads only the transport headers (decode.ts `lean`); the ICRCs are checked per run (verifyIn). */
 const LEAN_NO_ICRC = Object.freeze({ verifyIcrc: false, lean: true });
-const LEAN = Object.freeze({ lean: true });
 
 function bytesToV4(b: Uint8Array): number {
   return (((b[0] ?? 0) << 24) | ((b[1] ?? 0) << 16) | ((b[2] ?? 0) << 8) | (b[3] ?? 0)) >>> 0;

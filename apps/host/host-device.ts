@@ -27,6 +27,7 @@ import { AfXdpDriver } from '../../nic-driver/af-xdp-driver';
 import { AfPacketDriver } from '../../nic-driver/af-packet-driver';
 import { interfaceInfo, resolveNeighbor } from '../../nic-driver/interface-info';
 import { nativeAvailable, nativeLoadError } from '../../nic-driver/native-binding';
+import { fastestIcrcBatch } from '../../nic-driver/native-icrc';
 
 const EMPTY = new Uint8Array(0);
 
@@ -284,6 +285,7 @@ async function openDriverDevice(ifname: string, kind: 'xdp' | 'packet', opts: Ho
     name: ifname,
     seed: randomInt(1, 0x7fffffff),
     vlan: vlan !== null ? { vid: vlan.id } : null,
+    icrc: fastestIcrcBatch(),
     ...tuningFromEnv(),
   });
   if (!busyPoll) setIdleWait(device, () => driver.waitForActivity(IDLE_FALLBACK_MS));

@@ -9,6 +9,7 @@
  */
 import { VirtualClock } from '../../base/clock';
 import { Device } from '../../stack/device';
+import { fastestIcrcBatch } from '../../nic-driver/native-icrc';
 import { ReplayDriver } from '../../nic-driver/replay-driver';
 import { Access, QpState, QpType, SendFlags, WrOpcode, mtuFromBytes, type Mtu } from '../../stack/types';
 import type { SendWr } from '../../stack/work-request';
@@ -120,6 +121,7 @@ export function replayRequester(conv: RcConversation, o: ReplayOptions = {}): Re
     ...(v4 ? { ipv4: [conv.requesterIp] } : { ipv6: [conv.requesterIp] }),
     neighbors: { [conv.responderIp]: conv.responderMac || 0x02_00_00_00_00_02 },
     name: 'replay',
+    icrc: fastestIcrcBatch(),
   });
   const pd = dev.allocPd();
   const cq = dev.createCq(1 << 16);

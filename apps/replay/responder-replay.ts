@@ -8,6 +8,7 @@
  */
 import { VirtualClock } from '../../base/clock';
 import { Device } from '../../stack/device';
+import { fastestIcrcBatch } from '../../nic-driver/native-icrc';
 import { ReplayDriver } from '../../nic-driver/replay-driver';
 import { Access, QpState, QpType, mtuFromBytes, type Mtu } from '../../stack/types';
 import { decodeFrame, type RocePacket } from '../../packets/decode';
@@ -94,6 +95,7 @@ export function replayResponder(conv: RcConversation, o: ReplayOptions = {}): Re
     ...(v4 ? { ipv4: [conv.responderIp] } : { ipv6: [conv.responderIp] }),
     neighbors: { [conv.requesterIp]: conv.requesterMac || 0x02_00_00_00_00_01 },
     name: 'replay',
+    icrc: fastestIcrcBatch(),
   });
   const pd = dev.allocPd();
   const cq = dev.createCq(1 << 16);
