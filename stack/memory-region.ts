@@ -175,6 +175,9 @@ export class MrTable {
   }
 }
 
+/** The key checks a queue pair's roles make: remote access by R_Key, local SGEs by L_Key, remote invalidation. */
+export type MrLookup = Pick<MrTable, 'checkRemote' | 'checkLocal' | 'invalidate'>;
+
 /** Total bytes of an SGE list. */
 export function sgeTotal(sges: readonly Sge[]): number {
   let n = 0;

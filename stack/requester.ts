@@ -41,7 +41,7 @@ function startWqe(qp: QueuePair, w: SendWqe): boolean {
   if (w.inline !== null) {
     w.segs = [segOf(w.inline)];
   } else {
-    const r = resolveSges(qp.device.mrs, qp.pd, w.sgList, rdAtomic);
+    const r = resolveSges(qp.ctx.mrs, qp.pd, w.sgList, rdAtomic);
     if (r.fault !== MrFault.OK) {
       // A bad local SGE is a local protection error; the QP goes to ERR (IBTA §10.8.3.1, C10-?).
       w.state = WqeState.STARTED;
@@ -91,9 +91,9 @@ function reth(va: bigint, rkey: number, dmaLength: number): RethHeader {
   return RETH;
 }
 
-/** Builds the next request packet of `w` and hands it to the device. */
+/** Builds the next request packet of `w` and hands it to the port (ctx.transmit). */
 function sendPacket(qp: QueuePair, w: SendWqe): void {
-  const dev = qp.device;
+  const ctx = qp.ctx;
   const req = qp.req;
   const mtu = qp.mtu;
   if (w.kind === WqeKind.READ && psnDiff(qp.comp.psn, w.readPsn) > 0 && psnDiff(qp.comp.psn, w.lastPsn) <= 0) {
@@ -142,7 +142,7 @@ function sendPacket(qp: QueuePair, w: SendWqe): void {
     let ackReq = false;
     if (rc) {
       req.noackPkts++;
-      ackReq = last || req.noackPkts >= dev.config.maxPktsPerAck || psnDiff(psnAdd(psn, 1), qp.comp.psn) >= dev.config.maxUnackedPsns;
+      ackReq = last || req.noackPkts >= ctx.tuning.maxPktsPerAck || psnDiff(psnAdd(psn, 1), qp.comp.psn) >= ctx.tuning.maxUnackedPsns;
       if (ackReq) req.noackPkts = 0;
     }
     bth.opcode = requestOpcode(qp.type, w.opcode, first, last);
@@ -181,7 +181,7 @@ function sendPacket(qp: QueuePair, w: SendWqe): void {
   }
   const path = qp.type === QpType.UD && w.ud ? w.ud.ah.path : qp.path;
   if (path === null) return;
-  dev.transmit(qp, t, path);
+  ctx.transmit(qp, t, path);
   if (w.kind === WqeKind.READ || w.kind === WqeKind.ATOMIC) w.sentPkts = 1;
   else w.sentPkts++;
   if (rc) armRetransmitTimer(qp);
@@ -192,12 +192,12 @@ function sendPacket(qp: QueuePair, w: SendWqe): void {
  * events (another run is scheduled when work is left).
  */
 export function requesterRun(qp: QueuePair): void {
-  const dev = qp.device;
+  const ctx = qp.ctx;
   const req = qp.req;
   const st = qp.state;
   if (st !== QpState.RTS && st !== QpState.SQD) return;
-  if (req.waitUntil > dev.clock.now()) return; // an RNR wait: the completer restarts us
-  let budget = dev.config.burst;
+  if (req.waitUntil > ctx.clock.now()) return; // an RNR wait: the completer restarts us
+  let budget = ctx.tuning.burst;
   while (budget > 0) {
     const w = qp.sq[req.next];
     if (w === undefined) return;
@@ -207,7 +207,7 @@ export function requesterRun(qp: QueuePair): void {
     }
     if (w.state === WqeState.POSTED && !startWqe(qp, w)) return;
     if (qp.state === QpState.ERR) return;
-    if (qp.type === QpType.RC && psnDiff(nextPsn(w), qp.comp.psn) >= dev.config.maxUnackedPsns) return;
+    if (qp.type === QpType.RC && psnDiff(nextPsn(w), qp.comp.psn) >= ctx.tuning.maxUnackedPsns) return;
     sendPacket(qp, w);
     budget--;
     if (w.sentPkts >= requestPackets(w)) {
@@ -216,5 +216,5 @@ export function requesterRun(qp: QueuePair): void {
       if (qp.type !== QpType.RC) completeInOrder(qp, w, WcStatus.SUCCESS);
     }
   }
-  dev.kick(qp);
+  ctx.kick(qp);
 }

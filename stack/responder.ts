@@ -42,11 +42,11 @@ function sendAck(qp: QueuePair, syndrome: number, psn: number): void {
   t.bth.psn = psn;
   t.aeth.syndrome = syndrome;
   t.aeth.msn = qp.resp.msn;
-  qp.device.transmit(qp, t, qp.path);
+  qp.ctx.transmit(qp, t, qp.path);
 }
 
 function sendNak(qp: QueuePair, code: number, psn: number, reason: string): void {
-  qp.device.trace(() => ({ kind: 'nak-sent', timeNs: qp.device.clock.now(), qpn: qp.qpNum, psn, code, reason }));
+  qp.ctx.trace(() => ({ kind: 'nak-sent', timeNs: qp.ctx.clock.now(), qpn: qp.qpNum, psn, code, reason }));
   sendAck(qp, encodeSyndrome('NAK', code), psn);
 }
 
@@ -171,7 +171,7 @@ export function responderReceive(qp: QueuePair, p: RocePacket, frame: Uint8Array
     if (!qp.hasRecvWqe()) {
       if (rc) {
         qp.counters.send_rnr_err++;
-        qp.device.trace(() => ({ kind: 'rnr-nak-sent', timeNs: qp.device.clock.now(), qpn: qp.qpNum, psn: bth.psn, timerCode: qp.attr.minRnrTimer }));
+        qp.ctx.trace(() => ({ kind: 'rnr-nak-sent', timeNs: qp.ctx.clock.now(), qpn: qp.qpNum, psn: bth.psn, timerCode: qp.attr.minRnrTimer }));
         sendAck(qp, encodeSyndrome('RNR_NAK', qp.attr.minRnrTimer), bth.psn);
       } else {
         dropMessage(qp);
@@ -230,7 +230,7 @@ function executeSend(qp: QueuePair, p: RocePacket, info: OpcodeInfo, frame: Uint
     return;
   }
   if (len > 0) {
-    const res = resolveSges(qp.device.mrs, qp.pd, wqe.sgList, true);
+    const res = resolveSges(qp.ctx.mrs, qp.pd, wqe.sgList, true);
     if (res.fault !== MrFault.OK) {
       // A receive WQE the responder cannot write is malformed: class A, remote operational error (rxe MALFORMED_WQE).
       if (rc) classCError(qp, NakCode.REMOTE_OPERATIONAL_ERROR, bth.psn, `receive SGE: ${MR_FAULT_NAMES[res.fault]}`, WcStatus.LOC_PROT_ERR);
@@ -266,7 +266,7 @@ function executeWrite(qp: QueuePair, p: RocePacket, info: OpcodeInfo, frame: Uin
     }
     if (reth.dmaLength > 0) {
       // C9-88 / rxe check_rkey: the R_Key must name a region of this PD that covers the range and allows remote write.
-      const hit = qp.device.mrs.checkRemote(qp.pd, reth.rkey, reth.va, reth.dmaLength, Access.REMOTE_WRITE);
+      const hit = qp.ctx.mrs.checkRemote(qp.pd, reth.rkey, reth.va, reth.dmaLength, Access.REMOTE_WRITE);
       if (hit.fault !== MrFault.OK || hit.mr === null) {
         if (rc) classCError(qp, NakCode.REMOTE_ACCESS_ERROR, bth.psn, `WRITE rkey 0x${reth.rkey.toString(16)} va 0x${reth.va.toString(16)} len ${reth.dmaLength}: ${MR_FAULT_NAMES[hit.fault]}`, WcStatus.REM_ACCESS_ERR);
         else dropMessage(qp);
@@ -311,7 +311,7 @@ function finishPacket(qp: QueuePair, p: RocePacket, info: OpcodeInfo): void {
         imm = p.ieth.rkey;
         // An R_Key that names no valid region of this PD cannot be invalidated: the receive WQE completes
         // with REM_INV_REQ_ERR and the QP goes to ERR after the ACK (rxe RESPST_ERR_INVALIDATE_RKEY, "class J").
-        if (!qp.device.mrs.invalidate(qp.pd, p.ieth.rkey)) {
+        if (!qp.ctx.mrs.invalidate(qp.pd, p.ieth.rkey)) {
           status = WcStatus.REM_INV_REQ_ERR;
           invalidateFailed = `SEND with invalidate: R_Key 0x${p.ieth.rkey.toString(16)} cannot be invalidated`;
         }
@@ -345,7 +345,7 @@ function executeRead(qp: QueuePair, p: RocePacket): void {
     return;
   }
   if (reth.dmaLength > 0) {
-    const hit = qp.device.mrs.checkRemote(qp.pd, reth.rkey, reth.va, reth.dmaLength, Access.REMOTE_READ);
+    const hit = qp.ctx.mrs.checkRemote(qp.pd, reth.rkey, reth.va, reth.dmaLength, Access.REMOTE_READ);
     if (hit.fault !== MrFault.OK) {
       classCError(qp, NakCode.REMOTE_ACCESS_ERROR, bth.psn, `READ rkey 0x${reth.rkey.toString(16)} va 0x${reth.va.toString(16)} len ${reth.dmaLength}: ${MR_FAULT_NAMES[hit.fault]}`, WcStatus.REM_ACCESS_ERR);
       return;
@@ -385,7 +385,7 @@ function sendReadResponses(qp: QueuePair, res: ResponderResource, fromPsn: numbe
   let buf: Uint8Array | null = null;
   let at = 0;
   if (remaining > 0) {
-    const hit = qp.device.mrs.checkRemote(qp.pd, res.rkey, res.va + BigInt(start), remaining, Access.REMOTE_READ);
+    const hit = qp.ctx.mrs.checkRemote(qp.pd, res.rkey, res.va + BigInt(start), remaining, Access.REMOTE_READ);
     if (hit.fault !== MrFault.OK || hit.mr === null) return; // invalidated since: nothing to send
     buf = hit.mr.buffer;
     at = hit.offset;
@@ -402,7 +402,7 @@ function sendReadResponses(qp: QueuePair, res: ResponderResource, fromPsn: numbe
       t.payloadLength = Math.min(remaining, (i + 1) * mtu) - i * mtu;
     }
     if (i === 0 || last) t.aeth = aeth; // MIDDLE responses carry no AETH
-    if (qp.path !== null) qp.device.transmit(qp, t, qp.path);
+    if (qp.path !== null) qp.ctx.transmit(qp, t, qp.path);
   }
 }
 
@@ -415,7 +415,7 @@ function executeAtomic(qp: QueuePair, p: RocePacket, info: OpcodeInfo): void {
     classCError(qp, NakCode.INVALID_REQUEST, bth.psn, `atomic at unaligned address 0x${a.va.toString(16)}`, WcStatus.REM_INV_REQ_ERR);
     return;
   }
-  const hit = qp.device.mrs.checkRemote(qp.pd, a.rkey, a.va, 8, Access.REMOTE_ATOMIC);
+  const hit = qp.ctx.mrs.checkRemote(qp.pd, a.rkey, a.va, 8, Access.REMOTE_ATOMIC);
   if (hit.fault !== MrFault.OK || hit.mr === null) {
     classCError(qp, NakCode.REMOTE_ACCESS_ERROR, bth.psn, `atomic rkey 0x${a.rkey.toString(16)} va 0x${a.va.toString(16)}: ${MR_FAULT_NAMES[hit.fault]}`, WcStatus.REM_ACCESS_ERR);
     return;
@@ -444,7 +444,7 @@ function sendAtomicAck(qp: QueuePair, res: ResponderResource): void {
     aeth: { syndrome: ACK_SYNDROME, msn: qp.resp.msn },
     atomicAckEth: { origData: res.origData },
   };
-  if (qp.path !== null) qp.device.transmit(qp, t, qp.path);
+  if (qp.path !== null) qp.ctx.transmit(qp, t, qp.path);
 }
 
 /** A request whose PSN is behind the expected one (rxe duplicate_request). */
@@ -485,7 +485,7 @@ function udReceive(qp: QueuePair, p: RocePacket, frame: Uint8Array, base: number
     qp.postRecvCompletion(wqe, WcStatus.LOC_LEN_ERR, len + 40, 0, 0, deth.srcQp, `datagram of ${len} bytes (+40 GRH) does not fit ${wqe.length}`);
     return;
   }
-  const res = resolveSges(qp.device.mrs, qp.pd, wqe.sgList, true);
+  const res = resolveSges(qp.ctx.mrs, qp.pd, wqe.sgList, true);
   if (res.fault !== MrFault.OK) {
     qp.postRecvCompletion(wqe, WcStatus.LOC_PROT_ERR, 0, 0, 0, deth.srcQp, `receive SGE: ${MR_FAULT_NAMES[res.fault]}`);
     qp.enterError('UD receive SGE could not be written');
