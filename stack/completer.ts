@@ -40,8 +40,10 @@ function compact(qp: QueuePair): void {
 
 /**
  * Completes `w` with `status` and moves the completion index over every
- * finished WQE. WQEs complete in order (IBTA C10-?): `w` is always the oldest
- * unfinished one, except for UC/UD where sending completes them.
+ * finished WQE. WQEs complete in the order they were posted, as in rxe_comp.c
+ * (get_wqe() works on the WQE at the head of the send queue, do_complete()
+ * advances past it): `w` is always the oldest unfinished one, except for UC/UD
+ * where sending completes them.
  */
 export function completeInOrder(qp: QueuePair, w: SendWqe, status: WcStatus, reason = ''): void {
   qp.postSendCompletion(w, status, reason);
@@ -179,7 +181,11 @@ export function rewind(qp: QueuePair, psn: number, cause: 'nak' | 'timeout' | 'r
   qp.ctx.kick(qp);
 }
 
-/** Completes SEND/WRITE WQEs that end before `psn` (implied ACK, C9-?); stops at an unfinished READ/atomic. */
+/**
+ * Completes SEND/WRITE WQEs that end before `psn`: a response implicitly acknowledges every request
+ * with an earlier PSN (IBTA vol. 1 §9.7.5.1.2, coalesced acknowledges; rxe_comp.c check_psn()).
+ * Stops at an unfinished READ/atomic.
+ */
 function impliedAcks(qp: QueuePair, psn: number): SendWqe | undefined {
   for (;;) {
     const w = qp.sq[qp.comp.index];

@@ -166,7 +166,7 @@ export class MrTable {
     return this.answer(MrFault.OK, mr, offset);
   }
 
-  /** Remote invalidation (IETH, C10-?): the region no longer answers to its R_Key. */
+  /** Remote invalidation (the IETH of a SEND with Invalidate; rxe_resp.c execute() -> invalidate_rkey()): the region no longer answers to its R_Key. */
   invalidate(pd: ProtectionDomain, rkey: number): boolean {
     const mr = this.byKey(rkey);
     if (mr === undefined || mr.pd !== pd) return false;

@@ -111,7 +111,7 @@ export class ResponderState {
   msn = 0;
   /** Opcode of the last accepted packet, or -1 when the next must start a message. */
   opcode = -1;
-  /** A PSN sequence error NAK was sent for the current gap (one NAK per gap, C9-?? / rxe sent_psn_nak). */
+  /** A PSN sequence error NAK was sent for the current gap: one NAK per gap, then silent drops (rxe_resp.c check_psn(), `resp.sent_psn_nak`). */
   sentPsnNak = false;
   /** Receive WQE of the SEND in progress. */
   wqe: RecvWqe | null = null;

@@ -43,7 +43,8 @@ function startWqe(qp: QueuePair, w: SendWqe): boolean {
   } else {
     const r = resolveSges(qp.ctx.mrs, qp.pd, w.sgList, rdAtomic);
     if (r.fault !== MrFault.OK) {
-      // A bad local SGE is a local protection error; the QP goes to ERR (IBTA §10.8.3.1, C10-?).
+      // A bad local SGE is a local protection error; the QP goes to ERR (IBTA §10.8.3.1; rxe_req.c: finish_packet()
+      // failing with -EFAULT ends the WQE with IB_WC_LOC_PROT_ERR and the completer moves the QP to ERR).
       w.state = WqeState.STARTED;
       if (rdAtomic) req.rdAtomicOutstanding++;
       completeInOrder(qp, w, WcStatus.LOC_PROT_ERR, `local SGE: ${MR_FAULT_NAMES[r.fault]}`);

@@ -73,7 +73,11 @@ function dropMessage(qp: QueuePair): void {
   r.dropMsg = true;
 }
 
-/** Opcode sequence check (IBTA C9-?: a FIRST/MIDDLE must be followed by MIDDLE or LAST of the same operation). */
+/**
+ * Opcode sequence check: a FIRST or MIDDLE must be followed by a MIDDLE or LAST of the same operation, and
+ * a MIDDLE or LAST needs a FIRST before it (IBTA vol. 1 §9.7.4.1, the responder's checks of a request;
+ * rxe_resp.c check_op_seq()).
+ */
 function sequenceOk(prev: number, info: OpcodeInfo): boolean {
   const f = info.flags;
   if (prev < 0) return (f & OpFlag.START) !== 0;
