@@ -152,8 +152,8 @@ export class Analyzer {
       bits = FLAG_BIT.malformed;
     } else {
       // A MAD to the GSI QP (RDMA CM) sets connections up between the two hosts.
-      if (v.qpType === 'UD' && v.destQp === 1) this.table.outOfBand(v.src, v.dst, timeNs);
-      const r = v.role === FrameRole.OTHER || v.qpType === '' ? null : this.table.route(v);
+      if (v.transport === 'UD' && v.destQp === 1) this.table.outOfBand(v.src, v.dst, timeNs);
+      const r = v.role === FrameRole.OTHER || v.transport === '' ? null : this.table.route(v);
       if (r === null) {
         if (v.role === FrameRole.CNP) bits |= FLAG_BIT.cnp;
         if (v.icrcBad) bits |= FLAG_BIT.icrcBad;

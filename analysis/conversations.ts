@@ -190,14 +190,14 @@ export class ConversationTable {
       const to = this.sideOf(c, v.dst, v.destQp) ?? 'a';
       return { conv: c, from: other(to), requester: to };
     }
-    if (v.srcQp >= 0 && v.qpType === 'UD') return this.routeUd(v);
+    if (v.srcQp >= 0 && v.transport === 'UD') return this.routeUd(v);
     if (v.role === FrameRole.REQUEST) {
       const c = this.byEndpoint.get(key(v.dst, v.destQp));
       if (c !== undefined) {
         const to = this.sideOf(c, v.dst, v.destQp) as Side;
         if (c.endpoint(other(to)).ip === v.src && this.fit(c, other(to), v) !== Fit.NEW) return { conv: c, from: other(to), requester: other(to) };
       }
-      const n = this.create(v.qpType, { ip: v.src, qpn: null }, { ip: v.dst, qpn: v.destQp });
+      const n = this.create(v.transport, { ip: v.src, qpn: null }, { ip: v.dst, qpn: v.destQp });
       return { conv: n, from: 'a', requester: 'a' };
     }
     // A response: its DestQP is the requester's QP.
@@ -217,7 +217,7 @@ export class ConversationTable {
     }
     const bound = this.bind(v);
     if (bound !== null) return bound;
-    const n = this.create(v.qpType === 'UC' ? 'UC' : v.qpType === 'XRC' ? 'XRC' : v.qpType === 'RD' ? 'RD' : 'RC', { ip: v.dst, qpn: v.destQp }, { ip: v.src, qpn: null });
+    const n = this.create(v.transport === 'UC' ? 'UC' : v.transport === 'XRC' ? 'XRC' : v.transport === 'RD' ? 'RD' : 'RC', { ip: v.dst, qpn: v.destQp }, { ip: v.src, qpn: null });
     return { conv: n, from: 'b', requester: 'a' };
   }
 

@@ -4,7 +4,7 @@
  */
 import type { RocePacket } from '../packets/decode';
 import { packetAddresses } from '../packets/decode';
-import { OpFlag } from '../packets/opcodes';
+import { OpFlag, type Transport } from '../packets/opcodes';
 import { AethKind, decodeSyndrome } from '../packets/aeth';
 
 export const FrameRole = { REQUEST: 'request', RESPONSE: 'response', CNP: 'cnp', OTHER: 'other' } as const;
@@ -18,8 +18,8 @@ export interface FrameView {
   src: string;
   dst: string;
   role: FrameRole;
-  /** 'RC' | 'UC' | 'UD' | 'XRC' | 'RD' | 'CNP' | '' (unknown opcode). */
-  qpType: string;
+  /** The opcode's transport, or '' for an unknown opcode. */
+  transport: Transport | '';
   opcode: number;
   opName: string;
   /** Bit set of OpFlag (0 for an unknown opcode). */
@@ -69,7 +69,7 @@ export function viewFrame(frame: number, timeNs: number, p: RocePacket): FrameVi
     src,
     dst,
     role,
-    qpType: info?.qpType ?? '',
+    transport: info?.transport ?? '',
     opcode: b.opcode,
     opName: info?.name ?? `UNKNOWN_0x${b.opcode.toString(16).padStart(2, '0')}`,
     opFlags: f,

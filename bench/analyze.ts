@@ -16,6 +16,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { spawnSync } from 'node:child_process';
 import { buildRoceV2Frame, type RoceV2Spec } from '../packets/build';
+import { Opcode } from '../packets/opcodes';
 import { analyzeFile } from '../analysis/analyzer';
 import { streamCaptureFile } from '../analysis/capture-stream';
 
@@ -59,14 +60,14 @@ export function writeBenchCapture(file: string, frames: number): number {
     const s: RoceV2Spec = {
       eth: { src: ETH_A, dst: ETH_B },
       ip: { version: 4, src: '198.18.0.1', dst: '198.18.0.2' },
-      bth: { opcode: 0x0a, destQp: q.b, psn, ackReq },
+      bth: { opcode: Opcode.RC_RDMA_WRITE_ONLY, destQp: q.b, psn, ackReq },
       reth: { va: 0x1000n, rkey: 7, dmaLength: 64 },
       payload,
     };
     return buildRoceV2Frame(s);
   };
   const resp = (q: (typeof qps)[number], psn: number, syndrome: number): Uint8Array =>
-    buildRoceV2Frame({ eth: { src: ETH_B, dst: ETH_A }, ip: { version: 4, src: '198.18.0.2', dst: '198.18.0.1' }, bth: { opcode: 0x11, destQp: q.a, psn }, aeth: { syndrome, msn: psn & 0xffffff } });
+    buildRoceV2Frame({ eth: { src: ETH_B, dst: ETH_A }, ip: { version: 4, src: '198.18.0.2', dst: '198.18.0.1' }, bth: { opcode: Opcode.RC_ACKNOWLEDGE, destQp: q.a, psn }, aeth: { syndrome, msn: psn & 0xffffff } });
   let i = 0;
   while (n < frames) {
     const q = qps[i++ % qps.length]!;

@@ -11,6 +11,7 @@ import * as path from 'node:path';
 import { execFileSync, spawnSync } from 'node:child_process';
 import { buildRoceV2Frame, type RoceV2Spec } from '../packets/build';
 import { decodeAt } from '../packets/decode';
+import { Opcode } from '../packets/opcodes';
 import { PcapWriter, readCapture } from '../packets/pcap';
 
 interface Mix {
@@ -22,9 +23,9 @@ const eth = { src: 0x020000000001, dst: 0x020000000002 };
 const ip = { version: 4 as const, src: '198.18.0.1', dst: '198.18.0.2' };
 
 const MIXES: Mix[] = [
-  { name: 'ACK (62 B frames)', spec: (i) => ({ eth, ip, bth: { opcode: 0x11, destQp: 0x11, psn: i & 0xffffff }, aeth: { syndrome: 0x1f, msn: i & 0xffffff } }) },
-  { name: 'SEND MIDDLE 1 KiB', spec: (i) => ({ eth, ip, bth: { opcode: 0x01, destQp: 0x11, psn: i & 0xffffff }, payload: new Uint8Array(1024).fill(i & 0xff) }) },
-  { name: 'WRITE FIRST 4 KiB', spec: (i) => ({ eth, ip, bth: { opcode: 0x06, destQp: 0x11, psn: i & 0xffffff }, reth: { va: BigInt(i) * 4096n, rkey: 0x1234, dmaLength: 1 << 20 }, payload: new Uint8Array(4096).fill(i & 0xff) }) },
+  { name: 'ACK (62 B frames)', spec: (i) => ({ eth, ip, bth: { opcode: Opcode.RC_ACKNOWLEDGE, destQp: 0x11, psn: i & 0xffffff }, aeth: { syndrome: 0x1f, msn: i & 0xffffff } }) },
+  { name: 'SEND MIDDLE 1 KiB', spec: (i) => ({ eth, ip, bth: { opcode: Opcode.RC_SEND_MIDDLE, destQp: 0x11, psn: i & 0xffffff }, payload: new Uint8Array(1024).fill(i & 0xff) }) },
+  { name: 'WRITE FIRST 4 KiB', spec: (i) => ({ eth, ip, bth: { opcode: Opcode.RC_RDMA_WRITE_FIRST, destQp: 0x11, psn: i & 0xffffff }, reth: { va: BigInt(i) * 4096n, rkey: 0x1234, dmaLength: 1 << 20 }, payload: new Uint8Array(4096).fill(i & 0xff) }) },
   {
     name: 'mixed (1 ACK : 1 x 1 KiB SEND)',
     spec: (i) => (i % 2 === 0 ? MIXES[0]!.spec(i) : MIXES[1]!.spec(i)),

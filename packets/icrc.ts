@@ -156,3 +156,30 @@ export function sealIcrcV2(frame: Uint8Array, ipOff: number, end: number): numbe
   writeIcrc(frame, end, value);
   return value;
 }
+
+/**
+ * ICRCs of many RoCE v2 frames that lie in one buffer, in one call. The engine builds a burst of
+ * frames in one slab (or in a driver's transmit memory) and receives runs of frames in one buffer;
+ * frame i is described by `desc[2i]`, the offset of its IP header, and `desc[2i + 1]`, the offset
+ * of its ICRC field, both into `buf`. Implementations: `jsIcrcBatch` below, and the native addon's
+ * (nic-driver/native-icrc.ts), which gives the same values 15-40x faster.
+ */
+export interface IcrcBatch {
+  /** What computes them, for reports: 'typescript' or 'native'. */
+  readonly name: string;
+  /** Computes the ICRC of each of `count` frames and writes it into the frame's ICRC field (as `sealIcrcV2`). */
+  seal(buf: Uint8Array, desc: Uint32Array, count: number): void;
+  /** Computes the ICRC of each of `count` frames into `out[i]` (as `icrcV2`), leaving the frames as they are. */
+  compute(buf: Uint8Array, desc: Uint32Array, count: number, out: Uint32Array): void;
+}
+
+/** The batched ICRC in TypeScript: `icrcV2` frame by frame. */
+export const jsIcrcBatch: IcrcBatch = Object.freeze({
+  name: 'typescript',
+  seal(buf: Uint8Array, desc: Uint32Array, count: number): void {
+    for (let i = 0; i < count; i++) sealIcrcV2(buf, desc[2 * i] as number, desc[2 * i + 1] as number);
+  },
+  compute(buf: Uint8Array, desc: Uint32Array, count: number, out: Uint32Array): void {
+    for (let i = 0; i < count; i++) out[i] = icrcV2(buf, desc[2 * i] as number, desc[2 * i + 1] as number);
+  },
+});

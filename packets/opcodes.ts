@@ -98,14 +98,18 @@ export const PayloadRule = {
 } as const;
 export type PayloadRule = (typeof PayloadRule)[keyof typeof PayloadRule];
 
-export const QpType = { RC: 'RC', UC: 'UC', RD: 'RD', UD: 'UD', XRC: 'XRC', CNP: 'CNP' } as const;
-export type QpType = (typeof QpType)[keyof typeof QpType];
+/**
+ * The transport an opcode belongs to: its top three bits (IBTA vol. 1 table 35). Not the verbs QP
+ * type (stack/types.ts `QpType`, libibverbs numbers): the wire also knows RD, XRC and CNP.
+ */
+export const Transport = { RC: 'RC', UC: 'UC', RD: 'RD', UD: 'UD', XRC: 'XRC', CNP: 'CNP' } as const;
+export type Transport = (typeof Transport)[keyof typeof Transport];
 
 export interface OpcodeInfo {
   readonly opcode: number;
   /** e.g. `RC_RDMA_WRITE_ONLY` (the names of include/rdma/ib_pack.h without the `IB_OPCODE_` prefix). */
-  readonly name: string;
-  readonly qpType: QpType;
+  readonly name: OpcodeName;
+  readonly transport: Transport;
   /** Bit set of `Hdr`. */
   readonly hdrs: number;
   /** Bit set of `OpFlag`. */
@@ -124,8 +128,8 @@ const H = Hdr;
 const P = PayloadRule;
 
 interface SubOp {
+  /** The low five bits of the opcode. */
   sub: number;
-  name: string;
   hdrs: number;
   flags: number;
   payload: PayloadRule;
@@ -135,63 +139,88 @@ interface SubOp {
 const SEND_END = F.REQ | F.SEND | F.END | F.RWR | F.COMP;
 const SEND_ONLY = SEND_END | F.START;
 
-/** The RC operation set (IBTA vol. 1 table 35, opcodes 0x00-0x1D); UC, RD and XRC reuse the low five bits. */
-const RC_SUBOPS: readonly SubOp[] = [
-  { sub: 0x00, name: 'SEND_FIRST', hdrs: 0, flags: F.REQ | F.SEND | F.START | F.RWR, payload: P.FULL },
-  { sub: 0x01, name: 'SEND_MIDDLE', hdrs: 0, flags: F.REQ | F.SEND | F.MIDDLE | F.RWR, payload: P.FULL },
-  { sub: 0x02, name: 'SEND_LAST', hdrs: 0, flags: SEND_END, payload: P.LAST },
-  { sub: 0x03, name: 'SEND_LAST_WITH_IMMEDIATE', hdrs: H.IMMDT, flags: SEND_END | F.IMM, payload: P.LAST },
-  { sub: 0x04, name: 'SEND_ONLY', hdrs: 0, flags: SEND_ONLY, payload: P.ONLY },
-  { sub: 0x05, name: 'SEND_ONLY_WITH_IMMEDIATE', hdrs: H.IMMDT, flags: SEND_ONLY | F.IMM, payload: P.ONLY },
-  { sub: 0x06, name: 'RDMA_WRITE_FIRST', hdrs: H.RETH, flags: F.REQ | F.WRITE | F.START, payload: P.FULL },
-  { sub: 0x07, name: 'RDMA_WRITE_MIDDLE', hdrs: 0, flags: F.REQ | F.WRITE | F.MIDDLE, payload: P.FULL },
-  { sub: 0x08, name: 'RDMA_WRITE_LAST', hdrs: 0, flags: F.REQ | F.WRITE | F.END, payload: P.LAST },
-  {
+/**
+ * The RC operation set by name (IBTA vol. 1 table 35, opcodes 0x00-0x1D), each operation's number
+ * written once. UC, RD, UD and XRC reuse these low five bits under their own prefix.
+ */
+const RC_OPS = {
+  SEND_FIRST: { sub: 0x00, hdrs: 0, flags: F.REQ | F.SEND | F.START | F.RWR, payload: P.FULL },
+  SEND_MIDDLE: { sub: 0x01, hdrs: 0, flags: F.REQ | F.SEND | F.MIDDLE | F.RWR, payload: P.FULL },
+  SEND_LAST: { sub: 0x02, hdrs: 0, flags: SEND_END, payload: P.LAST },
+  SEND_LAST_WITH_IMMEDIATE: { sub: 0x03, hdrs: H.IMMDT, flags: SEND_END | F.IMM, payload: P.LAST },
+  SEND_ONLY: { sub: 0x04, hdrs: 0, flags: SEND_ONLY, payload: P.ONLY },
+  SEND_ONLY_WITH_IMMEDIATE: { sub: 0x05, hdrs: H.IMMDT, flags: SEND_ONLY | F.IMM, payload: P.ONLY },
+  RDMA_WRITE_FIRST: { sub: 0x06, hdrs: H.RETH, flags: F.REQ | F.WRITE | F.START, payload: P.FULL },
+  RDMA_WRITE_MIDDLE: { sub: 0x07, hdrs: 0, flags: F.REQ | F.WRITE | F.MIDDLE, payload: P.FULL },
+  RDMA_WRITE_LAST: { sub: 0x08, hdrs: 0, flags: F.REQ | F.WRITE | F.END, payload: P.LAST },
+  RDMA_WRITE_LAST_WITH_IMMEDIATE: {
     sub: 0x09,
-    name: 'RDMA_WRITE_LAST_WITH_IMMEDIATE',
     hdrs: H.IMMDT,
     flags: F.REQ | F.WRITE | F.END | F.RWR | F.COMP | F.IMM,
     payload: P.LAST,
   },
-  { sub: 0x0a, name: 'RDMA_WRITE_ONLY', hdrs: H.RETH, flags: F.REQ | F.WRITE | F.START | F.END, payload: P.ONLY },
-  {
+  RDMA_WRITE_ONLY: { sub: 0x0a, hdrs: H.RETH, flags: F.REQ | F.WRITE | F.START | F.END, payload: P.ONLY },
+  RDMA_WRITE_ONLY_WITH_IMMEDIATE: {
     sub: 0x0b,
-    name: 'RDMA_WRITE_ONLY_WITH_IMMEDIATE',
     hdrs: H.RETH | H.IMMDT,
     flags: F.REQ | F.WRITE | F.START | F.END | F.RWR | F.COMP | F.IMM,
     payload: P.ONLY,
   },
-  { sub: 0x0c, name: 'RDMA_READ_REQUEST', hdrs: H.RETH, flags: F.REQ | F.READ | F.START | F.END, payload: P.NONE },
-  { sub: 0x0d, name: 'RDMA_READ_RESPONSE_FIRST', hdrs: H.AETH, flags: F.RESP | F.READ | F.START, payload: P.FULL },
-  { sub: 0x0e, name: 'RDMA_READ_RESPONSE_MIDDLE', hdrs: 0, flags: F.RESP | F.READ | F.MIDDLE, payload: P.FULL },
-  { sub: 0x0f, name: 'RDMA_READ_RESPONSE_LAST', hdrs: H.AETH, flags: F.RESP | F.READ | F.END, payload: P.LAST },
-  { sub: 0x10, name: 'RDMA_READ_RESPONSE_ONLY', hdrs: H.AETH, flags: F.RESP | F.READ | F.START | F.END, payload: P.ONLY },
-  { sub: 0x11, name: 'ACKNOWLEDGE', hdrs: H.AETH, flags: F.RESP | F.START | F.END, payload: P.NONE },
-  {
+  RDMA_READ_REQUEST: { sub: 0x0c, hdrs: H.RETH, flags: F.REQ | F.READ | F.START | F.END, payload: P.NONE },
+  RDMA_READ_RESPONSE_FIRST: { sub: 0x0d, hdrs: H.AETH, flags: F.RESP | F.READ | F.START, payload: P.FULL },
+  RDMA_READ_RESPONSE_MIDDLE: { sub: 0x0e, hdrs: 0, flags: F.RESP | F.READ | F.MIDDLE, payload: P.FULL },
+  RDMA_READ_RESPONSE_LAST: { sub: 0x0f, hdrs: H.AETH, flags: F.RESP | F.READ | F.END, payload: P.LAST },
+  RDMA_READ_RESPONSE_ONLY: { sub: 0x10, hdrs: H.AETH, flags: F.RESP | F.READ | F.START | F.END, payload: P.ONLY },
+  ACKNOWLEDGE: { sub: 0x11, hdrs: H.AETH, flags: F.RESP | F.START | F.END, payload: P.NONE },
+  ATOMIC_ACKNOWLEDGE: {
     sub: 0x12,
-    name: 'ATOMIC_ACKNOWLEDGE',
     hdrs: H.AETH | H.ATOMIC_ACK_ETH,
     flags: F.RESP | F.ATOMIC | F.START | F.END,
     payload: P.NONE,
   },
-  { sub: 0x13, name: 'COMPARE_SWAP', hdrs: H.ATOMIC_ETH, flags: F.REQ | F.ATOMIC | F.START | F.END, payload: P.NONE },
-  { sub: 0x14, name: 'FETCH_ADD', hdrs: H.ATOMIC_ETH, flags: F.REQ | F.ATOMIC | F.START | F.END, payload: P.NONE },
-  { sub: 0x16, name: 'SEND_LAST_WITH_INVALIDATE', hdrs: H.IETH, flags: SEND_END | F.INV, payload: P.LAST },
-  { sub: 0x17, name: 'SEND_ONLY_WITH_INVALIDATE', hdrs: H.IETH, flags: SEND_ONLY | F.INV, payload: P.ONLY },
-  { sub: 0x1c, name: 'FLUSH', hdrs: H.FETH | H.RETH, flags: F.REQ | F.FLUSH | F.START | F.END, payload: P.NONE },
-  {
+  COMPARE_SWAP: { sub: 0x13, hdrs: H.ATOMIC_ETH, flags: F.REQ | F.ATOMIC | F.START | F.END, payload: P.NONE },
+  FETCH_ADD: { sub: 0x14, hdrs: H.ATOMIC_ETH, flags: F.REQ | F.ATOMIC | F.START | F.END, payload: P.NONE },
+  SEND_LAST_WITH_INVALIDATE: { sub: 0x16, hdrs: H.IETH, flags: SEND_END | F.INV, payload: P.LAST },
+  SEND_ONLY_WITH_INVALIDATE: { sub: 0x17, hdrs: H.IETH, flags: SEND_ONLY | F.INV, payload: P.ONLY },
+  FLUSH: { sub: 0x1c, hdrs: H.FETH | H.RETH, flags: F.REQ | F.FLUSH | F.START | F.END, payload: P.NONE },
+  ATOMIC_WRITE: {
     sub: 0x1d,
-    name: 'ATOMIC_WRITE',
     hdrs: H.RETH,
     flags: F.REQ | F.ATOMIC_WRITE | F.START | F.END,
     payload: P.FIXED,
     fixed: 8,
   },
-];
+} as const satisfies Record<string, SubOp>;
+type RcOp = keyof typeof RC_OPS;
 
-const isSendOrWrite = (s: SubOp): boolean => s.sub <= 0x0b;
+/** The top three bits of each transport's opcodes (IBTA vol. 1 table 35). */
+const TRANSPORT_BASE = { RC: 0x00, UC: 0x20, RD: 0x40, UD: 0x60, CNP: 0x80, XRC: 0xa0 } as const;
+/** UC carries SEND and RDMA WRITE: the RC operations up to RDMA_WRITE_ONLY_WITH_IMMEDIATE. */
+const UC_LAST_SUB = RC_OPS.RDMA_WRITE_ONLY_WITH_IMMEDIATE.sub;
+/** RD carries the RC operations up to FETCH_ADD (decode only). */
+const RD_LAST_SUB = RC_OPS.FETCH_ADD.sub;
+/** XRC carries the RC operations up to SEND_ONLY_WITH_INVALIDATE (annex A14). */
+const XRC_LAST_SUB = RC_OPS.SEND_ONLY_WITH_INVALIDATE.sub;
+/** RD's own operation (IBTA vol. 1 table 35). */
+const RD_RESYNC_SUB = 0x15;
 
-function entry(opcode: number, name: string, qpType: QpType, hdrs: number, flags: number, payload: PayloadRule, fixed = 0): OpcodeInfo {
+/** 0 | 1 | ... | N, for the operation subsets below. */
+type UpTo<N extends number, Acc extends number[] = []> = Acc['length'] extends N ? Acc[number] | N : UpTo<N, [...Acc, Acc['length']]>;
+/** The RC operations whose low five bits are at most N. */
+type OpsUpTo<N extends number> = { [K in RcOp]: (typeof RC_OPS)[K]['sub'] extends UpTo<N> ? K : never }[RcOp];
+
+/** Every opcode name the table defines. */
+export type OpcodeName =
+  | `RC_${RcOp}`
+  | `UC_${OpsUpTo<typeof UC_LAST_SUB>}`
+  | `RD_${OpsUpTo<typeof RD_LAST_SUB>}`
+  | 'RD_RESYNC'
+  | 'UD_SEND_ONLY'
+  | 'UD_SEND_ONLY_WITH_IMMEDIATE'
+  | 'CNP'
+  | `XRC_${OpsUpTo<typeof XRC_LAST_SUB>}`;
+
+function entry(opcode: number, name: OpcodeName, transport: Transport, hdrs: number, flags: number, payload: PayloadRule, fixed = 0): OpcodeInfo {
   const offsets: Partial<Record<HdrName, number>> = {};
   let off = BTH_LEN;
   for (const h of HDR_ORDER) {
@@ -200,7 +229,7 @@ function entry(opcode: number, name: string, qpType: QpType, hdrs: number, flags
       off += h.len;
     }
   }
-  return Object.freeze({ opcode, name, qpType, hdrs, flags, offsets: Object.freeze(offsets), headerLen: off, payload, fixedPayload: fixed });
+  return Object.freeze({ opcode, name, transport, hdrs, flags, offsets: Object.freeze(offsets), headerLen: off, payload, fixedPayload: fixed });
 }
 
 function buildTable(): readonly (OpcodeInfo | undefined)[] {
@@ -208,31 +237,47 @@ function buildTable(): readonly (OpcodeInfo | undefined)[] {
   const put = (e: OpcodeInfo): void => {
     table[e.opcode] = e;
   };
+  const ops = Object.entries(RC_OPS) as [RcOp, SubOp][];
+  const T = TRANSPORT_BASE;
   // RC (0x00-0x1F): IBTA vol. 1 table 35.
-  for (const s of RC_SUBOPS) put(entry(0x00 | s.sub, `RC_${s.name}`, QpType.RC, s.hdrs, s.flags, s.payload, s.fixed));
+  for (const [op, s] of ops) put(entry(T.RC | s.sub, `RC_${op}`, Transport.RC, s.hdrs, s.flags, s.payload, s.fixed));
   // UC (0x20-0x3F): SEND and RDMA WRITE only.
-  for (const s of RC_SUBOPS.filter(isSendOrWrite)) put(entry(0x20 | s.sub, `UC_${s.name}`, QpType.UC, s.hdrs, s.flags, s.payload));
-  // RD (0x40-0x5F): RDETH on every packet, DETH on requests; plus RESYNC. Decode only.
-  for (const s of RC_SUBOPS.filter((x) => x.sub <= 0x14)) {
-    const hdrs = s.hdrs | H.RDETH | ((s.flags & F.REQ) !== 0 ? H.DETH : 0);
-    put(entry(0x40 | s.sub, `RD_${s.name}`, QpType.RD, hdrs, s.flags, s.payload));
+  for (const [op, s] of ops) {
+    if (s.sub <= UC_LAST_SUB) put(entry(T.UC | s.sub, `UC_${op}` as OpcodeName, Transport.UC, s.hdrs, s.flags, s.payload));
   }
-  put(entry(0x55, 'RD_RESYNC', QpType.RD, H.RDETH | H.DETH, F.REQ | F.START | F.END, P.NONE));
+  // RD (0x40-0x5F): RDETH on every packet, DETH on requests; plus RESYNC. Decode only.
+  for (const [op, s] of ops) {
+    if (s.sub > RD_LAST_SUB) continue;
+    const hdrs = s.hdrs | H.RDETH | ((s.flags & F.REQ) !== 0 ? H.DETH : 0);
+    put(entry(T.RD | s.sub, `RD_${op}` as OpcodeName, Transport.RD, hdrs, s.flags, s.payload));
+  }
+  put(entry(T.RD | RD_RESYNC_SUB, 'RD_RESYNC', Transport.RD, H.RDETH | H.DETH, F.REQ | F.START | F.END, P.NONE));
   // UD (0x60-0x7F): SEND ONLY with DETH, one packet per message.
-  put(entry(0x64, 'UD_SEND_ONLY', QpType.UD, H.DETH, SEND_ONLY, P.ONLY));
-  put(entry(0x65, 'UD_SEND_ONLY_WITH_IMMEDIATE', QpType.UD, H.DETH | H.IMMDT, SEND_ONLY | F.IMM, P.ONLY));
+  const so = RC_OPS.SEND_ONLY;
+  const soi = RC_OPS.SEND_ONLY_WITH_IMMEDIATE;
+  put(entry(T.UD | so.sub, 'UD_SEND_ONLY', Transport.UD, so.hdrs | H.DETH, so.flags, so.payload));
+  put(entry(T.UD | soi.sub, 'UD_SEND_ONLY_WITH_IMMEDIATE', Transport.UD, soi.hdrs | H.DETH, soi.flags, soi.payload));
   // CNP (0x81): RoCE v2 annex A17.
-  put(entry(CNP_OPCODE, 'CNP', QpType.CNP, H.CNP, F.CNP | F.START | F.END, P.NONE));
+  put(entry(CNP_OPCODE, 'CNP', Transport.CNP, H.CNP, F.CNP | F.START | F.END, P.NONE));
   // XRC (0xA0-0xBF): annex A14; XRCETH on requests, responses as RC.
-  for (const s of RC_SUBOPS.filter((x) => x.sub <= 0x17)) {
+  for (const [op, s] of ops) {
+    if (s.sub > XRC_LAST_SUB) continue;
     const hdrs = s.hdrs | ((s.flags & F.REQ) !== 0 ? H.XRCETH : 0);
-    put(entry(0xa0 | s.sub, `XRC_${s.name}`, QpType.XRC, hdrs, s.flags, s.payload));
+    put(entry(T.XRC | s.sub, `XRC_${op}` as OpcodeName, Transport.XRC, hdrs, s.flags, s.payload));
   }
   return Object.freeze(table);
 }
 
 /** 256 entries indexed by opcode; `undefined` for reserved or unknown opcodes. */
 export const OPCODES: readonly (OpcodeInfo | undefined)[] = buildTable();
+
+/**
+ * Opcode numbers by name, from the table: `Opcode.RC_SEND_FIRST` (0x00), `Opcode.UC_RDMA_WRITE_ONLY`
+ * (0x2A), `Opcode.CNP` (0x81) ... Code outside this file names opcodes through these, never by number.
+ */
+export const Opcode: Readonly<Record<OpcodeName, number>> = Object.freeze(
+  Object.fromEntries(OPCODES.flatMap((e) => (e === undefined ? [] : [[e.name, e.opcode] as const]))) as Record<OpcodeName, number>,
+);
 
 /** The table entry for `opcode`, or undefined. */
 export function opcodeInfo(opcode: number): OpcodeInfo | undefined {

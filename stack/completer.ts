@@ -40,8 +40,10 @@ function compact(qp: QueuePair): void {
 
 /**
  * Completes `w` with `status` and moves the completion index over every
- * finished WQE. WQEs complete in order (IBTA C10-?): `w` is always the oldest
- * unfinished one, except for UC/UD where sending completes them.
+ * finished WQE. WQEs complete in the order they were posted, as in rxe_comp.c
+ * (get_wqe() works on the WQE at the head of the send queue, do_complete()
+ * advances past it): `w` is always the oldest unfinished one, except for UC/UD
+ * where sending completes them.
  */
 export function completeInOrder(qp: QueuePair, w: SendWqe, status: WcStatus, reason = ''): void {
   qp.postSendCompletion(w, status, reason);
@@ -68,17 +70,17 @@ export function armRetransmitTimer(qp: QueuePair): void {
   const c = qp.comp;
   if (qp.attr.timeout === 0 || qp.type !== QpType.RC) return;
   if (c.timer !== null) {
-    if (c.deadline === Number.POSITIVE_INFINITY) c.deadline = qp.device.clock.now() + localAckTimeoutNs(qp.attr.timeout);
+    if (c.deadline === Number.POSITIVE_INFINITY) c.deadline = qp.ctx.clock.now() + localAckTimeoutNs(qp.attr.timeout);
     return;
   }
-  const clock = qp.device.clock;
+  const clock = qp.ctx.clock;
   c.deadline = clock.now() + localAckTimeoutNs(qp.attr.timeout);
   scheduleTimer(qp, c.deadline);
 }
 
 function scheduleTimer(qp: QueuePair, at: number): void {
   const c = qp.comp;
-  const clock = qp.device.clock;
+  const clock = qp.ctx.clock;
   c.timer = clock.schedule(at, () => {
     c.timer = null;
     if (c.deadline === Number.POSITIVE_INFINITY && hasOutstanding(qp)) c.deadline = clock.now() + localAckTimeoutNs(qp.attr.timeout); // defensive: sent without arming
@@ -87,7 +89,7 @@ function scheduleTimer(qp: QueuePair, at: number): void {
       return;
     }
     onTimeout(qp);
-    qp.device.flush();
+    qp.ctx.flush();
   });
 }
 
@@ -99,7 +101,7 @@ function restartRetransmitTimer(qp: QueuePair): void {
     c.deadline = Number.POSITIVE_INFINITY;
     return;
   }
-  c.deadline = qp.device.clock.now() + localAckTimeoutNs(qp.attr.timeout);
+  c.deadline = qp.ctx.clock.now() + localAckTimeoutNs(qp.attr.timeout);
   if (c.timer === null) scheduleTimer(qp, c.deadline);
 }
 
@@ -114,20 +116,20 @@ function progress(qp: QueuePair): void {
   qp.comp.rnrLeft = qp.attr.rnrRetry;
   qp.comp.retrying = false;
   restartRetransmitTimer(qp);
-  qp.device.kick(qp);
+  qp.ctx.kick(qp);
 }
 
 /** Local ACK timeout: retransmit from the first unacknowledged PSN, or give up after retry_cnt tries. */
 function onTimeout(qp: QueuePair): void {
   if (qp.state !== QpState.RTS && qp.state !== QpState.SQD) return;
   if (!hasOutstanding(qp)) return;
-  const now = qp.device.clock.now();
+  const now = qp.ctx.clock.now();
   if (qp.req.waitUntil > now) {
     armRetransmitTimer(qp);
     return;
   }
   qp.counters.local_ack_timeout_err++;
-  qp.device.trace(() => ({ kind: 'timeout', timeNs: now, qpn: qp.qpNum, psn: qp.comp.psn, retriesLeft: qp.comp.retryLeft }));
+  qp.ctx.trace(() => ({ kind: 'timeout', timeNs: now, qpn: qp.qpNum, psn: qp.comp.psn, retriesLeft: qp.comp.retryLeft }));
   if (!useRetry(qp)) return;
   rewind(qp, qp.comp.psn, 'timeout');
   armRetransmitTimer(qp);
@@ -155,7 +157,7 @@ export function rewind(qp: QueuePair, psn: number, cause: 'nak' | 'timeout' | 'r
   const c = qp.comp;
   const req = qp.req;
   qp.counters.completer_retry_err++;
-  qp.device.trace(() => ({ kind: 'retransmit', timeNs: qp.device.clock.now(), qpn: qp.qpNum, fromPsn: psn, cause }));
+  qp.ctx.trace(() => ({ kind: 'retransmit', timeNs: qp.ctx.clock.now(), qpn: qp.qpNum, fromPsn: psn, cause }));
   c.retrying = true;
   c.psn = psn;
   let first = -1;
@@ -176,10 +178,14 @@ export function rewind(qp: QueuePair, psn: number, cause: 'nak' | 'timeout' | 'r
   }
   if (first >= 0) req.next = first;
   req.noackPkts = 0;
-  qp.device.kick(qp);
+  qp.ctx.kick(qp);
 }
 
-/** Completes SEND/WRITE WQEs that end before `psn` (implied ACK, C9-?); stops at an unfinished READ/atomic. */
+/**
+ * Completes SEND/WRITE WQEs that end before `psn`: a response implicitly acknowledges every request
+ * with an earlier PSN (IBTA vol. 1 §9.7.5.1.2, coalesced acknowledges; rxe_comp.c check_psn()).
+ * Stops at an unfinished READ/atomic.
+ */
 function impliedAcks(qp: QueuePair, psn: number): SendWqe | undefined {
   for (;;) {
     const w = qp.sq[qp.comp.index];
@@ -292,12 +298,12 @@ export function completerReceive(qp: QueuePair, p: RocePacket, frame: Uint8Array
         c.rnrLeft--;
       }
       const wait = (RNR_TIMER_USEC[syn.value] ?? 655360) * 1000;
-      const clock = qp.device.clock;
-      qp.device.trace(() => ({ kind: 'rnr-nak-received', timeNs: clock.now(), qpn: qp.qpNum, psn, waitUs: wait / 1000 }));
+      const clock = qp.ctx.clock;
+      qp.ctx.trace(() => ({ kind: 'rnr-nak-received', timeNs: clock.now(), qpn: qp.qpNum, psn, waitUs: wait / 1000 }));
       qp.req.waitUntil = clock.now() + wait;
       rewind(qp, psn, 'rnr');
       clock.schedule(qp.req.waitUntil, () => {
-        qp.device.kick(qp);
+        qp.ctx.kick(qp);
       });
       restartRetransmitTimer(qp);
       return;
@@ -305,14 +311,14 @@ export function completerReceive(qp: QueuePair, p: RocePacket, frame: Uint8Array
     case AethKind.NAK: {
       if (syn.value === NakCode.PSN_SEQUENCE_ERROR) {
         qp.counters.rcvd_seq_err++;
-        qp.device.trace(() => ({ kind: 'nak-received', timeNs: qp.device.clock.now(), qpn: qp.qpNum, psn, code: syn.value }));
+        qp.ctx.trace(() => ({ kind: 'nak-received', timeNs: qp.ctx.clock.now(), qpn: qp.qpNum, psn, code: syn.value }));
         // The NAK's PSN is the responder's expected PSN: everything before it arrived (implied ACK above).
         // A NAK that moves the retry point forward is progress and resets the retry counter; one that
         // does not spends a retry (IBTA §9.7.5.2.6; rxe resets retry_cnt on progress).
         const advanced = psnDiff(psn, c.psn) > 0;
         // rxe answers the packets that follow an RNR NAK with a sequence NAK for the same PSN; during the
         // RNR wait that NAK carries no news, so it costs no retry and does not cut the wait short.
-        if (!advanced && psn === c.psn && qp.req.waitUntil > qp.device.clock.now()) return;
+        if (!advanced && psn === c.psn && qp.req.waitUntil > qp.ctx.clock.now()) return;
         c.psn = psn;
         if (advanced) {
           c.retryLeft = qp.attr.retryCnt;
@@ -328,7 +334,7 @@ export function completerReceive(qp: QueuePair, p: RocePacket, frame: Uint8Array
       if (syn.value === NakCode.INVALID_REQUEST) qp.counters.rcvd_nak_inv_req++;
       else if (syn.value === NakCode.REMOTE_ACCESS_ERROR) qp.counters.rcvd_nak_rem_access++;
       else qp.counters.rcvd_nak_rem_op++;
-      qp.device.trace(() => ({ kind: 'nak-received', timeNs: qp.device.clock.now(), qpn: qp.qpNum, psn, code: syn.value }));
+      qp.ctx.trace(() => ({ kind: 'nak-received', timeNs: qp.ctx.clock.now(), qpn: qp.qpNum, psn, code: syn.value }));
       completeInOrder(qp, w, status, `NAK (${syn.value}) from the responder at PSN ${psn}`);
       return;
     }

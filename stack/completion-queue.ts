@@ -12,7 +12,7 @@ export class CompletionQueue {
   private armed = false;
   private solicitedOnly = false;
   private listeners: (() => void)[] = [];
-  /** True once a completion was lost to a full queue (a CQ overrun is an error, IBTA C11-?; rxe reports IB_EVENT_CQ_ERR). */
+  /** True once a completion was lost to a full queue (a CQ overrun is an error: rxe_cq_post() refuses the entry and raises IB_EVENT_CQ_ERR). */
   overrun = false;
   /** Completions ever pushed. */
   total = 0;

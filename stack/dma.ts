@@ -8,7 +8,7 @@
  * packet's copy, so views are made only where a copy of more than a few bytes needs one.
  */
 import type { Sge } from './types';
-import { type MrTable, type ProtectionDomain, MrFault } from './memory-region';
+import { type MrLookup, type ProtectionDomain, MrFault } from './memory-region';
 import { copyBytes } from '../packets/bytes';
 
 /** `len` bytes at `off` of a region's buffer. */
@@ -26,7 +26,7 @@ export interface Resolved {
 const NONE: Seg[] = [];
 
 /** Resolves an SGE list to region segments; `write` when the stack will write into them. */
-export function resolveSges(mrs: MrTable, pd: ProtectionDomain, sgList: readonly Sge[], write: boolean): Resolved {
+export function resolveSges(mrs: MrLookup, pd: ProtectionDomain, sgList: readonly Sge[], write: boolean): Resolved {
   const segs: Seg[] = [];
   for (const s of sgList) {
     if (s.length === 0) continue;

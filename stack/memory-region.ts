@@ -166,7 +166,7 @@ export class MrTable {
     return this.answer(MrFault.OK, mr, offset);
   }
 
-  /** Remote invalidation (IETH, C10-?): the region no longer answers to its R_Key. */
+  /** Remote invalidation (the IETH of a SEND with Invalidate; rxe_resp.c execute() -> invalidate_rkey()): the region no longer answers to its R_Key. */
   invalidate(pd: ProtectionDomain, rkey: number): boolean {
     const mr = this.byKey(rkey);
     if (mr === undefined || mr.pd !== pd) return false;
@@ -174,6 +174,9 @@ export class MrTable {
     return true;
   }
 }
+
+/** The key checks a queue pair's roles make: remote access by R_Key, local SGEs by L_Key, remote invalidation. */
+export type MrLookup = Pick<MrTable, 'checkRemote' | 'checkLocal' | 'invalidate'>;
 
 /** Total bytes of an SGE list. */
 export function sgeTotal(sges: readonly Sge[]): number {

@@ -5,20 +5,22 @@
  * live in requester.ts, completer.ts and responder.ts; this file holds the
  * verbs entry points (modify, post) and the transitions to the error state.
  */
-import { QpState, QpType, SendFlags, WcOpcode, WcStatus, WrOpcode, mtuBytes, type Mtu, type WorkCompletion, QP_STATE_NAMES } from './types';
+import { QpState, QpType, SendFlags, WcOpcode, WcStatus, WrOpcode, mtuBytes, type Mtu, type WorkCompletion, type Sge, QP_STATE_NAMES } from './types';
 import { type AhAttr, type QpAttrInput, checkTransition } from './qp-attributes';
 import { VerbsError, VerbsErrorCode, invalid } from './errors';
-import type { ProtectionDomain } from './memory-region';
-import { sgeTotal } from './memory-region';
+import { MrFault, type ProtectionDomain, sgeTotal } from './memory-region';
 import type { CompletionQueue } from './completion-queue';
 import type { SharedReceiveQueue } from './shared-receive-queue';
 import { type Counters, newCounters } from './counters';
 import { type RecvWqe, type RecvWr, type SendWqe, type SendWr, WqeKind, WqeState, copySge, makeRecvWqe, MAX_MSG_SIZE } from './work-request';
-import type { Path } from './address';
+import { type Path, rxeUdpSourcePort } from './address';
 import type { FrameTemplate } from '../packets/frame-template';
+import type { Transport } from '../packets/opcodes';
 import type { TimerId } from '../base/clock';
-import type { Device } from './device';
+import type { QpContext, QpHost } from './qp-context';
+import { gatherFrom, resolveSges, segsLength } from './dma';
 import { requesterRun } from './requester';
+import { transportOf } from './wire-opcodes';
 
 export interface QpCap {
   maxSendWr: number;
@@ -109,7 +111,7 @@ export class ResponderState {
   msn = 0;
   /** Opcode of the last accepted packet, or -1 when the next must start a message. */
   opcode = -1;
-  /** A PSN sequence error NAK was sent for the current gap (one NAK per gap, C9-?? / rxe sent_psn_nak). */
+  /** A PSN sequence error NAK was sent for the current gap: one NAK per gap, then silent drops (rxe_resp.c check_psn(), `resp.sent_psn_nak`). */
   sentPsnNak = false;
   /** Receive WQE of the SEND in progress. */
   wqe: RecvWqe | null = null;
@@ -142,6 +144,10 @@ const RC_OPCODES: readonly number[] = Object.freeze([
 
 export class QueuePair {
   readonly type: QpType;
+  /** The transport of this QP's packets (RC, UC or UD opcodes). */
+  readonly transport: Transport;
+  /** What the roles (requester, responder, completer) use of the device: see qp-context.ts. */
+  readonly ctx: QpContext;
   readonly cap: QpCap;
   readonly sendCq: CompletionQueue;
   readonly recvCq: CompletionQueue;
@@ -166,7 +172,7 @@ export class QueuePair {
   errorReason = '';
 
   constructor(
-    readonly device: Device,
+    private readonly host: QpHost,
     readonly pd: ProtectionDomain,
     readonly qpNum: number,
     init: QpInitAttr,
@@ -175,6 +181,8 @@ export class QueuePair {
       throw new VerbsError(VerbsErrorCode.NotSupported, `createQp: QP type ${String(init.qpType)} is not supported (RC, UC and UD are)`);
     }
     this.type = init.qpType;
+    this.transport = transportOf(init.qpType);
+    this.ctx = host;
     this.cap = { ...DEFAULT_CAP, ...init.cap };
     for (const [k, v] of Object.entries(this.cap)) {
       if (!Number.isInteger(v) || v < 0 || v > 1 << 20) throw invalid(`createQp: cap.${k} must be an integer 0..${1 << 20}`);
@@ -210,7 +218,7 @@ export class QueuePair {
   get mtu(): number {
     // UD has no path MTU attribute: a datagram (one packet) may be as large as the port's MTU,
     // as in rxe, whose get_mtu() returns port.mtu_cap for UD QPs and qp->mtu for RC and UC.
-    if (this.type === QpType.UD) return mtuBytes(this.device.maxMtu());
+    if (this.type === QpType.UD) return mtuBytes(this.host.maxMtu());
     return mtuBytes(this.attr.pathMtu);
   }
 
@@ -218,17 +226,17 @@ export class QueuePair {
   modify(input: QpAttrInput): void {
     const cur = this.attr.qpState;
     const target = checkTransition(this.type, cur, input);
-    if (input.pathMtu !== undefined && input.pathMtu > this.device.maxMtu()) {
-      throw invalid(`modifyQp: pathMtu ${mtuBytes(input.pathMtu)} exceeds what the link carries (${mtuBytes(this.device.maxMtu())})`);
+    if (input.pathMtu !== undefined && input.pathMtu > this.host.maxMtu()) {
+      throw invalid(`modifyQp: pathMtu ${mtuBytes(input.pathMtu)} exceeds what the link carries (${mtuBytes(this.host.maxMtu())})`);
     }
     if (input.ahAttr !== undefined) {
-      this.path = this.device.resolvePath(input.ahAttr); // throws on an unknown GID index or an unreachable peer
+      this.path = this.host.resolvePath(input.ahAttr); // throws on an unknown GID index or an unreachable peer
     }
     const { qpState: _s, curQpState: _c, ...rest } = input;
     Object.assign(this.attr, rest);
     this.attr.qpState = target;
     if (input.destQpNum !== undefined || input.ahAttr !== undefined) {
-      this.udpSport = this.device.udpSourcePort(this, this.attr.ahAttr?.flowLabel ?? 0);
+      this.udpSport = rxeUdpSourcePort(this.qpNum, this.attr.destQpNum || this.qpNum, this.attr.ahAttr?.flowLabel ?? 0);
       this.txTemplates.clear();
       this.lastTxPath = null;
     }
@@ -249,7 +257,7 @@ export class QueuePair {
       this.comp.retryLeft = this.attr.retryCnt;
       this.comp.rnrLeft = this.attr.rnrRetry;
     }
-    if (target === QpState.RTS) this.device.kick(this);
+    if (target === QpState.RTS) this.ctx.kick(this);
   }
 
   /** Back to RESET: queues emptied without completions, role state cleared (IBTA §10.3.1). */
@@ -267,7 +275,7 @@ export class QueuePair {
   }
 
   cancelTimers(): void {
-    const clock = this.device.clock;
+    const clock = this.ctx.clock;
     if (this.comp.timer !== null) clock.cancel(this.comp.timer);
     if (this.req.kickTimer !== null) clock.cancel(this.req.kickTimer);
     this.comp.timer = null;
@@ -296,7 +304,7 @@ export class QueuePair {
       this.flushSend();
       return;
     }
-    this.device.kick(this);
+    this.ctx.kick(this);
   }
 
   private makeSendWqe(wr: SendWr): SendWqe {
@@ -335,7 +343,7 @@ export class QueuePair {
     if ((flags & SendFlags.INLINE) !== 0) {
       if (kind === WqeKind.READ || kind === WqeKind.ATOMIC) throw invalid('postSend: INLINE applies to SEND and WRITE only');
       if (length > this.cap.maxInlineData) throw invalid(`postSend: ${length} inline bytes exceed maxInlineData ${this.cap.maxInlineData}`);
-      inline = this.device.gather(this, sgList, false);
+      inline = this.gather(sgList);
       if (inline === null) throw invalid('postSend: an inline SGE does not lie inside a registered region of this PD');
     }
     if (t === QpType.UD) {
@@ -372,6 +380,13 @@ export class QueuePair {
     };
   }
 
+  /** Copies an SGE list into one buffer (inline data); null when an SGE is not valid local memory of the QP's PD. */
+  private gather(sgList: readonly Sge[]): Uint8Array | null {
+    const r = resolveSges(this.ctx.mrs, this.pd, sgList, false);
+    if (r.fault !== MrFault.OK) return null;
+    return gatherFrom(r.segs, 0, segsLength(r.segs));
+  }
+
   /** ibv_post_recv. */
   postRecv(wrs: RecvWr | readonly RecvWr[]): void {
     const list = Array.isArray(wrs) ? (wrs as readonly RecvWr[]) : [wrs as RecvWr];
@@ -403,7 +418,7 @@ export class QueuePair {
   enterError(reason: string): void {
     if (this.errorReason === '') this.errorReason = reason;
     if (this.attr.qpState !== QpState.ERR) {
-      this.device.trace(() => ({ kind: 'qp-error', timeNs: this.device.clock.now(), qpn: this.qpNum, reason }));
+      this.ctx.trace(() => ({ kind: 'qp-error', timeNs: this.ctx.clock.now(), qpn: this.qpNum, reason }));
     }
     this.attr.qpState = QpState.ERR;
     this.cancelTimers();
@@ -458,7 +473,7 @@ export class QueuePair {
     this.recvCq.push(wc, true);
   }
 
-  /** Runs the requester now (the device calls this; tests may too). */
+  /** Runs the requester now (the device calls this when kicked; tests may too). */
   runRequester(): void {
     requesterRun(this);
   }

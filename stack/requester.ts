@@ -17,29 +17,7 @@ import type { RethHeader } from '../packets/reth';
 import type { AtomicEthHeader } from '../packets/atomic-eth';
 import type { DethHeader } from '../packets/deth';
 import { armRetransmitTimer, completeInOrder } from './completer';
-
-/** Opcode numbers by name suffix, per transport (IBTA table 35): RC 0x00, UC 0x20, UD 0x60. */
-const SUB = {
-  SEND_FIRST: 0x00,
-  SEND_MIDDLE: 0x01,
-  SEND_LAST: 0x02,
-  SEND_LAST_WITH_IMMEDIATE: 0x03,
-  SEND_ONLY: 0x04,
-  SEND_ONLY_WITH_IMMEDIATE: 0x05,
-  RDMA_WRITE_FIRST: 0x06,
-  RDMA_WRITE_MIDDLE: 0x07,
-  RDMA_WRITE_LAST: 0x08,
-  RDMA_WRITE_LAST_WITH_IMMEDIATE: 0x09,
-  RDMA_WRITE_ONLY: 0x0a,
-  RDMA_WRITE_ONLY_WITH_IMMEDIATE: 0x0b,
-  RDMA_READ_REQUEST: 0x0c,
-  COMPARE_SWAP: 0x13,
-  FETCH_ADD: 0x14,
-  SEND_LAST_WITH_INVALIDATE: 0x16,
-  SEND_ONLY_WITH_INVALIDATE: 0x17,
-} as const;
-
-const BASE: Readonly<Record<number, number>> = { [QpType.RC]: 0x00, [QpType.UC]: 0x20, [QpType.UD]: 0x60 };
+import { requestOpcode } from './wire-opcodes';
 
 /** Packets a WQE needs on the wire: response packets for a READ, one for an atomic. */
 function packetCount(w: SendWqe, mtu: number): number {
@@ -63,9 +41,10 @@ function startWqe(qp: QueuePair, w: SendWqe): boolean {
   if (w.inline !== null) {
     w.segs = [segOf(w.inline)];
   } else {
-    const r = resolveSges(qp.device.mrs, qp.pd, w.sgList, rdAtomic);
+    const r = resolveSges(qp.ctx.mrs, qp.pd, w.sgList, rdAtomic);
     if (r.fault !== MrFault.OK) {
-      // A bad local SGE is a local protection error; the QP goes to ERR (IBTA §10.8.3.1, C10-?).
+      // A bad local SGE is a local protection error; the QP goes to ERR (IBTA §10.8.3.1; rxe_req.c: finish_packet()
+      // failing with -EFAULT ends the WQE with IB_WC_LOC_PROT_ERR and the completer moves the QP to ERR).
       w.state = WqeState.STARTED;
       if (rdAtomic) req.rdAtomicOutstanding++;
       completeInOrder(qp, w, WcStatus.LOC_PROT_ERR, `local SGE: ${MR_FAULT_NAMES[r.fault]}`);
@@ -113,12 +92,11 @@ function reth(va: bigint, rkey: number, dmaLength: number): RethHeader {
   return RETH;
 }
 
-/** Builds the next request packet of `w` and hands it to the device. */
+/** Builds the next request packet of `w` and hands it to the port (ctx.transmit). */
 function sendPacket(qp: QueuePair, w: SendWqe): void {
-  const dev = qp.device;
+  const ctx = qp.ctx;
   const req = qp.req;
   const mtu = qp.mtu;
-  const base = BASE[qp.type] ?? 0;
   if (w.kind === WqeKind.READ && psnDiff(qp.comp.psn, w.readPsn) > 0 && psnDiff(qp.comp.psn, w.lastPsn) <= 0) {
     // Responses placed since the retry point was set (e.g. during an RNR wait) need not be read again:
     // resume at the first response still missing, as rxe works the offset out from comp.psn.
@@ -143,11 +121,11 @@ function sendPacket(qp: QueuePair, w: SendWqe): void {
   t.payloadLength = undefined;
   if (w.kind === WqeKind.READ) {
     const off = psnDiff(w.readPsn, w.firstPsn) * mtu;
-    bth.opcode = SUB.RDMA_READ_REQUEST;
+    bth.opcode = requestOpcode(qp.type, w.opcode, true, true);
     t.reth = reth(off === 0 ? w.remoteAddr : w.remoteAddr + BigInt(off), w.rkey, w.length - off);
   } else if (w.kind === WqeKind.ATOMIC) {
     const cmp = w.opcode === WrOpcode.ATOMIC_CMP_AND_SWP;
-    bth.opcode = cmp ? SUB.COMPARE_SWAP : SUB.FETCH_ADD;
+    bth.opcode = requestOpcode(qp.type, w.opcode, true, true);
     const a = ATOMIC_ETH;
     a.va = w.remoteAddr;
     a.rkey = w.rkey;
@@ -161,40 +139,14 @@ function sendPacket(qp: QueuePair, w: SendWqe): void {
     const first = i === 0;
     const last = i === w.npkts - 1;
     const write = w.kind === WqeKind.WRITE;
-    let sub: number;
-    if (first && last) {
-      sub = write
-        ? w.imm !== null
-          ? SUB.RDMA_WRITE_ONLY_WITH_IMMEDIATE
-          : SUB.RDMA_WRITE_ONLY
-        : w.imm !== null
-          ? SUB.SEND_ONLY_WITH_IMMEDIATE
-          : w.inv !== null
-            ? SUB.SEND_ONLY_WITH_INVALIDATE
-            : SUB.SEND_ONLY;
-    } else if (first) {
-      sub = write ? SUB.RDMA_WRITE_FIRST : SUB.SEND_FIRST;
-    } else if (last) {
-      sub = write
-        ? w.imm !== null
-          ? SUB.RDMA_WRITE_LAST_WITH_IMMEDIATE
-          : SUB.RDMA_WRITE_LAST
-        : w.imm !== null
-          ? SUB.SEND_LAST_WITH_IMMEDIATE
-          : w.inv !== null
-            ? SUB.SEND_LAST_WITH_INVALIDATE
-            : SUB.SEND_LAST;
-    } else {
-      sub = write ? SUB.RDMA_WRITE_MIDDLE : SUB.SEND_MIDDLE;
-    }
     // AckReq: last packet of a message, or every maxPktsPerAck packets, or when the window is about to close (rxe_req.c).
     let ackReq = false;
     if (rc) {
       req.noackPkts++;
-      ackReq = last || req.noackPkts >= dev.config.maxPktsPerAck || psnDiff(psnAdd(psn, 1), qp.comp.psn) >= dev.config.maxUnackedPsns;
+      ackReq = last || req.noackPkts >= ctx.tuning.maxPktsPerAck || psnDiff(psnAdd(psn, 1), qp.comp.psn) >= ctx.tuning.maxUnackedPsns;
       if (ackReq) req.noackPkts = 0;
     }
-    bth.opcode = base | sub;
+    bth.opcode = requestOpcode(qp.type, w.opcode, first, last);
     if (qp.type === QpType.UD) bth.destQp = w.ud?.remoteQpn ?? 0;
     bth.ackReq = ackReq;
     bth.se = last && (w.sendFlags & SendFlags.SOLICITED) !== 0;
@@ -230,7 +182,7 @@ function sendPacket(qp: QueuePair, w: SendWqe): void {
   }
   const path = qp.type === QpType.UD && w.ud ? w.ud.ah.path : qp.path;
   if (path === null) return;
-  dev.transmit(qp, t, path);
+  ctx.transmit(qp, t, path);
   if (w.kind === WqeKind.READ || w.kind === WqeKind.ATOMIC) w.sentPkts = 1;
   else w.sentPkts++;
   if (rc) armRetransmitTimer(qp);
@@ -241,12 +193,12 @@ function sendPacket(qp: QueuePair, w: SendWqe): void {
  * events (another run is scheduled when work is left).
  */
 export function requesterRun(qp: QueuePair): void {
-  const dev = qp.device;
+  const ctx = qp.ctx;
   const req = qp.req;
   const st = qp.state;
   if (st !== QpState.RTS && st !== QpState.SQD) return;
-  if (req.waitUntil > dev.clock.now()) return; // an RNR wait: the completer restarts us
-  let budget = dev.config.burst;
+  if (req.waitUntil > ctx.clock.now()) return; // an RNR wait: the completer restarts us
+  let budget = ctx.tuning.burst;
   while (budget > 0) {
     const w = qp.sq[req.next];
     if (w === undefined) return;
@@ -256,7 +208,7 @@ export function requesterRun(qp: QueuePair): void {
     }
     if (w.state === WqeState.POSTED && !startWqe(qp, w)) return;
     if (qp.state === QpState.ERR) return;
-    if (qp.type === QpType.RC && psnDiff(nextPsn(w), qp.comp.psn) >= dev.config.maxUnackedPsns) return;
+    if (qp.type === QpType.RC && psnDiff(nextPsn(w), qp.comp.psn) >= ctx.tuning.maxUnackedPsns) return;
     sendPacket(qp, w);
     budget--;
     if (w.sentPkts >= requestPackets(w)) {
@@ -265,5 +217,5 @@ export function requesterRun(qp: QueuePair): void {
       if (qp.type !== QpType.RC) completeInOrder(qp, w, WcStatus.SUCCESS);
     }
   }
-  dev.kick(qp);
+  ctx.kick(qp);
 }

@@ -20,13 +20,14 @@ import { MrFault, MR_FAULT_NAMES } from './memory-region';
 import { MAX_MSG_SIZE } from './work-request';
 import { copyBytes } from '../packets/bytes';
 import type { RocePacket } from '../packets/decode';
-import { type OpcodeInfo, OpFlag } from '../packets/opcodes';
+import { type OpcodeInfo, OPCODES, OpFlag, Opcode } from '../packets/opcodes';
 import { CREDITS_INVALID, NakCode, encodeSyndrome } from '../packets/aeth';
 import type { TransportSpec } from '../packets/build';
+import { readResponseOpcode } from './wire-opcodes';
 
-const RC_ACKNOWLEDGE = 0x11;
-const RC_ATOMIC_ACKNOWLEDGE = 0x12;
-const READ_RESPONSE = { FIRST: 0x0d, MIDDLE: 0x0e, LAST: 0x0f, ONLY: 0x10 } as const;
+const RC_ACKNOWLEDGE = Opcode.RC_ACKNOWLEDGE;
+const RC_ATOMIC_ACKNOWLEDGE = Opcode.RC_ATOMIC_ACKNOWLEDGE;
+const RC_COMPARE_SWAP = Opcode.RC_COMPARE_SWAP;
 /** rxe answers with credit code 31 (no end-to-end flow control) on every ACK. */
 const ACK_SYNDROME = encodeSyndrome('ACK', CREDITS_INVALID);
 
@@ -41,11 +42,11 @@ function sendAck(qp: QueuePair, syndrome: number, psn: number): void {
   t.bth.psn = psn;
   t.aeth.syndrome = syndrome;
   t.aeth.msn = qp.resp.msn;
-  qp.device.transmit(qp, t, qp.path);
+  qp.ctx.transmit(qp, t, qp.path);
 }
 
 function sendNak(qp: QueuePair, code: number, psn: number, reason: string): void {
-  qp.device.trace(() => ({ kind: 'nak-sent', timeNs: qp.device.clock.now(), qpn: qp.qpNum, psn, code, reason }));
+  qp.ctx.trace(() => ({ kind: 'nak-sent', timeNs: qp.ctx.clock.now(), qpn: qp.qpNum, psn, code, reason }));
   sendAck(qp, encodeSyndrome('NAK', code), psn);
 }
 
@@ -72,12 +73,18 @@ function dropMessage(qp: QueuePair): void {
   r.dropMsg = true;
 }
 
-/** Opcode sequence check (IBTA C9-?: a FIRST/MIDDLE must be followed by MIDDLE or LAST of the same operation). */
+/**
+ * Opcode sequence check: a FIRST or MIDDLE must be followed by a MIDDLE or LAST of the same operation, and
+ * a MIDDLE or LAST needs a FIRST before it (IBTA vol. 1 §9.7.4.1, the responder's checks of a request;
+ * rxe_resp.c check_op_seq()).
+ */
 function sequenceOk(prev: number, info: OpcodeInfo): boolean {
   const f = info.flags;
   if (prev < 0) return (f & OpFlag.START) !== 0;
-  const inSend = (prev & 0x1f) === 0x00 || (prev & 0x1f) === 0x01;
-  const inWrite = (prev & 0x1f) === 0x06 || (prev & 0x1f) === 0x07;
+  // `prev` is the FIRST or MIDDLE packet of a SEND or WRITE in progress (finishPacket keeps no other).
+  const pf = OPCODES[prev]?.flags ?? 0;
+  const inSend = (pf & (OpFlag.SEND | OpFlag.END)) === OpFlag.SEND;
+  const inWrite = (pf & (OpFlag.WRITE | OpFlag.END)) === OpFlag.WRITE;
   if (inSend) return (f & OpFlag.SEND) !== 0 && (f & OpFlag.START) === 0;
   if (inWrite) return (f & OpFlag.WRITE) !== 0 && (f & OpFlag.START) === 0;
   return (f & OpFlag.START) !== 0;
@@ -109,7 +116,7 @@ export function responderReceive(qp: QueuePair, p: RocePacket, frame: Uint8Array
     return;
   }
   // The opcode's transport must be the QP's (rxe check_type_state drops the others).
-  if (info.qpType !== (qp.type === QpType.RC ? 'RC' : 'UC')) {
+  if (info.transport !== qp.transport) {
     qp.counters.rcvd_malformed++;
     return;
   }
@@ -168,7 +175,7 @@ export function responderReceive(qp: QueuePair, p: RocePacket, frame: Uint8Array
     if (!qp.hasRecvWqe()) {
       if (rc) {
         qp.counters.send_rnr_err++;
-        qp.device.trace(() => ({ kind: 'rnr-nak-sent', timeNs: qp.device.clock.now(), qpn: qp.qpNum, psn: bth.psn, timerCode: qp.attr.minRnrTimer }));
+        qp.ctx.trace(() => ({ kind: 'rnr-nak-sent', timeNs: qp.ctx.clock.now(), qpn: qp.qpNum, psn: bth.psn, timerCode: qp.attr.minRnrTimer }));
         sendAck(qp, encodeSyndrome('RNR_NAK', qp.attr.minRnrTimer), bth.psn);
       } else {
         dropMessage(qp);
@@ -227,7 +234,7 @@ function executeSend(qp: QueuePair, p: RocePacket, info: OpcodeInfo, frame: Uint
     return;
   }
   if (len > 0) {
-    const res = resolveSges(qp.device.mrs, qp.pd, wqe.sgList, true);
+    const res = resolveSges(qp.ctx.mrs, qp.pd, wqe.sgList, true);
     if (res.fault !== MrFault.OK) {
       // A receive WQE the responder cannot write is malformed: class A, remote operational error (rxe MALFORMED_WQE).
       if (rc) classCError(qp, NakCode.REMOTE_OPERATIONAL_ERROR, bth.psn, `receive SGE: ${MR_FAULT_NAMES[res.fault]}`, WcStatus.LOC_PROT_ERR);
@@ -263,7 +270,7 @@ function executeWrite(qp: QueuePair, p: RocePacket, info: OpcodeInfo, frame: Uin
     }
     if (reth.dmaLength > 0) {
       // C9-88 / rxe check_rkey: the R_Key must name a region of this PD that covers the range and allows remote write.
-      const hit = qp.device.mrs.checkRemote(qp.pd, reth.rkey, reth.va, reth.dmaLength, Access.REMOTE_WRITE);
+      const hit = qp.ctx.mrs.checkRemote(qp.pd, reth.rkey, reth.va, reth.dmaLength, Access.REMOTE_WRITE);
       if (hit.fault !== MrFault.OK || hit.mr === null) {
         if (rc) classCError(qp, NakCode.REMOTE_ACCESS_ERROR, bth.psn, `WRITE rkey 0x${reth.rkey.toString(16)} va 0x${reth.va.toString(16)} len ${reth.dmaLength}: ${MR_FAULT_NAMES[hit.fault]}`, WcStatus.REM_ACCESS_ERR);
         else dropMessage(qp);
@@ -308,7 +315,7 @@ function finishPacket(qp: QueuePair, p: RocePacket, info: OpcodeInfo): void {
         imm = p.ieth.rkey;
         // An R_Key that names no valid region of this PD cannot be invalidated: the receive WQE completes
         // with REM_INV_REQ_ERR and the QP goes to ERR after the ACK (rxe RESPST_ERR_INVALIDATE_RKEY, "class J").
-        if (!qp.device.mrs.invalidate(qp.pd, p.ieth.rkey)) {
+        if (!qp.ctx.mrs.invalidate(qp.pd, p.ieth.rkey)) {
           status = WcStatus.REM_INV_REQ_ERR;
           invalidateFailed = `SEND with invalidate: R_Key 0x${p.ieth.rkey.toString(16)} cannot be invalidated`;
         }
@@ -342,7 +349,7 @@ function executeRead(qp: QueuePair, p: RocePacket): void {
     return;
   }
   if (reth.dmaLength > 0) {
-    const hit = qp.device.mrs.checkRemote(qp.pd, reth.rkey, reth.va, reth.dmaLength, Access.REMOTE_READ);
+    const hit = qp.ctx.mrs.checkRemote(qp.pd, reth.rkey, reth.va, reth.dmaLength, Access.REMOTE_READ);
     if (hit.fault !== MrFault.OK) {
       classCError(qp, NakCode.REMOTE_ACCESS_ERROR, bth.psn, `READ rkey 0x${reth.rkey.toString(16)} va 0x${reth.va.toString(16)} len ${reth.dmaLength}: ${MR_FAULT_NAMES[hit.fault]}`, WcStatus.REM_ACCESS_ERR);
       return;
@@ -382,14 +389,15 @@ function sendReadResponses(qp: QueuePair, res: ResponderResource, fromPsn: numbe
   let buf: Uint8Array | null = null;
   let at = 0;
   if (remaining > 0) {
-    const hit = qp.device.mrs.checkRemote(qp.pd, res.rkey, res.va + BigInt(start), remaining, Access.REMOTE_READ);
+    const hit = qp.ctx.mrs.checkRemote(qp.pd, res.rkey, res.va + BigInt(start), remaining, Access.REMOTE_READ);
     if (hit.fault !== MrFault.OK || hit.mr === null) return; // invalidated since: nothing to send
     buf = hit.mr.buffer;
     at = hit.offset;
   }
   const aeth = { syndrome: ACK_SYNDROME, msn: qp.resp.msn };
   for (let i = 0; i < n; i++) {
-    const op = n === 1 ? READ_RESPONSE.ONLY : i === 0 ? READ_RESPONSE.FIRST : i === n - 1 ? READ_RESPONSE.LAST : READ_RESPONSE.MIDDLE;
+    const last = i === n - 1;
+    const op = readResponseOpcode(i === 0, last);
     // Each response's payload is read in place from the region (a window, no view made).
     const t: TransportSpec = { bth: { opcode: op, destQp: qp.attr.destQpNum, psn: psnAdd(fromPsn, i) } };
     if (buf !== null) {
@@ -397,8 +405,8 @@ function sendReadResponses(qp: QueuePair, res: ResponderResource, fromPsn: numbe
       t.payloadOffset = at + i * mtu;
       t.payloadLength = Math.min(remaining, (i + 1) * mtu) - i * mtu;
     }
-    if (op !== READ_RESPONSE.MIDDLE) t.aeth = aeth;
-    if (qp.path !== null) qp.device.transmit(qp, t, qp.path);
+    if (i === 0 || last) t.aeth = aeth; // MIDDLE responses carry no AETH
+    if (qp.path !== null) qp.ctx.transmit(qp, t, qp.path);
   }
 }
 
@@ -411,7 +419,7 @@ function executeAtomic(qp: QueuePair, p: RocePacket, info: OpcodeInfo): void {
     classCError(qp, NakCode.INVALID_REQUEST, bth.psn, `atomic at unaligned address 0x${a.va.toString(16)}`, WcStatus.REM_INV_REQ_ERR);
     return;
   }
-  const hit = qp.device.mrs.checkRemote(qp.pd, a.rkey, a.va, 8, Access.REMOTE_ATOMIC);
+  const hit = qp.ctx.mrs.checkRemote(qp.pd, a.rkey, a.va, 8, Access.REMOTE_ATOMIC);
   if (hit.fault !== MrFault.OK || hit.mr === null) {
     classCError(qp, NakCode.REMOTE_ACCESS_ERROR, bth.psn, `atomic rkey 0x${a.rkey.toString(16)} va 0x${a.va.toString(16)}: ${MR_FAULT_NAMES[hit.fault]}`, WcStatus.REM_ACCESS_ERR);
     return;
@@ -420,7 +428,7 @@ function executeAtomic(qp: QueuePair, p: RocePacket, info: OpcodeInfo): void {
   const view = new DataView(buf.buffer, buf.byteOffset + hit.offset, 8);
   // Memory holds the 64-bit value in host order, little-endian as on x86 (rxe operates on a native u64).
   const orig = view.getBigUint64(0, true);
-  if ((bth.opcode & 0x1f) === 0x13) {
+  if (bth.opcode === RC_COMPARE_SWAP) {
     if (orig === a.compare) view.setBigUint64(0, a.swapAdd, true);
   } else {
     view.setBigUint64(0, BigInt.asUintN(64, orig + a.swapAdd), true);
@@ -440,7 +448,7 @@ function sendAtomicAck(qp: QueuePair, res: ResponderResource): void {
     aeth: { syndrome: ACK_SYNDROME, msn: qp.resp.msn },
     atomicAckEth: { origData: res.origData },
   };
-  if (qp.path !== null) qp.device.transmit(qp, t, qp.path);
+  if (qp.path !== null) qp.ctx.transmit(qp, t, qp.path);
 }
 
 /** A request whose PSN is behind the expected one (rxe duplicate_request). */
@@ -481,7 +489,7 @@ function udReceive(qp: QueuePair, p: RocePacket, frame: Uint8Array, base: number
     qp.postRecvCompletion(wqe, WcStatus.LOC_LEN_ERR, len + 40, 0, 0, deth.srcQp, `datagram of ${len} bytes (+40 GRH) does not fit ${wqe.length}`);
     return;
   }
-  const res = resolveSges(qp.device.mrs, qp.pd, wqe.sgList, true);
+  const res = resolveSges(qp.ctx.mrs, qp.pd, wqe.sgList, true);
   if (res.fault !== MrFault.OK) {
     qp.postRecvCompletion(wqe, WcStatus.LOC_PROT_ERR, 0, 0, 0, deth.srcQp, `receive SGE: ${MR_FAULT_NAMES[res.fault]}`);
     qp.enterError('UD receive SGE could not be written');

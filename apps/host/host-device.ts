@@ -10,6 +10,7 @@
  * setting comes in as an option; the CLI takes their defaults from the
  * environment (environment.ts). The `memory` test mode is memory-testbed.ts.
  */
+import { fastestIcrcBatch } from '../../nic-driver/native-icrc';
 import { randomInt } from 'node:crypto';
 import { Device } from '../../stack/device';
 import { RealClock } from '../../base/clock';
@@ -181,6 +182,7 @@ export async function openHostDevice(ifname: string, kind: HostNicKind, opts: Ho
     name: ifname,
     seed: randomInt(1, 0x7fffffff),
     vlan: vlan !== null ? { vid: vlan.id } : null,
+    icrc: fastestIcrcBatch(),
     ...(opts.maxUnackedPsns !== undefined ? { maxUnackedPsns: opts.maxUnackedPsns } : {}),
     ...(opts.maxPktsPerAck !== undefined ? { maxPktsPerAck: opts.maxPktsPerAck } : {}),
   });

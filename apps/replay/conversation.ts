@@ -11,7 +11,7 @@
  * analyze` uses too (docs/analysis.md, "Conversations and flows").
  */
 import type { RocePacket } from '../../packets/decode';
-import { OpFlag } from '../../packets/opcodes';
+import { OpFlag, Transport } from '../../packets/opcodes';
 import { CONNECTION_PSN_WINDOW } from '../../analysis/conversations';
 import { psnDiff } from '../../base/psn';
 
@@ -68,7 +68,7 @@ export function findRcConversations(packets: readonly CapturedPacket[], addr: (p
   for (const c of packets) {
     const b = c.p.bth;
     const info = c.p.info;
-    if (b === null || info === undefined || info.qpType !== 'RC') continue;
+    if (b === null || info === undefined || info.transport !== Transport.RC) continue;
     const { src, dst } = addr(c.p);
     const isReq = (info.flags & OpFlag.REQ) !== 0;
     if (!isReq && (info.flags & OpFlag.RESP) === 0) continue;

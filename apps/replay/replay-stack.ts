@@ -4,6 +4,7 @@
  * as the captured side (its IP and MAC, the peer's as its neighbour), and the
  * path MTU of the conversation.
  */
+import { fastestIcrcBatch } from '../../nic-driver/native-icrc';
 import { invalid } from '../../stack/errors';
 import { VirtualClock } from '../../base/clock';
 import { Device } from '../../stack/device';
@@ -52,6 +53,7 @@ export function replayStack(conv: RcConversation, side: 'requester' | 'responder
     ...(v4 ? { ipv4: [me.ip] } : { ipv6: [me.ip] }),
     neighbors: { [peer.ip]: peerMac },
     name: 'replay',
+    icrc: fastestIcrcBatch(),
   });
   return { clock, driver, dev, mtuBytes, pathMtu, peer: { dgid: v4 ? `::ffff:${peer.ip}` : peer.ip, dmac: peerMac } };
 }

@@ -10,7 +10,7 @@
 import { Access, QpState, QpType, SendFlags, WrOpcode } from '../../stack/types';
 import type { SendWr } from '../../stack/work-request';
 import { decodeFrame, type RocePacket } from '../../packets/decode';
-import { OpFlag } from '../../packets/opcodes';
+import { OpFlag, Opcode } from '../../packets/opcodes';
 import { psnDiff } from '../../base/psn';
 import type { CapturedPacket, RcConversation } from './conversation';
 import { type Difference, DiffClass, type ReplaySummary, malformedOutput, replaySummary } from './differences';
@@ -48,7 +48,7 @@ function messagesOf(reqs: readonly CapturedPacket[], mtu: number): { msgs: Msg[]
         continue;
       }
       if ((f & OpFlag.ATOMIC) !== 0 && p.atomicEth) {
-        const cmp = (p.bth.opcode & 0x1f) === 0x13;
+        const cmp = p.bth.opcode === Opcode.RC_COMPARE_SWAP; // conversations are RC (conversation.ts)
         const a = p.atomicEth;
         msgs.push({
           wr: { opcode: cmp ? WrOpcode.ATOMIC_CMP_AND_SWP : WrOpcode.ATOMIC_FETCH_AND_ADD, atomic: { remoteAddr: a.va, rkey: a.rkey, compareAdd: cmp ? a.compare : a.swapAdd, swap: a.swapAdd } },

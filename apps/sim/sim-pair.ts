@@ -8,6 +8,7 @@ import { Device } from '../../stack/device';
 import { createMemoryLink, type MemoryLink } from '../../nic-driver/memory-link';
 import type { FaultConfig } from '../../nic-driver/faults';
 import type { FrameTap } from '../../nic-driver/pcap-tap';
+import { fastestIcrcBatch } from '../../nic-driver/native-icrc';
 
 export const SIM_IP_A = '198.18.0.1';
 export const SIM_IP_B = '198.18.0.2';
@@ -48,7 +49,7 @@ export function createSimPair(o: SimPairOptions = {}): SimPair {
     faults: { aToB: withDelay(o.faults?.aToB), bToA: withDelay(o.faults?.bToA) },
     ...(o.tap !== undefined ? { tap: o.tap } : {}),
   });
-  const common = o.maxUnackedPsns !== undefined ? { maxUnackedPsns: o.maxUnackedPsns } : {};
+  const common = { icrc: fastestIcrcBatch(), ...(o.maxUnackedPsns !== undefined ? { maxUnackedPsns: o.maxUnackedPsns } : {}) };
   const a = new Device({ driver: link.a, clock, ipv4: [SIM_IP_A], neighbors: { [SIM_IP_B]: SIM_MAC_B }, name: 'sim-a', seed: seed * 2 + 1, ...common });
   const b = new Device({ driver: link.b, clock, ipv4: [SIM_IP_B], neighbors: { [SIM_IP_A]: SIM_MAC_A }, name: 'sim-b', seed: seed * 2 + 2, ...common });
   return { clock, link, a, b };

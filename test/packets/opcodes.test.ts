@@ -1,5 +1,5 @@
 /** The opcode table: coverage, layout against rxe's table, and internal consistency. */
-import { OPCODES, OpFlag, Hdr, PayloadRule, opcodeByName, opcodeName, opcodeInfo } from '../../packets/opcodes';
+import { OPCODES, OpFlag, Hdr, PayloadRule, Opcode, Transport, opcodeByName, opcodeName, opcodeInfo } from '../../packets/opcodes';
 
 const defined = OPCODES.filter((e) => e !== undefined);
 
@@ -14,9 +14,9 @@ test('256 frozen entries', () => {
 
 test('every RC, UC, UD and CNP opcode, plus FLUSH and ATOMIC WRITE', () => {
   const rc = [...Array(0x15).keys(), 0x16, 0x17, 0x1c, 0x1d];
-  for (const op of rc) expect(opcodeInfo(op)?.qpType).toBe('RC');
+  for (const op of rc) expect(opcodeInfo(op)?.transport).toBe('RC');
   for (const op of [0x15, 0x18, 0x19, 0x1a, 0x1b, 0x1e, 0x1f]) expect(opcodeInfo(op)).toBeUndefined();
-  for (let op = 0x20; op <= 0x2b; op++) expect(opcodeInfo(op)?.qpType).toBe('UC');
+  for (let op = 0x20; op <= 0x2b; op++) expect(opcodeInfo(op)?.transport).toBe('UC');
   expect(opcodeInfo(0x2c)).toBeUndefined();
   expect(opcodeInfo(0x64)?.name).toBe('UD_SEND_ONLY');
   expect(opcodeInfo(0x65)?.name).toBe('UD_SEND_ONLY_WITH_IMMEDIATE');
@@ -77,8 +77,33 @@ test('flags are consistent with names and payload rules', () => {
     if (e.name.includes('IMMEDIATE')) expect(e.hdrs & Hdr.IMMDT).toBe(Hdr.IMMDT);
     if (e.name.includes('INVALIDATE')) expect(e.hdrs & Hdr.IETH).toBe(Hdr.IETH);
     if ((f & OpFlag.COMP) !== 0) expect(f & OpFlag.RWR).toBe(OpFlag.RWR);
-    if (e.qpType === 'UD') expect(e.hdrs & Hdr.DETH).toBe(Hdr.DETH);
-    if (e.qpType === 'XRC' && (f & OpFlag.REQ) !== 0) expect(e.hdrs & Hdr.XRCETH).toBe(Hdr.XRCETH);
+    if (e.transport === 'UD') expect(e.hdrs & Hdr.DETH).toBe(Hdr.DETH);
+    if (e.transport === 'XRC' && (f & OpFlag.REQ) !== 0) expect(e.hdrs & Hdr.XRCETH).toBe(Hdr.XRCETH);
   }
   expect(opcodeByName('RC_ATOMIC_WRITE')?.fixedPayload).toBe(8);
+});
+
+test('Opcode names every table entry with its number, and nothing else', () => {
+  expect(Object.isFrozen(Opcode)).toBe(true);
+  expect(Object.keys(Opcode)).toHaveLength(defined.length);
+  for (const e of defined) expect(Opcode[e!.name]).toBe(e!.opcode);
+  // Numbers from IBTA vol. 1 table 35 and annexes A14 / A17.
+  expect(Opcode.RC_SEND_FIRST).toBe(0x00);
+  expect(Opcode.RC_ACKNOWLEDGE).toBe(0x11);
+  expect(Opcode.RC_COMPARE_SWAP).toBe(0x13);
+  expect(Opcode.RC_SEND_ONLY_WITH_INVALIDATE).toBe(0x17);
+  expect(Opcode.RC_ATOMIC_WRITE).toBe(0x1d);
+  expect(Opcode.UC_RDMA_WRITE_ONLY_WITH_IMMEDIATE).toBe(0x2b);
+  expect(Opcode.RD_RESYNC).toBe(0x55);
+  expect(Opcode.UD_SEND_ONLY).toBe(0x64);
+  expect(Opcode.CNP).toBe(0x81);
+  expect(Opcode.XRC_SEND_ONLY_WITH_INVALIDATE).toBe(0xb7);
+});
+
+test('each opcode belongs to the transport its top three bits name', () => {
+  const byBase: Record<number, string> = { 0x00: Transport.RC, 0x20: Transport.UC, 0x40: Transport.RD, 0x60: Transport.UD, 0x80: Transport.CNP, 0xa0: Transport.XRC };
+  for (const e of defined) {
+    expect(e!.transport).toBe(byBase[e!.opcode & 0xe0]);
+    expect(e!.name.startsWith(e!.transport)).toBe(true);
+  }
 });

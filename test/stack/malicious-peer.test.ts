@@ -351,7 +351,7 @@ describe('silently dropped (class D)', () => {
 // ---------------------------------------------------------------------------
 // Property: random well-formed-but-arbitrary request packets.
 
-const RC_REQUESTS = OPCODES.filter((e) => e !== undefined && (e.flags & OpFlag.REQ) !== 0 && (e.qpType === 'RC' || e.qpType === 'UC' || e.qpType === 'UD')).map((e) => e!);
+const RC_REQUESTS = OPCODES.filter((e) => e !== undefined && (e.flags & OpFlag.REQ) !== 0 && (e.transport === 'RC' || e.transport === 'UC' || e.transport === 'UD')).map((e) => e!);
 
 interface Region {
   name: 'rw' | 'ro' | 'recv';

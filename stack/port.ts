@@ -1,0 +1,329 @@
+/**
+ * A device's port: frames out and frames in over one NicDriver.
+ *
+ * Transmit: a role hands a transport packet and its path; the port builds the frame in place
+ * (from the QP's frame template for that path) in one slab reused after every flush, or straight
+ * in the driver's transmit memory when the driver has zero-copy transmit, and hands the burst to
+ * the driver on flush, after sealing every frame's ICRC in one batched call.
+ *
+ * Receive: the driver hands runs of frames in one buffer; the port decodes them (transport headers
+ * only), checks their ICRCs in one batched call, and dispatches each to its QP's responder
+ * (requests) or completer (responses), as rxe_recv.c does: bad ICRC or headers and unknown QPs
+ * are dropped and counted.
+ */
+import { type NicDriver, type RunReceive, type TxSpace, hasRunReceive, hasZeroCopyTx } from '../nic-driver/driver';
+import type { TransportSpec } from '../packets/build';
+import { FrameTemplate } from '../packets/frame-template';
+import { ICRC_LEN, decodeAt, type DecodedFrame, type RocePacket } from '../packets/decode';
+import { LinkType } from '../packets/pcap';
+import type { IcrcBatch } from '../packets/icrc';
+import { OpFlag } from '../packets/opcodes';
+import { WireError, WireErrorCode } from '../packets/errors';
+import type { Counters } from './counters';
+import type { Path } from './address';
+import type { QueuePair } from './queue-pair';
+import { QpState } from './types';
+import { responderReceive } from './responder';
+import { completerReceive } from './completer';
+
+/** Frames a port queues before it hands them to the driver (a flush also ends every burst of work). */
+const TX_BURST = 256;
+/** Frames a port takes from the driver at a time. */
+const RX_BURST = 64;
+
+export interface PortConfig {
+  driver: NicDriver;
+  /** Seals the ICRCs of a transmit burst and computes those of a receive run. */
+  icrc: IcrcBatch;
+  /** Counters for frames that reach no QP (the device's own). */
+  counters: Counters;
+  /** The device's QPs by number, for receive dispatch. */
+  qps: ReadonlyMap<number, QueuePair>;
+}
+
+export class Port {
+  private readonly driver: NicDriver;
+  private readonly icrc: IcrcBatch;
+  private readonly counters: Counters;
+  private readonly qps: ReadonlyMap<number, QueuePair>;
+  private txQueue: Uint8Array[] = [];
+  /**
+   * Frames are built in place in one slab, reused after every flush (the driver copies on txBurst).
+   * Allocated on first use: a driver with zero-copy transmit never needs it.
+   */
+  private txSlab = new Uint8Array(0);
+  private txView = new DataView(this.txSlab.buffer);
+  private txOff = 0;
+  /**
+   * Zero-copy transmit (NicDriver.txReserve: AF_XDP): frames are built straight in the driver's
+   * transmit memory and committed by flush(); null when the driver copies (txBurst).
+   */
+  private readonly txZc: (NicDriver & { txSpace: TxSpace; txReserve(len: number): number; txCommit(): number }) | null;
+  /** Frames reserved in the driver and not committed yet. */
+  private txZcFrames = 0;
+  /** (IP header, ICRC field) offset pairs of the queued frames, in the buffer they were built in. */
+  private txIcrcDesc = new Uint32Array(2 * TX_BURST);
+  private txIcrcCount = 0;
+  private icrcOut = new Uint32Array(256);
+  /** Receive-side ICRC descriptors (IP header, ICRC field offset pairs) and decoded packets of the burst in hand. */
+  private rxIcrcDesc = new Uint32Array(256);
+  private readonly rxPkts: DecodedFrame[] = [];
+  /** The driver when it has descriptor receive (driver.ts RunReceive), else null. */
+  private readonly rxRunDriver: (NicDriver & RunReceive) | null;
+  /** The run in hand: its frames' (offset, length) pairs, and where each frame starts in its buffer. */
+  private readonly rxDesc = new Uint32Array(2 * RX_BURST);
+  private readonly rxStarts = new Uint32Array(RX_BURST);
+  /** The buffer of the last run, with a view over it (see bytesOf). */
+  private rxBuf: ArrayBufferLike | null = null;
+  private rxView: DataView | null = null;
+  private rxBytes: Uint8Array | null = null;
+
+  constructor(cfg: PortConfig) {
+    this.driver = cfg.driver;
+    this.icrc = cfg.icrc;
+    this.counters = cfg.counters;
+    this.qps = cfg.qps;
+    this.txZc = hasZeroCopyTx(cfg.driver) ? cfg.driver : null;
+    this.rxRunDriver = hasRunReceive(cfg.driver) ? cfg.driver : null;
+    cfg.driver.setRxHandler(() => this.onRx());
+  }
+
+  /** What computes the ICRCs ('typescript' or 'native'). */
+  get icrcName(): string {
+    return this.icrc.name;
+  }
+
+  // ------------------------------------------------------------------ transmit
+
+  /** Builds the frame of a transport packet of `qp` on `path` and queues it for the next flush. */
+  transmit(qp: QueuePair, t: TransportSpec, path: Path): void {
+    // Nearly every packet of a QP goes on its one path: remember the last template before the map.
+    let tpl = qp.lastTxPath === path ? qp.lastTxTemplate : qp.txTemplates.get(path);
+    if (tpl === undefined) {
+      tpl = templateFor(path, qp.udpSport);
+      qp.txTemplates.set(path, tpl);
+    }
+    qp.lastTxPath = path;
+    qp.lastTxTemplate = tpl;
+    const len = tpl.frameLength(t);
+    qp.counters.sent_pkts++;
+    const zc = this.txZc;
+    if (zc !== null) {
+      // Built where the driver sends it from: no copy on the way out.
+      let off = zc.txReserve(len);
+      if (off < 0) {
+        this.flush();
+        off = zc.txReserve(len);
+        if (off < 0) {
+          this.counters.send_err++; // the transmit ring is full, as when txBurst takes fewer frames
+          return;
+        }
+      }
+      const space = zc.txSpace;
+      const n = tpl.emitInto(t, space.buf, space.view, off, false);
+      this.queueIcrc(off + tpl.ipOffset, off + n - ICRC_LEN);
+      if (++this.txZcFrames >= TX_BURST) this.flush();
+      return;
+    }
+    if (this.txOff + len > this.txSlab.length) {
+      this.flush();
+      if (len > this.txSlab.length) this.growSlab(len);
+    }
+    const n = tpl.emitInto(t, this.txSlab, this.txView, this.txOff, false);
+    this.queueIcrc(this.txOff + tpl.ipOffset, this.txOff + n - ICRC_LEN);
+    this.txQueue.push(this.txSlab.subarray(this.txOff, this.txOff + n));
+    this.txOff += n;
+    if (this.txQueue.length >= TX_BURST) this.flush();
+  }
+
+  private queueIcrc(ipOff: number, icrcOff: number): void {
+    const k = 2 * this.txIcrcCount++;
+    if (k + 2 > this.txIcrcDesc.length) {
+      const bigger = new Uint32Array(this.txIcrcDesc.length * 2);
+      bigger.set(this.txIcrcDesc);
+      this.txIcrcDesc = bigger;
+    }
+    this.txIcrcDesc[k] = ipOff;
+    this.txIcrcDesc[k + 1] = icrcOff;
+  }
+
+  private growSlab(min: number): void {
+    this.txSlab = new Uint8Array(Math.max(min, this.txSlab.length * 2, 1 << 20));
+    this.txView = new DataView(this.txSlab.buffer);
+  }
+
+  /**
+   * Hands queued frames to the driver in one burst, their ICRCs sealed in one batched call first:
+   * with zero-copy transmit a commit of the frames built in its memory, else txBurst (the driver
+   * copies them, so the slab is free again).
+   */
+  flush(): void {
+    const zc = this.txZc;
+    const count = zc !== null ? this.txZcFrames : this.txQueue.length;
+    if (count === 0) return;
+    if (this.txIcrcCount > 0) {
+      this.icrc.seal(zc !== null ? zc.txSpace.buf : this.txSlab, this.txIcrcDesc, this.txIcrcCount);
+      this.txIcrcCount = 0;
+    }
+    if (zc !== null) {
+      this.txZcFrames = 0;
+      zc.txCommit(); // what the link cannot carry (over the MTU) the driver counts in txDropped, as txBurst does
+      return;
+    }
+    const q = this.txQueue;
+    this.txQueue = [];
+    this.txOff = 0;
+    const taken = this.driver.txBurst(q);
+    if (taken < q.length) this.counters.send_err += q.length - taken;
+  }
+
+  // ------------------------------------------------------------------ receive
+
+  /**
+   * Bursts from the driver, decoded and dispatched, then the frames the roles produced flushed. A
+   * driver with the descriptor extension (driver.ts RunReceive) hands runs of (offset, length)
+   * pairs; frames handed as views become runs too, one per stretch of frames that share a buffer
+   * (drivers hand out views of one ring or slab), so both take the same path.
+   */
+  private onRx(): void {
+    const runs = this.rxRunDriver;
+    const desc = this.rxDesc;
+    for (;;) {
+      if (runs !== null) {
+        const n = runs.rxRun(RX_BURST, desc);
+        if (n > 0) {
+          this.onRun(runs.rxRunBuffer, n);
+          continue;
+        }
+      }
+      const frames = this.driver.rxBurst(RX_BURST);
+      if (frames.length === 0) break;
+      let i = 0;
+      while (i < frames.length) {
+        const buf = (frames[i] as Uint8Array).buffer;
+        let k = 0;
+        for (; i < frames.length && k < RX_BURST; i++, k++) {
+          const f = frames[i] as Uint8Array;
+          if (f.buffer !== buf) break;
+          desc[2 * k] = f.byteOffset;
+          desc[2 * k + 1] = f.byteLength;
+        }
+        this.onRun(this.bytesOf(buf), k);
+      }
+    }
+    this.flush();
+  }
+
+  /** The whole of `buf` as bytes, with a DataView over it kept for decoding (one per buffer, not per frame). */
+  private bytesOf(buf: ArrayBufferLike): Uint8Array {
+    if (buf !== this.rxBuf) {
+      this.rxBuf = buf;
+      this.rxView = new DataView(buf);
+      this.rxBytes = new Uint8Array(buf);
+    }
+    return this.rxBytes as Uint8Array;
+  }
+
+  /**
+   * A run of received frames described in `rxDesc` as (offset, length) pairs in `bytes`: decoded
+   * through one view of the buffer, ICRCs checked in one batched call, each dispatched with the
+   * buffer and its start, so no view is made per frame.
+   */
+  private onRun(bytes: Uint8Array, n: number): void {
+    const whole = this.bytesOf(bytes.buffer);
+    const view = this.rxView as DataView;
+    const desc = this.rxDesc;
+    const reentered = this.rxPkts.length !== 0; // a handler re-entered: fresh arrays, the outer burst's stay intact
+    const pkts = reentered ? [] : this.rxPkts;
+    const starts = reentered ? new Uint32Array(n) : this.rxStarts;
+    pkts.length = n;
+    try {
+      for (let i = 0; i < n; i++) {
+        const start = bytes.byteOffset + (desc[2 * i] as number);
+        starts[i] = start;
+        pkts[i] = decodeAt(view, whole, start, start + (desc[2 * i + 1] as number), LinkType.Ethernet, LEAN_NO_ICRC);
+      }
+      this.checkIcrcs(whole, pkts, starts);
+      for (let i = 0; i < n; i++) this.dispatch(pkts[i] as DecodedFrame, whole, starts[i] as number);
+    } finally {
+      pkts.length = 0; // hold no packet past its burst
+    }
+  }
+
+  /** Checks the ICRCs of `pkts` (packet i starting at `starts[i]` of `whole`) with one batched call. */
+  private checkIcrcs(whole: Uint8Array, pkts: readonly DecodedFrame[], starts: Uint32Array): void {
+    const n = pkts.length;
+    if (this.rxIcrcDesc.length < 2 * n) this.rxIcrcDesc = new Uint32Array(4 * n);
+    if (this.icrcOut.length < n) this.icrcOut = new Uint32Array(2 * n);
+    const desc = this.rxIcrcDesc;
+    let k = 0;
+    for (let i = 0; i < n; i++) {
+      const p = pkts[i] as DecodedFrame;
+      if (!needsIcrc(p)) continue;
+      desc[2 * k] = (starts[i] as number) + p.l3Off;
+      desc[2 * k + 1] = (starts[i] as number) + p.icrcOff;
+      k++;
+    }
+    if (k === 0) return;
+    this.icrc.compute(whole, desc, k, this.icrcOut);
+    k = 0;
+    for (let i = 0; i < n; i++) {
+      const p = pkts[i] as DecodedFrame;
+      if (needsIcrc(p)) icrcChecked(p, this.icrcOut[k++] as number);
+    }
+  }
+
+  /** Hands a decoded packet to its QP's responder or completer. `frame` holds the packet from index `base` on (see responderReceive). */
+  private dispatch(p: DecodedFrame, frame: Uint8Array, base: number): void {
+    if (!p.roce || p.version !== 2) return;
+    // A packet whose only fault is its payload length (and whose ICRC is good) goes on to its QP: the
+    // responder answers it with NAK invalid request, as rxe's check_length does (IBTA C9-29..31).
+    const lengthOnly = p.error !== null && p.payloadRuleBroken && p.icrcOk === true;
+    if (p.error !== null && !lengthOnly) {
+      // rxe drops frames with a bad ICRC or bad headers silently (rxe_recv.c), counting them. A frame whose
+      // ICRC fails counts as an ICRC error whatever else is wrong with it: the damage is what the ICRC caught.
+      if (p.icrcOk === false || p.error.code === WireErrorCode.BadIcrc) this.counters.rcvd_icrc_err++;
+      else this.counters.rcvd_malformed++;
+      return;
+    }
+    const bth = p.bth;
+    const info = p.info;
+    if (bth === null || info === undefined) return;
+    if ((info.flags & OpFlag.CNP) !== 0) return; // congestion control is not implemented; CNPs are ignored like rxe does
+    const qp = this.qps.get(bth.destQp);
+    if (qp === undefined || qp.state === QpState.RESET) {
+      this.counters.rcvd_unknown_qp++;
+      return;
+    }
+    qp.counters.rcvd_pkts++;
+    if ((info.flags & OpFlag.REQ) !== 0) responderReceive(qp, p, frame, base);
+    else if ((info.flags & OpFlag.RESP) !== 0) completerReceive(qp, p, frame, base);
+  }
+}
+
+/** The Ethernet, IP and UDP headers of a path, built once (the UDP source port is the QP's). */
+function templateFor(path: Path, udpSport: number): FrameTemplate {
+  const ip =
+    path.ipVersion === 4
+      ? { version: 4 as const, src: bytesToV4(path.srcIp), dst: bytesToV4(path.dstIp), dscp: path.trafficClass >>> 2, ecn: path.trafficClass & 3, ttl: path.hopLimit, dontFragment: true }
+      : { version: 6 as const, src: path.srcIp, dst: path.dstIp, trafficClass: path.trafficClass, flowLabel: path.flowLabel, hopLimit: path.hopLimit };
+  return new FrameTemplate({ eth: { src: path.srcMac, dst: path.dstMac, vlan: path.vlan }, ip, udp: { srcPort: udpSport } });
+}
+
+/** A decoded RoCE v2 packet whose ICRC is there to check. */
+function needsIcrc(p: DecodedFrame): p is RocePacket {
+  return p.roce && p.version === 2 && p.icrcOff >= 0 && p.icrc !== null;
+}
+
+function icrcChecked(p: RocePacket, expected: number): void {
+  p.icrcExpected = expected;
+  p.icrcOk = expected === p.icrc;
+  if (!p.icrcOk && p.error === null) p.error = new WireError(WireErrorCode.BadIcrc, p.icrcOff, 'bad ICRC (checked in a receive burst)');
+}
+
+/** The stack reads only the transport headers (decode.ts `lean`); the ICRCs are checked per run (checkIcrcs). */
+const LEAN_NO_ICRC = Object.freeze({ verifyIcrc: false, lean: true });
+
+function bytesToV4(b: Uint8Array): number {
+  return (((b[0] ?? 0) << 24) | ((b[1] ?? 0) << 16) | ((b[2] ?? 0) << 8) | (b[3] ?? 0)) >>> 0;
+}
