@@ -7,6 +7,8 @@
  * kicks its requester), timers - and each ends by flushing the frames it produced to the driver
  * in one burst. The device is the QPs' context (stack/qp-context.ts): what their roles need of it.
  */
+import { Opcode } from '../packets/opcodes';
+import { TxScratch } from './tx-scratch';
 import type { NicDriver } from '../nic-driver/driver';
 import type { Clock } from '../base/clock';
 import { Rng } from '../base/rng';
@@ -67,6 +69,7 @@ export class Device implements QpHost {
   readonly mrs = new MrTable();
   readonly rng: Rng;
   readonly tuning: QpTuning;
+  readonly scratch = new TxScratch(Opcode.RC_ACKNOWLEDGE);
   readonly gids: Uint8Array[] = [];
   readonly neighbors = new Map<string, number>();
   /** Device-wide counters for frames that reach no QP. */

@@ -10,10 +10,7 @@
 import { Access, type Sge } from './types';
 import { VerbsError, VerbsErrorCode, invalid } from './errors';
 
-let pdHandles = 0;
-
 export class ProtectionDomain {
-  readonly handle = ++pdHandles;
   /** Regions registered in this PD (dealloc refuses while any remain). */
   regions = 0;
 }

@@ -16,6 +16,7 @@ import type { AhAttr } from './qp-attributes';
 import type { QueuePair } from './queue-pair';
 import type { TraceEvent } from './trace';
 import type { Mtu } from './types';
+import type { TxScratch } from './tx-scratch';
 
 /** How the requester paces itself (rxe module parameters). */
 export interface QpTuning {
@@ -38,6 +39,8 @@ export interface QpContext {
   flush(): void;
   /** Asks for the requester of `qp` to run soon. */
   kick(qp: QueuePair): void;
+  /** The specs the roles fill in to build a packet (see tx-scratch.ts). */
+  readonly scratch: TxScratch;
   /** Reports a protocol event; `make` runs only when someone listens. */
   trace(make: () => TraceEvent): void;
 }

@@ -6,6 +6,7 @@
  * and at most `max_rd_atomic` READ/atomic requests, honours fences, and
  * resumes from the retry point the completer set (go-back-N).
  */
+import type { TxScratch } from './tx-scratch';
 import { QpState, QpType, SendFlags, WcStatus, WrOpcode } from './types';
 import type { QueuePair } from './queue-pair';
 import { type SendWqe, WqeKind, WqeState } from './work-request';
@@ -69,27 +70,12 @@ function nextPsn(w: SendWqe): number {
   return w.kind === WqeKind.READ ? w.readPsn : psnAdd(w.firstPsn, w.sentPkts);
 }
 
-/** The request packet being built, and its extension headers: one of each, reused (see sendPacket). */
-const SPEC: TransportSpec & { bth: { opcode: number; destQp: number; psn: number; ackReq: boolean; se: boolean } } = {
-  bth: { opcode: 0, destQp: 0, psn: 0, ackReq: false, se: false },
-  reth: undefined,
-  atomicEth: undefined,
-  immDt: undefined,
-  ieth: undefined,
-  deth: undefined,
-  payload: undefined,
-  payloadOffset: undefined,
-  payloadLength: undefined,
-};
-const RETH: RethHeader = { va: 0n, rkey: 0, dmaLength: 0 };
-const ATOMIC_ETH: AtomicEthHeader = { va: 0n, rkey: 0, swapAdd: 0n, compare: 0n };
-const DETH: DethHeader = { qkey: 0, srcQp: 0 };
-
-function reth(va: bigint, rkey: number, dmaLength: number): RethHeader {
-  RETH.va = va;
-  RETH.rkey = rkey;
-  RETH.dmaLength = dmaLength;
-  return RETH;
+function reth(x: TxScratch, va: bigint, rkey: number, dmaLength: number): RethHeader {
+  const r = x.reth;
+  r.va = va;
+  r.rkey = rkey;
+  r.dmaLength = dmaLength;
+  return r;
 }
 
 /** Builds the next request packet of `w` and hands it to the port (ctx.transmit). */
@@ -105,7 +91,8 @@ function sendPacket(qp: QueuePair, w: SendWqe): void {
   const psn = nextPsn(w);
   const rc = qp.type === QpType.RC;
   // The spec is reused for every packet: transmit() builds the frame before it returns and keeps no reference.
-  const t = SPEC;
+  const x = ctx.scratch;
+  const t = x.request;
   const bth = t.bth;
   bth.psn = psn;
   bth.destQp = qp.attr.destQpNum;
@@ -122,11 +109,11 @@ function sendPacket(qp: QueuePair, w: SendWqe): void {
   if (w.kind === WqeKind.READ) {
     const off = psnDiff(w.readPsn, w.firstPsn) * mtu;
     bth.opcode = requestOpcode(qp.type, w.opcode, true, true);
-    t.reth = reth(off === 0 ? w.remoteAddr : w.remoteAddr + BigInt(off), w.rkey, w.length - off);
+    t.reth = reth(x, off === 0 ? w.remoteAddr : w.remoteAddr + BigInt(off), w.rkey, w.length - off);
   } else if (w.kind === WqeKind.ATOMIC) {
     const cmp = w.opcode === WrOpcode.ATOMIC_CMP_AND_SWP;
     bth.opcode = requestOpcode(qp.type, w.opcode, true, true);
-    const a = ATOMIC_ETH;
+    const a = x.atomicEth;
     a.va = w.remoteAddr;
     a.rkey = w.rkey;
     a.swapAdd = cmp ? w.swap : w.compareAdd;
@@ -161,14 +148,14 @@ function sendPacket(qp: QueuePair, w: SendWqe): void {
         t.payload = gatherFrom(w.segs, off, len);
       }
     }
-    if (write && first) t.reth = reth(w.remoteAddr, w.rkey, w.length);
+    if (write && first) t.reth = reth(x, w.remoteAddr, w.rkey, w.length);
     if (last && w.imm !== null) t.immDt = w.imm;
     if (last && w.inv !== null) t.ieth = w.inv;
     if (qp.type === QpType.UD && w.ud) {
       // IBTA C10-15: a Q_Key with the high bit set means "use the QP's own Q_Key".
-      DETH.qkey = (w.ud.remoteQkey & 0x8000_0000) !== 0 ? qp.attr.qkey : w.ud.remoteQkey >>> 0;
-      DETH.srcQp = qp.qpNum;
-      t.deth = DETH;
+      x.deth.qkey = (w.ud.remoteQkey & 0x8000_0000) !== 0 ? qp.attr.qkey : w.ud.remoteQkey >>> 0;
+      x.deth.srcQp = qp.qpNum;
+      t.deth = x.deth;
     }
   }
   // A READ's responses carry the PSNs up to its last one; anything past respHigh is a ghost to the completer.

@@ -31,13 +31,10 @@ const RC_COMPARE_SWAP = Opcode.RC_COMPARE_SWAP;
 /** rxe answers with credit code 31 (no end-to-end flow control) on every ACK. */
 const ACK_SYNDROME = encodeSyndrome('ACK', CREDITS_INVALID);
 
-/** The spec every ACK and NAK is built from (see sendAck). */
-const ACK_SPEC = { bth: { opcode: RC_ACKNOWLEDGE as number, destQp: 0, psn: 0 }, aeth: { syndrome: 0, msn: 0 } } satisfies TransportSpec;
-
 function sendAck(qp: QueuePair, syndrome: number, psn: number): void {
   if (qp.path === null) return;
   // One spec reused for every ACK: transmit() builds the frame before it returns and keeps no reference.
-  const t = ACK_SPEC;
+  const t = qp.ctx.scratch.ack;
   t.bth.destQp = qp.attr.destQpNum;
   t.bth.psn = psn;
   t.aeth.syndrome = syndrome;
