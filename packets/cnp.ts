@@ -5,7 +5,6 @@
  */
 import { need } from './errors';
 
-export const CNP_OPCODE = 0x81;
 export const CNP_RESERVED_LEN = 16;
 
 export interface CnpReserved {

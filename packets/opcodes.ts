@@ -21,7 +21,7 @@ import { DETH_LEN } from './deth';
 import { XRCETH_LEN } from './xrceth';
 import { RDETH_LEN } from './rdeth';
 import { FETH_LEN } from './feth';
-import { CNP_OPCODE, CNP_RESERVED_LEN } from './cnp';
+import { CNP_RESERVED_LEN } from './cnp';
 
 /** Extension header bits. */
 export const Hdr = {
@@ -201,6 +201,8 @@ const UC_LAST_SUB = RC_OPS.RDMA_WRITE_ONLY_WITH_IMMEDIATE.sub;
 const RD_LAST_SUB = RC_OPS.FETCH_ADD.sub;
 /** XRC carries the RC operations up to SEND_ONLY_WITH_INVALIDATE (annex A14). */
 const XRC_LAST_SUB = RC_OPS.SEND_ONLY_WITH_INVALIDATE.sub;
+/** The CNP's operation within its group (RoCE v2 annex A17.9.2: opcode 0x81). */
+const CNP_SUB = 0x01;
 /** RD's own operation (IBTA vol. 1 table 35). */
 const RD_RESYNC_SUB = 0x15;
 
@@ -257,8 +259,8 @@ function buildTable(): readonly (OpcodeInfo | undefined)[] {
   const soi = RC_OPS.SEND_ONLY_WITH_IMMEDIATE;
   put(entry(T.UD | so.sub, 'UD_SEND_ONLY', Transport.UD, so.hdrs | H.DETH, so.flags, so.payload));
   put(entry(T.UD | soi.sub, 'UD_SEND_ONLY_WITH_IMMEDIATE', Transport.UD, soi.hdrs | H.DETH, soi.flags, soi.payload));
-  // CNP (0x81): RoCE v2 annex A17.
-  put(entry(CNP_OPCODE, 'CNP', Transport.CNP, H.CNP, F.CNP | F.START | F.END, P.NONE));
+  // CNP (0x81): RoCE v2 annex A17.9.2, the only opcode of the CNP group's one operation.
+  put(entry(T.CNP | CNP_SUB, 'CNP', Transport.CNP, H.CNP, F.CNP | F.START | F.END, P.NONE));
   // XRC (0xA0-0xBF): annex A14; XRCETH on requests, responses as RC.
   for (const [op, s] of ops) {
     if (s.sub > XRC_LAST_SUB) continue;

@@ -19,7 +19,7 @@
  */
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { scanImports } from './support/import-scan';
+import { codeMask, scanImports } from './support/import-scan';
 
 const ROOT = path.resolve(__dirname, '..');
 const LAYERS = ['base', 'packets', 'analysis', 'nic-driver', 'stack', 'apps', 'bench', 'cli'] as const;
@@ -113,6 +113,27 @@ function sourceFiles(): Map<string, string> {
   return files;
 }
 
+/**
+ * Opcode numbers live in the opcode table (packets/opcodes.ts): elsewhere an opcode is compared with,
+ * masked by or assigned a named constant, never a number (0 and the byte bound 0xff excepted).
+ */
+export function opcodeLiterals(files: ReadonlyMap<string, string>): string[] {
+  const out: string[] = [];
+  const num = String.raw`(0x[0-9a-fA-F]+|\d+)`;
+  const re = new RegExp(String.raw`\b\w*[oO]pcode\w*\s*(?:===|!==|==|!=|<=|>=|<|>|&|\||=|:)\s*${num}\b|\b${num}\s*(?:===|!==|==|!=|<=|>=|<|>)\s*\w*[oO]pcode\b`, 'g');
+  for (const [file, src] of files) {
+    if (file === 'packets/opcodes.ts' || layerOf(file) === null || layerOf(file) === 'bench') continue;
+    const mask = codeMask(src);
+    for (let m = re.exec(src); m !== null; m = re.exec(src)) {
+      if (mask[m.index] !== 1) continue;
+      const n = Number(m[1] ?? m[2]);
+      if (n === 0 || n === 0xff) continue;
+      out.push(`${file}:${src.slice(0, m.index).split('\n').length}: ${m[0]}`);
+    }
+  }
+  return out;
+}
+
 describe('architecture: the layers point one way', () => {
   test('every import under the source folders follows an allowed arrow', () => {
     const files = sourceFiles();
@@ -128,6 +149,18 @@ describe('architecture: the layers point one way', () => {
       const withImports = [...files].filter(([f, s]) => f.startsWith(`${l}/`) && scanImports(s).length > 0);
       expect(withImports.length).toBeGreaterThan(0);
     }
+  });
+
+  test('no numeric opcode literal outside the opcode table', () => {
+    expect(opcodeLiterals(sourceFiles())).toEqual([]);
+  });
+  test('a planted opcode literal is caught', () => {
+    const planted = new Map([
+      ['stack/responder.ts', "if (bth.opcode === 0x11) x();\nconst ok = bth.opcode === Opcode.RC_ACKNOWLEDGE;\n// bth.opcode === 0x11 in a comment\n"],
+      ['analysis/flow.ts', 'const op = { opcode: 0x81 };\nif ((p.opcode & 0x1f) === 0x13) y();\nif (17 === opcode) z();\n'],
+      ['packets/opcodes.ts', 'const opcode = 0x81;\n'],
+    ]);
+    expect(opcodeLiterals(planted)).toEqual(['stack/responder.ts:1: opcode === 0x11', 'analysis/flow.ts:1: opcode: 0x81', 'analysis/flow.ts:2: opcode & 0x1f', 'analysis/flow.ts:3: 17 === opcode']);
   });
 
   describe('a planted bad import is caught, naming file and line', () => {
