@@ -401,17 +401,13 @@ Napi::Value PacketSocket::Stats(const Napi::CallbackInfo& info) {
   return o;
 }
 
-Napi::Value PacketSocket::Describe(const Napi::CallbackInfo& info) {
-  Napi::Env env = info.Env();
-  Napi::Object o = DescribeInterface(env);
+void PacketSocket::DescribeInto(Napi::Env env, Napi::Object& o) const {
   o.Set("ringOffset", Napi::Number::New(env, static_cast<double>(ring_.offset)));
   o.Set("ringBytes", Napi::Number::New(env, static_cast<double>(ring_.size)));
   o.Set("udpGuard", Napi::String::New(env, guard_));
   o.Set("ringVersion", Napi::Number::New(env, version_));
   o.Set("frameSize", Napi::Number::New(env, version_ == 2 ? frame_size_ : 0));
   o.Set("frames", Napi::Number::New(env, version_ == 2 ? frame_nr_ : 0));
-  o.Set("fd", Napi::Number::New(env, fd_));
-  return o;
 }
 
 }  // namespace roce

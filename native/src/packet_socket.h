@@ -30,7 +30,7 @@ class PacketSocket : public SocketBase<PacketSocket> {
   Napi::Value Pending(const Napi::CallbackInfo& info);
   Napi::Value Tx(const Napi::CallbackInfo& info);
   Napi::Value Stats(const Napi::CallbackInfo& info);
-  Napi::Value Describe(const Napi::CallbackInfo& info);
+  void DescribeInto(Napi::Env env, Napi::Object& o) const;
   void Open(Napi::Env env, const Napi::Object& o);
   void DoClose();
   void ReleaseBlocks();

@@ -34,8 +34,9 @@ struct SharedU32 {
   uint32_t& operator[](size_t i) const { return ptr[i]; }
 };
 
-// Derived provides Open(env, options), DoClose() (idempotent; its destructor calls it) and the JS
-// methods Rx, Pending, Tx, Stats and Describe; it declares SocketBase<Derived> a friend.
+// Derived provides Open(env, options), DoClose() (idempotent; its destructor calls it), the JS
+// methods Rx, Pending, Tx and Stats, and DescribeInto(env, o) (what describe() adds to the
+// interface's ifindex, MAC and MTU); it declares SocketBase<Derived> a friend.
 template <typename Derived>
 class SocketBase : public Napi::ObjectWrap<Derived> {
  public:
@@ -56,7 +57,7 @@ class SocketBase : public Napi::ObjectWrap<Derived> {
     methods.push_back(Wrap::InstanceMethod("setRxHandler", &SocketBase::SetRxHandler));
     methods.push_back(Wrap::template InstanceMethod<&Derived::Stats>("stats"));
     methods.push_back(Wrap::InstanceMethod("close", &SocketBase::Close));
-    methods.push_back(Wrap::template InstanceMethod<&Derived::Describe>("describe"));
+    methods.push_back(Wrap::InstanceMethod("describe", &SocketBase::Describe));
     return Wrap::DefineClass(env, name, methods);
   }
 
@@ -80,15 +81,6 @@ class SocketBase : public Napi::ObjectWrap<Derived> {
   size_t RxMaxArg(const Napi::CallbackInfo& info) const {
     size_t max = info.Length() > 0 && info[0].IsNumber() ? static_cast<size_t>(std::max(0.0, info[0].As<Napi::Number>().DoubleValue())) : 64;
     return max > rx_desc_.len / 2 ? rx_desc_.len / 2 : max;
-  }
-
-  // describe()'s object, started with the interface's ifindex, MAC and MTU.
-  Napi::Object DescribeInterface(Napi::Env env) const {
-    Napi::Object o = Napi::Object::New(env);
-    o.Set("ifindex", Napi::Number::New(env, ifinfo_.ifindex));
-    o.Set("mac", Napi::String::New(env, ifinfo_.mac));
-    o.Set("mtu", Napi::Number::New(env, ifinfo_.mtu));
-    return o;
   }
 
   // The end of Derived::DoClose, once the socket is gone: the namespace fd and the JS arrays.
@@ -120,6 +112,18 @@ class SocketBase : public Napi::ObjectWrap<Derived> {
   Napi::Value Close(const Napi::CallbackInfo& info) {
     self().DoClose();
     return info.Env().Undefined();
+  }
+
+  // describe(): the interface's ifindex, MAC and MTU, what Derived adds, and the socket's fd.
+  Napi::Value Describe(const Napi::CallbackInfo& info) {
+    Napi::Env env = info.Env();
+    Napi::Object o = Napi::Object::New(env);
+    o.Set("ifindex", Napi::Number::New(env, ifinfo_.ifindex));
+    o.Set("mac", Napi::String::New(env, ifinfo_.mac));
+    o.Set("mtu", Napi::Number::New(env, ifinfo_.mtu));
+    self().DescribeInto(env, o);
+    o.Set("fd", Napi::Number::New(env, fd_));
+    return o;
   }
 };
 

@@ -426,9 +426,7 @@ Napi::Value XskSocket::Stats(const Napi::CallbackInfo& info) {
   return o;
 }
 
-Napi::Value XskSocket::Describe(const Napi::CallbackInfo& info) {
-  Napi::Env env = info.Env();
-  Napi::Object o = DescribeInterface(env);
+void XskSocket::DescribeInto(Napi::Env env, Napi::Object& o) const {
   o.Set("queue", Napi::Number::New(env, queue_));
   o.Set("zeroCopy", Napi::Boolean::New(env, zerocopy_));
   o.Set("xdpMode", Napi::String::New(env, prog_ != nullptr ? ProgramMode(prog_) : "none"));
@@ -440,8 +438,6 @@ Napi::Value XskSocket::Describe(const Napi::CallbackInfo& info) {
   o.Set("jumboOffset", Napi::Number::New(env, static_cast<double>(jumbo_off_)));
   o.Set("multiBuffer", Napi::Boolean::New(env, sg_));
   o.Set("busyPollNote", Napi::String::New(env, busy_poll_note_));
-  o.Set("fd", Napi::Number::New(env, fd_));
-  return o;
 }
 
 }  // namespace roce
