@@ -10,6 +10,7 @@
         "src/common.cc",
         "src/icrc.cc",
         "src/poller.cc",
+        "src/socket_base.cc",
         "src/packet_socket.cc",
         "src/xdp_prog.cc",
         "src/xsk_socket.cc"

@@ -19,22 +19,9 @@
  * IPv4 and IPv6) with a drop-everything socket filter, so the kernel finds a
  * listener, sends nothing back and queues nothing (`udpGuard`).
  */
-import { type DriverStats, type NicDriver, emptyStats, maxFrameLen } from './driver';
-import {
-  BusyLoop,
-  NativeErrorCode,
-  type NativePacketSocket,
-  NicDriverError,
-  closeAtExit,
-  forgetAtExit,
-  intOption,
-  macFromHex,
-  native,
-  nativeCall,
-  netnsPath,
-  framesFromDescriptors,
-  installRxHandler,
-} from './native-binding';
+import { type NicDriver, maxFrameLen } from './driver';
+import { NativeErrorCode, type NativePacketSocket, NicDriverError, intOption, macFromHex, native, nativeCall, netnsPath } from './native-binding';
+import { NativeSocketDriver } from './native-socket-driver';
 
 export interface AfPacketOptions {
   ifname: string;
@@ -61,28 +48,20 @@ export interface AfPacketOptions {
 
 /** Frames per native transmit call. */
 const TX_BATCH = 64;
-/** Most frames one rxBurst returns. */
-const RX_MAX = 256;
 
-export class AfPacketDriver implements NicDriver {
+export class AfPacketDriver extends NativeSocketDriver<NativePacketSocket> implements NicDriver {
   readonly name: string;
   readonly mac: number;
   readonly mtu: number;
   /** What keeps the kernel from answering RoCE frames: 'udp6' / 'udp4' (our guard socket), 'port-in-use', 'off'. */
   readonly udpGuard: string;
   readonly ifindex: number;
-  private readonly counters: DriverStats = emptyStats();
-  private sock: NativePacketSocket | null;
-  private readonly ring: ArrayBuffer;
-  private readonly ringOffset: number;
   private readonly txSlab: Uint8Array;
   private readonly txStride: number;
-  private readonly rxDesc = new Uint32Array(2 * RX_MAX);
   private readonly txDesc = new Uint32Array(2 * TX_BATCH);
-  private readonly busy: BusyLoop | null;
-  private handler: (() => void) | null = null;
 
   private constructor(opts: AfPacketOptions) {
+    super(opts.busyPoll === true);
     const ring = opts.ring ?? 'v2';
     if (ring !== 'v2' && ring !== 'v3') throw new NicDriverError(NativeErrorCode.BadArgument, `ring must be 'v2' or 'v3', not '${String(ring)}'`);
     const blockSize = intOption('blockSize', opts.blockSize, 1 << 18, 4096, 1 << 26);
@@ -101,16 +80,16 @@ export class AfPacketDriver implements NicDriver {
     if (maxFrame + 128 > blockSize) {
       throw new NicDriverError(NativeErrorCode.BadArgument, `blockSize ${blockSize} cannot hold a ${maxFrame}-byte frame (MTU ${this.mtu}); use at least ${Math.ceil((maxFrame + 128) / 4096) * 4096}`);
     }
-    this.ring = new ArrayBuffer(blockSize * blockCount + 4096);
+    const ringBuffer = new ArrayBuffer(blockSize * blockCount + 4096);
     this.txStride = (maxFrame + 63) & ~63;
     this.txSlab = new Uint8Array(this.txStride * TX_BATCH);
-    this.sock = nativeCall(
+    const sock = nativeCall(
       () =>
         new b.PacketSocket({
           ifname: opts.ifname,
           ...(ns !== undefined ? { netns: ns } : {}),
           port,
-          ring: this.ring,
+          ring: ringBuffer,
           blockSize,
           blockCount,
           retireMs: intOption('retireMs', opts.retireMs, 1, 0, 1000),
@@ -123,24 +102,17 @@ export class AfPacketDriver implements NicDriver {
           udpGuard: opts.udpGuard ?? true,
         }),
     );
-    const d = this.sock.describe();
-    this.ringOffset = d.ringOffset;
+    const d = sock.describe();
     this.udpGuard = d.udpGuard;
     this.ifindex = d.ifindex;
     this.mac = macFromHex(d.mac);
     this.name = `af-packet:${opts.ifname}`;
-    this.busy = opts.busyPoll === true ? new BusyLoop(() => this.sock !== null && this.sock.pending(), () => this.handler?.()) : null;
-    closeAtExit(this);
+    this.attach(sock, ringBuffer, d.ringOffset);
   }
 
   /** Opens the driver on `opts.ifname`. Throws NicDriverError (no such interface, no privileges, ...). */
   static open(opts: AfPacketOptions): AfPacketDriver {
     return new AfPacketDriver(opts);
-  }
-
-  get stats(): DriverStats {
-    if (this.sock !== null) this.counters.rxDropped = this.sock.stats().rxDropped;
-    return this.counters;
   }
 
   txBurst(frames: readonly Uint8Array[]): number {
@@ -170,28 +142,5 @@ export class AfPacketDriver implements NicDriver {
     }
     flush();
     return taken;
-  }
-
-  rxBurst(max: number): Uint8Array[] {
-    const sock = this.sock;
-    if (sock === null) return [];
-    const want = Math.max(0, Math.min(Math.floor(max), RX_MAX));
-    if (want === 0) return [];
-    return framesFromDescriptors(this.ring, this.ringOffset, this.rxDesc, sock.rx(want), this.counters);
-  }
-
-  setRxHandler(fn: (() => void) | null): void {
-    if (this.sock === null) return;
-    this.handler = fn;
-    installRxHandler(this.sock, this.busy, fn, () => this.handler?.());
-  }
-
-  close(): void {
-    if (this.sock === null) return;
-    this.busy?.stop();
-    this.handler = null;
-    this.sock.close();
-    this.sock = null;
-    forgetAtExit(this);
   }
 }

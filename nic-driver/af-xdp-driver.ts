@@ -27,23 +27,9 @@
  * `busyPoll: true` instead checks on every event-loop turn and sets the
  * kernel's preferred busy polling on the socket, for latency runs.
  */
-import { type DriverStats, type NicDriver, type RunReceive, type TxSpace, emptyStats, maxFrameLen, maxFrameLenAt } from './driver';
-import {
-  BusyLoop,
-  NativeErrorCode,
-  type NativeXskSocket,
-  NicDriverError,
-  bpfObjectPath,
-  closeAtExit,
-  forgetAtExit,
-  intOption,
-  macFromHex,
-  native,
-  nativeCall,
-  netnsPath,
-  framesFromDescriptors,
-  installRxHandler,
-} from './native-binding';
+import { type NicDriver, type RunReceive, type TxSpace, maxFrameLen, maxFrameLenAt } from './driver';
+import { NativeErrorCode, type NativeXskSocket, NicDriverError, bpfObjectPath, intOption, macFromHex, native, nativeCall, netnsPath } from './native-binding';
+import { NativeSocketDriver, RX_BURST_MAX } from './native-socket-driver';
 
 export type XskBindMode = 'auto' | 'copy' | 'zerocopy';
 export type XdpAttachMode = 'auto' | 'native' | 'skb';
@@ -77,14 +63,13 @@ export interface AfXdpOptions {
 
 /** The kernel keeps this much headroom in front of each received frame (XDP_PACKET_HEADROOM). */
 const XDP_HEADROOM = 256;
-const RX_MAX = 256;
 /** Descriptors per native tx call on the copying path (txBurst). */
 const TX_DESC = 256;
 const CONTD = 0x80000000;
 /** txDesc value of a slot that is skipped (handed back unsent): a zero length, which no frame has. */
 const SKIP = 0;
 
-export class AfXdpDriver implements NicDriver, RunReceive {
+export class AfXdpDriver extends NativeSocketDriver<NativeXskSocket> implements NicDriver, RunReceive {
   readonly name: string;
   readonly mac: number;
   readonly mtu: number;
@@ -95,15 +80,10 @@ export class AfXdpDriver implements NicDriver, RunReceive {
   readonly queue: number;
   readonly ifindex: number;
   readonly multiBuffer: boolean;
-  private readonly counters: DriverStats = emptyStats();
-  private sock: NativeXskSocket | null;
-  private readonly umem: ArrayBuffer;
   private readonly umemU8: Uint8Array;
-  private readonly base: number;
   private readonly frameSize: number;
   private readonly txFrames: number;
   private readonly txSlotBase: number;
-  private readonly rxDesc = new Uint32Array(2 * RX_MAX);
   private readonly txDesc: Uint32Array;
   /** Zero-copy transmit: descriptors written to txDesc by txReserve and not yet committed (skips included). */
   private resvDesc = 0;
@@ -116,10 +96,9 @@ export class AfXdpDriver implements NicDriver, RunReceive {
   /** [next transmit slot, free slots, descriptors the kernel has not taken yet]. */
   private readonly txState = new Uint32Array(3);
   private retryScheduled = false;
-  private readonly busy: BusyLoop | null;
-  private handler: (() => void) | null = null;
 
   private constructor(opts: AfXdpOptions) {
+    super(opts.busyPoll === true);
     const b = native();
     const ns = netnsPath(opts.netns);
     const frameSize = intOption('frameSize', opts.frameSize, 4096, 2048, 4096);
@@ -140,10 +119,10 @@ export class AfXdpDriver implements NicDriver, RunReceive {
         `a ${frameSize}-byte UMEM frame holds at most ${frameSize - XDP_HEADROOM} bytes, the MTU allows ${maxFrame}: enable multiBuffer or lower the MTU`,
       );
     }
-    const jumboBytes = this.multiBuffer ? RX_MAX * ((maxFrame + 63) & ~63) : 0;
-    this.umem = new ArrayBuffer(frames * frameSize + jumboBytes + 4096);
-    this.umemU8 = new Uint8Array(this.umem);
-    this.txSpace = { buf: this.umemU8, view: new DataView(this.umem) };
+    const jumboBytes = this.multiBuffer ? RX_BURST_MAX * ((maxFrame + 63) & ~63) : 0;
+    const umem = new ArrayBuffer(frames * frameSize + jumboBytes + 4096);
+    this.umemU8 = new Uint8Array(umem);
+    this.txSpace = { buf: this.umemU8, view: new DataView(umem) };
     // Room for a descriptor per transmit slot (the native side uses the second half of the frames to send).
     const txSlots = frames - (frames >>> 1);
     this.txDesc = new Uint32Array(Math.max(TX_DESC, txSlots));
@@ -156,13 +135,13 @@ export class AfXdpDriver implements NicDriver, RunReceive {
     const xdpMode = opts.xdpMode ?? 'auto';
     if (!(mode in modes)) throw new NicDriverError(NativeErrorCode.BadArgument, `mode must be 'auto', 'copy' or 'zerocopy', not '${String(mode)}'`);
     if (!(xdpMode in xdpModes)) throw new NicDriverError(NativeErrorCode.BadArgument, `xdpMode must be 'auto', 'native' or 'skb', not '${String(xdpMode)}'`);
-    this.sock = nativeCall(
+    const sock = nativeCall(
       () =>
         new b.XskSocket({
           ifname: opts.ifname,
           ...(ns !== undefined ? { netns: ns } : {}),
           queue: intOption('queue', opts.queue, 0, 0, 4095),
-          umem: this.umem,
+          umem,
           frameSize,
           frameCount: frames,
           bindMode: modes[mode],
@@ -178,8 +157,7 @@ export class AfXdpDriver implements NicDriver, RunReceive {
           txState: this.txState,
         }),
     );
-    const d = this.sock.describe();
-    this.base = d.umemOffset;
+    const d = sock.describe();
     this.frameSize = d.frameSize;
     this.txFrames = d.txFrames;
     this.txSlotBase = d.umemOffset + d.txSlotBase;
@@ -189,18 +167,12 @@ export class AfXdpDriver implements NicDriver, RunReceive {
     this.ifindex = d.ifindex;
     this.mac = macFromHex(d.mac);
     this.name = `af-xdp:${opts.ifname}/${d.queue}`;
-    this.busy = opts.busyPoll === true ? new BusyLoop(() => this.sock !== null && this.sock.pending(), () => this.handler?.()) : null;
-    closeAtExit(this);
+    this.attach(sock, umem, d.umemOffset);
   }
 
   /** Opens the driver. Throws NicDriverError: no such interface, no privileges, XDP busy, no XDP, UMEM too small. */
   static open(opts: AfXdpOptions): AfXdpDriver {
     return new AfXdpDriver(opts);
-  }
-
-  get stats(): DriverStats {
-    if (this.sock !== null) this.counters.rxDropped = this.sock.stats().rxDropped;
-    return this.counters;
   }
 
   txBurst(frames: readonly Uint8Array[]): number {
@@ -334,14 +306,6 @@ export class AfXdpDriver implements NicDriver, RunReceive {
     });
   }
 
-  rxBurst(max: number): Uint8Array[] {
-    const sock = this.sock;
-    if (sock === null) return [];
-    const want = Math.max(0, Math.min(Math.floor(max), RX_MAX));
-    if (want === 0) return [];
-    return framesFromDescriptors(this.umem, this.base, this.rxDesc, sock.rx(want), this.counters);
-  }
-
   /** Descriptor receive (driver.ts RunReceive): the UMEM, where every received frame lies. */
   get rxRunBuffer(): Uint8Array {
     return this.umemU8;
@@ -351,14 +315,14 @@ export class AfXdpDriver implements NicDriver, RunReceive {
   rxRun(max: number, desc: Uint32Array): number {
     const sock = this.sock;
     if (sock === null) return 0;
-    const want = Math.max(0, Math.min(Math.floor(max), RX_MAX, desc.length >> 1));
+    const want = Math.max(0, Math.min(Math.floor(max), RX_BURST_MAX, desc.length >> 1));
     if (want === 0) return 0;
     const n = sock.rx(want);
     const rx = this.rxDesc;
     let bytes = 0;
     for (let i = 0; i < n; i++) {
       const len = rx[2 * i + 1] as number;
-      desc[2 * i] = this.base + (rx[2 * i] as number);
+      desc[2 * i] = this.rxBase + (rx[2 * i] as number);
       desc[2 * i + 1] = len;
       bytes += len;
     }
@@ -367,21 +331,10 @@ export class AfXdpDriver implements NicDriver, RunReceive {
     return n;
   }
 
-  setRxHandler(fn: (() => void) | null): void {
-    if (this.sock === null) return;
-    this.handler = fn;
-    installRxHandler(this.sock, this.busy, fn, () => this.handler?.());
-  }
-
   /** Closes the socket; the XDP program is detached when the last socket on the interface closes. */
-  close(): void {
-    if (this.sock === null) return;
-    this.busy?.stop();
-    this.handler = null;
-    this.resvDesc = 0;
+  override close(): void {
+    this.resvDesc = 0; // reserved frames are dropped unsent
     this.resvFrames = 0;
-    this.sock.close();
-    this.sock = null;
-    forgetAtExit(this);
+    super.close();
   }
 }

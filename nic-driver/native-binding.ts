@@ -9,7 +9,6 @@
  * the native object holds on to, frames stay in ArrayBuffers JS allocated
  * (NODE_API_NO_EXTERNAL_BUFFERS_ALLOWED: native never hands out its own memory).
  */
-import type { DriverStats } from './driver';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { RoceError } from '../base/roce-error';
@@ -85,6 +84,18 @@ export function nativeCall<T>(fn: () => T): T {
   }
 }
 
+/** What both socket classes of the addon have (nic-driver/native-socket-driver.ts drives them through it). */
+export interface NativeSocket {
+  /** Writes up to `max` received frames as (offset, length) pairs into the rxDesc given at construction; returns how many. */
+  rx(max: number): number;
+  /** True when rx would return frames now. */
+  pending(): boolean;
+  tx(count: number): number;
+  setRxHandler(fn: (() => void) | null): void;
+  stats(): { rxDropped: number };
+  close(): void;
+}
+
 export interface PacketSocketOptions {
   ifname: string;
   /** Network namespace: a name under /var/run/netns or a path such as /proc/PID/ns/net. */
@@ -120,15 +131,9 @@ export interface PacketSocketInfo {
   fd: number;
 }
 
-export interface NativePacketSocket {
-  rx(max: number): number;
-  /** True when rx would return frames now. */
-  pending(): boolean;
-  tx(count: number): number;
-  setRxHandler(fn: (() => void) | null): void;
+export interface NativePacketSocket extends NativeSocket {
   stats(): { rxDropped: number; txErrors: number };
   describe(): PacketSocketInfo;
-  close(): void;
 }
 
 export interface XskSocketOptions {
@@ -172,16 +177,12 @@ export interface XskSocketInfo {
   fd: number;
 }
 
-export interface NativeXskSocket {
-  rx(max: number): number;
+export interface NativeXskSocket extends NativeSocket {
   /** True when rx would return frames now (in busy-poll mode it also drives the driver's NAPI). */
   pending(): boolean;
-  tx(count: number): number;
   txReclaim(): number;
-  setRxHandler(fn: (() => void) | null): void;
   stats(): { rxDropped: number; rxInvalid?: number; txInvalid?: number; rxFillEmpty?: number; kicks: number };
   describe(): XskSocketInfo;
-  close(): void;
 }
 
 export interface XdpStatus {
@@ -359,86 +360,6 @@ export function macFromHex(hex: string): number {
 export function netnsPath(ns: string | undefined): string | undefined {
   if (ns === undefined || ns === '') return undefined;
   return ns.includes('/') ? ns : path.join('/var/run/netns', ns);
-}
-
-const openDrivers = new Set<{ close(): void }>();
-let exitHooked = false;
-
-/** Registers a driver to be closed at process exit (detaching its XDP program even on process.exit()). */
-export function closeAtExit(d: { close(): void }): void {
-  openDrivers.add(d);
-  if (!exitHooked) {
-    exitHooked = true;
-    process.on('exit', () => {
-      for (const x of [...openDrivers]) {
-        try {
-          x.close();
-        } catch {
-          // exiting anyway
-        }
-      }
-    });
-  }
-}
-
-export function forgetAtExit(d: { close(): void }): void {
-  openDrivers.delete(d);
-}
-
-/**
- * The opt-in busy-poll mode of the drivers: instead of sleeping in uv_poll, check for frames on
- * every turn of the event loop (setImmediate) and run the handler when there are some. Costs a
- * core while a handler is set; for latency runs only.
- */
-export class BusyLoop {
-  private timer: NodeJS.Immediate | null = null;
-  constructor(
-    private readonly ready: () => boolean,
-    private readonly fire: () => void,
-  ) {}
-
-  start(): void {
-    if (this.timer !== null) return;
-    const spin = (): void => {
-      if (this.ready()) this.fire();
-      if (this.timer !== null) this.timer = setImmediate(spin);
-    };
-    this.timer = setImmediate(spin);
-  }
-
-  stop(): void {
-    if (this.timer !== null) clearImmediate(this.timer);
-    this.timer = null;
-  }
-}
-
-/**
- * The frames of a receive burst as views of `buffer` (a ring or UMEM shared with native code), from
- * the (offset from `base`, length) pairs the addon wrote into `desc`; counts them in `stats`.
- */
-export function framesFromDescriptors(buffer: ArrayBufferLike, base: number, desc: Uint32Array, n: number, stats: DriverStats): Uint8Array[] {
-  const out = new Array<Uint8Array>(n);
-  for (let i = 0; i < n; i++) {
-    const len = desc[2 * i + 1] as number;
-    out[i] = new Uint8Array(buffer, base + (desc[2 * i] as number), len);
-    stats.rxBytes += len;
-  }
-  stats.rxFrames += n;
-  return out;
-}
-
-/**
- * Where a driver's receive handler runs: on the busy loop when the driver has one (busy-poll
- * mode), else on the socket's uv_poll. `call` is what the poller invokes (it reads the driver's
- * current handler, so replacing the handler needs no re-registration).
- */
-export function installRxHandler(sock: { setRxHandler(fn: (() => void) | null): void }, busy: BusyLoop | null, fn: (() => void) | null, call: () => void): void {
-  if (busy !== null) {
-    if (fn === null) busy.stop();
-    else busy.start();
-    return;
-  }
-  sock.setRxHandler(fn === null ? null : call);
 }
 
 /** Checks an integer option; throws NicDriverError(BadArgument) naming it otherwise. */

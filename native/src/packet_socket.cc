@@ -92,45 +92,16 @@ void SetOpt(Napi::Env env, int fd, int level, int name, T v, const char* what) {
   if (setsockopt(fd, level, name, &v, sizeof v) != 0) ThrowErrno(env, errno, "setsockopt", what);
 }
 
-Napi::Uint32Array DescArg(Napi::Env env, const Napi::Object& o, const char* key) {
-  Napi::Value v = o.Get(key);
-  if (!v.IsTypedArray() || v.As<Napi::TypedArray>().TypedArrayType() != napi_uint32_array) {
-    Throw(env, code::kBadArgument, std::string(key) + " must be a Uint32Array");
-  }
-  return v.As<Napi::Uint32Array>();
-}
-
 }  // namespace
 
-Napi::Function PacketSocket::Init(Napi::Env env) {
-  return DefineClass(env, "PacketSocket",
-                     {
-                         InstanceMethod<&PacketSocket::Rx>("rx"),
-                         InstanceMethod<&PacketSocket::Pending>("pending"),
-                         InstanceMethod<&PacketSocket::Tx>("tx"),
-                         InstanceMethod<&PacketSocket::SetRxHandler>("setRxHandler"),
-                         InstanceMethod<&PacketSocket::Stats>("stats"),
-                         InstanceMethod<&PacketSocket::Close>("close"),
-                         InstanceMethod<&PacketSocket::Describe>("describe"),
-                     });
-}
+Napi::Function PacketSocket::Init(Napi::Env env) { return DefineSocketClass(env, "PacketSocket"); }
 
-PacketSocket::PacketSocket(const Napi::CallbackInfo& info) : Napi::ObjectWrap<PacketSocket>(info) {
-  Napi::Env env = info.Env();
-  if (info.Length() < 1 || !info[0].IsObject()) Throw(env, code::kBadArgument, "new PacketSocket(options) needs an options object");
-  try {
-    Open(env, info[0].As<Napi::Object>());
-  } catch (...) {
-    DoClose();
-    throw;
-  }
-}
+PacketSocket::PacketSocket(const Napi::CallbackInfo& info) : SocketBase(info) { Construct(info, "PacketSocket"); }
 
 PacketSocket::~PacketSocket() { DoClose(); }
 
+// The options after ifname and netns (read by SocketBase::Construct).
 void PacketSocket::Open(Napi::Env env, const Napi::Object& o) {
-  ifname_ = OptString(o, "ifname", "");
-  netns_fd_ = OpenNetns(env, OptString(o, "netns", ""));
   port_ = static_cast<uint16_t>(OptInt(o, "port", 4791, 1, 65535));
   block_size_ = static_cast<uint32_t>(OptInt(o, "blockSize", 1 << 18, 4096, 1 << 26));
   block_nr_ = static_cast<uint32_t>(OptInt(o, "blockCount", 16, 2, 4096));
@@ -153,14 +124,8 @@ void PacketSocket::Open(Napi::Env env, const Napi::Object& o) {
   tx_ref_ = Napi::Persistent(txab);
   tx_base_ = static_cast<uint8_t*>(txab.Data());
   tx_len_ = txab.ByteLength();
-  auto rxd = DescArg(env, o, "rxDesc");
-  auto txd = DescArg(env, o, "txDesc");
-  rx_desc_ref_ = Napi::Persistent(rxd);
-  tx_desc_ref_ = Napi::Persistent(txd);
-  rx_desc_ = reinterpret_cast<uint32_t*>(static_cast<uint8_t*>(rxd.ArrayBuffer().Data()) + rxd.ByteOffset());
-  rx_desc_len_ = rxd.ElementLength();
-  tx_desc_ = reinterpret_cast<uint32_t*>(static_cast<uint8_t*>(txd.ArrayBuffer().Data()) + txd.ByteOffset());
-  tx_desc_len_ = txd.ElementLength();
+  rx_desc_.Take(env, o, "rxDesc", 0);
+  tx_desc_.Take(env, o, "txDesc", 0);
 
   ifinfo_ = GetIfInfo(env, ifname_, netns_fd_);
   NetnsGuard ns(env, netns_fd_);
@@ -259,14 +224,11 @@ void PacketSocket::DoClose() {
   }
   if (fd_ >= 0) close(fd_);
   if (udp_fd_ >= 0) close(udp_fd_);
-  if (netns_fd_ >= 0) close(netns_fd_);
-  fd_ = udp_fd_ = netns_fd_ = -1;
+  fd_ = udp_fd_ = -1;
   ring_.ref.Reset();
   tx_ref_.Reset();
-  rx_desc_ref_.Reset();
-  tx_desc_ref_.Reset();
   tx_base_ = nullptr;
-  rx_desc_ = tx_desc_ = nullptr;
+  ReleaseShared();
 }
 
 void PacketSocket::ReleaseBlocks() {
@@ -282,8 +244,7 @@ void PacketSocket::ReleaseBlocks() {
 Napi::Value PacketSocket::Rx(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
   if (fd_ < 0) return Napi::Number::New(env, 0);
-  size_t max = info.Length() > 0 && info[0].IsNumber() ? static_cast<size_t>(std::max(0.0, info[0].As<Napi::Number>().DoubleValue())) : 64;
-  if (max > rx_desc_len_ / 2) max = rx_desc_len_ / 2;
+  const size_t max = RxMaxArg(info);
   if (version_ == 2) {
     const size_t got = RxV2(max);
     poller_.Rearm();
@@ -386,7 +347,7 @@ Napi::Value PacketSocket::Tx(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
   if (fd_ < 0) return Napi::Number::New(env, 0);
   size_t count = info.Length() > 0 && info[0].IsNumber() ? static_cast<size_t>(std::max(0.0, info[0].As<Napi::Number>().DoubleValue())) : 0;
-  if (count > tx_desc_len_ / 2) Throw(env, code::kBadArgument, "tx: count exceeds txDesc");
+  if (count > tx_desc_.len / 2) Throw(env, code::kBadArgument, "tx: count exceeds txDesc");
   if (msgs_.size() < count) {
     msgs_.resize(count);
     iovs_.resize(count);
@@ -427,13 +388,6 @@ Napi::Value PacketSocket::Tx(const Napi::CallbackInfo& info) {
   return Napi::Number::New(env, static_cast<double>(done));
 }
 
-Napi::Value PacketSocket::SetRxHandler(const Napi::CallbackInfo& info) {
-  Napi::Env env = info.Env();
-  if (fd_ < 0) return env.Undefined();
-  poller_.SetHandler(env, fd_, info.Length() > 0 ? info[0] : env.Null());
-  return env.Undefined();
-}
-
 Napi::Value PacketSocket::Stats(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
   if (fd_ >= 0) {
@@ -447,25 +401,13 @@ Napi::Value PacketSocket::Stats(const Napi::CallbackInfo& info) {
   return o;
 }
 
-Napi::Value PacketSocket::Describe(const Napi::CallbackInfo& info) {
-  Napi::Env env = info.Env();
-  Napi::Object o = Napi::Object::New(env);
-  o.Set("ifindex", Napi::Number::New(env, ifinfo_.ifindex));
-  o.Set("mac", Napi::String::New(env, ifinfo_.mac));
-  o.Set("mtu", Napi::Number::New(env, ifinfo_.mtu));
+void PacketSocket::DescribeInto(Napi::Env env, Napi::Object& o) const {
   o.Set("ringOffset", Napi::Number::New(env, static_cast<double>(ring_.offset)));
   o.Set("ringBytes", Napi::Number::New(env, static_cast<double>(ring_.size)));
   o.Set("udpGuard", Napi::String::New(env, guard_));
   o.Set("ringVersion", Napi::Number::New(env, version_));
   o.Set("frameSize", Napi::Number::New(env, version_ == 2 ? frame_size_ : 0));
   o.Set("frames", Napi::Number::New(env, version_ == 2 ? frame_nr_ : 0));
-  o.Set("fd", Napi::Number::New(env, fd_));
-  return o;
-}
-
-Napi::Value PacketSocket::Close(const Napi::CallbackInfo& info) {
-  DoClose();
-  return info.Env().Undefined();
 }
 
 }  // namespace roce

@@ -14,35 +14,29 @@
 #include <string>
 #include <vector>
 
-#include "common.h"
-#include "poller.h"
+#include "socket_base.h"
 
 namespace roce {
 
-class PacketSocket : public Napi::ObjectWrap<PacketSocket> {
+class PacketSocket : public SocketBase<PacketSocket> {
  public:
   static Napi::Function Init(Napi::Env env);
   explicit PacketSocket(const Napi::CallbackInfo& info);
   ~PacketSocket() override;
 
  private:
+  friend class SocketBase<PacketSocket>;
   Napi::Value Rx(const Napi::CallbackInfo& info);
   Napi::Value Pending(const Napi::CallbackInfo& info);
   Napi::Value Tx(const Napi::CallbackInfo& info);
-  Napi::Value SetRxHandler(const Napi::CallbackInfo& info);
   Napi::Value Stats(const Napi::CallbackInfo& info);
-  Napi::Value Close(const Napi::CallbackInfo& info);
-  Napi::Value Describe(const Napi::CallbackInfo& info);
+  void DescribeInto(Napi::Env env, Napi::Object& o) const;
   void Open(Napi::Env env, const Napi::Object& o);
   void DoClose();
   void ReleaseBlocks();
   void OpenUdpGuard(Napi::Env env, uint16_t port);
 
-  int fd_ = -1;
   int udp_fd_ = -1;
-  int netns_fd_ = -1;
-  std::string ifname_;
-  IfInfo ifinfo_;
   std::string guard_ = "off";
   uint16_t port_ = 4791;
 
@@ -67,18 +61,11 @@ class PacketSocket : public Napi::ObjectWrap<PacketSocket> {
   Napi::Reference<Napi::ArrayBuffer> tx_ref_;
   uint8_t* tx_base_ = nullptr;
   size_t tx_len_ = 0;
-  Napi::Reference<Napi::Uint32Array> rx_desc_ref_;
-  Napi::Reference<Napi::Uint32Array> tx_desc_ref_;
-  uint32_t* rx_desc_ = nullptr;
-  size_t rx_desc_len_ = 0;
-  uint32_t* tx_desc_ = nullptr;
-  size_t tx_desc_len_ = 0;
   std::vector<mmsghdr> msgs_;
   std::vector<iovec> iovs_;
 
   uint64_t rx_drops_ = 0;
   uint64_t tx_errors_ = 0;
-  FdPoller poller_;
 };
 
 }  // namespace roce

@@ -38,20 +38,6 @@ uint32_t NextPow2(uint32_t v) {
   return p;
 }
 
-Napi::Uint32Array U32Arg(Napi::Env env, const Napi::Object& o, const char* key, size_t min_len) {
-  Napi::Value v = o.Get(key);
-  if (!v.IsTypedArray() || v.As<Napi::TypedArray>().TypedArrayType() != napi_uint32_array) {
-    Throw(env, code::kBadArgument, std::string(key) + " must be a Uint32Array");
-  }
-  auto a = v.As<Napi::Uint32Array>();
-  if (a.ElementLength() < min_len) Throw(env, code::kBadArgument, std::string(key) + " needs at least " + std::to_string(min_len) + " entries");
-  return a;
-}
-
-uint32_t* U32Ptr(Napi::Uint32Array a) {
-  return reinterpret_cast<uint32_t*>(static_cast<uint8_t*>(a.ArrayBuffer().Data()) + a.ByteOffset());
-}
-
 int RxQueueCount(const std::string& ifname) {
   // /sys/class/net shows the namespace sysfs was mounted in; only a hint for the message.
   std::string path = "/sys/class/net/" + ifname + "/queues";
@@ -73,35 +59,15 @@ void SleepMs(int64_t ms) {
 }  // namespace
 
 Napi::Function XskSocket::Init(Napi::Env env) {
-  return DefineClass(env, "XskSocket",
-                     {
-                         InstanceMethod<&XskSocket::Rx>("rx"),
-                         InstanceMethod<&XskSocket::Pending>("pending"),
-                         InstanceMethod<&XskSocket::Tx>("tx"),
-                         InstanceMethod<&XskSocket::TxReclaim>("txReclaim"),
-                         InstanceMethod<&XskSocket::SetRxHandler>("setRxHandler"),
-                         InstanceMethod<&XskSocket::Stats>("stats"),
-                         InstanceMethod<&XskSocket::Close>("close"),
-                         InstanceMethod<&XskSocket::Describe>("describe"),
-                     });
+  return DefineSocketClass(env, "XskSocket", {InstanceMethod<&XskSocket::TxReclaim>("txReclaim")});
 }
 
-XskSocket::XskSocket(const Napi::CallbackInfo& info) : Napi::ObjectWrap<XskSocket>(info) {
-  Napi::Env env = info.Env();
-  if (info.Length() < 1 || !info[0].IsObject()) Throw(env, code::kBadArgument, "new XskSocket(options) needs an options object");
-  try {
-    Open(env, info[0].As<Napi::Object>());
-  } catch (...) {
-    DoClose();
-    throw;
-  }
-}
+XskSocket::XskSocket(const Napi::CallbackInfo& info) : SocketBase(info) { Construct(info, "XskSocket"); }
 
 XskSocket::~XskSocket() { DoClose(); }
 
+// The options after ifname and netns (read by SocketBase::Construct).
 void XskSocket::Open(Napi::Env env, const Napi::Object& o) {
-  ifname_ = OptString(o, "ifname", "");
-  netns_fd_ = OpenNetns(env, OptString(o, "netns", ""));
   queue_ = static_cast<uint32_t>(OptInt(o, "queue", 0, 0, 4095));
   frame_size_ = static_cast<uint32_t>(OptInt(o, "frameSize", 4096, 2048, 4096));
   if (frame_size_ != 2048 && frame_size_ != 4096) Throw(env, code::kBadArgument, "frameSize must be 2048 or 4096");
@@ -126,18 +92,9 @@ void XskSocket::Open(Napi::Env env, const Napi::Object& o) {
   jumbo_off_ = frames_bytes;
   rx_frames_ = frame_count_ / 2;
   tx_frames_ = frame_count_ - rx_frames_;
-  auto rxd = U32Arg(env, o, "rxDesc", 2);
-  auto txd = U32Arg(env, o, "txDesc", 1);
-  auto txs = U32Arg(env, o, "txState", 2);
-  rx_desc_ref_ = Napi::Persistent(rxd);
-  tx_desc_ref_ = Napi::Persistent(txd);
-  tx_state_ref_ = Napi::Persistent(txs);
-  rx_desc_ = U32Ptr(rxd);
-  rx_desc_len_ = rxd.ElementLength();
-  tx_desc_ = U32Ptr(txd);
-  tx_desc_len_ = txd.ElementLength();
-  tx_state_ = U32Ptr(txs);
-  tx_state_len_ = txs.ElementLength();
+  rx_desc_.Take(env, o, "rxDesc", 2);
+  tx_desc_.Take(env, o, "txDesc", 1);
+  tx_state_.Take(env, o, "txState", 2);
 
   ifinfo_ = GetIfInfo(env, ifname_, netns_fd_);
   prog_ = AcquireProgram(env, ifname_, ifinfo_.ifindex, netns_fd_, po);
@@ -260,13 +217,9 @@ void XskSocket::DoClose() {
     ReleaseProgram(prog_);
     prog_ = nullptr;
   }
-  if (netns_fd_ >= 0) close(netns_fd_);
-  netns_fd_ = -1;
   area_.ref.Reset();
-  rx_desc_ref_.Reset();
-  tx_desc_ref_.Reset();
-  tx_state_ref_.Reset();
-  rx_desc_ = tx_desc_ = tx_state_ = nullptr;
+  tx_state_.Reset();
+  ReleaseShared();
 }
 
 void XskSocket::Refill() {
@@ -286,8 +239,7 @@ void XskSocket::Refill() {
 Napi::Value XskSocket::Rx(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
   if (xsk_ == nullptr) return Napi::Number::New(env, 0);
-  size_t max = info.Length() > 0 && info[0].IsNumber() ? static_cast<size_t>(std::max(0.0, info[0].As<Napi::Number>().DoubleValue())) : 64;
-  if (max > rx_desc_len_ / 2) max = rx_desc_len_ / 2;
+  const size_t max = RxMaxArg(info);
   to_fill_.insert(to_fill_.end(), held_.begin(), held_.end());
   held_.clear();
   Refill();
@@ -384,7 +336,7 @@ void XskSocket::PublishTxState() {
   tx_state_[1] = tx_free_;
   // txState[2] (when JS passed room for it): descriptors still waiting in the TX ring after the
   // kicks (the kernel said EAGAIN/EBUSY); JS calls tx(0) again soon so none is stranded.
-  if (tx_state_len_ > 2 && xsk_ != nullptr) tx_state_[2] = *tx_.producer - __atomic_load_n(tx_.consumer, __ATOMIC_ACQUIRE);
+  if (tx_state_.len > 2 && xsk_ != nullptr) tx_state_[2] = *tx_.producer - __atomic_load_n(tx_.consumer, __ATOMIC_ACQUIRE);
 }
 
 void XskSocket::Kick() {
@@ -422,7 +374,7 @@ Napi::Value XskSocket::Tx(const Napi::CallbackInfo& info) {
   const double c = info.Length() > 0 && info[0].IsNumber() ? info[0].As<Napi::Number>().DoubleValue() : 0;
   const uint32_t count = c > 0 ? static_cast<uint32_t>(c) : 0;
   Reclaim();
-  if (count > tx_free_ || count > tx_desc_len_) {
+  if (count > tx_free_ || count > tx_desc_.len) {
     PublishTxState();
     Throw(env, code::kBadArgument, "tx: " + std::to_string(count) + " buffers but only " + std::to_string(tx_free_) + " free slots");
   }
@@ -456,13 +408,6 @@ Napi::Value XskSocket::Tx(const Napi::CallbackInfo& info) {
   return Napi::Number::New(env, count);
 }
 
-Napi::Value XskSocket::SetRxHandler(const Napi::CallbackInfo& info) {
-  Napi::Env env = info.Env();
-  if (xsk_ == nullptr) return env.Undefined();
-  poller_.SetHandler(env, fd_, info.Length() > 0 ? info[0] : env.Null());
-  return env.Undefined();
-}
-
 Napi::Value XskSocket::Stats(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
   Napi::Object o = Napi::Object::New(env);
@@ -481,12 +426,7 @@ Napi::Value XskSocket::Stats(const Napi::CallbackInfo& info) {
   return o;
 }
 
-Napi::Value XskSocket::Describe(const Napi::CallbackInfo& info) {
-  Napi::Env env = info.Env();
-  Napi::Object o = Napi::Object::New(env);
-  o.Set("ifindex", Napi::Number::New(env, ifinfo_.ifindex));
-  o.Set("mac", Napi::String::New(env, ifinfo_.mac));
-  o.Set("mtu", Napi::Number::New(env, ifinfo_.mtu));
+void XskSocket::DescribeInto(Napi::Env env, Napi::Object& o) const {
   o.Set("queue", Napi::Number::New(env, queue_));
   o.Set("zeroCopy", Napi::Boolean::New(env, zerocopy_));
   o.Set("xdpMode", Napi::String::New(env, prog_ != nullptr ? ProgramMode(prog_) : "none"));
@@ -498,13 +438,6 @@ Napi::Value XskSocket::Describe(const Napi::CallbackInfo& info) {
   o.Set("jumboOffset", Napi::Number::New(env, static_cast<double>(jumbo_off_)));
   o.Set("multiBuffer", Napi::Boolean::New(env, sg_));
   o.Set("busyPollNote", Napi::String::New(env, busy_poll_note_));
-  o.Set("fd", Napi::Number::New(env, fd_));
-  return o;
-}
-
-Napi::Value XskSocket::Close(const Napi::CallbackInfo& info) {
-  DoClose();
-  return info.Env().Undefined();
 }
 
 }  // namespace roce

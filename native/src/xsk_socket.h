@@ -12,27 +12,25 @@
 #include <string>
 #include <vector>
 
-#include "common.h"
-#include "poller.h"
+#include "socket_base.h"
 #include "xdp_prog.h"
 
 namespace roce {
 
-class XskSocket : public Napi::ObjectWrap<XskSocket> {
+class XskSocket : public SocketBase<XskSocket> {
  public:
   static Napi::Function Init(Napi::Env env);
   explicit XskSocket(const Napi::CallbackInfo& info);
   ~XskSocket() override;
 
  private:
+  friend class SocketBase<XskSocket>;
   Napi::Value Rx(const Napi::CallbackInfo& info);
   Napi::Value Pending(const Napi::CallbackInfo& info);
   Napi::Value Tx(const Napi::CallbackInfo& info);
   Napi::Value TxReclaim(const Napi::CallbackInfo& info);
-  Napi::Value SetRxHandler(const Napi::CallbackInfo& info);
   Napi::Value Stats(const Napi::CallbackInfo& info);
-  Napi::Value Close(const Napi::CallbackInfo& info);
-  Napi::Value Describe(const Napi::CallbackInfo& info);
+  void DescribeInto(Napi::Env env, Napi::Object& o) const;
   void Open(Napi::Env env, const Napi::Object& o);
   void DoClose();
   void Refill();
@@ -40,14 +38,10 @@ class XskSocket : public Napi::ObjectWrap<XskSocket> {
   void Kick();
   void PublishTxState();
 
-  int netns_fd_ = -1;
-  std::string ifname_;
-  IfInfo ifinfo_;
   uint32_t queue_ = 0;
   AttachedProgram* prog_ = nullptr;
   xsk_umem* umem_ = nullptr;
-  xsk_socket* xsk_ = nullptr;
-  int fd_ = -1;
+  xsk_socket* xsk_ = nullptr;  // fd_ (SocketBase) is its fd
   xsk_ring_prod fq_{};
   xsk_ring_cons cq_{};
   xsk_ring_cons rx_{};
@@ -69,17 +63,10 @@ class XskSocket : public Napi::ObjectWrap<XskSocket> {
   uint32_t tx_head_ = 0, tx_tail_ = 0, tx_free_ = 0;
   std::vector<uint8_t> tx_done_;
 
-  Napi::Reference<Napi::Uint32Array> rx_desc_ref_, tx_desc_ref_, tx_state_ref_;
-  uint32_t* rx_desc_ = nullptr;
-  size_t rx_desc_len_ = 0;
-  uint32_t* tx_desc_ = nullptr;
-  size_t tx_desc_len_ = 0;
-  size_t tx_state_len_ = 0;
-  uint32_t* tx_state_ = nullptr;
+  SharedU32 tx_state_;  // [next transmit slot, free slots, descriptors the kernel has not taken yet]
 
   uint64_t rx_frames_total_ = 0;
   uint64_t kicks_ = 0;
-  FdPoller poller_;
 };
 
 }  // namespace roce

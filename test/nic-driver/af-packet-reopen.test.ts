@@ -10,54 +10,16 @@
 import * as path from 'node:path';
 import { AfPacketDriver } from '../../nic-driver/af-packet-driver';
 import { nativeDir, netnsPath } from '../../nic-driver/native-binding';
-import { createNetnsPair, destroyNetnsPair, nativeNetnsSkipReason, type NetnsPair } from '../support/netns';
+import { type NetnsPair, nativeNetnsSkipReason, netnsDrivers } from '../support/netns';
 import { testUnless } from '../support/skip';
-import { type FrameKind, testFrame } from './driver-suite';
-import { awaitFrame, killAndReap, startHolder } from './reopen-support';
+import { exchange, killAndReap, openInRound, startHolder } from './reopen-support';
 
 const t = testUnless(nativeNetnsSkipReason());
 const ROUNDS = 200;
 const KILLS = 15;
-const opened = new Set<AfPacketDriver>();
-const pairs: NetnsPair[] = [];
-
-function newPair(): NetnsPair {
-  const p = createNetnsPair();
-  pairs.push(p);
-  return p;
-}
-
-function open(p: NetnsPair, side: 'a' | 'b', round: number): AfPacketDriver {
-  try {
-    const d = AfPacketDriver.open({ ifname: side === 'a' ? p.ifA : p.ifB, netns: side === 'a' ? p.nsA : p.nsB, blockCount: 4 });
-    opened.add(d);
-    return d;
-  } catch (e) {
-    throw new Error(`round ${round}: ${(e as { code?: string }).code ?? ''} ${(e as Error).message}`);
-  }
-}
-
-function close(d: AfPacketDriver): void {
-  d.close();
-  opened.delete(d);
-}
-
-/** A UDP 4791 frame from b to a and one back, each awaited on the other end. */
-async function exchange(p: NetnsPair, a: AfPacketDriver, b: AfPacketDriver, seq: number, what: string): Promise<void> {
-  const kind: FrameKind = { kind: 'udp', ipOf: (d) => (d.mac === p.macA ? p.ipA : p.ipB) };
-  const out = testFrame(b, a, seq, 120, kind);
-  expect(b.txBurst([out])).toBe(1);
-  await awaitFrame(a, out, `${what}: b to a`);
-  const back = testFrame(a, b, seq, 130, kind);
-  expect(a.txBurst([back])).toBe(1);
-  await awaitFrame(b, back, `${what}: a to b`);
-}
-
-afterEach(() => {
-  for (const d of opened) d.close();
-  opened.clear();
-  for (const p of pairs.splice(0)) destroyNetnsPair(p);
-});
+const net = netnsDrivers((ifname, netns) => AfPacketDriver.open({ ifname, netns, blockCount: 4 }));
+const { newPair, close } = net;
+const open = (p: NetnsPair, side: 'a' | 'b', round: number): AfPacketDriver => openInRound(round, () => net.open(side, undefined, p));
 
 describe('AF_PACKET: reopening at once', () => {
   t(`open, send and receive, close, reopen: ${ROUNDS} rounds`, async () => {

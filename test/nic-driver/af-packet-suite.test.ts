@@ -7,13 +7,12 @@
  */
 import { execFileSync } from 'node:child_process';
 import * as path from 'node:path';
-import { AfPacketDriver } from '../../nic-driver/af-packet-driver';
-import type { NicDriver } from '../../nic-driver/driver';
+import { AfPacketDriver, type AfPacketOptions } from '../../nic-driver/af-packet-driver';
 import { NativeErrorCode, NicDriverError, nativeDir } from '../../nic-driver/native-binding';
 import { interfaceInfo, resolveNeighbor } from '../../nic-driver/interface-info';
-import { createNetnsPair, destroyNetnsPair, nativeNetnsSkipReason, type NetnsPair, nstatCounter, runInNetns } from '../support/netns';
+import { nativeNetnsSkipReason, netnsDrivers, nstatCounter, runInNetns } from '../support/netns';
 import { testUnless } from '../support/skip';
-import { type FrameKind, driverSuite, ours, testFrame } from './driver-suite';
+import { type FrameKind, netnsDriverSuite, ours, testFrame, udpBetween } from './driver-suite';
 
 const reason = nativeNetnsSkipReason();
 const t = testUnless(reason);
@@ -21,57 +20,11 @@ const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms
 /** TPACKET_V3 hands over a block after at most retireMs (1 ms); leave the kernel time to move the frames. */
 const PUMP_MS = 40;
 
-let net: NetnsPair | null = null;
-const opened = new Set<NicDriver>();
+const net = netnsDrivers((ifname, netns, extra: Partial<AfPacketOptions> = {}) => AfPacketDriver.open({ ifname, netns, ...extra }));
+const { pair, open } = net;
+const udpKind = (): FrameKind => udpBetween(pair);
 
-function pair(): NetnsPair {
-  if (net === null) net = createNetnsPair();
-  return net;
-}
-
-function open(side: 'a' | 'b', extra: Partial<Parameters<typeof AfPacketDriver.open>[0]> = {}): AfPacketDriver {
-  const p = pair();
-  const d = AfPacketDriver.open({ ifname: side === 'a' ? p.ifA : p.ifB, netns: side === 'a' ? p.nsA : p.nsB, ...extra });
-  opened.add(d);
-  return d;
-}
-
-function udpKind(): FrameKind {
-  const p = pair();
-  return { kind: 'udp', ipOf: (d) => (d.mac === p.macA ? p.ipA : p.ipB) };
-}
-
-afterEach(() => {
-  for (const d of opened) d.close();
-  opened.clear();
-});
-
-afterAll(() => {
-  if (net !== null) destroyNetnsPair(net);
-  net = null;
-});
-
-if (reason === null) {
-  driverSuite(
-    'AF_PACKET over a veth pair between two namespaces',
-    async () => {
-      const a = open('a');
-      const b = open('b');
-      return {
-        a,
-        b,
-        pump: () => sleep(PUMP_MS),
-        close: async () => {
-          a.close();
-          b.close();
-        },
-      };
-    },
-    { frames: { kind: 'udp', ipOf: (d) => (d.mac === pair().macA ? pair().ipA : pair().ipB) }, timeoutMs: 10_000 },
-  );
-} else {
-  t('NicDriver suite: AF_PACKET', () => undefined);
-}
+netnsDriverSuite('AF_PACKET', net, reason, PUMP_MS);
 
 describe('AF_PACKET driver', () => {
   t('reports the interface MAC and MTU, and binds the UDP guard', () => {
@@ -141,23 +94,15 @@ describe('AF_PACKET driver', () => {
   });
 
   t('9000-byte MTU: jumbo frames arrive intact', async () => {
-    const p = createNetnsPair({ mtu: 9000 });
-    try {
-      const a = AfPacketDriver.open({ ifname: p.ifA, netns: p.nsA });
-      const b = AfPacketDriver.open({ ifname: p.ifB, netns: p.nsB });
-      opened.add(a).add(b);
-      const kind: FrameKind = { kind: 'udp', ipOf: (d) => (d === a ? p.ipA : p.ipB) };
-      const frames = [9014, 4096, 8000].map((n, i) => testFrame(a, b, i, n, kind));
-      expect(a.txBurst(frames)).toBe(3);
-      await sleep(PUMP_MS);
-      const got = ours(b.rxBurst(64));
-      expect(got.map((f) => f.length)).toEqual([9014, 4096, 8000]);
-      got.forEach((f, i) => expect(Buffer.from(f).equals(Buffer.from(frames[i]!))).toBe(true));
-      a.close();
-      b.close();
-    } finally {
-      destroyNetnsPair(p);
-    }
+    const p = net.newPair({ mtu: 9000 });
+    const a = open('a', {}, p);
+    const b = open('b', {}, p);
+    const frames = [9014, 4096, 8000].map((n, i) => testFrame(a, b, i, n, udpBetween(() => p)));
+    expect(a.txBurst(frames)).toBe(3);
+    await sleep(PUMP_MS);
+    const got = ours(b.rxBurst(64));
+    expect(got.map((f) => f.length)).toEqual([9014, 4096, 8000]);
+    got.forEach((f, i) => expect(Buffer.from(f).equals(Buffer.from(frames[i]!))).toBe(true));
   });
 
   t('a missing interface is a NicDriverError with code NoSuchInterface', () => {

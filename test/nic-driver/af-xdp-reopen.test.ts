@@ -8,62 +8,22 @@
  * Root, namespaces and the native addon needed; skipped with the reason otherwise.
  */
 import * as path from 'node:path';
-import { AfXdpDriver } from '../../nic-driver/af-xdp-driver';
+import { AfXdpDriver, type AfXdpOptions } from '../../nic-driver/af-xdp-driver';
 import { NativeErrorCode, bpfObjectPath, nativeDir, netnsPath } from '../../nic-driver/native-binding';
-import { createNetnsPair, destroyNetnsPair, nativeNetnsSkipReason, type NetnsPair } from '../support/netns';
+import { type NetnsPair, nativeNetnsSkipReason, netnsDrivers } from '../support/netns';
 import { testUnless } from '../support/skip';
-import { type FrameKind, testFrame } from './driver-suite';
-import { awaitFrame, killAndReap, startHolder } from './reopen-support';
+import { exchange, killAndReap, openInRound, startHolder } from './reopen-support';
 
 const t = testUnless(nativeNetnsSkipReason());
 const ROUNDS = 200;
 /** Kill-and-reopen rounds: without the retry, runs of this test failed at rounds 0, 0, 4 and 17 on the test VM. */
 const KILLS = 15;
-const opened = new Set<AfXdpDriver>();
-const pairs: NetnsPair[] = [];
-
-function newPair(queues = 1): NetnsPair {
-  const p = createNetnsPair({ queues });
-  pairs.push(p);
-  return p;
-}
-
-function open(p: NetnsPair, side: 'a' | 'b', extra: Partial<Parameters<typeof AfXdpDriver.open>[0]> = {}): AfXdpDriver {
-  const d = AfXdpDriver.open({ ifname: side === 'a' ? p.ifA : p.ifB, netns: side === 'a' ? p.nsA : p.nsB, frames: 256, ...extra });
-  opened.add(d);
-  return d;
-}
-
-function close(d: AfXdpDriver): void {
-  d.close();
-  opened.delete(d);
-}
-
+const net = netnsDrivers((ifname, netns, extra: Partial<AfXdpOptions> = {}) => AfXdpDriver.open({ ifname, netns, frames: 256, ...extra }));
+const { close } = net;
+const newPair = (queues = 1): NetnsPair => net.newPair({ queues });
+const open = (p: NetnsPair, side: 'a' | 'b', extra: Partial<AfXdpOptions> = {}): AfXdpDriver => net.open(side, extra, p);
 /** Opens, naming the round in the error. */
-function openRound(round: number, p: NetnsPair, side: 'a' | 'b', extra: Partial<Parameters<typeof AfXdpDriver.open>[0]> = {}): AfXdpDriver {
-  try {
-    return open(p, side, extra);
-  } catch (e) {
-    throw new Error(`round ${round}: ${(e as { code?: string }).code ?? ''} ${(e as Error).message}`);
-  }
-}
-
-/** A UDP 4791 frame from b to a and one back, each awaited on the other end. */
-async function exchange(p: NetnsPair, a: AfXdpDriver, b: AfXdpDriver, seq: number, what: string): Promise<void> {
-  const kind: FrameKind = { kind: 'udp', ipOf: (d) => (d.mac === p.macA ? p.ipA : p.ipB) };
-  const out = testFrame(b, a, seq, 120, kind);
-  expect(b.txBurst([out])).toBe(1);
-  await awaitFrame(a, out, `${what}: b to a`);
-  const back = testFrame(a, b, seq, 130, kind);
-  expect(a.txBurst([back])).toBe(1);
-  await awaitFrame(b, back, `${what}: a to b`);
-}
-
-afterEach(() => {
-  for (const d of opened) d.close();
-  opened.clear();
-  for (const p of pairs.splice(0)) destroyNetnsPair(p);
-});
+const openRound = (round: number, p: NetnsPair, side: 'a' | 'b', extra: Partial<AfXdpOptions> = {}): AfXdpDriver => openInRound(round, () => open(p, side, extra));
 
 describe('AF_XDP: reopening a queue at once', () => {
   t(`open, send and receive, close, reopen on queue 0: ${ROUNDS} rounds (each open attaches the XDP program anew)`, async () => {

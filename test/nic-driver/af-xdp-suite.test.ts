@@ -9,8 +9,8 @@
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
 import * as path from 'node:path';
 import { icrcV2 } from '../../packets/icrc';
-import { AfXdpDriver } from '../../nic-driver/af-xdp-driver';
-import { type NicDriver, hasRunReceive } from '../../nic-driver/driver';
+import { AfXdpDriver, type AfXdpOptions } from '../../nic-driver/af-xdp-driver';
+import { hasRunReceive } from '../../nic-driver/driver';
 import {
   NativeErrorCode,
   NicDriverError,
@@ -22,68 +22,25 @@ import {
   nativeLoadError,
   netnsPath,
 } from '../../nic-driver/native-binding';
-import { createNetnsPair, destroyNetnsPair, nativeNetnsSkipReason, type NetnsPair, runInNetns } from '../support/netns';
+import { nativeNetnsSkipReason, netnsDrivers, runInNetns } from '../support/netns';
 import { testUnless } from '../support/skip';
-import { type FrameKind, driverSuite, ours, testFrame } from './driver-suite';
+import { type FrameKind, netnsDriverSuite, ours, testFrame, udpBetween } from './driver-suite';
 
 const reason = nativeNetnsSkipReason();
 const t = testUnless(reason);
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 const PUMP_MS = 30;
 
-let net: NetnsPair | null = null;
-const opened = new Set<NicDriver>();
-
-function pair(): NetnsPair {
-  if (net === null) net = createNetnsPair();
-  return net;
-}
-
-function open(side: 'a' | 'b', extra: Partial<Parameters<typeof AfXdpDriver.open>[0]> = {}): AfXdpDriver {
-  const p = pair();
-  const d = AfXdpDriver.open({ ifname: side === 'a' ? p.ifA : p.ifB, netns: side === 'a' ? p.nsA : p.nsB, frames: 512, ...extra });
-  opened.add(d);
-  return d;
-}
-
-const udp = (): FrameKind => ({ kind: 'udp', ipOf: (d) => (d.mac === pair().macA ? pair().ipA : pair().ipB) });
+const net = netnsDrivers((ifname, netns, extra: Partial<AfXdpOptions> = {}) => AfXdpDriver.open({ ifname, netns, frames: 512, ...extra }));
+const { pair, open } = net;
+const udp = (): FrameKind => udpBetween(pair);
 
 function programsOn(side: 'a' | 'b'): string[] {
   const p = pair();
   return native().xdpStatus(side === 'a' ? p.ifA : p.ifB, netnsPath(side === 'a' ? p.nsA : p.nsB)).programs;
 }
 
-afterEach(() => {
-  for (const d of opened) d.close();
-  opened.clear();
-});
-
-afterAll(() => {
-  if (net !== null) destroyNetnsPair(net);
-  net = null;
-});
-
-if (reason === null) {
-  driverSuite(
-    'AF_XDP over a veth pair between two namespaces',
-    async () => {
-      const a = open('a');
-      const b = open('b');
-      return {
-        a,
-        b,
-        pump: () => sleep(PUMP_MS),
-        close: async () => {
-          a.close();
-          b.close();
-        },
-      };
-    },
-    { frames: { kind: 'udp', ipOf: (d) => (d.mac === pair().macA ? pair().ipA : pair().ipB) }, timeoutMs: 10_000 },
-  );
-} else {
-  t('NicDriver suite: AF_XDP', () => undefined);
-}
+netnsDriverSuite('AF_XDP', net, reason, PUMP_MS);
 
 describe('AF_XDP driver', () => {
   t('veth: copy mode (no zero-copy there) with the program in native mode; MAC and MTU of the interface', () => {
@@ -253,29 +210,22 @@ describe('AF_XDP driver', () => {
   });
 
   t('9000-byte MTU: multi-buffer frames arrive intact in both directions', async () => {
-    const p = createNetnsPair({ mtu: 9000 });
-    try {
-      const a = AfXdpDriver.open({ ifname: p.ifA, netns: p.nsA, frames: 512 });
-      const b = AfXdpDriver.open({ ifname: p.ifB, netns: p.nsB, frames: 512 });
-      opened.add(a).add(b);
-      expect(b.multiBuffer).toBe(true);
-      const kind: FrameKind = { kind: 'udp', ipOf: (d) => (d === a ? p.ipA : p.ipB) };
-      const sizes = [9014, 4096, 3000, 8000, 100];
-      for (const [from, to] of [
-        [a, b],
-        [b, a],
-      ] as const) {
-        const frames = sizes.map((n, i) => testFrame(from, to, i, n, kind));
-        expect(from.txBurst(frames)).toBe(sizes.length);
-        await sleep(PUMP_MS);
-        const got = ours(to.rxBurst(64));
-        expect(got.map((f) => f.length)).toEqual(sizes);
-        got.forEach((f, i) => expect(Buffer.from(f).equals(Buffer.from(frames[i]!))).toBe(true));
-      }
-    } finally {
-      for (const d of opened) d.close();
-      opened.clear();
-      destroyNetnsPair(p);
+    const p = net.newPair({ mtu: 9000 });
+    const a = open('a', {}, p);
+    const b = open('b', {}, p);
+    expect(b.multiBuffer).toBe(true);
+    const kind = udpBetween(() => p);
+    const sizes = [9014, 4096, 3000, 8000, 100];
+    for (const [from, to] of [
+      [a, b],
+      [b, a],
+    ] as const) {
+      const frames = sizes.map((n, i) => testFrame(from, to, i, n, kind));
+      expect(from.txBurst(frames)).toBe(sizes.length);
+      await sleep(PUMP_MS);
+      const got = ours(to.rxBurst(64));
+      expect(got.map((f) => f.length)).toEqual(sizes);
+      got.forEach((f, i) => expect(Buffer.from(f).equals(Buffer.from(frames[i]!))).toBe(true));
     }
   });
 

@@ -10,6 +10,8 @@
  * socket filter).
  */
 import { type NicDriver, hasZeroCopyTx } from '../../nic-driver/driver';
+import type { NetnsDrivers, NetnsPair } from '../support/netns';
+import { testUnless } from '../support/skip';
 
 export interface DriverPair {
   a: NicDriver;
@@ -30,6 +32,11 @@ const MAGIC_OFF_UDP = 42;
 export type FrameKind = { kind: 'ethertype' } | { kind: 'udp'; ipOf: (d: NicDriver) => string };
 
 const ETHERTYPE: FrameKind = { kind: 'ethertype' };
+
+/** UDP frames between the two ends of a namespace pair (`pair` is called when a frame is made). */
+export function udpBetween(pair: () => NetnsPair): FrameKind {
+  return { kind: 'udp', ipOf: (d) => (d.mac === pair().macA ? pair().ipA : pair().ipB) };
+}
 
 function ipv4Bytes(ip: string): number[] {
   const b = ip.split('.').map(Number);
@@ -271,4 +278,30 @@ export function driverSuite(name: string, makePair: () => Promise<DriverPair>, o
         expect(a.stats.txDropped - dropped0).toBe(seq - expected.length);
       }));
   });
+}
+
+/**
+ * The suite over a veth pair between two namespaces, a driver opened on each end (`net`), with UDP
+ * 4791 frames (what the socket drivers receive) and `pumpMs` for frames to arrive; when `reason`
+ * says why it cannot run, one skipped test naming it instead.
+ */
+export function netnsDriverSuite<D extends NicDriver, O>(name: string, net: NetnsDrivers<D, O>, reason: string | null, pumpMs: number): void {
+  if (reason !== null) {
+    testUnless(reason)(`NicDriver suite: ${name}`, () => undefined);
+    return;
+  }
+  const makePair = async (): Promise<DriverPair> => {
+    const a = net.open('a');
+    const b = net.open('b');
+    return {
+      a,
+      b,
+      pump: () => new Promise((r) => setTimeout(r, pumpMs)),
+      close: async () => {
+        a.close();
+        b.close();
+      },
+    };
+  };
+  driverSuite(`${name} over a veth pair between two namespaces`, makePair, { frames: udpBetween(net.pair), timeoutMs: 10_000 });
 }

@@ -1,9 +1,12 @@
 /**
- * Helpers of the reopen tests (af-xdp-reopen, af-packet-reopen): wait for one given frame on a
- * driver, and run a child process that holds a socket until it is killed.
+ * Helpers of the reopen tests (af-xdp-reopen, af-packet-reopen): carry a frame each way between
+ * two drivers and wait for it, name the round in an open's error, and run a child process that
+ * holds a socket until it is killed.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import type { NicDriver } from '../../nic-driver/driver';
+import type { NetnsPair } from '../support/netns';
+import { testFrame, udpBetween } from './driver-suite';
 
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
@@ -22,6 +25,26 @@ export async function awaitFrame(d: NicDriver, want: Uint8Array, what: string, t
     }
     if (Date.now() >= until) throw new Error(`${what}: the frame did not arrive within ${timeoutMs} ms (${seen} other frames seen)`);
     await sleep(1);
+  }
+}
+
+/** A UDP 4791 frame from b to a and one back (a on end a of `p`, b on end b), each awaited on the other end. */
+export async function exchange(p: NetnsPair, a: NicDriver, b: NicDriver, seq: number, what: string): Promise<void> {
+  const kind = udpBetween(() => p);
+  const out = testFrame(b, a, seq, 120, kind);
+  expect(b.txBurst([out])).toBe(1);
+  await awaitFrame(a, out, `${what}: b to a`);
+  const back = testFrame(a, b, seq, 130, kind);
+  expect(a.txBurst([back])).toBe(1);
+  await awaitFrame(b, back, `${what}: a to b`);
+}
+
+/** `open()`, its error (if any) rethrown with the round named. */
+export function openInRound<T>(round: number, open: () => T): T {
+  try {
+    return open();
+  } catch (e) {
+    throw new Error(`round ${round}: ${(e as { code?: string }).code ?? ''} ${(e as Error).message}`);
   }
 }
 

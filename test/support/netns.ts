@@ -207,3 +207,61 @@ export function nstatCounter(ns: string, name: string): number {
   const j = JSON.parse(out) as { kernel?: Record<string, number> };
   return j.kernel?.[name] ?? 0;
 }
+
+/** Anything a test opens and must close. */
+export interface Closable {
+  close(): void;
+}
+
+/**
+ * The namespace set-up of a driver test file (call `netnsDrivers` at its top level: it registers
+ * jest hooks). Drivers opened or tracked here are closed after each test, then the test's own
+ * pairs are removed; the file's shared pair is removed after all its tests.
+ */
+export interface NetnsDrivers<D extends Closable, O> {
+  /** The file's shared pair, made on first use. */
+  pair(): NetnsPair;
+  /** A pair of the test's own. */
+  newPair(opts?: NetnsPairOptions): NetnsPair;
+  /** Opens a driver on end a or b of `p` (default: the shared pair), inside that end's namespace. */
+  open(side: 'a' | 'b', extra?: O, p?: NetnsPair): D;
+  /** Closes `d` after the test too; returns it. */
+  track<T extends Closable>(d: T): T;
+  /** Closes `d` now, and not again after the test. */
+  close(d: Closable): void;
+}
+
+/** `openOn(ifname, netns, extra)` opens the file's kind of driver on one end of a pair. */
+export function netnsDrivers<D extends Closable, O>(openOn: (ifname: string, netns: string, extra: O | undefined) => D): NetnsDrivers<D, O> {
+  let shared: NetnsPair | null = null;
+  const own: NetnsPair[] = [];
+  const opened = new Set<Closable>();
+  const pair = (): NetnsPair => (shared ??= createNetnsPair());
+  const track = <T extends Closable>(d: T): T => {
+    opened.add(d);
+    return d;
+  };
+  afterEach(() => {
+    for (const d of opened) d.close();
+    opened.clear();
+    for (const p of own.splice(0)) destroyNetnsPair(p);
+  });
+  afterAll(() => {
+    if (shared !== null) destroyNetnsPair(shared);
+    shared = null;
+  });
+  return {
+    pair,
+    newPair: (opts = {}) => {
+      const p = createNetnsPair(opts);
+      own.push(p);
+      return p;
+    },
+    open: (side, extra, p = pair()) => track(openOn(side === 'a' ? p.ifA : p.ifB, side === 'a' ? p.nsA : p.nsB, extra)),
+    track,
+    close: (d) => {
+      d.close();
+      opened.delete(d);
+    },
+  };
+}
