@@ -20,6 +20,7 @@ import { type CmMessage, parseCmMessage } from '../../packets/cm/message';
 import { RejMessage, RejReason } from '../../packets/cm/rej';
 import { TransportServiceType } from '../../packets/cm/req';
 import { MraMessage } from '../../packets/cm/mra';
+import { SidrStatus } from '../../packets/cm/sidr-rep';
 import { VerbsError, VerbsErrorCode } from '../errors';
 import type { Device } from '../device';
 import { Gsi, type GsiOptions, type MadPeer, type ReceivedMad } from './gsi';
@@ -98,6 +99,8 @@ export class ConnectionManager {
   readonly remoteIds = new Map<string, CmId>();
   readonly remoteQpns = new Map<string, CmId>();
   readonly listeners = new Map<bigint, CmListener>();
+  /** SIDR requests being answered, by the sender's GID and request ID (cm.c remote_sidr_table). */
+  readonly remoteSidr = new Map<string, CmId>();
   tracer: ((e: CmTraceEvent) => void) | null = null;
   private readonly rng: Rng;
   /** cm.c xors each allocated ID with a random operand so IDs do not repeat across restarts. */
@@ -365,6 +368,32 @@ export class ConnectionManager {
     );
   }
 
+  /** ib_send_cm_sidr_req: IDLE -> SIDR_REQ_SENT; resent each response timeout, up to the max CM retries. */
+  sendSidrReq(id: CmId, p: { peerGid: Uint8Array; serviceId: bigint; privateData: Uint8Array; responseTimeout?: number; maxCmRetries?: number }): void {
+    if (id.state !== CmState.IDLE) throw new VerbsError(VerbsErrorCode.BadState, `CM SIDR_REQ: communication 0x${id.localId.toString(16)} is in ${cmStateName(id.state)}`);
+    id.peer = { gid: p.peerGid, qpn: GSI_QPN };
+    id.serviceId = p.serviceId;
+    id.maxCmRetries = p.maxCmRetries ?? CmDefaults.maxCmRetries;
+    // cma.c: timeout_ms = 1 << (CMA_CM_RESPONSE_TIMEOUT - 8), the response timeout alone.
+    id.responseWaitNs = cmTimeNs(p.responseTimeout ?? CmDefaults.responseTimeout);
+    id.tid = this.formTid(id);
+    this.setState(id, CmState.SIDR_REQ_SENT, 'SIDR_REQ sent');
+    this.sendWithRetries(id, { name: 'SIDR_REQ', fields: { requestId: id.localId, pkey: 0xffff, serviceId: p.serviceId, privateData: p.privateData } }, id.tid);
+  }
+
+  /** ib_send_cm_sidr_rep: the answer to a SIDR_REQ (status, and for success the QP and Q_Key); back to IDLE. */
+  sendSidrRep(id: CmId, p: { status: number; qpn: number; qkey: number; privateData: Uint8Array }): void {
+    if (id.state !== CmState.SIDR_REQ_RCVD) throw new VerbsError(VerbsErrorCode.BadState, `CM SIDR_REP: communication 0x${id.localId.toString(16)} is in ${cmStateName(id.state)}`);
+    this.transmit(
+      id.peer as MadPeer,
+      { name: 'SIDR_REP', fields: { requestId: id.remoteId, status: p.status, additionalInfoLength: 0, qpn: p.qpn, serviceId: id.serviceId, qkey: p.qkey, additionalInfo: new Uint8Array(0), privateData: p.privateData } },
+      id.tid,
+    );
+    if (id.remoteKey !== null && this.remoteSidr.get(id.remoteKey) === id) this.remoteSidr.delete(id.remoteKey);
+    id.remoteKey = null;
+    this.setState(id, CmState.IDLE, 'SIDR_REP sent');
+  }
+
   /** Sends a REJ for `id` and leaves it as cm.c ib_send_cm_rej() does. */
   reject(id: CmId, reason: number, privateData: Uint8Array = new Uint8Array(0), ari: Uint8Array = new Uint8Array(0)): void {
     const s = id.state;
@@ -468,6 +497,9 @@ export class ConnectionManager {
       case CmState.SIDR_REQ_SENT:
         this.cancelOutstanding(id);
         break;
+      case CmState.SIDR_REQ_RCVD:
+        this.sendSidrRep(id, { status: SidrStatus.REJECT, qpn: 0, qkey: 0, privateData: new Uint8Array(0) });
+        break;
       default:
         break;
     }
@@ -476,6 +508,16 @@ export class ConnectionManager {
     // An ID in TimeWait stays in the remote tables until the TimeWait timer ends (stale connections are still recognised).
     if (id.state !== CmState.TIMEWAIT) this.forget(id);
     this.dev.flush();
+  }
+
+  /** Stops the CM: every timer cancelled, QP 1 given back to the device. */
+  close(): void {
+    for (const id of this.ids.values()) {
+      this.cancelOutstanding(id);
+      if (id.timewaitTimer !== null) this.clock.cancel(id.timewaitTimer);
+      id.timewaitTimer = null;
+    }
+    this.gsi.close();
   }
 
   // ------------------------------------------------------------------ state helpers

@@ -25,6 +25,9 @@ import { Access, QpState, QpType, type Mtu } from '../types';
 import { VerbsError, VerbsErrorCode, invalid } from '../errors';
 import type { Device } from '../device';
 import type { QueuePair } from '../queue-pair';
+import type { AddressHandle } from '../address';
+import { SIDR_STATUS_NAMES, SidrStatus } from '../../packets/cm/sidr-rep';
+import { SIDR_REQ_PRIVATE_DATA_LEN } from '../../packets/cm/sidr-req';
 import { ConnectionManager, type CmListener, type CmOptions } from './connection-manager';
 import type { CmEvent } from './cm-event';
 import type { CmId } from './cm-id';
@@ -33,7 +36,8 @@ import type { MadPeer } from './gsi';
 
 export type RdmaCmEvent =
   | { type: 'CONNECT_REQUEST'; id: RdmaCmId; privateData: Uint8Array; responderResources: number; initiatorDepth: number }
-  | { type: 'ESTABLISHED'; id: RdmaCmId; privateData: Uint8Array }
+  /** `ud`: for a UD "connection" (SIDR), where to send: the peer's QP and Q_Key and an address handle. */
+  | { type: 'ESTABLISHED'; id: RdmaCmId; privateData: Uint8Array; ud?: { qpn: number; qkey: number; ah: AddressHandle } }
   | { type: 'REJECTED'; id: RdmaCmId; reason: number; reasonText: string; privateData: Uint8Array }
   | { type: 'UNREACHABLE'; id: RdmaCmId; why: string }
   | { type: 'CONNECT_ERROR'; id: RdmaCmId; why: string }
@@ -72,6 +76,8 @@ export interface ConnectOptions {
 }
 
 const USER_PRIVATE_DATA_LEN = REQ_PRIVATE_DATA_LEN - IP_CM_HEADER_LEN;
+/** The Q_Key of librdmacm's UDP port space (rdma_cma.h RDMA_UDP_QKEY). */
+export const RDMA_UDP_QKEY = 0x01234567;
 
 /** Access flags cm.c gives a connected QP at INIT (cm_init_qp_init_attr()): remote write, and read and atomics when it has responder resources. */
 function initAccess(responderResources: number): number {
@@ -102,6 +108,10 @@ export class RdmaCmId {
   /** rdma_accept: moves `qp` to RTS with what the REQ offered and sends the REP. */
   accept(qp: QueuePair, param: ConnParam = {}): void {
     const id = this.cmId;
+    if (id.state === CmState.SIDR_REQ_RCVD) {
+      this.acceptUd(qp, param);
+      return;
+    }
     if (id.state !== CmState.REQ_RCVD && id.state !== CmState.MRA_REQ_SENT) throw new VerbsError(VerbsErrorCode.BadState, 'rdma accept: no connect request pending on this ID');
     if (qp.type !== QpType.RC) throw invalid('rdma accept: the QP must be RC');
     const c = id.conn;
@@ -131,8 +141,26 @@ export class RdmaCmId {
     cm.dev.flush();
   }
 
-  /** rdma_reject: REJ with reason 28 (consumer defined) and the private data. */
+  /** rdma_accept of a SIDR request: the UD QP (to RTS with the UDP port space's Q_Key if still in RESET) in a SIDR_REP. */
+  private acceptUd(qp: QueuePair, param: ConnParam): void {
+    if (qp.type !== QpType.UD) throw invalid('rdma accept: a UDP port space request needs a UD QP');
+    this.qp = qp;
+    if (qp.state === QpState.RESET) {
+      qp.modify({ qpState: QpState.INIT, pkeyIndex: 0, portNum: 1, qkey: RDMA_UDP_QKEY });
+      qp.modify({ qpState: QpState.RTR });
+      qp.modify({ qpState: QpState.RTS, sqPsn: this.rcm.cm.randomPsn() });
+    }
+    this.rcm.cm.sendSidrRep(this.cmId, { status: SidrStatus.SUCCESS, qpn: qp.qpNum, qkey: qp.attr.qkey, privateData: limited(param.privateData, 136) });
+    this.rcm.cm.dev.flush();
+  }
+
+  /** rdma_reject: REJ with reason 28 (consumer defined) and the private data (a SIDR request: SIDR_REP "rejected"). */
   reject(privateData?: Uint8Array): void {
+    if (this.cmId.state === CmState.SIDR_REQ_RCVD) {
+      this.rcm.cm.sendSidrRep(this.cmId, { status: SidrStatus.REJECT, qpn: 0, qkey: 0, privateData: limited(privateData, 136) });
+      this.rcm.cm.dev.flush();
+      return;
+    }
     this.rcm.cm.reject(this.cmId, RejReason.CONSUMER_DEFINED, limited(privateData, 148));
     this.rcm.cm.dev.flush();
   }
@@ -234,6 +262,20 @@ export class RdmaCmId {
         return;
       case 'TIMEWAIT_EXIT':
         this.handler({ type: 'TIMEWAIT_EXIT', id: this });
+        return;
+      case 'SIDR_REP_RECEIVED': {
+        // cma.c cma_sidr_rep_handler(): anything but success is UNREACHABLE.
+        const r = e.rep;
+        const ah = r.status === SidrStatus.SUCCESS ? cm.gsi.addressHandle((this.cmId.peer as MadPeer).gid) : null;
+        if (ah === null) {
+          this.handler({ type: 'UNREACHABLE', id: this, why: `SIDR_REP status ${r.status} (${SIDR_STATUS_NAMES[r.status] ?? 'unknown'})` });
+          return;
+        }
+        this.handler({ type: 'ESTABLISHED', id: this, privateData: r.privateData, ud: { qpn: r.qpn, qkey: r.qkey, ah } });
+        return;
+      }
+      case 'SIDR_REQ_ERROR':
+        this.handler({ type: 'UNREACHABLE', id: this, why: `SIDR_REQ not answered after ${this.cmId.maxCmRetries} retries` });
         return;
       default:
         return;
@@ -339,9 +381,45 @@ export class RdmaCm {
     return id;
   }
 
-  /** Stops the CM: QP 1 is given back. */
+  /**
+   * rdma_connect on the UDP port space: a SIDR_REQ for `port` (IP CM header and private data), and
+   * ESTABLISHED with the peer's QPN, Q_Key and an address handle when the SIDR_REP says success.
+   */
+  resolveUd(o: { dst: string; port: number; srcPort?: number; privateData?: Uint8Array; responseTimeout?: number; maxCmRetries?: number }, handler: RdmaCmHandler): RdmaCmId {
+    const user = o.privateData ?? new Uint8Array(0);
+    if (user.length > SIDR_REQ_PRIVATE_DATA_LEN - IP_CM_HEADER_LEN) throw invalid(`rdma connect (UDP): ${user.length} bytes of private data exceed ${SIDR_REQ_PRIVATE_DATA_LEN - IP_CM_HEADER_LEN}`);
+    const cmId = this.cm.createId((e) => this.dispatch(e));
+    const id = new RdmaCmId(this, cmId, handler);
+    this.byCmId.set(cmId, id);
+    const dst = ipCmAddressFromString(o.dst);
+    const peerGid = dst.ipVersion === 4 ? v4MappedGid(dst.addr) : dst.addr;
+    const ah = this.cm.gsi.addressHandle(peerGid);
+    id.peerAddr = o.dst;
+    id.peerPort = o.port;
+    if (ah === null) {
+      this.cm.clock.soon(() => handler({ type: 'UNREACHABLE', id, why: `no route or neighbour entry for ${o.dst}` }));
+      return id;
+    }
+    const srcAddr = dst.ipVersion === 4 ? padV4(ah.path.srcIp) : ah.path.srcIp.slice();
+    id.localAddr = ipCmAddressToString(srcAddr, dst.ipVersion);
+    id.localPort = o.srcPort ?? this.cm.randomPort();
+    const pd = new Uint8Array(IP_CM_HEADER_LEN + user.length);
+    emitIpCmPrivateData({ majorVersion: 0, minorVersion: 0, ipVersion: dst.ipVersion, reserved: 0, srcPort: id.localPort, srcAddr, dstAddr: dst.addr }, new DataView(pd.buffer), 0);
+    pd.set(user, IP_CM_HEADER_LEN);
+    this.cm.sendSidrReq(cmId, {
+      peerGid,
+      serviceId: rdmaServiceId(PortSpace.UDP, o.port),
+      privateData: pd,
+      ...(o.responseTimeout !== undefined ? { responseTimeout: o.responseTimeout } : {}),
+      ...(o.maxCmRetries !== undefined ? { maxCmRetries: o.maxCmRetries } : {}),
+    });
+    this.dev.flush();
+    return id;
+  }
+
+  /** Stops the CM: its timers cancelled, QP 1 given back. */
   close(): void {
-    this.cm.gsi.close();
+    this.cm.close();
   }
 
   private dispatch(e: CmEvent): void {
@@ -353,17 +431,26 @@ export class RdmaCm {
 
   /** A REQ for a listened port: a new ID with the IP CM header read, CONNECT_REQUEST to the listener. */
   private onRequest(e: CmEvent, handler: RdmaCmHandler): void {
-    if (e.type !== 'REQ_RECEIVED') return;
+    if (e.type !== 'REQ_RECEIVED' && e.type !== 'SIDR_REQ_RECEIVED') return;
     const cmId = e.id;
     cmId.handler = (ev) => this.dispatch(ev);
     const id = new RdmaCmId(this, cmId, handler);
     this.byCmId.set(cmId, id);
-    const pdv = new DataView(e.req.privateData.buffer, e.req.privateData.byteOffset, e.req.privateData.length);
-    const ip = parseIpCmPrivateData(pdv, 0);
+    const pdBytes = e.req.privateData;
+    const ip = parseIpCmPrivateData(new DataView(pdBytes.buffer, pdBytes.byteOffset, pdBytes.length), 0);
     if (ip.majorVersion !== 0 || (ip.ipVersion !== 4 && ip.ipVersion !== 6)) {
-      // cma.c cma_check_req_qp_type()/cma_save_ip_info(): a header it cannot read is refused.
-      this.cm.reject(cmId, RejReason.CONSUMER_DEFINED);
+      // cma.c cma_save_ip_info(): a header it cannot read is refused.
+      if (e.type === 'SIDR_REQ_RECEIVED') this.cm.sendSidrRep(cmId, { status: SidrStatus.REJECT, qpn: 0, qkey: 0, privateData: new Uint8Array(0) });
+      else this.cm.reject(cmId, RejReason.CONSUMER_DEFINED);
       this.byCmId.delete(cmId);
+      return;
+    }
+    if (e.type === 'SIDR_REQ_RECEIVED') {
+      id.peerAddr = ipCmAddressToString(ip.srcAddr, ip.ipVersion);
+      id.peerPort = ip.srcPort;
+      id.localAddr = ipCmAddressToString(ip.dstAddr, ip.ipVersion);
+      id.localPort = splitServiceId(e.req.serviceId)?.port ?? 0;
+      handler({ type: 'CONNECT_REQUEST', id, privateData: pdBytes.slice(IP_CM_HEADER_LEN), responderResources: 0, initiatorDepth: 0 });
       return;
     }
     id.peerAddr = ipCmAddressToString(ip.srcAddr, ip.ipVersion);

@@ -6,7 +6,9 @@
  * wire. Everything on the virtual clock with fixed seeds.
  */
 import { createSimPair, SIM_IP_B, type SimPair } from '../../apps/sim/sim-pair';
-import { RdmaCm, type RdmaCmEvent, type RdmaCmId } from '../../stack/cm/rdma-cm';
+import { RDMA_UDP_QKEY, RdmaCm, type RdmaCmEvent, type RdmaCmId } from '../../stack/cm/rdma-cm';
+import { PortSpace } from '../../packets/cm/service-id';
+import { connectQp } from '../../stack/connect';
 import { CmState } from '../../stack/cm/cm-state';
 import { Access, QpType, SendFlags, WcStatus, WrOpcode } from '../../stack/types';
 import type { QueuePair } from '../../stack/queue-pair';
@@ -188,5 +190,55 @@ describe('RDMA CM between two stacks on the memory link', () => {
     client.rcm.connect({ dst: '198.18.7.7', port: PORT, qp: client.qp }, (e) => events.push(e));
     sim.clock.runUntilIdle(1_000_000);
     expect(events).toMatchObject([{ type: 'UNREACHABLE' }]);
+  });
+});
+
+describe('SIDR (UDP port space) between two stacks', () => {
+  function udSide(dev: Device, seed: number) {
+    const pd = dev.allocPd();
+    const cq = dev.createCq(256);
+    const qp = dev.createQp(pd, { qpType: QpType.UD, sendCq: cq, recvCq: cq });
+    const mr = dev.regMr(pd, new Uint8Array(4096), Access.LOCAL_WRITE);
+    return { rcm: new RdmaCm(dev, { seed }), qp, cq, mr, events: [] as RdmaCmEvent[] };
+  }
+
+  test('SIDR_REQ (lost once) -> SIDR_REP with the QPN and Q_Key; a UD datagram reaches the resolved QP', () => {
+    const sim = createSimPair({ seed: 3, faults: { aToB: { rules: [{ action: 'drop', match: { qpn: 1, psn: 0 }, count: 1 }] } } });
+    const client = udSide(sim.a, 1);
+    const server = udSide(sim.b, 2);
+    server.rcm.listen(
+      PORT,
+      (e) => {
+        server.events.push(e);
+        if (e.type === 'CONNECT_REQUEST') e.id.accept(server.qp);
+      },
+      PortSpace.UDP,
+    );
+    client.rcm.resolveUd({ dst: SIM_IP_B, port: PORT, privateData: new Uint8Array([1, 2]) }, (e) => client.events.push(e));
+    sim.clock.runWhile(() => client.events.length === 0, 1_000_000);
+    const est = client.events[0] as Extract<RdmaCmEvent, { type: 'ESTABLISHED' }>;
+    expect(est.type).toBe('ESTABLISHED');
+    expect(est.ud).toMatchObject({ qpn: server.qp.qpNum, qkey: RDMA_UDP_QKEY });
+    expect(client.rcm.cm.counters.cm_tx_retries.sidr_req).toBe(1);
+    const req = server.events[0] as Extract<RdmaCmEvent, { type: 'CONNECT_REQUEST' }>;
+    expect([...req.privateData.subarray(0, 2)]).toEqual([1, 2]);
+    // Send a datagram to what SIDR resolved.
+    connectQp(client.qp, { qpn: client.qp.qpNum, psn: 0, gid: new Uint8Array(16), mac: 0 }, { qpn: 0, psn: 0, gid: new Uint8Array(16), mac: 0 }, { qkey: RDMA_UDP_QKEY });
+    server.qp.postRecv({ wrId: 1, sgList: [server.mr.sge(0, 1024)] });
+    client.mr.buffer.set([0xca, 0xfe], 0);
+    const ud = est.ud as NonNullable<typeof est.ud>;
+    client.qp.postSend({ wrId: 2, opcode: WrOpcode.SEND, sgList: [client.mr.sge(0, 2)], sendFlags: SendFlags.SIGNALED, ud: { ah: ud.ah, remoteQpn: ud.qpn, remoteQkey: ud.qkey } });
+    sim.clock.runWhile(() => server.cq.size === 0, 1_000_000);
+    expect(server.cq.poll().map((w) => [w.status, w.byteLen])).toEqual([[WcStatus.SUCCESS, 42]]);
+    expect([...server.mr.buffer.subarray(40, 42)]).toEqual([0xca, 0xfe]);
+  });
+
+  test('nobody listens on the UDP port: UNREACHABLE with the SIDR_REP status (1, service ID not supported)', () => {
+    const sim = createSimPair({ seed: 3 });
+    const client = udSide(sim.a, 1);
+    udSide(sim.b, 2);
+    client.rcm.resolveUd({ dst: SIM_IP_B, port: PORT }, (e) => client.events.push(e));
+    sim.clock.runUntilIdle(1_000_000);
+    expect(client.events).toMatchObject([{ type: 'UNREACHABLE', why: 'SIDR_REP status 1 (service ID not supported)' }]);
   });
 });

@@ -19,7 +19,7 @@ import { emitIpCmPrivateData, ipCmAddressFromString } from '../../../packets/cm/
 import { rdmaServiceId, PortSpace } from '../../../packets/cm/service-id';
 import { ipv6FromString } from '../../../packets/bytes';
 import { QpState } from '../../../stack/types';
-import { RXE_REQ } from '../../packets/cm-fixtures';
+import { RXE_REQ, RXE_SIDR_REQ } from '../../packets/cm-fixtures';
 
 const PORT = 7174;
 const PEER_GUID = 0x020000fffe000002n;
@@ -407,5 +407,41 @@ describe('disconnect', () => {
     e.send(dreq(e.req.fields['localCommId'] as number, 0x4242));
     expect(e.sent()).toEqual([]);
     expect(e.id.cmState).toBe(CmState.ESTABLISHED);
+  });
+});
+
+describe('SIDR', () => {
+  test('the SIDR_REQ is rxe\'s (captures/rxe udaddy) but for the request ID; the SIDR_REP returns the ID to IDLE; an unanswered one is resent', () => {
+    const r = rig();
+    const id = r.rcm.resolveUd({ dst: '198.18.0.2', port: PORT, srcPort: 53807 }, (e) => r.events.push(e));
+    const [ours] = r.sent();
+    const theirs = decodeMad(new DataView(RXE_SIDR_REQ.buffer, RXE_SIDR_REQ.byteOffset, RXE_SIDR_REQ.length), 0, RXE_SIDR_REQ.length).cm?.fields as unknown as Record<string, unknown>;
+    expect({ ...ours?.fields, requestId: 0 }).toEqual({ ...theirs, requestId: 0 });
+    expect(ours?.fields['requestId']).toBe(id.cmId.localId);
+    expect(id.cmState).toBe(CmState.SIDR_REQ_SENT);
+    r.h.advance(cmTimeNs(20));
+    expect(r.sent().map((s) => s.mad)).toEqual([ours?.mad]);
+    r.send({ name: 'SIDR_REP', fields: { requestId: id.cmId.localId, status: 0, additionalInfoLength: 0, qpn: 0x55, serviceId: rdmaServiceId(PortSpace.UDP, PORT), qkey: 0x01234567, additionalInfo: new Uint8Array(0), privateData: new Uint8Array(0) } });
+    expect(r.events).toMatchObject([{ type: 'ESTABLISHED', ud: { qpn: 0x55, qkey: 0x01234567 } }]);
+    expect(id.cmState).toBe(CmState.IDLE);
+    r.h.advance(10 * cmTimeNs(20));
+    expect(r.sent()).toEqual([]);
+  });
+
+  test('passive: a repeated SIDR_REQ while the first is being answered is counted and dropped; reject answers status 2', () => {
+    const r = rig();
+    const held: RdmaCmId[] = [];
+    r.rcm.listen(PORT, (e) => (e.type === 'CONNECT_REQUEST' ? held.push(e.id) : undefined), PortSpace.UDP);
+    const d = decodeMad(new DataView(RXE_SIDR_REQ.buffer, RXE_SIDR_REQ.byteOffset, RXE_SIDR_REQ.length), 0, RXE_SIDR_REQ.length);
+    const req = d.cm as CmMessage;
+    r.send(req, 7n);
+    r.send(req, 7n);
+    expect(held).toHaveLength(1);
+    expect(r.rcm.cm.counters.cm_rx_duplicates.sidr_req).toBe(1);
+    held[0]?.reject();
+    const [rep] = r.sent();
+    expect(rep?.name).toBe('SIDR_REP');
+    expect(rep?.tid).toBe(7n);
+    expect(rep?.fields).toMatchObject({ requestId: 0x6520f457, status: 2 });
   });
 });
