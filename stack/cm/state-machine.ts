@@ -21,6 +21,9 @@ import { CmState } from './cm-state';
 import { cmTimeNs, responseWaitNs } from './timers';
 import { sidrReqReceived, sidrRepReceived } from './sidr';
 
+/** The most READ/atomic requests a QP takes or has outstanding (rxe's max_qp_rd_atom, RXE_MAX_QP_RD_ATOM = 128). */
+const MAX_RD_ATOMIC = 128;
+
 type Fields<N extends CmMessageName> = Extract<CmMessage, { name: N }>['fields'];
 type Handler<N extends CmMessageName> = (cm: ConnectionManager, msg: Fields<N>, m: ReceivedMad) => void;
 
@@ -62,6 +65,10 @@ function reqReceived(cm: ConnectionManager, req: CmReq, m: ReceivedMad): void {
     cm.issueRej(from, tid, req.localCommId, 0, RejReason.INVALID_SERVICE_ID, RejMessage.REQ);
     return;
   }
+  if (req.pathMtu < 1) {
+    cm.issueRej(from, tid, req.localCommId, 0, RejReason.INVALID_MTU, RejMessage.REQ); // no IB MTU has code 0 (IBTA table 106 Path MTU)
+    return;
+  }
   const id = cm.createId(listener.handler);
   id.peer = from;
   id.remoteId = req.localCommId;
@@ -73,8 +80,8 @@ function reqReceived(cm: ConnectionManager, req: CmReq, m: ReceivedMad): void {
   c.remotePsn = req.startingPsn;
   c.pathMtu = Math.min(req.pathMtu, cm.dev.maxMtu());
   // What the peer may have outstanding at us is what we must accept, and the other way round.
-  c.responderResources = req.initiatorDepth;
-  c.initiatorDepth = req.responderResources;
+  c.responderResources = Math.min(req.initiatorDepth, MAX_RD_ATOMIC);
+  c.initiatorDepth = Math.min(req.responderResources, MAX_RD_ATOMIC);
   c.retryCount = req.retryCount;
   c.rnrRetryCount = req.rnrRetryCount;
   c.localAckTimeout = req.primaryLocalAckTimeout;
@@ -127,8 +134,8 @@ function repReceived(cm: ConnectionManager, rep: CmRep): void {
     const c = id.conn;
     c.remoteQpn = rep.localQpn;
     c.remotePsn = rep.startingPsn;
-    c.initiatorDepth = rep.responderResources;
-    c.responderResources = rep.initiatorDepth;
+    c.initiatorDepth = Math.min(rep.responderResources, MAX_RD_ATOMIC);
+    c.responderResources = Math.min(rep.initiatorDepth, MAX_RD_ATOMIC);
     c.rnrRetryCount = rep.rnrRetryCount;
     id.privateData = rep.privateData;
     cm.insertRemote(id);

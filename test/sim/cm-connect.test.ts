@@ -150,9 +150,9 @@ describe('RDMA CM between two stacks on the memory link', () => {
     expect(sim.link.faults.aToB.counters.dropped).toBe(1);
   });
 
-  test('30% loss on both directions (CM MADs and data alike): connections are made and torn down anyway (several seeds)', () => {
+  test.each([0.02, 0.3])('%p loss on both directions (CM MADs and data alike): connections are made and torn down anyway (several seeds)', (drop) => {
     for (const seed of [1, 2, 3, 4, 5]) {
-      const sim = createSimPair({ seed, faults: { aToB: { drop: 0.3 }, bToA: { drop: 0.3 } } });
+      const sim = createSimPair({ seed, faults: { aToB: { drop }, bToA: { drop } } });
       const client = side(sim.a, seed);
       const server = side(sim.b, seed + 100);
       server.rcm.listen(PORT, (e) => {
@@ -167,6 +167,31 @@ describe('RDMA CM between two stacks on the memory link', () => {
       expect(names(client.events)).toEqual(['ESTABLISHED', 'DISCONNECTED', 'TIMEWAIT_EXIT']);
       expect(names(server.events).filter((t) => t !== 'ESTABLISHED')).toEqual(['CONNECT_REQUEST', 'DISCONNECTED', 'TIMEWAIT_EXIT']);
     }
+  });
+
+  test('the CM trace names every state change of both sides', () => {
+    const { sim, client, server } = setup();
+    const trace: string[] = [];
+    client.rcm.cm.tracer = (t) => trace.push(`a ${t.from}->${t.to} (${t.why})`);
+    server.rcm.cm.tracer = (t) => trace.push(`b ${t.from}->${t.to} (${t.why})`);
+    const id = client.rcm.connect({ dst: SIM_IP_B, port: PORT, qp: client.qp }, (e) => client.events.push(e));
+    sim.clock.runWhile(() => server.events.length < 2, 1_000_000);
+    id.disconnect();
+    sim.clock.runUntilIdle(1_000_000);
+    expect(trace).toEqual([
+      'a IDLE->REQ_SENT (REQ sent)',
+      'b IDLE->REQ_RCVD (REQ received)',
+      'b REQ_RCVD->REP_SENT (REP sent)',
+      'a REQ_SENT->REP_RCVD (REP received)',
+      'a REP_RCVD->ESTABLISHED (RTU sent)',
+      'b REP_SENT->ESTABLISHED (RTU received)',
+      'a ESTABLISHED->DREQ_SENT (DREQ sent)',
+      'b ESTABLISHED->DREQ_RCVD (DREQ received)',
+      'b DREQ_RCVD->TIMEWAIT (DREP sent)',
+      'a DREQ_SENT->TIMEWAIT (DREP received)',
+      'b TIMEWAIT->IDLE (TimeWait over)',
+      'a TIMEWAIT->IDLE (TimeWait over)',
+    ]);
   });
 
   test('no listener on the port: REJECTED with reason 8 (invalid service ID) from the wire, the QP in ERR', () => {
