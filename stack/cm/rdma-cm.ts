@@ -151,6 +151,7 @@ export class RdmaCmId {
       qp.modify({ qpState: QpState.RTS, sqPsn: this.rcm.cm.randomPsn() });
     }
     this.rcm.cm.sendSidrRep(this.cmId, { status: SidrStatus.SUCCESS, qpn: qp.qpNum, qkey: qp.attr.qkey, privateData: limited(param.privateData, 136) });
+    this.rcm.release(this.cmId);
     this.rcm.cm.dev.flush();
   }
 
@@ -158,6 +159,7 @@ export class RdmaCmId {
   reject(privateData?: Uint8Array): void {
     if (this.cmId.state === CmState.SIDR_REQ_RCVD) {
       this.rcm.cm.sendSidrRep(this.cmId, { status: SidrStatus.REJECT, qpn: 0, qkey: 0, privateData: limited(privateData, 136) });
+      this.rcm.release(this.cmId);
       this.rcm.cm.dev.flush();
       return;
     }
@@ -338,6 +340,7 @@ export class RdmaCm {
     id.peerAddr = o.dst;
     id.peerPort = o.port;
     if (ah === null) {
+      this.byCmId.delete(cmId);
       this.cm.clock.soon(() => handler({ type: 'UNREACHABLE', id, why: `no route or neighbour entry for ${o.dst}` }));
       return id;
     }
@@ -397,6 +400,7 @@ export class RdmaCm {
     id.peerAddr = o.dst;
     id.peerPort = o.port;
     if (ah === null) {
+      this.byCmId.delete(cmId);
       this.cm.clock.soon(() => handler({ type: 'UNREACHABLE', id, why: `no route or neighbour entry for ${o.dst}` }));
       return id;
     }
@@ -415,6 +419,11 @@ export class RdmaCm {
     });
     this.dev.flush();
     return id;
+  }
+
+  /** The API forgets `cmId` (no more events can come for it). */
+  release(cmId: CmId): void {
+    this.byCmId.delete(cmId);
   }
 
   /** Stops the CM: its timers cancelled, QP 1 given back. */

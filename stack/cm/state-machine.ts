@@ -124,10 +124,17 @@ function duplicateReq(cm: ConnectionManager, id: CmId, from: MadPeer): void {
 // ---------------------------------------------------------------------- REP, RTU
 
 /** cm_rep_handler(): the answer to our REQ; a duplicate gets the RTU (or MRA) again (cm_dup_rep_handler()). */
-function repReceived(cm: ConnectionManager, rep: CmRep): void {
+function repReceived(cm: ConnectionManager, rep: CmRep, m: ReceivedMad): void {
   const id = cm.ids.get(rep.remoteCommId);
   if (id === undefined) return;
   if (id.state === CmState.REQ_SENT || id.state === CmState.MRA_REQ_RCVD) {
+    // A REP from a remote QP that another connection here still has: stale, refused, and our REQ keeps waiting
+    // for a proper answer (cm_rep_handler(): cm_insert_remote_qpn() fails, cm_issue_rej() for the REP).
+    const other = cm.remoteQpns.get(`${rep.localCaGuid}/${rep.localQpn}`);
+    if (other !== undefined && other !== id) {
+      cm.issueRej(id.peer as MadPeer, m.header.transactionId, rep.localCommId, rep.remoteCommId, RejReason.STALE_CONN, RejMessage.REP);
+      return;
+    }
     cm.cancelOutstanding(id);
     id.remoteId = rep.localCommId;
     id.remoteCaGuid = rep.localCaGuid;

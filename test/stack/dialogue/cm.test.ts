@@ -445,3 +445,21 @@ describe('SIDR', () => {
     expect(rep?.fields).toMatchObject({ requestId: 0x6520f457, status: 2 });
   });
 });
+
+describe('stale REP', () => {
+  test('a REP from a remote QP another connection here still has is refused "stale connection" (REJ for the REP); our REQ keeps waiting', () => {
+    const e = established(); // connection 1 with the peer's QP 0x99
+    const pd = e.h.dev.allocPd();
+    const cq = e.h.dev.createCq(16);
+    const qp2 = e.h.dev.createQp(pd, { qpType: 2, sendCq: cq, recvCq: cq });
+    const id2 = e.rcm.connect({ dst: '198.18.0.2', port: PORT, qp: qp2 }, (x) => e.events.push(x));
+    const [req2] = e.sent();
+    e.send(rep(req2 as CmSent, { localCommId: PEER_COMM + 5 }), req2?.tid);
+    const [rej] = e.sent();
+    expect(rej?.name).toBe('REJ');
+    expect(rej?.fields).toMatchObject({ localCommId: req2?.fields['localCommId'], remoteCommId: PEER_COMM + 5, messageRejected: RejMessage.REP, reason: RejReason.STALE_CONN });
+    expect(id2.cmState).toBe(CmState.REQ_SENT);
+    e.h.advance(WAIT);
+    expect(e.names()).toEqual(['REQ']);
+  });
+});
