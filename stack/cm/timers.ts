@@ -2,8 +2,9 @@
  * CM times. Every CM time field is a 5-bit code for 4.096 µs × 2^code (IBTA vol. 1 chapter 12, tables 106 and 107: the
  * CM response timeouts of REQ, the service timeout of MRA, the local ACK timeout of the path).
  * The kernel approximates a code as 2^(code-8) ms (cm.c cm_convert_to_ms()); this stack uses the
- * exact value, which is what the rxe capture shows (captures/rxe/rping-req-retries.pcap: REQs
- * 6.4 s apart, 2 × 1.07 s + 4.29 s for packet life time 18 and response timeout 20).
+ * exact value. For packet life time 18 and response timeout 20 that is 2 × 1.07 s + 4.29 s = 6.44 s
+ * between REQs (the kernel's formula: 6.14 s); captures/rxe/rping-req-retries.pcap shows rxe's REQs
+ * 6.40 s apart.
  *
  * The defaults are librdmacm's through the kernel's cma.c: CMA_CM_RESPONSE_TIMEOUT 20,
  * CMA_MAX_CM_RETRIES 15, CMA_IBOE_PACKET_LIFETIME 18 on RoCE, and rxe's local CA ACK delay 15
