@@ -30,6 +30,7 @@ import type { MemoryRegion } from '../memory-region';
 import type { AddressHandle } from '../address';
 import type { Clock } from '../../base/clock';
 import { type GsiCounters, newGsiCounters } from './gsi-counters';
+import { sourceGidIndex } from './source-gid';
 
 /** The GRH area a UD receive buffer starts with (IBTA §11.4.1.1; rxe writes the IP header there). */
 const GRH_LEN = 40;
@@ -167,7 +168,7 @@ export class Gsi {
     let ah = this.ahs.get(key);
     if (ah === undefined) {
       try {
-        ah = this.dev.createAh(this.qp.pd, { dgid: gid, hopLimit: this.hopLimit, trafficClass: this.trafficClass });
+        ah = this.dev.createAh(this.qp.pd, { dgid: gid, sgidIndex: sourceGidIndex(this.dev.gids, gid), hopLimit: this.hopLimit, trafficClass: this.trafficClass });
       } catch (e) {
         if (!(e instanceof VerbsError)) throw e;
         return null; // unreachable: resolvePath found no neighbour entry (or no source GID of that family)

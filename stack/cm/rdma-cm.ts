@@ -33,6 +33,7 @@ import type { CmEvent } from './cm-event';
 import type { CmId } from './cm-id';
 import { CmState } from './cm-state';
 import type { MadPeer } from './gsi';
+import { sourceGidIndex } from './source-gid';
 
 export type RdmaCmEvent =
   | { type: 'CONNECT_REQUEST'; id: RdmaCmId; privateData: Uint8Array; responderResources: number; initiatorDepth: number }
@@ -202,9 +203,10 @@ export class RdmaCmId {
   toRtr(): void {
     const c = this.cmId.conn;
     const qp = this.qp as QueuePair;
+    const peerGid = (this.cmId.peer as MadPeer).gid;
     qp.modify({
       qpState: QpState.RTR,
-      ahAttr: { dgid: (this.cmId.peer as MadPeer).gid, hopLimit: c.hopLimit, trafficClass: c.trafficClass, flowLabel: c.flowLabel },
+      ahAttr: { dgid: peerGid, sgidIndex: sourceGidIndex(this.rcm.dev.gids, peerGid), hopLimit: c.hopLimit, trafficClass: c.trafficClass, flowLabel: c.flowLabel },
       pathMtu: c.pathMtu as Mtu,
       destQpNum: c.remoteQpn,
       rqPsn: c.remotePsn,

@@ -5,7 +5,10 @@
  * data packet), and a connection to a port nobody listens on rejected with the reason from the
  * wire. Everything on the virtual clock with fixed seeds.
  */
-import { createSimPair, SIM_IP_B, type SimPair } from '../../apps/sim/sim-pair';
+import { createSimPair, SIM_IP_B, SIM_MAC_A, SIM_MAC_B, type SimPair } from '../../apps/sim/sim-pair';
+import { VirtualClock } from '../../base/clock';
+import { createMemoryLink } from '../../nic-driver/memory-link';
+import { Device } from '../../stack/device';
 import { RDMA_UDP_QKEY, RdmaCm, type RdmaCmEvent, type RdmaCmId } from '../../stack/cm/rdma-cm';
 import { PortSpace } from '../../packets/cm/service-id';
 import { connectQp } from '../../stack/connect';
@@ -14,7 +17,6 @@ import { Access, QpType, SendFlags, WcStatus, WrOpcode } from '../../stack/types
 import type { QueuePair } from '../../stack/queue-pair';
 import type { MemoryRegion } from '../../stack/memory-region';
 import type { CompletionQueue } from '../../stack/completion-queue';
-import type { Device } from '../../stack/device';
 import type { FaultConfig } from '../../nic-driver/faults';
 import { RejReason } from '../../packets/cm/rej';
 import { responseWaitNs } from '../../stack/cm/timers';
@@ -265,5 +267,31 @@ describe('SIDR (UDP port space) between two stacks', () => {
     client.rcm.resolveUd({ dst: SIM_IP_B, port: PORT }, (e) => client.events.push(e));
     sim.clock.runUntilIdle(1_000_000);
     expect(client.events).toMatchObject([{ type: 'UNREACHABLE', why: 'SIDR_REP status 1 (service ID not supported)' }]);
+  });
+});
+
+describe('over IPv6', () => {
+  test('connect and disconnect between two IPv6 addresses: the GIDs are the addresses, the IP CM header says IP version 6', () => {
+    const clock = new VirtualClock();
+    const link = createMemoryLink({ clock, seed: 1, mtu: 4200, macA: SIM_MAC_A, macB: SIM_MAC_B, faults: { aToB: { delayNs: 2000 }, bToA: { delayNs: 2000 } } });
+    const A6 = '2001:db8::1';
+    const B6 = '2001:db8::2';
+    const a = new Device({ driver: link.a, clock, ipv6: [A6], neighbors: { [B6]: SIM_MAC_B }, seed: 1 });
+    const b = new Device({ driver: link.b, clock, ipv6: [B6], neighbors: { [A6]: SIM_MAC_A }, seed: 2 });
+    const client = side(a, 1);
+    const server = side(b, 2);
+    server.rcm.listen(PORT, (e) => {
+      server.events.push(e);
+      if (e.type === 'CONNECT_REQUEST') e.id.accept(server.qp);
+    });
+    const id = client.rcm.connect({ dst: B6, port: PORT, qp: client.qp }, (e) => client.events.push(e));
+    clock.runWhile(() => server.events.length < 2, 1_000_000);
+    expect(names(client.events)).toEqual(['ESTABLISHED']);
+    const req = server.events[0] as Extract<RdmaCmEvent, { type: 'CONNECT_REQUEST' }>;
+    expect([req.id.peerAddr, req.id.localAddr]).toEqual([A6, B6]);
+    expect(id.localAddr).toBe(A6);
+    id.disconnect();
+    clock.runUntilIdle(1_000_000);
+    expect(names(server.events)).toEqual(['CONNECT_REQUEST', 'ESTABLISHED', 'DISCONNECTED', 'TIMEWAIT_EXIT']);
   });
 });
