@@ -8,6 +8,7 @@
  * in one burst. The device is the QPs' context (stack/qp-context.ts): what their roles need of it.
  */
 import { Opcode } from '../packets/opcodes';
+import { GSI_QPN } from '../packets/mad';
 import { TxScratch } from './tx-scratch';
 import type { NicDriver } from '../nic-driver/driver';
 import type { Clock } from '../base/clock';
@@ -140,7 +141,9 @@ export class Device implements QpHost {
   createQp(pd: ProtectionDomain, init: QpInitAttr, qpnWanted?: number): QueuePair {
     let qpn = this.nextQpn;
     if (qpnWanted !== undefined) {
-      if (!Number.isInteger(qpnWanted) || qpnWanted < 2 || qpnWanted > 0xffffff) throw invalid(`createQp: QP number ${qpnWanted} is out of range 2..0xffffff`);
+      // QP 1 is the General Services Interface, a UD QP (IBTA vol. 1 chapter 13, §13.4; rxe numbers its IB_QPT_GSI QP 1): stack/cm/gsi.ts asks for it.
+      const min = init.qpType === QpType.UD ? GSI_QPN : 2;
+      if (!Number.isInteger(qpnWanted) || qpnWanted < min || qpnWanted > 0xffffff) throw invalid(`createQp: QP number ${qpnWanted} is out of range ${min}..0xffffff`);
       if (this.qps.has(qpnWanted)) throw new VerbsError(VerbsErrorCode.Busy, `createQp: QP 0x${qpnWanted.toString(16)} exists`);
       qpn = qpnWanted;
     } else {

@@ -296,6 +296,11 @@ export class Port {
       return;
     }
     qp.counters.rcvd_pkts++;
+    if (qp.onCommEst !== null) {
+      const commEst = qp.onCommEst;
+      qp.onCommEst = null;
+      commEst();
+    }
     if ((info.flags & OpFlag.REQ) !== 0) responderReceive(qp, p, frame, base);
     else if ((info.flags & OpFlag.RESP) !== 0) completerReceive(qp, p, frame, base);
   }

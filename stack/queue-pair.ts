@@ -170,6 +170,12 @@ export class QueuePair {
   readonly resp = new ResponderState();
   /** Why the QP went to the error state, if it did. */
   errorReason = '';
+  /**
+   * Run once (then cleared) when the next packet for this QP arrives: the Communication Established
+   * affiliated event (IBTA vol. 1 chapter 11; Linux IB_EVENT_COMM_EST), which the CM arms while it
+   * waits for the RTU (stack/cm/rdma-cm.ts). Null otherwise: the receive path tests one field.
+   */
+  onCommEst: (() => void) | null = null;
 
   constructor(
     private readonly host: QpHost,
