@@ -3,6 +3,7 @@
  * figures from a run of this stack compare directly with `rdma statistic`
  * on an rxe device. Extra counters that rxe lacks are listed after them.
  */
+import { zeroCounters } from '../base/counter-set';
 export const COUNTER_NAMES = [
   // rxe's counters, same names and meaning
   'sent_pkts',
@@ -39,9 +40,7 @@ export const COUNTER_NAMES = [
 export type CounterName = (typeof COUNTER_NAMES)[number];
 export type Counters = Record<CounterName, number>;
 
-export function newCounters(): Counters {
-  return Object.fromEntries(COUNTER_NAMES.map((n) => [n, 0])) as Counters;
-}
+export const newCounters = (): Counters => zeroCounters(COUNTER_NAMES);
 
 export function addCounters(into: Counters, from: Counters): Counters {
   for (const n of COUNTER_NAMES) into[n] += from[n];

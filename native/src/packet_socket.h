@@ -19,20 +19,7 @@
 namespace roce {
 
 class PacketSocket : public SocketBase<PacketSocket> {
- public:
-  static Napi::Function Init(Napi::Env env);
-  explicit PacketSocket(const Napi::CallbackInfo& info);
-  ~PacketSocket() override;
-
- private:
-  friend class SocketBase<PacketSocket>;
-  Napi::Value Rx(const Napi::CallbackInfo& info);
-  Napi::Value Pending(const Napi::CallbackInfo& info);
-  Napi::Value Tx(const Napi::CallbackInfo& info);
-  Napi::Value Stats(const Napi::CallbackInfo& info);
-  void DescribeInto(Napi::Env env, Napi::Object& o) const;
-  void Open(Napi::Env env, const Napi::Object& o);
-  void DoClose();
+  ROCE_SOCKET_MEMBERS(PacketSocket)
   void ReleaseBlocks();
   void OpenUdpGuard(Napi::Env env, uint16_t port);
 

@@ -16,6 +16,24 @@
 #include "common.h"
 #include "poller.h"
 
+// The members every socket class declares for SocketBase<Class>: construction, the per-burst
+// calls (bound directly, no indirection), what describe() adds, and opening and closing.
+#define ROCE_SOCKET_MEMBERS(Class)                             \
+ public:                                                       \
+  static Napi::Function Init(Napi::Env env);                   \
+  explicit Class(const Napi::CallbackInfo& info);              \
+  ~Class() override;                                           \
+                                                               \
+ private:                                                      \
+  friend class SocketBase<Class>;                              \
+  Napi::Value Rx(const Napi::CallbackInfo& info);              \
+  Napi::Value Pending(const Napi::CallbackInfo& info);         \
+  Napi::Value Tx(const Napi::CallbackInfo& info);              \
+  Napi::Value Stats(const Napi::CallbackInfo& info);           \
+  void DescribeInto(Napi::Env env, Napi::Object& o) const;     \
+  void Open(Napi::Env env, const Napi::Object& o);             \
+  void DoClose();
+
 namespace roce {
 
 // A Uint32Array from JS that native code reads and writes in place (descriptors, transmit state):

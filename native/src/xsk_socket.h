@@ -18,21 +18,8 @@
 namespace roce {
 
 class XskSocket : public SocketBase<XskSocket> {
- public:
-  static Napi::Function Init(Napi::Env env);
-  explicit XskSocket(const Napi::CallbackInfo& info);
-  ~XskSocket() override;
-
- private:
-  friend class SocketBase<XskSocket>;
-  Napi::Value Rx(const Napi::CallbackInfo& info);
-  Napi::Value Pending(const Napi::CallbackInfo& info);
-  Napi::Value Tx(const Napi::CallbackInfo& info);
+  ROCE_SOCKET_MEMBERS(XskSocket)
   Napi::Value TxReclaim(const Napi::CallbackInfo& info);
-  Napi::Value Stats(const Napi::CallbackInfo& info);
-  void DescribeInto(Napi::Env env, Napi::Object& o) const;
-  void Open(Napi::Env env, const Napi::Object& o);
-  void DoClose();
   void Refill();
   void Reclaim();
   void Kick();

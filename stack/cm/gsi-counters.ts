@@ -22,6 +22,7 @@
  *   gsi_send_err              a MAD that could not be sent (no route to the peer, no send buffer)
  */
 import { CmAttr, type CmAttrName } from '../../packets/mad';
+import { zeroCounters } from '../../base/counter-set';
 
 export const GSI_COUNTER_NAMES = [
   'gsi_rcvd_mads',
@@ -36,9 +37,7 @@ export const GSI_COUNTER_NAMES = [
 export type GsiCounterName = (typeof GSI_COUNTER_NAMES)[number];
 export type GsiCounters = Record<GsiCounterName, number>;
 
-export function newGsiCounters(): GsiCounters {
-  return Object.fromEntries(GSI_COUNTER_NAMES.map((n) => [n, 0])) as GsiCounters;
-}
+export const newGsiCounters = (): GsiCounters => zeroCounters(GSI_COUNTER_NAMES);
 
 /** The kernel's per-message counter names (cm.c `cm_counter_attr`): `req`, `sidr_req`, ... */
 export type CmCounterKey = Lowercase<Exclude<CmAttrName, 'CLASS_PORT_INFO'>>;
