@@ -10,6 +10,7 @@ import type { QueuePair } from '../../stack/queue-pair';
 import type { CompletionQueue } from '../../stack/completion-queue';
 import { QpState, WC_STATUS_NAMES, WcStatus, type WorkCompletion } from '../../stack/types';
 import { PerftestError, PerftestErrorCode } from './perftest-error';
+import { qpStateReport } from './qp-state-report';
 
 /** The queues a wait watches (null before they exist). */
 export interface WatchedQueues {
@@ -42,7 +43,7 @@ export class CompletionWaits {
       const wcs = cq.poll(max);
       if (wcs.length > 0) return wcs;
       this.assertAlive(what);
-      if (Date.now() > deadline) throw new PerftestError(PerftestErrorCode.TIMEOUT, `${this.binary}: no completion within ${this.runTimeoutMs} ms while waiting for ${what}`, 'completion');
+      if (Date.now() > deadline) throw this.timeout(`no completion within ${this.runTimeoutMs} ms while waiting for ${what}`);
       await this.idle();
     }
   }
@@ -52,9 +53,19 @@ export class CompletionWaits {
     const deadline = Date.now() + this.runTimeoutMs;
     while (!cond()) {
       this.assertAlive(what);
-      if (Date.now() > deadline) throw new PerftestError(PerftestErrorCode.TIMEOUT, `${this.binary}: timed out after ${this.runTimeoutMs} ms waiting for ${what}`, 'completion');
+      if (Date.now() > deadline) throw this.timeout(`timed out after ${this.runTimeoutMs} ms waiting for ${what}`);
       await this.idle();
     }
+  }
+
+  /**
+   * The TIMEOUT error of a wait that saw no progress: `what` happened, followed by where the QP
+   * stands (qp-state-report.ts), so a stall says whether the window stayed closed, the retransmit
+   * timer was not armed or frames stopped arriving.
+   */
+  timeout(what: string): PerftestError {
+    const qp = this.queues.qp;
+    return new PerftestError(PerftestErrorCode.TIMEOUT, `${this.binary}: ${what}${qp !== null ? ` [${qpStateReport(qp)}]` : ''}`, 'completion');
   }
 
   /** Throws when the QP went to the error state, with the error completion that explains it if there is one. */
