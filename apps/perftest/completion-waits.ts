@@ -32,7 +32,7 @@ export class CompletionWaits {
   /** Throws a COMPLETION error when `wc` did not succeed. */
   check(wc: WorkCompletion, what: string): void {
     if (wc.status !== WcStatus.SUCCESS) {
-      throw new PerftestError(PerftestErrorCode.COMPLETION, `${this.binary}: ${what} #${wc.wrId} completed with ${WC_STATUS_NAMES[wc.status] ?? wc.status}${wc.vendorErr ? ` (${wc.vendorErr})` : ''}`, 'completion');
+      throw new PerftestError(PerftestErrorCode.COMPLETION, `${this.binary}: ${what} #${wc.wrId} completed with ${WC_STATUS_NAMES[wc.status] ?? wc.status}${wc.vendorErr ? ` (${wc.vendorErr})` : ''}${this.where()}`, 'completion');
     }
   }
 
@@ -64,8 +64,13 @@ export class CompletionWaits {
    * timer was not armed or frames stopped arriving.
    */
   timeout(what: string): PerftestError {
+    return new PerftestError(PerftestErrorCode.TIMEOUT, `${this.binary}: ${what}${this.where()}`, 'completion');
+  }
+
+  /** Where the QP stands, in brackets after a message (empty before the QP exists). */
+  private where(): string {
     const qp = this.queues.qp;
-    return new PerftestError(PerftestErrorCode.TIMEOUT, `${this.binary}: ${what}${qp !== null ? ` [${qpStateReport(qp)}]` : ''}`, 'completion');
+    return qp !== null ? ` [${qpStateReport(qp)}]` : '';
   }
 
   /** Throws when the QP went to the error state, with the error completion that explains it if there is one. */
