@@ -10,6 +10,7 @@ import type { QueuePair } from '../../stack/queue-pair';
 import { WqeState } from '../../stack/work-request';
 import { QP_STATE_NAMES } from '../../stack/types';
 import { psnDiff } from '../../base/psn';
+import { nonZeroCounters } from './result';
 
 /** Milliseconds from now to `atNs` on the device's clock, as text ('-' for none). */
 function inMs(qp: QueuePair, atNs: number): string {
@@ -28,8 +29,7 @@ export function qpStateReport(qp: QueuePair): string {
     else if (s === WqeState.STARTED) started++;
   }
   const oldest = qp.sq[comp.index];
-  const counters = Object.entries(qp.counters)
-    .filter(([, v]) => v !== 0)
+  const counters = Object.entries(nonZeroCounters(qp.counters))
     .map(([k, v]) => `${k}=${v}`)
     .join(' ');
   const d = qp.device.driver.stats;
