@@ -33,7 +33,9 @@ function compact(qp: QueuePair): void {
   const c = qp.comp;
   if (c.index > 256 && c.index * 2 > qp.sq.length) {
     qp.sq.splice(0, c.index);
-    qp.req.next -= c.index;
+    // The requester may be behind: an ACK taken after a go-back-N rewind completes WQEs it has not
+    // resent yet (it skips completed ones). Those are gone now; it goes on at the new front.
+    qp.req.next = Math.max(0, qp.req.next - c.index);
     c.index = 0;
   }
 }

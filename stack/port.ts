@@ -189,6 +189,9 @@ export class Port {
     const runs = this.rxRunDriver;
     const desc = this.rxDesc;
     for (;;) {
+      // What the last burst produced leaves before the next is read: while frames keep coming, its ACKs
+      // must not wait until the ring is empty (rxe transmits each response as it makes it).
+      this.flush();
       if (runs !== null) {
         const n = runs.rxRun(RX_BURST, desc);
         if (n > 0) {

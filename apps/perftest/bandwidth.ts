@@ -141,7 +141,7 @@ async function runSendServerForDuration(side: PerftestSide): Promise<void> {
       // The client decides the end: its closing message comes after its last SEND completed.
       if (side.peerDone()) break;
       waits.assertAlive(`SEND #${received}`);
-      if (Date.now() > deadline) throw new PerftestError(PerftestErrorCode.TIMEOUT, `${side.binary}: no SEND arrived within ${waits.runTimeoutMs} ms (received ${received})`, 'completion');
+      if (Date.now() > deadline) throw waits.timeout(`no SEND arrived within ${waits.runTimeoutMs} ms (received ${received})`);
       await waits.idle();
       continue;
     }

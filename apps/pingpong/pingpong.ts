@@ -35,6 +35,7 @@ import { PINGPONG_DONE_SIZE, PINGPONG_MSG_SIZE, type PingpongDest, checkDone, de
 import { PerftestError, PerftestErrorCode, configError } from '../perftest/perftest-error';
 import { latencyStats, type LatencyStats } from '../perftest/measurement';
 import { nonZeroCounters } from '../perftest/result';
+import { qpStateReport } from '../perftest/qp-state-report';
 import type { Counters } from '../../stack/counters';
 import { nextTurn } from '../host/clock-pump';
 
@@ -251,7 +252,7 @@ export async function runPingpong(dev: Device, cfg: PingpongConfig): Promise<Pin
       const wcs = cq.poll(2);
       if (wcs.length === 0) {
         if (qp.state === QpState.ERR) throw new PerftestError(PerftestErrorCode.COMPLETION, `${tool}: QP 0x${qp.qpNum.toString(16)} went to the error state: ${qp.errorReason}`, 'qp');
-        if (Date.now() > deadline) throw new PerftestError(PerftestErrorCode.TIMEOUT, `${tool}: no progress within ${runMs} ms (sent ${scnt}, received ${rcnt} of ${iters})`, 'completion');
+        if (Date.now() > deadline) throw new PerftestError(PerftestErrorCode.TIMEOUT, `${tool}: no progress within ${runMs} ms (sent ${scnt}, received ${rcnt} of ${iters}) [${qpStateReport(qp, dev.driver)}]`, 'completion');
         await idle();
         continue;
       }

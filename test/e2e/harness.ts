@@ -99,6 +99,8 @@ export interface PairOptions {
   driver: 'xdp' | 'packet';
   busyPoll?: boolean;
   timeoutMs?: number;
+  /** More environment for both processes (e.g. ROCE_FAULTS, apps/host/environment.ts). */
+  env?: Readonly<Record<string, string>>;
 }
 
 /**
@@ -108,7 +110,7 @@ export interface PairOptions {
 export function roceServerClient(net: NetnsPair, cmd: 'perftest' | 'pingpong', args: readonly string[], o: PairOptions): { server: RoceProc; client: RoceProc } {
   const port = String(nextPort++);
   const t = o.timeoutMs ?? 30_000;
-  const env = { ROCE_BUSY_POLL: o.busyPoll === true ? '1' : '0' };
+  const env = { ...o.env, ROCE_BUSY_POLL: o.busyPoll === true ? '1' : '0' };
   // A no-progress limit well inside the harness's own: a stalled run then ends by itself and says where it stood
   // (sent and received counts) instead of being killed silently. A test's own --timeout is kept (the last flag wins).
   const noProgressS = String(Math.max(1, Math.min(10, Math.ceil(t / 2000))));

@@ -180,27 +180,6 @@ export function runNodeInNetns(ns: string, script: string, args: readonly string
   return runInNetns(ns, process.execPath, [script, ...args], timeoutMs);
 }
 
-/**
- * Drops a random share of the UDP 4791 frames arriving on `dev` in `ns` (nftables `numgen random`
- * on the netdev ingress hook: there is no netem here). Returns a function removing the rule.
- */
-export function addNftDrop(ns: string, dev: string, perTenThousand: number): () => void {
-  const table = `rocetest${randomBytes(2).toString('hex')}`;
-  const nft = (args: string[]): void => {
-    execFileSync('ip', ['netns', 'exec', ns, 'nft', ...args], { timeout: CMD_TIMEOUT_MS, stdio: ['ignore', 'pipe', 'pipe'] });
-  };
-  nft(['add', 'table', 'netdev', table]);
-  nft(['add', 'chain', 'netdev', table, 'ingress', `{ type filter hook ingress device ${dev} priority 0 ; }`]);
-  nft(['add', 'rule', 'netdev', table, 'ingress', 'udp', 'dport', '4791', 'numgen', 'random', 'mod', '10000', '<', String(perTenThousand), 'counter', 'drop']);
-  return () => {
-    try {
-      nft(['delete', 'table', 'netdev', table]);
-    } catch {
-      // the namespace may be gone
-    }
-  };
-}
-
 /** A kernel SNMP counter of `ns` (nstat -az), e.g. 'IcmpOutDestUnreachs', 'UdpNoPorts'. */
 export function nstatCounter(ns: string, name: string): number {
   const out = execFileSync('ip', ['netns', 'exec', ns, 'nstat', '-asz', '--json'], { encoding: 'utf8', timeout: CMD_TIMEOUT_MS });
