@@ -118,7 +118,7 @@ export class Analyzer {
   /** Decodes and analyses one capture record (its data need only stay valid for this call). */
   push(rec: CaptureRecord): void {
     const view = new DataView(rec.data.buffer, rec.data.byteOffset, rec.data.byteLength);
-    this.pushDecoded(rec, decodeAt(view, rec.data, 0, rec.data.byteLength, rec.linkType, this.decodeOpts));
+    this.pushDecoded(rec, decodeAt(view, rec.data, 0, rec.data.byteLength, rec.linkType, this.decodeOpts, rec.origLen));
   }
 
   /**
