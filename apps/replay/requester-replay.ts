@@ -213,9 +213,10 @@ export function replayRequester(conv: RcConversation, o: ReplayOptions = {}): Re
       diffs.push({ class: DiffClass.VIOLATION, kind: 'missingRequest', psn, frames: [c.frame], expected: headerText(e), got: 'nothing', rule: 'the same work requests produce the same request PSNs' });
       continue;
     }
-    const ep = c.bytes.subarray(e.payloadOff, e.payloadOff + e.payloadLength);
+    // Only the payload the capture holds is compared (a truncated frame's rest is not known).
+    const ep = c.bytes.subarray(e.payloadOff, e.payloadOff + e.payloadCaptured);
     const gbytes = sent.find((s) => s.p === g)?.bytes ?? new Uint8Array(0);
-    const gp = gbytes.subarray(g.payloadOff, g.payloadOff + g.payloadLength);
+    const gp = gbytes.subarray(g.payloadOff, g.payloadOff + Math.min(g.payloadLength, e.payloadCaptured));
     if (headerText(e) !== headerText(g)) {
       diffs.push({ class: DiffClass.VIOLATION, kind: 'segmentation', psn, frames: [c.frame], expected: headerText(e), got: headerText(g), rule: `IBTA §9.7.2: messages are segmented by the path MTU (${mtuBytes}) with FIRST/MIDDLE/LAST/ONLY opcodes and their headers` });
     } else if (Buffer.compare(ep, gp) !== 0) {

@@ -32,6 +32,8 @@ interface Resp {
   opcode: number;
   name: string;
   payload: Uint8Array;
+  /** Payload bytes the capture holds (the rest of a truncated frame is not compared). */
+  captured: number;
   orig: bigint | null;
 }
 
@@ -41,13 +43,14 @@ function toResp(p: RocePacket, bytes: Uint8Array, frame: number): Resp | null {
   if (b === null || info === undefined) return null;
   const payload = bytes.subarray(p.payloadOff, p.payloadOff + p.payloadLength);
   const msn = p.aeth?.msn ?? null;
-  if ((info.flags & OpFlag.READ) !== 0) return { frame, kind: 'READ', psn: b.psn, msn, value: 0, opcode: b.opcode, name: info.name, payload, orig: null };
-  if (p.atomicAckEth !== null) return { frame, kind: 'ATOMIC', psn: b.psn, msn, value: 0, opcode: b.opcode, name: info.name, payload, orig: p.atomicAckEth.origData };
+  const captured = p.payloadCaptured;
+  if ((info.flags & OpFlag.READ) !== 0) return { frame, kind: 'READ', psn: b.psn, msn, value: 0, opcode: b.opcode, name: info.name, payload, captured, orig: null };
+  if (p.atomicAckEth !== null) return { frame, kind: 'ATOMIC', psn: b.psn, msn, value: 0, opcode: b.opcode, name: info.name, payload, captured, orig: p.atomicAckEth.origData };
   if (p.aeth === null) return null;
   const s = decodeSyndrome(p.aeth.syndrome);
   const kind = s.kind === AethKind.ACK ? 'ACK' : s.kind === AethKind.NAK ? 'NAK' : s.kind === AethKind.RNR_NAK ? 'RNR_NAK' : null;
   if (kind === null) return null;
-  return { frame, kind, psn: b.psn, msn, value: s.value, opcode: b.opcode, name: info.name, payload, orig: null };
+  return { frame, kind, psn: b.psn, msn, value: s.value, opcode: b.opcode, name: info.name, payload, captured, orig: null };
 }
 
 /** Regions the requests address, per R_Key: [lowest VA, highest VA + length). */
@@ -187,11 +190,14 @@ export function replayResponder(conv: RcConversation, o: ReplayOptions = {}): Re
   return replaySummary('responder', conv, { pathMtu: mtuBytes, framesIn: conv.requests.length, framesOut, matched, expected: expected.length }, diffs);
 }
 
+/** The stack's payload equals the captured one as far as the capture holds it. */
+const sameCaptured = (e: Resp, g: Resp): boolean => Buffer.compare(e.payload.subarray(0, e.captured), g.payload.subarray(0, e.captured)) === 0;
+
 /** Equal answers. An ACK's credit count is not compared: end-to-end credits are the responder's policy. */
 function same(a: Resp, b: Resp): boolean {
   if (a.kind !== b.kind || a.psn !== b.psn) return false;
   if (a.kind !== 'ACK' && a.value !== b.value) return false;
-  if (a.kind === 'READ') return a.opcode === b.opcode && a.msn === b.msn && Buffer.compare(a.payload, b.payload) === 0;
+  if (a.kind === 'READ') return a.opcode === b.opcode && a.msn === b.msn && a.payload.length === b.payload.length && sameCaptured(a, b);
   if (a.kind === 'ATOMIC') return a.orig === b.orig && a.msn === b.msn;
   return a.msn === b.msn;
 }
@@ -221,7 +227,7 @@ function compare(expected: Resp[], got: Resp[], diffs: Difference[], mtu: number
           diffs.push({ class: DiffClass.VIOLATION, kind: e.kind === 'READ' ? 'missingReadResponse' : 'missingAtomicAck', psn: e.psn, frames: [e.frame], expected: describe(e), got: 'nothing', rule: 'IBTA §9.7.4.1: every READ response PSN / atomic ACK is owed' });
         } else if (e.kind === 'READ' && (g.opcode !== e.opcode || g.payload.length !== e.payload.length)) {
           diffs.push({ class: DiffClass.VIOLATION, kind: 'readSegmentation', psn: e.psn, frames: [e.frame], expected: describe(e), got: describe(g), rule: `READ responses are segmented by the path MTU (${mtu}): FIRST/MIDDLE full, LAST the rest` });
-        } else if (e.kind === 'READ' && Buffer.compare(g.payload, e.payload) !== 0) {
+        } else if (e.kind === 'READ' && !sameCaptured(e, g)) {
           diffs.push({ class: DiffClass.VIOLATION, kind: 'readData', psn: e.psn, frames: [e.frame], expected: describe(e), got: 'different bytes', rule: 'READ returns the memory the request names' });
         } else if (e.kind === 'ATOMIC' && g.orig !== e.orig) {
           diffs.push({ class: DiffClass.VIOLATION, kind: 'atomicResult', psn: e.psn, frames: [e.frame], expected: `original 0x${e.orig?.toString(16)}`, got: `original 0x${g.orig?.toString(16)}`, rule: 'an atomic returns the value before the operation, executed once' });
