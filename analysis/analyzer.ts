@@ -214,7 +214,8 @@ export class Analyzer {
     let conversation: number | null = null;
     let from: 'a' | 'b' | null = null;
     if (v === null) {
-      bits = FLAG_BIT.malformed;
+      // No BTH: the frame is malformed, or the capture kept too little of it to say.
+      bits = d.truncated ? 0 : FLAG_BIT.malformed;
     } else {
       // A MAD to the GSI QP (RDMA CM) sets connections up between the two hosts.
       if (v.transport === 'UD' && v.destQp === 1) this.table.outOfBand(v.src, v.dst, timeNs);

@@ -197,6 +197,8 @@ export class ConversationTable {
         const to = this.sideOf(c, v.dst, v.destQp) as Side;
         if (c.endpoint(other(to)).ip === v.src && this.fit(c, other(to), v) !== Fit.NEW) return { conv: c, from: other(to), requester: other(to) };
       }
+      const joined = this.bindResponder(v);
+      if (joined !== null) return joined;
       const n = this.create(v.transport, { ip: v.src, qpn: null }, { ip: v.dst, qpn: v.destQp });
       return { conv: n, from: 'a', requester: 'a' };
     }
@@ -219,6 +221,33 @@ export class ConversationTable {
     if (bound !== null) return bound;
     const n = this.create(v.transport === 'UC' ? 'UC' : v.transport === 'XRC' ? 'XRC' : v.transport === 'RD' ? 'RD' : 'RC', { ip: v.dst, qpn: v.destQp }, { ip: v.src, qpn: null });
     return { conv: n, from: 'b', requester: 'a' };
+  }
+
+  /**
+   * A request for a conversation that began, in this capture, with responses (the capture started
+   * mid-conversation): the requester's QPN is known from them, the responder's is not. The request
+   * joins it when its PSN continues the PSNs those responses carried.
+   */
+  private bindResponder(v: FrameView): Routed | null {
+    for (const c of this.unbound) {
+      for (const side of ['a', 'b'] as const) {
+        const req = c.endpoint(side);
+        const rsp = c.endpoint(other(side));
+        if (req.qpn === null || rsp.qpn !== null || req.ip !== v.src || rsp.ip !== v.dst) continue;
+        const f = c.flows[side];
+        const ref = f === null ? null : (f.coverHigh ?? f.respHigh);
+        if (ref === null) continue;
+        const d = psnDiff(v.psn, ref);
+        if (d < -CONNECTION_PSN_WINDOW || d > CONNECTION_PSN_WINDOW) continue;
+        rsp.qpn = v.destQp;
+        const old = this.byEndpoint.get(key(rsp.ip, v.destQp));
+        if (old !== undefined && old !== c) this.close(old, c);
+        this.byEndpoint.set(key(rsp.ip, v.destQp), c);
+        this.unbound = this.unbound.filter((x) => x.a.qpn === null || x.b.qpn === null);
+        return { conv: c, from: side, requester: side };
+      }
+    }
+    return null;
   }
 
   /** Binds a response to a conversation whose requester QPN is unknown, by PSN. */

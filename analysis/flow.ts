@@ -131,6 +131,7 @@ export class RequesterFlow {
   /** The response behind unseenHigh: if a later first transmission carries one of its PSNs, it acknowledged a PSN before it was sent. */
   private aheadAck: { frame: number; psn: number; opName: string } | null = null;
   private messageStarts = 0;
+  private reachOpen = false;
   private msnSeen = false;
   private readonly sinks: FlowSinks;
 
@@ -387,6 +388,8 @@ export class RequesterFlow {
       }
       const reach = psnAdd(psn, ((v.opFlags & OpFlag.READ) !== 0 && v.dmaLength > 0 ? Math.ceil(v.dmaLength / (this.pmtu || MIN_PMTU)) : 1) - 1);
       if (this.reachHigh === null || psnDiff(reach, this.reachHigh) > 0) this.reachHigh = reach;
+      // A READ whose RETH the capture cut off: its responses may run up to the next request's PSN.
+      if (!isRetx) this.reachOpen = (v.opFlags & OpFlag.READ) !== 0 && v.dmaLength < 0;
     }
     if (!isRetx) {
       this.coverHigh = psnAdd(psn, n - 1);
@@ -511,8 +514,11 @@ export class RequesterFlow {
         this.msnSeen = true;
         if (v.msn > this.messageStarts) this.startedMidway = true; // it counts messages before the capture
       }
-      const known = this.unseenHigh !== null && (this.reachHigh === null || psnDiff(this.unseenHigh, this.reachHigh) > 0) ? this.unseenHigh : this.reachHigh;
-      if (known !== null && psnDiff(through, known) > 0) {
+      // An ACK or NAK answers a request PSN (coverHigh); a READ response or atomic ACK may run to
+      // the end of a READ whose path MTU is not known yet (reachHigh).
+      const sent = (f & (OpFlag.READ | OpFlag.ATOMIC)) !== 0 ? this.reachHigh : this.coverHigh;
+      const known = this.unseenHigh !== null && (sent === null || psnDiff(this.unseenHigh, sent) > 0) ? this.unseenHigh : sent;
+      if (known !== null && !this.reachOpen && psnDiff(through, known) > 0) {
         // Acknowledges requests no captured frame carried: the capture missed them (rule checks skip
         // this response; a first transmission of one of its PSNs later would show it came too early).
         unseen = true;

@@ -9,13 +9,13 @@ import { type OptionSpec, UsageError, formatOptions, intValue } from './args';
 import { parseCommand } from './command';
 import type { Output } from './output';
 import { readCapture, describeCaptureError } from '../packets/pcap';
-import { decodeAt, packetAddresses } from '../packets/decode';
-import { type CapturedPacket, findRcConversations } from '../apps/replay/conversation';
+import { packetAddresses } from '../packets/decode';
+import { findRcConversations } from '../apps/replay/conversation';
 import { replayResponder } from '../apps/replay/responder-replay';
 import { replayRequester } from '../apps/replay/requester-replay';
 import type { ReplaySummary } from '../apps/replay/differences';
 import { replayOnto, rulesFromFlags } from './replay-onto';
-import { needsRestore, restoreFrame } from '../apps/replay/restore';
+import { capturedPackets } from '../apps/replay/captured-packets';
 
 export const REPLAY_OPTIONS: readonly OptionSpec[] = [
   { name: 'role', kind: 'string', value: 'responder|requester', help: 'which side the stack plays (default responder)' },
@@ -78,20 +78,10 @@ export async function replayCommand(argv: readonly string[], out: Output): Promi
     const netns = args.values.get('netns');
     return replayOnto(cap.records, { ifname: onto, driver, ...(netns !== undefined ? { netns } : {}), timing: timing as 'captured' | 'fast', rules: rulesFromFlags(args.lists), roceOnly: args.flags.has('roce-only') }, out);
   }
-  const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
-  const packets: CapturedPacket[] = [];
-  const t0 = cap.records[0]?.timestampNs ?? 0n;
+  // Frames cut short by the capture, or whose ICRC it did not keep, are made whole for the stack
+  // (missing payload zero, ICRC recomputed); comparisons look only at the bytes captured.
   const ignoreIcrc = args.flags.has('ignore-icrc');
-  let truncated = 0;
-  for (const rec of cap.records) {
-    const start = rec.data.byteOffset - bytes.byteOffset;
-    const d = decodeAt(view, bytes, start, start + rec.data.byteLength, rec.linkType, { rocePort, verifyIcrc: !ignoreIcrc }, rec.origLen);
-    if (!d.roce || d.error !== null || d.version !== 2) continue;
-    if (d.truncated) truncated++;
-    // Frames cut short by the capture, or whose ICRC it did not keep, are made whole for the stack
-    // (missing payload zero, ICRC recomputed); comparisons look only at the bytes captured.
-    packets.push({ frame: rec.index, timeNs: Number(rec.timestampNs - t0), p: d, bytes: needsRestore(d, ignoreIcrc) ? restoreFrame(rec.data, d) : rec.data });
-  }
+  const { packets, truncated } = capturedPackets(cap, { rocePort, ignoreIcrc });
   if (truncated > 0) out.stderr(`roce replay: ${file}: ${truncated} frames truncated by the capture: headers replayed, payload compared only as far as captured\n`);
   let convs = findRcConversations(packets, packetAddresses);
   if (qpn !== undefined) convs = convs.filter((c) => (role === 'responder' ? c.responderQpn : c.requesterQpn) === qpn);

@@ -8,12 +8,14 @@
  */
 import { Access, QpState, QpType } from '../../stack/types';
 import { decodeFrame, type RocePacket } from '../../packets/decode';
-import { AethKind, NAK_CODE_NAMES, decodeSyndrome } from '../../packets/aeth';
+import { AethKind, NAK_CODE_NAMES, NakCode, decodeSyndrome } from '../../packets/aeth';
 import { OpFlag } from '../../packets/opcodes';
-import { psnDiff } from '../../base/psn';
+import { psnAdd, psnDiff } from '../../base/psn';
 import type { CapturedPacket, RcConversation } from './conversation';
 import { type Difference, DiffClass, type ReplaySummary, malformedOutput, replaySummary } from './differences';
 import { type ReplayOptions, replayStack } from './replay-stack';
+import { CaptureGaps, MAX_BRIDGE, type OpenMessage, alignMsns, firstMsnCountsUnseen, responderGot } from './resync';
+import { ReadSource } from './read-source';
 
 const ACCESS_ALL = Access.LOCAL_WRITE | Access.REMOTE_WRITE | Access.REMOTE_READ | Access.REMOTE_ATOMIC;
 
@@ -23,7 +25,7 @@ interface Region {
 }
 
 /** A response, reduced to what the comparison looks at. */
-interface Resp {
+export interface Resp {
   frame: number;
   kind: 'ACK' | 'NAK' | 'RNR_NAK' | 'READ' | 'ATOMIC';
   psn: number;
@@ -96,39 +98,36 @@ export function replayResponder(conv: RcConversation, o: ReplayOptions = {}): Re
     }
   }
 
-  // Fill the regions with what the real responder returned, so READ data and atomic results can match.
+  // What the real responder returned. Atomic results are preset below; READ data just before each
+  // READ is fed (readSource), except where a WRITE the capture shows put the bytes there.
   const expected: Resp[] = [];
   for (const c of conv.responses) {
     const r = toResp(c.p, c.bytes, c.frame);
     if (r !== null) expected.push(r);
   }
-  const reads = conv.requests.filter((c) => c.p.info !== undefined && (c.p.info.flags & OpFlag.READ) !== 0 && c.p.reth !== null);
-  for (const r of expected) {
-    if (r.kind === 'READ') {
-      const req = reads.find((c) => {
-        const d = psnDiff(r.psn, c.p.bth?.psn ?? 0);
-        return d >= 0 && d * mtuBytes < Math.max(1, c.p.reth?.dmaLength ?? 0);
-      });
-      if (req?.p.reth) {
-        const mr = mrs.get(req.p.reth.rkey);
-        const va = req.p.reth.va + BigInt(psnDiff(r.psn, req.p.bth?.psn ?? 0) * mtuBytes);
-        if (mr && va >= mr.lo) mr.buf.set(r.payload.subarray(0, Math.max(0, Math.min(r.payload.length, mr.buf.length - Number(va - mr.lo)))), Number(va - mr.lo));
-      }
-    }
-  }
-  const atomicSeen = new Set<string>();
-  for (const c of conv.requests) {
+  const source = new ReadSource(mrs, mtuBytes);
+  // An atomic's target holds, before the first atomic on it the capture shows (and again after a
+  // capture gap: a lost request may have changed it), the original value the real responder returned.
+  const atomicKnown = new Set<string>();
+  const presetAtomic = (c: CapturedPacket): void => {
     const a = c.p.atomicEth;
-    if (a === null || c.p.bth === null) continue;
+    if (a === null || c.p.bth === null) return;
     const k = `${a.rkey}:${a.va}`;
-    if (atomicSeen.has(k)) continue;
-    atomicSeen.add(k);
+    if (atomicKnown.has(k)) return;
     const ack = expected.find((r) => r.kind === 'ATOMIC' && r.psn === c.p.bth?.psn);
     const mr = mrs.get(a.rkey);
+    // Without its captured ACK the value stays unknown: the next atomic on it is preset again.
     if (ack?.orig != null && mr && a.va >= mr.lo && Number(a.va - mr.lo) + 8 <= mr.buf.length) {
       new DataView(mr.buf.buffer, mr.buf.byteOffset).setBigUint64(Number(a.va - mr.lo), ack.orig, true);
+      atomicKnown.add(k);
     }
-  }
+  };
+
+  // A capture that starts inside a message: the stack starts at the next message (IBTA §9.7.4.1.1:
+  // a MIDDLE or LAST without its FIRST is an invalid request), and what comes before is not compared.
+  const firstFed = conv.requests.find((c) => ((c.p.info?.flags ?? 0) & OpFlag.START) !== 0);
+  const startPsn = firstFed?.p.bth?.psn ?? conv.firstRequestPsn;
+  const skippedAtStart = firstFed === undefined ? conv.requests.length : conv.requests.indexOf(firstFed);
 
   // The QP, as the capture shows it.
   const qp = dev.createQp(pd, { qpType: QpType.RC, sendCq: cq, recvCq: cq, cap: { maxSendWr: 16, maxRecvWr: 1 << 16 } }, conv.responderQpn);
@@ -139,7 +138,7 @@ export function replayResponder(conv: RcConversation, o: ReplayOptions = {}): Re
     ahAttr: peer,
     pathMtu,
     destQpNum: conv.requesterQpn || 1,
-    rqPsn: conv.firstRequestPsn,
+    rqPsn: startPsn,
     maxDestRdAtomic: 128,
     minRnrTimer: rnr?.value ?? 12,
   });
@@ -155,7 +154,13 @@ export function replayResponder(conv: RcConversation, o: ReplayOptions = {}): Re
   const rnrAnswered = (c: CapturedPacket): boolean => {
     const psn = c.p.bth?.psn;
     const again = conv.requests.find((x) => x.frame > c.frame && x.p.bth?.psn === psn)?.frame ?? Number.MAX_SAFE_INTEGER;
-    return conv.responses.some((r) => r.frame > c.frame && r.frame < again && r.p.bth?.psn === psn && r.p.aeth !== null && decodeSyndrome(r.p.aeth.syndrome).kind === AethKind.RNR_NAK);
+    // An RNR NAK for it; or, when the capture lost that RNR NAK, a PSN sequence error NAK for its
+    // own PSN before it is sent again: the responder did not take this in-sequence request.
+    return conv.responses.some((r) => {
+      if (r.frame <= c.frame || r.frame >= again || r.p.bth?.psn !== psn || r.p.aeth === null) return false;
+      const s = decodeSyndrome(r.p.aeth.syndrome);
+      return s.kind === AethKind.RNR_NAK || (s.kind === AethKind.NAK && s.value === NakCode.PSN_SEQUENCE_ERROR);
+    });
   };
   let recvs = 0;
 
@@ -175,19 +180,96 @@ export function replayResponder(conv: RcConversation, o: ReplayOptions = {}): Re
       if (r !== null) got.push(r);
     }
   };
-  for (const c of conv.requests) {
+  // Capture gaps: requests the capture lost although the real responder got them (it did not NAK
+  // them). The stack is brought past them with zero-length WRITEs (resync.ts), at a message boundary.
+  const gaps = new CaptureGaps();
+  const fillMr = dev.regMr(pd, new Uint8Array(8), ACCESS_ALL);
+  let lastFed = firstFed?.frame ?? 0;
+  let skipping: CapturedPacket[] = [];
+  let open: OpenMessage | null = null;
+  for (const c of conv.requests.slice(Math.max(0, skippedAtStart))) {
+    const b = c.p.bth;
+    if (b === null) continue;
+    const f = c.p.info?.flags ?? 0;
+    const ePsn = qp.resp.psn;
+    // A request past the stack's ePSN, where the real responder's answers show it got the PSNs in
+    // between (the capture does not): the capture lost those requests.
+    const gap = psnDiff(b.psn, ePsn) > 0 && psnDiff(b.psn, ePsn) <= MAX_BRIDGE && responderGot(conv.responses, conv.requests, ePsn, lastFed);
+    if (gap || skipping.length > 0) {
+      // A packet that continues the message the stack is in is fed after MIDDLE fillers; one inside a
+      // message whose start the capture lost waits for the next message.
+      const continues = (f & OpFlag.START) === 0 && open !== null && open.send === ((f & OpFlag.SEND) !== 0) && skipping.length === 0;
+      if ((f & OpFlag.START) === 0 && !continues) {
+        skipping.push(c);
+        continue;
+      }
+      const bridged =
+        psnDiff(b.psn, ePsn) > 0 &&
+        gaps.bridge(ePsn, b.psn, open, skipping, c, fillMr, conv.responderQpn, mtuBytes, (frame) => {
+          driver.inject([frame]);
+          clock.runUntil(clock.now());
+          collect();
+        });
+      if (!bridged) break; // the stack cannot be brought in step: stop comparing here
+      if (continues && open !== null) open.resid -= psnDiff(b.psn, ePsn) * mtuBytes;
+      else open = null;
+      skipping = [];
+      if (bridged && qp.resp.psn !== b.psn) break; // the stack did not take the bridge: stop comparing here
+      // What lost requests did to memory is not known: later READ data and atomic results are not
+      // checked against what captured requests wrote before the gap.
+      atomicKnown.clear();
+      source.forget();
+    }
     if (o.timing !== 'fast') clock.runUntil(Math.max(clock.now(), c.timeNs - t0));
-    if (takesWqe(c) && c.p.bth?.psn === qp.resp.psn && !qp.hasRecvWqe() && !rnrAnswered(c)) qp.postRecv({ wrId: recvs++, sgList: [rmr.sge(0, rbuf.length)] });
+    if (takesWqe(c) && b.psn === qp.resp.psn && !qp.hasRecvWqe() && !rnrAnswered(c)) qp.postRecv({ wrId: recvs++, sgList: [rmr.sge(0, rbuf.length)] });
+    source.beforeRequest(c, conv.responses);
+    presetAtomic(c);
     driver.inject([c.bytes]);
+    lastFed = c.frame;
+    if ((f & OpFlag.START) !== 0 && (f & OpFlag.END) === 0) open = { send: (f & OpFlag.SEND) !== 0, resid: (c.p.reth?.dmaLength ?? 0) - c.p.payloadLength };
+    else if (open !== null && (f & OpFlag.MIDDLE) !== 0) open.resid -= c.p.payloadLength;
+    else if ((f & OpFlag.END) !== 0) open = null;
+
     clock.runUntil(clock.now());
     collect();
   }
   clock.runUntilIdle(100_000);
   collect();
 
-  compare(expected, got, diffs, mtuBytes);
-  const matched = expected.filter((e) => got.some((g) => same(e, g))).length;
-  return replaySummary('responder', conv, { pathMtu: mtuBytes, framesIn: conv.requests.length, framesOut, matched, expected: expected.length }, diffs);
+  // Responses to requests the capture does not hold (before it started, in its gaps) are not compared.
+  const before = (psn: number): boolean => psnDiff(psn, startPsn) < 0;
+  const shown = expected.filter((e) => !before(e.psn) && !gaps.covers(e.psn));
+  const answered = got.filter((g) => !before(g.psn) && !gaps.covers(g.psn));
+  const notShown = expected.length - shown.length;
+  if (skippedAtStart > 0 || expected.some((e) => before(e.psn))) {
+    diffs.push({
+      class: DiffClass.UNVERIFIABLE,
+      kind: 'captureStart',
+      psn: startPsn,
+      frames: conv.requests.slice(0, skippedAtStart).map((c) => c.frame),
+      expected: 'the conversation from its start',
+      got: `the capture starts mid-conversation: replay starts at PSN ${startPsn}; ${skippedAtStart} request(s) before it and the responses to requests before it are not compared; MSNs are compared from the first acknowledgement on`,
+      rule: 'only what the capture shows can be checked',
+    });
+  }
+  diffs.push(...gaps.differences(), ...source.differences());
+  // MSNs count messages from the connection's start: where the capture joined late or lost requests,
+  // the stack's count is set against the real one at the first acknowledgement after that point.
+  const learnFirst = skippedAtStart > 0 || expected.some((e) => before(e.psn)) || firstMsnCountsUnseen(shown, conv.requests);
+  alignMsns(shown, answered, [{ psn: startPsn, learn: learnFirst }, ...gaps.segments()]);
+  // PSNs the captured READ and atomic requests are owed responses for.
+  const owed = new Set<number>();
+  for (const c of conv.requests) {
+    const b = c.p.bth;
+    const fl = c.p.info?.flags ?? 0;
+    if (b === null || (fl & (OpFlag.READ | OpFlag.ATOMIC)) === 0) continue;
+    const n = (fl & OpFlag.READ) !== 0 && c.p.reth !== null ? Math.max(1, Math.ceil(c.p.reth.dmaLength / mtuBytes)) : 1;
+    for (let i = 0; i < n; i++) owed.add(psnAdd(b.psn, i));
+  }
+  compare(shown, answered, diffs, mtuBytes, (psn) => owed.has(psn));
+  void notShown;
+  const matched = shown.filter((e) => answered.some((g) => same(e, g))).length;
+  return replaySummary('responder', conv, { pathMtu: mtuBytes, framesIn: conv.requests.length, framesOut, matched, expected: shown.length }, diffs);
 }
 
 /** The stack's payload equals the captured one as far as the capture holds it. */
@@ -206,7 +288,7 @@ const describe = (r: Resp | undefined): string =>
   r === undefined ? 'nothing' : `${r.name} PSN ${r.psn}${r.msn !== null ? ` MSN ${r.msn}` : ''}${r.kind === 'NAK' ? ` (${NAK_CODE_NAMES[r.value] ?? r.value})` : ''}${r.kind === 'READ' ? ` ${r.payload.length} bytes` : ''}`;
 
 /** Compares the real responder's answers (expected) with the stack's (got). */
-function compare(expected: Resp[], got: Resp[], diffs: Difference[], mtu: number): void {
+function compare(expected: Resp[], got: Resp[], diffs: Difference[], mtu: number, owed: (psn: number) => boolean): void {
   const gotBy = (kind: Resp['kind'], psn: number): Resp[] => got.filter((g) => g.kind === kind && g.psn === psn);
   // The k-th captured answer of a kind for a PSN is compared with the stack's k-th (duplicates are answered again).
   const seen = new Map<string, number>();
@@ -275,14 +357,19 @@ function compare(expected: Resp[], got: Resp[], diffs: Difference[], mtu: number
       diffs.push({ class: DiffClass.POLICY, kind: 'extraAck', psn: g.psn, frames: [], expected: 'no ACK for this PSN', got: describe(g), rule: 'IBTA §9.7.5.1.1: how often to acknowledge is the responder\'s choice' });
     } else if (g.kind === 'READ' || g.kind === 'ATOMIC') {
       const cut = expected.length === 0 || psnDiff(g.psn, expected[expected.length - 1]?.psn ?? g.psn) > 0;
+      // A response a captured READ or atomic request is owed, where the real responder went on past
+      // it: the capture lost the real one (capture loss), it is not missing from the wire.
+      const lost = !cut && owed(g.psn);
+      const cls = cut || lost ? DiffClass.UNVERIFIABLE : DiffClass.VIOLATION;
       // Runs of READ responses are reported once, as a PSN range.
       const prev = diffs[diffs.length - 1];
-      if (prev !== undefined && prev.kind === 'extraResponse' && prev.psn !== null && prev.class === (cut ? DiffClass.UNVERIFIABLE : DiffClass.VIOLATION) && prev.lastPsn !== undefined && psnDiff(g.psn, prev.lastPsn) === 1) {
+      if (prev !== undefined && prev.kind === 'extraResponse' && prev.psn !== null && prev.class === cls && prev.lastPsn !== undefined && psnDiff(g.psn, prev.lastPsn) === 1) {
         prev.lastPsn = g.psn;
         prev.got = `${prev.count = (prev.count ?? 1) + 1} responses up to PSN ${g.psn}`;
         continue;
       }
-      diffs.push({ class: cut ? DiffClass.UNVERIFIABLE : DiffClass.VIOLATION, kind: 'extraResponse', psn: g.psn, lastPsn: g.psn, frames: [], expected: 'nothing', got: describe(g), rule: cut ? 'the capture ends before the real responder answered' : 'responses the real responder never sent' });
+      const rule = cut ? 'the capture ends before the real responder answered' : lost ? 'a captured request is owed this response and the real responder went on past it: the capture lost it' : 'responses the real responder never sent';
+      diffs.push({ class: cls, kind: 'extraResponse', psn: g.psn, lastPsn: g.psn, frames: [], expected: 'nothing', got: describe(g), rule });
     } else {
       diffs.push({ class: g.kind === 'RNR_NAK' ? DiffClass.POLICY : DiffClass.VIOLATION, kind: g.kind === 'RNR_NAK' ? 'rnr' : 'extraNak', psn: g.psn, frames: [], expected: 'no NAK', got: describe(g), rule: g.kind === 'RNR_NAK' ? 'receive posting differs' : 'the real responder accepted this request' });
     }
