@@ -3,7 +3,9 @@
  * made of itself (a seeded simulated pair, no loss on the wire, captured on the responder's host)
  * and any degradation a capture tool brings (frames lost by the capture, a capture that starts at
  * frame N, a snap length, ICRCs not preserved), `analyze` and responder `replay` report no
- * violation, and the capture gaps analysis flags are exactly requests that were dropped.
+ * violation, and the capture gaps analysis flags are exactly requests that were dropped. Requester
+ * replay (captured on host A) is checked for requests lost, a late start, a snaplen and ICRCs not
+ * kept (it cannot go on without a READ response or atomic ACK the capture lost).
  */
 import fc from 'fast-check';
 import { createSimPair } from '../../apps/sim/sim-pair';
@@ -16,15 +18,16 @@ import { readCapture } from '../../packets/pcap';
 import { capturedPackets } from '../../apps/replay/captured-packets';
 import { findRcConversations } from '../../apps/replay/conversation';
 import { replayResponder } from '../../apps/replay/responder-replay';
+import { replayRequester } from '../../apps/replay/requester-replay';
 import { DiffClass } from '../../apps/replay/differences';
 import { cutSnaplen, dropRecords, roceFrames, spoilIcrc, startAt } from '../support/degrade';
 import { Mtu } from '../../stack/types';
 
 const MTU = 1024;
 
-/** A small seeded run captured on host B's NIC (the responder of every QP pair). */
-function ownCapture(seed: number): Uint8Array {
-  const tap = new PcapTap({ where: 'host-b' });
+/** A small seeded run captured on host B's NIC (the responder of every QP pair), or on host A's. */
+function ownCapture(seed: number, where: 'host-a' | 'host-b' = 'host-b'): Uint8Array {
+  const tap = new PcapTap({ where });
   const sim = createSimPair({ seed, tap });
   const r = runWorkload(sim, { seed, qps: 1, bytes: 12 * 1024, maxMessage: 3000, pathMtu: Mtu.MTU_1024 });
   expect(r.ok).toBe(true);
@@ -111,5 +114,26 @@ test('analyze and replay of degraded own captures: no violation, and the capture
       }
     }),
     { seed: 16, numRuns: 100 },
+  );
+});
+
+const requesterCaptures = new Map<number, Uint8Array>();
+
+test('requester replay of degraded own captures (requests lost, a late start, a snaplen, ICRCs not kept): no violation', () => {
+  fc.assert(
+    fc.property(fc.integer({ min: 1, max: 3 }), degradation, (seed, d) => {
+      let whole = requesterCaptures.get(seed);
+      if (whole === undefined) requesterCaptures.set(seed, (whole = ownCapture(seed, 'host-a')));
+      // The requester replay needs every READ response and atomic ACK it waits for: only requests are dropped.
+      const requests = new Set(roceFrames(whole).filter((x) => ((x.p.info?.flags ?? 0) & OpFlag.REQ) !== 0).map((x) => x.n));
+      const dd: Degradation = d.kind === 'drop' ? { kind: 'drop', frames: d.frames.filter((n) => requests.has(n)) } : d;
+      const file = dd.kind === 'drop' && dd.frames.length === 0 ? whole : degrade(whole, dd);
+      const { packets } = capturedPackets(readCapture(file), { ignoreIcrc: d.kind === 'icrc' });
+      for (const conv of findRcConversations(packets, packetAddresses)) {
+        const s = replayRequester(conv, { timing: 'fast' });
+        expect(s.differences.filter((x) => x.class === DiffClass.VIOLATION)).toEqual([]);
+      }
+    }),
+    { seed: 16, numRuns: 80 },
   );
 });
