@@ -125,7 +125,17 @@ export function replayResponder(conv: RcConversation, o: ReplayOptions = {}): Re
 
   // A capture that starts inside a message: the stack starts at the next message (IBTA §9.7.4.1.1:
   // a MIDDLE or LAST without its FIRST is an invalid request), and what comes before is not compared.
-  const firstFed = conv.requests.find((c) => ((c.p.info?.flags ?? 0) & OpFlag.START) !== 0);
+  // If the real responder's first answer is a PSN sequence error or RNR NAK, it was waiting for that
+  // PSN when the capture started: the requests captured before its resend were not in sequence for it.
+  const startsMessage = (c: CapturedPacket): boolean => ((c.p.info?.flags ?? 0) & OpFlag.START) !== 0;
+  let firstFed = conv.requests.find(startsMessage);
+  const firstAnswer = conv.responses[0];
+  if (firstFed !== undefined && firstAnswer?.p.aeth != null && firstAnswer.p.bth !== null && firstAnswer.p.bth.psn !== firstFed.p.bth?.psn) {
+    const s = decodeSyndrome(firstAnswer.p.aeth.syndrome);
+    const waiting = s.kind === AethKind.RNR_NAK || (s.kind === AethKind.NAK && s.value === NakCode.PSN_SEQUENCE_ERROR);
+    const resend = waiting ? conv.requests.find((c) => c.p.bth?.psn === firstAnswer.p.bth?.psn && startsMessage(c) && (s.kind === AethKind.RNR_NAK || c.frame > firstAnswer.frame)) : undefined;
+    if (resend !== undefined) firstFed = resend;
+  }
   const startPsn = firstFed?.p.bth?.psn ?? conv.firstRequestPsn;
   const skippedAtStart = firstFed === undefined ? conv.requests.length : conv.requests.indexOf(firstFed);
 
@@ -246,7 +256,7 @@ export function replayResponder(conv: RcConversation, o: ReplayOptions = {}): Re
       class: DiffClass.UNVERIFIABLE,
       kind: 'captureStart',
       psn: startPsn,
-      frames: conv.requests.slice(0, skippedAtStart).map((c) => c.frame),
+      frames: conv.requests.slice(0, Math.min(skippedAtStart, 16)).map((c) => c.frame),
       expected: 'the conversation from its start',
       got: `the capture starts mid-conversation: replay starts at PSN ${startPsn}; ${skippedAtStart} request(s) before it and the responses to requests before it are not compared; MSNs are compared from the first acknowledgement on`,
       rule: 'only what the capture shows can be checked',

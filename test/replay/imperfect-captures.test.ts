@@ -1,0 +1,117 @@
+/**
+ * Replay and analysis of imperfect captures (issue 16): a capture that starts mid-conversation,
+ * READ data the capture does not show the source of, ICRCs the capture tool did not keep.
+ */
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { createSimPair } from '../../apps/sim/sim-pair';
+import { runWorkload } from '../../apps/sim/workload';
+import { PcapTap } from '../../nic-driver/pcap-tap';
+import { run } from '../../cli/main';
+import { memoryOutput } from '../../cli/output';
+import { readCapture } from '../../packets/pcap';
+import { packetAddresses } from '../../packets/decode';
+import { capturedPackets } from '../../apps/replay/captured-packets';
+import { findRcConversations } from '../../apps/replay/conversation';
+import { replayResponder } from '../../apps/replay/responder-replay';
+import { Mtu } from '../../stack/types';
+import { Op, QP_A, type Step, capture, req } from '../analysis/frames';
+import { cutSnaplen, dropRecords, roceFrames, spoilIcrc, startAt } from '../support/degrade';
+
+let dir: string;
+beforeAll(() => {
+  dir = fs.mkdtempSync(path.join(os.tmpdir(), 'roce-imperfect-'));
+});
+afterAll(() => fs.rmSync(dir, { recursive: true, force: true }));
+
+function ownCapture(seed: number): Uint8Array {
+  const tap = new PcapTap({ where: 'host-b' });
+  const sim = createSimPair({ seed, tap });
+  expect(runWorkload(sim, { seed, qps: 1, bytes: 24 * 1024, maxMessage: 3000, pathMtu: Mtu.MTU_1024 }).ok).toBe(true);
+  sim.clock.runUntilIdle(1_000_000);
+  return tap.bytes();
+}
+
+function replayAll(file: Uint8Array) {
+  const { packets } = capturedPackets(readCapture(file));
+  return findRcConversations(packets, packetAddresses).map((c) => replayResponder(c, { timing: 'fast' }));
+}
+
+test('a capture that starts mid-conversation: MSNs are set against the real responder’s, no violation', () => {
+  const whole = ownCapture(4);
+  for (const at of [7, 30, 61]) {
+    const [r] = replayAll(startAt(whole, at));
+    expect(r).toBeDefined();
+    expect(r!.differences.filter((d) => d.class === 'violation')).toEqual([]);
+    expect(r!.matched).toBe(r!.expected);
+    expect(r!.expected).toBeGreaterThan(5);
+  }
+  // Started at the connection's start, the MSN is compared as it is: a changed MSN is still caught.
+  const [ok] = replayAll(whole);
+  expect(ok!.violations).toBe(0);
+  expect(ok!.differences.some((d) => d.kind === 'captureStart')).toBe(false);
+});
+
+/** A READ RESPONSE ONLY from B carrying `data`. */
+function readResponse(us: number, psn: number, msn: number, data: number[]): Step {
+  return { us, from: 'b', t: { bth: { opcode: Op.READ_RESPONSE_ONLY, destQp: QP_A, psn }, aeth: { syndrome: 0x1f, msn }, payload: Uint8Array.from(data) } };
+}
+const read = (us: number, psn: number): Step => req(us, Op.READ_REQUEST, psn, { reth: { va: 0x1000n, rkey: 0x2233, dmaLength: 4 } });
+const write = (us: number, psn: number, data: number[]): Step => req(us, Op.WRITE_ONLY, psn, { reth: { va: 0x1000n, rkey: 0x2233, dmaLength: 4 }, payload: Uint8Array.from(data) });
+const ackStep = (us: number, psn: number, msn: number): Step => ({ us, from: 'b', t: { bth: { opcode: Op.ACK, destQp: QP_A, psn }, aeth: { syndrome: 0x1f, msn } } });
+
+test('READ data that changed between READs with no WRITE in the capture is unverifiable, not a violation (rping)', () => {
+  const [r] = replayAll(capture([read(0, 10), readResponse(5, 10, 1, [1, 2, 3, 4]), read(20, 11), readResponse(25, 11, 2, [9, 9, 9, 9])]));
+  expect(r!.violations).toBe(0);
+  expect(r!.differences.map((d) => `${d.class}:${d.kind}`)).toEqual(['unverifiable:readData']);
+});
+
+test('READ data a captured WRITE put there is checked', () => {
+  const good = replayAll(capture([write(0, 10, [7, 7, 7, 7]), ackStep(5, 10, 1), read(20, 11), readResponse(25, 11, 2, [7, 7, 7, 7])]))[0]!;
+  expect(good.violations).toBe(0);
+  expect(good.differences).toEqual([]);
+  const bad = replayAll(capture([write(0, 10, [7, 7, 7, 7]), ackStep(5, 10, 1), read(20, 11), readResponse(25, 11, 2, [7, 7, 7, 8])]))[0]!;
+  expect(bad.differences.filter((d) => d.class === 'violation').map((d) => d.kind)).toEqual(['readData']);
+});
+
+test('ICRCs the capture tool did not keep: the summary says so, and --ignore-icrc analyses and replays the capture', async () => {
+  const file = path.join(dir, 'spoilt.pcap');
+  fs.writeFileSync(file, spoilIcrc(ownCapture(4)));
+  const a = memoryOutput();
+  expect(await run(['analyze', file], a)).toBe(0);
+  expect(a.out).toContain('ICRC likely not preserved by the capture tool');
+  const b = memoryOutput();
+  expect(await run(['analyze', '--ignore-icrc', '--json', file], b)).toBe(0);
+  const doc = JSON.parse(b.out) as { captureQuality: { icrc: string }; summary: { messages: number; violations: number } };
+  expect(doc.captureQuality.icrc).toBe('notChecked');
+  expect(doc.summary.messages).toBeGreaterThan(5);
+  expect(doc.summary.violations).toBe(0);
+  const c = memoryOutput();
+  expect(await run(['replay', file], c)).toBe(1);
+  expect(c.err).toContain('try --ignore-icrc');
+  const d = memoryOutput();
+  expect(await run(['replay', '--ignore-icrc', '--json', file], d)).toBe(0);
+  const rep = JSON.parse(d.out) as { violations: number; matched: number; expected: number };
+  expect(rep.violations).toBe(0);
+  expect(rep.matched).toBe(rep.expected);
+  for (const cmd of ['ladder', 'plot']) {
+    const o = memoryOutput();
+    expect(await run([cmd, '--ignore-icrc', '-o', path.join(dir, `${cmd}.svg`), file], o)).toBe(0);
+  }
+});
+
+test('the capture quality line of analyze: frames captured and implied, truncated frames, ICRC, where it started', async () => {
+  const whole = ownCapture(4);
+  const recs = readCapture(whole).records.length;
+  // Cut the snaplen, start late, lose one request (sent once, never resent) the responder acknowledged.
+  const frames = roceFrames(whole);
+  const once = frames.filter((x) => x.p.info?.name === 'RC_SEND_ONLY' && frames.filter((y) => y.p.bth?.psn === x.p.bth?.psn && y.p.info?.name === 'RC_SEND_ONLY').length === 1);
+  const lost = once[Math.floor(once.length / 2)]!.n;
+  const file = path.join(dir, 'imperfect.pcap');
+  fs.writeFileSync(file, cutSnaplen(startAt(dropRecords(whole, new Set([lost])), 3), 120));
+  const o = memoryOutput();
+  expect(await run(['analyze', file], o)).toBe(0);
+  const line = o.out.split('\n').find((l) => l.startsWith('capture quality:'));
+  expect(line).toMatch(new RegExp(`^capture quality: ${recs - 3} RoCE frames captured, 1 more implied by the responses \\(1 capture gap\\(s\\)\\); \\d+ truncated by the capture; ICRC preserved; started mid-conversation`));
+});
