@@ -16,6 +16,7 @@ import { type Difference, DiffClass, type ReplaySummary, malformedOutput, replay
 import { type ReplayOptions, replayStack } from './replay-stack';
 import { CaptureGaps, MAX_BRIDGE, type OpenMessage, alignMsns, firstMsnCountsUnseen, responderGot } from './resync';
 import { ReadSource } from './read-source';
+import { withStackKeys } from './rkey-map';
 
 const ACCESS_ALL = Access.LOCAL_WRITE | Access.REMOTE_WRITE | Access.REMOTE_READ | Access.REMOTE_ATOMIC;
 
@@ -83,6 +84,8 @@ export function replayResponder(conv: RcConversation, o: ReplayOptions = {}): Re
   // Memory regions at the captured addresses and keys.
   const maxRegion = BigInt(o.maxRegionBytes ?? 64 * 1024 * 1024);
   const mrs = new Map<number, { lo: bigint; buf: Uint8Array }>();
+  /** Captured R_Key -> the stack's, for regions registered under a key the stack picked. */
+  const stackKeys = new Map<number, number>();
   for (const [rkey, r] of regionsOf(conv.requests)) {
     const size = r.hi - r.lo;
     if (size > maxRegion) {
@@ -93,8 +96,15 @@ export function replayResponder(conv: RcConversation, o: ReplayOptions = {}): Re
     try {
       dev.regMr(pd, buf, ACCESS_ALL, r.lo, rkey);
       mrs.set(rkey, { lo: r.lo, buf });
-    } catch (e) {
-      diffs.push({ class: DiffClass.UNVERIFIABLE, kind: 'regionKey', psn: null, frames: [], expected: `rkey 0x${rkey.toString(16)}`, got: (e as Error).message, rule: 'two captured R_Keys share a key index' });
+    } catch {
+      // A key the stack cannot take as it is (hardware keys: rkey-map.ts): one it picks stands in.
+      try {
+        const mr = dev.regMr(pd, buf, ACCESS_ALL, r.lo);
+        stackKeys.set(rkey, mr.rkey);
+        mrs.set(rkey, { lo: r.lo, buf });
+      } catch (e) {
+        diffs.push({ class: DiffClass.UNVERIFIABLE, kind: 'regionKey', psn: null, frames: [], expected: `rkey 0x${rkey.toString(16)}`, got: (e as Error).message, rule: 'the stack could not register a region at the captured addresses' });
+      }
     }
   }
 
@@ -234,7 +244,7 @@ export function replayResponder(conv: RcConversation, o: ReplayOptions = {}): Re
     if (takesWqe(c) && b.psn === qp.resp.psn && !qp.hasRecvWqe() && !rnrAnswered(c)) qp.postRecv({ wrId: recvs++, sgList: [rmr.sge(0, rbuf.length)] });
     source.beforeRequest(c, conv.responses);
     presetAtomic(c);
-    driver.inject([c.bytes]);
+    driver.inject([withStackKeys(c.bytes, c.p, stackKeys)]);
     lastFed = c.frame;
     if ((f & OpFlag.START) !== 0 && (f & OpFlag.END) === 0) open = { send: (f & OpFlag.SEND) !== 0, resid: (c.p.reth?.dmaLength ?? 0) - c.p.payloadLength };
     else if (open !== null && (f & OpFlag.MIDDLE) !== 0) open.resid -= c.p.payloadLength;

@@ -115,3 +115,24 @@ test('the capture quality line of analyze: frames captured and implied, truncate
   const line = o.out.split('\n').find((l) => l.startsWith('capture quality:'));
   expect(line).toMatch(new RegExp(`^capture quality: ${recs - 3} RoCE frames captured, 1 more implied by the responses \\(1 capture gap\\(s\\)\\); \\d+ truncated by the capture; ICRC preserved; started mid-conversation`));
 });
+
+test('R_Keys chosen by hardware that share a key index (0x1943, 0x1944) replay: each region gets a key the stack can take', () => {
+  const w = (us: number, psn: number, rkey: number, va: bigint, data: number[]): Step => req(us, Op.WRITE_ONLY, psn, { reth: { va, rkey, dmaLength: data.length }, payload: Uint8Array.from(data) });
+  const rd = (us: number, psn: number, rkey: number, va: bigint): Step => req(us, Op.READ_REQUEST, psn, { reth: { va, rkey, dmaLength: 4 } });
+  const steps = [
+    w(0, 10, 0x1943, 0x7f0000001000n, [1, 2, 3, 4]),
+    ackStep(5, 10, 1),
+    w(10, 11, 0x1944, 0x7f0000009000n, [5, 6, 7, 8]),
+    ackStep(15, 11, 2),
+    rd(20, 12, 0x1943, 0x7f0000001000n),
+    readResponse(25, 12, 3, [1, 2, 3, 4]),
+    rd(30, 13, 0x1944, 0x7f0000009000n),
+    readResponse(35, 13, 4, [5, 6, 7, 8]),
+  ];
+  const [r] = replayAll(capture(steps));
+  expect(r!.differences).toEqual([]);
+  expect(r!.matched).toBe(4);
+  // The READ data is checked against what the WRITEs put there, under the stand-in key too.
+  const wrong = replayAll(capture([...steps.slice(0, 7), readResponse(35, 13, 4, [5, 6, 7, 9])]))[0]!;
+  expect(wrong.differences.filter((d) => d.class === 'violation').map((d) => d.kind)).toEqual(['readData']);
+});
