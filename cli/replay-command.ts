@@ -81,7 +81,8 @@ export async function replayCommand(argv: readonly string[], out: Output): Promi
   // Frames cut short by the capture, or whose ICRC it did not keep, are made whole for the stack
   // (missing payload zero, ICRC recomputed); comparisons look only at the bytes captured.
   const ignoreIcrc = args.flags.has('ignore-icrc');
-  const { packets, truncated } = capturedPackets(cap, { rocePort, ignoreIcrc });
+  const { packets, truncated, v1 } = capturedPackets(cap, { rocePort, ignoreIcrc });
+  if (v1 > 0) out.stderr(`roce replay: ${file}: ${v1} RoCE v1 frames fed to the stack as RoCE v2 (same transport; the stack speaks v2)\n`);
   if (truncated > 0) out.stderr(`roce replay: ${file}: ${truncated} frames truncated by the capture: headers replayed, payload compared only as far as captured\n`);
   let convs = findRcConversations(packets, packetAddresses);
   if (qpn !== undefined) convs = convs.filter((c) => (role === 'responder' ? c.responderQpn : c.requesterQpn) === qpn);

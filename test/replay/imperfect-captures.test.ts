@@ -17,7 +17,8 @@ import { findRcConversations } from '../../apps/replay/conversation';
 import { replayResponder } from '../../apps/replay/responder-replay';
 import { Mtu } from '../../stack/types';
 import { Op, QP_A, type Step, capture, req } from '../analysis/frames';
-import { cutSnaplen, dropRecords, roceFrames, spoilIcrc, startAt } from '../support/degrade';
+import { asRoceV1, cutSnaplen, dropRecords, roceFrames, spoilIcrc, startAt } from '../support/degrade';
+import { analyzeCapture } from '../../analysis/analyzer';
 
 let dir: string;
 beforeAll(() => {
@@ -135,4 +136,21 @@ test('R_Keys chosen by hardware that share a key index (0x1943, 0x1944) replay: 
   // The READ data is checked against what the WRITEs put there, under the stand-in key too.
   const wrong = replayAll(capture([...steps.slice(0, 7), readResponse(35, 13, 4, [5, 6, 7, 9])]))[0]!;
   expect(wrong.differences.filter((d) => d.class === 'violation').map((d) => d.kind)).toEqual(['readData']);
+});
+
+test('RoCE v1: analysis and replay of the same traffic over v1 find what they find over v2', () => {
+  const v2 = ownCapture(4);
+  const v1 = asRoceV1(v2);
+  expect(roceFrames(v1).every((x) => x.p.version === 1 && x.p.error === null)).toBe(true);
+  const a2 = analyzeCapture(v2);
+  const a1 = analyzeCapture(v1);
+  expect(a1.messageCount).toBe(a2.messageCount);
+  expect(a1.violationCount).toBe(0);
+  expect(a1.conversations.map((c) => c.type)).toEqual(a2.conversations.map((c) => c.type));
+  const { packets, v1: count } = capturedPackets(readCapture(v1));
+  expect(count).toBe(roceFrames(v1).length);
+  const [r] = findRcConversations(packets, packetAddresses).map((c) => replayResponder(c, { timing: 'fast' }));
+  expect(r!.violations).toBe(0);
+  expect(r!.matched).toBe(r!.expected);
+  expect(r!.expected).toBeGreaterThan(20);
 });
