@@ -16,6 +16,7 @@ import { replayRequester } from '../apps/replay/requester-replay';
 import type { ReplaySummary } from '../apps/replay/differences';
 import { replayOnto, rulesFromFlags } from './replay-onto';
 import { capturedPackets } from '../apps/replay/captured-packets';
+import { applyCmSetup, cmConnections } from '../apps/replay/cm-setup';
 
 export const REPLAY_OPTIONS: readonly OptionSpec[] = [
   { name: 'role', kind: 'string', value: 'responder|requester', help: 'which side the stack plays (default responder)' },
@@ -85,6 +86,7 @@ export async function replayCommand(argv: readonly string[], out: Output): Promi
   if (v1 > 0) out.stderr(`roce replay: ${file}: ${v1} RoCE v1 frames fed to the stack as RoCE v2 (same transport; the stack speaks v2)\n`);
   if (truncated > 0) out.stderr(`roce replay: ${file}: ${truncated} frames truncated by the capture: headers replayed, payload compared only as far as captured\n`);
   let convs = findRcConversations(packets, packetAddresses);
+  applyCmSetup(convs, cmConnections(packets));
   if (qpn !== undefined) convs = convs.filter((c) => (role === 'responder' ? c.responderQpn : c.requesterQpn) === qpn);
   if (convs.length === 0) {
     const hint = !ignoreIcrc && cap.records.length > 0 ? ' (if the capture tool did not preserve the ICRCs, try --ignore-icrc)' : '';

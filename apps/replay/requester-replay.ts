@@ -32,6 +32,8 @@ interface Msg {
 function messagesOf(
   reqs: readonly CapturedPacket[],
   mtu: number,
+  /** Where the connection's PSNs start when the capture shows it (CM), else null. */
+  connectionStart: number | null,
 ): { msgs: Msg[]; first: Map<number, CapturedPacket>; startPsn: number | null; filled: number; fillers: Set<number> } {
   const first = new Map<number, CapturedPacket>();
   // A READ owns the PSNs of its responses; a READ request at one of those PSNs is a retry of it, not a new message.
@@ -54,7 +56,7 @@ function messagesOf(
   const base = ordered.find((c) => ((c.p.info?.flags ?? 0) & OpFlag.START) !== 0)?.p.bth?.psn ?? null;
   if (base !== null) ordered.sort((x, y) => psnDiff(x.p.bth?.psn ?? 0, base) - psnDiff(y.p.bth?.psn ?? 0, base));
   /** The PSN after the last message (or packet) taken: where the next message should start. */
-  let nextPsn: number | null = null;
+  let nextPsn: number | null = connectionStart;
   let filled = 0;
   for (const c of ordered) {
     const p = c.p;
@@ -165,8 +167,8 @@ export function replayRequester(conv: RcConversation, o: ReplayOptions = {}): Re
   const { clock, driver, dev, mtuBytes, pathMtu, peer } = replayStack(conv, 'requester', o);
   const pd = dev.allocPd();
   const cq = dev.createCq(1 << 16);
-  const { msgs, first, startPsn, filled, fillers } = messagesOf(conv.requests, mtuBytes);
-  const sqPsn = startPsn ?? conv.firstRequestPsn;
+  const { msgs, first, startPsn, filled, fillers } = messagesOf(conv.requests, mtuBytes, conv.cm?.startPsn ?? null);
+  const sqPsn = conv.cm?.startPsn ?? startPsn ?? conv.firstRequestPsn;
   const total = msgs.reduce((s, m) => s + m.data.length + 8, 0);
   const buf = new Uint8Array(Math.max(8, total));
   const mr = dev.regMr(pd, buf, Access.LOCAL_WRITE);
@@ -289,7 +291,7 @@ export function replayRequester(conv: RcConversation, o: ReplayOptions = {}): Re
       }
     }
   }
-  if (filled > 0 || (startPsn !== null && startPsn !== conv.firstRequestPsn)) {
+  if (filled > 0 || (startPsn !== null && startPsn !== sqPsn)) {
     diffs.push({
       class: DiffClass.UNVERIFIABLE,
       kind: 'captureGap',
@@ -297,7 +299,7 @@ export function replayRequester(conv: RcConversation, o: ReplayOptions = {}): Re
       count: filled,
       frames: [],
       expected: 'every request of the conversation',
-      got: `${filled} request PSN(s) the capture lost were filled (zero-length WRITEs, or zero bytes inside a message)${startPsn !== conv.firstRequestPsn ? `, and the replay starts at the first whole message (PSN ${startPsn})` : ''}: what the stack sent there is not compared`,
+      got: `${filled} request PSN(s) the capture lost were filled (zero-length WRITEs, or zero bytes inside a message)${startPsn !== sqPsn ? `, and the replay starts at the first whole message (PSN ${startPsn})` : ''}: what the stack sent there is not compared`,
       rule: 'only what the capture shows can be checked',
     });
   }

@@ -146,7 +146,9 @@ export function replayResponder(conv: RcConversation, o: ReplayOptions = {}): Re
     const resend = waiting ? conv.requests.find((c) => c.p.bth?.psn === firstAnswer.p.bth?.psn && startsMessage(c) && (s.kind === AethKind.RNR_NAK || c.frame > firstAnswer.frame)) : undefined;
     if (resend !== undefined) firstFed = resend;
   }
-  const startPsn = firstFed?.p.bth?.psn ?? conv.firstRequestPsn;
+  // A connection whose CM exchange the capture holds starts at the PSN the REQ or REP gave.
+  if (conv.cm !== undefined) firstFed = conv.requests.find((c) => c.p.bth !== null && psnDiff(c.p.bth.psn, conv.cm?.startPsn ?? 0) >= 0 && startsMessage(c)) ?? firstFed;
+  const startPsn = conv.cm?.startPsn ?? firstFed?.p.bth?.psn ?? conv.firstRequestPsn;
   const skippedAtStart = firstFed === undefined ? conv.requests.length : conv.requests.indexOf(firstFed);
 
   // The QP, as the capture shows it.

@@ -10,12 +10,16 @@ import { runWorkload } from '../../apps/sim/workload';
 import { PcapTap } from '../../nic-driver/pcap-tap';
 import { run } from '../../cli/main';
 import { memoryOutput } from '../../cli/output';
-import { readCapture } from '../../packets/pcap';
-import { packetAddresses } from '../../packets/decode';
+import { PcapWriter, readCapture } from '../../packets/pcap';
+import { decodeFrame, packetAddresses } from '../../packets/decode';
+import { buildRoceV2Frame } from '../../packets/build';
+import { buildCmMad } from '../../packets/mad-payload';
+import { applyCmSetup, cmConnections } from '../../apps/replay/cm-setup';
 import { capturedPackets } from '../../apps/replay/captured-packets';
 import { findRcConversations } from '../../apps/replay/conversation';
 import { replayResponder } from '../../apps/replay/responder-replay';
 import { Mtu } from '../../stack/types';
+import { OpFlag } from '../../packets/opcodes';
 import { Op, QP_A, type Step, capture, req } from '../analysis/frames';
 import { asRoceV1, cutSnaplen, dropRecords, roceFrames, spoilIcrc, startAt } from '../support/degrade';
 import { analyzeCapture } from '../../analysis/analyzer';
@@ -153,4 +157,71 @@ test('RoCE v1: analysis and replay of the same traffic over v1 find what they fi
   expect(r!.violations).toBe(0);
   expect(r!.matched).toBe(r!.expected);
   expect(r!.expected).toBeGreaterThan(20);
+});
+
+/** The capture's RoCE frames with CM REQ and REP (taken from captures/cm-exchanges.pcap, fields set to this connection) before them. */
+function withCmSetup(file: Uint8Array, o: { reqQpn: number; reqPsn: number; repQpn: number; repPsn: number; mtu: number }): Uint8Array {
+  const cm = readCapture(fs.readFileSync(path.join(__dirname, '..', '..', 'captures', 'cm-exchanges.pcap')));
+  const recs = readCapture(file).records;
+  const first = recs[0]!;
+  const eth = decodeFrame(first.data);
+  if (!eth.roce || eth.eth === null) throw new Error('no Ethernet');
+  // The MACs of host A (198.18.0.1) and host B in this capture.
+  const macOf = (ip: string): number => {
+    for (const r of recs) {
+      const d = decodeFrame(r.data);
+      if (d.roce && d.eth !== null && packetAddresses(d).src === ip) return d.eth.src;
+    }
+    throw new Error(`no frame from ${ip}`);
+  };
+  const frames: Uint8Array[] = [];
+  for (const [i, from, to] of [[0, '198.18.0.1', '198.18.0.2'], [2, '198.18.0.2', '198.18.0.1']] as const) {
+    const d = decodeFrame(cm.records[i]!.data);
+    if (!d.roce || d.mad?.cm == null) throw new Error('no CM');
+    const m = d.mad.cm;
+    if (m.name === 'REQ') {
+      m.fields.localQpn = o.reqQpn;
+      m.fields.startingPsn = o.reqPsn;
+      m.fields.pathMtu = o.mtu;
+    } else if (m.name === 'REP') {
+      m.fields.localQpn = o.repQpn;
+      m.fields.startingPsn = o.repPsn;
+    }
+    frames.push(
+      buildRoceV2Frame({
+        eth: { src: macOf(from), dst: macOf(to) },
+        ip: { version: 4, src: from, dst: to },
+        udp: { srcPort: 55410 },
+        bth: { opcode: 0x64, destQp: 1, psn: i, ackReq: true },
+        deth: { qkey: 0x80010000, srcQp: 1 },
+        payload: buildCmMad(m, { transactionId: d.mad.header.transactionId }),
+      }),
+    );
+  }
+  const w = new PcapWriter({ nanosecond: true });
+  frames.forEach((f, i) => w.add(f, first.timestampNs - 1000n + BigInt(i)));
+  for (const r of recs) w.add(r.data, r.timestampNs, r.origLen);
+  return w.toBytes();
+}
+
+test('a conversation established by RDMA CM starts where the REQ and REP say, and the capture lost its first requests', () => {
+  const whole = ownCapture(4);
+  const reqs = roceFrames(whole).filter((x) => ((x.p.info?.flags ?? 0) & OpFlag.REQ) !== 0 && x.p.bth !== null);
+  const firstReq = reqs[0]!.p;
+  const firstResp = roceFrames(whole).find((x) => x.p.bth !== null && x.p.aeth !== null)!;
+  expect(firstReq.bth).not.toBeNull();
+  const withCm = withCmSetup(whole, { reqQpn: firstResp.p.bth!.destQp, reqPsn: firstReq.bth!.psn, repQpn: firstReq.bth!.destQp, repPsn: 0x123456, mtu: 3 });
+  // Lose the capture's first two requests (frames 3 and 4 after the REQ and REP): the CM exchange
+  // tells replay where the connection started, so it bridges them as a capture gap.
+  const lost = dropRecords(withCm, new Set([3, 4]));
+  const { packets } = capturedPackets(readCapture(lost));
+  const convs = findRcConversations(packets, packetAddresses);
+  applyCmSetup(convs, cmConnections(packets));
+  expect(convs[0]!.cm).toEqual({ startPsn: firstReq.bth!.psn, frames: [1, 2] });
+  expect(convs[0]!.pathMtuBytes).toBe(1024);
+  const r = replayResponder(convs[0]!, { timing: 'fast' });
+  expect(r.violations).toBe(0);
+  expect(r.differences.map((d) => d.kind)).toContain('captureGap');
+  expect(r.differences.some((d) => d.kind === 'captureStart')).toBe(false);
+  expect(r.matched).toBe(r.expected);
 });
