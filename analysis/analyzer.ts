@@ -13,6 +13,7 @@ import { FrameRole, type FrameView, viewFrame } from './frame-view';
 import type { FlowSinks } from './flow';
 import { streamCaptureFile } from './capture-stream';
 import { tcpConnectionRequest } from './oob';
+import { TransportServiceType } from '../packets/cm/req';
 import { RECEIVE_DEPENDENT_RULES } from './gbn-checks';
 import type { CaptureGap, Episode, FrameResult, Message, RuleId, Violation } from './types';
 
@@ -166,6 +167,25 @@ export class Analyzer {
     this.table = new ConversationTable(sinks);
   }
 
+  /** CM REQs waiting for their REP, by active side and communication ID (bounded). */
+  private readonly cmReqs = new Map<string, { ip: string; qpn: number; psn: number }>();
+
+  /** A CM REQ or REP: a REP answering a REQ the capture holds establishes an RC conversation (IBTA vol. 1 §12.6). */
+  private cmMessage(d: RocePacket, v: FrameView): void {
+    const m = d.mad?.cm;
+    if (m === undefined || m === null) return;
+    if (m.name === 'REQ' && m.fields.transportServiceType === TransportServiceType.RC) {
+      if (this.cmReqs.size >= 1024) this.cmReqs.delete(this.cmReqs.keys().next().value as string);
+      this.cmReqs.set(`${v.src}>${v.dst}#${m.fields.localCommId}`, { ip: v.src, qpn: m.fields.localQpn, psn: m.fields.startingPsn });
+    } else if (m.name === 'REP') {
+      const k = `${v.dst}>${v.src}#${m.fields.remoteCommId}`;
+      const q = this.cmReqs.get(k);
+      if (q === undefined) return;
+      this.cmReqs.delete(k);
+      this.table.cmEstablished(q, { ip: v.src, qpn: m.fields.localQpn, psn: m.fields.startingPsn });
+    }
+  }
+
   /** Sets or clears a flag of a frame already reported (a capture gap found after it). */
   private reflag(frame: number, name: FlagName, on: boolean): void {
     this.flagCounts[name] += on ? 1 : -1;
@@ -218,7 +238,10 @@ export class Analyzer {
       bits = d.truncated ? 0 : FLAG_BIT.malformed;
     } else {
       // A MAD to the GSI QP (RDMA CM) sets connections up between the two hosts.
-      if (v.transport === 'UD' && v.destQp === 1) this.table.outOfBand(v.src, v.dst, timeNs);
+      if (v.transport === 'UD' && v.destQp === 1) {
+        this.table.outOfBand(v.src, v.dst, timeNs);
+        this.cmMessage(d, v);
+      }
       const r = v.role === FrameRole.OTHER || v.transport === '' ? null : this.table.route(v);
       if (r === null) {
         if (v.role === FrameRole.CNP) bits |= FLAG_BIT.cnp;

@@ -54,6 +54,8 @@ export class Conversation {
   cnps = 0;
   /** Set when a later conversation took over one of its endpoints (a QPN reused by a new connection). */
   closedBy: number | null = null;
+  /** Established by an RDMA CM exchange the capture holds (QPNs and first PSNs from its REQ and REP). */
+  cmEstablished = false;
   /** Time of an out-of-band connection set-up between the two hosts after this conversation's last frame, or null. */
   outOfBandNs: number | null = null;
   readonly flows: { a: RequesterFlow | null; b: RequesterFlow | null } = { a: null, b: null };
@@ -248,6 +250,19 @@ export class ConversationTable {
       }
     }
     return null;
+  }
+
+  /**
+   * An RC connection the capture shows RDMA CM establish (a REQ and the REP answering it): the
+   * conversation starts with both QPNs known and each side's first PSN as the REQ and REP give it
+   * (a conversation on either endpoint before it is over).
+   */
+  cmEstablished(active: { ip: string; qpn: number; psn: number }, passive: { ip: string; qpn: number; psn: number }): Conversation {
+    const c = this.create('RC', { ip: active.ip, qpn: active.qpn }, { ip: passive.ip, qpn: passive.qpn });
+    c.flow('a').seedStart(active.psn, passive.qpn);
+    c.flow('b').seedStart(passive.psn, active.qpn);
+    c.cmEstablished = true;
+    return c;
   }
 
   /** Binds a response to a conversation whose requester QPN is unknown, by PSN. */

@@ -67,6 +67,8 @@ export interface ConversationJson {
   cnps: number;
   /** The conversation that took one of its endpoints over (a QPN reused by a new connection), or null. */
   closedBy: number | null;
+  /** Established by an RDMA CM exchange (REQ and REP) the capture holds: QPNs and first PSNs from it. */
+  cmEstablished: boolean;
   flows: FlowJson[];
 }
 
@@ -152,6 +154,7 @@ function conversationJson(c: Conversation, msgCount: (id: number, side: Side) =>
     durationNs: c.lastNs - c.firstNs,
     cnps: c.cnps,
     closedBy: c.closedBy,
+    cmEstablished: c.cmEstablished,
     flows,
   };
 }

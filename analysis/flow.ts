@@ -155,6 +155,23 @@ export class RequesterFlow {
     this.checker.defer = (from, to, frame, report) => this.deferUnlessReceived(from, to, frame, report);
   }
 
+  /**
+   * The connection's start as an RDMA CM exchange in the capture gives it: this requester's first
+   * PSN. A first request after it then shows the requests the capture lost before it.
+   */
+  seedStart(psn: number, responderQpn: number): void {
+    if (this.coverHigh !== null || this.requests > 0) return;
+    this.firstPsn = psn;
+    this.coverHigh = psnAdd(psn, -1);
+    this.reachHigh = this.coverHigh;
+    if (!this.datagram) this.expected = psn;
+    this.responderQpn = responderQpn;
+    this.startKnown = true;
+  }
+
+  /** The capture shows where this flow started (seedStart): it cannot have joined it midway. */
+  private startKnown = false;
+
   /** The hole a request out of sequence shows: PSNs from `from` up to it that the capture has not shown. */
   private noteHole(from: number, v: FrameView, n: number): void {
     const top = psnAdd(v.psn, ((v.opFlags & OpFlag.READ) !== 0 && v.dmaLength > 0 ? Math.max(n, Math.ceil(v.dmaLength / (this.pmtu || MIN_PMTU))) : n) - 1);
@@ -216,7 +233,7 @@ export class RequesterFlow {
    * What a response shows about the open hole: the responder got every PSN through `through`, and
    * (a PSN sequence error NAK) expects `nakPsn`, so it did not get that one.
    */
-  private resolveHole(through: number, nakPsn: number | null, v: FrameView): void {
+  private resolveHole(through: number, nakPsn: number | null): void {
     const h = this.hole;
     if (h === null) return;
     const keep: Hole['ranges'] = [];
@@ -265,7 +282,6 @@ export class RequesterFlow {
         if (this.expected === null || psnDiff(next, this.expected) > 0) this.expected = next;
       }
     }
-    void v;
   }
 
   private onMessage(m: Message): void {
@@ -510,7 +526,7 @@ export class RequesterFlow {
     let unseen = false;
     if (this.reliable) {
       if (this.coverHigh === null) this.startedMidway = true;
-      if (!this.msnSeen && v.aethKind !== null) {
+      if (!this.msnSeen && v.aethKind !== null && !this.startKnown) {
         this.msnSeen = true;
         if (v.msn > this.messageStarts) this.startedMidway = true; // it counts messages before the capture
       }
@@ -533,7 +549,7 @@ export class RequesterFlow {
           this.expectedSlack = 0;
         }
       }
-      this.resolveHole(through, nakSeq ? psn : null, v);
+      this.resolveHole(through, nakSeq ? psn : null);
     }
     if ((f & OpFlag.READ) !== 0) {
       this.learnMtu(v);

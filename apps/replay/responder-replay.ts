@@ -262,7 +262,6 @@ export function replayResponder(conv: RcConversation, o: ReplayOptions = {}): Re
   const before = (psn: number): boolean => psnDiff(psn, startPsn) < 0;
   const shown = expected.filter((e) => !before(e.psn) && !gaps.covers(e.psn));
   const answered = got.filter((g) => !before(g.psn) && !gaps.covers(g.psn));
-  const notShown = expected.length - shown.length;
   if (skippedAtStart > 0 || expected.some((e) => before(e.psn))) {
     diffs.push({
       class: DiffClass.UNVERIFIABLE,
@@ -289,7 +288,6 @@ export function replayResponder(conv: RcConversation, o: ReplayOptions = {}): Re
     for (let i = 0; i < n; i++) owed.add(psnAdd(b.psn, i));
   }
   compare(shown, answered, diffs, mtuBytes, (psn) => owed.has(psn));
-  void notShown;
   const matched = shown.filter((e) => answered.some((g) => same(e, g))).length;
   return replaySummary('responder', conv, { pathMtu: mtuBytes, framesIn: conv.requests.length, framesOut, matched, expected: shown.length }, diffs);
 }

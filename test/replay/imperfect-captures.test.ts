@@ -224,4 +224,14 @@ test('a conversation established by RDMA CM starts where the REQ and REP say, an
   expect(r.differences.map((d) => d.kind)).toContain('captureGap');
   expect(r.differences.some((d) => d.kind === 'captureStart')).toBe(false);
   expect(r.matched).toBe(r.expected);
+
+  // Analysis: the conversation starts at the REP with both QPNs and first PSNs, and the first
+  // request captured after the lost one shows the gap.
+  const a = analyzeCapture(lost);
+  const c = a.conversations.find((x) => x.type === 'RC')!;
+  expect(c.cmEstablished).toBe(true);
+  expect(c.a.qpn).toBe(firstResp.p.bth!.destQp);
+  expect(a.violations).toEqual([]);
+  expect(a.captureGaps.map((g) => [g.firstPsn, g.how])).toEqual([[firstReq.bth!.psn, 'notCaptured']]);
+  expect(a.captureQuality.start).toBe('connectionStart');
 });
