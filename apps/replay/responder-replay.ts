@@ -14,7 +14,7 @@ import { psnAdd, psnDiff } from '../../base/psn';
 import type { CapturedPacket, RcConversation } from './conversation';
 import { type Difference, DiffClass, type ReplaySummary, malformedOutput, replaySummary } from './differences';
 import { type ReplayOptions, replayStack } from './replay-stack';
-import { CaptureGaps, MAX_BRIDGE, type OpenMessage, alignMsns, firstMsnCountsUnseen, responderGot } from './resync';
+import { CaptureGaps, MAX_BRIDGE, type OpenMessage, alignMsns, firstMsnCountsUnseen, responderGotThrough } from './resync';
 import { ReadSource } from './read-source';
 import { withStackKeys } from './rkey-map';
 
@@ -216,27 +216,31 @@ export function replayResponder(conv: RcConversation, o: ReplayOptions = {}): Re
     const ePsn = qp.resp.psn;
     // A request past the stack's ePSN, where the real responder's answers show it got the PSNs in
     // between (the capture does not): the capture lost those requests.
-    const gap = psnDiff(b.psn, ePsn) > 0 && psnDiff(b.psn, ePsn) <= MAX_BRIDGE && responderGot(conv.responses, conv.requests, ePsn, lastFed);
+    const through = psnDiff(b.psn, ePsn) > 0 && psnDiff(b.psn, ePsn) <= MAX_BRIDGE ? responderGotThrough(conv.responses, conv.requests, ePsn, lastFed) : null;
+    const gap = through !== null;
     if (gap || skipping.length > 0) {
+      // The stack is brought only as far as the real responder got: past that it is out of sequence
+      // for both (a request lost on the wire as well).
+      const target = through !== null && psnDiff(b.psn, psnAdd(through, 1)) > 0 ? psnAdd(through, 1) : b.psn;
       // A packet that continues the message the stack is in is fed after MIDDLE fillers; one inside a
       // message whose start the capture lost waits for the next message.
-      const continues = (f & OpFlag.START) === 0 && open !== null && open.send === ((f & OpFlag.SEND) !== 0) && skipping.length === 0;
+      const continues = target === b.psn && (f & OpFlag.START) === 0 && open !== null && open.send === ((f & OpFlag.SEND) !== 0) && skipping.length === 0;
       if ((f & OpFlag.START) === 0 && !continues) {
         skipping.push(c);
         continue;
       }
       const bridged =
-        psnDiff(b.psn, ePsn) > 0 &&
-        gaps.bridge(ePsn, b.psn, open, skipping, c, fillMr, conv.responderQpn, mtuBytes, (frame) => {
+        psnDiff(target, ePsn) > 0 &&
+        gaps.bridge(ePsn, target, open, skipping, c, fillMr, conv.responderQpn, mtuBytes, (frame) => {
           driver.inject([frame]);
           clock.runUntil(clock.now());
           collect();
         });
       if (!bridged) break; // the stack cannot be brought in step: stop comparing here
-      if (continues && open !== null) open.resid -= psnDiff(b.psn, ePsn) * mtuBytes;
+      if (continues && open !== null) open.resid -= psnDiff(target, ePsn) * mtuBytes;
       else open = null;
       skipping = [];
-      if (bridged && qp.resp.psn !== b.psn) break; // the stack did not take the bridge: stop comparing here
+      if (bridged && qp.resp.psn !== target) break; // the stack did not take the bridge: stop comparing here
       // What lost requests did to memory is not known: later READ data and atomic results are not
       // checked against what captured requests wrote before the gap.
       atomicKnown.clear();
@@ -245,7 +249,9 @@ export function replayResponder(conv: RcConversation, o: ReplayOptions = {}): Re
     if (o.timing !== 'fast') clock.runUntil(Math.max(clock.now(), c.timeNs - t0));
     if (takesWqe(c) && b.psn === qp.resp.psn && !qp.hasRecvWqe() && !rnrAnswered(c)) qp.postRecv({ wrId: recvs++, sgList: [rmr.sge(0, rbuf.length)] });
     source.beforeRequest(c, conv.responses);
-    presetAtomic(c);
+    // Only an atomic the stack will execute (in sequence) finds the value preset: one it drops or
+    // answers from its saved result must not change memory an earlier one still needs.
+    if (b.psn === qp.resp.psn) presetAtomic(c);
     driver.inject([withStackKeys(c.bytes, c.p, stackKeys)]);
     lastFed = c.frame;
     if ((f & OpFlag.START) !== 0 && (f & OpFlag.END) === 0) open = { send: (f & OpFlag.SEND) !== 0, resid: (c.p.reth?.dmaLength ?? 0) - c.p.payloadLength };

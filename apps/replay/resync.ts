@@ -26,28 +26,31 @@ interface MsnCarrier {
 }
 
 /**
- * Did the real responder get the request with PSN `psn`, which the capture does not show after
- * frame `after`? Yes when, before the capture shows that PSN sent again, a response acknowledges
- * it (an ACK, READ response or atomic ACK at or past it, a NAK or RNR NAK past it) and no PSN
- * sequence error NAK or RNR NAK names it (those say the responder still waits for it).
+ * Through which PSN the real responder got the requests from `psn` on, which the capture does not
+ * show after frame `after`: the highest PSN a response acknowledges (an ACK, READ response or
+ * atomic ACK at it; a NAK or RNR NAK before it) before the capture shows `psn` sent again. Null
+ * when none does, or a PSN sequence error or RNR NAK names `psn` itself (the responder still waits
+ * for it).
  */
-export function responderGot(responses: readonly CapturedPacket[], requests: readonly CapturedPacket[], psn: number, after: number): boolean {
+export function responderGotThrough(responses: readonly CapturedPacket[], requests: readonly CapturedPacket[], psn: number, after: number): number | null {
   const again = requests.find((c) => c.frame > after && c.p.bth?.psn === psn)?.frame ?? Number.MAX_SAFE_INTEGER;
-  let got = false;
+  let high: number | null = null;
   for (const r of responses) {
     if (r.frame <= after || r.frame >= again) continue;
     const b = r.p.bth;
     if (b === null) continue;
     const d = psnDiff(b.psn, psn);
     if (d < 0 || d > MAX_BRIDGE) continue;
+    let through = b.psn;
     if (r.p.aeth !== null && ((r.p.info?.flags ?? 0) & (OpFlag.READ | OpFlag.ATOMIC)) === 0) {
       const s = decodeSyndrome(r.p.aeth.syndrome);
-      if (s.kind !== AethKind.ACK && d === 0 && (s.kind === AethKind.RNR_NAK || s.value === NakCode.PSN_SEQUENCE_ERROR)) return false;
-      if (s.kind !== AethKind.ACK && d === 0) continue;
+      const waits = s.kind === AethKind.RNR_NAK || (s.kind === AethKind.NAK && s.value === NakCode.PSN_SEQUENCE_ERROR);
+      if (waits && d === 0) return null;
+      if (waits) through = psnAdd(b.psn, -1);
     }
-    got = true;
+    if (high === null || psnDiff(through, high) > 0) high = through;
   }
-  return got;
+  return high;
 }
 
 /** The message the stack is in the middle of (its FIRST fed, its LAST not yet). */
