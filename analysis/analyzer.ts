@@ -8,13 +8,14 @@ import { type DecodeOptions, type DecodedFrame, type RocePacket, decodeAt } from
 import { type CaptureRecord, iterateCapture } from '../packets/pcap';
 import type { WireError } from '../packets/errors';
 import { ConversationTable, type Conversation } from './conversations';
-import { FLAG_BIT, type FlagName, emptyFlagCounts, flagList } from './flags';
+import { FLAG_BIT, FLAG_NAMES, type FlagName, emptyFlagCounts, flagList } from './flags';
 import { FrameRole, type FrameView, viewFrame } from './frame-view';
 import type { FlowSinks } from './flow';
 import { streamCaptureFile } from './capture-stream';
 import { tcpConnectionRequest } from './oob';
+import { TransportServiceType } from '../packets/cm/req';
 import { RECEIVE_DEPENDENT_RULES } from './gbn-checks';
-import type { Episode, FrameResult, Message, RuleId, Violation } from './types';
+import type { CaptureGap, Episode, FrameResult, Message, RuleId, Violation } from './types';
 
 /**
  * Where the capture was taken, as far as loss goes: 'unknown' (default; the analyzer
@@ -44,7 +45,40 @@ export interface FrameTotals {
   /** RoCE frames that do not decode (other than a bad ICRC). */
   malformed: number;
   icrcBad: number;
+  /** RoCE frames the capture cut short (snaplen): headers analysed, ICRC not captured. */
+  truncated: number;
+  /** RoCE frames whose ICRC was checked (captured in full, checking not turned off). */
+  icrcChecked: number;
 }
+
+/**
+ * How complete and faithful the capture is, as far as the frames show: how many RoCE frames it
+ * holds and how many more the responses imply were sent, how many it cut short, whether it kept
+ * the ICRCs, and whether it joined conversations after they started.
+ */
+export interface CaptureQuality {
+  /** RoCE frames in the capture. */
+  framesCaptured: number;
+  /** Requests the responses show the responder got, that the capture does not hold (one per PSN). */
+  framesImplied: number;
+  /** Capture gaps (each a run of such requests), listed in `captureGaps`. */
+  captureGaps: number;
+  /** RoCE frames cut short by the capture (snaplen). */
+  truncated: number;
+  /**
+   * 'preserved': the ICRCs checked are (nearly all) right; 'notPreserved': most fail, so the capture
+   * tool likely did not keep them (analyse with --ignore-icrc); 'notChecked': checking turned off;
+   * 'notCaptured': no frame was captured in full; 'none': no RoCE frame.
+   */
+  icrc: 'preserved' | 'notPreserved' | 'notChecked' | 'notCaptured' | 'none';
+  /** Where the capture started: at the start of every conversation, or after some had begun. */
+  start: 'connectionStart' | 'midConversation';
+  /** Requester flows the capture joined after they started (first frame a response, first request mid-message, or an MSN counting unseen messages). */
+  flowsJoinedMidway: number;
+}
+
+/** Share of checked ICRCs that must fail before the capture quality says the capture tool did not preserve them. */
+export const ICRC_NOT_PRESERVED_SHARE = 0.5;
 
 export interface AnalysisResult {
   frames: FrameTotals;
@@ -66,7 +100,13 @@ export interface AnalysisResult {
   capturePoint: CapturePoint;
   /** Rules not checked anywhere in this capture because of where it was taken. */
   rulesNotChecked: RuleId[];
+  /** Requests the capture missed although the responder got them (kept with `keep`). */
+  captureGaps: CaptureGap[];
+  captureQuality: CaptureQuality;
 }
+
+/** Frames whose flags may still change, kept at most (the oldest are let go). */
+const PENDING_FLAGS = 1 << 16;
 
 export class Analyzer {
   private readonly table: ConversationTable;
@@ -79,7 +119,11 @@ export class Analyzer {
   private startSec = 0;
   private lastNs = 0;
   private episodeId = 0;
-  readonly totals: FrameTotals = { total: 0, roce: 0, notRoce: 0, malformed: 0, icrcBad: 0 };
+  readonly totals: FrameTotals = { total: 0, roce: 0, notRoce: 0, malformed: 0, icrcBad: 0, truncated: 0, icrcChecked: 0 };
+  readonly captureGaps: CaptureGap[] = [];
+  captureGapCount = 0;
+  /** Results of frames flagged outOfSequence, until the responses say whether the hole was the capture's. */
+  private readonly pendingFlags = new Map<number, FrameResult>();
   readonly flagCounts = emptyFlagCounts();
   readonly messages: Message[] = [];
   readonly episodes: Episode[] = [];
@@ -111,14 +155,53 @@ export class Analyzer {
         if (this.keep) this.violations.push(v);
       },
       nextEpisodeId: () => ++this.episodeId,
+      captureGap: (g, clear, mark) => {
+        if (g !== null) {
+          this.captureGapCount++;
+          if (this.keep) this.captureGaps.push(g);
+        }
+        if (mark !== null) this.reflag(mark, 'notCaptured', true);
+        for (const f of clear) this.reflag(f, 'outOfSequence', false);
+      },
     };
     this.table = new ConversationTable(sinks);
+  }
+
+  /** CM REQs waiting for their REP, by active side and communication ID (bounded). */
+  private readonly cmReqs = new Map<string, { ip: string; qpn: number; psn: number }>();
+
+  /** A CM REQ or REP: a REP answering a REQ the capture holds establishes an RC conversation (IBTA vol. 1 §12.6). */
+  private cmMessage(d: RocePacket, v: FrameView): void {
+    const m = d.mad?.cm;
+    if (m === undefined || m === null) return;
+    if (m.name === 'REQ' && m.fields.transportServiceType === TransportServiceType.RC) {
+      if (this.cmReqs.size >= 1024) this.cmReqs.delete(this.cmReqs.keys().next().value as string);
+      this.cmReqs.set(`${v.src}>${v.dst}#${m.fields.localCommId}`, { ip: v.src, qpn: m.fields.localQpn, psn: m.fields.startingPsn });
+    } else if (m.name === 'REP') {
+      const k = `${v.dst}>${v.src}#${m.fields.remoteCommId}`;
+      const q = this.cmReqs.get(k);
+      if (q === undefined) return;
+      this.cmReqs.delete(k);
+      this.table.cmEstablished(q, { ip: v.src, qpn: m.fields.localQpn, psn: m.fields.startingPsn });
+    }
+  }
+
+  /** Sets or clears a flag of a frame already reported (a capture gap found after it). */
+  private reflag(frame: number, name: FlagName, on: boolean): void {
+    this.flagCounts[name] += on ? 1 : -1;
+    const r = this.pendingFlags.get(frame);
+    if (r === undefined) return;
+    const set = new Set(r.flags);
+    if (on) set.add(name);
+    else set.delete(name);
+    r.flags.splice(0, r.flags.length, ...FLAG_NAMES.filter((n) => set.has(n)));
+    if (!on) this.pendingFlags.delete(frame);
   }
 
   /** Decodes and analyses one capture record (its data need only stay valid for this call). */
   push(rec: CaptureRecord): void {
     const view = new DataView(rec.data.buffer, rec.data.byteOffset, rec.data.byteLength);
-    this.pushDecoded(rec, decodeAt(view, rec.data, 0, rec.data.byteLength, rec.linkType, this.decodeOpts));
+    this.pushDecoded(rec, decodeAt(view, rec.data, 0, rec.data.byteLength, rec.linkType, this.decodeOpts, rec.origLen));
   }
 
   /**
@@ -144,15 +227,21 @@ export class Analyzer {
     this.totals.roce++;
     if (d.icrcOk === false) this.totals.icrcBad++;
     else if (d.error !== null) this.totals.malformed++;
+    if (d.icrcOk !== null) this.totals.icrcChecked++;
+    if (d.truncated) this.totals.truncated++;
     const v = viewFrame(rec.index, timeNs, d);
     let bits = 0;
     let conversation: number | null = null;
     let from: 'a' | 'b' | null = null;
     if (v === null) {
-      bits = FLAG_BIT.malformed;
+      // No BTH: the frame is malformed, or the capture kept too little of it to say.
+      bits = d.truncated ? 0 : FLAG_BIT.malformed;
     } else {
       // A MAD to the GSI QP (RDMA CM) sets connections up between the two hosts.
-      if (v.transport === 'UD' && v.destQp === 1) this.table.outOfBand(v.src, v.dst, timeNs);
+      if (v.transport === 'UD' && v.destQp === 1) {
+        this.table.outOfBand(v.src, v.dst, timeNs);
+        this.cmMessage(d, v);
+      }
       const r = v.role === FrameRole.OTHER || v.transport === '' ? null : this.table.route(v);
       if (r === null) {
         if (v.role === FrameRole.CNP) bits |= FLAG_BIT.cnp;
@@ -175,8 +264,10 @@ export class Analyzer {
         }
       }
     }
+    if (d.truncated) bits |= FLAG_BIT.truncated;
     for (const name of flagList(bits)) this.flagCounts[name]++;
-    if (this.onFrame === undefined && !(this.keep && (bits !== 0 || this.allFrames))) return;
+    const pending = (bits & FLAG_BIT.outOfSequence) !== 0;
+    if (!pending && this.onFrame === undefined && !(this.keep && (bits !== 0 || this.allFrames))) return;
     const res: FrameResult = {
       frame: rec.index,
       timeNs,
@@ -187,6 +278,10 @@ export class Analyzer {
       flags: flagList(bits),
     };
     if (this.keep && (bits !== 0 || this.allFrames)) this.frameResults.push(res);
+    if (pending) {
+      this.pendingFlags.set(rec.index, res);
+      if (this.pendingFlags.size > PENDING_FLAGS) this.pendingFlags.delete(this.pendingFlags.keys().next().value as number);
+    }
     this.onFrame?.(res, d, v);
   }
 
@@ -200,6 +295,9 @@ export class Analyzer {
     this.messages.sort(byFirst);
     this.episodes.sort((x, y) => x.firstRetransmitFrame - y.firstRetransmitFrame);
     this.violations.sort((x, y) => (x.frames[x.frames.length - 1] ?? 0) - (y.frames[y.frames.length - 1] ?? 0));
+    this.captureGaps.sort((x, y) => x.frame - y.frame);
+    // A frame whose only flag was taken back (outOfSequence in a capture gap) is no longer flagged.
+    const results = this.allFrames ? this.frameResults : this.frameResults.filter((r) => r.flags.length > 0);
     return {
       frames: this.totals,
       startTimeSec: this.startSec,
@@ -208,7 +306,7 @@ export class Analyzer {
       messages: this.messages,
       episodes: this.episodes,
       violations: this.violations,
-      frameResults: this.frameResults,
+      frameResults: results,
       flagCounts: this.flagCounts,
       messageCount: this.messageCount,
       episodeCount: this.episodeCount,
@@ -216,6 +314,40 @@ export class Analyzer {
       captureError: this.captureError,
       capturePoint: this.capturePoint,
       rulesNotChecked: this.capturePoint === 'sent' ? [...RECEIVE_DEPENDENT_RULES] : [],
+      captureGaps: this.captureGaps,
+      captureQuality: this.quality(),
+    };
+  }
+
+  private quality(): CaptureQuality {
+    const t = this.totals;
+    let implied = 0;
+    let midway = 0;
+    for (const c of this.table.list) {
+      for (const f of [c.flows.a, c.flows.b]) {
+        if (f === null) continue;
+        implied += f.unseenPsns;
+        if (f.startedMidway) midway++;
+      }
+    }
+    const icrc: CaptureQuality['icrc'] =
+      t.roce === 0
+        ? 'none'
+        : this.decodeOpts.verifyIcrc === false
+          ? 'notChecked'
+          : t.icrcChecked === 0
+            ? 'notCaptured'
+            : t.icrcBad > t.icrcChecked * ICRC_NOT_PRESERVED_SHARE
+              ? 'notPreserved'
+              : 'preserved';
+    return {
+      framesCaptured: t.roce,
+      framesImplied: implied,
+      captureGaps: this.captureGapCount,
+      truncated: t.truncated,
+      icrc,
+      start: midway > 0 ? 'midConversation' : 'connectionStart',
+      flowsJoinedMidway: midway,
     };
   }
 }

@@ -54,6 +54,8 @@ export class Conversation {
   cnps = 0;
   /** Set when a later conversation took over one of its endpoints (a QPN reused by a new connection). */
   closedBy: number | null = null;
+  /** Established by an RDMA CM exchange the capture holds (QPNs and first PSNs from its REQ and REP). */
+  cmEstablished = false;
   /** Time of an out-of-band connection set-up between the two hosts after this conversation's last frame, or null. */
   outOfBandNs: number | null = null;
   readonly flows: { a: RequesterFlow | null; b: RequesterFlow | null } = { a: null, b: null };
@@ -197,6 +199,8 @@ export class ConversationTable {
         const to = this.sideOf(c, v.dst, v.destQp) as Side;
         if (c.endpoint(other(to)).ip === v.src && this.fit(c, other(to), v) !== Fit.NEW) return { conv: c, from: other(to), requester: other(to) };
       }
+      const joined = this.bindResponder(v);
+      if (joined !== null) return joined;
       const n = this.create(v.transport, { ip: v.src, qpn: null }, { ip: v.dst, qpn: v.destQp });
       return { conv: n, from: 'a', requester: 'a' };
     }
@@ -219,6 +223,46 @@ export class ConversationTable {
     if (bound !== null) return bound;
     const n = this.create(v.transport === 'UC' ? 'UC' : v.transport === 'XRC' ? 'XRC' : v.transport === 'RD' ? 'RD' : 'RC', { ip: v.dst, qpn: v.destQp }, { ip: v.src, qpn: null });
     return { conv: n, from: 'b', requester: 'a' };
+  }
+
+  /**
+   * A request for a conversation that began, in this capture, with responses (the capture started
+   * mid-conversation): the requester's QPN is known from them, the responder's is not. The request
+   * joins it when its PSN continues the PSNs those responses carried.
+   */
+  private bindResponder(v: FrameView): Routed | null {
+    for (const c of this.unbound) {
+      for (const side of ['a', 'b'] as const) {
+        const req = c.endpoint(side);
+        const rsp = c.endpoint(other(side));
+        if (req.qpn === null || rsp.qpn !== null || req.ip !== v.src || rsp.ip !== v.dst) continue;
+        const f = c.flows[side];
+        const ref = f === null ? null : (f.coverHigh ?? f.respHigh);
+        if (ref === null) continue;
+        const d = psnDiff(v.psn, ref);
+        if (d < -CONNECTION_PSN_WINDOW || d > CONNECTION_PSN_WINDOW) continue;
+        rsp.qpn = v.destQp;
+        const old = this.byEndpoint.get(key(rsp.ip, v.destQp));
+        if (old !== undefined && old !== c) this.close(old, c);
+        this.byEndpoint.set(key(rsp.ip, v.destQp), c);
+        this.unbound = this.unbound.filter((x) => x.a.qpn === null || x.b.qpn === null);
+        return { conv: c, from: side, requester: side };
+      }
+    }
+    return null;
+  }
+
+  /**
+   * An RC connection the capture shows RDMA CM establish (a REQ and the REP answering it): the
+   * conversation starts with both QPNs known and each side's first PSN as the REQ and REP give it
+   * (a conversation on either endpoint before it is over).
+   */
+  cmEstablished(active: { ip: string; qpn: number; psn: number }, passive: { ip: string; qpn: number; psn: number }): Conversation {
+    const c = this.create('RC', { ip: active.ip, qpn: active.qpn }, { ip: passive.ip, qpn: passive.qpn });
+    c.flow('a').seedStart(active.psn, passive.qpn);
+    c.flow('b').seedStart(passive.psn, active.qpn);
+    c.cmEstablished = true;
+    return c;
   }
 
   /** Binds a response to a conversation whose requester QPN is unknown, by PSN. */

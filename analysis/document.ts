@@ -9,7 +9,7 @@ import type { Conversation } from './conversations';
 import { FLAG_NAMES, type FlagName } from './flags';
 import type { RequesterFlow } from './flow';
 import type { TimeSeries } from './figures';
-import type { Episode, FrameResult, Message, Side, Violation } from './types';
+import type { CaptureGap, Episode, FrameResult, Message, Side, Violation } from './types';
 
 export const ANALYSIS_FORMAT_VERSION = 1;
 
@@ -28,8 +28,14 @@ export interface FlowJson {
   retransmissions: number;
   messages: number;
   flags: Record<FlagName, number>;
-  /** True when requests were lost before the capture point (requester rules are then not checked). */
+  /** True when the capture does not hold every request (lost before the capture point, or by the capture): requester rules are then not checked. */
   lossBeforeCapture: boolean;
+  /** Capture gaps in this flow: runs of requests the responder got that the capture does not hold. */
+  captureGaps: number;
+  /** Requests (PSNs) in those gaps. */
+  unseenPsns: number;
+  /** The capture joined this flow after it started. */
+  startedMidway: boolean;
   pathMtu: number | null;
   rttMinNs: number | null;
   goodputBytes: number;
@@ -61,6 +67,8 @@ export interface ConversationJson {
   cnps: number;
   /** The conversation that took one of its endpoints over (a QPN reused by a new connection), or null. */
   closedBy: number | null;
+  /** Established by an RDMA CM exchange (REQ and REP) the capture holds: QPNs and first PSNs from it. */
+  cmEstablished: boolean;
   flows: FlowJson[];
 }
 
@@ -90,6 +98,10 @@ export interface AnalysisDocument {
   capturePoint: AnalysisResult['capturePoint'];
   /** Rules not checked on this capture because of its capture point. */
   rulesNotChecked: AnalysisResult['rulesNotChecked'];
+  /** Frames captured versus implied, truncated frames, ICRC preserved or not, where the capture started. */
+  captureQuality: AnalysisResult['captureQuality'];
+  /** Requests the capture missed although the responder got them (flags notCaptured / ackedUnseen). */
+  captureGaps: CaptureGap[];
 }
 
 const series = (s: TimeSeries): SeriesJson => ({ binNs: s.binNs, values: [...s.bins] });
@@ -106,6 +118,9 @@ function flowJson(f: RequesterFlow, messages: number): FlowJson {
     messages,
     flags: { ...f.counts },
     lossBeforeCapture: f.lossBeforeCapture,
+    captureGaps: f.captureGaps,
+    unseenPsns: f.unseenPsns,
+    startedMidway: f.startedMidway,
     pathMtu: f.pmtu === 0 ? null : f.pmtu,
     rttMinNs: Number.isFinite(f.rttMinNs) ? f.rttMinNs : null,
     goodputBytes: g.goodputBytes,
@@ -139,6 +154,7 @@ function conversationJson(c: Conversation, msgCount: (id: number, side: Side) =>
     durationNs: c.lastNs - c.firstNs,
     cnps: c.cnps,
     closedBy: c.closedBy,
+    cmEstablished: c.cmEstablished,
     flows,
   };
 }
@@ -173,5 +189,7 @@ export function analysisDocument(r: AnalysisResult, file: string): AnalysisDocum
     captureError: r.captureError === null ? null : r.captureError.message,
     capturePoint: r.capturePoint,
     rulesNotChecked: r.rulesNotChecked,
+    captureQuality: { ...r.captureQuality },
+    captureGaps: r.captureGaps,
   };
 }

@@ -18,6 +18,9 @@ export const FLAG_NAMES = [
   'malformed',
   'cnp',
   'ecnCe',
+  'notCaptured',
+  'ackedUnseen',
+  'truncated',
 ] as const;
 export type FlagName = (typeof FLAG_NAMES)[number];
 
@@ -38,6 +41,9 @@ export const FLAG_HELP: Readonly<Record<FlagName, string>> = {
   malformed: 'the frame does not decode (truncated, bad length, unknown opcode)',
   cnp: 'a RoCE v2 congestion notification packet (opcode 0x81)',
   ecnCe: 'IP ECN field is CE (congestion experienced)',
+  notCaptured: 'previous requests not captured: this request skips PSNs its requester sent (in order) that the responder then acknowledged; a capture gap, not a hole on the wire',
+  ackedUnseen: 'a response that acknowledges requests the capture never showed (a capture gap, or a capture that started mid-conversation)',
+  truncated: 'the capture kept only the start of the frame (snaplen): headers analysed, ICRC and part of the payload not captured',
 };
 
 /** A small bit set of flags per frame. */

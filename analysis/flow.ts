@@ -20,7 +20,7 @@ import { RecoveryTracker, type TxInfo } from './episodes';
 import { GbnChecker } from './gbn-checks';
 import { FlowFigures } from './figures';
 import { psnAdd, psnDiff, psnMax } from '../base/psn';
-import { type Episode, type Message, MessageOp, type Side, Trigger, type Violation } from './types';
+import { type CaptureGap, type Episode, type Message, MessageOp, type Side, Trigger, type Violation } from './types';
 
 /** A copy of the previous frame within this time, with nothing in between, is a network duplicate. */
 export const DUP_WINDOW_NS = 8000;
@@ -30,6 +30,8 @@ const MIN_PMTU = 256;
 export const TRIGGER_TTL_FLOOR_NS = 500_000;
 /** Transmission records kept before a sweep drops the acknowledged ones. */
 const TX_SWEEP_AT = 4096;
+/** Out-of-sequence frames remembered per open hole (for taking the flag back when the hole was the capture's). */
+const HOLE_FRAMES = 4096;
 
 export interface FlowSinks {
   message: (m: Message) => void;
@@ -38,7 +40,31 @@ export interface FlowSinks {
   nextEpisodeId: () => number;
   /** False when the capture does not show what a requester received (frames captured as sent, dropped after). */
   requesterInputKnown?: boolean;
+  /**
+   * A capture gap found (`g`): requests the responder got that the capture does not hold; `mark` is
+   * the frame that shows it, to flag notCaptured (null when it carries ackedUnseen already). Or
+   * (`g` null) frames flagged outOfSequence that were in sequence for the responder after all: `clear`.
+   */
+  captureGap?: (g: CaptureGap | null, clear: readonly number[], mark: number | null) => void;
 }
+
+/**
+ * PSNs a responder has not been shown to receive: the requests after them arrived out of sequence
+ * as far as the capture shows. Whether the hole is the capture's or the wire's is decided by the
+ * responses: one that acknowledges past a range shows the responder got it (a capture gap); a
+ * PSN sequence error NAK inside it shows it did not.
+ */
+interface Hole {
+  /** Each range of PSNs not shown, the frame after it, and the violations that hold only if the responder did not get them. */
+  ranges: { from: number; to: number; frame: number; deferred: (() => void)[] }[];
+  /** Frames flagged outOfSequence while the hole was open, with their PSNs. */
+  oos: { frame: number; psn: number }[];
+  /** Highest PSN the out-of-sequence requests covered. */
+  seenHigh: number;
+}
+
+/** Ranges kept per hole (more are folded into the last). */
+const HOLE_RANGES = 256;
 
 interface LastFrame {
   frame: number;
@@ -88,6 +114,26 @@ export class RequesterFlow {
   private ackReqHead = 0;
   /** The responder's QPN, fixed by the first request (null while only responses were seen). */
   responderQpn: number | null = null;
+  /** Capture gaps found in this flow (requests the responder got that the capture does not hold). */
+  captureGaps = 0;
+  /** Request PSNs the responses show were sent but the capture does not hold. */
+  unseenPsns = 0;
+  /**
+   * The capture joined this flow after it started: its first frame is a response, its first
+   * request continues a message, or the responder's first MSN counts messages never captured.
+   */
+  startedMidway = false;
+  private hole: Hole | null = null;
+  /** Highest PSN a captured request may draw a response for (a READ's responses run past its PSN). */
+  private reachHigh: number | null = null;
+  /** Highest PSN acknowledged although no captured request carried it (ackedUnseen). */
+  private unseenHigh: number | null = null;
+  /** The response behind unseenHigh: if a later first transmission carries one of its PSNs, it acknowledged a PSN before it was sent. */
+  private aheadAck: { frame: number; psn: number; opName: string } | null = null;
+  private messageStarts = 0;
+  private reachOpen = false;
+  private msnSeen = false;
+  private readonly sinks: FlowSinks;
 
   constructor(
     readonly conversation: number,
@@ -98,6 +144,7 @@ export class RequesterFlow {
     readonly datagram: boolean,
     sinks: FlowSinks,
   ) {
+    this.sinks = sinks;
     this.messages = new MessageTracker(conversation, requester, reliable, (m) => {
       this.onMessage(m);
       sinks.message(m);
@@ -105,6 +152,136 @@ export class RequesterFlow {
     this.recovery = new RecoveryTracker(conversation, requester, 0, sinks.nextEpisodeId, sinks.episode);
     this.checker = new GbnChecker(conversation, requester, sinks.violation);
     this.checker.requesterInputKnown = sinks.requesterInputKnown ?? true;
+    this.checker.defer = (from, to, frame, report) => this.deferUnlessReceived(from, to, frame, report);
+  }
+
+  /**
+   * The connection's start as an RDMA CM exchange in the capture gives it: this requester's first
+   * PSN. A first request after it then shows the requests the capture lost before it.
+   */
+  seedStart(psn: number, responderQpn: number): void {
+    if (this.coverHigh !== null || this.requests > 0) return;
+    this.firstPsn = psn;
+    this.coverHigh = psnAdd(psn, -1);
+    this.reachHigh = this.coverHigh;
+    if (!this.datagram) this.expected = psn;
+    this.responderQpn = responderQpn;
+    this.startKnown = true;
+  }
+
+  /** The capture shows where this flow started (seedStart): it cannot have joined it midway. */
+  private startKnown = false;
+
+  /** The hole a request out of sequence shows: PSNs from `from` up to it that the capture has not shown. */
+  private noteHole(from: number, v: FrameView, n: number): void {
+    const top = psnAdd(v.psn, ((v.opFlags & OpFlag.READ) !== 0 && v.dmaLength > 0 ? Math.max(n, Math.ceil(v.dmaLength / (this.pmtu || MIN_PMTU))) : n) - 1);
+    let h = this.hole;
+    if (h === null) h = this.hole = { ranges: [], oos: [], seenHigh: psnAdd(from, -1) };
+    const gapFrom = psnDiff(from, psnAdd(h.seenHigh, 1)) > 0 ? from : psnAdd(h.seenHigh, 1);
+    if (psnDiff(v.psn, gapFrom) > 0) this.addRange(h, gapFrom, psnAdd(v.psn, -1), v.frame);
+    if (h.oos.length < HOLE_FRAMES) h.oos.push({ frame: v.frame, psn: v.psn });
+    if (psnDiff(top, h.seenHigh) > 0) h.seenHigh = top;
+  }
+
+  private addRange(h: Hole, from: number, to: number, frame: number): Hole['ranges'][number] {
+    const last = h.ranges[h.ranges.length - 1];
+    if (last !== undefined && h.ranges.length >= HOLE_RANGES) {
+      if (psnDiff(to, last.to) > 0) last.to = to;
+      return last;
+    }
+    const r = { from, to, frame, deferred: [] };
+    h.ranges.push(r);
+    return r;
+  }
+
+  /**
+   * A violation that holds only if the responder did not get PSNs from..to, which the capture does
+   * not show being sent (a retransmission the capture missed looks like a skip): it waits for the
+   * responses. A PSN sequence error NAK inside the range confirms it; an acknowledgement past the
+   * range shows the capture missed the requests, and it is dropped.
+   */
+  private deferUnlessReceived(from: number, to: number, frame: number, report: () => void): void {
+    let h = this.hole;
+    if (h === null) h = this.hole = { ranges: [], oos: [], seenHigh: to };
+    const r = h.ranges.find((x) => psnDiff(from, x.to) <= 0 && psnDiff(to, x.from) >= 0) ?? this.addRange(h, from, to, frame);
+    r.deferred.push(report);
+  }
+
+  /** Out-of-sequence frames after `from` were out of sequence for the responder too: their flags stay. */
+  private settleAfter(h: Hole, from: number): void {
+    h.oos = h.oos.filter((o) => psnDiff(o.psn, from) <= 0);
+  }
+
+  /**
+   * A retransmission the capture shows, of a PSN in the hole: the responder may have got that PSN
+   * from it, so the responses cannot tell the hole was the capture's. A skip over that PSN was real.
+   */
+  private fillHole(psn: number): void {
+    const h = this.hole;
+    if (h === null) return;
+    const filled = h.ranges.filter((r) => psnDiff(psn, r.from) >= 0 && psnDiff(psn, r.to) <= 0);
+    if (filled.length === 0) return;
+    for (const r of filled) {
+      for (const report of r.deferred) report();
+      this.settleAfter(h, r.from);
+    }
+    h.ranges = h.ranges.filter((r) => !filled.includes(r));
+    if (h.ranges.length === 0) this.hole = null;
+  }
+
+  /**
+   * What a response shows about the open hole: the responder got every PSN through `through`, and
+   * (a PSN sequence error NAK) expects `nakPsn`, so it did not get that one.
+   */
+  private resolveHole(through: number, nakPsn: number | null): void {
+    const h = this.hole;
+    if (h === null) return;
+    const keep: Hole['ranges'] = [];
+    let wireFrom: number | null = null;
+    const gaps: Hole['ranges'] = [];
+    for (const r of h.ranges) {
+      if (nakPsn !== null && psnDiff(nakPsn, r.from) >= 0 && psnDiff(nakPsn, r.to) <= 0) {
+        // The responder did not get these PSNs: a hole on the wire (or a real skip), not the capture's.
+        for (const report of r.deferred) report();
+        if (wireFrom === null || psnDiff(r.from, wireFrom) < 0) wireFrom = r.from;
+      } else if (psnDiff(through, r.to) >= 0) {
+        gaps.push(r);
+      } else {
+        keep.push(r);
+      }
+    }
+    if (wireFrom !== null) this.settleAfter(h, wireFrom);
+    const low = keep.reduce<number | null>((m, r) => (m === null || psnDiff(r.from, m) < 0 ? r.from : m), wireFrom);
+    // Frames flagged out of sequence only because of ranges the responder got (after the lowest
+    // such range, up to the lowest range still open or missed on the wire) were in sequence for it.
+    const clear: number[] = [];
+    const gapLow = gaps.reduce<number | null>((m, r) => (m === null || psnDiff(r.from, m) < 0 ? r.from : m), null);
+    if (gapLow !== null) {
+      h.oos = h.oos.filter((o) => {
+        if (psnDiff(o.psn, gapLow) <= 0 || (low !== null && psnDiff(o.psn, low) > 0)) return true;
+        clear.push(o.frame);
+        return false;
+      });
+    }
+    for (const r of gaps) {
+      const g: CaptureGap = { conversation: this.conversation, requester: this.requester, firstPsn: r.from, lastPsn: r.to, frame: r.frame, how: 'notCaptured' };
+      this.captureGaps++;
+      this.unseenPsns += psnDiff(r.to, r.from) + 1;
+      this.counts.notCaptured++;
+      this.sinks.captureGap?.(g, [], r.frame);
+    }
+    this.counts.outOfSequence -= clear.length;
+    if (clear.length > 0) this.sinks.captureGap?.(null, clear, null);
+    h.ranges = keep;
+    if (keep.length === 0) {
+      this.hole = null;
+      if (wireFrom === null && gaps.length > 0) {
+        // The responder got everything the capture missed: its ePSN follows what was sent.
+        let next = psnAdd(h.seenHigh, 1);
+        if (psnDiff(psnAdd(through, 1), next) > 0) next = psnAdd(through, 1);
+        if (this.expected === null || psnDiff(next, this.expected) > 0) this.expected = next;
+      }
+    }
   }
 
   private onMessage(m: Message): void {
@@ -159,9 +336,23 @@ export class RequesterFlow {
     this.learnMtu(v);
     const n = this.span(v);
     const psn = v.psn;
-    if (this.coverHigh === null) this.firstPsn = psn;
+    if (this.coverHigh === null) {
+      this.firstPsn = psn;
+      // The capture joined in the middle of a message.
+      if (this.reliable && (v.opFlags & OpFlag.START) === 0) this.startedMidway = true;
+    }
     const isRetx = this.coverHigh !== null && psnDiff(psn, this.coverHigh) <= 0;
-    if (isRetx) bits = this.mark(bits, 'retransmission');
+    if (isRetx) {
+      bits = this.mark(bits, 'retransmission');
+      this.fillHole(psn);
+    }
+    if (!isRetx && this.aheadAck !== null) {
+      // A response acknowledged PSNs no captured request carried. If this first transmission carries
+      // one of them, the response came before the request; else the capture missed those requests.
+      const a = this.aheadAck;
+      this.aheadAck = null;
+      if (psnDiff(psn, a.psn) <= 0) this.checker.onResponseBeforeRequest(a, v);
+    }
 
     // The responder's view: ePSN and out-of-sequence requests (rxe check_psn).
     if (!this.datagram) {
@@ -173,6 +364,7 @@ export class RequesterFlow {
         } else if (d > 0 || !this.reliable) {
           bits = this.mark(bits, 'outOfSequence');
           if (!this.reliable) this.expected = psnAdd(psn, n); // UC resynchronises on every packet
+          else this.noteHole(this.expected, v, n);
         } else {
           bits = this.mark(bits, 'duplicateRequest');
         }
@@ -183,8 +375,10 @@ export class RequesterFlow {
       }
     }
 
-    // A first transmission that skips PSNs: requests were lost before this capture point.
-    if (!isRetx && this.coverHigh !== null && this.reliable && !this.lossBeforeCapture && psnDiff(psn, psnAdd(this.coverHigh, 1)) > this.coverSlack) {
+    // A first transmission that skips PSNs: the capture does not hold every request (lost before
+    // this capture point, or by the capture itself), unless a response already showed them (ackedUnseen).
+    const sentHigh = this.coverHigh === null ? null : this.unseenHigh !== null && psnDiff(this.unseenHigh, this.coverHigh) > 0 ? this.unseenHigh : this.coverHigh;
+    if (!isRetx && sentHigh !== null && this.reliable && !this.lossBeforeCapture && psnDiff(psn, psnAdd(sentHigh, 1)) > this.coverSlack) {
       this.lossBeforeCapture = true;
       this.checker.requesterRules = false;
     }
@@ -208,9 +402,14 @@ export class RequesterFlow {
         if (next !== null && psnDiff(psn, next) > 0) this.checker.onSkip(this.lastReq?.frame ?? v.frame, v, next);
         this.recovery.onNewRequest();
       }
+      const reach = psnAdd(psn, ((v.opFlags & OpFlag.READ) !== 0 && v.dmaLength > 0 ? Math.ceil(v.dmaLength / (this.pmtu || MIN_PMTU)) : 1) - 1);
+      if (this.reachHigh === null || psnDiff(reach, this.reachHigh) > 0) this.reachHigh = reach;
+      // A READ whose RETH the capture cut off: its responses may run up to the next request's PSN.
+      if (!isRetx) this.reachOpen = (v.opFlags & OpFlag.READ) !== 0 && v.dmaLength < 0;
     }
     if (!isRetx) {
       this.coverHigh = psnAdd(psn, n - 1);
+      if ((v.opFlags & OpFlag.START) !== 0) this.messageStarts++;
       this.messages.completedByLast = 0;
       this.messages.onNewRequest(v);
       const f = this.figures;
@@ -320,6 +519,38 @@ export class RequesterFlow {
     m.completedByLast = 0;
     const psn = v.psn;
     const f = v.opFlags;
+    // What the response shows the responder got: every PSN through `through` (a PSN sequence error
+    // NAK: up to the PSN it names, which it did not get).
+    const nakSeq = v.aethKind === AethKind.NAK && v.aethValue === NakCode.PSN_SEQUENCE_ERROR;
+    const through = nakSeq ? psnAdd(psn, -1) : psn;
+    let unseen = false;
+    if (this.reliable) {
+      if (this.coverHigh === null) this.startedMidway = true;
+      if (!this.msnSeen && v.aethKind !== null && !this.startKnown) {
+        this.msnSeen = true;
+        if (v.msn > this.messageStarts) this.startedMidway = true; // it counts messages before the capture
+      }
+      // An ACK or NAK answers a request PSN (coverHigh); a READ response or atomic ACK may run to
+      // the end of a READ whose path MTU is not known yet (reachHigh).
+      const sent = (f & (OpFlag.READ | OpFlag.ATOMIC)) !== 0 ? this.reachHigh : this.coverHigh;
+      const known = this.unseenHigh !== null && (sent === null || psnDiff(this.unseenHigh, sent) > 0) ? this.unseenHigh : sent;
+      if (known !== null && !this.reachOpen && psnDiff(through, known) > 0) {
+        // Acknowledges requests no captured frame carried: the capture missed them (rule checks skip
+        // this response; a first transmission of one of its PSNs later would show it came too early).
+        unseen = true;
+        bits = this.mark(bits, 'ackedUnseen');
+        this.captureGaps++;
+        this.unseenPsns += psnDiff(through, known);
+        this.sinks.captureGap?.({ conversation: this.conversation, requester: this.requester, firstPsn: psnAdd(known, 1), lastPsn: through, frame: v.frame, how: 'ackedUnseen' }, [], null);
+        this.unseenHigh = through;
+        this.aheadAck = { frame: v.frame, psn: through, opName: v.opName };
+        if (this.expected === null || psnDiff(psnAdd(through, 1), this.expected) > 0) {
+          this.expected = psnAdd(through, 1);
+          this.expectedSlack = 0;
+        }
+      }
+      this.resolveHole(through, nakSeq ? psn : null);
+    }
     if ((f & OpFlag.READ) !== 0) {
       this.learnMtu(v);
       if (this.coverHigh === null || psnDiff(psn, this.coverHigh) > 0) this.coverHigh = psn;
@@ -340,7 +571,7 @@ export class RequesterFlow {
       if (m.completedByLast > 1) bits = this.mark(bits, 'impliedAck');
     } else if (v.aethKind === AethKind.ACK) {
       this.figures.acks++;
-      this.checker.onResponsePsn(v, this.coverHigh, false);
+      if (!unseen) this.checker.onResponsePsn(v, this.coverHigh, false);
       if (this.popAckReqs(psn, v.timeNs) >= 2) bits = this.mark(bits, 'ackCoalesced');
       this.respHigh = psnMax(this.respHigh, psn);
       const blocked = m.advance(psn, v.timeNs);
@@ -349,7 +580,7 @@ export class RequesterFlow {
       const rnr = v.aethKind === AethKind.RNR_NAK;
       const name: FlagName = rnr ? 'rnrNak' : (NAK_FLAG[v.aethValue] ?? 'nakRemOp');
       bits = this.mark(bits, name);
-      this.checker.onResponsePsn(v, this.coverHigh, true);
+      if (!unseen) this.checker.onResponsePsn(v, this.coverHigh, true);
       const before = psnAdd(psn, -1);
       this.respHigh = psnMax(this.respHigh, before);
       this.popAckReqs(before, -1);

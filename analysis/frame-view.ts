@@ -6,6 +6,7 @@ import type { RocePacket } from '../packets/decode';
 import { packetAddresses } from '../packets/decode';
 import { OpFlag, type Transport } from '../packets/opcodes';
 import { AethKind, decodeSyndrome } from '../packets/aeth';
+import { WireErrorCode } from '../packets/errors';
 
 export const FrameRole = { REQUEST: 'request', RESPONSE: 'response', CNP: 'cnp', OTHER: 'other' } as const;
 export type FrameRole = (typeof FrameRole)[keyof typeof FrameRole];
@@ -39,7 +40,7 @@ export interface FrameView {
   /** ICRC as carried, or -1: a fingerprint of the invariant contents. */
   icrc: number;
   icrcBad: boolean;
-  /** A decode error other than a bad ICRC. */
+  /** A decode error other than a bad ICRC (a capture cut inside the extension headers is not one: its BTH is used). */
   malformed: boolean;
   ecnCe: boolean;
   becn: boolean;
@@ -84,7 +85,7 @@ export function viewFrame(frame: number, timeNs: number, p: RocePacket): FrameVi
     payloadLength: p.payloadLength,
     icrc: p.icrc ?? -1,
     icrcBad,
-    malformed: p.error !== null && !icrcBad,
+    malformed: p.error !== null && !icrcBad && !(p.truncated && p.error.code === WireErrorCode.Truncated),
     ecnCe: ecnCe(p),
     becn: b.becn,
   };

@@ -31,6 +31,16 @@ export class GbnChecker {
    * the capture may never have reached the requester, so RECEIVE_DEPENDENT_RULES are not checked.
    */
   requesterInputKnown = true;
+  /**
+   * Set by the flow: a violation that holds only if the responder did not get PSNs from..to waits
+   * for the responses to say (the capture may have missed the requests that carried them).
+   */
+  defer: ((from: number, to: number, frame: number, report: () => void) => void) | null = null;
+
+  private unlessReceived(from: number, to: number, frame: number, report: () => void): void {
+    if (this.defer === null) report();
+    else this.defer(from, to, frame, report);
+  }
 
   constructor(
     private readonly conversation: number,
@@ -84,25 +94,28 @@ export class GbnChecker {
     if (t === null && latestNak !== null) {
       const n = latestNak;
       const what = n.kind === Trigger.NAK ? 'NAK' : 'RNR NAK';
-      const how = psnDiff(v.psn, n.psn) > 0 ? `skipping ${psnDiff(v.psn, n.psn)} PSN(s)` : 'resending acknowledged PSNs';
-      this.report(RuleId.RETRANSMIT_FROM_NAK_PSN, [n.frame, v.frame], n.psn, `retransmission after the ${what} for PSN ${n.psn} starts at PSN ${v.psn} (${how})`);
+      const skipping = psnDiff(v.psn, n.psn) > 0;
+      const how = skipping ? `skipping ${psnDiff(v.psn, n.psn)} PSN(s)` : 'resending acknowledged PSNs';
+      const report = (): void => this.report(RuleId.RETRANSMIT_FROM_NAK_PSN, [n.frame, v.frame], n.psn, `retransmission after the ${what} for PSN ${n.psn} starts at PSN ${v.psn} (${how})`);
+      if (skipping) this.unlessReceived(n.psn, psnAdd(v.psn, -1), v.frame, report);
+      else report();
     } else if (t !== null && t.kind === Trigger.RNR && t.psn !== v.psn && compHigh !== null && !fromFirstUnacked()) {
-      this.report(
-        RuleId.RETRANSMIT_FROM_FIRST_UNACKED,
-        [t.frame, v.frame],
-        v.psn,
-        `after the RNR wait for PSN ${t.psn}, retransmission starts at PSN ${v.psn}, but responses during the wait acknowledged through PSN ${compHigh} (first unacknowledged: ${psnAdd(compHigh, 1)})`,
-      );
+      const report = (): void =>
+        this.report(
+          RuleId.RETRANSMIT_FROM_FIRST_UNACKED,
+          [t.frame, v.frame],
+          v.psn,
+          `after the RNR wait for PSN ${t.psn}, retransmission starts at PSN ${v.psn}, but responses during the wait acknowledged through PSN ${compHigh} (first unacknowledged: ${psnAdd(compHigh, 1)})`,
+        );
+      if (psnDiff(v.psn, psnAdd(compHigh, 1)) > 0) this.unlessReceived(psnAdd(compHigh, 1), psnAdd(v.psn, -1), v.frame, report);
+      else report();
     } else if (t === null && compHigh !== null && !fromFirstUnacked() && psnDiff(v.psn, psnAdd(compHigh, 1)) > 0) {
       // After a timeout only a start past the first unacknowledged PSN breaks go-back-N (it skips
       // PSNs the responder still needs). Starting earlier resends acknowledged packets, which the
       // responder answers as duplicates: wasteful, not wrong, and what a requester does when its
       // timer fires before it has processed an ACK the capture already shows (rxe under qemu).
-      this.report(
-        RuleId.RETRANSMIT_FROM_FIRST_UNACKED,
-        [v.frame],
-        v.psn,
-        `retransmission after a timeout starts at PSN ${v.psn}, past the first unacknowledged PSN ${psnAdd(compHigh, 1)}`,
+      this.unlessReceived(psnAdd(compHigh, 1), psnAdd(v.psn, -1), v.frame, () =>
+        this.report(RuleId.RETRANSMIT_FROM_FIRST_UNACKED, [v.frame], v.psn, `retransmission after a timeout starts at PSN ${v.psn}, past the first unacknowledged PSN ${psnAdd(compHigh, 1)}`),
       );
     }
     if (t !== null && t.kind === Trigger.RNR && t.rnrTimerNs !== null && v.timeNs - t.timeNs < t.rnrTimerNs) {
@@ -119,6 +132,13 @@ export class GbnChecker {
   /** Within a go-back-N burst, the request after `prevFrame` jumped from `expected` to `v.psn`. */
   onSkip(prevFrame: number, v: FrameView, expected: number): void {
     if (!this.requesterRules) return;
-    this.report(RuleId.NO_SKIP_ON_RETRANSMIT, [prevFrame, v.frame], expected, `go-back-N skipped PSN ${expected}${psnDiff(v.psn, expected) > 1 ? `..${psnAdd(v.psn, -1)}` : ''}: PSN ${v.psn} followed`);
+    this.unlessReceived(expected, psnAdd(v.psn, -1), v.frame, () =>
+      this.report(RuleId.NO_SKIP_ON_RETRANSMIT, [prevFrame, v.frame], expected, `go-back-N skipped PSN ${expected}${psnDiff(v.psn, expected) > 1 ? `..${psnAdd(v.psn, -1)}` : ''}: PSN ${v.psn} followed`),
+    );
+  }
+
+  /** Response `a` acknowledged PSN `a.psn`, which the requester sent only later (first transmission `v`). */
+  onResponseBeforeRequest(a: { frame: number; psn: number; opName: string }, v: FrameView): void {
+    this.report(RuleId.RESPONSE_FOR_SENT_PSN, [a.frame, v.frame], a.psn, `${a.opName} acknowledged PSN ${a.psn} before the requester sent PSN ${v.psn} (frame ${v.frame})`);
   }
 }

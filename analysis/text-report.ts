@@ -32,11 +32,31 @@ function flowLine(d: AnalysisDocument, f: FlowJson, conv: AnalysisDocument['conv
   if (f.completion.count > 0) extra.push(`completion mean ${us(f.completion.meanNs)} max ${us(f.completion.maxNs)}`);
   if (f.readLatency.count > 0) extra.push(`READ latency mean ${us(f.readLatency.meanNs)}`);
   if (f.atomicLatency.count > 0) extra.push(`atomic latency mean ${us(f.atomicLatency.meanNs)}`);
-  if (f.lossBeforeCapture) extra.push('requests lost before the capture point: requester rules not checked');
+  if (f.lossBeforeCapture) extra.push('requests not captured (lost before the capture point or by the capture): requester rules not checked');
+  if (f.captureGaps > 0) extra.push(`${f.captureGaps} capture gap(s), ${f.unseenPsns} request(s) the responder got are not in the capture`);
+  if (f.startedMidway) extra.push('the capture joined this flow after it began');
   if (extra.length > 0) out.push(`      ${extra.join('; ')}`);
   if (flagged) out.push(`      flags: ${flagged}`);
   void d;
   return out;
+}
+
+const ICRC_TEXT: Readonly<Record<AnalysisDocument['captureQuality']['icrc'], string>> = {
+  preserved: 'ICRC preserved',
+  notPreserved: 'ICRC likely not preserved by the capture tool (most frames fail the check; analyse with --ignore-icrc)',
+  notChecked: 'ICRC not checked',
+  notCaptured: 'ICRC not captured',
+  none: 'no ICRC',
+};
+
+/** "capture quality: ..." — frames captured vs implied, truncated frames, ICRC, where the capture started. */
+function qualityLine(d: AnalysisDocument): string {
+  const q = d.captureQuality;
+  const parts = [`${q.framesCaptured} RoCE frames captured, ${q.framesImplied} more implied by the responses${q.captureGaps > 0 ? ` (${q.captureGaps} capture gap(s))` : ''}`];
+  parts.push(`${q.truncated} truncated by the capture`);
+  parts.push(ICRC_TEXT[q.icrc]);
+  parts.push(q.start === 'midConversation' ? `started mid-conversation (${q.flowsJoinedMidway} flow(s) joined after they began)` : 'started at the start of its conversations');
+  return `capture quality: ${parts.join('; ')}`;
 }
 
 /** The report as text (ends with a newline). */
@@ -53,6 +73,7 @@ export function textReport(d: AnalysisDocument, o: ReportOptions = {}): string {
   );
   const flags = FLAG_NAMES.filter((n) => s.flags[n] > 0).map((n) => `${n} ${s.flags[n]}`);
   out.push(`flags: ${flags.length > 0 ? flags.join(', ') : 'none'}`);
+  out.push(qualityLine(d));
   if (d.rulesNotChecked.length > 0) {
     out.push(
       `capture point: frames as sent, dropped after it: a NAK or ACK here may not have reached the requester, so ${d.rulesNotChecked.join(', ')} are not checked and episode triggers are what the responder sent`,

@@ -101,6 +101,21 @@ export interface Violation {
   message: string;
 }
 
+/**
+ * Request PSNs that the capture does not hold although the responses show the responder got them
+ * (capture loss, not wire loss): like Wireshark's "previous segment not captured" and "ACKed unseen
+ * segment" for TCP. Frames around a gap are excluded from the rule checks.
+ */
+export interface CaptureGap {
+  conversation: number;
+  requester: Side;
+  firstPsn: number;
+  lastPsn: number;
+  /** The captured frame that shows the gap: the request after it (notCaptured) or the response covering it (ackedUnseen). */
+  frame: number;
+  how: 'notCaptured' | 'ackedUnseen';
+}
+
 /** What the analyzer says about one RoCE frame. */
 export interface FrameResult {
   frame: number;

@@ -24,7 +24,8 @@ export const ANALYZE_OPTIONS: readonly OptionSpec[] = [
   { name: 'verbose', short: 'v', kind: 'flag', help: 'all of the above' },
   { name: 'all-frames', kind: 'flag', help: 'with --json: a result for every RoCE frame, not only flagged ones' },
   { name: 'roce-port', kind: 'string', value: 'N', help: 'UDP destination port that means RoCE v2 (default 4791)' },
-  { name: 'no-icrc', kind: 'flag', help: 'do not check the ICRC' },
+  { name: 'ignore-icrc', kind: 'flag', help: 'do not check the ICRC: for captures whose tool did not preserve it (see "capture quality" in roce analyze)' },
+  { name: 'no-icrc', kind: 'flag', help: 'the same as --ignore-icrc' },
   { name: 'capture-point', kind: 'string', value: 'unknown|sent', help: "'sent': frames were captured as sent and dropped after the capture point (a tap before the lossy link): rules that need what the requester received are not checked" },
   { name: 'help', short: 'h', kind: 'flag', help: 'this help' },
 ];
@@ -75,7 +76,7 @@ export async function analyzeCommand(argv: readonly string[], out: Output): Prom
     out.stderr(`roce analyze: cannot read ${file}: ${unreadable}\n`);
     return 2;
   }
-  const result = analyzeFile(file, { decode: { rocePort, verifyIcrc: !args.flags.has('no-icrc') }, allFrames: args.flags.has('all-frames'), capturePoint });
+  const result = analyzeFile(file, { decode: { rocePort, verifyIcrc: !args.flags.has('no-icrc') && !args.flags.has('ignore-icrc') }, allFrames: args.flags.has('all-frames'), capturePoint });
   const doc = analysisDocument(result, file);
   if (json) out.stdout(`${JSON.stringify(doc)}\n`);
   else {

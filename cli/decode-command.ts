@@ -139,14 +139,16 @@ export async function decodeCommand(argv: readonly string[], out: Output): Promi
   let roceFrames = 0;
   let malformed = 0;
   let badIcrc = 0;
+  let truncated = 0;
   for (const rec of result.records) {
     if (printed >= maxOut) break;
     const start = rec.data.byteOffset - bytes.byteOffset;
-    const d = decodeAt(view, bytes, start, start + rec.data.byteLength, rec.linkType, opts);
+    const d = decodeAt(view, bytes, start, start + rec.data.byteLength, rec.linkType, opts, rec.origLen);
     if (d.roce) {
       roceFrames++;
       if (d.error !== null || d.madError !== null) malformed++;
       if (d.icrcOk === false) badIcrc++;
+      if (d.truncated) truncated++;
     }
     const t = timeMode === 'abs' ? rec.timeSec : timeMode === 'rel' ? rec.timeSec - firstTime : rec.timeSec - prevTime;
     prevTime = rec.timeSec;
@@ -161,7 +163,7 @@ export async function decodeCommand(argv: readonly string[], out: Output): Promi
   }
   if (!json) {
     out.stderr(
-      `${result.records.length} frames read (${result.format}), ${roceFrames} RoCE, ${malformed} malformed, ${badIcrc} with a bad ICRC${printed < roceFrames ? `, ${printed} shown` : ''}\n`,
+      `${result.records.length} frames read (${result.format}), ${roceFrames} RoCE, ${malformed} malformed, ${badIcrc} with a bad ICRC${truncated > 0 ? `, ${truncated} truncated by the capture (headers decoded, ICRC not captured)` : ''}${printed < roceFrames ? `, ${printed} shown` : ''}\n`,
     );
   }
   if (result.error !== null) {

@@ -23,6 +23,7 @@ export const LADDER_OPTIONS: readonly OptionSpec[] = [
   { name: 'max', kind: 'string', value: 'N', help: 'draw at most N packets (default 400)' },
   { name: 'title', kind: 'string', value: 'TEXT', help: 'title of the picture' },
   { name: 'roce-port', kind: 'string', value: 'N', help: 'UDP destination port that means RoCE v2 (default 4791)' },
+  { name: 'ignore-icrc', kind: 'flag', help: 'do not check the ICRC: for captures whose tool did not preserve it (see "capture quality" in roce analyze)' },
   { name: 'help', short: 'h', kind: 'flag', help: 'this help' },
 ];
 
@@ -80,7 +81,7 @@ export async function ladderCommand(argv: readonly string[], out: Output): Promi
   const file = args.positionals[0] ?? DEFAULT_CAPTURE;
   let text: string;
   try {
-    const t = buildTimeline(file, f, { decode: { rocePort } });
+    const t = buildTimeline(file, f, { decode: { rocePort, verifyIcrc: !args.flags.has('ignore-icrc') } });
     if (t.items.length === 0) out.stderr(`roce ladder: no packet of conversation #${t.conversation} passes the filters\n`);
     const title = args.values.get('title') ?? '';
     text = html ? ladderHtml(t, title) : ladderSvg(t, title);

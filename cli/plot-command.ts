@@ -17,6 +17,7 @@ export const PLOT_OPTIONS: readonly OptionSpec[] = [
   { name: 'conversation', short: 'c', kind: 'string', value: 'N', help: 'only flows of this conversation' },
   { name: 'title', kind: 'string', value: 'TEXT', help: 'title of the picture' },
   { name: 'roce-port', kind: 'string', value: 'N', help: 'UDP destination port that means RoCE v2 (default 4791)' },
+  { name: 'ignore-icrc', kind: 'flag', help: 'do not check the ICRC: for captures whose tool did not preserve it (see "capture quality" in roce analyze)' },
   { name: 'help', short: 'h', kind: 'flag', help: 'this help' },
 ];
 
@@ -46,7 +47,7 @@ export async function plotCommand(argv: readonly string[], out: Output): Promise
     out.stderr(`roce plot: cannot read ${file}: no such file\n`);
     return 2;
   }
-  const series = buildPsnSeries(file, f, { decode: { rocePort } });
+  const series = buildPsnSeries(file, f, { decode: { rocePort, verifyIcrc: !args.flags.has('ignore-icrc') } });
   if (series.length === 0) out.stderr('roce plot: no flow passes the filters\n');
   const svg = plotSvg(series, args.values.get('title') ?? `PSN over time: ${file.split('/').pop() ?? file}`);
   if (dest === '-') out.stdout(svg);

@@ -9,12 +9,14 @@ import { type OptionSpec, UsageError, formatOptions, intValue } from './args';
 import { parseCommand } from './command';
 import type { Output } from './output';
 import { readCapture, describeCaptureError } from '../packets/pcap';
-import { decodeAt, packetAddresses } from '../packets/decode';
-import { type CapturedPacket, findRcConversations } from '../apps/replay/conversation';
+import { packetAddresses } from '../packets/decode';
+import { findRcConversations } from '../apps/replay/conversation';
 import { replayResponder } from '../apps/replay/responder-replay';
 import { replayRequester } from '../apps/replay/requester-replay';
 import type { ReplaySummary } from '../apps/replay/differences';
 import { replayOnto, rulesFromFlags } from './replay-onto';
+import { capturedPackets } from '../apps/replay/captured-packets';
+import { applyCmSetup, cmConnections } from '../apps/replay/cm-setup';
 
 export const REPLAY_OPTIONS: readonly OptionSpec[] = [
   { name: 'role', kind: 'string', value: 'responder|requester', help: 'which side the stack plays (default responder)' },
@@ -22,6 +24,7 @@ export const REPLAY_OPTIONS: readonly OptionSpec[] = [
   { name: 'timing', kind: 'string', value: 'captured|fast', help: 'feed packets at the captured times (default) or back to back' },
   { name: 'mtu', kind: 'string', value: 'N', help: 'path MTU, when the capture does not show it (default: inferred)' },
   { name: 'roce-port', kind: 'string', value: 'N', help: 'UDP destination port of RoCE v2 (default 4791)' },
+  { name: 'ignore-icrc', kind: 'flag', help: 'do not check the captured ICRCs (a capture tool that did not preserve them); the stack is fed each frame with the ICRC its contents call for' },
   { name: 'json', kind: 'flag', help: 'one JSON summary document' },
   { name: 'onto', kind: 'string', value: 'IFACE', help: 're-send the capture onto this interface instead of comparing (like tcpreplay)' },
   { name: 'driver', kind: 'string', value: 'xdp|packet', help: 'with --onto: the driver (default packet)' },
@@ -76,19 +79,18 @@ export async function replayCommand(argv: readonly string[], out: Output): Promi
     const netns = args.values.get('netns');
     return replayOnto(cap.records, { ifname: onto, driver, ...(netns !== undefined ? { netns } : {}), timing: timing as 'captured' | 'fast', rules: rulesFromFlags(args.lists), roceOnly: args.flags.has('roce-only') }, out);
   }
-  const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
-  const packets: CapturedPacket[] = [];
-  const t0 = cap.records[0]?.timestampNs ?? 0n;
-  for (const rec of cap.records) {
-    const start = rec.data.byteOffset - bytes.byteOffset;
-    const d = decodeAt(view, bytes, start, start + rec.data.byteLength, rec.linkType, { rocePort });
-    if (!d.roce || d.error !== null || d.version !== 2) continue;
-    packets.push({ frame: rec.index, timeNs: Number(rec.timestampNs - t0), p: d, bytes: rec.data });
-  }
+  // Frames cut short by the capture, or whose ICRC it did not keep, are made whole for the stack
+  // (missing payload zero, ICRC recomputed); comparisons look only at the bytes captured.
+  const ignoreIcrc = args.flags.has('ignore-icrc');
+  const { packets, truncated, v1 } = capturedPackets(cap, { rocePort, ignoreIcrc });
+  if (v1 > 0) out.stderr(`roce replay: ${file}: ${v1} RoCE v1 frames fed to the stack as RoCE v2 (same transport; the stack speaks v2)\n`);
+  if (truncated > 0) out.stderr(`roce replay: ${file}: ${truncated} frames truncated by the capture: headers replayed, payload compared only as far as captured\n`);
   let convs = findRcConversations(packets, packetAddresses);
+  applyCmSetup(convs, cmConnections(packets));
   if (qpn !== undefined) convs = convs.filter((c) => (role === 'responder' ? c.responderQpn : c.requesterQpn) === qpn);
   if (convs.length === 0) {
-    out.stderr(`roce replay: ${file}: no RC conversation${qpn !== undefined ? ` with ${role} QPN 0x${qpn.toString(16)}` : ''} found\n`);
+    const hint = !ignoreIcrc && cap.records.length > 0 ? ' (if the capture tool did not preserve the ICRCs, try --ignore-icrc)' : '';
+    out.stderr(`roce replay: ${file}: no RC conversation${qpn !== undefined ? ` with ${role} QPN 0x${qpn.toString(16)}` : ''} found${hint}\n`);
     return 1;
   }
   const opts = { timing: timing as 'captured' | 'fast', ...(mtu !== undefined ? { pathMtuBytes: mtu } : {}) };

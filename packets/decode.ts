@@ -7,6 +7,12 @@
  * a truncated frame, an impossible length, an unknown opcode or a bad ICRC
  * comes back as `error` (a WireError with the byte offset in the frame), with
  * every field parsed up to that point filled in.
+ *
+ * A frame the capture tool cut short (snaplen: the pcap record's captured length is less than
+ * its original length) is a truncated *capture*, not a malformed frame: every header present is
+ * decoded, lengths come from the IP/UDP/GRH headers as on the wire, `truncated` is set and the
+ * ICRC, which was not captured, is null (`icrcOk` null). Only a cut inside the transport headers
+ * is an error (ROCE_ERR_TRUNCATED), with the headers before the cut filled in.
  */
 import { WireError, WireErrorCode } from './errors';
 import { bswap32, hex32, ipv4ToString, ipv6ToString } from './bytes';
@@ -26,7 +32,17 @@ import { type DethHeader, parseDeth } from './deth';
 import { type XrcEthHeader, parseXrcEth } from './xrceth';
 import { type RdEthHeader, parseRdEth } from './rdeth';
 import { type FethHeader, parseFeth } from './feth';
-import { type CnpReserved, parseCnpReserved } from './cnp';
+import { type CnpReserved, CNP_RESERVED_LEN, parseCnpReserved } from './cnp';
+import { XRCETH_LEN } from './xrceth';
+import { RDETH_LEN } from './rdeth';
+import { DETH_LEN } from './deth';
+import { FETH_LEN } from './feth';
+import { RETH_LEN } from './reth';
+import { ATOMIC_ETH_LEN } from './atomic-eth';
+import { AETH_LEN } from './aeth';
+import { ATOMIC_ACK_ETH_LEN } from './atomic-ack-eth';
+import { IMMDT_LEN } from './immdt';
+import { IETH_LEN } from './ieth';
 import { Hdr, type OpcodeInfo, OPCODES, PayloadRule } from './opcodes';
 import { LinkType } from './pcap';
 import { parseSll, SLL_LEN } from './sll';
@@ -82,9 +98,16 @@ export interface RocePacket {
   /** Payload offset in the frame and its length without pad bytes (0 when unknown). */
   payloadOff: number;
   payloadLength: number;
+  /**
+   * True when the capture kept only the start of the frame (captured length < original length):
+   * the lengths above are the frame's on the wire, the ICRC and part of the payload were not captured.
+   */
+  truncated: boolean;
+  /** Payload bytes present in the captured frame (= payloadLength unless `truncated`). */
+  payloadCaptured: number;
   /** Offset of the ICRC in the frame (-1 when the frame ends before it). */
   icrcOff: number;
-  /** The ICRC as carried (least-significant byte first on the wire), or null. */
+  /** The ICRC as carried (least-significant byte first on the wire), or null (also when not captured). */
   icrc: number | null;
   /** The ICRC the contents call for, or null when not computed. */
   icrcExpected: number | null;
@@ -145,6 +168,8 @@ function blank(version: 1 | 2): RocePacket {
     cnp: null,
     payloadOff: -1,
     payloadLength: 0,
+    truncated: false,
+    payloadCaptured: 0,
     icrcOff: -1,
     icrc: null,
     icrcExpected: null,
@@ -196,10 +221,13 @@ function findL3(view: DataView, start: number, end: number, linkType: number): {
 /**
  * Decodes the frame `bytes[start, end)` (offsets into `bytes`, read through
  * `view`, which must cover the same memory as `bytes`). Offsets in the result
- * and in its error are relative to `start`.
+ * and in its error are relative to `start`. `wireLen` is the frame's length on
+ * the wire when the capture kept less of it (a pcap record's original length);
+ * it defaults to the captured length.
  */
-export function decodeAt(view: DataView, bytes: Uint8Array, start: number, end: number, linkType: number, opts: DecodeOptions = {}): DecodedFrame {
+export function decodeAt(view: DataView, bytes: Uint8Array, start: number, end: number, linkType: number, opts: DecodeOptions = {}, wireLen?: number): DecodedFrame {
   const rocePort = opts.rocePort ?? ROCE_V2_PORT;
+  const wireEnd = start + Math.max(end - start, wireLen ?? 0);
   if (opts.lean === true && linkType === LinkType.Ethernet) {
     const p = decodeLean(view, bytes, start, end, rocePort, opts);
     if (p !== null) return p;
@@ -220,7 +248,7 @@ export function decodeAt(view: DataView, bytes: Uint8Array, start: number, end: 
       p = blank(1);
       p.eth = l3.eth;
       p.l3Off = l3.off - start;
-      decodeV1(view, bytes, start, l3.off, end, p, opts);
+      decodeV1(view, bytes, start, l3.off, end, wireEnd, p, opts);
       return p;
     }
     // RoCE v2: IPv4 or IPv6, then UDP to the RoCE port.
@@ -260,10 +288,10 @@ export function decodeAt(view: DataView, bytes: Uint8Array, start: number, end: 
     if (udpEnd > ipEnd) {
       throw new WireError(WireErrorCode.BadLength, udpOff + 4, `UDP length ${udp.length} runs past the IP packet (${ipEnd - udpOff} bytes left)`);
     }
-    if (udpEnd > end) {
+    if (udpEnd > wireEnd) {
       throw new WireError(WireErrorCode.Truncated, end, `frame ends ${udpEnd - end} bytes before the end of its UDP datagram`);
     }
-    decodeTransport(view, bytes, start, udpOff + UDP_LEN, udpEnd, p, opts, 2);
+    decodeTransport(view, bytes, start, udpOff + UDP_LEN, udpEnd, Math.min(end, udpEnd), p, opts, 2);
   } catch (e) {
     if (!(e instanceof WireError)) throw e;
     p.error = rebase(e, start);
@@ -300,7 +328,7 @@ function decodeLean(view: DataView, bytes: Uint8Array, start: number, end: numbe
   const p = blank(2);
   p.l3Off = ETH_LEN;
   try {
-    decodeTransport(view, bytes, start, udpOff + UDP_LEN, udpEnd, p, opts, 2);
+    decodeTransport(view, bytes, start, udpOff + UDP_LEN, udpEnd, udpEnd, p, opts, 2);
   } catch (e) {
     if (!(e instanceof WireError)) throw e;
     p.error = rebase(e, start);
@@ -308,15 +336,15 @@ function decodeLean(view: DataView, bytes: Uint8Array, start: number, end: numbe
   return p;
 }
 
-function decodeV1(view: DataView, bytes: Uint8Array, start: number, grhOff: number, end: number, p: RocePacket, opts: DecodeOptions): void {
+function decodeV1(view: DataView, bytes: Uint8Array, start: number, grhOff: number, end: number, wireEnd: number, p: RocePacket, opts: DecodeOptions): void {
   try {
     const grh = parseGrh(view, grhOff, end);
     p.grh = grh;
     const pktEnd = grhOff + GRH_LEN + grh.payloadLength;
-    if (pktEnd > end) {
+    if (pktEnd > wireEnd) {
       throw new WireError(WireErrorCode.Truncated, end, `frame ends ${pktEnd - end} bytes before the end given by the GRH payload length`);
     }
-    decodeTransport(view, bytes, start, grhOff + GRH_LEN, pktEnd, p, opts, 1);
+    decodeTransport(view, bytes, start, grhOff + GRH_LEN, pktEnd, Math.min(end, pktEnd), p, opts, 1);
   } catch (e) {
     if (!(e instanceof WireError)) throw e;
     p.error = rebase(e, start);
@@ -329,36 +357,103 @@ function rebase(e: WireError, start: number): WireError {
   return new WireError(e.code, e.offset - start, e.message.replace(/ \(at byte \d+\)$/, ''));
 }
 
-/** Parses BTH, extension headers, payload and ICRC in `[bthOff, pktEnd)`; fills `p`. */
+/** Extension headers in the order they follow the BTH, with their lengths. */
+const EXT_HEADERS: readonly { hdr: number; key: keyof OpcodeInfo['offsets']; len: number }[] = [
+  { hdr: Hdr.XRCETH, key: 'XRCETH', len: XRCETH_LEN },
+  { hdr: Hdr.RDETH, key: 'RDETH', len: RDETH_LEN },
+  { hdr: Hdr.DETH, key: 'DETH', len: DETH_LEN },
+  { hdr: Hdr.FETH, key: 'FETH', len: FETH_LEN },
+  { hdr: Hdr.RETH, key: 'RETH', len: RETH_LEN },
+  { hdr: Hdr.ATOMIC_ETH, key: 'ATOMIC_ETH', len: ATOMIC_ETH_LEN },
+  { hdr: Hdr.AETH, key: 'AETH', len: AETH_LEN },
+  { hdr: Hdr.ATOMIC_ACK_ETH, key: 'ATOMIC_ACK_ETH', len: ATOMIC_ACK_ETH_LEN },
+  { hdr: Hdr.IMMDT, key: 'IMMDT', len: IMMDT_LEN },
+  { hdr: Hdr.IETH, key: 'IETH', len: IETH_LEN },
+  { hdr: Hdr.CNP, key: 'CNP', len: CNP_RESERVED_LEN },
+];
+
+/** Parses one extension header at `off` into `p`. */
+function parseExtension(view: DataView, hdr: number, off: number, p: RocePacket): void {
+  switch (hdr) {
+    case Hdr.XRCETH:
+      p.xrcEth = parseXrcEth(view, off);
+      return;
+    case Hdr.RDETH:
+      p.rdEth = parseRdEth(view, off);
+      return;
+    case Hdr.DETH:
+      p.deth = parseDeth(view, off);
+      return;
+    case Hdr.FETH:
+      p.feth = parseFeth(view, off);
+      return;
+    case Hdr.RETH:
+      p.reth = parseReth(view, off);
+      return;
+    case Hdr.ATOMIC_ETH:
+      p.atomicEth = parseAtomicEth(view, off);
+      return;
+    case Hdr.AETH:
+      p.aeth = parseAeth(view, off);
+      return;
+    case Hdr.ATOMIC_ACK_ETH:
+      p.atomicAckEth = parseAtomicAckEth(view, off);
+      return;
+    case Hdr.IMMDT:
+      p.immDt = parseImmDt(view, off);
+      return;
+    case Hdr.IETH:
+      p.ieth = parseIeth(view, off);
+      return;
+    case Hdr.CNP:
+      p.cnp = parseCnpReserved(view, off);
+      return;
+  }
+}
+
+/**
+ * Parses BTH, extension headers, payload and ICRC in `[bthOff, pktEnd)`; fills `p`. The capture
+ * holds the bytes up to `capEnd` (< pktEnd for a frame cut by the capture's snaplen).
+ */
 function decodeTransport(
   view: DataView,
   bytes: Uint8Array,
   start: number,
   bthOff: number,
   pktEnd: number,
+  capEnd: number,
   p: RocePacket,
   opts: DecodeOptions,
   version: 1 | 2,
 ): void {
+  const cut = capEnd < pktEnd;
+  p.truncated = cut;
   try {
     p.bthOff = bthOff - start;
     const icrcOff = pktEnd - ICRC_LEN;
+    if (cut && capEnd < bthOff + BTH_LEN) {
+      throw new WireError(WireErrorCode.Truncated, capEnd, `the capture kept ${Math.max(0, capEnd - bthOff)} of the BTH's ${BTH_LEN} bytes`);
+    }
     const bth = parseBth(view, bthOff, pktEnd);
     p.bth = bth;
     if (icrcOff < bthOff + BTH_LEN) {
       throw new WireError(WireErrorCode.BadLength, bthOff, `packet ends ${bthOff + BTH_LEN + ICRC_LEN - pktEnd} bytes too early for a BTH and an ICRC`);
     }
-    p.icrcOff = icrcOff - start;
-    p.icrc = readIcrc(bytes, icrcOff);
-    if (opts.verifyIcrc !== false) {
-      p.icrcExpected = version === 2 ? icrcV2(bytes, p.l3Off + start, icrcOff) : icrcV1(bytes, p.l3Off + start, icrcOff);
-      p.icrcOk = p.icrcExpected === p.icrc;
+    // A truncated capture did not keep the ICRC: it stays null, neither good nor bad.
+    if (!cut) {
+      p.icrcOff = icrcOff - start;
+      p.icrc = readIcrc(bytes, icrcOff);
+      if (opts.verifyIcrc !== false) {
+        p.icrcExpected = version === 2 ? icrcV2(bytes, p.l3Off + start, icrcOff) : icrcV1(bytes, p.l3Off + start, icrcOff);
+        p.icrcOk = p.icrcExpected === p.icrc;
+      }
     }
     const info = OPCODES[bth.opcode];
     p.info = info;
     if (info === undefined) {
       p.payloadOff = bthOff + BTH_LEN - start;
       p.payloadLength = Math.max(0, icrcOff - bthOff - BTH_LEN - bth.padCount);
+      p.payloadCaptured = Math.max(0, Math.min(p.payloadLength, capEnd - bthOff - BTH_LEN));
       throw new WireError(WireErrorCode.UnknownOpcode, bthOff, `opcode 0x${bth.opcode.toString(16).padStart(2, '0')} is not a known transport opcode`);
     }
     const hdrEnd = bthOff + info.headerLen;
@@ -369,25 +464,19 @@ function decodeTransport(
         `${info.name} needs ${info.headerLen - BTH_LEN} bytes of extension headers but only ${Math.max(0, icrcOff - bthOff - BTH_LEN)} precede the ICRC`,
       );
     }
-    const o = info.offsets;
-    const h = info.hdrs;
-    if (h & Hdr.XRCETH) p.xrcEth = parseXrcEth(view, bthOff + (o.XRCETH ?? 0));
-    if (h & Hdr.RDETH) p.rdEth = parseRdEth(view, bthOff + (o.RDETH ?? 0));
-    if (h & Hdr.DETH) p.deth = parseDeth(view, bthOff + (o.DETH ?? 0));
-    if (h & Hdr.FETH) p.feth = parseFeth(view, bthOff + (o.FETH ?? 0));
-    if (h & Hdr.RETH) p.reth = parseReth(view, bthOff + (o.RETH ?? 0));
-    if (h & Hdr.ATOMIC_ETH) p.atomicEth = parseAtomicEth(view, bthOff + (o.ATOMIC_ETH ?? 0));
-    if (h & Hdr.AETH) p.aeth = parseAeth(view, bthOff + (o.AETH ?? 0));
-    if (h & Hdr.ATOMIC_ACK_ETH) p.atomicAckEth = parseAtomicAckEth(view, bthOff + (o.ATOMIC_ACK_ETH ?? 0));
-    if (h & Hdr.IMMDT) p.immDt = parseImmDt(view, bthOff + (o.IMMDT ?? 0));
-    if (h & Hdr.IETH) p.ieth = parseIeth(view, bthOff + (o.IETH ?? 0));
-    if (h & Hdr.CNP) p.cnp = parseCnpReserved(view, bthOff + (o.CNP ?? 0));
+    for (const x of EXT_HEADERS) {
+      if ((info.hdrs & x.hdr) === 0) continue;
+      const off = bthOff + (info.offsets[x.key] ?? 0);
+      if (off + x.len > capEnd) throw new WireError(WireErrorCode.Truncated, capEnd, `the capture ends inside the ${x.key} of ${info.name} (${capEnd - bthOff} of ${info.headerLen} header bytes kept)`);
+      parseExtension(view, x.hdr, off, p);
+    }
     p.payloadOff = hdrEnd - start;
     const withPad = icrcOff - hdrEnd;
     if (withPad < bth.padCount) {
       throw new WireError(WireErrorCode.BadLength, bthOff + 1, `pad count ${bth.padCount} exceeds the ${withPad} bytes between the headers and the ICRC`);
     }
     p.payloadLength = withPad - bth.padCount;
+    p.payloadCaptured = Math.max(0, Math.min(p.payloadLength, capEnd - hdrEnd));
     p.payloadRuleBroken = true;
     checkPayloadRule(info, p.payloadLength, bth.padCount, bthOff);
     p.payloadRuleBroken = false;
@@ -395,16 +484,23 @@ function decodeTransport(
       throw new WireError(
         WireErrorCode.BadIcrc,
         icrcOff,
-        `bad ICRC: frame carries ${hex32(bswap32(p.icrc))}, contents give ${hex32(bswap32(p.icrcExpected ?? 0))} (wire byte order)`,
+        `bad ICRC: frame carries ${hex32(bswap32(p.icrc ?? 0))}, contents give ${hex32(bswap32(p.icrcExpected ?? 0))} (wire byte order)`,
       );
     }
   } catch (e) {
     if (!(e instanceof WireError)) throw e;
     p.error = rebase(e, start);
   }
-  // The MAD is read once the transport has located the payload (with a bad ICRC too).
+  // The MAD is read once the transport has located the payload (with a bad ICRC too), when the capture holds it.
   const b = p.bth;
-  if (b !== null && p.deth !== null && p.payloadOff >= 0 && (p.error === null || p.icrcOk === false) && carriesMad(b.opcode, b.destQp, p.deth.qkey)) {
+  if (
+    b !== null &&
+    p.deth !== null &&
+    p.payloadOff >= 0 &&
+    p.payloadCaptured === p.payloadLength &&
+    (p.error === null || p.icrcOk === false) &&
+    carriesMad(b.opcode, b.destQp, p.deth.qkey)
+  ) {
     try {
       p.mad = decodeMad(view, start + p.payloadOff, p.payloadLength);
     } catch (e) {

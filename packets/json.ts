@@ -55,6 +55,8 @@ export function frameToJson(frame: number, time: number, d: DecodedFrame): Frame
     rdEth: d.rdEth === null ? null : { eeContext: d.rdEth.eeContext },
     feth: d.feth === null ? null : { selectivity: d.feth.selectivity, placementType: d.feth.placementType },
     payloadLength: b === null ? null : d.payloadLength,
+    truncated: d.truncated,
+    payloadCaptured: b === null ? null : d.payloadCaptured,
     // The four ICRC bytes in wire order, read as one big-endian number (as tshark shows them).
     icrc: d.icrc === null ? null : hex32(bswap32(d.icrc)),
     icrcOk: d.icrcOk,

@@ -44,6 +44,7 @@ export function summaryLine(frame: number, time: number, p: RocePacket): string 
     if (p.mad !== null) cols.push(madSummary(p.mad));
     if (p.payloadLength > 0) cols.push(`len=${p.payloadLength}`);
   }
+  if (p.truncated) cols.push(`[capture truncated: ${p.payloadCaptured} of ${p.payloadLength} payload bytes, ICRC not captured]`);
   if (p.icrcOk !== null) cols.push(p.icrcOk ? 'ICRC ok' : 'ICRC BAD');
   if (p.error !== null) cols.push(`[${p.error.code}: ${p.error.message}]`);
   if (p.madError !== null) cols.push(`[MAD ${p.madError.code}: ${p.madError.message}]`);
@@ -101,9 +102,12 @@ export function fieldTree(frame: number, time: number, capLen: number, p: RocePa
   if (p.mad) for (const [indent, text] of madTreeLines(p.mad)) line(indent, text);
   if (p.payloadOff >= 0 && b) {
     const preview = frameBytes.subarray(p.payloadOff, p.payloadOff + Math.min(p.payloadLength, 32));
-    line(1, `Payload: ${p.payloadLength} bytes${p.payloadLength > 0 ? `: ${toHex(preview)}${p.payloadLength > 32 ? '…' : ''}` : ''}`);
+    const shown = Math.min(p.payloadCaptured, 32);
+    const kept = p.truncated ? ` (${p.payloadCaptured} captured)` : '';
+    line(1, `Payload: ${p.payloadLength} bytes${kept}${shown > 0 ? `: ${toHex(preview.subarray(0, shown))}${p.payloadCaptured > 32 ? '…' : ''}` : ''}`);
     if (b.padCount > 0) line(2, `pad: ${b.padCount} bytes`);
   }
+  if (p.truncated) line(1, 'ICRC: not captured (the capture kept only the start of the frame)');
   if (p.icrc !== null) {
     const status = p.icrcOk === null ? 'not checked' : p.icrcOk ? 'correct' : `INCORRECT, should be ${hex32(bswap32(p.icrcExpected ?? 0))}`;
     line(1, `ICRC: ${hex32(bswap32(p.icrc))} (wire order) [${status}]`);

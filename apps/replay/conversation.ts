@@ -34,8 +34,10 @@ export interface RcConversation {
   responses: CapturedPacket[];
   /** PSN of the first request seen (the responder's starting ePSN for the replay). */
   firstRequestPsn: number;
-  /** Path MTU inferred from the payloads (the largest FIRST/MIDDLE payload, else the smallest MTU that fits). */
+  /** Path MTU inferred from the payloads (the largest FIRST/MIDDLE payload, else the smallest MTU that fits), or the CM REQ's. */
   pathMtuBytes: number;
+  /** Set when the capture holds the CM REQ and REP that established the connection (cm-setup.ts). */
+  cm?: { startPsn: number; frames: [number, number] };
 }
 
 interface Stream {

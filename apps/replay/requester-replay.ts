@@ -11,7 +11,7 @@ import { Access, QpState, QpType, SendFlags, WrOpcode } from '../../stack/types'
 import type { SendWr } from '../../stack/work-request';
 import { decodeFrame, type RocePacket } from '../../packets/decode';
 import { OpFlag, Opcode } from '../../packets/opcodes';
-import { psnDiff } from '../../base/psn';
+import { psnAdd, psnDiff } from '../../base/psn';
 import type { CapturedPacket, RcConversation } from './conversation';
 import { type Difference, DiffClass, type ReplaySummary, malformedOutput, replaySummary } from './differences';
 import { type ReplayOptions, replayStack } from './replay-stack';
@@ -22,8 +22,19 @@ interface Msg {
   frames: number[];
 }
 
-/** The messages of the first transmission of every request PSN, in order. */
-function messagesOf(reqs: readonly CapturedPacket[], mtu: number): { msgs: Msg[]; first: Map<number, CapturedPacket> } {
+/**
+ * The messages of the first transmission of every request PSN, in PSN order, from the first
+ * message that starts in the capture (`startPsn`). PSNs the capture lost are filled so the stack's
+ * PSNs stay those of the capture: inside a message with packets of `mtu` zero bytes, between
+ * messages with zero-length RDMA WRITEs (one PSN each; a message whose start was lost is replaced
+ * by as many). What the stack sends at those PSNs is not compared (they are not in `first`).
+ */
+function messagesOf(
+  reqs: readonly CapturedPacket[],
+  mtu: number,
+  /** Where the connection's PSNs start when the capture shows it (CM), else null. */
+  connectionStart: number | null,
+): { msgs: Msg[]; first: Map<number, CapturedPacket>; startPsn: number | null; filled: number; fillers: Set<number> } {
   const first = new Map<number, CapturedPacket>();
   // A READ owns the PSNs of its responses; a READ request at one of those PSNs is a retry of it, not a new message.
   const readRanges: [number, number][] = [];
@@ -35,16 +46,48 @@ function messagesOf(reqs: readonly CapturedPacket[], mtu: number): { msgs: Msg[]
     if (c.p.reth !== null && (c.p.info?.flags ?? 0) & OpFlag.READ) readRanges.push([b.psn, Math.max(1, Math.ceil(c.p.reth.dmaLength / mtu))]);
   }
   const msgs: Msg[] = [];
-  let cur: { parts: Uint8Array[]; wr: Omit<SendWr, 'sgList'>; frames: number[] } | null = null;
-  for (const c of first.values()) {
+  let cur: { parts: Uint8Array[]; wr: Omit<SendWr, 'sgList'>; frames: number[]; lastPsn: number; psns: number[] } | null = null;
+  /** PSNs of the captured packets of the messages rebuilt whole: what the stack sends there is compared. */
+  const taken = new Set<number>();
+  /** PSNs given to zero-length WRITEs in place of lost messages. */
+  const fillers = new Set<number>();
+  // First transmissions in PSN order (a resend of a PSN whose first transmission the capture lost comes later in the capture).
+  const ordered = [...first.values()];
+  const base = ordered.find((c) => ((c.p.info?.flags ?? 0) & OpFlag.START) !== 0)?.p.bth?.psn ?? null;
+  if (base !== null) ordered.sort((x, y) => psnDiff(x.p.bth?.psn ?? 0, base) - psnDiff(y.p.bth?.psn ?? 0, base));
+  /** The PSN after the last message (or packet) taken: where the next message should start. */
+  let nextPsn: number | null = connectionStart;
+  let filled = 0;
+  for (const c of ordered) {
     const p = c.p;
     const info = p.info;
     if (info === undefined || p.bth === null) continue;
+    if (base !== null && psnDiff(p.bth.psn, base) < 0) continue; // before the first message the capture shows whole
     const f = info.flags;
     const payload = c.bytes.subarray(p.payloadOff, p.payloadOff + p.payloadLength);
     if ((f & OpFlag.START) !== 0) {
+      if (cur !== null) {
+        // Its end was lost with the PSNs before this message: it is sent whole-MTU up to there, not compared.
+        for (let i = psnDiff(p.bth.psn, cur.lastPsn) - 1; i > 0; i--) {
+          cur.parts.push(new Uint8Array(mtu));
+          filled++;
+        }
+        msgs.push({ wr: cur.wr, data: concat(cur.parts), frames: [] });
+        nextPsn = p.bth.psn;
+        cur = null;
+      }
+      if (nextPsn !== null && psnDiff(p.bth.psn, nextPsn) > 0) {
+        for (let i = psnDiff(p.bth.psn, nextPsn); i > 0; i--) {
+          msgs.push({ wr: { opcode: WrOpcode.RDMA_WRITE, rdma: { remoteAddr: 0n, rkey: 0 } }, data: new Uint8Array(0), frames: [] });
+          fillers.add(psnAdd(p.bth.psn, -i));
+          filled++;
+        }
+      }
+      const span = (f & OpFlag.READ) !== 0 && p.reth !== null ? Math.max(1, Math.ceil(p.reth.dmaLength / mtu)) : 1;
+      nextPsn = psnAdd(p.bth.psn, span);
       if ((f & OpFlag.READ) !== 0 && p.reth) {
         msgs.push({ wr: { opcode: WrOpcode.RDMA_READ, rdma: { remoteAddr: p.reth.va, rkey: p.reth.rkey } }, data: new Uint8Array(p.reth.dmaLength), frames: [c.frame] });
+        taken.add(p.bth.psn);
         continue;
       }
       if ((f & OpFlag.ATOMIC) !== 0 && p.atomicEth) {
@@ -55,6 +98,7 @@ function messagesOf(reqs: readonly CapturedPacket[], mtu: number): { msgs: Msg[]
           data: new Uint8Array(8),
           frames: [c.frame],
         });
+        taken.add(p.bth.psn);
         continue;
       }
       const write = (f & OpFlag.WRITE) !== 0;
@@ -62,11 +106,21 @@ function messagesOf(reqs: readonly CapturedPacket[], mtu: number): { msgs: Msg[]
         parts: [],
         frames: [],
         wr: write && p.reth ? { opcode: WrOpcode.RDMA_WRITE, rdma: { remoteAddr: p.reth.va, rkey: p.reth.rkey } } : { opcode: WrOpcode.SEND },
+        lastPsn: psnAdd(p.bth.psn, -1),
+        psns: [],
       };
     }
-    if (cur === null) continue; // the capture starts mid-message
+    if (cur === null) continue; // inside a message whose start the capture lost
+    // Packets of this message the capture lost: full path-MTU packets of zeros keep its segmentation.
+    for (let i = psnDiff(p.bth.psn, cur.lastPsn) - 1; i > 0; i--) {
+      cur.parts.push(new Uint8Array(mtu));
+      filled++;
+    }
+    cur.lastPsn = p.bth.psn;
+    nextPsn = psnAdd(p.bth.psn, 1);
     cur.parts.push(payload);
     cur.frames.push(c.frame);
+    cur.psns.push(p.bth.psn);
     if ((f & OpFlag.END) !== 0) {
       if (p.immDt !== null) {
         cur.wr.opcode = cur.wr.opcode === WrOpcode.RDMA_WRITE ? WrOpcode.RDMA_WRITE_WITH_IMM : WrOpcode.SEND_WITH_IMM;
@@ -77,18 +131,23 @@ function messagesOf(reqs: readonly CapturedPacket[], mtu: number): { msgs: Msg[]
         cur.wr.invalidateRkey = p.ieth.rkey;
       }
       if (p.bth.se) cur.wr.sendFlags = (cur.wr.sendFlags ?? 0) | SendFlags.SOLICITED;
-      const len = cur.parts.reduce((s, x) => s + x.length, 0);
-      const data = new Uint8Array(len);
-      let o = 0;
-      for (const x of cur.parts) {
-        data.set(x, o);
-        o += x.length;
-      }
-      msgs.push({ wr: cur.wr, data, frames: cur.frames });
+      msgs.push({ wr: cur.wr, data: concat(cur.parts), frames: cur.frames });
+      for (const q of cur.psns) taken.add(q);
       cur = null;
     }
   }
-  return { msgs, first };
+  for (const q of [...first.keys()]) if (!taken.has(q)) first.delete(q);
+  return { msgs, first, startPsn: base, filled, fillers };
+}
+
+function concat(parts: readonly Uint8Array[]): Uint8Array {
+  const data = new Uint8Array(parts.reduce((s, x) => s + x.length, 0));
+  let o = 0;
+  for (const x of parts) {
+    data.set(x, o);
+    o += x.length;
+  }
+  return data;
 }
 
 const headerText = (p: RocePacket): string =>
@@ -108,7 +167,8 @@ export function replayRequester(conv: RcConversation, o: ReplayOptions = {}): Re
   const { clock, driver, dev, mtuBytes, pathMtu, peer } = replayStack(conv, 'requester', o);
   const pd = dev.allocPd();
   const cq = dev.createCq(1 << 16);
-  const { msgs, first } = messagesOf(conv.requests, mtuBytes);
+  const { msgs, first, startPsn, filled, fillers } = messagesOf(conv.requests, mtuBytes, conv.cm?.startPsn ?? null);
+  const sqPsn = conv.cm?.startPsn ?? startPsn ?? conv.firstRequestPsn;
   const total = msgs.reduce((s, m) => s + m.data.length + 8, 0);
   const buf = new Uint8Array(Math.max(8, total));
   const mr = dev.regMr(pd, buf, Access.LOCAL_WRITE);
@@ -123,7 +183,7 @@ export function replayRequester(conv: RcConversation, o: ReplayOptions = {}): Re
     maxDestRdAtomic: 16,
     minRnrTimer: 12,
   });
-  qp.modify({ qpState: QpState.RTS, sqPsn: conv.firstRequestPsn, timeout: 14, retryCnt: 7, rnrRetry: 7, maxRdAtomic: 16 });
+  qp.modify({ qpState: QpState.RTS, sqPsn, timeout: 14, retryCnt: 7, rnrRetry: 7, maxRdAtomic: 16 });
   let off = 0;
   const wrs: SendWr[] = msgs.map((m, i) => {
     buf.set(m.data, off);
@@ -182,6 +242,9 @@ export function replayRequester(conv: RcConversation, o: ReplayOptions = {}): Re
   collect();
   for (const r of conv.responses) {
     const psn = r.p.bth?.psn ?? 0;
+    if (psnDiff(psn, sqPsn) < 0) continue; // answers a request from before the capture's first message
+    // A READ response or atomic ACK for a lost READ or atomic, whose PSN the stack sent a WRITE at.
+    if (fillers.has(psn) && ((r.p.info?.flags ?? 0) & (OpFlag.READ | OpFlag.ATOMIC)) !== 0) continue;
     for (let guard = 0; guard < 10_000; guard++) {
       const h = highestSent();
       if (h !== null && psnDiff(h, psn) >= 0) break;
@@ -213,9 +276,10 @@ export function replayRequester(conv: RcConversation, o: ReplayOptions = {}): Re
       diffs.push({ class: DiffClass.VIOLATION, kind: 'missingRequest', psn, frames: [c.frame], expected: headerText(e), got: 'nothing', rule: 'the same work requests produce the same request PSNs' });
       continue;
     }
-    const ep = c.bytes.subarray(e.payloadOff, e.payloadOff + e.payloadLength);
+    // Only the payload the capture holds is compared (a truncated frame's rest is not known).
+    const ep = c.bytes.subarray(e.payloadOff, e.payloadOff + e.payloadCaptured);
     const gbytes = sent.find((s) => s.p === g)?.bytes ?? new Uint8Array(0);
-    const gp = gbytes.subarray(g.payloadOff, g.payloadOff + g.payloadLength);
+    const gp = gbytes.subarray(g.payloadOff, g.payloadOff + Math.min(g.payloadLength, e.payloadCaptured));
     if (headerText(e) !== headerText(g)) {
       diffs.push({ class: DiffClass.VIOLATION, kind: 'segmentation', psn, frames: [c.frame], expected: headerText(e), got: headerText(g), rule: `IBTA §9.7.2: messages are segmented by the path MTU (${mtuBytes}) with FIRST/MIDDLE/LAST/ONLY opcodes and their headers` });
     } else if (Buffer.compare(ep, gp) !== 0) {
@@ -226,6 +290,18 @@ export function replayRequester(conv: RcConversation, o: ReplayOptions = {}): Re
         diffs.push({ class: DiffClass.POLICY, kind: 'ackReq', psn, frames: [c.frame], expected: `AckReq ${e.bth?.ackReq ? 1 : 0}`, got: `AckReq ${g.bth?.ackReq ? 1 : 0}`, rule: 'IBTA §9.7.3.1: when to ask for an ACK inside a message is the requester\'s choice' });
       }
     }
+  }
+  if (filled > 0 || (startPsn !== null && startPsn !== sqPsn)) {
+    diffs.push({
+      class: DiffClass.UNVERIFIABLE,
+      kind: 'captureGap',
+      psn: startPsn,
+      count: filled,
+      frames: [],
+      expected: 'every request of the conversation',
+      got: `${filled} request PSN(s) the capture lost were filled (zero-length WRITEs, or zero bytes inside a message)${startPsn !== sqPsn ? `, and the replay starts at the first whole message (PSN ${startPsn})` : ''}: what the stack sent there is not compared`,
+      rule: 'only what the capture shows can be checked',
+    });
   }
   const eRetx = conv.requests.length - first.size;
   const gRetx = sent.length - stackFirst.size;

@@ -8,12 +8,15 @@
  */
 import { Access, QpState, QpType } from '../../stack/types';
 import { decodeFrame, type RocePacket } from '../../packets/decode';
-import { AethKind, NAK_CODE_NAMES, decodeSyndrome } from '../../packets/aeth';
+import { AethKind, NAK_CODE_NAMES, NakCode, decodeSyndrome } from '../../packets/aeth';
 import { OpFlag } from '../../packets/opcodes';
-import { psnDiff } from '../../base/psn';
+import { psnAdd, psnDiff } from '../../base/psn';
 import type { CapturedPacket, RcConversation } from './conversation';
 import { type Difference, DiffClass, type ReplaySummary, malformedOutput, replaySummary } from './differences';
 import { type ReplayOptions, replayStack } from './replay-stack';
+import { CaptureGaps, MAX_BRIDGE, type OpenMessage, alignMsns, firstMsnCountsUnseen, responderGotThrough } from './resync';
+import { ReadSource } from './read-source';
+import { withStackKeys } from './rkey-map';
 
 const ACCESS_ALL = Access.LOCAL_WRITE | Access.REMOTE_WRITE | Access.REMOTE_READ | Access.REMOTE_ATOMIC;
 
@@ -23,7 +26,7 @@ interface Region {
 }
 
 /** A response, reduced to what the comparison looks at. */
-interface Resp {
+export interface Resp {
   frame: number;
   kind: 'ACK' | 'NAK' | 'RNR_NAK' | 'READ' | 'ATOMIC';
   psn: number;
@@ -32,6 +35,8 @@ interface Resp {
   opcode: number;
   name: string;
   payload: Uint8Array;
+  /** Payload bytes the capture holds (the rest of a truncated frame is not compared). */
+  captured: number;
   orig: bigint | null;
 }
 
@@ -41,13 +46,14 @@ function toResp(p: RocePacket, bytes: Uint8Array, frame: number): Resp | null {
   if (b === null || info === undefined) return null;
   const payload = bytes.subarray(p.payloadOff, p.payloadOff + p.payloadLength);
   const msn = p.aeth?.msn ?? null;
-  if ((info.flags & OpFlag.READ) !== 0) return { frame, kind: 'READ', psn: b.psn, msn, value: 0, opcode: b.opcode, name: info.name, payload, orig: null };
-  if (p.atomicAckEth !== null) return { frame, kind: 'ATOMIC', psn: b.psn, msn, value: 0, opcode: b.opcode, name: info.name, payload, orig: p.atomicAckEth.origData };
+  const captured = p.payloadCaptured;
+  if ((info.flags & OpFlag.READ) !== 0) return { frame, kind: 'READ', psn: b.psn, msn, value: 0, opcode: b.opcode, name: info.name, payload, captured, orig: null };
+  if (p.atomicAckEth !== null) return { frame, kind: 'ATOMIC', psn: b.psn, msn, value: 0, opcode: b.opcode, name: info.name, payload, captured, orig: p.atomicAckEth.origData };
   if (p.aeth === null) return null;
   const s = decodeSyndrome(p.aeth.syndrome);
   const kind = s.kind === AethKind.ACK ? 'ACK' : s.kind === AethKind.NAK ? 'NAK' : s.kind === AethKind.RNR_NAK ? 'RNR_NAK' : null;
   if (kind === null) return null;
-  return { frame, kind, psn: b.psn, msn, value: s.value, opcode: b.opcode, name: info.name, payload, orig: null };
+  return { frame, kind, psn: b.psn, msn, value: s.value, opcode: b.opcode, name: info.name, payload, captured, orig: null };
 }
 
 /** Regions the requests address, per R_Key: [lowest VA, highest VA + length). */
@@ -78,6 +84,8 @@ export function replayResponder(conv: RcConversation, o: ReplayOptions = {}): Re
   // Memory regions at the captured addresses and keys.
   const maxRegion = BigInt(o.maxRegionBytes ?? 64 * 1024 * 1024);
   const mrs = new Map<number, { lo: bigint; buf: Uint8Array }>();
+  /** Captured R_Key -> the stack's, for regions registered under a key the stack picked. */
+  const stackKeys = new Map<number, number>();
   for (const [rkey, r] of regionsOf(conv.requests)) {
     const size = r.hi - r.lo;
     if (size > maxRegion) {
@@ -88,44 +96,60 @@ export function replayResponder(conv: RcConversation, o: ReplayOptions = {}): Re
     try {
       dev.regMr(pd, buf, ACCESS_ALL, r.lo, rkey);
       mrs.set(rkey, { lo: r.lo, buf });
-    } catch (e) {
-      diffs.push({ class: DiffClass.UNVERIFIABLE, kind: 'regionKey', psn: null, frames: [], expected: `rkey 0x${rkey.toString(16)}`, got: (e as Error).message, rule: 'two captured R_Keys share a key index' });
+    } catch {
+      // A key the stack cannot take as it is (hardware keys: rkey-map.ts): one it picks stands in.
+      try {
+        const mr = dev.regMr(pd, buf, ACCESS_ALL, r.lo);
+        stackKeys.set(rkey, mr.rkey);
+        mrs.set(rkey, { lo: r.lo, buf });
+      } catch (e) {
+        diffs.push({ class: DiffClass.UNVERIFIABLE, kind: 'regionKey', psn: null, frames: [], expected: `rkey 0x${rkey.toString(16)}`, got: (e as Error).message, rule: 'the stack could not register a region at the captured addresses' });
+      }
     }
   }
 
-  // Fill the regions with what the real responder returned, so READ data and atomic results can match.
+  // What the real responder returned. Atomic results are preset below; READ data just before each
+  // READ is fed (readSource), except where a WRITE the capture shows put the bytes there.
   const expected: Resp[] = [];
   for (const c of conv.responses) {
     const r = toResp(c.p, c.bytes, c.frame);
     if (r !== null) expected.push(r);
   }
-  const reads = conv.requests.filter((c) => c.p.info !== undefined && (c.p.info.flags & OpFlag.READ) !== 0 && c.p.reth !== null);
-  for (const r of expected) {
-    if (r.kind === 'READ') {
-      const req = reads.find((c) => {
-        const d = psnDiff(r.psn, c.p.bth?.psn ?? 0);
-        return d >= 0 && d * mtuBytes < Math.max(1, c.p.reth?.dmaLength ?? 0);
-      });
-      if (req?.p.reth) {
-        const mr = mrs.get(req.p.reth.rkey);
-        const va = req.p.reth.va + BigInt(psnDiff(r.psn, req.p.bth?.psn ?? 0) * mtuBytes);
-        if (mr && va >= mr.lo) mr.buf.set(r.payload.subarray(0, Math.max(0, Math.min(r.payload.length, mr.buf.length - Number(va - mr.lo)))), Number(va - mr.lo));
-      }
-    }
-  }
-  const atomicSeen = new Set<string>();
-  for (const c of conv.requests) {
+  const source = new ReadSource(mrs, mtuBytes);
+  // An atomic's target holds, before the first atomic on it the capture shows (and again after a
+  // capture gap: a lost request may have changed it), the original value the real responder returned.
+  const atomicKnown = new Set<string>();
+  const presetAtomic = (c: CapturedPacket): void => {
     const a = c.p.atomicEth;
-    if (a === null || c.p.bth === null) continue;
+    if (a === null || c.p.bth === null) return;
     const k = `${a.rkey}:${a.va}`;
-    if (atomicSeen.has(k)) continue;
-    atomicSeen.add(k);
+    if (atomicKnown.has(k)) return;
     const ack = expected.find((r) => r.kind === 'ATOMIC' && r.psn === c.p.bth?.psn);
     const mr = mrs.get(a.rkey);
+    // Without its captured ACK the value stays unknown: the next atomic on it is preset again.
     if (ack?.orig != null && mr && a.va >= mr.lo && Number(a.va - mr.lo) + 8 <= mr.buf.length) {
       new DataView(mr.buf.buffer, mr.buf.byteOffset).setBigUint64(Number(a.va - mr.lo), ack.orig, true);
+      atomicKnown.add(k);
     }
+  };
+
+  // A capture that starts inside a message: the stack starts at the next message (IBTA §9.7.4.1.1:
+  // a MIDDLE or LAST without its FIRST is an invalid request), and what comes before is not compared.
+  // If the real responder's first answer is a PSN sequence error or RNR NAK, it was waiting for that
+  // PSN when the capture started: the requests captured before its resend were not in sequence for it.
+  const startsMessage = (c: CapturedPacket): boolean => ((c.p.info?.flags ?? 0) & OpFlag.START) !== 0;
+  let firstFed = conv.requests.find(startsMessage);
+  const firstAnswer = conv.responses[0];
+  if (firstFed !== undefined && firstAnswer?.p.aeth != null && firstAnswer.p.bth !== null && firstAnswer.p.bth.psn !== firstFed.p.bth?.psn) {
+    const s = decodeSyndrome(firstAnswer.p.aeth.syndrome);
+    const waiting = s.kind === AethKind.RNR_NAK || (s.kind === AethKind.NAK && s.value === NakCode.PSN_SEQUENCE_ERROR);
+    const resend = waiting ? conv.requests.find((c) => c.p.bth?.psn === firstAnswer.p.bth?.psn && startsMessage(c) && (s.kind === AethKind.RNR_NAK || c.frame > firstAnswer.frame)) : undefined;
+    if (resend !== undefined) firstFed = resend;
   }
+  // A connection whose CM exchange the capture holds starts at the PSN the REQ or REP gave.
+  if (conv.cm !== undefined) firstFed = conv.requests.find((c) => c.p.bth !== null && psnDiff(c.p.bth.psn, conv.cm?.startPsn ?? 0) >= 0 && startsMessage(c)) ?? firstFed;
+  const startPsn = conv.cm?.startPsn ?? firstFed?.p.bth?.psn ?? conv.firstRequestPsn;
+  const skippedAtStart = firstFed === undefined ? conv.requests.length : conv.requests.indexOf(firstFed);
 
   // The QP, as the capture shows it.
   const qp = dev.createQp(pd, { qpType: QpType.RC, sendCq: cq, recvCq: cq, cap: { maxSendWr: 16, maxRecvWr: 1 << 16 } }, conv.responderQpn);
@@ -136,7 +160,7 @@ export function replayResponder(conv: RcConversation, o: ReplayOptions = {}): Re
     ahAttr: peer,
     pathMtu,
     destQpNum: conv.requesterQpn || 1,
-    rqPsn: conv.firstRequestPsn,
+    rqPsn: startPsn,
     maxDestRdAtomic: 128,
     minRnrTimer: rnr?.value ?? 12,
   });
@@ -152,7 +176,13 @@ export function replayResponder(conv: RcConversation, o: ReplayOptions = {}): Re
   const rnrAnswered = (c: CapturedPacket): boolean => {
     const psn = c.p.bth?.psn;
     const again = conv.requests.find((x) => x.frame > c.frame && x.p.bth?.psn === psn)?.frame ?? Number.MAX_SAFE_INTEGER;
-    return conv.responses.some((r) => r.frame > c.frame && r.frame < again && r.p.bth?.psn === psn && r.p.aeth !== null && decodeSyndrome(r.p.aeth.syndrome).kind === AethKind.RNR_NAK);
+    // An RNR NAK for it; or, when the capture lost that RNR NAK, a PSN sequence error NAK for its
+    // own PSN before it is sent again: the responder did not take this in-sequence request.
+    return conv.responses.some((r) => {
+      if (r.frame <= c.frame || r.frame >= again || r.p.bth?.psn !== psn || r.p.aeth === null) return false;
+      const s = decodeSyndrome(r.p.aeth.syndrome);
+      return s.kind === AethKind.RNR_NAK || (s.kind === AethKind.NAK && s.value === NakCode.PSN_SEQUENCE_ERROR);
+    });
   };
   let recvs = 0;
 
@@ -172,26 +202,110 @@ export function replayResponder(conv: RcConversation, o: ReplayOptions = {}): Re
       if (r !== null) got.push(r);
     }
   };
-  for (const c of conv.requests) {
+  // Capture gaps: requests the capture lost although the real responder got them (it did not NAK
+  // them). The stack is brought past them with zero-length WRITEs (resync.ts), at a message boundary.
+  const gaps = new CaptureGaps();
+  const fillMr = dev.regMr(pd, new Uint8Array(8), ACCESS_ALL);
+  let lastFed = firstFed?.frame ?? 0;
+  let skipping: CapturedPacket[] = [];
+  let open: OpenMessage | null = null;
+  for (const c of conv.requests.slice(Math.max(0, skippedAtStart))) {
+    const b = c.p.bth;
+    if (b === null) continue;
+    const f = c.p.info?.flags ?? 0;
+    const ePsn = qp.resp.psn;
+    // A request past the stack's ePSN, where the real responder's answers show it got the PSNs in
+    // between (the capture does not): the capture lost those requests.
+    const through = psnDiff(b.psn, ePsn) > 0 && psnDiff(b.psn, ePsn) <= MAX_BRIDGE ? responderGotThrough(conv.responses, conv.requests, ePsn, lastFed) : null;
+    const gap = through !== null;
+    if (gap || skipping.length > 0) {
+      // The stack is brought only as far as the real responder got: past that it is out of sequence
+      // for both (a request lost on the wire as well).
+      const target = through !== null && psnDiff(b.psn, psnAdd(through, 1)) > 0 ? psnAdd(through, 1) : b.psn;
+      // A packet that continues the message the stack is in is fed after MIDDLE fillers; one inside a
+      // message whose start the capture lost waits for the next message.
+      const continues = target === b.psn && (f & OpFlag.START) === 0 && open !== null && open.send === ((f & OpFlag.SEND) !== 0) && skipping.length === 0;
+      if ((f & OpFlag.START) === 0 && !continues) {
+        skipping.push(c);
+        continue;
+      }
+      const bridged =
+        psnDiff(target, ePsn) > 0 &&
+        gaps.bridge(ePsn, target, open, skipping, c, fillMr, conv.responderQpn, mtuBytes, (frame) => {
+          driver.inject([frame]);
+          clock.runUntil(clock.now());
+          collect();
+        });
+      if (!bridged) break; // the stack cannot be brought in step: stop comparing here
+      if (continues && open !== null) open.resid -= psnDiff(target, ePsn) * mtuBytes;
+      else open = null;
+      skipping = [];
+      if (bridged && qp.resp.psn !== target) break; // the stack did not take the bridge: stop comparing here
+      // What lost requests did to memory is not known: later READ data and atomic results are not
+      // checked against what captured requests wrote before the gap.
+      atomicKnown.clear();
+      source.forget();
+    }
     if (o.timing !== 'fast') clock.runUntil(Math.max(clock.now(), c.timeNs - t0));
-    if (takesWqe(c) && c.p.bth?.psn === qp.resp.psn && !qp.hasRecvWqe() && !rnrAnswered(c)) qp.postRecv({ wrId: recvs++, sgList: [rmr.sge(0, rbuf.length)] });
-    driver.inject([c.bytes]);
+    if (takesWqe(c) && b.psn === qp.resp.psn && !qp.hasRecvWqe() && !rnrAnswered(c)) qp.postRecv({ wrId: recvs++, sgList: [rmr.sge(0, rbuf.length)] });
+    source.beforeRequest(c, conv.responses);
+    // Only an atomic the stack will execute (in sequence) finds the value preset: one it drops or
+    // answers from its saved result must not change memory an earlier one still needs.
+    if (b.psn === qp.resp.psn) presetAtomic(c);
+    driver.inject([withStackKeys(c.bytes, c.p, stackKeys)]);
+    lastFed = c.frame;
+    if ((f & OpFlag.START) !== 0 && (f & OpFlag.END) === 0) open = { send: (f & OpFlag.SEND) !== 0, resid: (c.p.reth?.dmaLength ?? 0) - c.p.payloadLength };
+    else if (open !== null && (f & OpFlag.MIDDLE) !== 0) open.resid -= c.p.payloadLength;
+    else if ((f & OpFlag.END) !== 0) open = null;
+
     clock.runUntil(clock.now());
     collect();
   }
   clock.runUntilIdle(100_000);
   collect();
 
-  compare(expected, got, diffs, mtuBytes);
-  const matched = expected.filter((e) => got.some((g) => same(e, g))).length;
-  return replaySummary('responder', conv, { pathMtu: mtuBytes, framesIn: conv.requests.length, framesOut, matched, expected: expected.length }, diffs);
+  // Responses to requests the capture does not hold (before it started, in its gaps) are not compared.
+  const before = (psn: number): boolean => psnDiff(psn, startPsn) < 0;
+  const shown = expected.filter((e) => !before(e.psn) && !gaps.covers(e.psn));
+  const answered = got.filter((g) => !before(g.psn) && !gaps.covers(g.psn));
+  if (skippedAtStart > 0 || expected.some((e) => before(e.psn))) {
+    diffs.push({
+      class: DiffClass.UNVERIFIABLE,
+      kind: 'captureStart',
+      psn: startPsn,
+      frames: conv.requests.slice(0, Math.min(skippedAtStart, 16)).map((c) => c.frame),
+      expected: 'the conversation from its start',
+      got: `the capture starts mid-conversation: replay starts at PSN ${startPsn}; ${skippedAtStart} request(s) before it and the responses to requests before it are not compared; MSNs are compared from the first acknowledgement on`,
+      rule: 'only what the capture shows can be checked',
+    });
+  }
+  diffs.push(...gaps.differences(), ...source.differences());
+  // MSNs count messages from the connection's start: where the capture joined late or lost requests,
+  // the stack's count is set against the real one at the first acknowledgement after that point.
+  const learnFirst = skippedAtStart > 0 || expected.some((e) => before(e.psn)) || firstMsnCountsUnseen(shown, conv.requests);
+  alignMsns(shown, answered, [{ psn: startPsn, learn: learnFirst }, ...gaps.segments()]);
+  // PSNs the captured READ and atomic requests are owed responses for.
+  const owed = new Set<number>();
+  for (const c of conv.requests) {
+    const b = c.p.bth;
+    const fl = c.p.info?.flags ?? 0;
+    if (b === null || (fl & (OpFlag.READ | OpFlag.ATOMIC)) === 0) continue;
+    const n = (fl & OpFlag.READ) !== 0 && c.p.reth !== null ? Math.max(1, Math.ceil(c.p.reth.dmaLength / mtuBytes)) : 1;
+    for (let i = 0; i < n; i++) owed.add(psnAdd(b.psn, i));
+  }
+  compare(shown, answered, diffs, mtuBytes, (psn) => owed.has(psn));
+  const matched = shown.filter((e) => answered.some((g) => same(e, g))).length;
+  return replaySummary('responder', conv, { pathMtu: mtuBytes, framesIn: conv.requests.length, framesOut, matched, expected: shown.length }, diffs);
 }
+
+/** The stack's payload equals the captured one as far as the capture holds it. */
+const sameCaptured = (e: Resp, g: Resp): boolean => Buffer.compare(e.payload.subarray(0, e.captured), g.payload.subarray(0, e.captured)) === 0;
 
 /** Equal answers. An ACK's credit count is not compared: end-to-end credits are the responder's policy. */
 function same(a: Resp, b: Resp): boolean {
   if (a.kind !== b.kind || a.psn !== b.psn) return false;
   if (a.kind !== 'ACK' && a.value !== b.value) return false;
-  if (a.kind === 'READ') return a.opcode === b.opcode && a.msn === b.msn && Buffer.compare(a.payload, b.payload) === 0;
+  if (a.kind === 'READ') return a.opcode === b.opcode && a.msn === b.msn && a.payload.length === b.payload.length && sameCaptured(a, b);
   if (a.kind === 'ATOMIC') return a.orig === b.orig && a.msn === b.msn;
   return a.msn === b.msn;
 }
@@ -200,7 +314,7 @@ const describe = (r: Resp | undefined): string =>
   r === undefined ? 'nothing' : `${r.name} PSN ${r.psn}${r.msn !== null ? ` MSN ${r.msn}` : ''}${r.kind === 'NAK' ? ` (${NAK_CODE_NAMES[r.value] ?? r.value})` : ''}${r.kind === 'READ' ? ` ${r.payload.length} bytes` : ''}`;
 
 /** Compares the real responder's answers (expected) with the stack's (got). */
-function compare(expected: Resp[], got: Resp[], diffs: Difference[], mtu: number): void {
+function compare(expected: Resp[], got: Resp[], diffs: Difference[], mtu: number, owed: (psn: number) => boolean): void {
   const gotBy = (kind: Resp['kind'], psn: number): Resp[] => got.filter((g) => g.kind === kind && g.psn === psn);
   // The k-th captured answer of a kind for a PSN is compared with the stack's k-th (duplicates are answered again).
   const seen = new Map<string, number>();
@@ -221,7 +335,7 @@ function compare(expected: Resp[], got: Resp[], diffs: Difference[], mtu: number
           diffs.push({ class: DiffClass.VIOLATION, kind: e.kind === 'READ' ? 'missingReadResponse' : 'missingAtomicAck', psn: e.psn, frames: [e.frame], expected: describe(e), got: 'nothing', rule: 'IBTA §9.7.4.1: every READ response PSN / atomic ACK is owed' });
         } else if (e.kind === 'READ' && (g.opcode !== e.opcode || g.payload.length !== e.payload.length)) {
           diffs.push({ class: DiffClass.VIOLATION, kind: 'readSegmentation', psn: e.psn, frames: [e.frame], expected: describe(e), got: describe(g), rule: `READ responses are segmented by the path MTU (${mtu}): FIRST/MIDDLE full, LAST the rest` });
-        } else if (e.kind === 'READ' && Buffer.compare(g.payload, e.payload) !== 0) {
+        } else if (e.kind === 'READ' && !sameCaptured(e, g)) {
           diffs.push({ class: DiffClass.VIOLATION, kind: 'readData', psn: e.psn, frames: [e.frame], expected: describe(e), got: 'different bytes', rule: 'READ returns the memory the request names' });
         } else if (e.kind === 'ATOMIC' && g.orig !== e.orig) {
           diffs.push({ class: DiffClass.VIOLATION, kind: 'atomicResult', psn: e.psn, frames: [e.frame], expected: `original 0x${e.orig?.toString(16)}`, got: `original 0x${g.orig?.toString(16)}`, rule: 'an atomic returns the value before the operation, executed once' });
@@ -269,14 +383,19 @@ function compare(expected: Resp[], got: Resp[], diffs: Difference[], mtu: number
       diffs.push({ class: DiffClass.POLICY, kind: 'extraAck', psn: g.psn, frames: [], expected: 'no ACK for this PSN', got: describe(g), rule: 'IBTA §9.7.5.1.1: how often to acknowledge is the responder\'s choice' });
     } else if (g.kind === 'READ' || g.kind === 'ATOMIC') {
       const cut = expected.length === 0 || psnDiff(g.psn, expected[expected.length - 1]?.psn ?? g.psn) > 0;
+      // A response a captured READ or atomic request is owed, where the real responder went on past
+      // it: the capture lost the real one (capture loss), it is not missing from the wire.
+      const lost = !cut && owed(g.psn);
+      const cls = cut || lost ? DiffClass.UNVERIFIABLE : DiffClass.VIOLATION;
       // Runs of READ responses are reported once, as a PSN range.
       const prev = diffs[diffs.length - 1];
-      if (prev !== undefined && prev.kind === 'extraResponse' && prev.psn !== null && prev.class === (cut ? DiffClass.UNVERIFIABLE : DiffClass.VIOLATION) && prev.lastPsn !== undefined && psnDiff(g.psn, prev.lastPsn) === 1) {
+      if (prev !== undefined && prev.kind === 'extraResponse' && prev.psn !== null && prev.class === cls && prev.lastPsn !== undefined && psnDiff(g.psn, prev.lastPsn) === 1) {
         prev.lastPsn = g.psn;
         prev.got = `${prev.count = (prev.count ?? 1) + 1} responses up to PSN ${g.psn}`;
         continue;
       }
-      diffs.push({ class: cut ? DiffClass.UNVERIFIABLE : DiffClass.VIOLATION, kind: 'extraResponse', psn: g.psn, lastPsn: g.psn, frames: [], expected: 'nothing', got: describe(g), rule: cut ? 'the capture ends before the real responder answered' : 'responses the real responder never sent' });
+      const rule = cut ? 'the capture ends before the real responder answered' : lost ? 'a captured request is owed this response and the real responder went on past it: the capture lost it' : 'responses the real responder never sent';
+      diffs.push({ class: cls, kind: 'extraResponse', psn: g.psn, lastPsn: g.psn, frames: [], expected: 'nothing', got: describe(g), rule });
     } else {
       diffs.push({ class: g.kind === 'RNR_NAK' ? DiffClass.POLICY : DiffClass.VIOLATION, kind: g.kind === 'RNR_NAK' ? 'rnr' : 'extraNak', psn: g.psn, frames: [], expected: 'no NAK', got: describe(g), rule: g.kind === 'RNR_NAK' ? 'receive posting differs' : 'the real responder accepted this request' });
     }

@@ -24,7 +24,9 @@ describe('go-back-N checkers', () => {
   });
 
   test('retransmission not starting at the NAK’d PSN', () => {
-    const r = analyze([send(0, 10), send(1, 11), send(2, 12), ack(5, 10, Syn.NAK_SEQ), send(7, 11), send(8, 12), ack(12, 12)]);
+    // The later resend of PSN 10 shows the first burst really skipped it (an ACK through 12 instead
+    // would show the responder got 10: a retransmission the capture missed).
+    const r = analyze([send(0, 10), send(1, 11), send(2, 12), ack(5, 10, Syn.NAK_SEQ), send(7, 11), send(8, 12), send(20000, 10), send(20001, 11), send(20002, 12), ack(20012, 12)]);
     const v = r.violations.find((x) => x.rule === RuleId.RETRANSMIT_FROM_NAK_PSN);
     expect(v).toBeDefined();
     expect(v!.frames).toEqual([4, 5]);
@@ -32,7 +34,8 @@ describe('go-back-N checkers', () => {
   });
 
   test('a PSN skipped during the go-back-N resend', () => {
-    const r = analyze([send(0, 10), send(1, 11), send(2, 12), send(3, 13), ack(5, 10, Syn.NAK_SEQ), send(7, 10), send(8, 11), send(9, 13), ack(12, 13)]);
+    // The responder's NAK for 12 shows the skip was the requester's, not a gap in the capture.
+    const r = analyze([send(0, 10), send(1, 11), send(2, 12), send(3, 13), ack(5, 10, Syn.NAK_SEQ), send(7, 10), send(8, 11), send(9, 13), ack(12, 12, Syn.NAK_SEQ)]);
     const v = r.violations.find((x) => x.rule === RuleId.NO_SKIP_ON_RETRANSMIT);
     expect(v).toBeDefined();
     expect(v!.frames).toEqual([7, 8]);
@@ -49,14 +52,23 @@ describe('go-back-N checkers', () => {
   });
 
   test('a NAK for a PSN already acknowledged, and an ACK for a PSN never sent', () => {
-    const r = analyze([send(0, 10), send(1, 11), ack(2, 11), ack(3, 10, Syn.NAK_SEQ), ack(4, 20)]);
+    // The ACK for 20 alone could cover requests the capture missed (ackedUnseen); the first
+    // transmission of PSN 12 after it shows the requester had not sent them.
+    const r = analyze([send(0, 10), send(1, 11), ack(2, 11), ack(3, 10, Syn.NAK_SEQ), ack(4, 20), send(5, 12)]);
     expect(r.violations.map((v) => v.rule).sort()).toEqual([RuleId.NAK_PSN_NOT_ACKED, RuleId.RESPONSE_FOR_SENT_PSN].sort());
+    expect(r.violations.find((v) => v.rule === RuleId.RESPONSE_FOR_SENT_PSN)!.frames).toEqual([5, 6]);
+    const gap = analyze([send(0, 10), send(1, 11), ack(2, 11), ack(4, 20), send(5, 21)]);
+    expect(gap.violations).toEqual([]);
+    expect(gap.captureGaps.map((g) => [g.firstPsn, g.lastPsn, g.how])).toEqual([[12, 20, 'ackedUnseen']]);
   });
 
   test('a timeout resend that skips the first unacknowledged PSN', () => {
-    const r = analyze([send(0, 10), send(1, 11), send(2, 12), ack(3, 10), send(20000, 12), ack(20003, 12)]);
+    const r = analyze([send(0, 10), send(1, 11), send(2, 12), ack(3, 10), send(20000, 12), ack(20003, 11, Syn.NAK_SEQ)]);
     expect(r.episodes.map((e) => e.trigger)).toEqual(['timeout']);
     expect(r.violations.map((v) => v.rule)).toContain(RuleId.RETRANSMIT_FROM_FIRST_UNACKED);
+    // An ACK through 12 instead shows the responder got 11: the capture missed its resend.
+    const missed = analyze([send(0, 10), send(1, 11), send(2, 12), ack(3, 10), send(20000, 12), ack(20003, 12)]);
+    expect(missed.violations).toEqual([]);
   });
 
   test('a timeout resend from an already acknowledged PSN is wasteful, not a violation', () => {

@@ -22,6 +22,41 @@ describe('per-frame flags', () => {
     expect(flagsOf(r, 3)).toEqual(['outOfSequence']);
   });
 
+  test('notCaptured: a hole the responder then acknowledges was the capture’s, not the wire’s', () => {
+    const r = analyze([req(0, Op.SEND_ONLY, 100, { len: 8 }), req(1, Op.SEND_ONLY, 102, { len: 8 }), req(2, Op.SEND_ONLY, 103, { len: 8 }), ack(3, 103)]);
+    expect(flagsOf(r, 2)).toEqual(['notCaptured']);
+    expect(flagsOf(r, 3)).toEqual([]);
+    expect(r.flagCounts.outOfSequence).toBe(0);
+    expect(r.flagCounts.notCaptured).toBe(1);
+    expect(r.captureGaps).toEqual([{ conversation: 1, requester: 'a', firstPsn: 101, lastPsn: 101, frame: 2, how: 'notCaptured' }]);
+    expect(r.captureQuality).toMatchObject({ framesCaptured: 4, framesImplied: 1, captureGaps: 1 });
+    expect(r.violations).toEqual([]);
+  });
+
+  test('a hole the responder NAKs stays outOfSequence (lost on the wire before the capture point)', () => {
+    const r = analyze([req(0, Op.SEND_ONLY, 100, { len: 8 }), req(1, Op.SEND_ONLY, 102, { len: 8 }), ack(2, 101, Syn.NAK_SEQ), req(9, Op.SEND_ONLY, 101, { len: 8 }), req(10, Op.SEND_ONLY, 102, { len: 8 }), ack(11, 102)]);
+    expect(flagsOf(r, 2)).toEqual(['outOfSequence']);
+    expect(r.captureGaps).toEqual([]);
+  });
+
+  test('ackedUnseen: an ACK for requests the capture never showed', () => {
+    const r = analyze([req(0, Op.SEND_ONLY, 100, { len: 8 }), ack(1, 100), req(2, Op.SEND_ONLY, 101, { len: 8 }), ack(4, 102), req(5, Op.SEND_ONLY, 103, { len: 8 }), ack(6, 103)]);
+    expect(flagsOf(r, 4)).toEqual(['ackedUnseen']);
+    expect(flagsOf(r, 5)).toEqual([]);
+    expect(r.captureGaps).toEqual([{ conversation: 1, requester: 'a', firstPsn: 102, lastPsn: 102, frame: 4, how: 'ackedUnseen' }]);
+    expect(r.violations).toEqual([]);
+  });
+
+  test('truncated: a frame the capture cut short is analysed from its headers', () => {
+    const w = new PcapWriter({ nanosecond: true, snaplen: 70 });
+    w.add(frame(req(0, Op.SEND_ONLY, 1, { len: 200 })), 0n);
+    w.add(frame(ack(1, 1)), 1000n);
+    const r = analyzeCapture(w.toBytes(), { allFrames: true });
+    expect(flagsOf(r, 1)).toEqual(['truncated']);
+    expect(r.messages.map((m) => [m.op, m.size, m.status])).toEqual([['SEND', 200, 'ok']]);
+    expect(r.captureQuality).toMatchObject({ truncated: 1, icrc: 'preserved' });
+  });
+
   test('duplicateRequest: a request the responder already has; duplicateFrame: an immediate copy', () => {
     const r = analyze([req(0, Op.SEND_ONLY, 100, { len: 8 }), req(0.5, Op.SEND_ONLY, 100, { len: 8 }), req(1, Op.SEND_ONLY, 101, { len: 8 }), ack(3, 101), req(40, Op.SEND_ONLY, 100, { len: 8 })]);
     expect(flagsOf(r, 2)).toEqual(['duplicateFrame']);
@@ -84,7 +119,26 @@ describe('per-frame flags', () => {
   test('every flag name is exercised by this file', () => {
     // Keep this list in step with FLAG_NAMES: a new flag needs a test above.
     expect([...FLAG_NAMES].sort()).toEqual(
-      ['retransmission', 'duplicateRequest', 'outOfSequence', 'duplicateFrame', 'nakSeqErr', 'nakInvReq', 'nakRemAccess', 'nakRemOp', 'rnrNak', 'impliedAck', 'ackCoalesced', 'icrcBad', 'malformed', 'cnp', 'ecnCe'].sort(),
+      [
+        'retransmission',
+        'duplicateRequest',
+        'outOfSequence',
+        'duplicateFrame',
+        'nakSeqErr',
+        'nakInvReq',
+        'nakRemAccess',
+        'nakRemOp',
+        'rnrNak',
+        'impliedAck',
+        'ackCoalesced',
+        'icrcBad',
+        'malformed',
+        'cnp',
+        'ecnCe',
+        'notCaptured',
+        'ackedUnseen',
+        'truncated',
+      ].sort(),
     );
   });
 });
