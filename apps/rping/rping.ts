@@ -60,6 +60,7 @@ export interface RpingResult {
   size: number;
   /** Pings completed (a server: READ and WRITE both done). */
   pings: number;
+  /** From the connection's establishment to the end. */
   seconds: number;
   local: { addr: string; port: number; qpn: number };
   remote: { addr: string; port: number; qpn: number };
@@ -168,7 +169,8 @@ export async function runRping(dev: Device, cfg: RpingConfig): Promise<RpingResu
   const problems: string[] = [];
   let pings = 0;
   let verified = 0;
-  const t0 = dev.clock.now();
+  /** From the connection on (a server's wait for its client is not counted). */
+  let t0 = dev.clock.now();
 
   /** Waits for a completion for which `want` holds (others, SEND completions, are taken and dropped). */
   const waitFor = async (what: string, want: (wc: WorkCompletion) => boolean, timeoutMs = stepMs): Promise<Waited> => {
@@ -204,6 +206,7 @@ export async function runRping(dev: Device, cfg: RpingConfig): Promise<RpingResu
       conn.id = rcm.connect({ dst: cfg.addr, port, qp: conn.qp, param: { responderResources: 1, initiatorDepth: 1, retryCount: 7, rnrRetryCount: 7 } }, conn.onEvent);
       if (conn.qp.state === QpState.INIT) conn.postRecv();
       await waitForEvent(conn, 'ESTABLISHED', 'the connection', stepMs, idle);
+      t0 = dev.clock.now();
       // rping_test_client().
       const start = conn.startMr as MemoryRegion;
       for (let ping = 0; count === 0 || ping < count; ping++) {
@@ -246,6 +249,7 @@ export async function runRping(dev: Device, cfg: RpingConfig): Promise<RpingResu
       conn.id = id;
       id.accept(conn.qp, { responderResources: 1, initiatorDepth: 1 });
       conn.postRecv();
+      t0 = dev.clock.now();
       listener.close();
       // rping_test_server(): until the client disconnects.
       const rdma = conn.rdmaMr;

