@@ -76,6 +76,13 @@ test('a port nobody listens on: REJECTED with the reason from the wire, exit 1, 
   expect((await server).code).toBe(0);
 }, 30_000);
 
+test('an address nobody answers for: exit 1, unreachable, before any CM message', async () => {
+  const r = await cmd('-c', '-a', '198.18.0.9', '-d', 'sim-a', '--driver', 'memory', '-C', '1', '--json');
+  expect(r.code).toBe(1);
+  expect(JSON.parse(r.out)).toMatchObject({ ok: false, test: 'rping', role: 'client', code: 'ROCE_ERR_HOST_NO_NEIGHBOR' });
+  expect(r.err).toMatch(/198\.18\.0\.9 is not the other end of the in-memory link/);
+});
+
 test.each([
   [[], /give one of -s \(server\) and -c \(client\)/],
   [['-s', '-c', '-a', '1.2.3.4'], /give one of -s/],
