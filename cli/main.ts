@@ -13,6 +13,7 @@ import { demoCommand } from './demo-command';
 import { replayCommand } from './replay-command';
 import { perftestCommand } from './perftest-command';
 import { pingpongCommand } from './pingpong-command';
+import { rpingCommand } from './rping-command';
 import { analyzeCommand } from './analyze-command';
 import { ladderCommand } from './ladder-command';
 import { plotCommand } from './plot-command';
@@ -27,6 +28,7 @@ const COMMANDS: Readonly<Record<string, { help: string; run: Command }>> = {
   devices: { help: 'the interfaces RoCE can run on: driver modes, MTU, active IB MTU, GID table (run `roce devices -h`)', run: devicesCommand },
   perftest: { help: 'ib_write/read/send/atomic_bw and _lat benchmarks; either end may be the real perftest (run `roce perftest -h`)', run: perftestCommand },
   pingpong: { help: "ibv_rc_pingpong's exchange and traffic; either end may be the real tool (run `roce pingpong -h`)", run: pingpongCommand },
+  rping: { help: "librdmacm's rping: an RDMA CM connection, RDMA READ and WRITE pings; either end may be the real rping (run `roce rping -h`)", run: rpingCommand },
   replay: { help: 'replay one side of captured RC conversations into the stack and compare (run `roce replay -h`)', run: replayCommand },
 };
 

@@ -168,3 +168,19 @@ export async function resolveNeighbor(ifname: string, ip: string, timeoutMs = 30
     `cannot resolve ${ip} on ${ifname}${o.netns !== undefined ? ` (netns ${o.netns})` : ''}: neighbour state ${last} after ${timeoutMs} ms`,
   );
 }
+
+/**
+ * The interface that reaches `ip`, as rdma_resolve_addr() finds its device: the interface that
+ * holds `ip` when it is one of this host's addresses (a server's bind address), otherwise the
+ * `dev` of `ip -j route get IP`. Throws NicDriverError (BadArgument, InterfaceQuery).
+ */
+export async function interfaceForAddress(ip: string, o: IpOptions = {}): Promise<string> {
+  if (!net.isIP(ip)) throw new NicDriverError(NativeErrorCode.BadArgument, `'${ip}' is not an IP address`);
+  const own = JSON.parse((await runIp(['-j', 'addr', 'show', 'to', ip], o)) || '[]') as IpLink[];
+  const holder = own.find((l) => l.ifname !== undefined && l.ifname !== 'lo' && (l.addr_info?.length ?? 0) > 0);
+  if (holder?.ifname !== undefined) return holder.ifname;
+  const routes = JSON.parse((await runIp(['-j', 'route', 'get', ip], o)) || '[]') as Array<{ dev?: string; type?: string }>;
+  const dev = routes[0]?.dev;
+  if (dev === undefined || dev === 'lo') throw new NicDriverError(NativeErrorCode.InterfaceQuery, `no route to ${ip} through a network interface${dev === 'lo' ? ' (it is a loopback address)' : ''}`);
+  return dev;
+}

@@ -38,6 +38,8 @@ export interface DeviceConfig {
   ipv6?: string[];
   /** Static neighbour table: IP address text -> MAC. */
   neighbors?: Record<string, number>;
+  /** The neighbour table itself (default: an empty Map); a host device passes one that consults the kernel's on a miss. */
+  neighborTable?: Map<string, number>;
   name?: string;
   /** Seed for start PSNs and other choices (default 1). */
   seed?: number;
@@ -72,7 +74,7 @@ export class Device implements QpHost {
   readonly tuning: QpTuning;
   readonly scratch = new TxScratch(Opcode.RC_ACKNOWLEDGE);
   readonly gids: Uint8Array[] = [];
-  readonly neighbors = new Map<string, number>();
+  readonly neighbors: Map<string, number>;
   /** Device-wide counters for frames that reach no QP. */
   readonly counters: Counters = newCounters();
   private readonly qps = new Map<number, QueuePair>();
@@ -87,6 +89,7 @@ export class Device implements QpHost {
 
   constructor(cfg: DeviceConfig) {
     this.name = cfg.name ?? 'roce0';
+    this.neighbors = cfg.neighborTable ?? new Map<string, number>();
     this.driver = cfg.driver;
     this.clock = cfg.clock;
     this.rng = new Rng(cfg.seed ?? 1);

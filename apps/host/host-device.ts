@@ -25,6 +25,7 @@ import { AfPacketDriver } from '../../nic-driver/af-packet-driver';
 import { interfaceInfo, resolveNeighbor } from '../../nic-driver/interface-info';
 import { nativeAvailable, nativeLoadError } from '../../nic-driver/native-binding';
 import { RoceError } from '../../base/roce-error';
+import { KernelNeighborTable } from './kernel-neighbors';
 
 export const HostDriverKind = { XDP: 'xdp', PACKET: 'packet', MEMORY: 'memory' } as const;
 export type HostDriverKind = (typeof HostDriverKind)[keyof typeof HostDriverKind];
@@ -175,8 +176,10 @@ export async function openHostDevice(ifname: string, kind: HostNicKind, opts: Ho
     throw new HostDeviceError(HostDeviceErrorCode.DRIVER_FAILED, `${DRIVER_LABELS[kind]} driver on ${ifname}: ${(e as Error).message}`);
   }
   // perftest and rc_pingpong draw their start PSN from lrand48 seeded by pid and time: a fresh seed per run.
+  const neighbors = new KernelNeighborTable(ifname);
   const device = new Device({
     driver,
+    neighborTable: neighbors,
     clock: new RealClock(),
     ipv4,
     name: ifname,
@@ -201,6 +204,7 @@ export async function openHostDevice(ifname: string, kind: HostNicKind, opts: Ho
       if (!device.neighbors.has(ip)) device.neighbors.set(ip, await lookupNeighbor(ifname, ip));
     },
     close(): void {
+      neighbors.close();
       driver.close();
     },
   };

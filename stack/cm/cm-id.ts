@@ -22,9 +22,14 @@ export interface OutstandingMad {
 export interface ConnectionParams {
   localQpn: number;
   remoteQpn: number;
-  /** Our first send PSN (the starting PSN of the message we sent). */
+  /**
+   * The Starting PSN of the message we sent (REQ or REP): the first PSN our receive queue expects,
+   * as the kernel's ib_cm reads it (cm_req_handler() takes the REQ's Starting PSN as the passive
+   * side's sq_psn, ib_send_cm_rep() the REP's as its rq_psn, cm_rep_handler() the REP's as the
+   * active side's sq_psn), and as rdma_cm sets rq_psn to the ID's own seq_num (rdma_init_qp_attr()).
+   */
   localPsn: number;
-  /** The peer's first send PSN = our expected PSN. */
+  /** The Starting PSN of the peer's message: the first PSN we send with. */
   remotePsn: number;
   /** Path MTU code (1 = 256 ... 5 = 4096). */
   pathMtu: number;

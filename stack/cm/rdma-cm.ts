@@ -199,7 +199,7 @@ export class RdmaCmId {
     qp.modify({ qpState: QpState.INIT, pkeyIndex: 0, portNum: 1, qpAccessFlags: initAccess(this.cmId.conn.responderResources) });
   }
 
-  /** cma_modify_qp_rtr(): the peer's QPN and first PSN, the path, the MTU, our responder resources. */
+  /** cma_modify_qp_rtr(): the peer's QPN, the PSN we advertised (ConnectionParams.localPsn), the path, the MTU, our responder resources. */
   toRtr(): void {
     const c = this.cmId.conn;
     const qp = this.qp as QueuePair;
@@ -209,17 +209,17 @@ export class RdmaCmId {
       ahAttr: { dgid: peerGid, sgidIndex: sourceGidIndex(this.rcm.dev.gids, peerGid), hopLimit: c.hopLimit, trafficClass: c.trafficClass, flowLabel: c.flowLabel },
       pathMtu: c.pathMtu as Mtu,
       destQpNum: c.remoteQpn,
-      rqPsn: c.remotePsn,
+      rqPsn: c.localPsn,
       maxDestRdAtomic: c.responderResources,
       minRnrTimer: 12,
       qpAccessFlags: initAccess(c.responderResources),
     });
   }
 
-  /** cma_modify_qp_rts(): our first PSN, the ACK timeout of the path, the retry counts, our initiator depth. */
+  /** cma_modify_qp_rts(): the PSN the peer advertised (ConnectionParams.remotePsn), the ACK timeout of the path, the retry counts, our initiator depth. */
   toRts(): void {
     const c = this.cmId.conn;
-    (this.qp as QueuePair).modify({ qpState: QpState.RTS, sqPsn: c.localPsn, timeout: c.localAckTimeout, retryCnt: c.retryCount, rnrRetry: c.rnrRetryCount, maxRdAtomic: c.initiatorDepth });
+    (this.qp as QueuePair).modify({ qpState: QpState.RTS, sqPsn: c.remotePsn, timeout: c.localAckTimeout, retryCnt: c.retryCount, rnrRetry: c.rnrRetryCount, maxRdAtomic: c.initiatorDepth });
   }
 
   /** The CM's events as rdma_cm events (cma.c cma_ib_handler()). */

@@ -76,6 +76,8 @@ describe('RDMA CM between two stacks on the memory link', () => {
     expect(server.qp.attr.destQpNum).toBe(client.qp.qpNum);
     expect(client.qp.attr.sqPsn).toBe(server.qp.attr.rqPsn);
     expect(server.qp.attr.sqPsn).toBe(client.qp.attr.rqPsn);
+    // As the kernel's ib_cm reads them (rxe NAKs anything else): a message's Starting PSN is what its sender's receive queue expects.
+    expect(client.qp.attr.rqPsn).toBe(id.cmId.conn.localPsn);
     expect(client.qp.attr.timeout).toBe(19);
     expect(client.qp.attr.maxRdAtomic).toBe(1);
     expect(id.cmState).toBe(CmState.ESTABLISHED);

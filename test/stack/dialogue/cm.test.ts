@@ -184,7 +184,8 @@ describe('active side', () => {
     expect(a.events).toMatchObject([{ type: 'ESTABLISHED', privateData: expect.any(Uint8Array) }]);
     expect(a.id.cmState).toBe(CmState.ESTABLISHED);
     expect(a.h.qp.state).toBe(QpState.RTS);
-    expect(a.h.qp.attr).toMatchObject({ destQpNum: PEER_QPN, rqPsn: PEER_PSN, sqPsn: req?.fields['startingPsn'], maxRdAtomic: 4, maxDestRdAtomic: 2, rnrRetry: 3, retryCnt: 7, timeout: 19 });
+    // A Starting PSN is what its sender's receive queue expects (ib_cm: cm_rep_handler() takes the REP's as the active side's sq_psn).
+    expect(a.h.qp.attr).toMatchObject({ destQpNum: PEER_QPN, rqPsn: req?.fields['startingPsn'], sqPsn: PEER_PSN, maxRdAtomic: 4, maxDestRdAtomic: 2, rnrRetry: 3, retryCnt: 7, timeout: 19 });
     // The peer did not hear our RTU and resends its REP.
     a.send(rep(req as CmSent, { responderResources: 4, initiatorDepth: 2, rnrRetryCount: 3 }), (req as CmSent).tid);
     const [rtu2] = a.sent();
@@ -241,7 +242,8 @@ describe('passive side', () => {
     expect(r?.tid).toBe(0x1234n);
     expect(r?.fields).toMatchObject({ remoteCommId: PEER_COMM, localQpn: p.h.qp.qpNum, responderResources: 1, initiatorDepth: 1, targetAckDelay: 15, rnrRetryCount: 7, localCaGuid: p.rcm.cm.caGuid });
     expect(p.h.qp.state).toBe(QpState.RTS);
-    expect(p.h.qp.attr).toMatchObject({ destQpNum: PEER_QPN, rqPsn: PEER_PSN, sqPsn: r?.fields['startingPsn'], timeout: 19 });
+    // ib_cm: cm_req_handler() takes the REQ's Starting PSN as the passive side's sq_psn, ib_send_cm_rep() the REP's as its rq_psn.
+    expect(p.h.qp.attr).toMatchObject({ destQpNum: PEER_QPN, rqPsn: r?.fields['startingPsn'], sqPsn: PEER_PSN, timeout: 19 });
     expect(p.conn().cmState).toBe(CmState.REP_SENT);
   });
 

@@ -1,0 +1,320 @@
+/**
+ * rping (librdmacm examples/rping.c) on a `Device`: an RC QP connected through the RDMA CM (TCP
+ * port space, port 7174 by default, responder resources and initiator depth 1, retry and RNR
+ * retry 7 as rping_init_conn_param()), then rping's loop, one 16-byte buffer advertisement
+ * (rdma-info.ts) per step:
+ *
+ *   client: SEND its start buffer (address, R_Key, size)  → server: RDMA READ of it, then a SEND "go ahead"
+ *   client: SEND its rdma buffer                          → server: RDMA WRITE of what it read (strlen + 1 bytes), then a SEND
+ *   client: -V compares the two buffers, -v prints "ping data: …"
+ *
+ * COUNT times (0: forever), then the client disconnects (DREQ). The server runs, as rping's
+ * does, until its client disconnects (rping_test_server() has no count) and prints
+ * "server ping data: …" with -v after each READ. One receive (16 bytes) is kept posted,
+ * reposted after each arrives (rping_cq_event_handler()).
+ */
+import type { Device } from '../../stack/device';
+import { Access, QpType, QpState, SendFlags, WC_STATUS_NAMES, WcOpcode, WcStatus, WrOpcode, type WorkCompletion } from '../../stack/types';
+import type { QueuePair } from '../../stack/queue-pair';
+import type { MemoryRegion } from '../../stack/memory-region';
+import { RdmaCm, type RdmaCmEvent, type RdmaCmId } from '../../stack/cm/rdma-cm';
+import { nextTurn } from '../host/clock-pump';
+import { RDMA_INFO_LEN, decodeRdmaInfo, encodeRdmaInfo, type RdmaInfo } from './rdma-info';
+import { RPING_MAX_BUFSIZE, RPING_MIN_BUFSIZE, cString, cStringBytes, fillPingData } from './ping-data';
+import { RpingError, RpingErrorCode } from './rping-error';
+
+/** rping's default port (cb->port = htobe16(7174)). */
+export const RPING_DEFAULT_PORT = 7174;
+/** rping's default -S. */
+export const RPING_DEFAULT_SIZE = 64;
+/** RPING_SQ_DEPTH. */
+const SQ_DEPTH = 16;
+
+export interface RpingConfig {
+  role: 'client' | 'server';
+  /** Client: the server's IPv4 address. Server: the address to listen on (0.0.0.0: any). */
+  addr: string;
+  port?: number;
+  /** Pings (client; 0 = until interrupted, as rping). */
+  count?: number;
+  /** Ping data size (-S, 26..65535, default 64). */
+  size?: number;
+  /** -V: the client compares what came back with what it sent. */
+  validate?: boolean;
+  /** -v: each ping's data, as rping prints it ("ping data: …" / "server ping data: …"). */
+  onPingData?: (line: string) => void;
+  /** Give up when nothing happens for this long (default 10 s; a server waits `listenTimeoutMs` for its client). */
+  stepTimeoutMs?: number;
+  listenTimeoutMs?: number;
+  /** Learns the peer's MAC before the CM talks to it (HostDevice.ensureNeighbor). */
+  beforeConnect?: (peerGid: Uint8Array) => void | Promise<void>;
+  /** How the loop waits while nothing happens (HostDevice.idleWait). */
+  idleWait?: () => Promise<void>;
+  onListening?: (port: number) => void;
+}
+
+export interface RpingResult {
+  ok: boolean;
+  test: 'rping';
+  role: 'client' | 'server';
+  size: number;
+  /** Pings completed (a server: READ and WRITE both done). */
+  pings: number;
+  /** From the connection's establishment to the end. */
+  seconds: number;
+  local: { addr: string; port: number; qpn: number };
+  remote: { addr: string; port: number; qpn: number };
+  /** -V (client): pings compared and found equal. */
+  verified: number;
+  /** -v: the lines printed. */
+  pingData: string[];
+  problems: string[];
+}
+
+/** The IPv4-mapped GID of a dotted quad. */
+function v4Gid(ip: string): Uint8Array {
+  const g = new Uint8Array(16);
+  g[10] = 0xff;
+  g[11] = 0xff;
+  ip.split('.').forEach((p, i) => (g[12 + i] = Number(p)));
+  return g;
+}
+
+function checkConfig(cfg: RpingConfig): { size: number; count: number; port: number } {
+  const size = cfg.size ?? RPING_DEFAULT_SIZE;
+  const count = cfg.count ?? 0;
+  const port = cfg.port ?? RPING_DEFAULT_PORT;
+  // rping.c main(): "Invalid size %d (valid range is %zd to %d)".
+  if (!Number.isInteger(size) || size < RPING_MIN_BUFSIZE || size > RPING_MAX_BUFSIZE) throw new RpingError(RpingErrorCode.CONFIG, `invalid size ${size} (valid range is ${RPING_MIN_BUFSIZE} to ${RPING_MAX_BUFSIZE})`);
+  if (!Number.isInteger(count) || count < 0) throw new RpingError(RpingErrorCode.CONFIG, `invalid count ${count}`);
+  if (!Number.isInteger(port) || port < 1 || port > 0xffff) throw new RpingError(RpingErrorCode.CONFIG, `invalid port ${port}`);
+  if (!/^\d+\.\d+\.\d+\.\d+$/.test(cfg.addr)) throw new RpingError(RpingErrorCode.CONFIG, `-a ${cfg.addr}: only IPv4 addresses are supported`);
+  return { size, count, port };
+}
+
+/** The resources of one rping connection (rping_setup_qp() and rping_setup_buffers()). */
+class Conn {
+  readonly pd;
+  readonly cq;
+  readonly qp: QueuePair;
+  readonly recvMr: MemoryRegion;
+  readonly sendMr: MemoryRegion;
+  readonly rdmaMr: MemoryRegion;
+  readonly startMr: MemoryRegion | null;
+  id: RdmaCmId | null = null;
+  readonly events: RdmaCmEvent[] = [];
+  disconnected = false;
+
+  constructor(
+    readonly dev: Device,
+    size: number,
+    client: boolean,
+  ) {
+    this.pd = dev.allocPd();
+    this.cq = dev.createCq(SQ_DEPTH * 2);
+    this.qp = dev.createQp(this.pd, { qpType: QpType.RC, sendCq: this.cq, recvCq: this.cq, cap: { maxSendWr: SQ_DEPTH, maxRecvWr: 2, maxSendSge: 1, maxRecvSge: 1 } });
+    this.recvMr = dev.regMr(this.pd, new Uint8Array(RDMA_INFO_LEN), Access.LOCAL_WRITE);
+    this.sendMr = dev.regMr(this.pd, new Uint8Array(RDMA_INFO_LEN), 0);
+    const remote = Access.LOCAL_WRITE | Access.REMOTE_READ | Access.REMOTE_WRITE;
+    this.rdmaMr = dev.regMr(this.pd, new Uint8Array(size), remote);
+    this.startMr = client ? dev.regMr(this.pd, new Uint8Array(size), remote) : null;
+  }
+
+  onEvent = (e: RdmaCmEvent): void => {
+    this.events.push(e);
+    if (e.type === 'DISCONNECTED') this.disconnected = true;
+  };
+
+  postRecv(): void {
+    this.qp.postRecv({ wrId: 1, sgList: [this.recvMr.sge(0, RDMA_INFO_LEN)] });
+  }
+
+  /** A SEND of the 16-byte advertisement `info` (all zero: the server's "go ahead"). */
+  send(info: RdmaInfo | null): void {
+    if (info === null) this.sendMr.buffer.fill(0);
+    else encodeRdmaInfo(info, this.sendMr.buffer);
+    this.qp.postSend({ wrId: 2, opcode: WrOpcode.SEND, sgList: [this.sendMr.sge(0, RDMA_INFO_LEN)], sendFlags: SendFlags.SIGNALED });
+  }
+
+  advertise(mr: MemoryRegion): RdmaInfo {
+    return { buf: mr.addr(0), rkey: mr.rkey, size: mr.buffer.length };
+  }
+
+  close(): void {
+    try {
+      if (this.qp.state !== QpState.RESET) this.qp.modify({ qpState: QpState.RESET });
+      this.dev.destroyQp(this.qp);
+    } catch {
+      // the device may already be closing: nothing more to give back
+    }
+  }
+}
+
+/** What a wait returned: a completion of the kind asked for, or the peer's disconnect. */
+type Waited = { wc: WorkCompletion } | 'disconnected';
+
+export async function runRping(dev: Device, cfg: RpingConfig): Promise<RpingResult> {
+  const { size, count, port } = checkConfig(cfg);
+  const stepMs = cfg.stepTimeoutMs ?? 10_000;
+  const listenMs = cfg.listenTimeoutMs ?? 300_000;
+  const idle = cfg.idleWait ?? nextTurn;
+  const client = cfg.role === 'client';
+  const rcm = new RdmaCm(dev);
+  const conn = new Conn(dev, size, client);
+  const pingData: string[] = [];
+  const show = (line: string): void => {
+    pingData.push(line);
+    cfg.onPingData?.(line);
+  };
+  const problems: string[] = [];
+  let pings = 0;
+  let verified = 0;
+  /** From the connection on (a server's wait for its client is not counted). */
+  let t0 = dev.clock.now();
+
+  /** Waits for a completion for which `want` holds (others, SEND completions, are taken and dropped). */
+  const waitFor = async (what: string, want: (wc: WorkCompletion) => boolean, timeoutMs = stepMs): Promise<Waited> => {
+    const deadline = Date.now() + timeoutMs;
+    for (;;) {
+      for (const wc of conn.cq.poll(4)) {
+        if (wc.status !== WcStatus.SUCCESS) {
+          if (conn.disconnected && wc.status === WcStatus.WR_FLUSH_ERR) return 'disconnected';
+          throw new RpingError(RpingErrorCode.COMPLETION, `cq completion failed status ${wc.status} (${WC_STATUS_NAMES[wc.status] ?? 'unknown'}${wc.vendorErr !== '' ? `: ${wc.vendorErr}` : ''}) while waiting for ${what}`);
+        }
+        if (wc.opcode === WcOpcode.RECV) {
+          // server_recv() / client_recv(): anything but 16 bytes is "bogus data".
+          if (wc.byteLen !== RDMA_INFO_LEN) throw new RpingError(RpingErrorCode.PROTOCOL, `received bogus data, size ${wc.byteLen}`);
+          // Reposted at once, as rping does; the 16 bytes stay until the peer's next SEND, which
+          // only comes after this side has answered (the caller decodes them before it does).
+          conn.postRecv();
+        }
+        if (want(wc)) return { wc };
+      }
+      if (conn.disconnected) return 'disconnected';
+      const bad = conn.events.find((e) => e.type === 'REJECTED' || e.type === 'UNREACHABLE' || e.type === 'CONNECT_ERROR');
+      if (bad !== undefined) throw cmFailure(bad);
+      if (Date.now() > deadline) throw new RpingError(RpingErrorCode.TIMEOUT, `no ${what} within ${timeoutMs} ms`);
+      await idle();
+    }
+  };
+  const isRecv = (wc: WorkCompletion): boolean => wc.opcode === WcOpcode.RECV;
+
+  try {
+    if (client) {
+      const peerGid = v4Gid(cfg.addr);
+      if (cfg.beforeConnect !== undefined) await cfg.beforeConnect(peerGid);
+      conn.id = rcm.connect({ dst: cfg.addr, port, qp: conn.qp, param: { responderResources: 1, initiatorDepth: 1, retryCount: 7, rnrRetryCount: 7 } }, conn.onEvent);
+      if (conn.qp.state === QpState.INIT) conn.postRecv();
+      await waitForEvent(conn, 'ESTABLISHED', 'the connection', stepMs, idle);
+      t0 = dev.clock.now();
+      // rping_test_client().
+      const start = conn.startMr as MemoryRegion;
+      for (let ping = 0; count === 0 || ping < count; ping++) {
+        fillPingData(start.buffer, ping);
+        conn.send(conn.advertise(start));
+        if ((await waitFor('the server\'s "go ahead" after its RDMA READ', isRecv)) === 'disconnected') throw disconnectedEarly(ping);
+        conn.send(conn.advertise(conn.rdmaMr));
+        if ((await waitFor('the server\'s "go ahead" after its RDMA WRITE', isRecv)) === 'disconnected') throw disconnectedEarly(ping);
+        if (cfg.validate === true) {
+          const a = start.buffer;
+          const b = conn.rdmaMr.buffer;
+          const at = a.findIndex((v, i) => v !== b[i]);
+          if (at >= 0) throw new RpingError(RpingErrorCode.MISMATCH, `data mismatch! (ping ${ping}, byte ${at}: 0x${(b[at] as number).toString(16)}, sent 0x${(a[at] as number).toString(16)})`);
+          verified++;
+        }
+        if (cfg.onPingData !== undefined) show(`ping data: ${cString(conn.rdmaMr.buffer)}`);
+        pings++;
+      }
+      conn.id.disconnect();
+      await waitForEvent(conn, 'DISCONNECTED', 'the DREP', stepMs, idle);
+    } else {
+      let pending: RdmaCmId | null = null;
+      const listener = rcm.listen(port, (e) => {
+        if (e.type === 'CONNECT_REQUEST') {
+          // rping's server serves one client; a second request while the first runs is refused.
+          if (pending !== null || conn.id !== null) e.id.reject();
+          else pending = e.id;
+          return;
+        }
+        conn.onEvent(e);
+      });
+      cfg.onListening?.(port);
+      const deadline = Date.now() + listenMs;
+      while (pending === null) {
+        if (Date.now() > deadline) throw new RpingError(RpingErrorCode.TIMEOUT, `no client connected within ${listenMs} ms`);
+        await idle();
+      }
+      const id: RdmaCmId = pending;
+      if (cfg.beforeConnect !== undefined) await cfg.beforeConnect(v4Gid(id.peerAddr));
+      conn.id = id;
+      id.accept(conn.qp, { responderResources: 1, initiatorDepth: 1 });
+      conn.postRecv();
+      t0 = dev.clock.now();
+      listener.close();
+      // rping_test_server(): until the client disconnects.
+      const rdma = conn.rdmaMr;
+      for (;;) {
+        const adv = await waitFor("the client's start buffer advertisement", isRecv);
+        if (adv === 'disconnected') break;
+        const src = decodeRdmaInfo(conn.recvMr.buffer);
+        if (src.size > rdma.buffer.length) throw new RpingError(RpingErrorCode.PROTOCOL, `the client advertises ${src.size} bytes, more than this server's -S ${rdma.buffer.length}`);
+        conn.qp.postSend({ wrId: 3, opcode: WrOpcode.RDMA_READ, sgList: [rdma.sge(0, src.size)], rdma: { remoteAddr: src.buf, rkey: src.rkey }, sendFlags: SendFlags.SIGNALED });
+        if ((await waitFor('the RDMA READ', (wc) => wc.opcode === WcOpcode.RDMA_READ)) === 'disconnected') throw disconnectedEarly(pings);
+        if (cfg.onPingData !== undefined) show(`server ping data: ${cString(rdma.buffer)}`);
+        conn.send(null);
+        const sink = await waitFor("the client's rdma buffer advertisement", isRecv);
+        if (sink === 'disconnected') throw disconnectedEarly(pings);
+        const dst = decodeRdmaInfo(conn.recvMr.buffer);
+        conn.qp.postSend({ wrId: 4, opcode: WrOpcode.RDMA_WRITE, sgList: [rdma.sge(0, cStringBytes(rdma.buffer))], rdma: { remoteAddr: dst.buf, rkey: dst.rkey }, sendFlags: SendFlags.SIGNALED });
+        if ((await waitFor('the RDMA WRITE', (wc) => wc.opcode === WcOpcode.RDMA_WRITE)) === 'disconnected') throw disconnectedEarly(pings);
+        conn.send(null);
+        pings++;
+      }
+      // rping_disconnect(): the DREP went out when the DREQ came.
+    }
+    const id = conn.id as RdmaCmId;
+    return {
+      ok: problems.length === 0,
+      test: 'rping',
+      role: cfg.role,
+      size,
+      pings,
+      seconds: (dev.clock.now() - t0) / 1e9,
+      local: { addr: id.localAddr, port: id.localPort, qpn: conn.qp.qpNum },
+      remote: { addr: id.peerAddr, port: id.peerPort, qpn: conn.qp.attr.destQpNum },
+      verified,
+      pingData,
+      problems,
+    };
+  } finally {
+    // Let the last DREP or ACK leave, then give QP 1 back.
+    conn.id?.destroy();
+    rcm.close();
+    conn.close();
+  }
+}
+
+function disconnectedEarly(ping: number): RpingError {
+  return new RpingError(RpingErrorCode.PROTOCOL, `the peer disconnected in the middle of ping ${ping}`);
+}
+
+function cmFailure(e: RdmaCmEvent): RpingError {
+  // rping: "cma event RDMA_CM_EVENT_REJECTED, error %d".
+  if (e.type === 'REJECTED') return new RpingError(RpingErrorCode.REJECTED, `cma event RDMA_CM_EVENT_REJECTED: REJ reason ${e.reason} (${e.reasonText})`);
+  if (e.type === 'UNREACHABLE') return new RpingError(RpingErrorCode.UNREACHABLE, `cma event RDMA_CM_EVENT_UNREACHABLE: ${e.why}`);
+  if (e.type === 'CONNECT_ERROR') return new RpingError(RpingErrorCode.UNREACHABLE, `cma event RDMA_CM_EVENT_CONNECT_ERROR: ${e.why}`);
+  return new RpingError(RpingErrorCode.PROTOCOL, `unexpected cma event ${e.type}`);
+}
+
+async function waitForEvent(conn: Conn, type: 'ESTABLISHED' | 'DISCONNECTED', what: string, timeoutMs: number, idle: () => Promise<void>): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    if (conn.events.some((e) => e.type === type)) return;
+    const bad = conn.events.find((e) => e.type === 'REJECTED' || e.type === 'UNREACHABLE' || e.type === 'CONNECT_ERROR');
+    if (bad !== undefined) throw cmFailure(bad);
+    // Completions taken meanwhile (SENDs, flushes after the disconnect) are not waited for.
+    if (type === 'DISCONNECTED') conn.cq.poll(16);
+    if (Date.now() > deadline) throw new RpingError(type === 'ESTABLISHED' ? RpingErrorCode.UNREACHABLE : RpingErrorCode.TIMEOUT, `no ${what} within ${timeoutMs} ms`);
+    await idle();
+  }
+}
