@@ -307,6 +307,22 @@ export interface RdmaCmListener {
 }
 
 /** The rdma_cm of one device: its connection manager and the IDs of the API. */
+
+/** A destination as the IP CM header carries it. */
+type IpCmAddress = ReturnType<typeof ipCmAddressFromString>;
+
+/** The private data of a REQ or SIDR_REQ: the IP CM header (Annex A11, cma.c `cma_hdr`), then the user's bytes. */
+function ipCmPrivateData(dst: IpCmAddress, srcPort: number, srcAddr: Uint8Array, user: Uint8Array): Uint8Array {
+  const pd = new Uint8Array(IP_CM_HEADER_LEN + user.length);
+  emitIpCmPrivateData(
+    { majorVersion: CMA_VERSION >>> 4, minorVersion: CMA_VERSION & 0xf, ipVersion: dst.ipVersion, reserved: 0, srcPort, srcAddr, dstAddr: dst.addr },
+    new DataView(pd.buffer),
+    0,
+  );
+  pd.set(user, IP_CM_HEADER_LEN);
+  return pd;
+}
+
 export class RdmaCm {
   readonly cm: ConnectionManager;
   private readonly byCmId = new Map<CmId, RdmaCmId>();
@@ -333,36 +349,19 @@ export class RdmaCm {
     if (!Number.isInteger(o.port) || o.port < 0 || o.port > 0xffff) throw invalid(`rdma connect: port ${o.port} is out of range`);
     const user = o.param?.privateData ?? new Uint8Array(0);
     if (user.length > USER_PRIVATE_DATA_LEN) throw invalid(`rdma connect: ${user.length} bytes of private data exceed ${USER_PRIVATE_DATA_LEN} (92 less the IP CM header)`);
-    const cmId = this.cm.createId((e) => this.dispatch(e));
-    const id = new RdmaCmId(this, cmId, handler);
-    this.byCmId.set(cmId, id);
-    const dst = ipCmAddressFromString(o.dst);
-    const peerGid = dst.ipVersion === 4 ? v4MappedGid(dst.addr) : dst.addr;
-    const ah = this.cm.gsi.addressHandle(peerGid);
-    id.peerAddr = o.dst;
-    id.peerPort = o.port;
-    if (ah === null) {
-      this.byCmId.delete(cmId);
-      this.cm.clock.soon(() => handler({ type: 'UNREACHABLE', id, why: `no route or neighbour entry for ${o.dst}` }));
-      return id;
-    }
-    const srcIp = ah.path.srcIp;
-    const localGid = dst.ipVersion === 4 ? v4MappedGid(padV4(srcIp)) : srcIp.slice();
+    const a = this.activeId(o.dst, o.port, handler);
+    if (a.srcIp === null) return a.id;
+    const { id, cmId, dst, peerGid, srcIp } = a;
+    const localGid = dst.ipVersion === 4 ? v4MappedGid(srcIp) : srcIp;
     const srcPort = o.srcPort ?? this.cm.randomPort();
-    id.localAddr = ipCmAddressToString(dst.ipVersion === 4 ? padV4(srcIp) : srcIp, dst.ipVersion);
+    id.localAddr = ipCmAddressToString(srcIp, dst.ipVersion);
     id.localPort = srcPort;
     const param = o.param ?? {};
     const responderResources = param.responderResources ?? 1;
     const initiatorDepth = param.initiatorDepth ?? 1;
     cmId.conn.responderResources = responderResources;
     id.bindQp(o.qp);
-    const pd = new Uint8Array(IP_CM_HEADER_LEN + user.length);
-    emitIpCmPrivateData(
-      { majorVersion: CMA_VERSION >>> 4, minorVersion: CMA_VERSION & 0xf, ipVersion: dst.ipVersion, reserved: 0, srcPort, srcAddr: dst.ipVersion === 4 ? padV4(srcIp) : srcIp.slice(), dstAddr: dst.addr },
-      new DataView(pd.buffer),
-      0,
-    );
-    pd.set(user, IP_CM_HEADER_LEN);
+    const pd = ipCmPrivateData(dst, srcPort, srcIp, user);
     this.cm.sendReq(cmId, {
       peerGid,
       localGid,
@@ -393,25 +392,12 @@ export class RdmaCm {
   resolveUd(o: { dst: string; port: number; srcPort?: number; privateData?: Uint8Array; responseTimeout?: number; maxCmRetries?: number }, handler: RdmaCmHandler): RdmaCmId {
     const user = o.privateData ?? new Uint8Array(0);
     if (user.length > SIDR_REQ_PRIVATE_DATA_LEN - IP_CM_HEADER_LEN) throw invalid(`rdma connect (UDP): ${user.length} bytes of private data exceed ${SIDR_REQ_PRIVATE_DATA_LEN - IP_CM_HEADER_LEN}`);
-    const cmId = this.cm.createId((e) => this.dispatch(e));
-    const id = new RdmaCmId(this, cmId, handler);
-    this.byCmId.set(cmId, id);
-    const dst = ipCmAddressFromString(o.dst);
-    const peerGid = dst.ipVersion === 4 ? v4MappedGid(dst.addr) : dst.addr;
-    const ah = this.cm.gsi.addressHandle(peerGid);
-    id.peerAddr = o.dst;
-    id.peerPort = o.port;
-    if (ah === null) {
-      this.byCmId.delete(cmId);
-      this.cm.clock.soon(() => handler({ type: 'UNREACHABLE', id, why: `no route or neighbour entry for ${o.dst}` }));
-      return id;
-    }
-    const srcAddr = dst.ipVersion === 4 ? padV4(ah.path.srcIp) : ah.path.srcIp.slice();
-    id.localAddr = ipCmAddressToString(srcAddr, dst.ipVersion);
+    const a = this.activeId(o.dst, o.port, handler);
+    if (a.srcIp === null) return a.id;
+    const { id, cmId, dst, peerGid, srcIp } = a;
+    id.localAddr = ipCmAddressToString(srcIp, dst.ipVersion);
     id.localPort = o.srcPort ?? this.cm.randomPort();
-    const pd = new Uint8Array(IP_CM_HEADER_LEN + user.length);
-    emitIpCmPrivateData({ majorVersion: 0, minorVersion: 0, ipVersion: dst.ipVersion, reserved: 0, srcPort: id.localPort, srcAddr, dstAddr: dst.addr }, new DataView(pd.buffer), 0);
-    pd.set(user, IP_CM_HEADER_LEN);
+    const pd = ipCmPrivateData(dst, id.localPort, srcIp, user);
     this.cm.sendSidrReq(cmId, {
       peerGid,
       serviceId: rdmaServiceId(PortSpace.UDP, o.port),
@@ -421,6 +407,30 @@ export class RdmaCm {
     });
     this.dev.flush();
     return id;
+  }
+
+  /**
+   * The active side's start (rdma_resolve_addr + rdma_resolve_route): a new id towards `dst`:`port`
+   * and the source address of the route to it (16 bytes, IPv4 in the last 4 as the IP CM header
+   * carries it), or `srcIp` null when there is none: the id is then forgotten and UNREACHABLE comes
+   * soon, as an event rather than an exception.
+   */
+  private activeId(dstText: string, port: number, handler: RdmaCmHandler): { id: RdmaCmId; cmId: CmId; dst: IpCmAddress; peerGid: Uint8Array; srcIp: Uint8Array | null } {
+    const cmId = this.cm.createId((e) => this.dispatch(e));
+    const id = new RdmaCmId(this, cmId, handler);
+    this.byCmId.set(cmId, id);
+    const dst = ipCmAddressFromString(dstText);
+    const peerGid = dst.ipVersion === 4 ? v4MappedGid(dst.addr) : dst.addr;
+    const ah = this.cm.gsi.addressHandle(peerGid);
+    id.peerAddr = dstText;
+    id.peerPort = port;
+    if (ah === null) {
+      this.byCmId.delete(cmId);
+      this.cm.clock.soon(() => handler({ type: 'UNREACHABLE', id, why: `no route or neighbour entry for ${dstText}` }));
+      return { id, cmId, dst, peerGid, srcIp: null };
+    }
+    const srcIp = dst.ipVersion === 4 ? padV4(ah.path.srcIp) : ah.path.srcIp.slice();
+    return { id, cmId, dst, peerGid, srcIp };
   }
 
   /** The API forgets `cmId` (no more events can come for it). */
