@@ -26,6 +26,7 @@
  * reads then writes (ctx_xchg_data_ethernet, ctx_hand_shake).
  */
 import { OobError, OobErrorCode, malformed } from './tcp-channel';
+import { checkPeerAddress } from './peer-address';
 import { asciiUntilNul, printable } from './pingpong-messages';
 import type { Mtu } from '../../stack/types';
 import { internalError } from '../../base/programming-error';
@@ -223,7 +224,9 @@ export function decodeKeyMessage(bytes: Uint8Array, f: KeyFormat): PerftestDest 
     gid = new Uint8Array(16);
     for (let i = 0; i < 16; i++) gid[i] = n(k++);
   }
-  return { lid: n(0), outReads: n(1), qpn: n(2), psn: n(3), rkey: n(4), vaddr: values[5] as bigint, tailMarkersVaddr: tail, gid, srqn: n(k) };
+  const dest = { lid: n(0), outReads: n(1), qpn: n(2), psn: n(3), rkey: n(4), vaddr: values[5] as bigint, tailMarkersVaddr: tail, gid, srqn: n(k) };
+  checkPeerAddress(what, dest);
+  return dest;
 }
 
 // ---------------------------------------------------------------- bandwidth report

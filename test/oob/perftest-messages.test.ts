@@ -131,6 +131,19 @@ describe('key message', () => {
     if (field !== 'out_reads') expect(e.field).toBe(field);
   });
 
+  // Issue 15: a peer naming a special QP or a LID no port has is refused on arrival, by field.
+  test.each([
+    ['qpn', 10, '000001', /field qpn must be a QP number in 0x2\.\.0xffffff, got 0x1 \(QP1 is the GSI/],
+    ['qpn', 10, '000000', /field qpn must be a QP number in 0x2\.\.0xffffff, got 0x0 \(QP0 is the SMI/],
+    ['lid', 0, 'ffff', /field lid must be 0 \(RoCE\) or a unicast LID up to 0xbfff, got 0xffff \(the permissive LID\)/],
+    ['lid', 0, 'c001', /got 0xc001 \(a multicast LID\)/],
+  ])('a %s of %s (at byte %s) is refused', (field, at, text, msg) => {
+    const e = oobErr(() => decodeKeyMessage(withAt(good(), at as number, text as string), { gid: true, dataValidation: false }));
+    expect(e.code).toBe('ROCE_ERR_OOB_MALFORMED');
+    expect(e.field).toBe(field);
+    expect(e.message).toMatch(msg as RegExp);
+  });
+
   test('wrong length is refused before parsing', () => {
     const e = oobErr(() => decodeKeyMessage(ascii(good()).subarray(0, 59), { gid: true, dataValidation: false }));
     expect(e.field).toBe('length');
