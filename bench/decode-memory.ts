@@ -12,15 +12,15 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { spawnSync } from 'node:child_process';
 import { writeBenchCapture } from './analyze';
-import { main as cliMain } from '../cli/main';
 import { readCapture } from '../packets/pcap';
 import { decodeAt } from '../packets/decode';
 import { frameToJson } from '../packets/json';
 
 type Mode = 'json' | 'summary' | 'verbose' | 'whole-file-json';
 const MODES: readonly Mode[] = ['whole-file-json', 'json', 'summary', 'verbose'];
+const ROCE = path.resolve(__dirname, '..', '..', 'bin', 'roce.js');
 
-/** In the child: decode `file` as `mode`, output to stdout (/dev/null), then report peak RSS on stderr. */
+/** In the child (the reference only): decode `file` the old way, output to stdout (/dev/null). */
 async function child(mode: Mode, file: string): Promise<void> {
   if (mode === 'whole-file-json') {
     // What `roce decode --json` did before: the whole file in memory, every record materialised.
@@ -37,17 +37,15 @@ async function child(mode: Mode, file: string): Promise<void> {
       }
     }
     fs.writeSync(1, out);
-  } else {
-    const code = await cliMain(['decode', ...(mode === 'json' ? ['--json'] : mode === 'verbose' ? ['-v'] : []), file]);
-    if (code !== 0) throw new Error(`roce decode exited ${code}`);
   }
-  process.stderr.write(`${JSON.stringify({ maxRssMiB: Math.round(process.resourceUsage().maxRSS / 1024) })}\n`);
 }
 
 function measure(mode: Mode, file: string): number {
   const devnull = fs.openSync('/dev/null', 'w');
   try {
-    const r = spawnSync(process.execPath, [__filename, '--child', mode, file], { stdio: ['ignore', devnull, 'pipe'], encoding: 'utf8', timeout: 600_000 });
+    // The real command, as users run it, with a preload that reports the peak RSS at exit.
+    const argv = mode === 'whole-file-json' ? [__filename, '--child', mode, file] : [ROCE, 'decode', ...(mode === 'json' ? ['--json'] : mode === 'verbose' ? ['-v'] : []), file];
+    const r = spawnSync(process.execPath, ['-r', path.join(__dirname, 'report-peak-rss.js'), ...argv], { stdio: ['ignore', devnull, 'pipe'], encoding: 'utf8', timeout: 600_000 });
     const last = (r.stderr ?? '').trim().split('\n').pop() ?? '';
     if (r.status !== 0) throw new Error(`child ${mode} failed (${r.status}): ${r.stderr}`);
     return (JSON.parse(last) as { maxRssMiB: number }).maxRssMiB;
