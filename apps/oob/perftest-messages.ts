@@ -316,6 +316,8 @@ export function checkBwReport(r: BwReport, expect: { size: number; iters?: numbe
   const what = 'perftest bandwidth report';
   if (r.size !== BigInt(expect.size)) throw malformed(what, 'size', `is ${r.size}, but the test ran with ${expect.size}-byte messages`);
   if (expect.iters !== undefined && r.iters !== BigInt(expect.iters)) throw malformed(what, 'iters', `is ${r.iters}, but the test ran ${expect.iters} iterations`);
+  // Duration mode: any count the client completed, but one it could have counted (a negative count sent as unsigned is 2^64 - n).
+  if (r.iters < 1n || r.iters > BigInt(Number.MAX_SAFE_INTEGER)) throw malformed(what, 'iters', `is ${r.iters}, not a count of messages a run can complete (1..2^53-1)`);
   for (const [k, x] of [['bw_peak', r.bwPeak], ['bw_avg', r.bwAvg], ['msgRate_avg', r.msgRateAvg]] as const) {
     if (!Number.isFinite(x) || x < 0) throw malformed(what, k, `must be a finite non-negative number, got ${x}`);
   }

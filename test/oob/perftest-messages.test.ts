@@ -174,4 +174,20 @@ describe('bandwidth report (xchg_bw_reports)', () => {
     expect(oobErr(() => checkBwReport({ ...r, bwAvg: NaN }, { size: 65536, iters: 5000 })).field).toBe('bw_avg');
     expect(oobErr(() => decodeBwReportField(emptyBwReport(), 'bw_peak', new Uint8Array(4))).message).toMatch(/bw_peak must be 8 bytes, got 4/);
   });
+  // Issue 15: values from a hostile client, checked before the server uses them.
+  test.each([
+    ['size 2^64-1', { size: (1n << 64n) - 1n }, {}, 'size'],
+    ['size -1 (as unsigned)', { size: BigInt.asUintN(64, -1n) }, {}, 'size'],
+    ['iters 2^63 in duration mode', { iters: 1n << 63n }, { duration: true }, 'iters'],
+    ['iters -5 (as unsigned) in duration mode', { iters: BigInt.asUintN(64, -5n) }, { duration: true }, 'iters'],
+    ['iters 0 in duration mode', { iters: 0n }, { duration: true }, 'iters'],
+    ['an infinite average bandwidth', { bwAvg: Infinity }, {}, 'bw_avg'],
+    ['a NaN message rate', { msgRateAvg: NaN }, {}, 'msgRate_avg'],
+    ['a negative peak', { bwPeak: -1 }, {}, 'bw_peak'],
+  ] as const)('%s is refused, naming the field', (_n, change, o, field) => {
+    const expected = 'duration' in o ? { size: 65536 } : { size: 65536, iters: 5000 };
+    const e = oobErr(() => checkBwReport({ ...r, ...change }, expected));
+    expect(e.code).toBe('ROCE_ERR_OOB_MALFORMED');
+    expect(e.field).toBe(field);
+  });
 });
