@@ -39,19 +39,15 @@ function takesRecvWqe(w: SendWqe): boolean {
 
 /**
  * End-to-end credits (IBTA vol. 1 §9.7.7.2, RC only): a message that takes a receive WQE may start
- * when its SSN is at most the LSN. One message past the limit is what keeps a requester without
- * credits going, as its ACK brings a fresh count: rdmavt sends it at once (rvt_rc_credit_avail():
- * ssn <= s_lsn + 1); this requester sends it only when nothing it sent is still unacknowledged,
- * since until then an ACK with a fresh count is on its way anyway, and the probe would only meet
- * the RNR NAK the count foretells. A message that takes no WQE (WRITE, READ, atomic) still moves
- * the responder's MSN, so it moves the limit along with it (rdmavt: s_lsn++ for those). No limit
- * once the responder sent credit code 31.
+ * when its SSN is at most LSN + 1. The one message past the limit is what keeps a requester without
+ * credits going: its ACK brings a fresh count (rdmavt rvt_rc_credit_avail(): ssn <= s_lsn + 1). A
+ * message that takes no WQE (WRITE, READ, atomic) still moves the responder's MSN, so it moves the
+ * limit along with it (rdmavt: s_lsn++ for those). No limit once the responder sent credit code 31.
  */
 function creditAvailable(qp: QueuePair, w: SendWqe): boolean {
   const req = qp.req;
   if (qp.type !== QpType.RC || req.unlimitedCredit || !takesRecvWqe(w)) return true;
-  const past = psnDiff(psnAdd(req.ssn, 1), req.lsn);
-  if (past <= 0 || (past === 1 && req.psn === qp.comp.psn)) return true;
+  if (psnDiff(psnAdd(req.ssn, 1), psnAdd(req.lsn, 1)) <= 0) return true;
   if (!req.creditWait) {
     req.creditWait = true;
     qp.counters.rc_crwaits++;
