@@ -192,9 +192,10 @@ export function replayRequester(conv: RcConversation, o: ReplayOptions = {}): Re
   // earlier ACK, or the one message a requester may send without credits): the limit lets them go.
   const firstCredited = conv.responses.find((r) => creditOf(r.p) !== null);
   const firstCode = firstCredited === undefined ? null : creditOf(firstCredited.p);
-  if (firstCode === null || firstCode === CREDITS_INVALID) qp.req.unlimitedCredit = true;
+  if (firstCredited === undefined || firstCode === CREDITS_INVALID) qp.req.unlimitedCredit = true;
   else {
-    const before = conv.requests.filter((c) => c.frame < firstCredited!.frame && first.get(c.p.bth?.psn ?? -1) === c && ((c.p.info?.flags ?? 0) & OpFlag.START) !== 0).length;
+    const startsBefore = (c: CapturedPacket): boolean => c.frame < firstCredited.frame && first.get(c.p.bth?.psn ?? -1) === c && ((c.p.info?.flags ?? 0) & OpFlag.START) !== 0;
+    const before = conv.requests.filter(startsBefore).length;
     if (before > 1) qp.req.lsn = psnAdd(qp.req.lsn, before - 1);
   }
   /** Messages the stack was let past its credit limit to stay in step with the capture, and where. */
