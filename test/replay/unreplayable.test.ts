@@ -15,6 +15,12 @@ import { memoryOutput } from '../../cli/output';
 import { readCapture, writePcap } from '../../packets/pcap';
 import { decodeFrame } from '../../packets/decode';
 import { writeIcrc, icrcV2 } from '../../packets/icrc';
+import { buildRoceV2Frame } from '../../packets/build';
+import { Opcode } from '../../packets/opcodes';
+import { packetAddresses } from '../../packets/decode';
+import { capturedPackets } from '../../apps/replay/captured-packets';
+import { findRcConversations } from '../../apps/replay/conversation';
+import { replayRequester } from '../../apps/replay/requester-replay';
 
 let dir: string;
 let good: string;
@@ -104,4 +110,40 @@ test('a capture file cut mid-record: what it held is replayed, and the exit stat
     const o = memoryOutput();
     expect(await run([cmd, cut], o)).toBe(1);
   }
+});
+
+describe('a conversation too costly to replay (found by fuzzing the replay front end: a 14 KB capture took seconds)', () => {
+  const A = { eth: { src: 0x020000000001, dst: 0x020000000002 }, ip: { version: 4 as const, src: '198.18.0.1', dst: '198.18.0.2' } };
+  function file(name: string, specs: Parameters<typeof buildRoceV2Frame>[0][]): string {
+    const f = path.join(dir, name);
+    fs.writeFileSync(f, writePcap(specs.map((s, i) => ({ data: buildRoceV2Frame(s), timestampNs: 1_700_000_000_000_000_000n + BigInt(i) * 1000n }))));
+    return f;
+  }
+  const send = (psn: number) => ({ ...A, bth: { opcode: Opcode.RC_SEND_ONLY, destQp: 0x12, psn, ackReq: true }, payload: new Uint8Array(16) });
+
+  // Each jump stays inside one connection's PSN window (65536, as analyze splits connections), but together they lose more.
+  test('requests 60 000 PSNs apart, three times: not replayable, naming the lost PSNs; nothing is built', async () => {
+    const f = file('far-apart.pcap', [send(100), send(101), send(60_101), send(120_101), send(180_101)]);
+    for (const role of ['responder', 'requester']) {
+      const r = await replay(f, '--role', role);
+      expect(r.code).toBe(1);
+      expect(r.err).toMatch(/not replayable: the capture lost 179997 request PSNs between its first and last request; replay fills at most 65536/);
+    }
+  });
+
+  test('a READ of 2^31 bytes: not replayable, naming the bytes', async () => {
+    const f = file('huge-read.pcap', [send(7), { ...A, bth: { opcode: Opcode.RC_RDMA_READ_REQUEST, destQp: 0x12, psn: 8, ackReq: true }, reth: { va: 0x1000n, rkey: 0x1234, dmaLength: 0x8000_0000 } }]);
+    const r = await replay(f, '--role', 'requester');
+    expect(r.code).toBe(1);
+    expect(r.err).toMatch(/not replayable: replaying it would build 2147483664 bytes of messages, fillers and READ buffers; the limit is 67108864/);
+  });
+
+  test('called directly, the requester replay builds nothing and says why', () => {
+    const cap = readCapture(fs.readFileSync(file('far-apart-2.pcap', [send(1), send(50_001), send(100_001)])));
+    const convs = findRcConversations(capturedPackets(cap).packets, packetAddresses);
+    expect(convs).toHaveLength(1);
+    const s = replayRequester(convs[0]!, { timing: 'fast' });
+    expect(s.differences).toEqual([expect.objectContaining({ class: 'unverifiable', kind: 'replayTooCostly' })]);
+    expect(s.framesOut).toBe(0);
+  });
 });
