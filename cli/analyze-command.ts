@@ -15,6 +15,7 @@ import { analyzeFile } from '../analysis/analyzer';
 import { analysisDocument } from '../analysis/document';
 import { textReport } from '../analysis/text-report';
 import { FLAG_HELP, FLAG_NAMES } from '../analysis/flags';
+import { failOnFindings, failOnNames, parseFailOn } from '../analysis/fail-on';
 
 export const ANALYZE_OPTIONS: readonly OptionSpec[] = [
   { name: 'json', kind: 'flag', help: 'one JSON document (conversations, messages, episodes, violations, frames with flags)' },
@@ -27,6 +28,7 @@ export const ANALYZE_OPTIONS: readonly OptionSpec[] = [
   { name: 'ignore-icrc', kind: 'flag', help: 'do not check the ICRC: for captures whose tool did not preserve it (see "capture quality" in roce analyze)' },
   { name: 'no-icrc', kind: 'flag', help: 'the same as --ignore-icrc' },
   { name: 'capture-point', kind: 'string', value: 'unknown|sent', help: "'sent': frames were captured as sent and dropped after the capture point (a tap before the lossy link): rules that need what the requester received are not checked" },
+  { name: 'fail-on', kind: 'list', value: 'RULE[,RULE...]|any', help: 'exit 1 when the capture shows a violation of one of these go-back-N rules (any = every rule) or a frame with one of these flags; for CI' },
   { name: 'help', short: 'h', kind: 'flag', help: 'this help' },
 ];
 
@@ -48,8 +50,8 @@ flags:
 ${FLAG_NAMES.map((n) => `  ${n.padEnd(18)} ${FLAG_HELP[n]}`).join('\n')}
 
 Exit status: 0 when the capture was read completely, 1 when it is truncated
-or corrupt (the frames before the problem are analysed), 2 on a usage error
-or an unreadable file.`;
+or corrupt (the frames before the problem are analysed) or when it shows
+what --fail-on names, 2 on a usage error or an unreadable file.`;
 
 export async function analyzeCommand(argv: readonly string[], out: Output): Promise<number> {
   const args = parseCommand(argv, out, { name: 'analyze', options: ANALYZE_OPTIONS, usage: ANALYZE_USAGE, operands: 'optional FILE' });
@@ -61,6 +63,12 @@ export async function analyzeCommand(argv: readonly string[], out: Output): Prom
   if (capturePoint !== 'unknown' && capturePoint !== 'sent') throw new UsageError(`--capture-point must be unknown or sent, not ${JSON.stringify(capturePoint)}`);
   const portText = args.values.get('roce-port');
   const rocePort = portText === undefined ? 4791 : intValue(portText, 'roce-port', 1, 65535);
+  const failOnList = args.lists.get('fail-on');
+  const failOn = failOnList === undefined ? null : parseFailOn(failOnList);
+  if (failOn !== null && failOn.unknown.length > 0) {
+    throw new UsageError(`--fail-on: unknown rule or flag ${failOn.unknown.map((n) => JSON.stringify(n)).join(', ')}; known: ${failOnNames().join(', ')}`);
+  }
+  if (failOn !== null && failOn.failOn.rules.size === 0 && failOn.failOn.flags.size === 0) throw new UsageError('--fail-on needs at least one rule or flag name, or any');
   let file = args.positionals[0];
   if (file === undefined) {
     file = DEFAULT_CAPTURE;
@@ -78,7 +86,8 @@ export async function analyzeCommand(argv: readonly string[], out: Output): Prom
   }
   const result = analyzeFile(file, { decode: { rocePort, verifyIcrc: !args.flags.has('no-icrc') && !args.flags.has('ignore-icrc') }, allFrames: args.flags.has('all-frames'), capturePoint });
   const doc = analysisDocument(result, file);
-  if (json) out.stdout(`${JSON.stringify(doc)}\n`);
+  const failFindings = failOn === null ? null : failOnFindings(failOn.failOn, result);
+  if (json) out.stdout(`${JSON.stringify(failFindings === null ? doc : { ...doc, failOn: { names: failOnList, findings: failFindings } })}\n`);
   else {
     out.stdout(
       textReport(doc, {
@@ -88,9 +97,14 @@ export async function analyzeCommand(argv: readonly string[], out: Output): Prom
       }),
     );
   }
+  let status = 0;
   if (result.captureError !== null) {
     out.stderr(`roce analyze: ${file}: capture ends early at byte ${result.captureError.offset}: ${result.captureError.message}\n`);
-    return 1;
+    status = 1;
   }
-  return 0;
+  if (failFindings !== null) {
+    for (const f of failFindings) out.stderr(`roce analyze: ${file}: --fail-on: ${f}\n`);
+    if (failFindings.length > 0) status = 1;
+  }
+  return status;
 }

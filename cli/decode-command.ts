@@ -9,7 +9,9 @@ import * as path from 'node:path';
 import { type OptionSpec, UsageError, formatOptions, intValue } from './args';
 import { parseCommand } from './command';
 import type { Output } from './output';
-import { readCapture, describeCaptureError } from '../packets/pcap';
+import { describeCaptureError } from '../packets/pcap';
+import type { WireError } from '../packets/errors';
+import { streamCaptureFile } from '../analysis/capture-stream';
 import { decodeAt, type DecodeOptions, type DecodedFrame } from '../packets/decode';
 import { frameToJson } from '../packets/json';
 import { fieldTree, summaryLine } from '../packets/summary';
@@ -123,27 +125,44 @@ export async function decodeCommand(argv: readonly string[], out: Output): Promi
     file = DEFAULT_CAPTURE;
     out.stderr(`roce decode: no FILE given; decoding the bundled sample ${path.relative(process.cwd(), file) || file}\n`);
   }
-  let bytes: Uint8Array;
+  // The file is read a chunk at a time and each frame is printed as it is decoded, so memory stays
+  // flat whatever the file's size (issue 15: reading it whole grew RSS with the file).
+  let unreadable = '';
   try {
-    bytes = fs.readFileSync(file);
+    if (fs.statSync(file).isDirectory()) unreadable = 'is a directory';
+    else fs.accessSync(file, fs.constants.R_OK);
   } catch (e) {
-    out.stderr(`roce decode: cannot read ${file}: ${fileErrorText(e)}\n`);
+    unreadable = fileErrorText(e);
+  }
+  if (unreadable !== '') {
+    out.stderr(`roce decode: cannot read ${file}: ${unreadable}\n`);
     return 2;
   }
-
-  const result = readCapture(bytes);
-  const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
-  const firstTime = result.records[0]?.timeSec ?? 0;
-  let prevTime = firstTime;
+  const records = streamCaptureFile(file);
+  let firstTime: number | null = null;
+  let prevTime = 0;
+  let read = 0;
   let printed = 0;
   let roceFrames = 0;
   let malformed = 0;
   let badIcrc = 0;
   let truncated = 0;
-  for (const rec of result.records) {
-    if (printed >= maxOut) break;
-    const start = rec.data.byteOffset - bytes.byteOffset;
-    const d = decodeAt(view, bytes, start, start + rec.data.byteLength, rec.linkType, opts, rec.origLen);
+  let ended: { format: 'pcap' | 'pcapng'; error: WireError | null } | null = null;
+  for (;;) {
+    const next = records.next();
+    if (next.done === true) {
+      ended = next.value;
+      break;
+    }
+    const rec = next.value;
+    read++;
+    if (printed >= maxOut) {
+      records.return({ format: 'pcap', error: null });
+      break;
+    }
+    firstTime ??= rec.timeSec;
+    const view = new DataView(rec.data.buffer, rec.data.byteOffset, rec.data.byteLength);
+    const d = decodeAt(view, rec.data, 0, rec.data.byteLength, rec.linkType, opts, rec.origLen);
     if (d.roce) {
       roceFrames++;
       if (d.error !== null || d.madError !== null) malformed++;
@@ -161,9 +180,10 @@ export async function decodeCommand(argv: readonly string[], out: Output): Promi
       printed++;
     }
   }
+  const result = { format: ended?.format ?? 'pcap', error: ended?.error ?? null, records: { length: read } };
   if (!json) {
     out.stderr(
-      `${result.records.length} frames read (${result.format}), ${roceFrames} RoCE, ${malformed} malformed, ${badIcrc} with a bad ICRC${truncated > 0 ? `, ${truncated} truncated by the capture (headers decoded, ICRC not captured)` : ''}${printed < roceFrames ? `, ${printed} shown` : ''}\n`,
+      `${read} frames read${ended === null ? '' : ` (${result.format})`}, ${roceFrames} RoCE, ${malformed} malformed, ${badIcrc} with a bad ICRC${truncated > 0 ? `, ${truncated} truncated by the capture (headers decoded, ICRC not captured)` : ''}${printed < roceFrames ? `, ${printed} shown` : ''}\n`,
     );
   }
   if (result.error !== null) {

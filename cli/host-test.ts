@@ -98,7 +98,7 @@ export interface HostTestHooks {
 }
 
 /** One command's test: how it runs and how its result is shown. */
-export interface HostTest<R extends { ok: boolean; problems: readonly string[] }> {
+export interface HostTest<R extends { ok: boolean; problems: readonly string[]; warnings?: readonly string[] }> {
   /** The tool's name (ib_write_bw, rc_pingpong). */
   test: string;
   /** What the out-of-band exchange is called when it fails. */
@@ -117,7 +117,7 @@ async function openDevice(ctx: CommandContext, ifname: string, driver: HostDrive
 }
 
 /** Opens the device, runs the test, prints the result; the exit status. */
-export async function runHostTest<R extends { ok: boolean; problems: readonly string[] }>(out: Output, ctx: CommandContext, a: HostTestArgs, names: HostTestNames, t: HostTest<R>): Promise<number> {
+export async function runHostTest<R extends { ok: boolean; problems: readonly string[]; warnings?: readonly string[] }>(out: Output, ctx: CommandContext, a: HostTestArgs, names: HostTestNames, t: HostTest<R>): Promise<number> {
   let host: HostDevice | null = null;
   try {
     host = await openDevice(ctx, a.ifname, a.driver);
@@ -129,6 +129,7 @@ export async function runHostTest<R extends { ok: boolean; problems: readonly st
     if (!host.virtualTime) await new Promise((res) => setTimeout(res, 100));
     if (a.json) out.stdout(`${JSON.stringify(t.summary(r, host))}\n`);
     else t.report(out, r, host);
+    for (const w of r.warnings ?? []) out.stderr(`roce ${names.command}: warning: ${w}\n`);
     if (!r.ok) {
       out.stderr(`roce ${names.command}: FAILED: ${r.problems[0] ?? 'verification failed'}\n`);
       return 1;

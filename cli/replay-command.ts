@@ -17,6 +17,7 @@ import type { ReplaySummary } from '../apps/replay/differences';
 import { replayOnto, rulesFromFlags } from './replay-onto';
 import { capturedPackets } from '../apps/replay/captured-packets';
 import { applyCmSetup, cmConnections } from '../apps/replay/cm-setup';
+import { splitReplayable } from '../apps/replay/replayable';
 
 export const REPLAY_OPTIONS: readonly OptionSpec[] = [
   { name: 'role', kind: 'string', value: 'responder|requester', help: 'which side the stack plays (default responder)' },
@@ -44,7 +45,8 @@ Replays one side of each captured RC conversation into the stack and compares
 its answers with the real peer's: ACK/NAK coverage and MSN, READ response
 segmentation and data, atomic results (responder); request segmentation, PSNs,
 headers and go-back-N (requester). Each difference is a violation or a policy
-difference the IBTA allows. Exit status 1 on any violation.
+difference the IBTA allows. Exit status 1 on any violation, when no conversation
+can be replayed, or when the capture file is damaged (what it held is replayed).
 
 ${formatOptions(REPLAY_OPTIONS)}`;
 
@@ -93,6 +95,16 @@ export async function replayCommand(argv: readonly string[], out: Output): Promi
     out.stderr(`roce replay: ${file}: no RC conversation${qpn !== undefined ? ` with ${role} QPN 0x${qpn.toString(16)}` : ''} found${hint}\n`);
     return 1;
   }
+  const { replayable, notReplayable } = splitReplayable(convs);
+  for (const n of notReplayable) {
+    out.stderr(`roce replay: ${file}: QP 0x${n.requesterQpn.toString(16)} -> 0x${n.responderQpn.toString(16)} (${n.requesterIp} -> ${n.responderIp}, ${n.frames} frames) not replayable: ${n.reason}\n`);
+  }
+  if (replayable.length === 0) {
+    out.stderr(`roce replay: ${file}: no replayable RC conversation\n`);
+    if (args.flags.has('json')) out.stdout(`${JSON.stringify({ file, role, ok: false, error: 'no replayable RC conversation', notReplayable })}\n`);
+    return 1;
+  }
+  convs = replayable;
   const opts = { timing: timing as 'captured' | 'fast', ...(mtu !== undefined ? { pathMtuBytes: mtu } : {}) };
   const results: ReplaySummary[] = convs.map((c) => (role === 'responder' ? replayResponder(c, opts) : replayRequester(c, opts)));
   const total = {
@@ -103,7 +115,7 @@ export async function replayCommand(argv: readonly string[], out: Output): Promi
     violations: results.reduce((s, r) => s + r.violations, 0),
   };
   if (args.flags.has('json')) {
-    out.stdout(`${JSON.stringify({ file, role, ...total, differences: results.flatMap((r) => r.differences), conversations: results })}\n`);
+    out.stdout(`${JSON.stringify({ file, role, ok: total.violations === 0 && cap.error === null, ...total, captureError: cap.error === null ? null : describeCaptureError(cap), differences: results.flatMap((r) => r.differences), conversations: results, notReplayable })}\n`);
   } else {
     for (const r of results) {
       out.stdout(
@@ -113,7 +125,12 @@ export async function replayCommand(argv: readonly string[], out: Output): Promi
         out.stdout(`  ${d.class.padEnd(12)} ${d.kind.padEnd(20)} PSN ${d.psn ?? '-'}${d.frames.length ? ` (frame ${d.frames.join(', ')})` : ''}: expected ${d.expected}, got ${d.got} [${d.rule}]\n`);
       }
     }
-    out.stdout(`${total.violations === 0 ? 'PASS' : 'FAIL'}: ${total.matched} of ${total.expected} matched, ${total.violations} violations\n`);
+    out.stdout(`${total.violations === 0 ? 'PASS' : 'FAIL'}: ${total.matched} of ${total.expected} matched, ${total.violations} violations${notReplayable.length > 0 ? `, ${notReplayable.length} conversations not replayable` : ''}\n`);
+  }
+  // Like decode and analyze: a capture file that ends early or is corrupt exits 1, after what it held was replayed.
+  if (cap.error !== null) {
+    out.stderr(`roce replay: ${file}: exit status 1: the capture file is damaged (${describeCaptureError(cap)}); only the frames before the damage were replayed\n`);
+    return 1;
   }
   return total.violations === 0 ? 0 : 1;
 }

@@ -278,7 +278,7 @@ export function decodeAt(view: DataView, bytes: Uint8Array, start: number, end: 
     p.ipv6 = ipv6;
     if (ipv4 !== null) p.ipChecksumOk = ipv4ChecksumOk(view, l3.off, ipv4.ihl);
   } catch (e) {
-    if (e instanceof WireError) return NOT_ROCE;
+    if (e instanceof WireError) return brokenIpRoce(view, l3, end, start, rocePort, e);
     throw e;
   }
   try {
@@ -349,6 +349,24 @@ function decodeV1(view: DataView, bytes: Uint8Array, start: number, grhOff: numb
     if (!(e instanceof WireError)) throw e;
     p.error = rebase(e, start);
   }
+}
+
+/**
+ * An IP header the parser refused (an IPv4 IHL below 5, a total length shorter than the header, an
+ * IPv6 header cut short): when the bytes where UDP would start still name UDP and the RoCE port, the
+ * frame is RoCE v2 with a broken IP header, which is malformed (Wireshark's "bogus IPv4 header
+ * length"), not "not RoCE". Anything else stays not RoCE.
+ */
+function brokenIpRoce(view: DataView, l3: { off: number; eth: EthernetHeader | null }, end: number, start: number, rocePort: number, e: WireError): DecodedFrame {
+  const v4 = view.getUint8(l3.off) >>> 4 === 4;
+  const protoAt = l3.off + (v4 ? 9 : 6);
+  const udpAt = l3.off + (v4 ? Math.max(20, (view.getUint8(l3.off) & 0xf) * 4) : IPV6_LEN);
+  if (protoAt >= end || view.getUint8(protoAt) !== IpProtocol.UDP || udpAt + UDP_LEN > end || view.getUint16(udpAt + 2) !== rocePort) return NOT_ROCE;
+  const p = blank(2);
+  p.eth = l3.eth;
+  p.l3Off = l3.off - start;
+  p.error = rebase(e, start);
+  return p;
 }
 
 /** A WireError thrown with an absolute offset, moved to be relative to the frame start. */

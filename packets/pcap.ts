@@ -462,7 +462,7 @@ export function readCapture(file: Uint8Array): CaptureReadResult {
  * One line describing how reading ended, e.g.
  * "capture truncated at byte 5123 after 41 complete frames: record header needs 16 bytes but only 3 remain".
  */
-export function describeCaptureError(result: CaptureReadResult): string {
+export function describeCaptureError(result: Pick<CaptureReadResult, 'format' | 'error'> & { records: { readonly length: number } }): string {
   const n = result.records.length;
   const frames = `${n} complete frame${n === 1 ? '' : 's'}`;
   const err = result.error;

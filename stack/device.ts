@@ -22,6 +22,7 @@ import { QueuePair, type QpInitAttr } from './queue-pair';
 import type { AhAttr } from './qp-attributes';
 import { AddressHandle, type Path, isIpv4MappedGid } from './address';
 import { type Counters, addCounters, newCounters } from './counters';
+import { type DeviceLimits, RXE_DEVICE_LIMITS } from './device-limits';
 import type { TraceEvent, TraceListener } from './trace';
 import type { QpHost, QpTuning } from './qp-context';
 import { Port } from './port';
@@ -60,6 +61,8 @@ export interface DeviceConfig {
    * composition root passes the native one when the addon loads (nic-driver/native-icrc.ts).
    */
   icrc?: IcrcBatch;
+  /** Live objects allowed: max_qp, max_mr (default rxe's, stack/device-limits.ts). */
+  limits?: Partial<DeviceLimits>;
 }
 
 /** Link-layer and IP overhead of a RoCE v2 packet over IPv4 or IPv6: Ethernet 14 (+4 VLAN), IP, UDP 8, BTH 12, ICRC 4 ... the IB MTU is what fits. */
@@ -69,7 +72,8 @@ export class Device implements QpHost {
   readonly name: string;
   readonly driver: NicDriver;
   readonly clock: Clock;
-  readonly mrs = new MrTable();
+  readonly mrs: MrTable;
+  readonly limits: Readonly<DeviceLimits>;
   readonly rng: Rng;
   readonly tuning: QpTuning;
   readonly scratch = new TxScratch(Opcode.RC_ACKNOWLEDGE);
@@ -94,6 +98,8 @@ export class Device implements QpHost {
     this.clock = cfg.clock;
     this.rng = new Rng(cfg.seed ?? 1);
     this.vlan = cfg.vlan ?? null;
+    this.limits = Object.freeze({ ...RXE_DEVICE_LIMITS, ...cfg.limits });
+    this.mrs = new MrTable(this.limits.maxMr);
     this.tuning = Object.freeze({ maxUnackedPsns: cfg.maxUnackedPsns ?? 128, maxPktsPerAck: cfg.maxPktsPerAck ?? 64, burst: cfg.burst ?? 64 });
     // GID table as rxe builds it for RoCE v2: the link-local GID from the MAC first, then one per address.
     this.gids.push(linkLocalGid(cfg.driver.mac));
@@ -142,6 +148,7 @@ export class Device implements QpHost {
 
   /** ibv_create_qp. `qpn` asks for a given QP number (replay rebuilds the QPs a capture shows). */
   createQp(pd: ProtectionDomain, init: QpInitAttr, qpnWanted?: number): QueuePair {
+    if (this.qps.size >= this.limits.maxQp) throw new VerbsError(VerbsErrorCode.Limit, `createQp: the device already has ${this.qps.size} QPs, its limit (max_qp); destroy one first`);
     let qpn = this.nextQpn;
     if (qpnWanted !== undefined) {
       // QP 1 is the General Services Interface, a UD QP (IBTA vol. 1 chapter 13, §13.4; rxe numbers its IB_QPT_GSI QP 1): stack/cm/gsi.ts asks for it.

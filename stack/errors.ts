@@ -19,6 +19,8 @@ export const VerbsErrorCode = {
   Busy: 'ROCE_ERR_EBUSY',
   /** Not implemented by this stack. */
   NotSupported: 'ROCE_ERR_EOPNOTSUPP',
+  /** A device limit (max_qp, max_mr: stack/device-limits.ts) is reached. */
+  Limit: 'ROCE_ERR_LIMIT',
 } as const;
 export type VerbsErrorCode = (typeof VerbsErrorCode)[keyof typeof VerbsErrorCode];
 

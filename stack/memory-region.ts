@@ -75,6 +75,8 @@ const DEFAULT_IOVA_BASE = 0x7f00_0000_0000n;
 /** The key table of one device. */
 export class MrTable {
   private readonly byIndex = new Map<number, MemoryRegion>();
+  /** Live regions allowed (max_mr). */
+  constructor(private readonly maxMr: number = MAX_REGIONS - 1) {}
   private nextIndex = 1;
   private keyByte = 0x11;
   private nextIova = DEFAULT_IOVA_BASE;
@@ -92,14 +94,19 @@ export class MrTable {
       throw invalid('regMr: REMOTE_WRITE and REMOTE_ATOMIC need LOCAL_WRITE');
     }
     if (iova !== undefined && (iova < 0n || iova + BigInt(buffer.length) > 1n << 64n)) throw invalid('regMr: iova range does not fit in 64 bits');
+    if (this.byIndex.size >= this.maxMr) throw new VerbsError(VerbsErrorCode.Limit, `regMr: the device already has ${this.byIndex.size} memory regions, its limit (max_mr); deregister one first`);
     let k: number;
     if (key !== undefined) {
       if (!Number.isInteger(key) || key < 0x100 || key > 0xffff_ffff) throw invalid(`regMr: key 0x${key.toString(16)} must be a 32-bit value with a non-zero index (key >> 8)`);
       if (this.byIndex.has(key >>> 8)) throw new VerbsError(VerbsErrorCode.Busy, `regMr: key index 0x${(key >>> 8).toString(16)} is already in use`);
       k = key >>> 0;
     } else {
-      while (this.byIndex.has(this.nextIndex)) this.nextIndex++;
-      if (this.nextIndex >= MAX_REGIONS) throw new VerbsError(VerbsErrorCode.QueueFull, 'regMr: too many memory regions');
+      // Key indexes are 1..MAX_REGIONS-1 and are used again once freed (after 2^20 registrations the
+      // search wraps), so register/deregister cycles never run out; the live count is limited above.
+      for (let tries = 0; this.byIndex.has(this.nextIndex) || this.nextIndex >= MAX_REGIONS; tries++) {
+        if (tries >= MAX_REGIONS) throw new VerbsError(VerbsErrorCode.Limit, 'regMr: every key index is in use');
+        this.nextIndex = this.nextIndex >= MAX_REGIONS - 1 ? 1 : this.nextIndex + 1;
+      }
       this.keyByte = (this.keyByte + 0x25) & 0xff;
       k = ((this.nextIndex++ << 8) | this.keyByte) >>> 0;
     }

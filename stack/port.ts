@@ -292,6 +292,11 @@ export class Port {
     const bth = p.bth;
     const info = p.info;
     if (bth === null || info === undefined) return;
+    // rxe hdr_check drops a packet whose BTH transport version is not 0 (IBTA vol. 1 §9.2, TVer).
+    if (bth.tver !== 0) {
+      this.counters.rcvd_malformed++;
+      return;
+    }
     if ((info.flags & OpFlag.CNP) !== 0) return; // congestion control is not implemented; CNPs are ignored like rxe does
     const qp = this.qps.get(bth.destQp);
     if (qp === undefined || qp.state === QpState.RESET) {

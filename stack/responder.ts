@@ -120,13 +120,13 @@ export function responderReceive(qp: QueuePair, p: RocePacket, frame: Uint8Array
   const bth = p.bth;
   const info = p.info;
   if (bth === null || info === undefined) return;
-  if (qp.type === QpType.UD) {
-    udReceive(qp, p, frame, base);
-    return;
-  }
-  // The opcode's transport must be the QP's (rxe check_type_state drops the others).
+  // The opcode's transport must be the QP's, UD included (rxe check_type_state drops the others).
   if (info.transport !== qp.transport) {
     qp.counters.rcvd_malformed++;
+    return;
+  }
+  if (qp.type === QpType.UD) {
+    udReceive(qp, p, frame, base);
     return;
   }
   const r = qp.resp;

@@ -11,6 +11,7 @@
  *   stack       packets, base, and of nic-driver only its interface file (driver.ts)
  *   apps        anything but cli
  *   bench       anything but cli (benchmarks are composition roots too)
+ *   fuzz        anything but cli (fuzz targets and their runner)
  *   cli         anything (and the root package.json, for its version)
  *
  * Only the native loader (nic-driver/native-binding.ts) loads the addon, and it
@@ -22,7 +23,7 @@ import * as path from 'node:path';
 import { codeMask, scanImports } from './support/import-scan';
 
 const ROOT = path.resolve(__dirname, '..');
-const LAYERS = ['base', 'packets', 'analysis', 'nic-driver', 'stack', 'apps', 'bench', 'cli'] as const;
+const LAYERS = ['base', 'packets', 'analysis', 'nic-driver', 'stack', 'apps', 'bench', 'fuzz', 'cli'] as const;
 type Layer = (typeof LAYERS)[number];
 const NATIVE_LOADER = 'nic-driver/native-binding.ts';
 const STACK_DRIVER_INTERFACE = 'nic-driver/driver.ts';
@@ -39,6 +40,7 @@ const ALLOWED: Record<Layer, readonly Layer[]> = {
   stack: ['packets', 'base'], // + nic-driver/driver.ts, checked below
   apps: ['base', 'packets', 'analysis', 'nic-driver', 'stack', 'apps'],
   bench: ['base', 'packets', 'analysis', 'nic-driver', 'stack', 'apps'],
+  fuzz: ['base', 'packets', 'analysis', 'nic-driver', 'stack', 'apps'],
   cli: ['base', 'packets', 'analysis', 'nic-driver', 'stack', 'apps'],
 };
 

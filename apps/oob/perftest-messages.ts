@@ -26,6 +26,7 @@
  * reads then writes (ctx_xchg_data_ethernet, ctx_hand_shake).
  */
 import { OobError, OobErrorCode, malformed } from './tcp-channel';
+import { checkPeerAddress } from './peer-address';
 import { asciiUntilNul, printable } from './pingpong-messages';
 import type { Mtu } from '../../stack/types';
 import { internalError } from '../../base/programming-error';
@@ -223,7 +224,9 @@ export function decodeKeyMessage(bytes: Uint8Array, f: KeyFormat): PerftestDest 
     gid = new Uint8Array(16);
     for (let i = 0; i < 16; i++) gid[i] = n(k++);
   }
-  return { lid: n(0), outReads: n(1), qpn: n(2), psn: n(3), rkey: n(4), vaddr: values[5] as bigint, tailMarkersVaddr: tail, gid, srqn: n(k) };
+  const dest = { lid: n(0), outReads: n(1), qpn: n(2), psn: n(3), rkey: n(4), vaddr: values[5] as bigint, tailMarkersVaddr: tail, gid, srqn: n(k) };
+  checkPeerAddress(what, dest);
+  return dest;
 }
 
 // ---------------------------------------------------------------- bandwidth report
@@ -313,6 +316,8 @@ export function checkBwReport(r: BwReport, expect: { size: number; iters?: numbe
   const what = 'perftest bandwidth report';
   if (r.size !== BigInt(expect.size)) throw malformed(what, 'size', `is ${r.size}, but the test ran with ${expect.size}-byte messages`);
   if (expect.iters !== undefined && r.iters !== BigInt(expect.iters)) throw malformed(what, 'iters', `is ${r.iters}, but the test ran ${expect.iters} iterations`);
+  // Duration mode: any count the client completed, but one it could have counted (a negative count sent as unsigned is 2^64 - n).
+  if (r.iters < 1n || r.iters > BigInt(Number.MAX_SAFE_INTEGER)) throw malformed(what, 'iters', `is ${r.iters}, not a count of messages a run can complete (1..2^53-1)`);
   for (const [k, x] of [['bw_peak', r.bwPeak], ['bw_avg', r.bwAvg], ['msgRate_avg', r.msgRateAvg]] as const) {
     if (!Number.isFinite(x) || x < 0) throw malformed(what, k, `must be a finite non-negative number, got ${x}`);
   }

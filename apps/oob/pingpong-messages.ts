@@ -12,6 +12,7 @@
  * separator and digit and names the field at fault.
  */
 import { OobError, OobErrorCode, malformed } from './tcp-channel';
+import { checkPeerAddress } from './peer-address';
 
 export const PINGPONG_MSG_SIZE = 52;
 export const PINGPONG_DONE_SIZE = 5;
@@ -80,7 +81,9 @@ export function decodePingpongDest(bytes: Uint8Array): PingpongDest {
   if (gidText.length !== 32) throw malformed(WHAT, 'gid', `must be 32 hex digits then a NUL at byte 51, got ${gidText.length} characters ${JSON.stringify(gidText)}`);
   const gid = gidFromWire(gidText);
   if (bytes[51] !== 0) throw malformed(WHAT, 'terminator', 'must be a NUL at byte 51');
-  return { lid: value[0] as number, qpn: value[1] as number, psn: value[2] as number, gid };
+  const dest = { lid: value[0] as number, qpn: value[1] as number, psn: value[2] as number, gid };
+  checkPeerAddress(WHAT, dest);
+  return dest;
 }
 
 /** `"done"` and its NUL. */

@@ -12,6 +12,7 @@ import { type PerftestOob, type PerftestRole, type PerftestVerb, PerftestVerb as
 import type { ResolvedConfig } from './config';
 import { type LatencyStats, latencyStats } from './measurement';
 import type { PerftestSide } from './perftest-side';
+import { qpHealth } from '../host/qp-health';
 
 export interface PerftestResult {
   ok: boolean;
@@ -42,7 +43,10 @@ export interface PerftestResult {
   oob: { messagesOut: number; messagesIn: number; bytesOut: number; bytesIn: number };
   /** The QP's counters (rxe names), the ones that are not zero. */
   counters: Partial<Counters>;
+  /** What makes the run fail: any one sets `ok` false (a QP in the error state, retries exhausted, bad data, a bad report). */
   problems: string[];
+  /** What the run survived but a user should know: retries after timeouts or NAKs, frames dropped as malformed. */
+  warnings: string[];
 }
 
 /** The counters of `c` that are not zero. */
@@ -91,6 +95,8 @@ export function summarize(side: PerftestSide, rc: ResolvedConfig, oob: PerftestO
   const r = side.remote;
   const mr = side.mr;
   const qp = side.qp;
+  const health = qp !== null ? qpHealth(qp) : { problems: [], warnings: [] };
+  problems.push(...health.problems);
   const gid = side.dev.gids[rc.gidIndex] as Uint8Array;
   const round = (x: number, d = 6): number => Math.round(x * 10 ** d) / 10 ** d;
   const mismatches = v?.mismatches ?? 0;
@@ -128,5 +134,6 @@ export function summarize(side: PerftestSide, rc: ResolvedConfig, oob: PerftestO
     counters: qp !== null ? nonZeroCounters(qp.counters) : {},
     oob: { messagesOut: out.length, messagesIn: inn.length, bytesOut: out.reduce((a, l) => a + l.bytes, 0), bytesIn: inn.reduce((a, l) => a + l.bytes, 0) },
     problems,
+    warnings: health.warnings,
   };
 }

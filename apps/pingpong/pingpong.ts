@@ -25,6 +25,7 @@
  * buffer); the server checks that the first message is the tools' buffer (0x7b,
  * page starts 0 or 0x7b) or roce-ts's pattern, and that every later one equals it.
  */
+import { qpHealth } from '../host/qp-health';
 import type { Device } from '../../stack/device';
 import { Access, QpState, QpType, SendFlags, WC_STATUS_NAMES, WcStatus, WrOpcode, mtuBytes, mtuFromBytes, type Mtu } from '../../stack/types';
 import { isIpv4MappedGid } from '../../stack/address';
@@ -88,6 +89,8 @@ export interface PingpongResult {
   /** Data checks of every received message (-c/--chk). */
   verify: { enabled: boolean; messagesChecked: number; bytesChecked: number; mismatches: number };
   problems: string[];
+  /** What the run survived but a user should know (retries, dropped frames): see apps/host/qp-health.ts. */
+  warnings: string[];
 }
 
 /** Bytes per page in the tools' -c check (sysconf(_SC_PAGESIZE) on x86-64). */
@@ -286,8 +289,10 @@ export async function runPingpong(dev: Device, cfg: PingpongConfig): Promise<Pin
     const samples: number[] = [];
     for (let i = 0; i + 1 < sendTimes.length; i++) samples.push(((sendTimes[i + 1] as number) - (sendTimes[i] as number)) / 1000);
     const round = (x: number): number => Math.round(x * 1e6) / 1e6;
+    const health = qpHealth(qp);
+    problems.push(...health.problems);
     return {
-      ok: verify.mismatches === 0,
+      ok: verify.mismatches === 0 && health.problems.length === 0,
       test: tool,
       role: cfg.role,
       msgSize: size,
@@ -305,6 +310,7 @@ export async function runPingpong(dev: Device, cfg: PingpongConfig): Promise<Pin
       counters: nonZeroCounters(qp.counters),
       verify,
       problems,
+      warnings: health.warnings,
     };
   } finally {
     dev.destroyQp(qp);

@@ -16,6 +16,7 @@ import type { CapturedPacket, RcConversation } from './conversation';
 import { type Difference, DiffClass, type ReplaySummary, malformedOutput, replaySummary } from './differences';
 import { type ReplayOptions, replayStack } from './replay-stack';
 import { creditOf } from './credits';
+import { DEFAULT_MAX_REPLAY_BYTES, replayCostProblem } from './replay-budget';
 import { CREDITS_INVALID } from '../../packets/aeth';
 
 interface Msg {
@@ -166,6 +167,12 @@ const headerText = (p: RocePacket): string =>
 
 export function replayRequester(conv: RcConversation, o: ReplayOptions = {}): ReplaySummary {
   const diffs: Difference[] = [];
+  // Nothing is built for a conversation whose replay would cost too much (replay-budget.ts).
+  const tooCostly = replayCostProblem(conv, o.maxRegionBytes ?? DEFAULT_MAX_REPLAY_BYTES);
+  if (tooCostly !== null) {
+    diffs.push({ class: DiffClass.UNVERIFIABLE, kind: 'replayTooCostly', psn: null, frames: [], expected: 'a conversation replay can rebuild', got: tooCostly, rule: 'replay builds the messages in RAM' });
+    return replaySummary('requester', conv, { pathMtu: conv.pathMtuBytes, framesIn: 0, framesOut: 0, matched: 0, expected: 0 }, diffs);
+  }
   const { clock, driver, dev, mtuBytes, pathMtu, peer } = replayStack(conv, 'requester', o);
   const pd = dev.allocPd();
   const cq = dev.createCq(1 << 16);

@@ -37,6 +37,9 @@ const GRH_LEN = 40;
 const RECV_SLOT = GRH_LEN + MAD_LEN;
 
 /** Where a MAD came from, and where its answer goes. */
+/** Address handles kept for MAD peers (the oldest is dropped past this). */
+const MAX_CACHED_AHS = 4096;
+
 export interface MadPeer {
   /** The sender's GID (an IPv4-mapped GID for RoCE v2 over IPv4). */
   gid: Uint8Array;
@@ -173,6 +176,9 @@ export class Gsi {
         if (!(e instanceof VerbsError)) throw e;
         return null; // unreachable: resolvePath found no neighbour entry (or no source GID of that family)
       }
+      // A bounded cache: peers that come and go (or a flood of spoofed sources on the local
+      // subnet, which the kernel's neighbour table resolves) must not grow it without end.
+      if (this.ahs.size >= MAX_CACHED_AHS) this.ahs.delete(this.ahs.keys().next().value as string);
       this.ahs.set(key, ah);
     }
     return ah;

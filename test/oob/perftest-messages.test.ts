@@ -131,6 +131,19 @@ describe('key message', () => {
     if (field !== 'out_reads') expect(e.field).toBe(field);
   });
 
+  // Issue 15: a peer naming a special QP or a LID no port has is refused on arrival, by field.
+  test.each([
+    ['qpn', 10, '000001', /field qpn must be a QP number in 0x2\.\.0xffffff, got 0x1 \(QP1 is the GSI/],
+    ['qpn', 10, '000000', /field qpn must be a QP number in 0x2\.\.0xffffff, got 0x0 \(QP0 is the SMI/],
+    ['lid', 0, 'ffff', /field lid must be 0 \(RoCE\) or a unicast LID up to 0xbfff, got 0xffff \(the permissive LID\)/],
+    ['lid', 0, 'c001', /got 0xc001 \(a multicast LID\)/],
+  ])('a %s of %s (at byte %s) is refused', (field, at, text, msg) => {
+    const e = oobErr(() => decodeKeyMessage(withAt(good(), at as number, text as string), { gid: true, dataValidation: false }));
+    expect(e.code).toBe('ROCE_ERR_OOB_MALFORMED');
+    expect(e.field).toBe(field);
+    expect(e.message).toMatch(msg as RegExp);
+  });
+
   test('wrong length is refused before parsing', () => {
     const e = oobErr(() => decodeKeyMessage(ascii(good()).subarray(0, 59), { gid: true, dataValidation: false }));
     expect(e.field).toBe('length');
@@ -160,5 +173,21 @@ describe('bandwidth report (xchg_bw_reports)', () => {
     expect(oobErr(() => checkBwReport({ ...r, iters: 7n }, { size: 65536, iters: 5000 })).field).toBe('iters');
     expect(oobErr(() => checkBwReport({ ...r, bwAvg: NaN }, { size: 65536, iters: 5000 })).field).toBe('bw_avg');
     expect(oobErr(() => decodeBwReportField(emptyBwReport(), 'bw_peak', new Uint8Array(4))).message).toMatch(/bw_peak must be 8 bytes, got 4/);
+  });
+  // Issue 15: values from a hostile client, checked before the server uses them.
+  test.each([
+    ['size 2^64-1', { size: (1n << 64n) - 1n }, {}, 'size'],
+    ['size -1 (as unsigned)', { size: BigInt.asUintN(64, -1n) }, {}, 'size'],
+    ['iters 2^63 in duration mode', { iters: 1n << 63n }, { duration: true }, 'iters'],
+    ['iters -5 (as unsigned) in duration mode', { iters: BigInt.asUintN(64, -5n) }, { duration: true }, 'iters'],
+    ['iters 0 in duration mode', { iters: 0n }, { duration: true }, 'iters'],
+    ['an infinite average bandwidth', { bwAvg: Infinity }, {}, 'bw_avg'],
+    ['a NaN message rate', { msgRateAvg: NaN }, {}, 'msgRate_avg'],
+    ['a negative peak', { bwPeak: -1 }, {}, 'bw_peak'],
+  ] as const)('%s is refused, naming the field', (_n, change, o, field) => {
+    const expected = 'duration' in o ? { size: 65536 } : { size: 65536, iters: 5000 };
+    const e = oobErr(() => checkBwReport({ ...r, ...change }, expected));
+    expect(e.code).toBe('ROCE_ERR_OOB_MALFORMED');
+    expect(e.field).toBe(field);
   });
 });

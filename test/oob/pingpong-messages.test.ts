@@ -50,7 +50,7 @@ describe('address message', () => {
     const g = ipv6FromString('fe80::5054:ff:fe12:3401');
     expect(gidToWire(g)).toBe('fe800000000000005054' + '00fffe123401');
     expect(Array.from(gidFromWire(gidToWire(g)))).toEqual(Array.from(g));
-    expect(decodePingpongDest(encodePingpongDest({ lid: 0xffff, qpn: 0xffffff, psn: 0, gid: g }))).toEqual({ lid: 0xffff, qpn: 0xffffff, psn: 0, gid: g });
+    expect(decodePingpongDest(encodePingpongDest({ lid: 0xbfff, qpn: 0xffffff, psn: 0xffffff, gid: g }))).toEqual({ lid: 0xbfff, qpn: 0xffffff, psn: 0xffffff, gid: g });
   });
 
   test('encoding refuses values that do not fit', () => {
@@ -70,6 +70,19 @@ describe('address message', () => {
     ['no NUL at the end', `${lab}x`, 'gid', /32 hex digits then a NUL/],
   ])('%s: an error naming the field', (_name, text, field, msg) => {
     expectField(() => decodePingpongDest(ascii(text)), field, msg);
+  });
+
+  // Issue 15: rc_pingpong's exchange accepted QPN 1 and LID 0xffff, and QPN 0 surfaced as modifyQp's internal message.
+  test.each([
+    ['0000:000001:00abcd:', 'qpn', /field qpn must be a QP number in 0x2\.\.0xffffff, got 0x1 \(QP1 is the GSI/],
+    ['0000:000000:00abcd:', 'qpn', /got 0x0 \(QP0 is the SMI/],
+    ['ffff:000123:00abcd:', 'lid', /field lid must be 0 \(RoCE\) or a unicast LID up to 0xbfff, got 0xffff \(the permissive LID\)/],
+    ['c000:000123:00abcd:', 'lid', /got 0xc000 \(a multicast LID\)/],
+  ])('%s is refused, naming %s', (head, field, msg) => {
+    expectField(() => decodePingpongDest(ascii(`${head}${lab.slice(19)}\0`)), field as string, msg as RegExp);
+  });
+  test('a unicast LID of an IB port is tolerated', () => {
+    expect(decodePingpongDest(ascii(`0001:000123:00abcd:${lab.slice(19)}\0`)).lid).toBe(1);
   });
 });
 
