@@ -12,16 +12,7 @@ import { OpFlag } from '../../packets/opcodes';
 import { AethKind, decodeSyndrome } from '../../packets/aeth';
 import { ipv4ToString } from '../../packets/bytes';
 import { psnAdd } from '../../base/psn';
-import { RoceError } from '../../base/roce-error';
-
-export const AttackErrorCode = {
-  /** The target's PSN could not be learned (nothing came back from it in time). */
-  NO_PSN: 'ROCE_ERR_ATTACK_NO_PSN',
-  /** The driver stopped taking frames. */
-  TX_STALLED: 'ROCE_ERR_ATTACK_TX_STALLED',
-} as const;
-export type AttackErrorCode = (typeof AttackErrorCode)[keyof typeof AttackErrorCode];
-export class AttackError extends RoceError<AttackErrorCode> {}
+import { AttackError, AttackErrorCode } from './attack-error';
 
 /** What the loop sends through (a NicDriver has both). */
 export interface AttackPort {
@@ -68,7 +59,7 @@ export function expectedPsnFrom(frame: Uint8Array, t: AttackTarget): number | nu
   if (src !== t.dstIp) return null;
   // An ACK, NAK or READ response of the target's responder: its PSN is the last one it took
   // (a NAK's is the expected one itself; READ responses run past the request's PSN, still behind the next one).
-  if ((d.info.flags & OpFlag.RESP) === 0 || d.bth.destQp === t.qpn) return null;
+  if ((d.info.flags & OpFlag.RESP) === 0) return null;
   const isNak = d.aeth !== null && decodeSyndrome(d.aeth.syndrome).kind === AethKind.NAK;
   return isNak ? d.bth.psn : psnAdd(d.bth.psn, 1);
 }
