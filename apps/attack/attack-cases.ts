@@ -40,7 +40,7 @@ export const ATTACK_CASE_HELP: Readonly<Record<AttackCase, string>> = {
   'wrong-rkey': 'RDMA WRITE ONLY with an R_Key the target never gave: NAK Remote Access Error, responder QP to ERR (C9-88, §9.9.3 class C)',
   'bad-va': 'RDMA WRITE ONLY at a VA outside every region (with --rkey, the real R_Key): NAK Remote Access Error, QP to ERR (C9-88)',
   oversize: 'RDMA WRITE ONLY whose RETH asks for 2 GiB while carrying 64 bytes: NAK Invalid Request, QP to ERR (rxe check_length)',
-  'read-2g': 'RDMA READ request of 2^31 bytes: NAK Invalid Request or Remote Access Error, QP to ERR (rxe RXE_MAX_MSG_SIZE / check_rkey)',
+  'read-2g': 'RDMA READ request of 2^31 bytes (RXE_MAX_MSG_SIZE, allowed): the R_Key/range check fails, NAK Remote Access Error, QP to ERR (C9-88; rxe check_rkey)',
   'unaligned-atomic': 'FETCH_ADD at an address that is not 8-byte aligned: NAK Invalid Request, QP to ERR (rxe RESPST_ERR_MISALIGNED_ATOMIC)',
   'psn-outside': 'SEND ONLY 2^22 PSNs ahead of the expected one: one NAK PSN Sequence Error per gap, then silent drops (§9.7.5.1, class B)',
   'duplicate-psn': 'RDMA WRITE ONLY behind the expected PSN: a duplicate, re-ACKed, nothing executed (C9-105)',
