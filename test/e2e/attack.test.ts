@@ -5,7 +5,16 @@
  * with mixed bad frames at and around its expected PSN, which it follows from the server's ACKs.
  * Both ends must exit non-zero within the bound their QP timers give (apps/host/no-progress-bound.ts,
  * about 2.5 s with perftest's timeout 14), naming the cause; without the attack the same pair
- * finishes. No --timeout is given: the bounds are the derived ones.
+ * finishes. No --timeout is given: the bounds are the derived ones. And a client that goes silent
+ * (SIGSTOP: its TCP connection stays open, no frame comes) ends the passive server's run within
+ * that bound too, the message naming it.
+ *
+ * What the issue saw on `main` (both ends printing nothing until their no-progress timeout) came,
+ * in this reproduction, from the server: its QP went to ERR on the first bad frame at its expected
+ * PSN (class C, NAK Remote Access Error) and it kept waiting for the client's closing message for
+ * 300 s. The client got that NAK and failed at once with REM_ACCESS_ERR; floods of the cases that
+ * leave the QP alive (PSN outside, duplicates, reserved opcodes, bad ICRC, ghosts, CNPs) are
+ * survived and the run finishes ok.
  */
 import { type NetnsPair, createNetnsPair, destroyNetnsPair } from '../support/netns';
 import { testUnless } from '../support/skip';
@@ -64,5 +73,22 @@ describe('roce attack against a live perftest (AF_PACKET)', () => {
       expect(String(r.json?.['error'])).not.toMatch(/no progress within/);
       expect(String(r.json?.['error'])).toMatch(/error state|REM_|RETRY_EXC|NAK|closed the connection/);
     }
+  }, 40_000);
+
+  t('a client that goes silent (SIGSTOP): the passive server ends within its timers\' bound and names it', async () => {
+    const p = net as NetnsPair;
+    const { server, client } = pair(p, 20);
+    await sleep(2500);
+    client.kill('SIGSTOP');
+    const stoppedAt = Date.now();
+    const s = await server.done;
+    const after = Date.now() - stoppedAt;
+    client.kill('SIGKILL');
+    await client.done;
+    expect(s.timedOut).toBe(false);
+    expect(s.code).toBe(1);
+    // About 2.5 s (perftest's timeout 14: 67 ms x 8 + 0.64 ms x 8 + 2 s), far from the old 300 s.
+    expect(after).toBeLessThan(8000);
+    expect(String(s.json?.['error'])).toMatch(/no progress within \d+ ms \(local ACK timeout 67\.109 ms \(timeout 14\) × 8 tries/);
   }, 40_000);
 });
