@@ -87,7 +87,6 @@ export async function attackCommand(argv: readonly string[], out: Output, ctx: C
   const rate = num('rate', 1, 1e8) ?? null;
   const learnMs = num('learn-ms', 1, 600_000) ?? 5000;
   const json = args.flags.has('json');
-  if (follow && driverKind === HostDriverKind.MEMORY) throw new UsageError('--psn follow needs a real link: give --psn N with --driver memory');
 
   let port: (AttackPort & { close(): void }) | null = null;
   try {

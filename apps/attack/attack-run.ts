@@ -18,6 +18,8 @@ import { AttackError, AttackErrorCode } from './attack-error';
 export interface AttackPort {
   txBurst(frames: readonly Uint8Array[]): number;
   rxBurst(max: number): Uint8Array[];
+  /** The target QP's expected PSN read directly, where the port can (the memory test mode: the target lives in this process). */
+  expectedPsn?(qpn: number): number | null;
 }
 
 export interface AttackPlan {
@@ -71,6 +73,12 @@ export async function runAttack(port: AttackPort, target: AttackTarget, plan: At
   let responses = 0;
   const learn = (): boolean => {
     let got = false;
+    const direct = port.expectedPsn?.(t.qpn) ?? null;
+    if (direct !== null) {
+      t.psn = direct;
+      responses++;
+      return true;
+    }
     for (const f of port.rxBurst(256)) {
       const p = expectedPsnFrom(f, t);
       if (p !== null) {

@@ -32,8 +32,10 @@ export interface MemoryInjector {
   readonly mac: number;
   readonly ipv4: string;
   txBurst(frames: readonly Uint8Array[]): number;
-  /** What this end received is the stack's: the injector sees nothing (follow mode needs a real link). */
+  /** What this end received is the stack's: the injector sees no frames. */
   rxBurst(max: number): Uint8Array[];
+  /** The expected PSN of QP `qpn` at the other end (it lives in this process), or null: what follow mode learns from ACKs on a real link. */
+  expectedPsn(qpn: number): number | null;
 }
 
 export class MemoryTestbed {
@@ -59,6 +61,7 @@ export class MemoryTestbed {
         return frames.length;
       },
       rxBurst: () => [],
+      expectedPsn: (qpn) => (end === 'a' ? s.sim.b : s.sim.a).qp(qpn)?.resp.psn ?? null,
     };
   }
 
