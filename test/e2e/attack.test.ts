@@ -91,4 +91,23 @@ describe('roce attack against a live perftest (AF_PACKET)', () => {
     expect(after).toBeLessThan(8000);
     expect(String(s.json?.['error'])).toMatch(/no progress within \d+ ms \(local ACK timeout 67\.109 ms \(timeout 14\) × 8 tries/);
   }, 40_000);
+
+  t('a ping-pong peer that goes silent (SIGSTOP): the survivor ends within the bound of rc_pingpong\'s timers, naming it', async () => {
+    const p = net as NetnsPair;
+    const common = ['--driver', 'packet', '--port', String(port++), '--json', '-s', '1024', '-n', '100000000'];
+    const server = startRoce(p.nsB, ['pingpong', '--dev', p.ifB, ...common], 30_000);
+    const client = startRoce(p.nsA, ['pingpong', p.ipB, '--dev', p.ifA, ...common], 30_000);
+    await sleep(2500);
+    client.kill('SIGSTOP');
+    const stoppedAt = Date.now();
+    const s = await server.done;
+    const after = Date.now() - stoppedAt;
+    client.kill('SIGKILL');
+    await client.done;
+    expect(s.timedOut).toBe(false);
+    expect(s.code).toBe(1);
+    expect(after).toBeLessThan(8000);
+    // A SEND in flight runs out of retries (RETRY_EXC_ERR); a side only waiting for its next receive ends on the derived bound.
+    expect(String(s.json?.['error'])).toMatch(/RETRY_EXC_ERR|no progress within \d+ ms \(local ACK timeout 67\.109 ms/);
+  }, 40_000);
 });
