@@ -18,6 +18,7 @@ import { analyzeCommand } from './analyze-command';
 import { ladderCommand } from './ladder-command';
 import { plotCommand } from './plot-command';
 import { devicesCommand } from './devices-command';
+import { attackCommand } from './attack-command';
 
 const COMMANDS: Readonly<Record<string, { help: string; run: Command }>> = {
   demo: { help: 'two stacks over a lossy in-memory link, every byte verified (run `roce demo -h`)', run: demoCommand },
@@ -29,6 +30,7 @@ const COMMANDS: Readonly<Record<string, { help: string; run: Command }>> = {
   perftest: { help: 'ib_write/read/send/atomic_bw and _lat benchmarks; either end may be the real perftest (run `roce perftest -h`)', run: perftestCommand },
   pingpong: { help: "ibv_rc_pingpong's exchange and traffic; either end may be the real tool (run `roce pingpong -h`)", run: pingpongCommand },
   rping: { help: "librdmacm's rping: an RDMA CM connection, RDMA READ and WRITE pings; either end may be the real rping (run `roce rping -h`)", run: rpingCommand },
+  attack: { help: 'hostile RoCE frames toward a live QP: wrong keys, bad PSNs, ghost ACKs, a flood (run `roce attack -h`)', run: attackCommand },
   replay: { help: 'replay one side of captured RC conversations into the stack and compare (run `roce replay -h`)', run: replayCommand },
 };
 

@@ -33,7 +33,7 @@ export const PERFTEST_OPTIONS: readonly OptionSpec[] = [
   { name: 'report_gbits', kind: 'flag', help: 'send the bandwidth report to the peer in Gb/s (perftest prints it as it gets it)' },
   { name: 'dont_xchg_versions', kind: 'flag', help: 'skip the version, system-data and MTU exchanges' },
   SHARED_OPTIONS.bind,
-  { name: 'timeout', kind: 'string', value: 'SECONDS', help: 'give up when the test makes no progress for this long (default 300)' },
+  { name: 'timeout', kind: 'string', value: 'SECONDS', help: 'give up when the test makes no progress for this long (default: from the QP\'s timers, local ACK timeout x (retry_cnt + 1) + RNR timer x (rnr_retry + 1) + 2 s; a server waits up to 300 s for its client)' },
   { name: 'verify', kind: 'flag', help: 'fill every buffer with a known pattern and check what arrives (both ends roce-ts)' },
   SHARED_OPTIONS.json,
   SHARED_OPTIONS.help,
@@ -78,7 +78,8 @@ export async function perftestCommand(argv: readonly string[], out: Output, ctx:
     lat,
     role: a.role,
     port: a.port,
-    runTimeoutMs: a.timeoutS * 1000,
+    // Without --timeout the no-progress bound follows from the QP's timers (apps/host/no-progress-bound.ts);
+    // a server still waits up to 300 s for its client to connect.
     connectTimeoutMs: a.server === undefined ? a.timeoutS * 1000 : Math.min(a.timeoutS, 30) * 1000,
     verify: args.flags.has('verify'),
     reportGbits: args.flags.has('report_gbits'),
@@ -89,6 +90,7 @@ export async function perftestCommand(argv: readonly string[], out: Output, ctx:
   };
   set('server', a.server);
   set('bindHost', a.bind);
+  if (args.values.has('timeout')) cfg.runTimeoutMs = a.timeoutS * 1000;
   set('size', size);
   set('iters', num('iters', 5, 1e9));
   const seconds = (name: string, min: number): number | undefined => {

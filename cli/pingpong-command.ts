@@ -22,7 +22,7 @@ export const PINGPONG_OPTIONS: readonly OptionSpec[] = [
   { name: 'events', short: 'e', kind: 'flag', help: 'accepted for compatibility: this side sleeps until frames arrive unless ROCE_BUSY_POLL=1' },
   SHARED_OPTIONS.driver,
   SHARED_OPTIONS.bind,
-  { name: 'timeout', kind: 'string', value: 'SECONDS', help: 'give up when no completion arrives for this long during the run (default 10; a server waits up to 300 s for its client)' },
+  { name: 'timeout', kind: 'string', value: 'SECONDS', help: 'give up when the run makes no progress for this long (default: from the QP\'s timers, about 2.5 s; a server waits up to 300 s for its client)' },
   SHARED_OPTIONS.json,
   SHARED_OPTIONS.help,
 ];
@@ -56,12 +56,13 @@ export async function pingpongCommand(argv: readonly string[], out: Output, ctx:
     type,
     validate: args.flags.has('chk'),
     port: a.port,
-    runTimeoutMs: a.timeoutS * 1000,
     connectTimeoutMs: a.server === undefined ? Math.max(a.timeoutS, 300) * 1000 : 30_000,
   };
   const set = <K extends keyof PingpongConfig>(k: K, v: PingpongConfig[K] | undefined): void => {
     if (v !== undefined) cfg[k] = v;
   };
+  // Without --timeout the no-progress bound follows from the QP's timers (apps/host/no-progress-bound.ts).
+  if (args.values.has('timeout')) cfg.runTimeoutMs = a.timeoutS * 1000;
   set('server', a.server);
   set('bindHost', a.bind);
   set('size', num('size', 1, 1 << 28));

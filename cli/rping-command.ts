@@ -26,7 +26,7 @@ export const RPING_OPTIONS: readonly OptionSpec[] = [
   { name: 'validate', short: 'V', kind: 'flag', help: 'client: check the data the server wrote back' },
   { name: 'dev', short: 'd', kind: 'string', value: 'IFACE', help: 'network interface (default: the one that reaches -a)' },
   SHARED_OPTIONS.driver,
-  { name: 'timeout', kind: 'string', value: 'SECONDS', help: 'give up when a step makes no progress for this long (default 10; a server waits up to 300 s for its client)' },
+  { name: 'timeout', kind: 'string', value: 'SECONDS', help: 'give up when a step makes no progress for this long (default: the CM steps 10 s, the pings a bound from the QP\'s timers; a server waits up to 300 s for its client)' },
   SHARED_OPTIONS.json,
   SHARED_OPTIONS.help,
 ];
@@ -86,7 +86,8 @@ export async function rpingCommand(argv: readonly string[], out: Output, ctx: Co
     count,
     size,
     validate: args.flags.has('validate'),
-    stepTimeoutMs: timeoutS * 1000,
+    // Without --timeout, the data phase's no-progress bound follows from the QP's timers (apps/rping/rping.ts).
+    ...(args.values.has('timeout') ? { stepTimeoutMs: timeoutS * 1000 } : {}),
     listenTimeoutMs: Math.max(timeoutS, 300) * 1000,
   };
   // -v: rping prints each line as the ping completes; with --json they go into the summary instead.

@@ -13,7 +13,7 @@
 import { randomInt } from 'node:crypto';
 import { isIpv4MappedGid } from '../../stack/address';
 import { ipv6ToString } from '../../packets/bytes';
-import { createSimPair, type SimPair } from '../sim/sim-pair';
+import { SIM_IP_A, SIM_IP_B, createSimPair, type SimPair } from '../sim/sim-pair';
 import { nextTurn, pumpVirtualClock, type ClockPump } from './clock-pump';
 import { type HostDevice, HostDeviceError, HostDeviceErrorCode, HostDriverKind, gidToIpv4 } from './host-device';
 
@@ -26,8 +26,44 @@ interface OpenLink {
   open: Set<'a' | 'b'>;
 }
 
+/** A third party on the test-mode link (`roce attack --driver memory`): frames it sends arrive at the other end as if they came over the link. */
+export interface MemoryInjector {
+  readonly ifname: string;
+  readonly mac: number;
+  readonly ipv4: string;
+  txBurst(frames: readonly Uint8Array[]): number;
+  /** What this end received is the stack's: the injector sees no frames. */
+  rxBurst(max: number): Uint8Array[];
+  /** The expected PSN of QP `qpn` at the other end (it lives in this process), or null: what follow mode learns from ACKs on a real link. */
+  expectedPsn(qpn: number): number | null;
+}
+
 export class MemoryTestbed {
   private link: OpenLink | null = null;
+
+  /**
+   * An injector on end `ifname` of the live link: a run in this process must have opened it. Frames
+   * go straight into the other end's receive queue (copied), past the link's serializer and faults.
+   */
+  injector(ifname: string): MemoryInjector {
+    const s = this.link;
+    const end = ifname === 'sim-a' ? 'a' : ifname === 'sim-b' ? 'b' : null;
+    if (end === null) throw new HostDeviceError(HostDeviceErrorCode.NO_INTERFACE, `the memory test mode has two ends, sim-a (198.18.0.1) and sim-b (198.18.0.2); not ${JSON.stringify(ifname)}`);
+    if (s === null) throw new HostDeviceError(HostDeviceErrorCode.NO_INTERFACE, 'no run has the memory link open in this process: start the runs to attack first');
+    const from = end === 'a' ? s.sim.link.a : s.sim.link.b;
+    const to = end === 'a' ? s.sim.link.b : s.sim.link.a;
+    return {
+      ifname,
+      mac: from.mac,
+      ipv4: end === 'a' ? SIM_IP_A : SIM_IP_B,
+      txBurst: (frames) => {
+        to.receive(frames.map((f) => f.slice()));
+        return frames.length;
+      },
+      rxBurst: () => [],
+      expectedPsn: (qpn) => (end === 'a' ? s.sim.b : s.sim.a).qp(qpn)?.resp.psn ?? null,
+    };
+  }
 
   /** The device of end `ifname` (sim-a or sim-b); rejects an end already open. */
   open(ifname: string): HostDevice {

@@ -290,6 +290,12 @@ export interface PerftestLocalSide {
   /** This side's bandwidth report. */
   report(): BwReport;
   onPeerReport(r: BwReport): void;
+  /**
+   * Every out-of-band wait after the QP is connected goes through this when given: the side watches
+   * its QP meanwhile (fails at once when it goes to the error state; with `peerRuns`, when the
+   * peer's run makes no progress on it), so a hijacked QP is not reported as a timed-out read.
+   */
+  whileConnected?<T>(wait: Promise<T>, what: string, peerRuns: boolean): Promise<T>;
 }
 
 /** Runs `steps` over `oob`, calling `local` at the local steps, and closes the connection at the end. */
@@ -297,6 +303,8 @@ export async function executeSession(oob: PerftestOob, steps: readonly SessionSt
   try {
     let sys = local.sysData;
     let mtu = local.mtu;
+    let connected = false;
+    const watched = <T>(wait: Promise<T>, what: string, peerRuns: boolean): Promise<T> => (connected && local.whileConnected !== undefined ? local.whileConnected(wait, what, peerRuns) : wait);
     for (const step of steps) {
       switch (step.kind) {
         case 'versions':
@@ -311,11 +319,13 @@ export async function executeSession(oob: PerftestOob, steps: readonly SessionSt
           break;
         case 'keys': {
           const t = step.waitsForPeerRun ? oob.timeouts.peerRunMs : oob.timeouts.stepMs;
-          for (let i = 0; i < (step.everyQp ? qps : 1); i++) local.onPeerDest(i, await oob.keys(local.dest(i), step.purpose, t), step.purpose);
+          const what = `perftest key message (${step.purpose})`;
+          for (let i = 0; i < (step.everyQp ? qps : 1); i++) local.onPeerDest(i, await watched(oob.keys(local.dest(i), step.purpose, t), what, step.waitsForPeerRun === true), step.purpose);
           break;
         }
         case 'connect':
           await local.connect();
+          connected = true;
           break;
         case 'post-receives':
           local.postReceives();
@@ -324,12 +334,12 @@ export async function executeSession(oob: PerftestOob, steps: readonly SessionSt
           await local.run();
           break;
         case 'bw-reports':
-          local.onPeerReport(await oob.bwReports(local.report()));
+          local.onPeerReport(await watched(oob.bwReports(local.report()), 'perftest bandwidth report', false));
           break;
         case 'close':
           if (step.handshake) {
             const t = step.waitsForPeerRun ? oob.timeouts.peerRunMs : oob.timeouts.stepMs;
-            local.onPeerDest(0, await oob.keys(local.dest(0), 'closing barrier', t), 'closing barrier');
+            local.onPeerDest(0, await watched(oob.keys(local.dest(0), 'closing barrier', t), 'perftest key message (closing barrier)', step.waitsForPeerRun === true), 'closing barrier');
             await oob.done();
           }
           break;

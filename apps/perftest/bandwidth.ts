@@ -11,6 +11,7 @@ import { PerftestVerb as Verb } from '../oob/perftest-session';
 import { PerftestError, PerftestErrorCode } from './perftest-error';
 import { MeasuringWindow } from './measurement';
 import { pattern } from './verification';
+import { progressMark } from './completion-waits';
 import type { PerftestSide } from './perftest-side';
 
 /** Runs this side's part of a bandwidth test. */
@@ -133,6 +134,7 @@ async function runSendServerForDuration(side: PerftestSide): Promise<void> {
   let window: MeasuringWindow | null = null; // opens with the first SEND
   let lastAt = 0;
   let deadline = Date.now() + waits.runTimeoutMs;
+  let mark = progressMark(qp);
   for (;;) {
     const wcs = cq.poll(64);
     const now = clock.now();
@@ -141,7 +143,12 @@ async function runSendServerForDuration(side: PerftestSide): Promise<void> {
       // The client decides the end: its closing message comes after its last SEND completed.
       if (side.peerDone()) break;
       waits.assertAlive(`SEND #${received}`);
-      if (Date.now() > deadline) throw waits.timeout(`no SEND arrived within ${waits.runTimeoutMs} ms (received ${received})`);
+      const m = progressMark(qp);
+      if (m !== mark) {
+        mark = m;
+        deadline = Date.now() + waits.runTimeoutMs;
+      }
+      if (Date.now() > deadline) throw waits.timeout(`no progress within ${waits.runTimeoutMs} ms (${waits.bound.why}): no SEND arrived (received ${received})`);
       await waits.idle();
       continue;
     }

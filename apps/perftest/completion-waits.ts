@@ -12,6 +12,12 @@ import type { CompletionQueue } from '../../stack/completion-queue';
 import { QpState, WC_STATUS_NAMES, WcStatus, type WorkCompletion } from '../../stack/types';
 import { PerftestError, PerftestErrorCode } from './perftest-error';
 import { qpStateReport } from './qp-state-report';
+import type { NoProgressBound } from '../host/no-progress-bound';
+
+/** Where the QP's transport stands: it changes when a response moved the retry point or a request was taken (real progress, not ghosts). */
+export function progressMark(qp: QueuePair | null): number {
+  return qp === null ? -1 : qp.comp.psn * 0x1000000 + qp.resp.psn;
+}
 
 /** The queues a wait watches (null before they exist). */
 export interface WatchedQueues {
@@ -26,7 +32,8 @@ export class CompletionWaits {
   constructor(
     /** The tool's name, for messages (ib_write_bw, ...). */
     private readonly binary: string,
-    readonly runTimeoutMs: number,
+    /** How long a wait may see no progress (apps/host/no-progress-bound.ts: the QP's timers, or --timeout). */
+    readonly bound: NoProgressBound,
     /** Waits when there is nothing to poll. */
     readonly idle: () => Promise<void>,
     private readonly queues: WatchedQueues,
@@ -39,26 +46,86 @@ export class CompletionWaits {
     }
   }
 
+  get runTimeoutMs(): number {
+    return this.bound.ms;
+  }
+
+  /** The no-progress clock of one wait: it starts again whenever the QP's transport moves. */
+  private clock(): () => boolean {
+    let mark = progressMark(this.queues.qp);
+    let deadline = Date.now() + this.bound.ms;
+    return () => {
+      const m = progressMark(this.queues.qp);
+      if (m !== mark) {
+        mark = m;
+        deadline = Date.now() + this.bound.ms;
+      }
+      return Date.now() > deadline;
+    };
+  }
+
+  /** The message of a wait that ran out of its bound. */
+  private noProgress(what: string): PerftestError {
+    return this.timeout(`no progress within ${this.bound.ms} ms (${this.bound.why}) while waiting for ${what}`);
+  }
+
   /** Polls `cq` until it yields at least one completion. */
   async pollSome(cq: CompletionQueue, what: string, max = 64): Promise<WorkCompletion[]> {
-    const deadline = Date.now() + this.runTimeoutMs;
+    const expired = this.clock();
     for (;;) {
       const wcs = cq.poll(max);
       if (wcs.length > 0) return wcs;
       this.assertAlive(what);
-      if (Date.now() > deadline) throw this.timeout(`no completion within ${this.runTimeoutMs} ms while waiting for ${what}`);
+      if (expired()) throw this.noProgress(what);
       await this.idle();
     }
   }
 
   /** Waits until `cond` holds. */
   async waitFor(cond: () => boolean, what: string): Promise<void> {
-    const deadline = Date.now() + this.runTimeoutMs;
+    const expired = this.clock();
     while (!cond()) {
       this.assertAlive(what);
-      if (Date.now() > deadline) throw this.timeout(`timed out after ${this.runTimeoutMs} ms waiting for ${what}`);
+      if (expired()) throw this.noProgress(what);
       await this.idle();
     }
+  }
+
+  /**
+   * Waits for `wait` (an out-of-band read) while watching the QP: it fails at once when the QP
+   * goes to the error state (naming the QP's error, not the read), and, with `progress`, when the
+   * QP's transport sees no progress within the bound (a passive server waiting for its client's
+   * run to end: the client's requests move the responder's expected PSN). When the read itself
+   * fails while the QP is in the error state, the QP's error is the cause and is what is thrown.
+   */
+  async watch<T>(wait: Promise<T>, what: string, progress: boolean): Promise<T> {
+    let settled = false;
+    let value: T | undefined;
+    let failure: unknown = null;
+    wait.then(
+      (v) => {
+        settled = true;
+        value = v;
+      },
+      (e: unknown) => {
+        settled = true;
+        failure = e;
+      },
+    );
+    const expired = this.clock();
+    while (!settled) {
+      this.assertAlive(what);
+      if (progress && expired()) throw this.noProgress(what);
+      await this.idle();
+    }
+    if (failure !== null) {
+      const qp = this.queues.qp;
+      if (qp !== null && qp.state === QpState.ERR) {
+        throw new PerftestError(PerftestErrorCode.COMPLETION, `${this.binary}: QP 0x${qp.qpNum.toString(16)} is in the error state: ${qp.errorReason} (then ${what} failed: ${(failure as Error).message})`, 'qp');
+      }
+      throw failure;
+    }
+    return value as T;
   }
 
   /**

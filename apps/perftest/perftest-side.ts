@@ -26,10 +26,14 @@ import { BufferLayout } from './buffer-layout';
 import { Verifier } from './verification';
 import { Measurement } from './measurement';
 import { CompletionWaits } from './completion-waits';
+import { noProgressBound } from '../host/no-progress-bound';
 import { runBandwidth } from './bandwidth';
 import { runLatency } from './latency';
 
 const MIN_RNR_TIMER = 12;
+/** perftest's retry_cnt and rnr_retry (ctx_modify_qp_to_rts: 7 and 7). */
+const RETRY_CNT = 7;
+const RNR_RETRY = 7;
 
 /** What the measured loops work with, once the side is set up. */
 export interface SideResources {
@@ -71,7 +75,9 @@ export class PerftestSide implements PerftestLocalSide {
     this.mtu = rc.mtu;
     this.agreedMtu = rc.mtu;
     this.binary = perftestBinary(rc.verb, rc.lat);
-    this.waits = new CompletionWaits(this.binary, cfg.runTimeoutMs ?? 300_000, cfg.idleWait ?? nextTurn, this);
+    // perftest's QP timers (connect() below): the no-progress bound follows from them unless the caller gives one.
+    const bound = cfg.runTimeoutMs !== undefined ? { ms: cfg.runTimeoutMs, why: 'the run timeout given' } : noProgressBound({ timeout: rc.qpTimeout, retryCnt: RETRY_CNT, rnrRetry: RNR_RETRY, minRnrTimer: MIN_RNR_TIMER });
+    this.waits = new CompletionWaits(this.binary, bound, cfg.idleWait ?? nextTurn, this);
   }
 
   setup(agreed: { sysData: SysData; mtu: Mtu; peerVersion: PerftestVersion }): void {
@@ -151,7 +157,7 @@ export class PerftestSide implements PerftestLocalSide {
     });
     // ctx_connect: only a side that sends goes on to RTS (latency tests, and the client of a bandwidth test).
     if (rc.lat || rc.role === 'client') {
-      qp.modify({ qpState: QpState.RTS, sqPsn: this.psn, timeout: rc.qpTimeout, retryCnt: 7, rnrRetry: 7, maxRdAtomic: Math.min(remote.outReads, DEVICE_MAX_RD_ATOMIC) });
+      qp.modify({ qpState: QpState.RTS, sqPsn: this.psn, timeout: rc.qpTimeout, retryCnt: RETRY_CNT, rnrRetry: RNR_RETRY, maxRdAtomic: Math.min(remote.outReads, DEVICE_MAX_RD_ATOMIC) });
     }
   }
 
@@ -165,6 +171,12 @@ export class PerftestSide implements PerftestLocalSide {
   async run(): Promise<void> {
     if (this.rc.lat) await runLatency(this);
     else await runBandwidth(this);
+  }
+
+  /** An out-of-band wait once the QP is connected: watched (completion-waits.ts `watch`); `peerRuns` when the peer's run is what it waits for. */
+  whileConnected<T>(wait: Promise<T>, what: string, peerRuns: boolean): Promise<T> {
+    if (this.qp === null || this.remote === null) return wait;
+    return this.waits.watch(wait, what, peerRuns);
   }
 
   report(): BwReport {

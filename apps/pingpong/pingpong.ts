@@ -37,6 +37,8 @@ import { PerftestError, PerftestErrorCode, configError } from '../perftest/perft
 import { latencyStats, type LatencyStats } from '../perftest/measurement';
 import { nonZeroCounters } from '../perftest/result';
 import { qpStateReport } from '../perftest/qp-state-report';
+import { progressMark } from '../perftest/completion-waits';
+import { noProgressBound } from '../host/no-progress-bound';
 import type { Counters } from '../../stack/counters';
 import { nextTurn } from '../host/clock-pump';
 
@@ -130,7 +132,10 @@ export async function runPingpong(dev: Device, cfg: PingpongConfig): Promise<Pin
   const gidIndex = cfg.gidIndex ?? Math.max(0, dev.gids.findIndex(isIpv4MappedGid));
   if (gidIndex !== -1 && (gidIndex < 0 || gidIndex >= dev.gids.length)) throw configError('gidIndex', `${gidIndex} is not in the GID table (${dev.gids.length} entries)`);
   const stepMs = cfg.stepTimeoutMs ?? 10_000;
-  const runMs = cfg.runTimeoutMs ?? 300_000;
+  // rc_pingpong's QP timers (timeout 14, retry 7, RNR retry 7, min RNR timer 12, pp_connect_ctx): the
+  // no-progress bound follows from them (apps/host/no-progress-bound.ts) unless the caller gives one.
+  const bound = cfg.runTimeoutMs !== undefined ? { ms: cfg.runTimeoutMs, why: 'the run timeout given' } : noProgressBound({ timeout: 14, retryCnt: 7, rnrRetry: 7, minRnrTimer: 12 });
+  const runMs = bound.ms;
 
   // pp_init_ctx: one buffer (0x7b; UD: 40 more bytes for the GRH), one CQ for both queues, QP in INIT; receives posted before the exchange.
   const grh = type === 'ud' ? GRH_BYTES : 0;
@@ -251,11 +256,17 @@ export async function runPingpong(dev: Device, cfg: PingpongConfig): Promise<Pin
     let scnt = 0;
     let rcnt = 0;
     let deadline = Date.now() + runMs;
+    let mark = progressMark(qp);
     while (rcnt < iters || scnt < iters) {
       const wcs = cq.poll(2);
       if (wcs.length === 0) {
         if (qp.state === QpState.ERR) throw new PerftestError(PerftestErrorCode.COMPLETION, `${tool}: QP 0x${qp.qpNum.toString(16)} went to the error state: ${qp.errorReason}`, 'qp');
-        if (Date.now() > deadline) throw new PerftestError(PerftestErrorCode.TIMEOUT, `${tool}: no progress within ${runMs} ms (sent ${scnt}, received ${rcnt} of ${iters}) [${qpStateReport(qp, dev.driver)}]`, 'completion');
+        const m = progressMark(qp);
+        if (m !== mark) {
+          mark = m; // the transport moved (a response or a request taken): the no-progress clock starts again
+          deadline = Date.now() + runMs;
+        }
+        if (Date.now() > deadline) throw new PerftestError(PerftestErrorCode.TIMEOUT, `${tool}: no progress within ${runMs} ms (${bound.why}; sent ${scnt}, received ${rcnt} of ${iters}) [${qpStateReport(qp, dev.driver)}]`, 'completion');
         await idle();
         continue;
       }

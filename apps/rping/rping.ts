@@ -22,6 +22,8 @@ import { nextTurn } from '../host/clock-pump';
 import { RDMA_INFO_LEN, decodeRdmaInfo, encodeRdmaInfo, type RdmaInfo } from './rdma-info';
 import { RPING_MAX_BUFSIZE, RPING_MIN_BUFSIZE, cString, cStringBytes, fillPingData } from './ping-data';
 import { RpingError, RpingErrorCode } from './rping-error';
+import { type NoProgressBound, noProgressBound } from '../host/no-progress-bound';
+import { progressMark } from '../perftest/completion-waits';
 
 /** rping's default port (cb->port = htobe16(7174)). */
 export const RPING_DEFAULT_PORT = 7174;
@@ -155,6 +157,7 @@ type Waited = { wc: WorkCompletion } | 'disconnected';
 
 export async function runRping(dev: Device, cfg: RpingConfig): Promise<RpingResult> {
   const { size, count, port } = checkConfig(cfg);
+  /** The RDMA CM's steps (connection, DREP) keep a fixed step timeout. */
   const stepMs = cfg.stepTimeoutMs ?? 10_000;
   const listenMs = cfg.listenTimeoutMs ?? 300_000;
   const idle = cfg.idleWait ?? nextTurn;
@@ -173,13 +176,24 @@ export async function runRping(dev: Device, cfg: RpingConfig): Promise<RpingResu
   let t0 = dev.clock.now();
 
   /** Waits for a completion for which `want` holds (others, SEND completions, are taken and dropped). */
-  const waitFor = async (what: string, want: (wc: WorkCompletion) => boolean, timeoutMs = stepMs): Promise<Waited> => {
-    const deadline = Date.now() + timeoutMs;
+  // Once connected, a wait's no-progress bound follows from the QP's timers as the CM set them
+  // (apps/host/no-progress-bound.ts), unless --timeout gave one; the clock restarts whenever the
+  // QP's transport moves (a response, a request taken).
+  const dataBound = (): NoProgressBound => {
+    if (cfg.stepTimeoutMs !== undefined) return { ms: cfg.stepTimeoutMs, why: 'the step timeout given' };
+    const a = conn.qp.attr;
+    return noProgressBound({ timeout: a.timeout, retryCnt: a.retryCnt, rnrRetry: a.rnrRetry, minRnrTimer: a.minRnrTimer });
+  };
+  const waitFor = async (what: string, want: (wc: WorkCompletion) => boolean): Promise<Waited> => {
+    const bound = dataBound();
+    let deadline = Date.now() + bound.ms;
+    let mark = progressMark(conn.qp);
     for (;;) {
       for (const wc of conn.cq.poll(4)) {
         if (wc.status !== WcStatus.SUCCESS) {
           if (conn.disconnected && wc.status === WcStatus.WR_FLUSH_ERR) return 'disconnected';
-          throw new RpingError(RpingErrorCode.COMPLETION, `cq completion failed status ${wc.status} (${WC_STATUS_NAMES[wc.status] ?? 'unknown'}${wc.vendorErr !== '' ? `: ${wc.vendorErr}` : ''}) while waiting for ${what}`);
+          const qpErr = conn.qp.state === QpState.ERR && conn.qp.errorReason !== '' ? `; QP 0x${conn.qp.qpNum.toString(16)} is in the error state: ${conn.qp.errorReason}` : '';
+          throw new RpingError(RpingErrorCode.COMPLETION, `cq completion failed status ${wc.status} (${WC_STATUS_NAMES[wc.status] ?? 'unknown'}${wc.vendorErr !== '' ? `: ${wc.vendorErr}` : ''}) while waiting for ${what}${qpErr}`);
         }
         if (wc.opcode === WcOpcode.RECV) {
           // server_recv() / client_recv(): anything but 16 bytes is "bogus data".
@@ -193,7 +207,12 @@ export async function runRping(dev: Device, cfg: RpingConfig): Promise<RpingResu
       if (conn.disconnected) return 'disconnected';
       const bad = conn.events.find((e) => e.type === 'REJECTED' || e.type === 'UNREACHABLE' || e.type === 'CONNECT_ERROR');
       if (bad !== undefined) throw cmFailure(bad);
-      if (Date.now() > deadline) throw new RpingError(RpingErrorCode.TIMEOUT, `no ${what} within ${timeoutMs} ms`);
+      const m = progressMark(conn.qp);
+      if (m !== mark) {
+        mark = m;
+        deadline = Date.now() + bound.ms;
+      }
+      if (Date.now() > deadline) throw new RpingError(RpingErrorCode.TIMEOUT, `no ${what}: no progress within ${bound.ms} ms (${bound.why})`);
       await idle();
     }
   };

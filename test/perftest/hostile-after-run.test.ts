@@ -4,11 +4,14 @@
  * and the server reported `ok: true, problems: []`. Here a third party on the link sends, after the
  * client's last WRITE, one RDMA WRITE with a bad R_Key at the server QP's expected PSN (class C:
  * NAK remote access error, QP to ERR, IBTA vol. 1 §9.9.3). The client's report reaches the server
- * only after that (a TCP relay holds it), so the order is fixed, not a race.
+ * only after that (a TCP relay holds it), so the order is fixed, not a race. The server watches
+ * its QP while it waits for the client (issue 15, bounded failure): it fails at once, naming the
+ * QP's error.
  */
 import * as net from 'node:net';
-import { TcpChannel } from '../../apps/oob/tcp-channel';
+import { OobError, TcpChannel } from '../../apps/oob/tcp-channel';
 import { runPerftest } from '../../apps/perftest/run';
+import { PerftestError, PerftestErrorCode } from '../../apps/perftest/perftest-error';
 import { buildRoceV2Frame } from '../../packets/build';
 import { Opcode } from '../../packets/opcodes';
 import { SIM_IP_A, SIM_IP_B, SIM_MAC_A, SIM_MAC_B } from '../../apps/sim/sim-pair';
@@ -29,7 +32,7 @@ function rcQpOf(dev: Device): QueuePair | undefined {
 
 const turn = (): Promise<void> => new Promise((r) => setImmediate(r));
 
-test('a hostile frame that moves the bandwidth server\'s QP to ERR after the run: the server reports ok:false and names it', async () => {
+test('a hostile frame that moves the bandwidth server\'s QP to ERR after the run: the server fails at once and names it', async () => {
   const p = pumpedPair(11);
   const listener = await TcpChannel.listen(0, '127.0.0.1');
   // The relay: client -> relay -> server's listener. Once the server has taken every WRITE, what the
@@ -73,14 +76,20 @@ test('a hostile frame that moves the bandwidth server\'s QP to ERR after the run
   const relayPort = (relay.address() as net.AddressInfo).port;
   try {
     const base = { verb: 'write', lat: false, iters: ITERS, size: 1000, stepTimeoutMs: 5000, runTimeoutMs: 10_000, connectTimeoutMs: 5000 } as const;
-    const [s, c] = await Promise.all([
+    const [s, c] = await Promise.allSettled([
       runPerftest(p.sim.b, { ...base, role: 'server', listener }),
       runPerftest(p.sim.a, { ...base, role: 'client', server: '127.0.0.1', port: relayPort }),
     ]);
-    expect(c.ok).toBe(true);
-    expect(s.ok).toBe(false);
-    expect(s.problems).toEqual([expect.stringMatching(/^QP 0x[0-9a-f]+ is in the error state: .*(R_Key|rkey|access)/i)]);
-    expect(s.counters.send_nak_rem_access).toBe(1);
+    // The client's WRITEs all completed; its closing exchange then finds the server gone (exit 1 too).
+    expect(c.status).toBe('rejected');
+    expect((c as PromiseRejectedResult).reason).toBeInstanceOf(OobError);
+    // The server watches its QP while it waits for the client's closing messages: it fails at once,
+    // naming the QP's error (not a timed-out read), instead of reporting after the fact.
+    expect(s.status).toBe('rejected');
+    const e = (s as PromiseRejectedResult).reason as PerftestError;
+    expect(e).toBeInstanceOf(PerftestError);
+    expect(e.code).toBe(PerftestErrorCode.COMPLETION);
+    expect(e.message).toMatch(/QP 0x[0-9a-f]+ (went to|is in) the error state.*(R_Key|rkey|access)/i);
   } finally {
     relay.close();
     listener.close();
