@@ -24,6 +24,7 @@ import type { Path } from './address';
 import type { QueuePair } from './queue-pair';
 import { QpState } from './types';
 import { responderReceive } from './responder';
+import { Ecn, ecnAt } from '../packets/ecn';
 import { completerReceive } from './completer';
 
 /** Frames a port queues before it hands them to the driver (a flush also ends every burst of work). */
@@ -100,13 +101,23 @@ export class Port {
     // Nearly every packet of a QP goes on its one path: remember the last template before the map.
     let tpl = qp.lastTxPath === path ? qp.lastTxTemplate : qp.txTemplates.get(path);
     if (tpl === undefined) {
-      tpl = templateFor(path, qp.udpSport);
+      tpl = templateFor(path, qp.udpSport, qp.cc !== null);
       qp.txTemplates.set(path, tpl);
     }
     qp.lastTxPath = path;
     qp.lastTxTemplate = tpl;
-    const len = tpl.frameLength(t);
     qp.counters.sent_pkts++;
+    const len = this.emit(tpl, t);
+    if (len >= 0 && qp.cc !== null) qp.cc.sent(t, len);
+  }
+
+  /**
+   * Builds the frame of `t` behind the headers of `tpl` and queues it: in the driver's transmit
+   * memory with zero-copy transmit, else in the slab. Returns its length, or -1 when the transmit
+   * ring is full (counted as send_err).
+   */
+  private emit(tpl: FrameTemplate, t: TransportSpec): number {
+    const len = tpl.frameLength(t);
     const zc = this.txZc;
     if (zc !== null) {
       // Built where the driver sends it from: no copy on the way out.
@@ -116,14 +127,14 @@ export class Port {
         off = zc.txReserve(len);
         if (off < 0) {
           this.counters.send_err++; // the transmit ring is full, as when txBurst takes fewer frames
-          return;
+          return -1;
         }
       }
       const space = zc.txSpace;
       const n = tpl.emitInto(t, space.buf, space.view, off, false);
       this.queueIcrc(off + tpl.ipOffset, off + n - ICRC_LEN);
       if (++this.txZcFrames >= TX_BURST) this.flush();
-      return;
+      return len;
     }
     if (this.txOff + len > this.txSlab.length) {
       this.flush();
@@ -134,6 +145,7 @@ export class Port {
     this.txQueue.push(this.txSlab.subarray(this.txOff, this.txOff + n));
     this.txOff += n;
     if (this.txQueue.length >= TX_BURST) this.flush();
+    return len;
   }
 
   private queueIcrc(ipOff: number, icrcOff: number): void {
@@ -292,13 +304,18 @@ export class Port {
     const bth = p.bth;
     const info = p.info;
     if (bth === null || info === undefined) return;
-    if ((info.flags & OpFlag.CNP) !== 0) return; // congestion control is not implemented; CNPs are ignored like rxe does
+    if ((info.flags & OpFlag.CNP) !== 0) {
+      this.cnpReceived(bth.destQp);
+      return;
+    }
     const qp = this.qps.get(bth.destQp);
     if (qp === undefined || qp.state === QpState.RESET) {
       this.counters.rcvd_unknown_qp++;
       return;
     }
     qp.counters.rcvd_pkts++;
+    // ECN CE on a packet of a QP with congestion control: the notification point's business.
+    if (qp.cc !== null && ecnAt(frame, base + p.l3Off) === Ecn.CE) this.congestionExperienced(qp);
     if (qp.onCommEst !== null) {
       const commEst = qp.onCommEst;
       qp.onCommEst = null;
@@ -307,14 +324,45 @@ export class Port {
     if ((info.flags & OpFlag.REQ) !== 0) responderReceive(qp, p, frame, base);
     else if ((info.flags & OpFlag.RESP) !== 0) completerReceive(qp, p, frame, base);
   }
+
+  // ------------------------------------------------------------------ congestion control
+
+  /**
+   * A CE-marked packet for `qp` (congestion control on): counted, and answered with a CNP to the
+   * remote QP when the notification point says one is due (RC and UC only; stack/congestion/np.ts).
+   */
+  private congestionExperienced(qp: QueuePair): void {
+    qp.counters.np_ecn_marked_roce_packets++;
+    const np = qp.cc?.np ?? null;
+    const path = qp.path;
+    if (np === null || path === null || !np.due()) return;
+    if (this.emit(np.template(path), np.packet(qp.attr.destQpNum)) < 0) return;
+    qp.counters.np_cnp_sent++;
+  }
+
+  /** A CNP for our QP `qpn`: its reaction point cuts the rate; without one (or no such QP) it is ignored. */
+  private cnpReceived(qpn: number): void {
+    const qp = this.qps.get(qpn);
+    const rp = qp === undefined || qp.state === QpState.RESET ? null : (qp.cc?.rp ?? null);
+    if (rp === null) {
+      (qp?.counters ?? this.counters).rp_cnp_ignored++;
+      return;
+    }
+    (qp as QueuePair).counters.rp_cnp_handled++;
+    rp.onCnp();
+  }
 }
 
-/** The Ethernet, IP and UDP headers of a path, built once (the UDP source port is the QP's). */
-function templateFor(path: Path, udpSport: number): FrameTemplate {
+/**
+ * The Ethernet, IP and UDP headers of a path, built once (the UDP source port is the QP's). With
+ * congestion control on, the QP's packets are ECN-capable: ECT(0) whatever the path's ECN bits.
+ */
+function templateFor(path: Path, udpSport: number, ect: boolean): FrameTemplate {
+  const tc = ect ? (path.trafficClass & ~3) | Ecn.ECT0 : path.trafficClass;
   const ip =
     path.ipVersion === 4
-      ? { version: 4 as const, src: bytesToV4(path.srcIp), dst: bytesToV4(path.dstIp), dscp: path.trafficClass >>> 2, ecn: path.trafficClass & 3, ttl: path.hopLimit, dontFragment: true }
-      : { version: 6 as const, src: path.srcIp, dst: path.dstIp, trafficClass: path.trafficClass, flowLabel: path.flowLabel, hopLimit: path.hopLimit };
+      ? { version: 4 as const, src: bytesToV4(path.srcIp), dst: bytesToV4(path.dstIp), dscp: tc >>> 2, ecn: tc & 3, ttl: path.hopLimit, dontFragment: true }
+      : { version: 6 as const, src: path.srcIp, dst: path.dstIp, trafficClass: tc, flowLabel: path.flowLabel, hopLimit: path.hopLimit };
   return new FrameTemplate({ eth: { src: path.srcMac, dst: path.dstMac, vlan: path.vlan }, ip, udp: { srcPort: udpSport } });
 }
 
