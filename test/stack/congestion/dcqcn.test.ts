@@ -8,7 +8,7 @@ import { VirtualClock } from '../../../base/clock';
 import { DcqcnReactionPoint } from '../../../stack/congestion/rp/dcqcn';
 import { resolveCongestion, RP_DEFAULTS, type RpParams } from '../../../stack/congestion/parameters';
 import { Pacer } from '../../../stack/congestion/pacer';
-import { RoceError } from '../../../base/roce-error';
+import { VerbsError } from '../../../stack/errors';
 
 const US = 1000;
 const LINE = 40_000; // Mb/s, the paper's 40 Gb/s
@@ -293,7 +293,7 @@ describe('parameters', () => {
     expect(s.params.npMinTimeBetweenCnps).toBe(0);
     expect(s.params.npCnpDscp).toBe(48);
     expect(() => resolveCongestion({ params: { rpGd: 12 } })).toThrow(/rpGd must be an integer 10..11/);
-    expect(() => resolveCongestion({ params: { npCnpDscp: 64 } })).toThrow(RoceError);
+    expect(() => resolveCongestion({ params: { npCnpDscp: 64 } })).toThrow(VerbsError);
     expect(() => resolveCongestion({ params: { rpTypo: 1 } as unknown as Partial<RpParams> })).toThrow(/unknown parameter rpTypo/);
     expect(() => resolveCongestion({ lineRateMbps: 0 })).toThrow(/lineRateMbps/);
     // A QP's settings go over the device's.
