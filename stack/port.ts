@@ -10,6 +10,10 @@
  * only), checks their ICRCs in one batched call, and dispatches each to its QP's responder
  * (requests) or completer (responses), as rxe_recv.c does: bad ICRC or headers and unknown QPs
  * are dropped and counted.
+ *
+ * Congestion control (stack/congestion/, for QPs that have it on): a CE-marked packet goes to the
+ * QP's notification point, which may have the port send a CNP; a received CNP goes to the QP's
+ * reaction point; every request frame built is reported to the QP's pacer and byte counter.
  */
 import { type NicDriver, type RunReceive, type TxSpace, hasRunReceive, hasZeroCopyTx } from '../nic-driver/driver';
 import type { TransportSpec } from '../packets/build';
@@ -19,12 +23,12 @@ import { LinkType } from '../packets/pcap';
 import type { IcrcBatch } from '../packets/icrc';
 import { OpFlag } from '../packets/opcodes';
 import { WireError, WireErrorCode } from '../packets/errors';
+import { Ecn, ecnAt } from '../packets/ecn';
 import type { Counters } from './counters';
 import type { Path } from './address';
 import type { QueuePair } from './queue-pair';
 import { QpState } from './types';
 import { responderReceive } from './responder';
-import { Ecn, ecnAt } from '../packets/ecn';
 import { completerReceive } from './completer';
 
 /** Frames a port queues before it hands them to the driver (a flush also ends every burst of work). */
