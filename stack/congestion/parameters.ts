@@ -99,6 +99,8 @@ export interface CongestionConfig {
   rp?: boolean;
   /** The rate the RP starts from and recovers to when rp_max_rate is 0, in Mb/s (default 100000). */
   lineRateMbps?: number;
+  /** How late the clock's timers may fire, in µs: the pacer lets a QP catch up that much (default 0, the virtual clock's). */
+  pacerSlackUs?: number;
   params?: Partial<RpParams & NpParams>;
 }
 
@@ -107,6 +109,7 @@ export interface CongestionSettings {
   readonly np: boolean;
   readonly rp: boolean;
   readonly lineRateMbps: number;
+  readonly pacerSlackUs: number;
   readonly params: Readonly<RpParams & NpParams>;
 }
 
@@ -146,5 +149,7 @@ export function resolveCongestion(over: CongestionConfig, base?: CongestionSetti
   }
   const lineRateMbps = over.lineRateMbps ?? base?.lineRateMbps ?? DEFAULT_LINE_RATE_MBPS;
   if (!(Number.isFinite(lineRateMbps) && lineRateMbps > 0)) throw invalid(`congestion: lineRateMbps must be a positive number of Mb/s, not ${lineRateMbps}`);
-  return Object.freeze({ np: over.np ?? base?.np ?? false, rp: over.rp ?? base?.rp ?? false, lineRateMbps, params: Object.freeze(params) });
+  const pacerSlackUs = over.pacerSlackUs ?? base?.pacerSlackUs ?? 0;
+  if (!(Number.isFinite(pacerSlackUs) && pacerSlackUs >= 0)) throw invalid(`congestion: pacerSlackUs must be a non-negative number of µs, not ${pacerSlackUs}`);
+  return Object.freeze({ np: over.np ?? base?.np ?? false, rp: over.rp ?? base?.rp ?? false, lineRateMbps, pacerSlackUs, params: Object.freeze(params) });
 }

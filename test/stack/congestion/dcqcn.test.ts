@@ -286,6 +286,26 @@ describe('pacer', () => {
   });
 });
 
+describe('pacer slack (a clock whose timers fire late)', () => {
+  test('with slack the packets whose turn has passed go at once; without, one per admit', () => {
+    for (const slackUs of [0, 100]) {
+      const { clock, r } = rp({ rpRateToSetOnFirstCnp: 1000 }); // 1000 bytes every 8 µs
+      r.onCnp();
+      const p = new Pacer(clock, r, () => undefined, slackUs * US);
+      const t0 = clock.now();
+      p.sent(1000);
+      expect(p.admit()).toBe(false);
+      clock.runUntil(t0 + 80 * US); // the resume comes 72 µs late: nine more packets' turns have passed
+      let n = 0;
+      while (p.admit() && n < 100) {
+        p.sent(1000);
+        n++;
+      }
+      expect(n).toBe(slackUs === 0 ? 1 : 10);
+    }
+  });
+});
+
 describe('parameters', () => {
   test('defaults are mlx5’s; bad values are typed errors naming the parameter', () => {
     const s = resolveCongestion({});
