@@ -344,10 +344,14 @@ export class Port {
     qp.counters.np_cnp_sent++;
   }
 
-  /** A CNP for our QP `qpn`: its reaction point cuts the rate; without one (or no such QP) it is ignored. */
+  /**
+   * A CNP for our QP `qpn`: its reaction point cuts the rate. Ignored (and counted) without one, for
+   * no such QP, and for a QP that does not send (not in RTS or SQD).
+   */
   private cnpReceived(qpn: number): void {
     const qp = this.qps.get(qpn);
-    const rp = qp === undefined || qp.state === QpState.RESET ? null : (qp.cc?.rp ?? null);
+    const sending = qp !== undefined && (qp.state === QpState.RTS || qp.state === QpState.SQD);
+    const rp = sending ? (qp.cc?.rp ?? null) : null;
     if (rp === null) {
       (qp?.counters ?? this.counters).rp_cnp_ignored++;
       return;
