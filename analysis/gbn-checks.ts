@@ -98,7 +98,9 @@ export class GbnChecker {
       const how = skipping ? `skipping ${psnDiff(v.psn, n.psn)} PSN(s)` : 'resending acknowledged PSNs';
       const report = (): void => this.report(RuleId.RETRANSMIT_FROM_NAK_PSN, [n.frame, v.frame], n.psn, `retransmission after the ${what} for PSN ${n.psn} starts at PSN ${v.psn} (${how})`);
       if (skipping) this.unlessReceived(n.psn, psnAdd(v.psn, -1), v.frame, report);
-      else report();
+      // A NAK past a READ whose responses did not all arrive does not acknowledge that READ: it is an
+      // implied NAK for it (rxe_comp.c check_psn() -> COMPST_ERROR_RETRY; stack/completer.ts), so re-reading it is right.
+      else if (!v.opName.endsWith('RDMA_READ_REQUEST')) report();
     } else if (t !== null && t.kind === Trigger.RNR && t.psn !== v.psn && compHigh !== null && !fromFirstUnacked()) {
       const report = (): void =>
         this.report(

@@ -34,7 +34,7 @@ export const NAK_CODE_NAMES: Readonly<Record<number, string>> = Object.freeze({
   4: 'invalid RD request',
 });
 
-/** Credit code 31: the responder does not do end-to-end flow control (rxe always sends it). */
+/** Credit code 31: the responder does not do end-to-end flow control (an SRQ responder; rxe sends it on every ACK). */
 export const CREDITS_INVALID = 31;
 
 /** Credits for each ACK credit code (IBTA vol. 1 table 44; same values as rdmavt's credit_table). */
@@ -42,6 +42,33 @@ export const CREDIT_TABLE: readonly number[] = Object.freeze([
   0, 1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64, 96, 128, 192, 256, 384, 512, 768, 1024, 1536, 2048, 3072, 4096,
   6144, 8192, 12288, 16384, 24576, 32768,
 ]);
+
+/**
+ * The credit code an ACK carries for `available` receive WQEs: the largest code whose credit count does
+ * not exceed them (IBTA vol. 1 §9.7.7.2; rdmavt rvt_compute_aeth() searches credit_table the same way),
+ * so a responder never advertises more than it has.
+ */
+export function creditCode(available: number): number {
+  let lo = 0;
+  let hi = CREDIT_TABLE.length - 1;
+  while (lo < hi) {
+    const mid = (lo + hi + 1) >>> 1;
+    if ((CREDIT_TABLE[mid] as number) <= available) lo = mid;
+    else hi = mid - 1;
+  }
+  return lo;
+}
+
+/**
+ * The receive WQEs a credit code says the responder had: [least, most] (most is Infinity for code 30),
+ * or null for code 31 (no end-to-end flow control).
+ */
+export function creditRange(code: number): readonly [number, number] | null {
+  if (code === CREDITS_INVALID) return null;
+  const least = CREDIT_TABLE[code] ?? 0;
+  const next = CREDIT_TABLE[code + 1];
+  return [least, next === undefined ? Number.POSITIVE_INFINITY : next - 1];
+}
 
 /**
  * RNR NAK timer codes in microseconds (IBTA vol. 1 table 45). Code 0 is the

@@ -6,7 +6,8 @@
  * or a local ACK timeout rewinds the requester to the first unacknowledged
  * PSN (go-back-N) within retry_cnt; an RNR NAK waits the RNR timer within
  * rnr_retry (7 = infinite); other NAKs complete the WQE in error and move
- * the QP to ERR.
+ * the QP to ERR. Every ACK-kind AETH also updates the end-to-end credit limit
+ * the requester honours.
  */
 import { QpState, QpType, WcStatus } from './types';
 import type { QueuePair } from './queue-pair';
@@ -15,7 +16,7 @@ import { psnAdd, psnDiff } from '../base/psn';
 import { localAckTimeoutNs } from './qp-attributes';
 import { scatterTo } from './dma';
 import type { RocePacket } from '../packets/decode';
-import { AethKind, NakCode, RNR_TIMER_USEC, decodeSyndrome } from '../packets/aeth';
+import { AethKind, CREDITS_INVALID, CREDIT_TABLE, NakCode, RNR_TIMER_USEC, decodeSyndrome, type AethHeader } from '../packets/aeth';
 import { OpFlag } from '../packets/opcodes';
 
 /** rnr_retry = 7 means retry forever (IBTA vol. 1 §9.7.5.2.8). */
@@ -202,6 +203,30 @@ function impliedAcks(qp: QueuePair, psn: number): SendWqe | undefined {
 }
 
 /**
+ * The responder's end-to-end credits in an AETH of the ACK kind (an ACK, the first or last READ
+ * response, an atomic ACK): the limit becomes MSN + credits when that is further than the limit so far,
+ * and code 31 lifts the limit for good (IBTA vol. 1 §9.7.7.2; rdmavt rvt_get_credit()). RNR NAKs and
+ * NAKs carry no credits. A requester stopped for credits runs again when the limit moves.
+ */
+function takeCredits(qp: QueuePair, aeth: AethHeader): void {
+  const s = decodeSyndrome(aeth.syndrome);
+  if (s.kind !== AethKind.ACK) return;
+  const req = qp.req;
+  if (req.unlimitedCredit) return;
+  if (s.value === CREDITS_INVALID) {
+    req.unlimitedCredit = true;
+  } else {
+    const lsn = psnAdd(aeth.msn, CREDIT_TABLE[s.value] ?? 0);
+    if (psnDiff(lsn, req.lsn) <= 0) return;
+    req.lsn = lsn;
+  }
+  if (req.creditWait) {
+    req.creditWait = false;
+    qp.ctx.kick(qp);
+  }
+}
+
+/**
  * Handles one response packet (ACK, NAK, READ response, atomic ACK) for an RC QP. `frame` holds
  * the packet from index `base` on (see responderReceive).
  */
@@ -218,6 +243,8 @@ export function completerReceive(qp: QueuePair, p: RocePacket, frame: Uint8Array
   // (A READ's responses run past the request's own PSN, up to the READ's last PSN.) PSNs assigned to a
   // WQE but not yet sent (window closed) count as never sent: an ACK for them must not complete it.
   if (!qp.req.sentAny || psnDiff(psn, qp.req.respHigh) > 0) return;
+  // Credits count even on a duplicate: the limit only moves forward, so an old one changes nothing.
+  if (p.aeth !== null) takeCredits(qp, p.aeth);
   if (psnDiff(psn, c.psn) < 0) {
     return; // duplicate or stale response
   }

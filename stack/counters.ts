@@ -37,6 +37,9 @@ export const COUNTER_NAMES = [
   'send_seq_err_nak',
   'implied_nak',
   'qkey_violation',
+  // Times a requester stopped at a message that needs a receive WQE because the responder's end-to-end
+  // credits ran out (IBTA vol. 1 §9.7.7.2); named after rdmavt's n_rc_crwaits (hfi1's RcCrWait counter).
+  'rc_crwaits',
   // congestion control, named as mlx5 names its port counters (rdma statistic / hw_counters):
   'np_ecn_marked_roce_packets',
   'np_cnp_sent',

@@ -90,6 +90,18 @@ export class RequesterState {
   /** Highest PSN a response may carry: the last request PSN sent, or the last response PSN of a READ sent. */
   respHigh = 0;
   kickTimer: TimerId | null = null;
+  /**
+   * End-to-end flow control (IBTA vol. 1 §9.7.7.2), kept as rdmavt does (s_ssn, s_lsn,
+   * RVT_S_UNLIMITED_CREDIT, RVT_S_WAIT_SSN_CREDIT): `ssn` is the send sequence number of the last
+   * message started (the first is 1, as the responder's MSN counts it), `lsn` the limit sequence
+   * number (MSN + credits of the best ACK so far; 0 before any, so the first message goes alone).
+   */
+  ssn = 0;
+  lsn = 0;
+  /** The responder said it does no end-to-end flow control (credit code 31): no limit from then on. */
+  unlimitedCredit = false;
+  /** The requester is stopped at a message the credits do not cover (counted once per stop in rc_crwaits). */
+  creditWait = false;
 }
 
 export class CompleterState {

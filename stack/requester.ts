@@ -3,8 +3,9 @@
  * request packets. It segments SEND and WRITE messages by the path MTU,
  * assigns PSNs, sets AckReq on the last packet of a message and every
  * `maxPktsPerAck` packets, keeps at most `maxUnackedPsns` PSNs outstanding
- * and at most `max_rd_atomic` READ/atomic requests, honours fences, and
- * resumes from the retry point the completer set (go-back-N).
+ * and at most `max_rd_atomic` READ/atomic requests, honours fences and the
+ * responder's end-to-end credits, and resumes from the retry point the
+ * completer set (go-back-N).
  */
 import type { TxScratch } from './tx-scratch';
 import { QpState, QpType, SendFlags, WcStatus, WrOpcode } from './types';
@@ -31,7 +32,30 @@ function requestPackets(w: SendWqe): number {
   return w.kind === WqeKind.READ || w.kind === WqeKind.ATOMIC ? 1 : w.npkts;
 }
 
-/** Starts a WQE: checks fence and READ/atomic limits, resolves its memory, assigns PSNs. False when it must wait. */
+/** The messages that take a receive WQE at the responder: SEND (with immediate or invalidate) and RDMA WRITE with immediate. */
+function takesRecvWqe(w: SendWqe): boolean {
+  return w.kind === WqeKind.SEND || w.opcode === WrOpcode.RDMA_WRITE_WITH_IMM;
+}
+
+/**
+ * End-to-end credits (IBTA vol. 1 §9.7.7.2, RC only): a message that takes a receive WQE may start
+ * when its SSN is at most LSN + 1. The one message past the limit is what keeps a requester without
+ * credits going: its ACK brings a fresh count (rdmavt rvt_rc_credit_avail(): ssn <= s_lsn + 1). A
+ * message that takes no WQE (WRITE, READ, atomic) still moves the responder's MSN, so it moves the
+ * limit along with it (rdmavt: s_lsn++ for those). No limit once the responder sent credit code 31.
+ */
+function creditAvailable(qp: QueuePair, w: SendWqe): boolean {
+  const req = qp.req;
+  if (qp.type !== QpType.RC || req.unlimitedCredit || !takesRecvWqe(w)) return true;
+  if (psnDiff(psnAdd(req.ssn, 1), psnAdd(req.lsn, 1)) <= 0) return true;
+  if (!req.creditWait) {
+    req.creditWait = true;
+    qp.counters.rc_crwaits++;
+  }
+  return false;
+}
+
+/** Starts a WQE: checks fence, READ/atomic and credit limits, resolves its memory, assigns PSNs. False when it must wait. */
 function startWqe(qp: QueuePair, w: SendWqe): boolean {
   const req = qp.req;
   if (qp.state === QpState.SQD) return false; // drain: no new WQEs (IBTA §10.3.1.3)
@@ -39,6 +63,7 @@ function startWqe(qp: QueuePair, w: SendWqe): boolean {
   // A fenced WQE waits for every earlier READ and atomic to complete (IBTA §10.8.3.3).
   if ((w.sendFlags & SendFlags.FENCE) !== 0 && req.rdAtomicOutstanding > 0) return false;
   if (rdAtomic && req.rdAtomicOutstanding >= Math.max(1, qp.attr.maxRdAtomic)) return false;
+  if (!creditAvailable(qp, w)) return false;
   if (w.inline !== null) {
     w.segs = [segOf(w.inline)];
   } else {
@@ -62,6 +87,10 @@ function startWqe(qp: QueuePair, w: SendWqe): boolean {
   w.readBytes = 0;
   w.state = WqeState.STARTED;
   if (rdAtomic) req.rdAtomicOutstanding++;
+  if (qp.type === QpType.RC) {
+    req.ssn = psnAdd(req.ssn, 1);
+    if (!req.unlimitedCredit && !takesRecvWqe(w)) req.lsn = psnAdd(req.lsn, 1);
+  }
   return true;
 }
 

@@ -10,7 +10,7 @@
  * then the QP goes to ERR). UC and UD never answer: they drop what they cannot
  * take. Duplicates are re-ACKed (SEND, WRITE; C9-105), READs are replayed from
  * the saved request, atomics are answered from the saved result and never
- * executed twice.
+ * executed twice. ACKs carry the QP's end-to-end credits (code 31 on an SRQ).
  */
 import { Access, QpState, QpType, WcFlags, WcOpcode, WcStatus } from './types';
 import type { QueuePair, ResponderResource } from './queue-pair';
@@ -21,15 +21,27 @@ import { MAX_MSG_SIZE } from './work-request';
 import { copyBytes } from '../packets/bytes';
 import type { RocePacket } from '../packets/decode';
 import { type OpcodeInfo, OPCODES, OpFlag, Opcode } from '../packets/opcodes';
-import { CREDITS_INVALID, NakCode, encodeSyndrome } from '../packets/aeth';
+import { CREDITS_INVALID, NakCode, creditCode, encodeSyndrome } from '../packets/aeth';
 import type { TransportSpec } from '../packets/build';
 import { readResponseOpcode } from './wire-opcodes';
 
 const RC_ACKNOWLEDGE = Opcode.RC_ACKNOWLEDGE;
 const RC_ATOMIC_ACKNOWLEDGE = Opcode.RC_ATOMIC_ACKNOWLEDGE;
 const RC_COMPARE_SWAP = Opcode.RC_COMPARE_SWAP;
-/** rxe answers with credit code 31 (no end-to-end flow control) on every ACK. */
-const ACK_SYNDROME = encodeSyndrome('ACK', CREDITS_INVALID);
+/** The ACK syndrome for each credit code (the ACK kind's bits are 0: the syndrome is the code). */
+const ACK_SYNDROMES: readonly number[] = Object.freeze(Array.from({ length: CREDITS_INVALID + 1 }, (_, code) => encodeSyndrome('ACK', code)));
+
+/**
+ * The syndrome of an ACK-kind AETH (ACK, first and last READ response, atomic ACK): the end-to-end
+ * credit count, from the receive WQEs the QP has posted beyond the one in use (IBTA vol. 1 §9.7.7.2;
+ * rdmavt rvt_compute_aeth()). A QP on a shared receive queue generates no credits and sends code 31,
+ * as rdmavt does (its WQEs are shared with other QPs, so none are this requester's). rxe sends code 31
+ * on every QP (rxe_resp.c: AETH_ACK_UNLIMITED); see docs/conformance.md.
+ */
+function ackSyndrome(qp: QueuePair): number {
+  if (qp.srq !== null) return ACK_SYNDROMES[CREDITS_INVALID] as number;
+  return ACK_SYNDROMES[creditCode(qp.rq.length)] as number;
+}
 
 function sendAck(qp: QueuePair, syndrome: number, psn: number): void {
   if (qp.path === null) return;
@@ -327,7 +339,7 @@ function finishPacket(qp: QueuePair, p: RocePacket, info: OpcodeInfo): void {
   }
   if (qp.type === QpType.RC) {
     // Coalesced ACKs: answer only packets that ask (AckReq), as rxe does.
-    if (bth.ackReq) sendAck(qp, ACK_SYNDROME, bth.psn);
+    if (bth.ackReq) sendAck(qp, ackSyndrome(qp), bth.psn);
     else qp.counters.ack_deferred++;
   }
   if (invalidateFailed !== '') qp.enterError(`responder: ${invalidateFailed}`);
@@ -391,7 +403,7 @@ function sendReadResponses(qp: QueuePair, res: ResponderResource, fromPsn: numbe
     buf = hit.mr.buffer;
     at = hit.offset;
   }
-  const aeth = { syndrome: ACK_SYNDROME, msn: qp.resp.msn };
+  const aeth = { syndrome: ackSyndrome(qp), msn: qp.resp.msn };
   for (let i = 0; i < n; i++) {
     const last = i === n - 1;
     const op = readResponseOpcode(i === 0, last);
@@ -442,7 +454,7 @@ function executeAtomic(qp: QueuePair, p: RocePacket, info: OpcodeInfo): void {
 function sendAtomicAck(qp: QueuePair, res: ResponderResource): void {
   const t: TransportSpec = {
     bth: { opcode: RC_ATOMIC_ACKNOWLEDGE, destQp: qp.attr.destQpNum, psn: res.firstPsn },
-    aeth: { syndrome: ACK_SYNDROME, msn: qp.resp.msn },
+    aeth: { syndrome: ackSyndrome(qp), msn: qp.resp.msn },
     atomicAckEth: { origData: res.origData },
   };
   if (qp.path !== null) qp.ctx.transmit(qp, t, qp.path);
@@ -468,7 +480,7 @@ function duplicate(qp: QueuePair, p: RocePacket, info: OpcodeInfo): void {
     return;
   }
   // SEND or WRITE: acknowledge again up to the last PSN received (C9-105).
-  sendAck(qp, ACK_SYNDROME, psnAdd(qp.resp.psn, -1));
+  sendAck(qp, ackSyndrome(qp), psnAdd(qp.resp.psn, -1));
 }
 
 /** UD: Q_Key check, one packet per message, the GRH area in front of the data (IBTA §10.8.3.1, §11.4.1.1). */

@@ -15,6 +15,8 @@ import { psnAdd, psnDiff } from '../../base/psn';
 import type { CapturedPacket, RcConversation } from './conversation';
 import { type Difference, DiffClass, type ReplaySummary, malformedOutput, replaySummary } from './differences';
 import { type ReplayOptions, replayStack } from './replay-stack';
+import { creditOf } from './credits';
+import { CREDITS_INVALID } from '../../packets/aeth';
 
 interface Msg {
   wr: Omit<SendWr, 'sgList'>;
@@ -184,6 +186,20 @@ export function replayRequester(conv: RcConversation, o: ReplayOptions = {}): Re
     minRnrTimer: 12,
   });
   qp.modify({ qpState: QpState.RTS, sqPsn, timeout: 14, retryCnt: 7, rnrRetry: 7, maxRdAtomic: 16 });
+  // End-to-end credits (IBTA vol. 1 §9.7.7.2): the stack's requester starts where the captured one
+  // stood. A responder whose first count is code 31 (or that sends none) sets no limit; otherwise the
+  // messages the capture shows before the first count went on credits the capture does not show (an
+  // earlier ACK, or the one message a requester may send without credits): the limit lets them go.
+  const firstCredited = conv.responses.find((r) => creditOf(r.p) !== null);
+  const firstCode = firstCredited === undefined ? null : creditOf(firstCredited.p);
+  if (firstCredited === undefined || firstCode === CREDITS_INVALID) qp.req.unlimitedCredit = true;
+  else {
+    const startsBefore = (c: CapturedPacket): boolean => c.frame < firstCredited.frame && first.get(c.p.bth?.psn ?? -1) === c && ((c.p.info?.flags ?? 0) & OpFlag.START) !== 0;
+    const before = conv.requests.filter(startsBefore).length;
+    if (before > 1) qp.req.lsn = psnAdd(qp.req.lsn, before - 1);
+  }
+  /** Messages the stack was let past its credit limit to stay in step with the capture, and where. */
+  const overrun: { psn: number; frame: number }[] = [];
   let off = 0;
   const wrs: SendWr[] = msgs.map((m, i) => {
     buf.set(m.data, off);
@@ -248,6 +264,17 @@ export function replayRequester(conv: RcConversation, o: ReplayOptions = {}): Re
     for (let guard = 0; guard < 10_000; guard++) {
       const h = highestSent();
       if (h !== null && psnDiff(h, psn) >= 0) break;
+      if (qp.req.creditWait) {
+        // The stack waits for credits, but the capture's next answer is for a request it has not sent:
+        // the captured requester went past the limit the captured counts set. Let the stack go on.
+        overrun.push({ psn, frame: r.frame });
+        qp.req.lsn = qp.req.ssn;
+        qp.req.creditWait = false;
+        qp.runRequester();
+        clock.runUntil(clock.now());
+        collect();
+        continue;
+      }
       const next = clock.nextAt();
       const due = nextWr < wrs.length ? (dueNs[nextWr] ?? 0) : null;
       if (next === null && due === null) break;
@@ -301,6 +328,18 @@ export function replayRequester(conv: RcConversation, o: ReplayOptions = {}): Re
       expected: 'every request of the conversation',
       got: `${filled} request PSN(s) the capture lost were filled (zero-length WRITEs, or zero bytes inside a message)${startPsn !== sqPsn ? `, and the replay starts at the first whole message (PSN ${startPsn})` : ''}: what the stack sent there is not compared`,
       rule: 'only what the capture shows can be checked',
+    });
+  }
+  if (overrun.length > 0) {
+    diffs.push({
+      class: DiffClass.UNVERIFIABLE,
+      kind: 'creditLimit',
+      psn: overrun[0]?.psn ?? null,
+      count: overrun.length,
+      frames: overrun.slice(0, 16).map((x) => x.frame),
+      expected: 'requests within the limit the captured credit counts set (MSN + credits, and one message more)',
+      got: `${overrun.length} time(s) the captured requester sent past it; replay let the stack go on`,
+      rule: 'IBTA §9.7.7.2: a requester honours end-to-end credits; the capture may have lost the ACK that raised the limit, or its requester ignores credits (rxe\'s does)',
     });
   }
   const eRetx = conv.requests.length - first.size;

@@ -4,11 +4,12 @@
  * PSN, path MTU, memory regions at the captured RETH/AtomicETH addresses and
  * R_Keys, filled with what the real responder returned), then compares the
  * stack's answers with the real responder's: ACK/NAK coverage and MSN, READ
- * response segmentation, PSNs and data, atomic results.
+ * response segmentation, PSNs and data, atomic results, and the end-to-end
+ * credit counts (credits.ts).
  */
 import { Access, QpState, QpType } from '../../stack/types';
 import { decodeFrame, type RocePacket } from '../../packets/decode';
-import { AethKind, NAK_CODE_NAMES, NakCode, decodeSyndrome } from '../../packets/aeth';
+import { AethKind, CREDITS_INVALID, NAK_CODE_NAMES, NakCode, decodeSyndrome } from '../../packets/aeth';
 import { OpFlag } from '../../packets/opcodes';
 import { psnAdd, psnDiff } from '../../base/psn';
 import type { CapturedPacket, RcConversation } from './conversation';
@@ -17,6 +18,7 @@ import { type ReplayOptions, replayStack } from './replay-stack';
 import { CaptureGaps, MAX_BRIDGE, type OpenMessage, alignMsns, firstMsnCountsUnseen, responderGotThrough } from './resync';
 import { ReadSource } from './read-source';
 import { withStackKeys } from './rkey-map';
+import { CreditCheck, creditOf, receivesWanted } from './credits';
 
 const ACCESS_ALL = Access.LOCAL_WRITE | Access.REMOTE_WRITE | Access.REMOTE_READ | Access.REMOTE_ATOMIC;
 
@@ -38,6 +40,10 @@ export interface Resp {
   /** Payload bytes the capture holds (the rest of a truncated frame is not compared). */
   captured: number;
   orig: bigint | null;
+  /** The end-to-end credit code of an ACK-kind AETH (ACK, first/last READ response, atomic ACK), else null. */
+  credit: number | null;
+  /** The stack's answers: receive WQEs its QP had posted when it sent this one. */
+  wqes?: number;
 }
 
 function toResp(p: RocePacket, bytes: Uint8Array, frame: number): Resp | null {
@@ -47,13 +53,14 @@ function toResp(p: RocePacket, bytes: Uint8Array, frame: number): Resp | null {
   const payload = bytes.subarray(p.payloadOff, p.payloadOff + p.payloadLength);
   const msn = p.aeth?.msn ?? null;
   const captured = p.payloadCaptured;
-  if ((info.flags & OpFlag.READ) !== 0) return { frame, kind: 'READ', psn: b.psn, msn, value: 0, opcode: b.opcode, name: info.name, payload, captured, orig: null };
-  if (p.atomicAckEth !== null) return { frame, kind: 'ATOMIC', psn: b.psn, msn, value: 0, opcode: b.opcode, name: info.name, payload, captured, orig: p.atomicAckEth.origData };
+  const credit = creditOf(p);
+  if ((info.flags & OpFlag.READ) !== 0) return { frame, kind: 'READ', psn: b.psn, msn, value: 0, opcode: b.opcode, name: info.name, payload, captured, orig: null, credit };
+  if (p.atomicAckEth !== null) return { frame, kind: 'ATOMIC', psn: b.psn, msn, value: 0, opcode: b.opcode, name: info.name, payload, captured, orig: p.atomicAckEth.origData, credit };
   if (p.aeth === null) return null;
   const s = decodeSyndrome(p.aeth.syndrome);
   const kind = s.kind === AethKind.ACK ? 'ACK' : s.kind === AethKind.NAK ? 'NAK' : s.kind === AethKind.RNR_NAK ? 'RNR_NAK' : null;
   if (kind === null) return null;
-  return { frame, kind, psn: b.psn, msn, value: s.value, opcode: b.opcode, name: info.name, payload, captured, orig: null };
+  return { frame, kind, psn: b.psn, msn, value: s.value, opcode: b.opcode, name: info.name, payload, captured, orig: null, credit };
 }
 
 /** Regions the requests address, per R_Key: [lowest VA, highest VA + length). */
@@ -151,8 +158,13 @@ export function replayResponder(conv: RcConversation, o: ReplayOptions = {}): Re
   const startPsn = conv.cm?.startPsn ?? firstFed?.p.bth?.psn ?? conv.firstRequestPsn;
   const skippedAtStart = firstFed === undefined ? conv.requests.length : conv.requests.indexOf(firstFed);
 
-  // The QP, as the capture shows it.
-  const qp = dev.createQp(pd, { qpType: QpType.RC, sendCq: cq, recvCq: cq, cap: { maxSendWr: 16, maxRecvWr: 1 << 16 } }, conv.responderQpn);
+  // The QP, as the capture shows it. A responder whose first credit count is code 31 generates no
+  // end-to-end credits (an SRQ; rxe on every QP): the stack's QP then takes its receive WQEs from a
+  // shared receive queue, so that it sends code 31 too (IBTA vol. 1 §9.7.7.2).
+  const firstCredit = expected.find((r) => r.credit !== null)?.credit ?? null;
+  const srq = firstCredit === CREDITS_INVALID ? dev.createSrq(pd, { maxWr: 1 << 16 }) : null;
+  const qp = dev.createQp(pd, { qpType: QpType.RC, sendCq: cq, recvCq: cq, cap: { maxSendWr: 16, maxRecvWr: 1 << 16 }, ...(srq !== null ? { srq } : {}) }, conv.responderQpn);
+  const posted = (): number => (srq !== null ? srq.size : qp.rq.length);
   const rnr = expected.find((r) => r.kind === 'RNR_NAK');
   qp.modify({ qpState: QpState.INIT, pkeyIndex: 0, portNum: 1, qpAccessFlags: ACCESS_ALL });
   qp.modify({
@@ -185,6 +197,11 @@ export function replayResponder(conv: RcConversation, o: ReplayOptions = {}): Re
     });
   };
   let recvs = 0;
+  const postRecv = (): void => {
+    const wr = { wrId: recvs++, sgList: [rmr.sge(0, rbuf.length)] };
+    if (srq !== null) srq.postRecv(wr);
+    else qp.postRecv(wr);
+  };
 
   // Feed the requests, in order, at the captured times or back to back.
   const t0 = conv.requests[0]?.timeNs ?? 0;
@@ -199,7 +216,7 @@ export function replayResponder(conv: RcConversation, o: ReplayOptions = {}): Re
         continue;
       }
       const r = toResp(d, f, 0);
-      if (r !== null) got.push(r);
+      if (r !== null) got.push({ ...r, wqes: posted() });
     }
   };
   // Capture gaps: requests the capture lost although the real responder got them (it did not NAK
@@ -247,7 +264,16 @@ export function replayResponder(conv: RcConversation, o: ReplayOptions = {}): Re
       source.forget();
     }
     if (o.timing !== 'fast') clock.runUntil(Math.max(clock.now(), c.timeNs - t0));
-    if (takesWqe(c) && b.psn === qp.resp.psn && !qp.hasRecvWqe() && !rnrAnswered(c)) qp.postRecv({ wrId: recvs++, sgList: [rmr.sge(0, rbuf.length)] });
+    if (b.psn === qp.resp.psn && !rnrAnswered(c)) {
+      // As many receive WQEs as the real responder's credit count for this PSN says it had left
+      // (credits.ts), and one for a request that takes one when none is there.
+      const want = receivesWanted(expected, b.psn, takesWqe(c), srq !== null);
+      while (posted() < want) postRecv();
+    } else if (b.psn === qp.resp.psn && takesWqe(c)) {
+      // The real responder had no receive WQE for it. Receives replay posted for earlier counts may
+      // still be there (requests the capture lost took the real ones): replay withdraws its own.
+      while (qp.hasRecvWqe()) qp.takeRecvWqe();
+    }
     source.beforeRequest(c, conv.responses);
     // Only an atomic the stack will execute (in sequence) finds the value preset: one it drops or
     // answers from its saved result must not change memory an earlier one still needs.
@@ -294,6 +320,7 @@ export function replayResponder(conv: RcConversation, o: ReplayOptions = {}): Re
     for (let i = 0; i < n; i++) owed.add(psnAdd(b.psn, i));
   }
   compare(shown, answered, diffs, mtuBytes, (psn) => owed.has(psn));
+  diffs.push(...new CreditCheck(shown, answered).differences());
   const matched = shown.filter((e) => answered.some((g) => same(e, g))).length;
   return replaySummary('responder', conv, { pathMtu: mtuBytes, framesIn: conv.requests.length, framesOut, matched, expected: shown.length }, diffs);
 }
@@ -301,7 +328,7 @@ export function replayResponder(conv: RcConversation, o: ReplayOptions = {}): Re
 /** The stack's payload equals the captured one as far as the capture holds it. */
 const sameCaptured = (e: Resp, g: Resp): boolean => Buffer.compare(e.payload.subarray(0, e.captured), g.payload.subarray(0, e.captured)) === 0;
 
-/** Equal answers. An ACK's credit count is not compared: end-to-end credits are the responder's policy. */
+/** Equal answers. Credit counts are compared apart (credits.ts): they depend on receives posted, which replay sets up. */
 function same(a: Resp, b: Resp): boolean {
   if (a.kind !== b.kind || a.psn !== b.psn) return false;
   if (a.kind !== 'ACK' && a.value !== b.value) return false;
@@ -369,12 +396,6 @@ function compare(expected: Resp[], got: Resp[], diffs: Difference[], mtu: number
         break;
       }
     }
-  }
-  // End-to-end credits: real hardware may advertise them; this stack (like rxe) sends code 31.
-  const credit = expected.find((e) => e.kind === 'ACK' && gotBy('ACK', e.psn).some((g) => g.value !== e.value));
-  if (credit !== undefined) {
-    const g = gotBy('ACK', credit.psn)[0];
-    diffs.push({ class: DiffClass.POLICY, kind: 'ackCredits', psn: credit.psn, frames: [credit.frame], expected: `credit code ${credit.value}`, got: `credit code ${g?.value ?? '?'}`, rule: 'IBTA §9.7.7.2: end-to-end flow control credits are optional (code 31 = none); rxe never sends them' });
   }
   // Answers the stack gave that the real responder did not.
   for (const g of got) {

@@ -15,9 +15,12 @@ import fc from 'fast-check';
 import { scriptedPeer, op, pattern, psnPlus, SYN, type InjectSpec, type ScriptedPeer, type Sent } from '../support/scripted-peer';
 import { Access, QpState, QpType, WcFlags, WcStatus } from '../../stack/types';
 import { OPCODES, OpFlag } from '../../packets/opcodes';
+import { creditCode } from '../../packets/aeth';
 
 const brief = (s: Sent): [string, number, number | undefined] => [s.op, s.psn, s.aeth?.syndrome];
 const NAK = (psn: number, syn: number): [string, number, number] => ['RC_ACKNOWLEDGE', psn, syn];
+/** An ACK from a QP with no receive WQE posted: credit code 0 (IBTA vol. 1 §9.7.7.2). */
+const ACK_NO_WQES = creditCode(0);
 const ALL_REMOTE = Access.LOCAL_WRITE | Access.REMOTE_WRITE | Access.REMOTE_READ | Access.REMOTE_ATOMIC;
 
 function writeOnly(psn: number, va: bigint, rkey: number, data: Uint8Array, dmaLength = data.length): InjectSpec {
@@ -100,7 +103,7 @@ describe('an R_Key or range outside the region: NAK remote access error (class C
     const h = scriptedPeer();
     const P = h.rqPsn;
     h.inject(writeOnly(P, 0xdead_beefn, 0x999999, new Uint8Array(0)), readReq(psnPlus(P, 1), 0xdead_beefn, 0x999999, 0));
-    expect(h.sent().map(brief)).toEqual([NAK(P, SYN.ACK), ['RC_RDMA_READ_RESPONSE_ONLY', psnPlus(P, 1), SYN.ACK]]);
+    expect(h.sent().map(brief)).toEqual([NAK(P, ACK_NO_WQES), ['RC_RDMA_READ_RESPONSE_ONLY', psnPlus(P, 1), ACK_NO_WQES]]);
     expect(h.qp.state).toBe(QpState.RTS);
   });
 });
@@ -264,7 +267,7 @@ describe('a PSN far out of the window', () => {
     const before = snapshot(h.buf);
     const old = psnPlus(P, -(1 << 23) + 1);
     h.inject(writeOnly(old, h.mr.addr(0), h.mr.rkey, new Uint8Array(16).fill(0xff)));
-    expect(h.sent().map(brief)).toEqual([NAK(psnPlus(P, -1), SYN.ACK)]);
+    expect(h.sent().map(brief)).toEqual([NAK(psnPlus(P, -1), ACK_NO_WQES)]);
     h.inject(readReq(old, h.mr.addr(0), h.mr.rkey, 16), fetchAdd(old, h.mr.addr(0), h.mr.rkey, 1n));
     expect(h.sent()).toEqual([]);
     expect(snapshot(h.buf)).toBe(before);
@@ -333,7 +336,7 @@ describe('silently dropped (class D)', () => {
     expect(h.dev.counters.rcvd_icrc_err).toBe(2);
     expect(h.completions()).toEqual([]);
     h.injectFrames(good);
-    expect(h.sent().map(brief)).toEqual([NAK(h.rqPsn, SYN.ACK)]);
+    expect(h.sent().map(brief)).toEqual([NAK(h.rqPsn, ACK_NO_WQES)]);
   });
 
   test('frames for an unknown QP, truncated frames and non-RoCE frames', () => {
@@ -420,7 +423,7 @@ test('property: random request packets never throw, never write where remote wri
   );
   // The random packets reach every kind of answer (so the property tests the paths it claims to).
   expect([...seen].sort()).toEqual(
-    expect.arrayContaining(['ACK/31', 'NAK/0', 'NAK/1', 'NAK/2', 'RNR_NAK/t', 'RC_ATOMIC_ACKNOWLEDGE', 'RC_RDMA_READ_RESPONSE_ONLY', 'RC_RDMA_READ_RESPONSE_FIRST', `wc/${WcStatus.SUCCESS}`, `wc/${WcStatus.WR_FLUSH_ERR}`]),
+    expect.arrayContaining(['ACK/0', 'NAK/0', 'NAK/1', 'NAK/2', 'RNR_NAK/t', 'RC_ATOMIC_ACKNOWLEDGE', 'RC_RDMA_READ_RESPONSE_ONLY', 'RC_RDMA_READ_RESPONSE_FIRST', `wc/${WcStatus.SUCCESS}`, `wc/${WcStatus.WR_FLUSH_ERR}`]),
   );
 });
 

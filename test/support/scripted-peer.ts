@@ -142,6 +142,14 @@ export interface ScriptedPeerOptions {
   linkMtu?: number;
   /** The device's congestion control (default off). */
   congestion?: CongestionConfig;
+  /**
+   * The remote responder's end-to-end credits as the QP knows them at start. `none` (default): the
+   * remote is modelled on rxe, whose responder sends credit code 31 on every ACK, and the QP starts as
+   * if it had heard one already, so a dialogue may have several messages in flight before its first
+   * ACK. `counted`: the QP starts as a fresh one does, with no credits: one message that takes a
+   * receive WQE until an ACK brings a count (IBTA vol. 1 §9.7.7.2).
+   */
+  peerCredits?: 'none' | 'counted';
 }
 
 export interface ScriptedPeer {
@@ -273,7 +281,11 @@ export function scriptedPeer(o: ScriptedPeerOptions = {}): ScriptedPeer {
     accessFlags: o.qpAccess ?? Access.LOCAL_WRITE | Access.REMOTE_WRITE | Access.REMOTE_READ | Access.REMOTE_ATOMIC,
     qkey: o.qkey ?? 0x11111111,
   };
-  connectQp(qp, local, remote, copt);
+  const connect = (): void => {
+    connectQp(qp, local, remote, copt);
+    if ((o.peerCredits ?? 'none') === 'none') qp.req.unlimitedCredit = true;
+  };
+  connect();
   clock.runUntil(clock.now());
   driver.tx.length = 0;
 
@@ -347,7 +359,7 @@ export function scriptedPeer(o: ScriptedPeerOptions = {}): ScriptedPeer {
       else qp.postRecv(wr);
     },
     reconnect() {
-      connectQp(qp, local, remote, copt);
+      connect();
       runNow();
     },
   };

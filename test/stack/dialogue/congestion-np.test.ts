@@ -50,7 +50,7 @@ describe('notification point: CE-marked packets are answered with CNPs', () => {
   test('packets without CE get no CNP; with congestion control off, CE gets none either', () => {
     const on = scriptedPeer({ congestion: { np: true } });
     on.inject(write(on, 0));
-    expect(on.sentText()).toEqual([`RC_ACKNOWLEDGE ${on.rqPsn} ACK/31 msn=1`]);
+    expect(on.sent().map((x) => `${x.op} ${x.psn}`)).toEqual([`RC_ACKNOWLEDGE ${on.rqPsn}`]);
     expect(on.qp.counters.np_ecn_marked_roce_packets).toBe(0);
     const off = scriptedPeer();
     off.injectFrames(marked(off, write(off, 0)));

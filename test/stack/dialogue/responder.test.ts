@@ -5,6 +5,7 @@
  */
 import { scriptedPeer, op, pattern, psnPlus, SYN, PEER_QPN, type Sent, type ScriptedPeer } from '../../support/scripted-peer';
 import { Access, QpState, WcFlags, WcOpcode, WcStatus } from '../../../stack/types';
+import { creditCode } from '../../../packets/aeth';
 
 /** The parts of an ACK-like frame the rules are about. */
 const brief = (s: Sent): { op: string; psn: number; syn?: number; msn?: number } => ({
@@ -13,6 +14,8 @@ const brief = (s: Sent): { op: string; psn: number; syn?: number; msn?: number }
   ...(s.aeth !== undefined ? { syn: s.aeth.syndrome, msn: s.aeth.msn } : {}),
 });
 const ACK = 'RC_ACKNOWLEDGE';
+/** The syndrome of an ACK from a QP with `n` receive WQEs left: its end-to-end credit code (IBTA vol. 1 §9.7.7.2). */
+const ackWith = (n: number): number => creditCode(n);
 
 function le64(buf: Uint8Array, off: number): bigint {
   return new DataView(buf.buffer, buf.byteOffset).getBigUint64(off, true);
@@ -22,14 +25,14 @@ function setLe64(buf: Uint8Array, off: number, v: bigint): void {
 }
 
 describe('RC responder: SEND', () => {
-  test('in-order SEND ONLY with AckReq: exactly one ACK (0x1F, PSN, MSN 1) and a RECV completion with the bytes', () => {
+  test('in-order SEND ONLY with AckReq: exactly one ACK (credits 0, PSN, MSN 1) and a RECV completion with the bytes', () => {
     const h = scriptedPeer();
     const P = h.rqPsn;
     h.postRecv(1, 0, 1024);
     const data = pattern(100, 7);
     h.inject({ bth: { opcode: op('RC_SEND_ONLY'), psn: P, ackReq: true }, payload: data });
     const out = h.sent();
-    expect(out.map(brief)).toEqual([{ op: ACK, psn: P, syn: 0x1f, msn: 1 }]);
+    expect(out.map(brief)).toEqual([{ op: ACK, psn: P, syn: ackWith(0), msn: 1 }]);
     expect(out[0]?.destQp).toBe(PEER_QPN);
     expect(h.completions()).toEqual([
       { wrId: 1n, status: WcStatus.SUCCESS, opcode: WcOpcode.RECV, byteLen: 100, qpNum: h.qp.qpNum, srcQp: 0, wcFlags: 0, immData: 0, vendorErr: '' },
@@ -50,7 +53,7 @@ describe('RC responder: SEND', () => {
     expect(h.sent()).toEqual([]);
     expect(h.completions()).toEqual([]);
     h.inject({ bth: { opcode: op('RC_SEND_LAST'), psn: psnPlus(P, 2), ackReq: true }, payload: data.subarray(512) });
-    expect(h.sent().map(brief)).toEqual([{ op: ACK, psn: psnPlus(P, 2), syn: 0x1f, msn: 1 }]);
+    expect(h.sent().map(brief)).toEqual([{ op: ACK, psn: psnPlus(P, 2), syn: ackWith(0), msn: 1 }]);
     expect(h.qp.counters.ack_deferred).toBe(2);
     expect(h.completions()).toMatchObject([{ wrId: 7n, status: WcStatus.SUCCESS, opcode: WcOpcode.RECV, byteLen: 552 }]);
     expect(Buffer.from(h.buf.subarray(0, 552)).equals(Buffer.from(data))).toBe(true);
@@ -60,7 +63,7 @@ describe('RC responder: SEND', () => {
     const h = scriptedPeer();
     h.postRecv(2, 0, 64);
     h.inject({ bth: { opcode: op('RC_SEND_ONLY_WITH_IMMEDIATE'), psn: h.rqPsn, ackReq: true }, immDt: 0xcafef00d, payload: pattern(10) });
-    expect(h.sent().map(brief)).toEqual([{ op: ACK, psn: h.rqPsn, syn: 0x1f, msn: 1 }]);
+    expect(h.sent().map(brief)).toEqual([{ op: ACK, psn: h.rqPsn, syn: ackWith(0), msn: 1 }]);
     expect(h.completions()).toMatchObject([{ wrId: 2n, status: WcStatus.SUCCESS, opcode: WcOpcode.RECV, byteLen: 10, wcFlags: WcFlags.WITH_IMM, immData: 0xcafef00d }]);
   });
 
@@ -71,7 +74,7 @@ describe('RC responder: SEND', () => {
     h.postRecv(3, 0, 64);
     h.postRecv(4, 64, 64);
     h.inject({ bth: { opcode: op('RC_SEND_ONLY_WITH_INVALIDATE'), psn: P, ackReq: true }, ieth: other.mr.rkey, payload: pattern(8) });
-    expect(h.sent().map(brief)).toEqual([{ op: ACK, psn: P, syn: 0x1f, msn: 1 }]);
+    expect(h.sent().map(brief)).toEqual([{ op: ACK, psn: P, syn: ackWith(1), msn: 1 }]);
     expect(h.completions()).toMatchObject([{ wrId: 3n, status: WcStatus.SUCCESS, wcFlags: WcFlags.WITH_INV, immData: other.mr.rkey }]);
     expect(other.mr.valid).toBe(false);
     h.inject({ bth: { opcode: op('RC_RDMA_WRITE_ONLY'), psn: psnPlus(P, 1), ackReq: true }, reth: { va: other.mr.addr(0), rkey: other.mr.rkey, dmaLength: 16 }, payload: pattern(16, 1) });
@@ -92,7 +95,7 @@ describe('RC responder: SEND', () => {
     expect(h.completions()).toEqual([]);
     h.postRecv(9, 0, 64);
     h.inject(send);
-    expect(h.sent().map(brief)).toEqual([{ op: ACK, psn: P, syn: 0x1f, msn: 1 }]);
+    expect(h.sent().map(brief)).toEqual([{ op: ACK, psn: P, syn: ackWith(0), msn: 1 }]);
     expect(h.completions()).toMatchObject([{ wrId: 9n, status: WcStatus.SUCCESS, byteLen: 20 }]);
   });
 
@@ -111,7 +114,7 @@ describe('RC responder: SEND', () => {
     ]);
     h.postRecv(1, 0, 1024);
     h.inject(...msg);
-    expect(h.sent().map(brief)).toEqual([{ op: ACK, psn: psnPlus(P, 2), syn: 0x1f, msn: 1 }]);
+    expect(h.sent().map(brief)).toEqual([{ op: ACK, psn: psnPlus(P, 2), syn: ackWith(0), msn: 1 }]);
     expect(h.completions()).toMatchObject([{ wrId: 1n, status: WcStatus.SUCCESS, byteLen: 516 }]);
   });
 
@@ -123,13 +126,13 @@ describe('RC responder: SEND', () => {
     const send = { bth: { opcode: op('RC_SEND_ONLY'), psn: P, ackReq: true }, payload: pattern(20) };
     h.inject(send, { bth: { opcode: op('RC_SEND_ONLY'), psn: psnPlus(P, 1), ackReq: true }, payload: pattern(5) });
     expect(h.sent().map(brief)).toEqual([
-      { op: ACK, psn: P, syn: 0x1f, msn: 1 },
-      { op: ACK, psn: psnPlus(P, 1), syn: 0x1f, msn: 2 },
+      { op: ACK, psn: P, syn: ackWith(1), msn: 1 },
+      { op: ACK, psn: psnPlus(P, 1), syn: ackWith(0), msn: 2 },
     ]);
     expect(h.completions()).toHaveLength(2);
     h.buf.fill(0xee, 0, 20);
     h.inject(send);
-    expect(h.sent().map(brief)).toEqual([{ op: ACK, psn: psnPlus(P, 1), syn: 0x1f, msn: 2 }]);
+    expect(h.sent().map(brief)).toEqual([{ op: ACK, psn: psnPlus(P, 1), syn: ackWith(0), msn: 2 }]);
     expect(h.completions()).toEqual([]);
     expect(h.buf.subarray(0, 20).every((b) => b === 0xee)).toBe(true); // not placed again
     expect(h.qp.counters.duplicate_request).toBe(1);
@@ -148,11 +151,11 @@ describe('RC responder: PSN sequence errors (class B)', () => {
     expect(h.sent()).toEqual([]); // one NAK per gap
     expect(h.completions()).toEqual([]);
     h.inject(send(0));
-    expect(h.sent().map(brief)).toEqual([{ op: ACK, psn: P, syn: 0x1f, msn: 1 }]);
+    expect(h.sent().map(brief)).toEqual([{ op: ACK, psn: P, syn: ackWith(3), msn: 1 }]);
     h.inject(send(1), send(2));
     expect(h.sent().map(brief)).toEqual([
-      { op: ACK, psn: psnPlus(P, 1), syn: 0x1f, msn: 2 },
-      { op: ACK, psn: psnPlus(P, 2), syn: 0x1f, msn: 3 },
+      { op: ACK, psn: psnPlus(P, 1), syn: ackWith(2), msn: 2 },
+      { op: ACK, psn: psnPlus(P, 2), syn: ackWith(1), msn: 3 },
     ]);
     expect(h.completions().map((w) => w.wrId)).toEqual([0n, 1n, 2n]);
     expect(h.qp.counters.send_seq_err_nak).toBe(1);
@@ -169,7 +172,7 @@ describe('RC responder: PSN sequence errors (class B)', () => {
     h.inject(send(3));
     expect(h.sent().map(brief)).toEqual([
       { op: ACK, psn: P, syn: SYN.NAK_SEQ, msn: 0 },
-      { op: ACK, psn: P, syn: 0x1f, msn: 1 },
+      { op: ACK, psn: P, syn: ackWith(3), msn: 1 },
       { op: ACK, psn: psnPlus(P, 1), syn: SYN.NAK_SEQ, msn: 1 },
     ]);
   });
@@ -182,7 +185,7 @@ describe('RC responder: PSN sequence errors (class B)', () => {
       { bth: { opcode: op('RC_SEND_FIRST'), psn: 0xffffff }, payload: data.subarray(0, 256) },
       { bth: { opcode: op('RC_SEND_LAST'), psn: 0, ackReq: true }, payload: data.subarray(256) },
     );
-    expect(h.sent().map(brief)).toEqual([{ op: ACK, psn: 0, syn: 0x1f, msn: 1 }]);
+    expect(h.sent().map(brief)).toEqual([{ op: ACK, psn: 0, syn: ackWith(0), msn: 1 }]);
     expect(h.completions()).toMatchObject([{ status: WcStatus.SUCCESS, byteLen: 300 }]);
   });
 });
@@ -197,7 +200,7 @@ describe('RC responder: RDMA WRITE', () => {
       { bth: { opcode: op('RC_RDMA_WRITE_FIRST'), psn: P }, reth: { va: h.mr.addr(1000), rkey: h.mr.rkey, dmaLength: data.length }, payload: data.subarray(0, 256) },
       { bth: { opcode: op('RC_RDMA_WRITE_LAST'), psn: psnPlus(P, 1), ackReq: true }, payload: data.subarray(256) },
     );
-    expect(h.sent().map(brief)).toEqual([{ op: ACK, psn: psnPlus(P, 1), syn: 0x1f, msn: 1 }]);
+    expect(h.sent().map(brief)).toEqual([{ op: ACK, psn: psnPlus(P, 1), syn: ackWith(1), msn: 1 }]);
     expect(Buffer.from(h.buf.subarray(1000, 1000 + data.length)).equals(Buffer.from(data))).toBe(true);
     expect(h.buf[999]).toBe(0);
     expect(h.buf[1000 + data.length]).toBe(0);
@@ -210,7 +213,7 @@ describe('RC responder: RDMA WRITE', () => {
     h.postRecv(5, 0, 0);
     const data = pattern(200, 1);
     h.inject({ bth: { opcode: op('RC_RDMA_WRITE_ONLY_WITH_IMMEDIATE'), psn: h.rqPsn, ackReq: true }, reth: { va: h.mr.addr(4096), rkey: h.mr.rkey, dmaLength: 200 }, immDt: 0x1234, payload: data });
-    expect(h.sent().map(brief)).toEqual([{ op: ACK, psn: h.rqPsn, syn: 0x1f, msn: 1 }]);
+    expect(h.sent().map(brief)).toEqual([{ op: ACK, psn: h.rqPsn, syn: ackWith(0), msn: 1 }]);
     expect(h.completions()).toEqual([
       { wrId: 5n, status: WcStatus.SUCCESS, opcode: WcOpcode.RECV_RDMA_WITH_IMM, byteLen: 200, qpNum: h.qp.qpNum, srcQp: 0, wcFlags: WcFlags.WITH_IMM, immData: 0x1234, vendorErr: '' },
     ]);
@@ -226,7 +229,7 @@ describe('RC responder: RDMA WRITE', () => {
       { bth: { opcode: op('RC_RDMA_WRITE_FIRST'), psn: P }, reth: { va: h.mr.addr(0), rkey: h.mr.rkey, dmaLength: 300 }, payload: data.subarray(0, 256) },
       { bth: { opcode: op('RC_RDMA_WRITE_LAST_WITH_IMMEDIATE'), psn: psnPlus(P, 1), ackReq: true }, immDt: 77, payload: data.subarray(256) },
     );
-    expect(h.sent().map(brief)).toEqual([{ op: ACK, psn: psnPlus(P, 1), syn: 0x1f, msn: 1 }]);
+    expect(h.sent().map(brief)).toEqual([{ op: ACK, psn: psnPlus(P, 1), syn: ackWith(0), msn: 1 }]);
     expect(h.completions()).toMatchObject([{ wrId: 6n, opcode: WcOpcode.RECV_RDMA_WITH_IMM, byteLen: 300, immData: 77, wcFlags: WcFlags.WITH_IMM }]);
   });
 
@@ -238,8 +241,8 @@ describe('RC responder: RDMA WRITE', () => {
     h.buf.fill(9, 0, 4);
     h.inject(w);
     expect(h.sent().map(brief)).toEqual([
-      { op: ACK, psn: P, syn: 0x1f, msn: 1 },
-      { op: ACK, psn: P, syn: 0x1f, msn: 1 },
+      { op: ACK, psn: P, syn: ackWith(0), msn: 1 },
+      { op: ACK, psn: P, syn: ackWith(0), msn: 1 },
     ]);
     expect([...h.buf.subarray(0, 4)]).toEqual([9, 9, 9, 9]);
   });
@@ -261,9 +264,9 @@ describe('RC responder: RDMA READ', () => {
     h.inject(req(P, 100, 700));
     const out = h.sent();
     expect(out.map(brief)).toEqual([
-      { op: 'RC_RDMA_READ_RESPONSE_FIRST', psn: P, syn: 0x1f, msn: 1 },
+      { op: 'RC_RDMA_READ_RESPONSE_FIRST', psn: P, syn: ackWith(0), msn: 1 },
       { op: 'RC_RDMA_READ_RESPONSE_MIDDLE', psn: psnPlus(P, 1) },
-      { op: 'RC_RDMA_READ_RESPONSE_LAST', psn: psnPlus(P, 2), syn: 0x1f, msn: 1 },
+      { op: 'RC_RDMA_READ_RESPONSE_LAST', psn: psnPlus(P, 2), syn: ackWith(0), msn: 1 },
     ]);
     expect(out.map((s) => s.payload.length)).toEqual([256, 256, 188]);
     expect(Buffer.concat(out.map((s) => s.payload)).equals(Buffer.from(h.buf.subarray(100, 800)))).toBe(true);
@@ -289,8 +292,8 @@ describe('RC responder: RDMA READ', () => {
     h.inject(req(psnPlus(P, 1), 100 + 256, 700 - 256));
     const out = h.sent();
     expect(out.map(brief)).toEqual([
-      { op: 'RC_RDMA_READ_RESPONSE_FIRST', psn: psnPlus(P, 1), syn: 0x1f, msn: 1 },
-      { op: 'RC_RDMA_READ_RESPONSE_LAST', psn: psnPlus(P, 2), syn: 0x1f, msn: 1 },
+      { op: 'RC_RDMA_READ_RESPONSE_FIRST', psn: psnPlus(P, 1), syn: ackWith(0), msn: 1 },
+      { op: 'RC_RDMA_READ_RESPONSE_LAST', psn: psnPlus(P, 2), syn: ackWith(0), msn: 1 },
     ]);
     expect(Buffer.concat(out.map((s) => s.payload)).equals(Buffer.from(h.buf.subarray(356, 800)))).toBe(true);
     // The last packet alone: a READ RESPONSE ONLY.
@@ -312,7 +315,7 @@ describe('RC responder: RDMA READ', () => {
     const { h, P } = readSetup();
     h.inject({ bth: { opcode: op('RC_RDMA_READ_REQUEST'), psn: P, ackReq: true }, reth: { va: 0n, rkey: 0, dmaLength: 0 } });
     const out = h.sent();
-    expect(out.map(brief)).toEqual([{ op: 'RC_RDMA_READ_RESPONSE_ONLY', psn: P, syn: 0x1f, msn: 1 }]);
+    expect(out.map(brief)).toEqual([{ op: 'RC_RDMA_READ_RESPONSE_ONLY', psn: P, syn: ackWith(0), msn: 1 }]);
     expect(out[0]?.payload.length).toBe(0);
     expect(h.qp.resp.psn).toBe(psnPlus(P, 1));
   });
@@ -332,8 +335,8 @@ describe('RC responder: atomics', () => {
     h.inject(atomic(h, 'RC_COMPARE_SWAP', psnPlus(P, 1), 64, 7n, 42n));
     const out = h.sent();
     expect(out.map((s) => ({ ...brief(s), orig: s.origData }))).toEqual([
-      { op: 'RC_ATOMIC_ACKNOWLEDGE', psn: P, syn: 0x1f, msn: 1, orig: 42n },
-      { op: 'RC_ATOMIC_ACKNOWLEDGE', psn: psnPlus(P, 1), syn: 0x1f, msn: 2, orig: 99n },
+      { op: 'RC_ATOMIC_ACKNOWLEDGE', psn: P, syn: ackWith(0), msn: 1, orig: 42n },
+      { op: 'RC_ATOMIC_ACKNOWLEDGE', psn: psnPlus(P, 1), syn: ackWith(0), msn: 2, orig: 99n },
     ]);
     expect(le64(h.buf, 64)).toBe(99n);
   });
