@@ -1,6 +1,6 @@
 /**
  * The DCQCN reaction point of one QP (Zhu et al., "Congestion Control for Large-Scale RDMA
- * Deployments", SIGCOMM 2015, §3.2 and Fig. 5), with the knobs and the refinements of the mlx5
+ * Deployments", SIGCOMM 2015, §3.2), with the knobs and the refinements of the mlx5
  * firmware (parameters.ts): a small state machine on the injected clock.
  *
  * State: current rate R_C, target rate R_T, alpha α, the timer and byte-counter stages T and BC.
@@ -15,7 +15,7 @@
  *    by rp_min_dec_fac and R_C floored at rp_min_rate; T, BC and the byte count reset, and the
  *    increase timer restarts.
  *  - Alpha, once per rp_dce_tcp_rtt: α ← (1−g)α + g when a CNP arrived in the period, else
- *    α ← (1−g)α, with 1−g = rp_dce_tcp_g/1024 (the paper's equations (1) and (2)). Computed
+ *    α ← (1−g)α, with 1−g = rp_dce_tcp_g/1024 (the paper's α update). Computed
  *    when needed from the periods elapsed, which is exactly the periodic timer without its events.
  *  - Increase, each time the timer (rp_time_reset µs) or the byte counter (rp_byte_reset bytes
  *    sent) expires, judged on the stages before that expiry (F = rp_threshold):
