@@ -277,7 +277,7 @@ export class FaultInjector {
   private readonly delayNs: number;
   private readonly jitterNs: number;
   private readonly corrupt: number;
-  private readonly ecnCe: number;
+  private ecnCe: number;
   private readonly rules: RuleState[];
   private inBurst = false;
   private seq = 0;
@@ -286,7 +286,9 @@ export class FaultInjector {
   private readonly seen = new Map<string, number>();
 
   /** True when no fault at all is configured: frames pass with the fixed delay only. */
-  private readonly isQuiet: boolean;
+  private isQuiet: boolean;
+  /** True when no fault but ECN marking is configured (`setEcnCe` recomputes `isQuiet` from it). */
+  private readonly quietButEcn: boolean;
 
   constructor(direction: Direction, rng: Rng, config: FaultConfig = {}) {
     this.direction = direction;
@@ -312,8 +314,9 @@ export class FaultInjector {
     this.jitterNs = checkNs(config.jitterNs, 'jitterNs');
     this.corrupt = checkProb(config.corrupt, 'corrupt');
     this.ecnCe = checkProb(config.ecnCe, 'ecnCe');
-    this.isQuiet =
-      this.drop === 0 && this.burst === null && this.duplicate === 0 && this.reorder === null && this.jitterNs === 0 && this.corrupt === 0 && this.ecnCe === 0 && (config.rules ?? []).length === 0;
+    this.quietButEcn =
+      this.drop === 0 && this.burst === null && this.duplicate === 0 && this.reorder === null && this.jitterNs === 0 && this.corrupt === 0 && (config.rules ?? []).length === 0;
+    this.isQuiet = this.quietButEcn && this.ecnCe === 0;
     this.rules = (config.rules ?? []).map((rule) => {
       if (rule.count !== undefined && !(Number.isInteger(rule.count) && rule.count >= 0)) {
         throw new LinkConfigError(`rule count must be a non-negative integer, not ${rule.count}`);
@@ -326,6 +329,15 @@ export class FaultInjector {
         hits: 0,
       };
     });
+  }
+
+  /**
+   * Changes the share of frames marked CE from now on, as a switch queue that builds up or drains
+   * (a congestion episode in a simulation). The same calls at the same points give the same marks.
+   */
+  setEcnCe(p: number): void {
+    this.ecnCe = checkProb(p, 'ecnCe');
+    this.isQuiet = this.quietButEcn && this.ecnCe === 0;
   }
 
   /** Frames held back by `reorder` and not yet released. */

@@ -1,7 +1,8 @@
 /**
  * Statistics named after rxe's hardware counters (rxe_hw_counters.c), so
  * figures from a run of this stack compare directly with `rdma statistic`
- * on an rxe device. Extra counters that rxe lacks are listed after them.
+ * on an rxe device. Extra counters that rxe lacks are listed after them; the congestion-control
+ * ones last, with the names of the mlx5 port hw_counters (drivers/infiniband/hw/mlx5/counters.c).
  */
 import { zeroCounters } from '../base/counter-set';
 export const COUNTER_NAMES = [
@@ -39,6 +40,11 @@ export const COUNTER_NAMES = [
   // Times a requester stopped at a message that needs a receive WQE because the responder's end-to-end
   // credits ran out (IBTA vol. 1 §9.7.7.2); named after rdmavt's n_rc_crwaits (hfi1's RcCrWait counter).
   'rc_crwaits',
+  // congestion control, named as mlx5 names its port counters (rdma statistic / hw_counters):
+  'np_ecn_marked_roce_packets',
+  'np_cnp_sent',
+  'rp_cnp_handled',
+  'rp_cnp_ignored',
 ] as const;
 export type CounterName = (typeof COUNTER_NAMES)[number];
 export type Counters = Record<CounterName, number>;

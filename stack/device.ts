@@ -29,6 +29,7 @@ import { Port } from './port';
 import type { TransportSpec } from '../packets/build';
 import { type IcrcBatch, jsIcrcBatch } from '../packets/icrc';
 import { ipv6FromString, ipv6ToString } from '../packets/bytes';
+import { type CongestionConfig, type CongestionSettings, resolveCongestion } from './congestion/parameters';
 
 export interface DeviceConfig {
   driver: NicDriver;
@@ -63,6 +64,11 @@ export interface DeviceConfig {
   icrc?: IcrcBatch;
   /** Live objects allowed: max_qp, max_mr (default rxe's, stack/device-limits.ts). */
   limits?: Partial<DeviceLimits>;
+  /**
+   * Congestion control of the device's QPs (ECN → CNP → DCQCN, stack/congestion/): off unless
+   * given. Each QP starts with these settings; `qp.setCongestion` changes them for one QP.
+   */
+  congestion?: CongestionConfig;
 }
 
 /** Link-layer and IP overhead of a RoCE v2 packet over IPv4 or IPv6: Ethernet 14 (+4 VLAN), IP, UDP 8, BTH 12, ICRC 4 ... the IB MTU is what fits. */
@@ -90,6 +96,8 @@ export class Device implements QpHost {
   private readonly vlan: DeviceConfig['vlan'];
   /** Listener for protocol events (NAKs, timeouts, retransmissions); null for none. */
   tracer: TraceListener | null = null;
+  /** Congestion-control settings new QPs start with, or null (off). */
+  private congestionSettings: CongestionSettings | null;
 
   constructor(cfg: DeviceConfig) {
     this.name = cfg.name ?? 'roce0';
@@ -107,6 +115,17 @@ export class Device implements QpHost {
     for (const a of cfg.ipv6 ?? []) this.gids.push(ipv6FromString(a));
     for (const [ip, mac] of Object.entries(cfg.neighbors ?? {})) this.neighbors.set(normalizeIp(ip), mac);
     this.port = new Port({ driver: cfg.driver, icrc: cfg.icrc ?? jsIcrcBatch, counters: this.counters, qps: this.qps });
+    this.congestionSettings = cfg.congestion !== undefined ? resolveCongestion(cfg.congestion) : null;
+  }
+
+  /** The congestion-control settings QPs created from now on start with (null: off). */
+  get congestion(): CongestionSettings | null {
+    return this.congestionSettings;
+  }
+
+  /** Changes the device's congestion-control settings (`cfg` over the present ones) for QPs created afterwards. */
+  setCongestion(cfg: CongestionConfig): void {
+    this.congestionSettings = resolveCongestion(cfg, this.congestionSettings ?? undefined);
   }
 
   /** What computes the ICRCs ('typescript' or 'native'). */
@@ -161,6 +180,7 @@ export class Device implements QpHost {
       this.nextQpn = (qpn + 1) & 0xffffff || 0x11;
     }
     const qp = new QueuePair(this, pd, qpn, init);
+    if (this.congestionSettings !== null) qp.applyCongestion(this.congestionSettings);
     this.qps.set(qpn, qp);
     return qp;
   }

@@ -10,6 +10,10 @@
  * only), checks their ICRCs in one batched call, and dispatches each to its QP's responder
  * (requests) or completer (responses), as rxe_recv.c does: bad ICRC or headers and unknown QPs
  * are dropped and counted.
+ *
+ * Congestion control (stack/congestion/, for QPs that have it on): a CE-marked packet goes to the
+ * QP's notification point, which may have the port send a CNP; a received CNP goes to the QP's
+ * reaction point; every request frame built is reported to the QP's pacer and byte counter.
  */
 import { type NicDriver, type RunReceive, type TxSpace, hasRunReceive, hasZeroCopyTx } from '../nic-driver/driver';
 import type { TransportSpec } from '../packets/build';
@@ -19,6 +23,7 @@ import { LinkType } from '../packets/pcap';
 import type { IcrcBatch } from '../packets/icrc';
 import { OpFlag } from '../packets/opcodes';
 import { WireError, WireErrorCode } from '../packets/errors';
+import { Ecn, ecnAt } from '../packets/ecn';
 import type { Counters } from './counters';
 import type { Path } from './address';
 import type { QueuePair } from './queue-pair';
@@ -100,13 +105,23 @@ export class Port {
     // Nearly every packet of a QP goes on its one path: remember the last template before the map.
     let tpl = qp.lastTxPath === path ? qp.lastTxTemplate : qp.txTemplates.get(path);
     if (tpl === undefined) {
-      tpl = templateFor(path, qp.udpSport);
+      tpl = templateFor(path, qp.udpSport, qp.cc !== null);
       qp.txTemplates.set(path, tpl);
     }
     qp.lastTxPath = path;
     qp.lastTxTemplate = tpl;
-    const len = tpl.frameLength(t);
     qp.counters.sent_pkts++;
+    const len = this.emit(tpl, t);
+    if (len >= 0 && qp.cc !== null) qp.cc.sent(t, len);
+  }
+
+  /**
+   * Builds the frame of `t` behind the headers of `tpl` and queues it: in the driver's transmit
+   * memory with zero-copy transmit, else in the slab. Returns its length, or -1 when the transmit
+   * ring is full (counted as send_err).
+   */
+  private emit(tpl: FrameTemplate, t: TransportSpec): number {
+    const len = tpl.frameLength(t);
     const zc = this.txZc;
     if (zc !== null) {
       // Built where the driver sends it from: no copy on the way out.
@@ -116,14 +131,14 @@ export class Port {
         off = zc.txReserve(len);
         if (off < 0) {
           this.counters.send_err++; // the transmit ring is full, as when txBurst takes fewer frames
-          return;
+          return -1;
         }
       }
       const space = zc.txSpace;
       const n = tpl.emitInto(t, space.buf, space.view, off, false);
       this.queueIcrc(off + tpl.ipOffset, off + n - ICRC_LEN);
       if (++this.txZcFrames >= TX_BURST) this.flush();
-      return;
+      return len;
     }
     if (this.txOff + len > this.txSlab.length) {
       this.flush();
@@ -134,6 +149,7 @@ export class Port {
     this.txQueue.push(this.txSlab.subarray(this.txOff, this.txOff + n));
     this.txOff += n;
     if (this.txQueue.length >= TX_BURST) this.flush();
+    return len;
   }
 
   private queueIcrc(ipOff: number, icrcOff: number): void {
@@ -297,13 +313,18 @@ export class Port {
       this.counters.rcvd_malformed++;
       return;
     }
-    if ((info.flags & OpFlag.CNP) !== 0) return; // congestion control is not implemented; CNPs are ignored like rxe does
+    if ((info.flags & OpFlag.CNP) !== 0) {
+      this.cnpReceived(bth.destQp);
+      return;
+    }
     const qp = this.qps.get(bth.destQp);
     if (qp === undefined || qp.state === QpState.RESET) {
       this.counters.rcvd_unknown_qp++;
       return;
     }
     qp.counters.rcvd_pkts++;
+    // ECN CE on a packet of a QP with congestion control: the notification point's business.
+    if (qp.cc !== null && ecnAt(frame, base + p.l3Off) === Ecn.CE) this.congestionExperienced(qp);
     if (qp.onCommEst !== null) {
       const commEst = qp.onCommEst;
       qp.onCommEst = null;
@@ -312,14 +333,49 @@ export class Port {
     if ((info.flags & OpFlag.REQ) !== 0) responderReceive(qp, p, frame, base);
     else if ((info.flags & OpFlag.RESP) !== 0) completerReceive(qp, p, frame, base);
   }
+
+  // ------------------------------------------------------------------ congestion control
+
+  /**
+   * A CE-marked packet for `qp` (congestion control on): counted, and answered with a CNP to the
+   * remote QP when the notification point says one is due (RC and UC only; stack/congestion/np.ts).
+   */
+  private congestionExperienced(qp: QueuePair): void {
+    qp.counters.np_ecn_marked_roce_packets++;
+    const np = qp.cc?.np ?? null;
+    const path = qp.path;
+    if (np === null || path === null || !np.due()) return;
+    if (this.emit(np.template(path), np.packet(qp.attr.destQpNum)) < 0) return;
+    qp.counters.np_cnp_sent++;
+  }
+
+  /**
+   * A CNP for our QP `qpn`: its reaction point cuts the rate. Ignored (and counted) without one, for
+   * no such QP, and for a QP that does not send (not in RTS or SQD).
+   */
+  private cnpReceived(qpn: number): void {
+    const qp = this.qps.get(qpn);
+    const sending = qp !== undefined && (qp.state === QpState.RTS || qp.state === QpState.SQD);
+    const rp = sending ? (qp.cc?.rp ?? null) : null;
+    if (rp === null) {
+      (qp?.counters ?? this.counters).rp_cnp_ignored++;
+      return;
+    }
+    (qp as QueuePair).counters.rp_cnp_handled++;
+    rp.onCnp();
+  }
 }
 
-/** The Ethernet, IP and UDP headers of a path, built once (the UDP source port is the QP's). */
-function templateFor(path: Path, udpSport: number): FrameTemplate {
+/**
+ * The Ethernet, IP and UDP headers of a path, built once (the UDP source port is the QP's). With
+ * congestion control on, the QP's packets are ECN-capable: ECT(0) whatever the path's ECN bits.
+ */
+function templateFor(path: Path, udpSport: number, ect: boolean): FrameTemplate {
+  const tc = ect ? (path.trafficClass & ~3) | Ecn.ECT0 : path.trafficClass;
   const ip =
     path.ipVersion === 4
-      ? { version: 4 as const, src: bytesToV4(path.srcIp), dst: bytesToV4(path.dstIp), dscp: path.trafficClass >>> 2, ecn: path.trafficClass & 3, ttl: path.hopLimit, dontFragment: true }
-      : { version: 6 as const, src: path.srcIp, dst: path.dstIp, trafficClass: path.trafficClass, flowLabel: path.flowLabel, hopLimit: path.hopLimit };
+      ? { version: 4 as const, src: bytesToV4(path.srcIp), dst: bytesToV4(path.dstIp), dscp: tc >>> 2, ecn: tc & 3, ttl: path.hopLimit, dontFragment: true }
+      : { version: 6 as const, src: path.srcIp, dst: path.dstIp, trafficClass: tc, flowLabel: path.flowLabel, hopLimit: path.hopLimit };
   return new FrameTemplate({ eth: { src: path.srcMac, dst: path.dstMac, vlan: path.vlan }, ip, udp: { srcPort: udpSport } });
 }
 

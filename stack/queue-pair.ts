@@ -21,6 +21,8 @@ import type { QpContext, QpHost } from './qp-context';
 import { gatherFrom, resolveSges, segsLength } from './dma';
 import { requesterRun } from './requester';
 import { transportOf } from './wire-opcodes';
+import { QpCongestion } from './congestion/qp-congestion';
+import { type CongestionConfig, type CongestionSettings, resolveCongestion } from './congestion/parameters';
 
 export interface QpCap {
   maxSendWr: number;
@@ -188,6 +190,9 @@ export class QueuePair {
    * waits for the RTU (stack/cm/rdma-cm.ts). Null otherwise: the receive path tests one field.
    */
   onCommEst: (() => void) | null = null;
+  /** Congestion control (notification point, DCQCN reaction point, pacer), or null when it is off for this QP. */
+  cc: QpCongestion | null = null;
+  private ccSettings: CongestionSettings | null = null;
 
   constructor(
     private readonly host: QpHost,
@@ -292,7 +297,31 @@ export class QueuePair {
     this.errorReason = '';
   }
 
+  /** The QP's congestion-control settings (the device's unless `setCongestion` changed them), or null when off. */
+  get congestion(): CongestionSettings | null {
+    return this.ccSettings;
+  }
+
+  /**
+   * Turns congestion control of this QP on or off, or changes its parameters: `cfg` over the QP's
+   * present settings (the device's, given at creation). The reaction point starts afresh.
+   */
+  setCongestion(cfg: CongestionConfig): void {
+    this.applyCongestion(resolveCongestion(cfg, this.ccSettings ?? undefined));
+  }
+
+  /** Installs checked settings (the device does at creation); null or both points off removes `cc`. */
+  applyCongestion(s: CongestionSettings | null): void {
+    this.cc?.stop();
+    this.ccSettings = s;
+    this.cc = s !== null && (s.np || s.rp) ? new QpCongestion(this.ctx.clock, s, this.type !== QpType.UD, () => this.ctx.kick(this)) : null;
+    // Frames are ECN-capable (ECT(0)) while congestion control is on: the templates are rebuilt.
+    this.txTemplates.clear();
+    this.lastTxPath = null;
+  }
+
   cancelTimers(): void {
+    this.cc?.stop();
     const clock = this.ctx.clock;
     if (this.comp.timer !== null) clock.cancel(this.comp.timer);
     if (this.req.kickTimer !== null) clock.cancel(this.req.kickTimer);

@@ -225,6 +225,7 @@ export function requesterRun(qp: QueuePair): void {
     if (w.state === WqeState.POSTED && !startWqe(qp, w)) return;
     if (qp.state === QpState.ERR) return;
     if (qp.type === QpType.RC && psnDiff(nextPsn(w), qp.comp.psn) >= ctx.tuning.maxUnackedPsns) return;
+    if (qp.cc !== null && !qp.cc.admit()) return; // congestion control's pacer: its timer resumes us (stack/congestion/pacer.ts)
     sendPacket(qp, w);
     budget--;
     if (w.sentPkts >= requestPackets(w)) {

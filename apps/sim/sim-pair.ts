@@ -9,6 +9,7 @@ import { createMemoryLink, type MemoryLink } from '../../nic-driver/memory-link'
 import type { FaultConfig } from '../../nic-driver/faults';
 import type { FrameTap } from '../../nic-driver/pcap-tap';
 import { fastestIcrcBatch } from '../../nic-driver/native-icrc';
+import type { CongestionConfig } from '../../stack/congestion/parameters';
 
 export const SIM_IP_A = '198.18.0.1';
 export const SIM_IP_B = '198.18.0.2';
@@ -25,6 +26,8 @@ export interface SimPairOptions {
   latencyNs?: number;
   bandwidthBps?: number;
   maxUnackedPsns?: number;
+  /** Congestion control of both devices (ECN → CNP → DCQCN; default off). */
+  congestion?: CongestionConfig;
 }
 
 export interface SimPair {
@@ -49,7 +52,11 @@ export function createSimPair(o: SimPairOptions = {}): SimPair {
     faults: { aToB: withDelay(o.faults?.aToB), bToA: withDelay(o.faults?.bToA) },
     ...(o.tap !== undefined ? { tap: o.tap } : {}),
   });
-  const common = { icrc: fastestIcrcBatch(), ...(o.maxUnackedPsns !== undefined ? { maxUnackedPsns: o.maxUnackedPsns } : {}) };
+  const common = {
+    icrc: fastestIcrcBatch(),
+    ...(o.maxUnackedPsns !== undefined ? { maxUnackedPsns: o.maxUnackedPsns } : {}),
+    ...(o.congestion !== undefined ? { congestion: o.congestion } : {}),
+  };
   const a = new Device({ driver: link.a, clock, ipv4: [SIM_IP_A], neighbors: { [SIM_IP_B]: SIM_MAC_B }, name: 'sim-a', seed: seed * 2 + 1, ...common });
   const b = new Device({ driver: link.b, clock, ipv4: [SIM_IP_B], neighbors: { [SIM_IP_A]: SIM_MAC_A }, name: 'sim-b', seed: seed * 2 + 2, ...common });
   return { clock, link, a, b };

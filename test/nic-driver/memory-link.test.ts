@@ -327,6 +327,29 @@ describe('random faults at their rates (10k frames)', () => {
     expect(Math.max(...hit)).toBe(p.icrcOff - 1);
   });
 
+  test('setEcnCe: marking starts and stops mid-run (a congestion episode), deterministically', () => {
+    const run = (): number[] => {
+      const s = setup({ seed: 21 });
+      sendSpaced(s, 1000, 100);
+      s.link.faults.aToB.setEcnCe(0.5);
+      sendSpaced(s, 1000, 100);
+      s.link.faults.aToB.setEcnCe(0);
+      sendSpaced(s, 1000, 100);
+      const ce = s.atB.map((x) => (decode(x.f).ipv4!.ecn === 3 ? 1 : 0));
+      expect(ce).toHaveLength(3000);
+      expect(ce.slice(0, 1000).some((x) => x === 1)).toBe(false);
+      expect(ce.slice(2000).some((x) => x === 1)).toBe(false);
+      const marked = ce.slice(1000, 2000).filter((x) => x === 1).length;
+      expect(marked).toBe(s.link.faults.aToB.counters.ecnMarked);
+      expect(marked).toBeGreaterThan(400);
+      expect(marked).toBeLessThan(600);
+      return ce;
+    };
+    expect(run()).toEqual(run());
+    const s = setup();
+    expect(() => s.link.faults.aToB.setEcnCe(1.5)).toThrow(/ecnCe must be a probability/);
+  });
+
   test('ecnCe on IPv6 sets the traffic-class ECN bits; the ICRC still verifies', () => {
     const s = setup({ faults: { aToB: { ecnCe: 1 } } });
     s.link.a.txBurst([frame({ ipv6: true })]);

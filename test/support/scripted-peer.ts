@@ -24,6 +24,7 @@ import { decodeFrame, type RocePacket } from '../../packets/decode';
 import { AethKind, decodeSyndrome, encodeSyndrome, CREDITS_INVALID } from '../../packets/aeth';
 import { ipv6FromString, ipv4ToString } from '../../packets/bytes';
 import { opcodeByName } from '../../packets/opcodes';
+import type { CongestionConfig } from '../../stack/congestion/parameters';
 
 export const LOCAL_IP = '198.18.0.1';
 export const PEER_IP = '198.18.0.2';
@@ -139,6 +140,8 @@ export interface ScriptedPeerOptions {
   maxUnackedPsns?: number;
   /** IP MTU of the fictitious link (default 4200). */
   linkMtu?: number;
+  /** The device's congestion control (default off). */
+  congestion?: CongestionConfig;
   /**
    * The remote responder's end-to-end credits as the QP knows them at start. `none` (default): the
    * remote is modelled on rxe, whose responder sends credit code 31 on every ACK, and the QP starts as
@@ -246,6 +249,7 @@ export function scriptedPeer(o: ScriptedPeerOptions = {}): ScriptedPeer {
     neighbors: { [PEER_IP]: PEER_MAC },
     name: 'scripted',
     ...(o.maxUnackedPsns !== undefined ? { maxUnackedPsns: o.maxUnackedPsns } : {}),
+    ...(o.congestion !== undefined ? { congestion: o.congestion } : {}),
   });
   const pd = dev.allocPd();
   const cq = dev.createCq(1 << 16);

@@ -1,0 +1,86 @@
+/**
+ * The requester's pacer: spaces a QP's request packets at the reaction point's current rate, on
+ * the injected clock (virtual in a simulation, real on the drivers). A packet of L bytes sent at
+ * time t lets the next one go at t + L·8/R_C; while the RP is not rate-limited the pacer lets
+ * everything through (the link itself serializes at line rate) and keeps no timer.
+ *
+ * The requester asks `admit()` before each packet; a refusal arms one timer for the time the next
+ * packet may go, which resumes the requester (`resume`). No credit builds up while a QP is idle:
+ * the next packet after a pause goes at once, the one after it a gap later.
+ *
+ * `slackNs` is how late the clock's timers may fire: up to that much time the pacer lets the QP
+ * catch up (packets whose turn has passed go at once). On the virtual clock timers are exact and
+ * the slack is 0; Node's timers on the real clock fire a millisecond or so late, and without slack
+ * a QP would send one packet per timer instead of its rate.
+ */
+import type { Clock, TimerId } from '../../base/clock';
+
+export interface RateSource {
+  readonly limited: boolean;
+  /** Mb/s. */
+  readonly currentRate: number;
+}
+
+export class Pacer {
+  /** When the next packet may go (ns; fractional, the gaps are exact). */
+  private nextAt = 0;
+  private timer: TimerId | null = null;
+  /** Resumed by the timer and not yet back on schedule: late turns may still be taken (within the slack). */
+  private behind = false;
+
+  constructor(
+    private readonly clock: Clock,
+    private readonly rate: RateSource,
+    private readonly resume: () => void,
+    private readonly slackNs = 0,
+  ) {}
+
+  /** True when a packet may go now; otherwise arms the resume timer (once) and returns false. */
+  admit(): boolean {
+    if (!this.rate.limited) return true;
+    const now = this.clock.now();
+    if (now >= this.nextAt) return true;
+    if (this.timer === null) {
+      this.timer = this.clock.schedule(Math.ceil(this.nextAt), () => {
+        this.timer = null;
+        this.behind = true;
+        this.resume();
+      });
+    }
+    return false;
+  }
+
+  /** A packet of `bytes` (its Ethernet frame) went out: the next may go one gap later. */
+  sent(bytes: number): void {
+    if (!this.rate.limited) {
+      this.nextAt = 0;
+      this.behind = false;
+      return;
+    }
+    const now = this.clock.now();
+    let base = this.nextAt;
+    if (base < now && !(this.behind && now - base <= this.slackNs)) base = now;
+    this.nextAt = base + (bytes * 8000) / this.rate.currentRate;
+    if (this.nextAt >= now) this.behind = false;
+  }
+
+  /** The rate changed: a wait armed for a slower rate is cut short (the requester re-asks). */
+  rateChanged(): void {
+    if (this.timer === null) return;
+    if (!this.rate.limited) {
+      this.nextAt = 0;
+      this.behind = false;
+      this.clock.cancel(this.timer);
+      this.timer = null;
+      this.resume();
+    }
+  }
+
+  /** Cancels a pending resume (QP reset, error or destroy). */
+  stop(): void {
+    if (this.timer !== null) this.clock.cancel(this.timer);
+    this.timer = null;
+    this.nextAt = 0;
+    this.behind = false;
+  }
+}
