@@ -19,6 +19,8 @@ import { OobError, OobErrorCode } from '../apps/oob/tcp-channel';
 import { PerftestError, PerftestErrorCode } from '../apps/perftest/perftest-error';
 import { HostDeviceError, HostDeviceErrorCode } from '../apps/host/host-device';
 import { RpingError, RpingErrorCode } from '../apps/rping/rping-error';
+import { CmatoseError, CmatoseErrorCode } from '../apps/cmatose/cmatose-error';
+import { RdmaExampleError, RdmaExampleErrorCode } from '../apps/rdma-example/rdma-example-error';
 import { UsageError } from '../cli/args';
 
 const ROOT = path.resolve(__dirname, '..');
@@ -46,6 +48,8 @@ const CLASSES: ErrorClass[] = [
   { name: 'PerftestError', file: 'apps/perftest/perftest-error.ts', codes: Object.values(PerftestErrorCode), make: (c) => new PerftestError(c as PerftestErrorCode, 'x') },
   { name: 'HostDeviceError', file: 'apps/host/host-device.ts', codes: Object.values(HostDeviceErrorCode), make: (c) => new HostDeviceError(c as HostDeviceErrorCode, 'x') },
   { name: 'RpingError', file: 'apps/rping/rping-error.ts', codes: Object.values(RpingErrorCode), make: (c) => new RpingError(c as RpingErrorCode, 'x') },
+  { name: 'CmatoseError', file: 'apps/cmatose/cmatose-error.ts', codes: Object.values(CmatoseErrorCode), make: (c) => new CmatoseError(c as CmatoseErrorCode, 'x') },
+  { name: 'RdmaExampleError', file: 'apps/rdma-example/rdma-example-error.ts', codes: Object.values(RdmaExampleErrorCode), make: (c) => new RdmaExampleError(c as RdmaExampleErrorCode, 'x') },
   { name: 'UsageError', file: 'cli/args.ts', codes: ['ROCE_ERR_USAGE'], make: () => new UsageError('x') },
 ];
 
