@@ -14,6 +14,9 @@ import { replayCommand } from './replay-command';
 import { perftestCommand } from './perftest-command';
 import { pingpongCommand } from './pingpong-command';
 import { rpingCommand } from './rping-command';
+import { cmatoseCommand } from './cmatose-command';
+import { rdmaServerCommand } from './rdma-server-command';
+import { rdmaClientCommand } from './rdma-client-command';
 import { analyzeCommand } from './analyze-command';
 import { ladderCommand } from './ladder-command';
 import { plotCommand } from './plot-command';
@@ -31,6 +34,9 @@ const COMMANDS: Readonly<Record<string, { help: string; run: Command }>> = {
   pingpong: { help: "ibv_rc_pingpong's exchange and traffic; either end may be the real tool (run `roce pingpong -h`)", run: pingpongCommand },
   rping: { help: "librdmacm's rping: an RDMA CM connection, RDMA READ and WRITE pings; either end may be the real rping (run `roce rping -h`)", run: rpingCommand },
   attack: { help: 'hostile RoCE frames toward a live QP: wrong keys, bad PSNs, ghost ACKs, a flood (run `roce attack -h`)', run: attackCommand },
+  cmatose: { help: "librdmacm's ucmatose: -c RDMA CM connections, SENDs each way, disconnects; either end may be the real ucmatose (run `roce cmatose -h`)", run: cmatoseCommand },
+  'rdma-server': { help: "librdmacm's rdma_server: one RDMA CM connection, 16 bytes each way; the client may be the real rdma_client (run `roce rdma-server -h`)", run: rdmaServerCommand },
+  'rdma-client': { help: "librdmacm's rdma_client: the other end of rdma_server, which may be the real one (run `roce rdma-client -h`)", run: rdmaClientCommand },
   replay: { help: 'replay one side of captured RC conversations into the stack and compare (run `roce replay -h`)', run: replayCommand },
 };
 
@@ -38,7 +44,7 @@ const USAGE = `usage: roce COMMAND [options]
 
 commands:
 ${Object.entries(COMMANDS)
-  .map(([name, c]) => `  ${name.padEnd(10)} ${c.help}`)
+  .map(([name, c]) => `  ${name.padEnd(11)} ${c.help}`)
   .join('\n')}
   help       this text
   version    print the version`;

@@ -20,6 +20,8 @@ import { PerftestError, PerftestErrorCode } from '../apps/perftest/perftest-erro
 import { HostDeviceError, HostDeviceErrorCode } from '../apps/host/host-device';
 import { RpingError, RpingErrorCode } from '../apps/rping/rping-error';
 import { AttackError, AttackErrorCode } from '../apps/attack/attack-error';
+import { CmatoseError, CmatoseErrorCode } from '../apps/cmatose/cmatose-error';
+import { RdmaExampleError, RdmaExampleErrorCode } from '../apps/rdma-example/rdma-example-error';
 import { UsageError } from '../cli/args';
 
 const ROOT = path.resolve(__dirname, '..');
@@ -48,6 +50,8 @@ const CLASSES: ErrorClass[] = [
   { name: 'HostDeviceError', file: 'apps/host/host-device.ts', codes: Object.values(HostDeviceErrorCode), make: (c) => new HostDeviceError(c as HostDeviceErrorCode, 'x') },
   { name: 'RpingError', file: 'apps/rping/rping-error.ts', codes: Object.values(RpingErrorCode), make: (c) => new RpingError(c as RpingErrorCode, 'x') },
   { name: 'AttackError', file: 'apps/attack/attack-error.ts', codes: Object.values(AttackErrorCode), make: (c) => new AttackError(c as AttackErrorCode, 'x') },
+  { name: 'CmatoseError', file: 'apps/cmatose/cmatose-error.ts', codes: Object.values(CmatoseErrorCode), make: (c) => new CmatoseError(c as CmatoseErrorCode, 'x') },
+  { name: 'RdmaExampleError', file: 'apps/rdma-example/rdma-example-error.ts', codes: Object.values(RdmaExampleErrorCode), make: (c) => new RdmaExampleError(c as RdmaExampleErrorCode, 'x') },
   { name: 'UsageError', file: 'cli/args.ts', codes: ['ROCE_ERR_USAGE'], make: () => new UsageError('x') },
 ];
 

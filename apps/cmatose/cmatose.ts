@@ -1,0 +1,403 @@
+/**
+ * ucmatose (rdma-core librdmacm/examples/cmatose.c, v44 as Debian ships it) on a `Device`:
+ * `connections` RC connections made through the RDMA CM (TCP port space, port 7471 by default),
+ * then `messageCount` SENDs of `messageSize` bytes each way on every connection, then the
+ * disconnects. The order is cmatose's:
+ *
+ *   client (run_client): every connection's QP is made, its `messageCount` receives posted
+ *     (route_handler(): init_node(), post_recvs()) and its REQ sent with responder resources 1,
+ *     initiator depth 1, retry count 5 and RNR retry count 0 (the rest of rdma_conn_param is
+ *     memset to 0); once every connection is ESTABLISHED ("connect_events"): "receiving data
+ *     transfers" (all of connection 0's receives, then connection 1's, ...), "sending replies"
+ *     (`messageCount` SENDs per connection from the same buffer the receives landed in, so each
+ *     connection echoes the last message it got), "data transfers complete"; then it waits for
+ *     the server's DREQs (disconnect_events(), answering each with rdma_disconnect: the DREP).
+ *   server (run_server): each CONNECT_REQUEST gets a node (QP, `messageCount` receives posted)
+ *     and rdma_accept(id, NULL) (connect_handler()); a request beyond `connections` is refused
+ *     ("cmatose: failing connection request", rdma_reject: REJ reason 28). Once all are
+ *     ESTABLISHED: "initiating data transfers" (the SENDs of every connection), "completing
+ *     sends", "receiving data transfers", "data transfers complete", "cmatose: disconnecting"
+ *     (rdma_disconnect of each: the DREQs), then "disconnected" when every DREP is in.
+ *
+ * Every SEND is signalled (sq_sig_all = 1); both CQs and both queues hold max(messageCount, 1)
+ * entries; -S 0 means no messages at all (create_message()). ucmatose's data is whatever malloc
+ * returned and it checks none of it; our server fills connection i's buffer with the bytes i, i+1,
+ * ... (mod 256) and reports how many connections sent back exactly that (the echo).
+ *
+ * Where we are stricter than ucmatose: its poll_cqs() counts any completion, ours must succeed
+ * (an error is ROCE_ERR_CMATOSE_COMPLETION), a DISCONNECTED before the messages are through is an
+ * error, and every wait is bounded (`stepTimeoutMs`).
+ */
+import type { Device } from '../../stack/device';
+import { Access, QpState, QpType, SendFlags, WC_STATUS_NAMES, WcOpcode, WcStatus, WrOpcode, type WorkCompletion } from '../../stack/types';
+import type { QueuePair } from '../../stack/queue-pair';
+import type { CompletionQueue } from '../../stack/completion-queue';
+import type { MemoryRegion } from '../../stack/memory-region';
+import { RdmaCm, type RdmaCmEvent, type RdmaCmId } from '../../stack/cm/rdma-cm';
+import { nextTurn } from '../host/clock-pump';
+import { CmatoseError, CmatoseErrorCode } from './cmatose-error';
+
+/** cmatose.c: `static const char *port = "7471"`, `connections = 1`, `message_count = 10`, `message_size = 100`. */
+export const CMATOSE_DEFAULT_PORT = 7471;
+export const CMATOSE_DEFAULT_CONNECTIONS = 1;
+export const CMATOSE_DEFAULT_COUNT = 10;
+export const CMATOSE_DEFAULT_SIZE = 100;
+
+export interface CmatoseConfig {
+  role: 'client' | 'server';
+  /** Client: the server's address (-s). Server: the address to accept on (-b; undefined or 0.0.0.0: any). */
+  addr?: string;
+  port?: number;
+  connections?: number;
+  messageCount?: number;
+  messageSize?: number;
+  /** -t: type of service of the client's connections (the path's traffic class). */
+  tos?: number;
+  /** Give up when a step makes no progress for this long (default 10 s); a server waits `listenTimeoutMs` for its first client. */
+  stepTimeoutMs?: number;
+  listenTimeoutMs?: number;
+  /** ucmatose's progress lines, as it prints them ("cmatose: starting client", ...). */
+  onLine?: (line: string) => void;
+  /** Learns the peer's MAC before the CM talks to it (HostDevice.ensureNeighbor). */
+  beforeConnect?: (peerGid: Uint8Array) => void | Promise<void>;
+  idleWait?: () => Promise<void>;
+}
+
+export interface CmatoseConnection {
+  index: number;
+  local: { addr: string; port: number; qpn: number };
+  remote: { addr: string; port: number; qpn: number };
+  /** Messages received and SENDs completed on this connection. */
+  received: number;
+  sent: number;
+}
+
+export interface CmatoseResult {
+  ok: boolean;
+  test: 'cmatose';
+  role: 'client' | 'server';
+  connections: number;
+  messageCount: number;
+  messageSize: number;
+  /** Connections that reached ESTABLISHED, and requests refused because all `connections` were taken (server). */
+  established: number;
+  refused: number;
+  /** Server: connections whose replies are byte for byte the message it sent them. */
+  echoed: number;
+  /** From the first connection's establishment to the end. */
+  seconds: number;
+  perConnection: CmatoseConnection[];
+  /** The lines ucmatose would have printed. */
+  lines: string[];
+  problems: string[];
+}
+
+/** The IPv4-mapped GID of a dotted quad. */
+function v4Gid(ip: string): Uint8Array {
+  const g = new Uint8Array(16);
+  g[10] = 0xff;
+  g[11] = 0xff;
+  ip.split('.').forEach((p, i) => (g[12 + i] = Number(p)));
+  return g;
+}
+
+const IPV4 = /^\d{1,3}(\.\d{1,3}){3}$/;
+
+function checkConfig(cfg: CmatoseConfig): { port: number; connections: number; count: number; size: number } {
+  const port = cfg.port ?? CMATOSE_DEFAULT_PORT;
+  const connections = cfg.connections ?? CMATOSE_DEFAULT_CONNECTIONS;
+  const size = cfg.messageSize ?? CMATOSE_DEFAULT_SIZE;
+  // create_message(): "if (!message_size) message_count = 0".
+  const count = size === 0 ? 0 : (cfg.messageCount ?? CMATOSE_DEFAULT_COUNT);
+  if (!Number.isInteger(port) || port < 1 || port > 0xffff) throw new CmatoseError(CmatoseErrorCode.CONFIG, `invalid port ${port}`);
+  if (!Number.isInteger(connections) || connections < 1) throw new CmatoseError(CmatoseErrorCode.CONFIG, `invalid number of connections ${connections}`);
+  if (!Number.isInteger(count) || count < 0) throw new CmatoseError(CmatoseErrorCode.CONFIG, `invalid message count ${count}`);
+  if (!Number.isInteger(size) || size < 0) throw new CmatoseError(CmatoseErrorCode.CONFIG, `invalid message size ${size}`);
+  if (cfg.role === 'client' && (cfg.addr === undefined || !IPV4.test(cfg.addr))) throw new CmatoseError(CmatoseErrorCode.CONFIG, `the server's address must be IPv4, not ${JSON.stringify(cfg.addr)}`);
+  if (cfg.role === 'server' && cfg.addr !== undefined && !IPV4.test(cfg.addr)) throw new CmatoseError(CmatoseErrorCode.CONFIG, `the bind address must be IPv4, not ${JSON.stringify(cfg.addr)}`);
+  return { port, connections, count, size };
+}
+
+/** struct cmatest_node: one connection's PD, two CQs, QP and message buffer (init_node(), create_message()). */
+class Node {
+  readonly pd;
+  readonly sendCq: CompletionQueue;
+  readonly recvCq: CompletionQueue;
+  readonly qp: QueuePair;
+  /** The one buffer of the connection: every receive lands in it, every SEND is made from it. */
+  readonly mr: MemoryRegion | null;
+  id: RdmaCmId | null = null;
+  connected = false;
+  disconnected = false;
+  received = 0;
+  sent = 0;
+
+  constructor(
+    readonly index: number,
+    readonly dev: Device,
+    readonly count: number,
+    readonly size: number,
+  ) {
+    const cqe = count > 0 ? count : 1;
+    this.pd = dev.allocPd();
+    this.sendCq = dev.createCq(cqe);
+    this.recvCq = dev.createCq(cqe);
+    this.qp = dev.createQp(this.pd, { qpType: QpType.RC, sendCq: this.sendCq, recvCq: this.recvCq, cap: { maxSendWr: cqe, maxRecvWr: cqe, maxSendSge: 1, maxRecvSge: 1 } });
+    this.mr = count > 0 ? dev.regMr(this.pd, new Uint8Array(size), Access.LOCAL_WRITE) : null;
+  }
+
+  /** post_recvs(): `count` receives of `size` bytes, all into the one buffer. */
+  postRecvs(): void {
+    const mr = this.mr;
+    if (mr === null) return;
+    for (let i = 0; i < this.count; i++) this.qp.postRecv({ wrId: this.index, sgList: [mr.sge(0, this.size)] });
+  }
+
+  /** post_sends(): `count` SENDs of the buffer, signalled (sq_sig_all). */
+  postSends(): void {
+    const mr = this.mr;
+    if (!this.connected || mr === null) return;
+    for (let i = 0; i < this.count; i++) this.qp.postSend({ wrId: this.index, opcode: WrOpcode.SEND, sgList: [mr.sge(0, this.size)], sendFlags: SendFlags.SIGNALED });
+  }
+
+  /** Takes the completions of both CQs; a failed one is an error unless the connection is already going down. */
+  poll(): void {
+    for (const cq of [this.sendCq, this.recvCq]) {
+      for (const wc of cq.poll(8)) this.complete(wc);
+    }
+  }
+
+  private complete(wc: WorkCompletion): void {
+    if (wc.status !== WcStatus.SUCCESS) {
+      if (this.disconnected && wc.status === WcStatus.WR_FLUSH_ERR) return;
+      throw new CmatoseError(CmatoseErrorCode.COMPLETION, `connection ${this.index}: completion failed status ${wc.status} (${WC_STATUS_NAMES[wc.status] ?? 'unknown'}${wc.vendorErr !== '' ? `: ${wc.vendorErr}` : ''}) after ${this.sent} sends and ${this.received} receives`);
+    }
+    if (wc.opcode === WcOpcode.RECV) {
+      if (wc.byteLen !== this.size) throw new CmatoseError(CmatoseErrorCode.PROTOCOL, `connection ${this.index}: a message of ${wc.byteLen} bytes, not ${this.size}`);
+      this.received++;
+    } else if (wc.opcode === WcOpcode.SEND) {
+      this.sent++;
+    }
+  }
+
+  info(): CmatoseConnection {
+    const id = this.id;
+    return {
+      index: this.index,
+      local: { addr: id?.localAddr ?? '', port: id?.localPort ?? 0, qpn: this.qp.qpNum },
+      remote: { addr: id?.peerAddr ?? '', port: id?.peerPort ?? 0, qpn: this.qp.attr.destQpNum },
+      received: this.received,
+      sent: this.sent,
+    };
+  }
+
+  close(): void {
+    try {
+      if (this.qp.state !== QpState.RESET) this.qp.modify({ qpState: QpState.RESET });
+      this.dev.destroyQp(this.qp);
+    } catch {
+      // the device may already be closing: nothing more to give back
+    }
+  }
+}
+
+/** rdma_event_str() of the events that end a connect (cma_handler()). */
+function cmFailure(e: RdmaCmEvent): CmatoseError {
+  if (e.type === 'REJECTED') return new CmatoseError(CmatoseErrorCode.REJECTED, `event: RDMA_CM_EVENT_REJECTED, error: ${e.reason} (REJ reason ${e.reason}: ${e.reasonText})`);
+  if (e.type === 'UNREACHABLE') return new CmatoseError(CmatoseErrorCode.UNREACHABLE, `event: RDMA_CM_EVENT_UNREACHABLE (${e.why})`);
+  if (e.type === 'CONNECT_ERROR') return new CmatoseError(CmatoseErrorCode.UNREACHABLE, `event: RDMA_CM_EVENT_CONNECT_ERROR (${e.why})`);
+  return new CmatoseError(CmatoseErrorCode.PROTOCOL, `unexpected event ${e.type}`);
+}
+
+/** The server's pattern for connection `index`: bytes index, index+1, ... (mod 256). */
+function serverMessage(buf: Uint8Array, index: number): void {
+  for (let i = 0; i < buf.length; i++) buf[i] = (index + i) & 0xff;
+}
+
+export async function runCmatose(dev: Device, cfg: CmatoseConfig): Promise<CmatoseResult> {
+  const { port, connections, count, size } = checkConfig(cfg);
+  const stepMs = cfg.stepTimeoutMs ?? 10_000;
+  const listenMs = cfg.listenTimeoutMs ?? 300_000;
+  const idle = cfg.idleWait ?? nextTurn;
+  const client = cfg.role === 'client';
+  const rcm = new RdmaCm(dev);
+  const nodes: Node[] = [];
+  const lines: string[] = [];
+  const say = (l: string): void => {
+    lines.push(l);
+    cfg.onLine?.(l);
+  };
+  /** The event channel: what rdma_get_cm_event() would return, in order. */
+  const events: RdmaCmEvent[] = [];
+  const nodeOf = new Map<RdmaCmId, Node>();
+  let established = 0;
+  let refused = 0;
+  let t0: number | null = null;
+
+  const pollAll = (): void => {
+    for (const n of nodes) n.poll();
+  };
+
+  /** cma_handler() for the events that arrived; `onRequest` is connect_handler() (server). */
+  const handleEvents = async (): Promise<void> => {
+    while (events.length > 0) {
+      const e = events.shift() as RdmaCmEvent;
+      switch (e.type) {
+        case 'CONNECT_REQUEST':
+          await connectRequest(e.id);
+          break;
+        case 'ESTABLISHED': {
+          const n = nodeOf.get(e.id);
+          if (n === undefined || n.connected) break;
+          n.connected = true;
+          established++;
+          t0 ??= dev.clock.now();
+          break;
+        }
+        case 'REJECTED':
+        case 'UNREACHABLE':
+        case 'CONNECT_ERROR':
+          throw cmFailure(e);
+        case 'DISCONNECTED': {
+          // The DREP has gone out with the event (RdmaCmId answers a DREQ at once), as rdma_disconnect() would send it.
+          const n = nodeOf.get(e.id);
+          if (n !== undefined) n.disconnected = true;
+          break;
+        }
+        default:
+          break;
+      }
+    }
+  };
+
+  /** connect_handler(): a node for the request, its receives posted, rdma_accept(id, NULL); beyond `connections`, rdma_reject. */
+  const connectRequest = async (id: RdmaCmId): Promise<void> => {
+    const bound = cfg.addr !== undefined && cfg.addr !== '0.0.0.0' ? cfg.addr : null;
+    if (nodes.length === connections || (bound !== null && id.localAddr !== bound)) {
+      say('cmatose: failing connection request');
+      refused++;
+      id.reject();
+      return;
+    }
+    if (cfg.beforeConnect !== undefined) await cfg.beforeConnect(v4Gid(id.peerAddr));
+    const n = new Node(nodes.length, dev, count, size);
+    nodes.push(n);
+    n.id = id;
+    nodeOf.set(id, n);
+    if (n.mr !== null) serverMessage(n.mr.buffer, n.index);
+    // connect_handler() posts the receives before rdma_accept(); here accept() gives the QP to the ID
+    // (INIT), moves it to RTS and sends the REP in one go, and the receives follow at once: nothing
+    // from the peer can arrive in between.
+    id.accept(n.qp);
+    n.postRecvs();
+  };
+
+  /** Runs the event loop until `done`, polling the CQs; `what` names the wait in the timeout error. */
+  const waitUntil = async (done: () => boolean, what: string, timeoutMs = stepMs): Promise<void> => {
+    const deadline = Date.now() + timeoutMs;
+    for (;;) {
+      await handleEvents();
+      pollAll();
+      if (done()) return;
+      if (Date.now() > deadline) throw new CmatoseError(CmatoseErrorCode.TIMEOUT, `no progress within ${timeoutMs} ms while ${what}`);
+      await idle();
+    }
+  };
+
+  /** A DISCONNECTED before the messages are through ends the run. */
+  const noEarlyDisconnect = (phase: string): void => {
+    const n = nodes.find((x) => x.disconnected);
+    if (n !== undefined) throw new CmatoseError(CmatoseErrorCode.PROTOCOL, `the peer disconnected connection ${n.index} while ${phase} (${n.received} of ${count} messages received, ${n.sent} sent)`);
+  };
+
+  try {
+    if (client) {
+      const dst = cfg.addr as string;
+      say('cmatose: starting client');
+      if (cfg.beforeConnect !== undefined) await cfg.beforeConnect(v4Gid(dst));
+      say('cmatose: connecting');
+      for (let i = 0; i < connections; i++) {
+        const n = new Node(i, dev, count, size);
+        nodes.push(n);
+        const id = rcm.connect(
+          { dst, port, qp: n.qp, ...(cfg.tos !== undefined ? { tos: cfg.tos } : {}), param: { responderResources: 1, initiatorDepth: 1, retryCount: 5, rnrRetryCount: 0 } },
+          (e) => events.push(e),
+        );
+        n.id = id;
+        nodeOf.set(id, n);
+        // route_handler() posts the receives before rdma_connect(); the QP is in INIT from the start of
+        // connect (no REP can come back before this line runs), and still in RESET if there is no route.
+        if (n.qp.state === QpState.INIT) n.postRecvs();
+      }
+      await waitUntil(() => established === connections, `connecting (${established} of ${connections} established)`);
+      if (count > 0) {
+        say('receiving data transfers');
+        await waitUntil(() => {
+          noEarlyDisconnect('receiving');
+          return nodes.every((n) => n.received >= count);
+        }, 'receiving data transfers');
+        say('sending replies');
+        for (const n of nodes) n.postSends();
+        say('data transfers complete');
+      }
+      // disconnect_events(): until the server has disconnected every connection.
+      await waitUntil(() => nodes.every((n) => n.disconnected), "waiting for the server's disconnects");
+    } else {
+      say('cmatose: starting server');
+      const listener = rcm.listen(port, (e) => events.push(e));
+      try {
+        await waitUntil(() => established === connections, `accepting connections (${established} of ${connections} established)`, listenMs);
+      } finally {
+        listener.close();
+      }
+      if (count > 0) {
+        say('initiating data transfers');
+        for (const n of nodes) n.postSends();
+        say('completing sends');
+        await waitUntil(() => {
+          noEarlyDisconnect('sending');
+          return nodes.every((n) => n.sent >= count);
+        }, 'completing sends');
+        say('receiving data transfers');
+        await waitUntil(() => {
+          noEarlyDisconnect('receiving');
+          return nodes.every((n) => n.received >= count);
+        }, 'receiving data transfers');
+        say('data transfers complete');
+      }
+      say('cmatose: disconnecting');
+      for (const n of nodes) n.id?.disconnect();
+      await waitUntil(() => nodes.every((n) => n.disconnected), 'waiting for the DREPs');
+      say('disconnected');
+    }
+    say('test complete');
+    say('return status 0');
+    let echoed = 0;
+    if (!client) {
+      const want = new Uint8Array(size);
+      for (const n of nodes) {
+        serverMessage(want, n.index);
+        if (n.mr !== null && n.received > 0 && n.mr.buffer.every((b, i) => b === want[i])) echoed++;
+      }
+    }
+    return {
+      ok: true,
+      test: 'cmatose',
+      role: cfg.role,
+      connections,
+      messageCount: count,
+      messageSize: size,
+      established,
+      refused,
+      echoed,
+      seconds: t0 === null ? 0 : (dev.clock.now() - t0) / 1e9,
+      perConnection: nodes.map((n) => n.info()),
+      lines,
+      problems: [],
+    };
+  } finally {
+    for (const n of nodes) n.id?.destroy();
+    rcm.close();
+    for (const n of nodes) n.close();
+  }
+}
