@@ -14,6 +14,7 @@ import { replayCommand } from './replay-command';
 import { perftestCommand } from './perftest-command';
 import { pingpongCommand } from './pingpong-command';
 import { rpingCommand } from './rping-command';
+import { udaddyCommand } from './udaddy-command';
 import { analyzeCommand } from './analyze-command';
 import { ladderCommand } from './ladder-command';
 import { plotCommand } from './plot-command';
@@ -29,6 +30,7 @@ const COMMANDS: Readonly<Record<string, { help: string; run: Command }>> = {
   perftest: { help: 'ib_write/read/send/atomic_bw and _lat benchmarks; either end may be the real perftest (run `roce perftest -h`)', run: perftestCommand },
   pingpong: { help: "ibv_rc_pingpong's exchange and traffic; either end may be the real tool (run `roce pingpong -h`)", run: pingpongCommand },
   rping: { help: "librdmacm's rping: an RDMA CM connection, RDMA READ and WRITE pings; either end may be the real rping (run `roce rping -h`)", run: rpingCommand },
+  udaddy: { help: "librdmacm's udaddy: UD datagrams to a QP found by SIDR (UDP port space); either end may be the real udaddy (run `roce udaddy -h`)", run: udaddyCommand },
   replay: { help: 'replay one side of captured RC conversations into the stack and compare (run `roce replay -h`)', run: replayCommand },
 };
 
