@@ -197,11 +197,11 @@ export async function runUdaddy(dev: Device, cfg: UdaddyConfig): Promise<UdaddyR
   const eventFailure = (e: RdmaCmEvent): Ending => {
     if (e.type === 'UNREACHABLE') {
       say(`udaddy: event: RDMA_CM_EVENT_UNREACHABLE, error: ${e.status}`);
-      return new Ending(new UdaddyError(UdaddyErrorCode.UNREACHABLE, `udaddy: event: RDMA_CM_EVENT_UNREACHABLE, error: ${e.status} (${e.why})`, e.status));
+      return new Ending(new UdaddyError(UdaddyErrorCode.UNREACHABLE, `event RDMA_CM_EVENT_UNREACHABLE, error: ${e.status} (${e.why})`, e.status));
     }
     const name = e.type === 'REJECTED' ? 'RDMA_CM_EVENT_REJECTED' : 'RDMA_CM_EVENT_CONNECT_ERROR';
     say(`udaddy: event: ${name}, error: ${-EINVAL}`);
-    return new Ending(new UdaddyError(UdaddyErrorCode.UNREACHABLE, `udaddy: event: ${name} (${e.type})`, -EINVAL));
+    return new Ending(new UdaddyError(UdaddyErrorCode.UNREACHABLE, `event ${name}, error: ${-EINVAL}`, -EINVAL));
   };
 
   /**
@@ -296,7 +296,7 @@ export async function runUdaddy(dev: Device, cfg: UdaddyConfig): Promise<UdaddyR
           // cma.c cma_sidr_rep_handler() → cma_set_qkey(): a Q_Key other than the ID's is ADDR_ERROR, -EINVAL.
           if (e.ud.qkey !== n.qp.attr.qkey) {
             say(`udaddy: event: RDMA_CM_EVENT_ADDR_ERROR, error: ${-EINVAL}`);
-            failure = new Ending(new UdaddyError(UdaddyErrorCode.ADDR_ERROR, `udaddy: event: RDMA_CM_EVENT_ADDR_ERROR: the SIDR_REP's Q_Key 0x${e.ud.qkey.toString(16)} is not the port space's 0x${n.qp.attr.qkey.toString(16)}`, -EINVAL));
+            failure = new Ending(new UdaddyError(UdaddyErrorCode.ADDR_ERROR, `event RDMA_CM_EVENT_ADDR_ERROR, error: ${-EINVAL}: the SIDR_REP's Q_Key 0x${e.ud.qkey.toString(16)} is not the port space's 0x${n.qp.attr.qkey.toString(16)}`, -EINVAL));
             break;
           }
           // resolved_handler().
