@@ -19,6 +19,7 @@ import { OobError, OobErrorCode } from '../apps/oob/tcp-channel';
 import { PerftestError, PerftestErrorCode } from '../apps/perftest/perftest-error';
 import { HostDeviceError, HostDeviceErrorCode } from '../apps/host/host-device';
 import { RpingError, RpingErrorCode } from '../apps/rping/rping-error';
+import { UdaddyError, UdaddyErrorCode } from '../apps/udaddy/udaddy-error';
 import { UsageError } from '../cli/args';
 
 const ROOT = path.resolve(__dirname, '..');
@@ -46,6 +47,7 @@ const CLASSES: ErrorClass[] = [
   { name: 'PerftestError', file: 'apps/perftest/perftest-error.ts', codes: Object.values(PerftestErrorCode), make: (c) => new PerftestError(c as PerftestErrorCode, 'x') },
   { name: 'HostDeviceError', file: 'apps/host/host-device.ts', codes: Object.values(HostDeviceErrorCode), make: (c) => new HostDeviceError(c as HostDeviceErrorCode, 'x') },
   { name: 'RpingError', file: 'apps/rping/rping-error.ts', codes: Object.values(RpingErrorCode), make: (c) => new RpingError(c as RpingErrorCode, 'x') },
+  { name: 'UdaddyError', file: 'apps/udaddy/udaddy-error.ts', codes: Object.values(UdaddyErrorCode), make: (c) => new UdaddyError(c as UdaddyErrorCode, 'x', 0) },
   { name: 'UsageError', file: 'cli/args.ts', codes: ['ROCE_ERR_USAGE'], make: () => new UsageError('x') },
 ];
 
