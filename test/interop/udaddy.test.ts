@@ -60,9 +60,28 @@ interface CmSeen {
   qpn: number;
   /** SIDR_REQ: the IP CM header's source and destination address and source port. */
   ipCm: { src: string; dst: string; port: number; ipVersion: number } | null;
+  /** The 256-byte MAD. */
+  mad: Uint8Array;
 }
 
 const v4 = (a: Uint8Array): string => Array.from(a.subarray(12)).join('.');
+
+/**
+ * A MAD as hex with the bytes that differ per sender and per exchange blanked: the transaction ID
+ * (MAD bytes 8-15), the request ID (24-27), and for a SIDR_REQ the IP CM header's source port
+ * (42-43) and addresses (44-75), for a SIDR_REP the QPN (32-34).
+ */
+function shape(m: CmSeen): string {
+  const b = Buffer.from(m.mad).toString('hex').split('');
+  const blank = (from: number, to: number): void => {
+    for (let i = from * 2; i < to * 2; i++) b[i] = '.';
+  };
+  blank(8, 16);
+  blank(24, 28);
+  if (m.name === 'SIDR_REQ') blank(42, 76);
+  else blank(32, 35);
+  return b.join('');
+}
 
 /** SIDR_REQs and SIDR_REPs of the capture, in order. */
 function sidrMessages(run: LabRun): CmSeen[] {
@@ -76,8 +95,9 @@ function sidrMessages(run: LabRun): CmSeen[] {
     const src = ipText(f.ipv4.src);
     const ip = f.mad?.ipCm ?? null;
     const ipCm = ip === null ? null : { src: v4(ip.srcAddr), dst: v4(ip.dstAddr), port: ip.srcPort, ipVersion: ip.ipVersion };
-    if (cm.name === 'SIDR_REQ') out.push({ name: cm.name, src, serviceId: cm.fields.serviceId, status: -1, qkey: -1, qpn: -1, ipCm });
-    if (cm.name === 'SIDR_REP') out.push({ name: cm.name, src, serviceId: cm.fields.serviceId, status: cm.fields.status, qkey: cm.fields.qkey, qpn: cm.fields.qpn, ipCm: null });
+    const mad = rec.data.slice(f.payloadOff, f.payloadOff + 256);
+    if (cm.name === 'SIDR_REQ') out.push({ name: cm.name, src, serviceId: cm.fields.serviceId, status: -1, qkey: -1, qpn: -1, ipCm, mad });
+    if (cm.name === 'SIDR_REP') out.push({ name: cm.name, src, serviceId: cm.fields.serviceId, status: cm.fields.status, qkey: cm.fields.qkey, qpn: cm.fields.qpn, ipCm: null, mad });
   }
   return out;
 }
@@ -170,6 +190,13 @@ d('librdmacm udaddy against roce udaddy (rdma_rxe guest, netdev MTU 1500)', () =
     expect(reps.some((x) => x.src === HOST_IP && x.status === 2 && x.serviceId === svc)).toBe(true);
     expect(reps.some((x) => x.src === GUEST_IP && x.status === 1 && x.serviceId === svc + 1n)).toBe(true);
     expect(reps.some((x) => x.src === HOST_IP && x.status === 0 && x.serviceId === svc)).toBe(true);
+    // Byte for byte what the guest's kernel CM sends, but for what differs per sender and exchange.
+    const kernelReq = reqs.find((x) => x.src === GUEST_IP && x.serviceId === svc);
+    const kernelRep = ok.find((x) => x.src === GUEST_IP);
+    for (const r of reqs.filter((x) => x.src === HOST_IP && x.serviceId === svc)) expect(shape(r)).toBe(shape(kernelReq as CmSeen));
+    for (const r of ok.filter((x) => x.src === HOST_IP)) expect(shape(r)).toBe(shape(kernelRep as CmSeen));
+    const refusals = reps.filter((x) => x.status === 2);
+    expect(shape(refusals.find((x) => x.src === HOST_IP) as CmSeen)).toBe(shape(refusals.find((x) => x.src === GUEST_IP) as CmSeen));
     // The IP CM header (cma.c cma_format_hdr()): version 4, the sender's address and port, the receiver's address; ours as the kernel's.
     for (const r of reqs) {
       expect(r.ipCm).toMatchObject({ ipVersion: 4, src: r.src, dst: r.src === HOST_IP ? GUEST_IP : HOST_IP });
