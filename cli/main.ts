@@ -17,6 +17,7 @@ import { rpingCommand } from './rping-command';
 import { cmatoseCommand } from './cmatose-command';
 import { rdmaServerCommand } from './rdma-server-command';
 import { rdmaClientCommand } from './rdma-client-command';
+import { udaddyCommand } from './udaddy-command';
 import { analyzeCommand } from './analyze-command';
 import { ladderCommand } from './ladder-command';
 import { plotCommand } from './plot-command';
@@ -37,6 +38,7 @@ const COMMANDS: Readonly<Record<string, { help: string; run: Command }>> = {
   cmatose: { help: "librdmacm's ucmatose: -c RDMA CM connections, SENDs each way, disconnects; either end may be the real ucmatose (run `roce cmatose -h`)", run: cmatoseCommand },
   'rdma-server': { help: "librdmacm's rdma_server: one RDMA CM connection, 16 bytes each way; the client may be the real rdma_client (run `roce rdma-server -h`)", run: rdmaServerCommand },
   'rdma-client': { help: "librdmacm's rdma_client: the other end of rdma_server, which may be the real one (run `roce rdma-client -h`)", run: rdmaClientCommand },
+  udaddy: { help: "librdmacm's udaddy: UD datagrams to a QP found by SIDR (UDP port space); either end may be the real udaddy (run `roce udaddy -h`)", run: udaddyCommand },
   replay: { help: 'replay one side of captured RC conversations into the stack and compare (run `roce replay -h`)', run: replayCommand },
 };
 

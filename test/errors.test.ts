@@ -22,6 +22,7 @@ import { RpingError, RpingErrorCode } from '../apps/rping/rping-error';
 import { AttackError, AttackErrorCode } from '../apps/attack/attack-error';
 import { CmatoseError, CmatoseErrorCode } from '../apps/cmatose/cmatose-error';
 import { RdmaExampleError, RdmaExampleErrorCode } from '../apps/rdma-example/rdma-example-error';
+import { UdaddyError, UdaddyErrorCode } from '../apps/udaddy/udaddy-error';
 import { UsageError } from '../cli/args';
 
 const ROOT = path.resolve(__dirname, '..');
@@ -52,6 +53,7 @@ const CLASSES: ErrorClass[] = [
   { name: 'AttackError', file: 'apps/attack/attack-error.ts', codes: Object.values(AttackErrorCode), make: (c) => new AttackError(c as AttackErrorCode, 'x') },
   { name: 'CmatoseError', file: 'apps/cmatose/cmatose-error.ts', codes: Object.values(CmatoseErrorCode), make: (c) => new CmatoseError(c as CmatoseErrorCode, 'x') },
   { name: 'RdmaExampleError', file: 'apps/rdma-example/rdma-example-error.ts', codes: Object.values(RdmaExampleErrorCode), make: (c) => new RdmaExampleError(c as RdmaExampleErrorCode, 'x') },
+  { name: 'UdaddyError', file: 'apps/udaddy/udaddy-error.ts', codes: Object.values(UdaddyErrorCode), make: (c) => new UdaddyError(c as UdaddyErrorCode, 'x', 0) },
   { name: 'UsageError', file: 'cli/args.ts', codes: ['ROCE_ERR_USAGE'], make: () => new UsageError('x') },
 ];
 

@@ -40,7 +40,8 @@ export type RdmaCmEvent =
   /** `ud`: for a UD "connection" (SIDR), where to send: the peer's QP and Q_Key and an address handle. */
   | { type: 'ESTABLISHED'; id: RdmaCmId; privateData: Uint8Array; ud?: { qpn: number; qkey: number; ah: AddressHandle } }
   | { type: 'REJECTED'; id: RdmaCmId; reason: number; reasonText: string; privateData: Uint8Array }
-  | { type: 'UNREACHABLE'; id: RdmaCmId; why: string }
+  /** `status`: the rdma_cm event's status as cma.c sets it: -ETIMEDOUT (-110) for an unanswered REQ, REP or SIDR_REQ (and no neighbour), the SIDR_REP's status for a refused SIDR. */
+  | { type: 'UNREACHABLE'; id: RdmaCmId; why: string; status: number }
   | { type: 'CONNECT_ERROR'; id: RdmaCmId; why: string }
   | { type: 'DISCONNECTED'; id: RdmaCmId }
   | { type: 'TIMEWAIT_EXIT'; id: RdmaCmId };
@@ -77,6 +78,8 @@ export interface ConnectOptions {
 }
 
 const USER_PRIVATE_DATA_LEN = REQ_PRIVATE_DATA_LEN - IP_CM_HEADER_LEN;
+/** -ETIMEDOUT, the status cma.c gives UNREACHABLE for an unanswered REQ, REP or SIDR_REQ (cma_ib_handler(), cma_sidr_rep_handler()). */
+const ETIMEDOUT = 110;
 /** The Q_Key of librdmacm's UDP port space (rdma_cma.h RDMA_UDP_QKEY). */
 export const RDMA_UDP_QKEY = 0x01234567;
 
@@ -252,7 +255,7 @@ export class RdmaCmId {
       case 'REQ_ERROR':
       case 'REP_ERROR':
         this.qpToError();
-        this.handler({ type: 'UNREACHABLE', id: this, why: `${e.type === 'REQ_ERROR' ? 'REQ' : 'REP'} not answered after ${this.cmId.maxCmRetries} retries` });
+        this.handler({ type: 'UNREACHABLE', id: this, why: `${e.type === 'REQ_ERROR' ? 'REQ' : 'REP'} not answered after ${this.cmId.maxCmRetries} retries`, status: -ETIMEDOUT });
         return;
       case 'DREQ_RECEIVED':
         this.qpToError();
@@ -272,14 +275,14 @@ export class RdmaCmId {
         const r = e.rep;
         const ah = r.status === SidrStatus.SUCCESS ? cm.gsi.addressHandle((this.cmId.peer as MadPeer).gid) : null;
         if (ah === null) {
-          this.handler({ type: 'UNREACHABLE', id: this, why: `SIDR_REP status ${r.status} (${SIDR_STATUS_NAMES[r.status] ?? 'unknown'})` });
+          this.handler({ type: 'UNREACHABLE', id: this, why: `SIDR_REP status ${r.status} (${SIDR_STATUS_NAMES[r.status] ?? 'unknown'})`, status: r.status });
           return;
         }
         this.handler({ type: 'ESTABLISHED', id: this, privateData: r.privateData, ud: { qpn: r.qpn, qkey: r.qkey, ah } });
         return;
       }
       case 'SIDR_REQ_ERROR':
-        this.handler({ type: 'UNREACHABLE', id: this, why: `SIDR_REQ not answered after ${this.cmId.maxCmRetries} retries` });
+        this.handler({ type: 'UNREACHABLE', id: this, why: `SIDR_REQ not answered after ${this.cmId.maxCmRetries} retries`, status: -ETIMEDOUT });
         return;
       default:
         return;
@@ -426,7 +429,7 @@ export class RdmaCm {
     id.peerPort = port;
     if (ah === null) {
       this.byCmId.delete(cmId);
-      this.cm.clock.soon(() => handler({ type: 'UNREACHABLE', id, why: `no route or neighbour entry for ${dstText}` }));
+      this.cm.clock.soon(() => handler({ type: 'UNREACHABLE', id, why: `no route or neighbour entry for ${dstText}`, status: -ETIMEDOUT }));
       return { id, cmId, dst, peerGid, srcIp: null };
     }
     const srcIp = dst.ipVersion === 4 ? padV4(ah.path.srcIp) : ah.path.srcIp.slice();
