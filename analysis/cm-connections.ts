@@ -117,13 +117,15 @@ export interface CmConnection {
   startNs: number;
   /** Messages captured, by name (REQ, MRA, REP, RTU, REJ, DREQ, DREP, SIDR_REQ, SIDR_REP, LAP, APR). */
   messages: Partial<Record<string, CmMessageCount>>;
-  /** Sent again after the sender's response timeout (REQ, REP, DREQ, SIDR_REQ): count − 1 of each. */
+  /** REQ, REP, DREQ, SIDR_REQ sent again (count − 1 of each): after the sender's response timeout, or (a REP) to answer a duplicate REQ. */
   retries: { req: number; rep: number; dreq: number; sidrReq: number };
   /** First REQ to first REP (SIDR: first SIDR_REQ to SIDR_REP). */
   reqToRepNs: number | null;
-  /** First REP to first RTU; when the RTU is missing, to the first packet on the connection's QPs (IBTA lets that establish the passive side). */
+  /** First REP to first RTU (null when the capture holds no RTU). */
   repToRtuNs: number | null;
-  /** What established the connection: the RTU, the first packet on its QPs (RTU lost or not captured), or null. */
+  /** First REP to the first packet on the connection's QPs: without an RTU, that packet establishes the passive side (IBTA vol. 1 §12.9.8.3 "communication established"; the kernel's IB_EVENT_COMM_EST). */
+  repToFirstPacketNs: number | null;
+  /** What established the connection: the RTU, or the first packet on its QPs when it came first (RTU lost, not captured, or sent later); null when neither came. */
   establishedBy: 'RTU' | 'firstPacket' | null;
   /** The first packet on the connection's QPs. */
   firstDataFrame: number | null;
@@ -199,6 +201,7 @@ export class CmConnectionTracker {
       retries: { req: 0, rep: 0, dreq: 0, sidrReq: 0 },
       reqToRepNs: null,
       repToRtuNs: null,
+      repToFirstPacketNs: null,
       establishedBy: null,
       firstDataFrame: null,
       mras: [],
@@ -371,10 +374,8 @@ export class CmConnectionTracker {
         this.count1(c, 'RTU', f);
         if (!first) return;
         const rep = c.messages['REP'];
-        if (c.establishedBy === null) {
-          c.establishedBy = 'RTU';
-          c.repToRtuNs = rep === undefined ? null : f.timeNs - rep.firstNs;
-        }
+        c.repToRtuNs = rep === undefined ? null : f.timeNs - rep.firstNs;
+        if (c.establishedBy === null) c.establishedBy = 'RTU';
         if (c.state === CmConnectionState.REP_SENT) c.state = CmConnectionState.ESTABLISHED;
         return;
       }
@@ -445,12 +446,10 @@ export class CmConnectionTracker {
     const c = this.byConversation.get(conversation);
     if (c === undefined || c.firstDataFrame !== null) return;
     c.firstDataFrame = frame;
-    if (c.establishedBy === null) {
-      c.establishedBy = 'firstPacket';
-      const rep = c.messages['REP'];
-      c.repToRtuNs = rep === undefined ? null : timeNs - rep.firstNs;
-      if (c.state === CmConnectionState.REP_SENT) c.state = CmConnectionState.ESTABLISHED;
-    }
+    const rep = c.messages['REP'];
+    c.repToFirstPacketNs = rep === undefined ? null : timeNs - rep.firstNs;
+    if (c.establishedBy === null) c.establishedBy = 'firstPacket';
+    if (c.state === CmConnectionState.REP_SENT) c.state = CmConnectionState.ESTABLISHED;
   }
 
   /** The end of the capture: what still waits for an answer is unanswered; a DREQ without DREP after an establishment stays disconnecting. */

@@ -258,13 +258,16 @@ export class ConversationTable {
 
   /**
    * An RC connection the capture shows RDMA CM establish (a REQ and the REP answering it): the
-   * conversation starts with both QPNs known and each side's first PSN as the REQ and REP give it
+   * conversation starts with both QPNs known and each side's first PSN as the REP and REQ give it
    * (a conversation on either endpoint before it is over).
    */
   cmEstablished(active: { ip: string; qpn: number; psn: number }, passive: { ip: string; qpn: number; psn: number }): Conversation {
     const c = this.create('RC', { ip: active.ip, qpn: active.qpn }, { ip: passive.ip, qpn: passive.qpn });
-    c.flow('a').seedStart(active.psn, passive.qpn);
-    c.flow('b').seedStart(passive.psn, active.qpn);
+    // A message's Starting PSN is the first PSN its sender's receive queue expects (ib_cm with
+    // rdma_cm: cma.c rdma_init_qp_attr() sets rq_psn to the PSN the ID sent; cm.c gives each side the
+    // peer's as sq_psn): the active side sends from the REP's, the passive side from the REQ's.
+    c.flow('a').seedStart(passive.psn, passive.qpn);
+    c.flow('b').seedStart(active.psn, active.qpn);
     c.cmEstablished = true;
     return c;
   }

@@ -70,7 +70,9 @@ function cmLines(c: AnalysisDocument['cmConnections'][number]): string[] {
   const req = c.transport === 'SIDR' ? 'SIDR_REQ' : 'REQ';
   const rep = c.transport === 'SIDR' ? 'SIDR_REP' : 'REP';
   if (c.reqToRepNs !== null) parts.push(`${req}→${rep} ${us(c.reqToRepNs)}`);
-  if (c.repToRtuNs !== null) parts.push(c.establishedBy === 'RTU' ? `REP→RTU ${us(c.repToRtuNs)}` : `REP→first packet ${us(c.repToRtuNs)} (no RTU captured)`);
+  if (c.repToRtuNs !== null) parts.push(`REP→RTU ${us(c.repToRtuNs)}`);
+  if (c.repToFirstPacketNs !== null) parts.push(`REP→first packet ${us(c.repToFirstPacketNs)}${c.repToRtuNs === null ? ' (no RTU captured)' : ''}`);
+  if (c.establishedBy !== null) parts.push(`established by the ${c.establishedBy === 'RTU' ? 'RTU' : 'first packet on its QPs'}`);
   if (c.dreqToDrepNs !== null) parts.push(`DREQ→DREP ${us(c.dreqToDrepNs)}${c.disconnectedBy !== null ? ` (DREQ by the ${c.disconnectedBy} side)` : ''}`);
   const counts = Object.entries(c.messages)
     .filter(([, n]) => n !== undefined)
