@@ -31,8 +31,8 @@ function ends(dev: Device) {
   return { qp, cq, mr };
 }
 
-/** Drops the `n`-th CM MAD (0-based: BTH PSN of QP 1 counts from 0 per sender) in one direction, once. */
-const dropMad = (psn: number, direction: 'a->b' | 'b->a'): FaultConfig => ({ rules: [{ action: 'drop', match: { qpn: 1, psn, direction }, count: 1 }] });
+/** Drops the first CM MAD carrying message `mad` in one direction (the fault injector's `mad` match). */
+const dropMad = (mad: string, direction: 'a->b' | 'b->a'): FaultConfig => ({ rules: [{ action: 'drop', match: { mad, direction }, count: 1 }] });
 
 interface Run {
   caps: ReturnType<typeof simWithHostCaptures>;
@@ -140,9 +140,10 @@ describe('RDMA CM connections in roce analyze', () => {
   });
 
   test('the first REQ and the first REP lost (fault injector): the REQ sent 3 times, the REP 3 times (its retry and the answer to the duplicate REQ), established anyway', () => {
-    const r = run({ faults: { aToB: dropMad(0, 'a->b'), bToA: dropMad(0, 'b->a') } });
+    const r = run({ faults: { aToB: dropMad('REQ', 'a->b'), bToA: dropMad('REP', 'b->a') } });
     connectSendDisconnect(r);
     // The wire as sent holds every transmission, the dropped ones included.
+    expect(r.caps.sim.link.faults.aToB.counters.dropped + r.caps.sim.link.faults.bToA.counters.dropped).toBe(2);
     const c = only(analyzeCapture(r.caps.wireSent()));
     expect(c.retries).toEqual({ req: 2, rep: 2, dreq: 0, sidrReq: 0 });
     expect(c.messages['REQ']?.count).toBe(3);
@@ -171,7 +172,7 @@ describe('RDMA CM connections in roce analyze', () => {
   });
 
   test('the RTU lost: the connection counts as established by the first data packet, REP→first packet timed', () => {
-    const r = run({ faults: { aToB: dropMad(1, 'a->b') } });
+    const r = run({ faults: { aToB: dropMad('RTU', 'a->b') } });
     connectSendDisconnect(r);
     const c = only(analyzeCapture(r.caps.hostB()));
     expect(c.messages['RTU']).toBeUndefined();
