@@ -163,7 +163,7 @@ export interface CmFrame {
 export interface CmConversationHooks {
   /** A REQ and the first REP answering it: the RC conversation they set up (its id). */
   established(active: { ip: string; qpn: number; psn: number }, passive: { ip: string; qpn: number; psn: number }, connection: number): number;
-  /** The first DREQ of a connection with a conversation: the conversation is over. */
+  /** The first DREP (or a REJ) of a connection with a conversation: the conversation is over. */
   disconnected(conversation: number): void;
 }
 
@@ -416,8 +416,6 @@ export class CmConnectionTracker {
         if (!first) return;
         c.disconnectedBy = from;
         if (c.state !== CmConnectionState.INCOMPLETE && c.state !== CmConnectionState.DISCONNECTED) c.state = CmConnectionState.DISCONNECTING;
-        // A connection that saw data or an RTU before its DREQ was established although the capture may lack the RTU.
-        if (c.conversation !== null) this.hooks.disconnected(c.conversation);
         return;
       }
       case 'DREP': {
@@ -429,6 +427,10 @@ export class CmConnectionTracker {
         const dreq = c.messages['DREQ'];
         c.dreqToDrepNs = dreq === undefined ? null : f.timeNs - dreq.firstNs;
         if (c.state !== CmConnectionState.INCOMPLETE) c.state = CmConnectionState.DISCONNECTED;
+        // Both QPs are in ERR by now (rdma_disconnect() moves the QP to ERR before the DREQ; the DREQ's receiver before
+        // its DREP), so nothing more of this connection can follow: the conversation ends here. At the DREQ a frame the
+        // peer sent before it got the DREQ may still come.
+        if (c.conversation !== null) this.hooks.disconnected(c.conversation);
         return;
       }
       case 'LAP':

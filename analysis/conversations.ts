@@ -58,7 +58,7 @@ export class Conversation {
   cmEstablished = false;
   /** The CM connection (analysis/cm-connections.ts) that set it up, or null. */
   cmConnection: number | null = null;
-  /** Ended by the CM: the frame of the DREQ (or REJ) of its connection, after which its QPNs start a new conversation; or null. */
+  /** Ended by the CM: the frame of the DREP (or REJ) of its connection, after which its QPNs start a new conversation; or null. */
   cmEndedFrame: number | null = null;
   /** Time of an out-of-band connection set-up between the two hosts after this conversation's last frame, or null. */
   outOfBandNs: number | null = null;
@@ -273,7 +273,7 @@ export class ConversationTable {
   }
 
   /**
-   * The CM ended conversation `id` (a DREQ or REJ of the connection that set it up, at `frame`): its
+   * The CM ended conversation `id` (the DREP or a REJ of the connection that set it up, at `frame`): its
    * endpoints are let go, so a later frame on the same QPNs starts a new conversation.
    */
   cmEnded(id: number, frame: number): void {

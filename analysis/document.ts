@@ -72,7 +72,7 @@ export interface ConversationJson {
   cmEstablished: boolean;
   /** The id of that CM connection (`cmConnections[]`), or null. */
   cmConnection: number | null;
-  /** The frame of the DREQ (or REJ) that ended it, after which its QPNs start a new conversation; or null. */
+  /** The frame of the DREP (or REJ) that ended it, after which its QPNs start a new conversation; or null. */
   cmEndedFrame: number | null;
   flows: FlowJson[];
 }

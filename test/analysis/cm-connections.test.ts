@@ -78,7 +78,7 @@ const only = (a: AnalysisResult): CmConnection => {
 };
 
 describe('RDMA CM connections in roce analyze', () => {
-  test('a clean connection: hosts, QPNs and start PSNs from REQ and REP, service and port, REQ→REP→RTU, DREQ→DREP, disconnected; its RC conversation ends at the DREQ', () => {
+  test('a clean connection: hosts, QPNs and start PSNs from REQ and REP, service and port, REQ→REP→RTU, DREQ→DREP, disconnected; its RC conversation ends at the DREP', () => {
     const r = run();
     connectSendDisconnect(r);
     const a = analyzeCapture(r.caps.wireSent());
@@ -109,7 +109,7 @@ describe('RDMA CM connections in roce analyze', () => {
     expect(c.repToFirstPacketNs).toBeGreaterThan(0);
     expect(c.dreqToDrepNs).toBeGreaterThanOrEqual(2000);
     const conv = a.conversations.find((x) => x.id === c.conversation);
-    expect(conv).toMatchObject({ type: 'RC', cmEstablished: true, cmConnection: c.id, cmEndedFrame: c.messages['DREQ']?.firstFrame });
+    expect(conv).toMatchObject({ type: 'RC', cmEstablished: true, cmConnection: c.id, cmEndedFrame: c.messages['DREP']?.firstFrame });
     expect([conv?.a.qpn, conv?.b.qpn]).toEqual([qa.qpNum, qb.qpNum]);
     expect(a.violationCount).toBe(0);
     const doc = analysisDocument(a, 'sim');
