@@ -13,7 +13,7 @@ import { FrameRole, type FrameView, viewFrame } from './frame-view';
 import type { FlowSinks } from './flow';
 import { streamCaptureFile } from './capture-stream';
 import { tcpConnectionRequest } from './oob';
-import { TransportServiceType } from '../packets/cm/req';
+import { type CmConnection, CmConnectionTracker } from './cm-connections';
 import { RECEIVE_DEPENDENT_RULES } from './gbn-checks';
 import type { CaptureGap, Episode, FrameResult, Message, RuleId, Violation } from './types';
 
@@ -103,6 +103,9 @@ export interface AnalysisResult {
   /** Requests the capture missed although the responder got them (kept with `keep`). */
   captureGaps: CaptureGap[];
   captureQuality: CaptureQuality;
+  /** RDMA CM connections by communication-ID pair (kept with `keep`; cm-connections.ts). */
+  cmConnections: CmConnection[];
+  cmConnectionCount: number;
 }
 
 /** Frames whose flags may still change, kept at most (the oldest are let go). */
@@ -165,25 +168,29 @@ export class Analyzer {
       },
     };
     this.table = new ConversationTable(sinks);
+    this.cm = new CmConnectionTracker(
+      {
+        established: (active, passive, connection) => {
+          const c = this.table.cmEstablished(active, passive);
+          c.cmConnection = connection;
+          return c.id;
+        },
+        disconnected: (conversation) => this.table.cmEnded(conversation, this.frameNo),
+      },
+      this.keep,
+    );
   }
 
-  /** CM REQs waiting for their REP, by active side and communication ID (bounded). */
-  private readonly cmReqs = new Map<string, { ip: string; qpn: number; psn: number }>();
+  /** RDMA CM connections; a REP answering an RC REQ the capture holds establishes a conversation (IBTA vol. 1 §12.6), a DREQ or REJ ends it. */
+  private readonly cm: CmConnectionTracker;
+  /** The frame being analysed. */
+  private frameNo = 0;
 
-  /** A CM REQ or REP: a REP answering a REQ the capture holds establishes an RC conversation (IBTA vol. 1 §12.6). */
+  /** A CM MAD: to the connection tracker. */
   private cmMessage(d: RocePacket, v: FrameView): void {
     const m = d.mad?.cm;
     if (m === undefined || m === null) return;
-    if (m.name === 'REQ' && m.fields.transportServiceType === TransportServiceType.RC) {
-      if (this.cmReqs.size >= 1024) this.cmReqs.delete(this.cmReqs.keys().next().value as string);
-      this.cmReqs.set(`${v.src}>${v.dst}#${m.fields.localCommId}`, { ip: v.src, qpn: m.fields.localQpn, psn: m.fields.startingPsn });
-    } else if (m.name === 'REP') {
-      const k = `${v.dst}>${v.src}#${m.fields.remoteCommId}`;
-      const q = this.cmReqs.get(k);
-      if (q === undefined) return;
-      this.cmReqs.delete(k);
-      this.table.cmEstablished(q, { ip: v.src, qpn: m.fields.localQpn, psn: m.fields.startingPsn });
-    }
+    this.cm.message(m, d.mad?.ipCm ?? null, { frame: v.frame, timeNs: v.timeNs, src: v.src, dst: v.dst });
   }
 
   /** Sets or clears a flag of a frame already reported (a capture gap found after it). */
@@ -210,6 +217,7 @@ export class Analyzer {
    */
   pushDecoded(rec: { index: number; timestampNs: bigint; timeSec: number; data?: Uint8Array; linkType?: number }, d: DecodedFrame): void {
     this.totals.total++;
+    this.frameNo = rec.index;
     if (this.t0 === null) {
       this.t0 = rec.timestampNs;
       this.startSec = rec.timeSec;
@@ -251,6 +259,7 @@ export class Analyzer {
       } else {
         const { conv } = r;
         conv.touch(v);
+        if (conv.cmConnection !== null) this.cm.data(conv.id, v.frame, v.timeNs);
         conversation = conv.id;
         from = r.from;
         const flow = conv.flow(r.requester);
@@ -316,6 +325,8 @@ export class Analyzer {
       rulesNotChecked: this.capturePoint === 'sent' ? [...RECEIVE_DEPENDENT_RULES] : [],
       captureGaps: this.captureGaps,
       captureQuality: this.quality(),
+      cmConnections: this.cm.finish(),
+      cmConnectionCount: this.cm.count,
     };
   }
 

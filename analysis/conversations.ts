@@ -56,6 +56,10 @@ export class Conversation {
   closedBy: number | null = null;
   /** Established by an RDMA CM exchange the capture holds (QPNs and first PSNs from its REQ and REP). */
   cmEstablished = false;
+  /** The CM connection (analysis/cm-connections.ts) that set it up, or null. */
+  cmConnection: number | null = null;
+  /** Ended by the CM: the frame of the DREP (or REJ) of its connection, after which its QPNs start a new conversation; or null. */
+  cmEndedFrame: number | null = null;
   /** Time of an out-of-band connection set-up between the two hosts after this conversation's last frame, or null. */
   outOfBandNs: number | null = null;
   readonly flows: { a: RequesterFlow | null; b: RequesterFlow | null } = { a: null, b: null };
@@ -254,15 +258,35 @@ export class ConversationTable {
 
   /**
    * An RC connection the capture shows RDMA CM establish (a REQ and the REP answering it): the
-   * conversation starts with both QPNs known and each side's first PSN as the REQ and REP give it
+   * conversation starts with both QPNs known and each side's first PSN as the REP and REQ give it
    * (a conversation on either endpoint before it is over).
    */
   cmEstablished(active: { ip: string; qpn: number; psn: number }, passive: { ip: string; qpn: number; psn: number }): Conversation {
     const c = this.create('RC', { ip: active.ip, qpn: active.qpn }, { ip: passive.ip, qpn: passive.qpn });
-    c.flow('a').seedStart(active.psn, passive.qpn);
-    c.flow('b').seedStart(passive.psn, active.qpn);
+    // A message's Starting PSN is the first PSN its sender's receive queue expects (ib_cm with
+    // rdma_cm: cma.c rdma_init_qp_attr() sets rq_psn to the PSN the ID sent; cm.c gives each side the
+    // peer's as sq_psn): the active side sends from the REP's, the passive side from the REQ's.
+    c.flow('a').seedStart(passive.psn, passive.qpn);
+    c.flow('b').seedStart(active.psn, active.qpn);
     c.cmEstablished = true;
     return c;
+  }
+
+  /**
+   * The CM ended conversation `id` (the DREP or a REJ of the connection that set it up, at `frame`): its
+   * endpoints are let go, so a later frame on the same QPNs starts a new conversation.
+   */
+  cmEnded(id: number, frame: number): void {
+    const c = this.list[id - 1];
+    if (c === undefined || c.cmEndedFrame !== null) return;
+    c.cmEndedFrame = frame;
+    for (const ep of [c.a, c.b]) {
+      if (ep.qpn === null) continue;
+      const k = key(ep.ip, ep.qpn);
+      if (this.byEndpoint.get(k) === c) this.byEndpoint.delete(k);
+    }
+    this.unbound = this.unbound.filter((x) => x !== c);
+    this.byHosts.get(pairKey(c.a.ip, c.b.ip))?.delete(c);
   }
 
   /** Binds a response to a conversation whose requester QPN is unknown, by PSN. */

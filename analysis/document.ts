@@ -5,6 +5,7 @@
  * docs/analysis.md; bump ANALYSIS_FORMAT_VERSION when one changes meaning.
  */
 import type { AnalysisResult } from './analyzer';
+import type { CmConnection } from './cm-connections';
 import type { Conversation } from './conversations';
 import { FLAG_NAMES, type FlagName } from './flags';
 import type { RequesterFlow } from './flow';
@@ -69,6 +70,10 @@ export interface ConversationJson {
   closedBy: number | null;
   /** Established by an RDMA CM exchange (REQ and REP) the capture holds: QPNs and first PSNs from it. */
   cmEstablished: boolean;
+  /** The id of that CM connection (`cmConnections[]`), or null. */
+  cmConnection: number | null;
+  /** The frame of the DREP (or REJ) that ended it, after which its QPNs start a new conversation; or null. */
+  cmEndedFrame: number | null;
   flows: FlowJson[];
 }
 
@@ -86,6 +91,9 @@ export interface AnalysisDocument {
     episodes: Record<'nak' | 'rnr' | 'timeout' | 'impliedNak', number>;
     violations: number;
     flags: Record<FlagName, number>;
+    /** RDMA CM connections (communication-ID pairs), and how many ended in each state. */
+    cmConnections: number;
+    cmStates: Record<string, number>;
   };
   conversations: ConversationJson[];
   messages: Message[];
@@ -102,6 +110,8 @@ export interface AnalysisDocument {
   captureQuality: AnalysisResult['captureQuality'];
   /** Requests the capture missed although the responder got them (flags notCaptured / ackedUnseen). */
   captureGaps: CaptureGap[];
+  /** RDMA CM connections: hosts, QPNs, start PSNs, service, timing, retries, MRA, REJ, DREQ/DREP, SIDR, final state. */
+  cmConnections: CmConnection[];
 }
 
 const series = (s: TimeSeries): SeriesJson => ({ binNs: s.binNs, values: [...s.bins] });
@@ -155,6 +165,8 @@ function conversationJson(c: Conversation, msgCount: (id: number, side: Side) =>
     cnps: c.cnps,
     closedBy: c.closedBy,
     cmEstablished: c.cmEstablished,
+    cmConnection: c.cmConnection,
+    cmEndedFrame: c.cmEndedFrame,
     flows,
   };
 }
@@ -166,6 +178,8 @@ export function analysisDocument(r: AnalysisResult, file: string): AnalysisDocum
   const episodes = { nak: 0, rnr: 0, timeout: 0, impliedNak: 0 };
   for (const e of r.episodes) episodes[e.trigger]++;
   const flags = Object.fromEntries(FLAG_NAMES.map((n) => [n, r.flagCounts[n]])) as Record<FlagName, number>;
+  const cmStates: Record<string, number> = {};
+  for (const c of r.cmConnections) cmStates[c.state] = (cmStates[c.state] ?? 0) + 1;
   return {
     format: 'roce-analysis',
     version: ANALYSIS_FORMAT_VERSION,
@@ -180,6 +194,8 @@ export function analysisDocument(r: AnalysisResult, file: string): AnalysisDocum
       episodes,
       violations: r.violationCount,
       flags,
+      cmConnections: r.cmConnectionCount,
+      cmStates,
     },
     conversations: r.conversations.map((c) => conversationJson(c, (id, side) => counts.get(`${id}${side}`) ?? 0)),
     messages: r.messages,
@@ -191,5 +207,6 @@ export function analysisDocument(r: AnalysisResult, file: string): AnalysisDocum
     rulesNotChecked: r.rulesNotChecked,
     captureQuality: { ...r.captureQuality },
     captureGaps: r.captureGaps,
+    cmConnections: r.cmConnections,
   };
 }

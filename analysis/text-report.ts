@@ -59,6 +59,35 @@ function qualityLine(d: AnalysisDocument): string {
   return `capture quality: ${parts.join('; ')}`;
 }
 
+const hex = (n: number | null, w: number): string => (n === null ? '?' : `0x${n.toString(16).padStart(w, '0')}`);
+
+/** Lines of one RDMA CM connection: who, what service, QPNs and start PSNs, timing, retries, MRA, REJ, disconnection, state. */
+function cmLines(c: AnalysisDocument['cmConnections'][number]): string[] {
+  const svc = c.serviceId === null ? 'service ?' : `svc 0x${c.serviceId}${c.portSpace !== null ? ` (${c.portSpace} port ${c.port})` : ''}`;
+  const end = (e: typeof c.active): string => `${e.ip} comm ${hex(e.commId, 8)}${c.transport === 'SIDR' ? '' : ` QPN ${hex(e.qpn, 6)} PSN ${e.startPsn ?? '?'}`}`;
+  const head = `  #${c.id} ${c.transport ?? '?'} ${end(c.active)} → ${end(c.passive)}, ${svc}: ${c.state}${c.conversation !== null ? `, conversation #${c.conversation}` : ''}${c.rolesKnown ? '' : ' (REQ not captured: roles guessed)'}`;
+  const parts: string[] = [];
+  const req = c.transport === 'SIDR' ? 'SIDR_REQ' : 'REQ';
+  const rep = c.transport === 'SIDR' ? 'SIDR_REP' : 'REP';
+  if (c.reqToRepNs !== null) parts.push(`${req}→${rep} ${us(c.reqToRepNs)}`);
+  if (c.repToRtuNs !== null) parts.push(`REP→RTU ${us(c.repToRtuNs)}`);
+  if (c.repToFirstPacketNs !== null) parts.push(`REP→first packet ${us(c.repToFirstPacketNs)}${c.repToRtuNs === null ? ' (no RTU captured)' : ''}`);
+  if (c.establishedBy !== null) parts.push(`established by the ${c.establishedBy === 'RTU' ? 'RTU' : 'first packet on its QPs'}`);
+  if (c.dreqToDrepNs !== null) parts.push(`DREQ→DREP ${us(c.dreqToDrepNs)}${c.disconnectedBy !== null ? ` (DREQ by the ${c.disconnectedBy} side)` : ''}`);
+  const counts = Object.entries(c.messages)
+    .filter(([, n]) => n !== undefined)
+    .map(([name, n]) => `${name}×${n?.count}`)
+    .join(' ');
+  if (counts !== '') parts.push(counts);
+  const r = c.retries;
+  const retried = [['REQ', r.req], ['REP', r.rep], ['DREQ', r.dreq], ['SIDR_REQ', r.sidrReq]].filter(([, n]) => (n as number) > 0).map(([m, n]) => `${m} ${n}`);
+  if (retried.length > 0) parts.push(`retries: ${retried.join(', ')}`);
+  for (const m of c.mras) parts.push(`MRA of the ${m.messageMraed} by the ${m.from} side (service timeout ${m.serviceTimeout}: ${us(m.serviceTimeoutNs)})`);
+  if (c.rej !== null) parts.push(`REJ of the ${c.rej.messageRejected} by the ${c.rej.from} side: reason ${c.rej.reason} ${c.rej.reasonName} (${c.rej.reasonText})`);
+  if (c.sidr !== null) parts.push(`SIDR_REP status ${c.sidr.status} (${c.sidr.statusText})${c.sidr.status === 0 ? ` QPN ${hex(c.sidr.qpn, 6)} Q_Key ${hex(c.sidr.qkey, 8)}` : ''}`);
+  return parts.length > 0 ? [head, `      ${parts.join('; ')}`] : [head];
+}
+
 /** The report as text (ends with a newline). */
 export function textReport(d: AnalysisDocument, o: ReportOptions = {}): string {
   const out: string[] = [];
@@ -82,8 +111,15 @@ export function textReport(d: AnalysisDocument, o: ReportOptions = {}): string {
   out.push('');
   out.push('conversations:');
   for (const c of d.conversations) {
-    out.push(`  #${c.id} ${c.type} ${c.a.ip} QP ${qp(c.a.qpn)} ↔ ${c.b.ip} QP ${qp(c.b.qpn)}: frames ${c.firstFrame}-${c.lastFrame} (${c.frames}), ${us(c.durationNs)}${c.cnps > 0 ? `, ${c.cnps} CNP` : ''}${c.closedBy !== null ? `, QPN reused by #${c.closedBy}` : ''}`);
+    out.push(
+      `  #${c.id} ${c.type} ${c.a.ip} QP ${qp(c.a.qpn)} ↔ ${c.b.ip} QP ${qp(c.b.qpn)}: frames ${c.firstFrame}-${c.lastFrame} (${c.frames}), ${us(c.durationNs)}${c.cnps > 0 ? `, ${c.cnps} CNP` : ''}` +
+        `${c.cmConnection !== null ? `, CM connection #${c.cmConnection}` : ''}${c.cmEndedFrame !== null ? `, ended by the CM at frame ${c.cmEndedFrame}` : ''}${c.closedBy !== null ? `, QPN reused by #${c.closedBy}` : ''}`,
+    );
     for (const f of c.flows) out.push(...flowLine(d, f, c));
+  }
+  if (d.cmConnections.length > 0) {
+    out.push('', 'RDMA CM connections:');
+    for (const c of d.cmConnections) out.push(...cmLines(c));
   }
   if (o.episodes === true && d.episodes.length > 0) {
     out.push('', 'loss-recovery episodes:');

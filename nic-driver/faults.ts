@@ -24,6 +24,7 @@ import { decodeFrame, type RocePacket } from '../packets/decode';
 import { EtherType, ethernetHeaderLen, parseEthernet } from '../packets/ethernet';
 import { ipv4Checksum } from '../packets/ipv4';
 import { OPCODES, OpFlag } from '../packets/opcodes';
+import { CmAttr } from '../packets/mad';
 import { LinkConfigError } from './link-config-error';
 
 export type Direction = 'a->b' | 'b->a';
@@ -40,6 +41,8 @@ export interface FaultMatch {
   round?: number;
   /** Only in this direction (useful when one rule list is given to both directions). */
   direction?: Direction;
+  /** Only a CM MAD (a datagram to QP 1) carrying this message: REQ, MRA, REJ, REP, RTU, DREQ, DREP, SIDR_REQ, SIDR_REP, LAP, APR. */
+  mad?: string;
 }
 
 export interface FaultRule {
@@ -322,6 +325,7 @@ export class FaultInjector {
         throw new LinkConfigError(`rule count must be a non-negative integer, not ${rule.count}`);
       }
       if (rule.action === 'delay') checkNs(rule.delayNs, 'rule delayNs');
+      if (rule.match.mad !== undefined && !Object.hasOwn(CmAttr, rule.match.mad)) throw new LinkConfigError(`rule mad ${JSON.stringify(rule.match.mad)} names no CM message`);
       return {
         rule,
         opcodes: rule.match.opcode === undefined ? null : resolveOpcodes(rule.match.opcode),
@@ -485,8 +489,9 @@ export class FaultInjector {
     const bth = pkt?.bth ?? null;
     if (bth === null) {
       // Only RoCE frames can match a rule that names a transport field.
-      return m.qpn === undefined && m.opcode === undefined && m.psn === undefined && m.round === undefined;
+      return m.qpn === undefined && m.opcode === undefined && m.psn === undefined && m.round === undefined && m.mad === undefined;
     }
+    if (m.mad !== undefined && pkt?.mad?.cm?.name !== m.mad) return false;
     if (m.qpn !== undefined && bth.destQp !== m.qpn) return false;
     if (r.opcodes !== null && !r.opcodes.has(bth.opcode)) return false;
     if (m.psn !== undefined && bth.psn !== m.psn) return false;

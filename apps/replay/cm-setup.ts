@@ -1,8 +1,9 @@
 /**
  * Conversations established by RDMA CM (IBTA vol. 1 chapter 12). When the capture holds a REQ and
  * the REP answering it (matched by communication ID), the connection's QPNs, each side's starting
- * PSN and the path MTU come from them (REQ: the active side's QPN, starting PSN and path MTU; REP:
- * the passive side's QPN and starting PSN), not from the first packets captured. A replay then
+ * PSN and the path MTU come from them (REQ: the active side's QPN and path MTU, and the passive
+ * side's first send PSN; REP: the passive side's QPN and the active side's first send PSN), not
+ * from the first packets captured. A replay then
  * starts its QP where the connection started: requests the capture lost at the start are a capture
  * gap like any other.
  */
@@ -43,8 +44,11 @@ export function cmConnections(packets: readonly CapturedPacket[]): CmConnection[
         passiveIp: src,
         activeQpn: q.qpn,
         passiveQpn: f.localQpn,
-        activePsn: q.psn,
-        passivePsn: f.startingPsn,
+        // As rdma_cm over ib_cm uses them (and rxe expects): a message's Starting PSN is the first PSN
+        // its sender's receive queue expects (cma.c rdma_init_qp_attr() sets rq_psn to the ID's
+        // seq_num, the PSN it sent), so each side sends from the PSN of the other side's message.
+        activePsn: f.startingPsn,
+        passivePsn: q.psn,
         pathMtuBytes: q.mtu >= 1 && q.mtu <= 5 ? 128 << q.mtu : null,
         frames: [q.frame, c.frame],
       });

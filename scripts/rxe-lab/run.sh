@@ -10,6 +10,8 @@
 #   --out DIR         results: console.log, capture.pcap, summary.tsv, steps/<id>.{guest,host}.*
 #   --mtu N           netdev MTU of the tap and of the guest's eth0 (default 1500; 4200 for RoCE MTU 4096)
 #   --guest-loss N    drop N/10000 of the RoCE frames the guest receives (nftables numgen on eth0 ingress)
+#   --guest-cm-drop   in each step, drop the first CM REQ and the first CM REP the guest receives
+#                     (nftables on eth0 ingress, matching QP 1 and the MAD attribute ID)
 #   --tap-loss N      drop N/10000 of the RoCE frames sent to the guest (nftables numgen on the tap's
 #                     egress hook; sees frames sent through the qdisc layer, e.g. AF_PACKET)
 #   --timeout S       bound of the whole run, boot included (default 300)
@@ -36,7 +38,7 @@ repo="$(cd "$here/../.." && pwd)"
 # shellcheck source=common.sh
 . "$here/common.sh"
 
-scenario="" out="" mtu=1500 guest_loss=0 tap_loss=0 total=300 keep=0
+scenario="" out="" mtu=1500 guest_loss=0 tap_loss=0 guest_cm_drop=0 total=300 keep=0
 while [ $# -gt 0 ]; do
   case "$1" in
     --scenario) scenario="$2"; shift 2 ;;
@@ -44,6 +46,7 @@ while [ $# -gt 0 ]; do
     --mtu) mtu="$2"; shift 2 ;;
     --guest-loss) guest_loss="$2"; shift 2 ;;
     --tap-loss) tap_loss="$2"; shift 2 ;;
+    --guest-cm-drop) guest_cm_drop=1; shift ;;
     --timeout) total="$2"; shift 2 ;;
     --keep) keep=1; shift ;;
     -h|--help) sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
@@ -128,7 +131,7 @@ tcpdump_pid=$!
 for _ in $(seq 50); do grep -q 'listening on' "$out/tcpdump.log" 2>/dev/null && break; sleep 0.1; done
 
 roce="node $repo/bin/roce.js"
-append="console=ttyS0 panic=-1 quiet loglevel=3 RXE_IP=$guest_ip RXE_PEER=$host_ip RXE_MTU=$mtu RXE_LOSS=$guest_loss"
+append="console=ttyS0 panic=-1 quiet loglevel=3 RXE_IP=$guest_ip RXE_PEER=$host_ip RXE_MTU=$mtu RXE_LOSS=$guest_loss RXE_CM_DROP=$guest_cm_drop"
 start=$(date +%s.%N)
 coproc QEMU {
   exec ip netns exec "$ns" timeout -k 2 "$total" qemu-system-x86_64 -accel tcg -cpu max -m 1024 -smp 1 \

@@ -411,21 +411,46 @@ export class ConnectionManager {
     else this.enterTimewait(id, 'REJ sent');
   }
 
-  /** ib_send_cm_mra: asks the peer for more time for its REQ or REP. */
+  /**
+   * ib_send_cm_mra: asks the peer for more time for its REQ or REP. Also sends at once an MRA that
+   * prepareMra() only prepared (the ID already in MRA_REQ_SENT or MRA_REP_SENT).
+   */
   sendMra(id: CmId, serviceTimeout: number = CmDefaults.mraServiceTimeout, privateData: Uint8Array = new Uint8Array(0)): void {
+    const { what, next } = this.mraOf(id);
+    id.lastMra = this.transmit(id.peer as MadPeer, { name: 'MRA', fields: { localCommId: id.localId, remoteCommId: id.remoteId, messageMraed: what, serviceTimeout, privateData } }, id.tid);
+    this.setState(id, next, 'MRA sent');
+  }
+
+  /**
+   * What the kernel's rdma_cm does when it has delivered a connect request its consumer has not
+   * answered yet (cma.c cma_ib_req_handler()), and when a REP arrives (cma_ib_handler(),
+   * IB_CM_REP_RECEIVED): ib_send_cm_mra() with CMA_CM_MRA_SETTING = IB_CM_MRA_FLAG_DELAY | 24, which
+   * since Linux 6.16 is ib_prepare_cm_mra() with cm.c's CM_MRA_SETTING 24 ("IB/cm: Remove dead code
+   * and adjust naming"). The delay flag means "send MRA only after a duplicate msg": the ID moves to
+   * MRA_REQ_SENT (MRA_REP_SENT) and nothing goes out; a duplicate REQ (REP) is then answered with an
+   * MRA of service timeout 24 (cm_dup_req_handler(), cm_dup_rep_handler()), after which the peer
+   * waits 4.096 µs × 2^24 (68.7 s) plus its ACK timeout instead of resending every response timeout.
+   */
+  prepareMra(id: CmId, serviceTimeout: number = CmDefaults.mraServiceTimeout): void {
+    const { what, next } = this.mraOf(id);
+    id.lastMra = buildCmMad({ name: 'MRA', fields: { localCommId: id.localId, remoteCommId: id.remoteId, messageMraed: what, serviceTimeout, privateData: new Uint8Array(0) } }, { transactionId: id.tid });
+    this.setState(id, next, 'MRA prepared (sent on a duplicate)');
+  }
+
+  /** The message an MRA of `id` acknowledges now, and the state it leaves the ID in. */
+  private mraOf(id: CmId): { what: number; next: CmState } {
     let what: number;
     let next: CmState;
-    if (id.state === CmState.REQ_RCVD) {
+    if (id.state === CmState.REQ_RCVD || id.state === CmState.MRA_REQ_SENT) {
       what = MraMessage.REQ;
       next = CmState.MRA_REQ_SENT;
-    } else if (id.state === CmState.REP_RCVD) {
+    } else if (id.state === CmState.REP_RCVD || id.state === CmState.MRA_REP_SENT) {
       what = MraMessage.REP;
       next = CmState.MRA_REP_SENT;
     } else {
       throw new VerbsError(VerbsErrorCode.BadState, `CM MRA: communication 0x${id.localId.toString(16)} is in ${cmStateName(id.state)}`);
     }
-    id.lastMra = this.transmit(id.peer as MadPeer, { name: 'MRA', fields: { localCommId: id.localId, remoteCommId: id.remoteId, messageMraed: what, serviceTimeout, privateData } }, id.tid);
-    this.setState(id, next, 'MRA sent');
+    return { what, next };
   }
 
   /** Active side, after the QP reached RTS: the RTU (ib_send_cm_rtu). */

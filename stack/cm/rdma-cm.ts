@@ -230,6 +230,7 @@ export class RdmaCmId {
     const cm = this.rcm.cm;
     switch (e.type) {
       case 'REP_RECEIVED': {
+        this.rcm.mraIfSlow(this.cmId);
         try {
           this.toRtr();
           this.toRts();
@@ -326,15 +327,45 @@ function ipCmPrivateData(dst: IpCmAddress, srcPort: number, srcAddr: Uint8Array,
   return pd;
 }
 
+/**
+ * When the rdma_cm answers a REQ its consumer has not accepted yet, or a REP, with an MRA
+ * (connection-manager.ts prepareMra()): 'delayed' as the kernel's cma.c does for RC (the MRA goes
+ * out only to answer a duplicate of the REQ or REP), 'immediate' (at once, before the peer's
+ * response timeout: ib_send_cm_mra() without IB_CM_MRA_FLAG_DELAY), or 'off'. SIDR never gets one
+ * (cma.c: not for IB_QPT_UD).
+ */
+export const AutoMra = { DELAYED: 'delayed', IMMEDIATE: 'immediate', OFF: 'off' } as const;
+export type AutoMra = (typeof AutoMra)[keyof typeof AutoMra];
+
+export interface RdmaCmOptions extends CmOptions {
+  /** Default 'delayed', as the kernel's rdma_cm. */
+  autoMra?: AutoMra;
+}
+
 export class RdmaCm {
   readonly cm: ConnectionManager;
+  readonly autoMra: AutoMra;
   private readonly byCmId = new Map<CmId, RdmaCmId>();
 
   constructor(
     readonly dev: Device,
-    o: CmOptions = {},
+    o: RdmaCmOptions = {},
   ) {
     this.cm = new ConnectionManager(dev, o);
+    this.autoMra = o.autoMra ?? AutoMra.DELAYED;
+  }
+
+  /**
+   * cma.c cma_ib_req_handler() after the connect request event, cma_ib_handler() on
+   * IB_CM_REP_RECEIVED: an RC ID still waiting in REQ_RCVD (REP_RCVD) gets its MRA prepared
+   * ('delayed') or sent ('immediate'). For a REP the MRA is only prepared: the RTU follows at once.
+   */
+  mraIfSlow(cmId: CmId): void {
+    if (this.autoMra === AutoMra.OFF || cmId.destroyed) return;
+    if (cmId.state === CmState.REQ_RCVD && this.autoMra === AutoMra.IMMEDIATE) this.cm.sendMra(cmId);
+    else if (cmId.state === CmState.REQ_RCVD || cmId.state === CmState.REP_RCVD) this.cm.prepareMra(cmId);
+    else return;
+    this.dev.flush();
   }
 
   /** rdma_listen on `port`: CONNECT_REQUEST events (and every later event of the new IDs) go to `handler`. */
@@ -482,6 +513,7 @@ export class RdmaCm {
     id.localAddr = ipCmAddressToString(ip.dstAddr, ip.ipVersion);
     id.localPort = splitServiceId(e.req.serviceId)?.port ?? 0;
     handler({ type: 'CONNECT_REQUEST', id, privateData: e.req.privateData.slice(IP_CM_HEADER_LEN), responderResources: cmId.conn.initiatorDepth, initiatorDepth: cmId.conn.responderResources });
+    this.mraIfSlow(cmId);
   }
 }
 

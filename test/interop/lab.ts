@@ -95,6 +95,8 @@ export interface LabOptions {
   mtu?: number;
   /** Drop this many per 10000 of the RoCE frames the guest receives (nftables numgen in the guest). */
   guestLoss?: number;
+  /** In each step, drop the first CM REQ and the first CM REP the guest receives (console lines `RXE-CMDROP <step> <attribute> packets <n>`). */
+  guestCmDrop?: boolean;
   /** Whole-run bound in seconds (default: sum of the steps' timeouts + 60). */
   timeoutS?: number;
 }
@@ -151,6 +153,7 @@ export async function runLab(name: string, steps: readonly Step[], opts: LabOpti
   const total = opts.timeoutS ?? steps.reduce((a, s) => a + (s.timeoutS ?? 60), 60);
   const args = [path.join(LAB, 'run.sh'), '--scenario', scenario, '--out', out, '--timeout', String(total), '--mtu', String(opts.mtu ?? 1500)];
   if (opts.guestLoss !== undefined) args.push('--guest-loss', String(opts.guestLoss));
+  if (opts.guestCmDrop === true) args.push('--guest-cm-drop');
   const t0 = Date.now();
   const r = await new Promise<{ code: number | null; stderr: string }>((resolve) => {
     execFile('bash', args, { timeout: (total + 30) * 1000, killSignal: 'SIGTERM', maxBuffer: 64 << 20, encoding: 'utf8' }, (err, _stdout, stderr) => {

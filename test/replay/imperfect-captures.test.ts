@@ -205,12 +205,13 @@ function withCmSetup(file: Uint8Array, o: { reqQpn: number; reqPsn: number; repQ
 }
 
 test('a conversation established by RDMA CM starts where the REQ and REP say, and the capture lost its first requests', () => {
+  // The active side (the requester here) sends from the REP's Starting PSN, as ib_cm and rdma_cm set the QPs.
   const whole = ownCapture(4);
   const reqs = roceFrames(whole).filter((x) => ((x.p.info?.flags ?? 0) & OpFlag.REQ) !== 0 && x.p.bth !== null);
   const firstReq = reqs[0]!.p;
   const firstResp = roceFrames(whole).find((x) => x.p.bth !== null && x.p.aeth !== null)!;
   expect(firstReq.bth).not.toBeNull();
-  const withCm = withCmSetup(whole, { reqQpn: firstResp.p.bth!.destQp, reqPsn: firstReq.bth!.psn, repQpn: firstReq.bth!.destQp, repPsn: 0x123456, mtu: 3 });
+  const withCm = withCmSetup(whole, { reqQpn: firstResp.p.bth!.destQp, reqPsn: 0x123456, repQpn: firstReq.bth!.destQp, repPsn: firstReq.bth!.psn, mtu: 3 });
   // Lose the capture's first two requests (frames 3 and 4 after the REQ and REP): the CM exchange
   // tells replay where the connection started, so it bridges them as a capture gap.
   const lost = dropRecords(withCm, new Set([3, 4]));

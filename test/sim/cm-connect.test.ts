@@ -9,7 +9,7 @@ import { createSimPair, SIM_IP_B, SIM_MAC_A, SIM_MAC_B, type SimPair } from '../
 import { VirtualClock } from '../../base/clock';
 import { createMemoryLink } from '../../nic-driver/memory-link';
 import { Device } from '../../stack/device';
-import { RDMA_UDP_QKEY, RdmaCm, type RdmaCmEvent, type RdmaCmId } from '../../stack/cm/rdma-cm';
+import { AutoMra, RDMA_UDP_QKEY, RdmaCm, type RdmaCmEvent, type RdmaCmId } from '../../stack/cm/rdma-cm';
 import { PortSpace } from '../../packets/cm/service-id';
 import { connectQp } from '../../stack/connect';
 import { CmState } from '../../stack/cm/cm-state';
@@ -173,6 +173,39 @@ describe('RDMA CM between two stacks on the memory link', () => {
     }
   });
 
+  test.each([
+    // The kernel's rdma_cm: the REQ retry after the first response wait is answered with an MRA (service timeout 24,
+    // 68.7 s), so the client waits for the slow accept instead of resending every 6.44 s.
+    [AutoMra.DELAYED, 1, 1],
+    // The MRA goes out with the connect request: the client never resends.
+    [AutoMra.IMMEDIATE, 0, 1],
+    // No MRA: the client resends its REQ each response wait until the REP comes.
+    [AutoMra.OFF, 3, 0],
+  ] as const)('a server slow to accept (20 s), automatic MRA %s: %p REQ retries, %p MRA; the connection is made', (mode, retries, mras) => {
+    const sim = createSimPair({ seed: 7 });
+    const client = side(sim.a, 101);
+    const pd = sim.b.allocPd();
+    const cq = sim.b.createCq(64);
+    const qp = sim.b.createQp(pd, { qpType: QpType.RC, sendCq: cq, recvCq: cq });
+    const server = new RdmaCm(sim.b, { seed: 202, autoMra: mode });
+    const serverEvents: RdmaCmEvent[] = [];
+    server.listen(PORT, (e) => {
+      serverEvents.push(e);
+      if (e.type === 'CONNECT_REQUEST') sim.clock.schedule(sim.clock.now() + 20e9, () => e.id.accept(qp));
+    });
+    const t0 = sim.clock.now();
+    client.rcm.connect({ dst: SIM_IP_B, port: PORT, qp: client.qp }, (e) => client.events.push(e));
+    sim.clock.runWhile(() => client.events.length === 0, 1_000_000);
+    expect(names(client.events)).toEqual(['ESTABLISHED']);
+    expect(sim.clock.now() - t0).toBeGreaterThanOrEqual(20e9);
+    expect(client.rcm.cm.counters.cm_tx_retries.req).toBe(retries);
+    expect(client.rcm.cm.counters.cm_rx_msgs.mra).toBe(mras);
+    expect(server.cm.counters.cm_tx_msgs.mra).toBe(mras);
+    expect(server.cm.counters.cm_rx_duplicates.req).toBe(mode === AutoMra.IMMEDIATE ? 0 : retries);
+    sim.clock.runWhile(() => serverEvents.length < 2, 1_000_000);
+    expect(names(serverEvents)).toEqual(['CONNECT_REQUEST', 'ESTABLISHED']);
+  });
+
   test('the CM trace names every state change of both sides', () => {
     const { sim, client, server } = setup();
     const trace: string[] = [];
@@ -187,7 +220,9 @@ describe('RDMA CM between two stacks on the memory link', () => {
       'b IDLE->REQ_RCVD (REQ received)',
       'b REQ_RCVD->REP_SENT (REP sent)',
       'a REQ_SENT->REP_RCVD (REP received)',
-      'a REP_RCVD->ESTABLISHED (RTU sent)',
+      // cma.c on IB_CM_REP_RECEIVED: the MRA for the REP is prepared (sent only to answer a duplicate REP), then the RTU.
+      'a REP_RCVD->MRA_REP_SENT (MRA prepared (sent on a duplicate))',
+      'a MRA_REP_SENT->ESTABLISHED (RTU sent)',
       'b REP_SENT->ESTABLISHED (RTU received)',
       'a ESTABLISHED->DREQ_SENT (DREQ sent)',
       'b ESTABLISHED->DREQ_RCVD (DREQ received)',

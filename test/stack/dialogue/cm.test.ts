@@ -6,7 +6,7 @@
  * TimeWait.
  */
 import { scriptedPeer, op, PEER_GID, type ScriptedPeer } from '../../support/scripted-peer';
-import { RdmaCm, type RdmaCmEvent, type RdmaCmId } from '../../../stack/cm/rdma-cm';
+import { AutoMra, RdmaCm, type RdmaCmEvent, type RdmaCmId } from '../../../stack/cm/rdma-cm';
 import { CmState } from '../../../stack/cm/cm-state';
 import { cmTimeNs, responseWaitNs } from '../../../stack/cm/timers';
 import { buildCmMad, decodeMad } from '../../../packets/mad-payload';
@@ -36,9 +36,9 @@ interface CmSent {
   mad: Uint8Array;
 }
 
-function rig(o: { linkMtu?: number } = {}) {
+function rig(o: { linkMtu?: number; autoMra?: AutoMra } = {}) {
   const h: ScriptedPeer = scriptedPeer(o.linkMtu !== undefined ? { linkMtu: o.linkMtu } : {});
-  const rcm = new RdmaCm(h.dev, { seed: 5 });
+  const rcm = new RdmaCm(h.dev, { seed: 5, ...(o.autoMra !== undefined ? { autoMra: o.autoMra } : {}) });
   const events: RdmaCmEvent[] = [];
   let psn = 0;
   /** The peer's CM sends `m` (a MAD in a UD SEND ONLY to QP 1). */
@@ -84,8 +84,8 @@ function peerReq(over: Partial<CmReq> = {}): CmMessage {
 }
 
 /** The passive side: listening on PORT; accepts at once unless `hold`. */
-function passive(o: { hold?: boolean } = {}) {
-  const r = rig();
+function passive(o: { hold?: boolean; autoMra?: AutoMra } = {}) {
+  const r = rig(o.autoMra !== undefined ? { autoMra: o.autoMra } : {});
   let conn: RdmaCmId | null = null;
   r.rcm.listen(PORT, (e) => {
     r.events.push(e);
@@ -295,6 +295,52 @@ describe('passive side', () => {
     expect(p.sent().map((s) => s.mad)).toEqual([mra?.mad]);
     p.conn().accept(p.h.qp);
     expect(p.names()).toEqual(['REP']);
+  });
+
+  test('automatic MRA, as the kernel\'s rdma_cm (delayed): a slow accept answers nothing at first, the peer\'s REQ retry gets an MRA (service timeout 24), the accept the REP', () => {
+    const p = passive({ hold: true });
+    p.send(peerReq(), 0x1234n);
+    // cma.c cma_ib_req_handler(): the consumer has not accepted, so ib_prepare_cm_mra(): MRA_REQ_SENT, no MAD yet.
+    expect(p.sent()).toEqual([]);
+    expect(p.conn().cmState).toBe(CmState.MRA_REQ_SENT);
+    // The peer's REQ timer runs out (its response wait) and it resends: cm_dup_req_handler() answers with the MRA.
+    p.h.advance(WAIT);
+    p.send(peerReq(), 0x1234n);
+    const [mra] = p.sent();
+    expect(mra?.name).toBe('MRA');
+    expect(mra?.tid).toBe(0x1234n);
+    expect(mra?.fields).toMatchObject({ localCommId: p.conn().cmId.localId, remoteCommId: PEER_COMM, messageMraed: MraMessage.REQ, serviceTimeout: 24 });
+    expect(p.rcm.cm.counters.cm_tx_msgs.mra).toBe(1);
+    // Each further duplicate gets the same MRA; the accept, however late, sends the REP.
+    p.send(peerReq(), 0x1234n);
+    expect(p.sent().map((s) => s.mad)).toEqual([mra?.mad]);
+    p.h.advance(20 * WAIT);
+    p.conn().accept(p.h.qp);
+    expect(p.names()).toEqual(['REP']);
+    expect(p.conn().cmState).toBe(CmState.REP_SENT);
+  });
+
+  test('automatic MRA "immediate": the MRA goes out with the connect request, before the peer\'s REQ timeout', () => {
+    const p = passive({ hold: true, autoMra: AutoMra.IMMEDIATE });
+    p.send(peerReq(), 0x1234n);
+    const [mra] = p.sent();
+    expect(mra?.name).toBe('MRA');
+    expect(mra?.fields).toMatchObject({ remoteCommId: PEER_COMM, messageMraed: MraMessage.REQ, serviceTimeout: 24 });
+    expect(p.conn().cmState).toBe(CmState.MRA_REQ_SENT);
+    p.conn().accept(p.h.qp);
+    expect(p.names()).toEqual(['REP']);
+  });
+
+  test('automatic MRA off, or an accept inside the connect request event: no MRA; a duplicate REQ in REQ_RCVD is dropped', () => {
+    const off = passive({ hold: true, autoMra: AutoMra.OFF });
+    off.send(peerReq());
+    off.send(peerReq());
+    expect(off.sent()).toEqual([]);
+    expect(off.conn().cmState).toBe(CmState.REQ_RCVD);
+    const quick = passive();
+    quick.send(peerReq());
+    expect(quick.names()).toEqual(['REP']);
+    expect(quick.conn().cmState).toBe(CmState.REP_SENT);
   });
 
   test('reject: REJ reason 28 for the REQ with the private data; no REP ever', () => {
