@@ -32,6 +32,11 @@ export interface CmTestOptions {
   /** Responder resources and initiator depth offered (and accepted). */
   rdAtomic: number;
   stepMs: number;
+  /**
+   * Server: how long to wait for the client's REQ; client: how long to keep making attempts
+   * after the 10 of perftest while the server refuses (a slow peer may take longer to listen).
+   */
+  connectMs: number;
   idle: () => Promise<void>;
   beforeConnect?: ((peerGid: Uint8Array) => void | Promise<void>) | undefined;
 }
@@ -75,11 +80,11 @@ export class CmTestConnection {
 
   private async accept(qp: QueuePair): Promise<void> {
     this.listen();
-    const { stepMs, idle } = this.o;
-    const deadline = Date.now() + stepMs;
+    const { connectMs, idle } = this.o;
+    const deadline = Date.now() + connectMs;
     try {
       while (this.pending === null) {
-        if (Date.now() > deadline) throw new PerftestError(PerftestErrorCode.TIMEOUT, `the client did not connect the test QP through the RDMA CM within ${stepMs} ms`);
+        if (Date.now() > deadline) throw new PerftestError(PerftestErrorCode.TIMEOUT, `the client did not connect the test QP through the RDMA CM within ${connectMs} ms`);
         await idle();
       }
       const id: RdmaCmId = this.pending;
@@ -98,7 +103,8 @@ export class CmTestConnection {
     if (this.o.beforeConnect !== undefined) await this.o.beforeConnect(v4Gid(dst));
     let last: PerftestError | null = null;
     let lastType: RdmaCmEvent['type'] | null = null;
-    for (let attempt = 0; attempt < CLIENT_ATTEMPTS; attempt++) {
+    const retryUntil = Date.now() + this.o.connectMs;
+    for (let attempt = 0; attempt < CLIENT_ATTEMPTS || Date.now() < retryUntil; attempt++) {
       if (attempt > 0) await this.pause(CLIENT_RETRY_DELAY_MS);
       this.attempts++;
       this.events = [];

@@ -128,20 +128,25 @@ d('perftest -R against roce perftest -R (rdma_rxe guest, netdev MTU 1500)', () =
     const count = (src: string, name: string): number => cm.filter((m) => m.src === src && m.name === name).length;
     const sid = rdmaServiceId(PortSpace.TCP, PORT);
     const clientSteps = (guestRole: 'server' | 'client'): number => CASES.filter((c) => c.guestRole === guestRole).length;
-    // The active side (the client) sends REQ and RTU, the passive side REP; two connections per step.
+    // The active side (the client) sends REQ and RTU, the passive side REP; two connections per
+    // step. A client whose test-QP REQ came before the server listened was refused (REJ reason 8)
+    // and tried again (rdma_cm_client_connection()), so there may be more REQs than RTUs.
     for (const [src, role] of [
       [HOST_IP, 'server'],
       [GUEST_IP, 'client'],
     ] as const) {
       const n = 2 * clientSteps(role);
       const reqs = cm.filter((m) => m.src === src && m.name === 'REQ' && m.serviceId === sid).length;
-      expect({ src, reqs, rtus: count(src, 'RTU') }).toEqual({ src, reqs: n, rtus: n });
+      expect({ src, rtus: count(src, 'RTU') }).toEqual({ src, rtus: n });
+      expect(reqs).toBeGreaterThanOrEqual(n);
     }
     expect(count(GUEST_IP, 'REP')).toBe(2 * clientSteps('server'));
     expect(count(HOST_IP, 'REP')).toBe(2 * clientSteps('client'));
-    // The refused attempt: one REQ for the other port, one REJ with reason 8 (invalid service ID).
+    // The refused attempt: one REQ for the other port, answered by a REJ with reason 8 (invalid service ID).
     expect(cm.filter((m) => m.name === 'REQ' && m.serviceId === rdmaServiceId(PortSpace.TCP, PORT + 1))).toHaveLength(1);
-    expect(cm.filter((m) => m.name === 'REJ' && m.src === GUEST_IP).map((m) => m.reason)).toEqual([8]);
+    const guestRejs = cm.filter((m) => m.name === 'REJ' && m.src === GUEST_IP);
+    expect(guestRejs.length).toBeGreaterThanOrEqual(1);
+    expect(guestRejs.every((m) => m.reason === 8)).toBe(true);
     expect(cm.filter((m) => m.name === 'REJ' && m.src === HOST_IP)).toEqual([]);
     expect(cm.filter((m) => m.name === 'DREQ').length).toBeGreaterThanOrEqual(CASES.length);
   });
