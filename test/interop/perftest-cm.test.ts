@@ -80,7 +80,8 @@ function cmMessages(run: LabRun): CmSeen[] {
     const cm = f.mad?.cm ?? null;
     if (f.mad === null || cm === null) continue;
     const fields = cm.fields as Record<string, unknown>;
-    const key = `${f.ipv4?.src ?? 0}/${cm.name}/${f.mad.header.transactionId}`;
+    // Each roce process starts its transaction IDs afresh, so the communication IDs tell the messages apart.
+    const key = `${f.ipv4?.src ?? 0}/${cm.name}/${f.mad.header.transactionId}/${String(fields['localCommId'])}/${String(fields['remoteCommId'])}`;
     if (seen.has(key)) continue;
     seen.add(key);
     out.push({
@@ -111,8 +112,9 @@ d('perftest -R against roce perftest -R (rdma_rxe guest, netdev MTU 1500)', () =
     const s = stepOf(run, c.id);
     expectPerftest(run, s, { verb: c.verb, lat: c.lat, size: c.size, iters: c.iters, guestRole: c.guestRole });
     expect(s.hostJson).toMatchObject({ rdmaCm: true, mtu: 1024 });
-    // perftest says it runs on rdma_cm QPs.
+    // perftest says it runs on rdma_cm QPs and exchanges its data through the RDMA CM.
     expect(s.guestOut).toMatch(/rdma_cm QPs\s*:\s*ON/);
+    expect(s.guestOut).toMatch(/Data ex\. method\s*:\s*rdma_cm/);
   });
 
   test('a port nobody listens on: REJECTED (reason 8) from the guest\'s CM, as a typed error with ok:false', () => {
