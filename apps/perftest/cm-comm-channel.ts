@@ -65,11 +65,6 @@ export class CmCommChannel implements OobTransport {
     this.recvMr = dev.regMr(pd, new Uint8Array(MSG * RECV_SLOTS), Access.LOCAL_WRITE);
   }
 
-  /** The peer's address and port, and this side's, as the CM ID knows them. */
-  get cmId(): RdmaCmId | null {
-    return this.id;
-  }
-
   private readonly onEvent = (e: RdmaCmEvent): void => {
     this.events.push(e);
     if (e.type === 'DISCONNECTED') this.disconnected = true;
