@@ -32,6 +32,7 @@ export const PERFTEST_OPTIONS: readonly OptionSpec[] = [
   { name: 'qp-timeout', short: 'u', kind: 'string', value: 'N', help: 'QP timeout exponent, 4.096 us x 2^N (default 14)' },
   { name: 'report_gbits', kind: 'flag', help: 'send the bandwidth report to the peer in Gb/s (perftest prints it as it gets it)' },
   { name: 'dont_xchg_versions', kind: 'flag', help: 'skip the version, system-data and MTU exchanges' },
+  { name: 'rdma_cm', short: 'R', kind: 'flag', help: 'connect the QP through the RDMA CM and exchange over a CM-connected QP instead of TCP (the server\'s port in the CM\'s TCP port space; SERVER_IP an IPv4 address)' },
   SHARED_OPTIONS.bind,
   { name: 'timeout', kind: 'string', value: 'SECONDS', help: 'give up when the test makes no progress for this long (default: from the QP\'s timers, local ACK timeout x (retry_cnt + 1) + RNR timer x (rnr_retry + 1) + 2 s; a server waits up to 300 s for its client)' },
   { name: 'verify', kind: 'flag', help: 'fill every buffer with a known pattern and check what arrives (both ends roce-ts)' },
@@ -43,7 +44,8 @@ export const PERFTEST_USAGE = `usage: roce perftest write|read|send|atomic [--la
 
 Runs the perftest benchmark of that verb, as ib_<verb>_bw (or ib_<verb>_lat
 with --lat) does: without SERVER_IP it is the server and waits for a client;
-with it, the client. Either end may be the real perftest tool.
+with it, the client. Either end may be the real perftest tool. With -R both
+ends use the RDMA CM, as perftest's -R: give it to both.
 
 ${formatOptions(PERFTEST_OPTIONS)}
 
@@ -84,6 +86,7 @@ export async function perftestCommand(argv: readonly string[], out: Output, ctx:
     verify: args.flags.has('verify'),
     reportGbits: args.flags.has('report_gbits'),
     dontXchgVersions: args.flags.has('dont_xchg_versions'),
+    rdmaCm: args.flags.has('rdma_cm'),
   };
   const set = <K extends keyof PerftestConfig>(k: K, v: PerftestConfig[K] | undefined): void => {
     if (v !== undefined) cfg[k] = v;
@@ -119,14 +122,16 @@ export async function perftestCommand(argv: readonly string[], out: Output, ctx:
   set('qpTimeout', num('qp-timeout', 0, 31));
   set('atomicType', atomicText as AtomicType | undefined);
 
+  if (cfg.rdmaCm === true && a.server !== undefined && !/^\d{1,3}(\.\d{1,3}){3}$/.test(a.server)) throw new UsageError(`-R needs SERVER_IP as an IPv4 address, not ${JSON.stringify(a.server)}`);
+  if (cfg.rdmaCm === true && a.bind !== undefined) throw new UsageError('--bind applies to the TCP exchange; with -R the server listens through the RDMA CM on --dev');
   const test = `ib_${verb}_${lat ? 'lat' : 'bw'}`;
   return runHostTest(out, ctx, a, NAMES, {
     test,
-    exchange: 'out-of-band exchange',
+    exchange: cfg.rdmaCm === true ? 'RDMA CM connection' : 'out-of-band exchange',
     run: (device, hooks) => runPerftest(device, { ...cfg, ...hooks }),
     summary: jsonSummary,
     report,
-    errorFields: { ok: false, test, role: cfg.role, msgSize: cfg.size ?? null, iterations: cfg.iters ?? null, durationS: cfg.durationS ?? null },
+    errorFields: { ok: false, test, role: cfg.role, rdmaCm: cfg.rdmaCm === true, msgSize: cfg.size ?? null, iterations: cfg.iters ?? null, durationS: cfg.durationS ?? null },
   });
 }
 
@@ -139,7 +144,7 @@ function report(out: Output, r: PerftestResult, host: HostDevice): void {
   const line = '-'.repeat(86);
   out.stdout(`${line}\n`);
   out.stdout(`                    ${r.test} (roce-ts), ${r.role}\n`);
-  out.stdout(` Device ${host.ifname} (${host.driver}${host.virtualTime ? ', simulated time' : ''}), RC, 1 QP, MTU ${r.mtu}, peer perftest ${r.peerVersion}\n`);
+  out.stdout(` Device ${host.ifname} (${host.driver}${host.virtualTime ? ', simulated time' : ''}), RC, 1 QP, MTU ${r.mtu}, peer perftest ${r.peerVersion}${r.rdmaCm ? ', rdma_cm QPs' : ''}\n`);
   out.stdout(` local address:  LID 0000 QPN 0x${hex(r.local.qpn, 6)} PSN 0x${hex(r.local.psn, 6)} RKey 0x${hex(r.local.rkey, 8)} VAddr ${r.local.vaddr} GID ${r.local.gid}\n`);
   out.stdout(` remote address: LID 0000 QPN 0x${hex(r.remote.qpn, 6)} PSN 0x${hex(r.remote.psn, 6)} RKey 0x${hex(r.remote.rkey, 8)} VAddr ${r.remote.vaddr} GID ${r.remote.gid}\n`);
   out.stdout(`${line}\n`);

@@ -3,7 +3,8 @@
  * main() runs it (linux-rdma/perftest src/write_bw.c, read_bw.c, send_bw.c,
  * atomic_bw.c, write_lat.c, read_lat.c, send_lat.c, at 6.29; the sequences
  * below are the same back to 6.06 for these options): RC, one QP, a fixed
- * number of iterations, no duplex, no RDMA CM, no data-validation flag.
+ * number of iterations, no duplex, no data-validation flag; with or without
+ * -R (RDMA CM: the same messages over a CM-connected QP, see sessionSteps).
  *
  * A perftest peer mirrors its own main() exactly, so both ends must run the
  * same binary's sequence; a step that comes out of turn shows up as a key
@@ -11,7 +12,7 @@
  * error that names the step.
  */
 import type { Mtu } from '../../stack/types';
-import { OobError, OobErrorCode, type TcpChannel } from './tcp-channel';
+import { OobError, OobErrorCode } from './tcp-channel';
 import {
   type BwReport,
   type KeyFormat,
@@ -60,6 +61,12 @@ export type SessionStep =
   | { kind: 'keys'; purpose: string; everyQp: boolean; waitsForPeerRun?: boolean }
   /** ctx_connect: this side moves its QPs to RTR (and RTS for clients and latency tests). */
   | { kind: 'connect' }
+  /**
+   * -R, create_rdma_cm_connection() (perftest_communication.c): a key exchange as a barrier (the
+   * still zeroed my_dest), the test QP connected through the RDMA CM, another barrier. Takes the
+   * place of `connect`.
+   */
+  | { kind: 'cm-connect' }
   /** ctx_set_recv_wqes: receive buffers posted before the start barrier. */
   | { kind: 'post-receives' }
   /** The measured loop. */
@@ -72,10 +79,24 @@ export type SessionStep =
 const setup: SessionStep[] = [{ kind: 'versions' }, { kind: 'sys-data' }, { kind: 'mtu' }];
 
 /**
- * The steps `role` takes in the binary for (verb, lat). Atomic latency
+ * The steps `role` takes in the binary for (verb, lat); with `rdmaCm` (-R) as each main() runs
+ * them when work_rdma_cm is ON: create_rdma_cm_connection() right after check_mtu(), before the
+ * first key exchange, and no ctx_connect() (the CM has moved the QPs). Atomic latency
  * (ib_atomic_lat) is not part of this set.
  */
-export function sessionSteps(verb: PerftestVerb, lat: boolean, role: PerftestRole): SessionStep[] {
+export function sessionSteps(verb: PerftestVerb, lat: boolean, role: PerftestRole, rdmaCm = false): SessionStep[] {
+  const steps = tcpSessionSteps(verb, lat, role);
+  if (!rdmaCm) return steps;
+  const out: SessionStep[] = [];
+  for (const s of steps) {
+    if (s.kind === 'connect') continue;
+    out.push(s);
+    if (s.kind === 'mtu') out.push({ kind: 'cm-connect' });
+  }
+  return out;
+}
+
+function tcpSessionSteps(verb: PerftestVerb, lat: boolean, role: PerftestRole): SessionStep[] {
   const server = role === 'server';
   if (!lat) {
     if (verb === PerftestVerb.SEND) {
@@ -154,6 +175,7 @@ export function keyMessageCount(steps: readonly SessionStep[], qps = 1): number 
   for (const s of steps) {
     if (s.kind === 'keys') n += s.everyQp ? qps : 1;
     else if (s.kind === 'close' && s.handshake) n += 1;
+    else if (s.kind === 'cm-connect') n += 2;
   }
   return n;
 }
@@ -171,6 +193,30 @@ export interface OobTimeouts {
 }
 
 /**
+ * What carries perftest's messages: the TCP socket (apps/oob/tcp-channel.ts) or, with -R, the
+ * RDMA CM communication QP (apps/perftest/cm-comm-channel.ts, one SEND per message).
+ */
+export interface OobTransport {
+  writeExact(b: Uint8Array): Promise<void>;
+  readExact(n: number, what: string, timeoutMs: number): Promise<Uint8Array>;
+  /** Bytes (or messages) that have arrived and are not read yet. */
+  readonly available: number;
+  close(): void;
+}
+
+/** How key messages are written: text over TCP (KeyFormat), `struct pingpong_dest` over the RDMA CM. */
+export interface KeyCodec {
+  size: number;
+  encode(d: PerftestDest): Uint8Array;
+  decode(b: Uint8Array): PerftestDest;
+}
+
+/** The text key message of the TCP exchange in format `f`. */
+export function textKeyCodec(f: KeyFormat): KeyCodec {
+  return { size: keyMessageSize(f), encode: (d) => encodeKeyMessage(d, f), decode: (b) => decodeKeyMessage(b, f) };
+}
+
+/**
  * The transport of one perftest conversation: each exchange is symmetric
  * (the client writes first, the server reads first) and each message goes
  * out in one write.
@@ -181,13 +227,22 @@ export class PerftestOob {
   /** Messages sent and received so far, by kind (for reports and tests). */
   readonly log: { dir: 'out' | 'in'; what: string; bytes: number }[] = [];
 
+  readonly keyCodec: KeyCodec;
+
+  /**
+   * `sendsDone`: ctx_close_connection() writes "done" only on the TCP exchange (not when
+   * use_rdma_cm or work_rdma_cm is ON).
+   */
   constructor(
-    readonly ch: TcpChannel,
+    readonly ch: OobTransport,
     readonly role: PerftestRole,
-    readonly keyFormat: KeyFormat,
+    keyFormat: KeyFormat | KeyCodec,
     readonly timeouts: OobTimeouts,
     readonly dontXchgVersions = false,
-  ) {}
+    readonly sendsDone = true,
+  ) {
+    this.keyCodec = 'encode' in keyFormat ? keyFormat : textKeyCodec(keyFormat);
+  }
 
   /** ctx_xchg_data: `mine` out, `size` bytes of `what` in. */
   async exchange(mine: Uint8Array, size: number, what: string, timeoutMs = this.timeouts.stepMs): Promise<Uint8Array> {
@@ -238,9 +293,26 @@ export class PerftestOob {
 
   /** ctx_hand_shake for one QP. */
   async keys(mine: PerftestDest, purpose: string, timeoutMs = this.timeouts.stepMs): Promise<PerftestDest> {
-    const size = keyMessageSize(this.keyFormat);
-    const b = await this.exchange(encodeKeyMessage(mine, this.keyFormat), size, `perftest key message (${purpose})`, timeoutMs);
-    return decodeKeyMessage(b, this.keyFormat);
+    const b = await this.exchange(this.keyCodec.encode(mine), this.keyCodec.size, `perftest key message (${purpose})`, timeoutMs);
+    return this.keyCodec.decode(b);
+  }
+
+  /**
+   * A key exchange used only as a barrier (create_rdma_cm_connection()'s, with my_dest still all
+   * zero); `between` runs on the server after it has read the client's message and before it
+   * answers (this side listens for the test connection there, so the client's REQ finds it).
+   */
+  async barrier(purpose: string, between?: () => void | Promise<void>): Promise<void> {
+    const zero: PerftestDest = { lid: 0, outReads: 0, qpn: 0, psn: 0, rkey: 0, vaddr: 0n, tailMarkersVaddr: 0n, gid: new Uint8Array(16), srqn: 0 };
+    const what = `perftest key message (${purpose})`;
+    if (this.role === 'client') {
+      await this.send(this.keyCodec.encode(zero), what);
+      await this.receive(this.keyCodec.size, what, this.timeouts.stepMs);
+      return;
+    }
+    await this.receive(this.keyCodec.size, what, this.timeouts.stepMs);
+    await between?.();
+    await this.send(this.keyCodec.encode(zero), what);
   }
 
   /** xchg_bw_reports: one exchange per field. */
@@ -259,6 +331,7 @@ export class PerftestOob {
    * have closed. Not counted in `log` (not part of an exchange).
    */
   async done(): Promise<void> {
+    if (!this.sendsDone) return;
     try {
       await this.ch.writeExact(PERFTEST_DONE);
     } catch {
@@ -285,6 +358,10 @@ export interface PerftestLocalSide {
   /** The peer's key message for QP `i`, each time one arrives. */
   onPeerDest(i: number, d: PerftestDest, purpose: string): void;
   connect(): void | Promise<void>;
+  /** -R: the server starts listening for the test connection (between the barrier's read and write). */
+  cmListen?(): void | Promise<void>;
+  /** -R: the test QP connected through the RDMA CM (client: connect; server: accept the request). */
+  cmConnect?(): Promise<void>;
   postReceives(): void;
   run(): Promise<void>;
   /** This side's bandwidth report. */
@@ -327,6 +404,14 @@ export async function executeSession(oob: PerftestOob, steps: readonly SessionSt
           await local.connect();
           connected = true;
           break;
+        case 'cm-connect': {
+          if (local.cmConnect === undefined) throw new OobError(OobErrorCode.INCOMPATIBLE, 'this side cannot connect through the RDMA CM', 'rdma_cm');
+          const listen = local.cmListen?.bind(local);
+          await oob.barrier('before creating the RDMA CM connection', listen);
+          await local.cmConnect();
+          await oob.barrier('after creating the RDMA CM connection');
+          break;
+        }
         case 'post-receives':
           local.postReceives();
           break;

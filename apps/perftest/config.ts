@@ -50,6 +50,12 @@ export interface PerftestConfig extends OobEndpointConfig {
   verify?: boolean;
   /** Report bandwidth to the peer in Gb/s instead of MB/s (perftest --report_gbits). */
   reportGbits?: boolean;
+  /**
+   * perftest -R (--rdma_cm): the test QP connected through the RDMA CM, and the whole exchange
+   * carried by a second, CM-connected QP instead of TCP (both on `port`, TCP port space). The
+   * client's `server` must then be an IPv4 address.
+   */
+  rdmaCm?: boolean;
   /** perftest --dont_xchg_versions: skip the version, system-data and MTU exchanges. */
   dontXchgVersions?: boolean;
   /** Every out-of-band read during set-up (default 10 s). */
@@ -90,6 +96,7 @@ export interface ResolvedConfig {
   qpTimeout: number;
   trafficClass: number;
   verify: boolean;
+  rdmaCm: boolean;
 }
 
 /** Applies perftest's defaults and checks (parser() and force_dependecies()). */
@@ -135,6 +142,11 @@ export function resolveConfig(dev: Device, c: PerftestConfig): ResolvedConfig {
   cqMod = Math.min(cqMod, txDepth);
   const qpTimeout = c.qpTimeout ?? 14;
   if (!Number.isInteger(qpTimeout) || qpTimeout < 0 || qpTimeout > 31) throw configError('qpTimeout', `must be 0..31, got ${qpTimeout}`);
+  const rdmaCm = c.rdmaCm ?? false;
+  if (rdmaCm && role === 'client' && (c.server === undefined || !/^\d{1,3}(\.\d{1,3}){3}$/.test(c.server))) {
+    throw configError('server', `must be an IPv4 address with the RDMA CM (-R), got ${JSON.stringify(c.server ?? null)}`);
+  }
+  if (rdmaCm && c.listener !== undefined) throw configError('listener', 'is a TCP socket; with the RDMA CM (-R) the server listens through the CM on `port`');
   const trafficClass = c.trafficClass ?? 0;
   if (!Number.isInteger(trafficClass) || trafficClass < 0 || trafficClass > 255) throw configError('trafficClass', `must be 0..255, got ${trafficClass}`);
   return {
@@ -155,5 +167,6 @@ export function resolveConfig(dev: Device, c: PerftestConfig): ResolvedConfig {
     qpTimeout,
     trafficClass,
     verify: c.verify ?? false,
+    rdmaCm,
   };
 }

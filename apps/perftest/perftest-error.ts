@@ -10,6 +10,10 @@ export const PerftestErrorCode = {
   TIMEOUT: 'ROCE_ERR_PERFTEST_TIMEOUT',
   /** The peer's QP attributes cannot work with this side's (GID types, MTU). */
   INCOMPATIBLE: 'ROCE_ERR_PERFTEST_INCOMPATIBLE',
+  /** -R: the peer refused the RDMA CM connection (a REJ: nobody listens on the port, or it would not accept). */
+  REJECTED: 'ROCE_ERR_PERFTEST_REJECTED',
+  /** -R: the RDMA CM connection could not be made (no route to the peer, the REQ or REP not answered). */
+  UNREACHABLE: 'ROCE_ERR_PERFTEST_UNREACHABLE',
 } as const;
 export type PerftestErrorCode = (typeof PerftestErrorCode)[keyof typeof PerftestErrorCode];
 

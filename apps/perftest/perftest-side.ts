@@ -29,6 +29,7 @@ import { CompletionWaits } from './completion-waits';
 import { noProgressBound } from '../host/no-progress-bound';
 import { runBandwidth } from './bandwidth';
 import { runLatency } from './latency';
+import type { CmTestConnection } from './cm-test-connection';
 
 const MIN_RNR_TIMER = 12;
 /** perftest's retry_cnt and rnr_retry (ctx_modify_qp_to_rts: 7 and 7). */
@@ -67,10 +68,12 @@ export class PerftestSide implements PerftestLocalSide {
   peerDone: () => boolean = () => false;
   readonly waits: CompletionWaits;
 
+  /** With -R: the test QP's RDMA CM connection (cm-test-connection.ts); null on the TCP exchange. */
   constructor(
     readonly dev: Device,
     readonly rc: ResolvedConfig,
     readonly cfg: PerftestConfig,
+    readonly cmTest: CmTestConnection | null = null,
   ) {
     this.mtu = rc.mtu;
     this.agreedMtu = rc.mtu;
@@ -122,7 +125,8 @@ export class PerftestSide implements PerftestLocalSide {
     if (this.remote === null) {
       if (d.gid === null) throw new OobError(OobErrorCode.MALFORMED, 'perftest key message: the peer sent no GID, which RoCE needs', 'gid');
       const mine = this.dev.gids[this.rc.gidIndex] as Uint8Array;
-      if (isIpv4MappedGid(mine) !== isIpv4MappedGid(d.gid)) {
+      // ctx_check_gid_compatibility() is skipped with -R: the CM has chosen the path already.
+      if (this.cmTest === null && isIpv4MappedGid(mine) !== isIpv4MappedGid(d.gid)) {
         throw new PerftestError(PerftestErrorCode.INCOMPATIBLE, `GID types differ: this side uses ${ipv6ToString(mine)}, the peer ${ipv6ToString(d.gid)} (use GIDs of the same IP version, perftest -x)`, 'gid');
       }
       if (d.outReads < 1) throw new OobError(OobErrorCode.MALFORMED, `perftest key message: field out_reads must be at least 1, got ${d.outReads}`, 'out_reads');
@@ -159,6 +163,20 @@ export class PerftestSide implements PerftestLocalSide {
     if (rc.lat || rc.role === 'client') {
       qp.modify({ qpState: QpState.RTS, sqPsn: this.psn, timeout: rc.qpTimeout, retryCnt: RETRY_CNT, rnrRetry: RNR_RETRY, maxRdAtomic: Math.min(remote.outReads, DEVICE_MAX_RD_ATOMIC) });
     }
+  }
+
+  /** -R, server: listen for the test connection. */
+  cmListen(): void {
+    if (this.rc.role === 'server') this.cmTest?.listen();
+  }
+
+  /** -R: the QP connected through the RDMA CM, which moves it to RTR and RTS (cma_modify_qp_rtr/rts). */
+  async cmConnect(): Promise<void> {
+    const { qp, cmTest } = this;
+    if (qp === null || cmTest === null) throw internalError('RDMA CM connection before set-up');
+    await cmTest.connect(qp);
+    this.psn = cmTest.localPsn();
+    this.agreedMtu = qp.attr.pathMtu;
   }
 
   postReceives(): void {

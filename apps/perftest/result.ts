@@ -36,6 +36,8 @@ export interface PerftestResult {
   /** Where the numbers come from: this side's own loop, the client's report, or nowhere (the ib_read_lat server). */
   measured: 'local' | 'peer-report' | 'none';
   mtu: number;
+  /** -R: the QP connected through the RDMA CM and the exchange carried by a CM-connected QP. */
+  rdmaCm: boolean;
   peerVersion: string;
   local: { qpn: number; psn: number; gid: string; rkey: number; vaddr: string };
   remote: { qpn: number; psn: number; gid: string; rkey: number; vaddr: string; outReads: number };
@@ -120,6 +122,7 @@ export function summarize(side: PerftestSide, rc: ResolvedConfig, oob: PerftestO
     latencyUs: rc.lat ? latencyStats(m.latSamplesNs.map((ns) => ns / 1000)) : null,
     measured,
     mtu: mtuBytes(side.agreedMtu),
+    rdmaCm: rc.rdmaCm,
     peerVersion: side.peerVersion?.text ?? oob.peerVersion.text,
     local: { qpn: qp?.qpNum ?? 0, psn: side.psn, gid: ipv6ToString(gid), rkey: mr?.rkey ?? 0, vaddr: `0x${(mr !== null && side.layout !== null ? mr.addr(side.layout.half) : 0n).toString(16)}` },
     remote: {

@@ -12,8 +12,14 @@
  */
 import type { Device } from '../../stack/device';
 import { openOobChannel } from '../oob/oob-endpoint';
-import { PerftestOob, executeSession, sessionSteps } from '../oob/perftest-session';
-import { type PerftestConfig, resolveConfig } from './config';
+import { PerftestOob, PerftestVerb, executeSession, sessionSteps, type KeyCodec } from '../oob/perftest-session';
+import { PINGPONG_DEFAULT_PORT } from '../oob/pingpong-messages';
+import { PINGPONG_DEST_STRUCT_SIZE, decodeDestStruct, encodeDestStruct } from '../oob/perftest-dest-struct';
+import { RdmaCm } from '../../stack/cm/rdma-cm';
+import { nextTurn } from '../host/clock-pump';
+import { type PerftestConfig, type ResolvedConfig, resolveConfig } from './config';
+import { CmCommChannel } from './cm-comm-channel';
+import { CmTestConnection } from './cm-test-connection';
 import { configError } from './perftest-error';
 import { PerftestSide } from './perftest-side';
 import { type PerftestResult, summarize } from './result';
@@ -24,6 +30,7 @@ const PEER_RUN_BACKSTOP_MS = 86_400_000;
 /** Runs one test end to end; throws OobError / PerftestError when the exchange or the test fails. */
 export async function runPerftest(dev: Device, cfg: PerftestConfig): Promise<PerftestResult> {
   const rc = resolveConfig(dev, cfg);
+  if (rc.rdmaCm) return runOverRdmaCm(dev, cfg, rc);
   const side = new PerftestSide(dev, rc, cfg);
   const steps = sessionSteps(rc.verb, rc.lat, rc.role);
   const ch = await openOobChannel(cfg, 30_000, () => configError('server', 'is needed for the client role'));
@@ -46,3 +53,42 @@ export async function runPerftest(dev: Device, cfg: PerftestConfig): Promise<Per
   return summarize(side, rc, oob);
 }
 
+
+/** Key messages over the communication QP: struct pingpong_dest (rdma_write_keys / rdma_read_keys). */
+const DEST_STRUCT: KeyCodec = { size: PINGPONG_DEST_STRUCT_SIZE, encode: (d) => encodeDestStruct(d), decode: decodeDestStruct };
+
+/**
+ * -R: the same session over perftest's RDMA CM communication QP (cm-comm-channel.ts), the test QP
+ * connected through the CM (cm-test-connection.ts). The end as perftest's: the test connection
+ * disconnected and destroyed, the resources freed, the communication ID destroyed last.
+ */
+async function runOverRdmaCm(dev: Device, cfg: PerftestConfig, rc: ResolvedConfig): Promise<PerftestResult> {
+  const port = cfg.port ?? PINGPONG_DEFAULT_PORT;
+  const stepMs = cfg.stepTimeoutMs ?? 10_000;
+  const connectMs = cfg.connectTimeoutMs ?? 30_000;
+  const idle = cfg.idleWait ?? nextTurn;
+  const rcm = new RdmaCm(dev);
+  const rdAtomic = rc.verb === PerftestVerb.READ || rc.verb === PerftestVerb.ATOMIC ? rc.outReads : 0;
+  const cmTest = new CmTestConnection(rcm, { role: rc.role, dst: cfg.server, port, rdAtomic, stepMs, connectMs, idle, beforeConnect: cfg.beforeConnect });
+  const side = new PerftestSide(dev, rc, cfg, cmTest);
+  let comm: CmCommChannel | null = null;
+  try {
+    const o = { stepMs, idle, beforeConnect: cfg.beforeConnect };
+    comm =
+      rc.role === 'client'
+        ? await CmCommChannel.connect(rcm, cfg.server as string, port, connectMs, o)
+        : await CmCommChannel.accept(rcm, port, connectMs, { ...o, onListening: cfg.onListening });
+    const ch = comm;
+    side.peerDone = () => ch.available > 0;
+    const oob = new PerftestOob(ch, rc.role, DEST_STRUCT, { stepMs, peerRunMs: cfg.runTimeoutMs ?? 300_000 }, cfg.dontXchgVersions ?? false, false);
+    await executeSession(oob, sessionSteps(rc.verb, rc.lat, rc.role, true), side, 1);
+    side.finalVerify();
+    await cmTest.disconnect();
+    return summarize(side, rc, oob);
+  } finally {
+    cmTest.destroy();
+    side.release();
+    comm?.destroy();
+    rcm.close();
+  }
+}
