@@ -99,7 +99,7 @@ export async function cmatoseCommand(argv: readonly string[], out: Output, ctx: 
   return runHostTest(out, ctx, a, NAMES, {
     test: 'cmatose',
     exchange: 'connection',
-    run: (device, hooks) => runCmatose(device, { ...cfg, beforeConnect: hooks.beforeConnect, idleWait: hooks.idleWait }),
+    run: (device, hooks) => runCmatose(device, { ...cfg, beforeConnect: hooks.beforeConnect, idleWait: hooks.idleWait, onListening: hooks.onReady }),
     summary: (r: CmatoseResult, host) => ({ ...r, device: host.ifname, driver: host.driver, virtualTime: host.virtualTime }),
     report: () => undefined,
     errorFields: { ok: false, test: 'cmatose', role },

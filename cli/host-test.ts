@@ -14,7 +14,8 @@ import type { CommandContext } from './command';
 import type { Device } from '../stack/device';
 import { PINGPONG_DEFAULT_PORT } from '../apps/oob/pingpong-messages';
 import { type HostDevice, HOST_DRIVERS, HostDriverKind, openHostDevice } from '../apps/host/host-device';
-import { hostOptionsFromEnv } from '../apps/host/environment';
+import { hostOptionsFromEnv, readyFileFromEnv } from '../apps/host/environment';
+import * as fs from 'node:fs';
 import { OobError } from '../apps/oob/tcp-channel';
 
 /** The options both commands list with the same words (each keeps its own order, and its own wording of the others). */
@@ -93,8 +94,10 @@ export interface HostTestHooks {
   beforeConnect: (peerGid: Uint8Array) => Promise<void>;
   /** How the loops wait while a completion queue is empty (HostDevice.idleWait). */
   idleWait: () => Promise<void>;
-  /** The server's waiting line (text output only). */
+  /** The server's waiting line (text output only); also announces readiness (onReady). */
   onListening?: (port: number) => void;
+  /** A server listens: written to ROCE_READY_FILE when set (scripts, the rxe lab); prints nothing. */
+  onReady?: (port: number) => void;
 }
 
 /** One command's test: how it runs and how its result is shown. */
@@ -123,7 +126,14 @@ export async function runHostTest<R extends { ok: boolean; problems: readonly st
     host = await openDevice(ctx, a.ifname, a.driver);
     const h = host;
     const hooks: HostTestHooks = { beforeConnect: (gid) => h.ensureNeighbor(gid), idleWait: h.idleWait };
-    if (!a.json && a.role === 'server') hooks.onListening = (port) => out.stdout(`${t.test}: waiting for a client on port ${port}\n`);
+    const readyFile = readyFileFromEnv(ctx.env);
+    if (readyFile !== null && a.role === 'server') hooks.onReady = (port) => fs.writeFileSync(readyFile, `${port}\n`);
+    if (a.role === 'server') {
+      hooks.onListening = (port) => {
+        if (!a.json) out.stdout(`${t.test}: waiting for a client on port ${port}\n`);
+        hooks.onReady?.(port);
+      };
+    }
     const r = await t.run(host.device, hooks);
     // Let the last ACKs leave before the device goes away.
     if (!host.virtualTime) await new Promise((res) => setTimeout(res, 100));

@@ -69,7 +69,7 @@ export async function rdmaServerCommand(argv: readonly string[], out: Output, ct
   return runHostTest(out, ctx, a, NAMES, {
     test: 'rdma_server',
     exchange: 'connection',
-    run: (device, hooks) => runRdmaServer(device, { ...cfg, beforeConnect: hooks.beforeConnect, idleWait: hooks.idleWait }),
+    run: (device, hooks) => runRdmaServer(device, { ...cfg, beforeConnect: hooks.beforeConnect, idleWait: hooks.idleWait, onListening: hooks.onReady }),
     summary: (r: RdmaExampleResult, host) => ({ ...r, device: host.ifname, driver: host.driver, virtualTime: host.virtualTime }),
     report: () => undefined,
     errorFields: { ok: false, test: 'rdma_server', role: 'server' },

@@ -95,7 +95,7 @@ export async function rpingCommand(argv: readonly string[], out: Output, ctx: Co
   return runHostTest(out, ctx, a, NAMES, {
     test: 'rping',
     exchange: 'connection',
-    run: (device, hooks) => runRping(device, { ...cfg, beforeConnect: hooks.beforeConnect, idleWait: hooks.idleWait }),
+    run: (device, hooks) => runRping(device, { ...cfg, beforeConnect: hooks.beforeConnect, idleWait: hooks.idleWait, onListening: hooks.onReady }),
     summary: (r: RpingResult, host) => ({ ...r, device: host.ifname, driver: host.driver, virtualTime: host.virtualTime }),
     report: () => undefined,
     errorFields: { ok: false, test: 'rping', role },

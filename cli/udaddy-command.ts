@@ -116,7 +116,7 @@ export async function udaddyCommand(argv: readonly string[], out: Output, ctx: C
     exchange: 'service ID resolution',
     run: async (device, hooks) => {
       try {
-        return await runUdaddy(device, { ...cfg, beforeConnect: hooks.beforeConnect, idleWait: hooks.idleWait });
+        return await runUdaddy(device, { ...cfg, beforeConnect: hooks.beforeConnect, idleWait: hooks.idleWait, onListening: hooks.onReady });
       } catch (e) {
         if (e instanceof UdaddyError) errorFields['returnStatus'] = e.status;
         throw e;

@@ -58,6 +58,8 @@ export interface CmatoseConfig {
   listenTimeoutMs?: number;
   /** ucmatose's progress lines, as it prints them ("cmatose: starting client", ...). */
   onLine?: (line: string) => void;
+  /** The server listens (rdma_listen done): its port. */
+  onListening?: ((port: number) => void) | undefined;
   /** Learns the peer's MAC before the CM talks to it (HostDevice.ensureNeighbor). */
   beforeConnect?: (peerGid: Uint8Array) => void | Promise<void>;
   idleWait?: () => Promise<void>;
@@ -345,6 +347,7 @@ export async function runCmatose(dev: Device, cfg: CmatoseConfig): Promise<Cmato
     } else {
       say('cmatose: starting server');
       const listener = rcm.listen(port, (e) => events.push(e));
+      cfg.onListening?.(port);
       try {
         await waitUntil(() => established === connections, `accepting connections (${established} of ${connections} established)`, listenMs);
       } finally {

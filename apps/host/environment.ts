@@ -9,6 +9,7 @@
  *   ROCE_FAULTS=JSON        fault injector on this side of a real link (nic-driver/fault-driver.ts)
  *   ROCE_MAX_UNACKED_PSNS=N send window per QP, 1..8388607 (default 128, as rxe)
  *   ROCE_MAX_PKTS_PER_ACK=N AckReq spacing inside a message, 1..8388607 (default 64, as rxe)
+ *   ROCE_READY_FILE=PATH    a server-role command writes its port to PATH once it listens (for scripts)
  *
  * (The native addon itself reads ROCE_NATIVE_DEBUG=1 to print what libxdp and
  * libbpf say.) The native switch applies to a whole process from its start;
@@ -79,4 +80,10 @@ function positiveFromEnv(env: Environment, name: string, max: number): number | 
   const n = Number(v);
   if (!Number.isInteger(n) || n < 1 || n > max) throw new HostDeviceError(HostDeviceErrorCode.DRIVER_FAILED, `${name} must be an integer 1..${max}, not ${JSON.stringify(v)}`);
   return n;
+}
+
+/** ROCE_READY_FILE: where a server-role command announces that it listens (its port, one line), or null. */
+export function readyFileFromEnv(env: Environment): string | null {
+  const v = env['ROCE_READY_FILE'];
+  return v === undefined || v.trim() === '' ? null : v;
 }

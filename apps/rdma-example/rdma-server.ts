@@ -26,6 +26,8 @@ export interface RdmaServerConfig {
   stepTimeoutMs?: number;
   listenTimeoutMs?: number;
   onLine?: (line: string) => void;
+  /** The server listens (rdma_listen done): its port. */
+  onListening?: ((port: number) => void) | undefined;
   beforeConnect?: (peerGid: Uint8Array) => void | Promise<void>;
   idleWait?: () => Promise<void>;
 }
@@ -56,6 +58,7 @@ export async function runRdmaServer(dev: Device, cfg: RdmaServerConfig): Promise
     }
     ep.onEvent(e);
   });
+  cfg.onListening?.(port);
   try {
     // rdma_get_request().
     const deadline = Date.now() + listenMs;

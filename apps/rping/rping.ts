@@ -52,7 +52,7 @@ export interface RpingConfig {
   beforeConnect?: (peerGid: Uint8Array) => void | Promise<void>;
   /** How the loop waits while nothing happens (HostDevice.idleWait). */
   idleWait?: () => Promise<void>;
-  onListening?: (port: number) => void;
+  onListening?: ((port: number) => void) | undefined;
 }
 
 export interface RpingResult {

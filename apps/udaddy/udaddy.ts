@@ -75,7 +75,7 @@ export interface UdaddyConfig {
   idleWait?: () => Promise<void>;
   /** Each of udaddy's output lines, as it is printed. */
   onLine?: (line: string) => void;
-  onListening?: (port: number) => void;
+  onListening?: ((port: number) => void) | undefined;
 }
 
 export interface UdaddyEnd {

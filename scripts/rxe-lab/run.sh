@@ -149,7 +149,9 @@ qout=${QEMU[0]}
 start_host() {
   local sid="$1"
   (
-    export RXE_TAP="$tap" RXE_HOST_IP="$host_ip" RXE_GUEST_IP="$guest_ip" RXE_MTU="$mtu" ROCE="$roce"
+    # A roce server writes its port to ROCE_READY_FILE once it listens: the sign for RDMA CM
+    # servers, which open no TCP port for host_listening to see.
+    export RXE_TAP="$tap" RXE_HOST_IP="$host_ip" RXE_GUEST_IP="$guest_ip" RXE_MTU="$mtu" ROCE="$roce" ROCE_READY_FILE="$out/steps/$sid.ready"
     set +e
     ip netns exec "$ns" timeout -k 2 "${step_tmo[$sid]}" bash -c "${step_host[$sid]}" >"$out/steps/$sid.host.out" 2>"$out/steps/$sid.host.err" </dev/null
     echo $? >"$out/steps/$sid.host.rc"
@@ -184,6 +186,7 @@ while IFS= read -r line <&"$qout"; do
         hp=${host_pids[-1]}
         for _ in $(seq 600); do
           host_listening "${step_port[$sid]}" && break
+          [ -e "$out/steps/$sid.ready" ] && break
           kill -0 "$hp" 2>/dev/null || break
           sleep 0.05
         done

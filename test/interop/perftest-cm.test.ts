@@ -6,8 +6,8 @@
  * reports) and the test QP is a second CM connection on the same port (18515, TCP port space).
  * Before that, a client to a port nobody listens on (the guest's CM answers REJ reason 8).
  *
- * The lab waits for a TCP listener before starting the other side; perftest -R has none, so each
- * step first waits out that check (20 s in the guest, 30 s on the host), as for rping.
+ * The lab starts the other side of a step once an RDMA CM listener is up (a guest cm_id in state
+ * LISTEN, or the roce-ts server's ROCE_READY_FILE): see docs/interop.md.
  * Run alone with: npm run test:interop -- -t "perftest -R"   (see docs/interop.md)
  */
 import * as fs from 'node:fs';

@@ -9,9 +9,8 @@
  *     reason 8, invalid service ID) and roce-ts reports that reason; the right port then works.
  * The host side is given no -d: it finds the tap from -s (or -b).
  *
- * The lab starts the second side of a step once the first listens on a TCP port; these tools
- * listen on an RDMA CM ID instead, so every step first waits out that check (20 s in the guest,
- * 30 s on the host), as for rping.
+ * The lab starts the other side of a step once an RDMA CM listener is up (a guest cm_id in state
+ * LISTEN, or the roce-ts server's ROCE_READY_FILE): see docs/interop.md.
  * Run alone with: npm run test:interop -- -t 'librdmacm examples'   (see docs/interop.md)
  */
 import { type LabRun, type Step, interopSkipReason, runLab } from './lab';

@@ -5,8 +5,8 @@
  * nobody listens on, which the guest's kernel CM rejects (REJ reason 8, invalid service ID) and
  * `roce rping` reports with that reason. The host side is given no -d: it finds the tap from -a.
  *
- * The lab waits for a TCP listener before starting the other side; rping has none (its listener is
- * an RDMA CM ID), so each step first waits out that check (20 s in the guest, 30 s on the host).
+ * The lab starts the other side of a step once an RDMA CM listener is up (a guest cm_id in state
+ * LISTEN, or the roce-ts server's ROCE_READY_FILE): see docs/interop.md.
  * Run alone with: npm run test:interop -- -t rping   (see docs/interop.md)
  */
 import { type LabRun, type Step, interopSkipReason, runLab } from './lab';

@@ -6,8 +6,8 @@
  * rejected) from either side, and a port nobody listens on, which the guest's kernel CM answers
  * with a SIDR_REP status 1 (service ID not supported).
  *
- * The lab waits for a TCP listener before starting the other side; udaddy has none (its listener
- * is an RDMA CM ID), so each step first waits out that check (20 s in the guest, 30 s on the host).
+ * The lab starts the other side of a step once an RDMA CM listener is up (a guest cm_id in state
+ * LISTEN, or the roce-ts server's ROCE_READY_FILE): see docs/interop.md.
  * Run alone with: flock /tmp/rxe-lab.lock npx jest test/interop/udaddy   (see docs/interop.md)
  */
 import * as fs from 'node:fs';
