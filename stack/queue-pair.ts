@@ -156,6 +156,9 @@ const RC_OPCODES: readonly number[] = Object.freeze([
   WrOpcode.ATOMIC_FETCH_AND_ADD,
 ]);
 
+/** The error reason of a QP its user moved to ERR (ibv_modify_qp, rdma_disconnect): no transport failure. */
+export const QP_ERR_BY_MODIFY = 'moved to ERR by modifyQp';
+
 export class QueuePair {
   readonly type: QpType;
   /** The transport of this QP's packets (RC, UC or UD opcodes). */
@@ -268,7 +271,7 @@ export class QueuePair {
       return;
     }
     if (target === QpState.ERR) {
-      if (cur !== QpState.ERR) this.enterError('moved to ERR by modifyQp');
+      if (cur !== QpState.ERR) this.enterError(QP_ERR_BY_MODIFY);
       return;
     }
     if (input.rqPsn !== undefined) this.resp.psn = input.rqPsn;

@@ -8,6 +8,7 @@
  */
 import { QpState } from '../../stack/types';
 import type { Counters } from '../../stack/counters';
+import { QP_ERR_BY_MODIFY } from '../../stack/queue-pair';
 
 export interface QpHealthView {
   readonly qpNum: number;
@@ -27,7 +28,9 @@ export function qpHealth(qp: QpHealthView): QpHealth {
   const problems: string[] = [];
   const warnings: string[] = [];
   const c = qp.counters;
-  if (qp.state === QpState.ERR) problems.push(`QP ${hex(qp.qpNum)} is in the error state: ${qp.errorReason || 'no reason recorded'}`);
+  // A QP its user moved to ERR (an RDMA CM disconnect does, as rdma_disconnect) ended in order; any other
+  // way into ERR is a transport failure (a NAK of class C, retries exhausted, a bad receive WQE).
+  if (qp.state === QpState.ERR && qp.errorReason !== QP_ERR_BY_MODIFY) problems.push(`QP ${hex(qp.qpNum)} is in the error state: ${qp.errorReason || 'no reason recorded'}`);
   // rxe/mlx5 counter names: retry_exceeded_err = transport retries exhausted, retry_rnr_exceeded_err = RNR retries exhausted.
   if (c.retry_exceeded_err > 0) problems.push(`QP ${hex(qp.qpNum)}: the transport retry count ran out ${c.retry_exceeded_err} time(s) (retry_exceeded_err)`);
   if (c.retry_rnr_exceeded_err > 0) problems.push(`QP ${hex(qp.qpNum)}: the RNR retry count ran out ${c.retry_rnr_exceeded_err} time(s) (retry_rnr_exceeded_err)`);
