@@ -18,6 +18,7 @@
  */
 import { type NetnsPair, createNetnsPair, destroyNetnsPair } from '../support/netns';
 import { testUnless } from '../support/skip';
+import { execFileSync } from 'node:child_process';
 import { e2eSkipReason, explain, startRoce } from './harness';
 
 const reason = e2eSkipReason();
@@ -32,6 +33,18 @@ afterAll(() => {
   if (net !== null) destroyNetnsPair(net);
   net = null;
 });
+
+
+/** Waits until `ifname` in `ns` has received `packets` more frames than when called (the transfer runs), or fails after `ms`. */
+async function trafficFlowing(ns: string, ifname: string, packets = 2000, ms = 30_000): Promise<void> {
+  const rx = (): number => Number(execFileSync('ip', ['netns', 'exec', ns, 'cat', `/sys/class/net/${ifname}/statistics/rx_packets`], { encoding: 'utf8' }).trim());
+  const start = rx();
+  const until = Date.now() + ms;
+  while (rx() - start < packets) {
+    if (Date.now() > until) throw new Error(`no traffic on ${ns}/${ifname} within ${ms} ms`);
+    await sleep(100);
+  }
+}
 
 let port = 30000 + Math.floor(Math.random() * 20000);
 
@@ -51,12 +64,12 @@ describe('roce attack against a live perftest (AF_PACKET)', () => {
     if (s.code !== 0 || c.code !== 0) throw new Error(`client: ${explain(c)}\nserver: ${explain(s)}`);
     expect(c.json?.['ok']).toBe(true);
     expect(s.json?.['ok']).toBe(true);
-  }, 40_000);
+  }, 90_000);
 
   t('a mixed flood at the server\'s QP: both ends exit non-zero within the bound of their timers, naming the cause', async () => {
     const p = net as NetnsPair;
     const { server, client } = pair(p, 8);
-    await sleep(2500); // both up, the QPs connected and the transfer running
+    await trafficFlowing(p.nsB, p.ifB); // both up, the QPs connected and the transfer running
     const attack = startRoce(p.nsA, ['attack', p.ipB, '--dev', p.ifA, '--driver', 'packet', '--qpn', '0x11', '--psn', 'follow', '--psn-window', '4', '--count', '20000', '--rate', '20000', '--json'], 20_000);
     const started = Date.now();
     const [s, c, a] = await Promise.all([server.done, client.done, attack.done]);
@@ -66,19 +79,20 @@ describe('roce attack against a live perftest (AF_PACKET)', () => {
     if (a.code !== 0) throw new Error(`the attack failed\n${detail}`);
     expect(a.json?.['frames']).toBe(20000);
     if (s.code === 0 || c.code === 0) throw new Error(`an end exited 0 under attack\n${detail}`);
-    // Both ended well before the run's own 8 s, the way their QPs failed (not a no-progress timeout).
-    expect(sAt).toBeLessThan(6000);
+    // Both ended the way their QPs failed (not a no-progress timeout), within seconds: far from the old
+    // 300 s default (the bound is about 2.5 s; the margin is for a loaded machine, not a claim of speed).
+    expect(sAt).toBeLessThan(25_000);
     for (const r of [s, c]) {
       expect(r.json?.['ok']).toBe(false);
       expect(String(r.json?.['error'])).not.toMatch(/no progress within/);
       expect(String(r.json?.['error'])).toMatch(/error state|REM_|RETRY_EXC|NAK|closed the connection/);
     }
-  }, 40_000);
+  }, 90_000);
 
   t('a client that goes silent (SIGSTOP): the passive server ends within its timers\' bound and names it', async () => {
     const p = net as NetnsPair;
     const { server, client } = pair(p, 20);
-    await sleep(2500);
+    await trafficFlowing(p.nsB, p.ifB);
     client.kill('SIGSTOP');
     const stoppedAt = Date.now();
     const s = await server.done;
@@ -87,17 +101,18 @@ describe('roce attack against a live perftest (AF_PACKET)', () => {
     await client.done;
     expect(s.timedOut).toBe(false);
     expect(s.code).toBe(1);
-    // About 2.5 s (perftest's timeout 14: 67 ms x 8 + 0.64 ms x 8 + 2 s), far from the old 300 s.
-    expect(after).toBeLessThan(8000);
+    // About 2.5 s (perftest's timeout 14: 67 ms x 8 + 0.64 ms x 8 + 2 s), far from the old 300 s; the
+    // message names the derived bound, the margin here is for a loaded machine.
+    expect(after).toBeLessThan(25_000);
     expect(String(s.json?.['error'])).toMatch(/no progress within \d+ ms \(local ACK timeout 67\.109 ms \(timeout 14\) × 8 tries/);
-  }, 40_000);
+  }, 90_000);
 
   t('a ping-pong peer that goes silent (SIGSTOP): the survivor ends within the bound of rc_pingpong\'s timers, naming it', async () => {
     const p = net as NetnsPair;
     const common = ['--driver', 'packet', '--port', String(port++), '--json', '-s', '1024', '-n', '100000000'];
     const server = startRoce(p.nsB, ['pingpong', '--dev', p.ifB, ...common], 30_000);
     const client = startRoce(p.nsA, ['pingpong', p.ipB, '--dev', p.ifA, ...common], 30_000);
-    await sleep(2500);
+    await trafficFlowing(p.nsB, p.ifB);
     client.kill('SIGSTOP');
     const stoppedAt = Date.now();
     const s = await server.done;
@@ -106,8 +121,8 @@ describe('roce attack against a live perftest (AF_PACKET)', () => {
     await client.done;
     expect(s.timedOut).toBe(false);
     expect(s.code).toBe(1);
-    expect(after).toBeLessThan(8000);
+    expect(after).toBeLessThan(25_000);
     // A SEND in flight runs out of retries (RETRY_EXC_ERR); a side only waiting for its next receive ends on the derived bound.
     expect(String(s.json?.['error'])).toMatch(/RETRY_EXC_ERR|no progress within \d+ ms \(local ACK timeout 67\.109 ms/);
-  }, 40_000);
+  }, 90_000);
 });
