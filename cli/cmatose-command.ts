@@ -8,11 +8,9 @@
 import { type OptionSpec, UsageError, formatOptions, intValue } from './args';
 import type { Output } from './output';
 import { type CommandContext, parseCommand } from './command';
-import { type HostTestArgs, type HostTestNames, SHARED_OPTIONS, parseDriver, runHostTest } from './host-test';
+import { type HostTestArgs, type HostTestNames, SHARED_OPTIONS, parseDriver, runHostTest, routedInterface } from './host-test';
 import { HostDriverKind } from '../apps/host/host-device';
-import { interfaceForAddress } from '../nic-driver/interface-info';
 import { CMATOSE_DEFAULT_CONNECTIONS, CMATOSE_DEFAULT_COUNT, CMATOSE_DEFAULT_PORT, CMATOSE_DEFAULT_SIZE, type CmatoseConfig, type CmatoseResult, runCmatose } from '../apps/cmatose/cmatose';
-import { failureOf } from './failure';
 
 export const CMATOSE_OPTIONS: readonly OptionSpec[] = [
   { name: 'server', short: 's', kind: 'string', value: 'ADDR', help: "the server's IPv4 address: run as the client (without it: the server)" },
@@ -69,17 +67,13 @@ export async function cmatoseCommand(argv: readonly string[], out: Output, ctx: 
   const json = args.flags.has('json');
   let ifname = args.values.get('dev');
   if (ifname === undefined) {
-    if (driver === HostDriverKind.MEMORY) throw new UsageError('-d sim-a or -d sim-b is required with --driver memory');
-    const addr = server ?? bind;
-    if (addr === undefined || addr === '0.0.0.0') throw new UsageError('a server without -b accepts on every device: give -d IFACE');
-    try {
-      ifname = await interfaceForAddress(addr);
-    } catch (e) {
-      const f = failureOf(e);
-      if (json) out.stdout(`${JSON.stringify({ ok: false, test: 'cmatose', role, ...f })}\n`);
-      out.stderr(`roce cmatose: ${f.error}\n`);
-      return 1;
-    }
+    const found = await routedInterface(out, { driver, json, command: 'cmatose', failFields: { test: 'cmatose', role } }, () => {
+      const addr = server ?? bind;
+      if (addr === undefined || addr === '0.0.0.0') throw new UsageError('a server without -b accepts on every device: give -d IFACE');
+      return addr;
+    });
+    if (found === null) return 1;
+    ifname = found;
   }
   const a: HostTestArgs = { server, role, ifname, driver, mtu: undefined, bind, timeoutS, json, port, num };
   const cfg: CmatoseConfig = {

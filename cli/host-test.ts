@@ -17,6 +17,7 @@ import { type HostDevice, HOST_DRIVERS, HostDriverKind, openHostDevice } from '.
 import { hostOptionsFromEnv, readyFileFromEnv } from '../apps/host/environment';
 import * as fs from 'node:fs';
 import { OobError } from '../apps/oob/tcp-channel';
+import { interfaceForAddress } from '../nic-driver/interface-info';
 
 /** The options both commands list with the same words (each keeps its own order, and its own wording of the others). */
 export const SHARED_OPTIONS = {
@@ -153,5 +154,27 @@ export async function runHostTest<R extends { ok: boolean; problems: readonly st
     return 1;
   } finally {
     host?.close();
+  }
+}
+
+/**
+ * The interface for an RDMA CM command without `-d`: the one that holds or reaches `addr`, as rping
+ * finds it (the kernel's route). The memory test mode has no routes; a lookup that fails is printed
+ * (stderr, and the JSON error object with --json) and gives null: the command exits 1.
+ */
+export async function routedInterface(
+  out: Output,
+  o: { driver: HostDriverKind; json: boolean; command: string; failFields: Record<string, unknown> },
+  addr: () => string,
+): Promise<string | null> {
+  if (o.driver === HostDriverKind.MEMORY) throw new UsageError('-d sim-a or -d sim-b is required with --driver memory');
+  const a = addr();
+  try {
+    return await interfaceForAddress(a);
+  } catch (e) {
+    const f = failureOf(e);
+    if (o.json) out.stdout(`${JSON.stringify({ ok: false, ...o.failFields, ...f })}\n`);
+    out.stderr(`roce ${o.command}: ${f.error}\n`);
+    return null;
   }
 }

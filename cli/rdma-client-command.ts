@@ -7,12 +7,10 @@
 import { type OptionSpec, UsageError, formatOptions, intValue } from './args';
 import type { Output } from './output';
 import { type CommandContext, parseCommand } from './command';
-import { type HostTestArgs, type HostTestNames, SHARED_OPTIONS, parseDriver, runHostTest } from './host-test';
+import { type HostTestArgs, type HostTestNames, SHARED_OPTIONS, parseDriver, runHostTest, routedInterface } from './host-test';
 import { HostDriverKind } from '../apps/host/host-device';
-import { interfaceForAddress } from '../nic-driver/interface-info';
 import { RDMA_EXAMPLE_DEFAULT_PORT, type RdmaExampleResult } from '../apps/rdma-example/endpoint';
 import { type RdmaClientConfig, runRdmaClient } from '../apps/rdma-example/rdma-client';
-import { failureOf } from './failure';
 
 export const RDMA_CLIENT_OPTIONS: readonly OptionSpec[] = [
   { name: 'server', short: 's', kind: 'string', value: 'ADDR', help: "the server's IPv4 address (required)" },
@@ -54,15 +52,9 @@ export async function rdmaClientCommand(argv: readonly string[], out: Output, ct
   const json = args.flags.has('json');
   let ifname = args.values.get('dev');
   if (ifname === undefined) {
-    if (driver === HostDriverKind.MEMORY) throw new UsageError('-d sim-a or -d sim-b is required with --driver memory');
-    try {
-      ifname = await interfaceForAddress(addr);
-    } catch (e) {
-      const f = failureOf(e);
-      if (json) out.stdout(`${JSON.stringify({ ok: false, test: 'rdma_client', role: 'client', ...f })}\n`);
-      out.stderr(`roce rdma-client: ${f.error}\n`);
-      return 1;
-    }
+    const found = await routedInterface(out, { driver, json, command: 'rdma-client', failFields: { test: 'rdma_client', role: 'client' } }, () => addr);
+    if (found === null) return 1;
+    ifname = found;
   }
   const a: HostTestArgs = { server: addr, role: 'client', ifname, driver, mtu: undefined, bind: undefined, timeoutS, json, port, num };
   const cfg: RdmaClientConfig = { addr, port, stepTimeoutMs: timeoutS * 1000 };

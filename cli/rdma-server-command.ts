@@ -7,12 +7,10 @@
 import { type OptionSpec, UsageError, formatOptions, intValue } from './args';
 import type { Output } from './output';
 import { type CommandContext, parseCommand } from './command';
-import { type HostTestArgs, type HostTestNames, SHARED_OPTIONS, parseDriver, runHostTest } from './host-test';
+import { type HostTestArgs, type HostTestNames, SHARED_OPTIONS, parseDriver, runHostTest, routedInterface } from './host-test';
 import { HostDriverKind } from '../apps/host/host-device';
-import { interfaceForAddress } from '../nic-driver/interface-info';
 import { RDMA_EXAMPLE_DEFAULT_PORT, type RdmaExampleResult } from '../apps/rdma-example/endpoint';
 import { type RdmaServerConfig, runRdmaServer } from '../apps/rdma-example/rdma-server';
-import { failureOf } from './failure';
 
 export const RDMA_SERVER_OPTIONS: readonly OptionSpec[] = [
   { name: 'server', short: 's', kind: 'string', value: 'ADDR', help: 'the IPv4 address to listen on (default 0.0.0.0: any, then -d is needed)' },
@@ -52,16 +50,12 @@ export async function rdmaServerCommand(argv: readonly string[], out: Output, ct
   const json = args.flags.has('json');
   let ifname = args.values.get('dev');
   if (ifname === undefined) {
-    if (driver === HostDriverKind.MEMORY) throw new UsageError('-d sim-a or -d sim-b is required with --driver memory');
-    if (addr === '0.0.0.0') throw new UsageError('-s 0.0.0.0 (the default) listens on every device: give -d IFACE');
-    try {
-      ifname = await interfaceForAddress(addr);
-    } catch (e) {
-      const f = failureOf(e);
-      if (json) out.stdout(`${JSON.stringify({ ok: false, test: 'rdma_server', role: 'server', ...f })}\n`);
-      out.stderr(`roce rdma-server: ${f.error}\n`);
-      return 1;
-    }
+    const found = await routedInterface(out, { driver, json, command: 'rdma-server', failFields: { test: 'rdma_server', role: 'server' } }, () => {
+      if (addr === '0.0.0.0') throw new UsageError('-s 0.0.0.0 (the default) listens on every device: give -d IFACE');
+      return addr;
+    });
+    if (found === null) return 1;
+    ifname = found;
   }
   const a: HostTestArgs = { server: undefined, role: 'server', ifname, driver, mtu: undefined, bind: addr, timeoutS, json, port, num };
   const cfg: RdmaServerConfig = { addr, port, stepTimeoutMs: timeoutS * 1000, listenTimeoutMs: Math.max(timeoutS, 300) * 1000 };

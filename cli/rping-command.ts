@@ -8,12 +8,10 @@
 import { type OptionSpec, UsageError, formatOptions, intValue } from './args';
 import type { Output } from './output';
 import { type CommandContext, parseCommand } from './command';
-import { type HostTestArgs, type HostTestNames, SHARED_OPTIONS, parseDriver, runHostTest } from './host-test';
+import { type HostTestArgs, type HostTestNames, SHARED_OPTIONS, parseDriver, runHostTest, routedInterface } from './host-test';
 import { HostDriverKind } from '../apps/host/host-device';
-import { interfaceForAddress } from '../nic-driver/interface-info';
 import { RPING_DEFAULT_PORT, RPING_DEFAULT_SIZE, type RpingConfig, type RpingResult, runRping } from '../apps/rping/rping';
 import { RPING_MAX_BUFSIZE, RPING_MIN_BUFSIZE } from '../apps/rping/ping-data';
-import { failureOf } from './failure';
 
 export const RPING_OPTIONS: readonly OptionSpec[] = [
   { name: 'server', short: 's', kind: 'flag', help: 'server: wait for a client and serve it until it disconnects' },
@@ -66,16 +64,12 @@ export async function rpingCommand(argv: readonly string[], out: Output, ctx: Co
   const role = server ? 'server' : 'client';
   let ifname = args.values.get('dev');
   if (ifname === undefined) {
-    if (driver === HostDriverKind.MEMORY) throw new UsageError('-d sim-a or -d sim-b is required with --driver memory');
-    if (addr === '0.0.0.0') throw new UsageError('-a 0.0.0.0 listens on every device: give -d IFACE');
-    try {
-      ifname = await interfaceForAddress(addr);
-    } catch (e) {
-      const f = failureOf(e);
-      if (json) out.stdout(`${JSON.stringify({ ok: false, test: 'rping', role, ...f })}\n`);
-      out.stderr(`roce rping: ${f.error}\n`);
-      return 1;
-    }
+    const found = await routedInterface(out, { driver, json, command: 'rping', failFields: { test: 'rping', role } }, () => {
+      if (addr === '0.0.0.0') throw new UsageError('-a 0.0.0.0 listens on every device: give -d IFACE');
+      return addr;
+    });
+    if (found === null) return 1;
+    ifname = found;
   }
   const verbose = args.flags.has('verbose');
   const a: HostTestArgs = { server: server ? undefined : addr, role, ifname, driver, mtu: undefined, bind: undefined, timeoutS, json, port, num };

@@ -14,12 +14,10 @@
 import { type OptionSpec, UsageError, formatOptions, intValue } from './args';
 import type { Output } from './output';
 import { type CommandContext, parseCommand } from './command';
-import { type HostTestArgs, type HostTestNames, SHARED_OPTIONS, parseDriver, runHostTest } from './host-test';
+import { type HostTestArgs, type HostTestNames, SHARED_OPTIONS, parseDriver, runHostTest, routedInterface } from './host-test';
 import { HostDriverKind } from '../apps/host/host-device';
-import { interfaceForAddress } from '../nic-driver/interface-info';
 import { UDADDY_DEFAULT_CONNECTIONS, UDADDY_DEFAULT_COUNT, UDADDY_DEFAULT_PORT, UDADDY_DEFAULT_SIZE, UDADDY_PORT_SPACE, type UdaddyConfig, type UdaddyResult, runUdaddy } from '../apps/udaddy/udaddy';
 import { UdaddyError } from '../apps/udaddy/udaddy-error';
-import { failureOf } from './failure';
 
 export const UDADDY_OPTIONS: readonly OptionSpec[] = [
   { name: 'server', short: 's', kind: 'string', value: 'ADDR', help: "be the client of the udaddy server at ADDR (IPv4); without -s, be the server" },
@@ -82,17 +80,13 @@ export async function udaddyCommand(argv: readonly string[], out: Output, ctx: C
   const role = dst === undefined ? 'server' : 'client';
   let ifname = args.values.get('dev');
   if (ifname === undefined) {
-    if (driver === HostDriverKind.MEMORY) throw new UsageError('-d sim-a or -d sim-b is required with --driver memory');
-    const by = src ?? dst;
-    if (by === undefined) throw new UsageError("the server listens on every device without -b: give -b ADDR or -d IFACE");
-    try {
-      ifname = await interfaceForAddress(by);
-    } catch (e) {
-      const f = failureOf(e);
-      if (json) out.stdout(`${JSON.stringify({ ok: false, test: 'udaddy', role, ...f })}\n`);
-      out.stderr(`roce udaddy: ${f.error}\n`);
-      return 1;
-    }
+    const found = await routedInterface(out, { driver, json, command: 'udaddy', failFields: { test: 'udaddy', role } }, () => {
+      const by = src ?? dst;
+      if (by === undefined) throw new UsageError('the server listens on every device without -b: give -b ADDR or -d IFACE');
+      return by;
+    });
+    if (found === null) return 1;
+    ifname = found;
   }
   const a: HostTestArgs = { server: dst, role, ifname, driver, mtu: undefined, bind: src, timeoutS, json, port, num };
   const cfg: UdaddyConfig = {
