@@ -8,7 +8,7 @@
 import { type OptionSpec, UsageError, formatOptions, intValue } from './args';
 import type { Output } from './output';
 import { type CommandContext, parseCommand } from './command';
-import { type HostTestArgs, type HostTestNames, SHARED_OPTIONS, parseDriver, runHostTest, routedInterface } from './host-test';
+import { type HostTestArgs, type HostTestNames, PCAP_OPTIONS, captureArgs, SHARED_OPTIONS, parseDriver, runHostTest, routedInterface } from './host-test';
 import { HostDriverKind } from '../apps/host/host-device';
 import { CMATOSE_DEFAULT_CONNECTIONS, CMATOSE_DEFAULT_COUNT, CMATOSE_DEFAULT_PORT, CMATOSE_DEFAULT_SIZE, type CmatoseConfig, type CmatoseResult, runCmatose } from '../apps/cmatose/cmatose';
 
@@ -24,6 +24,7 @@ export const CMATOSE_OPTIONS: readonly OptionSpec[] = [
   SHARED_OPTIONS.driver,
   { name: 'timeout', kind: 'string', value: 'SECONDS', help: 'give up when a step makes no progress for this long (default 10; a server waits up to 300 s for its clients)' },
   SHARED_OPTIONS.json,
+  ...PCAP_OPTIONS,
   SHARED_OPTIONS.help,
 ];
 
@@ -75,7 +76,7 @@ export async function cmatoseCommand(argv: readonly string[], out: Output, ctx: 
     if (found === null) return 1;
     ifname = found;
   }
-  const a: HostTestArgs = { server, role, ifname, driver, mtu: undefined, bind, timeoutS, json, port, num };
+  const a: HostTestArgs = { server, role, ifname, driver, mtu: undefined, bind, timeoutS, json, port, capture: captureArgs(args), num };
   const cfg: CmatoseConfig = {
     role,
     port,

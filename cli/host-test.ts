@@ -18,6 +18,7 @@ import { hostOptionsFromEnv, readyFileFromEnv } from '../apps/host/environment';
 import * as fs from 'node:fs';
 import { OobError } from '../apps/oob/tcp-channel';
 import { interfaceForAddress } from '../nic-driver/interface-info';
+import { DEFAULT_CAPTURE_MAX_BYTES, type LiveCaptureOptions, type LiveCaptureStats, MAX_CAPTURE_RING } from '../nic-driver/live-capture';
 
 /** The options both commands list with the same words (each keeps its own order, and its own wording of the others). */
 export const SHARED_OPTIONS = {
@@ -26,6 +27,41 @@ export const SHARED_OPTIONS = {
   json: { name: 'json', kind: 'flag', help: 'print one JSON summary object' },
   help: { name: 'help', short: 'h', kind: 'flag', help: 'this help' },
 } as const satisfies Record<string, OptionSpec>;
+
+/** The live-capture options every command on a real link takes (`...PCAP_OPTIONS` in its list). */
+export const PCAP_OPTIONS: readonly OptionSpec[] = [
+  { name: 'pcap', kind: 'string', value: 'FILE', help: 'record every frame sent and received (real-clock ns timestamps) to a pcap file' },
+  { name: 'pcap-count', kind: 'string', value: 'N', help: `--pcap keeps only the last N frames (a ring written at exit; 1..${MAX_CAPTURE_RING})` },
+  { name: 'pcap-size', kind: 'string', value: 'BYTES', help: `--pcap file grows to at most BYTES (suffix k, M or G: binary units; default ${DEFAULT_CAPTURE_MAX_BYTES >> 30}G), later frames are dropped` },
+];
+
+const SIZE_UNITS: Record<string, number> = { '': 1, k: 1024, K: 1024, m: 1 << 20, M: 1 << 20, g: 1 << 30, G: 1 << 30 };
+
+/** --pcap, --pcap-count and --pcap-size, checked: the capture to record, or null. */
+export function captureArgs(args: ParsedArgs): LiveCaptureOptions | null {
+  const path = args.values.get('pcap');
+  const countText = args.values.get('pcap-count');
+  const sizeText = args.values.get('pcap-size');
+  if (path === undefined) {
+    if (countText !== undefined || sizeText !== undefined) throw new UsageError(`--${countText !== undefined ? 'pcap-count' : 'pcap-size'} needs --pcap FILE`);
+    return null;
+  }
+  if (path === '') throw new UsageError('--pcap needs a file name');
+  const opts: LiveCaptureOptions = { path };
+  if (countText !== undefined) opts.maxFrames = intValue(countText, 'pcap-count', 1, MAX_CAPTURE_RING);
+  if (sizeText !== undefined) {
+    const m = /^(\d+)([kKmMgG]?)$/.exec(sizeText);
+    const bytes = m === null ? NaN : Number(m[1]) * SIZE_UNITS[m[2] ?? '']!;
+    if (!Number.isSafeInteger(bytes) || bytes < 24) throw new UsageError(`--pcap-size must be a byte count of at least 24 (the file header), with an optional k, M or G, not ${JSON.stringify(sizeText)}`);
+    opts.maxBytes = bytes;
+  }
+  return opts;
+}
+
+/** The `pcap` field of a command's JSON summary. */
+function captureSummary(s: LiveCaptureStats): Record<string, unknown> {
+  return { file: s.file, frames: s.frames, dropped: s.dropped, bytes: s.bytes };
+}
 
 export function parseDriver(text: string | undefined): HostDriverKind {
   const d = text ?? HostDriverKind.XDP;
@@ -63,6 +99,8 @@ export interface HostTestArgs {
   timeoutS: number;
   json: boolean;
   port: number;
+  /** --pcap and its bounds, or null (no capture: nothing in the frame path). */
+  capture: LiveCaptureOptions | null;
   /** An integer option in [min, max] (decimal or 0x-hex), or undefined when not given. */
   num(name: string, min: number, max: number): number | undefined;
 }
@@ -86,7 +124,8 @@ export function hostTestArgs(args: ParsedArgs, operands: readonly string[], name
   const timeoutS = num('timeout', 1, 86_400) ?? names.defaultTimeoutS;
   const json = args.flags.has('json');
   const port = num('port', 1, 65535) ?? PINGPONG_DEFAULT_PORT;
-  return { server, role: server === undefined ? 'server' : 'client', ifname, driver, mtu, bind, timeoutS, json, port, num };
+  const capture = captureArgs(args);
+  return { server, role: server === undefined ? 'server' : 'client', ifname, driver, mtu, bind, timeoutS, json, port, capture, num };
 }
 
 /** What a run is handed to work with its host device and the output. */
@@ -115,16 +154,40 @@ export interface HostTest<R extends { ok: boolean; problems: readonly string[]; 
 }
 
 /** The device `--dev` and `--driver` name: an end of the process's memory testbed, or a host interface with the environment's settings. */
-async function openDevice(ctx: CommandContext, ifname: string, driver: HostDriverKind): Promise<HostDevice> {
-  if (driver === HostDriverKind.MEMORY) return ctx.testbed.open(ifname);
-  return openHostDevice(ifname, driver, hostOptionsFromEnv(ctx.env));
+async function openDevice(ctx: CommandContext, ifname: string, driver: HostDriverKind, capture: LiveCaptureOptions | null): Promise<HostDevice> {
+  if (driver === HostDriverKind.MEMORY) {
+    if (capture !== null) throw new UsageError('--pcap records a real link; the memory test mode records with `roce demo --pcap`');
+    return ctx.testbed.open(ifname);
+  }
+  return openHostDevice(ifname, driver, { ...hostOptionsFromEnv(ctx.env), capture });
+}
+
+/**
+ * While a capture is open, SIGINT and SIGTERM first write what it holds (a ring is written only
+ * at close), then end the process as the signal would have. Returns the function that removes
+ * the handlers.
+ */
+function flushCaptureOnSignal(host: HostDevice): () => void {
+  if (host.capture === null) return () => undefined;
+  const signals = ['SIGINT', 'SIGTERM'] as const;
+  const handler = (sig: NodeJS.Signals): void => {
+    for (const s of signals) process.removeListener(s, handler);
+    host.capture?.close();
+    process.kill(process.pid, sig);
+  };
+  for (const s of signals) process.once(s, handler);
+  return () => {
+    for (const s of signals) process.removeListener(s, handler);
+  };
 }
 
 /** Opens the device, runs the test, prints the result; the exit status. */
 export async function runHostTest<R extends { ok: boolean; problems: readonly string[]; warnings?: readonly string[] }>(out: Output, ctx: CommandContext, a: HostTestArgs, names: HostTestNames, t: HostTest<R>): Promise<number> {
   let host: HostDevice | null = null;
+  let unhook = (): void => undefined;
   try {
-    host = await openDevice(ctx, a.ifname, a.driver);
+    host = await openDevice(ctx, a.ifname, a.driver, a.capture);
+    unhook = flushCaptureOnSignal(host);
     const h = host;
     const hooks: HostTestHooks = { beforeConnect: (gid) => h.ensureNeighbor(gid), idleWait: h.idleWait };
     const readyFile = readyFileFromEnv(ctx.env);
@@ -138,8 +201,14 @@ export async function runHostTest<R extends { ok: boolean; problems: readonly st
     const r = await t.run(host.device, hooks);
     // Let the last ACKs leave before the device goes away.
     if (!host.virtualTime) await new Promise((res) => setTimeout(res, 100));
-    if (a.json) out.stdout(`${JSON.stringify(t.summary(r, host))}\n`);
-    else t.report(out, r, host);
+    // The capture's figures are final once it is closed (a ring is written then).
+    const cap = host.capture;
+    cap?.close();
+    if (a.json) out.stdout(`${JSON.stringify(cap === null ? t.summary(r, host) : { ...t.summary(r, host), pcap: captureSummary(cap.stats) })}\n`);
+    else {
+      t.report(out, r, host);
+      if (cap !== null) out.stdout(`capture: ${cap.stats.frames} frames to ${cap.stats.file}${cap.stats.dropped > 0 ? ` (${cap.stats.dropped} not kept: ${a.capture?.maxFrames !== undefined ? 'older than the last --pcap-count' : 'past --pcap-size'})` : ''}\n`);
+    }
     for (const w of r.warnings ?? []) out.stderr(`roce ${names.command}: warning: ${w}\n`);
     if (!r.ok) {
       out.stderr(`roce ${names.command}: FAILED: ${r.problems[0] ?? 'verification failed'}\n`);
@@ -149,10 +218,13 @@ export async function runHostTest<R extends { ok: boolean; problems: readonly st
   } catch (e) {
     if (e instanceof UsageError) throw e;
     const failure = failureOf(e);
-    if (a.json) out.stdout(`${JSON.stringify({ ...t.errorFields, ...failure })}\n`);
+    const cap = host?.capture ?? null;
+    cap?.close();
+    if (a.json) out.stdout(`${JSON.stringify({ ...t.errorFields, ...failure, ...(cap !== null ? { pcap: captureSummary(cap.stats) } : {}) })}\n`);
     out.stderr(`roce ${names.command}: ${e instanceof OobError ? `${t.exchange} failed: ` : ''}${failure.error}\n`);
     return 1;
   } finally {
+    unhook();
     host?.close();
   }
 }

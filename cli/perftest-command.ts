@@ -6,7 +6,7 @@
  */
 import { type OptionSpec, UsageError, formatOptions } from './args';
 import { type CommandContext, parseCommand } from './command';
-import { type HostTestNames, SHARED_OPTIONS, hostTestArgs, runHostTest } from './host-test';
+import { type HostTestNames, PCAP_OPTIONS, SHARED_OPTIONS, hostTestArgs, runHostTest } from './host-test';
 import type { Output } from './output';
 import { PerftestVerb } from '../apps/oob/perftest-session';
 import { PINGPONG_DEFAULT_PORT } from '../apps/oob/pingpong-messages';
@@ -37,6 +37,7 @@ export const PERFTEST_OPTIONS: readonly OptionSpec[] = [
   { name: 'timeout', kind: 'string', value: 'SECONDS', help: 'give up when the test makes no progress for this long (default: from the QP\'s timers, local ACK timeout x (retry_cnt + 1) + RNR timer x (rnr_retry + 1) + 2 s; a server waits up to 300 s for its client)' },
   { name: 'verify', kind: 'flag', help: 'fill every buffer with a known pattern and check what arrives (both ends roce-ts)' },
   SHARED_OPTIONS.json,
+  ...PCAP_OPTIONS,
   SHARED_OPTIONS.help,
 ];
 

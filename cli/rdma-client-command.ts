@@ -7,7 +7,7 @@
 import { type OptionSpec, UsageError, formatOptions, intValue } from './args';
 import type { Output } from './output';
 import { type CommandContext, parseCommand } from './command';
-import { type HostTestArgs, type HostTestNames, SHARED_OPTIONS, parseDriver, runHostTest, routedInterface } from './host-test';
+import { type HostTestArgs, type HostTestNames, PCAP_OPTIONS, captureArgs, SHARED_OPTIONS, parseDriver, runHostTest, routedInterface } from './host-test';
 import { HostDriverKind } from '../apps/host/host-device';
 import { RDMA_EXAMPLE_DEFAULT_PORT, type RdmaExampleResult } from '../apps/rdma-example/endpoint';
 import { type RdmaClientConfig, runRdmaClient } from '../apps/rdma-example/rdma-client';
@@ -19,6 +19,7 @@ export const RDMA_CLIENT_OPTIONS: readonly OptionSpec[] = [
   SHARED_OPTIONS.driver,
   { name: 'timeout', kind: 'string', value: 'SECONDS', help: 'give up when a step makes no progress for this long (default 10)' },
   SHARED_OPTIONS.json,
+  ...PCAP_OPTIONS,
   SHARED_OPTIONS.help,
 ];
 
@@ -56,7 +57,7 @@ export async function rdmaClientCommand(argv: readonly string[], out: Output, ct
     if (found === null) return 1;
     ifname = found;
   }
-  const a: HostTestArgs = { server: addr, role: 'client', ifname, driver, mtu: undefined, bind: undefined, timeoutS, json, port, num };
+  const a: HostTestArgs = { server: addr, role: 'client', ifname, driver, mtu: undefined, bind: undefined, timeoutS, json, port, capture: captureArgs(args), num };
   const cfg: RdmaClientConfig = { addr, port, stepTimeoutMs: timeoutS * 1000 };
   if (!json) cfg.onLine = (line) => out.stdout(`${line}\n`);
   return runHostTest(out, ctx, a, NAMES, {

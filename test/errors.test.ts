@@ -14,6 +14,7 @@ import { WireError, WireErrorCode } from '../packets/errors';
 import { TimelineError } from '../analysis/timeline';
 import { LinkConfigError, LinkConfigErrorCode } from '../nic-driver/link-config-error';
 import { NativeErrorCode, NicDriverError } from '../nic-driver/native-binding';
+import { LiveCaptureError, LiveCaptureErrorCode } from '../nic-driver/live-capture';
 import { VerbsError, VerbsErrorCode } from '../stack/errors';
 import { OobError, OobErrorCode } from '../apps/oob/tcp-channel';
 import { PerftestError, PerftestErrorCode } from '../apps/perftest/perftest-error';
@@ -44,6 +45,7 @@ const CLASSES: ErrorClass[] = [
   { name: 'WireError', file: 'packets/errors.ts', codes: Object.values(WireErrorCode), make: (c) => new WireError(c as WireErrorCode, 0, 'x') },
   { name: 'TimelineError', file: 'analysis/timeline.ts', codes: ['ROCE_ERR_TIMELINE'], make: () => new TimelineError('x') },
   { name: 'LinkConfigError', file: 'nic-driver/link-config-error.ts', codes: Object.values(LinkConfigErrorCode), make: () => new LinkConfigError('x') },
+  { name: 'LiveCaptureError', file: 'nic-driver/live-capture.ts', codes: Object.values(LiveCaptureErrorCode), make: (c) => new LiveCaptureError(c as LiveCaptureErrorCode, 'x') },
   { name: 'NicDriverError', file: 'nic-driver/native-binding.ts', codes: Object.values(NativeErrorCode), make: (c) => new NicDriverError(c as NativeErrorCode, 'x') },
   { name: 'VerbsError', file: 'stack/errors.ts', codes: Object.values(VerbsErrorCode), make: (c) => new VerbsError(c as VerbsErrorCode, 'x') },
   { name: 'OobError', file: 'apps/oob/tcp-channel.ts', codes: Object.values(OobErrorCode), make: (c) => new OobError(c as OobErrorCode, 'x') },

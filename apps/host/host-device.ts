@@ -26,6 +26,8 @@ import { interfaceInfo, resolveNeighbor } from '../../nic-driver/interface-info'
 import { nativeAvailable, nativeLoadError } from '../../nic-driver/native-binding';
 import { RoceError } from '../../base/roce-error';
 import { KernelNeighborTable } from './kernel-neighbors';
+import { CaptureDriver } from '../../nic-driver/capture-driver';
+import { LiveCapture, type LiveCaptureOptions, wallClockNs } from '../../nic-driver/live-capture';
 
 export const HostDriverKind = { XDP: 'xdp', PACKET: 'packet', MEMORY: 'memory' } as const;
 export type HostDriverKind = (typeof HostDriverKind)[keyof typeof HostDriverKind];
@@ -75,6 +77,8 @@ export interface HostDeviceOptions {
   maxUnackedPsns?: number;
   /** Transport tuning for experiments: AckReq spacing inside a message (default 64 as rxe). */
   maxPktsPerAck?: number;
+  /** Record every frame sent and received to a pcap file (`--pcap`; default none, and then nothing is in the path). */
+  capture?: LiveCaptureOptions | null;
 }
 
 /** The default receive linger (µs, see HostDeviceOptions.rxLingerUs). */
@@ -95,6 +99,8 @@ export interface HostDevice {
    * timer fires), so an idle run costs no CPU and leaves the cores to the kernel's packet processing.
    */
   readonly idleWait: () => Promise<void>;
+  /** The live capture (`--pcap`), or null. */
+  readonly capture: LiveCapture | null;
   /** Makes sure the device knows the MAC of the host whose GID is `gid` (reads the kernel's neighbour table). */
   ensureNeighbor(gid: Uint8Array): Promise<void>;
   close(): void;
@@ -169,12 +175,21 @@ export async function openHostDevice(ifname: string, kind: HostNicKind, opts: Ho
   const lingerUs = busyPoll ? 0 : (opts.rxLingerUs ?? DEFAULT_RX_LINGER_US);
   if (!Number.isInteger(lingerUs) || lingerUs < 0 || lingerUs > 1_000_000) throw new HostDeviceError(HostDeviceErrorCode.DRIVER_FAILED, `rxLingerUs must be an integer 0..1000000, not ${lingerUs}`);
   const faults = opts.faults ?? null;
-  let driver: ActivityDriver;
+  let nic: NicDriver;
   try {
-    driver = new ActivityDriver(withFaults(factory(link, { busyPoll, ...(vlan !== null && facts.mtu !== undefined ? { mtu: facts.mtu } : {}) }), faults), lingerUs);
+    nic = factory(link, { busyPoll, ...(vlan !== null && facts.mtu !== undefined ? { mtu: facts.mtu } : {}) });
   } catch (e) {
     throw new HostDeviceError(HostDeviceErrorCode.DRIVER_FAILED, `${DRIVER_LABELS[kind]} driver on ${ifname}: ${(e as Error).message}`);
   }
+  // The capture sits on the real driver (under the fault injector): it shows the wire as tcpdump would.
+  let capture: LiveCapture | null = null;
+  try {
+    if (opts.capture != null) capture = new LiveCapture(opts.capture, wallClockNs());
+  } catch (e) {
+    nic.close();
+    throw e;
+  }
+  const driver = new ActivityDriver(withFaults(capture === null ? nic : new CaptureDriver(nic, capture), faults), lingerUs);
   // perftest and rc_pingpong draw their start PSN from lrand48 seeded by pid and time: a fresh seed per run.
   const neighbors = new KernelNeighborTable(ifname);
   const device = new Device({
@@ -195,6 +210,7 @@ export async function openHostDevice(ifname: string, kind: HostNicKind, opts: Ho
     driver: kind,
     busyPoll,
     virtualTime: false,
+    capture,
     idleWait: busyPoll ? nextTurn : () => driver.waitForActivity(IDLE_FALLBACK_MS),
     async ensureNeighbor(gid: Uint8Array): Promise<void> {
       if (!isIpv4MappedGid(gid)) {
@@ -206,6 +222,7 @@ export async function openHostDevice(ifname: string, kind: HostNicKind, opts: Ho
     close(): void {
       neighbors.close();
       driver.close();
+      capture?.close();
     },
   };
 }

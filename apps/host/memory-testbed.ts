@@ -84,6 +84,7 @@ export class MemoryTestbed {
       driver: HostDriverKind.MEMORY,
       busyPoll: false,
       virtualTime: true,
+      capture: null,
       idleWait: nextTurn,
       async ensureNeighbor(gid: Uint8Array): Promise<void> {
         const ip = isIpv4MappedGid(gid) ? gidToIpv4(gid) : ipv6ToString(gid);
