@@ -170,25 +170,25 @@ export async function openHostDevice(ifname: string, kind: HostNicKind, opts: Ho
   const vlan = facts.vlan ?? null;
   const link = vlan !== null && vlan.parent !== '' ? vlan.parent : ifname;
   if (ipv4.length === 0) throw new HostDeviceError(HostDeviceErrorCode.NO_INTERFACE, `interface ${ifname} has no IPv4 address; RoCE v2 needs one for its GID`);
-  const factory = loadDriverFactory(kind, opts.xdpMode);
   const busyPoll = opts.busyPoll ?? false;
   const lingerUs = busyPoll ? 0 : (opts.rxLingerUs ?? DEFAULT_RX_LINGER_US);
   if (!Number.isInteger(lingerUs) || lingerUs < 0 || lingerUs > 1_000_000) throw new HostDeviceError(HostDeviceErrorCode.DRIVER_FAILED, `rxLingerUs must be an integer 0..1000000, not ${lingerUs}`);
   const faults = opts.faults ?? null;
+  // The capture file first: a path that cannot be written fails before any socket is opened.
+  const capture = opts.capture != null ? new LiveCapture(opts.capture, wallClockNs()) : null;
   let nic: NicDriver;
   try {
-    nic = factory(link, { busyPoll, ...(vlan !== null && facts.mtu !== undefined ? { mtu: facts.mtu } : {}) });
+    const factory = loadDriverFactory(kind, opts.xdpMode);
+    try {
+      nic = factory(link, { busyPoll, ...(vlan !== null && facts.mtu !== undefined ? { mtu: facts.mtu } : {}) });
+    } catch (e) {
+      throw new HostDeviceError(HostDeviceErrorCode.DRIVER_FAILED, `${DRIVER_LABELS[kind]} driver on ${ifname}: ${(e as Error).message}`);
+    }
   } catch (e) {
-    throw new HostDeviceError(HostDeviceErrorCode.DRIVER_FAILED, `${DRIVER_LABELS[kind]} driver on ${ifname}: ${(e as Error).message}`);
-  }
-  // The capture sits on the real driver (under the fault injector): it shows the wire as tcpdump would.
-  let capture: LiveCapture | null = null;
-  try {
-    if (opts.capture != null) capture = new LiveCapture(opts.capture, wallClockNs());
-  } catch (e) {
-    nic.close();
+    capture?.close();
     throw e;
   }
+  // The capture sits on the real driver (under the fault injector): it shows the wire as tcpdump would.
   const driver = new ActivityDriver(withFaults(capture === null ? nic : new CaptureDriver(nic, capture), faults), lingerUs);
   // perftest and rc_pingpong draw their start PSN from lrand48 seeded by pid and time: a fresh seed per run.
   const neighbors = new KernelNeighborTable(ifname);

@@ -101,6 +101,8 @@ export interface PairOptions {
   timeoutMs?: number;
   /** More environment for both processes (e.g. ROCE_FAULTS, apps/host/environment.ts). */
   env?: Readonly<Record<string, string>>;
+  /** Arguments for one side only (e.g. each its own --pcap file). */
+  sideArgs?: { server?: readonly string[]; client?: readonly string[] };
 }
 
 /**
@@ -115,8 +117,8 @@ export function roceServerClient(net: NetnsPair, cmd: 'perftest' | 'pingpong', a
   // (sent and received counts) instead of being killed silently. A test's own --timeout is kept (the last flag wins).
   const noProgressS = String(Math.max(1, Math.min(10, Math.ceil(t / 2000))));
   const common = ['--driver', o.driver, '--port', port, '--json', ...(args.includes('--timeout') ? [] : ['--timeout', noProgressS])];
-  const server = startRoce(net.nsB, [cmd, ...args, '--dev', net.ifB, ...common], t, env);
-  const client = startRoce(net.nsA, [cmd, ...args, net.ipB, '--dev', net.ifA, ...common], t, env);
+  const server = startRoce(net.nsB, [cmd, ...args, '--dev', net.ifB, ...common, ...(o.sideArgs?.server ?? [])], t, env);
+  const client = startRoce(net.nsA, [cmd, ...args, net.ipB, '--dev', net.ifA, ...common, ...(o.sideArgs?.client ?? [])], t, env);
   return { server, client };
 }
 

@@ -1,0 +1,35 @@
+/**
+ * The live-capture flags of the commands that drive a real link (`--pcap`, `--pcap-count`,
+ * `--pcap-size`): each command lists them, and bad combinations and values are usage errors (exit
+ * 2) before any device is opened. Recording itself is tested over veth in test/e2e/live-pcap.test.ts.
+ */
+import { roce } from '../support/cli';
+
+const COMMANDS: readonly (readonly string[])[] = [['pingpong'], ['perftest', 'write'], ['rping', '-c', '-a', '198.18.0.2'], ['cmatose'], ['udaddy'], ['rdma-server'], ['rdma-client']];
+
+test.each(COMMANDS)('roce %s --help lists --pcap, --pcap-count and --pcap-size', async (...c) => {
+  const r = await roce(c[0]!, '--help');
+  expect(r.code).toBe(0);
+  for (const o of ['--pcap FILE', '--pcap-count N', '--pcap-size BYTES']) expect(r.out).toContain(o);
+});
+
+test.each([
+  [['--pcap-count', '10'], /--pcap-count needs --pcap FILE/],
+  [['--pcap-size', '1M'], /--pcap-size needs --pcap FILE/],
+  [['--pcap', 'x.pcap', '--pcap-count', '0'], /--pcap-count must be an integer from 1 to 10000000/],
+  [['--pcap', 'x.pcap', '--pcap-size', '10'], /--pcap-size must be a byte count of at least 24/],
+  [['--pcap', 'x.pcap', '--pcap-size', '1T'], /--pcap-size must be a byte count/],
+  [['--pcap', 'x.pcap', '--driver', 'memory', '-d', 'sim-a'], /--pcap records a real link/],
+])('pingpong %j: usage error', async (argv, msg) => {
+  const r = await roce('pingpong', '-d', 'x', ...(argv as string[]));
+  expect(r.code).toBe(2);
+  expect(r.err).toMatch(msg);
+});
+
+test('a capture file that cannot be created: exit 1, the JSON error names it and it fails before any socket is opened', async () => {
+  const r = await roce('pingpong', '-d', 'lo', '--driver', 'packet', '--json', '--pcap', '/nonexistent-dir/x.pcap');
+  expect(r.code).toBe(1);
+  const j = JSON.parse(r.out.trim().split('\n').pop()!) as Record<string, unknown>;
+  expect(j).toMatchObject({ ok: false, code: 'ROCE_ERR_CAPTURE_FILE' });
+  expect(String(j['error'])).toMatch(/cannot write the capture \/nonexistent-dir\/x.pcap/);
+});
