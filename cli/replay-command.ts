@@ -15,6 +15,7 @@ import { replayResponder } from '../apps/replay/responder-replay';
 import { replayRequester } from '../apps/replay/requester-replay';
 import type { ReplaySummary } from '../apps/replay/differences';
 import { replayOnto, rulesFromFlags } from './replay-onto';
+import { PCAP_OPTIONS, captureArgs } from './host-test';
 import { capturedPackets } from '../apps/replay/captured-packets';
 import { applyCmSetup, cmConnections } from '../apps/replay/cm-setup';
 import { splitReplayable } from '../apps/replay/replayable';
@@ -35,6 +36,7 @@ export const REPLAY_OPTIONS: readonly OptionSpec[] = [
   { name: 'rewrite-qpn', kind: 'list', value: 'OLD=NEW', help: 'with --onto: rewrite a destination QPN (repeatable)' },
   { name: 'psn-offset', kind: 'list', value: '[QPN=]N', help: 'with --onto: add N to the PSNs (of frames to QPN, after rewriting)' },
   { name: 'roce-only', kind: 'flag', help: 'with --onto: send only the RoCE v2 frames' },
+  ...PCAP_OPTIONS.map((o) => ({ ...o, help: `with --onto: ${o.help}` })),
   { name: 'help', short: 'h', kind: 'flag', help: 'this help' },
 ];
 
@@ -64,6 +66,8 @@ export async function replayCommand(argv: readonly string[], out: Output): Promi
   const qpnText = args.values.get('qpn');
   const qpn = qpnText === undefined ? undefined : intValue(qpnText, 'qpn', 0, 0xffffff);
   const rocePort = intValue(args.values.get('roce-port') ?? '4791', 'roce-port', 1, 65535);
+  const capture = captureArgs(args);
+  if (capture !== null && args.values.get('onto') === undefined) throw new UsageError('--pcap records a live link: it goes with --onto IFACE');
 
   let bytes: Uint8Array;
   try {
@@ -79,7 +83,7 @@ export async function replayCommand(argv: readonly string[], out: Output): Promi
     const driver = args.values.get('driver') ?? 'packet';
     if (driver !== 'xdp' && driver !== 'packet') throw new UsageError(`--driver must be xdp or packet, not ${JSON.stringify(driver)}`);
     const netns = args.values.get('netns');
-    return replayOnto(cap.records, { ifname: onto, driver, ...(netns !== undefined ? { netns } : {}), timing: timing as 'captured' | 'fast', rules: rulesFromFlags(args.lists), roceOnly: args.flags.has('roce-only') }, out);
+    return replayOnto(cap.records, { ifname: onto, driver, ...(netns !== undefined ? { netns } : {}), timing: timing as 'captured' | 'fast', rules: rulesFromFlags(args.lists), roceOnly: args.flags.has('roce-only'), capture }, out);
   }
   // Frames cut short by the capture, or whose ICRC it did not keep, are made whole for the stack
   // (missing payload zero, ICRC recomputed); comparisons look only at the bytes captured.

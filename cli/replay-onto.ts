@@ -13,6 +13,8 @@ import { AfXdpDriver } from '../nic-driver/af-xdp-driver';
 import type { CaptureRecord } from '../packets/pcap';
 import { macFromString } from '../packets/bytes';
 import { makeRewriter, type RewriteRules } from '../packets/rewrite';
+import { CaptureDriver } from '../nic-driver/capture-driver';
+import { LiveCapture, type LiveCaptureOptions, wallClockNs } from '../nic-driver/live-capture';
 
 export interface OntoOptions {
   ifname: string;
@@ -22,6 +24,8 @@ export interface OntoOptions {
   rules: RewriteRules;
   /** Only frames that are RoCE v2 (default: every frame of the capture). */
   roceOnly: boolean;
+  /** --pcap: record the frames as sent (rewritten) and what the link sends back meanwhile. */
+  capture?: LiveCaptureOptions | null;
 }
 
 function pairs(list: readonly string[] | undefined, what: string): [string, string][] {
@@ -69,17 +73,33 @@ function openDriver(o: OntoOptions): NicDriver {
 }
 
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
+/** How long (ms, in 1 ms steps) a replay with --pcap keeps reading the link after its last frame. */
+const REPLY_DRAIN_MS = 50;
 
 /** Sends the records; returns the exit status. */
 export async function replayOnto(records: readonly CaptureRecord[], o: OntoOptions, out: Output): Promise<number> {
   const rewrite = makeRewriter(o.rules);
+  let capture: LiveCapture | null = null;
+  try {
+    if (o.capture != null) capture = new LiveCapture(o.capture, wallClockNs());
+  } catch (e) {
+    out.stderr(`roce replay: ${(e as Error).message}\n`);
+    return 1;
+  }
   let driver: NicDriver;
   try {
-    driver = openDriver(o);
+    const nic = openDriver(o);
+    driver = capture === null ? nic : new CaptureDriver(nic, capture);
   } catch (e) {
+    capture?.close();
     out.stderr(`roce replay: cannot open ${o.ifname} with the ${o.driver} driver: ${(e as Error).message}\n`);
     return 2;
   }
+  // With a capture, what the link sends back (ACKs, NAKs of a live peer) is read after each burst,
+  // and for a moment after the last, so that it lands in the file.
+  const drain = (): void => {
+    if (capture !== null) while (driver.rxBurst(256).length > 0);
+  };
   const t0 = process.hrtime.bigint();
   const first = records[0]?.timestampNs ?? 0n;
   let sent = 0;
@@ -98,6 +118,7 @@ export async function replayOnto(records: readonly CaptureRecord[], o: OntoOptio
       sent += n;
       refused += batch.length - n;
       batch = [];
+      drain();
     };
     for (const rec of records) {
       const r = rewrite(rec.data);
@@ -110,11 +131,20 @@ export async function replayOnto(records: readonly CaptureRecord[], o: OntoOptio
       batch.push(r.frame);
     }
     await push();
+    if (capture !== null) {
+      for (let i = 0; i < REPLY_DRAIN_MS; i++) {
+        await sleep(1);
+        drain();
+      }
+    }
   } finally {
     driver.close();
+    capture?.close();
   }
   const secs = Number(process.hrtime.bigint() - t0) / 1e9;
-  out.stdout(`replayed ${sent} frames onto ${o.ifname} (${o.driver}) in ${secs.toFixed(3)} s, ${rewritten} rewritten${refused > 0 ? `, ${refused} refused by the driver` : ''}\n`);
+  const cs = capture?.stats;
+  const capText = cs === undefined ? '' : `; capture: ${cs.frames} frames to ${cs.file}${cs.dropped > 0 ? ` (${cs.dropped} not kept)` : ''}`;
+  out.stdout(`replayed ${sent} frames onto ${o.ifname} (${o.driver}) in ${secs.toFixed(3)} s, ${rewritten} rewritten${refused > 0 ? `, ${refused} refused by the driver` : ''}${capText}\n`);
   return refused > 0 ? 1 : 0;
 }
 

@@ -11,6 +11,7 @@ import { decodeFrame, packetAddresses } from '../../packets/decode';
 import { macToString } from '../../packets/bytes';
 import { readCapture } from '../../packets/pcap';
 import * as fs from 'node:fs';
+import * as os from 'node:os';
 import { createNetnsPair, destroyNetnsPair, nativeNetnsSkipReason } from '../support/netns';
 import { testUnless } from '../support/skip';
 
@@ -55,6 +56,42 @@ testUnless(nativeNetnsSkipReason())('the sample conversation, rewritten to the v
     rx.close();
     destroyNetnsPair(p);
   }
+});
+
+testUnless(nativeNetnsSkipReason())('--pcap with --onto records the frames as sent: rewritten, with real-clock times', async () => {
+  const p = createNetnsPair({ mtu: 1500 });
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'roce-onto-pcap-'));
+  const file = path.join(dir, 'sent.pcap');
+  try {
+    const o = memoryOutput();
+    const before = BigInt(Date.now()) * 1_000_000n;
+    const code = await run(
+      [
+        'replay', SAMPLE, '--onto', p.ifA, '--netns', p.nsA, '--driver', 'packet', '--timing', 'fast', '--roce-only',
+        '--rewrite-ip', `198.18.0.1=${p.ipA}`, '--rewrite-ip', `198.18.0.2=${p.ipB}`, '--pcap', file,
+      ],
+      o,
+    );
+    expect(o.err).toBe('');
+    expect(code).toBe(0);
+    const sent = Number(/replayed (\d+) frames/.exec(o.out)?.[1]);
+    expect(o.out).toContain(`capture: `);
+    const recs = readCapture(fs.readFileSync(file)).records;
+    const mine = recs.map((r) => ({ ns: r.timestampNs, d: decodeFrame(r.data) })).filter((x) => x.d.roce && [p.ipA, p.ipB].includes(packetAddresses(x.d).src));
+    // Every frame replayed is in the file with its rewritten addresses (the sample's all go to A or B).
+    expect(mine.length).toBeGreaterThanOrEqual(sent);
+    expect(sent).toBe(readCapture(fs.readFileSync(SAMPLE)).records.filter((r) => decodeFrame(r.data).roce).length);
+    for (const x of mine) expect(x.ns >= before).toBe(true);
+  } finally {
+    fs.rmSync(dir, { recursive: true, force: true });
+    destroyNetnsPair(p);
+  }
+});
+
+test('--pcap without --onto is a usage error', async () => {
+  const o = memoryOutput();
+  expect(await run(['replay', SAMPLE, '--pcap', 'x.pcap'], o)).toBe(2);
+  expect(o.err).toMatch(/--pcap records a live link: it goes with --onto IFACE/);
 });
 
 test('--onto with a bad flag is a usage error', async () => {
