@@ -15,7 +15,7 @@
  *   npm run build && npm run build:native
  *   node dist/bench/netns-network.js                  # table (about 2 minutes)
  *   node dist/bench/netns-network.js --json           # the same figures as JSON
- *   node dist/bench/netns-network.js --only ref,bw    # groups: ref, bw, rate, lat
+ *   node dist/bench/netns-network.js --only ref,bw    # groups: ref, bw, rate, lat, pcap
  *   node dist/bench/netns-network.js --only ref,bw --repeat 3 --drivers xdp
  *                                  # each measurement 3 times in turn (the summary takes medians);
  *                                  # roce runs over AF_XDP only
@@ -232,7 +232,7 @@ function lastJson(text: string): Record<string, unknown> {
 // ------------------------------------------------------------------ measurements
 
 interface Row {
-  group: 'ref' | 'bw' | 'rate' | 'lat';
+  group: 'ref' | 'bw' | 'rate' | 'lat' | 'pcap';
   name: string;
   framesPerSec?: number;
   gbps?: number;
@@ -288,13 +288,13 @@ async function nodeDgram(net: Net, len: number, seconds: number): Promise<Row> {
 let nextPort = 19000;
 
 /** Runs one `roce` command as server in B and client in A; returns the client's JSON summary. */
-async function roce(net: Net, args: string[], opts: { busyPoll?: boolean; timeoutS?: number } = {}): Promise<Record<string, unknown>> {
+async function roce(net: Net, args: string[], opts: { busyPoll?: boolean; timeoutS?: number; clientArgs?: string[] } = {}): Promise<Record<string, unknown>> {
   const port = String(nextPort++);
   const env = { ROCE_BUSY_POLL: opts.busyPoll === true ? '1' : '0' };
   const t = (opts.timeoutS ?? 60) * 1000;
   const [cmd, ...rest] = args;
   const srv = start(net.nsB, process.execPath, [ROCE, cmd ?? '', ...rest, '--dev', net.ifB, '--port', port, '--json', '--timeout', '30'], t, env);
-  const cli = start(net.nsA, process.execPath, [ROCE, cmd ?? '', ...rest, IP_B, '--dev', net.ifA, '--port', port, '--json', '--timeout', '30'], t, env);
+  const cli = start(net.nsA, process.execPath, [ROCE, cmd ?? '', ...rest, IP_B, '--dev', net.ifA, '--port', port, '--json', '--timeout', '30', ...(opts.clientArgs ?? [])], t, env);
   const [s, c] = await Promise.all([srv.out, cli.out]);
   const j = lastJson(c.stdout);
   if (j['ok'] !== true) throw new Error(`roce ${args.join(' ')}: ${String(j['error'] ?? (j['problems'] as string[] | undefined)?.[0] ?? c.stderr.trim())} (server: ${s.stderr.trim().slice(0, 200)})`);
@@ -318,6 +318,26 @@ async function roceBw(net: Net, driver: string, label: string, seconds: number):
   const j = await roce(net, ['perftest', 'write', '--driver', driver, '-s', '65536', ...durationArgs(seconds), '-m', '4096']);
   const gbps = Number(j['gbps']);
   return { group: 'bw', name: `roce perftest write 64 KiB, MTU 4096, ${label}`, gbps, framesPerSec: (gbps * 1e9) / 8 / 4096 };
+}
+
+/**
+ * The cost of `--pcap` (issue 13): the 64 KiB WRITE run with the client recording every frame it
+ * sends and receives, whole or its first 128 bytes (`--pcap-snap 128`: every RoCE header), next to
+ * the same run without it; the modes alternate in one pass.
+ */
+type PcapMode = 'off' | 'whole' | 'snap128';
+async function roceBwPcap(net: Net, driver: string, label: string, seconds: number, mode: PcapMode): Promise<Row> {
+  const file = path.join(os.tmpdir(), `roce-bench-pcap-${process.pid}.pcap`);
+  const flags: Record<PcapMode, string[]> = { off: [], whole: ['--pcap', file], snap128: ['--pcap', file, '--pcap-snap', '128'] };
+  const what: Record<PcapMode, string> = { off: 'off', whole: 'on (client, whole frames)', snap128: 'on (client, --pcap-snap 128)' };
+  try {
+    const j = await roce(net, ['perftest', 'write', '--driver', driver, '-s', '65536', ...durationArgs(seconds), '-m', '4096'], { clientArgs: flags[mode] });
+    const gbps = Number(j['gbps']);
+    const pc = j['pcap'] as { frames?: number; bytes?: number } | undefined;
+    return { group: 'pcap', name: `roce perftest write 64 KiB, ${label}, --pcap ${what[mode]}`, gbps, framesPerSec: (gbps * 1e9) / 8 / 4096, ...(pc !== undefined ? { note: `${pc.frames} frames, ${((pc.bytes ?? 0) / 2 ** 20).toFixed(0)} MiB written` } : {}) };
+  } finally {
+    fs.rmSync(file, { force: true });
+  }
 }
 
 async function roceRate(net: Net, driver: string, label: string, seconds: number): Promise<Row> {
@@ -457,6 +477,9 @@ async function main(): Promise<number> {
       }
       for (const [d, label] of drv) await attempt(`write 64 KiB ${label}`, 'bw', () => roceBw(net, d, label, seconds));
       for (const [d, label] of drv) await attempt(`write 8 B ${label}`, 'rate', () => roceRate(net, d, label, seconds));
+      for (const [d, label] of drv) {
+        for (const mode of ['off', 'whole', 'snap128', 'off', 'whole', 'snap128'] as const) await attempt(`write 64 KiB ${label} --pcap ${mode}`, 'pcap', () => roceBwPcap(net, d, label, seconds, mode));
+      }
       for (const [d, label] of drv) {
         for (const busy of [false, true]) await attempt(`latency ${label} busy=${busy}`, 'lat', () => roceLat(net, d, label, busy, 10000));
       }

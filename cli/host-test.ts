@@ -18,7 +18,7 @@ import { hostOptionsFromEnv, readyFileFromEnv } from '../apps/host/environment';
 import * as fs from 'node:fs';
 import { OobError } from '../apps/oob/tcp-channel';
 import { interfaceForAddress } from '../nic-driver/interface-info';
-import { DEFAULT_CAPTURE_MAX_BYTES, type LiveCaptureOptions, type LiveCaptureStats, MAX_CAPTURE_RING } from '../nic-driver/live-capture';
+import { DEFAULT_CAPTURE_MAX_BYTES, type LiveCaptureOptions, type LiveCaptureStats, MAX_CAPTURE_RING, MAX_SNAP_LEN, MIN_SNAP_LEN } from '../nic-driver/live-capture';
 
 /** The options both commands list with the same words (each keeps its own order, and its own wording of the others). */
 export const SHARED_OPTIONS = {
@@ -33,6 +33,7 @@ export const PCAP_OPTIONS: readonly OptionSpec[] = [
   { name: 'pcap', kind: 'string', value: 'FILE', help: 'record every frame sent and received (real-clock ns timestamps) to a pcap file' },
   { name: 'pcap-count', kind: 'string', value: 'N', help: `--pcap keeps only the last N frames (a ring written at exit; 1..${MAX_CAPTURE_RING})` },
   { name: 'pcap-size', kind: 'string', value: 'BYTES', help: `--pcap file grows to at most BYTES (suffix k, M or G: binary units; default ${DEFAULT_CAPTURE_MAX_BYTES >> 30}G), later frames are dropped` },
+  { name: 'pcap-snap', kind: 'string', value: 'BYTES', help: `--pcap keeps the first BYTES of each frame (${MIN_SNAP_LEN}..${MAX_SNAP_LEN}; 128 holds every RoCE header; default whole frames)` },
 ];
 
 const SIZE_UNITS: Record<string, number> = { '': 1, k: 1024, K: 1024, m: 1 << 20, M: 1 << 20, g: 1 << 30, G: 1 << 30 };
@@ -42,8 +43,10 @@ export function captureArgs(args: ParsedArgs): LiveCaptureOptions | null {
   const path = args.values.get('pcap');
   const countText = args.values.get('pcap-count');
   const sizeText = args.values.get('pcap-size');
+  const snapText = args.values.get('pcap-snap');
   if (path === undefined) {
-    if (countText !== undefined || sizeText !== undefined) throw new UsageError(`--${countText !== undefined ? 'pcap-count' : 'pcap-size'} needs --pcap FILE`);
+    const stray = countText !== undefined ? 'pcap-count' : sizeText !== undefined ? 'pcap-size' : snapText !== undefined ? 'pcap-snap' : null;
+    if (stray !== null) throw new UsageError(`--${stray} needs --pcap FILE`);
     return null;
   }
   if (path === '') throw new UsageError('--pcap needs a file name');
@@ -55,6 +58,7 @@ export function captureArgs(args: ParsedArgs): LiveCaptureOptions | null {
     if (!Number.isSafeInteger(bytes) || bytes < 24) throw new UsageError(`--pcap-size must be a byte count of at least 24 (the file header), with an optional k, M or G, not ${JSON.stringify(sizeText)}`);
     opts.maxBytes = bytes;
   }
+  if (snapText !== undefined) opts.snapLen = intValue(snapText, 'pcap-snap', MIN_SNAP_LEN, MAX_SNAP_LEN);
   return opts;
 }
 

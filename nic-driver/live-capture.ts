@@ -34,6 +34,8 @@ export interface LiveCaptureOptions {
   maxFrames?: number;
   /** The file never grows past this many bytes (header included); later frames are dropped. */
   maxBytes?: number;
+  /** Keep only the first this many bytes of each frame (tcpdump's -s; the record keeps the frame's real length). Default: whole frames. */
+  snapLen?: number;
 }
 
 /** What a capture wrote, for the commands' reports. */
@@ -53,6 +55,9 @@ export const DEFAULT_CAPTURE_MAX_BYTES = 1 << 30;
 export const MAX_CAPTURE_RING = 10_000_000;
 
 const PCAP_FILE_HEADER_LEN = 24;
+/** Snapshot lengths accepted: enough for Ethernet, IPv6, UDP, BTH and the largest extension header; at most the pcap default. */
+export const MIN_SNAP_LEN = 64;
+export const MAX_SNAP_LEN = 262144;
 /** Records are written in chunks of about this size. */
 const CHUNK_BYTES = 1 << 20;
 
@@ -62,7 +67,8 @@ export interface FrameRecorder {
 }
 
 export class LiveCapture implements FrameRecorder {
-  private readonly enc = new PcapEncoder({ linkType: LinkType.Ethernet, nanosecond: true });
+  private readonly enc: PcapEncoder;
+  private readonly snapLen: number;
   private fd: number | null;
   private readonly path: string;
   private readonly maxBytes: number;
@@ -70,6 +76,7 @@ export class LiveCapture implements FrameRecorder {
   private readonly ringSize: number;
   private readonly ringFrames: Uint8Array[] = [];
   private readonly ringTimes: bigint[] = [];
+  private readonly ringLens: number[] = [];
   private ringHead = 0;
   /** The chunk being filled (streaming mode). */
   private chunk = new Uint8Array(CHUNK_BYTES);
@@ -92,6 +99,12 @@ export class LiveCapture implements FrameRecorder {
     if (!Number.isSafeInteger(maxBytes) || maxBytes < PCAP_FILE_HEADER_LEN) {
       throw new LiveCaptureError(LiveCaptureErrorCode.BAD_BOUND, `the capture's size limit must be an integer of at least ${PCAP_FILE_HEADER_LEN} bytes (the file header), not ${opts.maxBytes}`);
     }
+    const snap = opts.snapLen ?? MAX_SNAP_LEN;
+    if (!Number.isInteger(snap) || snap < MIN_SNAP_LEN || snap > MAX_SNAP_LEN) {
+      throw new LiveCaptureError(LiveCaptureErrorCode.BAD_BOUND, `the capture's snapshot length must be an integer ${MIN_SNAP_LEN}..${MAX_SNAP_LEN}, not ${opts.snapLen}`);
+    }
+    this.snapLen = snap;
+    this.enc = new PcapEncoder({ linkType: LinkType.Ethernet, nanosecond: true, snaplen: snap });
     this.ringSize = ring;
     this.maxBytes = maxBytes;
     this.path = opts.path;
@@ -107,24 +120,26 @@ export class LiveCapture implements FrameRecorder {
     if (this.fd === null) return;
     const t = this.nowNs();
     if (this.ringSize > 0) {
-      const copy = frame.slice();
+      const copy = frame.slice(0, this.snapLen);
       if (this.ringFrames.length < this.ringSize) {
         this.ringFrames.push(copy);
         this.ringTimes.push(t);
+        this.ringLens.push(frame.length);
       } else {
         this.ringFrames[this.ringHead] = copy;
         this.ringTimes[this.ringHead] = t;
+        this.ringLens[this.ringHead] = frame.length;
         this.ringHead = (this.ringHead + 1) % this.ringSize;
         this.droppedFrames++;
       }
       return;
     }
-    this.append(frame, t);
+    this.append(frame, t, frame.length);
   }
 
   /** Adds one record to the chunk (and the chunk to the file when full), or counts it dropped past the size limit. */
-  private append(frame: Uint8Array, t: bigint): void {
-    const need = PCAP_RECORD_HEADER_LEN + frame.length;
+  private append(frame: Uint8Array, t: bigint, origLen: number): void {
+    const need = PCAP_RECORD_HEADER_LEN + Math.min(frame.length, this.snapLen);
     if (this.fileBytes + need > this.maxBytes) {
       this.droppedFrames++;
       return;
@@ -136,7 +151,7 @@ export class LiveCapture implements FrameRecorder {
         this.chunkView = new DataView(this.chunk.buffer);
       }
     }
-    const incl = this.enc.putRecordHeader(this.chunkView, this.chunkLen, frame.length, t);
+    const incl = this.enc.putRecordHeader(this.chunkView, this.chunkLen, frame.length, t, origLen);
     this.chunk.set(frame.subarray(0, incl), this.chunkLen + PCAP_RECORD_HEADER_LEN);
     this.chunkLen += PCAP_RECORD_HEADER_LEN + incl;
     this.fileBytes += PCAP_RECORD_HEADER_LEN + incl;
@@ -179,10 +194,11 @@ export class LiveCapture implements FrameRecorder {
       const start = n < this.ringSize ? 0 : this.ringHead;
       for (let i = 0; i < n; i++) {
         const k = (start + i) % n;
-        this.append(this.ringFrames[k]!, this.ringTimes[k]!);
+        this.append(this.ringFrames[k]!, this.ringTimes[k]!, this.ringLens[k]!);
       }
       this.ringFrames.length = 0;
       this.ringTimes.length = 0;
+      this.ringLens.length = 0;
     }
     this.flush();
     this.abandon();

@@ -7,15 +7,17 @@ import { roce } from '../support/cli';
 
 const COMMANDS: readonly (readonly string[])[] = [['pingpong'], ['perftest', 'write'], ['rping', '-c', '-a', '198.18.0.2'], ['cmatose'], ['udaddy'], ['rdma-server'], ['rdma-client']];
 
-test.each(COMMANDS)('roce %s --help lists --pcap, --pcap-count and --pcap-size', async (...c) => {
+test.each(COMMANDS)('roce %s --help lists --pcap, --pcap-count, --pcap-size and --pcap-snap', async (...c) => {
   const r = await roce(c[0]!, '--help');
   expect(r.code).toBe(0);
-  for (const o of ['--pcap FILE', '--pcap-count N', '--pcap-size BYTES']) expect(r.out).toContain(o);
+  for (const o of ['--pcap FILE', '--pcap-count N', '--pcap-size BYTES', '--pcap-snap BYTES']) expect(r.out).toContain(o);
 });
 
 test.each([
   [['--pcap-count', '10'], /--pcap-count needs --pcap FILE/],
   [['--pcap-size', '1M'], /--pcap-size needs --pcap FILE/],
+  [['--pcap-snap', '128'], /--pcap-snap needs --pcap FILE/],
+  [['--pcap', 'x.pcap', '--pcap-snap', '20'], /--pcap-snap must be an integer from 64 to 262144/],
   [['--pcap', 'x.pcap', '--pcap-count', '0'], /--pcap-count must be an integer from 1 to 10000000/],
   [['--pcap', 'x.pcap', '--pcap-size', '10'], /--pcap-size must be a byte count of at least 24/],
   [['--pcap', 'x.pcap', '--pcap-size', '1T'], /--pcap-size must be a byte count/],

@@ -124,6 +124,25 @@ test('the size limit is never passed: whole records up to it, the rest dropped; 
   expect(got[2999]!.seq).toBe(2999);
 });
 
+test('a snapshot length keeps the first bytes of each frame and its real length, in the ring too', () => {
+  const { a, b } = pair();
+  for (const ring of [undefined, 3]) {
+    const file = path.join(dir, `snap-${String(ring)}.pcap`);
+    const cap = new LiveCapture({ path: file, snapLen: 128, ...(ring !== undefined ? { maxFrames: ring } : {}) }, wallClockNs());
+    const d = new CaptureDriver(a, cap);
+    d.txBurst([testFrame(a, b, 1, 100), testFrame(a, b, 2, 1500), testFrame(a, b, 3, 4000)]);
+    cap.close();
+    const r = readCapture(fs.readFileSync(file));
+    expect(r.error).toBeNull();
+    expect(r.records.map((x) => [seqOf(x.data), x.data.length, x.origLen])).toEqual([
+      [1, 100, 100],
+      [2, 128, 1500],
+      [3, 128, 4000],
+    ]);
+    expect(fs.statSync(file).size).toBe(24 + 3 * 16 + 100 + 128 + 128);
+  }
+});
+
 test('a file that cannot be created, and bounds that are not positive integers, are typed errors', () => {
   expect(() => new LiveCapture({ path: path.join(dir, 'no-such-dir', 'x.pcap') }, wallClockNs())).toThrow(LiveCaptureError);
   try {
@@ -132,7 +151,7 @@ test('a file that cannot be created, and bounds that are not positive integers, 
     expect((e as LiveCaptureError).code).toBe('ROCE_ERR_CAPTURE_FILE');
     expect((e as Error).message).toMatch(/cannot write the capture .*no-such-dir/);
   }
-  for (const bad of [{ maxFrames: 0 }, { maxFrames: 1.5 }, { maxBytes: 10 }]) {
+  for (const bad of [{ maxFrames: 0 }, { maxFrames: 1.5 }, { maxBytes: 10 }, { snapLen: 10 }, { snapLen: 1e6 }]) {
     expect(() => new LiveCapture({ path: path.join(dir, 'bad.pcap'), ...bad }, wallClockNs())).toThrow(expect.objectContaining({ code: 'ROCE_ERR_CAPTURE_BOUND' }));
   }
 });
