@@ -15,7 +15,7 @@
  *   npm run build && npm run build:native
  *   node dist/bench/netns-network.js                  # table (about 2 minutes)
  *   node dist/bench/netns-network.js --json           # the same figures as JSON
- *   node dist/bench/netns-network.js --only ref,bw    # groups: ref, bw, rate, lat, pcap
+ *   node dist/bench/netns-network.js --only ref,bw    # groups: ref, bw, rate, lat, pcap, queues
  *   node dist/bench/netns-network.js --only ref,bw --repeat 3 --drivers xdp
  *                                  # each measurement 3 times in turn (the summary takes medians);
  *                                  # roce runs over AF_XDP only
@@ -142,7 +142,7 @@ function cleanup(): void {
   liveNs.clear();
 }
 
-function createNet(mtu: number): Net {
+function createNet(mtu: number, queues = 1): Net {
   const id = randomBytes(3).toString('hex');
   const n: Net = { nsA: `roce-bn-${id}-a`, nsB: `roce-bn-${id}-b`, ifA: `rb${id}a`, ifB: `rb${id}b`, macA: '', macB: '' };
   for (const ns of [n.nsA, n.nsB]) {
@@ -150,7 +150,8 @@ function createNet(mtu: number): Net {
     liveNs.add(ns);
     sh('ip', ['-n', ns, 'link', 'set', 'lo', 'up']);
   }
-  sh('ip', ['-n', n.nsA, 'link', 'add', n.ifA, 'type', 'veth', 'peer', 'name', n.ifB, 'netns', n.nsB]);
+  const q = queues > 1 ? ['numtxqueues', String(queues), 'numrxqueues', String(queues)] : [];
+  sh('ip', ['-n', n.nsA, 'link', 'add', n.ifA, ...q, 'type', 'veth', 'peer', 'name', n.ifB, ...q, 'netns', n.nsB]);
   for (const [ns, dev, addr] of [
     [n.nsA, n.ifA, IP_A],
     [n.nsB, n.ifB, IP_B],
@@ -232,7 +233,7 @@ function lastJson(text: string): Record<string, unknown> {
 // ------------------------------------------------------------------ measurements
 
 interface Row {
-  group: 'ref' | 'bw' | 'rate' | 'lat' | 'pcap';
+  group: 'ref' | 'bw' | 'rate' | 'lat' | 'pcap' | 'queues';
   name: string;
   framesPerSec?: number;
   gbps?: number;
@@ -338,6 +339,17 @@ async function roceBwPcap(net: Net, driver: string, label: string, seconds: numb
   } finally {
     fs.rmSync(file, { force: true });
   }
+}
+
+/**
+ * AF_XDP over one receive queue versus four (issue 13): the 64 KiB WRITE run on a veth with one
+ * queue per end and on one with four, where the device opens a socket on every queue (one QP: its
+ * frames use one queue each way; with several queues transmit copies, as the queue is chosen per flow).
+ */
+async function roceBwQueues(net: Net, seconds: number, queues: number): Promise<Row> {
+  const j = await roce(net, ['perftest', 'write', '--driver', 'xdp', '-s', '65536', ...durationArgs(seconds), '-m', '4096']);
+  const gbps = Number(j['gbps']);
+  return { group: 'queues', name: `roce perftest write 64 KiB, AF_XDP, ${queues} receive queue${queues > 1 ? 's' : ''} per end`, gbps, framesPerSec: (gbps * 1e9) / 8 / 4096 };
 }
 
 async function roceRate(net: Net, driver: string, label: string, seconds: number): Promise<Row> {
@@ -477,6 +489,13 @@ async function main(): Promise<number> {
       }
       for (const [d, label] of drv) await attempt(`write 64 KiB ${label}`, 'bw', () => roceBw(net, d, label, seconds));
       for (const [d, label] of drv) await attempt(`write 8 B ${label}`, 'rate', () => roceRate(net, d, label, seconds));
+      if (only.has('queues')) {
+        const net4 = createNet(9000, 4);
+        for (let i = 0; i < 2; i++) {
+          await attempt('write 64 KiB AF_XDP 1 queue', 'queues', () => roceBwQueues(net, seconds, 1));
+          await attempt('write 64 KiB AF_XDP 4 queues', 'queues', () => roceBwQueues(net4, seconds, 4));
+        }
+      }
       for (const [d, label] of drv) {
         for (const mode of ['off', 'whole', 'snap128', 'off', 'whole', 'snap128'] as const) await attempt(`write 64 KiB ${label} --pcap ${mode}`, 'pcap', () => roceBwPcap(net, d, label, seconds, mode));
       }

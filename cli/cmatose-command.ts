@@ -8,7 +8,7 @@
 import { type OptionSpec, UsageError, formatOptions, intValue } from './args';
 import type { Output } from './output';
 import { type CommandContext, parseCommand } from './command';
-import { type HostTestArgs, type HostTestNames, PCAP_OPTIONS, captureArgs, SHARED_OPTIONS, parseDriver, runHostTest, routedInterface } from './host-test';
+import { type HostTestArgs, type HostTestNames, PCAP_OPTIONS, captureArgs, queuesArg, SHARED_OPTIONS, parseDriver, runHostTest, routedInterface } from './host-test';
 import { HostDriverKind } from '../apps/host/host-device';
 import { CMATOSE_DEFAULT_CONNECTIONS, CMATOSE_DEFAULT_COUNT, CMATOSE_DEFAULT_PORT, CMATOSE_DEFAULT_SIZE, type CmatoseConfig, type CmatoseResult, runCmatose } from '../apps/cmatose/cmatose';
 
@@ -22,6 +22,7 @@ export const CMATOSE_OPTIONS: readonly OptionSpec[] = [
   { name: 'tos', short: 't', kind: 'string', value: 'TOS', help: "client: type of service (the path's traffic class)" },
   { name: 'dev', short: 'd', kind: 'string', value: 'IFACE', help: 'network interface (default: the one that reaches -s, or holds -b)' },
   SHARED_OPTIONS.driver,
+  SHARED_OPTIONS.queues,
   { name: 'timeout', kind: 'string', value: 'SECONDS', help: 'give up when a step makes no progress for this long (default 10; a server waits up to 300 s for its clients)' },
   SHARED_OPTIONS.json,
   ...PCAP_OPTIONS,
@@ -76,7 +77,7 @@ export async function cmatoseCommand(argv: readonly string[], out: Output, ctx: 
     if (found === null) return 1;
     ifname = found;
   }
-  const a: HostTestArgs = { server, role, ifname, driver, mtu: undefined, bind, timeoutS, json, port, capture: captureArgs(args), num };
+  const a: HostTestArgs = { server, role, ifname, driver, mtu: undefined, bind, timeoutS, json, port, capture: captureArgs(args), queues: queuesArg(args), num };
   const cfg: CmatoseConfig = {
     role,
     port,

@@ -10,7 +10,7 @@
  * --probe (root, native addon) opens each driver for a moment to find out,
  * which attaches and detaches the XDP program.
  */
-import { execFile } from 'node:child_process';
+import { execFile, execFileSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { type OptionSpec, UsageError, formatOptions } from './args';
@@ -70,6 +70,10 @@ export interface DeviceEntry {
   state: string;
   mac: string;
   vlan: { parent: string; id: number } | null;
+  /** Active receive queues (AF_XDP serves each with its own socket; RSS may use any). */
+  rxQueues: number;
+  /** With --probe: the receive queues AF_XDP could not open, each with why (RoCE flows hashed there would be lost). */
+  queueProblems: string[];
   gids: GidEntry[];
 }
 
@@ -115,6 +119,7 @@ export function gidTable(netdev: string, mac: string, ipv4: readonly string[], i
 
 interface IpAddrLink {
   ifname?: string;
+  num_rx_queues?: number;
   address?: string;
   mtu?: number;
   operstate?: string;
@@ -145,6 +150,32 @@ function kernelDriverOf(ifname: string, kind: string | undefined, netns: string 
     }
   }
   return kind ?? 'unknown';
+}
+
+/** Active receive queues of `ifname` (sysfs rx-N entries; in another namespace through `ip netns exec`), or `fallback`. */
+function rxQueueCount(ifname: string, netns: string | undefined, fallback: number): number {
+  try {
+    const names = netns === undefined
+      ? fs.readdirSync(`/sys/class/net/${ifname}/queues`)
+      : execFileSync('ip', ['netns', 'exec', netns, 'ls', `/sys/class/net/${ifname}/queues`], { encoding: 'utf8', timeout: 5000, stdio: ['ignore', 'pipe', 'ignore'] }).split(/\s+/);
+    const n = names.filter((e) => /^rx-\d+$/.test(e)).length;
+    return n > 0 ? n : fallback;
+  } catch {
+    return fallback;
+  }
+}
+
+/** With --probe: opens AF_XDP on every receive queue at once, as the stack does, and says which cannot be had. */
+function probeQueues(ifname: string, netns: string | undefined, queues: number): string[] {
+  if (queues <= 1) return [];
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  const { openXdpQueues } = require('../apps/host/xdp-queues') as typeof import('../apps/host/xdp-queues');
+  try {
+    openXdpQueues(ifname, { queues: null, available: queues, busyPoll: false, ...(netns !== undefined ? { netns } : {}) }).close();
+    return [];
+  } catch (e) {
+    return [(e as Error).message];
+  }
 }
 
 function expectedModes(driver: string): string[] {
@@ -212,11 +243,14 @@ export async function listDevices(o: { netns?: string; probe?: boolean } = {}): 
     else if (activeIbMtu(mtu) === 0) reason = `MTU ${mtu} is too small for a 256-byte IB MTU`;
     let modes = expectedModes(kernelDriver);
     let probed = false;
+    const rxQueues = rxQueueCount(name, o.netns, l.num_rx_queues ?? 1);
+    let queueProblems: string[] = [];
     if (o.probe === true && reason === '') {
       const p = probeModes(name, o.netns);
       modes = p.modes;
       probed = true;
       if (modes.length === 0) reason = p.notes.join('; ');
+      else if (modes.some((m) => m.startsWith('AF_XDP'))) queueProblems = probeQueues(name, o.netns, rxQueues);
     }
     out.push({
       name,
@@ -230,6 +264,8 @@ export async function listDevices(o: { netns?: string; probe?: boolean } = {}): 
       state: l.operstate ?? 'UNKNOWN',
       mac,
       vlan: kind === 'vlan' ? { parent: l.link ?? '', id: l.linkinfo?.info_data?.id ?? 0 } : null,
+      rxQueues,
+      queueProblems,
       gids: reason === 'loopback' ? [] : gidTable(name, mac, ipv4, ipv6),
     });
   }
@@ -265,6 +301,8 @@ export async function devicesCommand(argv: readonly string[], out: Output): Prom
       continue;
     }
     out.stdout(`  drivers: ${d.modes.join(', ')}${d.probed ? '' : ' (expected from the kernel driver; --probe to check)'}\n`);
+    out.stdout(`  receive queues: ${d.rxQueues}${d.rxQueues > 1 ? ' (AF_XDP opens a socket on each; --queues to choose)' : ''}\n`);
+    for (const p of d.queueProblems) out.stdout(`  AF_XDP queues: ${p}\n`);
     out.stdout(`  ${'INDEX'.padEnd(7)}${'GID'.padEnd(41)}${'IPv4'.padEnd(17)}${'VER'.padEnd(5)}DEV\n`);
     out.stdout(`  ${'-----'.padEnd(7)}${'---'.padEnd(41)}${'----'.padEnd(17)}${'---'.padEnd(5)}---\n`);
     for (const g of d.gids) out.stdout(`  ${String(g.index).padEnd(7)}${expandGid(g.gid).padEnd(41)}${g.ipv4.padEnd(17)}${g.version.padEnd(5)}${g.netdev}\n`);

@@ -25,6 +25,7 @@ export const SHARED_OPTIONS = {
   driver: { name: 'driver', kind: 'string', value: 'KIND', help: `frame driver: ${HOST_DRIVERS.join(' or ')} (default xdp)` },
   bind: { name: 'bind', kind: 'string', value: 'ADDR', help: 'server: local address to listen on (default all)' },
   json: { name: 'json', kind: 'flag', help: 'print one JSON summary object' },
+  queues: { name: 'queues', kind: 'string', value: 'LIST', help: 'AF_XDP: the receive queues to serve, e.g. 0 or 0,2-3 (default: every active queue, as RSS may use any)' },
   help: { name: 'help', short: 'h', kind: 'flag', help: 'this help' },
 } as const satisfies Record<string, OptionSpec>;
 
@@ -60,6 +61,22 @@ export function captureArgs(args: ParsedArgs): LiveCaptureOptions | null {
   }
   if (snapText !== undefined) opts.snapLen = intValue(snapText, 'pcap-snap', MIN_SNAP_LEN, MAX_SNAP_LEN);
   return opts;
+}
+
+/** --queues: a list of queue numbers and ranges (0,2-3), or null when not given (every active queue). */
+export function queuesArg(args: ParsedArgs): number[] | null {
+  const text = args.values.get('queues');
+  if (text === undefined || text === 'all') return null;
+  const out = new Set<number>();
+  for (const part of text.split(',')) {
+    const m = /^(\d+)(?:-(\d+))?$/.exec(part.trim());
+    if (m === null) throw new UsageError(`--queues must be queue numbers and ranges like 0,2-3 (or all), not ${JSON.stringify(text)}`);
+    const a = intValue(m[1]!, 'queues', 0, 4095);
+    const b = m[2] === undefined ? a : intValue(m[2], 'queues', 0, 4095);
+    if (b < a) throw new UsageError(`--queues ${part}: the range ends before it starts`);
+    for (let q = a; q <= b; q++) out.add(q);
+  }
+  return [...out].sort((x, y) => x - y);
 }
 
 /** The `pcap` field of a command's JSON summary. */
@@ -105,6 +122,8 @@ export interface HostTestArgs {
   port: number;
   /** --pcap and its bounds, or null (no capture: nothing in the frame path). */
   capture: LiveCaptureOptions | null;
+  /** --queues (AF_XDP), or null for every active queue. */
+  queues?: number[] | null;
   /** An integer option in [min, max] (decimal or 0x-hex), or undefined when not given. */
   num(name: string, min: number, max: number): number | undefined;
 }
@@ -129,7 +148,8 @@ export function hostTestArgs(args: ParsedArgs, operands: readonly string[], name
   const json = args.flags.has('json');
   const port = num('port', 1, 65535) ?? PINGPONG_DEFAULT_PORT;
   const capture = captureArgs(args);
-  return { server, role: server === undefined ? 'server' : 'client', ifname, driver, mtu, bind, timeoutS, json, port, capture, num };
+  const queues = queuesArg(args);
+  return { server, role: server === undefined ? 'server' : 'client', ifname, driver, mtu, bind, timeoutS, json, port, capture, queues, num };
 }
 
 /** What a run is handed to work with its host device and the output. */
@@ -158,12 +178,13 @@ export interface HostTest<R extends { ok: boolean; problems: readonly string[]; 
 }
 
 /** The device `--dev` and `--driver` name: an end of the process's memory testbed, or a host interface with the environment's settings. */
-async function openDevice(ctx: CommandContext, ifname: string, driver: HostDriverKind, capture: LiveCaptureOptions | null): Promise<HostDevice> {
+async function openDevice(ctx: CommandContext, ifname: string, driver: HostDriverKind, capture: LiveCaptureOptions | null, queues: number[] | null): Promise<HostDevice> {
   if (driver === HostDriverKind.MEMORY) {
     if (capture !== null) throw new UsageError('--pcap records a real link; the memory test mode records with `roce demo --pcap`');
     return ctx.testbed.open(ifname);
   }
-  return openHostDevice(ifname, driver, { ...hostOptionsFromEnv(ctx.env), capture });
+  if (queues !== null && driver !== HostDriverKind.XDP) throw new UsageError('--queues chooses AF_XDP receive queues: it goes with --driver xdp (AF_PACKET sees every queue)');
+  return openHostDevice(ifname, driver, { ...hostOptionsFromEnv(ctx.env), capture, queues });
 }
 
 /**
@@ -190,7 +211,7 @@ export async function runHostTest<R extends { ok: boolean; problems: readonly st
   let host: HostDevice | null = null;
   let unhook = (): void => undefined;
   try {
-    host = await openDevice(ctx, a.ifname, a.driver, a.capture);
+    host = await openDevice(ctx, a.ifname, a.driver, a.capture, a.queues ?? null);
     unhook = flushCaptureOnSignal(host);
     const h = host;
     const hooks: HostTestHooks = { beforeConnect: (gid) => h.ensureNeighbor(gid), idleWait: h.idleWait };
@@ -208,7 +229,8 @@ export async function runHostTest<R extends { ok: boolean; problems: readonly st
     // The capture's figures are final once it is closed (a ring is written then).
     const cap = host.capture;
     cap?.close();
-    if (a.json) out.stdout(`${JSON.stringify(cap === null ? t.summary(r, host) : { ...t.summary(r, host), pcap: captureSummary(cap.stats) })}\n`);
+    const qs = host.queueStats();
+    if (a.json) out.stdout(`${JSON.stringify({ ...t.summary(r, host), ...(qs !== null ? { queues: qs } : {}), ...(cap !== null ? { pcap: captureSummary(cap.stats) } : {}) })}\n`);
     else {
       t.report(out, r, host);
       if (cap !== null) out.stdout(`capture: ${cap.stats.frames} frames to ${cap.stats.file}${cap.stats.dropped > 0 ? ` (${cap.stats.dropped} not kept: ${a.capture?.maxFrames !== undefined ? 'older than the last --pcap-count' : 'past --pcap-size'})` : ''}\n`);

@@ -8,7 +8,7 @@
 import { type OptionSpec, UsageError, formatOptions, intValue } from './args';
 import type { Output } from './output';
 import { type CommandContext, parseCommand } from './command';
-import { type HostTestArgs, type HostTestNames, PCAP_OPTIONS, captureArgs, SHARED_OPTIONS, parseDriver, runHostTest, routedInterface } from './host-test';
+import { type HostTestArgs, type HostTestNames, PCAP_OPTIONS, captureArgs, queuesArg, SHARED_OPTIONS, parseDriver, runHostTest, routedInterface } from './host-test';
 import { HostDriverKind } from '../apps/host/host-device';
 import { RPING_DEFAULT_PORT, RPING_DEFAULT_SIZE, type RpingConfig, type RpingResult, runRping } from '../apps/rping/rping';
 import { RPING_MAX_BUFSIZE, RPING_MIN_BUFSIZE } from '../apps/rping/ping-data';
@@ -24,6 +24,7 @@ export const RPING_OPTIONS: readonly OptionSpec[] = [
   { name: 'validate', short: 'V', kind: 'flag', help: 'client: check the data the server wrote back' },
   { name: 'dev', short: 'd', kind: 'string', value: 'IFACE', help: 'network interface (default: the one that reaches -a)' },
   SHARED_OPTIONS.driver,
+  SHARED_OPTIONS.queues,
   { name: 'timeout', kind: 'string', value: 'SECONDS', help: 'give up when a step makes no progress for this long (default: the CM steps 10 s, the pings a bound from the QP\'s timers; a server waits up to 300 s for its client)' },
   SHARED_OPTIONS.json,
   ...PCAP_OPTIONS,
@@ -73,7 +74,7 @@ export async function rpingCommand(argv: readonly string[], out: Output, ctx: Co
     ifname = found;
   }
   const verbose = args.flags.has('verbose');
-  const a: HostTestArgs = { server: server ? undefined : addr, role, ifname, driver, mtu: undefined, bind: undefined, timeoutS, json, port, capture: captureArgs(args), num };
+  const a: HostTestArgs = { server: server ? undefined : addr, role, ifname, driver, mtu: undefined, bind: undefined, timeoutS, json, port, capture: captureArgs(args), queues: queuesArg(args), num };
   const cfg: RpingConfig = {
     role,
     addr,

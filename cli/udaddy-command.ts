@@ -14,7 +14,7 @@
 import { type OptionSpec, UsageError, formatOptions, intValue } from './args';
 import type { Output } from './output';
 import { type CommandContext, parseCommand } from './command';
-import { type HostTestArgs, type HostTestNames, PCAP_OPTIONS, captureArgs, SHARED_OPTIONS, parseDriver, runHostTest, routedInterface } from './host-test';
+import { type HostTestArgs, type HostTestNames, PCAP_OPTIONS, captureArgs, queuesArg, SHARED_OPTIONS, parseDriver, runHostTest, routedInterface } from './host-test';
 import { HostDriverKind } from '../apps/host/host-device';
 import { UDADDY_DEFAULT_CONNECTIONS, UDADDY_DEFAULT_COUNT, UDADDY_DEFAULT_PORT, UDADDY_DEFAULT_SIZE, UDADDY_PORT_SPACE, type UdaddyConfig, type UdaddyResult, runUdaddy } from '../apps/udaddy/udaddy';
 import { UdaddyError } from '../apps/udaddy/udaddy-error';
@@ -31,6 +31,7 @@ export const UDADDY_OPTIONS: readonly OptionSpec[] = [
   { name: 'port', kind: 'string', value: 'PORT', help: `port of the UDP port space (udaddy's is fixed at ${UDADDY_DEFAULT_PORT})` },
   { name: 'dev', short: 'd', kind: 'string', value: 'IFACE', help: 'network interface (default: the one holding -b, else the one that reaches -s)' },
   SHARED_OPTIONS.driver,
+  SHARED_OPTIONS.queues,
   { name: 'timeout', kind: 'string', value: 'SECONDS', help: 'give up a data wait without progress after this long (default 10; a server waits up to 300 s for its clients)' },
   SHARED_OPTIONS.json,
   ...PCAP_OPTIONS,
@@ -89,7 +90,7 @@ export async function udaddyCommand(argv: readonly string[], out: Output, ctx: C
     if (found === null) return 1;
     ifname = found;
   }
-  const a: HostTestArgs = { server: dst, role, ifname, driver, mtu: undefined, bind: src, timeoutS, json, port, capture: captureArgs(args), num };
+  const a: HostTestArgs = { server: dst, role, ifname, driver, mtu: undefined, bind: src, timeoutS, json, port, capture: captureArgs(args), queues: queuesArg(args), num };
   const cfg: UdaddyConfig = {
     role,
     port,

@@ -20,7 +20,9 @@ import { ActivityDriver } from './activity-driver';
 import type { NicDriver } from '../../nic-driver/driver';
 import { type HostFaults, withFaults } from '../../nic-driver/fault-driver';
 import { ipv6ToString } from '../../packets/bytes';
-import { AfXdpDriver, type XdpAttachMode } from '../../nic-driver/af-xdp-driver';
+import type { XdpAttachMode } from '../../nic-driver/af-xdp-driver';
+import { XdpQueueError, activeRxQueues, openXdpQueues } from './xdp-queues';
+import { MultiQueueDriver, type QueueStats } from '../../nic-driver/multi-queue-driver';
 import { AfPacketDriver } from '../../nic-driver/af-packet-driver';
 import { interfaceInfo, resolveNeighbor } from '../../nic-driver/interface-info';
 import { nativeAvailable, nativeLoadError } from '../../nic-driver/native-binding';
@@ -77,6 +79,8 @@ export interface HostDeviceOptions {
   maxUnackedPsns?: number;
   /** Transport tuning for experiments: AckReq spacing inside a message (default 64 as rxe). */
   maxPktsPerAck?: number;
+  /** AF_XDP: the receive queues to serve (`--queues`), or null/absent for every active queue. */
+  queues?: readonly number[] | null;
   /** Record every frame sent and received to a pcap file (`--pcap`; default none, and then nothing is in the path). */
   capture?: LiveCaptureOptions | null;
 }
@@ -99,6 +103,8 @@ export interface HostDevice {
    * timer fires), so an idle run costs no CPU and leaves the cores to the kernel's packet processing.
    */
   readonly idleWait: () => Promise<void>;
+  /** Each receive queue's counters when AF_XDP serves several (mlx5's rx<N>_packets), else null. */
+  queueStats(): QueueStats[] | null;
   /** The live capture (`--pcap`), or null. */
   readonly capture: LiveCapture | null;
   /** Makes sure the device knows the MAC of the host whose GID is `gid` (reads the kernel's neighbour table). */
@@ -113,11 +119,12 @@ const DRIVER_LABELS: Record<HostNicKind, string> = { xdp: 'AF_XDP', packet: 'AF_
 
 type DriverFactory = (ifname: string, opts: { busyPoll: boolean; mtu?: number }) => NicDriver;
 
-function loadDriverFactory(kind: HostNicKind, xdpMode: XdpAttachMode | undefined): DriverFactory {
+function loadDriverFactory(kind: HostNicKind, xdpMode: XdpAttachMode | undefined, queues: readonly number[] | null): DriverFactory {
   if (!nativeAvailable()) throw new HostDeviceError(HostDeviceErrorCode.DRIVER_UNAVAILABLE, `driver not available: ${nativeLoadError()}`);
   const mtuOf = (o: { mtu?: number }): { mtu?: number } => (o.mtu !== undefined ? { mtu: o.mtu } : {});
+  // AF_XDP binds a socket per receive queue: every active queue by default (xdp-queues.ts). AF_PACKET sees them all.
   return kind === 'xdp'
-    ? (ifname, o) => AfXdpDriver.open({ ifname, busyPoll: o.busyPoll, ...mtuOf(o), ...(xdpMode !== undefined ? { xdpMode } : {}) })
+    ? (ifname, o) => openXdpQueues(ifname, { queues, available: activeRxQueues(ifname), busyPoll: o.busyPoll, ...mtuOf(o), ...(xdpMode !== undefined ? { xdpMode } : {}) })
     : (ifname, o) => AfPacketDriver.open({ ifname, busyPoll: o.busyPoll, ...mtuOf(o) });
 }
 
@@ -178,10 +185,11 @@ export async function openHostDevice(ifname: string, kind: HostNicKind, opts: Ho
   const capture = opts.capture != null ? new LiveCapture(opts.capture, wallClockNs()) : null;
   let nic: NicDriver;
   try {
-    const factory = loadDriverFactory(kind, opts.xdpMode);
+    const factory = loadDriverFactory(kind, opts.xdpMode, opts.queues ?? null);
     try {
       nic = factory(link, { busyPoll, ...(vlan !== null && facts.mtu !== undefined ? { mtu: facts.mtu } : {}) });
     } catch (e) {
+      if (e instanceof XdpQueueError) throw e;
       throw new HostDeviceError(HostDeviceErrorCode.DRIVER_FAILED, `${DRIVER_LABELS[kind]} driver on ${ifname}: ${(e as Error).message}`);
     }
   } catch (e) {
@@ -211,6 +219,7 @@ export async function openHostDevice(ifname: string, kind: HostNicKind, opts: Ho
     busyPoll,
     virtualTime: false,
     capture,
+    queueStats: () => (nic instanceof MultiQueueDriver ? nic.queueStats() : null),
     idleWait: busyPoll ? nextTurn : () => driver.waitForActivity(IDLE_FALLBACK_MS),
     async ensureNeighbor(gid: Uint8Array): Promise<void> {
       if (!isIpv4MappedGid(gid)) {

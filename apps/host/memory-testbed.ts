@@ -85,6 +85,7 @@ export class MemoryTestbed {
       busyPoll: false,
       virtualTime: true,
       capture: null,
+      queueStats: () => null,
       idleWait: nextTurn,
       async ensureNeighbor(gid: Uint8Array): Promise<void> {
         const ip = isIpv4MappedGid(gid) ? gidToIpv4(gid) : ipv6ToString(gid);

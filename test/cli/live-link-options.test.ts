@@ -1,7 +1,7 @@
 /**
- * The live-capture flags of the commands that drive a real link (`--pcap`, `--pcap-count`,
- * `--pcap-size`): each command lists them, and bad combinations and values are usage errors (exit
- * 2) before any device is opened. Recording itself is tested over veth in test/e2e/live-pcap.test.ts.
+ * The flags of the commands that drive a real link: the live capture (`--pcap`, `--pcap-count`,
+ * `--pcap-size`, `--pcap-snap`) and the AF_XDP queues (`--queues`): each command lists them, and
+ * bad combinations and values are usage errors (exit 2) before any device is opened. Recording itself is tested over veth in test/e2e/live-pcap.test.ts.
  */
 import { roce } from '../support/cli';
 
@@ -34,4 +34,19 @@ test('a capture file that cannot be created: exit 1, the JSON error names it and
   const j = JSON.parse(r.out.trim().split('\n').pop()!) as Record<string, unknown>;
   expect(j).toMatchObject({ ok: false, code: 'ROCE_ERR_CAPTURE_FILE' });
   expect(String(j['error'])).toMatch(/cannot write the capture \/nonexistent-dir\/x.pcap/);
+});
+
+test.each([
+  [['--queues', 'x'], /--queues must be queue numbers and ranges like 0,2-3/],
+  [['--queues', '3-1'], /--queues 3-1: the range ends before it starts/],
+  [['--queues', '0', '--driver', 'packet'], /--queues chooses AF_XDP receive queues: it goes with --driver xdp/],
+])('pingpong %j: usage error', async (argv, msg) => {
+  const r = await roce('pingpong', '-d', 'lo', ...(argv as string[]));
+  expect(r.code).toBe(2);
+  expect(r.err).toMatch(msg);
+});
+
+test.each(COMMANDS)('roce %s --help lists --queues', async (...c) => {
+  const r = await roce(c[0]!, '--help');
+  expect(r.out).toContain('--queues LIST');
 });
