@@ -63,6 +63,28 @@ export function captureArgs(args: ParsedArgs): LiveCaptureOptions | null {
   return opts;
 }
 
+/** The traffic-class options of the data-path commands (perftest's --tclass, and an ECN mode for data frames). */
+export const TCLASS_OPTIONS: readonly OptionSpec[] = [
+  { name: 'tclass', kind: 'string', value: 'N', help: 'traffic class 0..255 of the QP\'s frames: DSCP (high 6 bits) and ECN (low 2) of the IP header, and the VLAN priority on a VLAN interface (default 0)' },
+  { name: 'ecn', kind: 'string', value: 'MODE', help: 'ECN codepoint of the QP\'s frames: ect0, ect1 or off (default: the low bits of --tclass, 0: not ECN-capable)' },
+];
+
+const ECN_MODES: Record<string, number> = { off: 0, ect1: 1, ect0: 2 };
+
+/** --tclass and --ecn, checked: the traffic class to put in the QP's address vector, or undefined when neither is given. */
+export function trafficClassArg(args: ParsedArgs): number | undefined {
+  const t = args.values.get('tclass');
+  const e = args.values.get('ecn');
+  if (t === undefined && e === undefined) return undefined;
+  let tc = t === undefined ? 0 : intValue(t, 'tclass', 0, 255);
+  if (e !== undefined) {
+    const bits = ECN_MODES[e];
+    if (bits === undefined) throw new UsageError(`--ecn must be ect0, ect1 or off, not ${JSON.stringify(e)} (CE is for switches to set)`);
+    tc = (tc & ~3) | bits;
+  }
+  return tc;
+}
+
 /** --queues: a list of queue numbers and ranges (0,2-3), or null when not given (every active queue). */
 export function queuesArg(args: ParsedArgs): number[] | null {
   const text = args.values.get('queues');

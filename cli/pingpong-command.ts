@@ -4,7 +4,7 @@
  */
 import { type OptionSpec, UsageError, formatOptions } from './args';
 import { type CommandContext, parseCommand } from './command';
-import { type HostTestNames, PCAP_OPTIONS, SHARED_OPTIONS, hostTestArgs, runHostTest } from './host-test';
+import { type HostTestNames, PCAP_OPTIONS, TCLASS_OPTIONS, trafficClassArg, SHARED_OPTIONS, hostTestArgs, runHostTest } from './host-test';
 import type { Output } from './output';
 import { PINGPONG_DEFAULT_PORT } from '../apps/oob/pingpong-messages';
 import { type PingpongConfig, type PingpongResult, type PingpongType, runPingpong } from '../apps/pingpong/pingpong';
@@ -25,6 +25,7 @@ export const PINGPONG_OPTIONS: readonly OptionSpec[] = [
   SHARED_OPTIONS.bind,
   { name: 'timeout', kind: 'string', value: 'SECONDS', help: 'give up when the run makes no progress for this long (default: from the QP\'s timers, about 2.5 s; a server waits up to 300 s for its client)' },
   SHARED_OPTIONS.json,
+  ...TCLASS_OPTIONS,
   ...PCAP_OPTIONS,
   SHARED_OPTIONS.help,
 ];
@@ -72,6 +73,7 @@ export async function pingpongCommand(argv: readonly string[], out: Output, ctx:
   set('rxDepth', num('rx-depth', 2, 32768));
   set('mtu', mtu);
   set('gidIndex', num('gid-idx', 0, 255));
+  set('trafficClass', trafficClassArg(args));
 
   return runHostTest(out, ctx, a, NAMES, {
     test: `${type}_pingpong`,

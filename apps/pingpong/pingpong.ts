@@ -60,6 +60,8 @@ export interface PingpongConfig extends OobEndpointConfig {
   mtu?: number;
   /** Source GID index; -1 sends an all-zero GID as the tool does without -g (default: the first IPv4-mapped GID). */
   gidIndex?: number;
+  /** Traffic class of the QP's frames (DSCP and ECN; the tool itself sends 0). */
+  trafficClass?: number;
   stepTimeoutMs?: number;
   runTimeoutMs?: number;
   beforeConnect?: (peerGid: Uint8Array) => void | Promise<void>;
@@ -167,7 +169,7 @@ export async function runPingpong(dev: Device, cfg: PingpongConfig): Promise<Pin
       throw new PerftestError(PerftestErrorCode.INCOMPATIBLE, `GID types differ: this side uses ${ipv6ToString(myGid)}, the peer ${ipv6ToString(rem.gid)} (choose -g of the same IP version)`, 'gid');
     }
     if (cfg.beforeConnect !== undefined) await cfg.beforeConnect(rem.gid);
-    const ahAttr = { dgid: rem.gid, sgidIndex: gidIndex, hopLimit: 1 };
+    const ahAttr = { dgid: rem.gid, sgidIndex: gidIndex, hopLimit: 1, trafficClass: cfg.trafficClass ?? 0 };
     if (type === 'rc') {
       qp.modify({ qpState: QpState.RTR, pathMtu: mtu as Mtu, destQpNum: rem.qpn, rqPsn: rem.psn, maxDestRdAtomic: 1, minRnrTimer: 12, ahAttr });
       qp.modify({ qpState: QpState.RTS, timeout: 14, retryCnt: 7, rnrRetry: 7, sqPsn: psn, maxRdAtomic: 1 });

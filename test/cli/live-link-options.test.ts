@@ -50,3 +50,17 @@ test.each(COMMANDS)('roce %s --help lists --queues', async (...c) => {
   const r = await roce(c[0]!, '--help');
   expect(r.out).toContain('--queues LIST');
 });
+
+test.each([
+  [['--tclass', '256'], /--tclass must be an integer from 0 to 255/],
+  [['--ecn', 'ce'], /--ecn must be ect0, ect1 or off, not "ce" \(CE is for switches to set\)/],
+])('pingpong %j: usage error', async (argv, msg) => {
+  const r = await roce('pingpong', '-d', 'lo', ...(argv as string[]));
+  expect(r.code).toBe(2);
+  expect(r.err).toMatch(msg);
+});
+
+test.each([['pingpong'], ['perftest', 'write']])('roce %s --help lists --tclass and --ecn', async (...c) => {
+  const r = await roce(c[0]!, '--help');
+  for (const o of ['--tclass N', '--ecn MODE']) expect(r.out).toContain(o);
+});

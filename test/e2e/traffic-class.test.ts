@@ -1,0 +1,102 @@
+/**
+ * `--tclass` and `--ecn` on the data-path commands, and `--pcap` checked against tcpdump, between
+ * two namespaces over a veth pair (issue 13). The client's frames carry the DSCP and ECN asked
+ * for (the IPv4 header's TOS byte is the traffic class), the server's keep 0; what the client
+ * recorded over AF_XDP with `--pcap` is, frame for frame, what tcpdump saw arrive at and leave
+ * the other end (AF_PACKET there, which tcpdump can watch).
+ */
+import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { type NetnsPair, createNetnsPair, destroyNetnsPair } from '../support/netns';
+import { testUnless } from '../support/skip';
+import { e2eSkipReason, explain, runPair } from './harness';
+import { readCapture } from '../../packets/pcap';
+import { type RocePacket, decodeFrame, packetAddresses } from '../../packets/decode';
+
+const base = e2eSkipReason();
+const t = testUnless(base);
+const tcpdumpReason = spawnSync('tcpdump', ['--version'], { stdio: 'ignore' }).status === 0 ? null : 'tcpdump is not installed';
+const tt = testUnless(base ?? tcpdumpReason);
+
+function roce(file: string): { p: RocePacket; bytes: string }[] {
+  const r = readCapture(fs.readFileSync(file));
+  expect(r.error).toBeNull();
+  const out: { p: RocePacket; bytes: string }[] = [];
+  for (const rec of r.records) {
+    const p = decodeFrame(rec.data);
+    if (p.roce) out.push({ p, bytes: Buffer.from(rec.data).toString('hex') });
+  }
+  return out;
+}
+
+let dir = '';
+beforeAll(() => {
+  dir = fs.mkdtempSync(path.join(os.tmpdir(), 'roce-tclass-'));
+});
+afterAll(() => fs.rmSync(dir, { recursive: true, force: true }));
+
+describe('traffic class and ECN over a veth', () => {
+  let net: NetnsPair | null = null;
+  beforeAll(() => {
+    if (base === null) net = createNetnsPair({ mtu: 1500 });
+  });
+  afterAll(() => {
+    if (net !== null) destroyNetnsPair(net);
+    net = null;
+  });
+
+  for (const [cmd, args, tclass, ecn, dscp, ecnBits] of [
+    ['pingpong', ['-s', '1024', '-n', '20'], '0x68', 'ect1', 0x1a, 1],
+    ['perftest', ['write', '-s', '4096', '-n', '20'], '184', 'ect0', 46, 2],
+  ] as const) {
+    t(`${cmd} --tclass ${tclass} --ecn ${ecn}: the client's frames carry DSCP ${dscp} and ECN ${ecnBits}, the server's 0`, async () => {
+      const n = net as NetnsPair;
+      const file = path.join(dir, `${cmd}-client.pcap`);
+      const { server, client } = await runPair(n, cmd, args, { driver: 'packet', sideArgs: { client: ['--tclass', tclass, '--ecn', ecn, '--pcap', file] } });
+      expect({ code: client.code, why: explain(client) }).toMatchObject({ code: 0 });
+      expect({ code: server.code, why: explain(server) }).toMatchObject({ code: 0 });
+      const frames = roce(file).map((x) => x.p);
+      const mine = frames.filter((p) => packetAddresses(p).src === n.ipA);
+      const theirs = frames.filter((p) => packetAddresses(p).src === n.ipB);
+      expect(mine.length).toBeGreaterThan(0);
+      expect(theirs.length).toBeGreaterThan(0);
+      for (const p of mine) expect({ dscp: p.ipv4?.dscp, ecn: p.ipv4?.ecn, icrc: p.icrcOk }).toEqual({ dscp, ecn: ecnBits, icrc: true });
+      for (const p of theirs) expect({ dscp: p.ipv4?.dscp, ecn: p.ipv4?.ecn }).toEqual({ dscp: 0, ecn: 0 });
+    }, 40_000);
+  }
+
+  tt('--pcap over AF_XDP on one end equals, frame for frame, what tcpdump sees on the other end', async () => {
+    const n = net as NetnsPair;
+    const mine = path.join(dir, 'xdp-client.pcap');
+    const dumped = path.join(dir, 'tcpdump-server.pcap');
+    const dump: ChildProcess = spawn('timeout', ['60', 'ip', 'netns', 'exec', n.nsB, 'tcpdump', '-i', n.ifB, '-U', '-n', '-w', dumped, 'udp', 'port', '4791'], { stdio: ['ignore', 'ignore', 'pipe'] });
+    const exited = new Promise<void>((resolve) => dump.once('exit', () => resolve()));
+    await new Promise<void>((resolve, reject) => {
+      let err = '';
+      const give = setTimeout(() => reject(new Error(`tcpdump did not start: ${err}`)), 15_000);
+      dump.stderr?.on('data', (d: Buffer) => {
+        err += d.toString();
+        if (/listening on/.test(err)) {
+          clearTimeout(give);
+          resolve();
+        }
+      });
+    });
+    try {
+      const { server, client } = await runPair(n, 'pingpong', ['-s', '2048', '-n', '50'], { driver: 'xdp', sideArgs: { client: ['--pcap', mine], server: ['--driver', 'packet'] } });
+      expect({ code: client.code, why: explain(client) }).toMatchObject({ code: 0 });
+      expect({ code: server.code, why: explain(server) }).toMatchObject({ code: 0 });
+      await new Promise((r) => setTimeout(r, 300));
+    } finally {
+      dump.kill('SIGINT');
+      await exited;
+    }
+    const a = roce(mine).map((x) => x.bytes);
+    const b = roce(dumped).map((x) => x.bytes);
+    expect(a.length).toBeGreaterThanOrEqual(100); // 50 SENDs each way at least
+    expect(new Set(a)).toEqual(new Set(b));
+    expect(a).toHaveLength(b.length);
+  }, 60_000);
+});
