@@ -8,7 +8,7 @@
 import { type OptionSpec, UsageError, formatOptions, intValue } from './args';
 import type { Output } from './output';
 import { type CommandContext, parseCommand } from './command';
-import { type HostTestArgs, type HostTestNames, PCAP_OPTIONS, captureArgs, queuesArg, SHARED_OPTIONS, parseDriver, runHostTest, routedInterface } from './host-test';
+import { type HostTestArgs, type HostTestNames, CM_OPTIONS, PCAP_OPTIONS, cmOpt, cmTimingArg, captureArgs, queuesArg, SHARED_OPTIONS, parseDriver, runHostTest, routedInterface } from './host-test';
 import { HostDriverKind } from '../apps/host/host-device';
 import { CMATOSE_DEFAULT_CONNECTIONS, CMATOSE_DEFAULT_COUNT, CMATOSE_DEFAULT_PORT, CMATOSE_DEFAULT_SIZE, type CmatoseConfig, type CmatoseResult, runCmatose } from '../apps/cmatose/cmatose';
 
@@ -23,8 +23,9 @@ export const CMATOSE_OPTIONS: readonly OptionSpec[] = [
   { name: 'dev', short: 'd', kind: 'string', value: 'IFACE', help: 'network interface (default: the one that reaches -s, or holds -b)' },
   SHARED_OPTIONS.driver,
   SHARED_OPTIONS.queues,
-  { name: 'timeout', kind: 'string', value: 'SECONDS', help: 'give up when a step makes no progress for this long (default 10; a server waits up to 300 s for its clients)' },
+  { name: 'timeout', kind: 'string', value: 'SECONDS', help: 'give up when a step makes no progress for this long (default: the CM steps a bound from the CM\'s timers, the data one from the QPs\'; a server waits up to 300 s for its clients)' },
   SHARED_OPTIONS.json,
+  ...CM_OPTIONS,
   ...PCAP_OPTIONS,
   SHARED_OPTIONS.help,
 ];
@@ -84,7 +85,8 @@ export async function cmatoseCommand(argv: readonly string[], out: Output, ctx: 
     connections,
     messageCount,
     messageSize,
-    stepTimeoutMs: timeoutS * 1000,
+    ...(args.values.has('timeout') ? { stepTimeoutMs: timeoutS * 1000 } : {}),
+    ...cmOpt(cmTimingArg(args)),
     listenTimeoutMs: Math.max(timeoutS, 300) * 1000,
   };
   const addr = server ?? bind;

@@ -18,6 +18,7 @@ import { hostOptionsFromEnv, readyFileFromEnv } from '../apps/host/environment';
 import * as fs from 'node:fs';
 import { OobError } from '../apps/oob/tcp-channel';
 import { interfaceForAddress } from '../nic-driver/interface-info';
+import type { CmTiming } from '../apps/host/cm-step-bound';
 import { DEFAULT_CAPTURE_MAX_BYTES, type LiveCaptureOptions, type LiveCaptureStats, MAX_CAPTURE_RING, MAX_SNAP_LEN, MIN_SNAP_LEN } from '../nic-driver/live-capture';
 
 /** The options both commands list with the same words (each keeps its own order, and its own wording of the others). */
@@ -61,6 +62,25 @@ export function captureArgs(args: ParsedArgs): LiveCaptureOptions | null {
   }
   if (snapText !== undefined) opts.snapLen = intValue(snapText, 'pcap-snap', MIN_SNAP_LEN, MAX_SNAP_LEN);
   return opts;
+}
+
+/** The RDMA CM timing options of the CM tools (librdmacm's defaults; smaller values make a dead peer show sooner). */
+export const CM_OPTIONS: readonly OptionSpec[] = [
+  { name: 'cm-timeout', kind: 'string', value: 'CODE', help: 'CM response timeout, 4.096 us x 2^CODE, 0..31 (default 20, librdmacm\'s): with the retries it bounds each connection and disconnect step' },
+  { name: 'cm-retries', kind: 'string', value: 'N', help: 'max CM retries of a REQ, REP, DREQ or SIDR_REQ, 0..15 (default 15, librdmacm\'s)' },
+];
+
+/** --cm-timeout and --cm-retries, checked (undefined when neither is given). */
+export function cmTimingArg(args: ParsedArgs): CmTiming | undefined {
+  const t = args.values.get('cm-timeout');
+  const r = args.values.get('cm-retries');
+  if (t === undefined && r === undefined) return undefined;
+  return { ...(t !== undefined ? { responseTimeout: intValue(t, 'cm-timeout', 0, 31) } : {}), ...(r !== undefined ? { maxCmRetries: intValue(r, 'cm-retries', 0, 15) } : {}) };
+}
+
+/** `{ cm }` for a tool's config when CM timing was given, else nothing (exactOptionalPropertyTypes). */
+export function cmOpt(t: CmTiming | undefined): { cm?: CmTiming } {
+  return t === undefined ? {} : { cm: t };
 }
 
 /** The traffic-class options of the data-path commands (perftest's --tclass, and an ECN mode for data frames). */

@@ -6,7 +6,7 @@
  */
 import { type OptionSpec, UsageError, formatOptions } from './args';
 import { type CommandContext, parseCommand } from './command';
-import { type HostTestNames, PCAP_OPTIONS, TCLASS_OPTIONS, trafficClassArg, SHARED_OPTIONS, hostTestArgs, runHostTest } from './host-test';
+import { type HostTestNames, CM_OPTIONS, PCAP_OPTIONS, cmTimingArg, TCLASS_OPTIONS, trafficClassArg, SHARED_OPTIONS, hostTestArgs, runHostTest } from './host-test';
 import type { Output } from './output';
 import { PerftestVerb } from '../apps/oob/perftest-session';
 import { PINGPONG_DEFAULT_PORT } from '../apps/oob/pingpong-messages';
@@ -38,6 +38,7 @@ export const PERFTEST_OPTIONS: readonly OptionSpec[] = [
   { name: 'timeout', kind: 'string', value: 'SECONDS', help: 'give up when the test makes no progress for this long (default: from the QP\'s timers, local ACK timeout x (retry_cnt + 1) + RNR timer x (rnr_retry + 1) + 2 s; a server waits up to 300 s for its client)' },
   { name: 'verify', kind: 'flag', help: 'fill every buffer with a known pattern and check what arrives (both ends roce-ts)' },
   SHARED_OPTIONS.json,
+  ...CM_OPTIONS,
   ...TCLASS_OPTIONS,
   ...PCAP_OPTIONS,
   SHARED_OPTIONS.help,
@@ -121,6 +122,7 @@ export async function perftestCommand(argv: readonly string[], out: Output, ctx:
   set('mtu', a.mtu);
   set('gidIndex', num('gid-index', 0, 255));
   set('trafficClass', trafficClassArg(args));
+  set('cm', cmTimingArg(args));
   set('txDepth', num('tx-depth', 1, 32768));
   set('rxDepth', num('rx-depth', 1, 32768));
   set('qpTimeout', num('qp-timeout', 0, 31));

@@ -7,7 +7,7 @@
 import { type OptionSpec, UsageError, formatOptions, intValue } from './args';
 import type { Output } from './output';
 import { type CommandContext, parseCommand } from './command';
-import { type HostTestArgs, type HostTestNames, PCAP_OPTIONS, captureArgs, queuesArg, SHARED_OPTIONS, parseDriver, runHostTest, routedInterface } from './host-test';
+import { type HostTestArgs, type HostTestNames, CM_OPTIONS, PCAP_OPTIONS, cmOpt, cmTimingArg, captureArgs, queuesArg, SHARED_OPTIONS, parseDriver, runHostTest, routedInterface } from './host-test';
 import { HostDriverKind } from '../apps/host/host-device';
 import { RDMA_EXAMPLE_DEFAULT_PORT, type RdmaExampleResult } from '../apps/rdma-example/endpoint';
 import { type RdmaClientConfig, runRdmaClient } from '../apps/rdma-example/rdma-client';
@@ -18,8 +18,9 @@ export const RDMA_CLIENT_OPTIONS: readonly OptionSpec[] = [
   { name: 'dev', short: 'd', kind: 'string', value: 'IFACE', help: 'network interface (default: the one that reaches -s)' },
   SHARED_OPTIONS.driver,
   SHARED_OPTIONS.queues,
-  { name: 'timeout', kind: 'string', value: 'SECONDS', help: 'give up when a step makes no progress for this long (default 10)' },
+  { name: 'timeout', kind: 'string', value: 'SECONDS', help: 'give up when a step makes no progress for this long (default: the CM steps a bound from the CM\'s timers, the data one from the QP\'s)' },
   SHARED_OPTIONS.json,
+  ...CM_OPTIONS,
   ...PCAP_OPTIONS,
   SHARED_OPTIONS.help,
 ];
@@ -59,7 +60,7 @@ export async function rdmaClientCommand(argv: readonly string[], out: Output, ct
     ifname = found;
   }
   const a: HostTestArgs = { server: addr, role: 'client', ifname, driver, mtu: undefined, bind: undefined, timeoutS, json, port, capture: captureArgs(args), queues: queuesArg(args), num };
-  const cfg: RdmaClientConfig = { addr, port, stepTimeoutMs: timeoutS * 1000 };
+  const cfg: RdmaClientConfig = { addr, port, ...(args.values.has('timeout') ? { stepTimeoutMs: timeoutS * 1000 } : {}), ...cmOpt(cmTimingArg(args)) };
   if (!json) cfg.onLine = (line) => out.stdout(`${line}\n`);
   return runHostTest(out, ctx, a, NAMES, {
     test: 'rdma_client',

@@ -8,7 +8,7 @@
 import { type OptionSpec, UsageError, formatOptions, intValue } from './args';
 import type { Output } from './output';
 import { type CommandContext, parseCommand } from './command';
-import { type HostTestArgs, type HostTestNames, PCAP_OPTIONS, captureArgs, queuesArg, SHARED_OPTIONS, parseDriver, runHostTest, routedInterface } from './host-test';
+import { type HostTestArgs, type HostTestNames, CM_OPTIONS, PCAP_OPTIONS, cmOpt, cmTimingArg, captureArgs, queuesArg, SHARED_OPTIONS, parseDriver, runHostTest, routedInterface } from './host-test';
 import { HostDriverKind } from '../apps/host/host-device';
 import { RPING_DEFAULT_PORT, RPING_DEFAULT_SIZE, type RpingConfig, type RpingResult, runRping } from '../apps/rping/rping';
 import { RPING_MAX_BUFSIZE, RPING_MIN_BUFSIZE } from '../apps/rping/ping-data';
@@ -25,8 +25,9 @@ export const RPING_OPTIONS: readonly OptionSpec[] = [
   { name: 'dev', short: 'd', kind: 'string', value: 'IFACE', help: 'network interface (default: the one that reaches -a)' },
   SHARED_OPTIONS.driver,
   SHARED_OPTIONS.queues,
-  { name: 'timeout', kind: 'string', value: 'SECONDS', help: 'give up when a step makes no progress for this long (default: the CM steps 10 s, the pings a bound from the QP\'s timers; a server waits up to 300 s for its client)' },
+  { name: 'timeout', kind: 'string', value: 'SECONDS', help: 'give up when a step makes no progress for this long (default: the CM steps a bound from the CM\'s timers, the pings one from the QP\'s; a server waits up to 300 s for its client)' },
   SHARED_OPTIONS.json,
+  ...CM_OPTIONS,
   ...PCAP_OPTIONS,
   SHARED_OPTIONS.help,
 ];
@@ -84,6 +85,7 @@ export async function rpingCommand(argv: readonly string[], out: Output, ctx: Co
     validate: args.flags.has('validate'),
     // Without --timeout, the data phase's no-progress bound follows from the QP's timers (apps/rping/rping.ts).
     ...(args.values.has('timeout') ? { stepTimeoutMs: timeoutS * 1000 } : {}),
+    ...cmOpt(cmTimingArg(args)),
     listenTimeoutMs: Math.max(timeoutS, 300) * 1000,
   };
   // -v: rping prints each line as the ping completes; with --json they go into the summary instead.

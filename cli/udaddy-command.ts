@@ -14,7 +14,7 @@
 import { type OptionSpec, UsageError, formatOptions, intValue } from './args';
 import type { Output } from './output';
 import { type CommandContext, parseCommand } from './command';
-import { type HostTestArgs, type HostTestNames, PCAP_OPTIONS, captureArgs, queuesArg, SHARED_OPTIONS, parseDriver, runHostTest, routedInterface } from './host-test';
+import { type HostTestArgs, type HostTestNames, CM_OPTIONS, PCAP_OPTIONS, cmOpt, cmTimingArg, captureArgs, queuesArg, SHARED_OPTIONS, parseDriver, runHostTest, routedInterface } from './host-test';
 import { HostDriverKind } from '../apps/host/host-device';
 import { UDADDY_DEFAULT_CONNECTIONS, UDADDY_DEFAULT_COUNT, UDADDY_DEFAULT_PORT, UDADDY_DEFAULT_SIZE, UDADDY_PORT_SPACE, type UdaddyConfig, type UdaddyResult, runUdaddy } from '../apps/udaddy/udaddy';
 import { UdaddyError } from '../apps/udaddy/udaddy-error';
@@ -32,8 +32,9 @@ export const UDADDY_OPTIONS: readonly OptionSpec[] = [
   { name: 'dev', short: 'd', kind: 'string', value: 'IFACE', help: 'network interface (default: the one holding -b, else the one that reaches -s)' },
   SHARED_OPTIONS.driver,
   SHARED_OPTIONS.queues,
-  { name: 'timeout', kind: 'string', value: 'SECONDS', help: 'give up a data wait without progress after this long (default 10; a server waits up to 300 s for its clients)' },
+  { name: 'timeout', kind: 'string', value: 'SECONDS', help: 'give up a data wait without progress after this long (default 10: UD has no transport timer; the SIDR resolution is bounded by the CM\'s timers; a server waits up to 300 s for its clients)' },
   SHARED_OPTIONS.json,
+  ...CM_OPTIONS,
   ...PCAP_OPTIONS,
   SHARED_OPTIONS.help,
 ];
@@ -97,7 +98,8 @@ export async function udaddyCommand(argv: readonly string[], out: Output, ctx: C
     connections,
     messageCount,
     messageSize,
-    stepTimeoutMs: timeoutS * 1000,
+    ...(args.values.has('timeout') ? { stepTimeoutMs: timeoutS * 1000 } : {}),
+    ...cmOpt(cmTimingArg(args)),
     listenTimeoutMs: Math.max(timeoutS, 300) * 1000,
     ...(dst !== undefined ? { dst } : {}),
     ...(src !== undefined ? { src } : {}),

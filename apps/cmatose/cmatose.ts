@@ -28,6 +28,8 @@
  * (an error is ROCE_ERR_CMATOSE_COMPLETION), a DISCONNECTED before the messages are through is an
  * error, and every wait is bounded (`stepTimeoutMs`).
  */
+import { type CmTiming, cmConnectTiming, cmStepBound } from '../host/cm-step-bound';
+import { type NoProgressBound, noProgressBound } from '../host/no-progress-bound';
 import type { Device } from '../../stack/device';
 import { Access, QpState, QpType, SendFlags, WC_STATUS_NAMES, WcOpcode, WcStatus, WrOpcode, type WorkCompletion } from '../../stack/types';
 import type { QueuePair } from '../../stack/queue-pair';
@@ -53,8 +55,10 @@ export interface CmatoseConfig {
   messageSize?: number;
   /** -t: type of service of the client's connections (the path's traffic class). */
   tos?: number;
-  /** Give up when a step makes no progress for this long (default 10 s); a server waits `listenTimeoutMs` for its first client. */
+  /** Give up when a step makes no progress for this long (default: CM steps a bound from the CM's timers, data steps one from the QPs'); a server waits `listenTimeoutMs` for its first client. */
   stepTimeoutMs?: number;
+  /** The CM's response timeout and retries (librdmacm's 20 and 15 by default). */
+  cm?: CmTiming;
   listenTimeoutMs?: number;
   /** ucmatose's progress lines, as it prints them ("cmatose: starting client", ...). */
   onLine?: (line: string) => void;
@@ -218,7 +222,22 @@ function serverMessage(buf: Uint8Array, index: number): void {
 
 export async function runCmatose(dev: Device, cfg: CmatoseConfig): Promise<CmatoseResult> {
   const { port, connections, count, size } = checkConfig(cfg);
-  const stepMs = cfg.stepTimeoutMs ?? 10_000;
+  // Each wait's bound follows from the timers of what it waits for (issue 15): the CM's for the
+  // connection and disconnect steps (apps/host/cm-step-bound.ts), the QPs' for the data
+  // (apps/host/no-progress-bound.ts), both for the client's wait for the server's DREQs, which come
+  // after the server's data; a step timeout given replaces them all.
+  const given: NoProgressBound | null = cfg.stepTimeoutMs !== undefined ? { ms: cfg.stepTimeoutMs, why: 'the step timeout given' } : null;
+  const cmBound: NoProgressBound = given ?? cmStepBound(cfg.cm);
+  const dataBound = (): NoProgressBound => {
+    if (given !== null) return given;
+    const a = nodes[0]?.qp.attr;
+    return a === undefined ? cmBound : noProgressBound({ timeout: a.timeout, retryCnt: a.retryCnt, rnrRetry: a.rnrRetry, minRnrTimer: a.minRnrTimer });
+  };
+  const bothBound = (): NoProgressBound => {
+    if (given !== null) return given;
+    const d = dataBound();
+    return { ms: cmBound.ms + d.ms, why: `the peer's data (${d.why}) then its DREQ (${cmBound.why})` };
+  };
   const listenMs = cfg.listenTimeoutMs ?? 300_000;
   const idle = cfg.idleWait ?? nextTurn;
   const client = cfg.role === 'client';
@@ -295,13 +314,13 @@ export async function runCmatose(dev: Device, cfg: CmatoseConfig): Promise<Cmato
   };
 
   /** Runs the event loop until `done`, polling the CQs; `what` names the wait in the timeout error. */
-  const waitUntil = async (done: () => boolean, what: string, timeoutMs = stepMs): Promise<void> => {
-    const deadline = Date.now() + timeoutMs;
+  const waitUntil = async (done: () => boolean, what: string, bound: NoProgressBound = cmBound): Promise<void> => {
+    const deadline = Date.now() + bound.ms;
     for (;;) {
       await handleEvents();
       pollAll();
       if (done()) return;
-      if (Date.now() > deadline) throw new CmatoseError(CmatoseErrorCode.TIMEOUT, `no progress within ${timeoutMs} ms while ${what}`);
+      if (Date.now() > deadline) throw new CmatoseError(CmatoseErrorCode.TIMEOUT, `no progress within ${bound.ms} ms while ${what} (${bound.why})`);
       await idle();
     }
   };
@@ -322,7 +341,7 @@ export async function runCmatose(dev: Device, cfg: CmatoseConfig): Promise<Cmato
         const n = new Node(i, dev, count, size);
         nodes.push(n);
         const id = rcm.connect(
-          { dst, port, qp: n.qp, ...(cfg.tos !== undefined ? { tos: cfg.tos } : {}), param: { responderResources: 1, initiatorDepth: 1, retryCount: 5, rnrRetryCount: 0 } },
+          { dst, port, qp: n.qp, ...(cfg.tos !== undefined ? { tos: cfg.tos } : {}), ...cmConnectTiming(cfg.cm), param: { responderResources: 1, initiatorDepth: 1, retryCount: 5, rnrRetryCount: 0 } },
           (e) => events.push(e),
         );
         n.id = id;
@@ -337,19 +356,19 @@ export async function runCmatose(dev: Device, cfg: CmatoseConfig): Promise<Cmato
         await waitUntil(() => {
           noEarlyDisconnect('receiving');
           return nodes.every((n) => n.received >= count);
-        }, 'receiving data transfers');
+        }, 'receiving data transfers', dataBound());
         say('sending replies');
         for (const n of nodes) n.postSends();
         say('data transfers complete');
       }
       // disconnect_events(): until the server has disconnected every connection.
-      await waitUntil(() => nodes.every((n) => n.disconnected), "waiting for the server's disconnects");
+      await waitUntil(() => nodes.every((n) => n.disconnected), "waiting for the server's disconnects", bothBound());
     } else {
       say('cmatose: starting server');
       const listener = rcm.listen(port, (e) => events.push(e));
       cfg.onListening?.(port);
       try {
-        await waitUntil(() => established === connections, `accepting connections (${established} of ${connections} established)`, listenMs);
+        await waitUntil(() => established === connections, `accepting connections (${established} of ${connections} established)`, { ms: listenMs, why: 'the time a server waits for its clients' });
       } finally {
         listener.close();
       }
@@ -360,12 +379,12 @@ export async function runCmatose(dev: Device, cfg: CmatoseConfig): Promise<Cmato
         await waitUntil(() => {
           noEarlyDisconnect('sending');
           return nodes.every((n) => n.sent >= count);
-        }, 'completing sends');
+        }, 'completing sends', dataBound());
         say('receiving data transfers');
         await waitUntil(() => {
           noEarlyDisconnect('receiving');
           return nodes.every((n) => n.received >= count);
-        }, 'receiving data transfers');
+        }, 'receiving data transfers', dataBound());
         say('data transfers complete');
       }
       say('cmatose: disconnecting');

@@ -18,6 +18,7 @@
  *   - the comm ID is never disconnected explicitly: it goes when the process ends (the kernel
  *     destroys the ID, which sends a DREQ). `destroy()` does the same, after the test connection.
  */
+import { type CmTiming, cmConnectTiming } from '../host/cm-step-bound';
 import type { Device } from '../../stack/device';
 import type { QueuePair } from '../../stack/queue-pair';
 import type { CompletionQueue } from '../../stack/completion-queue';
@@ -39,6 +40,8 @@ export interface CmCommOptions {
   stepMs: number;
   idle: () => Promise<void>;
   beforeConnect?: ((peerGid: Uint8Array) => void | Promise<void>) | undefined;
+  /** The CM's response timeout and retries (default librdmacm's). */
+  cm?: CmTiming | undefined;
 }
 
 export class CmCommChannel implements OobTransport {
@@ -82,7 +85,7 @@ export class CmCommChannel implements OobTransport {
     const ch = new CmCommChannel(rcm.dev, o);
     try {
       if (o.beforeConnect !== undefined) await o.beforeConnect(v4Gid(dst));
-      ch.id = rcm.connect({ dst, port, qp: ch.qp, param: { responderResources: 0, initiatorDepth: 0, retryCount: 7, rnrRetryCount: 7 } }, ch.onEvent);
+      ch.id = rcm.connect({ dst, port, qp: ch.qp, ...cmConnectTiming(o.cm), param: { responderResources: 0, initiatorDepth: 0, retryCount: 7, rnrRetryCount: 7 } }, ch.onEvent);
       // The receive goes up before the REQ is answered (post_one_recv_wqe before rdma_connect).
       if (ch.qp.state === QpState.INIT) ch.postRecvs();
       const deadline = Date.now() + connectMs;

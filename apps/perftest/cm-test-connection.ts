@@ -15,6 +15,7 @@
  *     DISCONNECTED), the server calls rdma_disconnect() on its ID (a DREQ, or the DREP to the
  *     client's) without waiting; both then destroy the ID.
  */
+import { type CmTiming, cmConnectTiming } from '../host/cm-step-bound';
 import type { QueuePair } from '../../stack/queue-pair';
 import type { RdmaCm, RdmaCmEvent, RdmaCmId, RdmaCmListener } from '../../stack/cm/rdma-cm';
 import { cmEventFailure, v4Gid } from './cm-events';
@@ -39,6 +40,8 @@ export interface CmTestOptions {
   connectMs: number;
   idle: () => Promise<void>;
   beforeConnect?: ((peerGid: Uint8Array) => void | Promise<void>) | undefined;
+  /** The CM's response timeout and retries (default librdmacm's). */
+  cm?: CmTiming | undefined;
 }
 
 export class CmTestConnection {
@@ -108,7 +111,7 @@ export class CmTestConnection {
       if (attempt > 0) await this.pause(CLIENT_RETRY_DELAY_MS);
       this.attempts++;
       this.events = [];
-      const id = this.rcm.connect({ dst, port, qp, param: { responderResources: this.o.rdAtomic, initiatorDepth: this.o.rdAtomic, retryCount: 7, rnrRetryCount: 7 } }, this.onEvent);
+      const id = this.rcm.connect({ dst, port, qp, ...cmConnectTiming(this.o.cm), param: { responderResources: this.o.rdAtomic, initiatorDepth: this.o.rdAtomic, retryCount: 7, rnrRetryCount: 7 } }, this.onEvent);
       const deadline = Date.now() + stepMs;
       for (;;) {
         if (this.events.some((e) => e.type === 'ESTABLISHED')) {

@@ -10,6 +10,7 @@
  * above 8 KiB); QP timeout 14; outstanding READs/atomics = the device maximum
  * (128, like rxe) for READ and atomic tests, 1 otherwise.
  */
+import type { CmTiming } from '../host/cm-step-bound';
 import type { Device } from '../../stack/device';
 import { mtuBytes, mtuFromBytes, type Mtu } from '../../stack/types';
 import { isIpv4MappedGid } from '../../stack/address';
@@ -60,6 +61,8 @@ export interface PerftestConfig extends OobEndpointConfig {
   dontXchgVersions?: boolean;
   /** Every out-of-band read during set-up (default 10 s). */
   stepTimeoutMs?: number;
+  /** -R: the CM's response timeout and retries (librdmacm's 20 and 15 by default). */
+  cm?: CmTiming;
   /** The measured loop, and any read that waits while the peer runs (default 5 min). */
   runTimeoutMs?: number;
   /** Called with the peer's GID before the QP is connected (e.g. to learn its MAC from the host's neighbour table). */

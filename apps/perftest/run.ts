@@ -10,6 +10,7 @@
  * loops), buffer-layout.ts, verification.ts, measurement.ts,
  * completion-waits.ts, result.ts (what the run reports).
  */
+import { cmStepBound } from '../host/cm-step-bound';
 import type { Device } from '../../stack/device';
 import { openOobChannel } from '../oob/oob-endpoint';
 import { PerftestOob, PerftestVerb, executeSession, sessionSteps, type KeyCodec } from '../oob/perftest-session';
@@ -64,16 +65,18 @@ const DEST_STRUCT: KeyCodec = { size: PINGPONG_DEST_STRUCT_SIZE, encode: (d) => 
  */
 async function runOverRdmaCm(dev: Device, cfg: PerftestConfig, rc: ResolvedConfig): Promise<PerftestResult> {
   const port = cfg.port ?? PINGPONG_DEFAULT_PORT;
-  const stepMs = cfg.stepTimeoutMs ?? 10_000;
+  // The CM steps (the test connection's REP/RTU, the DREQ) and the SENDs of the communication QP are
+  // bounded by the CM's timers (apps/host/cm-step-bound.ts; longer than the QP's own), unless given.
+  const stepMs = cfg.stepTimeoutMs ?? cmStepBound(cfg.cm).ms;
   const connectMs = cfg.connectTimeoutMs ?? 30_000;
   const idle = cfg.idleWait ?? nextTurn;
   const rcm = new RdmaCm(dev);
   const rdAtomic = rc.verb === PerftestVerb.READ || rc.verb === PerftestVerb.ATOMIC ? rc.outReads : 0;
-  const cmTest = new CmTestConnection(rcm, { role: rc.role, dst: cfg.server, port, rdAtomic, stepMs, connectMs, idle, beforeConnect: cfg.beforeConnect });
+  const cmTest = new CmTestConnection(rcm, { role: rc.role, dst: cfg.server, port, rdAtomic, stepMs, connectMs, idle, beforeConnect: cfg.beforeConnect, cm: cfg.cm });
   const side = new PerftestSide(dev, rc, cfg, cmTest);
   let comm: CmCommChannel | null = null;
   try {
-    const o = { stepMs, idle, beforeConnect: cfg.beforeConnect };
+    const o = { stepMs, idle, beforeConnect: cfg.beforeConnect, cm: cfg.cm };
     comm =
       rc.role === 'client'
         ? await CmCommChannel.connect(rcm, cfg.server as string, port, connectMs, o)

@@ -15,6 +15,7 @@
  * completion is there. We check that the status is success (ROCE_ERR_RDMA_EXAMPLE_COMPLETION
  * otherwise) and that the message is 16 bytes, and bound every wait.
  */
+import { type NoProgressBound, noProgressBound } from '../host/no-progress-bound';
 import type { Device } from '../../stack/device';
 import { Access, QpState, QpType, SendFlags, WC_STATUS_NAMES, WcStatus, WrOpcode, type WorkCompletion } from '../../stack/types';
 import type { QueuePair } from '../../stack/queue-pair';
@@ -134,21 +135,21 @@ export class Endpoint {
   }
 
   /** Waits until `done` holds, taking completions and failing on a refused or lost connection. */
-  async waitUntil(done: () => boolean, what: string, timeoutMs: number, idle: () => Promise<void>): Promise<void> {
-    const deadline = Date.now() + timeoutMs;
+  async waitUntil(done: () => boolean, what: string, bound: NoProgressBound, idle: () => Promise<void>): Promise<void> {
+    const deadline = Date.now() + bound.ms;
     for (;;) {
       // The CM's verdict first: a REJ moves the QP to ERR, which flushes the posted receive.
       const bad = this.events.find((e) => e.type === 'REJECTED' || e.type === 'UNREACHABLE' || e.type === 'CONNECT_ERROR');
       if (bad !== undefined) throw cmFailure(bad);
       this.take();
       if (done()) return;
-      if (Date.now() > deadline) throw new RdmaExampleError(RdmaExampleErrorCode.TIMEOUT, `no ${what} within ${timeoutMs} ms`);
+      if (Date.now() > deadline) throw new RdmaExampleError(RdmaExampleErrorCode.TIMEOUT, `no ${what} within ${bound.ms} ms (${bound.why})`);
       await idle();
     }
   }
 
   /** rdma_get_recv_comp() / rdma_get_send_comp(): a disconnect before the completion ends the run. */
-  async waitCompletion(which: 'send' | 'recv', timeoutMs: number, idle: () => Promise<void>): Promise<void> {
+  async waitCompletion(which: 'send' | 'recv', bound: NoProgressBound, idle: () => Promise<void>): Promise<void> {
     const what = which === 'send' ? 'send completion' : 'receive completion';
     await this.waitUntil(
       () => {
@@ -157,7 +158,7 @@ export class Endpoint {
         return false;
       },
       what,
-      timeoutMs,
+      bound,
       idle,
     );
   }
@@ -165,16 +166,23 @@ export class Endpoint {
   /**
    * rdma_disconnect(): DREQ (or nothing when the peer's DREQ came first and was answered), then the
    * next event, DISCONNECTED; the tools ignore how that ends, so a peer that never answers leaves
-   * `disconnected` false after the CM's DREQ retries or `timeoutMs`, and is no error.
+   * `disconnected` false after the CM's DREQ retries or `bound`, and is no error.
    */
-  async disconnect(timeoutMs: number, idle: () => Promise<void>): Promise<void> {
+  async disconnect(bound: NoProgressBound, idle: () => Promise<void>): Promise<void> {
     this.id?.disconnect();
-    const deadline = Date.now() + timeoutMs;
+    const deadline = Date.now() + bound.ms;
     while (!this.disconnected && Date.now() <= deadline) {
       this.sendCq.poll(1);
       this.recvCq.poll(1);
       await idle();
     }
+  }
+
+  /** The bound of a wait for this endpoint's data: from its QP's timers (apps/host/no-progress-bound.ts), or `given`. */
+  dataBound(given: NoProgressBound | null): NoProgressBound {
+    if (given !== null) return given;
+    const a = this.qp.attr;
+    return noProgressBound({ timeout: a.timeout, retryCnt: a.retryCnt, rnrRetry: a.rnrRetry, minRnrTimer: a.minRnrTimer });
   }
 
   result(test: 'rdma_server' | 'rdma_client', port: number, t0: number, lines: string[]): RdmaExampleResult {

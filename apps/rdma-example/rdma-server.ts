@@ -12,6 +12,8 @@
  * (ucma_copy_conn_param_to_kern()). Requests after the first are refused: the tool never takes
  * them (its listening ID is destroyed at the end, which rejects what is still pending).
  */
+import { type CmTiming, cmConnectTiming, cmStepBound } from '../host/cm-step-bound';
+import type { NoProgressBound } from '../host/no-progress-bound';
 import type { Device } from '../../stack/device';
 import { RdmaCm, type RdmaCmId } from '../../stack/cm/rdma-cm';
 import { nextTurn } from '../host/clock-pump';
@@ -22,8 +24,10 @@ export interface RdmaServerConfig {
   /** -s: the address to listen on (default 0.0.0.0: any). */
   addr?: string;
   port?: number;
-  /** Give up when a step makes no progress for this long (default 10 s); the wait for the client is `listenTimeoutMs`. */
+  /** Give up when a step makes no progress for this long (default: CM steps a bound from the CM's timers, data one from the QP's); the wait for the client is `listenTimeoutMs`. */
   stepTimeoutMs?: number;
+  /** The CM's response timeout and retries for the REP and DREQ (librdmacm's 20 and 15 by default). */
+  cm?: CmTiming;
   listenTimeoutMs?: number;
   onLine?: (line: string) => void;
   /** The server listens (rdma_listen done): its port. */
@@ -36,7 +40,9 @@ export async function runRdmaServer(dev: Device, cfg: RdmaServerConfig): Promise
   const addr = cfg.addr ?? '0.0.0.0';
   const port = cfg.port ?? RDMA_EXAMPLE_DEFAULT_PORT;
   checkAddress(addr, port);
-  const stepMs = cfg.stepTimeoutMs ?? 10_000;
+  // Bounds from the timers of what each wait is for (issue 15), unless a step timeout is given.
+  const given: NoProgressBound | null = cfg.stepTimeoutMs !== undefined ? { ms: cfg.stepTimeoutMs, why: 'the step timeout given' } : null;
+  const cmBound = given ?? cmStepBound(cfg.cm);
   const listenMs = cfg.listenTimeoutMs ?? 300_000;
   const idle = cfg.idleWait ?? nextTurn;
   const lines: string[] = [];
@@ -76,11 +82,11 @@ export async function runRdmaServer(dev: Device, cfg: RdmaServerConfig): Promise
     ep.postRecv();
     const t0 = dev.clock.now();
     // ucma_complete(): rdma_accept() of a synchronous ID returns with ESTABLISHED (the RTU, or the first packet).
-    await ep.waitUntil(() => ep.events.some((e) => e.type === 'ESTABLISHED'), 'ESTABLISHED after the accept', stepMs, idle);
-    await ep.waitCompletion('recv', stepMs, idle);
+    await ep.waitUntil(() => ep.events.some((e) => e.type === 'ESTABLISHED'), 'ESTABLISHED after the accept', cmBound, idle);
+    await ep.waitCompletion('recv', ep.dataBound(given), idle);
     ep.postSend();
-    await ep.waitCompletion('send', stepMs, idle);
-    await ep.disconnect(stepMs, idle);
+    await ep.waitCompletion('send', ep.dataBound(given), idle);
+    await ep.disconnect(cmBound, idle);
     say('rdma_server: end 0');
     return ep.result('rdma_server', port, t0, lines);
   } finally {

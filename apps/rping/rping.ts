@@ -23,6 +23,7 @@ import { RDMA_INFO_LEN, decodeRdmaInfo, encodeRdmaInfo, type RdmaInfo } from './
 import { RPING_MAX_BUFSIZE, RPING_MIN_BUFSIZE, cString, cStringBytes, fillPingData } from './ping-data';
 import { RpingError, RpingErrorCode } from './rping-error';
 import { type NoProgressBound, noProgressBound } from '../host/no-progress-bound';
+import { type CmTiming, cmConnectTiming, cmStepBound } from '../host/cm-step-bound';
 import { progressMark } from '../perftest/completion-waits';
 
 /** rping's default port (cb->port = htobe16(7174)). */
@@ -45,8 +46,10 @@ export interface RpingConfig {
   validate?: boolean;
   /** -v: each ping's data, as rping prints it ("ping data: …" / "server ping data: …"). */
   onPingData?: (line: string) => void;
-  /** Give up when nothing happens for this long (default 10 s; a server waits `listenTimeoutMs` for its client). */
+  /** Give up when nothing happens for this long (default: the CM steps a bound from the CM's timers, the pings one from the QP's; a server waits `listenTimeoutMs` for its client). */
   stepTimeoutMs?: number;
+  /** The CM's response timeout and retries (librdmacm's 20 and 15 by default): they bound the connection and disconnect steps. */
+  cm?: CmTiming;
   listenTimeoutMs?: number;
   /** Learns the peer's MAC before the CM talks to it (HostDevice.ensureNeighbor). */
   beforeConnect?: (peerGid: Uint8Array) => void | Promise<void>;
@@ -157,8 +160,8 @@ type Waited = { wc: WorkCompletion } | 'disconnected';
 
 export async function runRping(dev: Device, cfg: RpingConfig): Promise<RpingResult> {
   const { size, count, port } = checkConfig(cfg);
-  /** The RDMA CM's steps (connection, DREP) keep a fixed step timeout. */
-  const stepMs = cfg.stepTimeoutMs ?? 10_000;
+  /** The RDMA CM's steps (connection, DREP): bounded by the CM's own timers (apps/host/cm-step-bound.ts) unless a step timeout is given. */
+  const cmBound: NoProgressBound = cfg.stepTimeoutMs !== undefined ? { ms: cfg.stepTimeoutMs, why: 'the step timeout given' } : cmStepBound(cfg.cm);
   const listenMs = cfg.listenTimeoutMs ?? 300_000;
   const idle = cfg.idleWait ?? nextTurn;
   const client = cfg.role === 'client';
@@ -222,9 +225,12 @@ export async function runRping(dev: Device, cfg: RpingConfig): Promise<RpingResu
     if (client) {
       const peerGid = v4Gid(cfg.addr);
       if (cfg.beforeConnect !== undefined) await cfg.beforeConnect(peerGid);
-      conn.id = rcm.connect({ dst: cfg.addr, port, qp: conn.qp, param: { responderResources: 1, initiatorDepth: 1, retryCount: 7, rnrRetryCount: 7 } }, conn.onEvent);
+      conn.id = rcm.connect(
+        { dst: cfg.addr, port, qp: conn.qp, param: { responderResources: 1, initiatorDepth: 1, retryCount: 7, rnrRetryCount: 7 }, ...cmConnectTiming(cfg.cm) },
+        conn.onEvent,
+      );
       if (conn.qp.state === QpState.INIT) conn.postRecv();
-      await waitForEvent(conn, 'ESTABLISHED', 'the connection', stepMs, idle);
+      await waitForEvent(conn, 'ESTABLISHED', 'the connection', cmBound, idle);
       t0 = dev.clock.now();
       // rping_test_client().
       const start = conn.startMr as MemoryRegion;
@@ -245,7 +251,7 @@ export async function runRping(dev: Device, cfg: RpingConfig): Promise<RpingResu
         pings++;
       }
       conn.id.disconnect();
-      await waitForEvent(conn, 'DISCONNECTED', 'the DREP', stepMs, idle);
+      await waitForEvent(conn, 'DISCONNECTED', 'the DREP', cmBound, idle);
     } else {
       let pending: RdmaCmId | null = null;
       const listener = rcm.listen(port, (e) => {
@@ -325,15 +331,15 @@ function cmFailure(e: RdmaCmEvent): RpingError {
   return new RpingError(RpingErrorCode.PROTOCOL, `unexpected cma event ${e.type}`);
 }
 
-async function waitForEvent(conn: Conn, type: 'ESTABLISHED' | 'DISCONNECTED', what: string, timeoutMs: number, idle: () => Promise<void>): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
+async function waitForEvent(conn: Conn, type: 'ESTABLISHED' | 'DISCONNECTED', what: string, bound: NoProgressBound, idle: () => Promise<void>): Promise<void> {
+  const deadline = Date.now() + bound.ms;
   for (;;) {
     if (conn.events.some((e) => e.type === type)) return;
     const bad = conn.events.find((e) => e.type === 'REJECTED' || e.type === 'UNREACHABLE' || e.type === 'CONNECT_ERROR');
     if (bad !== undefined) throw cmFailure(bad);
     // Completions taken meanwhile (SENDs, flushes after the disconnect) are not waited for.
     if (type === 'DISCONNECTED') conn.cq.poll(16);
-    if (Date.now() > deadline) throw new RpingError(type === 'ESTABLISHED' ? RpingErrorCode.UNREACHABLE : RpingErrorCode.TIMEOUT, `no ${what} within ${timeoutMs} ms`);
+    if (Date.now() > deadline) throw new RpingError(type === 'ESTABLISHED' ? RpingErrorCode.UNREACHABLE : RpingErrorCode.TIMEOUT, `no ${what} within ${bound.ms} ms (${bound.why})`);
     await idle();
   }
 }

@@ -30,6 +30,8 @@
  * one per response timeout (cma.c cma_resolve_ib_udp(): timeout_ms = 1 << (20 - 8), 15 retries).
  * udaddy counts every completion alike; an error completion is also listed in `problems`.
  */
+import { type CmTiming, cmConnectTiming, cmStepBound } from '../host/cm-step-bound';
+import type { NoProgressBound } from '../host/no-progress-bound';
 import type { Device } from '../../stack/device';
 import { WC_STATUS_NAMES, WcOpcode, WcStatus, mtuBytes, type WorkCompletion } from '../../stack/types';
 import { RdmaCm, type RdmaCmEvent, type RdmaCmId } from '../../stack/cm/rdma-cm';
@@ -68,6 +70,8 @@ export interface UdaddyConfig {
   tos?: number;
   /** Give up a data wait after this long without progress (default 10 s), and a server's wait for its clients after `listenTimeoutMs` (default 300 s). */
   stepTimeoutMs?: number;
+  /** The SIDR_REQ's response timeout and retries (librdmacm's 20 and 15 by default). */
+  cm?: CmTiming;
   listenTimeoutMs?: number;
   /** Learns the peer's MAC before the CM talks to it (HostDevice.ensureNeighbor). */
   beforeConnect?: (peerGid: Uint8Array) => void | Promise<void>;
@@ -156,9 +160,16 @@ class Ending {
   constructor(readonly error: UdaddyError) {}
 }
 
+/** How long a UD data wait lasts without a completion (UD has no transport timer to derive it from). */
+export const UD_DATA_WAIT_MS = 10_000;
+
 export async function runUdaddy(dev: Device, cfg: UdaddyConfig): Promise<UdaddyResult> {
   const c = checkConfig(cfg);
-  const stepMs = cfg.stepTimeoutMs ?? 10_000;
+  // UD has no transport timer (a lost datagram is never resent, IBTA vol. 1 §9.8), so nothing bounds a
+  // data wait but a fixed time: 10 s unless a step timeout is given. The SIDR resolution is bounded by
+  // the SIDR_REQ's own response wait and retries (apps/host/cm-step-bound.ts).
+  const stepMs = cfg.stepTimeoutMs ?? UD_DATA_WAIT_MS;
+  const sidrBound: NoProgressBound = cfg.stepTimeoutMs !== undefined ? { ms: cfg.stepTimeoutMs, why: 'the step timeout given' } : cmStepBound(cfg.cm, true);
   const listenMs = cfg.listenTimeoutMs ?? 300_000;
   const idle = cfg.idleWait ?? nextTurn;
   const lines: string[] = [];
@@ -280,12 +291,16 @@ export async function runUdaddy(dev: Device, cfg: UdaddyConfig): Promise<UdaddyR
         const n = new UdaddyNode(dev, i, c.messageCount, c.messageSize);
         nodes.push(n);
         n.postRecvs();
-        n.id = rcm.resolveUd({ dst, port: c.port }, (e) => queued.push(e));
+        n.id = rcm.resolveUd({ dst, port: c.port, ...cmConnectTiming(cfg.cm) }, (e) => queued.push(e));
       }
       // connect_events(): until every connection is resolved or one fails.
+      const resolveBy = Date.now() + sidrBound.ms;
       while (failure === null && connectsLeft > 0) {
         const e = queued.shift();
         if (e === undefined) {
+          if (Date.now() > resolveBy) {
+            throw new Ending(new UdaddyError(UdaddyErrorCode.TIMEOUT, `${c.connections - connectsLeft} of ${c.connections} connections resolved within ${sidrBound.ms} ms (${sidrBound.why})`, -ETIMEDOUT));
+          }
           await idle();
           continue;
         }
