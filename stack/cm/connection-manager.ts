@@ -489,6 +489,19 @@ export class ConnectionManager {
     this.emit({ type: 'USER_ESTABLISHED', id });
   }
 
+  /**
+   * A received REQ (or SIDR_REQ) the consumer has no room for: the ID goes back to idle and is
+   * forgotten without a REJ, so the peer's REQ retries may find room later (cm.c cm_destroy_id():
+   * REQ_RCVD with -ENOMEM, "Do not reject to allow future retries", which ucma returns when a
+   * listener's backlog is used up).
+   */
+  dropRequest(id: CmId): void {
+    if (id.destroyed) return;
+    id.destroyed = true;
+    this.resetToIdle(id, 'no room in the listen backlog');
+    this.forget(id);
+  }
+
   /** cm.c cm_destroy_id(): leaves the peer told (REJ, DREQ or DREP as the state asks) and forgets the ID. */
   destroy(id: CmId): void {
     if (id.destroyed) return;

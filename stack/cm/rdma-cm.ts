@@ -307,8 +307,18 @@ export class RdmaCmId {
 export interface RdmaCmListener {
   port: number;
   portSpace: number;
+  /** Connection requests handed over and not yet accepted or rejected, at most (rdma_listen's backlog). */
+  readonly backlog: number;
+  /** Requests dropped because that many were pending (no REJ: the peer's retries may find room later). */
+  readonly requestsDropped: number;
   close(): void;
 }
+
+/** rdma_listen's backlog when none is given, and the most it may be (ucma.c max_backlog, 1024). */
+export const MAX_LISTEN_BACKLOG = 1024;
+
+/** CM states of a request handed to the listener and not yet answered. */
+const AWAITING_ANSWER: ReadonlySet<number> = new Set([CmState.REQ_RCVD, CmState.MRA_REQ_SENT, CmState.SIDR_REQ_RCVD]);
 
 /** The rdma_cm of one device: its connection manager and the IDs of the API. */
 
@@ -368,10 +378,33 @@ export class RdmaCm {
     this.dev.flush();
   }
 
-  /** rdma_listen on `port`: CONNECT_REQUEST events (and every later event of the new IDs) go to `handler`. */
-  listen(port: number, handler: RdmaCmHandler, portSpace: number = PortSpace.TCP): RdmaCmListener {
-    const l: CmListener = this.cm.listen(rdmaServiceId(portSpace, port), (e) => this.onRequest(e, handler));
-    return { port, portSpace, close: () => this.cm.stopListening(l) };
+  /**
+   * rdma_listen on `port`: CONNECT_REQUEST events (and every later event of the new IDs) go to
+   * `handler`. At most `backlog` requests wait for an answer (accept or reject) at a time; past it
+   * a new request is dropped without a REJ, as ucma does when the backlog is used up, so a flood of
+   * REQs holds at most `backlog` IDs (a backlog of 0, or one over 1024, means 1024, as ucma.c).
+   */
+  listen(port: number, handler: RdmaCmHandler, portSpace: number = PortSpace.TCP, backlog = MAX_LISTEN_BACKLOG): RdmaCmListener {
+    const max = Number.isInteger(backlog) && backlog > 0 && backlog <= MAX_LISTEN_BACKLOG ? backlog : MAX_LISTEN_BACKLOG;
+    const pending = new Set<RdmaCmId>();
+    let dropped = 0;
+    const admit = (cmId: CmId): boolean => {
+      for (const p of pending) if (p.cmId.destroyed || !AWAITING_ANSWER.has(p.cmId.state)) pending.delete(p);
+      if (pending.size < max) return true;
+      dropped++;
+      this.cm.dropRequest(cmId);
+      return false;
+    };
+    const l: CmListener = this.cm.listen(rdmaServiceId(portSpace, port), (e) => this.onRequest(e, handler, admit, pending));
+    return {
+      port,
+      portSpace,
+      backlog: max,
+      get requestsDropped() {
+        return dropped;
+      },
+      close: () => this.cm.stopListening(l),
+    };
   }
 
   /**
@@ -485,12 +518,14 @@ export class RdmaCm {
   }
 
   /** A REQ for a listened port: a new ID with the IP CM header read, CONNECT_REQUEST to the listener. */
-  private onRequest(e: CmEvent, handler: RdmaCmHandler): void {
+  private onRequest(e: CmEvent, handler: RdmaCmHandler, admit: (cmId: CmId) => boolean, pending: Set<RdmaCmId>): void {
     if (e.type !== 'REQ_RECEIVED' && e.type !== 'SIDR_REQ_RECEIVED') return;
     const cmId = e.id;
+    if (!admit(cmId)) return;
     cmId.handler = (ev) => this.dispatch(ev);
     const id = new RdmaCmId(this, cmId, handler);
     this.byCmId.set(cmId, id);
+    pending.add(id);
     const pdBytes = e.req.privateData;
     const ip = parseIpCmPrivateData(new DataView(pdBytes.buffer, pdBytes.byteOffset, pdBytes.length), 0);
     if (ip.majorVersion !== 0 || (ip.ipVersion !== 4 && ip.ipVersion !== 6)) {
