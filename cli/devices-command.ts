@@ -239,7 +239,7 @@ export async function listDevices(o: { netns?: string; probe?: boolean } = {}): 
     if (l.link_type === 'loopback' || (l.flags ?? []).includes('LOOPBACK')) reason = 'loopback';
     else if (l.link_type !== undefined && l.link_type !== 'ether') reason = `link type ${l.link_type}, not Ethernet`;
     else if (!up) reason = 'down';
-    else if (ipv4.length === 0) reason = 'no IPv4 address (RoCE v2 needs one for its GID)';
+    else if (ipv4.length === 0 && ipv6.length === 0) reason = 'no IP address (RoCE v2 needs one for its GID)';
     else if (activeIbMtu(mtu) === 0) reason = `MTU ${mtu} is too small for a 256-byte IB MTU`;
     let modes = expectedModes(kernelDriver);
     let probed = false;

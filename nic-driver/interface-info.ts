@@ -111,6 +111,18 @@ async function lookup(ifname: string, ip: string, o: IpOptions): Promise<{ mac: 
   return { mac: 0, state };
 }
 
+/**
+ * The next hop towards `ip` from `ifname`, as the kernel's route table says (`ip route get`): the
+ * gateway when the route has one (a routed RoCE v2 peer: its frames go to the router's MAC), else
+ * `ip` itself (on-link).
+ */
+export async function nextHop(ifname: string, ip: string, o: IpOptions = {}): Promise<string> {
+  if (!net.isIP(ip)) throw new NicDriverError(NativeErrorCode.BadArgument, `'${ip}' is not an IP address`);
+  const out = await runIp(['-j', 'route', 'get', ip, 'oif', ifname], o);
+  const routes = (out.trim() === '' ? [] : JSON.parse(out)) as Array<{ gateway?: string }>;
+  return routes[0]?.gateway ?? ip;
+}
+
 /** Makes the kernel resolve `ip`: one UDP datagram (discard port) from the interface's address. */
 async function trigger(ifname: string, ip: string, o: IpOptions): Promise<void> {
   if (o.netns !== undefined) {

@@ -49,3 +49,15 @@ export function rxeUdpSourcePort(localQpn: number, remoteQpn: number, flowLabel 
   const low = (fl & 0x3fff) ^ ((fl & 0xfc000) >>> 14);
   return 0xc000 | low;
 }
+
+/**
+ * The GID a tool uses when none is chosen (-g / -x): the first IPv4-mapped one, as rdma-core's
+ * examples are run on IPv4 RoCE v2; on an interface with IPv6 addresses only, the first that is not
+ * link-local (fe80::/10, which reaches only the link); else GID 0.
+ */
+export function defaultGidIndex(gids: readonly Uint8Array[]): number {
+  const v4 = gids.findIndex(isIpv4MappedGid);
+  if (v4 >= 0) return v4;
+  const global = gids.findIndex((g) => !(g[0] === 0xfe && ((g[1] ?? 0) & 0xc0) === 0x80));
+  return global >= 0 ? global : 0;
+}

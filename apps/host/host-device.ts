@@ -12,19 +12,19 @@
  */
 import { fastestIcrcBatch } from '../../nic-driver/native-icrc';
 import { randomInt } from 'node:crypto';
-import { Device } from '../../stack/device';
+import { Device, linkLocalGid } from '../../stack/device';
 import { RealClock } from '../../base/clock';
 import { isIpv4MappedGid } from '../../stack/address';
 import { nextTurn } from './clock-pump';
 import { ActivityDriver } from './activity-driver';
 import type { NicDriver } from '../../nic-driver/driver';
 import { type HostFaults, withFaults } from '../../nic-driver/fault-driver';
-import { ipv6ToString } from '../../packets/bytes';
+import { ipv6FromString, ipv6ToString } from '../../packets/bytes';
 import type { XdpAttachMode } from '../../nic-driver/af-xdp-driver';
 import { XdpQueueError, activeRxQueues, openXdpQueues } from './xdp-queues';
 import { MultiQueueDriver, type QueueStats } from '../../nic-driver/multi-queue-driver';
 import { AfPacketDriver } from '../../nic-driver/af-packet-driver';
-import { interfaceInfo, resolveNeighbor } from '../../nic-driver/interface-info';
+import { interfaceInfo, nextHop, resolveNeighbor } from '../../nic-driver/interface-info';
 import { nativeAvailable, nativeLoadError } from '../../nic-driver/native-binding';
 import { RoceError } from '../../base/roce-error';
 import { KernelNeighborTable } from './kernel-neighbors';
@@ -131,6 +131,7 @@ function loadDriverFactory(kind: HostNicKind, xdpMode: XdpAttachMode | undefined
 
 interface InterfaceFacts {
   ipv4: string[];
+  ipv6: string[];
   mtu?: number;
   vlan?: { parent: string; id: number } | null;
 }
@@ -139,7 +140,7 @@ interface InterfaceFacts {
 async function interfaceFacts(ifname: string): Promise<InterfaceFacts> {
   try {
     const f = await interfaceInfo(ifname);
-    return { ipv4: f.ipv4.slice(), mtu: f.mtu, vlan: f.vlan ?? null };
+    return { ipv4: f.ipv4.slice(), ipv6: f.ipv6.slice(), mtu: f.mtu, vlan: f.vlan ?? null };
   } catch (e) {
     throw new HostDeviceError(HostDeviceErrorCode.NO_INTERFACE, `interface ${ifname}: ${(e as Error).message}`);
   }
@@ -155,13 +156,29 @@ export function gidToIpv4(gid: Uint8Array): string {
   return `${gid[12]}.${gid[13]}.${gid[14]}.${gid[15]}`;
 }
 
-/** The peer's MAC, from the kernel's neighbour table (nic-driver/interface-info resolves it when needed). */
+/**
+ * The MAC frames to `ip` go to: the next hop's from the kernel's neighbour table (nic-driver/
+ * interface-info resolves it when needed), the next hop being the gateway of the route to `ip` when
+ * there is one (routed RoCE v2, as rxe takes its destination MAC from the kernel's route and
+ * neighbour tables), else `ip` itself.
+ */
 async function lookupNeighbor(ifname: string, ip: string): Promise<number> {
+  let hop = ip;
   try {
-    return await resolveNeighbor(ifname, ip, 3000);
+    hop = await nextHop(ifname, ip);
+    return await resolveNeighbor(ifname, hop, 3000);
   } catch (e) {
-    throw new HostDeviceError(HostDeviceErrorCode.NO_NEIGHBOR, `no neighbour entry for ${ip} on ${ifname}: ${(e as Error).message}`);
+    throw new HostDeviceError(HostDeviceErrorCode.NO_NEIGHBOR, `no neighbour entry for ${hop === ip ? ip : `${hop}, the gateway to ${ip},`} on ${ifname}: ${(e as Error).message}`);
   }
+}
+
+/**
+ * The IPv6 addresses that become GIDs after the link-local one the device makes from the MAC (GID
+ * 0, as rxe and `roce devices`): all of the interface's, but that one when the kernel has it too.
+ */
+export function ipv6Gids(mac: number, ipv6: readonly string[]): string[] {
+  const ll = ipv6ToString(linkLocalGid(mac));
+  return ipv6.filter((a) => ipv6ToString(ipv6FromString(a)) !== ll);
 }
 
 /** How long an idle wait sleeps at most when no frame arrives (error completions come from timers). */
@@ -176,7 +193,7 @@ export async function openHostDevice(ifname: string, kind: HostNicKind, opts: Ho
   // VLAN interface keeps the addresses, ARP and the neighbour table.
   const vlan = facts.vlan ?? null;
   const link = vlan !== null && vlan.parent !== '' ? vlan.parent : ifname;
-  if (ipv4.length === 0) throw new HostDeviceError(HostDeviceErrorCode.NO_INTERFACE, `interface ${ifname} has no IPv4 address; RoCE v2 needs one for its GID`);
+  if (ipv4.length === 0 && facts.ipv6.length === 0) throw new HostDeviceError(HostDeviceErrorCode.NO_INTERFACE, `interface ${ifname} has no IP address; RoCE v2 needs one for its GID`);
   const busyPoll = opts.busyPoll ?? false;
   const lingerUs = busyPoll ? 0 : (opts.rxLingerUs ?? DEFAULT_RX_LINGER_US);
   if (!Number.isInteger(lingerUs) || lingerUs < 0 || lingerUs > 1_000_000) throw new HostDeviceError(HostDeviceErrorCode.DRIVER_FAILED, `rxLingerUs must be an integer 0..1000000, not ${lingerUs}`);
@@ -205,6 +222,7 @@ export async function openHostDevice(ifname: string, kind: HostNicKind, opts: Ho
     neighborTable: neighbors,
     clock: new RealClock(),
     ipv4,
+    ipv6: ipv6Gids(nic.mac, facts.ipv6),
     name: ifname,
     seed: randomInt(1, 0x7fffffff),
     vlan: vlan !== null ? { vid: vlan.id } : null,
@@ -222,10 +240,8 @@ export async function openHostDevice(ifname: string, kind: HostNicKind, opts: Ho
     queueStats: () => (nic instanceof MultiQueueDriver ? nic.queueStats() : null),
     idleWait: busyPoll ? nextTurn : () => driver.waitForActivity(IDLE_FALLBACK_MS),
     async ensureNeighbor(gid: Uint8Array): Promise<void> {
-      if (!isIpv4MappedGid(gid)) {
-        throw new HostDeviceError(HostDeviceErrorCode.NO_NEIGHBOR, `peer GID ${ipv6ToString(gid)} is not IPv4-mapped; only IPv4 neighbours are looked up`);
-      }
-      const ip = gidToIpv4(gid);
+      // An IPv4-mapped GID is an IPv4 peer; any other GID is the peer's IPv6 address (RoCE v2, IBTA annex A17).
+      const ip = isIpv4MappedGid(gid) ? gidToIpv4(gid) : ipv6ToString(gid);
       if (!device.neighbors.has(ip)) device.neighbors.set(ip, await lookupNeighbor(ifname, ip));
     },
     close(): void {

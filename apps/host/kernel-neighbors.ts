@@ -8,7 +8,7 @@
  * timeout) is answered, the client's ARP having filled the kernel's table meanwhile.
  */
 import { isIP } from 'node:net';
-import { resolveNeighbor } from '../../nic-driver/interface-info';
+import { nextHop, resolveNeighbor } from '../../nic-driver/interface-info';
 
 export class KernelNeighborTable extends Map<string, number> {
   private readonly inflight = new Set<string>();
@@ -16,7 +16,8 @@ export class KernelNeighborTable extends Map<string, number> {
 
   constructor(
     private readonly ifname: string,
-    private readonly resolve: (ifname: string, ip: string) => Promise<number> = (i, ip) => resolveNeighbor(i, ip, 3000),
+    // The next hop's MAC: the gateway's for a peer the route table reaches through one (routed RoCE v2).
+    private readonly resolve: (ifname: string, ip: string) => Promise<number> = async (i, ip) => resolveNeighbor(i, await nextHop(i, ip), 3000),
   ) {
     super();
   }

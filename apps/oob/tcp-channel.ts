@@ -110,15 +110,19 @@ export class TcpChannel {
     }
   }
 
-  /** Listens on `port` (0 = any free port) and `host` (default all IPv4 addresses). */
-  static listen(port: number, host = '0.0.0.0'): Promise<OobListener> {
+  /**
+   * Listens on `port` (0 = any free port) and `host` (default every address: IPv6 and IPv4 on one
+   * dual-stack socket where the host has IPv6, else every IPv4 address, as Node chooses; the
+   * perftest and rc_pingpong servers accept IPv6 peers too).
+   */
+  static listen(port: number, host?: string): Promise<OobListener> {
     return new Promise((resolve, reject) => {
       const server = net.createServer({ pauseOnConnect: false });
       const onError = (e: NodeJS.ErrnoException): void => {
-        reject(new OobError(OobErrorCode.CONNECT, `could not listen on ${host}:${port}: ${e.code === 'EADDRINUSE' ? 'address already in use' : e.message}`));
+        reject(new OobError(OobErrorCode.CONNECT, `could not listen on ${host ?? 'any address'}, port ${port}: ${e.code === 'EADDRINUSE' ? 'address already in use' : e.message}`));
       };
       server.once('error', onError);
-      server.listen({ port, host, exclusive: true }, () => {
+      server.listen({ port, ...(host !== undefined ? { host } : {}), exclusive: true }, () => {
         server.off('error', onError);
         resolve(new OobListener(server));
       });

@@ -13,7 +13,7 @@
 import type { CmTiming } from '../host/cm-step-bound';
 import type { Device } from '../../stack/device';
 import { mtuBytes, mtuFromBytes, type Mtu } from '../../stack/types';
-import { isIpv4MappedGid } from '../../stack/address';
+import { defaultGidIndex, isIpv4MappedGid } from '../../stack/address';
 import type { OobEndpointConfig } from '../oob/oob-endpoint';
 import { type PerftestRole, type PerftestVerb, PerftestVerb as Verb } from '../oob/perftest-session';
 import { configError } from './perftest-error';
@@ -132,7 +132,7 @@ export function resolveConfig(dev: Device, c: PerftestConfig): ResolvedConfig {
     if (m > maxMtu) throw configError('mtu', `${c.mtu} is more than the link carries (${mtuBytes(maxMtu)})`);
     mtu = m;
   }
-  const gidIndex = c.gidIndex ?? Math.max(0, dev.gids.findIndex(isIpv4MappedGid));
+  const gidIndex = c.gidIndex ?? defaultGidIndex(dev.gids);
   if (!Number.isInteger(gidIndex) || gidIndex < 0 || gidIndex >= dev.gids.length) throw configError('gidIndex', `${gidIndex} is not in the GID table (${dev.gids.length} entries)`);
   let txDepth = c.txDepth ?? (lat ? 1 : 128);
   if (!Number.isInteger(txDepth) || txDepth < 1 || txDepth > 1 << 15) throw configError('txDepth', `must be 1..32768, got ${txDepth}`);

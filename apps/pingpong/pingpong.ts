@@ -28,7 +28,7 @@
 import { qpHealth } from '../host/qp-health';
 import type { Device } from '../../stack/device';
 import { Access, QpState, QpType, SendFlags, WC_STATUS_NAMES, WcStatus, WrOpcode, mtuBytes, mtuFromBytes, type Mtu } from '../../stack/types';
-import { isIpv4MappedGid } from '../../stack/address';
+import { defaultGidIndex, isIpv4MappedGid } from '../../stack/address';
 import { ipv6ToString } from '../../packets/bytes';
 import { OobError, OobErrorCode } from '../oob/tcp-channel';
 import { type OobEndpointConfig, openOobChannel } from '../oob/oob-endpoint';
@@ -131,7 +131,7 @@ export async function runPingpong(dev: Device, cfg: PingpongConfig): Promise<Pin
   if (type !== 'rc' && type !== 'uc' && type !== 'ud') throw configError('type', `must be rc, uc or ud, got ${String(type)}`);
   // ibv_ud_pingpong: "Requested size larger than port MTU" (a datagram is one packet).
   if (type === 'ud' && size > mtuBytes(dev.maxMtu())) throw configError('size', `${size} is larger than the port MTU (${mtuBytes(dev.maxMtu())}); a UD message is one packet`);
-  const gidIndex = cfg.gidIndex ?? Math.max(0, dev.gids.findIndex(isIpv4MappedGid));
+  const gidIndex = cfg.gidIndex ?? defaultGidIndex(dev.gids);
   if (gidIndex !== -1 && (gidIndex < 0 || gidIndex >= dev.gids.length)) throw configError('gidIndex', `${gidIndex} is not in the GID table (${dev.gids.length} entries)`);
   const stepMs = cfg.stepTimeoutMs ?? 10_000;
   // rc_pingpong's QP timers (timeout 14, retry 7, RNR retry 7, min RNR timer 12, pp_connect_ctx): the

@@ -244,3 +244,96 @@ export function netnsDrivers<D extends Closable, O>(openOn: (ifname: string, net
     },
   };
 }
+
+/** Two namespaces over a veth with IPv6 addresses only (fd00:6::1 and fd00:6::2/64, no IPv4 at all). */
+export interface NetnsPairV6 {
+  nsA: string;
+  nsB: string;
+  ifA: string;
+  ifB: string;
+  ip6A: string;
+  ip6B: string;
+}
+
+export function createNetnsPairV6Only(): NetnsPairV6 {
+  hookExit();
+  const id = randomBytes(3).toString('hex');
+  const p: NetnsPairV6 = { nsA: `roce-${id}-a`, nsB: `roce-${id}-b`, ifA: `r6${id}a`, ifB: `r6${id}b`, ip6A: 'fd00:6::1', ip6B: 'fd00:6::2' };
+  try {
+    for (const ns of [p.nsA, p.nsB]) {
+      ip(['netns', 'add', ns]);
+      live.add(ns);
+      ip(['-n', ns, 'link', 'set', 'lo', 'up']);
+    }
+    ip(['-n', p.nsA, 'link', 'add', p.ifA, 'type', 'veth', 'peer', 'name', p.ifB, 'netns', p.nsB]);
+    for (const [ns, dev, v6] of [
+      [p.nsA, p.ifA, p.ip6A],
+      [p.nsB, p.ifB, p.ip6B],
+    ] as const) {
+      ip(['-n', ns, 'addr', 'add', `${v6}/64`, 'dev', dev, 'nodad']);
+      ip(['-n', ns, 'link', 'set', 'dev', dev, 'up']);
+    }
+    return p;
+  } catch (e) {
+    for (const ns of [p.nsA, p.nsB]) removeNs(ns);
+    throw e;
+  }
+}
+
+/**
+ * A routed path: A — R — B, three namespaces and two veth pairs, R forwarding IPv4 and IPv6 (the
+ * kernel's forwarding, TTL and hop limit decremented), A and B on different subnets with R as their
+ * default gateway: 198.18.1.1/24 and fd00:a::1/64 on A, 198.18.2.1/24 and fd00:b::1/64 on B.
+ */
+export interface RoutedPath {
+  nsA: string;
+  nsR: string;
+  nsB: string;
+  ifA: string;
+  ifB: string;
+  ipA: string;
+  ipB: string;
+  ip6A: string;
+  ip6B: string;
+}
+
+export function createRoutedPath(mtu = 1500): RoutedPath {
+  hookExit();
+  const id = randomBytes(3).toString('hex');
+  const p: RoutedPath = { nsA: `roce-${id}-a`, nsR: `roce-${id}-r`, nsB: `roce-${id}-b`, ifA: `rr${id}a`, ifB: `rr${id}b`, ipA: '198.18.1.1', ipB: '198.18.2.1', ip6A: 'fd00:a::1', ip6B: 'fd00:b::1' };
+  const rA = `rr${id}x`;
+  const rB = `rr${id}y`;
+  try {
+    for (const ns of [p.nsA, p.nsR, p.nsB]) {
+      ip(['netns', 'add', ns]);
+      live.add(ns);
+      ip(['-n', ns, 'link', 'set', 'lo', 'up']);
+    }
+    ip(['-n', p.nsA, 'link', 'add', p.ifA, 'type', 'veth', 'peer', 'name', rA, 'netns', p.nsR]);
+    ip(['-n', p.nsB, 'link', 'add', p.ifB, 'type', 'veth', 'peer', 'name', rB, 'netns', p.nsR]);
+    for (const [ns, dev, v4, v6] of [
+      [p.nsA, p.ifA, '198.18.1.1/24', 'fd00:a::1/64'],
+      [p.nsR, rA, '198.18.1.254/24', 'fd00:a::fe/64'],
+      [p.nsR, rB, '198.18.2.254/24', 'fd00:b::fe/64'],
+      [p.nsB, p.ifB, '198.18.2.1/24', 'fd00:b::1/64'],
+    ] as const) {
+      ip(['-n', ns, 'link', 'set', 'dev', dev, 'mtu', String(mtu)]);
+      ip(['-n', ns, 'addr', 'add', v4, 'dev', dev]);
+      ip(['-n', ns, 'addr', 'add', v6, 'dev', dev, 'nodad']);
+      ip(['-n', ns, 'link', 'set', 'dev', dev, 'up']);
+    }
+    ip(['-n', p.nsA, 'route', 'add', 'default', 'via', '198.18.1.254']);
+    ip(['-n', p.nsA, '-6', 'route', 'add', 'default', 'via', 'fd00:a::fe']);
+    ip(['-n', p.nsB, 'route', 'add', 'default', 'via', '198.18.2.254']);
+    ip(['-n', p.nsB, '-6', 'route', 'add', 'default', 'via', 'fd00:b::fe']);
+    execFileSync('ip', ['netns', 'exec', p.nsR, 'sysctl', '-q', '-w', 'net.ipv4.ip_forward=1', 'net.ipv6.conf.all.forwarding=1'], { timeout: CMD_TIMEOUT_MS });
+    return p;
+  } catch (e) {
+    for (const ns of [p.nsA, p.nsR, p.nsB]) removeNs(ns);
+    throw e;
+  }
+}
+
+export function destroyRoutedPath(p: { nsA: string; nsB: string; nsR?: string }): void {
+  for (const ns of [p.nsA, p.nsR, p.nsB]) if (ns !== undefined) removeNs(ns);
+}
