@@ -14,6 +14,7 @@ import type { CaptureRecord } from '../packets/pcap';
 import { macFromString } from '../packets/bytes';
 import { makeRewriter, type RewriteRules } from '../packets/rewrite';
 import { CaptureDriver } from '../nic-driver/capture-driver';
+import { udpDestinationPort } from '../nic-driver/udp-ports';
 import { LiveCapture, type LiveCaptureOptions, wallClockNs } from '../nic-driver/live-capture';
 
 export interface OntoOptions {
@@ -149,17 +150,5 @@ export async function replayOnto(records: readonly CaptureRecord[], o: OntoOptio
 }
 
 function isRoceV2(f: Uint8Array): boolean {
-  // Ethernet (optionally VLAN), IPv4/IPv6, UDP destination 4791.
-  let off = 12;
-  let type = ((f[off] ?? 0) << 8) | (f[off + 1] ?? 0);
-  if (type === 0x8100 || type === 0x88a8) {
-    off += 4;
-    type = ((f[off] ?? 0) << 8) | (f[off + 1] ?? 0);
-  }
-  const l3 = off + 2;
-  let udp: number;
-  if (type === 0x0800 && f[l3 + 9] === 17) udp = l3 + ((f[l3] ?? 0) & 0xf) * 4;
-  else if (type === 0x86dd && f[l3 + 6] === 17) udp = l3 + 40;
-  else return false;
-  return (((f[udp + 2] ?? 0) << 8) | (f[udp + 3] ?? 0)) === 4791;
+  return udpDestinationPort(f) === 4791;
 }

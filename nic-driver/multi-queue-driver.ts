@@ -17,6 +17,7 @@
  */
 import { type DriverStats, type NicDriver, emptyStats } from './driver';
 import { ProgrammingError, ProgrammingErrorCode } from '../base/programming-error';
+import { udpSourcePort } from './udp-ports';
 
 export interface QueueDriver extends NicDriver {
   /** The receive queue this driver is bound to. */
@@ -28,26 +29,8 @@ export interface QueueStats extends DriverStats {
   queue: number;
 }
 
-const ETH_HEADER = 14;
 /** Flows remembered (every UDP source port RoCE v2 uses fits); past it a port's queue is the port modulo the queue count. */
 const MAX_FLOWS = 16384;
-
-/** The UDP source port of an Ethernet (optionally 802.1Q-tagged) IPv4 or IPv6 UDP frame, or -1. */
-export function udpSourcePort(f: Uint8Array): number {
-  let off = 12;
-  let type = ((f[off] ?? 0) << 8) | (f[off + 1] ?? 0);
-  if (type === 0x8100 || type === 0x88a8) {
-    off += 4;
-    type = ((f[off] ?? 0) << 8) | (f[off + 1] ?? 0);
-  }
-  const l3 = off + 2;
-  let udp: number;
-  if (type === 0x0800 && f[l3 + 9] === 17) udp = l3 + ((f[l3] ?? 0) & 0xf) * 4;
-  else if (type === 0x86dd && f[l3 + 6] === 17) udp = l3 + 40;
-  else return -1;
-  if (udp + 4 > f.length || l3 < ETH_HEADER) return -1;
-  return ((f[udp] ?? 0) << 8) | (f[udp + 1] ?? 0);
-}
 
 export class MultiQueueDriver implements NicDriver {
   readonly name: string;
