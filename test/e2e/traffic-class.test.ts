@@ -71,19 +71,27 @@ describe('traffic class and ECN over a veth', () => {
     const n = net as NetnsPair;
     const mine = path.join(dir, 'xdp-client.pcap');
     const dumped = path.join(dir, 'tcpdump-server.pcap');
-    const dump: ChildProcess = spawn('timeout', ['60', 'ip', 'netns', 'exec', n.nsB, 'tcpdump', '-i', n.ifB, '-U', '-n', '-w', dumped, 'udp', 'port', '4791'], { stdio: ['ignore', 'ignore', 'pipe'] });
-    const exited = new Promise<void>((resolve) => dump.once('exit', () => resolve()));
-    await new Promise<void>((resolve, reject) => {
-      let err = '';
-      const give = setTimeout(() => reject(new Error(`tcpdump did not start: ${err}`)), 15_000);
-      dump.stderr?.on('data', (d: Buffer) => {
-        err += d.toString();
-        if (/listening on/.test(err)) {
-          clearTimeout(give);
-          resolve();
-        }
-      });
+    // All UDP, so that the probes below (to the discard port, not RoCE) show when tcpdump records.
+    const dump: ChildProcess = spawn('timeout', ['60', 'ip', 'netns', 'exec', n.nsB, 'tcpdump', '-i', n.ifB, '-U', '-n', '-w', dumped, 'udp'], { stdio: ['ignore', 'ignore', 'pipe'] });
+    let dumpErr = '';
+    dump.stderr?.on('data', (d: Buffer) => {
+      dumpErr += d.toString();
     });
+    const exited = new Promise<void>((resolve) => dump.once('exit', () => resolve()));
+    // "listening on" is printed before every packet reaches the file on a loaded machine: probe until one has.
+    const recorded = (): number => {
+      try {
+        return readCapture(fs.readFileSync(dumped)).records.length;
+      } catch {
+        return 0;
+      }
+    };
+    const until = Date.now() + 20_000;
+    while (recorded() === 0) {
+      if (Date.now() > until) throw new Error(`tcpdump recorded no probe within 20 s: ${dumpErr}`);
+      spawnSync('ip', ['netns', 'exec', n.nsA, process.execPath, '-e', `const s=require('dgram').createSocket('udp4');s.send('probe',9,'${n.ipB}',()=>s.close())`], { timeout: 5000 });
+      await new Promise((r) => setTimeout(r, 200));
+    }
     try {
       const { server, client } = await runPair(n, 'pingpong', ['-s', '2048', '-n', '50'], { driver: 'xdp', sideArgs: { client: ['--pcap', mine], server: ['--driver', 'packet'] } });
       expect({ code: client.code, why: explain(client) }).toMatchObject({ code: 0 });
@@ -95,6 +103,7 @@ describe('traffic class and ECN over a veth', () => {
     }
     const a = roce(mine).map((x) => x.bytes);
     const b = roce(dumped).map((x) => x.bytes);
+    if (b.length === 0) throw new Error(`tcpdump recorded no RoCE frame (${recorded()} records): ${dumpErr}`);
     expect(a.length).toBeGreaterThanOrEqual(100); // 50 SENDs each way at least
     expect(new Set(a)).toEqual(new Set(b));
     expect(a).toHaveLength(b.length);
