@@ -3,8 +3,12 @@
  * "ntuple-filters: off [fixed]", every rule call "Operation not supported"), so here --steer must
  * fail the way it fails on any NIC without ntuple: ROCE_ERR_XDP_STEER quoting ethtool, the other
  * remedies, exit 1, and the interface exactly as before (features and rules). Without ethtool it
- * says so. This kernel has no netdevsim, so a NIC that takes the rules is covered only by the
- * recorded-output tests (test/host/roce-steering.test.ts).
+ * says so. This kernel has no netdevsim, so a NIC that takes the rules is covered only by
+ * ethtool's recorded output: in test/host/roce-steering.test.ts, and here through the real CLI
+ * process, with an `ethtool` first on the PATH that answers each expected call with the recorded
+ * text of a NIC that takes the rules and logs the calls: the run itself (AF_XDP on queue 0 only,
+ * the pingpong over the veth) is real, and the log shows the rules deleted and ntuple turned off
+ * at the end of a run and on SIGTERM.
  */
 import { execFileSync } from 'node:child_process';
 import * as fs from 'node:fs';
@@ -15,6 +19,9 @@ import { testUnless } from '../support/skip';
 import { e2eSkipReason, explain, startRoce } from './harness';
 import { type DeviceEntry, devicesCommand } from '../../cli/devices-command';
 import { memoryOutput } from '../../cli/output';
+import type { CommandResult } from '../../apps/host/roce-steering';
+import * as E from '../host/ethtool-outputs';
+import { runPair } from './harness';
 
 function ethtoolReason(): string | null {
   try {
@@ -39,6 +46,49 @@ function ethtoolState(ns: string, ifname: string): string {
     }
   };
   return `${one(['-k', ifname])}\n${one(['-n', ifname])}`;
+}
+
+/**
+ * A directory with an `ethtool` that answers `steps` in order (an unexpected call exits 99 and
+ * says so) and appends each call to `calls`. Returns the directory and a reader of the log.
+ */
+function replayingEthtool(steps: [string, CommandResult][]): { dir: string; calls: () => string[]; cleanup: () => void } {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'roce-ethtool-replay-'));
+  fs.writeFileSync(path.join(dir, 'steps.json'), JSON.stringify(steps));
+  const script = `#!${process.execPath}
+const fs = require('fs');
+const dir = ${JSON.stringify(dir)};
+const steps = JSON.parse(fs.readFileSync(dir + '/steps.json', 'utf8'));
+const cmd = process.argv.slice(2).join(' ');
+fs.appendFileSync(dir + '/calls', cmd + '\\n');
+const done = fs.readFileSync(dir + '/calls', 'utf8').trim().split('\\n').length - 1;
+const step = steps[done];
+if (step === undefined || step[0] !== cmd) { process.stderr.write('replay: unexpected ethtool ' + cmd + '\\n'); process.exit(99); }
+process.stdout.write(step[1].stdout);
+process.stderr.write(step[1].stderr);
+process.exit(step[1].status);
+`;
+  fs.writeFileSync(path.join(dir, 'ethtool'), script, { mode: 0o755 });
+  return {
+    dir,
+    calls: () => (fs.existsSync(path.join(dir, 'calls')) ? fs.readFileSync(path.join(dir, 'calls'), 'utf8').trim().split('\n') : []),
+    cleanup: () => fs.rmSync(dir, { recursive: true, force: true }),
+  };
+}
+
+/** The recorded answers of a NIC with ntuple off (changeable) that takes both rules and still holds them after the XDP attach. */
+function takingNic(ifname: string): [string, CommandResult][] {
+  return [
+    [`-k ${ifname}`, E.CHANGEABLE_FEATURES],
+    [`-K ${ifname} ntuple on`, E.FEATURE_CHANGED],
+    [`-n ${ifname}`, E.EMPTY_LIST],
+    [`-N ${ifname} flow-type udp4 dst-port 4791 action 0`, E.ADDED_1023],
+    [`-N ${ifname} flow-type udp6 dst-port 4791 action 0`, E.ADDED_1022],
+    [`-n ${ifname}`, E.steeredList(0)],
+    [`-N ${ifname} delete 1022`, E.DELETED],
+    [`-N ${ifname} delete 1023`, E.DELETED],
+    [`-K ${ifname} ntuple off`, E.FEATURE_CHANGED],
+  ];
 }
 
 describe('--steer on a veth with 4 queues', () => {
@@ -102,4 +152,55 @@ describe('--steer on a veth with 4 queues', () => {
     await devicesCommand(['--netns', n.nsB], text);
     expect(text.out).toMatch(/ {2}ntuple steering: ntuple-filters off \[fixed\]; no rules readable \(Cannot get RX rings: Operation not supported;.*\): --steer will not work here\n/);
   }, 40_000);
+
+  t('a NIC that takes the rules (recorded answers): the pingpong runs on queue 0 alone; the JSON names the rules; they are deleted and ntuple turned off at the end', async () => {
+    const n = net as NetnsPair;
+    const nic = replayingEthtool(takingNic(n.ifB));
+    try {
+      // The client serves queue 0 only too: on a veth a frame sent on queue N arrives on the peer's queue N.
+      const { server, client } = await runPair(n, 'pingpong', ['-n', '20'], {
+        driver: 'xdp',
+        env: { PATH: `${nic.dir}:${process.env['PATH'] ?? ''}` },
+        sideArgs: { server: ['--steer'], client: ['--queues', '0'] },
+      });
+      expect({ code: server.code, why: explain(server) }).toMatchObject({ code: 0 });
+      expect({ code: client.code, why: explain(client) }).toMatchObject({ code: 0 });
+      expect(server.json).toMatchObject({ ok: true, steer: { queue: 0, rules: [{ id: 1023, flowType: 'udp4' }, { id: 1022, flowType: 'udp6' }], ntupleTurnedOn: true } });
+      // One AF_XDP socket: no per-queue counters.
+      expect(server.json?.['queues']).toBeUndefined();
+      expect(nic.calls()).toEqual(takingNic(n.ifB).map((s) => s[0]));
+    } finally {
+      nic.cleanup();
+    }
+  }, 60_000);
+
+  t('SIGTERM while the server waits: the rules are deleted and ntuple turned off before the process ends by the signal', async () => {
+    const n = net as NetnsPair;
+    const nic = replayingEthtool(takingNic(n.ifB));
+    const ready = path.join(nic.dir, 'ready');
+    try {
+      const server = startRoce(n.nsB, ['pingpong', '-d', n.ifB, '--steer', '--json'], 30_000, { PATH: `${nic.dir}:${process.env['PATH'] ?? ''}`, ROCE_READY_FILE: ready });
+      // Wait for "listening" (the ready file) within the harness's own bound; the process ends by itself if it never comes.
+      const listening = await new Promise<boolean>((resolve) => {
+        const poll = setInterval(() => {
+          if (fs.existsSync(ready)) {
+            clearInterval(poll);
+            resolve(true);
+          }
+        }, 50);
+        void server.done.then(() => {
+          clearInterval(poll);
+          resolve(fs.existsSync(ready));
+        });
+      });
+      expect(listening).toBe(true);
+      expect(nic.calls()).toEqual(takingNic(n.ifB).slice(0, 6).map((s) => s[0]));
+      server.kill('SIGTERM');
+      const r = await server.done;
+      expect({ signal: r.signal, why: explain(r) }).toMatchObject({ signal: 'SIGTERM' });
+      expect(nic.calls()).toEqual(takingNic(n.ifB).map((s) => s[0]));
+    } finally {
+      nic.cleanup();
+    }
+  }, 60_000);
 });
