@@ -14,12 +14,11 @@ import { execFileSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { type NetnsPair, createNetnsPair, destroyNetnsPair } from '../support/netns';
+import { pairPerFile } from '../support/netns';
 import { testUnless } from '../support/skip';
 import { e2eSkipReason, explain, startRoce } from './harness';
 import { type DeviceEntry, devicesCommand } from '../../cli/devices-command';
 import { memoryOutput } from '../../cli/output';
-import type { CommandResult } from '../../apps/host/roce-steering';
 import * as E from '../host/ethtool-outputs';
 import { runPair } from './harness';
 
@@ -52,7 +51,7 @@ function ethtoolState(ns: string, ifname: string): string {
  * A directory with an `ethtool` that answers `steps` in order (an unexpected call exits 99 and
  * says so) and appends each call to `calls`. Returns the directory and a reader of the log.
  */
-function replayingEthtool(steps: [string, CommandResult][]): { dir: string; calls: () => string[]; cleanup: () => void } {
+function replayingEthtool(steps: E.EthtoolStep[]): { dir: string; calls: () => string[]; cleanup: () => void } {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'roce-ethtool-replay-'));
   fs.writeFileSync(path.join(dir, 'steps.json'), JSON.stringify(steps));
   const script = `#!${process.execPath}
@@ -76,33 +75,17 @@ process.exit(step[1].status);
   };
 }
 
-/** The recorded answers of a NIC with ntuple off (changeable) that takes both rules and still holds them after the XDP attach. */
-function takingNic(ifname: string): [string, CommandResult][] {
-  return [
-    [`-k ${ifname}`, E.CHANGEABLE_FEATURES],
-    [`-K ${ifname} ntuple on`, E.FEATURE_CHANGED],
-    [`-n ${ifname}`, E.EMPTY_LIST],
-    [`-N ${ifname} flow-type udp4 dst-port 4791 action 0`, E.ADDED_1023],
-    [`-N ${ifname} flow-type udp6 dst-port 4791 action 0`, E.ADDED_1022],
-    [`-n ${ifname}`, E.steeredList(0)],
-    [`-N ${ifname} delete 1022`, E.DELETED],
-    [`-N ${ifname} delete 1023`, E.DELETED],
-    [`-K ${ifname} ntuple off`, E.FEATURE_CHANGED],
-  ];
+/** All the calls of a run on a NIC that takes the rules, in order (test/host/ethtool-outputs.ts). */
+function takingNicRun(ifname: string): E.EthtoolStep[] {
+  const t = E.takingNic(ifname);
+  return [...t.install, ...t.verify, ...t.remove];
 }
 
 describe('--steer on a veth with 4 queues', () => {
-  let net: NetnsPair | null = null;
-  beforeAll(() => {
-    if (reason === null) net = createNetnsPair({ mtu: 1500, queues: 4 });
-  });
-  afterAll(() => {
-    if (net !== null) destroyNetnsPair(net);
-    net = null;
-  });
+  const pair = pairPerFile(reason, { mtu: 1500, queues: 4 });
 
   t('pingpong --steer: ROCE_ERR_XDP_STEER quoting ethtool, the remedies, exit 1; features and rules unchanged', async () => {
-    const n = net as NetnsPair;
+    const n = pair();
     const before = ethtoolState(n.nsB, n.ifB);
     expect(before).toMatch(/ntuple-filters: off \[fixed\]/);
     const r = await startRoce(n.nsB, ['pingpong', '-d', n.ifB, '--driver', 'xdp', '--steer', '--json'], 30_000).done;
@@ -117,7 +100,7 @@ describe('--steer on a veth with 4 queues', () => {
   }, 40_000);
 
   t('perftest --steer --queues 2 (text output): the rule asked for is queue 2; exit 1; unchanged', async () => {
-    const n = net as NetnsPair;
+    const n = pair();
     const before = ethtoolState(n.nsB, n.ifB);
     const r = await startRoce(n.nsB, ['perftest', 'write', '-d', n.ifB, '--steer', '--queues', '2'], 30_000).done;
     expect({ code: r.code, why: explain(r) }).toMatchObject({ code: 1 });
@@ -126,7 +109,7 @@ describe('--steer on a veth with 4 queues', () => {
   }, 40_000);
 
   t('without ethtool on the PATH: says it is not installed, with the remedies; exit 1', async () => {
-    const n = net as NetnsPair;
+    const n = pair();
     // A PATH holding only `ip` (the harness runs `ip netns exec NS node ...`; node is an absolute path).
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'roce-noethtool-'));
     try {
@@ -142,7 +125,7 @@ describe('--steer on a veth with 4 queues', () => {
   }, 40_000);
 
   t('roce devices: ntuple off [fixed] and no rules readable (ethtool\'s words); the text says --steer will not work', async () => {
-    const n = net as NetnsPair;
+    const n = pair();
     const o = memoryOutput();
     expect(await devicesCommand(['--netns', n.nsB, '--json'], o)).toBe(0);
     const d = (JSON.parse(o.out) as DeviceEntry[]).find((x) => x.name === n.ifB)!;
@@ -154,8 +137,8 @@ describe('--steer on a veth with 4 queues', () => {
   }, 40_000);
 
   t('a NIC that takes the rules (recorded answers): the pingpong runs on queue 0 alone; the JSON names the rules; they are deleted and ntuple turned off at the end', async () => {
-    const n = net as NetnsPair;
-    const nic = replayingEthtool(takingNic(n.ifB));
+    const n = pair();
+    const nic = replayingEthtool(takingNicRun(n.ifB));
     try {
       // The client serves queue 0 only too: on a veth a frame sent on queue N arrives on the peer's queue N.
       const { server, client } = await runPair(n, 'pingpong', ['-n', '20'], {
@@ -168,15 +151,15 @@ describe('--steer on a veth with 4 queues', () => {
       expect(server.json).toMatchObject({ ok: true, steer: { queue: 0, rules: [{ id: 1023, flowType: 'udp4' }, { id: 1022, flowType: 'udp6' }], ntupleTurnedOn: true } });
       // One AF_XDP socket: no per-queue counters.
       expect(server.json?.['queues']).toBeUndefined();
-      expect(nic.calls()).toEqual(takingNic(n.ifB).map((s) => s[0]));
+      expect(nic.calls()).toEqual(takingNicRun(n.ifB).map((s) => s[0]));
     } finally {
       nic.cleanup();
     }
   }, 60_000);
 
   t('SIGTERM while the server waits: the rules are deleted and ntuple turned off before the process ends by the signal', async () => {
-    const n = net as NetnsPair;
-    const nic = replayingEthtool(takingNic(n.ifB));
+    const n = pair();
+    const nic = replayingEthtool(takingNicRun(n.ifB));
     const ready = path.join(nic.dir, 'ready');
     try {
       const server = startRoce(n.nsB, ['pingpong', '-d', n.ifB, '--steer', '--json'], 30_000, { PATH: `${nic.dir}:${process.env['PATH'] ?? ''}`, ROCE_READY_FILE: ready });
@@ -194,11 +177,11 @@ describe('--steer on a veth with 4 queues', () => {
         });
       });
       expect(listening).toBe(true);
-      expect(nic.calls()).toEqual(takingNic(n.ifB).slice(0, 6).map((s) => s[0]));
+      expect(nic.calls()).toEqual(takingNicRun(n.ifB).slice(0, 6).map((s) => s[0]));
       server.kill('SIGTERM');
       const r = await server.done;
       expect({ signal: r.signal, why: explain(r) }).toMatchObject({ signal: 'SIGTERM' });
-      expect(nic.calls()).toEqual(takingNic(n.ifB).map((s) => s[0]));
+      expect(nic.calls()).toEqual(takingNicRun(n.ifB).map((s) => s[0]));
     } finally {
       nic.cleanup();
     }

@@ -214,3 +214,28 @@ export function steeredList(queue: number, ids: { udp4?: number; udp6?: number }
 export function adminRoceList(flow: 'udp4' | 'udp6', id: number, queue: number): CommandResult {
   return ok(`16 RX rings available\nTotal 1 rules\n\n${flow === 'udp4' ? udp4Rule(id, 4791, queue) : udp6Rule(id, 4791, queue)}`);
 }
+
+/** One expected ethtool call (its arguments, space-separated) and the recorded answer. */
+export type EthtoolStep = [string, CommandResult];
+
+/**
+ * --steer on a NIC with ntuple off (changeable) that takes both rules (IDs 1023, 1022) and keeps
+ * them through the XDP attach: the calls of install, verify and remove, each with its answer.
+ */
+export function takingNic(ifname: string, queue = 0): { install: EthtoolStep[]; verify: EthtoolStep[]; remove: EthtoolStep[] } {
+  return {
+    install: [
+      [`-k ${ifname}`, CHANGEABLE_FEATURES],
+      [`-K ${ifname} ntuple on`, FEATURE_CHANGED],
+      [`-n ${ifname}`, EMPTY_LIST],
+      [`-N ${ifname} flow-type udp4 dst-port 4791 action ${queue}`, ADDED_1023],
+      [`-N ${ifname} flow-type udp6 dst-port 4791 action ${queue}`, ADDED_1022],
+    ],
+    verify: [[`-n ${ifname}`, steeredList(queue)]],
+    remove: [
+      [`-N ${ifname} delete 1022`, DELETED],
+      [`-N ${ifname} delete 1023`, DELETED],
+      [`-K ${ifname} ntuple off`, FEATURE_CHANGED],
+    ],
+  };
+}

@@ -22,8 +22,8 @@ import * as E from './ethtool-outputs';
 /** Answers the expected ethtool commands in order; records them; an unexpected one fails the test. */
 class ScriptedEthtool {
   readonly calls: string[] = [];
-  private readonly steps: [string, CommandResult][];
-  constructor(steps: [string, CommandResult][]) {
+  private readonly steps: E.EthtoolStep[];
+  constructor(steps: E.EthtoolStep[]) {
     this.steps = [...steps];
   }
   readonly run: CommandRunner = (args) => {
@@ -101,17 +101,8 @@ describe('parsing ethtool', () => {
 
 describe('installRoceSteering', () => {
   test('a NIC with ntuple off: turned on, both rules added, checked after the open; remove() deletes them newest first and turns ntuple off', () => {
-    const e = new ScriptedEthtool([
-      [`-k ${IF}`, E.CHANGEABLE_FEATURES],
-      [`-K ${IF} ntuple on`, E.FEATURE_CHANGED],
-      [`-n ${IF}`, E.EMPTY_LIST],
-      [udp4(0), E.ADDED_1023],
-      [udp6(0), E.ADDED_1022],
-      [`-n ${IF}`, E.steeredList(0)],
-      [`-N ${IF} delete 1022`, E.DELETED],
-      [`-N ${IF} delete 1023`, E.DELETED],
-      [`-K ${IF} ntuple off`, E.FEATURE_CHANGED],
-    ]);
+    const t = E.takingNic(IF);
+    const e = new ScriptedEthtool([...t.install, ...t.verify, ...t.remove]);
     const s = installRoceSteering(IF, 0, e.run);
     expect(s.info).toMatchObject({ queue: 0, added: [{ id: 1023, flowType: 'udp4' }, { id: 1022, flowType: 'udp6' }], reused: [], ntupleTurnedOn: true, warnings: [] });
     s.verify();
@@ -217,15 +208,8 @@ describe('installRoceSteering', () => {
   });
 
   test('ixgbe drops its rules when XDP attaches (recorded listing): verify() fails naming them, and only ntuple is left to undo', () => {
-    const e = new ScriptedEthtool([
-      [`-k ${IF}`, E.CHANGEABLE_FEATURES],
-      [`-K ${IF} ntuple on`, E.FEATURE_CHANGED],
-      [`-n ${IF}`, E.EMPTY_LIST],
-      [udp4(0), E.IXGBE_INSERTED],
-      [udp6(0), E.ADDED_1022],
-      [`-n ${IF}`, E.IXGBE_LIST_AFTER_XDP],
-      [`-K ${IF} ntuple off`, E.FEATURE_CHANGED],
-    ]);
+    const t = E.takingNic(IF);
+    const e = new ScriptedEthtool([...t.install.slice(0, 3), [udp4(0), E.IXGBE_INSERTED], t.install[4]!, [`-n ${IF}`, E.IXGBE_LIST_AFTER_XDP], t.remove[2]!]);
     const s = installRoceSteering(IF, 0, e.run);
     const err = steerError(() => s.verify());
     expect(err.message).toMatch(/rules 4093 \(udp4\), 1022 \(udp6\) vanished once the device opened \(the driver reset its classifier when XDP attached\)/);
@@ -234,16 +218,8 @@ describe('installRoceSteering', () => {
   });
 
   test('a delete that fails at the end is reported, with ethtool\'s words; the rest is still undone', () => {
-    const e = new ScriptedEthtool([
-      [`-k ${IF}`, E.CHANGEABLE_FEATURES],
-      [`-K ${IF} ntuple on`, E.FEATURE_CHANGED],
-      [`-n ${IF}`, E.EMPTY_LIST],
-      [udp4(0), E.ADDED_1023],
-      [udp6(0), E.ADDED_1022],
-      [`-N ${IF} delete 1022`, E.VETH_DELETE],
-      [`-N ${IF} delete 1023`, E.DELETED],
-      [`-K ${IF} ntuple off`, E.FEATURE_CHANGED],
-    ]);
+    const t = E.takingNic(IF);
+    const e = new ScriptedEthtool([...t.install, [`-N ${IF} delete 1022`, E.VETH_DELETE], ...t.remove.slice(1)]);
     const s = installRoceSteering(IF, 0, e.run);
     expect(s.remove()).toEqual([`ethtool -N ${IF} delete 1022: rmgr: Cannot delete RX class rule: Operation not supported; Cannot delete classification rule (the driver has no ntuple flow steering)`]);
     expect(e.left).toEqual([]);
