@@ -3,7 +3,8 @@
  * each offers (AF_XDP zero-copy, AF_XDP copy, AF_PACKET), the netdev MTU, the
  * active IB MTU the stack would use, and the GID table as rdma-core's
  * `show_gids` prints it (index, GID, IPv4 address when IPv4-mapped, RoCE
- * version, netdev).
+ * version, netdev), and whether `--steer` can work: ntuple-filters and the RoCE rules present
+ * (`ethtool -k` / `ethtool -n`; "ethtool is not installed" without the binary).
  *
  * Without --probe the AF_XDP modes come from the kernel driver's name (a table
  * of drivers with native XDP and with AF_XDP zero-copy, marked "expected");
@@ -32,8 +33,9 @@ export const DEVICES_OPTIONS: readonly OptionSpec[] = [
 export const DEVICES_USAGE = `usage: roce devices [--netns NAME] [--all] [--probe] [--json]
 
 Lists the network interfaces RoCE v2 can run on: the frame driver modes
-(AF_XDP zero-copy, AF_XDP copy, AF_PACKET), the MTU, the active IB MTU and the
-GID table (as show_gids prints it).
+(AF_XDP zero-copy, AF_XDP copy, AF_PACKET), the MTU, the active IB MTU, the
+receive queues, ntuple steering (ethtool: what --steer needs) and the GID
+table (as show_gids prints it).
 
 ${formatOptions(DEVICES_OPTIONS)}`;
 
