@@ -23,6 +23,7 @@ export const CMATOSE_OPTIONS: readonly OptionSpec[] = [
   { name: 'dev', short: 'd', kind: 'string', value: 'IFACE', help: 'network interface (default: the one that reaches -s, or holds -b)' },
   SHARED_OPTIONS.driver,
   SHARED_OPTIONS.queues,
+  SHARED_OPTIONS.steer,
   { name: 'timeout', kind: 'string', value: 'SECONDS', help: 'give up when a step makes no progress for this long (default: the CM steps a bound from the CM\'s timers, the data one from the QPs\'; a server waits up to 300 s for its clients)' },
   SHARED_OPTIONS.json,
   ...CM_OPTIONS,
@@ -78,7 +79,7 @@ export async function cmatoseCommand(argv: readonly string[], out: Output, ctx: 
     if (found === null) return 1;
     ifname = found;
   }
-  const a: HostTestArgs = { server, role, ifname, driver, mtu: undefined, bind, timeoutS, json, port, capture: captureArgs(args), queues: queuesArg(args), num };
+  const a: HostTestArgs = { server, role, ifname, driver, mtu: undefined, bind, timeoutS, json, port, capture: captureArgs(args), queues: queuesArg(args), steer: args.flags.has('steer'), num };
   const cfg: CmatoseConfig = {
     role,
     port,

@@ -3,7 +3,8 @@
  * each offers (AF_XDP zero-copy, AF_XDP copy, AF_PACKET), the netdev MTU, the
  * active IB MTU the stack would use, and the GID table as rdma-core's
  * `show_gids` prints it (index, GID, IPv4 address when IPv4-mapped, RoCE
- * version, netdev).
+ * version, netdev), and whether `--steer` can work: ntuple-filters and the RoCE rules present
+ * (`ethtool -k` / `ethtool -n`; "ethtool is not installed" without the binary).
  *
  * Without --probe the AF_XDP modes come from the kernel driver's name (a table
  * of drivers with native XDP and with AF_XDP zero-copy, marked "expected");
@@ -19,6 +20,7 @@ import type { Output } from './output';
 import { ipv6FromString, ipv6ToString, macFromString } from '../packets/bytes';
 import { linkLocalGid as deviceLinkLocalGid } from '../stack/device';
 import { NativeErrorCode, NicDriverError } from '../nic-driver/native-binding';
+import { type CommandRunner, type SteeringStatus, steeringStatus, systemRunner } from '../apps/host/roce-steering';
 
 export const DEVICES_OPTIONS: readonly OptionSpec[] = [
   { name: 'netns', kind: 'string', value: 'NAME', help: 'list the interfaces of this network namespace (ip netns)' },
@@ -31,8 +33,9 @@ export const DEVICES_OPTIONS: readonly OptionSpec[] = [
 export const DEVICES_USAGE = `usage: roce devices [--netns NAME] [--all] [--probe] [--json]
 
 Lists the network interfaces RoCE v2 can run on: the frame driver modes
-(AF_XDP zero-copy, AF_XDP copy, AF_PACKET), the MTU, the active IB MTU and the
-GID table (as show_gids prints it).
+(AF_XDP zero-copy, AF_XDP copy, AF_PACKET), the MTU, the active IB MTU, the
+receive queues, ntuple steering (ethtool: what --steer needs) and the GID
+table (as show_gids prints it).
 
 ${formatOptions(DEVICES_OPTIONS)}`;
 
@@ -74,6 +77,8 @@ export interface DeviceEntry {
   rxQueues: number;
   /** With --probe: the receive queues AF_XDP could not open, each with why (RoCE flows hashed there would be lost). */
   queueProblems: string[];
+  /** ntuple steering (`ethtool -k` / `ethtool -n`): whether `--steer` can work, and the RoCE rules present; null for loopback. */
+  steering: SteeringStatus | null;
   gids: GidEntry[];
 }
 
@@ -221,7 +226,8 @@ function probeModes(ifname: string, netns: string | undefined): Probed {
 }
 
 /** The interfaces of this (or `netns`'s) network namespace, usable ones first. */
-export async function listDevices(o: { netns?: string; probe?: boolean } = {}): Promise<DeviceEntry[]> {
+export async function listDevices(o: { netns?: string; probe?: boolean; ethtool?: CommandRunner } = {}): Promise<DeviceEntry[]> {
+  const ethtool = o.ethtool ?? systemRunner(o.netns !== undefined ? { netns: o.netns } : {});
   const links = JSON.parse(await runIp(['-j', '-d', 'addr', 'show'], o.netns)) as IpAddrLink[];
   const out: DeviceEntry[] = [];
   for (const l of links) {
@@ -266,6 +272,7 @@ export async function listDevices(o: { netns?: string; probe?: boolean } = {}): 
       vlan: kind === 'vlan' ? { parent: l.link ?? '', id: l.linkinfo?.info_data?.id ?? 0 } : null,
       rxQueues,
       queueProblems,
+      steering: reason === 'loopback' ? null : steeringStatus(name, ethtool),
       gids: reason === 'loopback' ? [] : gidTable(name, mac, ipv4, ipv6),
     });
   }
@@ -303,12 +310,22 @@ export async function devicesCommand(argv: readonly string[], out: Output): Prom
     out.stdout(`  drivers: ${d.modes.join(', ')}${d.probed ? '' : ' (expected from the kernel driver; --probe to check)'}\n`);
     out.stdout(`  receive queues: ${d.rxQueues}${d.rxQueues > 1 ? ' (AF_XDP opens a socket on each; --queues to choose)' : ''}\n`);
     for (const p of d.queueProblems) out.stdout(`  AF_XDP queues: ${p}\n`);
+    if (d.steering !== null) out.stdout(`  ntuple steering: ${steeringText(d.steering)}\n`);
     out.stdout(`  ${'INDEX'.padEnd(7)}${'GID'.padEnd(41)}${'IPv4'.padEnd(17)}${'VER'.padEnd(5)}DEV\n`);
     out.stdout(`  ${'-----'.padEnd(7)}${'---'.padEnd(41)}${'----'.padEnd(17)}${'---'.padEnd(5)}---\n`);
     for (const g of d.gids) out.stdout(`  ${String(g.index).padEnd(7)}${expandGid(g.gid).padEnd(41)}${g.ipv4.padEnd(17)}${g.version.padEnd(5)}${g.netdev}\n`);
     out.stdout('\n');
   }
   return 0;
+}
+
+/** One line on what `--steer` would find: ntuple-filters, and the rules steering RoCE (UDP 4791). */
+export function steeringText(s: SteeringStatus): string {
+  if (!s.ethtool) return 'unknown: ethtool is not installed (apt-get install ethtool)';
+  const feature = s.ntuple === 'fixed off' ? 'ntuple-filters off [fixed]' : s.ntuple === 'unknown' ? 'ntuple-filters not listed' : `ntuple-filters ${s.ntuple}${s.ntuple === 'off' ? ' (--steer turns it on for the run)' : ''}`;
+  if (s.roceRules === null) return `${feature}; no rules readable (${s.problem}): --steer will not work here`;
+  const rules = s.roceRules.map((r) => `${r.id} ${r.flowType} port 4791 → ${r.queue === null ? 'drop or a VF' : `queue ${r.queue}`}${r.allRoce ? '' : ' (only some flows)'}`);
+  return `${feature}; RoCE rules: ${rules.length === 0 ? 'none' : rules.join(', ')}`;
 }
 
 /** show_gids prints GIDs in full: eight groups of four hex digits. */

@@ -19,6 +19,7 @@ import * as fs from 'node:fs';
 import { OobError } from '../apps/oob/tcp-channel';
 import { interfaceForAddress } from '../nic-driver/interface-info';
 import type { CmTiming } from '../apps/host/cm-step-bound';
+import { type RoceSteering, installRoceSteering, systemRunner } from '../apps/host/roce-steering';
 import { DEFAULT_CAPTURE_MAX_BYTES, type LiveCaptureOptions, type LiveCaptureStats, MAX_CAPTURE_RING, MAX_SNAP_LEN, MIN_SNAP_LEN } from '../nic-driver/live-capture';
 
 /** The options both commands list with the same words (each keeps its own order, and its own wording of the others). */
@@ -27,6 +28,7 @@ export const SHARED_OPTIONS = {
   bind: { name: 'bind', kind: 'string', value: 'ADDR', help: 'server: local address to listen on (default all)' },
   json: { name: 'json', kind: 'flag', help: 'print one JSON summary object' },
   queues: { name: 'queues', kind: 'string', value: 'LIST', help: 'AF_XDP: the receive queues to serve, e.g. 0 or 0,2-3 (default: every active queue, as RSS may use any)' },
+  steer: { name: 'steer', kind: 'flag', help: 'AF_XDP: steer RoCE (UDP 4791, IPv4 and IPv6) to queue 0 (or the first of --queues) with ntuple rules (ethtool -N, root), serve only that queue, and remove the rules at the end' },
   help: { name: 'help', short: 'h', kind: 'flag', help: 'this help' },
 } as const satisfies Record<string, OptionSpec>;
 
@@ -166,6 +168,8 @@ export interface HostTestArgs {
   capture: LiveCaptureOptions | null;
   /** --queues (AF_XDP), or null for every active queue. */
   queues?: number[] | null;
+  /** --steer: ntuple rules send RoCE to one queue, the only one served. */
+  steer?: boolean;
   /** An integer option in [min, max] (decimal or 0x-hex), or undefined when not given. */
   num(name: string, min: number, max: number): number | undefined;
 }
@@ -191,7 +195,7 @@ export function hostTestArgs(args: ParsedArgs, operands: readonly string[], name
   const port = num('port', 1, 65535) ?? PINGPONG_DEFAULT_PORT;
   const capture = captureArgs(args);
   const queues = queuesArg(args);
-  return { server, role: server === undefined ? 'server' : 'client', ifname, driver, mtu, bind, timeoutS, json, port, capture, queues, num };
+  return { server, role: server === undefined ? 'server' : 'client', ifname, driver, mtu, bind, timeoutS, json, port, capture, queues, steer: args.flags.has('steer'), num };
 }
 
 /** What a run is handed to work with its host device and the output. */
@@ -230,16 +234,33 @@ async function openDevice(ctx: CommandContext, ifname: string, driver: HostDrive
 }
 
 /**
- * While a capture is open, SIGINT and SIGTERM first write what it holds (a ring is written only
- * at close), then end the process as the signal would have. Returns the function that removes
- * the handlers.
+ * --steer: before the device opens, the ntuple rules that send RoCE to one queue (queue 0, or the
+ * first of --queues), which is then the only one served. Null without --steer.
  */
-function flushCaptureOnSignal(host: HostDevice): () => void {
-  if (host.capture === null) return () => undefined;
+function steerBeforeOpen(out: Output, a: HostTestArgs, names: HostTestNames): RoceSteering | null {
+  if (a.steer !== true) return null;
+  if (a.driver !== HostDriverKind.XDP) throw new UsageError('--steer sends RoCE to one AF_XDP receive queue: it goes with --driver xdp (AF_PACKET sees every queue)');
+  const s = installRoceSteering(a.ifname, a.queues?.[0] ?? 0, systemRunner());
+  for (const w of s.info.warnings) out.stderr(`roce ${names.command}: warning: ${w}\n`);
+  return s;
+}
+
+/** Removes --steer's rules; what could not be undone goes to stderr. */
+function removeSteering(out: Output, s: RoceSteering | null, names: HostTestNames): void {
+  for (const p of s?.remove() ?? []) out.stderr(`roce ${names.command}: warning: --steer could not undo ${p}\n`);
+}
+
+/**
+ * While `cleanup` has something to do (a capture to write: a ring is written only at close;
+ * --steer's rules to remove), SIGINT and SIGTERM first run it, then end the process as the signal
+ * would have. Returns the function that removes the handlers.
+ */
+function cleanupOnSignal(needed: boolean, cleanup: () => void): () => void {
+  if (!needed) return () => undefined;
   const signals = ['SIGINT', 'SIGTERM'] as const;
   const handler = (sig: NodeJS.Signals): void => {
     for (const s of signals) process.removeListener(s, handler);
-    host.capture?.close();
+    cleanup();
     process.kill(process.pid, sig);
   };
   for (const s of signals) process.once(s, handler);
@@ -251,10 +272,18 @@ function flushCaptureOnSignal(host: HostDevice): () => void {
 /** Opens the device, runs the test, prints the result; the exit status. */
 export async function runHostTest<R extends { ok: boolean; problems: readonly string[]; warnings?: readonly string[] }>(out: Output, ctx: CommandContext, a: HostTestArgs, names: HostTestNames, t: HostTest<R>): Promise<number> {
   let host: HostDevice | null = null;
+  let steering: RoceSteering | null = null;
+  let unhookSteer = (): void => undefined;
   let unhook = (): void => undefined;
   try {
-    host = await openDevice(ctx, a.ifname, a.driver, a.capture, a.queues ?? null);
-    unhook = flushCaptureOnSignal(host);
+    steering = steerBeforeOpen(out, a, names);
+    const s = steering;
+    unhookSteer = cleanupOnSignal(s !== null, () => removeSteering(out, s, names));
+    host = await openDevice(ctx, a.ifname, a.driver, a.capture, s !== null ? [s.info.queue] : a.queues ?? null);
+    // Some drivers reset their classifier when XDP attaches: the rules must still be there.
+    s?.verify();
+    const opened = host;
+    unhook = cleanupOnSignal(opened.capture !== null, () => opened.capture?.close());
     const h = host;
     const hooks: HostTestHooks = { beforeConnect: (gid) => h.ensureNeighbor(gid), idleWait: h.idleWait };
     const readyFile = readyFileFromEnv(ctx.env);
@@ -272,7 +301,8 @@ export async function runHostTest<R extends { ok: boolean; problems: readonly st
     const cap = host.capture;
     cap?.close();
     const qs = host.queueStats();
-    if (a.json) out.stdout(`${JSON.stringify({ ...t.summary(r, host), ...(qs !== null ? { queues: qs } : {}), ...(cap !== null ? { pcap: captureSummary(cap.stats) } : {}) })}\n`);
+    const steer = steering !== null ? { steer: steerSummary(steering) } : {};
+    if (a.json) out.stdout(`${JSON.stringify({ ...t.summary(r, host), ...(qs !== null ? { queues: qs } : {}), ...steer, ...(cap !== null ? { pcap: captureSummary(cap.stats) } : {}) })}\n`);
     else {
       t.report(out, r, host);
       if (cap !== null) out.stdout(`capture: ${cap.stats.frames} frames to ${cap.stats.file}${cap.stats.dropped > 0 ? ` (${cap.stats.dropped} not kept: ${a.capture?.maxFrames !== undefined ? 'older than the last --pcap-count' : 'past --pcap-size'})` : ''}\n`);
@@ -294,7 +324,15 @@ export async function runHostTest<R extends { ok: boolean; problems: readonly st
   } finally {
     unhook();
     host?.close();
+    removeSteering(out, steering, names);
+    unhookSteer();
   }
+}
+
+/** The `steer` field of a command's JSON summary: the queue and the rules (IDs) in place during the run. */
+function steerSummary(s: RoceSteering): Record<string, unknown> {
+  const i = s.info;
+  return { queue: i.queue, rules: [...i.added, ...i.reused].map((r) => ({ id: r.id, flowType: r.flowType })), ntupleTurnedOn: i.ntupleTurnedOn };
 }
 
 /**

@@ -20,6 +20,7 @@ export const PERFTEST_OPTIONS: readonly OptionSpec[] = [
   { name: 'dev', short: 'd', kind: 'string', value: 'IFACE', help: 'network interface to run RoCE on' },
   SHARED_OPTIONS.driver,
   SHARED_OPTIONS.queues,
+  SHARED_OPTIONS.steer,
   { name: 'size', short: 's', kind: 'string', value: 'BYTES', help: 'message size (default 65536 for bandwidth, 2 for latency, 8 for atomics)' },
   { name: 'iters', short: 'n', kind: 'string', value: 'N', help: 'iterations (default 5000 for write bandwidth, 1000 otherwise; at least 5)' },
   { name: 'duration', short: 'D', kind: 'string', value: 'SECONDS', help: 'bandwidth tests: run for this long instead of -n iterations (give it to both ends)' },

@@ -22,6 +22,7 @@ export const PINGPONG_OPTIONS: readonly OptionSpec[] = [
   { name: 'events', short: 'e', kind: 'flag', help: 'accepted for compatibility: this side sleeps until frames arrive unless ROCE_BUSY_POLL=1' },
   SHARED_OPTIONS.driver,
   SHARED_OPTIONS.queues,
+  SHARED_OPTIONS.steer,
   SHARED_OPTIONS.bind,
   { name: 'timeout', kind: 'string', value: 'SECONDS', help: 'give up when the run makes no progress for this long (default: from the QP\'s timers, about 2.5 s; a server waits up to 300 s for its client)' },
   SHARED_OPTIONS.json,

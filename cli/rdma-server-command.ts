@@ -18,6 +18,7 @@ export const RDMA_SERVER_OPTIONS: readonly OptionSpec[] = [
   { name: 'dev', short: 'd', kind: 'string', value: 'IFACE', help: 'network interface (default: the one holding -s)' },
   SHARED_OPTIONS.driver,
   SHARED_OPTIONS.queues,
+  SHARED_OPTIONS.steer,
   { name: 'timeout', kind: 'string', value: 'SECONDS', help: 'give up when a step makes no progress for this long (default: the CM steps a bound from the CM\'s timers, the data one from the QP\'s; the wait for the client is at least 300 s)' },
   SHARED_OPTIONS.json,
   ...CM_OPTIONS,
@@ -60,7 +61,7 @@ export async function rdmaServerCommand(argv: readonly string[], out: Output, ct
     if (found === null) return 1;
     ifname = found;
   }
-  const a: HostTestArgs = { server: undefined, role: 'server', ifname, driver, mtu: undefined, bind: addr, timeoutS, json, port, capture: captureArgs(args), queues: queuesArg(args), num };
+  const a: HostTestArgs = { server: undefined, role: 'server', ifname, driver, mtu: undefined, bind: addr, timeoutS, json, port, capture: captureArgs(args), queues: queuesArg(args), steer: args.flags.has('steer'), num };
   const cfg: RdmaServerConfig = { addr, port, ...(args.values.has('timeout') ? { stepTimeoutMs: timeoutS * 1000 } : {}), ...cmOpt(cmTimingArg(args)), listenTimeoutMs: Math.max(timeoutS, 300) * 1000 };
   if (!json) cfg.onLine = (line) => out.stdout(`${line}\n`);
   return runHostTest(out, ctx, a, NAMES, {

@@ -25,6 +25,7 @@ export const RPING_OPTIONS: readonly OptionSpec[] = [
   { name: 'dev', short: 'd', kind: 'string', value: 'IFACE', help: 'network interface (default: the one that reaches -a)' },
   SHARED_OPTIONS.driver,
   SHARED_OPTIONS.queues,
+  SHARED_OPTIONS.steer,
   { name: 'timeout', kind: 'string', value: 'SECONDS', help: 'give up when a step makes no progress for this long (default: the CM steps a bound from the CM\'s timers, the pings one from the QP\'s; a server waits up to 300 s for its client)' },
   SHARED_OPTIONS.json,
   ...CM_OPTIONS,
@@ -75,7 +76,7 @@ export async function rpingCommand(argv: readonly string[], out: Output, ctx: Co
     ifname = found;
   }
   const verbose = args.flags.has('verbose');
-  const a: HostTestArgs = { server: server ? undefined : addr, role, ifname, driver, mtu: undefined, bind: undefined, timeoutS, json, port, capture: captureArgs(args), queues: queuesArg(args), num };
+  const a: HostTestArgs = { server: server ? undefined : addr, role, ifname, driver, mtu: undefined, bind: undefined, timeoutS, json, port, capture: captureArgs(args), queues: queuesArg(args), steer: args.flags.has('steer'), num };
   const cfg: RpingConfig = {
     role,
     addr,

@@ -32,6 +32,7 @@ export const UDADDY_OPTIONS: readonly OptionSpec[] = [
   { name: 'dev', short: 'd', kind: 'string', value: 'IFACE', help: 'network interface (default: the one holding -b, else the one that reaches -s)' },
   SHARED_OPTIONS.driver,
   SHARED_OPTIONS.queues,
+  SHARED_OPTIONS.steer,
   { name: 'timeout', kind: 'string', value: 'SECONDS', help: 'give up a data wait without progress after this long (default 10: UD has no transport timer; the SIDR resolution is bounded by the CM\'s timers; a server waits up to 300 s for its clients)' },
   SHARED_OPTIONS.json,
   ...CM_OPTIONS,
@@ -91,7 +92,7 @@ export async function udaddyCommand(argv: readonly string[], out: Output, ctx: C
     if (found === null) return 1;
     ifname = found;
   }
-  const a: HostTestArgs = { server: dst, role, ifname, driver, mtu: undefined, bind: src, timeoutS, json, port, capture: captureArgs(args), queues: queuesArg(args), num };
+  const a: HostTestArgs = { server: dst, role, ifname, driver, mtu: undefined, bind: src, timeoutS, json, port, capture: captureArgs(args), queues: queuesArg(args), steer: args.flags.has('steer'), num };
   const cfg: UdaddyConfig = {
     role,
     port,

@@ -31,6 +31,8 @@ REQUIRED=(
   "bpftool:bpftool"
   "tcpdump:tcpdump"
   "ping:iputils-ping"
+  # --steer's ntuple rules and `roce devices`' ntuple column (ethtool -k / -n / -N).
+  "ethtool:ethtool"
   # Pictures are tested as a person sees them: the ladder HTML rendered in headless Chromium.
   "chromium:chromium"
   # The rxe interop lab (scripts/rxe-lab/): an rdma_rxe guest under qemu, its initramfs from

@@ -16,6 +16,7 @@ import { LinkConfigError, LinkConfigErrorCode } from '../nic-driver/link-config-
 import { NativeErrorCode, NicDriverError } from '../nic-driver/native-binding';
 import { LiveCaptureError, LiveCaptureErrorCode } from '../nic-driver/live-capture';
 import { XdpQueueError, XdpQueueErrorCode } from '../apps/host/xdp-queues';
+import { XdpSteerError, XdpSteerErrorCode } from '../apps/host/roce-steering';
 import { VerbsError, VerbsErrorCode } from '../stack/errors';
 import { OobError, OobErrorCode } from '../apps/oob/tcp-channel';
 import { PerftestError, PerftestErrorCode } from '../apps/perftest/perftest-error';
@@ -52,6 +53,7 @@ const CLASSES: ErrorClass[] = [
   { name: 'OobError', file: 'apps/oob/tcp-channel.ts', codes: Object.values(OobErrorCode), make: (c) => new OobError(c as OobErrorCode, 'x') },
   { name: 'PerftestError', file: 'apps/perftest/perftest-error.ts', codes: Object.values(PerftestErrorCode), make: (c) => new PerftestError(c as PerftestErrorCode, 'x') },
   { name: 'XdpQueueError', file: 'apps/host/xdp-queues.ts', codes: Object.values(XdpQueueErrorCode), make: (c) => new XdpQueueError(c as XdpQueueErrorCode, 'x') },
+  { name: 'XdpSteerError', file: 'apps/host/roce-steering.ts', codes: Object.values(XdpSteerErrorCode), make: (c) => new XdpSteerError(c as XdpSteerErrorCode, 'x') },
   { name: 'HostDeviceError', file: 'apps/host/host-device.ts', codes: Object.values(HostDeviceErrorCode), make: (c) => new HostDeviceError(c as HostDeviceErrorCode, 'x') },
   { name: 'RpingError', file: 'apps/rping/rping-error.ts', codes: Object.values(RpingErrorCode), make: (c) => new RpingError(c as RpingErrorCode, 'x') },
   { name: 'AttackError', file: 'apps/attack/attack-error.ts', codes: Object.values(AttackErrorCode), make: (c) => new AttackError(c as AttackErrorCode, 'x') },

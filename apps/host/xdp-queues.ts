@@ -36,7 +36,7 @@ export function activeRxQueues(ifname: string): number | null {
 
 /** What to do when a queue cannot be had, in one sentence. */
 export function queueRemedy(ifname: string): string {
-  return `use one queue (ethtool -L ${ifname} combined 1), or steer RoCE to queue 0 (ethtool -N ${ifname} flow-type udp4 dst-port 4791 action 0) and run with --queues 0, or use --driver packet, which sees every queue`;
+  return `use one queue (ethtool -L ${ifname} combined 1), or steer RoCE to queue 0 with --steer (by hand: ethtool -N ${ifname} flow-type udp4 dst-port 4791 action 0, the same for udp6, and --queues 0), or use --driver packet, which sees every queue`;
 }
 
 export interface XdpQueueOptions {

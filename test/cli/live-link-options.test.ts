@@ -1,6 +1,6 @@
 /**
  * The flags of the commands that drive a real link: the live capture (`--pcap`, `--pcap-count`,
- * `--pcap-size`, `--pcap-snap`) and the AF_XDP queues (`--queues`): each command lists them, and
+ * `--pcap-size`, `--pcap-snap`) and the AF_XDP queues (`--queues`, `--steer`): each command lists them, and
  * bad combinations and values are usage errors (exit 2) before any device is opened. Recording itself is tested over veth in test/e2e/live-pcap.test.ts.
  */
 import { roce } from '../support/cli';
@@ -40,15 +40,17 @@ test.each([
   [['--queues', 'x'], /--queues must be queue numbers and ranges like 0,2-3/],
   [['--queues', '3-1'], /--queues 3-1: the range ends before it starts/],
   [['--queues', '0', '--driver', 'packet'], /--queues chooses AF_XDP receive queues: it goes with --driver xdp/],
+  [['--steer', '--driver', 'packet'], /--steer sends RoCE to one AF_XDP receive queue: it goes with --driver xdp/],
 ])('pingpong %j: usage error', async (argv, msg) => {
   const r = await roce('pingpong', '-d', 'lo', ...(argv as string[]));
   expect(r.code).toBe(2);
   expect(r.err).toMatch(msg);
 });
 
-test.each(COMMANDS)('roce %s --help lists --queues', async (...c) => {
+test.each(COMMANDS)('roce %s --help lists --queues and --steer', async (...c) => {
   const r = await roce(c[0]!, '--help');
   expect(r.out).toContain('--queues LIST');
+  expect(r.out).toMatch(/--steer\s+AF_XDP: steer RoCE \(UDP 4791, IPv4 and IPv6\) to queue 0/);
 });
 
 test.each([

@@ -5,7 +5,7 @@
  * QPs reach every queue of the peer, which must serve them all. A queue that cannot be had is an
  * error naming it and the remedies, never a device that silently loses what lands there.
  */
-import { type NetnsPair, createNetnsPair, destroyNetnsPair } from '../support/netns';
+import { pairPerFile } from '../support/netns';
 import { testUnless } from '../support/skip';
 import { e2eSkipReason, explain, runPair, startRoce } from './harness';
 import { AfXdpDriver } from '../../nic-driver/af-xdp-driver';
@@ -24,17 +24,10 @@ interface Q {
 }
 
 describe('AF_XDP on a veth with 4 queues per end', () => {
-  let net: NetnsPair | null = null;
-  beforeAll(() => {
-    if (reason === null) net = createNetnsPair({ mtu: 1500, queues: 4 });
-  });
-  afterAll(() => {
-    if (net !== null) destroyNetnsPair(net);
-    net = null;
-  });
+  const pair = pairPerFile(reason, { mtu: 1500, queues: 4 });
 
   t('cmatose -c 4: the CM flow and four QPs use all four queues each way; every queue of each end receives', async () => {
-    const n = net as NetnsPair;
+    const n = pair();
     const server = startRoce(n.nsB, ['cmatose', '-b', n.ipB, '-c', '4', '--driver', 'xdp', '--json', '--timeout', '10'], 30_000);
     await later(800);
     const client = startRoce(n.nsA, ['cmatose', '-s', n.ipB, '-c', '4', '--driver', 'xdp', '--json', '--timeout', '10'], 30_000);
@@ -53,7 +46,7 @@ describe('AF_XDP on a veth with 4 queues per end', () => {
   }, 40_000);
 
   t('perftest write --verify: the data arrives whole; the per-queue counters add up to the device\'s', async () => {
-    const n = net as NetnsPair;
+    const n = pair();
     const { server, client } = await runPair(n, 'perftest', ['write', '-s', '65536', '-n', '200', '--verify'], { driver: 'xdp', timeoutMs: 30_000 });
     expect({ code: client.code, why: explain(client) }).toMatchObject({ code: 0 });
     expect({ code: server.code, why: explain(server) }).toMatchObject({ code: 0 });
@@ -65,7 +58,7 @@ describe('AF_XDP on a veth with 4 queues per end', () => {
   }, 40_000);
 
   t('--queues 0,9: the interface has 4: exit 1 naming them', async () => {
-    const n = net as NetnsPair;
+    const n = pair();
     const bad = await startRoce(n.nsB, ['pingpong', '-d', n.ifB, '--driver', 'xdp', '--queues', '0,9', '--json'], 20_000).done;
     expect({ code: bad.code, why: explain(bad) }).toMatchObject({ code: 1 });
     expect(bad.json).toMatchObject({ ok: false, code: 'ROCE_ERR_XDP_QUEUE' });
@@ -73,7 +66,7 @@ describe('AF_XDP on a veth with 4 queues per end', () => {
   }, 40_000);
 
   t('roce devices: 4 receive queues; --probe names a queue AF_XDP cannot open, with the remedies', async () => {
-    const n = net as NetnsPair;
+    const n = pair();
     const list = async (): Promise<DeviceEntry> => {
       const o = memoryOutput();
       expect(await devicesCommand(['--netns', n.nsB, '--probe', '--json'], o)).toBe(0);
@@ -94,7 +87,7 @@ describe('AF_XDP on a veth with 4 queues per end', () => {
   }, 40_000);
 
   t('a queue held by another socket of this process: the open fails naming it and the remedies, and closes what it opened', () => {
-    const n = net as NetnsPair;
+    const n = pair();
     const holder = AfXdpDriver.open({ ifname: n.ifB, netns: n.nsB, queue: 2 });
     try {
       let err: unknown = null;

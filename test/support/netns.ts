@@ -154,6 +154,25 @@ export async function withNetnsPair<T>(opts: NetnsPairOptions, fn: (p: NetnsPair
   }
 }
 
+/**
+ * One pair for a whole test file (call at the top of a describe: it registers beforeAll and
+ * afterAll), made only when `skipReason` is null. The getter gives it inside the tests.
+ */
+export function pairPerFile(skipReason: string | null, opts: NetnsPairOptions): () => NetnsPair {
+  let net: NetnsPair | null = null;
+  beforeAll(() => {
+    if (skipReason === null) net = createNetnsPair(opts);
+  });
+  afterAll(() => {
+    if (net !== null) destroyNetnsPair(net);
+    net = null;
+  });
+  return () => {
+    if (net === null) throw new Error('no namespace pair: the tests run only when the file\'s skip reason is null');
+    return net;
+  };
+}
+
 export interface RunResult {
   code: number | null;
   stdout: string;
