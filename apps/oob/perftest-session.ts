@@ -1,7 +1,7 @@
 /**
  * The out-of-band conversation of each perftest binary, step by step, as its
  * main() runs it (linux-rdma/perftest src/write_bw.c, read_bw.c, send_bw.c,
- * atomic_bw.c, write_lat.c, read_lat.c, send_lat.c, at 6.29; the sequences
+ * atomic_bw.c, write_lat.c, read_lat.c, send_lat.c, atomic_lat.c, at 6.29; the sequences
  * below are the same back to 6.06 for these options): RC, one QP, a fixed
  * number of iterations, no duplex, no data-validation flag; with or without
  * -R (RDMA CM: the same messages over a CM-connected QP, see sessionSteps).
@@ -82,7 +82,7 @@ const setup: SessionStep[] = [{ kind: 'versions' }, { kind: 'sys-data' }, { kind
  * The steps `role` takes in the binary for (verb, lat); with `rdmaCm` (-R) as each main() runs
  * them when work_rdma_cm is ON: create_rdma_cm_connection() right after check_mtu(), before the
  * first key exchange, and no ctx_connect() (the CM has moved the QPs). Atomic latency
- * (ib_atomic_lat) is not part of this set.
+ * (ib_atomic_lat) runs read_lat.c's sequence.
  */
 export function sessionSteps(verb: PerftestVerb, lat: boolean, role: PerftestRole, rdmaCm = false): SessionStep[] {
   const steps = tcpSessionSteps(verb, lat, role);
@@ -140,7 +140,9 @@ function tcpSessionSteps(verb: PerftestVerb, lat: boolean, role: PerftestRole): 
         { kind: 'close', handshake: false },
       ];
     case PerftestVerb.READ:
-      // read_lat.c: only the client reads; the server closes (after one last barrier) as soon as the client has.
+    case PerftestVerb.ATOMIC:
+      // read_lat.c and atomic_lat.c (the same main()): only the client reads (or posts atomics); the
+      // server closes (after one last barrier) as soon as the client has.
       return [
         ...setup,
         { kind: 'keys', purpose: 'first barrier', everyQp: false },
@@ -164,8 +166,6 @@ function tcpSessionSteps(verb: PerftestVerb, lat: boolean, role: PerftestRole): 
         { kind: 'run' },
         { kind: 'close', handshake: true, waitsForPeerRun: true },
       ];
-    case PerftestVerb.ATOMIC:
-      throw new OobError(OobErrorCode.INCOMPATIBLE, 'ib_atomic_lat is not implemented (atomic tests run as ib_atomic_bw)', 'test');
   }
 }
 

@@ -11,7 +11,7 @@ import { PerftestVerb as Verb } from '../oob/perftest-session';
 import { PerftestError, PerftestErrorCode } from './perftest-error';
 import { MeasuringWindow } from './measurement';
 import { pattern } from './verification';
-import { progressMark } from './completion-waits';
+import { progressMarkAll } from './completion-waits';
 import type { PerftestSide } from './perftest-side';
 
 /** Runs this side's part of a bandwidth test. */
@@ -31,30 +31,44 @@ function takeWindow(side: PerftestSide, w: MeasuringWindow | null, missing: stri
   if (!side.measured.takeWindow(w)) throw new PerftestError(PerftestErrorCode.TIMEOUT, `${side.binary}: ${missing}`, 'completion');
 }
 
-/** run_iter_bw: keep up to tx depth requests outstanding, every cq_mod-th (and the last) signaled. */
+/**
+ * run_iter_bw: each QP keeps up to tx depth requests outstanding, every cq_mod-th (and each QP's
+ * last) signaled; with -q the QPs take turns posting, and each moves `iters` messages.
+ */
 async function runClient(side: PerftestSide): Promise<void> {
   const { rc, waits, measured } = side;
-  const { qp, sendCq: cq } = side.resources();
-  let posted = 0;
-  let completed = 0;
+  const { qps, sendCq: cq } = side.resources();
+  const posted = new Array<number>(rc.qps).fill(0);
+  const completed = new Array<number>(rc.qps).fill(0);
+  const total = rc.iters * rc.qps;
+  let totalCompleted = 0;
   const clock = side.dev.clock;
   measured.started = clock.now();
-  while (completed < rc.iters) {
-    if (posted < rc.iters && posted - completed < rc.txDepth) {
+  while (totalCompleted < total) {
+    for (let q = 0; q < rc.qps; q++) {
+      let p = posted[q] as number;
+      const c = completed[q] as number;
+      if (p >= rc.iters || p - c >= rc.txDepth) continue;
       const batch: SendWr[] = [];
-      while (posted < rc.iters && posted - completed < rc.txDepth) {
-        const k = posted++;
-        batch.push(side.sendWr(k, (k + 1) % rc.cqMod === 0 || k === rc.iters - 1));
+      while (p < rc.iters && p - c < rc.txDepth) {
+        const k = p++;
+        batch.push(side.sendWr(k, (k + 1) % rc.cqMod === 0 || k === rc.iters - 1, q));
       }
-      qp.postSend(batch);
+      posted[q] = p;
+      (qps[q] as (typeof qps)[number]).postSend(batch);
     }
-    for (const wc of await waits.pollSome(cq, `the completion of ${rc.verb.toUpperCase()} #${completed}`)) {
+    for (const wc of await waits.pollSome(cq, `the completion of ${rc.verb.toUpperCase()} #${totalCompleted}`)) {
       waits.check(wc, rc.verb.toUpperCase());
-      completed = Number(wc.wrId) + 1;
+      // RC completes in order: a signaled message completes every one of its QP posted before it.
+      const id = Number(wc.wrId);
+      const q = id % rc.qps;
+      const done = Math.floor(id / rc.qps) + 1;
+      totalCompleted += done - (completed[q] as number);
+      completed[q] = done;
     }
   }
   measured.finished = clock.now();
-  measured.messages = rc.iters;
+  measured.messages = total;
   reportMeasured(side);
 }
 
@@ -65,53 +79,77 @@ async function runClient(side: PerftestSide): Promise<void> {
  */
 async function runClientForDuration(side: PerftestSide): Promise<void> {
   const { rc, waits } = side;
-  const { qp, sendCq: cq } = side.resources();
+  const { qps, sendCq: cq } = side.resources();
   const clock = side.dev.clock;
   const window = new MeasuringWindow(clock.now(), rc.durationS, rc.marginS);
-  let posted = 0;
-  let completed = 0;
+  const posted = new Array<number>(rc.qps).fill(0);
+  const completed = new Array<number>(rc.qps).fill(0);
+  let totalPosted = 0;
+  let totalCompleted = 0;
   const reap = async (): Promise<void> => {
-    for (const wc of await waits.pollSome(cq, `the completion of ${rc.verb.toUpperCase()} #${completed}`)) {
+    for (const wc of await waits.pollSome(cq, `the completion of ${rc.verb.toUpperCase()} #${totalCompleted}`)) {
       waits.check(wc, rc.verb.toUpperCase());
-      completed = Number(wc.wrId) + 1;
+      const id = Number(wc.wrId);
+      const q = id % rc.qps;
+      const done = Math.floor(id / rc.qps) + 1;
+      totalCompleted += done - (completed[q] as number);
+      completed[q] = done;
     }
   };
-  while (window.note(clock.now(), completed)) {
-    if (posted - completed < rc.txDepth) {
+  while (window.note(clock.now(), totalCompleted)) {
+    for (let q = 0; q < rc.qps; q++) {
+      let p = posted[q] as number;
+      const c = completed[q] as number;
+      if (p - c >= rc.txDepth) continue;
       const batch: SendWr[] = [];
-      while (posted - completed < rc.txDepth) {
-        const k = posted++;
-        batch.push(side.sendWr(k, (k + 1) % rc.cqMod === 0)); // every cq_mod-th signaled
+      while (p - c < rc.txDepth) {
+        const k = p++;
+        batch.push(side.sendWr(k, (k + 1) % rc.cqMod === 0, q)); // every cq_mod-th signaled
       }
-      qp.postSend(batch);
+      totalPosted += p - (posted[q] as number);
+      posted[q] = p;
+      (qps[q] as (typeof qps)[number]).postSend(batch);
     }
     await reap();
   }
-  // The tail may be unsignaled: one more signaled request completes it (RC completes in order).
-  if (completed < posted && posted % rc.cqMod !== 0) qp.postSend(side.sendWr(posted++, true));
-  while (completed < posted) await reap();
-  side.measured.posted = posted;
+  // Each QP's tail may be unsignaled: one more signaled request completes it (RC completes in order).
+  for (let q = 0; q < rc.qps; q++) {
+    const p = posted[q] as number;
+    if ((completed[q] as number) < p && p % rc.cqMod !== 0) {
+      (qps[q] as (typeof qps)[number]).postSend(side.sendWr(p, true, q));
+      posted[q] = p + 1;
+      totalPosted++;
+    }
+  }
+  while (totalCompleted < totalPosted) await reap();
+  side.measured.posted = totalPosted;
   takeWindow(side, window, 'the run ended before its measuring window');
   reportMeasured(side);
 }
 
-/** run_iter_bw_server: count receives, re-posting each buffer while more messages are due. */
+/** run_iter_bw_server: count receives (iters on each QP), re-posting each buffer while more messages are due on its QP. */
 async function runSendServer(side: PerftestSide): Promise<void> {
   const { rc, waits, measured } = side;
-  const { qp, mr, recvCq: cq, layout, verifier } = side.resources();
+  const { qps, mr, recvCq: cq, layout, verifier } = side.resources();
   let received = 0;
-  let postedTotal = rc.rxDepth;
+  const total = rc.iters * rc.qps;
+  const receivedOn = new Array<number>(rc.qps).fill(0);
+  const postedOn = new Array<number>(rc.qps).fill(rc.rxDepth);
   const expected = rc.verify ? Array.from({ length: layout.slots }, (_, s) => pattern(s, rc.size)) : [];
-  while (received < rc.iters) {
+  while (received < total) {
     for (const wc of await waits.pollSome(cq, `SEND #${received}`)) {
       waits.check(wc, 'receive');
       if (received === 0) measured.started = side.dev.clock.now();
-      const j = Number(wc.wrId);
-      if (rc.verify) verifier.check(layout.recvOffset(j), expected[layout.slotIndex(received)] as Uint8Array, wc.byteLen, `SEND #${received}`);
+      const id = Number(wc.wrId);
+      const q = id % rc.qps;
+      const j = Math.floor(id / rc.qps);
+      const n = receivedOn[q] as number;
+      if (rc.verify) verifier.check(layout.recvOffset(j, q), expected[layout.slotIndex(n)] as Uint8Array, wc.byteLen, `${rc.qps > 1 ? `QP ${q} ` : ''}SEND #${n}`);
+      receivedOn[q] = n + 1;
       received++;
-      if (postedTotal < rc.iters) {
-        qp.postRecv({ wrId: j, sgList: [mr.sge(layout.recvOffset(j), rc.size)] });
-        postedTotal++;
+      if ((postedOn[q] as number) < rc.iters) {
+        (qps[q] as (typeof qps)[number]).postRecv({ wrId: id, sgList: [mr.sge(layout.recvOffset(j, q), rc.size)] });
+        postedOn[q] = (postedOn[q] as number) + 1;
       }
     }
   }
@@ -127,14 +165,15 @@ async function runSendServer(side: PerftestSide): Promise<void> {
  */
 async function runSendServerForDuration(side: PerftestSide): Promise<void> {
   const { rc, waits } = side;
-  const { qp, mr, recvCq: cq, layout, verifier } = side.resources();
+  const { qps, mr, recvCq: cq, layout, verifier } = side.resources();
   const clock = side.dev.clock;
   const expected = rc.verify ? Array.from({ length: layout.slots }, (_, s) => pattern(s, rc.size)) : [];
   let received = 0;
+  const receivedOn = new Array<number>(rc.qps).fill(0);
   let window: MeasuringWindow | null = null; // opens with the first SEND
   let lastAt = 0;
   let deadline = Date.now() + waits.runTimeoutMs;
-  let mark = progressMark(qp);
+  let mark = progressMarkAll(qps);
   for (;;) {
     const wcs = cq.poll(64);
     const now = clock.now();
@@ -143,7 +182,7 @@ async function runSendServerForDuration(side: PerftestSide): Promise<void> {
       // The client decides the end: its closing message comes after its last SEND completed.
       if (side.peerDone()) break;
       waits.assertAlive(`SEND #${received}`);
-      const m = progressMark(qp);
+      const m = progressMarkAll(qps);
       if (m !== mark) {
         mark = m;
         deadline = Date.now() + waits.runTimeoutMs;
@@ -156,11 +195,15 @@ async function runSendServerForDuration(side: PerftestSide): Promise<void> {
     window ??= new MeasuringWindow(now, rc.durationS, rc.marginS);
     for (const wc of wcs) {
       waits.check(wc, 'receive');
-      const j = Number(wc.wrId);
-      if (rc.verify) verifier.check(layout.recvOffset(j), expected[layout.slotIndex(received)] as Uint8Array, wc.byteLen, `SEND #${received}`);
+      const id = Number(wc.wrId);
+      const q = id % rc.qps;
+      const j = Math.floor(id / rc.qps);
+      const n = receivedOn[q] as number;
+      receivedOn[q] = n + 1;
+      if (rc.verify) verifier.check(layout.recvOffset(j, q), expected[layout.slotIndex(n)] as Uint8Array, wc.byteLen, `${rc.qps > 1 ? `QP ${q} ` : ''}SEND #${n}`);
       received++;
       lastAt = now;
-      qp.postRecv({ wrId: j, sgList: [mr.sge(layout.recvOffset(j), rc.size)] });
+      (qps[q] as (typeof qps)[number]).postRecv({ wrId: id, sgList: [mr.sge(layout.recvOffset(j, q), rc.size)] });
     }
   }
   // The client's run may end a little before this side's clock reaches the window's end (it started first).

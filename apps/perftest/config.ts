@@ -47,6 +47,11 @@ export interface PerftestConfig extends OobEndpointConfig {
   qpTimeout?: number;
   /** GRH traffic class (perftest --tclass). */
   trafficClass?: number;
+  /**
+   * perftest -q: QPs of a bandwidth test (default 1). Each QP moves `iters` messages (tot_iters =
+   * iters × num_of_qps in run_iter_bw), all on one pair of completion queues and one memory region.
+   */
+  qps?: number;
   /** Fill every buffer with a known pattern and check what arrives (both ends must be this implementation). */
   verify?: boolean;
   /** Report bandwidth to the peer in Gb/s instead of MB/s (perftest --report_gbits). */
@@ -72,6 +77,8 @@ export interface PerftestConfig extends OobEndpointConfig {
 }
 
 const MIN_ITERS = 5;
+/** perftest's MIN_QP_NUM and MAX_QP_NUM (perftest_parameters.h). */
+const MAX_QPS = 16384;
 /** perftest's default margin of duration mode (-f, DEF_MARGIN... "default=2sec" in its help). */
 const DEFAULT_MARGIN_S = 2;
 const MAX_SIZE = 1 << 28;
@@ -100,12 +107,13 @@ export interface ResolvedConfig {
   trafficClass: number;
   verify: boolean;
   rdmaCm: boolean;
+  /** QPs (perftest -q); 1 for latency tests. */
+  qps: number;
 }
 
 /** Applies perftest's defaults and checks (parser() and force_dependecies()). */
 export function resolveConfig(dev: Device, c: PerftestConfig): ResolvedConfig {
   const { verb, lat, role } = c;
-  if (lat && verb === Verb.ATOMIC) throw configError('test', 'atomic latency (ib_atomic_lat) is not implemented');
   const isAtomic = verb === Verb.ATOMIC;
   const size = c.size ?? (isAtomic ? 8 : lat ? 2 : 65536);
   if (isAtomic && size !== 8) throw configError('size', 'cannot be changed for atomic tests (always 8)');
@@ -150,6 +158,11 @@ export function resolveConfig(dev: Device, c: PerftestConfig): ResolvedConfig {
     throw configError('server', `must be an IPv4 address with the RDMA CM (-R), got ${JSON.stringify(c.server ?? null)}`);
   }
   if (rdmaCm && c.listener !== undefined) throw configError('listener', 'is a TCP socket; with the RDMA CM (-R) the server listens through the CM on `port`');
+  const qps = c.qps ?? 1;
+  if (!Number.isInteger(qps) || qps < 1 || qps > MAX_QPS) throw configError('qps', `must be 1..${MAX_QPS}, got ${qps}`);
+  // parser(), option -q: " Multiple QPs only available on bw tests".
+  if (lat && qps > 1) throw configError('qps', 'more than one QP is only available in bandwidth tests (perftest: "Multiple QPs only available on bw tests")');
+  if (rdmaCm && qps > 1) throw configError('qps', 'more than one QP with the RDMA CM (-R) is not implemented');
   const trafficClass = c.trafficClass ?? 0;
   if (!Number.isInteger(trafficClass) || trafficClass < 0 || trafficClass > 255) throw configError('trafficClass', `must be 0..255, got ${trafficClass}`);
   return {
@@ -171,5 +184,6 @@ export function resolveConfig(dev: Device, c: PerftestConfig): ResolvedConfig {
     trafficClass,
     verify: c.verify ?? false,
     rdmaCm,
+    qps,
   };
 }

@@ -46,7 +46,7 @@ export async function runPerftest(dev: Device, cfg: PerftestConfig): Promise<Per
     cfg.dontXchgVersions ?? false,
   );
   try {
-    await executeSession(oob, steps, side, 1);
+    await executeSession(oob, steps, side, rc.qps);
     side.finalVerify();
   } finally {
     side.release();

@@ -84,7 +84,6 @@ test.each([
   [['write', '--dev', 'x', '-m', '1500'], /--mtu must be 256, 512, 1024, 2048 or 4096/],
   [['write', '--dev', 'x', '-n', 'lots'], /--iters must be an integer/],
   [['write', '--dev', 'x', '-n', '3'], /--iters must be an integer from 5/],
-  [['atomic', '--dev', 'x', '--lat'], /atomic latency .* is not implemented/],
   [['atomic', '--dev', 'x', '-s', '16'], /cannot be changed for atomic tests/],
   [['write', '--dev', 'x', '-A', 'CMP_AND_SWAP'], /--atomic_type applies to the atomic test only/],
   [['write', '1.2.3.4', '5.6.7.8', '--dev', 'x'], /at most one SERVER_IP/],
@@ -151,4 +150,18 @@ test('duration mode of the send test: each side measures its window; the server 
   const sv = s['verify'] as { bytesChecked: number; mismatches: number };
   expect(sv.mismatches).toBe(0);
   expect(sv.bytesChecked).toBe((c['iterations'] as number) * 2048);
+}, 30_000);
+
+test('-q 4: four QPs, each named in the text report, the count in the JSON', async () => {
+  const port = String(await freePort());
+  const common = ['--driver', 'memory', '-p', port, '-n', '50', '-s', '1024', '-q', '4', '--timeout', '20'];
+  const [sr, cr] = await Promise.all([cmd('write', '--dev', 'sim-b', '--bind', '127.0.0.1', ...common, '--json'), cmd('write', '127.0.0.1', '--dev', 'sim-a', ...common)]);
+  expect(sr.code).toBe(0);
+  expect(cr.code).toBe(0);
+  expect(cr.out).toMatch(/RC, 4 QPs/);
+  expect(cr.out.match(/ local address: {2}LID 0000 QPN/g)?.length).toBe(4);
+  expect(cr.out.match(/ remote address: LID 0000 QPN/g)?.length).toBe(4);
+  const s = JSON.parse(sr.out) as { qps: number; messages: number; ok: boolean };
+  expect(s).toMatchObject({ ok: true, qps: 4, messages: 200 });
+  expect((await cmd('write', '--dev', 'sim-a', '--driver', 'memory', '--lat', '-q', '2')).err).toMatch(/only available on bw tests/);
 }, 30_000);

@@ -152,6 +152,8 @@ export interface PerftestExpect {
   size: number;
   iters: number;
   guestRole: 'server' | 'client';
+  /** perftest -q (default 1): every QP pair must carry frames, and the reports count iters × qps. */
+  qps?: number;
 }
 
 /** A perftest step: both exit 0, both reports agree on size and iterations (and bytes where roce-ts measures). */
@@ -161,14 +163,16 @@ export function expectPerftest(run: LabRun, s: StepResult, e: PerftestExpect): v
   const j = s.hostJson;
   expect(j).not.toBeNull();
   if (j === null) return;
-  expect(j).toMatchObject({ ok: true, test: tool, role: e.guestRole === 'server' ? 'client' : 'server', msgSize: e.size, iterations: e.iters, peerVersion: expect.any(String) });
+  const qps = e.qps ?? 1;
+  expect(j).toMatchObject({ ok: true, test: tool, role: e.guestRole === 'server' ? 'client' : 'server', msgSize: e.size, iterations: e.iters, qps, peerVersion: expect.any(String) });
   expect((j['problems'] as unknown[]).length).toBe(0);
   const row = perftestRow(s.guestOut);
-  // Every end prints its report but the ib_read_lat server, which only answers READs.
-  if (!(e.lat && e.verb === 'read' && e.guestRole === 'server')) {
+  // Every end prints its report but the ib_read_lat and ib_atomic_lat servers, which only answer.
+  if (!(e.lat && (e.verb === 'read' || e.verb === 'atomic') && e.guestRole === 'server')) {
     expect(row).not.toBeNull();
     expect(row?.bytes).toBe(e.size);
-    expect(row?.iters).toBe(e.iters);
+    // print_full_bw_report: the #iterations column is iters × num_of_qps.
+    expect(row?.iters).toBe(e.lat ? e.iters : e.iters * qps);
   }
   if (!e.lat && e.guestRole === 'server' && e.verb !== 'send') {
     // The tool's server prints the bandwidth roce-ts's client reported to it (MB = 2^20 bytes).
@@ -179,16 +183,19 @@ export function expectPerftest(run: LabRun, s: StepResult, e: PerftestExpect): v
   }
   if (!e.lat) {
     // Bytes moved: size x iterations on both sides (roce-ts's server of WRITE/READ/atomic takes the client's report).
-    expect(j['bytes']).toBe(e.size * e.iters);
-    expect(j['messages']).toBe(e.iters);
+    expect(j['bytes']).toBe(e.size * e.iters * qps);
+    expect(j['messages']).toBe(e.iters * qps);
   } else if (j['measured'] === 'local') {
     const lat = j['latencyUs'] as Record<string, number>;
     for (const k of ['min', 'p50', 'p99', 'max']) expect(lat[k]).toBeGreaterThan(0);
   }
-  const remote = j['remote'] as { qpn: number };
-  const local = j['local'] as { qpn: number };
-  expect(run.capture.toQp[`${GUEST_IP}/${remote.qpn}`] ?? 0).toBeGreaterThan(0);
-  expect(run.capture.toQp[`${HOST_IP}/${local.qpn}`] ?? 0).toBeGreaterThan(0);
+  // Every QP pair carried frames both ways.
+  const pairs = j['qpPairs'] as { local: { qpn: number }; remote: { qpn: number } }[];
+  expect(pairs.length).toBe(qps);
+  for (const p of pairs) {
+    expect(run.capture.toQp[`${GUEST_IP}/${p.remote.qpn}`] ?? 0).toBeGreaterThan(0);
+    expect(run.capture.toQp[`${HOST_IP}/${p.local.qpn}`] ?? 0).toBeGreaterThan(0);
+  }
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -198,6 +205,8 @@ export function expectPerftest(run: LabRun, s: StepResult, e: PerftestExpect): v
 export interface StepKind {
   id: number;
   type: 'rc' | 'uc' | 'ud';
+  /** perftest -q: the step's QP pairs are each a conversation (the host's JSON `qpPairs`). */
+  qps?: number;
 }
 
 /** `roce analyze` of the boot's capture, with the capture point the lab has (frames as sent, for a lossy boot). */
@@ -227,7 +236,11 @@ export function expectConversations(run: LabRun, r: AnalysisResult, steps: reado
     const guest = stepOf(run, s.id).guestOut;
     const local = (j?.['local'] as { qpn: number } | undefined)?.qpn ?? guestQpn(guest, 'remote');
     const remote = (j?.['remote'] as { qpn: number } | undefined)?.qpn ?? guestQpn(guest, 'local');
-    if (s.type === 'uc') {
+    const pairs = (j?.['qpPairs'] as { local: { qpn: number }; remote: { qpn: number } }[] | undefined) ?? [];
+    if ((s.qps ?? 1) > 1) {
+      expect(pairs.length).toBe(s.qps);
+      for (const p of pairs) want.push(convText(s.type.toUpperCase(), endpointText(HOST_IP, p.local.qpn), endpointText(GUEST_IP, p.remote.qpn)));
+    } else if (s.type === 'uc') {
       want.push(convText('UC', endpointText(HOST_IP, null), endpointText(GUEST_IP, remote)), convText('UC', endpointText(GUEST_IP, null), endpointText(HOST_IP, local)));
     } else {
       want.push(convText(s.type.toUpperCase(), endpointText(HOST_IP, local), endpointText(GUEST_IP, remote)));
