@@ -10,7 +10,7 @@ import { type HostTestNames, CM_OPTIONS, PCAP_OPTIONS, cmTimingArg, TCLASS_OPTIO
 import type { Output } from './output';
 import { PerftestVerb, perftestBinary } from '../apps/oob/perftest-session';
 import { PINGPONG_DEFAULT_PORT } from '../apps/oob/pingpong-messages';
-import type { AtomicType, PerftestConfig } from '../apps/perftest/config';
+import { type AtomicType, type PerftestConfig, Connection, defaultMarginS } from '../apps/perftest/config';
 import type { PerftestResult } from '../apps/perftest/result';
 import { runPerftest } from '../apps/perftest/run';
 import type { HostDevice } from '../apps/host/host-device';
@@ -23,7 +23,8 @@ export const PERFTEST_OPTIONS: readonly OptionSpec[] = [
   { name: 'size', short: 's', kind: 'string', value: 'BYTES', help: 'message size (default 65536 for bandwidth, 2 for latency, 8 for atomics)' },
   { name: 'iters', short: 'n', kind: 'string', value: 'N', help: 'iterations (default 5000 for write bandwidth, 1000 otherwise; at least 5)' },
   { name: 'duration', short: 'D', kind: 'string', value: 'SECONDS', help: 'bandwidth tests: run for this long instead of -n iterations (give it to both ends)' },
-  { name: 'margin', short: 'f', kind: 'string', value: 'SECONDS', help: 'with -D: measure only from this long after the start to this long before the end (default 2)' },
+  { name: 'margin', short: 'f', kind: 'string', value: 'SECONDS', help: 'with -D: measure only from this long after the start to this long before the end (default: a quarter of --duration in whole seconds, rounded down, as perftest)' },
+  { name: 'connection', short: 'c', kind: 'string', value: 'TYPE', help: 'RC (default), UC (write and send) or UD (send; the size is cut to the MTU, a UD message being one packet), as perftest -c; give it to both ends' },
   { name: 'qp', short: 'q', kind: 'string', value: 'N', help: 'bandwidth tests: this many QPs, each moving --iters messages (perftest -q; default 1, at most 16384; give it to both ends)' },
   { name: 'mtu', short: 'm', kind: 'string', value: 'BYTES', help: 'path MTU: 256, 512, 1024, 2048 or 4096 (default: what the link carries)' },
   { name: 'port', short: 'p', kind: 'string', value: 'PORT', help: `TCP port of the out-of-band exchange (default ${PINGPONG_DEFAULT_PORT})` },
@@ -112,7 +113,7 @@ export async function perftestCommand(argv: readonly string[], out: Output, ctx:
   if (duration !== undefined) {
     if (lat) throw new UsageError('--duration applies to bandwidth tests (run without --lat)');
     if (args.values.has('iters')) throw new UsageError('--duration and --iters cannot be combined');
-    const m = margin ?? 2;
+    const m = margin ?? defaultMarginS(duration);
     if (2 * m >= duration) throw new UsageError(`--margin ${m} leaves nothing to measure of a ${duration}-second run (it must be less than half of --duration)`);
   } else if (margin !== undefined) {
     throw new UsageError('--margin applies with --duration only');
@@ -130,6 +131,15 @@ export async function perftestCommand(argv: readonly string[], out: Output, ctx:
   if (qps !== undefined && qps > 1 && lat) throw new UsageError('--qp more than 1 applies to bandwidth tests (perftest: "Multiple QPs only available on bw tests")');
   if (qps !== undefined && qps > 1 && cfg.rdmaCm === true) throw new UsageError('--qp more than 1 with -R is not implemented');
   set('qps', qps);
+  const conn = args.values.get('connection');
+  if (conn !== undefined) {
+    const c = conn.toUpperCase();
+    if (c !== Connection.RC && c !== Connection.UC && c !== Connection.UD) throw new UsageError(`--connection must be RC, UC or UD, not ${JSON.stringify(conn)}`);
+    if (c === Connection.UC && (verb === PerftestVerb.READ || verb === PerftestVerb.ATOMIC)) throw new UsageError(`--connection UC is not possible with ${verb} (perftest: "UC connection not possible in READ/ATOMIC verbs")`);
+    if (c === Connection.UD && verb !== PerftestVerb.SEND) throw new UsageError('--connection UD is only possible with send (perftest: "UD connection only possible in SEND verb")');
+    if (c !== Connection.RC && cfg.rdmaCm === true) throw new UsageError(`--connection ${c} with -R is not implemented`);
+    cfg.connection = c;
+  }
   set('atomicType', atomicText as AtomicType | undefined);
 
   if (cfg.rdmaCm === true && a.server !== undefined && !/^\d{1,3}(\.\d{1,3}){3}$/.test(a.server)) throw new UsageError(`-R needs SERVER_IP as an IPv4 address, not ${JSON.stringify(a.server)}`);
@@ -154,7 +164,7 @@ function report(out: Output, r: PerftestResult, host: HostDevice): void {
   const line = '-'.repeat(86);
   out.stdout(`${line}\n`);
   out.stdout(`                    ${r.test} (roce-ts), ${r.role}\n`);
-  out.stdout(` Device ${host.ifname} (${host.driver}${host.virtualTime ? ', simulated time' : ''}), RC, ${r.qps} QP${r.qps > 1 ? 's' : ''}, MTU ${r.mtu}, peer perftest ${r.peerVersion}${r.rdmaCm ? ', rdma_cm QPs' : ''}\n`);
+  out.stdout(` Device ${host.ifname} (${host.driver}${host.virtualTime ? ', simulated time' : ''}), ${r.connection}, ${r.qps} QP${r.qps > 1 ? 's' : ''}, MTU ${r.mtu}, peer perftest ${r.peerVersion}${r.rdmaCm ? ', rdma_cm QPs' : ''}\n`);
   out.stdout(` local address:  LID 0000 QPN 0x${hex(r.local.qpn, 6)} PSN 0x${hex(r.local.psn, 6)} RKey 0x${hex(r.local.rkey, 8)} VAddr ${r.local.vaddr} GID ${r.local.gid}\n`);
   for (const p of r.qpPairs.slice(1)) out.stdout(` local address:  LID 0000 QPN 0x${hex(p.local.qpn, 6)} PSN 0x${hex(p.local.psn, 6)}\n`);
   out.stdout(` remote address: LID 0000 QPN 0x${hex(r.remote.qpn, 6)} PSN 0x${hex(r.remote.psn, 6)} RKey 0x${hex(r.remote.rkey, 8)} VAddr ${r.remote.vaddr} GID ${r.remote.gid}\n`);

@@ -144,11 +144,11 @@ async function runSendServer(side: PerftestSide): Promise<void> {
       const q = id % rc.qps;
       const j = Math.floor(id / rc.qps);
       const n = receivedOn[q] as number;
-      if (rc.verify) verifier.check(layout.recvOffset(j, q), expected[layout.slotIndex(n)] as Uint8Array, wc.byteLen, `${rc.qps > 1 ? `QP ${q} ` : ''}SEND #${n}`);
+      if (rc.verify) verifier.check(layout.recvPayload(j, q), expected[layout.slotIndex(n)] as Uint8Array, wc.byteLen - layout.grh, `${rc.qps > 1 ? `QP ${q} ` : ''}SEND #${n}`);
       receivedOn[q] = n + 1;
       received++;
       if ((postedOn[q] as number) < rc.iters) {
-        (qps[q] as (typeof qps)[number]).postRecv({ wrId: id, sgList: [mr.sge(layout.recvOffset(j, q), rc.size)] });
+        (qps[q] as (typeof qps)[number]).postRecv({ wrId: id, sgList: [mr.sge(layout.recvOffset(j, q), layout.recvLength)] });
         postedOn[q] = (postedOn[q] as number) + 1;
       }
     }
@@ -200,10 +200,10 @@ async function runSendServerForDuration(side: PerftestSide): Promise<void> {
       const j = Math.floor(id / rc.qps);
       const n = receivedOn[q] as number;
       receivedOn[q] = n + 1;
-      if (rc.verify) verifier.check(layout.recvOffset(j, q), expected[layout.slotIndex(n)] as Uint8Array, wc.byteLen, `${rc.qps > 1 ? `QP ${q} ` : ''}SEND #${n}`);
+      if (rc.verify) verifier.check(layout.recvPayload(j, q), expected[layout.slotIndex(n)] as Uint8Array, wc.byteLen - layout.grh, `${rc.qps > 1 ? `QP ${q} ` : ''}SEND #${n}`);
       received++;
       lastAt = now;
-      (qps[q] as (typeof qps)[number]).postRecv({ wrId: id, sgList: [mr.sge(layout.recvOffset(j, q), rc.size)] });
+      (qps[q] as (typeof qps)[number]).postRecv({ wrId: id, sgList: [mr.sge(layout.recvOffset(j, q), layout.recvLength)] });
     }
   }
   // The client's run may end a little before this side's clock reaches the window's end (it started first).

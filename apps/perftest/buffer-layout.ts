@@ -11,7 +11,10 @@
  */
 import type { SysData } from '../oob/perftest-session';
 import { PerftestVerb as Verb } from '../oob/perftest-session';
-import type { ResolvedConfig } from './config';
+import { Connection, type ResolvedConfig } from './config';
+
+/** The GRH in front of every UD receive (IBTA 11.4.1.1: the first 40 bytes of a UD receive buffer; perftest's UD_ADDITION). */
+export const UD_GRH_BYTES = 40;
 
 /** perftest's INC(): a slot is the message rounded up to whole cache lines (at least one). */
 function slotStride(size: number, cacheLine: number): number {
@@ -27,6 +30,8 @@ export class BufferLayout {
   readonly half: number;
   /** QPs (perftest -q). */
   readonly qps: number;
+  /** Bytes in front of each receive's message: the GRH of UD (40), else 0. */
+  readonly grh: number;
   /** Where the verifying SEND server's receive slots start. */
   readonly recvArea: number;
   /** The whole buffer. */
@@ -38,10 +43,12 @@ export class BufferLayout {
     sysData: SysData,
   ) {
     const cycle = sysData.cycleBuffer;
-    this.stride = slotStride(rc.size, sysData.cacheLineSize);
-    this.cycled = rc.size <= cycle / 2;
+    this.grh = rc.connection === Connection.UD ? UD_GRH_BYTES : 0;
+    const slot = rc.size + this.grh;
+    this.stride = slotStride(slot, sysData.cacheLineSize);
+    this.cycled = slot <= cycle / 2;
     this.slots = this.cycled ? Math.max(1, Math.floor(cycle / this.stride)) : 1;
-    this.half = Math.max(rc.size, cycle, this.slots * this.stride);
+    this.half = Math.max(slot, cycle, this.slots * this.stride);
     this.qps = rc.qps;
     const sendServerVerify = rc.verb === Verb.SEND && !rc.lat && rc.role === 'server' && rc.verify;
     this.recvArea = 2 * this.qps * this.half;
@@ -68,7 +75,17 @@ export class BufferLayout {
     return this.slotIndex(k) * this.stride;
   }
 
-  /** Where receive `j` of QP `q` lands. */
+  /** Bytes each receive takes: the message, and the GRH in front of it for UD. */
+  get recvLength(): number {
+    return this.rc.size + this.grh;
+  }
+
+  /** Where the message of receive `j` of QP `q` starts (after the GRH for UD). */
+  recvPayload(j: number, q = 0): number {
+    return this.recvOffset(j, q) + this.grh;
+  }
+
+  /** Where receive `j` of QP `q` lands (its GRH first, for UD). */
   recvOffset(j: number, q = 0): number {
     const { rc } = this;
     if (rc.lat) return this.targetBase(0);

@@ -20,6 +20,10 @@ import { configError } from './perftest-error';
 
 export type AtomicType = 'FETCH_AND_ADD' | 'CMP_AND_SWAP';
 
+/** perftest -c: the transport of the test QPs. */
+export const Connection = { RC: 'RC', UC: 'UC', UD: 'UD' } as const;
+export type Connection = (typeof Connection)[keyof typeof Connection];
+
 /** A test's parameters; how this end reaches the peer is OobEndpointConfig (connectTimeoutMs default 30 s for both roles). */
 export interface PerftestConfig extends OobEndpointConfig {
   verb: PerftestVerb;
@@ -30,7 +34,8 @@ export interface PerftestConfig extends OobEndpointConfig {
   /**
    * perftest -D: a bandwidth test that runs for this many seconds instead of a number of
    * iterations, measured between `marginS` after the start and `marginS` before the end
-   * (perftest -f, default 2), so start-up and wind-down stay out of the figures. Bandwidth tests:
+   * (perftest -f; by default a quarter of the duration, rounded down to whole seconds, as
+   * force_dependecies sets it, although perftest's help says 2), so start-up and wind-down stay out of the figures. Bandwidth tests:
    * write, read and atomic (the client measures, the server takes its report) and send (each side
    * measures; give both the same duration, as with perftest).
    */
@@ -52,6 +57,11 @@ export interface PerftestConfig extends OobEndpointConfig {
    * iters × num_of_qps in run_iter_bw), all on one pair of completion queues and one memory region.
    */
   qps?: number;
+  /**
+   * perftest -c (default RC): UC for WRITE and SEND, UD for SEND only (change_conn_type). A UD
+   * message is one packet: its size is cut to the path MTU, as perftest does.
+   */
+  connection?: Connection;
   /** Fill every buffer with a known pattern and check what arrives (both ends must be this implementation). */
   verify?: boolean;
   /** Report bandwidth to the peer in Gb/s instead of MB/s (perftest --report_gbits). */
@@ -77,10 +87,19 @@ export interface PerftestConfig extends OobEndpointConfig {
 }
 
 const MIN_ITERS = 5;
+/** perftest's UC_MAX_RX: a UC or UD SEND test's default receive depth is the iterations up to this. */
+const UC_MAX_RX = 16000;
+/** perftest's DEF_RX_SEND. */
+const DEF_RX_SEND = 512;
 /** perftest's MIN_QP_NUM and MAX_QP_NUM (perftest_parameters.h). */
 const MAX_QPS = 16384;
-/** perftest's default margin of duration mode (-f, DEF_MARGIN... "default=2sec" in its help). */
-const DEFAULT_MARGIN_S = 2;
+/**
+ * perftest's margin of duration mode when -f is not given: force_dependecies sets it to
+ * duration / 4 in integer seconds (so -D 2 measures the whole run), whatever its help says ("default=2sec").
+ */
+export function defaultMarginS(durationS: number): number {
+  return Math.floor(durationS / 4);
+}
 const MAX_SIZE = 1 << 28;
 const MSG_SIZE_CQ_MOD_LIMIT = 8192;
 /** The most outstanding READs and atomics the device takes (rxe's value). */
@@ -109,17 +128,24 @@ export interface ResolvedConfig {
   rdmaCm: boolean;
   /** QPs (perftest -q); 1 for latency tests. */
   qps: number;
+  connection: Connection;
 }
 
 /** Applies perftest's defaults and checks (parser() and force_dependecies()). */
 export function resolveConfig(dev: Device, c: PerftestConfig): ResolvedConfig {
   const { verb, lat, role } = c;
   const isAtomic = verb === Verb.ATOMIC;
-  const size = c.size ?? (isAtomic ? 8 : lat ? 2 : 65536);
+  const connection = c.connection ?? Connection.RC;
+  if (!Object.values(Connection).includes(connection)) throw configError('connection', `must be RC, UC or UD, got ${JSON.stringify(connection)}`);
+  // change_conn_type: " UC connection not possible in READ/ATOMIC verbs", " UD connection only possible in SEND verb".
+  if (connection === Connection.UC && (verb === Verb.READ || isAtomic)) throw configError('connection', `UC is not possible with ${verb.toUpperCase()} (perftest: "UC connection not possible in READ/ATOMIC verbs")`);
+  if (connection === Connection.UD && verb !== Verb.SEND) throw configError('connection', `UD is only possible with SEND (perftest: "UD connection only possible in SEND verb")`);
+  if (connection !== Connection.RC && c.rdmaCm === true) throw configError('connection', `${connection} with the RDMA CM (-R) is not implemented`);
+  let size = c.size ?? (isAtomic ? 8 : lat ? 2 : 65536);
   if (isAtomic && size !== 8) throw configError('size', 'cannot be changed for atomic tests (always 8)');
   if (!Number.isInteger(size) || size < 1 || size > MAX_SIZE) throw configError('size', `must be 1..${MAX_SIZE}, got ${size}`);
   const durationS = c.durationS ?? 0;
-  const marginS = c.marginS ?? (durationS > 0 ? DEFAULT_MARGIN_S : 0);
+  const marginS = c.marginS ?? (durationS > 0 ? defaultMarginS(durationS) : 0);
   if (c.durationS !== undefined) {
     if (!(durationS > 0 && durationS <= 86_400)) throw configError('duration', `must be more than 0 and at most 86400 seconds, got ${durationS}`);
     if (lat) throw configError('duration', 'applies to bandwidth tests (duration mode of the latency tests is not implemented)');
@@ -140,15 +166,19 @@ export function resolveConfig(dev: Device, c: PerftestConfig): ResolvedConfig {
     if (m > maxMtu) throw configError('mtu', `${c.mtu} is more than the link carries (${mtuBytes(maxMtu)})`);
     mtu = m;
   }
+  // A UD message is one packet: perftest cuts the size to the MTU (" Max msg size in UD is MTU").
+  if (connection === Connection.UD) size = Math.min(size, mtuBytes(mtu));
   const gidIndex = c.gidIndex ?? defaultGidIndex(dev.gids);
   if (!Number.isInteger(gidIndex) || gidIndex < 0 || gidIndex >= dev.gids.length) throw configError('gidIndex', `${gidIndex} is not in the GID table (${dev.gids.length} entries)`);
   let txDepth = c.txDepth ?? (lat ? 1 : 128);
   if (!Number.isInteger(txDepth) || txDepth < 1 || txDepth > 1 << 15) throw configError('txDepth', `must be 1..32768, got ${txDepth}`);
   txDepth = Math.min(txDepth, iters);
   const recv = verb === Verb.SEND;
-  let rxDepth = c.rxDepth ?? (recv ? 512 : 1);
+  let rxDepth = c.rxDepth ?? (recv ? DEF_RX_SEND : 1);
   if (!Number.isInteger(rxDepth) || rxDepth < 1 || rxDepth > 1 << 15) throw configError('rxDepth', `must be 1..32768, got ${rxDepth}`);
   if (recv) rxDepth = Math.min(rxDepth, iters);
+  // force_dependecies: UC and UD have no RNR retry, so a bandwidth test's default receive depth covers every message it can.
+  if (recv && !lat && connection !== Connection.RC && (c.rxDepth ?? DEF_RX_SEND) === DEF_RX_SEND) rxDepth = Math.min(iters, UC_MAX_RX);
   let cqMod = lat ? 1 : size > MSG_SIZE_CQ_MOD_LIMIT ? 1 : 100;
   cqMod = Math.min(cqMod, txDepth);
   const qpTimeout = c.qpTimeout ?? 14;
@@ -185,5 +215,6 @@ export function resolveConfig(dev: Device, c: PerftestConfig): ResolvedConfig {
     verify: c.verify ?? false,
     rdmaCm,
     qps,
+    connection,
   };
 }

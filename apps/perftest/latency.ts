@@ -94,9 +94,9 @@ async function runSendLat(side: PerftestSide): Promise<void> {
       const [wc] = await waits.pollSome(rcq, `the peer's SEND #${rcnt + 1}`, 1);
       if (wc !== undefined) {
         waits.check(wc, 'receive');
-        if (expected !== null) verifier.check(layout.recvOffset(Number(wc.wrId)), expected, wc.byteLen, `SEND #${rcnt + 1}`);
+        if (expected !== null) verifier.check(layout.recvPayload(Number(wc.wrId)), expected, wc.byteLen - layout.grh, `SEND #${rcnt + 1}`);
         rcnt++;
-        if (rcnt + rc.rxDepth <= rc.iters) qp.postRecv({ wrId: wc.wrId, sgList: [mr.sge(layout.recvOffset(Number(wc.wrId)), rc.size)] });
+        if (rcnt + rc.rxDepth <= rc.iters) qp.postRecv({ wrId: wc.wrId, sgList: [mr.sge(layout.recvOffset(Number(wc.wrId)), layout.recvLength)] });
       }
     }
     if (scnt < rc.iters) {

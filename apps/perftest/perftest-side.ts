@@ -20,7 +20,7 @@ import { OobError, OobErrorCode } from '../oob/tcp-channel';
 import { type BwReport, type PerftestDest, type PerftestVersion, DEFAULT_CACHE_LINE_SIZE, DEFAULT_CYCLE_BUFFER, emptyBwReport } from '../oob/perftest-messages';
 import { type PerftestLocalSide, type SysData, PerftestVerb as Verb, perftestBinary } from '../oob/perftest-session';
 import { nextTurn } from '../host/clock-pump';
-import { DEVICE_MAX_RD_ATOMIC, type PerftestConfig, type ResolvedConfig } from './config';
+import { Connection, DEVICE_MAX_RD_ATOMIC, type PerftestConfig, type ResolvedConfig } from './config';
 import { PerftestError, PerftestErrorCode } from './perftest-error';
 import { BufferLayout } from './buffer-layout';
 import { Verifier } from './verification';
@@ -32,6 +32,9 @@ import { runLatency } from './latency';
 import type { CmTestConnection } from './cm-test-connection';
 
 const MIN_RNR_TIMER = 12;
+/** perftest's DEFF_QKEY, the Q_Key of its UD QPs. */
+const UD_QKEY = 0x11111111;
+const QP_TYPE = { [Connection.RC]: QpType.RC, [Connection.UC]: QpType.UC, [Connection.UD]: QpType.UD } as const;
 /** perftest's retry_cnt and rnr_retry (ctx_modify_qp_to_rts: 7 and 7). */
 const RETRY_CNT = 7;
 const RNR_RETRY = 7;
@@ -66,6 +69,9 @@ export class PerftestSide implements PerftestLocalSide {
   psns: number[] = [];
   /** The peer's key message for each QP, as first received. */
   remotes: PerftestDest[] = [];
+  /** UD: where each QP's SENDs go (the peer's QP behind an address handle), once connected. */
+  private udDests: NonNullable<SendWr['ud']>[] = [];
+  private pd: ReturnType<Device['allocPd']> | null = null;
   peerReport: BwReport | null = null;
   myReport: BwReport = emptyBwReport();
   verifier: Verifier | null = null;
@@ -112,19 +118,23 @@ export class PerftestSide implements PerftestLocalSide {
     this.layout = layout;
     this.buf = new Uint8Array(layout.total);
     const pd = dev.allocPd();
+    this.pd = pd;
     this.mr = dev.regMr(pd, this.buf, Access.LOCAL_WRITE | Access.REMOTE_WRITE | Access.REMOTE_READ | Access.REMOTE_ATOMIC);
     // create_cqs: one send and one receive CQ for all the QPs, tx (rx) depth × num_of_qps deep.
     this.sendCq = dev.createCq(Math.max(16, rc.txDepth * 2 * rc.qps));
     this.recvCq = dev.createCq(Math.max(16, rc.rxDepth * 2 * rc.qps));
     for (let q = 0; q < rc.qps; q++) {
       const qp = dev.createQp(pd, {
-        qpType: QpType.RC,
+        qpType: QP_TYPE[rc.connection],
         sendCq: this.sendCq,
         recvCq: this.recvCq,
         cap: { maxSendWr: Math.max(rc.txDepth, 2), maxRecvWr: Math.max(rc.rxDepth, 2), maxSendSge: 1, maxRecvSge: 1 },
       });
-      // ctx_init leaves the QP in INIT (ctx_modify_qp_to_init), so receives can be posted before connecting.
-      qp.modify({ qpState: QpState.INIT, pkeyIndex: 0, portNum: 1, qpAccessFlags: Access.LOCAL_WRITE | Access.REMOTE_WRITE | Access.REMOTE_READ | Access.REMOTE_ATOMIC });
+      // ctx_init leaves the QP in INIT (ctx_modify_qp_to_init), so receives can be posted before connecting:
+      // UD with the Q_Key, UC with the access its verbs need, RC with every access.
+      if (rc.connection === Connection.UD) qp.modify({ qpState: QpState.INIT, pkeyIndex: 0, portNum: 1, qkey: UD_QKEY });
+      else if (rc.connection === Connection.UC) qp.modify({ qpState: QpState.INIT, pkeyIndex: 0, portNum: 1, qpAccessFlags: Access.LOCAL_WRITE | Access.REMOTE_WRITE });
+      else qp.modify({ qpState: QpState.INIT, pkeyIndex: 0, portNum: 1, qpAccessFlags: Access.LOCAL_WRITE | Access.REMOTE_WRITE | Access.REMOTE_READ | Access.REMOTE_ATOMIC });
       this.qps.push(qp);
       this.psns.push(dev.randomPsn());
     }
@@ -183,21 +193,34 @@ export class PerftestSide implements PerftestLocalSide {
     for (let q = 0; q < qps.length; q++) this.connectQp(qps[q] as QueuePair, remotes[q] as PerftestDest, this.psns[q] ?? 0);
   }
 
+  /**
+   * ctx_modify_qp_to_rtr / _rts for one QP: RC with its timers and READ/atomic depths; UC with the
+   * path, the peer's QPN and PSNs only; UD with the state only (and an address handle to the peer,
+   * ibv_create_ah). Only a side that sends goes on to RTS (latency tests, and the client of a
+   * bandwidth test).
+   */
   private connectQp(qp: QueuePair, remote: PerftestDest, psn: number): void {
     const { rc } = this;
     if (remote.gid === null) throw new OobError(OobErrorCode.MALFORMED, 'perftest key message: the peer sent no GID, which RoCE needs', 'gid');
-    qp.modify({
-      qpState: QpState.RTR,
-      ahAttr: { dgid: remote.gid, sgidIndex: rc.gidIndex, hopLimit: 0xff, trafficClass: rc.trafficClass },
-      pathMtu: this.agreedMtu,
-      destQpNum: remote.qpn,
-      rqPsn: remote.psn,
-      maxDestRdAtomic: rc.outReads,
-      minRnrTimer: MIN_RNR_TIMER,
-    });
-    // ctx_connect: only a side that sends goes on to RTS (latency tests, and the client of a bandwidth test).
-    if (rc.lat || rc.role === 'client') {
-      qp.modify({ qpState: QpState.RTS, sqPsn: psn, timeout: rc.qpTimeout, retryCnt: RETRY_CNT, rnrRetry: RNR_RETRY, maxRdAtomic: Math.min(remote.outReads, DEVICE_MAX_RD_ATOMIC) });
+    const ahAttr = { dgid: remote.gid, sgidIndex: rc.gidIndex, hopLimit: 0xff, trafficClass: rc.trafficClass };
+    const sends = rc.lat || rc.role === 'client';
+    switch (rc.connection) {
+      case Connection.RC:
+        qp.modify({ qpState: QpState.RTR, ahAttr, pathMtu: this.agreedMtu, destQpNum: remote.qpn, rqPsn: remote.psn, maxDestRdAtomic: rc.outReads, minRnrTimer: MIN_RNR_TIMER });
+        if (sends) qp.modify({ qpState: QpState.RTS, sqPsn: psn, timeout: rc.qpTimeout, retryCnt: RETRY_CNT, rnrRetry: RNR_RETRY, maxRdAtomic: Math.min(remote.outReads, DEVICE_MAX_RD_ATOMIC) });
+        break;
+      case Connection.UC:
+        qp.modify({ qpState: QpState.RTR, ahAttr, pathMtu: this.agreedMtu, destQpNum: remote.qpn, rqPsn: remote.psn });
+        if (sends) qp.modify({ qpState: QpState.RTS, sqPsn: psn });
+        break;
+      case Connection.UD:
+        qp.modify({ qpState: QpState.RTR });
+        if (sends) {
+          qp.modify({ qpState: QpState.RTS, sqPsn: psn });
+          if (this.pd === null) throw internalError('connect before set-up');
+          this.udDests.push({ ah: this.dev.createAh(this.pd, ahAttr), remoteQpn: remote.qpn, remoteQkey: UD_QKEY });
+        }
+        break;
     }
   }
 
@@ -220,7 +243,7 @@ export class PerftestSide implements PerftestLocalSide {
     const { rc, qps, mr, layout } = this;
     if (mr === null || layout === null) return;
     qps.forEach((qp, q) => {
-      for (let j = 0; j < rc.rxDepth; j++) qp.postRecv({ wrId: j * rc.qps + q, sgList: [mr.sge(layout.recvOffset(j, q), rc.size)] });
+      for (let j = 0; j < rc.rxDepth; j++) qp.postRecv({ wrId: j * rc.qps + q, sgList: [mr.sge(layout.recvOffset(j, q), layout.recvLength)] });
     });
   }
 
@@ -258,8 +281,10 @@ export class PerftestSide implements PerftestLocalSide {
         return { wrId, opcode: WrOpcode.RDMA_WRITE, sgList: [mr.sge(local, rc.size)], sendFlags: flags, rdma: { remoteAddr: remote.vaddr + BigInt(off), rkey: remote.rkey } };
       case Verb.READ:
         return { wrId, opcode: WrOpcode.RDMA_READ, sgList: [mr.sge(local, rc.size)], sendFlags: flags, rdma: { remoteAddr: remote.vaddr + BigInt(off), rkey: remote.rkey } };
-      case Verb.SEND:
-        return { wrId, opcode: WrOpcode.SEND, sgList: [mr.sge(local, rc.size)], sendFlags: flags };
+      case Verb.SEND: {
+        const ud = this.udDests[q];
+        return { wrId, opcode: WrOpcode.SEND, sgList: [mr.sge(local, rc.size)], sendFlags: flags, ...(ud !== undefined ? { ud } : {}) };
+      }
       case Verb.ATOMIC: {
         const fa = rc.atomicType === 'FETCH_AND_ADD';
         return {

@@ -9,7 +9,7 @@ import { ipv6ToString } from '../../packets/bytes';
 import { type Counters, addCounters, newCounters } from '../../stack/counters';
 import { checkBwReport } from '../oob/perftest-messages';
 import { type PerftestOob, type PerftestRole, type PerftestVerb, PerftestVerb as Verb, perftestBinary } from '../oob/perftest-session';
-import type { ResolvedConfig } from './config';
+import type { Connection, ResolvedConfig } from './config';
 import { type LatencyStats, latencyStats } from './measurement';
 import type { PerftestSide } from './perftest-side';
 import { qpHealth } from '../host/qp-health';
@@ -41,6 +41,8 @@ export interface PerftestResult {
   peerVersion: string;
   /** QPs (perftest -q); `local` and `remote` describe QP 0, `qpPairs` every one. */
   qps: number;
+  /** The test QPs' transport (perftest -c). */
+  connection: Connection;
   qpPairs: { local: { qpn: number; psn: number }; remote: { qpn: number; psn: number } }[];
   local: { qpn: number; psn: number; gid: string; rkey: number; vaddr: string };
   remote: { qpn: number; psn: number; gid: string; rkey: number; vaddr: string; outReads: number };
@@ -135,6 +137,7 @@ export function summarize(side: PerftestSide, rc: ResolvedConfig, oob: PerftestO
     rdmaCm: rc.rdmaCm,
     peerVersion: side.peerVersion?.text ?? oob.peerVersion.text,
     qps: rc.qps,
+    connection: rc.connection,
     qpPairs: side.qps.map((q, i) => ({ local: { qpn: q.qpNum, psn: side.psns[i] ?? 0 }, remote: { qpn: side.remotes[i]?.qpn ?? 0, psn: side.remotes[i]?.psn ?? 0 } })),
     local: { qpn: qp?.qpNum ?? 0, psn: side.psn, gid: ipv6ToString(gid), rkey: mr?.rkey ?? 0, vaddr: `0x${(mr !== null && side.layout !== null ? mr.addr(side.layout.targetBase(0)) : 0n).toString(16)}` },
     remote: {

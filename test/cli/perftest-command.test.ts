@@ -1,6 +1,7 @@
 /** `roce perftest`: both ends run as commands in this process over the memory test mode, and usage errors. */
 import { freePort } from '../oob/support';
 import { roce } from '../support/cli';
+import { defaultMarginS } from '../../apps/perftest/config';
 
 /** `roce perftest ARGS`: exit status and output (a usage error is status 2 and one line, as from the shell). */
 function cmd(...argv: string[]): Promise<{ code: number; out: string; err: string }> {
@@ -127,7 +128,9 @@ test('duration mode (-D/-f): the figures count the messages completed inside the
 test('duration mode usage errors', async () => {
   const base = ['--dev', 'sim-a', '--driver', 'memory'];
   expect((await cmd('write', ...base, '-D', '3', '-n', '100')).err).toMatch(/--duration and --iters cannot be combined/);
-  expect((await cmd('write', ...base, '-D', '3')).err).toMatch(/--margin 2 leaves nothing to measure of a 3-second run/);
+  expect((await cmd('write', ...base, '-D', '3', '-f', '2')).err).toMatch(/--margin 2 leaves nothing to measure of a 3-second run/);
+  // Without -f the margin is a quarter of the duration in whole seconds, as perftest's force_dependecies sets it.
+  expect([2, 3, 8, 10].map(defaultMarginS)).toEqual([0, 0, 2, 2]);
   expect((await cmd('write', ...base, '-D', '5', '-f', '-1')).err).toMatch(/--margin must be a number of seconds 0..86400/);
   expect((await cmd('write', ...base, '-D', 'soon')).err).toMatch(/--duration must be a number of seconds/);
   expect((await cmd('write', ...base, '-f', '1')).err).toMatch(/--margin applies with --duration only/);

@@ -150,10 +150,15 @@ export interface PerftestExpect {
   verb: 'write' | 'read' | 'send' | 'atomic';
   lat: boolean;
   size: number;
-  iters: number;
+  /** Iterations, or null in duration mode. */
+  iters: number | null;
   guestRole: 'server' | 'client';
   /** perftest -q (default 1): every QP pair must carry frames, and the reports count iters × qps. */
   qps?: number;
+  /** perftest -c (default RC): a UC or UD bandwidth test's frames all go one way. */
+  conn?: 'RC' | 'UC' | 'UD';
+  /** perftest -D seconds: the counts are what each side measured, not fixed. */
+  duration?: number | null;
 }
 
 /** A perftest step: both exit 0, both reports agree on size and iterations (and bytes where roce-ts measures). */
@@ -164,15 +169,21 @@ export function expectPerftest(run: LabRun, s: StepResult, e: PerftestExpect): v
   expect(j).not.toBeNull();
   if (j === null) return;
   const qps = e.qps ?? 1;
-  expect(j).toMatchObject({ ok: true, test: tool, role: e.guestRole === 'server' ? 'client' : 'server', msgSize: e.size, iterations: e.iters, qps, peerVersion: expect.any(String) });
+  const conn = e.conn ?? 'RC';
+  const duration = e.duration ?? null;
+  expect(j).toMatchObject({ ok: true, test: tool, role: e.guestRole === 'server' ? 'client' : 'server', msgSize: e.size, qps, connection: conn, durationS: duration, peerVersion: expect.any(String) });
+  if (e.iters !== null) expect(j['iterations']).toBe(e.iters);
   expect((j['problems'] as unknown[]).length).toBe(0);
   const row = perftestRow(s.guestOut);
   // Every end prints its report but the ib_read_lat and ib_atomic_lat servers, which only answer.
   if (!(e.lat && (e.verb === 'read' || e.verb === 'atomic') && e.guestRole === 'server')) {
     expect(row).not.toBeNull();
     expect(row?.bytes).toBe(e.size);
-    // print_full_bw_report: the #iterations column is iters × num_of_qps.
-    expect(row?.iters).toBe(e.lat ? e.iters : e.iters * qps);
+    // print_full_bw_report: the #iterations column is iters × num_of_qps (in duration mode, what was measured).
+    if (e.iters !== null) expect(row?.iters).toBe(e.lat ? e.iters : e.iters * qps);
+    else expect(row?.iters).toBeGreaterThan(0);
+    // The tool's server of a one-sided test prints what roce-ts's client measured.
+    if (duration !== null && e.guestRole === 'server' && e.verb !== 'send') expect(row?.iters).toBe(j['messages']);
   }
   if (!e.lat && e.guestRole === 'server' && e.verb !== 'send') {
     // The tool's server prints the bandwidth roce-ts's client reported to it (MB = 2^20 bytes).
@@ -183,18 +194,27 @@ export function expectPerftest(run: LabRun, s: StepResult, e: PerftestExpect): v
   }
   if (!e.lat) {
     // Bytes moved: size x iterations on both sides (roce-ts's server of WRITE/READ/atomic takes the client's report).
-    expect(j['bytes']).toBe(e.size * e.iters * qps);
-    expect(j['messages']).toBe(e.iters * qps);
+    if (e.iters !== null) {
+      expect(j['bytes']).toBe(e.size * e.iters * qps);
+      expect(j['messages']).toBe(e.iters * qps);
+    } else {
+      expect(j['messages'] as number).toBeGreaterThan(0);
+      expect(j['bytes']).toBe(e.size * (j['messages'] as number));
+    }
   } else if (j['measured'] === 'local') {
     const lat = j['latencyUs'] as Record<string, number>;
     for (const k of ['min', 'p50', 'p99', 'max']) expect(lat[k]).toBeGreaterThan(0);
   }
-  // Every QP pair carried frames both ways.
+  // Every QP pair carried frames both ways (a UC or UD bandwidth test's only toward the receiver).
   const pairs = j['qpPairs'] as { local: { qpn: number }; remote: { qpn: number } }[];
   expect(pairs.length).toBe(qps);
+  const oneWay = !e.lat && conn !== 'RC';
   for (const p of pairs) {
-    expect(run.capture.toQp[`${GUEST_IP}/${p.remote.qpn}`] ?? 0).toBeGreaterThan(0);
-    expect(run.capture.toQp[`${HOST_IP}/${p.local.qpn}`] ?? 0).toBeGreaterThan(0);
+    const toGuest = run.capture.toQp[`${GUEST_IP}/${p.remote.qpn}`] ?? 0;
+    const toHost = run.capture.toQp[`${HOST_IP}/${p.local.qpn}`] ?? 0;
+    if (!oneWay || e.guestRole === 'server') expect(toGuest).toBeGreaterThan(0);
+    if (!oneWay || e.guestRole === 'client') expect(toHost).toBeGreaterThan(0);
+    if (oneWay) expect(e.guestRole === 'server' ? toHost : toGuest).toBe(0);
   }
 }
 
@@ -207,6 +227,8 @@ export interface StepKind {
   type: 'rc' | 'uc' | 'ud';
   /** perftest -q: the step's QP pairs are each a conversation (the host's JSON `qpPairs`). */
   qps?: number;
+  /** A UC or UD bandwidth test: only the sender sends (one UC conversation, toward the receiver). */
+  oneWay?: 'host-sends' | 'guest-sends' | undefined;
 }
 
 /** `roce analyze` of the boot's capture, with the capture point the lab has (frames as sent, for a lossy boot). */
@@ -240,6 +262,8 @@ export function expectConversations(run: LabRun, r: AnalysisResult, steps: reado
     if ((s.qps ?? 1) > 1) {
       expect(pairs.length).toBe(s.qps);
       for (const p of pairs) want.push(convText(s.type.toUpperCase(), endpointText(HOST_IP, p.local.qpn), endpointText(GUEST_IP, p.remote.qpn)));
+    } else if (s.type === 'uc' && s.oneWay !== undefined) {
+      want.push(s.oneWay === 'host-sends' ? convText('UC', endpointText(HOST_IP, null), endpointText(GUEST_IP, remote)) : convText('UC', endpointText(GUEST_IP, null), endpointText(HOST_IP, local)));
     } else if (s.type === 'uc') {
       want.push(convText('UC', endpointText(HOST_IP, null), endpointText(GUEST_IP, remote)), convText('UC', endpointText(GUEST_IP, null), endpointText(HOST_IP, local)));
     } else {

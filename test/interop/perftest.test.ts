@@ -1,8 +1,10 @@
 /**
  * Interop with Linux rdma_rxe: perftest's ib_{write,read,send,atomic}_bw and
  * ib_{write,read,send,atomic}_lat (unmodified, in a qemu guest) against `roce perftest`, each in
- * both roles, in one guest boot; then -q 4 (four QPs) for write, read and send bandwidth. Short
- * runs (TCG): -n 100 for bandwidth, 200 for the rest, 25 per QP of 4 KiB with -q 4.
+ * both roles, in one guest boot; then -q 4 (four QPs) for write, read and send bandwidth, -c UC
+ * (write and send bandwidth), -c UD (send bandwidth and latency) and duration mode (-D 2, write and
+ * send bandwidth). Short runs (TCG): -n 100 for bandwidth, 200 for the rest, 25 per QP of 4 KiB
+ * with -q 4, 50 for UC and UD bandwidth.
  */
 import { type LabRun, type Step, interopSkipReason, runLab } from './lab';
 import { analyseRun, expectCleanCapture, expectConversations, expectNoViolations, expectPerftest, expectReplays, oobShape, stepOf } from './checks';
@@ -18,12 +20,30 @@ interface Case {
   lat: boolean;
   guestRole: 'server' | 'client';
   size: number;
-  iters: number;
+  /** Iterations; in duration mode (-D) none. */
+  iters: number | null;
   /** perftest -q (given to both ends). */
   qps: number;
+  /** perftest -c (given to both ends). */
+  conn: 'RC' | 'UC' | 'UD';
+  /** perftest -D seconds (given to both ends), or null. */
+  duration: number | null;
+  /** The flags both ends take beyond -n (-q, -s, -c, -D), and the case's name for them. */
+  flags: string;
 }
 
 const CASES: Case[] = [];
+function add(verb: Case['verb'], lat: boolean, o: Partial<Case> & { size: number }): void {
+  for (const guestRole of ['server', 'client'] as const) {
+    const c: Case = { id: CASES.length + 1, verb, lat, guestRole, iters: 100, qps: 1, conn: 'RC', duration: null, flags: '', ...o };
+    const f: string[] = [];
+    if (c.qps > 1) f.push(`-q ${c.qps}`);
+    if (c.conn !== 'RC') f.push(`-c ${c.conn}`);
+    if (c.duration !== null) f.push(`-D ${c.duration}`);
+    if (f.length > 0 && (c.qps > 1 || c.size !== (lat ? 2 : 65536))) f.push(`-s ${c.size}`);
+    CASES.push({ ...c, flags: f.join(' ') });
+  }
+}
 for (const [verb, lat] of [
   ['write', false],
   ['read', false],
@@ -34,26 +54,28 @@ for (const [verb, lat] of [
   ['send', true],
   ['atomic', true],
 ] as const) {
-  for (const guestRole of ['server', 'client'] as const) {
-    const iters = !lat && verb !== 'atomic' ? 100 : 200;
-    CASES.push({ id: CASES.length + 1, verb, lat, guestRole, size: verb === 'atomic' ? 8 : lat ? 2 : 65536, iters, qps: 1 });
-  }
+  add(verb, lat, { size: verb === 'atomic' ? 8 : lat ? 2 : 65536, iters: !lat && verb !== 'atomic' ? 100 : 200 });
 }
-for (const verb of ['write', 'read', 'send'] as const) {
-  // 4 KiB messages: four QPs of 64 KiB messages outrun the TCG guest's rxe, which then drops and NAKs (go-back-N works, but the capture grows tenfold).
-  for (const guestRole of ['server', 'client'] as const) CASES.push({ id: CASES.length + 1, verb, lat: false, guestRole, size: 4096, iters: 25, qps: 4 });
-}
+// -q 4 with 4 KiB messages: four QPs of 64 KiB messages outrun the TCG guest's rxe, which then drops and NAKs (go-back-N works, but the capture grows tenfold).
+for (const verb of ['write', 'read', 'send'] as const) add(verb, false, { size: 4096, iters: 25, qps: 4 });
+// Unreliable transports: UC for write and send bandwidth, UD for send bandwidth and latency (a UD message is one packet of the 1024-byte MTU).
+add('write', false, { size: 4096, iters: 50, conn: 'UC' });
+add('send', false, { size: 4096, iters: 50, conn: 'UC' });
+add('send', false, { size: 1024, iters: 50, conn: 'UD' });
+add('send', true, { size: 2, iters: 100, conn: 'UD' });
+// Duration mode against the real tool: -D 2 (perftest's margin is then 2 / 4 = 0 whole seconds).
+add('write', false, { size: 65536, iters: null, duration: 2 });
+add('send', false, { size: 65536, iters: null, duration: 2 });
 
 const tool = (c: Case): string => `ib_${c.verb}_${c.lat ? 'lat' : 'bw'}`;
-const title = (c: Case): string => `${tool(c)}${c.qps > 1 ? ` -q ${c.qps}` : ''}, ${c.guestRole === 'server' ? 'roce-ts client' : 'roce-ts server'}`;
-const qpFlag = (c: Case): string => (c.qps > 1 ? ` -q ${c.qps}` : '');
-const sizeFlag = (c: Case): string => (c.qps > 1 ? ` -s ${c.size}` : '');
+const title = (c: Case): string => `${tool(c)}${c.flags !== '' ? ` ${c.flags}` : ''}, ${c.guestRole === 'server' ? 'roce-ts client' : 'roce-ts server'}`;
+const both = (c: Case): string => `${c.iters !== null ? ` -n ${c.iters}` : ''}${c.flags !== '' ? ` ${c.flags}` : ''}`;
 
 const STEPS: Step[] = CASES.map((c) => ({
   id: c.id,
   guestRole: c.guestRole,
-  guest: `${tool(c)} -d rxe0 -x @GID@ -n ${c.iters}${sizeFlag(c)}${qpFlag(c)} -F${c.guestRole === 'client' ? ' @PEER@' : ''}`,
-  host: `$ROCE perftest ${c.verb}${c.lat ? ' --lat' : ''}${c.guestRole === 'server' ? ' $RXE_GUEST_IP' : ''} -d $RXE_TAP -n ${c.iters}${sizeFlag(c)}${qpFlag(c)} --json --timeout 80`,
+  guest: `${tool(c)} -d rxe0 -x @GID@${both(c)} -F${c.guestRole === 'client' ? ' @PEER@' : ''}`,
+  host: `$ROCE perftest ${c.verb}${c.lat ? ' --lat' : ''}${c.guestRole === 'server' ? ' $RXE_GUEST_IP' : ''} -d $RXE_TAP${both(c)} --json --timeout 80`,
   timeoutS: 90,
 }));
 
@@ -69,13 +91,13 @@ d('perftest against roce perftest, netdev MTU 1500 (RoCE 1024)', () => {
   });
 
   test.each(CASES.map((c) => [title(c), c] as const))('%s', (_n, c) => {
-    expectPerftest(run, stepOf(run, c.id), { verb: c.verb, lat: c.lat, size: c.size, iters: c.iters, guestRole: c.guestRole, qps: c.qps });
+    expectPerftest(run, stepOf(run, c.id), { verb: c.verb, lat: c.lat, size: c.size, iters: c.iters, guestRole: c.guestRole, qps: c.qps, conn: c.conn, duration: c.duration });
   });
 
   let analysis: AnalysisResult | undefined;
   const analysed = (): AnalysisResult => (analysis ??= analyseRun(run));
   test('roce analyze: one conversation per step with the QPNs both sides printed, no bad frame, no rule violation', () => {
-    expectConversations(run, analysed(), CASES.map((c) => ({ id: c.id, type: 'rc' as const, qps: c.qps })));
+    expectConversations(run, analysed(), CASES.map((c) => ({ id: c.id, type: c.conn === 'RC' ? ('rc' as const) : c.conn === 'UC' ? ('uc' as const) : ('ud' as const), qps: c.qps, oneWay: !c.lat && c.conn !== 'RC' ? (c.guestRole === 'server' ? ('host-sends' as const) : ('guest-sends' as const)) : undefined })));
     expectNoViolations(analysed());
   });
   test('roce replay, both roles: the stack answers like rxe and rxe like the stack (no violation)', async () => {
@@ -84,7 +106,7 @@ d('perftest against roce perftest, netdev MTU 1500 (RoCE 1024)', () => {
 
   // The exchange on 18515 (version, system data, MTU, keys, reports, done): the stack's bytes
   // have the same length and separators as the tool's, in each direction, for each binary.
-  test.each(CASES.filter((c) => c.guestRole === 'server').map((c) => [`${tool(c)}${qpFlag(c)}`, c] as const))('%s: out-of-band exchange has the tool\'s format in both roles', (_n, c) => {
+  test.each(CASES.filter((c) => c.guestRole === 'server').map((c) => [`${tool(c)}${c.flags !== '' ? ` ${c.flags}` : ''}`, c] as const))('%s: out-of-band exchange has the tool\'s format in both roles', (_n, c) => {
     const convs = run.capture.tcp.filter((t) => t.port === 18515);
     const idx = (id: number): number => CASES.findIndex((x) => x.id === id);
     // One connection per step, in step order.
