@@ -12,6 +12,7 @@ import { PerftestVerb, perftestBinary } from '../apps/oob/perftest-session';
 import { PINGPONG_DEFAULT_PORT } from '../apps/oob/pingpong-messages';
 import { type AtomicType, type PerftestConfig, Connection, defaultMarginS } from '../apps/perftest/config';
 import type { PerftestResult } from '../apps/perftest/result';
+import type { LatencyStats } from '../apps/perftest/measurement';
 import { runPerftest } from '../apps/perftest/run';
 import type { HostDevice } from '../apps/host/host-device';
 
@@ -24,6 +25,7 @@ export const PERFTEST_OPTIONS: readonly OptionSpec[] = [
   { name: 'iters', short: 'n', kind: 'string', value: 'N', help: 'iterations (default 5000 for write bandwidth, 1000 otherwise; at least 5)' },
   { name: 'duration', short: 'D', kind: 'string', value: 'SECONDS', help: 'bandwidth tests: run for this long instead of -n iterations (give it to both ends)' },
   { name: 'margin', short: 'f', kind: 'string', value: 'SECONDS', help: 'with -D: measure only from this long after the start to this long before the end (default: a quarter of --duration in whole seconds, rounded down, as perftest)' },
+  { name: 'all', short: 'a', kind: 'flag', help: 'write and read: run every size from 2 bytes to 8 MiB (2^1..2^23), --iters messages each, as perftest -a; give it to both ends' },
   { name: 'connection', short: 'c', kind: 'string', value: 'TYPE', help: 'RC (default), UC (write and send) or UD (send; the size is cut to the MTU, a UD message being one packet), as perftest -c; give it to both ends' },
   { name: 'qp', short: 'q', kind: 'string', value: 'N', help: 'bandwidth tests: this many QPs, each moving --iters messages (perftest -q; default 1, at most 16384; give it to both ends)' },
   { name: 'mtu', short: 'm', kind: 'string', value: 'BYTES', help: 'path MTU: 256, 512, 1024, 2048 or 4096 (default: what the link carries)' },
@@ -131,6 +133,12 @@ export async function perftestCommand(argv: readonly string[], out: Output, ctx:
   if (qps !== undefined && qps > 1 && lat) throw new UsageError('--qp more than 1 applies to bandwidth tests (perftest: "Multiple QPs only available on bw tests")');
   if (qps !== undefined && qps > 1 && cfg.rdmaCm === true) throw new UsageError('--qp more than 1 with -R is not implemented');
   set('qps', qps);
+  if (args.flags.has('all')) {
+    if (size !== undefined) throw new UsageError('--all and --size cannot be combined');
+    if (duration !== undefined) throw new UsageError('--all and --duration cannot be combined (perftest: "Duration mode currently doesn\'t support running on all sizes")');
+    if (verb !== PerftestVerb.WRITE && verb !== PerftestVerb.READ) throw new UsageError(`--all is implemented for write and read, not ${verb}`);
+    cfg.allSizes = true;
+  }
   const conn = args.values.get('connection');
   if (conn !== undefined) {
     const c = conn.toUpperCase();
@@ -173,12 +181,16 @@ function report(out: Output, r: PerftestResult, host: HostDevice): void {
   if (r.lat) {
     const l = r.latencyUs;
     out.stdout(` #bytes #iterations    t_min[usec]    t_p50[usec]    t_p99[usec]    t_max[usec]    t_avg[usec]\n`);
+    const row = (size: number, x: LatencyStats): void => out.stdout(` ${String(size).padEnd(6)} ${String(r.iterations).padEnd(13)} ${[x.min, x.p50, x.p99, x.max, x.avg].map((v) => v.toFixed(2).padStart(14)).join(' ')}\n`);
     if (l === null) out.stdout(` ${String(r.msgSize).padEnd(6)} ${String(r.iterations).padEnd(13)} (the server of ${r.test} only answers; the client measures)\n`);
-    else out.stdout(` ${String(r.msgSize).padEnd(6)} ${String(r.iterations).padEnd(13)} ${[l.min, l.p50, l.p99, l.max, l.avg].map((x) => x.toFixed(2).padStart(14)).join(' ')}\n`);
+    else if (r.sizes.length > 0) for (const s of r.sizes) row(s.msgSize, s.latencyUs ?? l);
+    else row(r.msgSize, l);
   } else {
     if (r.durationS !== null) out.stdout(` Duration mode: ${r.durationS} s; the figures count the messages completed inside the measuring window\n`);
     out.stdout(` #bytes     #iterations    BW average[Gb/sec]   MsgRate[Mpps]${r.measured === 'peer-report' ? '   (as reported by the client)' : ''}\n`);
-    out.stdout(` ${String(r.msgSize).padEnd(10)} ${String(r.messages).padEnd(14)} ${r.gbps.toFixed(2).padStart(18)}   ${r.mpps.toFixed(6).padStart(13)}\n`);
+    const row = (size: number, messages: number, gbps: number, mpps: number): void => out.stdout(` ${String(size).padEnd(10)} ${String(messages).padEnd(14)} ${gbps.toFixed(2).padStart(18)}   ${mpps.toFixed(6).padStart(13)}\n`);
+    for (const s of r.sizes.slice(0, -1)) row(s.msgSize, s.messages, s.gbps, s.mpps);
+    row(r.msgSize, r.messages, r.gbps, r.mpps);
   }
   out.stdout(`${line}\n`);
   if (r.verify.enabled) out.stdout(` verify: ${r.verify.bytesChecked} bytes checked, ${r.verify.mismatches} mismatches\n`);

@@ -38,9 +38,11 @@ export class BufferLayout {
   readonly total: number;
   private readonly cycled: boolean;
 
+  /** `half`: a QP area fixed by a larger size (perftest -a runs every size in the buffer of the largest). */
   constructor(
     private readonly rc: ResolvedConfig,
-    sysData: SysData,
+    private readonly sysData: SysData,
+    half?: number,
   ) {
     const cycle = sysData.cycleBuffer;
     this.grh = rc.connection === Connection.UD ? UD_GRH_BYTES : 0;
@@ -48,11 +50,16 @@ export class BufferLayout {
     this.stride = slotStride(slot, sysData.cacheLineSize);
     this.cycled = slot <= cycle / 2;
     this.slots = this.cycled ? Math.max(1, Math.floor(cycle / this.stride)) : 1;
-    this.half = Math.max(slot, cycle, this.slots * this.stride);
+    this.half = Math.max(half ?? 0, slot, cycle, this.slots * this.stride);
     this.qps = rc.qps;
     const sendServerVerify = rc.verb === Verb.SEND && !rc.lat && rc.role === 'server' && rc.verify;
     this.recvArea = 2 * this.qps * this.half;
     this.total = this.recvArea + (sendServerVerify ? this.qps * rc.rxDepth * this.stride : 0);
+  }
+
+  /** The layout of the same buffer for messages of `rc.size` (smaller than this layout's). */
+  forSize(rc: ResolvedConfig): BufferLayout {
+    return new BufferLayout(rc, this.sysData, this.half);
   }
 
   /** Where QP `q`'s messages go out from (area q of the first half). */

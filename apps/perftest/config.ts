@@ -62,6 +62,12 @@ export interface PerftestConfig extends OobEndpointConfig {
    * message is one packet: its size is cut to the path MTU, as perftest does.
    */
   connection?: Connection;
+  /**
+   * perftest -a: run the test at every size from 2 bytes to 8 MiB (2^1 .. 2^23), `iters` messages
+   * each, on one connection (the buffer sized for the largest); write and read, bandwidth and
+   * latency. The report exchanged with the peer is the last size's, as perftest's.
+   */
+  allSizes?: boolean;
   /** Fill every buffer with a known pattern and check what arrives (both ends must be this implementation). */
   verify?: boolean;
   /** Report bandwidth to the peer in Gb/s instead of MB/s (perftest --report_gbits). */
@@ -87,6 +93,8 @@ export interface PerftestConfig extends OobEndpointConfig {
 }
 
 const MIN_ITERS = 5;
+/** perftest -a: sizes 2^1 .. 2^23 (its MAX_SIZE, 8 MiB). */
+const ALL_SIZES_MAX = 1 << 23;
 /** perftest's UC_MAX_RX: a UC or UD SEND test's default receive depth is the iterations up to this. */
 const UC_MAX_RX = 16000;
 /** perftest's DEF_RX_SEND. */
@@ -129,6 +137,8 @@ export interface ResolvedConfig {
   /** QPs (perftest -q); 1 for latency tests. */
   qps: number;
   connection: Connection;
+  /** The message sizes run, in order: [size], or every power of two from 2 to 8 MiB with -a (then `size` is the largest). */
+  sizes: number[];
 }
 
 /** Applies perftest's defaults and checks (parser() and force_dependecies()). */
@@ -141,7 +151,16 @@ export function resolveConfig(dev: Device, c: PerftestConfig): ResolvedConfig {
   if (connection === Connection.UC && (verb === Verb.READ || isAtomic)) throw configError('connection', `UC is not possible with ${verb.toUpperCase()} (perftest: "UC connection not possible in READ/ATOMIC verbs")`);
   if (connection === Connection.UD && verb !== Verb.SEND) throw configError('connection', `UD is only possible with SEND (perftest: "UD connection only possible in SEND verb")`);
   if (connection !== Connection.RC && c.rdmaCm === true) throw configError('connection', `${connection} with the RDMA CM (-R) is not implemented`);
-  let size = c.size ?? (isAtomic ? 8 : lat ? 2 : 65536);
+  const allSizes = c.allSizes ?? false;
+  if (allSizes) {
+    if (c.size !== undefined) throw configError('size', 'and all sizes (-a) cannot be combined');
+    // Duration mode: " Duration mode currently doesn't support running on all sizes" (force_dependecies).
+    if (c.durationS !== undefined) throw configError('allSizes', 'and duration mode (-D) cannot be combined (perftest: "Duration mode currently doesn\'t support running on all sizes")');
+    if (verb !== Verb.WRITE && verb !== Verb.READ) throw configError('allSizes', `is implemented for write and read (its SEND loop re-posts receives and synchronises at every size), not ${verb}`);
+    if (connection !== Connection.RC) throw configError('allSizes', `is implemented for RC, not ${connection}`);
+  }
+  // force_dependecies: with -a the buffer is sized for MAX_SIZE (8 MiB).
+  let size = allSizes ? ALL_SIZES_MAX : (c.size ?? (isAtomic ? 8 : lat ? 2 : 65536));
   if (isAtomic && size !== 8) throw configError('size', 'cannot be changed for atomic tests (always 8)');
   if (!Number.isInteger(size) || size < 1 || size > MAX_SIZE) throw configError('size', `must be 1..${MAX_SIZE}, got ${size}`);
   const durationS = c.durationS ?? 0;
@@ -179,7 +198,8 @@ export function resolveConfig(dev: Device, c: PerftestConfig): ResolvedConfig {
   if (recv) rxDepth = Math.min(rxDepth, iters);
   // force_dependecies: UC and UD have no RNR retry, so a bandwidth test's default receive depth covers every message it can.
   if (recv && !lat && connection !== Connection.RC && (c.rxDepth ?? DEF_RX_SEND) === DEF_RX_SEND) rxDepth = Math.min(iters, UC_MAX_RX);
-  let cqMod = lat ? 1 : size > MSG_SIZE_CQ_MOD_LIMIT ? 1 : 100;
+  // Moderation is left on for large messages with -a (force_dependecies: it cannot follow the size during the run).
+  let cqMod = lat ? 1 : size > MSG_SIZE_CQ_MOD_LIMIT && !allSizes ? 1 : 100;
   cqMod = Math.min(cqMod, txDepth);
   const qpTimeout = c.qpTimeout ?? 14;
   if (!Number.isInteger(qpTimeout) || qpTimeout < 0 || qpTimeout > 31) throw configError('qpTimeout', `must be 0..31, got ${qpTimeout}`);
@@ -216,5 +236,6 @@ export function resolveConfig(dev: Device, c: PerftestConfig): ResolvedConfig {
     rdmaCm,
     qps,
     connection,
+    sizes: allSizes ? Array.from({ length: 23 }, (_, i) => 2 << i) : [size],
   };
 }

@@ -24,7 +24,7 @@ import { Connection, DEVICE_MAX_RD_ATOMIC, type PerftestConfig, type ResolvedCon
 import { PerftestError, PerftestErrorCode } from './perftest-error';
 import { BufferLayout } from './buffer-layout';
 import { Verifier } from './verification';
-import { Measurement } from './measurement';
+import { Measurement, type SizeResult, sizeResult } from './measurement';
 import { CompletionWaits } from './completion-waits';
 import { noProgressBound } from '../host/no-progress-bound';
 import { runBandwidth } from './bandwidth';
@@ -75,7 +75,12 @@ export class PerftestSide implements PerftestLocalSide {
   peerReport: BwReport | null = null;
   myReport: BwReport = emptyBwReport();
   verifier: Verifier | null = null;
-  readonly measured = new Measurement();
+  /** What the loop of the current size measured. */
+  measured = new Measurement();
+  /** perftest -a: what each size measured, in order (empty for a run of one size). */
+  readonly sizeResults: SizeResult[] = [];
+  /** The test's parameters as resolved; `rc` is the current size's (they differ only with -a). */
+  readonly fullRc: ResolvedConfig;
   /** True once the peer's next out-of-band message has arrived (set by runPerftest). */
   peerDone: () => boolean = () => false;
   readonly waits: CompletionWaits;
@@ -83,10 +88,11 @@ export class PerftestSide implements PerftestLocalSide {
   /** With -R: the test QP's RDMA CM connection (cm-test-connection.ts); null on the TCP exchange. */
   constructor(
     readonly dev: Device,
-    readonly rc: ResolvedConfig,
+    public rc: ResolvedConfig,
     readonly cfg: PerftestConfig,
     readonly cmTest: CmTestConnection | null = null,
   ) {
+    this.fullRc = rc;
     this.mtu = rc.mtu;
     this.agreedMtu = rc.mtu;
     this.binary = perftestBinary(rc.verb, rc.lat);
@@ -249,6 +255,27 @@ export class PerftestSide implements PerftestLocalSide {
 
   /** Runs the measured loop of the test. */
   async run(): Promise<void> {
+    const { fullRc } = this;
+    if (fullRc.sizes.length === 1) {
+      await this.runSize();
+      return;
+    }
+    // perftest -a (RUN_ALL): the same loop at every size, on the same QP and buffer, with no
+    // exchange in between (write_bw.c, read_bw.c, write_lat.c, read_lat.c); each size's figures kept.
+    const full = this.layout;
+    if (full === null || this.verifier === null) throw internalError('run before set-up');
+    for (const size of fullRc.sizes) {
+      this.rc = { ...fullRc, size };
+      this.layout = full.forSize(this.rc);
+      this.verifier.retarget(this.rc, this.layout);
+      if (this.rc.verify) this.verifier.fill();
+      this.measured = new Measurement();
+      await this.runSize();
+      this.sizeResults.push(sizeResult(this.measured, this.rc));
+    }
+  }
+
+  private async runSize(): Promise<void> {
     if (this.rc.lat) await runLatency(this);
     else await runBandwidth(this);
   }

@@ -10,6 +10,7 @@ import { type Counters, addCounters, newCounters } from '../../stack/counters';
 import { checkBwReport } from '../oob/perftest-messages';
 import { type PerftestOob, type PerftestRole, type PerftestVerb, PerftestVerb as Verb, perftestBinary } from '../oob/perftest-session';
 import type { Connection, ResolvedConfig } from './config';
+import type { SizeResult } from './measurement';
 import { type LatencyStats, latencyStats } from './measurement';
 import type { PerftestSide } from './perftest-side';
 import { qpHealth } from '../host/qp-health';
@@ -43,6 +44,8 @@ export interface PerftestResult {
   qps: number;
   /** The test QPs' transport (perftest -c). */
   connection: Connection;
+  /** perftest -a: each size's figures as this side measured them (empty for one size, or where this side does not measure); the top-level figures are the last size's. */
+  sizes: SizeResult[];
   qpPairs: { local: { qpn: number; psn: number }; remote: { qpn: number; psn: number } }[];
   local: { qpn: number; psn: number; gid: string; rkey: number; vaddr: string };
   remote: { qpn: number; psn: number; gid: string; rkey: number; vaddr: string; outReads: number };
@@ -138,6 +141,7 @@ export function summarize(side: PerftestSide, rc: ResolvedConfig, oob: PerftestO
     peerVersion: side.peerVersion?.text ?? oob.peerVersion.text,
     qps: rc.qps,
     connection: rc.connection,
+    sizes: side.sizeResults,
     qpPairs: side.qps.map((q, i) => ({ local: { qpn: q.qpNum, psn: side.psns[i] ?? 0 }, remote: { qpn: side.remotes[i]?.qpn ?? 0, psn: side.remotes[i]?.psn ?? 0 } })),
     local: { qpn: qp?.qpNum ?? 0, psn: side.psn, gid: ipv6ToString(gid), rkey: mr?.rkey ?? 0, vaddr: `0x${(mr !== null && side.layout !== null ? mr.addr(side.layout.targetBase(0)) : 0n).toString(16)}` },
     remote: {

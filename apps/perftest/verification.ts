@@ -37,10 +37,16 @@ export class Verifier {
   readonly problems: string[] = [];
 
   constructor(
-    private readonly rc: ResolvedConfig,
+    private rc: ResolvedConfig,
     private readonly buf: Uint8Array,
-    private readonly layout: BufferLayout,
+    private layout: BufferLayout,
   ) {}
+
+  /** perftest -a: the checks of the next size (what was checked so far stays counted). */
+  retarget(rc: ResolvedConfig, layout: BufferLayout): void {
+    this.rc = rc;
+    this.layout = layout;
+  }
 
   /** What this side puts in its buffer before the test (in the area of every QP). */
   fill(): void {

@@ -205,16 +205,15 @@ export function expectPerftest(run: LabRun, s: StepResult, e: PerftestExpect): v
     const lat = j['latencyUs'] as Record<string, number>;
     for (const k of ['min', 'p50', 'p99', 'max']) expect(lat[k]).toBeGreaterThan(0);
   }
-  // Every QP pair carried frames both ways (a UC or UD bandwidth test's only toward the receiver).
+  // Every QP pair carried frames both ways (a UC or UD bandwidth test's toward the receiver; that
+  // nothing went the other way is the conversations' check, as roce-ts's QPNs repeat across steps).
   const pairs = j['qpPairs'] as { local: { qpn: number }; remote: { qpn: number } }[];
   expect(pairs.length).toBe(qps);
+  if (!run.captured) return;
   const oneWay = !e.lat && conn !== 'RC';
   for (const p of pairs) {
-    const toGuest = run.capture.toQp[`${GUEST_IP}/${p.remote.qpn}`] ?? 0;
-    const toHost = run.capture.toQp[`${HOST_IP}/${p.local.qpn}`] ?? 0;
-    if (!oneWay || e.guestRole === 'server') expect(toGuest).toBeGreaterThan(0);
-    if (!oneWay || e.guestRole === 'client') expect(toHost).toBeGreaterThan(0);
-    if (oneWay) expect(e.guestRole === 'server' ? toHost : toGuest).toBe(0);
+    if (!oneWay || e.guestRole === 'server') expect(run.capture.toQp[`${GUEST_IP}/${p.remote.qpn}`] ?? 0).toBeGreaterThan(0);
+    if (!oneWay || e.guestRole === 'client') expect(run.capture.toQp[`${HOST_IP}/${p.local.qpn}`] ?? 0).toBeGreaterThan(0);
   }
 }
 

@@ -6,7 +6,7 @@
  * send bandwidth). Short runs (TCG): -n 100 for bandwidth, 200 for the rest, 25 per QP of 4 KiB
  * with -q 4, 50 for UC and UD bandwidth.
  */
-import { type LabRun, type Step, interopSkipReason, runLab } from './lab';
+import { type LabRun, type Step, interopSkipReason, perftestRows, runLab } from './lab';
 import { analyseRun, expectCleanCapture, expectConversations, expectNoViolations, expectPerftest, expectReplays, oobShape, stepOf } from './checks';
 import type { AnalysisResult } from '../../analysis/analyzer';
 
@@ -28,22 +28,28 @@ interface Case {
   conn: 'RC' | 'UC' | 'UD';
   /** perftest -D seconds (given to both ends), or null. */
   duration: number | null;
-  /** The flags both ends take beyond -n (-q, -s, -c, -D), and the case's name for them. */
+  /** perftest -a (given to both ends): every size from 2 B to 8 MiB. */
+  all: boolean;
+  /** The flags both ends take beyond -n (-q, -s, -c, -D, -a), and the case's name for them. */
   flags: string;
 }
 
-const CASES: Case[] = [];
-function add(verb: Case['verb'], lat: boolean, o: Partial<Case> & { size: number }): void {
-  for (const guestRole of ['server', 'client'] as const) {
-    const c: Case = { id: CASES.length + 1, verb, lat, guestRole, iters: 100, qps: 1, conn: 'RC', duration: null, flags: '', ...o };
-    const f: string[] = [];
-    if (c.qps > 1) f.push(`-q ${c.qps}`);
-    if (c.conn !== 'RC') f.push(`-c ${c.conn}`);
-    if (c.duration !== null) f.push(`-D ${c.duration}`);
-    if (f.length > 0 && (c.qps > 1 || c.size !== (lat ? 2 : 65536))) f.push(`-s ${c.size}`);
-    CASES.push({ ...c, flags: f.join(' ') });
-  }
+function adder(list: Case[]): (verb: Case['verb'], lat: boolean, o: Partial<Case> & { size: number }) => void {
+  return (verb, lat, o) => {
+    for (const guestRole of ['server', 'client'] as const) {
+      const c: Case = { id: list.length + 1, verb, lat, guestRole, iters: 100, qps: 1, conn: 'RC', duration: null, all: false, flags: '', ...o };
+      const f: string[] = [];
+      if (c.qps > 1) f.push(`-q ${c.qps}`);
+      if (c.conn !== 'RC') f.push(`-c ${c.conn}`);
+      if (c.duration !== null) f.push(`-D ${c.duration}`);
+      if (c.all) f.push('-a');
+      else if (f.length > 0 && (c.qps > 1 || c.size !== (lat ? 2 : 65536))) f.push(`-s ${c.size}`);
+      list.push({ ...c, flags: f.join(' ') });
+    }
+  };
 }
+const CASES: Case[] = [];
+const add = adder(CASES);
 for (const [verb, lat] of [
   ['write', false],
   ['read', false],
@@ -63,21 +69,30 @@ add('write', false, { size: 4096, iters: 50, conn: 'UC' });
 add('send', false, { size: 4096, iters: 50, conn: 'UC' });
 add('send', false, { size: 1024, iters: 50, conn: 'UD' });
 add('send', true, { size: 2, iters: 100, conn: 'UD' });
-// Duration mode against the real tool: -D 2 (perftest's margin is then 2 / 4 = 0 whole seconds).
-add('write', false, { size: 65536, iters: null, duration: 2 });
-add('send', false, { size: 65536, iters: null, duration: 2 });
+
+// A second boot for the runs that move hundreds of MB (not recorded: their figures come from both
+// ends' reports). Duration mode against the real tool, -D 2 (perftest's margin is then 2 / 4 = 0
+// whole seconds); all sizes, -a (2 B .. 8 MiB, -n 5 each) for write bandwidth and latency.
+const LONG: Case[] = [];
+const addLong = adder(LONG);
+addLong('write', false, { size: 65536, iters: null, duration: 2 });
+addLong('send', false, { size: 65536, iters: null, duration: 2 });
+addLong('write', false, { size: 1 << 23, iters: 5, all: true });
+addLong('write', true, { size: 1 << 23, iters: 5, all: true });
 
 const tool = (c: Case): string => `ib_${c.verb}_${c.lat ? 'lat' : 'bw'}`;
 const title = (c: Case): string => `${tool(c)}${c.flags !== '' ? ` ${c.flags}` : ''}, ${c.guestRole === 'server' ? 'roce-ts client' : 'roce-ts server'}`;
 const both = (c: Case): string => `${c.iters !== null ? ` -n ${c.iters}` : ''}${c.flags !== '' ? ` ${c.flags}` : ''}`;
 
-const STEPS: Step[] = CASES.map((c) => ({
-  id: c.id,
-  guestRole: c.guestRole,
-  guest: `${tool(c)} -d rxe0 -x @GID@${both(c)} -F${c.guestRole === 'client' ? ' @PEER@' : ''}`,
-  host: `$ROCE perftest ${c.verb}${c.lat ? ' --lat' : ''}${c.guestRole === 'server' ? ' $RXE_GUEST_IP' : ''} -d $RXE_TAP${both(c)} --json --timeout 80`,
-  timeoutS: 90,
-}));
+const steps = (cases: readonly Case[]): Step[] =>
+  cases.map((c) => ({
+    id: c.id,
+    guestRole: c.guestRole,
+    guest: `${tool(c)} -d rxe0 -x @GID@${both(c)} -F${c.guestRole === 'client' ? ' @PEER@' : ''}`,
+    host: `$ROCE perftest ${c.verb}${c.lat ? ' --lat' : ''}${c.guestRole === 'server' ? ' $RXE_GUEST_IP' : ''} -d $RXE_TAP${both(c)} --json --timeout 80`,
+    timeoutS: 90,
+  }));
+const STEPS = steps(CASES);
 
 d('perftest against roce perftest, netdev MTU 1500 (RoCE 1024)', () => {
   let run: LabRun;
@@ -123,5 +138,38 @@ d('perftest against roce perftest, netdev MTU 1500 (RoCE 1024)', () => {
     // The version message: 16 bytes, NUL-padded, the same on both sides.
     expect(stackClient.toServer.subarray(0, 16)).toEqual(toolClient.toServer.subarray(0, 16));
     expect(stackClient.toServer.subarray(0, 16).toString('latin1')).toMatch(/^\d+\.\d+\0+$/);
+  });
+});
+
+d('perftest against roce perftest, duration mode (-D 2) and all sizes (-a), netdev MTU 1500 (RoCE 1024)', () => {
+  let run: LabRun;
+  beforeAll(async () => {
+    run = await runLab('perftest-long', steps(LONG), { capture: false });
+  }, 900_000);
+
+  test('the guest booted, ran every step and powered off', () => {
+    expect(run.console).toContain('RXE-END');
+  });
+
+  test.each(LONG.map((c) => [title(c), c] as const))('%s', (_n, c) => {
+    const s = stepOf(run, c.id);
+    if (!c.all) {
+      expectPerftest(run, s, { verb: c.verb, lat: c.lat, size: c.size, iters: c.iters, guestRole: c.guestRole, duration: c.duration });
+      return;
+    }
+    // -a: the tool prints a row for every size it measured (the server of write bandwidth only
+    // the last, which roce-ts's client reported); roce-ts reports every size it measured.
+    expect(s.guestRc).toBe(0);
+    expect(s.hostRc).toBe(0);
+    const sizes = Array.from({ length: 23 }, (_, i) => 2 << i);
+    const j = s.hostJson as { ok: boolean; msgSize: number; sizes: { msgSize: number; messages: number }[] } | null;
+    expect(j).toMatchObject({ ok: true, msgSize: 1 << 23 });
+    const rows = perftestRows(s.guestOut);
+    const guestMeasures = c.lat || c.guestRole === 'client';
+    expect(rows.map((r) => r.bytes)).toEqual(guestMeasures ? sizes : [1 << 23]);
+    for (const r of rows) expect(r.iters).toBe(5);
+    const hostMeasures = c.lat || c.guestRole === 'server';
+    expect(j?.sizes.map((x) => x.msgSize)).toEqual(hostMeasures ? sizes : []);
+    for (const x of j?.sizes ?? []) expect(x.messages).toBe(5);
   });
 });
