@@ -25,6 +25,7 @@ export const PERFTEST_OPTIONS: readonly OptionSpec[] = [
   { name: 'iters', short: 'n', kind: 'string', value: 'N', help: 'iterations (default 5000 for write bandwidth, 1000 otherwise; at least 5)' },
   { name: 'duration', short: 'D', kind: 'string', value: 'SECONDS', help: 'bandwidth tests: run for this long instead of -n iterations (give it to both ends)' },
   { name: 'margin', short: 'f', kind: 'string', value: 'SECONDS', help: 'with -D: measure only from this long after the start to this long before the end (default: a quarter of --duration in whole seconds, rounded down, as perftest)' },
+  { name: 'bidirectional', short: 'b', kind: 'flag', help: 'bandwidth tests: both ends send at once and each reports the sum of both directions, as perftest -b; give it to both ends' },
   { name: 'all', short: 'a', kind: 'flag', help: 'write and read: run every size from 2 bytes to 8 MiB (2^1..2^23), --iters messages each, as perftest -a; give it to both ends' },
   { name: 'connection', short: 'c', kind: 'string', value: 'TYPE', help: 'RC (default), UC (write and send) or UD (send; the size is cut to the MTU, a UD message being one packet), as perftest -c; give it to both ends' },
   { name: 'qp', short: 'q', kind: 'string', value: 'N', help: 'bandwidth tests: this many QPs, each moving --iters messages (perftest -q; default 1, at most 16384; give it to both ends)' },
@@ -133,6 +134,11 @@ export async function perftestCommand(argv: readonly string[], out: Output, ctx:
   if (qps !== undefined && qps > 1 && lat) throw new UsageError('--qp more than 1 applies to bandwidth tests (perftest: "Multiple QPs only available on bw tests")');
   if (qps !== undefined && qps > 1 && cfg.rdmaCm === true) throw new UsageError('--qp more than 1 with -R is not implemented');
   set('qps', qps);
+  if (args.flags.has('bidirectional')) {
+    if (lat) throw new UsageError('--bidirectional applies to bandwidth tests (run without --lat)');
+    if (cfg.rdmaCm === true || duration !== undefined || args.flags.has('all')) throw new UsageError('--bidirectional with -R, --duration or --all is not implemented');
+    cfg.bidirectional = true;
+  }
   if (args.flags.has('all')) {
     if (size !== undefined) throw new UsageError('--all and --size cannot be combined');
     if (duration !== undefined) throw new UsageError('--all and --duration cannot be combined (perftest: "Duration mode currently doesn\'t support running on all sizes")');
@@ -191,6 +197,7 @@ function report(out: Output, r: PerftestResult, host: HostDevice): void {
     const row = (size: number, messages: number, gbps: number, mpps: number): void => out.stdout(` ${String(size).padEnd(10)} ${String(messages).padEnd(14)} ${gbps.toFixed(2).padStart(18)}   ${mpps.toFixed(6).padStart(13)}\n`);
     for (const s of r.sizes.slice(0, -1)) row(s.msgSize, s.messages, s.gbps, s.mpps);
     row(r.msgSize, r.messages, r.gbps, r.mpps);
+    if (r.bidirectional !== null) out.stdout(` bidirectional: the peer's direction ${r.bidirectional.peer.gbps.toFixed(2)} Gb/sec (${r.bidirectional.peer.messages} messages), both ways ${r.bidirectional.gbpsBothWays.toFixed(2)} Gb/sec\n`);
   }
   out.stdout(`${line}\n`);
   if (r.verify.enabled) out.stdout(` verify: ${r.verify.bytesChecked} bytes checked, ${r.verify.mismatches} mismatches\n`);

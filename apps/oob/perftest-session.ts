@@ -84,8 +84,8 @@ const setup: SessionStep[] = [{ kind: 'versions' }, { kind: 'sys-data' }, { kind
  * first key exchange, and no ctx_connect() (the CM has moved the QPs). Atomic latency
  * (ib_atomic_lat) runs read_lat.c's sequence.
  */
-export function sessionSteps(verb: PerftestVerb, lat: boolean, role: PerftestRole, rdmaCm = false): SessionStep[] {
-  const steps = tcpSessionSteps(verb, lat, role);
+export function sessionSteps(verb: PerftestVerb, lat: boolean, role: PerftestRole, rdmaCm = false, duplex = false): SessionStep[] {
+  const steps = duplex && !lat ? duplexSessionSteps(verb) : tcpSessionSteps(verb, lat, role);
   if (!rdmaCm) return steps;
   const out: SessionStep[] = [];
   for (const s of steps) {
@@ -94,6 +94,39 @@ export function sessionSteps(verb: PerftestVerb, lat: boolean, role: PerftestRol
     if (s.kind === 'mtu') out.push({ kind: 'cm-connect' });
   }
   return out;
+}
+
+/**
+ * Bidirectional bandwidth (-b, duplex; perftest 6.06 write_bw.c / read_bw.c / atomic_bw.c /
+ * send_bw.c, RUN_REGULAR): both sides send, so both take the same steps: a barrier before the run,
+ * then the reports exchanged (each prints the sum of both directions), then the closing barrier.
+ */
+function duplexSessionSteps(verb: PerftestVerb): SessionStep[] {
+  if (verb === PerftestVerb.SEND) {
+    return [
+      ...setup,
+      { kind: 'keys', purpose: 'exchange QP attributes', everyQp: true },
+      { kind: 'connect' },
+      { kind: 'keys', purpose: 'barrier after connecting', everyQp: false },
+      { kind: 'keys', purpose: 'exchange after connecting (printed as remote address)', everyQp: true },
+      { kind: 'post-receives' },
+      { kind: 'keys', purpose: 'start barrier (receives posted)', everyQp: false },
+      { kind: 'run' },
+      { kind: 'bw-reports' },
+      { kind: 'close', handshake: true },
+    ];
+  }
+  return [
+    ...setup,
+    { kind: 'keys', purpose: 'exchange QP attributes', everyQp: true },
+    { kind: 'connect' },
+    { kind: 'keys', purpose: 'exchange after connecting (printed as remote address)', everyQp: true },
+    { kind: 'keys', purpose: 'barrier after moving the QP to RTR', everyQp: false },
+    { kind: 'keys', purpose: 'start barrier (both sides run)', everyQp: false },
+    { kind: 'run' },
+    { kind: 'bw-reports' },
+    { kind: 'close', handshake: true },
+  ];
 }
 
 function tcpSessionSteps(verb: PerftestVerb, lat: boolean, role: PerftestRole): SessionStep[] {

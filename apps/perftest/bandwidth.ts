@@ -17,7 +17,9 @@ import type { PerftestSide } from './perftest-side';
 /** Runs this side's part of a bandwidth test. */
 export async function runBandwidth(side: PerftestSide): Promise<void> {
   const { rc } = side;
-  if (rc.role === 'client') await (rc.durationS > 0 ? runClientForDuration(side) : runClient(side));
+  // -b: both sides run the client's loop (run_iter_bw), or for SEND both send and receive (run_iter_bi).
+  if (rc.duplex) await (rc.verb === Verb.SEND ? runBidirectionalSend(side) : runClient(side));
+  else if (rc.role === 'client') await (rc.durationS > 0 ? runClientForDuration(side) : runClient(side));
   else if (rc.verb === Verb.SEND) await (rc.durationS > 0 ? runSendServerForDuration(side) : runSendServer(side));
 }
 
@@ -209,4 +211,66 @@ async function runSendServerForDuration(side: PerftestSide): Promise<void> {
   // The client's run may end a little before this side's clock reaches the window's end (it started first).
   window?.close(lastAt, received);
   takeWindow(side, window, 'the client stopped before the measuring window began');
+}
+
+/**
+ * run_iter_bi: both sides SEND and receive at once. Each QP keeps up to tx depth SENDs
+ * outstanding and re-posts each receive while more messages are due on it; the run ends when
+ * every QP has sent and received `iters` messages. The figures are this side's SENDs.
+ */
+async function runBidirectionalSend(side: PerftestSide): Promise<void> {
+  const { rc, waits, measured } = side;
+  const { qps, mr, sendCq, recvCq, layout, verifier } = side.resources();
+  const total = rc.iters * rc.qps;
+  const posted = new Array<number>(rc.qps).fill(0);
+  const completed = new Array<number>(rc.qps).fill(0);
+  const receivedOn = new Array<number>(rc.qps).fill(0);
+  const recvPosted = new Array<number>(rc.qps).fill(rc.rxDepth);
+  const expected = rc.verify ? Array.from({ length: layout.slots }, (_, s) => pattern(s, rc.size)) : [];
+  let sent = 0;
+  let received = 0;
+  const clock = side.dev.clock;
+  measured.started = clock.now();
+  while (sent < total || received < total) {
+    for (let q = 0; q < rc.qps; q++) {
+      let p = posted[q] as number;
+      const c = completed[q] as number;
+      if (p >= rc.iters || p - c >= rc.txDepth) continue;
+      const batch: SendWr[] = [];
+      while (p < rc.iters && p - c < rc.txDepth) {
+        const k = p++;
+        batch.push(side.sendWr(k, (k + 1) % rc.cqMod === 0 || k === rc.iters - 1, q));
+      }
+      posted[q] = p;
+      (qps[q] as (typeof qps)[number]).postSend(batch);
+    }
+    const wcs = sendCq.poll(64);
+    for (const wc of wcs) {
+      waits.check(wc, 'SEND');
+      const id = Number(wc.wrId);
+      const q = id % rc.qps;
+      const done = Math.floor(id / rc.qps) + 1;
+      sent += done - (completed[q] as number);
+      completed[q] = done;
+    }
+    const rwcs = received < total ? recvCq.poll(64) : [];
+    for (const wc of rwcs) {
+      waits.check(wc, 'receive');
+      const id = Number(wc.wrId);
+      const q = id % rc.qps;
+      const j = Math.floor(id / rc.qps);
+      const n = receivedOn[q] as number;
+      if (rc.verify) verifier.check(layout.recvPayload(j, q), expected[layout.slotIndex(n)] as Uint8Array, wc.byteLen - layout.grh, `${rc.qps > 1 ? `QP ${q} ` : ''}SEND #${n} from the peer`);
+      receivedOn[q] = n + 1;
+      received++;
+      if ((recvPosted[q] as number) < rc.iters) {
+        (qps[q] as (typeof qps)[number]).postRecv({ wrId: id, sgList: [mr.sge(layout.recvOffset(j, q), layout.recvLength)] });
+        recvPosted[q] = (recvPosted[q] as number) + 1;
+      }
+    }
+    if (wcs.length === 0 && rwcs.length === 0) await waits.waitFor(() => sendCq.size > 0 || recvCq.size > 0, `${sent < total ? `the completion of SEND #${sent}` : ''}${sent < total && received < total ? ' and ' : ''}${received < total ? `the peer's SEND #${received}` : ''}`);
+  }
+  measured.finished = clock.now();
+  measured.messages = total;
+  reportMeasured(side);
 }

@@ -52,7 +52,7 @@ export class BufferLayout {
     this.slots = this.cycled ? Math.max(1, Math.floor(cycle / this.stride)) : 1;
     this.half = Math.max(half ?? 0, slot, cycle, this.slots * this.stride);
     this.qps = rc.qps;
-    const sendServerVerify = rc.verb === Verb.SEND && !rc.lat && rc.role === 'server' && rc.verify;
+    const sendServerVerify = rc.verb === Verb.SEND && !rc.lat && (rc.role === 'server' || rc.duplex) && rc.verify;
     this.recvArea = 2 * this.qps * this.half;
     this.total = this.recvArea + (sendServerVerify ? this.qps * rc.rxDepth * this.stride : 0);
   }

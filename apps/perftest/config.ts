@@ -68,6 +68,11 @@ export interface PerftestConfig extends OobEndpointConfig {
    * latency. The report exchanged with the peer is the last size's, as perftest's.
    */
   allSizes?: boolean;
+  /**
+   * perftest -b: a bidirectional bandwidth test: both ends send (and, for SEND, receive) at once,
+   * and each reports the sum of both directions. Give it to both ends.
+   */
+  bidirectional?: boolean;
   /** Fill every buffer with a known pattern and check what arrives (both ends must be this implementation). */
   verify?: boolean;
   /** Report bandwidth to the peer in Gb/s instead of MB/s (perftest --report_gbits). */
@@ -139,6 +144,8 @@ export interface ResolvedConfig {
   connection: Connection;
   /** The message sizes run, in order: [size], or every power of two from 2 to 8 MiB with -a (then `size` is the largest). */
   sizes: number[];
+  /** perftest -b. */
+  duplex: boolean;
 }
 
 /** Applies perftest's defaults and checks (parser() and force_dependecies()). */
@@ -151,6 +158,13 @@ export function resolveConfig(dev: Device, c: PerftestConfig): ResolvedConfig {
   if (connection === Connection.UC && (verb === Verb.READ || isAtomic)) throw configError('connection', `UC is not possible with ${verb.toUpperCase()} (perftest: "UC connection not possible in READ/ATOMIC verbs")`);
   if (connection === Connection.UD && verb !== Verb.SEND) throw configError('connection', `UD is only possible with SEND (perftest: "UD connection only possible in SEND verb")`);
   if (connection !== Connection.RC && c.rdmaCm === true) throw configError('connection', `${connection} with the RDMA CM (-R) is not implemented`);
+  const duplex = c.bidirectional ?? false;
+  if (duplex) {
+    if (lat) throw configError('bidirectional', 'applies to bandwidth tests (the latency tests are ping-pongs already)');
+    if (c.rdmaCm === true) throw configError('bidirectional', 'with the RDMA CM (-R) is not implemented');
+    if (c.allSizes === true) throw configError('bidirectional', 'with all sizes (-a) is not implemented');
+    if (c.durationS !== undefined) throw configError('bidirectional', 'with duration mode (-D) is not implemented');
+  }
   const allSizes = c.allSizes ?? false;
   if (allSizes) {
     if (c.size !== undefined) throw configError('size', 'and all sizes (-a) cannot be combined');
@@ -237,5 +251,6 @@ export function resolveConfig(dev: Device, c: PerftestConfig): ResolvedConfig {
     qps,
     connection,
     sizes: allSizes ? Array.from({ length: 23 }, (_, i) => 2 << i) : [size],
+    duplex,
   };
 }

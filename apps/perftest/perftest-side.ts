@@ -209,7 +209,7 @@ export class PerftestSide implements PerftestLocalSide {
     const { rc } = this;
     if (remote.gid === null) throw new OobError(OobErrorCode.MALFORMED, 'perftest key message: the peer sent no GID, which RoCE needs', 'gid');
     const ahAttr = { dgid: remote.gid, sgidIndex: rc.gidIndex, hopLimit: 0xff, trafficClass: rc.trafficClass };
-    const sends = rc.lat || rc.role === 'client';
+    const sends = rc.lat || rc.role === 'client' || rc.duplex;
     switch (rc.connection) {
       case Connection.RC:
         qp.modify({ qpState: QpState.RTR, ahAttr, pathMtu: this.agreedMtu, destQpNum: remote.qpn, rqPsn: remote.psn, maxDestRdAtomic: rc.outReads, minRnrTimer: MIN_RNR_TIMER });

@@ -46,6 +46,8 @@ export interface PerftestResult {
   connection: Connection;
   /** perftest -a: each size's figures as this side measured them (empty for one size, or where this side does not measure); the top-level figures are the last size's. */
   sizes: SizeResult[];
+  /** perftest -b: the peer's direction as it reported it, and the sum perftest prints; null otherwise. */
+  bidirectional: { peer: { messages: number; gbps: number }; gbpsBothWays: number } | null;
   qpPairs: { local: { qpn: number; psn: number }; remote: { qpn: number; psn: number } }[];
   local: { qpn: number; psn: number; gid: string; rkey: number; vaddr: string };
   remote: { qpn: number; psn: number; gid: string; rkey: number; vaddr: string; outReads: number };
@@ -77,7 +79,9 @@ export function summarize(side: PerftestSide, rc: ResolvedConfig, oob: PerftestO
   let seconds = Math.max(0, (m.finished - m.started) / 1e9);
   let mpps = seconds > 0 ? messages / seconds / 1e6 : 0;
   let gbps = seconds > 0 ? (bytes * 8) / seconds / 1e9 : 0;
-  const oneSidedServer = !rc.lat && rc.role === 'server' && rc.verb !== Verb.SEND;
+  const round = (x: number, d = 6): number => Math.round(x * 10 ** d) / 10 ** d;
+  let peerDirection: { messages: number; gbps: number } | null = null;
+  const oneSidedServer = !rc.lat && rc.role === 'server' && rc.verb !== Verb.SEND && !rc.duplex;
   if (oneSidedServer) {
     measured = 'peer-report';
     const r = side.peerReport;
@@ -91,6 +95,18 @@ export function summarize(side: PerftestSide, rc: ResolvedConfig, oob: PerftestO
         mpps = r.msgRateAvg;
         seconds = mpps > 0 ? messages / (mpps * 1e6) : 0;
         gbps = (mpps * 1e6 * rc.size * 8) / 1e9;
+      } catch (e) {
+        problems.push((e as Error).message);
+      }
+    }
+  } else if (rc.duplex) {
+    // -b: the peer's report of its own direction; perftest prints the sum of both.
+    const r = side.peerReport;
+    if (r === null) problems.push('no bandwidth report from the peer');
+    else {
+      try {
+        checkBwReport(r, { size: rc.size, iters: rc.iters * rc.qps });
+        peerDirection = { messages: Number(r.iters), gbps: round((r.msgRateAvg * 1e6 * rc.size * 8) / 1e9) };
       } catch (e) {
         problems.push((e as Error).message);
       }
@@ -115,7 +131,6 @@ export function summarize(side: PerftestSide, rc: ResolvedConfig, oob: PerftestO
   });
   problems.push(...health.problems);
   const gid = side.dev.gids[rc.gidIndex] as Uint8Array;
-  const round = (x: number, d = 6): number => Math.round(x * 10 ** d) / 10 ** d;
   const mismatches = v?.mismatches ?? 0;
   const verifyFailed = rc.verify && mismatches > 0;
   const out = oob.log.filter((l) => l.dir === 'out');
@@ -142,6 +157,7 @@ export function summarize(side: PerftestSide, rc: ResolvedConfig, oob: PerftestO
     qps: rc.qps,
     connection: rc.connection,
     sizes: side.sizeResults,
+    bidirectional: peerDirection === null ? null : { peer: peerDirection, gbpsBothWays: round(gbps + peerDirection.gbps) },
     qpPairs: side.qps.map((q, i) => ({ local: { qpn: q.qpNum, psn: side.psns[i] ?? 0 }, remote: { qpn: side.remotes[i]?.qpn ?? 0, psn: side.remotes[i]?.psn ?? 0 } })),
     local: { qpn: qp?.qpNum ?? 0, psn: side.psn, gid: ipv6ToString(gid), rkey: mr?.rkey ?? 0, vaddr: `0x${(mr !== null && side.layout !== null ? mr.addr(side.layout.targetBase(0)) : 0n).toString(16)}` },
     remote: {

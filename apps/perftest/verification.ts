@@ -52,8 +52,11 @@ export class Verifier {
   fill(): void {
     const { rc, buf, layout } = this;
     const used = Math.min(rc.iters, layout.slots);
-    const sender = (rc.role === 'client' && (rc.verb === Verb.WRITE || rc.verb === Verb.SEND)) || (rc.lat && (rc.verb === Verb.WRITE || rc.verb === Verb.SEND));
-    const readTarget = rc.role === 'server' && rc.verb === Verb.READ;
+    // -b: both sides send, and both are the target of the peer's requests.
+    const sends = rc.role === 'client' || rc.duplex || rc.lat;
+    const serves = rc.role === 'server' || rc.duplex;
+    const sender = sends && (rc.verb === Verb.WRITE || rc.verb === Verb.SEND);
+    const readTarget = serves && rc.verb === Verb.READ;
     const n = rc.lat ? 1 : used;
     for (let q = 0; q < layout.qps; q++) {
       for (let s = 0; s < n; s++) {
@@ -109,11 +112,13 @@ export class Verifier {
   private checkQpAtEnd(q: number, qpName: string): void {
     const { rc, buf, layout } = this;
     const used = Math.min(rc.iters, layout.slots);
-    if (rc.role === 'server' && rc.verb === Verb.WRITE) {
+    const serves = rc.role === 'server' || rc.duplex;
+    const sends = rc.role === 'client' || rc.duplex;
+    if (serves && rc.verb === Verb.WRITE) {
       for (let s = 0; s < used; s++) this.check(layout.targetBase(q) + s * layout.stride, pattern(s, rc.size), rc.size, `${qpName}slot ${s} written by the client`);
-    } else if (rc.role === 'client' && rc.verb === Verb.READ) {
+    } else if (sends && rc.verb === Verb.READ) {
       for (let s = 0; s < used; s++) this.check(layout.sendBase(q) + s * layout.stride, pattern(s, rc.size), rc.size, `${qpName}slot ${s} read from the server`);
-    } else if (rc.role === 'server' && rc.verb === Verb.ATOMIC) {
+    } else if (serves && rc.verb === Verb.ATOMIC) {
       const view = new DataView(buf.buffer, buf.byteOffset, buf.length);
       for (let s = 0; s < used; s++) {
         const n = rc.atomicType === 'FETCH_AND_ADD' ? Math.floor(rc.iters / used) + (s < rc.iters % used ? 1 : 0) : 0;

@@ -159,6 +159,8 @@ export interface PerftestExpect {
   conn?: 'RC' | 'UC' | 'UD';
   /** perftest -D seconds: the counts are what each side measured, not fixed. */
   duration?: number | null;
+  /** perftest -b: both sides send; each prints the sum of both directions. */
+  duplex?: boolean;
 }
 
 /** A perftest step: both exit 0, both reports agree on size and iterations (and bytes where roce-ts measures). */
@@ -185,10 +187,12 @@ export function expectPerftest(run: LabRun, s: StepResult, e: PerftestExpect): v
     // The tool's server of a one-sided test prints what roce-ts's client measured.
     if (duration !== null && e.guestRole === 'server' && e.verb !== 'send') expect(row?.iters).toBe(j['messages']);
   }
-  if (!e.lat && e.guestRole === 'server' && e.verb !== 'send') {
-    // The tool's server prints the bandwidth roce-ts's client reported to it (MB = 2^20 bytes).
+  if (!e.lat && ((e.guestRole === 'server' && e.verb !== 'send') || e.duplex === true)) {
+    // The tool's server prints the bandwidth roce-ts's client reported to it (MB = 2^20 bytes); with
+    // -b both print the sum of both directions (print_full_bw_report with the peer's report).
     const avg = /^\s*\d+\s+\d+\s+[\d.]+\s+([\d.]+)/m.exec(s.guestOut.split('\n').slice(s.guestOut.split('\n').findIndex((l) => /#bytes/.test(l)) + 1).join('\n'));
-    const mbps = ((j['gbps'] as number) * 1e9) / 8 / 1048576;
+    const both = (j['bidirectional'] as { gbpsBothWays: number } | null)?.gbpsBothWays;
+    const mbps = ((e.duplex === true ? (both ?? 0) : (j['gbps'] as number)) * 1e9) / 8 / 1048576;
     expect(avg).not.toBeNull();
     expect(Math.abs(Number(avg?.[1]) - mbps)).toBeLessThanOrEqual(Math.max(0.02, mbps * 0.02));
   }

@@ -30,6 +30,8 @@ interface Case {
   duration: number | null;
   /** perftest -a (given to both ends): every size from 2 B to 8 MiB. */
   all: boolean;
+  /** perftest -b (given to both ends): both send at once. */
+  bi: boolean;
   /** The flags both ends take beyond -n (-q, -s, -c, -D, -a), and the case's name for them. */
   flags: string;
 }
@@ -37,11 +39,12 @@ interface Case {
 function adder(list: Case[]): (verb: Case['verb'], lat: boolean, o: Partial<Case> & { size: number }) => void {
   return (verb, lat, o) => {
     for (const guestRole of ['server', 'client'] as const) {
-      const c: Case = { id: list.length + 1, verb, lat, guestRole, iters: 100, qps: 1, conn: 'RC', duration: null, all: false, flags: '', ...o };
+      const c: Case = { id: list.length + 1, verb, lat, guestRole, iters: 100, qps: 1, conn: 'RC', duration: null, all: false, bi: false, flags: '', ...o };
       const f: string[] = [];
       if (c.qps > 1) f.push(`-q ${c.qps}`);
       if (c.conn !== 'RC') f.push(`-c ${c.conn}`);
       if (c.duration !== null) f.push(`-D ${c.duration}`);
+      if (c.bi) f.push('-b');
       if (c.all) f.push('-a');
       else if (f.length > 0 && (c.qps > 1 || c.size !== (lat ? 2 : 65536))) f.push(`-s ${c.size}`);
       list.push({ ...c, flags: f.join(' ') });
@@ -72,13 +75,16 @@ add('send', true, { size: 2, iters: 100, conn: 'UD' });
 
 // A second boot for the runs that move hundreds of MB (not recorded: their figures come from both
 // ends' reports). Duration mode against the real tool, -D 2 (perftest's margin is then 2 / 4 = 0
-// whole seconds); all sizes, -a (2 B .. 8 MiB, -n 5 each) for write bandwidth and latency.
+// whole seconds); all sizes, -a (2 B .. 8 MiB, -n 5 each) for write bandwidth and latency; both
+// directions at once, -b, for write and send bandwidth.
 const LONG: Case[] = [];
 const addLong = adder(LONG);
 addLong('write', false, { size: 65536, iters: null, duration: 2 });
 addLong('send', false, { size: 65536, iters: null, duration: 2 });
 addLong('write', false, { size: 1 << 23, iters: 5, all: true });
 addLong('write', true, { size: 1 << 23, iters: 5, all: true });
+addLong('write', false, { size: 65536, iters: 50, bi: true });
+addLong('send', false, { size: 65536, iters: 50, bi: true });
 
 const tool = (c: Case): string => `ib_${c.verb}_${c.lat ? 'lat' : 'bw'}`;
 const title = (c: Case): string => `${tool(c)}${c.flags !== '' ? ` ${c.flags}` : ''}, ${c.guestRole === 'server' ? 'roce-ts client' : 'roce-ts server'}`;
@@ -153,6 +159,14 @@ d('perftest against roce perftest, duration mode (-D 2) and all sizes (-a), netd
 
   test.each(LONG.map((c) => [title(c), c] as const))('%s', (_n, c) => {
     const s = stepOf(run, c.id);
+    if (c.bi) {
+      // -b: both sides sent 50 messages; each prints (and roce-ts reports) the sum of both directions.
+      expectPerftest(run, s, { verb: c.verb, lat: c.lat, size: c.size, iters: c.iters, guestRole: c.guestRole, duplex: true });
+      const j = s.hostJson as { gbps: number; bidirectional: { peer: { messages: number; gbps: number }; gbpsBothWays: number } | null };
+      expect(j.bidirectional?.peer.messages).toBe(50);
+      expect(j.bidirectional?.gbpsBothWays).toBeCloseTo(j.gbps + (j.bidirectional?.peer.gbps ?? 0), 4);
+      return;
+    }
     if (!c.all) {
       expectPerftest(run, s, { verb: c.verb, lat: c.lat, size: c.size, iters: c.iters, guestRole: c.guestRole, duration: c.duration });
       return;
