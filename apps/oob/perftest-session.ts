@@ -96,68 +96,48 @@ export function sessionSteps(verb: PerftestVerb, lat: boolean, role: PerftestRol
   return out;
 }
 
+/** send_bw.c and send_lat.c up to the start barrier: keys, connect, barrier, keys, receives posted (where this side receives), start barrier. */
+function sendPrelude(receives: boolean): SessionStep[] {
+  return [
+    ...setup,
+    { kind: 'keys', purpose: 'exchange QP attributes', everyQp: true },
+    { kind: 'connect' },
+    { kind: 'keys', purpose: 'barrier after connecting', everyQp: false },
+    { kind: 'keys', purpose: 'exchange after connecting (printed as remote address)', everyQp: true },
+    ...(receives ? [{ kind: 'post-receives' } as const] : []),
+    { kind: 'keys', purpose: 'start barrier (receives posted)', everyQp: false },
+  ];
+}
+
+/** write_bw.c, read_bw.c and atomic_bw.c up to the barrier after moving the QPs to RTR. */
+const ONE_SIDED_BW_PRELUDE: readonly SessionStep[] = [
+  ...setup,
+  { kind: 'keys', purpose: 'exchange QP attributes', everyQp: true },
+  { kind: 'connect' },
+  { kind: 'keys', purpose: 'exchange after connecting (printed as remote address)', everyQp: true },
+  { kind: 'keys', purpose: 'barrier after moving the QP to RTR', everyQp: false },
+];
+
 /**
  * Bidirectional bandwidth (-b, duplex; perftest 6.06 write_bw.c / read_bw.c / atomic_bw.c /
  * send_bw.c, RUN_REGULAR): both sides send, so both take the same steps: a barrier before the run,
  * then the reports exchanged (each prints the sum of both directions), then the closing barrier.
  */
 function duplexSessionSteps(verb: PerftestVerb): SessionStep[] {
-  if (verb === PerftestVerb.SEND) {
-    return [
-      ...setup,
-      { kind: 'keys', purpose: 'exchange QP attributes', everyQp: true },
-      { kind: 'connect' },
-      { kind: 'keys', purpose: 'barrier after connecting', everyQp: false },
-      { kind: 'keys', purpose: 'exchange after connecting (printed as remote address)', everyQp: true },
-      { kind: 'post-receives' },
-      { kind: 'keys', purpose: 'start barrier (receives posted)', everyQp: false },
-      { kind: 'run' },
-      { kind: 'bw-reports' },
-      { kind: 'close', handshake: true },
-    ];
-  }
-  return [
-    ...setup,
-    { kind: 'keys', purpose: 'exchange QP attributes', everyQp: true },
-    { kind: 'connect' },
-    { kind: 'keys', purpose: 'exchange after connecting (printed as remote address)', everyQp: true },
-    { kind: 'keys', purpose: 'barrier after moving the QP to RTR', everyQp: false },
-    { kind: 'keys', purpose: 'start barrier (both sides run)', everyQp: false },
-    { kind: 'run' },
-    { kind: 'bw-reports' },
-    { kind: 'close', handshake: true },
-  ];
+  const prelude = verb === PerftestVerb.SEND ? sendPrelude(true) : [...ONE_SIDED_BW_PRELUDE, { kind: 'keys', purpose: 'start barrier (both sides run)', everyQp: false } as const];
+  return [...prelude, { kind: 'run' }, { kind: 'bw-reports' }, { kind: 'close', handshake: true }];
 }
 
 function tcpSessionSteps(verb: PerftestVerb, lat: boolean, role: PerftestRole): SessionStep[] {
   const server = role === 'server';
   if (!lat) {
-    if (verb === PerftestVerb.SEND) {
-      // send_bw.c: keys per QP, connect, keys QP 0, keys per QP, receives posted (server), start barrier, run, close.
-      return [
-        ...setup,
-        { kind: 'keys', purpose: 'exchange QP attributes', everyQp: true },
-        { kind: 'connect' },
-        { kind: 'keys', purpose: 'barrier after connecting', everyQp: false },
-        { kind: 'keys', purpose: 'exchange after connecting (printed as remote address)', everyQp: true },
-        ...(server ? [{ kind: 'post-receives' } as const] : []),
-        { kind: 'keys', purpose: 'start barrier (receives posted)', everyQp: false },
-        { kind: 'run' },
-        { kind: 'close', handshake: true, waitsForPeerRun: true },
-      ];
-    }
+    // send_bw.c: keys per QP, connect, keys QP 0, keys per QP, receives posted (server), start barrier, run, close.
+    if (verb === PerftestVerb.SEND) return [...sendPrelude(server), { kind: 'run' }, { kind: 'close', handshake: true, waitsForPeerRun: true }];
     // write_bw.c, read_bw.c, atomic_bw.c: the server takes no part in the test; it waits for the client's
     // barrier, takes its report and closes.
-    const common: SessionStep[] = [
-      ...setup,
-      { kind: 'keys', purpose: 'exchange QP attributes', everyQp: true },
-      { kind: 'connect' },
-      { kind: 'keys', purpose: 'exchange after connecting (printed as remote address)', everyQp: true },
-      { kind: 'keys', purpose: 'barrier after moving the QP to RTR', everyQp: false },
-    ];
     return server
-      ? [...common, { kind: 'keys', purpose: 'barrier: client finished', everyQp: false, waitsForPeerRun: true }, { kind: 'bw-reports' }, { kind: 'close', handshake: true }]
-      : [...common, { kind: 'run' }, { kind: 'keys', purpose: 'barrier: client finished', everyQp: false }, { kind: 'bw-reports' }, { kind: 'close', handshake: true }];
+      ? [...ONE_SIDED_BW_PRELUDE, { kind: 'keys', purpose: 'barrier: client finished', everyQp: false, waitsForPeerRun: true }, { kind: 'bw-reports' }, { kind: 'close', handshake: true }]
+      : [...ONE_SIDED_BW_PRELUDE, { kind: 'run' }, { kind: 'keys', purpose: 'barrier: client finished', everyQp: false }, { kind: 'bw-reports' }, { kind: 'close', handshake: true }];
   }
   switch (verb) {
     case PerftestVerb.WRITE:
@@ -188,17 +168,7 @@ function tcpSessionSteps(verb: PerftestVerb, lat: boolean, role: PerftestRole): 
       ];
     case PerftestVerb.SEND:
       // send_lat.c: both post receives before the start barrier, then ping-pong (client first).
-      return [
-        ...setup,
-        { kind: 'keys', purpose: 'exchange QP attributes', everyQp: true },
-        { kind: 'connect' },
-        { kind: 'keys', purpose: 'barrier after connecting', everyQp: false },
-        { kind: 'keys', purpose: 'exchange after connecting (printed as remote address)', everyQp: true },
-        { kind: 'post-receives' },
-        { kind: 'keys', purpose: 'start barrier (receives posted)', everyQp: false },
-        { kind: 'run' },
-        { kind: 'close', handshake: true, waitsForPeerRun: true },
-      ];
+      return [...sendPrelude(true), { kind: 'run' }, { kind: 'close', handshake: true, waitsForPeerRun: true }];
   }
 }
 

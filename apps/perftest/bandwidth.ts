@@ -33,40 +33,65 @@ function takeWindow(side: PerftestSide, w: MeasuringWindow | null, missing: stri
   if (!side.measured.takeWindow(w)) throw new PerftestError(PerftestErrorCode.TIMEOUT, `${side.binary}: ${missing}`, 'completion');
 }
 
+/** Where each QP of a sending loop stands: messages posted and completed, per QP. */
+class SendCounts {
+  readonly posted: number[];
+  readonly completed: number[];
+  totalPosted = 0;
+  totalCompleted = 0;
+
+  constructor(qps: number) {
+    this.posted = new Array<number>(qps).fill(0);
+    this.completed = new Array<number>(qps).fill(0);
+  }
+
+  /**
+   * run_iter_bw's posting: each QP in turn posts while it has fewer than tx depth outstanding and
+   * fewer than `limit` posted; `signaled(k)` says which of its messages ask for a completion.
+   */
+  post(side: PerftestSide, limit: number, signaled: (k: number) => boolean): void {
+    const { rc } = side;
+    const { qps } = side.resources();
+    for (let q = 0; q < rc.qps; q++) {
+      let p = this.posted[q] as number;
+      const c = this.completed[q] as number;
+      if (p >= limit || p - c >= rc.txDepth) continue;
+      const batch: SendWr[] = [];
+      while (p < limit && p - c < rc.txDepth) {
+        const k = p++;
+        batch.push(side.sendWr(k, signaled(k), q));
+      }
+      this.totalPosted += p - (this.posted[q] as number);
+      this.posted[q] = p;
+      (qps[q] as (typeof qps)[number]).postSend(batch);
+    }
+  }
+
+  /** A send completion: RC completes in order, so a signaled message completes every one of its QP posted before it. */
+  complete(wrId: number, qpCount: number): void {
+    const q = wrId % qpCount;
+    const done = Math.floor(wrId / qpCount) + 1;
+    this.totalCompleted += done - (this.completed[q] as number);
+    this.completed[q] = done;
+  }
+}
+
 /**
  * run_iter_bw: each QP keeps up to tx depth requests outstanding, every cq_mod-th (and each QP's
  * last) signaled; with -q the QPs take turns posting, and each moves `iters` messages.
  */
 async function runClient(side: PerftestSide): Promise<void> {
   const { rc, waits, measured } = side;
-  const { qps, sendCq: cq } = side.resources();
-  const posted = new Array<number>(rc.qps).fill(0);
-  const completed = new Array<number>(rc.qps).fill(0);
+  const { sendCq: cq } = side.resources();
+  const n = new SendCounts(rc.qps);
   const total = rc.iters * rc.qps;
-  let totalCompleted = 0;
   const clock = side.dev.clock;
   measured.started = clock.now();
-  while (totalCompleted < total) {
-    for (let q = 0; q < rc.qps; q++) {
-      let p = posted[q] as number;
-      const c = completed[q] as number;
-      if (p >= rc.iters || p - c >= rc.txDepth) continue;
-      const batch: SendWr[] = [];
-      while (p < rc.iters && p - c < rc.txDepth) {
-        const k = p++;
-        batch.push(side.sendWr(k, (k + 1) % rc.cqMod === 0 || k === rc.iters - 1, q));
-      }
-      posted[q] = p;
-      (qps[q] as (typeof qps)[number]).postSend(batch);
-    }
-    for (const wc of await waits.pollSome(cq, `the completion of ${rc.verb.toUpperCase()} #${totalCompleted}`)) {
+  while (n.totalCompleted < total) {
+    n.post(side, rc.iters, (k) => (k + 1) % rc.cqMod === 0 || k === rc.iters - 1);
+    for (const wc of await waits.pollSome(cq, `the completion of ${rc.verb.toUpperCase()} #${n.totalCompleted}`)) {
       waits.check(wc, rc.verb.toUpperCase());
-      // RC completes in order: a signaled message completes every one of its QP posted before it.
-      const id = Number(wc.wrId);
-      const q = id % rc.qps;
-      const done = Math.floor(id / rc.qps) + 1;
-      totalCompleted += done - (completed[q] as number);
-      completed[q] = done;
+      n.complete(Number(wc.wrId), rc.qps);
     }
   }
   measured.finished = clock.now();
@@ -84,47 +109,28 @@ async function runClientForDuration(side: PerftestSide): Promise<void> {
   const { qps, sendCq: cq } = side.resources();
   const clock = side.dev.clock;
   const window = new MeasuringWindow(clock.now(), rc.durationS, rc.marginS);
-  const posted = new Array<number>(rc.qps).fill(0);
-  const completed = new Array<number>(rc.qps).fill(0);
-  let totalPosted = 0;
-  let totalCompleted = 0;
+  const n = new SendCounts(rc.qps);
   const reap = async (): Promise<void> => {
-    for (const wc of await waits.pollSome(cq, `the completion of ${rc.verb.toUpperCase()} #${totalCompleted}`)) {
+    for (const wc of await waits.pollSome(cq, `the completion of ${rc.verb.toUpperCase()} #${n.totalCompleted}`)) {
       waits.check(wc, rc.verb.toUpperCase());
-      const id = Number(wc.wrId);
-      const q = id % rc.qps;
-      const done = Math.floor(id / rc.qps) + 1;
-      totalCompleted += done - (completed[q] as number);
-      completed[q] = done;
+      n.complete(Number(wc.wrId), rc.qps);
     }
   };
-  while (window.note(clock.now(), totalCompleted)) {
-    for (let q = 0; q < rc.qps; q++) {
-      let p = posted[q] as number;
-      const c = completed[q] as number;
-      if (p - c >= rc.txDepth) continue;
-      const batch: SendWr[] = [];
-      while (p - c < rc.txDepth) {
-        const k = p++;
-        batch.push(side.sendWr(k, (k + 1) % rc.cqMod === 0, q)); // every cq_mod-th signaled
-      }
-      totalPosted += p - (posted[q] as number);
-      posted[q] = p;
-      (qps[q] as (typeof qps)[number]).postSend(batch);
-    }
+  while (window.note(clock.now(), n.totalCompleted)) {
+    n.post(side, Infinity, (k) => (k + 1) % rc.cqMod === 0); // every cq_mod-th signaled
     await reap();
   }
   // Each QP's tail may be unsignaled: one more signaled request completes it (RC completes in order).
   for (let q = 0; q < rc.qps; q++) {
-    const p = posted[q] as number;
-    if ((completed[q] as number) < p && p % rc.cqMod !== 0) {
+    const p = n.posted[q] as number;
+    if ((n.completed[q] as number) < p && p % rc.cqMod !== 0) {
       (qps[q] as (typeof qps)[number]).postSend(side.sendWr(p, true, q));
-      posted[q] = p + 1;
-      totalPosted++;
+      n.posted[q] = p + 1;
+      n.totalPosted++;
     }
   }
-  while (totalCompleted < totalPosted) await reap();
-  side.measured.posted = totalPosted;
+  while (n.totalCompleted < n.totalPosted) await reap();
+  side.measured.posted = n.totalPosted;
   takeWindow(side, window, 'the run ended before its measuring window');
   reportMeasured(side);
 }
@@ -222,36 +228,19 @@ async function runBidirectionalSend(side: PerftestSide): Promise<void> {
   const { rc, waits, measured } = side;
   const { qps, mr, sendCq, recvCq, layout, verifier } = side.resources();
   const total = rc.iters * rc.qps;
-  const posted = new Array<number>(rc.qps).fill(0);
-  const completed = new Array<number>(rc.qps).fill(0);
+  const n = new SendCounts(rc.qps);
   const receivedOn = new Array<number>(rc.qps).fill(0);
   const recvPosted = new Array<number>(rc.qps).fill(rc.rxDepth);
   const expected = rc.verify ? Array.from({ length: layout.slots }, (_, s) => pattern(s, rc.size)) : [];
-  let sent = 0;
   let received = 0;
   const clock = side.dev.clock;
   measured.started = clock.now();
-  while (sent < total || received < total) {
-    for (let q = 0; q < rc.qps; q++) {
-      let p = posted[q] as number;
-      const c = completed[q] as number;
-      if (p >= rc.iters || p - c >= rc.txDepth) continue;
-      const batch: SendWr[] = [];
-      while (p < rc.iters && p - c < rc.txDepth) {
-        const k = p++;
-        batch.push(side.sendWr(k, (k + 1) % rc.cqMod === 0 || k === rc.iters - 1, q));
-      }
-      posted[q] = p;
-      (qps[q] as (typeof qps)[number]).postSend(batch);
-    }
+  while (n.totalCompleted < total || received < total) {
+    n.post(side, rc.iters, (k) => (k + 1) % rc.cqMod === 0 || k === rc.iters - 1);
     const wcs = sendCq.poll(64);
     for (const wc of wcs) {
       waits.check(wc, 'SEND');
-      const id = Number(wc.wrId);
-      const q = id % rc.qps;
-      const done = Math.floor(id / rc.qps) + 1;
-      sent += done - (completed[q] as number);
-      completed[q] = done;
+      n.complete(Number(wc.wrId), rc.qps);
     }
     const rwcs = received < total ? recvCq.poll(64) : [];
     for (const wc of rwcs) {
@@ -268,7 +257,7 @@ async function runBidirectionalSend(side: PerftestSide): Promise<void> {
         recvPosted[q] = (recvPosted[q] as number) + 1;
       }
     }
-    if (wcs.length === 0 && rwcs.length === 0) await waits.waitFor(() => sendCq.size > 0 || recvCq.size > 0, `${sent < total ? `the completion of SEND #${sent}` : ''}${sent < total && received < total ? ' and ' : ''}${received < total ? `the peer's SEND #${received}` : ''}`);
+    if (wcs.length === 0 && rwcs.length === 0) await waits.waitFor(() => sendCq.size > 0 || recvCq.size > 0, `${n.totalCompleted < total ? `the completion of SEND #${n.totalCompleted}` : ''}${n.totalCompleted < total && received < total ? ' and ' : ''}${received < total ? `the peer's SEND #${received}` : ''}`);
   }
   measured.finished = clock.now();
   measured.messages = total;

@@ -2,29 +2,8 @@
  * perftest -a: every size from 2 bytes to 8 MiB on one connection, both ends this implementation
  * over the simulated link (virtual clock), verified at each size where the receiver can see it.
  */
-import { TcpChannel } from '../../apps/oob/tcp-channel';
-import type { PerftestVerb } from '../../apps/oob/perftest-session';
-import type { PerftestConfig } from '../../apps/perftest/config';
-import type { PerftestResult } from '../../apps/perftest/result';
-import { runPerftest } from '../../apps/perftest/run';
-import { PerftestError } from '../../apps/perftest/perftest-error';
-import { pumpedPair } from '../oob/support';
+import { expectRefused, runPerftestPair } from './pair';
 
-async function runBoth(verb: PerftestVerb, lat: boolean, extra: Partial<PerftestConfig>): Promise<{ s: PerftestResult; c: PerftestResult }> {
-  const p = pumpedPair();
-  const listener = await TcpChannel.listen(0, '127.0.0.1');
-  try {
-    const base = { verb, lat, stepTimeoutMs: 5000, runTimeoutMs: 20_000, connectTimeoutMs: 5000, verify: true, allSizes: true, ...extra };
-    const [s, c] = await Promise.all([
-      runPerftest(p.sim.b, { ...base, role: 'server', listener }),
-      runPerftest(p.sim.a, { ...base, role: 'client', server: '127.0.0.1', port: listener.port }),
-    ]);
-    return { s, c };
-  } finally {
-    listener.close();
-    p.stop();
-  }
-}
 
 const SIZES = Array.from({ length: 23 }, (_, i) => 2 ** (i + 1));
 
@@ -34,7 +13,7 @@ test.each([
   ['write', true],
   ['read', true],
 ] as const)('%s lat=%s -a: 23 sizes, 2 B .. 8 MiB, each with -n messages, all verified', async (verb, lat) => {
-  const { s, c } = await runBoth(verb, lat, { iters: 5 });
+  const { s, c } = await runPerftestPair({ verb, lat, iters: 5, allSizes: true });
   expect(c.problems).toEqual([]);
   expect(s.problems).toEqual([]);
   expect(c.ok && s.ok).toBe(true);
@@ -54,19 +33,10 @@ test.each([
 }, 60_000);
 
 test('-a is refused where perftest refuses it or it is not implemented', async () => {
-  const p = pumpedPair();
-  try {
-    for (const [cfg, msg] of [
-      [{ verb: 'write', durationS: 4 }, /duration mode/],
-      [{ verb: 'write', size: 64 }, /cannot be combined/],
-      [{ verb: 'send' }, /implemented for write and read/],
-      [{ verb: 'atomic' }, /implemented for write and read/],
-    ] as const) {
-      const e = await runPerftest(p.sim.a, { lat: false, role: 'client', server: '127.0.0.1', port: 9, allSizes: true, ...(cfg as Partial<PerftestConfig>), verb: cfg.verb } as PerftestConfig).catch((x: unknown) => x);
-      expect(e).toBeInstanceOf(PerftestError);
-      expect((e as PerftestError).message).toMatch(msg);
-    }
-  } finally {
-    p.stop();
-  }
+  await expectRefused({ allSizes: true }, [
+    [{ verb: 'write', durationS: 4 }, /duration mode/],
+    [{ verb: 'write', size: 64 }, /cannot be combined/],
+    [{ verb: 'send' }, /implemented for write and read/],
+    [{ verb: 'atomic' }, /implemented for write and read/],
+    ]);
 });

@@ -3,30 +3,9 @@
  * (virtual clock, out-of-band exchange over 127.0.0.1 TCP): both directions move every message,
  * verified at each receiver, and each side reports the other's direction too.
  */
-import { TcpChannel } from '../../apps/oob/tcp-channel';
-import type { PerftestVerb } from '../../apps/oob/perftest-session';
+import { expectRefused, runPerftestPair } from './pair';
 import { keyMessageCount, sessionSteps } from '../../apps/oob/perftest-session';
-import type { PerftestConfig } from '../../apps/perftest/config';
-import type { PerftestResult } from '../../apps/perftest/result';
-import { runPerftest } from '../../apps/perftest/run';
-import { PerftestError } from '../../apps/perftest/perftest-error';
-import { pumpedPair } from '../oob/support';
 
-async function runBoth(verb: PerftestVerb, extra: Partial<PerftestConfig>): Promise<{ s: PerftestResult; c: PerftestResult }> {
-  const p = pumpedPair();
-  const listener = await TcpChannel.listen(0, '127.0.0.1');
-  try {
-    const base = { verb, lat: false, stepTimeoutMs: 5000, runTimeoutMs: 10_000, connectTimeoutMs: 5000, verify: true, bidirectional: true, ...extra };
-    const [s, c] = await Promise.all([
-      runPerftest(p.sim.b, { ...base, role: 'server', listener }),
-      runPerftest(p.sim.a, { ...base, role: 'client', server: '127.0.0.1', port: listener.port }),
-    ]);
-    return { s, c };
-  } finally {
-    listener.close();
-    p.stop();
-  }
-}
 
 test.each([
   ['write', { iters: 100, size: 3000, mtu: 1024 }],
@@ -36,7 +15,7 @@ test.each([
   ['send', { iters: 60, size: 2000, mtu: 1024, qps: 2 }],
   ['send', { iters: 60, size: 1024, mtu: 1024, connection: 'UD' }],
 ] as const)('%s -b %j: both directions move every message, each checked where it lands', async (verb, extra) => {
-  const { s, c } = await runBoth(verb, extra);
+  const { s, c } = await runPerftestPair({ verb, lat: false, bidirectional: true, ...extra });
   expect(c.problems).toEqual([]);
   expect(s.problems).toEqual([]);
   expect(c.ok && s.ok).toBe(true);
@@ -69,19 +48,10 @@ test('the -b session: both roles take the same steps, with a start barrier and t
 });
 
 test('-b is refused for latency tests, with -R, -a and -D', async () => {
-  const p = pumpedPair();
-  try {
-    for (const [cfg, msg] of [
-      [{ lat: true }, /bandwidth tests/],
-      [{ rdmaCm: true }, /RDMA CM/],
-      [{ allSizes: true }, /all sizes/],
-      [{ durationS: 4 }, /duration mode/],
-    ] as const) {
-      const e = await runPerftest(p.sim.a, { verb: 'write', lat: false, role: 'client', server: '127.0.0.1', port: 9, bidirectional: true, ...(cfg as Partial<PerftestConfig>) } as PerftestConfig).catch((x: unknown) => x);
-      expect(e).toBeInstanceOf(PerftestError);
-      expect((e as PerftestError).message).toMatch(msg);
-    }
-  } finally {
-    p.stop();
-  }
+  await expectRefused({ bidirectional: true }, [
+    [{ lat: true }, /bandwidth tests/],
+    [{ rdmaCm: true }, /RDMA CM/],
+    [{ allSizes: true }, /all sizes/],
+    [{ durationS: 4 }, /duration mode/],
+    ]);
 });

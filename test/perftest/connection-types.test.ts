@@ -3,29 +3,8 @@
  * out-of-band exchange over 127.0.0.1 TCP), every byte verified; the transport seen on the wire;
  * and perftest's checks of which verbs each transport takes.
  */
-import { TcpChannel } from '../../apps/oob/tcp-channel';
-import type { PerftestVerb } from '../../apps/oob/perftest-session';
-import type { PerftestConfig } from '../../apps/perftest/config';
-import type { PerftestResult } from '../../apps/perftest/result';
-import { runPerftest } from '../../apps/perftest/run';
-import { PerftestError } from '../../apps/perftest/perftest-error';
-import { pumpedPair } from '../oob/support';
+import { expectRefused, runPerftestPair } from './pair';
 
-async function runBoth(verb: PerftestVerb, lat: boolean, extra: Partial<PerftestConfig>): Promise<{ s: PerftestResult; c: PerftestResult }> {
-  const p = pumpedPair();
-  const listener = await TcpChannel.listen(0, '127.0.0.1');
-  try {
-    const base = { verb, lat, stepTimeoutMs: 5000, runTimeoutMs: 10_000, connectTimeoutMs: 5000, verify: true, ...extra };
-    const [s, c] = await Promise.all([
-      runPerftest(p.sim.b, { ...base, role: 'server', listener }),
-      runPerftest(p.sim.a, { ...base, role: 'client', server: '127.0.0.1', port: listener.port }),
-    ]);
-    return { s, c };
-  } finally {
-    listener.close();
-    p.stop();
-  }
-}
 
 test.each([
   ['write', false, 'UC', { iters: 100, size: 3000, mtu: 1024 }],
@@ -35,7 +14,7 @@ test.each([
   ['send', true, 'UD', { iters: 100, size: 512, mtu: 1024 }],
   ['write', true, 'UC', { iters: 100, size: 2000, mtu: 1024 }],
 ] as const)('%s lat=%s over %s: every message arrives and checks', async (verb, lat, connection, extra) => {
-  const { s, c } = await runBoth(verb, lat, { ...extra, connection });
+  const { s, c } = await runPerftestPair({ verb, lat, ...extra, connection });
   expect(c.problems).toEqual([]);
   expect(s.problems).toEqual([]);
   expect(c.ok && s.ok).toBe(true);
@@ -51,26 +30,17 @@ test.each([
 }, 30_000);
 
 test('-c UD cuts the message size to the path MTU, as perftest does (a UD message is one packet)', async () => {
-  const { s, c } = await runBoth('send', false, { iters: 50, mtu: 1024, connection: 'UD' });
+  const { s, c } = await runPerftestPair({ verb: 'send', lat: false, iters: 50, mtu: 1024, connection: 'UD' });
   expect(c.ok && s.ok).toBe(true);
   expect(c.msgSize).toBe(1024);
   expect(s.bytes).toBe(50 * 1024);
 }, 30_000);
 
 test('-c is checked as perftest checks it', async () => {
-  const p = pumpedPair();
-  try {
-    for (const [cfg, msg] of [
-      [{ verb: 'read', connection: 'UC' }, /UC is not possible with READ/],
-      [{ verb: 'atomic', connection: 'UC' }, /UC is not possible with ATOMIC/],
-      [{ verb: 'write', connection: 'UD' }, /UD is only possible with SEND/],
-      [{ verb: 'send', connection: 'XRC' }, /must be RC, UC or UD/],
-    ] as const) {
-      const e = await runPerftest(p.sim.a, { lat: false, role: 'client', server: '127.0.0.1', port: 9, ...(cfg as Partial<PerftestConfig>), verb: cfg.verb } as PerftestConfig).catch((x: unknown) => x);
-      expect(e).toBeInstanceOf(PerftestError);
-      expect((e as PerftestError).message).toMatch(msg);
-    }
-  } finally {
-    p.stop();
-  }
+  await expectRefused({}, [
+    [{ verb: 'read', connection: 'UC' }, /UC is not possible with READ/],
+    [{ verb: 'atomic', connection: 'UC' }, /UC is not possible with ATOMIC/],
+    [{ verb: 'write', connection: 'UD' }, /UD is only possible with SEND/],
+    [{ verb: 'send', connection: 'XRC' as never }, /must be RC, UC or UD/],
+    ]);
 });

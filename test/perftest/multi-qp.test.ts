@@ -3,29 +3,8 @@
  * link (virtual clock, out-of-band exchange over 127.0.0.1 TCP), every byte verified in each QP's
  * own area; and the options' checks.
  */
-import { TcpChannel } from '../../apps/oob/tcp-channel';
-import type { PerftestVerb } from '../../apps/oob/perftest-session';
-import type { PerftestConfig } from '../../apps/perftest/config';
-import type { PerftestResult } from '../../apps/perftest/result';
-import { runPerftest } from '../../apps/perftest/run';
-import { PerftestError } from '../../apps/perftest/perftest-error';
-import { pumpedPair } from '../oob/support';
+import { expectRefused, runPerftestPair } from './pair';
 
-async function runBoth(verb: PerftestVerb, extra: Partial<PerftestConfig>): Promise<{ s: PerftestResult; c: PerftestResult }> {
-  const p = pumpedPair();
-  const listener = await TcpChannel.listen(0, '127.0.0.1');
-  try {
-    const base = { verb, lat: false, stepTimeoutMs: 5000, runTimeoutMs: 10_000, connectTimeoutMs: 5000, verify: true, ...extra };
-    const [s, c] = await Promise.all([
-      runPerftest(p.sim.b, { ...base, role: 'server', listener }),
-      runPerftest(p.sim.a, { ...base, role: 'client', server: '127.0.0.1', port: listener.port }),
-    ]);
-    return { s, c };
-  } finally {
-    listener.close();
-    p.stop();
-  }
-}
 
 const QPS = 4;
 
@@ -35,7 +14,7 @@ test.each([
   ['send', { iters: 60, size: 2000, mtu: 1024, rxDepth: 16 }, 2000],
   ['atomic', { iters: 60 }, 8],
 ] as const)('%s bandwidth with -q 4: each QP moves -n messages into its own area, all verified', async (verb, extra, size) => {
-  const { s, c } = await runBoth(verb, { ...extra, qps: QPS });
+  const { s, c } = await runPerftestPair({ verb, lat: false, ...extra, qps: QPS });
   expect(c.problems).toEqual([]);
   expect(s.problems).toEqual([]);
   expect(c.ok && s.ok).toBe(true);
@@ -62,26 +41,17 @@ test.each([
 }, 30_000);
 
 test('-q 4 in duration mode: every QP posts until the end, and all that was posted completes', async () => {
-  const { s, c } = await runBoth('write', { durationS: 0.004, marginS: 0.001, size: 4096, qps: QPS, verify: false });
+  const { s, c } = await runPerftestPair({ verb: 'write', lat: false, durationS: 0.004, marginS: 0.001, size: 4096, qps: QPS, verify: false });
   expect(c.ok && s.ok).toBe(true);
   expect(c.messages).toBeGreaterThan(0);
   expect(c.iterations).toBeGreaterThanOrEqual(c.messages);
 }, 30_000);
 
 test('-q is checked: latency tests and out-of-range counts are refused before anything is sent', async () => {
-  const p = pumpedPair();
-  try {
-    for (const [cfg, msg] of [
-      [{ lat: true, qps: 2 }, /only available in bandwidth tests/],
-      [{ qps: 0 }, /must be 1\.\.16384/],
-      [{ qps: 16385 }, /must be 1\.\.16384/],
-      [{ qps: 1.5 }, /must be 1\.\.16384/],
-    ] as const) {
-      const e = await runPerftest(p.sim.a, { verb: 'write', lat: false, role: 'client', server: '127.0.0.1', port: 9, ...cfg }).catch((x: unknown) => x);
-      expect(e).toBeInstanceOf(PerftestError);
-      expect((e as PerftestError).message).toMatch(msg);
-    }
-  } finally {
-    p.stop();
-  }
+  await expectRefused({}, [
+    [{ lat: true, qps: 2 }, /only available in bandwidth tests/],
+    [{ qps: 0 }, /must be 1\.\.16384/],
+    [{ qps: 16385 }, /must be 1\.\.16384/],
+    [{ qps: 1.5 }, /must be 1\.\.16384/],
+    ]);
 });
