@@ -38,5 +38,5 @@ test('-a is refused where perftest refuses it or it is not implemented', async (
     [{ verb: 'write', size: 64 }, /cannot be combined/],
     [{ verb: 'send' }, /implemented for write and read/],
     [{ verb: 'atomic' }, /implemented for write and read/],
-    ]);
+  ]);
 });

@@ -53,5 +53,5 @@ test('-b is refused for latency tests, with -R, -a and -D', async () => {
     [{ rdmaCm: true }, /RDMA CM/],
     [{ allSizes: true }, /all sizes/],
     [{ durationS: 4 }, /duration mode/],
-    ]);
+  ]);
 });

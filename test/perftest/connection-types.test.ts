@@ -42,5 +42,5 @@ test('-c is checked as perftest checks it', async () => {
     [{ verb: 'atomic', connection: 'UC' }, /UC is not possible with ATOMIC/],
     [{ verb: 'write', connection: 'UD' }, /UD is only possible with SEND/],
     [{ verb: 'send', connection: 'XRC' as never }, /must be RC, UC or UD/],
-    ]);
+  ]);
 });

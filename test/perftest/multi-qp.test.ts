@@ -53,5 +53,5 @@ test('-q is checked: latency tests and out-of-range counts are refused before an
     [{ qps: 0 }, /must be 1\.\.16384/],
     [{ qps: 16385 }, /must be 1\.\.16384/],
     [{ qps: 1.5 }, /must be 1\.\.16384/],
-    ]);
+  ]);
 });
