@@ -1,6 +1,6 @@
 /**
  * `roce perftest`: ib_write_bw, ib_read_bw, ib_send_bw, ib_atomic_bw,
- * ib_write_lat, ib_read_lat and ib_send_lat in one command, with perftest's
+ * ib_write_lat, ib_read_lat, ib_send_lat and ib_atomic_lat in one command, with perftest's
  * flags, roles (the server runs without an address) and out-of-band exchange,
  * so either end may be the unmodified tool.
  */
@@ -8,10 +8,11 @@ import { type OptionSpec, UsageError, formatOptions } from './args';
 import { type CommandContext, parseCommand } from './command';
 import { type HostTestNames, CM_OPTIONS, PCAP_OPTIONS, cmTimingArg, TCLASS_OPTIONS, trafficClassArg, SHARED_OPTIONS, hostTestArgs, runHostTest } from './host-test';
 import type { Output } from './output';
-import { PerftestVerb } from '../apps/oob/perftest-session';
+import { PerftestVerb, perftestBinary } from '../apps/oob/perftest-session';
 import { PINGPONG_DEFAULT_PORT } from '../apps/oob/pingpong-messages';
-import type { AtomicType, PerftestConfig } from '../apps/perftest/config';
+import { type AtomicType, type PerftestConfig, Connection, defaultMarginS } from '../apps/perftest/config';
 import type { PerftestResult } from '../apps/perftest/result';
+import type { LatencyStats } from '../apps/perftest/measurement';
 import { runPerftest } from '../apps/perftest/run';
 import type { HostDevice } from '../apps/host/host-device';
 
@@ -24,7 +25,11 @@ export const PERFTEST_OPTIONS: readonly OptionSpec[] = [
   { name: 'size', short: 's', kind: 'string', value: 'BYTES', help: 'message size (default 65536 for bandwidth, 2 for latency, 8 for atomics)' },
   { name: 'iters', short: 'n', kind: 'string', value: 'N', help: 'iterations (default 5000 for write bandwidth, 1000 otherwise; at least 5)' },
   { name: 'duration', short: 'D', kind: 'string', value: 'SECONDS', help: 'bandwidth tests: run for this long instead of -n iterations (give it to both ends)' },
-  { name: 'margin', short: 'f', kind: 'string', value: 'SECONDS', help: 'with -D: measure only from this long after the start to this long before the end (default 2)' },
+  { name: 'margin', short: 'f', kind: 'string', value: 'SECONDS', help: 'with -D: measure only from this long after the start to this long before the end (default: a quarter of --duration in whole seconds, rounded down, as perftest)' },
+  { name: 'bidirectional', short: 'b', kind: 'flag', help: 'bandwidth tests: both ends send at once and each reports the sum of both directions, as perftest -b; give it to both ends' },
+  { name: 'all', short: 'a', kind: 'flag', help: 'write and read: run every size from 2 bytes to 8 MiB (2^1..2^23), --iters messages each, as perftest -a; give it to both ends' },
+  { name: 'connection', short: 'c', kind: 'string', value: 'TYPE', help: 'RC (default), UC (write and send) or UD (send; the size is cut to the MTU, a UD message being one packet), as perftest -c; give it to both ends' },
+  { name: 'qp', short: 'q', kind: 'string', value: 'N', help: 'bandwidth tests: this many QPs, each moving --iters messages (perftest -q; default 1, at most 16384; give it to both ends)' },
   { name: 'mtu', short: 'm', kind: 'string', value: 'BYTES', help: 'path MTU: 256, 512, 1024, 2048 or 4096 (default: what the link carries)' },
   { name: 'port', short: 'p', kind: 'string', value: 'PORT', help: `TCP port of the out-of-band exchange (default ${PINGPONG_DEFAULT_PORT})` },
   { name: 'gid-index', short: 'x', kind: 'string', value: 'N', help: 'source GID index (default: the first IPv4-mapped GID)' },
@@ -69,7 +74,6 @@ export async function perftestCommand(argv: readonly string[], out: Output, ctx:
   if (!VERBS.includes(verbText)) throw new UsageError(`unknown perftest test ${JSON.stringify(verbText)} (tests: ${VERBS.join(', ')})`);
   const verb = verbText as PerftestVerb;
   const lat = args.flags.has('lat');
-  if (lat && verb === PerftestVerb.ATOMIC) throw new UsageError('atomic latency (ib_atomic_lat) is not implemented; run atomic without --lat');
   const a = hostTestArgs(args, rest, NAMES);
   const { num } = a;
   const atomicText = args.values.get('atomic_type');
@@ -113,7 +117,7 @@ export async function perftestCommand(argv: readonly string[], out: Output, ctx:
   if (duration !== undefined) {
     if (lat) throw new UsageError('--duration applies to bandwidth tests (run without --lat)');
     if (args.values.has('iters')) throw new UsageError('--duration and --iters cannot be combined');
-    const m = margin ?? 2;
+    const m = margin ?? defaultMarginS(duration);
     if (2 * m >= duration) throw new UsageError(`--margin ${m} leaves nothing to measure of a ${duration}-second run (it must be less than half of --duration)`);
   } else if (margin !== undefined) {
     throw new UsageError('--margin applies with --duration only');
@@ -127,11 +131,35 @@ export async function perftestCommand(argv: readonly string[], out: Output, ctx:
   set('txDepth', num('tx-depth', 1, 32768));
   set('rxDepth', num('rx-depth', 1, 32768));
   set('qpTimeout', num('qp-timeout', 0, 31));
+  const qps = num('qp', 1, 16384);
+  if (qps !== undefined && qps > 1 && lat) throw new UsageError('--qp more than 1 applies to bandwidth tests (perftest: "Multiple QPs only available on bw tests")');
+  if (qps !== undefined && qps > 1 && cfg.rdmaCm === true) throw new UsageError('--qp more than 1 with -R is not implemented');
+  set('qps', qps);
+  if (args.flags.has('bidirectional')) {
+    if (lat) throw new UsageError('--bidirectional applies to bandwidth tests (run without --lat)');
+    if (cfg.rdmaCm === true || duration !== undefined || args.flags.has('all')) throw new UsageError('--bidirectional with -R, --duration or --all is not implemented');
+    cfg.bidirectional = true;
+  }
+  if (args.flags.has('all')) {
+    if (size !== undefined) throw new UsageError('--all and --size cannot be combined');
+    if (duration !== undefined) throw new UsageError('--all and --duration cannot be combined (perftest: "Duration mode currently doesn\'t support running on all sizes")');
+    if (verb !== PerftestVerb.WRITE && verb !== PerftestVerb.READ) throw new UsageError(`--all is implemented for write and read, not ${verb}`);
+    cfg.allSizes = true;
+  }
+  const conn = args.values.get('connection');
+  if (conn !== undefined) {
+    const c = conn.toUpperCase();
+    if (c !== Connection.RC && c !== Connection.UC && c !== Connection.UD) throw new UsageError(`--connection must be RC, UC or UD, not ${JSON.stringify(conn)}`);
+    if (c === Connection.UC && (verb === PerftestVerb.READ || verb === PerftestVerb.ATOMIC)) throw new UsageError(`--connection UC is not possible with ${verb} (perftest: "UC connection not possible in READ/ATOMIC verbs")`);
+    if (c === Connection.UD && verb !== PerftestVerb.SEND) throw new UsageError('--connection UD is only possible with send (perftest: "UD connection only possible in SEND verb")');
+    if (c !== Connection.RC && cfg.rdmaCm === true) throw new UsageError(`--connection ${c} with -R is not implemented`);
+    cfg.connection = c;
+  }
   set('atomicType', atomicText as AtomicType | undefined);
 
   if (cfg.rdmaCm === true && a.server !== undefined && !/^\d{1,3}(\.\d{1,3}){3}$/.test(a.server)) throw new UsageError(`-R needs SERVER_IP as an IPv4 address, not ${JSON.stringify(a.server)}`);
   if (cfg.rdmaCm === true && a.bind !== undefined) throw new UsageError('--bind applies to the TCP exchange; with -R the server listens through the RDMA CM on --dev');
-  const test = `ib_${verb}_${lat ? 'lat' : 'bw'}`;
+  const test = perftestBinary(verb, lat);
   return runHostTest(out, ctx, a, NAMES, {
     test,
     exchange: cfg.rdmaCm === true ? 'RDMA CM connection' : 'out-of-band exchange',
@@ -151,19 +179,26 @@ function report(out: Output, r: PerftestResult, host: HostDevice): void {
   const line = '-'.repeat(86);
   out.stdout(`${line}\n`);
   out.stdout(`                    ${r.test} (roce-ts), ${r.role}\n`);
-  out.stdout(` Device ${host.ifname} (${host.driver}${host.virtualTime ? ', simulated time' : ''}), RC, 1 QP, MTU ${r.mtu}, peer perftest ${r.peerVersion}${r.rdmaCm ? ', rdma_cm QPs' : ''}\n`);
+  out.stdout(` Device ${host.ifname} (${host.driver}${host.virtualTime ? ', simulated time' : ''}), ${r.connection}, ${r.qps} QP${r.qps > 1 ? 's' : ''}, MTU ${r.mtu}, peer perftest ${r.peerVersion}${r.rdmaCm ? ', rdma_cm QPs' : ''}\n`);
   out.stdout(` local address:  LID 0000 QPN 0x${hex(r.local.qpn, 6)} PSN 0x${hex(r.local.psn, 6)} RKey 0x${hex(r.local.rkey, 8)} VAddr ${r.local.vaddr} GID ${r.local.gid}\n`);
+  for (const p of r.qpPairs.slice(1)) out.stdout(` local address:  LID 0000 QPN 0x${hex(p.local.qpn, 6)} PSN 0x${hex(p.local.psn, 6)}\n`);
   out.stdout(` remote address: LID 0000 QPN 0x${hex(r.remote.qpn, 6)} PSN 0x${hex(r.remote.psn, 6)} RKey 0x${hex(r.remote.rkey, 8)} VAddr ${r.remote.vaddr} GID ${r.remote.gid}\n`);
+  for (const p of r.qpPairs.slice(1)) out.stdout(` remote address: LID 0000 QPN 0x${hex(p.remote.qpn, 6)} PSN 0x${hex(p.remote.psn, 6)}\n`);
   out.stdout(`${line}\n`);
   if (r.lat) {
     const l = r.latencyUs;
     out.stdout(` #bytes #iterations    t_min[usec]    t_p50[usec]    t_p99[usec]    t_max[usec]    t_avg[usec]\n`);
-    if (l === null) out.stdout(` ${String(r.msgSize).padEnd(6)} ${String(r.iterations).padEnd(13)} (the server of ib_read_lat only answers READs; the client measures)\n`);
-    else out.stdout(` ${String(r.msgSize).padEnd(6)} ${String(r.iterations).padEnd(13)} ${[l.min, l.p50, l.p99, l.max, l.avg].map((x) => x.toFixed(2).padStart(14)).join(' ')}\n`);
+    const row = (size: number, x: LatencyStats): void => out.stdout(` ${String(size).padEnd(6)} ${String(r.iterations).padEnd(13)} ${[x.min, x.p50, x.p99, x.max, x.avg].map((v) => v.toFixed(2).padStart(14)).join(' ')}\n`);
+    if (l === null) out.stdout(` ${String(r.msgSize).padEnd(6)} ${String(r.iterations).padEnd(13)} (the server of ${r.test} only answers; the client measures)\n`);
+    else if (r.sizes.length > 0) for (const s of r.sizes) row(s.msgSize, s.latencyUs ?? l);
+    else row(r.msgSize, l);
   } else {
     if (r.durationS !== null) out.stdout(` Duration mode: ${r.durationS} s; the figures count the messages completed inside the measuring window\n`);
     out.stdout(` #bytes     #iterations    BW average[Gb/sec]   MsgRate[Mpps]${r.measured === 'peer-report' ? '   (as reported by the client)' : ''}\n`);
-    out.stdout(` ${String(r.msgSize).padEnd(10)} ${String(r.messages).padEnd(14)} ${r.gbps.toFixed(2).padStart(18)}   ${r.mpps.toFixed(6).padStart(13)}\n`);
+    const row = (size: number, messages: number, gbps: number, mpps: number): void => out.stdout(` ${String(size).padEnd(10)} ${String(messages).padEnd(14)} ${gbps.toFixed(2).padStart(18)}   ${mpps.toFixed(6).padStart(13)}\n`);
+    for (const s of r.sizes.slice(0, -1)) row(s.msgSize, s.messages, s.gbps, s.mpps);
+    row(r.msgSize, r.messages, r.gbps, r.mpps);
+    if (r.bidirectional !== null) out.stdout(` bidirectional: the peer's direction ${r.bidirectional.peer.gbps.toFixed(2)} Gb/sec (${r.bidirectional.peer.messages} messages), both ways ${r.bidirectional.gbpsBothWays.toFixed(2)} Gb/sec\n`);
   }
   out.stdout(`${line}\n`);
   if (r.verify.enabled) out.stdout(` verify: ${r.verify.bytesChecked} bytes checked, ${r.verify.mismatches} mismatches\n`);

@@ -1,7 +1,7 @@
 /**
  * The out-of-band conversation of each perftest binary, step by step, as its
  * main() runs it (linux-rdma/perftest src/write_bw.c, read_bw.c, send_bw.c,
- * atomic_bw.c, write_lat.c, read_lat.c, send_lat.c, at 6.29; the sequences
+ * atomic_bw.c, write_lat.c, read_lat.c, send_lat.c, atomic_lat.c, at 6.29; the sequences
  * below are the same back to 6.06 for these options): RC, one QP, a fixed
  * number of iterations, no duplex, no data-validation flag; with or without
  * -R (RDMA CM: the same messages over a CM-connected QP, see sessionSteps).
@@ -82,10 +82,10 @@ const setup: SessionStep[] = [{ kind: 'versions' }, { kind: 'sys-data' }, { kind
  * The steps `role` takes in the binary for (verb, lat); with `rdmaCm` (-R) as each main() runs
  * them when work_rdma_cm is ON: create_rdma_cm_connection() right after check_mtu(), before the
  * first key exchange, and no ctx_connect() (the CM has moved the QPs). Atomic latency
- * (ib_atomic_lat) is not part of this set.
+ * (ib_atomic_lat) runs read_lat.c's sequence.
  */
-export function sessionSteps(verb: PerftestVerb, lat: boolean, role: PerftestRole, rdmaCm = false): SessionStep[] {
-  const steps = tcpSessionSteps(verb, lat, role);
+export function sessionSteps(verb: PerftestVerb, lat: boolean, role: PerftestRole, rdmaCm = false, duplex = false): SessionStep[] {
+  const steps = duplex && !lat ? duplexSessionSteps(verb) : tcpSessionSteps(verb, lat, role);
   if (!rdmaCm) return steps;
   const out: SessionStep[] = [];
   for (const s of steps) {
@@ -96,35 +96,48 @@ export function sessionSteps(verb: PerftestVerb, lat: boolean, role: PerftestRol
   return out;
 }
 
+/** send_bw.c and send_lat.c up to the start barrier: keys, connect, barrier, keys, receives posted (where this side receives), start barrier. */
+function sendPrelude(receives: boolean): SessionStep[] {
+  return [
+    ...setup,
+    { kind: 'keys', purpose: 'exchange QP attributes', everyQp: true },
+    { kind: 'connect' },
+    { kind: 'keys', purpose: 'barrier after connecting', everyQp: false },
+    { kind: 'keys', purpose: 'exchange after connecting (printed as remote address)', everyQp: true },
+    ...(receives ? [{ kind: 'post-receives' } as const] : []),
+    { kind: 'keys', purpose: 'start barrier (receives posted)', everyQp: false },
+  ];
+}
+
+/** write_bw.c, read_bw.c and atomic_bw.c up to the barrier after moving the QPs to RTR. */
+const ONE_SIDED_BW_PRELUDE: readonly SessionStep[] = [
+  ...setup,
+  { kind: 'keys', purpose: 'exchange QP attributes', everyQp: true },
+  { kind: 'connect' },
+  { kind: 'keys', purpose: 'exchange after connecting (printed as remote address)', everyQp: true },
+  { kind: 'keys', purpose: 'barrier after moving the QP to RTR', everyQp: false },
+];
+
+/**
+ * Bidirectional bandwidth (-b, duplex; perftest 6.06 write_bw.c / read_bw.c / atomic_bw.c /
+ * send_bw.c, RUN_REGULAR): both sides send, so both take the same steps: a barrier before the run,
+ * then the reports exchanged (each prints the sum of both directions), then the closing barrier.
+ */
+function duplexSessionSteps(verb: PerftestVerb): SessionStep[] {
+  const prelude = verb === PerftestVerb.SEND ? sendPrelude(true) : [...ONE_SIDED_BW_PRELUDE, { kind: 'keys', purpose: 'start barrier (both sides run)', everyQp: false } as const];
+  return [...prelude, { kind: 'run' }, { kind: 'bw-reports' }, { kind: 'close', handshake: true }];
+}
+
 function tcpSessionSteps(verb: PerftestVerb, lat: boolean, role: PerftestRole): SessionStep[] {
   const server = role === 'server';
   if (!lat) {
-    if (verb === PerftestVerb.SEND) {
-      // send_bw.c: keys per QP, connect, keys QP 0, keys per QP, receives posted (server), start barrier, run, close.
-      return [
-        ...setup,
-        { kind: 'keys', purpose: 'exchange QP attributes', everyQp: true },
-        { kind: 'connect' },
-        { kind: 'keys', purpose: 'barrier after connecting', everyQp: false },
-        { kind: 'keys', purpose: 'exchange after connecting (printed as remote address)', everyQp: true },
-        ...(server ? [{ kind: 'post-receives' } as const] : []),
-        { kind: 'keys', purpose: 'start barrier (receives posted)', everyQp: false },
-        { kind: 'run' },
-        { kind: 'close', handshake: true, waitsForPeerRun: true },
-      ];
-    }
+    // send_bw.c: keys per QP, connect, keys QP 0, keys per QP, receives posted (server), start barrier, run, close.
+    if (verb === PerftestVerb.SEND) return [...sendPrelude(server), { kind: 'run' }, { kind: 'close', handshake: true, waitsForPeerRun: true }];
     // write_bw.c, read_bw.c, atomic_bw.c: the server takes no part in the test; it waits for the client's
     // barrier, takes its report and closes.
-    const common: SessionStep[] = [
-      ...setup,
-      { kind: 'keys', purpose: 'exchange QP attributes', everyQp: true },
-      { kind: 'connect' },
-      { kind: 'keys', purpose: 'exchange after connecting (printed as remote address)', everyQp: true },
-      { kind: 'keys', purpose: 'barrier after moving the QP to RTR', everyQp: false },
-    ];
     return server
-      ? [...common, { kind: 'keys', purpose: 'barrier: client finished', everyQp: false, waitsForPeerRun: true }, { kind: 'bw-reports' }, { kind: 'close', handshake: true }]
-      : [...common, { kind: 'run' }, { kind: 'keys', purpose: 'barrier: client finished', everyQp: false }, { kind: 'bw-reports' }, { kind: 'close', handshake: true }];
+      ? [...ONE_SIDED_BW_PRELUDE, { kind: 'keys', purpose: 'barrier: client finished', everyQp: false, waitsForPeerRun: true }, { kind: 'bw-reports' }, { kind: 'close', handshake: true }]
+      : [...ONE_SIDED_BW_PRELUDE, { kind: 'run' }, { kind: 'keys', purpose: 'barrier: client finished', everyQp: false }, { kind: 'bw-reports' }, { kind: 'close', handshake: true }];
   }
   switch (verb) {
     case PerftestVerb.WRITE:
@@ -140,7 +153,9 @@ function tcpSessionSteps(verb: PerftestVerb, lat: boolean, role: PerftestRole): 
         { kind: 'close', handshake: false },
       ];
     case PerftestVerb.READ:
-      // read_lat.c: only the client reads; the server closes (after one last barrier) as soon as the client has.
+    case PerftestVerb.ATOMIC:
+      // read_lat.c and atomic_lat.c (the same main()): only the client reads (or posts atomics); the
+      // server closes (after one last barrier) as soon as the client has.
       return [
         ...setup,
         { kind: 'keys', purpose: 'first barrier', everyQp: false },
@@ -153,19 +168,7 @@ function tcpSessionSteps(verb: PerftestVerb, lat: boolean, role: PerftestRole): 
       ];
     case PerftestVerb.SEND:
       // send_lat.c: both post receives before the start barrier, then ping-pong (client first).
-      return [
-        ...setup,
-        { kind: 'keys', purpose: 'exchange QP attributes', everyQp: true },
-        { kind: 'connect' },
-        { kind: 'keys', purpose: 'barrier after connecting', everyQp: false },
-        { kind: 'keys', purpose: 'exchange after connecting (printed as remote address)', everyQp: true },
-        { kind: 'post-receives' },
-        { kind: 'keys', purpose: 'start barrier (receives posted)', everyQp: false },
-        { kind: 'run' },
-        { kind: 'close', handshake: true, waitsForPeerRun: true },
-      ];
-    case PerftestVerb.ATOMIC:
-      throw new OobError(OobErrorCode.INCOMPATIBLE, 'ib_atomic_lat is not implemented (atomic tests run as ib_atomic_bw)', 'test');
+      return [...sendPrelude(true), { kind: 'run' }, { kind: 'close', handshake: true, waitsForPeerRun: true }];
   }
 }
 

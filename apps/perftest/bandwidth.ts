@@ -11,13 +11,15 @@ import { PerftestVerb as Verb } from '../oob/perftest-session';
 import { PerftestError, PerftestErrorCode } from './perftest-error';
 import { MeasuringWindow } from './measurement';
 import { pattern } from './verification';
-import { progressMark } from './completion-waits';
+import { progressMarkAll } from './completion-waits';
 import type { PerftestSide } from './perftest-side';
 
 /** Runs this side's part of a bandwidth test. */
 export async function runBandwidth(side: PerftestSide): Promise<void> {
   const { rc } = side;
-  if (rc.role === 'client') await (rc.durationS > 0 ? runClientForDuration(side) : runClient(side));
+  // -b: both sides run the client's loop (run_iter_bw), or for SEND both send and receive (run_iter_bi).
+  if (rc.duplex) await (rc.verb === Verb.SEND ? runBidirectionalSend(side) : runClient(side));
+  else if (rc.role === 'client') await (rc.durationS > 0 ? runClientForDuration(side) : runClient(side));
   else if (rc.verb === Verb.SEND) await (rc.durationS > 0 ? runSendServerForDuration(side) : runSendServer(side));
 }
 
@@ -31,30 +33,69 @@ function takeWindow(side: PerftestSide, w: MeasuringWindow | null, missing: stri
   if (!side.measured.takeWindow(w)) throw new PerftestError(PerftestErrorCode.TIMEOUT, `${side.binary}: ${missing}`, 'completion');
 }
 
-/** run_iter_bw: keep up to tx depth requests outstanding, every cq_mod-th (and the last) signaled. */
+/** Where each QP of a sending loop stands: messages posted and completed, per QP. */
+class SendCounts {
+  readonly posted: number[];
+  readonly completed: number[];
+  totalPosted = 0;
+  totalCompleted = 0;
+
+  constructor(qps: number) {
+    this.posted = new Array<number>(qps).fill(0);
+    this.completed = new Array<number>(qps).fill(0);
+  }
+
+  /**
+   * run_iter_bw's posting: each QP in turn posts while it has fewer than tx depth outstanding and
+   * fewer than `limit` posted; `signaled(k)` says which of its messages ask for a completion.
+   */
+  post(side: PerftestSide, limit: number, signaled: (k: number) => boolean): void {
+    const { rc } = side;
+    const { qps } = side.resources();
+    for (let q = 0; q < rc.qps; q++) {
+      let p = this.posted[q] as number;
+      const c = this.completed[q] as number;
+      if (p >= limit || p - c >= rc.txDepth) continue;
+      const batch: SendWr[] = [];
+      while (p < limit && p - c < rc.txDepth) {
+        const k = p++;
+        batch.push(side.sendWr(k, signaled(k), q));
+      }
+      this.totalPosted += p - (this.posted[q] as number);
+      this.posted[q] = p;
+      (qps[q] as (typeof qps)[number]).postSend(batch);
+    }
+  }
+
+  /** A send completion: RC completes in order, so a signaled message completes every one of its QP posted before it. */
+  complete(wrId: number, qpCount: number): void {
+    const q = wrId % qpCount;
+    const done = Math.floor(wrId / qpCount) + 1;
+    this.totalCompleted += done - (this.completed[q] as number);
+    this.completed[q] = done;
+  }
+}
+
+/**
+ * run_iter_bw: each QP keeps up to tx depth requests outstanding, every cq_mod-th (and each QP's
+ * last) signaled; with -q the QPs take turns posting, and each moves `iters` messages.
+ */
 async function runClient(side: PerftestSide): Promise<void> {
   const { rc, waits, measured } = side;
-  const { qp, sendCq: cq } = side.resources();
-  let posted = 0;
-  let completed = 0;
+  const { sendCq: cq } = side.resources();
+  const n = new SendCounts(rc.qps);
+  const total = rc.iters * rc.qps;
   const clock = side.dev.clock;
   measured.started = clock.now();
-  while (completed < rc.iters) {
-    if (posted < rc.iters && posted - completed < rc.txDepth) {
-      const batch: SendWr[] = [];
-      while (posted < rc.iters && posted - completed < rc.txDepth) {
-        const k = posted++;
-        batch.push(side.sendWr(k, (k + 1) % rc.cqMod === 0 || k === rc.iters - 1));
-      }
-      qp.postSend(batch);
-    }
-    for (const wc of await waits.pollSome(cq, `the completion of ${rc.verb.toUpperCase()} #${completed}`)) {
+  while (n.totalCompleted < total) {
+    n.post(side, rc.iters, (k) => (k + 1) % rc.cqMod === 0 || k === rc.iters - 1);
+    for (const wc of await waits.pollSome(cq, `the completion of ${rc.verb.toUpperCase()} #${n.totalCompleted}`)) {
       waits.check(wc, rc.verb.toUpperCase());
-      completed = Number(wc.wrId) + 1;
+      n.complete(Number(wc.wrId), rc.qps);
     }
   }
   measured.finished = clock.now();
-  measured.messages = rc.iters;
+  measured.messages = total;
   reportMeasured(side);
 }
 
@@ -65,53 +106,58 @@ async function runClient(side: PerftestSide): Promise<void> {
  */
 async function runClientForDuration(side: PerftestSide): Promise<void> {
   const { rc, waits } = side;
-  const { qp, sendCq: cq } = side.resources();
+  const { qps, sendCq: cq } = side.resources();
   const clock = side.dev.clock;
   const window = new MeasuringWindow(clock.now(), rc.durationS, rc.marginS);
-  let posted = 0;
-  let completed = 0;
+  const n = new SendCounts(rc.qps);
   const reap = async (): Promise<void> => {
-    for (const wc of await waits.pollSome(cq, `the completion of ${rc.verb.toUpperCase()} #${completed}`)) {
+    for (const wc of await waits.pollSome(cq, `the completion of ${rc.verb.toUpperCase()} #${n.totalCompleted}`)) {
       waits.check(wc, rc.verb.toUpperCase());
-      completed = Number(wc.wrId) + 1;
+      n.complete(Number(wc.wrId), rc.qps);
     }
   };
-  while (window.note(clock.now(), completed)) {
-    if (posted - completed < rc.txDepth) {
-      const batch: SendWr[] = [];
-      while (posted - completed < rc.txDepth) {
-        const k = posted++;
-        batch.push(side.sendWr(k, (k + 1) % rc.cqMod === 0)); // every cq_mod-th signaled
-      }
-      qp.postSend(batch);
-    }
+  while (window.note(clock.now(), n.totalCompleted)) {
+    n.post(side, Infinity, (k) => (k + 1) % rc.cqMod === 0); // every cq_mod-th signaled
     await reap();
   }
-  // The tail may be unsignaled: one more signaled request completes it (RC completes in order).
-  if (completed < posted && posted % rc.cqMod !== 0) qp.postSend(side.sendWr(posted++, true));
-  while (completed < posted) await reap();
-  side.measured.posted = posted;
+  // Each QP's tail may be unsignaled: one more signaled request completes it (RC completes in order).
+  for (let q = 0; q < rc.qps; q++) {
+    const p = n.posted[q] as number;
+    if ((n.completed[q] as number) < p && p % rc.cqMod !== 0) {
+      (qps[q] as (typeof qps)[number]).postSend(side.sendWr(p, true, q));
+      n.posted[q] = p + 1;
+      n.totalPosted++;
+    }
+  }
+  while (n.totalCompleted < n.totalPosted) await reap();
+  side.measured.posted = n.totalPosted;
   takeWindow(side, window, 'the run ended before its measuring window');
   reportMeasured(side);
 }
 
-/** run_iter_bw_server: count receives, re-posting each buffer while more messages are due. */
+/** run_iter_bw_server: count receives (iters on each QP), re-posting each buffer while more messages are due on its QP. */
 async function runSendServer(side: PerftestSide): Promise<void> {
   const { rc, waits, measured } = side;
-  const { qp, mr, recvCq: cq, layout, verifier } = side.resources();
+  const { qps, mr, recvCq: cq, layout, verifier } = side.resources();
   let received = 0;
-  let postedTotal = rc.rxDepth;
+  const total = rc.iters * rc.qps;
+  const receivedOn = new Array<number>(rc.qps).fill(0);
+  const postedOn = new Array<number>(rc.qps).fill(rc.rxDepth);
   const expected = rc.verify ? Array.from({ length: layout.slots }, (_, s) => pattern(s, rc.size)) : [];
-  while (received < rc.iters) {
+  while (received < total) {
     for (const wc of await waits.pollSome(cq, `SEND #${received}`)) {
       waits.check(wc, 'receive');
       if (received === 0) measured.started = side.dev.clock.now();
-      const j = Number(wc.wrId);
-      if (rc.verify) verifier.check(layout.recvOffset(j), expected[layout.slotIndex(received)] as Uint8Array, wc.byteLen, `SEND #${received}`);
+      const id = Number(wc.wrId);
+      const q = id % rc.qps;
+      const j = Math.floor(id / rc.qps);
+      const n = receivedOn[q] as number;
+      if (rc.verify) verifier.check(layout.recvPayload(j, q), expected[layout.slotIndex(n)] as Uint8Array, wc.byteLen - layout.grh, `${rc.qps > 1 ? `QP ${q} ` : ''}SEND #${n}`);
+      receivedOn[q] = n + 1;
       received++;
-      if (postedTotal < rc.iters) {
-        qp.postRecv({ wrId: j, sgList: [mr.sge(layout.recvOffset(j), rc.size)] });
-        postedTotal++;
+      if ((postedOn[q] as number) < rc.iters) {
+        (qps[q] as (typeof qps)[number]).postRecv({ wrId: id, sgList: [mr.sge(layout.recvOffset(j, q), layout.recvLength)] });
+        postedOn[q] = (postedOn[q] as number) + 1;
       }
     }
   }
@@ -127,14 +173,15 @@ async function runSendServer(side: PerftestSide): Promise<void> {
  */
 async function runSendServerForDuration(side: PerftestSide): Promise<void> {
   const { rc, waits } = side;
-  const { qp, mr, recvCq: cq, layout, verifier } = side.resources();
+  const { qps, mr, recvCq: cq, layout, verifier } = side.resources();
   const clock = side.dev.clock;
   const expected = rc.verify ? Array.from({ length: layout.slots }, (_, s) => pattern(s, rc.size)) : [];
   let received = 0;
+  const receivedOn = new Array<number>(rc.qps).fill(0);
   let window: MeasuringWindow | null = null; // opens with the first SEND
   let lastAt = 0;
   let deadline = Date.now() + waits.runTimeoutMs;
-  let mark = progressMark(qp);
+  let mark = progressMarkAll(qps);
   for (;;) {
     const wcs = cq.poll(64);
     const now = clock.now();
@@ -143,7 +190,7 @@ async function runSendServerForDuration(side: PerftestSide): Promise<void> {
       // The client decides the end: its closing message comes after its last SEND completed.
       if (side.peerDone()) break;
       waits.assertAlive(`SEND #${received}`);
-      const m = progressMark(qp);
+      const m = progressMarkAll(qps);
       if (m !== mark) {
         mark = m;
         deadline = Date.now() + waits.runTimeoutMs;
@@ -156,14 +203,63 @@ async function runSendServerForDuration(side: PerftestSide): Promise<void> {
     window ??= new MeasuringWindow(now, rc.durationS, rc.marginS);
     for (const wc of wcs) {
       waits.check(wc, 'receive');
-      const j = Number(wc.wrId);
-      if (rc.verify) verifier.check(layout.recvOffset(j), expected[layout.slotIndex(received)] as Uint8Array, wc.byteLen, `SEND #${received}`);
+      const id = Number(wc.wrId);
+      const q = id % rc.qps;
+      const j = Math.floor(id / rc.qps);
+      const n = receivedOn[q] as number;
+      receivedOn[q] = n + 1;
+      if (rc.verify) verifier.check(layout.recvPayload(j, q), expected[layout.slotIndex(n)] as Uint8Array, wc.byteLen - layout.grh, `${rc.qps > 1 ? `QP ${q} ` : ''}SEND #${n}`);
       received++;
       lastAt = now;
-      qp.postRecv({ wrId: j, sgList: [mr.sge(layout.recvOffset(j), rc.size)] });
+      (qps[q] as (typeof qps)[number]).postRecv({ wrId: id, sgList: [mr.sge(layout.recvOffset(j, q), layout.recvLength)] });
     }
   }
   // The client's run may end a little before this side's clock reaches the window's end (it started first).
   window?.close(lastAt, received);
   takeWindow(side, window, 'the client stopped before the measuring window began');
+}
+
+/**
+ * run_iter_bi: both sides SEND and receive at once. Each QP keeps up to tx depth SENDs
+ * outstanding and re-posts each receive while more messages are due on it; the run ends when
+ * every QP has sent and received `iters` messages. The figures are this side's SENDs.
+ */
+async function runBidirectionalSend(side: PerftestSide): Promise<void> {
+  const { rc, waits, measured } = side;
+  const { qps, mr, sendCq, recvCq, layout, verifier } = side.resources();
+  const total = rc.iters * rc.qps;
+  const n = new SendCounts(rc.qps);
+  const receivedOn = new Array<number>(rc.qps).fill(0);
+  const recvPosted = new Array<number>(rc.qps).fill(rc.rxDepth);
+  const expected = rc.verify ? Array.from({ length: layout.slots }, (_, s) => pattern(s, rc.size)) : [];
+  let received = 0;
+  const clock = side.dev.clock;
+  measured.started = clock.now();
+  while (n.totalCompleted < total || received < total) {
+    n.post(side, rc.iters, (k) => (k + 1) % rc.cqMod === 0 || k === rc.iters - 1);
+    const wcs = sendCq.poll(64);
+    for (const wc of wcs) {
+      waits.check(wc, 'SEND');
+      n.complete(Number(wc.wrId), rc.qps);
+    }
+    const rwcs = received < total ? recvCq.poll(64) : [];
+    for (const wc of rwcs) {
+      waits.check(wc, 'receive');
+      const id = Number(wc.wrId);
+      const q = id % rc.qps;
+      const j = Math.floor(id / rc.qps);
+      const n = receivedOn[q] as number;
+      if (rc.verify) verifier.check(layout.recvPayload(j, q), expected[layout.slotIndex(n)] as Uint8Array, wc.byteLen - layout.grh, `${rc.qps > 1 ? `QP ${q} ` : ''}SEND #${n} from the peer`);
+      receivedOn[q] = n + 1;
+      received++;
+      if ((recvPosted[q] as number) < rc.iters) {
+        (qps[q] as (typeof qps)[number]).postRecv({ wrId: id, sgList: [mr.sge(layout.recvOffset(j, q), layout.recvLength)] });
+        recvPosted[q] = (recvPosted[q] as number) + 1;
+      }
+    }
+    if (wcs.length === 0 && rwcs.length === 0) await waits.waitFor(() => sendCq.size > 0 || recvCq.size > 0, `${n.totalCompleted < total ? `the completion of SEND #${n.totalCompleted}` : ''}${n.totalCompleted < total && received < total ? ' and ' : ''}${received < total ? `the peer's SEND #${received}` : ''}`);
+  }
+  measured.finished = clock.now();
+  measured.messages = total;
+  reportMeasured(side);
 }

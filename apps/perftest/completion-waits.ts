@@ -19,9 +19,22 @@ export function progressMark(qp: QueuePair | null): number {
   return qp === null ? -1 : qp.comp.psn * 0x1000000 + qp.resp.psn;
 }
 
-/** The queues a wait watches (null before they exist). */
+/** Where a test's QPs (perftest -q) stand together: it changes when any of them makes progress. */
+export function progressMarkAll(qps: readonly QueuePair[]): number {
+  let m = 0;
+  for (const qp of qps) m += progressMark(qp);
+  return m;
+}
+
+/** The QP a message about `qps` names: the first in the error state, else the first. */
+function namedQp(qps: readonly QueuePair[]): QueuePair | null {
+  return qps.find((q) => q.state === QpState.ERR) ?? qps[0] ?? null;
+}
+
+/** The queues a wait watches (empty or null before they exist). */
 export interface WatchedQueues {
-  readonly qp: QueuePair | null;
+  /** The test's QPs (one, or perftest -q of them). */
+  readonly qps: readonly QueuePair[];
   readonly sendCq: CompletionQueue | null;
   readonly recvCq: CompletionQueue | null;
   /** The device the QP lives on (its driver's counters go into a stall report). */
@@ -52,10 +65,10 @@ export class CompletionWaits {
 
   /** The no-progress clock of one wait: it starts again whenever the QP's transport moves. */
   private clock(): () => boolean {
-    let mark = progressMark(this.queues.qp);
+    let mark = progressMarkAll(this.queues.qps);
     let deadline = Date.now() + this.bound.ms;
     return () => {
-      const m = progressMark(this.queues.qp);
+      const m = progressMarkAll(this.queues.qps);
       if (m !== mark) {
         mark = m;
         deadline = Date.now() + this.bound.ms;
@@ -119,7 +132,7 @@ export class CompletionWaits {
       await this.idle();
     }
     if (failure !== null) {
-      const qp = this.queues.qp;
+      const qp = namedQp(this.queues.qps);
       if (qp !== null && qp.state === QpState.ERR) {
         throw new PerftestError(PerftestErrorCode.COMPLETION, `${this.binary}: QP 0x${qp.qpNum.toString(16)} is in the error state: ${qp.errorReason} (then ${what} failed: ${(failure as Error).message})`, 'qp');
       }
@@ -139,13 +152,16 @@ export class CompletionWaits {
 
   /** Where the QP stands, in brackets after a message (empty before the QP exists). */
   private where(): string {
-    const qp = this.queues.qp;
-    return qp !== null ? ` [${qpStateReport(qp, this.queues.dev.driver)}]` : '';
+    const { qps } = this.queues;
+    const qp = namedQp(qps);
+    if (qp === null) return '';
+    return ` [${qps.length > 1 ? `QP ${qps.indexOf(qp)} of ${qps.length}: ` : ''}${qpStateReport(qp, this.queues.dev.driver)}]`;
   }
 
   /** Throws when the QP went to the error state, with the error completion that explains it if there is one. */
   assertAlive(what: string): void {
-    const { qp, sendCq, recvCq } = this.queues;
+    const { sendCq, recvCq } = this.queues;
+    const qp = namedQp(this.queues.qps);
     if (qp !== null && qp.state === QpState.ERR) {
       // The error completion (if any) explains it; report the QP's reason when there is none.
       const wcs = [...(sendCq?.poll(1) ?? []), ...(recvCq?.poll(1) ?? [])];

@@ -20,6 +20,10 @@ import { configError } from './perftest-error';
 
 export type AtomicType = 'FETCH_AND_ADD' | 'CMP_AND_SWAP';
 
+/** perftest -c: the transport of the test QPs. */
+export const Connection = { RC: 'RC', UC: 'UC', UD: 'UD' } as const;
+export type Connection = (typeof Connection)[keyof typeof Connection];
+
 /** A test's parameters; how this end reaches the peer is OobEndpointConfig (connectTimeoutMs default 30 s for both roles). */
 export interface PerftestConfig extends OobEndpointConfig {
   verb: PerftestVerb;
@@ -30,7 +34,8 @@ export interface PerftestConfig extends OobEndpointConfig {
   /**
    * perftest -D: a bandwidth test that runs for this many seconds instead of a number of
    * iterations, measured between `marginS` after the start and `marginS` before the end
-   * (perftest -f, default 2), so start-up and wind-down stay out of the figures. Bandwidth tests:
+   * (perftest -f; by default a quarter of the duration, rounded down to whole seconds, as
+   * force_dependecies sets it, although perftest's help says 2), so start-up and wind-down stay out of the figures. Bandwidth tests:
    * write, read and atomic (the client measures, the server takes its report) and send (each side
    * measures; give both the same duration, as with perftest).
    */
@@ -47,6 +52,27 @@ export interface PerftestConfig extends OobEndpointConfig {
   qpTimeout?: number;
   /** GRH traffic class (perftest --tclass). */
   trafficClass?: number;
+  /**
+   * perftest -q: QPs of a bandwidth test (default 1). Each QP moves `iters` messages (tot_iters =
+   * iters × num_of_qps in run_iter_bw), all on one pair of completion queues and one memory region.
+   */
+  qps?: number;
+  /**
+   * perftest -c (default RC): UC for WRITE and SEND, UD for SEND only (change_conn_type). A UD
+   * message is one packet: its size is cut to the path MTU, as perftest does.
+   */
+  connection?: Connection;
+  /**
+   * perftest -a: run the test at every size from 2 bytes to 8 MiB (2^1 .. 2^23), `iters` messages
+   * each, on one connection (the buffer sized for the largest); write and read, bandwidth and
+   * latency. The report exchanged with the peer is the last size's, as perftest's.
+   */
+  allSizes?: boolean;
+  /**
+   * perftest -b: a bidirectional bandwidth test: both ends send (and, for SEND, receive) at once,
+   * and each reports the sum of both directions. Give it to both ends.
+   */
+  bidirectional?: boolean;
   /** Fill every buffer with a known pattern and check what arrives (both ends must be this implementation). */
   verify?: boolean;
   /** Report bandwidth to the peer in Gb/s instead of MB/s (perftest --report_gbits). */
@@ -72,8 +98,21 @@ export interface PerftestConfig extends OobEndpointConfig {
 }
 
 const MIN_ITERS = 5;
-/** perftest's default margin of duration mode (-f, DEF_MARGIN... "default=2sec" in its help). */
-const DEFAULT_MARGIN_S = 2;
+/** perftest -a: sizes 2^1 .. 2^23 (its MAX_SIZE, 8 MiB). */
+const ALL_SIZES_MAX = 1 << 23;
+/** perftest's UC_MAX_RX: a UC or UD SEND test's default receive depth is the iterations up to this. */
+const UC_MAX_RX = 16000;
+/** perftest's DEF_RX_SEND. */
+const DEF_RX_SEND = 512;
+/** perftest's MIN_QP_NUM and MAX_QP_NUM (perftest_parameters.h). */
+const MAX_QPS = 16384;
+/**
+ * perftest's margin of duration mode when -f is not given: force_dependecies sets it to
+ * duration / 4 in integer seconds (so -D 2 measures the whole run), whatever its help says ("default=2sec").
+ */
+export function defaultMarginS(durationS: number): number {
+  return Math.floor(durationS / 4);
+}
 const MAX_SIZE = 1 << 28;
 const MSG_SIZE_CQ_MOD_LIMIT = 8192;
 /** The most outstanding READs and atomics the device takes (rxe's value). */
@@ -100,18 +139,46 @@ export interface ResolvedConfig {
   trafficClass: number;
   verify: boolean;
   rdmaCm: boolean;
+  /** QPs (perftest -q); 1 for latency tests. */
+  qps: number;
+  connection: Connection;
+  /** The message sizes run, in order: [size], or every power of two from 2 to 8 MiB with -a (then `size` is the largest). */
+  sizes: number[];
+  /** perftest -b. */
+  duplex: boolean;
 }
 
 /** Applies perftest's defaults and checks (parser() and force_dependecies()). */
 export function resolveConfig(dev: Device, c: PerftestConfig): ResolvedConfig {
   const { verb, lat, role } = c;
-  if (lat && verb === Verb.ATOMIC) throw configError('test', 'atomic latency (ib_atomic_lat) is not implemented');
   const isAtomic = verb === Verb.ATOMIC;
-  const size = c.size ?? (isAtomic ? 8 : lat ? 2 : 65536);
+  const connection = c.connection ?? Connection.RC;
+  if (!Object.values(Connection).includes(connection)) throw configError('connection', `must be RC, UC or UD, got ${JSON.stringify(connection)}`);
+  // change_conn_type: " UC connection not possible in READ/ATOMIC verbs", " UD connection only possible in SEND verb".
+  if (connection === Connection.UC && (verb === Verb.READ || isAtomic)) throw configError('connection', `UC is not possible with ${verb.toUpperCase()} (perftest: "UC connection not possible in READ/ATOMIC verbs")`);
+  if (connection === Connection.UD && verb !== Verb.SEND) throw configError('connection', `UD is only possible with SEND (perftest: "UD connection only possible in SEND verb")`);
+  if (connection !== Connection.RC && c.rdmaCm === true) throw configError('connection', `${connection} with the RDMA CM (-R) is not implemented`);
+  const duplex = c.bidirectional ?? false;
+  if (duplex) {
+    if (lat) throw configError('bidirectional', 'applies to bandwidth tests (the latency tests are ping-pongs already)');
+    if (c.rdmaCm === true) throw configError('bidirectional', 'with the RDMA CM (-R) is not implemented');
+    if (c.allSizes === true) throw configError('bidirectional', 'with all sizes (-a) is not implemented');
+    if (c.durationS !== undefined) throw configError('bidirectional', 'with duration mode (-D) is not implemented');
+  }
+  const allSizes = c.allSizes ?? false;
+  if (allSizes) {
+    if (c.size !== undefined) throw configError('size', 'and all sizes (-a) cannot be combined');
+    // Duration mode: " Duration mode currently doesn't support running on all sizes" (force_dependecies).
+    if (c.durationS !== undefined) throw configError('allSizes', 'and duration mode (-D) cannot be combined (perftest: "Duration mode currently doesn\'t support running on all sizes")');
+    if (verb !== Verb.WRITE && verb !== Verb.READ) throw configError('allSizes', `is implemented for write and read (its SEND loop re-posts receives and synchronises at every size), not ${verb}`);
+    if (connection !== Connection.RC) throw configError('allSizes', `is implemented for RC, not ${connection}`);
+  }
+  // force_dependecies: with -a the buffer is sized for MAX_SIZE (8 MiB).
+  let size = allSizes ? ALL_SIZES_MAX : (c.size ?? (isAtomic ? 8 : lat ? 2 : 65536));
   if (isAtomic && size !== 8) throw configError('size', 'cannot be changed for atomic tests (always 8)');
   if (!Number.isInteger(size) || size < 1 || size > MAX_SIZE) throw configError('size', `must be 1..${MAX_SIZE}, got ${size}`);
   const durationS = c.durationS ?? 0;
-  const marginS = c.marginS ?? (durationS > 0 ? DEFAULT_MARGIN_S : 0);
+  const marginS = c.marginS ?? (durationS > 0 ? defaultMarginS(durationS) : 0);
   if (c.durationS !== undefined) {
     if (!(durationS > 0 && durationS <= 86_400)) throw configError('duration', `must be more than 0 and at most 86400 seconds, got ${durationS}`);
     if (lat) throw configError('duration', 'applies to bandwidth tests (duration mode of the latency tests is not implemented)');
@@ -132,16 +199,21 @@ export function resolveConfig(dev: Device, c: PerftestConfig): ResolvedConfig {
     if (m > maxMtu) throw configError('mtu', `${c.mtu} is more than the link carries (${mtuBytes(maxMtu)})`);
     mtu = m;
   }
+  // A UD message is one packet: perftest cuts the size to the MTU (" Max msg size in UD is MTU").
+  if (connection === Connection.UD) size = Math.min(size, mtuBytes(mtu));
   const gidIndex = c.gidIndex ?? defaultGidIndex(dev.gids);
   if (!Number.isInteger(gidIndex) || gidIndex < 0 || gidIndex >= dev.gids.length) throw configError('gidIndex', `${gidIndex} is not in the GID table (${dev.gids.length} entries)`);
   let txDepth = c.txDepth ?? (lat ? 1 : 128);
   if (!Number.isInteger(txDepth) || txDepth < 1 || txDepth > 1 << 15) throw configError('txDepth', `must be 1..32768, got ${txDepth}`);
   txDepth = Math.min(txDepth, iters);
   const recv = verb === Verb.SEND;
-  let rxDepth = c.rxDepth ?? (recv ? 512 : 1);
+  let rxDepth = c.rxDepth ?? (recv ? DEF_RX_SEND : 1);
   if (!Number.isInteger(rxDepth) || rxDepth < 1 || rxDepth > 1 << 15) throw configError('rxDepth', `must be 1..32768, got ${rxDepth}`);
   if (recv) rxDepth = Math.min(rxDepth, iters);
-  let cqMod = lat ? 1 : size > MSG_SIZE_CQ_MOD_LIMIT ? 1 : 100;
+  // force_dependecies: UC and UD have no RNR retry, so a bandwidth test's default receive depth covers every message it can.
+  if (recv && !lat && connection !== Connection.RC && (c.rxDepth ?? DEF_RX_SEND) === DEF_RX_SEND) rxDepth = Math.min(iters, UC_MAX_RX);
+  // Moderation is left on for large messages with -a (force_dependecies: it cannot follow the size during the run).
+  let cqMod = lat ? 1 : size > MSG_SIZE_CQ_MOD_LIMIT && !allSizes ? 1 : 100;
   cqMod = Math.min(cqMod, txDepth);
   const qpTimeout = c.qpTimeout ?? 14;
   if (!Number.isInteger(qpTimeout) || qpTimeout < 0 || qpTimeout > 31) throw configError('qpTimeout', `must be 0..31, got ${qpTimeout}`);
@@ -150,6 +222,11 @@ export function resolveConfig(dev: Device, c: PerftestConfig): ResolvedConfig {
     throw configError('server', `must be an IPv4 address with the RDMA CM (-R), got ${JSON.stringify(c.server ?? null)}`);
   }
   if (rdmaCm && c.listener !== undefined) throw configError('listener', 'is a TCP socket; with the RDMA CM (-R) the server listens through the CM on `port`');
+  const qps = c.qps ?? 1;
+  if (!Number.isInteger(qps) || qps < 1 || qps > MAX_QPS) throw configError('qps', `must be 1..${MAX_QPS}, got ${qps}`);
+  // parser(), option -q: " Multiple QPs only available on bw tests".
+  if (lat && qps > 1) throw configError('qps', 'more than one QP is only available in bandwidth tests (perftest: "Multiple QPs only available on bw tests")');
+  if (rdmaCm && qps > 1) throw configError('qps', 'more than one QP with the RDMA CM (-R) is not implemented');
   const trafficClass = c.trafficClass ?? 0;
   if (!Number.isInteger(trafficClass) || trafficClass < 0 || trafficClass > 255) throw configError('trafficClass', `must be 0..255, got ${trafficClass}`);
   return {
@@ -171,5 +248,9 @@ export function resolveConfig(dev: Device, c: PerftestConfig): ResolvedConfig {
     trafficClass,
     verify: c.verify ?? false,
     rdmaCm,
+    qps,
+    connection,
+    sizes: allSizes ? Array.from({ length: 23 }, (_, i) => 2 << i) : [size],
+    duplex,
   };
 }

@@ -1,7 +1,8 @@
 /**
  * The measured loops of the latency tests (ib_write_lat, ib_read_lat,
- * ib_send_lat): one message at a time; a sample is the time between two posts,
- * halved for the ping-pong of WRITE and SEND (a round trip), whole for READ.
+ * ib_send_lat, ib_atomic_lat): one message at a time; a sample is the time
+ * between two posts, halved for the ping-pong of WRITE and SEND (a round
+ * trip), whole for READ and atomics.
  */
 import { PerftestVerb as Verb } from '../oob/perftest-session';
 import { pattern } from './verification';
@@ -11,7 +12,7 @@ import type { PerftestSide } from './perftest-side';
 export async function runLatency(side: PerftestSide): Promise<void> {
   const { verb } = side.rc;
   if (verb === Verb.WRITE) await runWriteLat(side);
-  else if (verb === Verb.READ) await runReadLat(side);
+  else if (verb === Verb.READ || verb === Verb.ATOMIC) await runReadLat(side);
   else await runSendLat(side);
 }
 
@@ -25,7 +26,7 @@ function finish(side: PerftestSide, posted: readonly number[]): void {
 async function runWriteLat(side: PerftestSide): Promise<void> {
   const { rc, waits, buf } = side;
   const { qp, sendCq: cq, layout, verifier } = side.resources();
-  const pollAt = layout.half + rc.size - 1;
+  const pollAt = layout.targetBase(0) + rc.size - 1;
   const postAt = rc.size - 1;
   const expected = rc.verify ? pattern(0, rc.size - 1) : null;
   const clock = side.dev.clock;
@@ -38,7 +39,7 @@ async function runWriteLat(side: PerftestSide): Promise<void> {
       rcnt++;
       const want = rcnt & 0xff;
       await waits.waitFor(() => buf[pollAt] === want, `the peer's WRITE #${rcnt}`);
-      if (expected !== null) verifier.check(layout.half, expected, rc.size - 1, `WRITE #${rcnt}`);
+      if (expected !== null) verifier.check(layout.targetBase(0), expected, rc.size - 1, `WRITE #${rcnt}`);
     }
     if (scnt < rc.iters) {
       posted.push(clock.now());
@@ -55,19 +56,27 @@ async function runWriteLat(side: PerftestSide): Promise<void> {
   finish(side, posted);
 }
 
-/** run_iter_lat: the client READs, one at a time. */
+/**
+ * run_iter_lat: the client READs (ib_read_lat) or posts atomics on the peer's first slot
+ * (ib_atomic_lat), one at a time. With --verify each READ brings back the pattern, and each
+ * fetch-and-add returns how many came before it (compare-and-swap of 0 with 0 returns 0).
+ */
 async function runReadLat(side: PerftestSide): Promise<void> {
   const { rc, waits, buf } = side;
   if (rc.role === 'server') return;
   const { qp, sendCq: cq, verifier } = side.resources();
-  const expected = rc.verify ? pattern(0, rc.size) : null;
+  const atomic = rc.verb === Verb.ATOMIC;
+  const name = atomic ? (rc.atomicType === 'FETCH_AND_ADD' ? 'FETCH_AND_ADD' : 'CMP_AND_SWAP') : 'READ';
+  const expected = rc.verify && !atomic ? pattern(0, rc.size) : null;
+  const view = new DataView(buf.buffer, buf.byteOffset, buf.length);
   const posted: number[] = [];
   for (let k = 0; k < rc.iters; k++) {
-    if (expected !== null) buf.fill(0, 0, rc.size);
+    if (rc.verify) buf.fill(atomic ? 0xee : 0, 0, rc.size);
     posted.push(side.dev.clock.now());
     qp.postSend(side.sendWr(0, true));
-    for (const wc of await waits.pollSome(cq, `the completion of READ #${k}`, 1)) waits.check(wc, 'RDMA READ');
+    for (const wc of await waits.pollSome(cq, `the completion of ${name} #${k}`, 1)) waits.check(wc, atomic ? name : 'RDMA READ');
     if (expected !== null) verifier.check(0, expected, rc.size, `READ #${k}`);
+    else if (rc.verify) verifier.checkValue(view.getBigUint64(0, true), BigInt(rc.atomicType === 'FETCH_AND_ADD' ? k : 0), `${name} #${k} returned`);
   }
   finish(side, posted);
 }
@@ -85,9 +94,9 @@ async function runSendLat(side: PerftestSide): Promise<void> {
       const [wc] = await waits.pollSome(rcq, `the peer's SEND #${rcnt + 1}`, 1);
       if (wc !== undefined) {
         waits.check(wc, 'receive');
-        if (expected !== null) verifier.check(layout.recvOffset(Number(wc.wrId)), expected, wc.byteLen, `SEND #${rcnt + 1}`);
+        if (expected !== null) verifier.check(layout.recvPayload(Number(wc.wrId)), expected, wc.byteLen - layout.grh, `SEND #${rcnt + 1}`);
         rcnt++;
-        if (rcnt + rc.rxDepth <= rc.iters) qp.postRecv({ wrId: wc.wrId, sgList: [mr.sge(layout.recvOffset(Number(wc.wrId)), rc.size)] });
+        if (rcnt + rc.rxDepth <= rc.iters) qp.postRecv({ wrId: wc.wrId, sgList: [mr.sge(layout.recvOffset(Number(wc.wrId)), layout.recvLength)] });
       }
     }
     if (scnt < rc.iters) {

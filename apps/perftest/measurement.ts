@@ -4,6 +4,7 @@
  * window, the latency statistics and the bandwidth report perftest sends.
  */
 import type { BwReport } from '../oob/perftest-messages';
+import type { ResolvedConfig } from './config';
 
 export interface LatencyStats {
   min: number;
@@ -112,4 +113,29 @@ export class Measurement {
     const bwAvg = (size * this.messages) / secs / fmt;
     return { size: BigInt(size), iters: BigInt(this.messages), bwPeak: bwAvg, bwAvg, msgRateAvg: this.messages / secs / 1e6 };
   }
+}
+
+/** What one size of a perftest -a run measured. */
+export interface SizeResult {
+  msgSize: number;
+  messages: number;
+  seconds: number;
+  gbps: number;
+  mpps: number;
+  /** Latency tests: one-way latency in microseconds (null where this side does not measure). */
+  latencyUs: LatencyStats | null;
+}
+
+/** The figures `m` holds for messages of `rc.size`. */
+export function sizeResult(m: Measurement, rc: ResolvedConfig): SizeResult {
+  const seconds = Math.max(0, (m.finished - m.started) / 1e9);
+  const round = (x: number, d = 6): number => Math.round(x * 10 ** d) / 10 ** d;
+  return {
+    msgSize: rc.size,
+    messages: m.messages,
+    seconds: round(seconds, 9),
+    gbps: seconds > 0 ? round((rc.size * m.messages * 8) / seconds / 1e9) : 0,
+    mpps: seconds > 0 ? round(m.messages / seconds / 1e6) : 0,
+    latencyUs: rc.lat ? latencyStats(m.latSamplesNs.map((ns) => ns / 1000)) : null,
+  };
 }

@@ -6,10 +6,11 @@
  */
 import { mtuBytes } from '../../stack/types';
 import { ipv6ToString } from '../../packets/bytes';
-import type { Counters } from '../../stack/counters';
+import { type Counters, addCounters, newCounters } from '../../stack/counters';
 import { checkBwReport } from '../oob/perftest-messages';
 import { type PerftestOob, type PerftestRole, type PerftestVerb, PerftestVerb as Verb, perftestBinary } from '../oob/perftest-session';
-import type { ResolvedConfig } from './config';
+import type { Connection, ResolvedConfig } from './config';
+import type { SizeResult } from './measurement';
 import { type LatencyStats, latencyStats } from './measurement';
 import type { PerftestSide } from './perftest-side';
 import { qpHealth } from '../host/qp-health';
@@ -39,11 +40,20 @@ export interface PerftestResult {
   /** -R: the QP connected through the RDMA CM and the exchange carried by a CM-connected QP. */
   rdmaCm: boolean;
   peerVersion: string;
+  /** QPs (perftest -q); `local` and `remote` describe QP 0, `qpPairs` every one. */
+  qps: number;
+  /** The test QPs' transport (perftest -c). */
+  connection: Connection;
+  /** perftest -a: each size's figures as this side measured them (empty for one size, or where this side does not measure); the top-level figures are the last size's. */
+  sizes: SizeResult[];
+  /** perftest -b: the peer's direction as it reported it, and the sum perftest prints; null otherwise. */
+  bidirectional: { peer: { messages: number; gbps: number }; gbpsBothWays: number } | null;
+  qpPairs: { local: { qpn: number; psn: number }; remote: { qpn: number; psn: number } }[];
   local: { qpn: number; psn: number; gid: string; rkey: number; vaddr: string };
   remote: { qpn: number; psn: number; gid: string; rkey: number; vaddr: string; outReads: number };
   verify: { enabled: boolean; bytesChecked: number; mismatches: number };
   oob: { messagesOut: number; messagesIn: number; bytesOut: number; bytesIn: number };
-  /** The QP's counters (rxe names), the ones that are not zero. */
+  /** The QPs' counters (rxe names; with -q, summed over the QPs), the ones that are not zero. */
   counters: Partial<Counters>;
   /** What makes the run fail: any one sets `ok` false (a QP in the error state, retries exhausted, bad data, a bad report). */
   problems: string[];
@@ -69,14 +79,17 @@ export function summarize(side: PerftestSide, rc: ResolvedConfig, oob: PerftestO
   let seconds = Math.max(0, (m.finished - m.started) / 1e9);
   let mpps = seconds > 0 ? messages / seconds / 1e6 : 0;
   let gbps = seconds > 0 ? (bytes * 8) / seconds / 1e9 : 0;
-  const oneSidedServer = !rc.lat && rc.role === 'server' && rc.verb !== Verb.SEND;
+  const round = (x: number, d = 6): number => Math.round(x * 10 ** d) / 10 ** d;
+  let peerDirection: { messages: number; gbps: number } | null = null;
+  const oneSidedServer = !rc.lat && rc.role === 'server' && rc.verb !== Verb.SEND && !rc.duplex;
   if (oneSidedServer) {
     measured = 'peer-report';
     const r = side.peerReport;
     if (r === null) problems.push('no bandwidth report from the client');
     else {
       try {
-        checkBwReport(r, rc.durationS > 0 ? { size: rc.size } : { size: rc.size, iters: rc.iters });
+        // print_report_bw: the report's iters are iters × num_of_qps.
+        checkBwReport(r, rc.durationS > 0 ? { size: rc.size } : { size: rc.size, iters: rc.iters * rc.qps });
         messages = Number(r.iters);
         bytes = rc.size * messages;
         mpps = r.msgRateAvg;
@@ -86,7 +99,19 @@ export function summarize(side: PerftestSide, rc: ResolvedConfig, oob: PerftestO
         problems.push((e as Error).message);
       }
     }
-  } else if (rc.lat && rc.verb === Verb.READ && rc.role === 'server') {
+  } else if (rc.duplex) {
+    // -b: the peer's report of its own direction; perftest prints the sum of both.
+    const r = side.peerReport;
+    if (r === null) problems.push('no bandwidth report from the peer');
+    else {
+      try {
+        checkBwReport(r, { size: rc.size, iters: rc.iters * rc.qps });
+        peerDirection = { messages: Number(r.iters), gbps: round((r.msgRateAvg * 1e6 * rc.size * 8) / 1e9) };
+      } catch (e) {
+        problems.push((e as Error).message);
+      }
+    }
+  } else if (rc.lat && (rc.verb === Verb.READ || rc.verb === Verb.ATOMIC) && rc.role === 'server') {
     measured = 'none';
     bytes = 0;
     messages = 0;
@@ -97,10 +122,15 @@ export function summarize(side: PerftestSide, rc: ResolvedConfig, oob: PerftestO
   const r = side.remote;
   const mr = side.mr;
   const qp = side.qp;
-  const health = qp !== null ? qpHealth(qp) : { problems: [], warnings: [] };
+  const health = { problems: [] as string[], warnings: [] as string[] };
+  side.qps.forEach((q, i) => {
+    const h = qpHealth(q);
+    const name = side.qps.length > 1 ? `QP ${i}: ` : '';
+    health.problems.push(...h.problems.map((p) => name + p));
+    health.warnings.push(...h.warnings.map((w) => name + w));
+  });
   problems.push(...health.problems);
   const gid = side.dev.gids[rc.gidIndex] as Uint8Array;
-  const round = (x: number, d = 6): number => Math.round(x * 10 ** d) / 10 ** d;
   const mismatches = v?.mismatches ?? 0;
   const verifyFailed = rc.verify && mismatches > 0;
   const out = oob.log.filter((l) => l.dir === 'out');
@@ -124,7 +154,12 @@ export function summarize(side: PerftestSide, rc: ResolvedConfig, oob: PerftestO
     mtu: mtuBytes(side.agreedMtu),
     rdmaCm: rc.rdmaCm,
     peerVersion: side.peerVersion?.text ?? oob.peerVersion.text,
-    local: { qpn: qp?.qpNum ?? 0, psn: side.psn, gid: ipv6ToString(gid), rkey: mr?.rkey ?? 0, vaddr: `0x${(mr !== null && side.layout !== null ? mr.addr(side.layout.half) : 0n).toString(16)}` },
+    qps: rc.qps,
+    connection: rc.connection,
+    sizes: side.sizeResults,
+    bidirectional: peerDirection === null ? null : { peer: peerDirection, gbpsBothWays: round(gbps + peerDirection.gbps) },
+    qpPairs: side.qps.map((q, i) => ({ local: { qpn: q.qpNum, psn: side.psns[i] ?? 0 }, remote: { qpn: side.remotes[i]?.qpn ?? 0, psn: side.remotes[i]?.psn ?? 0 } })),
+    local: { qpn: qp?.qpNum ?? 0, psn: side.psn, gid: ipv6ToString(gid), rkey: mr?.rkey ?? 0, vaddr: `0x${(mr !== null && side.layout !== null ? mr.addr(side.layout.targetBase(0)) : 0n).toString(16)}` },
     remote: {
       qpn: r?.qpn ?? 0,
       psn: r?.psn ?? 0,
@@ -134,7 +169,7 @@ export function summarize(side: PerftestSide, rc: ResolvedConfig, oob: PerftestO
       outReads: r?.outReads ?? 0,
     },
     verify: { enabled: rc.verify, bytesChecked: v?.bytesChecked ?? 0, mismatches },
-    counters: qp !== null ? nonZeroCounters(qp.counters) : {},
+    counters: nonZeroCounters(side.qps.reduce((sum, q) => addCounters(sum, q.counters), newCounters())),
     oob: { messagesOut: out.length, messagesIn: inn.length, bytesOut: out.reduce((a, l) => a + l.bytes, 0), bytesIn: inn.reduce((a, l) => a + l.bytes, 0) },
     problems,
     warnings: health.warnings,

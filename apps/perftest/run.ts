@@ -33,7 +33,7 @@ export async function runPerftest(dev: Device, cfg: PerftestConfig): Promise<Per
   const rc = resolveConfig(dev, cfg);
   if (rc.rdmaCm) return runOverRdmaCm(dev, cfg, rc);
   const side = new PerftestSide(dev, rc, cfg);
-  const steps = sessionSteps(rc.verb, rc.lat, rc.role);
+  const steps = sessionSteps(rc.verb, rc.lat, rc.role, false, rc.duplex);
   const ch = await openOobChannel(cfg, 30_000, () => configError('server', 'is needed for the client role'));
   side.peerDone = () => ch.available > 0;
   const oob = new PerftestOob(
@@ -46,7 +46,7 @@ export async function runPerftest(dev: Device, cfg: PerftestConfig): Promise<Per
     cfg.dontXchgVersions ?? false,
   );
   try {
-    await executeSession(oob, steps, side, 1);
+    await executeSession(oob, steps, side, rc.qps);
     side.finalVerify();
   } finally {
     side.release();

@@ -37,24 +37,32 @@ export class Verifier {
   readonly problems: string[] = [];
 
   constructor(
-    private readonly rc: ResolvedConfig,
+    private rc: ResolvedConfig,
     private readonly buf: Uint8Array,
-    private readonly layout: BufferLayout,
+    private layout: BufferLayout,
   ) {}
 
-  /** What this side puts in its buffer before the test. */
+  /** perftest -a: the checks of the next size (what was checked so far stays counted). */
+  retarget(rc: ResolvedConfig, layout: BufferLayout): void {
+    this.rc = rc;
+    this.layout = layout;
+  }
+
+  /** What this side puts in its buffer before the test (in the area of every QP). */
   fill(): void {
     const { rc, buf, layout } = this;
     const used = Math.min(rc.iters, layout.slots);
-    const sender = (rc.role === 'client' && (rc.verb === Verb.WRITE || rc.verb === Verb.SEND)) || (rc.lat && rc.verb !== Verb.READ);
-    const readTarget = rc.role === 'server' && rc.verb === Verb.READ;
-    if (sender) {
-      const n = rc.lat ? 1 : used;
-      for (let s = 0; s < n; s++) buf.set(pattern(s, rc.size), s * layout.stride);
-    }
-    if (readTarget) {
-      const n = rc.lat ? 1 : used;
-      for (let s = 0; s < n; s++) buf.set(pattern(s, rc.size), layout.half + s * layout.stride);
+    // -b: both sides send, and both are the target of the peer's requests.
+    const sends = rc.role === 'client' || rc.duplex || rc.lat;
+    const serves = rc.role === 'server' || rc.duplex;
+    const sender = sends && (rc.verb === Verb.WRITE || rc.verb === Verb.SEND);
+    const readTarget = serves && rc.verb === Verb.READ;
+    const n = rc.lat ? 1 : used;
+    for (let q = 0; q < layout.qps; q++) {
+      for (let s = 0; s < n; s++) {
+        if (sender) buf.set(pattern(s, rc.size), layout.sendBase(q) + s * layout.stride);
+        if (readTarget) buf.set(pattern(s, rc.size), layout.targetBase(q) + s * layout.stride);
+      }
     }
   }
 
@@ -77,25 +85,44 @@ export class Verifier {
     }
   }
 
-  /** Checks done once the whole test is over (what the server of a one-sided test holds, what READs brought back). */
+  /** Checks an 8-byte value (what an atomic returned or left). */
+  checkValue(got: bigint, expected: bigint, what: string): void {
+    this.bytesChecked += 8;
+    if (got !== expected) {
+      this.mismatches++;
+      if (this.problems.length < MAX_PROBLEMS) this.problems.push(`${what} ${got}, expected ${expected}`);
+    }
+  }
+
+  /** Checks done once the whole test is over (what the server of a one-sided test holds, what READs brought back), for every QP. */
   checkAtEnd(): void {
+    const { rc, layout, buf } = this;
+    if (!rc.verify) return;
+    if (rc.lat) {
+      // ib_atomic_lat: every atomic went to the server's first slot.
+      if (rc.verb === Verb.ATOMIC && rc.role === 'server') {
+        const view = new DataView(buf.buffer, buf.byteOffset, buf.length);
+        this.checkValue(view.getBigUint64(layout.targetBase(0), true), BigInt(rc.atomicType === 'FETCH_AND_ADD' ? rc.iters : 0), 'the slot the client\'s atomics went to holds');
+      }
+      return;
+    }
+    for (let q = 0; q < layout.qps; q++) this.checkQpAtEnd(q, layout.qps > 1 ? `QP ${q} ` : '');
+  }
+
+  private checkQpAtEnd(q: number, qpName: string): void {
     const { rc, buf, layout } = this;
-    if (!rc.verify || rc.lat) return;
     const used = Math.min(rc.iters, layout.slots);
-    if (rc.role === 'server' && rc.verb === Verb.WRITE) {
-      for (let s = 0; s < used; s++) this.check(layout.half + s * layout.stride, pattern(s, rc.size), rc.size, `slot ${s} written by the client`);
-    } else if (rc.role === 'client' && rc.verb === Verb.READ) {
-      for (let s = 0; s < used; s++) this.check(s * layout.stride, pattern(s, rc.size), rc.size, `slot ${s} read from the server`);
-    } else if (rc.role === 'server' && rc.verb === Verb.ATOMIC) {
+    const serves = rc.role === 'server' || rc.duplex;
+    const sends = rc.role === 'client' || rc.duplex;
+    if (serves && rc.verb === Verb.WRITE) {
+      for (let s = 0; s < used; s++) this.check(layout.targetBase(q) + s * layout.stride, pattern(s, rc.size), rc.size, `${qpName}slot ${s} written by the client`);
+    } else if (sends && rc.verb === Verb.READ) {
+      for (let s = 0; s < used; s++) this.check(layout.sendBase(q) + s * layout.stride, pattern(s, rc.size), rc.size, `${qpName}slot ${s} read from the server`);
+    } else if (serves && rc.verb === Verb.ATOMIC) {
       const view = new DataView(buf.buffer, buf.byteOffset, buf.length);
       for (let s = 0; s < used; s++) {
         const n = rc.atomicType === 'FETCH_AND_ADD' ? Math.floor(rc.iters / used) + (s < rc.iters % used ? 1 : 0) : 0;
-        const got = view.getBigUint64(layout.half + s * layout.stride, true);
-        this.bytesChecked += 8;
-        if (got !== BigInt(n)) {
-          this.mismatches++;
-          if (this.problems.length < MAX_PROBLEMS) this.problems.push(`atomic slot ${s} holds ${got}, expected ${n}`);
-        }
+        this.checkValue(view.getBigUint64(layout.targetBase(q) + s * layout.stride, true), BigInt(n), `${qpName}atomic slot ${s} holds`);
       }
     }
   }

@@ -11,6 +11,7 @@
 #   --mtu N           netdev MTU of the tap and of the guest's eth0 (default 1500; 4200 for RoCE MTU 4096)
 #   --guest-loss N    drop N/10000 of the RoCE frames the guest receives (nftables numgen on eth0 ingress)
 #   --guest-cm-drop   in each step, drop the first CM REQ and the first CM REP the guest receives
+#   --no-capture      record no frames (runs that move hundreds of MB, e.g. perftest -a and -D)
 #                     (nftables on eth0 ingress, matching QP 1 and the MAD attribute ID)
 #   --tap-loss N      drop N/10000 of the RoCE frames sent to the guest (nftables numgen on the tap's
 #                     egress hook; sees frames sent through the qdisc layer, e.g. AF_PACKET)
@@ -38,7 +39,7 @@ repo="$(cd "$here/../.." && pwd)"
 # shellcheck source=common.sh
 . "$here/common.sh"
 
-scenario="" out="" mtu=1500 guest_loss=0 tap_loss=0 guest_cm_drop=0 total=300 keep=0
+scenario="" out="" mtu=1500 guest_loss=0 tap_loss=0 guest_cm_drop=0 total=300 keep=0 capture=1
 while [ $# -gt 0 ]; do
   case "$1" in
     --scenario) scenario="$2"; shift 2 ;;
@@ -47,6 +48,7 @@ while [ $# -gt 0 ]; do
     --guest-loss) guest_loss="$2"; shift 2 ;;
     --tap-loss) tap_loss="$2"; shift 2 ;;
     --guest-cm-drop) guest_cm_drop=1; shift ;;
+    --no-capture) capture=0; shift ;;
     --timeout) total="$2"; shift 2 ;;
     --keep) keep=1; shift ;;
     -h|--help) sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
@@ -125,10 +127,14 @@ done <"$scenario"
 )
 cat "$initrd" "$out/.scenario.cpio.gz" >"$out/.initrd"
 
-ip netns exec "$ns" timeout -k 2 "$total" tcpdump -i "$tap" -s 0 -U -w "$out/tap.pcap" 2>"$out/tcpdump.log" &
-tcpdump_pid=$!
-# tcpdump must be capturing before the guest sends anything.
-for _ in $(seq 50); do grep -q 'listening on' "$out/tcpdump.log" 2>/dev/null && break; sleep 0.1; done
+dump=()
+if [ "$capture" = 1 ]; then
+  ip netns exec "$ns" timeout -k 2 "$total" tcpdump -i "$tap" -s 0 -U -w "$out/tap.pcap" 2>"$out/tcpdump.log" &
+  tcpdump_pid=$!
+  # tcpdump must be capturing before the guest sends anything.
+  for _ in $(seq 50); do grep -q 'listening on' "$out/tcpdump.log" 2>/dev/null && break; sleep 0.1; done
+  dump=(-object "filter-dump,id=cap0,netdev=n0,file=$out/capture.pcap,maxlen=65535")
+fi
 
 roce="node $repo/bin/roce.js"
 append="console=ttyS0 panic=-1 quiet loglevel=3 RXE_IP=$guest_ip RXE_PEER=$host_ip RXE_MTU=$mtu RXE_LOSS=$guest_loss RXE_CM_DROP=$guest_cm_drop"
@@ -138,7 +144,7 @@ coproc QEMU {
     -nodefaults -display none -serial stdio -no-reboot \
     -kernel "$kernel" -initrd "$out/.initrd" -append "$append" \
     -netdev "tap,id=n0,ifname=$tap,script=no,downscript=no,vnet_hdr=off" \
-    -object "filter-dump,id=cap0,netdev=n0,file=$out/capture.pcap,maxlen=65535" \
+    "${dump[@]}" \
     -device virtio-net-pci,netdev=n0,mac=52:54:00:12:34:01 2>&1
 }
 qemu_pid=$QEMU_PID
@@ -218,8 +224,10 @@ set -e
 qemu_pid=""
 echo "rxe-lab: guest powered off after $(awk "BEGIN { printf \"%.1f\", $(date +%s.%N) - $start }") s (qemu exit $qrc)" >&2
 sleep 0.2
-kill -INT "$tcpdump_pid" 2>/dev/null || true
-wait "$tcpdump_pid" 2>/dev/null || true
+if [ -n "$tcpdump_pid" ]; then
+  kill -INT "$tcpdump_pid" 2>/dev/null || true
+  wait "$tcpdump_pid" 2>/dev/null || true
+fi
 tcpdump_pid=""
 
 if [ "$tap_loss" != 0 ]; then

@@ -1,6 +1,7 @@
 /** `roce perftest`: both ends run as commands in this process over the memory test mode, and usage errors. */
 import { freePort } from '../oob/support';
 import { roce } from '../support/cli';
+import { defaultMarginS } from '../../apps/perftest/config';
 
 /** `roce perftest ARGS`: exit status and output (a usage error is status 2 and one line, as from the shell). */
 function cmd(...argv: string[]): Promise<{ code: number; out: string; err: string }> {
@@ -84,7 +85,6 @@ test.each([
   [['write', '--dev', 'x', '-m', '1500'], /--mtu must be 256, 512, 1024, 2048 or 4096/],
   [['write', '--dev', 'x', '-n', 'lots'], /--iters must be an integer/],
   [['write', '--dev', 'x', '-n', '3'], /--iters must be an integer from 5/],
-  [['atomic', '--dev', 'x', '--lat'], /atomic latency .* is not implemented/],
   [['atomic', '--dev', 'x', '-s', '16'], /cannot be changed for atomic tests/],
   [['write', '--dev', 'x', '-A', 'CMP_AND_SWAP'], /--atomic_type applies to the atomic test only/],
   [['write', '1.2.3.4', '5.6.7.8', '--dev', 'x'], /at most one SERVER_IP/],
@@ -128,7 +128,9 @@ test('duration mode (-D/-f): the figures count the messages completed inside the
 test('duration mode usage errors', async () => {
   const base = ['--dev', 'sim-a', '--driver', 'memory'];
   expect((await cmd('write', ...base, '-D', '3', '-n', '100')).err).toMatch(/--duration and --iters cannot be combined/);
-  expect((await cmd('write', ...base, '-D', '3')).err).toMatch(/--margin 2 leaves nothing to measure of a 3-second run/);
+  expect((await cmd('write', ...base, '-D', '3', '-f', '2')).err).toMatch(/--margin 2 leaves nothing to measure of a 3-second run/);
+  // Without -f the margin is a quarter of the duration in whole seconds, as perftest's force_dependecies sets it.
+  expect([2, 3, 8, 10].map(defaultMarginS)).toEqual([0, 0, 2, 2]);
   expect((await cmd('write', ...base, '-D', '5', '-f', '-1')).err).toMatch(/--margin must be a number of seconds 0..86400/);
   expect((await cmd('write', ...base, '-D', 'soon')).err).toMatch(/--duration must be a number of seconds/);
   expect((await cmd('write', ...base, '-f', '1')).err).toMatch(/--margin applies with --duration only/);
@@ -151,4 +153,18 @@ test('duration mode of the send test: each side measures its window; the server 
   const sv = s['verify'] as { bytesChecked: number; mismatches: number };
   expect(sv.mismatches).toBe(0);
   expect(sv.bytesChecked).toBe((c['iterations'] as number) * 2048);
+}, 30_000);
+
+test('-q 4: four QPs, each named in the text report, the count in the JSON', async () => {
+  const port = String(await freePort());
+  const common = ['--driver', 'memory', '-p', port, '-n', '50', '-s', '1024', '-q', '4', '--timeout', '20'];
+  const [sr, cr] = await Promise.all([cmd('write', '--dev', 'sim-b', '--bind', '127.0.0.1', ...common, '--json'), cmd('write', '127.0.0.1', '--dev', 'sim-a', ...common)]);
+  expect(sr.code).toBe(0);
+  expect(cr.code).toBe(0);
+  expect(cr.out).toMatch(/RC, 4 QPs/);
+  expect(cr.out.match(/ local address: {2}LID 0000 QPN/g)?.length).toBe(4);
+  expect(cr.out.match(/ remote address: LID 0000 QPN/g)?.length).toBe(4);
+  const s = JSON.parse(sr.out) as { qps: number; messages: number; ok: boolean };
+  expect(s).toMatchObject({ ok: true, qps: 4, messages: 200 });
+  expect((await cmd('write', '--dev', 'sim-a', '--driver', 'memory', '--lat', '-q', '2')).err).toMatch(/only available on bw tests/);
 }, 30_000);

@@ -150,8 +150,17 @@ export interface PerftestExpect {
   verb: 'write' | 'read' | 'send' | 'atomic';
   lat: boolean;
   size: number;
-  iters: number;
+  /** Iterations, or null in duration mode. */
+  iters: number | null;
   guestRole: 'server' | 'client';
+  /** perftest -q (default 1): every QP pair must carry frames, and the reports count iters × qps. */
+  qps?: number;
+  /** perftest -c (default RC): a UC or UD bandwidth test's frames all go one way. */
+  conn?: 'RC' | 'UC' | 'UD';
+  /** perftest -D seconds: the counts are what each side measured, not fixed. */
+  duration?: number | null;
+  /** perftest -b: both sides send; each prints the sum of both directions. */
+  duplex?: boolean;
 }
 
 /** A perftest step: both exit 0, both reports agree on size and iterations (and bytes where roce-ts measures). */
@@ -161,34 +170,55 @@ export function expectPerftest(run: LabRun, s: StepResult, e: PerftestExpect): v
   const j = s.hostJson;
   expect(j).not.toBeNull();
   if (j === null) return;
-  expect(j).toMatchObject({ ok: true, test: tool, role: e.guestRole === 'server' ? 'client' : 'server', msgSize: e.size, iterations: e.iters, peerVersion: expect.any(String) });
+  const qps = e.qps ?? 1;
+  const conn = e.conn ?? 'RC';
+  const duration = e.duration ?? null;
+  expect(j).toMatchObject({ ok: true, test: tool, role: e.guestRole === 'server' ? 'client' : 'server', msgSize: e.size, qps, connection: conn, durationS: duration, peerVersion: expect.any(String) });
+  if (e.iters !== null) expect(j['iterations']).toBe(e.iters);
   expect((j['problems'] as unknown[]).length).toBe(0);
   const row = perftestRow(s.guestOut);
-  // Every end prints its report but the ib_read_lat server, which only answers READs.
-  if (!(e.lat && e.verb === 'read' && e.guestRole === 'server')) {
+  // Every end prints its report but the ib_read_lat and ib_atomic_lat servers, which only answer.
+  if (!(e.lat && (e.verb === 'read' || e.verb === 'atomic') && e.guestRole === 'server')) {
     expect(row).not.toBeNull();
     expect(row?.bytes).toBe(e.size);
-    expect(row?.iters).toBe(e.iters);
+    // print_full_bw_report: the #iterations column is iters × num_of_qps (in duration mode, what was measured).
+    if (e.iters !== null) expect(row?.iters).toBe(e.lat ? e.iters : e.iters * qps);
+    else expect(row?.iters).toBeGreaterThan(0);
+    // The tool's server of a one-sided test prints what roce-ts's client measured.
+    if (duration !== null && e.guestRole === 'server' && e.verb !== 'send') expect(row?.iters).toBe(j['messages']);
   }
-  if (!e.lat && e.guestRole === 'server' && e.verb !== 'send') {
-    // The tool's server prints the bandwidth roce-ts's client reported to it (MB = 2^20 bytes).
+  if (!e.lat && ((e.guestRole === 'server' && e.verb !== 'send') || e.duplex === true)) {
+    // The tool's server prints the bandwidth roce-ts's client reported to it (MB = 2^20 bytes); with
+    // -b both print the sum of both directions (print_full_bw_report with the peer's report).
     const avg = /^\s*\d+\s+\d+\s+[\d.]+\s+([\d.]+)/m.exec(s.guestOut.split('\n').slice(s.guestOut.split('\n').findIndex((l) => /#bytes/.test(l)) + 1).join('\n'));
-    const mbps = ((j['gbps'] as number) * 1e9) / 8 / 1048576;
+    const both = (j['bidirectional'] as { gbpsBothWays: number } | null)?.gbpsBothWays;
+    const mbps = ((e.duplex === true ? (both ?? 0) : (j['gbps'] as number)) * 1e9) / 8 / 1048576;
     expect(avg).not.toBeNull();
     expect(Math.abs(Number(avg?.[1]) - mbps)).toBeLessThanOrEqual(Math.max(0.02, mbps * 0.02));
   }
   if (!e.lat) {
     // Bytes moved: size x iterations on both sides (roce-ts's server of WRITE/READ/atomic takes the client's report).
-    expect(j['bytes']).toBe(e.size * e.iters);
-    expect(j['messages']).toBe(e.iters);
+    if (e.iters !== null) {
+      expect(j['bytes']).toBe(e.size * e.iters * qps);
+      expect(j['messages']).toBe(e.iters * qps);
+    } else {
+      expect(j['messages'] as number).toBeGreaterThan(0);
+      expect(j['bytes']).toBe(e.size * (j['messages'] as number));
+    }
   } else if (j['measured'] === 'local') {
     const lat = j['latencyUs'] as Record<string, number>;
     for (const k of ['min', 'p50', 'p99', 'max']) expect(lat[k]).toBeGreaterThan(0);
   }
-  const remote = j['remote'] as { qpn: number };
-  const local = j['local'] as { qpn: number };
-  expect(run.capture.toQp[`${GUEST_IP}/${remote.qpn}`] ?? 0).toBeGreaterThan(0);
-  expect(run.capture.toQp[`${HOST_IP}/${local.qpn}`] ?? 0).toBeGreaterThan(0);
+  // Every QP pair carried frames both ways (a UC or UD bandwidth test's toward the receiver; that
+  // nothing went the other way is the conversations' check, as roce-ts's QPNs repeat across steps).
+  const pairs = j['qpPairs'] as { local: { qpn: number }; remote: { qpn: number } }[];
+  expect(pairs.length).toBe(qps);
+  if (!run.captured) return;
+  const oneWay = !e.lat && conn !== 'RC';
+  for (const p of pairs) {
+    if (!oneWay || e.guestRole === 'server') expect(run.capture.toQp[`${GUEST_IP}/${p.remote.qpn}`] ?? 0).toBeGreaterThan(0);
+    if (!oneWay || e.guestRole === 'client') expect(run.capture.toQp[`${HOST_IP}/${p.local.qpn}`] ?? 0).toBeGreaterThan(0);
+  }
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -198,6 +228,10 @@ export function expectPerftest(run: LabRun, s: StepResult, e: PerftestExpect): v
 export interface StepKind {
   id: number;
   type: 'rc' | 'uc' | 'ud';
+  /** perftest -q: the step's QP pairs are each a conversation (the host's JSON `qpPairs`). */
+  qps?: number;
+  /** A UC or UD bandwidth test: only the sender sends (one UC conversation, toward the receiver). */
+  oneWay?: 'host-sends' | 'guest-sends' | undefined;
 }
 
 /** `roce analyze` of the boot's capture, with the capture point the lab has (frames as sent, for a lossy boot). */
@@ -227,7 +261,13 @@ export function expectConversations(run: LabRun, r: AnalysisResult, steps: reado
     const guest = stepOf(run, s.id).guestOut;
     const local = (j?.['local'] as { qpn: number } | undefined)?.qpn ?? guestQpn(guest, 'remote');
     const remote = (j?.['remote'] as { qpn: number } | undefined)?.qpn ?? guestQpn(guest, 'local');
-    if (s.type === 'uc') {
+    const pairs = (j?.['qpPairs'] as { local: { qpn: number }; remote: { qpn: number } }[] | undefined) ?? [];
+    if ((s.qps ?? 1) > 1) {
+      expect(pairs.length).toBe(s.qps);
+      for (const p of pairs) want.push(convText(s.type.toUpperCase(), endpointText(HOST_IP, p.local.qpn), endpointText(GUEST_IP, p.remote.qpn)));
+    } else if (s.type === 'uc' && s.oneWay !== undefined) {
+      want.push(s.oneWay === 'host-sends' ? convText('UC', endpointText(HOST_IP, null), endpointText(GUEST_IP, remote)) : convText('UC', endpointText(GUEST_IP, null), endpointText(HOST_IP, local)));
+    } else if (s.type === 'uc') {
       want.push(convText('UC', endpointText(HOST_IP, null), endpointText(GUEST_IP, remote)), convText('UC', endpointText(GUEST_IP, null), endpointText(HOST_IP, local)));
     } else {
       want.push(convText(s.type.toUpperCase(), endpointText(HOST_IP, local), endpointText(GUEST_IP, remote)));

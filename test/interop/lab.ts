@@ -87,6 +87,8 @@ export interface LabRun {
   stderr: string;
   capturePath: string;
   capture: CaptureCheck;
+  /** False when the run recorded no frames (LabOptions.capture). */
+  captured: boolean;
   guestNft: string;
 }
 
@@ -99,6 +101,8 @@ export interface LabOptions {
   guestCmDrop?: boolean;
   /** Whole-run bound in seconds (default: sum of the steps' timeouts + 60). */
   timeoutS?: number;
+  /** Record the frames (default true); off for runs that move hundreds of MB (perftest -a, -D), whose figures come from both ends' reports. */
+  capture?: boolean;
 }
 
 let cachedReason: string | undefined;
@@ -154,6 +158,7 @@ export async function runLab(name: string, steps: readonly Step[], opts: LabOpti
   const args = [path.join(LAB, 'run.sh'), '--scenario', scenario, '--out', out, '--timeout', String(total), '--mtu', String(opts.mtu ?? 1500)];
   if (opts.guestLoss !== undefined) args.push('--guest-loss', String(opts.guestLoss));
   if (opts.guestCmDrop === true) args.push('--guest-cm-drop');
+  if (opts.capture === false) args.push('--no-capture');
   const t0 = Date.now();
   const r = await new Promise<{ code: number | null; stderr: string }>((resolve) => {
     execFile('bash', args, { timeout: (total + 30) * 1000, killSignal: 'SIGTERM', maxBuffer: 64 << 20, encoding: 'utf8' }, (err, _stdout, stderr) => {
@@ -198,7 +203,7 @@ export async function runLab(name: string, steps: readonly Step[], opts: LabOpti
   if (fs.existsSync(src)) fs.copyFileSync(src, capturePath);
   else fs.rmSync(capturePath, { force: true });
   const capture = checkCapture(fs.existsSync(capturePath) ? fs.readFileSync(capturePath) : new Uint8Array(0));
-  const run: LabRun = { name, status: r.code, durationMs, steps: results, console: read('console.log'), stderr: r.stderr, capturePath, capture, guestNft: read('guest-nft.txt').trim() };
+  const run: LabRun = { name, status: r.code, durationMs, steps: results, console: read('console.log'), stderr: r.stderr, capturePath, capture, captured: opts.capture !== false, guestNft: read('guest-nft.txt').trim() };
   fs.writeFileSync(
     path.join(CAPTURE_DIR, `${name}.json`),
     `${JSON.stringify(
@@ -330,11 +335,21 @@ export function pingpongNumbers(out: string): { bytes: number; iters: number } |
   return b !== null && i !== null ? { bytes: Number(b[1]), iters: Number(i[1]) } : null;
 }
 
-/** The result row of a perftest report: #bytes and #iterations (first two columns after the header). */
-export function perftestRow(out: string): { bytes: number; iters: number } | null {
+/** The result rows of a perftest report (#bytes, #iterations): one, or every size's with -a. */
+export function perftestRows(out: string): { bytes: number; iters: number }[] {
   const lines = out.split('\n');
   const h = lines.findIndex((l) => /^\s*#bytes\s+#iterations/.test(l));
-  if (h < 0) return null;
-  const m = /^\s*(\d+)\s+(\d+)\s/.exec(lines[h + 1] ?? '');
-  return m === null ? null : { bytes: Number(m[1]), iters: Number(m[2]) };
+  if (h < 0) return [];
+  const rows: { bytes: number; iters: number }[] = [];
+  for (const l of lines.slice(h + 1)) {
+    const m = /^\s*(\d+)\s+(\d+)\s/.exec(l);
+    if (m === null) break;
+    rows.push({ bytes: Number(m[1]), iters: Number(m[2]) });
+  }
+  return rows;
+}
+
+/** The first result row of a perftest report: #bytes and #iterations (first two columns after the header). */
+export function perftestRow(out: string): { bytes: number; iters: number } | null {
+  return perftestRows(out)[0] ?? null;
 }

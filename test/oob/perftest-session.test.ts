@@ -29,6 +29,8 @@ describe('step sequences (each binary main())', () => {
     ['read', true, 'client', 'versions sys-data mtu K K C K K run K.', 5],
     ['read', true, 'server', 'versions sys-data mtu K K C K K K.', 5],
     ['send', true, 'server', 'versions sys-data mtu K C K K rx K run K.', 5],
+    ['atomic', true, 'client', 'versions sys-data mtu K K C K K run K.', 5],
+    ['atomic', true, 'server', 'versions sys-data mtu K K C K K K.', 5],
   ] as const)('%s lat=%s %s', (verb, lat, role, expected, keys) => {
     expect(shape(verb, lat, role)).toBe(expected);
     expect(keyMessageCount(sessionSteps(verb, lat, role))).toBe(keys);
@@ -36,7 +38,9 @@ describe('step sequences (each binary main())', () => {
   test('names', () => {
     expect(perftestBinary('write', false)).toBe('ib_write_bw');
     expect(perftestBinary('send', true)).toBe('ib_send_lat');
-    expect(() => sessionSteps('atomic', true, 'client')).toThrow(/ib_atomic_lat is not implemented/);
+    expect(perftestBinary('atomic', true)).toBe('ib_atomic_lat');
+    // atomic_lat.c runs read_lat.c's sequence.
+    expect(sessionSteps('atomic', true, 'client')).toEqual(sessionSteps('read', true, 'client'));
   });
 });
 
@@ -87,7 +91,7 @@ describe('full runs, both ends in this process, with --verify', () => {
     expect(c.remote.outReads).toBe(verb === 'read' || verb === 'atomic' ? 128 : 1);
   }, 20_000);
 
-  test.each([['write'], ['read'], ['send']] as const)('%s latency', async (verb) => {
+  test.each([['write'], ['read'], ['send'], ['atomic']] as const)('%s latency', async (verb) => {
     const { s, c } = await runBoth(verb, true, { iters: 200, verify: true });
     expect(c.ok && s.ok).toBe(true);
     expect(c.test).toBe(`ib_${verb}_lat`);
@@ -99,8 +103,10 @@ describe('full runs, both ends in this process, with --verify', () => {
     expect(l.max).toBeGreaterThanOrEqual(l.p99);
     expect(c.verify.bytesChecked).toBeGreaterThan(0);
     expect(c.verify.mismatches + s.verify.mismatches).toBe(0);
-    if (verb === 'read') expect(s.measured).toBe('none');
-    else expect(s.messages).toBe(200);
+    if (verb === 'read' || verb === 'atomic') expect(s.measured).toBe('none');
+    // ib_atomic_lat --verify: each fetch-and-add returned the count before it (200 checks), and the server's slot holds 200.
+    if (verb === 'atomic') expect([c.verify.bytesChecked, s.verify.bytesChecked]).toEqual([200 * 8, 8]);
+    if (verb !== 'read' && verb !== 'atomic') expect(s.messages).toBe(200);
   }, 20_000);
 
   test('the smaller MTU wins; a CMP_AND_SWAP run leaves the target unchanged', async () => {

@@ -11,7 +11,7 @@ import { scriptedPeer } from '../support/scripted-peer';
 const turn = (): Promise<void> => new Promise((r) => setImmediate(r));
 
 function waitsOn(h: ReturnType<typeof scriptedPeer>, ms: number): CompletionWaits {
-  return new CompletionWaits('ib_write_bw', { ms, why: 'test bound' }, turn, { qp: h.qp, sendCq: null, recvCq: null, dev: h.dev });
+  return new CompletionWaits('ib_write_bw', { ms, why: 'test bound' }, turn, { qps: [h.qp], sendCq: null, recvCq: null, dev: h.dev });
 }
 
 test('the read fails while the QP is in ERR: the QP error is the cause', async () => {
