@@ -42,6 +42,12 @@ export interface CmTestOptions {
   beforeConnect?: ((peerGid: Uint8Array) => void | Promise<void>) | undefined;
   /** The CM's response timeout and retries (default librdmacm's). */
   cm?: CmTiming | undefined;
+  /**
+   * Client: the traffic class of the test connection (perftest --tclass with -R sets it with
+   * rdma_set_option(RDMA_OPTION_ID_TOS) on its cm_id); it goes into the REQ's path, which the
+   * server's QP takes too.
+   */
+  tos?: number | undefined;
 }
 
 export class CmTestConnection {
@@ -111,7 +117,7 @@ export class CmTestConnection {
       if (attempt > 0) await this.pause(CLIENT_RETRY_DELAY_MS);
       this.attempts++;
       this.events = [];
-      const id = this.rcm.connect({ dst, port, qp, ...cmConnectTiming(this.o.cm), param: { responderResources: this.o.rdAtomic, initiatorDepth: this.o.rdAtomic, retryCount: 7, rnrRetryCount: 7 } }, this.onEvent);
+      const id = this.rcm.connect({ dst, port, qp, ...cmConnectTiming(this.o.cm), ...(this.o.tos !== undefined ? { tos: this.o.tos } : {}), param: { responderResources: this.o.rdAtomic, initiatorDepth: this.o.rdAtomic, retryCount: 7, rnrRetryCount: 7 } }, this.onEvent);
       const deadline = Date.now() + stepMs;
       for (;;) {
         if (this.events.some((e) => e.type === 'ESTABLISHED')) {

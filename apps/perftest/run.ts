@@ -72,7 +72,7 @@ async function runOverRdmaCm(dev: Device, cfg: PerftestConfig, rc: ResolvedConfi
   const idle = cfg.idleWait ?? nextTurn;
   const rcm = new RdmaCm(dev);
   const rdAtomic = rc.verb === PerftestVerb.READ || rc.verb === PerftestVerb.ATOMIC ? rc.outReads : 0;
-  const cmTest = new CmTestConnection(rcm, { role: rc.role, dst: cfg.server, port, rdAtomic, stepMs, connectMs, idle, beforeConnect: cfg.beforeConnect, cm: cfg.cm });
+  const cmTest = new CmTestConnection(rcm, { role: rc.role, dst: cfg.server, port, rdAtomic, stepMs, connectMs, idle, beforeConnect: cfg.beforeConnect, cm: cfg.cm, tos: rc.trafficClass });
   const side = new PerftestSide(dev, rc, cfg, cmTest);
   let comm: CmCommChannel | null = null;
   try {

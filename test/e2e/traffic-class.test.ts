@@ -67,6 +67,24 @@ describe('traffic class and ECN over a veth', () => {
     }, 40_000);
   }
 
+  t('perftest -R --tclass 104 on the client: the REQ carries it, so both QPs of the CM connection send DSCP 26', async () => {
+    const n = net as NetnsPair;
+    const file = path.join(dir, 'perftest-cm-client.pcap');
+    const { server, client } = await runPair(n, 'perftest', ['write', '-R', '-s', '4096', '-n', '20'], { driver: 'packet', sideArgs: { client: ['--tclass', '104', '--pcap', file] } });
+    expect({ code: client.code, why: explain(client) }).toMatchObject({ code: 0 });
+    expect({ code: server.code, why: explain(server) }).toMatchObject({ code: 0 });
+    // The test QP pair's frames (the JSON's QPNs; not the CM's MADs on QP 1, nor the communication
+    // QP's, which perftest connects before it sets the option).
+    const qpn = (out: string): number => (JSON.parse(out.trim().split('\n').pop() as string) as { local: { qpn: number } }).local.qpn;
+    const [cq, sq] = [qpn(client.stdout), qpn(server.stdout)];
+    const frames = roce(file).map((x) => x.p);
+    const toServer = frames.filter((p) => p.bth?.destQp === sq);
+    const toClient = frames.filter((p) => p.bth?.destQp === cq);
+    expect(toServer.length).toBeGreaterThanOrEqual(20);
+    expect(toClient.length).toBeGreaterThan(0);
+    for (const p of [...toServer, ...toClient]) expect({ dscp: p.ipv4?.dscp, ecn: p.ipv4?.ecn }).toEqual({ dscp: 26, ecn: 0 });
+  }, 40_000);
+
   tt('--pcap over AF_XDP on one end equals, frame for frame, what tcpdump sees on the other end', async () => {
     const n = net as NetnsPair;
     const mine = path.join(dir, 'xdp-client.pcap');
