@@ -224,6 +224,13 @@ function ipOffset(frame: Uint8Array): { off: number; version: 4 | 6 } | null {
   return null;
 }
 
+/** The frame's ECN codepoint (0 Not-ECT, 1 ECT(1), 2 ECT(0), 3 CE), or -1 when it has no IP header. */
+export function ecnCodepoint(frame: Uint8Array): number {
+  const ip = ipOffset(frame);
+  if (ip === null) return -1;
+  return ip.version === 4 ? frame[ip.off + 1]! & 0x03 : (frame[ip.off + 1]! >>> 4) & 0x03;
+}
+
 /** Sets ECN to CE in place; false when the frame has no IP header. */
 export function markEcnCe(frame: Uint8Array): boolean {
   const ip = ipOffset(frame);

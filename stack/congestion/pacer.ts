@@ -27,17 +27,27 @@ export class Pacer {
   private timer: TimerId | null = null;
   /** Resumed by the timer and not yet back on schedule: late turns may still be taken (within the slack). */
   private behind = false;
+  /** The last packet's turn and size: the gap after it is recomputed when the rate changes. */
+  private lastBase = 0;
+  private lastBytes = 0;
 
   constructor(
     private readonly clock: Clock,
     private readonly rate: RateSource,
     private readonly resume: () => void,
     private readonly slackNs = 0,
+    /** Pace at the rate while not limited too (CongestionConfig.paceUnlimited). */
+    private readonly always = false,
   ) {}
+
+  /** Whether packets are spaced now. */
+  private get pacing(): boolean {
+    return this.always || this.rate.limited;
+  }
 
   /** True when a packet may go now; otherwise arms the resume timer (once) and returns false. */
   admit(): boolean {
-    if (!this.rate.limited) return true;
+    if (!this.pacing) return true;
     const now = this.clock.now();
     if (now >= this.nextAt) return true;
     if (this.timer === null) {
@@ -52,7 +62,7 @@ export class Pacer {
 
   /** A packet of `bytes` (its Ethernet frame) went out: the next may go one gap later. */
   sent(bytes: number): void {
-    if (!this.rate.limited) {
+    if (!this.pacing) {
       this.nextAt = 0;
       this.behind = false;
       return;
@@ -60,20 +70,41 @@ export class Pacer {
     const now = this.clock.now();
     let base = this.nextAt;
     if (base < now && !(this.behind && now - base <= this.slackNs)) base = now;
+    this.lastBase = base;
+    this.lastBytes = bytes;
     this.nextAt = base + (bytes * 8000) / this.rate.currentRate;
     if (this.nextAt >= now) this.behind = false;
   }
 
-  /** The rate changed: a wait armed for a slower rate is cut short (the requester re-asks). */
+  /**
+   * The rate changed: the gap after the last packet is the one the new rate gives, so a wait armed
+   * at a slower rate is cut short (a QP cut to the minimum rate would otherwise sit out a gap of
+   * that rate after recovering), and the requester re-asks at the new time; unlimited, at once.
+   */
   rateChanged(): void {
     if (this.timer === null) return;
-    if (!this.rate.limited) {
+    if (!this.pacing) {
       this.nextAt = 0;
       this.behind = false;
       this.clock.cancel(this.timer);
       this.timer = null;
       this.resume();
+      return;
     }
+    const at = this.lastBase + (this.lastBytes * 8000) / this.rate.currentRate;
+    if (at >= this.nextAt) return; // slower: admit() re-arms when the timer fires early
+    this.nextAt = at;
+    this.clock.cancel(this.timer);
+    this.timer = null;
+    if (this.clock.now() >= at) {
+      this.resume();
+      return;
+    }
+    this.timer = this.clock.schedule(Math.ceil(at), () => {
+      this.timer = null;
+      this.behind = true;
+      this.resume();
+    });
   }
 
   /** Cancels a pending resume (QP reset, error or destroy). */

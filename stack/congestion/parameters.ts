@@ -92,6 +92,25 @@ export const NP_DEFAULTS: NpParams = Object.freeze({
  * mlx5 sysfs `ecn/roce_np/enable` and `ecn/roce_rp/enable` do; either one makes the QP's
  * packets ECN-capable (ECT(0)).
  */
+/**
+ * The DCQCN paper's settings (Zhu et al., SIGCOMM 2015, §3.2 and its evaluation): the target rate
+ * clamped on every cut, T = 55 µs, B = 10 MB, F = 5, R_AI = 40 Mb/s, g = 1/256 (1 − g = 1020/1024),
+ * α updated every K = 55 µs, and at most one CNP per flow per N = 50 µs (the NP), which the RP
+ * matches with a 50 µs monitor period. R_HAI keeps the mlx5 default (50 Mb/s), the paper naming no
+ * value we could confirm.
+ */
+export const DCQCN_PAPER_PARAMS: Readonly<Partial<RpParams & NpParams>> = Object.freeze({
+  rpClampTgtRate: 1,
+  rpTimeReset: 55,
+  rpByteReset: 10 * 1024 * 1024,
+  rpThreshold: 5,
+  rpAiRate: 40,
+  rpDceTcpG: 1020,
+  rpDceTcpRtt: 55,
+  rpRateReduceMonitorPeriod: 50,
+  npMinTimeBetweenCnps: 50,
+});
+
 export interface CongestionConfig {
   /** Answer CE-marked packets with CNPs (default false). */
   np?: boolean;
@@ -101,6 +120,13 @@ export interface CongestionConfig {
   lineRateMbps?: number;
   /** How late the clock's timers may fire, in µs: the pacer lets a QP catch up that much (default 0, the virtual clock's). */
   pacerSlackUs?: number;
+  /**
+   * Space a QP's packets at its rate also while DCQCN has not limited it (then the line rate), as a
+   * NIC's transmit scheduler never runs ahead of its wire (default false: the link serializes).
+   * The star simulation sets it: its host uplinks would otherwise queue whatever the requester
+   * posts in one burst, out of the reaction point's reach.
+   */
+  paceUnlimited?: boolean;
   params?: Partial<RpParams & NpParams>;
 }
 
@@ -110,6 +136,7 @@ export interface CongestionSettings {
   readonly rp: boolean;
   readonly lineRateMbps: number;
   readonly pacerSlackUs: number;
+  readonly paceUnlimited: boolean;
   readonly params: Readonly<RpParams & NpParams>;
 }
 
@@ -151,5 +178,5 @@ export function resolveCongestion(over: CongestionConfig, base?: CongestionSetti
   if (!(Number.isFinite(lineRateMbps) && lineRateMbps > 0)) throw invalid(`congestion: lineRateMbps must be a positive number of Mb/s, not ${lineRateMbps}`);
   const pacerSlackUs = over.pacerSlackUs ?? base?.pacerSlackUs ?? 0;
   if (!(Number.isFinite(pacerSlackUs) && pacerSlackUs >= 0)) throw invalid(`congestion: pacerSlackUs must be a non-negative number of µs, not ${pacerSlackUs}`);
-  return Object.freeze({ np: over.np ?? base?.np ?? false, rp: over.rp ?? base?.rp ?? false, lineRateMbps, pacerSlackUs, params: Object.freeze(params) });
+  return Object.freeze({ np: over.np ?? base?.np ?? false, rp: over.rp ?? base?.rp ?? false, lineRateMbps, pacerSlackUs, paceUnlimited: over.paceUnlimited ?? base?.paceUnlimited ?? false, params: Object.freeze(params) });
 }

@@ -34,7 +34,7 @@ export class QpCongestion {
     this.np = settings.np && connected ? new NotificationPoint(clock, settings.params) : null;
     const rp = settings.rp && connected ? new DcqcnReactionPoint(clock, settings.params, settings.lineRateMbps) : null;
     this.rp = rp;
-    this.pacer = rp !== null ? new Pacer(clock, rp, resume, settings.pacerSlackUs * 1000) : null;
+    this.pacer = rp !== null ? new Pacer(clock, rp, resume, settings.pacerSlackUs * 1000, settings.paceUnlimited) : null;
     if (rp !== null && this.pacer !== null) {
       const pacer = this.pacer;
       rp.onRateChange = () => pacer.rateChanged();

@@ -1,0 +1,273 @@
+/**
+ * A congestion scenario in simulation (`roce sim`, issue 14): N hosts, each a roce-ts device,
+ * around one output-queued switch (nic-driver/star-switch.ts), with RC flows of RDMA WRITEs
+ * between them; congestion control (DCQCN, or none), the switch's ECN marking and PFC as asked.
+ * Everything runs on the virtual clock under one seed: the same scenario gives the same frames
+ * and the same figures.
+ *
+ * Measured: each flow's throughput at the switch port it leaves by (its frames' wire bytes per
+ * bin), its payload bytes completed, the queue of the busiest output port over time, the
+ * switch's marks, drops and PFC pauses, and the CNPs the notification points sent and the
+ * reaction points handled.
+ */
+import { VirtualClock } from '../../base/clock';
+import { Device } from '../../stack/device';
+import { connectQp, endpointOf } from '../../stack/connect';
+import { Access, QpType, SendFlags, WrOpcode, type Mtu } from '../../stack/types';
+import type { QueuePair } from '../../stack/queue-pair';
+import type { CompletionQueue } from '../../stack/completion-queue';
+import type { MemoryRegion } from '../../stack/memory-region';
+import type { CongestionConfig, NpParams, RpParams } from '../../stack/congestion/parameters';
+import { type EcnMarking, type PfcConfig, createStarSwitch } from '../../nic-driver/star-switch';
+import { fastestIcrcBatch } from '../../nic-driver/native-icrc';
+import { decodeFrame } from '../../packets/decode';
+import { LinkType } from '../../packets/pcap';
+
+export interface StarFlowSpec {
+  /** Host indexes (0 = a). */
+  src: number;
+  dst: number;
+  /** When the flow starts posting (ns, default 0). */
+  startNs?: number;
+  /** Payload bytes to move (default: as much as it can until it ends). */
+  bytes?: number;
+  /** How long it posts (ns, default: until the scenario ends). */
+  durationNs?: number;
+}
+
+export interface StarScenario {
+  hosts: number;
+  flows: readonly StarFlowSpec[];
+  linkRateBps: number;
+  bufferBytes: number;
+  /** Each link's one-way propagation delay (default 1 µs). */
+  propagationNs?: number;
+  ecn: EcnMarking | null;
+  pfc: PfcConfig | null;
+  /** 'dcqcn': notification and reaction points on every device (parameters over the mlx5 defaults); 'none': off. */
+  cc: 'dcqcn' | 'none';
+  ccParams?: Partial<RpParams & NpParams>;
+  durationNs: number;
+  seed: number;
+  /** RDMA WRITE size (default 65536) and WRITEs each flow keeps outstanding (default 16). */
+  messageBytes?: number;
+  outstanding?: number;
+  /** Path MTU (default 4096). */
+  pathMtu?: Mtu;
+  /** Bins of the figures over time (default: the duration in 100 bins). */
+  binNs?: number;
+  /** Every frame the switch sends (data leaving a port, PFC frames), for a capture. */
+  capture?: (frame: Uint8Array, timeNs: number) => void;
+}
+
+export interface StarFlowResult {
+  name: string;
+  src: string;
+  dst: string;
+  /** Payload bytes the flow's WRITEs completed. */
+  bytes: number;
+  /** Payload rate over the time the flow was active (from its start to its last completion or its end). */
+  meanGbps: number;
+  /** [time µs at the bin's end, Gb/s of the flow's frames leaving the switch in the bin]. */
+  gbpsOverTime: [number, number][];
+  /** The reaction point's current rate (Gb/s) at each bin's end; null without congestion control. */
+  rateOverTime: [number, number][] | null;
+  completed: boolean;
+  problems: string[];
+}
+
+export interface StarResult {
+  ok: boolean;
+  hosts: string[];
+  durationUs: number;
+  seed: number;
+  flows: StarFlowResult[];
+  /** The busiest output port: the one with the largest queue. */
+  queue: { port: string; maxBytes: number; meanBytes: number; overTime: [number, number][] };
+  ecnMarked: number;
+  cnpsSent: number;
+  cnpsHandled: number;
+  pfcPauses: number;
+  drops: number;
+  /** Request packets the flows' requesters sent again (go-back-N after a drop or a timeout). */
+  retransmissions: number;
+}
+
+/** Host `i`'s name: a, b, c, ... */
+export function hostName(i: number): string {
+  return i < 26 ? String.fromCharCode(97 + i) : `h${i}`;
+}
+
+const ipOf = (i: number): string => `198.18.${Math.floor((i + 1) / 256)}.${(i + 1) % 256}`;
+const macOf = (i: number): number => 0x02_00_00_00_00_00 + i + 1;
+
+interface Flow {
+  spec: StarFlowSpec;
+  name: string;
+  qp: QueuePair;
+  peer: QueuePair;
+  cq: CompletionQueue;
+  mr: MemoryRegion;
+  remote: MemoryRegion;
+  start: number;
+  end: number;
+  posted: number;
+  outstanding: number;
+  completedBytes: number;
+  lastCompletion: number;
+  bins: number[];
+  rates: [number, number][];
+  problems: string[];
+}
+
+/** Runs `s` to its end and returns what happened. */
+export function runStarScenario(s: StarScenario): StarResult {
+  const clock = new VirtualClock();
+  const n = s.hosts;
+  const msg = s.messageBytes ?? 65536;
+  const outstanding = s.outstanding ?? 16;
+  const binNs = s.binNs ?? Math.max(1000, Math.round(s.durationNs / 100));
+  const bins = Math.ceil(s.durationNs / binNs);
+  const flowByQp = new Map<string, Flow>();
+  const flows: Flow[] = [];
+  const sw = createStarSwitch({
+    clock,
+    macs: Array.from({ length: n }, (_, i) => macOf(i)),
+    linkRateBps: s.linkRateBps,
+    bufferBytes: s.bufferBytes,
+    propagationNs: s.propagationNs ?? 1000,
+    ecn: s.ecn,
+    pfc: s.pfc,
+    seed: s.seed,
+    capture: (frame, t) => {
+      s.capture?.(frame, t);
+      const d = decodeFrame(frame, LinkType.Ethernet);
+      if (!d.roce || d.bth === null || d.ipv4 === null) return;
+      const f = flowByQp.get(`${d.ipv4.dst}/${d.bth.destQp}`);
+      const b = Math.min(bins - 1, Math.floor(t / binNs));
+      if (f !== undefined && b >= 0) f.bins[b]! += frame.length;
+    },
+  });
+  const congestion: CongestionConfig | undefined = s.cc === 'dcqcn' ? { np: true, rp: true, lineRateMbps: s.linkRateBps / 1e6, paceUnlimited: true, ...(s.ccParams !== undefined ? { params: s.ccParams } : {}) } : undefined;
+  const neighbors: Record<string, number> = {};
+  for (let i = 0; i < n; i++) neighbors[ipOf(i)] = macOf(i);
+  const icrc = fastestIcrcBatch();
+  const devices = sw.hosts.map(
+    (driver, i) => new Device({ driver, clock, ipv4: [ipOf(i)], neighbors, name: `sim-${hostName(i)}`, seed: s.seed * 64 + i, icrc, ...(congestion !== undefined ? { congestion } : {}) }),
+  );
+  const ipNum = (i: number): number => ipOf(i).split('.').reduce((a, x) => a * 256 + Number(x), 0);
+  s.flows.forEach((spec, k) => {
+    const a = devices[spec.src]!;
+    const b = devices[spec.dst]!;
+    const pdA = a.allocPd();
+    const pdB = b.allocPd();
+    const mr = a.regMr(pdA, new Uint8Array(msg), Access.LOCAL_WRITE);
+    const remote = b.regMr(pdB, new Uint8Array(msg), Access.LOCAL_WRITE | Access.REMOTE_WRITE);
+    const cq = a.createCq(outstanding * 2 + 16);
+    const cqB = b.createCq(16);
+    const qp = a.createQp(pdA, { qpType: QpType.RC, sendCq: cq, recvCq: cq, cap: { maxSendWr: outstanding + 1, maxRecvWr: 1, maxSendSge: 1, maxRecvSge: 1 } });
+    const peer = b.createQp(pdB, { qpType: QpType.RC, sendCq: cqB, recvCq: cqB });
+    const ea = endpointOf(a, qp, 1000 + k);
+    const eb = endpointOf(b, peer, 5000 + k);
+    const o = { pathMtu: s.pathMtu ?? (5 as Mtu), accessFlags: Access.REMOTE_WRITE };
+    connectQp(qp, ea, eb, o);
+    connectQp(peer, eb, ea, o);
+    const start = spec.startNs ?? 0;
+    const end = spec.durationNs !== undefined ? start + spec.durationNs : s.durationNs;
+    const f: Flow = { spec, name: `${hostName(spec.src)}>${hostName(spec.dst)}`, qp, peer, cq, mr, remote, start, end, posted: 0, outstanding: 0, completedBytes: 0, lastCompletion: start, bins: new Array<number>(bins).fill(0), rates: [], problems: [] };
+    flows.push(f);
+    flowByQp.set(`${ipNum(spec.dst)}/${peer.qpNum}`, f);
+  });
+  const step = Math.min(binNs, 10_000);
+  let nextBin = binNs;
+  const post = (f: Flow, now: number): void => {
+    while (f.outstanding < outstanding && now >= f.start && now < f.end && (f.spec.bytes === undefined || f.posted * msg < f.spec.bytes)) {
+      const len = f.spec.bytes === undefined ? msg : Math.min(msg, f.spec.bytes - f.posted * msg);
+      f.qp.postSend({ wrId: f.posted++, opcode: WrOpcode.RDMA_WRITE, sgList: [f.mr.sge(0, len)], sendFlags: SendFlags.SIGNALED, rdma: { remoteAddr: f.remote.addr(0), rkey: f.remote.rkey } });
+      f.outstanding++;
+    }
+  };
+  for (let t = 0; t < s.durationNs; ) {
+    const now = clock.now();
+    for (const f of flows) {
+      for (const wc of f.cq.poll(64)) {
+        f.outstanding--;
+        if (wc.status !== 0) {
+          if (f.problems.length < 3) f.problems.push(`WRITE #${wc.wrId} completed with status ${wc.status}`);
+          continue;
+        }
+        f.completedBytes += wc.byteLen > 0 ? wc.byteLen : msg;
+        f.lastCompletion = now;
+      }
+      post(f, now);
+    }
+    t = Math.min(s.durationNs, t + step);
+    clock.runUntil(t);
+    while (clock.now() >= nextBin && nextBin <= s.durationNs) {
+      for (const f of flows) {
+        const rp = f.qp.cc?.rp ?? null;
+        if (rp !== null) f.rates.push([nextBin / 1000, rp.currentRate / 1000]);
+      }
+      nextBin += binNs;
+    }
+  }
+  // Which output port queued most: the bottleneck.
+  let busiest = 0;
+  sw.stats.ports.forEach((p, i) => {
+    if (p.maxQueueBytes > (sw.stats.ports[busiest]?.maxQueueBytes ?? 0)) busiest = i;
+  });
+  const port = sw.stats.ports[busiest]!;
+  const qOver: [number, number][] = [];
+  {
+    let at = 0;
+    const samples = port.samples;
+    for (let b = 0; b < bins; b++) {
+      const binEnd = (b + 1) * binNs;
+      let max = 0;
+      // The queue as the bin starts, then every change inside it.
+      let last = 0;
+      while (at < samples.length && samples[at]! < binEnd) {
+        last = samples[at + 1]!;
+        max = Math.max(max, last);
+        at += 2;
+      }
+      qOver.push([binEnd / 1000, Math.max(max, last)]);
+    }
+  }
+  const sumCounter = (pick: (f: Flow) => number): number => flows.reduce((a, f) => a + pick(f), 0);
+  const results: StarFlowResult[] = flows.map((f) => {
+    const activeNs = Math.max(1, (f.spec.bytes !== undefined ? f.lastCompletion : Math.min(f.end, s.durationNs)) - f.start);
+    const completed = f.spec.bytes === undefined || f.completedBytes >= f.spec.bytes;
+    return {
+      name: f.name,
+      src: hostName(f.spec.src),
+      dst: hostName(f.spec.dst),
+      bytes: f.completedBytes,
+      meanGbps: round((f.completedBytes * 8) / activeNs),
+      gbpsOverTime: f.bins.map((b, i) => [((i + 1) * binNs) / 1000, round((b * 8) / binNs)]),
+      rateOverTime: congestion !== undefined ? f.rates.map(([t, r]) => [t, round(r)]) : null,
+      completed,
+      problems: completed ? f.problems : [...f.problems, `moved ${f.completedBytes} of ${f.spec.bytes} bytes before the scenario ended`],
+    };
+  });
+  const out: StarResult = {
+    ok: results.every((r) => r.problems.length === 0),
+    hosts: devices.map((_, i) => hostName(i)),
+    durationUs: s.durationNs / 1000,
+    seed: s.seed,
+    flows: results,
+    queue: { port: hostName(busiest), maxBytes: port.maxQueueBytes, meanBytes: Math.round(sw.meanQueueBytes(busiest)), overTime: qOver },
+    ecnMarked: sw.stats.ecnMarked,
+    cnpsSent: sumCounter((f) => f.peer.counters.np_cnp_sent),
+    cnpsHandled: sumCounter((f) => f.qp.counters.rp_cnp_handled),
+    pfcPauses: sw.stats.pfcPauses,
+    drops: sw.stats.drops,
+    retransmissions: sumCounter((f) => f.qp.counters.retransmitted_pkts),
+  };
+  sw.close();
+  return out;
+}
+
+function round(x: number): number {
+  return Math.round(x * 1000) / 1000;
+}
