@@ -23,6 +23,7 @@ import { ladderCommand } from './ladder-command';
 import { plotCommand } from './plot-command';
 import { devicesCommand } from './devices-command';
 import { attackCommand } from './attack-command';
+import { simCommand } from './sim-command';
 
 const COMMANDS: Readonly<Record<string, { help: string; run: Command }>> = {
   demo: { help: 'two stacks over a lossy in-memory link, every byte verified (run `roce demo -h`)', run: demoCommand },
@@ -39,6 +40,7 @@ const COMMANDS: Readonly<Record<string, { help: string; run: Command }>> = {
   'rdma-server': { help: "librdmacm's rdma_server: one RDMA CM connection, 16 bytes each way; the client may be the real rdma_client (run `roce rdma-server -h`)", run: rdmaServerCommand },
   'rdma-client': { help: "librdmacm's rdma_client: the other end of rdma_server, which may be the real one (run `roce rdma-client -h`)", run: rdmaClientCommand },
   udaddy: { help: "librdmacm's udaddy: UD datagrams to a QP found by SIDR (UDP port space); either end may be the real udaddy (run `roce udaddy -h`)", run: udaddyCommand },
+  sim: { help: 'a congestion scenario in simulation: hosts around one switch, DCQCN, ECN marking, PFC (run `roce sim -h`)', run: simCommand },
   replay: { help: 'replay one side of captured RC conversations into the stack and compare (run `roce replay -h`)', run: replayCommand },
 };
 

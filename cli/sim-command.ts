@@ -1,0 +1,203 @@
+/**
+ * `roce sim`: a congestion scenario in simulation (issue 14): hosts around one output-queued
+ * switch, RC flows of RDMA WRITEs between them, DCQCN or no congestion control, RED or threshold
+ * ECN marking, PFC, on the virtual clock under a seed (apps/sim/star-scenario.ts). Prints each
+ * flow's throughput and the bottleneck queue over time, the CNPs, pauses and drops; `--json` the
+ * whole result, `--pcap` every frame the switch sent.
+ */
+import { type OptionSpec, UsageError, formatOptions, intValue } from './args';
+import { parseCommand } from './command';
+import type { Output } from './output';
+import { type StarFlowSpec, type StarResult, type StarScenario, hostName, runStarScenario } from '../apps/sim/star-scenario';
+import type { EcnMarking, PfcConfig } from '../nic-driver/star-switch';
+import { PcapFileWriter } from '../nic-driver/pcap-file-writer';
+import { DCQCN_PAPER_PARAMS, type NpParams, type RpParams } from '../stack/congestion/parameters';
+import { LinkConfigError } from '../nic-driver/link-config-error';
+import { VerbsError } from '../stack/errors';
+
+export const SIM_OPTIONS: readonly OptionSpec[] = [
+  { name: 'hosts', kind: 'string', value: 'N', help: 'hosts around the switch, named a, b, c, ... (default 3, at most 64)' },
+  { name: 'flows', kind: 'string', value: 'LIST', help: 'RC flows of RDMA WRITEs, e.g. a>c,b>c; each may add :size=BYTES, :start=TIME, :duration=TIME (default: a>LAST,b>LAST,... every other host into the last)' },
+  { name: 'link-rate', kind: 'string', value: 'RATE', help: 'line rate of every port, bits/s with K, M or G (default 10G)' },
+  { name: 'buffer', kind: 'string', value: 'BYTES', help: 'buffer of each output port, with K or M (1000s; default 1M)' },
+  { name: 'propagation', kind: 'string', value: 'TIME', help: 'one-way delay of each link (default 1us)' },
+  { name: 'ecn', kind: 'string', value: 'SPEC', help: 'switch marking: kmin=BYTES,kmax=BYTES,pmax=P (RED), threshold=BYTES, or off (default kmin=5K,kmax=200K,pmax=0.01, the DCQCN paper\'s)' },
+  { name: 'pfc', kind: 'string', value: 'SPEC', help: 'xoff=BYTES,xon=BYTES: pause a host while it has more than xoff queued in the switch (default off)' },
+  { name: 'cc', kind: 'string', value: 'MODE', help: 'dcqcn (mlx5 defaults), dcqcn-paper (the DCQCN paper\'s parameters) or none (default dcqcn)' },
+  { name: 'cc-param', kind: 'string', value: 'LIST', help: 'DCQCN parameters over the mode\'s, e.g. rp_time_reset=55,rp_ai_rate=40 (mlx5 cc_params names)' },
+  { name: 'duration', kind: 'string', value: 'TIME', help: 'simulated time to run, with ns, us, ms or s (default 10ms)' },
+  { name: 'seed', kind: 'string', value: 'N', help: 'seed of the marking and the stacks (default 1): the same seed gives the same run' },
+  { name: 'msg-size', kind: 'string', value: 'BYTES', help: 'RDMA WRITE size of the flows (default 64K = 65536)' },
+  { name: 'outstanding', kind: 'string', value: 'N', help: 'WRITEs each flow keeps posted (default 16)' },
+  { name: 'bin', kind: 'string', value: 'TIME', help: 'the figures\' time step (default: the duration in 100 steps)' },
+  { name: 'json', kind: 'flag', help: 'print the result as one JSON object' },
+  { name: 'pcap', kind: 'string', value: 'FILE', help: 'write every frame the switch sends (data leaving its ports, PFC frames) to FILE' },
+  { name: 'help', short: 'h', kind: 'flag', help: 'this help' },
+];
+
+export const SIM_USAGE = `usage: roce sim [options]
+
+Runs a congestion scenario in simulation: hosts, each a roce-ts stack, around
+one output-queued switch; RC flows of RDMA WRITEs; DCQCN or none; RED or
+threshold ECN marking and PFC at the switch. For example:
+
+  roce sim --hosts 3 --flows a>c,b>c --link-rate 10G --buffer 1M \\
+    --ecn kmin=5K,kmax=200K,pmax=0.01 --cc dcqcn-paper --duration 20ms --seed 1 --json
+
+${formatOptions(SIM_OPTIONS)}
+
+Exit status: 0 when every flow completed what it was given, 1 when not, 2 on
+a usage error.`;
+
+const SI: Readonly<Record<string, number>> = { '': 1, k: 1e3, m: 1e6, g: 1e9 };
+const TIME: Readonly<Record<string, number>> = { ns: 1, us: 1e3, µs: 1e3, ms: 1e6, s: 1e9 };
+
+/** 10G, 1M, 5K, 200000: a number with an optional K, M or G (powers of 1000). */
+export function siValue(text: string, name: string): number {
+  const m = /^(\d+(?:\.\d+)?)([kmg]?)$/i.exec(text.trim());
+  if (m === null) throw new UsageError(`--${name} must be a number with an optional K, M or G, not ${JSON.stringify(text)}`);
+  return Number(m[1]) * (SI[(m[2] ?? '').toLowerCase()] as number);
+}
+
+/** 20ms, 100us, 1s, 500ns: a time in ns. */
+export function timeValue(text: string, name: string): number {
+  const m = /^(\d+(?:\.\d+)?)(ns|us|µs|ms|s)$/.exec(text.trim());
+  if (m === null) throw new UsageError(`--${name} must be a time with ns, us, ms or s (e.g. 20ms), not ${JSON.stringify(text)}`);
+  return Math.round(Number(m[1]) * (TIME[m[2] as string] as number));
+}
+
+/** key=value,key=value into a map (keys checked against `known`). */
+function pairs(text: string, name: string, known: readonly string[]): Map<string, string> {
+  const out = new Map<string, string>();
+  for (const part of text.split(',')) {
+    const m = /^([a-z_]+)=(.+)$/i.exec(part.trim());
+    if (m === null) throw new UsageError(`--${name}: ${JSON.stringify(part)} is not key=value`);
+    const k = (m[1] as string).toLowerCase();
+    if (!known.includes(k)) throw new UsageError(`--${name}: unknown key ${JSON.stringify(k)} (keys: ${known.join(', ')})`);
+    out.set(k, m[2] as string);
+  }
+  return out;
+}
+
+function hostIndex(name: string, hosts: number, flow: string): number {
+  const i = /^[a-z]$/.test(name) ? name.charCodeAt(0) - 97 : /^h\d+$/.test(name) ? Number(name.slice(1)) : -1;
+  if (i < 0 || i >= hosts) throw new UsageError(`--flows ${JSON.stringify(flow)}: no host ${JSON.stringify(name)} (hosts: ${Array.from({ length: hosts }, (_, k) => hostName(k)).join(', ')})`);
+  return i;
+}
+
+/** a>c,b>c:size=1M:start=2ms into flow specs. */
+export function flowsValue(text: string, hosts: number): StarFlowSpec[] {
+  return text.split(',').map((f) => {
+    const [path, ...opts] = f.trim().split(':');
+    const m = /^([a-z0-9]+)>([a-z0-9]+)$/.exec(path ?? '');
+    if (m === null) throw new UsageError(`--flows: ${JSON.stringify(f)} must look like a>c (with :size=, :start=, :duration= after it)`);
+    const src = hostIndex(m[1] as string, hosts, f);
+    const dst = hostIndex(m[2] as string, hosts, f);
+    if (src === dst) throw new UsageError(`--flows: ${JSON.stringify(f)} goes from a host to itself`);
+    const spec: StarFlowSpec = { src, dst };
+    for (const [k, v] of opts.length > 0 ? pairs(opts.join(','), 'flows', ['size', 'start', 'duration']).entries() : []) {
+      if (k === 'size') spec.bytes = Math.round(siValue(v, 'flows size'));
+      else if (k === 'start') spec.startNs = timeValue(v, 'flows start');
+      else spec.durationNs = timeValue(v, 'flows duration');
+    }
+    return spec;
+  });
+}
+
+function ecnValue(text: string): EcnMarking | null {
+  if (text === 'off') return null;
+  const p = pairs(text, 'ecn', ['kmin', 'kmax', 'pmax', 'threshold']);
+  const th = p.get('threshold');
+  if (th !== undefined) {
+    if (p.size > 1) throw new UsageError('--ecn: threshold= stands alone (or give kmin, kmax and pmax for RED)');
+    return { kind: 'threshold', kBytes: siValue(th, 'ecn threshold') };
+  }
+  const [kmin, kmax, pmax] = [p.get('kmin'), p.get('kmax'), p.get('pmax')];
+  if (kmin === undefined || kmax === undefined || pmax === undefined) throw new UsageError('--ecn: RED needs kmin=, kmax= and pmax= (or threshold=, or off)');
+  const pm = Number(pmax);
+  if (!(pm >= 0 && pm <= 1)) throw new UsageError(`--ecn: pmax must be 0..1, not ${JSON.stringify(pmax)}`);
+  return { kind: 'red', kminBytes: siValue(kmin, 'ecn kmin'), kmaxBytes: siValue(kmax, 'ecn kmax'), pmax: pm };
+}
+
+function pfcValue(text: string): PfcConfig | null {
+  if (text === 'off') return null;
+  const p = pairs(text, 'pfc', ['xoff', 'xon']);
+  const [xoff, xon] = [p.get('xoff'), p.get('xon')];
+  if (xoff === undefined || xon === undefined) throw new UsageError('--pfc needs xoff= and xon= (or off)');
+  return { xoffBytes: siValue(xoff, 'pfc xoff'), xonBytes: siValue(xon, 'pfc xon') };
+}
+
+/** rp_time_reset=55,... into DCQCN parameters (mlx5 names to the stack's camelCase). */
+function ccParamsValue(text: string): Partial<RpParams & NpParams> {
+  const out: Record<string, number> = {};
+  for (const part of text.split(',')) {
+    const m = /^((?:rp|np)_[a-z_]+)=(-?\d+(?:\.\d+)?)$/.exec(part.trim());
+    if (m === null) throw new UsageError(`--cc-param: ${JSON.stringify(part)} must be an mlx5 parameter and a number, e.g. rp_time_reset=55`);
+    out[(m[1] as string).replace(/_([a-z])/g, (_, c: string) => c.toUpperCase())] = Number(m[2]);
+  }
+  return out as Partial<RpParams & NpParams>;
+}
+
+export async function simCommand(argv: readonly string[], out: Output): Promise<number> {
+  const args = parseCommand(argv, out, { name: 'sim', options: SIM_OPTIONS, usage: SIM_USAGE, operands: 'none' });
+  if (args === null) return 0;
+  const v = (name: string): string | undefined => args.values.get(name);
+  const hosts = intValue(v('hosts') ?? '3', 'hosts', 2, 64);
+  const last = hostName(hosts - 1);
+  const flows = flowsValue(v('flows') ?? Array.from({ length: hosts - 1 }, (_, i) => `${hostName(i)}>${last}`).join(','), hosts);
+  const cc = v('cc') ?? 'dcqcn';
+  if (cc !== 'dcqcn' && cc !== 'dcqcn-paper' && cc !== 'none') throw new UsageError(`--cc must be dcqcn, dcqcn-paper or none, not ${JSON.stringify(cc)}`);
+  const extra = v('cc-param');
+  if (extra !== undefined && cc === 'none') throw new UsageError('--cc-param needs --cc dcqcn or dcqcn-paper');
+  const durationNs = timeValue(v('duration') ?? '10ms', 'duration');
+  if (durationNs < 1000 || durationNs > 10e9) throw new UsageError('--duration must be 1us..10s');
+  const scenario: StarScenario = {
+    hosts,
+    flows,
+    linkRateBps: siValue(v('link-rate') ?? '10G', 'link-rate'),
+    bufferBytes: siValue(v('buffer') ?? '1M', 'buffer'),
+    propagationNs: timeValue(v('propagation') ?? '1us', 'propagation'),
+    ecn: ecnValue(v('ecn') ?? 'kmin=5K,kmax=200K,pmax=0.01'),
+    pfc: pfcValue(v('pfc') ?? 'off'),
+    cc: cc === 'none' ? 'none' : 'dcqcn',
+    ...(cc !== 'none' ? { ccParams: { ...(cc === 'dcqcn-paper' ? DCQCN_PAPER_PARAMS : {}), ...(extra !== undefined ? ccParamsValue(extra) : {}) } } : {}),
+    durationNs,
+    seed: intValue(v('seed') ?? '1', 'seed', 0, 2 ** 31 - 1),
+    messageBytes: Math.round(siValue(v('msg-size') ?? '65536', 'msg-size')),
+    outstanding: intValue(v('outstanding') ?? '16', 'outstanding', 1, 4096),
+    ...(v('bin') !== undefined ? { binNs: timeValue(v('bin') as string, 'bin') } : {}),
+  };
+  if (!(scenario.messageBytes! >= 1 && scenario.messageBytes! <= 1 << 30)) throw new UsageError('--msg-size must be 1 byte..1G');
+  const pcapPath = v('pcap');
+  const pcap = pcapPath !== undefined ? PcapFileWriter.open(pcapPath) : null;
+  // Frames are stamped from a fixed epoch (the simulation's t = 0 is 2023-11-14 22:13:20 UTC).
+  if (pcap !== null) scenario.capture = (frame, t) => pcap.write(frame, 1_700_000_000_000_000_000n + BigInt(Math.round(t)));
+  let r: StarResult;
+  try {
+    r = runStarScenario(scenario);
+  } catch (e) {
+    if (e instanceof LinkConfigError || e instanceof VerbsError) throw new UsageError(e.message);
+    throw e;
+  } finally {
+    pcap?.close();
+  }
+  if (args.flags.has('json')) out.stdout(`${JSON.stringify(r)}\n`);
+  else report(out, r, scenario);
+  return r.ok ? 0 : 1;
+}
+
+function report(out: Output, r: StarResult, s: StarScenario): void {
+  out.stdout(`roce sim: ${r.hosts.length} hosts around one switch, ${s.linkRateBps / 1e9} Gb/s ports, ${s.bufferBytes} B buffers, ${r.durationUs} us, seed ${r.seed}, congestion control ${s.cc}\n`);
+  const rows = 10;
+  const step = Math.max(1, Math.round((r.queue.overTime.length || 1) / rows));
+  const head = ['time us', ...r.flows.map((f) => `${f.name} Gb/s`), `queue ${r.queue.port} B`];
+  out.stdout(`${head.map((h) => h.padStart(12)).join(' ')}\n`);
+  for (let i = step - 1; i < r.queue.overTime.length; i += step) {
+    const t = r.queue.overTime[i]?.[0] ?? 0;
+    const cells = [t.toFixed(0), ...r.flows.map((f) => (f.gbpsOverTime[i]?.[1] ?? 0).toFixed(3)), String(r.queue.overTime[i]?.[1] ?? 0)];
+    out.stdout(`${cells.map((c) => c.padStart(12)).join(' ')}\n`);
+  }
+  for (const f of r.flows) out.stdout(` flow ${f.name}: ${f.bytes} bytes, ${f.meanGbps.toFixed(3)} Gb/s mean${f.problems.length > 0 ? ` (${f.problems.join('; ')})` : ''}\n`);
+  out.stdout(` queue ${r.queue.port}: max ${r.queue.maxBytes} B, mean ${r.queue.meanBytes} B\n`);
+  out.stdout(` ECN marked ${r.ecnMarked}, CNPs sent ${r.cnpsSent}, handled ${r.cnpsHandled}, PFC pauses ${r.pfcPauses}, drops ${r.drops}, retransmissions ${r.retransmissions}\n`);
+}

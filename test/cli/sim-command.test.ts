@@ -1,0 +1,69 @@
+/** `roce sim`: the issue's example command, its JSON, its capture, its text report and its usage errors. */
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { roce } from '../support/cli';
+import { readCapture } from '../../packets/pcap';
+import { decodeFrame } from '../../packets/decode';
+
+const EXAMPLE = ['--hosts', '3', '--flows', 'a>c,b>c', '--link-rate', '10G', '--buffer', '1M', '--ecn', 'kmin=5K,kmax=200K,pmax=0.01', '--cc', 'dcqcn', '--duration', '3ms', '--seed', '1'];
+
+test('the example: JSON with the documented keys, each flow in and out of the congested port', async () => {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'roce-sim-'));
+  const file = path.join(dir, 'out.pcap');
+  const r = await roce('sim', ...EXAMPLE, '--json', '--pcap', file);
+  expect(r.code).toBe(0);
+  const j = JSON.parse(r.out) as Record<string, unknown> & { flows: Record<string, unknown>[]; queue: Record<string, unknown> };
+  for (const k of ['ok', 'flows', 'queue', 'ecnMarked', 'cnpsSent', 'cnpsHandled', 'pfcPauses', 'drops']) expect(j).toHaveProperty(k);
+  expect(j.ok).toBe(true);
+  expect(j.flows.map((f) => [f['name'], f['src'], f['dst']])).toEqual([
+    ['a>c', 'a', 'c'],
+    ['b>c', 'b', 'c'],
+  ]);
+  for (const f of j.flows) {
+    for (const k of ['bytes', 'meanGbps', 'gbpsOverTime']) expect(f).toHaveProperty(k);
+    const over = f['gbpsOverTime'] as [number, number][];
+    expect(over).toHaveLength(100);
+    expect(over[99]?.[0]).toBe(3000);
+    expect(Math.max(...over.map(([, g]) => g))).toBeLessThanOrEqual(10);
+  }
+  for (const k of ['maxBytes', 'meanBytes', 'overTime']) expect(j.queue).toHaveProperty(k);
+  expect(j['ecnMarked'] as number).toBeGreaterThan(0);
+  expect(j['cnpsSent'] as number).toBeGreaterThan(0);
+  // The capture: every RoCE frame decodes with a valid ICRC, the CE marks included (the ICRC masks ECN).
+  const cap = readCapture(fs.readFileSync(file));
+  expect(cap.error).toBeNull();
+  const frames = cap.records.map((x) => decodeFrame(x.data, x.linkType)).filter((d) => d.roce);
+  expect(frames.length).toBeGreaterThan(100);
+  expect(frames.every((d) => d.roce && d.icrcOk === true)).toBe(true);
+  const ce = frames.filter((d) => d.roce && d.ipv4?.ecn === 3).length;
+  expect(ce).toBe(j['ecnMarked']);
+  fs.rmSync(dir, { recursive: true, force: true });
+}, 60_000);
+
+test('the text report: a row per tenth of the run, the flows, the queue and the counts', async () => {
+  const r = await roce('sim', ...EXAMPLE, '--pfc', 'xoff=300K,xon=200K', '--cc', 'none');
+  expect(r.code).toBe(0);
+  expect(r.out).toMatch(/time us +a>c Gb\/s +b>c Gb\/s +queue c B/);
+  expect(r.out).toMatch(/flow a>c: \d+ bytes/);
+  expect(r.out).toMatch(/PFC pauses [1-9]\d*, drops 0/);
+}, 60_000);
+
+test.each([
+  [['--flows', 'a>z'], /no host "z"/],
+  [['--flows', 'a>a'], /from a host to itself/],
+  [['--flows', 'a-c'], /must look like a>c/],
+  [['--link-rate', 'fast'], /--link-rate must be a number/],
+  [['--duration', '20'], /--duration must be a time/],
+  [['--ecn', 'kmin=5K'], /RED needs kmin=, kmax= and pmax=/],
+  [['--ecn', 'kmin=200K,kmax=5K,pmax=0.1'], /RED marking needs/],
+  [['--pfc', 'xoff=10K,xon=20K'], /PFC needs/],
+  [['--cc', 'bbr'], /--cc must be dcqcn, dcqcn-paper or none/],
+  [['--cc-param', 'rp_bogus=3'], /unknown parameter rpBogus/],
+  [['--cc', 'none', '--cc-param', 'rp_ai_rate=40'], /needs --cc dcqcn/],
+  [['--hosts', '65'], /--hosts must be an integer/],
+] as const)('%j is a usage error', async (argv, msg) => {
+  const r = await roce('sim', ...argv);
+  expect(r.code).toBe(2);
+  expect(r.err).toMatch(msg);
+});
