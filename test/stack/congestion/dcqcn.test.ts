@@ -286,6 +286,49 @@ describe('pacer', () => {
   });
 });
 
+describe('pacer and rate changes', () => {
+  test('a wait armed at a slow rate is cut short when the rate rises (and left when it falls)', () => {
+    const clock = new VirtualClock();
+    const rate = { limited: true, currentRate: 1 }; // 1 Mb/s: 1000 bytes every 8 ms
+    let resumed = 0;
+    const p = new Pacer(clock, rate, () => resumed++);
+    const t0 = clock.now();
+    expect(p.admit()).toBe(true);
+    p.sent(1000);
+    expect(p.admit()).toBe(false);
+    clock.runUntil(t0 + 2 * US);
+    rate.currentRate = 1000; // 1 Gb/s: the gap after the last packet is 8 µs
+    p.rateChanged();
+    clock.runUntil(t0 + 8 * US - 1);
+    expect(resumed).toBe(0);
+    clock.runUntil(t0 + 8 * US);
+    expect(resumed).toBe(1);
+    expect(p.admit()).toBe(true);
+    p.sent(1000);
+    rate.currentRate = 500; // slower now: the armed gap stays, admit() re-checks at its end
+    expect(p.admit()).toBe(false);
+    p.rateChanged();
+    clock.runUntil(t0 + 16 * US);
+    expect(resumed).toBe(2);
+    expect(p.admit()).toBe(true);
+  });
+
+  test('paceUnlimited: packets are spaced at the line rate while the QP is not limited', () => {
+    const clock = new VirtualClock();
+    const rate = { limited: false, currentRate: 1000 };
+    let resumed = 0;
+    const free = new Pacer(clock, rate, () => resumed++);
+    const paced = new Pacer(clock, rate, () => resumed++, 0, true);
+    free.sent(1000);
+    paced.sent(1000);
+    expect(free.admit()).toBe(true);
+    expect(paced.admit()).toBe(false);
+    clock.runUntil(clock.now() + 8 * US);
+    expect(resumed).toBe(1);
+    expect(paced.admit()).toBe(true);
+  });
+});
+
 describe('pacer slack (a clock whose timers fire late)', () => {
   test('with slack the packets whose turn has passed go at once; without, one per admit', () => {
     for (const slackUs of [0, 100]) {
