@@ -265,9 +265,11 @@ export class Analyzer {
         const flow = conv.flow(r.requester);
         if (v.role === FrameRole.CNP) {
           conv.cnps++;
+          conv.congestionOf(r.requester, timeNs, true)?.onCnp(rec.index, timeNs);
           bits = FLAG_BIT.cnp | (v.ecnCe ? FLAG_BIT.ecnCe : 0) | (v.icrcBad ? FLAG_BIT.icrcBad : 0);
         } else if (v.role === FrameRole.REQUEST) {
           bits = flow.onRequest(v);
+          conv.congestionOf(r.requester, timeNs, v.ecnCe)?.onRequest(timeNs, v.payloadLength, v.ecnCe);
         } else {
           bits = flow.onResponse(v);
         }
@@ -299,6 +301,8 @@ export class Analyzer {
     for (const c of this.table.list) {
       c.flows.a?.finish();
       c.flows.b?.finish();
+      c.congestion.a?.finish(this.lastNs);
+      c.congestion.b?.finish(this.lastNs);
     }
     const byFirst = (x: { firstFrame: number }, y: { firstFrame: number }): number => x.firstFrame - y.firstFrame;
     this.messages.sort(byFirst);

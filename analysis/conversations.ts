@@ -24,6 +24,7 @@
  * A frame whose PSN continues the flow keeps the conversation (and clears
  * the out-of-band mark: the exchange was for another connection).
  */
+import { CongestionTrack } from './congestion-track';
 import { RequesterFlow, type FlowSinks } from './flow';
 import { FrameRole, type FrameView } from './frame-view';
 import { psnDiff } from '../base/psn';
@@ -63,6 +64,8 @@ export class Conversation {
   /** Time of an out-of-band connection set-up between the two hosts after this conversation's last frame, or null. */
   outOfBandNs: number | null = null;
   readonly flows: { a: RequesterFlow | null; b: RequesterFlow | null } = { a: null, b: null };
+  /** ECN marks and CNPs per requester side, from the first one seen (analysis/congestion-track.ts). */
+  readonly congestion: { a: CongestionTrack | null; b: CongestionTrack | null } = { a: null, b: null };
 
   constructor(
     readonly id: number,
@@ -72,6 +75,13 @@ export class Conversation {
     readonly b: Endpoint,
     private readonly sinks: FlowSinks,
   ) {}
+
+  /** The congestion track of requester `side`, started at `timeNs` when `start` (its first CE mark or CNP). */
+  congestionOf(side: Side, timeNs: number, start: boolean): CongestionTrack | null {
+    const t = this.congestion[side];
+    if (t !== null || !start) return t;
+    return (this.congestion[side] = new CongestionTrack(timeNs));
+  }
 
   /** The flow in which `side` is the requester (created on first use). */
   flow(side: Side): RequesterFlow {

@@ -4,6 +4,7 @@
  * per-frame `frames[]` flags. Keys are stable and documented in
  * docs/analysis.md; bump ANALYSIS_FORMAT_VERSION when one changes meaning.
  */
+import type { CongestionReport } from './congestion-track';
 import type { AnalysisResult } from './analyzer';
 import type { CmConnection } from './cm-connections';
 import type { Conversation } from './conversations';
@@ -75,6 +76,8 @@ export interface ConversationJson {
   /** The frame of the DREP (or REJ) that ended it, after which its QPNs start a new conversation; or null. */
   cmEndedFrame: number | null;
   flows: FlowJson[];
+  /** Per requester with ECN marks or CNPs: the marks, the CNPs, CE-to-CNP delay, CNP interval and its rate around each CNP (analysis/congestion-track.ts). */
+  congestion: (CongestionReport & { requester: 'a' | 'b' })[];
 }
 
 export interface AnalysisDocument {
@@ -168,6 +171,10 @@ function conversationJson(c: Conversation, msgCount: (id: number, side: Side) =>
     cmConnection: c.cmConnection,
     cmEndedFrame: c.cmEndedFrame,
     flows,
+    congestion: (['a', 'b'] as const).flatMap((side) => {
+      const rep = c.congestion[side]?.report() ?? null;
+      return rep === null ? [] : [{ requester: side, ...rep }];
+    }),
   };
 }
 

@@ -116,6 +116,12 @@ export function textReport(d: AnalysisDocument, o: ReportOptions = {}): string {
         `${c.cmConnection !== null ? `, CM connection #${c.cmConnection}` : ''}${c.cmEndedFrame !== null ? `, ended by the CM at frame ${c.cmEndedFrame}` : ''}${c.closedBy !== null ? `, QPN reused by #${c.closedBy}` : ''}`,
     );
     for (const f of c.flows) out.push(...flowLine(d, f, c));
+    for (const g of c.congestion) {
+      const e = c[g.requester];
+      const st = (x: { p50Us: number; minUs: number; maxUs: number } | null): string => (x === null ? '-' : `${x.p50Us} µs (${x.minUs}..${x.maxUs})`);
+      const rate = g.meanGbpsBefore !== null && g.meanGbpsAfter !== null ? `, rate ${g.meanGbpsBefore} → ${g.meanGbpsAfter} Gb/s around a CNP (mean)` : '';
+      out.push(`    congestion at ${e.ip} QP ${qp(e.qpn)}: ${g.ceMarked} CE-marked requests, ${g.cnps} CNPs, CE to CNP ${st(g.ceToCnp)}, CNP interval ${st(g.cnpInterval)}${rate}`);
+    }
   }
   if (d.cmConnections.length > 0) {
     out.push('', 'RDMA CM connections:');

@@ -25,7 +25,7 @@ describe('roce analyze', () => {
     expect(Object.keys(doc)).toEqual(['format', 'version', 'file', 'startTime', 'durationNs', 'frameCounts', 'summary', 'conversations', 'messages', 'episodes', 'violations', 'frames', 'captureError', 'capturePoint', 'rulesNotChecked', 'captureQuality', 'captureGaps', 'cmConnections']);
     expect(doc).toMatchObject({ capturePoint: 'unknown', rulesNotChecked: [] });
     const conv = (doc['conversations'] as Record<string, unknown>[])[0]!;
-    expect(Object.keys(conv)).toEqual(['id', 'type', 'a', 'b', 'frames', 'firstFrame', 'lastFrame', 'startNs', 'durationNs', 'cnps', 'closedBy', 'cmEstablished', 'cmConnection', 'cmEndedFrame', 'flows']);
+    expect(Object.keys(conv)).toEqual(['id', 'type', 'a', 'b', 'frames', 'firstFrame', 'lastFrame', 'startNs', 'durationNs', 'cnps', 'closedBy', 'cmEstablished', 'cmConnection', 'cmEndedFrame', 'flows', 'congestion']);
     const flow = (conv['flows'] as Record<string, unknown>[])[0]!;
     for (const k of ['goodput', 'outstanding', 'ackCoalescingRatio', 'messageSizes', 'completion', 'readLatency', 'atomicLatency']) expect(flow).toHaveProperty(k);
     const ep = (doc['episodes'] as Record<string, unknown>[])[1]!;
