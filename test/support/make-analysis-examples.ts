@@ -18,6 +18,10 @@ import { buildTimeline } from '../../analysis/timeline';
 import { buildPsnSeries } from '../../analysis/psn-series';
 import { ladderSvg } from '../../analysis/render/ladder-svg';
 import { plotSvg } from '../../analysis/render/plot-svg';
+import { chartSvg } from '../../analysis/render/chart-svg';
+import { runStarScenario } from '../../apps/sim/star-scenario';
+import { starPanels } from '../../apps/sim/star-chart';
+import { DCQCN_PAPER_PARAMS } from '../../stack/congestion/parameters';
 
 const CAPTURES = path.resolve(__dirname, '..', '..', 'captures');
 
@@ -61,6 +65,24 @@ export function makeAnalysisExamples(): Map<string, string> {
     ),
   );
   out.set('plot-loss.svg', plotSvg(buildPsnSeries(lossy), "PSN over time: simulated run, 2% loss each way, requester's host"));
+  // docs/congestion.md: roce sim --flows a>c,b>c --cc dcqcn-paper --duration 20ms (10 Gb/s, 1 MB buffer, RED 5K/200K/1 %, seed 1).
+  const sim = runStarScenario({
+    hosts: 3,
+    flows: [
+      { src: 0, dst: 2 },
+      { src: 1, dst: 2 },
+    ],
+    linkRateBps: 10e9,
+    bufferBytes: 1e6,
+    propagationNs: 1000,
+    ecn: { kind: 'red', kminBytes: 5000, kmaxBytes: 200_000, pmax: 0.01 },
+    pfc: null,
+    cc: 'dcqcn',
+    ccParams: DCQCN_PAPER_PARAMS,
+    durationNs: 20e6,
+    seed: 1,
+  });
+  out.set('sim-dcqcn-paper.svg', chartSvg(starPanels(sim), 'roce sim --flows a>c,b>c --cc dcqcn-paper --duration 20ms'));
   return out;
 }
 

@@ -1,0 +1,82 @@
+/**
+ * Per requester flow of a capture: its request payload rate over time in bins (the rate inferred
+ * from the packets' spacing, as bytes per bin), the instants of its CE-marked requests, and the
+ * CNPs sent to it, for `roce plot --rate` (issue 14).
+ */
+import { type AnalyzerOptions, analyzeCapture, analyzeFile } from './analyzer';
+import { FrameRole } from './frame-view';
+import type { Side } from './types';
+
+export interface RateSeries {
+  conversation: number;
+  requester: Side;
+  title: string;
+  /** [bin end µs, Gb/s of request payload in the bin]. */
+  gbps: [number, number][];
+  ceUs: number[];
+  cnpUs: number[];
+}
+
+export interface RateFilter {
+  qpn?: number;
+  conversation?: number;
+  /** Bin width (default: the capture's span in 200 bins, at least 1 µs). */
+  binNs?: number;
+}
+
+const qp = (q: number | null): string => (q === null ? '?' : `0x${q.toString(16).padStart(6, '0')}`);
+
+export function buildRateSeries(source: string | Uint8Array, f: RateFilter = {}, opts: AnalyzerOptions = {}): RateSeries[] {
+  const flows = new Map<string, { conversation: number; requester: Side; bytes: Map<number, number>; ce: number[]; cnp: number[] }>();
+  const events: { key: string; timeNs: number; bytes: number }[] = [];
+  const flowOf = (conversation: number, requester: Side): { key: string; f: { conversation: number; requester: Side; bytes: Map<number, number>; ce: number[]; cnp: number[] } } => {
+    const key = `${conversation}${requester}`;
+    let x = flows.get(key);
+    if (x === undefined) flows.set(key, (x = { conversation, requester, bytes: new Map(), ce: [], cnp: [] }));
+    return { key, f: x };
+  };
+  const result = (typeof source === 'string' ? analyzeFile : analyzeCapture)(source as string & Uint8Array, {
+    ...opts,
+    keep: false,
+    onFrame: (r, _d, v) => {
+      if (v === null || r.conversation === null || r.from === null) return;
+      if (v.role === FrameRole.CNP) {
+        flowOf(r.conversation, r.from === 'a' ? 'b' : 'a').f.cnp.push(r.timeNs / 1000);
+        return;
+      }
+      if (v.role !== FrameRole.REQUEST) return;
+      const { key, f: x } = flowOf(r.conversation, r.from);
+      if (v.ecnCe) x.ce.push(r.timeNs / 1000);
+      events.push({ key, timeNs: r.timeNs, bytes: v.payloadLength });
+    },
+  });
+  const span = Math.max(1, result.durationNs);
+  const bin = f.binNs ?? Math.max(1000, Math.ceil(span / 200));
+  const bins = Math.max(1, Math.ceil((span + 1) / bin));
+  const sums = new Map<string, number[]>();
+  for (const e of events) {
+    let s = sums.get(e.key);
+    if (s === undefined) sums.set(e.key, (s = new Array<number>(bins).fill(0)));
+    const b = Math.min(bins - 1, Math.floor(e.timeNs / bin));
+    s[b] = (s[b] as number) + e.bytes;
+  }
+  const out: RateSeries[] = [];
+  for (const [key, x] of flows) {
+    const c = result.conversations.find((k) => k.id === x.conversation);
+    if (c === undefined) continue;
+    if (f.conversation !== undefined && c.id !== f.conversation) continue;
+    if (f.qpn !== undefined && c.a.qpn !== f.qpn && c.b.qpn !== f.qpn) continue;
+    const req = x.requester === 'a' ? c.a : c.b;
+    const rsp = x.requester === 'a' ? c.b : c.a;
+    const s = sums.get(key) ?? new Array<number>(bins).fill(0);
+    out.push({
+      conversation: c.id,
+      requester: x.requester,
+      title: `#${c.id} ${c.type} ${req.ip} QP ${qp(req.qpn)} → ${rsp.ip} QP ${qp(rsp.qpn)}`,
+      gbps: s.map((b, i) => [((i + 1) * bin) / 1000, Math.round(((b * 8) / bin) * 1000) / 1000]),
+      ceUs: x.ce,
+      cnpUs: x.cnp,
+    });
+  }
+  return out.sort((p, q) => p.conversation - q.conversation || p.requester.localeCompare(q.requester));
+}
