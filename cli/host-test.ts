@@ -7,6 +7,8 @@
  * report, and exit status 0 (done), 1 (failed, the reason on stderr; a JSON
  * error object with --json).
  */
+import { congestionArgs } from './cc-args';
+import type { CongestionConfig } from '../stack/congestion/parameters';
 import { failureOf } from './failure';
 import { type OptionSpec, type ParsedArgs, UsageError, intValue } from './args';
 import type { Output } from './output';
@@ -170,6 +172,8 @@ export interface HostTestArgs {
   queues?: number[] | null;
   /** --steer: ntuple rules send RoCE to one queue, the only one served. */
   steer?: boolean;
+  /** --cc: the device's congestion control (ECN → CNP → DCQCN), or null (off). */
+  congestion?: CongestionConfig | null;
   /** An integer option in [min, max] (decimal or 0x-hex), or undefined when not given. */
   num(name: string, min: number, max: number): number | undefined;
 }
@@ -195,7 +199,8 @@ export function hostTestArgs(args: ParsedArgs, operands: readonly string[], name
   const port = num('port', 1, 65535) ?? PINGPONG_DEFAULT_PORT;
   const capture = captureArgs(args);
   const queues = queuesArg(args);
-  return { server, role: server === undefined ? 'server' : 'client', ifname, driver, mtu, bind, timeoutS, json, port, capture, queues, steer: args.flags.has('steer'), num };
+  const congestion = args.values.has('cc') || args.values.has('cc-param') || args.values.has('cc-line-rate') ? congestionArgs(args) : null;
+  return { server, role: server === undefined ? 'server' : 'client', ifname, driver, mtu, bind, timeoutS, json, port, capture, queues, steer: args.flags.has('steer'), congestion, num };
 }
 
 /** What a run is handed to work with its host device and the output. */
@@ -294,6 +299,8 @@ export async function runHostTest<R extends { ok: boolean; problems: readonly st
         hooks.onReady?.(port);
       };
     }
+    // --cc: every QP the test creates starts with the device's congestion control.
+    if (a.congestion != null) host.device.setCongestion(a.congestion);
     const r = await t.run(host.device, hooks);
     // Let the last ACKs leave before the device goes away.
     if (!host.virtualTime) await new Promise((res) => setTimeout(res, 100));

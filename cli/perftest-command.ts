@@ -9,6 +9,7 @@ import { type CommandContext, parseCommand } from './command';
 import { type HostTestNames, CM_OPTIONS, PCAP_OPTIONS, cmTimingArg, TCLASS_OPTIONS, trafficClassArg, SHARED_OPTIONS, hostTestArgs, runHostTest } from './host-test';
 import type { Output } from './output';
 import { PerftestVerb, perftestBinary } from '../apps/oob/perftest-session';
+import { CC_OPTIONS } from './cc-args';
 import { PINGPONG_DEFAULT_PORT } from '../apps/oob/pingpong-messages';
 import { type AtomicType, type PerftestConfig, Connection, defaultMarginS } from '../apps/perftest/config';
 import type { PerftestResult } from '../apps/perftest/result';
@@ -46,6 +47,7 @@ export const PERFTEST_OPTIONS: readonly OptionSpec[] = [
   SHARED_OPTIONS.json,
   ...CM_OPTIONS,
   ...TCLASS_OPTIONS,
+  ...CC_OPTIONS,
   ...PCAP_OPTIONS,
   SHARED_OPTIONS.help,
 ];

@@ -4,6 +4,7 @@
  */
 import { type OptionSpec, UsageError, formatOptions } from './args';
 import { type CommandContext, parseCommand } from './command';
+import { CC_OPTIONS } from './cc-args';
 import { type HostTestNames, PCAP_OPTIONS, TCLASS_OPTIONS, trafficClassArg, SHARED_OPTIONS, hostTestArgs, runHostTest } from './host-test';
 import type { Output } from './output';
 import { PINGPONG_DEFAULT_PORT } from '../apps/oob/pingpong-messages';
@@ -27,6 +28,7 @@ export const PINGPONG_OPTIONS: readonly OptionSpec[] = [
   { name: 'timeout', kind: 'string', value: 'SECONDS', help: 'give up when the run makes no progress for this long (default: from the QP\'s timers, about 2.5 s; a server waits up to 300 s for its client)' },
   SHARED_OPTIONS.json,
   ...TCLASS_OPTIONS,
+  ...CC_OPTIONS,
   ...PCAP_OPTIONS,
   SHARED_OPTIONS.help,
 ];

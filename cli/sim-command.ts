@@ -11,7 +11,7 @@ import type { Output } from './output';
 import { type StarFlowSpec, type StarResult, type StarScenario, hostName, runStarScenario } from '../apps/sim/star-scenario';
 import type { EcnMarking, PfcConfig } from '../nic-driver/star-switch';
 import { PcapFileWriter } from '../nic-driver/pcap-file-writer';
-import { DCQCN_PAPER_PARAMS, type NpParams, type RpParams } from '../stack/congestion/parameters';
+import { ccModeParams } from './cc-args';
 import { LinkConfigError } from '../nic-driver/link-config-error';
 import { VerbsError } from '../stack/errors';
 
@@ -127,17 +127,6 @@ function pfcValue(text: string): PfcConfig | null {
   return { xoffBytes: siValue(xoff, 'pfc xoff'), xonBytes: siValue(xon, 'pfc xon') };
 }
 
-/** rp_time_reset=55,... into DCQCN parameters (mlx5 names to the stack's camelCase). */
-function ccParamsValue(text: string): Partial<RpParams & NpParams> {
-  const out: Record<string, number> = {};
-  for (const part of text.split(',')) {
-    const m = /^((?:rp|np)_[a-z_]+)=(-?\d+(?:\.\d+)?)$/.exec(part.trim());
-    if (m === null) throw new UsageError(`--cc-param: ${JSON.stringify(part)} must be an mlx5 parameter and a number, e.g. rp_time_reset=55`);
-    out[(m[1] as string).replace(/_([a-z])/g, (_, c: string) => c.toUpperCase())] = Number(m[2]);
-  }
-  return out as Partial<RpParams & NpParams>;
-}
-
 export async function simCommand(argv: readonly string[], out: Output): Promise<number> {
   const args = parseCommand(argv, out, { name: 'sim', options: SIM_OPTIONS, usage: SIM_USAGE, operands: 'none' });
   if (args === null) return 0;
@@ -146,9 +135,8 @@ export async function simCommand(argv: readonly string[], out: Output): Promise<
   const last = hostName(hosts - 1);
   const flows = flowsValue(v('flows') ?? Array.from({ length: hosts - 1 }, (_, i) => `${hostName(i)}>${last}`).join(','), hosts);
   const cc = v('cc') ?? 'dcqcn';
-  if (cc !== 'dcqcn' && cc !== 'dcqcn-paper' && cc !== 'none') throw new UsageError(`--cc must be dcqcn, dcqcn-paper or none, not ${JSON.stringify(cc)}`);
-  const extra = v('cc-param');
-  if (extra !== undefined && cc === 'none') throw new UsageError('--cc-param needs --cc dcqcn or dcqcn-paper');
+  if (cc === 'off') throw new UsageError('--cc must be dcqcn, dcqcn-paper or none, not "off"');
+  const ccParams = ccModeParams(cc, v('cc-param'));
   const durationNs = timeValue(v('duration') ?? '10ms', 'duration');
   if (durationNs < 1000 || durationNs > 10e9) throw new UsageError('--duration must be 1us..10s');
   const scenario: StarScenario = {
@@ -159,8 +147,8 @@ export async function simCommand(argv: readonly string[], out: Output): Promise<
     propagationNs: timeValue(v('propagation') ?? '1us', 'propagation'),
     ecn: ecnValue(v('ecn') ?? 'kmin=5K,kmax=200K,pmax=0.01'),
     pfc: pfcValue(v('pfc') ?? 'off'),
-    cc: cc === 'none' ? 'none' : 'dcqcn',
-    ...(cc !== 'none' ? { ccParams: { ...(cc === 'dcqcn-paper' ? DCQCN_PAPER_PARAMS : {}), ...(extra !== undefined ? ccParamsValue(extra) : {}) } } : {}),
+    cc: ccParams === null ? 'none' : 'dcqcn',
+    ...(ccParams !== null ? { ccParams } : {}),
     durationNs,
     seed: intValue(v('seed') ?? '1', 'seed', 0, 2 ** 31 - 1),
     messageBytes: Math.round(siValue(v('msg-size') ?? '65536', 'msg-size')),

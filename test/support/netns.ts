@@ -314,6 +314,9 @@ export interface RoutedPath {
   ipB: string;
   ip6A: string;
   ip6B: string;
+  /** The router's interfaces toward A and toward B (in nsR). */
+  routerA?: string;
+  routerB?: string;
 }
 
 export function createRoutedPath(mtu = 1500): RoutedPath {
@@ -346,7 +349,7 @@ export function createRoutedPath(mtu = 1500): RoutedPath {
     ip(['-n', p.nsB, 'route', 'add', 'default', 'via', '198.18.2.254']);
     ip(['-n', p.nsB, '-6', 'route', 'add', 'default', 'via', 'fd00:b::fe']);
     execFileSync('ip', ['netns', 'exec', p.nsR, 'sysctl', '-q', '-w', 'net.ipv4.ip_forward=1', 'net.ipv6.conf.all.forwarding=1'], { timeout: CMD_TIMEOUT_MS });
-    return p;
+    return { ...p, routerA: rA, routerB: rB };
   } catch (e) {
     for (const ns of [p.nsA, p.nsR, p.nsB]) removeNs(ns);
     throw e;
