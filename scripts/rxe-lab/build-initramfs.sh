@@ -30,7 +30,7 @@ for c in cpio gzip modprobe depmod ip rdma nft; do
 done
 
 MODULES=(crc32_generic crc32-pclmul rdma_rxe ib_uverbs rdma_ucm virtio_pci virtio_net nft_numgen)
-TOOLS=(ibv_rc_pingpong ibv_uc_pingpong ibv_ud_pingpong ibv_devinfo ibv_devices
+TOOLS=(ibv_rc_pingpong ibv_uc_pingpong ibv_ud_pingpong ibv_srq_pingpong ibv_devinfo ibv_devices
   ib_write_bw ib_read_bw ib_send_bw ib_atomic_bw ib_write_lat ib_read_lat ib_send_lat ib_atomic_lat rping udaddy ucmatose rdma_server rdma_client)
 HOST_TOOLS=("$(command -v ip)" "$(command -v rdma)" "$(command -v nft)")
 

@@ -12,6 +12,8 @@
 #   --guest-loss N    drop N/10000 of the RoCE frames the guest receives (nftables numgen on eth0 ingress)
 #   --guest-cm-drop   in each step, drop the first CM REQ and the first CM REP the guest receives
 #   --no-capture      record no frames (runs that move hundreds of MB, e.g. perftest -a and -D)
+#   --ipv6            also give the tap fd00:198:18::2/64 and the guest fd00:198:18::1/64 (rxe then has
+#                     RoCE v2 GIDs for its link-local and global IPv6 addresses: @GID6LL@, @GID6@)
 #                     (nftables on eth0 ingress, matching QP 1 and the MAD attribute ID)
 #   --tap-loss N      drop N/10000 of the RoCE frames sent to the guest (nftables numgen on the tap's
 #                     egress hook; sees frames sent through the qdisc layer, e.g. AF_PACKET)
@@ -39,7 +41,7 @@ repo="$(cd "$here/../.." && pwd)"
 # shellcheck source=common.sh
 . "$here/common.sh"
 
-scenario="" out="" mtu=1500 guest_loss=0 tap_loss=0 guest_cm_drop=0 total=300 keep=0 capture=1
+scenario="" out="" mtu=1500 guest_loss=0 tap_loss=0 guest_cm_drop=0 total=300 keep=0 capture=1 ipv6=0
 while [ $# -gt 0 ]; do
   case "$1" in
     --scenario) scenario="$2"; shift 2 ;;
@@ -49,6 +51,7 @@ while [ $# -gt 0 ]; do
     --tap-loss) tap_loss="$2"; shift 2 ;;
     --guest-cm-drop) guest_cm_drop=1; shift ;;
     --no-capture) capture=0; shift ;;
+    --ipv6) ipv6=1; shift ;;
     --timeout) total="$2"; shift 2 ;;
     --keep) keep=1; shift ;;
     -h|--help) sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
@@ -100,6 +103,10 @@ ip -n "$ns" link set lo up
 ip -n "$ns" tuntap add dev "$tap" mode tap
 ip -n "$ns" link set dev "$tap" mtu "$mtu"
 ip -n "$ns" addr add "$host_ip/24" dev "$tap"
+host_ip6=fd00:198:18::2 guest_ip6=fd00:198:18::1
+if [ "$ipv6" = 1 ]; then
+  ip -n "$ns" -6 addr add "$host_ip6/64" dev "$tap" nodad
+fi
 ip -n "$ns" link set dev "$tap" up
 if [ "$tap_loss" != 0 ]; then
   ip netns exec "$ns" nft add table netdev rxelab
@@ -138,6 +145,8 @@ fi
 
 roce="node $repo/bin/roce.js"
 append="console=ttyS0 panic=-1 quiet loglevel=3 RXE_IP=$guest_ip RXE_PEER=$host_ip RXE_MTU=$mtu RXE_LOSS=$guest_loss RXE_CM_DROP=$guest_cm_drop"
+# The guest's global IPv6 address, and its GID as sysfs writes it (eight groups of four digits).
+[ "$ipv6" = 1 ] && append="$append RXE_IP6=$guest_ip6 RXE_GID6=fd00:0198:0018:0000:0000:0000:0000:0001 RXE_PEER6=$host_ip6"
 start=$(date +%s.%N)
 coproc QEMU {
   exec ip netns exec "$ns" timeout -k 2 "$total" qemu-system-x86_64 -accel tcg -cpu max -m 1024 -smp 1 \
@@ -157,7 +166,7 @@ start_host() {
   (
     # A roce server writes its port to ROCE_READY_FILE once it listens: the sign for RDMA CM
     # servers, which open no TCP port for host_listening to see.
-    export RXE_TAP="$tap" RXE_HOST_IP="$host_ip" RXE_GUEST_IP="$guest_ip" RXE_MTU="$mtu" ROCE="$roce" ROCE_READY_FILE="$out/steps/$sid.ready"
+    export RXE_TAP="$tap" RXE_HOST_IP="$host_ip" RXE_GUEST_IP="$guest_ip" RXE_HOST_IP6="$host_ip6" RXE_GUEST_IP6="$guest_ip6" RXE_MTU="$mtu" ROCE="$roce" ROCE_READY_FILE="$out/steps/$sid.ready"
     set +e
     ip netns exec "$ns" timeout -k 2 "${step_tmo[$sid]}" bash -c "${step_host[$sid]}" >"$out/steps/$sid.host.out" 2>"$out/steps/$sid.host.err" </dev/null
     echo $? >"$out/steps/$sid.host.rc"

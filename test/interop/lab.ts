@@ -14,6 +14,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { readCapture } from '../../packets/pcap';
 import { decodeFrame } from '../../packets/decode';
+import { ipv6ToString } from '../../packets/bytes';
 import { nativeAvailable, nativeLoadError } from '../../nic-driver/native-binding';
 
 export const REPO = path.resolve(__dirname, '..', '..');
@@ -21,6 +22,9 @@ const LAB = path.join(REPO, 'scripts', 'rxe-lab');
 export const CAPTURE_DIR = path.join(REPO, 'captures', 'interop');
 export const GUEST_IP = '198.18.0.1';
 export const HOST_IP = '198.18.0.2';
+/** The global IPv6 addresses of a boot with `ipv6` (run.sh --ipv6). */
+export const GUEST_IP6 = 'fd00:198:18::1';
+export const HOST_IP6 = 'fd00:198:18::2';
 
 export interface Step {
   id: number;
@@ -103,6 +107,8 @@ export interface LabOptions {
   timeoutS?: number;
   /** Record the frames (default true); off for runs that move hundreds of MB (perftest -a, -D), whose figures come from both ends' reports. */
   capture?: boolean;
+  /** Give the tap and the guest IPv6 addresses too (fd00:198:18::2 and ::1): @GID6LL@ and @GID6@ in guest commands. */
+  ipv6?: boolean;
 }
 
 let cachedReason: string | undefined;
@@ -159,6 +165,7 @@ export async function runLab(name: string, steps: readonly Step[], opts: LabOpti
   if (opts.guestLoss !== undefined) args.push('--guest-loss', String(opts.guestLoss));
   if (opts.guestCmDrop === true) args.push('--guest-cm-drop');
   if (opts.capture === false) args.push('--no-capture');
+  if (opts.ipv6 === true) args.push('--ipv6');
   const t0 = Date.now();
   const r = await new Promise<{ code: number | null; stderr: string }>((resolve) => {
     execFile('bash', args, { timeout: (total + 30) * 1000, killSignal: 'SIGTERM', maxBuffer: 64 << 20, encoding: 'utf8' }, (err, _stdout, stderr) => {
@@ -254,11 +261,11 @@ export function checkCapture(file: Uint8Array): CaptureCheck {
       c.badIcrc++;
       if (c.firstProblems.length < 5) c.firstProblems.push(`frame ${rec.index}: ICRC ${d.icrcOk === false ? 'bad' : 'not checked'}`);
     }
-    const src = d.ipv4 !== null ? ipText(d.ipv4.src) : '?';
+    const src = d.ipv4 !== null ? ipText(d.ipv4.src) : d.ipv6 !== null ? ipv6ToString(d.ipv6.src) : '?';
     const s = (c.bySource[src] ??= { requests: 0, retransmits: 0, naks: 0, rnrNaks: 0 });
     const bth = d.bth;
     if (bth === null) continue;
-    const dstKey = `${d.ipv4 !== null ? ipText(d.ipv4.dst) : '?'}/${bth.destQp}`;
+    const dstKey = `${d.ipv4 !== null ? ipText(d.ipv4.dst) : d.ipv6 !== null ? ipv6ToString(d.ipv6.dst) : '?'}/${bth.destQp}`;
     c.toQp[dstKey] = (c.toQp[dstKey] ?? 0) + 1;
     if (bth.opcode === 0x11 && d.aeth !== null) {
       const syndrome = d.aeth.syndrome;

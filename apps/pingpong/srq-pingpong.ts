@@ -1,0 +1,257 @@
+/**
+ * ibv_srq_pingpong on a `Device` (rdma-core libibverbs/examples/srq_pingpong.c): `numQp` RC QPs
+ * (default 16) sharing one receive queue (an SRQ of rx_depth, default 500) and one CQ, the
+ * ping-pong of rc_pingpong on every QP at once.
+ *
+ * The exchange: always MAX_QP = 256 of rc_pingpong's 52-byte address messages each way, those of
+ * QPs beyond `numQp` all zero; the client writes its 256, reads the server's 256, connects and
+ * writes "done\0"; the server reads 256, connects, writes its 256 and reads "done".
+ *
+ * The loop: the client posts a SEND on every QP; a QP sends again once its previous SEND has
+ * completed and a message has arrived on it (`pending`). `iters` counts SEND completions and
+ * receives over all QPs together (`while (rcnt < iters || scnt < iters)`), so a QP whose turn
+ * comes while fewer than `iters` SENDs have completed sends once more: each side may send up to
+ * numQp − 1 messages beyond `iters`, and receives re-posted to the SRQ take them. Receives are
+ * topped up to rx_depth whenever no more than numQp are left (as the tool). QP attributes are
+ * rc_pingpong's (pp_connect_ctx); the SRQ's receives are all `size` bytes of one buffer.
+ */
+import type { Device } from '../../stack/device';
+import type { QueuePair } from '../../stack/queue-pair';
+import { Access, QpState, QpType, SendFlags, WC_STATUS_NAMES, WcStatus, WrOpcode, mtuBytes, mtuFromBytes, type Mtu } from '../../stack/types';
+import { defaultGidIndex, isIpv4MappedGid } from '../../stack/address';
+import { ipv6ToString } from '../../packets/bytes';
+import { OobError, OobErrorCode } from '../oob/tcp-channel';
+import { type OobEndpointConfig, openOobChannel } from '../oob/oob-endpoint';
+import { PINGPONG_DONE_SIZE, PINGPONG_MSG_SIZE, type PingpongDest, checkDone, decodePingpongDest, encodeDone, encodePingpongDest } from '../oob/pingpong-messages';
+import { PerftestError, PerftestErrorCode, configError } from '../perftest/perftest-error';
+import { nonZeroCounters } from '../perftest/result';
+import { progressMarkAll } from '../perftest/completion-waits';
+import { qpStateReport } from '../perftest/qp-state-report';
+import { noProgressBound } from '../host/no-progress-bound';
+import { qpHealth } from '../host/qp-health';
+import { nextTurn } from '../host/clock-pump';
+import { addCounters, newCounters, type Counters } from '../../stack/counters';
+
+/** srq_pingpong's MAX_QP: the exchange always carries this many address messages. */
+export const SRQ_MAX_QP = 256;
+const SEND_WRID = 1;
+const RECV_WRID = 2;
+const TOOL_FILL = 0x7b;
+
+export interface SrqPingpongConfig extends OobEndpointConfig {
+  /** QPs on the SRQ (srq_pingpong -q, default 16, less than 256). */
+  numQp?: number;
+  /** Receives the SRQ holds (-r, default 500, at least numQp). */
+  rxDepth?: number;
+  size?: number;
+  /** SEND completions and receives to reach, counted over all QPs (-n, default 1000). */
+  iters?: number;
+  mtu?: number;
+  gidIndex?: number;
+  trafficClass?: number;
+  stepTimeoutMs?: number;
+  runTimeoutMs?: number;
+  beforeConnect?: (peerGid: Uint8Array) => void | Promise<void>;
+  idleWait?: () => Promise<void>;
+}
+
+export interface SrqPingpongResult {
+  ok: boolean;
+  test: 'srq_pingpong';
+  role: 'client' | 'server';
+  numQp: number;
+  msgSize: number;
+  iterations: number;
+  /** Bytes as the tool counts them (size × iters × 2). */
+  bytes: number;
+  /** SENDs completed and messages received by this side (each at least `iterations`). */
+  sends: number;
+  receives: number;
+  /** Messages received on each QP (every QP carried its share). */
+  receivesPerQp: number[];
+  seconds: number;
+  mbps: number;
+  usecPerIter: number;
+  mtu: number;
+  /** Each QP: this side's QPN and PSN and the peer's. */
+  qps: { local: { qpn: number; psn: number }; remote: { qpn: number; psn: number } }[];
+  gid: { local: string; remote: string };
+  /** The QPs' counters added up (rxe names), the ones that are not zero. */
+  counters: Partial<Counters>;
+  problems: string[];
+  warnings: string[];
+}
+
+export async function runSrqPingpong(dev: Device, cfg: SrqPingpongConfig): Promise<SrqPingpongResult> {
+  const numQp = cfg.numQp ?? 16;
+  const rxDepth = cfg.rxDepth ?? 500;
+  const size = cfg.size ?? 4096;
+  const iters = cfg.iters ?? 1000;
+  if (!Number.isInteger(numQp) || numQp < 1 || numQp >= SRQ_MAX_QP) throw configError('numQp', `must be 1..${SRQ_MAX_QP - 1} (srq_pingpong: "num_qp must be less than ${SRQ_MAX_QP}"), got ${numQp}`);
+  if (!Number.isInteger(rxDepth) || rxDepth < 1 || rxDepth > 1 << 15) throw configError('rxDepth', `must be 1..32768, got ${rxDepth}`);
+  if (numQp > rxDepth) throw configError('rxDepth', `${rxDepth} is too small for ${numQp} QPs (srq_pingpong: "rx_depth is too small for num_qp QPs -- must have at least one receive per QP")`);
+  if (!Number.isInteger(size) || size < 1 || size > 1 << 28) throw configError('size', `must be 1..${1 << 28}, got ${size}`);
+  if (!Number.isInteger(iters) || iters < 1 || iters > 1e9) throw configError('iters', `must be at least 1, got ${iters}`);
+  const mtu = mtuFromBytes(cfg.mtu ?? 1024);
+  if (mtu === undefined) throw configError('mtu', `must be 256, 512, 1024, 2048 or 4096, got ${cfg.mtu}`);
+  if (mtu > dev.maxMtu()) throw configError('mtu', `${cfg.mtu} is more than the link carries (${mtuBytes(dev.maxMtu())})`);
+  const gidIndex = cfg.gidIndex ?? defaultGidIndex(dev.gids);
+  if (gidIndex < 0 || gidIndex >= dev.gids.length) throw configError('gidIndex', `${gidIndex} is not in the GID table (${dev.gids.length} entries)`);
+  const stepMs = cfg.stepTimeoutMs ?? 10_000;
+  const bound = cfg.runTimeoutMs !== undefined ? { ms: cfg.runTimeoutMs, why: 'the run timeout given' } : noProgressBound({ timeout: 14, retryCnt: 7, rnrRetry: 7, minRnrTimer: 12 });
+
+  // pp_init_ctx: one buffer (0x7b), one CQ of rx_depth + num_qp, the SRQ, num_qp RC QPs on it in INIT.
+  const buf = new Uint8Array(size).fill(TOOL_FILL);
+  const pd = dev.allocPd();
+  const mr = dev.regMr(pd, buf, Access.LOCAL_WRITE);
+  const cq = dev.createCq(rxDepth + numQp);
+  const srq = dev.createSrq(pd, { maxWr: rxDepth, maxSge: 1 });
+  const qps: QueuePair[] = [];
+  const psns: number[] = [];
+  const qpIndex = new Map<number, number>();
+  try {
+    for (let i = 0; i < numQp; i++) {
+      const qp = dev.createQp(pd, { qpType: QpType.RC, sendCq: cq, recvCq: cq, srq, cap: { maxSendWr: 1, maxRecvWr: 0, maxSendSge: 1, maxRecvSge: 1 } });
+      qp.modify({ qpState: QpState.INIT, pkeyIndex: 0, portNum: 1, qpAccessFlags: 0 });
+      qps.push(qp);
+      psns.push(dev.randomPsn());
+      qpIndex.set(qp.qpNum, i);
+    }
+    const postRecvs = (n: number): number => {
+      for (let i = 0; i < n; i++) srq.postRecv({ wrId: RECV_WRID, sgList: [mr.sge(0, size)] });
+      return n;
+    };
+    let routs = postRecvs(rxDepth);
+    const myGid = dev.gids[gidIndex] as Uint8Array;
+    const zero: PingpongDest = { lid: 0, qpn: 0, psn: 0, gid: new Uint8Array(16) };
+    const mine = (i: number): PingpongDest => (i < numQp ? { lid: 0, qpn: (qps[i] as QueuePair).qpNum, psn: psns[i] as number, gid: myGid } : zero);
+    const remotes: PingpongDest[] = [];
+
+    const connect = async (): Promise<void> => {
+      const first = remotes[0] as PingpongDest;
+      for (let i = 0; i < numQp; i++) {
+        const rem = remotes[i] as PingpongDest;
+        if (rem.gid.subarray(8).every((b) => b === 0)) throw new OobError(OobErrorCode.INCOMPATIBLE, `srq_pingpong address message ${i}: field gid is ${ipv6ToString(rem.gid)}; RoCE needs the peer's GID (run the peer with -g, and with as many QPs, -q ${numQp})`, 'gid');
+        if (rem.qpn === 0) throw new OobError(OobErrorCode.MALFORMED, `srq_pingpong address message ${i}: no QP (the peer runs fewer QPs; give both -q ${numQp})`, 'qpn');
+      }
+      if (isIpv4MappedGid(myGid) !== isIpv4MappedGid(first.gid)) throw new PerftestError(PerftestErrorCode.INCOMPATIBLE, `GID types differ: this side uses ${ipv6ToString(myGid)}, the peer ${ipv6ToString(first.gid)} (choose -g of the same IP version)`, 'gid');
+      if (cfg.beforeConnect !== undefined) await cfg.beforeConnect(first.gid);
+      qps.forEach((qp, i) => {
+        const rem = remotes[i] as PingpongDest;
+        const ahAttr = { dgid: rem.gid, sgidIndex: gidIndex, hopLimit: 1, trafficClass: cfg.trafficClass ?? 0 };
+        qp.modify({ qpState: QpState.RTR, pathMtu: mtu as Mtu, destQpNum: rem.qpn, rqPsn: rem.psn, maxDestRdAtomic: 1, minRnrTimer: 12, ahAttr });
+        qp.modify({ qpState: QpState.RTS, timeout: 14, retryCnt: 7, rnrRetry: 7, sqPsn: psns[i] as number, maxRdAtomic: 1 });
+      });
+    };
+    const readAll = async (read: (n: number, what: string, ms: number) => Promise<Uint8Array>): Promise<void> => {
+      for (let i = 0; i < SRQ_MAX_QP; i++) {
+        const d = decodePingpongDest(await read(PINGPONG_MSG_SIZE, `srq_pingpong address message ${i}`, stepMs));
+        if (i < numQp) remotes.push(d);
+      }
+    };
+
+    const ch = await openOobChannel(cfg, 300_000, () => configError('server', 'is needed for the client role'));
+    try {
+      const writeAll = async (): Promise<void> => {
+        for (let i = 0; i < SRQ_MAX_QP; i++) await ch.writeExact(encodePingpongDest(mine(i)));
+      };
+      if (cfg.role === 'client') {
+        await writeAll();
+        await readAll((n, w, ms) => ch.readExact(n, w, ms));
+        await ch.writeExact(encodeDone());
+      } else {
+        await readAll((n, w, ms) => ch.readExact(n, w, ms));
+        await connect();
+        await writeAll();
+        checkDone(await ch.readExact(PINGPONG_DONE_SIZE, 'srq_pingpong "done"', stepMs));
+      }
+    } finally {
+      ch.close();
+    }
+    if (cfg.role === 'client') await connect();
+
+    const clock = dev.clock;
+    const idle = cfg.idleWait ?? nextTurn;
+    const pending = new Array<number>(numQp).fill(RECV_WRID);
+    const receivesPerQp = new Array<number>(numQp).fill(0);
+    const send = (i: number): void => (qps[i] as QueuePair).postSend({ wrId: SEND_WRID, opcode: WrOpcode.SEND, sgList: [mr.sge(0, size)], sendFlags: SendFlags.SIGNALED });
+    const start = clock.now();
+    if (cfg.role === 'client') {
+      for (let i = 0; i < numQp; i++) {
+        send(i);
+        pending[i] = SEND_WRID | RECV_WRID;
+      }
+    }
+    let scnt = 0;
+    let rcnt = 0;
+    let deadline = Date.now() + bound.ms;
+    let mark = progressMarkAll(qps);
+    while (rcnt < iters || scnt < iters) {
+      const wcs = cq.poll(numQp + rxDepth);
+      if (wcs.length === 0) {
+        const dead = qps.find((q) => q.state === QpState.ERR);
+        if (dead !== undefined) throw new PerftestError(PerftestErrorCode.COMPLETION, `srq_pingpong: QP 0x${dead.qpNum.toString(16)} went to the error state: ${dead.errorReason}`, 'qp');
+        const m = progressMarkAll(qps);
+        if (m !== mark) {
+          mark = m;
+          deadline = Date.now() + bound.ms;
+        }
+        if (Date.now() > deadline) throw new PerftestError(PerftestErrorCode.TIMEOUT, `srq_pingpong: no progress within ${bound.ms} ms (${bound.why}; sent ${scnt}, received ${rcnt} of ${iters}) [${qpStateReport(qps[0] as QueuePair, dev.driver)}]`, 'completion');
+        await idle();
+        continue;
+      }
+      deadline = Date.now() + bound.ms;
+      for (const wc of wcs) {
+        if (wc.status !== WcStatus.SUCCESS) throw new PerftestError(PerftestErrorCode.COMPLETION, `srq_pingpong: failed status ${WC_STATUS_NAMES[wc.status] ?? wc.status} for wr_id ${wc.wrId}`, 'completion');
+        const i = qpIndex.get(wc.qpNum);
+        if (i === undefined) throw new PerftestError(PerftestErrorCode.COMPLETION, `srq_pingpong: couldn't find QPN ${wc.qpNum.toString(16).padStart(6, '0')}`, 'completion');
+        const id = Number(wc.wrId);
+        if (id === SEND_WRID) scnt++;
+        else if (id === RECV_WRID) {
+          if (--routs <= numQp) routs += postRecvs(rxDepth - routs);
+          rcnt++;
+          receivesPerQp[i] = (receivesPerQp[i] as number) + 1;
+        } else throw new PerftestError(PerftestErrorCode.COMPLETION, `srq_pingpong: completion for unknown wr_id ${id}`, 'completion');
+        pending[i] = (pending[i] as number) & ~id;
+        if (scnt < iters && pending[i] === 0) {
+          send(i);
+          pending[i] = RECV_WRID | SEND_WRID;
+        }
+      }
+    }
+    const seconds = Math.max(1e-9, (clock.now() - start) / 1e9);
+    const bytes = size * iters * 2;
+    const round = (x: number): number => Math.round(x * 1e6) / 1e6;
+    const problems: string[] = [];
+    const warnings: string[] = [];
+    qps.forEach((qp, i) => {
+      const h = qpHealth(qp);
+      problems.push(...h.problems.map((p) => `QP ${i}: ${p}`));
+      warnings.push(...h.warnings.map((w) => `QP ${i}: ${w}`));
+    });
+    return {
+      ok: problems.length === 0,
+      test: 'srq_pingpong',
+      role: cfg.role,
+      numQp,
+      msgSize: size,
+      iterations: iters,
+      bytes,
+      sends: scnt,
+      receives: rcnt,
+      receivesPerQp,
+      seconds: round(seconds),
+      mbps: round((bytes * 8) / seconds / 1e6),
+      usecPerIter: round((seconds * 1e6) / iters),
+      mtu: mtuBytes(mtu),
+      qps: qps.map((qp, i) => ({ local: { qpn: qp.qpNum, psn: psns[i] as number }, remote: { qpn: (remotes[i] as PingpongDest).qpn, psn: (remotes[i] as PingpongDest).psn } })),
+      gid: { local: ipv6ToString(myGid), remote: ipv6ToString((remotes[0] as PingpongDest).gid) },
+      counters: nonZeroCounters(qps.reduce((sum, q) => addCounters(sum, q.counters), newCounters())),
+      problems,
+      warnings,
+    };
+  } finally {
+    for (const qp of qps) dev.destroyQp(qp);
+    dev.deregMr(mr);
+  }
+}
