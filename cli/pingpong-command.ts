@@ -2,15 +2,18 @@
  * `roce pingpong`: ibv_rc_pingpong's exchange and traffic, with its flags, so
  * either end may be the unmodified rdma-core tool.
  */
-import { type OptionSpec, UsageError, formatOptions } from './args';
+import { type OptionSpec, type ParsedArgs, UsageError, formatOptions } from './args';
 import { type CommandContext, parseCommand } from './command';
 import { CC_OPTIONS } from './cc-args';
-import { type HostTestNames, PCAP_OPTIONS, TCLASS_OPTIONS, trafficClassArg, SHARED_OPTIONS, hostTestArgs, runHostTest } from './host-test';
+import { type SrqPingpongConfig, type SrqPingpongResult, runSrqPingpong } from '../apps/pingpong/srq-pingpong';
+import { type HostTestArgs, type HostTestNames, PCAP_OPTIONS, TCLASS_OPTIONS, trafficClassArg, SHARED_OPTIONS, hostTestArgs, runHostTest } from './host-test';
 import type { Output } from './output';
 import { PINGPONG_DEFAULT_PORT } from '../apps/oob/pingpong-messages';
 import { type PingpongConfig, type PingpongResult, type PingpongType, runPingpong } from '../apps/pingpong/pingpong';
 
 export const PINGPONG_OPTIONS: readonly OptionSpec[] = [
+  { name: 'srq', kind: 'flag', help: 'play ibv_srq_pingpong: --num-qp RC QPs on one shared receive queue of --rx-depth receives, every QP ping-ponging (-n counts over all QPs)' },
+  { name: 'num-qp', short: 'q', kind: 'string', value: 'N', help: 'with --srq: QPs on the SRQ (default 16, less than 256; give both ends the same)' },
   { name: 'type', kind: 'string', value: 'rc|uc|ud', help: 'transport: rc (ibv_rc_pingpong, default), uc (ibv_uc_pingpong) or ud (ibv_ud_pingpong)' },
   { name: 'port', short: 'p', kind: 'string', value: 'PORT', help: `TCP port of the address exchange (default ${PINGPONG_DEFAULT_PORT})` },
   { name: 'dev', short: 'd', kind: 'string', value: 'IFACE', help: 'network interface to run RoCE on (rc_pingpong: the RDMA device)' },
@@ -35,7 +38,8 @@ export const PINGPONG_OPTIONS: readonly OptionSpec[] = [
 
 export const PINGPONG_USAGE = `usage: roce pingpong [SERVER] --dev IFACE [options]
 
-Plays ibv_rc_pingpong (--type uc: ibv_uc_pingpong, --type ud: ibv_ud_pingpong):
+Plays ibv_rc_pingpong (--type uc: ibv_uc_pingpong, --type ud: ibv_ud_pingpong,
+--srq: ibv_srq_pingpong):
 without SERVER it waits for a client; with it, it is the client and sends
 first. Either end may be the real rdma-core tool.
 
@@ -57,6 +61,8 @@ export async function pingpongCommand(argv: readonly string[], out: Output, ctx:
   if (typeText !== 'rc' && typeText !== 'uc' && typeText !== 'ud') throw new UsageError(`--type must be rc, uc or ud, not ${JSON.stringify(typeText)}`);
   if (typeText === 'ud' && mtu !== undefined) throw new UsageError('--mtu does not apply to ud (a datagram may be as large as the port MTU)');
   const type: PingpongType = typeText;
+  if (args.flags.has('srq')) return srqPingpong(out, ctx, args, a, typeText);
+  if (args.values.has('num-qp')) throw new UsageError('--num-qp goes with --srq');
   const cfg: PingpongConfig = {
     role: a.role,
     type,
@@ -97,4 +103,42 @@ function report(out: Output, r: PingpongResult): void {
   const l = r.latencyUs;
   if (l !== null) out.stdout(`round trip [usec]: min ${l.min.toFixed(2)}, p50 ${l.p50.toFixed(2)}, p99 ${l.p99.toFixed(2)}, max ${l.max.toFixed(2)}\n`);
   if (r.verify.enabled) out.stdout(`verify: ${r.verify.messagesChecked} messages, ${r.verify.bytesChecked} bytes checked, ${r.verify.mismatches} mismatches\n`);
+}
+
+/** --srq: ibv_srq_pingpong. */
+function srqPingpong(out: Output, ctx: CommandContext, args: ParsedArgs, a: HostTestArgs, typeText: string): Promise<number> {
+  if (typeText !== 'rc' || args.values.has('type')) throw new UsageError('--srq plays ibv_srq_pingpong, which is RC only (no --type)');
+  if (args.flags.has('chk')) throw new UsageError('--srq has no -c/--chk (ibv_srq_pingpong checks nothing the stack could compare)');
+  const { num } = a;
+  const cfg: SrqPingpongConfig = { role: a.role, port: a.port, connectTimeoutMs: a.server === undefined ? Math.max(a.timeoutS, 300) * 1000 : 30_000 };
+  const set = <K extends keyof SrqPingpongConfig>(k: K, v: SrqPingpongConfig[K] | undefined): void => {
+    if (v !== undefined) cfg[k] = v;
+  };
+  if (args.values.has('timeout')) cfg.runTimeoutMs = a.timeoutS * 1000;
+  set('server', a.server);
+  set('bindHost', a.bind);
+  set('numQp', num('num-qp', 1, 255));
+  set('size', num('size', 1, 1 << 28));
+  set('iters', num('iters', 1, 1e9));
+  set('rxDepth', num('rx-depth', 1, 32768));
+  set('mtu', a.mtu);
+  set('gidIndex', num('gid-idx', 0, 255));
+  set('trafficClass', trafficClassArg(args));
+  return runHostTest(out, ctx, a, NAMES, {
+    test: 'srq_pingpong',
+    exchange: 'address exchange',
+    run: (device, hooks) => runSrqPingpong(device, { ...cfg, ...hooks }),
+    summary: (r, host) => ({ ...r, device: host.ifname, driver: host.driver, virtualTime: host.virtualTime }),
+    report: srqReport,
+    errorFields: { ok: false, test: 'srq_pingpong', role: cfg.role },
+  });
+}
+
+function srqReport(out: Output, r: SrqPingpongResult): void {
+  const h = (v: number, d: number): string => v.toString(16).padStart(d, '0');
+  for (const q of r.qpPairs) out.stdout(`  local address:  LID 0x0000, QPN 0x${h(q.local.qpn, 6)}, PSN 0x${h(q.local.psn, 6)}, GID ${r.gid.local}\n`);
+  for (const q of r.qpPairs) out.stdout(`  remote address: LID 0x0000, QPN 0x${h(q.remote.qpn, 6)}, PSN 0x${h(q.remote.psn, 6)}, GID ${r.gid.remote}\n`);
+  out.stdout(`${r.bytes} bytes in ${r.seconds.toFixed(2)} seconds = ${r.mbps.toFixed(2)} Mbit/sec\n`);
+  out.stdout(`${r.iterations} iters in ${r.seconds.toFixed(2)} seconds = ${r.usecPerIter.toFixed(2)} usec/iter\n`);
+  out.stdout(`  ${r.numQp} QPs, ${r.sends} SENDs and ${r.receives} receives (per QP: ${r.receivesPerQp.join(' ')})\n`);
 }

@@ -21,8 +21,9 @@ import { Access, QpState, QpType, SendFlags, WC_STATUS_NAMES, WcStatus, WrOpcode
 import { defaultGidIndex, isIpv4MappedGid } from '../../stack/address';
 import { ipv6ToString } from '../../packets/bytes';
 import { OobError, OobErrorCode } from '../oob/tcp-channel';
-import { type OobEndpointConfig, openOobChannel } from '../oob/oob-endpoint';
-import { PINGPONG_DONE_SIZE, PINGPONG_MSG_SIZE, type PingpongDest, checkDone, decodePingpongDest, encodeDone, encodePingpongDest } from '../oob/pingpong-messages';
+import { openOobChannel } from '../oob/oob-endpoint';
+import type { PingpongConfig } from './pingpong';
+import { PINGPONG_DONE_SIZE, PINGPONG_MSG_SIZE, type PingpongDest, asciiUntilNul, checkDone, decodePingpongDest, encodeDone, encodePingpongDest } from '../oob/pingpong-messages';
 import { PerftestError, PerftestErrorCode, configError } from '../perftest/perftest-error';
 import { nonZeroCounters } from '../perftest/result';
 import { progressMarkAll } from '../perftest/completion-waits';
@@ -38,21 +39,12 @@ const SEND_WRID = 1;
 const RECV_WRID = 2;
 const TOOL_FILL = 0x7b;
 
-export interface SrqPingpongConfig extends OobEndpointConfig {
+/** The run's parameters: rc_pingpong's, but for its transport and -c, and the SRQ's QP count. */
+export interface SrqPingpongConfig extends Omit<PingpongConfig, 'type' | 'validate' | 'gidIndex'> {
   /** QPs on the SRQ (srq_pingpong -q, default 16, less than 256). */
   numQp?: number;
-  /** Receives the SRQ holds (-r, default 500, at least numQp). */
-  rxDepth?: number;
-  size?: number;
-  /** SEND completions and receives to reach, counted over all QPs (-n, default 1000). */
-  iters?: number;
-  mtu?: number;
+  /** Source GID index (default: the first IPv4-mapped GID); RoCE needs one. */
   gidIndex?: number;
-  trafficClass?: number;
-  stepTimeoutMs?: number;
-  runTimeoutMs?: number;
-  beforeConnect?: (peerGid: Uint8Array) => void | Promise<void>;
-  idleWait?: () => Promise<void>;
 }
 
 export interface SrqPingpongResult {
@@ -74,7 +66,7 @@ export interface SrqPingpongResult {
   usecPerIter: number;
   mtu: number;
   /** Each QP: this side's QPN and PSN and the peer's. */
-  qps: { local: { qpn: number; psn: number }; remote: { qpn: number; psn: number } }[];
+  qpPairs: { local: { qpn: number; psn: number }; remote: { qpn: number; psn: number } }[];
   gid: { local: string; remote: string };
   /** The QPs' counters added up (rxe names), the ones that are not zero. */
   counters: Partial<Counters>;
@@ -145,8 +137,14 @@ export async function runSrqPingpong(dev: Device, cfg: SrqPingpongConfig): Promi
     };
     const readAll = async (read: (n: number, what: string, ms: number) => Promise<Uint8Array>): Promise<void> => {
       for (let i = 0; i < SRQ_MAX_QP; i++) {
-        const d = decodePingpongDest(await read(PINGPONG_MSG_SIZE, `srq_pingpong address message ${i}`, stepMs));
-        if (i < numQp) remotes.push(d);
+        const msg = await read(PINGPONG_MSG_SIZE, `srq_pingpong address message ${i}`, stepMs);
+        if (i < numQp) {
+          remotes.push(decodePingpongDest(msg));
+          continue;
+        }
+        // Beyond our QPs the peer's messages are its zeroed my_dest entries; a QPN there means it runs more QPs.
+        const qpn = Number.parseInt(asciiUntilNul(msg).split(':')[1] ?? '0', 16);
+        if (qpn !== 0) throw new OobError(OobErrorCode.INCOMPATIBLE, `srq_pingpong address message ${i}: the peer has QP 0x${qpn.toString(16)} there, so it runs more than ${numQp} QPs (give both -q the same)`, 'qpn');
       }
     };
 
@@ -244,7 +242,7 @@ export async function runSrqPingpong(dev: Device, cfg: SrqPingpongConfig): Promi
       mbps: round((bytes * 8) / seconds / 1e6),
       usecPerIter: round((seconds * 1e6) / iters),
       mtu: mtuBytes(mtu),
-      qps: qps.map((qp, i) => ({ local: { qpn: qp.qpNum, psn: psns[i] as number }, remote: { qpn: (remotes[i] as PingpongDest).qpn, psn: (remotes[i] as PingpongDest).psn } })),
+      qpPairs: qps.map((qp, i) => ({ local: { qpn: qp.qpNum, psn: psns[i] as number }, remote: { qpn: (remotes[i] as PingpongDest).qpn, psn: (remotes[i] as PingpongDest).psn } })),
       gid: { local: ipv6ToString(myGid), remote: ipv6ToString((remotes[0] as PingpongDest).gid) },
       counters: nonZeroCounters(qps.reduce((sum, q) => addCounters(sum, q.counters), newCounters())),
       problems,

@@ -319,7 +319,7 @@ export async function replayCapture(file: string, role: 'responder' | 'requester
 }
 
 /** Differences a replay of an rxe capture may show, and why they are not violations (docs/conformance.md, Replay). */
-export const RXE_REPLAY_POLICY = new Set(['ackReq', 'retransmissions']);
+export const RXE_REPLAY_POLICY = new Set(['ackReq', 'retransmissions', 'extraAck']);
 
 /**
  * `roce replay` in both roles on a no-loss capture (taken at rxe's netdev: for rxe a host
