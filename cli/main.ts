@@ -30,7 +30,7 @@ const COMMANDS: Readonly<Record<string, { help: string; run: Command }>> = {
   decode: { help: 'decode a pcap/pcapng capture of RoCE traffic (run `roce decode -h`)', run: decodeCommand },
   analyze: { help: 'transport analysis of a capture: flags, loss recovery, rule checks (run `roce analyze -h`)', run: analyzeCommand },
   ladder: { help: 'sequence diagram of one conversation as HTML or SVG (run `roce ladder -h`)', run: ladderCommand },
-  plot: { help: 'PSN-versus-time graph per QP as SVG (run `roce plot -h`)', run: plotCommand },
+  plot: { help: 'PSN-versus-time graph per QP as SVG; --rate and --sim: rates, ECN marks, CNPs and queues (run `roce plot -h`)', run: plotCommand },
   devices: { help: 'the interfaces RoCE can run on: driver modes, MTU, active IB MTU, GID table (run `roce devices -h`)', run: devicesCommand },
   perftest: { help: 'ib_write/read/send/atomic_bw and _lat benchmarks; either end may be the real perftest (run `roce perftest -h`)', run: perftestCommand },
   pingpong: { help: "ibv_rc_pingpong's exchange and traffic; either end may be the real tool (run `roce pingpong -h`)", run: pingpongCommand },
