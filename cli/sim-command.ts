@@ -14,6 +14,10 @@ import { PcapFileWriter } from '../nic-driver/pcap-file-writer';
 import { ccModeParams } from './cc-args';
 import { LinkConfigError } from '../nic-driver/link-config-error';
 import { VerbsError } from '../stack/errors';
+import { type FluidComparison, compareWithFluid, fluidUnfit } from '../apps/sim/fluid-comparison';
+import type { Mtu } from '../stack/types';
+
+const MTU_CODES: Readonly<Record<string, Mtu>> = { '256': 1 as Mtu, '512': 2 as Mtu, '1024': 3 as Mtu, '2048': 4 as Mtu, '4096': 5 as Mtu };
 
 export const SIM_OPTIONS: readonly OptionSpec[] = [
   { name: 'hosts', kind: 'string', value: 'N', help: 'hosts around the switch, named a, b, c, ... (default 3, at most 64)' },
@@ -29,6 +33,9 @@ export const SIM_OPTIONS: readonly OptionSpec[] = [
   { name: 'seed', kind: 'string', value: 'N', help: 'seed of the marking and the stacks (default 1): the same seed gives the same run' },
   { name: 'msg-size', kind: 'string', value: 'BYTES', help: 'RDMA WRITE size of the flows (default 64K = 65536)' },
   { name: 'outstanding', kind: 'string', value: 'N', help: 'WRITEs each flow keeps posted (default 16)' },
+  { name: 'mtu', kind: 'string', value: 'BYTES', help: 'path MTU of the flows: 256, 512, 1024, 2048 or 4096 (default 4096)' },
+  { name: 'steady-from', kind: 'string', value: 'TIME', help: 'where the steady-state figures start (default: half the duration)' },
+  { name: 'fluid', kind: 'flag', help: 'set the DCQCN fluid model (the paper\'s equations) beside the steady state: rate, queue, marking probability' },
   { name: 'bin', kind: 'string', value: 'TIME', help: 'the figures\' time step (default: the duration in 100 steps)' },
   { name: 'json', kind: 'flag', help: 'print the result as one JSON object' },
   { name: 'pcap', kind: 'string', value: 'FILE', help: 'write every frame the switch sends (data leaving its ports, PFC frames) to FILE' },
@@ -154,7 +161,20 @@ export async function simCommand(argv: readonly string[], out: Output): Promise<
     messageBytes: Math.round(siValue(v('msg-size') ?? '65536', 'msg-size')),
     outstanding: intValue(v('outstanding') ?? '16', 'outstanding', 1, 4096),
     ...(v('bin') !== undefined ? { binNs: timeValue(v('bin') as string, 'bin') } : {}),
+    ...(v('steady-from') !== undefined ? { steadyFromNs: timeValue(v('steady-from') as string, 'steady-from') } : {}),
   };
+  const mtu = v('mtu');
+  if (mtu !== undefined) {
+    const code = MTU_CODES[mtu];
+    if (code === undefined) throw new UsageError(`--mtu must be 256, 512, 1024, 2048 or 4096, not ${JSON.stringify(mtu)}`);
+    scenario.pathMtu = code;
+  }
+  if (scenario.steadyFromNs !== undefined && scenario.steadyFromNs >= durationNs) throw new UsageError('--steady-from must be before the end of --duration');
+  const wantFluid = args.flags.has('fluid');
+  if (wantFluid) {
+    const why = fluidUnfit(scenario);
+    if (why !== null) throw new UsageError(`--fluid: ${why}`);
+  }
   if (!(scenario.messageBytes! >= 1 && scenario.messageBytes! <= 1 << 30)) throw new UsageError('--msg-size must be 1 byte..1G');
   const pcapPath = v('pcap');
   const pcap = pcapPath !== undefined ? PcapFileWriter.open(pcapPath) : null;
@@ -169,13 +189,17 @@ export async function simCommand(argv: readonly string[], out: Output): Promise<
   } finally {
     pcap?.close();
   }
-  if (args.flags.has('json')) out.stdout(`${JSON.stringify(r)}\n`);
-  else report(out, r, scenario);
+  const fluid = wantFluid ? compareWithFluid(scenario, r) : null;
+  if (args.flags.has('json')) out.stdout(`${JSON.stringify(fluid !== null ? { ...r, fluid } : r)}\n`);
+  else {
+    report(out, r, scenario, cc);
+    if (fluid !== null) reportFluid(out, fluid);
+  }
   return r.ok ? 0 : 1;
 }
 
-function report(out: Output, r: StarResult, s: StarScenario): void {
-  out.stdout(`roce sim: ${r.hosts.length} hosts around one switch, ${s.linkRateBps / 1e9} Gb/s ports, ${s.bufferBytes} B buffers, ${r.durationUs} us, seed ${r.seed}, congestion control ${s.cc}\n`);
+function report(out: Output, r: StarResult, s: StarScenario, mode: string): void {
+  out.stdout(`roce sim: ${r.hosts.length} hosts around one switch, ${s.linkRateBps / 1e9} Gb/s ports, ${s.bufferBytes} B buffers, ${r.durationUs} us, seed ${r.seed}, congestion control ${s.cc === 'none' ? 'none' : mode}\n`);
   const rows = 10;
   const step = Math.max(1, Math.round((r.queue.overTime.length || 1) / rows));
   const head = ['time us', ...r.flows.map((f) => `${f.name} Gb/s`), `queue ${r.queue.port} B`];
@@ -188,4 +212,27 @@ function report(out: Output, r: StarResult, s: StarScenario): void {
   for (const f of r.flows) out.stdout(` flow ${f.name}: ${f.bytes} bytes, ${f.meanGbps.toFixed(3)} Gb/s mean${f.problems.length > 0 ? ` (${f.problems.join('; ')})` : ''}\n`);
   out.stdout(` queue ${r.queue.port}: max ${r.queue.maxBytes} B, mean ${r.queue.meanBytes} B\n`);
   out.stdout(` ECN marked ${r.ecnMarked}, CNPs sent ${r.cnpsSent}, handled ${r.cnpsHandled}, PFC pauses ${r.pfcPauses}, drops ${r.drops}, retransmissions ${r.retransmissions}\n`);
+  const st = r.steady;
+  out.stdout(` steady state ${st.fromUs}..${st.toUs} us: flows ${st.flowsGbps.map((g) => g.toFixed(2)).join(', ')} Gb/s (Jain ${st.jainIndex.toFixed(3)}), queue mean ${st.queueMeanBytes} B, ${st.frames} frames, ${(st.markProbability * 100).toFixed(3)} % marked, ${st.cnpsPerFlowPerMs.toFixed(2)} CNPs per flow per ms\n`);
+  const c = r.convergence;
+  const at = (x: number | null): string => (x === null ? 'never' : `${x} us`);
+  out.stdout(` convergence (every flow within ${c.tolerance * 100} % of the flows' mean over ${c.windowUs} us windows): first at ${at(c.firstUs)}, for good at ${at(c.sustainedUs)}, ${(c.windowsWithin * 100).toFixed(0)} % of the windows since the first\n`);
+}
+
+function reportFluid(out: Output, f: FluidComparison): void {
+  const m = f.model;
+  out.stdout(` fluid model: ${m.flows} flows, ${m.linkRateBps / 1e9} Gb/s, ${m.packetWireBytes} B packets on the wire, feedback delay ${m.feedbackDelayUs.toFixed(2)} us\n`);
+  if (f.fixedPoint === null) {
+    out.stdout('  no fixed point on RED\'s slope: the model\'s queue sits above kmax\n');
+    return;
+  }
+  const pct = (x: number): string => `${x >= 0 ? '+' : ''}${(x * 100).toFixed(1)} %`;
+  const row = (name: string, fig: { sim: number; fluid: number; difference: number } | null, fmt: (x: number) => string): void => {
+    if (fig !== null) out.stdout(`  ${name.padEnd(18)} sim ${fmt(fig.sim).padStart(12)}   fixed point ${fmt(fig.fluid).padStart(12)}   ${pct(fig.difference)}\n`);
+  };
+  row('rate per flow', f.rateGbps, (x) => `${x.toFixed(2)} Gb/s`);
+  row('queue', f.queueBytes, (x) => `${Math.round(x)} B`);
+  row('marked', f.markProbability, (x) => `${(x * 100).toFixed(3)} %`);
+  row('CNPs per flow', f.cnpsPerFlowPerMs, (x) => `${x.toFixed(2)} /ms`);
+  out.stdout(`  the equations run in time: queue ${Math.round(f.run.meanQueueBytes)} B mean (${Math.round(f.run.minQueueBytes)}..${Math.round(f.run.maxQueueBytes)}), ${(f.run.meanMarkProbability * 100).toFixed(3)} % marked, ${f.run.meanRateGbps.toFixed(2)} Gb/s per flow\n`);
 }

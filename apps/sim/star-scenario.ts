@@ -56,6 +56,10 @@ export interface StarScenario {
   pathMtu?: Mtu;
   /** Bins of the figures over time (default: the duration in 100 bins). */
   binNs?: number;
+  /** Where the steady state is measured from (default: half the duration). */
+  steadyFromNs?: number;
+  /** The window of the convergence check (default: a twentieth of the duration). */
+  convergeWindowNs?: number;
   /** Every frame the switch sends (data leaving a port, PFC frames), for a capture. */
   capture?: (frame: Uint8Array, timeNs: number) => void;
 }
@@ -91,6 +95,39 @@ export interface StarResult {
   drops: number;
   /** Request packets the flows' requesters sent again (go-back-N after a drop or a timeout). */
   retransmissions: number;
+  steady: SteadyState;
+  convergence: Convergence;
+}
+
+/** The busiest port from `fromUs` to the end: what a fluid model's fixed point predicts. */
+export interface SteadyState {
+  fromUs: number;
+  toUs: number;
+  /** Each flow's Gb/s of frames leaving the switch (wire bytes of the frames, without preamble and gap). */
+  flowsGbps: number[];
+  /** Time-weighted mean queue of the busiest port, in bytes. */
+  queueMeanBytes: number;
+  /** Frames the busiest port sent, and the share of them the switch marked CE. */
+  frames: number;
+  markProbability: number;
+  /** CNPs the notification points sent, per flow and ms: the signal DCQCN acts on. */
+  cnpsPerFlowPerMs: number;
+  /** Jain's fairness index of flowsGbps: 1 when equal, 1/N when one flow has everything. */
+  jainIndex: number;
+}
+
+/**
+ * When the flows shared the port: every flow within `tolerance` of the flows' mean rate, over
+ * windows of `windowUs` sliding by one bin. `firstUs` is the end of the first such window, and
+ * `sustainedUs` the end of the window after which every later one is within (null: never).
+ * `windowsWithin` is the share of the windows from `firstUs` on that were within.
+ */
+export interface Convergence {
+  windowUs: number;
+  tolerance: number;
+  firstUs: number | null;
+  sustainedUs: number | null;
+  windowsWithin: number;
 }
 
 /** Host `i`'s name: a, b, c, ... */
@@ -118,6 +155,8 @@ interface Flow {
   bins: number[];
   rates: [number, number][];
   problems: string[];
+  /** Frame bytes of the flow leaving the switch since the steady window opened. */
+  steadyBytes: number;
 }
 
 /** Runs `s` to its end and returns what happened. */
@@ -128,8 +167,12 @@ export function runStarScenario(s: StarScenario): StarResult {
   const outstanding = s.outstanding ?? 16;
   const binNs = s.binNs ?? Math.max(1000, Math.round(s.durationNs / 100));
   const bins = Math.ceil(s.durationNs / binNs);
+  const steadyFrom = Math.min(s.durationNs, Math.max(0, s.steadyFromNs ?? Math.round(s.durationNs / 2)));
   const flowByQp = new Map<string, Flow>();
   const flows: Flow[] = [];
+  // The steady window opens at the first step boundary at or after steadyFrom.
+  let steadyAt = Number.POSITIVE_INFINITY;
+  let steadySnapshot: { marks: number; cnps: number; frames: number[]; queueIntegral: number[] } | null = null;
   const sw = createStarSwitch({
     clock,
     macs: Array.from({ length: n }, (_, i) => macOf(i)),
@@ -146,6 +189,7 @@ export function runStarScenario(s: StarScenario): StarResult {
       const f = flowByQp.get(`${d.ipv4.dst}/${d.bth.destQp}`);
       const b = Math.min(bins - 1, Math.floor(t / binNs));
       if (f !== undefined && b >= 0) f.bins[b]! += frame.length;
+      if (f !== undefined && t >= steadyAt) f.steadyBytes += frame.length;
     },
   });
   const congestion: CongestionConfig | undefined = s.cc === 'dcqcn' ? { np: true, rp: true, lineRateMbps: s.linkRateBps / 1e6, paceUnlimited: true, ...(s.ccParams !== undefined ? { params: s.ccParams } : {}) } : undefined;
@@ -174,7 +218,7 @@ export function runStarScenario(s: StarScenario): StarResult {
     connectQp(peer, eb, ea, o);
     const start = spec.startNs ?? 0;
     const end = spec.durationNs !== undefined ? start + spec.durationNs : s.durationNs;
-    const f: Flow = { spec, name: `${hostName(spec.src)}>${hostName(spec.dst)}`, qp, peer, cq, mr, remote, start, end, posted: 0, outstanding: 0, completedBytes: 0, lastCompletion: start, bins: new Array<number>(bins).fill(0), rates: [], problems: [] };
+    const f: Flow = { spec, name: `${hostName(spec.src)}>${hostName(spec.dst)}`, qp, peer, cq, mr, remote, start, end, posted: 0, outstanding: 0, completedBytes: 0, lastCompletion: start, bins: new Array<number>(bins).fill(0), rates: [], problems: [], steadyBytes: 0 };
     flows.push(f);
     flowByQp.set(`${ipNum(spec.dst)}/${peer.qpNum}`, f);
   });
@@ -187,8 +231,20 @@ export function runStarScenario(s: StarScenario): StarResult {
       f.outstanding++;
     }
   };
+  const cnpsSent = (): number => flows.reduce((a, f) => a + f.peer.counters.np_cnp_sent, 0);
+  const openSteady = (now: number): void => {
+    steadyAt = now;
+    steadySnapshot = {
+      marks: sw.stats.ecnMarked,
+      cnps: cnpsSent(),
+      frames: sw.stats.ports.map((p) => p.framesOut),
+      queueIntegral: sw.stats.ports.map((_, i) => sw.meanQueueBytes(i) * now),
+    };
+  };
+  if (steadyFrom === 0) openSteady(0);
   for (let t = 0; t < s.durationNs; ) {
     const now = clock.now();
+    if (steadySnapshot === null && now >= steadyFrom) openSteady(now);
     for (const f of flows) {
       for (const wc of f.cq.poll(64)) {
         f.outstanding--;
@@ -250,6 +306,27 @@ export function runStarScenario(s: StarScenario): StarResult {
       problems: completed ? f.problems : [...f.problems, `moved ${f.completedBytes} of ${f.spec.bytes} bytes before the scenario ended`],
     };
   });
+  const snap = steadySnapshot ?? { marks: sw.stats.ecnMarked, cnps: cnpsSent(), frames: sw.stats.ports.map((p) => p.framesOut), queueIntegral: sw.stats.ports.map((_, i) => sw.meanQueueBytes(i) * s.durationNs) };
+  const from = Math.min(steadyAt, s.durationNs);
+  const span = Math.max(1, s.durationNs - from);
+  const steadyFrames = port.framesOut - (snap.frames[busiest] ?? 0);
+  const flowsGbps = flows.map((f) => round((f.steadyBytes * 8) / span));
+  const steady: SteadyState = {
+    fromUs: from / 1000,
+    toUs: s.durationNs / 1000,
+    flowsGbps,
+    queueMeanBytes: Math.round((sw.meanQueueBytes(busiest) * s.durationNs - (snap.queueIntegral[busiest] ?? 0)) / span),
+    frames: steadyFrames,
+    markProbability: steadyFrames > 0 ? (sw.stats.ecnMarked - snap.marks) / steadyFrames : 0,
+    cnpsPerFlowPerMs: round((cnpsSent() - snap.cnps) / Math.max(1, flows.length) / (span / 1e6)),
+    jainIndex: round(jainIndex(flowsGbps)),
+  };
+  const convergence = convergenceOf(
+    flows.map((f) => f.bins),
+    binNs,
+    Math.max(1, Math.round((s.convergeWindowNs ?? s.durationNs / 20) / binNs)),
+    0.1,
+  );
   const out: StarResult = {
     ok: results.every((r) => r.problems.length === 0),
     hosts: devices.map((_, i) => hostName(i)),
@@ -263,9 +340,51 @@ export function runStarScenario(s: StarScenario): StarResult {
     pfcPauses: sw.stats.pfcPauses,
     drops: sw.stats.drops,
     retransmissions: sumCounter((f) => f.qp.counters.retransmitted_pkts),
+    steady,
+    convergence,
   };
   sw.close();
   return out;
+}
+
+/** Jain's index (Σx)² / (N·Σx²). */
+export function jainIndex(xs: readonly number[]): number {
+  const sum = xs.reduce((a, x) => a + x, 0);
+  const squares = xs.reduce((a, x) => a + x * x, 0);
+  return squares > 0 ? (sum * sum) / (xs.length * squares) : 1;
+}
+
+/** The convergence check of `Convergence` over per-flow byte bins, windows of `w` bins. */
+export function convergenceOf(flowBins: readonly (readonly number[])[], binNs: number, w: number, tolerance: number): Convergence {
+  const bins = flowBins[0]?.length ?? 0;
+  let first: number | null = null;
+  let lastOut: number | null = null;
+  let within = 0;
+  let counted = 0;
+  for (let end = w; end <= bins; end++) {
+    const sums = flowBins.map((b) => {
+      let x = 0;
+      for (let i = end - w; i < end; i++) x += b[i] ?? 0;
+      return x;
+    });
+    const mean = sums.reduce((a, x) => a + x, 0) / Math.max(1, sums.length);
+    const ok = mean > 0 && sums.every((x) => Math.abs(x - mean) <= tolerance * mean);
+    if (ok && first === null) first = end;
+    if (first !== null) {
+      counted++;
+      if (ok) within++;
+    }
+    if (!ok) lastOut = end;
+  }
+  const usAt = (b: number): number => (b * binNs) / 1000;
+  const sustained = first === null ? null : lastOut === null ? first : lastOut < bins ? lastOut + 1 : null;
+  return {
+    windowUs: usAt(w),
+    tolerance,
+    firstUs: first === null ? null : usAt(first),
+    sustainedUs: sustained === null ? null : usAt(sustained),
+    windowsWithin: counted > 0 ? round(within / counted) : 0,
+  };
 }
 
 function round(x: number): number {

@@ -49,7 +49,33 @@ test('the text report: a row per tenth of the run, the flows, the queue and the 
   expect(r.out).toMatch(/PFC pauses [1-9]\d*, drops 0/);
 }, 60_000);
 
+test('--fluid: the steady state and the convergence, then the fluid model\'s fixed point beside them, in text and in JSON', async () => {
+  const argv = ['--link-rate', '40G', '--buffer', '12M', '--mtu', '1024', '--cc', 'dcqcn-paper', '--duration', '10ms', '--steady-from', '4ms', '--fluid'];
+  const t = await roce('sim', ...argv);
+  expect(t.code).toBe(0);
+  expect(t.out).toMatch(/steady state 4000\.\.10000 us: flows [\d.]+, [\d.]+ Gb\/s \(Jain [\d.]+\), queue mean \d+ B, \d+ frames, [\d.]+ % marked/);
+  expect(t.out).toMatch(/convergence \(every flow within 10 % of the flows' mean over 500 us windows\)/);
+  expect(t.out).toMatch(/fluid model: 2 flows, 40 Gb\/s, 1106 B packets on the wire/);
+  expect(t.out).toMatch(/rate per flow +sim +[\d.]+ Gb\/s +fixed point +20\.00 Gb\/s +[+-][\d.]+ %/);
+  expect(t.out).toMatch(/queue +sim +\d+ B +fixed point +21756 B/);
+  expect(t.out).toMatch(/marked +sim +[\d.]+ % +fixed point +0\.086 %/);
+  expect(t.out).toMatch(/CNPs per flow +sim +[\d.]+ \/ms +fixed point +1\.85 \/ms/);
+  const j = await roce('sim', ...argv, '--json');
+  expect(j.code).toBe(0);
+  const r = JSON.parse(j.out) as { steady: { fromUs: number; flowsGbps: number[] }; convergence: { windowUs: number }; fluid: { fixedPoint: { queueBytes: number }; queueBytes: { sim: number; fluid: number; difference: number } } };
+  expect(r.steady.fromUs).toBe(4000);
+  expect(r.steady.flowsGbps).toHaveLength(2);
+  expect(r.convergence.windowUs).toBe(500);
+  expect(r.fluid.queueBytes.fluid).toBe(Math.round(r.fluid.fixedPoint.queueBytes));
+  expect(r.fluid.queueBytes.difference).toBeCloseTo((r.fluid.queueBytes.sim - r.fluid.queueBytes.fluid) / r.fluid.queueBytes.fluid, 9);
+}, 60_000);
+
 test.each([
+  [['--fluid', '--cc', 'none'], /--fluid: the fluid model is of DCQCN/],
+  [['--fluid', '--ecn', 'threshold=50K'], /--fluid: the fluid model marks by RED/],
+  [['--fluid', '--flows', 'a>c,c>b'], /one bottleneck/],
+  [['--mtu', '1500'], /--mtu must be 256, 512, 1024, 2048 or 4096/],
+  [['--duration', '2ms', '--steady-from', '2ms'], /--steady-from must be before the end/],
   [['--flows', 'a>z'], /no host "z"/],
   [['--flows', 'a>a'], /from a host to itself/],
   [['--flows', 'a-c'], /must look like a>c/],

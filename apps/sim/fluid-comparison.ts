@@ -1,0 +1,98 @@
+/**
+ * A `roce sim` run against the DCQCN fluid model (issue 14's oracle): the model is built from
+ * the scenario (its link, its RED marking, its DCQCN parameters and the data frame size the run
+ * sent), and its fixed point and its run in time are set beside the packet-level steady state.
+ */
+import { NP_DEFAULTS, RP_DEFAULTS } from '../../stack/congestion/parameters';
+import { WIRE_OVERHEAD_BYTES } from '../../nic-driver/memory-link';
+import { type FluidFixedPoint, type FluidInput, type FluidRun, dcqcnFluidFixedPoint, integrateDcqcnFluid } from './dcqcn-fluid';
+import type { StarResult, StarScenario } from './star-scenario';
+import { invalid } from '../../stack/errors';
+
+export interface FluidFigure {
+  sim: number;
+  fluid: number;
+  /** (sim − fluid) / fluid. */
+  difference: number;
+}
+
+export interface FluidComparison {
+  model: FluidInput;
+  fixedPoint: FluidFixedPoint | null;
+  run: Omit<FluidRun, 'overTime'>;
+  /** The simulation's steady state against the fixed point: per-flow rate (wire Gb/s), mean queue, marking probability. */
+  rateGbps: FluidFigure | null;
+  queueBytes: FluidFigure | null;
+  markProbability: FluidFigure | null;
+  /** CNPs per flow and ms in the steady state against the model's cut rate. */
+  cnpsPerFlowPerMs: FluidFigure | null;
+}
+
+/** Why a scenario has no fluid model, or null when it has one. */
+export function fluidUnfit(s: StarScenario): string | null {
+  if (s.cc !== 'dcqcn') return 'the fluid model is of DCQCN: give --cc dcqcn or dcqcn-paper';
+  if (s.ecn === null || s.ecn.kind !== 'red') return 'the fluid model marks by RED: give --ecn kmin=,kmax=,pmax=';
+  if (s.ecn.pmax <= 0) return 'the fluid model needs pmax > 0';
+  const dsts = new Set(s.flows.map((f) => f.dst));
+  if (dsts.size !== 1) return 'the fluid model has one bottleneck: every flow must go to the same host';
+  if (s.flows.some((f) => f.startNs !== undefined || f.durationNs !== undefined || f.bytes !== undefined)) return 'the fluid model has long-lived flows from t = 0: no :size, :start or :duration';
+  return null;
+}
+
+function figure(sim: number, fluid: number): FluidFigure {
+  return { sim, fluid, difference: fluid !== 0 ? (sim - fluid) / fluid : Number.NaN };
+}
+
+/** The model of `s`, with data frames of `frameBytes` (without preamble, FCS and gap). */
+export function fluidModelOf(s: StarScenario, frameBytes: number): FluidInput {
+  const why = fluidUnfit(s);
+  if (why !== null) throw invalid(why);
+  const rp = { ...RP_DEFAULTS, ...(s.ccParams ?? {}) };
+  const np = { ...NP_DEFAULTS, ...(s.ccParams ?? {}) };
+  const ecn = s.ecn as { kind: 'red'; kminBytes: number; kmaxBytes: number; pmax: number };
+  const wire = frameBytes + WIRE_OVERHEAD_BYTES;
+  const prop = (s.propagationNs ?? 1000) / 1000;
+  return {
+    flows: s.flows.length,
+    linkRateBps: s.linkRateBps,
+    packetWireBytes: wire,
+    kminBytes: ecn.kminBytes,
+    kmaxBytes: ecn.kmaxBytes,
+    pmax: ecn.pmax,
+    // mlx5 with np_min_time_between_cnps 0 sends a CNP per marked packet; the model needs an interval, and the RP's monitor period is the next bound.
+    cnpIntervalUs: Math.max(np.npMinTimeBetweenCnps, rp.rpRateReduceMonitorPeriod, 1),
+    alphaPeriodUs: rp.rpDceTcpRtt,
+    g: 1 - rp.rpDceTcpG / 1024,
+    timerUs: rp.rpTimeReset,
+    byteCounterBytes: rp.rpByteReset,
+    threshold: rp.rpThreshold,
+    aiRateMbps: rp.rpAiRate,
+    // The base round trip: four propagation delays and a data frame's serialization at two hops.
+    feedbackDelayUs: 4 * prop + (2 * wire * 8) / (s.linkRateBps / 1e6),
+  };
+}
+
+/** The fluid model of scenario `s` beside its result `r`. */
+export function compareWithFluid(s: StarScenario, r: StarResult): FluidComparison {
+  const st = r.steady;
+  const frameBytes = st.frames > 0 ? (st.flowsGbps.reduce((a, x) => a + x, 0) * 1e9 * ((st.toUs - st.fromUs) / 1e6)) / 8 / st.frames : 1024;
+  const model = fluidModelOf(s, Math.round(frameBytes));
+  const fixedPoint = dcqcnFluidFixedPoint(model);
+  const { overTime: _, ...run } = integrateDcqcnFluid(model, Math.max(10_000, r.durationUs));
+  // The simulation counts frame bytes; the model's rate is of wire bytes.
+  const toWire = model.packetWireBytes / (model.packetWireBytes - WIRE_OVERHEAD_BYTES);
+  const simRate = (st.flowsGbps.reduce((a, x) => a + x, 0) / Math.max(1, st.flowsGbps.length)) * toWire;
+  return {
+    model,
+    fixedPoint,
+    run,
+    rateGbps: fixedPoint !== null ? figure(round(simRate), round(fixedPoint.rateGbps)) : null,
+    queueBytes: fixedPoint !== null ? figure(st.queueMeanBytes, Math.round(fixedPoint.queueBytes)) : null,
+    markProbability: fixedPoint !== null ? figure(st.markProbability, fixedPoint.markProbability) : null,
+    cnpsPerFlowPerMs: fixedPoint !== null ? figure(st.cnpsPerFlowPerMs, round(fixedPoint.cnpsPerMs)) : null,
+  };
+}
+
+function round(x: number): number {
+  return Math.round(x * 1000) / 1000;
+}
