@@ -35,6 +35,7 @@ export const SIM_OPTIONS: readonly OptionSpec[] = [
   { name: 'outstanding', kind: 'string', value: 'N', help: 'WRITEs each flow keeps posted (default 16)' },
   { name: 'mtu', kind: 'string', value: 'BYTES', help: 'path MTU of the flows: 256, 512, 1024, 2048 or 4096 (default 4096)' },
   { name: 'steady-from', kind: 'string', value: 'TIME', help: 'where the steady-state figures start (default: half the duration)' },
+  { name: 'converge-window', kind: 'string', value: 'TIME', help: 'the window of the convergence check, a whole number of bins (default: a twentieth of the duration)' },
   { name: 'fluid', kind: 'flag', help: 'set the DCQCN fluid model (the paper\'s equations) beside the steady state: rate, queue, marking probability' },
   { name: 'bin', kind: 'string', value: 'TIME', help: 'the figures\' time step (default: the duration in 100 steps)' },
   { name: 'json', kind: 'flag', help: 'print the result as one JSON object' },
@@ -162,7 +163,9 @@ export async function simCommand(argv: readonly string[], out: Output): Promise<
     outstanding: intValue(v('outstanding') ?? '16', 'outstanding', 1, 4096),
     ...(v('bin') !== undefined ? { binNs: timeValue(v('bin') as string, 'bin') } : {}),
     ...(v('steady-from') !== undefined ? { steadyFromNs: timeValue(v('steady-from') as string, 'steady-from') } : {}),
+    ...(v('converge-window') !== undefined ? { convergeWindowNs: timeValue(v('converge-window') as string, 'converge-window') } : {}),
   };
+  if (scenario.convergeWindowNs !== undefined && !(scenario.convergeWindowNs > 0 && scenario.convergeWindowNs <= durationNs)) throw new UsageError('--converge-window must be more than 0 and at most --duration');
   const mtu = v('mtu');
   if (mtu !== undefined) {
     const code = MTU_CODES[mtu];

@@ -20,6 +20,7 @@ import { ladderSvg } from '../../analysis/render/ladder-svg';
 import { plotSvg } from '../../analysis/render/plot-svg';
 import { chartSvg } from '../../analysis/render/chart-svg';
 import { runStarScenario } from '../../apps/sim/star-scenario';
+import type { Mtu } from '../../stack/types';
 import { starPanels } from '../../apps/sim/star-chart';
 import { DCQCN_PAPER_PARAMS } from '../../stack/congestion/parameters';
 
@@ -83,6 +84,26 @@ export function makeAnalysisExamples(): Map<string, string> {
     seed: 1,
   });
   out.set('sim-dcqcn-paper.svg', chartSvg(starPanels(sim), 'roce sim --flows a>c,b>c --cc dcqcn-paper --duration 20ms'));
+  // docs/congestion.md, incast 8 -> 1 side by side: roce sim --hosts 9 --link-rate 40G --buffer 1M --mtu 1024 --duration 20ms, --cc none and --cc dcqcn-paper.
+  for (const [name, cc] of [
+    ['none', 'none'],
+    ['dcqcn', 'dcqcn-paper'],
+  ] as const) {
+    const incast = runStarScenario({
+      hosts: 9,
+      flows: Array.from({ length: 8 }, (_, i) => ({ src: i, dst: 8 })),
+      linkRateBps: 40e9,
+      bufferBytes: 1e6,
+      ecn: { kind: 'red', kminBytes: 5000, kmaxBytes: 200_000, pmax: 0.01 },
+      pfc: null,
+      cc: cc === 'none' ? 'none' : 'dcqcn',
+      ...(cc === 'none' ? {} : { ccParams: DCQCN_PAPER_PARAMS }),
+      durationNs: 20e6,
+      pathMtu: 3 as Mtu,
+      seed: 1,
+    });
+    out.set(`sim-incast-${name}.svg`, chartSvg(starPanels(incast), `roce sim --hosts 9 --link-rate 40G --buffer 1M --mtu 1024 --cc ${cc} --duration 20ms`));
+  }
   return out;
 }
 
