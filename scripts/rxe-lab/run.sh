@@ -105,6 +105,10 @@ ip -n "$ns" link set dev "$tap" mtu "$mtu"
 ip -n "$ns" addr add "$host_ip/24" dev "$tap"
 host_ip6=fd00:198:18::2 guest_ip6=fd00:198:18::1
 if [ "$ipv6" = 1 ]; then
+  # No duplicate address detection on the tap either: its link-local address (the host's GID 0)
+  # appears when qemu opens the tap, and while tentative the kernel answers no neighbour
+  # solicitation, so the guest's first modify-to-RTR toward it would fail.
+  ip netns exec "$ns" sysctl -q -w "net.ipv6.conf.$tap.accept_dad=0" "net.ipv6.conf.$tap.dad_transmits=0"
   ip -n "$ns" -6 addr add "$host_ip6/64" dev "$tap" nodad
 fi
 ip -n "$ns" link set dev "$tap" up
