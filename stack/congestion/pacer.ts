@@ -8,8 +8,8 @@
  * packet may go, which resumes the requester (`resume`). No credit builds up while a QP is idle:
  * the next packet after a pause goes at once, the one after it a gap later.
  *
- * `slackNs` is how late the clock's timers may fire: up to that much time the pacer lets the QP
- * catch up (packets whose turn has passed go at once). On the virtual clock timers are exact and
+ * `slackNs` is how late the clock's timers may fire: up to that much time the pacer lets a QP it
+ * held back catch up (packets whose turn has passed go at once). On the virtual clock timers are exact and
  * the slack is 0; Node's timers on the real clock fire a millisecond or so late, and without slack
  * a QP would send one packet per timer instead of its rate.
  */
@@ -50,6 +50,9 @@ export class Pacer {
     if (!this.pacing) return true;
     const now = this.clock.now();
     if (now >= this.nextAt) return true;
+    // Held back from here on: until it is back on schedule, late turns may still be taken (within
+    // the slack), whatever resumes the requester first (this timer, an ACK, a new post).
+    this.behind = true;
     if (this.timer === null) {
       this.timer = this.clock.schedule(Math.ceil(this.nextAt), () => {
         this.timer = null;

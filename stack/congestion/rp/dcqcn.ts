@@ -214,14 +214,22 @@ export class DcqcnReactionPoint {
     this.changed();
   }
 
-  private restartIncreaseTimer(now: number): void {
+  /**
+   * The rate-increase timer. On the real clock a timer fires late (Node's timers: a millisecond
+   * or more, against rp_time_reset's 55 µs), so a firing applies every period that has elapsed
+   * since the due time, each an increase as the firmware's timer would have made, and the next
+   * is due on the same grid. On the virtual clock exactly one period has elapsed.
+   */
+  private restartIncreaseTimer(from: number): void {
     if (this.increaseTimer !== null) this.clock.cancel(this.increaseTimer);
-    this.increaseTimer = this.clock.schedule(now + this.p.rpTimeReset * US, () => {
+    const period = this.p.rpTimeReset * US;
+    const due = from + period;
+    this.increaseTimer = this.clock.schedule(due, () => {
       this.increaseTimer = null;
       if (!this.limitedFlag) return;
-      const at = this.clock.now();
-      this.increase(true);
-      if (this.limitedFlag) this.restartIncreaseTimer(at);
+      const periods = Math.max(1, Math.floor((this.clock.now() - due) / period) + 1);
+      for (let i = 0; i < periods && this.limitedFlag; i++) this.increase(true);
+      if (this.limitedFlag) this.restartIncreaseTimer(due + (periods - 1) * period);
     });
   }
 

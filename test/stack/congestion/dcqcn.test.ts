@@ -4,7 +4,7 @@
  * period with a CNP, α ← (1 − g)α without; fast recovery R_C ← (R_T + R_C)/2; additive and hyper
  * increase of R_T) with the mlx5 parameters (stack/congestion/parameters.ts), stage by stage.
  */
-import { VirtualClock } from '../../../base/clock';
+import { type Clock, type TimerId, VirtualClock } from '../../../base/clock';
 import { DcqcnReactionPoint } from '../../../stack/congestion/rp/dcqcn';
 import { resolveCongestion, RP_DEFAULTS, type RpParams } from '../../../stack/congestion/parameters';
 import { Pacer } from '../../../stack/congestion/pacer';
@@ -346,6 +346,59 @@ describe('pacer slack (a clock whose timers fire late)', () => {
       }
       expect(n).toBe(slackUs === 0 ? 1 : 10);
     }
+  });
+});
+
+/** A clock whose timers fire `lateNs` after they are due, as Node's do on the real clock. */
+function lateClock(inner: VirtualClock, lateNs: number): Clock {
+  return {
+    now: () => inner.now(),
+    schedule: (atNs: number, fn: () => void): TimerId => inner.schedule(atNs + lateNs, fn),
+    cancel: (t: TimerId) => inner.cancel(t),
+    soon: (fn: () => void) => inner.soon(fn),
+  };
+}
+
+describe('on a clock whose timers fire late', () => {
+  test('a QP the pacer held back catches up within the slack whatever resumes it first (an ACK, a post), not only the pacer\'s timer', () => {
+    for (const slackUs of [0, 100]) {
+      const inner = new VirtualClock(1_000_000);
+      const rate = { limited: true, currentRate: 1000 }; // 1000 bytes every 8 µs
+      let resumed = 0;
+      const p = new Pacer(lateClock(inner, 1_000 * US), rate, () => resumed++, slackUs * US);
+      const t0 = inner.now();
+      p.sent(1000);
+      expect(p.admit()).toBe(false); // held back; its timer is due at 8 µs but fires at 1008 µs
+      inner.runUntil(t0 + 80 * US);
+      expect(resumed).toBe(0);
+      // The requester runs for another reason 80 µs on: ten turns have passed.
+      let n = 0;
+      while (p.admit() && n < 100) {
+        p.sent(1000);
+        n++;
+      }
+      expect(n).toBe(slackUs === 0 ? 1 : 10);
+    }
+  });
+
+  test('the rate-increase timer applies every period that elapsed: the same rates as on time', () => {
+    const params = { rpTimeReset: 55, rpAiRate: 40, rpThreshold: 5, rpRateToSetOnFirstCnp: 0 };
+    const exact = rp(params);
+    const lateInner = new VirtualClock(1_000_000);
+    const s = resolveCongestion({ rp: true, lineRateMbps: LINE, params });
+    const late = new DcqcnReactionPoint(lateClock(lateInner, 1_000 * US), s.params, s.lineRateMbps);
+    const t0 = exact.clock.now();
+    exact.r.onCnp();
+    late.onCnp();
+    for (const t of [1_055, 2_500, 4_000]) {
+      exact.clock.runUntil(t0 + t * US);
+      lateInner.runUntil(t0 + t * US);
+      // The late timer has fired (due + 1 ms): it has made every increase the exact one made by then.
+      expect(late.currentRate).toBeCloseTo(exact.r.currentRate, 9);
+      expect(late.targetRate).toBeCloseTo(exact.r.targetRate, 9);
+      expect(late.stages).toEqual(exact.r.stages);
+    }
+    expect(exact.r.events.additive).toBeGreaterThan(0);
   });
 });
 
