@@ -52,6 +52,10 @@ export class VirtualClock implements Clock {
 
   cancel(t: TimerId): void {
     this.cancelled.add(t.id);
+    // Cancelled events leave the heap lazily, when they come to its head. A run whose timers are
+    // mostly cancelled long before they are due (a retransmission timer per message, due a
+    // timeout later) would keep them all until then: compact once they are half of the heap.
+    if (this.cancelled.size >= 1024 && this.cancelled.size * 2 >= this.heap.length) this.compact();
   }
 
   soon(fn: () => void): void {
@@ -113,6 +117,34 @@ export class VirtualClock implements Clock {
     }
   }
 
+  /** Drops every cancelled event and rebuilds the heap; ids cancelled after their event ran go too. */
+  private compact(): void {
+    const h = this.heap;
+    let w = 0;
+    for (let r = 0; r < h.length; r++) {
+      const e = h[r] as Event;
+      if (!this.cancelled.has(e.id)) h[w++] = e;
+    }
+    h.length = w;
+    this.cancelled.clear();
+    for (let i = (w >> 1) - 1; i >= 0; i--) this.siftDown(i);
+  }
+
+  private siftDown(start: number): void {
+    const h = this.heap;
+    let i = start;
+    for (;;) {
+      const l = 2 * i + 1;
+      const r = l + 1;
+      let m = i;
+      if (l < h.length && this.less(h[l] as Event, h[m] as Event)) m = l;
+      if (r < h.length && this.less(h[r] as Event, h[m] as Event)) m = r;
+      if (m === i) break;
+      [h[i], h[m]] = [h[m] as Event, h[i] as Event];
+      i = m;
+    }
+  }
+
   private less(a: Event, b: Event): boolean {
     return a.at < b.at || (a.at === b.at && a.seq < b.seq);
   }
@@ -135,17 +167,7 @@ export class VirtualClock implements Clock {
     const last = h.pop();
     if (h.length > 0 && last !== undefined) {
       h[0] = last;
-      let i = 0;
-      for (;;) {
-        const l = 2 * i + 1;
-        const r = l + 1;
-        let m = i;
-        if (l < h.length && this.less(h[l] as Event, h[m] as Event)) m = l;
-        if (r < h.length && this.less(h[r] as Event, h[m] as Event)) m = r;
-        if (m === i) break;
-        [h[i], h[m]] = [h[m] as Event, h[i] as Event];
-        i = m;
-      }
+      this.siftDown(0);
     }
     return top;
   }

@@ -90,7 +90,10 @@ describe('traffic class and ECN over a veth', () => {
     const mine = path.join(dir, 'xdp-client.pcap');
     const dumped = path.join(dir, 'tcpdump-server.pcap');
     // All UDP, so that the probes below (to the discard port, not RoCE) show when tcpdump records.
-    const dump: ChildProcess = spawn('timeout', ['60', 'ip', 'netns', 'exec', n.nsB, 'tcpdump', '-i', n.ifB, '-U', '-n', '-w', dumped, 'udp'], { stdio: ['ignore', 'ignore', 'pipe'] });
+    // --immediate-mode: packets reach the file as they arrive, not in blocks that SIGINT would
+    // leave unread; its ring holds buffer/snaplen frames, so a 9000-byte snaplen and a 32 MB buffer
+    // (3 600 frames) rather than the defaults' 262144 and 2 MB (8 frames: a loaded machine drops).
+    const dump: ChildProcess = spawn('timeout', ['60', 'ip', 'netns', 'exec', n.nsB, 'tcpdump', '-i', n.ifB, '--immediate-mode', '-s', '9000', '-B', '32768', '-U', '-n', '-w', dumped, 'udp'], { stdio: ['ignore', 'ignore', 'pipe'] });
     let dumpErr = '';
     dump.stderr?.on('data', (d: Buffer) => {
       dumpErr += d.toString();
@@ -114,7 +117,20 @@ describe('traffic class and ECN over a veth', () => {
       const { server, client } = await runPair(n, 'pingpong', ['-s', '2048', '-n', '50'], { driver: 'xdp', sideArgs: { client: ['--pcap', mine], server: ['--driver', 'packet'] } });
       expect({ code: client.code, why: explain(client) }).toMatchObject({ code: 0 });
       expect({ code: server.code, why: explain(server) }).toMatchObject({ code: 0 });
-      await new Promise((r) => setTimeout(r, 300));
+      // tcpdump reads the kernel's ring in blocks: wait until it has written as many RoCE frames as
+      // --pcap holds (a loaded machine may take a while), not a fixed time; SIGINT drops what it has
+      // not read yet.
+      const want = roce(mine).length;
+      const settle = Date.now() + 15_000;
+      const written = (): number => {
+        try {
+          // A file tcpdump is still writing may end in half a record: count what is whole.
+          return readCapture(fs.readFileSync(dumped)).records.filter((rec) => decodeFrame(rec.data).roce).length;
+        } catch {
+          return 0;
+        }
+      };
+      while (written() < want && Date.now() < settle) await new Promise((r) => setTimeout(r, 100));
     } finally {
       dump.kill('SIGINT');
       await exited;
@@ -123,6 +139,9 @@ describe('traffic class and ECN over a veth', () => {
     const b = roce(dumped).map((x) => x.bytes);
     if (b.length === 0) throw new Error(`tcpdump recorded no RoCE frame (${recorded()} records): ${dumpErr}`);
     expect(a.length).toBeGreaterThanOrEqual(100); // 50 SENDs each way at least
+    // A frame tcpdump's own ring dropped is not one the link lost: say so rather than show a diff.
+    const kernelDrops = Number(/(\d+) packets? dropped by kernel/.exec(dumpErr)?.[1] ?? 0);
+    if (kernelDrops > 0) throw new Error(`tcpdump's capture ring dropped ${kernelDrops} packets, so its file is not the link's record: ${dumpErr}`);
     expect(new Set(a)).toEqual(new Set(b));
     expect(a).toHaveLength(b.length);
   }, 60_000);
