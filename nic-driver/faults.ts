@@ -29,7 +29,13 @@ import { LinkConfigError } from './link-config-error';
 
 export type Direction = 'a->b' | 'b->a';
 
-export type FaultAction = 'drop' | 'duplicate' | 'corrupt' | 'ecnCe' | 'delay';
+/**
+ * What a rule does to the frames it matches. `pass` exempts them from the random faults (loss,
+ * bursts, duplication, reordering, corruption, ECN): a frame no protocol would resend, such as
+ * the DREQ librdmacm sends once before it destroys its ID, can stay out of a random loss.
+ */
+export type FaultAction = 'drop' | 'duplicate' | 'corrupt' | 'ecnCe' | 'delay' | 'pass';
+const FAULT_ACTIONS: readonly FaultAction[] = ['drop', 'duplicate', 'corrupt', 'ecnCe', 'delay', 'pass'];
 
 export interface FaultMatch {
   /** BTH destination QP. */
@@ -331,6 +337,7 @@ export class FaultInjector {
       if (rule.count !== undefined && !(Number.isInteger(rule.count) && rule.count >= 0)) {
         throw new LinkConfigError(`rule count must be a non-negative integer, not ${rule.count}`);
       }
+      if (!FAULT_ACTIONS.includes(rule.action)) throw new LinkConfigError(`rule action ${JSON.stringify(rule.action)} is not one of ${FAULT_ACTIONS.join(', ')}`);
       if (rule.action === 'delay') checkNs(rule.delayNs, 'rule delayNs');
       if (rule.match.mad !== undefined && !Object.hasOwn(CmAttr, rule.match.mad)) throw new LinkConfigError(`rule mad ${JSON.stringify(rule.match.mad)} names no CM message`);
       return {
@@ -410,6 +417,7 @@ export class FaultInjector {
     let corrupt = false;
     let ecn = false;
     let ruleDelay = -1;
+    let exempt = false;
     if (this.rules.length > 0) {
       const round = pkt === null || pkt.bth === null ? -1 : this.countRound(pkt.bth.opcode, pkt.bth.destQp, pkt.bth.psn);
       for (const r of this.rules) {
@@ -433,17 +441,24 @@ export class FaultInjector {
           case 'delay':
             ruleDelay = Math.max(ruleDelay, 0) + (r.rule.delayNs ?? 0);
             break;
+          case 'pass':
+            exempt = true;
+            break;
         }
       }
     }
 
-    if (this.stepBurst() || u[D.DROP]! < this.drop) {
+    // The burst chain advances and the draws are taken for every frame, exempt or not (determinism).
+    const lost = this.stepBurst() || u[D.DROP]! < this.drop;
+    if (lost && !exempt) {
       this.counters.dropped++;
       return [];
     }
-    dup ||= u[D.DUP]! < this.duplicate;
-    corrupt ||= u[D.CORRUPT]! < this.corrupt;
-    ecn ||= u[D.ECN]! < this.ecnCe;
+    if (!exempt) {
+      dup ||= u[D.DUP]! < this.duplicate;
+      corrupt ||= u[D.CORRUPT]! < this.corrupt;
+      ecn ||= u[D.ECN]! < this.ecnCe;
+    }
 
     if (corrupt && flipBit(frame, pkt, u[D.CORRUPT_BIT]!) >= 0) this.counters.corrupted++;
     if (ecn && markEcnCe(frame)) this.counters.ecnMarked++;
@@ -453,7 +468,7 @@ export class FaultInjector {
     if (ruleDelay >= 0) {
       this.counters.delayed++;
       out.push({ frame, extraNs: this.delayNs + jitter(u[D.JITTER]!) + ruleDelay, fifo: false });
-    } else if (this.reorder !== null && u[D.REORDER]! < this.reorder.probability) {
+    } else if (!exempt && this.reorder !== null && u[D.REORDER]! < this.reorder.probability) {
       this.counters.reordered++;
       const k = 1 + Math.floor(u[D.REORDER_K]! * this.reorder.window);
       this.held.push({ frame, seq, remaining: k, deadline: nowNs + this.reorder.maxHoldNs, jitterNs: jitter(u[D.JITTER]!) });
