@@ -15,7 +15,7 @@
  */
 import { createSimPair } from '../apps/sim/sim-pair';
 import { connectQp, endpointOf } from '../stack/connect';
-import { Access, QpType, SendFlags, WcStatus, WrOpcode, type Mtu } from '../stack/types';
+import { Access, Mtu, QpType, SendFlags, WcStatus, WrOpcode } from '../stack/types';
 import type { QueuePair } from '../stack/queue-pair';
 import { applyNativeSwitch } from '../apps/host/environment';
 
@@ -65,8 +65,8 @@ function runCase(n: number, seconds: number): Result {
     const qpB = sim.b.createQp(pdB, { qpType: QpType.RC, sendCq: cqB, recvCq: cqB, cap: { maxSendWr: 1, maxRecvWr: 1 } });
     const ea = endpointOf(sim.a, qpA, (i * 7919 + 1) & 0xffffff);
     const eb = endpointOf(sim.b, qpB, (i * 104729 + 3) & 0xffffff);
-    connectQp(qpA, ea, eb, { pathMtu: 5 as Mtu, timeout: 14 });
-    connectQp(qpB, eb, ea, { pathMtu: 5 as Mtu, timeout: 14 });
+    connectQp(qpA, ea, eb, { pathMtu: Mtu.MTU_4096, timeout: 14 });
+    connectQp(qpB, eb, ea, { pathMtu: Mtu.MTU_4096, timeout: 14 });
     qps.push(qpA);
   }
   const setupNs = Number(process.hrtime.bigint() - t0);

@@ -14,10 +14,8 @@ import { PcapFileWriter } from '../nic-driver/pcap-file-writer';
 import { ccModeParams } from './cc-args';
 import { LinkConfigError } from '../nic-driver/link-config-error';
 import { VerbsError } from '../stack/errors';
-import { type FluidComparison, compareWithFluid, fluidUnfit } from '../apps/sim/fluid-comparison';
-import type { Mtu } from '../stack/types';
-
-const MTU_CODES: Readonly<Record<string, Mtu>> = { '256': 1 as Mtu, '512': 2 as Mtu, '1024': 3 as Mtu, '2048': 4 as Mtu, '4096': 5 as Mtu };
+import { type FluidComparison, type FluidFigure, compareWithFluid, fluidUnfit } from '../apps/sim/fluid-comparison';
+import { mtuBytes, mtuFromBytes } from '../stack/types';
 
 export const SIM_OPTIONS: readonly OptionSpec[] = [
   { name: 'hosts', kind: 'string', value: 'N', help: 'hosts around the switch, named a, b, c, ... (default 3, at most 64)' },
@@ -168,8 +166,8 @@ export async function simCommand(argv: readonly string[], out: Output): Promise<
   if (scenario.convergeWindowNs !== undefined && !(scenario.convergeWindowNs > 0 && scenario.convergeWindowNs <= durationNs)) throw new UsageError('--converge-window must be more than 0 and at most --duration');
   const mtu = v('mtu');
   if (mtu !== undefined) {
-    const code = MTU_CODES[mtu];
-    if (code === undefined) throw new UsageError(`--mtu must be 256, 512, 1024, 2048 or 4096, not ${JSON.stringify(mtu)}`);
+    const code = mtuFromBytes(Number(mtu));
+    if (code === undefined || String(mtuBytes(code)) !== mtu) throw new UsageError(`--mtu must be 256, 512, 1024, 2048 or 4096, not ${JSON.stringify(mtu)}`);
     scenario.pathMtu = code;
   }
   if (scenario.steadyFromNs !== undefined && scenario.steadyFromNs >= durationNs) throw new UsageError('--steady-from must be before the end of --duration');
@@ -230,7 +228,7 @@ function reportFluid(out: Output, f: FluidComparison): void {
     return;
   }
   const pct = (x: number): string => `${x >= 0 ? '+' : ''}${(x * 100).toFixed(1)} %`;
-  const row = (name: string, fig: { sim: number; fluid: number; difference: number } | null, fmt: (x: number) => string): void => {
+  const row = (name: string, fig: FluidFigure | null, fmt: (x: number) => string): void => {
     if (fig !== null) out.stdout(`  ${name.padEnd(18)} sim ${fmt(fig.sim).padStart(12)}   fixed point ${fmt(fig.fluid).padStart(12)}   ${pct(fig.difference)}\n`);
   };
   row('rate per flow', f.rateGbps, (x) => `${x.toFixed(2)} Gb/s`);

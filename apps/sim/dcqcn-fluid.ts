@@ -124,17 +124,40 @@ function markForQueue(m: FluidInput, q: number): number {
   return (m.pmax * (q - m.kminBytes)) / (m.kmaxBytes - m.kminBytes);
 }
 
-/** α, R_T − R_C and dR_C/dt at rate `r` under a constant marking probability `p`. */
-function balance(m: FluidInput, u: Units, r: number, p: number): { alpha: number; cut: number; gap: number; dRc: number } {
-  const cut = 1 - keep(p, m.cnpIntervalUs * r);
-  const alpha = 1 - keep(p, m.alphaPeriodUs * r);
+/**
+ * The feedback terms of the equations for a flow sending at `r` under marking probability `p`
+ * (both taken one feedback delay earlier in the run in time): the probability of a cut in τ,
+ * α's target (a mark in τ'), the increase events per µs by byte counter and by timer, and R_T's
+ * additive rise per µs (the events past F stages, times R_AI).
+ */
+function feedback(m: FluidInput, u: Units, r: number, p: number): { cut: number; alphaTarget: number; byBytes: number; byTimer: number; targetRise: number } {
   const byBytes = eventRate(r, p, u.bPackets);
   const byTimer = eventRate(r, p, m.timerUs * r);
-  const targetRise = u.rai * (keep(p, m.threshold * u.bPackets) * byBytes + keep(p, m.threshold * m.timerUs * r) * byTimer);
+  return {
+    cut: 1 - keep(p, m.cnpIntervalUs * r),
+    alphaTarget: 1 - keep(p, m.alphaPeriodUs * r),
+    byBytes,
+    byTimer,
+    targetRise: u.rai * (keep(p, m.threshold * u.bPackets) * byBytes + keep(p, m.threshold * m.timerUs * r) * byTimer),
+  };
+}
+
+/** dR_C/dt of equation 5. */
+function rateDerivative(m: FluidInput, rc: number, rt: number, alpha: number, f: ReturnType<typeof feedback>): number {
+  return (-rc * alpha * f.cut) / (2 * m.cnpIntervalUs) + ((rt - rc) / 2) * (f.byBytes + f.byTimer);
+}
+
+/** Per-flow packets per µs as Gb/s of wire bytes. */
+function toGbps(m: FluidInput, pktPerUs: number): number {
+  return (pktPerUs * 8 * m.packetWireBytes) / 1e3;
+}
+
+/** α, R_T − R_C and dR_C/dt at rate `r` under a constant marking probability `p`, with dα = dR_T = 0. */
+function balance(m: FluidInput, u: Units, r: number, p: number): { alpha: number; cut: number; gap: number; dRc: number } {
+  const f = feedback(m, u, r, p);
   // dR_T = 0: (R_T − R_C)·cut/τ = the additive rises.
-  const gap = cut > 0 ? (targetRise * m.cnpIntervalUs) / cut : Number.POSITIVE_INFINITY;
-  const dRc = (-r * alpha * cut) / (2 * m.cnpIntervalUs) + (gap / 2) * (byBytes + byTimer);
-  return { alpha, cut, gap, dRc };
+  const gap = f.cut > 0 ? (f.targetRise * m.cnpIntervalUs) / f.cut : Number.POSITIVE_INFINITY;
+  return { alpha: f.alphaTarget, cut: f.cut, gap, dRc: rateDerivative(m, r, r + gap, f.alphaTarget, f) };
 }
 
 /** The fixed point of N symmetric flows, or null when none lies on RED's slope (the queue would sit above Kmax). */
@@ -153,8 +176,7 @@ export function dcqcnFluidFixedPoint(m: FluidInput): FluidFixedPoint | null {
   }
   const p = Math.sqrt(lo * hi);
   const b = balance(m, u, r, p);
-  const toGbps = (x: number): number => (x * 8 * m.packetWireBytes) / 1e3;
-  return { rateGbps: toGbps(r), markProbability: p, queueBytes: queueForMark(m, p), alpha: b.alpha, cnpsPerMs: (1000 * b.cut) / m.cnpIntervalUs, targetAboveCurrentGbps: toGbps(b.gap) };
+  return { rateGbps: toGbps(m, r), markProbability: p, queueBytes: queueForMark(m, p), alpha: b.alpha, cnpsPerMs: (1000 * b.cut) / m.cnpIntervalUs, targetAboveCurrentGbps: toGbps(m, b.gap) };
 }
 
 /**
@@ -183,7 +205,6 @@ export function integrateDcqcnFluid(m: FluidInput, durationUs: number, stepUs = 
   let maxQ = 0;
   const overTime: [number, number, number][] = [];
   const sampleEvery = Math.max(1, Math.round(sampleUs / stepUs));
-  const toGbps = (x: number): number => (x * 8 * bytesPerPacket) / 1e3;
   for (let i = 0; i < steps; i++) {
     const qBytes = q * bytesPerPacket;
     const p = markForQueue(m, qBytes);
@@ -193,12 +214,10 @@ export function integrateDcqcnFluid(m: FluidInput, durationUs: number, stepUs = 
     const rd = lag === 0 ? rc : rHist[slot]!;
     pHist[slot] = p;
     rHist[slot] = rc;
-    const cut = 1 - keep(pd, m.cnpIntervalUs * rd);
-    const byBytes = eventRate(rd, pd, u.bPackets);
-    const byTimer = eventRate(rd, pd, m.timerUs * rd);
-    const dAlpha = (m.g / m.alphaPeriodUs) * (1 - keep(pd, m.alphaPeriodUs * rd) - alpha);
-    const dRt = (-(rt - rc) / m.cnpIntervalUs) * cut + u.rai * (keep(pd, m.threshold * u.bPackets) * byBytes + keep(pd, m.threshold * m.timerUs * rd) * byTimer);
-    const dRc = (-rc * alpha * cut) / (2 * m.cnpIntervalUs) + ((rt - rc) / 2) * (byBytes + byTimer);
+    const f = feedback(m, u, rd, pd);
+    const dAlpha = (m.g / m.alphaPeriodUs) * (f.alphaTarget - alpha);
+    const dRt = (-(rt - rc) / m.cnpIntervalUs) * f.cut + f.targetRise;
+    const dRc = rateDerivative(m, rc, rt, alpha, f);
     const dq = n * rc - u.cap;
     alpha = Math.min(1, Math.max(0, alpha + dAlpha * stepUs));
     rt = Math.min(u.cap, Math.max(0, rt + dRt * stepUs));
@@ -212,8 +231,8 @@ export function integrateDcqcnFluid(m: FluidInput, durationUs: number, stepUs = 
       minQ = Math.min(minQ, qb);
       maxQ = Math.max(maxQ, qb);
     }
-    if ((i + 1) % sampleEvery === 0) overTime.push([Math.round((i + 1) * stepUs), Math.round(q * bytesPerPacket), toGbps(rc)]);
+    if ((i + 1) % sampleEvery === 0) overTime.push([Math.round((i + 1) * stepUs), Math.round(q * bytesPerPacket), toGbps(m, rc)]);
   }
   const k = Math.max(1, steps - half);
-  return { meanQueueBytes: sumQ / k, meanMarkProbability: sumP / k, meanRateGbps: toGbps(sumR / k), minQueueBytes: minQ, maxQueueBytes: maxQ, overTime };
+  return { meanQueueBytes: sumQ / k, meanMarkProbability: sumP / k, meanRateGbps: toGbps(m, sumR / k), minQueueBytes: minQ, maxQueueBytes: maxQ, overTime };
 }

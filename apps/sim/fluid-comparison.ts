@@ -6,7 +6,7 @@
 import { NP_DEFAULTS, RP_DEFAULTS } from '../../stack/congestion/parameters';
 import { WIRE_OVERHEAD_BYTES } from '../../nic-driver/memory-link';
 import { type FluidFixedPoint, type FluidInput, type FluidRun, dcqcnFluidFixedPoint, integrateDcqcnFluid } from './dcqcn-fluid';
-import type { StarResult, StarScenario } from './star-scenario';
+import { type StarResult, type StarScenario, round3 } from './star-scenario';
 import { invalid } from '../../stack/errors';
 
 export interface FluidFigure {
@@ -75,8 +75,7 @@ export function fluidModelOf(s: StarScenario, frameBytes: number): FluidInput {
 /** The fluid model of scenario `s` beside its result `r`. */
 export function compareWithFluid(s: StarScenario, r: StarResult): FluidComparison {
   const st = r.steady;
-  const frameBytes = st.frames > 0 ? (st.flowsGbps.reduce((a, x) => a + x, 0) * 1e9 * ((st.toUs - st.fromUs) / 1e6)) / 8 / st.frames : 1024;
-  const model = fluidModelOf(s, Math.round(frameBytes));
+  const model = fluidModelOf(s, st.frames > 0 ? Math.round(st.meanFrameBytes) : 1024);
   const fixedPoint = dcqcnFluidFixedPoint(model);
   const { overTime: _, ...run } = integrateDcqcnFluid(model, Math.max(10_000, r.durationUs));
   // The simulation counts frame bytes; the model's rate is of wire bytes.
@@ -86,13 +85,9 @@ export function compareWithFluid(s: StarScenario, r: StarResult): FluidCompariso
     model,
     fixedPoint,
     run,
-    rateGbps: fixedPoint !== null ? figure(round(simRate), round(fixedPoint.rateGbps)) : null,
+    rateGbps: fixedPoint !== null ? figure(round3(simRate), round3(fixedPoint.rateGbps)) : null,
     queueBytes: fixedPoint !== null ? figure(st.queueMeanBytes, Math.round(fixedPoint.queueBytes)) : null,
     markProbability: fixedPoint !== null ? figure(st.markProbability, fixedPoint.markProbability) : null,
-    cnpsPerFlowPerMs: fixedPoint !== null ? figure(st.cnpsPerFlowPerMs, round(fixedPoint.cnpsPerMs)) : null,
+    cnpsPerFlowPerMs: fixedPoint !== null ? figure(st.cnpsPerFlowPerMs, round3(fixedPoint.cnpsPerMs)) : null,
   };
-}
-
-function round(x: number): number {
-  return Math.round(x * 1000) / 1000;
 }

@@ -107,8 +107,9 @@ export interface SteadyState {
   flowsGbps: number[];
   /** Time-weighted mean queue of the busiest port, in bytes. */
   queueMeanBytes: number;
-  /** Frames the busiest port sent, and the share of them the switch marked CE. */
+  /** Frames the busiest port sent, their mean size (bytes, without preamble and gap), and the share of them the switch marked CE. */
   frames: number;
+  meanFrameBytes: number;
   markProbability: number;
   /** CNPs the notification points sent, per flow and ms: the signal DCQCN acts on. */
   cnpsPerFlowPerMs: number;
@@ -159,6 +160,15 @@ interface Flow {
   steadyBytes: number;
 }
 
+/** The counters as the steady window opens, per output port where they are per port. */
+interface SteadySnapshot {
+  marks: number;
+  cnps: number;
+  frames: number[];
+  bytes: number[];
+  queueIntegral: number[];
+}
+
 /** Runs `s` to its end and returns what happened. */
 export function runStarScenario(s: StarScenario): StarResult {
   const clock = new VirtualClock();
@@ -172,7 +182,7 @@ export function runStarScenario(s: StarScenario): StarResult {
   const flows: Flow[] = [];
   // The steady window opens at the first step boundary at or after steadyFrom.
   let steadyAt = Number.POSITIVE_INFINITY;
-  let steadySnapshot: { marks: number; cnps: number; frames: number[]; queueIntegral: number[] } | null = null;
+  let steadySnapshot: SteadySnapshot | null = null;
   const sw = createStarSwitch({
     clock,
     macs: Array.from({ length: n }, (_, i) => macOf(i)),
@@ -232,14 +242,16 @@ export function runStarScenario(s: StarScenario): StarResult {
     }
   };
   const cnpsSent = (): number => flows.reduce((a, f) => a + f.peer.counters.np_cnp_sent, 0);
-  const openSteady = (now: number): void => {
+  const openSteady = (now: number): SteadySnapshot => {
     steadyAt = now;
     steadySnapshot = {
       marks: sw.stats.ecnMarked,
       cnps: cnpsSent(),
       frames: sw.stats.ports.map((p) => p.framesOut),
+      bytes: sw.stats.ports.map((p) => p.bytesOut),
       queueIntegral: sw.stats.ports.map((_, i) => sw.meanQueueBytes(i) * now),
     };
+    return steadySnapshot;
   };
   if (steadyFrom === 0) openSteady(0);
   for (let t = 0; t < s.durationNs; ) {
@@ -299,27 +311,29 @@ export function runStarScenario(s: StarScenario): StarResult {
       src: hostName(f.spec.src),
       dst: hostName(f.spec.dst),
       bytes: f.completedBytes,
-      meanGbps: round((f.completedBytes * 8) / activeNs),
-      gbpsOverTime: f.bins.map((b, i) => [((i + 1) * binNs) / 1000, round((b * 8) / binNs)]),
-      rateOverTime: congestion !== undefined ? f.rates.map(([t, r]) => [t, round(r)]) : null,
+      meanGbps: round3((f.completedBytes * 8) / activeNs),
+      gbpsOverTime: f.bins.map((b, i) => [((i + 1) * binNs) / 1000, round3((b * 8) / binNs)]),
+      rateOverTime: congestion !== undefined ? f.rates.map(([t, r]) => [t, round3(r)]) : null,
       completed,
       problems: completed ? f.problems : [...f.problems, `moved ${f.completedBytes} of ${f.spec.bytes} bytes before the scenario ended`],
     };
   });
-  const snap = steadySnapshot ?? { marks: sw.stats.ecnMarked, cnps: cnpsSent(), frames: sw.stats.ports.map((p) => p.framesOut), queueIntegral: sw.stats.ports.map((_, i) => sw.meanQueueBytes(i) * s.durationNs) };
+  // A window from the very end (steadyFrom = the duration) opens here, empty.
+  const snap = steadySnapshot ?? openSteady(s.durationNs);
   const from = Math.min(steadyAt, s.durationNs);
   const span = Math.max(1, s.durationNs - from);
   const steadyFrames = port.framesOut - (snap.frames[busiest] ?? 0);
-  const flowsGbps = flows.map((f) => round((f.steadyBytes * 8) / span));
+  const flowsGbps = flows.map((f) => round3((f.steadyBytes * 8) / span));
   const steady: SteadyState = {
     fromUs: from / 1000,
     toUs: s.durationNs / 1000,
     flowsGbps,
     queueMeanBytes: Math.round((sw.meanQueueBytes(busiest) * s.durationNs - (snap.queueIntegral[busiest] ?? 0)) / span),
     frames: steadyFrames,
+    meanFrameBytes: steadyFrames > 0 ? round3((port.bytesOut - (snap.bytes[busiest] ?? 0)) / steadyFrames) : 0,
     markProbability: steadyFrames > 0 ? (sw.stats.ecnMarked - snap.marks) / steadyFrames : 0,
-    cnpsPerFlowPerMs: round((cnpsSent() - snap.cnps) / Math.max(1, flows.length) / (span / 1e6)),
-    jainIndex: round(jainIndex(flowsGbps)),
+    cnpsPerFlowPerMs: round3((cnpsSent() - snap.cnps) / Math.max(1, flows.length) / (span / 1e6)),
+    jainIndex: round3(jainIndex(flowsGbps)),
   };
   const convergence = convergenceOf(
     flows.map((f) => f.bins),
@@ -383,10 +397,11 @@ export function convergenceOf(flowBins: readonly (readonly number[])[], binNs: n
     tolerance,
     firstUs: first === null ? null : usAt(first),
     sustainedUs: sustained === null ? null : usAt(sustained),
-    windowsWithin: counted > 0 ? round(within / counted) : 0,
+    windowsWithin: counted > 0 ? round3(within / counted) : 0,
   };
 }
 
-function round(x: number): number {
+/** `x` to three decimals, as the figures of a result are given. */
+export function round3(x: number): number {
   return Math.round(x * 1000) / 1000;
 }

@@ -6,7 +6,7 @@
 import { compareWithFluid, fluidModelOf, fluidUnfit } from '../../apps/sim/fluid-comparison';
 import { convergenceOf, jainIndex, runStarScenario, type StarScenario } from '../../apps/sim/star-scenario';
 import { DCQCN_PAPER_PARAMS } from '../../stack/congestion/parameters';
-import type { Mtu } from '../../stack/types';
+import { Mtu } from '../../stack/types';
 
 const MS = 1e6;
 const paper40: StarScenario = {
@@ -23,7 +23,7 @@ const paper40: StarScenario = {
   ccParams: DCQCN_PAPER_PARAMS,
   durationNs: 30 * MS,
   steadyFromNs: 10 * MS,
-  pathMtu: 3 as Mtu,
+  pathMtu: Mtu.MTU_1024,
   seed: 1,
 };
 
@@ -48,6 +48,8 @@ test('two flows at 40 Gb/s: the port is full, the steady state is measured, and 
   // Data frames of MTU 1024 (1082 bytes): the port sends about 40e9 · 20 ms / (1106 · 8) of them.
   expect(st.frames).toBeGreaterThan(0.95 * (40e9 * 0.02) / (1106 * 8));
   expect(st.frames).toBeLessThanOrEqual((40e9 * 0.02) / (1106 * 8) + 1);
+  // 64 KiB WRITEs at MTU 1024: 64 packets of 1082 bytes, the first 16 bytes longer (RETH).
+  expect(st.meanFrameBytes).toBeCloseTo(1082 + 16 / 64, 3);
   expect(st.markProbability).toBeGreaterThan(0);
   expect(st.jainIndex).toBeGreaterThan(0.9);
   const c = compareWithFluid(paper40, r);

@@ -20,7 +20,7 @@ import { ladderSvg } from '../../analysis/render/ladder-svg';
 import { plotSvg } from '../../analysis/render/plot-svg';
 import { chartSvg } from '../../analysis/render/chart-svg';
 import { runStarScenario } from '../../apps/sim/star-scenario';
-import type { Mtu } from '../../stack/types';
+import { Mtu } from '../../stack/types';
 import { starPanels } from '../../apps/sim/star-chart';
 import { DCQCN_PAPER_PARAMS } from '../../stack/congestion/parameters';
 
@@ -99,7 +99,7 @@ export function makeAnalysisExamples(): Map<string, string> {
       cc: cc === 'none' ? 'none' : 'dcqcn',
       ...(cc === 'none' ? {} : { ccParams: DCQCN_PAPER_PARAMS }),
       durationNs: 20e6,
-      pathMtu: 3 as Mtu,
+      pathMtu: Mtu.MTU_1024,
       seed: 1,
     });
     out.set(`sim-incast-${name}.svg`, chartSvg(starPanels(incast), `roce sim --hosts 9 --link-rate 40G --buffer 1M --mtu 1024 --cc ${cc} --duration 20ms`));
