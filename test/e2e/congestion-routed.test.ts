@@ -18,7 +18,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { execFileSync } from 'node:child_process';
 import { type RoutedPath, createRoutedPath, destroyRoutedPath } from '../support/netns';
-import { testUnless } from '../support/skip';
+import { missingToolReason, testUnless } from '../support/skip';
 import { type ProcResult, e2eSkipReason, explain, startRoce } from './harness';
 import { analyzeFile } from '../../analysis/analyzer';
 import { analysisDocument } from '../../analysis/document';
@@ -27,16 +27,7 @@ const MARKER = path.join(__dirname, '..', 'support', 'bpf', 'queue_ecn_marker.bp
 const RATE_MBIT = 200;
 const LIMIT_BYTES = 200_000;
 
-function clangSkipReason(): string | null {
-  try {
-    execFileSync('clang', ['--version'], { stdio: 'ignore', timeout: 10_000 });
-    return null;
-  } catch {
-    return 'clang is needed to build the queue ECN marker (sudo scripts/setup-system.sh installs it)';
-  }
-}
-
-const reason = e2eSkipReason() ?? clangSkipReason();
+const reason = e2eSkipReason() ?? missingToolReason('clang', 'clang is needed to build the queue ECN marker (sudo scripts/setup-system.sh installs it)');
 const t = testUnless(reason);
 let nextPort = 43000 + Math.floor(Math.random() * 2000);
 let net: RoutedPath | null = null;

@@ -15,23 +15,14 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { pairPerFile } from '../support/netns';
-import { testUnless } from '../support/skip';
+import { missingToolReason, testUnless } from '../support/skip';
 import { e2eSkipReason, explain, startRoce } from './harness';
 import { type DeviceEntry, devicesCommand } from '../../cli/devices-command';
 import { memoryOutput } from '../../cli/output';
 import * as E from '../host/ethtool-outputs';
 import { runPair } from './harness';
 
-function ethtoolReason(): string | null {
-  try {
-    execFileSync('ethtool', ['--version'], { stdio: 'ignore', timeout: 10_000 });
-    return null;
-  } catch {
-    return 'ethtool is not installed (scripts/setup-system.sh installs it)';
-  }
-}
-
-const reason = e2eSkipReason() ?? ethtoolReason();
+const reason = e2eSkipReason() ?? missingToolReason('ethtool', 'ethtool is not installed (scripts/setup-system.sh installs it)');
 const t = testUnless(reason);
 
 /** What ethtool says of the interface (stdout, stderr and status of -k and -n): must not change. */

@@ -10,14 +10,14 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { type NetnsPair, createNetnsPair, destroyNetnsPair } from '../support/netns';
-import { testUnless } from '../support/skip';
+import { missingToolReason, testUnless } from '../support/skip';
 import { e2eSkipReason, explain, runPair } from './harness';
 import { readCapture } from '../../packets/pcap';
 import { type RocePacket, decodeFrame, packetAddresses } from '../../packets/decode';
 
 const base = e2eSkipReason();
 const t = testUnless(base);
-const tcpdumpReason = spawnSync('tcpdump', ['--version'], { stdio: 'ignore' }).status === 0 ? null : 'tcpdump is not installed';
+const tcpdumpReason = missingToolReason('tcpdump', 'tcpdump is not installed');
 const tt = testUnless(base ?? tcpdumpReason);
 
 function roce(file: string): { p: RocePacket; bytes: string }[] {

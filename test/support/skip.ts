@@ -5,6 +5,12 @@
  */
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+import { spawnSync } from 'node:child_process';
+
+/** Null when `tool --version` runs and exits 0 (within 10 s), else `reason`: the skip reason of a test that needs the tool. */
+export function missingToolReason(tool: string, reason: string): string | null {
+  return spawnSync(tool, ['--version'], { stdio: 'ignore', timeout: 10_000 }).status === 0 ? null : reason;
+}
 
 /** `test`, or a `test.skip` whose name carries the reason when `reason` is a string. */
 export function testUnless(reason: string | null): (name: string, fn: () => unknown, timeout?: number) => void {
