@@ -13,8 +13,9 @@ import { describeCaptureError } from '../packets/pcap';
 import type { WireError } from '../packets/errors';
 import { streamCaptureFile } from '../analysis/capture-stream';
 import { decodeAt, type DecodeOptions, type DecodedFrame } from '../packets/decode';
-import { frameToJson } from '../packets/json';
-import { fieldTree, summaryLine } from '../packets/summary';
+import { writeFrameJson } from '../packets/json';
+import { fieldTree, writeSummaryLine } from '../packets/summary';
+import { TextBytes } from '../base/text-bytes';
 import { opcodeInfo, OPCODES } from '../packets/opcodes';
 
 export const DECODE_OPTIONS: readonly OptionSpec[] = [
@@ -45,6 +46,8 @@ unreadable file.`;
 
 /** The capture decoded when no FILE is given. */
 export const DEFAULT_CAPTURE = path.join(__dirname, '..', '..', 'captures', 'rc-conversation.pcap');
+
+const NEWLINE = 0x0a;
 
 interface Filter {
   qpns: Set<number> | null;
@@ -139,6 +142,10 @@ export async function decodeCommand(argv: readonly string[], out: Output): Promi
     return 2;
   }
   const records = streamCaptureFile(file);
+  // Lines and JSON objects are written straight into UTF-8 chunks (base/text-bytes.ts): building a
+  // string per frame cost more than decoding it (docs/performance.md, "roce decode end to end").
+  const text = new TextBytes((chunk) => out.stdoutBytes(chunk));
+  let whole: { bytes: Uint8Array; view: DataView } = { bytes: new Uint8Array(0), view: new DataView(new ArrayBuffer(0)) };
   let firstTime: number | null = null;
   let prevTime = 0;
   let read = 0;
@@ -161,8 +168,10 @@ export async function decodeCommand(argv: readonly string[], out: Output): Promi
       break;
     }
     firstTime ??= rec.timeSec;
-    const view = new DataView(rec.data.buffer, rec.data.byteOffset, rec.data.byteLength);
-    const d = decodeAt(view, rec.data, 0, rec.data.byteLength, rec.linkType, opts, rec.origLen);
+    // Records are views into one read buffer: one DataView over it serves every frame in it.
+    if (rec.data.buffer !== whole.bytes.buffer) whole = { bytes: new Uint8Array(rec.data.buffer), view: new DataView(rec.data.buffer) };
+    const start = rec.data.byteOffset;
+    const d = decodeAt(whole.view, whole.bytes, start, start + rec.data.byteLength, rec.linkType, opts, rec.origLen);
     if (d.roce) {
       roceFrames++;
       if (d.error !== null || d.madError !== null) malformed++;
@@ -173,13 +182,19 @@ export async function decodeCommand(argv: readonly string[], out: Output): Promi
     prevTime = rec.timeSec;
     if (!passes(filter, rec.index, d)) continue;
     if (json) {
-      out.stdout(`${JSON.stringify(frameToJson(rec.index, rec.timeSec, d))}\n`);
+      writeFrameJson(text, rec.index, rec.timeSec, d);
+      text.byte(NEWLINE);
       printed++;
     } else if (d.roce) {
-      out.stdout(verbose ? `${fieldTree(rec.index, t, rec.data.byteLength, d, rec.data)}\n\n` : `${summaryLine(rec.index, t, d)}\n`);
+      if (verbose) out.stdout(`${fieldTree(rec.index, t, rec.data.byteLength, d, rec.data)}\n\n`);
+      else {
+        writeSummaryLine(text, rec.index, t, d);
+        text.byte(NEWLINE);
+      }
       printed++;
     }
   }
+  text.end();
   const result = { format: ended?.format ?? 'pcap', error: ended?.error ?? null, records: { length: read } };
   if (!json) {
     out.stderr(

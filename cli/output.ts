@@ -4,6 +4,12 @@
  */
 export interface Output {
   stdout(text: string): void;
+  /**
+   * Text already UTF-8 encoded, whole characters only; the Output owns `chunk` afterwards (it is
+   * not copied). On Linux, Node writes stdout to files, pipes and terminals synchronously, so a
+   * slow reader holds the writer back and nothing piles up in memory.
+   */
+  stdoutBytes(chunk: Uint8Array): void;
   stderr(text: string): void;
   flush(): Promise<void>;
 }
@@ -29,6 +35,11 @@ export function processOutput(): Output {
       size += text.length;
       if (size >= 1 << 16) drain();
     },
+    stdoutBytes(chunk) {
+      if (closed) return;
+      drain();
+      process.stdout.write(chunk);
+    },
     stderr(text) {
       drain();
       process.stderr.write(text);
@@ -45,11 +56,15 @@ export function processOutput(): Output {
 
 /** An Output that collects text (for tests). */
 export function memoryOutput(): Output & { out: string; err: string } {
+  const decoder = new TextDecoder();
   const o = {
     out: '',
     err: '',
     stdout(text: string) {
       o.out += text;
+    },
+    stdoutBytes(chunk: Uint8Array) {
+      o.out += decoder.decode(chunk);
     },
     stderr(text: string) {
       o.err += text;

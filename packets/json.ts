@@ -4,9 +4,11 @@
  * the ICRC are hex strings; every other number is a plain JSON number.
  */
 import { bswap32, hex32, hex64 } from './bytes';
-import { type DecodedFrame, packetAddresses } from './decode';
+import { type DecodedFrame, type RocePacket, packetAddresses } from './decode';
 import { decodeSyndrome } from './aeth';
 import { madToJson } from './mad-json';
+import { OPCODES } from './opcodes';
+import type { TextBytes } from '../base/text-bytes';
 
 export interface FrameJson {
   frame: number;
@@ -66,4 +68,210 @@ export function frameToJson(frame: number, time: number, d: DecodedFrame): Frame
   const err = d.error ?? d.madError;
   if (err !== null) out['error'] = err.message;
   return out;
+}
+
+const utf8 = (text: string): Uint8Array => new TextEncoder().encode(text);
+
+/** The members `decodeSyndrome` adds to "aeth", as JSON text after a comma, for every syndrome byte. */
+const SYNDROME_MEMBERS: readonly Uint8Array[] = Array.from({ length: 256 }, (_, s) => utf8(`,${JSON.stringify(decodeSyndrome(s)).slice(1, -1)}}`));
+/** `"NAME"` of every opcode in the table, quoted; `"UNKNOWN_0x.."` of the others. */
+const OPCODE_NAMES: readonly Uint8Array[] = Array.from({ length: 256 }, (_, op) =>
+  utf8(JSON.stringify(OPCODES[op]?.name ?? `UNKNOWN_0x${op.toString(16).padStart(2, '0')}`)),
+);
+
+/** A member's pre-encoded forms: `,"name":` and the member with null, true or false. */
+interface Member {
+  key: Uint8Array;
+  null: Uint8Array;
+  true: Uint8Array;
+  false: Uint8Array;
+}
+
+function member(name: string): Member {
+  const key = `,"${name}":`;
+  return { key: utf8(key), null: utf8(`${key}null`), true: utf8(`${key}true`), false: utf8(`${key}false`) };
+}
+
+const M = {
+  srcPort: member('srcPort'),
+  dstPort: member('dstPort'),
+  se: member('se'),
+  migReq: member('migReq'),
+  padCount: member('padCount'),
+  tver: member('tver'),
+  pkey: member('pkey'),
+  fecn: member('fecn'),
+  becn: member('becn'),
+  destQp: member('destQp'),
+  ackReq: member('ackReq'),
+  psn: member('psn'),
+  reth: member('reth'),
+  aeth: member('aeth'),
+  immDt: member('immDt'),
+  ieth: member('ieth'),
+  deth: member('deth'),
+  atomicEth: member('atomicEth'),
+  atomicAckEth: member('atomicAckEth'),
+  xrcEth: member('xrcEth'),
+  rdEth: member('rdEth'),
+  feth: member('feth'),
+  payloadLength: member('payloadLength'),
+  truncated: member('truncated'),
+  payloadCaptured: member('payloadCaptured'),
+  icrc: member('icrc'),
+  icrcOk: member('icrcOk'),
+  mad: member('mad'),
+} as const;
+
+const OPEN_FRAME = utf8('{"frame":');
+const TIME = utf8(',"time":');
+const NOT_ROCE = utf8(',"roce":false}');
+const ROCE_VERSION = utf8(',"roce":true,"version":');
+const SRC = utf8(',"src":');
+const DST = utf8(',"dst":');
+const OPCODE = utf8(',"opcode":');
+const OPCODE_NAME = utf8(',"opcodeName":');
+const NO_BTH = utf8(
+  ',"opcode":null,"opcodeName":null,"se":null,"migReq":null,"padCount":null,"tver":null,"pkey":null,"fecn":null,"becn":null,"destQp":null,"ackReq":null,"psn":null',
+);
+/** The six rarer extension headers, all absent (the common case). */
+const NO_RARE_HEADERS = utf8(',"deth":null,"atomicEth":null,"atomicAckEth":null,"xrcEth":null,"rdEth":null,"feth":null');
+const RETH_VA = utf8(',"reth":{"va":');
+const RKEY = utf8(',"rkey":');
+const DMA_LENGTH = utf8(',"dmaLength":');
+const AETH_SYNDROME = utf8(',"aeth":{"syndrome":');
+const MSN = utf8(',"msn":');
+const ERROR = utf8(',"error":');
+
+function writeBool(t: TextBytes, m: Member, v: boolean | null): void {
+  t.bytes(v === null ? m.null : v ? m.true : m.false);
+}
+
+function writeNumberOrNull(t: TextBytes, m: Member, v: number | null | undefined): void {
+  if (v === null || v === undefined) t.bytes(m.null);
+  else {
+    t.bytes(m.key);
+    t.jsonNumber(v);
+  }
+}
+
+/** Writes a member whose value is a small object, through JSON.stringify (rare headers, MADs). */
+function writeObjectOrNull(t: TextBytes, m: Member, v: object | null): void {
+  if (v === null) t.bytes(m.null);
+  else {
+    t.bytes(m.key);
+    t.text(JSON.stringify(v));
+  }
+}
+
+/** Writes a quoted IP address as `packetAddresses` spells it. */
+function writeAddress(t: TextBytes, d: RocePacket, which: 'src' | 'dst'): void {
+  if (d.ipv4 === null) {
+    t.jsonString(packetAddresses(d)[which]);
+    return;
+  }
+  const a = which === 'src' ? d.ipv4.src : d.ipv4.dst;
+  t.byte(0x22);
+  t.uint(a >>> 24);
+  t.byte(0x2e);
+  t.uint((a >>> 16) & 0xff);
+  t.byte(0x2e);
+  t.uint((a >>> 8) & 0xff);
+  t.byte(0x2e);
+  t.uint(a & 0xff);
+  t.byte(0x22);
+}
+
+/**
+ * Writes `JSON.stringify(frameToJson(frame, time, d))` byte for byte, without building the object
+ * or the string (`roce decode --json` prints one per frame; test/packets/json-bytes.test.ts holds
+ * the two to the same text).
+ */
+export function writeFrameJson(t: TextBytes, frame: number, time: number, d: DecodedFrame): void {
+  t.bytes(OPEN_FRAME);
+  t.jsonNumber(frame);
+  t.bytes(TIME);
+  t.jsonNumber(time);
+  if (!d.roce) {
+    t.bytes(NOT_ROCE);
+    return;
+  }
+  t.bytes(ROCE_VERSION);
+  t.uint(d.version);
+  t.bytes(SRC);
+  writeAddress(t, d, 'src');
+  t.bytes(DST);
+  writeAddress(t, d, 'dst');
+  writeNumberOrNull(t, M.srcPort, d.udp?.srcPort);
+  writeNumberOrNull(t, M.dstPort, d.udp?.dstPort);
+  const b = d.bth;
+  if (b === null) t.bytes(NO_BTH);
+  else {
+    t.bytes(OPCODE);
+    t.uint(b.opcode);
+    t.bytes(OPCODE_NAME);
+    const name = OPCODE_NAMES[b.opcode & 0xff];
+    if (name !== undefined && d.info !== undefined && d.info.opcode === b.opcode) t.bytes(name);
+    else t.jsonString(d.info?.name ?? `UNKNOWN_0x${b.opcode.toString(16).padStart(2, '0')}`);
+    writeBool(t, M.se, b.se);
+    writeBool(t, M.migReq, b.migReq);
+    writeNumberOrNull(t, M.padCount, b.padCount);
+    writeNumberOrNull(t, M.tver, b.tver);
+    writeNumberOrNull(t, M.pkey, b.pkey);
+    writeBool(t, M.fecn, b.fecn);
+    writeBool(t, M.becn, b.becn);
+    writeNumberOrNull(t, M.destQp, b.destQp);
+    writeBool(t, M.ackReq, b.ackReq);
+    writeNumberOrNull(t, M.psn, b.psn);
+  }
+  if (d.reth === null) t.bytes(M.reth.null);
+  else {
+    t.bytes(RETH_VA);
+    t.text(`"${hex64(d.reth.va)}"`);
+    t.bytes(RKEY);
+    t.jsonNumber(d.reth.rkey);
+    t.bytes(DMA_LENGTH);
+    t.jsonNumber(d.reth.dmaLength);
+    t.byte(0x7d);
+  }
+  if (d.aeth === null) t.bytes(M.aeth.null);
+  else {
+    t.bytes(AETH_SYNDROME);
+    t.jsonNumber(d.aeth.syndrome);
+    t.bytes(MSN);
+    t.jsonNumber(d.aeth.msn);
+    // decodeSyndrome reads the low seven bits, so the byte's entry is exact for any value.
+    t.bytes(SYNDROME_MEMBERS[d.aeth.syndrome & 0xff] as Uint8Array);
+  }
+  writeNumberOrNull(t, M.immDt, d.immDt?.value);
+  writeNumberOrNull(t, M.ieth, d.ieth?.rkey);
+  if (d.deth === null && d.atomicEth === null && d.atomicAckEth === null && d.xrcEth === null && d.rdEth === null && d.feth === null) {
+    t.bytes(NO_RARE_HEADERS);
+  } else {
+    writeObjectOrNull(t, M.deth, d.deth === null ? null : { qkey: d.deth.qkey, srcQp: d.deth.srcQp });
+    const a = d.atomicEth;
+    writeObjectOrNull(t, M.atomicEth, a === null ? null : { va: hex64(a.va), rkey: a.rkey, swapAdd: hex64(a.swapAdd), compare: hex64(a.compare) });
+    writeObjectOrNull(t, M.atomicAckEth, d.atomicAckEth === null ? null : { origData: hex64(d.atomicAckEth.origData) });
+    writeObjectOrNull(t, M.xrcEth, d.xrcEth === null ? null : { xrcSrq: d.xrcEth.xrcSrq });
+    writeObjectOrNull(t, M.rdEth, d.rdEth === null ? null : { eeContext: d.rdEth.eeContext });
+    writeObjectOrNull(t, M.feth, d.feth === null ? null : { selectivity: d.feth.selectivity, placementType: d.feth.placementType });
+  }
+  writeNumberOrNull(t, M.payloadLength, b === null ? null : d.payloadLength);
+  writeBool(t, M.truncated, d.truncated);
+  writeNumberOrNull(t, M.payloadCaptured, b === null ? null : d.payloadCaptured);
+  if (d.icrc === null) t.bytes(M.icrc.null);
+  else {
+    t.bytes(M.icrc.key);
+    t.byte(0x22);
+    t.hex(bswap32(d.icrc), 8);
+    t.byte(0x22);
+  }
+  writeBool(t, M.icrcOk, d.icrcOk);
+  writeObjectOrNull(t, M.mad, d.mad === null ? null : madToJson(d.mad));
+  const err = d.error ?? d.madError;
+  if (err !== null) {
+    t.bytes(ERROR);
+    t.jsonString(err.message);
+  }
+  t.byte(0x7d);
 }

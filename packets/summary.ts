@@ -5,50 +5,160 @@
 import { bswap32, hex32, hex64, ipv4ToString, ipv6ToString, macToString, toHex } from './bytes';
 import { type RocePacket, packetAddresses } from './decode';
 import { describeSyndrome } from './aeth';
+import { OPCODES } from './opcodes';
 import { madSummary, madTreeLines } from './mad-summary';
+import { TextBytes, textOf } from '../base/text-bytes';
 
 const hexQp = (qpn: number): string => `0x${qpn.toString(16).padStart(6, '0')}`;
 
-/** Key extension-header fields in a few words, e.g. "RETH va=0x… rkey=0x… len=4096". */
-export function extensionSummary(p: RocePacket): string {
-  const parts: string[] = [];
-  if (p.xrcEth) parts.push(`XRCSRQ=${hexQp(p.xrcEth.xrcSrq)}`);
-  if (p.deth) parts.push(`QKey=${hex32(p.deth.qkey)} SrcQP=${hexQp(p.deth.srcQp)}`);
-  if (p.feth) parts.push(`FETH sel=${p.feth.selectivity} plt=${p.feth.placementType}`);
-  if (p.reth) parts.push(`VA=${hex64(p.reth.va)} RKey=${hex32(p.reth.rkey)} Len=${p.reth.dmaLength}`);
-  if (p.atomicEth) {
-    parts.push(`VA=${hex64(p.atomicEth.va)} RKey=${hex32(p.atomicEth.rkey)} SwapAdd=${hex64(p.atomicEth.swapAdd)} Cmp=${hex64(p.atomicEth.compare)}`);
+/** ' → ' in UTF-8. */
+const ARROW = new TextEncoder().encode(' → ');
+/** The name of every opcode in the table, UTF-8 encoded, computed once. */
+const OPCODE_NAMES: readonly (Uint8Array | undefined)[] = OPCODES.map((e) => (e === undefined ? undefined : new TextEncoder().encode(e.name)));
+/** `describeSyndrome` of every syndrome byte, computed once. */
+const SYNDROME_TEXT: readonly string[] = Array.from({ length: 256 }, (_, s) => describeSyndrome(s));
+
+/** Writes `p`'s IP source or destination address as `packetAddresses` spells it. */
+function writeAddress(t: TextBytes, p: RocePacket, which: 'src' | 'dst'): void {
+  if (p.ipv4 !== null) {
+    const a = which === 'src' ? p.ipv4.src : p.ipv4.dst;
+    t.uint(a >>> 24);
+    t.byte(0x2e);
+    t.uint((a >>> 16) & 0xff);
+    t.byte(0x2e);
+    t.uint((a >>> 8) & 0xff);
+    t.byte(0x2e);
+    t.uint(a & 0xff);
+    return;
   }
-  if (p.aeth) parts.push(`${describeSyndrome(p.aeth.syndrome)} MSN=${p.aeth.msn}`);
-  if (p.atomicAckEth) parts.push(`Orig=${hex64(p.atomicAckEth.origData)}`);
-  if (p.immDt) parts.push(`Imm=${hex32(p.immDt.value)}`);
-  if (p.ieth) parts.push(`InvRKey=${hex32(p.ieth.rkey)}`);
-  return parts.join(' ');
+  t.text(packetAddresses(p)[which]);
+}
+
+/**
+ * Writes the key extension-header fields in a few words, e.g. "VA=0x… RKey=0x… Len=4096", with a
+ * space before each part when `lead` is true (else between parts only); returns whether it wrote any.
+ */
+export function writeExtensionSummary(t: TextBytes, p: RocePacket, lead: boolean): boolean {
+  let wrote = false;
+  if (p.xrcEth) {
+    wrote = part(t, lead, wrote);
+    t.text('XRCSRQ=');
+    t.hex(p.xrcEth.xrcSrq, 6);
+  }
+  if (p.deth) {
+    wrote = part(t, lead, wrote);
+    t.text('QKey=');
+    t.hex(p.deth.qkey, 8);
+    t.text(' SrcQP=');
+    t.hex(p.deth.srcQp, 6);
+  }
+  if (p.feth) {
+    wrote = part(t, lead, wrote);
+    t.text(`FETH sel=${p.feth.selectivity} plt=${p.feth.placementType}`);
+  }
+  if (p.reth) {
+    wrote = part(t, lead, wrote);
+    t.text(`VA=${hex64(p.reth.va)} RKey=`);
+    t.hex(p.reth.rkey, 8);
+    t.text(' Len=');
+    t.uint(p.reth.dmaLength);
+  }
+  if (p.atomicEth) {
+    wrote = part(t, lead, wrote);
+    t.text(`VA=${hex64(p.atomicEth.va)} RKey=${hex32(p.atomicEth.rkey)} SwapAdd=${hex64(p.atomicEth.swapAdd)} Cmp=${hex64(p.atomicEth.compare)}`);
+  }
+  if (p.aeth) {
+    wrote = part(t, lead, wrote);
+    t.text(SYNDROME_TEXT[p.aeth.syndrome & 0xff] ?? describeSyndrome(p.aeth.syndrome));
+    t.text(' MSN=');
+    t.uint(p.aeth.msn);
+  }
+  if (p.atomicAckEth) {
+    wrote = part(t, lead, wrote);
+    t.text(`Orig=${hex64(p.atomicAckEth.origData)}`);
+  }
+  if (p.immDt) {
+    wrote = part(t, lead, wrote);
+    t.text('Imm=');
+    t.hex(p.immDt.value, 8);
+  }
+  if (p.ieth) {
+    wrote = part(t, lead, wrote);
+    t.text('InvRKey=');
+    t.hex(p.ieth.rkey, 8);
+  }
+  return wrote;
+}
+
+/** Starts one part of the extension summary: a space before it unless it is the first and not led. */
+function part(t: TextBytes, lead: boolean, wrote: boolean): true {
+  if (lead || wrote) t.byte(0x20);
+  return true;
+}
+
+/** Key extension-header fields in a few words, e.g. "VA=0x… RKey=0x… Len=4096". */
+export function extensionSummary(p: RocePacket): string {
+  return textOf((t) => writeExtensionSummary(t, p, false));
+}
+
+/**
+ * Writes one line (without its newline): frame, time, endpoints, opcode, QPN, PSN, AckReq, key
+ * fields, payload, ICRC status. Columns are separated by one space.
+ */
+export function writeSummaryLine(t: TextBytes, frame: number, time: number, p: RocePacket): void {
+  t.padUint(frame, 5);
+  t.byte(0x20);
+  t.fixed6(time, 12);
+  t.text(p.version === 1 ? ' v1 ' : ' v2 ');
+  writeAddress(t, p, 'src');
+  if (p.udp) {
+    t.byte(0x3a);
+    t.uint(p.udp.srcPort);
+  }
+  t.bytes(ARROW);
+  writeAddress(t, p, 'dst');
+  if (p.udp) {
+    t.byte(0x3a);
+    t.uint(p.udp.dstPort);
+  }
+  const b = p.bth;
+  if (b !== null) {
+    t.byte(0x20);
+    const name = OPCODE_NAMES[b.opcode & 0xff];
+    if (p.info !== undefined) {
+      if (name !== undefined && p.info.opcode === b.opcode) t.bytes(name);
+      else t.text(p.info.name);
+    } else {
+      t.text('UNKNOWN_');
+      t.hex(b.opcode, 2);
+    }
+    t.text(' QP=');
+    t.hex(b.destQp, 6);
+    t.text(' PSN=');
+    t.uint(b.psn);
+    if (b.ackReq) t.text(' A');
+    if (b.se) t.text(' SE');
+    if (b.fecn) t.text(' FECN');
+    if (b.becn) t.text(' BECN');
+    writeExtensionSummary(t, p, true);
+    if (p.mad !== null) {
+      t.byte(0x20);
+      t.text(madSummary(p.mad));
+    }
+    if (p.payloadLength > 0) {
+      t.text(' len=');
+      t.uint(p.payloadLength);
+    }
+  }
+  if (p.truncated) t.text(` [capture truncated: ${p.payloadCaptured} of ${p.payloadLength} payload bytes, ICRC not captured]`);
+  if (p.icrcOk !== null) t.text(p.icrcOk ? ' ICRC ok' : ' ICRC BAD');
+  if (p.error !== null) t.text(` [${p.error.code}: ${p.error.message}]`);
+  if (p.madError !== null) t.text(` [MAD ${p.madError.code}: ${p.madError.message}]`);
 }
 
 /** One line: frame, time, endpoints, opcode, QPN, PSN, AckReq, key fields, payload, ICRC status. */
 export function summaryLine(frame: number, time: number, p: RocePacket): string {
-  const { src, dst } = packetAddresses(p);
-  const ends = p.udp ? `${src}:${p.udp.srcPort} → ${dst}:${p.udp.dstPort}` : `${src} → ${dst}`;
-  const cols = [String(frame).padStart(5), time.toFixed(6).padStart(12), `v${p.version}`, ends];
-  const b = p.bth;
-  if (b !== null) {
-    cols.push(p.info?.name ?? `UNKNOWN_0x${b.opcode.toString(16).padStart(2, '0')}`);
-    cols.push(`QP=${hexQp(b.destQp)}`, `PSN=${b.psn}`);
-    if (b.ackReq) cols.push('A');
-    if (b.se) cols.push('SE');
-    if (b.fecn) cols.push('FECN');
-    if (b.becn) cols.push('BECN');
-    const ext = extensionSummary(p);
-    if (ext) cols.push(ext);
-    if (p.mad !== null) cols.push(madSummary(p.mad));
-    if (p.payloadLength > 0) cols.push(`len=${p.payloadLength}`);
-  }
-  if (p.truncated) cols.push(`[capture truncated: ${p.payloadCaptured} of ${p.payloadLength} payload bytes, ICRC not captured]`);
-  if (p.icrcOk !== null) cols.push(p.icrcOk ? 'ICRC ok' : 'ICRC BAD');
-  if (p.error !== null) cols.push(`[${p.error.code}: ${p.error.message}]`);
-  if (p.madError !== null) cols.push(`[MAD ${p.madError.code}: ${p.madError.message}]`);
-  return cols.join(' ');
+  return textOf((t) => writeSummaryLine(t, frame, time, p));
 }
 
 const yes = (b: boolean): string => (b ? '1' : '0');

@@ -21,6 +21,9 @@ function collect(): Output & { text: () => string; err: () => string } {
     stderr: (s) => {
       e += s;
     },
+    stdoutBytes: (b) => {
+      o += Buffer.from(b).toString();
+    },
     flush: async () => undefined,
     text: () => o,
     err: () => e,

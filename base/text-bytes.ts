@@ -1,0 +1,254 @@
+/**
+ * Text written straight into UTF-8 bytes, for output that is made of many small pieces
+ * (`roce decode` prints a line or a JSON object per frame).
+ *
+ * Building a JavaScript string per line and encoding it on write costs more than decoding the
+ * frame: template strings, `padStart`, `toFixed` and `JSON.stringify` allocate, and one non-ASCII
+ * character (the summary's arrow) turns the whole line into a two-byte string whose UTF-8 encoding
+ * is slow. Here each piece goes into a fixed chunk; a full chunk is handed to `sink` and a fresh
+ * one is started, so the sink may keep the chunk it was given (an asynchronous write).
+ *
+ * Every method writes exactly what the named JavaScript conversion would produce (`String(n)`,
+ * `n.toFixed(6)`, `JSON.stringify(s)`), taking a fast path only where it is provably the same
+ * and the conversion itself otherwise.
+ */
+
+const DIGIT_0 = 0x30;
+const SPACE = 0x20;
+const QUOTE = 0x22;
+const HEX = '0123456789abcdef';
+/** Below this the fixed-point fast path is exact (see `fixed`): 2^43 / 10^6 seconds. */
+const FIXED_FAST_LIMIT = 2 ** 43 / 1e6;
+/** How far from a tie the fast path's fraction must be (the product's error is ≤ 2^-11). */
+const TIE_MARGIN = 2 ** -8;
+
+export class TextBytes {
+  private chunk: Uint8Array;
+  private pos = 0;
+  private readonly encoder = new TextEncoder();
+
+  /**
+   * @param sink receives each full chunk (and the last one on `end`); it owns the chunk afterwards.
+   * @param chunkSize bytes per chunk; a single piece longer than this gets a chunk of its own size.
+   */
+  constructor(
+    private readonly sink: (chunk: Uint8Array) => void,
+    private readonly chunkSize = 1 << 16,
+  ) {
+    this.chunk = new Uint8Array(chunkSize);
+  }
+
+  /** Bytes written since the last hand-over to the sink. */
+  get pending(): number {
+    return this.pos;
+  }
+
+  /** Hands what has been written to the sink (nothing when empty). */
+  end(): void {
+    if (this.pos === 0) return;
+    const full = this.chunk.subarray(0, this.pos);
+    this.chunk = new Uint8Array(this.chunkSize);
+    this.pos = 0;
+    this.sink(full);
+  }
+
+  /** Makes room for `n` more bytes. */
+  private room(n: number): void {
+    if (this.pos + n <= this.chunk.length) return;
+    this.end();
+    if (n > this.chunk.length) this.chunk = new Uint8Array(n);
+  }
+
+  /** One byte (an ASCII character code). */
+  byte(b: number): void {
+    this.room(1);
+    this.chunk[this.pos++] = b;
+  }
+
+  /** Bytes as they are. */
+  bytes(b: Uint8Array): void {
+    const n = b.length;
+    this.room(n);
+    if (n > 16) this.chunk.set(b, this.pos);
+    else {
+      // A short copy is cheaper as a loop than as a call into `set`.
+      const c = this.chunk;
+      const p = this.pos;
+      for (let i = 0; i < n; i++) c[p + i] = b[i] as number;
+    }
+    this.pos += n;
+  }
+
+  /** A string, UTF-8 encoded (ASCII is copied a character at a time). */
+  text(s: string): void {
+    const n = s.length;
+    this.room(n);
+    const c = this.chunk;
+    let p = this.pos;
+    for (let i = 0; i < n; i++) {
+      const code = s.charCodeAt(i);
+      if (code >= 0x80) {
+        this.pos = p;
+        this.utf8(s.slice(i));
+        return;
+      }
+      c[p++] = code;
+    }
+    this.pos = p;
+  }
+
+  private utf8(s: string): void {
+    this.room(s.length * 3);
+    this.pos += this.encoder.encodeInto(s, this.chunk.subarray(this.pos)).written;
+  }
+
+  /** `String(n)` for an integer 0 ≤ n ≤ 2^53 - 1; any other number as `String(n)`. */
+  uint(n: number): void {
+    if (!(n >= 0 && n <= Number.MAX_SAFE_INTEGER && Math.floor(n) === n)) {
+      this.text(String(n));
+      return;
+    }
+    const digits = this.digitsOf(n);
+    this.room(digits);
+    this.put(n, digits);
+  }
+
+  /** `String(n).padStart(width, ' ')` for an integer 0 ≤ n ≤ 2^53 - 1. */
+  padUint(n: number, width: number): void {
+    if (!(n >= 0 && n <= Number.MAX_SAFE_INTEGER && Math.floor(n) === n)) {
+      this.text(String(n).padStart(width, ' '));
+      return;
+    }
+    const digits = this.digitsOf(n);
+    this.spaces(width - digits);
+    this.room(digits);
+    this.put(n, digits);
+  }
+
+  /** A JSON number: `JSON.stringify(x)` (`null` for NaN and the infinities). */
+  jsonNumber(x: number): void {
+    if (Number.isSafeInteger(x)) {
+      if (x < 0) {
+        this.byte(0x2d);
+        this.uint(-x);
+      } else this.uint(x);
+    } else this.text(Number.isFinite(x) ? String(x) : 'null');
+  }
+
+  /** `'0x' + (n >>> 0).toString(16).padStart(digits, '0')` for digits ≥ the value's own. */
+  hex(n: number, digits: number): void {
+    let v = n >>> 0;
+    let own = 1;
+    for (let rest = v >>> 4; rest !== 0; rest >>>= 4) own++;
+    const width = Math.max(own, digits);
+    this.room(width + 2);
+    const c = this.chunk;
+    c[this.pos] = DIGIT_0;
+    c[this.pos + 1] = 0x78; // 'x'
+    const start = this.pos + 2;
+    for (let i = start + width - 1; i >= start; i--) {
+      c[i] = HEX.charCodeAt(v & 0xf);
+      v >>>= 4;
+    }
+    this.pos = start + width;
+  }
+
+  /** `x.toFixed(6).padStart(width, ' ')`. */
+  fixed6(x: number, width = 0): void {
+    // Fast path for 0 ≤ x < 2^43 / 10^6 (about 100 days in seconds): there x * 10^6 is correctly
+    // rounded with an error of at most half an ulp, ≤ 2^-11, so when its fraction is further than
+    // 2^-8 from one half, rounding it gives the integer toFixed's exact decimal rounding gives.
+    if (x >= 0 && x < FIXED_FAST_LIMIT) {
+      const p = x * 1e6;
+      const floor = Math.floor(p);
+      const frac = p - floor;
+      if (Math.abs(frac - 0.5) > TIE_MARGIN) {
+        const micros = frac > 0.5 ? floor + 1 : floor;
+        const whole = Math.floor(micros / 1e6);
+        const part = micros - whole * 1e6;
+        if (part >= 0 && part < 1e6) {
+          const digits = this.digitsOf(whole);
+          this.spaces(width - digits - 7);
+          this.room(digits + 7);
+          this.put(whole, digits);
+          this.chunk[this.pos++] = 0x2e; // '.'
+          this.put(part, 6);
+          return;
+        }
+      }
+    }
+    const s = x.toFixed(6);
+    this.spaces(width - s.length);
+    this.text(s);
+  }
+
+  /** `JSON.stringify(s)`. */
+  jsonString(s: string): void {
+    const n = s.length;
+    this.room(n + 2);
+    const c = this.chunk;
+    let p = this.pos;
+    c[p++] = QUOTE;
+    for (let i = 0; i < n; i++) {
+      const code = s.charCodeAt(i);
+      // Control characters, '"', '\' and anything beyond ASCII take JSON.stringify's own path.
+      if (code < SPACE || code === QUOTE || code === 0x5c || code >= 0x7f) {
+        this.text(JSON.stringify(s));
+        return;
+      }
+      c[p++] = code;
+    }
+    c[p++] = QUOTE;
+    this.pos = p;
+  }
+
+  /** `n` spaces (none when n ≤ 0). */
+  spaces(n: number): void {
+    if (n <= 0) return;
+    this.room(n);
+    this.chunk.fill(SPACE, this.pos, this.pos + n);
+    this.pos += n;
+  }
+
+  private digitsOf(n: number): number {
+    if (n < 1e5) return n < 10 ? 1 : n < 100 ? 2 : n < 1000 ? 3 : n < 1e4 ? 4 : 5;
+    if (n < 1e10) return n < 1e6 ? 6 : n < 1e7 ? 7 : n < 1e8 ? 8 : n < 1e9 ? 9 : 10;
+    let d = 11;
+    for (let rest = Math.floor(n / 1e11); rest >= 1; rest = Math.floor(rest / 10)) d++;
+    return d;
+  }
+
+  /** Writes the integer 0 ≤ n < 10^digits as exactly `digits` decimal digits (room already made). */
+  private put(n: number, digits: number): void {
+    const c = this.chunk;
+    const end = this.pos + digits;
+    if (n < 0x80000000) {
+      let v = n | 0;
+      for (let i = end - 1; i >= this.pos; i--) {
+        const q = (v / 10) | 0;
+        c[i] = DIGIT_0 + (v - q * 10);
+        v = q;
+      }
+    } else {
+      let v = n;
+      for (let i = end - 1; i >= this.pos; i--) {
+        const q = Math.floor(v / 10);
+        c[i] = DIGIT_0 + (v - q * 10);
+        v = q;
+      }
+    }
+    this.pos = end;
+  }
+}
+
+/** The text `write` produces, as a string (for callers that want one line, not a stream). */
+export function textOf(write: (t: TextBytes) => void): string {
+  const parts: Uint8Array[] = [];
+  const t = new TextBytes((chunk) => parts.push(chunk), 256);
+  write(t);
+  t.end();
+  const decoder = new TextDecoder();
+  let s = '';
+  for (let i = 0; i < parts.length; i++) s += decoder.decode(parts[i], { stream: i < parts.length - 1 });
+  return s;
+}

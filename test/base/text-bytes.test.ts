@@ -1,0 +1,104 @@
+/**
+ * TextBytes writes exactly what the JavaScript conversion it stands for writes (String, toFixed,
+ * padStart, JSON.stringify, toString(16)), whatever the value, and hands over chunks it never
+ * touches again.
+ */
+import fc from 'fast-check';
+import { TextBytes, textOf } from '../../base/text-bytes';
+
+const RUNS = { numRuns: 3000 };
+
+test('uint and padUint equal String(n) and its padStart', () => {
+  fc.assert(
+    fc.property(fc.oneof(fc.nat(), fc.maxSafeNat(), fc.integer({ min: 0, max: 99 })), fc.integer({ min: 0, max: 20 }), (n, width) => {
+      expect(textOf((t) => t.uint(n))).toBe(String(n));
+      expect(textOf((t) => t.padUint(n, width))).toBe(String(n).padStart(width, ' '));
+    }),
+    RUNS,
+  );
+  for (let d = 1; d <= 16; d++) {
+    for (const n of [10 ** d - 1, 10 ** d, 10 ** d + 1]) expect(textOf((t) => t.uint(n))).toBe(String(n));
+  }
+  for (const odd of [-1, 1.5, NaN, Infinity, 2 ** 60]) expect(textOf((t) => t.uint(odd))).toBe(String(odd));
+});
+
+test('jsonNumber equals JSON.stringify for every double', () => {
+  fc.assert(
+    fc.property(fc.oneof(fc.double(), fc.integer(), fc.maxSafeInteger()), (x) => {
+      expect(textOf((t) => t.jsonNumber(x))).toBe(JSON.stringify(x));
+    }),
+    RUNS,
+  );
+  for (const x of [0, -0, NaN, Infinity, -Infinity, Number.MAX_SAFE_INTEGER, -Number.MAX_SAFE_INTEGER, 2 ** 53, 1e21, 5e-324]) {
+    expect(textOf((t) => t.jsonNumber(x))).toBe(JSON.stringify(x));
+  }
+});
+
+test('fixed6 equals toFixed(6).padStart(width), ties and near-ties included', () => {
+  const same = (x: number, width: number): void => {
+    expect(textOf((t) => t.fixed6(x, width))).toBe(x.toFixed(6).padStart(width, ' '));
+  };
+  fc.assert(
+    fc.property(fc.oneof(fc.double({ min: -1e12, max: 1e12, noNaN: true }), fc.double({ min: 0, max: 100 }), fc.double()), fc.integer({ min: 0, max: 14 }), (x, w) => same(x, w)),
+    RUNS,
+  );
+  // Values whose seventh decimal is exactly or nearly 5: where the fast path must give way.
+  fc.assert(
+    fc.property(fc.integer({ min: 0, max: 2 ** 40 }), fc.integer({ min: -4, max: 4 }), (k, ulps) => {
+      let x = (k + 0.5) / 1e6;
+      for (let i = 0; i < Math.abs(ulps); i++) x = ulps > 0 ? x + Number.EPSILON * x : x - Number.EPSILON * x;
+      same(x, 12);
+    }),
+    RUNS,
+  );
+  for (const x of [0, -0, 0.0000005, 0.0000015, 1.0000005, 8_796_093.022207, 8_796_093.022209, 1_700_000_000.123456, 1e21, NaN, -Infinity]) same(x, 12);
+});
+
+test('hex equals 0x + toString(16).padStart', () => {
+  fc.assert(
+    fc.property(fc.integer({ min: -(2 ** 31), max: 2 ** 32 - 1 }), fc.integer({ min: 1, max: 8 }), (n, digits) => {
+      expect(textOf((t) => t.hex(n, digits))).toBe(`0x${(n >>> 0).toString(16).padStart(digits, '0')}`);
+    }),
+    RUNS,
+  );
+});
+
+test('jsonString equals JSON.stringify and text equals TextEncoder, for any string', () => {
+  fc.assert(
+    fc.property(fc.oneof(fc.string({ unit: 'binary' }), fc.string({ unit: 'grapheme-ascii' }), fc.string()), (s) => {
+      expect(textOf((t) => t.jsonString(s))).toBe(JSON.stringify(s));
+      const bytes: Uint8Array[] = [];
+      const t = new TextBytes((c) => bytes.push(c), 7);
+      t.text(s);
+      t.end();
+      expect(Buffer.concat(bytes)).toEqual(Buffer.from(new TextEncoder().encode(s)));
+    }),
+    RUNS,
+  );
+});
+
+test('chunks: small ones, pieces larger than a chunk, and no chunk touched after hand-over', () => {
+  fc.assert(
+    fc.property(fc.array(fc.string({ unit: 'binary', maxLength: 40 }), { maxLength: 30 }), fc.integer({ min: 4, max: 32 }), (pieces, size) => {
+      const chunks: Uint8Array[] = [];
+      const copies: Buffer[] = [];
+      const t = new TextBytes((c) => {
+        chunks.push(c);
+        copies.push(Buffer.from(c));
+      }, size);
+      for (const p of pieces) {
+        t.text(p);
+        t.uint(p.length);
+      }
+      t.end();
+      chunks.forEach((c, i) => expect(Buffer.from(c)).toEqual(copies[i]));
+      expect(Buffer.concat(chunks).toString()).toBe(Buffer.from(pieces.map((p) => new TextEncoder().encode(p)).flatMap((b, i) => [b, Buffer.from(String(pieces[i]?.length))]).reduce((a, b) => Buffer.concat([a, b]), Buffer.alloc(0))).toString());
+      // No chunk is empty, and `end` with nothing pending hands over nothing.
+      expect(chunks.every((c) => c.length > 0)).toBe(true);
+      const before = chunks.length;
+      t.end();
+      expect(chunks.length).toBe(before);
+    }),
+    { numRuns: 500 },
+  );
+});
