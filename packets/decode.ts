@@ -15,6 +15,7 @@
  * is an error (ROCE_ERR_TRUNCATED), with the headers before the cut filled in.
  */
 import { WireError, WireErrorCode } from './errors';
+import type { TextBytes } from '../base/text-bytes';
 import { bswap32, hex32, ipv4ToString, ipv6ToString } from './bytes';
 import { ETH_LEN, EtherType, type EthernetHeader, parseEthernet, ethernetHeaderLen } from './ethernet';
 import { type Ipv4Header, IpProtocol, ipv4ChecksumOk, parseIpv4 } from './ipv4';
@@ -570,3 +571,26 @@ export function packetAddresses(p: RocePacket): { src: string; dst: string } {
   if (h !== null) return { src: ipv6ToString(h.src), dst: ipv6ToString(h.dst) };
   return { src: '', dst: '' };
 }
+
+/**
+ * Writes `p`'s source or destination address as `packetAddresses` spells it, in double quotes
+ * when `quoted` (a JSON string: the address text needs no escaping). IPv4 is written digit by
+ * digit, without building the string.
+ */
+export function writePacketAddress(t: TextBytes, p: RocePacket, which: 'src' | 'dst', quoted: boolean): void {
+  if (quoted) t.byte(QUOTE);
+  if (p.ipv4 !== null) {
+    const a = which === 'src' ? p.ipv4.src : p.ipv4.dst;
+    t.uint(a >>> 24);
+    t.byte(DOT);
+    t.uint((a >>> 16) & 0xff);
+    t.byte(DOT);
+    t.uint((a >>> 8) & 0xff);
+    t.byte(DOT);
+    t.uint(a & 0xff);
+  } else t.text(packetAddresses(p)[which]);
+  if (quoted) t.byte(QUOTE);
+}
+
+const QUOTE = 0x22;
+const DOT = 0x2e;

@@ -4,7 +4,7 @@
  * the ICRC are hex strings; every other number is a plain JSON number.
  */
 import { bswap32, hex32, hex64 } from './bytes';
-import { type DecodedFrame, type RocePacket, packetAddresses } from './decode';
+import { type DecodedFrame, packetAddresses, writePacketAddress } from './decode';
 import { decodeSyndrome } from './aeth';
 import { madToJson } from './mad-json';
 import { OPCODES } from './opcodes';
@@ -164,24 +164,6 @@ function writeObjectOrNull(t: TextBytes, m: Member, v: object | null): void {
   }
 }
 
-/** Writes a quoted IP address as `packetAddresses` spells it. */
-function writeAddress(t: TextBytes, d: RocePacket, which: 'src' | 'dst'): void {
-  if (d.ipv4 === null) {
-    t.jsonString(packetAddresses(d)[which]);
-    return;
-  }
-  const a = which === 'src' ? d.ipv4.src : d.ipv4.dst;
-  t.byte(0x22);
-  t.uint(a >>> 24);
-  t.byte(0x2e);
-  t.uint((a >>> 16) & 0xff);
-  t.byte(0x2e);
-  t.uint((a >>> 8) & 0xff);
-  t.byte(0x2e);
-  t.uint(a & 0xff);
-  t.byte(0x22);
-}
-
 /**
  * Writes `JSON.stringify(frameToJson(frame, time, d))` byte for byte, without building the object
  * or the string (`roce decode --json` prints one per frame; test/packets/json-bytes.test.ts holds
@@ -199,9 +181,9 @@ export function writeFrameJson(t: TextBytes, frame: number, time: number, d: Dec
   t.bytes(ROCE_VERSION);
   t.uint(d.version);
   t.bytes(SRC);
-  writeAddress(t, d, 'src');
+  writePacketAddress(t, d, 'src', true);
   t.bytes(DST);
-  writeAddress(t, d, 'dst');
+  writePacketAddress(t, d, 'dst', true);
   writeNumberOrNull(t, M.srcPort, d.udp?.srcPort);
   writeNumberOrNull(t, M.dstPort, d.udp?.dstPort);
   const b = d.bth;

@@ -3,7 +3,7 @@
  * a capture tool's packet list, and a full field tree (`roce decode -v`).
  */
 import { bswap32, hex32, hex64, ipv4ToString, ipv6ToString, macToString, toHex } from './bytes';
-import { type RocePacket, packetAddresses } from './decode';
+import { type RocePacket, writePacketAddress } from './decode';
 import { describeSyndrome } from './aeth';
 import { OPCODES } from './opcodes';
 import { madSummary, madTreeLines } from './mad-summary';
@@ -17,22 +17,6 @@ const ARROW = new TextEncoder().encode(' → ');
 const OPCODE_NAMES: readonly (Uint8Array | undefined)[] = OPCODES.map((e) => (e === undefined ? undefined : new TextEncoder().encode(e.name)));
 /** `describeSyndrome` of every syndrome byte, computed once. */
 const SYNDROME_TEXT: readonly string[] = Array.from({ length: 256 }, (_, s) => describeSyndrome(s));
-
-/** Writes `p`'s IP source or destination address as `packetAddresses` spells it. */
-function writeAddress(t: TextBytes, p: RocePacket, which: 'src' | 'dst'): void {
-  if (p.ipv4 !== null) {
-    const a = which === 'src' ? p.ipv4.src : p.ipv4.dst;
-    t.uint(a >>> 24);
-    t.byte(0x2e);
-    t.uint((a >>> 16) & 0xff);
-    t.byte(0x2e);
-    t.uint((a >>> 8) & 0xff);
-    t.byte(0x2e);
-    t.uint(a & 0xff);
-    return;
-  }
-  t.text(packetAddresses(p)[which]);
-}
 
 /**
  * Writes the key extension-header fields in a few words, e.g. "VA=0x… RKey=0x… Len=4096", with a
@@ -110,13 +94,13 @@ export function writeSummaryLine(t: TextBytes, frame: number, time: number, p: R
   t.byte(0x20);
   t.fixed6(time, 12);
   t.text(p.version === 1 ? ' v1 ' : ' v2 ');
-  writeAddress(t, p, 'src');
+  writePacketAddress(t, p, 'src', false);
   if (p.udp) {
     t.byte(0x3a);
     t.uint(p.udp.srcPort);
   }
   t.bytes(ARROW);
-  writeAddress(t, p, 'dst');
+  writePacketAddress(t, p, 'dst', false);
   if (p.udp) {
     t.byte(0x3a);
     t.uint(p.udp.dstPort);
