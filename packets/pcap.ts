@@ -66,7 +66,7 @@ const MAGIC_NS = 0xa1b23c4d;
 const MAGIC_US_SWAPPED = 0xd4c3b2a1;
 const MAGIC_NS_SWAPPED = 0x4d3cb2a1;
 
-const PCAP_HEADER_LEN = 24;
+export const PCAP_HEADER_LEN = 24;
 /** Length of a classic pcap record header (§5). */
 export const PCAP_RECORD_HEADER_LEN = 16;
 
