@@ -16,6 +16,7 @@ import { analysisDocument } from '../analysis/document';
 import { textReport } from '../analysis/text-report';
 import { FLAG_HELP, FLAG_NAMES } from '../analysis/flags';
 import { failOnFindings, failOnNames, parseFailOn } from '../analysis/fail-on';
+import { nativeIcrcV2 } from '../nic-driver/native-binding';
 
 export const ANALYZE_OPTIONS: readonly OptionSpec[] = [
   { name: 'json', kind: 'flag', help: 'one JSON document (conversations, messages, episodes, violations, frames with flags)' },
@@ -84,7 +85,7 @@ export async function analyzeCommand(argv: readonly string[], out: Output): Prom
     out.stderr(`roce analyze: cannot read ${file}: ${unreadable}\n`);
     return 2;
   }
-  const result = analyzeFile(file, { decode: { rocePort, verifyIcrc: !args.flags.has('no-icrc') && !args.flags.has('ignore-icrc') }, allFrames: args.flags.has('all-frames'), capturePoint });
+  const result = analyzeFile(file, { decode: { rocePort, verifyIcrc: !args.flags.has('no-icrc') && !args.flags.has('ignore-icrc'), icrcV2: nativeIcrcV2() ?? undefined }, allFrames: args.flags.has('all-frames'), capturePoint });
   const doc = analysisDocument(result, file);
   const failFindings = failOn === null ? null : failOnFindings(failOn.failOn, result);
   if (json) out.stdout(`${JSON.stringify(failFindings === null ? doc : { ...doc, failOn: { names: failOnList, findings: failFindings } })}\n`);

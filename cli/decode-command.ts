@@ -16,6 +16,7 @@ import { decodeAt, type DecodeOptions, type DecodedFrame } from '../packets/deco
 import { writeFrameJson } from '../packets/json';
 import { fieldTree, writeSummaryLine } from '../packets/summary';
 import { TextBytes } from '../base/text-bytes';
+import { nativeIcrcV2 } from '../nic-driver/native-binding';
 import { opcodeInfo, OPCODES } from '../packets/opcodes';
 
 export const DECODE_OPTIONS: readonly OptionSpec[] = [
@@ -107,6 +108,7 @@ export async function decodeCommand(argv: readonly string[], out: Output): Promi
   const opts: DecodeOptions = {
     rocePort: portText === undefined ? 4791 : intValue(portText, 'roce-port', 1, 65535),
     verifyIcrc: !args.flags.has('no-icrc'),
+    icrcV2: nativeIcrcV2() ?? undefined,
   };
   const countText = args.values.get('count');
   const maxOut = countText === undefined ? Number.MAX_SAFE_INTEGER : intValue(countText, 'count', 1, Number.MAX_SAFE_INTEGER);

@@ -61,6 +61,12 @@ export interface DecodeOptions {
   /** Check the ICRC (default true). */
   verifyIcrc?: boolean;
   /**
+   * The routine that computes a RoCE v2 frame's ICRC for the check, in place of `icrcV2` of
+   * packets/icrc.ts; it must return the same values and throw the same errors. A composition root
+   * passes the native addon's (`nativeIcrcV2` in nic-driver/native-binding.ts) when it is built.
+   */
+  icrcV2?: ((frame: Uint8Array, ipOff: number, end: number) => number) | undefined;
+  /**
    * Transport only (the stack's receive path): an untagged Ethernet frame with IPv4 (no options)
    * or IPv6 is decoded without building its Ethernet, IP and UDP header objects (`eth`, `ipv4`,
    * `ipv6`, `udp` and `ipChecksumOk` stay null; `l3Off` still locates the IP header). Any other
@@ -463,7 +469,7 @@ function decodeTransport(
       p.icrcOff = icrcOff - start;
       p.icrc = readIcrc(bytes, icrcOff);
       if (opts.verifyIcrc !== false) {
-        p.icrcExpected = version === 2 ? icrcV2(bytes, p.l3Off + start, icrcOff) : icrcV1(bytes, p.l3Off + start, icrcOff);
+        p.icrcExpected = version === 2 ? (opts.icrcV2 ?? icrcV2)(bytes, p.l3Off + start, icrcOff) : icrcV1(bytes, p.l3Off + start, icrcOff);
         p.icrcOk = p.icrcExpected === p.icrc;
       }
     }

@@ -9,6 +9,7 @@
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
 import * as path from 'node:path';
 import { icrcV2 } from '../../packets/icrc';
+import { WireError } from '../../packets/errors';
 import { AfXdpDriver, type AfXdpOptions } from '../../nic-driver/af-xdp-driver';
 import { hasRunReceive } from '../../nic-driver/driver';
 import {
@@ -16,6 +17,7 @@ import {
   NicDriverError,
   bpfObjectPath,
   icrcBurst,
+  nativeIcrcV2,
   native,
   nativeAvailable,
   nativeDir,
@@ -301,6 +303,29 @@ describe('native icrcBurst', () => {
       }
       const got = icrcBurst(buf, ips, ends);
       expect(Array.from(got)).toEqual(frames.map((x) => icrcV2(x.f, x.ip, x.end)));
+    }
+  });
+
+  testUnless(noNative)('nativeIcrcV2 (roce decode and analyze) equals icrcV2, values and typed errors alike', () => {
+    const icrc = nativeIcrcV2();
+    expect(icrc).not.toBeNull();
+    const rnd = lcg(77);
+    for (let i = 0; i < 400; i++) {
+      const x = randomFrame(rnd);
+      expect(icrc!(x.f, x.ip, x.end)).toBe(icrcV2(x.f, x.ip, x.end));
+    }
+    // Refused by the addon or out of range: the same WireError icrcV2 throws.
+    const bad = new Uint8Array(600);
+    bad[14] = 0x55;
+    for (const [ip, end] of [[14, 590], [14, 700], [-3, 400]] as const) {
+      let want: unknown = null;
+      try {
+        icrcV2(bad, ip, end);
+      } catch (e) {
+        want = e;
+      }
+      expect(want).toBeInstanceOf(WireError);
+      expect(() => icrc!(bad, ip, end)).toThrow(want as Error);
     }
   });
 
