@@ -10,6 +10,8 @@ import { type HostTestArgs, type HostTestNames, PCAP_OPTIONS, TCLASS_OPTIONS, tr
 import type { Output } from './output';
 import { PINGPONG_DEFAULT_PORT } from '../apps/oob/pingpong-messages';
 import { type PingpongConfig, type PingpongResult, type PingpongType, runPingpong } from '../apps/pingpong/pingpong';
+import { histogramText } from './histogram-text';
+import { warmUpStack } from '../apps/host/jit-warm-up';
 
 export const PINGPONG_OPTIONS: readonly OptionSpec[] = [
   { name: 'srq', kind: 'flag', help: 'play ibv_srq_pingpong: --num-qp RC QPs on one shared receive queue of --rx-depth receives, every QP ping-ponging (-n counts over all QPs)' },
@@ -22,6 +24,7 @@ export const PINGPONG_OPTIONS: readonly OptionSpec[] = [
   { name: 'size', short: 's', kind: 'string', value: 'BYTES', help: 'message size (default 4096; ud: 2048, at most the port MTU)' },
   { name: 'iters', short: 'n', kind: 'string', value: 'N', help: 'number of exchanges (default 1000)' },
   { name: 'rx-depth', short: 'r', kind: 'string', value: 'N', help: 'receives to keep posted (default 500)' },
+  { name: 'warm-up', kind: 'string', value: 'N', help: 'before connecting, N SEND ping-pongs of --size between two in-memory devices in this process, so the optimising compiler has done its work before the measured run (no network; a roce-ts extension; default 0)' },
   { name: 'chk', short: 'c', kind: 'flag', help: 'validate every received buffer (the client sends a pattern; the tools\' -c check holds)' },
   { name: 'events', short: 'e', kind: 'flag', help: 'accepted for compatibility: this side sleeps until frames arrive unless ROCE_BUSY_POLL=1' },
   SHARED_OPTIONS.driver,
@@ -61,6 +64,7 @@ export async function pingpongCommand(argv: readonly string[], out: Output, ctx:
   if (typeText !== 'rc' && typeText !== 'uc' && typeText !== 'ud') throw new UsageError(`--type must be rc, uc or ud, not ${JSON.stringify(typeText)}`);
   if (typeText === 'ud' && mtu !== undefined) throw new UsageError('--mtu does not apply to ud (a datagram may be as large as the port MTU)');
   const type: PingpongType = typeText;
+  if (args.values.has('warm-up') && (args.flags.has('srq') || type !== 'rc')) throw new UsageError('--warm-up goes with RC ping-pong (no --srq, --type rc)');
   if (args.flags.has('srq')) return srqPingpong(out, ctx, args, a, typeText);
   if (args.values.has('num-qp')) throw new UsageError('--num-qp goes with --srq');
   const cfg: PingpongConfig = {
@@ -84,6 +88,12 @@ export async function pingpongCommand(argv: readonly string[], out: Output, ctx:
   set('gidIndex', num('gid-idx', 0, 255));
   set('trafficClass', trafficClassArg(args));
 
+  const warmUp = num('warm-up', 0, 10_000_000) ?? 0;
+  if (warmUp > 0) {
+    const w = warmUpStack(cfg.size ?? 4096, warmUp);
+    out.stderr(`roce pingpong: JIT warm-up: ${w.roundTrips} round trips in memory, ${w.ms.toFixed(0)} ms\n`);
+  }
+
   return runHostTest(out, ctx, a, NAMES, {
     test: `${type}_pingpong`,
     exchange: 'address exchange',
@@ -101,7 +111,10 @@ function report(out: Output, r: PingpongResult): void {
   out.stdout(`${r.bytes} bytes in ${r.seconds.toFixed(2)} seconds = ${r.mbps.toFixed(2)} Mbit/sec\n`);
   out.stdout(`${r.iterations} iters in ${r.seconds.toFixed(2)} seconds = ${r.usecPerIter.toFixed(2)} usec/iter\n`);
   const l = r.latencyUs;
-  if (l !== null) out.stdout(`round trip [usec]: min ${l.min.toFixed(2)}, p50 ${l.p50.toFixed(2)}, p99 ${l.p99.toFixed(2)}, max ${l.max.toFixed(2)}\n`);
+  if (l !== null) {
+    out.stdout(`round trip [usec]: min ${l.min.toFixed(2)}, p50 ${l.p50.toFixed(2)}, p90 ${l.p90.toFixed(2)}, p99 ${l.p99.toFixed(2)}, p99.9 ${l.p999.toFixed(2)}, max ${l.max.toFixed(2)}\n`);
+    out.stdout(histogramText(l.histogram));
+  }
   if (r.verify.enabled) out.stdout(`verify: ${r.verify.messagesChecked} messages, ${r.verify.bytesChecked} bytes checked, ${r.verify.mismatches} mismatches\n`);
 }
 

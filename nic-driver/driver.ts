@@ -35,6 +35,12 @@ export interface NicDriver {
   rxBurst(max: number): Uint8Array[];
   /** `fn` runs when frames become available (once per burst of arrivals, not per frame). */
   setRxHandler(fn: (() => void) | null): void;
+  /**
+   * Optional, busy-poll mode: runs the receive handler now, synchronously, when frames are
+   * waiting, and says whether it ran. A caller that spins on it sees a frame as soon as it lands,
+   * without a turn of the event loop (and the allocations a turn costs) per look.
+   */
+  pollRx?(): boolean;
   close(): void;
   /**
    * Optional zero-copy transmit (AF_XDP and the memory link have it; AF_PACKET does not): the driver

@@ -125,6 +125,12 @@ export class MultiQueueDriver implements NicDriver {
     for (const q of this.queues) q.setRxHandler(fn);
   }
 
+  pollRx(): boolean {
+    let ran = false;
+    for (const q of this.queues) if (q.pollRx?.() === true) ran = true;
+    return ran;
+  }
+
   close(): void {
     if (this.closed) return;
     this.closed = true;

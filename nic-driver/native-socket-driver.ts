@@ -86,6 +86,13 @@ export abstract class NativeSocketDriver<S extends NativeSocket> {
     this.sock.setRxHandler(fn === null ? null : this.callHandler);
   }
 
+  /** Busy-poll mode only: runs the handler now when frames are waiting (driver.ts `pollRx`). */
+  pollRx(): boolean {
+    if (this.busy === null || this.handler === null || this.sock === null || !this.sock.pending()) return false;
+    this.handler();
+    return true;
+  }
+
   close(): void {
     if (this.sock === null) return;
     this.busy?.stop();

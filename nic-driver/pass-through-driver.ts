@@ -29,6 +29,9 @@ export class PassThroughDriver implements NicDriver {
   setRxHandler(fn: (() => void) | null): void {
     this.inner.setRxHandler(fn);
   }
+  pollRx(): boolean {
+    return this.inner.pollRx?.() ?? false;
+  }
   close(): void {
     this.inner.close();
   }

@@ -252,6 +252,34 @@ export class Device implements QpHost {
     if (this.tracer !== null) this.tracer(make());
   }
 
+  /**
+   * Runs `poll` (the driver's `pollRx`, which runs the receive handler now) with the responses of
+   * what it receives held back: they leave with the next flush instead of at the end of the burst.
+   * The busy-poll wait (apps/host/host-device.ts) polls this way; the application answers what it
+   * received and its post kicks the requester, whose flush then carries the ACK and the answer in
+   * one transmit kick, as a NIC rings one doorbell for both. Held responses are flushed soon in
+   * any case (`clock.soon`), by the requester's flush when a kick is due, else on their own.
+   */
+  pollCoalescing(poll: () => boolean): boolean {
+    this.port.rxFlushHook = this.holdResponses;
+    try {
+      return poll();
+    } finally {
+      this.port.rxFlushHook = null;
+    }
+  }
+
+  private responsesHeld = false;
+  private readonly holdResponses = (): void => {
+    if (this.responsesHeld) return;
+    this.responsesHeld = true;
+    this.clock.soon(this.releaseResponses);
+  };
+  private readonly releaseResponses = (): void => {
+    this.responsesHeld = false;
+    if (!this.kickScheduled) this.flush(); // else runKicked, queued after this, flushes them with its own
+  };
+
   /** Asks for the requester of `qp` to run soon (coalesced). */
   kick(qp: QueuePair): void {
     this.kicked.add(qp);

@@ -79,6 +79,11 @@ export class Port {
   private readonly rxDesc = new Uint32Array(2 * RX_BURST);
   private readonly rxStarts = new Uint32Array(RX_BURST);
   /** The buffer of the last run, with a view over it (see bytesOf). */
+  /**
+   * When set, a receive burst ends by calling this instead of flushing: what the frames produced
+   * (ACKs, READ responses) stays queued for a flush the device makes soon (Device.pollCoalescing).
+   */
+  rxFlushHook: (() => void) | null = null;
   private rxBuf: ArrayBufferLike | null = null;
   private rxView: DataView | null = null;
   private rxBytes: Uint8Array | null = null;
@@ -206,8 +211,9 @@ export class Port {
     const desc = this.rxDesc;
     for (;;) {
       // What the last burst produced leaves before the next is read: while frames keep coming, its ACKs
-      // must not wait until the ring is empty (rxe transmits each response as it makes it).
-      this.flush();
+      // must not wait until the ring is empty (rxe transmits each response as it makes it), unless
+      // they are held for the device's coalescing flush (rxFlushHook).
+      if (this.rxFlushHook === null) this.flush();
       if (runs !== null) {
         const n = runs.rxRun(RX_BURST, desc);
         if (n > 0) {
@@ -230,7 +236,8 @@ export class Port {
         this.onRun(this.bytesOf(buf), k);
       }
     }
-    this.flush();
+    if (this.rxFlushHook !== null) this.rxFlushHook();
+    else this.flush();
   }
 
   /** The whole of `buf` as bytes, with a DataView over it kept for decoding (one per buffer, not per frame). */

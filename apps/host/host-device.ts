@@ -184,6 +184,42 @@ export function ipv6Gids(mac: number, ipv6: readonly string[]): string[] {
 /** How long an idle wait sleeps at most when no frame arrives (error completions come from timers). */
 const IDLE_FALLBACK_MS = 2;
 
+/** Busy-poll: how long one idle wait spins on the receive rings before it yields a turn of the event loop. */
+const SPIN_MS = 0.05;
+/** Busy-poll: the longest the spinning keeps the event loop (timers, the out-of-band socket) waiting. */
+const YIELD_EVERY_MS = 10;
+const DONE: Promise<void> = Promise.resolve();
+
+/**
+ * The busy-poll idle wait. Spinning a turn of the event loop per look at the rings (a promise and
+ * an immediate each) allocated 17-27 KB per ping-pong round trip, and the young-generation
+ * collections that followed were the latency tail (docs/performance.md, "Latency"). This wait looks
+ * at the rings itself, synchronously (`pollRx`), for up to SPIN_MS, after running the work the
+ * caller's posts deferred (`RealClock.runSoon`: the requester's transmit): when frames land it has
+ * run the stack on them and returns at once, so the caller polls its completion queue again. Only
+ * when nothing lands, or once every YIELD_EVERY_MS whatever lands, does it yield a turn, so
+ * timers (retransmission, the no-progress bound) and the out-of-band socket still run.
+ */
+function spinWait(driver: NicDriver, clock: RealClock, device: Device): () => Promise<void> {
+  if (driver.pollRx === undefined) return nextTurn;
+  const poll = (): boolean => driver.pollRx?.() === true;
+  let yieldedAt = performance.now();
+  return () => {
+    const start = performance.now();
+    if (start - yieldedAt < YIELD_EVERY_MS) {
+      // What the caller's posts kicked (the requester's transmit) goes out now, not a turn later.
+      clock.runSoon();
+      let now = start;
+      do {
+        if (device.pollCoalescing(poll)) return DONE;
+        now = performance.now();
+      } while (now - start < SPIN_MS);
+    }
+    yieldedAt = performance.now();
+    return nextTurn();
+  };
+}
+
 /** The device for `ifname` through driver `kind`; rejects with a HostDeviceError when it cannot be had. */
 export async function openHostDevice(ifname: string, kind: HostNicKind, opts: HostDeviceOptions = {}): Promise<HostDevice> {
   const facts = await interfaceFacts(ifname);
@@ -217,10 +253,11 @@ export async function openHostDevice(ifname: string, kind: HostNicKind, opts: Ho
   const driver = new ActivityDriver(withFaults(capture === null ? nic : new CaptureDriver(nic, capture), faults), lingerUs);
   // perftest and rc_pingpong draw their start PSN from lrand48 seeded by pid and time: a fresh seed per run.
   const neighbors = new KernelNeighborTable(ifname);
+  const clock = new RealClock();
   const device = new Device({
     driver,
     neighborTable: neighbors,
-    clock: new RealClock(),
+    clock,
     ipv4,
     ipv6: ipv6Gids(nic.mac, facts.ipv6),
     name: ifname,
@@ -238,7 +275,7 @@ export async function openHostDevice(ifname: string, kind: HostNicKind, opts: Ho
     virtualTime: false,
     capture,
     queueStats: () => (nic instanceof MultiQueueDriver ? nic.queueStats() : null),
-    idleWait: busyPoll ? nextTurn : () => driver.waitForActivity(IDLE_FALLBACK_MS),
+    idleWait: busyPoll ? spinWait(driver, clock, device) : () => driver.waitForActivity(IDLE_FALLBACK_MS),
     async ensureNeighbor(gid: Uint8Array): Promise<void> {
       // An IPv4-mapped GID is an IPv4 peer; any other GID is the peer's IPv6 address (RoCE v2, IBTA annex A17).
       const ip = isIpv4MappedGid(gid) ? gidToIpv4(gid) : ipv6ToString(gid);

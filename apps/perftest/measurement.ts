@@ -9,9 +9,31 @@ import type { ResolvedConfig } from './config';
 export interface LatencyStats {
   min: number;
   p50: number;
+  p90: number;
   p99: number;
+  /** The 99.9th percentile. */
+  p999: number;
   max: number;
   avg: number;
+  /**
+   * The whole distribution: [lower bound µs, count] of each non-empty bucket, buckets spaced four
+   * to an octave (bucket k holds [2^(k/4), 2^((k+1)/4)) µs; below 1 µs counts in the first), as
+   * bench/c/udp_pingpong.c reports its own, so the two can be laid side by side.
+   */
+  histogram: [number, number][];
+}
+
+/** Buckets per octave of the latency histogram. */
+const BUCKETS_PER_OCTAVE = 4;
+
+/** [lower bound µs, count] of the non-empty log-spaced buckets of `samplesUs`. */
+export function latencyHistogram(samplesUs: readonly number[]): [number, number][] {
+  const counts = new Map<number, number>();
+  for (const us of samplesUs) {
+    const k = us < 1 ? 0 : Math.floor(Math.log2(us) * BUCKETS_PER_OCTAVE);
+    counts.set(k, (counts.get(k) ?? 0) + 1);
+  }
+  return [...counts.entries()].sort((a, b) => a[0] - b[0]).map(([k, n]) => [Math.round(2 ** (k / BUCKETS_PER_OCTAVE) * 1000) / 1000, n]);
 }
 
 function percentile(sorted: readonly number[], p: number): number {
@@ -26,9 +48,12 @@ export function latencyStats(samplesUs: readonly number[]): LatencyStats | null 
   return {
     min: round(s[0] as number),
     p50: round(percentile(s, 0.5)),
+    p90: round(percentile(s, 0.9)),
     p99: round(percentile(s, 0.99)),
+    p999: round(percentile(s, 0.999)),
     max: round(s[s.length - 1] as number),
     avg: round(s.reduce((a, b) => a + b, 0) / s.length),
+    histogram: latencyHistogram(s),
   };
 }
 

@@ -45,6 +45,8 @@
 #include <xdp/libxdp.h>
 #include <xdp/xsk.h>
 
+#include "frame_util.h"
+
 #ifndef XDP_USE_SG
 #define XDP_USE_SG (1 << 4) /* bookworm's headers predate multi-buffer AF_XDP */
 #endif
@@ -67,22 +69,7 @@ static double now_s(void) {
   return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
 }
 
-static void die(const char *what, int err) {
-  fprintf(stderr, "xdp_pair: %s: %s\n", what, strerror(err < 0 ? -err : err));
-  exit(1);
-}
-
-static int parse_mac(const char *s, uint8_t *m) {
-  return sscanf(s, "%hhx:%hhx:%hhx:%hhx:%hhx:%hhx", &m[0], &m[1], &m[2], &m[3], &m[4], &m[5]) == 6 ? 0 : -1;
-}
-
-static uint16_t ip_csum(const void *p, size_t n) {
-  const uint16_t *w = p;
-  uint32_t s = 0;
-  for (size_t i = 0; i < n / 2; i++) s += w[i];
-  while (s >> 16) s = (s & 0xffff) + (s >> 16);
-  return (uint16_t)~s;
-}
+static void die(const char *what, int err) { die_prog("xdp_pair", what, err); }
 
 struct sock {
   void *area;

@@ -45,6 +45,9 @@ test.each([
   [['-d', 'x', '-r', '1'], /--rx-depth must be an integer from 2/],
   [['-d', 'x', '--driver', 'rdma'], /--driver must be xdp or packet/],
   [['-d', 'x', '-p', '70000'], /--port must be an integer from 1 to 65535/],
+  [['-d', 'x', '--warm-up', '-3'], /--warm-up must be an integer from 0/],
+  [['-d', 'x', '--warm-up', '10', '--type', 'ud'], /--warm-up goes with RC ping-pong/],
+  [['-d', 'x', '--warm-up', '10', '--srq'], /--warm-up goes with RC ping-pong/],
 ])('usage error %j', async (argv, msg) => {
   const r = await cmd(...(argv as string[]));
   expect(r.code).toBe(2);
@@ -56,3 +59,13 @@ test('an interface that does not exist: exit 1 with the reason', async () => {
   expect(r.code).toBe(1);
   expect(JSON.parse(r.out)).toMatchObject({ ok: false, test: 'rc_pingpong' });
 });
+
+test('--warm-up: the in-memory round trips run before the run, which then completes as usual', async () => {
+  const port = String(await freePort());
+  const common = ['--driver', 'memory', '-p', port, '-n', '50', '-s', '64', '--json', '--timeout', '20'];
+  const [sr, cr] = await Promise.all([cmd('-d', 'sim-b', '--bind', '127.0.0.1', ...common), cmd('127.0.0.1', '-d', 'sim-a', '--warm-up', '300', ...common)]);
+  expect(sr.code).toBe(0);
+  expect(cr.code).toBe(0);
+  expect(cr.err).toMatch(/JIT warm-up: 300 round trips in memory, \d+ ms/);
+  expect(JSON.parse(cr.out)).toMatchObject({ ok: true, messages: 100 });
+}, 20_000);
