@@ -15,7 +15,10 @@
  *   npm run build && npm run build:native
  *   node dist/bench/netns-network.js                  # table (about 2 minutes)
  *   node dist/bench/netns-network.js --json           # the same figures as JSON
- *   node dist/bench/netns-network.js --only ref,bw    # groups: ref, bw, rate, lat, pcap, queues
+ *   node dist/bench/netns-network.js --only ref,bw    # groups: ref, bw, rate, lat, pcap, queues, latref
+ *   node dist/bench/netns-network.js --only latref --repeat 3
+ *                                  # latency: the C kernel-UDP and AF_XDP ping-pongs (bench/c) and
+ *                                  # roce pingpong busy-polling, with and without --warm-up, in turn
  *   node dist/bench/netns-network.js --only ref,bw --repeat 3 --drivers xdp
  *                                  # each measurement 3 times in turn (the summary takes medians);
  *                                  # roce runs over AF_XDP only
@@ -34,7 +37,6 @@ import * as path from 'node:path';
 const ROOT = path.resolve(__dirname, '..', '..');
 const ROCE = path.join(ROOT, 'bin', 'roce.js');
 const BPF_OBJ = path.join(ROOT, 'native', 'build', 'roce_filter.bpf.o');
-const C_SRC = path.join(ROOT, 'bench', 'c', 'xdp_pair.c');
 const IP_A = '198.18.0.1';
 const IP_B = '198.18.0.2';
 /** Ethernet + IPv4 + UDP + BTH + ICRC around a 4096-byte WRITE segment (MIDDLE: no RETH). */
@@ -233,33 +235,50 @@ function lastJson(text: string): Record<string, unknown> {
 // ------------------------------------------------------------------ measurements
 
 interface Row {
-  group: 'ref' | 'bw' | 'rate' | 'lat' | 'pcap' | 'queues';
+  group: 'ref' | 'bw' | 'rate' | 'lat' | 'pcap' | 'queues' | 'latref';
   name: string;
   framesPerSec?: number;
   gbps?: number;
   msgsPerSec?: number;
   p50Us?: number;
   p99Us?: number;
+  p999Us?: number;
+  maxUs?: number;
+  /** Round trips by bucket, [lower bound µs, count], four buckets per octave. */
+  histogram?: [number, number][];
   note?: string;
   error?: string;
 }
 
-function buildXdpPair(): string | null {
+/** Compiles a C reference of bench/c into a temporary directory (again when the source is newer); null when no compiler can. */
+function buildC(name: string, libs: string[]): string | null {
+  const src = path.join(ROOT, 'bench', 'c', `${name}.c`);
   const dir = path.join(os.tmpdir(), 'roce-ts-bench');
   fs.mkdirSync(dir, { recursive: true });
-  const bin = path.join(dir, 'xdp_pair');
-  const srcTime = fs.statSync(C_SRC).mtimeMs;
-  if (fs.existsSync(bin) && fs.statSync(bin).mtimeMs > srcTime) return bin;
-  const flags = sh('pkg-config', ['--cflags', '--libs', 'libxdp', 'libbpf']).trim().split(/\s+/).filter((x) => x !== '');
+  const bin = path.join(dir, name);
+  const newest = Math.max(...fs.readdirSync(path.dirname(src)).map((f) => fs.statSync(path.join(path.dirname(src), f)).mtimeMs));
+  if (fs.existsSync(bin) && fs.statSync(bin).mtimeMs > newest) return bin;
   for (const cc of ['cc', 'gcc', 'clang']) {
     try {
-      execFileSync(cc, ['-O2', '-Wall', '-o', bin, C_SRC, ...flags, '-lelf', '-lz'], { timeout: 60_000, stdio: ['ignore', 'pipe', 'pipe'] });
+      execFileSync(cc, ['-O2', '-Wall', '-o', bin, src, ...libs], { timeout: 60_000, stdio: ['ignore', 'pipe', 'pipe'] });
       return bin;
     } catch {
       // next compiler
     }
   }
   return null;
+}
+
+function xdpLibs(): string[] {
+  try {
+    return [...sh('pkg-config', ['--cflags', '--libs', 'libxdp', 'libbpf']).trim().split(/\s+/).filter((x) => x !== ''), '-lelf', '-lz'];
+  } catch {
+    return [];
+  }
+}
+
+function buildXdpPair(): string | null {
+  return buildC('xdp_pair', xdpLibs());
 }
 
 async function cXdp(net: Net, bin: string, len: number, seconds: number): Promise<Row> {
@@ -369,21 +388,55 @@ async function roceLat(net: Net, driver: string, label: string, busyPoll: boolea
   ];
 }
 
+/** The frame of a 64-byte RC SEND ONLY: Ethernet, IPv4, UDP, BTH, 64 bytes, ICRC (what `roce pingpong -s 64` sends). */
+const FRAME_PINGPONG = 14 + 20 + 8 + 12 + 64 + 4;
+
+function latRow(name: string, j: Record<string, unknown>, note?: string): Row {
+  if (j['ok'] !== true) throw new Error(`${name}: ${String(j['error'] ?? JSON.stringify(j).slice(0, 200))}`);
+  const n = (k: string): number => Number(j[k]);
+  return { group: 'latref', name, p50Us: n('p50'), p99Us: n('p99'), p999Us: n('p999'), maxUs: n('max'), histogram: j['histogram'] as [number, number][], ...(note !== undefined ? { note } : {}) };
+}
+
+/** The kernel-UDP reference: bench/c/udp_pingpong.c, 64-byte datagrams, both ends busy-polling. */
+async function cUdpPingpong(net: Net, bin: string, iters: number): Promise<Row> {
+  const srv = start(net.nsB, bin, ['server', IP_B, '9100', String(iters), '64'], 120_000);
+  await new Promise((r) => setTimeout(r, 200));
+  const cli = start(net.nsA, bin, ['client', IP_B, '9100', String(iters), '64', '2000'], 120_000);
+  const [c] = await Promise.all([cli.out, srv.out]);
+  return latRow('C kernel-UDP ping-pong, 64 B, busy-poll (bench/c/udp_pingpong.c)', lastJson(c.stdout), '2 000 untimed round trips first');
+}
+
+/** The AF_XDP floor: bench/c/xdp_pingpong.c, frames the size of roce pingpong's, both ends busy-polling. */
+async function cXdpPingpong(net: Net, bin: string, iters: number): Promise<Row> {
+  const srv = start(net.nsB, bin, ['server', net.ifB, BPF_OBJ, String(FRAME_PINGPONG), net.macB, net.macA, IP_B, IP_A, '3'], 120_000);
+  await srv.line(/ready/, 10_000);
+  const cli = start(net.nsA, bin, ['client', net.ifA, BPF_OBJ, String(FRAME_PINGPONG), net.macA, net.macB, IP_A, IP_B, String(iters), '2000'], 120_000);
+  const [c] = await Promise.all([cli.out, srv.out]);
+  return latRow(`C AF_XDP ping-pong, ${FRAME_PINGPONG}-byte frames, busy-poll (bench/c/xdp_pingpong.c)`, lastJson(c.stdout), '2 000 untimed round trips first');
+}
+
+/** `roce pingpong -s 64` over AF_XDP, busy-polling, with or without the in-process JIT warm-up. */
+async function rocePingpongLat(net: Net, iters: number, warmUp: number): Promise<Row> {
+  const j = await roce(net, ['pingpong', '--driver', 'xdp', '-s', '64', '-n', String(iters), ...(warmUp > 0 ? ['--warm-up', String(warmUp)] : [])], { busyPoll: true, timeoutS: 120 });
+  const l = j['latencyUs'] as Record<string, unknown>;
+  return latRow(`roce pingpong, 64 B SEND, AF_XDP, busy-poll${warmUp > 0 ? `, --warm-up ${warmUp}` : ''}`, { ok: true, ...l }, warmUp > 0 ? 'both ends warmed up' : 'no warm-up');
+}
+
 function fmt(v: number | undefined, d = 2): string {
   return v === undefined ? '' : v.toFixed(d);
 }
 
 function printTable(rows: Row[]): void {
   const out: string[] = [];
-  out.push('| measurement | frames/s | Gbit/s | messages/s | p50 µs | p99 µs |');
-  out.push('|---|---|---|---|---|---|');
+  out.push('| measurement | frames/s | Gbit/s | messages/s | p50 µs | p99 µs | p99.9 µs | max µs |');
+  out.push('|---|---|---|---|---|---|---|---|');
   for (const r of rows) {
     if (r.error !== undefined) {
-      out.push(`| ${r.name} | failed: ${r.error.replace(/\|/g, '/').slice(0, 120)} | | | | |`);
+      out.push(`| ${r.name} | failed: ${r.error.replace(/\|/g, '/').slice(0, 120)} | | | | | | |`);
       continue;
     }
     out.push(
-      `| ${r.name} | ${r.framesPerSec === undefined ? '' : `${(r.framesPerSec / 1000).toFixed(0)} k`} | ${fmt(r.gbps)} | ${r.msgsPerSec === undefined ? '' : `${(r.msgsPerSec / 1000).toFixed(0)} k`} | ${fmt(r.p50Us, 1)} | ${fmt(r.p99Us, 1)} |`,
+      `| ${r.name} | ${r.framesPerSec === undefined ? '' : `${(r.framesPerSec / 1000).toFixed(0)} k`} | ${fmt(r.gbps)} | ${r.msgsPerSec === undefined ? '' : `${(r.msgsPerSec / 1000).toFixed(0)} k`} | ${fmt(r.p50Us, 1)} | ${fmt(r.p99Us, 1)} | ${fmt(r.p999Us, 1)} | ${fmt(r.maxUs, 0)} |`,
     );
   }
   process.stdout.write(`${out.join('\n')}\n`);
@@ -501,6 +554,17 @@ async function main(): Promise<number> {
       }
       for (const [d, label] of drv) {
         for (const busy of [false, true]) await attempt(`latency ${label} busy=${busy}`, 'lat', () => roceLat(net, d, label, busy, 10000));
+      }
+      if (only.has('latref')) {
+        // The latency references and roce in turn, so a slow minute of the machine falls on all of them.
+        const udp = buildC('udp_pingpong', ['-lm']);
+        const xdp = buildC('xdp_pingpong', [...xdpLibs(), '-lm']);
+        const iters = 20_000;
+        if (udp === null || xdp === null) rows.push({ group: 'latref', name: 'C ping-pong references', error: 'could not compile bench/c/udp_pingpong.c or xdp_pingpong.c (cc and libxdp/libbpf headers needed)' });
+        if (udp !== null) await attempt('C kernel-UDP ping-pong', 'latref', () => cUdpPingpong(net, udp, iters));
+        if (xdp !== null) await attempt('C AF_XDP ping-pong', 'latref', () => cXdpPingpong(net, xdp, iters));
+        await attempt('roce pingpong busy-poll, warm-up', 'latref', () => rocePingpongLat(net, iters, 20_000));
+        await attempt('roce pingpong busy-poll', 'latref', () => rocePingpongLat(net, iters, 0));
       }
     }
   } finally {

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
  * udp_pingpong: the round-trip reference for `roce pingpong`'s latency in
- * bench/latency.ts. A plain kernel-UDP ping-pong, both ends busy-polling a
+ * bench/netns-network.ts. A plain kernel-UDP ping-pong, both ends busy-polling a
  * non-blocking socket (recv with MSG_DONTWAIT in a loop, never sleeping), one
  * message of SIZE bytes each way per round trip, as `roce pingpong -s SIZE`
  * sends one SEND each way.
@@ -15,7 +15,7 @@
  * the round trips (latency_report.h). A round trip that takes over 1 s ends
  * the run with an error, so a lost datagram cannot hang it.
  *
- * Built by bench/latency.ts: cc -O2 -o udp_pingpong udp_pingpong.c -lm
+ * Built by bench/netns-network.ts: cc -O2 -o udp_pingpong udp_pingpong.c -lm
  */
 #define _GNU_SOURCE
 #include <arpa/inet.h>

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: MIT
 /*
  * xdp_pingpong: the AF_XDP round-trip floor for `roce pingpong`'s latency in
- * bench/latency.ts. Each end attaches roce-ts's XDP program
- * (native/build/roce_filter.bpf.o, which redirects UDP 4791 to the socket),
+ * bench/netns-network.ts. Each end attaches roce-ts's XDP program
+ * (BPF_OBJECT: native/build/roce_filter.bpf.o, which redirects UDP 4791 to the socket),
  * binds one AF_XDP socket (copy mode, need_wakeup) to queue 0, and
  * busy-polls its receive ring without sleeping. The client sends one UDP 4791
  * frame of FRAME_LEN bytes, waits for one back, and repeats; the server sends
@@ -10,15 +10,15 @@
  * parsed, no ICRC is computed, so this is what AF_XDP itself costs on this
  * link, the part of `roce pingpong`'s round trip the stack cannot remove.
  *
- *   xdp_pingpong server IFNAME FRAME_LEN SRC_MAC DST_MAC SRC_IP DST_IP SECONDS
- *   xdp_pingpong client IFNAME FRAME_LEN SRC_MAC DST_MAC SRC_IP DST_IP ITERS WARMUP
+ *   xdp_pingpong server IFNAME BPF_OBJECT FRAME_LEN SRC_MAC DST_MAC SRC_IP DST_IP SECONDS
+ *   xdp_pingpong client IFNAME BPF_OBJECT FRAME_LEN SRC_MAC DST_MAC SRC_IP DST_IP ITERS WARMUP
  *
  * The server prints {"ready":true} once it listens, and runs until SECONDS
  * pass without a frame. The client sends WARMUP untimed round trips, times
  * ITERS, and prints one JSON line (latency_report.h). A round trip over 1 s
  * ends the run with an error, so a lost frame cannot hang it.
  *
- * Built by bench/latency.ts:
+ * Built by bench/netns-network.ts:
  *   cc -O2 -o xdp_pingpong xdp_pingpong.c $(pkg-config --cflags --libs libxdp libbpf) -lelf -lz -lm
  */
 #define _GNU_SOURCE
@@ -74,13 +74,13 @@ struct end {
   unsigned len;
 };
 
-static void open_end(struct end *e, const char *ifname, unsigned len, const char *smac, const char *dmac, const char *sip, const char *dip) {
+static void open_end(struct end *e, const char *ifname, const char *obj_path, unsigned len, const char *smac, const char *dmac, const char *sip, const char *dip) {
   if (len < 64 || len > FRAME_SIZE - 256) die("FRAME_LEN must be 64..3840", EINVAL);
   e->len = len;
   e->ifindex = (int)if_nametoindex(ifname);
   if (e->ifindex == 0) die(ifname, errno);
-  struct bpf_object *obj = bpf_object__open_file("native/build/roce_filter.bpf.o", NULL);
-  if (!obj) die("native/build/roce_filter.bpf.o (run from the project root)", errno);
+  struct bpf_object *obj = bpf_object__open_file(obj_path, NULL);
+  if (!obj) die(obj_path, errno);
   e->prog = xdp_program__from_bpf_obj(obj, "xdp.frags");
   if (!e->prog || libxdp_get_error(e->prog)) die("xdp_program__from_bpf_obj", EINVAL);
   xdp_program__set_xdp_frags_support(e->prog, true);
@@ -178,18 +178,18 @@ int main(int argc, char **argv) {
   struct rlimit rl = {RLIM_INFINITY, RLIM_INFINITY};
   setrlimit(RLIMIT_MEMLOCK, &rl);
   libbpf_set_print(NULL);
-  const int server = argc == 9 && strcmp(argv[1], "server") == 0;
-  const int client = argc == 10 && strcmp(argv[1], "client") == 0;
+  const int server = argc == 10 && strcmp(argv[1], "server") == 0;
+  const int client = argc == 11 && strcmp(argv[1], "client") == 0;
   if (!server && !client) {
     fprintf(stderr,
-            "usage: xdp_pingpong server IFNAME FRAME_LEN SRC_MAC DST_MAC SRC_IP DST_IP SECONDS\n"
-            "       xdp_pingpong client IFNAME FRAME_LEN SRC_MAC DST_MAC SRC_IP DST_IP ITERS WARMUP\n");
+            "usage: xdp_pingpong server IFNAME BPF_OBJECT FRAME_LEN SRC_MAC DST_MAC SRC_IP DST_IP SECONDS\n"
+            "       xdp_pingpong client IFNAME BPF_OBJECT FRAME_LEN SRC_MAC DST_MAC SRC_IP DST_IP ITERS WARMUP\n");
     return 2;
   }
   struct end e;
-  open_end(&e, argv[2], (unsigned)atoi(argv[3]), argv[4], argv[5], argv[6], argv[7]);
+  open_end(&e, argv[2], argv[3], (unsigned)atoi(argv[4]), argv[5], argv[6], argv[7], argv[8]);
   if (server) {
-    const uint64_t quiet_ns = (uint64_t)(atof(argv[8]) * 1e9);
+    const uint64_t quiet_ns = (uint64_t)(atof(argv[9]) * 1e9);
     printf("{\"ready\":true}\n");
     fflush(stdout);
     long echoed = 0;
@@ -203,8 +203,8 @@ int main(int argc, char **argv) {
     close_end(&e);
     return 0;
   }
-  const long iters = atol(argv[8]);
-  const long warmup = atol(argv[9]);
+  const long iters = atol(argv[9]);
+  const long warmup = atol(argv[10]);
   if (iters <= 0 || warmup < 0) die("ITERS and WARMUP", EINVAL);
   uint64_t *rtt = calloc((size_t)iters, sizeof(uint64_t));
   if (rtt == NULL) die("calloc", ENOMEM);
