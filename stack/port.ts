@@ -78,12 +78,12 @@ export class Port {
   /** The run in hand: its frames' (offset, length) pairs, and where each frame starts in its buffer. */
   private readonly rxDesc = new Uint32Array(2 * RX_BURST);
   private readonly rxStarts = new Uint32Array(RX_BURST);
-  /** The buffer of the last run, with a view over it (see bytesOf). */
   /**
    * When set, a receive burst ends by calling this instead of flushing: what the frames produced
    * (ACKs, READ responses) stays queued for a flush the device makes soon (Device.pollCoalescing).
    */
   rxFlushHook: (() => void) | null = null;
+  /** The buffer of the last run, with a view over it (see bytesOf). */
   private rxBuf: ArrayBufferLike | null = null;
   private rxView: DataView | null = null;
   private rxBytes: Uint8Array | null = null;

@@ -191,9 +191,9 @@ const YIELD_EVERY_MS = 10;
 const DONE: Promise<void> = Promise.resolve();
 
 /**
- * The busy-poll idle wait. Spinning a turn of the event loop per look at the rings (a promise and
- * an immediate each) allocated 17-27 KB per ping-pong round trip, and the young-generation
- * collections that followed were the latency tail (docs/performance.md, "Latency"). This wait looks
+ * The busy-poll idle wait. Spinning a turn of the event loop per look at the rings cost a turn's
+ * time and a promise and an immediate each, 17-27 KB of allocation per ping-pong round trip
+ * (docs/performance.md, "Latency"). This wait looks
  * at the rings itself, synchronously (`pollRx`), for up to SPIN_MS, after running the work the
  * caller's posts deferred (`RealClock.runSoon`: the requester's transmit): when frames land it has
  * run the stack on them and returns at once, so the caller polls its completion queue again. Only
