@@ -11,7 +11,7 @@ import type { Output } from './output';
 import { PINGPONG_DEFAULT_PORT } from '../apps/oob/pingpong-messages';
 import { type PingpongConfig, type PingpongResult, type PingpongType, runPingpong } from '../apps/pingpong/pingpong';
 import { histogramText } from './histogram-text';
-import { warmUpStack } from '../apps/host/jit-warm-up';
+import { warmUpPingpong } from '../apps/host/jit-warm-up';
 
 export const PINGPONG_OPTIONS: readonly OptionSpec[] = [
   { name: 'srq', kind: 'flag', help: 'play ibv_srq_pingpong: --num-qp RC QPs on one shared receive queue of --rx-depth receives, every QP ping-ponging (-n counts over all QPs)' },
@@ -90,8 +90,8 @@ export async function pingpongCommand(argv: readonly string[], out: Output, ctx:
 
   const warmUp = num('warm-up', 0, 10_000_000) ?? 0;
   if (warmUp > 0) {
-    const w = warmUpStack(cfg.size ?? 4096, warmUp);
-    out.stderr(`roce pingpong: JIT warm-up: ${w.roundTrips} round trips in memory, ${w.ms.toFixed(0)} ms\n`);
+    const w = warmUpPingpong(cfg.size ?? 4096, warmUp);
+    out.stderr(`roce pingpong: JIT warm-up: ${w.count} round trips in memory, ${w.ms.toFixed(0)} ms\n`);
   }
 
   return runHostTest(out, ctx, a, NAMES, {
