@@ -5,11 +5,12 @@
 export interface Output {
   stdout(text: string): void;
   /**
-   * Text already UTF-8 encoded, whole characters only; the Output owns `chunk` afterwards (it is
-   * not copied). On Linux, Node writes stdout to files, pipes and terminals synchronously, so a
-   * slow reader holds the writer back and nothing piles up in memory.
+   * Text already UTF-8 encoded, whole characters only. Returns true when `chunk` has been written
+   * out and the caller may reuse it; else the Output keeps it (it is not copied). On Linux, Node
+   * writes stdout to files, pipes and terminals synchronously, so a slow reader holds the writer
+   * back and nothing piles up in memory.
    */
-  stdoutBytes(chunk: Uint8Array): void;
+  stdoutBytes(chunk: Uint8Array): boolean;
   stderr(text: string): void;
   flush(): Promise<void>;
 }
@@ -36,9 +37,11 @@ export function processOutput(): Output {
       if (size >= 1 << 16) drain();
     },
     stdoutBytes(chunk) {
-      if (closed) return;
+      if (closed) return true;
       drain();
       process.stdout.write(chunk);
+      // Nothing queued in the stream: the write went out synchronously and the chunk is free.
+      return process.stdout.writableLength === 0;
     },
     stderr(text) {
       drain();
@@ -65,6 +68,7 @@ export function memoryOutput(): Output & { out: string; err: string } {
     },
     stdoutBytes(chunk: Uint8Array) {
       o.out += decoder.decode(chunk);
+      return true;
     },
     stderr(text: string) {
       o.err += text;

@@ -68,7 +68,9 @@ test('jsonString equals JSON.stringify and text equals TextEncoder, for any stri
     fc.property(fc.oneof(fc.string({ unit: 'binary' }), fc.string({ unit: 'grapheme-ascii' }), fc.string()), (s) => {
       expect(textOf((t) => t.jsonString(s))).toBe(JSON.stringify(s));
       const bytes: Uint8Array[] = [];
-      const t = new TextBytes((c) => bytes.push(c), 7);
+      const t = new TextBytes((c) => {
+        bytes.push(c);
+      }, 7);
       t.text(s);
       t.end();
       expect(Buffer.concat(bytes)).toEqual(Buffer.from(new TextEncoder().encode(s)));
@@ -101,4 +103,21 @@ test('chunks: small ones, pieces larger than a chunk, and no chunk touched after
     }),
     { numRuns: 500 },
   );
+});
+
+test('a sink that is done with each chunk gets the same buffer back, written again from the start', () => {
+  const seen: string[] = [];
+  const buffers = new Set<ArrayBufferLike>();
+  const t = new TextBytes((c) => {
+    seen.push(Buffer.from(c).toString());
+    buffers.add(c.buffer);
+    return true;
+  }, 8);
+  for (let i = 0; i < 10; i++) t.text(`line ${i};`);
+  t.text('a piece longer than a chunk');
+  t.text('!');
+  t.end();
+  expect(seen.join('')).toBe(`${Array.from({ length: 10 }, (_, i) => `line ${i};`).join('')}a piece longer than a chunk!`);
+  // One buffer for the 8-byte chunks, one for the oversized piece, and a fresh 8-byte one after it.
+  expect(buffers.size).toBe(3);
 });

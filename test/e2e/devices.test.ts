@@ -23,6 +23,7 @@ function collect(): Output & { text: () => string; err: () => string } {
     },
     stdoutBytes: (b) => {
       o += Buffer.from(b).toString();
+      return true;
     },
     flush: async () => undefined,
     text: () => o,
