@@ -103,25 +103,7 @@ static int run_tx(const char *ifname, double secs, unsigned len, const char *sma
   open_sock(&s, ifname, 0, sg);
   uint8_t f[2 * FRAME_SIZE];
   memset(f, 0x5a, sizeof f);
-  struct ethhdr *eth = (struct ethhdr *)f;
-  if (parse_mac(dmac, eth->h_dest) || parse_mac(smac, eth->h_source)) die("bad MAC", EINVAL);
-  eth->h_proto = htons(ETH_P_IP);
-  struct iphdr *ip = (struct iphdr *)(f + 14);
-  memset(ip, 0, sizeof *ip);
-  ip->version = 4;
-  ip->ihl = 5;
-  ip->tot_len = htons((uint16_t)(len - 14));
-  ip->ttl = 64;
-  ip->protocol = IPPROTO_UDP;
-  ip->frag_off = htons(0x4000);
-  inet_pton(AF_INET, sip, &ip->saddr);
-  inet_pton(AF_INET, dip, &ip->daddr);
-  ip->check = ip_csum(ip, sizeof *ip);
-  struct udphdr *udp = (struct udphdr *)(f + 34);
-  udp->source = htons(49152);
-  udp->dest = htons(4791);
-  udp->len = htons((uint16_t)(len - 34));
-  udp->check = 0;
+  if (put_udp_headers(f, len, smac, dmac, sip, dip) != 0) die("bad MAC or IP address", EINVAL);
   // Every UMEM frame (or pair of frames) holds a copy of the packet: transmit never writes data.
   const unsigned per = sg ? 2 : 1;
   const unsigned slots = NUM_FRAMES / per;

@@ -111,24 +111,7 @@ static void open_end(struct end *e, const char *ifname, const char *obj_path, un
   /* The frame this end sends, built once in its transmit slot. */
   uint8_t *f = (uint8_t *)e->area + (size_t)TX_FRAME * FRAME_SIZE;
   memset(f, 0x5a, len);
-  struct ethhdr *eth = (struct ethhdr *)f;
-  if (parse_mac(dmac, eth->h_dest) || parse_mac(smac, eth->h_source)) die("bad MAC", EINVAL);
-  eth->h_proto = htons(ETH_P_IP);
-  struct iphdr *ip = (struct iphdr *)(f + 14);
-  memset(ip, 0, sizeof *ip);
-  ip->version = 4;
-  ip->ihl = 5;
-  ip->tot_len = htons((uint16_t)(len - 14));
-  ip->ttl = 64;
-  ip->protocol = IPPROTO_UDP;
-  ip->frag_off = htons(0x4000);
-  if (inet_pton(AF_INET, sip, &ip->saddr) != 1 || inet_pton(AF_INET, dip, &ip->daddr) != 1) die("bad IP address", EINVAL);
-  ip->check = ip_csum(ip, sizeof *ip);
-  struct udphdr *udp = (struct udphdr *)(f + 34);
-  udp->source = htons(49152);
-  udp->dest = htons(4791);
-  udp->len = htons((uint16_t)(len - 34));
-  udp->check = 0;
+  if (put_udp_headers(f, len, smac, dmac, sip, dip) != 0) die("bad MAC or IP address", EINVAL);
 }
 
 static void close_end(struct end *e) {
