@@ -35,6 +35,11 @@ test('text output like the tool', async () => {
   expect(cr.out).toMatch(/local address: {2}LID 0x0000, QPN 0x[0-9a-f]{6}, PSN 0x[0-9a-f]{6}, GID ::ffff:198\.18\.0\.1/);
   expect(cr.out).toMatch(/409600 bytes in [\d.]+ seconds = [\d.]+ Mbit\/sec/);
   expect(cr.out).toMatch(/50 iters in [\d.]+ seconds = [\d.]+ usec\/iter/);
+  expect(cr.out).toMatch(/round trip \[usec\]: min [\d.]+, p50 [\d.]+, p90 [\d.]+, p99 [\d.]+, p99\.9 [\d.]+, max [\d.]+/);
+  // The histogram: a header, then one line per bucket; its counts add up to the 49 round trips timed.
+  const rows = [...cr.out.matchAll(/^ +([\d.]+)–([\d.]+) us +(\d+) +[\d.]+ % #+$/gm)];
+  expect(cr.out).toMatch(/round trip histogram \(four buckets per octave\):/);
+  expect(rows.reduce((n, m) => n + Number(m[3]), 0)).toBe(49);
 }, 20_000);
 
 test.each([
