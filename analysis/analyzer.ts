@@ -10,6 +10,7 @@ import type { WireError } from '../packets/errors';
 import { ConversationTable, type Conversation } from './conversations';
 import { FLAG_BIT, FLAG_NAMES, type FlagName, emptyFlagCounts, flagList } from './flags';
 import { FrameRole, type FrameView, viewFrame } from './frame-view';
+import { AddressNames } from './address-names';
 import type { FlowSinks } from './flow';
 import { streamCaptureFile } from './capture-stream';
 import { tcpConnectionRequest } from './oob';
@@ -113,6 +114,8 @@ const PENDING_FLAGS = 1 << 16;
 
 export class Analyzer {
   private readonly table: ConversationTable;
+  /** Address texts made once per address (frame-view.ts). */
+  private readonly names = new AddressNames();
   private readonly keep: boolean;
   private readonly allFrames: boolean;
   private readonly onFrame: AnalyzerOptions['onFrame'];
@@ -237,7 +240,7 @@ export class Analyzer {
     else if (d.error !== null) this.totals.malformed++;
     if (d.icrcOk !== null) this.totals.icrcChecked++;
     if (d.truncated) this.totals.truncated++;
-    const v = viewFrame(rec.index, timeNs, d);
+    const v = viewFrame(rec.index, timeNs, d, this.names);
     let bits = 0;
     let conversation: number | null = null;
     let from: 'a' | 'b' | null = null;

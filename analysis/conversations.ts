@@ -27,6 +27,7 @@
 import { CongestionTrack } from './congestion-track';
 import { RequesterFlow, type FlowSinks } from './flow';
 import { FrameRole, type FrameView } from './frame-view';
+import { EndpointMap } from './endpoint-map';
 import { psnDiff } from '../base/psn';
 import type { Side } from './types';
 
@@ -127,7 +128,7 @@ type Fit = (typeof Fit)[keyof typeof Fit];
 
 export class ConversationTable {
   readonly list: Conversation[] = [];
-  private readonly byEndpoint = new Map<string, Conversation>();
+  private readonly byEndpoint = new EndpointMap<Conversation>();
   private readonly ud = new Map<string, Conversation>();
   /** Conversations whose requester QPN is not known yet. */
   private unbound: Conversation[] = [];
@@ -141,9 +142,9 @@ export class ConversationTable {
     this.list.push(c);
     for (const ep of [a, b]) {
       if (ep.qpn === null) continue;
-      const old = this.byEndpoint.get(key(ep.ip, ep.qpn));
+      const old = this.byEndpoint.get(ep.ip, ep.qpn);
       if (old !== undefined && old !== c) this.close(old, c);
-      this.byEndpoint.set(key(ep.ip, ep.qpn), c);
+      this.byEndpoint.set(ep.ip, ep.qpn, c);
     }
     if (a.qpn === null || b.qpn === null) this.unbound.push(c);
     const pk = pairKey(a.ip, b.ip);
@@ -159,8 +160,7 @@ export class ConversationTable {
     c.closedBy = by.id;
     for (const ep of [c.a, c.b]) {
       if (ep.qpn === null) continue;
-      const k = key(ep.ip, ep.qpn);
-      if (this.byEndpoint.get(k) === c) this.byEndpoint.delete(k);
+      this.byEndpoint.deleteIf(ep.ip, ep.qpn, c);
     }
     this.unbound = this.unbound.filter((x) => x !== c);
     this.byHosts.get(pairKey(c.a.ip, c.b.ip))?.delete(c);
@@ -201,14 +201,14 @@ export class ConversationTable {
   /** The conversation and direction of a frame; null for frames that belong to none (a CNP to an unknown QP). */
   route(v: FrameView): Routed | null {
     if (v.role === FrameRole.CNP) {
-      const c = this.byEndpoint.get(key(v.dst, v.destQp));
+      const c = this.byEndpoint.get(v.dst, v.destQp);
       if (c === undefined) return null;
       const to = this.sideOf(c, v.dst, v.destQp) ?? 'a';
       return { conv: c, from: other(to), requester: to };
     }
     if (v.srcQp >= 0 && v.transport === 'UD') return this.routeUd(v);
     if (v.role === FrameRole.REQUEST) {
-      const c = this.byEndpoint.get(key(v.dst, v.destQp));
+      const c = this.byEndpoint.get(v.dst, v.destQp);
       if (c !== undefined) {
         const to = this.sideOf(c, v.dst, v.destQp) as Side;
         if (c.endpoint(other(to)).ip === v.src && this.fit(c, other(to), v) !== Fit.NEW) return { conv: c, from: other(to), requester: other(to) };
@@ -219,7 +219,7 @@ export class ConversationTable {
       return { conv: n, from: 'a', requester: 'a' };
     }
     // A response: its DestQP is the requester's QP.
-    const c = this.byEndpoint.get(key(v.dst, v.destQp));
+    const c = this.byEndpoint.get(v.dst, v.destQp);
     if (c !== undefined) {
       const to = this.sideOf(c, v.dst, v.destQp) as Side;
       const fit = c.endpoint(other(to)).ip === v.src ? this.fit(c, to, v) : Fit.NEW;
@@ -256,9 +256,9 @@ export class ConversationTable {
         const d = psnDiff(v.psn, ref);
         if (d < -CONNECTION_PSN_WINDOW || d > CONNECTION_PSN_WINDOW) continue;
         rsp.qpn = v.destQp;
-        const old = this.byEndpoint.get(key(rsp.ip, v.destQp));
+        const old = this.byEndpoint.get(rsp.ip, v.destQp);
         if (old !== undefined && old !== c) this.close(old, c);
-        this.byEndpoint.set(key(rsp.ip, v.destQp), c);
+        this.byEndpoint.set(rsp.ip, v.destQp, c);
         this.unbound = this.unbound.filter((x) => x.a.qpn === null || x.b.qpn === null);
         return { conv: c, from: side, requester: side };
       }
@@ -292,8 +292,7 @@ export class ConversationTable {
     c.cmEndedFrame = frame;
     for (const ep of [c.a, c.b]) {
       if (ep.qpn === null) continue;
-      const k = key(ep.ip, ep.qpn);
-      if (this.byEndpoint.get(k) === c) this.byEndpoint.delete(k);
+      this.byEndpoint.deleteIf(ep.ip, ep.qpn, c);
     }
     this.unbound = this.unbound.filter((x) => x !== c);
     this.byHosts.get(pairKey(c.a.ip, c.b.ip))?.delete(c);
@@ -328,9 +327,9 @@ export class ConversationTable {
     const ep = c.endpoint(side);
     ep.qpn = v.destQp;
     c.outOfBandNs = null;
-    const old = this.byEndpoint.get(key(ep.ip, v.destQp));
+    const old = this.byEndpoint.get(ep.ip, v.destQp);
     if (old !== undefined && old !== c) this.close(old, c);
-    this.byEndpoint.set(key(ep.ip, v.destQp), c);
+    this.byEndpoint.set(ep.ip, v.destQp, c);
     this.unbound = this.unbound.filter((x) => x.a.qpn === null || x.b.qpn === null);
     return { conv: c, from: other(side), requester: side };
   }

@@ -7,6 +7,7 @@ import { packetAddresses } from '../packets/decode';
 import { OpFlag, type Transport } from '../packets/opcodes';
 import { AethKind, decodeSyndrome } from '../packets/aeth';
 import { WireErrorCode } from '../packets/errors';
+import type { AddressNames } from './address-names';
 
 export const FrameRole = { REQUEST: 'request', RESPONSE: 'response', CNP: 'cnp', OTHER: 'other' } as const;
 export type FrameRole = (typeof FrameRole)[keyof typeof FrameRole];
@@ -53,13 +54,16 @@ function ecnCe(p: RocePacket): boolean {
   return h !== null && (h.trafficClass & 3) === 3;
 }
 
-/** A view of frame `frame` at `timeNs`; null when the frame has no BTH to analyze. */
-export function viewFrame(frame: number, timeNs: number, p: RocePacket): FrameView | null {
+/**
+ * A view of frame `frame` at `timeNs`; null when the frame has no BTH to analyze. `names` gives
+ * the address texts from its cache (the analyzer's, one per run).
+ */
+export function viewFrame(frame: number, timeNs: number, p: RocePacket, names?: AddressNames): FrameView | null {
   const b = p.bth;
   if (b === null) return null;
   const info = p.info;
   const f = info?.flags ?? 0;
-  const { src, dst } = packetAddresses(p);
+  const { src, dst } = names === undefined ? packetAddresses(p) : names.of(p);
   const syn = p.aeth === null ? null : decodeSyndrome(p.aeth.syndrome);
   const role: FrameRole =
     (f & OpFlag.CNP) !== 0 ? FrameRole.CNP : (f & OpFlag.REQ) !== 0 ? FrameRole.REQUEST : (f & OpFlag.RESP) !== 0 ? FrameRole.RESPONSE : FrameRole.OTHER;
