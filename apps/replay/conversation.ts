@@ -141,21 +141,37 @@ export function findRcConversations(packets: readonly CapturedPacket[], addr: (p
 }
 
 /**
- * The request stream a response answers: one sent before it holding the response's PSN (if
- * several, the one that started last), else the one with a request closest below it (READ
- * responses and NAKs carry PSNs past the requests'), within RESPONSE_PSN_REACH.
+ * The request stream a response answers. Streams to the same (address, QPN) follow one another in
+ * time (each is one connection on a reused QPN), so of those only the latest that started before
+ * the response and reaches its PSN may own it: an older connection on the QPN is over. Between
+ * streams to different QPNs the PSN decides: the one holding the response's PSN, else the one with
+ * a request closest below it (READ responses and NAKs carry PSNs past the requests'), within
+ * RESPONSE_PSN_REACH; a tie goes to the one that started last.
+ *
+ * Before the first rule, a READ response of a later connection whose PSNs happened to fall inside
+ * an earlier connection's range on the same QPN went to the earlier one, whose request held that
+ * very PSN (a fresh clone's rxe interop run, 2026-11-26: start PSNs 6 400 apart on QPN 0x11).
  */
 function ownerOf(c: CapturedPacket, candidates: readonly Stream[]): Stream | null {
   const psn = c.p.bth?.psn;
   if (psn === undefined) return null;
-  let best: Stream | null = null;
-  let bestD = Infinity;
-  let bestStart = -Infinity;
+  // Per (address, QPN): the latest stream that started before the response and reaches its PSN.
+  const current = new Map<string, { r: Stream; d: number; start: number }>();
   for (const r of candidates) {
     const start = r.packets[0]?.timeNs ?? Infinity;
     if (start > c.timeNs) continue;
+    const k = key(r.src, r.dst, r.destQp);
+    const held = current.get(k);
+    if (held !== undefined && held.start > start) continue;
     const d = distanceBelow(r, psn);
-    if (d < bestD || (d === bestD && d !== Infinity && start >= bestStart)) {
+    if (d === Infinity) continue;
+    current.set(k, { r, d, start });
+  }
+  let best: Stream | null = null;
+  let bestD = Infinity;
+  let bestStart = -Infinity;
+  for (const { r, d, start } of current.values()) {
+    if (d < bestD || (d === bestD && start >= bestStart)) {
       best = r;
       bestD = d;
       bestStart = start;

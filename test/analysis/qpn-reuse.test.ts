@@ -181,6 +181,23 @@ describe('conversations across QPN reuse', () => {
     ]);
   });
 
+  test('roce replay: READ responses of a later connection on the same QPs go to it, not to an earlier one whose requests held those PSNs', () => {
+    // A fresh clone's rxe interop run: perftest read and, steps later, perftest read -q 4 between the
+    // same QPNs, the second connection's start PSN inside the first one's range. Each READ here is
+    // 4 response packets; the first connection's READ at PSN 1000 was answered long before.
+    const read = (us: number, from: 'a' | 'b', qp: number, psn: number): Item => roce(us, from, { bth: { opcode: Op.READ_REQUEST, destQp: qp, psn, ackReq: true }, reth: { va: 0x10000n, rkey: 0x136, dmaLength: 4096 } });
+    const resp = (us: number, from: 'a' | 'b', qp: number, psn: number): Item => roce(us, from, { bth: { opcode: Op.READ_RESPONSE_ONLY, destQp: qp, psn }, aeth: { syndrome: Syn.ACK, msn: 1 }, payload: new Uint8Array(16) });
+    const connection = (t0: number, psns: number[]): Item[] =>
+      psns.flatMap((q, i) => [read(t0 + i * 100, 'a', 0x11, q), ...[0, 1, 2, 3].map((k) => resp(t0 + i * 100 + 10 + k, 'b', 0x2d, q + k))]);
+    const first = connection(0, [1000, 1004]).map((it) => port(it, 49600));
+    const second = connection(10_000, [998, 1002]).map((it) => port(it, 49700));
+    const packets: CapturedPacket[] = [...first, ...second].map((it, i) => ({ frame: i + 1, timeNs: it.us * 1000, p: decodeFrame(it.frame) as RocePacket, bytes: it.frame }));
+    expect(findRcConversations(packets, packetAddresses).map((c) => [c.requesterQpn, c.firstRequestPsn, c.responses.map((x) => x.p.bth?.psn)])).toEqual([
+      [0x2d, 1000, [1000, 1001, 1002, 1003, 1004, 1005, 1006, 1007]],
+      [0x2d, 998, [998, 999, 1000, 1001, 1002, 1003, 1004, 1005]],
+    ]);
+  });
+
   test('roce replay: a request stream takes the responses it owns, not a busier earlier stream whose PSNs lie just above its own', () => {
     // rxe's QP 0x14 then QP 0x1a send to the stack's QP 0x11; the second run starts 500 PSNs below the first.
     const first = oneWay(0, 'a', 0x14, 0x11, 2000, 8).map((it) => port(it, 49600));
