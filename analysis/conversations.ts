@@ -98,7 +98,11 @@ export class Conversation {
     return side === 'a' ? this.a : this.b;
   }
 
+  /** The UDP source port each sender's last frame carried (a QP keeps its port; rxe derives it from the QPN). */
+  readonly sportBySender = new Map<string, number>();
+
   touch(v: FrameView): void {
+    if (v.sport >= 0) this.sportBySender.set(v.src, v.sport);
     if (this.frames === 0) {
       this.firstFrame = v.frame;
       this.firstNs = v.timeNs;
@@ -184,6 +188,12 @@ export class ConversationTable {
     if (ref !== null) {
       const d = psnDiff(v.psn, ref);
       if (d >= -CONNECTION_PSN_WINDOW && d <= CONNECTION_PSN_WINDOW) {
+        // The hosts set a connection up out of band since this conversation's last frame, and the
+        // frame comes from another UDP source port on a PSN that neither repeats nor continues the
+        // flow: a new connection whose start PSN happens to lie near the old one's (rc_pingpong seeds
+        // its PSNs from pid and time; a fresh clone's rxe lab run had two back to back 63 409 apart).
+        const port = c.sportBySender.get(v.src);
+        if (c.outOfBandNs !== null && port !== undefined && v.sport >= 0 && v.sport !== port && d !== 0 && d !== 1) return Fit.NEW;
         c.outOfBandNs = null;
         return Fit.SAME;
       }

@@ -45,6 +45,8 @@ export interface FrameView {
   malformed: boolean;
   ecnCe: boolean;
   becn: boolean;
+  /** UDP source port (RoCE v2), or -1. */
+  sport: number;
 }
 
 /** ECN CE in IPv4 TOS, IPv6 traffic class or the GRH traffic class. */
@@ -92,5 +94,6 @@ export function viewFrame(frame: number, timeNs: number, p: RocePacket, names?: 
     malformed: p.error !== null && !icrcBad && !(p.truncated && p.error.code === WireErrorCode.Truncated),
     ecnCe: ecnCe(p),
     becn: b.becn,
+    sport: p.udp?.srcPort ?? -1,
   };
 }

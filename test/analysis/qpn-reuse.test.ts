@@ -120,6 +120,28 @@ describe('conversations across QPN reuse', () => {
     expect(pairs(analyse([...first, ...second]))).not.toEqual(pairs(r));
   });
 
+  test('after a TCP SYN, an ACK from a new UDP source port to a reused QP belongs to the new connection, even with a nearby PSN', () => {
+    // A fresh clone's rxe lab run: B's rc_pingpong QP 0x11 sent to A#0x14, then (after the next
+    // run's TCP exchange) B's new QP 0x11 sent to A#0x15 from a PSN 63 409 below the first run's
+    // last, inside the PSN window. A's ACK to B#0x11 carries the new run's PSN and its new port.
+    // Built with their ports (so their ICRCs hold): B SENDs to A's QP, A ACKs each on B's QP.
+    const withPort = (us: number, from: 'a' | 'b', sport: number, t: TransportSpec): Item => {
+      const to = from === 'a' ? 'b' : 'a';
+      return { us, frame: buildRoceV2Frame({ eth: { src: MAC[from], dst: MAC[to] }, ip: { version: 4, src: IP[from], dst: IP[to] }, udp: { srcPort: sport }, ...t }) };
+    };
+    const run = (t0: number, qpA: number, psn: number, sport: number): Item[] =>
+      [0, 1, 2, 3].flatMap((i) => [
+        withPort(t0 + i * 20, 'b', sport, { bth: { opcode: Op.SEND_ONLY, destQp: qpA, psn: psn + i, ackReq: true }, payload: new Uint8Array(16) }),
+        withPort(t0 + i * 20 + 5, 'a', sport, { bth: { opcode: Op.ACK, destQp: 0x11, psn: psn + i }, aeth: { syndrome: Syn.ACK, msn: i + 1 } }),
+      ]);
+    const first = run(0, 0x14, 6_869_967, 49492);
+    const second = run(10_000, 0x15, 6_806_561, 49509);
+    const r = analyse([syn(-100, 'b'), ...first, syn(9_000, 'b'), ...second]);
+    expect(pairs(r)).toEqual([`RC ${IP.a}#20 ${IP.b}#17`, `RC ${IP.a}#21 ${IP.b}#17`]);
+    expect(r.conversations.map((c) => c.frames)).toEqual([8, 8]);
+    expect(r.violations).toEqual([]);
+  });
+
   test('a response whose PSN only the new connection sent moves the reused QPN to it (no SYN needed)', () => {
     // Connection 1: B sends to A#0x11 (A only responds). Connection 2: A#0x11 sends to B#0x12;
     // B's ACKs to A#0x11 carry connection 2's PSNs.
