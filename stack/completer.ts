@@ -114,9 +114,18 @@ function restartRetransmitTimer(qp: QueuePair): void {
   if (c.timer === null) scheduleTimer(qp, c.deadline);
 }
 
+/**
+ * True while a request packet sent awaits its response: the local ACK timer measures that wait
+ * (IBTA §9.7.6.1.3) and nothing else, as rxe re-arms its retransmit timer only while a packet it
+ * sent may still be acknowledged (rxe_comp.c reset_retry_timer(): req.psn beyond comp.psn). A WQE
+ * started but not yet sent (held by the device's in-flight bound) has nothing for the responder to
+ * answer, so time spent waiting to send is no timeout and spends no retry.
+ */
 function hasOutstanding(qp: QueuePair): boolean {
   const w = qp.sq[qp.comp.index];
-  return w !== undefined && w.state === WqeState.STARTED;
+  if (w === undefined || w.state !== WqeState.STARTED) return false;
+  const req = qp.req;
+  return req.sentAny && psnDiff(req.sentHigh, qp.comp.psn) >= 0;
 }
 
 /** Forward progress: reset the retry counters (rxe resets them on every ACK that moves comp.psn) and the timer. */
@@ -238,6 +247,12 @@ function takeCredits(qp: QueuePair, aeth: AethHeader): void {
  */
 export function completerReceive(qp: QueuePair, p: RocePacket, frame: Uint8Array, base = 0): void {
   if (qp.type !== QpType.RC) return;
+  receiveResponse(qp, p, frame, base);
+  qp.ctx.inflight?.note(qp); // the retry point may have moved: the device's bound recounts the QP
+}
+
+/** The completer's work on one response (completerReceive's, for an RC QP). */
+function receiveResponse(qp: QueuePair, p: RocePacket, frame: Uint8Array, base: number): void {
   const st = qp.state;
   if (st !== QpState.RTS && st !== QpState.SQD && st !== QpState.SQE) return;
   const bth = p.bth;

@@ -40,6 +40,9 @@ export const COUNTER_NAMES = [
   // Times a requester stopped at a message that needs a receive WQE because the responder's end-to-end
   // credits ran out (IBTA vol. 1 §9.7.7.2); named after rdmavt's n_rc_crwaits (hfi1's RcCrWait counter).
   'rc_crwaits',
+  // Times a requester stopped because its device had as many packets in flight, across its QPs, as
+  // its bound allows (stack/inflight-bound.ts); named after rc_crwaits, counted once per stop.
+  'rc_inflight_waits',
   // congestion control, named as mlx5 names its port counters (rdma statistic / hw_counters):
   'np_ecn_marked_roce_packets',
   'np_cnp_sent',

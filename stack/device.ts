@@ -30,6 +30,7 @@ import type { TransportSpec } from '../packets/build';
 import { type IcrcBatch, jsIcrcBatch } from '../packets/icrc';
 import { ipv6FromString, ipv6ToString } from '../packets/bytes';
 import { type CongestionConfig, type CongestionSettings, resolveCongestion } from './congestion/parameters';
+import { InflightBound } from './inflight-bound';
 
 export interface DeviceConfig {
   driver: NicDriver;
@@ -69,6 +70,12 @@ export interface DeviceConfig {
    * given. Each QP starts with these settings; `qp.setCongestion` changes them for one QP.
    */
   congestion?: CongestionConfig;
+  /**
+   * Request packets the device's RC QPs may have in flight together (stack/inflight-bound.ts), or
+   * none (the default: each QP is bounded by its own window only, as in rxe). A host device sets one
+   * so that many QPs posting at once do not overflow the peer's receive ring.
+   */
+  maxInflightPackets?: number;
 }
 
 /** Link-layer and IP overhead of a RoCE v2 packet over IPv4 or IPv6: Ethernet 14 (+4 VLAN), IP, UDP 8, BTH 12, ICRC 4 ... the IB MTU is what fits. */
@@ -96,6 +103,8 @@ export class Device implements QpHost {
   private readonly vlan: DeviceConfig['vlan'];
   /** Listener for protocol events (NAKs, timeouts, retransmissions); null for none. */
   tracer: TraceListener | null = null;
+  /** The bound on packets in flight across the QPs, or null (none). */
+  readonly inflight: InflightBound | null;
   /** Congestion-control settings new QPs start with, or null (off). */
   private congestionSettings: CongestionSettings | null;
 
@@ -116,6 +125,11 @@ export class Device implements QpHost {
     for (const [ip, mac] of Object.entries(cfg.neighbors ?? {})) this.neighbors.set(normalizeIp(ip), mac);
     this.port = new Port({ driver: cfg.driver, icrc: cfg.icrc ?? jsIcrcBatch, counters: this.counters, qps: this.qps });
     this.congestionSettings = cfg.congestion !== undefined ? resolveCongestion(cfg.congestion) : null;
+    const bound = cfg.maxInflightPackets;
+    if (bound !== undefined && (!Number.isInteger(bound) || bound < 1 || bound > 0x7fffffff)) {
+      throw invalid(`maxInflightPackets must be an integer 1..2147483647, not ${bound}`);
+    }
+    this.inflight = bound === undefined ? null : new InflightBound(bound, this.clock, (qp) => this.kick(qp), () => this.qps.values());
   }
 
   /** The congestion-control settings QPs created from now on start with (null: off). */
@@ -188,6 +202,7 @@ export class Device implements QpHost {
   destroyQp(qp: QueuePair): void {
     qp.cancelTimers();
     this.qps.delete(qp.qpNum);
+    this.inflight?.forget(qp);
   }
 
   createAh(_pd: ProtectionDomain, attr: AhAttr): AddressHandle {
@@ -292,7 +307,9 @@ export class Device implements QpHost {
     this.kickScheduled = false;
     const list = [...this.kicked];
     this.kicked.clear();
+    this.inflight?.beginTurn();
     for (const qp of list) qp.runRequester();
+    this.inflight?.endTurn();
     this.flush();
   }
 

@@ -17,6 +17,7 @@ import type { QueuePair } from './queue-pair';
 import type { TraceEvent } from './trace';
 import type { Mtu } from './types';
 import type { TxScratch } from './tx-scratch';
+import type { InflightBound } from './inflight-bound';
 
 /** How the requester paces itself (rxe module parameters). */
 export interface QpTuning {
@@ -43,6 +44,8 @@ export interface QpContext {
   readonly scratch: TxScratch;
   /** Reports a protocol event; `make` runs only when someone listens. */
   trace(make: () => TraceEvent): void;
+  /** The device-wide bound on packets in flight across QPs (stack/inflight-bound.ts), or null for none. */
+  readonly inflight: InflightBound | null;
 }
 
 /** What the queue pair's own verbs entry points need besides (modify checks the MTU and resolves the path). */

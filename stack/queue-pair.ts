@@ -195,6 +195,13 @@ export class QueuePair {
   onCommEst: (() => void) | null = null;
   /** Congestion control (notification point, DCQCN reaction point, pacer), or null when it is off for this QP. */
   cc: QpCongestion | null = null;
+  /**
+   * What the device's in-flight bound has counted for this QP, whether the QP waits in its FIFO, and
+   * the kick turn its grant of room is for (0: none); stack/inflight-bound.ts writes them.
+   */
+  inflightCharge = 0;
+  inflightWaiting = false;
+  inflightGrantTurn = 0;
   private ccSettings: CongestionSettings | null = null;
 
   constructor(
@@ -298,6 +305,7 @@ export class QueuePair {
     this.txTemplates.clear();
     this.lastTxPath = null;
     this.errorReason = '';
+    this.ctx.inflight?.note(this);
   }
 
   /** The QP's congestion-control settings (the device's unless `setCongestion` changed them), or null when off. */
@@ -474,6 +482,7 @@ export class QueuePair {
     this.cancelTimers();
     this.flushSend();
     this.flushRecv();
+    this.ctx.inflight?.note(this); // nothing of an errored QP is in flight any more
     const r = this.resp;
     if (r.wqe !== null) {
       this.postRecvCompletion(r.wqe, WcStatus.WR_FLUSH_ERR, 0, 0, 0, 0, reason);

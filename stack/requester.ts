@@ -225,8 +225,13 @@ export function requesterRun(qp: QueuePair): void {
     if (w.state === WqeState.POSTED && !startWqe(qp, w)) return;
     if (qp.state === QpState.ERR) return;
     if (qp.type === QpType.RC && psnDiff(nextPsn(w), qp.comp.psn) >= ctx.tuning.maxUnackedPsns) return;
+    // The device's bound on packets in flight across its QPs: a new PSN waits for room (a
+    // retransmission's PSNs are counted already), and the bound kicks us when ACKs free some.
+    const inflight = qp.type === QpType.RC ? ctx.inflight : null;
+    if (inflight !== null && (!req.sentAny || psnDiff(nextPsn(w), req.sentHigh) > 0) && !inflight.admit(qp, w.kind === WqeKind.READ ? w.npkts : 1)) return;
     if (qp.cc !== null && !qp.cc.admit()) return; // congestion control's pacer: its timer resumes us (stack/congestion/pacer.ts)
     sendPacket(qp, w);
+    if (inflight !== null) inflight.note(qp);
     budget--;
     if (w.sentPkts >= requestPackets(w)) {
       req.next++;

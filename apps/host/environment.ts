@@ -9,6 +9,7 @@
  *   ROCE_FAULTS=JSON        fault injector on this side of a real link (nic-driver/fault-driver.ts)
  *   ROCE_MAX_UNACKED_PSNS=N send window per QP, 1..8388607 (default 128, as rxe)
  *   ROCE_MAX_PKTS_PER_ACK=N AckReq spacing inside a message, 1..8388607 (default 64, as rxe)
+ *   ROCE_MAX_INFLIGHT=N     packets in flight across a device's QPs, 1..2147483647 (default 512)
  *   ROCE_READY_FILE=PATH    a server-role command writes its port to PATH once it listens (for scripts)
  *
  * (The native addon itself reads ROCE_NATIVE_DEBUG=1 to print what libxdp and
@@ -40,6 +41,7 @@ export function hostOptionsFromEnv(env: Environment): HostDeviceOptions {
   const faults = faultsText === undefined || faultsText.trim() === '' ? null : parseHostFaults(faultsText, 'ROCE_FAULTS');
   const maxUnackedPsns = positiveFromEnv(env, 'ROCE_MAX_UNACKED_PSNS', 0x7fffff);
   const maxPktsPerAck = positiveFromEnv(env, 'ROCE_MAX_PKTS_PER_ACK', 0x7fffff);
+  const maxInflightPackets = positiveFromEnv(env, 'ROCE_MAX_INFLIGHT', 0x7fffffff);
   return {
     busyPoll,
     rxLingerUs,
@@ -47,6 +49,7 @@ export function hostOptionsFromEnv(env: Environment): HostDeviceOptions {
     faults,
     ...(maxUnackedPsns !== undefined ? { maxUnackedPsns } : {}),
     ...(maxPktsPerAck !== undefined ? { maxPktsPerAck } : {}),
+    ...(maxInflightPackets !== undefined ? { maxInflightPackets } : {}),
   };
 }
 

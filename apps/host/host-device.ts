@@ -79,6 +79,12 @@ export interface HostDeviceOptions {
   maxUnackedPsns?: number;
   /** Transport tuning for experiments: AckReq spacing inside a message (default 64 as rxe). */
   maxPktsPerAck?: number;
+  /**
+   * Packets the device's RC QPs may have in flight together (stack/inflight-bound.ts). Default
+   * DEFAULT_MAX_INFLIGHT_PACKETS, or the send window when that is larger, so that one QP's window
+   * is never cut.
+   */
+  maxInflightPackets?: number;
   /** AF_XDP: the receive queues to serve (`--queues`), or null/absent for every active queue. */
   queues?: readonly number[] | null;
   /** Record every frame sent and received to a pcap file (`--pcap`; default none, and then nothing is in the path). */
@@ -87,6 +93,14 @@ export interface HostDeviceOptions {
 
 /** The default receive linger (µs, see HostDeviceOptions.rxLingerUs). */
 export const DEFAULT_RX_LINGER_US = 200;
+
+/**
+ * The default bound on a host device's packets in flight: half the smallest receive ring of the
+ * host drivers (AF_PACKET's at least 1 024 frame slots; one AF_XDP queue's 2 048), so that a peer
+ * of the same kind, whose own requests share that ring with our responses, is not overrun either.
+ * Four QPs with rxe's full window of 128 PSNs fit.
+ */
+export const DEFAULT_MAX_INFLIGHT_PACKETS = 512;
 
 export interface HostDevice {
   readonly device: Device;
@@ -266,6 +280,7 @@ export async function openHostDevice(ifname: string, kind: HostNicKind, opts: Ho
     icrc: fastestIcrcBatch(),
     ...(opts.maxUnackedPsns !== undefined ? { maxUnackedPsns: opts.maxUnackedPsns } : {}),
     ...(opts.maxPktsPerAck !== undefined ? { maxPktsPerAck: opts.maxPktsPerAck } : {}),
+    maxInflightPackets: opts.maxInflightPackets ?? Math.max(DEFAULT_MAX_INFLIGHT_PACKETS, opts.maxUnackedPsns ?? 0),
   });
   return {
     device,

@@ -28,6 +28,10 @@ export interface SimPairOptions {
   maxUnackedPsns?: number;
   /** Congestion control of both devices (ECN → CNP → DCQCN; default off). */
   congestion?: CongestionConfig;
+  /** Receive ring of each end, in frames (the memory link's default otherwise). */
+  rxRing?: number;
+  /** Both devices' bound on packets in flight across their QPs (stack/inflight-bound.ts; default none). */
+  maxInflightPackets?: number;
 }
 
 export interface SimPair {
@@ -51,11 +55,13 @@ export function createSimPair(o: SimPairOptions = {}): SimPair {
     bandwidthBps: o.bandwidthBps ?? 100e9,
     faults: { aToB: withDelay(o.faults?.aToB), bToA: withDelay(o.faults?.bToA) },
     ...(o.tap !== undefined ? { tap: o.tap } : {}),
+    ...(o.rxRing !== undefined ? { rxRing: o.rxRing } : {}),
   });
   const common = {
     icrc: fastestIcrcBatch(),
     ...(o.maxUnackedPsns !== undefined ? { maxUnackedPsns: o.maxUnackedPsns } : {}),
     ...(o.congestion !== undefined ? { congestion: o.congestion } : {}),
+    ...(o.maxInflightPackets !== undefined ? { maxInflightPackets: o.maxInflightPackets } : {}),
   };
   const a = new Device({ driver: link.a, clock, ipv4: [SIM_IP_A], neighbors: { [SIM_IP_B]: SIM_MAC_B }, name: 'sim-a', seed: seed * 2 + 1, ...common });
   const b = new Device({ driver: link.b, clock, ipv4: [SIM_IP_B], neighbors: { [SIM_IP_A]: SIM_MAC_A }, name: 'sim-b', seed: seed * 2 + 2, ...common });

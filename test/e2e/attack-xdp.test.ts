@@ -5,7 +5,7 @@
  * the attack reports, each a RoCE v2 frame to the target QP, the ICRC valid but for the bad-icrc
  * case.
  */
-import { type NetnsPair, createNetnsPair, destroyNetnsPair } from '../support/netns';
+import { pairPerFile } from '../support/netns';
 import { testUnless } from '../support/skip';
 import { e2eSkipReason, explain, startRoce } from './harness';
 import { AfPacketDriver } from '../../nic-driver/af-packet-driver';
@@ -16,17 +16,10 @@ const t = testUnless(reason);
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
 describe('roce attack over AF_XDP', () => {
-  let net: NetnsPair | null = null;
-  beforeAll(() => {
-    if (reason === null) net = createNetnsPair({ mtu: 1500 });
-  });
-  afterAll(() => {
-    if (net !== null) destroyNetnsPair(net);
-    net = null;
-  });
+  const net = pairPerFile(reason, { mtu: 1500 });
 
   t('every case once, then 200 frames in turn: all arrive, to the target QP, ICRCs as the cases say', async () => {
-    const n = net as NetnsPair;
+    const n = net();
     const rx = AfPacketDriver.open({ ifname: n.ifB, netns: n.nsB, retireMs: 1, udpGuard: false });
     try {
       const got: DecodedFrame[] = [];

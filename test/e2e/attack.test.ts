@@ -16,7 +16,7 @@
  * leave the QP alive (PSN outside, duplicates, reserved opcodes, bad ICRC, ghosts, CNPs) are
  * survived and the run finishes ok.
  */
-import { type NetnsPair, createNetnsPair, destroyNetnsPair } from '../support/netns';
+import { type NetnsPair, pairPerFile } from '../support/netns';
 import { testUnless } from '../support/skip';
 import { execFileSync } from 'node:child_process';
 import { e2eSkipReason, explain, startRoce } from './harness';
@@ -25,14 +25,7 @@ const reason = e2eSkipReason();
 const t = testUnless(reason);
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
-let net: NetnsPair | null = null;
-beforeAll(() => {
-  if (reason === null) net = createNetnsPair({ mtu: 9000 });
-});
-afterAll(() => {
-  if (net !== null) destroyNetnsPair(net);
-  net = null;
-});
+const net = pairPerFile(reason, { mtu: 9000 });
 
 
 /** Waits until `ifname` in `ns` has received `packets` more frames than when called (the transfer runs), or fails after `ms`. */
@@ -58,7 +51,7 @@ function pair(p: NetnsPair, seconds: number): { server: ReturnType<typeof startR
 
 describe('roce attack against a live perftest (AF_PACKET)', () => {
   t('without the attack, perftest write -D 3 finishes on both ends', async () => {
-    const p = net as NetnsPair;
+    const p = net();
     const { server, client } = pair(p, 3);
     const [s, c] = await Promise.all([server.done, client.done]);
     if (s.code !== 0 || c.code !== 0) throw new Error(`client: ${explain(c)}\nserver: ${explain(s)}`);
@@ -67,7 +60,7 @@ describe('roce attack against a live perftest (AF_PACKET)', () => {
   }, 90_000);
 
   t('a mixed flood at the server\'s QP: both ends exit non-zero within the bound of their timers, naming the cause', async () => {
-    const p = net as NetnsPair;
+    const p = net();
     const { server, client } = pair(p, 8);
     await trafficFlowing(p.nsB, p.ifB); // both up, the QPs connected and the transfer running
     const attack = startRoce(p.nsA, ['attack', p.ipB, '--dev', p.ifA, '--driver', 'packet', '--qpn', '0x11', '--psn', 'follow', '--psn-window', '4', '--count', '20000', '--rate', '20000', '--json'], 20_000);
@@ -90,7 +83,7 @@ describe('roce attack against a live perftest (AF_PACKET)', () => {
   }, 90_000);
 
   t('a client that goes silent (SIGSTOP): the passive server ends within its timers\' bound and names it', async () => {
-    const p = net as NetnsPair;
+    const p = net();
     const { server, client } = pair(p, 20);
     await trafficFlowing(p.nsB, p.ifB);
     client.kill('SIGSTOP');
@@ -108,7 +101,7 @@ describe('roce attack against a live perftest (AF_PACKET)', () => {
   }, 90_000);
 
   t('a ping-pong peer that goes silent (SIGSTOP): the survivor ends within the bound of rc_pingpong\'s timers, naming it', async () => {
-    const p = net as NetnsPair;
+    const p = net();
     const common = ['--driver', 'packet', '--port', String(port++), '--json', '-s', '1024', '-n', '100000000'];
     const server = startRoce(p.nsB, ['pingpong', '--dev', p.ifB, ...common], 30_000);
     const client = startRoce(p.nsA, ['pingpong', p.ipB, '--dev', p.ifA, ...common], 30_000);

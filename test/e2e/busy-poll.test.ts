@@ -6,33 +6,21 @@
  * this way: rc_pingpong (-c), and perftest's latency and bandwidth runs (--verify), with loss
  * so that held ACKs, NAKs and retransmissions all take the coalescing path.
  */
-import { type NetnsPair, createNetnsPair, destroyNetnsPair } from '../support/netns';
+import { pairPerFile } from '../support/netns';
 import { testUnless } from '../support/skip';
-import { e2eSkipReason, explain, runPair } from './harness';
+import { e2eSkipReason, explain, runPair, HOST_DRIVERS } from './harness';
 
 const reason = e2eSkipReason();
 const t = testUnless(reason);
 
-const DRIVERS = [
-  ['xdp', 'AF_XDP'],
-  ['packet', 'AF_PACKET'],
-] as const;
-
-let net: NetnsPair | null = null;
-beforeAll(() => {
-  if (reason === null) net = createNetnsPair({ mtu: 9000 });
-});
-afterAll(() => {
-  if (net !== null) destroyNetnsPair(net);
-  net = null;
-});
+const net = pairPerFile(reason, { mtu: 9000 });
 
 const lastJson = (s: string): Record<string, unknown> => JSON.parse(s.trim().split('\n').pop() ?? '{}') as Record<string, unknown>;
 
 describe('busy-poll runs complete with their data checked', () => {
-  for (const [driver, label] of DRIVERS) {
+  for (const [driver, label] of HOST_DRIVERS) {
     t(`${label}: rc_pingpong -c, 2000 round trips, with a latency histogram`, async () => {
-      const { server, client } = await runPair(net as NetnsPair, 'pingpong', ['-s', '64', '-n', '2000', '-c'], { driver, busyPoll: true, timeoutMs: 40_000 });
+      const { server, client } = await runPair(net(), 'pingpong', ['-s', '64', '-n', '2000', '-c'], { driver, busyPoll: true, timeoutMs: 40_000 });
       expect({ code: server.code, why: explain(server) }).toMatchObject({ code: 0 });
       expect({ code: client.code, why: explain(client) }).toMatchObject({ code: 0 });
       const j = lastJson(client.stdout);
@@ -48,11 +36,11 @@ describe('busy-poll runs complete with their data checked', () => {
     }, 60_000);
 
     t(`${label}: perftest write --lat and send bandwidth with 2 % loss, --verify`, async () => {
-      const lat = await runPair(net as NetnsPair, 'perftest', ['write', '--lat', '-s', '64', '-n', '2000'], { driver, busyPoll: true, timeoutMs: 40_000 });
+      const lat = await runPair(net(), 'perftest', ['write', '--lat', '-s', '64', '-n', '2000'], { driver, busyPoll: true, timeoutMs: 40_000 });
       expect({ code: lat.client.code, why: explain(lat.client) }).toMatchObject({ code: 0 });
       expect({ code: lat.server.code, why: explain(lat.server) }).toMatchObject({ code: 0 });
       const loss = { ROCE_FAULTS: JSON.stringify({ rx: { drop: 0.02 } }) };
-      const bw = await runPair(net as NetnsPair, 'perftest', ['send', '-s', '8192', '-n', '400', '-u', '14', '--verify'], { driver, busyPoll: true, timeoutMs: 50_000, env: loss });
+      const bw = await runPair(net(), 'perftest', ['send', '-s', '8192', '-n', '400', '-u', '14', '--verify'], { driver, busyPoll: true, timeoutMs: 50_000, env: loss });
       expect({ code: bw.client.code, why: explain(bw.client) }).toMatchObject({ code: 0 });
       expect({ code: bw.server.code, why: explain(bw.server) }).toMatchObject({ code: 0 });
       expect(lastJson(bw.client.stdout)['ok']).toBe(true);

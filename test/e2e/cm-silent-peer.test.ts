@@ -5,7 +5,7 @@
  * with the CM's UNREACHABLE naming the retries, and `ok: false` in --json; never a hang, and never
  * a fixed timeout that does not say which timer ran out.
  */
-import { type NetnsPair, createNetnsPair, destroyNetnsPair } from '../support/netns';
+import { type NetnsPair, pairPerFile } from '../support/netns';
 import { testUnless } from '../support/skip';
 import { e2eSkipReason, explain, startRoce } from './harness';
 
@@ -14,14 +14,7 @@ const t = testUnless(reason);
 const CM = ['--cm-timeout', '8', '--cm-retries', '1', '--driver', 'packet', '--json'];
 
 describe('RDMA CM tools against a silent peer', () => {
-  let net: NetnsPair | null = null;
-  beforeAll(() => {
-    if (reason === null) net = createNetnsPair({ mtu: 1500 });
-  });
-  afterAll(() => {
-    if (net !== null) destroyNetnsPair(net);
-    net = null;
-  });
+  const net = pairPerFile(reason, { mtu: 1500 });
 
   const cases: [string, (n: NetnsPair) => string[], RegExp][] = [
     ['rping', (n) => ['rping', '-c', '-a', n.ipB, '-C', '1'], /REQ not answered after 1 retries/],
@@ -32,7 +25,7 @@ describe('RDMA CM tools against a silent peer', () => {
   ];
   for (const [name, argv, why] of cases) {
     t(`${name}: exit 1 after the CM's retries, the reason named`, async () => {
-      const n = net as NetnsPair;
+      const n = net();
       const r = await startRoce(n.nsA, [...argv(n), ...CM], 40_000).done;
       expect({ code: r.code, timedOut: r.timedOut, why: explain(r) }).toMatchObject({ code: 1, timedOut: false });
       expect(r.json?.['ok']).toBe(false);

@@ -5,7 +5,7 @@
  * cause named: the QP's error or the bound of its own timers, never a fixed step timeout.
  */
 import { execFileSync } from 'node:child_process';
-import { type NetnsPair, createNetnsPair, destroyNetnsPair } from '../support/netns';
+import { pairPerFile } from '../support/netns';
 import { testUnless } from '../support/skip';
 import { e2eSkipReason, explain, startRoce } from './harness';
 
@@ -25,17 +25,10 @@ async function trafficFlowing(ns: string, ifname: string, packets = 500, ms = 30
 }
 
 describe('RDMA CM tools against a hostile or vanishing peer (AF_PACKET)', () => {
-  let net: NetnsPair | null = null;
-  beforeAll(() => {
-    if (reason === null) net = createNetnsPair({ mtu: 1500 });
-  });
-  afterAll(() => {
-    if (net !== null) destroyNetnsPair(net);
-    net = null;
-  });
+  const net = pairPerFile(reason, { mtu: 1500 });
 
   t('rping under a mixed flood at the server\'s QP: both ends exit 1 naming how their QP failed', async () => {
-    const n = net as NetnsPair;
+    const n = net();
     const server = startRoce(n.nsB, ['rping', '-s', '-a', n.ipB, '-p', '7190', '--driver', 'packet', '--json'], 60_000);
     await sleep(800);
     const client = startRoce(n.nsA, ['rping', '-c', '-a', n.ipB, '-p', '7190', '-C', '1000000', '--driver', 'packet', '--json'], 60_000);
@@ -53,7 +46,7 @@ describe('RDMA CM tools against a hostile or vanishing peer (AF_PACKET)', () => 
   }, 90_000);
 
   t('cmatose whose client stops answering (SIGSTOP) mid-data: the server ends by its QPs\' timers and says so', async () => {
-    const n = net as NetnsPair;
+    const n = net();
     const server = startRoce(n.nsB, ['cmatose', '-b', n.ipB, '-p', '7191', '-c', '1', '-C', '1000000', '-S', '100', '--driver', 'packet', '--json'], 60_000);
     await sleep(800);
     const client = startRoce(n.nsA, ['cmatose', '-s', n.ipB, '-p', '7191', '-c', '1', '-C', '1000000', '-S', '100', '--driver', 'packet', '--json'], 60_000);

@@ -10,27 +10,15 @@
  * see; on the egress hook, a dropped AF_PACKET frame fails its sendmmsg with ENOBUFS (which the
  * driver takes for a full queue and sends again), and AF_XDP transmits past the hook.
  */
-import { type NetnsPair, createNetnsPair, destroyNetnsPair } from '../support/netns';
+import { pairPerFile } from '../support/netns';
 import { testUnless } from '../support/skip';
-import { e2eSkipReason, explain, roceServerClient, runPair } from './harness';
+import { e2eSkipReason, explain, roceServerClient, runPair, HOST_DRIVERS } from './harness';
 
 const reason = e2eSkipReason();
 const t = testUnless(reason);
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
-const DRIVERS = [
-  ['xdp', 'AF_XDP'],
-  ['packet', 'AF_PACKET'],
-] as const;
-
-let net: NetnsPair | null = null;
-beforeAll(() => {
-  if (reason === null) net = createNetnsPair({ mtu: 9000 });
-});
-afterAll(() => {
-  if (net !== null) destroyNetnsPair(net);
-  net = null;
-});
+const net = pairPerFile(reason, { mtu: 9000 });
 
 /** 2 % of the frames each process receives are lost: 2 % each way. */
 const LOSS = { ROCE_FAULTS: JSON.stringify({ rx: { drop: 0.02 } }) };
@@ -46,14 +34,14 @@ function gapsSeen(c: Record<string, number> | undefined): number {
 }
 
 describe('2 % of the RoCE frames lost at each end, data verified', () => {
-  for (const [driver, label] of DRIVERS) {
+  for (const [driver, label] of HOST_DRIVERS) {
     for (const [verb, size, iters] of [
       ['write', '65536', '200'],
       ['read', '65536', '200'],
       ['send', '8192', '400'],
     ] as const) {
       t(`${label}: ${verb} with --verify gets every byte through`, async () => {
-        const p = net as NetnsPair;
+        const p = net();
         // -u 14 (perftest's default): a 67 ms local ACK timeout and 7 retries, so a QP gives up only
         // after about half a second without an answer, far beyond what a loaded 2-core machine
         // stalls a process for (up to ~100 ms seen). The few losses only a timeout recovers (the
@@ -76,9 +64,9 @@ describe('2 % of the RoCE frames lost at each end, data verified', () => {
 });
 
 describe('one side killed mid-transfer', () => {
-  for (const [driver, label] of DRIVERS) {
+  for (const [driver, label] of HOST_DRIVERS) {
     t(`${label}: the WRITE requester's QP ends in RETRY_EXC_ERR and it exits`, async () => {
-      const p = net as NetnsPair;
+      const p = net();
       // -u 8: 1 ms local ACK timeout, 7 retries: the error completion comes within ~50 ms of the kill.
       const { server, client } = roceServerClient(p, 'perftest', ['write', '-s', '65536', '-n', '100000000', '-u', '8'], { driver, timeoutMs: 25_000 });
       await sleep(2500); // the transfer is running (both processes up, QPs connected)
@@ -93,7 +81,7 @@ describe('one side killed mid-transfer', () => {
     }, 40_000);
 
     t(`${label}: a ping-pong peer killed: the survivor ends in an error (RETRY_EXC_ERR, or no progress), never a hang`, async () => {
-      const p = net as NetnsPair;
+      const p = net();
       const { server, client } = roceServerClient(p, 'pingpong', ['-s', '1024', '-n', '100000000', '--timeout', '3'], { driver, timeoutMs: 25_000 });
       await sleep(2500);
       client.kill('SIGKILL');

@@ -10,6 +10,12 @@ import * as path from 'node:path';
 import { type NetnsPair, nativeNetnsSkipReason } from '../support/netns';
 
 export const ROOT = path.resolve(__dirname, '..', '..');
+
+/** The host drivers a live test runs on, with their labels. */
+export const HOST_DRIVERS = [
+  ['xdp', 'AF_XDP'],
+  ['packet', 'AF_PACKET'],
+] as const;
 const ROCE = path.join(ROOT, 'bin', 'roce.js');
 
 /** Why the end-to-end tests cannot run here (one line), or null. */

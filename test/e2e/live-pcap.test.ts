@@ -8,7 +8,7 @@ import { execFileSync, spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { type NetnsPair, createNetnsPair, destroyNetnsPair } from '../support/netns';
+import { type NetnsPair, pairPerFile } from '../support/netns';
 import { testUnless } from '../support/skip';
 import { type ProcResult, ROOT, e2eSkipReason, explain, runPair, startRoce } from './harness';
 import { readCapture } from '../../packets/pcap';
@@ -46,17 +46,10 @@ afterAll(() => fs.rmSync(dir, { recursive: true, force: true }));
 
 for (const [driver, label] of [['packet', 'AF_PACKET'], ['xdp', 'AF_XDP']] as const) {
   describe(`--pcap over ${label} between two namespaces`, () => {
-    let net: NetnsPair | null = null;
-    beforeAll(() => {
-      if (reason === null) net = createNetnsPair({ mtu: 1500 });
-    });
-    afterAll(() => {
-      if (net !== null) destroyNetnsPair(net);
-      net = null;
-    });
+    const net = pairPerFile(reason, { mtu: 1500 });
 
     t('pingpong: each end records both directions, in PSN order, with real-clock times; decode and tshark read it', async () => {
-      const n = net as NetnsPair;
+      const n = net();
       const cfile = path.join(dir, `pingpong-${driver}-client.pcap`);
       const sfile = path.join(dir, `pingpong-${driver}-server.pcap`);
       const before = BigInt(Date.now()) * 1_000_000n;
@@ -92,7 +85,7 @@ for (const [driver, label] of [['packet', 'AF_PACKET'], ['xdp', 'AF_XDP']] as co
     }, 60_000);
 
     t('perftest write with --pcap-count 10: the file holds exactly the last 10 frames, the rest counted as dropped', async () => {
-      const n = net as NetnsPair;
+      const n = net();
       const cfile = path.join(dir, `ring-${driver}-client.pcap`);
       const sfile = path.join(dir, `ring-${driver}-server.pcap`);
       const { server, client } = await runPairWithFiles(n, driver, ['write', '-s', '4096', '-n', '200'], sfile, cfile, { client: ['--pcap-count', '10'] });
@@ -116,7 +109,7 @@ for (const [driver, label] of [['packet', 'AF_PACKET'], ['xdp', 'AF_XDP']] as co
     }, 60_000);
 
     t('rping -C 3 with --pcap: the CM MADs (QP 1) and the pings are in the file', async () => {
-      const n = net as NetnsPair;
+      const n = net();
       const sfile = path.join(dir, `rping-${driver}-server.pcap`);
       const port = driver === 'packet' ? '7274' : '7275';
       const server = startRoce(n.nsB, ['rping', '-s', '-a', n.ipB, '-p', port, '--driver', driver, '--timeout', '10', '--json', '--pcap', sfile], 30_000);

@@ -3,7 +3,7 @@
  * pair: the server in nsB on its address, the client in nsA; neither is given -d (each finds its
  * interface from -s or -b). cmatose -c 4 over AF_PACKET, the rdma examples over AF_XDP.
  */
-import { type NetnsPair, createNetnsPair, destroyNetnsPair } from '../support/netns';
+import { pairPerFile } from '../support/netns';
 import { testUnless } from '../support/skip';
 import { e2eSkipReason, explain, startRoce } from './harness';
 
@@ -12,17 +12,10 @@ const t = testUnless(reason);
 const later = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
 describe('librdmacm examples between two namespaces', () => {
-  let net: NetnsPair | null = null;
-  beforeAll(() => {
-    if (reason === null) net = createNetnsPair({ mtu: 1500 });
-  });
-  afterAll(() => {
-    if (net !== null) destroyNetnsPair(net);
-    net = null;
-  });
+  const net = pairPerFile(reason, { mtu: 1500 });
 
   t('cmatose -c 4 over AF_PACKET: both ends finish, four connections, every reply the echo', async () => {
-    const n = net as NetnsPair;
+    const n = net();
     const server = startRoce(n.nsB, ['cmatose', '-b', n.ipB, '-c', '4', '--driver', 'packet', '--json', '--timeout', '10'], 30_000);
     await later(800);
     const client = startRoce(n.nsA, ['cmatose', '-s', n.ipB, '-c', '4', '--driver', 'packet', '--json', '--timeout', '10'], 30_000);
@@ -35,7 +28,7 @@ describe('librdmacm examples between two namespaces', () => {
   }, 40_000);
 
   t('rdma-server / rdma-client over AF_XDP: 16 bytes each way, inline', async () => {
-    const n = net as NetnsPair;
+    const n = net();
     const server = startRoce(n.nsB, ['rdma-server', '-s', n.ipB, '--driver', 'xdp', '--json', '--timeout', '10'], 30_000);
     await later(800);
     const c = await startRoce(n.nsA, ['rdma-client', '-s', n.ipB, '--driver', 'xdp', '--json', '--timeout', '10'], 30_000).done;

@@ -4,7 +4,7 @@
  * from -a, as rping does). -C 10 with -S 64 and 65535, -v and -V; a wrong port refused by the
  * server's CM with REJ reason 8.
  */
-import { type NetnsPair, createNetnsPair, destroyNetnsPair } from '../support/netns';
+import { pairPerFile } from '../support/netns';
 import { testUnless } from '../support/skip';
 import { e2eSkipReason, explain, startRoce } from './harness';
 
@@ -14,18 +14,11 @@ const later = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms
 
 for (const [driver, label] of [['packet', 'AF_PACKET'], ['xdp', 'AF_XDP']] as const) {
   describe(`roce rping over ${label} between two namespaces`, () => {
-    let net: NetnsPair | null = null;
-    beforeAll(() => {
-      if (reason === null) net = createNetnsPair({ mtu: 1500 });
-    });
-    afterAll(() => {
-      if (net !== null) destroyNetnsPair(net);
-      net = null;
-    });
+    const net = pairPerFile(reason, { mtu: 1500 });
 
     for (const size of [64, 65535]) {
       t(`-C 10 -S ${size} -v -V: both ends finish, the client's lines are rping's`, async () => {
-        const n = net as NetnsPair;
+        const n = net();
         const port = String(size === 64 ? 7174 : 7175);
         const server = startRoce(n.nsB, ['rping', '-s', '-a', n.ipB, '-p', port, '-S', String(size), '-v', '--driver', driver, '--timeout', '10'], 30_000);
         await later(800);
@@ -45,7 +38,7 @@ for (const [driver, label] of [['packet', 'AF_PACKET'], ['xdp', 'AF_XDP']] as co
     // The server's device learns the client's MAC from the kernel on its first miss: the REJ to the first REQ
     // cannot go out, the one to the REQ resent after the CM response timeout does.
     t('a port nobody listens on: the server\'s CM rejects (reason 8), the client exits 1 with it', async () => {
-      const n = net as NetnsPair;
+      const n = net();
       const server = startRoce(n.nsB, ['rping', '-s', '-a', n.ipB, '-p', '7000', '--driver', driver, '--json'], 30_000);
       await later(800);
       const c = await startRoce(n.nsA, ['rping', '-c', '-a', n.ipB, '-p', '7001', '-C', '1', '--driver', driver, '--json'], 20_000).done;

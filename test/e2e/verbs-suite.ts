@@ -4,7 +4,7 @@
  * tests with --verify, the write/read/send latency tests with --verify, and `roce pingpong`
  * (SEND/RECV), at MTU 1500 (path MTU 1024) and MTU 9000 (path MTU 4096, multi-buffer AF_XDP).
  */
-import { type NetnsPair, createNetnsPair, destroyNetnsPair } from '../support/netns';
+import { pairPerFile } from '../support/netns';
 import { testUnless } from '../support/skip';
 import { e2eSkipReason, explain, runPair } from './harness';
 
@@ -34,18 +34,11 @@ export function verbsSuite(driver: 'xdp' | 'packet', label: string): void {
 
   for (const mtu of [1500, 9000]) {
     describe(`${label} between two namespaces, veth MTU ${mtu}`, () => {
-      let net: NetnsPair | null = null;
-      beforeAll(() => {
-        if (reason === null) net = createNetnsPair({ mtu });
-      });
-      afterAll(() => {
-        if (net !== null) destroyNetnsPair(net);
-        net = null;
-      });
+      const net = pairPerFile(reason, { mtu });
 
       for (const c of CASES.filter((x) => mtu === 1500 || x.jumbo === true)) {
         t(`${c.name}: every byte checked on both ends`, async () => {
-          const { server, client } = await runPair(net as NetnsPair, 'perftest', c.args, { driver, timeoutMs: 30_000 });
+          const { server, client } = await runPair(net(), 'perftest', c.args, { driver, timeoutMs: 30_000 });
           expect({ ok: client.json?.['ok'], code: client.code, why: explain(client) }).toMatchObject({ ok: true, code: 0 });
           expect({ ok: server.json?.['ok'], code: server.code, why: explain(server) }).toMatchObject({ ok: true, code: 0 });
           const cv = client.json?.['verify'] as { bytesChecked: number; mismatches: number };
@@ -59,7 +52,7 @@ export function verbsSuite(driver: 'xdp' | 'packet', label: string): void {
       }
 
       t('rc_pingpong (roce pingpong, SEND/RECV both ways)', async () => {
-        const { server, client } = await runPair(net as NetnsPair, 'pingpong', ['-s', '2048', '-n', '300', '-m', mtu === 9000 ? '4096' : '1024'], { driver, timeoutMs: 30_000 });
+        const { server, client } = await runPair(net(), 'pingpong', ['-s', '2048', '-n', '300', '-m', mtu === 9000 ? '4096' : '1024'], { driver, timeoutMs: 30_000 });
         expect({ ok: client.json?.['ok'], code: client.code, why: explain(client) }).toMatchObject({ ok: true, code: 0 });
         expect({ ok: server.json?.['ok'], code: server.code, why: explain(server) }).toMatchObject({ ok: true, code: 0 });
         expect(client.json?.['messages']).toBe(600);
