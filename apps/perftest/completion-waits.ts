@@ -125,11 +125,18 @@ export class CompletionWaits {
         failure = e;
       },
     );
+    // The idle wait sleeps until frames arrive or its fallback timer fires; the out-of-band reply
+    // must end it too, or every exchange after connecting (one per QP with perftest -q) costs a
+    // fallback period.
+    const settledSignal = wait.then(
+      () => undefined,
+      () => undefined,
+    );
     const expired = this.clock();
     while (!settled) {
       this.assertAlive(what);
       if (progress && expired()) throw this.noProgress(what);
-      await this.idle();
+      await Promise.race([this.idle(), settledSignal]);
     }
     if (failure !== null) {
       const qp = namedQp(this.queues.qps);

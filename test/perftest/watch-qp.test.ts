@@ -40,3 +40,21 @@ test('a read that succeeds returns its value; a read that fails with the QP aliv
   const oob = new OobError(OobErrorCode.CLOSED, 'peer closed the connection');
   await expect(waitsOn(h, 60_000).watch(Promise.reject(oob), 'x', true)).rejects.toBe(oob);
 });
+
+test('the wait ends when the read does, without waiting for the idle wait to wake (perftest -q: one read per QP)', async () => {
+  const h = scriptedPeer();
+  // An idle wait that sleeps until frames arrive: none will, as on a quiet link during the exchange.
+  let idles = 0;
+  const sleepsOn = (): Promise<void> => {
+    idles++;
+    return new Promise<void>(() => undefined);
+  };
+  const waits = new CompletionWaits('ib_write_bw', { ms: 60_000, why: 'test bound' }, sleepsOn, { qps: [h.qp], sendCq: null, recvCq: null, dev: h.dev });
+  let reply!: (v: number) => void;
+  const read = new Promise<number>((r) => (reply = r));
+  const w = waits.watch(read, 'perftest key message', false);
+  await turn();
+  reply(42);
+  expect(await w).toBe(42);
+  expect(idles).toBe(1);
+});
