@@ -19,6 +19,9 @@
  *   node dist/bench/netns-network.js --only latref --repeat 3
  *                                  # latency: the C kernel-UDP and AF_XDP ping-pongs (bench/c) and
  *                                  # roce pingpong busy-polling, with and without --warm-up, in turn
+ *   node dist/bench/netns-network.js --only qps --repeat 2
+ *                                  # many QPs: perftest write -q 1, 1 000 and 10 000 (64 B × 5 each),
+ *                                  # with the device's in-flight bound and without, in turn
  *   node dist/bench/netns-network.js --only ref,bw --repeat 3 --drivers xdp
  *                                  # each measurement 3 times in turn (the summary takes medians);
  *                                  # roce runs over AF_XDP only
@@ -235,7 +238,7 @@ function lastJson(text: string): Record<string, unknown> {
 // ------------------------------------------------------------------ measurements
 
 interface Row {
-  group: 'ref' | 'bw' | 'rate' | 'lat' | 'pcap' | 'queues' | 'latref';
+  group: 'ref' | 'bw' | 'rate' | 'lat' | 'pcap' | 'queues' | 'latref' | 'qps';
   name: string;
   framesPerSec?: number;
   gbps?: number;
@@ -325,6 +328,38 @@ const DRIVERS = [
   ['xdp', 'AF_XDP'],
   ['packet', 'AF_PACKET'],
 ] as const;
+
+/**
+ * Many QPs (issue 17): `roce perftest write -q N -s 64 -n 5` over AF_XDP, with the device's bound
+ * on packets in flight (the default) or without it (`ROCE_MAX_INFLIGHT` far above any burst). The
+ * row gives the aggregate message rate, and in its note the client's wall time (start-up, N QPs
+ * set up and exchanged one after the other as perftest does, the run, the end) and peak RSS, the
+ * packets sent for the messages (more means retransmissions) and the local ACK timeouts.
+ */
+async function roceManyQps(net: Net, qps: number, bounded: boolean): Promise<Row> {
+  const port = String(nextPort++);
+  const env = { ROCE_BUSY_POLL: '0', ...(bounded ? {} : { ROCE_MAX_INFLIGHT: '100000000' }) };
+  const args = ['perftest', 'write', '--driver', 'xdp', '-q', String(qps), '-s', '64', '-n', '5', '-m', '4096', '--json', '--timeout', '30'];
+  const rss = path.join(ROOT, 'dist', 'bench', 'report-peak-rss.js');
+  const name = `roce perftest write -q ${qps}, 64 B × 5, ${bounded ? 'in-flight bound 512' : 'no in-flight bound'}`;
+  const srv = start(net.nsB, process.execPath, [ROCE, ...args, '--dev', net.ifB, '--port', port], 120_000, env);
+  const t0 = process.hrtime.bigint();
+  const cli = start(net.nsA, process.execPath, ['-r', rss, ROCE, ...args, IP_B, '--dev', net.ifA, '--port', port], 120_000, env);
+  const c = await cli.out;
+  const wallS = Number(process.hrtime.bigint() - t0) / 1e9;
+  await srv.out;
+  const j = lastJson(c.stdout);
+  const peak = /\{"maxRssMiB":(\d+)\}/.exec(c.stderr);
+  const counters = (j['counters'] ?? {}) as Record<string, number>;
+  const where = `wall ${wallS.toFixed(2)} s, peak RSS ${peak?.[1] ?? '?'} MiB`;
+  if (j['ok'] !== true) return { group: 'qps', name, error: `${where}: ${String((j['problems'] as string[] | undefined)?.[0] ?? j['error'] ?? c.stderr.trim().slice(0, 200))}` };
+  return {
+    group: 'qps',
+    name,
+    msgsPerSec: Number(j['mpps']) * 1e6,
+    note: `${where}, ${counters['sent_pkts'] ?? 0} packets for ${String(j['messages'])} messages, ${counters['local_ack_timeout_err'] ?? 0} local ACK timeouts, ${counters['rc_inflight_waits'] ?? 0} waits for room`,
+  };
+}
 
 /**
  * perftest's duration mode for the RoCE bandwidth and rate runs: `seconds` of steady state measured
@@ -436,7 +471,7 @@ function printTable(rows: Row[]): void {
       continue;
     }
     out.push(
-      `| ${r.name} | ${r.framesPerSec === undefined ? '' : `${(r.framesPerSec / 1000).toFixed(0)} k`} | ${fmt(r.gbps)} | ${r.msgsPerSec === undefined ? '' : `${(r.msgsPerSec / 1000).toFixed(0)} k`} | ${fmt(r.p50Us, 1)} | ${fmt(r.p99Us, 1)} | ${fmt(r.p999Us, 1)} | ${fmt(r.maxUs, 0)} |`,
+      `| ${r.name}${r.note !== undefined ? ` (${r.note})` : ''} | ${r.framesPerSec === undefined ? '' : `${(r.framesPerSec / 1000).toFixed(0)} k`} | ${fmt(r.gbps)} | ${r.msgsPerSec === undefined ? '' : `${(r.msgsPerSec / 1000).toFixed(0)} k`} | ${fmt(r.p50Us, 1)} | ${fmt(r.p99Us, 1)} | ${fmt(r.p999Us, 1)} | ${fmt(r.maxUs, 0)} |`,
     );
   }
   process.stdout.write(`${out.join('\n')}\n`);
@@ -565,6 +600,11 @@ async function main(): Promise<number> {
         if (xdp !== null) await attempt('C AF_XDP ping-pong', 'latref', () => cXdpPingpong(net, xdp, iters));
         await attempt('roce pingpong busy-poll, warm-up', 'latref', () => rocePingpongLat(net, iters, 20_000));
         await attempt('roce pingpong busy-poll', 'latref', () => rocePingpongLat(net, iters, 0));
+      }
+      if (only.has('qps')) {
+        for (const n of [1, 1000, 10_000]) {
+          for (const bounded of [true, false]) await attempt(`perftest -q ${n} bound=${String(bounded)}`, 'qps', () => roceManyQps(net, n, bounded));
+        }
       }
     }
   } finally {
