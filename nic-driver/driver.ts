@@ -36,9 +36,11 @@ export interface NicDriver {
   /** `fn` runs when frames become available (once per burst of arrivals, not per frame). */
   setRxHandler(fn: (() => void) | null): void;
   /**
-   * Optional, busy-poll mode: runs the receive handler now, synchronously, when frames are
-   * waiting, and says whether it ran. A caller that spins on it sees a frame as soon as it lands,
-   * without a turn of the event loop (and the allocations a turn costs) per look.
+   * Optional: runs the receive handler now, synchronously, when frames are waiting, and says
+   * whether it ran. A caller that spins on it (busy-poll) sees a frame as soon as it lands, without
+   * a turn of the event loop (and the allocations a turn costs) per look; a transport timer that
+   * comes due takes what already arrived before it acts (the host drivers have it; the memory link,
+   * which delivers each arrival as it happens, has not).
    */
   pollRx?(): boolean;
   close(): void;

@@ -86,9 +86,9 @@ export abstract class NativeSocketDriver<S extends NativeSocket> {
     this.sock.setRxHandler(fn === null ? null : this.callHandler);
   }
 
-  /** Busy-poll mode only: runs the handler now when frames are waiting (driver.ts `pollRx`). */
+  /** Runs the handler now when frames are waiting (driver.ts `pollRx`), in either mode. */
   pollRx(): boolean {
-    if (this.busy === null || this.handler === null || this.sock === null || !this.sock.pending()) return false;
+    if (this.handler === null || this.sock === null || !this.sock.pending()) return false;
     this.handler();
     return true;
   }

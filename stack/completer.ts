@@ -93,6 +93,13 @@ function scheduleTimer(qp: QueuePair, at: number): void {
   c.timer = clock.schedule(at, () => {
     c.timer = null;
     if (c.deadline === Number.POSITIVE_INFINITY && hasOutstanding(qp)) c.deadline = clock.now() + localAckTimeoutNs(qp.attr.timeout); // defensive: sent without arming
+    if (clock.now() >= c.deadline && hasOutstanding(qp)) {
+      // The answer may be in the driver's ring already: a process held up past the deadline (a
+      // long task, a GC pause) runs its due timers before it reads what arrived meanwhile. Take it
+      // first; an ACK that moves the retry point re-arms the timer (progress) or ends the wait.
+      qp.ctx.pollReceived();
+      if (c.timer !== null) return;
+    }
     if (clock.now() < c.deadline) {
       if (hasOutstanding(qp)) scheduleTimer(qp, c.deadline);
       return;

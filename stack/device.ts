@@ -262,6 +262,11 @@ export class Device implements QpHost {
     this.port.flush();
   }
 
+  /** Runs the receive path on the frames the driver holds already (qp-context.ts `pollReceived`). */
+  pollReceived(): void {
+    this.driver.pollRx?.();
+  }
+
   /** Reports a protocol event to the listener, if any. `make` runs only when someone listens. */
   trace(make: () => TraceEvent): void {
     if (this.tracer !== null) this.tracer(make());

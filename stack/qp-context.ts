@@ -40,6 +40,12 @@ export interface QpContext {
   flush(): void;
   /** Asks for the requester of `qp` to run soon. */
   kick(qp: QueuePair): void;
+  /**
+   * Takes the frames the driver holds already (a host driver's receive ring) through the receive
+   * path now: a local ACK timer that comes due calls it before it acts, since an answer may have
+   * arrived while the process was held up. Nothing happens on a simulated link.
+   */
+  pollReceived(): void;
   /** The specs the roles fill in to build a packet (see tx-scratch.ts). */
   readonly scratch: TxScratch;
   /** Reports a protocol event; `make` runs only when someone listens. */

@@ -304,4 +304,25 @@ export function netnsDriverSuite<D extends NicDriver, O>(name: string, net: Netn
     };
   };
   driverSuite(`${name} over a veth pair between two namespaces`, makePair, { frames: udpBetween(net.pair), timeoutMs: 10_000 });
+  // A local ACK timer that comes due polls the driver before it acts (stack/completer.ts): pollRx
+  // must work without busy-poll too.
+  test(`${name}: pollRx without busy-poll runs the handler at once on frames already in the ring, else says false`, async () => {
+    const p = await makePair();
+    try {
+      const got: Uint8Array[] = [];
+      p.b.setRxHandler(() => {
+        for (const f of p.b.rxBurst(64)) got.push(f.slice());
+      });
+      expect(p.b.pollRx?.()).toBe(false);
+      const kind = udpBetween(net.pair);
+      p.a.txBurst([testFrame(p.a, p.b, 1, 100, kind), testFrame(p.a, p.b, 2, 100, kind)]);
+      // Synchronously, so the event loop (whose poll would run the handler too) never gets a turn.
+      const until = Date.now() + 2000;
+      while (ours(got).length < 2 && Date.now() < until) p.b.pollRx?.();
+      expect(ours(got)).toHaveLength(2);
+      p.b.setRxHandler(null);
+    } finally {
+      await p.close();
+    }
+  }, 10_000);
 }
