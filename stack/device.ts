@@ -31,6 +31,8 @@ import { type IcrcBatch, jsIcrcBatch } from '../packets/icrc';
 import { ipv6FromString, ipv6ToString } from '../packets/bytes';
 import { type CongestionConfig, type CongestionSettings, resolveCongestion } from './congestion/parameters';
 import { InflightBound } from './inflight-bound';
+import { AckCoalescer } from './ack-coalescer';
+import { sendAckNow } from './responder';
 
 export interface DeviceConfig {
   driver: NicDriver;
@@ -76,6 +78,12 @@ export interface DeviceConfig {
    * so that many QPs posting at once do not overflow the peer's receive ring.
    */
   maxInflightPackets?: number;
+  /**
+   * Coalesce the responder's ACKs per receive burst: one ACK per QP for the latest PSN owed, as
+   * IBTA §9.7.5.1.1 allows and hardware does (stack/ack-coalescer.ts). Default off: an ACK for every
+   * AckReq packet, as rxe.
+   */
+  coalesceAcks?: boolean;
 }
 
 /** Link-layer and IP overhead of a RoCE v2 packet over IPv4 or IPv6: Ethernet 14 (+4 VLAN), IP, UDP 8, BTH 12, ICRC 4 ... the IB MTU is what fits. */
@@ -105,6 +113,8 @@ export class Device implements QpHost {
   tracer: TraceListener | null = null;
   /** The bound on packets in flight across the QPs, or null (none). */
   readonly inflight: InflightBound | null;
+  /** The responder's ACK coalescer, or null (an ACK for every AckReq packet). */
+  readonly acks: AckCoalescer | null;
   /** Congestion-control settings new QPs start with, or null (off). */
   private congestionSettings: CongestionSettings | null;
 
@@ -130,6 +140,9 @@ export class Device implements QpHost {
       throw invalid(`maxInflightPackets must be an integer 1..2147483647, not ${bound}`);
     }
     this.inflight = bound === undefined ? null : new InflightBound(bound, this.clock, (qp) => this.kick(qp), () => this.qps.values());
+    const acks = cfg.coalesceAcks === true ? new AckCoalescer(sendAckNow) : null;
+    this.acks = acks;
+    if (acks !== null) this.port.onRunEnd = () => acks.releaseAll();
   }
 
   /** The congestion-control settings QPs created from now on start with (null: off). */
@@ -203,6 +216,7 @@ export class Device implements QpHost {
     qp.cancelTimers();
     this.qps.delete(qp.qpNum);
     this.inflight?.forget(qp);
+    this.acks?.drop(qp);
   }
 
   createAh(_pd: ProtectionDomain, attr: AhAttr): AddressHandle {
@@ -254,6 +268,7 @@ export class Device implements QpHost {
 
   /** Builds the frame of a packet of `qp` on `path` and queues it for the next flush (the port does). */
   transmit(qp: QueuePair, t: TransportSpec, path: Path): void {
+    if (qp.resp.ackHeld) this.acks?.release(qp); // a held ACK leaves before anything else for its QP
     this.port.transmit(qp, t, path);
   }
 

@@ -83,6 +83,8 @@ export class Port {
    * (ACKs, READ responses) stays queued for a flush the device makes soon (Device.pollCoalescing).
    */
   rxFlushHook: (() => void) | null = null;
+  /** Runs after each run of received frames is dispatched (the device's ACK coalescer releases its ACKs), or null. */
+  onRunEnd: (() => void) | null = null;
   /** The buffer of the last run, with a view over it (see bytesOf). */
   private rxBuf: ArrayBufferLike | null = null;
   private rxView: DataView | null = null;
@@ -274,6 +276,7 @@ export class Port {
     } finally {
       pkts.length = 0; // hold no packet past its burst
     }
+    this.onRunEnd?.();
   }
 
   /** Checks the ICRCs of `pkts` (packet i starting at `starts[i]` of `whole`) with one batched call. */

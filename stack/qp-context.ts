@@ -18,6 +18,7 @@ import type { TraceEvent } from './trace';
 import type { Mtu } from './types';
 import type { TxScratch } from './tx-scratch';
 import type { InflightBound } from './inflight-bound';
+import type { AckCoalescer } from './ack-coalescer';
 
 /** How the requester paces itself (rxe module parameters). */
 export interface QpTuning {
@@ -52,6 +53,8 @@ export interface QpContext {
   trace(make: () => TraceEvent): void;
   /** The device-wide bound on packets in flight across QPs (stack/inflight-bound.ts), or null for none. */
   readonly inflight: InflightBound | null;
+  /** Where the responder holds its ACKs until the end of a receive burst (stack/ack-coalescer.ts), or null: each goes at once. */
+  readonly acks: AckCoalescer | null;
 }
 
 /** What the queue pair's own verbs entry points need besides (modify checks the MTU and resolves the path). */

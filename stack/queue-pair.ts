@@ -138,6 +138,9 @@ export class ResponderState {
   /** UC: drop packets until the next message starts. */
   dropMsg = false;
   resources: ResponderResource[] = [];
+  /** An ACK owed and held for the end of the receive burst (stack/ack-coalescer.ts), and its PSN. */
+  ackHeld = false;
+  ackHeldPsn = 0;
 }
 
 const DEFAULT_CAP: QpCap = { maxSendWr: 1024, maxRecvWr: 1024, maxSendSge: 32, maxRecvSge: 32, maxInlineData: 256 };

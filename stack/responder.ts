@@ -45,6 +45,8 @@ function ackSyndrome(qp: QueuePair): number {
 
 function sendAck(qp: QueuePair, syndrome: number, psn: number): void {
   if (qp.path === null) return;
+  // A held ACK (stack/ack-coalescer.ts) goes first, before the shared spec below is filled for this one.
+  if (qp.resp.ackHeld) qp.ctx.acks?.release(qp);
   // One spec reused for every ACK: transmit() builds the frame before it returns and keeps no reference.
   const t = qp.ctx.scratch.ack;
   t.bth.destQp = qp.attr.destQpNum;
@@ -52,6 +54,11 @@ function sendAck(qp: QueuePair, syndrome: number, psn: number): void {
   t.aeth.syndrome = syndrome;
   t.aeth.msn = qp.resp.msn;
   qp.ctx.transmit(qp, t, qp.path);
+}
+
+/** Sends the ACK of `qp` for `psn` now, with the MSN and credits as they stand (what the device's ACK coalescer releases). */
+export function sendAckNow(qp: QueuePair, psn: number): void {
+  sendAck(qp, ackSyndrome(qp), psn);
 }
 
 function sendNak(qp: QueuePair, code: number, psn: number, reason: string): void {
@@ -338,9 +345,11 @@ function finishPacket(qp: QueuePair, p: RocePacket, info: OpcodeInfo): void {
     r.writeBuf = null;
   }
   if (qp.type === QpType.RC) {
-    // Coalesced ACKs: answer only packets that ask (AckReq), as rxe does.
-    if (bth.ackReq) sendAck(qp, ackSyndrome(qp), bth.psn);
-    else qp.counters.ack_deferred++;
+    // Coalesced ACKs: answer only packets that ask (AckReq), as rxe does; with the device's
+    // coalescer, one ACK per QP at the end of the receive burst (stack/ack-coalescer.ts).
+    if (!bth.ackReq) qp.counters.ack_deferred++;
+    else if (qp.ctx.acks !== null) qp.ctx.acks.hold(qp, bth.psn);
+    else sendAck(qp, ackSyndrome(qp), bth.psn);
   }
   if (invalidateFailed !== '') qp.enterError(`responder: ${invalidateFailed}`);
 }

@@ -10,6 +10,7 @@
  *   ROCE_MAX_UNACKED_PSNS=N send window per QP, 1..8388607 (default 128, as rxe)
  *   ROCE_MAX_PKTS_PER_ACK=N AckReq spacing inside a message, 1..8388607 (default 64, as rxe)
  *   ROCE_MAX_INFLIGHT=N     packets in flight across a device's QPs, 1..2147483647 (default 512)
+ *   ROCE_COALESCE_ACKS=1    one ACK per QP per receive burst (also `on`, `true`; default off, as rxe)
  *   ROCE_READY_FILE=PATH    a server-role command writes its port to PATH once it listens (for scripts)
  *
  * (The native addon itself reads ROCE_NATIVE_DEBUG=1 to print what libxdp and
@@ -42,6 +43,7 @@ export function hostOptionsFromEnv(env: Environment): HostDeviceOptions {
   const maxUnackedPsns = positiveFromEnv(env, 'ROCE_MAX_UNACKED_PSNS', 0x7fffff);
   const maxPktsPerAck = positiveFromEnv(env, 'ROCE_MAX_PKTS_PER_ACK', 0x7fffff);
   const maxInflightPackets = positiveFromEnv(env, 'ROCE_MAX_INFLIGHT', 0x7fffffff);
+  const coalesceAcks = switchFromEnv(env, 'ROCE_COALESCE_ACKS');
   return {
     busyPoll,
     rxLingerUs,
@@ -50,12 +52,18 @@ export function hostOptionsFromEnv(env: Environment): HostDeviceOptions {
     ...(maxUnackedPsns !== undefined ? { maxUnackedPsns } : {}),
     ...(maxPktsPerAck !== undefined ? { maxPktsPerAck } : {}),
     ...(maxInflightPackets !== undefined ? { maxInflightPackets } : {}),
+    ...(coalesceAcks ? { coalesceAcks } : {}),
   };
 }
 
 /** ROCE_BUSY_POLL: '1', 'on' or 'true' turn busy-poll on. */
 function busyPollFromEnv(env: Environment): boolean {
-  const v = env['ROCE_BUSY_POLL'];
+  return switchFromEnv(env, 'ROCE_BUSY_POLL');
+}
+
+/** A switch variable: '1', 'on' or 'true' turn it on. */
+function switchFromEnv(env: Environment, name: string): boolean {
+  const v = env[name];
   return v === '1' || v === 'on' || v === 'true';
 }
 

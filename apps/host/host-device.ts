@@ -85,6 +85,8 @@ export interface HostDeviceOptions {
    * is never cut.
    */
   maxInflightPackets?: number;
+  /** Coalesce the responder's ACKs per receive burst (stack/ack-coalescer.ts; default off, as rxe). */
+  coalesceAcks?: boolean;
   /** AF_XDP: the receive queues to serve (`--queues`), or null/absent for every active queue. */
   queues?: readonly number[] | null;
   /** Record every frame sent and received to a pcap file (`--pcap`; default none, and then nothing is in the path). */
@@ -281,6 +283,7 @@ export async function openHostDevice(ifname: string, kind: HostNicKind, opts: Ho
     ...(opts.maxUnackedPsns !== undefined ? { maxUnackedPsns: opts.maxUnackedPsns } : {}),
     ...(opts.maxPktsPerAck !== undefined ? { maxPktsPerAck: opts.maxPktsPerAck } : {}),
     maxInflightPackets: opts.maxInflightPackets ?? Math.max(DEFAULT_MAX_INFLIGHT_PACKETS, opts.maxUnackedPsns ?? 0),
+    coalesceAcks: opts.coalesceAcks === true,
   });
   return {
     device,

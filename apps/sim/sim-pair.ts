@@ -32,6 +32,8 @@ export interface SimPairOptions {
   rxRing?: number;
   /** Both devices' bound on packets in flight across their QPs (stack/inflight-bound.ts; default none). */
   maxInflightPackets?: number;
+  /** Both devices coalesce their ACKs per receive burst (stack/ack-coalescer.ts; default off, as rxe). */
+  coalesceAcks?: boolean;
 }
 
 export interface SimPair {
@@ -62,6 +64,7 @@ export function createSimPair(o: SimPairOptions = {}): SimPair {
     ...(o.maxUnackedPsns !== undefined ? { maxUnackedPsns: o.maxUnackedPsns } : {}),
     ...(o.congestion !== undefined ? { congestion: o.congestion } : {}),
     ...(o.maxInflightPackets !== undefined ? { maxInflightPackets: o.maxInflightPackets } : {}),
+    ...(o.coalesceAcks !== undefined ? { coalesceAcks: o.coalesceAcks } : {}),
   };
   const a = new Device({ driver: link.a, clock, ipv4: [SIM_IP_A], neighbors: { [SIM_IP_B]: SIM_MAC_B }, name: 'sim-a', seed: seed * 2 + 1, ...common });
   const b = new Device({ driver: link.b, clock, ipv4: [SIM_IP_B], neighbors: { [SIM_IP_A]: SIM_MAC_A }, name: 'sim-b', seed: seed * 2 + 2, ...common });

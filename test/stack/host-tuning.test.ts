@@ -16,6 +16,12 @@ test('window and AckReq spacing from the environment, rxe defaults otherwise', (
   expect(() => hostOptionsFromEnv({ ROCE_MAX_PKTS_PER_ACK: '0' })).toThrow(/ROCE_MAX_PKTS_PER_ACK must be an integer/);
 });
 
+test('the in-flight bound and ACK coalescing from the environment, off or default otherwise', () => {
+  expect(hostOptionsFromEnv({ ROCE_MAX_INFLIGHT: '64', ROCE_COALESCE_ACKS: 'on' })).toMatchObject({ maxInflightPackets: 64, coalesceAcks: true });
+  expect(hostOptionsFromEnv({ ROCE_COALESCE_ACKS: '0' }).coalesceAcks).toBeUndefined();
+  expect(() => hostOptionsFromEnv({ ROCE_MAX_INFLIGHT: '0' })).toThrow(/ROCE_MAX_INFLIGHT must be an integer/);
+});
+
 test('receive linger from the environment: 200 µs by default, 0 turns it off, bad values are refused', () => {
   expect(DEFAULT_RX_LINGER_US).toBe(200);
   expect(hostOptionsFromEnv({ ROCE_RX_LINGER_US: '0' }).rxLingerUs).toBe(0);
