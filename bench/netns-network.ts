@@ -311,9 +311,9 @@ async function nodeDgram(net: Net, len: number, seconds: number): Promise<Row> {
 let nextPort = 19000;
 
 /** Runs one `roce` command as server in B and client in A; returns the client's JSON summary. */
-async function roce(net: Net, args: string[], opts: { busyPoll?: boolean; timeoutS?: number; clientArgs?: string[] } = {}): Promise<Record<string, unknown>> {
+async function roce(net: Net, args: string[], opts: { busyPoll?: boolean; timeoutS?: number; clientArgs?: string[]; env?: Record<string, string> } = {}): Promise<Record<string, unknown>> {
   const port = String(nextPort++);
-  const env = { ROCE_BUSY_POLL: opts.busyPoll === true ? '1' : '0' };
+  const env = { ROCE_BUSY_POLL: opts.busyPoll === true ? '1' : '0', ...opts.env };
   const t = (opts.timeoutS ?? 60) * 1000;
   const [cmd, ...rest] = args;
   const srv = start(net.nsB, process.execPath, [ROCE, cmd ?? '', ...rest, '--dev', net.ifB, '--port', port, '--json', '--timeout', '30'], t, env);
@@ -406,9 +406,9 @@ async function roceBwQueues(net: Net, seconds: number, queues: number): Promise<
   return { group: 'queues', name: `roce perftest write 64 KiB, AF_XDP, ${queues} receive queue${queues > 1 ? 's' : ''} per end`, gbps, framesPerSec: (gbps * 1e9) / 8 / 4096 };
 }
 
-async function roceRate(net: Net, driver: string, label: string, seconds: number): Promise<Row> {
-  const j = await roce(net, ['perftest', 'write', '--driver', driver, '-s', '8', ...durationArgs(seconds)]);
-  return { group: 'rate', name: `roce perftest write 8 B, ${label}`, msgsPerSec: Number(j['mpps']) * 1e6 };
+async function roceRate(net: Net, driver: string, label: string, seconds: number, coalesceAcks = false): Promise<Row> {
+  const j = await roce(net, ['perftest', 'write', '--driver', driver, '-s', '8', ...durationArgs(seconds)], coalesceAcks ? { env: { ROCE_COALESCE_ACKS: '1' } } : {});
+  return { group: 'rate', name: `roce perftest write 8 B, ${label}${coalesceAcks ? ', ACKs coalesced' : ''}`, msgsPerSec: Number(j['mpps']) * 1e6 };
 }
 
 async function roceLat(net: Net, driver: string, label: string, busyPoll: boolean, iters: number): Promise<Row[]> {
@@ -576,7 +576,10 @@ async function main(): Promise<number> {
         await attempt(`Node dgram, ${len}-byte frames`, 'ref', () => nodeDgram(net, len, seconds));
       }
       for (const [d, label] of drv) await attempt(`write 64 KiB ${label}`, 'bw', () => roceBw(net, d, label, seconds));
-      for (const [d, label] of drv) await attempt(`write 8 B ${label}`, 'rate', () => roceRate(net, d, label, seconds));
+      for (const [d, label] of drv) {
+        await attempt(`write 8 B ${label}`, 'rate', () => roceRate(net, d, label, seconds));
+        await attempt(`write 8 B ${label} ACKs coalesced`, 'rate', () => roceRate(net, d, label, seconds, true));
+      }
       if (only.has('queues')) {
         const net4 = createNet(9000, 4);
         for (let i = 0; i < 2; i++) {
