@@ -19,6 +19,9 @@
  *   node dist/bench/netns-network.js --only latref --repeat 3
  *                                  # latency: the C kernel-UDP and AF_XDP ping-pongs (bench/c) and
  *                                  # roce pingpong busy-polling, with and without --warm-up, in turn
+ *   node dist/bench/netns-network.js --only short --repeat 3
+ *                                  # short runs: perftest write 64 KiB -n 2000 with and without
+ *                                  # --perform_warm_up, and the steady rate (-D 6 -f 2), in turn
  *   node dist/bench/netns-network.js --only qps --repeat 2
  *                                  # many QPs: perftest write -q 1, 1 000 and 10 000 (64 B × 5 each),
  *                                  # with the device's in-flight bound and without, in turn
@@ -238,7 +241,7 @@ function lastJson(text: string): Record<string, unknown> {
 // ------------------------------------------------------------------ measurements
 
 interface Row {
-  group: 'ref' | 'bw' | 'rate' | 'lat' | 'pcap' | 'queues' | 'latref' | 'qps';
+  group: 'ref' | 'bw' | 'rate' | 'lat' | 'pcap' | 'queues' | 'latref' | 'qps' | 'short';
   name: string;
   framesPerSec?: number;
   gbps?: number;
@@ -404,6 +407,19 @@ async function roceBwQueues(net: Net, seconds: number, queues: number): Promise<
   const j = await roce(net, ['perftest', 'write', '--driver', 'xdp', '-s', '65536', ...durationArgs(seconds), '-m', '4096']);
   const gbps = Number(j['gbps']);
   return { group: 'queues', name: `roce perftest write 64 KiB, AF_XDP, ${queues} receive queue${queues > 1 ? 's' : ''} per end`, gbps, framesPerSec: (gbps * 1e9) / 8 / 4096 };
+}
+
+/**
+ * Short runs (issue 17): `roce perftest write -s 65536 -n 2000` over AF_XDP, as a user runs it,
+ * with perftest's --perform_warm_up (left out of the figures) or without, against the steady rate
+ * of a 6-second duration-mode run measured between 2-second margins.
+ */
+async function roceShort(net: Net, mode: 'cold' | 'warm' | 'steady'): Promise<Row> {
+  const run = mode === 'steady' ? ['-D', '6', '-f', '2'] : ['-n', '2000', ...(mode === 'warm' ? ['--perform_warm_up'] : [])];
+  const j = await roce(net, ['perftest', 'write', '--driver', 'xdp', '-s', '65536', '-m', '4096', ...run]);
+  const warm = j['warmUp'] as { messages: number; seconds: number } | null;
+  const name = mode === 'steady' ? 'roce perftest write 64 KiB -D 6 -f 2 (steady)' : `roce perftest write 64 KiB -n 2000${mode === 'warm' ? ' --perform_warm_up' : ''}`;
+  return { group: 'short', name, gbps: Number(j['gbps']), ...(warm !== null ? { note: `warm-up ${warm.messages} messages in ${warm.seconds.toFixed(2)} s` } : {}) };
 }
 
 async function roceRate(net: Net, driver: string, label: string, seconds: number, coalesceAcks = false): Promise<Row> {
@@ -603,6 +619,9 @@ async function main(): Promise<number> {
         if (xdp !== null) await attempt('C AF_XDP ping-pong', 'latref', () => cXdpPingpong(net, xdp, iters));
         await attempt('roce pingpong busy-poll, warm-up', 'latref', () => rocePingpongLat(net, iters, 20_000));
         await attempt('roce pingpong busy-poll', 'latref', () => rocePingpongLat(net, iters, 0));
+      }
+      if (only.has('short')) {
+        for (const mode of ['cold', 'warm', 'steady'] as const) await attempt(`short ${mode}`, 'short', () => roceShort(net, mode));
       }
       if (only.has('qps')) {
         for (const n of [1, 1000, 10_000]) {

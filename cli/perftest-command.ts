@@ -39,6 +39,7 @@ export const PERFTEST_OPTIONS: readonly OptionSpec[] = [
   { name: 'atomic_type', short: 'A', kind: 'string', value: 'TYPE', help: 'FETCH_AND_ADD (default) or CMP_AND_SWAP' },
   { name: 'qp-timeout', short: 'u', kind: 'string', value: 'N', help: 'QP timeout exponent, 4.096 us x 2^N (default 14)' },
   { name: 'report_gbits', kind: 'flag', help: 'send the bandwidth report to the peer in Gb/s (perftest prints it as it gets it)' },
+  { name: 'perform_warm_up', kind: 'flag', help: 'write, read and atomic bandwidth: requests before the measured loop, not counted, until the rate settles (at most 1 s; perftest posts one tx depth), so a short run reports the steady rate; the peer needs no flag' },
   { name: 'dont_xchg_versions', kind: 'flag', help: 'skip the version, system-data and MTU exchanges' },
   { name: 'rdma_cm', short: 'R', kind: 'flag', help: 'connect the QP through the RDMA CM and exchange over a CM-connected QP instead of TCP (the server\'s port in the CM\'s TCP port space; SERVER_IP an IPv4 address)' },
   SHARED_OPTIONS.bind,
@@ -96,6 +97,7 @@ export async function perftestCommand(argv: readonly string[], out: Output, ctx:
     connectTimeoutMs: a.server === undefined ? a.timeoutS * 1000 : Math.min(a.timeoutS, 30) * 1000,
     verify: args.flags.has('verify'),
     reportGbits: args.flags.has('report_gbits'),
+    performWarmUp: args.flags.has('perform_warm_up'),
     dontXchgVersions: args.flags.has('dont_xchg_versions'),
     rdmaCm: args.flags.has('rdma_cm'),
   };

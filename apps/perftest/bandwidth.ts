@@ -6,13 +6,14 @@
  * the client's report. Each runs for a number of iterations, or in duration
  * mode (perftest -D, -f) for a time, measured inside a window.
  */
-import type { SendWr } from '../../stack/work-request';
 import { PerftestVerb as Verb } from '../oob/perftest-session';
 import { PerftestError, PerftestErrorCode } from './perftest-error';
 import { MeasuringWindow } from './measurement';
 import { pattern } from './verification';
 import { progressMarkAll } from './completion-waits';
 import type { PerftestSide } from './perftest-side';
+import { SendCounts } from './send-counts';
+import { runWarmUp } from './warm-up';
 
 /** Runs this side's part of a bandwidth test. */
 export async function runBandwidth(side: PerftestSide): Promise<void> {
@@ -33,49 +34,6 @@ function takeWindow(side: PerftestSide, w: MeasuringWindow | null, missing: stri
   if (!side.measured.takeWindow(w)) throw new PerftestError(PerftestErrorCode.TIMEOUT, `${side.binary}: ${missing}`, 'completion');
 }
 
-/** Where each QP of a sending loop stands: messages posted and completed, per QP. */
-class SendCounts {
-  readonly posted: number[];
-  readonly completed: number[];
-  totalPosted = 0;
-  totalCompleted = 0;
-
-  constructor(qps: number) {
-    this.posted = new Array<number>(qps).fill(0);
-    this.completed = new Array<number>(qps).fill(0);
-  }
-
-  /**
-   * run_iter_bw's posting: each QP in turn posts while it has fewer than tx depth outstanding and
-   * fewer than `limit` posted; `signaled(k)` says which of its messages ask for a completion.
-   */
-  post(side: PerftestSide, limit: number, signaled: (k: number) => boolean): void {
-    const { rc } = side;
-    const { qps } = side.resources();
-    for (let q = 0; q < rc.qps; q++) {
-      let p = this.posted[q] as number;
-      const c = this.completed[q] as number;
-      if (p >= limit || p - c >= rc.txDepth) continue;
-      const batch: SendWr[] = [];
-      while (p < limit && p - c < rc.txDepth) {
-        const k = p++;
-        batch.push(side.sendWr(k, signaled(k), q));
-      }
-      this.totalPosted += p - (this.posted[q] as number);
-      this.posted[q] = p;
-      (qps[q] as (typeof qps)[number]).postSend(batch);
-    }
-  }
-
-  /** A send completion: RC completes in order, so a signaled message completes every one of its QP posted before it. */
-  complete(wrId: number, qpCount: number): void {
-    const q = wrId % qpCount;
-    const done = Math.floor(wrId / qpCount) + 1;
-    this.totalCompleted += done - (this.completed[q] as number);
-    this.completed[q] = done;
-  }
-}
-
 /**
  * run_iter_bw: each QP keeps up to tx depth requests outstanding, every cq_mod-th (and each QP's
  * last) signaled; with -q the QPs take turns posting, and each moves `iters` messages.
@@ -86,6 +44,7 @@ async function runClient(side: PerftestSide): Promise<void> {
   const n = new SendCounts(rc.qps);
   const total = rc.iters * rc.qps;
   const clock = side.dev.clock;
+  if (rc.warmUp) side.warmUp = await runWarmUp(side);
   measured.started = clock.now();
   while (n.totalCompleted < total) {
     n.post(side, rc.iters, (k) => (k + 1) % rc.cqMod === 0 || k === rc.iters - 1);
@@ -108,6 +67,7 @@ async function runClientForDuration(side: PerftestSide): Promise<void> {
   const { rc, waits } = side;
   const { qps, sendCq: cq } = side.resources();
   const clock = side.dev.clock;
+  if (rc.warmUp) side.warmUp = await runWarmUp(side);
   const window = new MeasuringWindow(clock.now(), rc.durationS, rc.marginS);
   const n = new SendCounts(rc.qps);
   const reap = async (): Promise<void> => {
@@ -120,15 +80,7 @@ async function runClientForDuration(side: PerftestSide): Promise<void> {
     n.post(side, Infinity, (k) => (k + 1) % rc.cqMod === 0); // every cq_mod-th signaled
     await reap();
   }
-  // Each QP's tail may be unsignaled: one more signaled request completes it (RC completes in order).
-  for (let q = 0; q < rc.qps; q++) {
-    const p = n.posted[q] as number;
-    if ((n.completed[q] as number) < p && p % rc.cqMod !== 0) {
-      (qps[q] as (typeof qps)[number]).postSend(side.sendWr(p, true, q));
-      n.posted[q] = p + 1;
-      n.totalPosted++;
-    }
-  }
+  n.signalTails(side);
   while (n.totalCompleted < n.totalPosted) await reap();
   side.measured.posted = n.totalPosted;
   takeWindow(side, window, 'the run ended before its measuring window');

@@ -78,6 +78,12 @@ export interface PerftestConfig extends OobEndpointConfig {
   /** Report bandwidth to the peer in Gb/s instead of MB/s (perftest --report_gbits). */
   reportGbits?: boolean;
   /**
+   * perftest --perform_warm_up (write, read and atomic bandwidth): requests before the measured
+   * loop, not counted. perftest posts one tx depth per QP; this stack keeps going until the rate
+   * settles (at most 1 s), since its code and its peer's are compiled while they run (apps/perftest/warm-up.ts).
+   */
+  performWarmUp?: boolean;
+  /**
    * perftest -R (--rdma_cm): the test QP connected through the RDMA CM, and the whole exchange
    * carried by a second, CM-connected QP instead of TCP (both on `port`, TCP port space). The
    * client's `server` must then be an IPv4 address.
@@ -146,6 +152,8 @@ export interface ResolvedConfig {
   sizes: number[];
   /** perftest -b. */
   duplex: boolean;
+  /** perftest --perform_warm_up: the client warms up before its measured loop. */
+  warmUp: boolean;
 }
 
 /** Applies perftest's defaults and checks (parser() and force_dependecies()). */
@@ -164,6 +172,13 @@ export function resolveConfig(dev: Device, c: PerftestConfig): ResolvedConfig {
     if (c.rdmaCm === true) throw configError('bidirectional', 'with the RDMA CM (-R) is not implemented');
     if (c.allSizes === true) throw configError('bidirectional', 'with all sizes (-a) is not implemented');
     if (c.durationS !== undefined) throw configError('bidirectional', 'with duration mode (-D) is not implemented');
+  }
+  const warmUp = c.performWarmUp ?? false;
+  if (warmUp) {
+    // perftest: "valid in Atomic, Read and Write BW tests".
+    if (lat || verb === Verb.SEND) throw configError('performWarmUp', 'applies to the write, read and atomic bandwidth tests (perftest: "valid in Atomic, Read and Write BW tests")');
+    if (duplex) throw configError('performWarmUp', 'with a bidirectional test (-b) is not implemented');
+    if (c.allSizes === true) throw configError('performWarmUp', 'with all sizes (-a) is not implemented');
   }
   const allSizes = c.allSizes ?? false;
   if (allSizes) {
@@ -247,6 +262,7 @@ export function resolveConfig(dev: Device, c: PerftestConfig): ResolvedConfig {
     qpTimeout,
     trafficClass,
     verify: c.verify ?? false,
+    warmUp,
     rdmaCm,
     qps,
     connection,

@@ -8,6 +8,7 @@
  * bandwidth.ts or latency.ts.
  */
 import { internalError } from '../../base/programming-error';
+import type { WarmUpReport } from './warm-up';
 import type { Device } from '../../stack/device';
 import type { QueuePair } from '../../stack/queue-pair';
 import type { CompletionQueue } from '../../stack/completion-queue';
@@ -77,6 +78,8 @@ export class PerftestSide implements PerftestLocalSide {
   verifier: Verifier | null = null;
   /** What the loop of the current size measured. */
   measured = new Measurement();
+  /** The warm-up before the measured loop (--perform_warm_up), or null. */
+  warmUp: WarmUpReport | null = null;
   /** perftest -a: what each size measured, in order (empty for a run of one size). */
   readonly sizeResults: SizeResult[] = [];
   /** The test's parameters as resolved; `rc` is the current size's (they differ only with -a). */

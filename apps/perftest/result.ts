@@ -9,6 +9,7 @@ import { ipv6ToString } from '../../packets/bytes';
 import { type Counters, addCounters, newCounters } from '../../stack/counters';
 import { checkBwReport } from '../oob/perftest-messages';
 import { type PerftestOob, type PerftestRole, type PerftestVerb, PerftestVerb as Verb, perftestBinary } from '../oob/perftest-session';
+import type { WarmUpReport } from './warm-up';
 import type { Connection, ResolvedConfig } from './config';
 import type { SizeResult } from './measurement';
 import { type LatencyStats, latencyStats } from './measurement';
@@ -53,6 +54,8 @@ export interface PerftestResult {
   remote: { qpn: number; psn: number; gid: string; rkey: number; vaddr: string; outReads: number };
   verify: { enabled: boolean; bytesChecked: number; mismatches: number };
   oob: { messagesOut: number; messagesIn: number; bytesOut: number; bytesIn: number };
+  /** --perform_warm_up: the requests sent before the measured loop (not in its figures), or null. */
+  warmUp: WarmUpReport | null;
   /** The QPs' counters (rxe names; with -q, summed over the QPs), the ones that are not zero. */
   counters: Partial<Counters>;
   /** What makes the run fail: any one sets `ok` false (a QP in the error state, retries exhausted, bad data, a bad report). */
@@ -171,6 +174,7 @@ export function summarize(side: PerftestSide, rc: ResolvedConfig, oob: PerftestO
     verify: { enabled: rc.verify, bytesChecked: v?.bytesChecked ?? 0, mismatches },
     counters: nonZeroCounters(side.qps.reduce((sum, q) => addCounters(sum, q.counters), newCounters())),
     oob: { messagesOut: out.length, messagesIn: inn.length, bytesOut: out.reduce((a, l) => a + l.bytes, 0), bytesIn: inn.reduce((a, l) => a + l.bytes, 0) },
+    warmUp: side.warmUp,
     problems,
     warnings: health.warnings,
   };
