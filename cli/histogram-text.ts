@@ -5,7 +5,7 @@
 const BAR = 40;
 
 /** `histogram`: [lower bound µs, count] pairs, buckets four to an octave (apps/perftest/measurement.ts). */
-export function histogramText(histogram: readonly (readonly [number, number])[]): string {
+export function histogramText(histogram: readonly (readonly [number, number])[], title = 'round trip histogram'): string {
   const total = histogram.reduce((n, [, c]) => n + c, 0);
   if (total === 0) return '';
   const top = Math.max(...histogram.map(([, c]) => c));
@@ -15,5 +15,5 @@ export function histogramText(histogram: readonly (readonly [number, number])[])
     const bar = '#'.repeat(Math.max(1, Math.round((c / top) * BAR)));
     return `  ${range} us ${String(c).padStart(8)} ${((100 * c) / total).toFixed(2).padStart(6)} % ${bar}\n`;
   });
-  return `round trip histogram (four buckets per octave):\n${lines.join('')}`;
+  return `${title} (four buckets per octave):\n${lines.join('')}`;
 }

@@ -4,6 +4,7 @@
  * flags, roles (the server runs without an address) and out-of-band exchange,
  * so either end may be the unmodified tool.
  */
+import { histogramText } from './histogram-text';
 import { type OptionSpec, UsageError, formatOptions } from './args';
 import { type CommandContext, parseCommand } from './command';
 import { type HostTestNames, CM_OPTIONS, PCAP_OPTIONS, cmTimingArg, TCLASS_OPTIONS, trafficClassArg, SHARED_OPTIONS, hostTestArgs, runHostTest } from './host-test';
@@ -191,13 +192,18 @@ function report(out: Output, r: PerftestResult, host: HostDevice): void {
   out.stdout(`${line}\n`);
   if (r.lat) {
     const l = r.latencyUs;
-    out.stdout(` #bytes #iterations    t_min[usec]    t_p50[usec]    t_p99[usec]    t_max[usec]    t_avg[usec]\n`);
-    const row = (size: number, x: LatencyStats): void => out.stdout(` ${String(size).padEnd(6)} ${String(r.iterations).padEnd(13)} ${[x.min, x.p50, x.p99, x.max, x.avg].map((v) => v.toFixed(2).padStart(14)).join(' ')}\n`);
+    out.stdout(` #bytes #iterations    t_min[usec]    t_p50[usec]    t_p90[usec]    t_p99[usec]  t_p99.9[usec]    t_max[usec]    t_avg[usec]\n`);
+    const row = (size: number, x: LatencyStats): void => out.stdout(` ${String(size).padEnd(6)} ${String(r.iterations).padEnd(13)} ${[x.min, x.p50, x.p90, x.p99, x.p999, x.max, x.avg].map((v) => v.toFixed(2).padStart(14)).join(' ')}\n`);
     if (l === null) out.stdout(` ${String(r.msgSize).padEnd(6)} ${String(r.iterations).padEnd(13)} (the server of ${r.test} only answers; the client measures)\n`);
     else if (r.sizes.length > 0) for (const s of r.sizes) row(s.msgSize, s.latencyUs ?? l);
-    else row(r.msgSize, l);
+    else {
+      row(r.msgSize, l);
+      out.stdout(`${line}\n`);
+      out.stdout(histogramText(l.histogram, r.verb === PerftestVerb.WRITE || r.verb === PerftestVerb.SEND ? 'latency histogram (half round trips, as perftest reports them)' : 'latency histogram (round trips)'));
+    }
   } else {
     if (r.durationS !== null) out.stdout(` Duration mode: ${r.durationS} s; the figures count the messages completed inside the measuring window\n`);
+    if (r.warmUp !== null) out.stdout(` Warm-up: ${r.warmUp.messages} messages in ${r.warmUp.seconds.toFixed(2)} s before the measured loop, not counted${r.warmUp.settled ? '' : ' (the rate had not settled when it ended)'}\n`);
     out.stdout(` #bytes     #iterations    BW average[Gb/sec]   MsgRate[Mpps]${r.measured === 'peer-report' ? '   (as reported by the client)' : ''}\n`);
     const row = (size: number, messages: number, gbps: number, mpps: number): void => out.stdout(` ${String(size).padEnd(10)} ${String(messages).padEnd(14)} ${gbps.toFixed(2).padStart(18)}   ${mpps.toFixed(6).padStart(13)}\n`);
     for (const s of r.sizes.slice(0, -1)) row(s.msgSize, s.messages, s.gbps, s.mpps);

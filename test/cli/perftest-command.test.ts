@@ -189,3 +189,18 @@ test('--perform_warm_up applies to write, read and atomic bandwidth, as perftest
   expect((await cmd('send', '--dev', 'sim-a', '--driver', 'memory', '--perform_warm_up')).err).toMatch(/valid in Atomic, Read and Write BW tests/);
   expect((await cmd('write', '--dev', 'sim-a', '--driver', 'memory', '--lat', '--perform_warm_up')).err).toMatch(/valid in Atomic, Read and Write BW tests/);
 });
+
+test('latency text report: the percentiles up to p99.9 and a histogram of every sample', async () => {
+  const port = String(await freePort());
+  const common = ['--driver', 'memory', '-p', port, '--lat', '-n', '300', '--timeout', '20'];
+  const [sr, cr] = await Promise.all([cmd('write', '--dev', 'sim-b', '--bind', '127.0.0.1', ...common), cmd('write', '127.0.0.1', '--dev', 'sim-a', ...common)]);
+  expect(sr.code).toBe(0);
+  expect(cr.code).toBe(0);
+  expect(cr.out).toMatch(/t_p50\[usec\] +t_p90\[usec\] +t_p99\[usec\] +t_p99\.9\[usec\]/);
+  expect(cr.out).toMatch(/latency histogram \(half round trips, as perftest reports them\)/);
+  const counts = [...cr.out.matchAll(/us +(\d+) +[\d.]+ % #+/g)].map((m) => Number(m[1]));
+  expect(counts.length).toBeGreaterThan(0);
+  // Every sample the percentiles come from is in one bucket: the time between two iterations, as
+  // perftest takes it (iterations - 1 of them).
+  expect(counts.reduce((a, b) => a + b, 0)).toBe(299);
+}, 30_000);
