@@ -204,6 +204,7 @@ function report(out: Output, r: PerftestResult, host: HostDevice): void {
   } else {
     if (r.durationS !== null) out.stdout(` Duration mode: ${r.durationS} s; the figures count the messages completed inside the measuring window\n`);
     if (r.warmUp !== null) out.stdout(` Warm-up: ${r.warmUp.messages} messages in ${r.warmUp.seconds.toFixed(2)} s before the measured loop, not counted${r.warmUp.settled ? '' : ' (the rate had not settled when it ended)'}\n`);
+    else if (shortColdRun(r, host)) out.stdout(` Note: the measured loop took ${r.seconds.toFixed(2)} s, inside the first second in which the code of both ends is still being compiled; --perform_warm_up reports the steady rate (docs/performance.md, "Short runs")\n`);
     out.stdout(` #bytes     #iterations    BW average[Gb/sec]   MsgRate[Mpps]${r.measured === 'peer-report' ? '   (as reported by the client)' : ''}\n`);
     const row = (size: number, messages: number, gbps: number, mpps: number): void => out.stdout(` ${String(size).padEnd(10)} ${String(messages).padEnd(14)} ${gbps.toFixed(2).padStart(18)}   ${mpps.toFixed(6).padStart(13)}\n`);
     for (const s of r.sizes.slice(0, -1)) row(s.msgSize, s.messages, s.gbps, s.mpps);
@@ -212,6 +213,16 @@ function report(out: Output, r: PerftestResult, host: HostDevice): void {
   }
   out.stdout(`${line}\n`);
   if (r.verify.enabled) out.stdout(` verify: ${r.verify.bytesChecked} bytes checked, ${r.verify.mismatches} mismatches\n`);
+}
+
+/**
+ * A bandwidth client's run of a number of iterations, without a warm-up, whose measured loop was
+ * short enough to fall inside the JIT's warm-up (about the first second of real time): its figure
+ * is below the steady rate, and the report says so.
+ */
+function shortColdRun(r: PerftestResult, host: HostDevice): boolean {
+  const warmable = r.verb === PerftestVerb.WRITE || r.verb === PerftestVerb.READ || r.verb === PerftestVerb.ATOMIC;
+  return warmable && r.role === 'client' && r.durationS === null && r.bidirectional === null && r.sizes.length === 0 && !host.virtualTime && r.seconds > 0 && r.seconds < 1;
 }
 
 function hex(v: number, digits: number): string {
