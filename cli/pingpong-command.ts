@@ -2,6 +2,7 @@
  * `roce pingpong`: ibv_rc_pingpong's exchange and traffic, with its flags, so
  * either end may be the unmodified rdma-core tool.
  */
+import { VirtualClock } from '../base/clock';
 import { type OptionSpec, type ParsedArgs, UsageError, formatOptions } from './args';
 import { type CommandContext, parseCommand } from './command';
 import { CC_OPTIONS } from './cc-args';
@@ -97,7 +98,8 @@ export async function pingpongCommand(argv: readonly string[], out: Output, ctx:
   return runHostTest(out, ctx, a, NAMES, {
     test: `${type}_pingpong`,
     exchange: 'address exchange',
-    run: (device, hooks) => runPingpong(device, { ...cfg, ...hooks }),
+    // A real-time device answers the peer's last resends after the run (pingpong.ts lingerAfterLast).
+    run: (device, hooks) => runPingpong(device, { ...cfg, ...hooks, lingerAfterLast: !(device.clock instanceof VirtualClock) }),
     summary: (r, host) => ({ ...r, device: host.ifname, driver: host.driver, virtualTime: host.virtualTime }),
     report,
     errorFields: { ok: false, test: `${type}_pingpong`, role: cfg.role },

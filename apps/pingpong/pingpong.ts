@@ -41,6 +41,9 @@ import { progressMark } from '../perftest/completion-waits';
 import { noProgressBound } from '../host/no-progress-bound';
 import type { Counters } from '../../stack/counters';
 import { nextTurn } from '../host/clock-pump';
+import type { QueuePair } from '../../stack/queue-pair';
+import type { Clock } from '../../base/clock';
+import { localAckTimeoutNs } from '../../stack/qp-attributes';
 
 export type PingpongType = 'rc' | 'uc' | 'ud';
 
@@ -67,6 +70,13 @@ export interface PingpongConfig extends OobEndpointConfig {
   beforeConnect?: (peerGid: Uint8Array) => void | Promise<void>;
   /** How the loop waits while a completion queue is empty (default: the next turn of the event loop; a host device gives its own, HostDevice.idleWait). */
   idleWait?: () => Promise<void>;
+  /**
+   * RC: after the last completion, keep the QP up for a quiet spell of two local ACK timeouts so
+   * that the peer's resent last SEND, whose ACK was lost, gets a fresh ACK (see
+   * answerLastRetransmissions). For real-time devices: a composition root on a virtual clock
+   * leaves it off (default off).
+   */
+  lingerAfterLast?: boolean;
 }
 
 export interface PingpongResult {
@@ -115,6 +125,27 @@ export function pingpongPattern(size: number): Uint8Array {
 
 const SEND_WRID = 1;
 const RECV_WRID = 2;
+
+/**
+ * After the last completion, an RC QP stays up for a quiet spell of two local ACK timeouts
+ * (0.05..1 s) before it is destroyed: the ACK of the peer's last SEND may have been lost, and the
+ * peer then resends that SEND when its own timer fires; the responder answers the duplicate with
+ * a fresh ACK (IBTA C9-105). Without it the peer's retries reach no QP: rc_pingpong's final-ACK
+ * race (docs/interop.md), which with rxe, whose retry_cnt 7 never runs out, leaves the peer
+ * resending until it is killed. The spell starts again with every packet the QP receives.
+ */
+async function answerLastRetransmissions(qp: QueuePair, clock: Clock, idle: () => Promise<void>): Promise<void> {
+  const quietNs = Math.min(1e9, Math.max(50e6, 2 * localAckTimeoutNs(qp.attr.timeout)));
+  let seen = qp.counters.rcvd_pkts;
+  let since = clock.now();
+  while (qp.state !== QpState.ERR && clock.now() - since < quietNs) {
+    await idle();
+    if (qp.counters.rcvd_pkts !== seen) {
+      seen = qp.counters.rcvd_pkts;
+      since = clock.now();
+    }
+  }
+}
 
 export async function runPingpong(dev: Device, cfg: PingpongConfig): Promise<PingpongResult> {
   const type: PingpongType = cfg.type ?? 'rc';
@@ -297,6 +328,7 @@ export async function runPingpong(dev: Device, cfg: PingpongConfig): Promise<Pin
       }
     }
     const end = clock.now();
+    if (type === 'rc' && cfg.lingerAfterLast === true) await answerLastRetransmissions(qp, clock, idle);
     const seconds = Math.max(1e-9, (end - start) / 1e9);
     const bytes = size * iters * 2;
     const samples: number[] = [];
