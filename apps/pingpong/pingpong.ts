@@ -132,13 +132,16 @@ const RECV_WRID = 2;
  * peer then resends that SEND when its own timer fires; the responder answers the duplicate with
  * a fresh ACK (IBTA C9-105). Without it the peer's retries reach no QP: rc_pingpong's final-ACK
  * race (docs/interop.md), which with rxe, whose retry_cnt 7 never runs out, leaves the peer
- * resending until it is killed. The spell starts again with every packet the QP receives.
+ * resending until it is killed. The spell starts again with every packet the QP receives, up to
+ * eight spells in all.
  */
 async function answerLastRetransmissions(qp: QueuePair, clock: Clock, idle: () => Promise<void>): Promise<void> {
   const quietNs = Math.min(1e9, Math.max(50e6, 2 * localAckTimeoutNs(qp.attr.timeout)));
+  // A peer that keeps sending (a hostile one) cannot hold the command: eight spells at most.
+  const until = clock.now() + 8 * quietNs;
   let seen = qp.counters.rcvd_pkts;
   let since = clock.now();
-  while (qp.state !== QpState.ERR && clock.now() - since < quietNs) {
+  while (qp.state !== QpState.ERR && clock.now() - since < quietNs && clock.now() < until) {
     await idle();
     if (qp.counters.rcvd_pkts !== seen) {
       seen = qp.counters.rcvd_pkts;
