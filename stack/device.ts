@@ -268,7 +268,6 @@ export class Device implements QpHost {
 
   /** Builds the frame of a packet of `qp` on `path` and queues it for the next flush (the port does). */
   transmit(qp: QueuePair, t: TransportSpec, path: Path): void {
-    if (qp.resp.ackHeld) this.acks?.release(qp); // a held ACK leaves before anything else for its QP
     this.port.transmit(qp, t, path);
   }
 

@@ -212,10 +212,4 @@ export class InflightBound {
     this.recount();
     if (this.head < this.queue.length) this.timer = this.clock.schedule(this.clock.now() + RECOUNT_NS, this.onRecountTimer);
   };
-
-  /** Stops the recount timer (the device is going away). */
-  stop(): void {
-    if (this.timer !== null) this.clock.cancel(this.timer);
-    this.timer = null;
-  }
 }

@@ -412,6 +412,7 @@ function sendReadResponses(qp: QueuePair, res: ResponderResource, fromPsn: numbe
     buf = hit.mr.buffer;
     at = hit.offset;
   }
+  if (qp.resp.ackHeld) qp.ctx.acks?.release(qp); // a held ACK (stack/ack-coalescer.ts) goes before the responses
   const aeth = { syndrome: ackSyndrome(qp), msn: qp.resp.msn };
   for (let i = 0; i < n; i++) {
     const last = i === n - 1;
@@ -461,6 +462,7 @@ function executeAtomic(qp: QueuePair, p: RocePacket, info: OpcodeInfo): void {
 }
 
 function sendAtomicAck(qp: QueuePair, res: ResponderResource): void {
+  if (qp.resp.ackHeld) qp.ctx.acks?.release(qp); // a held ACK (stack/ack-coalescer.ts) goes first
   const t: TransportSpec = {
     bth: { opcode: RC_ATOMIC_ACKNOWLEDGE, destQp: qp.attr.destQpNum, psn: res.firstPsn },
     aeth: { syndrome: ackSyndrome(qp), msn: qp.resp.msn },

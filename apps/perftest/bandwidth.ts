@@ -39,8 +39,7 @@ function takeWindow(side: PerftestSide, w: MeasuringWindow | null, missing: stri
  * last) signaled; with -q the QPs take turns posting, and each moves `iters` messages.
  */
 async function runClient(side: PerftestSide): Promise<void> {
-  const { rc, waits, measured } = side;
-  const { sendCq: cq } = side.resources();
+  const { rc, measured } = side;
   const n = new SendCounts(rc.qps);
   const total = rc.iters * rc.qps;
   const clock = side.dev.clock;
@@ -48,10 +47,7 @@ async function runClient(side: PerftestSide): Promise<void> {
   measured.started = clock.now();
   while (n.totalCompleted < total) {
     n.post(side, rc.iters, (k) => (k + 1) % rc.cqMod === 0 || k === rc.iters - 1);
-    for (const wc of await waits.pollSome(cq, `the completion of ${rc.verb.toUpperCase()} #${n.totalCompleted}`)) {
-      waits.check(wc, rc.verb.toUpperCase());
-      n.complete(Number(wc.wrId), rc.qps);
-    }
+    await n.reap(side);
   }
   measured.finished = clock.now();
   measured.messages = total;
@@ -64,24 +60,17 @@ async function runClient(side: PerftestSide): Promise<void> {
  * the end. Then posting stops, and what is outstanding completes (every message posted lands).
  */
 async function runClientForDuration(side: PerftestSide): Promise<void> {
-  const { rc, waits } = side;
-  const { qps, sendCq: cq } = side.resources();
+  const { rc } = side;
   const clock = side.dev.clock;
   if (rc.warmUp) side.warmUp = await runWarmUp(side);
   const window = new MeasuringWindow(clock.now(), rc.durationS, rc.marginS);
   const n = new SendCounts(rc.qps);
-  const reap = async (): Promise<void> => {
-    for (const wc of await waits.pollSome(cq, `the completion of ${rc.verb.toUpperCase()} #${n.totalCompleted}`)) {
-      waits.check(wc, rc.verb.toUpperCase());
-      n.complete(Number(wc.wrId), rc.qps);
-    }
-  };
   while (window.note(clock.now(), n.totalCompleted)) {
     n.post(side, Infinity, (k) => (k + 1) % rc.cqMod === 0); // every cq_mod-th signaled
-    await reap();
+    await n.reap(side);
   }
   n.signalTails(side);
-  while (n.totalCompleted < n.totalPosted) await reap();
+  while (n.totalCompleted < n.totalPosted) await n.reap(side);
   side.measured.posted = n.totalPosted;
   takeWindow(side, window, 'the run ended before its measuring window');
   reportMeasured(side);

@@ -56,6 +56,18 @@ export class SendCounts {
     }
   }
 
+  /**
+   * Waits for send completions (at least one), checks each and counts it; `what` names the
+   * requests in messages (the verb, upper case, by default).
+   */
+  async reap(side: PerftestSide, what = side.rc.verb.toUpperCase()): Promise<void> {
+    const { waits, rc } = side;
+    for (const wc of await waits.pollSome(side.resources().sendCq, `the completion of ${what} #${this.totalCompleted}`)) {
+      waits.check(wc, what);
+      this.complete(Number(wc.wrId), rc.qps);
+    }
+  }
+
   /** A send completion: RC completes in order, so a signaled message completes every one of its QP posted before it. */
   complete(wrId: number, qpCount: number): void {
     const q = wrId % qpCount;

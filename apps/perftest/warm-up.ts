@@ -34,16 +34,9 @@ export interface WarmUpReport {
 
 /** Runs the warm-up of the client `side` (every request completed when it returns). */
 export async function runWarmUp(side: PerftestSide): Promise<WarmUpReport> {
-  const { rc, waits } = side;
-  const { sendCq: cq } = side.resources();
+  const { rc } = side;
   const n = new SendCounts(rc.qps);
-  const verb = rc.verb.toUpperCase();
-  const reap = async (): Promise<void> => {
-    for (const wc of await waits.pollSome(cq, `the completion of warm-up ${verb} #${n.totalCompleted}`)) {
-      waits.check(wc, `warm-up ${verb}`);
-      n.complete(Number(wc.wrId), rc.qps);
-    }
-  };
+  const what = `warm-up ${rc.verb.toUpperCase()}`;
   const wallNs = (): number => performance.now() * 1e6;
   const t0 = wallNs();
   let windowAt = t0;
@@ -52,7 +45,7 @@ export async function runWarmUp(side: PerftestSide): Promise<WarmUpReport> {
   let settled = false;
   for (;;) {
     n.post(side, Infinity, (k) => (k + 1) % rc.cqMod === 0);
-    await reap();
+    await n.reap(side, what);
     const now = wallNs();
     if (now - windowAt < WINDOW_NS) continue;
     const rate = (n.totalCompleted - windowCount) / (now - windowAt);
@@ -63,6 +56,6 @@ export async function runWarmUp(side: PerftestSide): Promise<WarmUpReport> {
     windowCount = n.totalCompleted;
   }
   n.signalTails(side);
-  while (n.totalCompleted < n.totalPosted) await reap();
+  while (n.totalCompleted < n.totalPosted) await n.reap(side, what);
   return { messages: n.totalPosted, seconds: (wallNs() - t0) / 1e9, settled };
 }
