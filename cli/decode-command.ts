@@ -5,6 +5,7 @@
  */
 import { fileErrorText } from './file-error';
 import * as fs from 'node:fs';
+import * as os from 'node:os';
 import * as path from 'node:path';
 import { type OptionSpec, UsageError, formatOptions, intValue } from './args';
 import { parseCommand } from './command';
@@ -12,11 +13,13 @@ import type { Output } from './output';
 import { describeCaptureError } from '../packets/pcap';
 import type { WireError } from '../packets/errors';
 import { streamCaptureFile } from '../analysis/capture-stream';
-import { decodeAt, type DecodeOptions, type DecodedFrame } from '../packets/decode';
-import { writeFrameJson } from '../packets/json';
-import { fieldTree, writeSummaryLine } from '../packets/summary';
+import { type DecodeCounts, FramePrinter, type PrintSettings } from './decode-printer';
+import { AUTO_THREADS_MIN_BYTES, MAX_AUTO_THREADS, decodeThreads, parseThreads } from './decode-threads';
+import { decodeWithWorkers, decodeWorkerScript } from './decode-workers';
+import { type StreamResult } from '../analysis/capture-stream';
 import { TextBytes } from '../base/text-bytes';
 import { nativeIcrcV2 } from '../nic-driver/native-binding';
+import { nativeIcrcBatch } from '../nic-driver/native-icrc';
 import { opcodeInfo, OPCODES } from '../packets/opcodes';
 
 export const DECODE_OPTIONS: readonly OptionSpec[] = [
@@ -29,6 +32,7 @@ export const DECODE_OPTIONS: readonly OptionSpec[] = [
   { name: 'count', short: 'c', kind: 'string', value: 'N', help: 'stop after printing N frames' },
   { name: 'errors', kind: 'flag', help: 'only malformed frames (bad ICRC, truncated, bad length, unknown opcode, bad MAD)' },
   { name: 'no-icrc', kind: 'flag', help: 'do not check the ICRC' },
+  { name: 'threads', kind: 'string', value: 'N', help: `threads that decode, this one included (1: no worker; default: one per core up to ${MAX_AUTO_THREADS} for a file of ${AUTO_THREADS_MIN_BYTES >> 20} MiB or more, 1 with --count)` },
   { name: 'time', short: 't', kind: 'string', value: 'rel|abs|delta', help: 'time column: since the first frame (default), since the epoch, or since the previous frame' },
   { name: 'help', short: 'h', kind: 'flag', help: 'this help' },
 ];
@@ -47,16 +51,6 @@ unreadable file.`;
 
 /** The capture decoded when no FILE is given. */
 export const DEFAULT_CAPTURE = path.join(__dirname, '..', '..', 'captures', 'rc-conversation.pcap');
-
-const NEWLINE = 0x0a;
-
-interface Filter {
-  qpns: Set<number> | null;
-  opcodes: Set<number> | null;
-  first: number;
-  last: number;
-  errorsOnly: boolean;
-}
 
 function parseOpcodes(list: readonly string[]): Set<number> {
   const out = new Set<number>();
@@ -84,20 +78,6 @@ function parseRange(text: string): [number, number] {
   return [a, b];
 }
 
-function passes(f: Filter, index: number, d: DecodedFrame): boolean {
-  if (index < f.first || index > f.last) return false;
-  if (f.qpns === null && f.opcodes === null && !f.errorsOnly) return true;
-  if (!d.roce) return false;
-  if (f.errorsOnly && d.error === null && d.madError === null) return false;
-  if (f.qpns !== null) {
-    const dest = d.bth?.destQp;
-    const src = d.deth?.srcQp;
-    if (!((dest !== undefined && f.qpns.has(dest)) || (src !== undefined && f.qpns.has(src)))) return false;
-  }
-  if (f.opcodes !== null && (d.bth === null || !f.opcodes.has(d.bth.opcode))) return false;
-  return true;
-}
-
 export async function decodeCommand(argv: readonly string[], out: Output): Promise<number> {
   const args = parseCommand(argv, out, { name: 'decode', options: DECODE_OPTIONS, usage: DECODE_USAGE, operands: 'optional FILE' });
   if (args === null) return 0;
@@ -105,11 +85,6 @@ export async function decodeCommand(argv: readonly string[], out: Output): Promi
   const verbose = args.flags.has('verbose');
   if (json && verbose) throw new UsageError('--json and -v cannot be combined');
   const portText = args.values.get('roce-port');
-  const opts: DecodeOptions = {
-    rocePort: portText === undefined ? 4791 : intValue(portText, 'roce-port', 1, 65535),
-    verifyIcrc: !args.flags.has('no-icrc'),
-    icrcV2: nativeIcrcV2() ?? undefined,
-  };
   const countText = args.values.get('count');
   const maxOut = countText === undefined ? Number.MAX_SAFE_INTEGER : intValue(countText, 'count', 1, Number.MAX_SAFE_INTEGER);
   const timeMode = args.values.get('time') ?? 'rel';
@@ -117,13 +92,20 @@ export async function decodeCommand(argv: readonly string[], out: Output): Promi
   const [first, last] = args.values.has('frames') ? parseRange(args.values.get('frames') ?? '') : [1, Number.MAX_SAFE_INTEGER];
   const qpnList = args.lists.get('qpn');
   const opList = args.lists.get('opcode');
-  const filter: Filter = {
-    qpns: qpnList === undefined ? null : new Set(qpnList.map((q) => intValue(q, 'qpn', 0, 0xffffff))),
-    opcodes: opList === undefined ? null : parseOpcodes(opList),
+  const requestedThreads = parseThreads(args.values.get('threads'));
+  const settings: PrintSettings = {
+    json,
+    verbose,
+    timeMode,
+    rocePort: portText === undefined ? 4791 : intValue(portText, 'roce-port', 1, 65535),
+    verifyIcrc: !args.flags.has('no-icrc'),
+    qpns: qpnList === undefined ? null : qpnList.map((q) => intValue(q, 'qpn', 0, 0xffffff)),
+    opcodes: opList === undefined ? null : [...parseOpcodes(opList)],
     first,
     last,
     errorsOnly: args.flags.has('errors'),
   };
+  const icrcV2 = nativeIcrcV2() ?? undefined;
 
   let file = args.positionals[0];
   if (file === undefined) {
@@ -146,57 +128,41 @@ export async function decodeCommand(argv: readonly string[], out: Output): Promi
   const records = streamCaptureFile(file);
   // Lines and JSON objects are written straight into UTF-8 chunks (base/text-bytes.ts): building a
   // string per frame cost more than decoding it (docs/performance.md, "roce decode end to end").
-  const text = new TextBytes((chunk) => out.stdoutBytes(chunk));
-  let whole: { bytes: Uint8Array; view: DataView } = { bytes: new Uint8Array(0), view: new DataView(new ArrayBuffer(0)) };
-  let firstTime: number | null = null;
-  let prevTime = 0;
+  const script = decodeWorkerScript();
+  const threads = decodeThreads(requestedThreads, { script, fileBytes: fs.statSync(file).size, counted: countText !== undefined, cores: os.availableParallelism() });
   let read = 0;
-  let printed = 0;
-  let roceFrames = 0;
-  let malformed = 0;
-  let badIcrc = 0;
-  let truncated = 0;
-  let ended: { format: 'pcap' | 'pcapng'; error: WireError | null } | null = null;
-  for (;;) {
-    const next = records.next();
-    if (next.done === true) {
-      ended = next.value;
-      break;
-    }
-    const rec = next.value;
-    read++;
-    if (printed >= maxOut) {
-      records.return({ format: 'pcap', error: null });
-      break;
-    }
-    firstTime ??= rec.timeSec;
-    // Records are views into one read buffer: one DataView over it serves every frame in it.
-    if (rec.data.buffer !== whole.bytes.buffer) whole = { bytes: new Uint8Array(rec.data.buffer), view: new DataView(rec.data.buffer) };
-    const start = rec.data.byteOffset;
-    const d = decodeAt(whole.view, whole.bytes, start, start + rec.data.byteLength, rec.linkType, opts, rec.origLen);
-    if (d.roce) {
-      roceFrames++;
-      if (d.error !== null || d.madError !== null) malformed++;
-      if (d.icrcOk === false) badIcrc++;
-      if (d.truncated) truncated++;
-    }
-    const t = timeMode === 'abs' ? rec.timeSec : timeMode === 'rel' ? rec.timeSec - firstTime : rec.timeSec - prevTime;
-    prevTime = rec.timeSec;
-    if (!passes(filter, rec.index, d)) continue;
-    if (json) {
-      writeFrameJson(text, rec.index, rec.timeSec, d);
-      text.byte(NEWLINE);
-      printed++;
-    } else if (d.roce) {
-      if (verbose) out.stdout(`${fieldTree(rec.index, t, rec.data.byteLength, d, rec.data)}\n\n`);
-      else {
-        writeSummaryLine(text, rec.index, t, d);
-        text.byte(NEWLINE);
+  let counts: DecodeCounts;
+  let ended: StreamResult | null = null;
+  if (threads > 1 && script !== null) {
+    const r = await decodeWithWorkers(records, settings, threads - 1, script, icrcV2, nativeIcrcBatch()?.compute ?? null, (chunk) => {
+      out.stdoutBytes(chunk);
+    });
+    ({ read, counts, ended } = r);
+  } else {
+    const text = new TextBytes((chunk) => out.stdoutBytes(chunk));
+    const printer = new FramePrinter(text, settings, icrcV2);
+    counts = printer.counts;
+    let whole: { bytes: Uint8Array; view: DataView } = { bytes: new Uint8Array(0), view: new DataView(new ArrayBuffer(0)) };
+    for (;;) {
+      const next = records.next();
+      if (next.done === true) {
+        ended = next.value;
+        break;
       }
-      printed++;
+      const rec = next.value;
+      read++;
+      if (counts.printed >= maxOut) {
+        records.return({ format: 'pcap', error: null });
+        break;
+      }
+      // Records are views into one read buffer: one DataView over it serves every frame in it.
+      if (rec.data.buffer !== whole.bytes.buffer) whole = { bytes: new Uint8Array(rec.data.buffer), view: new DataView(rec.data.buffer) };
+      const start = rec.data.byteOffset;
+      printer.record(whole.view, whole.bytes, start, start + rec.data.byteLength, rec.linkType, rec.origLen, rec.index, rec.timeSec);
     }
+    text.end();
   }
-  text.end();
+  const { roce: roceFrames, malformed, badIcrc, truncated, printed } = counts;
   const result = { format: ended?.format ?? 'pcap', error: ended?.error ?? null, records: { length: read } };
   if (!json) {
     out.stderr(

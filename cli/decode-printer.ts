@@ -1,0 +1,125 @@
+/**
+ * What `roce decode` does with one capture record: decode it, count it, filter it and print it
+ * (a summary line, a JSON object or a field tree) into a `TextBytes`. The command runs it on its
+ * own thread, or one per worker thread over batches of records (cli/decode-workers.ts); the
+ * settings are plain data so that they cross to a worker as they are.
+ */
+import { decodeAt, type DecodeOptions, type DecodedFrame } from '../packets/decode';
+import { writeFrameJson } from '../packets/json';
+import { fieldTree, writeSummaryLine } from '../packets/summary';
+import type { TextBytes } from '../base/text-bytes';
+
+const NEWLINE = 0x0a;
+
+export type TimeMode = 'rel' | 'abs' | 'delta';
+
+/** The command's settings, as structured-clonable data. */
+export interface PrintSettings {
+  json: boolean;
+  verbose: boolean;
+  timeMode: TimeMode;
+  rocePort: number;
+  verifyIcrc: boolean;
+  /** Only frames to or from these QPs (null: all). */
+  qpns: readonly number[] | null;
+  /** Only these opcodes (null: all). */
+  opcodes: readonly number[] | null;
+  /** Frame numbers, inclusive. */
+  first: number;
+  last: number;
+  errorsOnly: boolean;
+}
+
+/** Counts over the records seen, for the closing line on stderr. */
+export interface DecodeCounts {
+  roce: number;
+  malformed: number;
+  badIcrc: number;
+  truncated: number;
+  printed: number;
+}
+
+export function zeroCounts(): DecodeCounts {
+  return { roce: 0, malformed: 0, badIcrc: 0, truncated: 0, printed: 0 };
+}
+
+export function addCounts(to: DecodeCounts, from: DecodeCounts): void {
+  to.roce += from.roce;
+  to.malformed += from.malformed;
+  to.badIcrc += from.badIcrc;
+  to.truncated += from.truncated;
+  to.printed += from.printed;
+}
+
+export class FramePrinter {
+  readonly counts: DecodeCounts = zeroCounts();
+  /** Time of the file's first record (the `rel` column's zero). */
+  firstTime: number | null = null;
+  /** Time of the record before the next one (the `delta` column's reference). */
+  prevTime = 0;
+  private readonly opts: DecodeOptions;
+  private readonly qpns: Set<number> | null;
+  private readonly opcodes: Set<number> | null;
+  private readonly unfiltered: boolean;
+
+  /**
+   * @param icrcV2 the routine that checks a RoCE v2 ICRC (the native addon's when it is built)
+   */
+  constructor(
+    private readonly text: TextBytes,
+    private readonly s: PrintSettings,
+    icrcV2: DecodeOptions['icrcV2'],
+  ) {
+    this.opts = { rocePort: s.rocePort, verifyIcrc: s.verifyIcrc, icrcV2 };
+    this.qpns = s.qpns === null ? null : new Set(s.qpns);
+    this.opcodes = s.opcodes === null ? null : new Set(s.opcodes);
+    this.unfiltered = this.qpns === null && this.opcodes === null && !s.errorsOnly;
+  }
+
+  /**
+   * One record: its bytes are `bytes[start, end)` (`view` over the same buffer), captured from a
+   * frame of `origLen` bytes on the wire.
+   */
+  record(view: DataView, bytes: Uint8Array, start: number, end: number, linkType: number, origLen: number, index: number, timeSec: number): void {
+    this.firstTime ??= timeSec;
+    const d = decodeAt(view, bytes, start, end, linkType, this.opts, origLen);
+    const c = this.counts;
+    if (d.roce) {
+      c.roce++;
+      if (d.error !== null || d.madError !== null) c.malformed++;
+      if (d.icrcOk === false) c.badIcrc++;
+      if (d.truncated) c.truncated++;
+    }
+    const mode = this.s.timeMode;
+    const t = mode === 'abs' ? timeSec : mode === 'rel' ? timeSec - this.firstTime : timeSec - this.prevTime;
+    this.prevTime = timeSec;
+    if (!this.passes(index, d)) return;
+    const text = this.text;
+    if (this.s.json) {
+      writeFrameJson(text, index, timeSec, d);
+      text.byte(NEWLINE);
+      c.printed++;
+    } else if (d.roce) {
+      if (this.s.verbose) {
+        text.text(fieldTree(index, t, end - start, d, bytes.subarray(start, end)));
+        text.byte(NEWLINE);
+      } else writeSummaryLine(text, index, t, d);
+      text.byte(NEWLINE);
+      c.printed++;
+    }
+  }
+
+  private passes(index: number, d: DecodedFrame): boolean {
+    if (index < this.s.first || index > this.s.last) return false;
+    if (this.unfiltered) return true;
+    if (!d.roce) return false;
+    if (this.s.errorsOnly && d.error === null && d.madError === null) return false;
+    if (this.qpns !== null) {
+      const dest = d.bth?.destQp;
+      const src = d.deth?.srcQp;
+      if (!((dest !== undefined && this.qpns.has(dest)) || (src !== undefined && this.qpns.has(src)))) return false;
+    }
+    if (this.opcodes !== null && (d.bth === null || !this.opcodes.has(d.bth.opcode))) return false;
+    return true;
+  }
+}

@@ -1,0 +1,20 @@
+/**
+ * A worker thread of `roce decode` (cli/decode-workers.ts starts it): it decodes and prints the
+ * batches of records it is sent, each into bytes that it sends back with the batch's counts. It
+ * prints exactly what the command's own thread would (the same `BatchPrinter`).
+ */
+import { parentPort, workerData } from 'node:worker_threads';
+import { ProgrammingError, ProgrammingErrorCode } from '../base/programming-error';
+import { nativeIcrcV2 } from '../nic-driver/native-binding';
+import { nativeIcrcBatch } from '../nic-driver/native-icrc';
+import type { PrintSettings } from './decode-printer';
+import { type BatchMessage, BatchPrinter } from './decode-batch';
+
+const port = parentPort;
+if (port === null) throw new ProgrammingError(ProgrammingErrorCode.Misuse, 'cli/decode-worker.ts runs only as a worker thread of roce decode');
+const printer = new BatchPrinter(workerData as PrintSettings, nativeIcrcV2() ?? undefined, nativeIcrcBatch()?.compute ?? null);
+
+port.on('message', (m: BatchMessage) => {
+  const r = printer.print(m);
+  port.postMessage(r, [r.data, r.meta, ...r.out.map((c) => c.buffer as ArrayBuffer)]);
+});

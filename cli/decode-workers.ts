@@ -1,0 +1,165 @@
+/**
+ * `roce decode` on several threads. The command's thread reads the capture and copies its records,
+ * in order, into batches (cli/decode-batch.ts). A full batch goes to a worker thread
+ * (cli/decode-worker.ts) that has room, else the command's thread decodes and prints it itself, so
+ * that no core waits: reading takes the command's thread about a third of a frame's time. Output is
+ * written in the order of the batches.
+ * The output is byte for byte what one thread prints: the records, their numbers and times are the
+ * same, and each batch carries the time of the record before it for `--time delta`.
+ *
+ * At most two batches per worker are out at once, so memory stays flat whatever the file's size.
+ */
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { Worker } from 'node:worker_threads';
+import type { CaptureRecord } from '../packets/pcap';
+import type { StreamResult } from '../analysis/capture-stream';
+import type { DecodeOptions } from '../packets/decode';
+import { internalError } from '../base/programming-error';
+import { type BatchMessage, BatchPrinter, type BatchResult, type IcrcBurst, RecordBatch } from './decode-batch';
+import { addCounts, type DecodeCounts, type PrintSettings, zeroCounts } from './decode-printer';
+
+/** Batches out per worker at most. */
+const OUT_PER_WORKER = 4;
+
+/** The worker's compiled script, or null when the command runs from its TypeScript sources. */
+export function decodeWorkerScript(): string | null {
+  const file = path.join(__dirname, 'decode-worker.js');
+  return fs.existsSync(file) ? file : null;
+}
+
+export interface WorkersResult {
+  counts: DecodeCounts;
+  /** Records read. */
+  read: number;
+  /** How reading ended (null: it did not end, which cannot happen here). */
+  ended: StreamResult | null;
+  /** Batches decoded by the worker threads, and by the command's own. */
+  workerBatches: number;
+  localBatches: number;
+}
+
+export async function decodeWithWorkers(
+  records: Generator<CaptureRecord, StreamResult>,
+  settings: PrintSettings,
+  workers: number,
+  script: string,
+  icrcV2: DecodeOptions['icrcV2'],
+  burst: IcrcBurst | null,
+  write: (chunk: Uint8Array) => void,
+): Promise<WorkersResult> {
+  const local = new BatchPrinter(settings, icrcV2, burst);
+  /** Batches out, per worker. */
+  const out: number[] = Array.from({ length: workers }, () => 0);
+  const threads: Worker[] = [];
+  const results = new Map<number, BatchResult>();
+  let failure: Error | null = null;
+  let closing = false;
+  let wake: (() => void) | null = null;
+  const poke = (): void => {
+    const w = wake;
+    wake = null;
+    w?.();
+  };
+  for (let i = 0; i < workers; i++) {
+    const w = new Worker(script, { workerData: settings });
+    w.on('message', (r: BatchResult) => {
+      results.set(r.seq, r);
+      out[i] = (out[i] as number) - 1;
+      poke();
+    });
+    w.on('error', (e: Error) => {
+      failure ??= internalError(`a decode worker thread failed: ${e.message}`);
+      poke();
+    });
+    w.on('exit', (code: number) => {
+      if (!closing) failure ??= internalError(`a decode worker thread exited (code ${code}) before its work was done`);
+      poke();
+    });
+    threads.push(w);
+  }
+
+  const counts = zeroCounts();
+  const pool: RecordBatch[] = [];
+  let sent = 0;
+  let written = 0;
+  let workerBatches = 0;
+  let localBatches = 0;
+  const drain = (): void => {
+    for (let r = results.get(written); r !== undefined; r = results.get(written)) {
+      results.delete(written);
+      for (const chunk of r.out) write(chunk);
+      addCounts(counts, r.counts);
+      pool.push(new RecordBatch(r.data, r.meta));
+      written++;
+    }
+  };
+  /** Waits until fewer than `limit` batches are out. */
+  const settle = async (limit: number): Promise<void> => {
+    for (;;) {
+      drain();
+      if (failure !== null) throw failure;
+      if (sent - written < limit) return;
+      await new Promise<void>((resolve) => {
+        wake = resolve;
+      });
+    }
+  };
+  const take = (minBytes: number): RecordBatch => {
+    const i = pool.findIndex((b) => b.data.byteLength >= minBytes);
+    if (i < 0) return RecordBatch.fresh(minBytes);
+    const [b] = pool.splice(i, 1);
+    return b as RecordBatch;
+  };
+
+  let batch = take(0);
+  let firstTime: number | null = null;
+  let prevTime = 0;
+  let batchPrev = 0;
+  let read = 0;
+  let ended: StreamResult | null = null;
+  const send = async (): Promise<void> => {
+    const msg: BatchMessage = { seq: sent, count: batch.count, firstTime: firstTime ?? 0, prevTime: batchPrev, data: batch.data, meta: batch.meta };
+    let w = 0;
+    for (let i = 1; i < workers; i++) if ((out[i] as number) < (out[w] as number)) w = i;
+    if ((out[w] as number) < OUT_PER_WORKER) {
+      (threads[w] as Worker).postMessage(msg, [batch.data, batch.meta]);
+      out[w] = (out[w] as number) + 1;
+      workerBatches++;
+    } else {
+      results.set(sent, local.print(msg));
+      localBatches++;
+    }
+    sent++;
+    drain();
+    if (failure !== null) throw failure;
+    // A turn of the event loop takes in what the workers have sent back.
+    await new Promise<void>((resolve) => setImmediate(resolve));
+  };
+  try {
+    for (;;) {
+      const next = records.next();
+      if (next.done === true) {
+        ended = next.value;
+        break;
+      }
+      const rec = next.value;
+      read++;
+      firstTime ??= rec.timeSec;
+      const n = rec.data.length;
+      if (!batch.fits(n)) {
+        if (batch.count > 0) await send();
+        batch = take(n);
+      }
+      if (batch.count === 0) batchPrev = prevTime;
+      batch.add(rec.index, rec.timeSec, rec.linkType, rec.origLen, rec.data);
+      prevTime = rec.timeSec;
+    }
+    if (batch.count > 0) await send();
+    await settle(1);
+  } finally {
+    closing = true;
+    await Promise.all(threads.map((w) => w.terminate()));
+  }
+  return { counts, read, ended, workerBatches, localBatches };
+}

@@ -1,0 +1,193 @@
+/**
+ * `roce decode` on worker threads (cli/decode-workers.ts) prints byte for byte what it prints on
+ * one thread, with the same closing line and exit status: every bundled capture repeated into
+ * thousands of records (many batches, some records cut by the capture, some with a bad ICRC), a
+ * record larger than a batch, every output form and filter, and a file that ends inside a record.
+ * Also the rules that choose the number of threads.
+ */
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { spawnSync } from 'node:child_process';
+import { readCapture, PcapWriter } from '../../packets/pcap';
+import { AUTO_THREADS_MIN_BYTES, MAX_AUTO_THREADS, decodeThreads, parseThreads } from '../../cli/decode-threads';
+import { UsageError } from '../../cli/args';
+import { BATCH_BYTES, BATCH_RECORDS } from '../../cli/decode-batch';
+import { decodeWithWorkers } from '../../cli/decode-workers';
+import type { PrintSettings } from '../../cli/decode-printer';
+import { streamCaptureFile } from '../../analysis/capture-stream';
+import { jsIcrcBatch } from '../../packets/icrc';
+
+const SETTINGS: PrintSettings = {
+  json: false,
+  verbose: false,
+  timeMode: 'rel',
+  rocePort: 4791,
+  verifyIcrc: true,
+  qpns: null,
+  opcodes: null,
+  first: 1,
+  last: Number.MAX_SAFE_INTEGER,
+  errorsOnly: false,
+};
+
+const ROOT = path.resolve(__dirname, '..', '..');
+const ROCE = path.join(ROOT, 'bin', 'roce.js');
+const CAPTURES = path.join(ROOT, 'captures');
+
+let dir: string;
+beforeAll(() => {
+  dir = fs.mkdtempSync(path.join(os.tmpdir(), 'roce-decode-threads-'));
+});
+afterAll(() => fs.rmSync(dir, { recursive: true, force: true }));
+
+/**
+ * The records of a bundled capture, repeated until there are at least `min`, later rounds with
+ * every 7th record cut short and every 11th with a byte of its ICRC flipped.
+ */
+function repeated(name: string, min: number): string {
+  const cap = readCapture(fs.readFileSync(path.join(CAPTURES, name)));
+  expect(cap.error).toBeNull();
+  const first = cap.records[0];
+  if (first === undefined) throw new Error(`${name} holds no record`);
+  const w = new PcapWriter({ linkType: first.linkType });
+  let n = 0;
+  for (let round = 0; n < min; round++) {
+    for (const r of cap.records) {
+      const t = r.timestampNs + BigInt(round) * 1_000_000_000n;
+      n++;
+      if (round > 0 && n % 7 === 0 && r.data.length > 40) w.add(r.data.subarray(0, r.data.length - 20), t, r.origLen);
+      else if (round > 0 && n % 11 === 0) {
+        const bad = r.data.slice();
+        bad[bad.length - 1] = (bad[bad.length - 1] as number) ^ 0x5a;
+        w.add(bad, t, r.origLen);
+      } else w.add(r.data, t, r.origLen);
+    }
+  }
+  const file = path.join(dir, `${name}.x${n}.pcap`);
+  fs.writeFileSync(file, w.toBytes());
+  return file;
+}
+
+function decode(threads: number, flags: readonly string[], file: string): { status: number | null; stdout: string; stderr: string } {
+  const r = spawnSync(process.execPath, [ROCE, 'decode', '--threads', String(threads), ...flags, file], { encoding: 'utf8', maxBuffer: 1 << 28, timeout: 120_000 });
+  return { status: r.status, stdout: r.stdout, stderr: r.stderr };
+}
+
+function expectSame(flags: readonly string[], file: string, threads = 2): ReturnType<typeof decode> {
+  const one = decode(1, flags, file);
+  const many = decode(threads, flags, file);
+  expect({ status: many.status, stderr: many.stderr }).toEqual({ status: one.status, stderr: one.stderr });
+  // Compared as a whole, but located on failure: the first line that differs.
+  if (many.stdout !== one.stdout) {
+    const a = one.stdout.split('\n');
+    const b = many.stdout.split('\n');
+    const i = a.findIndex((l, k) => l !== b[k]);
+    expect({ line: i + 1, threaded: b[i] }).toEqual({ line: i + 1, threaded: a[i] });
+  }
+  expect(many.stdout).toBe(one.stdout);
+  return one;
+}
+
+const BUNDLED = [
+  'rc-conversation.pcap',
+  'rc-conversation-raw.pcap',
+  'rc-conversation-sll.pcap',
+  'rc-conversation-sll2.pcap',
+  'rc-conversation-usec-be.pcap',
+  'uc-ud-v6-vlan.pcap',
+  'xrc-rd-v1.pcap',
+  'malformed.pcap',
+  'cm-exchanges.pcap',
+];
+
+describe('roce decode --threads prints what one thread prints', () => {
+  test.each(BUNDLED)('%s repeated into thousands of records, summary and JSON', (name) => {
+    const file = repeated(name, 5000);
+    const one = expectSame([], file);
+    expect(one.status).toBe(0);
+    expect(one.stdout.split('\n').length).toBeGreaterThan(1000);
+    expect(one.stderr).toMatch(/with a bad ICRC/);
+    expectSame(['--json'], file, 1);
+  }, 120_000);
+
+  test.each([
+    ['-v'],
+    ['--time', 'delta'],
+    ['--time', 'abs'],
+    ['--errors'],
+    ['--qpn', '0x11,0x12'],
+    ['--opcode', 'ACKNOWLEDGE,SEND_ONLY'],
+    ['--frames', '1500-4200'],
+    ['--no-icrc'],
+  ])('flags %s', (...flags) => {
+    const file = repeated('rc-conversation.pcap', 5000);
+    const one = expectSame(flags, file, 3);
+    expect(one.status).toBe(0);
+  }, 120_000);
+
+  test('a pcapng capture, and a record larger than a batch', () => {
+    expectSame([], path.join(CAPTURES, 'rc-conversation.pcapng'));
+    const cap = readCapture(fs.readFileSync(path.join(CAPTURES, 'rc-conversation.pcap')));
+    const w = new PcapWriter({ snaplen: 4 * BATCH_BYTES });
+    const huge = new Uint8Array(BATCH_BYTES + 1000);
+    huge.set(cap.records[0]?.data ?? []);
+    for (let i = 0; i < 3000; i++) {
+      const r = cap.records[i % cap.records.length];
+      if (r === undefined) break;
+      w.add(i === 1700 ? huge : r.data, BigInt(i) * 1000n);
+    }
+    const file = path.join(dir, 'huge.pcap');
+    fs.writeFileSync(file, w.toBytes());
+    expectSame([], file);
+    expectSame(['--json'], file);
+  }, 120_000);
+
+  test('a file that ends inside a record: the frames before it, the same error, exit status 1', () => {
+    const whole = fs.readFileSync(repeated('rc-conversation.pcap', 5000));
+    const file = path.join(dir, 'cut.pcap');
+    fs.writeFileSync(file, whole.subarray(0, Math.floor(whole.length * 0.7)));
+    const one = expectSame([], file);
+    expect(one.status).toBe(1);
+    expect(one.stderr).toMatch(/truncated|ends/i);
+  }, 120_000);
+});
+
+test('the batches go to the worker threads, and the output is the same as on one thread', async () => {
+  const script = path.join(ROOT, 'dist', 'cli', 'decode-worker.js');
+  expect(fs.existsSync(script)).toBe(true); // npm test builds before it runs jest
+  const file = repeated('uc-ud-v6-vlan.pcap', 20_000);
+  const chunks: Buffer[] = [];
+  const r = await decodeWithWorkers(streamCaptureFile(file), SETTINGS, 2, script, undefined, jsIcrcBatch.compute, (c) => {
+    chunks.push(Buffer.from(c));
+  });
+  expect(r.ended).toEqual({ format: 'pcap', error: null });
+  expect(r.read).toBeGreaterThanOrEqual(20_000);
+  expect(r.workerBatches).toBeGreaterThan(0);
+  expect(r.workerBatches + r.localBatches).toBeGreaterThanOrEqual(Math.ceil(r.read / BATCH_RECORDS));
+  const one = decode(1, [], file);
+  expect(Buffer.concat(chunks).toString('utf8')).toBe(one.stdout);
+  expect(one.stderr).toContain(`${r.read} frames read (pcap), ${r.counts.roce} RoCE, ${r.counts.malformed} malformed, ${r.counts.badIcrc} with a bad ICRC`);
+}, 120_000);
+
+describe('how many threads', () => {
+  const ctx = { script: '/x/decode-worker.js', fileBytes: AUTO_THREADS_MIN_BYTES, counted: false, cores: 8 };
+  test('by default: one per core up to the limit for a large file; none for a small one, with --count, on one core or from sources', () => {
+    expect(decodeThreads(null, ctx)).toBe(MAX_AUTO_THREADS);
+    expect(decodeThreads(null, { ...ctx, cores: 2 })).toBe(2);
+    expect(decodeThreads(null, { ...ctx, fileBytes: AUTO_THREADS_MIN_BYTES - 1 })).toBe(1);
+    expect(decodeThreads(null, { ...ctx, counted: true })).toBe(1);
+    expect(decodeThreads(null, { ...ctx, cores: 1 })).toBe(1);
+    expect(decodeThreads(null, { ...ctx, script: null })).toBe(1);
+  });
+
+  test('--threads N is taken as it is, and refused where it cannot be honoured', () => {
+    expect(decodeThreads(parseThreads('3'), { ...ctx, fileBytes: 10 })).toBe(3);
+    expect(decodeThreads(parseThreads('1'), { ...ctx, counted: true, script: null })).toBe(1);
+    expect(() => decodeThreads(parseThreads('2'), { ...ctx, counted: true })).toThrow(UsageError);
+    expect(() => decodeThreads(parseThreads('2'), { ...ctx, script: null })).toThrow(/npm run build/);
+    expect(() => parseThreads('0')).toThrow(UsageError);
+    expect(() => parseThreads('many')).toThrow(UsageError);
+    expect(parseThreads(undefined)).toBeNull();
+  });
+});
