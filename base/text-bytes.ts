@@ -116,6 +116,25 @@ export class TextBytes {
     this.put(n, digits);
   }
 
+  /** A 32-bit IPv4 address in dotted decimal, as packets/bytes.ts `ipv4ToString` writes it. */
+  ipv4(a: number): void {
+    this.room(15);
+    const c = this.chunk;
+    let p = this.pos;
+    for (let shift = 24; shift >= 0; shift -= 8) {
+      const b = (a >>> shift) & 0xff;
+      if (b >= 100) {
+        const h = (b / 100) | 0;
+        c[p++] = DIGIT_0 + h;
+        const t = ((b - h * 100) / 10) | 0;
+        c[p++] = DIGIT_0 + t;
+      } else if (b >= 10) c[p++] = DIGIT_0 + ((b / 10) | 0);
+      c[p++] = DIGIT_0 + (b % 10);
+      if (shift !== 0) c[p++] = 0x2e; // '.'
+    }
+    this.pos = p;
+  }
+
   /** `String(n).padStart(width, ' ')` for an integer 0 ≤ n ≤ 2^53 - 1. */
   padUint(n: number, width: number): void {
     if (!(n >= 0 && n <= Number.MAX_SAFE_INTEGER && Math.floor(n) === n)) {

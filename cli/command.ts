@@ -5,8 +5,9 @@
  */
 import { type OptionSpec, type ParsedArgs, UsageError, parseArgs } from './args';
 import type { Output } from './output';
-import type { Environment } from '../apps/host/environment';
-import { MemoryTestbed } from '../apps/host/memory-testbed';
+import type { Environment } from '../apps/host/native-switch';
+import type { MemoryTestbed } from '../apps/host/memory-testbed';
+import type * as MemoryTestbedModule from '../apps/host/memory-testbed';
 
 /** What the process hands every command (cli/main.ts makes one; a test may make its own). */
 export interface CommandContext {
@@ -16,9 +17,20 @@ export interface CommandContext {
   readonly testbed: MemoryTestbed;
 }
 
-/** A context on `env` with a testbed of its own. */
+/**
+ * A context on `env` with a testbed of its own, made when a command first asks for it: the testbed
+ * loads the stack and the simulator, which cost every other command (`roce decode`) start-up time.
+ */
 export function commandContext(env: Environment): CommandContext {
-  return { env, testbed: new MemoryTestbed() };
+  let testbed: MemoryTestbed | null = null;
+  return {
+    env,
+    get testbed(): MemoryTestbed {
+      // eslint-disable-next-line @typescript-eslint/no-require-imports
+      testbed ??= new (require('../apps/host/memory-testbed') as typeof MemoryTestbedModule).MemoryTestbed();
+      return testbed;
+    },
+  };
 }
 
 /** A command: its arguments (after the command's name) in, its exit status out. */

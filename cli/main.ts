@@ -6,43 +6,47 @@
  */
 import { UsageError } from './args';
 import { type Command, type CommandContext, commandContext } from './command';
-import { applyNativeSwitch } from '../apps/host/environment';
+import { applyNativeSwitch } from '../apps/host/native-switch';
 import { type Output, processOutput } from './output';
-import { decodeCommand } from './decode-command';
-import { demoCommand } from './demo-command';
-import { replayCommand } from './replay-command';
-import { perftestCommand } from './perftest-command';
-import { pingpongCommand } from './pingpong-command';
-import { rpingCommand } from './rping-command';
-import { cmatoseCommand } from './cmatose-command';
-import { rdmaServerCommand } from './rdma-server-command';
-import { rdmaClientCommand } from './rdma-client-command';
-import { udaddyCommand } from './udaddy-command';
-import { analyzeCommand } from './analyze-command';
-import { ladderCommand } from './ladder-command';
-import { plotCommand } from './plot-command';
-import { devicesCommand } from './devices-command';
-import { attackCommand } from './attack-command';
-import { simCommand } from './sim-command';
+import type * as DemoCommandModule from './demo-command';
+import type * as DecodeCommandModule from './decode-command';
+import type * as AnalyzeCommandModule from './analyze-command';
+import type * as LadderCommandModule from './ladder-command';
+import type * as PlotCommandModule from './plot-command';
+import type * as DevicesCommandModule from './devices-command';
+import type * as PerftestCommandModule from './perftest-command';
+import type * as PingpongCommandModule from './pingpong-command';
+import type * as RpingCommandModule from './rping-command';
+import type * as AttackCommandModule from './attack-command';
+import type * as CmatoseCommandModule from './cmatose-command';
+import type * as RdmaServerCommandModule from './rdma-server-command';
+import type * as RdmaClientCommandModule from './rdma-client-command';
+import type * as UdaddyCommandModule from './udaddy-command';
+import type * as SimCommandModule from './sim-command';
+import type * as ReplayCommandModule from './replay-command';
 
-const COMMANDS: Readonly<Record<string, { help: string; run: Command }>> = {
-  demo: { help: 'two stacks over a lossy in-memory link, every byte verified (run `roce demo -h`)', run: demoCommand },
-  decode: { help: 'decode a pcap/pcapng capture of RoCE traffic (run `roce decode -h`)', run: decodeCommand },
-  analyze: { help: 'transport analysis of a capture: flags, loss recovery, rule checks (run `roce analyze -h`)', run: analyzeCommand },
-  ladder: { help: 'sequence diagram of one conversation as HTML or SVG (run `roce ladder -h`)', run: ladderCommand },
-  plot: { help: 'PSN-versus-time graph per QP as SVG; --rate and --sim: rates, ECN marks, CNPs and queues (run `roce plot -h`)', run: plotCommand },
-  devices: { help: 'the interfaces RoCE can run on: driver modes, MTU, active IB MTU, GID table (run `roce devices -h`)', run: devicesCommand },
-  perftest: { help: 'ib_write/read/send/atomic_bw and _lat benchmarks; either end may be the real perftest (run `roce perftest -h`)', run: perftestCommand },
-  pingpong: { help: "ibv_rc_pingpong's exchange and traffic; either end may be the real tool (run `roce pingpong -h`)", run: pingpongCommand },
-  rping: { help: "librdmacm's rping: an RDMA CM connection, RDMA READ and WRITE pings; either end may be the real rping (run `roce rping -h`)", run: rpingCommand },
-  attack: { help: 'hostile RoCE frames toward a live QP: wrong keys, bad PSNs, ghost ACKs, a flood (run `roce attack -h`)', run: attackCommand },
-  cmatose: { help: "librdmacm's ucmatose: -c RDMA CM connections, SENDs each way, disconnects; either end may be the real ucmatose (run `roce cmatose -h`)", run: cmatoseCommand },
-  'rdma-server': { help: "librdmacm's rdma_server: one RDMA CM connection, 16 bytes each way; the client may be the real rdma_client (run `roce rdma-server -h`)", run: rdmaServerCommand },
-  'rdma-client': { help: "librdmacm's rdma_client: the other end of rdma_server, which may be the real one (run `roce rdma-client -h`)", run: rdmaClientCommand },
-  udaddy: { help: "librdmacm's udaddy: UD datagrams to a QP found by SIDR (UDP port space); either end may be the real udaddy (run `roce udaddy -h`)", run: udaddyCommand },
-  sim: { help: 'a congestion scenario in simulation: hosts around one switch, DCQCN, ECN marking, PFC (run `roce sim -h`)', run: simCommand },
-  replay: { help: 'replay one side of captured RC conversations into the stack and compare (run `roce replay -h`)', run: replayCommand },
+// Each command's module is loaded when it runs, not at start-up: loading all of them cost every
+// command about 50 ms (the simulator, the stack and the drivers for `roce decode` too).
+/* eslint-disable @typescript-eslint/no-require-imports */
+const COMMANDS: Readonly<Record<string, { help: string; load: () => Command }>> = {
+  demo: { help: 'two stacks over a lossy in-memory link, every byte verified (run `roce demo -h`)', load: () => (require('./demo-command') as typeof DemoCommandModule).demoCommand },
+  decode: { help: 'decode a pcap/pcapng capture of RoCE traffic (run `roce decode -h`)', load: () => (require('./decode-command') as typeof DecodeCommandModule).decodeCommand },
+  analyze: { help: 'transport analysis of a capture: flags, loss recovery, rule checks (run `roce analyze -h`)', load: () => (require('./analyze-command') as typeof AnalyzeCommandModule).analyzeCommand },
+  ladder: { help: 'sequence diagram of one conversation as HTML or SVG (run `roce ladder -h`)', load: () => (require('./ladder-command') as typeof LadderCommandModule).ladderCommand },
+  plot: { help: 'PSN-versus-time graph per QP as SVG; --rate and --sim: rates, ECN marks, CNPs and queues (run `roce plot -h`)', load: () => (require('./plot-command') as typeof PlotCommandModule).plotCommand },
+  devices: { help: 'the interfaces RoCE can run on: driver modes, MTU, active IB MTU, GID table (run `roce devices -h`)', load: () => (require('./devices-command') as typeof DevicesCommandModule).devicesCommand },
+  perftest: { help: 'ib_write/read/send/atomic_bw and _lat benchmarks; either end may be the real perftest (run `roce perftest -h`)', load: () => (require('./perftest-command') as typeof PerftestCommandModule).perftestCommand },
+  pingpong: { help: "ibv_rc_pingpong's exchange and traffic; either end may be the real tool (run `roce pingpong -h`)", load: () => (require('./pingpong-command') as typeof PingpongCommandModule).pingpongCommand },
+  rping: { help: "librdmacm's rping: an RDMA CM connection, RDMA READ and WRITE pings; either end may be the real rping (run `roce rping -h`)", load: () => (require('./rping-command') as typeof RpingCommandModule).rpingCommand },
+  attack: { help: 'hostile RoCE frames toward a live QP: wrong keys, bad PSNs, ghost ACKs, a flood (run `roce attack -h`)', load: () => (require('./attack-command') as typeof AttackCommandModule).attackCommand },
+  cmatose: { help: "librdmacm's ucmatose: -c RDMA CM connections, SENDs each way, disconnects; either end may be the real ucmatose (run `roce cmatose -h`)", load: () => (require('./cmatose-command') as typeof CmatoseCommandModule).cmatoseCommand },
+  'rdma-server': { help: "librdmacm's rdma_server: one RDMA CM connection, 16 bytes each way; the client may be the real rdma_client (run `roce rdma-server -h`)", load: () => (require('./rdma-server-command') as typeof RdmaServerCommandModule).rdmaServerCommand },
+  'rdma-client': { help: "librdmacm's rdma_client: the other end of rdma_server, which may be the real one (run `roce rdma-client -h`)", load: () => (require('./rdma-client-command') as typeof RdmaClientCommandModule).rdmaClientCommand },
+  udaddy: { help: "librdmacm's udaddy: UD datagrams to a QP found by SIDR (UDP port space); either end may be the real udaddy (run `roce udaddy -h`)", load: () => (require('./udaddy-command') as typeof UdaddyCommandModule).udaddyCommand },
+  sim: { help: 'a congestion scenario in simulation: hosts around one switch, DCQCN, ECN marking, PFC (run `roce sim -h`)', load: () => (require('./sim-command') as typeof SimCommandModule).simCommand },
+  replay: { help: 'replay one side of captured RC conversations into the stack and compare (run `roce replay -h`)', load: () => (require('./replay-command') as typeof ReplayCommandModule).replayCommand },
 };
+/* eslint-enable @typescript-eslint/no-require-imports */
 
 const USAGE = `usage: roce COMMAND [options]
 
@@ -68,7 +72,7 @@ export async function run(argv: readonly string[], out: Output, ctx: CommandCont
     }
     const c = COMMANDS[cmd];
     if (c === undefined) throw new UsageError(`unknown command ${JSON.stringify(cmd)} (commands: ${Object.keys(COMMANDS).join(', ')})`);
-    return await c.run(rest, out, ctx);
+    return await c.load()(rest, out, ctx);
   } catch (e) {
     if (e instanceof UsageError) {
       out.stderr(`roce: ${e.message}\n`);

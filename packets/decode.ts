@@ -586,17 +586,9 @@ export function packetAddresses(p: RocePacket): { src: string; dst: string } {
 export function writePacketAddress(t: TextBytes, p: RocePacket, which: 'src' | 'dst', quoted: boolean): void {
   if (quoted) t.byte(QUOTE);
   if (p.ipv4 !== null) {
-    const a = which === 'src' ? p.ipv4.src : p.ipv4.dst;
-    t.uint(a >>> 24);
-    t.byte(DOT);
-    t.uint((a >>> 16) & 0xff);
-    t.byte(DOT);
-    t.uint((a >>> 8) & 0xff);
-    t.byte(DOT);
-    t.uint(a & 0xff);
+    t.ipv4(which === 'src' ? p.ipv4.src : p.ipv4.dst);
   } else t.text(packetAddresses(p)[which]);
   if (quoted) t.byte(QUOTE);
 }
 
 const QUOTE = 0x22;
-const DOT = 0x2e;

@@ -11,12 +11,26 @@ import { TextBytes, textOf } from '../base/text-bytes';
 
 const hexQp = (qpn: number): string => `0x${qpn.toString(16).padStart(6, '0')}`;
 
+const utf8 = (s: string): Uint8Array => new TextEncoder().encode(s);
 /** ' → ' in UTF-8. */
-const ARROW = new TextEncoder().encode(' → ');
+const ARROW = utf8(' → ');
+/** The summary's constant pieces, encoded once: copying bytes beats reading a string's characters. */
+const V1 = utf8(' v1 ');
+const V2 = utf8(' v2 ');
+const QP = utf8(' QP=');
+const PSN = utf8(' PSN=');
+const ACK_REQ = utf8(' A');
+const SOLICITED = utf8(' SE');
+const FECN = utf8(' FECN');
+const BECN = utf8(' BECN');
+const LEN = utf8(' len=');
+const ICRC_OK = utf8(' ICRC ok');
+const ICRC_BAD = utf8(' ICRC BAD');
+const MSN = utf8(' MSN=');
 /** The name of every opcode in the table, UTF-8 encoded, computed once. */
 const OPCODE_NAMES: readonly (Uint8Array | undefined)[] = OPCODES.map((e) => (e === undefined ? undefined : new TextEncoder().encode(e.name)));
-/** `describeSyndrome` of every syndrome byte, computed once. */
-const SYNDROME_TEXT: readonly string[] = Array.from({ length: 256 }, (_, s) => describeSyndrome(s));
+/** `describeSyndrome` of every syndrome byte, computed and encoded once. */
+const SYNDROME_TEXT: readonly Uint8Array[] = Array.from({ length: 256 }, (_, s) => utf8(describeSyndrome(s)));
 
 /**
  * Writes the key extension-header fields in a few words, e.g. "VA=0x… RKey=0x… Len=4096", with a
@@ -53,8 +67,10 @@ export function writeExtensionSummary(t: TextBytes, p: RocePacket, lead: boolean
   }
   if (p.aeth) {
     wrote = part(t, lead, wrote);
-    t.text(SYNDROME_TEXT[p.aeth.syndrome & 0xff] ?? describeSyndrome(p.aeth.syndrome));
-    t.text(' MSN=');
+    const syndrome = SYNDROME_TEXT[p.aeth.syndrome & 0xff];
+    if (syndrome !== undefined) t.bytes(syndrome);
+    else t.text(describeSyndrome(p.aeth.syndrome));
+    t.bytes(MSN);
     t.uint(p.aeth.msn);
   }
   if (p.atomicAckEth) {
@@ -93,7 +109,7 @@ export function writeSummaryLine(t: TextBytes, frame: number, time: number, p: R
   t.padUint(frame, 5);
   t.byte(0x20);
   t.fixed6(time, 12);
-  t.text(p.version === 1 ? ' v1 ' : ' v2 ');
+  t.bytes(p.version === 1 ? V1 : V2);
   writePacketAddress(t, p, 'src', false);
   if (p.udp) {
     t.byte(0x3a);
@@ -116,26 +132,26 @@ export function writeSummaryLine(t: TextBytes, frame: number, time: number, p: R
       t.text('UNKNOWN_');
       t.hex(b.opcode, 2);
     }
-    t.text(' QP=');
+    t.bytes(QP);
     t.hex(b.destQp, 6);
-    t.text(' PSN=');
+    t.bytes(PSN);
     t.uint(b.psn);
-    if (b.ackReq) t.text(' A');
-    if (b.se) t.text(' SE');
-    if (b.fecn) t.text(' FECN');
-    if (b.becn) t.text(' BECN');
+    if (b.ackReq) t.bytes(ACK_REQ);
+    if (b.se) t.bytes(SOLICITED);
+    if (b.fecn) t.bytes(FECN);
+    if (b.becn) t.bytes(BECN);
     writeExtensionSummary(t, p, true);
     if (p.mad !== null) {
       t.byte(0x20);
       t.text(madSummary(p.mad));
     }
     if (p.payloadLength > 0) {
-      t.text(' len=');
+      t.bytes(LEN);
       t.uint(p.payloadLength);
     }
   }
   if (p.truncated) t.text(` [capture truncated: ${p.payloadCaptured} of ${p.payloadLength} payload bytes, ICRC not captured]`);
-  if (p.icrcOk !== null) t.text(p.icrcOk ? ' ICRC ok' : ' ICRC BAD');
+  if (p.icrcOk !== null) t.bytes(p.icrcOk ? ICRC_OK : ICRC_BAD);
   if (p.error !== null) t.text(` [${p.error.code}: ${p.error.message}]`);
   if (p.madError !== null) t.text(` [MAD ${p.madError.code}: ${p.madError.message}]`);
 }

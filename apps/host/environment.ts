@@ -20,17 +20,13 @@
  * and leaves the others alone.
  */
 import { parseHostFaults } from '../../nic-driver/fault-driver';
-import { disableNative } from '../../nic-driver/native-binding';
 import type { XdpAttachMode } from '../../nic-driver/af-xdp-driver';
 import { DEFAULT_RX_LINGER_US, HostDeviceError, HostDeviceErrorCode, type HostDeviceOptions } from './host-device';
 
-/** A process environment (`process.env`, or what a test gives). */
-export type Environment = Readonly<Record<string, string | undefined>>;
+export type { Environment } from './native-switch';
+import type { Environment } from './native-switch';
 
-/** Turns the native addon off when ROCE_NO_NATIVE=1 says so; composition roots call it first thing. */
-export function applyNativeSwitch(env: Environment): void {
-  if (env['ROCE_NO_NATIVE'] === '1') disableNative('disabled by ROCE_NO_NATIVE=1');
-}
+export { applyNativeSwitch } from './native-switch';
 
 /** The host-device options the environment gives; throws (naming the variable) on a malformed value. */
 export function hostOptionsFromEnv(env: Environment): HostDeviceOptions {

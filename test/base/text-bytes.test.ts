@@ -5,6 +5,7 @@
  */
 import fc from 'fast-check';
 import { TextBytes, textOf } from '../../base/text-bytes';
+import { ipv4ToString } from '../../packets/bytes';
 
 const RUNS = { numRuns: 3000 };
 
@@ -60,6 +61,17 @@ test('hex equals 0x + toString(16).padStart', () => {
       expect(textOf((t) => t.hex(n, digits))).toBe(`0x${(n >>> 0).toString(16).padStart(digits, '0')}`);
     }),
     RUNS,
+  );
+});
+
+test('ipv4 equals ipv4ToString for every octet value and any address', () => {
+  for (let b = 0; b < 256; b++) {
+    const a = ((b << 24) | (((b + 1) & 0xff) << 16) | (((b * 7) & 0xff) << 8) | (255 - b)) >>> 0;
+    expect(textOf((t) => t.ipv4(a))).toBe(ipv4ToString(a));
+  }
+  fc.assert(
+    fc.property(fc.integer({ min: 0, max: 0xffffffff }), (a) => textOf((t) => t.ipv4(a)) === ipv4ToString(a)),
+    { numRuns: 2000 },
   );
 });
 
