@@ -34,12 +34,15 @@ export class TextBytes {
    * @param sink receives each full chunk (and the last one on `end`); true when it is done with the
    *   chunk (it may be reused), else it owns the chunk afterwards.
    * @param chunkSize bytes per chunk; a single piece longer than this gets a chunk of its own size.
+   * @param fresh where a new chunk of `chunkSize` bytes comes from (default: a new allocation); a
+   *   writer whose chunks come back to it, as `roce decode`'s worker threads', hands out those
    */
   constructor(
     private readonly sink: (chunk: Uint8Array) => boolean | void,
     private readonly chunkSize = 1 << 16,
+    private readonly fresh: (size: number) => Uint8Array = (size) => new Uint8Array(size),
   ) {
-    this.chunk = new Uint8Array(chunkSize);
+    this.chunk = fresh(chunkSize);
   }
 
   /** Bytes written since the last hand-over to the sink. */
@@ -52,7 +55,7 @@ export class TextBytes {
     if (this.pos === 0) return;
     const full = this.chunk.subarray(0, this.pos);
     this.pos = 0;
-    if (this.sink(full) !== true || this.chunk.length !== this.chunkSize) this.chunk = new Uint8Array(this.chunkSize);
+    if (this.sink(full) !== true || this.chunk.length !== this.chunkSize) this.chunk = this.fresh(this.chunkSize);
   }
 
   /** Makes room for `n` more bytes. */

@@ -137,6 +137,9 @@ function main(): void {
     ['roceSummaryNoIcrc', process.execPath, [roceBin, 'decode', '--no-icrc', pcap]],
     ['roceJson', process.execPath, [roceBin, 'decode', '--json', pcap]],
     ['roceJsonNoIcrc', process.execPath, [roceBin, 'decode', '--json', '--no-icrc', pcap]],
+    // The same on the command's own thread only (the default uses one per core, up to 4).
+    ['roceSummaryOneThread', process.execPath, [roceBin, 'decode', '--threads', '1', pcap]],
+    ['roceJsonOneThread', process.execPath, [roceBin, 'decode', '--json', '--threads', '1', pcap]],
   ];
   if (!argv.includes('--no-tshark') && hasTshark()) {
     // tshark shows the ICRC field but does not check it.
@@ -152,6 +155,12 @@ function main(): void {
     side[`${name}Fps`] = Math.round(cliFrames / t);
     if (name.startsWith('roce')) side[`${name}FpsAfterStartup`] = Math.round(cliFrames / Math.max(t - startup, 1e-3));
   }
+  const ts = side['tsharkSummaryFps'];
+  const tf = side['tsharkFieldsFps'];
+  if (typeof ts === 'number' && typeof tf === 'number') {
+    side['summaryOverTshark'] = Number((Number(side['roceSummaryFps']) / ts).toFixed(2));
+    side['jsonOverTsharkFields'] = Number((Number(side['roceJsonFps']) / tf).toFixed(2));
+  }
   fs.rmSync(tmp, { recursive: true, force: true });
   if (json) {
     console.log(JSON.stringify({ node: process.version, cpus: os.cpus().length, loop: results, cli: side }, null, 2));
@@ -165,7 +174,7 @@ function main(): void {
   console.log(`\nwhole program on ${String(side['file'])} (median of 3 runs, output to /dev/null):`);
   for (const [k, v] of Object.entries(side)) {
     if (k === 'file') continue;
-    const text = typeof v !== 'number' ? String(v) : k.endsWith('Sec') ? `${v} s` : `${(v / 1e3).toFixed(0)} k frames/s`;
+    const text = typeof v !== 'number' ? String(v) : k.endsWith('Sec') ? `${v} s` : k.includes('Over') ? `${v}x` : `${(v / 1e3).toFixed(0)} k frames/s`;
     console.log(`  ${k.padEnd(30)} ${text}`);
   }
 }

@@ -17,6 +17,8 @@ export const BATCH_BYTES = 256 * 1024;
 export const BATCH_RECORDS = 1024;
 /** Output chunk size in a worker (a batch's output usually fits in one). */
 export const OUT_CHUNK = 1 << 20;
+/** Output chunks a printer keeps to write into again, at most. */
+const MAX_SPARES = 4;
 
 export interface BatchMessage {
   seq: number;
@@ -27,6 +29,8 @@ export interface BatchMessage {
   prevTime: number;
   data: ArrayBuffer;
   meta: ArrayBuffer;
+  /** Output chunks written out and handed back, for the printer to write into again. */
+  spare: ArrayBuffer[];
 }
 
 export interface BatchResult {
@@ -34,6 +38,8 @@ export interface BatchResult {
   /** The batch's output, in order. */
   out: Uint8Array[];
   counts: DecodeCounts;
+  /** Output chunks the printer had to allocate for this batch (none while chunks come back to it). */
+  freshChunks: number;
   /** The batch's buffers, handed back for reuse. */
   data: ArrayBuffer;
   meta: ArrayBuffer;
@@ -158,12 +164,25 @@ class BatchIcrc {
 /** Decodes and prints batches, on a worker thread or on the command's own. */
 export class BatchPrinter {
   private chunks: Uint8Array[] = [];
-  // One chunk serves every batch: what a batch printed is copied out of it at its exact size, which
-  // costs less than a fresh chunk per batch (the copy is about a tenth of the chunk).
-  private readonly text = new TextBytes((chunk) => {
-    this.chunks.push(chunk.slice());
-    return true;
-  }, OUT_CHUNK);
+  private freshChunks = 0;
+  /**
+   * Output chunks to write into again: a batch's output leaves in its chunks (transferred, not
+   * copied) and the chunks come back once written out. A fresh allocation per batch, freed on
+   * another thread, made the process's memory creep up with the file (glibc's arenas).
+   */
+  private readonly spares: ArrayBuffer[] = [];
+  private readonly text = new TextBytes(
+    (chunk) => {
+      this.chunks.push(chunk);
+      return false;
+    },
+    OUT_CHUNK,
+    (size) => {
+      for (let b = this.spares.pop(); b !== undefined; b = this.spares.pop()) if (b.byteLength >= size) return new Uint8Array(b, 0, size);
+      this.freshChunks++;
+      return new Uint8Array(size);
+    },
+  );
 
   private readonly icrc: BatchIcrc | null;
 
@@ -180,6 +199,8 @@ export class BatchPrinter {
   }
 
   print(m: BatchMessage): BatchResult {
+    // A few spares are enough (a batch takes one chunk, a long one two); the rest are let go.
+    for (const b of m.spare) if (this.spares.length < MAX_SPARES) this.spares.push(b);
     this.chunks = [];
     const icrc = this.icrc;
     const printer = new FramePrinter(this.text, this.settings, icrc === null ? this.icrcV2 : icrc.icrcV2);
@@ -195,6 +216,8 @@ export class BatchPrinter {
       printer.record(view, bytes, meta[k + 4] as number, meta[k + 5] as number, meta[k + 2] as number, meta[k + 3] as number, meta[k] as number, meta[k + 1] as number);
     }
     this.text.end();
-    return { seq: m.seq, out: this.chunks, counts: printer.counts, data: m.data, meta: m.meta };
+    const freshChunks = this.freshChunks;
+    this.freshChunks = 0;
+    return { seq: m.seq, out: this.chunks, counts: printer.counts, freshChunks, data: m.data, meta: m.meta };
   }
 }

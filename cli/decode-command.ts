@@ -134,9 +134,7 @@ export async function decodeCommand(argv: readonly string[], out: Output): Promi
   let counts: DecodeCounts;
   let ended: StreamResult | null = null;
   if (threads > 1 && script !== null) {
-    const r = await decodeWithWorkers(records, settings, threads - 1, script, icrcV2, nativeIcrcBatch()?.compute ?? null, (chunk) => {
-      out.stdoutBytes(chunk);
-    });
+    const r = await decodeWithWorkers(records, settings, threads - 1, script, icrcV2, nativeIcrcBatch()?.compute ?? null, (chunk) => out.stdoutBytes(chunk));
     ({ read, counts, ended } = r);
   } else {
     const text = new TextBytes((chunk) => out.stdoutBytes(chunk));

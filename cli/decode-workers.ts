@@ -21,6 +21,8 @@ import { addCounts, type DecodeCounts, type PrintSettings, zeroCounts } from './
 
 /** Batches out per worker at most. */
 const OUT_PER_WORKER = 4;
+/** Written output chunks handed back with a batch, at most: a batch's output usually fills one. */
+const SPARES_PER_BATCH = 1;
 
 /** The worker's compiled script, or null when the command runs from its TypeScript sources. */
 export function decodeWorkerScript(): string | null {
@@ -37,6 +39,8 @@ export interface WorkersResult {
   /** Batches decoded by the worker threads, and by the command's own. */
   workerBatches: number;
   localBatches: number;
+  /** Output chunks allocated over the run: a few, then the same ones go round. */
+  freshChunks: number;
 }
 
 export async function decodeWithWorkers(
@@ -46,7 +50,7 @@ export async function decodeWithWorkers(
   script: string,
   icrcV2: DecodeOptions['icrcV2'],
   burst: IcrcBurst | null,
-  write: (chunk: Uint8Array) => void,
+  write: (chunk: Uint8Array) => boolean,
 ): Promise<WorkersResult> {
   const local = new BatchPrinter(settings, icrcV2, burst);
   /** Batches out, per worker. */
@@ -62,7 +66,7 @@ export async function decodeWithWorkers(
     w?.();
   };
   for (let i = 0; i < workers; i++) {
-    const w = new Worker(script, { workerData: settings });
+    const w = new Worker(script, { workerData: settings, resourceLimits: { maxYoungGenerationSizeMb: 16 } });
     w.on('message', (r: BatchResult) => {
       results.set(r.seq, r);
       out[i] = (out[i] as number) - 1;
@@ -81,15 +85,19 @@ export async function decodeWithWorkers(
 
   const counts = zeroCounts();
   const pool: RecordBatch[] = [];
+  /** Output chunks written out, to hand back to a printer (at most `SPARES_PER_BATCH` a batch). */
+  const freeOut: ArrayBuffer[] = [];
   let sent = 0;
   let written = 0;
+  let freshChunks = 0;
   let workerBatches = 0;
   let localBatches = 0;
   const drain = (): void => {
     for (let r = results.get(written); r !== undefined; r = results.get(written)) {
       results.delete(written);
-      for (const chunk of r.out) write(chunk);
+      for (const chunk of r.out) if (write(chunk)) freeOut.push(chunk.buffer as ArrayBuffer);
       addCounts(counts, r.counts);
+      freshChunks += r.freshChunks;
       pool.push(new RecordBatch(r.data, r.meta));
       written++;
     }
@@ -119,11 +127,12 @@ export async function decodeWithWorkers(
   let read = 0;
   let ended: StreamResult | null = null;
   const send = async (): Promise<void> => {
-    const msg: BatchMessage = { seq: sent, count: batch.count, firstTime: firstTime ?? 0, prevTime: batchPrev, data: batch.data, meta: batch.meta };
+    const spare = freeOut.splice(0, SPARES_PER_BATCH);
+    const msg: BatchMessage = { seq: sent, count: batch.count, firstTime: firstTime ?? 0, prevTime: batchPrev, data: batch.data, meta: batch.meta, spare };
     let w = 0;
     for (let i = 1; i < workers; i++) if ((out[i] as number) < (out[w] as number)) w = i;
     if ((out[w] as number) < OUT_PER_WORKER) {
-      (threads[w] as Worker).postMessage(msg, [batch.data, batch.meta]);
+      (threads[w] as Worker).postMessage(msg, [batch.data, batch.meta, ...spare]);
       out[w] = (out[w] as number) + 1;
       workerBatches++;
     } else {
@@ -161,5 +170,5 @@ export async function decodeWithWorkers(
     closing = true;
     await Promise.all(threads.map((w) => w.terminate()));
   }
-  return { counts, read, ended, workerBatches, localBatches };
+  return { counts, read, ended, workerBatches, localBatches, freshChunks };
 }

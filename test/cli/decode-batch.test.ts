@@ -68,7 +68,7 @@ function batchOf(recs: Rec[]): RecordBatch {
 
 function printed(p: BatchPrinter, recs: Rec[], settings = SETTINGS): { text: string; counts: BatchResult['counts'] } {
   const b = batchOf(recs);
-  const r = p.print({ seq: 0, count: b.count, firstTime: 1_700_000_000, prevTime: 0, data: b.data, meta: b.meta });
+  const r = p.print({ seq: 0, count: b.count, firstTime: 1_700_000_000, prevTime: 0, data: b.data, meta: b.meta, spare: [] });
   return { text: r.out.map((c) => Buffer.from(c).toString('utf8')).join(''), counts: r.counts };
 }
 
