@@ -467,10 +467,19 @@ async function cXdpPingpong(net: Net, bin: string, iters: number): Promise<Row> 
 }
 
 /** `roce pingpong -s 64` over AF_XDP, busy-polling, with or without the in-process JIT warm-up. */
-async function rocePingpongLat(net: Net, iters: number, warmUp: number): Promise<Row> {
-  const j = await roce(net, ['pingpong', '--driver', 'xdp', '-s', '64', '-n', String(iters), ...(warmUp > 0 ? ['--warm-up', String(warmUp)] : [])], { busyPoll: true, timeoutS: 120 });
+/**
+ * `roce pingpong` busy-polling. `napiPoll`: drive the veth's NAPI with a recvfrom on every empty
+ * look at the ring, as before the default turned that off on a veth (ROCE_NAPI_BUSY_POLL=1).
+ */
+async function rocePingpongLat(net: Net, iters: number, warmUp: number, napiPoll = false): Promise<Row> {
+  const j = await roce(net, ['pingpong', '--driver', 'xdp', '-s', '64', '-n', String(iters), ...(warmUp > 0 ? ['--warm-up', String(warmUp)] : [])], {
+    busyPoll: true,
+    timeoutS: 120,
+    ...(napiPoll ? { env: { ROCE_NAPI_BUSY_POLL: '1' } } : {}),
+  });
   const l = j['latencyUs'] as Record<string, unknown>;
-  return latRow(`roce pingpong, 64 B SEND, AF_XDP, busy-poll${warmUp > 0 ? `, --warm-up ${warmUp}` : ''}`, { ok: true, ...l }, warmUp > 0 ? 'both ends warmed up' : 'no warm-up');
+  const name = `roce pingpong, 64 B SEND, AF_XDP, busy-poll${warmUp > 0 ? `, --warm-up ${warmUp}` : ''}${napiPoll ? ', NAPI polled on empty rings' : ''}`;
+  return latRow(name, { ok: true, ...l }, warmUp > 0 ? 'both ends warmed up' : 'no warm-up');
 }
 
 function fmt(v: number | undefined, d = 2): string {
@@ -618,6 +627,7 @@ async function main(): Promise<number> {
         if (udp !== null) await attempt('C kernel-UDP ping-pong', 'latref', () => cUdpPingpong(net, udp, iters));
         if (xdp !== null) await attempt('C AF_XDP ping-pong', 'latref', () => cXdpPingpong(net, xdp, iters));
         await attempt('roce pingpong busy-poll, warm-up', 'latref', () => rocePingpongLat(net, iters, 20_000));
+        await attempt('roce pingpong busy-poll, warm-up, NAPI polled', 'latref', () => rocePingpongLat(net, iters, 20_000, true));
         await attempt('roce pingpong busy-poll', 'latref', () => rocePingpongLat(net, iters, 0));
       }
       if (only.has('short')) {

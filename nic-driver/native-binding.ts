@@ -152,6 +152,8 @@ export interface XskSocketOptions {
   objectPath: string;
   multiBuffer?: boolean;
   busyPoll?: boolean;
+  /** With busyPoll: drive the driver's NAPI on an empty look at the ring (default true). */
+  napiBusyPoll?: boolean;
   jumboBytes?: number;
   /** Retry a bind that finds the queue still held (EBUSY) for up to this long (ms, default 2000; 0: no retry). */
   busyWaitMs?: number;
@@ -175,6 +177,7 @@ export interface XskSocketInfo {
   jumboOffset: number;
   multiBuffer: boolean;
   busyPollNote: string;
+  napiBusyPoll: boolean;
   fd: number;
 }
 
@@ -182,7 +185,7 @@ export interface NativeXskSocket extends NativeSocket {
   /** True when rx would return frames now (in busy-poll mode it also drives the driver's NAPI). */
   pending(): boolean;
   txReclaim(): number;
-  stats(): { rxDropped: number; rxInvalid?: number; txInvalid?: number; rxFillEmpty?: number; kicks: number };
+  stats(): { rxDropped: number; rxInvalid?: number; txInvalid?: number; rxFillEmpty?: number; kicks: number; rxKicks: number };
   describe(): XskSocketInfo;
 }
 
@@ -201,7 +204,8 @@ export interface NativeBinding {
   /** Computes and writes the ICRCs in place (absent in addons built before it existed). */
   icrcSealBurst?(buf: Uint8Array, desc: Uint32Array, count: number): void;
   xdpStatus(ifname: string, netns?: string): XdpStatus;
-  interfaceInfo(ifname: string, netns?: string): { ifindex: number; mac: string; mtu: number };
+  /** `driver` is ethtool's name of the interface's driver ("veth", "mlx5_core"), empty when it reports none. */
+  interfaceInfo(ifname: string, netns?: string): { ifindex: number; mac: string; mtu: number; driver: string };
 }
 
 /** The repository's native/ directory (from nic-driver/ or dist/nic-driver/), even when it is absent. */

@@ -6,6 +6,8 @@
  *   ROCE_BUSY_POLL=1        host devices busy-poll (also `on`, `true`; HostDeviceOptions.busyPoll)
  *   ROCE_RX_LINGER_US=N     receive linger without busy-poll, 0..1000000 µs (default 200)
  *   ROCE_XDP_MODE=M         where AF_XDP's program runs: native, skb or auto
+ *   ROCE_NAPI_BUSY_POLL=0|1 with busy-poll, AF_XDP drives the driver's NAPI on an empty ring
+ *                           (default: yes, except on a veth; HostDeviceOptions.napiBusyPoll)
  *   ROCE_FAULTS=JSON        fault injector on this side of a real link (nic-driver/fault-driver.ts)
  *   ROCE_MAX_UNACKED_PSNS=N send window per QP, 1..8388607 (default 128, as rxe)
  *   ROCE_MAX_PKTS_PER_ACK=N AckReq spacing inside a message, 1..8388607 (default 64, as rxe)
@@ -40,8 +42,10 @@ export function hostOptionsFromEnv(env: Environment): HostDeviceOptions {
   const maxPktsPerAck = positiveFromEnv(env, 'ROCE_MAX_PKTS_PER_ACK', 0x7fffff);
   const maxInflightPackets = positiveFromEnv(env, 'ROCE_MAX_INFLIGHT', 0x7fffffff);
   const coalesceAcks = switchFromEnv(env, 'ROCE_COALESCE_ACKS');
+  const napiBusyPoll = napiBusyPollFromEnv(env);
   return {
     busyPoll,
+    ...(napiBusyPoll !== undefined ? { napiBusyPoll } : {}),
     rxLingerUs,
     ...(xdpMode !== undefined ? { xdpMode } : {}),
     faults,
@@ -78,6 +82,15 @@ function xdpModeFromEnv(env: Environment): XdpAttachMode | undefined {
   if (v === undefined || v === '') return undefined;
   if (v === 'native' || v === 'skb' || v === 'auto') return v;
   throw new HostDeviceError(HostDeviceErrorCode.DRIVER_FAILED, `ROCE_XDP_MODE must be native, skb or auto, not ${JSON.stringify(v)}`);
+}
+
+/** ROCE_NAPI_BUSY_POLL: 1/on/true or 0/off/false, or undefined (the device chooses by the interface's driver). */
+function napiBusyPollFromEnv(env: Environment): boolean | undefined {
+  const v = env['ROCE_NAPI_BUSY_POLL'];
+  if (v === undefined || v === '') return undefined;
+  if (v === '1' || v === 'on' || v === 'true') return true;
+  if (v === '0' || v === 'off' || v === 'false') return false;
+  throw new HostDeviceError(HostDeviceErrorCode.DRIVER_FAILED, `ROCE_NAPI_BUSY_POLL must be 1, on, true, 0, off or false, not ${JSON.stringify(v)}`);
 }
 
 /** An integer variable 1..max, or undefined when not set. */

@@ -62,6 +62,12 @@ export interface HostDeviceOptions {
    */
   busyPoll?: boolean;
   /**
+   * With busy-poll over AF_XDP: an empty look at the receive ring also drives the driver's NAPI
+   * (`recvfrom`, as SO_PREFER_BUSY_POLL expects). Default: yes, except on a veth, where the
+   * sender's transmit runs the receiver's NAPI and the call only adds to the round trip.
+   */
+  napiBusyPoll?: boolean;
+  /**
    * Without busy-poll: how long (µs) the event loop keeps checking for frames after the last
    * receive burst before it goes back to sleeping in epoll (default 200; 0 = sleep at once). While
    * frames keep coming the process never falls asleep, so the peer's kernel does not pay a
@@ -133,14 +139,22 @@ export type HostNicKind = typeof HostDriverKind.XDP | typeof HostDriverKind.PACK
 
 const DRIVER_LABELS: Record<HostNicKind, string> = { xdp: 'AF_XDP', packet: 'AF_PACKET' };
 
-type DriverFactory = (ifname: string, opts: { busyPoll: boolean; mtu?: number }) => NicDriver;
+type DriverFactory = (ifname: string, opts: { busyPoll: boolean; napiBusyPoll?: boolean; mtu?: number }) => NicDriver;
 
 function loadDriverFactory(kind: HostNicKind, xdpMode: XdpAttachMode | undefined, queues: readonly number[] | null): DriverFactory {
   if (!nativeAvailable()) throw new HostDeviceError(HostDeviceErrorCode.DRIVER_UNAVAILABLE, `driver not available: ${nativeLoadError()}`);
   const mtuOf = (o: { mtu?: number }): { mtu?: number } => (o.mtu !== undefined ? { mtu: o.mtu } : {});
   // AF_XDP binds a socket per receive queue: every active queue by default (xdp-queues.ts). AF_PACKET sees them all.
   return kind === 'xdp'
-    ? (ifname, o) => openXdpQueues(ifname, { queues, available: activeRxQueues(ifname), busyPoll: o.busyPoll, ...mtuOf(o), ...(xdpMode !== undefined ? { xdpMode } : {}) })
+    ? (ifname, o) =>
+        openXdpQueues(ifname, {
+          queues,
+          available: activeRxQueues(ifname),
+          busyPoll: o.busyPoll,
+          ...(o.napiBusyPoll !== undefined ? { napiBusyPoll: o.napiBusyPoll } : {}),
+          ...mtuOf(o),
+          ...(xdpMode !== undefined ? { xdpMode } : {}),
+        })
     : (ifname, o) => AfPacketDriver.open({ ifname, busyPoll: o.busyPoll, ...mtuOf(o) });
 }
 
@@ -256,7 +270,7 @@ export async function openHostDevice(ifname: string, kind: HostNicKind, opts: Ho
   try {
     const factory = loadDriverFactory(kind, opts.xdpMode, opts.queues ?? null);
     try {
-      nic = factory(link, { busyPoll, ...(vlan !== null && facts.mtu !== undefined ? { mtu: facts.mtu } : {}) });
+      nic = factory(link, { busyPoll, ...(opts.napiBusyPoll !== undefined ? { napiBusyPoll: opts.napiBusyPoll } : {}), ...(vlan !== null && facts.mtu !== undefined ? { mtu: facts.mtu } : {}) });
     } catch (e) {
       if (e instanceof XdpQueueError) throw e;
       throw new HostDeviceError(HostDeviceErrorCode.DRIVER_FAILED, `${DRIVER_LABELS[kind]} driver on ${ifname}: ${(e as Error).message}`);

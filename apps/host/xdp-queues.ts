@@ -45,6 +45,8 @@ export interface XdpQueueOptions {
   /** How many queues the interface has active (activeRxQueues), or null when unknown (then queue 0 only, unless a list is given). */
   available: number | null;
   busyPoll: boolean;
+  /** AfXdpOptions.napiBusyPoll (default: by the interface's driver). */
+  napiBusyPoll?: boolean;
   mtu?: number;
   xdpMode?: XdpAttachMode;
   /** The interface's network namespace (default this process's). */
@@ -68,6 +70,7 @@ export function openXdpQueues(ifname: string, o: XdpQueueOptions): NicDriver {
             ifname,
             queue,
             busyPoll: o.busyPoll,
+            ...(o.napiBusyPoll !== undefined ? { napiBusyPoll: o.napiBusyPoll } : {}),
             ...(o.mtu !== undefined ? { mtu: o.mtu } : {}),
             ...(o.xdpMode !== undefined ? { xdpMode: o.xdpMode } : {}),
             ...(frames !== undefined ? { frames } : {}),

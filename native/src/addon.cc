@@ -27,6 +27,7 @@ Napi::Value InterfaceInfo(const Napi::CallbackInfo& info) {
   o.Set("ifindex", Napi::Number::New(env, i.ifindex));
   o.Set("mac", Napi::String::New(env, i.mac));
   o.Set("mtu", Napi::Number::New(env, i.mtu));
+  o.Set("driver", Napi::String::New(env, i.driver));
   return o;
 }
 

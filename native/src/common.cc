@@ -2,6 +2,8 @@
 
 #include <fcntl.h>
 #include <net/if.h>
+#include <linux/ethtool.h>
+#include <linux/sockios.h>
 #include <sched.h>
 #include <sys/ioctl.h>
 #include <sys/socket.h>
@@ -133,6 +135,11 @@ IfInfo GetIfInfo(Napi::Env env, const std::string& ifname, int netns_fd) {
     info.mac = mac;
   }
   if (ioctl(s, SIOCGIFMTU, &ifr) == 0) info.mtu = ifr.ifr_mtu;
+  struct ethtool_drvinfo drv;
+  std::memset(&drv, 0, sizeof drv);
+  drv.cmd = ETHTOOL_GDRVINFO;
+  ifr.ifr_data = reinterpret_cast<char*>(&drv);
+  if (ioctl(s, SIOCETHTOOL, &ifr) == 0) info.driver.assign(drv.driver, strnlen(drv.driver, sizeof drv.driver));
   close(s);
   return info;
 }

@@ -62,11 +62,13 @@ std::string OptString(const Napi::Object& o, const char* key, const std::string&
 int64_t OptInt(const Napi::Object& o, const char* key, int64_t def, int64_t min, int64_t max);
 bool OptBool(const Napi::Object& o, const char* key, bool def);
 
-// The interface's MAC address (12 hex digits), IP MTU and ifindex, read inside netns_fd (or here for -1).
+// The interface's MAC address (12 hex digits), IP MTU, ifindex and driver (ethtool's name: "veth",
+// "mlx5_core"; empty when the interface has none to report), read inside netns_fd (or here for -1).
 struct IfInfo {
   int ifindex = 0;
   std::string mac;
   int mtu = 0;
+  std::string driver;
 };
 IfInfo GetIfInfo(Napi::Env env, const std::string& ifname, int netns_fd);
 

@@ -82,6 +82,7 @@ void XskSocket::Open(Napi::Env env, const Napi::Object& o) {
   po.xdp_mode = static_cast<int>(OptInt(o, "xdpMode", 0, 0, 2));
   sg_ = OptBool(o, "multiBuffer", false);
   busy_poll_ = OptBool(o, "busyPoll", false);
+  napi_poll_ = busy_poll_ && OptBool(o, "napiBusyPoll", true);
   jumbo_bytes_ = static_cast<size_t>(OptInt(o, "jumboBytes", 0, 0, 1 << 28));
   const int64_t busy_wait_ms = OptInt(o, "busyWaitMs", 2000, 0, 60000);
 
@@ -292,7 +293,8 @@ Napi::Value XskSocket::Rx(const Napi::CallbackInfo& info) {
   if (got > used) xsk_ring_cons__cancel(&rx_, got - used);
   if (used > 0) xsk_ring_cons__release(&rx_, used);
   Refill();
-  if (n == 0 && (busy_poll_ || xsk_ring_prod__needs_wakeup(&fq_))) {
+  if (n == 0 && (napi_poll_ || xsk_ring_prod__needs_wakeup(&fq_))) {
+    rx_kicks_++;
     recvfrom(fd_, nullptr, 0, MSG_DONTWAIT, nullptr, nullptr);
   }
   rx_frames_total_ += n;
@@ -301,12 +303,14 @@ Napi::Value XskSocket::Rx(const Napi::CallbackInfo& info) {
 }
 
 // pending(): true when rx would return frames now. In busy-poll mode an empty ring also drives the
-// driver's NAPI from this thread (recvfrom), which is what SO_PREFER_BUSY_POLL expects.
+// driver's NAPI from this thread (recvfrom), which is what SO_PREFER_BUSY_POLL expects, unless the
+// owner said nothing needs it (napiBusyPoll: false, a veth).
 Napi::Value XskSocket::Pending(const Napi::CallbackInfo& info) {
   bool any = false;
   if (xsk_ != nullptr) {
     any = __atomic_load_n(rx_.producer, __ATOMIC_ACQUIRE) != *rx_.consumer;
-    if (!any && (busy_poll_ || xsk_ring_prod__needs_wakeup(&fq_))) {
+    if (!any && (napi_poll_ || xsk_ring_prod__needs_wakeup(&fq_))) {
+      rx_kicks_++;
       recvfrom(fd_, nullptr, 0, MSG_DONTWAIT, nullptr, nullptr);
       any = __atomic_load_n(rx_.producer, __ATOMIC_ACQUIRE) != *rx_.consumer;
     }
@@ -423,6 +427,7 @@ Napi::Value XskSocket::Stats(const Napi::CallbackInfo& info) {
     o.Set("rxDropped", Napi::Number::New(env, 0));
   }
   o.Set("kicks", Napi::Number::New(env, static_cast<double>(kicks_)));
+  o.Set("rxKicks", Napi::Number::New(env, static_cast<double>(rx_kicks_)));
   return o;
 }
 
@@ -438,6 +443,7 @@ void XskSocket::DescribeInto(Napi::Env env, Napi::Object& o) const {
   o.Set("jumboOffset", Napi::Number::New(env, static_cast<double>(jumbo_off_)));
   o.Set("multiBuffer", Napi::Boolean::New(env, sg_));
   o.Set("busyPollNote", Napi::String::New(env, busy_poll_note_));
+  o.Set("napiBusyPoll", Napi::Boolean::New(env, napi_poll_));
 }
 
 }  // namespace roce

@@ -36,6 +36,10 @@ class XskSocket : public SocketBase<XskSocket> {
   bool zerocopy_ = false;
   bool sg_ = false;
   bool busy_poll_ = false;
+  // In busy-poll mode, an empty look at the receive ring also drives the driver's NAPI (recvfrom).
+  // Off where nothing needs it: on a veth the sender's transmit runs the receiver's NAPI.
+  bool napi_poll_ = false;
+  uint64_t rx_kicks_ = 0;
   std::string busy_poll_note_;
 
   AlignedArea area_;

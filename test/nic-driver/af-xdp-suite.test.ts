@@ -123,6 +123,40 @@ describe('AF_XDP driver', () => {
     b.setRxHandler(null);
   });
 
+  t('busyPoll on a veth: no recvfrom to drive NAPI on an empty ring (the sender runs it), and every frame still arrives; asked for, it drives it', async () => {
+    const a = open('a');
+    const b = open('b', { busyPoll: true });
+    expect(b.ifDriver).toBe('veth');
+    expect(b.napiBusyPoll).toBe(false);
+    const got: Uint8Array[] = [];
+    b.setRxHandler(() => {
+      for (const f of b.rxBurst(64)) got.push(f.slice());
+    });
+    for (let i = 0; i < 50; i++) expect(b.pollRx()).toBe(false);
+    expect(b.rxKicks).toBe(0);
+    const sent = Array.from({ length: 20 }, (_, i) => testFrame(a, b, i, 100 + i, udp()));
+    for (const f of sent) {
+      const before = ours(got).length;
+      a.txBurst([f]);
+      // Spin on the ring, as the host device's busy-poll wait does, until the frame lands.
+      const until = Date.now() + 2000;
+      while (ours(got).length === before && Date.now() < until) b.pollRx();
+    }
+    expect(ours(got).map((f) => Buffer.from(f).toString('hex'))).toEqual(sent.map((f) => Buffer.from(f).toString('hex')));
+    expect(b.rxKicks).toBe(0);
+    b.setRxHandler(null);
+    b.close();
+    const forced = open('b', { busyPoll: true, napiBusyPoll: true });
+    expect(forced.napiBusyPoll).toBe(true);
+    forced.setRxHandler(() => forced.rxBurst(64));
+    for (let i = 0; i < 50; i++) forced.pollRx();
+    expect(forced.rxKicks).toBeGreaterThanOrEqual(50);
+    forced.setRxHandler(null);
+    // Without busy-poll the option has no effect: the fd's readiness wakes the process.
+    a.close();
+    expect(open('a', { napiBusyPoll: true }).napiBusyPoll).toBe(false);
+  });
+
   t('close() detaches the XDP program', () => {
     const b = open('b');
     expect(programsOn('b')).toEqual(['roce_filter']);

@@ -35,6 +35,13 @@ test('busy-poll (1, on or true) needs no linger, so a linger value is not read',
   expect(hostOptionsFromEnv({ ROCE_BUSY_POLL: '0' }).busyPoll).toBe(false);
 });
 
+test('NAPI busy polling from the environment: forced on or off, else chosen by the interface (absent)', () => {
+  for (const v of ['1', 'on', 'true']) expect(hostOptionsFromEnv({ ROCE_NAPI_BUSY_POLL: v }).napiBusyPoll).toBe(true);
+  for (const v of ['0', 'off', 'false']) expect(hostOptionsFromEnv({ ROCE_NAPI_BUSY_POLL: v }).napiBusyPoll).toBe(false);
+  expect(hostOptionsFromEnv({ ROCE_NAPI_BUSY_POLL: '' }).napiBusyPoll).toBeUndefined();
+  expect(() => hostOptionsFromEnv({ ROCE_NAPI_BUSY_POLL: 'maybe' })).toThrow(/ROCE_NAPI_BUSY_POLL must be 1, on, true, 0, off or false, not "maybe"/);
+});
+
 test('XDP mode and faults from the environment', () => {
   expect(hostOptionsFromEnv({ ROCE_XDP_MODE: 'skb' }).xdpMode).toBe('skb');
   expect(() => hostOptionsFromEnv({ ROCE_XDP_MODE: 'fast' })).toThrow(/ROCE_XDP_MODE must be native, skb or auto, not "fast"/);
