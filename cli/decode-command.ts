@@ -13,7 +13,7 @@ import type { Output } from './output';
 import { describeCaptureError } from '../packets/pcap';
 import type { WireError } from '../packets/errors';
 import { streamCaptureFile } from '../analysis/capture-stream';
-import { type DecodeCounts, FramePrinter, type PrintSettings } from './decode-printer';
+import { DEFAULT_PRINT_SETTINGS, type DecodeCounts, FramePrinter, type PrintSettings } from './decode-printer';
 import { AUTO_THREADS_MIN_BYTES, MAX_AUTO_THREADS, decodeThreads, parseThreads } from './decode-threads';
 import { decodeWithWorkers, decodeWorkerScript } from './decode-workers';
 import { type StreamResult } from '../analysis/capture-stream';
@@ -94,10 +94,11 @@ export async function decodeCommand(argv: readonly string[], out: Output): Promi
   const opList = args.lists.get('opcode');
   const requestedThreads = parseThreads(args.values.get('threads'));
   const settings: PrintSettings = {
+    ...DEFAULT_PRINT_SETTINGS,
     json,
     verbose,
     timeMode,
-    rocePort: portText === undefined ? 4791 : intValue(portText, 'roce-port', 1, 65535),
+    rocePort: portText === undefined ? DEFAULT_PRINT_SETTINGS.rocePort : intValue(portText, 'roce-port', 1, 65535),
     verifyIcrc: !args.flags.has('no-icrc'),
     qpns: qpnList === undefined ? null : qpnList.map((q) => intValue(q, 'qpn', 0, 0xffffff)),
     opcodes: opList === undefined ? null : [...parseOpcodes(opList)],

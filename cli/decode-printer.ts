@@ -30,6 +30,20 @@ export interface PrintSettings {
   errorsOnly: boolean;
 }
 
+/** What `roce decode FILE` does without options: summary lines, times since the first frame, every ICRC checked. */
+export const DEFAULT_PRINT_SETTINGS: Readonly<PrintSettings> = Object.freeze({
+  json: false,
+  verbose: false,
+  timeMode: 'rel',
+  rocePort: 4791,
+  verifyIcrc: true,
+  qpns: null,
+  opcodes: null,
+  first: 1,
+  last: Number.MAX_SAFE_INTEGER,
+  errorsOnly: false,
+});
+
 /** Counts over the records seen, for the closing line on stderr. */
 export interface DecodeCounts {
   roce: number;

@@ -5,14 +5,17 @@
  */
 import { parentPort, workerData } from 'node:worker_threads';
 import { ProgrammingError, ProgrammingErrorCode } from '../base/programming-error';
-import { nativeIcrcV2 } from '../nic-driver/native-binding';
+import { disableNative, nativeIcrcV2 } from '../nic-driver/native-binding';
 import { nativeIcrcBatch } from '../nic-driver/native-icrc';
-import type { PrintSettings } from './decode-printer';
-import { type BatchMessage, BatchPrinter } from './decode-batch';
+import { BatchPrinter } from './decode-batch';
+import type { BatchMessage, DecodeWorkerData } from './decode-batch-layout';
 
 const port = parentPort;
 if (port === null) throw new ProgrammingError(ProgrammingErrorCode.Misuse, 'cli/decode-worker.ts runs only as a worker thread of roce decode');
-const printer = new BatchPrinter(workerData as PrintSettings, nativeIcrcV2() ?? undefined, nativeIcrcBatch()?.compute ?? null);
+const data = workerData as DecodeWorkerData;
+// The command's thread left the addon alone (ROCE_NO_NATIVE=1, or it did not load): so does this one.
+if (!data.native) disableNative('not used by the command that started this worker');
+const printer = new BatchPrinter(data.settings, nativeIcrcV2() ?? undefined, nativeIcrcBatch()?.compute ?? null);
 
 port.on('message', (m: BatchMessage) => {
   const r = printer.print(m);

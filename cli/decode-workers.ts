@@ -16,7 +16,9 @@ import type { CaptureRecord } from '../packets/pcap';
 import type { StreamResult } from '../analysis/capture-stream';
 import type { DecodeOptions } from '../packets/decode';
 import { internalError } from '../base/programming-error';
-import { type BatchMessage, BatchPrinter, type BatchResult, type IcrcBurst, RecordBatch } from './decode-batch';
+import { BatchPrinter, RecordBatch } from './decode-batch';
+import type { BatchMessage, BatchResult, DecodeWorkerData } from './decode-batch-layout';
+import type { IcrcBurst } from './batch-icrc';
 import { addCounts, type DecodeCounts, type PrintSettings, zeroCounts } from './decode-printer';
 
 /** Batches out per worker at most. */
@@ -66,7 +68,8 @@ export async function decodeWithWorkers(
     w?.();
   };
   for (let i = 0; i < workers; i++) {
-    const w = new Worker(script, { workerData: settings, resourceLimits: { maxYoungGenerationSizeMb: 16 } });
+    const data: DecodeWorkerData = { settings, native: burst !== null };
+    const w = new Worker(script, { workerData: data });
     w.on('message', (r: BatchResult) => {
       results.set(r.seq, r);
       out[i] = (out[i] as number) - 1;

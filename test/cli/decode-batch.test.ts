@@ -4,8 +4,10 @@
  * burst guesses right and for frames it guesses wrong (VLAN, Ethernet padding, RoCE v1, cut by
  * the capture, not IP), and with a burst that refuses the batch.
  */
-import { BatchPrinter, type BatchResult, type IcrcBurst, RecordBatch } from '../../cli/decode-batch';
-import type { PrintSettings } from '../../cli/decode-printer';
+import { BatchPrinter, RecordBatch } from '../../cli/decode-batch';
+import type { BatchResult } from '../../cli/decode-batch-layout';
+import type { IcrcBurst } from '../../cli/batch-icrc';
+import { DEFAULT_PRINT_SETTINGS, type PrintSettings } from '../../cli/decode-printer';
 import { buildRoceV1Frame, buildRoceV2Frame, type RoceV2Spec } from '../../packets/build';
 import { icrcV2, jsIcrcBatch } from '../../packets/icrc';
 import { LinkType } from '../../packets/pcap';
@@ -15,18 +17,7 @@ const eth = { src: 0x020000000001, dst: 0x020000000002 };
 const v4 = { version: 4 as const, src: '198.18.0.1', dst: '198.18.0.2' };
 const v6 = { version: 6 as const, src: 'fd00::1', dst: 'fd00::2' };
 
-const SETTINGS: PrintSettings = {
-  json: false,
-  verbose: false,
-  timeMode: 'rel',
-  rocePort: 4791,
-  verifyIcrc: true,
-  qpns: null,
-  opcodes: null,
-  first: 1,
-  last: Number.MAX_SAFE_INTEGER,
-  errorsOnly: false,
-};
+const SETTINGS: PrintSettings = DEFAULT_PRINT_SETTINGS;
 
 interface Rec {
   data: Uint8Array;

@@ -12,24 +12,13 @@ import { spawnSync } from 'node:child_process';
 import { readCapture, PcapWriter } from '../../packets/pcap';
 import { AUTO_THREADS_MIN_BYTES, MAX_AUTO_THREADS, decodeThreads, parseThreads } from '../../cli/decode-threads';
 import { UsageError } from '../../cli/args';
-import { BATCH_BYTES, BATCH_RECORDS } from '../../cli/decode-batch';
+import { BATCH_BYTES, BATCH_RECORDS } from '../../cli/decode-batch-layout';
 import { decodeWithWorkers } from '../../cli/decode-workers';
-import type { PrintSettings } from '../../cli/decode-printer';
+import { DEFAULT_PRINT_SETTINGS, type PrintSettings } from '../../cli/decode-printer';
 import { streamCaptureFile } from '../../analysis/capture-stream';
 import { jsIcrcBatch } from '../../packets/icrc';
 
-const SETTINGS: PrintSettings = {
-  json: false,
-  verbose: false,
-  timeMode: 'rel',
-  rocePort: 4791,
-  verifyIcrc: true,
-  qpns: null,
-  opcodes: null,
-  first: 1,
-  last: Number.MAX_SAFE_INTEGER,
-  errorsOnly: false,
-};
+const SETTINGS: PrintSettings = DEFAULT_PRINT_SETTINGS;
 
 const ROOT = path.resolve(__dirname, '..', '..');
 const ROCE = path.join(ROOT, 'bin', 'roce.js');
@@ -69,8 +58,8 @@ function repeated(name: string, min: number): string {
   return file;
 }
 
-function decode(threads: number, flags: readonly string[], file: string): { status: number | null; stdout: string; stderr: string } {
-  const r = spawnSync(process.execPath, [ROCE, 'decode', '--threads', String(threads), ...flags, file], { encoding: 'utf8', maxBuffer: 1 << 28, timeout: 120_000 });
+function decode(threads: number, flags: readonly string[], file: string, env: NodeJS.ProcessEnv = {}): { status: number | null; stdout: string; stderr: string } {
+  const r = spawnSync(process.execPath, [ROCE, 'decode', '--threads', String(threads), ...flags, file], { encoding: 'utf8', maxBuffer: 1 << 28, timeout: 120_000, env: { ...process.env, ...env } });
   return { status: r.status, stdout: r.stdout, stderr: r.stderr };
 }
 
@@ -141,6 +130,13 @@ describe('roce decode --threads prints what one thread prints', () => {
     fs.writeFileSync(file, w.toBytes());
     expectSame([], file);
     expectSame(['--json'], file);
+  }, 120_000);
+
+  test('with ROCE_NO_NATIVE=1 (no addon on any thread: the TypeScript ICRC)', () => {
+    const file = repeated('rc-conversation.pcap', 5000);
+    const one = decode(1, [], file);
+    const many = decode(2, [], file, { ROCE_NO_NATIVE: '1' });
+    expect({ status: many.status, stderr: many.stderr, same: many.stdout === one.stdout }).toEqual({ status: one.status, stderr: one.stderr, same: true });
   }, 120_000);
 
   test('a file that ends inside a record: the frames before it, the same error, exit status 1', () => {
