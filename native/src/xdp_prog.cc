@@ -6,6 +6,7 @@
 #include <bpf/btf.h>
 #include <bpf/libbpf.h>
 #include <net/if.h>
+#include <pthread.h>
 #include <signal.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -188,8 +189,32 @@ void CheckExisting(Napi::Env env, const std::string& ifname, int ifindex, long p
   xdp_multiprog__close(mp);
 }
 
+// Holds every signal back from this thread while it lives. The BPF verifier gives up with EAGAIN
+// when a signal is pending, and libbpf retries a load only a few times: under a profiler's SIGPROF
+// every 100 us (node --cpu-prof) every attempt failed, and libxdp's fallback then tripped over the
+// program it had failed to load (EBADF). A process-directed signal goes to another thread meanwhile;
+// one directed at this thread waits until the attach is done.
+class SignalHold {
+ public:
+  SignalHold() {
+    sigset_t all;
+    sigfillset(&all);
+    held_ = pthread_sigmask(SIG_BLOCK, &all, &old_) == 0;
+  }
+  ~SignalHold() {
+    if (held_) pthread_sigmask(SIG_SETMASK, &old_, nullptr);
+  }
+  SignalHold(const SignalHold&) = delete;
+  SignalHold& operator=(const SignalHold&) = delete;
+
+ private:
+  sigset_t old_;
+  bool held_ = false;
+};
+
 int TryAttach(xdp_program* prog, int ifindex, xdp_attach_mode mode) {
   g_last_libxdp_msg.clear();
+  SignalHold hold;
   return xdp_program__attach(prog, ifindex, mode, 0);
 }
 

@@ -6,7 +6,9 @@
  * only UDP to port 4791, so the suite's frames are UDP 4791 frames. Skipped
  * with a reason when not root, without `ip netns`, or without the native addon.
  */
-import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
+import { type ChildProcess, execFileSync, spawn, spawnSync } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as os from 'node:os';
 import * as path from 'node:path';
 import { icrcV2 } from '../../packets/icrc';
 import { WireError } from '../../packets/errors';
@@ -155,6 +157,21 @@ describe('AF_XDP driver', () => {
     // Without busy-poll the option has no effect: the fd's readiness wakes the process.
     a.close();
     expect(open('a', { napiBusyPoll: true }).napiBusyPoll).toBe(false);
+  });
+
+  t('the program attaches under a signal storm (node --cpu-prof sampling every 20 µs), where the verifier used to give up (EAGAIN) and the fallback failed (EBADF)', () => {
+    const p = pair();
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'roce-xdp-prof-'));
+    try {
+      const driver = path.resolve(__dirname, '..', '..', 'dist', 'nic-driver', 'af-xdp-driver.js');
+      const script = `const { AfXdpDriver } = require(${JSON.stringify(driver)});
+        for (let i = 0; i < 4; i++) AfXdpDriver.open({ ifname: ${JSON.stringify(p.ifB)}, netns: ${JSON.stringify(p.nsB)}, frames: 512 }).close();
+        process.stdout.write('attached 4 times');`;
+      const r = spawnSync(process.execPath, ['--cpu-prof', '--cpu-prof-dir', dir, '--cpu-prof-interval', '20', '-e', script], { encoding: 'utf8', timeout: 60_000 });
+      expect({ status: r.status, stdout: r.stdout, stderr: r.stderr.slice(-300) }).toEqual({ status: 0, stdout: 'attached 4 times', stderr: '' });
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   t('close() detaches the XDP program', () => {
