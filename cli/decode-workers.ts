@@ -4,10 +4,11 @@
  * (cli/decode-worker.ts) that has room, else the command's thread decodes and prints it itself, so
  * that no core waits: reading takes the command's thread about a third of a frame's time. Output is
  * written in the order of the batches.
- * The output is byte for byte what one thread prints: the records, their numbers and times are the
- * same, and each batch carries the time of the record before it for `--time delta`.
  *
- * At most two batches per worker are out at once, so memory stays flat whatever the file's size.
+ * The output is byte for byte what one thread prints: the records, their numbers and times are the
+ * same, and each batch carries the time of the record before it for `--time delta`. At most
+ * `OUT_PER_WORKER` batches per worker are out at once, and the batches' buffers and output chunks
+ * go round, so memory stays flat whatever the file's size.
  */
 import * as fs from 'node:fs';
 import * as path from 'node:path';
