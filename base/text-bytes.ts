@@ -17,6 +17,13 @@
  */
 
 const DIGIT_0 = 0x30;
+const ENCODER = new TextEncoder();
+
+/** A string as UTF-8 bytes, for constant pieces encoded once and copied with `TextBytes.bytes`. */
+export function utf8(text: string): Uint8Array {
+  return ENCODER.encode(text);
+}
+
 const SPACE = 0x20;
 const QUOTE = 0x22;
 const HEX = '0123456789abcdef';

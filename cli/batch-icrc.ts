@@ -2,19 +2,19 @@
  * The ICRCs of a batch of `roce decode`'s records (cli/decode-batch.ts) in one native call, handed
  * to the decoder frame by frame.
  */
+import { BTH_LEN } from '../packets/bth';
+import { ETH_LEN, EtherType } from '../packets/ethernet';
 import type { IcrcBatch } from '../packets/icrc';
+import { IPV6_LEN } from '../packets/ipv6';
 import { LinkType } from '../packets/pcap';
+import { UDP_LEN } from '../packets/udp';
 import { BATCH_RECORDS, META_FIELDS } from './decode-batch-layout';
 
 /** The ICRCs of `count` frames in one call (the native addon's `IcrcBatch.compute`). */
 export type IcrcBurst = IcrcBatch['compute'];
 
-const ETHERNET_LEN = 14;
-const ETHERTYPE_IPV4 = 0x0800;
-const ETHERTYPE_IPV6 = 0x86dd;
-/** IPv6 header, UDP header and BTH: the least an ICRC covers. */
-const IPV6_UDP_BTH = 40 + 8 + 12;
-const UDP_BTH = 8 + 12;
+/** UDP header and BTH: what an ICRC covers after the IP header, at least. */
+const UDP_BTH = UDP_LEN + BTH_LEN;
 
 /**
  * The ICRCs of a batch's frames, computed in one native call before they are decoded (a call per
@@ -59,15 +59,15 @@ export class BatchIcrc {
       let ip: number;
       if (linkType === LinkType.Ethernet) {
         const type = ((bytes[start + 12] as number) << 8) | (bytes[start + 13] as number);
-        if (type !== ETHERTYPE_IPV4 && type !== ETHERTYPE_IPV6) continue;
-        ip = start + ETHERNET_LEN;
+        if (type !== EtherType.IPv4 && type !== EtherType.IPv6) continue;
+        ip = start + ETH_LEN;
       } else if (linkType === LinkType.Raw || linkType === LinkType.Ipv4 || linkType === LinkType.Ipv6) ip = start;
       else continue;
       if (ip >= end) continue;
       const icrcOff = end - 4;
       const first = bytes[ip] as number;
       const version = first >> 4;
-      const least = version === 4 ? (first & 0x0f) * 4 + UDP_BTH : version === 6 ? IPV6_UDP_BTH : Infinity;
+      const least = version === 4 ? (first & 0x0f) * 4 + UDP_BTH : version === 6 ? IPV6_LEN + UDP_BTH : Infinity;
       if ((version === 4 && (first & 0x0f) < 5) || icrcOff - ip < least) continue;
       this.desc[2 * n] = ip;
       this.desc[2 * n + 1] = icrcOff;

@@ -11,12 +11,10 @@ import { type OptionSpec, UsageError, formatOptions, intValue } from './args';
 import { parseCommand } from './command';
 import type { Output } from './output';
 import { describeCaptureError } from '../packets/pcap';
-import type { WireError } from '../packets/errors';
-import { streamCaptureFile } from '../analysis/capture-stream';
+import { type StreamResult, streamCaptureFile } from '../analysis/capture-stream';
 import { DEFAULT_PRINT_SETTINGS, type DecodeCounts, FramePrinter, type PrintSettings } from './decode-printer';
 import { AUTO_THREADS_MIN_BYTES, MAX_AUTO_THREADS, decodeThreads, parseThreads } from './decode-threads';
 import { decodeWithWorkers, decodeWorkerScript } from './decode-workers';
-import { type StreamResult } from '../analysis/capture-stream';
 import { TextBytes } from '../base/text-bytes';
 import { nativeIcrcV2 } from '../nic-driver/native-binding';
 import { nativeIcrcBatch } from '../nic-driver/native-icrc';
@@ -116,8 +114,11 @@ export async function decodeCommand(argv: readonly string[], out: Output): Promi
   // The file is read a chunk at a time and each frame is printed as it is decoded, so memory stays
   // flat whatever the file's size (issue 15: reading it whole grew RSS with the file).
   let unreadable = '';
+  let fileBytes = 0;
   try {
-    if (fs.statSync(file).isDirectory()) unreadable = 'is a directory';
+    const st = fs.statSync(file);
+    fileBytes = st.size;
+    if (st.isDirectory()) unreadable = 'is a directory';
     else fs.accessSync(file, fs.constants.R_OK);
   } catch (e) {
     unreadable = fileErrorText(e);
@@ -130,7 +131,7 @@ export async function decodeCommand(argv: readonly string[], out: Output): Promi
   // Lines and JSON objects are written straight into UTF-8 chunks (base/text-bytes.ts): building a
   // string per frame cost more than decoding it (docs/performance.md, "roce decode end to end").
   const script = decodeWorkerScript();
-  const threads = decodeThreads(requestedThreads, { script, fileBytes: fs.statSync(file).size, counted: countText !== undefined, cores: os.availableParallelism() });
+  const threads = decodeThreads(requestedThreads, { script, fileBytes, counted: countText !== undefined, cores: os.availableParallelism() });
   let read = 0;
   let counts: DecodeCounts;
   let ended: StreamResult | null = null;

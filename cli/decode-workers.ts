@@ -37,8 +37,8 @@ export interface WorkersResult {
   counts: DecodeCounts;
   /** Records read. */
   read: number;
-  /** How reading ended (null: it did not end, which cannot happen here). */
-  ended: StreamResult | null;
+  /** How reading ended. */
+  ended: StreamResult;
   /** Batches decoded by the worker threads, and by the command's own. */
   workerBatches: number;
   localBatches: number;
@@ -129,7 +129,7 @@ export async function decodeWithWorkers(
   let prevTime = 0;
   let batchPrev = 0;
   let read = 0;
-  let ended: StreamResult | null = null;
+  let ended: StreamResult;
   const send = async (): Promise<void> => {
     const spare = freeOut.splice(0, SPARES_PER_BATCH);
     const msg: BatchMessage = { seq: sent, count: batch.count, firstTime: firstTime ?? 0, prevTime: batchPrev, data: batch.data, meta: batch.meta, spare };

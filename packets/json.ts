@@ -8,7 +8,7 @@ import { type DecodedFrame, packetAddresses, writePacketAddress } from './decode
 import { decodeSyndrome } from './aeth';
 import { madToJson } from './mad-json';
 import { OPCODES } from './opcodes';
-import type { TextBytes } from '../base/text-bytes';
+import { type TextBytes, utf8 } from '../base/text-bytes';
 
 export interface FrameJson {
   frame: number;
@@ -69,8 +69,6 @@ export function frameToJson(frame: number, time: number, d: DecodedFrame): Frame
   if (err !== null) out['error'] = err.message;
   return out;
 }
-
-const utf8 = (text: string): Uint8Array => new TextEncoder().encode(text);
 
 /** The members `decodeSyndrome` adds to "aeth", as JSON text after a comma, for every syndrome byte. */
 const SYNDROME_MEMBERS: readonly Uint8Array[] = Array.from({ length: 256 }, (_, s) => utf8(`,${JSON.stringify(decodeSyndrome(s)).slice(1, -1)}}`));

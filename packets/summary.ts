@@ -7,11 +7,10 @@ import { type RocePacket, writePacketAddress } from './decode';
 import { describeSyndrome } from './aeth';
 import { OPCODES } from './opcodes';
 import { madSummary, madTreeLines } from './mad-summary';
-import { TextBytes, textOf } from '../base/text-bytes';
+import { TextBytes, textOf, utf8 } from '../base/text-bytes';
 
 const hexQp = (qpn: number): string => `0x${qpn.toString(16).padStart(6, '0')}`;
 
-const utf8 = (s: string): Uint8Array => new TextEncoder().encode(s);
 /** ' → ' in UTF-8. */
 const ARROW = utf8(' → ');
 /** The summary's constant pieces, encoded once: copying bytes beats reading a string's characters. */
@@ -28,7 +27,7 @@ const ICRC_OK = utf8(' ICRC ok');
 const ICRC_BAD = utf8(' ICRC BAD');
 const MSN = utf8(' MSN=');
 /** The name of every opcode in the table, UTF-8 encoded, computed once. */
-const OPCODE_NAMES: readonly (Uint8Array | undefined)[] = OPCODES.map((e) => (e === undefined ? undefined : new TextEncoder().encode(e.name)));
+const OPCODE_NAMES: readonly (Uint8Array | undefined)[] = OPCODES.map((e) => (e === undefined ? undefined : utf8(e.name)));
 /** `describeSyndrome` of every syndrome byte, computed and encoded once. */
 const SYNDROME_TEXT: readonly Uint8Array[] = Array.from({ length: 256 }, (_, s) => utf8(describeSyndrome(s)));
 
