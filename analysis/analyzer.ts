@@ -13,10 +13,11 @@ import { FrameRole, type FrameView, viewFrame } from './frame-view';
 import { AddressNames } from './address-names';
 import type { FlowSinks } from './flow';
 import { streamCaptureFile } from './capture-stream';
+import { ProgrammingError, ProgrammingErrorCode } from '../base/programming-error';
 import { tcpConnectionRequest } from './oob';
 import { type CmConnection, CmConnectionTracker } from './cm-connections';
 import { RECEIVE_DEPENDENT_RULES } from './gbn-checks';
-import type { CaptureGap, Episode, FrameResult, Message, RuleId, Violation } from './types';
+import { type CaptureGap, type Episode, type FrameResult, type Message, type RuleId, type Side, Trigger, type Violation } from './types';
 
 /**
  * Where the capture was taken, as far as loss goes: 'unknown' (default; the analyzer
@@ -30,13 +31,37 @@ export type CapturePoint = 'unknown' | 'sent';
 
 export interface AnalyzerOptions {
   decode?: DecodeOptions;
-  /** Keep messages, episodes, violations and flagged frames in the result (default true). */
-  keep?: boolean;
+  /**
+   * Keep messages, episodes, violations, flagged frames, capture gaps and CM connections in the
+   * result (default true); false only counts them (constant memory). A `KeptLists` keeps the lists
+   * it names and counts the rest: `roce analyze`'s summary needs none of the long ones.
+   */
+  keep?: boolean | KeptLists;
   /** Keep a FrameResult for every RoCE frame, not only flagged ones (default false). */
   allFrames?: boolean;
   /** Called for every RoCE frame with its result (e.g. to draw a ladder). */
   onFrame?: (r: FrameResult, p: RocePacket, v: FrameView | null) => void;
   capturePoint?: CapturePoint;
+}
+
+/** Which lists an analysis keeps (`AnalyzerOptions.keep`); a list not named is only counted. */
+export interface KeptLists {
+  messages?: boolean;
+  episodes?: boolean;
+  violations?: boolean;
+  /** Flagged frames (every RoCE frame with `allFrames`). */
+  frames?: boolean;
+  captureGaps?: boolean;
+  cmConnections?: boolean;
+}
+
+function keptLists(keep: boolean | KeptLists | undefined): Required<KeptLists> {
+  if (typeof keep === 'object') {
+    const k = (v: boolean | undefined): boolean => v ?? false;
+    return { messages: k(keep.messages), episodes: k(keep.episodes), violations: k(keep.violations), frames: k(keep.frames), captureGaps: k(keep.captureGaps), cmConnections: k(keep.cmConnections) };
+  }
+  const all = keep ?? true;
+  return { messages: all, episodes: all, violations: all, frames: all, captureGaps: all, cmConnections: all };
 }
 
 export interface FrameTotals {
@@ -96,6 +121,12 @@ export interface AnalysisResult {
   messageCount: number;
   episodeCount: number;
   violationCount: number;
+  /** Messages per requester flow, by `flowKey` of conversation id and requester side: counted whether or not the messages are kept. */
+  messagesPerFlow: ReadonlyMap<number, number>;
+  /** Episodes by trigger, counted whether or not they are kept. */
+  episodesByTrigger: Record<Trigger, number>;
+  /** Violations by rule, counted whether or not they are kept. */
+  violationsByRule: ReadonlyMap<RuleId, number>;
   /** How reading the capture ended: null when read completely. */
   captureError: WireError | null;
   capturePoint: CapturePoint;
@@ -109,6 +140,29 @@ export interface AnalysisResult {
   cmConnectionCount: number;
 }
 
+/** How a RoCE frame decoded, as the frame totals count it (`Analyzer.pushRoce`). */
+export const TotalsBit = { ICRC_CHECKED: 1, ICRC_BAD: 2, ERROR: 4, TRUNCATED: 8 } as const;
+
+/** `TotalsBit`s of a decoded RoCE frame. */
+export function frameTotalsBits(d: RocePacket): number {
+  return (
+    (d.icrcOk !== null ? TotalsBit.ICRC_CHECKED : 0) |
+    (d.icrcOk === false ? TotalsBit.ICRC_BAD : 0) |
+    (d.error !== null ? TotalsBit.ERROR : 0) |
+    (d.truncated ? TotalsBit.TRUNCATED : 0)
+  );
+}
+
+/** A MAD to the general services QP (QP 1): RDMA CM sets connections up with these. */
+export function isCmMad(v: FrameView): boolean {
+  return v.transport === 'UD' && v.destQp === 1;
+}
+
+/** The key of a requester flow in `AnalysisResult.messagesPerFlow`. */
+export function flowKey(conversation: number, requester: Side): number {
+  return conversation * 2 + (requester === 'a' ? 0 : 1);
+}
+
 /** Frames whose flags may still change, kept at most (the oldest are let go). */
 const PENDING_FLAGS = 1 << 16;
 
@@ -116,7 +170,7 @@ export class Analyzer {
   private readonly table: ConversationTable;
   /** Address texts made once per address (frame-view.ts). */
   private readonly names = new AddressNames();
-  private readonly keep: boolean;
+  private readonly keep: Required<KeptLists>;
   private readonly allFrames: boolean;
   private readonly onFrame: AnalyzerOptions['onFrame'];
   private readonly decodeOpts: DecodeOptions;
@@ -141,10 +195,13 @@ export class Analyzer {
   messageCount = 0;
   episodeCount = 0;
   violationCount = 0;
+  private readonly messagesPerFlow = new Map<number, number>();
+  private readonly episodesByTrigger = Object.fromEntries(Object.values(Trigger).map((t) => [t, 0])) as Record<Trigger, number>;
+  private readonly violationsByRule = new Map<RuleId, number>();
   captureError: WireError | null = null;
 
   constructor(opts: AnalyzerOptions = {}) {
-    this.keep = opts.keep ?? true;
+    this.keep = keptLists(opts.keep);
     this.allFrames = opts.allFrames ?? false;
     this.onFrame = opts.onFrame;
     this.decodeOpts = opts.decode ?? {};
@@ -153,21 +210,25 @@ export class Analyzer {
       requesterInputKnown: this.capturePoint !== 'sent',
       message: (m) => {
         this.messageCount++;
-        if (this.keep) this.messages.push(m);
+        const flow = flowKey(m.conversation, m.requester);
+        this.messagesPerFlow.set(flow, (this.messagesPerFlow.get(flow) ?? 0) + 1);
+        if (this.keep.messages) this.messages.push(m);
       },
       episode: (e) => {
         this.episodeCount++;
-        if (this.keep) this.episodes.push(e);
+        this.episodesByTrigger[e.trigger]++;
+        if (this.keep.episodes) this.episodes.push(e);
       },
       violation: (v) => {
         this.violationCount++;
-        if (this.keep) this.violations.push(v);
+        this.violationsByRule.set(v.rule, (this.violationsByRule.get(v.rule) ?? 0) + 1);
+        if (this.keep.violations) this.violations.push(v);
       },
       nextEpisodeId: () => ++this.episodeId,
       captureGap: (g, clear, mark) => {
         if (g !== null) {
           this.captureGapCount++;
-          if (this.keep) this.captureGaps.push(g);
+          if (this.keep.captureGaps) this.captureGaps.push(g);
         }
         if (mark !== null) this.reflag(mark, 'notCaptured', true);
         for (const f of clear) this.reflag(f, 'outOfSequence', false);
@@ -183,7 +244,7 @@ export class Analyzer {
         },
         disconnected: (conversation) => this.table.cmEnded(conversation, this.frameNo),
       },
-      this.keep,
+      this.keep.cmConnections,
     );
   }
 
@@ -229,38 +290,63 @@ export class Analyzer {
    * not RoCE is looked at for an out-of-band connection set-up (TCP SYN; see conversations.ts).
    */
   pushDecoded(rec: { index: number; timestampNs: bigint; timeSec: number; data?: Uint8Array; linkType?: number }, d: DecodedFrame): void {
-    this.totals.total++;
-    this.frameNo = rec.index;
     if (this.t0 === null) {
       this.t0 = rec.timestampNs;
       this.startSec = rec.timeSec;
     }
     const timeNs = Number(rec.timestampNs - this.t0);
-    this.lastNs = Math.max(this.lastNs, timeNs);
     if (!d.roce) {
-      this.totals.notRoce++;
-      if (rec.data !== undefined && rec.linkType !== undefined) {
-        const syn = tcpConnectionRequest(rec.data, rec.linkType);
-        if (syn !== null) this.table.outOfBand(syn.src, syn.dst, timeNs);
-      }
+      this.pushNotRoce(rec.index, timeNs, rec.data !== undefined && rec.linkType !== undefined ? tcpConnectionRequest(rec.data, rec.linkType) : null);
       return;
     }
+    this.pushRoce(rec.index, timeNs, frameTotalsBits(d), viewFrame(rec.index, timeNs, d, this.names), d);
+  }
+
+  /**
+   * The capture time of the first frame, for a caller that hands in frames by `pushNotRoce` and
+   * `pushRoce` with times it made relative to that frame itself (cli/analyze-workers.ts).
+   */
+  setStartTime(sec: number): void {
+    this.startSec = sec;
+  }
+
+  /** Frame `index`, `timeNs` after the first, is not RoCE; `syn` is the connection it opens, if it is a TCP SYN. */
+  pushNotRoce(index: number, timeNs: number, syn: { src: string; dst: string } | null): void {
+    this.frameStart(index, timeNs);
+    this.totals.notRoce++;
+    if (syn !== null) this.table.outOfBand(syn.src, syn.dst, timeNs);
+  }
+
+  private frameStart(index: number, timeNs: number): void {
+    this.totals.total++;
+    this.frameNo = index;
+    this.lastNs = Math.max(this.lastNs, timeNs);
+  }
+
+  /**
+   * RoCE frame `index`, `timeNs` after the first: `totalsBits` (`frameTotalsBits`) says how it
+   * decoded, `v` is its view (null without a BTH). `d`, the packet itself, is needed only for a CM
+   * MAD (UD to QP 1) and by `onFrame`.
+   */
+  pushRoce(index: number, timeNs: number, totalsBits: number, v: FrameView | null, d: RocePacket | null): void {
+    this.frameStart(index, timeNs);
     this.totals.roce++;
-    if (d.icrcOk === false) this.totals.icrcBad++;
-    else if (d.error !== null) this.totals.malformed++;
-    if (d.icrcOk !== null) this.totals.icrcChecked++;
-    if (d.truncated) this.totals.truncated++;
-    const v = viewFrame(rec.index, timeNs, d, this.names);
+    const truncated = (totalsBits & TotalsBit.TRUNCATED) !== 0;
+    if ((totalsBits & TotalsBit.ICRC_BAD) !== 0) this.totals.icrcBad++;
+    else if ((totalsBits & TotalsBit.ERROR) !== 0) this.totals.malformed++;
+    if ((totalsBits & TotalsBit.ICRC_CHECKED) !== 0) this.totals.icrcChecked++;
+    if (truncated) this.totals.truncated++;
     let bits = 0;
     let conversation: number | null = null;
     let from: 'a' | 'b' | null = null;
     if (v === null) {
       // No BTH: the frame is malformed, or the capture kept too little of it to say.
-      bits = d.truncated ? 0 : FLAG_BIT.malformed;
+      bits = truncated ? 0 : FLAG_BIT.malformed;
     } else {
       // A MAD to the GSI QP (RDMA CM) sets connections up between the two hosts.
-      if (v.transport === 'UD' && v.destQp === 1) {
+      if (isCmMad(v)) {
         this.table.outOfBand(v.src, v.dst, timeNs);
+        if (d === null) throw new ProgrammingError(ProgrammingErrorCode.Misuse, 'a MAD to QP 1 must be pushed with its packet: its CM message is read from it');
         this.cmMessage(d, v);
       }
       const r = v.role === FrameRole.OTHER || v.transport === '' ? null : this.table.route(v);
@@ -278,7 +364,7 @@ export class Analyzer {
         const flow = conv.flow(r.requester);
         if (v.role === FrameRole.CNP) {
           conv.cnps++;
-          conv.congestionOf(r.requester, timeNs, true)?.onCnp(rec.index, timeNs);
+          conv.congestionOf(r.requester, timeNs, true)?.onCnp(index, timeNs);
           bits = FLAG_BIT.cnp | (v.ecnCe ? FLAG_BIT.ecnCe : 0) | (v.icrcBad ? FLAG_BIT.icrcBad : 0);
         } else if (v.role === FrameRole.REQUEST) {
           bits = flow.onRequest(v);
@@ -288,12 +374,12 @@ export class Analyzer {
         }
       }
     }
-    if (d.truncated) bits |= FLAG_BIT.truncated;
+    if (truncated) bits |= FLAG_BIT.truncated;
     for (const name of flagList(bits)) this.flagCounts[name]++;
     const pending = (bits & FLAG_BIT.outOfSequence) !== 0;
-    if (!pending && this.onFrame === undefined && !(this.keep && (bits !== 0 || this.allFrames))) return;
+    if (!pending && this.onFrame === undefined && !(this.keep.frames && (bits !== 0 || this.allFrames))) return;
     const res: FrameResult = {
-      frame: rec.index,
+      frame: index,
       timeNs,
       conversation,
       from,
@@ -301,12 +387,15 @@ export class Analyzer {
       psn: v?.psn ?? -1,
       flags: flagList(bits),
     };
-    if (this.keep && (bits !== 0 || this.allFrames)) this.frameResults.push(res);
+    if (this.keep.frames && (bits !== 0 || this.allFrames)) this.frameResults.push(res);
     if (pending) {
-      this.pendingFlags.set(rec.index, res);
+      this.pendingFlags.set(index, res);
       if (this.pendingFlags.size > PENDING_FLAGS) this.pendingFlags.delete(this.pendingFlags.keys().next().value as number);
     }
-    this.onFrame?.(res, d, v);
+    if (this.onFrame !== undefined) {
+      if (d === null) throw new ProgrammingError(ProgrammingErrorCode.Misuse, 'an analysis with onFrame needs every RoCE frame pushed with its packet');
+      this.onFrame(res, d, v);
+    }
   }
 
   /** Ends the analysis: flushes open messages and episodes. */
@@ -337,6 +426,9 @@ export class Analyzer {
       messageCount: this.messageCount,
       episodeCount: this.episodeCount,
       violationCount: this.violationCount,
+      messagesPerFlow: this.messagesPerFlow,
+      episodesByTrigger: { ...this.episodesByTrigger },
+      violationsByRule: this.violationsByRule,
       captureError: this.captureError,
       capturePoint: this.capturePoint,
       rulesNotChecked: this.capturePoint === 'sent' ? [...RECEIVE_DEPENDENT_RULES] : [],

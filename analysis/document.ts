@@ -5,7 +5,7 @@
  * docs/analysis.md; bump ANALYSIS_FORMAT_VERSION when one changes meaning.
  */
 import type { CongestionReport } from './congestion-track';
-import type { AnalysisResult } from './analyzer';
+import { type AnalysisResult, flowKey } from './analyzer';
 import type { CmConnection } from './cm-connections';
 import type { Conversation } from './conversations';
 import { FLAG_NAMES, type FlagName } from './flags';
@@ -180,10 +180,7 @@ function conversationJson(c: Conversation, msgCount: (id: number, side: Side) =>
 
 /** The JSON document for an analysis of `file`. */
 export function analysisDocument(r: AnalysisResult, file: string): AnalysisDocument {
-  const counts = new Map<string, number>();
-  for (const m of r.messages) counts.set(`${m.conversation}${m.requester}`, (counts.get(`${m.conversation}${m.requester}`) ?? 0) + 1);
-  const episodes = { nak: 0, rnr: 0, timeout: 0, impliedNak: 0 };
-  for (const e of r.episodes) episodes[e.trigger]++;
+  const episodes = { ...r.episodesByTrigger };
   const flags = Object.fromEntries(FLAG_NAMES.map((n) => [n, r.flagCounts[n]])) as Record<FlagName, number>;
   const cmStates: Record<string, number> = {};
   for (const c of r.cmConnections) cmStates[c.state] = (cmStates[c.state] ?? 0) + 1;
@@ -204,7 +201,7 @@ export function analysisDocument(r: AnalysisResult, file: string): AnalysisDocum
       cmConnections: r.cmConnectionCount,
       cmStates,
     },
-    conversations: r.conversations.map((c) => conversationJson(c, (id, side) => counts.get(`${id}${side}`) ?? 0)),
+    conversations: r.conversations.map((c) => conversationJson(c, (id, side) => r.messagesPerFlow.get(flowKey(id, side)) ?? 0)),
     messages: r.messages,
     episodes: r.episodes,
     violations: r.violations,

@@ -37,12 +37,10 @@ export function failOnNames(): string[] {
 }
 
 /** What the capture shows of `failOn`: one line per rule or flag seen, with its count; empty = pass. */
-export function failOnFindings(failOn: FailOn, r: { violations: readonly { rule: RuleId }[]; flagCounts: Readonly<Record<FlagName, number>> }): string[] {
+export function failOnFindings(failOn: FailOn, r: { violationsByRule: ReadonlyMap<RuleId, number>; flagCounts: Readonly<Record<FlagName, number>> }): string[] {
   const out: string[] = [];
-  const perRule = new Map<RuleId, number>();
-  for (const v of r.violations) perRule.set(v.rule, (perRule.get(v.rule) ?? 0) + 1);
   for (const rule of RULE_IDS) {
-    const n = perRule.get(rule) ?? 0;
+    const n = r.violationsByRule.get(rule) ?? 0;
     if (failOn.rules.has(rule) && n > 0) out.push(`rule ${rule}: ${n} violation${n === 1 ? '' : 's'}`);
   }
   for (const flag of FLAG_NAMES) {

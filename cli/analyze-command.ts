@@ -11,7 +11,7 @@ import { type OptionSpec, UsageError, formatOptions, intValue } from './args';
 import { parseCommand } from './command';
 import type { Output } from './output';
 import { DEFAULT_CAPTURE } from './decode-command';
-import { analyzeFile } from '../analysis/analyzer';
+import { type KeptLists, analyzeFile } from '../analysis/analyzer';
 import { analysisDocument } from '../analysis/document';
 import { textReport } from '../analysis/text-report';
 import { FLAG_HELP, FLAG_NAMES } from '../analysis/flags';
@@ -40,8 +40,8 @@ messages and completion times, flags each frame (retransmission, NAKs,
 out-of-sequence, coalesced ACKs, bad ICRC, CNP, ECN CE, ...), finds
 loss-recovery episodes and what triggered them, and checks go-back-N rules.
 The capture is read in pieces (classic pcap in chunks, pcapng a block at a
-time): memory does not grow with the file except for the lists kept for the
-report. Without FILE, analyses
+time): memory does not grow with the file except for the lists asked for
+(--json, -m, -e, -f; the summary keeps only violations and CM connections). Without FILE, analyses
 captures/rc-conversation.pcap. Best from a capture at the requester's host;
 see docs/analysis.md for what each capture point can show.
 
@@ -85,7 +85,12 @@ export async function analyzeCommand(argv: readonly string[], out: Output): Prom
     out.stderr(`roce analyze: cannot read ${file}: ${unreadable}\n`);
     return 2;
   }
-  const result = analyzeFile(file, { decode: { rocePort, verifyIcrc: !args.flags.has('no-icrc') && !args.flags.has('ignore-icrc'), icrcV2: nativeIcrcV2() ?? undefined }, allFrames: args.flags.has('all-frames'), capturePoint });
+  // The summary lists violations and CM connections, and counts the rest: keeping
+  // every message and flagged frame only for counting them made memory grow with the file
+  // (350 MiB for a million 64-byte WRITEs).
+  const listed = (name: string): boolean => json || verbose || args.flags.has(name);
+  const keep: KeptLists = { messages: listed('messages'), episodes: listed('episodes'), frames: listed('frames'), violations: true, captureGaps: json, cmConnections: true };
+  const result = analyzeFile(file, { decode: { rocePort, verifyIcrc: !args.flags.has('no-icrc') && !args.flags.has('ignore-icrc'), icrcV2: nativeIcrcV2() ?? undefined }, allFrames: args.flags.has('all-frames'), capturePoint, keep });
   const doc = analysisDocument(result, file);
   const failFindings = failOn === null ? null : failOnFindings(failOn.failOn, result);
   if (json) out.stdout(`${JSON.stringify(failFindings === null ? doc : { ...doc, failOn: { names: failOnList, findings: failFindings } })}\n`);

@@ -54,6 +54,30 @@ describe('roce analyze', () => {
     }
   });
 
+  test('keeping only some lists changes no count: the summary of every bundled capture is the same', () => {
+    const files = fs.readdirSync(CAPS).filter((f) => /\.pcap(ng)?$/.test(f));
+    expect(files.length).toBeGreaterThanOrEqual(10);
+    for (const f of files) {
+      const file = path.join(CAPS, f);
+      const full = analysisDocument(analyzeFile(file), f);
+      // What roce analyze keeps for its text summary.
+      const lean = analysisDocument(analyzeFile(file, { keep: { violations: true, cmConnections: true } }), f);
+      expect({ ...lean, messages: full.messages, episodes: full.episodes, frames: full.frames, captureGaps: full.captureGaps }).toEqual(full);
+      expect(lean.violations).toEqual(full.violations);
+      if (full.summary.messages > 0) expect(lean.messages).toEqual([]);
+      if (full.frames.length > 0) expect(lean.frames).toEqual([]);
+    }
+  });
+
+  test('the summary of a long capture keeps no message: memory does not grow with it', async () => {
+    const o = memoryOutput();
+    expect(await analyzeCommand([RC], o)).toBe(0);
+    const kept = analyzeFile(RC, { keep: { violations: true, cmConnections: true } });
+    expect(kept.messageCount).toBe(18);
+    expect(kept.messages).toEqual([]);
+    expect(o.out).toContain('18 message(s)');
+  });
+
   test('UC and UD conversations', () => {
     const r = analyzeFile(path.join(CAPS, 'uc-ud-v6-vlan.pcap'));
     expect(r.conversations.map((c) => c.type).sort()).toEqual(['UC', 'UD']);
