@@ -18,6 +18,7 @@ import type { FrameView } from './frame-view';
 import { MessageTracker } from './messages';
 import { RecoveryTracker, type TxInfo } from './episodes';
 import { GbnChecker } from './gbn-checks';
+import { TxRing } from './tx-ring';
 import { FlowFigures } from './figures';
 import { psnAdd, psnDiff, psnMax } from '../base/psn';
 import { type CaptureGap, type Episode, type Message, MessageOp, type Side, Trigger, type Violation } from './types';
@@ -28,8 +29,6 @@ export const DUP_WINDOW_NS = 8000;
 const MIN_PMTU = 256;
 /** A NAK not answered by a retransmission within this long (or 8 round trips) was ignored by the requester. */
 export const TRIGGER_TTL_FLOOR_NS = 500_000;
-/** Transmission records kept before a sweep drops the acknowledged ones. */
-const TX_SWEEP_AT = 4096;
 /** Out-of-sequence frames remembered per open hole (for taking the flag back when the hole was the capture's). */
 const HOLE_FRAMES = 4096;
 
@@ -102,8 +101,7 @@ export class RequesterFlow {
   readonly messages: MessageTracker;
   readonly recovery: RecoveryTracker;
   readonly checker: GbnChecker;
-  private readonly tx = new Map<number, TxInfo>();
-  private sweepAt = TX_SWEEP_AT;
+  private readonly tx = new TxRing();
   private lastReq: LastFrame | null = null;
   private lastResp: LastFrame | null = null;
   /** PSNs of first-transmission requests with AckReq, not yet acknowledged (a FIFO). */
@@ -439,28 +437,8 @@ export class RequesterFlow {
 
   private recordTx(v: FrameView): void {
     const last = this.lastReq;
-    if (last !== null && psnDiff(v.psn, last.psn) > 0) {
-      const t = this.tx.get(last.psn);
-      if (t !== undefined && t.followerFrame === 0) {
-        t.followerFrame = v.frame;
-        t.followerNs = v.timeNs;
-      }
-    }
-    this.tx.delete(v.psn);
-    this.tx.set(v.psn, { frame: v.frame, timeNs: v.timeNs, followerFrame: 0, followerNs: 0 });
-    if (this.tx.size >= this.sweepAt) this.sweepTx();
-  }
-
-  /** Drops transmission records of acknowledged PSNs (and the oldest, if the responses are not in the capture). */
-  private sweepTx(): void {
-    const c = this.messages.compHigh;
-    if (c !== null) for (const psn of this.tx.keys()) if (psnDiff(psn, c) < 0) this.tx.delete(psn);
-    while (this.tx.size > TX_SWEEP_AT / 2) {
-      const first = this.tx.keys().next();
-      if (first.done === true) break;
-      this.tx.delete(first.value);
-    }
-    this.sweepAt = Math.max(TX_SWEEP_AT, this.tx.size * 2);
+    if (last !== null && psnDiff(v.psn, last.psn) > 0) this.tx.follow(last.psn, v.frame, v.timeNs);
+    this.tx.record(v.psn, v.frame, v.timeNs);
   }
 
   /** AckReq requests acknowledged by an ACK through `q`. */
