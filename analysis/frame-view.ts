@@ -4,7 +4,7 @@
  */
 import type { RocePacket } from '../packets/decode';
 import { packetAddresses } from '../packets/decode';
-import { OpFlag, type Transport } from '../packets/opcodes';
+import { OPCODES, OpFlag, type OpcodeInfo, type Transport } from '../packets/opcodes';
 import { AethKind, decodeSyndrome } from '../packets/aeth';
 import { WireErrorCode } from '../packets/errors';
 import type { AddressNames } from './address-names';
@@ -50,10 +50,45 @@ export interface FrameView {
 }
 
 /** ECN CE in IPv4 TOS, IPv6 traffic class or the GRH traffic class. */
-function ecnCe(p: RocePacket): boolean {
+export function ecnCe(p: RocePacket): boolean {
   if (p.ipv4 !== null) return p.ipv4.ecn === 3;
   const h = p.ipv6 ?? p.grh;
   return h !== null && (h.trafficClass & 3) === 3;
+}
+
+/** A decode error other than a bad ICRC, and other than a capture cut inside the extension headers (whose BTH is used). */
+export function isMalformed(p: RocePacket): boolean {
+  return p.error !== null && p.icrcOk !== false && !(p.truncated && p.error.code === WireErrorCode.Truncated);
+}
+
+/** What a frame's opcode says of it (the same for every frame with that opcode). */
+export interface OpcodeView {
+  role: FrameRole;
+  transport: Transport | '';
+  opName: string;
+  opFlags: number;
+}
+
+function opcodeViewOf(opcode: number, info: OpcodeInfo | undefined): OpcodeView {
+  const f = info?.flags ?? 0;
+  const role: FrameRole =
+    (f & OpFlag.CNP) !== 0 ? FrameRole.CNP : (f & OpFlag.REQ) !== 0 ? FrameRole.REQUEST : (f & OpFlag.RESP) !== 0 ? FrameRole.RESPONSE : FrameRole.OTHER;
+  return { role, transport: info?.transport ?? '', opName: info?.name ?? `UNKNOWN_0x${opcode.toString(16).padStart(2, '0')}`, opFlags: f };
+}
+
+/**
+ * Per opcode, what it says of a frame: at `opcode` when the packet's `info` is unset (the opcode
+ * is unknown, or the frame ended before the decoder looked it up), at 256 + `opcode` when it is
+ * set (decode.ts sets it to the opcode table's entry). Made once; never changed.
+ */
+const OPCODE_VIEWS: readonly OpcodeView[] = [
+  ...Array.from({ length: 256 }, (_, op) => opcodeViewOf(op, undefined)),
+  ...Array.from({ length: 256 }, (_, op) => opcodeViewOf(op, OPCODES[op])),
+];
+
+/** What opcode `opcode` says of a frame; `known` is whether the packet's `info` is set. */
+export function opcodeView(opcode: number, known: boolean): OpcodeView {
+  return OPCODE_VIEWS[(known ? 256 : 0) + (opcode & 0xff)] as OpcodeView;
 }
 
 /**
@@ -63,23 +98,19 @@ function ecnCe(p: RocePacket): boolean {
 export function viewFrame(frame: number, timeNs: number, p: RocePacket, names?: AddressNames): FrameView | null {
   const b = p.bth;
   if (b === null) return null;
-  const info = p.info;
-  const f = info?.flags ?? 0;
   const { src, dst } = names === undefined ? packetAddresses(p) : names.of(p);
+  const op = opcodeView(b.opcode, p.info !== undefined);
   const syn = p.aeth === null ? null : decodeSyndrome(p.aeth.syndrome);
-  const role: FrameRole =
-    (f & OpFlag.CNP) !== 0 ? FrameRole.CNP : (f & OpFlag.REQ) !== 0 ? FrameRole.REQUEST : (f & OpFlag.RESP) !== 0 ? FrameRole.RESPONSE : FrameRole.OTHER;
-  const icrcBad = p.icrcOk === false;
   return {
     frame,
     timeNs,
     src,
     dst,
-    role,
-    transport: info?.transport ?? '',
+    role: op.role,
+    transport: op.transport,
     opcode: b.opcode,
-    opName: info?.name ?? `UNKNOWN_0x${b.opcode.toString(16).padStart(2, '0')}`,
-    opFlags: f,
+    opName: op.opName,
+    opFlags: op.opFlags,
     destQp: b.destQp,
     srcQp: p.deth?.srcQp ?? -1,
     psn: b.psn,
@@ -90,8 +121,8 @@ export function viewFrame(frame: number, timeNs: number, p: RocePacket, names?: 
     dmaLength: p.reth?.dmaLength ?? -1,
     payloadLength: p.payloadLength,
     icrc: p.icrc ?? -1,
-    icrcBad,
-    malformed: p.error !== null && !icrcBad && !(p.truncated && p.error.code === WireErrorCode.Truncated),
+    icrcBad: p.icrcOk === false,
+    malformed: isMalformed(p),
     ecnCe: ecnCe(p),
     becn: b.becn,
     sport: p.udp?.srcPort ?? -1,

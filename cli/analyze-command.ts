@@ -6,6 +6,7 @@
  */
 import { fileErrorText } from './file-error';
 import * as fs from 'node:fs';
+import * as os from 'node:os';
 import * as path from 'node:path';
 import { type OptionSpec, UsageError, formatOptions, intValue } from './args';
 import { parseCommand } from './command';
@@ -17,6 +18,11 @@ import { textReport } from '../analysis/text-report';
 import { FLAG_HELP, FLAG_NAMES } from '../analysis/flags';
 import { failOnFindings, failOnNames, parseFailOn } from '../analysis/fail-on';
 import { nativeIcrcV2 } from '../nic-driver/native-binding';
+import { AUTO_THREADS_MIN_BYTES, parseThreads, threadCount } from './thread-count';
+import { analyzeWithWorker, analyzeWorkerScript } from './analyze-workers';
+
+/** One thread reads and decodes, the other analyses: the analysis is in capture order, on one thread. */
+const ANALYZE_MAX_THREADS = 2;
 
 export const ANALYZE_OPTIONS: readonly OptionSpec[] = [
   { name: 'json', kind: 'flag', help: 'one JSON document (conversations, messages, episodes, violations, frames with flags)' },
@@ -29,6 +35,7 @@ export const ANALYZE_OPTIONS: readonly OptionSpec[] = [
   { name: 'ignore-icrc', kind: 'flag', help: 'do not check the ICRC: for captures whose tool did not preserve it (see "capture quality" in roce analyze)' },
   { name: 'no-icrc', kind: 'flag', help: 'the same as --ignore-icrc' },
   { name: 'capture-point', kind: 'string', value: 'unknown|sent', help: "'sent': frames were captured as sent and dropped after the capture point (a tap before the lossy link): rules that need what the requester received are not checked" },
+  { name: 'threads', kind: 'string', value: '1|2', help: `2: a worker thread reads and decodes while this one analyses (default for a file of ${AUTO_THREADS_MIN_BYTES >> 20} MiB or more on two cores or more); 1: this thread only` },
   { name: 'fail-on', kind: 'list', value: 'RULE[,RULE...]|any', help: 'exit 1 when the capture shows a violation of one of these go-back-N rules (any = every rule) or a frame with one of these flags; for CI' },
   { name: 'help', short: 'h', kind: 'flag', help: 'this help' },
 ];
@@ -64,6 +71,7 @@ export async function analyzeCommand(argv: readonly string[], out: Output): Prom
   if (capturePoint !== 'unknown' && capturePoint !== 'sent') throw new UsageError(`--capture-point must be unknown or sent, not ${JSON.stringify(capturePoint)}`);
   const portText = args.values.get('roce-port');
   const rocePort = portText === undefined ? 4791 : intValue(portText, 'roce-port', 1, 65535);
+  const requestedThreads = parseThreads(args.values.get('threads'), ANALYZE_MAX_THREADS);
   const failOnList = args.lists.get('fail-on');
   const failOn = failOnList === undefined ? null : parseFailOn(failOnList);
   if (failOn !== null && failOn.unknown.length > 0) {
@@ -76,8 +84,11 @@ export async function analyzeCommand(argv: readonly string[], out: Output): Prom
     out.stderr(`roce analyze: no FILE given; analysing the bundled sample ${path.relative(process.cwd(), file) || file}\n`);
   }
   let unreadable = '';
+  let fileBytes = 0;
   try {
-    if (fs.statSync(file).isDirectory()) unreadable = 'is a directory';
+    const st = fs.statSync(file);
+    if (st.isDirectory()) unreadable = 'is a directory';
+    fileBytes = st.size;
   } catch (e) {
     unreadable = fileErrorText(e);
   }
@@ -90,7 +101,15 @@ export async function analyzeCommand(argv: readonly string[], out: Output): Prom
   // (350 MiB for a million 64-byte WRITEs).
   const listed = (name: string): boolean => json || verbose || args.flags.has(name);
   const keep: KeptLists = { messages: listed('messages'), episodes: listed('episodes'), frames: listed('frames'), violations: true, captureGaps: json, cmConnections: true };
-  const result = analyzeFile(file, { decode: { rocePort, verifyIcrc: !args.flags.has('no-icrc') && !args.flags.has('ignore-icrc'), icrcV2: nativeIcrcV2() ?? undefined }, allFrames: args.flags.has('all-frames'), capturePoint, keep });
+  const verifyIcrc = !args.flags.has('no-icrc') && !args.flags.has('ignore-icrc');
+  const allFrames = args.flags.has('all-frames');
+  const script = analyzeWorkerScript();
+  const threads = threadCount(requestedThreads, { script, fileBytes, counted: false, cores: os.availableParallelism(), maxAuto: ANALYZE_MAX_THREADS });
+  const icrcV2 = nativeIcrcV2();
+  const result =
+    threads > 1 && script !== null
+      ? (await analyzeWithWorker(file, { allFrames, capturePoint, keep }, { rocePort, verifyIcrc, native: icrcV2 !== null }, script)).result
+      : analyzeFile(file, { decode: { rocePort, verifyIcrc, icrcV2: icrcV2 ?? undefined }, allFrames, capturePoint, keep });
   const doc = analysisDocument(result, file);
   const failFindings = failOn === null ? null : failOnFindings(failOn.failOn, result);
   if (json) out.stdout(`${JSON.stringify(failFindings === null ? doc : { ...doc, failOn: { names: failOnList, findings: failFindings } })}\n`);

@@ -13,7 +13,7 @@ import type { Output } from './output';
 import { describeCaptureError } from '../packets/pcap';
 import { type StreamResult, streamCaptureFile } from '../analysis/capture-stream';
 import { DEFAULT_PRINT_SETTINGS, type DecodeCounts, FramePrinter, type PrintSettings } from './decode-printer';
-import { AUTO_THREADS_MIN_BYTES, MAX_AUTO_THREADS, decodeThreads, parseThreads } from './decode-threads';
+import { AUTO_THREADS_MIN_BYTES, MAX_AUTO_THREADS, threadCount, parseThreads } from './thread-count';
 import { decodeWithWorkers, decodeWorkerScript } from './decode-workers';
 import { TextBytes } from '../base/text-bytes';
 import { nativeIcrcV2 } from '../nic-driver/native-binding';
@@ -131,7 +131,7 @@ export async function decodeCommand(argv: readonly string[], out: Output): Promi
   // Lines and JSON objects are written straight into UTF-8 chunks (base/text-bytes.ts): building a
   // string per frame cost more than decoding it (docs/performance.md, "roce decode end to end").
   const script = decodeWorkerScript();
-  const threads = decodeThreads(requestedThreads, { script, fileBytes, counted: countText !== undefined, cores: os.availableParallelism() });
+  const threads = threadCount(requestedThreads, { script, fileBytes, counted: countText !== undefined, cores: os.availableParallelism() });
   let read = 0;
   let counts: DecodeCounts;
   let ended: StreamResult | null = null;

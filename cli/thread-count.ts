@@ -1,8 +1,10 @@
 /**
- * How many threads `roce decode` decodes on, its own included (cli/decode-workers.ts starts the
- * others as worker threads). By default: its own only for a small file, where starting a worker
- * costs more than it saves, and for `--count`, which stops early; else one per core up to
- * `MAX_AUTO_THREADS`. `--threads N` says how many; 1 is the command's own thread only.
+ * How many threads `roce decode` and `roce analyze` work on, their own included
+ * (cli/decode-workers.ts and cli/analyze-workers.ts start the others as worker threads). By
+ * default: their own only for a small file, where starting a worker costs more than it saves, and
+ * for `roce decode --count`, which stops early; else one per core up to the command's most
+ * (`MAX_AUTO_THREADS` for decode, 2 for analyze). `--threads N` says how many; 1 is the command's
+ * own thread only.
  */
 import { UsageError, intValue } from './args';
 
@@ -13,9 +15,9 @@ export const AUTO_THREADS_MIN_BYTES = 16 << 20;
 /** `--threads` at most. */
 export const MAX_THREADS = 64;
 
-/** `--threads`' value: a count, or null when the option was not given (choose by the file). */
-export function parseThreads(text: string | undefined): number | null {
-  return text === undefined ? null : intValue(text, 'threads', 1, MAX_THREADS);
+/** `--threads`' value, at most `max`: a count, or null when the option was not given (choose by the file). */
+export function parseThreads(text: string | undefined, max = MAX_THREADS): number | null {
+  return text === undefined ? null : intValue(text, 'threads', 1, max);
 }
 
 export interface ThreadsContext {
@@ -25,15 +27,17 @@ export interface ThreadsContext {
   /** `--count` was given: decoding stops after N frames printed, on the command's thread. */
   counted: boolean;
   cores: number;
+  /** Threads at most by default (`MAX_AUTO_THREADS` when not given). */
+  maxAuto?: number;
 }
 
-export function decodeThreads(requested: number | null, c: ThreadsContext): number {
+export function threadCount(requested: number | null, c: ThreadsContext): number {
   if (requested === 1) return 1;
   if (requested !== null) {
     if (c.counted) throw new UsageError('--threads above 1 cannot be combined with --count: --count stops after N frames, on the command\'s own thread');
-    if (c.script === null) throw new UsageError('--threads above 1 needs the compiled command (npm run build): a worker thread runs dist/cli/decode-worker.js');
+    if (c.script === null) throw new UsageError('--threads above 1 needs the compiled command (npm run build): a worker thread runs a script in dist/cli/');
     return requested;
   }
   if (c.script === null || c.counted || c.cores < 2 || c.fileBytes < AUTO_THREADS_MIN_BYTES) return 1;
-  return Math.min(MAX_AUTO_THREADS, c.cores);
+  return Math.min(c.maxAuto ?? MAX_AUTO_THREADS, c.cores);
 }

@@ -10,7 +10,8 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { spawnSync } from 'node:child_process';
 import { readCapture, PcapWriter } from '../../packets/pcap';
-import { AUTO_THREADS_MIN_BYTES, MAX_AUTO_THREADS, decodeThreads, parseThreads } from '../../cli/decode-threads';
+import { repeatedCapture } from '../support/repeated-capture';
+import { AUTO_THREADS_MIN_BYTES, MAX_AUTO_THREADS, threadCount, parseThreads } from '../../cli/thread-count';
 import { UsageError } from '../../cli/args';
 import { BATCH_BYTES, BATCH_RECORDS } from '../../cli/decode-batch-layout';
 import { decodeWithWorkers } from '../../cli/decode-workers';
@@ -30,33 +31,7 @@ beforeAll(() => {
 });
 afterAll(() => fs.rmSync(dir, { recursive: true, force: true }));
 
-/**
- * The records of a bundled capture, repeated until there are at least `min`, later rounds with
- * every 7th record cut short and every 11th with a byte of its ICRC flipped.
- */
-function repeated(name: string, min: number): string {
-  const cap = readCapture(fs.readFileSync(path.join(CAPTURES, name)));
-  expect(cap.error).toBeNull();
-  const first = cap.records[0];
-  if (first === undefined) throw new Error(`${name} holds no record`);
-  const w = new PcapWriter({ linkType: first.linkType });
-  let n = 0;
-  for (let round = 0; n < min; round++) {
-    for (const r of cap.records) {
-      const t = r.timestampNs + BigInt(round) * 1_000_000_000n;
-      n++;
-      if (round > 0 && n % 7 === 0 && r.data.length > 40) w.add(r.data.subarray(0, r.data.length - 20), t, r.origLen);
-      else if (round > 0 && n % 11 === 0) {
-        const bad = r.data.slice();
-        bad[bad.length - 1] = (bad[bad.length - 1] as number) ^ 0x5a;
-        w.add(bad, t, r.origLen);
-      } else w.add(r.data, t, r.origLen);
-    }
-  }
-  const file = path.join(dir, `${name}.x${n}.pcap`);
-  fs.writeFileSync(file, w.toBytes());
-  return file;
-}
+const repeated = (name: string, min: number): string => repeatedCapture(path.join(CAPTURES, name), min, dir);
 
 function decode(threads: number, flags: readonly string[], file: string, env: NodeJS.ProcessEnv = {}): { status: number | null; stdout: string; stderr: string } {
   const r = spawnSync(process.execPath, [ROCE, 'decode', '--threads', String(threads), ...flags, file], { encoding: 'utf8', maxBuffer: 1 << 28, timeout: 120_000, env: { ...process.env, ...env } });
@@ -173,19 +148,19 @@ test('the batches go to the worker threads, and the output is the same as on one
 describe('how many threads', () => {
   const ctx = { script: '/x/decode-worker.js', fileBytes: AUTO_THREADS_MIN_BYTES, counted: false, cores: 8 };
   test('by default: one per core up to the limit for a large file; none for a small one, with --count, on one core or from sources', () => {
-    expect(decodeThreads(null, ctx)).toBe(MAX_AUTO_THREADS);
-    expect(decodeThreads(null, { ...ctx, cores: 2 })).toBe(2);
-    expect(decodeThreads(null, { ...ctx, fileBytes: AUTO_THREADS_MIN_BYTES - 1 })).toBe(1);
-    expect(decodeThreads(null, { ...ctx, counted: true })).toBe(1);
-    expect(decodeThreads(null, { ...ctx, cores: 1 })).toBe(1);
-    expect(decodeThreads(null, { ...ctx, script: null })).toBe(1);
+    expect(threadCount(null, ctx)).toBe(MAX_AUTO_THREADS);
+    expect(threadCount(null, { ...ctx, cores: 2 })).toBe(2);
+    expect(threadCount(null, { ...ctx, fileBytes: AUTO_THREADS_MIN_BYTES - 1 })).toBe(1);
+    expect(threadCount(null, { ...ctx, counted: true })).toBe(1);
+    expect(threadCount(null, { ...ctx, cores: 1 })).toBe(1);
+    expect(threadCount(null, { ...ctx, script: null })).toBe(1);
   });
 
   test('--threads N is taken as it is, and refused where it cannot be honoured', () => {
-    expect(decodeThreads(parseThreads('3'), { ...ctx, fileBytes: 10 })).toBe(3);
-    expect(decodeThreads(parseThreads('1'), { ...ctx, counted: true, script: null })).toBe(1);
-    expect(() => decodeThreads(parseThreads('2'), { ...ctx, counted: true })).toThrow(UsageError);
-    expect(() => decodeThreads(parseThreads('2'), { ...ctx, script: null })).toThrow(/npm run build/);
+    expect(threadCount(parseThreads('3'), { ...ctx, fileBytes: 10 })).toBe(3);
+    expect(threadCount(parseThreads('1'), { ...ctx, counted: true, script: null })).toBe(1);
+    expect(() => threadCount(parseThreads('2'), { ...ctx, counted: true })).toThrow(UsageError);
+    expect(() => threadCount(parseThreads('2'), { ...ctx, script: null })).toThrow(/npm run build/);
     expect(() => parseThreads('0')).toThrow(UsageError);
     expect(() => parseThreads('many')).toThrow(UsageError);
     expect(parseThreads(undefined)).toBeNull();

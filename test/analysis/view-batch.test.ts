@@ -1,0 +1,130 @@
+/**
+ * Frames decoded on one thread and analysed on another (analysis/view-batch.ts): the analysis
+ * made from the batches is the one `analyzeFile` makes, on every bundled capture (CM MADs sent
+ * whole, TCP SYNs, frames without a BTH, cut frames, bad ICRCs) and on the shared public ones,
+ * including when the string numbering starts over.
+ */
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { Analyzer, type AnalyzerOptions, analyzeFile } from '../../analysis/analyzer';
+import { streamCaptureFile } from '../../analysis/capture-stream';
+import { analysisDocument } from '../../analysis/document';
+import { RecordKind, VIEW_BATCH_RECORDS, ViewBatchReader, ViewBatchWriter, newViewBatch } from '../../analysis/view-batch';
+import type { DecodeOptions } from '../../packets/decode';
+import { ProgrammingError } from '../../base/programming-error';
+import { noPublicCaptures, publicCapturesDir, testUnless } from '../support/skip';
+
+const CAPS = path.resolve(__dirname, '..', '..', 'captures');
+
+function capturesUnder(dir: string): string[] {
+  const out: string[] = [];
+  for (const e of fs.readdirSync(dir, { withFileTypes: true })) {
+    const p = path.join(dir, e.name);
+    if (e.isDirectory()) out.push(...capturesUnder(p));
+    else if (/\.(pcap|pcapng|cap)$/.test(e.name)) out.push(p);
+  }
+  return out.sort();
+}
+
+interface Passage {
+  kinds: Map<number, number>;
+  batches: number;
+  restarts: number;
+}
+
+/** Analyses `file` through batches made and read on this thread. */
+function viaBatches(file: string, opts: AnalyzerOptions, decode: DecodeOptions, stringLimit?: number): { doc: ReturnType<typeof analysisDocument>; passage: Passage } {
+  // The analyzer knows how the frames were decoded (whether ICRCs were checked, for the capture quality).
+  const analyzer = new Analyzer({ ...opts, decode });
+  const reader = new ViewBatchReader(analyzer, decode);
+  const writer = new ViewBatchWriter(decode, stringLimit);
+  const passage: Passage = { kinds: new Map(), batches: 0, restarts: 0 };
+  const flush = (): void => {
+    const b = writer.end();
+    passage.batches++;
+    if (b.restart) passage.restarts++;
+    for (let i = 0; i < b.count; i++) {
+      const k = b.slots[i * (b.slots.length / VIEW_BATCH_RECORDS)] as number;
+      passage.kinds.set(k, (passage.kinds.get(k) ?? 0) + 1);
+    }
+    reader.read(b);
+  };
+  // Two batches go round, as they would between the threads.
+  const pool = [newViewBatch(), newViewBatch()];
+  writer.begin(pool[0]!);
+  const records = streamCaptureFile(file);
+  let t0: bigint | null = null;
+  for (;;) {
+    const next = records.next();
+    if (next.done === true) {
+      analyzer.captureError = next.value.error;
+      break;
+    }
+    const r = next.value;
+    let startSec: number | undefined;
+    if (t0 === null) {
+      t0 = r.timestampNs;
+      startSec = r.timeSec;
+    }
+    if (writer.full) {
+      flush();
+      writer.begin(pool[passage.batches % 2]!);
+    }
+    const d = r.data;
+    writer.add(r.index, Number(r.timestampNs - t0), r.linkType, r.origLen, new DataView(d.buffer), new Uint8Array(d.buffer), d.byteOffset, d.byteOffset + d.byteLength, startSec);
+  }
+  flush();
+  return { doc: analysisDocument(analyzer.finish(), file), passage };
+}
+
+describe('view batches', () => {
+  const bundled = capturesUnder(CAPS);
+
+  test('every bundled capture: the same analysis as analyzeFile, every record kind used', () => {
+    expect(bundled.length).toBeGreaterThanOrEqual(20);
+    const kinds = new Set<number>();
+    for (const file of bundled) {
+      for (const decode of [{}, { verifyIcrc: false }] as DecodeOptions[]) {
+        const opts: AnalyzerOptions = { allFrames: true };
+        const { doc, passage } = viaBatches(file, opts, decode);
+        expect(doc).toEqual(analysisDocument(analyzeFile(file, { ...opts, decode }), file));
+        for (const k of passage.kinds.keys()) kinds.add(k);
+      }
+    }
+    expect([...kinds].sort()).toEqual(Object.values(RecordKind).sort());
+  });
+
+  test('the string numbering starting over changes nothing', () => {
+    let restarts = 0;
+    for (const file of bundled) {
+      const { doc, passage } = viaBatches(file, {}, {}, 2);
+      restarts += passage.restarts;
+      expect(doc).toEqual(analysisDocument(analyzeFile(file), file));
+    }
+    expect(restarts).toBeGreaterThan(0);
+  });
+
+  test('a batch out of order, or a record of no known kind, is a programming error', () => {
+    const writer = new ViewBatchWriter({});
+    const reader = new ViewBatchReader(new Analyzer(), {});
+    const b = newViewBatch();
+    writer.begin(b);
+    writer.end();
+    b.seq = 1;
+    expect(() => reader.read(b)).toThrow(ProgrammingError);
+    b.seq = 0;
+    b.count = 1;
+    b.slots[0] = 99;
+    expect(() => reader.read(b)).toThrow(/kind 99/);
+    expect(() => writer.end()).toThrow(ProgrammingError);
+  });
+
+  testUnless(noPublicCaptures)('the shared public captures: the same analysis as analyzeFile', () => {
+    const files = capturesUnder(publicCapturesDir() as string);
+    expect(files.length).toBeGreaterThan(0);
+    for (const file of files) {
+      const { doc } = viaBatches(file, { allFrames: true }, {});
+      expect(doc).toEqual(analysisDocument(analyzeFile(file, { allFrames: true }), file));
+    }
+  });
+});
