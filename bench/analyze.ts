@@ -7,6 +7,10 @@
  *
  *   npm run build && node dist/bench/analyze.js [--frames N] [--json] [--keep-file]
  *
+ * Then the whole program, `roce analyze FILE` (its text summary), on one thread and on two
+ * (cli/analyze-workers.ts), alternating, three runs each: wall time from start to exit, node's
+ * start-up included, and peak RSS, on the 1/4, 1 and 3 times N pcap files.
+ *
  * The capture: two RC QP pairs, 64-byte RDMA WRITE ONLY requests, AckReq on
  * every 4th, one coalesced ACK per 4 requests, and every 997th request lost
  * after the capture point: the responder NAKs and the requester goes back N.
@@ -188,6 +192,51 @@ function measure(file: string): ChildResult {
   return JSON.parse(r.stdout) as ChildResult;
 }
 
+interface ProgramRun {
+  seconds: number;
+  maxRssMiB: number;
+  stdout: string;
+}
+
+const ROCE = path.resolve(__dirname, '..', '..', 'bin', 'roce.js');
+const REPORT_RSS = path.join(__dirname, 'report-rss.js');
+
+/** `roce analyze --threads N file`, timed from spawn to exit. */
+function program(file: string, threads: number): ProgramRun {
+  const t0 = process.hrtime.bigint();
+  const r = spawnSync(process.execPath, ['-r', REPORT_RSS, ROCE, 'analyze', '--threads', String(threads), file], { encoding: 'utf8', maxBuffer: 1 << 24 });
+  const seconds = Number(process.hrtime.bigint() - t0) / 1e9;
+  const rss = /maxRssKiB=(\d+)/.exec(r.stderr);
+  if (r.status !== 0 || rss === null) throw new Error(`roce analyze failed: ${r.stderr}`);
+  return { seconds, maxRssMiB: Math.round(Number(rss[1]) / 1024), stdout: r.stdout };
+}
+
+const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] as number;
+
+/** The whole program on one and two threads, alternating; the two must print the same. */
+function programRows(files: { file: string; frames: number; sizeMiB: number }[]): string[] {
+  const out: string[] = [];
+  for (const f of files) {
+    const times: Record<number, number[]> = { 1: [], 2: [] };
+    const rss: Record<number, number> = { 1: 0, 2: 0 };
+    let text: string | null = null;
+    for (let i = 0; i < 3; i++) {
+      for (const t of [1, 2]) {
+        const r = program(f.file, t);
+        if (text !== null && r.stdout !== text) throw new Error(`roce analyze --threads ${t} printed something else than --threads 1 on ${f.file}`);
+        text = r.stdout;
+        (times[t] as number[]).push(r.seconds);
+        rss[t] = Math.max(rss[t] as number, r.maxRssMiB);
+      }
+    }
+    const one = median(times[1] as number[]);
+    const two = median(times[2] as number[]);
+    const fps = (s: number): string => Math.round(f.frames / s).toLocaleString('en-US');
+    out.push(`| ${f.frames} frames | ${f.sizeMiB} MiB | ${fps(one)} (${one.toFixed(2)} s, ${rss[1]} MiB) | ${fps(two)} (${two.toFixed(2)} s, ${rss[2]} MiB) | ${(one / two).toFixed(2)}x |`);
+  }
+  return out;
+}
+
 function main(): void {
   const argv = process.argv.slice(2);
   if (argv[0] === '--child') return child(argv[1] ?? '');
@@ -196,17 +245,23 @@ function main(): void {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'roce-bench-analyze-'));
   try {
     const rows: { file: string; sizeMiB: number; result: ChildResult }[] = [];
+    const pcaps: { file: string; frames: number; sizeMiB: number }[] = [];
     for (const n of [Math.round(big / 4), big]) {
       const file = path.join(dir, `bench-${n}.pcap`);
       const written = writeBenchCapture(file, n);
       const sizeMiB = Math.round(fs.statSync(file).size / 1048576);
+      pcaps.push({ file, frames: written, sizeMiB });
       rows.push({ file: `${written} frames, pcap`, sizeMiB, result: measure(file) });
       const ng = path.join(dir, `bench-${n}.pcapng`);
       convertToPcapng(file, ng);
       rows.push({ file: `${written} frames, pcapng`, sizeMiB: Math.round(fs.statSync(ng).size / 1048576), result: measure(ng) });
     }
+    const three = path.join(dir, `bench-${3 * big}.pcap`);
+    const threeFrames = writeBenchCapture(three, 3 * big);
+    pcaps.push({ file: three, frames: threeFrames, sizeMiB: Math.round(fs.statSync(three).size / 1048576) });
+    const program = programRows(pcaps);
     if (argv.includes('--json')) {
-      process.stdout.write(`${JSON.stringify(rows, null, 2)}\n`);
+      process.stdout.write(`${JSON.stringify({ library: rows, program }, null, 2)}\n`);
     } else {
       process.stdout.write(`roce analyze, streaming (keep: false), node ${process.version}, ${os.cpus()[0]?.model ?? 'cpu'}\n`);
       process.stdout.write('| capture | file | frames/s | time | peak RSS | live heap | retransmissions | episodes | violations |\n|---|---|---|---|---|---|---|---|---|\n');
@@ -214,6 +269,9 @@ function main(): void {
         const x = r.result;
         process.stdout.write(`| ${r.file} | ${r.sizeMiB} MiB | ${x.framesPerSec.toLocaleString('en-US')} | ${x.seconds} s | ${x.maxRssMiB} MiB | ${x.heapUsedMiB} MiB | ${x.retransmissions} | ${x.episodes} | ${x.violations} |\n`);
       }
+      process.stdout.write('\nroce analyze FILE (the whole program, text summary, every ICRC checked), median of 3 alternating runs: frames/s (time, peak RSS)\n');
+      process.stdout.write('| capture | file | --threads 1 | --threads 2 | speed-up |\n|---|---|---|---|---|\n');
+      for (const line of program) process.stdout.write(`${line}\n`);
     }
   } finally {
     if (!argv.includes('--keep-file')) fs.rmSync(dir, { recursive: true, force: true });
