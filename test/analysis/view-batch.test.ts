@@ -5,6 +5,7 @@
  * including when the string numbering starts over.
  */
 import * as fs from 'node:fs';
+import * as os from 'node:os';
 import * as path from 'node:path';
 import { Analyzer, type AnalyzerOptions, analyzeFile } from '../../analysis/analyzer';
 import { streamCaptureFile } from '../../analysis/capture-stream';
@@ -13,14 +14,16 @@ import { RecordKind, VIEW_BATCH_RECORDS, ViewBatchReader, ViewBatchWriter, newVi
 import type { DecodeOptions } from '../../packets/decode';
 import { ProgrammingError } from '../../base/programming-error';
 import { noPublicCaptures, publicCapturesDir, testUnless } from '../support/skip';
+import { repeatedCapture } from '../support/repeated-capture';
 
 const CAPS = path.resolve(__dirname, '..', '..', 'captures');
 
+/** The captures under `dir`, but not those the interop tests write into captures/interop (absent from a fresh clone). */
 function capturesUnder(dir: string): string[] {
   const out: string[] = [];
   for (const e of fs.readdirSync(dir, { withFileTypes: true })) {
     const p = path.join(dir, e.name);
-    if (e.isDirectory()) out.push(...capturesUnder(p));
+    if (e.isDirectory() && e.name !== 'interop') out.push(...capturesUnder(p));
     else if (/\.(pcap|pcapng|cap)$/.test(e.name)) out.push(p);
   }
   return out.sort();
@@ -81,7 +84,7 @@ describe('view batches', () => {
   const bundled = capturesUnder(CAPS);
 
   test('every bundled capture: the same analysis as analyzeFile, every record kind used', () => {
-    expect(bundled.length).toBeGreaterThanOrEqual(20);
+    expect(bundled.length).toBeGreaterThanOrEqual(12);
     const kinds = new Set<number>();
     for (const file of bundled) {
       for (const decode of [{}, { verifyIcrc: false }] as DecodeOptions[]) {
@@ -95,13 +98,20 @@ describe('view batches', () => {
   });
 
   test('the string numbering starting over changes nothing', () => {
-    let restarts = 0;
-    for (const file of bundled) {
-      const { doc, passage } = viaBatches(file, {}, {}, 2);
-      restarts += passage.restarts;
-      expect(doc).toEqual(analysisDocument(analyzeFile(file), file));
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'roce-view-batch-'));
+    try {
+      let restarts = 0;
+      for (const name of ['rc-conversation.pcap', 'cm-exchanges.pcap', 'uc-ud-v6-vlan.pcap', 'rxe/rping-req-retries.pcap']) {
+        // Long enough for several batches: the numbering starts over only as a batch begins.
+        const file = repeatedCapture(path.join(CAPS, name), 3 * VIEW_BATCH_RECORDS, dir);
+        const { doc, passage } = viaBatches(file, {}, {}, 2);
+        restarts += passage.restarts;
+        expect(doc).toEqual(analysisDocument(analyzeFile(file), file));
+      }
+      expect(restarts).toBeGreaterThanOrEqual(4);
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
     }
-    expect(restarts).toBeGreaterThan(0);
   });
 
   test('a batch out of order, or a record of no known kind, is a programming error', () => {
