@@ -199,16 +199,16 @@ interface ProgramRun {
 }
 
 const ROCE = path.resolve(__dirname, '..', '..', 'bin', 'roce.js');
-const REPORT_RSS = path.join(__dirname, 'report-rss.js');
+const REPORT_RSS = path.join(__dirname, 'report-peak-rss.js');
 
 /** `roce analyze --threads N file`, timed from spawn to exit. */
 function program(file: string, threads: number): ProgramRun {
   const t0 = process.hrtime.bigint();
   const r = spawnSync(process.execPath, ['-r', REPORT_RSS, ROCE, 'analyze', '--threads', String(threads), file], { encoding: 'utf8', maxBuffer: 1 << 24 });
   const seconds = Number(process.hrtime.bigint() - t0) / 1e9;
-  const rss = /maxRssKiB=(\d+)/.exec(r.stderr);
+  const rss = /\{"maxRssMiB":(\d+)\}/.exec(r.stderr);
   if (r.status !== 0 || rss === null) throw new Error(`roce analyze failed: ${r.stderr}`);
-  return { seconds, maxRssMiB: Math.round(Number(rss[1]) / 1024), stdout: r.stdout };
+  return { seconds, maxRssMiB: Number(rss[1]), stdout: r.stdout };
 }
 
 const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] as number;

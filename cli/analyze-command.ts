@@ -18,11 +18,16 @@ import { textReport } from '../analysis/text-report';
 import { FLAG_HELP, FLAG_NAMES } from '../analysis/flags';
 import { failOnFindings, failOnNames, parseFailOn } from '../analysis/fail-on';
 import { nativeIcrcV2 } from '../nic-driver/native-binding';
-import { AUTO_THREADS_MIN_BYTES, parseThreads, threadCount } from './thread-count';
+import { parseThreads, threadCount } from './thread-count';
 import { analyzeWithWorker, analyzeWorkerScript } from './analyze-workers';
 
 /** One thread reads and decodes, the other analyses: the analysis is in capture order, on one thread. */
 const ANALYZE_MAX_THREADS = 2;
+/**
+ * Smaller files stay on one thread by default: starting the worker costs about 0.1 s, which a file
+ * of 26 MiB of small frames did not win back (docs/performance.md).
+ */
+export const ANALYZE_AUTO_THREADS_MIN_BYTES = 32 << 20;
 
 export const ANALYZE_OPTIONS: readonly OptionSpec[] = [
   { name: 'json', kind: 'flag', help: 'one JSON document (conversations, messages, episodes, violations, frames with flags)' },
@@ -35,7 +40,7 @@ export const ANALYZE_OPTIONS: readonly OptionSpec[] = [
   { name: 'ignore-icrc', kind: 'flag', help: 'do not check the ICRC: for captures whose tool did not preserve it (see "capture quality" in roce analyze)' },
   { name: 'no-icrc', kind: 'flag', help: 'the same as --ignore-icrc' },
   { name: 'capture-point', kind: 'string', value: 'unknown|sent', help: "'sent': frames were captured as sent and dropped after the capture point (a tap before the lossy link): rules that need what the requester received are not checked" },
-  { name: 'threads', kind: 'string', value: '1|2', help: `2: a worker thread reads and decodes while this one analyses (default for a file of ${AUTO_THREADS_MIN_BYTES >> 20} MiB or more on two cores or more); 1: this thread only` },
+  { name: 'threads', kind: 'string', value: '1|2', help: `2: a worker thread reads and decodes while this one analyses (default for a file of ${ANALYZE_AUTO_THREADS_MIN_BYTES >> 20} MiB or more on two cores or more); 1: this thread only` },
   { name: 'fail-on', kind: 'list', value: 'RULE[,RULE...]|any', help: 'exit 1 when the capture shows a violation of one of these go-back-N rules (any = every rule) or a frame with one of these flags; for CI' },
   { name: 'help', short: 'h', kind: 'flag', help: 'this help' },
 ];
@@ -104,7 +109,7 @@ export async function analyzeCommand(argv: readonly string[], out: Output): Prom
   const verifyIcrc = !args.flags.has('no-icrc') && !args.flags.has('ignore-icrc');
   const allFrames = args.flags.has('all-frames');
   const script = analyzeWorkerScript();
-  const threads = threadCount(requestedThreads, { script, fileBytes, counted: false, cores: os.availableParallelism(), maxAuto: ANALYZE_MAX_THREADS });
+  const threads = threadCount(requestedThreads, { script, fileBytes, counted: false, cores: os.availableParallelism(), maxAuto: ANALYZE_MAX_THREADS, minAutoBytes: ANALYZE_AUTO_THREADS_MIN_BYTES });
   const icrcV2 = nativeIcrcV2();
   const result =
     threads > 1 && script !== null

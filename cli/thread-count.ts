@@ -29,6 +29,8 @@ export interface ThreadsContext {
   cores: number;
   /** Threads at most by default (`MAX_AUTO_THREADS` when not given). */
   maxAuto?: number;
+  /** Files smaller than this stay on one thread by default (`AUTO_THREADS_MIN_BYTES` when not given). */
+  minAutoBytes?: number;
 }
 
 export function threadCount(requested: number | null, c: ThreadsContext): number {
@@ -38,6 +40,6 @@ export function threadCount(requested: number | null, c: ThreadsContext): number
     if (c.script === null) throw new UsageError('--threads above 1 needs the compiled command (npm run build): a worker thread runs a script in dist/cli/');
     return requested;
   }
-  if (c.script === null || c.counted || c.cores < 2 || c.fileBytes < AUTO_THREADS_MIN_BYTES) return 1;
+  if (c.script === null || c.counted || c.cores < 2 || c.fileBytes < (c.minAutoBytes ?? AUTO_THREADS_MIN_BYTES)) return 1;
   return Math.min(c.maxAuto ?? MAX_AUTO_THREADS, c.cores);
 }

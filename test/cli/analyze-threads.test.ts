@@ -12,6 +12,7 @@ import { spawnSync } from 'node:child_process';
 import { readCapture, PcapWriter } from '../../packets/pcap';
 import { BATCH_BYTES } from '../../cli/decode-batch-layout';
 import { AUTO_THREADS_MIN_BYTES, threadCount } from '../../cli/thread-count';
+import { ANALYZE_AUTO_THREADS_MIN_BYTES } from '../../cli/analyze-command';
 import { analyzeWithWorker } from '../../cli/analyze-workers';
 import { analyzeFile } from '../../analysis/analyzer';
 import { analysisDocument } from '../../analysis/document';
@@ -87,11 +88,13 @@ describe('roce analyze --threads 2', () => {
     expect(analysisDocument(w.result, file)).toEqual(analysisDocument(analyzeFile(file, { allFrames: true }), file));
   }, 60_000);
 
-  test('by default two threads for a file of 16 MiB or more on two cores or more', () => {
-    const ctx = { script: SCRIPT, fileBytes: AUTO_THREADS_MIN_BYTES, counted: false, cores: 8, maxAuto: 2 };
+  test('by default two threads for a file of 32 MiB or more on two cores or more', () => {
+    const ctx = { script: SCRIPT, fileBytes: ANALYZE_AUTO_THREADS_MIN_BYTES, counted: false, cores: 8, maxAuto: 2, minAutoBytes: ANALYZE_AUTO_THREADS_MIN_BYTES };
+    expect(ANALYZE_AUTO_THREADS_MIN_BYTES).toBe(32 << 20);
     expect(threadCount(null, ctx)).toBe(2);
     expect(threadCount(null, { ...ctx, cores: 1 })).toBe(1);
-    expect(threadCount(null, { ...ctx, fileBytes: AUTO_THREADS_MIN_BYTES - 1 })).toBe(1);
+    expect(threadCount(null, { ...ctx, fileBytes: ANALYZE_AUTO_THREADS_MIN_BYTES - 1 })).toBe(1);
+    expect(threadCount(null, { script: SCRIPT, fileBytes: AUTO_THREADS_MIN_BYTES, counted: false, cores: 8, maxAuto: 2 })).toBe(2);
     expect(threadCount(null, { ...ctx, script: null })).toBe(1);
   });
 
