@@ -88,9 +88,31 @@ function cmLines(c: AnalysisDocument['cmConnections'][number]): string[] {
   return parts.length > 0 ? [head, `      ${parts.join('; ')}`] : [head];
 }
 
+/** Lines are gathered up to this many before `write` is called. */
+const LINES_PER_WRITE = 4096;
+
 /** The report as text (ends with a newline). */
 export function textReport(d: AnalysisDocument, o: ReportOptions = {}): string {
-  const out: string[] = [];
+  const pieces: string[] = [];
+  writeTextReport(d, o, (t) => pieces.push(t));
+  return pieces.join('');
+}
+
+/**
+ * The report as text, through `write` a few thousand lines at a time: with every message of a
+ * long capture listed (-m) it is longer than the longest string V8 can hold.
+ */
+export function writeTextReport(d: AnalysisDocument, o: ReportOptions, write: (text: string) => void): void {
+  let lines: string[] = [];
+  const out = {
+    push(...more: string[]): void {
+      for (const l of more) lines.push(l);
+      if (lines.length >= LINES_PER_WRITE) {
+        write(`${lines.join('\n')}\n`);
+        lines = [];
+      }
+    },
+  };
   const fc = d.frameCounts;
   out.push(`${d.file}: ${fc.total} frames, ${fc.roce} RoCE (${fc.icrcBad} bad ICRC, ${fc.malformed} malformed), ${us(d.durationNs)}`);
   const s = d.summary;
@@ -158,5 +180,5 @@ export function textReport(d: AnalysisDocument, o: ReportOptions = {}): string {
     for (const f of d.frames) out.push(`  ${String(f.frame).padStart(6)} ${us(f.timeNs).padStart(14)} conv ${f.conversation ?? '-'} ${f.opcode} PSN ${f.psn} ${f.flags.join(',')}`);
   }
   if (d.captureError !== null) out.push('', `capture: ${d.captureError}`);
-  return `${out.join('\n')}\n`;
+  if (lines.length > 0) write(`${lines.join('\n')}\n`);
 }

@@ -14,7 +14,8 @@ import type { Output } from './output';
 import { DEFAULT_CAPTURE } from './decode-command';
 import { type KeptLists, analyzeFile } from '../analysis/analyzer';
 import { analysisDocument } from '../analysis/document';
-import { textReport } from '../analysis/text-report';
+import { writeTextReport } from '../analysis/text-report';
+import { writeJsonPieces } from '../base/json-pieces';
 import { FLAG_HELP, FLAG_NAMES } from '../analysis/flags';
 import { failOnFindings, failOnNames, parseFailOn } from '../analysis/fail-on';
 import { nativeIcrcV2 } from '../nic-driver/native-binding';
@@ -117,15 +118,13 @@ export async function analyzeCommand(argv: readonly string[], out: Output): Prom
       : analyzeFile(file, { decode: { rocePort, verifyIcrc, icrcV2: icrcV2 ?? undefined }, allFrames, capturePoint, keep });
   const doc = analysisDocument(result, file);
   const failFindings = failOn === null ? null : failOnFindings(failOn.failOn, result);
-  if (json) out.stdout(`${JSON.stringify(failFindings === null ? doc : { ...doc, failOn: { names: failOnList, findings: failFindings } })}\n`);
-  else {
-    out.stdout(
-      textReport(doc, {
-        episodes: verbose || args.flags.has('episodes'),
-        messages: verbose || args.flags.has('messages'),
-        frames: verbose || args.flags.has('frames'),
-      }),
-    );
+  // Written in pieces: a capture of millions of messages makes a report longer than a string can be.
+  const write = (text: string): void => out.stdout(text);
+  if (json) {
+    writeJsonPieces(failFindings === null ? doc : { ...doc, failOn: { names: failOnList, findings: failFindings } }, write);
+    out.stdout('\n');
+  } else {
+    writeTextReport(doc, { episodes: verbose || args.flags.has('episodes'), messages: verbose || args.flags.has('messages'), frames: verbose || args.flags.has('frames') }, write);
   }
   let status = 0;
   if (result.captureError !== null) {

@@ -6,19 +6,28 @@ export interface Output {
   stdout(text: string): void;
   /**
    * Text already UTF-8 encoded, whole characters only. Returns true when `chunk` has been written
-   * out and the caller may reuse it; else the Output keeps it (it is not copied). On Linux, Node
-   * writes stdout to files, pipes and terminals synchronously, so a slow reader holds the writer
-   * back and nothing piles up in memory.
+   * out and the caller may reuse it; else the Output keeps it (it is not copied). Node writes
+   * stdout to files and terminals synchronously, and `processOutput` makes a pipe's writes block
+   * too, so a slow reader holds the writer back and nothing piles up in memory.
    */
   stdoutBytes(chunk: Uint8Array): boolean;
   stderr(text: string): void;
   flush(): Promise<void>;
 }
 
+/** The part of a stdio stream's libuv handle used here (Node's Pipe handle has it). */
+interface BlockingHandle {
+  setBlocking?: (blocking: boolean) => number;
+}
+
 export function processOutput(): Output {
   let buf: string[] = [];
   let size = 0;
   let closed = false;
+  // Node queues what a pipe does not take at once, in memory: `roce analyze -m big.pcap | less`
+  // held the whole report (measured: 1.4 GB against 0.74 to a file). Blocking writes make a slow
+  // reader hold the command back instead, as a file or terminal does.
+  if (!process.stdout.isTTY) (process.stdout as unknown as { _handle?: BlockingHandle })._handle?.setBlocking?.(true);
   process.stdout.on('error', (e: NodeJS.ErrnoException) => {
     if (e.code === 'EPIPE') closed = true;
     else throw e;

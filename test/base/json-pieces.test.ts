@@ -1,0 +1,53 @@
+/**
+ * base/json-pieces.ts: the pieces, joined, are JSON.stringify's text, for the shapes JSON.stringify
+ * treats specially (left-out properties, nulls in arrays, toJSON, nested arrays, non-objects), for
+ * every bundled capture's analysis document, and no piece is much longer than the limit.
+ */
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { writeJsonPieces } from '../../base/json-pieces';
+import { analyzeFile } from '../../analysis/analyzer';
+import { analysisDocument } from '../../analysis/document';
+
+const CAPS = path.resolve(__dirname, '..', '..', 'captures');
+
+function pieces(v: unknown): string[] {
+  const out: string[] = [];
+  writeJsonPieces(v, (t) => out.push(t));
+  return out;
+}
+
+describe('writeJsonPieces', () => {
+  test('joined, the pieces are JSON.stringify of the value', () => {
+    const fn = (): number => 1;
+    const values: unknown[] = [
+      { a: 1, b: undefined, c: fn, d: [1, undefined, fn, null, 'x', [2, [3]]], e: { f: [] }, g: [], 10: 'ten', 2: 'two' },
+      { t: new Date(0), when: { toJSON: () => 'custom' }, list: [new Date(1), { toJSON: () => undefined }] },
+      [1, 'two', { three: [3] }, undefined],
+      [],
+      {},
+      'text "quoted" \u2028',
+      42,
+      null,
+      true,
+      { nested: { deep: [{ x: [1, 2] }] }, big: Array.from({ length: 5000 }, (_, i) => ({ i, s: 'y'.repeat(i % 50) })) },
+    ];
+    for (const v of values) expect(pieces(v).join('')).toBe(JSON.stringify(v));
+    expect(pieces(undefined)).toEqual([]);
+  });
+
+  test('every bundled capture: the analysis document, piece by piece, is the same text', () => {
+    for (const f of fs.readdirSync(CAPS).filter((n) => /\.pcap(ng)?$/.test(n))) {
+      const doc = analysisDocument(analyzeFile(path.join(CAPS, f), { allFrames: true }), f);
+      expect(pieces(doc).join('')).toBe(JSON.stringify(doc));
+    }
+  });
+
+  test('a long array goes out in pieces of about 1 MiB, none holding the whole', () => {
+    const items = Array.from({ length: 40_000 }, (_, i) => ({ frame: i, flags: ['retransmission', 'nakSeqErr'], note: 'z'.repeat(80) }));
+    const p = pieces({ head: 1, items, tail: 'end' });
+    expect(p.length).toBeGreaterThan(3);
+    for (const x of p) expect(x.length).toBeLessThan((1 << 20) + 1000);
+    expect(p.join('')).toBe(JSON.stringify({ head: 1, items, tail: 'end' }));
+  });
+});
