@@ -5,9 +5,8 @@
  * the same views reach the same `Analyzer`. Each batch goes back to the worker once read, so at
  * most `VIEW_BATCHES_OUT` exist.
  */
-import * as fs from 'node:fs';
-import * as path from 'node:path';
 import { Worker } from 'node:worker_threads';
+import { compiledWorkerScript } from './thread-count';
 import { type AnalysisResult, Analyzer, type AnalyzerOptions } from '../analysis/analyzer';
 import { type ViewBatch, ViewBatchReader } from '../analysis/view-batch';
 import { wireErrorFromParts } from '../packets/errors';
@@ -16,8 +15,7 @@ import type { AnalyzeWorkerData, FromAnalyzeWorker } from './analyze-worker-mess
 
 /** The worker's compiled script, or null when the command runs from its TypeScript sources. */
 export function analyzeWorkerScript(): string | null {
-  const file = path.join(__dirname, 'analyze-worker.js');
-  return fs.existsSync(file) ? file : null;
+  return compiledWorkerScript('analyze-worker');
 }
 
 export interface WorkerAnalysis {

@@ -10,9 +10,8 @@
  * `OUT_PER_WORKER` batches per worker are out at once, and the batches' buffers and output chunks
  * go round, so memory stays flat whatever the file's size.
  */
-import * as fs from 'node:fs';
-import * as path from 'node:path';
 import { Worker } from 'node:worker_threads';
+import { compiledWorkerScript } from './thread-count';
 import type { CaptureRecord } from '../packets/pcap';
 import type { StreamResult } from '../analysis/capture-stream';
 import type { DecodeOptions } from '../packets/decode';
@@ -29,8 +28,7 @@ const SPARES_PER_BATCH = 1;
 
 /** The worker's compiled script, or null when the command runs from its TypeScript sources. */
 export function decodeWorkerScript(): string | null {
-  const file = path.join(__dirname, 'decode-worker.js');
-  return fs.existsSync(file) ? file : null;
+  return compiledWorkerScript('decode-worker');
 }
 
 export interface WorkersResult {

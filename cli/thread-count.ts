@@ -6,7 +6,15 @@
  * (`MAX_AUTO_THREADS` for decode, 2 for analyze). `--threads N` says how many; 1 is the command's
  * own thread only.
  */
+import * as fs from 'node:fs';
+import * as path from 'node:path';
 import { UsageError, intValue } from './args';
+
+/** The compiled worker script `name`.js beside this module (dist/cli/), or null when the command runs from its TypeScript sources. */
+export function compiledWorkerScript(name: string): string | null {
+  const file = path.join(__dirname, `${name}.js`);
+  return fs.existsSync(file) ? file : null;
+}
 
 /** Threads at most unless `--threads` asks for more (the reading thread would not keep more busy). */
 export const MAX_AUTO_THREADS = 4;
