@@ -5,6 +5,7 @@
  * (the default, for reports) or only count it (`keep: false`, constant memory).
  */
 import { type DecodeOptions, type DecodedFrame, type RocePacket, decodeAt } from '../packets/decode';
+import { Transport } from '../packets/opcodes';
 import { type CaptureRecord, iterateCapture } from '../packets/pcap';
 import type { WireError } from '../packets/errors';
 import { ConversationTable, type Conversation } from './conversations';
@@ -153,9 +154,9 @@ export function frameTotalsBits(d: RocePacket): number {
   );
 }
 
-/** A MAD to the general services QP (QP 1): RDMA CM sets connections up with these. */
-export function isCmMad(v: FrameView): boolean {
-  return v.transport === 'UD' && v.destQp === 1;
+/** A MAD to the general services QP (QP 1), by the frame's transport and BTH DestQP: RDMA CM sets connections up with these. */
+export function isCmMad(transport: Transport | '', destQp: number): boolean {
+  return transport === Transport.UD && destQp === 1;
 }
 
 /** The key of a requester flow in `AnalysisResult.messagesPerFlow`. */
@@ -344,7 +345,7 @@ export class Analyzer {
       bits = truncated ? 0 : FLAG_BIT.malformed;
     } else {
       // A MAD to the GSI QP (RDMA CM) sets connections up between the two hosts.
-      if (isCmMad(v)) {
+      if (isCmMad(v.transport, v.destQp)) {
         this.table.outOfBand(v.src, v.dst, timeNs);
         if (d === null) throw new ProgrammingError(ProgrammingErrorCode.Misuse, 'a MAD to QP 1 must be pushed with its packet: its CM message is read from it');
         this.cmMessage(d, v);

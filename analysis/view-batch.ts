@@ -11,10 +11,9 @@
 import { type DecodeOptions, decodeAt, packetAddresses } from '../packets/decode';
 import { decodeSyndrome } from '../packets/aeth';
 import { ipv4ToString } from '../packets/bytes';
-import { Transport } from '../packets/opcodes';
 import { internalError } from '../base/programming-error';
 import { AddressNames } from './address-names';
-import { type Analyzer, frameTotalsBits } from './analyzer';
+import { type Analyzer, frameTotalsBits, isCmMad } from './analyzer';
 import { type FrameView, ecnCe, isMalformed, opcodeView, viewFrame } from './frame-view';
 import { tcpConnectionRequest } from './oob';
 
@@ -162,8 +161,8 @@ export class ViewBatchWriter {
       return;
     }
     const known = d.info !== undefined;
-    if (bth.destQp === 1 && opcodeView(bth.opcode, known).transport === Transport.UD) {
-      // A MAD to QP 1 (isCmMad): the analyzer reads its CM message from the packet.
+    if (isCmMad(opcodeView(bth.opcode, known).transport, bth.destQp)) {
+      // The analyzer reads a CM MAD's message from the packet.
       const n = end - start;
       s[o + S.KIND] = RecordKind.RAW;
       s[o + RAW.LINK_TYPE] = linkType;

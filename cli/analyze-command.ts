@@ -105,8 +105,8 @@ export async function analyzeCommand(argv: readonly string[], out: Output): Prom
   // The summary lists violations and CM connections, and counts the rest: keeping
   // every message and flagged frame only for counting them made memory grow with the file
   // (350 MiB for a million 64-byte WRITEs).
-  const listed = (name: string): boolean => json || verbose || args.flags.has(name);
-  const keep: KeptLists = { messages: listed('messages'), episodes: listed('episodes'), frames: listed('frames'), violations: true, captureGaps: json, cmConnections: true };
+  const shown = { episodes: verbose || args.flags.has('episodes'), messages: verbose || args.flags.has('messages'), frames: verbose || args.flags.has('frames') };
+  const keep: KeptLists = { messages: json || shown.messages, episodes: json || shown.episodes, frames: json || shown.frames, violations: true, captureGaps: json, cmConnections: true };
   const verifyIcrc = !args.flags.has('no-icrc') && !args.flags.has('ignore-icrc');
   const allFrames = args.flags.has('all-frames');
   const script = analyzeWorkerScript();
@@ -124,7 +124,7 @@ export async function analyzeCommand(argv: readonly string[], out: Output): Prom
     writeJsonPieces(failFindings === null ? doc : { ...doc, failOn: { names: failOnList, findings: failFindings } }, write);
     out.stdout('\n');
   } else {
-    writeTextReport(doc, { episodes: verbose || args.flags.has('episodes'), messages: verbose || args.flags.has('messages'), frames: verbose || args.flags.has('frames') }, write);
+    writeTextReport(doc, shown, write);
   }
   let status = 0;
   if (result.captureError !== null) {

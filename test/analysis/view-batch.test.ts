@@ -10,7 +10,7 @@ import * as path from 'node:path';
 import { Analyzer, type AnalyzerOptions, analyzeFile } from '../../analysis/analyzer';
 import { streamCaptureFile } from '../../analysis/capture-stream';
 import { analysisDocument } from '../../analysis/document';
-import { RecordKind, VIEW_BATCH_RECORDS, ViewBatchReader, ViewBatchWriter, newViewBatch } from '../../analysis/view-batch';
+import { RECORD_SLOTS, RecordKind, VIEW_BATCH_RECORDS, ViewBatchReader, ViewBatchWriter, newViewBatch } from '../../analysis/view-batch';
 import type { DecodeOptions } from '../../packets/decode';
 import { ProgrammingError } from '../../base/programming-error';
 import { noPublicCaptures, publicCapturesDir, testUnless } from '../support/skip';
@@ -47,7 +47,7 @@ function viaBatches(file: string, opts: AnalyzerOptions, decode: DecodeOptions, 
     passage.batches++;
     if (b.restart) passage.restarts++;
     for (let i = 0; i < b.count; i++) {
-      const k = b.slots[i * (b.slots.length / VIEW_BATCH_RECORDS)] as number;
+      const k = b.slots[i * RECORD_SLOTS] as number;
       passage.kinds.set(k, (passage.kinds.get(k) ?? 0) + 1);
     }
     reader.read(b);
