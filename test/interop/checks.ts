@@ -1,5 +1,5 @@
 /** Assertions shared by the interop tests. */
-import { type CaptureCheck, type LabRun, type StepResult, GUEST_IP, HOST_IP, describe as describeStep, ipText, pingpongNumbers, perftestRow } from './lab';
+import { type CaptureCheck, type LabRun, type StepResult, type TcpConversation, GUEST_IP, HOST_IP, describe as describeStep, ipText, pingpongNumbers, perftestRow } from './lab';
 import * as fs from 'node:fs';
 import { readCapture } from '../../packets/pcap';
 import { decodeFrame } from '../../packets/decode';
@@ -27,6 +27,16 @@ export function expectCleanCapture(c: CaptureCheck): void {
   expect(c.roce).toBeGreaterThan(0);
   expect(c.malformed).toBe(0);
   expect(c.badIcrc).toBe(0);
+}
+
+/**
+ * The TCP connections on `port` that carried a payload, in the order they opened, when there are
+ * `count` (one per step). Otherwise the failure lists each: its ends, first frame and bytes.
+ */
+export function tcpConversationsOn(run: LabRun, port: number, count: number): TcpConversation[] {
+  const convs = run.capture.tcp.filter((t) => t.port === port);
+  if (convs.length !== count) expect(convs.map((t) => `${t.client} > ${t.server} from frame ${t.firstFrame}: ${t.toServer.length} B to the server, ${t.toClient.length} B back`)).toHaveLength(count);
+  return convs;
 }
 
 export function stepOf(run: LabRun, id: number): StepResult {

@@ -69,7 +69,7 @@ export interface CaptureCheck {
   bySource: Record<string, SourceStats>;
   /** RoCE frames per destination, keyed "ip/qpn" (qpn in decimal). */
   toQp: Record<string, number>;
-  /** Payload of every TCP connection to or from `port`, per direction, in sequence order. */
+  /** Payload of every TCP connection that carried one, per direction, in sequence order; in the order they opened. */
   tcp: TcpConversation[];
 }
 
@@ -78,6 +78,8 @@ export interface TcpConversation {
   /** The client's (connecting side's) address and port. */
   client: string;
   server: string;
+  /** The capture's index of the connection's first frame (its SYN when the capture has it). */
+  firstFrame: number;
   toServer: Buffer;
   toClient: Buffer;
 }
@@ -244,12 +246,13 @@ export function checkCapture(file: Uint8Array): CaptureCheck {
   const cap = readCapture(file);
   if (cap.error !== null) c.firstProblems.push(`capture: ${cap.error.message}`);
   const seen = new Map<string, Set<number>>();
-  const segs = new Map<string, { seq: number; data: Buffer }[]>();
+  const segs: TcpSegment[] = [];
   for (const rec of cap.records) {
     c.frames++;
     const d = decodeFrame(rec.data, rec.linkType);
     if (!d.roce) {
-      collectTcp(rec.data, segs);
+      const sg = tcpSegment(rec.data, rec.index);
+      if (sg !== null) segs.push(sg);
       continue;
     }
     c.roce++;
@@ -283,26 +286,7 @@ export function checkCapture(file: Uint8Array): CaptureCheck {
     if (set.has(bth.psn)) s.retransmits++;
     else set.add(bth.psn);
   }
-  for (const [key, list] of segs) {
-    const [a, b] = key.split('>') as [string, string];
-    list.sort((x, y) => x.seq - y.seq);
-    const parts: Buffer[] = [];
-    let next = -1;
-    for (const sg of list) {
-      if (next >= 0 && sg.seq + sg.data.length <= next) continue; // retransmitted
-      const skip = next >= 0 && sg.seq < next ? next - sg.seq : 0;
-      parts.push(sg.data.subarray(skip));
-      next = sg.seq + sg.data.length;
-    }
-    const data = Buffer.concat(parts);
-    const port = (x: string): number => Number(x.split(':')[1]);
-    const serverSide = port(b) < port(a) ? b : a; // the listening port is the low one here (18515 vs ephemeral)
-    const clientSide = serverSide === b ? a : b;
-    let conv = c.tcp.find((t) => t.client === clientSide && t.server === serverSide);
-    if (conv === undefined) c.tcp.push((conv = { port: port(serverSide), client: clientSide, server: serverSide, toServer: Buffer.alloc(0), toClient: Buffer.alloc(0) }));
-    if (b === serverSide) conv.toServer = data;
-    else conv.toClient = data;
-  }
+  c.tcp = tcpConversations(segs);
   return c;
 }
 
@@ -310,23 +294,91 @@ export function ipText(v: number): string {
   return [v >>> 24, (v >>> 16) & 0xff, (v >>> 8) & 0xff, v & 0xff].join('.');
 }
 
-/** Adds an Ethernet/IPv4/TCP frame's payload to `segs` (keyed "src:port>dst:port"). */
-function collectTcp(frame: Uint8Array, segs: Map<string, { seq: number; data: Buffer }[]>): void {
+interface TcpSegment {
+  frame: number;
+  src: string;
+  dst: string;
+  seq: number;
+  syn: boolean;
+  ack: boolean;
+  data: Buffer;
+}
+
+/** An Ethernet/IPv4/TCP frame's addresses ("a.b.c.d:port"), sequence number, SYN and ACK flags and payload, or null. */
+function tcpSegment(frame: Uint8Array, index: number): TcpSegment | null {
   const b = Buffer.from(frame.buffer, frame.byteOffset, frame.byteLength);
-  if (b.length < 54 || b.readUInt16BE(12) !== 0x0800) return;
+  if (b.length < 54 || b.readUInt16BE(12) !== 0x0800) return null;
   const ihl = ((b[14] as number) & 0x0f) * 4;
-  if (b[23] !== 6) return;
+  if (b[23] !== 6) return null;
   const totalLen = b.readUInt16BE(16);
   const tcpOff = 14 + ihl;
   const dataOff = ((b[tcpOff + 12] as number) >> 4) * 4;
-  const payload = b.subarray(tcpOff + dataOff, 14 + totalLen);
-  if (payload.length === 0) return;
-  const src = `${b[26]}.${b[27]}.${b[28]}.${b[29]}:${b.readUInt16BE(tcpOff)}`;
-  const dst = `${b[30]}.${b[31]}.${b[32]}.${b[33]}:${b.readUInt16BE(tcpOff + 2)}`;
-  const key = `${src}>${dst}`;
-  let list = segs.get(key);
-  if (list === undefined) segs.set(key, (list = []));
-  list.push({ seq: b.readUInt32BE(tcpOff + 4), data: Buffer.from(payload) });
+  const flags = b[tcpOff + 13] as number;
+  return {
+    frame: index,
+    src: `${b[26]}.${b[27]}.${b[28]}.${b[29]}:${b.readUInt16BE(tcpOff)}`,
+    dst: `${b[30]}.${b[31]}.${b[32]}.${b[33]}:${b.readUInt16BE(tcpOff + 2)}`,
+    seq: b.readUInt32BE(tcpOff + 4),
+    syn: (flags & 0x02) !== 0,
+    ack: (flags & 0x10) !== 0,
+    data: Buffer.from(b.subarray(tcpOff + dataOff, 14 + totalLen)),
+  };
+}
+
+interface TcpConnection {
+  conv: TcpConversation;
+  /** Initial sequence numbers, by sending side, from the SYN and the SYN-ACK. */
+  isn: Map<string, number>;
+  toServer: { seq: number; data: Buffer }[];
+  toClient: { seq: number; data: Buffer }[];
+}
+
+/**
+ * The connections with a payload, in the order they opened. A SYN opens a new connection even on
+ * a 4-tuple seen before (a port the kernel picked again), and its sender is the client; a
+ * connection whose SYN the capture lacks takes the lower port as the server's.
+ */
+function tcpConversations(segs: readonly TcpSegment[]): TcpConversation[] {
+  const port = (x: string): number => Number(x.split(':')[1]);
+  const all: TcpConnection[] = [];
+  const open = new Map<string, TcpConnection>();
+  const start = (client: string, server: string, frame: number): TcpConnection => {
+    const k: TcpConnection = { conv: { port: port(server), client, server, firstFrame: frame, toServer: Buffer.alloc(0), toClient: Buffer.alloc(0) }, isn: new Map(), toServer: [], toClient: [] };
+    all.push(k);
+    open.set(`${client}>${server}`, k);
+    open.set(`${server}>${client}`, k);
+    return k;
+  };
+  for (const sg of segs) {
+    let k = open.get(`${sg.src}>${sg.dst}`);
+    if (sg.syn && !sg.ack && (k === undefined || k.toServer.length + k.toClient.length > 0 || k.conv.client !== sg.src)) k = start(sg.src, sg.dst, sg.frame);
+    else if (k === undefined) k = port(sg.src) > port(sg.dst) ? start(sg.src, sg.dst, sg.frame) : start(sg.dst, sg.src, sg.frame);
+    if (sg.syn) k.isn.set(sg.src, sg.seq);
+    if (sg.data.length > 0) (sg.src === k.conv.client ? k.toServer : k.toClient).push({ seq: sg.seq, data: sg.data });
+  }
+  const out: TcpConversation[] = [];
+  for (const k of all) {
+    if (k.toServer.length + k.toClient.length === 0) continue;
+    k.conv.toServer = tcpStream(k.toServer, k.isn.get(k.conv.client));
+    k.conv.toClient = tcpStream(k.toClient, k.isn.get(k.conv.server));
+    out.push(k.conv);
+  }
+  return out;
+}
+
+/** One direction's bytes in sequence order, counted from the SYN's number (modulo 2^32) so a wrap keeps the order; retransmitted bytes once. */
+function tcpStream(list: readonly { seq: number; data: Buffer }[], isn: number | undefined): Buffer {
+  const base = isn !== undefined ? (isn + 1) >>> 0 : (list[0]?.seq ?? 0);
+  const rel = list.map((sg) => ({ at: (sg.seq - base) >>> 0, data: sg.data })).sort((x, y) => x.at - y.at);
+  const parts: Buffer[] = [];
+  let next = 0;
+  for (const sg of rel) {
+    const end = sg.at + sg.data.length;
+    if (end <= next) continue; // retransmitted
+    parts.push(sg.data.subarray(Math.max(0, next - sg.at)));
+    next = end;
+  }
+  return Buffer.concat(parts);
 }
 
 /** A one-line account of a step, for failure messages. */

@@ -7,7 +7,7 @@
  * with -q 4, 50 for UC and UD bandwidth.
  */
 import { type LabRun, type Step, interopSkipReason, perftestRows, runLab } from './lab';
-import { analyseRun, expectCleanCapture, expectConversations, expectNoViolations, expectPerftest, expectReplays, oobShape, stepOf } from './checks';
+import { analyseRun, expectCleanCapture, expectConversations, expectNoViolations, expectPerftest, expectReplays, oobShape, stepOf, tcpConversationsOn } from './checks';
 import type { AnalysisResult } from '../../analysis/analyzer';
 
 const skip = interopSkipReason();
@@ -128,10 +128,9 @@ d('perftest against roce perftest, netdev MTU 1500 (RoCE 1024)', () => {
   // The exchange on 18515 (version, system data, MTU, keys, reports, done): the stack's bytes
   // have the same length and separators as the tool's, in each direction, for each binary.
   test.each(CASES.filter((c) => c.guestRole === 'server').map((c) => [`${tool(c)}${c.flags !== '' ? ` ${c.flags}` : ''}`, c] as const))('%s: out-of-band exchange has the tool\'s format in both roles', (_n, c) => {
-    const convs = run.capture.tcp.filter((t) => t.port === 18515);
-    const idx = (id: number): number => CASES.findIndex((x) => x.id === id);
     // One connection per step, in step order.
-    expect(convs.length).toBe(CASES.length);
+    const convs = tcpConversationsOn(run, 18515, CASES.length);
+    const idx = (id: number): number => CASES.findIndex((x) => x.id === id);
     const stackClient = convs[idx(c.id)];
     const toolClient = convs[idx(c.id + 1)];
     expect(stackClient).toBeDefined();

@@ -6,7 +6,7 @@
  * Run alone with: npm run test:interop -- -t pingpong   (see docs/interop.md)
  */
 import { type LabRun, type Step, interopSkipReason, runLab } from './lab';
-import { analyseRun, expectCleanCapture, expectConversations, expectNoViolations, expectPingpong, expectReplays, stepOf } from './checks';
+import { analyseRun, expectCleanCapture, expectConversations, expectNoViolations, expectPingpong, expectReplays, stepOf, tcpConversationsOn } from './checks';
 import { GUEST_IP, HOST_IP, describe as describeStep, pingpongNumbers } from './lab';
 import type { AnalysisResult } from '../../analysis/analyzer';
 
@@ -97,7 +97,7 @@ for (const [label, mtu, cases] of [
           expect(run.capture.toQp[`${HOST_IP}/${p.local.qpn}`] ?? 0).toBeGreaterThan(0);
         }
         // The exchange: 256 address messages of 52 bytes each way (MAX_QP), then the client's "done".
-        const conv = run.capture.tcp.filter((t) => t.port === 18515)[c.id - 1];
+        const conv = tcpConversationsOn(run, 18515, cases.length + SRQ.length)[c.id - 1];
         expect(conv?.toServer.length).toBe(256 * 52 + 5);
         expect(conv?.toClient.length).toBe(256 * 52);
       });
