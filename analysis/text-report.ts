@@ -100,16 +100,20 @@ export function textReport(d: AnalysisDocument, o: ReportOptions = {}): string {
 
 /**
  * The report as text, through `write` a few thousand lines at a time: with every message of a
- * long capture listed (-m) it is longer than the longest string V8 can hold.
+ * long capture listed (-m) it is longer than the longest string V8 can hold. Once `stopped` says
+ * so (checked after each write: the reader has gone), nothing more is made.
  */
-export function writeTextReport(d: AnalysisDocument, o: ReportOptions, write: (text: string) => void): void {
+export function writeTextReport(d: AnalysisDocument, o: ReportOptions, write: (text: string) => void, stopped: () => boolean = () => false): void {
   let lines: string[] = [];
+  let halted = false;
   const out = {
     push(...more: string[]): void {
+      if (halted) return;
       for (const l of more) lines.push(l);
       if (lines.length >= LINES_PER_WRITE) {
         write(`${lines.join('\n')}\n`);
         lines = [];
+        halted = stopped();
       }
     },
   };
@@ -133,6 +137,7 @@ export function writeTextReport(d: AnalysisDocument, o: ReportOptions, write: (t
   out.push('');
   out.push('conversations:');
   for (const c of d.conversations) {
+    if (halted) return;
     out.push(
       `  #${c.id} ${c.type} ${c.a.ip} QP ${qp(c.a.qpn)} ↔ ${c.b.ip} QP ${qp(c.b.qpn)}: frames ${c.firstFrame}-${c.lastFrame} (${c.frames}), ${us(c.durationNs)}${c.cnps > 0 ? `, ${c.cnps} CNP` : ''}` +
         `${c.cmConnection !== null ? `, CM connection #${c.cmConnection}` : ''}${c.cmEndedFrame !== null ? `, ended by the CM at frame ${c.cmEndedFrame}` : ''}${c.closedBy !== null ? `, QPN reused by #${c.closedBy}` : ''}`,
@@ -152,6 +157,7 @@ export function writeTextReport(d: AnalysisDocument, o: ReportOptions, write: (t
   if (o.episodes === true && d.episodes.length > 0) {
     out.push('', 'loss-recovery episodes:');
     for (const ep of d.episodes) {
+      if (halted) return;
       const range = psnDiff(ep.resentLastPsn, ep.resentFirstPsn) + 1;
       out.push(
         `  #${ep.id} conv ${ep.conversation} ${ep.trigger.padEnd(10)} gap at PSN ${ep.gapPsn}` +
@@ -164,11 +170,12 @@ export function writeTextReport(d: AnalysisDocument, o: ReportOptions, write: (t
   }
   if ((o.violations ?? true) && d.violations.length > 0) {
     out.push('', 'rule violations:');
-    for (const v of d.violations) out.push(`  ${v.rule} (conv ${v.conversation}, frames ${v.frames.join(', ')}): ${v.message}`);
+    for (const v of d.violations) if (!halted) out.push(`  ${v.rule} (conv ${v.conversation}, frames ${v.frames.join(', ')}): ${v.message}`);
   }
   if (o.messages === true && d.messages.length > 0) {
     out.push('', 'messages:');
     for (const m of d.messages) {
+      if (halted) return;
       out.push(
         `  conv ${m.conversation}${m.requester} ${m.op.padEnd(12)} ${String(m.size).padStart(8)} B PSN ${m.firstPsn}..${m.lastPsn ?? '?'} frames ${m.firstFrame}-${m.lastFrame} ` +
           `${m.status}${m.error !== null ? ` (${m.error})` : ''} completion ${us(m.completionNs)}${m.responseLatencyNs !== null ? ` response ${us(m.responseLatencyNs)}` : ''}`,
@@ -177,8 +184,8 @@ export function writeTextReport(d: AnalysisDocument, o: ReportOptions, write: (t
   }
   if (o.frames === true && d.frames.length > 0) {
     out.push('', 'frames:');
-    for (const f of d.frames) out.push(`  ${String(f.frame).padStart(6)} ${us(f.timeNs).padStart(14)} conv ${f.conversation ?? '-'} ${f.opcode} PSN ${f.psn} ${f.flags.join(',')}`);
+    for (const f of d.frames) if (!halted) out.push(`  ${String(f.frame).padStart(6)} ${us(f.timeNs).padStart(14)} conv ${f.conversation ?? '-'} ${f.opcode} PSN ${f.psn} ${f.flags.join(',')}`);
   }
   if (d.captureError !== null) out.push('', `capture: ${d.captureError}`);
-  if (lines.length > 0) write(`${lines.join('\n')}\n`);
+  if (lines.length > 0 && !halted) write(`${lines.join('\n')}\n`);
 }

@@ -9,17 +9,24 @@
 /** Pieces are gathered up to about this many characters before `write` is called. */
 const PIECE_CHARS = 1 << 20;
 
-/** Writes `JSON.stringify(value)` through `write`, in pieces of about `PIECE_CHARS` characters at most (one item may be longer). */
-export function writeJsonPieces(value: unknown, write: (text: string) => void): void {
+/**
+ * Writes `JSON.stringify(value)` through `write`, in pieces of about `PIECE_CHARS` characters at
+ * most (one item may be longer). Once `stopped` says so (checked after each write: the reader has
+ * gone), nothing more is made.
+ */
+export function writeJsonPieces(value: unknown, write: (text: string) => void, stopped: () => boolean = () => false): void {
   let parts: string[] = [];
   let size = 0;
+  let halted = false;
   const put = (s: string): void => {
+    if (halted) return;
     parts.push(s);
     size += s.length;
     if (size >= PIECE_CHARS) {
       write(parts.join(''));
       parts = [];
       size = 0;
+      halted = stopped();
     }
   };
   const whole = (v: unknown): string | undefined => JSON.stringify(v);
@@ -28,7 +35,7 @@ export function writeJsonPieces(value: unknown, write: (text: string) => void): 
   const array = (a: readonly unknown[]): void => {
     put('[');
     // JSON.stringify writes null for an element it cannot represent (undefined, a function).
-    for (let i = 0; i < a.length; i++) put(`${i > 0 ? ',' : ''}${whole(a[i]) ?? 'null'}`);
+    for (let i = 0; i < a.length && !halted; i++) put(`${i > 0 ? ',' : ''}${whole(a[i]) ?? 'null'}`);
     put(']');
   };
   if (Array.isArray(value)) array(value);
@@ -52,5 +59,5 @@ export function writeJsonPieces(value: unknown, write: (text: string) => void): 
     const text = whole(value);
     if (text !== undefined) put(text);
   }
-  if (parts.length > 0) write(parts.join(''));
+  if (parts.length > 0 && !halted) write(parts.join(''));
 }

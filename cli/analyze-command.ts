@@ -4,14 +4,12 @@
  * checks and per-flow figures. Text summary by default, one JSON document
  * with --json (keys in docs/analysis.md).
  */
-import { fileErrorText } from './file-error';
-import * as fs from 'node:fs';
 import * as os from 'node:os';
-import * as path from 'node:path';
+import { isatty } from 'node:tty';
 import { type OptionSpec, UsageError, formatOptions, intValue } from './args';
 import { parseCommand } from './command';
 import type { Output } from './output';
-import { DEFAULT_CAPTURE } from './decode-command';
+import { captureInput } from './capture-input';
 import { type KeptLists, analyzeFile } from '../analysis/analyzer';
 import { analysisDocument } from '../analysis/document';
 import { writeTextReport } from '../analysis/text-report';
@@ -54,7 +52,9 @@ out-of-sequence, coalesced ACKs, bad ICRC, CNP, ECN CE, ...), finds
 loss-recovery episodes and what triggered them, and checks go-back-N rules.
 The capture is read in pieces (classic pcap in chunks, pcapng a block at a
 time): memory does not grow with the file except for the lists asked for
-(--json, -m, -e, -f; the summary keeps only violations and CM connections). Without FILE, analyses
+(--json, -m, -e, -f; the summary keeps only violations and CM connections).
+FILE may be a FIFO, or - for standard input (the report comes when it ends:
+tcpdump -U -w - udp port 4791 | roce analyze -). Without FILE, analyses
 captures/rc-conversation.pcap. Best from a capture at the requester's host;
 see docs/analysis.md for what each capture point can show.
 
@@ -84,24 +84,10 @@ export async function analyzeCommand(argv: readonly string[], out: Output): Prom
     throw new UsageError(`--fail-on: unknown rule or flag ${failOn.unknown.map((n) => JSON.stringify(n)).join(', ')}; known: ${failOnNames().join(', ')}`);
   }
   if (failOn !== null && failOn.failOn.rules.size === 0 && failOn.failOn.flags.size === 0) throw new UsageError('--fail-on needs at least one rule or flag name, or any');
-  let file = args.positionals[0];
-  if (file === undefined) {
-    file = DEFAULT_CAPTURE;
-    out.stderr(`roce analyze: no FILE given; analysing the bundled sample ${path.relative(process.cwd(), file) || file}\n`);
-  }
-  let unreadable = '';
-  let fileBytes = 0;
-  try {
-    const st = fs.statSync(file);
-    if (st.isDirectory()) unreadable = 'is a directory';
-    fileBytes = st.size;
-  } catch (e) {
-    unreadable = fileErrorText(e);
-  }
-  if (unreadable !== '') {
-    out.stderr(`roce analyze: cannot read ${file}: ${unreadable}\n`);
-    return 2;
-  }
+  const input = captureInput('analyze', args.positionals[0], out, isatty(0));
+  if (input === null) return 2;
+  const file = input.path;
+  const fileBytes = input.bytes;
   // The summary lists violations and CM connections, and counts the rest: keeping
   // every message and flagged frame only for counting them made memory grow with the file
   // (350 MiB for a million 64-byte WRITEs).
@@ -116,23 +102,25 @@ export async function analyzeCommand(argv: readonly string[], out: Output): Prom
     threads > 1 && script !== null
       ? (await analyzeWithWorker(file, { allFrames, capturePoint, keep }, { rocePort, verifyIcrc, native: icrcV2 !== null }, script)).result
       : analyzeFile(file, { decode: { rocePort, verifyIcrc, icrcV2: icrcV2 ?? undefined }, allFrames, capturePoint, keep });
-  const doc = analysisDocument(result, file);
+  const doc = analysisDocument(result, input.name);
   const failFindings = failOn === null ? null : failOnFindings(failOn.failOn, result);
   // Written in pieces: a capture of millions of messages makes a report longer than a string can be.
+  // `roce analyze -m big.pcap | head`: once the reader has gone, the rest of the report is not made.
   const write = (text: string): void => out.stdout(text);
+  const gone = (): boolean => out.readerGone();
   if (json) {
-    writeJsonPieces(failFindings === null ? doc : { ...doc, failOn: { names: failOnList, findings: failFindings } }, write);
+    writeJsonPieces(failFindings === null ? doc : { ...doc, failOn: { names: failOnList, findings: failFindings } }, write, gone);
     out.stdout('\n');
   } else {
-    writeTextReport(doc, shown, write);
+    writeTextReport(doc, shown, write, gone);
   }
   let status = 0;
   if (result.captureError !== null) {
-    out.stderr(`roce analyze: ${file}: capture ends early at byte ${result.captureError.offset}: ${result.captureError.message}\n`);
+    out.stderr(`roce analyze: ${input.name}: capture ends early at byte ${result.captureError.offset}: ${result.captureError.message}\n`);
     status = 1;
   }
   if (failFindings !== null) {
-    for (const f of failFindings) out.stderr(`roce analyze: ${file}: --fail-on: ${f}\n`);
+    for (const f of failFindings) out.stderr(`roce analyze: ${input.name}: --fail-on: ${f}\n`);
     if (failFindings.length > 0) status = 1;
   }
   return status;

@@ -3,10 +3,9 @@
  * One line per RoCE frame, a field tree with -v, or one JSON object per frame
  * with --json (keys documented in docs/decode.md).
  */
-import { fileErrorText } from './file-error';
-import * as fs from 'node:fs';
 import * as os from 'node:os';
-import * as path from 'node:path';
+import { isatty } from 'node:tty';
+import { captureInput } from './capture-input';
 import { type OptionSpec, UsageError, formatOptions, intValue } from './args';
 import { parseCommand } from './command';
 import type { Output } from './output';
@@ -39,16 +38,15 @@ export const DECODE_USAGE = `usage: roce decode [options] [FILE]
 
 Decodes RoCE v2 (UDP port 4791) and RoCE v1 (EtherType 0x8915) frames in a pcap or
 pcapng capture (Ethernet, Linux cooked SLL/SLL2, raw IP). Checks every ICRC.
-Without FILE, decodes the sample capture shipped in captures/rc-conversation.pcap.
+FILE may be a FIFO, or - for standard input: frames are printed as they arrive
+(tcpdump -U -w - udp port 4791 | roce decode -). Without FILE, decodes the sample
+capture shipped in captures/rc-conversation.pcap.
 
 ${formatOptions(DECODE_OPTIONS)}
 
 Exit status: 0 when the whole file was read, 1 when the capture is truncated or
 corrupt (frames before the problem are still printed), 2 on a usage error or an
 unreadable file.`;
-
-/** The capture decoded when no FILE is given. */
-export const DEFAULT_CAPTURE = path.join(__dirname, '..', '..', 'captures', 'rc-conversation.pcap');
 
 function parseOpcodes(list: readonly string[]): Set<number> {
   const out = new Set<number>();
@@ -106,28 +104,13 @@ export async function decodeCommand(argv: readonly string[], out: Output): Promi
   };
   const icrcV2 = nativeIcrcV2() ?? undefined;
 
-  let file = args.positionals[0];
-  if (file === undefined) {
-    file = DEFAULT_CAPTURE;
-    out.stderr(`roce decode: no FILE given; decoding the bundled sample ${path.relative(process.cwd(), file) || file}\n`);
-  }
-  // The file is read a chunk at a time and each frame is printed as it is decoded, so memory stays
-  // flat whatever the file's size (issue 15: reading it whole grew RSS with the file).
-  let unreadable = '';
-  let fileBytes = 0;
-  try {
-    const st = fs.statSync(file);
-    fileBytes = st.size;
-    if (st.isDirectory()) unreadable = 'is a directory';
-    else fs.accessSync(file, fs.constants.R_OK);
-  } catch (e) {
-    unreadable = fileErrorText(e);
-  }
-  if (unreadable !== '') {
-    out.stderr(`roce decode: cannot read ${file}: ${unreadable}\n`);
-    return 2;
-  }
-  const records = streamCaptureFile(file);
+  const input = captureInput('decode', args.positionals[0], out, isatty(0));
+  if (input === null) return 2;
+  const file = input.name;
+  const fileBytes = input.bytes;
+  // A pipe's lines are handed over before each wait for its writer, so a live capture prints as it comes.
+  let flushWaiting: () => void = () => undefined;
+  const records = streamCaptureFile(input.path, { beforeWait: () => flushWaiting() });
   // Lines and JSON objects are written straight into UTF-8 chunks (base/text-bytes.ts): building a
   // string per frame cost more than decoding it (docs/performance.md, "roce decode end to end").
   const script = decodeWorkerScript();
@@ -135,11 +118,19 @@ export async function decodeCommand(argv: readonly string[], out: Output): Promi
   let read = 0;
   let counts: DecodeCounts;
   let ended: StreamResult | null = null;
+  // `roce decode big.pcap | head`: once the reader has gone, reading stops.
+  let gone = false;
+  const write = (chunk: Uint8Array): boolean => {
+    const free = out.stdoutBytes(chunk);
+    gone = out.readerGone();
+    return free;
+  };
   if (threads > 1 && script !== null) {
-    const r = await decodeWithWorkers(records, settings, threads - 1, script, icrcV2, nativeIcrcBatch()?.compute ?? null, (chunk) => out.stdoutBytes(chunk));
+    const r = await decodeWithWorkers(records, settings, threads - 1, script, icrcV2, nativeIcrcBatch()?.compute ?? null, write, () => gone);
     ({ read, counts, ended } = r);
   } else {
-    const text = new TextBytes((chunk) => out.stdoutBytes(chunk));
+    const text = new TextBytes(write);
+    flushWaiting = () => text.end();
     const printer = new FramePrinter(text, settings, icrcV2);
     counts = printer.counts;
     let whole: { bytes: Uint8Array; view: DataView } = { bytes: new Uint8Array(0), view: new DataView(new ArrayBuffer(0)) };
@@ -151,7 +142,7 @@ export async function decodeCommand(argv: readonly string[], out: Output): Promi
       }
       const rec = next.value;
       read++;
-      if (counts.printed >= maxOut) {
+      if (counts.printed >= maxOut || gone) {
         records.return({ format: 'pcap', error: null });
         break;
       }
@@ -162,6 +153,8 @@ export async function decodeCommand(argv: readonly string[], out: Output): Promi
     }
     text.end();
   }
+  // Nothing more is read, so the closing line would count only part of the file; stop quietly.
+  if (gone) return 0;
   const { roce: roceFrames, malformed, badIcrc, truncated, printed } = counts;
   const result = { format: ended?.format ?? 'pcap', error: ended?.error ?? null, records: { length: read } };
   if (!json) {

@@ -35,8 +35,8 @@ export interface WorkersResult {
   counts: DecodeCounts;
   /** Records read. */
   read: number;
-  /** How reading ended. */
-  ended: StreamResult;
+  /** How reading ended; null when `stop` ended it first. */
+  ended: StreamResult | null;
   /** Batches decoded by the worker threads, and by the command's own. */
   workerBatches: number;
   localBatches: number;
@@ -52,6 +52,8 @@ export async function decodeWithWorkers(
   icrcV2: DecodeOptions['icrcV2'],
   burst: IcrcBurst | null,
   write: (chunk: Uint8Array) => boolean,
+  /** True when reading should end early (the output's reader has gone). */
+  stop: () => boolean = () => false,
 ): Promise<WorkersResult> {
   const local = new BatchPrinter(settings, icrcV2, burst);
   /** Batches out, per worker. */
@@ -127,7 +129,7 @@ export async function decodeWithWorkers(
   let prevTime = 0;
   let batchPrev = 0;
   let read = 0;
-  let ended: StreamResult;
+  let ended: StreamResult | null = null;
   const send = async (): Promise<void> => {
     const spare = freeOut.splice(0, SPARES_PER_BATCH);
     const msg: BatchMessage = { seq: sent, count: batch.count, firstTime: firstTime ?? 0, prevTime: batchPrev, data: batch.data, meta: batch.meta, spare };
@@ -152,6 +154,10 @@ export async function decodeWithWorkers(
       const next = records.next();
       if (next.done === true) {
         ended = next.value;
+        break;
+      }
+      if (stop()) {
+        records.return({ format: 'pcap', error: null });
         break;
       }
       const rec = next.value;

@@ -8,7 +8,7 @@ import * as fs from 'node:fs';
 import { type OptionSpec, UsageError, formatOptions, intValue } from './args';
 import { parseCommand } from './command';
 import type { Output } from './output';
-import { DEFAULT_CAPTURE } from './decode-command';
+import { DEFAULT_CAPTURE } from './capture-input';
 import { TimelineError, type TimelineFilter, buildTimeline } from '../analysis/timeline';
 import { ladderSvg } from '../analysis/render/ladder-svg';
 import { ladderHtml } from '../analysis/render/ladder-html';

@@ -13,6 +13,11 @@ export interface Output {
   stdoutBytes(chunk: Uint8Array): boolean;
   stderr(text: string): void;
   flush(): Promise<void>;
+  /**
+   * True once stdout's reader has closed it (`roce decode big.pcap | head`): nothing printed from
+   * then on is read, so a command that prints as it goes stops instead of working through the rest.
+   */
+  readerGone(): boolean;
 }
 
 /** The part of a stdio stream's libuv handle used here (Node's Pipe handle has it). */
@@ -32,21 +37,24 @@ export function processOutput(): Output {
     if (e.code === 'EPIPE') closed = true;
     else throw e;
   });
+  // A write's EPIPE is emitted on a later tick, but the stream records it at once: a command that
+  // prints in one synchronous loop sees it there.
+  const gone = (): boolean => closed || (process.stdout.errored as NodeJS.ErrnoException | null)?.code === 'EPIPE';
   const drain = (): void => {
-    if (buf.length === 0 || closed) return;
+    if (buf.length === 0 || gone()) return;
     process.stdout.write(buf.join(''));
     buf = [];
     size = 0;
   };
   return {
     stdout(text) {
-      if (closed) return;
+      if (gone()) return;
       buf.push(text);
       size += text.length;
       if (size >= 1 << 16) drain();
     },
     stdoutBytes(chunk) {
-      if (closed) return true;
+      if (gone()) return true;
       drain();
       process.stdout.write(chunk);
       // Nothing queued in the stream: the write went out synchronously and the chunk is free.
@@ -59,10 +67,11 @@ export function processOutput(): Output {
     flush() {
       drain();
       return new Promise((resolve) => {
-        if (closed || process.stdout.writableLength === 0) resolve();
+        if (gone() || process.stdout.writableLength === 0) resolve();
         else process.stdout.once('drain', () => resolve());
       });
     },
+    readerGone: gone,
   };
 }
 
@@ -83,6 +92,7 @@ export function memoryOutput(): Output & { out: string; err: string } {
       o.err += text;
     },
     flush: () => Promise.resolve(),
+    readerGone: () => false,
   };
   return o;
 }

@@ -9,7 +9,7 @@ import * as fs from 'node:fs';
 import { type OptionSpec, UsageError, formatOptions, intValue } from './args';
 import { parseCommand } from './command';
 import type { Output } from './output';
-import { DEFAULT_CAPTURE } from './decode-command';
+import { DEFAULT_CAPTURE } from './capture-input';
 import { buildPsnSeries, type SeriesFilter } from '../analysis/psn-series';
 import { plotSvg } from '../analysis/render/plot-svg';
 import { type ChartPanel, chartHtml, chartSvg } from '../analysis/render/chart-svg';

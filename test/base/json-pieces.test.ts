@@ -1,13 +1,15 @@
 /**
  * base/json-pieces.ts: the pieces, joined, are JSON.stringify's text, for the shapes JSON.stringify
  * treats specially (left-out properties, nulls in arrays, toJSON, nested arrays, non-objects), for
- * every bundled capture's analysis document, and no piece is much longer than the limit.
+ * every bundled capture's analysis document, and no piece is much longer than the limit. Once told
+ * to stop (the reader has gone), both it and the text report make nothing more.
  */
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { writeJsonPieces } from '../../base/json-pieces';
 import { analyzeFile } from '../../analysis/analyzer';
 import { analysisDocument } from '../../analysis/document';
+import { writeTextReport } from '../../analysis/text-report';
 
 const CAPS = path.resolve(__dirname, '..', '..', 'captures');
 
@@ -50,4 +52,24 @@ describe('writeJsonPieces', () => {
     for (const x of p) expect(x.length).toBeLessThan((1 << 20) + 1000);
     expect(p.join('')).toBe(JSON.stringify({ head: 1, items, tail: 'end' }));
   });
+
+  test('stopped after the first piece: nothing more is written, and what was is the start of the text', () => {
+    const items = Array.from({ length: 40_000 }, (_, i) => ({ frame: i, note: 'z'.repeat(80) }));
+    const out: string[] = [];
+    writeJsonPieces({ items }, (t) => out.push(t), () => out.length > 0);
+    expect(out).toHaveLength(1);
+    expect(JSON.stringify({ items }).startsWith(out[0] as string)).toBe(true);
+  });
+});
+
+test('writeTextReport stopped after its first write: nothing more is made', () => {
+  const doc = analysisDocument(analyzeFile(path.join(CAPS, 'rc-conversation.pcap'), { allFrames: true }), 'rc');
+  // Listed many times over, the frames need several writes (4 096 lines each).
+  const long = { ...doc, frames: Array.from({ length: Math.ceil((3 * 4096) / Math.max(1, doc.frames.length)) }, () => doc.frames).flat() };
+  const all: string[] = [];
+  writeTextReport(long, { frames: true }, (t) => all.push(t));
+  expect(all.length).toBeGreaterThan(1);
+  const first: string[] = [];
+  writeTextReport(long, { frames: true }, (t) => first.push(t), () => first.length > 0);
+  expect(first).toEqual([all[0]]);
 });

@@ -26,6 +26,7 @@ function collect(): Output & { text: () => string; err: () => string } {
       return true;
     },
     flush: async () => undefined,
+    readerGone: () => false,
     text: () => o,
     err: () => e,
   };

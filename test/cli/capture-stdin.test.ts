@@ -1,0 +1,145 @@
+/**
+ * `roce decode -` and `roce analyze -` read a capture from standard input as it comes (`tcpdump -U
+ * -w - | roce decode -`): the same output as from the file, a frame's line printed once the frame
+ * has arrived, a cut at the end said as a truncation. And `roce decode` stops reading once the
+ * reader of its output has gone (`| head`): fed without end, it ends by itself, quietly.
+ */
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { spawn, spawnSync } from 'node:child_process';
+import { readCapture } from '../../packets/pcap';
+import { repeatedCapture } from '../support/repeated-capture';
+
+const ROOT = path.resolve(__dirname, '..', '..');
+const ROCE = path.join(ROOT, 'bin', 'roce.js');
+const CAPTURES = path.join(ROOT, 'captures');
+
+let dir: string;
+beforeAll(() => {
+  dir = fs.mkdtempSync(path.join(os.tmpdir(), 'roce-stdin-'));
+});
+afterAll(() => fs.rmSync(dir, { recursive: true, force: true }));
+
+interface Ran {
+  status: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+/** Runs `roce ARGS`, writing `input` to its standard input in pieces of `piece` bytes (a pipe, not a file). */
+async function withInput(args: readonly string[], input: Uint8Array, piece: number): Promise<Ran> {
+  const child = spawn(process.execPath, [ROCE, ...args], { stdio: ['pipe', 'pipe', 'pipe'], timeout: 60_000 });
+  let stdout = '';
+  let stderr = '';
+  child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
+  child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+  const closed = new Promise<number | null>((r) => child.on('close', r));
+  for (let at = 0; at < input.length; at += piece) {
+    if (!child.stdin.write(input.subarray(at, at + piece))) await new Promise((r) => child.stdin.once('drain', r));
+  }
+  child.stdin.end();
+  return { status: await closed, stdout, stderr };
+}
+
+function fromFile(args: readonly string[], file: string): Ran {
+  const r = spawnSync(process.execPath, [ROCE, ...args, file], { encoding: 'utf8', maxBuffer: 1 << 28, timeout: 60_000 });
+  return { status: r.status, stdout: r.stdout, stderr: r.stderr };
+}
+
+describe('roce decode -', () => {
+  const names = ['rc-conversation.pcap', 'rc-conversation.pcapng', 'cm-exchanges.pcap', 'uc-ud-v6-vlan.pcap', 'malformed.pcap'];
+  test.each(names)('%s through a pipe: what the file gives, in every output form', async (name) => {
+    const file = path.join(CAPTURES, name);
+    const bytes = fs.readFileSync(file);
+    for (const flags of [[], ['--json'], ['-v']]) {
+      const want = fromFile(['decode', ...flags], file);
+      const got = await withInput(['decode', ...flags, '-'], bytes, 333);
+      expect(got).toEqual({ ...want, stderr: want.stderr.replaceAll(file, 'stdin') });
+    }
+  });
+
+  test('a pipe that ends inside a record: the frames before it, and a truncation (exit 1)', async () => {
+    const bytes = fs.readFileSync(path.join(CAPTURES, 'rc-conversation.pcap'));
+    const got = await withInput(['decode', '-'], bytes.subarray(0, 1000), 100);
+    expect(got.status).toBe(1);
+    expect(got.stdout).toBe('');
+    expect(got.stderr).toBe('0 frames read (pcap), 0 RoCE, 0 malformed, 0 with a bad ICRC\nroce decode: stdin: capture truncated at byte 24 after 0 complete frames: the input ended after 976 of the 1098 bytes that start there\n');
+    const empty = await withInput(['decode', '-'], new Uint8Array(0), 1);
+    expect(empty.status).toBe(1);
+    expect(empty.stderr).toContain('capture truncated at byte 0 after 0 complete frames: capture magic needs 4 bytes but only 0 remain');
+  });
+
+  test('live: a frame is printed once it has arrived, before the next one is written', async () => {
+    const bytes = fs.readFileSync(path.join(CAPTURES, 'rc-conversation.pcap'));
+    const cap = readCapture(bytes);
+    const offsets = cap.records.map((r) => r.fileOffset);
+    const child = spawn(process.execPath, [ROCE, 'decode', '-'], { stdio: ['pipe', 'pipe', 'pipe'], timeout: 60_000 });
+    const closed = new Promise<number | null>((r) => child.on('close', r));
+    let stdout = '';
+    let waiting: { lines: number; resolve: () => void } | null = null;
+    child.stdout.on('data', (d: Buffer) => {
+      stdout += d.toString();
+      if (waiting !== null && stdout.split('\n').length - 1 >= waiting.lines) waiting.resolve();
+    });
+    const lines = (n: number): Promise<void> =>
+      new Promise((resolve) => {
+        if (stdout.split('\n').length - 1 >= n) resolve();
+        else waiting = { lines: n, resolve };
+      });
+    // The file header and the first three records, one at a time; each line must come before the next record goes in.
+    child.stdin.write(bytes.subarray(0, offsets[0]));
+    for (let i = 0; i < 3; i++) {
+      child.stdin.write(bytes.subarray(offsets[i], offsets[i + 1]));
+      await lines(i + 1);
+      expect(stdout.split('\n')[i]).toMatch(new RegExp(`^\\s+${i + 1}\\s`));
+    }
+    child.stdin.end(bytes.subarray(offsets[3]));
+    expect(await closed).toBe(0);
+    expect(stdout).toBe(fromFile(['decode'], path.join(CAPTURES, 'rc-conversation.pcap')).stdout);
+  });
+
+  test.each([['1'], ['2']])('--threads %s: once the output has no reader, an endless input is left unread and the command ends quietly', async (threads) => {
+    // A capture with no end: the file header, then its records over and over.
+    const long = fs.readFileSync(repeatedCapture(path.join(CAPTURES, 'rc-conversation.pcap'), 4096, dir));
+    const header = long.subarray(0, 24);
+    const records = long.subarray(24);
+    const child = spawn(process.execPath, [ROCE, 'decode', '--threads', threads, '-'], { stdio: ['pipe', 'pipe', 'pipe'], timeout: 60_000 });
+    let stderr = '';
+    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+    const closed = new Promise<number | null>((r) => child.on('close', r));
+    // Like `| head -1`: take the first output, then close the pipe.
+    child.stdout.once('data', () => child.stdout.destroy());
+    child.stdin.on('error', () => undefined); // EPIPE once the command has gone
+    let ended = false;
+    void closed.then(() => (ended = true));
+    let sent = 0;
+    child.stdin.write(header);
+    // Far more than the command keeps in hand (a 1 MiB read buffer, batches of 256 KiB, the pipe):
+    // without the stop it would still be reading when this runs out.
+    const LIMIT = 256 << 20;
+    while (!ended && sent < LIMIT) {
+      sent += records.length;
+      if (!child.stdin.write(records)) await Promise.race([new Promise((r) => child.stdin.once('drain', r)), closed]);
+    }
+    expect(ended).toBe(true);
+    expect(await closed).toBe(0);
+    expect(stderr).toBe('');
+    expect(sent).toBeLessThan(LIMIT);
+  }, 60_000);
+});
+
+describe('roce analyze -', () => {
+  test.each(['rc-conversation.pcap', 'cm-exchanges.pcap', 'rxe/rping-req-retries.pcap'])('%s through a pipe: the report the file gives, named stdin', async (name) => {
+    const file = path.join(CAPTURES, name);
+    const bytes = fs.readFileSync(file);
+    for (const flags of [['--json', '--all-frames'], ['-v']]) {
+      const want = fromFile(['analyze', ...flags], file);
+      const got = await withInput(['analyze', ...flags, '-'], bytes, 1000);
+      expect(got.status).toBe(want.status);
+      expect(got.stderr).toBe(want.stderr.replaceAll(file, 'stdin'));
+      if (flags[0] === '--json') expect(JSON.parse(got.stdout)).toEqual({ ...(JSON.parse(want.stdout) as object), file: 'stdin' });
+      else expect(got.stdout).toBe(want.stdout.replace(`${file}:`, 'stdin:'));
+    }
+  });
+});
