@@ -9,7 +9,7 @@ import { isatty } from 'node:tty';
 import { type OptionSpec, UsageError, formatOptions, intValue } from './args';
 import { parseCommand } from './command';
 import type { Output } from './output';
-import { captureInput } from './capture-input';
+import { captureInput, finishOnInterrupt } from './capture-input';
 import { type KeptLists, analyzeFile } from '../analysis/analyzer';
 import { analysisDocument } from '../analysis/document';
 import { writeTextReport } from '../analysis/text-report';
@@ -53,9 +53,9 @@ loss-recovery episodes and what triggered them, and checks go-back-N rules.
 The capture is read in pieces (classic pcap in chunks, pcapng a block at a
 time): memory does not grow with the file except for the lists asked for
 (--json, -m, -e, -f; the summary keeps only violations and CM connections).
-FILE may be a FIFO, or - for standard input (the report comes when it ends:
-tcpdump -U -w - udp port 4791 | roce analyze -). Without FILE, analyses
-captures/rc-conversation.pcap. Best from a capture at the requester's host;
+FILE may be a FIFO, or - for standard input, whose report comes when it ends
+(tcpdump --immediate-mode -U -w - udp port 4791 | roce analyze -). Without
+FILE, analyses captures/rc-conversation.pcap. Best from a capture at the requester's host;
 see docs/analysis.md for what each capture point can show.
 
 ${formatOptions(ANALYZE_OPTIONS)}
@@ -86,6 +86,7 @@ export async function analyzeCommand(argv: readonly string[], out: Output): Prom
   if (failOn !== null && failOn.failOn.rules.size === 0 && failOn.failOn.flags.size === 0) throw new UsageError('--fail-on needs at least one rule or flag name, or any');
   const input = captureInput('analyze', args.positionals[0], out, isatty(0));
   if (input === null) return 2;
+  if (input.stream) finishOnInterrupt();
   const file = input.path;
   const fileBytes = input.bytes;
   // The summary lists violations and CM connections, and counts the rest: keeping

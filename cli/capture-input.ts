@@ -1,7 +1,7 @@
 /**
  * The capture a reading command (`roce decode`, `roce analyze`) takes: a file, a FIFO, or standard
- * input given as `-` (`tcpdump -U -w - udp port 4791 | roce decode -`). Without one, the sample
- * capture shipped in captures/. What cannot be read is said here, once for both commands.
+ * input given as `-` (`tcpdump --immediate-mode -U -w - udp port 4791 | roce decode -`). Without
+ * one, the sample capture shipped in captures/. What cannot be read is said here, once for both.
  */
 import * as fs from 'node:fs';
 import * as path from 'node:path';
@@ -34,7 +34,7 @@ export function captureInput(command: string, file: string | undefined, out: Out
   }
   if (file === STDIN_PATH) {
     if (stdinIsTerminal) {
-      out.stderr(`roce ${command}: standard input is a terminal; pipe a capture in (tcpdump -U -w - udp port 4791 | roce ${command} -)\n`);
+      out.stderr(`roce ${command}: standard input is a terminal; pipe a capture in (tcpdump --immediate-mode -U -w - udp port 4791 | roce ${command} -)\n`);
       return null;
     }
     return { path: file, name: 'stdin', bytes: 0, stream: true };
@@ -54,4 +54,18 @@ export function captureInput(command: string, file: string | undefined, out: Out
   }
   const stream = !st.isFile();
   return { path: file, name: file, bytes: stream ? 0 : st.size, stream };
+}
+
+/**
+ * For a pipe: Ctrl-C in a terminal goes to the whole pipeline (`tcpdump … | roce analyze -`). The
+ * capturing tool then ends, which ends this input, and the command reports what came, as tshark
+ * does on Ctrl-C, instead of dying with it. A second interrupt, when the command gets to see it
+ * (it waits for input without looking), ends the command (exit status 130).
+ */
+export function finishOnInterrupt(): void {
+  let seen = 0;
+  process.on('SIGINT', () => {
+    seen++;
+    if (seen > 1) process.exit(130);
+  });
 }

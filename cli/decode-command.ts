@@ -5,7 +5,7 @@
  */
 import * as os from 'node:os';
 import { isatty } from 'node:tty';
-import { captureInput } from './capture-input';
+import { captureInput, finishOnInterrupt } from './capture-input';
 import { type OptionSpec, UsageError, formatOptions, intValue } from './args';
 import { parseCommand } from './command';
 import type { Output } from './output';
@@ -39,8 +39,8 @@ export const DECODE_USAGE = `usage: roce decode [options] [FILE]
 Decodes RoCE v2 (UDP port 4791) and RoCE v1 (EtherType 0x8915) frames in a pcap or
 pcapng capture (Ethernet, Linux cooked SLL/SLL2, raw IP). Checks every ICRC.
 FILE may be a FIFO, or - for standard input: frames are printed as they arrive
-(tcpdump -U -w - udp port 4791 | roce decode -). Without FILE, decodes the sample
-capture shipped in captures/rc-conversation.pcap.
+(tcpdump --immediate-mode -U -w - udp port 4791 | roce decode -). Without FILE,
+decodes the sample capture shipped in captures/rc-conversation.pcap.
 
 ${formatOptions(DECODE_OPTIONS)}
 
@@ -106,6 +106,7 @@ export async function decodeCommand(argv: readonly string[], out: Output): Promi
 
   const input = captureInput('decode', args.positionals[0], out, isatty(0));
   if (input === null) return 2;
+  if (input.stream) finishOnInterrupt();
   const file = input.name;
   const fileBytes = input.bytes;
   // A pipe's lines are handed over before each wait for its writer, so a live capture prints as it comes.

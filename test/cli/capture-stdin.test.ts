@@ -1,8 +1,9 @@
 /**
  * `roce decode -` and `roce analyze -` read a capture from standard input as it comes (`tcpdump -U
  * -w - | roce decode -`): the same output as from the file, a frame's line printed once the frame
- * has arrived, a cut at the end said as a truncation. And `roce decode` stops reading once the
- * reader of its output has gone (`| head`): fed without end, it ends by itself, quietly.
+ * has arrived, a cut at the end said as a truncation, Ctrl-C (which also ends the capturing tool)
+ * not ending the command before its input does. And `roce decode` stops reading once the reader of
+ * its output has gone (`| head`): fed without end, it ends by itself, quietly.
  */
 import * as fs from 'node:fs';
 import * as os from 'node:os';
@@ -70,12 +71,14 @@ describe('roce decode -', () => {
     expect(empty.stderr).toContain('capture truncated at byte 0 after 0 complete frames: capture magic needs 4 bytes but only 0 remain');
   });
 
-  test('live: a frame is printed once it has arrived, before the next one is written', async () => {
+  test.each([false, true])('live: a frame is printed once it has arrived, before the next one is written (Ctrl-C meanwhile: %s)', async (interrupt) => {
     const bytes = fs.readFileSync(path.join(CAPTURES, 'rc-conversation.pcap'));
     const cap = readCapture(bytes);
     const offsets = cap.records.map((r) => r.fileOffset);
     const child = spawn(process.execPath, [ROCE, 'decode', '-'], { stdio: ['pipe', 'pipe', 'pipe'], timeout: 60_000 });
     const closed = new Promise<number | null>((r) => child.on('close', r));
+    let stderr = '';
+    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
     let stdout = '';
     let waiting: { lines: number; resolve: () => void } | null = null;
     child.stdout.on('data', (d: Buffer) => {
@@ -93,10 +96,15 @@ describe('roce decode -', () => {
       child.stdin.write(bytes.subarray(offsets[i], offsets[i + 1]));
       await lines(i + 1);
       expect(stdout.split('\n')[i]).toMatch(new RegExp(`^\\s+${i + 1}\\s`));
+      // Ctrl-C reaches every process of the pipeline: the command goes on until its input ends,
+      // which the capturing tool's own exit brings about.
+      if (interrupt && i === 0) child.kill('SIGINT');
     }
     child.stdin.end(bytes.subarray(offsets[3]));
     expect(await closed).toBe(0);
-    expect(stdout).toBe(fromFile(['decode'], path.join(CAPTURES, 'rc-conversation.pcap')).stdout);
+    const want = fromFile(['decode'], path.join(CAPTURES, 'rc-conversation.pcap'));
+    expect(stdout).toBe(want.stdout);
+    expect(stderr).toBe(want.stderr);
   });
 
   test.each([['1'], ['2']])('--threads %s: once the output has no reader, an endless input is left unread and the command ends quietly', async (threads) => {
