@@ -167,6 +167,43 @@ export class TextBytes {
     } else this.text(Number.isFinite(x) ? String(x) : 'null');
   }
 
+  /**
+   * `JSON.stringify(x)`, fast for a capture timestamp in whole microseconds (1 ≤ x < 2^32 seconds).
+   * Then x is the double nearest to sec + frac / 10^6 with the decimal's last digit non-zero, and
+   * that decimal is the shortest that reads back as x: any string with fewer decimals is at least
+   * 10^-6 from it, while two strings that read back as x are at most one ulp of x apart (< 10^-6
+   * below 2^32). So it is what ECMAScript's Number::toString gives, written without making it.
+   * Anything else (nanoseconds, a tie, a value not nearest) goes through `JSON.stringify`.
+   */
+  jsonSeconds(x: number): void {
+    if (x >= 1 && x < 2 ** 32) {
+      const sec = Math.floor(x);
+      const d = x - sec; // exact: sec and x are within a factor of two of each other, or sec is 0
+      const frac = Math.round(d * 1e6);
+      // x's binade [p, 2p) (sec's highest bit: x < sec + 1 ≤ 2p) and its ulp; the gap below a
+      // power of two is half an ulp.
+      const p = (1 << (31 - Math.clz32(sec))) >>> 0;
+      const ulp = p * Number.EPSILON;
+      const diff = frac / 1e6 - d; // the decimal minus x, to within 2^-53
+      const bound = (diff >= 0 || x !== p ? ulp : ulp / 2) / 2 - 2 ** -53;
+      if (frac < 1e6 && Math.abs(diff) < bound) {
+        this.uint(sec);
+        if (frac === 0) return;
+        let digits = 6;
+        let f = frac;
+        while (f % 10 === 0) {
+          f /= 10;
+          digits--;
+        }
+        this.room(digits + 1);
+        this.chunk[this.pos++] = 0x2e; // '.'
+        this.put(f, digits);
+        return;
+      }
+    }
+    this.text(JSON.stringify(x) ?? 'null');
+  }
+
   /** `'0x' + (n >>> 0).toString(16).padStart(digits, '0')` for digits ≥ the value's own. */
   hex(n: number, digits: number): void {
     let v = n >>> 0;

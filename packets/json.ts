@@ -4,7 +4,7 @@
  * the ICRC are hex strings; every other number is a plain JSON number.
  */
 import { bswap32, hex32, hex64 } from './bytes';
-import { type DecodedFrame, packetAddresses, writePacketAddress } from './decode';
+import { type DecodedFrame, type RocePacket, packetAddresses, writePacketAddress } from './decode';
 import { decodeSyndrome } from './aeth';
 import { madToJson } from './mad-json';
 import { OPCODES } from './opcodes';
@@ -141,6 +141,38 @@ const AETH_SYNDROME = utf8(',"aeth":{"syndrome":');
 const MSN = utf8(',"msn":');
 const ERROR = utf8(',"error":');
 
+// The common frame (RoCE v2 over IPv4, a known opcode, no rare header, no MAD, no error) is written
+// with few calls: each run of constant text between two values is one pre-encoded piece, chosen by
+// the flags and small fields it holds. (A call costs about as much as copying 30 bytes.)
+/** `,"roce":true,"version":V,"src":"` for V = 1, 2. */
+const VERSION_SRC: readonly Uint8Array[] = [0, 1, 2].map((v) => utf8(`,"roce":true,"version":${v},"src":"`));
+const QUOTED_DST = utf8('","dst":"');
+const QUOTED_SRC_PORT = utf8('","srcPort":');
+const DST_PORT = utf8(',"dstPort":');
+/** `,"opcode":N,"opcodeName":"NAME"` for every opcode in the table (undefined for the others). */
+const OPCODE_MEMBERS: readonly (Uint8Array | undefined)[] = Array.from({ length: 256 }, (_, op) => {
+  const name = OPCODES[op]?.name;
+  return name === undefined ? undefined : utf8(`,"opcode":${op},"opcodeName":${JSON.stringify(name)}`);
+});
+/** `,"se":…,"migReq":…,"padCount":P,"tver":T,"pkey":` by se << 7 | migReq << 6 | padCount << 4 | tver (each field's own width). */
+const BTH_FLAGS: readonly Uint8Array[] = Array.from({ length: 256 }, (_, i) =>
+  utf8(`,"se":${(i & 0x80) !== 0},"migReq":${(i & 0x40) !== 0},"padCount":${(i >> 4) & 3},"tver":${i & 15},"pkey":`),
+);
+/** `,"fecn":…,"becn":…,"destQp":` by fecn << 1 | becn. */
+const ECN_DEST_QP: readonly Uint8Array[] = [0, 1, 2, 3].map((i) => utf8(`,"fecn":${(i & 2) !== 0},"becn":${(i & 1) !== 0},"destQp":`));
+/** `,"ackReq":…,"psn":` by ackReq. */
+const ACK_REQ_PSN: readonly Uint8Array[] = [false, true].map((a) => utf8(`,"ackReq":${a},"psn":`));
+/** No extension header at all, up to the payload length's key. */
+const NO_HEADERS_PAYLOAD = utf8(`,"reth":null,"aeth":null,"immDt":null,"ieth":null${String.fromCharCode(...NO_RARE_HEADERS)},"payloadLength":`);
+/** After an AETH, nothing else, up to the payload length's key. */
+const AFTER_AETH_PAYLOAD = utf8(`,"immDt":null,"ieth":null${String.fromCharCode(...NO_RARE_HEADERS)},"payloadLength":`);
+const RETH_NULL_AETH_SYNDROME = utf8(',"reth":null,"aeth":{"syndrome":');
+/** `,"truncated":…,"payloadCaptured":` by truncated. */
+const TRUNCATED_CAPTURED: readonly Uint8Array[] = [false, true].map((x) => utf8(`,"truncated":${x},"payloadCaptured":`));
+const ICRC_OPEN = utf8(',"icrc":"');
+/** `","icrcOk":…,"mad":null` by icrcOk (false, true; null is not common). */
+const ICRC_OK_NO_MAD: readonly Uint8Array[] = [false, true].map((x) => utf8(`","icrcOk":${x},"mad":null`));
+
 function writeBool(t: TextBytes, m: Member, v: boolean | null): void {
   t.bytes(v === null ? m.null : v ? m.true : m.false);
 }
@@ -171,11 +203,12 @@ export function writeFrameJson(t: TextBytes, frame: number, time: number, d: Dec
   t.bytes(OPEN_FRAME);
   t.jsonNumber(frame);
   t.bytes(TIME);
-  t.jsonNumber(time);
+  t.jsonSeconds(time);
   if (!d.roce) {
     t.bytes(NOT_ROCE);
     return;
   }
+  if (writeCommonFrameJson(t, d)) return;
   t.bytes(ROCE_VERSION);
   t.uint(d.version);
   t.bytes(SRC);
@@ -254,4 +287,53 @@ export function writeFrameJson(t: TextBytes, frame: number, time: number, d: Dec
     t.jsonString(err.message);
   }
   t.byte(0x7d);
+}
+
+/**
+ * The rest of the common frame's JSON, after its time: RoCE v2 or v1 over IPv4, a BTH with a
+ * known opcode, no extension header but an AETH, the ICRC read and checked, no MAD, no error.
+ * The same text as the member-by-member path below it, in about half the calls. False (and nothing
+ * written) for any other frame.
+ */
+function writeCommonFrameJson(t: TextBytes, d: RocePacket): boolean {
+  const b = d.bth;
+  const ip = d.ipv4;
+  const udp = d.udp;
+  if (b === null || ip === null || udp === null || d.icrc === null || d.icrcOk === null || d.mad !== null || d.error !== null || d.madError !== null) return false;
+  if (d.reth !== null || d.immDt !== null || d.ieth !== null || d.deth !== null || d.atomicEth !== null || d.atomicAckEth !== null || d.xrcEth !== null || d.rdEth !== null || d.feth !== null) return false;
+  const opcodeMember = OPCODE_MEMBERS[b.opcode & 0xff];
+  if (opcodeMember === undefined || d.info === undefined || d.info.opcode !== b.opcode) return false;
+  t.bytes(VERSION_SRC[d.version] as Uint8Array);
+  t.ipv4(ip.src);
+  t.bytes(QUOTED_DST);
+  t.ipv4(ip.dst);
+  t.bytes(QUOTED_SRC_PORT);
+  t.uint(udp.srcPort);
+  t.bytes(DST_PORT);
+  t.uint(udp.dstPort);
+  t.bytes(opcodeMember);
+  t.bytes(BTH_FLAGS[(b.se ? 0x80 : 0) | (b.migReq ? 0x40 : 0) | ((b.padCount & 3) << 4) | (b.tver & 15)] as Uint8Array);
+  t.uint(b.pkey);
+  t.bytes(ECN_DEST_QP[(b.fecn ? 2 : 0) | (b.becn ? 1 : 0)] as Uint8Array);
+  t.uint(b.destQp);
+  t.bytes(ACK_REQ_PSN[b.ackReq ? 1 : 0] as Uint8Array);
+  t.uint(b.psn);
+  const a = d.aeth;
+  if (a === null) t.bytes(NO_HEADERS_PAYLOAD);
+  else {
+    t.bytes(RETH_NULL_AETH_SYNDROME);
+    t.uint(a.syndrome);
+    t.bytes(MSN);
+    t.uint(a.msn);
+    t.bytes(SYNDROME_MEMBERS[a.syndrome & 0xff] as Uint8Array);
+    t.bytes(AFTER_AETH_PAYLOAD);
+  }
+  t.uint(d.payloadLength);
+  t.bytes(TRUNCATED_CAPTURED[d.truncated ? 1 : 0] as Uint8Array);
+  t.uint(d.payloadCaptured);
+  t.bytes(ICRC_OPEN);
+  t.hex(bswap32(d.icrc), 8);
+  t.bytes(ICRC_OK_NO_MAD[d.icrcOk ? 1 : 0] as Uint8Array);
+  t.byte(0x7d);
+  return true;
 }

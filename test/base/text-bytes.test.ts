@@ -35,6 +35,33 @@ test('jsonNumber equals JSON.stringify for every double', () => {
   }
 });
 
+test('jsonSeconds equals JSON.stringify: capture timestamps in µs and ns, binade edges, and any double', () => {
+  const same = (x: number): void => {
+    expect(textOf((t) => t.jsonSeconds(x))).toBe(JSON.stringify(x));
+  };
+  // What a capture reader makes: sec + frac / 10^6 (µs) or / 10^9 (ns), over the whole u32 range.
+  fc.assert(
+    fc.property(fc.integer({ min: 0, max: 2 ** 32 - 1 }), fc.integer({ min: 0, max: 999_999 }), fc.integer({ min: 0, max: 999_999_999 }), (sec, us, ns) => {
+      same(sec + us / 1e6);
+      same(sec + ns / 1e9);
+    }),
+    { numRuns: 20_000 },
+  );
+  // Powers of two and their neighbours (the gap below a power of two is half the one above), and
+  // microseconds near each.
+  for (let e = -3; e <= 33; e++) {
+    for (const x of [2 ** e, 2 ** e * (1 - Number.EPSILON / 2), 2 ** e * (1 + Number.EPSILON)]) {
+      same(x);
+      for (const us of [-2, -1, 1, 2]) same(x + us / 1e6);
+    }
+  }
+  fc.assert(
+    fc.property(fc.oneof(fc.double(), fc.double({ min: 0, max: 2 ** 33 }), fc.integer()), (x) => same(x)),
+    RUNS,
+  );
+  for (const x of [0, -0, 1, 0.000001, 1.000001, 1_700_000_000, 1_700_000_000.000001, 1_700_000_000.00001, 4_294_967_295.999999, NaN, Infinity]) same(x);
+});
+
 test('fixed6 equals toFixed(6).padStart(width), ties and near-ties included', () => {
   const same = (x: number, width: number): void => {
     expect(textOf((t) => t.fixed6(x, width))).toBe(x.toFixed(6).padStart(width, ' '));
