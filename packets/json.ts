@@ -170,8 +170,8 @@ const RETH_NULL_AETH_SYNDROME = utf8(',"reth":null,"aeth":{"syndrome":');
 /** `,"truncated":…,"payloadCaptured":` by truncated. */
 const TRUNCATED_CAPTURED: readonly Uint8Array[] = [false, true].map((x) => utf8(`,"truncated":${x},"payloadCaptured":`));
 const ICRC_OPEN = utf8(',"icrc":"');
-/** `","icrcOk":…,"mad":null` by icrcOk (false, true; null is not common). */
-const ICRC_OK_NO_MAD: readonly Uint8Array[] = [false, true].map((x) => utf8(`","icrcOk":${x},"mad":null`));
+/** `","icrcOk":…,"mad":null` by icrcOk: false, true, null (not checked: --no-icrc). */
+const ICRC_OK_NO_MAD: readonly Uint8Array[] = [false, true, null].map((x) => utf8(`","icrcOk":${x},"mad":null`));
 
 function writeBool(t: TextBytes, m: Member, v: boolean | null): void {
   t.bytes(v === null ? m.null : v ? m.true : m.false);
@@ -290,8 +290,8 @@ export function writeFrameJson(t: TextBytes, frame: number, time: number, d: Dec
 }
 
 /**
- * The rest of the common frame's JSON, after its time: RoCE v2 or v1 over IPv4, a BTH with a
- * known opcode, no extension header but an AETH, the ICRC read and checked, no MAD, no error.
+ * The rest of the common frame's JSON, after its time: RoCE v2 over IPv4, a BTH with a known
+ * opcode, no extension header but an AETH, the ICRC read (checked or not), no MAD, no error.
  * The same text as the member-by-member path below it, in about half the calls. False (and nothing
  * written) for any other frame.
  */
@@ -299,7 +299,7 @@ function writeCommonFrameJson(t: TextBytes, d: RocePacket): boolean {
   const b = d.bth;
   const ip = d.ipv4;
   const udp = d.udp;
-  if (b === null || ip === null || udp === null || d.icrc === null || d.icrcOk === null || d.mad !== null || d.error !== null || d.madError !== null) return false;
+  if (b === null || ip === null || udp === null || d.icrc === null || d.mad !== null || d.error !== null || d.madError !== null) return false;
   if (d.reth !== null || d.immDt !== null || d.ieth !== null || d.deth !== null || d.atomicEth !== null || d.atomicAckEth !== null || d.xrcEth !== null || d.rdEth !== null || d.feth !== null) return false;
   const opcodeMember = OPCODE_MEMBERS[b.opcode & 0xff];
   if (opcodeMember === undefined || d.info === undefined || d.info.opcode !== b.opcode) return false;
@@ -333,7 +333,7 @@ function writeCommonFrameJson(t: TextBytes, d: RocePacket): boolean {
   t.uint(d.payloadCaptured);
   t.bytes(ICRC_OPEN);
   t.hex(bswap32(d.icrc), 8);
-  t.bytes(ICRC_OK_NO_MAD[d.icrcOk ? 1 : 0] as Uint8Array);
+  t.bytes(ICRC_OK_NO_MAD[d.icrcOk === null ? 2 : d.icrcOk ? 1 : 0] as Uint8Array);
   t.byte(0x7d);
   return true;
 }
