@@ -42,6 +42,10 @@ export interface AnalyzerOptions {
   allFrames?: boolean;
   /** Called for every RoCE frame with its result (e.g. to draw a ladder). */
   onFrame?: (r: FrameResult, p: RocePacket, v: FrameView | null) => void;
+  /** Called with each loss-recovery episode once it is final (recovered, superseded, or at the end), whether kept or not. */
+  onEpisode?: (e: Episode) => void;
+  /** Called with each go-back-N rule violation as it is found, whether kept or not. */
+  onViolation?: (v: Violation) => void;
   capturePoint?: CapturePoint;
 }
 
@@ -219,11 +223,13 @@ export class Analyzer {
         this.episodeCount++;
         this.episodesByTrigger[e.trigger]++;
         if (this.keep.episodes) this.episodes.push(e);
+        opts.onEpisode?.(e);
       },
       violation: (v) => {
         this.violationCount++;
         this.violationsByRule.set(v.rule, (this.violationsByRule.get(v.rule) ?? 0) + 1);
         if (this.keep.violations) this.violations.push(v);
+        opts.onViolation?.(v);
       },
       nextEpisodeId: () => ++this.episodeId,
       captureGap: (g, clear, mark) => {

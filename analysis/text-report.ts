@@ -6,6 +6,7 @@
 import type { AnalysisDocument, FlowJson } from './document';
 import { FLAG_NAMES } from './flags';
 import { psnDiff } from '../base/psn';
+import type { Episode, Violation } from './types';
 
 export interface ReportOptions {
   episodes?: boolean;
@@ -89,6 +90,23 @@ function cmLines(c: AnalysisDocument['cmConnections'][number]): string[] {
 }
 
 /** Lines are gathered up to this many before `write` is called. */
+/** A loss-recovery episode on one line: what triggered it, what was resent, how it ended. */
+export function episodeText(ep: Episode): string {
+  const range = psnDiff(ep.resentLastPsn, ep.resentFirstPsn) + 1;
+  return (
+    `#${ep.id} conv ${ep.conversation} ${ep.trigger.padEnd(10)} gap at PSN ${ep.gapPsn}` +
+    `${ep.triggerFrame !== null ? ` trigger frame ${ep.triggerFrame}` : ''}, first resend frame ${ep.firstRetransmitFrame}` +
+    ` after ${us(ep.retransmitDelayNs)}, ${ep.resentPackets} resent (PSN ${ep.resentFirstPsn}..${ep.resentLastPsn}, ${range} PSNs)` +
+    `${ep.nakGenerationNs !== null ? `, NAK generated in ${us(ep.nakGenerationNs)}` : ''}` +
+    `${ep.recoveryNs !== null ? `, recovered in ${us(ep.recoveryNs)}` : ep.supersededBy !== null ? `, superseded by #${ep.supersededBy}` : ', not recovered in the capture'}`
+  );
+}
+
+/** A go-back-N rule violation on one line: the rule, where, and what was seen. */
+export function violationText(v: Violation): string {
+  return `${v.rule} (conv ${v.conversation}, frames ${v.frames.join(', ')}): ${v.message}`;
+}
+
 const LINES_PER_WRITE = 4096;
 
 /** The report as text (ends with a newline). */
@@ -158,19 +176,12 @@ export function writeTextReport(d: AnalysisDocument, o: ReportOptions, write: (t
     out.push('', 'loss-recovery episodes:');
     for (const ep of d.episodes) {
       if (halted) return;
-      const range = psnDiff(ep.resentLastPsn, ep.resentFirstPsn) + 1;
-      out.push(
-        `  #${ep.id} conv ${ep.conversation} ${ep.trigger.padEnd(10)} gap at PSN ${ep.gapPsn}` +
-          `${ep.triggerFrame !== null ? ` trigger frame ${ep.triggerFrame}` : ''}, first resend frame ${ep.firstRetransmitFrame}` +
-          ` after ${us(ep.retransmitDelayNs)}, ${ep.resentPackets} resent (PSN ${ep.resentFirstPsn}..${ep.resentLastPsn}, ${range} PSNs)` +
-          `${ep.nakGenerationNs !== null ? `, NAK generated in ${us(ep.nakGenerationNs)}` : ''}` +
-          `${ep.recoveryNs !== null ? `, recovered in ${us(ep.recoveryNs)}` : ep.supersededBy !== null ? `, superseded by #${ep.supersededBy}` : ', not recovered in the capture'}`,
-      );
+      out.push(`  ${episodeText(ep)}`);
     }
   }
   if ((o.violations ?? true) && d.violations.length > 0) {
     out.push('', 'rule violations:');
-    for (const v of d.violations) if (!halted) out.push(`  ${v.rule} (conv ${v.conversation}, frames ${v.frames.join(', ')}): ${v.message}`);
+    for (const v of d.violations) if (!halted) out.push(`  ${violationText(v)}`);
   }
   if (o.messages === true && d.messages.length > 0) {
     out.push('', 'messages:');

@@ -12,7 +12,8 @@ import type { Output } from './output';
 import { captureInput, finishOnInterrupt } from './capture-input';
 import { type KeptLists, analyzeFile } from '../analysis/analyzer';
 import { analysisDocument } from '../analysis/document';
-import { writeTextReport } from '../analysis/text-report';
+import { episodeText, violationText, writeTextReport } from '../analysis/text-report';
+import type { Episode, Violation } from '../analysis/types';
 import { writeJsonPieces } from '../base/json-pieces';
 import { FLAG_HELP, FLAG_NAMES } from '../analysis/flags';
 import { failOnFindings, failOnNames, parseFailOn } from '../analysis/fail-on';
@@ -39,6 +40,7 @@ export const ANALYZE_OPTIONS: readonly OptionSpec[] = [
   { name: 'ignore-icrc', kind: 'flag', help: 'do not check the ICRC: for captures whose tool did not preserve it (see "capture quality" in roce analyze)' },
   { name: 'no-icrc', kind: 'flag', help: 'the same as --ignore-icrc' },
   { name: 'capture-point', kind: 'string', value: 'unknown|sent', help: "'sent': frames were captured as sent and dropped after the capture point (a tap before the lossy link): rules that need what the requester received are not checked" },
+  { name: 'follow', kind: 'flag', help: 'print each loss-recovery episode and rule violation as the analysis finds it (for a live capture on -), then the report' },
   { name: 'threads', kind: 'string', value: '1|2', help: `2: a worker thread reads and decodes while this one analyses (default for a file of ${ANALYZE_AUTO_THREADS_MIN_BYTES >> 20} MiB or more on two cores or more); 1: this thread only` },
   { name: 'fail-on', kind: 'list', value: 'RULE[,RULE...]|any', help: 'exit 1 when the capture shows a violation of one of these go-back-N rules (any = every rule) or a frame with one of these flags; for CI' },
   { name: 'help', short: 'h', kind: 'flag', help: 'this help' },
@@ -73,6 +75,8 @@ export async function analyzeCommand(argv: readonly string[], out: Output): Prom
   const json = args.flags.has('json');
   const verbose = args.flags.has('verbose');
   if (args.flags.has('all-frames') && !json) throw new UsageError('--all-frames goes with --json (use --frames for a text list of flagged frames)');
+  const follow = args.flags.has('follow');
+  if (follow && json) throw new UsageError('--follow prints lines as the analysis goes; it does not go with --json');
   const capturePoint = args.values.get('capture-point') ?? 'unknown';
   if (capturePoint !== 'unknown' && capturePoint !== 'sent') throw new UsageError(`--capture-point must be unknown or sent, not ${JSON.stringify(capturePoint)}`);
   const portText = args.values.get('roce-port');
@@ -99,10 +103,17 @@ export async function analyzeCommand(argv: readonly string[], out: Output): Prom
   const script = analyzeWorkerScript();
   const threads = threadCount(requestedThreads, { script, fileBytes, counted: false, cores: os.availableParallelism(), maxAuto: ANALYZE_MAX_THREADS, minAutoBytes: ANALYZE_AUTO_THREADS_MIN_BYTES });
   const icrcV2 = nativeIcrcV2();
+  // --follow: each finding on its own line, out at once (a live capture's reader sees it then).
+  const found = (line: string): void => {
+    out.stdout(`${line}\n`);
+    void out.flush();
+  };
+  const hooks = follow ? { onEpisode: (e: Episode) => found(`episode ${episodeText(e)}`), onViolation: (v: Violation) => found(`violation ${violationText(v)}`) } : {};
   const result =
     threads > 1 && script !== null
-      ? (await analyzeWithWorker(file, { allFrames, capturePoint, keep }, { rocePort, verifyIcrc, native: icrcV2 !== null }, script)).result
-      : analyzeFile(file, { decode: { rocePort, verifyIcrc, icrcV2: icrcV2 ?? undefined }, allFrames, capturePoint, keep });
+      ? (await analyzeWithWorker(file, { allFrames, capturePoint, keep, ...hooks }, { rocePort, verifyIcrc, native: icrcV2 !== null }, script)).result
+      : analyzeFile(file, { decode: { rocePort, verifyIcrc, icrcV2: icrcV2 ?? undefined }, allFrames, capturePoint, keep, ...hooks });
+  if (follow && result.episodeCount + result.violationCount > 0) out.stdout('\n');
   const doc = analysisDocument(result, input.name);
   const failFindings = failOn === null ? null : failOnFindings(failOn.failOn, result);
   // Written in pieces: a capture of millions of messages makes a report longer than a string can be.

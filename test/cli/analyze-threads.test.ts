@@ -58,6 +58,7 @@ describe('roce analyze --threads 2', () => {
     expect(doc.frameCounts.icrcBad).toBeGreaterThan(0);
     expectSame(['-v'], file);
     expectSame([], file);
+    expectSame(['--follow'], file);
     expectSame(['--no-icrc'], file);
     expectSame(['--json'], file, { ROCE_NO_NATIVE: '1' });
   }, 120_000);

@@ -3,7 +3,9 @@
  * -w - | roce decode -`): the same output as from the file, a frame's line printed once the frame
  * has arrived, a cut at the end said as a truncation, Ctrl-C (which also ends the capturing tool)
  * not ending the command before its input does. And `roce decode` stops reading once the reader of
- * its output has gone (`| head`): fed without end, it ends by itself, quietly.
+ * its output has gone (`| head`): fed without end, it ends by itself, quietly. `roce analyze
+ * --follow` prints each loss-recovery episode and rule violation as it finds it, the same lines as
+ * its report's lists, and live, before the input ends.
  */
 import * as fs from 'node:fs';
 import * as os from 'node:os';
@@ -149,5 +151,62 @@ describe('roce analyze -', () => {
       if (flags[0] === '--json') expect(JSON.parse(got.stdout)).toEqual({ ...(JSON.parse(want.stdout) as object), file: 'stdin' });
       else expect(got.stdout).toBe(want.stdout.replace(`${file}:`, 'stdin:'));
     }
+  });
+});
+
+describe('roce analyze --follow', () => {
+  test('each episode and violation as found: the report\'s own lines, then the report', () => {
+    // Repeated, the capture's PSNs come round again: rule violations as well as episodes.
+    const file = repeatedCapture(path.join(CAPTURES, 'rc-conversation.pcap'), 200, dir);
+    const plain = fromFile(['analyze'], file);
+    const listed = fromFile(['analyze', '-e'], file);
+    const followed = fromFile(['analyze', '--follow'], file);
+    expect(followed.status).toBe(plain.status);
+    const [found, report] = followed.stdout.split('\n\n', 2) as [string, string];
+    expect(followed.stdout).toBe(`${found}\n\n${plain.stdout}`);
+    expect(report).toBeDefined();
+    const lines = found.split('\n');
+    const episodes = lines.filter((l) => l.startsWith('episode ')).map((l) => `  ${l.slice('episode '.length)}`);
+    const violations = lines.filter((l) => l.startsWith('violation ')).map((l) => `  ${l.slice('violation '.length)}`);
+    expect(episodes.length + violations.length).toBe(lines.length);
+    expect(episodes.length).toBeGreaterThan(2);
+    expect(violations.length).toBeGreaterThan(0);
+    // The same lines as the lists of the report, each once (the report sorts them; --follow has them as found).
+    const section = (text: string, title: string): string[] => {
+      const rest = text.split(`\n${title}\n`)[1] ?? '';
+      return rest.split('\n\n')[0]!.split('\n').filter((l) => l.startsWith('  '));
+    };
+    expect([...episodes].sort()).toEqual(section(listed.stdout, 'loss-recovery episodes:').sort());
+    expect([...violations].sort()).toEqual(section(plain.stdout, 'rule violations:').sort());
+  });
+
+  test('live: an episode is printed once its recovery has arrived, before the input ends', async () => {
+    const bytes = fs.readFileSync(path.join(CAPTURES, 'rc-conversation.pcap'));
+    const offsets = readCapture(bytes).records.map((r) => r.fileOffset);
+    // Episode #1 (an RNR NAK) is recovered at frame 37 (roce analyze --json: recoveredFrame).
+    const recovered = 37;
+    const child = spawn(process.execPath, [ROCE, 'analyze', '--follow', '-'], { stdio: ['pipe', 'pipe', 'pipe'], timeout: 60_000 });
+    const closed = new Promise<number | null>((r) => child.on('close', r));
+    let stdout = '';
+    let seen: (() => void) | null = null;
+    child.stdout.on('data', (d: Buffer) => {
+      stdout += d.toString();
+      if (stdout.includes('episode #1 ')) seen?.();
+    });
+    child.stdin.write(bytes.subarray(0, offsets[recovered]));
+    await new Promise<void>((resolve) => {
+      if (stdout.includes('episode #1 ')) resolve();
+      else seen = resolve;
+    });
+    expect(stdout).toMatch(/^episode #1 conv 1 rnr .*recovered in/);
+    child.stdin.end(bytes.subarray(offsets[recovered]));
+    expect(await closed).toBe(0);
+    expect(stdout).toBe(fromFile(['analyze', '--follow'], path.join(CAPTURES, 'rc-conversation.pcap')).stdout.replace(`${path.join(CAPTURES, 'rc-conversation.pcap')}:`, 'stdin:'));
+  });
+
+  test('--follow with --json is a usage error', () => {
+    const r = fromFile(['analyze', '--follow', '--json'], path.join(CAPTURES, 'rc-conversation.pcap'));
+    expect(r.status).toBe(2);
+    expect(r.stderr).toContain('--follow prints lines as the analysis goes; it does not go with --json');
   });
 });
