@@ -46,6 +46,12 @@ export interface AnalyzerOptions {
   onEpisode?: (e: Episode) => void;
   /** Called with each go-back-N rule violation as it is found, whether kept or not. */
   onViolation?: (v: Violation) => void;
+  /**
+   * Asked after each frame: true ends the analysis there, as if the capture ended (`roce analyze
+   * --follow --fail-on` on a live capture stops at the first violation it names). The loops that
+   * feed the analyzer (`analyzeFile`, view-batch.ts) read it through `Analyzer.wantsStop`.
+   */
+  until?: () => boolean;
   capturePoint?: CapturePoint;
 }
 
@@ -178,6 +184,7 @@ export class Analyzer {
   private readonly keep: Required<KeptLists>;
   private readonly allFrames: boolean;
   private readonly onFrame: AnalyzerOptions['onFrame'];
+  private readonly until: AnalyzerOptions['until'];
   private readonly decodeOpts: DecodeOptions;
   /** The buffer the last record lay in, and a view of it. */
   private buffer: Uint8Array = new Uint8Array(0);
@@ -209,6 +216,7 @@ export class Analyzer {
     this.keep = keptLists(opts.keep);
     this.allFrames = opts.allFrames ?? false;
     this.onFrame = opts.onFrame;
+    this.until = opts.until;
     this.decodeOpts = opts.decode ?? {};
     this.capturePoint = opts.capturePoint ?? 'unknown';
     const sinks: FlowSinks = {
@@ -259,6 +267,11 @@ export class Analyzer {
   private readonly cm: CmConnectionTracker;
   /** The frame being analysed. */
   private frameNo = 0;
+
+  /** True when `AnalyzerOptions.until` asks the analysis to end after the frame just pushed. */
+  get wantsStop(): boolean {
+    return this.until?.() === true;
+  }
 
   /** A CM MAD: to the connection tracker. */
   private cmMessage(d: RocePacket, v: FrameView): void {
@@ -505,6 +518,10 @@ export function analyzeFile(path: string, opts: AnalyzerOptions = {}): AnalysisR
       break;
     }
     a.push(step.value);
+    if (a.wantsStop) {
+      it.return({ format: 'pcap', error: null });
+      break;
+    }
   }
   return a.finish();
 }

@@ -241,8 +241,11 @@ export class ViewBatchReader {
     private readonly decode: DecodeOptions,
   ) {}
 
-  /** Analyses the records of `b`, which must be the batch after the last one read. */
-  read(b: ViewBatch): void {
+  /**
+   * Analyses the records of `b`, which must be the batch after the last one read. False when the
+   * analyzer asked to stop (`Analyzer.wantsStop`): the records after that one are left.
+   */
+  read(b: ViewBatch): boolean {
     if (b.seq !== this.next) throw internalError(`view batch ${b.seq} arrived where ${this.next} was due`);
     this.next++;
     if (b.restart) this.strings.length = 0;
@@ -274,7 +277,9 @@ export class ViewBatchReader {
         default:
           throw internalError(`view batch ${b.seq} record ${i} has kind ${String(kind)}`);
       }
+      if (a.wantsStop) return false;
     }
+    return true;
   }
 
   private raw(b: ViewBatch, o: number, index: number, timeNs: number): void {

@@ -40,7 +40,7 @@ export const ANALYZE_OPTIONS: readonly OptionSpec[] = [
   { name: 'ignore-icrc', kind: 'flag', help: 'do not check the ICRC: for captures whose tool did not preserve it (see "capture quality" in roce analyze)' },
   { name: 'no-icrc', kind: 'flag', help: 'the same as --ignore-icrc' },
   { name: 'capture-point', kind: 'string', value: 'unknown|sent', help: "'sent': frames were captured as sent and dropped after the capture point (a tap before the lossy link): rules that need what the requester received are not checked" },
-  { name: 'follow', kind: 'flag', help: 'print each loss-recovery episode and rule violation as the analysis finds it (for a live capture on -), then the report' },
+  { name: 'follow', kind: 'flag', help: 'print each loss-recovery episode and rule violation as the analysis finds it (for a live capture on -), then the report; with --fail-on, stop at the first violation of a rule it names' },
   { name: 'threads', kind: 'string', value: '1|2', help: `2: a worker thread reads and decodes while this one analyses (default for a file of ${ANALYZE_AUTO_THREADS_MIN_BYTES >> 20} MiB or more on two cores or more); 1: this thread only` },
   { name: 'fail-on', kind: 'list', value: 'RULE[,RULE...]|any', help: 'exit 1 when the capture shows a violation of one of these go-back-N rules (any = every rule) or a frame with one of these flags; for CI' },
   { name: 'help', short: 'h', kind: 'flag', help: 'this help' },
@@ -108,7 +108,21 @@ export async function analyzeCommand(argv: readonly string[], out: Output): Prom
     out.stdout(`${line}\n`);
     void out.flush();
   };
-  const hooks = follow ? { onEpisode: (e: Episode) => found(`episode ${episodeText(e)}`), onViolation: (v: Violation) => found(`violation ${violationText(v)}`) } : {};
+  // --follow with --fail-on: the first violation of a rule it names ends the analysis (a live
+  // capture has no end to wait for). Flags are judged at the end, as without --follow: a flag may
+  // still be taken back (a capture gap found later clears outOfSequence).
+  const stop: { by: Violation | null } = { by: null };
+  const stopOn = follow && failOn !== null ? failOn.failOn.rules : null;
+  const hooks = follow
+    ? {
+        onEpisode: (e: Episode) => found(`episode ${episodeText(e)}`),
+        onViolation: (v: Violation) => {
+          found(`violation ${violationText(v)}`);
+          if (stopOn?.has(v.rule) === true) stop.by ??= v;
+        },
+        until: () => stop.by !== null,
+      }
+    : {};
   const result =
     threads > 1 && script !== null
       ? (await analyzeWithWorker(file, { allFrames, capturePoint, keep, ...hooks }, { rocePort, verifyIcrc, native: icrcV2 !== null }, script)).result
@@ -131,6 +145,7 @@ export async function analyzeCommand(argv: readonly string[], out: Output): Prom
     out.stderr(`roce analyze: ${input.name}: capture ends early at byte ${result.captureError.offset}: ${result.captureError.message}\n`);
     status = 1;
   }
+  if (stop.by !== null) out.stderr(`roce analyze: ${input.name}: --fail-on: stopped at frame ${doc.frameCounts.total}, the first violation of ${stop.by.rule}\n`);
   if (failFindings !== null) {
     for (const f of failFindings) out.stderr(`roce analyze: ${input.name}: --fail-on: ${f}\n`);
     if (failFindings.length > 0) status = 1;

@@ -55,8 +55,14 @@ export async function analyzeWithWorker(
         if (done) return;
         try {
           if (m.type === 'batch') {
-            reader.read(m.batch);
+            const more = reader.read(m.batch);
             batches++;
+            if (!more) {
+              // The analysis asked to stop (--follow --fail-on): the rest is left unread.
+              done = true;
+              resolve();
+              return;
+            }
             const b: ViewBatch = m.batch;
             worker.postMessage(b, [b.slots.buffer as ArrayBuffer, b.raw.buffer as ArrayBuffer]);
           } else if (m.type === 'end') {

@@ -59,6 +59,7 @@ describe('roce analyze --threads 2', () => {
     expectSame(['-v'], file);
     expectSame([], file);
     expectSame(['--follow'], file);
+    expectSame(['--follow', '--fail-on', 'any'], file);
     expectSame(['--no-icrc'], file);
     expectSame(['--json'], file, { ROCE_NO_NATIVE: '1' });
   }, 120_000);

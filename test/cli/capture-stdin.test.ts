@@ -204,6 +204,48 @@ describe('roce analyze --follow', () => {
     expect(stdout).toBe(fromFile(['analyze', '--follow'], path.join(CAPTURES, 'rc-conversation.pcap')).stdout.replace(`${path.join(CAPTURES, 'rc-conversation.pcap')}:`, 'stdin:'));
   });
 
+  test('with --fail-on: the first violation of a named rule ends the analysis there (exit 1)', () => {
+    const file = repeatedCapture(path.join(CAPTURES, 'rc-conversation.pcap'), 200, dir);
+    const whole = JSON.parse(fromFile(['analyze', '--json'], file).stdout) as { violations: { rule: string; frames: number[] }[]; frameCounts: { total: number } };
+    const first = whole.violations.reduce((a, v) => Math.min(a, Math.max(...v.frames)), Infinity);
+    expect(first).toBeLessThan(whole.frameCounts.total);
+    const r = fromFile(['analyze', '--follow', '--fail-on', 'any'], file);
+    expect(r.status).toBe(1);
+    const firstRule = whole.violations.find((v) => Math.max(...v.frames) === first)?.rule;
+    expect(r.stderr).toContain(`--fail-on: stopped at frame ${first}, the first violation of ${firstRule}`);
+    expect(r.stdout).toContain(`: ${first} frames, `);
+    expect(r.stdout.match(/^violation /gm)).toHaveLength(1);
+    // Without --follow, --fail-on judges the whole capture.
+    const all = fromFile(['analyze', '--fail-on', 'any'], file);
+    expect(all.status).toBe(1);
+    expect(all.stdout).toContain(`: ${whole.frameCounts.total} frames, `);
+  });
+
+  test('with --fail-on on an endless live input: it ends by itself at the first violation', async () => {
+    const long = fs.readFileSync(repeatedCapture(path.join(CAPTURES, 'rc-conversation.pcap'), 200, dir));
+    const child = spawn(process.execPath, [ROCE, 'analyze', '--follow', '--fail-on', 'any', '-'], { stdio: ['pipe', 'pipe', 'pipe'], timeout: 60_000 });
+    let stderr = '';
+    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+    child.stdout.resume();
+    child.stdin.on('error', () => undefined); // EPIPE once the command has gone
+    const closed = new Promise<number | null>((r) => child.on('close', r));
+    let ended = false;
+    void closed.then(() => (ended = true));
+    // The file's header and records, then its records over and over: the PSNs come round, so a
+    // violation comes early, and the input never ends on its own.
+    const records = long.subarray(24);
+    child.stdin.write(long);
+    let sent = long.length;
+    const LIMIT = 256 << 20;
+    while (!ended && sent < LIMIT) {
+      sent += records.length;
+      if (!child.stdin.write(records)) await Promise.race([new Promise((r) => child.stdin.once('drain', r)), closed]);
+    }
+    expect(await closed).toBe(1);
+    expect(sent).toBeLessThan(LIMIT);
+    expect(stderr).toMatch(/--fail-on: stopped at frame \d+, the first violation of /);
+  }, 60_000);
+
   test('--follow with --json is a usage error', () => {
     const r = fromFile(['analyze', '--follow', '--json'], path.join(CAPTURES, 'rc-conversation.pcap'));
     expect(r.status).toBe(2);
