@@ -57,10 +57,12 @@ export function captureInput(command: string, file: string | undefined, out: Out
 }
 
 /**
- * For a pipe: Ctrl-C in a terminal goes to the whole pipeline (`tcpdump … | roce analyze -`). The
- * capturing tool then ends, which ends this input, and the command reports what came, as tshark
- * does on Ctrl-C, instead of dying with it. A second interrupt, when the command gets to see it
- * (it waits for input without looking), ends the command (exit status 130).
+ * For standard input: Ctrl-C in a terminal goes to the whole pipeline (`tcpdump … | roce analyze
+ * -`). The capturing tool then ends, which ends this input, and the command reports what came, as
+ * tshark does on Ctrl-C, instead of dying with it. A second interrupt, when the command gets to see
+ * it (it waits for input without looking), ends the command (exit status 130). A FIFO named as FILE
+ * has its writer elsewhere, which Ctrl-C does not reach: there it ends the command at once, as by
+ * default.
  */
 export function finishOnInterrupt(): void {
   let seen = 0;
