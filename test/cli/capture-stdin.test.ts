@@ -10,7 +10,7 @@
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { spawn, spawnSync } from 'node:child_process';
+import { execFileSync, spawn, spawnSync } from 'node:child_process';
 import { readCapture } from '../../packets/pcap';
 import { repeatedCapture } from '../support/repeated-capture';
 
@@ -107,6 +107,35 @@ describe('roce decode -', () => {
     const want = fromFile(['decode'], path.join(CAPTURES, 'rc-conversation.pcap'));
     expect(stdout).toBe(want.stdout);
     expect(stderr).toBe(want.stderr);
+  });
+
+  test('a FIFO named as FILE: read as it comes, and Ctrl-C ends the command at once (its writer is out of reach)', async () => {
+    const fifo = path.join(dir, 'capture.fifo');
+    execFileSync('mkfifo', [fifo]);
+    const bytes = fs.readFileSync(path.join(CAPTURES, 'rc-conversation.pcap'));
+    const offsets = readCapture(bytes).records.map((r) => r.fileOffset);
+    const child = spawn(process.execPath, [ROCE, 'decode', fifo], { stdio: ['ignore', 'pipe', 'pipe'], timeout: 60_000 });
+    const closed = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((r) => child.on('close', (code, signal) => r({ code, signal })));
+    let stdout = '';
+    let seen: (() => void) | null = null;
+    child.stdout.on('data', (d: Buffer) => {
+      stdout += d.toString();
+      seen?.();
+    });
+    const writer = await fs.promises.open(fifo, 'w');
+    try {
+      await writer.write(bytes.subarray(0, offsets[1]));
+      await new Promise<void>((resolve) => {
+        if (stdout !== '') resolve();
+        else seen = resolve;
+      });
+      expect(stdout).toMatch(/^\s+1\s/);
+      // The command now waits inside a read for the next frame, with the writer still there.
+      child.kill('SIGINT');
+      expect(await closed).toEqual({ code: null, signal: 'SIGINT' });
+    } finally {
+      await writer.close();
+    }
   });
 
   test.each([['1'], ['2']])('--threads %s: once the output has no reader, an endless input is left unread and the command ends quietly', async (threads) => {
