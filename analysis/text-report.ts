@@ -89,7 +89,6 @@ function cmLines(c: AnalysisDocument['cmConnections'][number]): string[] {
   return parts.length > 0 ? [head, `      ${parts.join('; ')}`] : [head];
 }
 
-/** Lines are gathered up to this many before `write` is called. */
 /** A loss-recovery episode on one line: what triggered it, what was resent, how it ended. */
 export function episodeText(ep: Episode): string {
   const range = psnDiff(ep.resentLastPsn, ep.resentFirstPsn) + 1;
@@ -107,6 +106,7 @@ export function violationText(v: Violation): string {
   return `${v.rule} (conv ${v.conversation}, frames ${v.frames.join(', ')}): ${v.message}`;
 }
 
+/** Lines are gathered up to this many before `write` is called. */
 const LINES_PER_WRITE = 4096;
 
 /** The report as text (ends with a newline). */

@@ -10,7 +10,6 @@ import { type OptionSpec, UsageError, formatOptions, intValue } from './args';
 import { parseCommand } from './command';
 import type { Output } from './output';
 import { captureInput, finishOnInterrupt } from './capture-input';
-import { STDIN_PATH } from '../analysis/capture-stream';
 import { type KeptLists, analyzeFile } from '../analysis/analyzer';
 import { analysisDocument } from '../analysis/document';
 import { episodeText, violationText, writeTextReport } from '../analysis/text-report';
@@ -91,7 +90,7 @@ export async function analyzeCommand(argv: readonly string[], out: Output): Prom
   if (failOn !== null && failOn.failOn.rules.size === 0 && failOn.failOn.flags.size === 0) throw new UsageError('--fail-on needs at least one rule or flag name, or any');
   const input = captureInput('analyze', args.positionals[0], out, isatty(0));
   if (input === null) return 2;
-  if (input.path === STDIN_PATH) finishOnInterrupt();
+  finishOnInterrupt(input);
   const file = input.path;
   const fileBytes = input.bytes;
   // The summary lists violations and CM connections, and counts the rest: keeping

@@ -64,7 +64,8 @@ export function captureInput(command: string, file: string | undefined, out: Out
  * has its writer elsewhere, which Ctrl-C does not reach: there it ends the command at once, as by
  * default.
  */
-export function finishOnInterrupt(): void {
+export function finishOnInterrupt(input: CaptureInput): void {
+  if (input.path !== STDIN_PATH) return;
   let seen = 0;
   process.on('SIGINT', () => {
     seen++;

@@ -10,7 +10,7 @@ import { type OptionSpec, UsageError, formatOptions, intValue } from './args';
 import { parseCommand } from './command';
 import type { Output } from './output';
 import { describeCaptureError } from '../packets/pcap';
-import { STDIN_PATH, type StreamResult, streamCaptureFile } from '../analysis/capture-stream';
+import { type StreamResult, streamCaptureFile } from '../analysis/capture-stream';
 import { DEFAULT_PRINT_SETTINGS, type DecodeCounts, FramePrinter, type PrintSettings } from './decode-printer';
 import { AUTO_THREADS_MIN_BYTES, MAX_AUTO_THREADS, threadCount, parseThreads } from './thread-count';
 import { decodeWithWorkers, decodeWorkerScript } from './decode-workers';
@@ -106,7 +106,7 @@ export async function decodeCommand(argv: readonly string[], out: Output): Promi
 
   const input = captureInput('decode', args.positionals[0], out, isatty(0));
   if (input === null) return 2;
-  if (input.path === STDIN_PATH) finishOnInterrupt();
+  finishOnInterrupt(input);
   const file = input.name;
   const fileBytes = input.bytes;
   // A pipe's lines are handed over before each wait for its writer, so a live capture prints as it comes.

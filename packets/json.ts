@@ -144,8 +144,7 @@ const ERROR = utf8(',"error":');
 // The common frame (RoCE v2 over IPv4, a known opcode, no rare header, no MAD, no error) is written
 // with few calls: each run of constant text between two values is one pre-encoded piece, chosen by
 // the flags and small fields it holds. (A call costs about as much as copying 30 bytes.)
-/** `,"roce":true,"version":V,"src":"` for V = 1, 2. */
-const VERSION_SRC: readonly Uint8Array[] = [0, 1, 2].map((v) => utf8(`,"roce":true,"version":${v},"src":"`));
+const ROCE_V2_SRC = utf8(',"roce":true,"version":2,"src":"');
 const QUOTED_DST = utf8('","dst":"');
 const QUOTED_SRC_PORT = utf8('","srcPort":');
 const DST_PORT = utf8(',"dstPort":');
@@ -172,6 +171,15 @@ const TRUNCATED_CAPTURED: readonly Uint8Array[] = [false, true].map((x) => utf8(
 const ICRC_OPEN = utf8(',"icrc":"');
 /** `","icrcOk":…,"mad":null` by icrcOk: false, true, null (not checked: --no-icrc). */
 const ICRC_OK_NO_MAD: readonly Uint8Array[] = [false, true, null].map((x) => utf8(`","icrcOk":${x},"mad":null`));
+
+/** The "aeth" object after its `{"syndrome":` key: the syndrome, the MSN and what `decodeSyndrome` adds, and the closing brace. */
+function writeAethValues(t: TextBytes, a: { syndrome: number; msn: number }): void {
+  t.jsonNumber(a.syndrome);
+  t.bytes(MSN);
+  t.jsonNumber(a.msn);
+  // decodeSyndrome reads the low seven bits, so the byte's entry is exact for any value.
+  t.bytes(SYNDROME_MEMBERS[a.syndrome & 0xff] as Uint8Array);
+}
 
 function writeBool(t: TextBytes, m: Member, v: boolean | null): void {
   t.bytes(v === null ? m.null : v ? m.true : m.false);
@@ -250,11 +258,7 @@ export function writeFrameJson(t: TextBytes, frame: number, time: number, d: Dec
   if (d.aeth === null) t.bytes(M.aeth.null);
   else {
     t.bytes(AETH_SYNDROME);
-    t.jsonNumber(d.aeth.syndrome);
-    t.bytes(MSN);
-    t.jsonNumber(d.aeth.msn);
-    // decodeSyndrome reads the low seven bits, so the byte's entry is exact for any value.
-    t.bytes(SYNDROME_MEMBERS[d.aeth.syndrome & 0xff] as Uint8Array);
+    writeAethValues(t, d.aeth);
   }
   writeNumberOrNull(t, M.immDt, d.immDt?.value);
   writeNumberOrNull(t, M.ieth, d.ieth?.rkey);
@@ -292,18 +296,18 @@ export function writeFrameJson(t: TextBytes, frame: number, time: number, d: Dec
 /**
  * The rest of the common frame's JSON, after its time: RoCE v2 over IPv4, a BTH with a known
  * opcode, no extension header but an AETH, the ICRC read (checked or not), no MAD, no error.
- * The same text as the member-by-member path below it, in about half the calls. False (and nothing
- * written) for any other frame.
+ * The same text as `writeFrameJson`'s member-by-member path, in about half the calls. False (and
+ * nothing written) for any other frame.
  */
 function writeCommonFrameJson(t: TextBytes, d: RocePacket): boolean {
   const b = d.bth;
   const ip = d.ipv4;
   const udp = d.udp;
-  if (b === null || ip === null || udp === null || d.icrc === null || d.mad !== null || d.error !== null || d.madError !== null) return false;
+  if (d.version !== 2 || b === null || ip === null || udp === null || d.icrc === null || d.mad !== null || d.error !== null || d.madError !== null) return false;
   if (d.reth !== null || d.immDt !== null || d.ieth !== null || d.deth !== null || d.atomicEth !== null || d.atomicAckEth !== null || d.xrcEth !== null || d.rdEth !== null || d.feth !== null) return false;
   const opcodeMember = OPCODE_MEMBERS[b.opcode & 0xff];
   if (opcodeMember === undefined || d.info === undefined || d.info.opcode !== b.opcode) return false;
-  t.bytes(VERSION_SRC[d.version] as Uint8Array);
+  t.bytes(ROCE_V2_SRC);
   t.ipv4(ip.src);
   t.bytes(QUOTED_DST);
   t.ipv4(ip.dst);
@@ -322,10 +326,7 @@ function writeCommonFrameJson(t: TextBytes, d: RocePacket): boolean {
   if (a === null) t.bytes(NO_HEADERS_PAYLOAD);
   else {
     t.bytes(RETH_NULL_AETH_SYNDROME);
-    t.uint(a.syndrome);
-    t.bytes(MSN);
-    t.uint(a.msn);
-    t.bytes(SYNDROME_MEMBERS[a.syndrome & 0xff] as Uint8Array);
+    writeAethValues(t, a);
     t.bytes(AFTER_AETH_PAYLOAD);
   }
   t.uint(d.payloadLength);
