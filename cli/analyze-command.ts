@@ -40,7 +40,7 @@ export const ANALYZE_OPTIONS: readonly OptionSpec[] = [
   { name: 'ignore-icrc', kind: 'flag', help: 'do not check the ICRC: for captures whose tool did not preserve it (see "capture quality" in roce analyze)' },
   { name: 'no-icrc', kind: 'flag', help: 'the same as --ignore-icrc' },
   { name: 'capture-point', kind: 'string', value: 'unknown|sent', help: "'sent': frames were captured as sent and dropped after the capture point (a tap before the lossy link): rules that need what the requester received are not checked" },
-  { name: 'follow', kind: 'flag', help: 'print each loss-recovery episode and rule violation as the analysis finds it (for a live capture on -), then the report; with --fail-on, stop at the first violation of a rule it names' },
+  { name: 'follow', kind: 'flag', help: 'print each loss-recovery episode and rule violation as the analysis finds it (for a live capture on -), then the report; with --json, JSON Lines (one event per line, the report last); with --fail-on, stop at the first violation of a rule it names' },
   { name: 'threads', kind: 'string', value: '1|2', help: `2: a worker thread reads and decodes while this one analyses (default for a file of ${ANALYZE_AUTO_THREADS_MIN_BYTES >> 20} MiB or more on two cores or more); 1: this thread only` },
   { name: 'fail-on', kind: 'list', value: 'RULE[,RULE...]|any', help: 'exit 1 when the capture shows a violation of one of these go-back-N rules (any = every rule) or a frame with one of these flags; for CI' },
   { name: 'help', short: 'h', kind: 'flag', help: 'this help' },
@@ -76,7 +76,6 @@ export async function analyzeCommand(argv: readonly string[], out: Output): Prom
   const verbose = args.flags.has('verbose');
   if (args.flags.has('all-frames') && !json) throw new UsageError('--all-frames goes with --json (use --frames for a text list of flagged frames)');
   const follow = args.flags.has('follow');
-  if (follow && json) throw new UsageError('--follow prints lines as the analysis goes; it does not go with --json');
   const capturePoint = args.values.get('capture-point') ?? 'unknown';
   if (capturePoint !== 'unknown' && capturePoint !== 'sent') throw new UsageError(`--capture-point must be unknown or sent, not ${JSON.stringify(capturePoint)}`);
   const portText = args.values.get('roce-port');
@@ -104,9 +103,16 @@ export async function analyzeCommand(argv: readonly string[], out: Output): Prom
   const threads = threadCount(requestedThreads, { script, fileBytes, counted: false, cores: os.availableParallelism(), maxAuto: ANALYZE_MAX_THREADS, minAutoBytes: ANALYZE_AUTO_THREADS_MIN_BYTES });
   const icrcV2 = nativeIcrcV2();
   // --follow: each finding on its own line, out at once (a live capture's reader sees it then).
+  // With --json the lines are JSON Lines: {"event":"episode","episode":{...}} and
+  // {"event":"violation","violation":{...}}, the objects the report lists, and the report last.
   const found = (line: string): void => {
     out.stdout(`${line}\n`);
     void out.flush();
+  };
+  const event = (name: 'episode' | 'violation', value: Episode | Violation): void => {
+    const pieces: string[] = [];
+    writeJsonPieces({ event: name, [name]: value }, (t) => pieces.push(t));
+    found(pieces.join(''));
   };
   // --follow with --fail-on: the first violation of a rule it names ends the analysis (a live
   // capture has no end to wait for). Flags are judged at the end, as without --follow: a flag may
@@ -115,9 +121,10 @@ export async function analyzeCommand(argv: readonly string[], out: Output): Prom
   const stopOn = follow && failOn !== null ? failOn.failOn.rules : null;
   const hooks = follow
     ? {
-        onEpisode: (e: Episode) => found(`episode ${episodeText(e)}`),
+        onEpisode: (e: Episode) => (json ? event('episode', e) : found(`episode ${episodeText(e)}`)),
         onViolation: (v: Violation) => {
-          found(`violation ${violationText(v)}`);
+          if (json) event('violation', v);
+          else found(`violation ${violationText(v)}`);
           if (stopOn?.has(v.rule) === true) stop.by ??= v;
         },
         until: () => stop.by !== null,
@@ -127,7 +134,7 @@ export async function analyzeCommand(argv: readonly string[], out: Output): Prom
     threads > 1 && script !== null
       ? (await analyzeWithWorker(file, { allFrames, capturePoint, keep, ...hooks }, { rocePort, verifyIcrc, native: icrcV2 !== null }, script)).result
       : analyzeFile(file, { decode: { rocePort, verifyIcrc, icrcV2: icrcV2 ?? undefined }, allFrames, capturePoint, keep, ...hooks });
-  if (follow && result.episodeCount + result.violationCount > 0) out.stdout('\n');
+  if (follow && !json && result.episodeCount + result.violationCount > 0) out.stdout('\n');
   const doc = analysisDocument(result, input.name);
   const failFindings = failOn === null ? null : failOnFindings(failOn.failOn, result);
   // Written in pieces: a capture of millions of messages makes a report longer than a string can be.
@@ -135,7 +142,8 @@ export async function analyzeCommand(argv: readonly string[], out: Output): Prom
   const write = (text: string): void => out.stdout(text);
   const gone = (): boolean => out.readerGone();
   if (json) {
-    writeJsonPieces(failFindings === null ? doc : { ...doc, failOn: { names: failOnList, findings: failFindings } }, write, gone);
+    const report = failFindings === null ? doc : { ...doc, failOn: { names: failOnList, findings: failFindings } };
+    writeJsonPieces(follow ? { event: 'report', report } : report, write, gone);
     out.stdout('\n');
   } else {
     writeTextReport(doc, shown, write, gone);

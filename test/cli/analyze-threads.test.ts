@@ -60,6 +60,7 @@ describe('roce analyze --threads 2', () => {
     expectSame([], file);
     expectSame(['--follow'], file);
     expectSame(['--follow', '--fail-on', 'any'], file);
+    expectSame(['--follow', '--json'], file);
     expectSame(['--no-icrc'], file);
     expectSame(['--json'], file, { ROCE_NO_NATIVE: '1' });
   }, 120_000);

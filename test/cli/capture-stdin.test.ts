@@ -275,9 +275,36 @@ describe('roce analyze --follow', () => {
     expect(stderr).toMatch(/--fail-on: stopped at frame \d+, the first violation of /);
   }, 60_000);
 
-  test('--follow with --json is a usage error', () => {
-    const r = fromFile(['analyze', '--follow', '--json'], path.join(CAPTURES, 'rc-conversation.pcap'));
-    expect(r.status).toBe(2);
-    expect(r.stderr).toContain('--follow prints lines as the analysis goes; it does not go with --json');
+  test('with --json: JSON Lines, an event per episode and violation as found, the --json report last', () => {
+    const file = repeatedCapture(path.join(CAPTURES, 'rc-conversation.pcap'), 200, dir);
+    const whole = fromFile(['analyze', '--json'], file);
+    const r = fromFile(['analyze', '--follow', '--json'], file);
+    expect(r.status).toBe(whole.status);
+    expect(r.stdout.endsWith('\n')).toBe(true);
+    const events = r.stdout.slice(0, -1).split('\n').map((l) => JSON.parse(l) as { event: string; [k: string]: unknown });
+    const last = events.pop();
+    expect(last).toEqual({ event: 'report', report: JSON.parse(whole.stdout) });
+    const report = last?.['report'] as { episodes: unknown[]; violations: unknown[] };
+    expect(events.every((e) => e.event === 'episode' || e.event === 'violation')).toBe(true);
+    const of = (name: string): string[] => events.filter((e) => e.event === name).map((e) => JSON.stringify(e[name]));
+    // The report's own objects, each once (the report sorts them; the events come as found).
+    expect(of('episode').length).toBeGreaterThan(2);
+    expect(of('violation').length).toBeGreaterThan(0);
+    expect([...of('episode')].sort()).toEqual(report.episodes.map((e) => JSON.stringify(e)).sort());
+    expect([...of('violation')].sort()).toEqual(report.violations.map((v) => JSON.stringify(v)).sort());
+  });
+
+  test('with --json and --fail-on: one violation event, then the report of the frames up to it (exit 1)', () => {
+    const file = repeatedCapture(path.join(CAPTURES, 'rc-conversation.pcap'), 200, dir);
+    const r = fromFile(['analyze', '--follow', '--json', '--fail-on', 'any'], file);
+    expect(r.status).toBe(1);
+    const events = r.stdout.trim().split('\n').map((l) => JSON.parse(l) as { event: string; violation?: { frames: number[] }; report?: { frameCounts: { total: number }; failOn?: unknown } });
+    expect(events.filter((e) => e.event === 'violation')).toHaveLength(1);
+    const v = events.find((e) => e.event === 'violation')?.violation;
+    const last = events[events.length - 1];
+    expect(last?.event).toBe('report');
+    expect(last?.report?.frameCounts.total).toBe(Math.max(...(v?.frames ?? [])));
+    expect(last?.report?.failOn).toBeDefined();
+    expect(r.stderr).toMatch(/--fail-on: stopped at frame \d+, the first violation of /);
   });
 });
