@@ -7,6 +7,7 @@
 import { UsageError } from './args';
 import { type Command, type CommandContext, commandContext } from './command';
 import { applyNativeSwitch } from '../apps/host/native-switch';
+import { tierUpEarly } from '../apps/host/jit-tier-up';
 import { type Output, processOutput } from './output';
 import type * as DemoCommandModule from './demo-command';
 import type * as DecodeCommandModule from './decode-command';
@@ -28,21 +29,22 @@ import type * as ReplayCommandModule from './replay-command';
 // Each command's module is loaded when it runs, not at start-up: loading all of them cost every
 // command about 50 ms (the simulator, the stack and the drivers for `roce decode` too).
 /* eslint-disable @typescript-eslint/no-require-imports */
-const COMMANDS: Readonly<Record<string, { help: string; load: () => Command }>> = {
+// `live`: the command carries live traffic, so its process optimises early (apps/host/jit-tier-up.ts).
+const COMMANDS: Readonly<Record<string, { help: string; load: () => Command; live?: true }>> = {
   demo: { help: 'two stacks over a lossy in-memory link, every byte verified (run `roce demo -h`)', load: () => (require('./demo-command') as typeof DemoCommandModule).demoCommand },
   decode: { help: 'decode a pcap/pcapng capture of RoCE traffic (run `roce decode -h`)', load: () => (require('./decode-command') as typeof DecodeCommandModule).decodeCommand },
   analyze: { help: 'transport analysis of a capture: flags, loss recovery, rule checks (run `roce analyze -h`)', load: () => (require('./analyze-command') as typeof AnalyzeCommandModule).analyzeCommand },
   ladder: { help: 'sequence diagram of one conversation as HTML or SVG (run `roce ladder -h`)', load: () => (require('./ladder-command') as typeof LadderCommandModule).ladderCommand },
   plot: { help: 'PSN-versus-time graph per QP as SVG; --rate and --sim: rates, ECN marks, CNPs and queues (run `roce plot -h`)', load: () => (require('./plot-command') as typeof PlotCommandModule).plotCommand },
   devices: { help: 'the interfaces RoCE can run on: driver modes, MTU, active IB MTU, GID table (run `roce devices -h`)', load: () => (require('./devices-command') as typeof DevicesCommandModule).devicesCommand },
-  perftest: { help: 'ib_write/read/send/atomic_bw and _lat benchmarks; either end may be the real perftest (run `roce perftest -h`)', load: () => (require('./perftest-command') as typeof PerftestCommandModule).perftestCommand },
-  pingpong: { help: "ibv_rc_pingpong's exchange and traffic; either end may be the real tool (run `roce pingpong -h`)", load: () => (require('./pingpong-command') as typeof PingpongCommandModule).pingpongCommand },
-  rping: { help: "librdmacm's rping: an RDMA CM connection, RDMA READ and WRITE pings; either end may be the real rping (run `roce rping -h`)", load: () => (require('./rping-command') as typeof RpingCommandModule).rpingCommand },
-  attack: { help: 'hostile RoCE frames toward a live QP: wrong keys, bad PSNs, ghost ACKs, a flood (run `roce attack -h`)', load: () => (require('./attack-command') as typeof AttackCommandModule).attackCommand },
-  cmatose: { help: "librdmacm's ucmatose: -c RDMA CM connections, SENDs each way, disconnects; either end may be the real ucmatose (run `roce cmatose -h`)", load: () => (require('./cmatose-command') as typeof CmatoseCommandModule).cmatoseCommand },
-  'rdma-server': { help: "librdmacm's rdma_server: one RDMA CM connection, 16 bytes each way; the client may be the real rdma_client (run `roce rdma-server -h`)", load: () => (require('./rdma-server-command') as typeof RdmaServerCommandModule).rdmaServerCommand },
-  'rdma-client': { help: "librdmacm's rdma_client: the other end of rdma_server, which may be the real one (run `roce rdma-client -h`)", load: () => (require('./rdma-client-command') as typeof RdmaClientCommandModule).rdmaClientCommand },
-  udaddy: { help: "librdmacm's udaddy: UD datagrams to a QP found by SIDR (UDP port space); either end may be the real udaddy (run `roce udaddy -h`)", load: () => (require('./udaddy-command') as typeof UdaddyCommandModule).udaddyCommand },
+  perftest: { help: 'ib_write/read/send/atomic_bw and _lat benchmarks; either end may be the real perftest (run `roce perftest -h`)', load: () => (require('./perftest-command') as typeof PerftestCommandModule).perftestCommand, live: true },
+  pingpong: { help: "ibv_rc_pingpong's exchange and traffic; either end may be the real tool (run `roce pingpong -h`)", load: () => (require('./pingpong-command') as typeof PingpongCommandModule).pingpongCommand, live: true },
+  rping: { help: "librdmacm's rping: an RDMA CM connection, RDMA READ and WRITE pings; either end may be the real rping (run `roce rping -h`)", load: () => (require('./rping-command') as typeof RpingCommandModule).rpingCommand, live: true },
+  attack: { help: 'hostile RoCE frames toward a live QP: wrong keys, bad PSNs, ghost ACKs, a flood (run `roce attack -h`)', load: () => (require('./attack-command') as typeof AttackCommandModule).attackCommand, live: true },
+  cmatose: { help: "librdmacm's ucmatose: -c RDMA CM connections, SENDs each way, disconnects; either end may be the real ucmatose (run `roce cmatose -h`)", load: () => (require('./cmatose-command') as typeof CmatoseCommandModule).cmatoseCommand, live: true },
+  'rdma-server': { help: "librdmacm's rdma_server: one RDMA CM connection, 16 bytes each way; the client may be the real rdma_client (run `roce rdma-server -h`)", load: () => (require('./rdma-server-command') as typeof RdmaServerCommandModule).rdmaServerCommand, live: true },
+  'rdma-client': { help: "librdmacm's rdma_client: the other end of rdma_server, which may be the real one (run `roce rdma-client -h`)", load: () => (require('./rdma-client-command') as typeof RdmaClientCommandModule).rdmaClientCommand, live: true },
+  udaddy: { help: "librdmacm's udaddy: UD datagrams to a QP found by SIDR (UDP port space); either end may be the real udaddy (run `roce udaddy -h`)", load: () => (require('./udaddy-command') as typeof UdaddyCommandModule).udaddyCommand, live: true },
   sim: { help: 'a congestion scenario in simulation: hosts around one switch, DCQCN, ECN marking, PFC (run `roce sim -h`)', load: () => (require('./sim-command') as typeof SimCommandModule).simCommand },
   replay: { help: 'replay one side of captured RC conversations into the stack and compare (run `roce replay -h`)', load: () => (require('./replay-command') as typeof ReplayCommandModule).replayCommand },
 };
@@ -82,8 +84,14 @@ export async function run(argv: readonly string[], out: Output, ctx: CommandCont
   }
 }
 
+/** Whether `roce NAME` carries live traffic (its process then optimises early). */
+export function isLiveCommand(name: string): boolean {
+  return Object.prototype.hasOwnProperty.call(COMMANDS, name) && COMMANDS[name]?.live === true;
+}
+
 export async function main(argv: readonly string[]): Promise<number> {
   applyNativeSwitch(process.env);
+  if (argv[0] !== undefined && isLiveCommand(argv[0])) tierUpEarly();
   const out = processOutput();
   try {
     return await run(argv, out, commandContext(process.env));
