@@ -16,7 +16,8 @@ import { PassThroughDriver } from './pass-through-driver';
 const EMPTY = new Uint8Array(0);
 
 export class CaptureDriver extends PassThroughDriver {
-  readonly txSpace?: TxSpace;
+  /** Zero-copy transmit, passed through when the inner driver has it: a getter, set up in the constructor. */
+  declare readonly txSpace?: TxSpace;
   readonly txReserve?: (len: number) => number;
   readonly txCommit?: () => number;
   readonly rxRun?: (max: number, desc: Uint32Array) => number;
@@ -26,14 +27,17 @@ export class CaptureDriver extends PassThroughDriver {
   constructor(inner: NicDriver, private readonly recorder: FrameRecorder) {
     super(inner);
     if (hasZeroCopyTx(inner)) {
-      const space = inner.txSpace;
-      this.txSpace = space;
+      // The inner driver's memory as it is now, not a copy: a driver may lend other memory after a
+      // commit (the memory link starts a new slab).
+      Object.defineProperty(this, 'txSpace', { get: () => inner.txSpace, enumerable: true });
       this.txReserve = (len) => {
         const off = inner.txReserve(len);
         if (off >= 0) this.reserved.push(off, len);
         return off;
       };
       this.txCommit = () => {
+        // The memory the frames were reserved in: the driver lends other memory only after a commit.
+        const space = inner.txSpace;
         const r = this.reserved;
         for (let i = 0; i < r.length; i += 2) this.recorder.record(space.buf.subarray(r[i]!, r[i]! + r[i + 1]!));
         r.length = 0;
