@@ -109,11 +109,7 @@ export async function analyzeCommand(argv: readonly string[], out: Output): Prom
     out.stdout(`${line}\n`);
     void out.flush();
   };
-  const event = (name: 'episode' | 'violation', value: Episode | Violation): void => {
-    const pieces: string[] = [];
-    writeJsonPieces({ event: name, [name]: value }, (t) => pieces.push(t));
-    found(pieces.join(''));
-  };
+  const event = (name: 'episode' | 'violation', value: Episode | Violation): void => found(JSON.stringify({ event: name, [name]: value }));
   // --follow with --fail-on: the first violation of a rule it names ends the analysis (a live
   // capture has no end to wait for). Flags are judged at the end, as without --follow: a flag may
   // still be taken back (a capture gap found later clears outOfSequence).

@@ -16,7 +16,7 @@ import { PassThroughDriver } from './pass-through-driver';
 const EMPTY = new Uint8Array(0);
 
 export class CaptureDriver extends PassThroughDriver {
-  /** Zero-copy transmit, passed through when the inner driver has it: a getter, set up in the constructor. */
+  /** Zero-copy transmit, passed through when the inner driver has it: a getter (PassThroughDriver.passTxSpace). */
   declare readonly txSpace?: TxSpace;
   readonly txReserve?: (len: number) => number;
   readonly txCommit?: () => number;
@@ -27,9 +27,7 @@ export class CaptureDriver extends PassThroughDriver {
   constructor(inner: NicDriver, private readonly recorder: FrameRecorder) {
     super(inner);
     if (hasZeroCopyTx(inner)) {
-      // The inner driver's memory as it is now, not a copy: a driver may lend other memory after a
-      // commit (the memory link starts a new slab).
-      Object.defineProperty(this, 'txSpace', { get: () => inner.txSpace, enumerable: true });
+      this.passTxSpace();
       this.txReserve = (len) => {
         const off = inner.txReserve(len);
         if (off >= 0) this.reserved.push(off, len);

@@ -35,4 +35,13 @@ export class PassThroughDriver implements NicDriver {
   close(): void {
     this.inner.close();
   }
+  /**
+   * For a wrapper that passes zero-copy transmit through: makes `txSpace` a getter of the inner
+   * driver's as it is at each moment, not a copy, since a driver may lend other memory after a
+   * commit (the memory link starts a new slab). The wrapper declares the member (`declare readonly
+   * txSpace?: TxSpace`).
+   */
+  protected passTxSpace(): void {
+    Object.defineProperty(this, 'txSpace', { get: () => this.inner.txSpace, enumerable: true });
+  }
 }

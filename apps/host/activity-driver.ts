@@ -16,7 +16,7 @@ const EMPTY = new Uint8Array(0);
 export class ActivityDriver extends PassThroughDriver {
   /** One shared wait: resolved by the next receive burst or its fallback timer, whichever comes first. */
   private pending: { promise: Promise<void>; resolve: () => void; timer: NodeJS.Timeout } | null = null;
-  /** Zero-copy transmit, passed through when the inner driver has it (nic-driver/driver.ts): a getter, set up in the constructor. */
+  /** Zero-copy transmit, passed through when the inner driver has it (nic-driver/driver.ts): a getter (PassThroughDriver.passTxSpace). */
   declare readonly txSpace?: TxSpace;
   readonly txReserve?: (len: number) => number;
   readonly txCommit?: () => number;
@@ -40,9 +40,7 @@ export class ActivityDriver extends PassThroughDriver {
     super(inner);
     this.lingerMs = lingerUs / 1000;
     if (hasZeroCopyTx(inner)) {
-      // The inner driver's memory as it is now, not a copy: a driver may lend other memory after a
-      // commit (the memory link starts a new slab).
-      Object.defineProperty(this, 'txSpace', { get: () => inner.txSpace, enumerable: true });
+      this.passTxSpace();
       this.txReserve = (len) => inner.txReserve(len);
       this.txCommit = () => inner.txCommit();
     }
