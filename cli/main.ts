@@ -72,7 +72,7 @@ export async function run(argv: readonly string[], out: Output, ctx: CommandCont
       out.stdout(`${(require('../../package.json') as { version: string }).version}\n`);
       return 0;
     }
-    const c = COMMANDS[cmd];
+    const c = commandNamed(cmd);
     if (c === undefined) throw new UsageError(`unknown command ${JSON.stringify(cmd)} (commands: ${Object.keys(COMMANDS).join(', ')})`);
     return await c.load()(rest, out, ctx);
   } catch (e) {
@@ -84,9 +84,14 @@ export async function run(argv: readonly string[], out: Output, ctx: CommandCont
   }
 }
 
+/** The command `name`, or undefined: only COMMANDS' own entries (`__proto__` and `toString` are not commands). */
+function commandNamed(name: string): (typeof COMMANDS)[string] | undefined {
+  return Object.prototype.hasOwnProperty.call(COMMANDS, name) ? COMMANDS[name] : undefined;
+}
+
 /** Whether `roce NAME` carries live traffic (its process then optimises early). */
 export function isLiveCommand(name: string): boolean {
-  return Object.prototype.hasOwnProperty.call(COMMANDS, name) && COMMANDS[name]?.live === true;
+  return commandNamed(name)?.live === true;
 }
 
 export async function main(argv: readonly string[]): Promise<number> {

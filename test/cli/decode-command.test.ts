@@ -145,6 +145,9 @@ test.each([
   [['decode', '--json', '-v'], /cannot be combined/],
   [['decode', 'a', 'b'], /one FILE/],
   [['frobnicate'], /unknown command "frobnicate"/],
+  // Names an object has by inheritance are not commands either (they crashed with a TypeError).
+  [['__proto__'], /unknown command "__proto__"/],
+  [['toString'], /unknown command "toString"/],
 ])('usage error %j', async (argv, msg) => {
   const r = await roce(...argv);
   expect(r.code).toBe(2);
