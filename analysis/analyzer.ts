@@ -15,6 +15,7 @@ import { AddressNames } from './address-names';
 import type { FlowSinks } from './flow';
 import { streamCaptureFile } from './capture-stream';
 import { ProgrammingError, ProgrammingErrorCode } from '../base/programming-error';
+import type { SortedSpool } from '../base/sorted-spool';
 import { tcpConnectionRequest } from './oob';
 import { type CmConnection, CmConnectionTracker } from './cm-connections';
 import { RECEIVE_DEPENDENT_RULES } from './gbn-checks';
@@ -53,6 +54,20 @@ export interface AnalyzerOptions {
    */
   until?: () => boolean;
   capturePoint?: CapturePoint;
+  /**
+   * Kept lists written out of the heap as they are found, each item as its JSON text under its
+   * report order (messages by first frame, episodes by first retransmission, frames by number):
+   * the result's array for such a list stays empty, and `SpooledLists.lines()` gives the texts in
+   * order. Memory then stays flat in the capture's size (`roce analyze --json`).
+   */
+  spool?: SpooledLists | undefined;
+}
+
+/** The spools of `AnalyzerOptions.spool`, one per long list; a list without one is kept in memory. */
+export interface SpooledLists {
+  messages?: SortedSpool;
+  episodes?: SortedSpool;
+  frames?: SortedSpool;
 }
 
 /** Which lists an analysis keeps (`AnalyzerOptions.keep`); a list not named is only counted. */
@@ -182,6 +197,7 @@ export class Analyzer {
   /** Address texts made once per address (frame-view.ts). */
   private readonly names = new AddressNames();
   private readonly keep: Required<KeptLists>;
+  private readonly spool: SpooledLists;
   private readonly allFrames: boolean;
   private readonly onFrame: AnalyzerOptions['onFrame'];
   private readonly until: AnalyzerOptions['until'];
@@ -214,6 +230,7 @@ export class Analyzer {
 
   constructor(opts: AnalyzerOptions = {}) {
     this.keep = keptLists(opts.keep);
+    this.spool = opts.spool ?? {};
     this.allFrames = opts.allFrames ?? false;
     this.onFrame = opts.onFrame;
     this.until = opts.until;
@@ -225,12 +242,17 @@ export class Analyzer {
         this.messageCount++;
         const flow = flowKey(m.conversation, m.requester);
         this.messagesPerFlow.set(flow, (this.messagesPerFlow.get(flow) ?? 0) + 1);
-        if (this.keep.messages) this.messages.push(m);
+        if (!this.keep.messages) return;
+        if (this.spool.messages !== undefined) this.spool.messages.push(m.firstFrame, JSON.stringify(m));
+        else this.messages.push(m);
       },
       episode: (e) => {
         this.episodeCount++;
         this.episodesByTrigger[e.trigger]++;
-        if (this.keep.episodes) this.episodes.push(e);
+        if (this.keep.episodes) {
+          if (this.spool.episodes !== undefined) this.spool.episodes.push(e.firstRetransmitFrame, JSON.stringify(e));
+          else this.episodes.push(e);
+        }
         opts.onEpisode?.(e);
       },
       violation: (v) => {
@@ -289,7 +311,16 @@ export class Analyzer {
     if (on) set.add(name);
     else set.delete(name);
     r.flags.splice(0, r.flags.length, ...FLAG_NAMES.filter((n) => set.has(n)));
-    if (!on) this.pendingFlags.delete(frame);
+    if (!on) {
+      this.pendingFlags.delete(frame);
+      this.spoolFrame(r);
+    }
+  }
+
+  /** A kept frame's result is final (no longer pending): to the spool, if flagged or all frames are kept. */
+  private spoolFrame(r: FrameResult): void {
+    const spool = this.spool.frames;
+    if (spool !== undefined && this.keep.frames && (this.allFrames || r.flags.length > 0)) spool.push(r.frame, JSON.stringify(r));
   }
 
   /** Decodes and analyses one capture record (its data need only stay valid for this call). */
@@ -407,10 +438,19 @@ export class Analyzer {
       psn: v?.psn ?? -1,
       flags: flagList(bits),
     };
-    if (this.keep.frames && (bits !== 0 || this.allFrames)) this.frameResults.push(res);
+    if (this.keep.frames && (bits !== 0 || this.allFrames)) {
+      // A pending frame's flags may still change: it goes to the spool once they are final.
+      if (this.spool.frames === undefined) this.frameResults.push(res);
+      else if (!pending) this.spoolFrame(res);
+    }
     if (pending) {
       this.pendingFlags.set(index, res);
-      if (this.pendingFlags.size > PENDING_FLAGS) this.pendingFlags.delete(this.pendingFlags.keys().next().value as number);
+      if (this.pendingFlags.size > PENDING_FLAGS) {
+        const oldest = this.pendingFlags.keys().next().value as number;
+        const r = this.pendingFlags.get(oldest);
+        this.pendingFlags.delete(oldest);
+        if (r !== undefined) this.spoolFrame(r);
+      }
     }
     if (this.onFrame !== undefined) {
       if (d === null) throw new ProgrammingError(ProgrammingErrorCode.Misuse, 'an analysis with onFrame needs every RoCE frame pushed with its packet');
@@ -426,6 +466,9 @@ export class Analyzer {
       c.congestion.a?.finish(this.lastNs);
       c.congestion.b?.finish(this.lastNs);
     }
+    // Frames still pending at the end keep the flags they have.
+    for (const r of this.pendingFlags.values()) this.spoolFrame(r);
+    this.pendingFlags.clear();
     const byFirst = (x: { firstFrame: number }, y: { firstFrame: number }): number => x.firstFrame - y.firstFrame;
     this.messages.sort(byFirst);
     this.episodes.sort((x, y) => x.firstRetransmitFrame - y.firstRetransmitFrame);

@@ -34,6 +34,8 @@ export interface TxInfo {
 interface Burst {
   ep: Episode;
   nextPsn: number;
+  /** The episode recovered while its burst went on: it is handed on when the burst ends, with every packet of it counted. */
+  recovered: boolean;
 }
 
 /** Open episodes waiting to recover, at most this many (older ones are left unrecovered). */
@@ -155,7 +157,8 @@ export class RecoveryTracker {
           : (tx?.timeNs ?? t?.timeNs ?? v.timeNs);
     for (const o of this.open) if (o.ep.supersededBy === null) o.ep.supersededBy = ep.id;
     this.flushOpen();
-    this.burst = { ep, nextPsn: psnAdd(v.psn, n) };
+    this.endBurst();
+    this.burst = { ep, nextPsn: psnAdd(v.psn, n), recovered: false };
     this.open.push({ ep, startNs });
     if (this.open.length > MAX_OPEN) {
       const old = this.open.shift();
@@ -180,7 +183,18 @@ export class RecoveryTracker {
 
   /** A request for a PSN never sent before: the burst in progress, if any, is over. */
   onNewRequest(): void {
+    this.endBurst();
+  }
+
+  /**
+   * The burst in progress is over. Its episode, if it recovered during the burst, is final now:
+   * a go-back-N burst often goes on after the ACK that recovers it (the requester resends what the
+   * responder already had), and those resends belong to the episode.
+   */
+  private endBurst(): void {
+    const b = this.burst;
     this.burst = null;
+    if (b !== null && b.recovered) this.sink(b.ep);
   }
 
   /** The requester's completion point moved to `compHigh` at frame `v`. */
@@ -191,7 +205,8 @@ export class RecoveryTracker {
         o.ep.recoveredFrame = v.frame;
         o.ep.recoveryNs = v.timeNs - o.startNs;
         this.open.splice(i, 1);
-        this.sink(o.ep);
+        if (this.burst?.ep === o.ep) this.burst.recovered = true;
+        else this.sink(o.ep);
       } else i++;
     }
     // NAKs for PSNs now acknowledged were answered without a visible resend. An RNR NAK stays:
@@ -216,6 +231,6 @@ export class RecoveryTracker {
   finish(): void {
     for (const o of this.open) this.sink(o.ep);
     this.open.length = 0;
-    this.burst = null;
+    this.endBurst();
   }
 }

@@ -6,6 +6,25 @@
  * The pieces, joined, are exactly what `JSON.stringify(value)` returns.
  */
 
+import { ProgrammingError, ProgrammingErrorCode } from './programming-error';
+
+/**
+ * An array whose elements are given as their JSON texts, in order: a list kept outside the heap
+ * (a SortedSpool) goes out as `[t1,t2,...]` without its items being objects again. Only
+ * `writeJsonPieces` writes it; `JSON.stringify` of it is a programming error.
+ */
+export class JsonTextList {
+  constructor(
+    /** The elements' JSON texts, in order (called once, when the list is written). */
+    readonly texts: () => Iterable<string>,
+    readonly length: number,
+  ) {}
+
+  toJSON(): never {
+    throw new ProgrammingError(ProgrammingErrorCode.Misuse, 'a JsonTextList is written by writeJsonPieces, not JSON.stringify');
+  }
+}
+
 /** Pieces are gathered up to about this many characters before `write` is called. */
 const PIECE_CHARS = 1 << 20;
 
@@ -30,32 +49,58 @@ export function writeJsonPieces(value: unknown, write: (text: string) => void, s
     }
   };
   const whole = (v: unknown): string | undefined => JSON.stringify(v);
-  const isPlainObject = (v: unknown): v is Record<string, unknown> =>
-    typeof v === 'object' && v !== null && !Array.isArray(v) && typeof (v as { toJSON?: unknown }).toJSON !== 'function';
+  // Only plain objects are taken apart: JSON.stringify treats others (boxed primitives, toJSON) its own way.
+  const isPlainObject = (v: unknown): v is Record<string, unknown> => {
+    if (typeof v !== 'object' || v === null || typeof (v as { toJSON?: unknown }).toJSON === 'function') return false;
+    const proto = Object.getPrototypeOf(v) as unknown;
+    return proto === Object.prototype || proto === null;
+  };
   const array = (a: readonly unknown[]): void => {
     put('[');
     // JSON.stringify writes null for an element it cannot represent (undefined, a function).
     for (let i = 0; i < a.length && !halted; i++) put(`${i > 0 ? ',' : ''}${whole(a[i]) ?? 'null'}`);
     put(']');
   };
-  if (Array.isArray(value)) array(value);
-  else if (isPlainObject(value)) {
+  const texts = (list: JsonTextList): void => {
+    put('[');
+    let i = 0;
+    for (const t of list.texts()) {
+      if (halted) break;
+      put(`${i++ > 0 ? ',' : ''}${t}`);
+    }
+    put(']');
+  };
+  // Objects are written property by property at any depth, so a list deep in the value (a report
+  // inside an event) is written in pieces too; the text is the same as JSON.stringify's.
+  const object = (o: Record<string, unknown>): void => {
     put('{');
     let first = true;
-    for (const [k, v] of Object.entries(value)) {
-      if (Array.isArray(v)) {
-        put(`${first ? '' : ','}${JSON.stringify(k)}:`);
+    for (const [k, v] of Object.entries(o)) {
+      if (halted) break;
+      const key = `${first ? '' : ','}${JSON.stringify(k)}:`;
+      if (v instanceof JsonTextList) {
+        put(key);
+        texts(v);
+      } else if (Array.isArray(v)) {
+        put(key);
         array(v);
+      } else if (isPlainObject(v)) {
+        put(key);
+        object(v);
       } else {
         const text = whole(v);
         // A property JSON.stringify leaves out (undefined, a function, a symbol) is left out here too.
         if (text === undefined) continue;
-        put(`${first ? '' : ','}${JSON.stringify(k)}:${text}`);
+        put(`${key}${text}`);
       }
       first = false;
     }
     put('}');
-  } else {
+  };
+  if (value instanceof JsonTextList) texts(value);
+  else if (Array.isArray(value)) array(value);
+  else if (isPlainObject(value)) object(value);
+  else {
     const text = whole(value);
     if (text !== undefined) put(text);
   }

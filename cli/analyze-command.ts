@@ -14,7 +14,9 @@ import { type KeptLists, analyzeFile } from '../analysis/analyzer';
 import { analysisDocument } from '../analysis/document';
 import { episodeText, violationText, writeTextReport } from '../analysis/text-report';
 import type { Episode, Violation } from '../analysis/types';
-import { writeJsonPieces } from '../base/json-pieces';
+import { JsonTextList, writeJsonPieces } from '../base/json-pieces';
+import { SortedSpool } from '../base/sorted-spool';
+import { SpoolFileError, openSpoolFile } from './spool-file';
 import { FLAG_HELP, FLAG_NAMES } from '../analysis/flags';
 import { failOnFindings, failOnNames, parseFailOn } from '../analysis/fail-on';
 import { nativeIcrcV2 } from '../nic-driver/native-binding';
@@ -28,6 +30,8 @@ const ANALYZE_MAX_THREADS = 2;
  * of 26 MiB of small frames did not win back (docs/performance.md).
  */
 export const ANALYZE_AUTO_THREADS_MIN_BYTES = 32 << 20;
+/** --json keeps its lists in a temporary file, not the heap, for a capture of this size or more (or of unknown size). */
+export const ANALYZE_SPOOL_MIN_BYTES = 32 << 20;
 
 export const ANALYZE_OPTIONS: readonly OptionSpec[] = [
   { name: 'json', kind: 'flag', help: 'one JSON document (conversations, messages, episodes, violations, frames with flags)' },
@@ -126,33 +130,54 @@ export async function analyzeCommand(argv: readonly string[], out: Output): Prom
         until: () => stop.by !== null,
       }
     : {};
-  const result =
-    threads > 1 && script !== null
-      ? (await analyzeWithWorker(file, { allFrames, capturePoint, keep, ...hooks }, { rocePort, verifyIcrc, native: icrcV2 !== null }, script)).result
-      : analyzeFile(file, { decode: { rocePort, verifyIcrc, icrcV2: icrcV2 ?? undefined }, allFrames, capturePoint, keep, ...hooks });
-  if (follow && !json && result.episodeCount + result.violationCount > 0) out.stdout('\n');
-  const doc = analysisDocument(result, input.name);
-  const failFindings = failOn === null ? null : failOnFindings(failOn.failOn, result);
-  // Written in pieces: a capture of millions of messages makes a report longer than a string can be.
-  // `roce analyze -m big.pcap | head`: once the reader has gone, the rest of the report is not made.
-  const write = (text: string): void => out.stdout(text);
-  const gone = (): boolean => out.readerGone();
-  if (json) {
-    const report = failFindings === null ? doc : { ...doc, failOn: { names: failOnList, findings: failFindings } };
-    writeJsonPieces(follow ? { event: 'report', report } : report, write, gone);
-    out.stdout('\n');
-  } else {
-    writeTextReport(doc, shown, write, gone);
+  // --json lists every message, episode and flagged frame, after counts known only at the end.
+  // For a large capture, or one whose size is unknown (a pipe), they wait in a temporary file,
+  // sorted there, not in the heap, so memory stays flat in the capture's size; that costs about a
+  // fifth more time (docs/performance.md). Without a usable temporary directory they are kept in
+  // memory.
+  const spoolFile = json && (input.stream || fileBytes >= ANALYZE_SPOOL_MIN_BYTES) ? openSpoolFile() : null;
+  const spool = spoolFile === null ? undefined : { messages: new SortedSpool(spoolFile), episodes: new SortedSpool(spoolFile), frames: new SortedSpool(spoolFile) };
+  try {
+    const result =
+      threads > 1 && script !== null
+        ? (await analyzeWithWorker(file, { allFrames, capturePoint, keep, spool, ...hooks }, { rocePort, verifyIcrc, native: icrcV2 !== null }, script)).result
+        : analyzeFile(file, { decode: { rocePort, verifyIcrc, icrcV2: icrcV2 ?? undefined }, allFrames, capturePoint, keep, spool, ...hooks });
+    if (follow && !json && result.episodeCount + result.violationCount > 0) out.stdout('\n');
+    const doc = analysisDocument(result, input.name);
+    const failFindings = failOn === null ? null : failOnFindings(failOn.failOn, result);
+    // Written in pieces: a capture of millions of messages makes a report longer than a string can be.
+    // `roce analyze -m big.pcap | head`: once the reader has gone, the rest of the report is not made.
+    const write = (text: string): void => out.stdout(text);
+    const gone = (): boolean => out.readerGone();
+    if (json) {
+      const lists = spool === undefined ? {} : { messages: textList(spool.messages), episodes: textList(spool.episodes), frames: textList(spool.frames) };
+      const report = failFindings === null ? { ...doc, ...lists } : { ...doc, ...lists, failOn: { names: failOnList, findings: failFindings } };
+      writeJsonPieces(follow ? { event: 'report', report } : report, write, gone);
+      out.stdout('\n');
+    } else {
+      writeTextReport(doc, shown, write, gone);
+    }
+    let status = 0;
+    if (result.captureError !== null) {
+      out.stderr(`roce analyze: ${input.name}: capture ends early at byte ${result.captureError.offset}: ${result.captureError.message}\n`);
+      status = 1;
+    }
+    if (stop.by !== null) out.stderr(`roce analyze: ${input.name}: --fail-on: stopped at frame ${doc.frameCounts.total}, the first violation of ${stop.by.rule}\n`);
+    if (failFindings !== null) {
+      for (const f of failFindings) out.stderr(`roce analyze: ${input.name}: --fail-on: ${f}\n`);
+      if (failFindings.length > 0) status = 1;
+    }
+    return status;
+  } catch (e) {
+    if (!(e instanceof SpoolFileError)) throw e;
+    out.stderr(`roce analyze: ${e.message}\n`);
+    return 1;
+  } finally {
+    spoolFile?.close();
   }
-  let status = 0;
-  if (result.captureError !== null) {
-    out.stderr(`roce analyze: ${input.name}: capture ends early at byte ${result.captureError.offset}: ${result.captureError.message}\n`);
-    status = 1;
-  }
-  if (stop.by !== null) out.stderr(`roce analyze: ${input.name}: --fail-on: stopped at frame ${doc.frameCounts.total}, the first violation of ${stop.by.rule}\n`);
-  if (failFindings !== null) {
-    for (const f of failFindings) out.stderr(`roce analyze: ${input.name}: --fail-on: ${f}\n`);
-    if (failFindings.length > 0) status = 1;
-  }
-  return status;
+}
+
+/** A spool's lines as the JSON array they are the elements of. */
+function textList(spool: SortedSpool): JsonTextList {
+  return new JsonTextList(() => spool.lines(), spool.length);
 }

@@ -27,6 +27,7 @@ import { CmatoseError, CmatoseErrorCode } from '../apps/cmatose/cmatose-error';
 import { RdmaExampleError, RdmaExampleErrorCode } from '../apps/rdma-example/rdma-example-error';
 import { UdaddyError, UdaddyErrorCode } from '../apps/udaddy/udaddy-error';
 import { UsageError } from '../cli/args';
+import { SpoolFileError } from '../cli/spool-file';
 
 const ROOT = path.resolve(__dirname, '..');
 /** The library's source folders (bench/ holds tools, not library code). */
@@ -61,6 +62,7 @@ const CLASSES: ErrorClass[] = [
   { name: 'RdmaExampleError', file: 'apps/rdma-example/rdma-example-error.ts', codes: Object.values(RdmaExampleErrorCode), make: (c) => new RdmaExampleError(c as RdmaExampleErrorCode, 'x') },
   { name: 'UdaddyError', file: 'apps/udaddy/udaddy-error.ts', codes: Object.values(UdaddyErrorCode), make: (c) => new UdaddyError(c as UdaddyErrorCode, 'x', 0) },
   { name: 'UsageError', file: 'cli/args.ts', codes: ['ROCE_ERR_USAGE'], make: () => new UsageError('x') },
+  { name: 'SpoolFileError', file: 'cli/spool-file.ts', codes: ['ROCE_ERR_SPOOL'], make: () => new SpoolFileError('x') },
 ];
 
 const CODE_FORM = /^ROCE_ERR_[A-Z0-9]+(?:_[A-Z0-9]+)*$/;

@@ -6,7 +6,8 @@
  */
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { writeJsonPieces } from '../../base/json-pieces';
+import { JsonTextList, writeJsonPieces } from '../../base/json-pieces';
+import { ProgrammingError } from '../../base/programming-error';
 import { analyzeFile } from '../../analysis/analyzer';
 import { analysisDocument } from '../../analysis/document';
 import { writeTextReport } from '../../analysis/text-report';
@@ -51,6 +52,29 @@ describe('writeJsonPieces', () => {
     expect(p.length).toBeGreaterThan(3);
     for (const x of p) expect(x.length).toBeLessThan((1 << 20) + 1000);
     expect(p.join('')).toBe(JSON.stringify({ head: 1, items, tail: 'end' }));
+  });
+
+  test('a JsonTextList is written as the array of its texts, at any depth, and only by writeJsonPieces', () => {
+    const items = Array.from({ length: 30_000 }, (_, i) => ({ frame: i, note: 'q'.repeat(i % 40), u: 'é€' }));
+    const asTexts = (xs: readonly unknown[]): JsonTextList => new JsonTextList(() => xs.map((x) => JSON.stringify(x)), xs.length);
+    const cases: [unknown, unknown][] = [
+      [asTexts(items), items],
+      [{ a: 1, list: asTexts(items), empty: asTexts([]), z: null }, { a: 1, list: items, empty: [], z: null }],
+      [{ event: 'report', report: { head: [1], inner: { list: asTexts(items.slice(0, 10)) }, tail: undefined } }, { event: 'report', report: { head: [1], inner: { list: items.slice(0, 10) } } }],
+    ];
+    for (const [withTexts, plain] of cases) expect(pieces(withTexts).join('')).toBe(JSON.stringify(plain));
+    expect(() => JSON.stringify({ x: asTexts([1]) })).toThrow(ProgrammingError);
+  });
+
+  test('objects that are not plain go out as JSON.stringify writes them', () => {
+    class Point {
+      constructor(
+        readonly x: number,
+        readonly y: number,
+      ) {}
+    }
+    const v = { boxed: new Number(3), text: new String('s'), p: new Point(1, 2), nested: { m: new Map([[1, 2]]), bare: Object.create(null) as object } };
+    expect(pieces(v).join('')).toBe(JSON.stringify(v));
   });
 
   test('stopped after the first piece: nothing more is written, and what was is the start of the text', () => {

@@ -183,6 +183,26 @@ describe('roce analyze -', () => {
   });
 });
 
+describe('roce analyze --json of a pipe: its long lists wait in a temporary file', () => {
+  // A pipe's size is unknown, so --json spools its messages, episodes and frames (a small file is
+  // kept in memory): the text is the file's, with a temporary directory and without a usable one.
+  test.each(['interop/pingpong-mtu1500.pcap', 'rc-conversation.pcap'])('%s: the file\'s report, text for text, with or without a temporary directory', (name) => {
+    const file = path.join(CAPTURES, name);
+    const want = fromFile(['analyze', '--json', '--all-frames'], file);
+    expect(want.status).toBe(0);
+    const tmp = fs.mkdtempSync(path.join(dir, 'tmp-'));
+    const notADir = path.join(dir, 'not-a-dir');
+    fs.writeFileSync(notADir, '');
+    for (const TMPDIR of [tmp, notADir]) {
+      const r = spawnSync(process.execPath, [ROCE, 'analyze', '--json', '--all-frames', '-'], { input: fs.readFileSync(file), encoding: 'utf8', maxBuffer: 1 << 28, timeout: 60_000, env: { ...process.env, TMPDIR } });
+      expect({ status: r.status, stderr: r.stderr }).toEqual({ status: 0, stderr: '' });
+      expect(r.stdout).toBe(want.stdout.replace(`"file":${JSON.stringify(file)}`, '"file":"stdin"'));
+    }
+    // The spool file was unlinked as soon as it was open.
+    expect(fs.readdirSync(tmp)).toEqual([]);
+  });
+});
+
 describe('roce analyze --follow', () => {
   test('each episode and violation as found: the report\'s own lines, then the report', () => {
     // Repeated, the capture's PSNs come round again: rule violations as well as episodes.
@@ -209,11 +229,12 @@ describe('roce analyze --follow', () => {
     expect([...violations].sort()).toEqual(section(plain.stdout, 'rule violations:').sort());
   });
 
-  test('live: an episode is printed once its recovery has arrived, before the input ends', async () => {
+  test('live: an episode is printed once its recovery and the end of its burst have arrived, before the input ends', async () => {
     const bytes = fs.readFileSync(path.join(CAPTURES, 'rc-conversation.pcap'));
     const offsets = readCapture(bytes).records.map((r) => r.fileOffset);
-    // Episode #1 (an RNR NAK) is recovered at frame 37 (roce analyze --json: recoveredFrame).
-    const recovered = 37;
+    // Episode #1 (an RNR NAK) is recovered at frame 37 (roce analyze --json: recoveredFrame), and
+    // frame 38, a new request, ends its burst: the frames up to 38 are written (0-based, 38 is the 39th).
+    const upTo = 38;
     const child = spawn(process.execPath, [ROCE, 'analyze', '--follow', '-'], { stdio: ['pipe', 'pipe', 'pipe'], timeout: 60_000 });
     const closed = new Promise<number | null>((r) => child.on('close', r));
     let stdout = '';
@@ -222,13 +243,13 @@ describe('roce analyze --follow', () => {
       stdout += d.toString();
       if (stdout.includes('episode #1 ')) seen?.();
     });
-    child.stdin.write(bytes.subarray(0, offsets[recovered]));
+    child.stdin.write(bytes.subarray(0, offsets[upTo]));
     await new Promise<void>((resolve) => {
       if (stdout.includes('episode #1 ')) resolve();
       else seen = resolve;
     });
     expect(stdout).toMatch(/^episode #1 conv 1 rnr .*recovered in/);
-    child.stdin.end(bytes.subarray(offsets[recovered]));
+    child.stdin.end(bytes.subarray(offsets[upTo]));
     expect(await closed).toBe(0);
     expect(stdout).toBe(fromFile(['analyze', '--follow'], path.join(CAPTURES, 'rc-conversation.pcap')).stdout.replace(`${path.join(CAPTURES, 'rc-conversation.pcap')}:`, 'stdin:'));
   });
@@ -292,6 +313,18 @@ describe('roce analyze --follow', () => {
     expect(of('violation').length).toBeGreaterThan(0);
     expect([...of('episode')].sort()).toEqual(report.episodes.map((e) => JSON.stringify(e)).sort());
     expect([...of('violation')].sort()).toEqual(report.violations.map((v) => JSON.stringify(v)).sort());
+  });
+
+  test('an episode whose go-back-N burst goes on after its recovery is printed once the burst ends, with every packet resent', () => {
+    // In this rxe capture a timeout's burst resends 51 packets; the ACK after the first already
+    // recovers the episode (the responder had them all). The event used to say 1 packet.
+    const file = path.join(CAPTURES, 'interop', 'pingpong-mtu1500.pcap');
+    const r = fromFile(['analyze', '--follow', '--json'], file);
+    const events = r.stdout.slice(0, -1).split('\n').map((l) => JSON.parse(l) as { event: string; episode?: { resentPackets: number; recoveredFrame: number | null }; report?: { episodes: unknown[] } });
+    const report = events.pop()?.report;
+    const episodes = events.filter((e) => e.event === 'episode').map((e) => e.episode!);
+    expect(episodes.some((e) => e.resentPackets === 51 && e.recoveredFrame !== null)).toBe(true);
+    expect(episodes.map((e) => JSON.stringify(e)).sort()).toEqual(report!.episodes.map((e) => JSON.stringify(e)).sort());
   });
 
   test('with --json and --fail-on: one violation event, then the report of the frames up to it (exit 1)', () => {
