@@ -15,7 +15,6 @@ import { AddressNames } from './address-names';
 import type { FlowSinks } from './flow';
 import { streamCaptureFile } from './capture-stream';
 import { ProgrammingError, ProgrammingErrorCode } from '../base/programming-error';
-import type { SortedSpool } from '../base/sorted-spool';
 import { tcpConnectionRequest } from './oob';
 import { type CmConnection, CmConnectionTracker } from './cm-connections';
 import { RECEIVE_DEPENDENT_RULES } from './gbn-checks';
@@ -55,19 +54,22 @@ export interface AnalyzerOptions {
   until?: () => boolean;
   capturePoint?: CapturePoint;
   /**
-   * Kept lists written out of the heap as they are found, each item as its JSON text under its
-   * report order (messages by first frame, episodes by first retransmission, frames by number):
-   * the result's array for such a list stays empty, and `SpooledLists.lines()` gives the texts in
-   * order. Memory then stays flat in the capture's size (`roce analyze --json`).
+   * Kept lists handed on as they are found, each item once final, instead of kept in the result
+   * (whose array for such a list stays empty). `roce analyze` writes them to a temporary file
+   * (base/sorted-spool.ts), so that its memory stays flat in the capture's size.
    */
   spool?: SpooledLists | undefined;
 }
 
-/** The spools of `AnalyzerOptions.spool`, one per long list; a list without one is kept in memory. */
+/**
+ * Where `AnalyzerOptions.spool` hands each long list's items, with the key of their report order:
+ * messages by first frame, episodes by first retransmission, frames by number. A list without one
+ * is kept in memory.
+ */
 export interface SpooledLists {
-  messages?: SortedSpool;
-  episodes?: SortedSpool;
-  frames?: SortedSpool;
+  messages?: (key: number, m: Message) => void;
+  episodes?: (key: number, e: Episode) => void;
+  frames?: (key: number, f: FrameResult) => void;
 }
 
 /** Which lists an analysis keeps (`AnalyzerOptions.keep`); a list not named is only counted. */
@@ -243,14 +245,14 @@ export class Analyzer {
         const flow = flowKey(m.conversation, m.requester);
         this.messagesPerFlow.set(flow, (this.messagesPerFlow.get(flow) ?? 0) + 1);
         if (!this.keep.messages) return;
-        if (this.spool.messages !== undefined) this.spool.messages.push(m.firstFrame, JSON.stringify(m));
+        if (this.spool.messages !== undefined) this.spool.messages(m.firstFrame, m);
         else this.messages.push(m);
       },
       episode: (e) => {
         this.episodeCount++;
         this.episodesByTrigger[e.trigger]++;
         if (this.keep.episodes) {
-          if (this.spool.episodes !== undefined) this.spool.episodes.push(e.firstRetransmitFrame, JSON.stringify(e));
+          if (this.spool.episodes !== undefined) this.spool.episodes(e.firstRetransmitFrame, e);
           else this.episodes.push(e);
         }
         opts.onEpisode?.(e);
@@ -320,7 +322,7 @@ export class Analyzer {
   /** A kept frame's result is final (no longer pending): to the spool, if flagged or all frames are kept. */
   private spoolFrame(r: FrameResult): void {
     const spool = this.spool.frames;
-    if (spool !== undefined && this.keep.frames && (this.allFrames || r.flags.length > 0)) spool.push(r.frame, JSON.stringify(r));
+    if (spool !== undefined && this.keep.frames && (this.allFrames || r.flags.length > 0)) spool(r.frame, r);
   }
 
   /** Decodes and analyses one capture record (its data need only stay valid for this call). */

@@ -6,7 +6,22 @@
 import type { AnalysisDocument, FlowJson } from './document';
 import { FLAG_NAMES } from './flags';
 import { psnDiff } from '../base/psn';
-import type { Episode, Violation } from './types';
+import type { Episode, FrameResult, Message, Violation } from './types';
+
+/** A long list's lines of the text report, made earlier (`messageText` and the like, read back from a spool), in order. */
+export class TextLines {
+  constructor(
+    readonly lines: () => Iterable<string>,
+    readonly length: number,
+  ) {}
+}
+
+/** The document the text report reads: the JSON document, whose long lists may come as their lines. */
+export type TextReportDocument = Omit<AnalysisDocument, 'messages' | 'episodes' | 'frames'> & {
+  messages: readonly Message[] | TextLines;
+  episodes: readonly Episode[] | TextLines;
+  frames: readonly FrameResult[] | TextLines;
+};
 
 export interface ReportOptions {
   episodes?: boolean;
@@ -18,7 +33,7 @@ export interface ReportOptions {
 const us = (ns: number | null): string => (ns === null ? '-' : ns >= 1e6 ? `${(ns / 1e6).toFixed(3)} ms` : `${(ns / 1000).toFixed(3)} us`);
 const qp = (q: number | null): string => (q === null ? '?' : `0x${q.toString(16).padStart(6, '0')}`);
 
-function flowLine(d: AnalysisDocument, f: FlowJson, conv: AnalysisDocument['conversations'][number]): string[] {
+function flowLine(d: TextReportDocument, f: FlowJson, conv: AnalysisDocument['conversations'][number]): string[] {
   const req = f.requester === 'a' ? conv.a : conv.b;
   const rsp = f.requester === 'a' ? conv.b : conv.a;
   const gbps = (bytes: number): string => (conv.durationNs > 0 ? `${((bytes * 8) / conv.durationNs).toFixed(3)} Gbit/s` : '-');
@@ -51,7 +66,7 @@ const ICRC_TEXT: Readonly<Record<AnalysisDocument['captureQuality']['icrc'], str
 };
 
 /** "capture quality: ..." — frames captured vs implied, truncated frames, ICRC, where the capture started. */
-function qualityLine(d: AnalysisDocument): string {
+function qualityLine(d: TextReportDocument): string {
   const q = d.captureQuality;
   const parts = [`${q.framesCaptured} RoCE frames captured, ${q.framesImplied} more implied by the responses${q.captureGaps > 0 ? ` (${q.captureGaps} capture gap(s))` : ''}`];
   parts.push(`${q.truncated} truncated by the capture`);
@@ -116,12 +131,30 @@ export function textReport(d: AnalysisDocument, o: ReportOptions = {}): string {
   return pieces.join('');
 }
 
+/** An episode's line in the text report's list of them. */
+export function episodeLine(ep: Episode): string {
+  return `  ${episodeText(ep)}`;
+}
+
+/** A message's line in the text report's list of them (-m). */
+export function messageLine(m: Message): string {
+  return (
+    `  conv ${m.conversation}${m.requester} ${m.op.padEnd(12)} ${String(m.size).padStart(8)} B PSN ${m.firstPsn}..${m.lastPsn ?? '?'} frames ${m.firstFrame}-${m.lastFrame} ` +
+    `${m.status}${m.error !== null ? ` (${m.error})` : ''} completion ${us(m.completionNs)}${m.responseLatencyNs !== null ? ` response ${us(m.responseLatencyNs)}` : ''}`
+  );
+}
+
+/** A flagged frame's line in the text report's list of them (-f). */
+export function frameLine(f: FrameResult): string {
+  return `  ${String(f.frame).padStart(6)} ${us(f.timeNs).padStart(14)} conv ${f.conversation ?? '-'} ${f.opcode} PSN ${f.psn} ${f.flags.join(',')}`;
+}
+
 /**
  * The report as text, through `write` a few thousand lines at a time: with every message of a
  * long capture listed (-m) it is longer than the longest string V8 can hold. Once `stopped` says
  * so (checked after each write: the reader has gone), nothing more is made.
  */
-export function writeTextReport(d: AnalysisDocument, o: ReportOptions, write: (text: string) => void, stopped: () => boolean = () => false): void {
+export function writeTextReport(d: TextReportDocument, o: ReportOptions, write: (text: string) => void, stopped: () => boolean = () => false): void {
   let lines: string[] = [];
   let halted = false;
   const out = {
@@ -172,31 +205,29 @@ export function writeTextReport(d: AnalysisDocument, o: ReportOptions, write: (t
     out.push('', 'RDMA CM connections:');
     for (const c of d.cmConnections) out.push(...cmLines(c));
   }
-  if (o.episodes === true && d.episodes.length > 0) {
-    out.push('', 'loss-recovery episodes:');
-    for (const ep of d.episodes) {
-      if (halted) return;
-      out.push(`  ${episodeText(ep)}`);
+  // A list's lines: made here, or made earlier (TextLines).
+  const list = <T>(title: string, items: readonly T[] | TextLines, line: (item: T) => string): void => {
+    if (items.length === 0) return;
+    out.push('', title);
+    if (items instanceof TextLines) {
+      for (const l of items.lines()) {
+        if (halted) return;
+        out.push(l);
+      }
+      return;
     }
-  }
+    for (const x of items) {
+      if (halted) return;
+      out.push(line(x));
+    }
+  };
+  if (o.episodes === true) list('loss-recovery episodes:', d.episodes, episodeLine);
   if ((o.violations ?? true) && d.violations.length > 0) {
     out.push('', 'rule violations:');
     for (const v of d.violations) if (!halted) out.push(`  ${violationText(v)}`);
   }
-  if (o.messages === true && d.messages.length > 0) {
-    out.push('', 'messages:');
-    for (const m of d.messages) {
-      if (halted) return;
-      out.push(
-        `  conv ${m.conversation}${m.requester} ${m.op.padEnd(12)} ${String(m.size).padStart(8)} B PSN ${m.firstPsn}..${m.lastPsn ?? '?'} frames ${m.firstFrame}-${m.lastFrame} ` +
-          `${m.status}${m.error !== null ? ` (${m.error})` : ''} completion ${us(m.completionNs)}${m.responseLatencyNs !== null ? ` response ${us(m.responseLatencyNs)}` : ''}`,
-      );
-    }
-  }
-  if (o.frames === true && d.frames.length > 0) {
-    out.push('', 'frames:');
-    for (const f of d.frames) if (!halted) out.push(`  ${String(f.frame).padStart(6)} ${us(f.timeNs).padStart(14)} conv ${f.conversation ?? '-'} ${f.opcode} PSN ${f.psn} ${f.flags.join(',')}`);
-  }
+  if (o.messages === true) list('messages:', d.messages, messageLine);
+  if (o.frames === true) list('frames:', d.frames, frameLine);
   if (d.captureError !== null) out.push('', `capture: ${d.captureError}`);
   if (lines.length > 0 && !halted) write(`${lines.join('\n')}\n`);
 }

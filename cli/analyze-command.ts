@@ -12,7 +12,7 @@ import type { Output } from './output';
 import { captureInput, finishOnInterrupt } from './capture-input';
 import { type KeptLists, analyzeFile } from '../analysis/analyzer';
 import { analysisDocument } from '../analysis/document';
-import { episodeText, violationText, writeTextReport } from '../analysis/text-report';
+import { TextLines, episodeLine, episodeText, frameLine, messageLine, violationText, writeTextReport } from '../analysis/text-report';
 import type { Episode, Violation } from '../analysis/types';
 import { JsonTextList, writeJsonPieces } from '../base/json-pieces';
 import { SortedSpool } from '../base/sorted-spool';
@@ -130,13 +130,22 @@ export async function analyzeCommand(argv: readonly string[], out: Output): Prom
         until: () => stop.by !== null,
       }
     : {};
-  // --json lists every message, episode and flagged frame, after counts known only at the end.
-  // For a large capture, or one whose size is unknown (a pipe), they wait in a temporary file,
-  // sorted there, not in the heap, so memory stays flat in the capture's size; that costs about a
-  // fifth more time (docs/performance.md). Without a usable temporary directory they are kept in
-  // memory.
-  const spoolFile = json && (input.stream || fileBytes >= ANALYZE_SPOOL_MIN_BYTES) ? openSpoolFile() : null;
-  const spool = spoolFile === null ? undefined : { messages: new SortedSpool(spoolFile), episodes: new SortedSpool(spoolFile), frames: new SortedSpool(spoolFile) };
+  // --json lists every message, episode and flagged frame (-m, -e, -f and -v those they name),
+  // after counts known only at the end. For a large capture, or one whose size is unknown (a
+  // pipe), they wait in a temporary file, sorted there, not in the heap, so memory stays flat in
+  // the capture's size; that costs about a fifth more time (docs/performance.md). Without a usable
+  // temporary directory they are kept in memory.
+  const listsLong = keep.messages === true || keep.episodes === true || keep.frames === true;
+  const spoolFile = listsLong && (input.stream || fileBytes >= ANALYZE_SPOOL_MIN_BYTES) ? openSpoolFile() : null;
+  // Each item goes in as the text it will be printed as: its JSON, or its line of the text report.
+  const spools = spoolFile === null ? null : { messages: new SortedSpool(spoolFile), episodes: new SortedSpool(spoolFile), frames: new SortedSpool(spoolFile) };
+  const as = <T>(spool: SortedSpool, text: (item: T) => string) => (key: number, item: T) => spool.push(key, text(item));
+  const spool =
+    spools === null
+      ? undefined
+      : json
+        ? { messages: as(spools.messages, JSON.stringify), episodes: as(spools.episodes, JSON.stringify), frames: as(spools.frames, JSON.stringify) }
+        : { messages: as(spools.messages, messageLine), episodes: as(spools.episodes, episodeLine), frames: as(spools.frames, frameLine) };
   try {
     const result =
       threads > 1 && script !== null
@@ -150,12 +159,13 @@ export async function analyzeCommand(argv: readonly string[], out: Output): Prom
     const write = (text: string): void => out.stdout(text);
     const gone = (): boolean => out.readerGone();
     if (json) {
-      const lists = spool === undefined ? {} : { messages: textList(spool.messages), episodes: textList(spool.episodes), frames: textList(spool.frames) };
+      const lists = spools === null ? {} : { messages: jsonList(spools.messages), episodes: jsonList(spools.episodes), frames: jsonList(spools.frames) };
       const report = failFindings === null ? { ...doc, ...lists } : { ...doc, ...lists, failOn: { names: failOnList, findings: failFindings } };
       writeJsonPieces(follow ? { event: 'report', report } : report, write, gone);
       out.stdout('\n');
     } else {
-      writeTextReport(doc, shown, write, gone);
+      const lists = spools === null ? {} : { messages: textLines(spools.messages), episodes: textLines(spools.episodes), frames: textLines(spools.frames) };
+      writeTextReport({ ...doc, ...lists }, shown, write, gone);
     }
     let status = 0;
     if (result.captureError !== null) {
@@ -177,7 +187,12 @@ export async function analyzeCommand(argv: readonly string[], out: Output): Prom
   }
 }
 
+/** A spool's lines as the text report's lines of a list. */
+function textLines(spool: SortedSpool): TextLines {
+  return new TextLines(() => spool.lines(), spool.length);
+}
+
 /** A spool's lines as the JSON array they are the elements of. */
-function textList(spool: SortedSpool): JsonTextList {
+function jsonList(spool: SortedSpool): JsonTextList {
   return new JsonTextList(() => spool.lines(), spool.length);
 }

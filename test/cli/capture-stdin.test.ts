@@ -183,20 +183,24 @@ describe('roce analyze -', () => {
   });
 });
 
-describe('roce analyze --json of a pipe: its long lists wait in a temporary file', () => {
-  // A pipe's size is unknown, so --json spools its messages, episodes and frames (a small file is
-  // kept in memory): the text is the file's, with a temporary directory and without a usable one.
+describe('roce analyze of a pipe: its long lists wait in a temporary file', () => {
+  // A pipe's size is unknown, so --json, -v, -m, -e and -f spool the messages, episodes and frames
+  // they list (a small file is kept in memory): the output is the file's, with a temporary
+  // directory and without a usable one.
   test.each(['interop/pingpong-mtu1500.pcap', 'rc-conversation.pcap'])('%s: the file\'s report, text for text, with or without a temporary directory', (name) => {
     const file = path.join(CAPTURES, name);
-    const want = fromFile(['analyze', '--json', '--all-frames'], file);
-    expect(want.status).toBe(0);
     const tmp = fs.mkdtempSync(path.join(dir, 'tmp-'));
     const notADir = path.join(dir, 'not-a-dir');
     fs.writeFileSync(notADir, '');
-    for (const TMPDIR of [tmp, notADir]) {
-      const r = spawnSync(process.execPath, [ROCE, 'analyze', '--json', '--all-frames', '-'], { input: fs.readFileSync(file), encoding: 'utf8', maxBuffer: 1 << 28, timeout: 60_000, env: { ...process.env, TMPDIR } });
-      expect({ status: r.status, stderr: r.stderr }).toEqual({ status: 0, stderr: '' });
-      expect(r.stdout).toBe(want.stdout.replace(`"file":${JSON.stringify(file)}`, '"file":"stdin"'));
+    for (const flags of [['--json', '--all-frames'], ['-v'], ['-m', '-e']]) {
+      const want = fromFile(['analyze', ...flags], file);
+      expect(want.status).toBe(0);
+      const named = flags[0] === '--json' ? want.stdout.replace(`"file":${JSON.stringify(file)}`, '"file":"stdin"') : want.stdout.replace(`${file}:`, 'stdin:');
+      for (const TMPDIR of [tmp, notADir]) {
+        const r = spawnSync(process.execPath, [ROCE, 'analyze', ...flags, '-'], { input: fs.readFileSync(file), encoding: 'utf8', maxBuffer: 1 << 28, timeout: 60_000, env: { ...process.env, TMPDIR } });
+        expect({ status: r.status, stderr: r.stderr }).toEqual({ status: 0, stderr: '' });
+        expect(r.stdout).toBe(named);
+      }
     }
     // The spool file was unlinked as soon as it was open.
     expect(fs.readdirSync(tmp)).toEqual([]);
