@@ -63,13 +63,20 @@ export interface AnalyzerOptions {
 
 /**
  * Where `AnalyzerOptions.spool` hands each long list's items, with the key of their report order:
- * messages by first frame, episodes by first retransmission, frames by number. A list without one
- * is kept in memory.
+ * messages by first frame, episodes by first retransmission, violations by their last frame,
+ * frames and capture gaps by number. A list without one is kept in memory.
  */
 export interface SpooledLists {
   messages?: (key: number, m: Message) => void;
   episodes?: (key: number, e: Episode) => void;
+  violations?: (key: number, v: Violation) => void;
   frames?: (key: number, f: FrameResult) => void;
+  captureGaps?: (key: number, g: CaptureGap) => void;
+}
+
+/** The frame a violation is listed by: its last. */
+function lastFrameOf(v: Violation): number {
+  return v.frames[v.frames.length - 1] ?? 0;
 }
 
 /** Which lists an analysis keeps (`AnalyzerOptions.keep`); a list not named is only counted. */
@@ -260,14 +267,20 @@ export class Analyzer {
       violation: (v) => {
         this.violationCount++;
         this.violationsByRule.set(v.rule, (this.violationsByRule.get(v.rule) ?? 0) + 1);
-        if (this.keep.violations) this.violations.push(v);
+        if (this.keep.violations) {
+          if (this.spool.violations !== undefined) this.spool.violations(lastFrameOf(v), v);
+          else this.violations.push(v);
+        }
         opts.onViolation?.(v);
       },
       nextEpisodeId: () => ++this.episodeId,
       captureGap: (g, clear, mark) => {
         if (g !== null) {
           this.captureGapCount++;
-          if (this.keep.captureGaps) this.captureGaps.push(g);
+          if (this.keep.captureGaps) {
+            if (this.spool.captureGaps !== undefined) this.spool.captureGaps(g.frame, g);
+            else this.captureGaps.push(g);
+          }
         }
         if (mark !== null) this.reflag(mark, 'notCaptured', true);
         for (const f of clear) this.reflag(f, 'outOfSequence', false);
@@ -474,7 +487,7 @@ export class Analyzer {
     const byFirst = (x: { firstFrame: number }, y: { firstFrame: number }): number => x.firstFrame - y.firstFrame;
     this.messages.sort(byFirst);
     this.episodes.sort((x, y) => x.firstRetransmitFrame - y.firstRetransmitFrame);
-    this.violations.sort((x, y) => (x.frames[x.frames.length - 1] ?? 0) - (y.frames[y.frames.length - 1] ?? 0));
+    this.violations.sort((x, y) => lastFrameOf(x) - lastFrameOf(y));
     this.captureGaps.sort((x, y) => x.frame - y.frame);
     // A frame whose only flag was taken back (outOfSequence in a capture gap) is no longer flagged.
     const results = this.allFrames ? this.frameResults : this.frameResults.filter((r) => r.flags.length > 0);

@@ -17,9 +17,10 @@ export class TextLines {
 }
 
 /** The document the text report reads: the JSON document, whose long lists may come as their lines. */
-export type TextReportDocument = Omit<AnalysisDocument, 'messages' | 'episodes' | 'frames'> & {
+export type TextReportDocument = Omit<AnalysisDocument, 'messages' | 'episodes' | 'violations' | 'frames'> & {
   messages: readonly Message[] | TextLines;
   episodes: readonly Episode[] | TextLines;
+  violations: readonly Violation[] | TextLines;
   frames: readonly FrameResult[] | TextLines;
 };
 
@@ -136,6 +137,11 @@ export function episodeLine(ep: Episode): string {
   return `  ${episodeText(ep)}`;
 }
 
+/** A violation's line in the text report's list of them. */
+export function violationLine(v: Violation): string {
+  return `  ${violationText(v)}`;
+}
+
 /** A message's line in the text report's list of them (-m). */
 export function messageLine(m: Message): string {
   return (
@@ -222,10 +228,7 @@ export function writeTextReport(d: TextReportDocument, o: ReportOptions, write: 
     }
   };
   if (o.episodes === true) list('loss-recovery episodes:', d.episodes, episodeLine);
-  if ((o.violations ?? true) && d.violations.length > 0) {
-    out.push('', 'rule violations:');
-    for (const v of d.violations) if (!halted) out.push(`  ${violationText(v)}`);
-  }
+  if (o.violations ?? true) list('rule violations:', d.violations, violationLine);
   if (o.messages === true) list('messages:', d.messages, messageLine);
   if (o.frames === true) list('frames:', d.frames, frameLine);
   if (d.captureError !== null) out.push('', `capture: ${d.captureError}`);

@@ -83,7 +83,7 @@ class RunCursor {
 
 export class SortedSpool {
   /** The run being filled: each line's UTF-8 bytes end to end, with its key and where it starts. */
-  private run: Uint8Array;
+  private run = new Uint8Array(0);
   private used = 0;
   private keys = new Float64Array(1024);
   private starts = new Uint32Array(1025);
@@ -94,13 +94,14 @@ export class SortedSpool {
   private readonly encoder = new TextEncoder();
 
   private readonly readBytes: number;
+  private readonly runBytes: number;
 
   /** `runBytes` and `readBytes` (the run and merge buffer sizes) are for tests; the defaults suit a report. */
   constructor(
     private readonly store: SpoolStore,
     opts: { runBytes?: number; readBytes?: number } = {},
   ) {
-    this.run = new Uint8Array(opts.runBytes ?? RUN_BYTES);
+    this.runBytes = opts.runBytes ?? RUN_BYTES;
     this.readBytes = opts.readBytes ?? READ_BYTES;
   }
 
@@ -118,7 +119,9 @@ export class SortedSpool {
     // A UTF-8 character takes at most 3 bytes per UTF-16 unit.
     if (this.used + 3 * line.length > this.run.length) {
       this.flushRun();
-      if (3 * line.length > this.run.length) this.run = new Uint8Array(3 * line.length);
+      // The run's buffer is made at the first line (a spool that gets none costs nothing), and
+      // made larger for a line longer than it.
+      if (3 * line.length > this.run.length) this.run = new Uint8Array(Math.max(this.runBytes, 3 * line.length));
     }
     if (this.count === this.keys.length) {
       const keys = new Float64Array(this.keys.length * 2);

@@ -12,10 +12,10 @@ import type { Output } from './output';
 import { captureInput, finishOnInterrupt } from './capture-input';
 import { type KeptLists, analyzeFile } from '../analysis/analyzer';
 import { analysisDocument } from '../analysis/document';
-import { TextLines, episodeLine, episodeText, frameLine, messageLine, violationText, writeTextReport } from '../analysis/text-report';
+import { TextLines, episodeLine, episodeText, frameLine, messageLine, violationLine, violationText, writeTextReport } from '../analysis/text-report';
 import type { Episode, Violation } from '../analysis/types';
 import { JsonTextList, writeJsonPieces } from '../base/json-pieces';
-import { SortedSpool } from '../base/sorted-spool';
+import { SortedSpool, type SpoolStore } from '../base/sorted-spool';
 import { SpoolFileError, openSpoolFile } from './spool-file';
 import { FLAG_HELP, FLAG_NAMES } from '../analysis/flags';
 import { failOnFindings, failOnNames, parseFailOn } from '../analysis/fail-on';
@@ -130,22 +130,26 @@ export async function analyzeCommand(argv: readonly string[], out: Output): Prom
         until: () => stop.by !== null,
       }
     : {};
-  // --json lists every message, episode and flagged frame (-m, -e, -f and -v those they name),
-  // after counts known only at the end. For a large capture, or one whose size is unknown (a
-  // pipe), they wait in a temporary file, sorted there, not in the heap, so memory stays flat in
-  // the capture's size; that costs about a fifth more time (docs/performance.md). Without a usable
-  // temporary directory they are kept in memory.
-  const listsLong = keep.messages === true || keep.episodes === true || keep.frames === true;
-  const spoolFile = listsLong && (input.stream || fileBytes >= ANALYZE_SPOOL_MIN_BYTES) ? openSpoolFile() : null;
+  // The report lists its messages, episodes, violations, flagged frames and capture gaps (those
+  // asked for) after counts known only at the end. For a large capture, or one whose size is
+  // unknown (a pipe), they wait in a temporary file, sorted there, not in the heap, so memory stays
+  // flat in the capture's size; that costs about a fifth more time (docs/performance.md). Without
+  // a usable temporary directory they are kept in memory.
+  const spoolFile = input.stream || fileBytes >= ANALYZE_SPOOL_MIN_BYTES ? openSpoolFile() : null;
+  const spools = spoolFile === null ? null : spoolsOn(spoolFile);
   // Each item goes in as the text it will be printed as: its JSON, or its line of the text report.
-  const spools = spoolFile === null ? null : { messages: new SortedSpool(spoolFile), episodes: new SortedSpool(spoolFile), frames: new SortedSpool(spoolFile) };
   const as = <T>(spool: SortedSpool, text: (item: T) => string) => (key: number, item: T) => spool.push(key, text(item));
   const spool =
     spools === null
       ? undefined
-      : json
-        ? { messages: as(spools.messages, JSON.stringify), episodes: as(spools.episodes, JSON.stringify), frames: as(spools.frames, JSON.stringify) }
-        : { messages: as(spools.messages, messageLine), episodes: as(spools.episodes, episodeLine), frames: as(spools.frames, frameLine) };
+      : {
+          messages: as(spools.messages, json ? JSON.stringify : messageLine),
+          episodes: as(spools.episodes, json ? JSON.stringify : episodeLine),
+          violations: as(spools.violations, json ? JSON.stringify : violationLine),
+          frames: as(spools.frames, json ? JSON.stringify : frameLine),
+          // Listed by --json only.
+          captureGaps: as(spools.captureGaps, JSON.stringify),
+        };
   try {
     const result =
       threads > 1 && script !== null
@@ -159,12 +163,15 @@ export async function analyzeCommand(argv: readonly string[], out: Output): Prom
     const write = (text: string): void => out.stdout(text);
     const gone = (): boolean => out.readerGone();
     if (json) {
-      const lists = spools === null ? {} : { messages: jsonList(spools.messages), episodes: jsonList(spools.episodes), frames: jsonList(spools.frames) };
+      const lists =
+        spools === null
+          ? {}
+          : { messages: jsonList(spools.messages), episodes: jsonList(spools.episodes), violations: jsonList(spools.violations), frames: jsonList(spools.frames), captureGaps: jsonList(spools.captureGaps) };
       const report = failFindings === null ? { ...doc, ...lists } : { ...doc, ...lists, failOn: { names: failOnList, findings: failFindings } };
       writeJsonPieces(follow ? { event: 'report', report } : report, write, gone);
       out.stdout('\n');
     } else {
-      const lists = spools === null ? {} : { messages: textLines(spools.messages), episodes: textLines(spools.episodes), frames: textLines(spools.frames) };
+      const lists = spools === null ? {} : { messages: textLines(spools.messages), episodes: textLines(spools.episodes), violations: textLines(spools.violations), frames: textLines(spools.frames) };
       writeTextReport({ ...doc, ...lists }, shown, write, gone);
     }
     let status = 0;
@@ -185,6 +192,11 @@ export async function analyzeCommand(argv: readonly string[], out: Output): Prom
   } finally {
     spoolFile?.close();
   }
+}
+
+/** A spool for each list the report may hold, all in one file. */
+function spoolsOn(file: SpoolStore): Record<'messages' | 'episodes' | 'violations' | 'frames' | 'captureGaps', SortedSpool> {
+  return { messages: new SortedSpool(file), episodes: new SortedSpool(file), violations: new SortedSpool(file), frames: new SortedSpool(file), captureGaps: new SortedSpool(file) };
 }
 
 /** A spool's lines as the text report's lines of a list. */

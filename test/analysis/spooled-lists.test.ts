@@ -7,11 +7,13 @@
  * spool with their final flags.
  */
 import * as fs from 'node:fs';
+import * as os from 'node:os';
 import * as path from 'node:path';
 import { type AnalysisResult, type AnalyzerOptions, analyzeCapture, analyzeFile } from '../../analysis/analyzer';
 import { analysisDocument } from '../../analysis/document';
 import { JsonTextList, writeJsonPieces } from '../../base/json-pieces';
-import { TextLines, episodeLine, frameLine, messageLine, writeTextReport } from '../../analysis/text-report';
+import { TextLines, episodeLine, frameLine, messageLine, violationLine, writeTextReport } from '../../analysis/text-report';
+import { repeatedCapture } from '../support/repeated-capture';
 import { SortedSpool } from '../../base/sorted-spool';
 import { memoryStore } from '../support/memory-spool-store';
 import { Op, Syn, ack, capture, req } from './frames';
@@ -36,19 +38,28 @@ function bothWays(run: (opts: AnalyzerOptions) => AnalysisResult, allFrames: boo
   const store = memoryStore();
   const make = (): SortedSpool => new SortedSpool(store, { runBytes: 512, readBytes: 100 });
   const as = <T>(s: SortedSpool, text: (x: T) => string) => (key: number, x: T) => s.push(key, text(x));
-  const json = { messages: make(), episodes: make(), frames: make() };
-  const r = run({ allFrames, spool: { messages: as(json.messages, JSON.stringify), episodes: as(json.episodes, JSON.stringify), frames: as(json.frames, JSON.stringify) } });
-  expect(r.messages).toEqual([]);
-  expect(r.episodes).toEqual([]);
-  expect(r.frameResults).toEqual([]);
+  const json = { messages: make(), episodes: make(), violations: make(), frames: make(), captureGaps: make() };
+  const j = as<unknown>;
+  const r = run({
+    allFrames,
+    spool: { messages: j(json.messages, JSON.stringify), episodes: j(json.episodes, JSON.stringify), violations: j(json.violations, JSON.stringify), frames: j(json.frames, JSON.stringify), captureGaps: j(json.captureGaps, JSON.stringify) },
+  });
+  for (const list of [r.messages, r.episodes, r.violations, r.frameResults, r.captureGaps]) expect(list).toEqual([]);
   const texts = (s: SortedSpool): JsonTextList => new JsonTextList(() => s.lines(), s.length);
-  const doc = { ...analysisDocument(r, 'x'), messages: texts(json.messages), episodes: texts(json.episodes), frames: texts(json.frames) };
+  const doc = {
+    ...analysisDocument(r, 'x'),
+    messages: texts(json.messages),
+    episodes: texts(json.episodes),
+    violations: texts(json.violations),
+    frames: texts(json.frames),
+    captureGaps: texts(json.captureGaps),
+  };
   const out: string[] = [];
   writeJsonPieces(doc, (t) => out.push(t));
   const keptDoc = analysisDocument(run({ allFrames }), 'x');
   // The text report, its lists spooled as their lines.
-  const lines = { messages: make(), episodes: make(), frames: make() };
-  const rt = run({ allFrames, spool: { messages: as(lines.messages, messageLine), episodes: as(lines.episodes, episodeLine), frames: as(lines.frames, frameLine) } });
+  const lines = { messages: make(), episodes: make(), violations: make(), frames: make() };
+  const rt = run({ allFrames, spool: { messages: as(lines.messages, messageLine), episodes: as(lines.episodes, episodeLine), violations: as(lines.violations, violationLine), frames: as(lines.frames, frameLine) } });
   const asLines = (s: SortedSpool): TextLines => new TextLines(() => s.lines(), s.length);
   const all = { episodes: true, messages: true, frames: true };
   const text = (d: Parameters<typeof writeTextReport>[0]): string => {
@@ -59,9 +70,9 @@ function bothWays(run: (opts: AnalyzerOptions) => AnalysisResult, allFrames: boo
   return {
     spooled: out.join(''),
     kept: JSON.stringify(keptDoc),
-    spooledText: text({ ...analysisDocument(rt, 'x'), messages: asLines(lines.messages), episodes: asLines(lines.episodes), frames: asLines(lines.frames) }),
+    spooledText: text({ ...analysisDocument(rt, 'x'), messages: asLines(lines.messages), episodes: asLines(lines.episodes), violations: asLines(lines.violations), frames: asLines(lines.frames) }),
     keptText: text(keptDoc),
-    counts: [json.messages.length, json.episodes.length, json.frames.length],
+    counts: [json.messages.length, json.episodes.length, json.violations.length, json.frames.length, json.captureGaps.length],
   };
 }
 
@@ -74,18 +85,28 @@ function firstDifference(a: string, b: string): { index: number; a: string; b: s
 }
 
 describe('spooled lists', () => {
-  const files = [...captureFiles(CAPS), ...captureFiles(SHARED)];
+  let dir: string;
+  beforeAll(() => {
+    dir = fs.mkdtempSync(path.join(os.tmpdir(), 'roce-spooled-'));
+  });
+  afterAll(() => fs.rmSync(dir, { recursive: true, force: true }));
 
   test.each([false, true])('every capture, allFrames %s: the same report', (allFrames) => {
+    // Repeated, the conversation's PSNs come round again: rule violations as well.
+    const files = [...captureFiles(CAPS), ...captureFiles(SHARED), repeatedCapture(path.join(CAPS, 'rc-conversation.pcap'), 50, dir)];
     expect(files.length).toBeGreaterThan(10);
+    const totals = [0, 0, 0, 0, 0];
     let listed = 0;
     for (const f of files) {
       const { spooled, kept, spooledText, keptText, counts } = bothWays((o) => analyzeFile(f, o), allFrames);
       expect({ f, at: firstDifference(spooled, kept) }).toEqual({ f, at: null });
       expect({ f, at: firstDifference(spooledText, keptText) }).toEqual({ f, at: null });
       listed += counts.reduce((a, b) => a + b, 0);
+      counts.forEach((n, i) => (totals[i]! += n));
     }
     expect(listed).toBeGreaterThan(200);
+    // Every list was spooled somewhere: messages, episodes, violations, frames, capture gaps.
+    for (const n of totals.slice(0, 4)) expect(n).toBeGreaterThan(0);
   });
 
   test('a frame whose outOfSequence a capture gap takes back: spooled with its final flags, or not at all', () => {
