@@ -81,3 +81,18 @@ export function analyze(steps: readonly Step[]): AnalysisResult {
 export function flagsOf(r: AnalysisResult, n: number): string[] {
   return r.frameResults.find((f) => f.frame === n)?.flags ?? [];
 }
+
+/**
+ * A timeout's go-back-N burst that goes on after its recovery (as an rxe requester's does): PSNs
+ * 100..104 sent and not acknowledged, the timeout resends 100, the responder (which had them all)
+ * acknowledges 104, and the requester resends 101..104 anyway before a new request, 105.
+ * The episode: 5 packets resent, recovered at frame 7, its burst over at frame 12.
+ */
+export function burstPastRecovery(): Step[] {
+  const steps: Step[] = [];
+  for (let i = 0; i < 5; i++) steps.push(req(i, Op.SEND_ONLY, 100 + i, { len: 8 }));
+  steps.push(req(1000, Op.SEND_ONLY, 100, { len: 8 }), ack(1002, 104));
+  for (let i = 1; i < 5; i++) steps.push(req(1002 + i, Op.SEND_ONLY, 100 + i, { len: 8 }));
+  steps.push(req(1010, Op.SEND_ONLY, 105, { len: 8 }), ack(1012, 105));
+  return steps;
+}
