@@ -235,5 +235,9 @@ function reportFluid(out: Output, f: FluidComparison): void {
   row('queue', f.queueBytes, (x) => `${Math.round(x)} B`);
   row('marked', f.markProbability, (x) => `${(x * 100).toFixed(3)} %`);
   row('CNPs per flow', f.cnpsPerFlowPerMs, (x) => `${x.toFixed(2)} /ms`);
+  if (f.cnpsPerMark !== null) {
+    row('CNPs per mark', f.cnpsPerMark, (x) => x.toFixed(3));
+    out.stdout(`  ${''.padEnd(18)} independent marks at the run's mark rate, the NP's rule: ${f.cnpsPerMark.independent.toFixed(3)}\n`);
+  }
   out.stdout(`  the equations run in time: queue ${Math.round(f.run.meanQueueBytes)} B mean (${Math.round(f.run.minQueueBytes)}..${Math.round(f.run.maxQueueBytes)}), ${(f.run.meanMarkProbability * 100).toFixed(3)} % marked, ${f.run.meanRateGbps.toFixed(2)} Gb/s per flow\n`);
 }

@@ -26,6 +26,14 @@ export interface FluidComparison {
   markProbability: FluidFigure | null;
   /** CNPs per flow and ms in the steady state against the model's cut rate. */
   cnpsPerFlowPerMs: FluidFigure | null;
+  /**
+   * CNPs per marked packet: how many marks one CNP stands for, where the marking and the CNP rate
+   * part. `sim` is the run's; `fluid` the fixed point's, whose CNP rate (1 − (1 − p)^(τ·R))/τ
+   * takes marks as independent and counts τ-long slots; `independent` is what the NP's own rule
+   * (a CNP at a mark at least τ after the last one) gives for independent marks at the run's own
+   * mark rate λ: 1/(1 + λτ). The run below `independent` shows marks that come in clusters.
+   */
+  cnpsPerMark: (FluidFigure & { independent: number }) | null;
 }
 
 /** Why a scenario has no fluid model, or null when it has one. */
@@ -81,6 +89,15 @@ export function compareWithFluid(s: StarScenario, r: StarResult): FluidCompariso
   // The simulation counts frame bytes; the model's rate is of wire bytes.
   const toWire = model.packetWireBytes / (model.packetWireBytes - WIRE_OVERHEAD_BYTES);
   const simRate = (st.flowsGbps.reduce((a, x) => a + x, 0) / Math.max(1, st.flowsGbps.length)) * toWire;
+  // Marks per flow and µs in the steady state: the busiest port's frames are the flows' data frames.
+  const steadyUs = Math.max(1, st.toUs - st.fromUs);
+  const marksPerUs = (st.markProbability * st.frames) / Math.max(1, model.flows) / steadyUs;
+  const simPerMark = marksPerUs > 0 ? st.cnpsPerFlowPerMs / 1000 / marksPerUs : Number.NaN;
+  const r0 = fixedPoint === null ? 0 : (fixedPoint.rateGbps * 1e3) / (8 * model.packetWireBytes);
+  const cnpsPerMark =
+    fixedPoint === null || !(marksPerUs > 0)
+      ? null
+      : { ...figure(round3(simPerMark), round3(fixedPoint.cnpsPerMs / 1000 / (fixedPoint.markProbability * r0))), independent: round3(1 / (1 + marksPerUs * model.cnpIntervalUs)) };
   return {
     model,
     fixedPoint,
@@ -89,5 +106,6 @@ export function compareWithFluid(s: StarScenario, r: StarResult): FluidCompariso
     queueBytes: fixedPoint !== null ? figure(st.queueMeanBytes, Math.round(fixedPoint.queueBytes)) : null,
     markProbability: fixedPoint !== null ? figure(st.markProbability, fixedPoint.markProbability) : null,
     cnpsPerFlowPerMs: fixedPoint !== null ? figure(st.cnpsPerFlowPerMs, round3(fixedPoint.cnpsPerMs)) : null,
+    cnpsPerMark,
   };
 }

@@ -62,6 +62,18 @@ test('two flows at 40 Gb/s: the port is full, the steady state is measured, and 
   // The signal DCQCN acts on, CNPs per flow and ms, is what the model predicts.
   expect(st.cnpsPerFlowPerMs).toBeGreaterThan(0);
   expect(Math.abs(c.cnpsPerFlowPerMs!.difference)).toBeLessThan(0.3);
+  // CNPs per mark: a CNP answers a mark, so at most one each; the run's marks, clustered, yield
+  // fewer CNPs than independent marks would under the NP's 50 µs rule, and those fewer than the
+  // model's slotted count.
+  const pm = c.cnpsPerMark!;
+  expect(pm.sim).toBeGreaterThan(0);
+  expect(pm.sim).toBeLessThan(pm.independent);
+  expect(pm.independent).toBeLessThan(pm.fluid);
+  expect(pm.fluid).toBeLessThanOrEqual(1);
+  // Where the marking parts from the model: it needs more CNPs and gets fewer per mark. The
+  // marking's ratio is the CNP ratio over the per-mark ratio (and the rates', about 1).
+  const ratio = (f: { sim: number; fluid: number }): number => f.sim / f.fluid;
+  expect(ratio(c.markProbability!)).toBeCloseTo((ratio(c.cnpsPerFlowPerMs!) / ratio(pm)) * (c.rateGbps!.fluid / c.rateGbps!.sim), 1);
 }, 60_000);
 
 test('Jain\'s index and the convergence windows', () => {
