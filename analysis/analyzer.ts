@@ -74,9 +74,17 @@ export interface SpooledLists {
   captureGaps?: (key: number, g: CaptureGap) => void;
 }
 
-/** The frame a violation is listed by: its last. */
-function lastFrameOf(v: Violation): number {
-  return v.frames[v.frames.length - 1] ?? 0;
+/** Each long list's report order, by a key: the keys `SpooledLists` gets, and the sort of the lists kept in memory. */
+const messageKey = (m: Message): number => m.firstFrame;
+const episodeKey = (e: Episode): number => e.firstRetransmitFrame;
+/** A violation is listed by its last frame. */
+const violationKey = (v: Violation): number => v.frames[v.frames.length - 1] ?? 0;
+const gapKey = (g: CaptureGap): number => g.frame;
+
+/** A kept item: to its spool with its key when the list has one, else to the list in memory. */
+function keepItem<T>(kept: T[], spool: ((key: number, item: T) => void) | undefined, key: (item: T) => number, item: T): void {
+  if (spool !== undefined) spool(key(item), item);
+  else kept.push(item);
 }
 
 /** Which lists an analysis keeps (`AnalyzerOptions.keep`); a list not named is only counted. */
@@ -251,36 +259,25 @@ export class Analyzer {
         this.messageCount++;
         const flow = flowKey(m.conversation, m.requester);
         this.messagesPerFlow.set(flow, (this.messagesPerFlow.get(flow) ?? 0) + 1);
-        if (!this.keep.messages) return;
-        if (this.spool.messages !== undefined) this.spool.messages(m.firstFrame, m);
-        else this.messages.push(m);
+        if (this.keep.messages) keepItem(this.messages, this.spool.messages, messageKey, m);
       },
       episode: (e) => {
         this.episodeCount++;
         this.episodesByTrigger[e.trigger]++;
-        if (this.keep.episodes) {
-          if (this.spool.episodes !== undefined) this.spool.episodes(e.firstRetransmitFrame, e);
-          else this.episodes.push(e);
-        }
+        if (this.keep.episodes) keepItem(this.episodes, this.spool.episodes, episodeKey, e);
         opts.onEpisode?.(e);
       },
       violation: (v) => {
         this.violationCount++;
         this.violationsByRule.set(v.rule, (this.violationsByRule.get(v.rule) ?? 0) + 1);
-        if (this.keep.violations) {
-          if (this.spool.violations !== undefined) this.spool.violations(lastFrameOf(v), v);
-          else this.violations.push(v);
-        }
+        if (this.keep.violations) keepItem(this.violations, this.spool.violations, violationKey, v);
         opts.onViolation?.(v);
       },
       nextEpisodeId: () => ++this.episodeId,
       captureGap: (g, clear, mark) => {
         if (g !== null) {
           this.captureGapCount++;
-          if (this.keep.captureGaps) {
-            if (this.spool.captureGaps !== undefined) this.spool.captureGaps(g.frame, g);
-            else this.captureGaps.push(g);
-          }
+          if (this.keep.captureGaps) keepItem(this.captureGaps, this.spool.captureGaps, gapKey, g);
         }
         if (mark !== null) this.reflag(mark, 'notCaptured', true);
         for (const f of clear) this.reflag(f, 'outOfSequence', false);
@@ -484,11 +481,10 @@ export class Analyzer {
     // Frames still pending at the end keep the flags they have.
     for (const r of this.pendingFlags.values()) this.spoolFrame(r);
     this.pendingFlags.clear();
-    const byFirst = (x: { firstFrame: number }, y: { firstFrame: number }): number => x.firstFrame - y.firstFrame;
-    this.messages.sort(byFirst);
-    this.episodes.sort((x, y) => x.firstRetransmitFrame - y.firstRetransmitFrame);
-    this.violations.sort((x, y) => lastFrameOf(x) - lastFrameOf(y));
-    this.captureGaps.sort((x, y) => x.frame - y.frame);
+    this.messages.sort((x, y) => messageKey(x) - messageKey(y));
+    this.episodes.sort((x, y) => episodeKey(x) - episodeKey(y));
+    this.violations.sort((x, y) => violationKey(x) - violationKey(y));
+    this.captureGaps.sort((x, y) => gapKey(x) - gapKey(y));
     // A frame whose only flag was taken back (outOfSequence in a capture gap) is no longer flagged.
     const results = this.allFrames ? this.frameResults : this.frameResults.filter((r) => r.flags.length > 0);
     return {

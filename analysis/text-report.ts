@@ -6,22 +6,15 @@
 import type { AnalysisDocument, FlowJson } from './document';
 import { FLAG_NAMES } from './flags';
 import { psnDiff } from '../base/psn';
+import { TextList } from '../base/json-pieces';
 import type { Episode, FrameResult, Message, Violation } from './types';
 
-/** A long list's lines of the text report, made earlier (`messageText` and the like, read back from a spool), in order. */
-export class TextLines {
-  constructor(
-    readonly lines: () => Iterable<string>,
-    readonly length: number,
-  ) {}
-}
-
-/** The document the text report reads: the JSON document, whose long lists may come as their lines. */
+/** The document the text report reads: the JSON document, whose long lists may come as their lines (`messageLine` and the like, made earlier). */
 export type TextReportDocument = Omit<AnalysisDocument, 'messages' | 'episodes' | 'violations' | 'frames'> & {
-  messages: readonly Message[] | TextLines;
-  episodes: readonly Episode[] | TextLines;
-  violations: readonly Violation[] | TextLines;
-  frames: readonly FrameResult[] | TextLines;
+  messages: readonly Message[] | TextList;
+  episodes: readonly Episode[] | TextList;
+  violations: readonly Violation[] | TextList;
+  frames: readonly FrameResult[] | TextList;
 };
 
 export interface ReportOptions {
@@ -211,12 +204,12 @@ export function writeTextReport(d: TextReportDocument, o: ReportOptions, write: 
     out.push('', 'RDMA CM connections:');
     for (const c of d.cmConnections) out.push(...cmLines(c));
   }
-  // A list's lines: made here, or made earlier (TextLines).
-  const list = <T>(title: string, items: readonly T[] | TextLines, line: (item: T) => string): void => {
+  // A list's lines: made here, or made earlier (TextList).
+  const list = <T>(title: string, items: readonly T[] | TextList, line: (item: T) => string): void => {
     if (items.length === 0) return;
     out.push('', title);
-    if (items instanceof TextLines) {
-      for (const l of items.lines()) {
+    if (items instanceof TextList) {
+      for (const l of items.texts()) {
         if (halted) return;
         out.push(l);
       }

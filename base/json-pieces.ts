@@ -9,19 +9,20 @@
 import { ProgrammingError, ProgrammingErrorCode } from './programming-error';
 
 /**
- * An array whose elements are given as their JSON texts, in order: a list kept outside the heap
- * (a SortedSpool) goes out as `[t1,t2,...]` without its items being objects again. Only
- * `writeJsonPieces` writes it; `JSON.stringify` of it is a programming error.
+ * A list given as its items' texts, in order, made earlier (a list kept outside the heap, read
+ * back from a SortedSpool). In a value written by `writeJsonPieces` the texts are JSON, and the list
+ * goes out as `[t1,t2,...]` without its items being objects again; `roce analyze`'s text report
+ * takes one of its lines the same way. `JSON.stringify` of it is a programming error.
  */
-export class JsonTextList {
+export class TextList {
   constructor(
-    /** The elements' JSON texts, in order (called once, when the list is written). */
+    /** The items' texts, in order (called once, when the list is written). */
     readonly texts: () => Iterable<string>,
     readonly length: number,
   ) {}
 
   toJSON(): never {
-    throw new ProgrammingError(ProgrammingErrorCode.Misuse, 'a JsonTextList is written by writeJsonPieces, not JSON.stringify');
+    throw new ProgrammingError(ProgrammingErrorCode.Misuse, 'a TextList is written by writeJsonPieces or a report writer, not JSON.stringify');
   }
 }
 
@@ -61,7 +62,7 @@ export function writeJsonPieces(value: unknown, write: (text: string) => void, s
     for (let i = 0; i < a.length && !halted; i++) put(`${i > 0 ? ',' : ''}${whole(a[i]) ?? 'null'}`);
     put(']');
   };
-  const texts = (list: JsonTextList): void => {
+  const texts = (list: TextList): void => {
     put('[');
     let i = 0;
     for (const t of list.texts()) {
@@ -78,7 +79,7 @@ export function writeJsonPieces(value: unknown, write: (text: string) => void, s
     for (const [k, v] of Object.entries(o)) {
       if (halted) break;
       const key = `${first ? '' : ','}${JSON.stringify(k)}:`;
-      if (v instanceof JsonTextList) {
+      if (v instanceof TextList) {
         put(key);
         texts(v);
       } else if (Array.isArray(v)) {
@@ -97,7 +98,7 @@ export function writeJsonPieces(value: unknown, write: (text: string) => void, s
     }
     put('}');
   };
-  if (value instanceof JsonTextList) texts(value);
+  if (value instanceof TextList) texts(value);
   else if (Array.isArray(value)) array(value);
   else if (isPlainObject(value)) object(value);
   else {

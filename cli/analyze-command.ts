@@ -12,9 +12,9 @@ import type { Output } from './output';
 import { captureInput, finishOnInterrupt } from './capture-input';
 import { type KeptLists, analyzeFile } from '../analysis/analyzer';
 import { analysisDocument } from '../analysis/document';
-import { TextLines, episodeLine, episodeText, frameLine, messageLine, violationLine, violationText, writeTextReport } from '../analysis/text-report';
+import { episodeLine, episodeText, frameLine, messageLine, violationLine, violationText, writeTextReport } from '../analysis/text-report';
 import type { Episode, Violation } from '../analysis/types';
-import { JsonTextList, writeJsonPieces } from '../base/json-pieces';
+import { TextList, writeJsonPieces } from '../base/json-pieces';
 import { SortedSpool, type SpoolStore } from '../base/sorted-spool';
 import { SpoolFileError, openSpoolFile } from './spool-file';
 import { FLAG_HELP, FLAG_NAMES } from '../analysis/flags';
@@ -30,7 +30,7 @@ const ANALYZE_MAX_THREADS = 2;
  * of 26 MiB of small frames did not win back (docs/performance.md).
  */
 export const ANALYZE_AUTO_THREADS_MIN_BYTES = 32 << 20;
-/** --json keeps its lists in a temporary file, not the heap, for a capture of this size or more (or of unknown size). */
+/** The report's long lists wait in a temporary file, not the heap, for a capture of this size or more (or of unknown size). */
 export const ANALYZE_SPOOL_MIN_BYTES = 32 << 20;
 
 export const ANALYZE_OPTIONS: readonly OptionSpec[] = [
@@ -162,16 +162,14 @@ export async function analyzeCommand(argv: readonly string[], out: Output): Prom
     // `roce analyze -m big.pcap | head`: once the reader has gone, the rest of the report is not made.
     const write = (text: string): void => out.stdout(text);
     const gone = (): boolean => out.readerGone();
+    // The spooled lists, as their texts: JSON, or the text report's lines.
+    const lists = spools === null ? {} : { messages: textsOf(spools.messages), episodes: textsOf(spools.episodes), violations: textsOf(spools.violations), frames: textsOf(spools.frames) };
     if (json) {
-      const lists =
-        spools === null
-          ? {}
-          : { messages: jsonList(spools.messages), episodes: jsonList(spools.episodes), violations: jsonList(spools.violations), frames: jsonList(spools.frames), captureGaps: jsonList(spools.captureGaps) };
-      const report = failFindings === null ? { ...doc, ...lists } : { ...doc, ...lists, failOn: { names: failOnList, findings: failFindings } };
+      const gaps = spools === null ? {} : { captureGaps: textsOf(spools.captureGaps) };
+      const report = failFindings === null ? { ...doc, ...lists, ...gaps } : { ...doc, ...lists, ...gaps, failOn: { names: failOnList, findings: failFindings } };
       writeJsonPieces(follow ? { event: 'report', report } : report, write, gone);
       out.stdout('\n');
     } else {
-      const lists = spools === null ? {} : { messages: textLines(spools.messages), episodes: textLines(spools.episodes), violations: textLines(spools.violations), frames: textLines(spools.frames) };
       writeTextReport({ ...doc, ...lists }, shown, write, gone);
     }
     let status = 0;
@@ -199,12 +197,7 @@ function spoolsOn(file: SpoolStore): Record<'messages' | 'episodes' | 'violation
   return { messages: new SortedSpool(file), episodes: new SortedSpool(file), violations: new SortedSpool(file), frames: new SortedSpool(file), captureGaps: new SortedSpool(file) };
 }
 
-/** A spool's lines as the text report's lines of a list. */
-function textLines(spool: SortedSpool): TextLines {
-  return new TextLines(() => spool.lines(), spool.length);
-}
-
-/** A spool's lines as the JSON array they are the elements of. */
-function jsonList(spool: SortedSpool): JsonTextList {
-  return new JsonTextList(() => spool.lines(), spool.length);
+/** A spool's lines, in order, as the texts of a list. */
+function textsOf(spool: SortedSpool): TextList {
+  return new TextList(() => spool.lines(), spool.length);
 }

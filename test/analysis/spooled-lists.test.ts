@@ -11,8 +11,8 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { type AnalysisResult, type AnalyzerOptions, analyzeCapture, analyzeFile } from '../../analysis/analyzer';
 import { analysisDocument } from '../../analysis/document';
-import { JsonTextList, writeJsonPieces } from '../../base/json-pieces';
-import { TextLines, episodeLine, frameLine, messageLine, violationLine, writeTextReport } from '../../analysis/text-report';
+import { TextList, writeJsonPieces } from '../../base/json-pieces';
+import { episodeLine, frameLine, messageLine, violationLine, writeTextReport } from '../../analysis/text-report';
 import { repeatedCapture } from '../support/repeated-capture';
 import { SortedSpool } from '../../base/sorted-spool';
 import { memoryStore } from '../support/memory-spool-store';
@@ -45,7 +45,7 @@ function bothWays(run: (opts: AnalyzerOptions) => AnalysisResult, allFrames: boo
     spool: { messages: j(json.messages, JSON.stringify), episodes: j(json.episodes, JSON.stringify), violations: j(json.violations, JSON.stringify), frames: j(json.frames, JSON.stringify), captureGaps: j(json.captureGaps, JSON.stringify) },
   });
   for (const list of [r.messages, r.episodes, r.violations, r.frameResults, r.captureGaps]) expect(list).toEqual([]);
-  const texts = (s: SortedSpool): JsonTextList => new JsonTextList(() => s.lines(), s.length);
+  const texts = (s: SortedSpool): TextList => new TextList(() => s.lines(), s.length);
   const doc = {
     ...analysisDocument(r, 'x'),
     messages: texts(json.messages),
@@ -60,8 +60,7 @@ function bothWays(run: (opts: AnalyzerOptions) => AnalysisResult, allFrames: boo
   // The text report, its lists spooled as their lines.
   const lines = { messages: make(), episodes: make(), violations: make(), frames: make() };
   const rt = run({ allFrames, spool: { messages: as(lines.messages, messageLine), episodes: as(lines.episodes, episodeLine), violations: as(lines.violations, violationLine), frames: as(lines.frames, frameLine) } });
-  const asLines = (s: SortedSpool): TextLines => new TextLines(() => s.lines(), s.length);
-  const all = { episodes: true, messages: true, frames: true };
+    const all = { episodes: true, messages: true, frames: true };
   const text = (d: Parameters<typeof writeTextReport>[0]): string => {
     const parts: string[] = [];
     writeTextReport(d, all, (t) => parts.push(t));
@@ -70,7 +69,7 @@ function bothWays(run: (opts: AnalyzerOptions) => AnalysisResult, allFrames: boo
   return {
     spooled: out.join(''),
     kept: JSON.stringify(keptDoc),
-    spooledText: text({ ...analysisDocument(rt, 'x'), messages: asLines(lines.messages), episodes: asLines(lines.episodes), violations: asLines(lines.violations), frames: asLines(lines.frames) }),
+    spooledText: text({ ...analysisDocument(rt, 'x'), messages: texts(lines.messages), episodes: texts(lines.episodes), violations: texts(lines.violations), frames: texts(lines.frames) }),
     keptText: text(keptDoc),
     counts: [json.messages.length, json.episodes.length, json.violations.length, json.frames.length, json.captureGaps.length],
   };

@@ -6,7 +6,7 @@
  */
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { JsonTextList, writeJsonPieces } from '../../base/json-pieces';
+import { TextList, writeJsonPieces } from '../../base/json-pieces';
 import { ProgrammingError } from '../../base/programming-error';
 import { analyzeFile } from '../../analysis/analyzer';
 import { analysisDocument } from '../../analysis/document';
@@ -54,9 +54,9 @@ describe('writeJsonPieces', () => {
     expect(p.join('')).toBe(JSON.stringify({ head: 1, items, tail: 'end' }));
   });
 
-  test('a JsonTextList is written as the array of its texts, at any depth, and only by writeJsonPieces', () => {
+  test('a TextList is written as the array of its texts, at any depth, and only by writeJsonPieces', () => {
     const items = Array.from({ length: 30_000 }, (_, i) => ({ frame: i, note: 'q'.repeat(i % 40), u: 'é€' }));
-    const asTexts = (xs: readonly unknown[]): JsonTextList => new JsonTextList(() => xs.map((x) => JSON.stringify(x)), xs.length);
+    const asTexts = (xs: readonly unknown[]): TextList => new TextList(() => xs.map((x) => JSON.stringify(x)), xs.length);
     const cases: [unknown, unknown][] = [
       [asTexts(items), items],
       [{ a: 1, list: asTexts(items), empty: asTexts([]), z: null }, { a: 1, list: items, empty: [], z: null }],
