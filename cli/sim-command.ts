@@ -240,4 +240,16 @@ function reportFluid(out: Output, f: FluidComparison): void {
     out.stdout(`  ${''.padEnd(18)} independent marks at the run's mark rate, the NP's rule: ${f.cnpsPerMark.independent.toFixed(3)}\n`);
   }
   out.stdout(`  the equations run in time: queue ${Math.round(f.run.meanQueueBytes)} B mean (${Math.round(f.run.minQueueBytes)}..${Math.round(f.run.maxQueueBytes)}), ${(f.run.meanMarkProbability * 100).toFixed(3)} % marked, ${f.run.meanRateGbps.toFixed(2)} Gb/s per flow\n`);
+  const mk = f.marks;
+  if (mk === null) return;
+  if (mk.fixedPoint === null) {
+    out.stdout(' marks model (each reaction point discrete, marks independent, the queue fluid): no fixed point on RED\'s slope\n');
+    return;
+  }
+  out.stdout(` marks model (each reaction point discrete, marks independent, the queue fluid; ${mk.fixedPoint.decreases} rate cuts at each p):\n`);
+  row('rate per flow', mk.rateGbps, (x) => `${x.toFixed(2)} Gb/s`);
+  row('queue', mk.queueBytes, (x) => `${Math.round(x)} B`);
+  row('marked', mk.markProbability, (x) => `${(x * 100).toFixed(3)} %`);
+  row('CNPs per flow', mk.cnpsPerFlowPerMs, (x) => `${x.toFixed(2)} /ms`);
+  row('CNPs per mark', mk.cnpsPerMark, (x) => x.toFixed(3));
 }

@@ -6,6 +6,7 @@
 import { NP_DEFAULTS, RP_DEFAULTS } from '../../stack/congestion/parameters';
 import { WIRE_OVERHEAD_BYTES } from '../../nic-driver/memory-link';
 import { type FluidFixedPoint, type FluidInput, type FluidRun, dcqcnFluidFixedPoint, integrateDcqcnFluid } from './dcqcn-fluid';
+import { type MarksFixedPoint, type MarksModelInput, marksModelFixedPoint } from './dcqcn-marks-model';
 import { type StarResult, type StarScenario, round3 } from './star-scenario';
 import { invalid } from '../../stack/errors';
 
@@ -34,6 +35,22 @@ export interface FluidComparison {
    * mark rate λ: 1/(1 + λτ). The run below `independent` shows marks that come in clusters.
    */
   cnpsPerMark: (FluidFigure & { independent: number }) | null;
+  /**
+   * The second oracle (dcqcn-marks-model.ts): one reaction point kept discrete under independent
+   * marks, the queue fluid. The simulation against its fixed point, figure by figure as above;
+   * what separates the two is what only the switch has (clustered marks, synchronised cuts).
+   */
+  marks: MarksComparison | null;
+}
+
+export interface MarksComparison {
+  model: MarksModelInput;
+  fixedPoint: MarksFixedPoint | null;
+  rateGbps: FluidFigure | null;
+  queueBytes: FluidFigure | null;
+  markProbability: FluidFigure | null;
+  cnpsPerFlowPerMs: FluidFigure | null;
+  cnpsPerMark: FluidFigure | null;
 }
 
 /** Why a scenario has no fluid model, or null when it has one. */
@@ -80,10 +97,63 @@ export function fluidModelOf(s: StarScenario, frameBytes: number): FluidInput {
   };
 }
 
+/** The marks model of `s` (dcqcn-marks-model.ts), with data frames of `frameBytes`. */
+export function marksModelOf(s: StarScenario, frameBytes: number): MarksModelInput {
+  const fluid = fluidModelOf(s, frameBytes);
+  const rules = { ...RP_DEFAULTS, ...NP_DEFAULTS, ...(s.ccParams ?? {}) };
+  const line = s.linkRateBps / 1e6;
+  return {
+    flows: fluid.flows,
+    linkRateBps: fluid.linkRateBps,
+    packetFrameBytes: frameBytes,
+    packetWireBytes: fluid.packetWireBytes,
+    kminBytes: fluid.kminBytes,
+    kmaxBytes: fluid.kmaxBytes,
+    pmax: fluid.pmax,
+    // As the simulation's RP: rp_max_rate, or the line rate when it is 0 or above it.
+    maxRateMbps: rules.rpMaxRate > 0 ? Math.min(rules.rpMaxRate, line) : line,
+    rules: {
+      rpRateReduceMonitorPeriod: rules.rpRateReduceMonitorPeriod,
+      rpClampTgtRate: rules.rpClampTgtRate,
+      rpClampTgtRateAti: rules.rpClampTgtRateAti,
+      rpTimeReset: rules.rpTimeReset,
+      rpByteReset: rules.rpByteReset,
+      rpThreshold: rules.rpThreshold,
+      rpAiRate: rules.rpAiRate,
+      rpHaiRate: rules.rpHaiRate,
+      rpMinDecFac: rules.rpMinDecFac,
+      rpMinRate: rules.rpMinRate,
+      rpRateToSetOnFirstCnp: rules.rpRateToSetOnFirstCnp,
+      rpDceTcpG: rules.rpDceTcpG,
+      rpDceTcpRtt: rules.rpDceTcpRtt,
+      rpInitialAlphaValue: rules.rpInitialAlphaValue,
+      rpGd: rules.rpGd,
+      npMinTimeBetweenCnps: rules.npMinTimeBetweenCnps,
+    },
+  };
+}
+
+/** The marks model's fixed point beside the run's steady state (`simRate` in wire Gb/s per flow, `simPerMark` the run's CNPs per mark). */
+function compareWithMarks(s: StarScenario, st: StarResult['steady'], frameBytes: number, simRate: number, simPerMark: number): MarksComparison {
+  const model = marksModelOf(s, frameBytes);
+  const fp = marksModelFixedPoint(model);
+  if (fp === null) return { model, fixedPoint: null, rateGbps: null, queueBytes: null, markProbability: null, cnpsPerFlowPerMs: null, cnpsPerMark: null };
+  return {
+    model,
+    fixedPoint: fp,
+    rateGbps: figure(round3(simRate), round3(fp.rateGbps)),
+    queueBytes: figure(st.queueMeanBytes, Math.round(fp.queueBytes)),
+    markProbability: figure(st.markProbability, fp.markProbability),
+    cnpsPerFlowPerMs: figure(st.cnpsPerFlowPerMs, round3(fp.cnpsPerMs)),
+    cnpsPerMark: Number.isFinite(simPerMark) ? figure(round3(simPerMark), round3(fp.cnpsPerMark)) : null,
+  };
+}
+
 /** The fluid model of scenario `s` beside its result `r`. */
 export function compareWithFluid(s: StarScenario, r: StarResult): FluidComparison {
   const st = r.steady;
-  const model = fluidModelOf(s, st.frames > 0 ? Math.round(st.meanFrameBytes) : 1024);
+  const frameBytes = st.frames > 0 ? Math.round(st.meanFrameBytes) : 1024;
+  const model = fluidModelOf(s, frameBytes);
   const fixedPoint = dcqcnFluidFixedPoint(model);
   const { overTime: _, ...run } = integrateDcqcnFluid(model, Math.max(10_000, r.durationUs));
   // The simulation counts frame bytes; the model's rate is of wire bytes.
@@ -107,5 +177,6 @@ export function compareWithFluid(s: StarScenario, r: StarResult): FluidCompariso
     markProbability: fixedPoint !== null ? figure(st.markProbability, fixedPoint.markProbability) : null,
     cnpsPerFlowPerMs: fixedPoint !== null ? figure(st.cnpsPerFlowPerMs, round3(fixedPoint.cnpsPerMs)) : null,
     cnpsPerMark,
+    marks: compareWithMarks(s, st, frameBytes, simRate, simPerMark),
   };
 }
