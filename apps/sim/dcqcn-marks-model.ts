@@ -10,9 +10,7 @@
  *   - marks: each packet is marked with probability p, independently (a Poisson process at
  *     −ln(1 − p)·R_C(t) per µs, the rate being the flow's own at that instant);
  *   - the NP: a CNP at a mark at least np_min_time_between_cnps after the last CNP;
- *   - the RP: mlx5's rules (the same ones docs/congestion.md lists: the monitor period, clamping,
- *     the cut bounded by rp_min_dec_fac, α per rp_dce_tcp_rtt, the timer and the byte counter
- *     restarting at a cut, fast recovery, additive and hyper increase, the release to unlimited).
+ *   - the RP: mlx5's rules, as model-reaction-point.ts reads them.
  *
  * The flow's long-run mean rate falls as p grows. The fixed point is the p at which N such flows
  * fill the link, found by bisection over a seeded Monte Carlo of many cuts; the same seed at every
@@ -20,31 +18,12 @@
  *
  * What it leaves out is what only the switch has: marks that come in clusters (one queue for all
  * flows, so a high queue marks several packets of each in a row), the feedback delay, and flows
- * that cut together. This file shares no code with stack/congestion/: it is its own reading of
- * the rules, written as one event loop.
+ * that cut together (dcqcn-hybrid-model.ts puts N flows on one fluid queue for those). It shares
+ * no code with stack/congestion/.
  */
 import { Rng } from '../../base/rng';
 import { invalid } from '../../stack/errors';
-
-/** The RP and NP settings the model needs, named as the mlx5 parameters (Mb/s, µs). */
-export interface MarksModelRules {
-  rpRateReduceMonitorPeriod: number;
-  rpClampTgtRate: 0 | 1;
-  rpClampTgtRateAti: 0 | 1;
-  rpTimeReset: number;
-  rpByteReset: number;
-  rpThreshold: number;
-  rpAiRate: number;
-  rpHaiRate: number;
-  rpMinDecFac: number;
-  rpMinRate: number;
-  rpRateToSetOnFirstCnp: number;
-  rpDceTcpG: number;
-  rpDceTcpRtt: number;
-  rpInitialAlphaValue: number;
-  rpGd: number;
-  npMinTimeBetweenCnps: number;
-}
+import { type ModelRules, ModelNotificationPoint, ModelReactionPoint } from './model-reaction-point';
 
 export interface MarksModelInput {
   flows: number;
@@ -58,7 +37,7 @@ export interface MarksModelInput {
   pmax: number;
   /** The RP's maximum rate, Mb/s of frame bytes (rp_max_rate, or the line rate). */
   maxRateMbps: number;
-  rules: MarksModelRules;
+  rules: ModelRules;
 }
 
 /** What one flow did over a run at a fixed marking probability. */
@@ -91,6 +70,8 @@ export interface MarksFixedPoint {
 export type MarkSchedule = (t: number) => number;
 
 const NEVER = Number.POSITIVE_INFINITY;
+// Read once: a global's lookup costs much more inside a vm context (the test runner's) than a local's.
+const { min, max: maxOf, log } = Math;
 
 function check(m: MarksModelInput): void {
   if (!(Number.isInteger(m.flows) && m.flows >= 1)) throw invalid(`the marks model needs at least one flow, not ${m.flows}`);
@@ -109,146 +90,55 @@ export function runReactionPointUnderMarks(m: MarksModelInput, p: number, decrea
   check(m);
   if (!(p >= 0 && p < 1)) throw invalid(`the marking probability must be in [0, 1), not ${p}`);
   if (!(Number.isInteger(decreases) && decreases >= 1)) throw invalid(`the marks model needs at least one decrease to count, not ${decreases}`);
-  const r = m.rules;
   const rng = new Rng(seed);
-  const max = m.maxRateMbps;
+  const rp = new ModelReactionPoint(m.rules, m.maxRateMbps);
+  const np = new ModelNotificationPoint(m.rules.npMinTimeBetweenCnps);
   const perMark = -Math.log1p(-p); // marks per packet, as a Poisson intensity
-  const keep = r.rpDceTcpG / 1024;
   const warmUp = Math.ceil(decreases / 10);
   const budget = warmUp + decreases;
-  // The RP's state (the rules in the file's comment).
-  let limited = false;
-  let rc = max;
-  let rt = max;
-  let alpha = 0;
-  let alphaDue = NEVER;
-  let cnpInPeriod = false;
-  let lastDecrease = Number.NEGATIVE_INFINITY;
-  let pendingDue = NEVER;
-  let timerDue = NEVER;
-  let timerStage = 0;
-  let byteStage = 0;
-  let bytes = 0;
-  let lastCnp = Number.NEGATIVE_INFINITY;
-  // The run.
   let t = 0;
-  let need = -Math.log(1 - rng.float()); // intensity left until the next mark
+  let need = -log(1 - rng.float()); // intensity left until the next mark
   let nextScheduled = schedule !== null ? schedule(0) : NEVER;
-  let done = 0;
+  let started = false;
   let from = 0;
   let rateArea = 0;
   let alphaArea = 0;
   let cnps = 0;
   let marks = 0;
-  const counting = (): boolean => done >= warmUp;
-
-  const decrease = (): void => {
-    if (r.rpClampTgtRate === 1 || byteStage > 0 || (r.rpClampTgtRateAti === 1 && timerStage > 0)) rt = rc;
-    const cut = Math.min((rc * alpha) / 2 ** (r.rpGd - 10), (rc * (100 - r.rpMinDecFac)) / 100);
-    rc = Math.min(max, Math.max(r.rpMinRate, rc - cut));
-    timerStage = 0;
-    byteStage = 0;
-    bytes = 0;
-    lastDecrease = t;
-    pendingDue = NEVER;
-    timerDue = t + r.rpTimeReset;
-    done++;
-    if (done === warmUp) {
+  while (rp.decreases < budget) {
+    const intensity = (perMark * rp.rc) / (8 * m.packetFrameBytes);
+    const markAt = schedule !== null ? nextScheduled : intensity > 0 ? t + need / intensity : NEVER;
+    const own = rp.due();
+    const next = min(markAt, own);
+    if (next === NEVER) throw invalid('the marks model has no event left: give p > 0 or a mark schedule');
+    const counting = started;
+    if (counting) {
+      rateArea += rp.rc * (next - t);
+      alphaArea += rp.alpha * (next - t);
+    }
+    need -= intensity * (next - t);
+    t = next;
+    if (own <= markAt) rp.runDue(t);
+    else {
+      if (schedule !== null) nextScheduled = schedule(t);
+      else need = -log(1 - rng.float());
+      if (counting) marks++;
+      if (np.mark(t)) {
+        if (counting) cnps++;
+        rp.cnp(t);
+      }
+    }
+    if (!started && rp.decreases >= warmUp) {
+      // The warm-up ends at this cut: count from here.
+      started = true;
       from = t;
       rateArea = 0;
       alphaArea = 0;
       cnps = 0;
       marks = 0;
     }
-  };
-  const release = (): void => {
-    limited = false;
-    rc = max;
-    rt = max;
-    timerStage = 0;
-    byteStage = 0;
-    bytes = 0;
-    alphaDue = NEVER;
-    pendingDue = NEVER;
-    timerDue = NEVER;
-  };
-  const increase = (byTimer: boolean): void => {
-    const f = r.rpThreshold;
-    if (Math.max(timerStage, byteStage) < f) {
-      // fast recovery: R_T stays
-    } else if (Math.min(timerStage, byteStage) > f) rt += r.rpHaiRate;
-    else rt += r.rpAiRate;
-    if (rt > max) rt = max;
-    rc = (rt + rc) / 2;
-    if (byTimer) timerStage++;
-    else byteStage++;
-    if (rt >= max && max - rc < 1) release();
-  };
-  const cnp = (): void => {
-    if (counting()) cnps++;
-    if (!limited) {
-      limited = true;
-      alpha = r.rpInitialAlphaValue / 1024;
-      alphaDue = t + r.rpDceTcpRtt;
-      cnpInPeriod = false;
-      rc = max;
-      rt = max;
-      timerStage = 0;
-      byteStage = 0;
-      bytes = 0;
-      if (r.rpRateToSetOnFirstCnp > 0) {
-        rc = Math.max(r.rpMinRate, Math.min(r.rpRateToSetOnFirstCnp, max));
-        rt = rc;
-        lastDecrease = t;
-        timerDue = t + r.rpTimeReset;
-        return;
-      }
-      decrease();
-      return;
-    }
-    cnpInPeriod = true;
-    if (t - lastDecrease >= r.rpRateReduceMonitorPeriod) decrease();
-    else if (pendingDue === NEVER) pendingDue = lastDecrease + r.rpRateReduceMonitorPeriod;
-  };
-
-  while (done < budget) {
-    const packetsPerUs = rc / (8 * m.packetFrameBytes);
-    const intensity = perMark * packetsPerUs;
-    const markAt = schedule !== null ? nextScheduled : intensity > 0 ? t + need / intensity : NEVER;
-    const bytesAt = limited ? t + ((r.rpByteReset - bytes) * 8) / rc : NEVER;
-    const next = Math.min(markAt, timerDue, bytesAt, alphaDue, pendingDue);
-    if (next === NEVER) throw invalid('the marks model has no event left: give p > 0 or a mark schedule');
-    const dt = next - t;
-    if (counting()) {
-      rateArea += rc * dt;
-      alphaArea += alpha * dt;
-    }
-    if (limited) bytes += (rc * dt) / 8;
-    need -= intensity * dt;
-    t = next;
-    if (next === alphaDue) {
-      alpha = keep * alpha + (cnpInPeriod ? 1 - keep : 0);
-      cnpInPeriod = false;
-      alphaDue += r.rpDceTcpRtt;
-    } else if (next === pendingDue) {
-      decrease();
-    } else if (next === timerDue) {
-      timerDue += r.rpTimeReset;
-      increase(true);
-    } else if (next === bytesAt) {
-      bytes = 0;
-      increase(false);
-    } else {
-      if (schedule !== null) nextScheduled = schedule(t);
-      else need = -Math.log(1 - rng.float());
-      if (counting()) marks++;
-      if (t - lastCnp >= r.npMinTimeBetweenCnps) {
-        lastCnp = t;
-        cnp();
-      }
-    }
   }
-  const span = Math.max(1e-9, t - from);
+  const span = maxOf(1e-9, t - from);
   return { meanRateMbps: rateArea / span, meanAlpha: alphaArea / span, cnpsPerMs: (1000 * cnps) / span, marksPerMs: (1000 * marks) / span, decreases, durationUs: span };
 }
 
