@@ -34,7 +34,7 @@ export const SIM_OPTIONS: readonly OptionSpec[] = [
   { name: 'mtu', kind: 'string', value: 'BYTES', help: 'path MTU of the flows: 256, 512, 1024, 2048 or 4096 (default 4096)' },
   { name: 'steady-from', kind: 'string', value: 'TIME', help: 'where the steady-state figures start (default: half the duration)' },
   { name: 'converge-window', kind: 'string', value: 'TIME', help: 'the window of the convergence check, a whole number of bins (default: a twentieth of the duration)' },
-  { name: 'fluid', kind: 'flag', help: 'set the DCQCN fluid model (the paper\'s equations) beside the steady state: rate, queue, marking probability' },
+  { name: 'fluid', kind: 'flag', help: 'set three DCQCN models beside the steady state (rate, queue, marking probability, CNPs): the fluid model (the paper\'s equations), the marks model (one reaction point kept discrete under independent marks) and the hybrid model (N reaction points on one fluid queue)' },
   { name: 'bin', kind: 'string', value: 'TIME', help: 'the figures\' time step (default: the duration in 100 steps)' },
   { name: 'json', kind: 'flag', help: 'print the result as one JSON object' },
   { name: 'pcap', kind: 'string', value: 'FILE', help: 'write every frame the switch sends (data leaving its ports, PFC frames) to FILE' },
@@ -222,34 +222,42 @@ function report(out: Output, r: StarResult, s: StarScenario, mode: string): void
 
 function reportFluid(out: Output, f: FluidComparison): void {
   const m = f.model;
-  out.stdout(` fluid model: ${m.flows} flows, ${m.linkRateBps / 1e9} Gb/s, ${m.packetWireBytes} B packets on the wire, feedback delay ${m.feedbackDelayUs.toFixed(2)} us\n`);
-  if (f.fixedPoint === null) {
-    out.stdout('  no fixed point on RED\'s slope: the model\'s queue sits above kmax\n');
-    return;
-  }
   const pct = (x: number): string => `${x >= 0 ? '+' : ''}${(x * 100).toFixed(1)} %`;
-  const row = (name: string, fig: FluidFigure | null, fmt: (x: number) => string): void => {
-    if (fig !== null) out.stdout(`  ${name.padEnd(18)} sim ${fmt(fig.sim).padStart(12)}   fixed point ${fmt(fig.fluid).padStart(12)}   ${pct(fig.difference)}\n`);
+  const row = (name: string, fig: FluidFigure | null, fmt: (x: number) => string, model = 'fixed point'): void => {
+    if (fig !== null) out.stdout(`  ${name.padEnd(18)} sim ${fmt(fig.sim).padStart(12)}   ${model} ${fmt(fig.fluid).padStart(12)}   ${pct(fig.difference)}\n`);
   };
-  row('rate per flow', f.rateGbps, (x) => `${x.toFixed(2)} Gb/s`);
-  row('queue', f.queueBytes, (x) => `${Math.round(x)} B`);
-  row('marked', f.markProbability, (x) => `${(x * 100).toFixed(3)} %`);
-  row('CNPs per flow', f.cnpsPerFlowPerMs, (x) => `${x.toFixed(2)} /ms`);
-  if (f.cnpsPerMark !== null) {
-    row('CNPs per mark', f.cnpsPerMark, (x) => x.toFixed(3));
-    out.stdout(`  ${''.padEnd(18)} independent marks at the run's mark rate, the NP's rule: ${f.cnpsPerMark.independent.toFixed(3)}\n`);
+  const gbps = (x: number): string => `${x.toFixed(2)} Gb/s`;
+  const bytes = (x: number): string => `${Math.round(x)} B`;
+  const percent = (x: number): string => `${(x * 100).toFixed(3)} %`;
+  const perMs = (x: number): string => `${x.toFixed(2)} /ms`;
+  out.stdout(` fluid model: ${m.flows} flows, ${m.linkRateBps / 1e9} Gb/s, ${m.packetWireBytes} B packets on the wire, feedback delay ${m.feedbackDelayUs.toFixed(2)} us\n`);
+  if (f.fixedPoint === null) out.stdout("  no fixed point on RED's slope: the model's queue sits above kmax\n");
+  else {
+    row('rate per flow', f.rateGbps, gbps);
+    row('queue', f.queueBytes, bytes);
+    row('marked', f.markProbability, percent);
+    row('CNPs per flow', f.cnpsPerFlowPerMs, perMs);
+    if (f.cnpsPerMark !== null) {
+      row('CNPs per mark', f.cnpsPerMark, (x) => x.toFixed(3));
+      out.stdout(`  ${''.padEnd(18)} independent marks at the run's mark rate, the NP's rule: ${f.cnpsPerMark.independent.toFixed(3)}\n`);
+    }
+    out.stdout(`  the equations run in time: queue ${Math.round(f.run.meanQueueBytes)} B mean (${Math.round(f.run.minQueueBytes)}..${Math.round(f.run.maxQueueBytes)}), ${(f.run.meanMarkProbability * 100).toFixed(3)} % marked, ${f.run.meanRateGbps.toFixed(2)} Gb/s per flow\n`);
   }
-  out.stdout(`  the equations run in time: queue ${Math.round(f.run.meanQueueBytes)} B mean (${Math.round(f.run.minQueueBytes)}..${Math.round(f.run.maxQueueBytes)}), ${(f.run.meanMarkProbability * 100).toFixed(3)} % marked, ${f.run.meanRateGbps.toFixed(2)} Gb/s per flow\n`);
   const mk = f.marks;
-  if (mk === null) return;
-  if (mk.fixedPoint === null) {
-    out.stdout(' marks model (each reaction point discrete, marks independent, the queue fluid): no fixed point on RED\'s slope\n');
-    return;
+  if (mk !== null && mk.fixedPoint === null) out.stdout(" marks model (each reaction point discrete, marks independent, the queue fluid): no fixed point on RED's slope\n");
+  else if (mk !== null && mk.fixedPoint !== null) {
+    out.stdout(` marks model (each reaction point discrete, marks independent, the queue fluid; ${mk.fixedPoint.decreases} rate cuts at each p):\n`);
+    row('rate per flow', mk.rateGbps, gbps);
+    row('queue', mk.queueBytes, bytes);
+    row('marked', mk.markProbability, percent);
+    row('CNPs per flow', mk.cnpsPerFlowPerMs, perMs);
+    row('CNPs per mark', mk.cnpsPerMark, (x) => x.toFixed(3));
   }
-  out.stdout(` marks model (each reaction point discrete, marks independent, the queue fluid; ${mk.fixedPoint.decreases} rate cuts at each p):\n`);
-  row('rate per flow', mk.rateGbps, (x) => `${x.toFixed(2)} Gb/s`);
-  row('queue', mk.queueBytes, (x) => `${Math.round(x)} B`);
-  row('marked', mk.markProbability, (x) => `${(x * 100).toFixed(3)} %`);
-  row('CNPs per flow', mk.cnpsPerFlowPerMs, (x) => `${x.toFixed(2)} /ms`);
-  row('CNPs per mark', mk.cnpsPerMark, (x) => x.toFixed(3));
+  const hy = f.hybrid;
+  out.stdout(` hybrid model (N discrete reaction points on one fluid queue, the run's window, mean of ${hy.seeds} seeds):\n`);
+  row('rate per flow', hy.rateGbps, gbps, 'model');
+  row('queue', hy.queueBytes, bytes, 'model');
+  row('marked', hy.markProbability, percent, 'model');
+  row('CNPs per flow', hy.cnpsPerFlowPerMs, perMs, 'model');
+  out.stdout(`  ${''.padEnd(18)} the model's queue ${hy.queueMinBytes}..${hy.queueMaxBytes} B, ${(hy.aboveKmax * 100).toFixed(2)} % of its packets sent above kmax\n`);
 }

@@ -89,6 +89,11 @@ export interface DeviceConfig {
 /** Link-layer and IP overhead of a RoCE v2 packet over IPv4 or IPv6: Ethernet 14 (+4 VLAN), IP, UDP 8, BTH 12, ICRC 4 ... the IB MTU is what fits. */
 const ROCE_OVERHEAD_V6 = 40 + 8 + 12 + 28 + 4;
 
+/** Outstanding PSNs per QP by default (rxe: RXE_MAX_UNACKED_PSNS). */
+export const DEFAULT_MAX_UNACKED_PSNS = 128;
+/** Packets between two AckReq bits by default (rxe: RXE_MAX_PKT_PER_ACK). */
+export const DEFAULT_MAX_PKTS_PER_ACK = 64;
+
 export class Device implements QpHost {
   readonly name: string;
   readonly driver: NicDriver;
@@ -127,7 +132,7 @@ export class Device implements QpHost {
     this.vlan = cfg.vlan ?? null;
     this.limits = Object.freeze({ ...RXE_DEVICE_LIMITS, ...cfg.limits });
     this.mrs = new MrTable(this.limits.maxMr);
-    this.tuning = Object.freeze({ maxUnackedPsns: cfg.maxUnackedPsns ?? 128, maxPktsPerAck: cfg.maxPktsPerAck ?? 64, burst: cfg.burst ?? 64 });
+    this.tuning = Object.freeze({ maxUnackedPsns: cfg.maxUnackedPsns ?? DEFAULT_MAX_UNACKED_PSNS, maxPktsPerAck: cfg.maxPktsPerAck ?? DEFAULT_MAX_PKTS_PER_ACK, burst: cfg.burst ?? 64 });
     // GID table as rxe builds it for RoCE v2: the link-local GID from the MAC first, then one per address.
     this.gids.push(linkLocalGid(cfg.driver.mac));
     for (const a of cfg.ipv4 ?? []) this.gids.push(ipv6FromString(`::ffff:${a}`));

@@ -4,9 +4,12 @@
  * sent), and its fixed point and its run in time are set beside the packet-level steady state.
  */
 import { NP_DEFAULTS, RP_DEFAULTS } from '../../stack/congestion/parameters';
+import { DEFAULT_MAX_PKTS_PER_ACK, DEFAULT_MAX_UNACKED_PSNS } from '../../stack/device';
+import { type Mtu, mtuBytes } from '../../stack/types';
 import { WIRE_OVERHEAD_BYTES } from '../../nic-driver/memory-link';
 import { type FluidFixedPoint, type FluidInput, type FluidRun, dcqcnFluidFixedPoint, integrateDcqcnFluid } from './dcqcn-fluid';
 import { type MarksFixedPoint, type MarksModelInput, marksModelFixedPoint } from './dcqcn-marks-model';
+import { runDcqcnHybrid } from './dcqcn-hybrid-model';
 import { type StarResult, type StarScenario, round3 } from './star-scenario';
 import { invalid } from '../../stack/errors';
 
@@ -41,7 +44,27 @@ export interface FluidComparison {
    * what separates the two is what only the switch has (clustered marks, synchronised cuts).
    */
   marks: MarksComparison | null;
+  /**
+   * The third (dcqcn-hybrid-model.ts): N discrete reaction points on one fluid queue over the
+   * run's own duration and steady window, the mean of `HYBRID_SEEDS` seeds against the run.
+   */
+  hybrid: HybridComparison;
 }
+
+export interface HybridComparison {
+  seeds: number;
+  rateGbps: FluidFigure;
+  queueBytes: FluidFigure;
+  markProbability: FluidFigure;
+  cnpsPerFlowPerMs: FluidFigure;
+  /** The model's share of packets sent while its queue was above Kmax (every one marked), and its queue's range, means over the seeds. */
+  aboveKmax: number;
+  queueMinBytes: number;
+  queueMaxBytes: number;
+}
+
+/** Seeds of the hybrid model averaged against one run: its figures spread by about 10 % from seed to seed over a 50 ms window. */
+export const HYBRID_SEEDS = 5;
 
 export interface MarksComparison {
   model: MarksModelInput;
@@ -149,6 +172,29 @@ function compareWithMarks(s: StarScenario, st: StarResult['steady'], frameBytes:
   };
 }
 
+/** The hybrid model over the run's duration and steady window, `HYBRID_SEEDS` seeds averaged, beside the run. */
+function compareWithHybrid(s: StarScenario, r: StarResult, marks: MarksModelInput, feedbackDelayUs: number, simRate: number): HybridComparison {
+  const st = r.steady;
+  // The requester keeps up to 128 PSNs unacknowledged and asks for an ACK every 64 packets or at a
+  // message's end (rxe's rules, the stack's defaults): its window frees in steps of that many, so
+  // it keeps the window less half a step in flight on average.
+  const perMessage = Math.ceil((s.messageBytes ?? 65536) / mtuBytes(s.pathMtu ?? (5 as Mtu)));
+  const windowPackets = DEFAULT_MAX_UNACKED_PSNS - Math.min(DEFAULT_MAX_PKTS_PER_ACK, perMessage) / 2;
+  const runs = Array.from({ length: HYBRID_SEEDS }, (_, i) => runDcqcnHybrid({ ...marks, feedbackDelayUs, bufferBytes: s.bufferBytes, windowPackets }, r.durationUs, st.fromUs, i + 1));
+  const mean = (f: (x: (typeof runs)[number]) => number): number => runs.reduce((a, x) => a + f(x), 0) / runs.length;
+  const rate = mean((x) => x.flowsGbps.reduce((a, g) => a + g, 0) / x.flowsGbps.length);
+  return {
+    seeds: HYBRID_SEEDS,
+    rateGbps: figure(round3(simRate), round3(rate)),
+    queueBytes: figure(st.queueMeanBytes, Math.round(mean((x) => x.queueMeanBytes))),
+    markProbability: figure(st.markProbability, mean((x) => x.markProbability)),
+    cnpsPerFlowPerMs: figure(st.cnpsPerFlowPerMs, round3(mean((x) => x.cnpsPerFlowPerMs))),
+    aboveKmax: mean((x) => x.aboveKmax),
+    queueMinBytes: Math.round(mean((x) => x.queueMinBytes)),
+    queueMaxBytes: Math.round(mean((x) => x.queueMaxBytes)),
+  };
+}
+
 /** The fluid model of scenario `s` beside its result `r`. */
 export function compareWithFluid(s: StarScenario, r: StarResult): FluidComparison {
   const st = r.steady;
@@ -178,5 +224,6 @@ export function compareWithFluid(s: StarScenario, r: StarResult): FluidCompariso
     cnpsPerFlowPerMs: fixedPoint !== null ? figure(st.cnpsPerFlowPerMs, round3(fixedPoint.cnpsPerMs)) : null,
     cnpsPerMark,
     marks: compareWithMarks(s, st, frameBytes, simRate, simPerMark),
+    hybrid: compareWithHybrid(s, r, marksModelOf(s, frameBytes), model.feedbackDelayUs, simRate),
   };
 }

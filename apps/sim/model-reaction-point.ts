@@ -42,6 +42,11 @@ export class ModelReactionPoint {
   alpha = 0;
   /** Rate decreases so far. */
   decreases = 0;
+  /**
+   * A limit, Mb/s, that something other than the RP puts on what the flow sends (the transport's
+   * window): it sends min(R_C, cap), and the byte counter counts what it sends.
+   */
+  cap = NEVER;
   private alphaDue = NEVER;
   private cnpInPeriod = false;
   private lastDecrease = Number.NEGATIVE_INFINITY;
@@ -63,11 +68,20 @@ export class ModelReactionPoint {
     this.keep = r.rpDceTcpG / 1024;
   }
 
+  /** What the flow sends, Mb/s: R_C, or the cap when that is lower. */
+  get sendRate(): number {
+    return min(this.rc, this.cap);
+  }
+
   /** The time of the RP's next own event (timer, byte counter, α period, a deferred cut), or Infinity. */
   due(): number {
     if (!this.limited) return NEVER;
-    const bytesAt = this.rc > 0 ? this.at + ((this.r.rpByteReset - this.bytes) * 8) / this.rc : NEVER;
-    return min(this.alphaDue, this.pendingDue, this.timerDue, bytesAt);
+    return min(this.alphaDue, this.pendingDue, this.timerDue, this.bytesDue());
+  }
+
+  private bytesDue(): number {
+    const rate = this.sendRate;
+    return rate > 0 ? this.at + ((this.r.rpByteReset - this.bytes) * 8) / rate : NEVER;
   }
 
   /** Runs every own event due by `t`, each at its own time, then counts bytes up to `t`. */
@@ -106,13 +120,13 @@ export class ModelReactionPoint {
   }
 
   private advance(t: number): void {
-    if (this.limited) this.bytes += (this.rc * (t - this.at)) / 8;
+    if (this.limited) this.bytes += (this.sendRate * (t - this.at)) / 8;
     this.at = t;
   }
 
   private fire(t: number): void {
     const r = this.r;
-    const bytesAt = this.rc > 0 ? this.at + ((r.rpByteReset - this.bytes) * 8) / this.rc : NEVER;
+    const bytesAt = this.bytesDue();
     this.advance(t);
     if (t === this.alphaDue) {
       this.alpha = this.keep * this.alpha + (this.cnpInPeriod ? 1 - this.keep : 0);

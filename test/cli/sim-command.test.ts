@@ -60,6 +60,10 @@ test('--fluid: the steady state and the convergence, then the fluid model\'s fix
   expect(t.out).toMatch(/queue +sim +\d+ B +fixed point +21756 B/);
   expect(t.out).toMatch(/marked +sim +[\d.]+ % +fixed point +0\.086 %/);
   expect(t.out).toMatch(/CNPs per flow +sim +[\d.]+ \/ms +fixed point +1\.85 \/ms/);
+  // The marks model's fixed point depends on the frame size alone; the hybrid model runs the run's window.
+  expect(t.out).toMatch(/marks model \(each reaction point discrete, marks independent, the queue fluid; 20000 rate cuts at each p\):\n.*\n +queue +sim +\d+ B +fixed point +25636 B/);
+  expect(t.out).toMatch(/hybrid model \(N discrete reaction points on one fluid queue, the run's window, mean of 5 seeds\):\n +rate per flow +sim +[\d.]+ Gb\/s +model +[\d.]+ Gb\/s/);
+  expect(t.out).toMatch(/the model's queue \d+\.\.\d+ B, [\d.]+ % of its packets sent above kmax/);
   const j = await roce('sim', ...argv, '--json');
   expect(j.code).toBe(0);
   const r = JSON.parse(j.out) as { steady: { fromUs: number; flowsGbps: number[] }; convergence: { windowUs: number }; fluid: { fixedPoint: { queueBytes: number }; queueBytes: { sim: number; fluid: number; difference: number } } };
@@ -68,7 +72,13 @@ test('--fluid: the steady state and the convergence, then the fluid model\'s fix
   expect(r.convergence.windowUs).toBe(500);
   expect(r.fluid.queueBytes.fluid).toBe(Math.round(r.fluid.fixedPoint.queueBytes));
   expect(r.fluid.queueBytes.difference).toBeCloseTo((r.fluid.queueBytes.sim - r.fluid.queueBytes.fluid) / r.fluid.queueBytes.fluid, 9);
-}, 60_000);
+  const more = JSON.parse(j.out) as { fluid: { marks: { fixedPoint: { queueBytes: number }; queueBytes: { sim: number; fluid: number } }; hybrid: { seeds: number; queueBytes: { sim: number; fluid: number } } } };
+  expect(more.fluid.marks.queueBytes.fluid).toBe(Math.round(more.fluid.marks.fixedPoint.queueBytes));
+  expect(more.fluid.marks.queueBytes.sim).toBe(r.fluid.queueBytes.sim);
+  expect(more.fluid.hybrid.seeds).toBe(5);
+  expect(more.fluid.hybrid.queueBytes.sim).toBe(r.fluid.queueBytes.sim);
+  expect(more.fluid.hybrid.queueBytes.fluid).toBeGreaterThan(0);
+}, 120_000);
 
 test.each([
   [['--fluid', '--cc', 'none'], /--fluid: the fluid model is of DCQCN/],

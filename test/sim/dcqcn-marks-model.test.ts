@@ -7,38 +7,11 @@
 import { type MarksModelInput, marksModelFixedPoint, runReactionPointUnderMarks } from '../../apps/sim/dcqcn-marks-model';
 import type { ModelRules } from '../../apps/sim/model-reaction-point';
 import { VerbsError } from '../../stack/errors';
+import { paperMarksInput, paperModelRules } from '../support/model-rules';
 
-/** The DCQCN paper's settings (stack/congestion/parameters.ts, DCQCN_PAPER_PARAMS over the mlx5 defaults), written out. */
-const paperRules: ModelRules = {
-  rpRateReduceMonitorPeriod: 50,
-  rpClampTgtRate: 1,
-  rpClampTgtRateAti: 1,
-  rpTimeReset: 55,
-  rpByteReset: 10 * 1024 * 1024,
-  rpThreshold: 5,
-  rpAiRate: 40,
-  rpHaiRate: 50,
-  rpMinDecFac: 50,
-  rpMinRate: 1,
-  rpRateToSetOnFirstCnp: 0,
-  rpDceTcpG: 1020,
-  rpDceTcpRtt: 55,
-  rpInitialAlphaValue: 1023,
-  rpGd: 11,
-  npMinTimeBetweenCnps: 50,
-};
+const paperRules = paperModelRules;
 
-const paper = (flows: number): MarksModelInput => ({
-  flows,
-  linkRateBps: 40e9,
-  packetFrameBytes: 1082,
-  packetWireBytes: 1106,
-  kminBytes: 5_000,
-  kmaxBytes: 200_000,
-  pmax: 0.01,
-  maxRateMbps: 40_000,
-  rules: paperRules,
-});
+const paper = paperMarksInput;
 
 /**
  * Scripted rules: α held at 1/2 (G = 1024 keeps it, an initial α of 512), no monitor period and no

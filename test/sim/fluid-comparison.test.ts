@@ -76,25 +76,6 @@ test('two flows at 40 Gb/s: the port is full, the steady state is measured, and 
   expect(ratio(c.markProbability!)).toBeCloseTo((ratio(c.cnpsPerFlowPerMs!) / ratio(pm)) * (c.rateGbps!.fluid / c.rateGbps!.sim), 1);
 }, 60_000);
 
-test('the steady state of 2 and 4 flows (50-100 ms) is within 15 % of the marks model, and nearer it than the fluid model', () => {
-  // docs/congestion.md §3: the marks model keeps each reaction point discrete; what is left between
-  // it and the run is what only the switch has (clustered marks).
-  for (const n of [2, 4]) {
-    const s: StarScenario = { ...paper40, hosts: n + 1, flows: Array.from({ length: n }, (_, i) => ({ src: i, dst: n })), durationNs: 100 * MS, steadyFromNs: 50 * MS };
-    const r = runStarScenario(s);
-    expect(r.ok).toBe(true);
-    const c = compareWithFluid(s, r);
-    const mk = c.marks!;
-    expect(mk.fixedPoint).not.toBeNull();
-    expect(Math.abs(mk.rateGbps!.difference)).toBeLessThan(0.03);
-    for (const f of [mk.queueBytes!, mk.markProbability!, mk.cnpsPerFlowPerMs!]) expect(Math.abs(f.difference)).toBeLessThan(0.15);
-    expect(Math.abs(mk.queueBytes!.difference)).toBeLessThan(Math.abs(c.queueBytes!.difference));
-    expect(Math.abs(mk.markProbability!.difference)).toBeLessThan(Math.abs(c.markProbability!.difference));
-    // Clustered marks: the run gets fewer CNPs a mark than independent marks give.
-    expect(mk.cnpsPerMark!.sim).toBeLessThan(mk.cnpsPerMark!.fluid);
-  }
-}, 240_000);
-
 test('Jain\'s index and the convergence windows', () => {
   expect(jainIndex([5, 5])).toBe(1);
   expect(jainIndex([10, 0])).toBe(0.5);

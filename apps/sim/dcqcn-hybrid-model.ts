@@ -1,0 +1,141 @@
+/**
+ * A third oracle for the packet-level simulation (issue 14): N DCQCN flows, each reaction point
+ * discrete (model-reaction-point.ts), on one fluid queue. It has what the two fixed points leave
+ * out, a queue that moves and is shared, and none of the packet simulation's machinery: no frames,
+ * no switch, no pacer, no stack.
+ *
+ * In steps of `stepUs`:
+ *   dq/dt = Σ R_i − C          (frame bytes; C is the port's rate of frame bytes), 0 <= q <= buffer
+ *   p     = RED(q)              (0 up to Kmin, pmax·(q − Kmin)/(Kmax − Kmin) up to Kmax, 1 above)
+ * and flow i, sending k = R_i·dt/(8·frame) packets in the step, has a marked one with probability
+ * 1 − e^(−p·k) (marks a Poisson process of p per packet), independently of the others. A marked
+ * packet reaches its receiver after the queueing delay q/C and the base feedback delay; the NP
+ * judges it there, by arrival time as a NIC does, and its CNP reaches the flow's RP at once (the
+ * base delay stands for both ways). The marking probability it reports is marks over packets,
+ * counted in expectation (Σ p·k), as the switch counts marked frames over frames sent. A flow
+ * sends at R_i, or less when its transport's window holds it: at most window/(base + q/C), which
+ * is what keeps the queue below Kmax when the flows start at the line rate.
+ *
+ * So where the packet simulation and this model agree, the behaviour is DCQCN's and RED's, not
+ * the simulator's; where they part, the packets (their spacing, their order in the queue) matter.
+ */
+import { Rng } from '../../base/rng';
+import { invalid } from '../../stack/errors';
+import type { MarksModelInput } from './dcqcn-marks-model';
+import { ModelNotificationPoint, ModelReactionPoint } from './model-reaction-point';
+
+export interface HybridInput extends MarksModelInput {
+  /** The base delay from a mark to its CNP at the RP, µs (without the queueing delay). */
+  feedbackDelayUs: number;
+  bufferBytes: number;
+  /**
+   * The packets a flow keeps in flight on average, at most: its transport's window (0 for none).
+   * A flow then sends at most window/(base delay + q/C), as a window-limited sender does.
+   */
+  windowPackets: number;
+}
+
+export interface HybridRun {
+  /** Over the steady window. */
+  fromUs: number;
+  toUs: number;
+  /** Per flow, Gb/s of wire bytes. */
+  flowsGbps: number[];
+  queueMeanBytes: number;
+  queueMinBytes: number;
+  queueMaxBytes: number;
+  markProbability: number;
+  cnpsPerFlowPerMs: number;
+  /** The share of packets sent while the queue was above Kmax (all of them marked). */
+  aboveKmax: number;
+  /** [µs, queue bytes, Σ rates Gb/s of wire bytes] every `sampleUs`. */
+  overTime: [number, number, number][];
+}
+
+// Read once: a global's lookup costs much more inside a vm context (the test runner's) than a local's.
+const { min, max: maxOf, exp } = Math;
+
+/** N flows from t = 0 at their maximum rate, `durationUs` long; figures over [steadyFromUs, durationUs]. */
+export function runDcqcnHybrid(m: HybridInput, durationUs: number, steadyFromUs: number, seed = 1, stepUs = 0.25, sampleUs = 100): HybridRun {
+  if (!(Number.isInteger(m.flows) && m.flows >= 1)) throw invalid(`the hybrid model needs at least one flow, not ${m.flows}`);
+  if (!(m.kmaxBytes > m.kminBytes && m.kminBytes >= 0 && m.pmax > 0 && m.pmax <= 1)) throw invalid('the hybrid model needs RED marking with 0 <= kmin < kmax and 0 < pmax <= 1');
+  if (!(m.packetWireBytes >= m.packetFrameBytes && m.packetFrameBytes > 0 && m.bufferBytes > 0 && m.feedbackDelayUs >= 0 && m.windowPackets >= 0)) throw invalid('the hybrid model needs 0 < frame bytes <= wire bytes, a buffer, a feedback delay >= 0 and a window >= 0');
+  if (m.windowPackets > 0 && m.feedbackDelayUs <= 0) throw invalid('the hybrid model needs a feedback delay > 0 with a window');
+  if (!(stepUs > 0 && durationUs > stepUs && steadyFromUs >= 0 && steadyFromUs < durationUs)) throw invalid('the hybrid model needs 0 < step < duration and 0 <= steady from < duration');
+  const n = m.flows;
+  const rng = new Rng(seed);
+  const rps = Array.from({ length: n }, () => new ModelReactionPoint(m.rules, m.maxRateMbps));
+  const nps = Array.from({ length: n }, () => new ModelNotificationPoint(m.rules.npMinTimeBetweenCnps));
+  // Marked packets on their way, per flow, by arrival time (the delay shrinks with q, so a later one could pass an earlier one; it is held behind it, as in a FIFO queue).
+  const inFlight: number[][] = Array.from({ length: n }, () => []);
+  const drainPerUs = (m.linkRateBps / 8e6) * (m.packetFrameBytes / m.packetWireBytes); // frame bytes per µs
+  const bitsPerPacket = 8 * m.packetFrameBytes;
+  const windowBits = m.windowPackets * bitsPerPacket;
+  const toWire = m.packetWireBytes / m.packetFrameBytes;
+  const steps = Math.round(durationUs / stepUs);
+  const sampleEvery = maxOf(1, Math.round(sampleUs / stepUs));
+  let q = 0;
+  let qArea = 0;
+  let qMin = Number.POSITIVE_INFINITY;
+  let qMax = 0;
+  let packets = 0;
+  let marked = 0;
+  let packetsAbove = 0;
+  let cnps = 0;
+  let from = -1;
+  const rateArea = new Float64Array(n);
+  const overTime: [number, number, number][] = [];
+  for (let i = 0; i < steps; i++) {
+    const t = i * stepUs;
+    const counting = t >= steadyFromUs;
+    if (counting && from < 0) from = t;
+    const p = q <= m.kminBytes ? 0 : q > m.kmaxBytes ? 1 : (m.pmax * (q - m.kminBytes)) / (m.kmaxBytes - m.kminBytes);
+    const delay = m.feedbackDelayUs + q / drainPerUs;
+    let sending = 0;
+    for (let f = 0; f < n; f++) {
+      const rp = rps[f]!;
+      const queue = inFlight[f]!;
+      while (queue.length > 0 && queue[0]! <= t) {
+        const at = queue.shift()!;
+        if (!nps[f]!.mark(at)) continue;
+        if (at >= steadyFromUs) cnps++;
+        rp.runDue(at);
+        rp.cnp(at);
+      }
+      rp.runDue(t);
+      rp.cap = windowBits > 0 ? windowBits / delay : Number.POSITIVE_INFINITY;
+      const rate = rp.sendRate;
+      sending += rate;
+      const pk = (rate * stepUs) / bitsPerPacket;
+      if (p > 0 && rng.float() < 1 - exp(-pk * p)) {
+        queue.push(maxOf(t + delay, queue.length > 0 ? queue[queue.length - 1]! : 0));
+      }
+      if (counting) {
+        rateArea[f]! += rate * stepUs;
+        packets += pk;
+        marked += pk * p;
+        if (q > m.kmaxBytes) packetsAbove += pk;
+      }
+    }
+    q = min(m.bufferBytes, maxOf(0, q + (sending / 8 - drainPerUs) * stepUs));
+    if (counting) {
+      qArea += q * stepUs;
+      qMin = min(qMin, q);
+      qMax = maxOf(qMax, q);
+    }
+    if ((i + 1) % sampleEvery === 0) overTime.push([Math.round((i + 1) * stepUs), Math.round(q), ((sending / 1e3) * toWire)]);
+  }
+  const span = maxOf(stepUs, steps * stepUs - maxOf(0, from));
+  return {
+    fromUs: maxOf(0, from),
+    toUs: steps * stepUs,
+    flowsGbps: Array.from(rateArea, (a) => (a / span / 1e3) * toWire),
+    queueMeanBytes: qArea / span,
+    queueMinBytes: Number.isFinite(qMin) ? qMin : 0,
+    queueMaxBytes: qMax,
+    markProbability: packets > 0 ? marked / packets : 0,
+    cnpsPerFlowPerMs: (1000 * cnps) / n / span,
+    aboveKmax: packets > 0 ? packetsAbove / packets : 0,
+    overTime,
+  };
+}

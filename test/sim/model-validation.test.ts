@@ -1,0 +1,74 @@
+/**
+ * Issue 14, validation 3, as docs/congestion.md states it: `roce sim --fluid` at 40 Gb/s with the
+ * DCQCN paper's parameters, the steady state of 50-100 ms against the three models.
+ * - 2 and 4 flows, the mean of seeds 1-3: rate, queue, marking and CNP rate within 15 % of the
+ *   marks model and of the hybrid model; the paper's fluid model further off on the queue and the
+ *   marking.
+ * - 8 flows: the run and the hybrid model both cross Kmax (a marking above pmax), the fixed points
+ *   cannot; rate and CNP rate still within 15 % of the hybrid model.
+ * The runs are the built `roce` in child processes (`npm test` builds first): the packet simulation
+ * runs several times slower inside the test runner's module sandbox.
+ */
+import { execFile } from 'node:child_process';
+import * as path from 'node:path';
+
+const ROCE = path.join(__dirname, '..', '..', 'bin', 'roce.js');
+
+interface Figure {
+  sim: number;
+  fluid: number;
+}
+interface Fluid {
+  rateGbps: Figure;
+  queueBytes: Figure;
+  markProbability: Figure;
+  cnpsPerFlowPerMs: Figure;
+  marks: { rateGbps: Figure; queueBytes: Figure; markProbability: Figure; cnpsPerFlowPerMs: Figure } | null;
+  hybrid: { rateGbps: Figure; queueBytes: Figure; markProbability: Figure; cnpsPerFlowPerMs: Figure; aboveKmax: number };
+}
+
+function sim(hosts: number, seed: number): Promise<Fluid> {
+  const argv = [ROCE, 'sim', '--hosts', String(hosts), '--link-rate', '40G', '--buffer', '12M', '--mtu', '1024', '--cc', 'dcqcn-paper', '--duration', '100ms', '--seed', String(seed), '--fluid', '--json'];
+  return new Promise((resolve, reject) => {
+    execFile(process.execPath, argv, { timeout: 180_000, maxBuffer: 64 << 20 }, (err, stdout, stderr) => {
+      if (err !== null) reject(new Error(`roce sim --hosts ${hosts} --seed ${seed}: ${err.message} ${stderr}`));
+      else resolve((JSON.parse(stdout) as { fluid: Fluid }).fluid);
+    });
+  });
+}
+
+type Key = 'rateGbps' | 'queueBytes' | 'markProbability' | 'cnpsPerFlowPerMs';
+const KEYS: Key[] = ['rateGbps', 'queueBytes', 'markProbability', 'cnpsPerFlowPerMs'];
+
+/** The runs' mean against a model's figure (the same in every run: the models do not depend on the run's seed). */
+function off(runs: Fluid[], key: Key, model: (f: Fluid) => Figure): number {
+  const mean = runs.reduce((a, f) => a + model(f).sim, 0) / runs.length;
+  const m = model(runs[0]!).fluid;
+  for (const f of runs) expect(model(f).fluid).toBe(m);
+  return (mean - m) / m;
+}
+
+test.each([3, 5])('%i hosts (flows into one): the mean of seeds 1-3 within 15 %% of the marks and hybrid models', async (hosts) => {
+  const runs = [await sim(hosts, 1), ...(await Promise.all([sim(hosts, 2), sim(hosts, 3)]))];
+  for (const key of KEYS) {
+    const byMarks = off(runs, key, (f) => f.marks![key]);
+    const byHybrid = off(runs, key, (f) => f.hybrid[key]);
+    expect({ key, byMarks: Math.abs(byMarks) < 0.15, byHybrid: Math.abs(byHybrid) < 0.15 }).toEqual({ key, byMarks: true, byHybrid: true });
+  }
+  // The paper's equations average the reaction point's steps away: further off on the queue and the marking.
+  for (const key of ['queueBytes', 'markProbability'] as const) {
+    expect(Math.abs(off(runs, key, (f) => f[key]))).toBeGreaterThan(Math.abs(off(runs, key, (f) => f.hybrid[key])));
+  }
+}, 300_000);
+
+test('9 hosts (8 flows into one): the run and the hybrid model cross Kmax together; rate and CNP rate within 15 % of the hybrid model', async () => {
+  const f = await sim(9, 1);
+  // RED's slope gives at most pmax (1 %): a higher marking means packets above Kmax, all marked.
+  expect(f.markProbability.sim).toBeGreaterThan(0.02);
+  expect(f.hybrid.aboveKmax).toBeGreaterThan(0.02);
+  expect(f.hybrid.markProbability.fluid).toBeGreaterThan(0.02);
+  // The fixed points sit on the slope.
+  expect(f.markProbability.fluid).toBeLessThan(0.01);
+  expect(f.marks!.markProbability.fluid).toBeLessThan(0.01);
+  for (const key of ['rateGbps', 'cnpsPerFlowPerMs'] as const) expect(Math.abs(off([f], key, (x) => x.hybrid[key]))).toBeLessThan(0.15);
+}, 300_000);
