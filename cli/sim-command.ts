@@ -222,7 +222,8 @@ function report(out: Output, r: StarResult, s: StarScenario, mode: string): void
 
 function reportFluid(out: Output, f: FluidComparison): void {
   const m = f.model;
-  const pct = (x: number): string => `${x >= 0 ? '+' : ''}${(x * 100).toFixed(1)} %`;
+  // A model's figure of 0 (no queue in a window too short to settle) has no relative difference.
+  const pct = (x: number): string => (Number.isFinite(x) ? `${x >= 0 ? '+' : ''}${(x * 100).toFixed(1)} %` : 'n/a');
   const row = (name: string, fig: FluidFigure | null, fmt: (x: number) => string, model = 'fixed point'): void => {
     if (fig !== null) out.stdout(`  ${name.padEnd(18)} sim ${fmt(fig.sim).padStart(12)}   ${model} ${fmt(fig.fluid).padStart(12)}   ${pct(fig.difference)}\n`);
   };
