@@ -112,6 +112,8 @@ export class Device implements QpHost {
   /** Frames out and in: building, ICRC, decoding, dispatch to the QPs' roles. */
   private readonly port: Port;
   private kicked = new Set<QueuePair>();
+  /** The set runKicked works through, swapped with `kicked` so a kick made meanwhile lands in the other (no copy per run). */
+  private kickedNow = new Set<QueuePair>();
   private kickScheduled = false;
   private readonly vlan: DeviceConfig['vlan'];
   /** Listener for protocol events (NAKs, timeouts, retransmissions); null for none. */
@@ -324,15 +326,27 @@ export class Device implements QpHost {
     this.kicked.add(qp);
     if (this.kickScheduled) return;
     this.kickScheduled = true;
-    this.clock.soon(() => this.runKicked());
+    this.clock.soon(this.runKickedSoon);
   }
+
+  private readonly runKickedSoon = (): void => this.runKicked();
 
   private runKicked(): void {
     this.kickScheduled = false;
-    const list = [...this.kicked];
-    this.kicked.clear();
+    // Re-entered from a requester's run (not expected): work through a copy, the outer run keeps its set.
+    const reentered = this.kickedNow.size !== 0;
+    const list = reentered ? new Set(this.kicked) : this.kicked;
+    if (reentered) this.kicked.clear();
+    else {
+      this.kicked = this.kickedNow;
+      this.kickedNow = list;
+    }
     this.inflight?.beginTurn();
-    for (const qp of list) qp.runRequester();
+    try {
+      for (const qp of list) qp.runRequester();
+    } finally {
+      list.clear();
+    }
     this.inflight?.endTurn();
     this.flush();
   }
