@@ -349,8 +349,12 @@ export function icrcDescBurst(buf: Uint8Array, desc: Uint32Array, count: number,
   if (out.length < count || desc.length < 2 * count) {
     throw new NicDriverError(NativeErrorCode.BadArgument, `icrcDescBurst: ${count} frames but room for ${Math.min(out.length, desc.length >>> 1)}`);
   }
-  const b = native();
-  nativeCall(() => b.icrcBurst(buf, desc, count, out));
+  // Called per received run: no closure per call (nativeCall's would be allocated every time).
+  try {
+    native().icrcBurst(buf, desc, count, out);
+  } catch (e) {
+    throw fromNativeError(e);
+  }
 }
 
 /**
@@ -360,9 +364,14 @@ export function icrcDescBurst(buf: Uint8Array, desc: Uint32Array, count: number,
  */
 export function icrcSealBurst(buf: Uint8Array, desc: Uint32Array, count: number): void {
   const b = native();
-  if (b.icrcSealBurst !== undefined) {
-    nativeCall(() => b.icrcSealBurst!(buf, desc, count));
-    return;
+  // Called per transmit flush: no closure per call, as in icrcDescBurst.
+  try {
+    if (b.icrcSealBurst !== undefined) {
+      b.icrcSealBurst(buf, desc, count);
+      return;
+    }
+  } catch (e) {
+    throw fromNativeError(e);
   }
   const out = new Uint32Array(count);
   nativeCall(() => b.icrcBurst(buf, desc, count, out));
