@@ -25,7 +25,11 @@ import type { MarksModelInput } from './dcqcn-marks-model';
 import { ModelNotificationPoint, ModelReactionPoint } from './model-reaction-point';
 
 export interface HybridInput extends MarksModelInput {
-  /** The base delay from a mark to its CNP at the RP, µs (without the queueing delay). */
+  /**
+   * The loop's base delay, µs, without the queueing delay: from a rate change through the port to
+   * the CNP back at the RP. The model's queue answers a rate change at once, so all of it sits
+   * between the mark and the RP (the fluid model's feedback delay, fluid-comparison.ts).
+   */
   feedbackDelayUs: number;
   bufferBytes: number;
   /**
