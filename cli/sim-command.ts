@@ -245,8 +245,8 @@ function reportFluid(out: Output, f: FluidComparison): void {
     out.stdout(`  the equations run in time: queue ${Math.round(f.run.meanQueueBytes)} B mean (${Math.round(f.run.minQueueBytes)}..${Math.round(f.run.maxQueueBytes)}), ${(f.run.meanMarkProbability * 100).toFixed(3)} % marked, ${f.run.meanRateGbps.toFixed(2)} Gb/s per flow\n`);
   }
   const mk = f.marks;
-  if (mk !== null && mk.fixedPoint === null) out.stdout(" marks model (each reaction point discrete, marks independent, the queue fluid): no fixed point on RED's slope\n");
-  else if (mk !== null && mk.fixedPoint !== null) {
+  if (mk.fixedPoint === null) out.stdout(" marks model (each reaction point discrete, marks independent, the queue fluid): no fixed point on RED's slope\n");
+  else {
     out.stdout(` marks model (each reaction point discrete, marks independent, the queue fluid; ${mk.fixedPoint.decreases} rate cuts at each p):\n`);
     row('rate per flow', mk.rateGbps, gbps);
     row('queue', mk.queueBytes, bytes);

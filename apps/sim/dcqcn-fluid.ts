@@ -28,6 +28,7 @@
  * steps with the delay), because a fixed point that is not stable is not where a system sits.
  */
 import { invalid } from '../../stack/errors';
+import { checkFlowsAndRed, redMark, redQueueFor } from './red-marking';
 
 export interface FluidInput {
   flows: number;
@@ -108,20 +109,8 @@ function unitsOf(m: FluidInput): Units {
 }
 
 function check(m: FluidInput): void {
-  if (!(Number.isInteger(m.flows) && m.flows >= 1)) throw invalid(`the fluid model needs at least one flow, not ${m.flows}`);
-  if (!(m.kmaxBytes > m.kminBytes && m.kminBytes >= 0 && m.pmax > 0 && m.pmax <= 1)) throw invalid('the fluid model needs RED marking with 0 <= kmin < kmax and 0 < pmax <= 1');
+  checkFlowsAndRed(m, 'fluid model');
   for (const [k, v] of Object.entries(m)) if (!(typeof v === 'number' && Number.isFinite(v) && v >= 0)) throw invalid(`fluid model input ${k} must be a finite number >= 0, not ${String(v)}`);
-}
-
-/** Where p(t) puts the queue (inverse RED on its linear part). */
-function queueForMark(m: FluidInput, p: number): number {
-  return m.kminBytes + (p / m.pmax) * (m.kmaxBytes - m.kminBytes);
-}
-
-function markForQueue(m: FluidInput, q: number): number {
-  if (q <= m.kminBytes) return 0;
-  if (q > m.kmaxBytes) return 1;
-  return (m.pmax * (q - m.kminBytes)) / (m.kmaxBytes - m.kminBytes);
 }
 
 /**
@@ -176,7 +165,7 @@ export function dcqcnFluidFixedPoint(m: FluidInput): FluidFixedPoint | null {
   }
   const p = Math.sqrt(lo * hi);
   const b = balance(m, u, r, p);
-  return { rateGbps: toGbps(m, r), markProbability: p, queueBytes: queueForMark(m, p), alpha: b.alpha, cnpsPerMs: (1000 * b.cut) / m.cnpIntervalUs, targetAboveCurrentGbps: toGbps(m, b.gap) };
+  return { rateGbps: toGbps(m, r), markProbability: p, queueBytes: redQueueFor(m, p), alpha: b.alpha, cnpsPerMs: (1000 * b.cut) / m.cnpIntervalUs, targetAboveCurrentGbps: toGbps(m, b.gap) };
 }
 
 /**
@@ -207,7 +196,7 @@ export function integrateDcqcnFluid(m: FluidInput, durationUs: number, stepUs = 
   const sampleEvery = Math.max(1, Math.round(sampleUs / stepUs));
   for (let i = 0; i < steps; i++) {
     const qBytes = q * bytesPerPacket;
-    const p = markForQueue(m, qBytes);
+    const p = redMark(m, qBytes);
     const slot = i % (lag + 1);
     // The values one delay ago sit in the slot about to be overwritten.
     const pd = lag === 0 ? p : pHist[slot]!;
@@ -226,7 +215,7 @@ export function integrateDcqcnFluid(m: FluidInput, durationUs: number, stepUs = 
     if (i >= half) {
       const qb = q * bytesPerPacket;
       sumQ += qb;
-      sumP += markForQueue(m, qb);
+      sumP += redMark(m, qb);
       sumR += rc;
       minQ = Math.min(minQ, qb);
       maxQ = Math.max(maxQ, qb);

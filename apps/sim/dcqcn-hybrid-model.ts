@@ -21,7 +21,8 @@
  */
 import { Rng } from '../../base/rng';
 import { invalid } from '../../stack/errors';
-import type { MarksModelInput } from './dcqcn-marks-model';
+import { type MarksModelInput, checkMarksModelInput } from './dcqcn-marks-model';
+import { redMark } from './red-marking';
 import { ModelNotificationPoint, ModelReactionPoint } from './model-reaction-point';
 
 export interface HybridInput extends MarksModelInput {
@@ -61,9 +62,8 @@ const { min, max: maxOf, exp } = Math;
 
 /** N flows from t = 0 at their maximum rate, `durationUs` long; figures over [steadyFromUs, durationUs]. */
 export function runDcqcnHybrid(m: HybridInput, durationUs: number, steadyFromUs: number, seed = 1, stepUs = 0.25, sampleUs = 100): HybridRun {
-  if (!(Number.isInteger(m.flows) && m.flows >= 1)) throw invalid(`the hybrid model needs at least one flow, not ${m.flows}`);
-  if (!(m.kmaxBytes > m.kminBytes && m.kminBytes >= 0 && m.pmax > 0 && m.pmax <= 1)) throw invalid('the hybrid model needs RED marking with 0 <= kmin < kmax and 0 < pmax <= 1');
-  if (!(m.packetWireBytes >= m.packetFrameBytes && m.packetFrameBytes > 0 && m.bufferBytes > 0 && m.feedbackDelayUs >= 0 && m.windowPackets >= 0)) throw invalid('the hybrid model needs 0 < frame bytes <= wire bytes, a buffer, a feedback delay >= 0 and a window >= 0');
+  checkMarksModelInput(m, 'hybrid model');
+  if (!(m.bufferBytes > 0)) throw invalid('the hybrid model needs a buffer');
   if (m.windowPackets > 0 && m.feedbackDelayUs <= 0) throw invalid('the hybrid model needs a feedback delay > 0 with a window');
   if (!(stepUs > 0 && durationUs > stepUs && steadyFromUs >= 0 && steadyFromUs < durationUs)) throw invalid('the hybrid model needs 0 < step < duration and 0 <= steady from < duration');
   const n = m.flows;
@@ -93,7 +93,7 @@ export function runDcqcnHybrid(m: HybridInput, durationUs: number, steadyFromUs:
     const t = i * stepUs;
     const counting = t >= steadyFromUs;
     if (counting && from < 0) from = t;
-    const p = q <= m.kminBytes ? 0 : q > m.kmaxBytes ? 1 : (m.pmax * (q - m.kminBytes)) / (m.kmaxBytes - m.kminBytes);
+    const p = redMark(m, q);
     const delay = m.feedbackDelayUs + q / drainPerUs;
     let sending = 0;
     for (let f = 0; f < n; f++) {

@@ -24,6 +24,7 @@
 import { Rng } from '../../base/rng';
 import { invalid } from '../../stack/errors';
 import { type ModelRules, ModelNotificationPoint, ModelReactionPoint } from './model-reaction-point';
+import { checkFlowsAndRed, redQueueFor } from './red-marking';
 
 export interface MarksModelInput {
   flows: number;
@@ -73,13 +74,17 @@ const NEVER = Number.POSITIVE_INFINITY;
 // Read once: a global's lookup costs much more inside a vm context (the test runner's) than a local's.
 const { min, max: maxOf, log } = Math;
 
-function check(m: MarksModelInput): void {
-  if (!(Number.isInteger(m.flows) && m.flows >= 1)) throw invalid(`the marks model needs at least one flow, not ${m.flows}`);
-  if (!(m.kmaxBytes > m.kminBytes && m.kminBytes >= 0 && m.pmax > 0 && m.pmax <= 1)) throw invalid('the marks model needs RED marking with 0 <= kmin < kmax and 0 < pmax <= 1');
-  if (!(m.packetWireBytes >= m.packetFrameBytes && m.packetFrameBytes > 0)) throw invalid('the marks model needs 0 < frame bytes <= wire bytes');
+/**
+ * Refuses input the model cannot run, naming the model: the hybrid model (dcqcn-hybrid-model.ts)
+ * runs the same reaction points and checks its input here too. A timer or α period of 0 would
+ * make a reaction point's events never advance.
+ */
+export function checkMarksModelInput(m: MarksModelInput, model = 'marks model'): void {
+  checkFlowsAndRed(m, model);
+  if (!(m.packetWireBytes >= m.packetFrameBytes && m.packetFrameBytes > 0)) throw invalid(`the ${model} needs 0 < frame bytes <= wire bytes`);
   const r = m.rules;
-  if (!(r.rpTimeReset > 0 && r.rpByteReset > 0 && r.rpDceTcpRtt > 0 && m.maxRateMbps > 0)) throw invalid('the marks model needs positive rp_time_reset, rp_byte_reset, rp_dce_tcp_rtt and maximum rate');
-  for (const [k, v] of [...Object.entries(m), ...Object.entries(r)]) if (typeof v === 'number' && !(Number.isFinite(v) && v >= 0)) throw invalid(`marks model input ${k} must be a finite number >= 0, not ${String(v)}`);
+  if (!(r.rpTimeReset > 0 && r.rpByteReset > 0 && r.rpDceTcpRtt > 0 && m.maxRateMbps > 0)) throw invalid(`the ${model} needs positive rp_time_reset, rp_byte_reset, rp_dce_tcp_rtt and maximum rate`);
+  for (const [k, v] of [...Object.entries(m), ...Object.entries(r)]) if (typeof v === 'number' && !(Number.isFinite(v) && v >= 0)) throw invalid(`${model} input ${k} must be a finite number >= 0, not ${String(v)}`);
 }
 
 /**
@@ -87,7 +92,7 @@ function check(m: MarksModelInput): void {
  * `decreases` rate decreases have been counted after a warm-up of a tenth as many.
  */
 export function runReactionPointUnderMarks(m: MarksModelInput, p: number, decreases: number, seed = 1, schedule: MarkSchedule | null = null): MarksRun {
-  check(m);
+  checkMarksModelInput(m);
   if (!(p >= 0 && p < 1)) throw invalid(`the marking probability must be in [0, 1), not ${p}`);
   if (!(Number.isInteger(decreases) && decreases >= 1)) throw invalid(`the marks model needs at least one decrease to count, not ${decreases}`);
   const rng = new Rng(seed);
@@ -147,7 +152,7 @@ export function runReactionPointUnderMarks(m: MarksModelInput, p: number, decrea
  * when even p = pmax leaves them above it (the queue would sit above Kmax).
  */
 export function marksModelFixedPoint(m: MarksModelInput, decreases = 20_000, seed = 1): MarksFixedPoint | null {
-  check(m);
+  checkMarksModelInput(m);
   // The fair share in Mb/s of frame bytes: N flows of packets that take packetWireBytes on the link.
   const share = ((m.linkRateBps / 1e6) * (m.packetFrameBytes / m.packetWireBytes)) / m.flows;
   const run = (p: number): MarksRun => runReactionPointUnderMarks(m, p, decreases, seed);
@@ -165,7 +170,7 @@ export function marksModelFixedPoint(m: MarksModelInput, decreases = 20_000, see
   return {
     rateGbps: (share / 1e3) * (m.packetWireBytes / m.packetFrameBytes),
     markProbability: p,
-    queueBytes: m.kminBytes + (p / m.pmax) * (m.kmaxBytes - m.kminBytes),
+    queueBytes: redQueueFor(m, p),
     alpha: at.meanAlpha,
     cnpsPerMs: at.cnpsPerMs,
     cnpsPerMark: at.marksPerMs > 0 ? at.cnpsPerMs / at.marksPerMs : Number.NaN,

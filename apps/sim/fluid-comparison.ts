@@ -43,7 +43,7 @@ export interface FluidComparison {
    * marks, the queue fluid. The simulation against its fixed point, figure by figure as above;
    * what separates the two is what only the switch has (clustered marks, synchronised cuts).
    */
-  marks: MarksComparison | null;
+  marks: MarksComparison;
   /**
    * The third (dcqcn-hybrid-model.ts): N discrete reaction points on one fluid queue over the
    * run's own duration and steady window, the mean of `HYBRID_SEEDS` seeds against the run.
@@ -120,15 +120,14 @@ export function fluidModelOf(s: StarScenario, frameBytes: number): FluidInput {
   };
 }
 
-/** The marks model of `s` (dcqcn-marks-model.ts), with data frames of `frameBytes`. */
-export function marksModelOf(s: StarScenario, frameBytes: number): MarksModelInput {
-  const fluid = fluidModelOf(s, frameBytes);
+/** The marks model of `s` (dcqcn-marks-model.ts), from its fluid model (fluidModelOf): the same link, RED and frames. */
+export function marksModelOf(s: StarScenario, fluid: FluidInput): MarksModelInput {
   const rules = { ...RP_DEFAULTS, ...NP_DEFAULTS, ...(s.ccParams ?? {}) };
   const line = s.linkRateBps / 1e6;
   return {
     flows: fluid.flows,
     linkRateBps: fluid.linkRateBps,
-    packetFrameBytes: frameBytes,
+    packetFrameBytes: fluid.packetWireBytes - WIRE_OVERHEAD_BYTES,
     packetWireBytes: fluid.packetWireBytes,
     kminBytes: fluid.kminBytes,
     kmaxBytes: fluid.kmaxBytes,
@@ -157,8 +156,7 @@ export function marksModelOf(s: StarScenario, frameBytes: number): MarksModelInp
 }
 
 /** The marks model's fixed point beside the run's steady state (`simRate` in wire Gb/s per flow, `simPerMark` the run's CNPs per mark). */
-function compareWithMarks(s: StarScenario, st: StarResult['steady'], frameBytes: number, simRate: number, simPerMark: number): MarksComparison {
-  const model = marksModelOf(s, frameBytes);
+function compareWithMarks(model: MarksModelInput, st: StarResult['steady'], simRate: number, simPerMark: number): MarksComparison {
   const fp = marksModelFixedPoint(model);
   if (fp === null) return { model, fixedPoint: null, rateGbps: null, queueBytes: null, markProbability: null, cnpsPerFlowPerMs: null, cnpsPerMark: null };
   return {
@@ -198,8 +196,8 @@ function compareWithHybrid(s: StarScenario, r: StarResult, marks: MarksModelInpu
 /** The fluid model of scenario `s` beside its result `r`. */
 export function compareWithFluid(s: StarScenario, r: StarResult): FluidComparison {
   const st = r.steady;
-  const frameBytes = st.frames > 0 ? Math.round(st.meanFrameBytes) : 1024;
-  const model = fluidModelOf(s, frameBytes);
+  const model = fluidModelOf(s, st.frames > 0 ? Math.round(st.meanFrameBytes) : 1024);
+  const marks = marksModelOf(s, model);
   const fixedPoint = dcqcnFluidFixedPoint(model);
   const { overTime: _, ...run } = integrateDcqcnFluid(model, Math.max(10_000, r.durationUs));
   // The simulation counts frame bytes; the model's rate is of wire bytes.
@@ -223,7 +221,7 @@ export function compareWithFluid(s: StarScenario, r: StarResult): FluidCompariso
     markProbability: fixedPoint !== null ? figure(st.markProbability, fixedPoint.markProbability) : null,
     cnpsPerFlowPerMs: fixedPoint !== null ? figure(st.cnpsPerFlowPerMs, round3(fixedPoint.cnpsPerMs)) : null,
     cnpsPerMark,
-    marks: compareWithMarks(s, st, frameBytes, simRate, simPerMark),
-    hybrid: compareWithHybrid(s, r, marksModelOf(s, frameBytes), model.feedbackDelayUs, simRate),
+    marks: compareWithMarks(marks, st, simRate, simPerMark),
+    hybrid: compareWithHybrid(s, r, marks, model.feedbackDelayUs, simRate),
   };
 }

@@ -95,15 +95,12 @@ export class ModelReactionPoint {
     const r = this.r;
     this.advance(t);
     if (!this.limited) {
+      // Unlimited, R_C and R_T are at the maximum and the stages and the byte count at 0 (the
+      // constructor, release): the first CNP starts α and its period.
       this.limited = true;
       this.alpha = r.rpInitialAlphaValue / 1024;
       this.alphaDue = t + r.rpDceTcpRtt;
       this.cnpInPeriod = false;
-      this.rc = this.maxRate;
-      this.rt = this.maxRate;
-      this.timerStage = 0;
-      this.byteStage = 0;
-      this.bytes = 0;
       if (r.rpRateToSetOnFirstCnp > 0) {
         this.rc = maxOf(r.rpMinRate, min(r.rpRateToSetOnFirstCnp, this.maxRate));
         this.rt = this.rc;

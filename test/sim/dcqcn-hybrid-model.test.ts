@@ -59,4 +59,7 @@ test('bad input is refused with a typed error', () => {
   expect(() => runDcqcnHybrid({ ...paper(2), bufferBytes: 0 }, 100, 0)).toThrow(/buffer/);
   expect(() => runDcqcnHybrid(paper(2), 100, 100)).toThrow(/steady from < duration/);
   expect(() => runDcqcnHybrid(paper(2), 100, 0, 1, 0)).toThrow(/0 < step/);
+  // A timer of 0 would never let a reaction point's events advance: refused, not run forever.
+  expect(() => runDcqcnHybrid({ ...paper(2), rules: { ...paper(2).rules, rpTimeReset: 0 } }, 100, 0)).toThrow(/the hybrid model needs positive rp_time_reset/);
+  expect(() => runDcqcnHybrid({ ...paper(2), windowPackets: -1 }, 100, 0)).toThrow(/hybrid model input windowPackets/);
 });

@@ -23,7 +23,7 @@ interface Fluid {
   queueBytes: Figure;
   markProbability: Figure;
   cnpsPerFlowPerMs: Figure;
-  marks: { rateGbps: Figure; queueBytes: Figure; markProbability: Figure; cnpsPerFlowPerMs: Figure } | null;
+  marks: { rateGbps: Figure; queueBytes: Figure; markProbability: Figure; cnpsPerFlowPerMs: Figure };
   hybrid: { rateGbps: Figure; queueBytes: Figure; markProbability: Figure; cnpsPerFlowPerMs: Figure; aboveKmax: number };
 }
 
@@ -51,7 +51,7 @@ function off(runs: Fluid[], key: Key, model: (f: Fluid) => Figure): number {
 test.each([3, 5])('%i hosts (flows into one): the mean of seeds 1-3 within 15 %% of the marks and hybrid models', async (hosts) => {
   const runs = [await sim(hosts, 1), ...(await Promise.all([sim(hosts, 2), sim(hosts, 3)]))];
   for (const key of KEYS) {
-    const byMarks = off(runs, key, (f) => f.marks![key]);
+    const byMarks = off(runs, key, (f) => f.marks[key]);
     const byHybrid = off(runs, key, (f) => f.hybrid[key]);
     expect({ key, byMarks: Math.abs(byMarks) < 0.15, byHybrid: Math.abs(byHybrid) < 0.15 }).toEqual({ key, byMarks: true, byHybrid: true });
   }
@@ -69,6 +69,6 @@ test('9 hosts (8 flows into one): the run and the hybrid model cross Kmax togeth
   expect(f.hybrid.markProbability.fluid).toBeGreaterThan(0.02);
   // The fixed points sit on the slope.
   expect(f.markProbability.fluid).toBeLessThan(0.01);
-  expect(f.marks!.markProbability.fluid).toBeLessThan(0.01);
+  expect(f.marks.markProbability.fluid).toBeLessThan(0.01);
   for (const key of ['rateGbps', 'cnpsPerFlowPerMs'] as const) expect(Math.abs(off([f], key, (x) => x.hybrid[key]))).toBeLessThan(0.15);
 }, 300_000);
