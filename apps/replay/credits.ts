@@ -14,6 +14,7 @@ import { AethKind, CREDITS_INVALID, CREDIT_TABLE, creditRange, decodeSyndrome } 
 import type { RocePacket } from '../../packets/decode';
 import { psnDiff } from '../../base/psn';
 import { type Difference, DiffClass } from './differences';
+import { AnswerIndex } from './answer-index';
 
 /** The most receives replay posts to stand for a credit count (code 30 means 32768 or more). */
 const MAX_RECEIVES = 1 << 15;
@@ -41,10 +42,10 @@ export interface CreditedResp {
  * once taken, the count left is the captured one); just that one when the capture shows no count (or
  * the responder generates none).
  */
-export function receivesWanted(expected: readonly CreditedResp[], psn: number, takesWqe: boolean, noCredits: boolean): number {
+export function receivesWanted(credited: ReadonlyMap<number, CreditedResp>, psn: number, takesWqe: boolean, noCredits: boolean): number {
   const own = takesWqe ? 1 : 0;
   if (noCredits) return own;
-  const r = expected.find((e) => e.psn === psn && e.credit !== null && e.credit !== CREDITS_INVALID);
+  const r = credited.get(psn);
   if (r === undefined || r.credit === null) return own;
   return Math.min(MAX_RECEIVES, CREDIT_TABLE[r.credit] ?? 0) + own;
 }
@@ -57,6 +58,13 @@ const text = (code: number | null): string => {
   return `credit code ${code} (${wqes} receive WQEs)`;
 };
 
+/** Per PSN, the first of the real responder's answers for it that carries a credit count (not code 31): what `receivesWanted` reads. */
+export function creditedByPsn(expected: readonly CreditedResp[]): Map<number, CreditedResp> {
+  const m = new Map<number, CreditedResp>();
+  for (const e of expected) if (e.credit !== null && e.credit !== CREDITS_INVALID && !m.has(e.psn)) m.set(e.psn, e);
+  return m;
+}
+
 /** Compares the credit counts of the stack's answers with the captured ones; runs of one class are reported once. */
 export class CreditCheck {
   private readonly found: Difference[] = [];
@@ -64,12 +72,13 @@ export class CreditCheck {
   constructor(expected: readonly CreditedResp[], got: readonly CreditedResp[]) {
     // The k-th captured answer of a kind for a PSN goes with the stack's k-th (duplicates are answered again).
     const seen = new Map<string, number>();
+    const answered = new AnswerIndex(got);
     for (const e of expected) {
       if (e.credit === null) continue;
       const key = `${e.kind}:${e.psn}`;
       const k = seen.get(key) ?? 0;
       seen.set(key, k + 1);
-      const g = got.filter((x) => x.kind === e.kind && x.psn === e.psn)[k];
+      const g = answered.of(e.kind, e.psn)[k];
       if (g === undefined || g.credit === null || g.credit === e.credit) continue;
       const range = creditRange(e.credit);
       const inRange = range !== null && g.credit !== CREDITS_INVALID && g.wqes !== undefined && g.wqes >= range[0] && g.wqes <= range[1];

@@ -10,6 +10,7 @@
 import { OpFlag } from '../../packets/opcodes';
 import { psnAdd } from '../../base/psn';
 import type { CapturedPacket } from './conversation';
+import type { CapturedIndex } from './captured-index';
 import { type Difference, DiffClass } from './differences';
 
 type Span = [bigint, bigint];
@@ -48,6 +49,8 @@ function split(list: readonly Span[], lo: bigint, hi: bigint): { inside: Span[];
   return { inside, outside };
 }
 
+const isReadResponse = (x: CapturedPacket): boolean => ((x.p.info?.flags ?? 0) & OpFlag.READ) !== 0;
+
 export class ReadSource {
   /** Per R_Key, the bytes captured WRITEs put there. */
   private readonly written = new Map<number, Span[]>();
@@ -63,7 +66,7 @@ export class ReadSource {
   ) {}
 
   /** Request `c` is about to be fed to the stack; `responses` are the real responder's. */
-  beforeRequest(c: CapturedPacket, responses: readonly CapturedPacket[]): void {
+  beforeRequest(c: CapturedPacket, responses: CapturedIndex): void {
     const p = c.p;
     const b = p.bth;
     const f = p.info?.flags ?? 0;
@@ -88,7 +91,7 @@ export class ReadSource {
     const given = this.spans(this.given, reth.rkey);
     for (let i = 0; i < n; i++) {
       const psn = psnAdd(b.psn, i);
-      const r = responses.find((x) => x.frame > c.frame && x.p.bth?.psn === psn && ((x.p.info?.flags ?? 0) & OpFlag.READ) !== 0);
+      const r = responses.next(psn, c.frame, isReadResponse);
       if (r === undefined) continue;
       const bytes = r.bytes.subarray(r.p.payloadOff, r.p.payloadOff + r.p.payloadCaptured);
       const va = reth.va + BigInt(i * this.mtu);

@@ -238,8 +238,13 @@ export function replayRequester(conv: RcConversation, o: ReplayOptions = {}): Re
   };
 
   // Run: send what the stack sends, then hand it each captured response once it has sent what that response answers.
-  const sent: { p: RocePacket; bytes: Uint8Array }[] = [];
+  /** The stack's first transmission of each PSN (a resend of it is not compared). */
+  const stackFirst = new Map<number, { p: RocePacket; bytes: Uint8Array }>();
   let framesOut = 0;
+  /** Requests the stack sent, resends included. */
+  let sentCount = 0;
+  /** The highest PSN the stack has sent (a READ request's last response PSN), kept as frames go out: a scan of all sent made replay quadratic. */
+  let highestSent: number | null = null;
   const collect = (): void => {
     for (const f of driver.takeSent()) {
       framesOut++;
@@ -248,18 +253,12 @@ export function replayRequester(conv: RcConversation, o: ReplayOptions = {}): Re
         diffs.push(malformedOutput(d));
         continue;
       }
-      sent.push({ p: d, bytes: f });
+      sentCount++;
+      const b = d.bth;
+      if (!stackFirst.has(b.psn)) stackFirst.set(b.psn, { p: d, bytes: f });
+      const last = (d.reth && (d.info?.flags ?? 0) & OpFlag.READ ? b.psn + Math.max(0, Math.ceil(d.reth.dmaLength / mtuBytes) - 1) : b.psn) & 0xffffff;
+      if (highestSent === null || psnDiff(last, highestSent) > 0) highestSent = last;
     }
-  };
-  const highestSent = (): number | null => {
-    let h: number | null = null;
-    for (const s of sent) {
-      const b = s.p.bth;
-      if (b === null) continue;
-      const last = s.p.reth && (s.p.info?.flags ?? 0) & OpFlag.READ ? b.psn + Math.max(0, Math.ceil(s.p.reth.dmaLength / mtuBytes) - 1) : b.psn;
-      if (h === null || psnDiff(last & 0xffffff, h) > 0) h = last & 0xffffff;
-    }
-    return h;
   };
   advanceTo(0);
   collect();
@@ -269,8 +268,7 @@ export function replayRequester(conv: RcConversation, o: ReplayOptions = {}): Re
     // A READ response or atomic ACK for a lost READ or atomic, whose PSN the stack sent a WRITE at.
     if (fillers.has(psn) && ((r.p.info?.flags ?? 0) & (OpFlag.READ | OpFlag.ATOMIC)) !== 0) continue;
     for (let guard = 0; guard < 10_000; guard++) {
-      const h = highestSent();
-      if (h !== null && psnDiff(h, psn) >= 0) break;
+      if (highestSent !== null && psnDiff(highestSent, psn) >= 0) break;
       if (qp.req.creditWait) {
         // The stack waits for credits, but the capture's next answer is for a request it has not sent:
         // the captured requester went past the limit the captured counts set. Let the stack go on.
@@ -300,20 +298,18 @@ export function replayRequester(conv: RcConversation, o: ReplayOptions = {}): Re
   collect();
 
   // Compare first transmissions PSN by PSN.
-  const stackFirst = new Map<number, RocePacket>();
-  for (const s of sent) if (s.p.bth && !stackFirst.has(s.p.bth.psn)) stackFirst.set(s.p.bth.psn, s.p);
   let matched = 0;
   for (const [psn, c] of first) {
-    const g = stackFirst.get(psn);
+    const s = stackFirst.get(psn);
     const e = c.p;
-    if (g === undefined) {
+    if (s === undefined) {
       diffs.push({ class: DiffClass.VIOLATION, kind: 'missingRequest', psn, frames: [c.frame], expected: headerText(e), got: 'nothing', rule: 'the same work requests produce the same request PSNs' });
       continue;
     }
     // Only the payload the capture holds is compared (a truncated frame's rest is not known).
     const ep = c.bytes.subarray(e.payloadOff, e.payloadOff + e.payloadCaptured);
-    const gbytes = sent.find((s) => s.p === g)?.bytes ?? new Uint8Array(0);
-    const gp = gbytes.subarray(g.payloadOff, g.payloadOff + Math.min(g.payloadLength, e.payloadCaptured));
+    const g = s.p;
+    const gp = s.bytes.subarray(g.payloadOff, g.payloadOff + Math.min(g.payloadLength, e.payloadCaptured));
     if (headerText(e) !== headerText(g)) {
       diffs.push({ class: DiffClass.VIOLATION, kind: 'segmentation', psn, frames: [c.frame], expected: headerText(e), got: headerText(g), rule: `IBTA §9.7.2: messages are segmented by the path MTU (${mtuBytes}) with FIRST/MIDDLE/LAST/ONLY opcodes and their headers` });
     } else if (Buffer.compare(ep, gp) !== 0) {
@@ -350,7 +346,7 @@ export function replayRequester(conv: RcConversation, o: ReplayOptions = {}): Re
     });
   }
   const eRetx = conv.requests.length - first.size;
-  const gRetx = sent.length - stackFirst.size;
+  const gRetx = sentCount - stackFirst.size;
   if (eRetx !== gRetx) {
     diffs.push({ class: DiffClass.POLICY, kind: 'retransmissions', psn: null, frames: [], expected: `${eRetx} retransmitted packets`, got: `${gRetx}`, rule: 'timeouts and how far each go-back-N resends depend on timers and windows' });
   }

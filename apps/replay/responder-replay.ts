@@ -18,7 +18,9 @@ import { type ReplayOptions, replayStack } from './replay-stack';
 import { CaptureGaps, MAX_BRIDGE, type OpenMessage, alignMsns, firstMsnCountsUnseen, responderGotThrough } from './resync';
 import { ReadSource } from './read-source';
 import { withStackKeys } from './rkey-map';
-import { CreditCheck, creditOf, receivesWanted } from './credits';
+import { CreditCheck, creditOf, creditedByPsn, receivesWanted } from './credits';
+import { AnswerIndex } from './answer-index';
+import { CapturedIndex } from './captured-index';
 
 const ACCESS_ALL = Access.LOCAL_WRITE | Access.REMOTE_WRITE | Access.REMOTE_READ | Access.REMOTE_ATOMIC;
 
@@ -125,6 +127,10 @@ export function replayResponder(conv: RcConversation, o: ReplayOptions = {}): Re
     const r = toResp(c.p, c.bytes, c.frame);
     if (r !== null) expected.push(r);
   }
+  const expectedBy = new AnswerIndex(expected);
+  const credited = creditedByPsn(expected);
+  const requests = new CapturedIndex(conv.requests);
+  const responses = new CapturedIndex(conv.responses);
   const source = new ReadSource(mrs, mtuBytes);
   // An atomic's target holds, before the first atomic on it the capture shows (and again after a
   // capture gap: a lost request may have changed it), the original value the real responder returned.
@@ -134,7 +140,7 @@ export function replayResponder(conv: RcConversation, o: ReplayOptions = {}): Re
     if (a === null || c.p.bth === null) return;
     const k = `${a.rkey}:${a.va}`;
     if (atomicKnown.has(k)) return;
-    const ack = expected.find((r) => r.kind === 'ATOMIC' && r.psn === c.p.bth?.psn);
+    const ack = expectedBy.of('ATOMIC', c.p.bth.psn)[0];
     const mr = mrs.get(a.rkey);
     // Without its captured ACK the value stays unknown: the next atomic on it is preset again.
     if (ack?.orig != null && mr && a.va >= mr.lo && Number(a.va - mr.lo) + 8 <= mr.buf.length) {
@@ -190,11 +196,12 @@ export function replayResponder(conv: RcConversation, o: ReplayOptions = {}): Re
   };
   const rnrAnswered = (c: CapturedPacket): boolean => {
     const psn = c.p.bth?.psn;
-    const again = conv.requests.find((x) => x.frame > c.frame && x.p.bth?.psn === psn)?.frame ?? Number.MAX_SAFE_INTEGER;
+    if (psn === undefined) return false;
+    const again = requests.next(psn, c.frame)?.frame ?? Number.MAX_SAFE_INTEGER;
     // An RNR NAK for it; or, when the capture lost that RNR NAK, a PSN sequence error NAK for its
     // own PSN before it is sent again: the responder did not take this in-sequence request.
-    return conv.responses.some((r) => {
-      if (r.frame <= c.frame || r.frame >= again || r.p.bth?.psn !== psn || r.p.aeth === null) return false;
+    return responses.someBetween(psn, c.frame, again, (r) => {
+      if (r.p.aeth === null) return false;
       const s = decodeSyndrome(r.p.aeth.syndrome);
       return s.kind === AethKind.RNR_NAK || (s.kind === AethKind.NAK && s.value === NakCode.PSN_SEQUENCE_ERROR);
     });
@@ -236,7 +243,7 @@ export function replayResponder(conv: RcConversation, o: ReplayOptions = {}): Re
     const ePsn = qp.resp.psn;
     // A request past the stack's ePSN, where the real responder's answers show it got the PSNs in
     // between (the capture does not): the capture lost those requests.
-    const through = psnDiff(b.psn, ePsn) > 0 && psnDiff(b.psn, ePsn) <= MAX_BRIDGE ? responderGotThrough(conv.responses, conv.requests, ePsn, lastFed) : null;
+    const through = psnDiff(b.psn, ePsn) > 0 && psnDiff(b.psn, ePsn) <= MAX_BRIDGE ? responderGotThrough(responses, requests, ePsn, lastFed) : null;
     const gap = through !== null;
     if (gap || skipping.length > 0) {
       // The stack is brought only as far as the real responder got: past that it is out of sequence
@@ -270,7 +277,7 @@ export function replayResponder(conv: RcConversation, o: ReplayOptions = {}): Re
     if (b.psn === qp.resp.psn && !rnrAnswered(c)) {
       // As many receive WQEs as the real responder's credit count for this PSN says it had left
       // (credits.ts), and one for a request that takes one when none is there.
-      const want = receivesWanted(expected, b.psn, takesWqe(c), srq !== null);
+      const want = receivesWanted(credited, b.psn, takesWqe(c), srq !== null);
       // Bounded: a QP in the error state flushes each receive at once, so the count would never grow.
       for (let n = posted(); n < want && posted() < want; n++) postRecv();
     } else if (b.psn === qp.resp.psn && takesWqe(c)) {
@@ -278,7 +285,7 @@ export function replayResponder(conv: RcConversation, o: ReplayOptions = {}): Re
       // still be there (requests the capture lost took the real ones): replay withdraws its own.
       while (qp.hasRecvWqe()) qp.takeRecvWqe();
     }
-    source.beforeRequest(c, conv.responses);
+    source.beforeRequest(c, responses);
     // Only an atomic the stack will execute (in sequence) finds the value preset: one it drops or
     // answers from its saved result must not change memory an earlier one still needs.
     if (b.psn === qp.resp.psn) presetAtomic(c);
@@ -325,7 +332,8 @@ export function replayResponder(conv: RcConversation, o: ReplayOptions = {}): Re
   }
   compare(shown, answered, diffs, mtuBytes, (psn) => owed.has(psn));
   diffs.push(...new CreditCheck(shown, answered).differences());
-  const matched = shown.filter((e) => answered.some((g) => same(e, g))).length;
+  const answeredBy = new AnswerIndex(answered);
+  const matched = shown.filter((e) => answeredBy.of(e.kind, e.psn).some((g) => same(e, g))).length;
   return replaySummary('responder', conv, { pathMtu: mtuBytes, framesIn: conv.requests.length, framesOut, matched, expected: shown.length }, diffs);
 }
 
@@ -346,7 +354,8 @@ const describe = (r: Resp | undefined): string =>
 
 /** Compares the real responder's answers (expected) with the stack's (got). */
 function compare(expected: Resp[], got: Resp[], diffs: Difference[], mtu: number, owed: (psn: number) => boolean): void {
-  const gotBy = (kind: Resp['kind'], psn: number): Resp[] => got.filter((g) => g.kind === kind && g.psn === psn);
+  const gotBy = new AnswerIndex(got);
+  const expectedBy = new AnswerIndex(expected);
   // The k-th captured answer of a kind for a PSN is compared with the stack's k-th (duplicates are answered again).
   const seen = new Map<string, number>();
   const nth = (e: Resp): number => {
@@ -360,7 +369,7 @@ function compare(expected: Resp[], got: Resp[], diffs: Difference[], mtu: number
     switch (e.kind) {
       case 'READ':
       case 'ATOMIC': {
-        const all = gotBy(e.kind, e.psn);
+        const all = gotBy.of(e.kind, e.psn);
         const g = all[occurrence] ?? all[all.length - 1];
         if (g === undefined) {
           diffs.push({ class: DiffClass.VIOLATION, kind: e.kind === 'READ' ? 'missingReadResponse' : 'missingAtomicAck', psn: e.psn, frames: [e.frame], expected: describe(e), got: 'nothing', rule: 'IBTA §9.7.4.1: every READ response PSN / atomic ACK is owed' });
@@ -376,7 +385,7 @@ function compare(expected: Resp[], got: Resp[], diffs: Difference[], mtu: number
         break;
       }
       case 'ACK': {
-        const acks = gotBy('ACK', e.psn);
+        const acks = gotBy.of('ACK', e.psn);
         const g = acks[occurrence] ?? acks[acks.length - 1];
         if (g !== undefined) {
           if (g.msn !== e.msn) diffs.push({ class: DiffClass.VIOLATION, kind: 'msn', psn: e.psn, frames: [e.frame], expected: describe(e), got: describe(g), rule: 'IBTA §9.7.5.1.2: the MSN counts completed request messages' });
@@ -389,21 +398,21 @@ function compare(expected: Resp[], got: Resp[], diffs: Difference[], mtu: number
         break;
       }
       case 'NAK': {
-        const g = got.find((x) => x.kind === 'NAK' && x.psn === e.psn);
-        if (g === undefined) diffs.push({ class: DiffClass.VIOLATION, kind: 'missingNak', psn: e.psn, frames: [e.frame], expected: describe(e), got: describe(got.find((x) => x.psn === e.psn)), rule: 'IBTA §9.7.5.1: the same request stream draws the same NAK' });
+        const g = gotBy.of('NAK', e.psn)[0];
+        if (g === undefined) diffs.push({ class: DiffClass.VIOLATION, kind: 'missingNak', psn: e.psn, frames: [e.frame], expected: describe(e), got: describe(gotBy.firstAt(e.psn)), rule: 'IBTA §9.7.5.1: the same request stream draws the same NAK' });
         else if (g.value !== e.value) diffs.push({ class: DiffClass.VIOLATION, kind: 'nakKind', psn: e.psn, frames: [e.frame], expected: describe(e), got: describe(g), rule: 'the NAK code follows from the request' });
         break;
       }
       case 'RNR_NAK': {
-        const g = got.find((x) => x.kind === 'RNR_NAK' && x.psn === e.psn);
-        if (g === undefined) diffs.push({ class: DiffClass.POLICY, kind: 'rnr', psn: e.psn, frames: [e.frame], expected: describe(e), got: describe(got.find((x) => x.psn === e.psn)), rule: 'an RNR NAK depends on the responder application posting receives, which the capture does not show' });
+        const g = gotBy.of('RNR_NAK', e.psn)[0];
+        if (g === undefined) diffs.push({ class: DiffClass.POLICY, kind: 'rnr', psn: e.psn, frames: [e.frame], expected: describe(e), got: describe(gotBy.firstAt(e.psn)), rule: 'an RNR NAK depends on the responder application posting receives, which the capture does not show' });
         break;
       }
     }
   }
   // Answers the stack gave that the real responder did not.
   for (const g of got) {
-    if (expected.some((e) => e.kind === g.kind && e.psn === g.psn)) continue;
+    if (expectedBy.of(g.kind, g.psn).length > 0) continue;
     if (g.kind === 'ACK') {
       diffs.push({ class: DiffClass.POLICY, kind: 'extraAck', psn: g.psn, frames: [], expected: 'no ACK for this PSN', got: describe(g), rule: 'IBTA §9.7.5.1.1: how often to acknowledge is the responder\'s choice' });
     } else if (g.kind === 'READ' || g.kind === 'ATOMIC') {

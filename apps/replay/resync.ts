@@ -13,6 +13,7 @@ import { packetAddresses } from '../../packets/decode';
 import { psnAdd, psnDiff } from '../../base/psn';
 import type { MemoryRegion } from '../../stack/memory-region';
 import type { CapturedPacket } from './conversation';
+import type { CapturedIndex } from './captured-index';
 import { type Difference, DiffClass } from './differences';
 
 /** Most PSNs bridged at once; a longer gap ends the replay of the conversation there. */
@@ -32,11 +33,10 @@ interface MsnCarrier {
  * when none does, or a PSN sequence error or RNR NAK names `psn` itself (the responder still waits
  * for it).
  */
-export function responderGotThrough(responses: readonly CapturedPacket[], requests: readonly CapturedPacket[], psn: number, after: number): number | null {
-  const again = requests.find((c) => c.frame > after && c.p.bth?.psn === psn)?.frame ?? Number.MAX_SAFE_INTEGER;
+export function responderGotThrough(responses: CapturedIndex, requests: CapturedIndex, psn: number, after: number): number | null {
+  const again = requests.next(psn, after)?.frame ?? Number.MAX_SAFE_INTEGER;
   let high: number | null = null;
-  for (const r of responses) {
-    if (r.frame <= after || r.frame >= again) continue;
+  for (const r of responses.between(after, again)) {
     const b = r.p.bth;
     if (b === null) continue;
     const d = psnDiff(b.psn, psn);
