@@ -57,13 +57,13 @@ export class CapturedIndex {
   }
 }
 
-/** The index of the first packet of `list` (in frame order) whose frame is after `after`. */
-function firstAfter(list: readonly CapturedPacket[], after: number): number {
+/** The index of the first item of `list` (in frame order) whose frame is after `after`. */
+export function firstAfter(list: readonly { frame: number }[], after: number): number {
   let lo = 0;
   let hi = list.length;
   while (lo < hi) {
     const mid = (lo + hi) >>> 1;
-    if ((list[mid] as CapturedPacket).frame <= after) lo = mid + 1;
+    if ((list[mid] as { frame: number }).frame <= after) lo = mid + 1;
     else hi = mid;
   }
   return lo;

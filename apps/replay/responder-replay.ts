@@ -20,7 +20,7 @@ import { ReadSource } from './read-source';
 import { withStackKeys } from './rkey-map';
 import { CreditCheck, creditOf, creditedByPsn, receivesWanted } from './credits';
 import { AnswerIndex } from './answer-index';
-import { CapturedIndex } from './captured-index';
+import { CapturedIndex, firstAfter } from './captured-index';
 
 const ACCESS_ALL = Access.LOCAL_WRITE | Access.REMOTE_WRITE | Access.REMOTE_READ | Access.REMOTE_ATOMIC;
 
@@ -63,6 +63,14 @@ function toResp(p: RocePacket, bytes: Uint8Array, frame: number): Resp | null {
   const kind = s.kind === AethKind.ACK ? 'ACK' : s.kind === AethKind.NAK ? 'NAK' : s.kind === AethKind.RNR_NAK ? 'RNR_NAK' : null;
   if (kind === null) return null;
   return { frame, kind, psn: b.psn, msn, value: s.value, opcode: b.opcode, name: info.name, payload, captured, orig: null, credit };
+}
+
+/** The PSNs request `c` occupies: one, or a READ's response PSNs (IBTA §9.7.4.1.3: a READ request consumes one PSN per response packet). */
+function psnsOf(c: CapturedPacket, mtu: number): number[] {
+  const b = c.p.bth;
+  if (b === null) return [];
+  const n = ((c.p.info?.flags ?? 0) & OpFlag.READ) !== 0 && c.p.reth !== null ? Math.max(1, Math.ceil(c.p.reth.dmaLength / mtu)) : 1;
+  return Array.from({ length: n }, (_, i) => psnAdd(b.psn, i));
 }
 
 /** Regions the requests address, per R_Key: [lowest VA, highest VA + length). */
@@ -226,7 +234,8 @@ export function replayResponder(conv: RcConversation, o: ReplayOptions = {}): Re
         continue;
       }
       const r = toResp(d, f, 0);
-      if (r !== null) got.push({ ...r, wqes: posted() });
+      // The stack's answers carry the frame of the captured request fed last: where in the capture they were sent.
+      if (r !== null) got.push({ ...r, frame: lastFed, wqes: posted() });
     }
   };
   // Capture gaps: requests the capture lost although the real responder got them (it did not NAK
@@ -234,6 +243,16 @@ export function replayResponder(conv: RcConversation, o: ReplayOptions = {}): Re
   const gaps = new CaptureGaps();
   const fillMr = dev.regMr(pd, new Uint8Array(8), ACCESS_ALL);
   let lastFed = firstFed?.frame ?? 0;
+  /** Per PSN, the frames of the captured requests at it the stack was given, in order: an answer to any other it cannot be asked for. */
+  const fed = new Map<number, number[]>();
+  /** The stack's ePSNs at which it was given a request ahead of it: where it could draw a PSN sequence error NAK (IBTA §9.7.5.2.2). */
+  const outOfSequenceAt = new Set<number>();
+  /**
+   * The ePSN at which the stack refused an in-sequence request the real responder did not turn away
+   * (it NAKed or dropped it, other than for want of a receive WQE): from there the stack, not the
+   * capture, is out of step, so replay does not bridge past it as a capture gap.
+   */
+  let refusedAt: number | null = null;
   let skipping: CapturedPacket[] = [];
   let open: OpenMessage | null = null;
   for (const c of conv.requests.slice(Math.max(0, skippedAtStart))) {
@@ -243,7 +262,7 @@ export function replayResponder(conv: RcConversation, o: ReplayOptions = {}): Re
     const ePsn = qp.resp.psn;
     // A request past the stack's ePSN, where the real responder's answers show it got the PSNs in
     // between (the capture does not): the capture lost those requests.
-    const through = psnDiff(b.psn, ePsn) > 0 && psnDiff(b.psn, ePsn) <= MAX_BRIDGE ? responderGotThrough(responses, requests, ePsn, lastFed) : null;
+    const through = refusedAt !== ePsn && psnDiff(b.psn, ePsn) > 0 && psnDiff(b.psn, ePsn) <= MAX_BRIDGE ? responderGotThrough(responses, requests, ePsn, lastFed) : null;
     const gap = through !== null;
     if (gap || skipping.length > 0) {
       // The stack is brought only as far as the real responder got: past that it is out of sequence
@@ -289,7 +308,15 @@ export function replayResponder(conv: RcConversation, o: ReplayOptions = {}): Re
     // Only an atomic the stack will execute (in sequence) finds the value preset: one it drops or
     // answers from its saved result must not change memory an earlier one still needs.
     if (b.psn === qp.resp.psn) presetAtomic(c);
+    if (psnDiff(b.psn, qp.resp.psn) > 0) outOfSequenceAt.add(qp.resp.psn);
+    const wasAt = qp.resp.psn;
+    const answersBefore = got.length;
     driver.inject([withStackKeys(c.bytes, c.p, stackKeys)]);
+    for (const psn of psnsOf(c, mtuBytes)) {
+      const frames = fed.get(psn);
+      if (frames === undefined) fed.set(psn, [c.frame]);
+      else frames.push(c.frame);
+    }
     lastFed = c.frame;
     if ((f & OpFlag.START) !== 0 && (f & OpFlag.END) === 0) open = { send: (f & OpFlag.SEND) !== 0, resid: (c.p.reth?.dmaLength ?? 0) - c.p.payloadLength };
     else if (open !== null && (f & OpFlag.MIDDLE) !== 0) open.resid -= c.p.payloadLength;
@@ -297,6 +324,7 @@ export function replayResponder(conv: RcConversation, o: ReplayOptions = {}): Re
 
     clock.runUntil(clock.now());
     collect();
+    if (b.psn === wasAt && qp.resp.psn === wasAt && !rnrAnswered(c) && !got.slice(answersBefore).some((g) => g.kind === 'RNR_NAK')) refusedAt = wasAt;
   }
   clock.runUntilIdle(100_000);
   collect();
@@ -323,14 +351,14 @@ export function replayResponder(conv: RcConversation, o: ReplayOptions = {}): Re
   alignMsns(shown, answered, [{ psn: startPsn, learn: learnFirst }, ...gaps.segments()]);
   // PSNs the captured READ and atomic requests are owed responses for.
   const owed = new Set<number>();
-  for (const c of conv.requests) {
-    const b = c.p.bth;
-    const fl = c.p.info?.flags ?? 0;
-    if (b === null || (fl & (OpFlag.READ | OpFlag.ATOMIC)) === 0) continue;
-    const n = (fl & OpFlag.READ) !== 0 && c.p.reth !== null ? Math.max(1, Math.ceil(c.p.reth.dmaLength / mtuBytes)) : 1;
-    for (let i = 0; i < n; i++) owed.add(psnAdd(b.psn, i));
-  }
-  compare(shown, answered, diffs, mtuBytes, (psn) => owed.has(psn));
+  for (const c of conv.requests) if (((c.p.info?.flags ?? 0) & (OpFlag.READ | OpFlag.ATOMIC)) !== 0) for (const psn of psnsOf(c, mtuBytes)) owed.add(psn);
+  compare(shown, answered, diffs, {
+    mtu: mtuBytes,
+    owed: (psn) => owed.has(psn),
+    fedBetween: (psn, after, before) => (fed.get(psn) ?? []).some((f) => f > after && f < before),
+    outOfSequenceAt: (psn) => outOfSequenceAt.has(psn),
+    resentAfter: (psn, frame) => requests.next(psn, frame) !== undefined,
+  });
   diffs.push(...new CreditCheck(shown, answered).differences());
   const answeredBy = new AnswerIndex(answered);
   const matched = shown.filter((e) => answeredBy.of(e.kind, e.psn).some((g) => same(e, g))).length;
@@ -352,10 +380,67 @@ function same(a: Resp, b: Resp): boolean {
 const describe = (r: Resp | undefined): string =>
   r === undefined ? 'nothing' : `${r.name} PSN ${r.psn}${r.msn !== null ? ` MSN ${r.msn}` : ''}${r.kind === 'NAK' ? ` (${NAK_CODE_NAMES[r.value] ?? r.value})` : ''}${r.kind === 'READ' ? ` ${r.payload.length} bytes` : ''}`;
 
+/**
+ * An answer the real responder sent to a request the stack was never given: the capture lost the
+ * request without leaving a gap replay could bridge (inside a message whose start it also lost, at
+ * the capture's end), or replay stopped before it. Not the stack's to give; runs are reported once.
+ */
+function notFed(diffs: Difference[], e: Resp): void {
+  const prev = diffs[diffs.length - 1];
+  if (prev !== undefined && prev.kind === 'requestNotFed' && prev.lastPsn !== undefined && psnDiff(e.psn, prev.lastPsn) >= 0) {
+    prev.lastPsn = e.psn;
+    prev.count = (prev.count ?? 1) + 1;
+    prev.got = `nothing for ${prev.count} answers up to PSN ${e.psn}`;
+    if (prev.frames.length < 16) prev.frames.push(e.frame);
+    return;
+  }
+  diffs.push({ class: DiffClass.UNVERIFIABLE, kind: 'requestNotFed', psn: e.psn, lastPsn: e.psn, count: 1, frames: [e.frame], expected: describe(e), got: 'nothing', rule: 'the stack never got the request this answers: the capture lost it where replay could not bridge the gap (inside a message whose start was lost too, or at the capture’s end), or replay stopped before it' });
+}
+
+/** What the comparison knows of the capture and of what replay gave the stack. */
+interface CompareContext {
+  mtu: number;
+  /** A captured READ or atomic request is owed a response at this PSN. */
+  owed: (psn: number) => boolean;
+  /** The stack was given a captured request at this PSN between these two frames. */
+  fedBetween: (psn: number, after: number, before: number) => boolean;
+  /** The stack was given a request ahead of it while it expected this PSN. */
+  outOfSequenceAt: (psn: number) => boolean;
+  /** The capture shows the requester sending this PSN again after this frame. */
+  resentAfter: (psn: number, frame: number) => boolean;
+}
+
 /** Compares the real responder's answers (expected) with the stack's (got). */
-function compare(expected: Resp[], got: Resp[], diffs: Difference[], mtu: number, owed: (psn: number) => boolean): void {
+function compare(expected: Resp[], got: Resp[], diffs: Difference[], { mtu, owed, fedBetween, outOfSequenceAt, resentAfter }: CompareContext): void {
   const gotBy = new AnswerIndex(got);
   const expectedBy = new AnswerIndex(expected);
+  const byFrame = [...expected].sort((a, b) => a.frame - b.frame);
+  /** Whether the real responder acknowledged `psn` or a later PSN in an answer captured after `frame`. */
+  const answeredFrom = (psn: number, frame: number): boolean => {
+    for (let i = firstAfter(byFrame, frame); i < byFrame.length; i++) {
+      const x = byFrame[i] as Resp;
+      if ((x.kind === 'ACK' || x.kind === 'READ' || x.kind === 'ATOMIC') && psnDiff(x.psn, psn) >= 0 && psnDiff(x.psn, psn) <= MAX_BRIDGE) return true;
+    }
+    return false;
+  };
+  /** The real responder's NAKs and RNR NAKs, in frame order: each turned away its PSN and every later one until the requester went back. */
+  const waits = byFrame.filter((x) => x.kind === 'NAK' || x.kind === 'RNR_NAK');
+  /**
+   * Whether the stack was given the request that answer `e` answers: one at its PSN, captured after
+   * the real responder last turned that PSN away (a NAK or RNR NAK at it or an earlier PSN) and
+   * before `e`. The request the real responder took may be a resend the capture lost.
+   */
+  const fed = (e: Resp): boolean => {
+    let turnedAway = 0;
+    for (let i = waits.length - 1; i >= 0; i--) {
+      const x = waits[i] as Resp;
+      if (x.frame < e.frame && psnDiff(e.psn, x.psn) >= 0 && psnDiff(e.psn, x.psn) <= MAX_BRIDGE) {
+        turnedAway = x.frame;
+        break;
+      }
+    }
+    return fedBetween(e.psn, turnedAway, e.frame);
+  };
   // The k-th captured answer of a kind for a PSN is compared with the stack's k-th (duplicates are answered again).
   const seen = new Map<string, number>();
   const nth = (e: Resp): number => {
@@ -371,7 +456,9 @@ function compare(expected: Resp[], got: Resp[], diffs: Difference[], mtu: number
       case 'ATOMIC': {
         const all = gotBy.of(e.kind, e.psn);
         const g = all[occurrence] ?? all[all.length - 1];
-        if (g === undefined) {
+        if (g === undefined && !fed(e)) {
+          notFed(diffs, e);
+        } else if (g === undefined) {
           diffs.push({ class: DiffClass.VIOLATION, kind: e.kind === 'READ' ? 'missingReadResponse' : 'missingAtomicAck', psn: e.psn, frames: [e.frame], expected: describe(e), got: 'nothing', rule: 'IBTA §9.7.4.1: every READ response PSN / atomic ACK is owed' });
         } else if (e.kind === 'READ' && (g.opcode !== e.opcode || g.payload.length !== e.payload.length)) {
           diffs.push({ class: DiffClass.VIOLATION, kind: 'readSegmentation', psn: e.psn, frames: [e.frame], expected: describe(e), got: describe(g), rule: `READ responses are segmented by the path MTU (${mtu}): FIRST/MIDDLE full, LAST the rest` });
@@ -393,13 +480,18 @@ function compare(expected: Resp[], got: Resp[], diffs: Difference[], mtu: number
         }
         // Acknowledged by a later ACK of the stack (coalescing), or not at all.
         const later = got.find((x) => (x.kind === 'ACK' || x.kind === 'READ' || x.kind === 'ATOMIC') && psnDiff(x.psn, e.psn) > 0);
-        if (later !== undefined) diffs.push({ class: DiffClass.POLICY, kind: 'ackCoalescing', psn: e.psn, frames: [e.frame], expected: describe(e), got: `covered by ${describe(later)}`, rule: 'IBTA §9.7.5.1.1: a responder may coalesce ACKs' });
+        if (later === undefined && !fed(e)) notFed(diffs, e);
+        else if (later !== undefined) diffs.push({ class: DiffClass.POLICY, kind: 'ackCoalescing', psn: e.psn, frames: [e.frame], expected: describe(e), got: `covered by ${describe(later)}`, rule: 'IBTA §9.7.5.1.1: a responder may coalesce ACKs' });
         else diffs.push({ class: DiffClass.VIOLATION, kind: 'missingAck', psn: e.psn, frames: [e.frame], expected: describe(e), got: 'no ACK covers this PSN', rule: 'a request with AckReq is acknowledged' });
         break;
       }
       case 'NAK': {
         const g = gotBy.of('NAK', e.psn)[0];
-        if (g === undefined) diffs.push({ class: DiffClass.VIOLATION, kind: 'missingNak', psn: e.psn, frames: [e.frame], expected: describe(e), got: describe(gotBy.firstAt(e.psn)), rule: 'IBTA §9.7.5.1: the same request stream draws the same NAK' });
+        // A PSN sequence error NAK is drawn by a request ahead of the expected PSN: where the stack was
+        // never given one at that PSN, the capture lost the request that drew it.
+        if (g === undefined && e.value === NakCode.PSN_SEQUENCE_ERROR && !outOfSequenceAt(e.psn)) {
+          diffs.push({ class: DiffClass.UNVERIFIABLE, kind: 'nakCause', psn: e.psn, frames: [e.frame], expected: describe(e), got: describe(gotBy.firstAt(e.psn)), rule: 'the request that drew this NAK (one ahead of the expected PSN) is not in the capture, so the stack was never given it' });
+        } else if (g === undefined) diffs.push({ class: DiffClass.VIOLATION, kind: 'missingNak', psn: e.psn, frames: [e.frame], expected: describe(e), got: describe(gotBy.firstAt(e.psn)), rule: 'IBTA §9.7.5.1: the same request stream draws the same NAK' });
         else if (g.value !== e.value) diffs.push({ class: DiffClass.VIOLATION, kind: 'nakKind', psn: e.psn, frames: [e.frame], expected: describe(e), got: describe(g), rule: 'the NAK code follows from the request' });
         break;
       }
@@ -430,6 +522,14 @@ function compare(expected: Resp[], got: Resp[], diffs: Difference[], mtu: number
       }
       const rule = cut ? 'the capture ends before the real responder answered' : lost ? 'a captured request is owed this response and the real responder went on past it: the capture lost it' : 'responses the real responder never sent';
       diffs.push({ class: cls, kind: 'extraResponse', psn: g.psn, lastPsn: g.psn, frames: [], expected: 'nothing', got: describe(g), rule });
+    } else if (g.kind === 'NAK' && resentAfter(g.psn, g.frame)) {
+      // The requester went back to this PSN afterwards: the real responder did not take it either,
+      // and its NAK is what the capture lost (or it stayed silent until the requester's timeout).
+      diffs.push({ class: DiffClass.UNVERIFIABLE, kind: 'nakNotCaptured', psn: g.psn, frames: [], expected: 'no NAK', got: describe(g), rule: 'the capture shows the requester sending this PSN again afterwards, so the real responder did not take it: its NAK is not in the capture' });
+    } else if (g.kind === 'NAK' && !answeredFrom(g.psn, g.frame)) {
+      // Nothing after it shows the real responder taking this PSN: the capture lost its answers from
+      // here on, and whether it took the request or NAKed it too cannot be told.
+      diffs.push({ class: DiffClass.UNVERIFIABLE, kind: 'nakNotCaptured', psn: g.psn, frames: [], expected: 'no NAK', got: describe(g), rule: 'the capture holds no later answer of the real responder at or past this PSN, so whether it took this request cannot be told' });
     } else {
       diffs.push({ class: g.kind === 'RNR_NAK' ? DiffClass.POLICY : DiffClass.VIOLATION, kind: g.kind === 'RNR_NAK' ? 'rnr' : 'extraNak', psn: g.psn, frames: [], expected: 'no NAK', got: describe(g), rule: g.kind === 'RNR_NAK' ? 'receive posting differs' : 'the real responder accepted this request' });
     }

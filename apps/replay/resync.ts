@@ -30,8 +30,12 @@ interface MsnCarrier {
  * Through which PSN the real responder got the requests from `psn` on, which the capture does not
  * show after frame `after`: the highest PSN a response acknowledges (an ACK, READ response or
  * atomic ACK at it; a NAK or RNR NAK before it) before the capture shows `psn` sent again. Null
- * when none does, or a PSN sequence error or RNR NAK names `psn` itself (the responder still waits
- * for it).
+ * when none does.
+ *
+ * A PSN sequence error or RNR NAK says the responder waited at its PSN. When the capture shows the
+ * requester sending that PSN again, the search ends there: what the responder acknowledges later
+ * answers those resends, which replay feeds in their turn. When the capture lost the resend too,
+ * later answers still tell how far the responder got.
  */
 export function responderGotThrough(responses: CapturedIndex, requests: CapturedIndex, psn: number, after: number): number | null {
   const again = requests.next(psn, after)?.frame ?? Number.MAX_SAFE_INTEGER;
@@ -45,8 +49,12 @@ export function responderGotThrough(responses: CapturedIndex, requests: Captured
     if (r.p.aeth !== null && ((r.p.info?.flags ?? 0) & (OpFlag.READ | OpFlag.ATOMIC)) === 0) {
       const s = decodeSyndrome(r.p.aeth.syndrome);
       const waits = s.kind === AethKind.RNR_NAK || (s.kind === AethKind.NAK && s.value === NakCode.PSN_SEQUENCE_ERROR);
-      if (waits && d === 0) return null;
-      if (waits) through = psnAdd(b.psn, -1);
+      if (waits) {
+        const before = psnAdd(b.psn, -1);
+        if (requests.next(b.psn, r.frame) !== undefined) return d === 0 ? null : high === null || psnDiff(before, high) > 0 ? before : high;
+        if (d === 0) continue;
+        through = before;
+      }
     }
     if (high === null || psnDiff(through, high) > 0) high = through;
   }
