@@ -17,7 +17,8 @@ import { type Difference, DiffClass, type ReplaySummary, malformedOutput, replay
 import { type ReplayOptions, replayStack } from './replay-stack';
 import { creditOf } from './credits';
 import { DEFAULT_MAX_REPLAY_BYTES, replayCostProblem } from './replay-budget';
-import { CREDITS_INVALID } from '../../packets/aeth';
+import { AethKind, CREDITS_INVALID, decodeSyndrome } from '../../packets/aeth';
+import { MAX_BRIDGE } from './resync';
 
 interface Msg {
   wr: Omit<SendWr, 'sgList'>;
@@ -49,7 +50,21 @@ function messagesOf(
     if (c.p.reth !== null && (c.p.info?.flags ?? 0) & OpFlag.READ) readRanges.push([b.psn, Math.max(1, Math.ceil(c.p.reth.dmaLength / mtu))]);
   }
   const msgs: Msg[] = [];
-  let cur: { parts: Uint8Array[]; wr: Omit<SendWr, 'sgList'>; frames: number[]; lastPsn: number; psns: number[] } | null = null;
+  let cur: { parts: Uint8Array[]; wr: Omit<SendWr, 'sgList'>; frames: number[]; lastPsn: number; psns: number[]; firstPsn: number; dmaLength: number | null } | null = null;
+  /**
+   * Ends `m`, a WRITE whose end the capture lost, at the length its RETH gives (IBTA §9.7.2: the
+   * packets of a message carry exactly its DMA length): full-MTU packets of zeros and a last one
+   * with the rest. Not compared. Returns the PSN after it.
+   */
+  const endWriteAtItsLength = (m: NonNullable<typeof cur>, dmaLength: number): number => {
+    const total = Math.max(1, Math.ceil(dmaLength / mtu));
+    for (let i = m.parts.length; i < total; i++) {
+      m.parts.push(new Uint8Array(i === total - 1 ? dmaLength - (total - 1) * mtu : mtu));
+      filled++;
+    }
+    msgs.push({ wr: m.wr, data: concat(m.parts), frames: [] });
+    return psnAdd(m.firstPsn, total);
+  };
   /** PSNs of the captured packets of the messages rebuilt whole: what the stack sends there is compared. */
   const taken = new Set<number>();
   /** PSNs given to zero-length WRITEs in place of lost messages. */
@@ -68,6 +83,14 @@ function messagesOf(
     if (base !== null && psnDiff(p.bth.psn, base) < 0) continue; // before the first message the capture shows whole
     const f = info.flags;
     const payload = c.bytes.subarray(p.payloadOff, p.payloadOff + p.payloadLength);
+    // A packet past the end a WRITE's RETH gives belongs to a later message: this one's end was lost.
+    if (cur !== null && cur.dmaLength !== null) {
+      const total = Math.max(1, Math.ceil(cur.dmaLength / mtu));
+      if (cur.parts.length <= total && psnDiff(p.bth.psn, cur.firstPsn) >= total) {
+        nextPsn = endWriteAtItsLength(cur, cur.dmaLength);
+        cur = null;
+      }
+    }
     if ((f & OpFlag.START) !== 0) {
       if (cur !== null) {
         // Its end was lost with the PSNs before this message: it is sent whole-MTU up to there, not compared.
@@ -111,6 +134,8 @@ function messagesOf(
         wr: write && p.reth ? { opcode: WrOpcode.RDMA_WRITE, rdma: { remoteAddr: p.reth.va, rkey: p.reth.rkey } } : { opcode: WrOpcode.SEND },
         lastPsn: psnAdd(p.bth.psn, -1),
         psns: [],
+        firstPsn: p.bth.psn,
+        dmaLength: write && p.reth ? p.reth.dmaLength : null,
       };
     }
     if (cur === null) continue; // inside a message whose start the capture lost
@@ -141,6 +166,38 @@ function messagesOf(
   }
   for (const q of [...first.keys()]) if (!taken.has(q)) first.delete(q);
   return { msgs, first, startPsn: base, filled, fillers };
+}
+
+/**
+ * Whether the capture lacks the answer a requester waiting at `psn` needs: the READ responses from
+ * `psn` to the end of the READ it falls in (a READ retried from the middle asks for the rest), the
+ * atomic ACK of an atomic there, or for anything else an acknowledgement at or past it and before
+ * `sentEnd`, the PSN after the last the stack sent (an ACK; or a READ response or atomic ACK, its own
+ * for a FLUSH or ATOMIC WRITE, which are answered by a READ response (IBTA annex A19), or a later
+ * request's, which acknowledges it too). Replay hands the stack an answer only once it has sent
+ * what the answer is for, so one past `sentEnd` never reaches a stack blocked at its window.
+ */
+function answerLost(conv: RcConversation, psn: number, sentEnd: number, mtu: number): boolean {
+  const span = (c: CapturedPacket): number => (((c.p.info?.flags ?? 0) & OpFlag.READ) !== 0 ? Math.max(1, Math.ceil((c.p.reth?.dmaLength ?? 0) / mtu)) : 1);
+  const req = conv.requests.find((c) => c.p.bth !== null && psnDiff(psn, c.p.bth.psn) >= 0 && psnDiff(psn, c.p.bth.psn) < span(c));
+  // A request the capture lost is taken as what replay sent in its place: a WRITE, answered by an ACK.
+  const f = req?.p.info?.flags ?? 0;
+  const answered = (ok: (r: CapturedPacket, d: number) => boolean): boolean =>
+    conv.responses.some((r) => {
+      const b = r.p.bth;
+      if (b === null) return false;
+      const d = psnDiff(b.psn, psn);
+      return d >= 0 && d <= MAX_BRIDGE && ok(r, d);
+    });
+  const kind = (r: CapturedPacket): number => (r.p.info?.flags ?? 0) & (OpFlag.READ | OpFlag.ATOMIC);
+  if (req?.p.bth != null && (f & OpFlag.READ) !== 0) {
+    const rest = span(req) - psnDiff(psn, req.p.bth.psn);
+    for (let i = 0; i < rest; i++) if (!answered((r, d) => d === i && kind(r) === OpFlag.READ)) return true;
+    return false;
+  }
+  if ((f & OpFlag.ATOMIC) !== 0) return !answered((r, d) => d === 0 && kind(r) === OpFlag.ATOMIC);
+  const reach = psnDiff(sentEnd, psn);
+  return !answered((r, d) => d < reach && ((r.p.aeth !== null && kind(r) === 0 && decodeSyndrome(r.p.aeth.syndrome).kind === AethKind.ACK) || kind(r) !== 0));
 }
 
 function concat(parts: readonly Uint8Array[]): Uint8Array {
@@ -299,9 +356,26 @@ export function replayRequester(conv: RcConversation, o: ReplayOptions = {}): Re
 
   // Compare first transmissions PSN by PSN.
   let matched = 0;
+  // Where the stack stopped short of the captured requests, waiting at its oldest unacknowledged PSN
+  // for an answer the capture does not hold, the capture lost that answer: the requests after it are
+  // not the stack's to answer for.
+  const unsent = [...first.keys()].some((psn) => !stackFirst.has(psn));
+  const stalledAt = unsent && answerLost(conv, qp.comp.psn, qp.req.psn, mtuBytes) ? qp.comp.psn : null;
+  let stalled: Difference | null = null;
   for (const [psn, c] of first) {
     const s = stackFirst.get(psn);
     const e = c.p;
+    if (s === undefined && stalledAt !== null && psnDiff(psn, stalledAt) >= 0) {
+      if (stalled === null) {
+        stalled = { class: DiffClass.UNVERIFIABLE, kind: 'answerLost', psn, lastPsn: psn, count: 0, frames: [], expected: headerText(e), got: 'nothing', rule: `the stack waited at PSN ${stalledAt} for an answer the capture lost (a READ response or atomic ACK is answered by nothing else, IBTA §9.7.5.1), so it never sent the requests after it` };
+        diffs.push(stalled);
+      }
+      stalled.count = (stalled.count ?? 0) + 1;
+      stalled.lastPsn = psn;
+      stalled.got = `nothing for ${stalled.count} captured request PSN(s) up to ${psn}`;
+      if (stalled.frames.length < 16) stalled.frames.push(c.frame);
+      continue;
+    }
     if (s === undefined) {
       diffs.push({ class: DiffClass.VIOLATION, kind: 'missingRequest', psn, frames: [c.frame], expected: headerText(e), got: 'nothing', rule: 'the same work requests produce the same request PSNs' });
       continue;

@@ -1,9 +1,10 @@
 /**
- * Responder replay of captures that lost frames in a regular pattern (every k-th record, at every
- * offset), the way a capture tool under load loses them: requests, answers, resends, and the
- * requests that drew a NAK. The stack cannot be judged on requests it was never given, nor on a NAK
- * whose cause the capture lost, so none of this is a violation (docs/conformance.md, Replay). And a
- * request the stack was given and answered differently is still one.
+ * Replay of captures that lost frames in a regular pattern (every k-th record, at every offset), the
+ * way a capture tool under load loses them: requests, answers, resends, and the requests that drew a
+ * NAK. As responder the stack cannot be judged on requests it was never given, nor on a NAK whose
+ * cause the capture lost; as requester, not on requests it never sent because it waited for an
+ * answer the capture lost. None of this is a violation (docs/conformance.md, Replay). And a
+ * difference on what the stack was given is still one.
  */
 import { createSimPair } from '../../apps/sim/sim-pair';
 import { runWorkload } from '../../apps/sim/workload';
@@ -14,13 +15,14 @@ import { Opcode } from '../../packets/opcodes';
 import { capturedPackets } from '../../apps/replay/captured-packets';
 import { findRcConversations } from '../../apps/replay/conversation';
 import { replayResponder } from '../../apps/replay/responder-replay';
+import { replayRequester } from '../../apps/replay/requester-replay';
 import { DiffClass } from '../../apps/replay/differences';
 import { dropRecords, roceFrames } from '../support/degrade';
 import { Mtu } from '../../stack/types';
 
-/** Two QP pairs of the demo's mix (SEND, WRITE, READ, atomics, RNR NAKs and go-back-N), captured on the responder's host. */
-function ownCapture(seed: number): Uint8Array {
-  const tap = new PcapTap({ where: 'host-b' });
+/** Two QP pairs of the demo's mix (SEND, WRITE, READ, atomics, RNR NAKs and go-back-N), captured on the responder's host (B) or the requester's (A). */
+function ownCapture(seed: number, where: 'host-a' | 'host-b' = 'host-b'): Uint8Array {
+  const tap = new PcapTap({ where });
   const sim = createSimPair({ seed, tap });
   const r = runWorkload(sim, { seed, qps: 2, bytes: 48 * 1024, maxMessage: 5000, pathMtu: Mtu.MTU_1024 });
   expect(r.ok).toBe(true);
@@ -28,22 +30,22 @@ function ownCapture(seed: number): Uint8Array {
   return tap.bytes();
 }
 
-function replayAll(file: Uint8Array, ignoreIcrc = false): ReturnType<typeof replayResponder>[] {
+function replayAll(file: Uint8Array, ignoreIcrc = false, role: 'responder' | 'requester' = 'responder'): ReturnType<typeof replayResponder>[] {
   const { packets } = capturedPackets(readCapture(file), { ignoreIcrc });
-  return findRcConversations(packets, packetAddresses).map((conv) => replayResponder(conv, { timing: 'fast' }));
+  return findRcConversations(packets, packetAddresses).map((conv) => (role === 'responder' ? replayResponder : replayRequester)(conv, { timing: 'fast' }));
 }
 
-test('every k-th record lost (k 2..16, every offset up to 4): no violation, and the losses are named', () => {
+test.each(['responder', 'requester'] as const)('as %s, every k-th record lost (k 2..16, every offset up to 4): no violation, and the losses are named', (role) => {
   const kinds = new Map<string, number>();
   const violations: string[] = [];
   for (const seed of [1, 2, 3, 4]) {
-    const whole = ownCapture(seed);
+    const whole = ownCapture(seed, role === 'responder' ? 'host-b' : 'host-a');
     const n = roceFrames(whole).length;
     for (let k = 2; k <= 16; k++) {
       for (let off = 0; off < Math.min(k, 4); off++) {
         const drop = new Set<number>();
         for (let i = 1 + off; i <= n; i += k) drop.add(i);
-        for (const s of replayAll(dropRecords(whole, drop))) {
+        for (const s of replayAll(dropRecords(whole, drop), false, role)) {
           for (const d of s.differences) {
             if (d.class === DiffClass.VIOLATION) violations.push(`seed ${seed}, every ${k}th from ${1 + off}: ${d.kind} PSN ${d.psn}: ${d.expected} / ${d.got}`);
             if (d.class === DiffClass.UNVERIFIABLE) kinds.set(d.kind, (kinds.get(d.kind) ?? 0) + 1);
@@ -54,7 +56,7 @@ test('every k-th record lost (k 2..16, every offset up to 4): no violation, and 
   }
   expect(violations).toEqual([]);
   // The sweep does reach each way a loss is told apart from the stack's behaviour.
-  for (const kind of ['captureGap', 'requestNotFed', 'nakCause', 'nakNotCaptured']) expect({ kind, seen: (kinds.get(kind) ?? 0) > 0 }).toEqual({ kind, seen: true });
+  for (const kind of role === 'responder' ? ['captureGap', 'requestNotFed', 'nakCause', 'nakNotCaptured'] : ['captureGap', 'answerLost']) expect({ kind, seen: (kinds.get(kind) ?? 0) > 0 }).toEqual({ kind, seen: true });
 });
 
 test('a request the stack was given and refuses, where the real responder took it, is still a violation', () => {
@@ -75,4 +77,18 @@ test('a request the stack was given and refuses, where the real responder took i
   const all = replayAll(mutated, true).flatMap((s) => s.differences.filter((d) => d.class === DiffClass.VIOLATION).map((d) => d.kind));
   expect(all.length).toBeGreaterThan(0);
   expect(all).toContain('missingAck');
+});
+
+test('as requester, a stall on an answer the capture does hold is still a violation', () => {
+  const whole = ownCapture(1, 'host-a');
+  // An ACK turned into a NAK (remote access error, AETH syndrome 0x62): the stack's QP goes to the
+  // error state and never sends the requests after it, although the capture holds every answer.
+  const target = roceFrames(whole).find((x) => x.p.bth?.opcode === Opcode.RC_ACKNOWLEDGE && x.p.aeth !== null && x.p.aeth.syndrome < 0x20 && x.p.ipv4 !== null);
+  expect(target).toBeDefined();
+  const rec = target === undefined ? undefined : readCapture(whole).records[target.n - 1];
+  expect(rec).toBeDefined();
+  if (rec === undefined) return;
+  rec.data[14 + 20 + 8 + 12] = 0x62; // the AETH syndrome, after Ethernet, IPv4, UDP and BTH
+  const kinds = replayAll(whole, true, 'requester').flatMap((s) => s.differences.filter((d) => d.class === DiffClass.VIOLATION).map((d) => d.kind));
+  expect(kinds).toContain('missingRequest');
 });
