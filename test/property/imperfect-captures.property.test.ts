@@ -5,7 +5,7 @@
  * frame N, a snap length, ICRCs not preserved), `analyze` and responder `replay` report no
  * violation, and the capture gaps analysis flags are exactly requests that were dropped. Requester
  * replay (captured on host A) is checked for requests lost, a late start, a snaplen and ICRCs not
- * kept (it cannot go on without a READ response or atomic ACK the capture lost).
+ * kept; answers lost as well are test/replay/capture-loss.test.ts's.
  */
 import fc from 'fast-check';
 import { createSimPair } from '../../apps/sim/sim-pair';
