@@ -334,6 +334,7 @@ export class RequesterFlow {
     this.learnMtu(v);
     const n = this.span(v);
     const psn = v.psn;
+    this.checker.onRequestAt(psn);
     if (this.coverHigh === null) {
       this.firstPsn = psn;
       // The capture joined in the middle of a message.
@@ -521,7 +522,10 @@ export class RequesterFlow {
         this.unseenPsns += psnDiff(through, known);
         this.sinks.captureGap?.({ conversation: this.conversation, requester: this.requester, firstPsn: psnAdd(known, 1), lastPsn: through, frame: v.frame, how: 'ackedUnseen' }, [], null);
         this.unseenHigh = through;
-        this.aheadAck = { frame: v.frame, psn: through, opName: v.opName };
+        // An RNR NAK shows its PSN received but not taken: the requester sends it again, so only the
+        // PSNs before it count as acknowledged ahead of their requests (IBTA §9.7.5.2.8).
+        const acked = v.aethKind === AethKind.RNR_NAK ? psnAdd(psn, -1) : through;
+        if (psnDiff(acked, known) > 0) this.aheadAck = { frame: v.frame, psn: acked, opName: v.opName };
         if (this.expected === null || psnDiff(psnAdd(through, 1), this.expected) > 0) {
           this.expected = psnAdd(through, 1);
           this.expectedSlack = 0;
@@ -549,7 +553,7 @@ export class RequesterFlow {
       if (m.completedByLast > 1) bits = this.mark(bits, 'impliedAck');
     } else if (v.aethKind === AethKind.ACK) {
       this.figures.acks++;
-      if (!unseen) this.checker.onResponsePsn(v, this.coverHigh, false);
+      if (!unseen) this.checker.onResponsePsn(v, this.sentOrShown(), false);
       if (this.popAckReqs(psn, v.timeNs) >= 2) bits = this.mark(bits, 'ackCoalesced');
       this.respHigh = psnMax(this.respHigh, psn);
       const blocked = m.advance(psn, v.timeNs);
@@ -558,7 +562,7 @@ export class RequesterFlow {
       const rnr = v.aethKind === AethKind.RNR_NAK;
       const name: FlagName = rnr ? 'rnrNak' : (NAK_FLAG[v.aethValue] ?? 'nakRemOp');
       bits = this.mark(bits, name);
-      if (!unseen) this.checker.onResponsePsn(v, this.coverHigh, true);
+      if (!unseen) this.checker.onResponsePsn(v, this.sentOrShown(), true);
       const before = psnAdd(psn, -1);
       this.respHigh = psnMax(this.respHigh, before);
       this.popAckReqs(before, -1);
@@ -589,6 +593,14 @@ export class RequesterFlow {
     }
     this.sampleOutstanding(v.timeNs);
     return bits;
+  }
+
+  /**
+   * The highest request PSN the capture shows sent, or that an earlier response showed the responder
+   * got although the capture missed its request (ackedUnseen): a response up to there answers a sent PSN.
+   */
+  private sentOrShown(): number | null {
+    return this.unseenHigh !== null && (this.coverHigh === null || psnDiff(this.unseenHigh, this.coverHigh) > 0) ? this.unseenHigh : this.coverHigh;
   }
 
   /** The last PSN of a waiting READ or atomic (estimated from the MTU for a READ whose end is not seen). */

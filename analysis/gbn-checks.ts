@@ -69,6 +69,15 @@ export class GbnChecker {
     if (this.lastNak !== null && psnDiff(v.psn, this.lastNak.psn) >= 0) this.lastNak = null;
   }
 
+  /**
+   * A request at the PSN an earlier NAK named: the responder may have got it, and answered it with an
+   * RNR NAK the capture lost, so a later NAK for that PSN may report a new gap (IBTA §9.7.5.2.2: one NAK
+   * per gap, until the expected PSN arrives). The rule is not judged across it.
+   */
+  onRequestAt(psn: number): void {
+    if (this.lastNak !== null && this.lastNak.psn === psn) this.lastNak = null;
+  }
+
   /** Any response acknowledging through `psn` closes the gap of an earlier NAK. */
   onAcknowledged(psn: number): void {
     if (this.lastNak !== null && psnDiff(psn, this.lastNak.psn) >= 0) this.lastNak = null;

@@ -6,9 +6,6 @@
  * answer the capture lost. None of this is a violation (docs/conformance.md, Replay). And a
  * difference on what the stack was given is still one.
  */
-import { createSimPair } from '../../apps/sim/sim-pair';
-import { runWorkload } from '../../apps/sim/workload';
-import { PcapTap } from '../../nic-driver/pcap-tap';
 import { packetAddresses } from '../../packets/decode';
 import { readCapture } from '../../packets/pcap';
 import { Opcode } from '../../packets/opcodes';
@@ -18,17 +15,7 @@ import { replayResponder } from '../../apps/replay/responder-replay';
 import { replayRequester } from '../../apps/replay/requester-replay';
 import { DiffClass } from '../../apps/replay/differences';
 import { dropRecords, roceFrames } from '../support/degrade';
-import { Mtu } from '../../stack/types';
-
-/** Two QP pairs of the demo's mix (SEND, WRITE, READ, atomics, RNR NAKs and go-back-N), captured on the responder's host (B) or the requester's (A). */
-function ownCapture(seed: number, where: 'host-a' | 'host-b' = 'host-b'): Uint8Array {
-  const tap = new PcapTap({ where });
-  const sim = createSimPair({ seed, tap });
-  const r = runWorkload(sim, { seed, qps: 2, bytes: 48 * 1024, maxMessage: 5000, pathMtu: Mtu.MTU_1024 });
-  expect(r.ok).toBe(true);
-  sim.clock.runUntilIdle(1_000_000);
-  return tap.bytes();
-}
+import { everyKth, ownCapture } from '../support/own-capture';
 
 function replayAll(file: Uint8Array, ignoreIcrc = false, role: 'responder' | 'requester' = 'responder'): ReturnType<typeof replayResponder>[] {
   const { packets } = capturedPackets(readCapture(file), { ignoreIcrc });
@@ -43,9 +30,7 @@ test.each(['responder', 'requester'] as const)('as %s, every k-th record lost (k
     const n = roceFrames(whole).length;
     for (let k = 2; k <= 16; k++) {
       for (let off = 0; off < Math.min(k, 4); off++) {
-        const drop = new Set<number>();
-        for (let i = 1 + off; i <= n; i += k) drop.add(i);
-        for (const s of replayAll(dropRecords(whole, drop), false, role)) {
+        for (const s of replayAll(dropRecords(whole, everyKth(n, k, 1 + off)), false, role)) {
           for (const d of s.differences) {
             if (d.class === DiffClass.VIOLATION) violations.push(`seed ${seed}, every ${k}th from ${1 + off}: ${d.kind} PSN ${d.psn}: ${d.expected} / ${d.got}`);
             if (d.class === DiffClass.UNVERIFIABLE) kinds.set(d.kind, (kinds.get(d.kind) ?? 0) + 1);

@@ -1,0 +1,25 @@
+/**
+ * A capture the stack makes of itself, for tests of imperfect captures: a seeded simulated pair
+ * running the demo's mix (SEND, WRITE, READ, atomics, with RNR NAKs and go-back-N) over two QP
+ * pairs, captured on host B (the responder of every pair) or host A (the requester).
+ */
+import { createSimPair } from '../../apps/sim/sim-pair';
+import { runWorkload } from '../../apps/sim/workload';
+import { PcapTap } from '../../nic-driver/pcap-tap';
+import { Mtu } from '../../stack/types';
+
+export function ownCapture(seed: number, where: 'host-a' | 'host-b' = 'host-b'): Uint8Array {
+  const tap = new PcapTap({ where });
+  const sim = createSimPair({ seed, tap });
+  const r = runWorkload(sim, { seed, qps: 2, bytes: 48 * 1024, maxMessage: 5000, pathMtu: Mtu.MTU_1024 });
+  if (!r.ok) throw new Error(`the simulated run for seed ${seed} failed`);
+  sim.clock.runUntilIdle(1_000_000);
+  return tap.bytes();
+}
+
+/** The record numbers (1-based) of every k-th record from `first` on, in a capture of `n` records. */
+export function everyKth(n: number, k: number, first: number): Set<number> {
+  const drop = new Set<number>();
+  for (let i = first; i <= n; i += k) drop.add(i);
+  return drop;
+}
