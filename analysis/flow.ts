@@ -512,7 +512,7 @@ export class RequesterFlow {
       // An ACK or NAK answers a request PSN (coverHigh); a READ response or atomic ACK may run to
       // the end of a READ whose path MTU is not known yet (reachHigh).
       const sent = (f & (OpFlag.READ | OpFlag.ATOMIC)) !== 0 ? this.reachHigh : this.coverHigh;
-      const known = this.unseenHigh !== null && (sent === null || psnDiff(this.unseenHigh, sent) > 0) ? this.unseenHigh : sent;
+      const known = this.sentOrShown(sent);
       if (known !== null && !this.reachOpen && psnDiff(through, known) > 0) {
         // Acknowledges requests no captured frame carried: the capture missed them (rule checks skip
         // this response; a first transmission of one of its PSNs later would show it came too early).
@@ -596,11 +596,12 @@ export class RequesterFlow {
   }
 
   /**
-   * The highest request PSN the capture shows sent, or that an earlier response showed the responder
-   * got although the capture missed its request (ackedUnseen): a response up to there answers a sent PSN.
+   * The highest PSN `sent` (by default the highest request PSN the capture shows), or that an earlier
+   * response showed the responder got although the capture missed its request (ackedUnseen),
+   * whichever is later: a response up to there answers a sent PSN.
    */
-  private sentOrShown(): number | null {
-    return this.unseenHigh !== null && (this.coverHigh === null || psnDiff(this.unseenHigh, this.coverHigh) > 0) ? this.unseenHigh : this.coverHigh;
+  private sentOrShown(sent: number | null = this.coverHigh): number | null {
+    return sent === null ? this.unseenHigh : psnMax(this.unseenHigh, sent);
   }
 
   /** The last PSN of a waiting READ or atomic (estimated from the MTU for a READ whose end is not seen). */

@@ -11,7 +11,7 @@ import { Access, QpState, QpType, SendFlags, WrOpcode } from '../../stack/types'
 import type { SendWr } from '../../stack/work-request';
 import { decodeFrame, type RocePacket } from '../../packets/decode';
 import { OpFlag, Opcode } from '../../packets/opcodes';
-import { psnAdd, psnDiff } from '../../base/psn';
+import { psnAdd, psnDiff, psnMax } from '../../base/psn';
 import type { CapturedPacket, RcConversation } from './conversation';
 import { type Difference, DiffClass, type ReplaySummary, malformedOutput, replaySummary } from './differences';
 import { type ReplayOptions, replayStack } from './replay-stack';
@@ -19,6 +19,7 @@ import { creditOf } from './credits';
 import { DEFAULT_MAX_REPLAY_BYTES, replayCostProblem } from './replay-budget';
 import { AethKind, CREDITS_INVALID, decodeSyndrome } from '../../packets/aeth';
 import { MAX_BRIDGE } from './resync';
+import { requestSpan } from './request-span';
 
 interface Msg {
   wr: Omit<SendWr, 'sgList'>;
@@ -47,17 +48,16 @@ function messagesOf(
     if (b === null || first.has(b.psn)) continue;
     if (readRanges.some(([lo, n]) => psnDiff(b.psn, lo) > 0 && psnDiff(b.psn, lo) < n)) continue;
     first.set(b.psn, c);
-    if (c.p.reth !== null && (c.p.info?.flags ?? 0) & OpFlag.READ) readRanges.push([b.psn, Math.max(1, Math.ceil(c.p.reth.dmaLength / mtu))]);
+    if (c.p.reth !== null && (c.p.info?.flags ?? 0) & OpFlag.READ) readRanges.push([b.psn, requestSpan(c.p, mtu)]);
   }
   const msgs: Msg[] = [];
   let cur: { parts: Uint8Array[]; wr: Omit<SendWr, 'sgList'>; frames: number[]; lastPsn: number; psns: number[]; firstPsn: number; dmaLength: number | null } | null = null;
   /**
    * Ends `m`, a WRITE whose end the capture lost, at the length its RETH gives (IBTA §9.7.2: the
    * packets of a message carry exactly its DMA length): full-MTU packets of zeros and a last one
-   * with the rest. Not compared. Returns the PSN after it.
+   * with the rest, `total` packets in all. Not compared. Returns the PSN after it.
    */
-  const endWriteAtItsLength = (m: NonNullable<typeof cur>, dmaLength: number): number => {
-    const total = Math.max(1, Math.ceil(dmaLength / mtu));
+  const endWriteAtItsLength = (m: NonNullable<typeof cur>, dmaLength: number, total: number): number => {
     for (let i = m.parts.length; i < total; i++) {
       m.parts.push(new Uint8Array(i === total - 1 ? dmaLength - (total - 1) * mtu : mtu));
       filled++;
@@ -87,7 +87,7 @@ function messagesOf(
     if (cur !== null && cur.dmaLength !== null) {
       const total = Math.max(1, Math.ceil(cur.dmaLength / mtu));
       if (cur.parts.length <= total && psnDiff(p.bth.psn, cur.firstPsn) >= total) {
-        nextPsn = endWriteAtItsLength(cur, cur.dmaLength);
+        nextPsn = endWriteAtItsLength(cur, cur.dmaLength, total);
         cur = null;
       }
     }
@@ -109,8 +109,7 @@ function messagesOf(
           filled++;
         }
       }
-      const span = (f & OpFlag.READ) !== 0 && p.reth !== null ? Math.max(1, Math.ceil(p.reth.dmaLength / mtu)) : 1;
-      nextPsn = psnAdd(p.bth.psn, span);
+      nextPsn = psnAdd(p.bth.psn, requestSpan(p, mtu));
       if ((f & OpFlag.READ) !== 0 && p.reth) {
         msgs.push({ wr: { opcode: WrOpcode.RDMA_READ, rdma: { remoteAddr: p.reth.va, rkey: p.reth.rkey } }, data: new Uint8Array(p.reth.dmaLength), frames: [c.frame] });
         taken.add(p.bth.psn);
@@ -178,8 +177,7 @@ function messagesOf(
  * what the answer is for, so one past `sentEnd` never reaches a stack blocked at its window.
  */
 function answerLost(conv: RcConversation, psn: number, sentEnd: number, mtu: number): boolean {
-  const span = (c: CapturedPacket): number => (((c.p.info?.flags ?? 0) & OpFlag.READ) !== 0 ? Math.max(1, Math.ceil((c.p.reth?.dmaLength ?? 0) / mtu)) : 1);
-  const req = conv.requests.find((c) => c.p.bth !== null && psnDiff(psn, c.p.bth.psn) >= 0 && psnDiff(psn, c.p.bth.psn) < span(c));
+  const req = conv.requests.find((c) => c.p.bth !== null && psnDiff(psn, c.p.bth.psn) >= 0 && psnDiff(psn, c.p.bth.psn) < requestSpan(c.p, mtu));
   // A request the capture lost is taken as what replay sent in its place: a WRITE, answered by an ACK.
   const f = req?.p.info?.flags ?? 0;
   const answered = (ok: (r: CapturedPacket, d: number) => boolean): boolean =>
@@ -191,7 +189,7 @@ function answerLost(conv: RcConversation, psn: number, sentEnd: number, mtu: num
     });
   const kind = (r: CapturedPacket): number => (r.p.info?.flags ?? 0) & (OpFlag.READ | OpFlag.ATOMIC);
   if (req?.p.bth != null && (f & OpFlag.READ) !== 0) {
-    const rest = span(req) - psnDiff(psn, req.p.bth.psn);
+    const rest = requestSpan(req.p, mtu) - psnDiff(psn, req.p.bth.psn);
     for (let i = 0; i < rest; i++) if (!answered((r, d) => d === i && kind(r) === OpFlag.READ)) return true;
     return false;
   }
@@ -313,8 +311,7 @@ export function replayRequester(conv: RcConversation, o: ReplayOptions = {}): Re
       sentCount++;
       const b = d.bth;
       if (!stackFirst.has(b.psn)) stackFirst.set(b.psn, { p: d, bytes: f });
-      const last = (d.reth && (d.info?.flags ?? 0) & OpFlag.READ ? b.psn + Math.max(0, Math.ceil(d.reth.dmaLength / mtuBytes) - 1) : b.psn) & 0xffffff;
-      if (highestSent === null || psnDiff(last, highestSent) > 0) highestSent = last;
+      highestSent = psnMax(highestSent, psnAdd(b.psn, requestSpan(d, mtuBytes) - 1));
     }
   };
   advanceTo(0);

@@ -21,6 +21,7 @@ import { withStackKeys } from './rkey-map';
 import { CreditCheck, creditOf, creditedByPsn, receivesWanted } from './credits';
 import { AnswerIndex } from './answer-index';
 import { CapturedIndex, firstAfter } from './captured-index';
+import { requestSpan } from './request-span';
 
 const ACCESS_ALL = Access.LOCAL_WRITE | Access.REMOTE_WRITE | Access.REMOTE_READ | Access.REMOTE_ATOMIC;
 
@@ -65,12 +66,11 @@ function toResp(p: RocePacket, bytes: Uint8Array, frame: number): Resp | null {
   return { frame, kind, psn: b.psn, msn, value: s.value, opcode: b.opcode, name: info.name, payload, captured, orig: null, credit };
 }
 
-/** The PSNs request `c` occupies: one, or a READ's response PSNs (IBTA §9.7.4.1.3: a READ request consumes one PSN per response packet). */
+/** The PSNs request `c` occupies (request-span.ts). */
 function psnsOf(c: CapturedPacket, mtu: number): number[] {
   const b = c.p.bth;
   if (b === null) return [];
-  const n = ((c.p.info?.flags ?? 0) & OpFlag.READ) !== 0 && c.p.reth !== null ? Math.max(1, Math.ceil(c.p.reth.dmaLength / mtu)) : 1;
-  return Array.from({ length: n }, (_, i) => psnAdd(b.psn, i));
+  return Array.from({ length: requestSpan(c.p, mtu) }, (_, i) => psnAdd(b.psn, i));
 }
 
 /** Regions the requests address, per R_Key: [lowest VA, highest VA + length). */
@@ -293,13 +293,15 @@ export function replayResponder(conv: RcConversation, o: ReplayOptions = {}): Re
       source.forget();
     }
     if (o.timing !== 'fast') clock.runUntil(Math.max(clock.now(), c.timeNs - t0));
-    if (b.psn === qp.resp.psn && !rnrAnswered(c)) {
+    const wasAt = qp.resp.psn;
+    const turnedAway = b.psn === wasAt && rnrAnswered(c);
+    if (b.psn === wasAt && !turnedAway) {
       // As many receive WQEs as the real responder's credit count for this PSN says it had left
       // (credits.ts), and one for a request that takes one when none is there.
       const want = receivesWanted(credited, b.psn, takesWqe(c), srq !== null);
       // Bounded: a QP in the error state flushes each receive at once, so the count would never grow.
       for (let n = posted(); n < want && posted() < want; n++) postRecv();
-    } else if (b.psn === qp.resp.psn && takesWqe(c)) {
+    } else if (b.psn === wasAt && takesWqe(c)) {
       // The real responder had no receive WQE for it. Receives replay posted for earlier counts may
       // still be there (requests the capture lost took the real ones): replay withdraws its own.
       while (qp.hasRecvWqe()) qp.takeRecvWqe();
@@ -307,9 +309,8 @@ export function replayResponder(conv: RcConversation, o: ReplayOptions = {}): Re
     source.beforeRequest(c, responses);
     // Only an atomic the stack will execute (in sequence) finds the value preset: one it drops or
     // answers from its saved result must not change memory an earlier one still needs.
-    if (b.psn === qp.resp.psn) presetAtomic(c);
-    if (psnDiff(b.psn, qp.resp.psn) > 0) outOfSequenceAt.add(qp.resp.psn);
-    const wasAt = qp.resp.psn;
+    if (b.psn === wasAt) presetAtomic(c);
+    if (psnDiff(b.psn, wasAt) > 0) outOfSequenceAt.add(wasAt);
     const answersBefore = got.length;
     driver.inject([withStackKeys(c.bytes, c.p, stackKeys)]);
     for (const psn of psnsOf(c, mtuBytes)) {
@@ -324,7 +325,7 @@ export function replayResponder(conv: RcConversation, o: ReplayOptions = {}): Re
 
     clock.runUntil(clock.now());
     collect();
-    if (b.psn === wasAt && qp.resp.psn === wasAt && !rnrAnswered(c) && !got.slice(answersBefore).some((g) => g.kind === 'RNR_NAK')) refusedAt = wasAt;
+    if (b.psn === wasAt && qp.resp.psn === wasAt && !turnedAway && !got.slice(answersBefore).some((g) => g.kind === 'RNR_NAK')) refusedAt = wasAt;
   }
   clock.runUntilIdle(100_000);
   collect();

@@ -10,7 +10,7 @@ import { buildRoceV2Frame } from '../../packets/build';
 import { OpFlag, Opcode } from '../../packets/opcodes';
 import { AethKind, NakCode, decodeSyndrome } from '../../packets/aeth';
 import { packetAddresses } from '../../packets/decode';
-import { psnAdd, psnDiff } from '../../base/psn';
+import { psnAdd, psnDiff, psnMax } from '../../base/psn';
 import type { MemoryRegion } from '../../stack/memory-region';
 import type { CapturedPacket } from './conversation';
 import type { CapturedIndex } from './captured-index';
@@ -51,7 +51,7 @@ export function responderGotThrough(responses: CapturedIndex, requests: Captured
       const waits = s.kind === AethKind.RNR_NAK || (s.kind === AethKind.NAK && s.value === NakCode.PSN_SEQUENCE_ERROR);
       if (waits) {
         const before = psnAdd(b.psn, -1);
-        if (requests.next(b.psn, r.frame) !== undefined) return d === 0 ? null : high === null || psnDiff(before, high) > 0 ? before : high;
+        if (requests.next(b.psn, r.frame) !== undefined) return d === 0 ? null : psnMax(high, before);
         if (d === 0) continue;
         through = before;
       }

@@ -8,9 +8,6 @@
  * kept; answers lost as well are test/replay/capture-loss.test.ts's.
  */
 import fc from 'fast-check';
-import { createSimPair } from '../../apps/sim/sim-pair';
-import { runWorkload } from '../../apps/sim/workload';
-import { PcapTap } from '../../nic-driver/pcap-tap';
 import { analyzeCapture } from '../../analysis/analyzer';
 import { OpFlag } from '../../packets/opcodes';
 import { packetAddresses } from '../../packets/decode';
@@ -21,25 +18,18 @@ import { replayResponder } from '../../apps/replay/responder-replay';
 import { replayRequester } from '../../apps/replay/requester-replay';
 import { DiffClass } from '../../apps/replay/differences';
 import { cutSnaplen, dropRecords, roceFrames, spoilIcrc, startAt } from '../support/degrade';
-import { Mtu } from '../../stack/types';
+import { ownCapture } from '../support/own-capture';
 import { psnDiff } from '../../base/psn';
 
 const MTU = 1024;
 
-/** A small seeded run captured on host B's NIC (the responder of every QP pair), or on host A's. */
-function ownCapture(seed: number, where: 'host-a' | 'host-b' = 'host-b'): Uint8Array {
-  const tap = new PcapTap({ where });
-  const sim = createSimPair({ seed, tap });
-  const r = runWorkload(sim, { seed, qps: 1, bytes: 12 * 1024, maxMessage: 3000, pathMtu: Mtu.MTU_1024 });
-  expect(r.ok).toBe(true);
-  sim.clock.runUntilIdle(1_000_000);
-  return tap.bytes();
-}
+/** A small seeded run (one QP pair) captured on host B's NIC (the responder), or on host A's. */
+const smallCapture = (seed: number, where: 'host-a' | 'host-b' = 'host-b'): Uint8Array => ownCapture(seed, where, { qps: 1, bytes: 12 * 1024, maxMessage: 3000 });
 
 const captures = new Map<number, Uint8Array>();
 const base = (seed: number): Uint8Array => {
   let c = captures.get(seed);
-  if (c === undefined) captures.set(seed, (c = ownCapture(seed)));
+  if (c === undefined) captures.set(seed, (c = smallCapture(seed)));
   return c;
 };
 
@@ -150,7 +140,7 @@ test('requester replay of degraded own captures (requests lost, a late start, a 
   fc.assert(
     fc.property(fc.integer({ min: 1, max: 3 }), degradation, (seed, d) => {
       let whole = requesterCaptures.get(seed);
-      if (whole === undefined) requesterCaptures.set(seed, (whole = ownCapture(seed, 'host-a')));
+      if (whole === undefined) requesterCaptures.set(seed, (whole = smallCapture(seed, 'host-a')));
       // The requester replay needs every READ response and atomic ACK it waits for: only requests are dropped.
       const requests = new Set(roceFrames(whole).filter((x) => ((x.p.info?.flags ?? 0) & OpFlag.REQ) !== 0).map((x) => x.n));
       const dd: Degradation = d.kind === 'drop' ? { kind: 'drop', frames: d.frames.filter((n) => requests.has(n)) } : d;
