@@ -48,6 +48,8 @@ export class RecoveryTracker {
   /** NAKs, RNR NAKs and implied NAKs not yet followed by a retransmission, oldest first. */
   readonly pending: PendingTrigger[] = [];
   private burst: Burst | null = null;
+  /** The next PSN of a burst whose first packet the capture lost (`unseenResend`), or null. */
+  private unseenNext: number | null = null;
   private readonly open: { ep: Episode; startNs: number }[] = [];
   private nextId: () => number;
 
@@ -123,6 +125,13 @@ export class RecoveryTracker {
       this.consume(v.psn);
       return null;
     }
+    if (b === null && v.psn === this.unseenNext) {
+      // The next packet of a burst the capture did not see begin: no episode of its own.
+      this.unseenNext = psnAdd(v.psn, n);
+      this.consume(v.psn);
+      return null;
+    }
+    this.unseenNext = null;
     const t = this.matchTrigger(v.psn, v.timeNs, ttlNs);
     this.consume(v.psn, t);
     const kind = t?.kind ?? Trigger.TIMEOUT;
@@ -176,6 +185,21 @@ export class RecoveryTracker {
     if (last >= 0) this.pending.splice(0, last + 1);
   }
 
+  /**
+   * The responses show a resend of `psn` (covering `n` PSNs) that the capture lost: it answered the
+   * triggers for `psn` and began a burst, whose next packets are not new episodes.
+   */
+  unseenResend(psn: number, n: number): void {
+    this.consume(psn);
+    this.endBurst();
+    this.unseenNext = psnAdd(psn, n);
+  }
+
+  /** The responses show that the capture lost the next packet of the burst in progress (one PSN: a go-back-N resend after an RNR NAK's PSN). */
+  burstPacketLost(): void {
+    if (this.burst !== null) this.burst.nextPsn = psnAdd(this.burst.nextPsn, 1);
+  }
+
   /** The burst in progress jumps ahead to `psn` (a skip, reported by the checker). */
   skipTo(psn: number): void {
     if (this.burst !== null) this.burst.nextPsn = psn;
@@ -183,6 +207,7 @@ export class RecoveryTracker {
 
   /** A request for a PSN never sent before: the burst in progress, if any, is over. */
   onNewRequest(): void {
+    this.unseenNext = null;
     this.endBurst();
   }
 

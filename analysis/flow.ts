@@ -130,6 +130,10 @@ export class RequesterFlow {
   private aheadAck: { frame: number; psn: number; opName: string } | null = null;
   private messageStarts = 0;
   private reachOpen = false;
+  /** How many RNR NAKs the latest RNR NAK's PSN has drawn (rnrAnswered). */
+  private readonly rnrSeen = { psn: -1, count: 0, frame: -1 };
+  /** The latest PSN sequence error NAK's PSN, and the request (a later PSN) captured just before it: what drew it (-1 when unknown). */
+  private readonly nakSeqDrawn = { psn: -1, byFrame: -1 };
   private msnSeen = false;
   private readonly sinks: FlowSinks;
 
@@ -429,6 +433,44 @@ export class RequesterFlow {
     return bits;
   }
 
+  /**
+   * An RNR NAK for `psn`. The responder sends one for each request at that PSN it gets and cannot
+   * take (IBTA §9.7.5.2.8), and handles requests in the order they come, so this one answers a
+   * request at `psn` that the capture lost when
+   *   - the RNR NAKs for `psn` outnumber the requests at `psn` it holds, or
+   *   - a PSN sequence error NAK for `psn` was drawn by a later request captured after the last
+   *     request at `psn`: by then the responder had answered every request at `psn` before it.
+   * That lost request was the requester's resend after its RNR wait. The go-back-N burst it began
+   * goes on in the requests that follow it, sent before this NAK reached the requester: they are
+   * not a reaction to this NAK (the next rewind to `psn` is, and is judged as one).
+   */
+  private rnrAnswered(psn: number, frame: number): void {
+    const r = this.rnrSeen;
+    r.frame = frame;
+    if (r.psn === psn) r.count++;
+    else {
+      r.psn = psn;
+      r.count = 1;
+    }
+    const sent = this.tx.count(psn);
+    const last = this.tx.get(psn)?.frame ?? 0;
+    const n = this.nakSeqDrawn;
+    // One RNR NAK for a request never captured may answer its first transmission (ackedUnseen), not a resend.
+    if ((r.count > 1 && r.count > sent) || (n.psn === psn && n.byFrame > last)) this.recovery.unseenResend(psn, 1); // RNR NAKs name single-packet requests
+  }
+
+  /**
+   * A PSN sequence error NAK for `psn`: a request at a later PSN drew it. When an RNR NAK for `psn`
+   * answered the last request captured, that later request is one the capture lost: the next packet
+   * of the go-back-N burst in progress, if any (its next captured packet is not a skip).
+   */
+  private nakSeqAnswered(psn: number): void {
+    const q = this.lastReq;
+    this.nakSeqDrawn.psn = psn;
+    this.nakSeqDrawn.byFrame = q !== null && psnDiff(q.psn, psn) > 0 ? q.frame : -1;
+    if (this.rnrSeen.psn === psn && this.rnrSeen.frame > (q?.frame ?? -1)) this.recovery.burstPacketLost();
+  }
+
   /** Transmission info for a PSN the capture never showed: the request after its predecessor. */
   private fromPrevious(psn: number): TxInfo | undefined {
     const prev = this.tx.get(psnAdd(psn, -1));
@@ -568,6 +610,8 @@ export class RequesterFlow {
       this.popAckReqs(before, -1);
       if (name === 'nakSeqErr') this.checker.onNakSeq(v, compBefore);
       else if (rnr) this.checker.onRnrNak(v);
+      if (rnr) this.rnrAnswered(psn, v.frame);
+      else if (name === 'nakSeqErr') this.nakSeqAnswered(psn);
       if (rnr || name === 'nakSeqErr') {
         m.advance(before, v.timeNs);
         this.expected = psn; // the responder's ePSN, as it says

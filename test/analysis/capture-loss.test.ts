@@ -2,15 +2,14 @@
  * `roce analyze` of captures that lost every k-th record (k 2..16, every offset up to 4), taken on
  * the responder's host and on the requester's. A response to requests the capture lost, and a second
  * NAK for a PSN the requester sent again in between (its RNR NAK lost), are not rule violations
- * (docs/analysis.md, "Capture loss"). What is left is the two rules on how the requester reacts to an
- * RNR NAK, which can still misread a burst whose first packet the capture lost.
+ * (docs/analysis.md, "Capture loss"), and neither is the rest of a go-back-N burst whose first packet,
+ * the resend that drew an RNR NAK, the capture lost: no rule is broken in any of them.
  */
 import { analyzeCapture } from '../../analysis/analyzer';
-import { RuleId } from '../../analysis/types';
 import { dropRecords, roceFrames } from '../support/degrade';
 import { everyKth, ownCapture } from '../support/own-capture';
 
-test('every k-th record lost: no responseForSentPsn or oneNakPerGap, and only the RNR reaction rules otherwise', () => {
+test('every k-th record lost: no rule violation', () => {
   const seen = new Map<string, number>();
   let captures = 0;
   for (const where of ['host-b', 'host-a'] as const) {
@@ -27,7 +26,5 @@ test('every k-th record lost: no responseForSentPsn or oneNakPerGap, and only th
     }
   }
   expect(captures).toBe(456);
-  expect(seen.get(RuleId.RESPONSE_FOR_SENT_PSN)).toBeUndefined();
-  expect(seen.get(RuleId.ONE_NAK_PER_GAP)).toBeUndefined();
-  for (const rule of seen.keys()) expect([RuleId.RNR_WAIT_RESPECTED, RuleId.RETRANSMIT_FROM_FIRST_UNACKED]).toContain(rule);
+  expect([...seen]).toEqual([]);
 });

@@ -51,6 +51,35 @@ describe('go-back-N checkers', () => {
     expect(ok.violations).toEqual([]);
   });
 
+  describe('an RNR NAK for a resend the capture lost', () => {
+    // rxe's pattern: SEND 10 is refused (RNR NAK), SEND 11 behind it draws a PSN sequence error NAK;
+    // after each wait the requester resends from 10. When the resend that drew the second RNR NAK
+    // is not in the capture, SEND 11 just after that NAK is the lost resend's burst going on.
+    const write = send;
+    const whole = [send(0, 10), ack(1, 10, Syn.rnr(1)), write(2, 11), ack(3, 10, Syn.NAK_SEQ), send(20, 10), ack(21, 10, Syn.rnr(1)), write(22, 11), ack(23, 10, Syn.NAK_SEQ), send(40, 10), ack(41, 10), write(42, 11), ack(43, 11)];
+    const without = (frames: typeof whole, ...lost: number[]) => frames.filter((_, i) => !lost.includes(i + 1));
+
+    test('whole, it breaks no rule and shows two RNR episodes', () => {
+      const r = analyze(whole);
+      expect(r.violations).toEqual([]);
+      expect(r.episodes.map((e) => [e.trigger, e.gapPsn])).toEqual([['rnr', 10], ['rnr', 10]]);
+    });
+
+    test('told by a second RNR NAK with no request at its PSN between (the first RNR NAK kept), or by a NAK drawn before it', () => {
+      for (const lost of [[5], [2, 5]]) {
+        const r = analyze(without(whole, ...lost));
+        expect(r.violations).toEqual([]);
+        // The lost resend's episode is not rebuilt; SEND 11 starts none, the resend at 40 µs answers the second NAK, 19 µs after it.
+        expect(r.episodes.map((e) => [e.trigger, e.gapPsn, e.retransmitDelayNs])).toEqual([['rnr', 10, 19_000]]);
+      }
+    });
+
+    test('a requester that does resend at once after an RNR NAK is still caught', () => {
+      const r = analyze([send(0, 10), ack(1, 10, Syn.rnr(1)), write(2, 11), ack(3, 10, Syn.NAK_SEQ), send(4, 10), write(5, 11), ack(6, 10), ack(7, 11)]);
+      expect(r.violations.map((v) => v.rule)).toEqual([RuleId.RNR_WAIT_RESPECTED]);
+    });
+  });
+
   test('a NAK for a PSN already acknowledged, and an ACK for a PSN never sent', () => {
     // The ACK for 20 alone could cover requests the capture missed (ackedUnseen); the first
     // transmission of PSN 12 after it shows the requester had not sent them.
