@@ -67,9 +67,9 @@ export class RecoveryTracker {
     return this.burst !== null;
   }
 
-  /** The PSN the burst in progress would resend next, or null. */
+  /** The PSN the burst in progress (or one whose start the capture lost) would resend next, or null. */
   get burstNext(): number | null {
-    return this.burst?.nextPsn ?? null;
+    return this.burst?.nextPsn ?? this.unseenNext;
   }
 
   /** A NAK, RNR NAK or implied NAK seen from the responder. */
@@ -203,6 +203,7 @@ export class RecoveryTracker {
   /** The burst in progress jumps ahead to `psn` (a skip, reported by the checker). */
   skipTo(psn: number): void {
     if (this.burst !== null) this.burst.nextPsn = psn;
+    else if (this.unseenNext !== null) this.unseenNext = psn;
   }
 
   /** A request for a PSN never sent before: the burst in progress, if any, is over. */

@@ -53,9 +53,20 @@ export interface FlowSinks {
  * responses: one that acknowledges past a range shows the responder got it (a capture gap); a
  * PSN sequence error NAK inside it shows it did not.
  */
+/**
+ * A violation waiting for the responses (`deferUnlessReceived`), over PSNs from `from` on.
+ * `turnedAway`: the responder turned away a PSN before `from` (an RNR NAK, a PSN sequence error NAK)
+ * while the violation waited or just before: it dropped whatever it got of those PSNs unanswered.
+ */
+interface Deferred {
+  report: () => void;
+  from: number;
+  turnedAway: boolean;
+}
+
 interface Hole {
   /** Each range of PSNs not shown, the frame after it, and the violations that hold only if the responder did not get them. */
-  ranges: { from: number; to: number; frame: number; deferred: (() => void)[] }[];
+  ranges: { from: number; to: number; frame: number; deferred: Deferred[] }[];
   /** Frames flagged outOfSequence while the hole was open, with their PSNs. */
   oos: { frame: number; psn: number }[];
   /** Highest PSN the out-of-sequence requests covered. */
@@ -130,10 +141,12 @@ export class RequesterFlow {
   private aheadAck: { frame: number; psn: number; opName: string } | null = null;
   private messageStarts = 0;
   private reachOpen = false;
-  /** How many RNR NAKs the latest RNR NAK's PSN has drawn (rnrAnswered). */
-  private readonly rnrSeen = { psn: -1, count: 0, frame: -1 };
+  /** The latest RNR NAK's PSN and frame (rnrAnswered). */
+  private readonly rnrSeen = { psn: -1, frame: -1 };
   /** The latest PSN sequence error NAK's PSN, and the request (a later PSN) captured just before it: what drew it (-1 when unknown). */
   private readonly nakSeqDrawn = { psn: -1, byFrame: -1 };
+  /** The PSN the responder last turned away (RNR NAK, PSN sequence error NAK), until a request at it or an acknowledgement past it. */
+  private refusedAt: number | null = null;
   private msnSeen = false;
   private readonly sinks: FlowSinks;
 
@@ -206,7 +219,7 @@ export class RequesterFlow {
     let h = this.hole;
     if (h === null) h = this.hole = { ranges: [], oos: [], seenHigh: to };
     const r = h.ranges.find((x) => psnDiff(from, x.to) <= 0 && psnDiff(to, x.from) >= 0) ?? this.addRange(h, from, to, frame);
-    r.deferred.push(report);
+    r.deferred.push({ report, from, turnedAway: this.refusedAt !== null && psnDiff(this.refusedAt, from) < 0 });
   }
 
   /** Out-of-sequence frames after `from` were out of sequence for the responder too: their flags stay. */
@@ -216,7 +229,10 @@ export class RequesterFlow {
 
   /**
    * A retransmission the capture shows, of a PSN in the hole: the responder may have got that PSN
-   * from it, so the responses cannot tell the hole was the capture's. A skip over that PSN was real.
+   * from it, so the responses cannot tell the hole was the capture's. A skip over that PSN was real,
+   * unless the responder had turned away a PSN before the range since (an RNR NAK or a PSN sequence
+   * error NAK): it then dropped whatever it got of the range unanswered, the requester had to send
+   * it again either way, and the resend tells nothing (the skip is not reported).
    */
   private fillHole(psn: number): void {
     const h = this.hole;
@@ -224,7 +240,7 @@ export class RequesterFlow {
     const filled = h.ranges.filter((r) => psnDiff(psn, r.from) >= 0 && psnDiff(psn, r.to) <= 0);
     if (filled.length === 0) return;
     for (const r of filled) {
-      for (const report of r.deferred) report();
+      for (const d of r.deferred) if (!d.turnedAway) d.report();
       this.settleAfter(h, r.from);
     }
     h.ranges = h.ranges.filter((r) => !filled.includes(r));
@@ -233,18 +249,20 @@ export class RequesterFlow {
 
   /**
    * What a response shows about the open hole: the responder got every PSN through `through`, and
-   * (a PSN sequence error NAK) expects `nakPsn`, so it did not get that one.
+   * (a PSN sequence error NAK) expects `nakPsn`, so it did not get that one. `refused`: the PSN of a
+   * PSN sequence error NAK or an RNR NAK, which the responder turned away, with what came after it.
    */
-  private resolveHole(through: number, nakPsn: number | null): void {
+  private resolveHole(through: number, nakPsn: number | null, refused: number | null): void {
     const h = this.hole;
     if (h === null) return;
+    if (refused !== null) for (const r of h.ranges) for (const d of r.deferred) if (psnDiff(refused, d.from) < 0) d.turnedAway = true;
     const keep: Hole['ranges'] = [];
     let wireFrom: number | null = null;
     const gaps: Hole['ranges'] = [];
     for (const r of h.ranges) {
       if (nakPsn !== null && psnDiff(nakPsn, r.from) >= 0 && psnDiff(nakPsn, r.to) <= 0) {
         // The responder did not get these PSNs: a hole on the wire (or a real skip), not the capture's.
-        for (const report of r.deferred) report();
+        for (const d of r.deferred) d.report();
         if (wireFrom === null || psnDiff(r.from, wireFrom) < 0) wireFrom = r.from;
       } else if (psnDiff(through, r.to) >= 0) {
         gaps.push(r);
@@ -339,6 +357,7 @@ export class RequesterFlow {
     const n = this.span(v);
     const psn = v.psn;
     this.checker.onRequestAt(psn);
+    if (psn === this.refusedAt) this.refusedAt = null;
     if (this.coverHigh === null) {
       this.firstPsn = psn;
       // The capture joined in the middle of a message.
@@ -389,7 +408,7 @@ export class RequesterFlow {
     if (this.reliable) {
       const next = this.recovery.burstNext;
       if (isRetx) {
-        if (next !== null && psnDiff(psn, next) > 0 && this.recovery.matchTrigger(psn) === null) {
+        if (next !== null && psnDiff(psn, next) > 0 && this.continuesBurst(psn, v.timeNs)) {
           this.checker.onSkip(this.lastReq?.frame ?? v.frame, v, next);
           this.recovery.skipTo(psn);
         }
@@ -400,6 +419,7 @@ export class RequesterFlow {
         if (started !== null) {
           started.ep.qpn = v.destQp;
           this.checker.onEpisode(started.ep, v, started.trigger, latestNak, compHigh, this.recentCompletionPoints(v.timeNs));
+          this.checker.onRewindPast(psn);
         }
       } else {
         if (next !== null && psnDiff(psn, next) > 0) this.checker.onSkip(this.lastReq?.frame ?? v.frame, v, next);
@@ -436,27 +456,22 @@ export class RequesterFlow {
   /**
    * An RNR NAK for `psn`. The responder sends one for each request at that PSN it gets and cannot
    * take (IBTA §9.7.5.2.8), and handles requests in the order they come, so this one answers a
-   * request at `psn` that the capture lost when
-   *   - the RNR NAKs for `psn` outnumber the requests at `psn` it holds, or
-   *   - a PSN sequence error NAK for `psn` was drawn by a later request captured after the last
-   *     request at `psn`: by then the responder had answered every request at `psn` before it.
-   * That lost request was the requester's resend after its RNR wait. The go-back-N burst it began
+   * request at `psn` that the capture lost when the last request at `psn` it holds came before
+   *   - the previous RNR NAK for `psn`, which answered it (or an earlier one), or
+   *   - the later request that drew a PSN sequence error NAK for `psn`: by then the responder had
+   *     answered every request at `psn` before it.
+   * That lost request was the requester's resend after an RNR wait. The go-back-N burst it began
    * goes on in the requests that follow it, sent before this NAK reached the requester: they are
    * not a reaction to this NAK (the next rewind to `psn` is, and is judged as one).
    */
   private rnrAnswered(psn: number, frame: number): void {
     const r = this.rnrSeen;
+    const prev = r.psn === psn ? r.frame : -1;
+    r.psn = psn;
     r.frame = frame;
-    if (r.psn === psn) r.count++;
-    else {
-      r.psn = psn;
-      r.count = 1;
-    }
-    const sent = this.tx.count(psn);
     const last = this.tx.get(psn)?.frame ?? 0;
     const n = this.nakSeqDrawn;
-    // One RNR NAK for a request never captured may answer its first transmission (ackedUnseen), not a resend.
-    if ((r.count > 1 && r.count > sent) || (n.psn === psn && n.byFrame > last)) this.recovery.unseenResend(psn, 1); // RNR NAKs name single-packet requests
+    if (prev > last || (n.psn === psn && n.byFrame > last)) this.recovery.unseenResend(psn, 1); // RNR NAKs name single-packet requests
   }
 
   /**
@@ -469,6 +484,21 @@ export class RequesterFlow {
     this.nakSeqDrawn.psn = psn;
     this.nakSeqDrawn.byFrame = q !== null && psnDiff(q.psn, psn) > 0 ? q.frame : -1;
     if (this.rnrSeen.psn === psn && this.rnrSeen.frame > (q?.frame ?? -1)) this.recovery.burstPacketLost();
+  }
+
+  /**
+   * A resend past the next PSN of the burst in progress: the burst going on with PSNs skipped (or
+   * lost by the capture; the checker waits for the responses to say which), unless a trigger calls
+   * for a resend from there. An RNR NAK for an earlier PSN calls for one only from the first
+   * unacknowledged PSN, where the requester resumes after its wait (gbn-checks.ts `onEpisode`); a
+   * resend elsewhere is the burst the requester was sending when the NAK reached it.
+   */
+  private continuesBurst(psn: number, nowNs: number): boolean {
+    const t = this.recovery.matchTrigger(psn);
+    if (t === null) return true;
+    if (t.kind !== Trigger.RNR || t.psn === psn) return false;
+    const c = this.messages.compHigh;
+    return c !== null && psn !== psnAdd(c, 1) && !this.recentCompletionPoints(nowNs).some((x) => psn === psnAdd(x, 1));
   }
 
   /** Transmission info for a PSN the capture never showed: the request after its predecessor. */
@@ -573,7 +603,10 @@ export class RequesterFlow {
           this.expectedSlack = 0;
         }
       }
-      this.resolveHole(through, nakSeq ? psn : null);
+      const refused = nakSeq || v.aethKind === AethKind.RNR_NAK ? psn : null;
+      if (refused !== null) this.refusedAt = refused;
+      else if (this.refusedAt !== null && psnDiff(through, this.refusedAt) >= 0) this.refusedAt = null;
+      this.resolveHole(through, nakSeq ? psn : null, refused);
     }
     if ((f & OpFlag.READ) !== 0) {
       this.learnMtu(v);
@@ -609,7 +642,7 @@ export class RequesterFlow {
       this.respHigh = psnMax(this.respHigh, before);
       this.popAckReqs(before, -1);
       if (name === 'nakSeqErr') this.checker.onNakSeq(v, compBefore);
-      else if (rnr) this.checker.onRnrNak(v);
+      else if (rnr) this.checker.onRnrNak(v, (RNR_TIMER_USEC[v.aethValue] ?? 0) * 1000);
       if (rnr) this.rnrAnswered(psn, v.frame);
       else if (name === 'nakSeqErr') this.nakSeqAnswered(psn);
       if (rnr || name === 'nakSeqErr') {

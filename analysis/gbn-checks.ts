@@ -55,7 +55,12 @@ export class GbnChecker {
   /** A PSN sequence error NAK at `v.psn`; `compHigh` is the completion point before it. */
   onNakSeq(v: FrameView, compHigh: number | null): void {
     const last = this.lastNak;
-    if (last !== null && last.psn === v.psn) {
+    // After an RNR NAK for the PSN, once its timer has run out, the requester owed a resend of it: when
+    // the capture shows none, it may have lost that resend and the RNR NAK that answered it, and this
+    // NAK may report a new gap. Not judged then.
+    const r = this.lastRnr;
+    const owedResend = r.psn === v.psn && v.timeNs - r.timeNs >= r.timerNs;
+    if (last !== null && last.psn === v.psn && !owedResend) {
       this.report(RuleId.ONE_NAK_PER_GAP, [last.frame, v.frame], v.psn, `second PSN sequence error NAK for PSN ${v.psn} (frame ${last.frame} already reported this gap)`);
     }
     if (compHigh !== null && psnDiff(v.psn, compHigh) <= 0) {
@@ -64,8 +69,14 @@ export class GbnChecker {
     this.lastNak = { psn: v.psn, frame: v.frame };
   }
 
+  /** The latest RNR NAK: its PSN, time and timer (ns). */
+  private readonly lastRnr = { psn: -1, timeNs: 0, timerNs: 0 };
+
   /** An RNR NAK for a PSN shows the responder received it: the gap of an earlier NAK is closed. */
-  onRnrNak(v: FrameView): void {
+  onRnrNak(v: FrameView, timerNs: number): void {
+    this.lastRnr.psn = v.psn;
+    this.lastRnr.timeNs = v.timeNs;
+    this.lastRnr.timerNs = timerNs;
     if (this.lastNak !== null && psnDiff(v.psn, this.lastNak.psn) >= 0) this.lastNak = null;
   }
 
@@ -76,6 +87,16 @@ export class GbnChecker {
    */
   onRequestAt(psn: number): void {
     if (this.lastNak !== null && this.lastNak.psn === psn) this.lastNak = null;
+  }
+
+  /**
+   * A go-back-N rewind that starts past the PSN the last NAK named: either the requester skipped it
+   * (`retransmitFromNakPsn` says so once the responses confirm it) or the capture lost its resend,
+   * which the responder may have answered with an RNR NAK the capture lost too. The next NAK for that
+   * PSN may report a new gap, so `oneNakPerGap` is not judged across it.
+   */
+  onRewindPast(psn: number): void {
+    if (this.lastNak !== null && psnDiff(psn, this.lastNak.psn) > 0) this.lastNak = null;
   }
 
   /** Any response acknowledging through `psn` closes the gap of an earlier NAK. */

@@ -18,8 +18,6 @@ export class TxRing {
   private readonly timeNs = new Float64Array(TX_RING);
   private readonly followerFrame = new Float64Array(TX_RING);
   private readonly followerNs = new Float64Array(TX_RING);
-  /** How many times the slot's PSN was sent while it held the slot. */
-  private readonly sends = new Uint32Array(TX_RING);
   private sent = 0;
 
   /** The slot of `psn`, or -1 when it is not among the last `TX_RING` transmissions. */
@@ -39,16 +37,9 @@ export class TxRing {
     return { frame: this.frame[i] as number, timeNs: this.timeNs[i] as number, followerFrame: this.followerFrame[i] as number, followerNs: this.followerNs[i] as number };
   }
 
-  /** How many transmissions of `psn` the ring holds (0 when it holds none). */
-  count(psn: number): number {
-    const i = this.slot(psn);
-    return i < 0 ? 0 : (this.sends[i] as number);
-  }
-
   /** `psn` sent in `frame` at `timeNs`. */
   record(psn: number, frame: number, timeNs: number): void {
     const i = psn & MASK;
-    this.sends[i] = this.slot(psn) === i ? (this.sends[i] as number) + 1 : 1;
     this.psn[i] = psn;
     this.seq[i] = ++this.sent;
     this.frame[i] = frame;

@@ -2,7 +2,8 @@
  * Degrading a capture the way real capture tools do, for tests: drop records
  * (capture loss), start at record N (a capture that starts mid-conversation),
  * cut every record to a snap length (tcpdump -s / editcap -s), or spoil the
- * ICRC of RoCE frames (a NIC-side capture tool that does not preserve it).
+ * ICRC of RoCE frames (a NIC-side capture tool that does not preserve it), or move records in
+ * time (a requester that did not wait, made from one that did).
  * Each returns a new classic pcap file; timestamps and link type are kept. `asRoceV1` rewrites a
  * RoCE v2 capture as the same traffic over RoCE v1 (Ethernet, EtherType 0x8915, GRH).
  */
@@ -33,6 +34,11 @@ function write(recs: readonly Rec[], snaplen?: number): Uint8Array {
 /** The capture without the records whose 1-based numbers are in `drop`. */
 export function dropRecords(file: Uint8Array, drop: ReadonlySet<number>): Uint8Array {
   return write(records(file).filter((_, i) => !drop.has(i + 1)));
+}
+
+/** The capture with each record's timestamp as `at` gives it (from the record's 1-based number and its timestamp). */
+export function retimed(file: Uint8Array, at: (n: number, timestampNs: bigint) => bigint): Uint8Array {
+  return write(records(file).map((r, i) => ({ ...r, timestampNs: at(i + 1, r.timestampNs) })));
 }
 
 /** The capture from record `first` (1-based) on. */
