@@ -16,9 +16,12 @@
  * Off by default because `roce replay` compares a stack's responses with a capture's one for one,
  * and rxe's captures have an ACK per AckReq; the simulations keep their frame-for-frame dynamics.
  */
+import type { AckHold } from './qp-context';
 import type { QueuePair } from './queue-pair';
 
-export class AckCoalescer {
+export class AckCoalescer implements AckHold {
+  /** A coalescing device holds every ACK until the end of the burst. */
+  readonly holding = true;
   /** QPs holding an ACK, in the order they first held one this burst. */
   private readonly held: QueuePair[] = [];
   /** ACKs not sent because a later one of the same burst covered them (for counters and tests). */
@@ -27,7 +30,7 @@ export class AckCoalescer {
   /** @param send sends the ACK of `qp` for `psn` now (the responder's ACK, with the MSN and credits as they stand). */
   constructor(private readonly send: (qp: QueuePair, psn: number) => void) {}
 
-  /** The responder owes an ACK for `psn`: hold it (a later one of the burst replaces it). */
+  /** The responder owes an ACK for `psn`: hold it (a later one of the burst replaces it; its credits and MSN are taken when it goes). */
   hold(qp: QueuePair, psn: number): void {
     const r = qp.resp;
     if (r.ackHeld) {

@@ -24,7 +24,7 @@ import { AddressHandle, type Path, isIpv4MappedGid } from './address';
 import { type Counters, addCounters, newCounters } from './counters';
 import { type DeviceLimits, RXE_DEVICE_LIMITS } from './device-limits';
 import type { TraceEvent, TraceListener } from './trace';
-import type { QpHost, QpTuning } from './qp-context';
+import type { AckHold, QpHost, QpTuning } from './qp-context';
 import { Port } from './port';
 import type { TransportSpec } from '../packets/build';
 import { type IcrcBatch, jsIcrcBatch } from '../packets/icrc';
@@ -32,7 +32,8 @@ import { ipv6FromString, ipv6ToString } from '../packets/bytes';
 import { type CongestionConfig, type CongestionSettings, resolveCongestion } from './congestion/parameters';
 import { InflightBound } from './inflight-bound';
 import { AckCoalescer } from './ack-coalescer';
-import { sendAckNow } from './responder';
+import { AckDeferral } from './ack-deferral';
+import { sendAckNow, sendHeldAck } from './responder';
 
 export interface DeviceConfig {
   driver: NicDriver;
@@ -121,7 +122,9 @@ export class Device implements QpHost {
   /** The bound on packets in flight across the QPs, or null (none). */
   readonly inflight: InflightBound | null;
   /** The responder's ACK coalescer, or null (an ACK for every AckReq packet). */
-  readonly acks: AckCoalescer | null;
+  readonly acks: AckHold;
+  /** The busy-poll receive's held ACKs (pollCoalescing), or null when the device coalesces them instead. */
+  private readonly ackDeferral: AckDeferral | null;
   /** Congestion-control settings new QPs start with, or null (off). */
   private congestionSettings: CongestionSettings | null;
 
@@ -147,9 +150,11 @@ export class Device implements QpHost {
       throw invalid(`maxInflightPackets must be an integer 1..2147483647, not ${bound}`);
     }
     this.inflight = bound === undefined ? null : new InflightBound(bound, this.clock, (qp) => this.kick(qp), () => this.qps.values());
-    const acks = cfg.coalesceAcks === true ? new AckCoalescer(sendAckNow) : null;
-    this.acks = acks;
-    if (acks !== null) this.port.onRunEnd = () => acks.releaseAll();
+    const coalescer = cfg.coalesceAcks === true ? new AckCoalescer(sendAckNow) : null;
+    this.ackDeferral = coalescer === null ? new AckDeferral(sendHeldAck) : null;
+    this.acks = coalescer ?? (this.ackDeferral as AckDeferral);
+    // While the busy-poll receive holds responses, coalesced ACKs wait for its flush too.
+    if (coalescer !== null) this.port.onRunEnd = () => this.polling || coalescer.releaseAll();
   }
 
   /** The congestion-control settings QPs created from now on start with (null: off). */
@@ -223,7 +228,7 @@ export class Device implements QpHost {
     qp.cancelTimers();
     this.qps.delete(qp.qpNum);
     this.inflight?.forget(qp);
-    this.acks?.drop(qp);
+    this.acks.drop(qp);
   }
 
   createAh(_pd: ProtectionDomain, attr: AhAttr): AddressHandle {
@@ -303,13 +308,20 @@ export class Device implements QpHost {
    */
   pollCoalescing(poll: () => boolean): boolean {
     this.port.rxFlushHook = this.holdResponses;
+    this.polling = true;
+    const d = this.ackDeferral;
+    if (d !== null) d.holding = true;
     try {
       return poll();
     } finally {
       this.port.rxFlushHook = null;
+      this.polling = false;
+      if (d !== null) d.holding = false;
     }
   }
 
+  /** True inside pollCoalescing. */
+  private polling = false;
   private responsesHeld = false;
   private readonly holdResponses = (): void => {
     if (this.responsesHeld) return;
@@ -318,7 +330,9 @@ export class Device implements QpHost {
   };
   private readonly releaseResponses = (): void => {
     this.responsesHeld = false;
-    if (!this.kickScheduled) this.flush(); // else runKicked, queued after this, flushes them with its own
+    if (this.kickScheduled) return; // runKicked, queued after this, sends them after its own
+    this.acks.releaseAll();
+    this.flush();
   };
 
   /** Asks for the requester of `qp` to run soon (coalesced). */
@@ -348,6 +362,9 @@ export class Device implements QpHost {
       list.clear();
     }
     this.inflight?.endTurn();
+    // ACKs held by the busy-poll receive go after the requests: the peer works on the request
+    // while the ACK is on its way (stack/ack-deferral.ts).
+    this.acks.releaseAll();
     this.flush();
   }
 

@@ -18,7 +18,6 @@ import type { TraceEvent } from './trace';
 import type { Mtu } from './types';
 import type { TxScratch } from './tx-scratch';
 import type { InflightBound } from './inflight-bound';
-import type { AckCoalescer } from './ack-coalescer';
 
 /** How the requester paces itself (rxe module parameters). */
 export interface QpTuning {
@@ -53,8 +52,27 @@ export interface QpContext {
   trace(make: () => TraceEvent): void;
   /** The device-wide bound on packets in flight across QPs (stack/inflight-bound.ts), or null for none. */
   readonly inflight: InflightBound | null;
-  /** Where the responder holds its ACKs until the end of a receive burst (stack/ack-coalescer.ts), or null: each goes at once. */
-  readonly acks: AckCoalescer | null;
+  /** Where the responder holds the ACKs it owes (stack/ack-coalescer.ts, stack/ack-deferral.ts), or null: each goes at once. */
+  readonly acks: AckHold | null;
+}
+
+/**
+ * Where the responder holds ACKs for a while instead of sending each at once: coalesced per receive
+ * burst (stack/ack-coalescer.ts), or each kept and sent after the device's next transmit work
+ * (stack/ack-deferral.ts). A QP holding any has `resp.ackHeld` set, and the responder releases them
+ * before anything else it sends the QP.
+ */
+export interface AckHold {
+  /** True when the responder should hold the ACK it owes now (false: send it at once). */
+  readonly holding: boolean;
+  /** `qp` owes an ACK for `psn`; `syndrome` is its AETH syndrome (the credits) as of now. */
+  hold(qp: QueuePair, psn: number, syndrome: number): void;
+  /** Sends what `qp` holds now. */
+  release(qp: QueuePair): void;
+  /** Sends everything held. */
+  releaseAll(): void;
+  /** Forgets what `qp` holds (the QP is going away). */
+  drop(qp: QueuePair): void;
 }
 
 /** What the queue pair's own verbs entry points need besides (modify checks the MTU and resolves the path). */

@@ -43,7 +43,7 @@ function ackSyndrome(qp: QueuePair): number {
   return ACK_SYNDROMES[creditCode(qp.rq.length)] as number;
 }
 
-function sendAck(qp: QueuePair, syndrome: number, psn: number): void {
+function sendAck(qp: QueuePair, syndrome: number, psn: number, msn: number = qp.resp.msn): void {
   if (qp.path === null) return;
   // A held ACK (stack/ack-coalescer.ts) goes first, before the shared spec below is filled for this one.
   if (qp.resp.ackHeld) qp.ctx.acks?.release(qp);
@@ -52,8 +52,13 @@ function sendAck(qp: QueuePair, syndrome: number, psn: number): void {
   t.bth.destQp = qp.attr.destQpNum;
   t.bth.psn = psn;
   t.aeth.syndrome = syndrome;
-  t.aeth.msn = qp.resp.msn;
+  t.aeth.msn = msn;
   qp.ctx.transmit(qp, t, qp.path);
+}
+
+/** Sends an ACK of `qp` held earlier, with the syndrome and MSN it was earned with (what stack/ack-deferral.ts releases). */
+export function sendHeldAck(qp: QueuePair, syndrome: number, psn: number, msn: number): void {
+  sendAck(qp, syndrome, psn, msn);
 }
 
 /** Sends the ACK of `qp` for `psn` now, with the MSN and credits as they stand (what the device's ACK coalescer releases). */
@@ -346,9 +351,10 @@ function finishPacket(qp: QueuePair, p: RocePacket, info: OpcodeInfo): void {
   }
   if (qp.type === QpType.RC) {
     // Coalesced ACKs: answer only packets that ask (AckReq), as rxe does; with the device's
-    // coalescer, one ACK per QP at the end of the receive burst (stack/ack-coalescer.ts).
+    // coalescer, one ACK per QP at the end of the receive burst (stack/ack-coalescer.ts); in its
+    // busy-poll receive, each one after the device's next transmit work (stack/ack-deferral.ts).
     if (!bth.ackReq) qp.counters.ack_deferred++;
-    else if (qp.ctx.acks !== null) qp.ctx.acks.hold(qp, bth.psn);
+    else if (qp.ctx.acks !== null && qp.ctx.acks.holding) qp.ctx.acks.hold(qp, bth.psn, ackSyndrome(qp));
     else sendAck(qp, ackSyndrome(qp), bth.psn);
   }
   if (invalidateFailed !== '') qp.enterError(`responder: ${invalidateFailed}`);

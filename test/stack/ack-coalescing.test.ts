@@ -4,6 +4,7 @@
  * and the requester completes every earlier message from it (implied ACKs). A held ACK leaves before
  * any other response of its QP, so PSNs never go backwards on the wire.
  */
+import type { AckCoalescer } from '../../stack/ack-coalescer';
 import { createSimPair, type SimPair } from '../../apps/sim/sim-pair';
 import { connectQp, endpointOf } from '../../stack/connect';
 import { Access, Mtu, QpType, SendFlags, WcStatus, WrOpcode, type WorkCompletion } from '../../stack/types';
@@ -95,7 +96,7 @@ test('on: the same burst gets one ACK, for the last PSN, and all 64 WRITEs compl
   expect(wcs.map((w) => Number(w.wrId))).toEqual(Array.from({ length: 64 }, (_, i) => i));
   expect(wcs.every((w) => w.status === WcStatus.SUCCESS)).toBe(true);
   expect(r.fromB).toEqual([{ opcode: Opcode.RC_ACKNOWLEDGE, psn: 1000 + 63, aeth: 'ACK' }]);
-  expect(r.sim.b.acks?.coalesced).toBe(63);
+  expect((r.sim.b.acks as AckCoalescer).coalesced).toBe(63);
   for (let i = 0; i < 64; i++) expect(r.mrB.buffer[i * 8]).toBe(i + 1);
   expect(r.sim.a.totalCounters().retransmitted_pkts).toBe(0);
 });
