@@ -58,9 +58,4 @@ export class AckCoalescer implements AckHold {
     for (let i = 0; i < list.length; i++) this.release(list[i] as QueuePair);
     list.length = 0;
   }
-
-  /** A QP going away (destroyed, reset) drops what it holds. */
-  drop(qp: QueuePair): void {
-    qp.resp.ackHeld = false;
-  }
 }

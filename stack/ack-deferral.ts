@@ -44,7 +44,7 @@ export class AckDeferral implements AckHold {
   release(qp: QueuePair): void {
     if (!qp.resp.ackHeld) return;
     qp.resp.ackHeld = false;
-    this.take(qp, true);
+    this.take(qp);
   }
 
   /** Sends every held ACK, in the order they were earned. */
@@ -60,21 +60,14 @@ export class AckDeferral implements AckHold {
     }
   }
 
-  /** A QP going away (destroyed, reset) drops what it holds. */
-  drop(qp: QueuePair): void {
-    if (!qp.resp.ackHeld) return;
-    qp.resp.ackHeld = false;
-    this.take(qp, false);
-  }
-
-  /** Takes `qp`'s ACKs out of the list (sending them, in order, when `send`), keeping the others' order. */
-  private take(qp: QueuePair, send: boolean): void {
+  /** Takes `qp`'s ACKs out of the list and sends them, in order, keeping the others' order. */
+  private take(qp: QueuePair): void {
     let kept = 0;
     const n = this.count;
     for (let i = 0; i < n; i++) {
       const q = this.qps[i] as QueuePair;
       if (q === qp) {
-        if (send) this.send(qp, this.syndromes[i] as number, this.psns[i] as number, this.msns[i] as number);
+        this.send(qp, this.syndromes[i] as number, this.psns[i] as number, this.msns[i] as number);
         continue;
       }
       this.qps[kept] = q;

@@ -225,10 +225,13 @@ export class Device implements QpHost {
   }
 
   destroyQp(qp: QueuePair): void {
+    // ACKs the QP still holds go first: the requests they answer were taken, and sent at once (as
+    // rxe sends them) they would be on their way already. A peer denied them would retry into a QP
+    // that is gone until its retry count ran out.
+    this.acks.release(qp);
     qp.cancelTimers();
     this.qps.delete(qp.qpNum);
     this.inflight?.forget(qp);
-    this.acks.drop(qp);
   }
 
   createAh(_pd: ProtectionDomain, attr: AhAttr): AddressHandle {

@@ -71,8 +71,6 @@ export interface AckHold {
   release(qp: QueuePair): void;
   /** Sends everything held. */
   releaseAll(): void;
-  /** Forgets what `qp` holds (the QP is going away). */
-  drop(qp: QueuePair): void;
 }
 
 /** What the queue pair's own verbs entry points need besides (modify checks the MTU and resolves the path). */

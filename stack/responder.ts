@@ -420,9 +420,16 @@ function sendReadResponses(qp: QueuePair, res: ResponderResource, fromPsn: numbe
   }
   if (qp.resp.ackHeld) qp.ctx.acks?.release(qp); // a held ACK (stack/ack-coalescer.ts) goes before the responses
   const aeth = { syndrome: ackSyndrome(qp), msn: qp.resp.msn };
+  // A READ retried from the middle of its range (the requester got the first responses) is answered
+  // with the opcodes the original reply had at those PSNs: MIDDLE, then LAST. rxe does so
+  // (`rxe_resp.c` duplicate_request(): rdatm_res_state_replay unless the PSN is the first; read_reply()),
+  // and its completer takes a FIRST only at the READ's first PSN once part of the reply is in
+  // (`rxe_comp.c` check_ack(): COMPST_ERROR, the QP to the error state).
+  const fromStart = fromPsn === res.firstPsn;
   for (let i = 0; i < n; i++) {
     const last = i === n - 1;
-    const op = readResponseOpcode(i === 0, last);
+    const first = i === 0 && fromStart;
+    const op = readResponseOpcode(first, last);
     // Each response's payload is read in place from the region (a window, no view made).
     const t: TransportSpec = { bth: { opcode: op, destQp: qp.attr.destQpNum, psn: psnAdd(fromPsn, i) } };
     if (buf !== null) {
@@ -430,7 +437,7 @@ function sendReadResponses(qp: QueuePair, res: ResponderResource, fromPsn: numbe
       t.payloadOffset = at + i * mtu;
       t.payloadLength = Math.min(remaining, (i + 1) * mtu) - i * mtu;
     }
-    if (i === 0 || last) t.aeth = aeth; // MIDDLE responses carry no AETH
+    if (first || last) t.aeth = aeth; // MIDDLE responses carry no AETH
     if (qp.path !== null) qp.ctx.transmit(qp, t, qp.path);
   }
 }

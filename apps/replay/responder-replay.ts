@@ -353,8 +353,18 @@ export function replayResponder(conv: RcConversation, o: ReplayOptions = {}): Re
   // PSNs the captured READ and atomic requests are owed responses for.
   const owed = new Set<number>();
   for (const c of conv.requests) if (((c.p.info?.flags ?? 0) & (OpFlag.READ | OpFlag.ATOMIC)) !== 0) for (const psn of psnsOf(c, mtuBytes)) owed.add(psn);
+  // The captured READ requests in frame order, with the PSNs each occupies: which one a READ response answers.
+  const readRequests = conv.requests.flatMap((c) => (c.p.bth !== null && ((c.p.info?.flags ?? 0) & OpFlag.READ) !== 0 ? [{ frame: c.frame, psn: c.p.bth.psn, span: requestSpan(c.p, mtuBytes) }] : []));
   compare(shown, answered, diffs, {
     mtu: mtuBytes,
+    readRequestOf: (psn, frame) => {
+      for (let i = firstAfter(readRequests, frame - 1) - 1, left = MAX_BRIDGE; i >= 0 && left > 0; i--, left--) {
+        const r = readRequests[i] as { frame: number; psn: number; span: number };
+        const d = psnDiff(psn, r.psn);
+        if (d >= 0 && d < r.span) return r.frame;
+      }
+      return null;
+    },
     owed: (psn) => owed.has(psn),
     fedBetween: (psn, after, before) => (fed.get(psn) ?? []).some((f) => f > after && f < before),
     outOfSequenceAt: (psn) => outOfSequenceAt.has(psn),
@@ -409,10 +419,12 @@ interface CompareContext {
   outOfSequenceAt: (psn: number) => boolean;
   /** The capture shows the requester sending this PSN again after this frame. */
   resentAfter: (psn: number, frame: number) => boolean;
+  /** The frame of the captured READ request that a READ response at `psn` in `frame` answers: the latest one before it that covers the PSN, or null. */
+  readRequestOf: (psn: number, frame: number) => number | null;
 }
 
 /** Compares the real responder's answers (expected) with the stack's (got). */
-function compare(expected: Resp[], got: Resp[], diffs: Difference[], { mtu, owed, fedBetween, outOfSequenceAt, resentAfter }: CompareContext): void {
+function compare(expected: Resp[], got: Resp[], diffs: Difference[], { mtu, owed, fedBetween, outOfSequenceAt, resentAfter, readRequestOf }: CompareContext): void {
   const gotBy = new AnswerIndex(got);
   const expectedBy = new AnswerIndex(expected);
   const byFrame = [...expected].sort((a, b) => a.frame - b.frame);
@@ -456,7 +468,13 @@ function compare(expected: Resp[], got: Resp[], diffs: Difference[], { mtu, owed
       case 'READ':
       case 'ATOMIC': {
         const all = gotBy.of(e.kind, e.psn);
-        const g = all[occurrence] ?? all[all.length - 1];
+        // A READ response is compared with an answer of the stack's that equals it (to a request
+        // captured before it: a later one cannot have drawn it), else with the stack's answer to the
+        // same request (its answers carry the frame of the request fed), else with its k-th: a
+        // capture taken before a lossy link holds requests the real responder never got, and the
+        // k-th captured response for a PSN is then not the k-th the stack gave.
+        const req = e.kind === 'READ' ? readRequestOf(e.psn, e.frame) : null;
+        const g = (e.kind === 'READ' ? all.find((x) => x.frame < e.frame && same(e, x)) : undefined) ?? (req !== null ? all.find((x) => x.frame === req) : undefined) ?? all[occurrence] ?? all[all.length - 1];
         if (g === undefined && !fed(e)) {
           notFed(diffs, e);
         } else if (g === undefined) {

@@ -285,20 +285,22 @@ describe('RC responder: RDMA READ', () => {
     expect(h.qp.counters.duplicate_request).toBe(1);
   });
 
-  test('duplicate READ from the middle (PSN inside the range, RETH va/len adjusted): responses from there on', () => {
+  test('duplicate READ from the middle (PSN inside the range, RETH va/len adjusted): responses from there on, with the original reply\'s opcodes', () => {
+    // rxe answers such a retry as a replay of the reply (MIDDLE, then LAST), and its completer, holding
+    // the first responses, takes a FIRST only at the READ's first PSN (rxe_resp.c read_reply(), rxe_comp.c check_ack()).
     const { h, P, req } = readSetup();
     h.inject(req(P, 100, 700));
     h.sent();
     h.inject(req(psnPlus(P, 1), 100 + 256, 700 - 256));
     const out = h.sent();
     expect(out.map(brief)).toEqual([
-      { op: 'RC_RDMA_READ_RESPONSE_FIRST', psn: psnPlus(P, 1), syn: ackWith(0), msn: 1 },
+      { op: 'RC_RDMA_READ_RESPONSE_MIDDLE', psn: psnPlus(P, 1) },
       { op: 'RC_RDMA_READ_RESPONSE_LAST', psn: psnPlus(P, 2), syn: ackWith(0), msn: 1 },
     ]);
     expect(Buffer.concat(out.map((s) => s.payload)).equals(Buffer.from(h.buf.subarray(356, 800)))).toBe(true);
-    // The last packet alone: a READ RESPONSE ONLY.
+    // The last packet alone: a READ RESPONSE LAST.
     h.inject(req(psnPlus(P, 2), 100 + 512, 700 - 512));
-    expect(h.sent().map((s) => [s.op, s.psn, s.payload.length])).toEqual([['RC_RDMA_READ_RESPONSE_ONLY', psnPlus(P, 2), 188]]);
+    expect(h.sent().map((s) => [s.op, s.psn, s.payload.length])).toEqual([['RC_RDMA_READ_RESPONSE_LAST', psnPlus(P, 2), 188]]);
   });
 
   test('a duplicate READ that does not match the saved request is dropped silently (class D)', () => {
