@@ -320,12 +320,22 @@ export function recoveryBySide(r: AnalysisResult): Record<string, { retransmissi
   return out;
 }
 
-/** `roce replay --json` in-process. */
-export async function replayCapture(file: string, role: 'responder' | 'requester'): Promise<{ code: number; conversations: ReplaySummary[]; violations: number; err: string }> {
+/**
+ * `roce replay --json` in-process. When it finds violations, its whole report is kept beside the
+ * capture (`<capture>.replay-<role>.json`), and `first` names the first few: a run that fails keeps
+ * what it saw, as the next lab run overwrites the capture.
+ */
+export async function replayCapture(file: string, role: 'responder' | 'requester'): Promise<{ code: number; conversations: ReplaySummary[]; violations: number; err: string; first: string[] }> {
   const o = memoryOutput();
   const code = await runCli(['replay', file, '--role', role, '--json'], o);
   const j = o.out === '' ? {} : (JSON.parse(o.out) as { conversations?: ReplaySummary[]; violations?: number });
-  return { code, conversations: j.conversations ?? [], violations: j.violations ?? -1, err: o.err };
+  const conversations = j.conversations ?? [];
+  const first = conversations.flatMap((c) => c.differences.filter((d) => d.class === 'violation').map((d) => `${c.requesterIp} QP 0x${c.requesterQpn.toString(16)}: ${d.kind} PSN ${d.psn}: expected ${d.expected}, got ${d.got}`)).slice(0, 5);
+  if (first.length > 0) {
+    fs.writeFileSync(`${file}.replay-${role}.json`, o.out);
+    fs.copyFileSync(file, `${file}.failed-replay.pcap`);
+  }
+  return { code, conversations, violations: j.violations ?? -1, err: o.err, first };
 }
 
 /** Differences a replay of an rxe capture may show, and why they are not violations (docs/conformance.md, Replay). */
@@ -355,7 +365,7 @@ export async function expectReplays(run: LabRun, r: AnalysisResult): Promise<str
   const seen: string[] = [];
   for (const role of ['responder', 'requester'] as const) {
     const rep = await replayCapture(run.capturePath, role);
-    expect({ role, code: rep.code, violations: rep.violations, err: rep.err }).toEqual({ role, code: 0, violations: 0, err: '' });
+    expect({ role, code: rep.code, violations: rep.violations, err: rep.err, first: rep.first }).toEqual({ role, code: 0, violations: 0, err: '', first: [] });
     for (const f of flows) {
       const c = rep.conversations.find((x) => x.requesterIp === f.reqIp && x.requesterQpn === f.reqQpn && x.responderQpn === f.rspQpn);
       const what = `${role} replay of ${f.reqIp} QP 0x${f.reqQpn.toString(16)} -> 0x${f.rspQpn.toString(16)}`;
