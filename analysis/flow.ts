@@ -17,7 +17,7 @@ import { FLAG_BIT, type FlagName, emptyFlagCounts } from './flags';
 import type { FrameView } from './frame-view';
 import { MessageTracker } from './messages';
 import { RecoveryTracker, type TxInfo } from './episodes';
-import { GbnChecker } from './gbn-checks';
+import { GbnChecker, resumesAtFirstUnacked } from './gbn-checks';
 import { TxRing } from './tx-ring';
 import { FlowFigures } from './figures';
 import { psnAdd, psnDiff, psnMax } from '../base/psn';
@@ -48,12 +48,6 @@ export interface FlowSinks {
 }
 
 /**
- * PSNs a responder has not been shown to receive: the requests after them arrived out of sequence
- * as far as the capture shows. Whether the hole is the capture's or the wire's is decided by the
- * responses: one that acknowledges past a range shows the responder got it (a capture gap); a
- * PSN sequence error NAK inside it shows it did not.
- */
-/**
  * A violation waiting for the responses (`deferUnlessReceived`), over PSNs from `from` on.
  * `turnedAway`: the responder turned away a PSN before `from` (an RNR NAK, a PSN sequence error NAK)
  * while the violation waited or just before: it dropped whatever it got of those PSNs unanswered.
@@ -64,6 +58,12 @@ interface Deferred {
   turnedAway: boolean;
 }
 
+/**
+ * PSNs a responder has not been shown to receive: the requests after them arrived out of sequence
+ * as far as the capture shows. Whether the hole is the capture's or the wire's is decided by the
+ * responses: one that acknowledges past a range shows the responder got it (a capture gap); a
+ * PSN sequence error NAK inside it shows it did not.
+ */
 interface Hole {
   /** Each range of PSNs not shown, the frame after it, and the violations that hold only if the responder did not get them. */
   ranges: { from: number; to: number; frame: number; deferred: Deferred[] }[];
@@ -497,8 +497,7 @@ export class RequesterFlow {
     const t = this.recovery.matchTrigger(psn);
     if (t === null) return true;
     if (t.kind !== Trigger.RNR || t.psn === psn) return false;
-    const c = this.messages.compHigh;
-    return c !== null && psn !== psnAdd(c, 1) && !this.recentCompletionPoints(nowNs).some((x) => psn === psnAdd(x, 1));
+    return !resumesAtFirstUnacked(psn, this.messages.compHigh, this.recentCompletionPoints(nowNs));
   }
 
   /** Transmission info for a PSN the capture never showed: the request after its predecessor. */

@@ -17,9 +17,20 @@ import { type Episode, RuleId, type Side, Trigger, type Violation } from './type
  */
 export const RECEIVE_DEPENDENT_RULES: readonly RuleId[] = [RuleId.RETRANSMIT_FROM_NAK_PSN, RuleId.RETRANSMIT_FROM_FIRST_UNACKED, RuleId.RNR_WAIT_RESPECTED];
 
+/**
+ * Whether a resend from `psn` starts at the first unacknowledged PSN: the one after the completion
+ * point `compHigh` (true when none is known), or after one of `recent` (a response captured just
+ * before the resend may not have been processed by the requester yet).
+ */
+export function resumesAtFirstUnacked(psn: number, compHigh: number | null, recent: readonly number[]): boolean {
+  return compHigh === null || psn === psnAdd(compHigh, 1) || recent.some((c) => psn === psnAdd(c, 1));
+}
+
 export class GbnChecker {
   /** The last PSN sequence error NAK and whether a response has acknowledged its PSN since. */
   private lastNak: { psn: number; frame: number } | null = null;
+  /** The latest RNR NAK: its PSN, time and timer (ns). */
+  private readonly lastRnr = { psn: -1, timeNs: 0, timerNs: 0 };
   /**
    * Rules on what the requester sends hold only where the capture sees every request it
    * sent (its own host, or a mirror before the lossy segment); the flow turns them off when
@@ -69,9 +80,6 @@ export class GbnChecker {
     this.lastNak = { psn: v.psn, frame: v.frame };
   }
 
-  /** The latest RNR NAK: its PSN, time and timer (ns). */
-  private readonly lastRnr = { psn: -1, timeNs: 0, timerNs: 0 };
-
   /** An RNR NAK for a PSN shows the responder received it: the gap of an earlier NAK is closed. */
   onRnrNak(v: FrameView, timerNs: number): void {
     this.lastRnr.psn = v.psn;
@@ -120,7 +128,7 @@ export class GbnChecker {
    */
   onEpisode(ep: Episode, v: FrameView, t: PendingTrigger | null, latestNak: PendingTrigger | null, compHigh: number | null, recentComp: readonly number[] = []): void {
     if (!this.requesterRules || !this.requesterInputKnown) return;
-    const fromFirstUnacked = (): boolean => compHigh === null || v.psn === psnAdd(compHigh, 1) || recentComp.some((c) => v.psn === psnAdd(c, 1));
+    const fromFirstUnacked = (): boolean => resumesAtFirstUnacked(v.psn, compHigh, recentComp);
     if (t === null && latestNak !== null) {
       const n = latestNak;
       const what = n.kind === Trigger.NAK ? 'NAK' : 'RNR NAK';
