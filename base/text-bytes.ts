@@ -275,8 +275,12 @@ export class TextBytes {
   spaces(n: number): void {
     if (n <= 0) return;
     this.room(n);
-    this.chunk.fill(SPACE, this.pos, this.pos + n);
-    this.pos += n;
+    const c = this.chunk;
+    const end = this.pos + n;
+    // A few spaces are cheaper as a loop than as a call into `fill`.
+    if (n > 16) c.fill(SPACE, this.pos, end);
+    else for (let i = this.pos; i < end; i++) c[i] = SPACE;
+    this.pos = end;
   }
 
   private digitsOf(n: number): number {

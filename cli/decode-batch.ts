@@ -7,6 +7,7 @@ import { icrcV2 as icrcV2Js } from '../packets/icrc';
 import { BatchIcrc, type IcrcBurst } from './batch-icrc';
 import { TextBytes } from '../base/text-bytes';
 import { FramePrinter, type PrintSettings } from './decode-printer';
+import { SummaryPieces } from '../packets/summary-pieces';
 import { BATCH_BYTES, BATCH_RECORDS, type BatchMessage, type BatchResult, META_FIELDS, OUT_CHUNK } from './decode-batch-layout';
 
 /** Output chunks a printer keeps to write into again, at most. */
@@ -36,10 +37,26 @@ export class RecordBatch {
     return this.count < BATCH_RECORDS && this.used + n <= this.bytes.length;
   }
 
+  /** Bytes the batch can hold. */
+  get capacity(): number {
+    return this.bytes.length;
+  }
+
+  /** The batch's bytes, for a reader that fills them itself and then names its records with `put`. */
+  get buffer(): Uint8Array {
+    return this.bytes;
+  }
+
+  /** Copies a record in after the last one. */
   add(index: number, timeSec: number, linkType: number, origLen: number, data: Uint8Array): void {
     const start = this.used;
     this.bytes.set(data, start);
-    this.used += data.length;
+    this.put(index, timeSec, linkType, origLen, start, start + data.length);
+  }
+
+  /** Names a record that lies at `buffer[start, end)` already (after the last one named). */
+  put(index: number, timeSec: number, linkType: number, origLen: number, start: number, end: number): void {
+    this.used = end;
     const k = this.count * META_FIELDS;
     const m = this.metaView;
     m[k] = index;
@@ -47,8 +64,13 @@ export class RecordBatch {
     m[k + 2] = linkType;
     m[k + 3] = origLen;
     m[k + 4] = start;
-    m[k + 5] = this.used;
+    m[k + 5] = end;
     this.count++;
+  }
+
+  /** The time of record `i` (0-based, below `count`). */
+  timeAt(i: number): number {
+    return this.metaView[i * META_FIELDS + 1] as number;
   }
 }
 
@@ -76,6 +98,7 @@ export class BatchPrinter {
   );
 
   private readonly icrc: BatchIcrc | null;
+  private readonly pieces = new SummaryPieces();
 
   /**
    * @param icrcV2 the decoder's routine for one frame's ICRC (undefined: packets/icrc.ts `icrcV2`)
@@ -94,7 +117,7 @@ export class BatchPrinter {
     for (const b of m.spare) if (this.spares.length < MAX_SPARES) this.spares.push(b);
     this.chunks = [];
     const icrc = this.icrc;
-    const printer = new FramePrinter(this.text, this.settings, icrc === null ? this.icrcV2 : icrc.icrcV2);
+    const printer = new FramePrinter(this.text, this.settings, icrc === null ? this.icrcV2 : icrc.icrcV2, this.pieces);
     printer.firstTime = m.firstTime;
     printer.prevTime = m.prevTime;
     const bytes = new Uint8Array(m.data);

@@ -14,6 +14,8 @@ import { type StreamResult, streamCaptureFile } from '../analysis/capture-stream
 import { DEFAULT_PRINT_SETTINGS, type DecodeCounts, FramePrinter, type PrintSettings } from './decode-printer';
 import { AUTO_THREADS_MIN_BYTES, MAX_AUTO_THREADS, threadCount, parseThreads } from './thread-count';
 import { decodeWithWorkers, decodeWorkerScript } from './decode-workers';
+import { recordSource } from './batch-source';
+import { PcapBlockReader } from './pcap-block-reader';
 import { TextBytes } from '../base/text-bytes';
 import { nativeIcrcV2 } from '../nic-driver/native-binding';
 import { nativeIcrcBatch } from '../nic-driver/native-icrc';
@@ -127,7 +129,9 @@ export async function decodeCommand(argv: readonly string[], out: Output): Promi
     return free;
   };
   if (threads > 1 && script !== null) {
-    const r = await decodeWithWorkers(records, settings, threads - 1, script, icrcV2, nativeIcrcBatch()?.compute ?? null, write, () => gone);
+    // A classic pcap file is read in blocks straight into the batches; anything else record by record.
+    const source = PcapBlockReader.open(input.path) ?? recordSource(records);
+    const r = await decodeWithWorkers(source, settings, threads - 1, script, icrcV2, nativeIcrcBatch()?.compute ?? null, write, () => gone);
     ({ read, counts, ended } = r);
   } else {
     const text = new TextBytes(write);

@@ -8,6 +8,7 @@ import { decodeAt, type DecodeOptions, type DecodedFrame } from '../packets/deco
 import { writeFrameJson } from '../packets/json';
 import { fieldTree, writeSummaryLine } from '../packets/summary';
 import type { TextBytes } from '../base/text-bytes';
+import { SummaryPieces } from '../packets/summary-pieces';
 
 const NEWLINE = 0x0a;
 
@@ -83,8 +84,13 @@ export class FramePrinter {
     private readonly text: TextBytes,
     private readonly s: PrintSettings,
     icrcV2: DecodeOptions['icrcV2'],
+    /** The summary's runs that repeat within a flow, encoded once (kept across a printer per batch). */
+    private readonly pieces = new SummaryPieces(),
   ) {
-    this.opts = { rocePort: s.rocePort, verifyIcrc: s.verifyIcrc, icrcV2 };
+    // A summary line shows neither the Ethernet header nor the IP checksum: the common frame is
+    // decoded without them (same verdicts, packets/decode.ts `lean`).
+    const summary = !s.json && !s.verbose;
+    this.opts = { rocePort: s.rocePort, verifyIcrc: s.verifyIcrc, icrcV2, lean: summary, leanWithIp: summary };
     this.qpns = s.qpns === null ? null : new Set(s.qpns);
     this.opcodes = s.opcodes === null ? null : new Set(s.opcodes);
     this.unfiltered = this.qpns === null && this.opcodes === null && !s.errorsOnly;
@@ -117,7 +123,7 @@ export class FramePrinter {
       if (this.s.verbose) {
         text.text(fieldTree(index, t, end - start, d, bytes.subarray(start, end)));
         text.byte(NEWLINE);
-      } else writeSummaryLine(text, index, t, d);
+      } else writeSummaryLine(text, index, t, d, this.pieces);
       text.byte(NEWLINE);
       c.printed++;
     }

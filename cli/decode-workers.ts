@@ -1,9 +1,8 @@
 /**
- * `roce decode` on several threads. The command's thread reads the capture and copies its records,
- * in order, into batches (cli/decode-batch.ts). A full batch goes to a worker thread
- * (cli/decode-worker.ts) that has room, else the command's thread decodes and prints it itself, so
- * that no core waits: reading takes the command's thread about a third of a frame's time. Output is
- * written in the order of the batches.
+ * `roce decode` on several threads. The command's thread fills batches with the capture's records,
+ * in order (cli/batch-source.ts: a classic pcap file is read straight into them). A full batch goes
+ * to a worker thread (cli/decode-worker.ts) that has room, else the command's thread decodes and
+ * prints it itself, so that no core waits. Output is written in the order of the batches.
  *
  * The output is byte for byte what one thread prints: the records, their numbers and times are the
  * same, and each batch carries the time of the record before it for `--time delta`. At most
@@ -12,11 +11,11 @@
  */
 import { Worker } from 'node:worker_threads';
 import { compiledWorkerScript } from './thread-count';
-import type { CaptureRecord } from '../packets/pcap';
 import type { StreamResult } from '../analysis/capture-stream';
 import type { DecodeOptions } from '../packets/decode';
 import { internalError } from '../base/programming-error';
 import { BatchPrinter, RecordBatch } from './decode-batch';
+import type { BatchSource } from './batch-source';
 import type { BatchMessage, BatchResult, DecodeWorkerData } from './decode-batch-layout';
 import type { IcrcBurst } from './batch-icrc';
 import { addCounts, type DecodeCounts, type PrintSettings, zeroCounts } from './decode-printer';
@@ -45,7 +44,7 @@ export interface WorkersResult {
 }
 
 export async function decodeWithWorkers(
-  records: Generator<CaptureRecord, StreamResult>,
+  source: BatchSource,
   settings: PrintSettings,
   workers: number,
   script: string,
@@ -151,31 +150,29 @@ export async function decodeWithWorkers(
   };
   try {
     for (;;) {
-      const next = records.next();
-      if (next.done === true) {
-        ended = next.value;
-        break;
+      if (stop()) break;
+      const n = source.fill(batch);
+      if (n === 0) {
+        if (source.need === 0) {
+          ended = source.ended;
+          break;
+        }
+        // The next record alone needs a larger batch.
+        pool.push(batch);
+        batch = take(source.need);
+        continue;
       }
-      if (stop()) {
-        records.return({ format: 'pcap', error: null });
-        break;
-      }
-      const rec = next.value;
-      read++;
-      firstTime ??= rec.timeSec;
-      const n = rec.data.length;
-      if (!batch.fits(n)) {
-        if (batch.count > 0) await send();
-        batch = take(n);
-      }
-      if (batch.count === 0) batchPrev = prevTime;
-      batch.add(rec.index, rec.timeSec, rec.linkType, rec.origLen, rec.data);
-      prevTime = rec.timeSec;
+      read += n;
+      firstTime ??= batch.timeAt(0);
+      batchPrev = prevTime;
+      prevTime = batch.timeAt(n - 1);
+      await send();
+      batch = take(0);
     }
-    if (batch.count > 0) await send();
     await settle(1);
   } finally {
     closing = true;
+    source.close();
     await Promise.all(threads.map((w) => w.terminate()));
   }
   return { counts, read, ended, workerBatches, localBatches, freshChunks };

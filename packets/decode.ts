@@ -73,6 +73,12 @@ export interface DecodeOptions {
    * frame is decoded in full. Same verdicts and transport fields either way.
    */
   lean?: boolean;
+  /**
+   * With `lean`: the IP and UDP header objects are built after all (`ipv4` or `ipv6`, and `udp`),
+   * while `eth` and `ipChecksumOk` stay null (a printer of summary lines, which shows addresses and
+   * ports but neither the Ethernet header nor the IP checksum).
+   */
+  leanWithIp?: boolean;
 }
 
 export interface RocePacket {
@@ -334,6 +340,12 @@ function decodeLean(view: DataView, bytes: Uint8Array, start: number, end: numbe
   if (udpEnd < udpOff + UDP_LEN || udpEnd > ipEnd || udpEnd > end) return null;
   const p = blank(2);
   p.l3Off = ETH_LEN;
+  if (opts.leanWithIp === true) {
+    // The checks above are those the parsers make: these cannot throw.
+    if (type === EtherType.IPv4) p.ipv4 = parseIpv4(view, l3, end);
+    else p.ipv6 = parseIpv6(view, l3, end);
+    p.udp = parseUdp(view, udpOff, end);
+  }
   try {
     decodeTransport(view, bytes, start, udpOff + UDP_LEN, udpEnd, udpEnd, p, opts, 2);
   } catch (e) {
@@ -396,6 +408,19 @@ const EXT_HEADERS: readonly { hdr: number; key: keyof OpcodeInfo['offsets']; len
   { hdr: Hdr.IETH, key: 'IETH', len: IETH_LEN },
   { hdr: Hdr.CNP, key: 'CNP', len: CNP_RESERVED_LEN },
 ];
+
+/** An extension header an opcode carries: which, its offset from the BTH, and its length. */
+interface ExtPlace {
+  hdr: number;
+  key: keyof OpcodeInfo['offsets'];
+  off: number;
+  len: number;
+}
+
+/** Per opcode of the table, the extension headers it carries, in order: the decoder visits only those. */
+const EXT_PLACES: readonly (readonly ExtPlace[])[] = OPCODES.map((info) =>
+  info === undefined ? [] : EXT_HEADERS.filter((x) => (info.hdrs & x.hdr) !== 0).map((x) => ({ hdr: x.hdr, key: x.key, off: info.offsets[x.key] ?? 0, len: x.len })),
+);
 
 /** Parses one extension header at `off` into `p`. */
 function parseExtension(view: DataView, hdr: number, off: number, p: RocePacket): void {
@@ -489,9 +514,10 @@ function decodeTransport(
         `${info.name} needs ${info.headerLen - BTH_LEN} bytes of extension headers but only ${Math.max(0, icrcOff - bthOff - BTH_LEN)} precede the ICRC`,
       );
     }
-    for (const x of EXT_HEADERS) {
-      if ((info.hdrs & x.hdr) === 0) continue;
-      const off = bthOff + (info.offsets[x.key] ?? 0);
+    const places = EXT_PLACES[bth.opcode] ?? [];
+    for (let i = 0; i < places.length; i++) {
+      const x = places[i] as ExtPlace;
+      const off = bthOff + x.off;
       if (off + x.len > capEnd) throw new WireError(WireErrorCode.Truncated, capEnd, `the capture ends inside the ${x.key} of ${info.name} (${capEnd - bthOff} of ${info.headerLen} header bytes kept)`);
       parseExtension(view, x.hdr, off, p);
     }

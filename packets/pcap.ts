@@ -119,7 +119,8 @@ function recordLimit(snaplen: number): number {
   return Math.min(MAX_RECORD_LEN, Math.max(STANDARD_MAX_RECORD_LEN, snaplen));
 }
 
-function isPcapMagic(magic: number): boolean {
+/** Whether the first four bytes of a file, read little-endian, are a classic pcap magic (either byte order, µs or ns). */
+export function isPcapMagic(magic: number): boolean {
   return magic === MAGIC_US || magic === MAGIC_NS || magic === MAGIC_US_SWAPPED || magic === MAGIC_NS_SWAPPED;
 }
 
@@ -200,21 +201,56 @@ function* ended(error: WireError): Generator<CaptureRecord, WireError | null> {
   return error;
 }
 
+/** What a classic pcap file header (draft-ietf-opsawg-pcap §4) says about the records that follow it. */
+export interface PcapFileHeader {
+  /** Fields are little-endian. */
+  le: boolean;
+  /** Timestamps' fractions are nanoseconds (else microseconds). */
+  nano: boolean;
+  snaplen: number;
+  linkType: number;
+  /** Largest captured length a record may have (`recordLimit`). */
+  limit: number;
+}
+
+/**
+ * Reads the 24-byte classic pcap file header at `view[at]` (the magic already known to be a pcap
+ * one); a WireError when the file cannot be read as pcap.
+ */
+export function readPcapFileHeader(view: DataView, at: number): PcapFileHeader | WireError {
+  const magic = view.getUint32(at, true);
+  const le = magic === MAGIC_US || magic === MAGIC_NS;
+  const nano = magic === MAGIC_NS || magic === MAGIC_NS_SWAPPED;
+  const major = view.getUint16(at + 4, le);
+  if (major !== 2) return badCapture(4, `unsupported pcap major version ${major}`);
+  // thiszone (offset 8) and sigfigs (12) are always 0 in practice and ignored, as libpcap does.
+  const snaplen = view.getUint32(at + 16, le);
+  // §4: LinkType is the low 16 bits; the upper bits carry FCS information.
+  const linkType = view.getUint32(at + 20, le) & 0xffff;
+  return { le, nano, snaplen, linkType, limit: recordLimit(snaplen) };
+}
+
+/**
+ * Why the classic pcap record whose header starts at file offset `off` cannot be read in a file of
+ * `len` bytes, or null when it can: `incl` is its captured length (read from the header, which must
+ * then be in the file), and `index` the number of records before it.
+ */
+export function pcapRecordError(h: PcapFileHeader, off: number, len: number, incl: number, index: number): WireError | null {
+  if (off + PCAP_RECORD_HEADER_LEN > len) return truncated(off, len, PCAP_RECORD_HEADER_LEN, 'record header');
+  if (incl > h.limit) return badCapture(off + 8, `record captured length ${incl} is above the ${h.limit}-byte limit (snaplen ${h.snaplen})`);
+  const start = off + PCAP_RECORD_HEADER_LEN;
+  if (start + incl > len) return truncated(start, len, incl, `record ${index + 1} data`);
+  return null;
+}
+
 /** Classic pcap (draft-ietf-opsawg-pcap §4 File Header, §5 Packet Record), a record at a time. */
 function* iteratePcapBytes(src: CaptureBytes): Generator<CaptureRecord, WireError | null> {
   const len = src.length;
   if (len < PCAP_HEADER_LEN) return truncated(0, len, PCAP_HEADER_LEN, 'pcap file header');
   let w = src.window(0, PCAP_HEADER_LEN);
-  const magic = w.view.getUint32(w.at, true);
-  const le = magic === MAGIC_US || magic === MAGIC_NS;
-  const nano = magic === MAGIC_NS || magic === MAGIC_NS_SWAPPED;
-  const major = w.view.getUint16(w.at + 4, le);
-  if (major !== 2) return badCapture(4, `unsupported pcap major version ${major}`);
-  // thiszone (offset 8) and sigfigs (12) are always 0 in practice and ignored, as libpcap does.
-  const snaplen = w.view.getUint32(w.at + 16, le);
-  // §4: LinkType is the low 16 bits; the upper bits carry FCS information.
-  const linkType = w.view.getUint32(w.at + 20, le) & 0xffff;
-  const limit = recordLimit(snaplen);
+  const h = readPcapFileHeader(w.view, w.at);
+  if (h instanceof WireError) return h;
+  const { le, nano, linkType } = h;
   const fracNs = nano ? 1n : 1000n;
   const fracPerSec = nano ? 1e9 : 1e6;
 
@@ -223,7 +259,7 @@ function* iteratePcapBytes(src: CaptureBytes): Generator<CaptureRecord, WireErro
   let off = PCAP_HEADER_LEN;
   let index = 0;
   while (off < len) {
-    if (off + PCAP_RECORD_HEADER_LEN > len) return truncated(off, len, PCAP_RECORD_HEADER_LEN, 'record header');
+    if (off + PCAP_RECORD_HEADER_LEN > len) return pcapRecordError(h, off, len, 0, index);
     if (off + PCAP_RECORD_HEADER_LEN > shift + w.end) {
       w = src.window(off, PCAP_RECORD_HEADER_LEN);
       shift = off - w.at;
@@ -233,11 +269,9 @@ function* iteratePcapBytes(src: CaptureBytes): Generator<CaptureRecord, WireErro
     const frac = w.view.getUint32(at + 4, le);
     const incl = w.view.getUint32(at + 8, le);
     const orig = w.view.getUint32(at + 12, le);
-    if (incl > limit) {
-      return badCapture(off + 8, `record captured length ${incl} is above the ${limit}-byte limit (snaplen ${snaplen})`);
-    }
+    const problem = pcapRecordError(h, off, len, incl, index);
+    if (problem !== null) return problem;
     const start = off + PCAP_RECORD_HEADER_LEN;
-    if (start + incl > len) return truncated(start, len, incl, `record ${index + 1} data`);
     if (start + incl > shift + w.end) {
       w = src.window(off, PCAP_RECORD_HEADER_LEN + incl);
       shift = off - w.at;

@@ -8,6 +8,7 @@ import { describeSyndrome } from './aeth';
 import { OPCODES } from './opcodes';
 import { madSummary, madTreeLines } from './mad-summary';
 import { TextBytes, textOf, utf8 } from '../base/text-bytes';
+import type { SummaryPieces } from './summary-pieces';
 
 const hexQp = (qpn: number): string => `0x${qpn.toString(16).padStart(6, '0')}`;
 
@@ -102,38 +103,49 @@ export function extensionSummary(p: RocePacket): string {
 
 /**
  * Writes one line (without its newline): frame, time, endpoints, opcode, QPN, PSN, AckReq, key
- * fields, payload, ICRC status. Columns are separated by one space.
+ * fields, payload, ICRC status. Columns are separated by one space. With `pieces`, the runs that
+ * repeat within a flow are copied from those encoded before.
  */
-export function writeSummaryLine(t: TextBytes, frame: number, time: number, p: RocePacket): void {
+export function writeSummaryLine(t: TextBytes, frame: number, time: number, p: RocePacket, pieces?: SummaryPieces): void {
   t.padUint(frame, 5);
   t.byte(0x20);
   t.fixed6(time, 12);
-  t.bytes(p.version === 1 ? V1 : V2);
-  writePacketAddress(t, p, 'src', false);
-  if (p.udp) {
-    t.byte(0x3a);
-    t.uint(p.udp.srcPort);
-  }
-  t.bytes(ARROW);
-  writePacketAddress(t, p, 'dst', false);
-  if (p.udp) {
-    t.byte(0x3a);
-    t.uint(p.udp.dstPort);
+  const udp = p.udp;
+  if (pieces !== undefined && p.ipv4 !== null && udp !== null && p.version === 2) {
+    t.bytes(pieces.endpoints(p.ipv4.src, p.ipv4.dst, udp.srcPort, udp.dstPort));
+  } else {
+    t.bytes(p.version === 1 ? V1 : V2);
+    writePacketAddress(t, p, 'src', false);
+    if (udp) {
+      t.byte(0x3a);
+      t.uint(udp.srcPort);
+    }
+    t.bytes(ARROW);
+    writePacketAddress(t, p, 'dst', false);
+    if (udp) {
+      t.byte(0x3a);
+      t.uint(udp.dstPort);
+    }
   }
   const b = p.bth;
   if (b !== null) {
-    t.byte(0x20);
-    const name = OPCODE_NAMES[b.opcode & 0xff];
-    if (p.info !== undefined) {
-      if (name !== undefined && p.info.opcode === b.opcode) t.bytes(name);
-      else t.text(p.info.name);
+    const info = p.info;
+    if (pieces !== undefined && info !== undefined && info.opcode === b.opcode) {
+      t.bytes(pieces.opcodeQp(b.opcode, b.destQp, info.name));
     } else {
-      t.text('UNKNOWN_');
-      t.hex(b.opcode, 2);
+      t.byte(0x20);
+      const name = OPCODE_NAMES[b.opcode & 0xff];
+      if (info !== undefined) {
+        if (name !== undefined && info.opcode === b.opcode) t.bytes(name);
+        else t.text(info.name);
+      } else {
+        t.text('UNKNOWN_');
+        t.hex(b.opcode, 2);
+      }
+      t.bytes(QP);
+      t.hex(b.destQp, 6);
+      t.bytes(PSN);
     }
-    t.bytes(QP);
-    t.hex(b.destQp, 6);
-    t.bytes(PSN);
     t.uint(b.psn);
     if (b.ackReq) t.bytes(ACK_REQ);
     if (b.se) t.bytes(SOLICITED);

@@ -15,6 +15,7 @@ import { AUTO_THREADS_MIN_BYTES, MAX_AUTO_THREADS, threadCount, parseThreads } f
 import { UsageError } from '../../cli/args';
 import { BATCH_BYTES, BATCH_RECORDS } from '../../cli/decode-batch-layout';
 import { decodeWithWorkers } from '../../cli/decode-workers';
+import { recordSource } from '../../cli/batch-source';
 import { DEFAULT_PRINT_SETTINGS, type PrintSettings } from '../../cli/decode-printer';
 import { streamCaptureFile } from '../../analysis/capture-stream';
 import { jsIcrcBatch } from '../../packets/icrc';
@@ -129,7 +130,7 @@ test('the batches go to the worker threads, and the output is the same as on one
   expect(fs.existsSync(script)).toBe(true); // npm test builds before it runs jest
   const file = repeated('uc-ud-v6-vlan.pcap', 150_000);
   const chunks: Buffer[] = [];
-  const r = await decodeWithWorkers(streamCaptureFile(file), SETTINGS, 2, script, undefined, jsIcrcBatch.compute, (c) => {
+  const r = await decodeWithWorkers(recordSource(streamCaptureFile(file)), SETTINGS, 2, script, undefined, jsIcrcBatch.compute, (c) => {
     chunks.push(Buffer.from(c)); // a copy: the chunk itself goes back to be written into again
     return true;
   });

@@ -2,7 +2,8 @@
  * The stack's lean decode (`lean: true`) gives the same verdict and the same transport fields as
  * the full decoder for every opcode, over IPv4 and IPv6, for frames it reads in place and for
  * frames it hands to the full decoder (VLAN tags, IPv4 options), and for every truncation and
- * every single-byte change of a frame.
+ * every single-byte change of a frame. With `leanWithIp` (roce decode's summary lines) it also
+ * gives the full decoder's IP and UDP headers.
  */
 import { buildRoceV2Frame } from '../../packets/build';
 import { type DecodedFrame, type DecodeOptions, decodeFrame } from '../../packets/decode';
@@ -23,10 +24,19 @@ function transportView(d: DecodedFrame): unknown {
   return { ...rest, error: error === null ? null : { code: error.code, offset: error.offset } };
 }
 
+/** What a summary line reads: all but the Ethernet header and the IP checksum verdict. */
+function summaryView(d: DecodedFrame): unknown {
+  if (!d.roce) return { roce: false };
+  const { eth: _e, ipChecksumOk: _c, error, ...rest } = d;
+  return { ...rest, error: error === null ? null : { code: error.code, offset: error.offset } };
+}
+
 function same(frame: Uint8Array, opts: DecodeOptions = {}): void {
   const full = decodeFrame(frame, LinkType.Ethernet, opts);
   const lean = decodeFrame(frame, LinkType.Ethernet, { ...opts, lean: true });
   expect(transportView(lean)).toEqual(transportView(full));
+  const withIp = decodeFrame(frame, LinkType.Ethernet, { ...opts, lean: true, leanWithIp: true });
+  expect(summaryView(withIp)).toEqual(summaryView(full));
 }
 
 describe.each(known.map((e) => [e!.name, e!] as const))('%s', (_name, info) => {
@@ -38,6 +48,8 @@ describe.each(known.map((e) => [e!.name, e!] as const))('%s', (_name, info) => {
     const lean = decodeFrame(frame, LinkType.Ethernet, { lean: true });
     expect(lean.roce && lean.error === null && lean.icrcOk === true).toBe(true);
     expect(lean.roce && lean.eth === null && lean.ipv4 === null && lean.udp === null).toBe(true);
+    const withIp = decodeFrame(frame, LinkType.Ethernet, { lean: true, leanWithIp: true });
+    expect(withIp.roce && withIp.eth === null && (withIp.ipv4 ?? withIp.ipv6) !== null && withIp.udp !== null).toBe(true);
     same(frame);
     same(frame, { verifyIcrc: false });
   });
