@@ -2,7 +2,7 @@
  * A batch of capture records being filled on `roce decode`'s thread, and the printer that decodes
  * and prints a batch on whichever thread it lands (cli/decode-batch-layout.ts: the format).
  */
-import type { DecodeOptions } from '../packets/decode';
+import type { DecodedFrame, DecodeOptions } from '../packets/decode';
 import { icrcV2 as icrcV2Js } from '../packets/icrc';
 import { BatchIcrc, type IcrcBurst } from './batch-icrc';
 import { TextBytes } from '../base/text-bytes';
@@ -98,6 +98,8 @@ export class BatchPrinter {
   );
 
   private readonly icrc: BatchIcrc | null;
+  /** A batch's records decoded, before they are printed. */
+  private readonly decoded: (DecodedFrame | null)[] = new Array<DecodedFrame | null>(BATCH_RECORDS).fill(null);
   private readonly pieces = new SummaryPieces();
 
   /**
@@ -124,11 +126,18 @@ export class BatchPrinter {
     const view = new DataView(m.data);
     const meta = new Float64Array(m.meta);
     icrc?.prepare(bytes, meta, m.count);
+    // All the batch's records are decoded, then all printed (FramePrinter.decode says why).
+    const decoded = this.decoded;
     for (let i = 0; i < m.count; i++) {
       if (icrc !== null) icrc.current = i;
       const k = i * META_FIELDS;
-      printer.record(view, bytes, meta[k + 4] as number, meta[k + 5] as number, meta[k + 2] as number, meta[k + 3] as number, meta[k] as number, meta[k + 1] as number);
+      decoded[i] = printer.decode(view, bytes, meta[k + 4] as number, meta[k + 5] as number, meta[k + 2] as number, meta[k + 3] as number);
     }
+    for (let i = 0; i < m.count; i++) {
+      const k = i * META_FIELDS;
+      printer.emit(decoded[i] as DecodedFrame, meta[k] as number, meta[k + 1] as number, bytes, meta[k + 4] as number, meta[k + 5] as number);
+    }
+    decoded.fill(null, 0, m.count);
     this.text.end();
     const freshChunks = this.freshChunks;
     this.freshChunks = 0;
