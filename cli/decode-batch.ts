@@ -37,11 +37,6 @@ export class RecordBatch {
     return this.count < BATCH_RECORDS && this.used + n <= this.bytes.length;
   }
 
-  /** Bytes the batch can hold. */
-  get capacity(): number {
-    return this.bytes.length;
-  }
-
   /** The batch's bytes, for a reader that fills them itself and then names its records with `put`. */
   get buffer(): Uint8Array {
     return this.bytes;

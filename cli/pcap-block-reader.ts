@@ -10,6 +10,7 @@
  */
 import * as fs from 'node:fs';
 import { WireError, WireErrorCode } from '../packets/errors';
+import { internalError } from '../base/programming-error';
 import { PCAP_HEADER_LEN, PCAP_RECORD_HEADER_LEN, type PcapFileHeader, isPcapMagic, pcapRecordError, readPcapFileHeader } from '../packets/pcap';
 import type { StreamResult } from '../analysis/capture-stream';
 import type { BatchSource } from './batch-source';
@@ -60,6 +61,7 @@ export class PcapBlockReader implements BatchSource {
   }
 
   fill(batch: RecordBatch): number {
+    if (batch.count !== 0) throw internalError('PcapBlockReader.fill takes an empty batch: it reads into the buffer from its start');
     this.need = 0;
     const fd = this.fd;
     if (fd === null || this.ended !== null) return 0;
