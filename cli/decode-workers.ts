@@ -6,8 +6,8 @@
  *
  * The output is byte for byte what one thread prints: the records, their numbers and times are the
  * same, and each batch carries the time of the record before it for `--time delta`. At most
- * `OUT_PER_WORKER` batches per worker are out at once, and the batches' buffers and output chunks
- * go round, so memory stays flat whatever the file's size.
+ * `OUT_PER_WORKER` batches per worker are out at once and `LOCAL_AHEAD` more wait to be written,
+ * and the batches' buffers and output chunks go round, so memory stays flat whatever the file's size.
  */
 import { Worker } from 'node:worker_threads';
 import { compiledWorkerScript } from './thread-count';
@@ -22,6 +22,12 @@ import { addCounts, type DecodeCounts, type PrintSettings, zeroCounts } from './
 
 /** Batches out per worker at most. */
 const OUT_PER_WORKER = 4;
+/**
+ * Batches the command's thread decodes itself ahead of the oldest one not yet written, at most. Its
+ * results wait for the workers' earlier ones, each holding its records and an output chunk: without
+ * a bound a fast reader piled up dozens (memory then grew with the file).
+ */
+const LOCAL_AHEAD = 4;
 /** Written output chunks handed back with a batch, at most: a batch's output usually fills one. */
 const SPARES_PER_BATCH = 1;
 
@@ -41,6 +47,8 @@ export interface WorkersResult {
   localBatches: number;
   /** Output chunks allocated over the run: a few, then the same ones go round. */
   freshChunks: number;
+  /** Record batches allocated over the run: as many as may be out at once, then they go round. */
+  freshBatches: number;
 }
 
 export async function decodeWithWorkers(
@@ -93,6 +101,7 @@ export async function decodeWithWorkers(
   let sent = 0;
   let written = 0;
   let freshChunks = 0;
+  let freshBatches = 0;
   let workerBatches = 0;
   let localBatches = 0;
   const drain = (): void => {
@@ -118,7 +127,10 @@ export async function decodeWithWorkers(
   };
   const take = (minBytes: number): RecordBatch => {
     const i = pool.findIndex((b) => b.data.byteLength >= minBytes);
-    if (i < 0) return RecordBatch.fresh(minBytes);
+    if (i < 0) {
+      freshBatches++;
+      return RecordBatch.fresh(minBytes);
+    }
     const [b] = pool.splice(i, 1);
     return b as RecordBatch;
   };
@@ -149,8 +161,10 @@ export async function decodeWithWorkers(
     await new Promise<void>((resolve) => setImmediate(resolve));
   };
   try {
+    const most = workers * OUT_PER_WORKER + LOCAL_AHEAD;
     for (;;) {
       if (stop()) break;
+      if (sent - written >= most) await settle(most);
       const n = source.fill(batch);
       if (n === 0) {
         if (source.need === 0) {
@@ -175,5 +189,5 @@ export async function decodeWithWorkers(
     source.close();
     await Promise.all(threads.map((w) => w.terminate()));
   }
-  return { counts, read, ended, workerBatches, localBatches, freshChunks };
+  return { counts, read, ended, workerBatches, localBatches, freshChunks, freshBatches };
 }

@@ -16,6 +16,7 @@ import { UsageError } from '../../cli/args';
 import { BATCH_BYTES, BATCH_RECORDS } from '../../cli/decode-batch-layout';
 import { decodeWithWorkers } from '../../cli/decode-workers';
 import { recordSource } from '../../cli/batch-source';
+import { PcapBlockReader } from '../../cli/pcap-block-reader';
 import { DEFAULT_PRINT_SETTINGS, type PrintSettings } from '../../cli/decode-printer';
 import { streamCaptureFile } from '../../analysis/capture-stream';
 import { jsIcrcBatch } from '../../packets/icrc';
@@ -130,7 +131,7 @@ test('the batches go to the worker threads, and the output is the same as on one
   expect(fs.existsSync(script)).toBe(true); // npm test builds before it runs jest
   const file = repeated('uc-ud-v6-vlan.pcap', 150_000);
   const chunks: Buffer[] = [];
-  const r = await decodeWithWorkers(recordSource(streamCaptureFile(file)), SETTINGS, 2, script, undefined, jsIcrcBatch.compute, (c) => {
+  const r = await decodeWithWorkers(PcapBlockReader.open(file) ?? recordSource(streamCaptureFile(file)), SETTINGS, 2, script, undefined, jsIcrcBatch.compute, (c) => {
     chunks.push(Buffer.from(c)); // a copy: the chunk itself goes back to be written into again
     return true;
   });
@@ -141,6 +142,8 @@ test('the batches go to the worker threads, and the output is the same as on one
   // The output chunks circulate: a bounded set of buffers is allocated, whatever the number of batches.
   expect(r.workerBatches + r.localBatches).toBeGreaterThan(100);
   expect(r.freshChunks).toBeLessThan(30);
+  // So do the record batches: at most 4 a worker out and 4 more waiting to be written, and one filling.
+  expect(r.freshBatches).toBeLessThanOrEqual(2 * 4 + 4 + 1);
   const one = decode(1, [], file);
   expect(Buffer.concat(chunks).toString('utf8')).toBe(one.stdout);
   expect(one.stderr).toContain(`${r.read} frames read (pcap), ${r.counts.roce} RoCE, ${r.counts.malformed} malformed, ${r.counts.badIcrc} with a bad ICRC`);
