@@ -1,5 +1,6 @@
 /**
- * The worker thread of `roce analyze` (cli/analyze-workers.ts starts it): it reads the capture,
+ * The worker thread of `roce analyze` (cli/analyze-workers.ts starts it): it reads the capture (a
+ * classic pcap in blocks, cli/pcap-block-reader.ts),
  * checks the ICRCs of each batch of records in one native call (cli/batch-icrc.ts), decodes the
  * frames and sends their views in batches (analysis/view-batch.ts) to the command's thread, which
  * analyses them. At most `VIEW_BATCHES_OUT` batches exist; the command's thread hands each back
@@ -15,6 +16,8 @@ import { icrcV2 as icrcV2Js } from '../packets/icrc';
 import { WireError, wireErrorParts } from '../packets/errors';
 import { BatchIcrc } from './batch-icrc';
 import { RecordBatch } from './decode-batch';
+import { recordSource } from './batch-source';
+import { PcapBlockReader } from './pcap-block-reader';
 import { META_FIELDS } from './decode-batch-layout';
 import { type AnalyzeWorkerData, type FromAnalyzeWorker, VIEW_BATCHES_OUT } from './analyze-worker-messages';
 
@@ -81,35 +84,32 @@ async function decodeRecords(rb: RecordBatch, startSec: number | undefined): Pro
 }
 
 async function run(): Promise<void> {
-  const records = streamCaptureFile(data.file);
+  // A classic pcap file is read in blocks straight into the batch; anything else record by record.
+  const source = PcapBlockReader.open(data.file, 'ns-after-first') ?? recordSource(streamCaptureFile(data.file), 'ns-after-first');
   const standard = RecordBatch.fresh(0);
-  let rb = standard;
-  let t0: bigint | null = null;
-  let startSec: number | undefined;
+  let first = true;
   writer.begin(await freeBatch());
-  for (;;) {
-    const next = records.next();
-    if (next.done === true) {
-      if (rb.count > 0) await decodeRecords(rb, startSec);
-      send();
-      post({ type: 'end', error: next.value.error === null ? null : wireErrorParts(next.value.error) });
-      return;
-    }
-    const rec = next.value;
-    if (t0 === null) {
-      t0 = rec.timestampNs;
-      startSec = rec.timeSec;
-    }
-    const n = rec.data.length;
-    if (!rb.fits(n)) {
-      if (rb.count > 0) {
-        await decodeRecords(rb, startSec);
-        startSec = undefined;
+  try {
+    for (;;) {
+      // The time slot holds nanoseconds after the first frame.
+      let rb = new RecordBatch(standard.data, standard.meta);
+      let n = source.fill(rb);
+      if (n === 0 && source.need > 0) {
+        // A record larger than a batch gets one of its own size.
+        rb = RecordBatch.fresh(source.need);
+        n = source.fill(rb);
       }
-      // A record larger than a batch gets one of its own size.
-      rb = n <= standard.data.byteLength ? new RecordBatch(standard.data, standard.meta) : RecordBatch.fresh(n);
+      if (n === 0) {
+        send();
+        const error = source.ended?.error ?? null;
+        post({ type: 'end', error: error === null ? null : wireErrorParts(error) });
+        return;
+      }
+      await decodeRecords(rb, first ? (source.firstTimeSec ?? undefined) : undefined);
+      first = false;
     }
-    rb.add(rec.index, Number(rec.timestampNs - t0), rec.linkType, rec.origLen, rec.data);
+  } finally {
+    source.close();
   }
 }
 

@@ -8,6 +8,12 @@ import type { CaptureRecord } from '../packets/pcap';
 import type { StreamResult } from '../analysis/capture-stream';
 import type { RecordBatch } from './decode-batch';
 
+/**
+ * What a batch's time field holds: seconds since the epoch (`roce decode`), or nanoseconds after the
+ * capture's first record, exactly as the record reader's BigInt timestamps give them (`roce analyze`).
+ */
+export type BatchTimes = 'seconds' | 'ns-after-first';
+
 export interface BatchSource {
   /**
    * Fills the empty `batch` with the next records and returns how many it added. 0 means either
@@ -16,6 +22,8 @@ export interface BatchSource {
    */
   fill(batch: RecordBatch): number;
   readonly need: number;
+  /** The first record's time in seconds since the epoch, once it has been read. */
+  readonly firstTimeSec: number | null;
   /** How reading ended, once `fill` has returned 0 with `need` 0. */
   readonly ended: StreamResult | null;
   /** Stops reading (early, or at the end) and lets go of the file. */
@@ -23,14 +31,19 @@ export interface BatchSource {
 }
 
 /** A source over a capture reader's records, each copied into the batch. */
-export function recordSource(records: Generator<CaptureRecord, StreamResult>): BatchSource {
+export function recordSource(records: Generator<CaptureRecord, StreamResult>, times: BatchTimes = 'seconds'): BatchSource {
   /** A record read that did not fit in the last batch: it starts the next one. */
   let pending: CaptureRecord | null = null;
   let need = 0;
   let ended: StreamResult | null = null;
+  let firstSec: number | null = null;
+  let firstNs = 0n;
   return {
     get need(): number {
       return need;
+    },
+    get firstTimeSec(): number | null {
+      return firstSec;
     },
     get ended(): StreamResult | null {
       return ended;
@@ -49,6 +62,10 @@ export function recordSource(records: Generator<CaptureRecord, StreamResult>): B
             return batch.count;
           }
           rec = next.value;
+          if (firstSec === null) {
+            firstSec = rec.timeSec;
+            firstNs = rec.timestampNs;
+          }
         }
         const n = rec.data.length;
         if (!batch.fits(n)) {
@@ -56,7 +73,7 @@ export function recordSource(records: Generator<CaptureRecord, StreamResult>): B
           if (batch.count === 0) need = n;
           return batch.count;
         }
-        batch.add(rec.index, rec.timeSec, rec.linkType, rec.origLen, rec.data);
+        batch.add(rec.index, times === 'seconds' ? rec.timeSec : Number(rec.timestampNs - firstNs), rec.linkType, rec.origLen, rec.data);
       }
     },
     close(): void {

@@ -13,13 +13,17 @@ import { WireError, WireErrorCode } from '../packets/errors';
 import { internalError } from '../base/programming-error';
 import { PCAP_HEADER_LEN, PCAP_RECORD_HEADER_LEN, type PcapFileHeader, isPcapMagic, pcapRecordError, readPcapFileHeader } from '../packets/pcap';
 import type { StreamResult } from '../analysis/capture-stream';
-import type { BatchSource } from './batch-source';
+import type { BatchSource, BatchTimes } from './batch-source';
 import type { RecordBatch } from './decode-batch';
 import { BATCH_RECORDS } from './decode-batch-layout';
 
 export class PcapBlockReader implements BatchSource {
   need = 0;
   ended: StreamResult | null = null;
+  firstTimeSec: number | null = null;
+  /** The first record's timestamp: seconds, and the fraction in the file's units. */
+  private sec0 = 0;
+  private frac0 = 0;
   /** File offset of the next record's header. */
   private off = PCAP_HEADER_LEN;
   /** Records read so far. */
@@ -30,6 +34,7 @@ export class PcapBlockReader implements BatchSource {
     fd: number,
     private readonly size: number,
     private readonly h: PcapFileHeader,
+    private readonly times: BatchTimes,
   ) {
     this.fd = fd;
   }
@@ -39,7 +44,7 @@ export class PcapBlockReader implements BatchSource {
    * otherwise (standard input, a pipe, pcapng, a bad header: the record-by-record reader takes those,
    * and reports what is wrong).
    */
-  static open(path: string): PcapBlockReader | null {
+  static open(path: string, times: BatchTimes = 'seconds'): PcapBlockReader | null {
     if (path === '-') return null;
     const fd = fs.openSync(path, 'r');
     try {
@@ -49,7 +54,7 @@ export class PcapBlockReader implements BatchSource {
         if (fs.readSync(fd, head, 0, PCAP_HEADER_LEN, 0) === PCAP_HEADER_LEN) {
           const view = new DataView(head.buffer);
           const h = isPcapMagic(view.getUint32(0, true)) ? readPcapFileHeader(view, 0) : null;
-          if (h !== null && !(h instanceof WireError)) return new PcapBlockReader(fd, st.size, h);
+          if (h !== null && !(h instanceof WireError)) return new PcapBlockReader(fd, st.size, h, times);
         }
       }
     } catch (e) {
@@ -101,13 +106,32 @@ export class PcapBlockReader implements BatchSource {
         if (batch.count === 0) this.need = PCAP_RECORD_HEADER_LEN + incl;
         break;
       }
+      const sec = view.getUint32(p, le);
+      const frac = view.getUint32(p + 4, le);
+      if (this.index === 0) {
+        this.firstTimeSec = sec + frac / perSec;
+        this.sec0 = sec;
+        this.frac0 = frac;
+      }
       this.index++;
-      batch.put(this.index, view.getUint32(p, le) + view.getUint32(p + 4, le) / perSec, linkType, view.getUint32(p + 12, le), start, start + incl);
+      const time = this.times === 'seconds' ? sec + frac / perSec : this.nsAfterFirst(sec, frac);
+      batch.put(this.index, time, linkType, view.getUint32(p + 12, le), start, start + incl);
       p = start + incl;
     }
     this.off += p;
     if (this.ended !== null) this.close();
     return batch.count;
+  }
+
+  /**
+   * Nanoseconds from the first record's timestamp to this one, as `Number` of the difference of the
+   * record reader's BigInt timestamps gives it. The seconds differ by less than 2^32, so their
+   * difference times 10^9 (= 2^9 · 1 953 125) is below 2^53 · 2^9 and a multiple of 2^9: a double
+   * holds it exactly. Adding the fractions' difference is then the one rounding, to nearest with
+   * ties to even, that `Number` of the exact BigInt makes.
+   */
+  private nsAfterFirst(sec: number, frac: number): number {
+    return (sec - this.sec0) * 1e9 + (frac - this.frac0) * (this.h.nano ? 1 : 1000);
   }
 
   close(): void {

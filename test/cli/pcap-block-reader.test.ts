@@ -1,7 +1,8 @@
 /**
  * `roce decode`'s block reader (cli/pcap-block-reader.ts) reads a classic pcap file into batches
  * with the records, numbers, times, lengths and bytes of the record-by-record reader, and ends the
- * same way (the same error at the same offset), whatever the batch size: on every bundled pcap, on
+ * same way (the same error at the same offset), whatever the batch size, with times in seconds or in
+ * nanoseconds after the first record (`roce analyze`'s): on every bundled pcap, on
  * nanosecond and big-endian files, on files cut at every point of their last records, on a record
  * above the size limit, and on records larger than a batch. It leaves to that reader what it cannot
  * take: pcapng, a file that is not a capture, and standard input.
@@ -27,21 +28,23 @@ function endedView(e: StreamResult | null): unknown {
   return e === null ? null : { format: e.format, error: e.error === null ? null : { code: e.error.code, offset: e.error.offset, message: e.error.message } };
 }
 
-/** What the record-by-record reader gives. */
-function byRecords(file: string): Read {
+/** What the record-by-record reader gives; with `ns`, times in nanoseconds after the first record's (roce analyze's). */
+function byRecords(file: string, ns = false): Read {
   const records: Read['records'] = [];
   const it = streamCaptureFile(file);
+  let t0: bigint | null = null;
   for (;;) {
     const next = it.next();
     if (next.done === true) return { records, ended: endedView(next.value) };
     const r = next.value;
-    records.push({ index: r.index, timeSec: r.timeSec, linkType: r.linkType, origLen: r.origLen, data: Buffer.from(r.data) });
+    t0 ??= r.timestampNs;
+    records.push({ index: r.index, timeSec: ns ? Number(r.timestampNs - t0) : r.timeSec, linkType: r.linkType, origLen: r.origLen, data: Buffer.from(r.data) });
   }
 }
 
 /** What the block reader gives with batches of `capacity` bytes (a larger one when a record needs it). */
-function byBlocks(file: string, capacity: number): Read & { grown: number } {
-  const reader = PcapBlockReader.open(file);
+function byBlocks(file: string, capacity: number, ns = false): Read & { grown: number } {
+  const reader = PcapBlockReader.open(file, ns ? 'ns-after-first' : 'seconds');
   if (reader === null) throw new Error(`${file}: the block reader refused it`);
   const records: Read['records'] = [];
   const standard = (): RecordBatch => new RecordBatch(new ArrayBuffer(capacity), new ArrayBuffer(BATCH_RECORDS * META_FIELDS * 8));
@@ -84,11 +87,15 @@ function write(name: string, bytes: Uint8Array): string {
   return file;
 }
 
-function expectSame(file: string, capacities: readonly number[] = [200, 1500, 64 * 1024]): Read {
+function expectSame(file: string, capacities: readonly number[] = [200, 1500, 64 * 1024], ns = true): Read {
   const want = byRecords(file);
   for (const c of capacities) {
     const got = byBlocks(file, c);
     expect({ records: got.records, ended: got.ended }).toEqual(want);
+  }
+  if (ns) {
+    const got = byBlocks(file, capacities[0] ?? 200, true);
+    expect({ records: got.records, ended: got.ended }).toEqual(byRecords(file, true));
   }
   return want;
 }
@@ -111,12 +118,30 @@ test('nanosecond timestamps, and records larger than the batch', () => {
   expect(small.grown).toBeGreaterThan(0);
 });
 
+test('nanoseconds after the first record, exact across spans of years, backwards too, in µs and ns files', () => {
+  const cap = readCapture(fs.readFileSync(path.join(CAPTURES, 'rc-conversation.pcap')));
+  // 2^53 ns is 104 days: steps of 0.3 to 300 days, forwards and back, with odd fractions.
+  const steps = [0n, 1n, 26_000_000_000_000n, 9_000_000_000_000_000n, 9_100_000_000_000_123n, -9_100_000_000_000_777n, 25_920_000_000_000_001n, -3n];
+  for (const nanosecond of [false, true]) {
+    const w = new PcapWriter({ nanosecond });
+    let t = 1_000_000_000_000_000_000n;
+    cap.records.forEach((r, i) => {
+      t += steps[i % steps.length]! + BigInt(i) * 999_999n;
+      w.add(r.data, t);
+    });
+    const file = write(nanosecond ? 'span-ns.pcap' : 'span-us.pcap', w.toBytes());
+    const times = byRecords(file, true).records.map((r) => r.timeSec);
+    expect(times.some((x) => Math.abs(x) > 2 ** 53)).toBe(true);
+    expectSame(file, [300]);
+  }
+});
+
 test('a file cut anywhere in its last record ends as the record reader ends it', () => {
   const whole = fs.readFileSync(path.join(CAPTURES, 'rc-conversation.pcap'));
   const last = readCapture(whole).records.at(-1)?.fileOffset ?? 24;
   const ends = new Set<string>();
   for (let cut = last; cut <= whole.length; cut++) {
-    const want = expectSame(write('cut.pcap', whole.subarray(0, cut)), [300, 64 * 1024]);
+    const want = expectSame(write('cut.pcap', whole.subarray(0, cut)), [300, 64 * 1024], cut % 7 === 0);
     ends.add(JSON.stringify(want.ended).replace(/\d+/g, 'N'));
   }
   // A clean end, a cut record header and a cut record body were all met.
