@@ -1,9 +1,10 @@
 /**
- * A classic pcap file read straight into `roce decode`'s record batches: one read puts whole
- * records into a batch's buffer as they lie in the file, record headers included, and a walk over
- * the headers names each record's bytes, number, time and lengths. Nothing is copied or made into an
- * object per record on the command's thread, where reading and copying records one by one took a
- * third of its time (docs/performance.md, "roce decode end to end").
+ * A classic pcap file read straight into record batches (`roce decode`'s command thread, `roce
+ * analyze`'s worker): one read puts whole records into a batch's buffer as they lie in the file,
+ * record headers included, and a walk over the headers names each record's bytes, number, time and
+ * lengths. Nothing is copied or made into an object per record; reading and copying records one by
+ * one had taken a third of decode's command thread and a quarter of analyze's worker
+ * (docs/performance.md, "roce decode end to end" and "The worker reads in blocks").
  *
  * The records, their numbers and times, and how reading ends (the error and its offset) are those of
  * the record-by-record reader (packets/pcap.ts): both check a record with `pcapRecordError`.
