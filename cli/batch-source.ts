@@ -1,6 +1,7 @@
 /**
- * Where the records of `roce decode`'s batches come from (cli/decode-workers.ts): a source fills an
- * empty batch with the next records in capture order. `recordSource` copies them in one by one from
+ * Where the records of a batch come from (`roce decode`'s command thread, cli/decode-workers.ts, and
+ * `roce analyze`'s worker, cli/analyze-worker.ts): a source fills an empty batch with the next
+ * records in capture order. `recordSource` copies them in one by one from
  * any capture reader (pcapng, a pipe); cli/pcap-block-reader.ts reads a classic pcap file straight
  * into the batch.
  */
