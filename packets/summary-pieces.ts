@@ -7,8 +7,12 @@
  * replaced by the next key that lands on it: a capture of a few flows is all hits, one of many
  * costs a miss now and then.
  */
-import { ipv4ToString } from './bytes';
-import { utf8 } from '../base/text-bytes';
+import type { BthHeader } from './bth';
+import type { RocePacket } from './decode';
+import type { Ipv4Header } from './ipv4';
+import type { UdpHeader } from './udp';
+import { writeEndpoints, writeOpcodeQp } from './summary';
+import { textOf, utf8 } from '../base/text-bytes';
 
 /** Entries per table (a power of two). */
 const SLOTS = 64;
@@ -22,15 +26,17 @@ export class SummaryPieces {
   /** Per slot: opcode << 24 | destination QP. */
   private readonly opKeys = new Uint32Array(SLOTS);
 
-  /** ` v2 SRC:SPORT → DST:DPORT` for a RoCE v2 frame over IPv4. */
-  endpoints(src: number, dst: number, srcPort: number, dstPort: number): Uint8Array {
-    const ports = ((srcPort << 16) | dstPort) >>> 0;
+  /** `writeEndpoints` of `p`, a RoCE v2 frame over IPv4 with these IP and UDP headers. */
+  endpoints(p: RocePacket, ip: Ipv4Header, udp: UdpHeader): Uint8Array {
+    const src = ip.src;
+    const dst = ip.dst;
+    const ports = ((udp.srcPort << 16) | udp.dstPort) >>> 0;
     const slot = Math.imul(src ^ Math.imul(dst, 0x85ebca6b) ^ Math.imul(ports, 0x9e3779b1), 0xc2b2ae35) >>> SHIFT;
     const k = slot * 3;
     const keys = this.endKeys;
     const hit = this.ends[slot];
     if (hit !== undefined && keys[k] === src >>> 0 && keys[k + 1] === dst >>> 0 && keys[k + 2] === ports) return hit;
-    const piece = utf8(` v2 ${ipv4ToString(src)}:${srcPort} → ${ipv4ToString(dst)}:${dstPort}`);
+    const piece = utf8(textOf((t) => writeEndpoints(t, p)));
     keys[k] = src;
     keys[k + 1] = dst;
     keys[k + 2] = ports;
@@ -38,13 +44,13 @@ export class SummaryPieces {
     return piece;
   }
 
-  /** ` NAME QP=0xQQQQQQ PSN=` for `opcode` (whose table name is `name`) sent to `destQp`. */
-  opcodeQp(opcode: number, destQp: number, name: string): Uint8Array {
-    const key = ((opcode << 24) | destQp) >>> 0;
+  /** `writeOpcodeQp` of `p`, whose opcode is in the table. */
+  opcodeQp(p: RocePacket, b: BthHeader): Uint8Array {
+    const key = ((b.opcode << 24) | b.destQp) >>> 0;
     const slot = Math.imul(key, 0x9e3779b1) >>> SHIFT;
     const hit = this.ops[slot];
     if (hit !== undefined && this.opKeys[slot] === key) return hit;
-    const piece = utf8(` ${name} QP=0x${destQp.toString(16).padStart(6, '0')} PSN=`);
+    const piece = utf8(textOf((t) => writeOpcodeQp(t, p, b)));
     this.opKeys[slot] = key;
     this.ops[slot] = piece;
     return piece;

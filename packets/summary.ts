@@ -4,6 +4,7 @@
  */
 import { bswap32, hex32, hex64, ipv4ToString, ipv6ToString, macToString, toHex } from './bytes';
 import { type RocePacket, writePacketAddress } from './decode';
+import type { BthHeader } from './bth';
 import { describeSyndrome } from './aeth';
 import { OPCODES } from './opcodes';
 import { madSummary, madTreeLines } from './mad-summary';
@@ -101,6 +102,39 @@ export function extensionSummary(p: RocePacket): string {
   return textOf((t) => writeExtensionSummary(t, p, false));
 }
 
+/** The endpoints column: ` v2 SRC:SPORT → DST:DPORT` (` v1 SGID → DGID` for RoCE v1). */
+export function writeEndpoints(t: TextBytes, p: RocePacket): void {
+  const udp = p.udp;
+  t.bytes(p.version === 1 ? V1 : V2);
+  writePacketAddress(t, p, 'src', false);
+  if (udp) {
+    t.byte(0x3a);
+    t.uint(udp.srcPort);
+  }
+  t.bytes(ARROW);
+  writePacketAddress(t, p, 'dst', false);
+  if (udp) {
+    t.byte(0x3a);
+    t.uint(udp.dstPort);
+  }
+}
+
+/** ` NAME QP=0xQQQQQQ PSN=`: the opcode, the destination QP, and the PSN's label. */
+export function writeOpcodeQp(t: TextBytes, p: RocePacket, b: BthHeader): void {
+  t.byte(0x20);
+  const name = OPCODE_NAMES[b.opcode & 0xff];
+  if (p.info !== undefined) {
+    if (name !== undefined && p.info.opcode === b.opcode) t.bytes(name);
+    else t.text(p.info.name);
+  } else {
+    t.text('UNKNOWN_');
+    t.hex(b.opcode, 2);
+  }
+  t.bytes(QP);
+  t.hex(b.destQp, 6);
+  t.bytes(PSN);
+}
+
 /**
  * Writes one line (without its newline): frame, time, endpoints, opcode, QPN, PSN, AckReq, key
  * fields, payload, ICRC status. Columns are separated by one space. With `pieces`, the runs that
@@ -110,42 +144,12 @@ export function writeSummaryLine(t: TextBytes, frame: number, time: number, p: R
   t.padUint(frame, 5);
   t.byte(0x20);
   t.fixed6(time, 12);
-  const udp = p.udp;
-  if (pieces !== undefined && p.ipv4 !== null && udp !== null && p.version === 2) {
-    t.bytes(pieces.endpoints(p.ipv4.src, p.ipv4.dst, udp.srcPort, udp.dstPort));
-  } else {
-    t.bytes(p.version === 1 ? V1 : V2);
-    writePacketAddress(t, p, 'src', false);
-    if (udp) {
-      t.byte(0x3a);
-      t.uint(udp.srcPort);
-    }
-    t.bytes(ARROW);
-    writePacketAddress(t, p, 'dst', false);
-    if (udp) {
-      t.byte(0x3a);
-      t.uint(udp.dstPort);
-    }
-  }
+  if (pieces !== undefined && p.ipv4 !== null && p.udp !== null && p.version === 2) t.bytes(pieces.endpoints(p, p.ipv4, p.udp));
+  else writeEndpoints(t, p);
   const b = p.bth;
   if (b !== null) {
-    const info = p.info;
-    if (pieces !== undefined && info !== undefined && info.opcode === b.opcode) {
-      t.bytes(pieces.opcodeQp(b.opcode, b.destQp, info.name));
-    } else {
-      t.byte(0x20);
-      const name = OPCODE_NAMES[b.opcode & 0xff];
-      if (info !== undefined) {
-        if (name !== undefined && info.opcode === b.opcode) t.bytes(name);
-        else t.text(info.name);
-      } else {
-        t.text('UNKNOWN_');
-        t.hex(b.opcode, 2);
-      }
-      t.bytes(QP);
-      t.hex(b.destQp, 6);
-      t.bytes(PSN);
-    }
+    if (pieces !== undefined && p.info !== undefined && p.info.opcode === b.opcode) t.bytes(pieces.opcodeQp(p, b));
+    else writeOpcodeQp(t, p, b);
     t.uint(b.psn);
     if (b.ackReq) t.bytes(ACK_REQ);
     if (b.se) t.bytes(SOLICITED);
