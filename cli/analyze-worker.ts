@@ -1,6 +1,6 @@
 /**
  * The worker thread of `roce analyze` (cli/analyze-workers.ts starts it): it reads the capture (a
- * classic pcap in blocks, cli/pcap-block-reader.ts),
+ * file in blocks, cli/pcap-block-reader.ts and cli/pcapng-block-reader.ts),
  * checks the ICRCs of each batch of records in one native call (cli/batch-icrc.ts), decodes the
  * frames and sends their views in batches (analysis/view-batch.ts) to the command's thread, which
  * analyses them. At most `VIEW_BATCHES_OUT` batches exist; the command's thread hands each back
@@ -18,6 +18,7 @@ import { BatchIcrc } from './batch-icrc';
 import { RecordBatch } from './decode-batch';
 import { recordSource } from './batch-source';
 import { PcapBlockReader } from './pcap-block-reader';
+import { PcapngBlockReader } from './pcapng-block-reader';
 import { META_FIELDS } from './decode-batch-layout';
 import { type AnalyzeWorkerData, type FromAnalyzeWorker, VIEW_BATCHES_OUT } from './analyze-worker-messages';
 
@@ -84,8 +85,9 @@ async function decodeRecords(rb: RecordBatch, startSec: number | undefined): Pro
 }
 
 async function run(): Promise<void> {
-  // A classic pcap file is read in blocks straight into the batch; anything else record by record.
-  const source = PcapBlockReader.open(data.file, 'ns-after-first') ?? recordSource(streamCaptureFile(data.file), 'ns-after-first');
+  // A capture file, classic pcap or pcapng, is read in blocks straight into the batch; anything else
+  // record by record.
+  const source = PcapBlockReader.open(data.file, 'ns-after-first') ?? PcapngBlockReader.open(data.file, 'ns-after-first') ?? recordSource(streamCaptureFile(data.file), 'ns-after-first');
   const standard = RecordBatch.fresh(0);
   let first = true;
   writer.begin(await freeBatch());

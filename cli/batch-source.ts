@@ -2,8 +2,8 @@
  * Where the records of a batch come from (`roce decode`'s command thread, cli/decode-workers.ts, and
  * `roce analyze`'s worker, cli/analyze-worker.ts): a source fills an empty batch with the next
  * records in capture order. `recordSource` copies them in one by one from
- * any capture reader (pcapng, a pipe); cli/pcap-block-reader.ts reads a classic pcap file straight
- * into the batch.
+ * any capture reader (a pipe, standard input); cli/pcap-block-reader.ts and
+ * cli/pcapng-block-reader.ts read a capture file straight into the batch.
  */
 import type { CaptureRecord } from '../packets/pcap';
 import type { StreamResult } from '../analysis/capture-stream';

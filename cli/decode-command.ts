@@ -16,6 +16,7 @@ import { AUTO_THREADS_MIN_BYTES, MAX_AUTO_THREADS, threadCount, parseThreads } f
 import { decodeWithWorkers, decodeWorkerScript } from './decode-workers';
 import { recordSource } from './batch-source';
 import { PcapBlockReader } from './pcap-block-reader';
+import { PcapngBlockReader } from './pcapng-block-reader';
 import { TextBytes } from '../base/text-bytes';
 import { nativeIcrcV2 } from '../nic-driver/native-binding';
 import { nativeIcrcBatch } from '../nic-driver/native-icrc';
@@ -129,8 +130,9 @@ export async function decodeCommand(argv: readonly string[], out: Output): Promi
     return free;
   };
   if (threads > 1 && script !== null) {
-    // A classic pcap file is read in blocks straight into the batches; anything else record by record.
-    const source = PcapBlockReader.open(input.path) ?? recordSource(records);
+    // A capture file, classic pcap or pcapng, is read in blocks straight into the batches; standard
+    // input and pipes record by record.
+    const source = PcapBlockReader.open(input.path) ?? PcapngBlockReader.open(input.path) ?? recordSource(records);
     const r = await decodeWithWorkers(source, settings, threads - 1, script, icrcV2, nativeIcrcBatch()?.compute ?? null, write, () => gone);
     ({ read, counts, ended } = r);
   } else {

@@ -10,7 +10,8 @@
  * the record-by-record reader (packets/pcap.ts): both check a record with `pcapRecordError`.
  */
 import * as fs from 'node:fs';
-import { WireError, WireErrorCode } from '../packets/errors';
+import { WireError } from '../packets/errors';
+import { openBlockFile, readBlock } from './block-file';
 import { internalError } from '../base/programming-error';
 import { PCAP_HEADER_LEN, PCAP_RECORD_HEADER_LEN, type PcapFileHeader, isPcapMagic, pcapRecordError, readPcapFileHeader } from '../packets/pcap';
 import type { StreamResult } from '../analysis/capture-stream';
@@ -46,24 +47,11 @@ export class PcapBlockReader implements BatchSource {
    * and reports what is wrong).
    */
   static open(path: string, times: BatchTimes = 'seconds'): PcapBlockReader | null {
-    if (path === '-') return null;
-    const fd = fs.openSync(path, 'r');
-    try {
-      const st = fs.fstatSync(fd);
-      if (st.isFile() && st.size >= PCAP_HEADER_LEN) {
-        const head = new Uint8Array(PCAP_HEADER_LEN);
-        if (fs.readSync(fd, head, 0, PCAP_HEADER_LEN, 0) === PCAP_HEADER_LEN) {
-          const view = new DataView(head.buffer);
-          const h = isPcapMagic(view.getUint32(0, true)) ? readPcapFileHeader(view, 0) : null;
-          if (h !== null && !(h instanceof WireError)) return new PcapBlockReader(fd, st.size, h, times);
-        }
-      }
-    } catch (e) {
-      fs.closeSync(fd);
-      throw e;
-    }
-    fs.closeSync(fd);
-    return null;
+    const file = openBlockFile(path, PCAP_HEADER_LEN, (view) => {
+      const h = isPcapMagic(view.getUint32(0, true)) ? readPcapFileHeader(view, 0) : null;
+      return h === null || h instanceof WireError ? null : h;
+    });
+    return file === null ? null : new PcapBlockReader(file.fd, file.size, file.head, times);
   }
 
   fill(batch: RecordBatch): number {
@@ -76,11 +64,7 @@ export class PcapBlockReader implements BatchSource {
     // The buffer holds file bytes [off, off + have). A record cut by its end is read again, whole,
     // at the start of the next batch.
     const have = Math.min(buf.length, len - this.off);
-    for (let got = 0; got < have; ) {
-      const r = fs.readSync(fd, buf, got, have - got, this.off + got);
-      if (r <= 0) throw new WireError(WireErrorCode.Truncated, this.off + got, `capture file shrank while it was read (${this.off + got} of ${len} bytes)`);
-      got += r;
-    }
+    readBlock(fd, buf, this.off, have, len);
     const view = new DataView(buf.buffer, buf.byteOffset, buf.byteLength);
     const { le, linkType } = this.h;
     const perSec = this.h.nano ? 1e9 : 1e6;

@@ -106,7 +106,7 @@ function viewOf(buf: Uint8Array): DataView {
   return new DataView(buf.buffer, buf.byteOffset, buf.byteLength);
 }
 
-function nsToSec(ns: bigint): number {
+export function nsToSec(ns: bigint): number {
   return Number(ns / 1_000_000_000n) + Number(ns % 1_000_000_000n) / 1e9;
 }
 
@@ -314,57 +314,96 @@ function ifaceTsToNs(ifc: Iface, ts: bigint): bigint {
   return ns + ifc.offsetSec * 1_000_000_000n;
 }
 
-/** pcapng (draft-ietf-opsawg-pcapng §3.1 General Block Structure and §4 blocks), a block at a time. */
-function* iteratePcapngBytes(src: CaptureBytes): Generator<CaptureRecord, WireError | null> {
-  const len = src.length;
-  let le = true;
-  let ifaces: Iface[] = [];
-  let off = 0;
-  let index = 0;
-  let first = true;
+/** What `PcapngWalk.block` found in a block. */
+export const PcapngBlock = {
+  /** A packet (an EPB, an SPB or an obsolete Packet Block): the walk's record fields describe it. */
+  Record: 1,
+  /** Anything else (a section or interface header, a block of another type): nothing to hand on. */
+  Other: 0,
+} as const;
+export type PcapngBlock = (typeof PcapngBlock)[keyof typeof PcapngBlock];
 
-  while (off < len) {
+/** Whether a file's first four bytes, read little-endian, are a pcapng section header block's type. */
+export function isPcapngMagic(magic: number): boolean {
+  return magic === BlockType.Shb;
+}
+
+/** Below this, a microsecond timestamp is exact in a double (2^53). */
+const TS_HIGH_EXACT = 2 ** 21;
+
+/**
+ * A walk over pcapng blocks (draft-ietf-opsawg-pcapng §3.1 General Block Structure and §4 blocks),
+ * one at a time, wherever their bytes are: the record reader below, and a reader that reads the
+ * file in large pieces (cli/pcapng-block-reader.ts). It keeps the section's byte order and its
+ * interfaces; the checks, the errors and their offsets are the same for both readers, since they
+ * are made here.
+ */
+export class PcapngWalk {
+  private le = true;
+  private ifaces: Iface[] = [];
+  private first = true;
+  /** The last packet block's fields, after `block` returned `PcapngBlock.Record`. */
+  linkType = 0;
+  /** Where its data start in the view given to `block`. */
+  dataStart = 0;
+  capLen = 0;
+  origLen = 0;
+  private iface: Iface | null = null;
+  private tsHigh = 0;
+  private tsLow = 0;
+  /** A Simple Packet Block: no timestamp. */
+  private simple = false;
+
+  /**
+   * The total length of the block at file offset `off` of a `len`-byte file, whose first
+   * min(12, len − off) bytes are at `view[at…]`; or the error that ends reading there.
+   */
+  blockLength(view: DataView, at: number, off: number, len: number): number | WireError {
     if (off + 8 > len) return truncated(off, len, 8, 'pcapng block header');
-    let w = src.window(off, Math.min(12, len - off));
     // The SHB type 0x0A0D0D0A reads the same in either byte order.
-    const type = w.view.getUint32(w.at, le);
+    const type = view.getUint32(at, this.le);
     if (type === BlockType.Shb) {
       // §4.1: the byte-order magic decides how this section (including this block's lengths) is read.
       if (off + 12 > len) return truncated(off, len, 12, 'section header block');
-      const bom = w.view.getUint32(w.at + 8, true);
-      if (bom === BYTE_ORDER_MAGIC) le = true;
-      else if (bom === BYTE_ORDER_MAGIC_SWAPPED) le = false;
+      const bom = view.getUint32(at + 8, true);
+      if (bom === BYTE_ORDER_MAGIC) this.le = true;
+      else if (bom === BYTE_ORDER_MAGIC_SWAPPED) this.le = false;
       else return badCapture(off + 8, `bad section byte-order magic 0x${bom.toString(16).padStart(8, '0')}`);
-    } else if (first) {
+    } else if (this.first) {
       return badCapture(off, 'pcapng file does not start with a section header block');
     }
-    first = false;
-
-    const total = w.view.getUint32(w.at + 4, le);
+    this.first = false;
+    const total = view.getUint32(at + 4, this.le);
     if (total < 12) return badCapture(off + 4, `block total length ${total} is less than 12`);
     if (total % 4 !== 0) return badCapture(off + 4, `block total length ${total} is not a multiple of 4`);
     if (total > MAX_RECORD_LEN + 64) return badCapture(off + 4, `block total length ${total} is absurd`);
     if (off + total > len) return truncated(off, len, total, `pcapng block (type 0x${type.toString(16)})`);
-    w = src.window(off, total);
-    const { buf, view } = w;
-    // Positions in `buf`; `shift + pos` is the file offset of one (for errors).
-    const base = w.at;
-    const shift = off - base;
-    const trailer = view.getUint32(base + total - 4, le);
+    return total;
+  }
+
+  /**
+   * Reads the block of `total` bytes (as `blockLength` gave it) at `view[at…]`, file offset `off`:
+   * a packet, another block, or the error that ends reading there.
+   */
+  block(view: DataView, at: number, total: number, off: number): PcapngBlock | WireError {
+    const le = this.le;
+    // `shift + pos` is the file offset of position `pos` of the view (for errors).
+    const shift = off - at;
+    const type = view.getUint32(at, le);
+    const trailer = view.getUint32(at + total - 4, le);
     if (trailer !== total) {
       return badCapture(off + total - 4, `block trailing length ${trailer} differs from leading length ${total}`);
     }
-    const body = base + 8;
-    const bodyEnd = base + total - 4;
-
+    const body = at + 8;
+    const bodyEnd = at + total - 4;
     switch (type) {
       case BlockType.Shb: {
         // §4.1: magic, major, minor, section length (8); options follow.
         if (bodyEnd - body < 16) return badCapture(off + 4, `section header block too short (${total} bytes)`);
         const major = view.getUint16(body + 4, le);
         if (major !== 1) return badCapture(shift + body + 4, `unsupported pcapng major version ${major}`);
-        ifaces = [];
-        break;
+        this.ifaces = [];
+        return PcapngBlock.Other;
       }
       case BlockType.Idb: {
         // §4.2: LinkType u16, reserved u16, SnapLen u32, options.
@@ -378,8 +417,8 @@ function* iteratePcapngBytes(src: CaptureBytes): Generator<CaptureRecord, WireEr
         };
         const err = readIdbOptions(view, body + 8, bodyEnd, le, ifc, shift);
         if (err !== null) return err;
-        ifaces.push(ifc);
-        break;
+        this.ifaces.push(ifc);
+        return PcapngBlock.Other;
       }
       case BlockType.Epb:
       case BlockType.ObsoletePacket: {
@@ -387,52 +426,101 @@ function* iteratePcapngBytes(src: CaptureBytes): Generator<CaptureRecord, WireEr
         // Appendix A Packet Block: interface id u16, drops u16, then the same fields.
         if (bodyEnd - body < 20) return badCapture(off + 4, `packet block too short (${total} bytes)`);
         const ifId = type === BlockType.Epb ? view.getUint32(body, le) : view.getUint16(body, le);
-        const ifc = ifaces[ifId];
+        const ifc = this.ifaces[ifId];
         if (ifc === undefined) return badCapture(shift + body, `packet block refers to undefined interface ${ifId}`);
-        const ts = (BigInt(view.getUint32(body + 4, le)) << 32n) | BigInt(view.getUint32(body + 8, le));
         const cap = view.getUint32(body + 12, le);
-        const orig = view.getUint32(body + 16, le);
         const start = body + 20;
         if (cap > bodyEnd - start) {
           return badCapture(shift + body + 12, `captured length ${cap} exceeds the block body (${bodyEnd - start} bytes left)`);
         }
-        const timestampNs = ifaceTsToNs(ifc, ts);
-        index++;
-        yield {
-          index,
-          timeSec: nsToSec(timestampNs),
-          timestampNs,
-          linkType: ifc.linkType,
-          data: buf.subarray(start, start + cap),
-          origLen: orig,
-          fileOffset: off,
-        };
-        break;
+        this.iface = ifc;
+        this.simple = false;
+        this.tsHigh = view.getUint32(body + 4, le);
+        this.tsLow = view.getUint32(body + 8, le);
+        this.linkType = ifc.linkType;
+        this.dataStart = start;
+        this.capLen = cap;
+        this.origLen = view.getUint32(body + 16, le);
+        return PcapngBlock.Record;
       }
       case BlockType.Spb: {
         // §4.4: original len u32, data; captured length = min(original, snaplen of interface 0, body); no timestamp.
         if (bodyEnd - body < 4) return badCapture(off + 4, `simple packet block too short (${total} bytes)`);
-        const ifc = ifaces[0];
+        const ifc = this.ifaces[0];
         if (ifc === undefined) return badCapture(off, 'simple packet block before any interface description block');
         const orig = view.getUint32(body, le);
         const start = body + 4;
         let cap = Math.min(orig, bodyEnd - start);
         if (ifc.snaplen > 0) cap = Math.min(cap, ifc.snaplen);
-        index++;
-        yield {
-          index,
-          timeSec: 0,
-          timestampNs: 0n,
-          linkType: ifc.linkType,
-          data: buf.subarray(start, start + cap),
-          origLen: orig,
-          fileOffset: off,
-        };
-        break;
+        this.iface = ifc;
+        this.simple = true;
+        this.linkType = ifc.linkType;
+        this.dataStart = start;
+        this.capLen = cap;
+        this.origLen = orig;
+        return PcapngBlock.Record;
       }
       default:
         // §3.1: unknown block types are skipped.
-        break;
+        return PcapngBlock.Other;
+    }
+  }
+
+  /** The last packet's timestamp in ns since the epoch (0 for a Simple Packet Block, which has none). */
+  timestampNs(): bigint {
+    if (this.simple || this.iface === null) return 0n;
+    return ifaceTsToNs(this.iface, (BigInt(this.tsHigh) << 32n) | BigInt(this.tsLow));
+  }
+
+  /**
+   * The last packet's timestamp in whole microseconds, when its interface counts in them from the
+   * epoch (the default if_tsresol, no if_tsoffset) and a double holds it exactly; else -1. Then
+   * `microsToSec` of it is what `nsToSec(timestampNs())` gives, without a BigInt.
+   */
+  exactMicros(): number {
+    const ifc = this.iface;
+    if (this.simple || ifc === null || ifc.base !== 10 || ifc.exp !== 6 || ifc.offsetSec !== 0n || this.tsHigh >= TS_HIGH_EXACT) return -1;
+    return this.tsHigh * 2 ** 32 + this.tsLow;
+  }
+}
+
+/**
+ * `nsToSec` of `us` · 1000, for whole microseconds 0 ≤ `us` < 2^53, without a BigInt. The quotient
+ * by 10^6 is below 2^34, where half an ulp is at most 2^-20, less than the 10^-6 by which a
+ * quotient that is not whole falls short of the next integer: so the floor of the rounded quotient
+ * is the true one. The remainder is then an exact integer, and both terms, and their sum, are those
+ * of the BigInt division.
+ */
+export function microsToSec(us: number): number {
+  const sec = Math.floor(us / 1e6);
+  return sec + ((us - sec * 1e6) * 1000) / 1e9;
+}
+
+/** pcapng (draft-ietf-opsawg-pcapng §3.1 General Block Structure and §4 blocks), a block at a time. */
+function* iteratePcapngBytes(src: CaptureBytes): Generator<CaptureRecord, WireError | null> {
+  const len = src.length;
+  const walk = new PcapngWalk();
+  let off = 0;
+  let index = 0;
+  while (off < len) {
+    const head = src.window(off, Math.min(12, len - off));
+    const total = walk.blockLength(head.view, head.at, off, len);
+    if (total instanceof WireError) return total;
+    const w = src.window(off, total);
+    const kind = walk.block(w.view, w.at, total, off);
+    if (kind instanceof WireError) return kind;
+    if (kind === PcapngBlock.Record) {
+      const timestampNs = walk.timestampNs();
+      index++;
+      yield {
+        index,
+        timeSec: nsToSec(timestampNs),
+        timestampNs,
+        linkType: walk.linkType,
+        data: w.buf.subarray(walk.dataStart, walk.dataStart + walk.capLen),
+        origLen: walk.origLen,
+        fileOffset: off,
+      };
     }
     off += total;
   }

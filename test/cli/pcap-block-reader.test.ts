@@ -8,96 +8,20 @@
  * take: pcapng, a file that is not a capture, and standard input.
  */
 import * as fs from 'node:fs';
-import * as os from 'node:os';
 import * as path from 'node:path';
 import { PcapBlockReader } from '../../cli/pcap-block-reader';
-import { RecordBatch } from '../../cli/decode-batch';
-import { BATCH_RECORDS, META_FIELDS } from '../../cli/decode-batch-layout';
-import { streamCaptureFile, type StreamResult } from '../../analysis/capture-stream';
+import { type OpenBlocks, captureFolder, type Read, byBlocks, byRecords, expectSameAsRecords } from '../support/block-reader-check';
 import { PcapWriter, readCapture } from '../../packets/pcap';
 import { WireErrorCode } from '../../packets/errors';
 
 const CAPTURES = path.join(__dirname, '..', '..', 'captures');
 
-interface Read {
-  records: { index: number; timeSec: number; linkType: number; origLen: number; data: Buffer }[];
-  ended: unknown;
-}
+const open: OpenBlocks = (file, times) => PcapBlockReader.open(file, times);
 
-function endedView(e: StreamResult | null): unknown {
-  return e === null ? null : { format: e.format, error: e.error === null ? null : { code: e.error.code, offset: e.error.offset, message: e.error.message } };
-}
+const write = captureFolder('roce-block-reader-');
 
-/** What the record-by-record reader gives; with `ns`, times in nanoseconds after the first record's (roce analyze's). */
-function byRecords(file: string, ns = false): Read {
-  const records: Read['records'] = [];
-  const it = streamCaptureFile(file);
-  let t0: bigint | null = null;
-  for (;;) {
-    const next = it.next();
-    if (next.done === true) return { records, ended: endedView(next.value) };
-    const r = next.value;
-    t0 ??= r.timestampNs;
-    records.push({ index: r.index, timeSec: ns ? Number(r.timestampNs - t0) : r.timeSec, linkType: r.linkType, origLen: r.origLen, data: Buffer.from(r.data) });
-  }
-}
-
-/** What the block reader gives with batches of `capacity` bytes (a larger one when a record needs it). */
-function byBlocks(file: string, capacity: number, ns = false): Read & { grown: number } {
-  const reader = PcapBlockReader.open(file, ns ? 'ns-after-first' : 'seconds');
-  if (reader === null) throw new Error(`${file}: the block reader refused it`);
-  const records: Read['records'] = [];
-  const standard = (): RecordBatch => new RecordBatch(new ArrayBuffer(capacity), new ArrayBuffer(BATCH_RECORDS * META_FIELDS * 8));
-  let batch = standard();
-  let grown = 0;
-  try {
-    for (let fills = 0; fills < 1_000_000; fills++) {
-      const n = reader.fill(batch);
-      if (n === 0) {
-        if (reader.need === 0) return { records, ended: endedView(reader.ended), grown };
-        expect(reader.need).toBeGreaterThan(capacity);
-        batch = RecordBatch.fresh(reader.need);
-        grown++;
-        continue;
-      }
-      const meta = new Float64Array(batch.meta);
-      for (let i = 0; i < n; i++) {
-        const k = i * META_FIELDS;
-        records.push({ index: meta[k]!, timeSec: meta[k + 1]!, linkType: meta[k + 2]!, origLen: meta[k + 3]!, data: Buffer.from(batch.buffer.subarray(meta[k + 4]!, meta[k + 5]!)) });
-      }
-      batch = standard();
-    }
-    throw new Error('the block reader did not end');
-  } finally {
-    reader.close();
-  }
-}
-
-let dir: string;
-beforeAll(() => {
-  dir = fs.mkdtempSync(path.join(os.tmpdir(), 'roce-block-reader-'));
-});
-afterAll(() => {
-  fs.rmSync(dir, { recursive: true, force: true });
-});
-
-function write(name: string, bytes: Uint8Array): string {
-  const file = path.join(dir, name);
-  fs.writeFileSync(file, bytes);
-  return file;
-}
-
-function expectSame(file: string, capacities: readonly number[] = [200, 1500, 64 * 1024], ns = true): Read {
-  const want = byRecords(file);
-  for (const c of capacities) {
-    const got = byBlocks(file, c);
-    expect({ records: got.records, ended: got.ended }).toEqual(want);
-  }
-  if (ns) {
-    const got = byBlocks(file, capacities[0] ?? 200, true);
-    expect({ records: got.records, ended: got.ended }).toEqual(byRecords(file, true));
-  }
-  return want;
+function expectSame(file: string, capacities?: readonly number[], ns?: boolean): Read {
+  return expectSameAsRecords(open, file, capacities, ns);
 }
 
 const bundled = fs.readdirSync(CAPTURES).filter((f) => f.endsWith('.pcap'));
@@ -114,7 +38,7 @@ test('nanosecond timestamps, and records larger than the batch', () => {
   const file = write('ns.pcap', w.toBytes());
   const want = expectSame(file, [120, 4096]);
   expect(want.records[0]?.timeSec).toBe(1_700_000_000 + 123_456_789 / 1e9);
-  const small = byBlocks(file, 120);
+  const small = byBlocks(open, file, 120);
   expect(small.grown).toBeGreaterThan(0);
 });
 
