@@ -19,6 +19,7 @@ import { tcpConnectionRequest } from './oob';
 import { type CmConnection, CmConnectionTracker } from './cm-connections';
 import { RECEIVE_DEPENDENT_RULES } from './gbn-checks';
 import { type CaptureGap, type Episode, type FrameResult, type Message, type RuleId, type Side, Trigger, type Violation } from './types';
+import { PendingFrames } from './pending-frames';
 
 /**
  * Where the capture was taken, as far as loss goes: 'unknown' (default; the analyzer
@@ -231,7 +232,7 @@ export class Analyzer {
   readonly captureGaps: CaptureGap[] = [];
   captureGapCount = 0;
   /** Results of frames flagged outOfSequence, until the responses say whether the hole was the capture's. */
-  private readonly pendingFlags = new Map<number, FrameResult>();
+  private readonly pendingFlags = new PendingFrames(PENDING_FLAGS);
   readonly flagCounts = emptyFlagCounts();
   readonly messages: Message[] = [];
   readonly episodes: Episode[] = [];
@@ -456,13 +457,8 @@ export class Analyzer {
       else if (!pending) this.spoolFrame(res);
     }
     if (pending) {
-      this.pendingFlags.set(index, res);
-      if (this.pendingFlags.size > PENDING_FLAGS) {
-        const oldest = this.pendingFlags.keys().next().value as number;
-        const r = this.pendingFlags.get(oldest);
-        this.pendingFlags.delete(oldest);
-        if (r !== undefined) this.spoolFrame(r);
-      }
+      const oldest = this.pendingFlags.add(index, res);
+      if (oldest !== undefined) this.spoolFrame(oldest);
     }
     if (this.onFrame !== undefined) {
       if (d === null) throw new ProgrammingError(ProgrammingErrorCode.Misuse, 'an analysis with onFrame needs every RoCE frame pushed with its packet');

@@ -13,7 +13,8 @@
  *
  * The capture: two RC QP pairs, 64-byte RDMA WRITE ONLY requests, AckReq on
  * every 4th, one coalesced ACK per 4 requests, and every 997th request lost
- * after the capture point: the responder NAKs and the requester goes back N.
+ * after the capture point: the responder NAKs and the requester goes back N. Also, at N frames,
+ * a capture of requests only with every other PSN missing: every frame is out of sequence.
  */
 import * as fs from 'node:fs';
 import * as os from 'node:os';
@@ -27,8 +28,12 @@ import { streamCaptureFile } from '../analysis/capture-stream';
 const ETH_A = 0x020000000001;
 const ETH_B = 0x020000000002;
 
-/** Writes a classic nanosecond pcap of about `frames` frames; returns the count written. */
-export function writeBenchCapture(file: string, frames: number): number {
+/**
+ * Writes a classic nanosecond pcap of about `frames` frames; returns the count written. `holes`:
+ * instead, only requests, every other PSN of them missing, so that every one is out of sequence and
+ * its flags stay open (the analysis holds up to 65 536 such frames, analysis/pending-frames.ts).
+ */
+export function writeBenchCapture(file: string, frames: number, holes = false): number {
   const fd = fs.openSync(file, 'w');
   const buf = Buffer.alloc(4 << 20);
   let off = 0;
@@ -73,6 +78,10 @@ export function writeBenchCapture(file: string, frames: number): number {
   const resp = (q: (typeof qps)[number], psn: number, syndrome: number): Uint8Array =>
     buildRoceV2Frame({ eth: { src: ETH_B, dst: ETH_A }, ip: { version: 4, src: '198.18.0.2', dst: '198.18.0.1' }, bth: { opcode: Opcode.RC_ACKNOWLEDGE, destQp: q.a, psn }, aeth: { syndrome, msn: psn & 0xffffff } });
   let i = 0;
+  if (holes) {
+    const q = qps[0]!;
+    for (let psn = q.psn; n < frames; psn += 2) put(req(q, psn & 0xffffff, false));
+  }
   while (n < frames) {
     const q = qps[i++ % qps.length]!;
     const base = q.psn;
@@ -256,6 +265,10 @@ function main(): void {
       convertToPcapng(file, ng);
       rows.push({ file: `${written} frames, pcapng`, sizeMiB: Math.round(fs.statSync(ng).size / 1048576), result: measure(ng) });
     }
+    const holes = path.join(dir, `holes-${big}.pcap`);
+    const holeFrames = writeBenchCapture(holes, big, true);
+    rows.push({ file: `${holeFrames} frames, every other PSN missing`, sizeMiB: Math.round(fs.statSync(holes).size / 1048576), result: measure(holes) });
+    fs.rmSync(holes);
     const three = path.join(dir, `bench-${3 * big}.pcap`);
     const threeFrames = writeBenchCapture(three, 3 * big);
     pcaps.push({ file: three, frames: threeFrames, sizeMiB: Math.round(fs.statSync(three).size / 1048576) });
