@@ -28,6 +28,7 @@ import { CongestionTrack } from './congestion-track';
 import { RequesterFlow, type FlowSinks } from './flow';
 import { FrameRole, type FrameView } from './frame-view';
 import { EndpointMap } from './endpoint-map';
+import { UnboundConversations } from './unbound-conversations';
 import { psnDiff } from '../base/psn';
 import type { Side } from './types';
 
@@ -134,8 +135,8 @@ export class ConversationTable {
   readonly list: Conversation[] = [];
   private readonly byEndpoint = new EndpointMap<Conversation>();
   private readonly ud = new Map<string, Conversation>();
-  /** Conversations whose requester QPN is not known yet. */
-  private unbound: Conversation[] = [];
+  /** Conversations one of whose QPNs is not known yet. */
+  private readonly unbound = new UnboundConversations();
   /** Open RC/UC/XRC conversations per pair of hosts (for out-of-band marks). */
   private readonly byHosts = new Map<string, Set<Conversation>>();
 
@@ -150,7 +151,7 @@ export class ConversationTable {
       if (old !== undefined && old !== c) this.close(old, c);
       this.byEndpoint.set(ep.ip, ep.qpn, c);
     }
-    if (a.qpn === null || b.qpn === null) this.unbound.push(c);
+    if (a.qpn === null || b.qpn === null) this.unbound.add(c);
     const pk = pairKey(a.ip, b.ip);
     let set = this.byHosts.get(pk);
     if (set === undefined) this.byHosts.set(pk, (set = new Set()));
@@ -166,7 +167,7 @@ export class ConversationTable {
       if (ep.qpn === null) continue;
       this.byEndpoint.deleteIf(ep.ip, ep.qpn, c);
     }
-    this.unbound = this.unbound.filter((x) => x !== c);
+    this.unbound.delete(c);
     this.byHosts.get(pairKey(c.a.ip, c.b.ip))?.delete(c);
   }
 
@@ -255,23 +256,21 @@ export class ConversationTable {
    * joins it when its PSN continues the PSNs those responses carried.
    */
   private bindResponder(v: FrameView): Routed | null {
-    for (const c of this.unbound) {
-      for (const side of ['a', 'b'] as const) {
-        const req = c.endpoint(side);
-        const rsp = c.endpoint(other(side));
-        if (req.qpn === null || rsp.qpn !== null || req.ip !== v.src || rsp.ip !== v.dst) continue;
-        const f = c.flows[side];
-        const ref = f === null ? null : (f.coverHigh ?? f.respHigh);
-        if (ref === null) continue;
-        const d = psnDiff(v.psn, ref);
-        if (d < -CONNECTION_PSN_WINDOW || d > CONNECTION_PSN_WINDOW) continue;
-        rsp.qpn = v.destQp;
-        const old = this.byEndpoint.get(rsp.ip, v.destQp);
-        if (old !== undefined && old !== c) this.close(old, c);
-        this.byEndpoint.set(rsp.ip, v.destQp, c);
-        this.unbound = this.unbound.filter((x) => x.a.qpn === null || x.b.qpn === null);
-        return { conv: c, from: side, requester: side };
-      }
+    for (const { c, side } of this.unbound.withResponderUnknown(v.src, v.dst)) {
+      const req = c.endpoint(side);
+      const rsp = c.endpoint(other(side));
+      if (req.qpn === null || rsp.qpn !== null) continue;
+      const f = c.flows[side];
+      const ref = f === null ? null : (f.coverHigh ?? f.respHigh);
+      if (ref === null) continue;
+      const d = psnDiff(v.psn, ref);
+      if (d < -CONNECTION_PSN_WINDOW || d > CONNECTION_PSN_WINDOW) continue;
+      rsp.qpn = v.destQp;
+      const old = this.byEndpoint.get(rsp.ip, v.destQp);
+      if (old !== undefined && old !== c) this.close(old, c);
+      this.byEndpoint.set(rsp.ip, v.destQp, c);
+      this.unbound.delete(c);
+      return { conv: c, from: side, requester: side };
     }
     return null;
   }
@@ -304,7 +303,7 @@ export class ConversationTable {
       if (ep.qpn === null) continue;
       this.byEndpoint.deleteIf(ep.ip, ep.qpn, c);
     }
-    this.unbound = this.unbound.filter((x) => x !== c);
+    this.unbound.delete(c);
     this.byHosts.get(pairKey(c.a.ip, c.b.ip))?.delete(c);
   }
 
@@ -317,18 +316,14 @@ export class ConversationTable {
   /** The conversation (and requester side) whose requests carried the PSN of response `v`, its requester QPN unknown. */
   private bindCandidate(v: FrameView): { c: Conversation; side: Side } | null {
     let best: { c: Conversation; side: Side; dist: number } | null = null;
-    for (const c of this.unbound) {
-      for (const side of ['a', 'b'] as const) {
-        const ep = c.endpoint(side);
-        const peer = c.endpoint(other(side));
-        if (ep.qpn !== null || ep.ip !== v.dst || peer.ip !== v.src) continue;
-        const f = c.flows[side];
-        if (f === null || f.coverHigh === null) continue;
-        const dist = psnDiff(f.coverHigh, v.psn);
-        // A response carries a PSN the requester sent (a NAK: up to one past it).
-        if (dist < -1 || dist > CONNECTION_PSN_WINDOW) continue;
-        if (best === null || dist < best.dist) best = { c, side, dist };
-      }
+    for (const { c, side } of this.unbound.withRequesterUnknown(v.dst, v.src)) {
+      if (c.endpoint(side).qpn !== null) continue;
+      const f = c.flows[side];
+      if (f === null || f.coverHigh === null) continue;
+      const dist = psnDiff(f.coverHigh, v.psn);
+      // A response carries a PSN the requester sent (a NAK: up to one past it).
+      if (dist < -1 || dist > CONNECTION_PSN_WINDOW) continue;
+      if (best === null || dist < best.dist) best = { c, side, dist };
     }
     return best === null ? null : { c: best.c, side: best.side };
   }
@@ -340,7 +335,7 @@ export class ConversationTable {
     const old = this.byEndpoint.get(ep.ip, v.destQp);
     if (old !== undefined && old !== c) this.close(old, c);
     this.byEndpoint.set(ep.ip, v.destQp, c);
-    this.unbound = this.unbound.filter((x) => x.a.qpn === null || x.b.qpn === null);
+    if (c.a.qpn !== null && c.b.qpn !== null) this.unbound.delete(c);
     return { conv: c, from: other(side), requester: side };
   }
 

@@ -11,11 +11,25 @@ export const FIRST_BIN_NS = 1000;
 
 export type BinMode = 'sum' | 'max';
 
-/** A time series over [0, ∞) with adaptive bins, in constant memory. */
+/**
+ * A time series over [0, ∞) with adaptive bins, in constant memory. Bins before the first value are
+ * zero and not held: a flow that starts late in a long capture would otherwise hold up to
+ * `MAX_BINS` zeros from the start, 2 KB a series; a capture of 20 000 short-lived flows held 80 MB
+ * of them (docs/performance.md, "Many conversations in little memory").
+ */
 export class TimeSeries {
   binNs = FIRST_BIN_NS;
-  readonly bins: number[] = [];
+  /** Bins `start`, `start + 1`, …; those before `start` are zero. */
+  private held: number[] = [];
+  private start = 0;
   constructor(readonly mode: BinMode) {}
+
+  /** Every bin from the first, zeros included. */
+  get bins(): number[] {
+    const out = new Array<number>(this.start).fill(0);
+    for (const x of this.held) out.push(x);
+    return out;
+  }
 
   add(timeNs: number, value: number): void {
     let i = Math.floor(Math.max(0, timeNs) / this.binNs);
@@ -23,20 +37,31 @@ export class TimeSeries {
       this.merge();
       i = Math.floor(Math.max(0, timeNs) / this.binNs);
     }
-    while (this.bins.length <= i) this.bins.push(0);
-    const old = this.bins[i] ?? 0;
-    this.bins[i] = this.mode === 'sum' ? old + value : Math.max(old, value);
+    if (this.held.length === 0) this.start = i;
+    while (i < this.start) {
+      // Earlier than the first value held (capture times need not increase): the zeros come back.
+      this.held.unshift(0);
+      this.start--;
+    }
+    const k = i - this.start;
+    while (this.held.length <= k) this.held.push(0);
+    const old = this.held[k] ?? 0;
+    this.held[k] = this.mode === 'sum' ? old + value : Math.max(old, value);
   }
 
+  /** Merges neighbours (bins 2j and 2j + 1 become bin j) and doubles the width. */
   private merge(): void {
+    const start = Math.floor(this.start / 2);
     const out: number[] = [];
-    for (let i = 0; i < this.bins.length; i += 2) {
-      const x = this.bins[i] ?? 0;
-      const y = this.bins[i + 1] ?? 0;
-      out.push(this.mode === 'sum' ? x + y : Math.max(x, y));
+    for (let k = 0; k < this.held.length; k++) {
+      const j = Math.floor((this.start + k) / 2) - start;
+      const x = this.held[k] ?? 0;
+      // A bin alone in its pair is combined with the zero beside it, as when the zeros were held.
+      if (j === out.length) out.push(this.mode === 'sum' ? 0 + x : Math.max(0, x));
+      else out[j] = this.mode === 'sum' ? (out[j] ?? 0) + x : Math.max(out[j] ?? 0, x);
     }
-    this.bins.length = 0;
-    this.bins.push(...out);
+    this.held = out;
+    this.start = start;
     this.binNs *= 2;
   }
 }

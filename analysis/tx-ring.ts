@@ -3,27 +3,51 @@
  * a loss-recovery episode reads when the PSN is sent again (episodes.ts `TxInfo`). A ring of the
  * last `TX_RING` transmissions, indexed by PSN, in typed arrays: constant memory and no object per
  * request (a Map of objects was a fifth of `roce analyze`'s time on its own thread).
+ *
+ * The ring starts small and doubles, up to `TX_RING` slots, when a PSN would take the slot of
+ * another still remembered: so a lookup finds what a ring of `TX_RING` slots would, while a flow of
+ * a few requests costs a few hundred bytes, not 180 KB. A capture of 20 000 QPs had needed 4 GB
+ * (docs/performance.md, "Many conversations in little memory").
  */
 import type { TxInfo } from './episodes';
 
 /** Transmissions remembered: a PSN sent again after this many others is looked up in vain. */
 export const TX_RING = 4096;
-const MASK = TX_RING - 1;
+/** Slots of a new flow's ring. */
+const FIRST_SLOTS = 16;
+
+/** Numbers per slot in `data`: seq, frame, timeNs, followerFrame, followerNs. */
+const FIELDS = 5;
+const SEQ = 0;
+const FRAME = 1;
+const TIME = 2;
+const FOLLOWER_FRAME = 3;
+const FOLLOWER_NS = 4;
 
 export class TxRing {
-  private readonly psn = new Int32Array(TX_RING).fill(-1);
-  /** The transmission count when the slot was written: a slot older than `TX_RING` transmissions is stale. */
-  private readonly seq = new Float64Array(TX_RING);
-  private readonly frame = new Float64Array(TX_RING);
-  private readonly timeNs = new Float64Array(TX_RING);
-  private readonly followerFrame = new Float64Array(TX_RING);
-  private readonly followerNs = new Float64Array(TX_RING);
+  private mask = FIRST_SLOTS - 1;
+  private psn = new Int32Array(FIRST_SLOTS).fill(-1);
+  /**
+   * Per slot (FIELDS numbers): the transmission count when it was written (a slot older than
+   * `TX_RING` transmissions is stale), the frame and time, and the first request after it.
+   */
+  private data = new Float64Array(FIRST_SLOTS * FIELDS);
   private sent = 0;
+
+  /** Slots now (for tests): it grows only when a PSN would take the slot of another still remembered. */
+  get slots(): number {
+    return this.mask + 1;
+  }
+
+  /** Whether slot `i` holds a transmission still remembered (one of the last `TX_RING`). */
+  private live(i: number): boolean {
+    return this.psn[i] !== -1 && this.sent - (this.data[i * FIELDS + SEQ] as number) <= TX_RING;
+  }
 
   /** The slot of `psn`, or -1 when it is not among the last `TX_RING` transmissions. */
   private slot(psn: number): number {
-    const i = psn & MASK;
-    return this.psn[i] === psn && this.sent - (this.seq[i] as number) <= TX_RING ? i : -1;
+    const i = psn & this.mask;
+    return this.psn[i] === psn && this.live(i) ? i : -1;
   }
 
   has(psn: number): boolean {
@@ -34,25 +58,58 @@ export class TxRing {
   get(psn: number): TxInfo | undefined {
     const i = this.slot(psn);
     if (i < 0) return undefined;
-    return { frame: this.frame[i] as number, timeNs: this.timeNs[i] as number, followerFrame: this.followerFrame[i] as number, followerNs: this.followerNs[i] as number };
+    const d = this.data;
+    const k = i * FIELDS;
+    return { frame: d[k + FRAME] as number, timeNs: d[k + TIME] as number, followerFrame: d[k + FOLLOWER_FRAME] as number, followerNs: d[k + FOLLOWER_NS] as number };
   }
 
   /** `psn` sent in `frame` at `timeNs`. */
   record(psn: number, frame: number, timeNs: number): void {
-    const i = psn & MASK;
+    let i = psn & this.mask;
+    // Below full size, a slot still remembered for another PSN makes the ring grow instead of
+    // forgetting it (at full size it is forgotten, as a ring of TX_RING slots forgets it).
+    while (this.mask + 1 < TX_RING && this.psn[i] !== psn && this.live(i)) {
+      this.grow();
+      i = psn & this.mask;
+    }
     this.psn[i] = psn;
-    this.seq[i] = ++this.sent;
-    this.frame[i] = frame;
-    this.timeNs[i] = timeNs;
-    this.followerFrame[i] = 0;
-    this.followerNs[i] = 0;
+    const d = this.data;
+    const k = i * FIELDS;
+    d[k + SEQ] = ++this.sent;
+    d[k + FRAME] = frame;
+    d[k + TIME] = timeNs;
+    d[k + FOLLOWER_FRAME] = 0;
+    d[k + FOLLOWER_NS] = 0;
   }
 
   /** The first request after `psn` with a later PSN, if none was noted yet. */
   follow(psn: number, frame: number, timeNs: number): void {
     const i = this.slot(psn);
-    if (i < 0 || this.followerFrame[i] !== 0) return;
-    this.followerFrame[i] = frame;
-    this.followerNs[i] = timeNs;
+    if (i < 0) return;
+    const k = i * FIELDS;
+    if (this.data[k + FOLLOWER_FRAME] !== 0) return;
+    this.data[k + FOLLOWER_FRAME] = frame;
+    this.data[k + FOLLOWER_NS] = timeNs;
+  }
+
+  /**
+   * Doubles the ring, moving what it remembers. Two PSNs remembered are in different slots of the
+   * smaller ring (one never takes the other's), so they are in different slots of the larger one.
+   */
+  private grow(): void {
+    const n = (this.mask + 1) * 2;
+    const mask = n - 1;
+    const psn = new Int32Array(n).fill(-1);
+    const data = new Float64Array(n * FIELDS);
+    for (let i = 0; i <= this.mask; i++) {
+      if (!this.live(i)) continue;
+      const p = this.psn[i] as number;
+      const j = p & mask;
+      psn[j] = p;
+      data.set(this.data.subarray(i * FIELDS, (i + 1) * FIELDS), j * FIELDS);
+    }
+    this.mask = mask;
+    this.psn = psn;
+    this.data = data;
   }
 }
