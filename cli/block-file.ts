@@ -31,11 +31,16 @@ export function openBlockFile<T>(path: string, headLen: number, accept: (head: D
   return null;
 }
 
-/** Reads file bytes [off, off + n) of a `size`-byte file into `buf` from its start. */
-export function readBlock(fd: number, buf: Uint8Array, off: number, n: number, size: number): void {
+/**
+ * Fills `buf` from its start with the bytes of a `size`-byte file from `off` on, as many as fit;
+ * returns how many. A record or block cut by the buffer's end is the caller's to read again.
+ */
+export function readBlock(fd: number, buf: Uint8Array, off: number, size: number): number {
+  const n = Math.min(buf.length, size - off);
   for (let got = 0; got < n; ) {
     const r = fs.readSync(fd, buf, got, n - got, off + got);
     if (r <= 0) throw new WireError(WireErrorCode.Truncated, off + got, `capture file shrank while it was read (${off + got} of ${size} bytes)`);
     got += r;
   }
+  return n;
 }

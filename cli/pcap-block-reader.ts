@@ -63,8 +63,7 @@ export class PcapBlockReader implements BatchSource {
     const buf = batch.buffer;
     // The buffer holds file bytes [off, off + have). A record cut by its end is read again, whole,
     // at the start of the next batch.
-    const have = Math.min(buf.length, len - this.off);
-    readBlock(fd, buf, this.off, have, len);
+    const have = readBlock(fd, buf, this.off, len);
     const view = new DataView(buf.buffer, buf.byteOffset, buf.byteLength);
     const { le, linkType } = this.h;
     const perSec = this.h.nano ? 1e9 : 1e6;

@@ -67,8 +67,7 @@ export class PcapngBlockReader implements BatchSource {
     const buf = batch.buffer;
     // The buffer holds file bytes [off, off + have). A block cut by its end is read again, whole, at
     // the start of the next batch.
-    const have = Math.min(buf.length, len - this.off);
-    readBlock(fd, buf, this.off, have, len);
+    const have = readBlock(fd, buf, this.off, len);
     const view = new DataView(buf.buffer, buf.byteOffset, buf.byteLength);
     const walk = this.walk;
     let p = 0;
@@ -80,7 +79,7 @@ export class PcapngBlockReader implements BatchSource {
       }
       // The block's head is in the buffer, or the buffer ends first and the next batch reads it.
       if (p + Math.min(BLOCK_HEAD, len - at) > have) break;
-      const total = this.walk.blockLength(view, p, at, len);
+      const total = walk.blockLength(view, p, at, len);
       if (total instanceof WireError) {
         this.ended = { format: 'pcapng', error: total };
         break;
