@@ -53,6 +53,14 @@ export interface AnalyzerOptions {
    * feed the analyzer (`analyzeFile`, view-batch.ts) read it through `Analyzer.wantsStop`.
    */
   until?: () => boolean;
+  /**
+   * The most conversations the analysis starts (default `DEFAULT_MAX_CONVERSATIONS`). A frame that
+   * would start one more ends the analysis there (`AnalysisResult.stopped`): each conversation
+   * holds its counts and figures to the end, so a capture that starts one at nearly every frame
+   * (PSNs that jump at random: not RoCE flows, or a corrupted capture) would otherwise grow until
+   * the heap is exhausted and the process aborts.
+   */
+  maxConversations?: number;
   capturePoint?: CapturePoint;
   /**
    * Kept lists handed on as they are found, each item once final, instead of kept in the result
@@ -150,6 +158,22 @@ export interface CaptureQuality {
 /** Share of checked ICRCs that must fail before the capture quality says the capture tool did not preserve them. */
 export const ICRC_NOT_PRESERVED_SHARE = 0.5;
 
+/**
+ * Conversations an analysis starts at most unless told otherwise: about 3.7 KB each
+ * (docs/performance.md, "Many conversations in little memory"), so about 370 MB in all, well
+ * inside V8's default heap; ten times the 10 000 QPs of the largest run the project measures.
+ */
+export const DEFAULT_MAX_CONVERSATIONS = 100_000;
+
+/** Why an analysis ended before its capture did, other than the capture's own end or error. */
+export interface AnalysisStop {
+  /** 'conversationLimit': frame `frame` would have started conversation `limit` + 1. */
+  reason: 'conversationLimit';
+  /** The last frame analysed (it is counted, and belongs to no conversation). */
+  frame: number;
+  limit: number;
+}
+
 export interface AnalysisResult {
   frames: FrameTotals;
   /** Capture time of the first frame, seconds since the epoch (0 for an empty capture). */
@@ -173,6 +197,8 @@ export interface AnalysisResult {
   violationsByRule: ReadonlyMap<RuleId, number>;
   /** How reading the capture ended: null when read completely. */
   captureError: WireError | null;
+  /** Why the analysis ended before the capture did (null: it did not, or `until` ended it). */
+  stopped: AnalysisStop | null;
   capturePoint: CapturePoint;
   /** Rules not checked anywhere in this capture because of where it was taken. */
   rulesNotChecked: RuleId[];
@@ -284,7 +310,9 @@ export class Analyzer {
         for (const f of clear) this.reflag(f, 'outOfSequence', false);
       },
     };
-    this.table = new ConversationTable(sinks);
+    this.maxConversations = opts.maxConversations ?? DEFAULT_MAX_CONVERSATIONS;
+    if (!(this.maxConversations >= 1)) throw new ProgrammingError(ProgrammingErrorCode.Misuse, `maxConversations must be at least 1, not ${this.maxConversations}`);
+    this.table = new ConversationTable(sinks, this.maxConversations);
     this.cm = new CmConnectionTracker(
       {
         established: (active, passive, connection) => {
@@ -303,9 +331,17 @@ export class Analyzer {
   /** The frame being analysed. */
   private frameNo = 0;
 
-  /** True when `AnalyzerOptions.until` asks the analysis to end after the frame just pushed. */
+  private readonly maxConversations: number;
+
+  /** True when the analysis is to end after the frame just pushed: `AnalyzerOptions.until` asks it, or the frame was past the conversation limit. */
   get wantsStop(): boolean {
-    return this.until?.() === true;
+    return this.table.refusedFrame !== null || this.until?.() === true;
+  }
+
+  /** Why the analysis ended early, if it was not `until`. */
+  private get stopped(): AnalysisStop | null {
+    const frame = this.table.refusedFrame;
+    return frame === null ? null : { reason: 'conversationLimit', frame, limit: this.maxConversations };
   }
 
   /** A CM MAD: to the connection tracker. */
@@ -506,6 +542,7 @@ export class Analyzer {
       captureQuality: this.quality(),
       cmConnections: this.cm.finish(),
       cmConnectionCount: this.cm.count,
+      stopped: this.stopped,
     };
   }
 
@@ -553,6 +590,7 @@ export function analyzeCapture(file: Uint8Array, opts: AnalyzerOptions = {}): An
       break;
     }
     a.push(step.value);
+    if (a.wantsStop) break;
   }
   return a.finish();
 }

@@ -140,7 +140,21 @@ export class ConversationTable {
   /** Open RC/UC/XRC conversations per pair of hosts (for out-of-band marks). */
   private readonly byHosts = new Map<string, Set<Conversation>>();
 
-  constructor(private readonly sinks: FlowSinks) {}
+  /** The first frame that would have started a conversation past `limit`, or null. */
+  refusedFrame: number | null = null;
+
+  /** At most `limit` conversations are started from frames (`route`); past it frames belong to none. */
+  constructor(
+    private readonly sinks: FlowSinks,
+    private readonly limit = Number.POSITIVE_INFINITY,
+  ) {}
+
+  /** Whether frame `v` may start a conversation; records the first it may not. */
+  private mayStart(v: FrameView): boolean {
+    if (this.list.length < this.limit) return true;
+    this.refusedFrame ??= v.frame;
+    return false;
+  }
 
   private create(type: string, a: Endpoint, b: Endpoint): Conversation {
     const c = new Conversation(this.list.length + 1, type, a, b, this.sinks);
@@ -209,7 +223,7 @@ export class ConversationTable {
     return null;
   }
 
-  /** The conversation and direction of a frame; null for frames that belong to none (a CNP to an unknown QP). */
+  /** The conversation and direction of a frame; null for frames that belong to none (a CNP to an unknown QP, a new conversation past the limit). */
   route(v: FrameView): Routed | null {
     if (v.role === FrameRole.CNP) {
       const c = this.byEndpoint.get(v.dst, v.destQp);
@@ -226,6 +240,7 @@ export class ConversationTable {
       }
       const joined = this.bindResponder(v);
       if (joined !== null) return joined;
+      if (!this.mayStart(v)) return null;
       const n = this.create(v.transport, { ip: v.src, qpn: null }, { ip: v.dst, qpn: v.destQp });
       return { conv: n, from: 'a', requester: 'a' };
     }
@@ -246,6 +261,7 @@ export class ConversationTable {
     }
     const bound = this.bind(v);
     if (bound !== null) return bound;
+    if (!this.mayStart(v)) return null;
     const n = this.create(v.transport === 'UC' ? 'UC' : v.transport === 'XRC' ? 'XRC' : v.transport === 'RD' ? 'RD' : 'RC', { ip: v.dst, qpn: v.destQp }, { ip: v.src, qpn: null });
     return { conv: n, from: 'b', requester: 'a' };
   }
@@ -339,12 +355,13 @@ export class ConversationTable {
     return { conv: c, from: other(side), requester: side };
   }
 
-  private routeUd(v: FrameView): Routed {
+  private routeUd(v: FrameView): Routed | null {
     const ks = key(v.src, v.srcQp);
     const kd = key(v.dst, v.destQp);
     const k = ks < kd ? `${ks}|${kd}` : `${kd}|${ks}`;
     let c = this.ud.get(k);
     if (c === undefined) {
+      if (!this.mayStart(v)) return null;
       c = new Conversation(this.list.length + 1, 'UD', { ip: v.src, qpn: v.srcQp }, { ip: v.dst, qpn: v.destQp }, this.sinks);
       this.list.push(c);
       this.ud.set(k, c);

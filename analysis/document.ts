@@ -5,7 +5,7 @@
  * docs/analysis.md; bump ANALYSIS_FORMAT_VERSION when one changes meaning.
  */
 import type { CongestionReport } from './congestion-track';
-import { type AnalysisResult, flowKey } from './analyzer';
+import { type AnalysisResult, type AnalysisStop, flowKey } from './analyzer';
 import type { CmConnection } from './cm-connections';
 import type { Conversation } from './conversations';
 import { FLAG_NAMES, type FlagName } from './flags';
@@ -105,6 +105,8 @@ export interface AnalysisDocument {
   /** Per-frame results with their `flags`: flagged frames only (every RoCE frame with --all-frames). */
   frames: FrameResult[];
   captureError: string | null;
+  /** Why the analysis ended before the capture did: past the conversation limit (`AnalyzerOptions.maxConversations`); null when it did not. */
+  stopped: AnalysisStop | null;
   /** 'unknown', or 'sent' (frames captured as sent, dropped after the capture point: --capture-point sent). */
   capturePoint: AnalysisResult['capturePoint'];
   /** Rules not checked on this capture because of its capture point. */
@@ -207,6 +209,7 @@ export function analysisDocument(r: AnalysisResult, file: string): AnalysisDocum
     violations: r.violations,
     frames: r.frameResults,
     captureError: r.captureError === null ? null : r.captureError.message,
+    stopped: r.stopped,
     capturePoint: r.capturePoint,
     rulesNotChecked: r.rulesNotChecked,
     captureQuality: { ...r.captureQuality },

@@ -4,12 +4,21 @@
  * details asked for (episodes, violations, messages, flagged frames).
  */
 import type { AnalysisDocument, FlowJson } from './document';
+import type { AnalysisStop } from './analyzer';
 import { FLAG_NAMES } from './flags';
 import { psnDiff } from '../base/psn';
 import { TextList } from '../base/json-pieces';
 import type { Episode, FrameResult, Message, Violation } from './types';
 
 /** The document the text report reads: the JSON document, whose long lists may come as their lines (`messageLine` and the like, made earlier). */
+/** What the report and `roce analyze` say of an analysis that ended before its capture. */
+export function analysisStopText(s: AnalysisStop): string {
+  return (
+    `stopped at frame ${s.frame}: it would start conversation ${s.limit + 1}, past the limit of ${s.limit} (--max-conversations). ` +
+    'A capture whose PSNs jump at nearly every frame (not RoCE flows, or a corrupted capture) starts one per frame'
+  );
+}
+
 export type TextReportDocument = Omit<AnalysisDocument, 'messages' | 'episodes' | 'violations' | 'frames'> & {
   messages: readonly Message[] | TextList;
   episodes: readonly Episode[] | TextList;
@@ -225,5 +234,6 @@ export function writeTextReport(d: TextReportDocument, o: ReportOptions, write: 
   if (o.messages === true) list('messages:', d.messages, messageLine);
   if (o.frames === true) list('frames:', d.frames, frameLine);
   if (d.captureError !== null) out.push('', `capture: ${d.captureError}`);
+  if (d.stopped !== null) out.push('', `analysis: ${analysisStopText(d.stopped)}`);
   if (lines.length > 0 && !halted) write(`${lines.join('\n')}\n`);
 }
