@@ -174,6 +174,14 @@ export interface AnalysisStop {
   limit: number;
 }
 
+/** How an analysis ended: whether the capture was read to its end, and whether the analysis went that far. */
+export type AnalysisEnd = Pick<AnalysisResult, 'captureError' | 'stopped'>;
+
+/** The part of `result` that says how it ended. */
+export function analysisEnd(result: AnalysisResult): AnalysisEnd {
+  return { captureError: result.captureError, stopped: result.stopped };
+}
+
 export interface AnalysisResult {
   frames: FrameTotals;
   /** Capture time of the first frame, seconds since the epoch (0 for an empty capture). */

@@ -3,7 +3,7 @@
  * requests (first transmissions and retransmissions), acknowledgements,
  * NAKs, RNR NAKs and READ responses, PSNs counted from the flow's first PSN.
  */
-import { type AnalysisResult, type AnalyzerOptions, analyzeCapture, analyzeFile } from './analyzer';
+import { type AnalysisEnd, type AnalysisResult, type AnalyzerOptions, analysisEnd, analyzeCapture, analyzeFile } from './analyzer';
 import { FrameRole } from './frame-view';
 import { psnDiff } from '../base/psn';
 import type { Side } from './types';
@@ -30,6 +30,12 @@ export interface PsnSeries {
   truncated: number;
 }
 
+/** The flows' series, and how the analysis ended (the series hold the frames before a problem). */
+export interface PsnSeriesResult {
+  series: PsnSeries[];
+  ended: AnalysisEnd;
+}
+
 export interface SeriesFilter {
   qpn?: number;
   conversation?: number;
@@ -39,7 +45,7 @@ export interface SeriesFilter {
 
 const qp = (q: number | null): string => (q === null ? '?' : `0x${q.toString(16).padStart(6, '0')}`);
 
-export function buildPsnSeries(source: string | Uint8Array, f: SeriesFilter = {}, opts: AnalyzerOptions = {}): PsnSeries[] {
+export function buildPsnSeries(source: string | Uint8Array, f: SeriesFilter = {}, opts: AnalyzerOptions = {}): PsnSeriesResult {
   const max = f.maxPoints ?? 50000;
   const flows = new Map<string, PsnSeries>();
   const run = (o: AnalyzerOptions): AnalysisResult => (typeof source === 'string' ? analyzeFile(source, o) : analyzeCapture(source, o));
@@ -70,7 +76,8 @@ export function buildPsnSeries(source: string | Uint8Array, f: SeriesFilter = {}
   });
   const out: PsnSeries[] = [];
   for (const s of flows.values()) {
-    const c = result.conversations.find((x) => x.id === s.conversation);
+    // Conversation ids are 1, 2, … in list order (a search per flow was quadratic in conversations).
+    const c = result.conversations[s.conversation - 1];
     if (c === undefined) continue;
     if (f.conversation !== undefined && c.id !== f.conversation) continue;
     if (f.qpn !== undefined && c.a.qpn !== f.qpn && c.b.qpn !== f.qpn) continue;
@@ -82,5 +89,5 @@ export function buildPsnSeries(source: string | Uint8Array, f: SeriesFilter = {}
     if (low < 0) for (const p of s.points) p.psn -= low;
     out.push(s);
   }
-  return out.sort((x, y) => x.conversation - y.conversation || x.requester.localeCompare(y.requester));
+  return { series: out.sort((x, y) => x.conversation - y.conversation || x.requester.localeCompare(y.requester)), ended: analysisEnd(result) };
 }

@@ -3,7 +3,7 @@
  * from the packets' spacing, as bytes per bin), the instants of its CE-marked requests, and the
  * CNPs sent to it, for `roce plot --rate` (issue 14).
  */
-import { type AnalyzerOptions, analyzeCapture, analyzeFile } from './analyzer';
+import { type AnalysisEnd, type AnalyzerOptions, analysisEnd, analyzeCapture, analyzeFile } from './analyzer';
 import { FrameRole } from './frame-view';
 import type { Side } from './types';
 
@@ -17,6 +17,12 @@ export interface RateSeries {
   cnpUs: number[];
 }
 
+/** The flows' series, and how the analysis ended (the series hold the frames before a problem). */
+export interface RateSeriesResult {
+  series: RateSeries[];
+  ended: AnalysisEnd;
+}
+
 export interface RateFilter {
   qpn?: number;
   conversation?: number;
@@ -26,7 +32,7 @@ export interface RateFilter {
 
 const qp = (q: number | null): string => (q === null ? '?' : `0x${q.toString(16).padStart(6, '0')}`);
 
-export function buildRateSeries(source: string | Uint8Array, f: RateFilter = {}, opts: AnalyzerOptions = {}): RateSeries[] {
+export function buildRateSeries(source: string | Uint8Array, f: RateFilter = {}, opts: AnalyzerOptions = {}): RateSeriesResult {
   const flows = new Map<string, { conversation: number; requester: Side; bytes: Map<number, number>; ce: number[]; cnp: number[] }>();
   const events: { key: string; timeNs: number; bytes: number }[] = [];
   const flowOf = (conversation: number, requester: Side): { key: string; f: { conversation: number; requester: Side; bytes: Map<number, number>; ce: number[]; cnp: number[] } } => {
@@ -62,7 +68,8 @@ export function buildRateSeries(source: string | Uint8Array, f: RateFilter = {},
   }
   const out: RateSeries[] = [];
   for (const [key, x] of flows) {
-    const c = result.conversations.find((k) => k.id === x.conversation);
+    // Conversation ids are 1, 2, … in list order.
+    const c = result.conversations[x.conversation - 1];
     if (c === undefined) continue;
     if (f.conversation !== undefined && c.id !== f.conversation) continue;
     if (f.qpn !== undefined && c.a.qpn !== f.qpn && c.b.qpn !== f.qpn) continue;
@@ -78,5 +85,5 @@ export function buildRateSeries(source: string | Uint8Array, f: RateFilter = {},
       cnpUs: x.cnp,
     });
   }
-  return out.sort((p, q) => p.conversation - q.conversation || p.requester.localeCompare(q.requester));
+  return { series: out.sort((p, q) => p.conversation - q.conversation || p.requester.localeCompare(q.requester)), ended: analysisEnd(result) };
 }

@@ -6,7 +6,7 @@
  * window and a frame range.
  */
 import * as fs from 'node:fs';
-import { type AnalysisResult, type AnalyzerOptions, analyzeFile, analyzeCapture } from './analyzer';
+import { type AnalysisEnd, type AnalysisResult, type AnalyzerOptions, analysisEnd, analyzeFile, analyzeCapture } from './analyzer';
 import type { RocePacket } from '../packets/decode';
 import { packetAddresses } from '../packets/decode';
 import { extensionSummary } from '../packets/summary';
@@ -50,6 +50,8 @@ export interface Timeline {
   rnrWaits: RnrWait[];
   /** Items left out by maxFrames. */
   truncated: number;
+  /** Whether the capture was read, and analysed, to its end: the diagram shows the frames before the problem. */
+  ended: AnalysisEnd;
 }
 
 export interface TimelineFilter {
@@ -107,7 +109,10 @@ function labelOf(r: FrameResult, p: RocePacket): string {
 
 function pickConversation(first: AnalysisResult, f: TimelineFilter): number {
   const convs = first.conversations;
-  if (convs.length === 0) throw new TimelineError('the capture holds no RoCE conversation');
+  if (convs.length === 0) {
+    const e = first.captureError;
+    throw new TimelineError(`the capture holds no RoCE conversation${e === null ? '' : ` (it ends early at byte ${e.offset}: ${e.message})`}`);
+  }
   if (f.conversation !== undefined) {
     if (!convs.some((c) => c.id === f.conversation)) throw new TimelineError(`no conversation #${f.conversation} (the capture has ${convs.length})`);
     return f.conversation;
@@ -160,5 +165,5 @@ export function buildTimeline(source: string | Uint8Array, f: TimelineFilter = {
     if (from === undefined || to === undefined) continue;
     rnrWaits.push({ fromFrame: from.frame, toFrame: to.frame, startNs: from.timeNs, endNs: to.timeNs, side: e.requester, timerNs: e.rnrTimerNs });
   }
-  return { conversation: id, type: conv.type, a: { ...conv.a }, b: { ...conv.b }, items, rnrWaits, truncated };
+  return { conversation: id, type: conv.type, a: { ...conv.a }, b: { ...conv.b }, items, rnrWaits, truncated, ended: analysisEnd(first) };
 }

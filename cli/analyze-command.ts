@@ -10,9 +10,10 @@ import { type OptionSpec, UsageError, formatOptions, intValue } from './args';
 import { parseCommand } from './command';
 import type { Output } from './output';
 import { captureInput, finishOnInterrupt } from './capture-input';
-import { DEFAULT_MAX_CONVERSATIONS, type KeptLists, analyzeFile } from '../analysis/analyzer';
+import { type KeptLists, analyzeFile } from '../analysis/analyzer';
+import { MAX_CONVERSATIONS_SPEC, maxConversationsOf, reportAnalysisEnd } from './analysis-end';
 import { analysisDocument } from '../analysis/document';
-import { analysisStopText, episodeLine, episodeText, frameLine, messageLine, violationLine, violationText, writeTextReport } from '../analysis/text-report';
+import { episodeLine, episodeText, frameLine, messageLine, violationLine, violationText, writeTextReport } from '../analysis/text-report';
 import type { Episode, Violation } from '../analysis/types';
 import { TextList, writeJsonPieces } from '../base/json-pieces';
 import { SortedSpool, type SpoolStore } from '../base/sorted-spool';
@@ -33,9 +34,6 @@ export const ANALYZE_AUTO_THREADS_MIN_BYTES = 32 << 20;
 /** The report's long lists wait in a temporary file, not the heap, for a capture of this size or more (or of unknown size). */
 export const ANALYZE_SPOOL_MIN_BYTES = 32 << 20;
 
-/** The most --max-conversations takes: far past what the default heap holds (about 3.7 KB each), a guard against typos more than a limit. */
-const MAX_CONVERSATIONS_OPTION = 100_000_000;
-
 export const ANALYZE_OPTIONS: readonly OptionSpec[] = [
   { name: 'json', kind: 'flag', help: 'one JSON document (conversations, messages, episodes, violations, frames with flags)' },
   { name: 'episodes', short: 'e', kind: 'flag', help: 'list every loss-recovery episode' },
@@ -49,7 +47,7 @@ export const ANALYZE_OPTIONS: readonly OptionSpec[] = [
   { name: 'capture-point', kind: 'string', value: 'unknown|sent', help: "'sent': frames were captured as sent and dropped after the capture point (a tap before the lossy link): rules that need what the requester received are not checked" },
   { name: 'follow', kind: 'flag', help: 'print each loss-recovery episode and rule violation as the analysis finds it (for a live capture on -), then the report; with --json, JSON Lines (one event per line, the report last); with --fail-on, stop at the first violation of a rule it names' },
   { name: 'threads', kind: 'string', value: '1|2', help: `2: a worker thread reads and decodes while this one analyses (default for a file of ${ANALYZE_AUTO_THREADS_MIN_BYTES >> 20} MiB or more on two cores or more); 1: this thread only` },
-  { name: 'max-conversations', kind: 'string', value: 'N', help: `end the analysis at the frame that would start conversation N+1 (default ${DEFAULT_MAX_CONVERSATIONS}): each costs about 3.7 KB until the report; a capture whose PSNs jump at random starts one per frame` },
+  MAX_CONVERSATIONS_SPEC,
   { name: 'fail-on', kind: 'list', value: 'RULE[,RULE...]|any', help: 'exit 1 when the capture shows a violation of one of these go-back-N rules (any = every rule) or a frame with one of these flags; for CI' },
   { name: 'help', short: 'h', kind: 'flag', help: 'this help' },
 ];
@@ -89,8 +87,7 @@ export async function analyzeCommand(argv: readonly string[], out: Output): Prom
   if (capturePoint !== 'unknown' && capturePoint !== 'sent') throw new UsageError(`--capture-point must be unknown or sent, not ${JSON.stringify(capturePoint)}`);
   const portText = args.values.get('roce-port');
   const rocePort = portText === undefined ? 4791 : intValue(portText, 'roce-port', 1, 65535);
-  const maxText = args.values.get('max-conversations');
-  const maxConversations = maxText === undefined ? DEFAULT_MAX_CONVERSATIONS : intValue(maxText, 'max-conversations', 1, MAX_CONVERSATIONS_OPTION);
+  const maxConversations = maxConversationsOf(args);
   const requestedThreads = parseThreads(args.values.get('threads'), ANALYZE_MAX_THREADS);
   const failOnList = args.lists.get('fail-on');
   const failOn = failOnList === undefined ? null : parseFailOn(failOnList);
@@ -179,15 +176,7 @@ export async function analyzeCommand(argv: readonly string[], out: Output): Prom
     } else {
       writeTextReport({ ...doc, ...lists }, shown, write, gone);
     }
-    let status = 0;
-    if (result.captureError !== null) {
-      out.stderr(`roce analyze: ${input.name}: capture ends early at byte ${result.captureError.offset}: ${result.captureError.message}\n`);
-      status = 1;
-    }
-    if (result.stopped !== null) {
-      out.stderr(`roce analyze: ${input.name}: ${analysisStopText(result.stopped)}\n`);
-      status = 1;
-    }
+    let status: number = reportAnalysisEnd('analyze', input.name, result, out);
     if (stop.by !== null) out.stderr(`roce analyze: ${input.name}: --fail-on: stopped at frame ${doc.frameCounts.total}, the first violation of ${stop.by.rule}\n`);
     if (failFindings !== null) {
       for (const f of failFindings) out.stderr(`roce analyze: ${input.name}: --fail-on: ${f}\n`);

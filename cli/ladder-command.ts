@@ -12,6 +12,7 @@ import { DEFAULT_CAPTURE } from './capture-input';
 import { TimelineError, type TimelineFilter, buildTimeline } from '../analysis/timeline';
 import { ladderSvg } from '../analysis/render/ladder-svg';
 import { ladderHtml } from '../analysis/render/ladder-html';
+import { MAX_CONVERSATIONS_SPEC, maxConversationsOf, reportAnalysisEnd } from './analysis-end';
 
 export const LADDER_OPTIONS: readonly OptionSpec[] = [
   { name: 'output', short: 'o', kind: 'string', value: 'FILE', help: 'where to write: FILE.html (interactive) or FILE.svg; "-" for SVG on stdout (required)' },
@@ -23,6 +24,7 @@ export const LADDER_OPTIONS: readonly OptionSpec[] = [
   { name: 'max', kind: 'string', value: 'N', help: 'draw at most N packets (default 400)' },
   { name: 'title', kind: 'string', value: 'TEXT', help: 'title of the picture' },
   { name: 'roce-port', kind: 'string', value: 'N', help: 'UDP destination port that means RoCE v2 (default 4791)' },
+  MAX_CONVERSATIONS_SPEC,
   { name: 'ignore-icrc', kind: 'flag', help: 'do not check the ICRC: for captures whose tool did not preserve it (see "capture quality" in roce analyze)' },
   { name: 'help', short: 'h', kind: 'flag', help: 'this help' },
 ];
@@ -32,7 +34,9 @@ export const LADDER_USAGE = `usage: roce ladder [options] -o OUT.html|OUT.svg [F
 Draws a sequence (ladder) diagram of one RoCE conversation of a capture. The
 time axis is linear within each burst of traffic; long idle gaps are cut and
 labelled with their length, and each packet's time is printed on the left.
-Without FILE, draws captures/rc-conversation.pcap.
+Without FILE, draws captures/rc-conversation.pcap. A capture that ends early
+(truncated or corrupt) is drawn up to the problem, which is named, and the exit
+status is 1.
 
 ${formatOptions(LADDER_OPTIONS)}`;
 
@@ -79,9 +83,12 @@ export async function ladderCommand(argv: readonly string[], out: Output): Promi
   const portText = args.values.get('roce-port');
   const rocePort = portText === undefined ? 4791 : intValue(portText, 'roce-port', 1, 65535);
   const file = args.positionals[0] ?? DEFAULT_CAPTURE;
+  const maxConversations = maxConversationsOf(args);
   let text: string;
+  let status: number;
   try {
-    const t = buildTimeline(file, f, { decode: { rocePort, verifyIcrc: !args.flags.has('ignore-icrc') } });
+    const t = buildTimeline(file, f, { decode: { rocePort, verifyIcrc: !args.flags.has('ignore-icrc') }, maxConversations });
+    status = reportAnalysisEnd('ladder', file, t.ended, out);
     if (t.items.length === 0) out.stderr(`roce ladder: no packet of conversation #${t.conversation} passes the filters\n`);
     const title = args.values.get('title') ?? '';
     text = html ? ladderHtml(t, title) : ladderSvg(t, title);
@@ -95,5 +102,5 @@ export async function ladderCommand(argv: readonly string[], out: Output): Promi
   }
   if (dest === '-') out.stdout(text);
   else fs.writeFileSync(dest, text);
-  return 0;
+  return status;
 }

@@ -14,6 +14,7 @@ import { buildPsnSeries, type SeriesFilter } from '../analysis/psn-series';
 import { plotSvg } from '../analysis/render/plot-svg';
 import { type ChartPanel, chartHtml, chartSvg } from '../analysis/render/chart-svg';
 import { buildRateSeries } from '../analysis/rate-series';
+import { MAX_CONVERSATIONS_SPEC, maxConversationsOf, reportAnalysisEnd } from './analysis-end';
 import { notStarResult, starPanels } from '../apps/sim/star-chart';
 import type { StarResult } from '../apps/sim/star-scenario';
 
@@ -26,6 +27,7 @@ export const PLOT_OPTIONS: readonly OptionSpec[] = [
   { name: 'conversation', short: 'c', kind: 'string', value: 'N', help: 'only flows of this conversation' },
   { name: 'title', kind: 'string', value: 'TEXT', help: 'title of the picture' },
   { name: 'roce-port', kind: 'string', value: 'N', help: 'UDP destination port that means RoCE v2 (default 4791)' },
+  MAX_CONVERSATIONS_SPEC,
   { name: 'ignore-icrc', kind: 'flag', help: 'do not check the ICRC: for captures whose tool did not preserve it (see "capture quality" in roce analyze)' },
   { name: 'help', short: 'h', kind: 'flag', help: 'this help' },
 ];
@@ -37,7 +39,9 @@ export const PLOT_USAGE = `usage: roce plot [options] -o OUT.svg [FILE]
 Draws PSN against time for every requester flow of a capture (one panel per
 flow), like tcptrace's time-sequence graph. Without FILE, plots
 captures/rc-conversation.pcap. With --rate, each flow's rate over time with
-its ECN marks and CNPs; with --sim, a roce sim result's rates and queue.
+its ECN marks and CNPs; with --sim, a roce sim result's rates and queue. A
+capture that ends early (truncated or corrupt) is drawn up to the problem, which
+is named, and the exit status is 1.
 
 ${formatOptions(PLOT_OPTIONS)}`;
 
@@ -80,9 +84,11 @@ export async function plotCommand(argv: readonly string[], out: Output): Promise
     return 2;
   }
   const decode = { rocePort, verifyIcrc: !args.flags.has('ignore-icrc') };
+  const maxConversations = maxConversationsOf(args);
   if (args.flags.has('rate')) {
     const binText = args.values.get('bin');
-    const rs = buildRateSeries(file, { ...f, ...(binText !== undefined ? { binNs: intValue(binText, 'bin', 1, 1e9) * 1000 } : {}) }, { decode });
+    const { series: rs, ended } = buildRateSeries(file, { ...f, ...(binText !== undefined ? { binNs: intValue(binText, 'bin', 1, 1e9) * 1000 } : {}) }, { decode, maxConversations });
+    const status = reportAnalysisEnd('plot', file, ended, out);
     if (rs.length === 0) out.stderr('roce plot: no flow passes the filters\n');
     const panels: ChartPanel[] = rs.map((r) => ({
       title: r.title,
@@ -93,13 +99,15 @@ export async function plotCommand(argv: readonly string[], out: Output): Promise
         { name: 'CNP', timesUs: r.cnpUs, shape: 'triangle' },
       ],
     }));
-    return write(panels, args.values.get('title') ?? `rate over time: ${file.split('/').pop() ?? file}`);
+    write(panels, args.values.get('title') ?? `rate over time: ${file.split('/').pop() ?? file}`);
+    return status;
   }
   if (args.values.has('bin')) throw new UsageError('--bin applies with --rate');
-  const series = buildPsnSeries(file, f, { decode });
+  const { series, ended } = buildPsnSeries(file, f, { decode, maxConversations });
+  const status = reportAnalysisEnd('plot', file, ended, out);
   if (series.length === 0) out.stderr('roce plot: no flow passes the filters\n');
   const svg = plotSvg(series, args.values.get('title') ?? `PSN over time: ${file.split('/').pop() ?? file}`);
   if (dest === '-') out.stdout(svg);
   else fs.writeFileSync(dest, svg);
-  return 0;
+  return status;
 }

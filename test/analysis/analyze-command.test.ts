@@ -118,4 +118,37 @@ describe('roce analyze', () => {
     expect(fs.readFileSync(path.join(dir, 'p.svg'), 'utf8')).toContain('<svg');
     fs.rmSync(dir, { recursive: true, force: true });
   });
+
+  test('ladder and plot draw a truncated capture up to the cut, name it, and exit 1', async () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'roce-pic-'));
+    const cut = path.join(dir, 'cut.pcap');
+    const bytes = fs.readFileSync(RC);
+    fs.writeFileSync(cut, bytes.subarray(0, bytes.length - 10));
+    // The conversation of the last frame, the one the cut takes.
+    const last = analyzeFile(RC, { allFrames: true }).frameResults.at(-1)!;
+    const conv = ['--conversation', String(last.conversation), '--max', '100'];
+    const whole = memoryOutput();
+    expect(await ladderCommand(['-o', '-', ...conv, RC], whole)).toBe(0);
+    const l = memoryOutput();
+    expect(await ladderCommand(['-o', '-', ...conv, cut], l)).toBe(1);
+    expect(l.err).toMatch(/^roce ladder: .*cut\.pcap: capture ends early at byte \d+: /);
+    // The frames before the cut: one arrow fewer than the whole capture's.
+    expect(l.out.match(/class="pkt /g)?.length).toBe((whole.out.match(/class="pkt /g)?.length ?? 0) - 1);
+    for (const extra of [[], ['--rate']]) {
+      const p = memoryOutput();
+      expect(await plotCommand([...extra, '-o', '-', cut], p)).toBe(1);
+      expect(p.err).toMatch(/^roce plot: .*cut\.pcap: capture ends early at byte \d+: /);
+      expect(p.out).toContain('<svg');
+    }
+    // Not a capture at all: named, not "no flow passes the filters" with status 0.
+    const junk = path.join(dir, 'junk.pcap');
+    fs.writeFileSync(junk, 'not a capture at all\n');
+    const lj = memoryOutput();
+    expect(await ladderCommand(['-o', '-', junk], lj)).toBe(2);
+    expect(lj.err).toContain('no RoCE conversation (it ends early at byte 0: unknown capture magic');
+    const pj = memoryOutput();
+    expect(await plotCommand(['-o', '-', junk], pj)).toBe(1);
+    expect(pj.err).toContain('capture ends early at byte 0: unknown capture magic');
+    fs.rmSync(dir, { recursive: true, force: true });
+  });
 });

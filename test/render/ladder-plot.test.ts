@@ -76,7 +76,7 @@ describe('ladder diagram', () => {
 });
 
 describe('PSN-versus-time plot', () => {
-  const series = buildPsnSeries(RC);
+  const { series, ended } = buildPsnSeries(RC);
   const svg = plotSvg(series, 'rc-conversation.pcap');
   test('one panel per requester flow, requests, ACKs, NAK, RNR and retransmissions drawn distinctly', () => {
     expect(series.map((s) => s.title)).toEqual([
@@ -84,6 +84,7 @@ describe('PSN-versus-time plot', () => {
       '#2 RC 198.18.0.1 QP 0x000013 → 198.18.0.2 QP 0x000014',
       '#3 RC 198.18.0.1 QP 0x000015 → 198.18.0.2 QP 0x000016',
     ]);
+    expect(ended).toEqual({ captureError: null, stopped: null });
     expect(svg.match(/<g class="panel"/g)).toHaveLength(3);
     // One more of each in the legend.
     expect(svg.match(/<line class="retx"/g)).toHaveLength(3 + 1);
@@ -91,9 +92,9 @@ describe('PSN-versus-time plot', () => {
     expect(svg.match(/<path class="rnr"/g)).toHaveLength(1 + 1);
     expect(svg).toContain('class="ackl"');
     expect(xmlProblems(svg)).toEqual([]);
-    expect(plotSvg(buildPsnSeries(RC), 'rc-conversation.pcap')).toBe(svg);
+    expect(plotSvg(buildPsnSeries(RC).series, 'rc-conversation.pcap')).toBe(svg);
   });
   test('--qpn keeps one flow', () => {
-    expect(buildPsnSeries(RC, { qpn: 0x16 }).map((s) => s.conversation)).toEqual([3]);
+    expect(buildPsnSeries(RC, { qpn: 0x16 }).series.map((s) => s.conversation)).toEqual([3]);
   });
 });

@@ -50,7 +50,7 @@ export function makeAnalysisExamples(): Map<string, string> {
   const out = new Map<string, string>();
   const rc = path.join(CAPTURES, 'rc-conversation.pcap');
   out.set('ladder-rc-conversation.svg', ladderSvg(buildTimeline(rc, { firstFrame: 26, lastFrame: 44 }), 'captures/rc-conversation.pcap, frames 26-44: atomics, FLUSH, RNR wait, a loss and its NAK, an access error'));
-  out.set('plot-rc-conversation.svg', plotSvg(buildPsnSeries(rc), 'PSN over time: captures/rc-conversation.pcap'));
+  out.set('plot-rc-conversation.svg', plotSvg(buildPsnSeries(rc).series, 'PSN over time: captures/rc-conversation.pcap'));
   const lossy = lossyRunCapture();
   const r = analyzeCapture(lossy);
   // The shortest NAK recovery whose lost packet was a first transmission: small enough to read.
@@ -65,7 +65,7 @@ export function makeAnalysisExamples(): Map<string, string> {
       `simulated run, 2% loss, requester's host: go-back-N after a NAK (episode #${ep.id}, PSN ${ep.gapPsn})`,
     ),
   );
-  out.set('plot-loss.svg', plotSvg(buildPsnSeries(lossy), "PSN over time: simulated run, 2% loss each way, requester's host"));
+  out.set('plot-loss.svg', plotSvg(buildPsnSeries(lossy).series, "PSN over time: simulated run, 2% loss each way, requester's host"));
   // docs/congestion.md: roce sim --flows a>c,b>c --cc dcqcn-paper --duration 20ms (10 Gb/s, 1 MB buffer, RED 5K/200K/1 %, seed 1).
   const sim = runStarScenario({
     hosts: 3,
