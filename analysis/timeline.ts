@@ -111,7 +111,7 @@ function pickConversation(first: AnalysisResult, f: TimelineFilter): number {
   const convs = first.conversations;
   if (convs.length === 0) {
     const e = first.captureError;
-    throw new TimelineError(`the capture holds no RoCE conversation${e === null ? '' : ` (it ends early at byte ${e.offset}: ${e.message})`}`);
+    throw new TimelineError(`the capture holds no RoCE conversation${e === null ? '' : ` (it ends early at byte ${e.offset}: ${e.reason})`}`);
   }
   if (f.conversation !== undefined) {
     if (!convs.some((c) => c.id === f.conversation)) throw new TimelineError(`no conversation #${f.conversation} (the capture has ${convs.length})`);

@@ -17,7 +17,15 @@ import { PCAP_HEADER_LEN, PcapWriter, readCapture } from '../packets/pcap';
 interface Mix {
   name: string;
   spec: (i: number) => RoceV2Spec;
+  /** Changes the built frame (the bench's imperfect captures). */
+  spoil?: (frame: Uint8Array) => Uint8Array;
 }
+
+/** The ICRC zeroed, as a capture tool that does not keep it writes it. */
+const zeroIcrc = (f: Uint8Array): Uint8Array => {
+  f.fill(0, f.length - 4);
+  return f;
+};
 
 const eth = { src: 0x020000000001, dst: 0x020000000002 };
 const ip = { version: 4 as const, src: '198.18.0.1', dst: '198.18.0.2' };
@@ -30,19 +38,27 @@ const MIXES: Mix[] = [
     name: 'mixed (1 ACK : 1 x 1 KiB SEND)',
     spec: (i) => (i % 2 === 0 ? MIXES[0]!.spec(i) : MIXES[1]!.spec(i)),
   },
+  // Imperfect captures, every frame a decode error.
+  { name: 'ACK, ICRC not kept (zeroed)', spec: (i) => MIXES[0]!.spec(i), spoil: zeroIcrc },
+  { name: 'READ RESPONSE MIDDLE of 64 B (not a path MTU)', spec: (i) => ({ eth, ip, bth: { opcode: Opcode.RC_RDMA_READ_RESPONSE_MIDDLE, destQp: 0x11, psn: i & 0xffffff }, payload: new Uint8Array(64).fill(i & 0xff) }) },
 ];
+
+const frameOf = (mix: Mix, i: number): Uint8Array => {
+  const f = buildRoceV2Frame(mix.spec(i));
+  return mix.spoil === undefined ? f : mix.spoil(f);
+};
 
 function makeCapture(mix: Mix, frames: number): Uint8Array {
   const w = new PcapWriter();
   // Build a small ring of distinct frames and repeat it: building is not what is measured.
-  const ring = Array.from({ length: 256 }, (_, i) => buildRoceV2Frame(mix.spec(i)));
+  const ring = Array.from({ length: 256 }, (_, i) => frameOf(mix, i));
   for (let i = 0; i < frames; i++) w.add(ring[i % ring.length]!, 1_700_000_000_000_000_000n + BigInt(i) * 1000n);
   return w.toBytes();
 }
 
 /** Writes a capture of `frames` frames of `mix` to `file` a batch at a time (it may not fit in memory twice). */
 function writeCaptureFile(mix: Mix, frames: number, file: string): void {
-  const ring = Array.from({ length: 256 }, (_, i) => buildRoceV2Frame(mix.spec(i)));
+  const ring = Array.from({ length: 256 }, (_, i) => frameOf(mix, i));
   const fd = fs.openSync(file, 'w');
   try {
     for (let from = 0; from < frames; from += 50_000) {

@@ -29,7 +29,7 @@ export function maxConversationsOf(args: ParsedArgs): number {
 export function reportAnalysisEnd(command: string, name: string, ended: AnalysisEnd, out: Output): 0 | 1 {
   let status: 0 | 1 = 0;
   if (ended.captureError !== null) {
-    out.stderr(`roce ${command}: ${name}: capture ends early at byte ${ended.captureError.offset}: ${ended.captureError.message}\n`);
+    out.stderr(`roce ${command}: ${name}: capture ends early at byte ${ended.captureError.offset}: ${ended.captureError.reason}\n`);
     status = 1;
   }
   if (ended.stopped !== null) {

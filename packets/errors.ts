@@ -31,10 +31,15 @@ export type WireErrorCode = (typeof WireErrorCode)[keyof typeof WireErrorCode];
 export class WireError extends RoceError<WireErrorCode> {
   /** Byte offset of the problem, from the start of the frame (or file, for capture errors). */
   readonly offset: number;
+  /** What is wrong, without the offset (`message` is this and " (at byte N)"). */
+  readonly reason: string;
 
   constructor(code: WireErrorCode, offset: number, message: string) {
-    super(code, `${message} (at byte ${offset})`);
+    // No stack: the error is about the input, at `offset` (a capture of nothing but malformed
+    // frames decoded at a third of tshark's rate while each of its errors captured one).
+    super(code, `${message} (at byte ${offset})`, { stack: false });
     this.offset = offset;
+    this.reason = message;
   }
 }
 

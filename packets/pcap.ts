@@ -589,7 +589,7 @@ export function describeCaptureError(result: Pick<CaptureReadResult, 'format' | 
   const frames = `${n} complete frame${n === 1 ? '' : 's'}`;
   const err = result.error;
   if (err === null) return `${result.format} capture read completely: ${frames}`;
-  const reason = err.message.replace(/ \(at byte \d+\)$/, '');
+  const reason = err.reason;
   const what = err.code === WireErrorCode.Truncated ? 'truncated' : 'malformed';
   return `capture ${what} at byte ${err.offset} after ${frames}: ${reason}`;
 }

@@ -56,3 +56,24 @@ test('a copy of the modules (a second jest registry) still recognises the error,
   expect(new WireError(WireErrorCode.BadIcrc, 0, 'x')).toBeInstanceOf(OtherBase as typeof RoceError);
   expect(new (Other as typeof WireError)(WireErrorCode.BadIcrc, 0, 'x')).toBeInstanceOf(RoceError);
 });
+
+test('a wire error describes input data: its reason and offset, and no stack; other errors keep theirs', () => {
+  const limit = Error.stackTraceLimit;
+  const w = new WireError(WireErrorCode.BadLength, 42, 'READ_RESPONSE_MIDDLE must carry one path MTU');
+  expect(w.reason).toBe('READ_RESPONSE_MIDDLE must carry one path MTU');
+  expect(w.message).toBe(`${w.reason} (at byte 42)`);
+  expect(w.stack ?? '').not.toContain('\n    at ');
+  expect(new VerbsError(VerbsErrorCode.InvalidArgument, 'bad').stack).toContain('\n    at ');
+  expect(new ProgrammingError(ProgrammingErrorCode.Misuse, 'closed').stack).toContain('\n    at ');
+  // Left as it was found.
+  expect(Error.stackTraceLimit).toBe(limit);
+});
+
+test('the brands are on the classes, made once: an error has no symbol of its own', () => {
+  const a = new WireError(WireErrorCode.Truncated, 0, 'x');
+  const b = new VerbsError(VerbsErrorCode.InvalidArgument, 'bad');
+  expect(Object.getOwnPropertySymbols(a)).toEqual([]);
+  expect(Object.getOwnPropertySymbols(b)).toEqual([]);
+  expect(a).toBeInstanceOf(WireError);
+  expect(b instanceof WireError).toBe(false);
+});
