@@ -566,8 +566,11 @@ function decodeTransport(
   }
 }
 
-/** The payload rules of the opcode table (IBTA vol. 1 C9-29..C9-31 for segment sizes; pad only on the last packet). */
-/** What is wrong with a payload of `len` bytes and `pad` pad bytes for opcode `info`, or null; at `bthOff`. */
+/**
+ * What is wrong with a payload of `len` bytes and `pad` pad bytes for opcode `info` by the payload
+ * rules of the opcode table (IBTA vol. 1 C9-29..C9-31 for segment sizes; pad only on the last
+ * packet), reported at `bthOff`; null when nothing is.
+ */
 function payloadRuleError(info: OpcodeInfo, len: number, pad: number, bthOff: number): WireError | null {
   switch (info.payload) {
     case PayloadRule.NONE:
