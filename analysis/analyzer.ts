@@ -318,9 +318,9 @@ export class Analyzer {
         for (const f of clear) this.reflag(f, 'outOfSequence', false);
       },
     };
-    this.maxConversations = opts.maxConversations ?? DEFAULT_MAX_CONVERSATIONS;
-    if (!(this.maxConversations >= 1)) throw new ProgrammingError(ProgrammingErrorCode.Misuse, `maxConversations must be at least 1, not ${this.maxConversations}`);
-    this.table = new ConversationTable(sinks, this.maxConversations);
+    const maxConversations = opts.maxConversations ?? DEFAULT_MAX_CONVERSATIONS;
+    if (!(maxConversations >= 1)) throw new ProgrammingError(ProgrammingErrorCode.Misuse, `maxConversations must be at least 1, not ${maxConversations}`);
+    this.table = new ConversationTable(sinks, maxConversations);
     this.cm = new CmConnectionTracker(
       {
         established: (active, passive, connection) => {
@@ -339,8 +339,6 @@ export class Analyzer {
   /** The frame being analysed. */
   private frameNo = 0;
 
-  private readonly maxConversations: number;
-
   /** True when the analysis is to end after the frame just pushed: `AnalyzerOptions.until` asks it, or the frame was past the conversation limit. */
   get wantsStop(): boolean {
     return this.table.refusedFrame !== null || this.until?.() === true;
@@ -349,7 +347,7 @@ export class Analyzer {
   /** Why the analysis ended early, if it was not `until`. */
   private get stopped(): AnalysisStop | null {
     const frame = this.table.refusedFrame;
-    return frame === null ? null : { reason: 'conversationLimit', frame, limit: this.maxConversations };
+    return frame === null ? null : { reason: 'conversationLimit', frame, limit: this.table.limit };
   }
 
   /** A CM MAD: to the connection tracker. */

@@ -146,7 +146,7 @@ export class ConversationTable {
   /** At most `limit` conversations are started from frames (`route`); past it frames belong to none. */
   constructor(
     private readonly sinks: FlowSinks,
-    private readonly limit = Number.POSITIVE_INFINITY,
+    readonly limit = Number.POSITIVE_INFINITY,
   ) {}
 
   /** Whether frame `v` may start a conversation; records the first it may not. */

@@ -18,9 +18,10 @@ function brandOf(ctor: object): symbol {
   return Symbol.for(`roce-ts.${(ctor as { name: string }).name}`);
 }
 
-/** Set on a class's prototype, as its own property, once the brands of its chain are there. */
-const BRANDED = Symbol.for('roce-ts.branded');
-/** A class's own brand, kept on the class itself, so that `instanceof` need not look it up. */
+/**
+ * A class's own brand, kept on the class itself, so that `instanceof` need not look it up. A class
+ * holds it once the brands of its chain are on their prototypes (`brandChain` sets both).
+ */
 const OWN_BRAND = Symbol.for('roce-ts.brand');
 
 /**
@@ -35,7 +36,6 @@ function brandChain(leaf: object): void {
     if (!Object.hasOwn(proto, brand)) Object.defineProperty(proto, brand, { value: true });
     if (!Object.hasOwn(c, OWN_BRAND)) Object.defineProperty(c, OWN_BRAND, { value: brand });
   }
-  Object.defineProperty((leaf as { prototype: object }).prototype, BRANDED, { value: true });
 }
 
 export interface RoceErrorOptions {
@@ -59,11 +59,11 @@ export abstract class RoceError<C extends RoceErrorCodeFormat = RoceErrorCodeFor
     Error.stackTraceLimit = limit;
     this.name = new.target.name;
     this.code = code;
-    if (!Object.hasOwn(new.target.prototype as object, BRANDED)) brandChain(new.target);
+    if (!Object.hasOwn(new.target, OWN_BRAND)) brandChain(new.target);
   }
 
   static override [Symbol.hasInstance](value: unknown): boolean {
-    const brand = Object.hasOwn(this, OWN_BRAND) ? (this as unknown as Record<symbol, symbol>)[OWN_BRAND] : brandOf(this);
-    return typeof value === 'object' && value !== null && brand !== undefined && (value as Record<symbol, unknown>)[brand] === true;
+    const brand = (Object.hasOwn(this, OWN_BRAND) ? (this as unknown as Record<symbol, symbol>)[OWN_BRAND] : undefined) ?? brandOf(this);
+    return typeof value === 'object' && value !== null && (value as Record<symbol, unknown>)[brand] === true;
   }
 }

@@ -58,17 +58,15 @@ export function need(len: number, off: number, count: number, what: string): voi
 export interface WireErrorParts {
   code: WireErrorCode;
   offset: number;
-  /** The whole message, with the offset the constructor added. */
-  message: string;
+  /** `WireError.reason`: the message without the offset. */
+  reason: string;
 }
 
 export function wireErrorParts(e: WireError): WireErrorParts {
-  return { code: e.code, offset: e.offset, message: e.message };
+  return { code: e.code, offset: e.offset, reason: e.reason };
 }
 
 /** The `WireError` that `parts` came from: the same code, offset and message. */
 export function wireErrorFromParts(parts: WireErrorParts): WireError {
-  const suffix = ` (at byte ${parts.offset})`;
-  const text = parts.message.endsWith(suffix) ? parts.message.slice(0, -suffix.length) : parts.message;
-  return new WireError(parts.code, parts.offset, text);
+  return new WireError(parts.code, parts.offset, parts.reason);
 }
