@@ -7,6 +7,7 @@
 import type { CongestionReport } from './congestion-track';
 import { type AnalysisResult, type AnalysisStop, flowKey } from './analyzer';
 import type { CmConnection } from './cm-connections';
+import type { RecoveryCounts } from '../base/recovery-trigger';
 import type { Conversation } from './conversations';
 import { FLAG_NAMES, type FlagName } from './flags';
 import type { RequesterFlow } from './flow';
@@ -91,7 +92,7 @@ export interface AnalysisDocument {
     conversations: number;
     messages: number;
     retransmissions: number;
-    episodes: Record<'nak' | 'rnr' | 'timeout' | 'impliedNak', number>;
+    episodes: RecoveryCounts;
     violations: number;
     flags: Record<FlagName, number>;
     /** RDMA CM connections (communication-ID pairs), and how many ended in each state. */

@@ -115,9 +115,10 @@ export class RecoveryTracker {
    * A retransmitted request covering `n` PSNs. Returns the new episode and its
    * trigger when it starts one (the caller checks the rules), else null.
    */
-  onRetransmission(v: FrameView, n: number, highestSent: number, tx: TxInfo | undefined, ttlNs = Infinity): { ep: Episode; trigger: PendingTrigger | null } | null {
+  onRetransmission(v: FrameView, n: number, highestSent: number, tx: TxInfo | undefined, ttlNs = Infinity, slack = 0): { ep: Episode; trigger: PendingTrigger | null } | null {
     const b = this.burst;
-    if (b !== null && v.psn === b.nextPsn) {
+    // `slack`: the burst's last request was a READ whose span is not known yet; the burst goes on up to that many PSNs further.
+    if (b !== null && psnDiff(v.psn, b.nextPsn) >= 0 && psnDiff(v.psn, b.nextPsn) <= slack) {
       b.ep.resentPackets++;
       b.ep.resentLastPsn = psnAdd(v.psn, n - 1);
       b.nextPsn = psnAdd(v.psn, n);

@@ -106,6 +106,8 @@ export class RequesterFlow {
   lossBeforeCapture = false;
   /** PSNs the last new request may cover beyond coverHigh (a READ of unknown path MTU). */
   private coverSlack = 0;
+  /** The same for the last request of the go-back-N burst in progress: its next PSN may lie that much further. */
+  private burstSlack = 0;
   respHigh: number | null = null;
   /** Path MTU learnt from full-size FIRST/MIDDLE packets (0 = not yet). */
   pmtu = 0;
@@ -328,6 +330,14 @@ export class RequesterFlow {
     }
   }
 
+  /**
+   * Whether a response since `sinceNs` asked for a resend of `psn` (a NAK, RNR NAK or implied NAK): an
+   * identical copy of the last request is then the requester's resend, not a network duplicate.
+   */
+  private triggeredSince(psn: number, sinceNs: number): boolean {
+    return this.recovery.pending.some((t) => t.psn === psn && t.timeNs >= sinceNs);
+  }
+
   private isDuplicateFrame(last: LastFrame | null, v: FrameView): boolean {
     return last !== null && last.psn === v.psn && last.icrc === v.icrc && v.icrc !== -1 && v.timeNs - last.timeNs <= DUP_WINDOW_NS;
   }
@@ -349,7 +359,7 @@ export class RequesterFlow {
     if (this.responderQpn === null) this.responderQpn = v.destQp;
     if (v.ecnCe) bits = this.mark(bits, 'ecnCe');
     if (v.icrcBad || v.malformed) return this.mark(bits, v.icrcBad ? 'icrcBad' : 'malformed'); // a receiver drops it
-    if (this.isDuplicateFrame(this.lastReq, v)) {
+    if (this.isDuplicateFrame(this.lastReq, v) && !this.triggeredSince(v.psn, this.lastReq?.timeNs ?? 0)) {
       this.lastReq = { frame: v.frame, timeNs: v.timeNs, psn: v.psn, icrc: v.icrc };
       return this.mark(bits, 'duplicateFrame');
     }
@@ -367,6 +377,7 @@ export class RequesterFlow {
     if (isRetx) {
       bits = this.mark(bits, 'retransmission');
       this.fillHole(psn);
+      this.checker.onRetransmitAt(psn, v.timeNs);
     }
     if (!isRetx && this.aheadAck !== null) {
       // A response acknowledged PSNs no captured request carried. If this first transmission carries
@@ -404,25 +415,30 @@ export class RequesterFlow {
       this.lossBeforeCapture = true;
       this.checker.requesterRules = false;
     }
-    if (!isRetx) this.coverSlack = (v.opFlags & OpFlag.READ) !== 0 && this.pmtu === 0 && v.dmaLength > MIN_PMTU ? Math.ceil(v.dmaLength / MIN_PMTU) - 1 : 0;
+    const slack = (v.opFlags & OpFlag.READ) !== 0 && this.pmtu === 0 && v.dmaLength > MIN_PMTU ? Math.ceil(v.dmaLength / MIN_PMTU) - 1 : 0;
+    if (!isRetx) this.coverSlack = slack;
     if (this.reliable) {
       const next = this.recovery.burstNext;
+      // The burst's last request was a READ whose span is unknown until the path MTU is: the next PSN
+      // may lie up to that many PSNs further without skipping any.
+      const burstSlack = this.burstSlack;
+      this.burstSlack = isRetx ? slack : 0;
       if (isRetx) {
-        if (next !== null && psnDiff(psn, next) > 0 && this.continuesBurst(psn, v.timeNs)) {
+        if (next !== null && psnDiff(psn, next) > burstSlack && this.continuesBurst(psn, v.timeNs)) {
           this.checker.onSkip(this.lastReq?.frame ?? v.frame, v, next);
           this.recovery.skipTo(psn);
         }
         const tx = this.tx.get(psn) ?? this.fromPrevious(psn);
         const compHigh = this.messages.compHigh;
         const latestNak = this.recovery.latestNak(v.timeNs, this.triggerTtlNs());
-        const started = this.recovery.onRetransmission(v, n, this.coverHigh ?? psn, tx, this.triggerTtlNs());
+        const started = this.recovery.onRetransmission(v, n, this.coverHigh ?? psn, tx, this.triggerTtlNs(), burstSlack);
         if (started !== null) {
           started.ep.qpn = v.destQp;
           this.checker.onEpisode(started.ep, v, started.trigger, latestNak, compHigh, this.recentCompletionPoints(v.timeNs));
           this.checker.onRewindPast(psn);
         }
       } else {
-        if (next !== null && psnDiff(psn, next) > 0) this.checker.onSkip(this.lastReq?.frame ?? v.frame, v, next);
+        if (next !== null && psnDiff(psn, next) > burstSlack) this.checker.onSkip(this.lastReq?.frame ?? v.frame, v, next);
         this.recovery.onNewRequest();
       }
       const reach = psnAdd(psn, ((v.opFlags & OpFlag.READ) !== 0 && v.dmaLength > 0 ? Math.ceil(v.dmaLength / (this.pmtu || MIN_PMTU)) : 1) - 1);
@@ -621,7 +637,9 @@ export class RequesterFlow {
       this.popAckReqs(psn, -1);
       if (m.completedByLast > (r === 'ok' && (f & OpFlag.END) !== 0 ? 1 : 0)) bits = this.mark(bits, 'impliedAck');
     } else if ((f & OpFlag.ATOMIC) !== 0) {
-      m.onAtomicAck(v);
+      // An atomic ACK past an unfinished READ or atomic is an implied NAK for it (rxe_comp.c check_psn()).
+      const blocked = m.onAtomicAck(v);
+      if (blocked !== null && psnDiff(psn, this.lastPsnOf(blocked)) > 0) this.triggerImplied(v);
       this.respHigh = psnMax(this.respHigh, psn);
       this.popAckReqs(psn, -1);
       if (m.completedByLast > 1) bits = this.mark(bits, 'impliedAck');
@@ -640,15 +658,22 @@ export class RequesterFlow {
       const before = psnAdd(psn, -1);
       this.respHigh = psnMax(this.respHigh, before);
       this.popAckReqs(before, -1);
-      if (name === 'nakSeqErr') this.checker.onNakSeq(v, compBefore);
+      if (name === 'nakSeqErr') this.checker.onNakSeq(v, compBefore, this.triggerTtlNs());
       else if (rnr) this.checker.onRnrNak(v, (RNR_TIMER_USEC[v.aethValue] ?? 0) * 1000);
       if (rnr) this.rnrAnswered(psn, v.frame);
       else if (name === 'nakSeqErr') this.nakSeqAnswered(psn);
       if (rnr || name === 'nakSeqErr') {
-        m.advance(before, v.timeNs);
+        // A NAK or RNR NAK past a READ or atomic still waiting for its response acknowledges what came
+        // before it but cannot complete the READ or atomic: the requester takes it as an implied NAK
+        // and resends from the READ or atomic (rxe_comp.c: check_psn() runs before check_ack() and
+        // returns COMPST_ERROR_RETRY for a READ/atomic WQE whose last PSN the response passed). The NAK
+        // itself is not acted on then: no RNR wait, no resend from its PSN.
+        const blocked = m.advance(before, v.timeNs);
+        const implied = blocked !== null && psnDiff(psn, this.lastPsnOf(blocked)) > 0;
         this.expected = psn; // the responder's ePSN, as it says
         this.expectedSlack = 0;
-        this.recovery.trigger({
+        if (implied) this.triggerImplied(v);
+        else this.recovery.trigger({
           kind: rnr ? Trigger.RNR : Trigger.NAK,
           psn,
           frame: v.frame,

@@ -26,9 +26,16 @@ export function resumesAtFirstUnacked(psn: number, compHigh: number | null, rece
   return compHigh === null || psn === psnAdd(compHigh, 1) || recent.some((c) => psn === psnAdd(c, 1));
 }
 
+/** Retransmissions remembered for `oneNakPerGap` (a go-back-N burst rarely resends the NAK's PSN twice within a round trip). */
+const RECENT_RETX = 32;
+
 export class GbnChecker {
   /** The last PSN sequence error NAK and whether a response has acknowledged its PSN since. */
-  private lastNak: { psn: number; frame: number } | null = null;
+  private lastNak: { psn: number; frame: number; timeNs: number } | null = null;
+  /** The latest retransmissions (PSN and time), a ring of RECENT_RETX. */
+  private readonly retxPsn = new Int32Array(RECENT_RETX).fill(-1);
+  private readonly retxNs = new Float64Array(RECENT_RETX);
+  private retxAt = 0;
   /** The latest RNR NAK: its PSN, time and timer (ns). */
   private readonly lastRnr = { psn: -1, timeNs: 0, timerNs: 0 };
   /**
@@ -63,21 +70,43 @@ export class GbnChecker {
     this.sink({ rule, conversation: this.conversation, requester: this.requester, frames, psn, message });
   }
 
-  /** A PSN sequence error NAK at `v.psn`; `compHigh` is the completion point before it. */
-  onNakSeq(v: FrameView, compHigh: number | null): void {
+  /** A retransmission of `psn` at `timeNs`. */
+  onRetransmitAt(psn: number, timeNs: number): void {
+    this.retxPsn[this.retxAt] = psn;
+    this.retxNs[this.retxAt] = timeNs;
+    this.retxAt = (this.retxAt + 1) % RECENT_RETX;
+  }
+
+  /** Whether `psn` was retransmitted at or after `sinceNs`, as far as the ring remembers. */
+  private resentSince(psn: number, sinceNs: number): boolean {
+    for (let i = 0; i < RECENT_RETX; i++) if (this.retxPsn[i] === psn && this.retxNs[i]! >= sinceNs) return true;
+    return false;
+  }
+
+  /**
+   * A PSN sequence error NAK at `v.psn`; `compHigh` is the completion point before it. `inFlightNs`:
+   * how long before a response was captured a request may have been sent and still reached the
+   * responder after the response left it.
+   */
+  onNakSeq(v: FrameView, compHigh: number | null, inFlightNs = 0): void {
     const last = this.lastNak;
     // After an RNR NAK for the PSN, once its timer has run out, the requester owed a resend of it: when
     // the capture shows none, it may have lost that resend and the RNR NAK that answered it, and this
     // NAK may report a new gap. Not judged then.
     const r = this.lastRnr;
     const owedResend = r.psn === v.psn && v.timeNs - r.timeNs >= r.timerNs;
-    if (last !== null && last.psn === v.psn && !owedResend) {
+    // A resend of the PSN the capture shows shortly before the first NAK may have reached the responder
+    // after that NAK left it: it ends the gap the NAK reported (IBTA §9.7.5.2.2: a new NAK is allowed once
+    // the expected PSN has arrived again; after an RNR NAK, rxe answers each new arrival of the PSN with
+    // another RNR NAK and, for the packet after it, another sequence NAK).
+    const resentInFlight = last !== null && this.resentSince(v.psn, last.timeNs - inFlightNs);
+    if (last !== null && last.psn === v.psn && !owedResend && !resentInFlight) {
       this.report(RuleId.ONE_NAK_PER_GAP, [last.frame, v.frame], v.psn, `second PSN sequence error NAK for PSN ${v.psn} (frame ${last.frame} already reported this gap)`);
     }
     if (compHigh !== null && psnDiff(v.psn, compHigh) <= 0) {
       this.report(RuleId.NAK_PSN_NOT_ACKED, [v.frame], v.psn, `NAK for PSN ${v.psn}, which the responder had already acknowledged (through PSN ${compHigh})`);
     }
-    this.lastNak = { psn: v.psn, frame: v.frame };
+    this.lastNak = { psn: v.psn, frame: v.frame, timeNs: v.timeNs };
   }
 
   /** An RNR NAK for a PSN shows the responder received it: the gap of an earlier NAK is closed. */

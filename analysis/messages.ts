@@ -170,15 +170,21 @@ export class MessageTracker {
     return 'ok';
   }
 
-  /** An atomic acknowledgement (or the READ RESPONSE ONLY answering FLUSH / ATOMIC WRITE, handled above). */
-  onAtomicAck(v: FrameView): void {
-    const m = this.advance(psnAdd(v.psn, -1), v.timeNs) ?? this.head();
-    if (m === undefined || m.firstPsn !== v.psn || m.op !== MessageOp.ATOMIC) return;
+  /**
+   * An atomic acknowledgement (or the READ RESPONSE ONLY answering FLUSH / ATOMIC WRITE, handled above).
+   * Returns the READ or atomic before it still waiting for its response, or null.
+   */
+  onAtomicAck(v: FrameView): Message | null {
+    const blocked = this.advance(psnAdd(v.psn, -1), v.timeNs);
+    if (blocked !== null && blocked.firstPsn !== v.psn) return blocked;
+    const m = blocked ?? this.head();
+    if (m === undefined || m.firstPsn !== v.psn || m.op !== MessageOp.ATOMIC) return null;
     m.lastPsn = v.psn;
     m.responseLatencyNs = v.timeNs - m.startNs;
     this.setComp(v.psn);
     this.outstanding.shift();
     this.complete(m, v.timeNs, 'ok', null);
+    return null;
   }
 
   /** A NAK other than a PSN sequence error at `psn`: the message holding it completes in error. */

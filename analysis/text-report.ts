@@ -7,6 +7,7 @@ import type { AnalysisDocument, FlowJson } from './document';
 import type { AnalysisStop } from './analyzer';
 import { FLAG_NAMES } from './flags';
 import { psnDiff } from '../base/psn';
+import { recoveryText } from '../base/recovery-trigger';
 import { TextList } from '../base/json-pieces';
 import type { Episode, FrameResult, Message, Violation } from './types';
 
@@ -182,7 +183,7 @@ export function writeTextReport(d: TextReportDocument, o: ReportOptions, write: 
   const e = s.episodes;
   out.push(
     `${s.conversations} conversation(s), ${s.messages} message(s), ${s.retransmissions} retransmission(s), ` +
-      `${e.nak + e.rnr + e.timeout + e.impliedNak} loss-recovery episode(s) (${e.nak} NAK, ${e.rnr} RNR, ${e.timeout} timeout, ${e.impliedNak} implied NAK), ` +
+      `${recoveryText(e)}, ` +
       `${s.violations} rule violation(s)`,
   );
   const flags = FLAG_NAMES.filter((n) => s.flags[n] > 0).map((n) => `${n} ${s.flags[n]}`);

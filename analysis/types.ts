@@ -41,8 +41,10 @@ export interface Message {
   error: string | null;
 }
 
-export const Trigger = { NAK: 'nak', RNR: 'rnr', TIMEOUT: 'timeout', IMPLIED_NAK: 'impliedNak' } as const;
-export type Trigger = (typeof Trigger)[keyof typeof Trigger];
+/** What started a loss-recovery episode: one definition for the engine, the demo and the analyzer (base/recovery-trigger.ts). */
+export { RecoveryTrigger as Trigger } from '../base/recovery-trigger';
+import type { RecoveryTrigger } from '../base/recovery-trigger';
+type Trigger = RecoveryTrigger;
 
 export interface Episode {
   id: number;

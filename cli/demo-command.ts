@@ -15,6 +15,7 @@ import { PcapTap } from '../nic-driver/pcap-tap';
 import { mtuFromBytes, type Mtu } from '../stack/types';
 import type { TraceEvent } from '../stack/trace';
 import { NAK_CODE_NAMES } from '../packets/aeth';
+import { RECOVERY_TRIGGER_WORDS, recoveryText } from '../base/recovery-trigger';
 
 export const DEMO_OPTIONS: readonly OptionSpec[] = [
   { name: 'loss', kind: 'string', value: 'P', help: 'packet loss each way, as a fraction (0.01) or percent (1%); default 1%' },
@@ -74,7 +75,7 @@ function describe(e: TraceEvent, side: string): string {
     case 'timeout':
       return `${us(e.timeNs)}  ${who}  local ACK timeout at PSN ${e.psn} (${e.retriesLeft} retries left)`;
     case 'retransmit':
-      return `${us(e.timeNs)}  ${who}  go-back-N from PSN ${e.fromPsn} (${e.cause})`;
+      return `${us(e.timeNs)}  ${who}  go-back-N from PSN ${e.fromPsn} (${RECOVERY_TRIGGER_WORDS[e.cause]})`;
     case 'qp-error':
       return `${us(e.timeNs)}  ${who}  moves to ERR: ${e.reason}`;
   }
@@ -95,7 +96,7 @@ export async function demoCommand(argv: readonly string[], out: Output): Promise
   const pcapPath = pcapArg === '-' ? null : (pcapArg ?? DEFAULT_DEMO_PCAP);
   const json = args.flags.has('json');
 
-  const tap = pcapPath === null ? undefined : new PcapTap();
+  const tap = pcapPath === null ? undefined : new PcapTap({ where: 'host-a' });
   const f = { drop: loss };
   const sim = createSimPair({ seed, faults: { aToB: f, bToA: f }, ...(tap ? { tap } : {}) });
   const lines: string[] = [];
@@ -126,6 +127,7 @@ export async function demoCommand(argv: readonly string[], out: Output): Promise
     seqErrNaks: r.totals.send_seq_err_nak,
     rnrNaks: r.totals.send_rnr_err,
     timeouts: r.totals.local_ack_timeout_err,
+    episodes: r.episodes,
     sentPackets: r.totals.sent_pkts,
     virtualTimeUs: Math.round(r.virtualTimeNs / 1000),
     wallTimeMs: Math.round(wallMs),
@@ -160,17 +162,18 @@ function report(out: Output, r: WorkloadResult, s: { loss: number; seed: number;
     out.stdout('\n');
   }
   out.stdout('Per QP pair (A -> B):\n');
-  out.stdout(`  ${'QPs'.padEnd(15)} ${'ops'.padStart(5)} ${'bytes'.padStart(9)} ${'compl'.padStart(6)} ${'errors'.padStart(6)} ${'retrans'.padStart(8)} ${'seqNAK'.padStart(7)} ${'RNR'.padStart(5)} ${'timeouts'.padStart(8)} ${'done at'.padStart(12)}\n`);
+  out.stdout(`  ${'QPs'.padEnd(15)} ${'ops'.padStart(5)} ${'bytes'.padStart(9)} ${'compl'.padStart(6)} ${'errors'.padStart(6)} ${'retrans'.padStart(8)}   episodes: ${'NAK'.padStart(4)} ${'RNR'.padStart(4)} ${'timeout'.padStart(7)} ${'implied'.padStart(7)} ${'done at'.padStart(12)}\n`);
   for (const q of r.perQp) {
     const name = `0x${q.qpnA.toString(16)}->0x${q.qpnB.toString(16)}`;
     out.stdout(
-      `  ${name.padEnd(15)} ${String(q.ops).padStart(5)} ${String(q.bytes).padStart(9)} ${String(q.completions).padStart(6)} ${String(q.completionErrors).padStart(6)} ${String(q.retransmittedPackets).padStart(8)} ${String(q.seqErrNaks).padStart(7)} ${String(q.rnrNaks).padStart(5)} ${String(q.timeouts).padStart(8)} ${us(q.finishedAtNs)}${q.error ? `  ${q.error}` : ''}\n`,
+      `  ${name.padEnd(15)} ${String(q.ops).padStart(5)} ${String(q.bytes).padStart(9)} ${String(q.completions).padStart(6)} ${String(q.completionErrors).padStart(6)} ${String(q.retransmittedPackets).padStart(8)}             ${String(q.episodes.nak).padStart(4)} ${String(q.episodes.rnr).padStart(4)} ${String(q.episodes.timeout).padStart(7)} ${String(q.episodes.impliedNak).padStart(7)} ${us(q.finishedAtNs)}${q.error ? `  ${q.error}` : ''}\n`,
     );
   }
+  out.stdout(`\nLoss recovery: ${recoveryText(r.episodes)} (go-back-N rewinds by what started them; roce analyze counts the capture's the same way)\n`);
   const t = r.totals;
   out.stdout(`\nCounters (rxe names, both sides): sent_pkts ${t.sent_pkts}, rcvd_pkts ${t.rcvd_pkts}, retransmitted_pkts ${t.retransmitted_pkts}, out_of_seq_request ${t.out_of_seq_request}, duplicate_request ${t.duplicate_request}, rcvd_seq_err ${t.rcvd_seq_err}, send_rnr_err ${t.send_rnr_err}, rcvd_rnr_err ${t.rcvd_rnr_err}, local_ack_timeout_err ${t.local_ack_timeout_err}, completer_retry_err ${t.completer_retry_err}\n`);
   out.stdout(
     `\nResult: ${r.ok ? 'OK' : 'FAILED'}: ${r.bytesVerified} of ${r.bytesPlanned} bytes verified, ${r.completions} completions, ${r.completionErrors} errors; ${(r.virtualTimeNs / 1e6).toFixed(3)} ms of virtual time in ${s.wallTimeMs} ms\n`,
   );
-  if (s.pcap !== null) out.stdout(`Capture: ${s.pcap} (${s.pcapFrames} frames); look at it with: npx roce decode ${s.pcap}\n`);
+  if (s.pcap !== null) out.stdout(`Capture: ${s.pcap} (${s.pcapFrames} frames, taken at A's NIC as tcpdump on A would: A's frames as sent, B's as A received them); look at it with: npx roce decode ${s.pcap}, or npx roce analyze ${s.pcap}\n`);
 }

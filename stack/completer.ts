@@ -13,6 +13,7 @@ import { QpState, QpType, WcStatus } from './types';
 import type { QueuePair } from './queue-pair';
 import { type SendWqe, WqeKind, WqeState } from './work-request';
 import { psnAdd, psnDiff } from '../base/psn';
+import { RecoveryTrigger } from '../base/recovery-trigger';
 import { localAckTimeoutNs } from './qp-attributes';
 import { scatterTo } from './dma';
 import type { RocePacket } from '../packets/decode';
@@ -156,7 +157,7 @@ function onTimeout(qp: QueuePair): void {
   qp.counters.local_ack_timeout_err++;
   qp.ctx.trace(() => ({ kind: 'timeout', timeNs: now, qpn: qp.qpNum, psn: qp.comp.psn, retriesLeft: qp.comp.retryLeft }));
   if (!useRetry(qp)) return;
-  rewind(qp, qp.comp.psn, 'timeout');
+  rewind(qp, qp.comp.psn, RecoveryTrigger.TIMEOUT);
   armRetransmitTimer(qp);
 }
 
@@ -178,10 +179,12 @@ function useRetry(qp: QueuePair): boolean {
  * Go-back-N: the requester resends from `psn`: mid-message for SEND/WRITE,
  * a new READ request for the rest of a READ, the whole atomic.
  */
-export function rewind(qp: QueuePair, psn: number, cause: 'nak' | 'timeout' | 'rnr' | 'implied-nak'): void {
+export function rewind(qp: QueuePair, psn: number, cause: RecoveryTrigger): void {
   const c = qp.comp;
   const req = qp.req;
   qp.counters.completer_retry_err++;
+  // A rewind to the PSN the burst in progress sends next changes nothing on the wire: no new episode.
+  if (req.pendingEpisode !== null || psn !== req.burstNext) req.pendingEpisode = cause;
   qp.ctx.trace(() => ({ kind: 'retransmit', timeNs: qp.ctx.clock.now(), qpn: qp.qpNum, fromPsn: psn, cause }));
   c.retrying = true;
   c.psn = psn;
@@ -289,7 +292,7 @@ function receiveResponse(qp: QueuePair, p: RocePacket, frame: Uint8Array, base: 
   if ((w.kind === WqeKind.READ || w.kind === WqeKind.ATOMIC) && psnDiff(psn, w.lastPsn) > 0) {
     if (c.retrying) return;
     qp.counters.implied_nak++;
-    if (useRetry(qp)) rewind(qp, c.psn, 'implied-nak');
+    if (useRetry(qp)) rewind(qp, c.psn, RecoveryTrigger.IMPLIED_NAK);
     return;
   }
 
@@ -302,7 +305,7 @@ function receiveResponse(qp: QueuePair, p: RocePacket, frame: Uint8Array, base: 
       // A gap in the READ responses: go back to the first missing one, once per gap.
       if (c.retrying) return;
       qp.counters.implied_nak++;
-      if (useRetry(qp)) rewind(qp, c.psn, 'implied-nak');
+      if (useRetry(qp)) rewind(qp, c.psn, RecoveryTrigger.IMPLIED_NAK);
       return;
     }
     const off = psnDiff(psn, w.firstPsn) * qp.mtu;
@@ -358,7 +361,7 @@ function receiveResponse(qp: QueuePair, p: RocePacket, frame: Uint8Array, base: 
       const clock = qp.ctx.clock;
       qp.ctx.trace(() => ({ kind: 'rnr-nak-received', timeNs: clock.now(), qpn: qp.qpNum, psn, waitUs: wait / 1000 }));
       qp.req.waitUntil = clock.now() + wait;
-      rewind(qp, psn, 'rnr');
+      rewind(qp, psn, RecoveryTrigger.RNR);
       clock.schedule(qp.req.waitUntil, () => {
         qp.ctx.kick(qp);
       });
@@ -383,7 +386,7 @@ function receiveResponse(qp: QueuePair, p: RocePacket, frame: Uint8Array, base: 
         } else if (!useRetry(qp)) {
           return;
         }
-        rewind(qp, psn, 'nak');
+        rewind(qp, psn, RecoveryTrigger.NAK);
         restartRetransmitTimer(qp);
         return;
       }

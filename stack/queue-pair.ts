@@ -12,6 +12,7 @@ import { MrFault, type ProtectionDomain, sgeTotal } from './memory-region';
 import type { CompletionQueue } from './completion-queue';
 import type { SharedReceiveQueue } from './shared-receive-queue';
 import { type Counters, newCounters } from './counters';
+import { type RecoveryCounts, type RecoveryTrigger, newRecoveryCounts } from '../base/recovery-trigger';
 import { type RecvWqe, type RecvWr, type SendWqe, type SendWr, WqeKind, WqeState, copySge, makeRecvWqe, MAX_MSG_SIZE } from './work-request';
 import { type Path, rxeUdpSourcePort } from './address';
 import type { FrameTemplate } from '../packets/frame-template';
@@ -87,6 +88,14 @@ export class RequesterState {
   /** Highest PSN sent so far (to tell retransmissions apart). */
   sentHigh = 0;
   sentAny = false;
+  /**
+   * A rewind not yet on the wire, by what started it: the loss-recovery episode it starts is counted
+   * when its first resend goes out (`QueuePair.episodes`), so a rewind that another overtakes before
+   * it sends anything counts once, as a capture shows it.
+   */
+  pendingEpisode: RecoveryTrigger | null = null;
+  /** The PSN the go-back-N burst in progress sends next (-1 when the last packet sent was new). */
+  burstNext = -1;
   /** Highest PSN a response may carry: the last request PSN sent, or the last response PSN of a READ sent. */
   respHigh = 0;
   kickTimer: TimerId | null = null;
@@ -174,6 +183,8 @@ export class QueuePair {
   readonly srq: SharedReceiveQueue | null;
   readonly sqSigAll: boolean;
   readonly counters: Counters = newCounters();
+  /** Go-back-N rewinds by what started them (base/recovery-trigger.ts): the loss-recovery episodes `roce analyze` counts. */
+  readonly episodes: RecoveryCounts = newRecoveryCounts();
   attr: QpAttributes;
   /** Resolved path for a connected QP (set at RTR). */
   path: Path | null = null;

@@ -191,10 +191,17 @@ function sendPacket(qp: QueuePair, w: SendWqe): void {
   const respPsn = w.kind === WqeKind.READ ? w.lastPsn : psn;
   if (!req.sentAny || psnDiff(respPsn, req.respHigh) > 0) req.respHigh = respPsn;
   // A packet is a retransmission when its PSN was used before; a READ uses its whole response range.
-  if (req.sentAny && psnDiff(psn, req.sentHigh) <= 0) qp.counters.retransmitted_pkts++;
-  else {
+  if (req.sentAny && psnDiff(psn, req.sentHigh) <= 0) {
+    qp.counters.retransmitted_pkts++;
+    if (req.pendingEpisode !== null) {
+      qp.episodes[req.pendingEpisode]++;
+      req.pendingEpisode = null;
+    }
+    req.burstNext = psnAdd(respPsn, 1);
+  } else {
     req.sentHigh = respPsn;
     req.sentAny = true;
+    req.burstNext = -1;
   }
   const path = qp.type === QpType.UD && w.ud ? w.ud.ah.path : qp.path;
   if (path === null) return;

@@ -14,6 +14,7 @@ import type { MemoryRegion } from '../../stack/memory-region';
 import type { CompletionQueue } from '../../stack/completion-queue';
 import { connectQp, endpointOf } from '../../stack/connect';
 import { type Counters, addCounters, newCounters } from '../../stack/counters';
+import { type RecoveryCounts, addRecoveryCounts, newRecoveryCounts } from '../../base/recovery-trigger';
 
 export const OpKind = { SEND: 'SEND', SEND_WITH_IMM: 'SEND_WITH_IMM', WRITE: 'WRITE', WRITE_WITH_IMM: 'WRITE_WITH_IMM', READ: 'READ', CMP_AND_SWP: 'CMP_AND_SWP', FETCH_AND_ADD: 'FETCH_AND_ADD' } as const;
 export type OpKind = (typeof OpKind)[keyof typeof OpKind];
@@ -92,6 +93,8 @@ export interface QpSummary {
   seqErrNaks: number;
   rnrNaks: number;
   timeouts: number;
+  /** Loss-recovery episodes of both QPs by trigger (base/recovery-trigger.ts), as `roce analyze` counts them. */
+  episodes: RecoveryCounts;
   finishedAtNs: number;
   error: string;
 }
@@ -112,6 +115,8 @@ export interface WorkloadResult {
   countersA: Counters;
   countersB: Counters;
   totals: Counters;
+  /** Loss-recovery episodes of every QP by trigger. */
+  episodes: RecoveryCounts;
   completedInOrder: boolean;
   duplicateCompletions: number;
 }
@@ -390,6 +395,7 @@ export function runWorkload(sim: SimPair, o: WorkloadOptions = {}): WorkloadResu
       seqErrNaks: cB.send_seq_err_nak + cA.send_seq_err_nak,
       rnrNaks: cB.send_rnr_err + cA.send_rnr_err,
       timeouts: cA.local_ack_timeout_err + cB.local_ack_timeout_err,
+      episodes: addRecoveryCounts(addRecoveryCounts(newRecoveryCounts(), p.qpA.episodes), p.qpB.episodes),
       finishedAtNs: p.finishedAtNs,
       error: p.qpA.errorReason || p.qpB.errorReason,
     });
@@ -411,6 +417,7 @@ export function runWorkload(sim: SimPair, o: WorkloadOptions = {}): WorkloadResu
     countersA,
     countersB,
     totals: addCounters(addCounters(newCounters(), countersA), countersB),
+    episodes: perQp.reduce((e, q) => addRecoveryCounts(e, q.episodes), newRecoveryCounts()),
     completedInOrder: inOrder,
     duplicateCompletions: dups,
   };
