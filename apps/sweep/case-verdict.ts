@@ -1,0 +1,60 @@
+/**
+ * One sweep case end to end: the engine runs it (case-run.ts), both judges read its capture
+ * (capture-judgement.ts), and the episode counts of the three sources are set side by side
+ * (episode-sources.ts). A case passes when neither judge reports a violation and the three
+ * sources agree.
+ */
+import type { RuleId, Trigger } from '../../analysis/types';
+import { analyzeVerdict, judgeCapture, type CaptureJudgement } from './capture-judgement';
+import { runCase, type CaseRun, type CaseTap } from './case-run';
+import { episodeMismatches, episodeTally, type EpisodeTally } from './episode-sources';
+import { formatCase, type SweepCase } from './sweep-case';
+import type { TapPoint } from '../../nic-driver/pcap-tap';
+
+export interface CaseVerdict {
+  case: SweepCase;
+  /** The case's one-line form. */
+  line: string;
+  /** The workload completed and verified every byte (a run under heavy loss may exhaust its retries: not a disagreement, but counted). */
+  workloadOk: boolean;
+  workloadProblem: string | null;
+  judgement: CaptureJudgement;
+  episodes: EpisodeTally;
+  episodeMismatches: Trigger[];
+  /**
+   * For a capture of every frame as sent (`at=sent`) whose analysis found violations: the rules
+   * still violated when the analyzer is told where the capture was taken (`--capture-point sent`).
+   * Null otherwise.
+   */
+  violationsAtSentPoint: Partial<Record<RuleId, number>> | null;
+}
+
+export function analyzeViolationCount(j: CaptureJudgement): number {
+  return Object.values(j.analyze.violations).reduce((s, n) => s + (n ?? 0), 0);
+}
+
+export function caseFailed(v: CaseVerdict): boolean {
+  return analyzeViolationCount(v.judgement) > 0 || v.judgement.replay.responder.violations > 0 || v.judgement.replay.requester.violations > 0 || v.episodeMismatches.length > 0;
+}
+
+/** The verdict on a case the engine has run. */
+export function verdictOf(c: SweepCase, run: CaseRun): CaseVerdict {
+  const judgement = judgeCapture(run.capture);
+  const episodes = episodeTally(run.workload.totals, run.trace, judgement.analyze.episodes);
+  const violationsAtSentPoint = c.at === 'sent' && analyzeViolationCount(judgement) > 0 ? analyzeVerdict(run.capture, 'sent').violations : null;
+  return {
+    case: c,
+    line: formatCase(c),
+    workloadOk: run.workload.ok,
+    workloadProblem: run.workload.ok ? null : (run.workload.problems[0] ?? 'not every byte was verified'),
+    judgement,
+    episodes,
+    episodeMismatches: episodeMismatches(episodes),
+    violationsAtSentPoint,
+  };
+}
+
+/** Runs case `c` and judges it; `makeTap` as runCase's. */
+export function judgeCase(c: SweepCase, makeTap?: (where: TapPoint) => CaseTap): CaseVerdict {
+  return verdictOf(c, runCase(c, makeTap));
+}
