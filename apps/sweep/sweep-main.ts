@@ -113,18 +113,26 @@ function quote(a: string): string {
   return /^[\w@%+=:,./-]+$/.test(a) ? a : `'${a.replace(/'/g, `'\\''`)}'`;
 }
 
-function progress(t: SweepTotals, total: number, t0: number): void {
-  process.stderr.write(`sweep: ${t.cases}/${total} cases, ${t.failedCases} with a finding, ${((Date.now() - t0) / 1000).toFixed(0)} s\n`);
+/** Where the script prints: the process's streams, or a test's buffers. */
+export interface SweepIo {
+  stdout(text: string): void;
+  stderr(text: string): void;
+}
+
+const PROCESS_IO: SweepIo = { stdout: (t) => void process.stdout.write(t), stderr: (t) => void process.stderr.write(t) };
+
+function progress(io: SweepIo, t: SweepTotals, total: number, t0: number): void {
+  io.stderr(`sweep: ${t.cases}/${total} cases, ${t.failedCases} with a finding, ${((Date.now() - t0) / 1000).toFixed(0)} s\n`);
 }
 
 /** Runs the cases, in this thread (jobs 1) or in worker threads. */
-async function runCases(o: Options): Promise<SweepTotals> {
+async function runCases(o: Options, io: SweepIo): Promise<SweepTotals> {
   const t = emptyTotals();
   const t0 = Date.now();
   const every = Math.max(100, Math.ceil(o.cases / 20));
   const add = (index: number, v: Parameters<typeof addVerdict>[2]): void => {
     addVerdict(t, index, v);
-    if (t.cases % every === 0) progress(t, o.cases, t0);
+    if (t.cases % every === 0) progress(io, t, o.cases, t0);
   };
   if (o.jobs === 1) {
     for (let i = o.from; i < o.from + o.cases; i++) add(i, judgeCase(caseAt(o.seed, i)));
@@ -149,18 +157,18 @@ async function runCases(o: Options): Promise<SweepTotals> {
   return t;
 }
 
-export async function sweepMain(argv: readonly string[]): Promise<number> {
+export async function sweepMain(argv: readonly string[], io: SweepIo = PROCESS_IO): Promise<number> {
   let o: Options | null;
   try {
     o = parseOptions(argv);
     if (o?.caseLine != null) parseCase(o.caseLine);
   } catch (e) {
     if (!(e instanceof SweepError)) throw e;
-    process.stderr.write(`sweep: ${e.message}\n${USAGE}\n`);
+    io.stderr(`sweep: ${e.message}\n${USAGE}\n`);
     return 2;
   }
   if (o === null) {
-    process.stdout.write(`${USAGE}\n`);
+    io.stdout(`${USAGE}\n`);
     return 0;
   }
   if (o.caseLine !== null) {
@@ -168,7 +176,7 @@ export async function sweepMain(argv: readonly string[]): Promise<number> {
     const run = runCase(c);
     if (o.pcap !== null) fs.writeFileSync(o.pcap, run.capture);
     const v = verdictOf(c, run);
-    process.stdout.write(caseDetail(v, o.pcap));
+    io.stdout(caseDetail(v, o.pcap));
     return caseFailed(v) ? 1 : 0;
   }
   let files: string[];
@@ -176,13 +184,20 @@ export async function sweepMain(argv: readonly string[]): Promise<number> {
     files = captureFiles(o.captures);
   } catch (e) {
     if (!(e instanceof SweepError)) throw e;
-    process.stderr.write(`sweep: ${e.message}\n`);
+    io.stderr(`sweep: ${e.message}\n`);
     return 2;
   }
   const t0 = Date.now();
   const cpu0 = process.cpuUsage();
-  const totals = await runCases(o);
-  const judged: CaptureFileVerdict[] = files.map(judgeCaptureFile);
+  const totals = await runCases(o, io);
+  let judged: CaptureFileVerdict[];
+  try {
+    judged = files.map(judgeCaptureFile);
+  } catch (e) {
+    if (!(e instanceof SweepError)) throw e;
+    io.stderr(`sweep: ${e.message}\n`);
+    return 2;
+  }
   const cpu = process.cpuUsage(cpu0);
   const wallMs = Date.now() - t0;
   // Worker threads' CPU time is the process's: cpuUsage counts every thread.
@@ -191,15 +206,15 @@ export async function sweepMain(argv: readonly string[]): Promise<number> {
     { command: `npm run sweep -- ${argv.map(quote).join(' ')}`.trimEnd(), sweepSeed: o.seed, from: o.from, jobs: o.jobs, wallMs, cpuMs: (cpu.user + cpu.system) / 1000, cpus: os.cpus().length, node: process.version },
     judged,
   );
-  if (o.out === '-') process.stdout.write(md);
+  if (o.out === '-') io.stdout(md);
   else {
     fs.mkdirSync(path.dirname(o.out), { recursive: true });
     fs.writeFileSync(o.out, md);
   }
   const table = findingsTable(totals);
   const fileFindings = judged.filter((f) => Object.keys(f.judgement.analyze.violations).length > 0 || f.judgement.replay.responder.violations > 0 || f.judgement.replay.requester.violations > 0);
-  process.stderr.write(`sweep: ${totals.cases} cases, ${totals.failedCases} with a finding; ${judged.length} capture files, ${fileFindings.length} with a violation; ${(wallMs / 1000).toFixed(1)} s${o.out === '-' ? '' : `; written to ${path.relative(process.cwd(), o.out) || o.out}`}\n`);
-  if (table !== '') process.stderr.write(`${table}\n`);
+  io.stderr(`sweep: ${totals.cases} cases, ${totals.failedCases} with a finding; ${judged.length} capture files, ${fileFindings.length} with a violation; ${(wallMs / 1000).toFixed(1)} s${o.out === '-' ? '' : `; written to ${path.relative(process.cwd(), o.out) || o.out}`}\n`);
+  if (table !== '') io.stderr(`${table}\n`);
   return totals.failedCases > 0 || fileFindings.length > 0 ? 1 : 0;
 }
 
