@@ -6,13 +6,13 @@
 import { REPLAY_ROLES } from './capture-judgement';
 import { analyzeViolationCount, type CaseVerdict } from './case-verdict';
 import { EPISODE_TRIGGERS } from './episode-sources';
-import { demoCommandLine, reproLine } from './sweep-case';
+import { demoCommandLine, formatCase } from './sweep-case';
 
 export function caseDetail(v: CaseVerdict, pcap: string | null): string {
   const out: string[] = [];
   const file = pcap ?? 'case.pcap';
   out.push(`case: ${v.line}`);
-  out.push(`repro: ${reproLine(v.case)}${pcap === null ? ' --pcap case.pcap' : ''}`);
+  out.push(`repro: npm run sweep -- --case '${formatCase(v.case)}' --pcap ${file}`);
   const demo = demoCommandLine(v.case, file);
   if (demo !== null) out.push(`   or: ${demo}`);
   out.push(`workload: ${v.workloadOk ? 'completed, every byte verified' : `did not complete: ${v.workloadProblem ?? ''}`}`);
