@@ -28,8 +28,26 @@ import { PendingFrames } from './pending-frames';
  * directions (a mirror or tap before the lossy segment, the rxe lab's qemu filter-dump).
  * Then what each requester received is not known, and the rules that depend on it are
  * not checked (RECEIVE_DEPENDENT_RULES).
+ * `host:IP`: the capture was taken at that host's NIC (tcpdump there): its own frames as it sent
+ * them, its peers' as the network delivered them (lost, duplicated or reordered on the way). Each
+ * flow is judged on the side the host plays: where it is the requester, the requester rules (it saw
+ * exactly what it received); where it is the responder, the responder rules (it saw exactly the
+ * requests it got). The peer's rules are not checked: a resend lost on the way looks like a skip,
+ * a NAK the network reordered like a NAK out of order.
  */
-export type CapturePoint = 'unknown' | 'sent';
+export type CapturePoint = 'unknown' | 'sent' | `host:${string}`;
+
+/** The host address of a `host:IP` capture point, or null. */
+export function capturedAtHost(p: CapturePoint): string | null {
+  return p.startsWith('host:') ? p.slice(5) : null;
+}
+
+/** A capture point as a user writes it (`--capture-point`), or null when it is none. */
+export function parseCapturePoint(s: string): CapturePoint | null {
+  if (s === 'unknown' || s === 'sent') return s;
+  if (s.startsWith('host:') && s.length > 5) return s as CapturePoint;
+  return null;
+}
 
 export interface AnalyzerOptions {
   decode?: DecodeOptions;
@@ -153,6 +171,11 @@ export interface CaptureQuality {
   start: 'connectionStart' | 'midConversation';
   /** Requester flows the capture joined after they started (first frame a response, first request mid-message, or an MSN counting unseen messages). */
   flowsJoinedMidway: number;
+  /**
+   * Responses captured before the request they answer, that request following within one trigger
+   * TTL (8 round trips, at least 500 µs): the capture put the two directions out of order.
+   */
+  responsesBeforeRequests: number;
 }
 
 /** Share of checked ICRCs that must fail before the capture quality says the capture tool did not preserve them. */
@@ -290,6 +313,7 @@ export class Analyzer {
     this.capturePoint = opts.capturePoint ?? 'unknown';
     const sinks: FlowSinks = {
       requesterInputKnown: this.capturePoint !== 'sent',
+      capturedAt: capturedAtHost(this.capturePoint),
       message: (m) => {
         this.messageCount++;
         const flow = flowKey(m.conversation, m.requester);
@@ -555,12 +579,14 @@ export class Analyzer {
   private quality(): CaptureQuality {
     const t = this.totals;
     let implied = 0;
+    let early = 0;
     let midway = 0;
     for (const c of this.table.list) {
       for (const f of [c.flows.a, c.flows.b]) {
         if (f === null) continue;
         implied += f.unseenPsns;
         if (f.startedMidway) midway++;
+        early += f.responsesBeforeRequests;
       }
     }
     const icrc: CaptureQuality['icrc'] =
@@ -581,6 +607,7 @@ export class Analyzer {
       icrc,
       start: midway > 0 ? 'midConversation' : 'connectionStart',
       flowsJoinedMidway: midway,
+      responsesBeforeRequests: early,
     };
   }
 }

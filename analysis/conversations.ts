@@ -90,7 +90,7 @@ export class Conversation {
     const have = this.flows[side];
     if (have !== null) return have;
     const reliable = this.type === 'RC' || this.type === 'XRC';
-    const f = new RequesterFlow(this.id, side, reliable, this.type === 'UD', this.sinks);
+    const f = new RequesterFlow(this.id, side, reliable, this.type === 'UD', this.sinks, this.endpoint(side).ip);
     this.flows[side] = f;
     return f;
   }

@@ -39,6 +39,8 @@ export interface FlowSinks {
   nextEpisodeId: () => number;
   /** False when the capture does not show what a requester received (frames captured as sent, dropped after). */
   requesterInputKnown?: boolean;
+  /** The host whose NIC the capture was taken at (`host:IP` capture point), or null. */
+  capturedAt?: string | null;
   /**
    * A capture gap found (`g`): requests the responder got that the capture does not hold; `mark` is
    * the frame that shows it, to flag notCaptured (null when it carries ackedUnseen already). Or
@@ -140,7 +142,13 @@ export class RequesterFlow {
   /** Highest PSN acknowledged although no captured request carried it (ackedUnseen). */
   private unseenHigh: number | null = null;
   /** The response behind unseenHigh: if a later first transmission carries one of its PSNs, it acknowledged a PSN before it was sent. */
-  private aheadAck: { frame: number; psn: number; opName: string } | null = null;
+  private aheadAck: { frame: number; psn: number; opName: string; timeNs: number } | null = null;
+  /**
+   * Responses captured before the first transmission of a PSN they acknowledge, that request following
+   * within one trigger TTL: the capture recorded the two directions out of order (a mirror port,
+   * per-queue timestamps), which is evidence about the capture point, not about the protocol.
+   */
+  responsesBeforeRequests = 0;
   private messageStarts = 0;
   private reachOpen = false;
   /** The latest RNR NAK's PSN and frame (rnrAnswered). */
@@ -160,6 +168,8 @@ export class RequesterFlow {
     /** UD: no PSN order across destinations, no responses. */
     readonly datagram: boolean,
     sinks: FlowSinks,
+    /** The requester's IP address (null when not known). */
+    requesterIp: string | null = null,
   ) {
     this.sinks = sinks;
     this.messages = new MessageTracker(conversation, requester, reliable, (m) => {
@@ -169,6 +179,12 @@ export class RequesterFlow {
     this.recovery = new RecoveryTracker(conversation, requester, 0, sinks.nextEpisodeId, sinks.episode);
     this.checker = new GbnChecker(conversation, requester, sinks.violation);
     this.checker.requesterInputKnown = sinks.requesterInputKnown ?? true;
+    // A capture at one host judges the side that host plays (analyzer.ts CapturePoint).
+    const at = sinks.capturedAt ?? null;
+    if (at !== null && requesterIp !== null) {
+      if (at === requesterIp) this.checker.responderRules = false;
+      else this.checker.requesterRules = false;
+    }
     this.checker.defer = (from, to, frame, report) => this.deferUnlessReceived(from, to, frame, report);
   }
 
@@ -384,7 +400,14 @@ export class RequesterFlow {
       // one of them, the response came before the request; else the capture missed those requests.
       const a = this.aheadAck;
       this.aheadAck = null;
-      if (psnDiff(psn, a.psn) <= 0) this.checker.onResponseBeforeRequest(a, v);
+      if (psnDiff(psn, a.psn) <= 0) {
+        // Only a responder that acknowledged a PSN long before it was sent broke a rule; a request
+        // captured shortly after its answer shows a capture that put the two directions out of order.
+        if (v.timeNs - a.timeNs <= this.triggerTtlNs()) {
+          this.responsesBeforeRequests++;
+          this.unseenPsns -= Math.min(this.unseenPsns, psnDiff(a.psn, psn) + 1);
+        } else this.checker.onResponseBeforeRequest(a, v);
+      }
     }
 
     // The responder's view: ePSN and out-of-sequence requests (rxe check_psn).
@@ -612,7 +635,7 @@ export class RequesterFlow {
         // An RNR NAK shows its PSN received but not taken: the requester sends it again, so only the
         // PSNs before it count as acknowledged ahead of their requests (IBTA §9.7.5.2.8).
         const acked = v.aethKind === AethKind.RNR_NAK ? psnAdd(psn, -1) : through;
-        if (psnDiff(acked, known) > 0) this.aheadAck = { frame: v.frame, psn: acked, opName: v.opName };
+        if (psnDiff(acked, known) > 0) this.aheadAck = { frame: v.frame, psn: acked, opName: v.opName, timeNs: v.timeNs };
         if (this.expected === null || psnDiff(psnAdd(through, 1), this.expected) > 0) {
           this.expected = psnAdd(through, 1);
           this.expectedSlack = 0;

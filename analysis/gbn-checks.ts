@@ -17,6 +17,9 @@ import { type Episode, RuleId, type Side, Trigger, type Violation } from './type
  */
 export const RECEIVE_DEPENDENT_RULES: readonly RuleId[] = [RuleId.RETRANSMIT_FROM_NAK_PSN, RuleId.RETRANSMIT_FROM_FIRST_UNACKED, RuleId.RNR_WAIT_RESPECTED];
 
+/** Rules on what a responder sends: judged where the capture shows its frames as it sent them. */
+export const RESPONDER_RULES: readonly RuleId[] = [RuleId.ONE_NAK_PER_GAP, RuleId.NAK_PSN_NOT_ACKED, RuleId.RESPONSE_FOR_SENT_PSN];
+
 /**
  * Whether a resend from `psn` starts at the first unacknowledged PSN: the one after the completion
  * point `compHigh` (true when none is known), or after one of `recent` (a response captured just
@@ -50,6 +53,11 @@ export class GbnChecker {
    */
   requesterInputKnown = true;
   /**
+   * False when the capture shows the responder's frames only as the network delivered them (a
+   * capture at the requester's host, `host:IP`): the responder rules are not checked.
+   */
+  responderRules = true;
+  /**
    * Set by the flow: a violation that holds only if the responder did not get PSNs from..to waits
    * for the responses to say (the capture may have missed the requests that carried them).
    */
@@ -67,6 +75,7 @@ export class GbnChecker {
   ) {}
 
   private report(rule: RuleId, frames: number[], psn: number, message: string): void {
+    if (!this.responderRules && RESPONDER_RULES.includes(rule)) return;
     this.sink({ rule, conversation: this.conversation, requester: this.requester, frames, psn, message });
   }
 

@@ -74,6 +74,7 @@ function qualityLine(d: TextReportDocument): string {
   const q = d.captureQuality;
   const parts = [`${q.framesCaptured} RoCE frames captured, ${q.framesImplied} more implied by the responses${q.captureGaps > 0 ? ` (${q.captureGaps} capture gap(s))` : ''}`];
   parts.push(`${q.truncated} truncated by the capture`);
+  if (q.responsesBeforeRequests > 0) parts.push(`${q.responsesBeforeRequests} response(s) captured before their request (the two directions recorded out of order)`);
   parts.push(ICRC_TEXT[q.icrc]);
   parts.push(q.start === 'midConversation' ? `started mid-conversation (${q.flowsJoinedMidway} flow(s) joined after they began)` : 'started at the start of its conversations');
   return `capture quality: ${parts.join('; ')}`;
@@ -189,6 +190,9 @@ export function writeTextReport(d: TextReportDocument, o: ReportOptions, write: 
   const flags = FLAG_NAMES.filter((n) => s.flags[n] > 0).map((n) => `${n} ${s.flags[n]}`);
   out.push(`flags: ${flags.length > 0 ? flags.join(', ') : 'none'}`);
   out.push(qualityLine(d));
+  if (d.capturePoint.startsWith('host:')) {
+    out.push(`capture point: the NIC of ${d.capturePoint.slice(5)}: each flow is judged on the side that host plays; its peer's frames are as the network delivered them, so the peer's rules are not checked`);
+  }
   if (d.rulesNotChecked.length > 0) {
     out.push(
       `capture point: frames as sent, dropped after it: a NAK or ACK here may not have reached the requester, so ${d.rulesNotChecked.join(', ')} are not checked and episode triggers are what the responder sent`,

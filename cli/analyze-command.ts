@@ -10,7 +10,7 @@ import { type OptionSpec, UsageError, formatOptions, intValue } from './args';
 import { parseCommand } from './command';
 import type { Output } from './output';
 import { captureInput, finishOnInterrupt } from './capture-input';
-import { type KeptLists, analyzeFile } from '../analysis/analyzer';
+import { type KeptLists, analyzeFile, parseCapturePoint } from '../analysis/analyzer';
 import { MAX_CONVERSATIONS_SPEC, maxConversationsOf, reportAnalysisEnd } from './analysis-end';
 import { analysisDocument } from '../analysis/document';
 import { episodeLine, episodeText, frameLine, messageLine, violationLine, violationText, writeTextReport } from '../analysis/text-report';
@@ -44,7 +44,7 @@ export const ANALYZE_OPTIONS: readonly OptionSpec[] = [
   { name: 'roce-port', kind: 'string', value: 'N', help: 'UDP destination port that means RoCE v2 (default 4791)' },
   { name: 'ignore-icrc', kind: 'flag', help: 'do not check the ICRC: for captures whose tool did not preserve it (see "capture quality" in roce analyze)' },
   { name: 'no-icrc', kind: 'flag', help: 'the same as --ignore-icrc' },
-  { name: 'capture-point', kind: 'string', value: 'unknown|sent', help: "'sent': frames were captured as sent and dropped after the capture point (a tap before the lossy link): rules that need what the requester received are not checked" },
+  { name: 'capture-point', kind: 'string', value: 'unknown|sent|host:IP', help: "'sent': frames were captured as sent and dropped after the capture point (a tap before the lossy link): rules that need what the requester received are not checked; 'host:IP': captured at that host's NIC: each flow is judged on the side that host plays (requester or responder rules), not on its peer's frames as the network delivered them" },
   { name: 'follow', kind: 'flag', help: 'print each loss-recovery episode and rule violation as the analysis finds it (for a live capture on -), then the report; with --json, JSON Lines (one event per line, the report last); with --fail-on, stop at the first violation of a rule it names' },
   { name: 'threads', kind: 'string', value: '1|2', help: `2: a worker thread reads and decodes while this one analyses (default for a file of ${ANALYZE_AUTO_THREADS_MIN_BYTES >> 20} MiB or more on two cores or more); 1: this thread only` },
   MAX_CONVERSATIONS_SPEC,
@@ -83,8 +83,9 @@ export async function analyzeCommand(argv: readonly string[], out: Output): Prom
   const verbose = args.flags.has('verbose');
   if (args.flags.has('all-frames') && !json) throw new UsageError('--all-frames goes with --json (use --frames for a text list of flagged frames)');
   const follow = args.flags.has('follow');
-  const capturePoint = args.values.get('capture-point') ?? 'unknown';
-  if (capturePoint !== 'unknown' && capturePoint !== 'sent') throw new UsageError(`--capture-point must be unknown or sent, not ${JSON.stringify(capturePoint)}`);
+  const capturePointText = args.values.get('capture-point') ?? 'unknown';
+  const capturePoint = parseCapturePoint(capturePointText);
+  if (capturePoint === null) throw new UsageError(`--capture-point must be unknown, sent or host:IP, not ${JSON.stringify(capturePointText)}`);
   const portText = args.values.get('roce-port');
   const rocePort = portText === undefined ? 4791 : intValue(portText, 'roce-port', 1, 65535);
   const maxConversations = maxConversationsOf(args);

@@ -11,6 +11,7 @@ import { parseCommand } from './command';
 import type { Output } from './output';
 import { createSimPair } from '../apps/sim/sim-pair';
 import { runWorkload, type WorkloadResult } from '../apps/sim/workload';
+import { demoRecoveryFigures } from '../apps/sim/demo-figures';
 import { PcapTap } from '../nic-driver/pcap-tap';
 import { mtuFromBytes, type Mtu } from '../stack/types';
 import type { TraceEvent } from '../stack/trace';
@@ -123,10 +124,7 @@ export async function demoCommand(argv: readonly string[], out: Output): Promise
     completions: r.completions,
     completionErrors: r.completionErrors,
     errorStatuses: r.errorStatuses,
-    retransmittedPackets: r.totals.retransmitted_pkts,
-    seqErrNaks: r.totals.send_seq_err_nak,
-    rnrNaks: r.totals.send_rnr_err,
-    timeouts: r.totals.local_ack_timeout_err,
+    ...demoRecoveryFigures(r.totals),
     episodes: r.episodes,
     sentPackets: r.totals.sent_pkts,
     virtualTimeUs: Math.round(r.virtualTimeNs / 1000),

@@ -26,6 +26,7 @@ import { AttackError, AttackErrorCode } from '../apps/attack/attack-error';
 import { CmatoseError, CmatoseErrorCode } from '../apps/cmatose/cmatose-error';
 import { RdmaExampleError, RdmaExampleErrorCode } from '../apps/rdma-example/rdma-example-error';
 import { UdaddyError, UdaddyErrorCode } from '../apps/udaddy/udaddy-error';
+import { SweepError, SweepErrorCode } from '../apps/sweep/sweep-error';
 import { UsageError } from '../cli/args';
 import { SpoolFileError } from '../cli/spool-file';
 
@@ -61,6 +62,7 @@ const CLASSES: ErrorClass[] = [
   { name: 'CmatoseError', file: 'apps/cmatose/cmatose-error.ts', codes: Object.values(CmatoseErrorCode), make: (c) => new CmatoseError(c as CmatoseErrorCode, 'x') },
   { name: 'RdmaExampleError', file: 'apps/rdma-example/rdma-example-error.ts', codes: Object.values(RdmaExampleErrorCode), make: (c) => new RdmaExampleError(c as RdmaExampleErrorCode, 'x') },
   { name: 'UdaddyError', file: 'apps/udaddy/udaddy-error.ts', codes: Object.values(UdaddyErrorCode), make: (c) => new UdaddyError(c as UdaddyErrorCode, 'x', 0) },
+  { name: 'SweepError', file: 'apps/sweep/sweep-error.ts', codes: Object.values(SweepErrorCode), make: (c) => new SweepError('x', c as SweepErrorCode) },
   { name: 'UsageError', file: 'cli/args.ts', codes: ['ROCE_ERR_USAGE'], make: () => new UsageError('x') },
   { name: 'SpoolFileError', file: 'cli/spool-file.ts', codes: ['ROCE_ERR_SPOOL'], make: () => new SpoolFileError('x') },
 ];

@@ -82,13 +82,26 @@ describe('go-back-N checkers', () => {
 
   test('a NAK for a PSN already acknowledged, and an ACK for a PSN never sent', () => {
     // The ACK for 20 alone could cover requests the capture missed (ackedUnseen); the first
-    // transmission of PSN 12 after it shows the requester had not sent them.
-    const r = analyze([send(0, 10), send(1, 11), ack(2, 11), ack(3, 10, Syn.NAK_SEQ), ack(4, 20), send(5, 12)]);
+    // transmission of PSN 12 long after it (5 ms, past any trigger TTL) shows the requester had not sent them.
+    const r = analyze([send(0, 10), send(1, 11), ack(2, 11), ack(3, 10, Syn.NAK_SEQ), ack(4, 20), send(5000, 12)]);
     expect(r.violations.map((v) => v.rule).sort()).toEqual([RuleId.NAK_PSN_NOT_ACKED, RuleId.RESPONSE_FOR_SENT_PSN].sort());
     expect(r.violations.find((v) => v.rule === RuleId.RESPONSE_FOR_SENT_PSN)!.frames).toEqual([5, 6]);
+    expect(r.captureQuality.responsesBeforeRequests).toBe(0);
     const gap = analyze([send(0, 10), send(1, 11), ack(2, 11), ack(4, 20), send(5, 21)]);
     expect(gap.violations).toEqual([]);
     expect(gap.captureGaps.map((g) => [g.firstPsn, g.lastPsn, g.how])).toEqual([[12, 20, 'ackedUnseen']]);
+  });
+
+  test('an ACK captured just before the requests it acknowledges is a capture that put the directions out of order, not a violation', () => {
+    // A mirror port or per-queue timestamps can record an ACK 29 µs before its request.
+    const r = analyze([send(0, 10), send(1, 11), ack(2, 11), ack(10, 13), send(39, 12), send(40, 13), ack(45, 13)]);
+    expect(r.violations).toEqual([]);
+    expect(r.captureQuality.responsesBeforeRequests).toBe(1);
+    expect(r.captureQuality.framesImplied).toBe(0);
+    // The same requests only 5 ms later: the responder acknowledged PSNs nobody had sent.
+    const late = analyze([send(0, 10), send(1, 11), ack(2, 11), ack(10, 13), send(5010, 12), send(5011, 13), ack(5015, 13)]);
+    expect(late.violations.map((v) => v.rule)).toEqual([RuleId.RESPONSE_FOR_SENT_PSN]);
+    expect(late.captureQuality.responsesBeforeRequests).toBe(0);
   });
 
   test('a timeout resend that skips the first unacknowledged PSN', () => {

@@ -1,0 +1,73 @@
+/**
+ * One sweep case end to end: the engine runs it (case-run.ts), both judges read its capture
+ * (capture-judgement.ts), and the episode counts of the three sources are set side by side
+ * (episode-sources.ts). A case passes when neither judge reports a violation and the three
+ * sources agree.
+ */
+import type { RuleId, Trigger } from '../../analysis/types';
+import { analyzeVerdict, judgeCapture, type CaptureJudgement } from './capture-judgement';
+import { runCase, type CaseRun, type CaseTap } from './case-run';
+import { episodeMismatches, episodeTally, type EpisodeTally } from './episode-sources';
+import { formatCase, type SweepCase } from './sweep-case';
+import type { TapPoint } from '../../nic-driver/pcap-tap';
+import type { CapturePoint } from '../../analysis/analyzer';
+import { SIM_IP_A, SIM_IP_B } from '../sim/sim-pair';
+
+export interface CaseVerdict {
+  case: SweepCase;
+  /** The case's one-line form. */
+  line: string;
+  /** The workload completed and verified every byte (a run under heavy loss may exhaust its retries: not a disagreement, but counted). */
+  workloadOk: boolean;
+  workloadProblem: string | null;
+  judgement: CaptureJudgement;
+  episodes: EpisodeTally;
+  episodeMismatches: Trigger[];
+  /**
+   * For a capture of every frame as sent (`at=sent`) whose analysis found violations: the rules
+   * still violated when the analyzer is told where the capture was taken (`--capture-point sent`).
+   * Null otherwise.
+   */
+  violationsAtSentPoint: Partial<Record<RuleId, number>> | null;
+}
+
+export function analyzeViolationCount(j: CaptureJudgement): number {
+  return Object.values(j.analyze.violations).reduce((s, n) => s + (n ?? 0), 0);
+}
+
+export function caseFailed(v: CaseVerdict): boolean {
+  return analyzeViolationCount(v.judgement) > 0 || v.judgement.replay.responder.violations > 0 || v.judgement.replay.requester.violations > 0 || v.episodeMismatches.length > 0;
+}
+
+/** What `roce analyze --capture-point` says of a case's capture point. */
+export function analyzerCapturePoint(at: SweepCase['at']): CapturePoint {
+  return at === 'sent' ? 'sent' : at === 'host-a' ? `host:${SIM_IP_A}` : `host:${SIM_IP_B}`;
+}
+
+/** The verdict on a case the engine has run. */
+export function verdictOf(c: SweepCase, run: CaseRun): CaseVerdict {
+  // The analyzer is told where the capture was taken, as a user who knows it says with --capture-point.
+  const judgement = judgeCapture(run.capture, { capturePoint: analyzerCapturePoint(c.at) });
+  const episodes = episodeTally(run.workload, run.trace, judgement.analyze.episodes);
+  // Told nothing, the analyzer takes a capture as complete and in order; at the sent point, what it
+  // then reports is kept beside the verdict (it shows what --capture-point sent spares a user).
+  const violationsAtSentPoint = c.at === 'sent' ? analyzeVerdict(run.capture, 'unknown').violations : null;
+  return {
+    case: c,
+    line: formatCase(c),
+    workloadOk: run.workload.ok,
+    workloadProblem: run.workload.ok ? null : (run.workload.problems[0] ?? 'not every byte was verified'),
+    judgement,
+    episodes,
+    // Only a capture at the requester's host (A: the workload's requester) shows every episode as
+    // the requester lived it; as sent, a NAK that was lost still names the episode its timeout
+    // started, and at the responder's host a resend lost on the way is no episode at all.
+    episodeMismatches: c.at === 'host-a' ? episodeMismatches(episodes) : [],
+    violationsAtSentPoint,
+  };
+}
+
+/** Runs case `c` and judges it; `makeTap` as runCase's. */
+export function judgeCase(c: SweepCase, makeTap?: (where: TapPoint) => CaseTap): CaseVerdict {
+  return verdictOf(c, runCase(c, makeTap));
+}
