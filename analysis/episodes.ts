@@ -34,6 +34,9 @@ export interface TxInfo {
 interface Burst {
   ep: Episode;
   nextPsn: number;
+  /** When its last packet was sent, and the gap before that one (0 for the first). */
+  lastNs: number;
+  gapNs: number;
   /** The episode recovered while its burst went on: it is handed on when the burst ends, with every packet of it counted. */
   recovered: boolean;
 }
@@ -118,7 +121,12 @@ export class RecoveryTracker {
   onRetransmission(v: FrameView, n: number, highestSent: number, tx: TxInfo | undefined, ttlNs = Infinity, slack = 0): { ep: Episode; trigger: PendingTrigger | null } | null {
     const b = this.burst;
     // `slack`: the burst's last request was a READ whose span is not known yet; the burst goes on up to that many PSNs further.
-    if (b !== null && psnDiff(v.psn, b.nextPsn) >= 0 && psnDiff(v.psn, b.nextPsn) <= slack) {
+    // A burst goes on at its own pace; a pause many times longer than its gaps and than a round trip
+    // is the requester's timer running out, which starts a new episode even at the burst's next PSN.
+    const paused = b !== null && v.timeNs - b.lastNs > Math.max(ttlNs === Infinity ? Infinity : ttlNs, 4 * b.gapNs);
+    if (b !== null && !paused && psnDiff(v.psn, b.nextPsn) >= 0 && psnDiff(v.psn, b.nextPsn) <= slack) {
+      b.gapNs = v.timeNs - b.lastNs;
+      b.lastNs = v.timeNs;
       b.ep.resentPackets++;
       b.ep.resentLastPsn = psnAdd(v.psn, n - 1);
       b.nextPsn = psnAdd(v.psn, n);
@@ -168,7 +176,7 @@ export class RecoveryTracker {
     for (const o of this.open) if (o.ep.supersededBy === null) o.ep.supersededBy = ep.id;
     this.flushOpen();
     this.endBurst();
-    this.burst = { ep, nextPsn: psnAdd(v.psn, n), recovered: false };
+    this.burst = { ep, nextPsn: psnAdd(v.psn, n), lastNs: v.timeNs, gapNs: 0, recovered: false };
     this.open.push({ ep, startNs });
     if (this.open.length > MAX_OPEN) {
       const old = this.open.shift();
@@ -199,6 +207,13 @@ export class RecoveryTracker {
   /** The responses show that the capture lost the next packet of the burst in progress (one PSN: a go-back-N resend after an RNR NAK's PSN). */
   burstPacketLost(): void {
     if (this.burst !== null) this.burst.nextPsn = psnAdd(this.burst.nextPsn, 1);
+  }
+
+  /** The burst's last request, a READ at `psn` counted as one PSN, turns out to end before `next`. */
+  spanKnown(psn: number, next: number): void {
+    const b = this.burst;
+    if (b !== null && b.nextPsn === psnAdd(psn, 1) && psnDiff(next, b.nextPsn) > 0) b.nextPsn = next;
+    else if (b === null && this.unseenNext === psnAdd(psn, 1) && psnDiff(next, this.unseenNext) > 0) this.unseenNext = next;
   }
 
   /** The burst in progress jumps ahead to `psn` (a skip, reported by the checker). */
@@ -237,10 +252,15 @@ export class RecoveryTracker {
       } else i++;
     }
     // NAKs for PSNs now acknowledged were answered without a visible resend. An RNR NAK stays:
-    // the requester resends when its wait ends, from wherever the acknowledgements got to.
+    // the requester resends when its wait ends, from wherever the acknowledgements got to. So does
+    // an implied NAK, whose READ or atomic response came after all (the network reordered it): the
+    // requester has already decided to go back, and goes back from its first unacknowledged PSN
+    // (rxe_comp.c: COMPST_ERROR_RETRY sets up a retry from the oldest WQE still pending).
     for (let i = this.pending.length - 1; i >= 0; i--) {
       const t = this.pending[i]!;
-      if (t.kind !== Trigger.RNR && psnDiff(compHigh, t.psn) >= 0) this.pending.splice(i, 1);
+      if (t.kind === Trigger.RNR || psnDiff(compHigh, t.psn) < 0) continue;
+      if (t.kind === Trigger.IMPLIED_NAK) t.psn = psnAdd(compHigh, 1);
+      else this.pending.splice(i, 1);
     }
   }
 

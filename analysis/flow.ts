@@ -108,8 +108,10 @@ export class RequesterFlow {
   lossBeforeCapture = false;
   /** PSNs the last new request may cover beyond coverHigh (a READ of unknown path MTU). */
   private coverSlack = 0;
-  /** The same for the last request of the go-back-N burst in progress: its next PSN may lie that much further. */
-  private burstSlack = 0;
+  /** The last request of the go-back-N burst in progress, when it is a READ resent before the path MTU was known. */
+  private burstRead: { psn: number; length: number } | null = null;
+  /** The last new request, when it is a READ sent before the path MTU was known: its span is learnt with the MTU. */
+  private spanUnknownRead: { psn: number; length: number } | null = null;
   respHigh: number | null = null;
   /** Path MTU learnt from full-size FIRST/MIDDLE packets (0 = not yet). */
   pmtu = 0;
@@ -343,6 +345,14 @@ export class RequesterFlow {
   private learnMtu(v: FrameView): void {
     if ((v.opFlags & (OpFlag.START | OpFlag.MIDDLE)) !== 0 && (v.opFlags & OpFlag.END) === 0 && v.payloadLength >= MIN_PMTU) {
       this.pmtu = v.payloadLength;
+      // The READ sent last before the MTU was known covers its whole response range: a later request
+      // inside that range (the rest of the READ, after a loss) is a retransmission, as the requester counts it.
+      const r = this.spanUnknownRead;
+      if (r !== null) {
+        this.spanUnknownRead = null;
+        const top = psnAdd(r.psn, Math.max(1, Math.ceil(r.length / this.pmtu)) - 1);
+        if (this.coverHigh !== null && psnDiff(top, this.coverHigh) > 0) this.coverHigh = top;
+      }
     }
   }
 
@@ -441,11 +451,17 @@ export class RequesterFlow {
     const slack = (v.opFlags & OpFlag.READ) !== 0 && this.pmtu === 0 && v.dmaLength > MIN_PMTU ? Math.ceil(v.dmaLength / MIN_PMTU) - 1 : 0;
     if (!isRetx) this.coverSlack = slack;
     if (this.reliable) {
+      // The burst's last request was a READ whose span was unknown when it was sent: once the path
+      // MTU is known, the burst goes on after its last response PSN; before, the next PSN may lie up
+      // to ⌈length / 256⌉ PSNs further without skipping any.
+      let burstSlack = 0;
+      const r = this.burstRead;
+      if (r !== null) {
+        if (this.pmtu > 0) this.recovery.spanKnown(r.psn, psnAdd(r.psn, Math.max(1, Math.ceil(r.length / this.pmtu))));
+        else burstSlack = Math.ceil(r.length / MIN_PMTU) - 1;
+      }
+      this.burstRead = isRetx && slack > 0 ? { psn, length: v.dmaLength } : null;
       const next = this.recovery.burstNext;
-      // The burst's last request was a READ whose span is unknown until the path MTU is: the next PSN
-      // may lie up to that many PSNs further without skipping any.
-      const burstSlack = this.burstSlack;
-      this.burstSlack = isRetx ? slack : 0;
       if (isRetx) {
         if (next !== null && psnDiff(psn, next) > burstSlack && this.continuesBurst(psn, v.timeNs)) {
           this.checker.onSkip(this.lastReq?.frame ?? v.frame, v, next);
@@ -471,6 +487,7 @@ export class RequesterFlow {
     }
     if (!isRetx) {
       this.coverHigh = psnAdd(psn, n - 1);
+      this.spanUnknownRead = (v.opFlags & OpFlag.READ) !== 0 && this.pmtu === 0 && v.dmaLength > MIN_PMTU ? { psn, length: v.dmaLength } : null;
       if ((v.opFlags & OpFlag.START) !== 0) this.messageStarts++;
       this.messages.completedByLast = 0;
       this.messages.onNewRequest(v);
@@ -557,8 +574,13 @@ export class RequesterFlow {
     let k = 0;
     const a = this.ackReqPsns;
     while (this.ackReqHead < a.length && psnDiff(a[this.ackReqHead]!, q) <= 0) {
-      const rtt = nowNs - (this.ackReqTimes[this.ackReqHead] ?? nowNs);
-      if (nowNs >= 0 && rtt >= 0 && rtt < this.rttMinNs) this.rttMinNs = rtt;
+      const sentNs = this.ackReqTimes[this.ackReqHead] ?? nowNs;
+      const rtt = nowNs - sentNs;
+      // Karn's rule: an ACK for a PSN sent again since says nothing of the round trip (it may answer
+      // either copy); a sample across a timeout would make the trigger TTL as long as the timeout.
+      const last = this.tx.get(a[this.ackReqHead]!);
+      const resent = last !== undefined && last.timeNs !== null && last.timeNs !== sentNs;
+      if (nowNs >= 0 && rtt >= 0 && !resent && rtt < this.rttMinNs) this.rttMinNs = rtt;
       this.ackReqHead++;
       k++;
     }

@@ -68,7 +68,7 @@ export function formatCase(c: SweepCase): string {
 
 /** The same run as a `roce demo` command line, or null when the demo's options cannot say it. */
 export function demoCommandLine(c: SweepCase, pcap = 'case.pcap'): string | null {
-  if (c.mix !== 'mix' || c.burst !== null || c.reorder !== null || c.duplicate !== 0 || c.at !== 'sent') return null;
+  if (c.mix !== 'mix' || c.burst !== null || c.reorder !== null || c.duplicate !== 0 || c.at !== 'host-a') return null;
   return `roce demo --seed ${c.seed} --loss ${pct(c.loss)} --mtu ${c.mtu} --qps ${c.qps} --bytes ${bytesText(c.bytes)} --pcap ${pcap}`;
 }
 

@@ -61,16 +61,16 @@ test.each([
 });
 
 test('only the demo’s own setting has a roce demo command line', () => {
-  const c = parseCase('seed=5 loss=2% mtu=512 qps=3 mix=mix bytes=48K at=sent');
+  const c = parseCase('seed=5 loss=2% mtu=512 qps=3 mix=mix bytes=48K at=host-a');
   expect(demoCommandLine(c)).toBe('roce demo --seed 5 --loss 2% --mtu 512 --qps 3 --bytes 48K --pcap case.pcap');
-  expect(reproLine(c)).toBe("npm run sweep -- --case 'seed=5 loss=2% burst=off reorder=off dup=0% mtu=512 qps=3 mix=mix bytes=48K at=sent'   # = roce demo --seed 5 --loss 2% --mtu 512 --qps 3 --bytes 48K --pcap case.pcap");
-  for (const other of ['mix=read', 'burst=1%x2', 'reorder=1%/2', 'dup=1%', 'at=host-a']) expect(demoCommandLine({ ...c, ...parseCase(`seed=5 loss=2% mtu=512 qps=3 bytes=48K ${other}`) })).toBeNull();
+  expect(reproLine(c)).toBe("npm run sweep -- --case 'seed=5 loss=2% burst=off reorder=off dup=0% mtu=512 qps=3 mix=mix bytes=48K at=host-a'   # = roce demo --seed 5 --loss 2% --mtu 512 --qps 3 --bytes 48K --pcap case.pcap");
+  for (const other of ['mix=read', 'burst=1%x2', 'reorder=1%/2', 'dup=1%', 'at=sent', 'at=host-b']) expect(demoCommandLine({ ...c, ...parseCase(`seed=5 loss=2% mtu=512 qps=3 bytes=48K ${other}`) })).toBeNull();
 });
 
 test('roce demo with a case’s command line writes the capture the sweep judged, byte for byte', async () => {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'roce-sweep-'));
   try {
-    for (const line of ['seed=11 loss=5% mtu=1024 qps=2 mix=mix bytes=32K at=sent', 'seed=4 loss=0% mtu=4096 qps=1 mix=mix bytes=16K at=sent']) {
+    for (const line of ['seed=11 loss=5% mtu=1024 qps=2 mix=mix bytes=32K at=host-a', 'seed=4 loss=0% mtu=4096 qps=1 mix=mix bytes=16K at=host-a']) {
       const c = parseCase(line);
       const pcap = path.join(dir, 'case.pcap');
       const argv = (demoCommandLine(c, pcap) as string).split(' ').slice(2);
