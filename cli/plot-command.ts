@@ -77,7 +77,8 @@ export async function plotCommand(argv: readonly string[], out: Output, ctx?: Pi
     try {
       j = JSON.parse(fs.readFileSync(simFile, 'utf8'));
     } catch (e) {
-      throw new UsageError(`--sim ${simFile}: ${e instanceof SyntaxError ? e.message : `cannot read it: ${fileErrorText(e)}`}`);
+      // A JSON error quotes the text it stopped at, line breaks and all: one line here.
+      throw new UsageError(`--sim ${simFile}: ${e instanceof SyntaxError ? e.message.replace(/\s+/g, ' ') : `cannot read it: ${fileErrorText(e)}`}`);
     }
     const why = notStarResult(j);
     if (why !== null) throw new UsageError(`--sim ${simFile} is not a \`roce sim --json\` result: ${why}`);
