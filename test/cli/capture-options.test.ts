@@ -195,6 +195,8 @@ describe.each(SELECTIONS)('%s', (label, option, pick) => {
     expect(a.frames.map((f) => f.flags)).toEqual(b.frames.map((f) => f.flags));
     expect(a.summary).toEqual(b.summary);
     expect(a.violations.length).toBe(b.violations.length);
+    // The same with the reading and decoding on a worker thread.
+    expect(roce('analyze', '--json', '--all-frames', '--threads', '2', ...option, RC)).toEqual(selected);
   });
 
   test('ladder draws them with the flags analyze gives them', () => {
