@@ -72,6 +72,12 @@ export interface AnalyzerOptions {
    */
   until?: () => boolean;
   /**
+   * Which frames the analysis takes, by number and time since the capture's first frame: one it
+   * refuses is passed over as if the capture did not hold it (`--frames`, `--time-window`), and
+   * times stay counted from the capture's first frame, selected or not.
+   */
+  select?: (index: number, timeNs: number) => boolean;
+  /**
    * The most conversations the analysis starts (default `DEFAULT_MAX_CONVERSATIONS`). A frame that
    * would start one more ends the analysis there (`AnalysisResult.stopped`): each conversation
    * holds its counts and figures to the end, so a capture that starts one at nearly every frame
@@ -276,6 +282,7 @@ export class Analyzer {
   private readonly allFrames: boolean;
   private readonly onFrame: AnalyzerOptions['onFrame'];
   private readonly until: AnalyzerOptions['until'];
+  private readonly select: AnalyzerOptions['select'];
   private readonly decodeOpts: DecodeOptions;
   /** The buffer the last record lay in, and a view of it. */
   private buffer: Uint8Array = new Uint8Array(0);
@@ -309,6 +316,7 @@ export class Analyzer {
     this.allFrames = opts.allFrames ?? false;
     this.onFrame = opts.onFrame;
     this.until = opts.until;
+    this.select = opts.select;
     this.decodeOpts = opts.decode ?? {};
     this.capturePoint = opts.capturePoint ?? 'unknown';
     const sinks: FlowSinks = {
@@ -442,6 +450,7 @@ export class Analyzer {
 
   /** Frame `index`, `timeNs` after the first, is not RoCE; `syn` is the connection it opens, if it is a TCP SYN. */
   pushNotRoce(index: number, timeNs: number, syn: { src: string; dst: string } | null): void {
+    if (this.select !== undefined && !this.select(index, timeNs)) return;
     this.frameStart(index, timeNs);
     this.totals.notRoce++;
     if (syn !== null) this.table.outOfBand(syn.src, syn.dst, timeNs);
@@ -459,6 +468,7 @@ export class Analyzer {
    * MAD (UD to QP 1) and by `onFrame`.
    */
   pushRoce(index: number, timeNs: number, totalsBits: number, v: FrameView | null, d: RocePacket | null): void {
+    if (this.select !== undefined && !this.select(index, timeNs)) return;
     this.frameStart(index, timeNs);
     this.totals.roce++;
     const truncated = (totalsBits & TotalsBit.TRUNCATED) !== 0;

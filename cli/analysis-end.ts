@@ -2,7 +2,8 @@
  * What the commands that analyse a capture (`roce analyze`, `roce ladder`, `roce plot`) share about
  * how an analysis ends: the conversation limit they take, and the words and exit status for a
  * capture that ends early or an analysis that stopped before it. Each draws or reports the frames
- * before the problem, and none exits 0 on a capture it did not read to the end.
+ * before the problem, and none exits 0 on a capture it did not read to the end (of the frames it
+ * was asked for: `--frames A-B` ends the reading after frame B).
  */
 import { type OptionSpec, type ParsedArgs, intValue } from './args';
 import type { Output } from './output';

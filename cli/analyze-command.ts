@@ -1,5 +1,5 @@
 /**
- * `roce analyze FILE`: transport analysis of a RoCE capture: conversations,
+ * `roce analyze [FILE]`: transport analysis of a RoCE capture: conversations,
  * messages, expert flags per frame, loss-recovery episodes, go-back-N rule
  * checks and per-flow figures. Text summary by default, one JSON document
  * with --json (keys in docs/analysis.md).
@@ -7,9 +7,10 @@
 import * as os from 'node:os';
 import { isatty } from 'node:tty';
 import { type OptionSpec, UsageError, formatOptions, intValue } from './args';
-import { parseCommand } from './command';
+import { type CommandContext, parseCommand } from './command';
 import type { Output } from './output';
-import { captureInput, finishOnInterrupt } from './capture-input';
+import { BAD_INPUT_STATUS, captureInput, finishOnInterrupt, isNotACapture, reportNotACapture } from './capture-input';
+import { FRAMES_SPEC, READ_FILE_SPEC, TIME_WINDOW_SPEC, captureFileOf, describedAs, exitStatusText, frameSelectionOf, selectionHooks } from './capture-options';
 import { type KeptLists, analyzeFile, parseCapturePoint } from '../analysis/analyzer';
 import { MAX_CONVERSATIONS_SPEC, maxConversationsOf, reportAnalysisEnd } from './analysis-end';
 import { analysisDocument } from '../analysis/document';
@@ -35,11 +36,14 @@ export const ANALYZE_AUTO_THREADS_MIN_BYTES = 32 << 20;
 export const ANALYZE_SPOOL_MIN_BYTES = 32 << 20;
 
 export const ANALYZE_OPTIONS: readonly OptionSpec[] = [
+  READ_FILE_SPEC,
   { name: 'json', kind: 'flag', help: 'one JSON document (conversations, messages, episodes, violations, frames with flags)' },
   { name: 'episodes', short: 'e', kind: 'flag', help: 'list every loss-recovery episode' },
   { name: 'messages', short: 'm', kind: 'flag', help: 'list every message' },
-  { name: 'frames', short: 'f', kind: 'flag', help: 'list every flagged frame' },
+  { name: 'list-frames', short: 'f', kind: 'flag', help: 'list every flagged frame' },
   { name: 'verbose', short: 'v', kind: 'flag', help: 'all of the above' },
+  describedAs(FRAMES_SPEC, 'analyse only frames numbered A to B (A-B, A-, -B or A), as if the capture held no others'),
+  describedAs(TIME_WINDOW_SPEC, `analyse only frames whose time since the capture's first frame lies in [FROM, TO], as if the capture held no others (FROM-, -TO; each a number with s, ms, us or ns after it; a bare number is µs)`),
   { name: 'all-frames', kind: 'flag', help: 'with --json: a result for every RoCE frame, not only flagged ones' },
   { name: 'roce-port', kind: 'string', value: 'N', help: 'UDP destination port that means RoCE v2 (default 4791)' },
   { name: 'ignore-icrc', kind: 'flag', help: 'do not check the ICRC: for captures whose tool did not preserve it (see "capture quality" in roce analyze)' },
@@ -53,6 +57,7 @@ export const ANALYZE_OPTIONS: readonly OptionSpec[] = [
 ];
 
 export const ANALYZE_USAGE = `usage: roce analyze [options] [FILE]
+       roce analyze [options] -r FILE
 
 Rebuilds the RC, UC and UD conversations of a pcap/pcapng capture, their
 messages and completion times, flags each frame (retransmission, NAKs,
@@ -62,26 +67,28 @@ The capture is read in pieces (classic pcap in chunks, pcapng a block at a
 time): memory does not grow with the file except for the lists asked for
 (--json, -m, -e, -f; the summary keeps only violations and CM connections).
 FILE may be a FIFO, or - for standard input, whose report comes when it ends
-(tcpdump --immediate-mode -U -w - udp port 4791 | roce analyze -). Without
-FILE, analyses captures/rc-conversation.pcap. Best from a capture at the requester's host;
-see docs/analysis.md for what each capture point can show.
+(tcpdump --immediate-mode -U -w - udp port 4791 | roce analyze). Without FILE,
+standard input is read, unless it is a terminal. --frames and --time-window
+analyse part of the capture as a capture of its own, its frames keeping their
+numbers and their times since the capture's first frame. Best from a capture
+at the requester's host; see docs/analysis.md for what each capture point can
+show.
 
 ${formatOptions(ANALYZE_OPTIONS)}
 
 flags:
 ${FLAG_NAMES.map((n) => `  ${n.padEnd(18)} ${FLAG_HELP[n]}`).join('\n')}
 
-Exit status: 0 when the capture was read and analysed completely, 1 when it
-is truncated or corrupt or starts more conversations than --max-conversations
-(the frames before the problem are analysed) or when it shows what --fail-on
-names, 2 on a usage error or an unreadable file.`;
+${exitStatusText('when the capture was read and analysed completely', 'when it is truncated or corrupt after its header or starts more conversations than --max-conversations (the frames before the problem are analysed), when it shows what --fail-on names, or when the temporary file for the long lists cannot be written')}`;
 
-export async function analyzeCommand(argv: readonly string[], out: Output): Promise<number> {
+export async function analyzeCommand(argv: readonly string[], out: Output, ctx?: Pick<CommandContext, 'stdinIsTerminal'>): Promise<number> {
   const args = parseCommand(argv, out, { name: 'analyze', options: ANALYZE_OPTIONS, usage: ANALYZE_USAGE, operands: 'optional FILE' });
   if (args === null) return 0;
+  const captureFile = captureFileOf('analyze', args);
   const json = args.flags.has('json');
   const verbose = args.flags.has('verbose');
-  if (args.flags.has('all-frames') && !json) throw new UsageError('--all-frames goes with --json (use --frames for a text list of flagged frames)');
+  if (args.flags.has('all-frames') && !json) throw new UsageError('--all-frames goes with --json (use --list-frames for a text list of flagged frames)');
+  const selection = frameSelectionOf(args);
   const follow = args.flags.has('follow');
   const capturePointText = args.values.get('capture-point') ?? 'unknown';
   const capturePoint = parseCapturePoint(capturePointText);
@@ -96,15 +103,15 @@ export async function analyzeCommand(argv: readonly string[], out: Output): Prom
     throw new UsageError(`--fail-on: unknown rule or flag ${failOn.unknown.map((n) => JSON.stringify(n)).join(', ')}; known: ${failOnNames().join(', ')}`);
   }
   if (failOn !== null && failOn.failOn.rules.size === 0 && failOn.failOn.flags.size === 0) throw new UsageError('--fail-on needs at least one rule or flag name, or any');
-  const input = captureInput('analyze', args.positionals[0], out, isatty(0));
-  if (input === null) return 2;
+  const input = captureInput('analyze', captureFile, out, ctx?.stdinIsTerminal ?? isatty(0), ANALYZE_USAGE);
+  if (input === null) return BAD_INPUT_STATUS;
   finishOnInterrupt(input);
   const file = input.path;
   const fileBytes = input.bytes;
   // The summary lists violations and CM connections, and counts the rest: keeping
   // every message and flagged frame only for counting them made memory grow with the file
   // (350 MiB for a million 64-byte WRITEs).
-  const shown = { episodes: verbose || args.flags.has('episodes'), messages: verbose || args.flags.has('messages'), frames: verbose || args.flags.has('frames') };
+  const shown = { episodes: verbose || args.flags.has('episodes'), messages: verbose || args.flags.has('messages'), frames: verbose || args.flags.has('list-frames') };
   const keep: KeptLists = { messages: json || shown.messages, episodes: json || shown.episodes, frames: json || shown.frames, violations: true, captureGaps: json, cmConnections: true };
   const verifyIcrc = !args.flags.has('no-icrc') && !args.flags.has('ignore-icrc');
   const allFrames = args.flags.has('all-frames');
@@ -124,6 +131,7 @@ export async function analyzeCommand(argv: readonly string[], out: Output): Prom
   // still be taken back (a capture gap found later clears outOfSequence).
   const stop: { by: Violation | null } = { by: null };
   const stopOn = follow && failOn !== null ? failOn.failOn.rules : null;
+  // --frames and --time-window: the analysis takes only those frames, as if the capture held no others.
   const hooks = follow
     ? {
         onEpisode: (e: Episode) => (json ? event('episode', e) : found(`episode ${episodeText(e)}`)),
@@ -132,9 +140,9 @@ export async function analyzeCommand(argv: readonly string[], out: Output): Prom
           else found(`violation ${violationText(v)}`);
           if (stopOn?.has(v.rule) === true) stop.by ??= v;
         },
-        until: () => stop.by !== null,
+        ...selectionHooks(selection, () => stop.by !== null),
       }
-    : {};
+    : selectionHooks(selection);
   // The report lists its messages, episodes, violations, flagged frames and capture gaps (those
   // asked for) after counts known only at the end. For a large capture, or one whose size is
   // unknown (a pipe), they wait in a temporary file, sorted there, not in the heap, so memory stays
@@ -160,6 +168,11 @@ export async function analyzeCommand(argv: readonly string[], out: Output): Prom
       threads > 1 && script !== null
         ? (await analyzeWithWorker(file, { allFrames, capturePoint, keep, spool, maxConversations, ...hooks }, { rocePort, verifyIcrc, native: icrcV2 !== null }, script)).result
         : analyzeFile(file, { decode: { rocePort, verifyIcrc, icrcV2: icrcV2 ?? undefined }, allFrames, capturePoint, keep, spool, maxConversations, ...hooks });
+    // Not a capture at all: said alone, with no report of nothing before it.
+    if (isNotACapture(result.captureError)) {
+      reportNotACapture('analyze', input.name, result.captureError, out);
+      return BAD_INPUT_STATUS;
+    }
     if (follow && !json && result.episodeCount + result.violationCount > 0) out.stdout('\n');
     const doc = analysisDocument(result, input.name);
     const failFindings = failOn === null ? null : failOnFindings(failOn.failOn, result);

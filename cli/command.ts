@@ -3,6 +3,7 @@
  * hands it, and its prologue (parse the options against the command's table,
  * print the usage on -h/--help, check the positional operands).
  */
+import { isatty } from 'node:tty';
 import { type OptionSpec, type ParsedArgs, UsageError, parseArgs } from './args';
 import type { Output } from './output';
 import type { Environment } from '../apps/host/native-switch';
@@ -15,16 +16,22 @@ export interface CommandContext {
   readonly env: Environment;
   /** The in-memory link whose two ends `--driver memory` opens, shared by the commands run in this process. */
   readonly testbed: MemoryTestbed;
+  /**
+   * Whether standard input is a terminal. A capture command given no FILE reads standard input
+   * unless it is one (someone would have to type the capture): then it prints its usage instead.
+   */
+  readonly stdinIsTerminal: boolean;
 }
 
 /**
  * A context on `env` with a testbed of its own, made when a command first asks for it: the testbed
  * loads the stack and the simulator, which cost every other command (`roce decode`) start-up time.
  */
-export function commandContext(env: Environment): CommandContext {
+export function commandContext(env: Environment, stdinIsTerminal: boolean = isatty(0)): CommandContext {
   let testbed: MemoryTestbed | null = null;
   return {
     env,
+    stdinIsTerminal,
     get testbed(): MemoryTestbed {
       // eslint-disable-next-line @typescript-eslint/no-require-imports
       testbed ??= new (require('../apps/host/memory-testbed') as typeof MemoryTestbedModule).MemoryTestbed();

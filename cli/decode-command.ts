@@ -1,13 +1,14 @@
 /**
- * `roce decode FILE`: a RoCE dissector for pcap and pcapng captures.
+ * `roce decode [FILE]`: a RoCE dissector for pcap and pcapng captures.
  * One line per RoCE frame, a field tree with -v, or one JSON object per frame
  * with --json (keys documented in docs/decode.md).
  */
 import * as os from 'node:os';
 import { isatty } from 'node:tty';
-import { captureInput, finishOnInterrupt } from './capture-input';
+import { BAD_INPUT_STATUS, captureInput, finishOnInterrupt, isNotACapture, reportNotACapture } from './capture-input';
+import { ALL_FRAMES, FRAMES_SPEC, QPN_SPEC, READ_FILE_SPEC, TIME_WINDOW_SPEC, captureFileOf, describedAs, exitStatusText, frameSelectionOf, qpnsOf, selects } from './capture-options';
 import { type OptionSpec, UsageError, formatOptions, intValue } from './args';
-import { parseCommand } from './command';
+import { type CommandContext, parseCommand } from './command';
 import type { Output } from './output';
 import { describeCaptureError } from '../packets/pcap';
 import { type StreamResult, streamCaptureFile } from '../analysis/capture-stream';
@@ -23,33 +24,35 @@ import { nativeIcrcBatch } from '../nic-driver/native-icrc';
 import { opcodeInfo, OPCODES } from '../packets/opcodes';
 
 export const DECODE_OPTIONS: readonly OptionSpec[] = [
+  READ_FILE_SPEC,
   { name: 'json', kind: 'flag', help: 'one JSON object per frame per line (every frame, RoCE or not)' },
   { name: 'verbose', short: 'v', kind: 'flag', help: 'full field tree for each RoCE frame' },
   { name: 'roce-port', kind: 'string', value: 'N', help: 'UDP destination port that means RoCE v2 (default 4791)' },
-  { name: 'qpn', kind: 'list', value: 'QPN[,QPN]', help: 'only frames to (BTH DestQP) or from (DETH SrcQP) these QPs' },
+  describedAs(QPN_SPEC, 'only frames to (BTH DestQP) or from (DETH SrcQP) these QPs'),
   { name: 'opcode', kind: 'list', value: 'OP[,OP]', help: 'only these opcodes: a number, a name (RC_SEND_ONLY) or a name without its prefix (SEND_ONLY)' },
-  { name: 'frames', kind: 'string', value: 'A-B', help: 'only frame numbers in this range (A-B, A-, -B or A)' },
+  FRAMES_SPEC,
+  TIME_WINDOW_SPEC,
   { name: 'count', short: 'c', kind: 'string', value: 'N', help: 'stop after printing N frames' },
   { name: 'errors', kind: 'flag', help: 'only malformed frames (bad ICRC, truncated, bad length, unknown opcode, bad MAD)' },
   { name: 'no-icrc', kind: 'flag', help: 'do not check the ICRC' },
-  { name: 'threads', kind: 'string', value: 'N', help: `threads that decode, this one included (1: no worker; default: one per core up to ${MAX_AUTO_THREADS} for a file of ${AUTO_THREADS_MIN_BYTES >> 20} MiB or more, 1 with --count)` },
+  { name: 'threads', kind: 'string', value: 'N', help: `threads that decode, this one included (1: no worker; default: one per core up to ${MAX_AUTO_THREADS} for a file of ${AUTO_THREADS_MIN_BYTES >> 20} MiB or more, 1 with --count or --time-window, which take this thread only)` },
   { name: 'time', short: 't', kind: 'string', value: 'rel|abs|delta', help: 'time column: since the first frame (default), since the epoch, or since the previous frame' },
   { name: 'help', short: 'h', kind: 'flag', help: 'this help' },
 ];
 
 export const DECODE_USAGE = `usage: roce decode [options] [FILE]
+       roce decode [options] -r FILE
 
 Decodes RoCE v2 (UDP port 4791) and RoCE v1 (EtherType 0x8915) frames in a pcap or
 pcapng capture (Ethernet, Linux cooked SLL/SLL2, raw IP). Checks every ICRC.
 FILE may be a FIFO, or - for standard input: frames are printed as they arrive
-(tcpdump --immediate-mode -U -w - udp port 4791 | roce decode -). Without FILE,
-decodes the sample capture shipped in captures/rc-conversation.pcap.
+(tcpdump --immediate-mode -U -w - udp port 4791 | roce decode). Without FILE,
+standard input is read, unless it is a terminal. The filters choose the frames
+printed; the closing line (on stderr) counts every frame read.
 
 ${formatOptions(DECODE_OPTIONS)}
 
-Exit status: 0 when the whole file was read, 1 when the capture is truncated or
-corrupt (frames before the problem are still printed), 2 on a usage error or an
-unreadable file.`;
+${exitStatusText('when the whole capture was read', 'when it is truncated or corrupt after its header (the frames before the problem are still printed)')}`;
 
 function parseOpcodes(list: readonly string[]): Set<number> {
   const out = new Set<number>();
@@ -68,18 +71,10 @@ function parseOpcodes(list: readonly string[]): Set<number> {
   return out;
 }
 
-function parseRange(text: string): [number, number] {
-  const m = /^(\d*)(-?)(\d*)$/.exec(text);
-  if (m === null || (m[1] === '' && m[3] === '')) throw new UsageError(`--frames must look like A-B, A-, -B or A, not ${JSON.stringify(text)}`);
-  const a = m[1] === '' ? 1 : intValue(m[1] ?? '', 'frames', 1, Number.MAX_SAFE_INTEGER);
-  const b = m[2] === '' ? a : m[3] === '' ? Number.MAX_SAFE_INTEGER : intValue(m[3] ?? '', 'frames', 1, Number.MAX_SAFE_INTEGER);
-  if (b < a) throw new UsageError(`--frames ${text}: the range ends before it starts`);
-  return [a, b];
-}
-
-export async function decodeCommand(argv: readonly string[], out: Output): Promise<number> {
+export async function decodeCommand(argv: readonly string[], out: Output, ctx?: Pick<CommandContext, 'stdinIsTerminal'>): Promise<number> {
   const args = parseCommand(argv, out, { name: 'decode', options: DECODE_OPTIONS, usage: DECODE_USAGE, operands: 'optional FILE' });
   if (args === null) return 0;
+  const file = captureFileOf('decode', args);
   const json = args.flags.has('json');
   const verbose = args.flags.has('verbose');
   if (json && verbose) throw new UsageError('--json and -v cannot be combined');
@@ -88,10 +83,14 @@ export async function decodeCommand(argv: readonly string[], out: Output): Promi
   const maxOut = countText === undefined ? Number.MAX_SAFE_INTEGER : intValue(countText, 'count', 1, Number.MAX_SAFE_INTEGER);
   const timeMode = args.values.get('time') ?? 'rel';
   if (timeMode !== 'rel' && timeMode !== 'abs' && timeMode !== 'delta') throw new UsageError(`--time must be rel, abs or delta, not ${JSON.stringify(timeMode)}`);
-  const [first, last] = args.values.has('frames') ? parseRange(args.values.get('frames') ?? '') : [1, Number.MAX_SAFE_INTEGER];
-  const qpnList = args.lists.get('qpn');
+  const selection = frameSelectionOf(args);
+  const { first, last } = selection;
+  // A time window is judged here, on each record's exact timestamp: on this thread only.
+  const windowed = selection.fromNs !== ALL_FRAMES.fromNs || selection.toNs !== ALL_FRAMES.toNs;
+  const qpns = qpnsOf(args);
   const opList = args.lists.get('opcode');
   const requestedThreads = parseThreads(args.values.get('threads'));
+  if (windowed && requestedThreads !== null && requestedThreads > 1) throw new UsageError('--time-window decodes on this thread only: it goes with --threads 1');
   const settings: PrintSettings = {
     ...DEFAULT_PRINT_SETTINGS,
     json,
@@ -99,7 +98,7 @@ export async function decodeCommand(argv: readonly string[], out: Output): Promi
     timeMode,
     rocePort: portText === undefined ? DEFAULT_PRINT_SETTINGS.rocePort : intValue(portText, 'roce-port', 1, 65535),
     verifyIcrc: !args.flags.has('no-icrc'),
-    qpns: qpnList === undefined ? null : qpnList.map((q) => intValue(q, 'qpn', 0, 0xffffff)),
+    qpns,
     opcodes: opList === undefined ? null : [...parseOpcodes(opList)],
     first,
     last,
@@ -107,10 +106,9 @@ export async function decodeCommand(argv: readonly string[], out: Output): Promi
   };
   const icrcV2 = nativeIcrcV2() ?? undefined;
 
-  const input = captureInput('decode', args.positionals[0], out, isatty(0));
-  if (input === null) return 2;
+  const input = captureInput('decode', file, out, ctx?.stdinIsTerminal ?? isatty(0), DECODE_USAGE);
+  if (input === null) return BAD_INPUT_STATUS;
   finishOnInterrupt(input);
-  const file = input.name;
   const fileBytes = input.bytes;
   // A pipe's lines are handed over before each wait for its writer, so a live capture prints as it comes.
   let flushWaiting: () => void = () => undefined;
@@ -118,7 +116,7 @@ export async function decodeCommand(argv: readonly string[], out: Output): Promi
   // Lines and JSON objects are written straight into UTF-8 chunks (base/text-bytes.ts): building a
   // string per frame cost more than decoding it (docs/performance.md, "roce decode end to end").
   const script = decodeWorkerScript();
-  const threads = threadCount(requestedThreads, { script, fileBytes, counted: countText !== undefined, cores: os.availableParallelism() });
+  const threads = threadCount(requestedThreads, { script, fileBytes, counted: countText !== undefined || windowed, cores: os.availableParallelism() });
   let read = 0;
   let counts: DecodeCounts;
   let ended: StreamResult | null = null;
@@ -141,6 +139,7 @@ export async function decodeCommand(argv: readonly string[], out: Output): Promi
     const printer = new FramePrinter(text, settings, icrcV2);
     counts = printer.counts;
     let whole: { bytes: Uint8Array; view: DataView } = { bytes: new Uint8Array(0), view: new DataView(new ArrayBuffer(0)) };
+    let t0: bigint | null = null;
     for (;;) {
       const next = records.next();
       if (next.done === true) {
@@ -156,6 +155,17 @@ export async function decodeCommand(argv: readonly string[], out: Output): Promi
       // Records are views into one read buffer: one DataView over it serves every frame in it.
       if (rec.data.buffer !== whole.bytes.buffer) whole = { bytes: new Uint8Array(rec.data.buffer), view: new DataView(rec.data.buffer) };
       const start = rec.data.byteOffset;
+      if (windowed) {
+        t0 ??= rec.timestampNs;
+        if (!selects(selection, rec.index, Number(rec.timestampNs - t0))) {
+          // Outside the window: counted, as a frame outside --frames is, and the time columns'
+          // references move on, but nothing is printed.
+          printer.decode(whole.view, whole.bytes, start, start + rec.data.byteLength, rec.linkType, rec.origLen);
+          printer.firstTime ??= rec.timeSec;
+          printer.prevTime = rec.timeSec;
+          continue;
+        }
+      }
       printer.record(whole.view, whole.bytes, start, start + rec.data.byteLength, rec.linkType, rec.origLen, rec.index, rec.timeSec);
     }
     text.end();
@@ -164,13 +174,17 @@ export async function decodeCommand(argv: readonly string[], out: Output): Promi
   if (gone) return 0;
   const { roce: roceFrames, malformed, badIcrc, truncated, printed } = counts;
   const result = { format: ended?.format ?? 'pcap', error: ended?.error ?? null, records: { length: read } };
+  if (isNotACapture(result.error)) {
+    reportNotACapture('decode', input.name, result.error, out);
+    return BAD_INPUT_STATUS;
+  }
   if (!json) {
     out.stderr(
       `${read} frames read${ended === null ? '' : ` (${result.format})`}, ${roceFrames} RoCE, ${malformed} malformed, ${badIcrc} with a bad ICRC${truncated > 0 ? `, ${truncated} truncated by the capture (headers decoded, ICRC not captured)` : ''}${printed < roceFrames ? `, ${printed} shown` : ''}\n`,
     );
   }
   if (result.error !== null) {
-    out.stderr(`roce decode: ${file}: ${describeCaptureError(result)}\n`);
+    out.stderr(`roce decode: ${input.name}: ${describeCaptureError(result)}\n`);
     return 1;
   }
   return 0;

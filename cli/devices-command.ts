@@ -37,7 +37,10 @@ Lists the network interfaces RoCE v2 can run on: the frame driver modes
 receive queues, ntuple steering (ethtool: what --steer needs) and the GID
 table (as show_gids prints it).
 
-${formatOptions(DEVICES_OPTIONS)}`;
+${formatOptions(DEVICES_OPTIONS)}
+
+Exit status: 0 when the interfaces were listed, 1 when they could not be (the
+reason is printed), 2 on a usage error.`;
 
 /** How the AF_XDP driver can run on an interface. */
 export const XdpSupport = {

@@ -1,26 +1,30 @@
 /**
- * `roce ladder FILE -o out.html|out.svg`: a sequence (ladder) diagram of one
+ * `roce ladder [FILE] -o out.html|out.svg`: a sequence (ladder) diagram of one
  * conversation: one arrow per packet, labelled with opcode, PSN and AETH;
  * losses, NAKs, retransmissions and RNR waits highlighted; a true time axis.
  * The HTML page is self-contained and shows decoded fields on hover.
  */
-import * as fs from 'node:fs';
+import { isatty } from 'node:tty';
 import { type OptionSpec, UsageError, formatOptions, intValue } from './args';
-import { parseCommand } from './command';
+import { type CommandContext, parseCommand } from './command';
 import type { Output } from './output';
-import { DEFAULT_CAPTURE } from './capture-input';
+import { BAD_INPUT_STATUS, captureInput, captureStartError, isNotACapture, readWholeInput, reportNotACapture } from './capture-input';
+import { CONVERSATION_SPEC, FRAMES_SPEC, QPN_SPEC, READ_FILE_SPEC, TIME_WINDOW_SPEC, captureFileOf, conversationOf, describedAs, exitStatusText, frameSelectionOf, qpnsOf, selectionHooks, takesAll, timeNs } from './capture-options';
+import { OUTPUT_FILE_STATUS, outputFileProblem, reportOutputFile, writeOutputFile } from './output-file';
 import { TimelineError, type TimelineFilter, buildTimeline } from '../analysis/timeline';
 import { ladderSvg } from '../analysis/render/ladder-svg';
 import { ladderHtml } from '../analysis/render/ladder-html';
 import { MAX_CONVERSATIONS_SPEC, maxConversationsOf, reportAnalysisEnd } from './analysis-end';
 
 export const LADDER_OPTIONS: readonly OptionSpec[] = [
+  READ_FILE_SPEC,
   { name: 'output', short: 'o', kind: 'string', value: 'FILE', help: 'where to write: FILE.html (interactive) or FILE.svg; "-" for SVG on stdout (required)' },
-  { name: 'conversation', short: 'c', kind: 'string', value: 'N', help: 'the conversation number (as `roce analyze` lists them; default: the one with most frames)' },
-  { name: 'qpn', kind: 'string', value: 'QPN', help: 'the conversation with this QP number at either end' },
-  { name: 'from', kind: 'string', value: 'US', help: 'only packets at or after this time, in microseconds since the first frame' },
-  { name: 'to', kind: 'string', value: 'US', help: 'only packets at or before this time, in microseconds since the first frame' },
-  { name: 'frames', kind: 'string', value: 'A-B', help: 'only frame numbers in this range (A-B, A-, -B)' },
+  describedAs(CONVERSATION_SPEC, 'the conversation to draw, numbered as `roce analyze` lists them (default: the one with most frames)'),
+  describedAs(QPN_SPEC, 'the conversation with this QP number at either end'),
+  describedAs(FRAMES_SPEC, 'only frames numbered A to B (A-B, A-, -B or A), judged as a capture of their own'),
+  describedAs(TIME_WINDOW_SPEC, `only frames whose time since the capture's first frame lies in [FROM, TO], judged as a capture of their own (FROM-, -TO; each a number with s, ms, us or ns after it; a bare number is µs)`),
+  { name: 'from', kind: 'string', value: 'US', help: 'draw only packets at or after this time since the capture\'s first frame (µs, or with a unit), each judged with every frame before it' },
+  { name: 'to', kind: 'string', value: 'US', help: 'draw only packets at or before this time since the capture\'s first frame (µs, or with a unit), each judged with every frame before it' },
   { name: 'max', kind: 'string', value: 'N', help: 'draw at most N packets (default 400)' },
   { name: 'title', kind: 'string', value: 'TEXT', help: 'title of the picture' },
   { name: 'roce-port', kind: 'string', value: 'N', help: 'UDP destination port that means RoCE v2 (default 4791)' },
@@ -30,77 +34,83 @@ export const LADDER_OPTIONS: readonly OptionSpec[] = [
 ];
 
 export const LADDER_USAGE = `usage: roce ladder [options] -o OUT.html|OUT.svg [FILE]
+       roce ladder [options] -o OUT.html|OUT.svg -r FILE
 
 Draws a sequence (ladder) diagram of one RoCE conversation of a capture. The
 time axis is linear within each burst of traffic; long idle gaps are cut and
-labelled with their length, and each packet's time is printed on the left.
-Without FILE, draws captures/rc-conversation.pcap. A capture that ends early
-(truncated or corrupt) is drawn up to the problem, which is named, and the exit
-status is 1.
+labelled with their length, and each packet's time since the capture's first
+frame is printed on the left. FILE may be a FIFO, or - for standard input,
+which is read whole before the drawing starts. Without FILE, standard input is
+read, unless it is a terminal. --frames and --time-window take part of the
+capture and judge it as a capture of its own, as roce analyze does with them;
+--from and --to zoom in on a stretch of time, each packet drawn judged with
+every frame before it. A capture that ends early (truncated or corrupt) is
+drawn up to the problem, which is named.
 
-${formatOptions(LADDER_OPTIONS)}`;
+${formatOptions(LADDER_OPTIONS)}
 
-function usNs(text: string, name: string): number {
-  const v = Number(text);
-  if (!/^\d+(\.\d+)?$/.test(text) || !Number.isFinite(v)) throw new UsageError(`--${name} must be a time in microseconds (e.g. 12.5), not ${JSON.stringify(text)}`);
-  return Math.round(v * 1000);
-}
+${exitStatusText('when the diagram was drawn from the whole capture', 'when the capture is truncated or corrupt after its header or starts more conversations than --max-conversations (drawn up to the problem)', ['a capture without the conversation asked for (no RoCE conversation, or none matching --conversation or --qpn)'])}`;
 
-/** Parses A-B, A-, -B or A into [first, last]. */
-export function frameRange(text: string): [number | undefined, number | undefined] {
-  const m = /^(\d*)(-?)(\d*)$/.exec(text);
-  if (m === null || (m[1] === '' && m[3] === '')) throw new UsageError(`--frames must look like A-B, A-, -B or A, not ${JSON.stringify(text)}`);
-  const a = m[1] === '' ? undefined : intValue(m[1] ?? '', 'frames', 1, Number.MAX_SAFE_INTEGER);
-  const b = m[2] === '' ? a : m[3] === '' ? undefined : intValue(m[3] ?? '', 'frames', 1, Number.MAX_SAFE_INTEGER);
-  if (a !== undefined && b !== undefined && b < a) throw new UsageError(`--frames ${text}: the range ends before it starts`);
-  return [a, b];
-}
-
-export async function ladderCommand(argv: readonly string[], out: Output): Promise<number> {
+export async function ladderCommand(argv: readonly string[], out: Output, ctx?: Pick<CommandContext, 'stdinIsTerminal'>): Promise<number> {
   const args = parseCommand(argv, out, { name: 'ladder', options: LADDER_OPTIONS, usage: LADDER_USAGE, operands: 'optional FILE' });
   if (args === null) return 0;
+  const file = captureFileOf('ladder', args);
   const dest = args.values.get('output');
   if (dest === undefined) throw new UsageError('ladder needs -o OUT.html or -o OUT.svg (or -o - for SVG on stdout)');
   const html = /\.html?$/i.test(dest);
   if (dest !== '-' && !html && !/\.svg$/i.test(dest)) throw new UsageError(`-o ${dest}: the name must end in .html or .svg`);
   const f: TimelineFilter = {};
-  const conv = args.values.get('conversation');
-  if (conv !== undefined) f.conversation = intValue(conv, 'conversation', 1, Number.MAX_SAFE_INTEGER);
-  const qpn = args.values.get('qpn');
-  if (qpn !== undefined) f.qpn = intValue(qpn, 'qpn', 0, 0xffffff);
+  const conversation = conversationOf(args);
+  if (conversation !== null) f.conversation = conversation;
+  const qpn = qpnsOf(args, 1)?.[0];
+  if (qpn !== undefined) f.qpn = qpn;
+  const selection = frameSelectionOf(args);
+  // --from and --to zoom in: the packets drawn are judged with the whole capture, where
+  // --time-window judges its frames as a capture of their own.
   const from = args.values.get('from');
-  if (from !== undefined) f.fromNs = usNs(from, 'from');
+  if (from !== undefined) f.fromNs = timeNs(from, '--from');
   const to = args.values.get('to');
-  if (to !== undefined) f.toNs = usNs(to, 'to');
-  const frames = args.values.get('frames');
-  if (frames !== undefined) {
-    const [a, b] = frameRange(frames);
-    if (a !== undefined) f.firstFrame = a;
-    if (b !== undefined) f.lastFrame = b;
-  }
+  if (to !== undefined) f.toNs = timeNs(to, '--to');
+  if (f.fromNs !== undefined && f.toNs !== undefined && f.toNs < f.fromNs) throw new UsageError('--to is before --from');
   const max = args.values.get('max');
   if (max !== undefined) f.maxFrames = intValue(max, 'max', 1, 100000);
   const portText = args.values.get('roce-port');
   const rocePort = portText === undefined ? 4791 : intValue(portText, 'roce-port', 1, 65535);
-  const file = args.positionals[0] ?? DEFAULT_CAPTURE;
   const maxConversations = maxConversationsOf(args);
+  // Seen before the capture is read: a long capture is not analysed for a picture that cannot be written.
+  const unwritable = dest === '-' ? null : outputFileProblem(dest);
+  if (unwritable !== null) {
+    reportOutputFile('ladder', dest, unwritable, out);
+    return OUTPUT_FILE_STATUS;
+  }
+  const input = captureInput('ladder', file, out, ctx?.stdinIsTerminal ?? isatty(0), LADDER_USAGE);
+  if (input === null) return BAD_INPUT_STATUS;
+  // The timeline reads the capture twice (the conversations, then the one drawn): a pipe is read whole first.
+  let source: string | Uint8Array = input.path;
+  if (input.stream) {
+    const bytes = readWholeInput('ladder', input, out);
+    if (bytes === null) return BAD_INPUT_STATUS;
+    source = bytes;
+  }
+  const select = selectionHooks(selection);
   let text: string;
   let status: number;
   try {
-    const t = buildTimeline(file, f, { decode: { rocePort, verifyIcrc: !args.flags.has('ignore-icrc') }, maxConversations });
-    status = reportAnalysisEnd('ladder', file, t.ended, out);
+    const t = buildTimeline(source, f, { decode: { rocePort, verifyIcrc: !args.flags.has('ignore-icrc') }, maxConversations, ...select });
+    status = reportAnalysisEnd('ladder', input.name, t.ended, out);
     if (t.items.length === 0) out.stderr(`roce ladder: no packet of conversation #${t.conversation} passes the filters\n`);
     const title = args.values.get('title') ?? '';
     text = html ? ladderHtml(t, title) : ladderSvg(t, title);
-    if (t.truncated > 0) out.stderr(`roce ladder: drew ${t.items.length} packets, ${t.truncated} more left out (use --max, --frames, --from/--to)\n`);
+    if (t.truncated > 0) out.stderr(`roce ladder: drew ${t.items.length} packets, ${t.truncated} more left out (use --max, --from/--to, --frames, --time-window)\n`);
   } catch (e) {
-    if (e instanceof TimelineError) {
-      out.stderr(`roce ladder: ${e.message}\n`);
-      return 2;
-    }
-    throw e;
+    if (!(e instanceof TimelineError)) throw e;
+    // No conversation in what is not a capture at all: say what it is.
+    const start = captureStartError(source);
+    if (isNotACapture(start)) reportNotACapture('ladder', input.name, start, out);
+    else out.stderr(`roce ladder: ${takesAll(selection) ? '' : 'in the frames selected, '}${e.message}\n`);
+    return BAD_INPUT_STATUS;
   }
   if (dest === '-') out.stdout(text);
-  else fs.writeFileSync(dest, text);
+  else if (!writeOutputFile('ladder', dest, text, out)) return OUTPUT_FILE_STATUS;
   return status;
 }

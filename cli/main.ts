@@ -1,10 +1,13 @@
 /**
  * The `roce` command. Each subcommand lives in its own module; this file only
- * dispatches and turns a UsageError into a one-line message and exit status 2.
+ * dispatches and turns a UsageError, or a file that could not be read or
+ * written, into a one-line message and exit status 2.
  * `main` is the process's composition root: it applies ROCE_NO_NATIVE and
- * makes the context every command gets (the environment, the memory testbed).
+ * makes the context every command gets (the environment, the memory testbed,
+ * whether standard input is a terminal).
  */
 import { UsageError } from './args';
+import { fileErrorCode, fileErrorText } from './file-error';
 import { type Command, type CommandContext, commandContext } from './command';
 import { applyNativeSwitch } from '../apps/host/native-switch';
 import { tierUpEarly } from '../apps/host/jit-tier-up';
@@ -30,21 +33,24 @@ import type * as ReplayCommandModule from './replay-command';
 // command about 50 ms (the simulator, the stack and the drivers for `roce decode` too).
 /* eslint-disable @typescript-eslint/no-require-imports */
 // `live`: the command carries live traffic, so its process optimises early (apps/host/jit-tier-up.ts).
-const COMMANDS: Readonly<Record<string, { help: string; load: () => Command; live?: true }>> = {
+// `tool`: the real tool the command stands in for, whose command line it takes as the tool's users
+// type it, its one-letter options included. Elsewhere a letter means one thing in every command
+// (`-c` a count, `-r` the capture to read, `-o` the output file...; test/cli/bad-arguments.test.ts).
+const COMMANDS: Readonly<Record<string, { help: string; load: () => Command; live?: true; tool?: string }>> = {
   demo: { help: 'two stacks over a lossy in-memory link, every byte verified (run `roce demo -h`)', load: () => (require('./demo-command') as typeof DemoCommandModule).demoCommand },
   decode: { help: 'decode a pcap/pcapng capture of RoCE traffic (run `roce decode -h`)', load: () => (require('./decode-command') as typeof DecodeCommandModule).decodeCommand },
   analyze: { help: 'transport analysis of a capture: flags, loss recovery, rule checks (run `roce analyze -h`)', load: () => (require('./analyze-command') as typeof AnalyzeCommandModule).analyzeCommand },
   ladder: { help: 'sequence diagram of one conversation as HTML or SVG (run `roce ladder -h`)', load: () => (require('./ladder-command') as typeof LadderCommandModule).ladderCommand },
   plot: { help: 'PSN-versus-time graph per QP as SVG; --rate and --sim: rates, ECN marks, CNPs and queues (run `roce plot -h`)', load: () => (require('./plot-command') as typeof PlotCommandModule).plotCommand },
   devices: { help: 'the interfaces RoCE can run on: driver modes, MTU, active IB MTU, GID table (run `roce devices -h`)', load: () => (require('./devices-command') as typeof DevicesCommandModule).devicesCommand },
-  perftest: { help: 'ib_write/read/send/atomic_bw and _lat benchmarks; either end may be the real perftest (run `roce perftest -h`)', load: () => (require('./perftest-command') as typeof PerftestCommandModule).perftestCommand, live: true },
-  pingpong: { help: "ibv_rc_pingpong's exchange and traffic; either end may be the real tool (run `roce pingpong -h`)", load: () => (require('./pingpong-command') as typeof PingpongCommandModule).pingpongCommand, live: true },
-  rping: { help: "librdmacm's rping: an RDMA CM connection, RDMA READ and WRITE pings; either end may be the real rping (run `roce rping -h`)", load: () => (require('./rping-command') as typeof RpingCommandModule).rpingCommand, live: true },
+  perftest: { help: 'ib_write/read/send/atomic_bw and _lat benchmarks; either end may be the real perftest (run `roce perftest -h`)', load: () => (require('./perftest-command') as typeof PerftestCommandModule).perftestCommand, live: true, tool: 'perftest' },
+  pingpong: { help: "ibv_rc_pingpong's exchange and traffic; either end may be the real tool (run `roce pingpong -h`)", load: () => (require('./pingpong-command') as typeof PingpongCommandModule).pingpongCommand, live: true, tool: 'ibv_rc_pingpong' },
+  rping: { help: "librdmacm's rping: an RDMA CM connection, RDMA READ and WRITE pings; either end may be the real rping (run `roce rping -h`)", load: () => (require('./rping-command') as typeof RpingCommandModule).rpingCommand, live: true, tool: 'rping' },
   attack: { help: 'hostile RoCE frames toward a live QP: wrong keys, bad PSNs, ghost ACKs, a flood (run `roce attack -h`)', load: () => (require('./attack-command') as typeof AttackCommandModule).attackCommand, live: true },
-  cmatose: { help: "librdmacm's ucmatose: -c RDMA CM connections, SENDs each way, disconnects; either end may be the real ucmatose (run `roce cmatose -h`)", load: () => (require('./cmatose-command') as typeof CmatoseCommandModule).cmatoseCommand, live: true },
-  'rdma-server': { help: "librdmacm's rdma_server: one RDMA CM connection, 16 bytes each way; the client may be the real rdma_client (run `roce rdma-server -h`)", load: () => (require('./rdma-server-command') as typeof RdmaServerCommandModule).rdmaServerCommand, live: true },
-  'rdma-client': { help: "librdmacm's rdma_client: the other end of rdma_server, which may be the real one (run `roce rdma-client -h`)", load: () => (require('./rdma-client-command') as typeof RdmaClientCommandModule).rdmaClientCommand, live: true },
-  udaddy: { help: "librdmacm's udaddy: UD datagrams to a QP found by SIDR (UDP port space); either end may be the real udaddy (run `roce udaddy -h`)", load: () => (require('./udaddy-command') as typeof UdaddyCommandModule).udaddyCommand, live: true },
+  cmatose: { help: "librdmacm's ucmatose: -c RDMA CM connections, SENDs each way, disconnects; either end may be the real ucmatose (run `roce cmatose -h`)", load: () => (require('./cmatose-command') as typeof CmatoseCommandModule).cmatoseCommand, live: true, tool: 'ucmatose' },
+  'rdma-server': { help: "librdmacm's rdma_server: one RDMA CM connection, 16 bytes each way; the client may be the real rdma_client (run `roce rdma-server -h`)", load: () => (require('./rdma-server-command') as typeof RdmaServerCommandModule).rdmaServerCommand, live: true, tool: 'rdma_server' },
+  'rdma-client': { help: "librdmacm's rdma_client: the other end of rdma_server, which may be the real one (run `roce rdma-client -h`)", load: () => (require('./rdma-client-command') as typeof RdmaClientCommandModule).rdmaClientCommand, live: true, tool: 'rdma_client' },
+  udaddy: { help: "librdmacm's udaddy: UD datagrams to a QP found by SIDR (UDP port space); either end may be the real udaddy (run `roce udaddy -h`)", load: () => (require('./udaddy-command') as typeof UdaddyCommandModule).udaddyCommand, live: true, tool: 'udaddy' },
   sim: { help: 'a congestion scenario in simulation: hosts around one switch, DCQCN, ECN marking, PFC (run `roce sim -h`)', load: () => (require('./sim-command') as typeof SimCommandModule).simCommand },
   replay: { help: 'replay one side of captured RC conversations into the stack and compare (run `roce replay -h`)', load: () => (require('./replay-command') as typeof ReplayCommandModule).replayCommand },
 };
@@ -74,10 +80,21 @@ export async function run(argv: readonly string[], out: Output, ctx: CommandCont
     }
     const c = commandNamed(cmd);
     if (c === undefined) throw new UsageError(`unknown command ${JSON.stringify(cmd)} (commands: ${Object.keys(COMMANDS).join(', ')})`);
-    return await c.load()(rest, out, ctx);
+    try {
+      return await c.load()(rest, out, ctx);
+    } catch (e) {
+      // Each command says what it cannot read or write itself; this is the net under them all.
+      const code = fileErrorCode(e);
+      if (code === null) throw e;
+      const { path: file, syscall } = e as NodeJS.ErrnoException;
+      out.stderr(`roce ${cmd}: ${file ?? `${syscall ?? 'a file operation'} failed`}: ${fileErrorText(e)}\n`);
+      return 2;
+    }
   } catch (e) {
     if (e instanceof UsageError) {
-      out.stderr(`roce: ${e.message}\n`);
+      // `roce analyze: unknown option --foo (roce analyze -h)`: the command, and where its options are.
+      const known = cmd !== undefined && commandNamed(cmd) !== undefined;
+      out.stderr(known ? `roce ${cmd}: ${e.message} (roce ${cmd} -h)\n` : `roce: ${e.message}\n`);
       return 2;
     }
     throw e;
@@ -89,6 +106,16 @@ function commandNamed(name: string): (typeof COMMANDS)[string] | undefined {
   return Object.prototype.hasOwnProperty.call(COMMANDS, name) ? COMMANDS[name] : undefined;
 }
 
+/** The names of the `roce` commands, in the order `roce help` lists them. */
+export function commandNames(): string[] {
+  return Object.keys(COMMANDS);
+}
+
+/** The real tool `roce NAME` stands in for, whose one-letter options it takes; null for a command of roce's own. */
+export function toolOf(name: string): string | null {
+  return commandNamed(name)?.tool ?? null;
+}
+
 /** Whether `roce NAME` carries live traffic (its process then optimises early). */
 export function isLiveCommand(name: string): boolean {
   return commandNamed(name)?.live === true;
@@ -98,9 +125,17 @@ export async function main(argv: readonly string[]): Promise<number> {
   applyNativeSwitch(process.env);
   if (argv[0] !== undefined && isLiveCommand(argv[0])) tierUpEarly();
   const out = processOutput();
+  let status: number;
   try {
-    return await run(argv, out, commandContext(process.env));
+    status = await run(argv, out, commandContext(process.env));
   } finally {
     await out.flush();
   }
+  // Standard output could not be written (a full disk): said once, not as a stack trace.
+  const failed = out.failure();
+  if (failed !== null) {
+    process.stderr.write(`roce${argv[0] === undefined || commandNamed(argv[0]) === undefined ? '' : ` ${argv[0]}`}: cannot write standard output: ${fileErrorText(failed, true)}\n`);
+    return 2;
+  }
+  return status;
 }

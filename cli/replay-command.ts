@@ -1,12 +1,13 @@
 /**
- * `roce replay FILE --role responder|requester`: conformance tests from
+ * `roce replay [FILE] --role responder|requester`: conformance tests from
  * captures. The stack plays one side of a captured RC conversation and its
  * answers are compared with what the real peer sent.
  */
-import { fileErrorText } from './file-error';
-import * as fs from 'node:fs';
+import { isatty } from 'node:tty';
 import { type OptionSpec, UsageError, formatOptions, intValue } from './args';
-import { parseCommand } from './command';
+import { type CommandContext, parseCommand } from './command';
+import { BAD_INPUT_STATUS, captureInput, isNotACapture, readWholeInput, reportNotACapture } from './capture-input';
+import { FRAMES_SPEC, QPN_SPEC, READ_FILE_SPEC, TIME_WINDOW_SPEC, captureFileOf, describedAs, exitStatusText, frameSelectionOf, qpnsOf, selects, takesAll } from './capture-options';
 import type { Output } from './output';
 import { readCapture, describeCaptureError } from '../packets/pcap';
 import { packetAddresses } from '../packets/decode';
@@ -21,8 +22,11 @@ import { applyCmSetup, cmConnections } from '../apps/replay/cm-setup';
 import { splitReplayable } from '../apps/replay/replayable';
 
 export const REPLAY_OPTIONS: readonly OptionSpec[] = [
+  READ_FILE_SPEC,
   { name: 'role', kind: 'string', value: 'responder|requester', help: 'which side the stack plays (default responder)' },
-  { name: 'qpn', kind: 'string', value: 'QPN', help: 'the conversation whose responder (or, with --role requester, requester) has this QPN (default: every RC conversation)' },
+  describedAs(QPN_SPEC, 'the conversations whose responder (or, with --role requester, requester) has one of these QPNs (default: every RC conversation)'),
+  describedAs(FRAMES_SPEC, 'replay only frames numbered A to B (A-B, A-, -B or A), as if the capture held no others'),
+  describedAs(TIME_WINDOW_SPEC, `replay only frames whose time since the capture's first frame lies in [FROM, TO], as if the capture held no others (FROM-, -TO; each a number with s, ms, us or ns after it; a bare number is µs)`),
   { name: 'timing', kind: 'string', value: 'captured|fast', help: 'feed packets at the captured times (default) or back to back' },
   { name: 'mtu', kind: 'string', value: 'N', help: 'path MTU, when the capture does not show it (default: inferred)' },
   { name: 'roce-port', kind: 'string', value: 'N', help: 'UDP destination port of RoCE v2 (default 4791)' },
@@ -40,22 +44,26 @@ export const REPLAY_OPTIONS: readonly OptionSpec[] = [
   { name: 'help', short: 'h', kind: 'flag', help: 'this help' },
 ];
 
-export const REPLAY_USAGE = `usage: roce replay FILE [--role responder|requester] [options]
-       roce replay FILE --onto IFACE [--driver xdp|packet] [--rewrite-mac|ip|qpn OLD=NEW] [--psn-offset N]
+export const REPLAY_USAGE = `usage: roce replay [FILE] [--role responder|requester] [options]
+       roce replay [FILE] --onto IFACE [--driver xdp|packet] [--rewrite-mac|ip|qpn OLD=NEW] [--psn-offset N]
 
 Replays one side of each captured RC conversation into the stack and compares
 its answers with the real peer's: ACK/NAK coverage and MSN, READ response
 segmentation and data, atomic results (responder); request segmentation, PSNs,
 headers and go-back-N (requester). Each difference is a violation or a policy
-difference the IBTA allows. Exit status 1 on any violation, when no conversation
-can be replayed, or when the capture file is damaged (what it held is replayed).
+difference the IBTA allows. The capture is FILE or -r FILE: a file, a FIFO, or
+- for standard input, read whole before the replay starts; without FILE,
+standard input is read, unless it is a terminal.
 
-${formatOptions(REPLAY_OPTIONS)}`;
+${formatOptions(REPLAY_OPTIONS)}
 
-export async function replayCommand(argv: readonly string[], out: Output): Promise<number> {
-  const args = parseCommand(argv, out, { name: 'replay', options: REPLAY_OPTIONS, usage: REPLAY_USAGE, operands: 'FILE' });
+${exitStatusText('when every conversation replayed without a violation', 'on a violation, when no conversation can be replayed, or when the capture is truncated or corrupt after its header (what it held is replayed)')}`;
+
+export async function replayCommand(argv: readonly string[], out: Output, ctx?: Pick<CommandContext, 'stdinIsTerminal'>): Promise<number> {
+  const args = parseCommand(argv, out, { name: 'replay', options: REPLAY_OPTIONS, usage: REPLAY_USAGE, operands: 'optional FILE' });
   if (args === null) return 0;
-  const file = args.positionals[0] as string;
+  const named = captureFileOf('replay', args);
+  const selection = frameSelectionOf(args);
   const role = args.values.get('role') ?? 'responder';
   if (role !== 'responder' && role !== 'requester') throw new UsageError(`--role must be responder or requester, not ${JSON.stringify(role)}`);
   const timing = args.values.get('timing') ?? 'captured';
@@ -63,21 +71,29 @@ export async function replayCommand(argv: readonly string[], out: Output): Promi
   const mtuText = args.values.get('mtu');
   const mtu = mtuText === undefined ? undefined : intValue(mtuText, 'mtu', 256, 4096);
   if (mtu !== undefined && ![256, 512, 1024, 2048, 4096].includes(mtu)) throw new UsageError('--mtu must be 256, 512, 1024, 2048 or 4096');
-  const qpnText = args.values.get('qpn');
-  const qpn = qpnText === undefined ? undefined : intValue(qpnText, 'qpn', 0, 0xffffff);
+  const qpns = qpnsOf(args);
   const rocePort = intValue(args.values.get('roce-port') ?? '4791', 'roce-port', 1, 65535);
   const capture = captureArgs(args);
   if (capture !== null && args.values.get('onto') === undefined) throw new UsageError('--pcap records a live link: it goes with --onto IFACE');
 
-  let bytes: Uint8Array;
-  try {
-    bytes = fs.readFileSync(file);
-  } catch (e) {
-    out.stderr(`roce replay: cannot read ${file}: ${fileErrorText(e)}\n`);
-    return 2;
+  // The replay needs the whole capture at once: standard input is read to its end first.
+  const input = captureInput('replay', named, out, ctx?.stdinIsTerminal ?? isatty(0), REPLAY_USAGE);
+  if (input === null) return BAD_INPUT_STATUS;
+  const bytes = readWholeInput('replay', input, out);
+  if (bytes === null) return BAD_INPUT_STATUS;
+  const file = input.name;
+  const whole = readCapture(bytes);
+  if (isNotACapture(whole.error)) {
+    reportNotACapture('replay', file, whole.error, out);
+    return BAD_INPUT_STATUS;
   }
-  const cap = readCapture(bytes);
-  if (cap.error !== null) out.stderr(`roce replay: ${file}: ${describeCaptureError(cap)}; replaying what was read\n`);
+  // --frames and --time-window: the frames outside are left out, as if the capture did not hold
+  // them; damage after the range's last frame is then none of the replay's, as `roce analyze` has it.
+  const t0 = whole.records[0]?.timestampNs ?? 0n;
+  const cap = takesAll(selection)
+    ? whole
+    : { ...whole, records: whole.records.filter((r) => selects(selection, r.index, Number(r.timestampNs - t0))), error: selection.last <= whole.records.length ? null : whole.error };
+  if (cap.error !== null) out.stderr(`roce replay: ${file}: ${describeCaptureError(whole)}; replaying what was read\n`);
   const onto = args.values.get('onto');
   if (onto !== undefined) {
     const driver = args.values.get('driver') ?? 'packet';
@@ -93,10 +109,10 @@ export async function replayCommand(argv: readonly string[], out: Output): Promi
   if (truncated > 0) out.stderr(`roce replay: ${file}: ${truncated} frames truncated by the capture: headers replayed, payload compared only as far as captured\n`);
   let convs = findRcConversations(packets, packetAddresses);
   applyCmSetup(convs, cmConnections(packets));
-  if (qpn !== undefined) convs = convs.filter((c) => (role === 'responder' ? c.responderQpn : c.requesterQpn) === qpn);
+  if (qpns !== null) convs = convs.filter((c) => qpns.includes(role === 'responder' ? c.responderQpn : c.requesterQpn));
   if (convs.length === 0) {
     const hint = !ignoreIcrc && cap.records.length > 0 ? ' (if the capture tool did not preserve the ICRCs, try --ignore-icrc)' : '';
-    out.stderr(`roce replay: ${file}: no RC conversation${qpn !== undefined ? ` with ${role} QPN 0x${qpn.toString(16)}` : ''} found${hint}\n`);
+    out.stderr(`roce replay: ${file}: no RC conversation${qpns !== null ? ` with ${role} QPN ${qpns.map((q) => `0x${q.toString(16)}`).join(' or ')}` : ''}${takesAll(selection) ? '' : ' in the frames selected'} found${hint}\n`);
     return 1;
   }
   const { replayable, notReplayable } = splitReplayable(convs);
@@ -119,7 +135,7 @@ export async function replayCommand(argv: readonly string[], out: Output): Promi
     violations: results.reduce((s, r) => s + r.violations, 0),
   };
   if (args.flags.has('json')) {
-    out.stdout(`${JSON.stringify({ file, role, ok: total.violations === 0 && cap.error === null, ...total, captureError: cap.error === null ? null : describeCaptureError(cap), differences: results.flatMap((r) => r.differences), conversations: results, notReplayable })}\n`);
+    out.stdout(`${JSON.stringify({ file, role, ok: total.violations === 0 && cap.error === null, ...total, captureError: cap.error === null ? null : describeCaptureError(whole), differences: results.flatMap((r) => r.differences), conversations: results, notReplayable })}\n`);
   } else {
     for (const r of results) {
       out.stdout(
@@ -133,7 +149,7 @@ export async function replayCommand(argv: readonly string[], out: Output): Promi
   }
   // Like decode and analyze: a capture file that ends early or is corrupt exits 1, after what it held was replayed.
   if (cap.error !== null) {
-    out.stderr(`roce replay: ${file}: exit status 1: the capture file is damaged (${describeCaptureError(cap)}); only the frames before the damage were replayed\n`);
+    out.stderr(`roce replay: ${file}: exit status 1: the capture file is damaged (${describeCaptureError(whole)}); only the frames before the damage were replayed\n`);
     return 1;
   }
   return total.violations === 0 ? 0 : 1;

@@ -140,15 +140,21 @@ describe('roce analyze', () => {
       expect(p.err).toMatch(/^roce plot: .*cut\.pcap: capture ends early at byte \d+: /);
       expect(p.out).toContain('<svg');
     }
-    // Not a capture at all: named, not "no flow passes the filters" with status 0.
+    // Not a capture at all: said so in one line, with nothing drawn (exit 2, as an unreadable input).
     const junk = path.join(dir, 'junk.pcap');
     fs.writeFileSync(junk, 'not a capture at all\n');
+    const notCapture = (cmd: string): string => `roce ${cmd}: ${junk}: not a pcap or pcapng capture: unknown capture magic 0x20746f6e (not pcap or pcapng)\n`;
     const lj = memoryOutput();
     expect(await ladderCommand(['-o', '-', junk], lj)).toBe(2);
-    expect(lj.err).toContain('no RoCE conversation (it ends early at byte 0: unknown capture magic');
-    const pj = memoryOutput();
-    expect(await plotCommand(['-o', '-', junk], pj)).toBe(1);
-    expect(pj.err).toContain('capture ends early at byte 0: unknown capture magic');
+    expect({ out: lj.out, err: lj.err }).toEqual({ out: '', err: notCapture('ladder') });
+    for (const extra of [[], ['--rate']]) {
+      const pj = memoryOutput();
+      expect(await plotCommand([...extra, '-o', '-', junk], pj)).toBe(2);
+      expect({ out: pj.out, err: pj.err }).toEqual({ out: '', err: notCapture('plot') });
+    }
+    const aj = memoryOutput();
+    expect(await analyzeCommand(['--json', junk], aj)).toBe(2);
+    expect({ out: aj.out, err: aj.err }).toEqual({ out: '', err: notCapture('analyze') });
     fs.rmSync(dir, { recursive: true, force: true });
   });
 });

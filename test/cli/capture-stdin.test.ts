@@ -63,15 +63,15 @@ describe('roce decode -', () => {
     }
   });
 
-  test('a pipe that ends inside a record: the frames before it, and a truncation (exit 1)', async () => {
+  test('a pipe that ends inside a record: the frames before it, and a truncation (exit 1); an empty one is no capture (exit 2)', async () => {
     const bytes = fs.readFileSync(path.join(CAPTURES, 'rc-conversation.pcap'));
     const got = await withInput(['decode', '-'], bytes.subarray(0, 1000), 100);
     expect(got.status).toBe(1);
     expect(got.stdout).toBe('');
     expect(got.stderr).toBe('0 frames read (pcap), 0 RoCE, 0 malformed, 0 with a bad ICRC\nroce decode: stdin: capture truncated at byte 24 after 0 complete frames: the input ended after 976 of the 1098 bytes that start there\n');
+    // An empty input holds no capture at all: a bad input (exit 2), not a truncated capture.
     const empty = await withInput(['decode', '-'], new Uint8Array(0), 1);
-    expect(empty.status).toBe(1);
-    expect(empty.stderr).toContain('capture truncated at byte 0 after 0 complete frames: capture magic needs 4 bytes but only 0 remain');
+    expect(empty).toEqual({ status: 2, stdout: '', stderr: 'roce decode: stdin: not a pcap or pcapng capture: capture magic needs 4 bytes but only 0 remain\n' });
   });
 
   test.each([false, true])('live: a frame is printed once it has arrived, before the next one is written (Ctrl-C meanwhile: %s)', async (interrupt) => {

@@ -160,12 +160,13 @@ test('a missing file is a clear error with exit status 2', async () => {
   expect(r.err).toMatch(/cannot read .*nope\.pcap: no such file/);
 });
 
-test('a file that is not a capture exits 1 with a message', async () => {
+test('a file that is not a capture exits 2, as the help says, with one line and nothing on stdout', async () => {
   const junk = path.join(dir, 'junk.pcap');
   fs.writeFileSync(junk, 'this is not a capture file at all');
-  const r = await roce('decode', junk);
-  expect(r.code).toBe(1);
-  expect(r.err).toMatch(/roce decode: .*junk\.pcap: /);
+  for (const flags of [[], ['--json'], ['-v']]) {
+    const r = await roce('decode', ...flags, junk);
+    expect(r).toEqual({ code: 2, out: '', err: `roce decode: ${junk}: not a pcap or pcapng capture: unknown capture magic 0x73696874 (not pcap or pcapng)\n` });
+  }
 });
 
 const built = fs.existsSync(path.join(__dirname, '..', '..', 'dist', 'cli', 'main.js'));

@@ -3,8 +3,12 @@ import { run } from '../../cli/main';
 import { commandContext } from '../../cli/command';
 import { memoryOutput } from '../../cli/output';
 
-/** One context for the commands a test file runs, as for the commands of one process: `--driver memory` ends share one testbed. */
-const context = commandContext(process.env);
+/**
+ * One context for the commands a test file runs, as for the commands of one process: `--driver
+ * memory` ends share one testbed. Standard input counts as a terminal: a capture command run in the
+ * test's process never reads the test runner's own standard input (a forgotten FILE is a usage error).
+ */
+const context = commandContext(process.env, true);
 
 export async function roce(...argv: string[]): Promise<{ code: number; out: string; err: string }> {
   const o = memoryOutput();

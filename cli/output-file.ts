@@ -1,0 +1,63 @@
+/**
+ * The file a command writes its picture to (`roce ladder -o`, `roce plot -o`). What stops it
+ * (a directory, a missing folder, no permission, a full disk) is one line naming the file, said
+ * before the capture is read when it can be seen then, and the command exits 2.
+ */
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { fileErrorText } from './file-error';
+import type { Output } from './output';
+
+/** The exit status of a command whose output file cannot be written. */
+export const OUTPUT_FILE_STATUS = 2;
+
+/**
+ * Why `dest` surely cannot be written, seen without writing it (it is a directory, its folder does
+ * not exist or is not one), or null. The write itself may still fail: `writeOutputFile` says so.
+ */
+export function outputFileProblem(dest: string): string | null {
+  try {
+    if (fs.statSync(dest).isDirectory()) return 'is a directory';
+  } catch {
+    // Not there yet (or not to be looked at): the write tells.
+  }
+  try {
+    if (!fs.statSync(path.dirname(dest)).isDirectory()) return 'a part of the path is not a directory';
+  } catch (e) {
+    return fileErrorText(e, true);
+  }
+  return null;
+}
+
+/** Says on stderr that `dest` cannot be written, and why. */
+export function reportOutputFile(command: string, dest: string, why: string, out: Output): void {
+  out.stderr(`roce ${command}: cannot write ${dest}: ${why}\n`);
+}
+
+/**
+ * Writes `text` to `dest`; false when that failed (the reason is on stderr). A file left part
+ * written (the disk filled up) is removed rather than left as a broken picture.
+ */
+export function writeOutputFile(command: string, dest: string, text: string, out: Output): boolean {
+  let fd: number;
+  try {
+    fd = fs.openSync(dest, 'w');
+  } catch (e) {
+    reportOutputFile(command, dest, fileErrorText(e, true), out);
+    return false;
+  }
+  try {
+    fs.writeFileSync(fd, text);
+    return true;
+  } catch (e) {
+    reportOutputFile(command, dest, fileErrorText(e, true), out);
+    try {
+      if (fs.fstatSync(fd).isFile()) fs.unlinkSync(dest);
+    } catch {
+      // Already gone, or not ours to remove: the message above stands.
+    }
+    return false;
+  } finally {
+    fs.closeSync(fd);
+  }
+}

@@ -1,0 +1,274 @@
+/**
+ * One command line for the capture commands (cli/capture-options.ts): `--frames`, `--time-window`,
+ * `--qpn`, `--conversation` and `-r` have one name, value syntax and meaning in each command that
+ * takes them, and a short letter means one thing across the roce commands. `--frames` and
+ * `--time-window` take part of a capture as a capture of its own: decode prints those frames,
+ * analyze, ladder, plot and replay judge them as they judge a capture cut down to them (frame
+ * numbers kept, times still counted from the capture's first frame), and they agree with each other.
+ */
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { spawnSync } from 'node:child_process';
+import { commandNames, run, toolOf } from '../../cli/main';
+import { memoryOutput } from '../../cli/output';
+import { UsageError } from '../../cli/args';
+import { frameRange, timeNs, timeWindow } from '../../cli/capture-options';
+import { type CaptureRecord, readCapture, writePcap } from '../../packets/pcap';
+
+const ROOT = path.resolve(__dirname, '..', '..');
+const ROCE = path.join(ROOT, 'bin', 'roce.js');
+const RC = path.join(ROOT, 'captures', 'rc-conversation.pcap');
+
+interface Ran {
+  status: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+function roce(...argv: string[]): Ran {
+  const r = spawnSync(process.execPath, [ROCE, ...argv], { stdio: ['ignore', 'pipe', 'pipe'], encoding: 'utf8', maxBuffer: 1 << 26, timeout: 60_000 });
+  return { status: r.status, stdout: r.stdout, stderr: r.stderr };
+}
+
+// Made now: the cut captures are written as the tests are declared.
+const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'roce-capture-options-'));
+afterAll(() => fs.rmSync(dir, { recursive: true, force: true }));
+
+describe('the values', () => {
+  test('a time: a unit, or µs without one, in whole nanoseconds', () => {
+    expect(timeNs('1300', 'x')).toBe(1_300_000);
+    expect(timeNs('1.3ms', 'x')).toBe(1_300_000);
+    expect(timeNs('1300us', 'x')).toBe(1_300_000);
+    expect(timeNs('1300µs', 'x')).toBe(1_300_000);
+    expect(timeNs('2s', 'x')).toBe(2_000_000_000);
+    expect(timeNs('0.000000001s', 'x')).toBe(1);
+    expect(timeNs('12.5', 'x')).toBe(12_500);
+    expect(timeNs('7ns', 'x')).toBe(7);
+    expect(timeNs('1.000ns', 'x')).toBe(1);
+    for (const bad of ['', 'ms', '1.5.2', '-3', '1e3', '1 ms', '1min', '0.5ns']) expect(() => timeNs(bad, '--time-window')).toThrow(UsageError);
+  });
+
+  test('a time window FROM-TO, open at either end', () => {
+    expect(timeWindow('1.3ms-1.5ms')).toEqual([1_300_000, 1_500_000]);
+    expect(timeWindow('1300-')).toEqual([1_300_000, Number.MAX_SAFE_INTEGER]);
+    expect(timeWindow('-2s')).toEqual([0, 2_000_000_000]);
+    for (const bad of ['-', '5', '5-2', '1-2-3', 'a-b']) expect(() => timeWindow(bad)).toThrow(UsageError);
+    expect(() => timeWindow('5-2')).toThrow(/ends before it starts/);
+  });
+
+  test('a frame range A-B, A-, -B or A', () => {
+    expect(frameRange('30-44')).toEqual([30, 44]);
+    expect(frameRange('30-')).toEqual([30, Number.MAX_SAFE_INTEGER]);
+    expect(frameRange('-4')).toEqual([1, 4]);
+    expect(frameRange('7')).toEqual([7, 7]);
+    for (const bad of ['', '-', '0', '4-2', 'x']) expect(() => frameRange(bad)).toThrow(UsageError);
+  });
+});
+
+describe('one command line', () => {
+  async function help(name: string): Promise<string> {
+    const o = memoryOutput();
+    expect(await run([name, '-h'], o)).toBe(0);
+    return o.out;
+  }
+  /** Each option line of a help: its letter, long name and value. */
+  function options(text: string): { short: string | null; name: string; value: string | null }[] {
+    return text
+      .split('\n')
+      .map((l) => /^ {2}(?:-([A-Za-z]), | {4})--([a-z0-9_-]+)(?: (\S+))? /.exec(l))
+      .filter((m): m is RegExpExecArray => m !== null)
+      .map((m) => ({ short: m[1] ?? null, name: m[2] ?? '', value: m[3] ?? null }));
+  }
+
+  test('a short letter means one thing in every command of roce\'s own (a stand-in for a real tool takes the tool\'s letters)', async () => {
+    const meaning = new Map<string, Set<string>>();
+    const own = commandNames().filter((n) => toolOf(n) === null);
+    expect(own).toEqual(expect.arrayContaining(['decode', 'analyze', 'ladder', 'plot', 'replay', 'attack', 'demo', 'sim', 'devices']));
+    for (const name of own) {
+      for (const o of options(await help(name))) {
+        if (o.short === null) continue;
+        const names = meaning.get(o.short) ?? new Set<string>();
+        names.add(o.name);
+        meaning.set(o.short, names);
+      }
+    }
+    const clashes = [...meaning].filter(([, names]) => names.size > 1).map(([letter, names]) => `-${letter}: ${[...names].join(', ')}`);
+    expect(clashes).toEqual([]);
+    expect(meaning.get('c')).toEqual(new Set(['count']));
+    expect(meaning.get('r')).toEqual(new Set(['read-file']));
+    expect(meaning.get('o')).toEqual(new Set(['output']));
+  });
+
+  test('the capture commands take the shared options under one name and value syntax', async () => {
+    const shared = { 'read-file': 'FILE', frames: 'A-B', 'time-window': 'FROM-TO', qpn: 'QPN[,QPN]', conversation: 'N' } as const;
+    const takers: Record<string, string[]> = {};
+    for (const name of ['decode', 'analyze', 'ladder', 'plot', 'replay']) {
+      const text = await help(name);
+      for (const o of options(text)) {
+        if (!(o.name in shared)) continue;
+        expect({ name, option: o.name, value: o.value, short: o.short }).toEqual({ name, option: o.name, value: shared[o.name as keyof typeof shared], short: o.name === 'read-file' ? 'r' : null });
+        (takers[o.name] ??= []).push(name);
+      }
+      // The statuses in the words they all use.
+      expect(text.replace(/\s+/g, ' ')).toMatch(/Exit status: 0 [^;]+; 1 [^;]+; 2 on a usage error, on an input that cannot be read or is not a capture \(no pcap or pcapng file header: an empty input, a text file\), /);
+    }
+    expect(takers).toEqual({
+      'read-file': ['decode', 'analyze', 'ladder', 'plot', 'replay'],
+      frames: ['decode', 'analyze', 'ladder', 'plot', 'replay'],
+      'time-window': ['decode', 'analyze', 'ladder', 'plot', 'replay'],
+      qpn: ['decode', 'ladder', 'plot', 'replay'],
+      conversation: ['ladder', 'plot'],
+    });
+  });
+
+  test('analyze --frames is the range; the list of flagged frames is --list-frames (-f)', () => {
+    const listed = roce('analyze', '--list-frames', RC);
+    expect(listed.status).toBe(0);
+    expect(roce('analyze', '-f', RC)).toEqual(listed);
+    expect(listed.stdout).toContain('\nframes:\n');
+    expect(listed.stdout).toMatch(/\n +36 +1\.364 ms conv 1 RC_SEND_ONLY PSN 3086868 retransmission\n/);
+    expect(roce('analyze', RC).stdout).not.toContain('\nframes:\n');
+    const ranged = roce('analyze', '--frames', '1-10', RC);
+    expect(ranged.stdout).toMatch(/: 10 frames, 10 RoCE/);
+    // The old switch, followed by a file, now reads the file's name as a range.
+    const old = roce('analyze', '--frames', RC);
+    expect(old.status).toBe(2);
+    expect(old.stderr).toMatch(/^roce analyze: --frames must look like A-B, A-, -B or A, not ".*" \(roce analyze -h\)\n$/);
+  });
+});
+
+/** Frames `pick` takes, and a capture of only them (what editcap would cut). */
+function cut(name: string, pick: (r: CaptureRecord, sinceFirstNs: number) => boolean): { records: CaptureRecord[]; file: string } {
+  const cap = readCapture(new Uint8Array(fs.readFileSync(RC)));
+  const t0 = cap.records[0]?.timestampNs ?? 0n;
+  const records = cap.records.filter((r) => pick(r, Number(r.timestampNs - t0)));
+  const file = path.join(dir, `${name}.pcap`);
+  fs.writeFileSync(file, writePcap(records.map((r) => ({ data: r.data, timestampNs: r.timestampNs }))));
+  return { records, file };
+}
+
+interface Doc {
+  frameCounts: { total: number };
+  summary: Record<string, unknown>;
+  frames: { frame: number; flags: string[]; conversation: number | null }[];
+  violations: unknown[];
+}
+
+const SELECTIONS: readonly [string, string[], (r: CaptureRecord, ns: number) => boolean][] = [
+  ['frames 30-44', ['--frames', '30-44'], (r) => r.index >= 30 && r.index <= 44],
+  // Frame 36, an RNR retransmission, is in; the SEND it resends is not.
+  ['time window 1.3ms-1500us', ['--time-window', '1.3ms-1500us'], (_r, ns) => ns >= 1_300_000 && ns <= 1_500_000],
+  ['time window from 1400 µs', ['--time-window', '1400-'], (_r, ns) => ns >= 1_400_000],
+];
+
+describe.each(SELECTIONS)('%s', (label, option, pick) => {
+  const { records, file } = cut(label.replace(/\W+/g, '-'), pick);
+  const numbers = records.map((r) => r.index);
+
+  test('the selection is part of the capture, neither none nor all of it', () => {
+    expect(numbers.length).toBeGreaterThan(3);
+    expect(numbers.length).toBeLessThan(48);
+  });
+
+  test('decode prints those frames, and counts every frame read', () => {
+    const json = roce('decode', '--json', ...option, RC);
+    expect(json.status).toBe(0);
+    expect(json.stdout.trim().split('\n').map((l) => (JSON.parse(l) as { frame: number }).frame)).toEqual(numbers);
+    const text = roce('decode', ...option, RC);
+    const lines = text.stdout.split('\n').slice(0, -1);
+    expect(lines.map((l) => Number(l.trim().split(/\s+/)[0]))).toEqual(numbers);
+    expect(text.stderr).toBe(`48 frames read (pcap), 48 RoCE, 0 malformed, 0 with a bad ICRC, ${numbers.length} shown\n`);
+    // The time column stays counted from the capture's first frame, as without the selection.
+    const whole = roce('decode', RC).stdout.split('\n');
+    expect(lines).toEqual(numbers.map((n) => whole[n - 1]));
+  });
+
+  test('analyze judges them as it judges a capture cut down to them, their numbers kept', () => {
+    const selected = roce('analyze', '--json', '--all-frames', ...option, RC);
+    const alone = roce('analyze', '--json', '--all-frames', file);
+    expect([selected.status, alone.status]).toEqual([0, 0]);
+    const a = JSON.parse(selected.stdout) as Doc;
+    const b = JSON.parse(alone.stdout) as Doc;
+    expect(a.frames.map((f) => f.frame)).toEqual(numbers);
+    expect(a.frameCounts.total).toBe(numbers.length);
+    expect(a.frames.map((f) => f.flags)).toEqual(b.frames.map((f) => f.flags));
+    expect(a.summary).toEqual(b.summary);
+    expect(a.violations.length).toBe(b.violations.length);
+    // The same with the reading and decoding on a worker thread.
+    expect(roce('analyze', '--json', '--all-frames', '--threads', '2', ...option, RC)).toEqual(selected);
+  });
+
+  test('ladder draws them with the flags analyze gives them', () => {
+    const doc = JSON.parse(roce('analyze', '--json', '--all-frames', ...option, RC).stdout) as Doc;
+    const r = roce('ladder', '-o', '-', ...option, RC);
+    expect(r.status).toBe(0);
+    const drawn = [...r.stdout.matchAll(/<g class="pkt [^"]*" data-frame="(\d+)" data-tip="([^"]*)"/g)].map((m) => ({ frame: Number(m[1]), flags: /flags: ([^\n]*)/.exec(m[2] ?? '')?.[1]?.split(', ') ?? [] }));
+    expect(drawn.length).toBeGreaterThan(0);
+    for (const d of drawn) expect(d).toEqual({ frame: d.frame, flags: doc.frames.find((f) => f.frame === d.frame)?.flags });
+    const conversation = doc.frames.find((f) => f.frame === drawn[0]?.frame)?.conversation;
+    expect(drawn.map((d) => d.frame)).toEqual(doc.frames.filter((f) => f.conversation === conversation).map((f) => f.frame));
+  });
+
+  test('plot draws as many resent requests as analyze finds', () => {
+    const doc = JSON.parse(roce('analyze', '--json', '--all-frames', ...option, RC).stdout) as Doc;
+    const resent = doc.frames.filter((f) => f.flags.includes('retransmission') || f.flags.includes('duplicateFrame')).length;
+    const r = roce('plot', '-o', '-', ...option, RC);
+    expect(r.status).toBe(0);
+    // One more: the legend's.
+    expect(r.stdout.match(/<line class="retx"/g)?.length ?? 0).toBe(resent + 1);
+  });
+
+  test('replay replays them as it replays the cut capture', () => {
+    type Replay = { framesIn: number; framesOut: number; matched: number; expected: number; violations: number };
+    const totals = (text: string): Replay => {
+      const j = JSON.parse(text) as Replay;
+      return { framesIn: j.framesIn, framesOut: j.framesOut, matched: j.matched, expected: j.expected, violations: j.violations };
+    };
+    const selected = roce('replay', '--json', ...option, RC);
+    const alone = roce('replay', '--json', file);
+    expect(selected.status).toBe(alone.status);
+    expect(totals(selected.stdout)).toEqual(totals(alone.stdout));
+    expect(totals(selected.stdout).framesIn).toBeGreaterThan(0);
+  });
+});
+
+test('a time window keeps its frames\' times from the capture\'s first frame: ladder labels them so', () => {
+  const r = roce('ladder', '-o', '-', '--time-window', '1.3ms-1500us', RC);
+  const times = [...r.stdout.matchAll(/time: ([\d.]+) us/g)].map((m) => Number(m[1]));
+  expect(times.length).toBeGreaterThan(0);
+  for (const t of times) expect(t >= 1300 && t <= 1500).toBe(true);
+});
+
+test('ladder --from/--to zoom in: each packet drawn is judged with the whole capture', () => {
+  // Frame 36 resends a SEND sent before 1300 µs: in the zoom it is the retransmission it is;
+  // in --time-window 1300-1500, a capture of its own, nothing before it is there to resend.
+  const zoom = roce('ladder', '-o', '-', '--from', '1300', '--to', '1500', RC).stdout;
+  const window = roce('ladder', '-o', '-', '--time-window', '1300-1500', RC).stdout;
+  expect(zoom).toMatch(/<g class="pkt retx" data-frame="36"/);
+  expect(window).toMatch(/<g class="pkt req" data-frame="36"/);
+  expect([...zoom.matchAll(/data-frame="(\d+)"/g)].map((m) => m[1])).toEqual([...window.matchAll(/data-frame="(\d+)"/g)].map((m) => m[1]));
+});
+
+test('damage after a frame range\'s last frame is not in the range: analyze, ladder, plot and replay do not see it; decode reads on', () => {
+  const bytes = fs.readFileSync(RC);
+  const damaged = path.join(dir, 'damaged.pcap');
+  fs.writeFileSync(damaged, bytes.subarray(0, bytes.length - 10));
+  for (const argv of [['analyze'], ['ladder', '-o', '-'], ['plot', '-o', '-']]) {
+    const whole = roce(...argv, damaged);
+    expect({ argv, status: whole.status }).toEqual({ argv, status: 1 });
+    expect(whole.stderr).toContain('capture ends early');
+    const inRange = roce(...argv, '--frames', '1-40', damaged);
+    expect({ argv, status: inRange.status, stderr: inRange.stderr }).toEqual({ argv, status: 0, stderr: '' });
+  }
+  const captureError = (...argv: string[]): unknown => (JSON.parse(roce('replay', '--json', ...argv).stdout) as { captureError: unknown }).captureError;
+  expect(captureError(damaged)).toMatch(/^capture truncated at byte \d+ after 47 complete frames/);
+  expect(captureError('--frames', '1-40', damaged)).toBeNull();
+  expect(roce('decode', '--frames', '1-40', damaged).status).toBe(1);
+});
+
+test('--qpn takes one QP where a command draws one conversation, and several where it filters frames', () => {
+  expect(roce('ladder', '-o', '-', '--qpn', '0x11,0x12', RC)).toEqual({ status: 2, stdout: '', stderr: 'roce ladder: --qpn takes one QP number here, not 2 (roce ladder -h)\n' });
+  const two = roce('decode', '--json', '--qpn', '0x11,0x12', RC);
+  expect(two.stdout.trim().split('\n').length).toBe(44);
+});
