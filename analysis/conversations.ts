@@ -30,6 +30,7 @@ import { FrameRole, type FrameView } from './frame-view';
 import { EndpointMap } from './endpoint-map';
 import { UnboundConversations } from './unbound-conversations';
 import { psnDiff } from '../base/psn';
+import { OpFlag } from '../packets/opcodes';
 import type { Side } from './types';
 
 /**
@@ -336,9 +337,11 @@ export class ConversationTable {
       if (c.endpoint(side).qpn !== null) continue;
       const f = c.flows[side];
       if (f === null || f.coverHigh === null) continue;
-      const dist = psnDiff(f.coverHigh, v.psn);
-      // A response carries a PSN the requester sent (a NAK: up to one past it).
-      if (dist < -1 || dist > CONNECTION_PSN_WINDOW) continue;
+      // A response carries a PSN the requester sent (a NAK: up to one past it); a READ response
+      // any PSN of the READ's response range, which runs past the request's own PSN.
+      const top = (v.opFlags & OpFlag.READ) !== 0 && f.reachHigh !== null && psnDiff(f.reachHigh, f.coverHigh) > 0 ? f.reachHigh : f.coverHigh;
+      if (psnDiff(top, v.psn) < -1 || psnDiff(f.coverHigh, v.psn) > CONNECTION_PSN_WINDOW) continue;
+      const dist = Math.max(0, psnDiff(f.coverHigh, v.psn));
       if (best === null || dist < best.dist) best = { c, side, dist };
     }
     return best === null ? null : { c: best.c, side: best.side };

@@ -140,7 +140,8 @@ export class RequesterFlow {
   startedMidway = false;
   private hole: Hole | null = null;
   /** Highest PSN a captured request may draw a response for (a READ's responses run past its PSN). */
-  private reachHigh: number | null = null;
+  /** The highest PSN a READ response may carry: a READ's last response PSN (with a 256-byte MTU while the MTU is unknown). */
+  reachHigh: number | null = null;
   /** Highest PSN acknowledged although no captured request carried it (ackedUnseen). */
   private unseenHigh: number | null = null;
   /** The response behind unseenHigh: if a later first transmission carries one of its PSNs, it acknowledged a PSN before it was sent. */
