@@ -19,6 +19,8 @@ import { createSimPair } from '../apps/sim/sim-pair';
 import { runWorkload } from '../apps/sim/workload';
 import { PcapTap } from '../nic-driver/pcap-tap';
 import { FUZZ_TARGETS } from './targets';
+import { type EdgeSpec, edgeConversation } from './edge-conversations';
+import { Mtu } from '../stack/types';
 
 const ROOT = path.resolve(__dirname, '..', '..');
 const OUT = path.join(ROOT, 'test', 'fuzz', 'corpus');
@@ -75,10 +77,29 @@ function simulatedCapture(seed: number, loss: number): Uint8Array {
   return tap.bytes();
 }
 
+/**
+ * The stack's own conversations of legal edge cases, captured on both hosts (edge-conversations.ts):
+ * zero-length WRITE, READ and SEND with VA 0 and R_Key 0, lengths at path MTU boundaries, PSNs that
+ * wrap at 2^24, atomics, SEND with immediate and with invalidate.
+ */
+function edgeCaptures(): Uint8Array[] {
+  const z = (kind: EdgeSpec['ops'][number]['kind'], length = 0, zeroKey = true): EdgeSpec['ops'][number] => ({ kind, length, zeroKey });
+  const specs: EdgeSpec[] = [
+    { seed: 1, mtu: Mtu.MTU_256, psn: 0xfffffe, ops: [z('write'), z('read'), z('send'), z('writeImm'), z('write', 3 * 256 + 1, false), z('read', 2 * 256, false), z('sendImm', 255), z('compareSwap'), z('fetchAdd'), z('sendInv', 1)] },
+    { seed: 2, mtu: Mtu.MTU_1024, psn: 0xffffff, ops: [z('write', 1024, false), z('read', 1025, false), z('sendImm'), z('write', 0, false), z('read', 0, false), z('send', 2047)] },
+    { seed: 3, mtu: Mtu.MTU_4096, psn: 0, ops: [z('write', 4095, false), z('read', 4097, false), z('write'), z('read')] },
+  ];
+  return specs.flatMap((s) => {
+    const r = edgeConversation(s);
+    return [r.requesterSide, r.responderSide];
+  });
+}
+
 function main(): void {
   const added = new Map<string, number>();
   const wholeFiles: Uint8Array[] = captureFiles().map((f) => fs.readFileSync(f));
   for (const [seed, loss] of [[1, 0], [2, 0.05], [3, 0.15]] as const) wholeFiles.push(simulatedCapture(seed, loss));
+  wholeFiles.push(...edgeCaptures());
 
   for (const bytes of wholeFiles) {
     const cap = readCapture(bytes);

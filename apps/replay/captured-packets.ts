@@ -3,13 +3,15 @@
  * lengths, so frames cut by the snaplen are truncated captures, not malformed), frames that do
  * not decode left out, and frames the stack could not take as captured made whole
  * (restore.ts): truncated ones, and with `ignoreIcrc` those whose ICRC the capture did not keep.
- * RoCE v1 frames are taken in their RoCE v2 form (v1-as-v2.ts).
+ * RoCE v1 frames are taken in their RoCE v2 form (v1-as-v2.ts), and frames captured without an
+ * Ethernet header are given one (as-ethernet.ts).
  */
-import { type CaptureReadResult } from '../../packets/pcap';
+import { type CaptureReadResult, LinkType } from '../../packets/pcap';
 import { decodeAt, decodeFrame } from '../../packets/decode';
 import { v1AsV2 } from './v1-as-v2';
 import type { CapturedPacket } from './conversation';
 import { needsRestore, restoreFrame } from './restore';
+import { asEthernet } from './as-ethernet';
 
 export interface CapturedPacketOptions {
   rocePort?: number;
@@ -47,7 +49,18 @@ export function capturedPackets(cap: Pick<CaptureReadResult, 'records'>, o: Capt
       packets.push({ frame: rec.index, timeNs: Number(rec.timestampNs - t0), p, bytes: v2 });
       continue;
     }
-    packets.push({ frame: rec.index, timeNs: Number(rec.timestampNs - t0), p: d, bytes: needsRestore(d, ignoreIcrc) ? restoreFrame(rec.data, d) : rec.data });
+    const bytes = needsRestore(d, ignoreIcrc) ? restoreFrame(rec.data, d) : rec.data;
+    if (d.eth === null) {
+      // No Ethernet header (raw IP, SLL, loopback): the stack is given the frame with one (as-ethernet.ts).
+      const e = asEthernet(bytes, d);
+      const p = e === null ? null : decodeFrame(e, LinkType.Ethernet, { rocePort: o.rocePort ?? 4791, verifyIcrc: !ignoreIcrc });
+      if (e === null || p === null || !p.roce || p.error !== null) continue;
+      // Comparisons look only at what the capture holds.
+      p.payloadCaptured = d.payloadCaptured;
+      packets.push({ frame: rec.index, timeNs: Number(rec.timestampNs - t0), p, bytes: e });
+      continue;
+    }
+    packets.push({ frame: rec.index, timeNs: Number(rec.timestampNs - t0), p: d, bytes });
   }
   return { packets, truncated, v1 };
 }

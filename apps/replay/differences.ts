@@ -1,12 +1,15 @@
 /**
  * What a replay reports: each way the stack's answer differs from what the
- * real peer sent, classified as a violation (the two cannot both be right)
- * or a policy difference the IBTA allows, with the frames that show it.
+ * real peer sent, classified as a violation (the two cannot both be right),
+ * a policy difference the IBTA allows, something the capture does not show
+ * (unverifiable), or a feature this stack lacks (unsupported), with the
+ * frames that show it; and, when the stack's QP went to the error state,
+ * where and why.
  */
 import type { DecodedFrame } from '../../packets/decode';
 import type { RcConversation } from './conversation';
 
-export const DiffClass = { VIOLATION: 'violation', POLICY: 'policy', UNVERIFIABLE: 'unverifiable' } as const;
+export const DiffClass = { VIOLATION: 'violation', POLICY: 'policy', UNVERIFIABLE: 'unverifiable', UNSUPPORTED: 'unsupported' } as const;
 export type DiffClass = (typeof DiffClass)[keyof typeof DiffClass];
 
 export interface Difference {
@@ -23,6 +26,25 @@ export interface Difference {
   got: string;
   /** Why this class: the rule or the allowance. */
   rule: string;
+  /** Class `unsupported`: the feature this stack lacks, as the report names it (`FLUSH`, `ATOMIC WRITE`...). */
+  feature?: string;
+}
+
+/** Where and why the stack's QP went to the error state during a replay. */
+export interface QpErrorReport {
+  qpn: number;
+  /** The captured frame the stack had last been given when it happened (a request fed, or an answer handed back), or null before the first. */
+  frame: number | null;
+  /** That frame's PSN. */
+  psn: number | null;
+  /** The first error completion's status (`REM_INV_REQ_ERR`...), or null when the QP had no work request to complete in error. */
+  status: string | null;
+  /** The work completion opcode that status came with (`RECV`, `SEND`, `RDMA_READ`...), or null. */
+  opcode: string | null;
+  /** What the engine gave as the reason. */
+  reason: string;
+  /** Whether the captured peer ended the same way: it sent the same NAK at that PSN (responder), or the capture holds the NAK the stack took (requester). */
+  captured: boolean;
 }
 
 export interface ReplaySummary {
@@ -40,6 +62,12 @@ export interface ReplaySummary {
   expected: number;
   differences: Difference[];
   violations: number;
+  /** Captured frames of either side that use a feature this stack lacks, or that replay could not judge because of one (the frames the `unsupported` differences count). */
+  unsupported: number;
+  /** The features those frames need, each once, in the order met. */
+  unsupportedFeatures: string[];
+  /** Set when the stack's QP went to the error state. */
+  qpError: QpErrorReport | null;
 }
 
 /** The difference a frame the stack sent makes when it is not a well-formed RoCE frame. */
@@ -53,7 +81,9 @@ export function replaySummary(
   conv: RcConversation,
   counts: Pick<ReplaySummary, 'pathMtu' | 'framesIn' | 'framesOut' | 'matched' | 'expected'>,
   differences: Difference[],
+  qpError: QpErrorReport | null = null,
 ): ReplaySummary {
+  const unsupported = differences.filter((d) => d.class === DiffClass.UNSUPPORTED);
   return {
     role,
     requesterQpn: conv.requesterQpn,
@@ -67,5 +97,8 @@ export function replaySummary(
     expected: counts.expected,
     differences,
     violations: differences.filter((d) => d.class === DiffClass.VIOLATION).length,
+    unsupported: unsupported.reduce((n, d) => n + (d.count ?? d.frames.length), 0),
+    unsupportedFeatures: [...new Set(unsupported.map((d) => d.feature ?? d.kind))],
+    qpError,
   };
 }

@@ -17,9 +17,11 @@ import { type Difference, DiffClass, type ReplaySummary, malformedOutput, replay
 import { type ReplayOptions, replayStack } from './replay-stack';
 import { creditOf } from './credits';
 import { DEFAULT_MAX_REPLAY_BYTES, replayCostProblem } from './replay-budget';
-import { AethKind, CREDITS_INVALID, decodeSyndrome } from '../../packets/aeth';
+import { AethKind, CREDITS_INVALID, NakCode, decodeSyndrome } from '../../packets/aeth';
 import { MAX_BRIDGE } from './resync';
 import { requestSpan } from './request-span';
+import { type Feature, unsupportedDifference, unsupportedRequest } from './unsupported';
+import { QpErrorWatch } from './qp-error';
 
 interface Msg {
   wr: Omit<SendWr, 'sgList'>;
@@ -39,7 +41,7 @@ function messagesOf(
   mtu: number,
   /** Where the connection's PSNs start when the capture shows it (CM), else null. */
   connectionStart: number | null,
-): { msgs: Msg[]; first: Map<number, CapturedPacket>; startPsn: number | null; filled: number; fillers: Set<number> } {
+): { msgs: Msg[]; first: Map<number, CapturedPacket>; startPsn: number | null; filled: number; fillers: Set<number>; unsupported: Map<number, { feature: Feature; c: CapturedPacket }> } {
   const first = new Map<number, CapturedPacket>();
   // A READ owns the PSNs of its responses; a READ request at one of those PSNs is a retry of it, not a new message.
   const readRanges: [number, number][] = [];
@@ -69,6 +71,8 @@ function messagesOf(
   const taken = new Set<number>();
   /** PSNs given to zero-length WRITEs in place of lost messages. */
   const fillers = new Set<number>();
+  /** PSNs of requests this stack cannot send (unsupported.ts), given to zero-length READs. */
+  const unsupported = new Map<number, { feature: Feature; c: CapturedPacket }>();
   // First transmissions in PSN order (a resend of a PSN whose first transmission the capture lost comes later in the capture).
   const ordered = [...first.values()];
   const base = ordered.find((c) => ((c.p.info?.flags ?? 0) & OpFlag.START) !== 0)?.p.bth?.psn ?? null;
@@ -110,6 +114,14 @@ function messagesOf(
         }
       }
       nextPsn = psnAdd(p.bth.psn, requestSpan(p, mtu));
+      // A FLUSH or ATOMIC WRITE takes one PSN and is answered by a READ response of no data (IBTA
+      // annex A19), as a zero-length READ is: that stands in for it, and the captured answer completes it.
+      const feature = unsupportedRequest(p);
+      if (feature !== null) {
+        msgs.push({ wr: { opcode: WrOpcode.RDMA_READ, rdma: { remoteAddr: p.reth?.va ?? 0n, rkey: p.reth?.rkey ?? 0 } }, data: new Uint8Array(0), frames: [c.frame] });
+        unsupported.set(p.bth.psn, { feature, c });
+        continue;
+      }
       if ((f & OpFlag.READ) !== 0 && p.reth) {
         msgs.push({ wr: { opcode: WrOpcode.RDMA_READ, rdma: { remoteAddr: p.reth.va, rkey: p.reth.rkey } }, data: new Uint8Array(p.reth.dmaLength), frames: [c.frame] });
         taken.add(p.bth.psn);
@@ -164,7 +176,7 @@ function messagesOf(
     }
   }
   for (const q of [...first.keys()]) if (!taken.has(q)) first.delete(q);
-  return { msgs, first, startPsn: base, filled, fillers };
+  return { msgs, first, startPsn: base, filled, fillers, unsupported };
 }
 
 /**
@@ -231,7 +243,7 @@ export function replayRequester(conv: RcConversation, o: ReplayOptions = {}): Re
   const { clock, driver, dev, mtuBytes, pathMtu, peer } = replayStack(conv, 'requester', o);
   const pd = dev.allocPd();
   const cq = dev.createCq(1 << 16);
-  const { msgs, first, startPsn, filled, fillers } = messagesOf(conv.requests, mtuBytes, conv.cm?.startPsn ?? null);
+  const { msgs, first, startPsn, filled, fillers, unsupported } = messagesOf(conv.requests, mtuBytes, conv.cm?.startPsn ?? null);
   const sqPsn = conv.cm?.startPsn ?? startPsn ?? conv.firstRequestPsn;
   const total = msgs.reduce((s, m) => s + m.data.length + 8, 0);
   const buf = new Uint8Array(Math.max(8, total));
@@ -300,7 +312,11 @@ export function replayRequester(conv: RcConversation, o: ReplayOptions = {}): Re
   let sentCount = 0;
   /** The highest PSN the stack has sent (a READ request's last response PSN), kept as frames go out: a scan of all sent made replay quadratic. */
   let highestSent: number | null = null;
+  /** The captured answer last handed to the stack: where an error of its QP is reported. */
+  let handed: CapturedPacket | null = null;
+  const watch = new QpErrorWatch(dev, qp, cq, () => ({ frame: handed?.frame ?? null, psn: handed?.p.bth?.psn ?? null }));
   const collect = (): void => {
+    watch.drain();
     for (const f of driver.takeSent()) {
       framesOut++;
       const d = decodeFrame(f);
@@ -343,6 +359,7 @@ export function replayRequester(conv: RcConversation, o: ReplayOptions = {}): Re
     }
     if (o.timing !== 'fast') advanceTo(r.timeNs - t0);
     collect();
+    handed = r;
     driver.inject([r.bytes]);
     clock.runUntil(clock.now());
     collect();
@@ -416,10 +433,21 @@ export function replayRequester(conv: RcConversation, o: ReplayOptions = {}): Re
       rule: 'IBTA §9.7.7.2: a requester honours end-to-end credits; the capture may have lost the ACK that raised the limit, or its requester ignores credits (rxe\'s does)',
     });
   }
-  const eRetx = conv.requests.length - first.size;
+  for (const [psn, { feature, c }] of unsupported) {
+    const s = stackFirst.get(psn);
+    const frames = conv.requests.filter((x) => x.p.bth?.psn === psn).map((x) => x.frame);
+    diffs.push(unsupportedDifference(feature, psn, frames, headerText(c.p), `not compared: this stack cannot send ${feature.feature}; replay posted a zero-length RDMA READ in its place (one PSN, answered by a READ response of no data as the ${feature.feature} is)${s !== undefined ? `, sent as ${headerText(s.p)}` : ''}, and compares the rest of the conversation`));
+  }
+  // Retransmissions: the captured packets beyond the first transmission of each PSN (the stand-ins' included).
+  const eRetx = conv.requests.length - first.size - unsupported.size;
   const gRetx = sentCount - stackFirst.size;
   if (eRetx !== gRetx) {
     diffs.push({ class: DiffClass.POLICY, kind: 'retransmissions', psn: null, frames: [], expected: `${eRetx} retransmitted packets`, got: `${gRetx}`, rule: 'timeouts and how far each go-back-N resends depend on timers and windows' });
   }
-  return replaySummary('requester', conv, { pathMtu: mtuBytes, framesIn: conv.responses.length, framesOut, matched, expected: first.size }, diffs);
+  // The captured requester ended the same way when the answer that put the stack's QP in error is a NAK that ends a QP (not a PSN sequence error).
+  const errFrame = watch.position?.frame ?? null;
+  const errAnswer = errFrame === null ? undefined : conv.responses.find((r) => r.frame === errFrame);
+  const errSyndrome = errAnswer?.p.aeth != null && ((errAnswer.p.info?.flags ?? 0) & (OpFlag.READ | OpFlag.ATOMIC)) === 0 ? decodeSyndrome(errAnswer.p.aeth.syndrome) : null;
+  const qpError = watch.report(errSyndrome !== null && errSyndrome.kind === AethKind.NAK && errSyndrome.value !== NakCode.PSN_SEQUENCE_ERROR);
+  return replaySummary('requester', conv, { pathMtu: mtuBytes, framesIn: conv.responses.length, framesOut, matched, expected: first.size }, diffs, qpError);
 }

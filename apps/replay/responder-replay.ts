@@ -22,6 +22,10 @@ import { CreditCheck, creditOf, creditedByPsn, receivesWanted } from './credits'
 import { AnswerIndex } from './answer-index';
 import { CapturedIndex, firstAfter } from './captured-index';
 import { requestSpan } from './request-span';
+import { accessRefused, refusedAccess } from './captured-refusals';
+import { Feature, responderStandIn, unsupportedDifference, unsupportedRequest } from './unsupported';
+import { QpErrorWatch } from './qp-error';
+import type { MemoryRegion } from '../../stack/memory-region';
 
 const ACCESS_ALL = Access.LOCAL_WRITE | Access.REMOTE_WRITE | Access.REMOTE_READ | Access.REMOTE_ATOMIC;
 
@@ -73,12 +77,17 @@ function psnsOf(c: CapturedPacket, mtu: number): number[] {
   return Array.from({ length: requestSpan(c.p, mtu) }, (_, i) => psnAdd(b.psn, i));
 }
 
-/** Regions the requests address, per R_Key: [lowest VA, highest VA + length). */
-function regionsOf(reqs: readonly CapturedPacket[]): Map<number, Region> {
+/**
+ * Regions the requests address, per R_Key: [lowest VA, highest VA + length). A zero-length READ or
+ * WRITE names no memory: its VA and R_Key are not checked and may be anything, 0 included (C9-88;
+ * rxe_resp.c check_rkey() skips them), so it adds no region. Neither does a request the real
+ * responder refused with a Remote Access Error NAK (`refused`): its key or range was not valid there.
+ */
+function regionsOf(reqs: readonly CapturedPacket[], refused: (c: CapturedPacket) => boolean): Map<number, Region> {
   const m = new Map<number, Region>();
   const add = (rkey: number, va: bigint, len: number): void => {
     const r = m.get(rkey);
-    const hi = va + BigInt(Math.max(len, 1));
+    const hi = va + BigInt(len);
     if (r === undefined) m.set(rkey, { lo: va, hi });
     else {
       if (va < r.lo) r.lo = va;
@@ -86,8 +95,11 @@ function regionsOf(reqs: readonly CapturedPacket[]): Map<number, Region> {
     }
   };
   for (const c of reqs) {
-    if (c.p.reth !== null) add(c.p.reth.rkey, c.p.reth.va, c.p.reth.dmaLength);
-    if (c.p.atomicEth !== null) add(c.p.atomicEth.rkey, c.p.atomicEth.va, 8);
+    const reth = c.p.reth;
+    // A FLUSH is not executed here (unsupported.ts): its range needs no region.
+    const flush = ((c.p.info?.flags ?? 0) & OpFlag.FLUSH) !== 0;
+    if (reth !== null && reth.dmaLength > 0 && !flush && !refused(c)) add(reth.rkey, reth.va, reth.dmaLength);
+    if (c.p.atomicEth !== null && !refused(c)) add(c.p.atomicEth.rkey, c.p.atomicEth.va, 8);
   }
   return m;
 }
@@ -98,6 +110,8 @@ export function replayResponder(conv: RcConversation, o: ReplayOptions = {}): Re
   const pd = dev.allocPd();
   const cq = dev.createCq(1 << 16);
 
+  const requests = new CapturedIndex(conv.requests);
+  const responses = new CapturedIndex(conv.responses);
   // Memory regions at the captured addresses and keys.
   const maxRegion = BigInt(o.maxRegionBytes ?? 64 * 1024 * 1024);
   const mrs = new Map<number, { lo: bigint; buf: Uint8Array }>();
@@ -105,7 +119,7 @@ export function replayResponder(conv: RcConversation, o: ReplayOptions = {}): Re
   const stackKeys = new Map<number, number>();
   /** Bytes of all regions built so far: the limit holds for their sum too (a capture naming many keys). */
   let built = 0n;
-  for (const [rkey, r] of regionsOf(conv.requests)) {
+  for (const [rkey, r] of regionsOf(conv.requests, (c) => refusedAccess(c, requests, responses))) {
     const size = r.hi - r.lo;
     if (size > maxRegion || built + size > maxRegion) {
       diffs.push({ class: DiffClass.UNVERIFIABLE, kind: 'regionTooLarge', psn: null, frames: [], expected: `a region for rkey 0x${rkey.toString(16)}`, got: `${size} bytes (${built} already built) exceed the limit of ${maxRegion}`, rule: 'replay builds memory regions in RAM' });
@@ -137,8 +151,6 @@ export function replayResponder(conv: RcConversation, o: ReplayOptions = {}): Re
   }
   const expectedBy = new AnswerIndex(expected);
   const credited = creditedByPsn(expected);
-  const requests = new CapturedIndex(conv.requests);
-  const responses = new CapturedIndex(conv.responses);
   const source = new ReadSource(mrs, mtuBytes);
   // An atomic's target holds, before the first atomic on it the capture shows (and again after a
   // capture gap: a lost request may have changed it), the original value the real responder returned.
@@ -183,7 +195,8 @@ export function replayResponder(conv: RcConversation, o: ReplayOptions = {}): Re
   const qp = dev.createQp(pd, { qpType: QpType.RC, sendCq: cq, recvCq: cq, cap: { maxSendWr: 16, maxRecvWr: 1 << 16 }, ...(srq !== null ? { srq } : {}) }, conv.responderQpn);
   const posted = (): number => (srq !== null ? srq.size : qp.rq.length);
   const rnr = expected.find((r) => r.kind === 'RNR_NAK');
-  qp.modify({ qpState: QpState.INIT, pkeyIndex: 0, portNum: 1, qpAccessFlags: ACCESS_ALL });
+  // The remote access the real responder's QP showed it did not allow is not allowed here either (captured-refusals.ts).
+  qp.modify({ qpState: QpState.INIT, pkeyIndex: 0, portNum: 1, qpAccessFlags: ACCESS_ALL & ~accessRefused(conv.requests, requests, responses) });
   qp.modify({
     qpState: QpState.RTR,
     ahAttr: peer,
@@ -225,7 +238,11 @@ export function replayResponder(conv: RcConversation, o: ReplayOptions = {}): Re
   const t0 = conv.requests[0]?.timeNs ?? 0;
   const got: Resp[] = [];
   let framesOut = 0;
+  /** The captured request being given to the stack (or bridged to): where an error of its QP is reported. */
+  let feeding: CapturedPacket | null = null;
+  const watch = new QpErrorWatch(dev, qp, cq, () => ({ frame: feeding?.frame ?? null, psn: feeding?.p.bth?.psn ?? null }));
   const collect = (): void => {
+    watch.drain();
     for (const f of driver.takeSent()) {
       framesOut++;
       const d = decodeFrame(f);
@@ -255,9 +272,35 @@ export function replayResponder(conv: RcConversation, o: ReplayOptions = {}): Re
   let refusedAt: number | null = null;
   let skipping: CapturedPacket[] = [];
   let open: OpenMessage | null = null;
+  /** Per PSN, the captured requests the stack was given a stand-in for (unsupported.ts), with the feature. */
+  const stoodIn = new Map<number, { feature: Feature; frames: number[] }>();
+  /** Per captured R_Key a SEND with Invalidate names and no region of the capture has: the plain region standing in for it, and the frames. */
+  const invalidated = new Map<number, { mr: MemoryRegion | null; psn: number | null; frames: number[] }>();
+  /** The request replay had to stop at, for want of a feature and of a stand-in. */
+  let stoppedBy: { c: CapturedPacket; feature: Feature } | null = null;
+  /** The key `rkey` named by a SEND with Invalidate is given a live region when the stack has none (unsupported.ts). */
+  const invalidatable = (c: CapturedPacket, rkey: number): void => {
+    if (mrs.has(rkey)) return;
+    let entry = invalidated.get(rkey);
+    if (entry === undefined) invalidated.set(rkey, (entry = { mr: null, psn: c.p.bth?.psn ?? null, frames: [] }));
+    entry.frames.push(c.frame);
+    if (entry.mr?.valid === true) return;
+    if (entry.mr !== null) dev.deregMr(entry.mr); // invalidated before, as the captured one was: registered again
+    try {
+      entry.mr = dev.regMr(pd, new Uint8Array(8), ACCESS_ALL, undefined, rkey);
+    } catch {
+      try {
+        entry.mr = dev.regMr(pd, new Uint8Array(8), ACCESS_ALL);
+        stackKeys.set(rkey, entry.mr.rkey);
+      } catch {
+        entry.mr = null; // the stack then refuses the invalidation: its QP goes to ERR, which the report names
+      }
+    }
+  };
   for (const c of conv.requests.slice(Math.max(0, skippedAtStart))) {
     const b = c.p.bth;
     if (b === null) continue;
+    feeding = c;
     const f = c.p.info?.flags ?? 0;
     const ePsn = qp.resp.psn;
     // A request past the stack's ePSN, where the real responder's answers show it got the PSNs in
@@ -311,8 +354,26 @@ export function replayResponder(conv: RcConversation, o: ReplayOptions = {}): Re
     // answers from its saved result must not change memory an earlier one still needs.
     if (b.psn === wasAt) presetAtomic(c);
     if (psnDiff(b.psn, wasAt) > 0) outOfSequenceAt.add(wasAt);
+    // A request this stack cannot execute is given as a stand-in that takes its PSN and counts as one
+    // message; one that cannot be built (no Ethernet header to send it with) ends the replay here.
+    const feature = unsupportedRequest(c.p);
+    let fedFrame = c.bytes;
+    let fedPacket = c.p;
+    if (feature !== null) {
+      const s = responderStandIn(c);
+      if (s === null) {
+        stoppedBy = { c, feature };
+        break;
+      }
+      fedFrame = s.bytes;
+      fedPacket = s.p;
+      const entry = stoodIn.get(b.psn);
+      if (entry === undefined) stoodIn.set(b.psn, { feature, frames: [c.frame] });
+      else entry.frames.push(c.frame);
+    }
+    if (c.p.ieth !== null) invalidatable(c, c.p.ieth.rkey);
     const answersBefore = got.length;
-    driver.inject([withStackKeys(c.bytes, c.p, stackKeys)]);
+    driver.inject([withStackKeys(fedFrame, fedPacket, stackKeys)]);
     for (const psn of psnsOf(c, mtuBytes)) {
       const frames = fed.get(psn);
       if (frames === undefined) fed.set(psn, [c.frame]);
@@ -330,10 +391,40 @@ export function replayResponder(conv: RcConversation, o: ReplayOptions = {}): Re
   clock.runUntilIdle(100_000);
   collect();
 
-  // Responses to requests the capture does not hold (before it started, in its gaps) are not compared.
+  // Responses to requests the capture does not hold (before it started, in its gaps) are not
+  // compared; nor are the answers to a request this stack cannot execute (the stack answered its
+  // stand-in), nor, where replay had to stop for want of a feature, the answers after that point.
   const before = (psn: number): boolean => psnDiff(psn, startPsn) < 0;
-  const shown = expected.filter((e) => !before(e.psn) && !gaps.covers(e.psn));
-  const answered = got.filter((g) => !before(g.psn) && !gaps.covers(g.psn));
+  const afterStop = (e: Resp): boolean => stoppedBy !== null && e.frame > stoppedBy.c.frame;
+  const shown = expected.filter((e) => !before(e.psn) && !gaps.covers(e.psn) && !stoodIn.has(e.psn) && !afterStop(e));
+  const answered = got.filter((g) => !before(g.psn) && !gaps.covers(g.psn) && !stoodIn.has(g.psn));
+  for (const [psn, { feature, frames }] of stoodIn) {
+    const answers = expected.filter((e) => e.psn === psn);
+    const standIn = feature === Feature.ATOMIC_WRITE ? 'an RDMA WRITE of its 8 bytes' : 'a zero-length RDMA WRITE';
+    diffs.push(
+      unsupportedDifference(feature, psn, [...frames, ...answers.map((e) => e.frame)], answers.length > 0 ? answers.map(describe).join('; ') : 'no answer captured', `not compared: replay gave the stack ${standIn} at this PSN instead (one message, as the ${feature.feature} is), and compares the rest of the conversation`),
+    );
+  }
+  for (const [rkey, { mr, psn, frames }] of invalidated) {
+    diffs.push(
+      unsupportedDifference(
+        Feature.INVALIDATE,
+        psn,
+        frames,
+        `R_Key 0x${rkey.toString(16)} invalidated by a SEND with Invalidate`,
+        mr !== null ? 'replay registered a plain region under that key so that the stack could invalidate it; its answer is compared' : 'the stack could not register a region under that key, so it refused the invalidation',
+      ),
+    );
+  }
+  if (stoppedBy !== null) {
+    // The request, and every captured frame of the conversation after it: none was judged.
+    const at = stoppedBy.c.frame;
+    const lost = expected.filter(afterStop);
+    const frames = [...conv.requests, ...conv.responses].map((x) => x.frame).filter((f) => f >= at).sort((x, y) => x - y);
+    const stop = unsupportedDifference(stoppedBy.feature, stoppedBy.c.p.bth?.psn ?? null, frames.slice(0, 16), lost.length > 0 ? `${lost.length} answer(s) from frame ${lost[0]?.frame} on` : 'no answer captured', `not compared: replay cannot build a stand-in for this ${stoppedBy.feature.feature} (the capture shows no Ethernet header to send one with), so it stops here, and ${frames.length - 1} captured frame(s) after it are not judged`);
+    stop.count = frames.length;
+    diffs.push(stop);
+  }
   if (skippedAtStart > 0 || expected.some((e) => before(e.psn))) {
     diffs.push({
       class: DiffClass.UNVERIFIABLE,
@@ -373,7 +464,10 @@ export function replayResponder(conv: RcConversation, o: ReplayOptions = {}): Re
   diffs.push(...new CreditCheck(shown, answered).differences());
   const answeredBy = new AnswerIndex(answered);
   const matched = shown.filter((e) => answeredBy.of(e.kind, e.psn).some((g) => same(e, g))).length;
-  return replaySummary('responder', conv, { pathMtu: mtuBytes, framesIn: conv.requests.length, framesOut, matched, expected: shown.length }, diffs);
+  // The captured responder ended the same way when it sent a NAK that ends a QP (not a PSN sequence error) at that PSN.
+  const errAt = watch.position?.psn ?? null;
+  const qpError = watch.report(errAt !== null && expectedBy.of('NAK', errAt).some((e) => e.value !== NakCode.PSN_SEQUENCE_ERROR));
+  return replaySummary('responder', conv, { pathMtu: mtuBytes, framesIn: conv.requests.length, framesOut, matched, expected: shown.length }, diffs, qpError);
 }
 
 /** The stack's payload equals the captured one as far as the capture holds it. */
@@ -508,7 +602,9 @@ function compare(expected: Resp[], got: Resp[], diffs: Difference[], { mtu, owed
         const g = gotBy.of('NAK', e.psn)[0];
         // A PSN sequence error NAK is drawn by a request ahead of the expected PSN: where the stack was
         // never given one at that PSN, the capture lost the request that drew it.
-        if (g === undefined && e.value === NakCode.PSN_SEQUENCE_ERROR && !outOfSequenceAt(e.psn)) {
+        if (g === undefined && e.value === NakCode.REMOTE_OPERATIONAL_ERROR) {
+          diffs.push({ class: DiffClass.UNVERIFIABLE, kind: 'responderFault', psn: e.psn, frames: [e.frame], expected: describe(e), got: describe(gotBy.firstAt(e.psn)), rule: 'a Remote Operational Error NAK reports a failure inside the real responder, not a fault of the request (IBTA §9.9.3 class A: its own resources, such as a receive WQE it cannot use; rxe RESPST_ERR_MALFORMED_WQE): replay cannot bring it about' });
+        } else if (g === undefined && e.value === NakCode.PSN_SEQUENCE_ERROR && !outOfSequenceAt(e.psn)) {
           diffs.push({ class: DiffClass.UNVERIFIABLE, kind: 'nakCause', psn: e.psn, frames: [e.frame], expected: describe(e), got: describe(gotBy.firstAt(e.psn)), rule: 'the request that drew this NAK (one ahead of the expected PSN) is not in the capture, so the stack was never given it' });
         } else if (g === undefined) diffs.push({ class: DiffClass.VIOLATION, kind: 'missingNak', psn: e.psn, frames: [e.frame], expected: describe(e), got: describe(gotBy.firstAt(e.psn)), rule: 'IBTA §9.7.5.1: the same request stream draws the same NAK' });
         else if (g.value !== e.value) diffs.push({ class: DiffClass.VIOLATION, kind: 'nakKind', psn: e.psn, frames: [e.frame], expected: describe(e), got: describe(g), rule: 'the NAK code follows from the request' });
@@ -521,9 +617,10 @@ function compare(expected: Resp[], got: Resp[], diffs: Difference[], { mtu, owed
       }
     }
   }
-  // Answers the stack gave that the real responder did not.
+  // Answers the stack gave that the real responder did not (where it failed on its own, `responderFault` says so).
   for (const g of got) {
     if (expectedBy.of(g.kind, g.psn).length > 0) continue;
+    if (expectedBy.of('NAK', g.psn).some((e) => e.value === NakCode.REMOTE_OPERATIONAL_ERROR)) continue;
     if (g.kind === 'ACK') {
       diffs.push({ class: DiffClass.POLICY, kind: 'extraAck', psn: g.psn, frames: [], expected: 'no ACK for this PSN', got: describe(g), rule: 'IBTA §9.7.5.1.1: how often to acknowledge is the responder\'s choice' });
     } else if (g.kind === 'READ' || g.kind === 'ATOMIC') {

@@ -25,14 +25,16 @@ export function withStackKeys(bytes: Uint8Array, p: RocePacket, map: ReadonlyMap
   const b = p.bth;
   if (map.size === 0 || info === undefined || b === null || p.version !== 2) return bytes;
   let out: Uint8Array | null = null;
+  const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
   for (const k of KEY_FIELDS) {
     if ((info.hdrs & k.hdr) === 0) continue;
     const off = p.bthOff + (info.offsets[k.name] ?? 0) + k.at;
-    const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
     const key = map.get(view.getUint32(off));
     if (key === undefined) continue;
-    out ??= bytes.slice();
-    new DataView(out.buffer).setUint32(off, key);
+    // A copy of its own: a captured frame is often a Buffer, whose slice() shares the file's memory
+    // (the key written through a view of the pool landed on the frame's IP header instead).
+    out ??= new Uint8Array(bytes);
+    new DataView(out.buffer, out.byteOffset, out.byteLength).setUint32(off, key);
   }
   if (out === null) return bytes;
   sealIcrcV2(out, p.l3Off, p.payloadOff + p.payloadLength + b.padCount);
