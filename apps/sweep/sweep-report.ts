@@ -83,9 +83,9 @@ export function sweepMarkdown(t: SweepTotals, run: SweepRunInfo, files: readonly
     out.push('');
     out.push('## `roce analyze`: go-back-N rule violations');
     out.push('');
-    out.push(`${analyzeViolationsTotal(t)} violations in all. "As sent": cases captured as \`roce demo\` captures (every frame as sent, before the link's faults) that show the rule, and how many of them still do when the analyzer is told so (\`--capture-point sent\`).`);
+    out.push(`${analyzeViolationsTotal(t)} violations in all. The analyzer is told each case's capture point as a user says it (\`--capture-point sent\`, or \`host:IP\` for one host's NIC); "as sent": how many of the cases that show the rule were captured with every frame as sent, and how many of those show it when the analyzer is told nothing.`);
     out.push('');
-    out.push('| rule | violations | cases | as sent: cases / still with --capture-point sent | first cases |');
+    out.push('| rule | violations | cases | as sent: cases / told nothing | first cases |');
     out.push('|---|---|---|---|---|');
     for (const [rule, f] of Object.entries(t.analyze)) {
       if (f === undefined) continue;
@@ -117,7 +117,7 @@ export function sweepMarkdown(t: SweepTotals, run: SweepRunInfo, files: readonly
     out.push('## Loss-recovery episodes: engine counters, `roce demo`, `roce analyze`');
     out.push('');
     out.push(
-      'Per trigger, the sums over every case of the three counts (apps/sweep/episode-sources.ts): the requesters\' counters (`rcvd_seq_err`, `rcvd_rnr_err`, `local_ack_timeout_err`, `implied_nak`), what `roce demo` reports (`seqErrNaks`, `rnrNaks`, `timeouts`; implied NAKs from its trace), `roce analyze`\'s episodes; beside them the engine\'s own go-back-N rewinds by cause. A case counts as a mismatch when its three counts of the trigger are not all equal.',
+      'Per trigger, the sums over every case of the three counts (apps/sweep/episode-sources.ts, base/recovery-trigger.ts): the engine\'s own count (`QueuePair.episodes`), what `roce demo` reports (`episodes`), `roce analyze`\'s episodes; beside them the engine\'s go-back-N rewinds by cause (rewinds that follow one another before anything is sent make one episode). The sums run over every capture point, but only a capture at the requester\'s host (`at=host-a`) shows every episode as the requester lived it: a case counts as a mismatch when, captured there, its three counts of the trigger are not all equal.',
     );
     out.push('');
     out.push(`${episodeMismatchCases(t)} mismatches (case and trigger).`);
