@@ -156,7 +156,7 @@ export async function decodeCommand(argv: readonly string[], out: Output): Promi
       // Records are views into one read buffer: one DataView over it serves every frame in it.
       if (rec.data.buffer !== whole.bytes.buffer) whole = { bytes: new Uint8Array(rec.data.buffer), view: new DataView(rec.data.buffer) };
       const start = rec.data.byteOffset;
-      printer.record(whole.view, whole.bytes, start, start + rec.data.byteLength, rec.linkType, rec.origLen, rec.index, rec.timeSec);
+      printer.record(whole.view, whole.bytes, start, start + rec.data.byteLength, rec.linkType, rec.origLen, rec.index, rec.sec, rec.nsec, rec.timeDigits);
     }
     text.end();
   }
