@@ -13,7 +13,7 @@ import * as fs from 'node:fs';
 import { WireError } from '../packets/errors';
 import { openBlockFile, readBlock } from './block-file';
 import { internalError } from '../base/programming-error';
-import { PCAP_HEADER_LEN, PCAP_RECORD_HEADER_LEN, type PcapFileHeader, isPcapMagic, pcapRecordError, readPcapFileHeader } from '../packets/pcap';
+import { LinkType, PCAP_HEADER_LEN, PCAP_RECORD_HEADER_LEN, type PcapFileHeader, isPcapMagic, pcapRecordError, readPcapFileHeader } from '../packets/pcap';
 import type { StreamResult } from '../analysis/capture-stream';
 import type { BatchSource, BatchTimes } from './batch-source';
 import type { RecordBatch } from './decode-batch';
@@ -44,12 +44,12 @@ export class PcapBlockReader implements BatchSource {
   /**
    * Opens `path` when it is a regular file that starts with a readable classic pcap header; null
    * otherwise (standard input, a pipe, pcapng, a bad header: the record-by-record reader takes those,
-   * and reports what is wrong).
+   * and reports what is wrong; and ERF records, whose times are in their own headers).
    */
   static open(path: string, times: BatchTimes = 'epoch'): PcapBlockReader | null {
     const file = openBlockFile(path, PCAP_HEADER_LEN, (view) => {
       const h = isPcapMagic(view.getUint32(0, true)) ? readPcapFileHeader(view, 0) : null;
-      return h === null || h instanceof WireError ? null : h;
+      return h === null || h instanceof WireError || h.linkType === LinkType.Erf ? null : h;
     });
     return file === null ? null : new PcapBlockReader(file.fd, file.size, file.head, times);
   }

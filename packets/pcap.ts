@@ -282,6 +282,13 @@ function* iteratePcapBytes(src: CaptureBytes): Generator<CaptureRecord, WireErro
     }
     at += PCAP_RECORD_HEADER_LEN;
     index++;
+    if (hasErfTime(linkType, incl)) {
+      const timestampNs = erfTimestampNs(w.view, at);
+      const whole = secondsOfNs(timestampNs);
+      yield { index, timestampNs, sec: whole, nsec: Number(timestampNs - BigInt(whole) * 1_000_000_000n), timeDigits: 9, linkType, data: w.buf.subarray(at, at + incl), origLen: orig, fileOffset: off };
+      off = start + incl;
+      continue;
+    }
     // A fraction of 10^6 µs or more (or 10^9 ns) is kept as it is, as libpcap and Wireshark read it.
     const nsec = frac * fracNs;
     yield {
@@ -314,6 +321,24 @@ interface Iface {
 export function secondsOfNs(ns: bigint): number {
   const sec = ns / 1_000_000_000n;
   return Number(ns < 0n && sec * 1_000_000_000n !== ns ? sec - 1n : sec);
+}
+
+/**
+ * An ERF record's own timestamp, the first 8 bytes of its header: seconds since the epoch in 32.32
+ * fixed point, little-endian (Endace ERF types reference, "ERF header"). A classic pcap record
+ * around it holds a copy to the µs; Wireshark takes this one, to the ns rounded to nearest (wiretap
+ * pcap-common.c, the ERF pseudo-header), and so does this reader. In pcapng it keeps the packet
+ * block's timestamp, as Wireshark does.
+ */
+function erfTimestampNs(view: DataView, at: number): bigint {
+  const frac = BigInt(view.getUint32(at, true));
+  const sec = BigInt(view.getUint32(at + 4, true));
+  return sec * 1_000_000_000n + ((frac * 1_000_000_000n + 0x80000000n) >> 32n);
+}
+
+/** Whether a record of `linkType` and `capLen` captured bytes carries its own, finer timestamp (an ERF header). */
+function hasErfTime(linkType: number, capLen: number): boolean {
+  return linkType === LinkType.Erf && capLen >= 8;
 }
 
 /** Converts a pcapng timestamp in interface units to nanoseconds since the epoch. */

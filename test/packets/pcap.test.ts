@@ -528,9 +528,10 @@ describe('public captures', () => {
     expectClean(r);
     expect(r.records).toHaveLength(43);
     expect(r.records.every((x) => x.linkType === 197)).toBe(true);
-    // tshark prints 1210794479.499693535: Wireshark takes the time from the ERF header inside the
-    // frame; the pcap record header holds the same instant to the microsecond, which is what we report.
-    expect(r.records[0]!.timestampNs).toBe(1210794479_499693000n);
+    // tshark prints 1210794479.499693535: the time of the ERF header inside the frame (32.32 fixed
+    // point, to the ns), which the reader takes too; the pcap record header holds it to the µs.
+    expect(r.records[0]!.timestampNs).toBe(1210794479_499693535n);
+    expect(r.records[0]).toMatchObject({ sec: 1210794479, nsec: 499693535, timeDigits: 9 });
     // tshark's frame.cap_len (290 first, 134 last) leaves out the 16-byte ERF header; incl_len keeps it.
     expect(r.records[0]!.data.length).toBe(290 + 16);
     expect(r.records[42]!.data.length).toBe(134 + 16);
