@@ -15,6 +15,7 @@ import { AddressNames } from './address-names';
 import type { FlowSinks } from './flow';
 import { streamCaptureFile } from './capture-stream';
 import { ProgrammingError, ProgrammingErrorCode } from '../base/programming-error';
+import { type ExactTime, exactTime } from '../base/exact-time';
 import { tcpConnectionRequest } from './oob';
 import { type CmConnection, CmConnectionTracker } from './cm-connections';
 import { RECEIVE_DEPENDENT_RULES } from './gbn-checks';
@@ -213,8 +214,8 @@ export function analysisEnd(result: AnalysisResult): AnalysisEnd {
 
 export interface AnalysisResult {
   frames: FrameTotals;
-  /** Capture time of the first frame, seconds since the epoch (0 for an empty capture). */
-  startTimeSec: number;
+  /** Capture time of the first frame, exact, with the capture's decimals (the epoch for an empty capture). */
+  startTime: ExactTime;
   durationNs: number;
   conversations: Conversation[];
   messages: Message[];
@@ -289,7 +290,7 @@ export class Analyzer {
   private bufferView: DataView = new DataView(new ArrayBuffer(0));
   private readonly capturePoint: CapturePoint;
   private t0: bigint | null = null;
-  private startSec = 0;
+  private startTime: ExactTime = { sec: 0, nsec: 0, digits: 6 };
   private lastNs = 0;
   private episodeId = 0;
   readonly totals: FrameTotals = { total: 0, roce: 0, notRoce: 0, malformed: 0, icrcBad: 0, truncated: 0, icrcChecked: 0 };
@@ -427,10 +428,10 @@ export class Analyzer {
    * Analyses a frame already decoded. With the record's `data` and `linkType`, a frame that is
    * not RoCE is looked at for an out-of-band connection set-up (TCP SYN; see conversations.ts).
    */
-  pushDecoded(rec: { index: number; timestampNs: bigint; timeSec: number; data?: Uint8Array; linkType?: number }, d: DecodedFrame): void {
+  pushDecoded(rec: { index: number; timestampNs: bigint; timeDigits: number; data?: Uint8Array; linkType?: number }, d: DecodedFrame): void {
     if (this.t0 === null) {
       this.t0 = rec.timestampNs;
-      this.startSec = rec.timeSec;
+      this.startTime = exactTime(rec.timestampNs, rec.timeDigits);
     }
     const timeNs = Number(rec.timestampNs - this.t0);
     if (!d.roce) {
@@ -444,8 +445,8 @@ export class Analyzer {
    * The capture time of the first frame, for a caller that hands in frames by `pushNotRoce` and
    * `pushRoce` with times it made relative to that frame itself (cli/analyze-workers.ts).
    */
-  setStartTime(sec: number): void {
-    this.startSec = sec;
+  setStartTime(t: ExactTime): void {
+    this.startTime = { ...t };
   }
 
   /** Frame `index`, `timeNs` after the first, is not RoCE; `syn` is the connection it opens, if it is a TCP SYN. */
@@ -561,7 +562,7 @@ export class Analyzer {
     const results = this.allFrames ? this.frameResults : this.frameResults.filter((r) => r.flags.length > 0);
     return {
       frames: this.totals,
-      startTimeSec: this.startSec,
+      startTime: this.startTime,
       durationNs: this.lastNs,
       conversations: this.table.list,
       messages: this.messages,

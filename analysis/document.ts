@@ -5,6 +5,7 @@
  * docs/analysis.md; bump ANALYSIS_FORMAT_VERSION when one changes meaning.
  */
 import type { CongestionReport } from './congestion-track';
+import { secondsText } from '../base/exact-time';
 import { type AnalysisResult, type AnalysisStop, flowKey } from './analyzer';
 import type { CmConnection } from './cm-connections';
 import type { RecoveryCounts } from '../base/recovery-trigger';
@@ -14,7 +15,8 @@ import type { RequesterFlow } from './flow';
 import type { TimeSeries } from './figures';
 import type { CaptureGap, Episode, FrameResult, Message, Side, Violation } from './types';
 
-export const ANALYSIS_FORMAT_VERSION = 1;
+/** 2: `startTime` is a decimal string with the capture's decimals (it was a number of seconds). */
+export const ANALYSIS_FORMAT_VERSION = 2;
 
 export interface SeriesJson {
   binNs: number;
@@ -85,7 +87,8 @@ export interface AnalysisDocument {
   format: 'roce-analysis';
   version: number;
   file: string;
-  startTime: number;
+  /** The first frame's capture time: seconds since the epoch as a decimal string with the capture's decimals (6 for µs, 9 for ns). */
+  startTime: string;
   durationNs: number;
   frameCounts: AnalysisResult['frames'];
   summary: {
@@ -191,7 +194,7 @@ export function analysisDocument(r: AnalysisResult, file: string): AnalysisDocum
     format: 'roce-analysis',
     version: ANALYSIS_FORMAT_VERSION,
     file,
-    startTime: r.startTimeSec,
+    startTime: secondsText(r.startTime),
     durationNs: r.durationNs,
     frameCounts: { ...r.frames },
     summary: {

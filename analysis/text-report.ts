@@ -10,6 +10,7 @@ import { psnDiff } from '../base/psn';
 import { recoveryText } from '../base/recovery-trigger';
 import { TextList } from '../base/json-pieces';
 import type { Episode, FrameResult, Message, Violation } from './types';
+import { decimalsOf, secondsText, spanTime } from '../base/exact-time';
 
 /** The document the text report reads: the JSON document, whose long lists may come as their lines (`messageLine` and the like, made earlier). */
 /** What the report and `roce analyze` say of an analysis that ended before its capture. */
@@ -34,7 +35,32 @@ export interface ReportOptions {
   frames?: boolean;
 }
 
+/** A derived figure (a latency, a mean) in µs or ms, to the nanosecond. */
 const us = (ns: number | null): string => (ns === null ? '-' : ns >= 1e6 ? `${(ns / 1e6).toFixed(3)} ms` : `${(ns / 1000).toFixed(3)} us`);
+
+/**
+ * A span of capture time (whole nanoseconds, as the capture's times are) in µs below a millisecond,
+ * in ms below a second, else in seconds, with 3 decimals and as many more as a capture of `digits`
+ * decimals has: `2.960 ms` from a µs capture, `2.960423 ms` from a ns one. A digit that is not zero
+ * is never cut.
+ */
+export function spanText(ns: number, digits: number): string {
+  if (!Number.isSafeInteger(ns)) return us(ns);
+  const size = Math.abs(ns);
+  const [unit, scaleDigits] = size >= 1e9 ? ['s', 9] : size >= 1e6 ? ['ms', 6] : ['us', 3];
+  const scale = 10 ** scaleDigits;
+  const whole = Math.floor(size / scale);
+  let frac = String(size - whole * scale).padStart(scaleDigits, '0');
+  const keep = Math.max(3, digits - (9 - scaleDigits));
+  if (keep >= frac.length) frac = frac.padEnd(keep, '0');
+  else if (/^0*$/.test(frac.slice(keep))) frac = frac.slice(0, keep);
+  return `${ns < 0 ? '-' : ''}${whole}.${frac} ${unit}`;
+}
+
+/** The decimals of the capture a document was made from: those of its `startTime`. */
+export function documentDigits(d: Pick<AnalysisDocument, 'startTime'>): number {
+  return decimalsOf(d.startTime);
+}
 const qp = (q: number | null): string => (q === null ? '?' : `0x${q.toString(16).padStart(6, '0')}`);
 
 function flowLine(d: TextReportDocument, f: FlowJson, conv: AnalysisDocument['conversations'][number]): string[] {
@@ -154,9 +180,23 @@ export function messageLine(m: Message): string {
   );
 }
 
-/** A flagged frame's line in the text report's list of them (-f). */
-export function frameLine(f: FrameResult): string {
-  return `  ${String(f.frame).padStart(6)} ${us(f.timeNs).padStart(14)} conv ${f.conversation ?? '-'} ${f.opcode} PSN ${f.psn} ${f.flags.join(',')}`;
+/**
+ * A flagged frame's line in the text report's list of them (-f): its time since the first frame in
+ * seconds, with the `digits` decimals of the capture's timestamps (as `roce decode` prints it).
+ */
+export function frameLine(f: FrameResult, digits: number): string {
+  const time = `${secondsText(spanTime(f.timeNs, digits))} s`;
+  return `  ${String(f.frame).padStart(6)} ${time.padStart(14)} conv ${f.conversation ?? '-'} ${f.opcode} PSN ${f.psn} ${f.flags.join(',')}`;
+}
+
+/**
+ * The flagged frames' lines, from their JSON texts (a spooled list's, made before the capture's
+ * decimals were known), for a capture of `digits` decimals.
+ */
+export function frameLinesFromJson(json: TextList, digits: number): TextList {
+  return new TextList(function* () {
+    for (const text of json.texts()) yield frameLine(JSON.parse(text) as FrameResult, digits);
+  }, json.length);
 }
 
 /**
@@ -179,7 +219,8 @@ export function writeTextReport(d: TextReportDocument, o: ReportOptions, write: 
     },
   };
   const fc = d.frameCounts;
-  out.push(`${d.file}: ${fc.total} frames, ${fc.roce} RoCE (${fc.icrcBad} bad ICRC, ${fc.malformed} malformed), ${us(d.durationNs)}`);
+  const digits = documentDigits(d);
+  out.push(`${d.file}: ${fc.total} frames, ${fc.roce} RoCE (${fc.icrcBad} bad ICRC, ${fc.malformed} malformed), ${spanText(d.durationNs, digits)}`);
   const s = d.summary;
   const e = s.episodes;
   out.push(
@@ -203,7 +244,7 @@ export function writeTextReport(d: TextReportDocument, o: ReportOptions, write: 
   for (const c of d.conversations) {
     if (halted) return;
     out.push(
-      `  #${c.id} ${c.type} ${c.a.ip} QP ${qp(c.a.qpn)} ↔ ${c.b.ip} QP ${qp(c.b.qpn)}: frames ${c.firstFrame}-${c.lastFrame} (${c.frames}), ${us(c.durationNs)}${c.cnps > 0 ? `, ${c.cnps} CNP` : ''}` +
+      `  #${c.id} ${c.type} ${c.a.ip} QP ${qp(c.a.qpn)} ↔ ${c.b.ip} QP ${qp(c.b.qpn)}: frames ${c.firstFrame}-${c.lastFrame} (${c.frames}), ${spanText(c.durationNs, digits)}${c.cnps > 0 ? `, ${c.cnps} CNP` : ''}` +
         `${c.cmConnection !== null ? `, CM connection #${c.cmConnection}` : ''}${c.cmEndedFrame !== null ? `, ended by the CM at frame ${c.cmEndedFrame}` : ''}${c.closedBy !== null ? `, QPN reused by #${c.closedBy}` : ''}`,
     );
     for (const f of c.flows) out.push(...flowLine(d, f, c));
@@ -237,7 +278,7 @@ export function writeTextReport(d: TextReportDocument, o: ReportOptions, write: 
   if (o.episodes === true) list('loss-recovery episodes:', d.episodes, episodeLine);
   if (o.violations ?? true) list('rule violations:', d.violations, violationLine);
   if (o.messages === true) list('messages:', d.messages, messageLine);
-  if (o.frames === true) list('frames:', d.frames, frameLine);
+  if (o.frames === true) list('frames:', d.frames, (f: FrameResult) => frameLine(f, digits));
   if (d.captureError !== null) out.push('', `capture: ${d.captureError}`);
   if (d.stopped !== null) out.push('', `analysis: ${analysisStopText(d.stopped)}`);
   if (lines.length > 0 && !halted) write(`${lines.join('\n')}\n`);

@@ -12,6 +12,7 @@ import { type DecodeOptions, decodeAt, packetAddresses } from '../packets/decode
 import { decodeSyndrome } from '../packets/aeth';
 import { ipv4ToString } from '../packets/bytes';
 import { internalError } from '../base/programming-error';
+import type { ExactTime } from '../base/exact-time';
 import { AddressNames } from './address-names';
 import { type Analyzer, frameTotalsBits, isCmMad } from './analyzer';
 import { type FrameView, ecnCe, isMalformed, opcodeView, viewFrame } from './frame-view';
@@ -78,12 +79,12 @@ export interface ViewBatch {
   /** The numbering starts over with this batch (at 0). */
   restart: boolean;
   /** The capture time of the first frame, in the batch that holds it. */
-  startSec: number | null;
+  start: ExactTime | null;
 }
 
 /** An empty batch's buffers. */
 export function newViewBatch(): ViewBatch {
-  return { seq: 0, count: 0, slots: new Float64Array(VIEW_BATCH_RECORDS * RECORD_SLOTS), raw: new Uint8Array(VIEW_BATCH_RAW_BYTES), strings: [], restart: false, startSec: null };
+  return { seq: 0, count: 0, slots: new Float64Array(VIEW_BATCH_RECORDS * RECORD_SLOTS), raw: new Uint8Array(VIEW_BATCH_RAW_BYTES), strings: [], restart: false, start: null };
 }
 
 /** Decodes records into batches. */
@@ -106,7 +107,7 @@ export class ViewBatchWriter {
     b.seq = this.seq++;
     b.count = 0;
     b.strings = [];
-    b.startSec = null;
+    b.start = null;
     b.restart = this.ids.size >= this.stringLimit;
     if (b.restart) {
       this.ids.clear();
@@ -131,13 +132,13 @@ export class ViewBatchWriter {
 
   /**
    * Decodes frame `index`, `timeNs` after the first, into the batch being filled (which must not be
-   * full). Its bytes are `bytes[start, end)`, `view` is over the same buffer; `startSec` is the
+   * full). Its bytes are `bytes[start, end)`, `view` is over the same buffer; `startTime` is the
    * capture time of the first frame, given with it.
    */
-  add(index: number, timeNs: number, linkType: number, origLen: number, view: DataView, bytes: Uint8Array, start: number, end: number, startSec?: number): void {
+  add(index: number, timeNs: number, linkType: number, origLen: number, view: DataView, bytes: Uint8Array, start: number, end: number, startTime?: ExactTime): void {
     const b = this.batch;
     if (b === null || b.count >= VIEW_BATCH_RECORDS) throw internalError('ViewBatchWriter.add with no room');
-    if (startSec !== undefined) b.startSec = startSec;
+    if (startTime !== undefined) b.start = startTime;
     const d = decodeAt(view, bytes, start, end, linkType, this.decode, origLen);
     const s = b.slots;
     const o = b.count * RECORD_SLOTS;
@@ -251,7 +252,7 @@ export class ViewBatchReader {
     if (b.restart) this.strings.length = 0;
     for (const t of b.strings) this.strings.push(t);
     const a = this.analyzer;
-    if (b.startSec !== null) a.setStartTime(b.startSec);
+    if (b.start !== null) a.setStartTime(b.start);
     const s = b.slots;
     for (let i = 0; i < b.count; i++) {
       const o = i * RECORD_SLOTS;

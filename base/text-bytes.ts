@@ -12,8 +12,8 @@
  * the JavaScript heap that the collector frees late.
  *
  * Every method writes exactly what the named JavaScript conversion would produce (`String(n)`,
- * `n.toFixed(6)`, `JSON.stringify(s)`), taking a fast path only where it is provably the same
- * and the conversion itself otherwise.
+ * `JSON.stringify(s)`), taking a fast path only where it is provably the same and the conversion
+ * itself otherwise; `seconds` and `nanoseconds` write the decimal digits of two integers.
  */
 
 const DIGIT_0 = 0x30;
@@ -27,10 +27,8 @@ export function utf8(text: string): Uint8Array {
 const SPACE = 0x20;
 const QUOTE = 0x22;
 const HEX = '0123456789abcdef';
-/** Below this the fixed-point fast path is exact (see `fixed`): 2^43 / 10^6 seconds. */
-const FIXED_FAST_LIMIT = 2 ** 43 / 1e6;
-/** How far from a tie the fast path's fraction must be (the product's error is ≤ 2^-11). */
-const TIE_MARGIN = 2 ** -8;
+/** 10^i for i = 0…9. */
+const POW10: readonly number[] = Array.from({ length: 10 }, (_, i) => 10 ** i);
 
 export class TextBytes {
   private chunk: Uint8Array;
@@ -168,40 +166,67 @@ export class TextBytes {
   }
 
   /**
-   * `JSON.stringify(x)`, fast for a capture timestamp in whole microseconds (1 ≤ x < 2^32 seconds).
-   * Then x is the double nearest to sec + frac / 10^6 with the decimal's last digit non-zero, and
-   * that decimal is the shortest that reads back as x: any string with fewer decimals is at least
-   * 10^-6 from it, while two strings that read back as x are at most one ulp of x apart (< 10^-6
-   * below 2^32). So it is what ECMAScript's Number::toString gives, written without making it.
-   * Anything else (nanoseconds, a tie, a value not nearest) goes through `JSON.stringify`.
+   * A time of `sec` whole seconds (rounded down: negative before zero) and `nsec` nanoseconds past
+   * them (0 ≤ nsec < 10^9), as decimal seconds with `digits` decimals (0-9), right-aligned in
+   * `width`: `1705320000.000001184`, `0.000002`, `-0.000001`. Nanoseconds with nonzero digits beyond
+   * `digits` are printed with all 9, so no digit is ever dropped. Nothing is rounded: the digits are
+   * those of the two integers.
    */
-  jsonSeconds(x: number): void {
-    if (x >= 1 && x < 2 ** 32) {
-      const sec = Math.floor(x);
-      const d = x - sec; // exact: sec and x are within a factor of two of each other, or sec is 0
-      const frac = Math.round(d * 1e6);
-      // x's binade [p, 2p) (sec's highest bit: x < sec + 1 ≤ 2p) and its ulp; the gap below a
-      // power of two is half an ulp.
-      const p = (1 << (31 - Math.clz32(sec))) >>> 0;
-      const ulp = p * Number.EPSILON;
-      const diff = frac / 1e6 - d; // the decimal minus x, to within 2^-53
-      const bound = (diff >= 0 || x !== p ? ulp : ulp / 2) / 2 - 2 ** -53;
-      if (frac < 1e6 && Math.abs(diff) < bound) {
-        this.uint(sec);
-        if (frac === 0) return;
-        let digits = 6;
-        let f = frac;
-        while (f % 10 === 0) {
-          f /= 10;
-          digits--;
-        }
-        this.room(digits + 1);
-        this.chunk[this.pos++] = 0x2e; // '.'
-        this.put(f, digits);
-        return;
+  seconds(sec: number, nsec: number, digits: number, width = 0): void {
+    let whole = sec;
+    let frac = nsec;
+    const negative = sec < 0;
+    if (negative) {
+      // sec + nsec/10^9 = −((−sec − 1) + (10^9 − nsec)/10^9) when nsec > 0.
+      if (frac === 0) whole = -sec;
+      else {
+        whole = -sec - 1;
+        frac = 1e9 - frac;
       }
     }
-    this.text(JSON.stringify(x) ?? 'null');
+    let d = digits;
+    let unit = POW10[9 - d] as number;
+    let shown = frac / unit;
+    if (shown !== Math.floor(shown)) {
+      d = 9;
+      unit = 1;
+      shown = frac;
+    }
+    const wholeDigits = this.digitsOf(whole);
+    const len = (negative ? 1 : 0) + wholeDigits + (d > 0 ? d + 1 : 0);
+    this.spaces(width - len);
+    this.room(len);
+    if (negative) this.chunk[this.pos++] = 0x2d; // '-'
+    this.put(whole, wholeDigits);
+    if (d > 0) {
+      this.chunk[this.pos++] = 0x2e; // '.'
+      this.put(shown, d);
+    }
+  }
+
+  /**
+   * The same time as a JSON integer of nanoseconds, exact at any size: below 2^53 it is
+   * `jsonNumber(sec * 10^9 + nsec)`; beyond, its digits are written from the two integers.
+   */
+  nanoseconds(sec: number, nsec: number): void {
+    // |sec| < 9·10^6 keeps sec · 10^9 + nsec below 2^53 ≈ 9.007·10^15.
+    if (sec > -9e6 && sec < 9e6) {
+      this.jsonNumber(sec * 1e9 + nsec);
+      return;
+    }
+    let whole = sec;
+    let frac = nsec;
+    if (sec < 0) {
+      this.byte(0x2d);
+      if (frac === 0) whole = -sec;
+      else {
+        whole = -sec - 1;
+        frac = 1e9 - frac;
+      }
+    }
+    this.uint(whole);
+    this.room(9);
+    this.put(frac, 9);
   }
 
   /** `'0x' + (n >>> 0).toString(16).padStart(digits, '0')` for digits ≥ the value's own. */
@@ -220,35 +245,6 @@ export class TextBytes {
       v >>>= 4;
     }
     this.pos = start + width;
-  }
-
-  /** `x.toFixed(6).padStart(width, ' ')`. */
-  fixed6(x: number, width = 0): void {
-    // Fast path for 0 ≤ x < 2^43 / 10^6 (about 100 days in seconds): there x * 10^6 is correctly
-    // rounded with an error of at most half an ulp, ≤ 2^-11, so when its fraction is further than
-    // 2^-8 from one half, rounding it gives the integer toFixed's exact decimal rounding gives.
-    if (x >= 0 && x < FIXED_FAST_LIMIT) {
-      const p = x * 1e6;
-      const floor = Math.floor(p);
-      const frac = p - floor;
-      if (Math.abs(frac - 0.5) > TIE_MARGIN) {
-        const micros = frac > 0.5 ? floor + 1 : floor;
-        const whole = Math.floor(micros / 1e6);
-        const part = micros - whole * 1e6;
-        if (part >= 0 && part < 1e6) {
-          const digits = this.digitsOf(whole);
-          this.spaces(width - digits - 7);
-          this.room(digits + 7);
-          this.put(whole, digits);
-          this.chunk[this.pos++] = 0x2e; // '.'
-          this.put(part, 6);
-          return;
-        }
-      }
-    }
-    const s = x.toFixed(6);
-    this.spaces(width - s.length);
-    this.text(s);
   }
 
   /** `JSON.stringify(s)`. */

@@ -15,6 +15,7 @@ import { writeBenchCapture } from './analyze';
 import { readCapture } from '../packets/pcap';
 import { decodeAt } from '../packets/decode';
 import { frameToJson } from '../packets/json';
+import { frameTimeOf } from '../base/exact-time';
 
 type Mode = 'json' | 'summary' | 'verbose' | 'whole-file-json';
 const MODES: readonly Mode[] = ['whole-file-json', 'json', 'summary', 'verbose'];
@@ -28,9 +29,12 @@ async function child(mode: Mode, file: string): Promise<void> {
     const cap = readCapture(bytes);
     const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
     let out = '';
+    const first = cap.records[0];
+    const t0 = { sec: first?.sec ?? 0, nsec: first?.nsec ?? 0, digits: first?.timeDigits ?? 6 };
     for (const rec of cap.records) {
       const start = rec.data.byteOffset - bytes.byteOffset;
-      out += `${JSON.stringify(frameToJson(rec.index, rec.timeSec, decodeAt(view, bytes, start, start + rec.data.byteLength, rec.linkType, {}, rec.origLen)))}\n`;
+      const time = frameTimeOf({ sec: rec.sec, nsec: rec.nsec, digits: rec.timeDigits }, t0);
+      out += `${JSON.stringify(frameToJson(rec.index, time, decodeAt(view, bytes, start, start + rec.data.byteLength, rec.linkType, {}, rec.origLen)))}\n`;
       if (out.length >= 1 << 16) {
         fs.writeSync(1, out);
         out = '';

@@ -14,7 +14,7 @@ import { FRAMES_SPEC, READ_FILE_SPEC, TIME_WINDOW_SPEC, captureFileOf, described
 import { type KeptLists, analyzeFile, parseCapturePoint } from '../analysis/analyzer';
 import { MAX_CONVERSATIONS_SPEC, maxConversationsOf, reportAnalysisEnd } from './analysis-end';
 import { analysisDocument } from '../analysis/document';
-import { episodeLine, episodeText, frameLine, messageLine, violationLine, violationText, writeTextReport } from '../analysis/text-report';
+import { documentDigits, episodeLine, episodeText, frameLinesFromJson, messageLine, violationLine, violationText, writeTextReport } from '../analysis/text-report';
 import type { Episode, Violation } from '../analysis/types';
 import { TextList, writeJsonPieces } from '../base/json-pieces';
 import { SortedSpool, type SpoolStore } from '../base/sorted-spool';
@@ -159,7 +159,8 @@ export async function analyzeCommand(argv: readonly string[], out: Output, ctx?:
           messages: as(spools.messages, json ? JSON.stringify : messageLine),
           episodes: as(spools.episodes, json ? JSON.stringify : episodeLine),
           violations: as(spools.violations, json ? JSON.stringify : violationLine),
-          frames: as(spools.frames, json ? JSON.stringify : frameLine),
+          // A flagged frame's line has the capture's decimals, known with the document: its JSON waits.
+          frames: as(spools.frames, JSON.stringify),
           // Listed by --json only.
           captureGaps: as(spools.captureGaps, JSON.stringify),
         };
@@ -181,7 +182,10 @@ export async function analyzeCommand(argv: readonly string[], out: Output, ctx?:
     const write = (text: string): void => out.stdout(text);
     const gone = (): boolean => out.readerGone();
     // The spooled lists, as their texts: JSON, or the text report's lines.
-    const lists = spools === null ? {} : { messages: textsOf(spools.messages), episodes: textsOf(spools.episodes), violations: textsOf(spools.violations), frames: textsOf(spools.frames) };
+    const lists =
+      spools === null
+        ? {}
+        : { messages: textsOf(spools.messages), episodes: textsOf(spools.episodes), violations: textsOf(spools.violations), frames: json ? textsOf(spools.frames) : frameLinesFromJson(textsOf(spools.frames), documentDigits(doc)) };
     if (json) {
       const gaps = spools === null ? {} : { captureGaps: textsOf(spools.captureGaps) };
       const report = failFindings === null ? { ...doc, ...lists, ...gaps } : { ...doc, ...lists, ...gaps, failOn: { names: failOnList, findings: failFindings } };

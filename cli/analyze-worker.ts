@@ -20,6 +20,7 @@ import { recordSource } from './batch-source';
 import { PcapBlockReader } from './pcap-block-reader';
 import { PcapngBlockReader } from './pcapng-block-reader';
 import { META_FIELDS } from './decode-batch-layout';
+import { type ExactTime, exactTime } from '../base/exact-time';
 import { type AnalyzeWorkerData, type FromAnalyzeWorker, VIEW_BATCHES_OUT } from './analyze-worker-messages';
 
 const port = parentPort;
@@ -66,8 +67,8 @@ function send(): void {
   post({ type: 'batch', batch: b }, [b.slots.buffer as ArrayBuffer, b.raw.buffer as ArrayBuffer]);
 }
 
-/** Decodes the records gathered in `rb` into view batches; `startSec` goes with the first. */
-async function decodeRecords(rb: RecordBatch, startSec: number | undefined): Promise<void> {
+/** Decodes the records gathered in `rb` into view batches; `start` (the capture's first time) goes with the first. */
+async function decodeRecords(rb: RecordBatch, start: ExactTime | undefined): Promise<void> {
   const bytes = new Uint8Array(rb.data);
   const view = new DataView(rb.data);
   const meta = new Float64Array(rb.meta);
@@ -80,7 +81,7 @@ async function decodeRecords(rb: RecordBatch, startSec: number | undefined): Pro
     if (icrc !== null) icrc.current = i;
     const k = i * META_FIELDS;
     // The time slot holds nanoseconds after the first frame (run()).
-    writer.add(meta[k] as number, meta[k + 1] as number, meta[k + 2] as number, meta[k + 3] as number, view, bytes, meta[k + 4] as number, meta[k + 5] as number, i === 0 ? startSec : undefined);
+    writer.add(meta[k] as number, meta[k + 1] as number, meta[k + 2] as number, meta[k + 3] as number, view, bytes, meta[k + 4] as number, meta[k + 5] as number, i === 0 ? start : undefined);
   }
 }
 
@@ -107,7 +108,9 @@ async function run(): Promise<void> {
         post({ type: 'end', error: error === null ? null : wireErrorParts(error) });
         return;
       }
-      await decodeRecords(rb, first ? (source.firstTimeSec ?? undefined) : undefined);
+      const t0 = source.firstTimestampNs;
+      // The first record's decimals are in its meta slot (decode-batch-layout.ts).
+      await decodeRecords(rb, first && t0 !== null ? exactTime(t0, new Float64Array(rb.meta)[7] as number) : undefined);
       first = false;
     }
   } finally {

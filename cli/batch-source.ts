@@ -10,10 +10,12 @@ import type { StreamResult } from '../analysis/capture-stream';
 import type { RecordBatch } from './decode-batch';
 
 /**
- * What a batch's time field holds: seconds since the epoch (`roce decode`), or nanoseconds after the
- * capture's first record, exactly as the record reader's BigInt timestamps give them (`roce analyze`).
+ * What a batch's time fields hold (cli/decode-batch-layout.ts): whole seconds since the epoch and
+ * the nanoseconds past them, exact (`roce decode`); or nanoseconds after the capture's first
+ * record, as `Number` of the difference of the record reader's BigInt timestamps (`roce analyze`,
+ * exact below 2^53 ns). Either way with the timestamp's decimals.
  */
-export type BatchTimes = 'seconds' | 'ns-after-first';
+export type BatchTimes = 'epoch' | 'ns-after-first';
 
 export interface BatchSource {
   /**
@@ -23,8 +25,8 @@ export interface BatchSource {
    */
   fill(batch: RecordBatch): number;
   readonly need: number;
-  /** The first record's time in seconds since the epoch, once it has been read. */
-  readonly firstTimeSec: number | null;
+  /** The first record's timestamp in nanoseconds since the epoch, once it has been read. */
+  readonly firstTimestampNs: bigint | null;
   /** How reading ended, once `fill` has returned 0 with `need` 0. */
   readonly ended: StreamResult | null;
   /** Stops reading (early, or at the end) and lets go of the file. */
@@ -32,19 +34,18 @@ export interface BatchSource {
 }
 
 /** A source over a capture reader's records, each copied into the batch. */
-export function recordSource(records: Generator<CaptureRecord, StreamResult>, times: BatchTimes = 'seconds'): BatchSource {
+export function recordSource(records: Generator<CaptureRecord, StreamResult>, times: BatchTimes = 'epoch'): BatchSource {
   /** A record read that did not fit in the last batch: it starts the next one. */
   let pending: CaptureRecord | null = null;
   let need = 0;
   let ended: StreamResult | null = null;
-  let firstSec: number | null = null;
-  let firstNs = 0n;
+  let firstNs: bigint | null = null;
   return {
     get need(): number {
       return need;
     },
-    get firstTimeSec(): number | null {
-      return firstSec;
+    get firstTimestampNs(): bigint | null {
+      return firstNs;
     },
     get ended(): StreamResult | null {
       return ended;
@@ -63,10 +64,7 @@ export function recordSource(records: Generator<CaptureRecord, StreamResult>, ti
             return batch.count;
           }
           rec = next.value;
-          if (firstSec === null) {
-            firstSec = rec.timeSec;
-            firstNs = rec.timestampNs;
-          }
+          firstNs ??= rec.timestampNs;
         }
         const n = rec.data.length;
         if (!batch.fits(n)) {
@@ -74,7 +72,8 @@ export function recordSource(records: Generator<CaptureRecord, StreamResult>, ti
           if (batch.count === 0) need = n;
           return batch.count;
         }
-        batch.add(rec.index, times === 'seconds' ? rec.timeSec : Number(rec.timestampNs - firstNs), rec.linkType, rec.origLen, rec.data);
+        if (times === 'epoch') batch.add(rec.index, rec.sec, rec.linkType, rec.origLen, rec.data, rec.nsec, rec.timeDigits);
+        else batch.add(rec.index, Number(rec.timestampNs - (firstNs ?? rec.timestampNs)), rec.linkType, rec.origLen, rec.data, 0, rec.timeDigits);
       }
     },
     close(): void {

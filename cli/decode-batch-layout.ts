@@ -4,9 +4,15 @@
  * both ways. Every buffer is transferred (not copied) to the other thread and back, and reused.
  */
 import type { DecodeCounts, PrintSettings } from './decode-printer';
+import type { ExactTime } from '../base/exact-time';
 
-/** Numbers per record in `meta`: index, timeSec, linkType, origLen, start, end. */
-export const META_FIELDS = 6;
+/**
+ * Numbers per record in `meta`: index, time, linkType, origLen, start, end, nsec, digits. The time
+ * is whole seconds since the epoch with `nsec` the nanoseconds past them, or nanoseconds after the
+ * capture's first record with `nsec` 0 (cli/batch-source.ts `BatchTimes`); `digits` are the
+ * timestamp's decimals (base/exact-time.ts).
+ */
+export const META_FIELDS = 8;
 /** Bytes of records per batch (a larger record gets a batch of its own size). */
 export const BATCH_BYTES = 256 * 1024;
 /** Records per batch at most. */
@@ -24,9 +30,9 @@ export interface BatchMessage {
   seq: number;
   count: number;
   /** Time of the file's first record. */
-  firstTime: number;
-  /** Time of the record before this batch's first (the `delta` column's reference). */
-  prevTime: number;
+  first: ExactTime;
+  /** Time of the record before this batch's first (the `delta` column's reference), or null before the file's first. */
+  prev: ExactTime | null;
   data: ArrayBuffer;
   meta: ArrayBuffer;
   /** Output chunks written out and handed back, for the printer to write into again. */

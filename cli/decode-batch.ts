@@ -8,6 +8,7 @@ import { BatchIcrc, type IcrcBurst } from './batch-icrc';
 import { TextBytes } from '../base/text-bytes';
 import { FramePrinter, type PrintSettings } from './decode-printer';
 import { SummaryPieces } from '../packets/summary-pieces';
+import type { ExactTime } from '../base/exact-time';
 import { BATCH_BYTES, BATCH_RECORDS, type BatchMessage, type BatchResult, META_FIELDS, OUT_CHUNK } from './decode-batch-layout';
 
 /**
@@ -47,30 +48,34 @@ export class RecordBatch {
     return this.bytes;
   }
 
-  /** Copies a record in after the last one. */
-  add(index: number, timeSec: number, linkType: number, origLen: number, data: Uint8Array): void {
+  /** Copies a record in after the last one (`time`, `nsec` and `digits` as decode-batch-layout.ts says). */
+  add(index: number, time: number, linkType: number, origLen: number, data: Uint8Array, nsec: number, digits: number): void {
     const start = this.used;
     this.bytes.set(data, start);
-    this.put(index, timeSec, linkType, origLen, start, start + data.length);
+    this.put(index, time, linkType, origLen, start, start + data.length, nsec, digits);
   }
 
   /** Names a record that lies at `buffer[start, end)` already (after the last one named). */
-  put(index: number, timeSec: number, linkType: number, origLen: number, start: number, end: number): void {
+  put(index: number, time: number, linkType: number, origLen: number, start: number, end: number, nsec: number, digits: number): void {
     this.used = end;
     const k = this.count * META_FIELDS;
     const m = this.metaView;
     m[k] = index;
-    m[k + 1] = timeSec;
+    m[k + 1] = time;
     m[k + 2] = linkType;
     m[k + 3] = origLen;
     m[k + 4] = start;
     m[k + 5] = end;
+    m[k + 6] = nsec;
+    m[k + 7] = digits;
     this.count++;
   }
 
-  /** The time of record `i` (0-based, below `count`). */
-  timeAt(i: number): number {
-    return this.metaView[i * META_FIELDS + 1] as number;
+  /** The time of record `i` (0-based, below `count`) of a batch of epoch times. */
+  timeAt(i: number): ExactTime {
+    const k = i * META_FIELDS;
+    const m = this.metaView;
+    return { sec: m[k + 1] as number, nsec: m[k + 6] as number, digits: m[k + 7] as number };
   }
 }
 
@@ -120,8 +125,7 @@ export class BatchPrinter {
     this.chunks = [];
     const icrc = this.icrc;
     const printer = new FramePrinter(this.text, this.settings, icrc === null ? this.icrcV2 : icrc.icrcV2, this.pieces);
-    printer.firstTime = m.firstTime;
-    printer.prevTime = m.prevTime;
+    printer.startAt(m.first, m.prev);
     const bytes = new Uint8Array(m.data);
     const view = new DataView(m.data);
     const meta = new Float64Array(m.meta);
@@ -139,7 +143,7 @@ export class BatchPrinter {
       }
       for (let i = from; i < to; i++) {
         const k = i * META_FIELDS;
-        printer.emit(decoded[i - from] as DecodedFrame, meta[k] as number, meta[k + 1] as number, bytes, meta[k + 4] as number, meta[k + 5] as number);
+        printer.emit(decoded[i - from] as DecodedFrame, meta[k] as number, meta[k + 1] as number, meta[k + 6] as number, meta[k + 7] as number, bytes, meta[k + 4] as number, meta[k + 5] as number);
       }
     }
     decoded.fill(null);

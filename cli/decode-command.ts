@@ -161,12 +161,11 @@ export async function decodeCommand(argv: readonly string[], out: Output, ctx?: 
           // Outside the window: counted, as a frame outside --frames is, and the time columns'
           // references move on, but nothing is printed.
           printer.decode(whole.view, whole.bytes, start, start + rec.data.byteLength, rec.linkType, rec.origLen);
-          printer.firstTime ??= rec.timeSec;
-          printer.prevTime = rec.timeSec;
+          printer.passOver(rec.sec, rec.nsec, rec.timeDigits);
           continue;
         }
       }
-      printer.record(whole.view, whole.bytes, start, start + rec.data.byteLength, rec.linkType, rec.origLen, rec.index, rec.timeSec);
+      printer.record(whole.view, whole.bytes, start, start + rec.data.byteLength, rec.linkType, rec.origLen, rec.index, rec.sec, rec.nsec, rec.timeDigits);
     }
     text.end();
   }

@@ -9,6 +9,7 @@ import { writeFrameJson } from '../packets/json';
 import { fieldTree, writeSummaryLine } from '../packets/summary';
 import type { TextBytes } from '../base/text-bytes';
 import { SummaryPieces } from '../packets/summary-pieces';
+import { type ExactTime, type FrameTime, timeDifference } from '../base/exact-time';
 
 const NEWLINE = 0x0a;
 
@@ -68,10 +69,14 @@ export function addCounts(to: DecodeCounts, from: DecodeCounts): void {
 
 export class FramePrinter {
   readonly counts: DecodeCounts = zeroCounts();
-  /** Time of the file's first record (the `rel` column's zero). */
-  firstTime: number | null = null;
-  /** Time of the record before the next one (the `delta` column's reference). */
-  prevTime = 0;
+  /** Time of the file's first record (the `rel` column's zero, and JSON's `timeRelativeNs`), once known. */
+  private first: ExactTime | null = null;
+  /** Time of the record before the next one (the `delta` column's reference), once there is one. */
+  private readonly prev: ExactTime = { sec: 0, nsec: 0, digits: 0 };
+  private hasPrev = false;
+  /** The record's time, and its time column: written again for each record (no object per record). */
+  private readonly time: FrameTime = { sec: 0, nsec: 0, digits: 0, relSec: 0, relNsec: 0 };
+  private readonly column: ExactTime = { sec: 0, nsec: 0, digits: 0 };
   private readonly opts: DecodeOptions;
   private readonly qpns: Set<number> | null;
   private readonly opcodes: Set<number> | null;
@@ -97,11 +102,22 @@ export class FramePrinter {
   }
 
   /**
-   * One record: its bytes are `bytes[start, end)` (`view` over the same buffer), captured from a
-   * frame of `origLen` bytes on the wire.
+   * For a printer that starts inside the capture (a batch on a worker thread): the time of the
+   * file's first record, and of the record before this printer's first (null: there is none).
    */
-  record(view: DataView, bytes: Uint8Array, start: number, end: number, linkType: number, origLen: number, index: number, timeSec: number): void {
-    this.emit(this.decode(view, bytes, start, end, linkType, origLen), index, timeSec, bytes, start, end);
+  startAt(first: ExactTime, prev: ExactTime | null): void {
+    this.first = { ...first };
+    this.hasPrev = prev !== null;
+    if (prev !== null) Object.assign(this.prev, prev);
+  }
+
+  /**
+   * One record: its bytes are `bytes[start, end)` (`view` over the same buffer), captured from a
+   * frame of `origLen` bytes on the wire, at `sec` seconds and `nsec` nanoseconds since the epoch
+   * (a timestamp of `digits` decimals).
+   */
+  record(view: DataView, bytes: Uint8Array, start: number, end: number, linkType: number, origLen: number, index: number, sec: number, nsec: number, digits: number): void {
+    this.emit(this.decode(view, bytes, start, end, linkType, origLen), index, sec, nsec, digits, bytes, start, end);
   }
 
   /**
@@ -121,24 +137,69 @@ export class FramePrinter {
     return d;
   }
 
+  /**
+   * A record outside the time window: the time columns' references move on (the first record
+   * stays the `rel` column's zero, the `delta` column measures from the last record), nothing is printed.
+   */
+  passOver(sec: number, nsec: number, digits: number): void {
+    this.first ??= { sec, nsec, digits };
+    const prev = this.prev;
+    prev.sec = sec;
+    prev.nsec = nsec;
+    prev.digits = digits;
+    this.hasPrev = true;
+  }
+
   /** The second half of `record`, in capture order: filters and prints a decoded record. */
-  emit(d: DecodedFrame, index: number, timeSec: number, bytes: Uint8Array, start: number, end: number): void {
-    this.firstTime ??= timeSec;
+  emit(d: DecodedFrame, index: number, sec: number, nsec: number, digits: number, bytes: Uint8Array, start: number, end: number): void {
+    const time = this.time;
+    time.sec = sec;
+    time.nsec = nsec;
+    time.digits = digits;
+    const first = (this.first ??= { sec, nsec, digits });
+    // Exact: whole seconds and nanoseconds apart (base/exact-time.ts `timeDifference`).
+    let relSec = sec - first.sec;
+    let relNsec = nsec - first.nsec;
+    if (relNsec < 0) {
+      relNsec += 1e9;
+      relSec -= 1;
+    }
+    time.relSec = relSec;
+    time.relNsec = relNsec;
     const c = this.counts;
     const mode = this.s.timeMode;
-    const t = mode === 'abs' ? timeSec : mode === 'rel' ? timeSec - this.firstTime : timeSec - this.prevTime;
-    this.prevTime = timeSec;
+    const column = this.column;
+    if (mode === 'abs') {
+      column.sec = sec;
+      column.nsec = nsec;
+      column.digits = digits;
+    } else if (mode === 'rel') {
+      column.sec = relSec;
+      column.nsec = relNsec;
+      column.digits = digits > first.digits ? digits : first.digits;
+    } else if (this.hasPrev) timeDifference(time, this.prev, column);
+    else {
+      // The first record has no record before it: 0, as tshark's frame.time_delta.
+      column.sec = 0;
+      column.nsec = 0;
+      column.digits = digits;
+    }
+    const prev = this.prev;
+    prev.sec = sec;
+    prev.nsec = nsec;
+    prev.digits = digits;
+    this.hasPrev = true;
     if (!this.passes(index, d)) return;
     const text = this.text;
     if (this.s.json) {
-      writeFrameJson(text, index, timeSec, d);
+      writeFrameJson(text, index, time, d);
       text.byte(NEWLINE);
       c.printed++;
     } else if (d.roce) {
       if (this.s.verbose) {
-        text.text(fieldTree(index, t, end - start, d, bytes.subarray(start, end)));
+        text.text(fieldTree(index, column, end - start, d, bytes.subarray(start, end)));
         text.byte(NEWLINE);
-      } else writeSummaryLine(text, index, t, d, this.pieces);
+      } else writeSummaryLine(text, index, column, d, this.pieces);
       text.byte(NEWLINE);
       c.printed++;
     }

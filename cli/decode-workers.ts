@@ -18,6 +18,7 @@ import { BatchPrinter, RecordBatch } from './decode-batch';
 import type { BatchSource } from './batch-source';
 import type { BatchMessage, BatchResult, DecodeWorkerData } from './decode-batch-layout';
 import type { IcrcBurst } from './batch-icrc';
+import type { ExactTime } from '../base/exact-time';
 import { addCounts, type DecodeCounts, type PrintSettings, zeroCounts } from './decode-printer';
 
 /** Batches out per worker at most. */
@@ -136,14 +137,14 @@ export async function decodeWithWorkers(
   };
 
   let batch = take(0);
-  let firstTime: number | null = null;
-  let prevTime = 0;
-  let batchPrev = 0;
+  let first: ExactTime | null = null;
+  let prev: ExactTime | null = null;
+  let batchPrev: ExactTime | null = null;
   let read = 0;
   let ended: StreamResult | null = null;
   const send = async (): Promise<void> => {
     const spare = freeOut.splice(0, SPARES_PER_BATCH);
-    const msg: BatchMessage = { seq: sent, count: batch.count, firstTime: firstTime ?? 0, prevTime: batchPrev, data: batch.data, meta: batch.meta, spare };
+    const msg: BatchMessage = { seq: sent, count: batch.count, first: first ?? batch.timeAt(0), prev: batchPrev, data: batch.data, meta: batch.meta, spare };
     let w = 0;
     for (let i = 1; i < workers; i++) if ((out[i] as number) < (out[w] as number)) w = i;
     if ((out[w] as number) < OUT_PER_WORKER) {
@@ -177,9 +178,9 @@ export async function decodeWithWorkers(
         continue;
       }
       read += n;
-      firstTime ??= batch.timeAt(0);
-      batchPrev = prevTime;
-      prevTime = batch.timeAt(n - 1);
+      first ??= batch.timeAt(0);
+      batchPrev = prev;
+      prev = batch.timeAt(n - 1);
       await send();
       batch = take(0);
     }

@@ -13,7 +13,7 @@ import * as fs from 'node:fs';
 import { WireError } from '../packets/errors';
 import { openBlockFile, readBlock } from './block-file';
 import { internalError } from '../base/programming-error';
-import { PCAP_HEADER_LEN, PCAP_RECORD_HEADER_LEN, type PcapFileHeader, isPcapMagic, pcapRecordError, readPcapFileHeader } from '../packets/pcap';
+import { LinkType, PCAP_HEADER_LEN, PCAP_RECORD_HEADER_LEN, type PcapFileHeader, isPcapMagic, pcapRecordError, readPcapFileHeader } from '../packets/pcap';
 import type { StreamResult } from '../analysis/capture-stream';
 import type { BatchSource, BatchTimes } from './batch-source';
 import type { RecordBatch } from './decode-batch';
@@ -22,7 +22,7 @@ import { BATCH_RECORDS } from './decode-batch-layout';
 export class PcapBlockReader implements BatchSource {
   need = 0;
   ended: StreamResult | null = null;
-  firstTimeSec: number | null = null;
+  firstTimestampNs: bigint | null = null;
   /** The first record's timestamp: seconds, and the fraction in the file's units. */
   private sec0 = 0;
   private frac0 = 0;
@@ -44,12 +44,12 @@ export class PcapBlockReader implements BatchSource {
   /**
    * Opens `path` when it is a regular file that starts with a readable classic pcap header; null
    * otherwise (standard input, a pipe, pcapng, a bad header: the record-by-record reader takes those,
-   * and reports what is wrong).
+   * and reports what is wrong; and ERF records, whose times are in their own headers).
    */
-  static open(path: string, times: BatchTimes = 'seconds'): PcapBlockReader | null {
+  static open(path: string, times: BatchTimes = 'epoch'): PcapBlockReader | null {
     const file = openBlockFile(path, PCAP_HEADER_LEN, (view) => {
       const h = isPcapMagic(view.getUint32(0, true)) ? readPcapFileHeader(view, 0) : null;
-      return h === null || h instanceof WireError ? null : h;
+      return h === null || h instanceof WireError || h.linkType === LinkType.Erf ? null : h;
     });
     return file === null ? null : new PcapBlockReader(file.fd, file.size, file.head, times);
   }
@@ -66,7 +66,9 @@ export class PcapBlockReader implements BatchSource {
     const have = readBlock(fd, buf, this.off, len);
     const view = new DataView(buf.buffer, buf.byteOffset, buf.byteLength);
     const { le, linkType } = this.h;
-    const perSec = this.h.nano ? 1e9 : 1e6;
+    const fracNs = this.h.nano ? 1 : 1000;
+    const digits = this.h.nano ? 9 : 6;
+    const epoch = this.times === 'epoch';
     let p = 0;
     while (batch.count < BATCH_RECORDS) {
       const at = this.off + p;
@@ -93,13 +95,18 @@ export class PcapBlockReader implements BatchSource {
       const sec = view.getUint32(p, le);
       const frac = view.getUint32(p + 4, le);
       if (this.index === 0) {
-        this.firstTimeSec = sec + frac / perSec;
+        this.firstTimestampNs = BigInt(sec) * 1_000_000_000n + BigInt(frac * fracNs);
         this.sec0 = sec;
         this.frac0 = frac;
       }
       this.index++;
-      const time = this.times === 'seconds' ? sec + frac / perSec : this.nsAfterFirst(sec, frac);
-      batch.put(this.index, time, linkType, view.getUint32(p + 12, le), start, start + incl);
+      const origLen = view.getUint32(p + 12, le);
+      if (epoch) {
+        // The record reader's seconds and nanoseconds (packets/pcap.ts), a fraction past a second included.
+        const nsec = frac * fracNs;
+        if (nsec < 1e9) batch.put(this.index, sec, linkType, origLen, start, start + incl, nsec, digits);
+        else batch.put(this.index, sec + Math.floor(nsec / 1e9), linkType, origLen, start, start + incl, nsec % 1e9, digits);
+      } else batch.put(this.index, this.nsAfterFirst(sec, frac), linkType, origLen, start, start + incl, 0, digits);
       p = start + incl;
     }
     this.off += p;

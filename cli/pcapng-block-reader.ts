@@ -12,7 +12,7 @@ import * as fs from 'node:fs';
 import { WireError } from '../packets/errors';
 import { openBlockFile, readBlock } from './block-file';
 import { internalError } from '../base/programming-error';
-import { PcapngBlock, PcapngWalk, isPcapngMagic, microsToSec, nsToSec } from '../packets/pcap';
+import { PcapngBlock, PcapngWalk, isPcapngMagic, microsSec, secondsOfNs } from '../packets/pcap';
 import type { StreamResult } from '../analysis/capture-stream';
 import type { BatchSource, BatchTimes } from './batch-source';
 import type { RecordBatch } from './decode-batch';
@@ -24,7 +24,7 @@ const BLOCK_HEAD = 12;
 export class PcapngBlockReader implements BatchSource {
   need = 0;
   ended: StreamResult | null = null;
-  firstTimeSec: number | null = null;
+  firstTimestampNs: bigint | null = null;
   private readonly walk = new PcapngWalk();
   /** The first record's timestamp: whole microseconds when exact (`PcapngWalk.exactMicros`), and ns. */
   private micros0 = -1;
@@ -48,7 +48,7 @@ export class PcapngBlockReader implements BatchSource {
    * null otherwise (standard input, a pipe, classic pcap, anything else: the other readers take
    * those). Whatever is wrong past the block type is reported by `fill`, as the record reader would.
    */
-  static open(path: string, times: BatchTimes = 'seconds'): PcapngBlockReader | null {
+  static open(path: string, times: BatchTimes = 'epoch'): PcapngBlockReader | null {
     const file = openBlockFile(path, BLOCK_HEAD, (view) => (isPcapngMagic(view.getUint32(0, true)) ? true : null));
     return file === null ? null : new PcapngBlockReader(file.fd, file.size, times);
   }
@@ -96,7 +96,7 @@ export class PcapngBlockReader implements BatchSource {
       }
       if (kind === PcapngBlock.Record) {
         this.index++;
-        batch.put(this.index, this.time(), walk.linkType, walk.origLen, walk.dataStart, walk.dataStart + walk.capLen);
+        this.put(batch);
       }
       p += total;
     }
@@ -104,20 +104,33 @@ export class PcapngBlockReader implements BatchSource {
     if (this.ended !== null) this.close();
   }
 
-  /** The last packet's time, as the record reader's BigInt timestamp gives it (batch-source.ts `BatchTimes`). */
-  private time(): number {
+  /** Names the last packet in `batch`, its time as the record reader's BigInt timestamp gives it (batch-source.ts `BatchTimes`). */
+  private put(batch: RecordBatch): void {
     const walk = this.walk;
     const us = walk.exactMicros();
+    const digits = walk.timeDigits();
+    const start = walk.dataStart;
+    const end = start + walk.capLen;
     if (this.index === 1) {
       this.micros0 = us;
       this.ns0 = walk.timestampNs();
-      this.firstTimeSec = us >= 0 ? microsToSec(us) : nsToSec(this.ns0);
+      this.firstTimestampNs = this.ns0;
     }
-    if (this.times === 'seconds') return us >= 0 ? microsToSec(us) : nsToSec(walk.timestampNs());
+    if (this.times === 'epoch') {
+      if (us >= 0) {
+        const sec = microsSec(us);
+        batch.put(this.index, sec, walk.linkType, walk.origLen, start, end, (us - sec * 1e6) * 1000, digits);
+      } else {
+        const ns = walk.timestampNs();
+        const sec = secondsOfNs(ns);
+        batch.put(this.index, sec, walk.linkType, walk.origLen, start, end, Number(ns - BigInt(sec) * 1_000_000_000n), digits);
+      }
+      return;
+    }
     // Both exact: the difference in µs is an exact integer, and times 1000 is the one rounding that
     // `Number` of the BigInt difference in ns makes.
-    if (us >= 0 && this.micros0 >= 0) return (us - this.micros0) * 1000;
-    return Number(walk.timestampNs() - this.ns0);
+    const time = us >= 0 && this.micros0 >= 0 ? (us - this.micros0) * 1000 : Number(walk.timestampNs() - this.ns0);
+    batch.put(this.index, time, walk.linkType, walk.origLen, start, end, 0, digits);
   }
 
   close(): void {

@@ -9,22 +9,32 @@ import { decodeSyndrome } from './aeth';
 import { madToJson } from './mad-json';
 import { OPCODES } from './opcodes';
 import { type TextBytes, utf8 } from '../base/text-bytes';
+import { type FrameTime, secondsText } from '../base/exact-time';
 
 export interface FrameJson {
   frame: number;
-  time: number;
+  /** Seconds since the epoch as a decimal string, with the capture's decimals. */
+  time: string;
+  /** Nanoseconds since the capture's first frame. */
+  timeRelativeNs: number;
   roce: boolean;
   [key: string]: unknown;
 }
 
-/** The JSON object for frame number `frame` (1-based) captured at `time` seconds. */
-export function frameToJson(frame: number, time: number, d: DecodedFrame): FrameJson {
-  if (!d.roce) return { frame, time, roce: false };
+/**
+ * The JSON object for frame number `frame` (1-based) captured at `time`. `timeRelativeNs` is a
+ * number, exact below 2^53 ns (104 days); `writeFrameJson` writes its digits exactly at any size.
+ */
+export function frameToJson(frame: number, time: FrameTime, d: DecodedFrame): FrameJson {
+  const at = secondsText(time);
+  const rel = time.relSec * 1e9 + time.relNsec;
+  if (!d.roce) return { frame, time: at, timeRelativeNs: rel, roce: false };
   const { src, dst } = packetAddresses(d);
   const b = d.bth;
   const out: FrameJson = {
     frame,
-    time,
+    time: at,
+    timeRelativeNs: rel,
     roce: true,
     version: d.version,
     src,
@@ -122,7 +132,8 @@ const M = {
 } as const;
 
 const OPEN_FRAME = utf8('{"frame":');
-const TIME = utf8(',"time":');
+const TIME = utf8(',"time":"');
+const TIME_RELATIVE_NS = utf8('","timeRelativeNs":');
 const NOT_ROCE = utf8(',"roce":false}');
 const ROCE_VERSION = utf8(',"roce":true,"version":');
 const SRC = utf8(',"src":');
@@ -203,15 +214,17 @@ function writeObjectOrNull(t: TextBytes, m: Member, v: object | null): void {
 }
 
 /**
- * Writes `JSON.stringify(frameToJson(frame, time, d))` byte for byte, without building the object
- * or the string (`roce decode --json` prints one per frame; test/packets/json-bytes.test.ts holds
+ * Writes `JSON.stringify(frameToJson(frame, time, d))` byte for byte (`timeRelativeNs` exact beyond
+ * 2^53 ns, where the object's number is not), without building the object or the string (`roce decode --json` prints one per frame; test/packets/json-bytes.test.ts holds
  * the two to the same text).
  */
-export function writeFrameJson(t: TextBytes, frame: number, time: number, d: DecodedFrame): void {
+export function writeFrameJson(t: TextBytes, frame: number, time: FrameTime, d: DecodedFrame): void {
   t.bytes(OPEN_FRAME);
   t.jsonNumber(frame);
   t.bytes(TIME);
-  t.jsonSeconds(time);
+  t.seconds(time.sec, time.nsec, time.digits);
+  t.bytes(TIME_RELATIVE_NS);
+  t.nanoseconds(time.relSec, time.relNsec);
   if (!d.roce) {
     t.bytes(NOT_ROCE);
     return;

@@ -19,6 +19,7 @@
  */
 import { WireError, WireErrorCode } from './errors';
 import { ProgrammingError, ProgrammingErrorCode } from '../base/programming-error';
+import { timeDigitsOf } from '../base/exact-time';
 
 /** Link-layer header types (tcpdump.org LINKTYPE_* values). */
 export const LinkType = {
@@ -36,10 +37,16 @@ export const LinkType = {
 export interface CaptureRecord {
   /** 1-based frame number in the file. */
   index: number;
-  /** Seconds since the epoch as a float (for display and JSON). */
-  timeSec: number;
-  /** Exact timestamp in nanoseconds. */
+  /** Exact timestamp in nanoseconds since the epoch. */
   timestampNs: bigint;
+  /**
+   * The same timestamp as whole seconds since the epoch (rounded down) and the nanoseconds past
+   * them (0 ≤ nsec < 10^9): both exact in a double, with no BigInt to divide (base/exact-time.ts).
+   */
+  sec: number;
+  nsec: number;
+  /** Decimals the timestamp has: 6 (µs) or 9 (ns) for classic pcap; for pcapng, its interface's if_tsresol (`timeDigitsOf`). */
+  timeDigits: number;
   /** Link type of this record (pcapng: of its interface). */
   linkType: number;
   /** Captured bytes: a subarray view into the file (no copy). */
@@ -104,10 +111,6 @@ function truncated(off: number, len: number, count: number, what: string): WireE
 
 function viewOf(buf: Uint8Array): DataView {
   return new DataView(buf.buffer, buf.byteOffset, buf.byteLength);
-}
-
-export function nsToSec(ns: bigint): number {
-  return Number(ns / 1_000_000_000n) + Number(ns % 1_000_000_000n) / 1e9;
 }
 
 /**
@@ -251,8 +254,8 @@ function* iteratePcapBytes(src: CaptureBytes): Generator<CaptureRecord, WireErro
   const h = readPcapFileHeader(w.view, w.at);
   if (h instanceof WireError) return h;
   const { le, nano, linkType } = h;
-  const fracNs = nano ? 1n : 1000n;
-  const fracPerSec = nano ? 1e9 : 1e6;
+  const fracNs = nano ? 1 : 1000;
+  const timeDigits = nano ? 9 : 6;
 
   // The window in hand holds file offsets [shift + w.at, shift + w.end): records in it need no call.
   let shift = -w.at;
@@ -279,10 +282,21 @@ function* iteratePcapBytes(src: CaptureBytes): Generator<CaptureRecord, WireErro
     }
     at += PCAP_RECORD_HEADER_LEN;
     index++;
+    if (hasErfTime(linkType, incl)) {
+      const timestampNs = erfTimestampNs(w.view, at);
+      const whole = secondsOfNs(timestampNs);
+      yield { index, timestampNs, sec: whole, nsec: Number(timestampNs - BigInt(whole) * 1_000_000_000n), timeDigits: 9, linkType, data: w.buf.subarray(at, at + incl), origLen: orig, fileOffset: off };
+      off = start + incl;
+      continue;
+    }
+    // A fraction of 10^6 µs or more (or 10^9 ns) is kept as it is, as libpcap and Wireshark read it.
+    const nsec = frac * fracNs;
     yield {
       index,
-      timeSec: sec + frac / fracPerSec,
-      timestampNs: BigInt(sec) * 1_000_000_000n + BigInt(frac) * fracNs,
+      timestampNs: BigInt(sec) * 1_000_000_000n + BigInt(nsec),
+      sec: sec + Math.floor(nsec / 1e9),
+      nsec: nsec % 1e9,
+      timeDigits,
       linkType,
       data: w.buf.subarray(at, at + incl),
       origLen: orig,
@@ -301,6 +315,30 @@ interface Iface {
   exp: number;
   /** if_tsoffset in seconds. */
   offsetSec: bigint;
+}
+
+/** Whole seconds since the epoch of a timestamp in ns, rounded down (negative before the epoch). */
+export function secondsOfNs(ns: bigint): number {
+  const sec = ns / 1_000_000_000n;
+  return Number(ns < 0n && sec * 1_000_000_000n !== ns ? sec - 1n : sec);
+}
+
+/**
+ * An ERF record's own timestamp, the first 8 bytes of its header: seconds since the epoch in 32.32
+ * fixed point, little-endian (Endace ERF types reference, "ERF header"). A classic pcap record
+ * around it holds a copy to the µs; Wireshark takes this one, to the ns rounded to nearest (wiretap
+ * pcap-common.c, the ERF pseudo-header), and so does this reader. In pcapng it keeps the packet
+ * block's timestamp, as Wireshark does.
+ */
+function erfTimestampNs(view: DataView, at: number): bigint {
+  const frac = BigInt(view.getUint32(at, true));
+  const sec = BigInt(view.getUint32(at + 4, true));
+  return sec * 1_000_000_000n + ((frac * 1_000_000_000n + 0x80000000n) >> 32n);
+}
+
+/** Whether a record of `linkType` and `capLen` captured bytes carries its own, finer timestamp (an ERF header). */
+function hasErfTime(linkType: number, capLen: number): boolean {
+  return linkType === LinkType.Erf && capLen >= 8;
 }
 
 /** Converts a pcapng timestamp in interface units to nanoseconds since the epoch. */
@@ -472,10 +510,16 @@ export class PcapngWalk {
     return ifaceTsToNs(this.iface, (BigInt(this.tsHigh) << 32n) | BigInt(this.tsLow));
   }
 
+  /** Decimals of the last packet's timestamp, from its interface's if_tsresol (`timeDigitsOf`). */
+  timeDigits(): number {
+    return timeDigitsOf(this.iface?.exp ?? 6);
+  }
+
   /**
    * The last packet's timestamp in whole microseconds, when its interface counts in them from the
    * epoch (the default if_tsresol, no if_tsoffset) and a double holds it exactly; else -1. Then
-   * `microsToSec` of it is what `nsToSec(timestampNs())` gives, without a BigInt.
+   * `microsSec` of it and the microseconds past that are the seconds and nanoseconds of
+   * `timestampNs()`, without a BigInt.
    */
   exactMicros(): number {
     const ifc = this.iface;
@@ -485,15 +529,13 @@ export class PcapngWalk {
 }
 
 /**
- * `nsToSec` of `us` · 1000, for whole microseconds 0 ≤ `us` < 2^53, without a BigInt. The quotient
- * by 10^6 is below 2^34, where half an ulp is at most 2^-20, less than the 10^-6 by which a
- * quotient that is not whole falls short of the next integer: so the floor of the rounded quotient
- * is the true one. The remainder is then an exact integer, and both terms, and their sum, are those
- * of the BigInt division.
+ * The whole seconds in `us` microseconds, for 0 ≤ `us` < 2^53, without a BigInt: the floor of the
+ * rounded quotient by 10^6 is the true one. The quotient is below 2^34, where half an ulp is at most
+ * 2^-20, less than the 10^-6 by which a quotient that is not whole falls short of the next
+ * integer. The microseconds past them, `us − sec · 10^6`, are then exact too.
  */
-export function microsToSec(us: number): number {
-  const sec = Math.floor(us / 1e6);
-  return sec + ((us - sec * 1e6) * 1000) / 1e9;
+export function microsSec(us: number): number {
+  return Math.floor(us / 1e6);
 }
 
 /** pcapng (draft-ietf-opsawg-pcapng §3.1 General Block Structure and §4 blocks), a block at a time. */
@@ -511,11 +553,14 @@ function* iteratePcapngBytes(src: CaptureBytes): Generator<CaptureRecord, WireEr
     if (kind instanceof WireError) return kind;
     if (kind === PcapngBlock.Record) {
       const timestampNs = walk.timestampNs();
+      const sec = secondsOfNs(timestampNs);
       index++;
       yield {
         index,
-        timeSec: nsToSec(timestampNs),
         timestampNs,
+        sec,
+        nsec: Number(timestampNs - BigInt(sec) * 1_000_000_000n),
+        timeDigits: walk.timeDigits(),
         linkType: walk.linkType,
         data: w.buf.subarray(walk.dataStart, walk.dataStart + walk.capLen),
         origLen: walk.origLen,

@@ -9,6 +9,7 @@ import { describeSyndrome } from './aeth';
 import { OPCODES } from './opcodes';
 import { madSummary, madTreeLines } from './mad-summary';
 import { TextBytes, textOf, utf8 } from '../base/text-bytes';
+import { type ExactTime, secondsText } from '../base/exact-time';
 import type { SummaryPieces } from './summary-pieces';
 
 const hexQp = (qpn: number): string => `0x${qpn.toString(16).padStart(6, '0')}`;
@@ -136,14 +137,14 @@ export function writeOpcodeQp(t: TextBytes, p: RocePacket, b: BthHeader): void {
 }
 
 /**
- * Writes one line (without its newline): frame, time, endpoints, opcode, QPN, PSN, AckReq, key
- * fields, payload, ICRC status. Columns are separated by one space. With `pieces`, the runs that
+ * Writes one line (without its newline): frame, time (in seconds, with its decimals), endpoints,
+ * opcode, QPN, PSN, AckReq, key fields, payload, ICRC status. Columns are separated by one space. With `pieces`, the runs that
  * repeat within a flow are copied from those encoded before.
  */
-export function writeSummaryLine(t: TextBytes, frame: number, time: number, p: RocePacket, pieces?: SummaryPieces): void {
+export function writeSummaryLine(t: TextBytes, frame: number, time: ExactTime, p: RocePacket, pieces?: SummaryPieces): void {
   t.padUint(frame, 5);
   t.byte(0x20);
-  t.fixed6(time, 12);
+  t.seconds(time.sec, time.nsec, time.digits, 12);
   if (pieces !== undefined && p.ipv4 !== null && p.udp !== null && p.version === 2) t.bytes(pieces.endpoints(p, p.ipv4, p.udp));
   else writeEndpoints(t, p);
   const b = p.bth;
@@ -172,15 +173,15 @@ export function writeSummaryLine(t: TextBytes, frame: number, time: number, p: R
 }
 
 /** One line: frame, time, endpoints, opcode, QPN, PSN, AckReq, key fields, payload, ICRC status. */
-export function summaryLine(frame: number, time: number, p: RocePacket): string {
+export function summaryLine(frame: number, time: ExactTime, p: RocePacket): string {
   return textOf((t) => writeSummaryLine(t, frame, time, p));
 }
 
 const yes = (b: boolean): string => (b ? '1' : '0');
 
 /** The full field tree, one header per block. `frameBytes` is the frame itself (for payload preview). */
-export function fieldTree(frame: number, time: number, capLen: number, p: RocePacket, frameBytes: Uint8Array): string {
-  const out: string[] = [`Frame ${frame}: ${capLen} bytes, time ${time.toFixed(9)}`];
+export function fieldTree(frame: number, time: ExactTime, capLen: number, p: RocePacket, frameBytes: Uint8Array): string {
+  const out: string[] = [`Frame ${frame}: ${capLen} bytes, time ${secondsText(time)}`];
   const line = (indent: number, text: string): void => {
     out.push(`${'  '.repeat(indent)}${text}`);
   };

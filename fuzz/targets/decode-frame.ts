@@ -8,6 +8,7 @@ import { decodeFrame } from '../../packets/decode';
 import { LinkType } from '../../packets/pcap';
 import { frameToJson } from '../../packets/json';
 import { fieldTree, summaryLine } from '../../packets/summary';
+import { ZERO_FRAME_TIME } from '../../base/exact-time';
 
 const LINKS = [LinkType.Ethernet, LinkType.Raw, LinkType.LinuxSll, LinkType.LinuxSll2, LinkType.Ipv4, LinkType.Ipv6, LinkType.Null] as const;
 
@@ -17,10 +18,10 @@ export function fuzz(data: Uint8Array): void {
   const frame = data.subarray(1);
   for (const verifyIcrc of [true, false]) {
     const d = decodeFrame(frame, link, { verifyIcrc });
-    JSON.stringify(frameToJson(1, 0, d));
+    JSON.stringify(frameToJson(1, ZERO_FRAME_TIME, d));
     if (d.roce) {
-      summaryLine(1, 0, d);
-      fieldTree(1, 0, frame.length, d, frame);
+      summaryLine(1, ZERO_FRAME_TIME, d);
+      fieldTree(1, ZERO_FRAME_TIME, frame.length, d, frame);
     }
   }
 }

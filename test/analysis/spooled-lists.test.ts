@@ -12,7 +12,7 @@ import * as path from 'node:path';
 import { type AnalysisResult, type AnalyzerOptions, analyzeCapture, analyzeFile } from '../../analysis/analyzer';
 import { analysisDocument } from '../../analysis/document';
 import { TextList, writeJsonPieces } from '../../base/json-pieces';
-import { episodeLine, frameLine, messageLine, violationLine, writeTextReport } from '../../analysis/text-report';
+import { documentDigits, episodeLine, frameLinesFromJson, messageLine, violationLine, writeTextReport } from '../../analysis/text-report';
 import { repeatedCapture } from '../support/repeated-capture';
 import { SortedSpool } from '../../base/sorted-spool';
 import { memoryStore } from '../support/memory-spool-store';
@@ -59,7 +59,7 @@ function bothWays(run: (opts: AnalyzerOptions) => AnalysisResult, allFrames: boo
   const keptDoc = analysisDocument(run({ allFrames }), 'x');
   // The text report, its lists spooled as their lines.
   const lines = { messages: make(), episodes: make(), violations: make(), frames: make() };
-  const rt = run({ allFrames, spool: { messages: as(lines.messages, messageLine), episodes: as(lines.episodes, episodeLine), violations: as(lines.violations, violationLine), frames: as(lines.frames, frameLine) } });
+  const rt = run({ allFrames, spool: { messages: as(lines.messages, messageLine), episodes: as(lines.episodes, episodeLine), violations: as(lines.violations, violationLine), frames: as(lines.frames, JSON.stringify) } });
     const all = { episodes: true, messages: true, frames: true };
   const text = (d: Parameters<typeof writeTextReport>[0]): string => {
     const parts: string[] = [];
@@ -69,7 +69,14 @@ function bothWays(run: (opts: AnalyzerOptions) => AnalysisResult, allFrames: boo
   return {
     spooled: out.join(''),
     kept: JSON.stringify(keptDoc),
-    spooledText: text({ ...analysisDocument(rt, 'x'), messages: texts(lines.messages), episodes: texts(lines.episodes), violations: texts(lines.violations), frames: texts(lines.frames) }),
+    spooledText: text({
+      ...analysisDocument(rt, 'x'),
+      messages: texts(lines.messages),
+      episodes: texts(lines.episodes),
+      violations: texts(lines.violations),
+      // Flagged frames wait as JSON: their lines need the capture's decimals (cli/analyze-command.ts).
+      frames: frameLinesFromJson(texts(lines.frames), documentDigits(analysisDocument(rt, 'x'))),
+    }),
     keptText: text(keptDoc),
     counts: [json.messages.length, json.episodes.length, json.violations.length, json.frames.length, json.captureGaps.length],
   };

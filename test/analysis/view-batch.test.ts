@@ -15,6 +15,7 @@ import type { DecodeOptions } from '../../packets/decode';
 import { ProgrammingError } from '../../base/programming-error';
 import { noPublicCaptures, publicCapturesDir, testUnless } from '../support/skip';
 import { repeatedCapture } from '../support/repeated-capture';
+import type { ExactTime } from '../../base/exact-time';
 
 const CAPS = path.resolve(__dirname, '..', '..', 'captures');
 
@@ -64,17 +65,17 @@ function viaBatches(file: string, opts: AnalyzerOptions, decode: DecodeOptions, 
       break;
     }
     const r = next.value;
-    let startSec: number | undefined;
+    let start: ExactTime | undefined;
     if (t0 === null) {
       t0 = r.timestampNs;
-      startSec = r.timeSec;
+      start = { sec: r.sec, nsec: r.nsec, digits: r.timeDigits };
     }
     if (writer.full) {
       flush();
       writer.begin(pool[passage.batches % 2]!);
     }
     const d = r.data;
-    writer.add(r.index, Number(r.timestampNs - t0), r.linkType, r.origLen, new DataView(d.buffer), new Uint8Array(d.buffer), d.byteOffset, d.byteOffset + d.byteLength, startSec);
+    writer.add(r.index, Number(r.timestampNs - t0), r.linkType, r.origLen, new DataView(d.buffer), new Uint8Array(d.buffer), d.byteOffset, d.byteOffset + d.byteLength, start);
   }
   flush();
   return { doc: analysisDocument(analyzer.finish(), file), passage };

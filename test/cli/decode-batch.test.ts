@@ -53,13 +53,13 @@ function records(): Rec[] {
 
 function batchOf(recs: Rec[]): RecordBatch {
   const b = RecordBatch.fresh(0);
-  recs.forEach((r, i) => b.add(i + 1, 1_700_000_000 + i * 1e-6, LinkType.Ethernet, r.origLen ?? r.data.length, r.data));
+  recs.forEach((r, i) => b.add(i + 1, 1_700_000_000, LinkType.Ethernet, r.origLen ?? r.data.length, r.data, i * 1184, 9));
   return b;
 }
 
 function printed(p: BatchPrinter, recs: Rec[], settings = SETTINGS): { text: string; counts: BatchResult['counts'] } {
   const b = batchOf(recs);
-  const r = p.print({ seq: 0, count: b.count, firstTime: 1_700_000_000, prevTime: 0, data: b.data, meta: b.meta, spare: [] });
+  const r = p.print({ seq: 0, count: b.count, first: b.timeAt(0), prev: null, data: b.data, meta: b.meta, spare: [] });
   return { text: r.out.map((c) => Buffer.from(c).toString('utf8')).join(''), counts: r.counts };
 }
 
@@ -114,7 +114,7 @@ describe('BatchPrinter', () => {
     const frame = buildRoceV2Frame({ eth, ip: v4, bth: { opcode: Opcode.RC_SEND_ONLY, destQp: 1, psn: 1 }, payload: new Uint8Array(1000) });
     let n = 0;
     while (b.fits(frame.length)) {
-      b.add(++n, n, LinkType.Ethernet, frame.length, frame);
+      b.add(++n, n, LinkType.Ethernet, frame.length, frame, 0, 6);
     }
     expect(n).toBeGreaterThan(100);
     const big = RecordBatch.fresh(600_000);

@@ -49,8 +49,8 @@ test('one summary line per RoCE frame, with the key fields and ICRC status', asy
   expect(r.code).toBe(0);
   const lines = r.out.trim().split('\n');
   expect(lines).toHaveLength(6); // 6 RoCE frames; the ARP frame is not listed
-  expect(lines[0]).toMatch(/^\s*1\s+0\.000000 v2 198\.18\.0\.1:49441 → 198\.18\.0\.2:4791 RC_RDMA_WRITE_ONLY QP=0x000012 PSN=100 A VA=0x0000000000001000 RKey=0x00000055 Len=5 len=5 ICRC ok$/);
-  expect(lines[1]).toMatch(/0\.001500 .*RC_ACKNOWLEDGE QP=0x000011 PSN=100 ACK credits=unlimited MSN=1 ICRC ok$/);
+  expect(lines[0]).toMatch(/^\s*1\s+0\.000000000 v2 198\.18\.0\.1:49441 → 198\.18\.0\.2:4791 RC_RDMA_WRITE_ONLY QP=0x000012 PSN=100 A VA=0x0000000000001000 RKey=0x00000055 Len=5 len=5 ICRC ok$/);
+  expect(lines[1]).toMatch(/0\.001500000 .*RC_ACKNOWLEDGE QP=0x000011 PSN=100 ACK credits=unlimited MSN=1 ICRC ok$/);
   expect(lines[3]).toMatch(/NAK PSN sequence error MSN=1/);
   expect(lines[4]).toMatch(/UD_SEND_ONLY QP=0x000020 PSN=7 QKey=0x11111111 SrcQP=0x000033 len=3 ICRC ok/);
   expect(lines[5]).toMatch(/^\s+7 .*ICRC BAD \[ROCE_ERR_BAD_ICRC: bad ICRC/);
@@ -61,7 +61,9 @@ test('--json prints exactly one object per frame, RoCE or not', async () => {
   const r = await roce('decode', '--json', good);
   const objs = r.out.trim().split('\n').map((l) => JSON.parse(l) as Record<string, unknown>);
   expect(objs.map((o) => o['frame'])).toEqual([1, 2, 3, 4, 5, 6, 7]);
-  expect(objs[5]).toEqual({ frame: 6, time: 1_000_000_000.01, roce: false });
+  // A nanosecond file: every one of its decimals, and the exact nanoseconds since frame 1.
+  expect(objs[5]).toEqual({ frame: 6, time: '1000000000.010000000', timeRelativeNs: 10_000_000, roce: false });
+  expect(objs[1]).toMatchObject({ time: '1000000000.001500000', timeRelativeNs: 1_500_000 });
   expect(objs[0]).toMatchObject({
     roce: true,
     version: 2,

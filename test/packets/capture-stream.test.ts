@@ -47,12 +47,12 @@ function richPcap(): Uint8Array {
 }
 
 interface Read {
-  records: { index: number; timeSec: number; timestampNs: bigint; linkType: number; data: Buffer; origLen: number; fileOffset: number }[];
+  records: { index: number; sec: number; nsec: number; timeDigits: number; timestampNs: bigint; linkType: number; data: Buffer; origLen: number; fileOffset: number }[];
   error: { code: string; offset: number; message: string } | null;
 }
 
 function keep(r: CaptureRecord): Read['records'][number] {
-  return { index: r.index, timeSec: r.timeSec, timestampNs: r.timestampNs, linkType: r.linkType, data: Buffer.from(r.data), origLen: r.origLen, fileOffset: r.fileOffset };
+  return { index: r.index, sec: r.sec, nsec: r.nsec, timeDigits: r.timeDigits, timestampNs: r.timestampNs, linkType: r.linkType, data: Buffer.from(r.data), origLen: r.origLen, fileOffset: r.fileOffset };
 }
 
 function drain<R>(it: Generator<CaptureRecord, R>): { records: Read['records']; ret: R } {

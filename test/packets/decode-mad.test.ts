@@ -15,6 +15,7 @@ import { fieldTree, summaryLine } from '../../packets/summary';
 import { LinkType } from '../../packets/pcap';
 import { cmExchanges } from '../support/make-cm-capture';
 import { malformed } from '../support/make-captures';
+import { ZERO_FRAME_TIME } from '../../base/exact-time';
 
 const frames = cmExchanges().map((r) => r.data);
 const bad = malformed().slice(8).map((r) => r.data);
@@ -77,7 +78,7 @@ test('with a bad ICRC the MAD is still read (the ICRC error stays the frame\'s e
 });
 
 test('summary lines: the CM message in a few words after the DETH', () => {
-  const line = (i: number): string => summaryLine(i + 1, 0, roce(frames[i]!));
+  const line = (i: number): string => summaryLine(i + 1, ZERO_FRAME_TIME, roce(frames[i]!));
   expect(line(0)).toContain('UD_SEND_ONLY QP=0x000001 PSN=0 A QKey=0x80010000 SrcQP=0x000001 CM REQ svc 0x0000000001064e20 → 198.18.0.2:20000 QPN 0x000011 PSN 3086848 comm 0x770f9bfe len=256 ICRC ok');
   expect(line(1)).toContain('CM MRA REQ service timeout 34.4 s');
   expect(line(2)).toContain('CM REP comm 0x3c1d52a4 → 0x770f9bfe QPN 0x000012 PSN 8002348');
@@ -86,11 +87,11 @@ test('summary lines: the CM message in a few words after the DETH', () => {
   expect(line(8)).toContain('CM SIDR_REQ svc 0x0000000001111c06 → 198.18.0.2:7174');
   expect(line(9)).toContain('CM SIDR_REP status 0 (success) QPN 0x000013 Q_Key 0x01234567');
   expect(line(12)).toContain('MAD CM Get attr CLASS_PORT_INFO TID 0x00000002555bbcaf');
-  expect(summaryLine(9, 0, roce(bad[0]!))).toMatch(/len=200 ICRC ok \[MAD ROCE_ERR_BAD_LENGTH: a MAD is 256 bytes, this one 200 \(at byte 62\)\]$/);
+  expect(summaryLine(9, ZERO_FRAME_TIME, roce(bad[0]!))).toMatch(/len=200 ICRC ok \[MAD ROCE_ERR_BAD_LENGTH: a MAD is 256 bytes, this one 200 \(at byte 62\)\]$/);
 });
 
 test('-v: the common header, every CM field with its meaning, the IP CM header', () => {
-  const t = fieldTree(1, 0, frames[0]!.length, roce(frames[0]!), frames[0]!);
+  const t = fieldTree(1, ZERO_FRAME_TIME, frames[0]!.length, roce(frames[0]!), frames[0]!);
   for (const s of [
     '  MAD: CM Send REQ',
     '    base version 1, class 0x07, class version 2, method 0x03 (R 0)',
@@ -110,12 +111,12 @@ test('-v: the common header, every CM field with its meaning, the IP CM header',
   ]) {
     expect(t.split('\n')).toContain(s);
   }
-  expect(fieldTree(8, 0, frames[7]!.length, roce(frames[7]!), frames[7]!)).toContain('    reason 28 (consumer reject)');
-  expect(fieldTree(9, 0, bad[0]!.length, roce(bad[0]!), bad[0]!)).toContain('  MAD error: ROCE_ERR_BAD_LENGTH at byte 62: a MAD is 256 bytes, this one 200');
+  expect(fieldTree(8, ZERO_FRAME_TIME, frames[7]!.length, roce(frames[7]!), frames[7]!)).toContain('    reason 28 (consumer reject)');
+  expect(fieldTree(9, ZERO_FRAME_TIME, bad[0]!.length, roce(bad[0]!), bad[0]!)).toContain('  MAD error: ROCE_ERR_BAD_LENGTH at byte 62: a MAD is 256 bytes, this one 200');
 });
 
 test('--json: a mad object with the header and the CM fields by name', () => {
-  const j = frameToJson(1, 0, roce(frames[0]!));
+  const j = frameToJson(1, ZERO_FRAME_TIME, roce(frames[0]!));
   const mad = j['mad'] as Record<string, unknown>;
   expect(mad).toMatchObject({ baseVersion: 1, mgmtClass: 7, classVersion: 2, method: 3, response: false, status: 0, classSpecific: 0, transactionId: '0x00000002555bbcab', attributeId: 0x10, reserved: 0, attributeModifier: 0, attributeName: 'REQ' });
   const cm = mad['cm'] as Record<string, unknown>;
@@ -135,7 +136,7 @@ test('--json: a mad object with the header and the CM fields by name', () => {
   expect((cm['privateData'] as string).length).toBe(184);
   // Every field of the table is there: 46 fields, plus message and ipCm.
   expect(Object.keys(cm)).toHaveLength(46 + 2);
-  expect((frameToJson(13, 0, roce(frames[12]!))['mad'] as Record<string, unknown>)['cm']).toBeNull();
-  expect(frameToJson(9, 0, roce(bad[0]!))).toMatchObject({ mad: null, error: 'a MAD is 256 bytes, this one 200 (at byte 62)' });
-  expect(frameToJson(1, 0, roce(buildRoceV2Frame({ eth: { src: 2, dst: 4 }, ip: { version: 4, src: 1, dst: 2 }, bth: { opcode: 4, destQp: 5, psn: 0 } })))['mad']).toBeNull();
+  expect((frameToJson(13, ZERO_FRAME_TIME, roce(frames[12]!))['mad'] as Record<string, unknown>)['cm']).toBeNull();
+  expect(frameToJson(9, ZERO_FRAME_TIME, roce(bad[0]!))).toMatchObject({ mad: null, error: 'a MAD is 256 bytes, this one 200 (at byte 62)' });
+  expect(frameToJson(1, ZERO_FRAME_TIME, roce(buildRoceV2Frame({ eth: { src: 2, dst: 4 }, ip: { version: 4, src: 1, dst: 2 }, bth: { opcode: 4, destQp: 5, psn: 0 } })))['mad']).toBeNull();
 });

@@ -11,6 +11,7 @@ import { summaryLine } from '../../packets/summary';
 import { readCapture } from '../../packets/pcap';
 import { WireErrorCode } from '../../packets/errors';
 import { cutSnaplen } from '../support/degrade';
+import { ZERO_FRAME_TIME } from '../../base/exact-time';
 
 const whole = fs.readFileSync(path.join(__dirname, '..', '..', 'captures', 'rc-conversation.pcap'));
 
@@ -62,8 +63,8 @@ describe('snaplen-truncated frames', () => {
     const first = cut[0]!;
     expect(first.d.roce).toBe(true);
     if (!first.d.roce) return;
-    expect(summaryLine(1, 0, first.d)).toContain('[capture truncated: 46 of 1024 payload bytes, ICRC not captured]');
-    const j = frameToJson(1, 0, first.d);
+    expect(summaryLine(1, ZERO_FRAME_TIME, first.d)).toContain('[capture truncated: 46 of 1024 payload bytes, ICRC not captured]');
+    const j = frameToJson(1, ZERO_FRAME_TIME, first.d);
     expect(j).toMatchObject({ truncated: true, payloadLength: 1024, payloadCaptured: 46, icrc: null, icrcOk: null, opcodeName: 'RC_SEND_FIRST' });
     expect(j['error']).toBeUndefined();
   });

@@ -6,6 +6,7 @@ import { OPCODES } from '../../packets/opcodes';
 import { LinkType } from '../../packets/pcap';
 import { frameToJson } from '../../packets/json';
 import { transportSpecFor } from '../support/specs';
+import { ZERO_FRAME_TIME } from '../../base/exact-time';
 
 const eth = { src: 0x020000000001, dst: 0x020000000002 };
 const ipv4 = { version: 4 as const, src: '198.18.0.1', dst: '198.18.0.2' };
@@ -125,7 +126,7 @@ describe('bad input is a typed error on the frame, with its byte offset', () => 
     const p = roce(f);
     expect(p.error?.code).toBe(WireErrorCode.UnknownOpcode);
     expect(p.error?.offset).toBe(42);
-    expect(frameToJson(1, 0, p)['opcodeName']).toBe('UNKNOWN_0x1f');
+    expect(frameToJson(1, ZERO_FRAME_TIME, p)['opcodeName']).toBe('UNKNOWN_0x1f');
   });
 
   test('every truncation gives an error or not-RoCE, never a throw', () => {

@@ -7,6 +7,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import fc from 'fast-check';
 import { textOf } from '../../base/text-bytes';
+import { type ExactTime, type FrameTime, frameTimeOf } from '../../base/exact-time';
 import { buildRoceV1Frame, buildRoceV2Frame } from '../../packets/build';
 import { decodeAt, decodeFrame, type DecodedFrame } from '../../packets/decode';
 import { frameToJson, writeFrameJson } from '../../packets/json';
@@ -15,9 +16,18 @@ import { LinkType, iterateCapture } from '../../packets/pcap';
 import { transportSpecFor } from '../support/specs';
 import { noPublicCaptures, publicCapturesDir, testUnless } from '../support/skip';
 
-const same = (frame: number, time: number, d: DecodedFrame): void => {
+const same = (frame: number, time: FrameTime, d: DecodedFrame): void => {
   expect(textOf((t) => writeFrameJson(t, frame, time, d))).toBe(JSON.stringify(frameToJson(frame, time, d)));
 };
+
+/** A frame's time: any capture time, any decimals, and any time since the first frame below 2^53 ns (the object's number is exact there). */
+const frameTimes = fc.record({
+  sec: fc.oneof(fc.integer({ min: 0, max: 2 ** 32 - 1 }), fc.integer({ min: -(2 ** 34), max: 2 ** 34 })),
+  nsec: fc.integer({ min: 0, max: 999_999_999 }),
+  digits: fc.integer({ min: 0, max: 9 }),
+  relSec: fc.integer({ min: -8_999_999, max: 8_999_999 }),
+  relNsec: fc.integer({ min: 0, max: 999_999_999 }),
+});
 
 function captureFiles(dir: string): string[] {
   return fs.readdirSync(dir, { withFileTypes: true }).flatMap((e) => {
@@ -38,11 +48,14 @@ function compareFiles(files: readonly string[]): number {
     const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
     const records = iterateCapture(bytes);
     let kept = 0;
+    let first: ExactTime | null = null;
     for (let next = records.next(); next.done !== true && kept < FRAMES_PER_FILE; next = records.next(), kept++) {
       const r = next.value;
       const start = r.data.byteOffset - bytes.byteOffset;
+      const at = { sec: r.sec, nsec: r.nsec, digits: r.timeDigits };
+      first ??= at;
       for (const verifyIcrc of [true, false]) {
-        same(r.index, r.timeSec, decodeAt(view, bytes, start, start + r.data.byteLength, r.linkType, { verifyIcrc }, r.origLen));
+        same(r.index, frameTimeOf(at, first), decodeAt(view, bytes, start, start + r.data.byteLength, r.linkType, { verifyIcrc }, r.origLen));
       }
       frames++;
     }
@@ -69,7 +82,7 @@ test('valid frames of every opcode, damaged at random', () => {
       fc.record({ op: fc.constantFrom(...known), seed: fc.nat(), v6: fc.boolean(), v1: fc.boolean() }),
       fc.array(fc.tuple(fc.nat(), fc.integer({ min: 0, max: 255 })), { maxLength: 6 }),
       fc.nat(),
-      fc.oneof(fc.double({ min: 0, max: 2e9, noNaN: true }), fc.double()),
+      frameTimes,
       ({ op, seed, v6, v1 }, edits, cut, time) => {
         const t = transportSpecFor(op, seed);
         const eth = { src: 2, dst: 4 };
@@ -89,7 +102,23 @@ test('valid frames of every opcode, damaged at random', () => {
 test('random bytes on every link type', () => {
   const links = [LinkType.Ethernet, LinkType.Raw, LinkType.LinuxSll, LinkType.LinuxSll2, LinkType.Null, LinkType.Ipv6];
   fc.assert(
-    fc.property(fc.uint8Array({ maxLength: 200 }), fc.constantFrom(...links), (b, link) => same(3, 0.5, decodeFrame(b, link))),
+    fc.property(fc.uint8Array({ maxLength: 200 }), fc.constantFrom(...links), frameTimes, (b, link, time) => same(3, time, decodeFrame(b, link))),
     { numRuns: 2000 },
   );
+});
+
+test('the time: with the decimals of the capture, and the time since the first frame exact beyond 2^53 ns', () => {
+  const d = decodeFrame(buildRoceV2Frame({ eth: { src: 2, dst: 4 }, ip: { version: 4, src: 1, dst: 2 }, bth: { opcode: 4, destQp: 5, psn: 0 } }));
+  const json = (time: FrameTime): string => textOf((t) => writeFrameJson(t, 1, time, d));
+  expect(json({ sec: 1_705_320_000, nsec: 1184, digits: 9, relSec: 0, relNsec: 1184 })).toMatch(/^\{"frame":1,"time":"1705320000.000001184","timeRelativeNs":1184,"roce":true,/);
+  expect(json({ sec: 1_705_320_000, nsec: 1000, digits: 6, relSec: 0, relNsec: 1000 })).toMatch(/^\{"frame":1,"time":"1705320000.000001","timeRelativeNs":1000,/);
+  // 300 days after the first frame, and 300 days before it (a pcapng whose clock jumped back).
+  for (const [relSec, relNsec, text] of [
+    [25_920_000, 123_456_789, '25920000123456789'],
+    [-25_920_001, 876_543_211, '-25920000123456789'],
+  ] as const) {
+    const time = { sec: 1_705_320_000, nsec: 0, digits: 9, relSec, relNsec };
+    expect(json(time)).toContain(`"timeRelativeNs":${text},`);
+    expect(String(BigInt(relSec) * 1_000_000_000n + BigInt(relNsec))).toBe(text);
+  }
 });

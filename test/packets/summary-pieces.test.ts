@@ -38,7 +38,8 @@ function compareFiles(files: readonly string[]): number {
       for (const opts of [{}, AS_PRINTED]) {
         const d = decodeAt(view, bytes, start, start + r.data.byteLength, r.linkType, opts, r.origLen);
         if (!d.roce) continue;
-        expect(textOf((t) => writeSummaryLine(t, r.index, r.timeSec, d, pieces))).toBe(textOf((t) => writeSummaryLine(t, r.index, r.timeSec, d)));
+        const time = { sec: r.sec, nsec: r.nsec, digits: r.timeDigits };
+        expect(textOf((t) => writeSummaryLine(t, r.index, time, d, pieces))).toBe(textOf((t) => writeSummaryLine(t, r.index, time, d)));
         lines++;
       }
     }
@@ -76,7 +77,8 @@ test('many flows and QPs interleaved: entries replaced by other keys are never m
   }
   for (let round = 0; round < 3; round++) {
     for (const [i, d] of frames.entries()) {
-      expect(textOf((t) => writeSummaryLine(t, i + 1, i * 1e-6, d, pieces))).toBe(textOf((t) => writeSummaryLine(t, i + 1, i * 1e-6, d)));
+      const time = { sec: 0, nsec: i * 1000, digits: 6 };
+      expect(textOf((t) => writeSummaryLine(t, i + 1, time, d, pieces))).toBe(textOf((t) => writeSummaryLine(t, i + 1, time, d)));
     }
   }
 });

@@ -12,6 +12,7 @@ import { LinkType } from '../../packets/pcap';
 import { frameToJson } from '../../packets/json';
 import { fieldTree, summaryLine } from '../../packets/summary';
 import { transportSpecFor } from '../support/specs';
+import { ZERO_FRAME_TIME } from '../../base/exact-time';
 
 const known = OPCODES.filter((e) => e !== undefined).map((e) => e!);
 const links = [LinkType.Ethernet, LinkType.Raw, LinkType.LinuxSll, LinkType.LinuxSll2, LinkType.Null, LinkType.Ipv6];
@@ -19,10 +20,10 @@ const links = [LinkType.Ethernet, LinkType.Raw, LinkType.LinuxSll, LinkType.Linu
 /** Decodes and renders in every form; returns false if anything threw or an error is not a WireError. */
 function survives(frame: Uint8Array, link: number): boolean {
   const d = decodeFrame(frame, link);
-  JSON.stringify(frameToJson(1, 0, d));
+  JSON.stringify(frameToJson(1, ZERO_FRAME_TIME, d));
   if (d.roce) {
-    summaryLine(1, 0, d);
-    fieldTree(1, 0, frame.length, d, frame);
+    summaryLine(1, ZERO_FRAME_TIME, d);
+    fieldTree(1, ZERO_FRAME_TIME, frame.length, d, frame);
     if (d.error !== null && !(d.error instanceof WireError)) return false;
     if (d.error !== null && (d.error.offset < 0 || d.error.offset > frame.length)) return false;
   }

@@ -19,6 +19,7 @@ import { decodeFrame } from '../../packets/decode';
 import { frameToJson } from '../../packets/json';
 import { fieldTree, summaryLine } from '../../packets/summary';
 import { cmExchanges } from '../support/make-cm-capture';
+import { ZERO_FRAME_TIME } from '../../base/exact-time';
 
 /** Any value of one field (byte strings at full length, so that parse gives them back as they are). */
 function arbField(f: Field): fc.Arbitrary<unknown> {
@@ -86,10 +87,10 @@ test('decodeMad of a built CM MAD gives the message back', () => {
 /** Decodes and renders; false when anything throws, or the MAD is neither decoded nor reported. */
 function survives(frame: Uint8Array): boolean {
   const d = decodeFrame(frame);
-  JSON.stringify(frameToJson(1, 0, d));
+  JSON.stringify(frameToJson(1, ZERO_FRAME_TIME, d));
   if (!d.roce) return true;
-  summaryLine(1, 0, d);
-  fieldTree(1, 0, frame.length, d, frame);
+  summaryLine(1, ZERO_FRAME_TIME, d);
+  fieldTree(1, ZERO_FRAME_TIME, frame.length, d, frame);
   if (d.madError !== null && (!(d.madError instanceof WireError) || d.madError.offset < 0 || d.madError.offset > frame.length)) return false;
   if (d.mad !== null && d.madError !== null) return false;
   return true;
