@@ -4,7 +4,7 @@
  * find (messages, episodes, violations) goes to sinks that either keep it
  * (the default, for reports) or only count it (`keep: false`, constant memory).
  */
-import { type DecodeOptions, type DecodedFrame, type RocePacket, decodeAt } from '../packets/decode';
+import { type DecodeOptions, type DecodedFrame, type RocePacket, decodeAt, frameFault } from '../packets/decode';
 import { Transport } from '../packets/opcodes';
 import { type CaptureRecord, iterateCapture } from '../packets/pcap';
 import type { WireError } from '../packets/errors';
@@ -251,12 +251,12 @@ export interface AnalysisResult {
 /** How a RoCE frame decoded, as the frame totals count it (`Analyzer.pushRoce`). */
 export const TotalsBit = { ICRC_CHECKED: 1, ICRC_BAD: 2, ERROR: 4, TRUNCATED: 8 } as const;
 
-/** `TotalsBit`s of a decoded RoCE frame. */
+/** `TotalsBit`s of a decoded RoCE frame. ERROR is a fault of the frame (`frameFault`): the capture's cut is TRUNCATED only. */
 export function frameTotalsBits(d: RocePacket): number {
   return (
     (d.icrcOk !== null ? TotalsBit.ICRC_CHECKED : 0) |
     (d.icrcOk === false ? TotalsBit.ICRC_BAD : 0) |
-    (d.error !== null ? TotalsBit.ERROR : 0) |
+    (frameFault(d) !== null ? TotalsBit.ERROR : 0) |
     (d.truncated ? TotalsBit.TRUNCATED : 0)
   );
 }
@@ -481,8 +481,8 @@ export class Analyzer {
     let conversation: number | null = null;
     let from: 'a' | 'b' | null = null;
     if (v === null) {
-      // No BTH: the frame is malformed, or the capture kept too little of it to say.
-      bits = truncated ? 0 : FLAG_BIT.malformed;
+      // No BTH: the frame is malformed, or the capture ended inside the BTH (it is only truncated).
+      bits = (totalsBits & TotalsBit.ERROR) !== 0 ? FLAG_BIT.malformed : 0;
     } else {
       // A MAD to the GSI QP (RDMA CM) sets connections up between the two hosts.
       if (isCmMad(v.transport, v.destQp)) {

@@ -27,6 +27,8 @@ import { type CaptureGap, type Episode, type Message, MessageOp, type Side, Trig
 export const DUP_WINDOW_NS = 8000;
 /** Smallest path MTU: bounds how many PSNs a READ of unknown MTU may cover. */
 const MIN_PMTU = 256;
+/** PSNs a READ may cover at most: a message of 2^31 bytes (rxe_param.h RXE_PORT_MAX_MSG_SZ, IBTA's largest) in 256-byte packets. */
+const READ_SPAN_MAX = 2 ** 31 / MIN_PMTU;
 /** A NAK not answered by a retransmission within this long (or 8 round trips) was ignored by the requester. */
 export const TRIGGER_TTL_FLOOR_NS = 500_000;
 /** Out-of-sequence frames remembered per open hole (for taking the flag back when the hole was the capture's). */
@@ -378,6 +380,17 @@ export class RequesterFlow {
 
   private firstPsn = 0;
 
+  /**
+   * PSNs past its first that a request may cover without the capture showing how many: a READ of
+   * unknown path MTU (up to one per 256 bytes), and a READ whose RETH the capture cut (any number:
+   * its DMA length is not known, and the next request may follow it anywhere ahead).
+   */
+  private readSlack(v: FrameView): number {
+    if ((v.opFlags & OpFlag.READ) === 0) return 0;
+    if (v.dmaLength < 0) return READ_SPAN_MAX;
+    return this.pmtu === 0 && v.dmaLength > MIN_PMTU ? Math.ceil(v.dmaLength / MIN_PMTU) - 1 : 0;
+  }
+
   /** A request from the requester. Returns the frame's flag bits. */
   onRequest(v: FrameView): number {
     let bits = 0;
@@ -436,10 +449,7 @@ export class RequesterFlow {
           bits = this.mark(bits, 'duplicateRequest');
         }
       }
-      this.expectedSlack = 0;
-      if ((v.opFlags & OpFlag.READ) !== 0 && this.pmtu === 0 && v.dmaLength > MIN_PMTU) {
-        this.expectedSlack = Math.ceil(v.dmaLength / MIN_PMTU) - 1;
-      }
+      this.expectedSlack = this.readSlack(v);
     }
 
     // A first transmission that skips PSNs: the capture does not hold every request (lost before
@@ -449,7 +459,7 @@ export class RequesterFlow {
       this.lossBeforeCapture = true;
       this.checker.requesterRules = false;
     }
-    const slack = (v.opFlags & OpFlag.READ) !== 0 && this.pmtu === 0 && v.dmaLength > MIN_PMTU ? Math.ceil(v.dmaLength / MIN_PMTU) - 1 : 0;
+    const slack = this.readSlack(v);
     if (!isRetx) this.coverSlack = slack;
     if (this.reliable) {
       // The burst's last request was a READ whose span was unknown when it was sent: once the path
@@ -458,7 +468,8 @@ export class RequesterFlow {
       let burstSlack = 0;
       const r = this.burstRead;
       if (r !== null) {
-        if (this.pmtu > 0) this.recovery.spanKnown(r.psn, psnAdd(r.psn, Math.max(1, Math.ceil(r.length / this.pmtu))));
+        if (r.length < 0) burstSlack = READ_SPAN_MAX; // its RETH was cut off: any span
+        else if (this.pmtu > 0) this.recovery.spanKnown(r.psn, psnAdd(r.psn, Math.max(1, Math.ceil(r.length / this.pmtu))));
         else burstSlack = Math.ceil(r.length / MIN_PMTU) - 1;
       }
       this.burstRead = isRetx && slack > 0 ? { psn, length: v.dmaLength } : null;
@@ -625,6 +636,10 @@ export class RequesterFlow {
     this.figures.touch(v.timeNs);
     if (v.ecnCe) bits = this.mark(bits, 'ecnCe');
     if (v.icrcBad || v.malformed) return this.mark(bits, v.icrcBad ? 'icrcBad' : 'malformed');
+    // An ACKNOWLEDGE whose AETH the capture cut: whether it acknowledges or NAKs, and through which
+    // PSN (a PSN sequence error NAK names the PSN it did not get), is not known. It is counted and
+    // tells the flow nothing (a READ response or atomic ACK needs only its BTH).
+    if (v.aethKind === null && (v.opFlags & (OpFlag.READ | OpFlag.ATOMIC)) === 0) return bits;
     this.lastResp = { frame: v.frame, timeNs: v.timeNs, psn: v.psn, icrc: v.icrc };
     const m = this.messages;
     const compBefore = m.compHigh;

@@ -3,10 +3,9 @@
  * `RocePacket` so nothing keeps the packet (or the capture buffer) alive.
  */
 import type { RocePacket } from '../packets/decode';
-import { packetAddresses } from '../packets/decode';
+import { frameFault, packetAddresses } from '../packets/decode';
 import { OPCODES, OpFlag, type OpcodeInfo, type Transport } from '../packets/opcodes';
 import { AethKind, decodeSyndrome } from '../packets/aeth';
-import { WireErrorCode } from '../packets/errors';
 import type { AddressNames } from './address-names';
 
 export const FrameRole = { REQUEST: 'request', RESPONSE: 'response', CNP: 'cnp', OTHER: 'other' } as const;
@@ -41,7 +40,7 @@ export interface FrameView {
   /** ICRC as carried, or -1: a fingerprint of the invariant contents. */
   icrc: number;
   icrcBad: boolean;
-  /** A decode error other than a bad ICRC (a capture cut inside the extension headers is not one: its BTH is used). */
+  /** A fault of the frame other than a bad ICRC (a capture that ends inside a header is not one: the headers before it are used). */
   malformed: boolean;
   ecnCe: boolean;
   becn: boolean;
@@ -56,9 +55,9 @@ export function ecnCe(p: RocePacket): boolean {
   return h !== null && (h.trafficClass & 3) === 3;
 }
 
-/** A decode error other than a bad ICRC, and other than a capture cut inside the extension headers (whose BTH is used). */
+/** A fault of the frame other than a bad ICRC (packets/decode.ts `frameFault`: the capture's cut is not one). */
 export function isMalformed(p: RocePacket): boolean {
-  return p.error !== null && p.icrcOk !== false && !(p.truncated && p.error.code === WireErrorCode.Truncated);
+  return frameFault(p) !== null && p.icrcOk !== false;
 }
 
 /** What a frame's opcode says of it (the same for every frame with that opcode). */

@@ -4,7 +4,7 @@
  * own thread, or one per worker thread over batches of records (cli/decode-workers.ts); the
  * settings are plain data so that they cross to a worker as they are.
  */
-import { decodeAt, type DecodeOptions, type DecodedFrame } from '../packets/decode';
+import { decodeAt, frameFault, type DecodeOptions, type DecodedFrame } from '../packets/decode';
 import { writeFrameJson } from '../packets/json';
 import { fieldTree, writeSummaryLine } from '../packets/summary';
 import type { TextBytes } from '../base/text-bytes';
@@ -130,7 +130,8 @@ export class FramePrinter {
     const c = this.counts;
     if (d.roce) {
       c.roce++;
-      if (d.error !== null || d.madError !== null) c.malformed++;
+      // A frame the capture cut is truncated, not malformed (docs/decode.md, "Truncated frames").
+      if (frameFault(d) !== null || d.madError !== null) c.malformed++;
       if (d.icrcOk === false) c.badIcrc++;
       if (d.truncated) c.truncated++;
     }
@@ -209,7 +210,7 @@ export class FramePrinter {
     if (index < this.s.first || index > this.s.last) return false;
     if (this.unfiltered) return true;
     if (!d.roce) return false;
-    if (this.s.errorsOnly && d.error === null && d.madError === null) return false;
+    if (this.s.errorsOnly && frameFault(d) === null && d.madError === null) return false;
     if (this.qpns !== null) {
       const dest = d.bth?.destQp;
       const src = d.deth?.srcQp;

@@ -8,11 +8,14 @@
  * comes back as `error` (a WireError with the byte offset in the frame), with
  * every field parsed up to that point filled in.
  *
- * A frame the capture tool cut short (snaplen: the pcap record's captured length is less than
- * its original length) is a truncated *capture*, not a malformed frame: every header present is
- * decoded, lengths come from the IP/UDP/GRH headers as on the wire, `truncated` is set and the
- * ICRC, which was not captured, is null (`icrcOk` null). Only a cut inside the transport headers
- * is an error (ROCE_ERR_TRUNCATED), with the headers before the cut filled in.
+ * A frame of a capture record (`decodeAt` given its original length) that ends before its IP/UDP
+ * (or GRH) lengths say is a frame the capture tool cut short, whether the record admits it (its
+ * captured length is less than its original length: a snaplen) or not (some tools write the cut
+ * length as the original length too). It is a truncated *capture*, not a malformed frame: every
+ * header the capture holds whole is decoded, lengths are the wire's (from the IP/UDP/GRH headers),
+ * `truncated` is set, `truncatedIn` says where the capture ends, and the ICRC, not captured, is
+ * null (`icrcOk` null). A frame handed over on its own (`decodeFrame`, a receive path) that ends
+ * early is malformed: nothing cut it but the sender or the wire.
  */
 import { WireError, WireErrorCode } from './errors';
 import type { TextBytes } from '../base/text-bytes';
@@ -112,10 +115,18 @@ export interface RocePacket {
   payloadOff: number;
   payloadLength: number;
   /**
-   * True when the capture kept only the start of the frame (captured length < original length):
+   * True when the capture kept only the start of the frame (the frame ends before its IP/UDP or GRH
+   * lengths say; the record's captured length may or may not be less than its original length):
    * the lengths above are the frame's on the wire, the ICRC and part of the payload were not captured.
    */
   truncated: boolean;
+  /**
+   * With `truncated`: the first part the capture does not hold whole. A header ('BTH', 'RETH', ...):
+   * the headers from it on are null, and `error` is a ROCE_ERR_TRUNCATED that says where the
+   * capture ends (`isCaptureCut`); 'payload' or 'ICRC': every header is whole. Null when the frame
+   * is whole, and when a fault of the frame's own lengths stopped decoding before the cut.
+   */
+  truncatedIn: TruncatedPart | null;
   /** Payload bytes present in the captured frame (= payloadLength unless `truncated`). */
   payloadCaptured: number;
   /** Offset of the ICRC in the frame (-1 when the frame ends before it). */
@@ -144,6 +155,44 @@ export interface RocePacket {
    * packet correctly, and what to do with a bad MAD is the GSI's business.
    */
   madError: WireError | null;
+}
+
+/** The parts of a RoCE packet a capture can end inside, in frame order ('GRH' for RoCE v1). */
+export type TruncatedPart =
+  | 'GRH'
+  | 'BTH'
+  | 'XRCETH'
+  | 'RDETH'
+  | 'DETH'
+  | 'FETH'
+  | 'RETH'
+  | 'AtomicETH'
+  | 'AETH'
+  | 'AtomicAckETH'
+  | 'ImmDt'
+  | 'IETH'
+  | 'CNP'
+  | 'payload'
+  | 'ICRC';
+
+/** True for a header among the parts: a capture that ends inside it leaves the headers after it undecoded. */
+export function isHeaderPart(part: TruncatedPart | null): boolean {
+  return part !== null && part !== 'payload' && part !== 'ICRC';
+}
+
+/**
+ * True when `p.error` says only where the capture ended (inside a header: `truncatedIn`), not a
+ * fault of the frame: a frame cut short by the capture is not malformed. The decoder checks the
+ * frame's own lengths, opcode, pad and payload rule first, and records the cut only when they
+ * are right, so a ROCE_ERR_TRUNCATED with a header in `truncatedIn` is always the cut.
+ */
+export function isCaptureCut(p: RocePacket): boolean {
+  return p.error !== null && p.error.code === WireErrorCode.Truncated && isHeaderPart(p.truncatedIn);
+}
+
+/** The error that makes `p` malformed (its ICRC bad included), or null: `error` unless it is only the capture's cut. */
+export function frameFault(p: RocePacket): WireError | null {
+  return p.error === null || isCaptureCut(p) ? null : p.error;
 }
 
 export interface NotRoce {
@@ -182,6 +231,7 @@ function blank(version: 1 | 2): RocePacket {
     payloadOff: -1,
     payloadLength: 0,
     truncated: false,
+    truncatedIn: null,
     payloadCaptured: 0,
     icrcOff: -1,
     icrc: null,
@@ -234,13 +284,14 @@ function findL3(view: DataView, start: number, end: number, linkType: number): {
 /**
  * Decodes the frame `bytes[start, end)` (offsets into `bytes`, read through
  * `view`, which must cover the same memory as `bytes`). Offsets in the result
- * and in its error are relative to `start`. `wireLen` is the frame's length on
- * the wire when the capture kept less of it (a pcap record's original length);
- * it defaults to the captured length.
+ * and in its error are relative to `start`. `wireLen`, a capture record's original length, says
+ * the frame comes from a capture: one that ends before its IP/UDP or GRH lengths say was cut by
+ * the capture tool (`truncated`), whatever `wireLen` is (tools that cut frames without saying so
+ * write the cut length there). Without it the frame is taken as received: ending early is a fault.
  */
 export function decodeAt(view: DataView, bytes: Uint8Array, start: number, end: number, linkType: number, opts: DecodeOptions = {}, wireLen?: number): DecodedFrame {
   const rocePort = opts.rocePort ?? ROCE_V2_PORT;
-  const wireEnd = start + Math.max(end - start, wireLen ?? 0);
+  const captured = wireLen !== undefined;
   if (opts.lean === true && linkType === LinkType.Ethernet) {
     const p = decodeLean(view, bytes, start, end, rocePort, opts);
     if (p !== null) return p;
@@ -261,7 +312,7 @@ export function decodeAt(view: DataView, bytes: Uint8Array, start: number, end: 
       p = blank(1);
       p.eth = l3.eth;
       p.l3Off = l3.off - start;
-      decodeV1(view, bytes, start, l3.off, end, wireEnd, p, opts);
+      decodeV1(view, bytes, start, l3.off, end, captured, p, opts);
       return p;
     }
     // RoCE v2: IPv4 or IPv6, then UDP to the RoCE port.
@@ -301,7 +352,7 @@ export function decodeAt(view: DataView, bytes: Uint8Array, start: number, end: 
     if (udpEnd > ipEnd) {
       throw new WireError(WireErrorCode.BadLength, udpOff + 4, `UDP length ${udp.length} runs past the IP packet (${ipEnd - udpOff} bytes left)`);
     }
-    if (udpEnd > wireEnd) {
+    if (udpEnd > end && !captured) {
       throw new WireError(WireErrorCode.Truncated, end, `frame ends ${udpEnd - end} bytes before the end of its UDP datagram`);
     }
     decodeTransport(view, bytes, start, udpOff + UDP_LEN, udpEnd, Math.min(end, udpEnd), p, opts, 2);
@@ -355,12 +406,19 @@ function decodeLean(view: DataView, bytes: Uint8Array, start: number, end: numbe
   return p;
 }
 
-function decodeV1(view: DataView, bytes: Uint8Array, start: number, grhOff: number, end: number, wireEnd: number, p: RocePacket, opts: DecodeOptions): void {
+function decodeV1(view: DataView, bytes: Uint8Array, start: number, grhOff: number, end: number, captured: boolean, p: RocePacket, opts: DecodeOptions): void {
+  if (captured && end - grhOff < GRH_LEN) {
+    // The EtherType says RoCE v1; the capture ends inside the GRH.
+    p.truncated = true;
+    p.truncatedIn = 'GRH';
+    p.error = new WireError(WireErrorCode.Truncated, end - start, `the capture ends inside the GRH, after ${Math.max(0, end - grhOff)} of its ${GRH_LEN} bytes`);
+    return;
+  }
   try {
     const grh = parseGrh(view, grhOff, end);
     p.grh = grh;
     const pktEnd = grhOff + GRH_LEN + grh.payloadLength;
-    if (pktEnd > wireEnd) {
+    if (pktEnd > end && !captured) {
       throw new WireError(WireErrorCode.Truncated, end, `frame ends ${pktEnd - end} bytes before the end given by the GRH payload length`);
     }
     decodeTransport(view, bytes, start, grhOff + GRH_LEN, pktEnd, Math.min(end, pktEnd), p, opts, 1);
@@ -394,32 +452,32 @@ function rebase(e: WireError, start: number): WireError {
   return new WireError(e.code, e.offset - start, e.reason);
 }
 
-/** Extension headers in the order they follow the BTH, with their lengths. */
-const EXT_HEADERS: readonly { hdr: number; key: keyof OpcodeInfo['offsets']; len: number }[] = [
-  { hdr: Hdr.XRCETH, key: 'XRCETH', len: XRCETH_LEN },
-  { hdr: Hdr.RDETH, key: 'RDETH', len: RDETH_LEN },
-  { hdr: Hdr.DETH, key: 'DETH', len: DETH_LEN },
-  { hdr: Hdr.FETH, key: 'FETH', len: FETH_LEN },
-  { hdr: Hdr.RETH, key: 'RETH', len: RETH_LEN },
-  { hdr: Hdr.ATOMIC_ETH, key: 'ATOMIC_ETH', len: ATOMIC_ETH_LEN },
-  { hdr: Hdr.AETH, key: 'AETH', len: AETH_LEN },
-  { hdr: Hdr.ATOMIC_ACK_ETH, key: 'ATOMIC_ACK_ETH', len: ATOMIC_ACK_ETH_LEN },
-  { hdr: Hdr.IMMDT, key: 'IMMDT', len: IMMDT_LEN },
-  { hdr: Hdr.IETH, key: 'IETH', len: IETH_LEN },
-  { hdr: Hdr.CNP, key: 'CNP', len: CNP_RESERVED_LEN },
+/** Extension headers in the order they follow the BTH, with their lengths and names. */
+const EXT_HEADERS: readonly { hdr: number; key: keyof OpcodeInfo['offsets']; len: number; name: TruncatedPart }[] = [
+  { hdr: Hdr.XRCETH, key: 'XRCETH', len: XRCETH_LEN, name: 'XRCETH' },
+  { hdr: Hdr.RDETH, key: 'RDETH', len: RDETH_LEN, name: 'RDETH' },
+  { hdr: Hdr.DETH, key: 'DETH', len: DETH_LEN, name: 'DETH' },
+  { hdr: Hdr.FETH, key: 'FETH', len: FETH_LEN, name: 'FETH' },
+  { hdr: Hdr.RETH, key: 'RETH', len: RETH_LEN, name: 'RETH' },
+  { hdr: Hdr.ATOMIC_ETH, key: 'ATOMIC_ETH', len: ATOMIC_ETH_LEN, name: 'AtomicETH' },
+  { hdr: Hdr.AETH, key: 'AETH', len: AETH_LEN, name: 'AETH' },
+  { hdr: Hdr.ATOMIC_ACK_ETH, key: 'ATOMIC_ACK_ETH', len: ATOMIC_ACK_ETH_LEN, name: 'AtomicAckETH' },
+  { hdr: Hdr.IMMDT, key: 'IMMDT', len: IMMDT_LEN, name: 'ImmDt' },
+  { hdr: Hdr.IETH, key: 'IETH', len: IETH_LEN, name: 'IETH' },
+  { hdr: Hdr.CNP, key: 'CNP', len: CNP_RESERVED_LEN, name: 'CNP' },
 ];
 
-/** An extension header an opcode carries: which, its offset from the BTH, and its length. */
+/** An extension header an opcode carries: which, its offset from the BTH, its length and its name. */
 interface ExtPlace {
   hdr: number;
-  key: keyof OpcodeInfo['offsets'];
   off: number;
   len: number;
+  name: TruncatedPart;
 }
 
 /** Per opcode of the table, the extension headers it carries, in order: the decoder visits only those. */
 const EXT_PLACES: readonly (readonly ExtPlace[])[] = OPCODES.map((info) =>
-  info === undefined ? [] : EXT_HEADERS.filter((x) => (info.hdrs & x.hdr) !== 0).map((x) => ({ hdr: x.hdr, key: x.key, off: info.offsets[x.key] ?? 0, len: x.len })),
+  info === undefined ? [] : EXT_HEADERS.filter((x) => (info.hdrs & x.hdr) !== 0).map((x) => ({ hdr: x.hdr, off: info.offsets[x.key] ?? 0, len: x.len, name: x.name })),
 );
 
 /** Parses one extension header at `off` into `p`. */
@@ -463,7 +521,7 @@ function parseExtension(view: DataView, hdr: number, off: number, p: RocePacket)
 
 /**
  * Parses BTH, extension headers, payload and ICRC in `[bthOff, pktEnd)`; fills `p`. The capture
- * holds the bytes up to `capEnd` (< pktEnd for a frame cut by the capture's snaplen).
+ * holds the bytes up to `capEnd` (< pktEnd for a frame the capture cut short).
  */
 function decodeTransport(
   view: DataView,
@@ -478,13 +536,18 @@ function decodeTransport(
 ): void {
   const cut = capEnd < pktEnd;
   p.truncated = cut;
+  p.bthOff = bthOff - start;
+  // A cut is recorded without a throw, as the faults a whole capture may have at every frame are
+  // (below): a capture tool that cuts every frame makes it the common case.
+  if (cut && capEnd < bthOff + BTH_LEN && pktEnd >= bthOff + BTH_LEN + ICRC_LEN) {
+    p.truncatedIn = 'BTH';
+    p.error = new WireError(WireErrorCode.Truncated, capEnd - start, `the capture ends inside the BTH, after ${Math.max(0, capEnd - bthOff)} of its ${BTH_LEN} bytes`);
+    return;
+  }
+  let cutHeader: ExtPlace | null = null;
   try {
-    p.bthOff = bthOff - start;
     const icrcOff = pktEnd - ICRC_LEN;
-    if (cut && capEnd < bthOff + BTH_LEN) {
-      throw new WireError(WireErrorCode.Truncated, capEnd, `the capture kept ${Math.max(0, capEnd - bthOff)} of the BTH's ${BTH_LEN} bytes`);
-    }
-    const bth = parseBth(view, bthOff, pktEnd);
+    const bth = parseBth(view, bthOff, capEnd);
     p.bth = bth;
     if (icrcOff < bthOff + BTH_LEN) {
       throw new WireError(WireErrorCode.BadLength, bthOff, `packet ends ${bthOff + BTH_LEN + ICRC_LEN - pktEnd} bytes too early for a BTH and an ICRC`);
@@ -504,6 +567,7 @@ function decodeTransport(
       p.payloadOff = bthOff + BTH_LEN - start;
       p.payloadLength = Math.max(0, icrcOff - bthOff - BTH_LEN - bth.padCount);
       p.payloadCaptured = Math.max(0, Math.min(p.payloadLength, capEnd - bthOff - BTH_LEN));
+      if (cut) p.truncatedIn = p.payloadCaptured < p.payloadLength ? 'payload' : 'ICRC';
       throw new WireError(WireErrorCode.UnknownOpcode, bthOff, `opcode 0x${bth.opcode.toString(16).padStart(2, '0')} is not a known transport opcode`);
     }
     const hdrEnd = bthOff + info.headerLen;
@@ -514,11 +578,15 @@ function decodeTransport(
         `${info.name} needs ${info.headerLen - BTH_LEN} bytes of extension headers but only ${Math.max(0, icrcOff - bthOff - BTH_LEN)} precede the ICRC`,
       );
     }
+    // Every extension header the capture holds whole; the first it cuts, and those after it, stay null.
     const places = EXT_PLACES[bth.opcode] ?? [];
     for (let i = 0; i < places.length; i++) {
       const x = places[i] as ExtPlace;
       const off = bthOff + x.off;
-      if (off + x.len > capEnd) throw new WireError(WireErrorCode.Truncated, capEnd, `the capture ends inside the ${x.key} of ${info.name} (${capEnd - bthOff} of ${info.headerLen} header bytes kept)`);
+      if (off + x.len > capEnd) {
+        cutHeader = x;
+        break;
+      }
       parseExtension(view, x.hdr, off, p);
     }
     p.payloadOff = hdrEnd - start;
@@ -526,8 +594,10 @@ function decodeTransport(
     if (withPad < bth.padCount) {
       throw new WireError(WireErrorCode.BadLength, bthOff + 1, `pad count ${bth.padCount} exceeds the ${withPad} bytes between the headers and the ICRC`);
     }
+    // The payload's length is the wire's (from the IP/UDP or GRH lengths), whatever the capture kept.
     p.payloadLength = withPad - bth.padCount;
     p.payloadCaptured = Math.max(0, Math.min(p.payloadLength, capEnd - hdrEnd));
+    if (cut) p.truncatedIn = cutHeader !== null ? cutHeader.name : p.payloadCaptured < p.payloadLength ? 'payload' : 'ICRC';
     // The two faults a whole capture may have at every frame (a capture tool that did not keep the
     // ICRC; a payload that breaks its opcode's length rule) are recorded without a throw, with
     // the offset already relative to the frame: throwing, catching and rebasing cost about 2 µs
@@ -541,6 +611,13 @@ function decodeTransport(
         WireErrorCode.BadIcrc,
         icrcOff - start,
         `bad ICRC: frame carries ${hex32(bswap32(p.icrc ?? 0))}, contents give ${hex32(bswap32(p.icrcExpected ?? 0))} (wire byte order)`,
+      );
+    } else if (cutHeader !== null) {
+      // Where the capture ends, after the frame's own lengths, opcode, pad and payload rule were found right (isCaptureCut).
+      p.error = new WireError(
+        WireErrorCode.Truncated,
+        capEnd - start,
+        `the capture ends inside the ${cutHeader.name} of ${info.name}, after ${capEnd - bthOff - cutHeader.off} of its ${cutHeader.len} bytes`,
       );
     }
   } catch (e) {

@@ -4,7 +4,7 @@
  * the ICRC are hex strings; every other number is a plain JSON number.
  */
 import { bswap32, hex32, hex64 } from './bytes';
-import { type DecodedFrame, type RocePacket, packetAddresses, writePacketAddress } from './decode';
+import { type DecodedFrame, type RocePacket, frameFault, packetAddresses, writePacketAddress } from './decode';
 import { decodeSyndrome } from './aeth';
 import { madToJson } from './mad-json';
 import { OPCODES } from './opcodes';
@@ -68,14 +68,16 @@ export function frameToJson(frame: number, time: FrameTime, d: DecodedFrame): Fr
     feth: d.feth === null ? null : { selectivity: d.feth.selectivity, placementType: d.feth.placementType },
     payloadLength: b === null ? null : d.payloadLength,
     truncated: d.truncated,
+    truncatedIn: d.truncatedIn,
     payloadCaptured: b === null ? null : d.payloadCaptured,
     // The four ICRC bytes in wire order, read as one big-endian number (as tshark shows them).
     icrc: d.icrc === null ? null : hex32(bswap32(d.icrc)),
     icrcOk: d.icrcOk,
     mad: d.mad === null ? null : madToJson(d.mad),
   };
-  // A transport error first; else a malformed MAD of a GSI datagram (docs/decode.md).
-  const err = d.error ?? d.madError;
+  // A transport error first; else a malformed MAD of a GSI datagram (docs/decode.md). The capture's
+  // cut is no error of the frame: `truncatedIn` says where it is.
+  const err = frameFault(d) ?? d.madError;
   if (err !== null) out['error'] = err.message;
   return out;
 }
@@ -125,6 +127,7 @@ const M = {
   feth: member('feth'),
   payloadLength: member('payloadLength'),
   truncated: member('truncated'),
+  truncatedIn: member('truncatedIn'),
   payloadCaptured: member('payloadCaptured'),
   icrc: member('icrc'),
   icrcOk: member('icrcOk'),
@@ -177,8 +180,8 @@ const NO_HEADERS_PAYLOAD = utf8(`,"reth":null,"aeth":null,"immDt":null,"ieth":nu
 /** After an AETH, nothing else, up to the payload length's key. */
 const AFTER_AETH_PAYLOAD = utf8(`,"immDt":null,"ieth":null${String.fromCharCode(...NO_RARE_HEADERS)},"payloadLength":`);
 const RETH_NULL_AETH_SYNDROME = utf8(',"reth":null,"aeth":{"syndrome":');
-/** `,"truncated":…,"payloadCaptured":` by truncated. */
-const TRUNCATED_CAPTURED: readonly Uint8Array[] = [false, true].map((x) => utf8(`,"truncated":${x},"payloadCaptured":`));
+/** A frame the capture kept whole, from its truncated member to its payloadCaptured key. */
+const WHOLE_CAPTURED = utf8(',"truncated":false,"truncatedIn":null,"payloadCaptured":');
 const ICRC_OPEN = utf8(',"icrc":"');
 /** `","icrcOk":…,"mad":null` by icrcOk: false, true, null (not checked: --no-icrc). */
 const ICRC_OK_NO_MAD: readonly Uint8Array[] = [false, true, null].map((x) => utf8(`","icrcOk":${x},"mad":null`));
@@ -288,6 +291,11 @@ export function writeFrameJson(t: TextBytes, frame: number, time: FrameTime, d: 
   }
   writeNumberOrNull(t, M.payloadLength, b === null ? null : d.payloadLength);
   writeBool(t, M.truncated, d.truncated);
+  if (d.truncatedIn === null) t.bytes(M.truncatedIn.null);
+  else {
+    t.bytes(M.truncatedIn.key);
+    t.jsonString(d.truncatedIn);
+  }
   writeNumberOrNull(t, M.payloadCaptured, b === null ? null : d.payloadCaptured);
   if (d.icrc === null) t.bytes(M.icrc.null);
   else {
@@ -298,7 +306,7 @@ export function writeFrameJson(t: TextBytes, frame: number, time: FrameTime, d: 
   }
   writeBool(t, M.icrcOk, d.icrcOk);
   writeObjectOrNull(t, M.mad, d.mad === null ? null : madToJson(d.mad));
-  const err = d.error ?? d.madError;
+  const err = frameFault(d) ?? d.madError;
   if (err !== null) {
     t.bytes(ERROR);
     t.jsonString(err.message);
@@ -308,7 +316,7 @@ export function writeFrameJson(t: TextBytes, frame: number, time: FrameTime, d: 
 
 /**
  * The rest of the common frame's JSON, after its time: RoCE v2 over IPv4, a BTH with a known
- * opcode, no extension header but an AETH, the ICRC read (checked or not), no MAD, no error.
+ * opcode, no extension header but an AETH, the ICRC read (checked or not: captured whole), no MAD, no error.
  * The same text as `writeFrameJson`'s member-by-member path, in about half the calls. False (and
  * nothing written) for any other frame.
  */
@@ -316,7 +324,7 @@ function writeCommonFrameJson(t: TextBytes, d: RocePacket): boolean {
   const b = d.bth;
   const ip = d.ipv4;
   const udp = d.udp;
-  if (d.version !== 2 || b === null || ip === null || udp === null || d.icrc === null || d.mad !== null || d.error !== null || d.madError !== null) return false;
+  if (d.version !== 2 || b === null || ip === null || udp === null || d.icrc === null || d.truncated || d.mad !== null || d.error !== null || d.madError !== null) return false;
   if (d.reth !== null || d.immDt !== null || d.ieth !== null || d.deth !== null || d.atomicEth !== null || d.atomicAckEth !== null || d.xrcEth !== null || d.rdEth !== null || d.feth !== null) return false;
   const opcodeMember = OPCODE_MEMBERS[b.opcode & 0xff];
   if (opcodeMember === undefined || d.info === undefined || d.info.opcode !== b.opcode) return false;
@@ -343,7 +351,7 @@ function writeCommonFrameJson(t: TextBytes, d: RocePacket): boolean {
     t.bytes(AFTER_AETH_PAYLOAD);
   }
   t.uint(d.payloadLength);
-  t.bytes(TRUNCATED_CAPTURED[d.truncated ? 1 : 0] as Uint8Array);
+  t.bytes(WHOLE_CAPTURED);
   t.uint(d.payloadCaptured);
   t.bytes(ICRC_OPEN);
   t.hex(bswap32(d.icrc), 8);

@@ -3,7 +3,7 @@
  * a capture tool's packet list, and a full field tree (`roce decode -v`).
  */
 import { bswap32, hex32, hex64, ipv4ToString, ipv6ToString, macToString, toHex } from './bytes';
-import { type RocePacket, writePacketAddress } from './decode';
+import { type RocePacket, frameFault, isCaptureCut, isHeaderPart, writePacketAddress } from './decode';
 import type { BthHeader } from './bth';
 import { describeSyndrome } from './aeth';
 import { OPCODES } from './opcodes';
@@ -166,10 +166,23 @@ export function writeSummaryLine(t: TextBytes, frame: number, time: ExactTime, p
       t.uint(p.payloadLength);
     }
   }
-  if (p.truncated) t.text(` [capture truncated: ${p.payloadCaptured} of ${p.payloadLength} payload bytes, ICRC not captured]`);
+  if (p.truncated) t.text(truncationNote(p));
   if (p.icrcOk !== null) t.bytes(p.icrcOk ? ICRC_OK : ICRC_BAD);
-  if (p.error !== null) t.text(` [${p.error.code}: ${p.error.message}]`);
+  const fault = frameFault(p);
+  if (fault !== null) t.text(` [${fault.code}: ${fault.message}]`);
   if (p.madError !== null) t.text(` [MAD ${p.madError.code}: ${p.madError.message}]`);
+}
+
+/**
+ * What the capture did not keep of a truncated frame, for its summary line: where it ends when
+ * that is inside a header, and how much of the payload it holds.
+ */
+function truncationNote(p: RocePacket): string {
+  const part = p.truncatedIn;
+  if (part === 'BTH' || part === 'GRH') return ` [capture truncated inside the ${part}]`;
+  const where = isHeaderPart(part) ? ` inside the ${part}` : '';
+  const payload = p.payloadLength > 0 ? `${p.payloadCaptured} of ${p.payloadLength} payload bytes, ` : '';
+  return ` [capture truncated${where}: ${payload}ICRC not captured]`;
 }
 
 /** One line: frame, time, endpoints, opcode, QPN, PSN, AckReq, key fields, payload, ICRC status. */
@@ -226,6 +239,7 @@ export function fieldTree(frame: number, time: ExactTime, capLen: number, p: Roc
   if (p.ieth) line(1, `IETH: R_Key ${hex32(p.ieth.rkey)}`);
   if (p.cnp) line(1, `CNP reserved: ${toHex(p.cnp.reserved)}`);
   if (p.mad) for (const [indent, text] of madTreeLines(p.mad)) line(indent, text);
+  if (isCaptureCut(p) && p.error !== null) line(1, `Truncated: ${p.error.reason} (at byte ${p.error.offset})`);
   if (p.payloadOff >= 0 && b) {
     const preview = frameBytes.subarray(p.payloadOff, p.payloadOff + Math.min(p.payloadLength, 32));
     const shown = Math.min(p.payloadCaptured, 32);
@@ -238,7 +252,8 @@ export function fieldTree(frame: number, time: ExactTime, capLen: number, p: Roc
     const status = p.icrcOk === null ? 'not checked' : p.icrcOk ? 'correct' : `INCORRECT, should be ${hex32(bswap32(p.icrcExpected ?? 0))}`;
     line(1, `ICRC: ${hex32(bswap32(p.icrc))} (wire order) [${status}]`);
   }
-  if (p.error) line(1, `Error: ${p.error.code} at byte ${p.error.offset}: ${p.error.message}`);
+  const fault = frameFault(p);
+  if (fault) line(1, `Error: ${fault.code} at byte ${fault.offset}: ${fault.message}`);
   if (p.madError) line(1, `MAD error: ${p.madError.code} at byte ${p.madError.offset}: ${p.madError.message}`);
   return out.join('\n');
 }

@@ -1,7 +1,8 @@
 /**
  * Degrading a capture the way real capture tools do, for tests: drop records
  * (capture loss), start at record N (a capture that starts mid-conversation),
- * cut every record to a snap length (tcpdump -s / editcap -s), or spoil the
+ * cut every record to a snap length (tcpdump -s / editcap -s, or a tool that writes the cut length
+ * as the original length too), or spoil the
  * ICRC of RoCE frames (a NIC-side capture tool that does not preserve it), or move records in
  * time (a requester that did not wait, made from one that did).
  * Each returns a new classic pcap file; timestamps and link type are kept. `asRoceV1` rewrites a
@@ -49,6 +50,14 @@ export function startAt(file: Uint8Array, first: number): Uint8Array {
 /** Every record cut to `snaplen` bytes, its original length kept (editcap -s). */
 export function cutSnaplen(file: Uint8Array, snaplen: number): Uint8Array {
   return write(records(file), snaplen);
+}
+
+/**
+ * Every record cut to `len` bytes with its original length cut too, so the record does not admit
+ * the cut (caplen == origlen): what some capture tools write. Only the IP/UDP lengths tell.
+ */
+export function cutUnadmitted(file: Uint8Array, len: number): Uint8Array {
+  return write(records(file).map((r) => ({ ...r, data: r.data.subarray(0, len), origLen: Math.min(r.data.length, len) })));
 }
 
 /** Every RoCE frame with its ICRC bytes inverted (when `which` says so for its 1-based number). */
