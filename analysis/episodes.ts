@@ -19,6 +19,18 @@ export interface PendingTrigger {
   frame: number;
   timeNs: number;
   rnrTimerNs: number | null;
+  /**
+   * A NAK or RNR NAK whose PSN passed a READ or atomic the capture shows no response to: the requester
+   * took it as an implied NAK if it had no response either (rxe), or as itself if the capture only
+   * missed that response. Its rules are not judged, and a plain NAK for the same PSN wins over it.
+   */
+  passesUnanswered?: boolean;
+}
+
+/** Which of two triggers for one PSN a resend answers: an RNR NAK (its wait), then the latest NAK or implied NAK, then one that passed an unanswered READ or atomic. */
+function rank(t: PendingTrigger): number {
+  if (t.passesUnanswered === true) return 0;
+  return t.kind === Trigger.RNR ? 2 : 1;
 }
 
 /** What the flow knows about a PSN's last transmission and the request after it. */
@@ -93,7 +105,7 @@ export class RecoveryTracker {
       if (t.psn !== psn) continue;
       // A requester acts on a NAK at once; one left unanswered for long was ignored (a later resend is a timeout's).
       if (t.kind !== Trigger.RNR && nowNs - t.timeNs > ttlNs) continue;
-      if (best === null || best.kind !== Trigger.RNR || t.kind === Trigger.RNR) best = t;
+      if (best === null || rank(t) >= rank(best)) best = t;
     }
     if (best !== null) return best;
     // After an RNR wait the requester resumes from its first unacknowledged PSN, which

@@ -727,19 +727,21 @@ export class RequesterFlow {
         // A NAK or RNR NAK past a READ or atomic still waiting for its response acknowledges what came
         // before it but cannot complete the READ or atomic: the requester takes it as an implied NAK
         // and resends from the READ or atomic (rxe_comp.c: check_psn() runs before check_ack() and
-        // returns COMPST_ERROR_RETRY for a READ/atomic WQE whose last PSN the response passed). The NAK
-        // itself is not acted on then: no RNR wait, no resend from its PSN.
+        // returns COMPST_ERROR_RETRY for a READ/atomic WQE whose last PSN the response passed), and does
+        // not act on the NAK itself. A capture that only missed the READ or atomic response shows the
+        // requester acting on the NAK: the NAK stays a trigger too, marked, and its rules are not judged.
         const blocked = m.advance(before, v.timeNs);
         const implied = blocked !== null && psnDiff(psn, this.lastPsnOf(blocked)) > 0;
         this.expected = psn; // the responder's ePSN, as it says
         this.expectedSlack = 0;
         if (implied) this.triggerImplied(v);
-        else this.recovery.trigger({
+        this.recovery.trigger({
           kind: rnr ? Trigger.RNR : Trigger.NAK,
           psn,
           frame: v.frame,
           timeNs: v.timeNs,
           rnrTimerNs: rnr ? (RNR_TIMER_USEC[v.aethValue] ?? 0) * 1000 : null,
+          ...(implied ? { passesUnanswered: true } : {}),
         });
       } else {
         m.onFatalNak(v, name);

@@ -167,7 +167,7 @@ export class GbnChecker {
   onEpisode(ep: Episode, v: FrameView, t: PendingTrigger | null, latestNak: PendingTrigger | null, compHigh: number | null, recentComp: readonly number[] = []): void {
     if (!this.requesterRules || !this.requesterInputKnown) return;
     const fromFirstUnacked = (): boolean => resumesAtFirstUnacked(v.psn, compHigh, recentComp);
-    if (t === null && latestNak !== null) {
+    if (t === null && latestNak !== null && latestNak.passesUnanswered !== true) {
       const n = latestNak;
       const what = n.kind === Trigger.NAK ? 'NAK' : 'RNR NAK';
       const skipping = psnDiff(v.psn, n.psn) > 0;
@@ -177,7 +177,7 @@ export class GbnChecker {
       // A NAK past a READ whose responses did not all arrive does not acknowledge that READ: it is an
       // implied NAK for it (rxe_comp.c check_psn() -> COMPST_ERROR_RETRY; stack/completer.ts), so re-reading it is right.
       else if (!v.opName.endsWith('RDMA_READ_REQUEST')) report();
-    } else if (t !== null && t.kind === Trigger.RNR && t.psn !== v.psn && compHigh !== null && !fromFirstUnacked()) {
+    } else if (t !== null && t.kind === Trigger.RNR && t.passesUnanswered !== true && t.psn !== v.psn && compHigh !== null && !fromFirstUnacked()) {
       const report = (): void =>
         this.report(
           RuleId.RETRANSMIT_FROM_FIRST_UNACKED,
@@ -196,7 +196,7 @@ export class GbnChecker {
         this.report(RuleId.RETRANSMIT_FROM_FIRST_UNACKED, [v.frame], v.psn, `retransmission after a timeout starts at PSN ${v.psn}, past the first unacknowledged PSN ${psnAdd(compHigh, 1)}`),
       );
     }
-    if (t !== null && t.kind === Trigger.RNR && t.rnrTimerNs !== null && v.timeNs - t.timeNs < t.rnrTimerNs) {
+    if (t !== null && t.kind === Trigger.RNR && t.passesUnanswered !== true && t.rnrTimerNs !== null && v.timeNs - t.timeNs < t.rnrTimerNs) {
       this.report(
         RuleId.RNR_WAIT_RESPECTED,
         [t.frame, v.frame],

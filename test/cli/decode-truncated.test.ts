@@ -152,7 +152,7 @@ describe('what decode prints of a cut frame', () => {
   test('a capture ending inside the BTH: the frame is RoCE, its addresses and ports shown', async () => {
     const file = files['unsaid50']!;
     const out = lines((await roce('decode', file)).out);
-    expect(out[0]).toMatch(/^\s+1\s+0\.000000 v2 198\.18\.0\.1:49441 → 198\.18\.0\.2:4791 \[capture truncated inside the BTH\]$/);
+    expect(out[0]).toMatch(/^\s+1\s+0\.000000000 v2 198\.18\.0\.1:49441 → 198\.18\.0\.2:4791 \[capture truncated inside the BTH\]$/);
     const json = await jsonOf(file);
     expect(json[0]).toMatchObject({ roce: true, opcode: null, truncated: true, truncatedIn: 'BTH', payloadLength: null });
     expect('error' in json[0]!).toBe(false);
