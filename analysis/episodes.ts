@@ -135,7 +135,7 @@ export class RecoveryTracker {
     // `slack`: the burst's last request was a READ whose span is not known yet; the burst goes on up to that many PSNs further.
     // A burst goes on at its own pace; a pause many times longer than its gaps and than a round trip
     // is the requester's timer running out, which starts a new episode even at the burst's next PSN.
-    const paused = b !== null && v.timeNs - b.lastNs > Math.max(ttlNs === Infinity ? Infinity : ttlNs, 4 * b.gapNs);
+    const paused = b !== null && v.timeNs - b.lastNs > Math.max(ttlNs, 4 * b.gapNs);
     if (b !== null && !paused && psnDiff(v.psn, b.nextPsn) >= 0 && psnDiff(v.psn, b.nextPsn) <= slack) {
       b.gapNs = v.timeNs - b.lastNs;
       b.lastNs = v.timeNs;

@@ -10,7 +10,7 @@ import { type CommandContext, parseCommand } from './command';
 import type { Output } from './output';
 import { BAD_INPUT_STATUS, captureInput, captureStartError, isNotACapture, readWholeInput, reportNotACapture } from './capture-input';
 import { CONVERSATION_SPEC, FRAMES_SPEC, QPN_SPEC, READ_FILE_SPEC, TIME_WINDOW_SPEC, captureFileOf, conversationOf, describedAs, exitStatusText, frameSelectionOf, qpnsOf, selectionHooks, takesAll, timeNs } from './capture-options';
-import { OUTPUT_FILE_STATUS, outputFileProblem, reportOutputFile, writeOutputFile } from './output-file';
+import { OUTPUT_FILE_STATUS, outputFileWritable, writeOutputFile } from './output-file';
 import { TimelineError, type TimelineFilter, buildTimeline } from '../analysis/timeline';
 import { ladderSvg } from '../analysis/render/ladder-svg';
 import { ladderHtml } from '../analysis/render/ladder-html';
@@ -78,11 +78,7 @@ export async function ladderCommand(argv: readonly string[], out: Output, ctx?: 
   const rocePort = portText === undefined ? 4791 : intValue(portText, 'roce-port', 1, 65535);
   const maxConversations = maxConversationsOf(args);
   // Seen before the capture is read: a long capture is not analysed for a picture that cannot be written.
-  const unwritable = dest === '-' ? null : outputFileProblem(dest);
-  if (unwritable !== null) {
-    reportOutputFile('ladder', dest, unwritable, out);
-    return OUTPUT_FILE_STATUS;
-  }
+  if (!outputFileWritable('ladder', dest, out)) return OUTPUT_FILE_STATUS;
   const input = captureInput('ladder', file, out, ctx?.stdinIsTerminal ?? isatty(0), LADDER_USAGE);
   if (input === null) return BAD_INPUT_STATUS;
   // The timeline reads the capture twice (the conversations, then the one drawn): a pipe is read whole first.

@@ -29,6 +29,17 @@ export function outputFileProblem(dest: string): string | null {
   return null;
 }
 
+/**
+ * Whether `dest` (`-`: standard output) can be written as far as can be seen before the capture is
+ * read: true, or false after saying why on stderr (the command then exits OUTPUT_FILE_STATUS).
+ */
+export function outputFileWritable(command: string, dest: string, out: Output): boolean {
+  const why = dest === '-' ? null : outputFileProblem(dest);
+  if (why === null) return true;
+  reportOutputFile(command, dest, why, out);
+  return false;
+}
+
 /** Says on stderr that `dest` cannot be written, and why. */
 export function reportOutputFile(command: string, dest: string, why: string, out: Output): void {
   out.stderr(`roce ${command}: cannot write ${dest}: ${why}\n`);

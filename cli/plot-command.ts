@@ -13,7 +13,7 @@ import type { Output } from './output';
 import { BAD_INPUT_STATUS, captureInput, isNotACapture, reportNotACapture } from './capture-input';
 import { CONVERSATION_SPEC, FRAMES_SPEC, QPN_SPEC, READ_FILE_SPEC, TIME_WINDOW_SPEC, captureFileOf, conversationOf, describedAs, exitStatusText, frameSelectionOf, qpnsOf, selectionHooks } from './capture-options';
 import { fileErrorText } from './file-error';
-import { OUTPUT_FILE_STATUS, outputFileProblem, reportOutputFile, writeOutputFile } from './output-file';
+import { OUTPUT_FILE_STATUS, outputFileWritable, writeOutputFile } from './output-file';
 import { buildPsnSeries, type SeriesFilter } from '../analysis/psn-series';
 import { plotSvg } from '../analysis/render/plot-svg';
 import { type ChartPanel, chartHtml, chartSvg } from '../analysis/render/chart-svg';
@@ -97,11 +97,7 @@ export async function plotCommand(argv: readonly string[], out: Output, ctx?: Pi
   const binNs = binText === undefined ? undefined : intValue(binText, 'bin', 1, 1e9) * 1000;
   const maxConversations = maxConversationsOf(args);
   // Seen before the capture is read: a long capture is not analysed for a picture that cannot be written.
-  const unwritable = dest === '-' ? null : outputFileProblem(dest);
-  if (unwritable !== null) {
-    reportOutputFile('plot', dest, unwritable, out);
-    return OUTPUT_FILE_STATUS;
-  }
+  if (!outputFileWritable('plot', dest, out)) return OUTPUT_FILE_STATUS;
   const input = captureInput('plot', file, out, ctx?.stdinIsTerminal ?? isatty(0), PLOT_USAGE);
   if (input === null) return BAD_INPUT_STATUS;
   const name = input.name;
