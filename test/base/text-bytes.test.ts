@@ -9,21 +9,11 @@ import { ipv4ToString } from '../../packets/bytes';
 
 const RUNS = { numRuns: 3000 };
 
-/** expect(got).toBe(want), with jest's expect (costly: it builds every matcher) only on a mismatch: these checks run by the ten thousand. */
-function expectText(got: string, want: string): void {
-  if (got !== want) expect(got).toBe(want);
-}
-
-/** expect(got).toEqual(want) for bytes, the same way. */
-function expectBytes(got: Uint8Array, want: Uint8Array): void {
-  if (!Buffer.from(got.buffer, got.byteOffset, got.byteLength).equals(want)) expect(Buffer.from(got)).toEqual(Buffer.from(want));
-}
-
 test('uint and padUint equal String(n) and its padStart', () => {
   fc.assert(
     fc.property(fc.oneof(fc.nat(), fc.maxSafeNat(), fc.integer({ min: 0, max: 99 })), fc.integer({ min: 0, max: 20 }), (n, width) => {
-      expectText(textOf((t) => t.uint(n)), String(n));
-      expectText(textOf((t) => t.padUint(n, width)), String(n).padStart(width, ' '));
+      expect(textOf((t) => t.uint(n))).toBe(String(n));
+      expect(textOf((t) => t.padUint(n, width))).toBe(String(n).padStart(width, ' '));
     }),
     RUNS,
   );
@@ -36,7 +26,7 @@ test('uint and padUint equal String(n) and its padStart', () => {
 test('jsonNumber equals JSON.stringify for every double', () => {
   fc.assert(
     fc.property(fc.oneof(fc.double(), fc.integer(), fc.maxSafeInteger()), (x) => {
-      expectText(textOf((t) => t.jsonNumber(x)), JSON.stringify(x));
+      expect(textOf((t) => t.jsonNumber(x))).toBe(JSON.stringify(x));
     }),
     RUNS,
   );
@@ -47,7 +37,7 @@ test('jsonNumber equals JSON.stringify for every double', () => {
 
 test('jsonSeconds equals JSON.stringify: capture timestamps in µs and ns, binade edges, and any double', () => {
   const same = (x: number): void => {
-    expectText(textOf((t) => t.jsonSeconds(x)), JSON.stringify(x));
+    expect(textOf((t) => t.jsonSeconds(x))).toBe(JSON.stringify(x));
   };
   // What a capture reader makes: sec + frac / 10^6 (µs) or / 10^9 (ns), over the whole u32 range.
   fc.assert(
@@ -74,7 +64,7 @@ test('jsonSeconds equals JSON.stringify: capture timestamps in µs and ns, binad
 
 test('fixed6 equals toFixed(6).padStart(width), ties and near-ties included', () => {
   const same = (x: number, width: number): void => {
-    expectText(textOf((t) => t.fixed6(x, width)), x.toFixed(6).padStart(width, ' '));
+    expect(textOf((t) => t.fixed6(x, width))).toBe(x.toFixed(6).padStart(width, ' '));
   };
   fc.assert(
     fc.property(fc.oneof(fc.double({ min: -1e12, max: 1e12, noNaN: true }), fc.double({ min: 0, max: 100 }), fc.double()), fc.integer({ min: 0, max: 14 }), (x, w) => same(x, w)),
@@ -95,7 +85,7 @@ test('fixed6 equals toFixed(6).padStart(width), ties and near-ties included', ()
 test('hex equals 0x + toString(16).padStart', () => {
   fc.assert(
     fc.property(fc.integer({ min: -(2 ** 31), max: 2 ** 32 - 1 }), fc.integer({ min: 1, max: 8 }), (n, digits) => {
-      expectText(textOf((t) => t.hex(n, digits)), `0x${(n >>> 0).toString(16).padStart(digits, '0')}`);
+      expect(textOf((t) => t.hex(n, digits))).toBe(`0x${(n >>> 0).toString(16).padStart(digits, '0')}`);
     }),
     RUNS,
   );
@@ -104,7 +94,7 @@ test('hex equals 0x + toString(16).padStart', () => {
 test('ipv4 equals ipv4ToString for every octet value and any address', () => {
   for (let b = 0; b < 256; b++) {
     const a = ((b << 24) | (((b + 1) & 0xff) << 16) | (((b * 7) & 0xff) << 8) | (255 - b)) >>> 0;
-    expectText(textOf((t) => t.ipv4(a)), ipv4ToString(a));
+    expect(textOf((t) => t.ipv4(a))).toBe(ipv4ToString(a));
   }
   fc.assert(
     fc.property(fc.integer({ min: 0, max: 0xffffffff }), (a) => textOf((t) => t.ipv4(a)) === ipv4ToString(a)),
@@ -115,14 +105,14 @@ test('ipv4 equals ipv4ToString for every octet value and any address', () => {
 test('jsonString equals JSON.stringify and text equals TextEncoder, for any string', () => {
   fc.assert(
     fc.property(fc.oneof(fc.string({ unit: 'binary' }), fc.string({ unit: 'grapheme-ascii' }), fc.string()), (s) => {
-      expectText(textOf((t) => t.jsonString(s)), JSON.stringify(s));
+      expect(textOf((t) => t.jsonString(s))).toBe(JSON.stringify(s));
       const bytes: Uint8Array[] = [];
       const t = new TextBytes((c) => {
         bytes.push(c);
       }, 7);
       t.text(s);
       t.end();
-      expectBytes(Buffer.concat(bytes), new TextEncoder().encode(s));
+      expect(Buffer.concat(bytes)).toEqual(Buffer.from(new TextEncoder().encode(s)));
     }),
     RUNS,
   );
@@ -142,7 +132,7 @@ test('chunks: small ones, pieces larger than a chunk, and no chunk touched after
         t.uint(p.length);
       }
       t.end();
-      chunks.forEach((c, i) => expectBytes(c, copies[i]!));
+      chunks.forEach((c, i) => expect(Buffer.from(c)).toEqual(copies[i]));
       expect(Buffer.concat(chunks).toString()).toBe(Buffer.from(pieces.map((p) => new TextEncoder().encode(p)).flatMap((b, i) => [b, Buffer.from(String(pieces[i]?.length))]).reduce((a, b) => Buffer.concat([a, b]), Buffer.alloc(0))).toString());
       // No chunk is empty, and `end` with nothing pending hands over nothing.
       expect(chunks.every((c) => c.length > 0)).toBe(true);
