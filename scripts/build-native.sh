@@ -6,7 +6,7 @@
 # AF_PACKET drivers (roce perftest, roce pingpong) and the batched ICRC need it.
 # When something is missing it prints one line naming it and the commands that
 # install it, and exits non-zero; with --optional (npm install's prepare step,
-# npm test's pretest) it exits 0 after that line, so the caller carries on.
+# npm run setup) it exits 0 after that line, so the caller carries on.
 set -euo pipefail
 
 optional=0

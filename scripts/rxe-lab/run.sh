@@ -65,7 +65,11 @@ command -v qemu-system-x86_64 >/dev/null || rxe_die 3 "qemu-system-x86_64 not fo
 for c in ip tcpdump timeout ss; do command -v "$c" >/dev/null || rxe_die 3 "$c not found"; done
 [ -e /dev/net/tun ] || rxe_die 3 "/dev/net/tun is missing"
 
-cache="$(bash "$here/fetch.sh" | tail -n1)" || exit 3
+# What is unpacked is used as it is (npm run setup:lab refreshes it); only a cache with nothing in it
+# is fetched here, under a time bound, for a first run by hand.
+if ! cache="$(bash "$here/ready.sh" 2>/dev/null | tail -n1)"; then
+  cache="$(timeout 300 bash "$here/fetch.sh" | tail -n1)" || exit 3
+fi
 initrd="$(bash "$here/build-initramfs.sh" | tail -n1)" || exit 3
 kver="$(cat "$cache/root/.kernel-release")"
 kernel="$cache/root/boot/vmlinuz-$kver"

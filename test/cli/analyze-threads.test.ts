@@ -4,6 +4,8 @@
  * into thousands of records (many batches, records cut by the capture, bad ICRCs, CM MADs, TCP
  * SYNs), every output form, `--no-icrc`, `ROCE_NO_NATIVE=1`, a record larger than a batch and a
  * file that ends inside a record. Also that the work does go to the worker, and the usage rules.
+ *
+ * @group long
  */
 import * as fs from 'node:fs';
 import * as os from 'node:os';

@@ -4,6 +4,8 @@
  * thousands of records (many batches, some records cut by the capture, some with a bad ICRC), a
  * record larger than a batch, every output form and filter, and a file that ends inside a record.
  * Also the rules that choose the number of threads.
+ *
+ * @group long
  */
 import * as fs from 'node:fs';
 import * as os from 'node:os';

@@ -2,6 +2,8 @@
  * `roce analyze` when its temporary directory fills up while it spools its lists: a clear message
  * and exit status 1 (ROCE_ERR_SPOOL), not an internal error. A 64 KiB tmpfs, mounted in a mount
  * namespace of the test's own, is the full directory; that needs root.
+ *
+ * @group netns
  */
 import * as fs from 'node:fs';
 import * as os from 'node:os';

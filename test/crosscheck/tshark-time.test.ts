@@ -18,6 +18,8 @@
  * length, is tshark's text, and that is what is asserted; the count of our decimals is asserted
  * apart. The command runs in this process (one thread), and the built CLI on two threads (the
  * block readers: cli/pcap-block-reader.ts, cli/pcapng-block-reader.ts) must print the same.
+ *
+ * @group tshark
  */
 import { execFileSync } from 'node:child_process';
 import * as fs from 'node:fs';

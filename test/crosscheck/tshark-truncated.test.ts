@@ -24,6 +24,8 @@
  * Not compared: the ICRC (we say "not captured"; for a record that does not admit the cut tshark
  * takes the last four bytes it has for the ICRC) and the captured payload bytes (tshark's payload
  * ends four bytes early, for the same reason).
+ *
+ * @group tshark
  */
 import { execFileSync } from 'node:child_process';
 import * as fs from 'node:fs';

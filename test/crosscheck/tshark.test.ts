@@ -52,6 +52,8 @@
  *   - rdEth / xrcEth / feth never have a tshark counterpart that we could trust (see above).
  * The ICRC status (icrcOk) is not a tshark field (Wireshark never verifies the ICRC): it is checked
  * separately below.
+ *
+ * @group tshark
  */
 import { execFileSync } from 'node:child_process';
 import * as fs from 'node:fs';

@@ -4,6 +4,8 @@
  * (nothing else there, so no program competes for the interface) takes every frame: as many as
  * the attack reports, each a RoCE v2 frame to the target QP, the ICRC valid but for the bad-icrc
  * case.
+ *
+ * @group netns
  */
 import { pairPerFile } from '../support/netns';
 import { testUnless } from '../support/skip';

@@ -15,6 +15,8 @@
  * 300 s. The client got that NAK and failed at once with REM_ACCESS_ERR; floods of the cases that
  * leave the QP alive (PSN outside, duplicates, reserved opcodes, bad ICRC, ghosts, CNPs) are
  * survived and the run finishes ok.
+ *
+ * @group netns
  */
 import { type NetnsPair, pairPerFile } from '../support/netns';
 import { testUnless } from '../support/skip';

@@ -5,6 +5,8 @@
  * must still complete with its data checked, on both drivers, for the tools whose loops wait
  * this way: rc_pingpong (-c), and perftest's latency and bandwidth runs (--verify), with loss
  * so that held ACKs, NAKs and retransmissions all take the coalescing path.
+ *
+ * @group netns
  */
 import { pairPerFile } from '../support/netns';
 import { testUnless } from '../support/skip';

@@ -4,6 +4,8 @@
  * the CM's own retries have run out (here --cm-timeout 8 --cm-retries 1: two REQs 2.15 s apart),
  * with the CM's UNREACHABLE naming the retries, and `ok: false` in --json; never a hang, and never
  * a fixed timeout that does not say which timer ran out.
+ *
+ * @group netns
  */
 import { type NetnsPair, pairPerFile } from '../support/netns';
 import { testUnless } from '../support/skip';

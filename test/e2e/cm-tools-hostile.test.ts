@@ -3,6 +3,8 @@
  * `roce rping` whose server QP a mixed `roce attack` flood hits, and `roce cmatose` whose client
  * stops answering in the middle of the data. Each end exits 1, not killed by the harness, with the
  * cause named: the QP's error or the bound of its own timers, never a fixed step timeout.
+ *
+ * @group netns
  */
 import { execFileSync } from 'node:child_process';
 import { pairPerFile } from '../support/netns';

@@ -12,6 +12,8 @@
  * bottleneck: TBF drops next to nothing and go-back-N resends next to nothing. Without it TBF drops
  * thousands of frames and go-back-N resends whole windows. B's `--pcap` of the first run shows the
  * marks and CNPs to `roce analyze`, A's of the second the resends.
+ *
+ * @group netns
  */
 import * as fs from 'node:fs';
 import * as os from 'node:os';

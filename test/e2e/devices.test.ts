@@ -1,6 +1,8 @@
 /**
  * `roce devices` on the veth ends of two namespaces: the usable interface, its driver modes (found
  * by opening the drivers with --probe), MTU, active IB MTU and the GID table as show_gids prints it.
+ *
+ * @group netns
  */
 import { devicesCommand, type DeviceEntry, expandGid } from '../../cli/devices-command';
 import type { Output } from '../../cli/output';

@@ -9,6 +9,8 @@
  * every frame before the netdev ingress hook runs, so an nftables drop there removes nothing they
  * see; on the egress hook, a dropped AF_PACKET frame fails its sendmmsg with ENOBUFS (which the
  * driver takes for a full queue and sends again), and AF_XDP transmits past the hook.
+ *
+ * @group netns
  */
 import { pairPerFile } from '../support/netns';
 import { testUnless } from '../support/skip';

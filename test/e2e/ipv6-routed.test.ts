@@ -4,6 +4,8 @@
  *    verified perftest WRITE, over AF_PACKET and AF_XDP, the GIDs the global IPv6 ones;
  *  - A → R → B, R a namespace forwarding IPv4 and IPv6 between two subnets: a verified perftest
  *    WRITE over IPv4 and over IPv6, the frames sent to the router's MAC (the route's gateway).
+ *
+ * @group netns
  */
 import { type NetnsPairV6, type RoutedPath, createNetnsPairV6Only, createRoutedPath, destroyRoutedPath } from '../support/netns';
 import { testUnless } from '../support/skip';

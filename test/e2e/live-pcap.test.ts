@@ -3,6 +3,8 @@
  * AF_XDP (whose frames tcpdump could not see): each end's file holds what it sent and what it
  * received, both directions, with real-clock timestamps; `roce decode` and tshark read it; the
  * ring (`--pcap-count`) keeps exactly the last N frames; an RDMA CM tool's file shows its MADs.
+ *
+ * @group netns
  */
 import { execFileSync, spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';

@@ -4,6 +4,8 @@
  * burst overran the peer's receive ring: QPs lost frames and waited for their local ACK timers, and
  * at 10 000 QPs ran out of retries. Now the messages go once (a stray loss aside), and the QPs
  * that waited for room are counted.
+ *
+ * @group netns
  */
 import { pairPerFile } from '../support/netns';
 import { testUnless } from '../support/skip';

@@ -4,6 +4,8 @@
  * multi-queue driver gives each flow (UDP source port, one per QP) a queue in turn, so several
  * QPs reach every queue of the peer, which must serve them all. A queue that cannot be had is an
  * error naming it and the remedies, never a device that silently loses what lands there.
+ *
+ * @group netns
  */
 import { pairPerFile } from '../support/netns';
 import { testUnless } from '../support/skip';

@@ -2,6 +2,8 @@
  * `roce cmatose` and `roce rdma-server` / `roce rdma-client` between two namespaces over a veth
  * pair: the server in nsB on its address, the client in nsA; neither is given -d (each finds its
  * interface from -s or -b). cmatose -c 4 over AF_PACKET, the rdma examples over AF_XDP.
+ *
+ * @group netns
  */
 import { pairPerFile } from '../support/netns';
 import { testUnless } from '../support/skip';

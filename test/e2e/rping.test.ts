@@ -3,6 +3,8 @@
  * nsB listening on its address, the client in nsA; neither is given -d (each finds its interface
  * from -a, as rping does). -C 10 with -S 64 and 65535, -v and -V; a wrong port refused by the
  * server's CM with REJ reason 8.
+ *
+ * @group netns
  */
 import { pairPerFile } from '../support/netns';
 import { testUnless } from '../support/skip';

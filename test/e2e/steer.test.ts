@@ -9,6 +9,8 @@
  * text of a NIC that takes the rules and logs the calls: the run itself (AF_XDP on queue 0 only,
  * the pingpong over the veth) is real, and the log shows the rules deleted and ntuple turned off
  * at the end of a run and on SIGTERM.
+ *
+ * @group netns
  */
 import { execFileSync } from 'node:child_process';
 import * as fs from 'node:fs';

@@ -4,6 +4,8 @@
  * for (the IPv4 header's TOS byte is the traffic class), the server's keep 0; what the client
  * recorded over AF_XDP with `--pcap` is, frame for frame, what tcpdump saw arrive at and leave
  * the other end (AF_PACKET there, which tcpdump can watch).
+ *
+ * @group netns
  */
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';

@@ -6,6 +6,8 @@
  * they do when stack/host-device.ts opens a VLAN interface through its parent, so no 8021q module is
  * needed here. Opening a real VLAN interface by name needs the kernel's 8021q: that test skips
  * with the reason when the kernel has none.
+ *
+ * @group netns
  */
 import { execFileSync } from 'node:child_process';
 import { AfPacketDriver } from '../../nic-driver/af-packet-driver';

@@ -3,6 +3,8 @@
  * WRITEs before its measured loop until the rate settles (at least 0.6 s of its own time, at most
  * 1.5 s), leaves them out of the figures and reports them apart; the server, given no flag, takes
  * them as it takes the others, and the data checks out.
+ *
+ * @group netns
  */
 import { pairPerFile } from '../support/netns';
 import { testUnless } from '../support/skip';

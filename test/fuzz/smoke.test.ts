@@ -3,6 +3,8 @@
  * Jazzer.js with libFuzzer), every target for its share of the time, coverage-guided from its seed
  * corpus. It must find no crash, and each target must really have been fuzzed: executions counted,
  * coverage reached. (What a longer campaign reached is in docs/reliability.md.)
+ *
+ * @group long
  */
 import * as path from 'node:path';
 import { spawnSync } from 'node:child_process';

@@ -11,6 +11,8 @@
  * server rxe's first REQ dies in the stack and the stack's first REP in the guest. The capture (qemu
  * filter-dump on the guest's netdev) is taken before both drop points: it holds every transmission,
  * and `roce analyze`'s CM report shows the retries.
+ *
+ * @group interop
  */
 import { type LabRun, type Step, GUEST_IP, HOST_IP, interopSkipReason, runLab } from './lab';
 import { analyseRun, expectCleanCapture, stepOf } from './checks';

@@ -6,6 +6,8 @@
  * TCP; the RoCE frames are IPv6 (the ICRC over the IPv6 header, hop limit and flow label masked).
  * roce-ts's GID table on the tap is rxe's order: 0 the link-local GID, 1 the IPv4-mapped, 2 the
  * global IPv6 one.
+ *
+ * @group interop
  */
 import { type LabRun, type Step, GUEST_IP6, HOST_IP6, describe as describeStep, interopSkipReason, pingpongNumbers, perftestRow, runLab } from './lab';
 import { expectCleanCapture, stepOf } from './checks';

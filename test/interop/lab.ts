@@ -115,7 +115,7 @@ export interface LabOptions {
 
 let cachedReason: string | undefined;
 
-/** Why the interop suite cannot run here, or null. Fetches and unpacks the Debian packages once (cached). */
+/** Why the interop suite cannot run here, or null: from what is installed and unpacked (scripts/rxe-lab/ready.sh); it downloads nothing. */
 export function interopSkipReason(): string | null {
   if (cachedReason !== undefined) return cachedReason === '' ? null : cachedReason;
   cachedReason = computeSkipReason() ?? '';
@@ -141,13 +141,13 @@ function computeSkipReason(): string | null {
   if (!fs.existsSync('/dev/net/tun')) return '/dev/net/tun is missing';
   if (!nativeAvailable()) return `native addon not available (${nativeLoadError()})`;
   if (!fs.existsSync(path.join(REPO, 'dist', 'cli', 'main.js'))) return 'dist/ is not built (npm run build)';
+  // What is present decides, never a download: ready.sh only looks (npm run setup:lab fetches).
   try {
-    execFileSync('bash', [path.join(LAB, 'fetch.sh')], { stdio: ['ignore', 'pipe', 'pipe'], timeout: 300_000 });
-    execFileSync('bash', [path.join(LAB, 'build-initramfs.sh')], { stdio: ['ignore', 'pipe', 'pipe'], timeout: 120_000 });
+    execFileSync('bash', [path.join(LAB, 'ready.sh')], { stdio: ['ignore', 'pipe', 'pipe'], timeout: 10_000 });
   } catch (e) {
     const err = e as { stderr?: Buffer; message: string };
-    const line = (err.stderr?.toString() ?? err.message).trim().split('\n').filter((l) => l.startsWith('rxe-lab:')).pop();
-    return `rxe lab packages not fetchable: ${line ?? err.message.split('\n')[0]}`;
+    const line = (err.stderr?.toString() ?? '').trim().split('\n').filter((l) => l.startsWith('rxe-lab: ')).pop();
+    return line !== undefined ? `rxe lab not ready: ${line.slice('rxe-lab: '.length)}` : `rxe lab not ready: ${err.message.split('\n')[0]}`;
   }
   return null;
 }

@@ -5,6 +5,8 @@
  * stack by its own fault injector (ROCE_FAULTS, nic-driver/fault-driver.ts). The runs
  * complete with correct data, and the capture shows both sides recovering (NAK or timeout,
  * then retransmission).
+ *
+ * @group interop
  */
 import { type LabRun, type Step, GUEST_IP, HOST_IP, interopSkipReason, runLab } from './lab';
 import { analyseRun, expectCleanCapture, expectConversations, expectNoViolations, expectPerftest, expectPingpongUnderLoss, recoveryBySide, stepOf } from './checks';

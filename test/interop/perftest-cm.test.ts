@@ -9,6 +9,8 @@
  * The lab starts the other side of a step once an RDMA CM listener is up (a guest cm_id in state
  * LISTEN, or the roce-ts server's ROCE_READY_FILE): see docs/interop.md.
  * Run alone with: npm run test:interop -- -t "perftest -R"   (see docs/interop.md)
+ *
+ * @group interop
  */
 import * as fs from 'node:fs';
 import { type LabRun, type Step, GUEST_IP, HOST_IP, interopSkipReason, runLab } from './lab';

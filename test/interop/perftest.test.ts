@@ -5,6 +5,8 @@
  * (write and send bandwidth), -c UD (send bandwidth and latency) and duration mode (-D 2, write and
  * send bandwidth). Short runs (TCG): -n 100 for bandwidth, 200 for the rest, 25 per QP of 4 KiB
  * with -q 4, 50 for UC and UD bandwidth.
+ *
+ * @group interop
  */
 import { type LabRun, type Step, interopSkipReason, perftestRows, runLab } from './lab';
 import { analyseRun, expectCleanCapture, expectConversations, expectNoViolations, expectPerftest, expectReplays, oobShape, stepOf, tcpConversationsOn } from './checks';

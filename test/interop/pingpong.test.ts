@@ -4,6 +4,8 @@
  * ibv_srq_pingpong (16 RC QPs on one SRQ) against `roce pingpong --srq`, in both roles.
  * Two guest boots: netdev MTU 1500 (RoCE MTU 1024) and 4200 (RoCE MTU 4096).
  * Run alone with: npm run test:interop -- -t pingpong   (see docs/interop.md)
+ *
+ * @group interop
  */
 import { type LabRun, type Step, interopSkipReason, runLab } from './lab';
 import { analyseRun, expectCleanCapture, expectConversations, expectNoViolations, expectPingpong, expectReplays, stepOf, tcpConversationsOn } from './checks';

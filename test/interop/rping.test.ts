@@ -8,6 +8,8 @@
  * The lab starts the other side of a step once an RDMA CM listener is up (a guest cm_id in state
  * LISTEN, or the roce-ts server's ROCE_READY_FILE): see docs/interop.md.
  * Run alone with: npm run test:interop -- -t rping   (see docs/interop.md)
+ *
+ * @group interop
  */
 import { type LabRun, type Step, interopSkipReason, runLab } from './lab';
 import { expectCleanCapture, stepOf } from './checks';

@@ -6,6 +6,8 @@
  * exclusively: the guard sockets share the port with SO_REUSEPORT, so a live holder does not
  * keep a second driver out either.)
  * Root, namespaces and the native addon needed; skipped with the reason otherwise.
+ *
+ * @group netns
  */
 import * as path from 'node:path';
 import { AfPacketDriver } from '../../nic-driver/af-packet-driver';

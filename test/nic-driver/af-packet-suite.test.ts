@@ -4,6 +4,8 @@
  * Both driver ends live in this process: each opens its socket inside its
  * namespace through the `netns` option. Skipped with a reason when not root,
  * without `ip netns`, or without the native addon (scripts/build-native.sh).
+ *
+ * @group netns
  */
 import { execFileSync } from 'node:child_process';
 import * as path from 'node:path';

@@ -5,6 +5,8 @@
  * on the queue of the same index, so frames sent from queue q of one end arrive at queue q of
  * the other, and only there. Closing one queue's driver leaves the other working (the program
  * stays attached until the last driver goes). Root, namespaces and the native addon needed.
+ *
+ * @group netns
  */
 import { AfXdpDriver } from '../../nic-driver/af-xdp-driver';
 import { createNetnsPair, destroyNetnsPair, nativeNetnsSkipReason } from '../support/netns';

@@ -6,6 +6,8 @@
  * fast as they can, which is the stress that hits that window; each round also carries a frame
  * both ways, so the reopened socket is known to work, not just to exist.
  * Root, namespaces and the native addon needed; skipped with the reason otherwise.
+ *
+ * @group netns
  */
 import * as path from 'node:path';
 import { AfXdpDriver, type AfXdpOptions } from '../../nic-driver/af-xdp-driver';

@@ -5,6 +5,8 @@
  * reach their namespace through the `netns` option. The XDP program redirects
  * only UDP to port 4791, so the suite's frames are UDP 4791 frames. Skipped
  * with a reason when not root, without `ip netns`, or without the native addon.
+ *
+ * @group netns
  */
 import { type ChildProcess, execFileSync, spawn, spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';

@@ -4,6 +4,8 @@
  * order, mixed with txBurst, across the ring's wrap-around and multi-buffer
  * frames, and frames over the MTU are dropped and counted. Root, namespaces
  * and the native addon needed.
+ *
+ * @group netns
  */
 import { AfXdpDriver } from '../../nic-driver/af-xdp-driver';
 import { hasZeroCopyTx } from '../../nic-driver/driver';

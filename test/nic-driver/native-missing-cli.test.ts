@@ -4,6 +4,8 @@
  * veth in a namespace made for this file. Every live command that needs the addon must fail with
  * one line naming what is missing and the two commands that fix it, never with a TypeError.
  * Needs `npm run build` output (dist/), root and `ip netns`; skipped with the reason otherwise.
+ *
+ * @group netns
  */
 import { execFile } from 'node:child_process';
 import * as fs from 'node:fs';

@@ -3,6 +3,8 @@
  * (Debian's `chromium`), screenshotted and its DOM dumped after the page's
  * script ran. Skipped, with the reason, when chromium is not installed
  * (scripts/setup-system.sh installs it).
+ *
+ * @group browser
  */
 import * as fs from 'node:fs';
 import * as os from 'node:os';

@@ -4,6 +4,8 @@
  * one marker per mark and CNP) and as HTML rendered by headless Chromium (the DOM after its script
  * ran, and a screenshot that is not blank). Chromium's part is skipped, with the reason, where it
  * is not installed.
+ *
+ * @group browser
  */
 import * as fs from 'node:fs';
 import * as os from 'node:os';

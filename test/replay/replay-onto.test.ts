@@ -2,6 +2,8 @@
  * `roce replay --onto`: a capture re-sent onto a veth in a namespace of this
  * test, rewritten to the veth's addresses, arrives at the other end intact
  * with valid ICRCs. Needs root, namespaces and the native addon.
+ *
+ * @group netns
  */
 import * as path from 'node:path';
 import { run } from '../../cli/main';

@@ -8,6 +8,8 @@
  *   cannot; rate and CNP rate still within 15 % of the hybrid model.
  * The runs are the built `roce` in child processes (`npm test` builds first): the packet simulation
  * runs several times slower inside the test runner's module sandbox.
+ *
+ * @group long
  */
 import { execFile } from 'node:child_process';
 import * as path from 'node:path';
