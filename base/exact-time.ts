@@ -33,20 +33,16 @@ export const ZERO_FRAME_TIME: Readonly<FrameTime> = Object.freeze({ sec: 0, nsec
 
 const NS_PER_SEC = 1_000_000_000n;
 
-/** `ns` nanoseconds since the epoch (any sign) as an ExactTime printed with `digits` decimals. */
-export function exactTime(ns: bigint, digits: number): ExactTime {
-  let sec = ns / NS_PER_SEC;
-  let nsec = ns % NS_PER_SEC;
-  if (nsec < 0n) {
-    nsec += NS_PER_SEC;
-    sec -= 1n;
-  }
-  return { sec: Number(sec), nsec: Number(nsec), digits };
+/** Whole seconds since the epoch of a time of `ns` nanoseconds, rounded down (negative before the epoch). */
+export function secondsOfNs(ns: bigint): number {
+  const sec = ns / NS_PER_SEC;
+  return Number(ns < 0n && sec * NS_PER_SEC !== ns ? sec - 1n : sec);
 }
 
-/** The time `t` as nanoseconds (exact, any size). */
-export function exactTimeNs(t: { sec: number; nsec: number }): bigint {
-  return BigInt(t.sec) * NS_PER_SEC + BigInt(t.nsec);
+/** `ns` nanoseconds since the epoch (any sign) as an ExactTime printed with `digits` decimals. */
+export function exactTime(ns: bigint, digits: number): ExactTime {
+  const sec = secondsOfNs(ns);
+  return { sec, nsec: Number(ns - BigInt(sec) * NS_PER_SEC), digits };
 }
 
 /**

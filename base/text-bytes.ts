@@ -173,6 +173,15 @@ export class TextBytes {
    * those of the two integers.
    */
   seconds(sec: number, nsec: number, digits: number, width = 0): void {
+    if (digits === 9 && sec >= 0 && width === 0) {
+      // The commonest case (a ns capture's time since the epoch or since its first frame).
+      const wd = this.digitsOf(sec);
+      this.room(wd + 10);
+      this.put(sec, wd);
+      this.chunk[this.pos++] = 0x2e; // '.'
+      this.put(nsec, 9);
+      return;
+    }
     let whole = sec;
     let frac = nsec;
     const negative = sec < 0;
@@ -185,16 +194,15 @@ export class TextBytes {
       }
     }
     let d = digits;
-    let unit = POW10[9 - d] as number;
-    let shown = frac / unit;
-    if (shown !== Math.floor(shown)) {
-      d = 9;
-      unit = 1;
-      shown = frac;
+    let shown = frac;
+    if (d !== 9) {
+      const unit = POW10[9 - d];
+      if (unit !== undefined && frac % unit === 0) shown = frac / unit;
+      else d = 9;
     }
     const wholeDigits = this.digitsOf(whole);
     const len = (negative ? 1 : 0) + wholeDigits + (d > 0 ? d + 1 : 0);
-    this.spaces(width - len);
+    if (width > len) this.spaces(width - len);
     this.room(len);
     if (negative) this.chunk[this.pos++] = 0x2d; // '-'
     this.put(whole, wholeDigits);
@@ -210,7 +218,14 @@ export class TextBytes {
    */
   nanoseconds(sec: number, nsec: number): void {
     // |sec| < 9·10^6 keeps sec · 10^9 + nsec below 2^53 ≈ 9.007·10^15.
-    if (sec > -9e6 && sec < 9e6) {
+    if (sec >= 0 && sec < 9e6) {
+      const n = sec * 1e9 + nsec;
+      const digits = this.digitsOf(n);
+      this.room(digits);
+      this.put(n, digits);
+      return;
+    }
+    if (sec > -9e6 && sec < 0) {
       this.jsonNumber(sec * 1e9 + nsec);
       return;
     }

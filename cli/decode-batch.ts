@@ -8,6 +8,7 @@ import { BatchIcrc, type IcrcBurst } from './batch-icrc';
 import { TextBytes } from '../base/text-bytes';
 import { FramePrinter, type PrintSettings } from './decode-printer';
 import { SummaryPieces } from '../packets/summary-pieces';
+import { JsonFramePieces } from '../packets/json-frame-pieces';
 import type { ExactTime } from '../base/exact-time';
 import { BATCH_BYTES, BATCH_RECORDS, type BatchMessage, type BatchResult, META_FIELDS, OUT_CHUNK } from './decode-batch-layout';
 
@@ -106,6 +107,7 @@ export class BatchPrinter {
   /** A run of records decoded, before they are printed. */
   private readonly decoded: (DecodedFrame | null)[] = new Array<DecodedFrame | null>(PHASE_RUN).fill(null);
   private readonly pieces = new SummaryPieces();
+  private readonly jsonPieces = new JsonFramePieces();
 
   /**
    * @param icrcV2 the decoder's routine for one frame's ICRC (undefined: packets/icrc.ts `icrcV2`)
@@ -124,7 +126,7 @@ export class BatchPrinter {
     for (const b of m.spare) if (this.spares.length < MAX_SPARES) this.spares.push(b);
     this.chunks = [];
     const icrc = this.icrc;
-    const printer = new FramePrinter(this.text, this.settings, icrc === null ? this.icrcV2 : icrc.icrcV2, this.pieces);
+    const printer = new FramePrinter(this.text, this.settings, icrc === null ? this.icrcV2 : icrc.icrcV2, this.pieces, this.jsonPieces);
     printer.startAt(m.first, m.prev);
     const bytes = new Uint8Array(m.data);
     const view = new DataView(m.data);

@@ -9,6 +9,7 @@ import { writeFrameJson } from '../packets/json';
 import { fieldTree, writeSummaryLine } from '../packets/summary';
 import type { TextBytes } from '../base/text-bytes';
 import { SummaryPieces } from '../packets/summary-pieces';
+import { JsonFramePieces } from '../packets/json-frame-pieces';
 import { type ExactTime, type FrameTime, timeDifference } from '../base/exact-time';
 
 const NEWLINE = 0x0a;
@@ -91,6 +92,8 @@ export class FramePrinter {
     icrcV2: DecodeOptions['icrcV2'],
     /** The summary's runs that repeat within a flow, encoded once (kept across a printer per batch). */
     private readonly pieces = new SummaryPieces(),
+    /** The same for the JSON objects. */
+    private readonly jsonPieces = new JsonFramePieces(),
   ) {
     // A summary line shows neither the Ethernet header nor the IP checksum: the common frame is
     // decoded without them (same verdicts, packets/decode.ts `lean`).
@@ -193,7 +196,7 @@ export class FramePrinter {
     if (!this.passes(index, d)) return;
     const text = this.text;
     if (this.s.json) {
-      writeFrameJson(text, index, time, d);
+      writeFrameJson(text, index, time, d, this.jsonPieces);
       text.byte(NEWLINE);
       c.printed++;
     } else if (d.roce) {

@@ -10,6 +10,7 @@ import { madToJson } from './mad-json';
 import { OPCODES } from './opcodes';
 import { type TextBytes, utf8 } from '../base/text-bytes';
 import { type FrameTime, secondsText } from '../base/exact-time';
+import type { JsonFramePieces } from './json-frame-pieces';
 
 export interface FrameJson {
   frame: number;
@@ -183,8 +184,8 @@ const RETH_NULL_AETH_SYNDROME = utf8(',"reth":null,"aeth":{"syndrome":');
 /** A frame the capture kept whole, from its truncated member to its payloadCaptured key. */
 const WHOLE_CAPTURED = utf8(',"truncated":false,"truncatedIn":null,"payloadCaptured":');
 const ICRC_OPEN = utf8(',"icrc":"');
-/** `","icrcOk":…,"mad":null` by icrcOk: false, true, null (not checked: --no-icrc). */
-const ICRC_OK_NO_MAD: readonly Uint8Array[] = [false, true, null].map((x) => utf8(`","icrcOk":${x},"mad":null`));
+/** `","icrcOk":…,"mad":null}`, the end of the frame, by icrcOk: false, true, null (not checked: --no-icrc). */
+const ICRC_OK_NO_MAD_END: readonly Uint8Array[] = [false, true, null].map((x) => utf8(`","icrcOk":${x},"mad":null}`));
 
 /** The "aeth" object after its `{"syndrome":` key: the syndrome, the MSN and what `decodeSyndrome` adds, and the closing brace. */
 function writeAethValues(t: TextBytes, a: { syndrome: number; msn: number }): void {
@@ -218,12 +219,14 @@ function writeObjectOrNull(t: TextBytes, m: Member, v: object | null): void {
 
 /**
  * Writes `JSON.stringify(frameToJson(frame, time, d))` byte for byte (`timeRelativeNs` exact beyond
- * 2^53 ns, where the object's number is not), without building the object or the string (`roce decode --json` prints one per frame; test/packets/json-bytes.test.ts holds
+ * 2^53 ns, where the object's number is not), without building the object or the string; with
+ * `pieces`, the runs that repeat within a flow are copied from those encoded before (`roce decode --json` prints one per frame; test/packets/json-bytes.test.ts holds
  * the two to the same text).
  */
-export function writeFrameJson(t: TextBytes, frame: number, time: FrameTime, d: DecodedFrame): void {
+export function writeFrameJson(t: TextBytes, frame: number, time: FrameTime, d: DecodedFrame, pieces?: JsonFramePieces): void {
   t.bytes(OPEN_FRAME);
-  t.jsonNumber(frame);
+  // A frame number is a positive integer: `uint` writes it as JSON.stringify does.
+  t.uint(frame);
   t.bytes(TIME);
   t.seconds(time.sec, time.nsec, time.digits);
   t.bytes(TIME_RELATIVE_NS);
@@ -232,7 +235,7 @@ export function writeFrameJson(t: TextBytes, frame: number, time: FrameTime, d: 
     t.bytes(NOT_ROCE);
     return;
   }
-  if (writeCommonFrameJson(t, d)) return;
+  if (writeCommonFrameJson(t, d, pieces)) return;
   t.bytes(ROCE_VERSION);
   t.uint(d.version);
   t.bytes(SRC);
@@ -320,7 +323,7 @@ export function writeFrameJson(t: TextBytes, frame: number, time: FrameTime, d: 
  * The same text as `writeFrameJson`'s member-by-member path, in about half the calls. False (and
  * nothing written) for any other frame.
  */
-function writeCommonFrameJson(t: TextBytes, d: RocePacket): boolean {
+function writeCommonFrameJson(t: TextBytes, d: RocePacket, pieces: JsonFramePieces | undefined): boolean {
   const b = d.bth;
   const ip = d.ipv4;
   const udp = d.udp;
@@ -328,20 +331,25 @@ function writeCommonFrameJson(t: TextBytes, d: RocePacket): boolean {
   if (d.reth !== null || d.immDt !== null || d.ieth !== null || d.deth !== null || d.atomicEth !== null || d.atomicAckEth !== null || d.xrcEth !== null || d.rdEth !== null || d.feth !== null) return false;
   const opcodeMember = OPCODE_MEMBERS[b.opcode & 0xff];
   if (opcodeMember === undefined || d.info === undefined || d.info.opcode !== b.opcode) return false;
-  t.bytes(ROCE_V2_SRC);
-  t.ipv4(ip.src);
-  t.bytes(QUOTED_DST);
-  t.ipv4(ip.dst);
-  t.bytes(QUOTED_SRC_PORT);
-  t.uint(udp.srcPort);
-  t.bytes(DST_PORT);
-  t.uint(udp.dstPort);
-  t.bytes(opcodeMember);
-  t.bytes(BTH_FLAGS[(b.se ? 0x80 : 0) | (b.migReq ? 0x40 : 0) | ((b.padCount & 3) << 4) | (b.tver & 15)] as Uint8Array);
-  t.uint(b.pkey);
-  t.bytes(ECN_DEST_QP[(b.fecn ? 2 : 0) | (b.becn ? 1 : 0)] as Uint8Array);
-  t.uint(b.destQp);
-  t.bytes(ACK_REQ_PSN[b.ackReq ? 1 : 0] as Uint8Array);
+  if (pieces !== undefined) {
+    t.bytes(pieces.endpoints(ip, udp));
+    t.bytes(pieces.bth(b));
+  } else {
+    t.bytes(ROCE_V2_SRC);
+    t.ipv4(ip.src);
+    t.bytes(QUOTED_DST);
+    t.ipv4(ip.dst);
+    t.bytes(QUOTED_SRC_PORT);
+    t.uint(udp.srcPort);
+    t.bytes(DST_PORT);
+    t.uint(udp.dstPort);
+    t.bytes(opcodeMember);
+    t.bytes(BTH_FLAGS[(b.se ? 0x80 : 0) | (b.migReq ? 0x40 : 0) | ((b.padCount & 3) << 4) | (b.tver & 15)] as Uint8Array);
+    t.uint(b.pkey);
+    t.bytes(ECN_DEST_QP[(b.fecn ? 2 : 0) | (b.becn ? 1 : 0)] as Uint8Array);
+    t.uint(b.destQp);
+    t.bytes(ACK_REQ_PSN[b.ackReq ? 1 : 0] as Uint8Array);
+  }
   t.uint(b.psn);
   const a = d.aeth;
   if (a === null) t.bytes(NO_HEADERS_PAYLOAD);
@@ -355,7 +363,6 @@ function writeCommonFrameJson(t: TextBytes, d: RocePacket): boolean {
   t.uint(d.payloadCaptured);
   t.bytes(ICRC_OPEN);
   t.hex(bswap32(d.icrc), 8);
-  t.bytes(ICRC_OK_NO_MAD[d.icrcOk === null ? 2 : d.icrcOk ? 1 : 0] as Uint8Array);
-  t.byte(0x7d);
+  t.bytes(ICRC_OK_NO_MAD_END[d.icrcOk === null ? 2 : d.icrcOk ? 1 : 0] as Uint8Array);
   return true;
 }

@@ -19,7 +19,7 @@
  */
 import { WireError, WireErrorCode } from './errors';
 import { ProgrammingError, ProgrammingErrorCode } from '../base/programming-error';
-import { timeDigitsOf } from '../base/exact-time';
+import { secondsOfNs, timeDigitsOf } from '../base/exact-time';
 
 /** Link-layer header types (tcpdump.org LINKTYPE_* values). */
 export const LinkType = {
@@ -256,6 +256,8 @@ function* iteratePcapBytes(src: CaptureBytes): Generator<CaptureRecord, WireErro
   const { le, nano, linkType } = h;
   const fracNs = nano ? 1 : 1000;
   const timeDigits = nano ? 9 : 6;
+  // An ERF record's time is in its own header (`erfTimestampNs`).
+  const erf = linkType === LinkType.Erf;
 
   // The window in hand holds file offsets [shift + w.at, shift + w.end): records in it need no call.
   let shift = -w.at;
@@ -282,7 +284,7 @@ function* iteratePcapBytes(src: CaptureBytes): Generator<CaptureRecord, WireErro
     }
     at += PCAP_RECORD_HEADER_LEN;
     index++;
-    if (hasErfTime(linkType, incl)) {
+    if (erf && incl >= 8) {
       const timestampNs = erfTimestampNs(w.view, at);
       const whole = secondsOfNs(timestampNs);
       yield { index, timestampNs, sec: whole, nsec: Number(timestampNs - BigInt(whole) * 1_000_000_000n), timeDigits: 9, linkType, data: w.buf.subarray(at, at + incl), origLen: orig, fileOffset: off };
@@ -291,11 +293,12 @@ function* iteratePcapBytes(src: CaptureBytes): Generator<CaptureRecord, WireErro
     }
     // A fraction of 10^6 µs or more (or 10^9 ns) is kept as it is, as libpcap and Wireshark read it.
     const nsec = frac * fracNs;
+    const carry = nsec < 1e9 ? 0 : Math.floor(nsec / 1e9);
     yield {
       index,
       timestampNs: BigInt(sec) * 1_000_000_000n + BigInt(nsec),
-      sec: sec + Math.floor(nsec / 1e9),
-      nsec: nsec % 1e9,
+      sec: sec + carry,
+      nsec: nsec - carry * 1e9,
       timeDigits,
       linkType,
       data: w.buf.subarray(at, at + incl),
@@ -317,12 +320,6 @@ interface Iface {
   offsetSec: bigint;
 }
 
-/** Whole seconds since the epoch of a timestamp in ns, rounded down (negative before the epoch). */
-export function secondsOfNs(ns: bigint): number {
-  const sec = ns / 1_000_000_000n;
-  return Number(ns < 0n && sec * 1_000_000_000n !== ns ? sec - 1n : sec);
-}
-
 /**
  * An ERF record's own timestamp, the first 8 bytes of its header: seconds since the epoch in 32.32
  * fixed point, little-endian (Endace ERF types reference, "ERF header"). A classic pcap record
@@ -334,11 +331,6 @@ function erfTimestampNs(view: DataView, at: number): bigint {
   const frac = BigInt(view.getUint32(at, true));
   const sec = BigInt(view.getUint32(at + 4, true));
   return sec * 1_000_000_000n + ((frac * 1_000_000_000n + 0x80000000n) >> 32n);
-}
-
-/** Whether a record of `linkType` and `capLen` captured bytes carries its own, finer timestamp (an ERF header). */
-function hasErfTime(linkType: number, capLen: number): boolean {
-  return linkType === LinkType.Erf && capLen >= 8;
 }
 
 /** Converts a pcapng timestamp in interface units to nanoseconds since the epoch. */

@@ -1,7 +1,9 @@
 /**
  * `roce decode --json` writes each frame's JSON straight into bytes (writeFrameJson). Its text must
- * be JSON.stringify(frameToJson(...)), the documented object, byte for byte: over every frame of
- * the bundled captures, and over valid frames of every opcode with random damage.
+ * be JSON.stringify(frameToJson(...)), the documented object, byte for byte, with and without the
+ * runs that repeat within a flow copied (packets/json-frame-pieces.ts): over every frame of the
+ * bundled captures, over valid frames of every opcode with random damage, and over many flows and
+ * BTHs interleaved.
  */
 import * as fs from 'node:fs';
 import * as path from 'node:path';
@@ -11,13 +13,20 @@ import { type ExactTime, type FrameTime, frameTimeOf } from '../../base/exact-ti
 import { buildRoceV1Frame, buildRoceV2Frame } from '../../packets/build';
 import { decodeAt, decodeFrame, type DecodedFrame } from '../../packets/decode';
 import { frameToJson, writeFrameJson } from '../../packets/json';
-import { OPCODES } from '../../packets/opcodes';
+import { JsonFramePieces } from '../../packets/json-frame-pieces';
+import { Rng } from '../../base/rng';
+import { OPCODES, Opcode } from '../../packets/opcodes';
 import { LinkType, iterateCapture } from '../../packets/pcap';
 import { transportSpecFor } from '../support/specs';
 import { noPublicCaptures, publicCapturesDir, testUnless } from '../support/skip';
 
+/** One table of pieces for the whole file: entries are replaced again and again by other flows and BTHs. */
+const pieces = new JsonFramePieces();
+
 const same = (frame: number, time: FrameTime, d: DecodedFrame): void => {
-  expect(textOf((t) => writeFrameJson(t, frame, time, d))).toBe(JSON.stringify(frameToJson(frame, time, d)));
+  const want = JSON.stringify(frameToJson(frame, time, d));
+  expect(textOf((t) => writeFrameJson(t, frame, time, d))).toBe(want);
+  expect(textOf((t) => writeFrameJson(t, frame, time, d, pieces))).toBe(want);
 };
 
 /** A frame's time: any capture time, any decimals, and any time since the first frame below 2^53 ns (the object's number is exact there). */
@@ -120,5 +129,33 @@ test('the time: with the decimals of the capture, and the time since the first f
     const time = { sec: 1_705_320_000, nsec: 0, digits: 9, relSec, relNsec };
     expect(json(time)).toContain(`"timeRelativeNs":${text},`);
     expect(String(BigInt(relSec) * 1_000_000_000n + BigInt(relNsec))).toBe(text);
+  }
+});
+
+test('many flows and BTHs interleaved: entries replaced by other keys are never mistaken for them', () => {
+  const rng = new Rng(7);
+  const ops = [Opcode.RC_SEND_ONLY, Opcode.RC_ACKNOWLEDGE, Opcode.RC_RDMA_WRITE_MIDDLE, Opcode.UC_SEND_FIRST];
+  const frames: DecodedFrame[] = [];
+  for (let i = 0; i < 3000; i++) {
+    // Few distinct values per field, so that keys differing in one field only are common.
+    const host = (n: number): string => `198.18.${n % 3}.${n % 7}`;
+    const op = ops[rng.u32() % ops.length]!;
+    const bit = (): boolean => rng.u32() % 2 === 0;
+    const bth = { opcode: op, destQp: rng.u32() % 5 === 0 ? 0xabcdef : rng.u32() % 300, psn: i, se: bit(), migReq: bit(), tver: rng.u32() % 2, pkey: rng.u32() % 3 === 0 ? 0x7fff : 0xffff, fecn: bit(), becn: bit(), ackReq: bit() };
+    const spec = {
+      eth: { src: 2, dst: 4 },
+      ip: { version: 4 as const, src: host(rng.u32()), dst: host(rng.u32()) },
+      udp: { srcPort: 49152 + (rng.u32() % 5) },
+      bth,
+      ...(op === Opcode.RC_ACKNOWLEDGE ? { aeth: { syndrome: 0x1f, msn: i } } : { payload: new Uint8Array(op === Opcode.RC_RDMA_WRITE_MIDDLE ? 256 : 8 + (rng.u32() % 4)) }),
+    };
+    frames.push(decodeFrame(buildRoceV2Frame(spec), LinkType.Ethernet));
+  }
+  const table = new JsonFramePieces();
+  for (let round = 0; round < 3; round++) {
+    for (const [i, d] of frames.entries()) {
+      const time = { sec: 1_705_320_000, nsec: i * 1000, digits: 6, relSec: 0, relNsec: i * 1000 };
+      expect(textOf((t) => writeFrameJson(t, i + 1, time, d, table))).toBe(JSON.stringify(frameToJson(i + 1, time, d)));
+    }
   }
 });
