@@ -17,9 +17,6 @@ const shared = {
   },
   moduleFileExtensions: ['ts', 'js', 'json'],
   setupFiles: ['<rootDir>/test/support/environment.ts'],
-  // A test that starts the CLI a few times takes seconds on a shared 2-core machine with a worker
-  // per core; jest's default of 5 s would measure the machine. Tests that need longer say so.
-  testTimeout: 30_000,
 };
 
 /** A group's files by name; an empty list would mean jest's default (every test), so an empty group matches a path that is not there. */
@@ -27,5 +24,9 @@ const testMatch = (name) => (byGroup[name].length > 0 ? byGroup[name].map((f) =>
 
 module.exports = {
   projects: GROUP_NAMES.map((name) => ({ ...shared, displayName: name, testMatch: testMatch(name) })),
+  // A test that starts the CLI a few times takes seconds on a shared 2-core machine with a worker
+  // per core; jest's default of 5 s would measure the machine. Tests that need longer say so.
+  // Global, not per project: jest reads testTimeout only from the top level.
+  testTimeout: 30_000,
   reporters: ['default', '<rootDir>/test/support/skip-reporter.js'],
 };
