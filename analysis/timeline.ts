@@ -15,6 +15,7 @@ import type { FlagName } from './flags';
 import type { FrameView } from './frame-view';
 import type { FrameResult, Side } from './types';
 import { RoceError } from '../base/roce-error';
+import { type ConversationChoice, choosesConversations, chosenIds, noneChosenText } from './conversation-choice';
 
 export interface TimelineItem {
   frame: number;
@@ -113,14 +114,11 @@ function pickConversation(first: AnalysisResult, f: TimelineFilter): number {
     const e = first.captureError;
     throw new TimelineError(`the capture holds no RoCE conversation${e === null ? '' : ` (it ends early at byte ${e.offset}: ${e.reason})`}`);
   }
-  if (f.conversation !== undefined) {
-    if (!convs.some((c) => c.id === f.conversation)) throw new TimelineError(`no conversation #${f.conversation} (the capture has ${convs.length})`);
-    return f.conversation;
-  }
-  if (f.qpn !== undefined) {
-    const c = convs.find((x) => x.a.qpn === f.qpn || x.b.qpn === f.qpn);
-    if (c === undefined) throw new TimelineError(`no conversation with QPN 0x${f.qpn.toString(16)}`);
-    return c.id;
+  const choice: ConversationChoice = { conversation: f.conversation ?? null, qpns: f.qpn === undefined ? null : [f.qpn] };
+  if (choosesConversations(choice)) {
+    const id = chosenIds(choice, convs)[0];
+    if (id === undefined) throw new TimelineError(noneChosenText(choice, convs.length));
+    return id;
   }
   return [...convs].sort((x, y) => y.frames - x.frames || x.id - y.id)[0]!.id;
 }

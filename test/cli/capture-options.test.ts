@@ -95,6 +95,10 @@ describe('one command line', () => {
     }
     const clashes = [...meaning].filter(([, names]) => names.size > 1).map(([letter, names]) => `-${letter}: ${[...names].join(', ')}`);
     expect(clashes).toEqual([]);
+    // And the other way: an option has one letter (or none) wherever it has one.
+    const letters = new Map<string, Set<string>>();
+    for (const [letter, names] of meaning) for (const n of names) letters.set(n, (letters.get(n) ?? new Set()).add(letter));
+    expect([...letters].filter(([, ls]) => ls.size > 1).map(([n, ls]) => `--${n}: ${[...ls].map((l) => `-${l}`).join(', ')}`)).toEqual([]);
     expect(meaning.get('c')).toEqual(new Set(['count']));
     expect(meaning.get('r')).toEqual(new Set(['read-file']));
     expect(meaning.get('o')).toEqual(new Set(['output']));
@@ -117,8 +121,8 @@ describe('one command line', () => {
       'read-file': ['decode', 'analyze', 'ladder', 'plot', 'replay'],
       frames: ['decode', 'analyze', 'ladder', 'plot', 'replay'],
       'time-window': ['decode', 'analyze', 'ladder', 'plot', 'replay'],
-      qpn: ['decode', 'ladder', 'plot', 'replay'],
-      conversation: ['ladder', 'plot'],
+      qpn: ['decode', 'analyze', 'ladder', 'plot', 'replay'],
+      conversation: ['decode', 'analyze', 'ladder', 'plot', 'replay'],
     });
   });
 

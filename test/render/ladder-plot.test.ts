@@ -95,6 +95,6 @@ describe('PSN-versus-time plot', () => {
     expect(plotSvg(buildPsnSeries(RC).series, 'rc-conversation.pcap')).toBe(svg);
   });
   test('--qpn keeps one flow', () => {
-    expect(buildPsnSeries(RC, { qpn: 0x16 }).series.map((s) => s.conversation)).toEqual([3]);
+    expect(buildPsnSeries(RC, { qpns: [0x16] }).series.map((s) => s.conversation)).toEqual([3]);
   });
 });
