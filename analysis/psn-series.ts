@@ -29,6 +29,8 @@ export interface PsnSeries {
   points: PsnPoint[];
   /** Points left out by maxPoints. */
   truncated: number;
+  /** Decimals of the capture's timestamps: a point's time is printed with every digit the file has. */
+  digits: number;
 }
 
 /** The flows' series, and how the analysis ended (the series hold the frames before a problem). */
@@ -64,7 +66,7 @@ export function buildPsnSeries(source: string | Uint8Array, f: SeriesFilter = {}
       const key = `${r.conversation}${requester}`;
       let s = flows.get(key);
       if (s === undefined) {
-        s = { conversation: r.conversation, requester, title: '', basePsn: v.psn, points: [], truncated: 0 };
+        s = { conversation: r.conversation, requester, title: '', basePsn: v.psn, points: [], truncated: 0, digits: 9 };
         flows.set(key, s);
       }
       let kind: PointKind;
@@ -89,6 +91,7 @@ export function buildPsnSeries(source: string | Uint8Array, f: SeriesFilter = {}
     if (!isChosen(choice, c)) continue;
     const req = s.requester === 'a' ? c.a : c.b;
     const rsp = s.requester === 'a' ? c.b : c.a;
+    s.digits = result.startTime.digits;
     s.title = `#${c.id} ${c.type} ${req.ip} QP ${qp(req.qpn)} → ${rsp.ip} QP ${qp(rsp.qpn)}`;
     // Start the PSN axis at the lowest PSN seen (a capture may start with responses to earlier requests).
     const low = s.points.reduce((m, p) => Math.min(m, p.psn), 0);

@@ -16,6 +16,8 @@ export interface RateSeries {
   gbps: [number, number][];
   ceUs: number[];
   cnpUs: number[];
+  /** Decimals of the capture's timestamps (6 for µs, 9 for ns). */
+  digits: number;
 }
 
 /** The flows' series, and how the analysis ended (the series hold the frames before a problem). */
@@ -89,6 +91,7 @@ export function buildRateSeries(source: string | Uint8Array, f: RateFilter = {},
       gbps: s.map((b, i) => [((i + 1) * bin) / 1000, Math.round(((b * 8) / bin) * 1000) / 1000]),
       ceUs: x.ce,
       cnpUs: x.cnp,
+      digits: result.startTime.digits,
     });
   }
   return { series: out.sort((p, q) => p.conversation - q.conversation || p.requester.localeCompare(q.requester)), chosen: result.conversations.filter((c) => isChosen(choice, c)).length, conversations: result.conversations.length, ended: analysisEnd(result) };

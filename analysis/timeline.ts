@@ -14,6 +14,7 @@ import { describeSyndrome } from '../packets/aeth';
 import type { FlagName } from './flags';
 import type { FrameView } from './frame-view';
 import type { FrameResult, Side } from './types';
+import { secondsText, spanTime } from '../base/exact-time';
 import { RoceError } from '../base/roce-error';
 import { type ConversationChoice, choosesConversations, chosenIds, noneChosenText } from './conversation-choice';
 
@@ -51,6 +52,8 @@ export interface Timeline {
   rnrWaits: RnrWait[];
   /** Items left out by maxFrames. */
   truncated: number;
+  /** Decimals of the capture's timestamps (6 for µs, 9 for ns): times are printed with every digit the file has. */
+  digits: number;
   /** Whether the capture was read, and analysed, to its end: the diagram shows the frames before the problem. */
   ended: AnalysisEnd;
 }
@@ -75,11 +78,12 @@ export class TimelineError extends RoceError<'ROCE_ERR_TIMELINE'> {
 
 const short = (op: string): string => op.replace(/^(RC|UC|UD|XRC|RD)_/, '').replace('RDMA_', '').replace('_WITH_IMMEDIATE', '_IMM').replace('_WITH_INVALIDATE', '_INV');
 
-function fieldsOf(r: FrameResult, p: RocePacket, v: FrameView | null): [string, string][] {
+/** `digits`: the capture's decimals; the time is since the capture's first frame, as `roce decode` prints it. */
+function fieldsOf(r: FrameResult, p: RocePacket, v: FrameView | null, digits: number): [string, string][] {
   const { src, dst } = packetAddresses(p);
   const out: [string, string][] = [
     ['frame', String(r.frame)],
-    ['time', `${(r.timeNs / 1000).toFixed(3)} us`],
+    ['time', `${secondsText(spanTime(r.timeNs, digits))} s`],
     ['from', `${src}${p.udp ? `:${p.udp.srcPort}` : ''}`],
     ['to', `${dst}${p.udp ? `:${p.udp.dstPort}` : ''}`],
     ['opcode', `${r.opcode}${p.bth ? ` (0x${p.bth.opcode.toString(16).padStart(2, '0')})` : ''}`],
@@ -131,6 +135,7 @@ export function buildTimeline(source: string | Uint8Array, f: TimelineFilter = {
   const id = pickConversation(first, f);
   const conv = first.conversations.find((c) => c.id === id)!;
   const max = f.maxFrames ?? 400;
+  const digits = first.startTime.digits;
   const items: TimelineItem[] = [];
   let truncated = 0;
   const want = (r: FrameResult): boolean =>
@@ -148,7 +153,7 @@ export function buildTimeline(source: string | Uint8Array, f: TimelineFilter = {
         truncated++;
         return;
       }
-      items.push({ frame: r.frame, timeNs: r.timeNs, from: r.from, opcode: r.opcode, psn: r.psn, label: labelOf(r, p), flags: r.flags, fields: fieldsOf(r, p, v), lost: false });
+      items.push({ frame: r.frame, timeNs: r.timeNs, from: r.from, opcode: r.opcode, psn: r.psn, label: labelOf(r, p), flags: r.flags, fields: fieldsOf(r, p, v, digits), lost: false });
     },
   });
   const eps = first.episodes.filter((e) => e.conversation === id);
@@ -163,5 +168,5 @@ export function buildTimeline(source: string | Uint8Array, f: TimelineFilter = {
     if (from === undefined || to === undefined) continue;
     rnrWaits.push({ fromFrame: from.frame, toFrame: to.frame, startNs: from.timeNs, endNs: to.timeNs, side: e.requester, timerNs: e.rnrTimerNs });
   }
-  return { conversation: id, type: conv.type, a: { ...conv.a }, b: { ...conv.b }, items, rnrWaits, truncated, ended: analysisEnd(first) };
+  return { conversation: id, type: conv.type, a: { ...conv.a }, b: { ...conv.b }, items, rnrWaits, truncated, digits, ended: analysisEnd(first) };
 }

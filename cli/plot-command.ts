@@ -140,8 +140,8 @@ export async function plotCommand(argv: readonly string[], out: Output, ctx?: Pi
       yLabel: 'Gb/s (request payload)',
       lines: [{ name: 'rate', points: r.gbps.filter(([us]) => us > fromUs) }],
       markers: [
-        { name: 'CE-marked request', timesUs: r.ceUs, shape: 'tick' },
-        { name: 'CNP', timesUs: r.cnpUs, shape: 'triangle' },
+        { name: 'CE-marked request', timesUs: r.ceUs, shape: 'tick', digits: r.digits },
+        { name: 'CNP', timesUs: r.cnpUs, shape: 'triangle', digits: r.digits },
       ],
     }));
     return write(panels, args.values.get('title') ?? `rate over time: ${shortName}`) ? status : OUTPUT_FILE_STATUS;
