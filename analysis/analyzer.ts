@@ -79,6 +79,15 @@ export interface AnalyzerOptions {
    */
   select?: (index: number, timeNs: number) => boolean;
   /**
+   * The conversations (by id) whose findings are reported: the messages, episodes, violations,
+   * capture gaps, flagged frames and flag counts of the others are neither kept nor counted nor
+   * handed on (`onEpisode`, `onViolation`, `spool`), nor are frames of no conversation. Every frame
+   * is still analysed, so the conversation and episode ids and each conversation's findings are
+   * those of the analysis without it (`roce analyze --conversation`, `--qpn`). `onFrame` still sees
+   * every frame.
+   */
+  report?: ((conversation: number) => boolean) | undefined;
+  /**
    * The most conversations the analysis starts (default `DEFAULT_MAX_CONVERSATIONS`). A frame that
    * would start one more ends the analysis there (`AnalysisResult.stopped`): each conversation
    * holds its counts and figures to the end, so a capture that starts one at nearly every frame
@@ -284,6 +293,7 @@ export class Analyzer {
   private readonly onFrame: AnalyzerOptions['onFrame'];
   private readonly until: AnalyzerOptions['until'];
   private readonly select: AnalyzerOptions['select'];
+  private readonly report: AnalyzerOptions['report'];
   private readonly decodeOpts: DecodeOptions;
   /** The buffer the last record lay in, and a view of it. */
   private buffer: Uint8Array = new Uint8Array(0);
@@ -318,31 +328,37 @@ export class Analyzer {
     this.onFrame = opts.onFrame;
     this.until = opts.until;
     this.select = opts.select;
+    this.report = opts.report;
     this.decodeOpts = opts.decode ?? {};
     this.capturePoint = opts.capturePoint ?? 'unknown';
     const sinks: FlowSinks = {
       requesterInputKnown: this.capturePoint !== 'sent',
       capturedAt: capturedAtHost(this.capturePoint),
       message: (m) => {
+        if (!this.reports(m.conversation)) return;
         this.messageCount++;
         const flow = flowKey(m.conversation, m.requester);
         this.messagesPerFlow.set(flow, (this.messagesPerFlow.get(flow) ?? 0) + 1);
         if (this.keep.messages) keepItem(this.messages, this.spool.messages, messageKey, m);
       },
       episode: (e) => {
+        if (!this.reports(e.conversation)) return;
         this.episodeCount++;
         this.episodesByTrigger[e.trigger]++;
         if (this.keep.episodes) keepItem(this.episodes, this.spool.episodes, episodeKey, e);
         opts.onEpisode?.(e);
       },
       violation: (v) => {
+        if (!this.reports(v.conversation)) return;
         this.violationCount++;
         this.violationsByRule.set(v.rule, (this.violationsByRule.get(v.rule) ?? 0) + 1);
         if (this.keep.violations) keepItem(this.violations, this.spool.violations, violationKey, v);
         opts.onViolation?.(v);
       },
       nextEpisodeId: () => ++this.episodeId,
-      captureGap: (g, clear, mark) => {
+      captureGap: (g, clear, mark, conversation) => {
+        // The frames marked or cleared are the flow's own: their flags were counted only if it is reported.
+        if (!this.reports(conversation)) return;
         if (g !== null) {
           this.captureGapCount++;
           if (this.keep.captureGaps) keepItem(this.captureGaps, this.spool.captureGaps, gapKey, g);
@@ -371,6 +387,11 @@ export class Analyzer {
   private readonly cm: CmConnectionTracker;
   /** The frame being analysed. */
   private frameNo = 0;
+
+  /** Whether the findings of `conversation` (null: a frame of none) are reported (`AnalyzerOptions.report`). */
+  private reports(conversation: number | null): boolean {
+    return this.report === undefined || (conversation !== null && this.report(conversation));
+  }
 
   /** True when the analysis is to end after the frame just pushed: `AnalyzerOptions.until` asks it, or the frame was past the conversation limit. */
   get wantsStop(): boolean {
@@ -516,9 +537,11 @@ export class Analyzer {
       }
     }
     if (truncated) bits |= FLAG_BIT.truncated;
-    for (const name of flagList(bits)) this.flagCounts[name]++;
-    const pending = (bits & FLAG_BIT.outOfSequence) !== 0;
-    if (!pending && this.onFrame === undefined && !(this.keep.frames && (bits !== 0 || this.allFrames))) return;
+    const reported = this.reports(conversation);
+    if (reported) for (const name of flagList(bits)) this.flagCounts[name]++;
+    const kept = reported && this.keep.frames && (bits !== 0 || this.allFrames);
+    const pending = reported && (bits & FLAG_BIT.outOfSequence) !== 0;
+    if (!pending && this.onFrame === undefined && !kept) return;
     const res: FrameResult = {
       frame: index,
       timeNs,
@@ -528,7 +551,7 @@ export class Analyzer {
       psn: v?.psn ?? -1,
       flags: flagList(bits),
     };
-    if (this.keep.frames && (bits !== 0 || this.allFrames)) {
+    if (kept) {
       // A pending frame's flags may still change: it goes to the spool once they are final.
       if (this.spool.frames === undefined) this.frameResults.push(res);
       else if (!pending) this.spoolFrame(res);

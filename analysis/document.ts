@@ -184,12 +184,19 @@ function conversationJson(c: Conversation, msgCount: (id: number, side: Side) =>
   };
 }
 
-/** The JSON document for an analysis of `file`. */
-export function analysisDocument(r: AnalysisResult, file: string): AnalysisDocument {
+/**
+ * The JSON document for an analysis of `file`. `report`: the conversations reported, when the
+ * analysis reported only some (`AnalyzerOptions.report`, the same predicate): the document lists
+ * those and the CM connections that set them up; the frame counts and the capture quality stay the
+ * capture's.
+ */
+export function analysisDocument(r: AnalysisResult, file: string, report?: (conversation: number) => boolean): AnalysisDocument {
   const episodes = { ...r.episodesByTrigger };
   const flags = Object.fromEntries(FLAG_NAMES.map((n) => [n, r.flagCounts[n]])) as Record<FlagName, number>;
+  const conversations = report === undefined ? r.conversations : r.conversations.filter((c) => report(c.id));
+  const cmConnections = report === undefined ? r.cmConnections : r.cmConnections.filter((c) => c.conversation !== null && report(c.conversation));
   const cmStates: Record<string, number> = {};
-  for (const c of r.cmConnections) cmStates[c.state] = (cmStates[c.state] ?? 0) + 1;
+  for (const c of cmConnections) cmStates[c.state] = (cmStates[c.state] ?? 0) + 1;
   return {
     format: 'roce-analysis',
     version: ANALYSIS_FORMAT_VERSION,
@@ -198,16 +205,16 @@ export function analysisDocument(r: AnalysisResult, file: string): AnalysisDocum
     durationNs: r.durationNs,
     frameCounts: { ...r.frames },
     summary: {
-      conversations: r.conversations.length,
+      conversations: conversations.length,
       messages: r.messageCount,
       retransmissions: r.flagCounts.retransmission,
       episodes,
       violations: r.violationCount,
       flags,
-      cmConnections: r.cmConnectionCount,
+      cmConnections: report === undefined ? r.cmConnectionCount : cmConnections.length,
       cmStates,
     },
-    conversations: r.conversations.map((c) => conversationJson(c, (id, side) => r.messagesPerFlow.get(flowKey(id, side)) ?? 0)),
+    conversations: conversations.map((c) => conversationJson(c, (id, side) => r.messagesPerFlow.get(flowKey(id, side)) ?? 0)),
     messages: r.messages,
     episodes: r.episodes,
     violations: r.violations,
@@ -218,6 +225,6 @@ export function analysisDocument(r: AnalysisResult, file: string): AnalysisDocum
     rulesNotChecked: r.rulesNotChecked,
     captureQuality: { ...r.captureQuality },
     captureGaps: r.captureGaps,
-    cmConnections: r.cmConnections,
+    cmConnections,
   };
 }

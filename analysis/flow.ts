@@ -47,8 +47,9 @@ export interface FlowSinks {
    * A capture gap found (`g`): requests the responder got that the capture does not hold; `mark` is
    * the frame that shows it, to flag notCaptured (null when it carries ackedUnseen already). Or
    * (`g` null) frames flagged outOfSequence that were in sequence for the responder after all: `clear`.
+   * `conversation`: the flow's, which every frame marked or cleared belongs to.
    */
-  captureGap?: (g: CaptureGap | null, clear: readonly number[], mark: number | null) => void;
+  captureGap?: (g: CaptureGap | null, clear: readonly number[], mark: number | null, conversation: number) => void;
 }
 
 /**
@@ -311,10 +312,10 @@ export class RequesterFlow {
       this.captureGaps++;
       this.unseenPsns += psnDiff(r.to, r.from) + 1;
       this.counts.notCaptured++;
-      this.sinks.captureGap?.(g, [], r.frame);
+      this.sinks.captureGap?.(g, [], r.frame, this.conversation);
     }
     this.counts.outOfSequence -= clear.length;
-    if (clear.length > 0) this.sinks.captureGap?.(null, clear, null);
+    if (clear.length > 0) this.sinks.captureGap?.(null, clear, null, this.conversation);
     h.ranges = keep;
     if (keep.length === 0) {
       this.hole = null;
@@ -668,7 +669,7 @@ export class RequesterFlow {
         bits = this.mark(bits, 'ackedUnseen');
         this.captureGaps++;
         this.unseenPsns += psnDiff(through, known);
-        this.sinks.captureGap?.({ conversation: this.conversation, requester: this.requester, firstPsn: psnAdd(known, 1), lastPsn: through, frame: v.frame, how: 'ackedUnseen' }, [], null);
+        this.sinks.captureGap?.({ conversation: this.conversation, requester: this.requester, firstPsn: psnAdd(known, 1), lastPsn: through, frame: v.frame, how: 'ackedUnseen' }, [], null, this.conversation);
         this.unseenHigh = through;
         // An RNR NAK shows its PSN received but not taken: the requester sends it again, so only the
         // PSNs before it count as acknowledged ahead of their requests (IBTA §9.7.5.2.8).

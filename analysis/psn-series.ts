@@ -5,6 +5,7 @@
  */
 import { type AnalysisEnd, type AnalysisResult, type AnalyzerOptions, analysisEnd, analyzeCapture, analyzeFile } from './analyzer';
 import { FrameRole } from './frame-view';
+import { type ConversationChoice, isChosen } from './conversation-choice';
 import { psnDiff } from '../base/psn';
 import type { Side } from './types';
 
@@ -28,16 +29,23 @@ export interface PsnSeries {
   points: PsnPoint[];
   /** Points left out by maxPoints. */
   truncated: number;
+  /** Decimals of the capture's timestamps: a point's time is printed with every digit the file has. */
+  digits: number;
 }
 
 /** The flows' series, and how the analysis ended (the series hold the frames before a problem). */
 export interface PsnSeriesResult {
+  /** Conversations the filter takes (every one without a filter), whether or not they have a flow to draw. */
+  chosen: number;
+  /** Conversations in the capture (in the frames selected). */
+  conversations: number;
   series: PsnSeries[];
   ended: AnalysisEnd;
 }
 
 export interface SeriesFilter {
-  qpn?: number;
+  /** Conversations with one of these QPs at either end (analysis/conversation-choice.ts). */
+  qpns?: readonly number[];
   conversation?: number;
   /** Per flow (default 50000). */
   maxPoints?: number;
@@ -58,7 +66,7 @@ export function buildPsnSeries(source: string | Uint8Array, f: SeriesFilter = {}
       const key = `${r.conversation}${requester}`;
       let s = flows.get(key);
       if (s === undefined) {
-        s = { conversation: r.conversation, requester, title: '', basePsn: v.psn, points: [], truncated: 0 };
+        s = { conversation: r.conversation, requester, title: '', basePsn: v.psn, points: [], truncated: 0, digits: 9 };
         flows.set(key, s);
       }
       let kind: PointKind;
@@ -74,20 +82,21 @@ export function buildPsnSeries(source: string | Uint8Array, f: SeriesFilter = {}
       s.points.push({ timeNs: r.timeNs, psn: psnDiff(v.psn, s.basePsn), kind, frame: r.frame });
     },
   });
+  const choice: ConversationChoice = { conversation: f.conversation ?? null, qpns: f.qpns ?? null };
   const out: PsnSeries[] = [];
   for (const s of flows.values()) {
     // Conversation ids are 1, 2, … in list order (a search per flow was quadratic in conversations).
     const c = result.conversations[s.conversation - 1];
     if (c === undefined) continue;
-    if (f.conversation !== undefined && c.id !== f.conversation) continue;
-    if (f.qpn !== undefined && c.a.qpn !== f.qpn && c.b.qpn !== f.qpn) continue;
+    if (!isChosen(choice, c)) continue;
     const req = s.requester === 'a' ? c.a : c.b;
     const rsp = s.requester === 'a' ? c.b : c.a;
+    s.digits = result.startTime.digits;
     s.title = `#${c.id} ${c.type} ${req.ip} QP ${qp(req.qpn)} → ${rsp.ip} QP ${qp(rsp.qpn)}`;
     // Start the PSN axis at the lowest PSN seen (a capture may start with responses to earlier requests).
     const low = s.points.reduce((m, p) => Math.min(m, p.psn), 0);
     if (low < 0) for (const p of s.points) p.psn -= low;
     out.push(s);
   }
-  return { series: out.sort((x, y) => x.conversation - y.conversation || x.requester.localeCompare(y.requester)), ended: analysisEnd(result) };
+  return { series: out.sort((x, y) => x.conversation - y.conversation || x.requester.localeCompare(y.requester)), chosen: result.conversations.filter((c) => isChosen(choice, c)).length, conversations: result.conversations.length, ended: analysisEnd(result) };
 }

@@ -5,6 +5,7 @@
  */
 import { type AnalysisEnd, type AnalyzerOptions, analysisEnd, analyzeCapture, analyzeFile } from './analyzer';
 import { FrameRole } from './frame-view';
+import { type ConversationChoice, isChosen } from './conversation-choice';
 import type { Side } from './types';
 
 export interface RateSeries {
@@ -15,16 +16,23 @@ export interface RateSeries {
   gbps: [number, number][];
   ceUs: number[];
   cnpUs: number[];
+  /** Decimals of the capture's timestamps (6 for µs, 9 for ns). */
+  digits: number;
 }
 
 /** The flows' series, and how the analysis ended (the series hold the frames before a problem). */
 export interface RateSeriesResult {
+  /** Conversations the filter takes (every one without a filter), whether or not they have a flow to draw. */
+  chosen: number;
+  /** Conversations in the capture (in the frames selected). */
+  conversations: number;
   series: RateSeries[];
   ended: AnalysisEnd;
 }
 
 export interface RateFilter {
-  qpn?: number;
+  /** Conversations with one of these QPs at either end (analysis/conversation-choice.ts). */
+  qpns?: readonly number[];
   conversation?: number;
   /** Bin width (default: the capture's span in 200 bins, at least 1 µs). */
   binNs?: number;
@@ -66,13 +74,13 @@ export function buildRateSeries(source: string | Uint8Array, f: RateFilter = {},
     const b = Math.min(bins - 1, Math.floor(e.timeNs / bin));
     s[b] = (s[b] as number) + e.bytes;
   }
+  const choice: ConversationChoice = { conversation: f.conversation ?? null, qpns: f.qpns ?? null };
   const out: RateSeries[] = [];
   for (const [key, x] of flows) {
     // Conversation ids are 1, 2, … in list order.
     const c = result.conversations[x.conversation - 1];
     if (c === undefined) continue;
-    if (f.conversation !== undefined && c.id !== f.conversation) continue;
-    if (f.qpn !== undefined && c.a.qpn !== f.qpn && c.b.qpn !== f.qpn) continue;
+    if (!isChosen(choice, c)) continue;
     const req = x.requester === 'a' ? c.a : c.b;
     const rsp = x.requester === 'a' ? c.b : c.a;
     const s = sums.get(key) ?? new Array<number>(bins).fill(0);
@@ -83,7 +91,8 @@ export function buildRateSeries(source: string | Uint8Array, f: RateFilter = {},
       gbps: s.map((b, i) => [((i + 1) * bin) / 1000, Math.round(((b * 8) / bin) * 1000) / 1000]),
       ceUs: x.ce,
       cnpUs: x.cnp,
+      digits: result.startTime.digits,
     });
   }
-  return { series: out.sort((p, q) => p.conversation - q.conversation || p.requester.localeCompare(q.requester)), ended: analysisEnd(result) };
+  return { series: out.sort((p, q) => p.conversation - q.conversation || p.requester.localeCompare(q.requester)), chosen: result.conversations.filter((c) => isChosen(choice, c)).length, conversations: result.conversations.length, ended: analysisEnd(result) };
 }

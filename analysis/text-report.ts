@@ -35,8 +35,14 @@ export interface ReportOptions {
   frames?: boolean;
 }
 
-/** A derived figure (a latency, a mean) in µs or ms, to the nanosecond. */
-const us = (ns: number | null): string => (ns === null ? '-' : ns >= 1e6 ? `${(ns / 1e6).toFixed(3)} ms` : `${(ns / 1000).toFixed(3)} us`);
+/** A time that is not whole nanoseconds, in µs or ms with 3 decimals. */
+const roughUs = (ns: number): string => (ns >= 1e6 ? `${(ns / 1e6).toFixed(3)} ms` : `${(ns / 1000).toFixed(3)} us`);
+
+/**
+ * A figure made of capture times (a completion time, a latency, a mean of them: whole nanoseconds)
+ * in µs, ms or s, to the nanosecond: 3 decimals, more when the nanoseconds are not zero.
+ */
+const us = (ns: number | null): string => (ns === null ? '-' : spanText(ns, 0));
 
 /**
  * A span of capture time (whole nanoseconds, as the capture's times are) in µs below a millisecond,
@@ -45,7 +51,7 @@ const us = (ns: number | null): string => (ns === null ? '-' : ns >= 1e6 ? `${(n
  * is never cut.
  */
 export function spanText(ns: number, digits: number): string {
-  if (!Number.isSafeInteger(ns)) return us(ns);
+  if (!Number.isSafeInteger(ns)) return roughUs(ns);
   const size = Math.abs(ns);
   const [unit, scaleDigits] = size >= 1e9 ? ['s', 9] : size >= 1e6 ? ['ms', 6] : ['us', 3];
   const scale = 10 ** scaleDigits;

@@ -14,7 +14,9 @@ import { describeSyndrome } from '../packets/aeth';
 import type { FlagName } from './flags';
 import type { FrameView } from './frame-view';
 import type { FrameResult, Side } from './types';
+import { secondsText, spanTime } from '../base/exact-time';
 import { RoceError } from '../base/roce-error';
+import { type ConversationChoice, choosesConversations, chosenIds, noneChosenText } from './conversation-choice';
 
 export interface TimelineItem {
   frame: number;
@@ -50,6 +52,8 @@ export interface Timeline {
   rnrWaits: RnrWait[];
   /** Items left out by maxFrames. */
   truncated: number;
+  /** Decimals of the capture's timestamps (6 for µs, 9 for ns): times are printed with every digit the file has. */
+  digits: number;
   /** Whether the capture was read, and analysed, to its end: the diagram shows the frames before the problem. */
   ended: AnalysisEnd;
 }
@@ -74,11 +78,12 @@ export class TimelineError extends RoceError<'ROCE_ERR_TIMELINE'> {
 
 const short = (op: string): string => op.replace(/^(RC|UC|UD|XRC|RD)_/, '').replace('RDMA_', '').replace('_WITH_IMMEDIATE', '_IMM').replace('_WITH_INVALIDATE', '_INV');
 
-function fieldsOf(r: FrameResult, p: RocePacket, v: FrameView | null): [string, string][] {
+/** `digits`: the capture's decimals; the time is since the capture's first frame, as `roce decode` prints it. */
+function fieldsOf(r: FrameResult, p: RocePacket, v: FrameView | null, digits: number): [string, string][] {
   const { src, dst } = packetAddresses(p);
   const out: [string, string][] = [
     ['frame', String(r.frame)],
-    ['time', `${(r.timeNs / 1000).toFixed(3)} us`],
+    ['time', `${secondsText(spanTime(r.timeNs, digits))} s`],
     ['from', `${src}${p.udp ? `:${p.udp.srcPort}` : ''}`],
     ['to', `${dst}${p.udp ? `:${p.udp.dstPort}` : ''}`],
     ['opcode', `${r.opcode}${p.bth ? ` (0x${p.bth.opcode.toString(16).padStart(2, '0')})` : ''}`],
@@ -113,14 +118,11 @@ function pickConversation(first: AnalysisResult, f: TimelineFilter): number {
     const e = first.captureError;
     throw new TimelineError(`the capture holds no RoCE conversation${e === null ? '' : ` (it ends early at byte ${e.offset}: ${e.reason})`}`);
   }
-  if (f.conversation !== undefined) {
-    if (!convs.some((c) => c.id === f.conversation)) throw new TimelineError(`no conversation #${f.conversation} (the capture has ${convs.length})`);
-    return f.conversation;
-  }
-  if (f.qpn !== undefined) {
-    const c = convs.find((x) => x.a.qpn === f.qpn || x.b.qpn === f.qpn);
-    if (c === undefined) throw new TimelineError(`no conversation with QPN 0x${f.qpn.toString(16)}`);
-    return c.id;
+  const choice: ConversationChoice = { conversation: f.conversation ?? null, qpns: f.qpn === undefined ? null : [f.qpn] };
+  if (choosesConversations(choice)) {
+    const id = chosenIds(choice, convs)[0];
+    if (id === undefined) throw new TimelineError(noneChosenText(choice, convs.length));
+    return id;
   }
   return [...convs].sort((x, y) => y.frames - x.frames || x.id - y.id)[0]!.id;
 }
@@ -133,6 +135,7 @@ export function buildTimeline(source: string | Uint8Array, f: TimelineFilter = {
   const id = pickConversation(first, f);
   const conv = first.conversations.find((c) => c.id === id)!;
   const max = f.maxFrames ?? 400;
+  const digits = first.startTime.digits;
   const items: TimelineItem[] = [];
   let truncated = 0;
   const want = (r: FrameResult): boolean =>
@@ -150,7 +153,7 @@ export function buildTimeline(source: string | Uint8Array, f: TimelineFilter = {
         truncated++;
         return;
       }
-      items.push({ frame: r.frame, timeNs: r.timeNs, from: r.from, opcode: r.opcode, psn: r.psn, label: labelOf(r, p), flags: r.flags, fields: fieldsOf(r, p, v), lost: false });
+      items.push({ frame: r.frame, timeNs: r.timeNs, from: r.from, opcode: r.opcode, psn: r.psn, label: labelOf(r, p), flags: r.flags, fields: fieldsOf(r, p, v, digits), lost: false });
     },
   });
   const eps = first.episodes.filter((e) => e.conversation === id);
@@ -165,5 +168,5 @@ export function buildTimeline(source: string | Uint8Array, f: TimelineFilter = {
     if (from === undefined || to === undefined) continue;
     rnrWaits.push({ fromFrame: from.frame, toFrame: to.frame, startNs: from.timeNs, endNs: to.timeNs, side: e.requester, timerNs: e.rnrTimerNs });
   }
-  return { conversation: id, type: conv.type, a: { ...conv.a }, b: { ...conv.b }, items, rnrWaits, truncated, ended: analysisEnd(first) };
+  return { conversation: id, type: conv.type, a: { ...conv.a }, b: { ...conv.b }, items, rnrWaits, truncated, digits, ended: analysisEnd(first) };
 }

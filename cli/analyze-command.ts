@@ -9,9 +9,23 @@ import { isatty } from 'node:tty';
 import { type OptionSpec, UsageError, formatOptions, intValue } from './args';
 import { type CommandContext, parseCommand } from './command';
 import type { Output } from './output';
-import { BAD_INPUT_STATUS, captureInput, finishOnInterrupt, isNotACapture, reportNotACapture } from './capture-input';
-import { FRAMES_SPEC, READ_FILE_SPEC, TIME_WINDOW_SPEC, captureFileOf, describedAs, exitStatusText, frameSelectionOf, selectionHooks } from './capture-options';
-import { type KeptLists, analyzeFile, parseCapturePoint } from '../analysis/analyzer';
+import { BAD_INPUT_STATUS, captureInput, finishOnInterrupt, isNotACapture, readWholeInput, reportNotACapture } from './capture-input';
+import {
+  CONVERSATION_SPEC,
+  FRAMES_SPEC,
+  NO_CONVERSATION_REASON,
+  QPN_SPEC,
+  READ_FILE_SPEC,
+  TIME_WINDOW_SPEC,
+  captureFileOf,
+  conversationChoiceOf,
+  describedAs,
+  exitStatusText,
+  frameSelectionOf,
+  selectionHooks,
+} from './capture-options';
+import { type AnalysisResult, type AnalyzerOptions, type KeptLists, analyzeCapture, analyzeFile, parseCapturePoint } from '../analysis/analyzer';
+import { chosenIds, noneChosenText } from '../analysis/conversation-choice';
 import { MAX_CONVERSATIONS_SPEC, maxConversationsOf, reportAnalysisEnd } from './analysis-end';
 import { analysisDocument } from '../analysis/document';
 import { documentDigits, episodeLine, episodeText, frameLinesFromJson, messageLine, violationLine, violationText, writeTextReport } from '../analysis/text-report';
@@ -44,6 +58,8 @@ export const ANALYZE_OPTIONS: readonly OptionSpec[] = [
   { name: 'verbose', short: 'v', kind: 'flag', help: 'all of the above' },
   describedAs(FRAMES_SPEC, 'analyse only frames numbered A to B (A-B, A-, -B or A), as if the capture held no others'),
   describedAs(TIME_WINDOW_SPEC, `analyse only frames whose time since the capture's first frame lies in [FROM, TO], as if the capture held no others (FROM-, -TO; each a number with s, ms, us or ns after it; a bare number is µs)`),
+  describedAs(CONVERSATION_SPEC, 'report only conversation N, numbered as roce analyze without it lists them (the analysis still takes every frame: N and its findings do not change)'),
+  describedAs(QPN_SPEC, 'report only the conversations with one of these QPs at either end (found by a first reading of the capture; the analysis still takes every frame)'),
   { name: 'all-frames', kind: 'flag', help: 'with --json: a result for every RoCE frame, not only flagged ones' },
   { name: 'roce-port', kind: 'string', value: 'N', help: 'UDP destination port that means RoCE v2 (default 4791)' },
   { name: 'ignore-icrc', kind: 'flag', help: 'do not check the ICRC: for captures whose tool did not preserve it (see "capture quality" in roce analyze)' },
@@ -70,7 +86,13 @@ FILE may be a FIFO, or - for standard input, whose report comes when it ends
 (tcpdump --immediate-mode -U -w - udp port 4791 | roce analyze). Without FILE,
 standard input is read, unless it is a terminal. --frames and --time-window
 analyse part of the capture as a capture of its own, its frames keeping their
-numbers and their times since the capture's first frame. Best from a capture
+numbers and their times since the capture's first frame. --conversation and
+--qpn report part of the analysis: every frame is analysed as without them, so
+a conversation keeps its number, its episodes their numbers and its findings
+their verdicts; the report lists the conversations chosen, their messages,
+episodes, violations and flagged frames, counts only their flags, and --fail-on
+judges only them (the frame counts and the capture quality stay the whole
+capture's). Best from a capture
 at the requester's host; see docs/analysis.md for what each capture point can
 show.
 
@@ -79,7 +101,7 @@ ${formatOptions(ANALYZE_OPTIONS)}
 flags:
 ${FLAG_NAMES.map((n) => `  ${n.padEnd(18)} ${FLAG_HELP[n]}`).join('\n')}
 
-${exitStatusText('when the capture was read and analysed completely', 'when it is truncated or corrupt after its header or starts more conversations than --max-conversations (the frames before the problem are analysed), when it shows what --fail-on names, or when the temporary file for the long lists cannot be written')}`;
+${exitStatusText('when the capture was read and analysed completely', 'when it is truncated or corrupt after its header or starts more conversations than --max-conversations (the frames before the problem are analysed), when it shows what --fail-on names, or when the temporary file for the long lists cannot be written', [NO_CONVERSATION_REASON])}`;
 
 export async function analyzeCommand(argv: readonly string[], out: Output, ctx?: Pick<CommandContext, 'stdinIsTerminal'>): Promise<number> {
   const args = parseCommand(argv, out, { name: 'analyze', options: ANALYZE_OPTIONS, usage: ANALYZE_USAGE, operands: 'optional FILE' });
@@ -90,6 +112,8 @@ export async function analyzeCommand(argv: readonly string[], out: Output, ctx?:
   if (args.flags.has('all-frames') && !json) throw new UsageError('--all-frames goes with --json (use --list-frames for a text list of flagged frames)');
   const selection = frameSelectionOf(args);
   const follow = args.flags.has('follow');
+  const choice = conversationChoiceOf(args);
+  if (follow && choice.qpns !== null) throw new UsageError('--qpn finds its conversations in the whole capture before the analysis: with --follow, choose one with --conversation N');
   const capturePointText = args.values.get('capture-point') ?? 'unknown';
   const capturePoint = parseCapturePoint(capturePointText);
   if (capturePoint === null) throw new UsageError(`--capture-point must be unknown, sent or host:IP, not ${JSON.stringify(capturePointText)}`);
@@ -103,21 +127,42 @@ export async function analyzeCommand(argv: readonly string[], out: Output, ctx?:
     throw new UsageError(`--fail-on: unknown rule or flag ${failOn.unknown.map((n) => JSON.stringify(n)).join(', ')}; known: ${failOnNames().join(', ')}`);
   }
   if (failOn !== null && failOn.failOn.rules.size === 0 && failOn.failOn.flags.size === 0) throw new UsageError('--fail-on needs at least one rule or flag name, or any');
+  const verifyIcrc = !args.flags.has('no-icrc') && !args.flags.has('ignore-icrc');
   const input = captureInput('analyze', captureFile, out, ctx?.stdinIsTerminal ?? isatty(0), ANALYZE_USAGE);
   if (input === null) return BAD_INPUT_STATUS;
   finishOnInterrupt(input);
-  const file = input.path;
   const fileBytes = input.bytes;
+  const decode = { rocePort, verifyIcrc, icrcV2: nativeIcrcV2() ?? undefined };
+  // --qpn: the conversations with those QPs are known once the capture has been read (a requester's
+  // QPN shows in the first response), so a first reading finds them; a pipe is read whole for it.
+  // --conversation alone needs none: conversations are numbered as the capture starts them.
+  let source: string | Uint8Array = input.path;
+  let report: ((conversation: number) => boolean) | undefined;
+  if (choice.qpns !== null) {
+    if (input.stream) {
+      const bytes = readWholeInput('analyze', input, out);
+      if (bytes === null) return BAD_INPUT_STATUS;
+      source = bytes;
+    }
+    const scout = analyzeOn(source, { decode, keep: false, maxConversations, ...selectionHooks(selection) });
+    if (isNotACapture(scout.captureError)) {
+      reportNotACapture('analyze', input.name, scout.captureError, out);
+      return BAD_INPUT_STATUS;
+    }
+    const ids = new Set(chosenIds(choice, scout.conversations));
+    report = (id) => ids.has(id);
+  } else if (choice.conversation !== null) {
+    const n = choice.conversation;
+    report = (id) => id === n;
+  }
   // The summary lists violations and CM connections, and counts the rest: keeping
   // every message and flagged frame only for counting them made memory grow with the file
   // (350 MiB for a million 64-byte WRITEs).
   const shown = { episodes: verbose || args.flags.has('episodes'), messages: verbose || args.flags.has('messages'), frames: verbose || args.flags.has('list-frames') };
   const keep: KeptLists = { messages: json || shown.messages, episodes: json || shown.episodes, frames: json || shown.frames, violations: true, captureGaps: json, cmConnections: true };
-  const verifyIcrc = !args.flags.has('no-icrc') && !args.flags.has('ignore-icrc');
   const allFrames = args.flags.has('all-frames');
   const script = analyzeWorkerScript();
   const threads = threadCount(requestedThreads, { script, fileBytes, counted: false, cores: os.availableParallelism(), maxAuto: ANALYZE_MAX_THREADS, minAutoBytes: ANALYZE_AUTO_THREADS_MIN_BYTES });
-  const icrcV2 = nativeIcrcV2();
   // --follow: each finding on its own line, out at once (a live capture's reader sees it then).
   // With --json the lines are JSON Lines: {"event":"episode","episode":{...}} and
   // {"event":"violation","violation":{...}}, the objects the report lists, and the report last.
@@ -166,16 +211,21 @@ export async function analyzeCommand(argv: readonly string[], out: Output, ctx?:
         };
   try {
     const result =
-      threads > 1 && script !== null
-        ? (await analyzeWithWorker(file, { allFrames, capturePoint, keep, spool, maxConversations, ...hooks }, { rocePort, verifyIcrc, native: icrcV2 !== null }, script)).result
-        : analyzeFile(file, { decode: { rocePort, verifyIcrc, icrcV2: icrcV2 ?? undefined }, allFrames, capturePoint, keep, spool, maxConversations, ...hooks });
+      threads > 1 && script !== null && typeof source === 'string'
+        ? (await analyzeWithWorker(source, { allFrames, capturePoint, keep, spool, maxConversations, report, ...hooks }, { rocePort, verifyIcrc, native: decode.icrcV2 !== undefined }, script)).result
+        : analyzeOn(source, { decode, allFrames, capturePoint, keep, spool, maxConversations, report, ...hooks });
     // Not a capture at all: said alone, with no report of nothing before it.
     if (isNotACapture(result.captureError)) {
       reportNotACapture('analyze', input.name, result.captureError, out);
       return BAD_INPUT_STATUS;
     }
+    // A conversation asked for that the capture does not hold: said alone, as an input without it.
+    if (report !== undefined && !result.conversations.some((c) => report(c.id))) {
+      out.stderr(`roce analyze: ${input.name}: ${noneChosenText(choice, result.conversations.length)}\n`);
+      return BAD_INPUT_STATUS;
+    }
     if (follow && !json && result.episodeCount + result.violationCount > 0) out.stdout('\n');
-    const doc = analysisDocument(result, input.name);
+    const doc = analysisDocument(result, input.name, report);
     const failFindings = failOn === null ? null : failOnFindings(failOn.failOn, result);
     // Written in pieces: a capture of millions of messages makes a report longer than a string can be.
     // `roce analyze -m big.pcap | head`: once the reader has gone, the rest of the report is not made.
@@ -208,6 +258,11 @@ export async function analyzeCommand(argv: readonly string[], out: Output, ctx?:
   } finally {
     spoolFile?.close();
   }
+}
+
+/** An analysis of the capture at a path, or of one held whole. */
+function analyzeOn(source: string | Uint8Array, opts: AnalyzerOptions): AnalysisResult {
+  return typeof source === 'string' ? analyzeFile(source, opts) : analyzeCapture(source, opts);
 }
 
 /** A spool for each list the report may hold, all in one file. */

@@ -28,7 +28,7 @@ export const ATTACK_OPTIONS: readonly OptionSpec[] = [
   { name: 'rkey', kind: 'string', value: 'N', help: 'the target\'s real R_Key, when known (bad-va, oversize, read-2g, unaligned-atomic use it)' },
   { name: 'va', kind: 'string', value: 'ADDR', help: 'a VA of the target\'s region (0x-hex), when known' },
   { name: 'case', kind: 'list', value: 'LIST', help: `cases, comma-separated, or all (default): ${ATTACK_CASES.join(', ')}` },
-  { name: 'count', short: 'n', kind: 'string', value: 'N', help: 'frames in all, the cases in turn (default: one per case)' },
+  { name: 'count', short: 'c', kind: 'string', value: 'N', help: 'frames in all, the cases in turn (default: one per case)' },
   { name: 'rate', kind: 'string', value: 'PPS', help: 'frames per second (default: as fast as the driver takes them)' },
   { name: 'learn-ms', kind: 'string', value: 'MS', help: 'with --psn follow: how long to wait for the target\'s first response (default 5000)' },
   { name: 'json', kind: 'flag', help: 'print one JSON summary object' },

@@ -7,6 +7,7 @@
  */
 import { type OptionSpec, type ParsedArgs, UsageError, intValue } from './args';
 import type { AnalyzerOptions } from '../analysis/analyzer';
+import type { ConversationChoice } from '../analysis/conversation-choice';
 
 /** `-r FILE`, as tshark takes it. */
 export const READ_FILE_SPEC: OptionSpec = { name: 'read-file', short: 'r', kind: 'string', value: 'FILE', help: 'the capture to read, as tshark -r; the same as naming FILE ("-": standard input)' };
@@ -20,9 +21,17 @@ export const TIME_WINDOW_SPEC: OptionSpec = {
   help: 'only frames whose time since the capture\'s first frame lies in [FROM, TO] (FROM-, -TO; each a number with s, ms, us or ns after it; a bare number is µs)',
 };
 
-export const QPN_SPEC: OptionSpec = { name: 'qpn', kind: 'list', value: 'QPN[,QPN]', help: 'only these QPs (decimal or 0x-hex)' };
+export const QPN_SPEC: OptionSpec = { name: 'qpn', kind: 'list', value: 'QPN[,QPN]', help: 'only the conversations with one of these QPs at either end (decimal or 0x-hex)' };
 
-export const CONVERSATION_SPEC: OptionSpec = { name: 'conversation', kind: 'string', value: 'N', help: 'only conversation N (numbered as `roce analyze` lists them)' };
+export const CONVERSATION_SPEC: OptionSpec = {
+  name: 'conversation',
+  kind: 'string',
+  value: 'N',
+  help: 'only conversation N, numbered as `roce analyze` lists them (with the same --frames, --time-window and --roce-port)',
+};
+
+/** The exit-status reason of a command given --conversation or --qpn that no conversation matches. */
+export const NO_CONVERSATION_REASON = 'a --conversation or --qpn that no conversation of the capture (of the frames selected) matches';
 
 /** One of the shared options with the words a command gives it (its name, short letter and value stay). */
 export function describedAs(spec: OptionSpec, help: string): OptionSpec {
@@ -137,6 +146,11 @@ export function qpnsOf(args: ParsedArgs, most = Number.MAX_SAFE_INTEGER): number
 export function conversationOf(args: ParsedArgs): number | null {
   const text = args.values.get(CONVERSATION_SPEC.name);
   return text === undefined ? null : intValue(text, 'conversation', 1, Number.MAX_SAFE_INTEGER);
+}
+
+/** The conversations `--conversation` and `--qpn` ask for (analysis/conversation-choice.ts); `mostQpns` as for `qpnsOf`. */
+export function conversationChoiceOf(args: ParsedArgs, mostQpns?: number): ConversationChoice {
+  return { conversation: conversationOf(args), qpns: qpnsOf(args, mostQpns) };
 }
 
 /** `text` broken into lines of at most `width` characters, at spaces. */

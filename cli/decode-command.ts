@@ -6,7 +6,25 @@
 import * as os from 'node:os';
 import { isatty } from 'node:tty';
 import { BAD_INPUT_STATUS, captureInput, finishOnInterrupt, isNotACapture, reportNotACapture } from './capture-input';
-import { ALL_FRAMES, FRAMES_SPEC, QPN_SPEC, READ_FILE_SPEC, TIME_WINDOW_SPEC, captureFileOf, describedAs, exitStatusText, frameSelectionOf, qpnsOf, selects } from './capture-options';
+import {
+  ALL_FRAMES,
+  CONVERSATION_SPEC,
+  FRAMES_SPEC,
+  NO_CONVERSATION_REASON,
+  QPN_SPEC,
+  READ_FILE_SPEC,
+  TIME_WINDOW_SPEC,
+  captureFileOf,
+  conversationOf,
+  describedAs,
+  exitStatusText,
+  frameSelectionOf,
+  qpnsOf,
+  selectionHooks,
+  selects,
+} from './capture-options';
+import { Analyzer } from '../analysis/analyzer';
+import { noneChosenText } from '../analysis/conversation-choice';
 import { type OptionSpec, UsageError, formatOptions, intValue } from './args';
 import { type CommandContext, parseCommand } from './command';
 import type { Output } from './output';
@@ -28,14 +46,15 @@ export const DECODE_OPTIONS: readonly OptionSpec[] = [
   { name: 'json', kind: 'flag', help: 'one JSON object per frame per line (every frame, RoCE or not)' },
   { name: 'verbose', short: 'v', kind: 'flag', help: 'full field tree for each RoCE frame' },
   { name: 'roce-port', kind: 'string', value: 'N', help: 'UDP destination port that means RoCE v2 (default 4791)' },
-  describedAs(QPN_SPEC, 'only frames to (BTH DestQP) or from (DETH SrcQP) these QPs'),
+  describedAs(QPN_SPEC, 'only frames to (BTH DestQP) or from (DETH SrcQP) these QPs, each frame judged by its own headers as a dissector\'s field filter judges it (--conversation: every frame of a conversation)'),
+  describedAs(CONVERSATION_SPEC, 'only frames of conversation N, numbered as roce analyze lists them with the same --frames, --time-window, --roce-port and --no-icrc (each frame is analysed as it is read: this thread only)'),
   { name: 'opcode', kind: 'list', value: 'OP[,OP]', help: 'only these opcodes: a number, a name (RC_SEND_ONLY) or a name without its prefix (SEND_ONLY)' },
   FRAMES_SPEC,
   TIME_WINDOW_SPEC,
   { name: 'count', short: 'c', kind: 'string', value: 'N', help: 'stop after printing N frames' },
   { name: 'errors', kind: 'flag', help: 'only malformed frames (bad ICRC, truncated, bad length, unknown opcode, bad MAD)' },
   { name: 'no-icrc', kind: 'flag', help: 'do not check the ICRC' },
-  { name: 'threads', kind: 'string', value: 'N', help: `threads that decode, this one included (1: no worker; default: one per core up to ${MAX_AUTO_THREADS} for a file of ${AUTO_THREADS_MIN_BYTES >> 20} MiB or more, 1 with --count or --time-window, which take this thread only)` },
+  { name: 'threads', kind: 'string', value: 'N', help: `threads that decode, this one included (1: no worker; default: one per core up to ${MAX_AUTO_THREADS} for a file of ${AUTO_THREADS_MIN_BYTES >> 20} MiB or more, 1 with --count, --time-window or --conversation, which take this thread only)` },
   { name: 'time', short: 't', kind: 'string', value: 'rel|abs|delta', help: 'time column: since the first frame (default), since the epoch, or since the previous frame' },
   { name: 'help', short: 'h', kind: 'flag', help: 'this help' },
 ];
@@ -52,7 +71,7 @@ printed; the closing line (on stderr) counts every frame read.
 
 ${formatOptions(DECODE_OPTIONS)}
 
-${exitStatusText('when the whole capture was read', 'when it is truncated or corrupt after its header (the frames before the problem are still printed)')}`;
+${exitStatusText('when the whole capture was read', 'when it is truncated or corrupt after its header (the frames before the problem are still printed)', [NO_CONVERSATION_REASON])}`;
 
 function parseOpcodes(list: readonly string[]): Set<number> {
   const out = new Set<number>();
@@ -91,6 +110,8 @@ export async function decodeCommand(argv: readonly string[], out: Output, ctx?: 
   const opList = args.lists.get('opcode');
   const requestedThreads = parseThreads(args.values.get('threads'));
   if (windowed && requestedThreads !== null && requestedThreads > 1) throw new UsageError('--time-window decodes on this thread only: it goes with --threads 1');
+  const conversation = conversationOf(args);
+  if (conversation !== null && requestedThreads !== null && requestedThreads > 1) throw new UsageError('--conversation decodes on this thread only: it goes with --threads 1');
   const settings: PrintSettings = {
     ...DEFAULT_PRINT_SETTINGS,
     json,
@@ -116,7 +137,7 @@ export async function decodeCommand(argv: readonly string[], out: Output, ctx?: 
   // Lines and JSON objects are written straight into UTF-8 chunks (base/text-bytes.ts): building a
   // string per frame cost more than decoding it (docs/performance.md, "roce decode end to end").
   const script = decodeWorkerScript();
-  const threads = threadCount(requestedThreads, { script, fileBytes, counted: countText !== undefined || windowed, cores: os.availableParallelism() });
+  const threads = threadCount(requestedThreads, { script, fileBytes, counted: countText !== undefined || windowed || conversation !== null, cores: os.availableParallelism() });
   let read = 0;
   let counts: DecodeCounts;
   let ended: StreamResult | null = null;
@@ -127,6 +148,18 @@ export async function decodeCommand(argv: readonly string[], out: Output, ctx?: 
     gone = out.readerGone();
     return free;
   };
+  // --conversation: each frame goes through the analysis roce analyze makes (with the same frames
+  // selected and the same decoding) as it is read, which says whose conversation it belongs to.
+  let frameConversation: number | null = null;
+  const analyzer =
+    conversation === null
+      ? null
+      : new Analyzer({
+          decode: { rocePort: settings.rocePort, verifyIcrc: settings.verifyIcrc, icrcV2 },
+          keep: false,
+          ...selectionHooks(selection),
+          onFrame: (r) => (frameConversation = r.conversation),
+        });
   if (threads > 1 && script !== null) {
     // A capture file, classic pcap or pcapng, is read in blocks straight into the batches; standard
     // input and pipes record by record.
@@ -155,8 +188,19 @@ export async function decodeCommand(argv: readonly string[], out: Output, ctx?: 
       // Records are views into one read buffer: one DataView over it serves every frame in it.
       if (rec.data.buffer !== whole.bytes.buffer) whole = { bytes: new Uint8Array(rec.data.buffer), view: new DataView(rec.data.buffer) };
       const start = rec.data.byteOffset;
-      if (windowed) {
-        t0 ??= rec.timestampNs;
+      // The window's times count from the capture's first frame, printed or not.
+      if (windowed) t0 ??= rec.timestampNs;
+      if (analyzer !== null) {
+        frameConversation = null;
+        if (!analyzer.wantsStop) analyzer.push(rec);
+        if (frameConversation !== conversation) {
+          // Another conversation's frame, or none's: counted, not printed.
+          printer.decode(whole.view, whole.bytes, start, start + rec.data.byteLength, rec.linkType, rec.origLen);
+          printer.passOver(rec.sec, rec.nsec, rec.timeDigits);
+          continue;
+        }
+      }
+      if (windowed && t0 !== null) {
         if (!selects(selection, rec.index, Number(rec.timestampNs - t0))) {
           // Outside the window: counted, as a frame outside --frames is, and the time columns'
           // references move on, but nothing is printed.
@@ -176,6 +220,13 @@ export async function decodeCommand(argv: readonly string[], out: Output, ctx?: 
   if (isNotACapture(result.error)) {
     reportNotACapture('decode', input.name, result.error, out);
     return BAD_INPUT_STATUS;
+  }
+  if (analyzer !== null && conversation !== null) {
+    const count = analyzer.finish().conversations.length;
+    if (conversation > count) {
+      out.stderr(`roce decode: ${input.name}: ${noneChosenText({ conversation, qpns: null }, count)}\n`);
+      return BAD_INPUT_STATUS;
+    }
   }
   if (!json) {
     out.stderr(

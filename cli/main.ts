@@ -35,7 +35,7 @@ import type * as ReplayCommandModule from './replay-command';
 // `live`: the command carries live traffic, so its process optimises early (apps/host/jit-tier-up.ts).
 // `tool`: the real tool the command stands in for, whose command line it takes as the tool's users
 // type it, its one-letter options included. Elsewhere a letter means one thing in every command
-// (`-c` a count, `-r` the capture to read, `-o` the output file...; test/cli/bad-arguments.test.ts).
+// (`-c` a count, `-r` the capture to read, `-o` the output file...; test/cli/capture-options.test.ts holds them to it).
 const COMMANDS: Readonly<Record<string, { help: string; load: () => Command; live?: true; tool?: string }>> = {
   demo: { help: 'two stacks over a lossy in-memory link, every byte verified (run `roce demo -h`)', load: () => (require('./demo-command') as typeof DemoCommandModule).demoCommand },
   decode: { help: 'decode a pcap/pcapng capture of RoCE traffic (run `roce decode -h`)', load: () => (require('./decode-command') as typeof DecodeCommandModule).decodeCommand },

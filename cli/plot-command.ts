@@ -11,7 +11,21 @@ import { type OptionSpec, UsageError, formatOptions, intValue } from './args';
 import { type CommandContext, parseCommand } from './command';
 import type { Output } from './output';
 import { BAD_INPUT_STATUS, captureInput, isNotACapture, reportNotACapture } from './capture-input';
-import { CONVERSATION_SPEC, FRAMES_SPEC, QPN_SPEC, READ_FILE_SPEC, TIME_WINDOW_SPEC, captureFileOf, conversationOf, describedAs, exitStatusText, frameSelectionOf, qpnsOf, selectionHooks } from './capture-options';
+import {
+  CONVERSATION_SPEC,
+  FRAMES_SPEC,
+  NO_CONVERSATION_REASON,
+  QPN_SPEC,
+  READ_FILE_SPEC,
+  TIME_WINDOW_SPEC,
+  captureFileOf,
+  conversationChoiceOf,
+  describedAs,
+  exitStatusText,
+  frameSelectionOf,
+  selectionHooks,
+} from './capture-options';
+import { choosesConversations, noneChosenText } from '../analysis/conversation-choice';
 import { fileErrorText } from './file-error';
 import { OUTPUT_FILE_STATUS, outputFileWritable, writeOutputFile } from './output-file';
 import { buildPsnSeries, type SeriesFilter } from '../analysis/psn-series';
@@ -28,8 +42,8 @@ export const PLOT_OPTIONS: readonly OptionSpec[] = [
   { name: 'rate', kind: 'flag', help: 'each flow\'s request payload rate over time, with its CE-marked requests (ticks) and the CNPs sent to it (triangles)' },
   { name: 'sim', kind: 'string', value: 'RESULT.json', help: 'draw a `roce sim --json` result: each flow\'s rate and the busiest queue over time (no capture needed)' },
   { name: 'bin', kind: 'string', value: 'US', help: 'with --rate: the width of a rate bin in µs (default: the capture in 200 bins)' },
-  describedAs(QPN_SPEC, 'only flows of the conversation with this QP number'),
-  describedAs(CONVERSATION_SPEC, 'only flows of conversation N, numbered as `roce analyze` lists them'),
+  describedAs(QPN_SPEC, 'only flows of the conversations with one of these QPs at either end'),
+  describedAs(CONVERSATION_SPEC, 'only flows of conversation N, numbered as roce analyze lists them with the same --frames, --time-window and --roce-port'),
   describedAs(FRAMES_SPEC, 'only frames numbered A to B (A-B, A-, -B or A), judged as a capture of their own'),
   describedAs(TIME_WINDOW_SPEC, `only frames whose time since the capture's first frame lies in [FROM, TO], judged as a capture of their own (FROM-, -TO; each a number with s, ms, us or ns after it; a bare number is µs)`),
   { name: 'title', kind: 'string', value: 'TEXT', help: 'title of the picture' },
@@ -54,7 +68,7 @@ corrupt) is drawn up to the problem, which is named.
 
 ${formatOptions(PLOT_OPTIONS)}
 
-${exitStatusText('when the picture was drawn from the whole capture', 'when the capture is truncated or corrupt after its header or starts more conversations than --max-conversations (drawn up to the problem)', ['a --sim file that cannot be read or is not a roce sim result'])}`;
+${exitStatusText('when the picture was drawn from the whole capture', 'when the capture is truncated or corrupt after its header or starts more conversations than --max-conversations (drawn up to the problem)', ['a --sim file that cannot be read or is not a roce sim result', NO_CONVERSATION_REASON])}`;
 
 export async function plotCommand(argv: readonly string[], out: Output, ctx?: Pick<CommandContext, 'stdinIsTerminal'>): Promise<number> {
   const args = parseCommand(argv, out, { name: 'plot', options: PLOT_OPTIONS, usage: PLOT_USAGE, operands: 'optional FILE' });
@@ -85,10 +99,15 @@ export async function plotCommand(argv: readonly string[], out: Output, ctx?: Pi
     return write(starPanels(j as StarResult), args.values.get('title') ?? `roce sim: ${simFile.split('/').pop() ?? simFile}`) ? 0 : OUTPUT_FILE_STATUS;
   }
   const f: SeriesFilter = {};
-  const qpn = qpnsOf(args, 1)?.[0];
-  if (qpn !== undefined) f.qpn = qpn;
-  const conversation = conversationOf(args);
-  if (conversation !== null) f.conversation = conversation;
+  const choice = conversationChoiceOf(args);
+  if (choice.qpns !== null) f.qpns = choice.qpns;
+  if (choice.conversation !== null) f.conversation = choice.conversation;
+  // A conversation asked for that the capture does not hold: said alone, nothing drawn.
+  const noneChosen = (r: { chosen: number; conversations: number }, name: string): boolean => {
+    if (r.chosen > 0 || !choosesConversations(choice)) return false;
+    out.stderr(`roce plot: ${name}: ${noneChosenText(choice, r.conversations)}\n`);
+    return true;
+  };
   const selection = frameSelectionOf(args);
   const portText = args.values.get('roce-port');
   const rocePort = portText === undefined ? 4791 : intValue(portText, 'roce-port', 1, 65535);
@@ -105,11 +124,13 @@ export async function plotCommand(argv: readonly string[], out: Output, ctx?: Pi
   const decode = { rocePort, verifyIcrc: !args.flags.has('ignore-icrc') };
   const select = selectionHooks(selection);
   if (args.flags.has('rate')) {
-    const { series: rs, ended } = buildRateSeries(input.path, { ...f, ...(binNs !== undefined ? { binNs } : {}) }, { decode, maxConversations, ...select });
+    const rated = buildRateSeries(input.path, { ...f, ...(binNs !== undefined ? { binNs } : {}) }, { decode, maxConversations, ...select });
+    const { series: rs, ended } = rated;
     if (isNotACapture(ended.captureError)) {
       reportNotACapture('plot', name, ended.captureError, out);
       return BAD_INPUT_STATUS;
     }
+    if (noneChosen(rated, name)) return BAD_INPUT_STATUS;
     const status = reportAnalysisEnd('plot', name, ended, out);
     if (rs.length === 0) out.stderr('roce plot: no flow passes the filters\n');
     // A time window's bins start with it (the bins count from the capture's first frame).
@@ -119,17 +140,19 @@ export async function plotCommand(argv: readonly string[], out: Output, ctx?: Pi
       yLabel: 'Gb/s (request payload)',
       lines: [{ name: 'rate', points: r.gbps.filter(([us]) => us > fromUs) }],
       markers: [
-        { name: 'CE-marked request', timesUs: r.ceUs, shape: 'tick' },
-        { name: 'CNP', timesUs: r.cnpUs, shape: 'triangle' },
+        { name: 'CE-marked request', timesUs: r.ceUs, shape: 'tick', digits: r.digits },
+        { name: 'CNP', timesUs: r.cnpUs, shape: 'triangle', digits: r.digits },
       ],
     }));
     return write(panels, args.values.get('title') ?? `rate over time: ${shortName}`) ? status : OUTPUT_FILE_STATUS;
   }
-  const { series, ended } = buildPsnSeries(input.path, f, { decode, maxConversations, ...select });
+  const psns = buildPsnSeries(input.path, f, { decode, maxConversations, ...select });
+  const { series, ended } = psns;
   if (isNotACapture(ended.captureError)) {
     reportNotACapture('plot', name, ended.captureError, out);
     return BAD_INPUT_STATUS;
   }
+  if (noneChosen(psns, name)) return BAD_INPUT_STATUS;
   const status = reportAnalysisEnd('plot', name, ended, out);
   if (series.length === 0) out.stderr('roce plot: no flow passes the filters\n');
   return writeText(plotSvg(series, args.values.get('title') ?? `PSN over time: ${shortName}`)) ? status : OUTPUT_FILE_STATUS;

@@ -7,7 +7,26 @@ import { isatty } from 'node:tty';
 import { type OptionSpec, UsageError, formatOptions, intValue } from './args';
 import { type CommandContext, parseCommand } from './command';
 import { BAD_INPUT_STATUS, captureInput, isNotACapture, readWholeInput, reportNotACapture } from './capture-input';
-import { FRAMES_SPEC, QPN_SPEC, READ_FILE_SPEC, TIME_WINDOW_SPEC, captureFileOf, describedAs, exitStatusText, frameSelectionOf, qpnsOf, selects, takesAll } from './capture-options';
+import {
+  CONVERSATION_SPEC,
+  FRAMES_SPEC,
+  NO_CONVERSATION_REASON,
+  QPN_SPEC,
+  READ_FILE_SPEC,
+  TIME_WINDOW_SPEC,
+  captureFileOf,
+  conversationOf,
+  describedAs,
+  exitStatusText,
+  frameSelectionOf,
+  qpnsOf,
+  selectionHooks,
+  selects,
+  takesAll,
+} from './capture-options';
+import { analyzeCapture } from '../analysis/analyzer';
+import { noneChosenText } from '../analysis/conversation-choice';
+import type { RcConversation } from '../apps/replay/conversation';
 import type { Output } from './output';
 import { readCapture, describeCaptureError } from '../packets/pcap';
 import { packetAddresses } from '../packets/decode';
@@ -25,7 +44,8 @@ import { replayReportJson, replayReportText, replayTotals } from './replay-repor
 export const REPLAY_OPTIONS: readonly OptionSpec[] = [
   READ_FILE_SPEC,
   { name: 'role', kind: 'string', value: 'responder|requester', help: 'which side the stack plays (default responder)' },
-  describedAs(QPN_SPEC, 'the conversations whose responder (or, with --role requester, requester) has one of these QPNs (default: every RC conversation)'),
+  describedAs(QPN_SPEC, 'the conversations whose responder (or, with --role requester, requester) has one of these QPNs: the side the stack plays (default: every RC conversation)'),
+  describedAs(CONVERSATION_SPEC, 'only conversation N, numbered as roce analyze lists them with the same --frames, --time-window, --roce-port and --ignore-icrc (an RC conversation)'),
   describedAs(FRAMES_SPEC, 'replay only frames numbered A to B (A-B, A-, -B or A), as if the capture held no others'),
   describedAs(TIME_WINDOW_SPEC, `replay only frames whose time since the capture's first frame lies in [FROM, TO], as if the capture held no others (FROM-, -TO; each a number with s, ms, us or ns after it; a bare number is µs)`),
   { name: 'timing', kind: 'string', value: 'captured|fast', help: 'feed packets at the captured times (default) or back to back' },
@@ -58,7 +78,7 @@ standard input is read, unless it is a terminal.
 
 ${formatOptions(REPLAY_OPTIONS)}
 
-${exitStatusText('when every conversation replayed without a violation', 'on a violation, when no conversation can be replayed, or when the capture is truncated or corrupt after its header (what it held is replayed)')}`;
+${exitStatusText('when every conversation replayed without a violation', 'on a violation, when no conversation can be replayed (the one --conversation names included: not RC, or not replayable), or when the capture is truncated or corrupt after its header (what it held is replayed)', [NO_CONVERSATION_REASON])}`;
 
 export async function replayCommand(argv: readonly string[], out: Output, ctx?: Pick<CommandContext, 'stdinIsTerminal'>): Promise<number> {
   const args = parseCommand(argv, out, { name: 'replay', options: REPLAY_OPTIONS, usage: REPLAY_USAGE, operands: 'optional FILE' });
@@ -73,6 +93,10 @@ export async function replayCommand(argv: readonly string[], out: Output, ctx?: 
   const mtu = mtuText === undefined ? undefined : intValue(mtuText, 'mtu', 256, 4096);
   if (mtu !== undefined && ![256, 512, 1024, 2048, 4096].includes(mtu)) throw new UsageError('--mtu must be 256, 512, 1024, 2048 or 4096');
   const qpns = qpnsOf(args);
+  const conversation = conversationOf(args);
+  if (args.values.get('onto') !== undefined && (qpns !== null || conversation !== null)) {
+    throw new UsageError('--onto re-sends every frame --frames and --time-window select: --qpn and --conversation choose conversations to compare, not frames to send');
+  }
   const rocePort = intValue(args.values.get('roce-port') ?? '4791', 'roce-port', 1, 65535);
   const capture = captureArgs(args);
   if (capture !== null && args.values.get('onto') === undefined) throw new UsageError('--pcap records a live link: it goes with --onto IFACE');
@@ -110,6 +134,25 @@ export async function replayCommand(argv: readonly string[], out: Output, ctx?: 
   if (truncated > 0) out.stderr(`roce replay: ${file}: ${truncated} frames truncated by the capture: headers replayed, payload compared only as far as captured\n`);
   let convs = findRcConversations(packets, packetAddresses);
   applyCmSetup(convs, cmConnections(packets));
+  if (conversation !== null) {
+    // Numbered by the analysis roce analyze makes of the same frames; found here by its two ends.
+    const analysis = analyzeCapture(bytes, { decode: { rocePort, verifyIcrc: !ignoreIcrc }, keep: false, ...selectionHooks(selection) });
+    const c = analysis.conversations[conversation - 1];
+    if (c === undefined) {
+      out.stderr(`roce replay: ${file}: ${noneChosenText({ conversation, qpns: null }, analysis.conversations.length)}\n`);
+      return BAD_INPUT_STATUS;
+    }
+    const ends = `${c.a.ip} QP ${qpText(c.a.qpn)} ↔ ${c.b.ip} QP ${qpText(c.b.qpn)}`;
+    if (c.type !== 'RC') {
+      out.stderr(`roce replay: ${file}: conversation #${conversation} (${ends}) is ${c.type}: roce replay replays RC conversations\n`);
+      return 1;
+    }
+    convs = convs.filter((x) => endsMatch(x, c.a, c.b) || endsMatch(x, c.b, c.a));
+    if (convs.length === 0) {
+      out.stderr(`roce replay: ${file}: conversation #${conversation} (${ends}): no replayable request stream between those QPs\n`);
+      return 1;
+    }
+  }
   if (qpns !== null) convs = convs.filter((c) => qpns.includes(role === 'responder' ? c.responderQpn : c.requesterQpn));
   if (convs.length === 0) {
     const hint = !ignoreIcrc && cap.records.length > 0 ? ' (if the capture tool did not preserve the ICRCs, try --ignore-icrc)' : '';
@@ -137,4 +180,11 @@ export async function replayCommand(argv: readonly string[], out: Output, ctx?: 
   }
   // Frames this stack cannot execute are unsupported, not violations: they do not fail the replay.
   return replayTotals(results).violations === 0 ? 0 : 1;
+}
+
+const qpText = (q: number | null): string => (q === null ? '?' : `0x${q.toString(16)}`);
+
+/** Whether replay's conversation `x` has requester `req` and responder `rsp` (the analysis's two ends). */
+function endsMatch(x: RcConversation, req: { ip: string; qpn: number | null }, rsp: { ip: string; qpn: number | null }): boolean {
+  return x.requesterIp === req.ip && x.requesterQpn === req.qpn && x.responderIp === rsp.ip && x.responderQpn === rsp.qpn;
 }

@@ -5,6 +5,7 @@
  * point and marker carries a <title> with its value, which a browser shows on hover.
  */
 import { fmt, xmlEscape } from './ladder-svg';
+import { spanText } from '../text-report';
 import { niceStep } from './plot-svg';
 
 export interface ChartLine {
@@ -19,6 +20,11 @@ export interface ChartMarkers {
   /** Instants, µs. */
   timesUs: readonly number[];
   shape: 'tick' | 'triangle';
+  /**
+   * For instants that are capture times (whole nanoseconds): the capture's decimals, and the
+   * tooltips print them with every digit the file has. Without it they are rounded to 0.1 µs.
+   */
+  digits?: number;
 }
 
 export interface ChartPanel {
@@ -88,7 +94,7 @@ function panelSvg(p: ChartPanel, top: number, t1: number): string {
     const drawn = m.timesUs.slice(0, MAX_MARKERS);
     for (const t of drawn) {
       const xx = fmt(x(t));
-      const tip = `<title>${xmlEscape(m.name)} at ${fmt(t)} µs</title>`;
+      const tip = `<title>${xmlEscape(m.name)} at ${m.digits === undefined ? `${fmt(t)} µs` : spanText(Math.round(t * 1000), m.digits)}</title>`;
       if (m.shape === 'tick') out.push(`<line class="mark" data-kind="${xmlEscape(m.name)}" x1="${xx}" y1="${top + MT + ph}" x2="${xx}" y2="${top + MT + ph - 6}" stroke="${color}" stroke-width="1.5">${tip}</line>`);
       else out.push(`<path class="mark" data-kind="${xmlEscape(m.name)}" d="M${xx},${top + MT + 2}l4,7h-8z" fill="${color}">${tip}</path>`);
     }

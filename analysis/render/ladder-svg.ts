@@ -13,6 +13,7 @@
  * Output depends only on the input (no dates, no random ids).
  */
 import type { Timeline, TimelineItem } from '../timeline';
+import { spanText } from '../text-report';
 
 export const MIN_ROW_PX = 16;
 export const BREAK_PX = 36;
@@ -33,6 +34,7 @@ export function xmlEscape(s: string): string {
 
 export const fmt = (n: number): string => (Math.round(n * 10) / 10).toString();
 
+/** A time in µs or ms with 3 decimals: for figures that are not capture times (a timer, an axis tick). */
 export function usText(ns: number): string {
   if (ns >= 1e6) return `${(ns / 1e6).toFixed(3)} ms`;
   return `${(ns / 1000).toFixed(3)} us`;
@@ -151,13 +153,13 @@ export function ladderSvg(t: Timeline, title = ''): string {
     out.push(`<rect class="wait" x="${x - 14}" y="${fmt(y0)}" width="28" height="${fmt(Math.max(2, y1 - y0))}"/>`);
     const lx = w.side === 'a' ? x - 18 : x + 18;
     out.push(
-      `<text class="waitlbl" x="${lx}" y="${fmt((y0 + y1) / 2 + 3)}" text-anchor="${w.side === 'a' ? 'end' : 'start'}">RNR wait ${usText(w.endNs - w.startNs)}${w.timerNs !== null ? ` (timer ${usText(w.timerNs)})` : ''}</text>`,
+      `<text class="waitlbl" x="${lx}" y="${fmt((y0 + y1) / 2 + 3)}" text-anchor="${w.side === 'a' ? 'end' : 'start'}">RNR wait ${spanText(w.endNs - w.startNs, t.digits)}${w.timerNs !== null ? ` (timer ${usText(w.timerNs)})` : ''}</text>`,
     );
   }
   for (const b of lay.breaks) {
     const y = b.y;
     out.push(`<path class="brk" d="M${X_A - 40},${fmt(y - 4)} l10,8 l10,-8 l10,8 M${X_B - 30},${fmt(y - 4)} l10,8 l10,-8 l10,8"/>`);
-    out.push(`<text class="brklbl" x="${(X_A + X_B) / 2}" y="${fmt(y + 4)}" text-anchor="middle">… ${usText(b.ns)} without packets …</text>`);
+    out.push(`<text class="brklbl" x="${(X_A + X_B) / 2}" y="${fmt(y + 4)}" text-anchor="middle">… ${spanText(b.ns, t.digits)} without packets …</text>`);
   }
   t.items.forEach((it, i) => {
     const y = lay.ys[i]!;
@@ -168,7 +170,7 @@ export function ladderSvg(t: Timeline, title = ''): string {
     const tip = tipText(it);
     out.push(`<g class="pkt ${kind}" data-frame="${it.frame}" data-tip="${xmlEscape(tip)}">`);
     out.push(`<title>${xmlEscape(tip)}</title>`);
-    out.push(`<text class="tm" x="${X_TIME}" y="${fmt(y + 3)}" text-anchor="end">${xmlEscape(usText(it.timeNs))}</text>`);
+    out.push(`<text class="tm" x="${X_TIME}" y="${fmt(y + 3)}" text-anchor="end">${xmlEscape(spanText(it.timeNs, t.digits))}</text>`);
     out.push(`<line class="arrow" x1="${x1}" y1="${fmt(y)}" x2="${x2}" y2="${fmt(y2)}" marker-end="url(#ah-${kind})"/>`);
     const flags = it.flags.filter((f) => f !== 'retransmission' || kind !== 'retx');
     const text = `${it.label}${kind === 'retx' ? ' (resent)' : ''}${flags.length > 0 ? ` [${flags.join(' ')}]` : ''}`;

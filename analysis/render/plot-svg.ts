@@ -7,6 +7,7 @@
  */
 import type { PsnSeries } from '../psn-series';
 import { fmt, usText, xmlEscape } from './ladder-svg';
+import { spanText } from '../text-report';
 
 const W = 960;
 const PANEL_H = 330;
@@ -82,7 +83,7 @@ function panel(s: PsnSeries, top: number): string {
   for (const p of pts) {
     const xx = fmt(x(p.timeNs));
     const yy = y(p.psn);
-    const tip = `<title>frame ${p.frame}, PSN ${s.basePsn + p.psn}, ${usText(p.timeNs)}</title>`;
+    const tip = `<title>frame ${p.frame}, PSN ${s.basePsn + p.psn}, ${spanText(p.timeNs, s.digits)}</title>`;
     switch (p.kind) {
       case 'new':
       case 'retx': {

@@ -2,7 +2,8 @@
  * Every `roce` command, as cli/main.ts lists them (a new command is covered without a word here),
  * over ordinary mistakes: an unknown option, a value missing, a bad number; for a command that
  * reads a capture (it takes `-r FILE`), a directory, a missing file, a text file, an empty file and
- * an empty standard input as its capture; for a command that writes a file (it takes `-o FILE`),
+ * an empty standard input as its capture, and bad values for the options they share (--frames,
+ * --time-window, --qpn, --conversation); for a command that writes a file (it takes `-o FILE`),
  * a directory, a missing folder, an unwritable path and a full disk as that file. Each ends with the
  * exit status the command's help promises, one line on stderr naming the command (and for a file,
  * the file), nothing on stdout, no stack trace and no "internal error". Live commands get only
@@ -158,6 +159,30 @@ describe.each(CAPTURE_COMMANDS)('roce %s: an input that is no capture', (name) =
     const r = await roce([name, ...output()]);
     expectRefused(r, name, 2);
     expect(r.stderr).toBe(`roce ${name}: stdin: not a pcap or pcapng capture: capture magic needs 4 bytes but only 0 remain\n`);
+  }, 30_000);
+});
+
+describe.each(CAPTURE_COMMANDS)('roce %s: a bad value for a shared capture option', (name) => {
+  const output = (): string[] => (takes(name, 'output') ? ['-o', path.join(dir, `${name}-out.svg`)] : []);
+
+  test('it takes every shared option', () => {
+    for (const option of ['read-file', 'frames', 'time-window', 'qpn', 'conversation']) expect({ name, option, taken: takes(name, option) }).toEqual({ name, option, taken: true });
+  });
+
+  test.each([
+    [['--conversation', '0'], /--conversation must be an integer from 1 to/],
+    [['--conversation', 'x'], /--conversation must be an integer from 1 to/],
+    [['--qpn', '0x1000000'], /--qpn must be an integer from 0 to 16777215/],
+    [['--qpn', ','], /--qpn needs a QP number/],
+    [['--frames', '5-2'], /--frames 5-2: the range ends before it starts/],
+    [['--time-window', '2ms-1ms'], /--time-window 2ms-1ms: the window ends before it starts/],
+    [['--time-window', '1.5xs-'], /--time-window: "1\.5xs" is not a time/],
+  ])('%j: exit 2, one line naming the command and its -h, before the capture is read', async (argv, message) => {
+    // The capture does not exist: the option is refused before the input is looked at.
+    const r = await roce([name, ...output(), ...argv, path.join(dir, 'no-such-input.pcap')]);
+    expectRefused(r, name, 2);
+    expect(r.stderr).toMatch(message);
+    expect(r.stderr).toMatch(new RegExp(`\\(roce ${name} -h\\)\\n$`));
   }, 30_000);
 });
 

@@ -47,7 +47,7 @@ describe('ladder HTML in headless Chromium', () => {
         expect(dom.status).toBe(0);
         const pkts = dom.stdout.match(/<g class="pkt [a-z]+" data-frame="\d+"/g) ?? [];
         expect(pkts).toHaveLength(t.items.length);
-        expect(dom.stdout).toContain('data-tip="frame: 1\ntime: 0.000 us');
+        expect(dom.stdout).toContain('data-tip="frame: 1\ntime: 0.000000000 s');
         expect(dom.stdout).toContain('PSN: 3086848');
         expect(dom.stdout).toContain('headers: RNR NAK 0.96 ms MSN=');
         expect(dom.stdout).toContain('<div id="tip"');

@@ -41,7 +41,7 @@ describe('ladder diagram', () => {
     expect(svg).toContain('class="pkt retx"');
     expect(svg).toContain('RNR wait');
     expect(svg).toContain('without packets');
-    expect(svg).toMatch(/<title>frame: 1\ntime: 0.000 us\nfrom: 198.18.0.1:57236/);
+    expect(svg).toMatch(/<title>frame: 1\ntime: 0.000000000 s\nfrom: 198.18.0.1:57236/);
   });
 
   test('a transmission lost and resent after a NAK gets a cross', () => {
@@ -95,6 +95,6 @@ describe('PSN-versus-time plot', () => {
     expect(plotSvg(buildPsnSeries(RC).series, 'rc-conversation.pcap')).toBe(svg);
   });
   test('--qpn keeps one flow', () => {
-    expect(buildPsnSeries(RC, { qpn: 0x16 }).series.map((s) => s.conversation)).toEqual([3]);
+    expect(buildPsnSeries(RC, { qpns: [0x16] }).series.map((s) => s.conversation)).toEqual([3]);
   });
 });
