@@ -296,6 +296,20 @@ function receiveResponse(qp: QueuePair, p: RocePacket, frame: Uint8Array, base: 
     return;
   }
 
+  if (readResp && (w.kind === WqeKind.FLUSH || w.kind === WqeKind.ATOMIC_WRITE)) {
+    // A FLUSH or ATOMIC WRITE is answered by an RDMA READ response of no data at its PSN (IBTA vol. 1
+    // annex A19; rxe_resp.c send_read_response_ack(); rxe_comp.c check_ack() completes the WQE on it).
+    const only = (info.flags & (OpFlag.START | OpFlag.END)) === (OpFlag.START | OpFlag.END);
+    if (!only || psn !== w.firstPsn || p.payloadLength !== 0) {
+      completeInOrder(qp, w, WcStatus.BAD_RESP_ERR, `${info.name} at PSN ${psn} with ${p.payloadLength} bytes for a ${wqeName(w)} WQE (expected a READ response of no data)`);
+      return;
+    }
+    c.psn = psnAdd(psn, 1);
+    completeInOrder(qp, w, WcStatus.SUCCESS);
+    progress(qp);
+    return;
+  }
+
   if (readResp) {
     if (w.kind !== WqeKind.READ) {
       completeInOrder(qp, w, WcStatus.BAD_RESP_ERR, `${info.name} for a ${wqeName(w)} WQE`);
@@ -404,5 +418,5 @@ function receiveResponse(qp: QueuePair, p: RocePacket, frame: Uint8Array, base: 
 }
 
 function wqeName(w: SendWqe): string {
-  return ['SEND', 'WRITE', 'READ', 'ATOMIC'][w.kind] ?? 'unknown';
+  return ['SEND', 'WRITE', 'READ', 'ATOMIC', 'FLUSH', 'ATOMIC WRITE'][w.kind] ?? 'unknown';
 }

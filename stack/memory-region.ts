@@ -7,7 +7,7 @@
  * and an 8-bit key part, as rxe builds them (index << 8 | key). Every access
  * is checked against bounds, the PD and the access flags (IBTA vol. 1 §10.6).
  */
-import { Access, type Sge } from './types';
+import { ACCESS_MR_SUPPORTED, Access, type Sge } from './types';
 import { VerbsError, VerbsErrorCode, invalid } from './errors';
 
 export class ProtectionDomain {
@@ -20,6 +20,14 @@ export class MemoryRegion {
   valid = true;
   /** The length as a bigint, for bounds checks against 64-bit addresses (computed once). */
   readonly lengthBig: bigint;
+  /**
+   * Called when a FLUSH with the persistence placement type reaches this region (IBTA vol. 1 annex
+   * A19; rxe process_flush() writes the range back to persistent memory, rxe_flush_pmem_iova()), with
+   * the byte offset and length it covers: what backs the region with something durable (a file, a
+   * device) makes those bytes durable there before the FLUSH is answered. Null: nothing to do beyond
+   * the region's own bytes, which every request executed before the FLUSH has already written.
+   */
+  persist: ((offset: number, length: number) => void) | null = null;
   constructor(
     readonly pd: ProtectionDomain,
     readonly buffer: Uint8Array,
@@ -88,7 +96,7 @@ export class MrTable {
    */
   register(pd: ProtectionDomain, buffer: Uint8Array, access: number, iova?: bigint, key?: number): MemoryRegion {
     if (!(buffer instanceof Uint8Array)) throw invalid('regMr: buffer must be a Uint8Array');
-    if ((access & ~0x1f) !== 0) throw invalid(`regMr: unknown access flags 0x${access.toString(16)}`);
+    if ((access & ~ACCESS_MR_SUPPORTED) !== 0) throw invalid(`regMr: unknown access flags 0x${access.toString(16)}`);
     // IBTA vol. 1 §10.6.3.1 / libibverbs: remote write and remote atomic need local write.
     if ((access & (Access.REMOTE_WRITE | Access.REMOTE_ATOMIC)) !== 0 && (access & Access.LOCAL_WRITE) === 0) {
       throw invalid('regMr: REMOTE_WRITE and REMOTE_ATOMIC need LOCAL_WRITE');
@@ -140,6 +148,19 @@ export class MrTable {
     return this.check(pd, rkey, va, length, need);
   }
 
+  /**
+   * Checks a remote access to the whole region `rkey` names, whatever its range (a FLUSH of selectivity
+   * level "memory region" names no range: rxe_resp.c check_rkey() skips the range check for it). The
+   * answer's offset is 0; it is valid until the next check.
+   */
+  checkRemoteRegion(pd: ProtectionDomain, rkey: number, need: number): MrHit {
+    const mr = this.byKey(rkey);
+    if (mr === undefined) return this.answer(MrFault.BAD_KEY, null, 0);
+    if (mr.pd !== pd) return this.answer(MrFault.BAD_PD, mr, 0);
+    if ((mr.access & need) !== need) return this.answer(MrFault.NO_ACCESS, mr, 0);
+    return this.answer(MrFault.OK, mr, 0);
+  }
+
   /** Checks a local SGE; `write` when the stack will write into it (receive, READ response, atomic result). The answer is valid until the next check. */
   checkLocal(pd: ProtectionDomain, sge: Sge, write: boolean): MrHit {
     return this.check(pd, sge.lkey, sge.addr, sge.length, write ? Access.LOCAL_WRITE : 0);
@@ -180,7 +201,7 @@ export class MrTable {
 }
 
 /** The key checks a queue pair's roles make: remote access by R_Key, local SGEs by L_Key, remote invalidation. */
-export type MrLookup = Pick<MrTable, 'checkRemote' | 'checkLocal' | 'invalidate'>;
+export type MrLookup = Pick<MrTable, 'checkRemote' | 'checkRemoteRegion' | 'checkLocal' | 'invalidate'>;
 
 /** Total bytes of an SGE list. */
 export function sgeTotal(sges: readonly Sge[]): number {

@@ -10,7 +10,7 @@
 import type { TxScratch } from './tx-scratch';
 import { QpState, QpType, SendFlags, WcStatus, WrOpcode } from './types';
 import type { QueuePair } from './queue-pair';
-import { type SendWqe, WqeKind, WqeState } from './work-request';
+import { type SendWqe, WqeKind, WqeState, singleRequest, takesRdAtomic } from './work-request';
 import { psnAdd, psnDiff } from '../base/psn';
 import { gatherFrom, resolveSges, segOf, windowAt } from './dma';
 import { MrFault, MR_FAULT_NAMES } from './memory-region';
@@ -21,15 +21,15 @@ import type { DethHeader } from '../packets/deth';
 import { armRetransmitTimer, completeInOrder } from './completer';
 import { requestOpcode } from './wire-opcodes';
 
-/** Packets a WQE needs on the wire: response packets for a READ, one for an atomic. */
+/** PSNs a WQE takes: response packets for a READ, one for an atomic, FLUSH or ATOMIC WRITE. */
 function packetCount(w: SendWqe, mtu: number): number {
-  if (w.kind === WqeKind.ATOMIC) return 1;
+  if (w.kind === WqeKind.ATOMIC || w.kind === WqeKind.FLUSH || w.kind === WqeKind.ATOMIC_WRITE) return 1;
   return Math.max(1, Math.ceil(w.length / mtu));
 }
 
 /** Request packets the requester sends for a WQE in the current pass. */
 function requestPackets(w: SendWqe): number {
-  return w.kind === WqeKind.READ || w.kind === WqeKind.ATOMIC ? 1 : w.npkts;
+  return singleRequest(w.kind) ? 1 : w.npkts;
 }
 
 /** The messages that take a receive WQE at the responder: SEND (with immediate or invalidate) and RDMA WRITE with immediate. */
@@ -59,15 +59,16 @@ function creditAvailable(qp: QueuePair, w: SendWqe): boolean {
 function startWqe(qp: QueuePair, w: SendWqe): boolean {
   const req = qp.req;
   if (qp.state === QpState.SQD) return false; // drain: no new WQEs (IBTA §10.3.1.3)
-  const rdAtomic = w.kind === WqeKind.READ || w.kind === WqeKind.ATOMIC;
-  // A fenced WQE waits for every earlier READ and atomic to complete (IBTA §10.8.3.3).
+  const rdAtomic = takesRdAtomic(w.kind);
+  // A fenced WQE waits for every earlier READ and atomic (ATOMIC WRITE included) to complete (IBTA §10.8.3.3).
   if ((w.sendFlags & SendFlags.FENCE) !== 0 && req.rdAtomicOutstanding > 0) return false;
   if (rdAtomic && req.rdAtomicOutstanding >= Math.max(1, qp.attr.maxRdAtomic)) return false;
   if (!creditAvailable(qp, w)) return false;
   if (w.inline !== null) {
     w.segs = [segOf(w.inline)];
   } else {
-    const r = resolveSges(qp.ctx.mrs, qp.pd, w.sgList, rdAtomic);
+    // READ and atomics write the answer into their SGEs; FLUSH and ATOMIC WRITE have none.
+    const r = resolveSges(qp.ctx.mrs, qp.pd, w.sgList, w.kind === WqeKind.READ || w.kind === WqeKind.ATOMIC);
     if (r.fault !== MrFault.OK) {
       // A bad local SGE is a local protection error; the QP goes to ERR (IBTA §10.8.3.1; rxe_req.c: finish_packet()
       // failing with -EFAULT ends the WQE with IB_WC_LOC_PROT_ERR and the completer moves the QP to ERR).
@@ -128,6 +129,7 @@ function sendPacket(qp: QueuePair, w: SendWqe): void {
   bth.ackReq = true;
   bth.se = false;
   t.reth = undefined;
+  t.feth = undefined;
   t.atomicEth = undefined;
   t.immDt = undefined;
   t.ieth = undefined;
@@ -148,6 +150,19 @@ function sendPacket(qp: QueuePair, w: SendWqe): void {
     a.swapAdd = cmp ? w.swap : w.compareAdd;
     a.compare = cmp ? w.compareAdd : 0n;
     t.atomicEth = a;
+  } else if (w.kind === WqeKind.FLUSH) {
+    // FETH + RETH, no payload (IBTA vol. 1 annex A19.4.1, oA19-2; rxe_req.c init_req_packet()).
+    bth.opcode = requestOpcode(qp.type, w.opcode, true, true);
+    const f = x.feth;
+    f.selectivity = w.flushLevel;
+    f.placementType = w.flushType;
+    t.feth = f;
+    t.reth = reth(x, w.remoteAddr, w.rkey, w.length);
+  } else if (w.kind === WqeKind.ATOMIC_WRITE && w.atomicWriteData !== null) {
+    // RETH (length 8) and the 8 bytes (IBTA vol. 1 annex A19; rxe_req.c finish_packet()).
+    bth.opcode = requestOpcode(qp.type, w.opcode, true, true);
+    t.reth = reth(x, w.remoteAddr, w.rkey, 8);
+    t.payload = w.atomicWriteData;
   } else {
     const i = w.sentPkts;
     const off = i * mtu;
@@ -206,7 +221,7 @@ function sendPacket(qp: QueuePair, w: SendWqe): void {
   const path = qp.type === QpType.UD && w.ud ? w.ud.ah.path : qp.path;
   if (path === null) return;
   ctx.transmit(qp, t, path);
-  if (w.kind === WqeKind.READ || w.kind === WqeKind.ATOMIC) w.sentPkts = 1;
+  if (singleRequest(w.kind)) w.sentPkts = 1;
   else w.sentPkts++;
   if (rc) armRetransmitTimer(qp);
 }
