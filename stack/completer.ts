@@ -58,12 +58,32 @@ function compact(qp: QueuePair): void {
 export function completeInOrder(qp: QueuePair, w: SendWqe, status: WcStatus, reason = ''): void {
   qp.postSendCompletion(w, status, reason);
   const c = qp.comp;
-  while (c.index < qp.sq.length && (qp.sq[c.index] as SendWqe).state === WqeState.DONE) c.index++;
   if (status !== WcStatus.SUCCESS) {
+    while (c.index < qp.sq.length && (qp.sq[c.index] as SendWqe).state === WqeState.DONE) c.index++;
     qp.enterError(reason || `send WQE completed with status ${status}`);
     return;
   }
+  for (;;) {
+    const h = qp.sq[c.index];
+    if (h === undefined) break;
+    if (h.state === WqeState.DONE) {
+      c.index++;
+      continue;
+    }
+    // A local work request the requester executed behind the WQEs just completed completes in its turn
+    // (rxe_comp.c get_wqe(): wqe_state_done -> COMPST_COMP_WQE; a failed one, wqe_state_error).
+    if (h.kind !== WqeKind.LOCAL || h.state !== WqeState.STARTED) break;
+    if (h.localFault !== '') {
+      qp.postSendCompletion(h, WcStatus.LOC_QP_OP_ERR, h.localFault);
+      qp.enterError(h.localFault);
+      return;
+    }
+    qp.postSendCompletion(h, WcStatus.SUCCESS);
+    c.index++;
+  }
   compact(qp);
+  // A LOCAL_INV waiting for its fence, or the requester stopped at a failed local work request, may go on now.
+  if (qp.sq[c.index]?.kind === WqeKind.LOCAL) qp.ctx.kick(qp);
 }
 
 /**
@@ -418,5 +438,5 @@ function receiveResponse(qp: QueuePair, p: RocePacket, frame: Uint8Array, base: 
 }
 
 function wqeName(w: SendWqe): string {
-  return ['SEND', 'WRITE', 'READ', 'ATOMIC', 'FLUSH', 'ATOMIC WRITE'][w.kind] ?? 'unknown';
+  return ['SEND', 'WRITE', 'READ', 'ATOMIC', 'FLUSH', 'ATOMIC WRITE', 'LOCAL'][w.kind] ?? 'unknown';
 }

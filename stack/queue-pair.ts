@@ -157,7 +157,8 @@ const DEFAULT_CAP: QpCap = { maxSendWr: 1024, maxRecvWr: 1024, maxSendSge: 32, m
 
 /** Work-request opcodes each QP type carries (IBTA §10.7.2; rxe's qp type checks). */
 const UD_OPCODES: readonly number[] = Object.freeze([WrOpcode.SEND, WrOpcode.SEND_WITH_IMM]);
-const UC_OPCODES: readonly number[] = Object.freeze([WrOpcode.SEND, WrOpcode.SEND_WITH_IMM, WrOpcode.RDMA_WRITE, WrOpcode.RDMA_WRITE_WITH_IMM]);
+/** Local work requests (REG_MR, LOCAL_INV) are taken on RC and UC QPs (rxe_opcode.c rxe_wr_opcode_info[]: WR_LOCAL_OP_MASK). */
+const UC_OPCODES: readonly number[] = Object.freeze([WrOpcode.SEND, WrOpcode.SEND_WITH_IMM, WrOpcode.RDMA_WRITE, WrOpcode.RDMA_WRITE_WITH_IMM, WrOpcode.LOCAL_INV, WrOpcode.REG_MR]);
 const RC_OPCODES: readonly number[] = Object.freeze([
   WrOpcode.SEND,
   WrOpcode.SEND_WITH_IMM,
@@ -169,6 +170,8 @@ const RC_OPCODES: readonly number[] = Object.freeze([
   WrOpcode.ATOMIC_FETCH_AND_ADD,
   WrOpcode.FLUSH,
   WrOpcode.ATOMIC_WRITE,
+  WrOpcode.LOCAL_INV,
+  WrOpcode.REG_MR,
 ]);
 
 /** The error reason of a QP its user moved to ERR (ibv_modify_qp, rdma_disconnect): no transport failure. */
@@ -440,6 +443,11 @@ export class QueuePair {
       rkey = aw.rkey >>> 0;
       atomicWriteData = new Uint8Array(8);
       new DataView(atomicWriteData.buffer).setBigUint64(0, BigInt.asUintN(64, aw.value), true);
+    } else if (op === WrOpcode.LOCAL_INV || op === WrOpcode.REG_MR) {
+      if (sgList.length !== 0) throw invalid('postSend: LOCAL_INV and REG_MR take no SGEs');
+      if (op === WrOpcode.LOCAL_INV && wr.invalidateRkey === undefined) throw invalid('postSend: LOCAL_INV needs invalidateRkey');
+      if (op === WrOpcode.REG_MR && wr.reg === undefined) throw invalid('postSend: REG_MR needs `reg: { mr, key, access }`');
+      kind = WqeKind.LOCAL;
     }
     let inline: Uint8Array | null = null;
     if ((flags & SendFlags.INLINE) !== 0) {
@@ -462,7 +470,7 @@ export class QueuePair {
       kind,
       sendFlags: flags,
       imm: op === WrOpcode.SEND_WITH_IMM || op === WrOpcode.RDMA_WRITE_WITH_IMM ? (wr.immData ?? 0) >>> 0 : null,
-      inv: op === WrOpcode.SEND_WITH_INV ? (wr.invalidateRkey ?? 0) >>> 0 : null,
+      inv: op === WrOpcode.SEND_WITH_INV || op === WrOpcode.LOCAL_INV ? (wr.invalidateRkey ?? 0) >>> 0 : null,
       sgList: sgList.map(copySge),
       inline,
       segs: [],
@@ -474,6 +482,8 @@ export class QueuePair {
       flushType,
       flushLevel,
       atomicWriteData,
+      reg: op === WrOpcode.REG_MR ? (wr.reg ?? null) : null,
+      localFault: '',
       ud: wr.ud ?? null,
       state: WqeState.POSTED,
       firstPsn: 0,
@@ -565,7 +575,7 @@ export class QueuePair {
       status,
       opcode: SEND_WC_OPCODE[w.opcode] ?? WcOpcode.SEND,
       // rxe make_send_cqe(): byte_len is the WQE's DMA length (a FLUSH's range, an ATOMIC WRITE's 8 bytes).
-      byteLen: w.kind === WqeKind.SEND || w.kind === WqeKind.WRITE ? 0 : w.length,
+      byteLen: w.kind === WqeKind.SEND || w.kind === WqeKind.WRITE || w.kind === WqeKind.LOCAL ? 0 : w.length,
       qpNum: this.qpNum,
       srcQp: 0,
       wcFlags: 0,
@@ -597,4 +607,6 @@ const SEND_WC_OPCODE: Readonly<Record<number, WcOpcode>> = {
   [WrOpcode.ATOMIC_FETCH_AND_ADD]: WcOpcode.FETCH_ADD,
   [WrOpcode.FLUSH]: WcOpcode.FLUSH,
   [WrOpcode.ATOMIC_WRITE]: WcOpcode.ATOMIC_WRITE,
+  [WrOpcode.LOCAL_INV]: WcOpcode.LOCAL_INV,
+  [WrOpcode.REG_MR]: WcOpcode.REG_MR,
 };

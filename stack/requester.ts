@@ -95,6 +95,36 @@ function startWqe(qp: QueuePair, w: SendWqe): boolean {
   return true;
 }
 
+/**
+ * A local work request (REG_MR, LOCAL_INV) at the requester's turn: executed in order, with no packet
+ * (rxe_req.c rxe_do_local_ops()), and completed in order (completeInOrder completes one that finished
+ * behind unfinished WQEs once they complete). LOCAL_INV waits until every earlier WQE has completed
+ * (the Local Invalidate Fence, IBTA vol. 1 §10.6.5.1, which rxe makes mandatory: rxe_wqe_is_fenced());
+ * a FENCE flag waits for earlier READ and atomics as on any WQE. One that fails completes with
+ * LOC_QP_OP_ERR, in its turn, and the QP goes to ERR; nothing after it is sent. True when the requester
+ * may go on (and complete it if it is the oldest WQE); false while it waits.
+ */
+function runLocal(qp: QueuePair, w: SendWqe): boolean {
+  const req = qp.req;
+  const head = qp.sq[qp.comp.index] === w;
+  if (w.state === WqeState.POSTED) {
+    if (qp.state === QpState.SQD) return false;
+    if (w.opcode === WrOpcode.LOCAL_INV && !head) return false;
+    if ((w.sendFlags & SendFlags.FENCE) !== 0 && req.rdAtomicOutstanding > 0) return false;
+    const mrs = qp.ctx.mrs;
+    const reg = w.reg ?? null;
+    if (w.opcode === WrOpcode.LOCAL_INV) {
+      const why = mrs.invalidate(qp.pd, w.inv ?? 0);
+      w.localFault = why === '' ? '' : `LOCAL_INV: ${why}`;
+    } else if (reg !== null) {
+      w.localFault = mrs.registerFast(qp.pd, reg.mr, reg.key, reg.access);
+    }
+    w.state = WqeState.STARTED;
+  }
+  // A failed one waits for its turn to complete (rxe: LOC_QP_OP_ERR, then the QP to the error state).
+  return w.localFault === '' || head;
+}
+
 /** The PSN of the next request packet of a started WQE. */
 function nextPsn(w: SendWqe): number {
   return w.kind === WqeKind.READ ? w.readPsn : psnAdd(w.firstPsn, w.sentPkts);
@@ -242,6 +272,13 @@ export function requesterRun(qp: QueuePair): void {
     if (w === undefined) return;
     if (w.state === WqeState.DONE) {
       req.next++;
+      continue;
+    }
+    if (w.kind === WqeKind.LOCAL) {
+      if (!runLocal(qp, w)) return;
+      req.next++; // before completing: a completion may drop finished WQEs from the queue's front (compact)
+      if (qp.sq[qp.comp.index] === w) completeInOrder(qp, w, w.localFault === '' ? WcStatus.SUCCESS : WcStatus.LOC_QP_OP_ERR, w.localFault);
+      if (qp.state === QpState.ERR) return;
       continue;
     }
     if (w.state === WqeState.POSTED && !startWqe(qp, w)) return;

@@ -349,11 +349,13 @@ function finishPacket(qp: QueuePair, p: RocePacket, info: OpcodeInfo): void {
       if (p.ieth !== null) {
         flags |= WcFlags.WITH_INV;
         imm = p.ieth.rkey;
-        // An R_Key that names no valid region of this PD cannot be invalidated: the receive WQE completes
-        // with REM_INV_REQ_ERR and the QP goes to ERR after the ACK (rxe RESPST_ERR_INVALIDATE_RKEY, "class J").
-        if (!qp.ctx.mrs.invalidate(qp.pd, p.ieth.rkey)) {
+        // Only the current key of a fast-registration region of this PD can be invalidated (rxe_resp.c
+        // invalidate_rkey() -> rxe_invalidate_mr()); any other: the receive WQE completes with
+        // REM_INV_REQ_ERR and the QP goes to ERR after the ACK (rxe RESPST_ERR_INVALIDATE_RKEY, "class J").
+        const why = qp.ctx.mrs.invalidate(qp.pd, p.ieth.rkey);
+        if (why !== '') {
           status = WcStatus.REM_INV_REQ_ERR;
-          invalidateFailed = `SEND with invalidate: R_Key 0x${p.ieth.rkey.toString(16)} cannot be invalidated`;
+          invalidateFailed = `SEND with invalidate: ${why}`;
         }
       }
       const write = (f & OpFlag.WRITE) !== 0;

@@ -7,7 +7,7 @@
  * response segmentation, PSNs and data, atomic results, and the end-to-end
  * credit counts (credits.ts).
  */
-import { Access, FlushLevel, QpState, QpType } from '../../stack/types';
+import { Access, FlushLevel, QpState, QpType, WrOpcode } from '../../stack/types';
 import { decodeFrame, type RocePacket } from '../../packets/decode';
 import { AethKind, CREDITS_INVALID, NAK_CODE_NAMES, NakCode, decodeSyndrome } from '../../packets/aeth';
 import { OpFlag } from '../../packets/opcodes';
@@ -23,7 +23,7 @@ import { AnswerIndex } from './answer-index';
 import { CapturedIndex, firstAfter } from './captured-index';
 import { requestSpan } from './request-span';
 import { accessRefused, refusedAccess } from './captured-refusals';
-import { Feature, unsupportedDifference } from './unsupported';
+import { Feature, rxeMemoryWindowKey, unsupportedDifference } from './unsupported';
 import { QpErrorWatch } from './qp-error';
 import type { MemoryRegion } from '../../stack/memory-region';
 
@@ -272,26 +272,43 @@ export function replayResponder(conv: RcConversation, o: ReplayOptions = {}): Re
   let refusedAt: number | null = null;
   let skipping: CapturedPacket[] = [];
   let open: OpenMessage | null = null;
-  /** Per captured R_Key a SEND with Invalidate names and no region of the capture has: the plain region standing in for it, and the frames. */
+  /**
+   * Per captured R_Key a SEND with Invalidate names and no region of the capture has: the
+   * fast-registration region standing in for it, and the frames. Such a key was bound by a REG_MR (or
+   * a memory window's bind) that never reaches the wire: only those can be invalidated (rxe
+   * rxe_invalidate_mr()). Replay binds a fast-registration region under it with a REG_MR of the stack's
+   * own QP before the SEND, and again (a new key byte, the same index) after each invalidation.
+   */
   const invalidated = new Map<number, { mr: MemoryRegion | null; psn: number | null; frames: number[] }>();
-  /** The key `rkey` named by a SEND with Invalidate is given a live region when the stack has none (unsupported.ts). */
   const invalidatable = (c: CapturedPacket, rkey: number): void => {
     if (mrs.has(rkey)) return;
     let entry = invalidated.get(rkey);
     if (entry === undefined) invalidated.set(rkey, (entry = { mr: null, psn: c.p.bth?.psn ?? null, frames: [] }));
     entry.frames.push(c.frame);
     if (entry.mr?.valid === true) return;
-    if (entry.mr !== null) dev.deregMr(entry.mr); // invalidated before, as the captured one was: registered again
+    // A key of the same index bound before (the captured region registered again with a new key byte) is bound again.
+    const sameIndex = [...invalidated.values()].find((x) => x.mr !== null && x.mr.lkey >>> 8 === rkey >>> 8 && !x.mr.valid)?.mr ?? null;
+    let mr = entry.mr ?? sameIndex;
+    let key = rkey;
     try {
-      entry.mr = dev.regMr(pd, new Uint8Array(8), ACCESS_ALL, undefined, rkey);
+      mr ??= dev.allocMr(pd, 1, rkey);
     } catch {
+      // An index the stack's own regions hold: a key it picks stands in (rkey-map.ts).
       try {
-        entry.mr = dev.regMr(pd, new Uint8Array(8), ACCESS_ALL);
-        stackKeys.set(rkey, entry.mr.rkey);
+        mr = dev.allocMr(pd, 1);
+        key = mr.lkey;
+        stackKeys.set(rkey, key);
       } catch {
         entry.mr = null; // the stack then refuses the invalidation: its QP goes to ERR, which the report names
+        return;
       }
     }
+    if (mr.lkey >>> 8 !== rkey >>> 8) key = stackKeys.get(rkey) ?? ((mr.lkey & ~0xff) | (rkey & 0xff)) >>> 0;
+    if (key !== rkey) stackKeys.set(rkey, key);
+    entry.mr = mr;
+    dev.mapMrSg(mr, new Uint8Array(8));
+    qp.postSend({ wrId: 0, opcode: WrOpcode.REG_MR, reg: { mr, key, access: ACCESS_ALL } });
+    qp.runRequester();
   };
   for (const c of conv.requests.slice(Math.max(0, skippedAtStart))) {
     const b = c.p.bth;
@@ -374,14 +391,17 @@ export function replayResponder(conv: RcConversation, o: ReplayOptions = {}): Re
   const before = (psn: number): boolean => psnDiff(psn, startPsn) < 0;
   const shown = expected.filter((e) => !before(e.psn) && !gaps.covers(e.psn));
   const answered = got.filter((g) => !before(g.psn) && !gaps.covers(g.psn));
+  // Keys of rxe's memory-window range: a memory window's, which this stack has not (the stand-in is a
+  // fast-registration region, invalidated the same way); the answer is still compared.
   for (const [rkey, { mr, psn, frames }] of invalidated) {
+    if (!rxeMemoryWindowKey(rkey) && mr !== null) continue;
     diffs.push(
       unsupportedDifference(
-        Feature.INVALIDATE,
+        Feature.MEMORY_WINDOW,
         psn,
         frames,
         `R_Key 0x${rkey.toString(16)} invalidated by a SEND with Invalidate`,
-        mr !== null ? 'replay registered a plain region under that key so that the stack could invalidate it; its answer is compared' : 'the stack could not register a region under that key, so it refused the invalidation',
+        mr !== null ? 'replay bound a fast-registration region under that key so that the stack could invalidate it; its answer is compared' : 'the stack could not bind a region under that key, so it refused the invalidation',
       ),
     );
   }
