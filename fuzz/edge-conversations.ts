@@ -100,8 +100,11 @@ function runOnce(spec: EdgeSpec, where: TapPoint): { bytes: Uint8Array; failure:
         return { ...base, opcode: WrOpcode.SEND_WITH_IMM, sgList, immData: i };
       case 'sendInv': {
         recvs++;
-        // A region of its own for each invalidation: a key is invalidated once.
-        const victim = sim.b.regMr(pdB, new Uint8Array(64), all);
+        // A fast-registration region of its own for each invalidation (the only kind a SEND with
+        // Invalidate revokes, as in rxe), bound by a REG_MR of the responder's QP: a key is invalidated once.
+        const victim = sim.b.allocMr(pdB, 1);
+        sim.b.mapMrSg(victim, new Uint8Array(64));
+        qpB.postSend({ wrId: 1000 + i, opcode: WrOpcode.REG_MR, reg: { mr: victim, key: victim.lkey, access: all } });
         return { ...base, opcode: WrOpcode.SEND_WITH_INV, sgList, invalidateRkey: victim.rkey };
       }
       case 'compareSwap':

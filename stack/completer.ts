@@ -58,12 +58,32 @@ function compact(qp: QueuePair): void {
 export function completeInOrder(qp: QueuePair, w: SendWqe, status: WcStatus, reason = ''): void {
   qp.postSendCompletion(w, status, reason);
   const c = qp.comp;
-  while (c.index < qp.sq.length && (qp.sq[c.index] as SendWqe).state === WqeState.DONE) c.index++;
   if (status !== WcStatus.SUCCESS) {
+    while (c.index < qp.sq.length && (qp.sq[c.index] as SendWqe).state === WqeState.DONE) c.index++;
     qp.enterError(reason || `send WQE completed with status ${status}`);
     return;
   }
+  for (;;) {
+    const h = qp.sq[c.index];
+    if (h === undefined) break;
+    if (h.state === WqeState.DONE) {
+      c.index++;
+      continue;
+    }
+    // A local work request the requester executed behind the WQEs just completed completes in its turn
+    // (rxe_comp.c get_wqe(): wqe_state_done -> COMPST_COMP_WQE; a failed one, wqe_state_error).
+    if (h.kind !== WqeKind.LOCAL || h.state !== WqeState.STARTED) break;
+    if (h.localFault !== '') {
+      qp.postSendCompletion(h, WcStatus.LOC_QP_OP_ERR, h.localFault);
+      qp.enterError(h.localFault);
+      return;
+    }
+    qp.postSendCompletion(h, WcStatus.SUCCESS);
+    c.index++;
+  }
   compact(qp);
+  // A LOCAL_INV waiting for its fence, or the requester stopped at a failed local work request, may go on now.
+  if (qp.sq[c.index]?.kind === WqeKind.LOCAL) qp.ctx.kick(qp);
 }
 
 /**
@@ -296,6 +316,20 @@ function receiveResponse(qp: QueuePair, p: RocePacket, frame: Uint8Array, base: 
     return;
   }
 
+  if (readResp && (w.kind === WqeKind.FLUSH || w.kind === WqeKind.ATOMIC_WRITE)) {
+    // A FLUSH or ATOMIC WRITE is answered by an RDMA READ response of no data at its PSN (IBTA vol. 1
+    // annex A19; rxe_resp.c send_read_response_ack(); rxe_comp.c check_ack() completes the WQE on it).
+    const only = (info.flags & (OpFlag.START | OpFlag.END)) === (OpFlag.START | OpFlag.END);
+    if (!only || psn !== w.firstPsn || p.payloadLength !== 0) {
+      completeInOrder(qp, w, WcStatus.BAD_RESP_ERR, `${info.name} at PSN ${psn} with ${p.payloadLength} bytes for a ${wqeName(w)} WQE (expected a READ response of no data)`);
+      return;
+    }
+    c.psn = psnAdd(psn, 1);
+    completeInOrder(qp, w, WcStatus.SUCCESS);
+    progress(qp);
+    return;
+  }
+
   if (readResp) {
     if (w.kind !== WqeKind.READ) {
       completeInOrder(qp, w, WcStatus.BAD_RESP_ERR, `${info.name} for a ${wqeName(w)} WQE`);
@@ -404,5 +438,5 @@ function receiveResponse(qp: QueuePair, p: RocePacket, frame: Uint8Array, base: 
 }
 
 function wqeName(w: SendWqe): string {
-  return ['SEND', 'WRITE', 'READ', 'ATOMIC'][w.kind] ?? 'unknown';
+  return ['SEND', 'WRITE', 'READ', 'ATOMIC', 'FLUSH', 'ATOMIC WRITE', 'LOCAL'][w.kind] ?? 'unknown';
 }

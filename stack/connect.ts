@@ -47,7 +47,7 @@ export function connectQp(qp: QueuePair, local: Endpoint, remote: Endpoint, o: C
     qp.modify({ qpState: QpState.RTS, sqPsn: local.psn });
     return;
   }
-  qp.modify({ qpState: QpState.INIT, pkeyIndex: 0, portNum: 1, qpAccessFlags: access & 0xf });
+  qp.modify({ qpState: QpState.INIT, pkeyIndex: 0, portNum: 1, qpAccessFlags: access & ~Access.MW_BIND });
   const ahAttr = { dgid: remote.gid, dmac: remote.mac, hopLimit: 64, ...(o.trafficClass !== undefined ? { trafficClass: o.trafficClass } : {}) };
   if (qp.type === QpType.RC) {
     qp.modify({

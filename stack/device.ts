@@ -15,7 +15,7 @@ import type { Clock } from '../base/clock';
 import { Rng } from '../base/rng';
 import { QpType, type Mtu, mtuFromBytes } from './types';
 import { VerbsError, VerbsErrorCode, invalid } from './errors';
-import { MrTable, ProtectionDomain, type MemoryRegion } from './memory-region';
+import { FAST_REG_PAGE, MrTable, MrType, ProtectionDomain, type MemoryRegion } from './memory-region';
 import { CompletionQueue } from './completion-queue';
 import { SharedReceiveQueue } from './shared-receive-queue';
 import { QueuePair, type QpInitAttr } from './queue-pair';
@@ -190,6 +190,29 @@ export class Device implements QpHost {
 
   regMr(pd: ProtectionDomain, buffer: Uint8Array, access: number, iova?: bigint, key?: number): MemoryRegion {
     return this.mrs.register(pd, buffer, access, iova, key);
+  }
+
+  /**
+   * ib_alloc_mr(pd, IB_MR_TYPE_MEM_REG, maxPages): a fast-registration region, not valid until a
+   * REG_MR work request binds it (stack/memory-region.ts). `key` fixes its first key (replay).
+   */
+  allocMr(pd: ProtectionDomain, maxPages: number, key?: number): MemoryRegion {
+    return this.mrs.allocFast(pd, maxPages, key);
+  }
+
+  /**
+   * ib_map_mr_sg: the pages (here one buffer of at most maxPages pages) and the address at which the
+   * next REG_MR of `mr` makes them answer. Refused while `mr` is valid (its key would suddenly name
+   * other memory) and for a region that is not a fast-registration one.
+   */
+  mapMrSg(mr: MemoryRegion, buffer: Uint8Array, iova: bigint = 0n): void {
+    if (mr.type !== MrType.MEM_REG) throw invalid('mapMrSg: the region is not a fast-registration region (allocMr)');
+    if (mr.valid) throw new VerbsError(VerbsErrorCode.BadState, `mapMrSg: region 0x${mr.lkey.toString(16)} is valid; invalidate it first (LOCAL_INV)`);
+    if (!(buffer instanceof Uint8Array)) throw invalid('mapMrSg: buffer must be a Uint8Array');
+    const pages = Math.ceil(buffer.length / FAST_REG_PAGE);
+    if (pages > mr.maxPages) throw invalid(`mapMrSg: ${buffer.length} bytes need ${pages} pages, the region has room for ${mr.maxPages}`);
+    if (iova < 0n || iova + BigInt(buffer.length) > 1n << 64n) throw invalid('mapMrSg: iova range does not fit in 64 bits');
+    mr.mapped = { buffer, iova };
   }
 
   deregMr(mr: MemoryRegion): void {

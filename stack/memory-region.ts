@@ -7,7 +7,7 @@
  * and an 8-bit key part, as rxe builds them (index << 8 | key). Every access
  * is checked against bounds, the PD and the access flags (IBTA vol. 1 §10.6).
  */
-import { Access, type Sge } from './types';
+import { ACCESS_MR_SUPPORTED, Access, type Sge } from './types';
 import { VerbsError, VerbsErrorCode, invalid } from './errors';
 
 export class ProtectionDomain {
@@ -15,18 +15,47 @@ export class ProtectionDomain {
   regions = 0;
 }
 
+/**
+ * What a region is: registered over its memory at once (`ibv_reg_mr`, IB_MR_TYPE_USER), or a
+ * fast-registration region (`ib_alloc_mr(IB_MR_TYPE_MEM_REG)`) that a REG_MR work request binds to its
+ * pages, address, length, access and key, and LOCAL_INV or a SEND with Invalidate revokes (IBTA vol. 1
+ * §10.6.3.5-§10.6.3.6; rxe_mr.c rxe_mr_init_fast(), rxe_reg_fast_mr(), rxe_invalidate_mr()).
+ */
+export const MrType = { USER: 'user', MEM_REG: 'memReg' } as const;
+export type MrType = (typeof MrType)[keyof typeof MrType];
+
+/** The page size a fast-registration region counts its pages in. */
+export const FAST_REG_PAGE = 4096;
+
 export class MemoryRegion {
-  /** False after deregistration or remote invalidation (SEND with Invalidate). */
+  /**
+   * True while the region answers to its keys. A registered region is valid until deregistered; a
+   * fast-registration region is valid from its REG_MR to its invalidation (rxe RXE_MR_STATE_VALID; the
+   * "free" state is a fast-registration region still in the key table and not valid).
+   */
   valid = true;
-  /** The length as a bigint, for bounds checks against 64-bit addresses (computed once). */
-  readonly lengthBig: bigint;
+  /** The length as a bigint, for bounds checks against 64-bit addresses. */
+  lengthBig: bigint;
+  /**
+   * Called when a FLUSH with the persistence placement type reaches this region (IBTA vol. 1 annex
+   * A19; rxe process_flush() writes the range back to persistent memory, rxe_flush_pmem_iova()), with
+   * the byte offset and length it covers: what backs the region with something durable (a file, a
+   * device) makes those bytes durable there before the FLUSH is answered. Null: nothing to do beyond
+   * the region's own bytes, which every request executed before the FLUSH has already written.
+   */
+  persist: ((offset: number, length: number) => void) | null = null;
+  /** Fast registration: the pages and address `Device.mapMrSg` gave, which the next REG_MR binds (null: none yet). */
+  mapped: { buffer: Uint8Array; iova: bigint } | null = null;
   constructor(
     readonly pd: ProtectionDomain,
-    readonly buffer: Uint8Array,
-    readonly iova: bigint,
-    readonly access: number,
-    readonly lkey: number,
-    readonly rkey: number,
+    public buffer: Uint8Array,
+    public iova: bigint,
+    public access: number,
+    public lkey: number,
+    public rkey: number,
+    readonly type: MrType = MrType.USER,
+    /** Fast registration: the most pages a REG_MR may bind (max_num_sg of ib_alloc_mr); 0 for a registered region. */
+    readonly maxPages = 0,
   ) {
     this.lengthBig = BigInt(buffer.length);
   }
@@ -88,28 +117,10 @@ export class MrTable {
    */
   register(pd: ProtectionDomain, buffer: Uint8Array, access: number, iova?: bigint, key?: number): MemoryRegion {
     if (!(buffer instanceof Uint8Array)) throw invalid('regMr: buffer must be a Uint8Array');
-    if ((access & ~0x1f) !== 0) throw invalid(`regMr: unknown access flags 0x${access.toString(16)}`);
-    // IBTA vol. 1 §10.6.3.1 / libibverbs: remote write and remote atomic need local write.
-    if ((access & (Access.REMOTE_WRITE | Access.REMOTE_ATOMIC)) !== 0 && (access & Access.LOCAL_WRITE) === 0) {
-      throw invalid('regMr: REMOTE_WRITE and REMOTE_ATOMIC need LOCAL_WRITE');
-    }
+    const bad = accessProblem(access);
+    if (bad !== '') throw invalid(`regMr: ${bad}`);
     if (iova !== undefined && (iova < 0n || iova + BigInt(buffer.length) > 1n << 64n)) throw invalid('regMr: iova range does not fit in 64 bits');
-    if (this.byIndex.size >= this.maxMr) throw new VerbsError(VerbsErrorCode.Limit, `regMr: the device already has ${this.byIndex.size} memory regions, its limit (max_mr); deregister one first`);
-    let k: number;
-    if (key !== undefined) {
-      if (!Number.isInteger(key) || key < 0x100 || key > 0xffff_ffff) throw invalid(`regMr: key 0x${key.toString(16)} must be a 32-bit value with a non-zero index (key >> 8)`);
-      if (this.byIndex.has(key >>> 8)) throw new VerbsError(VerbsErrorCode.Busy, `regMr: key index 0x${(key >>> 8).toString(16)} is already in use`);
-      k = key >>> 0;
-    } else {
-      // Key indexes are 1..MAX_REGIONS-1 and are used again once freed (after 2^20 registrations the
-      // search wraps), so register/deregister cycles never run out; the live count is limited above.
-      for (let tries = 0; this.byIndex.has(this.nextIndex) || this.nextIndex >= MAX_REGIONS; tries++) {
-        if (tries >= MAX_REGIONS) throw new VerbsError(VerbsErrorCode.Limit, 'regMr: every key index is in use');
-        this.nextIndex = this.nextIndex >= MAX_REGIONS - 1 ? 1 : this.nextIndex + 1;
-      }
-      this.keyByte = (this.keyByte + 0x25) & 0xff;
-      k = ((this.nextIndex++ << 8) | this.keyByte) >>> 0;
-    }
+    const k = this.newKey('regMr', key);
     let va = iova;
     if (va === undefined) {
       va = this.nextIova;
@@ -122,12 +133,76 @@ export class MrTable {
     return mr;
   }
 
+  /**
+   * A fast-registration region of up to `maxPages` pages (ib_alloc_mr(IB_MR_TYPE_MEM_REG)): in the key
+   * table, with its key index and a key byte chosen here, and not valid until a REG_MR binds it
+   * (rxe_mr_init_fast(): state FREE). `key` fixes its first key (replay rebuilds the keys a capture names).
+   */
+  allocFast(pd: ProtectionDomain, maxPages: number, key?: number): MemoryRegion {
+    if (!Number.isInteger(maxPages) || maxPages < 1 || maxPages > 1 << 20) throw invalid(`allocMr: maxPages ${maxPages} must be an integer 1..${1 << 20}`);
+    const k = this.newKey('allocMr', key);
+    // rxe gives fast-registration regions remote access until the REG_MR sets theirs (RXE_ACCESS_REMOTE); they answer to nothing before it.
+    const mr = new MemoryRegion(pd, new Uint8Array(0), 0n, Access.LOCAL_WRITE | Access.REMOTE_WRITE | Access.REMOTE_READ | Access.REMOTE_ATOMIC, k, k, MrType.MEM_REG, maxPages);
+    mr.valid = false;
+    this.byIndex.set(k >>> 8, mr);
+    pd.regions++;
+    return mr;
+  }
+
+  /**
+   * Executes a REG_MR work request of a QP of `pd` (rxe_reg_fast_mr()): `mr` must be a
+   * fast-registration region of this table, of the QP's PD, not valid (free: never registered, or
+   * invalidated), mapped (Device.mapMrSg), and `key` must keep its key index (the consumer chooses only
+   * the low 8 bits). It then answers to `key` as L_Key and R_Key, over the mapped pages and address,
+   * with `access`. Returns why it cannot, or '' when done.
+   */
+  registerFast(pd: ProtectionDomain, mr: MemoryRegion, key: number, access: number): string {
+    if (mr.type !== MrType.MEM_REG) return `REG_MR: region 0x${mr.lkey.toString(16)} is not a fast-registration region`;
+    if (this.byIndex.get(mr.lkey >>> 8) !== mr) return `REG_MR: region 0x${mr.lkey.toString(16)} is not registered on this device`;
+    if (mr.valid) return `REG_MR: region 0x${mr.lkey.toString(16)} is valid; invalidate it first`;
+    if (mr.pd !== pd) return `REG_MR: region 0x${mr.lkey.toString(16)} belongs to another protection domain than the QP`;
+    if (!Number.isInteger(key) || key < 0 || key > 0xffff_ffff || key >>> 8 !== mr.lkey >>> 8) return `REG_MR: key 0x${key.toString(16)} must keep the region's key index 0x${(mr.lkey >>> 8).toString(16)} (only the low 8 bits are the consumer's)`;
+    const bad = accessProblem(access);
+    if (bad !== '') return `REG_MR: ${bad}`;
+    const m = mr.mapped;
+    if (m === null) return `REG_MR: region 0x${mr.lkey.toString(16)} has no pages mapped (mapMrSg)`;
+    mr.buffer = m.buffer;
+    mr.iova = m.iova;
+    mr.lengthBig = BigInt(m.buffer.length);
+    mr.access = access;
+    mr.lkey = key >>> 0;
+    mr.rkey = key >>> 0;
+    mr.valid = true;
+    return '';
+  }
+
   deregister(mr: MemoryRegion): void {
     const idx = mr.lkey >>> 8;
     if (this.byIndex.get(idx) !== mr) throw new VerbsError(VerbsErrorCode.NotFound, 'deregMr: region is not registered');
     this.byIndex.delete(idx);
     mr.valid = false;
     mr.pd.regions--;
+  }
+
+  /** A key for a new region: `key` when given (its index must be free), else a free index and the next key byte. */
+  private newKey(verb: string, key?: number): number {
+    if (this.byIndex.size >= this.maxMr) throw new VerbsError(VerbsErrorCode.Limit, `${verb}: the device already has ${this.byIndex.size} memory regions, its limit (max_mr); deregister one first`);
+    let k: number;
+    if (key !== undefined) {
+      if (!Number.isInteger(key) || key < 0x100 || key > 0xffff_ffff) throw invalid(`${verb}: key 0x${key.toString(16)} must be a 32-bit value with a non-zero index (key >> 8)`);
+      if (this.byIndex.has(key >>> 8)) throw new VerbsError(VerbsErrorCode.Busy, `${verb}: key index 0x${(key >>> 8).toString(16)} is already in use`);
+      k = key >>> 0;
+    } else {
+      // Key indexes are 1..MAX_REGIONS-1 and are used again once freed (after 2^20 registrations the
+      // search wraps), so register/deregister cycles never run out; the live count is limited above.
+      for (let tries = 0; this.byIndex.has(this.nextIndex) || this.nextIndex >= MAX_REGIONS; tries++) {
+        if (tries >= MAX_REGIONS) throw new VerbsError(VerbsErrorCode.Limit, `${verb}: every key index is in use`);
+        this.nextIndex = this.nextIndex >= MAX_REGIONS - 1 ? 1 : this.nextIndex + 1;
+      }
+      this.keyByte = (this.keyByte + 0x25) & 0xff;
+      k = ((this.nextIndex++ << 8) | this.keyByte) >>> 0;
+    }
+    return k;
   }
 
   private byKey(key: number): MemoryRegion | undefined {
@@ -138,6 +213,19 @@ export class MrTable {
   /** Checks a remote access (RETH/AtomicETH R_Key and VA) against `need` access flags. The answer is valid until the next check. */
   checkRemote(pd: ProtectionDomain, rkey: number, va: bigint, length: number, need: number): MrHit {
     return this.check(pd, rkey, va, length, need);
+  }
+
+  /**
+   * Checks a remote access to the whole region `rkey` names, whatever its range (a FLUSH of selectivity
+   * level "memory region" names no range: rxe_resp.c check_rkey() skips the range check for it). The
+   * answer's offset is 0; it is valid until the next check.
+   */
+  checkRemoteRegion(pd: ProtectionDomain, rkey: number, need: number): MrHit {
+    const mr = this.byKey(rkey);
+    if (mr === undefined) return this.answer(MrFault.BAD_KEY, null, 0);
+    if (mr.pd !== pd) return this.answer(MrFault.BAD_PD, mr, 0);
+    if ((mr.access & need) !== need) return this.answer(MrFault.NO_ACCESS, mr, 0);
+    return this.answer(MrFault.OK, mr, 0);
   }
 
   /** Checks a local SGE; `write` when the stack will write into it (receive, READ response, atomic result). The answer is valid until the next check. */
@@ -170,17 +258,33 @@ export class MrTable {
     return this.answer(MrFault.OK, mr, offset);
   }
 
-  /** Remote invalidation (the IETH of a SEND with Invalidate; rxe_resp.c execute() -> invalidate_rkey()): the region no longer answers to its R_Key. */
-  invalidate(pd: ProtectionDomain, rkey: number): boolean {
-    const mr = this.byKey(rkey);
-    if (mr === undefined || mr.pd !== pd) return false;
+  /**
+   * Invalidation of the region `key` names, by a LOCAL_INV work request or the IETH of a SEND with
+   * Invalidate of a QP of `pd` (IBTA vol. 1 §10.6.5; rxe_invalidate_mr()): the key must be the
+   * region's current one, and the region a fast-registration region (rxe refuses every other type;
+   * invalidating one already free succeeds, as in rxe) of the QP's PD. It then answers to no key until
+   * a REG_MR binds it again. Returns why it cannot, or '' when done.
+   */
+  invalidate(pd: ProtectionDomain, key: number): string {
+    const mr = this.byIndex.get(key >>> 8);
+    if (mr === undefined || mr.rkey !== key >>> 0) return `no region has key 0x${(key >>> 0).toString(16)}`;
+    if (mr.type !== MrType.MEM_REG) return `key 0x${(key >>> 0).toString(16)} names a registered region, not a fast-registration one: it cannot be invalidated`;
+    if (mr.pd !== pd) return `key 0x${(key >>> 0).toString(16)} names a region of another protection domain`;
     mr.valid = false;
-    return true;
+    return '';
   }
 }
 
+/** Why `access` cannot be a region's access flags, or ''. */
+function accessProblem(access: number): string {
+  if (!Number.isInteger(access) || (access & ~ACCESS_MR_SUPPORTED) !== 0) return `unknown access flags 0x${access.toString(16)}`;
+  // IBTA vol. 1 §10.6.3.1 / libibverbs: remote write and remote atomic need local write.
+  if ((access & (Access.REMOTE_WRITE | Access.REMOTE_ATOMIC)) !== 0 && (access & Access.LOCAL_WRITE) === 0) return 'REMOTE_WRITE and REMOTE_ATOMIC need LOCAL_WRITE';
+  return '';
+}
+
 /** The key checks a queue pair's roles make: remote access by R_Key, local SGEs by L_Key, remote invalidation. */
-export type MrLookup = Pick<MrTable, 'checkRemote' | 'checkLocal' | 'invalidate'>;
+export type MrLookup = Pick<MrTable, 'checkRemote' | 'checkRemoteRegion' | 'checkLocal' | 'invalidate' | 'registerFast'>;
 
 /** Total bytes of an SGE list. */
 export function sgeTotal(sges: readonly Sge[]): number {

@@ -3,7 +3,7 @@
  * figure 124 and table 91: which attributes each transition requires and
  * which it allows; the same table as the kernel's `qp_state_table`).
  */
-import { QpState, QpType, type Mtu, QP_STATE_NAMES } from './types';
+import { Access, QpState, QpType, type Mtu, QP_STATE_NAMES } from './types';
 import { invalid } from './errors';
 
 /** Address vector: where a connected QP (or a UD work request) sends. */
@@ -120,11 +120,14 @@ const ALL_ATTRS: readonly AttrName[] = [
   'maxRdAtomic',
 ];
 
+/** The access flags a QP takes: local write, remote write, read and atomic, and the two flush rights (rxe check_qp_attr_access()). */
+const QP_ACCESS_SUPPORTED = Access.LOCAL_WRITE | Access.REMOTE_WRITE | Access.REMOTE_READ | Access.REMOTE_ATOMIC | Access.FLUSH_GLOBAL | Access.FLUSH_PERSISTENT;
+
 /** Range checks of single attributes (values the wire or the spec cannot carry). */
 const RANGES: Partial<Record<AttrName, [number, number]>> = {
   pkeyIndex: [0, 0],
   portNum: [1, 1],
-  qpAccessFlags: [0, 0xf],
+  qpAccessFlags: [0, QP_ACCESS_SUPPORTED],
   qkey: [0, 0xffff_ffff],
   pathMtu: [1, 5],
   destQpNum: [1, 0xffffff],
@@ -153,6 +156,9 @@ export function checkTransition(type: QpType, cur: QpState, attr: QpAttrInput): 
     const v = attr[a];
     if (r !== undefined && (typeof v !== 'number' || !Number.isInteger(v) || v < r[0] || v > r[1])) {
       throw invalid(`modifyQp: ${a} must be an integer in ${r[0]}..${r[1]}, got ${String(v)}`);
+    }
+    if (a === 'qpAccessFlags' && ((v as number) & ~QP_ACCESS_SUPPORTED) !== 0) {
+      throw invalid(`modifyQp: qpAccessFlags 0x${(v as number).toString(16)} has bits other than 0x${QP_ACCESS_SUPPORTED.toString(16)} (local write, remote write, read, atomic, flush global, flush persistent)`);
     }
   }
   // Any state may go to RESET or ERR with no attributes (IBTA figure 124).

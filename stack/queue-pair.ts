@@ -5,7 +5,7 @@
  * live in requester.ts, completer.ts and responder.ts; this file holds the
  * verbs entry points (modify, post) and the transitions to the error state.
  */
-import { QpState, QpType, SendFlags, WcOpcode, WcStatus, WrOpcode, mtuBytes, type Mtu, type WorkCompletion, type Sge, QP_STATE_NAMES } from './types';
+import { FlushLevel, FlushType, QpState, QpType, SendFlags, WcOpcode, WcStatus, WrOpcode, mtuBytes, type Mtu, type WorkCompletion, type Sge, QP_STATE_NAMES } from './types';
 import { type AhAttr, type QpAttrInput, checkTransition } from './qp-attributes';
 import { VerbsError, VerbsErrorCode, invalid } from './errors';
 import { MrFault, type ProtectionDomain, sgeTotal } from './memory-region';
@@ -13,7 +13,7 @@ import type { CompletionQueue } from './completion-queue';
 import type { SharedReceiveQueue } from './shared-receive-queue';
 import { type Counters, newCounters } from './counters';
 import { type RecoveryCounts, type RecoveryTrigger, newRecoveryCounts } from '../base/recovery-trigger';
-import { type RecvWqe, type RecvWr, type SendWqe, type SendWr, WqeKind, WqeState, copySge, makeRecvWqe, MAX_MSG_SIZE } from './work-request';
+import { type RecvWqe, type RecvWr, type SendWqe, type SendWr, WqeKind, WqeState, copySge, makeRecvWqe, takesRdAtomic, MAX_MSG_SIZE } from './work-request';
 import { type Path, rxeUdpSourcePort } from './address';
 import type { FrameTemplate } from '../packets/frame-template';
 import type { Transport } from '../packets/opcodes';
@@ -64,7 +64,8 @@ export interface QpAttributes {
 
 /** A saved READ or atomic request, replayed for duplicates (rxe `resp_res`). */
 export interface ResponderResource {
-  kind: 'read' | 'atomic';
+  /** FLUSH and ATOMIC WRITE are kept too, so that a duplicate is answered again and not executed twice (rxe duplicate_request()). */
+  kind: 'read' | 'atomic' | 'flush' | 'atomicWrite';
   firstPsn: number;
   lastPsn: number;
   va: bigint;
@@ -156,7 +157,8 @@ const DEFAULT_CAP: QpCap = { maxSendWr: 1024, maxRecvWr: 1024, maxSendSge: 32, m
 
 /** Work-request opcodes each QP type carries (IBTA §10.7.2; rxe's qp type checks). */
 const UD_OPCODES: readonly number[] = Object.freeze([WrOpcode.SEND, WrOpcode.SEND_WITH_IMM]);
-const UC_OPCODES: readonly number[] = Object.freeze([WrOpcode.SEND, WrOpcode.SEND_WITH_IMM, WrOpcode.RDMA_WRITE, WrOpcode.RDMA_WRITE_WITH_IMM]);
+/** Local work requests (REG_MR, LOCAL_INV) are taken on RC and UC QPs (rxe_opcode.c rxe_wr_opcode_info[]: WR_LOCAL_OP_MASK). */
+const UC_OPCODES: readonly number[] = Object.freeze([WrOpcode.SEND, WrOpcode.SEND_WITH_IMM, WrOpcode.RDMA_WRITE, WrOpcode.RDMA_WRITE_WITH_IMM, WrOpcode.LOCAL_INV, WrOpcode.REG_MR]);
 const RC_OPCODES: readonly number[] = Object.freeze([
   WrOpcode.SEND,
   WrOpcode.SEND_WITH_IMM,
@@ -166,6 +168,10 @@ const RC_OPCODES: readonly number[] = Object.freeze([
   WrOpcode.RDMA_READ,
   WrOpcode.ATOMIC_CMP_AND_SWP,
   WrOpcode.ATOMIC_FETCH_AND_ADD,
+  WrOpcode.FLUSH,
+  WrOpcode.ATOMIC_WRITE,
+  WrOpcode.LOCAL_INV,
+  WrOpcode.REG_MR,
 ]);
 
 /** The error reason of a QP its user moved to ERR (ibv_modify_qp, rdma_disconnect): no transport failure. */
@@ -397,6 +403,10 @@ export class QueuePair {
     let rkey = 0;
     let compareAdd = 0n;
     let swap = 0n;
+    let flushType = 0;
+    let flushLevel = 0;
+    let flushLength = 0;
+    let atomicWriteData: Uint8Array | null = null;
     if (op === WrOpcode.RDMA_WRITE || op === WrOpcode.RDMA_WRITE_WITH_IMM || op === WrOpcode.RDMA_READ) {
       if (wr.rdma === undefined) throw invalid('postSend: RDMA WRITE and READ need `rdma: { remoteAddr, rkey }`');
       kind = op === WrOpcode.RDMA_READ ? WqeKind.READ : WqeKind.WRITE;
@@ -410,10 +420,38 @@ export class QueuePair {
       rkey = wr.atomic.rkey >>> 0;
       compareAdd = BigInt.asUintN(64, wr.atomic.compareAdd);
       swap = BigInt.asUintN(64, wr.atomic.swap ?? 0n);
+    } else if (op === WrOpcode.FLUSH) {
+      const fl = wr.flush;
+      if (fl === undefined) throw invalid('postSend: FLUSH needs `flush: { remoteAddr, rkey, length, placementType, selectivity }`');
+      // oA19-2: a FLUSH carries no payload; what it covers is the RETH's range or the whole region.
+      if (sgList.length !== 0) throw invalid('postSend: a FLUSH carries no data: give no SGEs');
+      if (!Number.isInteger(fl.length) || fl.length < 0 || fl.length > MAX_MSG_SIZE) throw invalid(`postSend: FLUSH length ${fl.length} is out of range 0..${MAX_MSG_SIZE}`);
+      flushType = fl.placementType;
+      flushLevel = fl.selectivity ?? FlushLevel.RANGE;
+      if (flushType === 0 || (flushType & ~(FlushType.GLOBAL | FlushType.PERSISTENT)) !== 0) throw invalid(`postSend: FLUSH placement type ${flushType} must be FlushType.GLOBAL and/or FlushType.PERSISTENT`);
+      if (flushLevel !== FlushLevel.RANGE && flushLevel !== FlushLevel.MR) throw invalid(`postSend: FLUSH selectivity ${flushLevel} must be FlushLevel.RANGE or FlushLevel.MR`);
+      kind = WqeKind.FLUSH;
+      remoteAddr = fl.remoteAddr;
+      rkey = fl.rkey >>> 0;
+      flushLength = fl.length;
+    } else if (op === WrOpcode.ATOMIC_WRITE) {
+      const aw = wr.atomicWrite;
+      if (aw === undefined) throw invalid('postSend: ATOMIC_WRITE needs `atomicWrite: { remoteAddr, rkey, value }`');
+      if (sgList.length !== 0) throw invalid('postSend: an ATOMIC_WRITE carries its 8 bytes in `atomicWrite.value`: give no SGEs');
+      kind = WqeKind.ATOMIC_WRITE;
+      remoteAddr = aw.remoteAddr;
+      rkey = aw.rkey >>> 0;
+      atomicWriteData = new Uint8Array(8);
+      new DataView(atomicWriteData.buffer).setBigUint64(0, BigInt.asUintN(64, aw.value), true);
+    } else if (op === WrOpcode.LOCAL_INV || op === WrOpcode.REG_MR) {
+      if (sgList.length !== 0) throw invalid('postSend: LOCAL_INV and REG_MR take no SGEs');
+      if (op === WrOpcode.LOCAL_INV && wr.invalidateRkey === undefined) throw invalid('postSend: LOCAL_INV needs invalidateRkey');
+      if (op === WrOpcode.REG_MR && wr.reg === undefined) throw invalid('postSend: REG_MR needs `reg: { mr, key, access }`');
+      kind = WqeKind.LOCAL;
     }
     let inline: Uint8Array | null = null;
     if ((flags & SendFlags.INLINE) !== 0) {
-      if (kind === WqeKind.READ || kind === WqeKind.ATOMIC) throw invalid('postSend: INLINE applies to SEND and WRITE only');
+      if (kind !== WqeKind.SEND && kind !== WqeKind.WRITE) throw invalid('postSend: INLINE applies to SEND and WRITE only');
       if (length > this.cap.maxInlineData) throw invalid(`postSend: ${length} inline bytes exceed maxInlineData ${this.cap.maxInlineData}`);
       inline = this.gather(sgList);
       if (inline === null) throw invalid('postSend: an inline SGE does not lie inside a registered region of this PD');
@@ -432,15 +470,20 @@ export class QueuePair {
       kind,
       sendFlags: flags,
       imm: op === WrOpcode.SEND_WITH_IMM || op === WrOpcode.RDMA_WRITE_WITH_IMM ? (wr.immData ?? 0) >>> 0 : null,
-      inv: op === WrOpcode.SEND_WITH_INV ? (wr.invalidateRkey ?? 0) >>> 0 : null,
+      inv: op === WrOpcode.SEND_WITH_INV || op === WrOpcode.LOCAL_INV ? (wr.invalidateRkey ?? 0) >>> 0 : null,
       sgList: sgList.map(copySge),
       inline,
       segs: [],
-      length,
+      length: kind === WqeKind.FLUSH ? flushLength : kind === WqeKind.ATOMIC_WRITE ? 8 : length,
       remoteAddr,
       rkey,
       compareAdd,
       swap,
+      flushType,
+      flushLevel,
+      atomicWriteData,
+      reg: op === WrOpcode.REG_MR ? (wr.reg ?? null) : null,
+      localFault: '',
       ud: wr.ud ?? null,
       state: WqeState.POSTED,
       firstPsn: 0,
@@ -524,14 +567,15 @@ export class QueuePair {
   /** Posts the send completion of `w` (when signaled, or always on error) and marks it done. */
   postSendCompletion(w: SendWqe, status: WcStatus, reason = ''): void {
     if (w.state === WqeState.DONE) return;
-    if (w.state === WqeState.STARTED && (w.kind === WqeKind.READ || w.kind === WqeKind.ATOMIC)) this.req.rdAtomicOutstanding--;
+    if (w.state === WqeState.STARTED && takesRdAtomic(w.kind)) this.req.rdAtomicOutstanding--;
     w.state = WqeState.DONE;
     if (status === WcStatus.SUCCESS && !this.sqSigAll && (w.sendFlags & SendFlags.SIGNALED) === 0) return;
     const wc: WorkCompletion = {
       wrId: w.wrId,
       status,
       opcode: SEND_WC_OPCODE[w.opcode] ?? WcOpcode.SEND,
-      byteLen: w.kind === WqeKind.READ || w.kind === WqeKind.ATOMIC ? w.length : 0,
+      // rxe make_send_cqe(): byte_len is the WQE's DMA length (a FLUSH's range, an ATOMIC WRITE's 8 bytes).
+      byteLen: w.kind === WqeKind.SEND || w.kind === WqeKind.WRITE || w.kind === WqeKind.LOCAL ? 0 : w.length,
       qpNum: this.qpNum,
       srcQp: 0,
       wcFlags: 0,
@@ -561,4 +605,8 @@ const SEND_WC_OPCODE: Readonly<Record<number, WcOpcode>> = {
   [WrOpcode.RDMA_READ]: WcOpcode.RDMA_READ,
   [WrOpcode.ATOMIC_CMP_AND_SWP]: WcOpcode.COMP_SWAP,
   [WrOpcode.ATOMIC_FETCH_AND_ADD]: WcOpcode.FETCH_ADD,
+  [WrOpcode.FLUSH]: WcOpcode.FLUSH,
+  [WrOpcode.ATOMIC_WRITE]: WcOpcode.ATOMIC_WRITE,
+  [WrOpcode.LOCAL_INV]: WcOpcode.LOCAL_INV,
+  [WrOpcode.REG_MR]: WcOpcode.REG_MR,
 };

@@ -10,7 +10,7 @@
 import type { TxScratch } from './tx-scratch';
 import { QpState, QpType, SendFlags, WcStatus, WrOpcode } from './types';
 import type { QueuePair } from './queue-pair';
-import { type SendWqe, WqeKind, WqeState } from './work-request';
+import { type SendWqe, WqeKind, WqeState, singleRequest, takesRdAtomic } from './work-request';
 import { psnAdd, psnDiff } from '../base/psn';
 import { gatherFrom, resolveSges, segOf, windowAt } from './dma';
 import { MrFault, MR_FAULT_NAMES } from './memory-region';
@@ -21,15 +21,15 @@ import type { DethHeader } from '../packets/deth';
 import { armRetransmitTimer, completeInOrder } from './completer';
 import { requestOpcode } from './wire-opcodes';
 
-/** Packets a WQE needs on the wire: response packets for a READ, one for an atomic. */
+/** PSNs a WQE takes: response packets for a READ, one for an atomic, FLUSH or ATOMIC WRITE. */
 function packetCount(w: SendWqe, mtu: number): number {
-  if (w.kind === WqeKind.ATOMIC) return 1;
+  if (w.kind === WqeKind.ATOMIC || w.kind === WqeKind.FLUSH || w.kind === WqeKind.ATOMIC_WRITE) return 1;
   return Math.max(1, Math.ceil(w.length / mtu));
 }
 
 /** Request packets the requester sends for a WQE in the current pass. */
 function requestPackets(w: SendWqe): number {
-  return w.kind === WqeKind.READ || w.kind === WqeKind.ATOMIC ? 1 : w.npkts;
+  return singleRequest(w.kind) ? 1 : w.npkts;
 }
 
 /** The messages that take a receive WQE at the responder: SEND (with immediate or invalidate) and RDMA WRITE with immediate. */
@@ -59,15 +59,16 @@ function creditAvailable(qp: QueuePair, w: SendWqe): boolean {
 function startWqe(qp: QueuePair, w: SendWqe): boolean {
   const req = qp.req;
   if (qp.state === QpState.SQD) return false; // drain: no new WQEs (IBTA §10.3.1.3)
-  const rdAtomic = w.kind === WqeKind.READ || w.kind === WqeKind.ATOMIC;
-  // A fenced WQE waits for every earlier READ and atomic to complete (IBTA §10.8.3.3).
+  const rdAtomic = takesRdAtomic(w.kind);
+  // A fenced WQE waits for every earlier READ and atomic (ATOMIC WRITE included) to complete (IBTA §10.8.3.3).
   if ((w.sendFlags & SendFlags.FENCE) !== 0 && req.rdAtomicOutstanding > 0) return false;
   if (rdAtomic && req.rdAtomicOutstanding >= Math.max(1, qp.attr.maxRdAtomic)) return false;
   if (!creditAvailable(qp, w)) return false;
   if (w.inline !== null) {
     w.segs = [segOf(w.inline)];
   } else {
-    const r = resolveSges(qp.ctx.mrs, qp.pd, w.sgList, rdAtomic);
+    // READ and atomics write the answer into their SGEs; FLUSH and ATOMIC WRITE have none.
+    const r = resolveSges(qp.ctx.mrs, qp.pd, w.sgList, w.kind === WqeKind.READ || w.kind === WqeKind.ATOMIC);
     if (r.fault !== MrFault.OK) {
       // A bad local SGE is a local protection error; the QP goes to ERR (IBTA §10.8.3.1; rxe_req.c: finish_packet()
       // failing with -EFAULT ends the WQE with IB_WC_LOC_PROT_ERR and the completer moves the QP to ERR).
@@ -92,6 +93,36 @@ function startWqe(qp: QueuePair, w: SendWqe): boolean {
     if (!req.unlimitedCredit && !takesRecvWqe(w)) req.lsn = psnAdd(req.lsn, 1);
   }
   return true;
+}
+
+/**
+ * A local work request (REG_MR, LOCAL_INV) at the requester's turn: executed in order, with no packet
+ * (rxe_req.c rxe_do_local_ops()), and completed in order (completeInOrder completes one that finished
+ * behind unfinished WQEs once they complete). LOCAL_INV waits until every earlier WQE has completed
+ * (the Local Invalidate Fence, IBTA vol. 1 §10.6.5.1, which rxe makes mandatory: rxe_wqe_is_fenced());
+ * a FENCE flag waits for earlier READ and atomics as on any WQE. One that fails completes with
+ * LOC_QP_OP_ERR, in its turn, and the QP goes to ERR; nothing after it is sent. True when the requester
+ * may go on (and complete it if it is the oldest WQE); false while it waits.
+ */
+function runLocal(qp: QueuePair, w: SendWqe): boolean {
+  const req = qp.req;
+  const head = qp.sq[qp.comp.index] === w;
+  if (w.state === WqeState.POSTED) {
+    if (qp.state === QpState.SQD) return false;
+    if (w.opcode === WrOpcode.LOCAL_INV && !head) return false;
+    if ((w.sendFlags & SendFlags.FENCE) !== 0 && req.rdAtomicOutstanding > 0) return false;
+    const mrs = qp.ctx.mrs;
+    const reg = w.reg ?? null;
+    if (w.opcode === WrOpcode.LOCAL_INV) {
+      const why = mrs.invalidate(qp.pd, w.inv ?? 0);
+      w.localFault = why === '' ? '' : `LOCAL_INV: ${why}`;
+    } else if (reg !== null) {
+      w.localFault = mrs.registerFast(qp.pd, reg.mr, reg.key, reg.access);
+    }
+    w.state = WqeState.STARTED;
+  }
+  // A failed one waits for its turn to complete (rxe: LOC_QP_OP_ERR, then the QP to the error state).
+  return w.localFault === '' || head;
 }
 
 /** The PSN of the next request packet of a started WQE. */
@@ -128,6 +159,7 @@ function sendPacket(qp: QueuePair, w: SendWqe): void {
   bth.ackReq = true;
   bth.se = false;
   t.reth = undefined;
+  t.feth = undefined;
   t.atomicEth = undefined;
   t.immDt = undefined;
   t.ieth = undefined;
@@ -148,6 +180,19 @@ function sendPacket(qp: QueuePair, w: SendWqe): void {
     a.swapAdd = cmp ? w.swap : w.compareAdd;
     a.compare = cmp ? w.compareAdd : 0n;
     t.atomicEth = a;
+  } else if (w.kind === WqeKind.FLUSH) {
+    // FETH + RETH, no payload (IBTA vol. 1 annex A19.4.1, oA19-2; rxe_req.c init_req_packet()).
+    bth.opcode = requestOpcode(qp.type, w.opcode, true, true);
+    const f = x.feth;
+    f.selectivity = w.flushLevel;
+    f.placementType = w.flushType;
+    t.feth = f;
+    t.reth = reth(x, w.remoteAddr, w.rkey, w.length);
+  } else if (w.kind === WqeKind.ATOMIC_WRITE && w.atomicWriteData !== null) {
+    // RETH (length 8) and the 8 bytes (IBTA vol. 1 annex A19; rxe_req.c finish_packet()).
+    bth.opcode = requestOpcode(qp.type, w.opcode, true, true);
+    t.reth = reth(x, w.remoteAddr, w.rkey, 8);
+    t.payload = w.atomicWriteData;
   } else {
     const i = w.sentPkts;
     const off = i * mtu;
@@ -206,7 +251,7 @@ function sendPacket(qp: QueuePair, w: SendWqe): void {
   const path = qp.type === QpType.UD && w.ud ? w.ud.ah.path : qp.path;
   if (path === null) return;
   ctx.transmit(qp, t, path);
-  if (w.kind === WqeKind.READ || w.kind === WqeKind.ATOMIC) w.sentPkts = 1;
+  if (singleRequest(w.kind)) w.sentPkts = 1;
   else w.sentPkts++;
   if (rc) armRetransmitTimer(qp);
 }
@@ -227,6 +272,13 @@ export function requesterRun(qp: QueuePair): void {
     if (w === undefined) return;
     if (w.state === WqeState.DONE) {
       req.next++;
+      continue;
+    }
+    if (w.kind === WqeKind.LOCAL) {
+      if (!runLocal(qp, w)) return;
+      req.next++; // before completing: a completion may drop finished WQEs from the queue's front (compact)
+      if (qp.sq[qp.comp.index] === w) completeInOrder(qp, w, w.localFault === '' ? WcStatus.SUCCESS : WcStatus.LOC_QP_OP_ERR, w.localFault);
+      if (qp.state === QpState.ERR) return;
       continue;
     }
     if (w.state === WqeState.POSTED && !startWqe(qp, w)) return;

@@ -12,7 +12,7 @@
  * the saved request, atomics are answered from the saved result and never
  * executed twice. ACKs carry the QP's end-to-end credits (code 31 on an SRQ).
  */
-import { Access, QpState, QpType, WcFlags, WcOpcode, WcStatus } from './types';
+import { Access, FlushLevel, FlushType, QpState, QpType, WcFlags, WcOpcode, WcStatus } from './types';
 import type { QueuePair, ResponderResource } from './queue-pair';
 import { psnAdd, psnDiff } from '../base/psn';
 import { resolveSges, scatterTo } from './dma';
@@ -28,6 +28,7 @@ import { readResponseOpcode } from './wire-opcodes';
 const RC_ACKNOWLEDGE = Opcode.RC_ACKNOWLEDGE;
 const RC_ATOMIC_ACKNOWLEDGE = Opcode.RC_ATOMIC_ACKNOWLEDGE;
 const RC_COMPARE_SWAP = Opcode.RC_COMPARE_SWAP;
+const RC_RDMA_READ_RESPONSE_ONLY = Opcode.RC_RDMA_READ_RESPONSE_ONLY;
 /** The ACK syndrome for each credit code (the ACK kind's bits are 0: the syndrome is the code). */
 const ACK_SYNDROMES: readonly number[] = Object.freeze(Array.from({ length: CREDITS_INVALID + 1 }, (_, code) => encodeSyndrome('ACK', code)));
 
@@ -111,12 +112,20 @@ function sequenceOk(prev: number, info: OpcodeInfo): boolean {
   return (f & OpFlag.START) !== 0;
 }
 
-/** The remote access a request needs from the QP's access flags (IBTA §10.2.4.1; rxe check_op_valid). */
-function neededAccess(info: OpcodeInfo): number {
+/**
+ * The remote access a request needs, of the QP's access flags and then of the region (IBTA §10.2.4.1;
+ * rxe check_qp_attr_access() and check_rkey()): an ATOMIC WRITE needs remote write; a FLUSH the flush
+ * right of each placement type it asks for (IBTA vol. 1 annex A19).
+ */
+function neededAccess(info: OpcodeInfo, p: RocePacket): number {
   const f = info.flags;
-  if ((f & OpFlag.WRITE) !== 0) return Access.REMOTE_WRITE;
+  if ((f & (OpFlag.WRITE | OpFlag.ATOMIC_WRITE)) !== 0) return Access.REMOTE_WRITE;
   if ((f & OpFlag.READ) !== 0) return Access.REMOTE_READ;
   if ((f & OpFlag.ATOMIC) !== 0) return Access.REMOTE_ATOMIC;
+  if ((f & OpFlag.FLUSH) !== 0) {
+    const type = p.feth?.placementType ?? 0;
+    return ((type & FlushType.GLOBAL) !== 0 ? Access.FLUSH_GLOBAL : 0) | ((type & FlushType.PERSISTENT) !== 0 ? Access.FLUSH_PERSISTENT : 0);
+  }
   return 0;
 }
 
@@ -182,7 +191,7 @@ export function responderReceive(qp: QueuePair, p: RocePacket, frame: Uint8Array
     }
     return;
   }
-  const need = neededAccess(info);
+  const need = neededAccess(info, p);
   if ((qp.attr.qpAccessFlags & need) !== need) {
     if (rc) classCError(qp, NakCode.INVALID_REQUEST, bth.psn, `${info.name} is not enabled on this QP (access flags 0x${qp.attr.qpAccessFlags.toString(16)})`, WcStatus.REM_INV_REQ_ERR);
     else dropMessage(qp);
@@ -230,6 +239,12 @@ export function responderReceive(qp: QueuePair, p: RocePacket, frame: Uint8Array
     return;
   } else if ((f & OpFlag.ATOMIC) !== 0) {
     executeAtomic(qp, p, info);
+    return;
+  } else if ((f & OpFlag.FLUSH) !== 0 && rc) {
+    executeFlush(qp, p);
+    return;
+  } else if ((f & OpFlag.ATOMIC_WRITE) !== 0 && rc) {
+    executeAtomicWrite(qp, p, frame, base);
     return;
   } else {
     if (rc) classCError(qp, NakCode.INVALID_REQUEST, bth.psn, `${info.name} is not supported by this responder`, WcStatus.REM_INV_REQ_ERR);
@@ -334,11 +349,13 @@ function finishPacket(qp: QueuePair, p: RocePacket, info: OpcodeInfo): void {
       if (p.ieth !== null) {
         flags |= WcFlags.WITH_INV;
         imm = p.ieth.rkey;
-        // An R_Key that names no valid region of this PD cannot be invalidated: the receive WQE completes
-        // with REM_INV_REQ_ERR and the QP goes to ERR after the ACK (rxe RESPST_ERR_INVALIDATE_RKEY, "class J").
-        if (!qp.ctx.mrs.invalidate(qp.pd, p.ieth.rkey)) {
+        // Only the current key of a fast-registration region of this PD can be invalidated (rxe_resp.c
+        // invalidate_rkey() -> rxe_invalidate_mr()); any other: the receive WQE completes with
+        // REM_INV_REQ_ERR and the QP goes to ERR after the ACK (rxe RESPST_ERR_INVALIDATE_RKEY, "class J").
+        const why = qp.ctx.mrs.invalidate(qp.pd, p.ieth.rkey);
+        if (why !== '') {
           status = WcStatus.REM_INV_REQ_ERR;
-          invalidateFailed = `SEND with invalidate: R_Key 0x${p.ieth.rkey.toString(16)} cannot be invalidated`;
+          invalidateFailed = `SEND with invalidate: ${why}`;
         }
       }
       const write = (f & OpFlag.WRITE) !== 0;
@@ -484,6 +501,83 @@ function sendAtomicAck(qp: QueuePair, res: ResponderResource): void {
   if (qp.path !== null) qp.ctx.transmit(qp, t, qp.path);
 }
 
+/**
+ * FLUSH (IBTA vol. 1 annex A19): the R_Key must name a region of the QP's PD that allows the flush of
+ * each placement type asked for and, at selectivity "range", covers the RETH's range (rxe check_rkey():
+ * else Remote Access Error). Every request before it has been executed, in order, into the region's
+ * bytes: they are globally visible. Persistence is the region's to give: its `persist` hook is called
+ * for the range (or the whole region), as rxe process_flush() writes persistent memory back. Answered
+ * by an RDMA READ response of no data (rxe send_read_response_ack()).
+ */
+function executeFlush(qp: QueuePair, p: RocePacket): void {
+  const bth = p.bth!;
+  const reth = p.reth!;
+  const feth = p.feth!;
+  if (reth.dmaLength > MAX_MSG_SIZE) {
+    // C9-94 (rxe_resp_check_length(): a RETH length above 2^31 is a length error, class C).
+    classCError(qp, NakCode.INVALID_REQUEST, bth.psn, `FLUSH of ${reth.dmaLength} bytes exceeds the maximum message size`, WcStatus.REM_INV_REQ_ERR);
+    return;
+  }
+  const need = neededAccess(p.info!, p);
+  const whole = feth.selectivity === FlushLevel.MR;
+  const hit = whole ? qp.ctx.mrs.checkRemoteRegion(qp.pd, reth.rkey, need) : qp.ctx.mrs.checkRemote(qp.pd, reth.rkey, reth.va, reth.dmaLength, need);
+  if (hit.fault !== MrFault.OK || hit.mr === null) {
+    const what = whole ? 'the whole region' : `va 0x${reth.va.toString(16)} len ${reth.dmaLength}`;
+    classCError(qp, NakCode.REMOTE_ACCESS_ERROR, bth.psn, `FLUSH (placement type ${feth.placementType}) rkey 0x${reth.rkey.toString(16)} ${what}: ${MR_FAULT_NAMES[hit.fault]}`, WcStatus.REM_ACCESS_ERR);
+    return;
+  }
+  if ((feth.placementType & FlushType.PERSISTENT) !== 0) hit.mr.persist?.(hit.offset, whole ? hit.mr.length : reth.dmaLength);
+  answerWithReadResponse(qp, bth.psn, 'flush');
+}
+
+/**
+ * ATOMIC WRITE (IBTA vol. 1 annex A19): its 8 bytes land at an 8-byte aligned address of a region that
+ * allows remote write, as one store, after every request before it (rxe atomic_write_reply():
+ * smp_store_release; here every earlier request has been executed already, in order). The RETH's
+ * length must be the 8 bytes carried (rxe check_rkey(): else a length error, Invalid Request); a
+ * region that does not cover them is a Remote Access Error; a misaligned address an Invalid Request
+ * (rxe_mr_do_atomic_write(): oA19-28, A19.4.2). Answered by an RDMA READ response of no data.
+ */
+function executeAtomicWrite(qp: QueuePair, p: RocePacket, frame: Uint8Array, base: number): void {
+  const bth = p.bth!;
+  const reth = p.reth!;
+  if (reth.dmaLength !== 8 || p.payloadLength !== 8) {
+    classCError(qp, NakCode.INVALID_REQUEST, bth.psn, `ATOMIC WRITE carries ${p.payloadLength} bytes and its RETH says ${reth.dmaLength}: both must be 8`, WcStatus.REM_INV_REQ_ERR);
+    return;
+  }
+  const hit = qp.ctx.mrs.checkRemote(qp.pd, reth.rkey, reth.va, 8, Access.REMOTE_WRITE);
+  if (hit.fault !== MrFault.OK || hit.mr === null) {
+    classCError(qp, NakCode.REMOTE_ACCESS_ERROR, bth.psn, `ATOMIC WRITE rkey 0x${reth.rkey.toString(16)} va 0x${reth.va.toString(16)}: ${MR_FAULT_NAMES[hit.fault]}`, WcStatus.REM_ACCESS_ERR);
+    return;
+  }
+  if ((reth.va & 7n) !== 0n) {
+    classCError(qp, NakCode.INVALID_REQUEST, bth.psn, `ATOMIC WRITE at unaligned address 0x${reth.va.toString(16)}`, WcStatus.REM_INV_REQ_ERR);
+    return;
+  }
+  copyBytes(hit.mr.buffer, hit.offset, frame, base + p.payloadOff, 8);
+  answerWithReadResponse(qp, bth.psn, 'atomicWrite');
+}
+
+/** Ends a FLUSH or ATOMIC WRITE at `psn`: one message done, its resource kept for a duplicate, the READ response of no data sent. */
+function answerWithReadResponse(qp: QueuePair, psn: number, kind: 'flush' | 'atomicWrite'): void {
+  const r = qp.resp;
+  saveResource(qp, { kind, firstPsn: psn, lastPsn: psn, va: 0n, rkey: 0, length: 0, origData: 0n });
+  r.psn = psnAdd(psn, 1);
+  r.msn = (r.msn + 1) & 0xffffff;
+  r.opcode = -1;
+  sendReadResponseAck(qp, psn);
+}
+
+/** An RDMA READ RESPONSE ONLY of no data at `psn`, with the AETH of an ACK (rxe send_read_response_ack()). */
+function sendReadResponseAck(qp: QueuePair, psn: number): void {
+  if (qp.resp.ackHeld) qp.ctx.acks?.release(qp); // a held ACK (stack/ack-coalescer.ts) goes first
+  const t: TransportSpec = {
+    bth: { opcode: RC_RDMA_READ_RESPONSE_ONLY, destQp: qp.attr.destQpNum, psn },
+    aeth: { syndrome: ackSyndrome(qp), msn: qp.resp.msn },
+  };
+  if (qp.path !== null) qp.ctx.transmit(qp, t, qp.path);
+}
+
 /** A request whose PSN is behind the expected one (rxe duplicate_request). */
 function duplicate(qp: QueuePair, p: RocePacket, info: OpcodeInfo): void {
   const bth = p.bth!;
@@ -501,6 +595,13 @@ function duplicate(qp: QueuePair, p: RocePacket, info: OpcodeInfo): void {
   if ((f & OpFlag.ATOMIC) !== 0) {
     const res = qp.resp.resources.find((x) => x.kind === 'atomic' && x.firstPsn === bth.psn);
     if (res !== undefined) sendAtomicAck(qp, res); // replay the result; never execute twice
+    return;
+  }
+  if ((f & (OpFlag.FLUSH | OpFlag.ATOMIC_WRITE)) !== 0) {
+    // Answered again from the saved resource, not executed again (oA19-14, oA19-15; rxe
+    // duplicate_request() -> process_flush() / atomic_write_reply() with res->replay); none: class D, dropped.
+    const kind = (f & OpFlag.FLUSH) !== 0 ? 'flush' : 'atomicWrite';
+    if (qp.resp.resources.some((x) => x.kind === kind && x.firstPsn === bth.psn)) sendReadResponseAck(qp, bth.psn);
     return;
   }
   // SEND or WRITE: acknowledge again up to the last PSN received (C9-105).

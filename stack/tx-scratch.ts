@@ -9,6 +9,7 @@ import type { AtomicEthHeader } from '../packets/atomic-eth';
 import type { TransportSpec } from '../packets/build';
 import type { DethHeader } from '../packets/deth';
 import type { RethHeader } from '../packets/reth';
+import type { FethHeader } from '../packets/feth';
 
 /** A request spec whose BTH fields the requester writes in place. */
 export type RequestSpec = TransportSpec & { bth: { opcode: number; destQp: number; psn: number; ackReq: boolean; se: boolean } };
@@ -19,6 +20,7 @@ export class TxScratch {
   readonly request: RequestSpec = {
     bth: { opcode: 0, destQp: 0, psn: 0, ackReq: false, se: false },
     reth: undefined,
+    feth: undefined,
     atomicEth: undefined,
     immDt: undefined,
     ieth: undefined,
@@ -28,6 +30,7 @@ export class TxScratch {
     payloadLength: undefined,
   };
   readonly reth: RethHeader = { va: 0n, rkey: 0, dmaLength: 0 };
+  readonly feth: FethHeader = { selectivity: 0, placementType: 0 };
   readonly atomicEth: AtomicEthHeader = { va: 0n, rkey: 0, swapAdd: 0n, compare: 0n };
   readonly deth: DethHeader = { qkey: 0, srcQp: 0 };
   readonly ack: AckSpec;

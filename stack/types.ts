@@ -10,7 +10,28 @@ export const QpState = { RESET: 0, INIT: 1, RTR: 2, RTS: 3, SQD: 4, SQE: 5, ERR:
 export type QpState = (typeof QpState)[keyof typeof QpState];
 export const QP_STATE_NAMES: readonly string[] = ['RESET', 'INIT', 'RTR', 'RTS', 'SQD', 'SQE', 'ERR'];
 
-export const Access = { LOCAL_WRITE: 1, REMOTE_WRITE: 2, REMOTE_READ: 4, REMOTE_ATOMIC: 8, MW_BIND: 16 } as const;
+/**
+ * Access flags (`enum ibv_access_flags`). FLUSH_GLOBAL and FLUSH_PERSISTENT allow a FLUSH of that
+ * placement type into a region (IBTA vol. 1 annex A19; rxe check_rkey() asks the region for them, and
+ * check_qp_attr_access() the QP).
+ */
+export const Access = {
+  LOCAL_WRITE: 1,
+  REMOTE_WRITE: 2,
+  REMOTE_READ: 4,
+  REMOTE_ATOMIC: 8,
+  MW_BIND: 16,
+  FLUSH_GLOBAL: 1 << 8,
+  FLUSH_PERSISTENT: 1 << 9,
+} as const;
+
+/** Every access flag a region may be registered with. */
+export const ACCESS_MR_SUPPORTED = Access.LOCAL_WRITE | Access.REMOTE_WRITE | Access.REMOTE_READ | Access.REMOTE_ATOMIC | Access.MW_BIND | Access.FLUSH_GLOBAL | Access.FLUSH_PERSISTENT;
+
+/** FLUSH placement types, bits of the FETH (libibverbs IBV_FLUSH_GLOBAL, IBV_FLUSH_PERSISTENT; IBTA vol. 1 annex A19.4.1). */
+export const FlushType = { GLOBAL: 1, PERSISTENT: 2 } as const;
+/** FLUSH selectivity levels (IBV_FLUSH_RANGE: the RETH's range; IBV_FLUSH_MR: the whole region the R_Key names). */
+export const FlushLevel = { RANGE: 0, MR: 1 } as const;
 
 export const SendFlags = { FENCE: 1, SIGNALED: 2, SOLICITED: 4, INLINE: 8 } as const;
 
@@ -25,6 +46,12 @@ export const WrOpcode = {
   LOCAL_INV: 7,
   BIND_MW: 8,
   SEND_WITH_INV: 9,
+  /** IBV_WR_FLUSH (IBTA vol. 1 annex A19). */
+  FLUSH: 14,
+  /** IBV_WR_ATOMIC_WRITE: 8 bytes written as one (IBTA vol. 1 annex A19). */
+  ATOMIC_WRITE: 15,
+  /** Fast registration (the kernel's IB_WR_REG_MR; libibverbs has no such work request). */
+  REG_MR: 0x20,
 } as const;
 export type WrOpcode = (typeof WrOpcode)[keyof typeof WrOpcode];
 
@@ -36,6 +63,10 @@ export const WcOpcode = {
   FETCH_ADD: 4,
   BIND_MW: 5,
   LOCAL_INV: 6,
+  FLUSH: 8,
+  ATOMIC_WRITE: 9,
+  /** The kernel's IB_WC_REG_MR (libibverbs has none). */
+  REG_MR: 10,
   RECV: 128,
   RECV_RDMA_WITH_IMM: 129,
 } as const;

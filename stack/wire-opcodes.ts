@@ -40,6 +40,9 @@ const WR_PLACES: Readonly<Partial<Record<WrOpcode, Places>>> = {
   [WrOpcode.RDMA_READ]: single('RDMA_READ_REQUEST'),
   [WrOpcode.ATOMIC_CMP_AND_SWP]: single('COMPARE_SWAP'),
   [WrOpcode.ATOMIC_FETCH_AND_ADD]: single('FETCH_ADD'),
+  // RC only (IBTA vol. 1 annex A19; rxe_req.c next_opcode_rc()): UC has no such opcode.
+  [WrOpcode.FLUSH]: single('FLUSH'),
+  [WrOpcode.ATOMIC_WRITE]: single('ATOMIC_WRITE'),
 };
 
 const WR_OPCODE_SLOTS = 16;

@@ -7,7 +7,7 @@ import type { Seg } from './dma';
 import type { Sge, WrOpcode, WcStatus } from './types';
 import type { AddressHandle } from './address';
 import { invalid } from './errors';
-import { sgeTotal } from './memory-region';
+import { type MemoryRegion, sgeTotal } from './memory-region';
 
 /** rxe's maximum message size (RXE_MAX_MSG_SIZE = 2^31). */
 export const MAX_MSG_SIZE = 0x8000_0000;
@@ -20,12 +20,30 @@ export interface SendWr {
   sendFlags?: number;
   /** SEND_WITH_IMM and RDMA_WRITE_WITH_IMM. */
   immData?: number;
-  /** SEND_WITH_INV: the remote R_Key to invalidate. */
+  /** SEND_WITH_INV: the remote R_Key to invalidate; LOCAL_INV: the local key to invalidate. */
   invalidateRkey?: number;
+  /**
+   * REG_MR: bind the fast-registration region `mr` (Device.allocMr) to the pages Device.mapMrSg gave
+   * it, under `key` (its key index with a key byte of the consumer's choosing), with `access` (the
+   * kernel's struct ib_reg_wr).
+   */
+  reg?: { mr: MemoryRegion; key: number; access: number };
   /** RDMA_WRITE(_WITH_IMM) and RDMA_READ. */
   rdma?: { remoteAddr: bigint; rkey: number };
   /** ATOMIC_CMP_AND_SWP (compareAdd = compare, swap) and ATOMIC_FETCH_AND_ADD (compareAdd = add). */
   atomic?: { remoteAddr: bigint; rkey: number; compareAdd: bigint; swap?: bigint };
+  /**
+   * FLUSH (ibv_wr_flush): the range [remoteAddr, remoteAddr + length) of the region `rkey` names, or
+   * the whole region (`selectivity` FlushLevel.MR), made globally visible and/or persistent
+   * (`placementType`, FlushType bits) at the responder (IBTA vol. 1 annex A19).
+   */
+  flush?: { remoteAddr: bigint; rkey: number; length: number; placementType: number; selectivity?: number };
+  /**
+   * ATOMIC WRITE (ibv_wr_atomic_write): 8 bytes written at `remoteAddr` as one, after every earlier
+   * request (IBTA vol. 1 annex A19). `value` is stored in the host's order (little-endian), as the
+   * atomics' operands are; the packet carries those 8 bytes as they lie in memory.
+   */
+  atomicWrite?: { remoteAddr: bigint; rkey: number; value: bigint };
   /** UD: where to send. A remoteQkey with the high bit set means "use the QP's own Q_Key" (IBTA C10-15). */
   ud?: { ah: AddressHandle; remoteQpn: number; remoteQkey: number };
 }
@@ -35,8 +53,28 @@ export interface RecvWr {
   sgList: Sge[];
 }
 
-export const WqeKind = { SEND: 0, WRITE: 1, READ: 2, ATOMIC: 3 } as const;
+/**
+ * What a send WQE does on the wire: SEND, WRITE, READ and atomics as ever; FLUSH and ATOMIC WRITE
+ * are one request packet each, answered by an RDMA READ response of no data (rxe_resp.c
+ * acknowledge(): send_read_response_ack()). LOCAL work requests (REG_MR, LOCAL_INV) never reach the
+ * wire: the requester executes them in order and they complete in order (rxe_req.c rxe_do_local_ops()).
+ */
+export const WqeKind = { SEND: 0, WRITE: 1, READ: 2, ATOMIC: 3, FLUSH: 4, ATOMIC_WRITE: 5, LOCAL: 6 } as const;
 export type WqeKind = (typeof WqeKind)[keyof typeof WqeKind];
+
+/**
+ * WQEs that take one of the responder's READ/atomic resources and count against max_rd_atomic:
+ * READ, the atomics and ATOMIC WRITE (rxe_req.c check_init_depth() for RXE_READ_OR_ATOMIC_MASK |
+ * RXE_ATOMIC_WRITE_MASK; a FLUSH does not count there).
+ */
+export function takesRdAtomic(kind: WqeKind): boolean {
+  return kind === WqeKind.READ || kind === WqeKind.ATOMIC || kind === WqeKind.ATOMIC_WRITE;
+}
+
+/** WQEs whose request is one packet answered by a response of its own (READ response or atomic ACK): every kind but SEND and WRITE. */
+export function singleRequest(kind: WqeKind): boolean {
+  return kind !== WqeKind.SEND && kind !== WqeKind.WRITE && kind !== WqeKind.LOCAL;
+}
 
 export const WqeState = { POSTED: 0, STARTED: 1, DONE: 2 } as const;
 export type WqeState = (typeof WqeState)[keyof typeof WqeState];
@@ -60,6 +98,15 @@ export interface SendWqe {
   rkey: number;
   compareAdd: bigint;
   swap: bigint;
+  /** FLUSH: the FETH's placement type and selectivity level. */
+  flushType: number;
+  flushLevel: number;
+  /** ATOMIC WRITE: the 8 bytes it writes, as they lie in memory. */
+  atomicWriteData: Uint8Array | null;
+  /** REG_MR: what it binds. */
+  reg: SendWr['reg'] | null;
+  /** LOCAL: why it failed when the requester executed it ('' when it succeeded). */
+  localFault: string;
   ud: SendWr['ud'] | null;
   state: WqeState;
   firstPsn: number;

@@ -6,7 +6,7 @@
  *   not have (C9-88; rxe check_rkey()): it adds no memory region, so that the stack, given it, finds
  *   no region either (a stale R_Key of a region registered again keeps its key index and differs in
  *   the key byte: replay would otherwise build a region under it).
- * - When the first RDMA WRITE, READ or atomic request the capture shows drew an Invalid Request NAK,
+ * - When the first RDMA WRITE, READ, atomic or FLUSH request the capture shows drew an Invalid Request NAK,
  *   the responder's QP did not allow that kind of access (IBTA vol. 1 §10.2.4.1 access flags; rxe
  *   check_op_valid()): the stack's QP is given no such access either. Every other reason for that
  *   NAK (a bad length, a misaligned atomic) draws the same NAK from the stack with or without the
@@ -39,6 +39,8 @@ const KINDS: readonly { flag: number; access: number }[] = [
   { flag: OpFlag.WRITE, access: Access.REMOTE_WRITE },
   { flag: OpFlag.READ, access: Access.REMOTE_READ },
   { flag: OpFlag.ATOMIC, access: Access.REMOTE_ATOMIC },
+  // A FLUSH refused with Invalid Request: the QP had no flush right (rxe check_qp_attr_access()).
+  { flag: OpFlag.FLUSH, access: Access.FLUSH_GLOBAL | Access.FLUSH_PERSISTENT },
 ];
 
 /**

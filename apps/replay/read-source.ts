@@ -82,6 +82,11 @@ export class ReadSource {
       if ((f & OpFlag.END) !== 0) this.write = null;
       return;
     }
+    if ((f & OpFlag.ATOMIC_WRITE) !== 0) {
+      // An ATOMIC WRITE's 8 bytes are written as a WRITE's are.
+      if (p.reth !== null && p.payloadCaptured === p.payloadLength) addSpan(this.spans(this.written, p.reth.rkey), p.reth.va, p.reth.va + BigInt(p.payloadLength));
+      return;
+    }
     const reth = p.reth;
     if ((f & OpFlag.READ) === 0 || reth === null) return;
     const mr = this.mrs.get(reth.rkey);

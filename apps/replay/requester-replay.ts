@@ -20,7 +20,6 @@ import { DEFAULT_MAX_REPLAY_BYTES, replayCostProblem } from './replay-budget';
 import { AethKind, CREDITS_INVALID, NakCode, decodeSyndrome } from '../../packets/aeth';
 import { MAX_BRIDGE } from './resync';
 import { requestSpan } from './request-span';
-import { type Feature, unsupportedDifference, unsupportedRequest } from './unsupported';
 import { QpErrorWatch } from './qp-error';
 
 interface Msg {
@@ -41,7 +40,7 @@ function messagesOf(
   mtu: number,
   /** Where the connection's PSNs start when the capture shows it (CM), else null. */
   connectionStart: number | null,
-): { msgs: Msg[]; first: Map<number, CapturedPacket>; startPsn: number | null; filled: number; fillers: Set<number>; unsupported: Map<number, { feature: Feature; c: CapturedPacket }> } {
+): { msgs: Msg[]; first: Map<number, CapturedPacket>; startPsn: number | null; filled: number; fillers: Set<number> } {
   const first = new Map<number, CapturedPacket>();
   // A READ owns the PSNs of its responses; a READ request at one of those PSNs is a retry of it, not a new message.
   const readRanges: [number, number][] = [];
@@ -71,8 +70,6 @@ function messagesOf(
   const taken = new Set<number>();
   /** PSNs given to zero-length WRITEs in place of lost messages. */
   const fillers = new Set<number>();
-  /** PSNs of requests this stack cannot send (unsupported.ts), given to zero-length READs. */
-  const unsupported = new Map<number, { feature: Feature; c: CapturedPacket }>();
   // First transmissions in PSN order (a resend of a PSN whose first transmission the capture lost comes later in the capture).
   const ordered = [...first.values()];
   const base = ordered.find((c) => ((c.p.info?.flags ?? 0) & OpFlag.START) !== 0)?.p.bth?.psn ?? null;
@@ -114,12 +111,20 @@ function messagesOf(
         }
       }
       nextPsn = psnAdd(p.bth.psn, requestSpan(p, mtu));
-      // A FLUSH or ATOMIC WRITE takes one PSN and is answered by a READ response of no data (IBTA
-      // annex A19), as a zero-length READ is: that stands in for it, and the captured answer completes it.
-      const feature = unsupportedRequest(p);
-      if (feature !== null) {
-        msgs.push({ wr: { opcode: WrOpcode.RDMA_READ, rdma: { remoteAddr: p.reth?.va ?? 0n, rkey: p.reth?.rkey ?? 0 } }, data: new Uint8Array(0), frames: [c.frame] });
-        unsupported.set(p.bth.psn, { feature, c });
+      // FLUSH (FETH + RETH) and ATOMIC WRITE (RETH + its 8 bytes, as they lie in memory: little-endian
+      // here) are work requests of their own (IBTA vol. 1 annex A19).
+      if ((f & OpFlag.FLUSH) !== 0 && p.reth !== null && p.feth !== null) {
+        const flush = { remoteAddr: p.reth.va, rkey: p.reth.rkey, length: p.reth.dmaLength, placementType: p.feth.placementType, selectivity: p.feth.selectivity };
+        msgs.push({ wr: { opcode: WrOpcode.FLUSH, flush }, data: new Uint8Array(0), frames: [c.frame] });
+        taken.add(p.bth.psn);
+        continue;
+      }
+      if ((f & OpFlag.ATOMIC_WRITE) !== 0 && p.reth !== null) {
+        // A truncated frame's 8 bytes are not known: zeros go in their place, and that packet is not compared.
+        const whole = p.payloadLength === 8 && p.payloadCaptured === 8;
+        const value = whole ? new DataView(c.bytes.buffer, c.bytes.byteOffset + p.payloadOff, 8).getBigUint64(0, true) : 0n;
+        msgs.push({ wr: { opcode: WrOpcode.ATOMIC_WRITE, atomicWrite: { remoteAddr: p.reth.va, rkey: p.reth.rkey, value } }, data: new Uint8Array(0), frames: [c.frame] });
+        if (whole) taken.add(p.bth.psn);
         continue;
       }
       if ((f & OpFlag.READ) !== 0 && p.reth) {
@@ -176,7 +181,7 @@ function messagesOf(
     }
   }
   for (const q of [...first.keys()]) if (!taken.has(q)) first.delete(q);
-  return { msgs, first, startPsn: base, filled, fillers, unsupported };
+  return { msgs, first, startPsn: base, filled, fillers };
 }
 
 /**
@@ -223,6 +228,7 @@ function concat(parts: readonly Uint8Array[]): Uint8Array {
 const headerText = (p: RocePacket): string =>
   [
     p.info?.name ?? '?',
+    p.feth ? `FETH sel=${p.feth.selectivity} plt=${p.feth.placementType}` : '',
     p.reth ? `RETH va=0x${p.reth.va.toString(16)} rkey=0x${p.reth.rkey.toString(16)} len=${p.reth.dmaLength}` : '',
     p.atomicEth ? `AtomicETH va=0x${p.atomicEth.va.toString(16)} swapAdd=0x${p.atomicEth.swapAdd.toString(16)} cmp=0x${p.atomicEth.compare.toString(16)}` : '',
     p.immDt ? `imm=0x${p.immDt.value.toString(16)}` : '',
@@ -243,7 +249,7 @@ export function replayRequester(conv: RcConversation, o: ReplayOptions = {}): Re
   const { clock, driver, dev, mtuBytes, pathMtu, peer } = replayStack(conv, 'requester', o);
   const pd = dev.allocPd();
   const cq = dev.createCq(1 << 16);
-  const { msgs, first, startPsn, filled, fillers, unsupported } = messagesOf(conv.requests, mtuBytes, conv.cm?.startPsn ?? null);
+  const { msgs, first, startPsn, filled, fillers } = messagesOf(conv.requests, mtuBytes, conv.cm?.startPsn ?? null);
   const sqPsn = conv.cm?.startPsn ?? startPsn ?? conv.firstRequestPsn;
   const total = msgs.reduce((s, m) => s + m.data.length + 8, 0);
   const buf = new Uint8Array(Math.max(8, total));
@@ -277,7 +283,9 @@ export function replayRequester(conv: RcConversation, o: ReplayOptions = {}): Re
   let off = 0;
   const wrs: SendWr[] = msgs.map((m, i) => {
     buf.set(m.data, off);
-    const wr: SendWr = { ...m.wr, wrId: i, sendFlags: (m.wr.sendFlags ?? 0) | SendFlags.SIGNALED, sgList: [mr.sge(off, m.data.length)] };
+    // FLUSH and ATOMIC WRITE take no SGE (their data is in the work request, or there is none).
+    const local = m.wr.opcode === WrOpcode.FLUSH || m.wr.opcode === WrOpcode.ATOMIC_WRITE ? [] : [mr.sge(off, m.data.length)];
+    const wr: SendWr = { ...m.wr, wrId: i, sendFlags: (m.wr.sendFlags ?? 0) | SendFlags.SIGNALED, sgList: local };
     off += m.data.length + 8;
     return wr;
   });
@@ -433,13 +441,8 @@ export function replayRequester(conv: RcConversation, o: ReplayOptions = {}): Re
       rule: 'IBTA §9.7.7.2: a requester honours end-to-end credits; the capture may have lost the ACK that raised the limit, or its requester ignores credits (rxe\'s does)',
     });
   }
-  for (const [psn, { feature, c }] of unsupported) {
-    const s = stackFirst.get(psn);
-    const frames = conv.requests.filter((x) => x.p.bth?.psn === psn).map((x) => x.frame);
-    diffs.push(unsupportedDifference(feature, psn, frames, headerText(c.p), `not compared: this stack cannot send ${feature.feature}; replay posted a zero-length RDMA READ in its place (one PSN, answered by a READ response of no data as the ${feature.feature} is)${s !== undefined ? `, sent as ${headerText(s.p)}` : ''}, and compares the rest of the conversation`));
-  }
-  // Retransmissions: the captured packets beyond the first transmission of each PSN (the stand-ins' included).
-  const eRetx = conv.requests.length - first.size - unsupported.size;
+  // Retransmissions: the captured packets beyond the first transmission of each PSN.
+  const eRetx = conv.requests.length - first.size;
   const gRetx = sentCount - stackFirst.size;
   if (eRetx !== gRetx) {
     diffs.push({ class: DiffClass.POLICY, kind: 'retransmissions', psn: null, frames: [], expected: `${eRetx} retransmitted packets`, got: `${gRetx}`, rule: 'timeouts and how far each go-back-N resends depend on timers and windows' });

@@ -7,7 +7,7 @@
  * response segmentation, PSNs and data, atomic results, and the end-to-end
  * credit counts (credits.ts).
  */
-import { Access, QpState, QpType } from '../../stack/types';
+import { Access, FlushLevel, QpState, QpType, WrOpcode } from '../../stack/types';
 import { decodeFrame, type RocePacket } from '../../packets/decode';
 import { AethKind, CREDITS_INVALID, NAK_CODE_NAMES, NakCode, decodeSyndrome } from '../../packets/aeth';
 import { OpFlag } from '../../packets/opcodes';
@@ -23,11 +23,11 @@ import { AnswerIndex } from './answer-index';
 import { CapturedIndex, firstAfter } from './captured-index';
 import { requestSpan } from './request-span';
 import { accessRefused, refusedAccess } from './captured-refusals';
-import { Feature, responderStandIn, unsupportedDifference, unsupportedRequest } from './unsupported';
+import { Feature, rxeMemoryWindowKey, unsupportedDifference } from './unsupported';
 import { QpErrorWatch } from './qp-error';
 import type { MemoryRegion } from '../../stack/memory-region';
 
-const ACCESS_ALL = Access.LOCAL_WRITE | Access.REMOTE_WRITE | Access.REMOTE_READ | Access.REMOTE_ATOMIC;
+const ACCESS_ALL = Access.LOCAL_WRITE | Access.REMOTE_WRITE | Access.REMOTE_READ | Access.REMOTE_ATOMIC | Access.FLUSH_GLOBAL | Access.FLUSH_PERSISTENT;
 
 interface Region {
   lo: bigint;
@@ -96,9 +96,9 @@ function regionsOf(reqs: readonly CapturedPacket[], refused: (c: CapturedPacket)
   };
   for (const c of reqs) {
     const reth = c.p.reth;
-    // A FLUSH is not executed here (unsupported.ts): its range needs no region.
-    const flush = ((c.p.info?.flags ?? 0) & OpFlag.FLUSH) !== 0;
-    if (reth !== null && reth.dmaLength > 0 && !flush && !refused(c)) add(reth.rkey, reth.va, reth.dmaLength);
+    // A FLUSH of the whole region (selectivity level 1) names no range: its VA may be anything.
+    const wholeRegion = c.p.feth !== null && c.p.feth.selectivity === FlushLevel.MR;
+    if (reth !== null && reth.dmaLength > 0 && !wholeRegion && !refused(c)) add(reth.rkey, reth.va, reth.dmaLength);
     if (c.p.atomicEth !== null && !refused(c)) add(c.p.atomicEth.rkey, c.p.atomicEth.va, 8);
   }
   return m;
@@ -272,30 +272,43 @@ export function replayResponder(conv: RcConversation, o: ReplayOptions = {}): Re
   let refusedAt: number | null = null;
   let skipping: CapturedPacket[] = [];
   let open: OpenMessage | null = null;
-  /** Per PSN, the captured requests the stack was given a stand-in for (unsupported.ts), with the feature. */
-  const stoodIn = new Map<number, { feature: Feature; frames: number[] }>();
-  /** Per captured R_Key a SEND with Invalidate names and no region of the capture has: the plain region standing in for it, and the frames. */
+  /**
+   * Per captured R_Key a SEND with Invalidate names and no region of the capture has: the
+   * fast-registration region standing in for it, and the frames. Such a key was bound by a REG_MR (or
+   * a memory window's bind) that never reaches the wire: only those can be invalidated (rxe
+   * rxe_invalidate_mr()). Replay binds a fast-registration region under it with a REG_MR of the stack's
+   * own QP before the SEND, and again (a new key byte, the same index) after each invalidation.
+   */
   const invalidated = new Map<number, { mr: MemoryRegion | null; psn: number | null; frames: number[] }>();
-  /** The request replay had to stop at, for want of a feature and of a stand-in. */
-  let stoppedBy: { c: CapturedPacket; feature: Feature } | null = null;
-  /** The key `rkey` named by a SEND with Invalidate is given a live region when the stack has none (unsupported.ts). */
   const invalidatable = (c: CapturedPacket, rkey: number): void => {
     if (mrs.has(rkey)) return;
     let entry = invalidated.get(rkey);
     if (entry === undefined) invalidated.set(rkey, (entry = { mr: null, psn: c.p.bth?.psn ?? null, frames: [] }));
     entry.frames.push(c.frame);
     if (entry.mr?.valid === true) return;
-    if (entry.mr !== null) dev.deregMr(entry.mr); // invalidated before, as the captured one was: registered again
+    // A key of the same index bound before (the captured region registered again with a new key byte) is bound again.
+    const sameIndex = [...invalidated.values()].find((x) => x.mr !== null && x.mr.lkey >>> 8 === rkey >>> 8 && !x.mr.valid)?.mr ?? null;
+    let mr = entry.mr ?? sameIndex;
+    let key = rkey;
     try {
-      entry.mr = dev.regMr(pd, new Uint8Array(8), ACCESS_ALL, undefined, rkey);
+      mr ??= dev.allocMr(pd, 1, rkey);
     } catch {
+      // An index the stack's own regions hold: a key it picks stands in (rkey-map.ts).
       try {
-        entry.mr = dev.regMr(pd, new Uint8Array(8), ACCESS_ALL);
-        stackKeys.set(rkey, entry.mr.rkey);
+        mr = dev.allocMr(pd, 1);
+        key = mr.lkey;
+        stackKeys.set(rkey, key);
       } catch {
         entry.mr = null; // the stack then refuses the invalidation: its QP goes to ERR, which the report names
+        return;
       }
     }
+    if (mr.lkey >>> 8 !== rkey >>> 8) key = stackKeys.get(rkey) ?? ((mr.lkey & ~0xff) | (rkey & 0xff)) >>> 0;
+    if (key !== rkey) stackKeys.set(rkey, key);
+    entry.mr = mr;
+    dev.mapMrSg(mr, new Uint8Array(8));
+    qp.postSend({ wrId: 0, opcode: WrOpcode.REG_MR, reg: { mr, key, access: ACCESS_ALL } });
+    qp.runRequester();
   };
   for (const c of conv.requests.slice(Math.max(0, skippedAtStart))) {
     const b = c.p.bth;
@@ -354,26 +367,9 @@ export function replayResponder(conv: RcConversation, o: ReplayOptions = {}): Re
     // answers from its saved result must not change memory an earlier one still needs.
     if (b.psn === wasAt) presetAtomic(c);
     if (psnDiff(b.psn, wasAt) > 0) outOfSequenceAt.add(wasAt);
-    // A request this stack cannot execute is given as a stand-in that takes its PSN and counts as one
-    // message; one that cannot be built (no Ethernet header to send it with) ends the replay here.
-    const feature = unsupportedRequest(c.p);
-    let fedFrame = c.bytes;
-    let fedPacket = c.p;
-    if (feature !== null) {
-      const s = responderStandIn(c);
-      if (s === null) {
-        stoppedBy = { c, feature };
-        break;
-      }
-      fedFrame = s.bytes;
-      fedPacket = s.p;
-      const entry = stoodIn.get(b.psn);
-      if (entry === undefined) stoodIn.set(b.psn, { feature, frames: [c.frame] });
-      else entry.frames.push(c.frame);
-    }
     if (c.p.ieth !== null) invalidatable(c, c.p.ieth.rkey);
     const answersBefore = got.length;
-    driver.inject([withStackKeys(fedFrame, fedPacket, stackKeys)]);
+    driver.inject([withStackKeys(c.bytes, c.p, stackKeys)]);
     for (const psn of psnsOf(c, mtuBytes)) {
       const frames = fed.get(psn);
       if (frames === undefined) fed.set(psn, [c.frame]);
@@ -391,39 +387,23 @@ export function replayResponder(conv: RcConversation, o: ReplayOptions = {}): Re
   clock.runUntilIdle(100_000);
   collect();
 
-  // Responses to requests the capture does not hold (before it started, in its gaps) are not
-  // compared; nor are the answers to a request this stack cannot execute (the stack answered its
-  // stand-in), nor, where replay had to stop for want of a feature, the answers after that point.
+  // Responses to requests the capture does not hold (before it started, in its gaps) are not compared.
   const before = (psn: number): boolean => psnDiff(psn, startPsn) < 0;
-  const afterStop = (e: Resp): boolean => stoppedBy !== null && e.frame > stoppedBy.c.frame;
-  const shown = expected.filter((e) => !before(e.psn) && !gaps.covers(e.psn) && !stoodIn.has(e.psn) && !afterStop(e));
-  const answered = got.filter((g) => !before(g.psn) && !gaps.covers(g.psn) && !stoodIn.has(g.psn));
-  for (const [psn, { feature, frames }] of stoodIn) {
-    const answers = expected.filter((e) => e.psn === psn);
-    const standIn = feature === Feature.ATOMIC_WRITE ? 'an RDMA WRITE of its 8 bytes' : 'a zero-length RDMA WRITE';
-    diffs.push(
-      unsupportedDifference(feature, psn, [...frames, ...answers.map((e) => e.frame)], answers.length > 0 ? answers.map(describe).join('; ') : 'no answer captured', `not compared: replay gave the stack ${standIn} at this PSN instead (one message, as the ${feature.feature} is), and compares the rest of the conversation`),
-    );
-  }
+  const shown = expected.filter((e) => !before(e.psn) && !gaps.covers(e.psn));
+  const answered = got.filter((g) => !before(g.psn) && !gaps.covers(g.psn));
+  // Keys of rxe's memory-window range: a memory window's, which this stack has not (the stand-in is a
+  // fast-registration region, invalidated the same way); the answer is still compared.
   for (const [rkey, { mr, psn, frames }] of invalidated) {
+    if (!rxeMemoryWindowKey(rkey) && mr !== null) continue;
     diffs.push(
       unsupportedDifference(
-        Feature.INVALIDATE,
+        Feature.MEMORY_WINDOW,
         psn,
         frames,
         `R_Key 0x${rkey.toString(16)} invalidated by a SEND with Invalidate`,
-        mr !== null ? 'replay registered a plain region under that key so that the stack could invalidate it; its answer is compared' : 'the stack could not register a region under that key, so it refused the invalidation',
+        mr !== null ? 'replay bound a fast-registration region under that key so that the stack could invalidate it; its answer is compared' : 'the stack could not bind a region under that key, so it refused the invalidation',
       ),
     );
-  }
-  if (stoppedBy !== null) {
-    // The request, and every captured frame of the conversation after it: none was judged.
-    const at = stoppedBy.c.frame;
-    const lost = expected.filter(afterStop);
-    const frames = [...conv.requests, ...conv.responses].map((x) => x.frame).filter((f) => f >= at).sort((x, y) => x - y);
-    const stop = unsupportedDifference(stoppedBy.feature, stoppedBy.c.p.bth?.psn ?? null, frames.slice(0, 16), lost.length > 0 ? `${lost.length} answer(s) from frame ${lost[0]?.frame} on` : 'no answer captured', `not compared: replay cannot build a stand-in for this ${stoppedBy.feature.feature} (the capture shows no Ethernet header to send one with), so it stops here, and ${frames.length - 1} captured frame(s) after it are not judged`);
-    stop.count = frames.length;
-    diffs.push(stop);
   }
   if (skippedAtStart > 0 || expected.some((e) => before(e.psn))) {
     diffs.push({

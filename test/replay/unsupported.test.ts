@@ -1,14 +1,10 @@
 /**
- * `roce replay` says why. Frames that need a feature this stack lacks (FLUSH, ATOMIC WRITE, the R_Key
- * of a memory window or fast-registered region named by a SEND with Invalidate) are `unsupported`,
- * named with the feature, never violations; replay goes on past them with a stand-in, so the rest is
- * still judged. When the stack's QP goes to the error state, the report's first line (and the JSON's
- * `qpErrors`) says at which captured frame and why. A zero-length RDMA WRITE with VA 0 and R_Key 0
- * (legal: C9-88) no longer stops replay with an internal error.
- *
- * Before, the bundled capture failed its own replay: "FAIL: 3 of 21 matched, 16 violations" as the
- * responder (its QP went to ERR at the SEND with Invalidate of frame 7 and answered nothing more) and
- * "expected RC_FLUSH ... got RC_SEND_ONLY" as the requester.
+ * `roce replay` says why. Frames that need a feature this stack lacks (a SEND with Invalidate of a
+ * memory window's R_Key) are `unsupported`, named with the feature, never violations; replay goes on
+ * past them, so the rest is still judged. FLUSH, ATOMIC WRITE and SEND with Invalidate of a
+ * fast-registered key are executed by the stack and judged as any request is. When the stack's QP goes to the error
+ * state, the report's first line (and the JSON's `qpErrors`) says at which captured frame and why. A
+ * zero-length RDMA WRITE with VA 0 and R_Key 0 (legal: C9-88) does not stop replay with an internal error.
  */
 import * as fs from 'node:fs';
 import * as os from 'node:os';
@@ -17,11 +13,7 @@ import { run } from '../../cli/main';
 import { memoryOutput } from '../../cli/output';
 import { Opcode } from '../../packets/opcodes';
 import { buildRoceV2Frame } from '../../packets/build';
-import { readCapture, writePcap } from '../../packets/pcap';
-import { packetAddresses } from '../../packets/decode';
-import { capturedPackets } from '../../apps/replay/captured-packets';
-import { findRcConversations } from '../../apps/replay/conversation';
-import { replayResponder } from '../../apps/replay/responder-replay';
+import { writePcap } from '../../packets/pcap';
 import { type Step, QP_A, Syn, ack, capture, req } from '../analysis/frames';
 import type { Difference, QpErrorReport, ReplaySummary } from '../../apps/replay/differences';
 
@@ -59,20 +51,16 @@ const unsupportedOf = (r: Report): { kind: string; feature: string | undefined; 
   r.json.conversations.flatMap((c) => c.differences.filter((d: Difference) => d.class === 'unsupported').map((d) => ({ kind: d.kind, feature: d.feature, frames: d.frames })));
 
 describe('the bundled capture replays without violations in both roles', () => {
-  test('as the responder: FLUSH, ATOMIC WRITE and two invalidated keys unsupported, the QP errors named first', async () => {
+  test('as the responder: FLUSH, ATOMIC WRITE and two SENDs with Invalidate of fast-registered keys judged, nothing unsupported, the QP errors named first', async () => {
     const r = await replay(path.join(CAPTURES, 'rc-conversation.pcap'), '--role', 'responder');
     expect(r.code).toBe(0);
     expect(r.json.violations).toBe(0);
-    expect(unsupportedOf(r)).toEqual([
-      { kind: 'flush', feature: 'FLUSH', frames: [30, 31] },
-      { kind: 'atomicWrite', feature: 'ATOMIC WRITE', frames: [32, 33] },
-      { kind: 'invalidateUnregistered', feature: 'memory windows / fast registration', frames: [7] },
-      { kind: 'invalidateUnregistered', feature: 'memory windows / fast registration', frames: [10] },
-    ]);
-    expect(r.json.unsupported).toBe(6);
-    expect(r.json.unsupportedFeatures).toEqual(['FLUSH', 'ATOMIC WRITE', 'memory windows / fast registration']);
-    // Every answer after the FLUSH is judged: the first conversation's 17 compared answers all match.
-    expect(r.json.conversations[0]).toMatchObject({ matched: 17, expected: 17 });
+    // The keys 0xc0de11 and 0xc0de12 (one index, two key bytes) are bound by REG_MRs of the stack's QP, as a fast-registration region's.
+    expect(unsupportedOf(r)).toEqual([]);
+    expect(r.json.unsupported).toBe(0);
+    expect(r.json.unsupportedFeatures).toEqual([]);
+    // The FLUSH and ATOMIC WRITE are executed: the first conversation's 19 answers, their READ responses of no data included, all match.
+    expect(r.json.conversations[0]).toMatchObject({ matched: 19, expected: 19 });
     // The stale R_Key (frame 43) and the atomic on a QP without atomics (frame 45) end the QP, as they ended the captured one.
     expect(r.json.qpErrors.map((e) => ({ qpn: e.qpn, frame: e.frame, captured: e.captured }))).toEqual([
       { qpn: 0x12, frame: 43, captured: true },
@@ -81,27 +69,24 @@ describe('the bundled capture replays without violations in both roles', () => {
     const lines = r.out.split('\n');
     expect(lines[0]).toBe('QP 0x12 (responder) went to the error state at frame 43 (PSN 3086871): no error completion (no receive work request in use): responder: WRITE rkey 0xa1b00 va 0x7f3a1c200000 len 16: invalid key; the captured responder sent the same kind of NAK there');
     expect(lines[1]).toMatch(/^QP 0x14 \(responder\) went to the error state at frame 45 \(PSN 9176082\): .*RC_FETCH_ADD is not enabled on this QP/);
-    expect(lines.find((l) => /^(PASS|FAIL)/.test(l))).toBe('PASS with 6 frames unsupported (FLUSH, ATOMIC WRITE, memory windows / fast registration): 18 of 19 matched, 0 violations');
+    expect(lines.find((l) => /^(PASS|FAIL)/.test(l))).toBe('PASS: 20 of 21 matched, 0 violations');
     // The third connection's Remote Operational Error is the real responder's own failure: unverifiable.
     expect(r.json.conversations[2]?.differences.map((d) => `${d.class}:${d.kind}`)).toEqual(['unverifiable:responderFault']);
   });
 
-  test('as the requester: FLUSH and ATOMIC WRITE unsupported, the requests after them compared', async () => {
+  test('as the requester: FLUSH and ATOMIC WRITE sent as captured, every request compared', async () => {
     const r = await replay(path.join(CAPTURES, 'rc-conversation.pcap'), '--role', 'requester');
     expect(r.code).toBe(0);
     expect(r.json.violations).toBe(0);
-    expect(unsupportedOf(r)).toEqual([
-      { kind: 'flush', feature: 'FLUSH', frames: [30] },
-      { kind: 'atomicWrite', feature: 'ATOMIC WRITE', frames: [32] },
-    ]);
-    expect(r.json.conversations[0]).toMatchObject({ matched: 20, expected: 20 });
+    expect(unsupportedOf(r)).toEqual([]);
+    expect(r.json.conversations[0]).toMatchObject({ matched: 22, expected: 22 });
     expect(r.json.qpErrors.map((e) => ({ qpn: e.qpn, frame: e.frame, status: e.status, opcode: e.opcode, captured: e.captured }))).toEqual([
       { qpn: 0x11, frame: 44, status: 'REM_ACCESS_ERR', opcode: 'RDMA_WRITE', captured: true },
       { qpn: 0x13, frame: 46, status: 'REM_INV_REQ_ERR', opcode: 'FETCH_ADD', captured: true },
       { qpn: 0x15, frame: 48, status: 'REM_OP_ERR', opcode: 'RDMA_WRITE', captured: true },
     ]);
     expect(r.out.split('\n')[0]).toBe('QP 0x11 (requester) went to the error state at frame 44 (PSN 3086871): REM_ACCESS_ERR on RDMA_WRITE: NAK (2) from the responder at PSN 3086871; the capture holds the NAK that ended it');
-    expect(r.out).toContain('PASS with 2 frames unsupported (FLUSH, ATOMIC WRITE): 22 of 22 matched, 0 violations\n');
+    expect(r.out).toContain('PASS: 24 of 24 matched, 0 violations\n');
   });
 
   test.each(['rc-conversation.pcapng', 'rc-conversation-raw.pcap', 'rc-conversation-sll.pcap', 'rc-conversation-sll2.pcap', 'rc-conversation-usec-be.pcap'])('%s (the same frames) gives the same verdicts', async (name) => {
@@ -134,7 +119,7 @@ describe('a zero-length RDMA WRITE with VA 0 and R_Key 0 (C9-88: no key is check
   });
 });
 
-describe('unsupported requests in a conversation of their own', () => {
+describe('FLUSH and ATOMIC WRITE in a conversation of their own', () => {
   const flush = (us: number, psn: number): Step => req(us, Opcode.RC_FLUSH, psn, { feth: { selectivity: 0, placementType: 1 }, reth: { va: 0x7f0000002000n, rkey: 0x2211, dmaLength: 4096 } });
   const atomicWrite = (us: number, psn: number, value: number): Step => {
     const payload = new Uint8Array(8);
@@ -159,26 +144,23 @@ describe('unsupported requests in a conversation of their own', () => {
     ack(45, 14, Syn.ACK, 5),
   ];
 
-  test('only unsupported: PASS, exit 0, and what follows the stand-ins is judged', async () => {
-    const r = await replay(save('unsupported.pcap', capture(steps(100n))), '--role', 'responder');
+  test('FLUSH and ATOMIC WRITE are executed and judged in both roles: PASS, nothing unsupported', async () => {
+    const r = await replay(save('flush-atomic-write.pcap', capture(steps(100n))), '--role', 'responder');
     expect(r.code).toBe(0);
-    expect(unsupportedOf(r)).toEqual([
-      { kind: 'atomicWrite', feature: 'ATOMIC WRITE', frames: [3, 4] },
-      { kind: 'flush', feature: 'FLUSH', frames: [7, 8] },
-    ]);
-    // The second FETCH ADD finds what the ATOMIC WRITE's stand-in wrote; the SEND's ACK counts the FLUSH as a message.
-    expect(r.json).toMatchObject({ matched: 3, expected: 3, violations: 0, qpErrors: [] });
-    expect(r.out).toContain('PASS with 4 frames unsupported (ATOMIC WRITE, FLUSH): 3 of 3 matched, 0 violations\n');
-    const q = await replay(save('unsupported.pcap', capture(steps(100n))), '--role', 'requester');
+    expect(unsupportedOf(r)).toEqual([]);
+    // The second FETCH ADD finds what the ATOMIC WRITE wrote; each READ response of no data is compared; the SEND's ACK counts the FLUSH as a message.
+    expect(r.json).toMatchObject({ matched: 5, expected: 5, violations: 0, unsupported: 0, qpErrors: [] });
+    expect(r.out).toContain('PASS: 5 of 5 matched, 0 violations\n');
+    const q = await replay(save('flush-atomic-write.pcap', capture(steps(100n))), '--role', 'requester');
     expect(q.code).toBe(0);
-    expect(q.json).toMatchObject({ matched: 3, expected: 3, violations: 0, unsupported: 2, unsupportedFeatures: ['ATOMIC WRITE', 'FLUSH'], qpErrors: [] });
+    expect(q.json).toMatchObject({ matched: 5, expected: 5, violations: 0, unsupported: 0, unsupportedFeatures: [], qpErrors: [] });
   });
 
-  test('a wrong answer after a stand-in is still a violation', async () => {
-    const r = await replay(save('unsupported-wrong.pcap', capture(steps(7n))), '--role', 'responder');
+  test('a wrong answer after an ATOMIC WRITE is a violation: the stack wrote the value, the captured responder returned another', async () => {
+    const r = await replay(save('atomic-write-wrong.pcap', capture(steps(7n))), '--role', 'responder');
     expect(r.code).toBe(1);
     expect(r.json.conversations[0]?.differences.filter((d) => d.class === 'violation').map((d) => d.kind)).toEqual(['atomicResult']);
-    expect(r.out).toMatch(/\nFAIL: 2 of 3 matched, 1 violations, 4 frames unsupported \(ATOMIC WRITE, FLUSH\)\n$/);
+    expect(r.out).toMatch(/\nFAIL: 4 of 5 matched, 1 violations\n$/);
   });
 });
 
@@ -197,30 +179,37 @@ test('a QP error the captured responder did not have is named first, with the fr
   expect(r.json.qpErrors).toEqual([{ requesterQpn: 0x11, responderQpn: 0x12, qpn: 0x12, frame: 1, psn: 10, status: null, opcode: null, reason: 'responder: atomic at unaligned address 0x7f0000002004', captured: false }]);
 });
 
-test('a zero-length FLUSH over IPv6 at the PSN wrap, alone: unsupported, and the replay passes', async () => {
-  const f = buildRoceV2Frame({ eth: { src: 1, dst: 2 }, ip: { version: 6, src: 'fd00::1', dst: 'fd00::2' }, bth: { opcode: Opcode.RC_FLUSH, destQp: 0x12, psn: 0xffffff, ackReq: true }, feth: { selectivity: 1, placementType: 2 }, reth: { va: 0n, rkey: 0, dmaLength: 0 } });
-  const r = await replay(save('flush-only.pcap', writePcap([{ data: f, timestampNs: 0n }])), '--role', 'responder');
-  expect(r.code).toBe(0);
-  expect(unsupportedOf(r)).toEqual([{ kind: 'flush', feature: 'FLUSH', frames: [1] }]);
-  expect(r.out).toMatch(/\nPASS with 1 frame unsupported \(FLUSH\): 0 of 0 matched, 0 violations\n$/);
+test('a FLUSH of a whole region over IPv6 at the PSN wrap, answered: judged, the replay passes', async () => {
+  const frame = (bth: { opcode: number; destQp: number; psn: number; ackReq?: boolean }, src: string, dst: string, rest: object): Uint8Array =>
+    buildRoceV2Frame({ eth: { src: src === 'fd00::1' ? 1 : 2, dst: src === 'fd00::1' ? 2 : 1 }, ip: { version: 6, src, dst }, bth, ...rest });
+  const f = frame({ opcode: Opcode.RC_FLUSH, destQp: 0x12, psn: 0xffffff, ackReq: true }, 'fd00::1', 'fd00::2', { feth: { selectivity: 1, placementType: 2 }, reth: { va: 0x7f0000001000n, rkey: 0x2211, dmaLength: 0 } });
+  const w = frame({ opcode: Opcode.RC_RDMA_WRITE_ONLY, destQp: 0x12, psn: 0, ackReq: true }, 'fd00::1', 'fd00::2', { reth: { va: 0x7f0000001000n, rkey: 0x2211, dmaLength: 4 }, payload: new Uint8Array(4) });
+  const a1 = frame({ opcode: Opcode.RC_RDMA_READ_RESPONSE_ONLY, destQp: 0x11, psn: 0xffffff }, 'fd00::2', 'fd00::1', { aeth: { syndrome: Syn.ACK, msn: 1 } });
+  const a2 = frame({ opcode: Opcode.RC_ACKNOWLEDGE, destQp: 0x11, psn: 0 }, 'fd00::2', 'fd00::1', { aeth: { syndrome: Syn.ACK, msn: 2 } });
+  const file = save('flush-wrap.pcap', writePcap([f, a1, w, a2].map((data, i) => ({ data, timestampNs: BigInt(i * 1000) }))));
+  for (const role of ['responder', 'requester']) {
+    const r = await replay(file, '--role', role);
+    expect(r.code).toBe(0);
+    expect(r.json).toMatchObject({ violations: 0, unsupported: 0, qpErrors: [] });
+  }
 });
 
-test('where no stand-in can be built, replay stops at the unsupported request and counts what follows as unsupported', () => {
-  const steps: Step[] = [
-    req(0, Opcode.RC_SEND_ONLY, 10, { len: 8 }),
-    ack(5, 10, Syn.ACK, 1),
-    req(10, Opcode.RC_FLUSH, 11, { feth: { selectivity: 0, placementType: 1 }, reth: { va: 0n, rkey: 0, dmaLength: 0 } }),
-    { us: 15, from: 'b', t: { bth: { opcode: Opcode.RC_RDMA_READ_RESPONSE_ONLY, destQp: QP_A, psn: 11 }, aeth: { syndrome: Syn.ACK, msn: 2 } } },
-    req(20, Opcode.RC_SEND_ONLY, 12, { len: 8 }),
-    ack(25, 12, Syn.ACK, 3),
-  ];
-  const { packets } = capturedPackets(readCapture(capture(steps)));
-  // A frame whose Ethernet header is not known (the capture's link type has none, and it was not given one).
-  const flushPacket = packets.find((c) => c.frame === 3);
-  if (flushPacket === undefined) throw new Error('no FLUSH in the capture');
-  flushPacket.p.eth = null;
-  const [s] = findRcConversations(packets, packetAddresses).map((c) => replayResponder(c, { timing: 'fast' }));
-  expect(s?.violations).toBe(0);
-  expect(s?.differences.filter((d) => d.class === 'unsupported').map((d) => ({ kind: d.kind, frames: d.frames, count: d.count }))).toEqual([{ kind: 'flush', frames: [3, 4, 5, 6], count: 4 }]);
-  expect(s).toMatchObject({ matched: 1, expected: 1, unsupported: 4, unsupportedFeatures: ['FLUSH'] });
+describe('SEND with Invalidate', () => {
+  const sendInv = (us: number, psn: number, rkey: number): Step => req(us, Opcode.RC_SEND_ONLY_WITH_INVALIDATE, psn, { ieth: rkey, len: 8 });
+
+  test('of a key in rxe\'s memory-window range: unsupported (memory windows), the answer still compared', async () => {
+    const key = (0x10005 << 8) | 0x33;
+    const file = save('mw-inv.pcap', capture([sendInv(0, 10, key), ack(5, 10, Syn.ACK, 1), req(10, Opcode.RC_SEND_ONLY, 11, { len: 4 }), ack(15, 11, Syn.ACK, 2)]));
+    const r = await replay(file, '--role', 'responder');
+    expect(r.code).toBe(0);
+    expect(unsupportedOf(r)).toEqual([{ kind: 'memoryWindow', feature: 'memory windows', frames: [1] }]);
+    expect(r.json).toMatchObject({ matched: 2, expected: 2, violations: 0, unsupported: 1, unsupportedFeatures: ['memory windows'], qpErrors: [] });
+  });
+
+  test('a key invalidated, then named again with a new key byte after the region was bound again: judged, nothing unsupported', async () => {
+    const file = save('fr-inv.pcap', capture([sendInv(0, 10, 0x4411), ack(5, 10, Syn.ACK, 1), sendInv(10, 11, 0x4412), ack(15, 11, Syn.ACK, 2), sendInv(20, 12, 0x4411), ack(25, 12, Syn.ACK, 3)]));
+    const r = await replay(file, '--role', 'responder');
+    expect(r.code).toBe(0);
+    expect(r.json).toMatchObject({ matched: 3, expected: 3, violations: 0, unsupported: 0, qpErrors: [] });
+  });
 });

@@ -234,15 +234,15 @@ describe('a wrong opcode sequence: NAK invalid request (class C)', () => {
     expectDead(h);
   });
 
-  test.each(['RC_FLUSH', 'RC_ATOMIC_WRITE'])('%s, an opcode this responder does not implement', (name) => {
+  test.each(['RC_FLUSH', 'RC_ATOMIC_WRITE'])('%s the QP refuses: a FLUSH without the QP\'s flush right, an ATOMIC WRITE at a misaligned address', (name) => {
     const h = scriptedPeer();
     const spec: InjectSpec =
       name === 'RC_FLUSH'
         ? { bth: { opcode: op(name), psn: h.rqPsn, ackReq: true }, feth: { selectivity: 0, placementType: 1 }, reth: { va: h.mr.addr(0), rkey: h.mr.rkey, dmaLength: 8 } }
-        : { bth: { opcode: op(name), psn: h.rqPsn, ackReq: true }, reth: { va: h.mr.addr(0), rkey: h.mr.rkey, dmaLength: 8 }, payload: pattern(8) };
+        : { bth: { opcode: op(name), psn: h.rqPsn, ackReq: true }, reth: { va: h.mr.addr(4), rkey: h.mr.rkey, dmaLength: 8 }, payload: pattern(8) };
     h.inject(spec);
     expect(h.sent().map(brief)).toEqual([NAK(h.rqPsn, SYN.NAK_INV_REQ)]);
-    expect(h.buf.subarray(0, 8).every((b) => b === 0)).toBe(true);
+    expect(h.buf.subarray(0, 16).every((b) => b === 0)).toBe(true);
   });
 });
 

@@ -4,7 +4,7 @@
  * completions that come out (IBTA vol. 1 §9.7.5; rxe_resp.c behaviour).
  */
 import { scriptedPeer, op, pattern, psnPlus, SYN, PEER_QPN, type Sent, type ScriptedPeer } from '../../support/scripted-peer';
-import { Access, QpState, WcFlags, WcOpcode, WcStatus } from '../../../stack/types';
+import { Access, QpState, WcFlags, WcOpcode, WcStatus, WrOpcode } from '../../../stack/types';
 import { creditCode } from '../../../packets/aeth';
 
 /** The parts of an ACK-like frame the rules are about. */
@@ -67,10 +67,15 @@ describe('RC responder: SEND', () => {
     expect(h.completions()).toMatchObject([{ wrId: 2n, status: WcStatus.SUCCESS, opcode: WcOpcode.RECV, byteLen: 10, wcFlags: WcFlags.WITH_IMM, immData: 0xcafef00d }]);
   });
 
-  test('SEND with invalidate: WITH_INV completion, and the R_Key no longer admits a WRITE (NAK remote access, QP to ERR)', () => {
+  test('SEND with invalidate of a fast-registered key: WITH_INV completion, and the R_Key no longer admits a WRITE (NAK remote access, QP to ERR)', () => {
     const h = scriptedPeer();
     const P = h.rqPsn;
-    const other = h.reg(4096, Access.LOCAL_WRITE | Access.REMOTE_WRITE);
+    // rxe invalidates fast-registration regions only (rxe_invalidate_mr()): one bound by a REG_MR of this QP.
+    const other = { mr: h.dev.allocMr(h.pd, 1), buf: new Uint8Array(4096) };
+    h.dev.mapMrSg(other.mr, other.buf, 0x5000_0000n);
+    h.qp.postSend({ wrId: 90, opcode: WrOpcode.REG_MR, reg: { mr: other.mr, key: ((other.mr.lkey & ~0xff) | 0x42) >>> 0, access: Access.LOCAL_WRITE | Access.REMOTE_WRITE } });
+    h.advance(0);
+    expect(other.mr.valid).toBe(true);
     h.postRecv(3, 0, 64);
     h.postRecv(4, 64, 64);
     h.inject({ bth: { opcode: op('RC_SEND_ONLY_WITH_INVALIDATE'), psn: P, ackReq: true }, ieth: other.mr.rkey, payload: pattern(8) });
