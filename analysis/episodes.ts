@@ -135,7 +135,12 @@ export class RecoveryTracker {
     // `slack`: the burst's last request was a READ whose span is not known yet; the burst goes on up to that many PSNs further.
     // A burst goes on at its own pace; a pause many times longer than its gaps and than a round trip
     // is the requester's timer running out, which starts a new episode even at the burst's next PSN.
-    const paused = b !== null && v.timeNs - b.lastNs > Math.max(ttlNs, 4 * b.gapNs);
+    // Not while an RNR NAK for an earlier PSN waits: a requester whose timer ran out would go back to
+    // its first unacknowledged PSN, at or before that one; going on at the burst's next PSN is the
+    // requester sending its queue during the RNR wait (rxe_req.c rxe_requester(): the wait holds back
+    // only the retry), and the rewind to the RNR NAK'd PSN that follows is the episode.
+    const rnrWait = b !== null && v.psn === b.nextPsn && this.pending.some((t) => t.kind === Trigger.RNR && psnDiff(v.psn, t.psn) > 0);
+    const paused = b !== null && !rnrWait && v.timeNs - b.lastNs > Math.max(ttlNs, 4 * b.gapNs);
     if (b !== null && !paused && psnDiff(v.psn, b.nextPsn) >= 0 && psnDiff(v.psn, b.nextPsn) <= slack) {
       b.gapNs = v.timeNs - b.lastNs;
       b.lastNs = v.timeNs;

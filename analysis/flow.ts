@@ -19,6 +19,7 @@ import { MessageTracker } from './messages';
 import { RecoveryTracker, type TxInfo } from './episodes';
 import { GbnChecker, resumesAtFirstUnacked } from './gbn-checks';
 import { TxRing } from './tx-ring';
+import { type RxeBehaviour, RxeBehaviourTracker } from './rxe-behaviours';
 import { FlowFigures } from './figures';
 import { psnAdd, psnDiff, psnMax } from '../base/psn';
 import { type CaptureGap, type Episode, type Message, MessageOp, type Side, Trigger, type Violation } from './types';
@@ -49,6 +50,8 @@ export interface FlowSinks {
    * (`g` null) frames flagged outOfSequence that were in sequence for the responder after all: `clear`.
    */
   captureGap?: (g: CaptureGap | null, clear: readonly number[], mark: number | null) => void;
+  /** A behaviour of rxe's own choosing (rxe-behaviours.ts): reported beside violations, never as one. */
+  rxeBehaviour?: (b: RxeBehaviour) => void;
 }
 
 /**
@@ -164,6 +167,9 @@ export class RequesterFlow {
   private refusedAt: number | null = null;
   private msnSeen = false;
   private readonly sinks: FlowSinks;
+  private readonly rxe: RxeBehaviourTracker;
+  /** The capture was taken at the requester's NIC: it sent each request when the capture shows it. */
+  private readonly capturedAtRequester: boolean;
 
   constructor(
     readonly conversation: number,
@@ -183,9 +189,11 @@ export class RequesterFlow {
     });
     this.recovery = new RecoveryTracker(conversation, requester, 0, sinks.nextEpisodeId, sinks.episode);
     this.checker = new GbnChecker(conversation, requester, sinks.violation);
+    this.rxe = new RxeBehaviourTracker(conversation, requester, sinks.rxeBehaviour ?? (() => undefined));
     this.checker.requesterInputKnown = sinks.requesterInputKnown ?? true;
     // A capture at one host judges the side that host plays (analyzer.ts CapturePoint).
     const at = sinks.capturedAt ?? null;
+    this.capturedAtRequester = at !== null && at === requesterIp;
     if (at !== null && requesterIp !== null) {
       if (at === requesterIp) this.checker.responderRules = false;
       else this.checker.requesterRules = false;
@@ -414,6 +422,9 @@ export class RequesterFlow {
       if (this.reliable && (v.opFlags & OpFlag.START) === 0) this.startedMidway = true;
     }
     const isRetx = this.coverHigh !== null && psnDiff(psn, this.coverHigh) <= 0;
+    // A request sent a round trip after a response was captured was sent after the requester got it;
+    // at the requester's own NIC (capture point host:IP) any request after it was.
+    if (this.reliable) this.rxe.onRequest(psn, v.frame, v.timeNs, this.capturedAtRequester ? 0 : Number.isFinite(this.rttMinNs) ? this.rttMinNs : TRIGGER_TTL_FLOOR_NS);
     if (isRetx) {
       bits = this.mark(bits, 'retransmission');
       this.fillHole(psn);
@@ -544,14 +555,17 @@ export class RequesterFlow {
 
   /**
    * A PSN sequence error NAK for `psn`: a request at a later PSN drew it. When an RNR NAK for `psn`
-   * answered the last request captured, that later request is one the capture lost: the next packet
-   * of the go-back-N burst in progress, if any (its next captured packet is not a skip).
+   * answered the last request captured, at `psn` itself, that later request is one the capture lost:
+   * the next packet of the go-back-N burst in progress, if any (its next captured packet is not a
+   * skip). When the last request captured lies past `psn`, it may have drawn the NAK: the responder
+   * answers requests in the order they come, and a slow one (rxe under qemu) answers a request at
+   * `psn` with an RNR NAK after the requester has sent the packets behind it.
    */
   private nakSeqAnswered(psn: number): void {
     const q = this.lastReq;
     this.nakSeqDrawn.psn = psn;
     this.nakSeqDrawn.byFrame = q !== null && psnDiff(q.psn, psn) > 0 ? q.frame : -1;
-    if (this.rnrSeen.psn === psn && this.rnrSeen.frame > (q?.frame ?? -1)) this.recovery.burstPacketLost();
+    if (this.rnrSeen.psn === psn && this.rnrSeen.frame > (q?.frame ?? -1) && (q === null || psnDiff(q.psn, psn) <= 0)) this.recovery.burstPacketLost();
   }
 
   /**
@@ -683,6 +697,14 @@ export class RequesterFlow {
       if (refused !== null) this.refusedAt = refused;
       else if (this.refusedAt !== null && psnDiff(through, this.refusedAt) >= 0) this.refusedAt = null;
       this.resolveHole(through, nakSeq ? psn : null, refused);
+      // An acknowledgement through `through` shows the responder's ePSN past it, whichever copy of the
+      // requests it took: a responder slow to drain its queue takes copies sent before a NAK or RNR NAK
+      // that reset `expected` (rxe_resp.c acknowledges only what check_psn() let through; a duplicate
+      // with ePSN - 1). The requester's next resend from there is in sequence, not past a hole.
+      if (v.aethKind === AethKind.ACK && this.expected !== null && psnDiff(psnAdd(through, 1), this.expected) > 0) {
+        this.expected = psnAdd(through, 1);
+        this.expectedSlack = 0;
+      }
     }
     if ((f & OpFlag.READ) !== 0) {
       this.learnMtu(v);
@@ -719,8 +741,13 @@ export class RequesterFlow {
       const before = psnAdd(psn, -1);
       this.respHigh = psnMax(this.respHigh, before);
       this.popAckReqs(before, -1);
-      if (name === 'nakSeqErr') this.checker.onNakSeq(v, compBefore, this.triggerTtlNs());
-      else if (rnr) this.checker.onRnrNak(v, (RNR_TIMER_USEC[v.aethValue] ?? 0) * 1000);
+      if (name === 'nakSeqErr') {
+        this.checker.onNakSeq(v, compBefore, this.triggerTtlNs());
+        this.rxe.onSeqNak(psn, v.frame);
+      } else if (rnr) {
+        this.checker.onRnrNak(v, (RNR_TIMER_USEC[v.aethValue] ?? 0) * 1000);
+        this.rxe.onRnrNak(psn, v.frame, v.timeNs);
+      }
       if (rnr) this.rnrAnswered(psn, v.frame);
       else if (name === 'nakSeqErr') this.nakSeqAnswered(psn);
       if (rnr || name === 'nakSeqErr') {
@@ -754,6 +781,7 @@ export class RequesterFlow {
       if (this.compLog.length > 256) this.compLog.splice(0, 128);
       this.recovery.onProgress(c, v);
       this.checker.onAcknowledged(c);
+      this.rxe.onAcknowledged(c);
     }
     this.sampleOutstanding(v.timeNs);
     return bits;
@@ -785,5 +813,6 @@ export class RequesterFlow {
   finish(): void {
     this.messages.finish();
     this.recovery.finish();
+    this.rxe.finish();
   }
 }

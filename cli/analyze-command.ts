@@ -52,7 +52,7 @@ export const ANALYZE_OPTIONS: readonly OptionSpec[] = [
   { name: 'follow', kind: 'flag', help: 'print each loss-recovery episode and rule violation as the analysis finds it (for a live capture on -), then the report; with --json, JSON Lines (one event per line, the report last); with --fail-on, stop at the first violation of a rule it names' },
   { name: 'threads', kind: 'string', value: '1|2', help: `2: a worker thread reads and decodes while this one analyses (default for a file of ${ANALYZE_AUTO_THREADS_MIN_BYTES >> 20} MiB or more on two cores or more); 1: this thread only` },
   MAX_CONVERSATIONS_SPEC,
-  { name: 'fail-on', kind: 'list', value: 'RULE[,RULE...]|any', help: 'exit 1 when the capture shows a violation of one of these go-back-N rules (any = every rule) or a frame with one of these flags; for CI' },
+  { name: 'fail-on', kind: 'list', value: 'RULE[,RULE...]|any', help: 'exit 1 when the capture shows a violation of one of these go-back-N rules (any = every rule) or a frame with one of these flags; for CI. rxe behaviours (IBTA leaves them open) fail only when named: rxe (every kind), sendsDuringRnrWait, seqNakAfterRnrNak' },
   { name: 'help', short: 'h', kind: 'flag', help: 'this help' },
 ];
 
