@@ -102,7 +102,7 @@ export async function analyzeCommand(argv: readonly string[], out: Output, ctx?:
   if (failOn !== null && failOn.unknown.length > 0) {
     throw new UsageError(`--fail-on: unknown rule or flag ${failOn.unknown.map((n) => JSON.stringify(n)).join(', ')}; known: ${failOnNames().join(', ')}`);
   }
-  if (failOn !== null && failOn.failOn.rules.size === 0 && failOn.failOn.flags.size === 0) throw new UsageError('--fail-on needs at least one rule or flag name, or any');
+  if (failOn !== null && failOn.failOn.rules.size === 0 && failOn.failOn.flags.size === 0 && failOn.failOn.rxe.size === 0) throw new UsageError('--fail-on needs at least one rule, flag or rxe behaviour name, or any');
   const input = captureInput('analyze', captureFile, out, ctx?.stdinIsTerminal ?? isatty(0), ANALYZE_USAGE);
   if (input === null) return BAD_INPUT_STATUS;
   finishOnInterrupt(input);
