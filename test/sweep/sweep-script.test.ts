@@ -56,7 +56,7 @@ test('a run writes its page: the command, coverage, each judge, the episode tabl
   expect(md).toMatch(/Cases 0\.\.5 of sweep seed 1: 6 cases, \d+ with a finding/);
   for (const heading of ['## Dimensions covered', '## `roce analyze`: go-back-N rule violations', '## `roce replay`: violations', '## Loss-recovery episodes', '## Capture files judged']) expect(md).toContain(heading);
   expect(md).toContain('captures/rxe/rping-req-retries.pcap | 16 | 0 | 0 / 0 |');
-  expect(r.err).toMatch(/sweep: 6 cases, \d+ with a finding; 2 capture files, 0 with a violation/);
+  expect(r.err).toMatch(/sweep: 6 cases, \d+ with a finding; 4 capture files, 0 with a violation/);
   expect(r.code).toBe(/, 0 with a finding/.test(r.err) ? 0 : 1);
 });
 
