@@ -159,8 +159,8 @@ export class RequesterFlow {
   responsesBeforeRequests = 0;
   private messageStarts = 0;
   private reachOpen = false;
-  /** The latest RNR NAK's PSN and frame (rnrAnswered). */
-  private readonly rnrSeen = { psn: -1, frame: -1 };
+  /** The latest RNR NAK's PSN and frame, RNR NAKs for that PSN in a row, and resends of it the capture lost (rnrAnswered). */
+  private readonly rnrSeen = { psn: -1, frame: -1, answers: 0, lost: 0 };
   /** The latest PSN sequence error NAK's PSN, and the request (a later PSN) captured just before it: what drew it (-1 when unknown). */
   private readonly nakSeqDrawn = { psn: -1, byFrame: -1 };
   /** The PSN the responder last turned away (RNR NAK, PSN sequence error NAK), until a request at it or an acknowledgement past it. */
@@ -424,7 +424,7 @@ export class RequesterFlow {
     const isRetx = this.coverHigh !== null && psnDiff(psn, this.coverHigh) <= 0;
     // A request sent a round trip after a response was captured was sent after the requester got it;
     // at the requester's own NIC (capture point host:IP) any request after it was.
-    if (this.reliable) this.rxe.onRequest(psn, v.frame, v.timeNs, this.capturedAtRequester ? 0 : Number.isFinite(this.rttMinNs) ? this.rttMinNs : TRIGGER_TTL_FLOOR_NS);
+    if (this.reliable) this.rxe.onRequest(psn, v.frame, v.timeNs, this.reactNs());
     if (isRetx) {
       bits = this.mark(bits, 'retransmission');
       this.fillHole(psn);
@@ -493,7 +493,7 @@ export class RequesterFlow {
         const tx = this.tx.get(psn) ?? this.fromPrevious(psn);
         const compHigh = this.messages.compHigh;
         const latestNak = this.recovery.latestNak(v.timeNs, this.triggerTtlNs());
-        const started = this.recovery.onRetransmission(v, n, this.coverHigh ?? psn, tx, this.triggerTtlNs(), burstSlack);
+        const started = this.recovery.onRetransmission(v, n, this.coverHigh ?? psn, tx, this.triggerTtlNs(), burstSlack, this.reactNs());
         if (started !== null) {
           started.ep.qpn = v.destQp;
           this.checker.onEpisode(started.ep, v, started.trigger, latestNak, compHigh, this.recentCompletionPoints(v.timeNs));
@@ -542,15 +542,28 @@ export class RequesterFlow {
    * That lost request was the requester's resend after an RNR wait. The go-back-N burst it began
    * goes on in the requests that follow it, sent before this NAK reached the requester: they are
    * not a reaction to this NAK (the next rewind to `psn` is, and is judged as one).
+   * With more than one copy of `psn` captured, a responder slow to drain its queue (rxe under qemu)
+   * may still be answering an older copy, and what drew an earlier NAK is not known: only more RNR
+   * NAKs for `psn` than copies of it show a copy the capture lost.
    */
   private rnrAnswered(psn: number, frame: number): void {
     const r = this.rnrSeen;
     const prev = r.psn === psn ? r.frame : -1;
+    if (r.psn !== psn) {
+      r.answers = 0;
+      r.lost = 0;
+    }
     r.psn = psn;
     r.frame = frame;
+    r.answers++;
     const last = this.tx.get(psn)?.frame ?? 0;
     const n = this.nakSeqDrawn;
-    if (prev > last || (n.psn === psn && n.byFrame > last)) this.recovery.unseenResend(psn, 1); // RNR NAKs name single-packet requests
+    const copies = this.tx.copies(psn) + r.lost;
+    const lost = copies <= 1 ? prev > last || (n.psn === psn && n.byFrame > last) : r.answers > copies;
+    if (lost) {
+      r.lost++;
+      this.recovery.unseenResend(psn, 1); // RNR NAKs name single-packet requests
+    }
   }
 
   /**
@@ -637,6 +650,15 @@ export class RequesterFlow {
 
   /** Times at which the completion point moved, and where to (bounded). */
   private readonly compLog: { t: number; c: number }[] = [];
+
+  /**
+   * How long after a response was captured the requester may still send requests without having got
+   * it: a round trip (the TTL floor before one is measured); none at the requester's own NIC.
+   */
+  private reactNs(): number {
+    if (this.capturedAtRequester) return 0;
+    return Number.isFinite(this.rttMinNs) ? this.rttMinNs : TRIGGER_TTL_FLOOR_NS;
+  }
 
   /** How long a NAK stays a candidate trigger: 8 round trips, at least 500 us. */
   private triggerTtlNs(): number {

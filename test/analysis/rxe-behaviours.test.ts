@@ -100,6 +100,53 @@ describe('the responder’s expected PSN after an RNR NAK', () => {
   });
 });
 
+describe('a responder slow to drain its queue (rxe under qemu) answers older copies late', () => {
+  // Copies of PSN 10 go out at 0, 2000 and 4000 µs; the responder answers each with an RNR NAK
+  // and, for the packet behind it, a sequence NAK, milliseconds late.
+  const copies = [send(0, 10), send(1, 11), send(2000, 10), send(2001, 11), send(4000, 10), send(4001, 11)];
+
+  test('more RNR NAKs in a row than copies captured show a lost resend; as many do not', () => {
+    const late = analyze([
+      ...copies, // frames 1-6
+      ack(4500, 10, Syn.rnr(1)), // 7: for the copy at 0
+      ack(4501, 10, Syn.NAK_SEQ), // 8
+      ack(4600, 10, Syn.rnr(1)), // 9: for the copy at 2000, no copy captured since 7
+      ack(4601, 10, Syn.NAK_SEQ), // 10
+      ack(4700, 10, Syn.rnr(1)), // 11: for the copy at 4000
+      send(9000, 10), // 12: the resend after the wait
+      send(9001, 11),
+      ack(9010, 11),
+    ]);
+    expect(late.violations).toEqual([]);
+    // No resend the capture lost: 11 at 9001 goes on the burst from 9000.
+    expect(late.episodes.map((e) => [e.trigger, e.gapPsn, e.firstRetransmitFrame, e.resentPackets])).toContainEqual(['rnr', 10, 12, 2]);
+    expect(late.captureQuality.framesImplied).toBe(0);
+  });
+
+  test('a resend within a round trip of another RNR NAK answers the sequence NAK before it', () => {
+    const r = analyze([
+      send(0, 9), // 1
+      ack(50, 9), // 2: a round trip of 50 µs
+      send(100, 10), // 3
+      send(101, 11), // 4
+      ack(110, 10, Syn.rnr(13)), // 5: 0.96 ms
+      send(2000, 10), // 6: the resend after the wait
+      send(2001, 11), // 7
+      ack(3800, 10, Syn.NAK_SEQ), // 8: for 4, late
+      ack(4020, 10, Syn.rnr(13)), // 9: for 6, late
+      send(4040, 10), // 10: the requester's answer to 8, sent before 9 reached it
+      send(4041, 11),
+      ack(4100, 11),
+    ]);
+    // Read as the answer to 9, frame 10 came 20 µs into a 0.96 ms wait (rnrWaitRespected).
+    expect(r.violations).toEqual([]);
+    expect(r.episodes.map((e) => [e.trigger, e.triggerFrame, e.firstRetransmitFrame])).toEqual([
+      ['rnr', 5, 6],
+      ['nak', 8, 10],
+    ]);
+  });
+});
+
 describe('--fail-on and the rxe class', () => {
   test('any leaves the class out; rxe names every kind; a kind by name', () => {
     expect(parseFailOn(['any']).failOn.rxe.size).toBe(0);

