@@ -118,6 +118,32 @@ describe('send-bw-rnr.pcap: ib_send_bw against a receive queue one WQE deep, bot
   });
 });
 
+describe('send-bw-rnr-late.pcap: the same scenario, the responders answering queued copies late', () => {
+  const LATE = path.join(RXE, 'send-bw-rnr-late.pcap');
+  test('one violation, rxe’s: after an RNR wait its requester goes back to PSNs acknowledged 10-18 ms before', () => {
+    const r = analyse(LATE);
+    // Frame 471 RNR NAKs PSN 9016830 (472 the sequence NAK); ACKs 457 and 470 had acknowledged
+    // through 9016829; rxe resends from 9016822 at 473 (docs/conformance.md, open findings).
+    expect(r.violations.map((v) => [v.rule, v.conversation, v.frames, v.psn])).toEqual([[RuleId.RETRANSMIT_FROM_NAK_PSN, 2, [472, 473], 9016830]]);
+    const c = r.conversations.find((x) => x.id === 2);
+    expect(c?.[r.violations[0]!.requester].ip).toBe('198.18.0.1');
+  });
+
+  test('a second RNR NAK for a PSN with no resend between answers an older copy: roce-ts’s resend 58 µs after it answers the first', () => {
+    // RNR NAKs 139 and 141 for PSN 4150263 answer copies 97 and 119; roce-ts's resend at 143 is its
+    // answer to 139, 19.8 ms on (it was read as a resend 58 µs into 141's wait: rnrWaitRespected).
+    const r = analyse(LATE);
+    expect(r.violationsByRule.get(RuleId.RNR_WAIT_RESPECTED) ?? 0).toBe(0);
+    expect(r.episodes.find((e) => e.firstRetransmitFrame === 143)).toMatchObject({ trigger: 'rnr', triggerFrame: 139, gapPsn: 4150263 });
+    expect(r.rxeBehavioursById).toEqual({ sendsDuringRnrWait: 1, seqNakAfterRnrNak: 16 });
+    // rxe's requester after the RNR NAK 336: requests a round trip after it (345-348), or from 0.6 ms
+    // after it at its own NIC (338-348), before its resend at 349.
+    const during = (at: CapturePoint) => analyse(LATE, at).rxeBehaviours.filter((b) => b.behaviour === RxeBehaviourId.SENDS_DURING_RNR_WAIT).map((b) => [b.conversation, ...b.frames]);
+    expect(during('unknown')).toEqual([[2, 336, 345, 348, 349]]);
+    expect(during(AT_GUEST)).toEqual([[2, 336, 338, 348, 349]]);
+  });
+});
+
 describe('read-write-loss.pcap: READ retries both ways and a WRITE under 3 % loss each way', () => {
   // Conversation 1: roce-ts READs from rxe; 2: rxe READs from roce-ts; 3: roce-ts WRITEs to rxe.
   test('capture point "sent": no violation; READ retries by both requesters and a NAK episode for the WRITE', () => {
