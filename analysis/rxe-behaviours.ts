@@ -104,9 +104,10 @@ export class RxeBehaviourTracker {
     this.report(RxeBehaviourId.SEQ_NAK_AFTER_RNR_NAK, [r.frame, frame], psn, `PSN sequence error NAK for PSN ${psn} after the RNR NAK for the same PSN (frame ${r.frame}): the responder took a packet after it as a new gap`);
   }
 
-  /** A response acknowledged through `psn`. */
+  /** A response acknowledged through `psn`: a wait for an RNR NAK'd PSN it covers is over without a resend. */
   onAcknowledged(psn: number): void {
     if (this.rnr !== null && psnDiff(psn, this.rnr.psn) >= 0) this.rnr = null;
+    if (this.wait !== null && psnDiff(psn, this.wait.psn) >= 0) this.wait = null;
   }
 
   /**
