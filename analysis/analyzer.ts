@@ -20,7 +20,11 @@ import { tcpConnectionRequest } from './oob';
 import { type CmConnection, CmConnectionTracker } from './cm-connections';
 import { RECEIVE_DEPENDENT_RULES } from './gbn-checks';
 import { type CaptureGap, type Episode, type FrameResult, type Message, type RuleId, type Side, Trigger, type Violation } from './types';
+import { RXE_BEHAVIOUR_IDS, type RxeBehaviour, type RxeBehaviourId } from './rxe-behaviours';
 import { PendingFrames } from './pending-frames';
+
+/** rxe behaviours kept in the result; more are counted only. */
+const MAX_RXE_BEHAVIOURS = 10_000;
 
 /**
  * Where the capture was taken, as far as loss goes: 'unknown' (default; the analyzer
@@ -230,6 +234,8 @@ export interface AnalysisResult {
   messages: Message[];
   episodes: Episode[];
   violations: Violation[];
+  /** Behaviour of rxe's own choosing (rxe-behaviours.ts), never a violation: kept whatever `keep` says (one per RNR NAK at most). */
+  rxeBehaviours: RxeBehaviour[];
   /** Flagged frames (every RoCE frame with `allFrames`). */
   frameResults: FrameResult[];
   flagCounts: Record<FlagName, number>;
@@ -242,6 +248,8 @@ export interface AnalysisResult {
   episodesByTrigger: Record<Trigger, number>;
   /** Violations by rule, counted whether or not they are kept. */
   violationsByRule: ReadonlyMap<RuleId, number>;
+  /** rxe behaviours by kind, counted whether or not they are kept. */
+  rxeBehavioursById: Readonly<Record<RxeBehaviourId, number>>;
   /** How reading the capture ended: null when read completely. */
   captureError: WireError | null;
   /** Why the analysis ended before the capture did (null: it did not, or `until` ended it). */
@@ -312,6 +320,8 @@ export class Analyzer {
   readonly messages: Message[] = [];
   readonly episodes: Episode[] = [];
   readonly violations: Violation[] = [];
+  readonly rxeBehaviours: RxeBehaviour[] = [];
+  private readonly rxeBehavioursById = Object.fromEntries(RXE_BEHAVIOUR_IDS.map((b) => [b, 0])) as Record<RxeBehaviourId, number>;
   readonly frameResults: FrameResult[] = [];
   messageCount = 0;
   episodeCount = 0;
@@ -354,6 +364,11 @@ export class Analyzer {
         this.violationsByRule.set(v.rule, (this.violationsByRule.get(v.rule) ?? 0) + 1);
         if (this.keep.violations) keepItem(this.violations, this.spool.violations, violationKey, v);
         opts.onViolation?.(v);
+      },
+      rxeBehaviour: (b) => {
+        if (!this.reports(b.conversation)) return;
+        this.rxeBehavioursById[b.behaviour]++;
+        if (this.rxeBehaviours.length < MAX_RXE_BEHAVIOURS) this.rxeBehaviours.push(b);
       },
       nextEpisodeId: () => ++this.episodeId,
       captureGap: (g, clear, mark, conversation) => {
@@ -580,6 +595,7 @@ export class Analyzer {
     this.messages.sort((x, y) => messageKey(x) - messageKey(y));
     this.episodes.sort((x, y) => episodeKey(x) - episodeKey(y));
     this.violations.sort((x, y) => violationKey(x) - violationKey(y));
+    this.rxeBehaviours.sort((x, y) => (x.frames[x.frames.length - 1] ?? 0) - (y.frames[y.frames.length - 1] ?? 0));
     this.captureGaps.sort((x, y) => gapKey(x) - gapKey(y));
     // A frame whose only flag was taken back (outOfSequence in a capture gap) is no longer flagged.
     const results = this.allFrames ? this.frameResults : this.frameResults.filter((r) => r.flags.length > 0);
@@ -591,6 +607,7 @@ export class Analyzer {
       messages: this.messages,
       episodes: this.episodes,
       violations: this.violations,
+      rxeBehaviours: this.rxeBehaviours,
       frameResults: results,
       flagCounts: this.flagCounts,
       messageCount: this.messageCount,
@@ -599,6 +616,7 @@ export class Analyzer {
       messagesPerFlow: this.messagesPerFlow,
       episodesByTrigger: { ...this.episodesByTrigger },
       violationsByRule: this.violationsByRule,
+      rxeBehavioursById: { ...this.rxeBehavioursById },
       captureError: this.captureError,
       capturePoint: this.capturePoint,
       rulesNotChecked: this.capturePoint === 'sent' ? [...RECEIVE_DEPENDENT_RULES] : [],

@@ -14,6 +14,7 @@ import { FLAG_NAMES, type FlagName } from './flags';
 import type { RequesterFlow } from './flow';
 import type { TimeSeries } from './figures';
 import type { CaptureGap, Episode, FrameResult, Message, Side, Violation } from './types';
+import type { RxeBehaviour, RxeBehaviourId } from './rxe-behaviours';
 
 /** 2: `startTime` is a decimal string with the capture's decimals (it was a number of seconds). */
 export const ANALYSIS_FORMAT_VERSION = 2;
@@ -97,6 +98,8 @@ export interface AnalysisDocument {
     retransmissions: number;
     episodes: RecoveryCounts;
     violations: number;
+    /** Findings of the `rxe` class (rxe-behaviours.ts) by kind: behaviour IBTA leaves to the implementation, never violations. */
+    rxeBehaviours: Record<RxeBehaviourId, number>;
     flags: Record<FlagName, number>;
     /** RDMA CM connections (communication-ID pairs), and how many ended in each state. */
     cmConnections: number;
@@ -106,6 +109,8 @@ export interface AnalysisDocument {
   messages: Message[];
   episodes: Episode[];
   violations: Violation[];
+  /** The `rxe` class: what rxe chooses where IBTA is silent, each with the rxe source that does it. */
+  rxeBehaviours: RxeBehaviour[];
   /** Per-frame results with their `flags`: flagged frames only (every RoCE frame with --all-frames). */
   frames: FrameResult[];
   captureError: string | null;
@@ -210,6 +215,7 @@ export function analysisDocument(r: AnalysisResult, file: string, report?: (conv
       retransmissions: r.flagCounts.retransmission,
       episodes,
       violations: r.violationCount,
+      rxeBehaviours: { ...r.rxeBehavioursById },
       flags,
       cmConnections: report === undefined ? r.cmConnectionCount : cmConnections.length,
       cmStates,
@@ -218,6 +224,7 @@ export function analysisDocument(r: AnalysisResult, file: string, report?: (conv
     messages: r.messages,
     episodes: r.episodes,
     violations: r.violations,
+    rxeBehaviours: r.rxeBehaviours,
     frames: r.frameResults,
     captureError: r.captureError === null ? null : r.captureError.message,
     stopped: r.stopped,

@@ -99,14 +99,22 @@ export class RecoveryTracker {
    * the requester ignores while it waits), else the latest NAK or implied NAK
    * for it. Null: nothing in the capture asked for it, so a timeout did.
    */
-  matchTrigger(psn: number, nowNs = 0, ttlNs = Infinity): PendingTrigger | null {
+  matchTrigger(psn: number, nowNs = 0, ttlNs = Infinity, reactNs = 0): PendingTrigger | null {
     let best: PendingTrigger | null = null;
+    // The best of those the requester had had a round trip (`reactNs`) to act on, RNR NAKs whose wait had run out.
+    let earlier: PendingTrigger | null = null;
     for (const t of this.pending) {
       if (t.psn !== psn) continue;
       // A requester acts on a NAK at once; one left unanswered for long was ignored (a later resend is a timeout's).
       if (t.kind !== Trigger.RNR && nowNs - t.timeNs > ttlNs) continue;
       if (best === null || rank(t) >= rank(best)) best = t;
+      const due = nowNs - t.timeNs >= reactNs && (t.kind !== Trigger.RNR || nowNs - t.timeNs >= (t.rnrTimerNs ?? 0));
+      if (due && (earlier === null || rank(t) >= rank(earlier))) earlier = t;
     }
+    // A slow responder (rxe under qemu) answers copies it had queued with more RNR NAKs for the PSN. A
+    // resend captured within a round trip of such an RNR NAK may have left before it arrived: it
+    // answers the trigger before it (a sequence NAK, or an RNR NAK whose wait had run out).
+    if (best !== null && best.kind === Trigger.RNR && earlier !== null && earlier !== best && nowNs - best.timeNs < reactNs && nowNs - best.timeNs < (best.rnrTimerNs ?? 0)) return earlier;
     if (best !== null) return best;
     // After an RNR wait the requester resumes from its first unacknowledged PSN, which
     // responses arriving during the wait may have moved past the RNR NAK's PSN.
@@ -130,12 +138,17 @@ export class RecoveryTracker {
    * A retransmitted request covering `n` PSNs. Returns the new episode and its
    * trigger when it starts one (the caller checks the rules), else null.
    */
-  onRetransmission(v: FrameView, n: number, highestSent: number, tx: TxInfo | undefined, ttlNs = Infinity, slack = 0): { ep: Episode; trigger: PendingTrigger | null } | null {
+  onRetransmission(v: FrameView, n: number, highestSent: number, tx: TxInfo | undefined, ttlNs = Infinity, slack = 0, reactNs = 0): { ep: Episode; trigger: PendingTrigger | null } | null {
     const b = this.burst;
     // `slack`: the burst's last request was a READ whose span is not known yet; the burst goes on up to that many PSNs further.
     // A burst goes on at its own pace; a pause many times longer than its gaps and than a round trip
     // is the requester's timer running out, which starts a new episode even at the burst's next PSN.
-    const paused = b !== null && v.timeNs - b.lastNs > Math.max(ttlNs, 4 * b.gapNs);
+    // Not while an RNR NAK for an earlier PSN waits: a requester whose timer ran out would go back to
+    // its first unacknowledged PSN, at or before that one; going on at the burst's next PSN is the
+    // requester sending its queue during the RNR wait (rxe_req.c rxe_requester(): the wait holds back
+    // only the retry), and the rewind to the RNR NAK'd PSN that follows is the episode.
+    const rnrWait = b !== null && v.psn === b.nextPsn && this.pending.some((t) => t.kind === Trigger.RNR && psnDiff(v.psn, t.psn) > 0);
+    const paused = b !== null && !rnrWait && v.timeNs - b.lastNs > Math.max(ttlNs, 4 * b.gapNs);
     if (b !== null && !paused && psnDiff(v.psn, b.nextPsn) >= 0 && psnDiff(v.psn, b.nextPsn) <= slack) {
       b.gapNs = v.timeNs - b.lastNs;
       b.lastNs = v.timeNs;
@@ -153,7 +166,7 @@ export class RecoveryTracker {
       return null;
     }
     this.unseenNext = null;
-    const t = this.matchTrigger(v.psn, v.timeNs, ttlNs);
+    const t = this.matchTrigger(v.psn, v.timeNs, ttlNs, reactNs);
     this.consume(v.psn, t);
     const kind = t?.kind ?? Trigger.TIMEOUT;
     const gapFrame = tx !== undefined && tx.followerFrame > 0 ? tx.followerFrame : null;

@@ -19,6 +19,7 @@ import { MessageTracker } from './messages';
 import { RecoveryTracker, type TxInfo } from './episodes';
 import { GbnChecker, resumesAtFirstUnacked } from './gbn-checks';
 import { TxRing } from './tx-ring';
+import { type RxeBehaviour, RxeBehaviourTracker } from './rxe-behaviours';
 import { FlowFigures } from './figures';
 import { psnAdd, psnDiff, psnMax } from '../base/psn';
 import { type CaptureGap, type Episode, type Message, MessageOp, type Side, Trigger, type Violation } from './types';
@@ -50,6 +51,8 @@ export interface FlowSinks {
    * `conversation`: the flow's, which every frame marked or cleared belongs to.
    */
   captureGap?: (g: CaptureGap | null, clear: readonly number[], mark: number | null, conversation: number) => void;
+  /** A behaviour of rxe's own choosing (rxe-behaviours.ts): reported beside violations, never as one. */
+  rxeBehaviour?: (b: RxeBehaviour) => void;
 }
 
 /**
@@ -157,14 +160,17 @@ export class RequesterFlow {
   responsesBeforeRequests = 0;
   private messageStarts = 0;
   private reachOpen = false;
-  /** The latest RNR NAK's PSN and frame (rnrAnswered). */
-  private readonly rnrSeen = { psn: -1, frame: -1 };
+  /** The latest RNR NAK's PSN and frame, RNR NAKs for that PSN in a row, and resends of it the capture lost (rnrAnswered). */
+  private readonly rnrSeen = { psn: -1, frame: -1, answers: 0, lost: 0 };
   /** The latest PSN sequence error NAK's PSN, and the request (a later PSN) captured just before it: what drew it (-1 when unknown). */
   private readonly nakSeqDrawn = { psn: -1, byFrame: -1 };
   /** The PSN the responder last turned away (RNR NAK, PSN sequence error NAK), until a request at it or an acknowledgement past it. */
   private refusedAt: number | null = null;
   private msnSeen = false;
   private readonly sinks: FlowSinks;
+  private readonly rxe: RxeBehaviourTracker;
+  /** The capture was taken at the requester's NIC: it sent each request when the capture shows it. */
+  private readonly capturedAtRequester: boolean;
 
   constructor(
     readonly conversation: number,
@@ -184,9 +190,11 @@ export class RequesterFlow {
     });
     this.recovery = new RecoveryTracker(conversation, requester, 0, sinks.nextEpisodeId, sinks.episode);
     this.checker = new GbnChecker(conversation, requester, sinks.violation);
+    this.rxe = new RxeBehaviourTracker(conversation, requester, sinks.rxeBehaviour ?? (() => undefined));
     this.checker.requesterInputKnown = sinks.requesterInputKnown ?? true;
     // A capture at one host judges the side that host plays (analyzer.ts CapturePoint).
     const at = sinks.capturedAt ?? null;
+    this.capturedAtRequester = at !== null && at === requesterIp;
     if (at !== null && requesterIp !== null) {
       if (at === requesterIp) this.checker.responderRules = false;
       else this.checker.requesterRules = false;
@@ -415,6 +423,9 @@ export class RequesterFlow {
       if (this.reliable && (v.opFlags & OpFlag.START) === 0) this.startedMidway = true;
     }
     const isRetx = this.coverHigh !== null && psnDiff(psn, this.coverHigh) <= 0;
+    // A request sent a round trip after a response was captured was sent after the requester got it;
+    // at the requester's own NIC (capture point host:IP) any request after it was.
+    if (this.reliable) this.rxe.onRequest(psn, v.frame, v.timeNs, this.reactNs());
     if (isRetx) {
       bits = this.mark(bits, 'retransmission');
       this.fillHole(psn);
@@ -483,7 +494,7 @@ export class RequesterFlow {
         const tx = this.tx.get(psn) ?? this.fromPrevious(psn);
         const compHigh = this.messages.compHigh;
         const latestNak = this.recovery.latestNak(v.timeNs, this.triggerTtlNs());
-        const started = this.recovery.onRetransmission(v, n, this.coverHigh ?? psn, tx, this.triggerTtlNs(), burstSlack);
+        const started = this.recovery.onRetransmission(v, n, this.coverHigh ?? psn, tx, this.triggerTtlNs(), burstSlack, this.reactNs());
         if (started !== null) {
           started.ep.qpn = v.destQp;
           this.checker.onEpisode(started.ep, v, started.trigger, latestNak, compHigh, this.recentCompletionPoints(v.timeNs));
@@ -532,27 +543,43 @@ export class RequesterFlow {
    * That lost request was the requester's resend after an RNR wait. The go-back-N burst it began
    * goes on in the requests that follow it, sent before this NAK reached the requester: they are
    * not a reaction to this NAK (the next rewind to `psn` is, and is judged as one).
+   * With more than one copy of `psn` captured, a responder slow to drain its queue (rxe under qemu)
+   * may still be answering an older copy, and what drew an earlier NAK is not known: only more RNR
+   * NAKs for `psn` than copies of it show a copy the capture lost.
    */
   private rnrAnswered(psn: number, frame: number): void {
     const r = this.rnrSeen;
     const prev = r.psn === psn ? r.frame : -1;
+    if (r.psn !== psn) {
+      r.answers = 0;
+      r.lost = 0;
+    }
     r.psn = psn;
     r.frame = frame;
+    r.answers++;
     const last = this.tx.get(psn)?.frame ?? 0;
     const n = this.nakSeqDrawn;
-    if (prev > last || (n.psn === psn && n.byFrame > last)) this.recovery.unseenResend(psn, 1); // RNR NAKs name single-packet requests
+    const copies = this.tx.copies(psn) + r.lost;
+    const lost = copies <= 1 ? prev > last || (n.psn === psn && n.byFrame > last) : r.answers > copies;
+    if (lost) {
+      r.lost++;
+      this.recovery.unseenResend(psn, 1); // RNR NAKs name single-packet requests
+    }
   }
 
   /**
    * A PSN sequence error NAK for `psn`: a request at a later PSN drew it. When an RNR NAK for `psn`
-   * answered the last request captured, that later request is one the capture lost: the next packet
-   * of the go-back-N burst in progress, if any (its next captured packet is not a skip).
+   * answered the last request captured, at `psn` itself, that later request is one the capture lost:
+   * the next packet of the go-back-N burst in progress, if any (its next captured packet is not a
+   * skip). When the last request captured lies past `psn`, it may have drawn the NAK: the responder
+   * answers requests in the order they come, and a slow one (rxe under qemu) answers a request at
+   * `psn` with an RNR NAK after the requester has sent the packets behind it.
    */
   private nakSeqAnswered(psn: number): void {
     const q = this.lastReq;
     this.nakSeqDrawn.psn = psn;
     this.nakSeqDrawn.byFrame = q !== null && psnDiff(q.psn, psn) > 0 ? q.frame : -1;
-    if (this.rnrSeen.psn === psn && this.rnrSeen.frame > (q?.frame ?? -1)) this.recovery.burstPacketLost();
+    if (this.rnrSeen.psn === psn && this.rnrSeen.frame > (q?.frame ?? -1) && (q === null || psnDiff(q.psn, psn) <= 0)) this.recovery.burstPacketLost();
   }
 
   /**
@@ -625,6 +652,15 @@ export class RequesterFlow {
   /** Times at which the completion point moved, and where to (bounded). */
   private readonly compLog: { t: number; c: number }[] = [];
 
+  /**
+   * How long after a response was captured the requester may still send requests without having got
+   * it: a round trip (the TTL floor before one is measured); none at the requester's own NIC.
+   */
+  private reactNs(): number {
+    if (this.capturedAtRequester) return 0;
+    return Number.isFinite(this.rttMinNs) ? this.rttMinNs : TRIGGER_TTL_FLOOR_NS;
+  }
+
   /** How long a NAK stays a candidate trigger: 8 round trips, at least 500 us. */
   private triggerTtlNs(): number {
     return Math.max(TRIGGER_TTL_FLOOR_NS, Number.isFinite(this.rttMinNs) ? 8 * this.rttMinNs : 0);
@@ -684,6 +720,14 @@ export class RequesterFlow {
       if (refused !== null) this.refusedAt = refused;
       else if (this.refusedAt !== null && psnDiff(through, this.refusedAt) >= 0) this.refusedAt = null;
       this.resolveHole(through, nakSeq ? psn : null, refused);
+      // An acknowledgement through `through` shows the responder's ePSN past it, whichever copy of the
+      // requests it took: a responder slow to drain its queue takes copies sent before a NAK or RNR NAK
+      // that reset `expected` (rxe_resp.c acknowledges only what check_psn() let through; a duplicate
+      // with ePSN - 1). The requester's next resend from there is in sequence, not past a hole.
+      if (v.aethKind === AethKind.ACK && this.expected !== null && psnDiff(psnAdd(through, 1), this.expected) > 0) {
+        this.expected = psnAdd(through, 1);
+        this.expectedSlack = 0;
+      }
     }
     if ((f & OpFlag.READ) !== 0) {
       this.learnMtu(v);
@@ -720,8 +764,13 @@ export class RequesterFlow {
       const before = psnAdd(psn, -1);
       this.respHigh = psnMax(this.respHigh, before);
       this.popAckReqs(before, -1);
-      if (name === 'nakSeqErr') this.checker.onNakSeq(v, compBefore, this.triggerTtlNs());
-      else if (rnr) this.checker.onRnrNak(v, (RNR_TIMER_USEC[v.aethValue] ?? 0) * 1000);
+      if (name === 'nakSeqErr') {
+        this.checker.onNakSeq(v, compBefore, this.triggerTtlNs());
+        this.rxe.onSeqNak(psn, v.frame);
+      } else if (rnr) {
+        this.checker.onRnrNak(v, (RNR_TIMER_USEC[v.aethValue] ?? 0) * 1000);
+        this.rxe.onRnrNak(psn, v.frame, v.timeNs);
+      }
       if (rnr) this.rnrAnswered(psn, v.frame);
       else if (name === 'nakSeqErr') this.nakSeqAnswered(psn);
       if (rnr || name === 'nakSeqErr') {
@@ -755,6 +804,7 @@ export class RequesterFlow {
       if (this.compLog.length > 256) this.compLog.splice(0, 128);
       this.recovery.onProgress(c, v);
       this.checker.onAcknowledged(c);
+      this.rxe.onAcknowledged(c);
     }
     this.sampleOutstanding(v.timeNs);
     return bits;
@@ -786,5 +836,6 @@ export class RequesterFlow {
   finish(): void {
     this.messages.finish();
     this.recovery.finish();
+    this.rxe.finish();
   }
 }

@@ -11,6 +11,7 @@ import { recoveryText } from '../base/recovery-trigger';
 import { TextList } from '../base/json-pieces';
 import type { Episode, FrameResult, Message, Violation } from './types';
 import { decimalsOf, secondsText, spanTime } from '../base/exact-time';
+import type { RxeBehaviour } from './rxe-behaviours';
 
 /** The document the text report reads: the JSON document, whose long lists may come as their lines (`messageLine` and the like, made earlier). */
 /** What the report and `roce analyze` say of an analysis that ended before its capture. */
@@ -173,6 +174,20 @@ export function episodeLine(ep: Episode): string {
   return `  ${episodeText(ep)}`;
 }
 
+/** An rxe behaviour on one line: the kind, where, what was seen, and the rxe source that does it. */
+export function rxeBehaviourText(b: RxeBehaviour): string {
+  return `${b.behaviour} (${b.by}, conv ${b.conversation}, frames ${b.frames.join(', ')}): ${b.message} [IBTA ${b.ibta}; ${b.source}]`;
+}
+
+/** An rxe behaviour's line in the text report's list of them. */
+export function rxeBehaviourLine(b: RxeBehaviour): string {
+  return `  ${rxeBehaviourText(b)}`;
+}
+
+function rxeTotal(counts: Readonly<Record<string, number>>): number {
+  return Object.values(counts).reduce((a, n) => a + n, 0);
+}
+
 /** A violation's line in the text report's list of them. */
 export function violationLine(v: Violation): string {
   return `  ${violationText(v)}`;
@@ -232,7 +247,8 @@ export function writeTextReport(d: TextReportDocument, o: ReportOptions, write: 
   out.push(
     `${s.conversations} conversation(s), ${s.messages} message(s), ${s.retransmissions} retransmission(s), ` +
       `${recoveryText(e)}, ` +
-      `${s.violations} rule violation(s)`,
+      `${s.violations} rule violation(s)` +
+      (rxeTotal(s.rxeBehaviours) > 0 ? `, ${rxeTotal(s.rxeBehaviours)} rxe behaviour(s) (not violations)` : ''),
   );
   const flags = FLAG_NAMES.filter((n) => s.flags[n] > 0).map((n) => `${n} ${s.flags[n]}`);
   out.push(`flags: ${flags.length > 0 ? flags.join(', ') : 'none'}`);
@@ -283,6 +299,7 @@ export function writeTextReport(d: TextReportDocument, o: ReportOptions, write: 
   };
   if (o.episodes === true) list('loss-recovery episodes:', d.episodes, episodeLine);
   if (o.violations ?? true) list('rule violations:', d.violations, violationLine);
+  if (o.violations ?? true) list('rxe behaviour (IBTA leaves it to the implementation; not violations):', d.rxeBehaviours, rxeBehaviourLine);
   if (o.messages === true) list('messages:', d.messages, messageLine);
   if (o.frames === true) list('frames:', d.frames, (f: FrameResult) => frameLine(f, digits));
   if (d.captureError !== null) out.push('', `capture: ${d.captureError}`);

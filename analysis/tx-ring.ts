@@ -17,12 +17,14 @@ export const TX_RING = 4096;
 const FIRST_SLOTS = 16;
 
 /** Numbers per slot in `data`: seq, frame, timeNs, followerFrame, followerNs. */
-const FIELDS = 5;
+const FIELDS = 6;
 const SEQ = 0;
 const FRAME = 1;
 const TIME = 2;
 const FOLLOWER_FRAME = 3;
 const FOLLOWER_NS = 4;
+/** Transmissions of the slot's PSN while it stayed remembered. */
+const COUNT = 5;
 
 export class TxRing {
   private mask = FIRST_SLOTS - 1;
@@ -72,14 +74,21 @@ export class TxRing {
       this.grow();
       i = psn & this.mask;
     }
-    this.psn[i] = psn;
     const d = this.data;
     const k = i * FIELDS;
+    d[k + COUNT] = this.psn[i] === psn && this.live(i) ? (d[k + COUNT] as number) + 1 : 1;
+    this.psn[i] = psn;
     d[k + SEQ] = ++this.sent;
     d[k + FRAME] = frame;
     d[k + TIME] = timeNs;
     d[k + FOLLOWER_FRAME] = 0;
     d[k + FOLLOWER_NS] = 0;
+  }
+
+  /** How many times `psn` was sent while remembered (0 when it is not). */
+  copies(psn: number): number {
+    const i = this.slot(psn);
+    return i < 0 ? 0 : (this.data[i * FIELDS + COUNT] as number);
   }
 
   /** The first request after `psn` with a later PSN, if none was noted yet. */

@@ -68,7 +68,7 @@ export const ANALYZE_OPTIONS: readonly OptionSpec[] = [
   { name: 'follow', kind: 'flag', help: 'print each loss-recovery episode and rule violation as the analysis finds it (for a live capture on -), then the report; with --json, JSON Lines (one event per line, the report last); with --fail-on, stop at the first violation of a rule it names' },
   { name: 'threads', kind: 'string', value: '1|2', help: `2: a worker thread reads and decodes while this one analyses (default for a file of ${ANALYZE_AUTO_THREADS_MIN_BYTES >> 20} MiB or more on two cores or more); 1: this thread only` },
   MAX_CONVERSATIONS_SPEC,
-  { name: 'fail-on', kind: 'list', value: 'RULE[,RULE...]|any', help: 'exit 1 when the capture shows a violation of one of these go-back-N rules (any = every rule) or a frame with one of these flags; for CI' },
+  { name: 'fail-on', kind: 'list', value: 'RULE[,RULE...]|any', help: 'exit 1 when the capture shows a violation of one of these go-back-N rules (any = every rule) or a frame with one of these flags; for CI. rxe behaviours (IBTA leaves them open) fail only when named: rxe (every kind), sendsDuringRnrWait, seqNakAfterRnrNak' },
   { name: 'help', short: 'h', kind: 'flag', help: 'this help' },
 ];
 
@@ -126,7 +126,7 @@ export async function analyzeCommand(argv: readonly string[], out: Output, ctx?:
   if (failOn !== null && failOn.unknown.length > 0) {
     throw new UsageError(`--fail-on: unknown rule or flag ${failOn.unknown.map((n) => JSON.stringify(n)).join(', ')}; known: ${failOnNames().join(', ')}`);
   }
-  if (failOn !== null && failOn.failOn.rules.size === 0 && failOn.failOn.flags.size === 0) throw new UsageError('--fail-on needs at least one rule or flag name, or any');
+  if (failOn !== null && failOn.failOn.rules.size === 0 && failOn.failOn.flags.size === 0 && failOn.failOn.rxe.size === 0) throw new UsageError('--fail-on needs at least one rule, flag or rxe behaviour name, or any');
   const verifyIcrc = !args.flags.has('no-icrc') && !args.flags.has('ignore-icrc');
   const input = captureInput('analyze', captureFile, out, ctx?.stdinIsTerminal ?? isatty(0), ANALYZE_USAGE);
   if (input === null) return BAD_INPUT_STATUS;

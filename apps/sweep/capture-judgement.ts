@@ -8,6 +8,7 @@
  */
 import { analyzeCapture, type CapturePoint } from '../../analysis/analyzer';
 import { type RuleId, type Trigger, type Violation } from '../../analysis/types';
+import type { RxeBehaviourId } from '../../analysis/rxe-behaviours';
 import { describeCaptureError, readCapture } from '../../packets/pcap';
 import { packetAddresses } from '../../packets/decode';
 import { capturedPackets } from '../replay/captured-packets';
@@ -39,6 +40,8 @@ export interface RoleReplay {
 export interface AnalyzeVerdict {
   /** Go-back-N rule violations by rule. */
   violations: Partial<Record<RuleId, number>>;
+  /** What rxe chooses where IBTA is silent (the analyzer's `rxe` class), by kind: never a violation. */
+  rxeBehaviours: Partial<Record<RxeBehaviourId, number>>;
   /** The first few violations of each rule. */
   examples: Violation[];
   /** Loss-recovery episodes by trigger. */
@@ -84,10 +87,13 @@ export function analyzeVerdict(bytes: Uint8Array, capturePoint: CapturePoint = '
     shown.set(v.rule, k + 1);
     examples.push(v);
   }
+  const rxeBehaviours: Partial<Record<RxeBehaviourId, number>> = {};
+  for (const [b, n] of Object.entries(r.rxeBehavioursById) as [RxeBehaviourId, number][]) if (n > 0) rxeBehaviours[b] = n;
   return {
     frames: r.frames.total,
     captureError: r.captureError === null ? null : r.captureError.message,
     violations,
+    rxeBehaviours,
     examples,
     episodes: { ...r.episodesByTrigger },
     rulesNotChecked: [...r.rulesNotChecked],

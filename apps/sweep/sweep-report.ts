@@ -155,8 +155,8 @@ export function sweepMarkdown(t: SweepTotals, run: SweepRunInfo, files: readonly
     out.push('');
     out.push('`roce analyze` (capture point unknown, as the command) and `roce replay` in both roles on each file.');
     out.push('');
-    out.push('| file | frames | analyze violations | replay violations (responder / requester) | not replayable | capture error |');
-    out.push('|---|---|---|---|---|---|');
+    out.push('| file | frames | analyze violations | replay violations (responder / requester) | not replayable | capture error | rxe behaviours (not violations) |');
+    out.push('|---|---|---|---|---|---|---|');
     for (const f of files) {
       const a = Object.entries(f.judgement.analyze.violations)
         .map(([r, n]) => `${r} ${n}`)
@@ -165,7 +165,7 @@ export function sweepMarkdown(t: SweepTotals, run: SweepRunInfo, files: readonly
       const rq = f.judgement.replay.requester;
       const kinds = (r: Record<string, number>): string => Object.entries(r).map(([k, n]) => `${k} ${n}`).join(', ');
       out.push(
-        `| ${cell(f.file)} | ${f.judgement.frames} | ${a || '0'} | ${rr.violations}${rr.violations > 0 ? ` (${kinds(rr.violationKinds)})` : ''} / ${rq.violations}${rq.violations > 0 ? ` (${kinds(rq.violationKinds)})` : ''} | ${f.judgement.notReplayable.length} | ${cell(f.judgement.captureError ?? '')} |`,
+        `| ${cell(f.file)} | ${f.judgement.frames} | ${a || '0'} | ${rr.violations}${rr.violations > 0 ? ` (${kinds(rr.violationKinds)})` : ''} / ${rq.violations}${rq.violations > 0 ? ` (${kinds(rq.violationKinds)})` : ''} | ${f.judgement.notReplayable.length} | ${cell(f.judgement.captureError ?? '')} | ${kinds(f.judgement.analyze.rxeBehaviours as Record<string, number>) || '0'} |`,
       );
     }
     out.push('');

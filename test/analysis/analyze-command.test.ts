@@ -22,7 +22,7 @@ describe('roce analyze', () => {
     const o = memoryOutput();
     expect(await analyzeCommand(['--json', RC], o)).toBe(0);
     const doc = JSON.parse(o.out) as Record<string, unknown>;
-    expect(Object.keys(doc)).toEqual(['format', 'version', 'file', 'startTime', 'durationNs', 'frameCounts', 'summary', 'conversations', 'messages', 'episodes', 'violations', 'frames', 'captureError', 'stopped', 'capturePoint', 'rulesNotChecked', 'captureQuality', 'captureGaps', 'cmConnections']);
+    expect(Object.keys(doc)).toEqual(['format', 'version', 'file', 'startTime', 'durationNs', 'frameCounts', 'summary', 'conversations', 'messages', 'episodes', 'violations', 'rxeBehaviours', 'frames', 'captureError', 'stopped', 'capturePoint', 'rulesNotChecked', 'captureQuality', 'captureGaps', 'cmConnections']);
     expect(doc).toMatchObject({ capturePoint: 'unknown', rulesNotChecked: [] });
     const conv = (doc['conversations'] as Record<string, unknown>[])[0]!;
     expect(Object.keys(conv)).toEqual(['id', 'type', 'a', 'b', 'frames', 'firstFrame', 'lastFrame', 'startNs', 'durationNs', 'cnps', 'closedBy', 'cmEstablished', 'cmConnection', 'cmEndedFrame', 'flows', 'congestion']);
