@@ -54,6 +54,7 @@ export function parseCapturePoint(s: string): CapturePoint | null {
   return null;
 }
 
+/** How to analyse: decode options, which lists to keep, the capture point, the conversation limit and the like. */
 export interface AnalyzerOptions {
   decode?: DecodeOptions;
   /**
@@ -225,6 +226,7 @@ export function analysisEnd(result: AnalysisResult): AnalysisEnd {
   return { captureError: result.captureError, stopped: result.stopped };
 }
 
+/** Everything an analysis found: frame totals, conversations, messages, episodes, violations, flagged frames and CM connections. */
 export interface AnalysisResult {
   frames: FrameTotals;
   /** Capture time of the first frame, exact, with the capture's decimals (the epoch for an empty capture). */

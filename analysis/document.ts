@@ -84,6 +84,7 @@ export interface ConversationJson {
   congestion: (CongestionReport & { requester: 'a' | 'b' })[];
 }
 
+/** The analysis as `roce analyze --json` prints it (keys in docs/analysis.md). */
 export interface AnalysisDocument {
   format: 'roce-analysis';
   version: number;

@@ -13,6 +13,7 @@ import { RuleId } from './types';
 export const FAIL_ON_ANY = 'any';
 const RULE_IDS: readonly RuleId[] = Object.values(RuleId);
 
+/** The findings that fail a run (`roce analyze --fail-on`): rule ids and expert flags. */
 export interface FailOn {
   rules: ReadonlySet<RuleId>;
   flags: ReadonlySet<FlagName>;

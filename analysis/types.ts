@@ -8,9 +8,11 @@ import type { FlagName } from './flags';
 /** Which endpoint of a conversation plays the requester in a flow. */
 export type Side = 'a' | 'b';
 
+/** The kind of a rebuilt message. */
 export const MessageOp = { SEND: 'SEND', WRITE: 'WRITE', READ: 'READ', ATOMIC: 'ATOMIC', FLUSH: 'FLUSH', ATOMIC_WRITE: 'ATOMIC_WRITE' } as const;
 export type MessageOp = (typeof MessageOp)[keyof typeof MessageOp];
 
+/** A message rebuilt from its packets: operation, size, PSN range and when it was sent and acknowledged. */
 export interface Message {
   conversation: number;
   /** The requester's side of the conversation. */
@@ -46,6 +48,7 @@ export { RecoveryTrigger as Trigger } from '../base/recovery-trigger';
 import type { RecoveryTrigger } from '../base/recovery-trigger';
 type Trigger = RecoveryTrigger;
 
+/** A loss-recovery episode: what triggered it (NAK, RNR NAK or timeout), what go-back-N resent, and how long recovery took. */
 export interface Episode {
   id: number;
   conversation: number;
@@ -82,6 +85,7 @@ export interface Episode {
   supersededBy: number | null;
 }
 
+/** The go-back-N rules the analysis checks each conversation against (docs/analysis.md, "Go-back-N rule checks"). */
 export const RuleId = {
   ONE_NAK_PER_GAP: 'oneNakPerGap',
   RETRANSMIT_FROM_NAK_PSN: 'retransmitFromNakPsn',
@@ -93,6 +97,7 @@ export const RuleId = {
 } as const;
 export type RuleId = (typeof RuleId)[keyof typeof RuleId];
 
+/** A broken rule: which, where (conversation, side, PSN) and the frames that show it. */
 export interface Violation {
   rule: RuleId;
   conversation: number;

@@ -9,6 +9,7 @@ export interface TimerId {
   readonly id: number;
 }
 
+/** Time and timers as the engine sees them: `VirtualClock` for simulation, `RealClock` for the wire. */
 export interface Clock {
   /** Current time in nanoseconds. */
   now(): number;

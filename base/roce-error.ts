@@ -47,6 +47,7 @@ export interface RoceErrorOptions {
   stack?: boolean;
 }
 
+/** The base of every typed error of roce-ts: a `ROCE_ERR_*` code (docs/errors.md) and a message. */
 export abstract class RoceError<C extends RoceErrorCodeFormat = RoceErrorCodeFormat> extends Error {
   readonly code: C;
 

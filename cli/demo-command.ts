@@ -173,5 +173,5 @@ function report(out: Output, r: WorkloadResult, s: { loss: number; seed: number;
   out.stdout(
     `\nResult: ${r.ok ? 'OK' : 'FAILED'}: ${r.bytesVerified} of ${r.bytesPlanned} bytes verified, ${r.completions} completions, ${r.completionErrors} errors; ${(r.virtualTimeNs / 1e6).toFixed(3)} ms of virtual time in ${s.wallTimeMs} ms\n`,
   );
-  if (s.pcap !== null) out.stdout(`Capture: ${s.pcap} (${s.pcapFrames} frames, taken at A's NIC as tcpdump on A would: A's frames as sent, B's as A received them); look at it with: npx roce decode ${s.pcap}, or npx roce analyze ${s.pcap}\n`);
+  if (s.pcap !== null) out.stdout(`Capture: ${s.pcap} (${s.pcapFrames} frames, taken at A's NIC as tcpdump on A would: A's frames as sent, B's as A received them); look at it with: roce decode ${s.pcap}, or roce analyze ${s.pcap}\n`);
 }

@@ -5,6 +5,7 @@
  * burst, never one per packet.
  */
 
+/** A driver's frame and byte counts each way, and its drops. */
 export interface DriverStats {
   txFrames: number;
   txBytes: number;
@@ -16,6 +17,7 @@ export interface DriverStats {
   rxDropped: number;
 }
 
+/** Frame I/O as the engine sees it: whole Ethernet frames without FCS, sent and received in bursts. */
 export interface NicDriver {
   readonly name: string;
   /** The interface's MAC address as a 48-bit integer. */

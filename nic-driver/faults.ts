@@ -27,6 +27,7 @@ import { OPCODES, OpFlag } from '../packets/opcodes';
 import { CmAttr } from '../packets/mad';
 import { LinkConfigError } from './link-config-error';
 
+/** A direction of the link: from end a to end b, or back. */
 export type Direction = 'a->b' | 'b->a';
 
 /**
@@ -37,6 +38,7 @@ export type Direction = 'a->b' | 'b->a';
 export type FaultAction = 'drop' | 'duplicate' | 'corrupt' | 'ecnCe' | 'delay' | 'pass';
 const FAULT_ACTIONS: readonly FaultAction[] = ['drop', 'duplicate', 'corrupt', 'ecnCe', 'delay', 'pass'];
 
+/** Which frames a rule hits: every field given must match. */
 export interface FaultMatch {
   /** BTH destination QP. */
   qpn?: number;
@@ -51,6 +53,7 @@ export interface FaultMatch {
   mad?: string;
 }
 
+/** A targeted fault in the style of Lumina: an action on the frames that match (the first `count` of them, or all). */
 export interface FaultRule {
   action: FaultAction;
   match: FaultMatch;
@@ -73,6 +76,7 @@ export interface DropBurst {
   meanLength: number;
 }
 
+/** Random reordering: a frame held back until a few later ones have passed it. */
 export interface ReorderConfig {
   /** Probability that a frame is held back. */
   probability: number;
@@ -82,6 +86,7 @@ export interface ReorderConfig {
   maxHoldNs?: number;
 }
 
+/** The faults of one direction: random ones at the given rates, and targeted `rules`. */
 export interface FaultConfig {
   /** Independent loss probability per frame. */
   drop?: number;
@@ -115,6 +120,7 @@ export interface FaultConfig {
   rules?: readonly FaultRule[];
 }
 
+/** What the injector of one direction did, frame by frame. */
 export interface FaultCounters {
   /** Frames offered to the injector. */
   frames: number;

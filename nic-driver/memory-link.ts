@@ -25,6 +25,7 @@ export const WIRE_OVERHEAD_BYTES = 24;
 /** Minimum Ethernet frame without FCS; shorter frames are padded on the wire. */
 export const MIN_FRAME_BYTES = 60;
 
+/** The wire of an in-memory link: clock, seed, MTU, MACs, bandwidth, latency and the faults of each direction. */
 export interface MemoryLinkOptions {
   clock: Clock;
   /** Seed of every random fault (default 0). */
@@ -41,6 +42,7 @@ export interface MemoryLinkOptions {
   rxRing?: number;
 }
 
+/** The two ends of an in-memory link and the fault injector of each direction. */
 export interface MemoryLink {
   a: MemoryDriver;
   b: MemoryDriver;
@@ -457,6 +459,7 @@ class LinkDirection implements FramePort {
   }
 }
 
+/** Two drivers joined by a simulated wire on `opts.clock`: serialization at the bandwidth, latency, and the faults of each direction. */
 export function createMemoryLink(opts: MemoryLinkOptions): MemoryLink {
   const mtu = opts.mtu ?? 1500;
   const bw = opts.bandwidthBps ?? 100e9;

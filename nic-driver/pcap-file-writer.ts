@@ -7,6 +7,7 @@ import { ProgrammingError, ProgrammingErrorCode } from '../base/programming-erro
 import * as fs from 'node:fs';
 import { PCAP_RECORD_HEADER_LEN, PcapEncoder, type PcapWriteOptions } from '../packets/pcap';
 
+/** A classic pcap file written record by record as frames come. */
 export class PcapFileWriter {
   private fd: number | null;
   private readonly enc: PcapEncoder;

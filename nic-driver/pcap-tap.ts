@@ -17,6 +17,7 @@ import { PcapFileWriter } from './pcap-file-writer';
 import type { Direction } from './faults';
 import { ProgrammingError, ProgrammingErrorCode } from '../base/programming-error';
 
+/** Where a tap records: every frame as sent, or as delivered, or as one host's NIC sees it (what it sent, what it received). */
 export type TapPoint = 'sent' | 'delivered' | 'host-a' | 'host-b';
 
 /** When the link records a frame of `direction` for a tap at `where`. */
@@ -26,6 +27,7 @@ export function recordsAt(where: TapPoint, direction: Direction): 'sent' | 'deli
   return where;
 }
 
+/** Something the link shows each frame to, at the point `where` names. */
 export interface FrameTap {
   /** Where the link should call `record` (default 'sent'). */
   readonly where?: TapPoint;
@@ -33,6 +35,7 @@ export interface FrameTap {
   close(): void;
 }
 
+/** Where a `PcapTap` records, which direction, and the epoch of its timestamps. */
 export interface PcapTapOptions {
   where?: TapPoint;
   /** Added to clock time for the pcap timestamps (default 1.7e18 ns, November 2023). */
@@ -44,6 +47,7 @@ export interface PcapTapOptions {
 /** 1_700_000_000 s after 1970: a plausible date for captures made on a virtual clock starting at 0. */
 export const DEFAULT_EPOCH_NS = 1_700_000_000_000_000_000n;
 
+/** A tap that records pcap: in memory (`bytes()`), or to a file (`PcapTap.toFile`). */
 export class PcapTap implements FrameTap {
   readonly where: TapPoint;
   private readonly epochNs: bigint;

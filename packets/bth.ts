@@ -20,6 +20,7 @@ export const OFF = Object.freeze({ OPCODE: 0, FLAGS: 1, PKEY: 2, FECN_BECN: 4, D
 /** The default partition key (IBTA vol. 1 §10.9.1.1). */
 export const DEFAULT_PKEY = 0xffff;
 
+/** The Base Transport Header: 12 bytes that begin every RoCE transport packet (IBTA §9.2). */
 export interface BthHeader {
   opcode: number;
   /** Solicited event. */

@@ -33,12 +33,14 @@ const EMPTY = new Uint8Array(0);
 import { icrcV1, icrcV2, writeIcrc } from './icrc';
 import { ICRC_LEN } from './decode';
 
+/** The Ethernet header of a frame to build: MAC addresses as 48-bit numbers, and an optional 802.1Q tag. */
 export interface EthSpec {
   src: number;
   dst: number;
   vlan?: VlanTag | null;
 }
 
+/** The IPv4 header of a RoCE v2 frame to build; addresses as dotted strings or 32-bit numbers. */
 export interface Ipv4Spec {
   version: 4;
   src: number | string;
@@ -50,6 +52,7 @@ export interface Ipv4Spec {
   dontFragment?: boolean;
 }
 
+/** The IPv6 header of a RoCE v2 frame to build; addresses as text or 16 bytes. */
 export interface Ipv6Spec {
   version: 6;
   src: Uint8Array | string;
@@ -59,6 +62,7 @@ export interface Ipv6Spec {
   hopLimit?: number;
 }
 
+/** A BTH to build: opcode, destination QP and PSN, the other fields at their usual values unless given. */
 export type BthSpec = Partial<BthHeader> & { opcode: number; destQp: number; psn: number };
 
 /** A transport packet: the BTH and the extension headers its opcode has (a header left out or undefined is absent). */
@@ -87,6 +91,7 @@ export interface TransportSpec {
   icrc?: number | undefined;
 }
 
+/** A whole RoCE v2 frame to build: Ethernet (or none), IP, UDP to port 4791 and the transport packet; the ICRC is computed. */
 export interface RoceV2Spec extends TransportSpec {
   /** Omit for a raw IP frame (no link header). */
   eth?: EthSpec;
@@ -94,6 +99,7 @@ export interface RoceV2Spec extends TransportSpec {
   udp?: { srcPort?: number; dstPort?: number; checksum?: number };
 }
 
+/** A whole RoCE v1 frame to build: Ethernet (EtherType 0x8915), GRH and the transport packet; the ICRC is computed. */
 export interface RoceV1Spec extends TransportSpec {
   eth: EthSpec;
   grh: { sgid: Uint8Array | string; dgid: Uint8Array | string; trafficClass?: number; flowLabel?: number; hopLimit?: number };

@@ -54,10 +54,12 @@ import { parseSll2, SLL2_LEN } from './sll2';
 import { icrcV1, icrcV2, readIcrc } from './icrc';
 import { type DecodedMad, carriesMad, decodeMad } from './mad-payload';
 
+/** Bytes of the invariant CRC that ends every RoCE packet (IBTA §7.8.1). */
 export const ICRC_LEN = 4;
 /** Path MTUs a FIRST or MIDDLE packet's payload may have (IBTA vol. 1 §9.7.3.1: exactly one PMTU). */
 export const PATH_MTUS: readonly number[] = Object.freeze([256, 512, 1024, 2048, 4096]);
 
+/** How `decodeFrame` reads a frame: the RoCE v2 UDP port, whether to check the ICRC, and the like. */
 export interface DecodeOptions {
   /** UDP destination port that means RoCE v2 (default 4791). */
   rocePort?: number;
@@ -84,6 +86,7 @@ export interface DecodeOptions {
   leanWithIp?: boolean;
 }
 
+/** A decoded RoCE frame: every header found (null when absent), the payload range, the ICRC and whether it checks, and the first problem met, if any. */
 export interface RocePacket {
   roce: true;
   version: 1 | 2;
@@ -195,10 +198,12 @@ export function frameFault(p: RocePacket): WireError | null {
   return p.error === null || isCaptureCut(p) ? null : p.error;
 }
 
+/** A frame that is not RoCE (not UDP to the RoCE port, not the RoCE v1 EtherType). */
 export interface NotRoce {
   roce: false;
 }
 
+/** What `decodeFrame` returns: test `roce` to tell the two apart. */
 export type DecodedFrame = RocePacket | NotRoce;
 
 const NOT_ROCE: NotRoce = Object.freeze({ roce: false });

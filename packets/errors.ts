@@ -8,6 +8,7 @@
  */
 import { RoceError } from '../base/roce-error';
 
+/** The codes of `WireError`, one per kind of malformed input. */
 export const WireErrorCode = {
   /** The buffer ends before a header or a declared length does. */
   Truncated: 'ROCE_ERR_TRUNCATED',
@@ -28,6 +29,7 @@ export const WireErrorCode = {
 } as const;
 export type WireErrorCode = (typeof WireErrorCode)[keyof typeof WireErrorCode];
 
+/** Malformed bytes: a header, frame or capture that cannot be what it claims, with the byte offset of the problem. */
 export class WireError extends RoceError<WireErrorCode> {
   /** Byte offset of the problem, from the start of the frame (or file, for capture errors). */
   readonly offset: number;

@@ -12,6 +12,7 @@ import { type TextBytes, utf8 } from '../base/text-bytes';
 import { type FrameTime, secondsText } from '../base/exact-time';
 import type { JsonFramePieces } from './json-frame-pieces';
 
+/** One frame as `roce decode --json` prints it (keys in docs/decode.md). */
 export interface FrameJson {
   frame: number;
   /** Seconds since the epoch as a decimal string, with the capture's decimals. */

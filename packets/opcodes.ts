@@ -105,6 +105,7 @@ export type PayloadRule = (typeof PayloadRule)[keyof typeof PayloadRule];
 export const Transport = { RC: 'RC', UC: 'UC', RD: 'RD', UD: 'UD', XRC: 'XRC', CNP: 'CNP' } as const;
 export type Transport = (typeof Transport)[keyof typeof Transport];
 
+/** One row of the opcode table (the BTH OpCode field, IBTA §9.2): the name, transport, headers and payload rule of an opcode. */
 export interface OpcodeInfo {
   readonly opcode: number;
   /** e.g. `RC_RDMA_WRITE_ONLY` (the names of include/rdma/ib_pack.h without the `IB_OPCODE_` prefix). */

@@ -34,6 +34,7 @@ export const LinkType = {
   LinuxSll2: 276,
 } as const;
 
+/** One frame of a capture: its number, time, link type, the bytes captured and the length it had on the wire. */
 export interface CaptureRecord {
   /** 1-based frame number in the file. */
   index: number;
@@ -57,6 +58,7 @@ export interface CaptureRecord {
   fileOffset: number;
 }
 
+/** What `readCapture` found in a pcap or pcapng file: its format and records, and the first problem, if any. */
 export interface CaptureReadResult {
   /** Detected format; 'pcap' when the magic is not recognised (and `error` says so). */
   format: 'pcap' | 'pcapng';
@@ -633,6 +635,7 @@ export function describeCaptureError(result: Pick<CaptureReadResult, 'format' | 
 
 // ---------------------------------------------------------------- writers
 
+/** How `writePcap` writes a classic pcap file. */
 export interface PcapWriteOptions {
   /** Link type of every record (default Ethernet). */
   linkType?: number;
@@ -779,6 +782,7 @@ export function writePcap(records: { data: Uint8Array; timestampNs: bigint }[], 
   return w.toBytes();
 }
 
+/** How `writePcapng` writes a pcapng file (one section, one interface). */
 export interface PcapngWriteOptions {
   /** Link type of the single interface (default Ethernet). */
   linkType?: number;

@@ -5,7 +5,7 @@
 # The pure-TypeScript stack and its tests work without it; the AF_XDP and
 # AF_PACKET drivers (roce perftest, roce pingpong) and the batched ICRC need it.
 # When something is missing it prints one line naming it and the commands that
-# install it, and exits non-zero; with --optional (npm install's prepare step,
+# install it, and exits non-zero; with --optional (npm install's install step,
 # npm run setup) it exits 0 after that line, so the caller carries on.
 set -euo pipefail
 
@@ -45,8 +45,20 @@ fi
 if ! pkg-config --exists libxdp libbpf; then
   fail "pkg-config finds no libxdp/libbpf"
 fi
-if [ ! -e "$root/node_modules/node-addon-api/package.json" ] || [ ! -e "$root/node_modules/node-gyp/package.json" ]; then
-  not_built "node-addon-api or node-gyp is not installed" "run \`npm install\` (they are devDependencies), then \`npm run build:native\`"
+# node-addon-api is an optional dependency: in this repository it is in node_modules/, in a
+# project that installed roce-ts it may be beside it; node resolves it from native/ either way.
+if ! (cd "$native" && node -e 'require.resolve("node-addon-api/package.json")') >/dev/null 2>&1; then
+  not_built "node-addon-api is not installed" "run \`npm install\` (it is an optional dependency of roce-ts), then \`npm run build:native\`"
+fi
+# node-gyp: this repository's devDependency, or the one npm brings (on PATH in npm's scripts).
+if [ -x "$root/node_modules/.bin/node-gyp" ]; then
+  node_gyp=("$root/node_modules/.bin/node-gyp")
+elif command -v node-gyp >/dev/null 2>&1; then
+  node_gyp=(node-gyp)
+elif [ -n "${npm_config_node_gyp-}" ] && [ -e "${npm_config_node_gyp}" ]; then
+  node_gyp=(node "$npm_config_node_gyp")
+else
+  not_built "node-gyp is not installed" "run \`npm install\` in the repository, or \`npm run build:native\` through npm, which brings one"
 fi
 
 # Node's headers: node-gyp would download them, which needs the internet; use
@@ -60,7 +72,7 @@ fi
 # node-gyp rebuild starts from an empty build/: the addon first, then the BPF object.
 cd "$native"
 log="$native/node-gyp.log"
-if ! "$root/node_modules/.bin/node-gyp" rebuild "${gyp_args[@]}" -j 2 >"$log" 2>&1; then
+if ! "${node_gyp[@]}" rebuild "${gyp_args[@]}" -j 2 >"$log" 2>&1; then
   # Keep the compiler's messages: they are what one needs to see.
   grep -E 'error|Error' "$log" | head -20 >&2 || true
   not_built "node-gyp failed; the full log is $log" "see the compiler's messages above; missing system packages are installed by \`sudo scripts/setup-system.sh\`"

@@ -6,6 +6,7 @@
 import type { WorkCompletion } from './types';
 import { VerbsError, VerbsErrorCode, invalid } from './errors';
 
+/** A completion queue (`ibv_cq`): work completions in order, polled by the application, with notification. */
 export class CompletionQueue {
   private readonly ring: WorkCompletion[] = [];
   private head = 0;

@@ -10,6 +10,7 @@ import type { QueuePair } from './queue-pair';
 import type { Device } from './device';
 import { VerbsError, VerbsErrorCode } from './errors';
 
+/** What one end tells the other to connect a QP, as rc_pingpong's exchange does: QPN, start PSN, GID and MAC. */
 export interface Endpoint {
   qpn: number;
   psn: number;
@@ -17,6 +18,7 @@ export interface Endpoint {
   mac: number;
 }
 
+/** QP attributes for `connectQp` beyond the endpoints (path MTU, timeouts, retry counts, RDMA read depth...). */
 export interface ConnectOptions {
   pathMtu?: Mtu;
   timeout?: number;

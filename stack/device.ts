@@ -35,6 +35,7 @@ import { AckCoalescer } from './ack-coalescer';
 import { AckDeferral } from './ack-deferral';
 import { sendAckNow, sendHeldAck } from './responder';
 
+/** A device's driver, clock and addresses, and the engine's settings (limits, congestion control, ACK coalescing). */
 export interface DeviceConfig {
   driver: NicDriver;
   clock: Clock;
@@ -95,6 +96,7 @@ export const DEFAULT_MAX_UNACKED_PSNS = 128;
 /** Packets between two AckReq bits by default (rxe: RXE_MAX_PKT_PER_ACK). */
 export const DEFAULT_MAX_PKTS_PER_ACK = 64;
 
+/** An RDMA device over a frame driver (`ibv_context`): allocates PDs, MRs, CQs, SRQs and QPs, and runs the transport of every QP. */
 export class Device implements QpHost {
   readonly name: string;
   readonly driver: NicDriver;

@@ -6,6 +6,7 @@
  */
 import { RoceError } from '../base/roce-error';
 
+/** The codes of `VerbsError`, after the errno values libibverbs returns. */
 export const VerbsErrorCode = {
   /** An attribute is missing, out of range or not allowed for this transition (EINVAL). */
   InvalidArgument: 'ROCE_ERR_EINVAL',
@@ -24,6 +25,7 @@ export const VerbsErrorCode = {
 } as const;
 export type VerbsErrorCode = (typeof VerbsErrorCode)[keyof typeof VerbsErrorCode];
 
+/** A verbs call refused: a bad argument, a full queue, a wrong state or an unknown object. */
 export class VerbsError extends RoceError<VerbsErrorCode> {}
 
 export function invalid(message: string): VerbsError {

@@ -10,6 +10,7 @@
 import { ACCESS_MR_SUPPORTED, Access, type Sge } from './types';
 import { VerbsError, VerbsErrorCode, invalid } from './errors';
 
+/** A protection domain (`ibv_pd`): memory regions and QPs of one PD may be used together. */
 export class ProtectionDomain {
   /** Regions registered in this PD (dealloc refuses while any remain). */
   regions = 0;
@@ -27,6 +28,7 @@ export type MrType = (typeof MrType)[keyof typeof MrType];
 /** The page size a fast-registration region counts its pages in. */
 export const FAST_REG_PAGE = 4096;
 
+/** A memory region (`ibv_mr`): a buffer registered under an lkey and an rkey with access rights. */
 export class MemoryRegion {
   /**
    * True while the region answers to its keys. A registered region is valid until deregistered; a

@@ -25,6 +25,7 @@ import { transportOf } from './wire-opcodes';
 import { QpCongestion } from './congestion/qp-congestion';
 import { type CongestionConfig, type CongestionSettings, resolveCongestion } from './congestion/parameters';
 
+/** Queue sizes of a QP (`struct ibv_qp_cap`). */
 export interface QpCap {
   maxSendWr: number;
   maxRecvWr: number;
@@ -33,6 +34,7 @@ export interface QpCap {
   maxInlineData: number;
 }
 
+/** What a QP is created with (`struct ibv_qp_init_attr`): its type, CQs, optional SRQ and sizes. */
 export interface QpInitAttr {
   qpType: QpType;
   sendCq: CompletionQueue;
@@ -177,6 +179,7 @@ const RC_OPCODES: readonly number[] = Object.freeze([
 /** The error reason of a QP its user moved to ERR (ibv_modify_qp, rdma_disconnect): no transport failure. */
 export const QP_ERR_BY_MODIFY = 'moved to ERR by modifyQp';
 
+/** A queue pair (`ibv_qp`): post work requests, move it through its states with `modifyQp`. */
 export class QueuePair {
   readonly type: QpType;
   /** The transport of this QP's packets (RC, UC or UD opcodes). */

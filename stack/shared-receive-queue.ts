@@ -7,6 +7,7 @@ import type { ProtectionDomain } from './memory-region';
 import { type RecvWqe, type RecvWr, makeRecvWqe } from './work-request';
 import { VerbsError, VerbsErrorCode, invalid } from './errors';
 
+/** A shared receive queue (`ibv_srq`): receive work requests several QPs take from. */
 export class SharedReceiveQueue {
   private readonly q: RecvWqe[] = [];
   private limit = 0;

@@ -3,9 +3,11 @@
  * figures and logs compare directly with rdma-core programs.
  */
 
+/** QP transport types (`enum ibv_qp_type`): RC, UC and UD. */
 export const QpType = { RC: 2, UC: 3, UD: 4 } as const;
 export type QpType = (typeof QpType)[keyof typeof QpType];
 
+/** QP states (`enum ibv_qp_state`). */
 export const QpState = { RESET: 0, INIT: 1, RTR: 2, RTS: 3, SQD: 4, SQE: 5, ERR: 6 } as const;
 export type QpState = (typeof QpState)[keyof typeof QpState];
 export const QP_STATE_NAMES: readonly string[] = ['RESET', 'INIT', 'RTR', 'RTS', 'SQD', 'SQE', 'ERR'];
@@ -33,8 +35,10 @@ export const FlushType = { GLOBAL: 1, PERSISTENT: 2 } as const;
 /** FLUSH selectivity levels (IBV_FLUSH_RANGE: the RETH's range; IBV_FLUSH_MR: the whole region the R_Key names). */
 export const FlushLevel = { RANGE: 0, MR: 1 } as const;
 
+/** Send flags (`enum ibv_send_flags`). */
 export const SendFlags = { FENCE: 1, SIGNALED: 2, SOLICITED: 4, INLINE: 8 } as const;
 
+/** Work request opcodes (`enum ibv_wr_opcode`). */
 export const WrOpcode = {
   RDMA_WRITE: 0,
   RDMA_WRITE_WITH_IMM: 1,
@@ -55,6 +59,7 @@ export const WrOpcode = {
 } as const;
 export type WrOpcode = (typeof WrOpcode)[keyof typeof WrOpcode];
 
+/** Work completion opcodes (`enum ibv_wc_opcode`). */
 export const WcOpcode = {
   SEND: 0,
   RDMA_WRITE: 1,
@@ -72,6 +77,7 @@ export const WcOpcode = {
 } as const;
 export type WcOpcode = (typeof WcOpcode)[keyof typeof WcOpcode];
 
+/** Work completion status codes (`enum ibv_wc_status`). */
 export const WcStatus = {
   SUCCESS: 0,
   LOC_LEN_ERR: 1,
@@ -97,15 +103,18 @@ export const WcStatus = {
   GENERAL_ERR: 21,
 } as const;
 export type WcStatus = (typeof WcStatus)[keyof typeof WcStatus];
+/** The name of each `WcStatus` value (5 → "WR_FLUSH_ERR"). */
 export const WC_STATUS_NAMES: Readonly<Record<number, string>> = Object.freeze(
   Object.fromEntries(Object.entries(WcStatus).map(([k, v]) => [v, k])),
 );
 
+/** Work completion flags (`enum ibv_wc_flags`). */
 export const WcFlags = { GRH: 1, WITH_IMM: 2, IP_CSUM_OK: 4, WITH_INV: 8 } as const;
 
 /** Path MTU enum of libibverbs (`enum ibv_mtu`) and the byte sizes. */
 export const Mtu = { MTU_256: 1, MTU_512: 2, MTU_1024: 3, MTU_2048: 4, MTU_4096: 5 } as const;
 export type Mtu = (typeof Mtu)[keyof typeof Mtu];
+/** The size in bytes of a path MTU value (MTU_1024 → 1024). */
 export function mtuBytes(mtu: Mtu): number {
   return 128 << mtu;
 }
@@ -114,6 +123,7 @@ export function mtuFromBytes(bytes: number): Mtu | undefined {
   return Number.isInteger(m) && m >= 1 && m <= 5 ? (m as Mtu) : undefined;
 }
 
+/** A scatter/gather element (`struct ibv_sge`): a range of a registered region. */
 export interface Sge {
   /** Virtual address inside a registered memory region. */
   addr: bigint;
@@ -121,6 +131,7 @@ export interface Sge {
   lkey: number;
 }
 
+/** A work completion (`struct ibv_wc`). */
 export interface WorkCompletion {
   wrId: bigint;
   status: WcStatus;

@@ -12,6 +12,7 @@ import { type MemoryRegion, sgeTotal } from './memory-region';
 /** rxe's maximum message size (RXE_MAX_MSG_SIZE = 2^31). */
 export const MAX_MSG_SIZE = 0x8000_0000;
 
+/** A send work request (`struct ibv_send_wr`): SEND, RDMA WRITE, READ, atomics, with their remote address and key. */
 export interface SendWr {
   wrId?: bigint | number;
   opcode: WrOpcode;
@@ -48,6 +49,7 @@ export interface SendWr {
   ud?: { ah: AddressHandle; remoteQpn: number; remoteQkey: number };
 }
 
+/** A receive work request (`struct ibv_recv_wr`): where an incoming SEND lands. */
 export interface RecvWr {
   wrId?: bigint | number;
   sgList: Sge[];

@@ -13,6 +13,8 @@
  *   bench       anything but cli (benchmarks are composition roots too)
  *   fuzz        anything but cli (fuzz targets and their runner)
  *   cli         anything (and the root package.json, for its version)
+ *   index.ts    the package's root entry: only the rooms' index modules (`packets/index.ts`,
+ *               `apps/sim/index.ts`...), never `cli`, `bench` or `fuzz`
  *
  * Only the native loader (nic-driver/native-binding.ts) loads the addon, and it
  * is the only file allowed a computed `require`. The wire layer, the leaf and
@@ -27,6 +29,8 @@ const LAYERS = ['base', 'packets', 'analysis', 'nic-driver', 'stack', 'apps', 'b
 type Layer = (typeof LAYERS)[number];
 const NATIVE_LOADER = 'nic-driver/native-binding.ts';
 const STACK_DRIVER_INTERFACE = 'nic-driver/driver.ts';
+/** The package's root entry (package.json `exports["."]`): one namespace per room's index module. */
+const PACKAGE_ENTRY = 'index.ts';
 /** Node modules that do I/O, kept out of the layers that must not. */
 const IO_MODULES = new Set(['fs', 'fs/promises', 'net', 'dgram', 'child_process', 'http', 'https', 'worker_threads', 'cluster']);
 const NO_IO: ReadonlySet<Layer> = new Set<Layer>(['base', 'packets', 'stack']);
@@ -66,6 +70,16 @@ function resolveRelative(file: string, spec: string, exists: (rel: string) => bo
 export function checkArchitecture(files: ReadonlyMap<string, string>, exists: (rel: string) => boolean = (r) => files.has(r)): Violation[] {
   const out: Violation[] = [];
   for (const [file, src] of files) {
+    if (file === PACKAGE_ENTRY) {
+      for (const ref of scanImports(src)) {
+        const target = ref.specifier !== null && ref.specifier.startsWith('.') ? resolveRelative(file, ref.specifier, exists) : null;
+        const to = target === null ? null : layerOf(target);
+        if (target === null || to === null || to === 'cli' || to === 'bench' || to === 'fuzz' || !target.endsWith('/index.ts')) {
+          out.push({ file, line: ref.line, message: `the package entry imports ${ref.specifier ?? 'a computed path'}; it may import only the rooms' index modules` });
+        }
+      }
+      continue;
+    }
     const from = layerOf(file);
     if (from === null) continue;
     for (const ref of scanImports(src)) {
@@ -112,6 +126,7 @@ function sourceFiles(): Map<string, string> {
     }
   };
   for (const l of LAYERS) if (fs.existsSync(path.join(ROOT, l))) walk(l);
+  if (fs.existsSync(path.join(ROOT, PACKAGE_ENTRY))) files.set(PACKAGE_ENTRY, fs.readFileSync(path.join(ROOT, PACKAGE_ENTRY), 'utf8'));
   return files;
 }
 
@@ -197,6 +212,8 @@ describe('architecture: the layers point one way', () => {
       ['a computed require', 'apps/host/y.ts', "const m = '../../nic-driver/af-xdp-driver';\nconst d = require(m);\n", 2, 'computed path'],
       ['I/O in the wire layer', 'packets/pcap.ts', "import * as fs from 'node:fs';\n", 1, 'does no I/O'],
       ['side-effect import', 'base/rng.ts', "import '../packets/bth';\n", 1, 'base → packets'],
+      ['the package entry past an index module', 'index.ts', "export { Device } from './stack/device';\n", 1, 'only the rooms\' index modules'],
+      ['the package entry to cli', 'index.ts', "export * as cli from './cli/index';\n", 1, 'only the rooms\' index modules'],
     ])('%s', (_name, file, src, line, what) => {
       const v = caught({ [file]: src });
       expect(v).toHaveLength(1);

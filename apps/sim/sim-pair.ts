@@ -11,11 +11,16 @@ import type { FrameTap } from '../../nic-driver/pcap-tap';
 import { fastestIcrcBatch } from '../../nic-driver/native-icrc';
 import type { CongestionConfig } from '../../stack/congestion/parameters';
 
+/** Device a's IPv4 address. */
 export const SIM_IP_A = '198.18.0.1';
+/** Device b's IPv4 address. */
 export const SIM_IP_B = '198.18.0.2';
+/** Device a's MAC address as a 48-bit number (02:00:00:00:00:01, locally administered). */
 export const SIM_MAC_A = 0x02_00_00_00_00_01;
+/** Device b's MAC address as a 48-bit number (02:00:00:00:00:02). */
 export const SIM_MAC_B = 0x02_00_00_00_00_02;
 
+/** The pair's seed, link (MTU, latency, bandwidth, faults each way, a pcap tap) and the devices' settings. */
 export interface SimPairOptions {
   seed?: number;
   /** IP MTU of the link (default 4200, enough for a 4096-byte path MTU). */
@@ -36,6 +41,7 @@ export interface SimPairOptions {
   coalesceAcks?: boolean;
 }
 
+/** The virtual clock, the link and its two devices `a` and `b`; run it with `clock.runWhile` or `clock.runUntil`. */
 export interface SimPair {
   clock: VirtualClock;
   link: MemoryLink;
@@ -43,6 +49,7 @@ export interface SimPair {
   b: Device;
 }
 
+/** Builds two devices joined by the in-memory link on a new virtual clock. */
 export function createSimPair(o: SimPairOptions = {}): SimPair {
   const clock = new VirtualClock();
   const seed = o.seed ?? 1;

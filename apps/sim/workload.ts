@@ -20,6 +20,7 @@ export const OpKind = { SEND: 'SEND', SEND_WITH_IMM: 'SEND_WITH_IMM', WRITE: 'WR
 export type OpKind = (typeof OpKind)[keyof typeof OpKind];
 const ALL_OPS: readonly OpKind[] = Object.values(OpKind);
 
+/** The workload of `runWorkload`: seed, QP pairs, bytes, path MTU, message sizes and operations. */
 export interface WorkloadOptions {
   seed?: number;
   /** RC QP pairs (default 4). */
@@ -82,6 +83,7 @@ interface PairState {
   bytes: number;
 }
 
+/** One QP pair's share of a workload run: operations, bytes, completions and retransmissions. */
 export interface QpSummary {
   qpnA: number;
   qpnB: number;
@@ -99,6 +101,7 @@ export interface QpSummary {
   error: string;
 }
 
+/** What `runWorkload` found: `ok` when every byte arrived as sent and no completion failed, with the figures. */
 export interface WorkloadResult {
   ok: boolean;
   bytesPlanned: number;
@@ -141,6 +144,7 @@ function fillRandom(buf: Uint8Array, rng: Rng): void {
 
 const ACCESS_ALL = Access.LOCAL_WRITE | Access.REMOTE_WRITE | Access.REMOTE_READ | Access.REMOTE_ATOMIC;
 
+/** Runs `roce demo`'s mixed RC workload over a sim pair until every operation completed, then checks every byte. */
 export function runWorkload(sim: SimPair, o: WorkloadOptions = {}): WorkloadResult {
   const seed = o.seed ?? 1;
   const rng = new Rng(seed ^ 0x5eed);
