@@ -24,7 +24,7 @@ export const DEMO_OPTIONS: readonly OptionSpec[] = [
   { name: 'bytes', kind: 'string', value: 'N', help: 'payload bytes to move, with an optional K/M suffix (default 2M)' },
   { name: 'mtu', kind: 'string', value: 'N', help: 'path MTU: 256, 512, 1024, 2048 or 4096 (default 1024)' },
   { name: 'qps', kind: 'string', value: 'N', help: 'RC QP pairs (default 4)' },
-  { name: 'pcap', kind: 'string', value: 'FILE', help: 'where to write the capture (default captures/demo.pcap; "-" for none)' },
+  { name: 'pcap', kind: 'string', value: 'FILE', help: 'where to write the capture (default demo.pcap in the current directory, as tcpdump -w would; "-" for none)' },
   { name: 'trace', kind: 'string', value: 'N', help: 'trace lines to print (default 25; 0 for none)' },
   { name: 'json', kind: 'flag', help: 'print one JSON summary object instead of the text report' },
   { name: 'help', short: 'h', kind: 'flag', help: 'this help' },
@@ -42,7 +42,8 @@ ${formatOptions(DEMO_OPTIONS)}
 Exit status: 0 when every completion succeeded and every byte verified, 1 when
 not (the reason is printed), 2 on a usage error.`;
 
-export const DEFAULT_DEMO_PCAP = path.join(__dirname, '..', '..', 'captures', 'demo.pcap');
+/** The capture's default path, relative to the current directory: never inside an installed package. */
+export const DEFAULT_DEMO_PCAP = 'demo.pcap';
 
 function parseLoss(text: string): number {
   const m = /^(\d+(?:\.\d+)?)(%?)$/.exec(text.trim());
