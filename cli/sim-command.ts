@@ -47,7 +47,7 @@ Runs a congestion scenario in simulation: hosts, each a roce-ts stack, around
 one output-queued switch; RC flows of RDMA WRITEs; DCQCN or none; RED or
 threshold ECN marking and PFC at the switch. For example:
 
-  roce sim --hosts 3 --flows a>c,b>c --link-rate 10G --buffer 1M \\
+  roce sim --hosts 3 --flows 'a>c,b>c' --link-rate 10G --buffer 1M \\
     --ecn kmin=5K,kmax=200K,pmax=0.01 --cc dcqcn-paper --duration 20ms --seed 1 --json
 
 ${formatOptions(SIM_OPTIONS)}
