@@ -449,7 +449,9 @@ export class RequesterFlow {
           bits = this.mark(bits, 'duplicateRequest');
         }
       }
-      this.expectedSlack = this.readSlack(v);
+      // The slack belongs to the request that set the ePSN: a duplicate leaves both as they were (a
+      // resend of a READ sent before the path MTU was known does not tell where that READ ended).
+      if (this.expected === psnAdd(psn, n) || !this.reliable) this.expectedSlack = this.readSlack(v);
     }
 
     // A first transmission that skips PSNs: the capture does not hold every request (lost before
@@ -683,6 +685,14 @@ export class RequesterFlow {
       if (refused !== null) this.refusedAt = refused;
       else if (this.refusedAt !== null && psnDiff(through, this.refusedAt) >= 0) this.refusedAt = null;
       this.resolveHole(through, nakSeq ? psn : null, refused);
+      // An acknowledgement at or past the responder's ePSN shows it got through there (after a NAK
+      // set the ePSN back, requests the network delivered out of order): its ePSN is after it. A
+      // READ response says so at the READ's end (its LAST or ONLY); IBTA §9.7.5.1.2.
+      const acks = v.aethKind === AethKind.ACK && (f & OpFlag.READ) === 0 ? true : (f & OpFlag.ATOMIC) !== 0 || ((f & OpFlag.READ) !== 0 && (f & OpFlag.END) !== 0);
+      if (acks && !unseen && this.expected !== null && psnDiff(through, this.expected) >= 0) {
+        this.expected = psnAdd(through, 1);
+        this.expectedSlack = 0;
+      }
     }
     if ((f & OpFlag.READ) !== 0) {
       this.learnMtu(v);
