@@ -25,6 +25,8 @@ export interface PendingTrigger {
    * missed that response. Its rules are not judged, and a plain NAK for the same PSN wins over it.
    */
   passesUnanswered?: boolean;
+  /** A NAK for a PSN already acknowledged when it arrived: stale, the requester does not act on it (rxe_comp.c drops a response older than its retry point). */
+  stale?: boolean;
 }
 
 /** Which of two triggers for one PSN a resend answers: an RNR NAK (its wait), then the latest NAK or implied NAK, then one that passed an unanswered READ or atomic. */
@@ -288,7 +290,7 @@ export class RecoveryTracker {
       if (t.kind === Trigger.IMPLIED_NAK) goingBack = true;
       if (t.kind === Trigger.RNR || psnDiff(compHigh, t.psn) < 0) {
         i++;
-      } else if (t.kind === Trigger.IMPLIED_NAK || (goingBack && t.kind === Trigger.NAK && t.passesUnanswered !== true)) {
+      } else if (t.kind === Trigger.IMPLIED_NAK || (goingBack && t.kind === Trigger.NAK && t.passesUnanswered !== true && t.stale !== true)) {
         t.psn = psnAdd(compHigh, 1);
         i++;
       } else {

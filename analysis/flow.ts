@@ -752,6 +752,7 @@ export class RequesterFlow {
           timeNs: v.timeNs,
           rnrTimerNs: rnr ? (RNR_TIMER_USEC[v.aethValue] ?? 0) * 1000 : null,
           ...(implied ? { passesUnanswered: true } : {}),
+          ...(compBefore !== null && psnDiff(psn, compBefore) <= 0 ? { stale: true } : {}),
         });
       } else {
         m.onFatalNak(v, name);

@@ -4,7 +4,8 @@
  * implied NAK before anything is resent, while the atomic's response arrives after all (one
  * episode, named after the NAK, the latest rewind); and an RNR NAK past an atomic still waiting,
  * which the requester takes as an implied NAK and does not wait on, so its resend long after the
- * RNR timer is its timeout's. Both the episode named and the counts must agree.
+ * RNR timer is its timeout's; and a NAK for a PSN already acknowledged, which names nothing. Both the
+ * episode named and the counts must agree.
  *
  * @group unit
  */
@@ -28,6 +29,14 @@ test('a sequence NAK after an implied NAK, before the resend: one NAK episode, t
   expect(analyzed).toEqual(engine);
   const ep = episodes.find((e) => e.gapPsn === 1712684);
   expect(ep?.trigger).toBe(Trigger.NAK);
+});
+
+test('a NAK for a PSN already acknowledged is stale: it names no episode, even after an implied NAK', () => {
+  // At A, a duplicated NAK for 135832 arrives after READ responses 135832..135833; the resend from
+  // 135839 answers the gap in the READ responses (an implied NAK).
+  const { engine, analyzed, episodes } = judged('seed=634431 loss=2% burst=off reorder=5%/4 dup=5% mtu=256 qps=1 mix=read bytes=16K at=host-a');
+  expect(analyzed).toEqual(engine);
+  expect(episodes.find((e) => e.gapPsn === 135839)?.trigger).toBe(Trigger.IMPLIED_NAK);
 });
 
 test.each([
