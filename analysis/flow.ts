@@ -70,7 +70,7 @@ interface Deferred {
  */
 interface Hole {
   /** Each range of PSNs not shown, the frame after it, and the violations that hold only if the responder did not get them. */
-  ranges: { from: number; to: number; frame: number; deferred: Deferred[] }[];
+  ranges: { from: number; to: number; frame: number; deferred: Deferred[]; shownTo?: number }[];
   /** Frames flagged outOfSequence while the hole was open, with their PSNs. */
   oos: { frame: number; psn: number }[];
   /** Highest PSN the out-of-sequence requests covered. */
@@ -216,7 +216,13 @@ export class RequesterFlow {
     let h = this.hole;
     if (h === null) h = this.hole = { ranges: [], oos: [], seenHigh: psnAdd(from, -1) };
     const gapFrom = psnDiff(from, psnAdd(h.seenHigh, 1)) > 0 ? from : psnAdd(h.seenHigh, 1);
-    if (psnDiff(v.psn, gapFrom) > 0) this.addRange(h, gapFrom, psnAdd(v.psn, -1), v.frame);
+    if (psnDiff(v.psn, gapFrom) > 0) {
+      const r = this.addRange(h, gapFrom, psnAdd(v.psn, -1), v.frame);
+      // The PSNs the capture already showed being sent (a READ's whole span as far as it can tell):
+      // should the responder turn out to have got them, they are not missing from the capture.
+      const shown = this.reachHigh !== null && this.coverHigh !== null && psnDiff(this.reachHigh, this.coverHigh) > 0 ? this.reachHigh : this.coverHigh;
+      if (r.shownTo === undefined && shown !== null && psnDiff(shown, gapFrom) >= 0) r.shownTo = shown;
+    }
     if (h.oos.length < HOLE_FRAMES) h.oos.push({ frame: v.frame, psn: v.psn });
     if (psnDiff(top, h.seenHigh) > 0) h.seenHigh = top;
   }
@@ -307,9 +313,14 @@ export class RequesterFlow {
       });
     }
     for (const r of gaps) {
-      const g: CaptureGap = { conversation: this.conversation, requester: this.requester, firstPsn: r.from, lastPsn: r.to, frame: r.frame, how: 'notCaptured' };
+      // PSNs the capture showed being sent before the hole opened are no capture gap: the responder's
+      // ePSN as the analyzer follows it went back (a NAK for a PSN it then got from requests still
+      // on their way to it), the capture did not lose them.
+      const first = r.shownTo !== undefined && psnDiff(r.shownTo, r.from) >= 0 ? psnAdd(r.shownTo, 1) : r.from;
+      if (psnDiff(r.to, first) < 0) continue;
+      const g: CaptureGap = { conversation: this.conversation, requester: this.requester, firstPsn: first, lastPsn: r.to, frame: r.frame, how: 'notCaptured' };
       this.captureGaps++;
-      this.unseenPsns += psnDiff(r.to, r.from) + 1;
+      this.unseenPsns += psnDiff(r.to, first) + 1;
       this.counts.notCaptured++;
       this.sinks.captureGap?.(g, [], r.frame);
     }
