@@ -25,12 +25,25 @@ export interface PendingTrigger {
    * missed that response. Its rules are not judged, and a plain NAK for the same PSN wins over it.
    */
   passesUnanswered?: boolean;
+  /** A NAK for a PSN already acknowledged when it arrived: stale, the requester does not act on it (rxe_comp.c drops a response older than its retry point). */
+  stale?: boolean;
 }
 
 /** Which of two triggers for one PSN a resend answers: an RNR NAK (its wait), then the latest NAK or implied NAK, then one that passed an unanswered READ or atomic. */
 function rank(t: PendingTrigger): number {
   if (t.passesUnanswered === true) return 0;
   return t.kind === Trigger.RNR ? 2 : 1;
+}
+
+/**
+ * An RNR NAK that passed a READ or atomic still waiting, with no resend until long after its timer
+ * ran out: the requester took it as an implied NAK and did not act on it (no RNR wait; IBTA
+ * §9.7.5.1.2, rxe_comp.c check_psn() returns COMPST_ERROR_RETRY before check_ack() reads the
+ * syndrome). Acting on it, it would have resent when its timer ran out; a later resend is its
+ * timeout's.
+ */
+function staleRnr(t: PendingTrigger, nowNs: number, ttlNs: number): boolean {
+  return t.kind === Trigger.RNR && t.passesUnanswered === true && nowNs - t.timeNs > (t.rnrTimerNs ?? 0) + ttlNs;
 }
 
 /** What the flow knows about a PSN's last transmission and the request after it. */
@@ -107,6 +120,7 @@ export class RecoveryTracker {
       if (t.psn !== psn) continue;
       // A requester acts on a NAK at once; one left unanswered for long was ignored (a later resend is a timeout's).
       if (t.kind !== Trigger.RNR && nowNs - t.timeNs > ttlNs) continue;
+      if (staleRnr(t, nowNs, ttlNs)) continue;
       if (best === null || rank(t) >= rank(best)) best = t;
       const due = nowNs - t.timeNs >= reactNs && (t.kind !== Trigger.RNR || nowNs - t.timeNs >= (t.rnrTimerNs ?? 0));
       if (due && (earlier === null || rank(t) >= rank(earlier))) earlier = t;
@@ -120,7 +134,7 @@ export class RecoveryTracker {
     // responses arriving during the wait may have moved past the RNR NAK's PSN.
     for (let i = this.pending.length - 1; i >= 0; i--) {
       const t = this.pending[i]!;
-      if (t.kind === Trigger.RNR && psnDiff(psn, t.psn) > 0) return t;
+      if (t.kind === Trigger.RNR && psnDiff(psn, t.psn) > 0 && !staleRnr(t, nowNs, ttlNs)) return t;
     }
     return null;
   }
@@ -280,12 +294,21 @@ export class RecoveryTracker {
     // the requester resends when its wait ends, from wherever the acknowledgements got to. So does
     // an implied NAK, whose READ or atomic response came after all (the network reordered it): the
     // requester has already decided to go back, and goes back from its first unacknowledged PSN
-    // (rxe_comp.c: COMPST_ERROR_RETRY sets up a retry from the oldest WQE still pending).
-    for (let i = this.pending.length - 1; i >= 0; i--) {
+    // (rxe_comp.c: COMPST_ERROR_RETRY sets up a retry from the oldest WQE still pending). A NAK
+    // after such an implied NAK is another rewind before anything was resent: it stays too, and
+    // the resend from the first unacknowledged PSN answers both, named after the NAK, the latest.
+    let goingBack = false;
+    for (let i = 0; i < this.pending.length; ) {
       const t = this.pending[i]!;
-      if (t.kind === Trigger.RNR || psnDiff(compHigh, t.psn) < 0) continue;
-      if (t.kind === Trigger.IMPLIED_NAK) t.psn = psnAdd(compHigh, 1);
-      else this.pending.splice(i, 1);
+      if (t.kind === Trigger.IMPLIED_NAK) goingBack = true;
+      if (t.kind === Trigger.RNR || psnDiff(compHigh, t.psn) < 0) {
+        i++;
+      } else if (t.kind === Trigger.IMPLIED_NAK || (goingBack && t.kind === Trigger.NAK && t.passesUnanswered !== true && t.stale !== true)) {
+        t.psn = psnAdd(compHigh, 1);
+        i++;
+      } else {
+        this.pending.splice(i, 1);
+      }
     }
   }
 

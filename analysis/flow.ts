@@ -74,7 +74,7 @@ interface Deferred {
  */
 interface Hole {
   /** Each range of PSNs not shown, the frame after it, and the violations that hold only if the responder did not get them. */
-  ranges: { from: number; to: number; frame: number; deferred: Deferred[] }[];
+  ranges: { from: number; to: number; frame: number; deferred: Deferred[]; shownTo?: number }[];
   /** Frames flagged outOfSequence while the hole was open, with their PSNs. */
   oos: { frame: number; psn: number }[];
   /** Highest PSN the out-of-sequence requests covered. */
@@ -225,7 +225,13 @@ export class RequesterFlow {
     let h = this.hole;
     if (h === null) h = this.hole = { ranges: [], oos: [], seenHigh: psnAdd(from, -1) };
     const gapFrom = psnDiff(from, psnAdd(h.seenHigh, 1)) > 0 ? from : psnAdd(h.seenHigh, 1);
-    if (psnDiff(v.psn, gapFrom) > 0) this.addRange(h, gapFrom, psnAdd(v.psn, -1), v.frame);
+    if (psnDiff(v.psn, gapFrom) > 0) {
+      const r = this.addRange(h, gapFrom, psnAdd(v.psn, -1), v.frame);
+      // The PSNs the capture already showed being sent (a READ's whole span as far as it can tell):
+      // should the responder turn out to have got them, they are not missing from the capture.
+      const shown = this.reachHigh !== null && this.coverHigh !== null && psnDiff(this.reachHigh, this.coverHigh) > 0 ? this.reachHigh : this.coverHigh;
+      if (r.shownTo === undefined && shown !== null && psnDiff(shown, gapFrom) >= 0) r.shownTo = shown;
+    }
     if (h.oos.length < HOLE_FRAMES) h.oos.push({ frame: v.frame, psn: v.psn });
     if (psnDiff(top, h.seenHigh) > 0) h.seenHigh = top;
   }
@@ -316,9 +322,14 @@ export class RequesterFlow {
       });
     }
     for (const r of gaps) {
-      const g: CaptureGap = { conversation: this.conversation, requester: this.requester, firstPsn: r.from, lastPsn: r.to, frame: r.frame, how: 'notCaptured' };
+      // PSNs the capture showed being sent before the hole opened are no capture gap: the responder's
+      // ePSN as the analyzer follows it went back (a NAK for a PSN it then got from requests still
+      // on their way to it), the capture did not lose them.
+      const first = r.shownTo !== undefined && psnDiff(r.shownTo, r.from) >= 0 ? psnAdd(r.shownTo, 1) : r.from;
+      if (psnDiff(r.to, first) < 0) continue;
+      const g: CaptureGap = { conversation: this.conversation, requester: this.requester, firstPsn: first, lastPsn: r.to, frame: r.frame, how: 'notCaptured' };
       this.captureGaps++;
-      this.unseenPsns += psnDiff(r.to, r.from) + 1;
+      this.unseenPsns += psnDiff(r.to, first) + 1;
       this.counts.notCaptured++;
       this.sinks.captureGap?.(g, [], r.frame, this.conversation);
     }
@@ -461,7 +472,9 @@ export class RequesterFlow {
           bits = this.mark(bits, 'duplicateRequest');
         }
       }
-      this.expectedSlack = this.readSlack(v);
+      // The slack belongs to the request that set the ePSN: a duplicate leaves both as they were (a
+      // resend of a READ sent before the path MTU was known does not tell where that READ ended).
+      if (this.expected === psnAdd(psn, n) || !this.reliable) this.expectedSlack = this.readSlack(v);
     }
 
     // A first transmission that skips PSNs: the capture does not hold every request (lost before
@@ -720,11 +733,13 @@ export class RequesterFlow {
       if (refused !== null) this.refusedAt = refused;
       else if (this.refusedAt !== null && psnDiff(through, this.refusedAt) >= 0) this.refusedAt = null;
       this.resolveHole(through, nakSeq ? psn : null, refused);
-      // An acknowledgement through `through` shows the responder's ePSN past it, whichever copy of the
-      // requests it took: a responder slow to drain its queue takes copies sent before a NAK or RNR NAK
-      // that reset `expected` (rxe_resp.c acknowledges only what check_psn() let through; a duplicate
-      // with ePSN - 1). The requester's next resend from there is in sequence, not past a hole.
-      if (v.aethKind === AethKind.ACK && this.expected !== null && psnDiff(psnAdd(through, 1), this.expected) > 0) {
+      // An acknowledgement at or past the responder's ePSN shows it got through there (after a NAK
+      // set the ePSN back, requests the network delivered out of order): its ePSN is after it. A
+      // READ response says so at the READ's end (its LAST or ONLY); IBTA §9.7.5.1.2. A responder slow
+      // to drain its queue takes copies sent before a NAK or RNR NAK that reset the ePSN (rxe_resp.c
+      // acknowledges only what check_psn() let through): the next resend from there is in sequence.
+      const acks = v.aethKind === AethKind.ACK && (f & OpFlag.READ) === 0 ? true : (f & OpFlag.ATOMIC) !== 0 || ((f & OpFlag.READ) !== 0 && (f & OpFlag.END) !== 0);
+      if (acks && !unseen && this.expected !== null && psnDiff(through, this.expected) >= 0) {
         this.expected = psnAdd(through, 1);
         this.expectedSlack = 0;
       }
@@ -792,6 +807,7 @@ export class RequesterFlow {
           timeNs: v.timeNs,
           rnrTimerNs: rnr ? (RNR_TIMER_USEC[v.aethValue] ?? 0) * 1000 : null,
           ...(implied ? { passesUnanswered: true } : {}),
+          ...(compBefore !== null && psnDiff(psn, compBefore) <= 0 ? { stale: true } : {}),
         });
       } else {
         m.onFatalNak(v, name);

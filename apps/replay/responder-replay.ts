@@ -221,11 +221,46 @@ export function replayResponder(conv: RcConversation, o: ReplayOptions = {}): Re
     const again = requests.next(psn, c.frame)?.frame ?? Number.MAX_SAFE_INTEGER;
     // An RNR NAK for it; or, when the capture lost that RNR NAK, a PSN sequence error NAK for its
     // own PSN before it is sent again: the responder did not take this in-sequence request.
-    return responses.someBetween(psn, c.frame, again, (r) => {
+    const nakedAt = responses.someBetween(psn, c.frame, again, (r) => {
       if (r.p.aeth === null) return false;
       const s = decodeSyndrome(r.p.aeth.syndrome);
       return s.kind === AethKind.RNR_NAK || (s.kind === AethKind.NAK && s.value === NakCode.PSN_SEQUENCE_ERROR);
     });
+    // Unless the real responder shows it went past this PSN before it was sent again: such a NAK
+    // answered an earlier packet, captured after this one (a late RNR NAK for an earlier copy the
+    // network held back, or a NAK drawn by a request that overtook this one, captured after it when
+    // both arrived in one receive burst).
+    return nakedAt && !wentPast(psn, c.frame, again);
+  };
+  /**
+   * Whether a response captured between frames `after` and `before` shows the real responder past
+   * `psn` before the requester is seen going back (a request behind one it sent since `after`: what
+   * the responder says after that may answer a resend of `psn` the capture lost). Past it: an
+   * acknowledgement at or after it (an ACK, READ response or atomic ACK; one for a duplicate carries
+   * the PSN before the expected one, IBTA §9.7.5.1.2 C9-105), or a NAK after it (a PSN sequence error
+   * or RNR NAK names the expected PSN, §9.7.5.2.2). Looks at a bounded number of frames.
+   */
+  const wentPast = (psn: number, after: number, before: number): boolean => {
+    const sent = requests.between(after, before);
+    let nextSent = sent.next();
+    let highest = psn;
+    let left = 4096;
+    for (const r of responses.between(after, before)) {
+      for (; !nextSent.done && nextSent.value.frame < r.frame; nextSent = sent.next()) {
+        const q = nextSent.value.p.bth?.psn;
+        if (q === undefined) continue;
+        if (psnDiff(q, highest) < 0) return false;
+        highest = q;
+      }
+      if (--left < 0) return false;
+      const rp = r.p.bth?.psn;
+      if (rp === undefined) continue;
+      const d = psnDiff(rp, psn);
+      if (d < 0 || d > MAX_BRIDGE) continue;
+      const s = r.p.aeth !== null && ((r.p.info?.flags ?? 0) & OpFlag.READ) === 0 && r.p.atomicAckEth === null ? decodeSyndrome(r.p.aeth.syndrome) : null;
+      if (s === null || s.kind === AethKind.ACK || d > 0) return true;
+    }
+    return false;
   };
   let recvs = 0;
   const postRecv = (): void => {

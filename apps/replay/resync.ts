@@ -19,11 +19,13 @@ import { type Difference, DiffClass } from './differences';
 /** Most PSNs bridged at once; a longer gap ends the replay of the conversation there. */
 export const MAX_BRIDGE = 1 << 16;
 
-/** A response as the comparison sees it: its kind, PSN and MSN (when it carries an AETH). */
+/** A response as the comparison sees it: its kind, PSN and MSN (when it carries an AETH), and its frame. */
 interface MsnCarrier {
   kind: string;
   psn: number;
   msn: number | null;
+  /** A captured answer: its frame; one of the stack's: the frame of the captured request fed last before it. */
+  frame: number;
 }
 
 /**
@@ -169,16 +171,22 @@ export class CaptureGaps {
 
 /**
  * Whether the first MSN the real responder sent counts messages the capture does not show: more
- * than the messages whose last request (or READ / atomic request) the capture holds up to its PSN.
+ * than the messages whose last request (or READ / atomic request) the capture holds up to its PSN
+ * before that answer. Where the request at that PSN was sent more than once before the answer, the
+ * answer may be to a duplicate, which carries the MSN of every message completed by then (IBTA
+ * §9.7.5.1.2, C9-105; rxe `rxe_resp.c` duplicate_request() answers with the current MSN): messages
+ * at later PSNs captured before it count too.
  */
 export function firstMsnCountsUnseen(expected: readonly MsnCarrier[], requests: readonly CapturedPacket[]): boolean {
   const e = expected.find((x) => x.msn !== null);
   if (e === undefined || e.msn === null) return false;
+  let copies = 0;
+  for (const c of requests) if (c.frame < e.frame && c.p.bth?.psn === e.psn) copies++;
   const ends = new Set<number>();
   for (const c of requests) {
     const b = c.p.bth;
     const f = c.p.info?.flags ?? 0;
-    if (b !== null && (f & OpFlag.END) !== 0 && psnDiff(b.psn, e.psn) <= 0) ends.add(b.psn);
+    if (b !== null && (f & OpFlag.END) !== 0 && (psnDiff(b.psn, e.psn) <= 0 || (copies > 1 && c.frame < e.frame))) ends.add(b.psn);
   }
   return e.msn > ends.size;
 }
