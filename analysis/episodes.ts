@@ -152,7 +152,7 @@ export class RecoveryTracker {
    * A retransmitted request covering `n` PSNs. Returns the new episode and its
    * trigger when it starts one (the caller checks the rules), else null.
    */
-  onRetransmission(v: FrameView, n: number, highestSent: number, tx: TxInfo | undefined, ttlNs = Infinity, slack = 0, reactNs = 0): { ep: Episode; trigger: PendingTrigger | null } | null {
+  onRetransmission(v: FrameView, n: number, highestSent: number, tx: TxInfo | undefined, ttlNs = Infinity, slack = 0, reactNs = 0, compHigh: number | null = null): { ep: Episode; trigger: PendingTrigger | null } | null {
     const b = this.burst;
     // `slack`: the burst's last request was a READ whose span is not known yet; the burst goes on up to that many PSNs further.
     // A burst goes on at its own pace; a pause many times longer than its gaps and than a round trip
@@ -162,7 +162,13 @@ export class RecoveryTracker {
     // requester sending its queue during the RNR wait (rxe_req.c rxe_requester(): the wait holds back
     // only the retry), and the rewind to the RNR NAK'd PSN that follows is the episode.
     const rnrWait = b !== null && v.psn === b.nextPsn && this.pending.some((t) => t.kind === Trigger.RNR && psnDiff(v.psn, t.psn) > 0);
-    const paused = b !== null && !rnrWait && v.timeNs - b.lastNs > Math.max(ttlNs, 4 * b.gapNs);
+    // Nor while PSNs before the burst's next one are still unacknowledged (`compHigh`: the last
+    // acknowledged): a timer that ran out resends from the first of them (the rule
+    // retransmitFromFirstUnacked; rxe_req.c req_retry() restarts at the completer's PSN), so going
+    // on at the burst's next PSN is the burst itself, stalled (a full send ring, a starved
+    // process), not a timeout.
+    const stalled = b !== null && v.psn === b.nextPsn && compHigh !== null && psnDiff(v.psn, psnAdd(compHigh, 1)) > 0;
+    const paused = b !== null && !rnrWait && !stalled && v.timeNs - b.lastNs > Math.max(ttlNs, 4 * b.gapNs);
     if (b !== null && !paused && psnDiff(v.psn, b.nextPsn) >= 0 && psnDiff(v.psn, b.nextPsn) <= slack) {
       b.gapNs = v.timeNs - b.lastNs;
       b.lastNs = v.timeNs;

@@ -507,7 +507,7 @@ export class RequesterFlow {
         const tx = this.tx.get(psn) ?? this.fromPrevious(psn);
         const compHigh = this.messages.compHigh;
         const latestNak = this.recovery.latestNak(v.timeNs, this.triggerTtlNs());
-        const started = this.recovery.onRetransmission(v, n, this.coverHigh ?? psn, tx, this.triggerTtlNs(), burstSlack, this.reactNs());
+        const started = this.recovery.onRetransmission(v, n, this.coverHigh ?? psn, tx, this.triggerTtlNs(), burstSlack, this.reactNs(), compHigh);
         if (started !== null) {
           started.ep.qpn = v.destQp;
           this.checker.onEpisode(started.ep, v, started.trigger, latestNak, compHigh, this.recentCompletionPoints(v.timeNs));
