@@ -285,10 +285,11 @@ export function replayResponder(conv: RcConversation, o: ReplayOptions = {}): Re
   let open: OpenMessage | null = null;
   /**
    * Per captured R_Key a SEND with Invalidate names and no region of the capture has: the
-   * fast-registration region standing in for it, and the frames. Such a key was bound by a REG_MR (or
-   * a memory window's bind) that never reaches the wire: only those can be invalidated (rxe
-   * rxe_invalidate_mr()). Replay binds a fast-registration region under it with a REG_MR of the stack's
-   * own QP before the SEND, and again (a new key byte, the same index) after each invalidation.
+   * fast-registration region standing in for it, and the frames. Such a key (outside rxe's
+   * memory-window range, which window-stand-ins.ts takes) was bound by a REG_MR that never reaches the
+   * wire: only those can be invalidated (rxe rxe_invalidate_mr()). Replay binds a fast-registration
+   * region under it with a REG_MR of the stack's own QP before the SEND, and again (a new key byte, the
+   * same index) after each invalidation.
    */
   const invalidated = new Map<number, { mr: MemoryRegion | null; psn: number | null; frames: number[] }>();
   const invalidatable = (c: CapturedPacket, rkey: number): void => {
