@@ -11,7 +11,7 @@
  */
 import { QpState, QpType, WcStatus } from './types';
 import type { QueuePair } from './queue-pair';
-import { type SendWqe, WqeKind, WqeState } from './work-request';
+import { type SendWqe, WqeKind, WqeState, localFaultStatus } from './work-request';
 import { psnAdd, psnDiff } from '../base/psn';
 import { RecoveryTrigger } from '../base/recovery-trigger';
 import { localAckTimeoutNs } from './qp-attributes';
@@ -74,7 +74,7 @@ export function completeInOrder(qp: QueuePair, w: SendWqe, status: WcStatus, rea
     // (rxe_comp.c get_wqe(): wqe_state_done -> COMPST_COMP_WQE; a failed one, wqe_state_error).
     if (h.kind !== WqeKind.LOCAL || h.state !== WqeState.STARTED) break;
     if (h.localFault !== '') {
-      qp.postSendCompletion(h, WcStatus.LOC_QP_OP_ERR, h.localFault);
+      qp.postSendCompletion(h, localFaultStatus(h), h.localFault);
       qp.enterError(h.localFault);
       return;
     }

@@ -1,5 +1,5 @@
 /**
- * How many live objects a device allows, as ibv_query_device reports them (max_qp, max_mr). Past a
+ * How many live objects a device allows, as ibv_query_device reports them (max_qp, max_mr, max_mw). Past a
  * limit the verb fails with `ROCE_ERR_LIMIT` and a message naming the limit, instead of the process
  * growing without bound: a peer that makes an application create a QP and register a region per
  * connection (an rc_pingpong or rdma_cm server accepting over and over) meets a clear refusal.
@@ -11,6 +11,8 @@ export interface DeviceLimits {
   maxQp: number;
   /** Live memory regions. */
   maxMr: number;
+  /** Live memory windows (rxe gives them an index range of their own, as large as its regions': RXE_MAX_MW). */
+  maxMw: number;
 }
 
-export const RXE_DEVICE_LIMITS: Readonly<DeviceLimits> = Object.freeze({ maxQp: (1 << 20) - 16 + 1, maxMr: 1 << 19 });
+export const RXE_DEVICE_LIMITS: Readonly<DeviceLimits> = Object.freeze({ maxQp: (1 << 20) - 16 + 1, maxMr: 1 << 19, maxMw: 1 << 19 });

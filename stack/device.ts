@@ -13,9 +13,10 @@ import { TxScratch } from './tx-scratch';
 import type { NicDriver } from '../nic-driver/driver';
 import type { Clock } from '../base/clock';
 import { Rng } from '../base/rng';
-import { QpType, type Mtu, mtuFromBytes } from './types';
+import { QpType, type MwType, type Mtu, mtuFromBytes } from './types';
 import { VerbsError, VerbsErrorCode, invalid } from './errors';
 import { FAST_REG_PAGE, MrTable, MrType, ProtectionDomain, type MemoryRegion } from './memory-region';
+import type { MemoryWindow } from './memory-window';
 import { CompletionQueue } from './completion-queue';
 import { SharedReceiveQueue } from './shared-receive-queue';
 import { QueuePair, type QpInitAttr } from './queue-pair';
@@ -138,7 +139,7 @@ export class Device implements QpHost {
     this.rng = new Rng(cfg.seed ?? 1);
     this.vlan = cfg.vlan ?? null;
     this.limits = Object.freeze({ ...RXE_DEVICE_LIMITS, ...cfg.limits });
-    this.mrs = new MrTable(this.limits.maxMr);
+    this.mrs = new MrTable(this.limits.maxMr, this.limits.maxMw);
     this.tuning = Object.freeze({ maxUnackedPsns: cfg.maxUnackedPsns ?? DEFAULT_MAX_UNACKED_PSNS, maxPktsPerAck: cfg.maxPktsPerAck ?? DEFAULT_MAX_PKTS_PER_ACK, burst: cfg.burst ?? 64 });
     // GID table as rxe builds it for RoCE v2: the link-local GID from the MAC first, then one per address.
     this.gids.push(linkLocalGid(cfg.driver.mac));
@@ -217,8 +218,22 @@ export class Device implements QpHost {
     mr.mapped = { buffer, iova };
   }
 
+  /** ibv_dereg_mr. Refused (ROCE_ERR_EBUSY) while memory windows are bound to the region. */
   deregMr(mr: MemoryRegion): void {
     this.mrs.deregister(mr);
+  }
+
+  /**
+   * ibv_alloc_mw(pd, type): a memory window (stack/memory-window.ts). Type 1 is bound by
+   * `QueuePair.bindMw`, type 2 by a BIND_MW work request. `key` fixes its first R_Key (replay).
+   */
+  allocMw(pd: ProtectionDomain, type: MwType, key?: number): MemoryWindow {
+    return this.mrs.allocWindow(pd, type, key);
+  }
+
+  /** ibv_dealloc_mw: the window's key stops answering; a bound window lets go of its region. */
+  deallocMw(mw: MemoryWindow): void {
+    this.mrs.deallocWindow(mw);
   }
 
   createCq(depth = 4096): CompletionQueue {

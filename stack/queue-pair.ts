@@ -5,7 +5,7 @@
  * live in requester.ts, completer.ts and responder.ts; this file holds the
  * verbs entry points (modify, post) and the transitions to the error state.
  */
-import { FlushLevel, FlushType, QpState, QpType, SendFlags, WcOpcode, WcStatus, WrOpcode, mtuBytes, type Mtu, type WorkCompletion, type Sge, QP_STATE_NAMES } from './types';
+import { Access, FlushLevel, FlushType, MwType, QpState, QpType, SendFlags, WcOpcode, WcStatus, WrOpcode, mtuBytes, type Mtu, type WorkCompletion, type Sge, QP_STATE_NAMES } from './types';
 import { type AhAttr, type QpAttrInput, checkTransition } from './qp-attributes';
 import { VerbsError, VerbsErrorCode, invalid } from './errors';
 import { MrFault, type ProtectionDomain, sgeTotal } from './memory-region';
@@ -15,6 +15,7 @@ import { type Counters, newCounters } from './counters';
 import { type RecoveryCounts, type RecoveryTrigger, newRecoveryCounts } from '../base/recovery-trigger';
 import { type RecvWqe, type RecvWr, type SendWqe, type SendWr, WqeKind, WqeState, copySge, makeRecvWqe, takesRdAtomic, MAX_MSG_SIZE } from './work-request';
 import { type Path, rxeUdpSourcePort } from './address';
+import type { MemoryWindow, MwBindInfo } from './memory-window';
 import type { FrameTemplate } from '../packets/frame-template';
 import type { Transport } from '../packets/opcodes';
 import type { TimerId } from '../base/clock';
@@ -159,8 +160,8 @@ const DEFAULT_CAP: QpCap = { maxSendWr: 1024, maxRecvWr: 1024, maxSendSge: 32, m
 
 /** Work-request opcodes each QP type carries (IBTA §10.7.2; rxe's qp type checks). */
 const UD_OPCODES: readonly number[] = Object.freeze([WrOpcode.SEND, WrOpcode.SEND_WITH_IMM]);
-/** Local work requests (REG_MR, LOCAL_INV) are taken on RC and UC QPs (rxe_opcode.c rxe_wr_opcode_info[]: WR_LOCAL_OP_MASK). */
-const UC_OPCODES: readonly number[] = Object.freeze([WrOpcode.SEND, WrOpcode.SEND_WITH_IMM, WrOpcode.RDMA_WRITE, WrOpcode.RDMA_WRITE_WITH_IMM, WrOpcode.LOCAL_INV, WrOpcode.REG_MR]);
+/** Local work requests (REG_MR, LOCAL_INV, BIND_MW) are taken on RC and UC QPs (rxe_opcode.c rxe_wr_opcode_info[]: WR_LOCAL_OP_MASK). */
+const UC_OPCODES: readonly number[] = Object.freeze([WrOpcode.SEND, WrOpcode.SEND_WITH_IMM, WrOpcode.RDMA_WRITE, WrOpcode.RDMA_WRITE_WITH_IMM, WrOpcode.LOCAL_INV, WrOpcode.REG_MR, WrOpcode.BIND_MW]);
 const RC_OPCODES: readonly number[] = Object.freeze([
   WrOpcode.SEND,
   WrOpcode.SEND_WITH_IMM,
@@ -174,6 +175,7 @@ const RC_OPCODES: readonly number[] = Object.freeze([
   WrOpcode.ATOMIC_WRITE,
   WrOpcode.LOCAL_INV,
   WrOpcode.REG_MR,
+  WrOpcode.BIND_MW,
 ]);
 
 /** The error reason of a QP its user moved to ERR (ibv_modify_qp, rdma_disconnect): no transport failure. */
@@ -365,6 +367,11 @@ export class QueuePair {
 
   /** ibv_post_send. Throws VerbsError for a request the QP can never carry; protocol failures come back as completions. */
   postSend(wrs: SendWr | readonly SendWr[]): void {
+    this.post(wrs, false);
+  }
+
+  /** postSend, and bindMw's bind work request (`bindVerb`: the only way a type 1 window's bind is posted). */
+  private post(wrs: SendWr | readonly SendWr[], bindVerb: boolean): void {
     const st = this.attr.qpState;
     if (st === QpState.RESET || st === QpState.INIT || st === QpState.RTR) {
       throw new VerbsError(VerbsErrorCode.BadState, `postSend: QP 0x${this.qpNum.toString(16)} is in ${QP_STATE_NAMES[st]}; sending needs RTS`);
@@ -376,10 +383,10 @@ export class QueuePair {
       throw new VerbsError(VerbsErrorCode.QueueFull, `postSend: send queue full (${live} of ${this.cap.maxSendWr} entries in use)`);
     }
     if (many) {
-      const wqes = (wrs as readonly SendWr[]).map((wr) => this.makeSendWqe(wr)); // validate all before queueing any
+      const wqes = (wrs as readonly SendWr[]).map((wr) => this.makeSendWqe(wr, bindVerb)); // validate all before queueing any
       for (const w of wqes) this.sq.push(w);
     } else {
-      this.sq.push(this.makeSendWqe(wrs as SendWr));
+      this.sq.push(this.makeSendWqe(wrs as SendWr, bindVerb));
     }
     if (st === QpState.ERR) {
       this.flushSend();
@@ -388,7 +395,27 @@ export class QueuePair {
     this.ctx.kick(this);
   }
 
-  private makeSendWqe(wr: SendWr): SendWqe {
+  /**
+   * ibv_bind_mw: binds the type 1 window `mw` to `bind.bindInfo` with a bind work request on this QP,
+   * which completes like any other (WcOpcode.BIND_MW; MW_BIND_ERR and the QP to ERR when the bind is
+   * refused). Returns the window's new R_Key, the old one with the next key byte, to hand to the peer
+   * once the bind has completed (libibverbs rxe_bind_mw(): next_rkey()). The provider's own checks
+   * throw: a type 2 window (bound by a BIND_MW work request), a zero-based type 1 window (o10-36.2.2),
+   * an address or length without a region, a region of another PD.
+   */
+  bindMw(mw: MemoryWindow, bind: { wrId?: bigint | number; sendFlags?: number; bindInfo: MwBindInfo }): number {
+    if (mw.type !== MwType.TYPE_1) throw invalid('bindMw: a type 2 window is bound by a BIND_MW work request (postSend)');
+    const b = bind.bindInfo;
+    if (b.mr === null && (b.addr !== 0n || b.length !== 0)) throw invalid('bindMw: an address or length needs a region (bindInfo.mr)');
+    if ((b.mwAccessFlags & Access.ZERO_BASED) !== 0) throw invalid('bindMw: a type 1 window cannot be zero-based (o10-36.2.2)');
+    if (b.mr !== null && b.mr.pd !== mw.pd) throw new VerbsError(VerbsErrorCode.InvalidArgument, 'bindMw: the region and the window belong to different protection domains');
+    const rkey = ((mw.postedRkey & ~0xff) | ((mw.postedRkey + 1) & 0xff)) >>> 0;
+    this.post({ wrId: bind.wrId ?? 0, opcode: WrOpcode.BIND_MW, sendFlags: bind.sendFlags ?? 0, bindMw: { mw, rkey, bindInfo: { ...b } } }, true);
+    mw.postedRkey = rkey;
+    return rkey;
+  }
+
+  private makeSendWqe(wr: SendWr, bindVerb = false): SendWqe {
     const t = this.type;
     const op = wr.opcode;
     const allowed = t === QpType.UD ? UD_OPCODES : t === QpType.UC ? UC_OPCODES : RC_OPCODES;
@@ -451,6 +478,13 @@ export class QueuePair {
       if (op === WrOpcode.LOCAL_INV && wr.invalidateRkey === undefined) throw invalid('postSend: LOCAL_INV needs invalidateRkey');
       if (op === WrOpcode.REG_MR && wr.reg === undefined) throw invalid('postSend: REG_MR needs `reg: { mr, key, access }`');
       kind = WqeKind.LOCAL;
+    } else if (op === WrOpcode.BIND_MW) {
+      const bm = wr.bindMw;
+      if (sgList.length !== 0) throw invalid('postSend: BIND_MW takes no SGEs');
+      if (bm === undefined) throw invalid('postSend: BIND_MW needs `bindMw: { mw, rkey, bindInfo: { mr, addr, length, mwAccessFlags } }`');
+      // Type 1 windows are bound by the bind verb (ibv_bind_mw), which posts this work request itself.
+      if (bm.mw.type === MwType.TYPE_1 && !bindVerb) throw invalid('postSend: a type 1 window is bound with qp.bindMw (ibv_bind_mw), not a BIND_MW work request');
+      kind = WqeKind.LOCAL;
     }
     let inline: Uint8Array | null = null;
     if ((flags & SendFlags.INLINE) !== 0) {
@@ -486,6 +520,7 @@ export class QueuePair {
       flushLevel,
       atomicWriteData,
       reg: op === WrOpcode.REG_MR ? (wr.reg ?? null) : null,
+      bind: op === WrOpcode.BIND_MW && wr.bindMw !== undefined ? { mw: wr.bindMw.mw, rkey: wr.bindMw.rkey >>> 0, bindInfo: { ...wr.bindMw.bindInfo } } : null,
       localFault: '',
       ud: wr.ud ?? null,
       state: WqeState.POSTED,
@@ -612,4 +647,5 @@ const SEND_WC_OPCODE: Readonly<Record<number, WcOpcode>> = {
   [WrOpcode.ATOMIC_WRITE]: WcOpcode.ATOMIC_WRITE,
   [WrOpcode.LOCAL_INV]: WcOpcode.LOCAL_INV,
   [WrOpcode.REG_MR]: WcOpcode.REG_MR,
+  [WrOpcode.BIND_MW]: WcOpcode.BIND_MW,
 };

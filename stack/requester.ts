@@ -10,7 +10,7 @@
 import type { TxScratch } from './tx-scratch';
 import { QpState, QpType, SendFlags, WcStatus, WrOpcode } from './types';
 import type { QueuePair } from './queue-pair';
-import { type SendWqe, WqeKind, WqeState, singleRequest, takesRdAtomic } from './work-request';
+import { type SendWqe, WqeKind, WqeState, localFaultStatus, singleRequest, takesRdAtomic } from './work-request';
 import { psnAdd, psnDiff } from '../base/psn';
 import { gatherFrom, resolveSges, segOf, windowAt } from './dma';
 import { MrFault, MR_FAULT_NAMES } from './memory-region';
@@ -96,12 +96,12 @@ function startWqe(qp: QueuePair, w: SendWqe): boolean {
 }
 
 /**
- * A local work request (REG_MR, LOCAL_INV) at the requester's turn: executed in order, with no packet
+ * A local work request (REG_MR, LOCAL_INV, BIND_MW) at the requester's turn: executed in order, with no packet
  * (rxe_req.c rxe_do_local_ops()), and completed in order (completeInOrder completes one that finished
  * behind unfinished WQEs once they complete). LOCAL_INV waits until every earlier WQE has completed
  * (the Local Invalidate Fence, IBTA vol. 1 §10.6.5.1, which rxe makes mandatory: rxe_wqe_is_fenced());
  * a FENCE flag waits for earlier READ and atomics as on any WQE. One that fails completes with
- * LOC_QP_OP_ERR, in its turn, and the QP goes to ERR; nothing after it is sent. True when the requester
+ * LOC_QP_OP_ERR (a bind: MW_BIND_ERR), in its turn, and the QP goes to ERR; nothing after it is sent. True when the requester
  * may go on (and complete it if it is the oldest WQE); false while it waits.
  */
 function runLocal(qp: QueuePair, w: SendWqe): boolean {
@@ -113,11 +113,14 @@ function runLocal(qp: QueuePair, w: SendWqe): boolean {
     if ((w.sendFlags & SendFlags.FENCE) !== 0 && req.rdAtomicOutstanding > 0) return false;
     const mrs = qp.ctx.mrs;
     const reg = w.reg ?? null;
+    const bind = w.bind ?? null;
     if (w.opcode === WrOpcode.LOCAL_INV) {
-      const why = mrs.invalidate(qp.pd, w.inv ?? 0);
+      const why = mrs.invalidate(qp.pd, w.inv ?? 0, qp);
       w.localFault = why === '' ? '' : `LOCAL_INV: ${why}`;
     } else if (reg !== null) {
       w.localFault = mrs.registerFast(qp.pd, reg.mr, reg.key, reg.access);
+    } else if (bind !== null) {
+      w.localFault = mrs.bindWindow(qp, qp.pd, bind.mw, bind.rkey, bind.bindInfo);
     }
     w.state = WqeState.STARTED;
   }
@@ -277,7 +280,7 @@ export function requesterRun(qp: QueuePair): void {
     if (w.kind === WqeKind.LOCAL) {
       if (!runLocal(qp, w)) return;
       req.next++; // before completing: a completion may drop finished WQEs from the queue's front (compact)
-      if (qp.sq[qp.comp.index] === w) completeInOrder(qp, w, w.localFault === '' ? WcStatus.SUCCESS : WcStatus.LOC_QP_OP_ERR, w.localFault);
+      if (qp.sq[qp.comp.index] === w) completeInOrder(qp, w, w.localFault === '' ? WcStatus.SUCCESS : localFaultStatus(w), w.localFault);
       if (qp.state === QpState.ERR) return;
       continue;
     }

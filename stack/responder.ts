@@ -306,7 +306,7 @@ function executeWrite(qp: QueuePair, p: RocePacket, info: OpcodeInfo, frame: Uin
     }
     if (reth.dmaLength > 0) {
       // C9-88 / rxe check_rkey: the R_Key must name a region of this PD that covers the range and allows remote write.
-      const hit = qp.ctx.mrs.checkRemote(qp.pd, reth.rkey, reth.va, reth.dmaLength, Access.REMOTE_WRITE);
+      const hit = qp.ctx.mrs.checkRemote(qp.pd, reth.rkey, reth.va, reth.dmaLength, Access.REMOTE_WRITE, qp);
       if (hit.fault !== MrFault.OK || hit.mr === null) {
         if (rc) classCError(qp, NakCode.REMOTE_ACCESS_ERROR, bth.psn, `WRITE rkey 0x${reth.rkey.toString(16)} va 0x${reth.va.toString(16)} len ${reth.dmaLength}: ${MR_FAULT_NAMES[hit.fault]}`, WcStatus.REM_ACCESS_ERR);
         else dropMessage(qp);
@@ -349,10 +349,11 @@ function finishPacket(qp: QueuePair, p: RocePacket, info: OpcodeInfo): void {
       if (p.ieth !== null) {
         flags |= WcFlags.WITH_INV;
         imm = p.ieth.rkey;
-        // Only the current key of a fast-registration region of this PD can be invalidated (rxe_resp.c
-        // invalidate_rkey() -> rxe_invalidate_mr()); any other: the receive WQE completes with
+        // Only the current key of a fast-registration region of this PD, or of a type 2 memory window
+        // bound on this QP, can be invalidated (rxe_resp.c invalidate_rkey() -> rxe_invalidate_mr(),
+        // rxe_invalidate_mw(); stack/memory-region.ts invalidate()); any other: the receive WQE completes with
         // REM_INV_REQ_ERR and the QP goes to ERR after the ACK (rxe RESPST_ERR_INVALIDATE_RKEY, "class J").
-        const why = qp.ctx.mrs.invalidate(qp.pd, p.ieth.rkey);
+        const why = qp.ctx.mrs.invalidate(qp.pd, p.ieth.rkey, qp);
         if (why !== '') {
           status = WcStatus.REM_INV_REQ_ERR;
           invalidateFailed = `SEND with invalidate: ${why}`;
@@ -390,7 +391,7 @@ function executeRead(qp: QueuePair, p: RocePacket): void {
     return;
   }
   if (reth.dmaLength > 0) {
-    const hit = qp.ctx.mrs.checkRemote(qp.pd, reth.rkey, reth.va, reth.dmaLength, Access.REMOTE_READ);
+    const hit = qp.ctx.mrs.checkRemote(qp.pd, reth.rkey, reth.va, reth.dmaLength, Access.REMOTE_READ, qp);
     if (hit.fault !== MrFault.OK) {
       classCError(qp, NakCode.REMOTE_ACCESS_ERROR, bth.psn, `READ rkey 0x${reth.rkey.toString(16)} va 0x${reth.va.toString(16)} len ${reth.dmaLength}: ${MR_FAULT_NAMES[hit.fault]}`, WcStatus.REM_ACCESS_ERR);
       return;
@@ -430,7 +431,7 @@ function sendReadResponses(qp: QueuePair, res: ResponderResource, fromPsn: numbe
   let buf: Uint8Array | null = null;
   let at = 0;
   if (remaining > 0) {
-    const hit = qp.ctx.mrs.checkRemote(qp.pd, res.rkey, res.va + BigInt(start), remaining, Access.REMOTE_READ);
+    const hit = qp.ctx.mrs.checkRemote(qp.pd, res.rkey, res.va + BigInt(start), remaining, Access.REMOTE_READ, qp);
     if (hit.fault !== MrFault.OK || hit.mr === null) return; // invalidated since: nothing to send
     buf = hit.mr.buffer;
     at = hit.offset;
@@ -468,7 +469,7 @@ function executeAtomic(qp: QueuePair, p: RocePacket, info: OpcodeInfo): void {
     classCError(qp, NakCode.INVALID_REQUEST, bth.psn, `atomic at unaligned address 0x${a.va.toString(16)}`, WcStatus.REM_INV_REQ_ERR);
     return;
   }
-  const hit = qp.ctx.mrs.checkRemote(qp.pd, a.rkey, a.va, 8, Access.REMOTE_ATOMIC);
+  const hit = qp.ctx.mrs.checkRemote(qp.pd, a.rkey, a.va, 8, Access.REMOTE_ATOMIC, qp);
   if (hit.fault !== MrFault.OK || hit.mr === null) {
     classCError(qp, NakCode.REMOTE_ACCESS_ERROR, bth.psn, `atomic rkey 0x${a.rkey.toString(16)} va 0x${a.va.toString(16)}: ${MR_FAULT_NAMES[hit.fault]}`, WcStatus.REM_ACCESS_ERR);
     return;
@@ -520,13 +521,13 @@ function executeFlush(qp: QueuePair, p: RocePacket): void {
   }
   const need = neededAccess(p.info!, p);
   const whole = feth.selectivity === FlushLevel.MR;
-  const hit = whole ? qp.ctx.mrs.checkRemoteRegion(qp.pd, reth.rkey, need) : qp.ctx.mrs.checkRemote(qp.pd, reth.rkey, reth.va, reth.dmaLength, need);
+  const hit = whole ? qp.ctx.mrs.checkRemoteRegion(qp.pd, reth.rkey, need, qp) : qp.ctx.mrs.checkRemote(qp.pd, reth.rkey, reth.va, reth.dmaLength, need, qp);
   if (hit.fault !== MrFault.OK || hit.mr === null) {
     const what = whole ? 'the whole region' : `va 0x${reth.va.toString(16)} len ${reth.dmaLength}`;
     classCError(qp, NakCode.REMOTE_ACCESS_ERROR, bth.psn, `FLUSH (placement type ${feth.placementType}) rkey 0x${reth.rkey.toString(16)} ${what}: ${MR_FAULT_NAMES[hit.fault]}`, WcStatus.REM_ACCESS_ERR);
     return;
   }
-  if ((feth.placementType & FlushType.PERSISTENT) !== 0) hit.mr.persist?.(hit.offset, whole ? hit.mr.length : reth.dmaLength);
+  if ((feth.placementType & FlushType.PERSISTENT) !== 0) hit.mr.persist?.(hit.offset, whole ? hit.length : reth.dmaLength);
   answerWithReadResponse(qp, bth.psn, 'flush');
 }
 
@@ -545,7 +546,7 @@ function executeAtomicWrite(qp: QueuePair, p: RocePacket, frame: Uint8Array, bas
     classCError(qp, NakCode.INVALID_REQUEST, bth.psn, `ATOMIC WRITE carries ${p.payloadLength} bytes and its RETH says ${reth.dmaLength}: both must be 8`, WcStatus.REM_INV_REQ_ERR);
     return;
   }
-  const hit = qp.ctx.mrs.checkRemote(qp.pd, reth.rkey, reth.va, 8, Access.REMOTE_WRITE);
+  const hit = qp.ctx.mrs.checkRemote(qp.pd, reth.rkey, reth.va, 8, Access.REMOTE_WRITE, qp);
   if (hit.fault !== MrFault.OK || hit.mr === null) {
     classCError(qp, NakCode.REMOTE_ACCESS_ERROR, bth.psn, `ATOMIC WRITE rkey 0x${reth.rkey.toString(16)} va 0x${reth.va.toString(16)}: ${MR_FAULT_NAMES[hit.fault]}`, WcStatus.REM_ACCESS_ERR);
     return;

@@ -23,12 +23,32 @@ export const Access = {
   REMOTE_READ: 4,
   REMOTE_ATOMIC: 8,
   MW_BIND: 16,
+  /**
+   * A memory window's addresses count from its first byte (IBV_ACCESS_ZERO_BASED): the VA of a request
+   * is an offset into the window, not a virtual address of the region. Type 2 windows only (IBTA vol. 1
+   * o10-36.2.2, which rxe_check_bind_mw() enforces for type 1).
+   */
+  ZERO_BASED: 1 << 5,
   FLUSH_GLOBAL: 1 << 8,
   FLUSH_PERSISTENT: 1 << 9,
 } as const;
 
 /** Every access flag a region may be registered with. */
 export const ACCESS_MR_SUPPORTED = Access.LOCAL_WRITE | Access.REMOTE_WRITE | Access.REMOTE_READ | Access.REMOTE_ATOMIC | Access.MW_BIND | Access.FLUSH_GLOBAL | Access.FLUSH_PERSISTENT;
+
+/**
+ * The access a memory window may be bound with: a region's, and zero-based addressing (rxe
+ * RXE_ACCESS_SUPPORTED_MW). Only the remote rights (read, write, atomic, flush) grant anything.
+ */
+export const ACCESS_MW_SUPPORTED = ACCESS_MR_SUPPORTED | Access.ZERO_BASED;
+
+/**
+ * Memory window types (`enum ibv_mw_type`): type 1 is bound by the bind verb (ibv_bind_mw) and answers
+ * on any QP of its PD; type 2 is bound by a BIND_MW work request and answers only on the QP that bound
+ * it (IBTA vol. 1 §10.6.7).
+ */
+export const MwType = { TYPE_1: 1, TYPE_2: 2 } as const;
+export type MwType = (typeof MwType)[keyof typeof MwType];
 
 /** FLUSH placement types, bits of the FETH (libibverbs IBV_FLUSH_GLOBAL, IBV_FLUSH_PERSISTENT; IBTA vol. 1 annex A19.4.1). */
 export const FlushType = { GLOBAL: 1, PERSISTENT: 2 } as const;

@@ -4,10 +4,11 @@
  * completer and responder keep for them.
  */
 import type { Seg } from './dma';
-import type { Sge, WrOpcode, WcStatus } from './types';
+import { type Sge, WcStatus, WrOpcode } from './types';
 import type { AddressHandle } from './address';
 import { invalid } from './errors';
 import { type MemoryRegion, sgeTotal } from './memory-region';
+import type { MemoryWindow, MwBindInfo } from './memory-window';
 
 /** rxe's maximum message size (RXE_MAX_MSG_SIZE = 2^31). */
 export const MAX_MSG_SIZE = 0x8000_0000;
@@ -29,6 +30,12 @@ export interface SendWr {
    * kernel's struct ib_reg_wr).
    */
   reg?: { mr: MemoryRegion; key: number; access: number };
+  /**
+   * BIND_MW (`ibv_send_wr.bind_mw`): bind the type 2 window `mw` under `rkey` (its key index with a key
+   * byte of the consumer's choosing) to a range of a region (stack/memory-window.ts). Type 1 windows are
+   * bound with QueuePair.bindMw.
+   */
+  bindMw?: { mw: MemoryWindow; rkey: number; bindInfo: MwBindInfo };
   /** RDMA_WRITE(_WITH_IMM) and RDMA_READ. */
   rdma?: { remoteAddr: bigint; rkey: number };
   /** ATOMIC_CMP_AND_SWP (compareAdd = compare, swap) and ATOMIC_FETCH_AND_ADD (compareAdd = add). */
@@ -60,6 +67,7 @@ export interface RecvWr {
  * are one request packet each, answered by an RDMA READ response of no data (rxe_resp.c
  * acknowledge(): send_read_response_ack()). LOCAL work requests (REG_MR, LOCAL_INV) never reach the
  * wire: the requester executes them in order and they complete in order (rxe_req.c rxe_do_local_ops()).
+ * BIND_MW is one too.
  */
 export const WqeKind = { SEND: 0, WRITE: 1, READ: 2, ATOMIC: 3, FLUSH: 4, ATOMIC_WRITE: 5, LOCAL: 6 } as const;
 export type WqeKind = (typeof WqeKind)[keyof typeof WqeKind];
@@ -107,6 +115,8 @@ export interface SendWqe {
   atomicWriteData: Uint8Array | null;
   /** REG_MR: what it binds. */
   reg: SendWr['reg'] | null;
+  /** BIND_MW: the window, its new key and what it binds it to. */
+  bind: SendWr['bindMw'] | null;
   /** LOCAL: why it failed when the requester executed it ('' when it succeeded). */
   localFault: string;
   ud: SendWr['ud'] | null;
@@ -127,6 +137,14 @@ export interface RecvWqe {
   wrId: bigint;
   sgList: Sge[];
   length: number;
+}
+
+/**
+ * The status a local work request that failed completes with: MW_BIND_ERR for a bind, LOC_QP_OP_ERR for
+ * REG_MR and LOCAL_INV (rxe_req.c rxe_do_local_ops()).
+ */
+export function localFaultStatus(w: SendWqe): WcStatus {
+  return w.opcode === WrOpcode.BIND_MW ? WcStatus.MW_BIND_ERR : WcStatus.LOC_QP_OP_ERR;
 }
 
 export interface CompletionInfo {

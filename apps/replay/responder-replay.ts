@@ -25,6 +25,7 @@ import { requestSpan } from './request-span';
 import { accessRefused, refusedAccess } from './captured-refusals';
 import { Feature, rxeMemoryWindowKey, unsupportedDifference } from './unsupported';
 import { QpErrorWatch } from './qp-error';
+import { WindowStandIns } from './window-stand-ins';
 import type { MemoryRegion } from '../../stack/memory-region';
 
 const ACCESS_ALL = Access.LOCAL_WRITE | Access.REMOTE_WRITE | Access.REMOTE_READ | Access.REMOTE_ATOMIC | Access.FLUSH_GLOBAL | Access.FLUSH_PERSISTENT;
@@ -119,6 +120,8 @@ export function replayResponder(conv: RcConversation, o: ReplayOptions = {}): Re
   const stackKeys = new Map<number, number>();
   /** Bytes of all regions built so far: the limit holds for their sum too (a capture naming many keys). */
   let built = 0n;
+  /** Per memory-window key (window-stand-ins.ts), the region its window opens onto. */
+  const windowRegions = new Map<number, MemoryRegion>();
   for (const [rkey, r] of regionsOf(conv.requests, (c) => refusedAccess(c, requests, responses))) {
     const size = r.hi - r.lo;
     if (size > maxRegion || built + size > maxRegion) {
@@ -127,6 +130,12 @@ export function replayResponder(conv: RcConversation, o: ReplayOptions = {}): Re
     }
     const buf = new Uint8Array(Number(size));
     built += size;
+    if (rxeMemoryWindowKey(rkey)) {
+      // A memory window's key: the region goes under a key of the stack's, the window under the captured one.
+      windowRegions.set(rkey, dev.regMr(pd, buf, ACCESS_ALL | Access.MW_BIND, r.lo));
+      mrs.set(rkey, { lo: r.lo, buf });
+      continue;
+    }
     try {
       dev.regMr(pd, buf, ACCESS_ALL, r.lo, rkey);
       mrs.set(rkey, { lo: r.lo, buf });
@@ -194,6 +203,8 @@ export function replayResponder(conv: RcConversation, o: ReplayOptions = {}): Re
   const srq = firstCredit === CREDITS_INVALID ? dev.createSrq(pd, { maxWr: 1 << 16 }) : null;
   const qp = dev.createQp(pd, { qpType: QpType.RC, sendCq: cq, recvCq: cq, cap: { maxSendWr: 16, maxRecvWr: 1 << 16 }, ...(srq !== null ? { srq } : {}) }, conv.responderQpn);
   const posted = (): number => (srq !== null ? srq.size : qp.rq.length);
+  const windows = new WindowStandIns(dev, pd, qp, stackKeys);
+  for (const [rkey, mr] of windowRegions) windows.setRegion(rkey, mr);
   const rnr = expected.find((r) => r.kind === 'RNR_NAK');
   // The remote access the real responder's QP showed it did not allow is not allowed here either (captured-refusals.ts).
   qp.modify({ qpState: QpState.INIT, pkeyIndex: 0, portNum: 1, qpAccessFlags: ACCESS_ALL & ~accessRefused(conv.requests, requests, responses) });
@@ -309,14 +320,15 @@ export function replayResponder(conv: RcConversation, o: ReplayOptions = {}): Re
   let open: OpenMessage | null = null;
   /**
    * Per captured R_Key a SEND with Invalidate names and no region of the capture has: the
-   * fast-registration region standing in for it, and the frames. Such a key was bound by a REG_MR (or
-   * a memory window's bind) that never reaches the wire: only those can be invalidated (rxe
-   * rxe_invalidate_mr()). Replay binds a fast-registration region under it with a REG_MR of the stack's
-   * own QP before the SEND, and again (a new key byte, the same index) after each invalidation.
+   * fast-registration region standing in for it, and the frames. Such a key (outside rxe's
+   * memory-window range, which window-stand-ins.ts takes) was bound by a REG_MR that never reaches the
+   * wire: only those can be invalidated (rxe rxe_invalidate_mr()). Replay binds a fast-registration
+   * region under it with a REG_MR of the stack's own QP before the SEND, and again (a new key byte, the
+   * same index) after each invalidation.
    */
   const invalidated = new Map<number, { mr: MemoryRegion | null; psn: number | null; frames: number[] }>();
   const invalidatable = (c: CapturedPacket, rkey: number): void => {
-    if (mrs.has(rkey)) return;
+    if (mrs.has(rkey) || rxeMemoryWindowKey(rkey)) return; // a window's key: window-stand-ins.ts
     let entry = invalidated.get(rkey);
     if (entry === undefined) invalidated.set(rkey, (entry = { mr: null, psn: c.p.bth?.psn ?? null, frames: [] }));
     entry.frames.push(c.frame);
@@ -403,6 +415,7 @@ export function replayResponder(conv: RcConversation, o: ReplayOptions = {}): Re
     if (b.psn === wasAt) presetAtomic(c);
     if (psnDiff(b.psn, wasAt) > 0) outOfSequenceAt.add(wasAt);
     if (c.p.ieth !== null) invalidatable(c, c.p.ieth.rkey);
+    windows.beforeRequest(c, refusedAccess(c, requests, responses));
     const answersBefore = got.length;
     driver.inject([withStackKeys(c.bytes, c.p, stackKeys)]);
     for (const psn of psnsOf(c, mtuBytes)) {
@@ -426,19 +439,9 @@ export function replayResponder(conv: RcConversation, o: ReplayOptions = {}): Re
   const before = (psn: number): boolean => psnDiff(psn, startPsn) < 0;
   const shown = expected.filter((e) => !before(e.psn) && !gaps.covers(e.psn));
   const answered = got.filter((g) => !before(g.psn) && !gaps.covers(g.psn));
-  // Keys of rxe's memory-window range: a memory window's, which this stack has not (the stand-in is a
-  // fast-registration region, invalidated the same way); the answer is still compared.
-  for (const [rkey, { mr, psn, frames }] of invalidated) {
-    if (!rxeMemoryWindowKey(rkey) && mr !== null) continue;
-    diffs.push(
-      unsupportedDifference(
-        Feature.MEMORY_WINDOW,
-        psn,
-        frames,
-        `R_Key 0x${rkey.toString(16)} invalidated by a SEND with Invalidate`,
-        mr !== null ? 'replay bound a fast-registration region under that key so that the stack could invalidate it; its answer is compared' : 'the stack could not bind a region under that key, so it refused the invalidation',
-      ),
-    );
+  // Memory-window keys the stack could not bind a window under: its answers to them are not its own.
+  for (const [rkey, { psn, frames, why }] of windows.failures) {
+    diffs.push(unsupportedDifference(Feature.MEMORY_WINDOW, psn, frames, `R_Key 0x${rkey.toString(16)} of a memory window bound off the wire`, `replay could not bind a window under that key (${why}), so the stack refused it`));
   }
   if (skippedAtStart > 0 || expected.some((e) => before(e.psn))) {
     diffs.push({

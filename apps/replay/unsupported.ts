@@ -1,15 +1,15 @@
 /**
- * Features a captured conversation may use that this stack lacks. Replay cannot judge the stack on
- * those frames: it reports them as `unsupported` (never as a violation of the captured peer or of
- * the stack), names the feature, and goes on past them with a stand-in, so that the rest of the
- * conversation is still judged:
+ * Features a captured conversation may use that this stack cannot reproduce. Replay cannot judge the
+ * stack on those frames: it reports them as `unsupported` (never as a violation of the captured peer or
+ * of the stack), names the feature, and goes on past them, so that the rest of the conversation is
+ * still judged:
  *
- * - SEND with Invalidate of an R_Key in rxe's memory-window index range (`rkey_is_mw()`: indexes
- *   0x10001..0x20000): a memory window's key, bound by work requests that never reach the wire, and
- *   this stack has no memory windows. Replay binds a fast-registration region under the key, which the
- *   invalidation revokes the same way; the answer is still compared. Any other key so named is taken
- *   for a fast-registration region's (rxe invalidates no other kind, `rxe_invalidate_mr()`), which the
- *   stack has: nothing unsupported there.
+ * - An R_Key in rxe's memory-window index range (`rkey_is_mw()`: indexes 0x10001..0x20000) that the
+ *   stack could not bind a window under (window-stand-ins.ts: every window index taken, or max_mw
+ *   reached). Such a key is a memory window's, bound off the wire; replay binds a type 2 window under
+ *   it with a BIND_MW of the stack's QP, and only when it cannot is the key unsupported. Any other key a
+ *   SEND with Invalidate names is taken for a fast-registration region's (rxe invalidates no other
+ *   kind, `rxe_invalidate_mr()`), which the stack has: nothing unsupported there.
  */
 import { type Difference, DiffClass } from './differences';
 
@@ -17,7 +17,7 @@ export const Feature = {
   MEMORY_WINDOW: {
     kind: 'memoryWindow',
     feature: 'memory windows',
-    rule: 'a SEND with Invalidate names an R_Key in rxe\'s memory-window index range (rxe rkey_is_mw()), bound by a memory-window bind that never reaches the wire; this stack has no memory windows (docs/conformance.md)',
+    rule: 'an R_Key in rxe\'s memory-window index range (rxe rkey_is_mw()) is a window bound off the wire; replay binds a type 2 window under it on the stack\'s QP, and could not for this one (docs/conformance.md)',
   },
 } as const;
 export type Feature = (typeof Feature)[keyof typeof Feature];

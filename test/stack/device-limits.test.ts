@@ -28,7 +28,7 @@ function code(f: () => unknown): string | null {
 
 test("the defaults are rxe's", () => {
   expect(device().limits).toEqual(RXE_DEVICE_LIMITS);
-  expect(RXE_DEVICE_LIMITS).toEqual({ maxQp: 1048561, maxMr: 524288 });
+  expect(RXE_DEVICE_LIMITS).toEqual({ maxQp: 1048561, maxMr: 524288, maxMw: 524288 });
 });
 
 test('max_qp: the next createQp fails with ROCE_ERR_LIMIT; a destroyed QP makes room', () => {

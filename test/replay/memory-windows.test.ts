@@ -1,0 +1,114 @@
+/**
+ * `roce replay --role responder` and the keys of memory windows (apps/replay/window-stand-ins.ts): an
+ * R_Key in rxe's memory-window index range was bound off the wire, so replay binds a type 2 window
+ * under it with a BIND_MW of the stack's QP, again with the new key byte when the capture shows the
+ * window bound anew, and the stack's answers to requests through it are judged as any others: accesses,
+ * a SEND with Invalidate that frees it, a later access the real responder refused. A key the stack
+ * cannot bind a window under is `unsupported`, named with the feature.
+ */
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { run } from '../../cli/main';
+import { memoryOutput } from '../../cli/output';
+import { Opcode } from '../../packets/opcodes';
+import { type Step, Syn, ack, capture, req } from '../analysis/frames';
+import type { QpErrorReport, ReplaySummary } from '../../apps/replay/differences';
+import { VirtualClock } from '../../base/clock';
+import { createMemoryLink } from '../../nic-driver/memory-link';
+import { Device } from '../../stack/device';
+import { QpType } from '../../stack/types';
+import { WindowStandIns } from '../../apps/replay/window-stand-ins';
+import { decodeFrame } from '../../packets/decode';
+import type { CapturedPacket } from '../../apps/replay/conversation';
+import { buildRoceV2Frame } from '../../packets/build';
+
+let dir: string;
+beforeAll(() => {
+  dir = fs.mkdtempSync(path.join(os.tmpdir(), 'roce-mw-replay-'));
+});
+afterAll(() => fs.rmSync(dir, { recursive: true, force: true }));
+
+interface Json {
+  matched: number;
+  expected: number;
+  violations: number;
+  unsupported: number;
+  unsupportedFeatures: string[];
+  qpErrors: QpErrorReport[];
+  conversations: ReplaySummary[];
+}
+
+async function replayResponder(name: string, steps: readonly Step[]): Promise<{ code: number; json: Json }> {
+  const file = path.join(dir, name);
+  fs.writeFileSync(file, capture(steps));
+  const t = memoryOutput();
+  const code = await run(['replay', file, '--role', 'responder', '--json'], t);
+  return { code, json: JSON.parse(t.out) as Json };
+}
+
+/** A key of rxe's memory-window index range with key byte `b`. */
+const mwKey = (index: number, b: number): number => ((index << 8) | b) >>> 0;
+const VA = 0x7f00_2000_0000n;
+const write = (us: number, psn: number, rkey: number, va = VA, len = 16): Step => req(us, Opcode.RC_RDMA_WRITE_ONLY, psn, { reth: { va, rkey, dmaLength: len }, len });
+const sendInv = (us: number, psn: number, rkey: number): Step => req(us, Opcode.RC_SEND_ONLY_WITH_INVALIDATE, psn, { ieth: rkey, len: 8 });
+
+describe('keys of memory windows', () => {
+  test('WRITEs through a window, a SEND with Invalidate that frees it, then a WRITE the real responder refused: the stack refuses it too, nothing unsupported', async () => {
+    const k = mwKey(0x10007, 0x41);
+    const r = await replayResponder('mw-life.pcap', [
+      write(0, 20, k),
+      ack(2, 20, Syn.ACK, 1),
+      write(4, 21, k, VA + 64n),
+      ack(6, 21, Syn.ACK, 2),
+      sendInv(8, 22, k),
+      ack(10, 22, Syn.ACK, 3),
+      write(12, 23, k),
+      ack(14, 23, Syn.NAK_ACC, 3),
+    ]);
+    expect(r.code).toBe(0);
+    expect(r.json).toMatchObject({ matched: 4, expected: 4, violations: 0, unsupported: 0, unsupportedFeatures: [] });
+    // The refused WRITE ended the stack's QP where it ended the captured one.
+    expect(r.json.qpErrors.map((e) => ({ frame: e.frame, captured: e.captured }))).toEqual([{ frame: 7, captured: true }]);
+  });
+
+  test('a window bound again with a new key byte (after its invalidation, or with no invalidation on the wire): each key is judged under the bind it had', async () => {
+    const k1 = mwKey(0x10008, 0x01);
+    const k2 = mwKey(0x10008, 0x02);
+    const k3 = mwKey(0x10008, 0x03);
+    const r = await replayResponder('mw-rebind.pcap', [
+      write(0, 30, k1),
+      ack(2, 30, Syn.ACK, 1),
+      sendInv(4, 31, k1),
+      ack(6, 31, Syn.ACK, 2),
+      write(8, 32, k2, VA + 4096n),
+      ack(10, 32, Syn.ACK, 3),
+      // Bound again by the application (LOCAL_INV and BIND_MW off the wire): replay does the same.
+      write(12, 33, k3, VA + 8192n),
+      ack(14, 33, Syn.ACK, 4),
+    ]);
+    expect(r.code).toBe(0);
+    expect(r.json).toMatchObject({ matched: 4, expected: 4, violations: 0, unsupported: 0, qpErrors: [] });
+  });
+
+  test('a key the stack cannot bind a window under (max_mw reached) is unsupported, with the frames that name it and why', () => {
+    const clock = new VirtualClock();
+    const link = createMemoryLink({ clock, seed: 1, mtu: 4200, macA: 1, macB: 2 });
+    const dev = new Device({ driver: link.a, clock, ipv4: ['198.18.0.1'], limits: { maxMw: 0 } });
+    const pd = dev.allocPd();
+    const cq = dev.createCq(16);
+    const qp = dev.createQp(pd, { qpType: QpType.RC, sendCq: cq, recvCq: cq });
+    const standIns = new WindowStandIns(dev, pd, qp, new Map());
+    const k = mwKey(0x10009, 0x10);
+    const packet = (frame: number, psn: number): CapturedPacket => {
+      const bytes = buildRoceV2Frame({ eth: { src: 1, dst: 2 }, ip: { version: 4, src: '198.18.0.2', dst: '198.18.0.1' }, bth: { opcode: Opcode.RC_SEND_ONLY_WITH_INVALIDATE, destQp: qp.qpNum, psn }, ieth: k, payload: new Uint8Array(4) });
+      const p = decodeFrame(bytes);
+      if (!p.roce) throw new Error('not a RoCE frame');
+      return { frame, timeNs: 0, bytes, p };
+    };
+    standIns.beforeRequest(packet(3, 40), false);
+    standIns.beforeRequest(packet(5, 41), false);
+    expect([...standIns.failures]).toEqual([[k, { psn: 40, frames: [3, 5], why: expect.stringMatching(/max_mw/) }]]);
+    expect(standIns.bound.size).toBe(0);
+  });
+});
