@@ -4,11 +4,14 @@
  * A region covers a `Uint8Array` and has a virtual address range
  * [iova, iova + length) that the wire refers to (RETH/AtomicETH VA), an L_Key
  * for local work requests and an R_Key for remote access. Keys carry an index
- * and an 8-bit key part, as rxe builds them (index << 8 | key). Every access
+ * and an 8-bit key part, as rxe builds them (index << 8 | key), chosen by a
+ * KeyAllocator (stack/key-allocator.ts: random by default). Every access
  * is checked against bounds, the PD and the access flags (IBTA vol. 1 §10.6).
  */
 import { ACCESS_MR_SUPPORTED, Access, type Sge } from './types';
 import { VerbsError, VerbsErrorCode, invalid } from './errors';
+import { KeyAllocator, SEQUENTIAL_INDEX_LIMIT } from './key-allocator';
+import { AllocationOrder } from './allocation-order';
 
 export class ProtectionDomain {
   /** Regions registered in this PD (dealloc refuses while any remain). */
@@ -98,17 +101,15 @@ export interface MrHit {
   offset: number;
 }
 
-const MAX_REGIONS = 1 << 20;
-const DEFAULT_IOVA_BASE = 0x7f00_0000_0000n;
-
 /** The key table of one device. */
 export class MrTable {
   private readonly byIndex = new Map<number, MemoryRegion>();
-  /** Live regions allowed (max_mr). */
-  constructor(private readonly maxMr: number = MAX_REGIONS - 1) {}
-  private nextIndex = 1;
-  private keyByte = 0x11;
-  private nextIova = DEFAULT_IOVA_BASE;
+  constructor(
+    /** Live regions allowed (max_mr). */
+    private readonly maxMr: number = SEQUENTIAL_INDEX_LIMIT - 1,
+    /** Chooses the keys and default addresses of new regions (default: rxe's sequential order). */
+    private readonly keys: KeyAllocator = new KeyAllocator(AllocationOrder.SEQUENTIAL),
+  ) {}
 
   /**
    * Registers `buffer`. `iova` fixes the region's address range and `key` its
@@ -121,12 +122,7 @@ export class MrTable {
     if (bad !== '') throw invalid(`regMr: ${bad}`);
     if (iova !== undefined && (iova < 0n || iova + BigInt(buffer.length) > 1n << 64n)) throw invalid('regMr: iova range does not fit in 64 bits');
     const k = this.newKey('regMr', key);
-    let va = iova;
-    if (va === undefined) {
-      va = this.nextIova;
-      // Page-align every default range and leave a gap page, so a stray address faults.
-      this.nextIova += ((BigInt(buffer.length) + 0xfffn) & ~0xfffn) + 0x1000n;
-    }
+    const va = iova ?? this.keys.iova(buffer.length);
     const mr = new MemoryRegion(pd, buffer, va, access, k, k);
     this.byIndex.set(k >>> 8, mr);
     pd.regions++;
@@ -184,7 +180,7 @@ export class MrTable {
     mr.pd.regions--;
   }
 
-  /** A key for a new region: `key` when given (its index must be free), else a free index and the next key byte. */
+  /** A key for a new region: `key` when given (its index must be free), else the allocator's. */
   private newKey(verb: string, key?: number): number {
     if (this.byIndex.size >= this.maxMr) throw new VerbsError(VerbsErrorCode.Limit, `${verb}: the device already has ${this.byIndex.size} memory regions, its limit (max_mr); deregister one first`);
     let k: number;
@@ -193,14 +189,9 @@ export class MrTable {
       if (this.byIndex.has(key >>> 8)) throw new VerbsError(VerbsErrorCode.Busy, `${verb}: key index 0x${(key >>> 8).toString(16)} is already in use`);
       k = key >>> 0;
     } else {
-      // Key indexes are 1..MAX_REGIONS-1 and are used again once freed (after 2^20 registrations the
-      // search wraps), so register/deregister cycles never run out; the live count is limited above.
-      for (let tries = 0; this.byIndex.has(this.nextIndex) || this.nextIndex >= MAX_REGIONS; tries++) {
-        if (tries >= MAX_REGIONS) throw new VerbsError(VerbsErrorCode.Limit, `${verb}: every key index is in use`);
-        this.nextIndex = this.nextIndex >= MAX_REGIONS - 1 ? 1 : this.nextIndex + 1;
-      }
-      this.keyByte = (this.keyByte + 0x25) & 0xff;
-      k = ((this.nextIndex++ << 8) | this.keyByte) >>> 0;
+      const fresh = this.keys.key((index) => this.byIndex.has(index), this.byIndex.size);
+      if (fresh === null) throw new VerbsError(VerbsErrorCode.Limit, `${verb}: every key index is in use`);
+      k = fresh;
     }
     return k;
   }
