@@ -38,6 +38,9 @@ import { failOnFindings, failOnNames, parseFailOn } from '../analysis/fail-on';
 import { nativeIcrcV2 } from '../nic-driver/native-binding';
 import { parseThreads, threadCount } from './thread-count';
 import { analyzeWithWorker, analyzeWorkerScript } from './analyze-workers';
+import { guessabilityOfCapture } from '../analysis/guessability-capture';
+import { guessReportText } from '../analysis/guessability-text';
+import type { ParsedArgs } from './args';
 
 /** One thread reads and decodes, the other analyses: the analysis is in capture order, on one thread. */
 const ANALYZE_MAX_THREADS = 2;
@@ -68,6 +71,7 @@ export const ANALYZE_OPTIONS: readonly OptionSpec[] = [
   { name: 'follow', kind: 'flag', help: 'print each loss-recovery episode and rule violation as the analysis finds it (for a live capture on -), then the report; with --json, JSON Lines (one event per line, the report last); with --fail-on, stop at the first violation of a rule it names' },
   { name: 'threads', kind: 'string', value: '1|2', help: `2: a worker thread reads and decodes while this one analyses (default for a file of ${ANALYZE_AUTO_THREADS_MIN_BYTES >> 20} MiB or more on two cores or more); 1: this thread only` },
   MAX_CONVERSATIONS_SPEC,
+  { name: 'audit', kind: 'flag', help: 'instead of the transport analysis: how guessable the R_Keys, addresses, QP numbers and starting PSNs each host hands out are (step pattern, distinct low bytes, entropy, verdict; docs/security.md); with --json one JSON object' },
   { name: 'fail-on', kind: 'list', value: 'RULE[,RULE...]|any', help: 'exit 1 when the capture shows a violation of one of these go-back-N rules (any = every rule) or a frame with one of these flags; for CI. rxe behaviours (IBTA leaves them open) fail only when named: rxe (every kind), sendsDuringRnrWait, seqNakAfterRnrNak' },
   { name: 'help', short: 'h', kind: 'flag', help: 'this help' },
 ];
@@ -108,6 +112,7 @@ export async function analyzeCommand(argv: readonly string[], out: Output, ctx?:
   if (args === null) return 0;
   const captureFile = captureFileOf('analyze', args);
   const json = args.flags.has('json');
+  if (args.flags.has('audit')) return auditCapture(args, captureFile, json, out, ctx);
   const verbose = args.flags.has('verbose');
   if (args.flags.has('all-frames') && !json) throw new UsageError('--all-frames goes with --json (use --list-frames for a text list of flagged frames)');
   const selection = frameSelectionOf(args);
@@ -258,6 +263,36 @@ export async function analyzeCommand(argv: readonly string[], out: Output, ctx?:
   } finally {
     spoolFile?.close();
   }
+}
+
+/**
+ * --audit: the guessability report of the names the capture shows each host handing out, in place
+ * of the transport analysis (the options that choose frames or shape that report do not apply).
+ */
+function auditCapture(args: ParsedArgs, captureFile: string | undefined, json: boolean, out: Output, ctx?: Pick<CommandContext, 'stdinIsTerminal'>): number {
+  const other = ['episodes', 'messages', 'list-frames', 'verbose', 'all-frames', 'follow'].filter((f) => args.flags.has(f));
+  const otherValues = ['frames', 'time-window', 'conversation', 'qpn', 'capture-point', 'threads', 'max-conversations'].filter((v) => args.values.has(v)).concat(args.lists.has('fail-on') ? ['fail-on'] : []);
+  const bad = [...other, ...otherValues];
+  if (bad.length > 0) throw new UsageError(`--audit reports on the whole capture's names; it does not take --${bad.join(', --')}`);
+  const portText = args.values.get('roce-port');
+  const rocePort = portText === undefined ? 4791 : intValue(portText, 'roce-port', 1, 65535);
+  const verifyIcrc = !args.flags.has('no-icrc') && !args.flags.has('ignore-icrc');
+  const input = captureInput('analyze', captureFile, out, ctx?.stdinIsTerminal ?? isatty(0), ANALYZE_USAGE);
+  if (input === null) return BAD_INPUT_STATUS;
+  let source: string | Uint8Array = input.path;
+  if (input.stream) {
+    const bytes = readWholeInput('analyze', input, out);
+    if (bytes === null) return BAD_INPUT_STATUS;
+    source = bytes;
+  }
+  const r = guessabilityOfCapture(source, { rocePort, verifyIcrc, icrcV2: nativeIcrcV2() ?? undefined });
+  if (isNotACapture(r.captureError)) {
+    reportNotACapture('analyze', input.name, r.captureError, out);
+    return BAD_INPUT_STATUS;
+  }
+  if (json) out.stdout(`${JSON.stringify({ file: input.name, frames: r.frames, roceFrames: r.roceFrames, ...r.report })}\n`);
+  else out.stdout(`${input.name}: ${r.frames} frames, ${r.roceFrames} RoCE\n${guessReportText(r.report)}`);
+  return reportAnalysisEnd('analyze', input.name, { captureError: r.captureError, stopped: null }, out);
 }
 
 /** An analysis of the capture at a path, or of one held whole. */

@@ -9,6 +9,7 @@ import type { Output } from './output';
 import type { Environment } from '../apps/host/native-switch';
 import type { MemoryTestbed } from '../apps/host/memory-testbed';
 import type * as MemoryTestbedModule from '../apps/host/memory-testbed';
+import type * as EnvironmentModule from '../apps/host/environment';
 
 /** What the process hands every command (cli/main.ts makes one; a test may make its own). */
 export interface CommandContext {
@@ -33,8 +34,9 @@ export function commandContext(env: Environment, stdinIsTerminal: boolean = isat
     env,
     stdinIsTerminal,
     get testbed(): MemoryTestbed {
+      // A malformed ROCE_ALLOCATION fails the command that opens an end, as for a host device.
       // eslint-disable-next-line @typescript-eslint/no-require-imports
-      testbed ??= new (require('../apps/host/memory-testbed') as typeof MemoryTestbedModule).MemoryTestbed();
+      testbed ??= new (require('../apps/host/memory-testbed') as typeof MemoryTestbedModule).MemoryTestbed((require('../apps/host/environment') as typeof EnvironmentModule).allocationFromEnv(env));
       return testbed;
     },
   };

@@ -22,6 +22,7 @@ import type * as PerftestCommandModule from './perftest-command';
 import type * as PingpongCommandModule from './pingpong-command';
 import type * as RpingCommandModule from './rping-command';
 import type * as AttackCommandModule from './attack-command';
+import type * as AuditCommandModule from './audit-command';
 import type * as CmatoseCommandModule from './cmatose-command';
 import type * as RdmaServerCommandModule from './rdma-server-command';
 import type * as RdmaClientCommandModule from './rdma-client-command';
@@ -47,6 +48,7 @@ const COMMANDS: Readonly<Record<string, { help: string; load: () => Command; liv
   pingpong: { help: "ibv_rc_pingpong's exchange and traffic; either end may be the real tool (run `roce pingpong -h`)", load: () => (require('./pingpong-command') as typeof PingpongCommandModule).pingpongCommand, live: true, tool: 'ibv_rc_pingpong' },
   rping: { help: "librdmacm's rping: an RDMA CM connection, RDMA READ and WRITE pings; either end may be the real rping (run `roce rping -h`)", load: () => (require('./rping-command') as typeof RpingCommandModule).rpingCommand, live: true, tool: 'rping' },
   attack: { help: 'hostile RoCE frames toward a live QP: wrong keys, bad PSNs, ghost ACKs, a flood (run `roce attack -h`)', load: () => (require('./attack-command') as typeof AttackCommandModule).attackCommand, live: true },
+  audit: { help: 'how guessable the R_Keys, addresses, QP numbers and starting PSNs a perftest peer hands out are (run `roce audit -h`)', load: () => (require('./audit-command') as typeof AuditCommandModule).auditCommand, live: true },
   cmatose: { help: "librdmacm's ucmatose: -c RDMA CM connections, SENDs each way, disconnects; either end may be the real ucmatose (run `roce cmatose -h`)", load: () => (require('./cmatose-command') as typeof CmatoseCommandModule).cmatoseCommand, live: true, tool: 'ucmatose' },
   'rdma-server': { help: "librdmacm's rdma_server: one RDMA CM connection, 16 bytes each way; the client may be the real rdma_client (run `roce rdma-server -h`)", load: () => (require('./rdma-server-command') as typeof RdmaServerCommandModule).rdmaServerCommand, live: true, tool: 'rdma_server' },
   'rdma-client': { help: "librdmacm's rdma_client: the other end of rdma_server, which may be the real one (run `roce rdma-client -h`)", load: () => (require('./rdma-client-command') as typeof RdmaClientCommandModule).rdmaClientCommand, live: true, tool: 'rdma_client' },

@@ -13,6 +13,10 @@ import { TxScratch } from './tx-scratch';
 import type { NicDriver } from '../nic-driver/driver';
 import type { Clock } from '../base/clock';
 import { Rng } from '../base/rng';
+import type { RandomSource } from '../base/random-source';
+import { AllocationOrder } from './allocation-order';
+import { KeyAllocator } from './key-allocator';
+import { QpnAllocator } from './qpn-allocator';
 import { QpType, type MwType, type Mtu, mtuFromBytes } from './types';
 import { VerbsError, VerbsErrorCode, invalid } from './errors';
 import { FAST_REG_PAGE, MrTable, MrType, ProtectionDomain, type MemoryRegion } from './memory-region';
@@ -49,8 +53,17 @@ export interface DeviceConfig {
   /** The neighbour table itself (default: an empty Map); a host device passes one that consults the kernel's on a miss. */
   neighborTable?: Map<string, number>;
   name?: string;
-  /** Seed for start PSNs and other choices (default 1). */
+  /** Seed for start PSNs and other choices (default 1), when no `random` is given. */
   seed?: number;
+  /**
+   * Where R_Keys/L_Keys, default region addresses, QP numbers and `randomPsn()` are drawn from: a
+   * device that faces a network is given base/crypto-random.ts's; without one they come from
+   * generators seeded by `seed`, reproducible and so guessable by whoever knows the seed (the
+   * simulation and tests). docs/security.md.
+   */
+  random?: RandomSource;
+  /** Keys, addresses and QP numbers in a random order (default) or rxe's sequential one (stack/allocation-order.ts). */
+  allocation?: AllocationOrder;
   /** Outstanding PSNs per QP (rxe: RXE_MAX_UNACKED_PSNS = 128). */
   maxUnackedPsns?: number;
   /** Packets between AckReq bits inside a long message (rxe: RXE_MAX_PKT_PER_ACK = 64). */
@@ -112,7 +125,11 @@ export class Device implements QpHost {
   /** Device-wide counters for frames that reach no QP. */
   readonly counters: Counters = newCounters();
   private readonly qps = new Map<number, QueuePair>();
-  private nextQpn = 0x11; // rxe's first user QP number
+  /** The random source given (DeviceConfig.random), or null: the device's choices come from its seed. */
+  readonly random: RandomSource | null;
+  /** Where `randomPsn()` draws from. */
+  private readonly psnSource: RandomSource;
+  private readonly qpnAllocator: QpnAllocator;
   /** Frames out and in: building, ICRC, decoding, dispatch to the QPs' roles. */
   private readonly port: Port;
   private kicked = new Set<QueuePair>();
@@ -137,9 +154,15 @@ export class Device implements QpHost {
     this.driver = cfg.driver;
     this.clock = cfg.clock;
     this.rng = new Rng(cfg.seed ?? 1);
+    this.random = cfg.random ?? null;
+    this.psnSource = cfg.random ?? this.rng;
+    const order = cfg.allocation ?? AllocationOrder.RANDOM;
+    // Without a source, names come from their own seeded stream: the PSNs a seed gives stay those it gave before names were random.
+    const names = cfg.random ?? new Rng(((cfg.seed ?? 1) ^ 0x6e616d65) >>> 0);
+    this.qpnAllocator = new QpnAllocator(order, names);
     this.vlan = cfg.vlan ?? null;
     this.limits = Object.freeze({ ...RXE_DEVICE_LIMITS, ...cfg.limits });
-    this.mrs = new MrTable(this.limits.maxMr, this.limits.maxMw);
+    this.mrs = new MrTable(this.limits.maxMr, this.limits.maxMw, new KeyAllocator(order, names));
     this.tuning = Object.freeze({ maxUnackedPsns: cfg.maxUnackedPsns ?? DEFAULT_MAX_UNACKED_PSNS, maxPktsPerAck: cfg.maxPktsPerAck ?? DEFAULT_MAX_PKTS_PER_ACK, burst: cfg.burst ?? 64 });
     // GID table as rxe builds it for RoCE v2: the link-local GID from the MAC first, then one per address.
     this.gids.push(linkLocalGid(cfg.driver.mac));
@@ -247,7 +270,7 @@ export class Device implements QpHost {
   /** ibv_create_qp. `qpn` asks for a given QP number (replay rebuilds the QPs a capture shows). */
   createQp(pd: ProtectionDomain, init: QpInitAttr, qpnWanted?: number): QueuePair {
     if (this.qps.size >= this.limits.maxQp) throw new VerbsError(VerbsErrorCode.Limit, `createQp: the device already has ${this.qps.size} QPs, its limit (max_qp); destroy one first`);
-    let qpn = this.nextQpn;
+    let qpn: number;
     if (qpnWanted !== undefined) {
       // QP 1 is the General Services Interface, a UD QP (IBTA vol. 1 chapter 13, §13.4; rxe numbers its IB_QPT_GSI QP 1): stack/cm/gsi.ts asks for it.
       const min = init.qpType === QpType.UD ? GSI_QPN : 2;
@@ -255,8 +278,9 @@ export class Device implements QpHost {
       if (this.qps.has(qpnWanted)) throw new VerbsError(VerbsErrorCode.Busy, `createQp: QP 0x${qpnWanted.toString(16)} exists`);
       qpn = qpnWanted;
     } else {
-      while (this.qps.has(qpn)) qpn = (qpn + 1) & 0xffffff || 0x11;
-      this.nextQpn = (qpn + 1) & 0xffffff || 0x11;
+      const fresh = this.qpnAllocator.next((n) => this.qps.has(n), this.qps.size);
+      if (fresh === null) throw new VerbsError(VerbsErrorCode.Limit, 'createQp: every QP number is in use');
+      qpn = fresh;
     }
     const qp = new QueuePair(this, pd, qpn, init);
     if (this.congestionSettings !== null) qp.applyCongestion(this.congestionSettings);
@@ -278,9 +302,9 @@ export class Device implements QpHost {
     return new AddressHandle(attr, this.resolvePath(attr));
   }
 
-  /** A random 24-bit start PSN, as rc_pingpong draws one (from the device's seeded generator). */
+  /** A random 24-bit start PSN, as rc_pingpong draws one (from the device's random source, else its seeded generator). */
   randomPsn(): number {
-    return this.rng.u32() & 0xffffff;
+    return this.psnSource.u32() & 0xffffff;
   }
 
   qp(qpn: number): QueuePair | undefined {

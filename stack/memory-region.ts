@@ -4,12 +4,15 @@
  * A region covers a `Uint8Array` and has a virtual address range
  * [iova, iova + length) that the wire refers to (RETH/AtomicETH VA), an L_Key
  * for local work requests and an R_Key for remote access. Keys carry an index
- * and an 8-bit key part, as rxe builds them (index << 8 | key). Every access
+ * and an 8-bit key part, as rxe builds them (index << 8 | key), chosen by a
+ * KeyAllocator (stack/key-allocator.ts: random by default). Every access
  * is checked against bounds, the PD and the access flags (IBTA vol. 1 §10.6).
  */
 import { ACCESS_MR_SUPPORTED, Access, MwType, type Sge } from './types';
 import { VerbsError, VerbsErrorCode, invalid } from './errors';
 import { MemoryWindow, type MwBindInfo, type MwOwner, bindProblem } from './memory-window';
+import { KeyAllocator, SEQUENTIAL_INDEX_LIMIT } from './key-allocator';
+import { AllocationOrder } from './allocation-order';
 
 /** A protection domain (`ibv_pd`): memory regions and QPs of one PD may be used together. */
 export class ProtectionDomain {
@@ -107,22 +110,19 @@ export interface MrHit {
   length: number;
 }
 
-const MAX_REGIONS = 1 << 20;
-const DEFAULT_IOVA_BASE = 0x7f00_0000_0000n;
-
 /** The key table of one device. */
 export class MrTable {
   private readonly byIndex = new Map<number, MemoryRegion>();
   /** Memory windows by key index: one index space with the regions, so a key names one object. */
   private readonly windowsByIndex = new Map<number, MemoryWindow>();
-  /** Live regions allowed (max_mr), live windows allowed (max_mw). */
   constructor(
-    private readonly maxMr: number = MAX_REGIONS - 1,
-    private readonly maxMw: number = MAX_REGIONS - 1,
+    /** Live regions allowed (max_mr). */
+    private readonly maxMr: number = SEQUENTIAL_INDEX_LIMIT - 1,
+    /** Live windows allowed (max_mw). */
+    private readonly maxMw: number = SEQUENTIAL_INDEX_LIMIT - 1,
+    /** Chooses the keys and default addresses of new regions and windows (default: rxe's sequential order). */
+    private readonly keys: KeyAllocator = new KeyAllocator(AllocationOrder.SEQUENTIAL),
   ) {}
-  private nextIndex = 1;
-  private keyByte = 0x11;
-  private nextIova = DEFAULT_IOVA_BASE;
 
   /**
    * Registers `buffer`. `iova` fixes the region's address range and `key` its
@@ -135,12 +135,7 @@ export class MrTable {
     if (bad !== '') throw invalid(`regMr: ${bad}`);
     if (iova !== undefined && (iova < 0n || iova + BigInt(buffer.length) > 1n << 64n)) throw invalid('regMr: iova range does not fit in 64 bits');
     const k = this.newKey('regMr', key);
-    let va = iova;
-    if (va === undefined) {
-      va = this.nextIova;
-      // Page-align every default range and leave a gap page, so a stray address faults.
-      this.nextIova += ((BigInt(buffer.length) + 0xfffn) & ~0xfffn) + 0x1000n;
-    }
+    const va = iova ?? this.keys.iova(buffer.length);
     const mr = new MemoryRegion(pd, buffer, va, access, k, k);
     this.byIndex.set(k >>> 8, mr);
     pd.regions++;
@@ -215,14 +210,9 @@ export class MrTable {
       if (this.taken(key >>> 8)) throw new VerbsError(VerbsErrorCode.Busy, `${verb}: key index 0x${(key >>> 8).toString(16)} is already in use`);
       k = key >>> 0;
     } else {
-      // Key indexes are 1..MAX_REGIONS-1 and are used again once freed (after 2^20 registrations the
-      // search wraps), so register/deregister cycles never run out; the live count is limited above.
-      for (let tries = 0; this.taken(this.nextIndex) || this.nextIndex >= MAX_REGIONS; tries++) {
-        if (tries >= MAX_REGIONS) throw new VerbsError(VerbsErrorCode.Limit, `${verb}: every key index is in use`);
-        this.nextIndex = this.nextIndex >= MAX_REGIONS - 1 ? 1 : this.nextIndex + 1;
-      }
-      this.keyByte = (this.keyByte + 0x25) & 0xff;
-      k = ((this.nextIndex++ << 8) | this.keyByte) >>> 0;
+      const fresh = this.keys.key((index) => this.taken(index), this.byIndex.size + this.windowsByIndex.size);
+      if (fresh === null) throw new VerbsError(VerbsErrorCode.Limit, `${verb}: every key index is in use`);
+      k = fresh;
     }
     return k;
   }

@@ -13,6 +13,8 @@
  *   ROCE_MAX_PKTS_PER_ACK=N AckReq spacing inside a message, 1..8388607 (default 64, as rxe)
  *   ROCE_MAX_INFLIGHT=N     packets in flight across a device's QPs, 1..2147483647 (default 512)
  *   ROCE_COALESCE_ACKS=1    one ACK per QP per receive burst (also `on`, `true`; default off, as rxe)
+ *   ROCE_ALLOCATION=ORDER   memory keys, addresses and QP numbers: random (default) or sequential,
+ *                           rxe's order, for tests that want known names (docs/security.md)
  *   ROCE_READY_FILE=PATH    a server-role command writes its port to PATH once it listens (for scripts)
  *
  * (The native addon itself reads ROCE_NATIVE_DEBUG=1 to print what libxdp and
@@ -23,6 +25,7 @@
  */
 import { parseHostFaults } from '../../nic-driver/fault-driver';
 import type { XdpAttachMode } from '../../nic-driver/af-xdp-driver';
+import { type AllocationOrder, parseAllocationOrder } from '../../stack/allocation-order';
 import { DEFAULT_RX_LINGER_US, HostDeviceError, HostDeviceErrorCode, type HostDeviceOptions } from './host-device';
 
 export type { Environment } from './native-switch';
@@ -43,6 +46,7 @@ export function hostOptionsFromEnv(env: Environment): HostDeviceOptions {
   const maxInflightPackets = positiveFromEnv(env, 'ROCE_MAX_INFLIGHT', 0x7fffffff);
   const coalesceAcks = switchFromEnv(env, 'ROCE_COALESCE_ACKS');
   const napiBusyPoll = napiBusyPollFromEnv(env);
+  const allocation = allocationFromEnv(env);
   return {
     busyPoll,
     ...(napiBusyPoll !== undefined ? { napiBusyPoll } : {}),
@@ -53,7 +57,17 @@ export function hostOptionsFromEnv(env: Environment): HostDeviceOptions {
     ...(maxPktsPerAck !== undefined ? { maxPktsPerAck } : {}),
     ...(maxInflightPackets !== undefined ? { maxInflightPackets } : {}),
     ...(coalesceAcks ? { coalesceAcks } : {}),
+    ...(allocation !== undefined ? { allocation } : {}),
   };
+}
+
+/** ROCE_ALLOCATION: the order of memory keys, addresses and QP numbers (random or sequential), or undefined for the default (random). */
+export function allocationFromEnv(env: Environment): AllocationOrder | undefined {
+  const v = env['ROCE_ALLOCATION'];
+  if (v === undefined || v === '') return undefined;
+  const order = parseAllocationOrder(v.trim());
+  if (order === null) throw new HostDeviceError(HostDeviceErrorCode.DRIVER_FAILED, `ROCE_ALLOCATION must be random or sequential, not ${JSON.stringify(v)}`);
+  return order;
 }
 
 /** ROCE_BUSY_POLL: '1', 'on' or 'true' turn busy-poll on. */

@@ -13,6 +13,8 @@
 import { fastestIcrcBatch } from '../../nic-driver/native-icrc';
 import { randomInt } from 'node:crypto';
 import { Device, linkLocalGid } from '../../stack/device';
+import { CryptoRandom } from '../../base/crypto-random';
+import type { AllocationOrder } from '../../stack/allocation-order';
 import { RealClock } from '../../base/clock';
 import { isIpv4MappedGid } from '../../stack/address';
 import { nextTurn } from './clock-pump';
@@ -93,6 +95,12 @@ export interface HostDeviceOptions {
   maxInflightPackets?: number;
   /** Coalesce the responder's ACKs per receive burst (stack/ack-coalescer.ts; default off, as rxe). */
   coalesceAcks?: boolean;
+  /**
+   * Memory keys, addresses and QP numbers drawn at random (the default) or handed out in rxe's
+   * sequential order (stack/allocation-order.ts). Either way they and the starting PSNs come from
+   * the operating system's cryptographic generator (docs/security.md).
+   */
+  allocation?: AllocationOrder;
   /** AF_XDP: the receive queues to serve (`--queues`), or null/absent for every active queue. */
   queues?: readonly number[] | null;
   /** Record every frame sent and received to a pcap file (`--pcap`; default none, and then nothing is in the path). */
@@ -292,6 +300,8 @@ export async function openHostDevice(ifname: string, kind: HostNicKind, opts: Ho
     ipv6: ipv6Gids(nic.mac, facts.ipv6),
     name: ifname,
     seed: randomInt(1, 0x7fffffff),
+    random: new CryptoRandom(),
+    ...(opts.allocation !== undefined ? { allocation: opts.allocation } : {}),
     vlan: vlan !== null ? { vid: vlan.id } : null,
     icrc: fastestIcrcBatch(),
     ...(opts.maxUnackedPsns !== undefined ? { maxUnackedPsns: opts.maxUnackedPsns } : {}),

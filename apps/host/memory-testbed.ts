@@ -11,6 +11,8 @@
  * gets a fresh one.
  */
 import { randomInt } from 'node:crypto';
+import { CryptoRandom } from '../../base/crypto-random';
+import type { AllocationOrder } from '../../stack/allocation-order';
 import { isIpv4MappedGid } from '../../stack/address';
 import { ipv6ToString } from '../../packets/bytes';
 import { SIM_IP_A, SIM_IP_B, createSimPair, type SimPair } from '../sim/sim-pair';
@@ -41,6 +43,9 @@ export interface MemoryInjector {
 export class MemoryTestbed {
   private link: OpenLink | null = null;
 
+  /** `allocation`: the order of the two devices' keys and QP numbers (default random; ROCE_ALLOCATION). */
+  constructor(private readonly allocation?: AllocationOrder) {}
+
   /**
    * An injector on end `ifname` of the live link: a run in this process must have opened it. Frames
    * go straight into the other end's receive queue (copied), past the link's serializer and faults.
@@ -70,7 +75,8 @@ export class MemoryTestbed {
     const end = ifname === 'sim-a' ? 'a' : ifname === 'sim-b' ? 'b' : null;
     if (end === null) throw new HostDeviceError(HostDeviceErrorCode.NO_INTERFACE, `the memory test mode has two ends, sim-a (198.18.0.1) and sim-b (198.18.0.2); not ${JSON.stringify(ifname)}`);
     if (this.link === null) {
-      const sim = createSimPair({ seed: randomInt(1, 1 << 20) });
+      // Time is virtual here, but the names the devices hand out are as a host device's: from the system's generator.
+      const sim = createSimPair({ seed: randomInt(1, 1 << 20), random: new CryptoRandom(), ...(this.allocation !== undefined ? { allocation: this.allocation } : {}) });
       this.link = { sim, pump: pumpVirtualClock(sim.clock), open: new Set() };
     }
     const s = this.link;

@@ -3,6 +3,8 @@
  * of `roce demo`, the simulation tests and the engine benchmark. Addresses
  * come from 198.18.0.0/15 (RFC 2544), as in every test of this project.
  */
+import type { RandomSource } from '../../base/random-source';
+import type { AllocationOrder } from '../../stack/allocation-order';
 import { VirtualClock } from '../../base/clock';
 import { Device } from '../../stack/device';
 import { createMemoryLink, type MemoryLink } from '../../nic-driver/memory-link';
@@ -39,6 +41,10 @@ export interface SimPairOptions {
   maxInflightPackets?: number;
   /** Both devices coalesce their ACKs per receive burst (stack/ack-coalescer.ts; default off, as rxe). */
   coalesceAcks?: boolean;
+  /** Keys, addresses and QP numbers at random from the seed (default) or in rxe's sequential order (stack/allocation-order.ts). */
+  allocation?: AllocationOrder;
+  /** Where both devices draw keys, QP numbers and PSNs from (default: generators seeded by `seed`, so a run is reproducible). */
+  random?: RandomSource;
 }
 
 /** The virtual clock, the link and its two devices `a` and `b`; run it with `clock.runWhile` or `clock.runUntil`. */
@@ -72,6 +78,8 @@ export function createSimPair(o: SimPairOptions = {}): SimPair {
     ...(o.congestion !== undefined ? { congestion: o.congestion } : {}),
     ...(o.maxInflightPackets !== undefined ? { maxInflightPackets: o.maxInflightPackets } : {}),
     ...(o.coalesceAcks !== undefined ? { coalesceAcks: o.coalesceAcks } : {}),
+    ...(o.allocation !== undefined ? { allocation: o.allocation } : {}),
+    ...(o.random !== undefined ? { random: o.random } : {}),
   };
   const a = new Device({ driver: link.a, clock, ipv4: [SIM_IP_A], neighbors: { [SIM_IP_B]: SIM_MAC_B }, name: 'sim-a', seed: seed * 2 + 1, ...common });
   const b = new Device({ driver: link.b, clock, ipv4: [SIM_IP_B], neighbors: { [SIM_IP_A]: SIM_MAC_A }, name: 'sim-b', seed: seed * 2 + 2, ...common });

@@ -103,6 +103,8 @@ export class ConnectionManager {
   readonly remoteSidr = new Map<string, CmId>();
   tracer: ((e: CmTraceEvent) => void) | null = null;
   private readonly rng: Rng;
+  /** Where starting PSNs come from: the device's random source when it has one (a seeded CM keeps its own stream). */
+  private readonly psns: { u32(): number };
   /** cm.c xors each allocated ID with a random operand so IDs do not repeat across restarts. */
   private readonly idOperand: number;
   private nextIndex = 1;
@@ -110,8 +112,9 @@ export class ConnectionManager {
   constructor(dev: Device, o: CmOptions = {}) {
     this.dev = dev;
     this.clock = dev.clock;
-    this.rng = new Rng(o.seed ?? dev.rng.u32());
+    this.rng = new Rng(o.seed ?? (dev.random ?? dev.rng).u32());
     this.idOperand = this.rng.u32();
+    this.psns = o.seed === undefined && dev.random !== null ? dev.random : this.rng;
     const g = dev.gids[0] as Uint8Array; // the link-local GID carries the modified EUI-64 of the MAC
     this.caGuid = new DataView(g.buffer, g.byteOffset + 8, 8).getBigUint64(0);
     this.gsi = new Gsi(dev, o);
@@ -135,7 +138,7 @@ export class ConnectionManager {
 
   /** A random 24-bit start PSN (cma.c: get_random_u32() & 0xffffff). */
   randomPsn(): number {
-    return this.rng.u32() & 0xffffff;
+    return this.psns.u32() & 0xffffff;
   }
 
   /** An ephemeral port for a connecting ID (Linux's default ip_local_port_range, 32768-60999). */

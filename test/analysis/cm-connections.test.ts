@@ -115,7 +115,7 @@ describe('RDMA CM connections in roce analyze', () => {
     const doc = analysisDocument(a, 'sim');
     expect(doc.summary).toMatchObject({ cmConnections: 1, cmStates: { disconnected: 1 } });
     expect(JSON.parse(JSON.stringify(doc)).cmConnections[0].state).toBe('disconnected');
-    expect(textReport(doc)).toMatch(/RDMA CM connections:\n {2}#1 RC 198\.18\.0\.1 comm 0x[0-9a-f]{8} QPN 0x0000[0-9a-f]{2} PSN \d+ → 198\.18\.0\.2 .*svc 0x0000000001061c06 \(TCP port 7174\): disconnected, conversation #\d+\n {6}REQ→REP .*; REP→RTU .*; REP→first packet .*; established by the .*; DREQ→DREP .* \(DREQ by the active side\); REQ×1 REP×1 RTU×1 DREQ×1 DREP×1\n/);
+    expect(textReport(doc)).toMatch(/RDMA CM connections:\n {2}#1 RC 198\.18\.0\.1 comm 0x[0-9a-f]{8} QPN 0x[0-9a-f]{6} PSN \d+ → 198\.18\.0\.2 .*svc 0x0000000001061c06 \(TCP port 7174\): disconnected, conversation #\d+\n {6}REQ→REP .*; REP→RTU .*; REP→first packet .*; established by the .*; DREQ→DREP .* \(DREQ by the active side\); REQ×1 REP×1 RTU×1 DREQ×1 DREP×1\n/);
   });
 
   test('the same QPs connected again after TimeWait: a second CM connection and a second conversation, with the new start PSNs', () => {

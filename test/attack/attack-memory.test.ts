@@ -7,7 +7,10 @@
  * responder); neither waits for a timeout.
  */
 import { freePort } from '../oob/support';
-import { roce } from '../support/cli';
+import { roceWith } from '../support/cli';
+
+// The attack names the server's QP by number: the devices hand out rxe's sequential numbers, so it is 0x11.
+const roce = roceWith({ ...process.env, ROCE_ALLOCATION: 'sequential' });
 
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 

@@ -1,7 +1,8 @@
 /**
  * Issue 15 finding 1: a live transfer under attack fails fast and says so. Two stacks over a veth
  * pair (AF_PACKET), `roce perftest write -D N -s 4096` between them; `roce attack` from the
- * client's namespace floods the server's QP (0x11, the first user QP of a fresh stack, as in rxe)
+ * client's namespace floods the server's QP (0x11, the first user QP of a fresh stack handing out QP
+ * numbers in rxe's sequential order, ROCE_ALLOCATION=sequential)
  * with mixed bad frames at and around its expected PSN, which it follows from the server's ACKs.
  * Both ends must exit non-zero within the bound their QP timers give (apps/host/no-progress-bound.ts,
  * about 2.5 s with perftest's timeout 14), naming the cause; without the attack the same pair
@@ -41,12 +42,14 @@ async function trafficFlowing(ns: string, ifname: string, packets = 2000, ms = 3
   }
 }
 
+const SEQUENTIAL = { ROCE_ALLOCATION: 'sequential' };
 let port = 30000 + Math.floor(Math.random() * 20000);
 
 function pair(p: NetnsPair, seconds: number): { server: ReturnType<typeof startRoce>; client: ReturnType<typeof startRoce> } {
   const common = ['--driver', 'packet', '--port', String(port++), '--json'];
   const args = ['perftest', 'write', '-D', String(seconds), '-f', '1', '-s', '4096'];
-  const server = startRoce(p.nsB, [...args, '--dev', p.ifB, ...common], 30_000);
+  // rxe's sequential QP numbers, so the server's QP is 0x11, which the attack names.
+  const server = startRoce(p.nsB, [...args, '--dev', p.ifB, ...common], 30_000, SEQUENTIAL);
   const client = startRoce(p.nsA, [...args, p.ipB, '--dev', p.ifA, ...common], 30_000);
   return { server, client };
 }

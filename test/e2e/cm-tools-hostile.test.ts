@@ -31,11 +31,11 @@ describe('RDMA CM tools against a hostile or vanishing peer (AF_PACKET)', () => 
 
   t('rping under a mixed flood at the server\'s QP: both ends exit 1 naming how their QP failed', async () => {
     const n = net();
-    const server = startRoce(n.nsB, ['rping', '-s', '-a', n.ipB, '-p', '7190', '--driver', 'packet', '--json'], 60_000);
+    const server = startRoce(n.nsB, ['rping', '-s', '-a', n.ipB, '-p', '7190', '--driver', 'packet', '--json'], 60_000, { ROCE_ALLOCATION: 'sequential' });
     await sleep(800);
     const client = startRoce(n.nsA, ['rping', '-c', '-a', n.ipB, '-p', '7190', '-C', '1000000', '--driver', 'packet', '--json'], 60_000);
     await trafficFlowing(n.nsB, n.ifB);
-    // The server's RC QP is the device's first (0x11); the attacker follows its PSN from the ACKs.
+    // The server's RC QP is the device's first, 0x11 in rxe's sequential order (ROCE_ALLOCATION); the attacker follows its PSN from the ACKs.
     const attack = startRoce(n.nsA, ['attack', n.ipB, '--dev', n.ifA, '--driver', 'packet', '--qpn', '0x11', '--psn', 'follow', '--psn-window', '4', '--count', '20000', '--rate', '20000', '--json'], 30_000);
     const [s, c, a] = await Promise.all([server.done, client.done, attack.done]);
     const detail = `client: ${explain(c)}\nserver: ${explain(s)}\nattack: ${explain(a)}`;

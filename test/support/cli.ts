@@ -15,3 +15,13 @@ export async function roce(...argv: string[]): Promise<{ code: number; out: stri
   const code = await run(argv, o, context);
   return { code, out: o.out, err: o.err };
 }
+
+/** A `roce` of its own context on `env` (its own testbed): for a test that runs commands with other settings. */
+export function roceWith(env: NodeJS.ProcessEnv): (...argv: string[]) => Promise<{ code: number; out: string; err: string }> {
+  const ctx = commandContext(env, true);
+  return async (...argv) => {
+    const o = memoryOutput();
+    const code = await run(argv, o, ctx);
+    return { code, out: o.out, err: o.err };
+  };
+}

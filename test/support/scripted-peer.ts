@@ -9,6 +9,7 @@
  * decode cleanly (bad ICRC, bad lengths, wrong addresses) fails the test at
  * once, so every dialogue also checks the wire format of the stack.
  */
+import type { AllocationOrder } from '../../stack/allocation-order';
 import { VirtualClock } from '../../base/clock';
 import { Device } from '../../stack/device';
 import type { NicDriver, DriverStats } from '../../nic-driver/driver';
@@ -114,6 +115,8 @@ export interface Sent {
 
 export interface ScriptedPeerOptions {
   qpType?: QpType;
+  /** The device's key and QPN order (default random from its seed; 'sequential' as rxe). */
+  allocation?: AllocationOrder;
   /** Path MTU enum (default 1 = 256 bytes, so short payloads make multi-packet messages). */
   pathMtu?: Mtu;
   /** The scripted QP's send PSN (the first PSN it sends). */
@@ -250,6 +253,7 @@ export function scriptedPeer(o: ScriptedPeerOptions = {}): ScriptedPeer {
     name: 'scripted',
     ...(o.maxUnackedPsns !== undefined ? { maxUnackedPsns: o.maxUnackedPsns } : {}),
     ...(o.congestion !== undefined ? { congestion: o.congestion } : {}),
+    ...(o.allocation !== undefined ? { allocation: o.allocation } : {}),
   });
   const pd = dev.allocPd();
   const cq = dev.createCq(1 << 16);

@@ -5,6 +5,7 @@
  * a duplicate REQ, a REP lost then resent, MRA, REJ, a stale connection, DREQ crossing DREQ,
  * TimeWait.
  */
+import { AllocationOrder } from '../../../stack/allocation-order';
 import { scriptedPeer, op, PEER_GID, type ScriptedPeer } from '../../support/scripted-peer';
 import { AutoMra, RdmaCm, type RdmaCmEvent, type RdmaCmId } from '../../../stack/cm/rdma-cm';
 import { CmState } from '../../../stack/cm/cm-state';
@@ -37,7 +38,8 @@ interface CmSent {
 }
 
 function rig(o: { linkMtu?: number; autoMra?: AutoMra } = {}) {
-  const h: ScriptedPeer = scriptedPeer(o.linkMtu !== undefined ? { linkMtu: o.linkMtu } : {});
+  // rxe's order, so the device's first QP is 0x11 as rxe's (the REQ is compared with rxe's below).
+  const h: ScriptedPeer = scriptedPeer({ allocation: AllocationOrder.SEQUENTIAL, ...(o.linkMtu !== undefined ? { linkMtu: o.linkMtu } : {}) });
   const rcm = new RdmaCm(h.dev, { seed: 5, ...(o.autoMra !== undefined ? { autoMra: o.autoMra } : {}) });
   const events: RdmaCmEvent[] = [];
   let psn = 0;

@@ -79,7 +79,7 @@ describe('FLUSH', () => {
     const { sim, A, B, wire } = setup();
     A.qp.postSend({ wrId: 1, opcode: WrOpcode.FLUSH, sendFlags: SendFlags.SIGNALED, flush: { remoteAddr: B.mr.addr(4096), rkey: B.mr.rkey, length: 8192, placementType: FlushType.GLOBAL } });
     expect(drain(sim, A.cq, 1)).toEqual([{ wrId: 1n, status: WcStatus.SUCCESS, opcode: WcOpcode.FLUSH, byteLen: 8192, qpNum: A.qp.qpNum, srcQp: 0, wcFlags: 0, immData: 0, vendorErr: '' }]);
-    expect(wire.map(brief)).toEqual(['RC_FLUSH 256 A va=+0x7f0000001000 len=8192', 'RC_RDMA_READ_RESPONSE_ONLY 256 ACK/0 msn=1']);
+    expect(wire.map(brief)).toEqual([`RC_FLUSH 256 A va=+0x${B.mr.addr(4096).toString(16)} len=8192`, 'RC_RDMA_READ_RESPONSE_ONLY 256 ACK/0 msn=1']);
     const req = wire[0]?.pkt;
     expect(req?.feth).toEqual({ selectivity: FlushLevel.RANGE, placementType: FlushType.GLOBAL });
     expect(req?.reth).toEqual({ va: B.mr.addr(4096), rkey: B.mr.rkey, dmaLength: 8192 });
@@ -111,7 +111,7 @@ describe('FLUSH', () => {
     A.qp.postSend({ wrId: 5, opcode: WrOpcode.FLUSH, flush: { remoteAddr: B.mr.addr(0), rkey: B.mr.rkey, length: 64, placementType: FlushType.PERSISTENT } });
     const wcs = drain(sim, A.cq, 1);
     expect(wcs).toMatchObject([{ wrId: 5n, status: WcStatus.REM_ACCESS_ERR, opcode: WcOpcode.FLUSH }]);
-    expect(wire.map(brief)).toEqual(['RC_FLUSH 256 A va=+0x7f0000000000 len=64', `RC_ACKNOWLEDGE 256 NAK/${NakCode.REMOTE_ACCESS_ERROR} msn=0`]);
+    expect(wire.map(brief)).toEqual([`RC_FLUSH 256 A va=+0x${B.mr.addr(0).toString(16)} len=64`, `RC_ACKNOWLEDGE 256 NAK/${NakCode.REMOTE_ACCESS_ERROR} msn=0`]);
     expect(B.qp.state).toBe(QpState.ERR);
     expect(B.qp.errorReason).toMatch(/FLUSH \(placement type 2\) rkey 0x[0-9a-f]+ va 0x[0-9a-f]+ len 64: access not allowed/);
     expect(A.qp.state).toBe(QpState.ERR);
@@ -192,7 +192,7 @@ describe('ATOMIC WRITE', () => {
     expect(drain(sim, A.cq, 1)).toEqual([{ wrId: 9n, status: WcStatus.SUCCESS, opcode: WcOpcode.ATOMIC_WRITE, byteLen: 8, qpNum: A.qp.qpNum, srcQp: 0, wcFlags: 0, immData: 0, vendorErr: '' }]);
     expect(le64(B.buf, 64)).toBe(0x1122334455667788n);
     expect([...B.buf.subarray(56, 64), ...B.buf.subarray(72, 80)].every((x) => x === 0)).toBe(true);
-    expect(wire.map(brief)).toEqual(['RC_ATOMIC_WRITE 256 A va=+0x7f0000000040 len=8 data=8', 'RC_RDMA_READ_RESPONSE_ONLY 256 ACK/0 msn=1']);
+    expect(wire.map(brief)).toEqual([`RC_ATOMIC_WRITE 256 A va=+0x${B.mr.addr(64).toString(16)} len=8 data=8`, 'RC_RDMA_READ_RESPONSE_ONLY 256 ACK/0 msn=1']);
     expect(wire[0]?.pkt.reth).toEqual({ va: B.mr.addr(64), rkey: B.mr.rkey, dmaLength: 8 });
     expect([...(wire[0]?.payload ?? [])]).toEqual([0x88, 0x77, 0x66, 0x55, 0x44, 0x33, 0x22, 0x11]);
   });
