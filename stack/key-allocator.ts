@@ -17,6 +17,7 @@
  * RXE_MAX_MW_INDEX) and `roce replay` reads a key in that range as a window's; random region keys
  * avoid it, so a capture of this stack does not read as windows.
  */
+import { ProgrammingError, ProgrammingErrorCode } from '../base/programming-error';
 import { type RandomSource, uniformBelow } from '../base/random-source';
 import { AllocationOrder } from './allocation-order';
 
@@ -48,7 +49,7 @@ export class KeyAllocator {
     readonly order: AllocationOrder,
     private readonly random: RandomSource | null = null,
   ) {
-    if (order === AllocationOrder.RANDOM && random === null) throw new RangeError('KeyAllocator: the random order needs a random source');
+    if (order === AllocationOrder.RANDOM && random === null) throw new ProgrammingError(ProgrammingErrorCode.Misuse, 'KeyAllocator: the random order needs a random source');
   }
 
   /**

@@ -8,6 +8,7 @@
  * SEQUENTIAL: rxe's order, the next free number from 0x11 upward (rxe_pool.c xa_alloc_cyclic()),
  * wrapping to 0x11 after 0xffffff.
  */
+import { ProgrammingError, ProgrammingErrorCode } from '../base/programming-error';
 import { type RandomSource, uniformBelow } from '../base/random-source';
 import { AllocationOrder } from './allocation-order';
 
@@ -26,7 +27,7 @@ export class QpnAllocator {
     readonly order: AllocationOrder,
     private readonly random: RandomSource | null = null,
   ) {
-    if (order === AllocationOrder.RANDOM && random === null) throw new RangeError('QpnAllocator: the random order needs a random source');
+    if (order === AllocationOrder.RANDOM && random === null) throw new ProgrammingError(ProgrammingErrorCode.Misuse, 'QpnAllocator: the random order needs a random source');
   }
 
   /** A QP number that is not in use (`inUse(qpn)`), or null when every one is; `live` is how many are. */

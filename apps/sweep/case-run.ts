@@ -5,6 +5,7 @@
  * the same capture, byte for byte.
  */
 import { createSimPair } from '../sim/sim-pair';
+import type { AllocationOrder } from '../../stack/allocation-order';
 import { runWorkload, type WorkloadResult } from '../sim/workload';
 import type { FaultConfig, FaultCounters } from '../../nic-driver/faults';
 import { PcapTap, type FrameTap, type TapPoint } from '../../nic-driver/pcap-tap';
@@ -36,12 +37,16 @@ export function caseFaults(c: SweepCase): FaultConfig {
   };
 }
 
-/** Runs `c`; `makeTap` builds the capture point (a plain in-memory PcapTap at `where` by default). */
-export function runCase(c: SweepCase, makeTap: (where: TapPoint) => CaseTap = (where) => new PcapTap({ where })): CaseRun {
+/**
+ * Runs `c`; `makeTap` builds the capture point (a plain in-memory PcapTap at `where` by default).
+ * `allocation`: the devices' order of keys and QP numbers (random from the seed, as roce demo, by
+ * default; rxe's sequential order for a test that names them).
+ */
+export function runCase(c: SweepCase, makeTap: (where: TapPoint) => CaseTap = (where) => new PcapTap({ where }), allocation?: AllocationOrder): CaseRun {
   const tap = makeTap(c.at);
   const f = caseFaults(c);
   // As roce demo builds its pair: the same seed, the same faults each way.
-  const sim = createSimPair({ seed: c.seed, faults: { aToB: f, bToA: f }, tap });
+  const sim = createSimPair({ seed: c.seed, faults: { aToB: f, bToA: f }, tap, ...(allocation !== undefined ? { allocation } : {}) });
   const trace = emptyTraceCounts();
   sim.a.tracer = tallyInto(trace);
   sim.b.tracer = tallyInto(trace);

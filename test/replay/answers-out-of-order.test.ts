@@ -16,10 +16,12 @@ import { replayResponder } from '../../apps/replay/responder-replay';
 import type { ReplaySummary } from '../../apps/replay/differences';
 import { runCase } from '../../apps/sweep/case-run';
 import { parseCase } from '../../apps/sweep/sweep-case';
+import { AllocationOrder } from '../../stack/allocation-order';
 
 /** The responder replay (captured timing, as `roce replay` and the sweep run it) of the conversation to `qpn` in a sweep case's capture. */
 function replayOf(line: string, qpn: number): ReplaySummary {
-  const { packets } = capturedPackets(readCapture(runCase(parseCase(line)).capture));
+  // In rxe's sequential order, as the sweep ran these cases when they showed the finding: the QPNs named here.
+  const { packets } = capturedPackets(readCapture(runCase(parseCase(line), undefined, AllocationOrder.SEQUENTIAL).capture));
   const conv = findRcConversations(packets, packetAddresses).find((c) => c.responderQpn === qpn);
   if (conv === undefined) throw new Error(`no conversation to QP 0x${qpn.toString(16)}`);
   return replayResponder(conv, { timing: 'captured' });
