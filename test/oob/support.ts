@@ -1,4 +1,5 @@
 /** Helpers for the out-of-band session tests: a simulated pair whose clock runs with the event loop. */
+import type { AllocationOrder } from '../../stack/allocation-order';
 import * as net from 'node:net';
 import { createSimPair, type SimPair } from '../../apps/sim/sim-pair';
 import { pumpVirtualClock, type ClockPump } from '../../apps/host/clock-pump';
@@ -9,8 +10,8 @@ export interface PumpedPair {
   stop(): void;
 }
 
-export function pumpedPair(seed = 3): PumpedPair {
-  const sim = createSimPair({ seed });
+export function pumpedPair(seed = 3, allocation?: AllocationOrder): PumpedPair {
+  const sim = createSimPair({ seed, ...(allocation !== undefined ? { allocation } : {}) });
   const pump = pumpVirtualClock(sim.clock);
   return { sim, pump, stop: () => pump.stop() };
 }

@@ -16,12 +16,14 @@ import { buildRoceV2Frame } from '../../packets/build';
 import { Opcode } from '../../packets/opcodes';
 import { SIM_IP_A, SIM_IP_B, SIM_MAC_A, SIM_MAC_B } from '../../apps/sim/sim-pair';
 import { QpState, QpType } from '../../stack/types';
+import { AllocationOrder } from '../../stack/allocation-order';
 import type { QueuePair } from '../../stack/queue-pair';
 import type { Device } from '../../stack/device';
 import { pumpedPair } from '../oob/support';
 
 const ITERS = 50;
 
+/** The device's RC QP: the pair numbers its QPs in rxe's sequential order (from 0x11). */
 function rcQpOf(dev: Device): QueuePair | undefined {
   for (let n = 2; n < 0x400; n++) {
     const qp = dev.qp(n);
@@ -33,7 +35,7 @@ function rcQpOf(dev: Device): QueuePair | undefined {
 const turn = (): Promise<void> => new Promise((r) => setImmediate(r));
 
 test('a hostile frame that moves the bandwidth server\'s QP to ERR after the run: the server fails at once and names it', async () => {
-  const p = pumpedPair(11);
+  const p = pumpedPair(11, AllocationOrder.SEQUENTIAL);
   const listener = await TcpChannel.listen(0, '127.0.0.1');
   // The relay: client -> relay -> server's listener. Once the server has taken every WRITE, what the
   // client sends next (its report) is held until the attack has hit the server's QP.
