@@ -156,7 +156,8 @@ const ALL: readonly FieldDef[] = [
   uint('vlan.etype', 16, (f) => (eth(f)?.vlan == null ? null : eth(f)?.etherType), true),
   // IPv4.
   proto('ip', (f) => v4(f) !== null),
-  uint('ip.version', 8, (f) => (v4(f) === null ? null : 4)),
+  // tshark's IPv6 dissector gives ip.version too.
+  uint('ip.version', 8, (f) => (v4(f) !== null ? 4 : v6(f) !== null ? 6 : null)),
   uint('ip.hdr_len', 8, (f) => { const ip = v4(f); return ip === null ? null : ip.ihl * 4; }),
   uint('ip.dsfield', 8, (f) => { const ip = v4(f); return ip === null ? null : (ip.dscp << 2) | ip.ecn; }, true),
   uint('ip.dsfield.dscp', 8, (f) => v4(f)?.dscp),
