@@ -58,7 +58,7 @@ export const DECODE_OPTIONS: readonly OptionSpec[] = [
   { name: 'display-filter', short: 'Y', kind: 'string', value: 'FILTER', help: 'only frames that pass this display filter, in Wireshark\'s syntax over its field names (ip.dst == 198.18.0.2 && infiniband.bth.opcode in {4, 17}); docs/decode.md lists the fields and operators' },
   { name: 'output-format', short: 'T', kind: 'string', value: 'text|fields', help: 'fields: one line per frame of the -e fields (tshark -T fields); text: the summary lines (default)' },
   { name: 'field', short: 'e', kind: 'list', value: 'FIELD', help: 'with -T fields: a field to print, by Wireshark\'s name (repeat for more)' },
-  { name: 'field-option', short: 'E', kind: 'repeat', value: 'OPT=V', help: 'with -T fields: header=y|n, separator=C (/t, /s), quote=d|s|n, occurrence=a|f|l|N, aggregator=C, as tshark -E' },
+  { name: 'field-option', short: 'E', kind: 'repeat', value: 'OPT=V', help: 'with -T fields: header=y|n, separator=C (/t, /s), quote=d|s|n, occurrence=a|f|l, aggregator=C, as tshark -E' },
   { name: 'hex', short: 'x', kind: 'flag', help: 'each frame\'s bytes as a hex dump, as tshark -x, after its line (or tree)' },
   { name: 'write', short: 'w', kind: 'string', value: 'OUT', help: 'write the frames that pass the filters to OUT as a classic pcap (the input\'s link type and time resolution; "-": standard output) and print none' },
   { name: 'no-resolve', short: 'n', kind: 'flag', help: 'accepted for tshark\'s sake: no name is ever resolved' },

@@ -15,7 +15,7 @@ export interface FieldsFormat {
   header: boolean;
   /** Around each value that is not empty (-E quote=d|s|n): '"', "'" or ''. */
   quote: string;
-  /** Which occurrences of a field (-E occurrence=a|f|l|N): 0 all, -1 the last, N the Nth. */
+  /** Which occurrences of a field (-E occurrence=a|f|l): 0 all, 1 the first, -1 the last. */
   occurrence: number;
   /** Between a field's occurrences (-E aggregator=, default a comma). */
   aggregator: string;
@@ -59,11 +59,10 @@ export function fieldsFormat(names: readonly string[], options: readonly string[
         if (v === 'a') f.occurrence = 0;
         else if (v === 'f') f.occurrence = 1;
         else if (v === 'l') f.occurrence = -1;
-        else if (/^[1-9]\d{0,5}$/.test(v)) f.occurrence = Number(v);
-        else throw new UsageError(`-E occurrence=${v}: give a (all), f (first), l (last) or a number from 1`);
+        else throw new UsageError(`-E occurrence=${v}: give a (all), f (first) or l (last)`);
         break;
       default:
-        throw new UsageError(`-E ${o}: the options are header=y|n, separator=C, quote=d|s|n, occurrence=a|f|l|N and aggregator=C`);
+        throw new UsageError(`-E ${o}: the options are header=y|n, separator=C, quote=d|s|n, occurrence=a|f|l and aggregator=C`);
     }
   }
   return f;
