@@ -29,7 +29,7 @@ export type TextReportDocument = Omit<AnalysisDocument, 'messages' | 'episodes' 
   frames: readonly FrameResult[] | TextList;
 };
 
-/** Which lists the text report prints in full besides its summary (`roce analyze -e`, `-m`, `-f`; `-v` all). */
+/** Which lists the text report prints in full besides its summary (`roce analyze --episodes`, `-m`, `-f`; `-v` all). */
 export interface ReportOptions {
   episodes?: boolean;
   violations?: boolean;

@@ -55,7 +55,7 @@ export const ANALYZE_SPOOL_MIN_BYTES = 32 << 20;
 export const ANALYZE_OPTIONS: readonly OptionSpec[] = [
   READ_FILE_SPEC,
   { name: 'json', kind: 'flag', help: 'one JSON document (conversations, messages, episodes, violations, frames with flags)' },
-  { name: 'episodes', short: 'e', kind: 'flag', help: 'list every loss-recovery episode' },
+  { name: 'episodes', kind: 'flag', help: 'list every loss-recovery episode' },
   { name: 'messages', short: 'm', kind: 'flag', help: 'list every message' },
   { name: 'list-frames', short: 'f', kind: 'flag', help: 'list every flagged frame' },
   { name: 'verbose', short: 'v', kind: 'flag', help: 'all of the above' },

@@ -16,8 +16,8 @@ export interface OptionSpec {
   name: string;
   /** One-letter alias without the dash. */
   short?: string;
-  /** `flag` takes no value; `string` takes one; `list` may repeat and accepts comma lists. */
-  kind: 'flag' | 'string' | 'list';
+  /** `flag` takes no value; `string` takes one; `list` may repeat and accepts comma lists; `repeat` may repeat, each value whole (commas kept). */
+  kind: 'flag' | 'string' | 'list' | 'repeat';
   help: string;
   /** Placeholder for the value in help text. */
   value?: string;
@@ -72,7 +72,8 @@ export function parseArgs(argv: readonly string[], specs: readonly OptionSpec[])
       out.values.set(spec.name, value);
     } else {
       const list = out.lists.get(spec.name) ?? [];
-      list.push(...value.split(',').filter((v) => v !== ''));
+      if (spec.kind === 'repeat') list.push(value);
+      else list.push(...value.split(',').filter((v) => v !== ''));
       out.lists.set(spec.name, list);
     }
   }

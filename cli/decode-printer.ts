@@ -11,10 +11,19 @@ import type { TextBytes } from '../base/text-bytes';
 import { SummaryPieces } from '../packets/summary-pieces';
 import { JsonFramePieces } from '../packets/json-frame-pieces';
 import { type ExactTime, type FrameTime, timeDifference } from '../base/exact-time';
+import { type DisplayFilter, compileDisplayFilter } from '../packets/display-filter';
+import { type FieldDef, type FieldFrame, frameField } from '../packets/frame-fields';
+import { frameLayers } from '../packets/frame-layers';
+import { type FieldsFormat, clockText, fieldsLine, hexDump } from './tshark-output';
 
 const NEWLINE = 0x0a;
 
-export type TimeMode = 'rel' | 'abs' | 'delta';
+/**
+ * The time column: since the first frame (`rel`, tshark's `r`), since the epoch (`abs`, `e`), since
+ * the frame before (`delta`, `d`), since the frame shown before (`dd`); the date and time of day in
+ * local time (`ad`) or UTC (`ud`), or the time of day alone (`a`, `u`).
+ */
+export type TimeMode = 'rel' | 'abs' | 'delta' | 'dd' | 'ad' | 'a' | 'ud' | 'u';
 
 /** The command's settings, as structured-clonable data. */
 export interface PrintSettings {
@@ -31,6 +40,14 @@ export interface PrintSettings {
   first: number;
   last: number;
   errorsOnly: boolean;
+  /** A display filter in Wireshark's syntax (-Y), or null. */
+  displayFilter: string | null;
+  /** -T fields: the fields to print and how, or null for the output above. */
+  fields: FieldsFormat | null;
+  /** -x: each frame's bytes as a hex dump after what it prints. */
+  hexDump: boolean;
+  /** -w: the frames that pass are counted (and written by the command), none printed. */
+  silent: boolean;
 }
 
 /** What `roce decode FILE` does without options: summary lines, times since the first frame, every ICRC checked. */
@@ -45,6 +62,10 @@ export const DEFAULT_PRINT_SETTINGS: Readonly<PrintSettings> = Object.freeze({
   first: 1,
   last: Number.MAX_SAFE_INTEGER,
   errorsOnly: false,
+  displayFilter: null,
+  fields: null,
+  hexDump: false,
+  silent: false,
 });
 
 /** Counts over the records seen, for the closing line on stderr. */
@@ -68,6 +89,9 @@ export function addCounts(to: DecodeCounts, from: DecodeCounts): void {
   to.printed += from.printed;
 }
 
+const NS = 1_000_000_000n;
+const CLOCK_MODES: ReadonlySet<TimeMode> = new Set(['ad', 'a', 'ud', 'u']);
+
 export class FramePrinter {
   readonly counts: DecodeCounts = zeroCounts();
   /** Time of the file's first record (the `rel` column's zero, and JSON's `timeRelativeNs`), once known. */
@@ -82,6 +106,10 @@ export class FramePrinter {
   private readonly qpns: Set<number> | null;
   private readonly opcodes: Set<number> | null;
   private readonly unfiltered: boolean;
+  private readonly filter: DisplayFilter | null;
+  private readonly fieldDefs: readonly FieldDef[] | null;
+  /** Time of the frame shown before (the `dd` column's reference and frame.time_delta_displayed's), once there is one. */
+  private shown: ExactTime | null = null;
 
   /**
    * @param icrcV2 the routine that checks a RoCE v2 ICRC (the native addon's when it is built)
@@ -101,7 +129,9 @@ export class FramePrinter {
     this.opts = { rocePort: s.rocePort, verifyIcrc: s.verifyIcrc, icrcV2, lean: summary, leanWithIp: summary };
     this.qpns = s.qpns === null ? null : new Set(s.qpns);
     this.opcodes = s.opcodes === null ? null : new Set(s.opcodes);
-    this.unfiltered = this.qpns === null && this.opcodes === null && !s.errorsOnly;
+    this.filter = s.displayFilter === null ? null : compileDisplayFilter(s.displayFilter);
+    this.fieldDefs = s.fields === null ? null : s.fields.names.map((n) => frameField(n) as FieldDef);
+    this.unfiltered = this.qpns === null && this.opcodes === null && !s.errorsOnly && this.filter === null;
   }
 
   /**
@@ -119,8 +149,8 @@ export class FramePrinter {
    * frame of `origLen` bytes on the wire, at `sec` seconds and `nsec` nanoseconds since the epoch
    * (a timestamp of `digits` decimals).
    */
-  record(view: DataView, bytes: Uint8Array, start: number, end: number, linkType: number, origLen: number, index: number, sec: number, nsec: number, digits: number): void {
-    this.emit(this.decode(view, bytes, start, end, linkType, origLen), index, sec, nsec, digits, bytes, start, end);
+  record(view: DataView, bytes: Uint8Array, start: number, end: number, linkType: number, origLen: number, index: number, sec: number, nsec: number, digits: number): boolean {
+    return this.emit(this.decode(view, bytes, start, end, linkType, origLen), index, sec, nsec, digits, bytes, start, end, linkType, origLen);
   }
 
   /**
@@ -154,8 +184,12 @@ export class FramePrinter {
     this.hasPrev = true;
   }
 
-  /** The second half of `record`, in capture order: filters and prints a decoded record. */
-  emit(d: DecodedFrame, index: number, sec: number, nsec: number, digits: number, bytes: Uint8Array, start: number, end: number): void {
+  /**
+   * The second half of `record`, in capture order: filters and prints a decoded record; true when it
+   * passed the filters (printed, or written by -w). `linkType` and `origLen` are needed by a display
+   * filter and -T fields only.
+   */
+  emit(d: DecodedFrame, index: number, sec: number, nsec: number, digits: number, bytes: Uint8Array, start: number, end: number, linkType = 1, origLen = end - start): boolean {
     const time = this.time;
     time.sec = sec;
     time.nsec = nsec;
@@ -173,11 +207,11 @@ export class FramePrinter {
     const c = this.counts;
     const mode = this.s.timeMode;
     const column = this.column;
-    if (mode === 'abs') {
+    if (mode === 'abs' || CLOCK_MODES.has(mode)) {
       column.sec = sec;
       column.nsec = nsec;
       column.digits = digits;
-    } else if (mode === 'rel') {
+    } else if (mode === 'rel' || mode === 'dd') {
       column.sec = relSec;
       column.nsec = relNsec;
       column.digits = digits > first.digits ? digits : first.digits;
@@ -189,29 +223,75 @@ export class FramePrinter {
       column.digits = digits;
     }
     const prev = this.prev;
+    const hadPrev = this.hasPrev;
+    const prevNs = BigInt(prev.sec) * NS + BigInt(prev.nsec);
     prev.sec = sec;
     prev.nsec = nsec;
     prev.digits = digits;
     this.hasPrev = true;
-    if (!this.passes(index, d)) return;
+    let ff: FieldFrame | null = null;
+    if (this.filter !== null || this.fieldDefs !== null) {
+      const frameBytes = bytes.subarray(start, end);
+      const epochNs = BigInt(sec) * NS + BigInt(nsec);
+      const shown = this.shown;
+      ff = {
+        number: index,
+        origLen,
+        bytes: frameBytes,
+        epochNs,
+        relativeNs: BigInt(relSec) * NS + BigInt(relNsec),
+        deltaNs: hadPrev ? epochNs - prevNs : 0n,
+        deltaDisplayedNs: shown === null ? 0n : epochNs - (BigInt(shown.sec) * NS + BigInt(shown.nsec)),
+        decoded: d,
+        layers: frameLayers(frameBytes, linkType),
+      };
+    }
+    if (!this.passes(index, d, ff)) return false;
+    if (mode === 'dd') {
+      // Since the frame shown before: 0 for the first (tshark's frame.time_delta_displayed).
+      if (this.shown === null) {
+        column.sec = 0;
+        column.nsec = 0;
+        column.digits = digits;
+      } else timeDifference(time, this.shown, column);
+    }
+    this.shown = { sec, nsec, digits };
+    if (this.s.silent) {
+      c.printed++;
+      return true;
+    }
     const text = this.text;
-    if (this.s.json) {
+    let printed = true;
+    if (this.fieldDefs !== null && this.s.fields !== null && ff !== null) {
+      text.text(fieldsLine(this.fieldDefs, ff, this.s.fields));
+      text.byte(NEWLINE);
+    } else if (this.s.json) {
       writeFrameJson(text, index, time, d, this.jsonPieces);
       text.byte(NEWLINE);
-      c.printed++;
     } else if (d.roce) {
       if (this.s.verbose) {
         text.text(fieldTree(index, column, end - start, d, bytes.subarray(start, end)));
         text.byte(NEWLINE);
-      } else writeSummaryLine(text, index, column, d, this.pieces);
+      } else writeSummaryLine(text, index, column, d, this.pieces, CLOCK_MODES.has(mode) ? clockText(sec, nsec, digits, mode as 'ad' | 'a' | 'ud' | 'u') : undefined);
       text.byte(NEWLINE);
+    } else printed = false;
+    if (printed) {
       c.printed++;
+      if (this.s.hexDump) {
+        // tshark -x: the frame's bytes, then a blank line.
+        text.text(hexDump(bytes.subarray(start, end)));
+        text.byte(NEWLINE);
+      }
     }
+    return true;
   }
 
-  private passes(index: number, d: DecodedFrame): boolean {
+  private passes(index: number, d: DecodedFrame, ff: FieldFrame | null): boolean {
     if (index < this.s.first || index > this.s.last) return false;
     if (this.unfiltered) return true;
+    // A display filter judges every frame, RoCE or not, as tshark's -Y does.
+    if (this.filter !== null && ff !== null && !this.filter.matches(ff)) return false;
+    if (this.qpns === null && this.opcodes === null && !this.s.errorsOnly) return true;
     if (!d.roce) return false;
     if (this.s.errorsOnly && frameFault(d) === null && d.madError === null) return false;
     if (this.qpns !== null) {

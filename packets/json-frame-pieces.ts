@@ -1,13 +1,15 @@
 /**
  * The runs of a frame's JSON (packets/json.ts) that repeat from frame to frame of one flow, each
  * encoded once and then copied, as packets/summary-pieces.ts does for the summary line:
- * `,"roce":true,"version":2,"src":"198.18.0.1","dst":"198.18.0.2","srcPort":49152,"dstPort":4791`
- * for a RoCE v2 frame over IPv4, and `,"opcode":1,"opcodeName":"RC_SEND_MIDDLE","se":false, … ,
+ * `,"roce":true,"version":2,"src":"198.18.0.1","dst":"198.18.0.2","srcPort":49152,"dstPort":4791,
+ * "srcMac":…,"dstMac":…,"vlan":…,"dscp":…,"ecn":…,"ttl":…` for a RoCE v2 frame over IPv4, and `,"opcode":1,"opcodeName":"RC_SEND_MIDDLE","se":false, … ,
  * "destQp":17,"ackReq":false,"psn":` for the BTH fields but the PSN. Written piece by piece they
  * took about 14 calls a frame (addresses and numbers digit by digit), one copy each now. Each kind
  * is a small table indexed by a hash of its key, an entry replaced by the next key that lands on it.
  */
 import type { BthHeader } from './bth';
+import type { RocePacket } from './decode';
+import { linkAndIpJson } from './json';
 import type { Ipv4Header } from './ipv4';
 import type { UdpHeader } from './udp';
 import { OPCODES } from './opcodes';
@@ -20,28 +22,39 @@ const SHIFT = 32 - Math.log2(SLOTS);
 
 export class JsonFramePieces {
   private readonly ends: (Uint8Array | undefined)[] = new Array<Uint8Array | undefined>(SLOTS).fill(undefined);
-  /** Per slot: source address, destination address, source port << 16 | destination port. */
-  private readonly endKeys = new Uint32Array(SLOTS * 3);
+  /**
+   * Per slot: source address, destination address, source port << 16 | destination port, source
+   * MAC, destination MAC (-1 without Ethernet), and the VLAN tag, TOS byte and TTL as one number.
+   */
+  private readonly endKeys = new Float64Array(SLOTS * 6);
   private readonly bths: (Uint8Array | undefined)[] = new Array<Uint8Array | undefined>(SLOTS).fill(undefined);
   /** Per slot: opcode << 24 | destination QP, and pkey << 16 | se, migReq, padCount, tver << 8 | fecn, becn, ackReq. */
   private readonly bthKeys = new Uint32Array(SLOTS * 2);
 
-  /** The members from `roce` to `dstPort` of a RoCE v2 frame over IPv4 with these IP and UDP headers. */
-  endpoints(ip: Ipv4Header, udp: UdpHeader): Uint8Array {
+  /** The members from `roce` to `ttl` of `d`, a RoCE v2 frame over IPv4 with these IP and UDP headers. */
+  endpoints(d: RocePacket, ip: Ipv4Header, udp: UdpHeader): Uint8Array {
     const src = ip.src >>> 0;
     const dst = ip.dst >>> 0;
     const ports = ((udp.srcPort << 16) | udp.dstPort) >>> 0;
+    const e = d.eth;
+    const srcMac = e === null ? -1 : e.src;
+    const dstMac = e === null ? -1 : e.dst;
+    const vlan = e === null || e.vlan === null ? 0 : 0x10000 | (e.vlan.pcp << 12) | e.vlan.vid;
+    const rest = vlan * 0x10000 + ((((ip.dscp << 2) | ip.ecn) << 8) | ip.ttl);
     const slot = Math.imul(src ^ Math.imul(dst, 0x85ebca6b) ^ Math.imul(ports, 0x9e3779b1), 0xc2b2ae35) >>> SHIFT;
-    const k = slot * 3;
+    const k = slot * 6;
     const keys = this.endKeys;
     const hit = this.ends[slot];
-    if (hit !== undefined && keys[k] === src && keys[k + 1] === dst && keys[k + 2] === ports) return hit;
+    if (hit !== undefined && keys[k] === src && keys[k + 1] === dst && keys[k + 2] === ports && keys[k + 3] === srcMac && keys[k + 4] === dstMac && keys[k + 5] === rest) return hit;
     const piece = utf8(
-      `,"roce":true,"version":2,"src":"${ipv4ToString(src)}","dst":"${ipv4ToString(dst)}","srcPort":${udp.srcPort},"dstPort":${udp.dstPort}`,
+      `,"roce":true,"version":2,"src":"${ipv4ToString(src)}","dst":"${ipv4ToString(dst)}","srcPort":${udp.srcPort},"dstPort":${udp.dstPort}${linkAndIpJson(d)}`,
     );
     keys[k] = src;
     keys[k + 1] = dst;
     keys[k + 2] = ports;
+    keys[k + 3] = srcMac;
+    keys[k + 4] = dstMac;
+    keys[k + 5] = rest;
     this.ends[slot] = piece;
     return piece;
   }

@@ -3,7 +3,7 @@
  * `roce decode --json` and documented in docs/decode.md. 64-bit values and
  * the ICRC are hex strings; every other number is a plain JSON number.
  */
-import { bswap32, hex32, hex64 } from './bytes';
+import { bswap32, hex32, hex64, macToString } from './bytes';
 import { type DecodedFrame, type RocePacket, frameFault, packetAddresses, writePacketAddress } from './decode';
 import { decodeSyndrome } from './aeth';
 import { madToJson } from './mad-json';
@@ -43,6 +43,7 @@ export function frameToJson(frame: number, time: FrameTime, d: DecodedFrame): Fr
     dst,
     srcPort: d.udp?.srcPort ?? null,
     dstPort: d.udp?.dstPort ?? null,
+    ...linkAndIpMembers(d),
     opcode: b?.opcode ?? null,
     opcodeName: b === null ? null : d.info?.name ?? `UNKNOWN_0x${b.opcode.toString(16).padStart(2, '0')}`,
     se: b?.se ?? null,
@@ -82,6 +83,35 @@ export function frameToJson(frame: number, time: FrameTime, d: DecodedFrame): Fr
   const err = frameFault(d) ?? d.madError;
   if (err !== null) out['error'] = err.message;
   return out;
+}
+
+/** The traffic class (IPv4 TOS byte, IPv6 traffic class, GRH traffic class) and TTL / hop limit of `d`, or null. */
+function trafficClassAndTtl(d: RocePacket): [number, number] | null {
+  if (d.ipv4 !== null) return [(d.ipv4.dscp << 2) | d.ipv4.ecn, d.ipv4.ttl];
+  const v6 = d.ipv6 ?? d.grh;
+  return v6 === null ? null : [v6.trafficClass, v6.hopLimit];
+}
+
+/**
+ * The Ethernet and IP members: MACs (null without an Ethernet header: Linux cooked or raw IP
+ * captures), the VLAN tag, and the DSCP, ECN and TTL (hop limit) of the IP header or GRH.
+ */
+function linkAndIpMembers(d: RocePacket): { srcMac: string | null; dstMac: string | null; vlan: { id: number; priority: number } | null; dscp: number | null; ecn: number | null; ttl: number | null } {
+  const e = d.eth;
+  const tc = trafficClassAndTtl(d);
+  return {
+    srcMac: e === null ? null : macToString(e.src),
+    dstMac: e === null ? null : macToString(e.dst),
+    vlan: e === null || e.vlan === null ? null : { id: e.vlan.vid, priority: e.vlan.pcp },
+    dscp: tc === null ? null : tc[0] >>> 2,
+    ecn: tc === null ? null : tc[0] & 3,
+    ttl: tc === null ? null : tc[1],
+  };
+}
+
+/** The text of the members `linkAndIpMembers` gives, from `,"srcMac":` on (the key `JsonFramePieces` keeps them under too). */
+export function linkAndIpJson(d: RocePacket): string {
+  return `,${JSON.stringify(linkAndIpMembers(d)).slice(1, -1)}`;
 }
 
 /** The members `decodeSyndrome` adds to "aeth", as JSON text after a comma, for every syndrome byte. */
@@ -245,6 +275,7 @@ export function writeFrameJson(t: TextBytes, frame: number, time: FrameTime, d: 
   writePacketAddress(t, d, 'dst', true);
   writeNumberOrNull(t, M.srcPort, d.udp?.srcPort);
   writeNumberOrNull(t, M.dstPort, d.udp?.dstPort);
+  t.text(linkAndIpJson(d));
   const b = d.bth;
   if (b === null) t.bytes(NO_BTH);
   else {
@@ -333,7 +364,7 @@ function writeCommonFrameJson(t: TextBytes, d: RocePacket, pieces: JsonFramePiec
   const opcodeMember = OPCODE_MEMBERS[b.opcode & 0xff];
   if (opcodeMember === undefined || d.info === undefined || d.info.opcode !== b.opcode) return false;
   if (pieces !== undefined) {
-    t.bytes(pieces.endpoints(ip, udp));
+    t.bytes(pieces.endpoints(d, ip, udp));
     t.bytes(pieces.bth(b));
   } else {
     t.bytes(ROCE_V2_SRC);
@@ -344,6 +375,7 @@ function writeCommonFrameJson(t: TextBytes, d: RocePacket, pieces: JsonFramePiec
     t.uint(udp.srcPort);
     t.bytes(DST_PORT);
     t.uint(udp.dstPort);
+    t.text(linkAndIpJson(d));
     t.bytes(opcodeMember);
     t.bytes(BTH_FLAGS[(b.se ? 0x80 : 0) | (b.migReq ? 0x40 : 0) | ((b.padCount & 3) << 4) | (b.tver & 15)] as Uint8Array);
     t.uint(b.pkey);

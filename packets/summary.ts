@@ -139,12 +139,14 @@ export function writeOpcodeQp(t: TextBytes, p: RocePacket, b: BthHeader): void {
 /**
  * Writes one line (without its newline): frame, time (in seconds, with its decimals), endpoints,
  * opcode, QPN, PSN, AckReq, key fields, payload, ICRC status. Columns are separated by one space. With `pieces`, the runs that
- * repeat within a flow are copied from those encoded before.
+ * repeat within a flow are copied from those encoded before; with `clock`, that text is the time column instead of `time`.
  */
-export function writeSummaryLine(t: TextBytes, frame: number, time: ExactTime, p: RocePacket, pieces?: SummaryPieces): void {
+export function writeSummaryLine(t: TextBytes, frame: number, time: ExactTime, p: RocePacket, pieces?: SummaryPieces, clock?: string): void {
   t.padUint(frame, 5);
   t.byte(0x20);
-  t.seconds(time.sec, time.nsec, time.digits, 12);
+  // A time of day or a date (`roce decode -t a`, `-t ad`) comes as its text; else the seconds.
+  if (clock !== undefined) t.text(clock.padStart(12));
+  else t.seconds(time.sec, time.nsec, time.digits, 12);
   if (pieces !== undefined && p.ipv4 !== null && p.udp !== null && p.version === 2) t.bytes(pieces.endpoints(p, p.ipv4, p.udp));
   else writeEndpoints(t, p);
   const b = p.bth;

@@ -11,6 +11,7 @@ import { codeMask } from './support/import-scan';
 import { RoceError } from '../base/roce-error';
 import { ProgrammingError, ProgrammingErrorCode } from '../base/programming-error';
 import { WireError, WireErrorCode } from '../packets/errors';
+import { DisplayFilterError } from '../packets/display-filter';
 import { TimelineError } from '../analysis/timeline';
 import { LinkConfigError, LinkConfigErrorCode } from '../nic-driver/link-config-error';
 import { NativeErrorCode, NicDriverError } from '../nic-driver/native-binding';
@@ -47,6 +48,7 @@ interface ErrorClass {
 const CLASSES: ErrorClass[] = [
   { name: 'ProgrammingError', file: 'base/programming-error.ts', codes: Object.values(ProgrammingErrorCode), make: (c) => new ProgrammingError(c as ProgrammingErrorCode, 'x') },
   { name: 'WireError', file: 'packets/errors.ts', codes: Object.values(WireErrorCode), make: (c) => new WireError(c as WireErrorCode, 0, 'x') },
+  { name: 'DisplayFilterError', file: 'packets/display-filter.ts', codes: ['ROCE_ERR_DISPLAY_FILTER'], make: () => new DisplayFilterError(0, 'x') },
   { name: 'TimelineError', file: 'analysis/timeline.ts', codes: ['ROCE_ERR_TIMELINE'], make: () => new TimelineError('x') },
   { name: 'LinkConfigError', file: 'nic-driver/link-config-error.ts', codes: Object.values(LinkConfigErrorCode), make: () => new LinkConfigError('x') },
   { name: 'LiveCaptureError', file: 'nic-driver/live-capture.ts', codes: Object.values(LiveCaptureErrorCode), make: (c) => new LiveCaptureError(c as LiveCaptureErrorCode, 'x') },

@@ -193,7 +193,7 @@ describe('roce analyze of a pipe: its long lists wait in a temporary file', () =
     const tmp = fs.mkdtempSync(path.join(dir, 'tmp-'));
     const notADir = path.join(dir, 'not-a-dir');
     fs.writeFileSync(notADir, '');
-    for (const flags of [['--json', '--all-frames'], ['-v'], ['-m', '-e']]) {
+    for (const flags of [['--json', '--all-frames'], ['-v'], ['-m', '--episodes']]) {
       const want = fromFile(['analyze', ...flags], file);
       expect(want.status).toBe(0);
       const named = flags[0] === '--json' ? want.stdout.replace(`"file":${JSON.stringify(file)}`, '"file":"stdin"') : want.stdout.replace(`${file}:`, 'stdin:');
@@ -213,7 +213,7 @@ describe('roce analyze --follow', () => {
     // Repeated, the capture's PSNs come round again: rule violations as well as episodes.
     const file = repeatedCapture(path.join(CAPTURES, 'rc-conversation.pcap'), 200, dir);
     const plain = fromFile(['analyze'], file);
-    const listed = fromFile(['analyze', '-e'], file);
+    const listed = fromFile(['analyze', '--episodes'], file);
     const followed = fromFile(['analyze', '--follow'], file);
     expect(followed.status).toBe(plain.status);
     const [found, report] = followed.stdout.split('\n\n', 2) as [string, string];

@@ -13,6 +13,10 @@
  *   version            2 when tshark has udp.*, 1 when it has infiniband.grh.* only
  *   src, dst           ip.src/ip.dst, ipv6.src/ipv6.dst, or infiniband.grh.sgid/dgid (v1)
  *   srcPort, dstPort   udp.srcport, udp.dstport
+ *   srcMac, dstMac     eth.src, eth.dst (null without an Ethernet header: SLL, raw IP)
+ *   vlan.id, priority  vlan.id, vlan.priority
+ *   dscp, ecn, ttl     ip.dsfield (the TOS byte) and ip.ttl, ipv6.tclass and ipv6.hlim, or for RoCE v1
+ *                      infiniband.grh.tclass and infiniband.grh.hoplmt
  *   opcode             infiniband.bth.opcode
  *   se, migReq         infiniband.bth.se, infiniband.bth.m        ("0"/"1")
  *   padCount, tver     infiniband.bth.padcnt, infiniband.bth.tver
@@ -100,6 +104,16 @@ const FIELDS = [
   'ipv6.dst',
   'udp.srcport',
   'udp.dstport',
+  'eth.src',
+  'eth.dst',
+  'vlan.id',
+  'vlan.priority',
+  'ip.dsfield',
+  'ip.ttl',
+  'ipv6.tclass',
+  'ipv6.hlim',
+  'infiniband.grh.tclass',
+  'infiniband.grh.hoplmt',
   'infiniband.grh.sgid',
   'infiniband.grh.dgid',
   'infiniband.bth.opcode',
@@ -210,6 +224,15 @@ function tsharkAsOurs(f: TsharkFrame, level: 'full' | 'bth', ourPad: number | nu
   if (dst !== undefined) t['dst'] = dst;
   t['srcPort'] = udp ? int(one(f, 'udp.srcport') ?? '') : null;
   t['dstPort'] = udp ? int(one(f, 'udp.dstport') ?? '') : null;
+  t['srcMac'] = one(f, 'eth.src') ?? null;
+  t['dstMac'] = one(f, 'eth.dst') ?? null;
+  const vid = one(f, 'vlan.id');
+  t['vlan'] = vid === undefined ? null : { id: int(vid), priority: int(one(f, 'vlan.priority') ?? '') };
+  const tclass = one(f, 'ip.dsfield') ?? one(f, 'ipv6.tclass') ?? one(f, 'infiniband.grh.tclass');
+  t['dscp'] = tclass === undefined ? null : int(tclass) >>> 2;
+  t['ecn'] = tclass === undefined ? null : int(tclass) & 3;
+  const ttl = one(f, 'ip.ttl') ?? one(f, 'ipv6.hlim') ?? one(f, 'infiniband.grh.hoplmt');
+  t['ttl'] = ttl === undefined ? null : int(ttl);
   const op = one(f, 'infiniband.bth.opcode');
   if (op === undefined) return t; // tshark gave up before the BTH
   t['opcode'] = int(op);
@@ -278,7 +301,7 @@ function tsharkAsOurs(f: TsharkFrame, level: 'full' | 'bth', ourPad: number | nu
 
 /** The subset of our JSON that tshark is asked about, ICRC turned into wire bytes. */
 function oursComparable(o: Json, level: 'full' | 'bth'): Json {
-  const keys = ['version', 'src', 'dst', 'srcPort', 'dstPort', 'opcode', 'se', 'migReq', 'padCount', 'tver', 'pkey', 'fecn', 'becn', 'destQp', 'ackReq', 'psn'];
+  const keys = ['version', 'src', 'dst', 'srcPort', 'dstPort', 'srcMac', 'dstMac', 'vlan', 'dscp', 'ecn', 'ttl', 'opcode', 'se', 'migReq', 'padCount', 'tver', 'pkey', 'fecn', 'becn', 'destQp', 'ackReq', 'psn'];
   if (level === 'full') keys.push('reth', 'atomicEth', 'aeth', 'atomicAckEth', 'immDt', 'ieth', 'deth', 'payloadLength', 'icrc');
   const out: Json = {};
   for (const k of keys) out[k] = k === 'icrc' && typeof o[k] === 'string' ? oursIcrcWire(o[k] as string) : o[k];

@@ -142,9 +142,11 @@ test('many flows and BTHs interleaved: entries replaced by other keys are never 
     const op = ops[rng.u32() % ops.length]!;
     const bit = (): boolean => rng.u32() % 2 === 0;
     const bth = { opcode: op, destQp: rng.u32() % 5 === 0 ? 0xabcdef : rng.u32() % 300, psn: i, se: bit(), migReq: bit(), tver: rng.u32() % 2, pkey: rng.u32() % 3 === 0 ? 0x7fff : 0xffff, fecn: bit(), becn: bit(), ackReq: bit() };
+    // The Ethernet and IP members are part of the endpoints' piece: they vary as the addresses do.
+    const vlan = rng.u32() % 3 === 0 ? { vid: 100 + (rng.u32() % 2), pcp: rng.u32() % 2, dei: 0, tpid: 0x8100 } : null;
     const spec = {
-      eth: { src: 2, dst: 4 },
-      ip: { version: 4 as const, src: host(rng.u32()), dst: host(rng.u32()) },
+      eth: { src: 2 + (rng.u32() % 2) * 0x0200c6120000, dst: 4, vlan },
+      ip: { version: 4 as const, src: host(rng.u32()), dst: host(rng.u32()), ecn: rng.u32() % 4, dscp: rng.u32() % 2 === 0 ? 26 : 0, ttl: 63 + (rng.u32() % 2) },
       udp: { srcPort: 49152 + (rng.u32() % 5) },
       bth,
       ...(op === Opcode.RC_ACKNOWLEDGE ? { aeth: { syndrome: 0x1f, msn: i } } : { payload: new Uint8Array(op === Opcode.RC_RDMA_WRITE_MIDDLE ? 256 : 8 + (rng.u32() % 4)) }),
