@@ -510,7 +510,8 @@ export class RequesterFlow {
         const started = this.recovery.onRetransmission(v, n, this.coverHigh ?? psn, tx, this.triggerTtlNs(), burstSlack, this.reactNs(), compHigh);
         if (started !== null) {
           started.ep.qpn = v.destQp;
-          this.checker.onEpisode(started.ep, v, started.trigger, latestNak, compHigh, this.recentCompletionPoints(v.timeNs));
+          const rxeRetry = this.rxe.onRewind(psn, v.frame, compHigh);
+          this.checker.onEpisode(started.ep, v, started.trigger, latestNak, compHigh, this.recentCompletionPoints(v.timeNs), rxeRetry);
           this.checker.onRewindPast(psn);
         }
       } else {

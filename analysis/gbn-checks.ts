@@ -163,11 +163,15 @@ export class GbnChecker {
    * A retransmission burst began with frame `v`. `recentComp`: the completion points of the
    * last trigger TTL (a response captured just before the resend may not have been processed
    * by the requester yet: resending from the first unacknowledged PSN as of then is right).
+   * `rxeRetry`: the rewind is rxe's retry from a stale completer PSN (rxe-behaviours.ts), reported in
+   * the rxe class: where it starts is not judged here.
    */
-  onEpisode(ep: Episode, v: FrameView, t: PendingTrigger | null, latestNak: PendingTrigger | null, compHigh: number | null, recentComp: readonly number[] = []): void {
+  onEpisode(ep: Episode, v: FrameView, t: PendingTrigger | null, latestNak: PendingTrigger | null, compHigh: number | null, recentComp: readonly number[] = [], rxeRetry = false): void {
     if (!this.requesterRules || !this.requesterInputKnown) return;
     const fromFirstUnacked = (): boolean => resumesAtFirstUnacked(v.psn, compHigh, recentComp);
-    if (t === null && latestNak !== null && latestNak.passesUnanswered !== true) {
+    if (rxeRetry) {
+      // Judged by the rxe class; the RNR wait below still is.
+    } else if (t === null && latestNak !== null && latestNak.passesUnanswered !== true) {
       const n = latestNak;
       const what = n.kind === Trigger.NAK ? 'NAK' : 'RNR NAK';
       const skipping = psnDiff(v.psn, n.psn) > 0;

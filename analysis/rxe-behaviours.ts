@@ -13,6 +13,12 @@ export const RxeBehaviourId = {
   SENDS_DURING_RNR_WAIT: 'sendsDuringRnrWait',
   /** The responder follows an RNR NAK with a PSN sequence error NAK for the same PSN. */
   SEQ_NAK_AFTER_RNR_NAK: 'seqNakAfterRnrNak',
+  /**
+   * After an RNR wait the requester goes back to where its previous go-back-N started, resending
+   * PSNs that responses captured since had acknowledged: it took in, after that go-back-N, RNR NAKs
+   * for the PSN that answered copies sent before it.
+   */
+  RETRY_FROM_STALE_COMPLETER_PSN: 'retryFromStaleCompleterPsn',
 } as const;
 export type RxeBehaviourId = (typeof RxeBehaviourId)[keyof typeof RxeBehaviourId];
 
@@ -40,6 +46,18 @@ export const RXE_BEHAVIOURS: Readonly<Record<RxeBehaviourId, RxeBehaviourInfo>> 
   // the packet after the RNR NAK'd one is a new out-of-sequence event (IBTA §9.7.5.2.2: one sequence
   // NAK per gap; whether an RNR NAK stands for it IBTA does not say).
   [RxeBehaviourId.SEQ_NAK_AFTER_RNR_NAK]: { by: 'responder', ibta: 'silent', source: 'rxe_resp.c check_psn() (sent_psn_nak), send_ack() for RESPST_ERR_RNR' },
+  // rxe_completer() returns at once while req.need_retry is set, so responses wait in resp_pkts
+  // until req_retry() has run. An RNR NAK for comp.psn queued behind the one that started the retry
+  // then passes check_psn() as new (its PSN is still comp.psn) and starts another RNR wait (check_ack()
+  // sets wait_for_rnr_timer); its PSN sequence NAK sets need_retry again, so the ACKs of the resent
+  // messages stay queued, and req_retry() (qp->req.psn = qp->comp.psn) goes back to the old PSN.
+  // IBTA §9.7.5.2.8: after the timer the requester resends from the PSN of the RNR NAK it acts on;
+  // an RNR NAK answering a copy from before its own go-back-N is not one to act on.
+  [RxeBehaviourId.RETRY_FROM_STALE_COMPLETER_PSN]: {
+    by: 'requester',
+    ibta: 'forbidden',
+    source: 'rxe_comp.c rxe_completer() (returns while req.need_retry), check_psn(), check_ack() (AETH_RNR_NAK); rxe_req.c req_retry() (qp->req.psn = qp->comp.psn)',
+  },
 };
 
 export interface RxeBehaviour {
@@ -73,6 +91,10 @@ export class RxeBehaviourTracker {
   private wait: RnrWait | null = null;
   /** The last RNR NAK, until a response acknowledges its PSN or a sequence NAK for it follows. */
   private rnr: { psn: number; frame: number } | null = null;
+  /** RNR NAK frames by PSN, since the last go-back-N rewind to a PSN other than the one before it. */
+  private rnrFrames = new Map<number, number[]>();
+  /** The go-back-N rewinds in a row to one PSN: their first resends' frames. */
+  private rewinds: { psn: number; frames: number[] } | null = null;
 
   constructor(
     private readonly conversation: number,
@@ -90,6 +112,40 @@ export class RxeBehaviourTracker {
     this.endWait(null);
     this.wait = { psn, frame, timeNs, firstFrame: 0, lastFrame: 0, count: 0, firstNs: 0 };
     this.rnr = { psn, frame };
+    const frames = this.rnrFrames.get(psn);
+    if (frames !== undefined) frames.push(frame);
+    else if (this.rnrFrames.size < 64) this.rnrFrames.set(psn, [frame]);
+  }
+
+  /**
+   * A go-back-N rewind: its first resend is at `psn`, frame `frame`; `acknowledged`, the PSN the
+   * captured responses acknowledge through. True when it is rxe's retry from a stale completer PSN
+   * (reported here): the requester's reaction rules do not judge it.
+   */
+  onRewind(psn: number, frame: number, acknowledged: number | null): boolean {
+    const r = this.rewinds;
+    if (r === null || r.psn !== psn) {
+      const mine = this.rnrFrames.get(psn);
+      this.rnrFrames = new Map(mine === undefined ? [] : [[psn, mine]]);
+      this.rewinds = { psn, frames: [frame] };
+      return false;
+    }
+    // One RNR NAK for the PSN per rewind to it is the requester acting on each; one more, with the
+    // PSN acknowledged since, is rxe's completer taking in a stale one (RETRY_FROM_STALE_COMPLETER_PSN).
+    const rnr = this.rnrFrames.get(psn) ?? [];
+    const explained = acknowledged !== null && psnDiff(acknowledged, psn) >= 0 && rnr.length > r.frames.length;
+    if (explained) {
+      const last = r.frames[r.frames.length - 1] ?? frame;
+      this.report(
+        RxeBehaviourId.RETRY_FROM_STALE_COMPLETER_PSN,
+        [...rnr, ...r.frames, frame].sort((x, y) => x - y),
+        psn,
+        `the requester went back to PSN ${psn} again (frame ${frame}), where its go-back-N at frame ${last} started, though responses since acknowledged through PSN ${acknowledged}: ` +
+          `it had ${rnr.length} RNR NAKs for PSN ${psn} (frames ${rnr.join(', ')}) and took one that answered an older copy as a new wait`,
+      );
+    }
+    r.frames.push(frame);
+    return explained;
   }
 
   /**
@@ -148,5 +204,7 @@ export class RxeBehaviourTracker {
   finish(): void {
     this.wait = null;
     this.rnr = null;
+    this.rnrFrames.clear();
+    this.rewinds = null;
   }
 }

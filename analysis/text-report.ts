@@ -300,7 +300,7 @@ export function writeTextReport(d: TextReportDocument, o: ReportOptions, write: 
   };
   if (o.episodes === true) list('loss-recovery episodes:', d.episodes, episodeLine);
   if (o.violations ?? true) list('rule violations:', d.violations, violationLine);
-  if (o.violations ?? true) list('rxe behaviour (IBTA leaves it to the implementation; not violations):', d.rxeBehaviours, rxeBehaviourLine);
+  if (o.violations ?? true) list('rxe behaviour (rxe’s own, cited to its source; not counted as violations):', d.rxeBehaviours, rxeBehaviourLine);
   if (o.messages === true) list('messages:', d.messages, messageLine);
   if (o.frames === true) list('frames:', d.frames, (f: FrameResult) => frameLine(f, digits));
   if (d.captureError !== null) out.push('', `capture: ${d.captureError}`);

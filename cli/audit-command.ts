@@ -19,7 +19,7 @@ export const AUDIT_OPTIONS: readonly OptionSpec[] = [
   { name: 'dev', short: 'd', kind: 'string', value: 'IFACE', help: 'network interface to run RoCE on' },
   SHARED_OPTIONS.driver,
   { name: 'port', short: 'p', kind: 'string', value: 'PORT', help: `the peer's perftest port (default ${PINGPONG_DEFAULT_PORT})` },
-  { name: 'runs', short: 'n', kind: 'string', value: 'N', help: `perftest runs (connections) to make, ${MIN_VALUES_FOR_VERDICT}..1000 (default 8): each gives an R_Key and an address; a verdict needs ${MIN_VALUES_FOR_VERDICT} values` },
+  { name: 'runs', kind: 'string', value: 'N', help: `perftest runs (connections) to make, ${MIN_VALUES_FOR_VERDICT}..1000 (default 8): each gives an R_Key and an address; a verdict needs ${MIN_VALUES_FOR_VERDICT} values` },
   { name: 'qp', kind: 'string', value: 'N', help: 'QPs per run (perftest -q; default 1): each gives a QP number and a starting PSN; the peer must be started with the same -q' },
   { name: 'rdma_cm', short: 'R', kind: 'flag', help: "connect through the RDMA CM, as perftest -R (the peer's port in the CM's TCP port space)" },
   { name: 'restart-wait', kind: 'string', value: 'SECONDS', help: 'how long to wait for the peer to listen again before each run (default 10)' },

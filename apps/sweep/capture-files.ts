@@ -5,12 +5,47 @@
  */
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+import type { CapturePoint } from '../../analysis/analyzer';
 import { judgeCapture, type CaptureJudgement } from './capture-judgement';
 import { SweepError, SweepErrorCode } from './sweep-error';
 
 export interface CaptureFileVerdict {
   file: string;
+  /** The capture point it was judged at, and whether replay judged it too (captureFileContext). */
+  capturePoint: CapturePoint;
+  replayed: boolean;
   judgement: CaptureJudgement;
+}
+
+/** How a capture file is judged, from the record beside it. */
+export interface CaptureFileContext {
+  capturePoint: CapturePoint;
+  /** False when frames were dropped after the capture point: the answers to them are missing, so replay has nothing to hold the stack to. */
+  replay: boolean;
+  /** Why, when the record changes the defaults. */
+  why: string | null;
+}
+
+/**
+ * The record beside a capture file (`NAME.json` for `NAME.pcap`, as the rxe lab writes one per boot)
+ * says where it was taken: `"guestLoss": N` (N > 0: the lab's guest dropped frames after the host's
+ * capture point) or `"capturePoint": "sent"` make it a capture of frames as they were sent, judged
+ * by `roce analyze --capture-point sent` and not replayed. No record, or neither field: the capture
+ * point is unknown, as `roce analyze` assumes, and replay judges it.
+ */
+export function captureFileContext(file: string): CaptureFileContext {
+  const record = file.replace(CAPTURE_FILE, '.json');
+  const plain: CaptureFileContext = { capturePoint: 'unknown', replay: true, why: null };
+  if (record === file || !fs.existsSync(record)) return plain;
+  let j: { guestLoss?: unknown; capturePoint?: unknown };
+  try {
+    j = JSON.parse(fs.readFileSync(record, 'utf8')) as typeof j;
+  } catch (e) {
+    throw new SweepError(`${record}: not a JSON capture record (${(e as Error).message})`, SweepErrorCode.USAGE);
+  }
+  if (typeof j.guestLoss === 'number' && j.guestLoss > 0) return { capturePoint: 'sent', replay: false, why: `${path.basename(record)}: the guest dropped frames after the capture point (guestLoss ${j.guestLoss})` };
+  if (j.capturePoint === 'sent') return { capturePoint: 'sent', replay: false, why: `${path.basename(record)}: frames dropped after the capture point` };
+  return plain;
 }
 
 const CAPTURE_FILE = /\.(pcap|pcapng|cap)$/i;
@@ -45,5 +80,6 @@ export function judgeCaptureFile(file: string): CaptureFileVerdict {
   } catch (e) {
     throw new SweepError(`cannot read ${file}: ${(e as NodeJS.ErrnoException).code ?? 'error'}`, SweepErrorCode.USAGE);
   }
-  return { file, judgement: judgeCapture(bytes) };
+  const c = captureFileContext(file);
+  return { file, capturePoint: c.capturePoint, replayed: c.replay, judgement: judgeCapture(bytes, { capturePoint: c.capturePoint, replay: c.replay }) };
 }

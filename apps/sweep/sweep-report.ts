@@ -153,10 +153,12 @@ export function sweepMarkdown(t: SweepTotals, run: SweepRunInfo, files: readonly
   if (files.length > 0) {
     out.push('## Capture files judged');
     out.push('');
-    out.push('`roce analyze` (capture point unknown, as the command) and `roce replay` in both roles on each file.');
+    out.push(
+      '`roce analyze` at the capture point the record beside the file gives (unknown, as the command, when there is none) and `roce replay` in both roles on each file, except where frames were dropped after the capture point (the record says so: `guestLoss` or `capturePoint: "sent"`; replay would miss the answers to them).',
+    );
     out.push('');
-    out.push('| file | frames | analyze violations | replay violations (responder / requester) | not replayable | capture error | rxe behaviours (not violations) |');
-    out.push('|---|---|---|---|---|---|---|');
+    out.push('| file | frames | capture point | analyze violations | replay violations (responder / requester) | not replayable | capture error | rxe behaviours (not violations) |');
+    out.push('|---|---|---|---|---|---|---|---|');
     for (const f of files) {
       const a = Object.entries(f.judgement.analyze.violations)
         .map(([r, n]) => `${r} ${n}`)
@@ -164,8 +166,9 @@ export function sweepMarkdown(t: SweepTotals, run: SweepRunInfo, files: readonly
       const rr = f.judgement.replay.responder;
       const rq = f.judgement.replay.requester;
       const kinds = (r: Record<string, number>): string => Object.entries(r).map(([k, n]) => `${k} ${n}`).join(', ');
+      const replay = f.replayed ? `${rr.violations}${rr.violations > 0 ? ` (${kinds(rr.violationKinds)})` : ''} / ${rq.violations}${rq.violations > 0 ? ` (${kinds(rq.violationKinds)})` : ''}` : 'not replayed';
       out.push(
-        `| ${cell(f.file)} | ${f.judgement.frames} | ${a || '0'} | ${rr.violations}${rr.violations > 0 ? ` (${kinds(rr.violationKinds)})` : ''} / ${rq.violations}${rq.violations > 0 ? ` (${kinds(rq.violationKinds)})` : ''} | ${f.judgement.notReplayable.length} | ${cell(f.judgement.captureError ?? '')} | ${kinds(f.judgement.analyze.rxeBehaviours as Record<string, number>) || '0'} |`,
+        `| ${cell(f.file)} | ${f.judgement.frames} | ${f.capturePoint} | ${a || '0'} | ${replay} | ${f.judgement.notReplayable.length} | ${cell(f.judgement.captureError ?? '')} | ${kinds(f.judgement.analyze.rxeBehaviours as Record<string, number>) || '0'} |`,
       );
     }
     out.push('');

@@ -32,7 +32,7 @@ describe('sendsDuringRnrWait', () => {
       [RxeBehaviourId.SEQ_NAK_AFTER_RNR_NAK, 'responder', [3, 4], 10],
       [RxeBehaviourId.SENDS_DURING_RNR_WAIT, 'requester', [3, 5, 6, 7], 10],
     ]);
-    expect(r.rxeBehavioursById).toEqual({ sendsDuringRnrWait: 1, seqNakAfterRnrNak: 1 });
+    expect(r.rxeBehavioursById).toEqual({ sendsDuringRnrWait: 1, seqNakAfterRnrNak: 1, retryFromStaleCompleterPsn: 0 });
     for (const b of r.rxeBehaviours) expect(b).toMatchObject({ class: 'rxe', ibta: 'silent', conversation: 1, requester: 'a' });
   });
 
@@ -154,7 +154,7 @@ describe('--fail-on and the rxe class', () => {
     expect([...parseFailOn(['any,seqNakAfterRnrNak']).failOn.rxe]).toEqual(['seqNakAfterRnrNak']);
     expect(parseFailOn(['rxe-ish']).unknown).toEqual(['rxe-ish']);
     expect(failOnNames()).toEqual(expect.arrayContaining(['any', 'rxe', 'sendsDuringRnrWait', 'seqNakAfterRnrNak']));
-    const counts = { violationsByRule: new Map(), flagCounts: analyze([]).flagCounts, rxeBehavioursById: { sendsDuringRnrWait: 2, seqNakAfterRnrNak: 1 } };
+    const counts = { violationsByRule: new Map(), flagCounts: analyze([]).flagCounts, rxeBehavioursById: { sendsDuringRnrWait: 2, seqNakAfterRnrNak: 1, retryFromStaleCompleterPsn: 0 } };
     expect(failOnFindings(parseFailOn(['any']).failOn, counts)).toEqual([]);
     expect(failOnFindings(parseFailOn(['rxe']).failOn, counts)).toEqual(['rxe sendsDuringRnrWait: 2 times', 'rxe seqNakAfterRnrNak: 1 time']);
   });
