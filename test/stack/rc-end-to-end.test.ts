@@ -6,6 +6,7 @@ import type { QueuePair } from '../../stack/queue-pair';
 import type { CompletionQueue } from '../../stack/completion-queue';
 import type { MemoryRegion } from '../../stack/memory-region';
 import type { FaultConfig } from '../../nic-driver/faults';
+import { drainCompletions } from '../support/sim-rc';
 
 interface Side {
   qp: QueuePair;
@@ -43,15 +44,7 @@ function fill(buf: Uint8Array, seed: number): void {
   }
 }
 
-function drain(sim: SimPair, cq: CompletionQueue, n: number, maxEvents = 5_000_000): WorkCompletion[] {
-  const out: WorkCompletion[] = [];
-  sim.clock.runWhile(() => {
-    out.push(...cq.poll(64));
-    return out.length < n;
-  }, maxEvents);
-  out.push(...cq.poll(64));
-  return out;
-}
+const drain = (sim: SimPair, cq: CompletionQueue, n: number, maxEvents = 5_000_000): WorkCompletion[] => drainCompletions(sim, cq, n, maxEvents);
 
 describe.each([
   ['no loss', undefined],

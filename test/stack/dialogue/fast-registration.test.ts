@@ -7,55 +7,27 @@
  * regions cannot be invalidated; local work requests complete in order, with LOC_QP_OP_ERR on failure.
  */
 import { createSimPair, type SimPair } from '../../../apps/sim/sim-pair';
-import { connectQp, endpointOf } from '../../../stack/connect';
-import { Access, QpState, QpType, SendFlags, WcFlags, WcOpcode, WcStatus, WrOpcode, type WorkCompletion } from '../../../stack/types';
+import { Access, QpState, SendFlags, WcFlags, WcOpcode, WcStatus, WrOpcode } from '../../../stack/types';
 import type { QueuePair } from '../../../stack/queue-pair';
-import type { CompletionQueue } from '../../../stack/completion-queue';
-import type { MemoryRegion, ProtectionDomain } from '../../../stack/memory-region';
-import type { Device } from '../../../stack/device';
+import type { MemoryRegion } from '../../../stack/memory-region';
 import { NakCode } from '../../../packets/aeth';
 import { summarize, type Sent } from '../../support/scripted-peer';
+import { connectRc, drainCompletions, rcSide, type RcSide } from '../../support/sim-rc';
 
-interface Side {
-  dev: Device;
-  pd: ProtectionDomain;
-  qp: QueuePair;
-  cq: CompletionQueue;
-  mr: MemoryRegion;
-  buf: Uint8Array;
-}
+type Side = RcSide;
 
 const ALL = Access.LOCAL_WRITE | Access.REMOTE_WRITE | Access.REMOTE_READ | Access.REMOTE_ATOMIC;
 
 function setup(): { sim: SimPair; A: Side; B: Side; wire: Sent[] } {
   const wire: Sent[] = [];
   const sim = createSimPair({ seed: 5, tap: { record: (f) => wire.push(summarize(f)), close: () => undefined } });
-  const make = (dev: Device): Side => {
-    const pd = dev.allocPd();
-    const cq = dev.createCq(1024);
-    const buf = new Uint8Array(1 << 14);
-    const mr = dev.regMr(pd, buf, ALL);
-    const qp = dev.createQp(pd, { qpType: QpType.RC, sendCq: cq, recvCq: cq });
-    return { dev, pd, qp, cq, mr, buf };
-  };
-  const A = make(sim.a);
-  const B = make(sim.b);
-  const ea = endpointOf(sim.a, A.qp, 0x100);
-  const eb = endpointOf(sim.b, B.qp, 0x200);
-  connectQp(A.qp, ea, eb, { timeout: 10 });
-  connectQp(B.qp, eb, ea, { timeout: 10 });
+  const A = rcSide(sim.a, ALL, 1 << 14);
+  const B = rcSide(sim.b, ALL, 1 << 14);
+  connectRc(sim, A.qp, B.qp, 0x100, 0x200);
   return { sim, A, B, wire };
 }
 
-function drain(sim: SimPair, cq: CompletionQueue, n: number): WorkCompletion[] {
-  const out: WorkCompletion[] = [];
-  sim.clock.runWhile(() => {
-    out.push(...cq.poll(64));
-    return out.length < n;
-  }, 2_000_000);
-  out.push(...cq.poll(64));
-  return out;
-}
+const drain = drainCompletions;
 
 /** The key `mr` takes with key byte `b` (its index kept). */
 const keyOf = (mr: MemoryRegion, b: number): number => ((mr.lkey & ~0xff) | b) >>> 0;

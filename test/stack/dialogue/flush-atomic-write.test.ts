@@ -7,24 +7,15 @@
  */
 import { createSimPair, type SimPair } from '../../../apps/sim/sim-pair';
 import { connectQp, endpointOf, type ConnectOptions } from '../../../stack/connect';
-import { Access, FlushLevel, FlushType, QpState, QpType, SendFlags, WcOpcode, WcStatus, WrOpcode, type WorkCompletion } from '../../../stack/types';
-import type { QueuePair } from '../../../stack/queue-pair';
-import type { CompletionQueue } from '../../../stack/completion-queue';
-import type { MemoryRegion, ProtectionDomain } from '../../../stack/memory-region';
-import type { Device } from '../../../stack/device';
+import { Access, FlushLevel, FlushType, QpState, QpType, SendFlags, WcOpcode, WcStatus, WrOpcode } from '../../../stack/types';
+import type { MemoryRegion } from '../../../stack/memory-region';
 import type { FaultConfig } from '../../../nic-driver/faults';
 import { NakCode } from '../../../packets/aeth';
 import { Opcode } from '../../../packets/opcodes';
 import { scriptedPeer, summarize, sentText, psnPlus, SYN, type Sent } from '../../support/scripted-peer';
+import { connectRc, drainCompletions, rcSide, type RcSide } from '../../support/sim-rc';
 
-interface Side {
-  dev: Device;
-  pd: ProtectionDomain;
-  qp: QueuePair;
-  cq: CompletionQueue;
-  mr: MemoryRegion;
-  buf: Uint8Array;
-}
+type Side = RcSide;
 
 const ALL_REMOTE = Access.LOCAL_WRITE | Access.REMOTE_WRITE | Access.REMOTE_READ | Access.REMOTE_ATOMIC;
 const FLUSH_BOTH = Access.FLUSH_GLOBAL | Access.FLUSH_PERSISTENT;
@@ -44,32 +35,13 @@ function setup(o: { mrAccessB?: number; qpAccessB?: number; faults?: FaultConfig
     faults: { aToB: o.faults ?? {}, bToA: o.faults ?? {} },
     tap: { record: (f) => wire.push(summarize(f)), close: () => undefined },
   });
-  const make = (dev: Device, access: number): Side => {
-    const pd = dev.allocPd();
-    const cq = dev.createCq(1024);
-    const buf = new Uint8Array(1 << 16);
-    const mr = dev.regMr(pd, buf, access);
-    const qp = dev.createQp(pd, { qpType: QpType.RC, sendCq: cq, recvCq: cq });
-    return { dev, pd, qp, cq, mr, buf };
-  };
-  const A = make(sim.a, ALL_REMOTE);
-  const B = make(sim.b, o.mrAccessB ?? ALL_REMOTE | FLUSH_BOTH);
-  const ea = endpointOf(sim.a, A.qp, 0x100);
-  const eb = endpointOf(sim.b, B.qp, 0x200);
-  connectQp(A.qp, ea, eb, { timeout: 10, ...o.connect });
-  connectQp(B.qp, eb, ea, { timeout: 10, ...o.connect, accessFlags: o.qpAccessB ?? ALL_REMOTE | FLUSH_BOTH });
+  const A = rcSide(sim.a, ALL_REMOTE, 1 << 16);
+  const B = rcSide(sim.b, o.mrAccessB ?? ALL_REMOTE | FLUSH_BOTH, 1 << 16);
+  connectRc(sim, A.qp, B.qp, 0x100, 0x200, { ...o.connect }, { ...o.connect, accessFlags: o.qpAccessB ?? ALL_REMOTE | FLUSH_BOTH });
   return { sim, A, B, wire };
 }
 
-function drain(sim: SimPair, cq: CompletionQueue, n: number): WorkCompletion[] {
-  const out: WorkCompletion[] = [];
-  sim.clock.runWhile(() => {
-    out.push(...cq.poll(64));
-    return out.length < n;
-  }, 2_000_000);
-  out.push(...cq.poll(64));
-  return out;
-}
+const drain = drainCompletions;
 
 const le64 = (buf: Uint8Array, off: number): bigint => new DataView(buf.buffer, buf.byteOffset).getBigUint64(off, true);
 const brief = (s: Sent): string => sentText(s);

@@ -8,8 +8,7 @@
  * failure completes with on both sides and sends on the wire.
  */
 import { createSimPair, type SimPair } from '../../../apps/sim/sim-pair';
-import { connectQp, endpointOf } from '../../../stack/connect';
-import { Access, FlushLevel, FlushType, MwType, QpState, QpType, SendFlags, WcFlags, WcOpcode, WcStatus, WrOpcode, type WorkCompletion } from '../../../stack/types';
+import { Access, FlushLevel, FlushType, MwType, QpState, QpType, SendFlags, WcFlags, WcOpcode, WcStatus, WrOpcode } from '../../../stack/types';
 import type { QueuePair } from '../../../stack/queue-pair';
 import type { CompletionQueue } from '../../../stack/completion-queue';
 import { MrTable, ProtectionDomain, type MemoryRegion } from '../../../stack/memory-region';
@@ -20,6 +19,7 @@ import { VerbsErrorCode } from '../../../stack/errors';
 import { AethKind, NakCode } from '../../../packets/aeth';
 import { Opcode } from '../../../packets/opcodes';
 import { summarize, type Sent } from '../../support/scripted-peer';
+import { connectRc, drainCompletions } from '../../support/sim-rc';
 
 interface Side {
   dev: Device;
@@ -52,24 +52,11 @@ function setup(): { sim: SimPair; A: Side; B: Side; wire: Sent[] } {
   const A = make(sim.a);
   const B = make(sim.b);
   const flush = Access.FLUSH_GLOBAL | Access.FLUSH_PERSISTENT;
-  for (const [qa, qb, pa, pb] of [[A.qp, B.qp, 0x100, 0x200], [A.qp2, B.qp2, 0x300, 0x400]] as const) {
-    const ea = endpointOf(sim.a, qa, pa);
-    const eb = endpointOf(sim.b, qb, pb);
-    connectQp(qa, ea, eb, { timeout: 10, accessFlags: REMOTE | flush });
-    connectQp(qb, eb, ea, { timeout: 10, accessFlags: REMOTE | flush });
-  }
+  for (const [qa, qb, pa, pb] of [[A.qp, B.qp, 0x100, 0x200], [A.qp2, B.qp2, 0x300, 0x400]] as const) connectRc(sim, qa, qb, pa, pb, { accessFlags: REMOTE | flush });
   return { sim, A, B, wire };
 }
 
-function drain(sim: SimPair, cq: CompletionQueue, n: number): WorkCompletion[] {
-  const out: WorkCompletion[] = [];
-  sim.clock.runWhile(() => {
-    out.push(...cq.poll(64));
-    return out.length < n;
-  }, 2_000_000);
-  out.push(...cq.poll(64));
-  return out;
-}
+const drain = drainCompletions;
 
 /** `mw`'s key with key byte `b` (its index kept). */
 const keyOf = (mw: MemoryWindow, b: number): number => ((mw.rkey & ~0xff) | b) >>> 0;
