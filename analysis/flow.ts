@@ -739,7 +739,7 @@ export class RequesterFlow {
       // READ response says so at the READ's end (its LAST or ONLY); IBTA §9.7.5.1.2. A responder slow
       // to drain its queue takes copies sent before a NAK or RNR NAK that reset the ePSN (rxe_resp.c
       // acknowledges only what check_psn() let through): the next resend from there is in sequence.
-      const acks = v.aethKind === AethKind.ACK && (f & OpFlag.READ) === 0 ? true : (f & OpFlag.ATOMIC) !== 0 || ((f & OpFlag.READ) !== 0 && (f & OpFlag.END) !== 0);
+      const acks = (v.aethKind === AethKind.ACK && (f & OpFlag.READ) === 0) || (f & OpFlag.ATOMIC) !== 0 || ((f & OpFlag.READ) !== 0 && (f & OpFlag.END) !== 0);
       if (acks && !unseen && this.expected !== null && psnDiff(through, this.expected) >= 0) {
         this.expected = psnAdd(through, 1);
         this.expectedSlack = 0;
