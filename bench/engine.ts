@@ -8,7 +8,7 @@
  */
 import { createSimPair } from '../apps/sim/sim-pair';
 import { connectQp, endpointOf } from '../stack/connect';
-import { Access, QpType, SendFlags, WcStatus, WrOpcode, type Mtu } from '../stack/types';
+import { Access, QpType, SendFlags, WcStatus, WrOpcode, type Mtu } from '../stack/work-completion';
 import { nativeAvailable } from '../nic-driver/native-binding';
 import { applyNativeSwitch } from '../apps/host/environment';
 

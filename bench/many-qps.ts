@@ -15,7 +15,7 @@
  */
 import { createSimPair } from '../apps/sim/sim-pair';
 import { connectQp, endpointOf } from '../stack/connect';
-import { Access, Mtu, QpType, SendFlags, WcStatus, WrOpcode } from '../stack/types';
+import { Access, Mtu, QpType, SendFlags, WcStatus, WrOpcode } from '../stack/work-completion';
 import type { QueuePair } from '../stack/queue-pair';
 import { applyNativeSwitch } from '../apps/host/environment';
 

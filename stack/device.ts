@@ -17,7 +17,7 @@ import type { RandomSource } from '../base/random-source';
 import { AllocationOrder } from './allocation-order';
 import { KeyAllocator } from './key-allocator';
 import { QpnAllocator } from './qpn-allocator';
-import { QpType, type MwType, type Mtu, mtuFromBytes } from './types';
+import { QpType, type MwType, type Mtu, mtuFromBytes } from './work-completion';
 import { VerbsError, VerbsErrorCode, invalid } from './errors';
 import { FAST_REG_PAGE, MrTable, MrType, ProtectionDomain, type MemoryRegion } from './memory-region';
 import type { MemoryWindow } from './memory-window';

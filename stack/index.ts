@@ -25,7 +25,7 @@ export {
   WrOpcode,
   type Sge,
   type WorkCompletion,
-} from './types';
+} from './work-completion';
 export { VerbsError, VerbsErrorCode } from './errors';
 export { RealClock, VirtualClock, type Clock } from '../base/clock';
 export { RoceError } from '../base/roce-error';

@@ -5,7 +5,7 @@
  * live in requester.ts, completer.ts and responder.ts; this file holds the
  * verbs entry points (modify, post) and the transitions to the error state.
  */
-import { Access, FlushLevel, FlushType, MwType, QpState, QpType, SendFlags, WcOpcode, WcStatus, WrOpcode, mtuBytes, type Mtu, type WorkCompletion, type Sge, QP_STATE_NAMES } from './types';
+import { Access, FlushLevel, FlushType, MwType, QpState, QpType, SendFlags, WcOpcode, WcStatus, WrOpcode, mtuBytes, type Mtu, type WorkCompletion, type Sge, QP_STATE_NAMES } from './work-completion';
 import { type AhAttr, type QpAttrInput, checkTransition } from './qp-attributes';
 import { VerbsError, VerbsErrorCode, invalid } from './errors';
 import { MrFault, type ProtectionDomain, sgeTotal } from './memory-region';

@@ -4,7 +4,7 @@
  * completer and responder keep for them.
  */
 import type { Seg } from './dma';
-import { type Sge, WcStatus, WrOpcode } from './types';
+import { type Sge, WcStatus, WrOpcode } from './work-completion';
 import type { AddressHandle } from './address';
 import { invalid } from './errors';
 import { type MemoryRegion, sgeTotal } from './memory-region';

@@ -31,7 +31,7 @@
 import { type CmTiming, cmConnectTiming, cmStepBound } from '../host/cm-step-bound';
 import { type NoProgressBound, noProgressBound } from '../host/no-progress-bound';
 import type { Device } from '../../stack/device';
-import { Access, QpState, QpType, SendFlags, WC_STATUS_NAMES, WcOpcode, WcStatus, WrOpcode, type WorkCompletion } from '../../stack/types';
+import { Access, QpState, QpType, SendFlags, WC_STATUS_NAMES, WcOpcode, WcStatus, WrOpcode, type WorkCompletion } from '../../stack/work-completion';
 import type { QueuePair } from '../../stack/queue-pair';
 import type { CompletionQueue } from '../../stack/completion-queue';
 import type { MemoryRegion } from '../../stack/memory-region';

@@ -13,7 +13,7 @@
  */
 import { createSimPair, type SimPair } from '../sim/sim-pair';
 import { connectQp, endpointOf } from '../../stack/connect';
-import { Access, Mtu, QpType, SendFlags, WcStatus, WrOpcode } from '../../stack/types';
+import { Access, Mtu, QpType, SendFlags, WcStatus, WrOpcode } from '../../stack/work-completion';
 import type { Device } from '../../stack/device';
 import type { MemoryRegion } from '../../stack/memory-region';
 import type { CompletionQueue } from '../../stack/completion-queue';

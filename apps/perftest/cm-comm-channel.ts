@@ -23,7 +23,7 @@ import type { Device } from '../../stack/device';
 import type { QueuePair } from '../../stack/queue-pair';
 import type { CompletionQueue } from '../../stack/completion-queue';
 import type { MemoryRegion } from '../../stack/memory-region';
-import { Access, QpState, QpType, SendFlags, WC_STATUS_NAMES, WcOpcode, WcStatus, WrOpcode } from '../../stack/types';
+import { Access, QpState, QpType, SendFlags, WC_STATUS_NAMES, WcOpcode, WcStatus, WrOpcode } from '../../stack/work-completion';
 import type { RdmaCm, RdmaCmEvent, RdmaCmId } from '../../stack/cm/rdma-cm';
 import { OobError, OobErrorCode } from '../oob/tcp-channel';
 import type { OobTransport } from '../oob/perftest-session';

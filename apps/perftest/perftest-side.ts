@@ -13,7 +13,7 @@ import type { Device } from '../../stack/device';
 import type { QueuePair } from '../../stack/queue-pair';
 import type { CompletionQueue } from '../../stack/completion-queue';
 import type { MemoryRegion } from '../../stack/memory-region';
-import { Access, QpState, QpType, SendFlags, WrOpcode, type Mtu } from '../../stack/types';
+import { Access, QpState, QpType, SendFlags, WrOpcode, type Mtu } from '../../stack/work-completion';
 import type { SendWr } from '../../stack/work-request';
 import { isIpv4MappedGid } from '../../stack/address';
 import { ipv6ToString } from '../../packets/bytes';

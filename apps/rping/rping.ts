@@ -14,7 +14,7 @@
  * reposted after each arrives (rping_cq_event_handler()).
  */
 import type { Device } from '../../stack/device';
-import { Access, QpType, QpState, SendFlags, WC_STATUS_NAMES, WcOpcode, WcStatus, WrOpcode, type WorkCompletion } from '../../stack/types';
+import { Access, QpType, QpState, SendFlags, WC_STATUS_NAMES, WcOpcode, WcStatus, WrOpcode, type WorkCompletion } from '../../stack/work-completion';
 import type { QueuePair } from '../../stack/queue-pair';
 import type { MemoryRegion } from '../../stack/memory-region';
 import { RdmaCm, type RdmaCmEvent, type RdmaCmId } from '../../stack/cm/rdma-cm';

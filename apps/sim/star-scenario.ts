@@ -13,7 +13,7 @@
 import { VirtualClock } from '../../base/clock';
 import { Device } from '../../stack/device';
 import { connectQp, endpointOf } from '../../stack/connect';
-import { Access, QpType, SendFlags, WrOpcode, type Mtu } from '../../stack/types';
+import { Access, QpType, SendFlags, WrOpcode, type Mtu } from '../../stack/work-completion';
 import type { QueuePair } from '../../stack/queue-pair';
 import type { CompletionQueue } from '../../stack/completion-queue';
 import type { MemoryRegion } from '../../stack/memory-region';

@@ -5,7 +5,7 @@
  * fetch-and-add, spread over several QPs. `roce demo`, the simulation tests
  * and the engine benchmark run it.
  */
-import { Access, QpState, QpType, SendFlags, WcOpcode, WcStatus, WrOpcode, WC_STATUS_NAMES, type Mtu, type WorkCompletion } from '../../stack/types';
+import { Access, QpState, QpType, SendFlags, WcOpcode, WcStatus, WrOpcode, WC_STATUS_NAMES, type Mtu, type WorkCompletion } from '../../stack/work-completion';
 import { Rng } from '../../base/rng';
 import type { SimPair } from './sim-pair';
 import type { Device } from '../../stack/device';

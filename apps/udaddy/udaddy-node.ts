@@ -19,7 +19,7 @@ import type { AddressHandle } from '../../stack/address';
 import type { CompletionQueue } from '../../stack/completion-queue';
 import type { MemoryRegion, ProtectionDomain } from '../../stack/memory-region';
 import type { QueuePair } from '../../stack/queue-pair';
-import { Access, QpState, QpType, SendFlags, WrOpcode } from '../../stack/types';
+import { Access, QpState, QpType, SendFlags, WrOpcode } from '../../stack/work-completion';
 import { RDMA_UDP_QKEY, type RdmaCmId } from '../../stack/cm/rdma-cm';
 import { GRH_LEN } from './reply-ah';
 

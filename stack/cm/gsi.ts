@@ -23,7 +23,7 @@ import { WireError } from '../../packets/errors';
 import { ipv6ToString } from '../../packets/bytes';
 import { CompletionQueue } from '../completion-queue';
 import { VerbsError } from '../errors';
-import { Access, QpState, QpType, SendFlags, WcOpcode, WcStatus, WrOpcode, type WorkCompletion } from '../types';
+import { Access, QpState, QpType, SendFlags, WcOpcode, WcStatus, WrOpcode, type WorkCompletion } from '../work-completion';
 import type { Device } from '../device';
 import type { QueuePair } from '../queue-pair';
 import type { MemoryRegion } from '../memory-region';

@@ -13,7 +13,7 @@ import { hasZeroCopyTx, type NicDriver } from '../../nic-driver/driver';
 import { Device } from '../../stack/device';
 import { decodeFrame } from '../../packets/decode';
 import { connectQp, endpointOf } from '../../stack/connect';
-import { Access, Mtu, QpType, SendFlags, WcStatus, WrOpcode } from '../../stack/types';
+import { Access, Mtu, QpType, SendFlags, WcStatus, WrOpcode } from '../../stack/work-completion';
 
 const WRAPPERS: [string, (d: NicDriver, sink: Uint8Array[]) => NicDriver][] = [
   ['ActivityDriver', (d) => new ActivityDriver(d, 0)],

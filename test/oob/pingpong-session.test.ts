@@ -2,7 +2,7 @@
 import { TcpChannel } from '../../apps/oob/tcp-channel';
 import { runPingpong, type PingpongConfig, type PingpongResult } from '../../apps/pingpong/pingpong';
 import { connectQp } from '../../stack/connect';
-import { Access, QpType, SendFlags, WrOpcode } from '../../stack/types';
+import { Access, QpType, SendFlags, WrOpcode } from '../../stack/work-completion';
 import { nextTurn } from '../../apps/host/clock-pump';
 import { hx, pumpedPair, scriptClient, scriptServer } from './support';
 

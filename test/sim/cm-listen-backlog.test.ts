@@ -7,7 +7,7 @@
  */
 import { createSimPair, SIM_IP_B } from '../../apps/sim/sim-pair';
 import { RdmaCm, type RdmaCmEvent, type RdmaCmId } from '../../stack/cm/rdma-cm';
-import { Access, QpType } from '../../stack/types';
+import { Access, QpType } from '../../stack/work-completion';
 import type { Device } from '../../stack/device';
 import type { QueuePair } from '../../stack/queue-pair';
 

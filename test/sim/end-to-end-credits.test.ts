@@ -8,7 +8,7 @@
  */
 import { createSimPair } from '../../apps/sim/sim-pair';
 import { connectQp, endpointOf } from '../../stack/connect';
-import { Access, QpType, SendFlags, WcStatus, WrOpcode } from '../../stack/types';
+import { Access, QpType, SendFlags, WcStatus, WrOpcode } from '../../stack/work-completion';
 
 interface Outcome {
   delivered: number;

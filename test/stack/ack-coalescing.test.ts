@@ -7,7 +7,7 @@
 import type { AckCoalescer } from '../../stack/ack-coalescer';
 import { createSimPair, type SimPair } from '../../apps/sim/sim-pair';
 import { connectQp, endpointOf } from '../../stack/connect';
-import { Access, Mtu, QpType, SendFlags, WcStatus, WrOpcode, type WorkCompletion } from '../../stack/types';
+import { Access, Mtu, QpType, SendFlags, WcStatus, WrOpcode, type WorkCompletion } from '../../stack/work-completion';
 import type { QueuePair } from '../../stack/queue-pair';
 import type { MemoryRegion } from '../../stack/memory-region';
 import type { CompletionQueue } from '../../stack/completion-queue';

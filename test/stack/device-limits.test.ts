@@ -7,7 +7,7 @@
 import { Device } from '../../stack/device';
 import { VerbsError } from '../../stack/errors';
 import { RXE_DEVICE_LIMITS } from '../../stack/device-limits';
-import { QpType, Access } from '../../stack/types';
+import { QpType, Access } from '../../stack/work-completion';
 import { VirtualClock } from '../../base/clock';
 import { createMemoryLink } from '../../nic-driver/memory-link';
 

@@ -6,7 +6,7 @@
  */
 import { createSimPair, type SimPair, type SimPairOptions } from '../../apps/sim/sim-pair';
 import { connectQp, endpointOf } from '../../stack/connect';
-import { Access, Mtu, QpState, QpType, SendFlags, WcStatus, WrOpcode, type WorkCompletion } from '../../stack/types';
+import { Access, Mtu, QpState, QpType, SendFlags, WcStatus, WrOpcode, type WorkCompletion } from '../../stack/work-completion';
 import type { QueuePair } from '../../stack/queue-pair';
 import type { MemoryRegion } from '../../stack/memory-region';
 import type { CompletionQueue } from '../../stack/completion-queue';

@@ -13,7 +13,7 @@
  */
 import fc from 'fast-check';
 import { scriptedPeer, op, pattern, psnPlus, SYN, type InjectSpec, type ScriptedPeer, type Sent } from '../support/scripted-peer';
-import { Access, QpState, QpType, WcFlags, WcStatus } from '../../stack/types';
+import { Access, QpState, QpType, WcFlags, WcStatus } from '../../stack/work-completion';
 import { OPCODES, OpFlag } from '../../packets/opcodes';
 import { creditCode } from '../../packets/aeth';
 

@@ -9,7 +9,7 @@ import { AllocationOrder } from '../../stack/allocation-order';
 import { KeyAllocator, RXE_MW_INDEX_MAX, RXE_MW_INDEX_MIN } from '../../stack/key-allocator';
 import { FIRST_QPN, QpnAllocator } from '../../stack/qpn-allocator';
 import { MrFault } from '../../stack/memory-region';
-import { Access, QpType } from '../../stack/types';
+import { Access, QpType } from '../../stack/work-completion';
 import { VirtualClock } from '../../base/clock';
 import { Rng } from '../../base/rng';
 import { CryptoRandom } from '../../base/crypto-random';

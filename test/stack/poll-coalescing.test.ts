@@ -10,7 +10,7 @@ import { decodeFrame } from '../../packets/decode';
 import { Opcode } from '../../packets/opcodes';
 import type { Direction } from '../../nic-driver/faults';
 import { connectQp, endpointOf } from '../../stack/connect';
-import { Access, Mtu, QpType, SendFlags, WcStatus, WrOpcode } from '../../stack/types';
+import { Access, Mtu, QpType, SendFlags, WcStatus, WrOpcode } from '../../stack/work-completion';
 import type { MemoryDriver } from '../../nic-driver/memory-link';
 
 /** What b sent a, in wire order: opcode, PSN and the AETH's MSN and syndrome when there is one. */

@@ -1,7 +1,7 @@
 /** Shared receive queues and completion notification (event mode). */
 import { createSimPair } from '../../apps/sim/sim-pair';
 import { connectQp, endpointOf } from '../../stack/connect';
-import { Access, QpType, SendFlags, WcStatus, WrOpcode } from '../../stack/types';
+import { Access, QpType, SendFlags, WcStatus, WrOpcode } from '../../stack/work-completion';
 import { CompletionQueue } from '../../stack/completion-queue';
 import { VerbsError } from '../../stack/errors';
 

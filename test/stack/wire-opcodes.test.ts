@@ -1,6 +1,6 @@
 /** The opcode each request and READ response packet carries, checked against the opcode table. */
 import { OPCODES, OpFlag } from '../../packets/opcodes';
-import { QpType, WrOpcode } from '../../stack/types';
+import { QpType, WrOpcode } from '../../stack/work-completion';
 import { readResponseOpcode, requestOpcode, transportOf } from '../../stack/wire-opcodes';
 
 const PLACES = [

@@ -14,7 +14,7 @@ import { VirtualClock } from '../../base/clock';
 import { Device } from '../../stack/device';
 import type { NicDriver, DriverStats } from '../../nic-driver/driver';
 import { emptyStats } from '../../nic-driver/driver';
-import { Access, QpType, type Mtu, type WorkCompletion, mtuBytes } from '../../stack/types';
+import { Access, QpType, type Mtu, type WorkCompletion, mtuBytes } from '../../stack/work-completion';
 import { connectQp, endpointOf, type ConnectOptions, type Endpoint } from '../../stack/connect';
 import type { QueuePair } from '../../stack/queue-pair';
 import type { CompletionQueue } from '../../stack/completion-queue';

@@ -9,7 +9,7 @@
  */
 import { createSimPair, type SimPair } from '../../../apps/sim/sim-pair';
 import { connectQp, endpointOf } from '../../../stack/connect';
-import { Access, FlushLevel, FlushType, MwType, QpState, QpType, SendFlags, WcFlags, WcOpcode, WcStatus, WrOpcode, type WorkCompletion } from '../../../stack/types';
+import { Access, FlushLevel, FlushType, MwType, QpState, QpType, SendFlags, WcFlags, WcOpcode, WcStatus, WrOpcode, type WorkCompletion } from '../../../stack/work-completion';
 import type { QueuePair } from '../../../stack/queue-pair';
 import type { CompletionQueue } from '../../../stack/completion-queue';
 import { MrTable, ProtectionDomain, type MemoryRegion } from '../../../stack/memory-region';

@@ -4,7 +4,7 @@
  * completions that come out (IBTA vol. 1 §9.7.5; rxe_resp.c behaviour).
  */
 import { scriptedPeer, op, pattern, psnPlus, SYN, PEER_QPN, type Sent, type ScriptedPeer } from '../../support/scripted-peer';
-import { Access, QpState, WcFlags, WcOpcode, WcStatus, WrOpcode } from '../../../stack/types';
+import { Access, QpState, WcFlags, WcOpcode, WcStatus, WrOpcode } from '../../../stack/work-completion';
 import { creditCode } from '../../../packets/aeth';
 
 /** The parts of an ACK-like frame the rules are about. */
