@@ -8,7 +8,10 @@
  */
 import { createSimPair, type SimPair } from '../../../apps/sim/sim-pair';
 import { connectQp, endpointOf } from '../../../stack/connect';
-import { Access, QpState, QpType, SendFlags, WcFlags, WcOpcode, WcStatus, WrOpcode, type WorkCompletion } from '../../../stack/work-completion';
+import { QpState, QpType } from '../../../stack/qp-type-and-state';
+import { Access } from '../../../stack/access-flags';
+import { SendFlags, WrOpcode } from '../../../stack/work-request-codes';
+import { WcFlags, WcOpcode, WcStatus, type WorkCompletion } from '../../../stack/work-completion';
 import type { QueuePair } from '../../../stack/queue-pair';
 import type { CompletionQueue } from '../../../stack/completion-queue';
 import type { MemoryRegion, ProtectionDomain } from '../../../stack/memory-region';

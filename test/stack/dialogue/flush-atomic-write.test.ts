@@ -7,7 +7,10 @@
  */
 import { createSimPair, type SimPair } from '../../../apps/sim/sim-pair';
 import { connectQp, endpointOf, type ConnectOptions } from '../../../stack/connect';
-import { Access, FlushLevel, FlushType, QpState, QpType, SendFlags, WcOpcode, WcStatus, WrOpcode, type WorkCompletion } from '../../../stack/work-completion';
+import { QpState, QpType } from '../../../stack/qp-type-and-state';
+import { Access } from '../../../stack/access-flags';
+import { FlushLevel, FlushType, SendFlags, WrOpcode } from '../../../stack/work-request-codes';
+import { WcOpcode, WcStatus, type WorkCompletion } from '../../../stack/work-completion';
 import type { QueuePair } from '../../../stack/queue-pair';
 import type { CompletionQueue } from '../../../stack/completion-queue';
 import type { MemoryRegion, ProtectionDomain } from '../../../stack/memory-region';

@@ -9,7 +9,11 @@
  */
 import { createSimPair, type SimPair } from '../../../apps/sim/sim-pair';
 import { connectQp, endpointOf } from '../../../stack/connect';
-import { Access, FlushLevel, FlushType, MwType, QpState, QpType, SendFlags, WcFlags, WcOpcode, WcStatus, WrOpcode, type WorkCompletion } from '../../../stack/work-completion';
+import { QpState, QpType } from '../../../stack/qp-type-and-state';
+import { Access } from '../../../stack/access-flags';
+import { MwType } from '../../../stack/mw-type';
+import { FlushLevel, FlushType, SendFlags, WrOpcode } from '../../../stack/work-request-codes';
+import { WcFlags, WcOpcode, WcStatus, type WorkCompletion } from '../../../stack/work-completion';
 import type { QueuePair } from '../../../stack/queue-pair';
 import type { CompletionQueue } from '../../../stack/completion-queue';
 import { MrTable, ProtectionDomain, type MemoryRegion } from '../../../stack/memory-region';
