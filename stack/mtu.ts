@@ -1,3 +1,5 @@
+/** The path MTU as libibverbs numbers it (`enum ibv_mtu`), and its size in bytes. */
+
 /** Path MTU enum of libibverbs (`enum ibv_mtu`) and the byte sizes. */
 export const Mtu = { MTU_256: 1, MTU_512: 2, MTU_1024: 3, MTU_2048: 4, MTU_4096: 5 } as const;
 export type Mtu = (typeof Mtu)[keyof typeof Mtu];

@@ -1,3 +1,5 @@
+/** Memory window types, with the numbers of libibverbs (`verbs.h`). */
+
 /**
  * Memory window types (`enum ibv_mw_type`): type 1 is bound by the bind verb (ibv_bind_mw) and answers
  * on any QP of its PD; type 2 is bound by a BIND_MW work request and answers only on the QP that bound
