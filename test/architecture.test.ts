@@ -213,7 +213,8 @@ describe('architecture: the layers point one way', () => {
   test('every app listed in APP_ARROWS is a folder of apps/, and its arrows name listed apps', () => {
     const folders = fs.readdirSync(path.join(ROOT, 'apps'), { withFileTypes: true }).filter((e) => e.isDirectory()).map((e) => e.name).sort();
     expect(Object.keys(APP_ARROWS).sort()).toEqual(folders);
-    for (const [app, to] of Object.entries(APP_ARROWS)) for (const t of to) expect(`${app} → ${t}: ${APP_ARROWS[t] !== undefined && t !== app}`).toBe(`${app} → ${t}: true`);
+    const unknown = Object.entries(APP_ARROWS).flatMap(([app, to]) => to.filter((t) => t === app || APP_ARROWS[t] === undefined).map((t) => `${app} → ${t}`));
+    expect(unknown).toEqual([]);
   });
 
   test('no numeric opcode literal outside the opcode table', () => {
