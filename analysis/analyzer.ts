@@ -481,7 +481,7 @@ export class Analyzer {
 
   /**
    * The capture time of the first frame, for a caller that hands in frames by `pushNotRoce` and
-   * `pushRoce` with times it made relative to that frame itself (cli/analyze-workers.ts).
+   * `pushRoce` with times it made relative to that frame itself (capture-engine/analyze-workers.ts).
    */
   setStartTime(t: ExactTime): void {
     this.startTime = { ...t };

@@ -1,5 +1,5 @@
 /**
- * Frames decoded on one thread and analysed on another (cli/analyze-workers.ts): a batch holds,
+ * Frames decoded on one thread and analysed on another (capture-engine/analyze-workers.ts): a batch holds,
  * per record, what `Analyzer.pushRoce` and `pushNotRoce` take, as numbers in one Float64Array,
  * with the strings (addresses, opcode names) sent once each and referred to by number. A frame the
  * analyzer needs whole, a CM MAD, travels as its bytes and is decoded again by the reader.

@@ -8,7 +8,7 @@
  *   npm run build && node dist/bench/analyze.js [--frames N] [--json] [--keep-file]
  *
  * Then the whole program, `roce analyze FILE` (its text summary), on one thread and on two
- * (cli/analyze-workers.ts), alternating, three runs each: wall time from start to exit, node's
+ * (capture-engine/analyze-workers.ts), alternating, three runs each: wall time from start to exit, node's
  * start-up included, and peak RSS, on the 1/4, 1 and 3 times N pcap files.
  *
  * The capture: two RC QP pairs, 64-byte RDMA WRITE ONLY requests, AckReq on

@@ -8,7 +8,11 @@
  */
 import { createSimPair } from '../apps/sim/sim-pair';
 import { connectQp, endpointOf } from '../stack/connect';
-import { Access, QpType, SendFlags, WcStatus, WrOpcode, type Mtu } from '../stack/types';
+import { QpType } from '../stack/qp-type-and-state';
+import { Access } from '../stack/access-flags';
+import { SendFlags, WrOpcode } from '../stack/work-request-codes';
+import { WcStatus } from '../stack/work-completion';
+import type { Mtu } from '../stack/mtu';
 import { nativeAvailable } from '../nic-driver/native-binding';
 import { applyNativeSwitch } from '../apps/host/environment';
 

@@ -13,7 +13,10 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { createSimPair, SIM_IP_A, SIM_IP_B, SIM_MAC_A, SIM_MAC_B } from '../apps/sim/sim-pair';
 import { connectQp, endpointOf } from '../stack/connect';
-import { Access, QpType, WrOpcode, SendFlags, WcStatus } from '../stack/types';
+import { QpType } from '../stack/qp-type-and-state';
+import { Access } from '../stack/access-flags';
+import { WrOpcode, SendFlags } from '../stack/work-request-codes';
+import { WcStatus } from '../stack/work-completion';
 import { buildRoceV2Frame, type TransportSpec } from '../packets/build';
 import { Opcode } from '../packets/opcodes';
 

@@ -15,7 +15,11 @@
  */
 import { createSimPair } from '../apps/sim/sim-pair';
 import { connectQp, endpointOf } from '../stack/connect';
-import { Access, Mtu, QpType, SendFlags, WcStatus, WrOpcode } from '../stack/types';
+import { QpType } from '../stack/qp-type-and-state';
+import { Access } from '../stack/access-flags';
+import { SendFlags, WrOpcode } from '../stack/work-request-codes';
+import { WcStatus } from '../stack/work-completion';
+import { Mtu } from '../stack/mtu';
 import type { QueuePair } from '../stack/queue-pair';
 import { applyNativeSwitch } from '../apps/host/environment';
 

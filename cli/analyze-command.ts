@@ -32,12 +32,12 @@ import { documentDigits, episodeLine, episodeText, frameLinesFromJson, messageLi
 import type { Episode, Violation } from '../analysis/types';
 import { TextList, writeJsonPieces } from '../base/json-pieces';
 import { SortedSpool, type SpoolStore } from '../base/sorted-spool';
-import { SpoolFileError, openSpoolFile } from './spool-file';
+import { SpoolFileError, openSpoolFile } from '../capture-engine/spool-file';
 import { FLAG_HELP, FLAG_NAMES } from '../analysis/flags';
 import { failOnFindings, failOnNames, parseFailOn } from '../analysis/fail-on';
 import { nativeIcrcV2 } from '../nic-driver/native-binding';
 import { parseThreads, threadCount } from './thread-count';
-import { analyzeWithWorker, analyzeWorkerScript } from './analyze-workers';
+import { analyzeWithWorker, analyzeWorkerScript } from '../capture-engine/analyze-workers';
 import { guessabilityOfCapture } from '../analysis/guessability-capture';
 import { guessReportText } from '../analysis/guessability-text';
 import type { ParsedArgs } from './args';

@@ -10,7 +10,7 @@ import { type OptionSpec, UsageError, formatOptions, intValue } from './args';
 import { type CommandContext, parseCommand } from './command';
 import type { Output } from './output';
 import { failureOf } from './failure';
-import { parseDriver } from './host-test';
+import { parseDriver } from './host-run-options';
 import { ATTACK_CASES, ATTACK_CASE_HELP, type AttackCase, type AttackTarget } from '../apps/attack/attack-cases';
 import { type AttackPlan, type AttackPort, runAttack } from '../apps/attack/attack-run';
 import { HostDriverKind, interfaceIpv4 } from '../apps/host/host-device';

@@ -7,7 +7,8 @@
  */
 import { type OptionSpec, UsageError, formatOptions } from './args';
 import { type CommandContext, parseCommand } from './command';
-import { type HostTestNames, SHARED_OPTIONS, hostTestArgs, runHostTest } from './host-test';
+import { type HostTestNames, SHARED_OPTIONS, hostTestArgs } from './host-run-options';
+import { runHostTest } from './host-run';
 import type { Output } from './output';
 import { PINGPONG_DEFAULT_PORT } from '../apps/oob/pingpong-messages';
 import { type PeerAuditResult, auditPeer } from '../apps/audit/peer-audit';

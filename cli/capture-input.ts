@@ -7,7 +7,7 @@
  * said here, once for every command.
  */
 import * as fs from 'node:fs';
-import { fileErrorText } from './file-error';
+import { fileErrorText } from '../base/file-error';
 import type { Output } from './output';
 import { STDIN_PATH, streamCaptureFile } from '../analysis/capture-stream';
 import type { WireError } from '../packets/errors';

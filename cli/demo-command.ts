@@ -13,7 +13,7 @@ import { createSimPair } from '../apps/sim/sim-pair';
 import { runWorkload, type WorkloadResult } from '../apps/sim/workload';
 import { demoRecoveryFigures } from '../apps/sim/demo-figures';
 import { PcapTap } from '../nic-driver/pcap-tap';
-import { mtuFromBytes, type Mtu } from '../stack/types';
+import { mtuFromBytes, type Mtu } from '../stack/mtu';
 import type { TraceEvent } from '../stack/trace';
 import { NAK_CODE_NAMES } from '../packets/aeth';
 import { RECOVERY_TRIGGER_WORDS, recoveryText } from '../base/recovery-trigger';

@@ -7,7 +7,7 @@
  * whether standard input is a terminal).
  */
 import { UsageError } from './args';
-import { fileErrorCode, fileErrorText } from './file-error';
+import { fileErrorCode, fileErrorText } from '../base/file-error';
 import { type Command, type CommandContext, commandContext } from './command';
 import { applyNativeSwitch } from '../apps/host/native-switch';
 import { tierUpEarly } from '../apps/host/jit-tier-up';

@@ -5,7 +5,7 @@
  */
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { fileErrorText } from './file-error';
+import { fileErrorText } from '../base/file-error';
 import type { Output } from './output';
 
 /** The exit status of a command whose output file cannot be written. */

@@ -7,7 +7,8 @@
 import { histogramText } from './histogram-text';
 import { type OptionSpec, UsageError, formatOptions } from './args';
 import { type CommandContext, parseCommand } from './command';
-import { type HostTestNames, CM_OPTIONS, PCAP_OPTIONS, cmTimingArg, TCLASS_OPTIONS, trafficClassArg, SHARED_OPTIONS, hostTestArgs, runHostTest } from './host-test';
+import { type HostTestNames, CM_OPTIONS, PCAP_OPTIONS, cmTimingArg, TCLASS_OPTIONS, trafficClassArg, SHARED_OPTIONS, hostTestArgs } from './host-run-options';
+import { runHostTest } from './host-run';
 import type { Output } from './output';
 import { PerftestVerb, perftestBinary } from '../apps/oob/perftest-session';
 import { CC_OPTIONS } from './cc-args';

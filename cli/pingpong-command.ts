@@ -7,7 +7,8 @@ import { type OptionSpec, type ParsedArgs, UsageError, formatOptions } from './a
 import { type CommandContext, parseCommand } from './command';
 import { CC_OPTIONS } from './cc-args';
 import { type SrqPingpongConfig, type SrqPingpongResult, runSrqPingpong } from '../apps/pingpong/srq-pingpong';
-import { type HostTestArgs, type HostTestNames, PCAP_OPTIONS, TCLASS_OPTIONS, trafficClassArg, SHARED_OPTIONS, hostTestArgs, runHostTest } from './host-test';
+import { type HostTestArgs, type HostTestNames, PCAP_OPTIONS, TCLASS_OPTIONS, trafficClassArg, SHARED_OPTIONS, hostTestArgs } from './host-run-options';
+import { runHostTest } from './host-run';
 import type { Output } from './output';
 import { PINGPONG_DEFAULT_PORT } from '../apps/oob/pingpong-messages';
 import { type PingpongConfig, type PingpongResult, type PingpongType, runPingpong } from '../apps/pingpong/pingpong';

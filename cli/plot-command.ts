@@ -26,7 +26,7 @@ import {
   selectionHooks,
 } from './capture-options';
 import { choosesConversations, noneChosenText } from '../analysis/conversation-choice';
-import { fileErrorText } from './file-error';
+import { fileErrorText } from '../base/file-error';
 import { OUTPUT_FILE_STATUS, outputFileWritable, writeOutputFile } from './output-file';
 import { buildPsnSeries, type SeriesFilter } from '../analysis/psn-series';
 import { plotSvg } from '../analysis/render/plot-svg';

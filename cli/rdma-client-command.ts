@@ -7,7 +7,8 @@
 import { type OptionSpec, UsageError, formatOptions, intValue } from './args';
 import type { Output } from './output';
 import { type CommandContext, parseCommand } from './command';
-import { type HostTestArgs, type HostTestNames, CM_OPTIONS, PCAP_OPTIONS, cmOpt, cmTimingArg, captureArgs, queuesArg, SHARED_OPTIONS, parseDriver, runHostTest, routedInterface } from './host-test';
+import { type HostTestArgs, type HostTestNames, CM_OPTIONS, PCAP_OPTIONS, cmOpt, cmTimingArg, captureArgs, queuesArg, SHARED_OPTIONS, parseDriver } from './host-run-options';
+import { runHostTest, routedInterface } from './host-run';
 import { HostDriverKind } from '../apps/host/host-device';
 import { RDMA_EXAMPLE_DEFAULT_PORT, type RdmaExampleResult } from '../apps/rdma-example/endpoint';
 import { type RdmaClientConfig, runRdmaClient } from '../apps/rdma-example/rdma-client';

@@ -35,7 +35,7 @@ import { replayResponder } from '../apps/replay/responder-replay';
 import { replayRequester } from '../apps/replay/requester-replay';
 import type { ReplaySummary } from '../apps/replay/differences';
 import { replayOnto, rulesFromFlags } from './replay-onto';
-import { PCAP_OPTIONS, captureArgs } from './host-test';
+import { PCAP_OPTIONS, captureArgs } from './host-run-options';
 import { capturedPackets } from '../apps/replay/captured-packets';
 import { applyCmSetup, cmConnections } from '../apps/replay/cm-setup';
 import { splitReplayable } from '../apps/replay/replayable';

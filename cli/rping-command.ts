@@ -8,7 +8,8 @@
 import { type OptionSpec, UsageError, formatOptions, intValue } from './args';
 import type { Output } from './output';
 import { type CommandContext, parseCommand } from './command';
-import { type HostTestArgs, type HostTestNames, CM_OPTIONS, PCAP_OPTIONS, cmOpt, cmTimingArg, captureArgs, queuesArg, SHARED_OPTIONS, parseDriver, runHostTest, routedInterface } from './host-test';
+import { type HostTestArgs, type HostTestNames, CM_OPTIONS, PCAP_OPTIONS, cmOpt, cmTimingArg, captureArgs, queuesArg, SHARED_OPTIONS, parseDriver } from './host-run-options';
+import { runHostTest, routedInterface } from './host-run';
 import { HostDriverKind } from '../apps/host/host-device';
 import { RPING_DEFAULT_PORT, RPING_DEFAULT_SIZE, type RpingConfig, type RpingResult, runRping } from '../apps/rping/rping';
 import { RPING_MAX_BUFSIZE, RPING_MIN_BUFSIZE } from '../apps/rping/ping-data';

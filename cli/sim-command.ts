@@ -15,7 +15,7 @@ import { ccModeParams } from './cc-args';
 import { LinkConfigError } from '../nic-driver/link-config-error';
 import { VerbsError } from '../stack/errors';
 import { type FluidComparison, type FluidFigure, compareWithFluid, fluidUnfit } from '../apps/sim/fluid-comparison';
-import { mtuBytes, mtuFromBytes } from '../stack/types';
+import { mtuBytes, mtuFromBytes } from '../stack/mtu';
 
 export const SIM_OPTIONS: readonly OptionSpec[] = [
   { name: 'hosts', kind: 'string', value: 'N', help: 'hosts around the switch, named a, b, c, ... (default 3, at most 64)' },

@@ -1,20 +1,12 @@
 /**
  * How many threads `roce decode` and `roce analyze` work on, their own included
- * (cli/decode-workers.ts and cli/analyze-workers.ts start the others as worker threads). By
+ * (capture-engine/decode-workers.ts and capture-engine/analyze-workers.ts start the others as worker threads). By
  * default: their own only for a small file, where starting a worker costs more than it saves, and
  * for `roce decode --count`, which stops early; else one per core up to the command's most
  * (`MAX_AUTO_THREADS` for decode, 2 for analyze). `--threads N` says how many; 1 is the command's
  * own thread only.
  */
-import * as fs from 'node:fs';
-import * as path from 'node:path';
 import { UsageError, intValue } from './args';
-
-/** The compiled worker script `name`.js beside this module (dist/cli/), or null when the command runs from its TypeScript sources. */
-export function compiledWorkerScript(name: string): string | null {
-  const file = path.join(__dirname, `${name}.js`);
-  return fs.existsSync(file) ? file : null;
-}
 
 /** Threads at most unless `--threads` asks for more (the reading thread would not keep more busy). */
 export const MAX_AUTO_THREADS = 4;
@@ -45,7 +37,7 @@ export function threadCount(requested: number | null, c: ThreadsContext): number
   if (requested === 1) return 1;
   if (requested !== null) {
     if (c.counted) throw new UsageError('--threads above 1 cannot be combined with --count: --count stops after N frames, on the command\'s own thread');
-    if (c.script === null) throw new UsageError('--threads above 1 needs the compiled command (npm run build): a worker thread runs a script in dist/cli/');
+    if (c.script === null) throw new UsageError('--threads above 1 needs the compiled command (npm run build): a worker thread runs a script in dist/capture-engine/');
     return requested;
   }
   if (c.script === null || c.counted || c.cores < 2 || c.fileBytes < (c.minAutoBytes ?? AUTO_THREADS_MIN_BYTES)) return 1;

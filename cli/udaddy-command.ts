@@ -14,7 +14,8 @@
 import { type OptionSpec, UsageError, formatOptions, intValue } from './args';
 import type { Output } from './output';
 import { type CommandContext, parseCommand } from './command';
-import { type HostTestArgs, type HostTestNames, CM_OPTIONS, PCAP_OPTIONS, cmOpt, cmTimingArg, captureArgs, queuesArg, SHARED_OPTIONS, parseDriver, runHostTest, routedInterface } from './host-test';
+import { type HostTestArgs, type HostTestNames, CM_OPTIONS, PCAP_OPTIONS, cmOpt, cmTimingArg, captureArgs, queuesArg, SHARED_OPTIONS, parseDriver } from './host-run-options';
+import { runHostTest, routedInterface } from './host-run';
 import { HostDriverKind } from '../apps/host/host-device';
 import { UDADDY_DEFAULT_CONNECTIONS, UDADDY_DEFAULT_COUNT, UDADDY_DEFAULT_PORT, UDADDY_DEFAULT_SIZE, UDADDY_PORT_SPACE, type UdaddyConfig, type UdaddyResult, runUdaddy } from '../apps/udaddy/udaddy';
 import { UdaddyError } from '../apps/udaddy/udaddy-error';

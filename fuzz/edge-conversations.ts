@@ -11,7 +11,11 @@
 import { createSimPair } from '../apps/sim/sim-pair';
 import { PcapTap, type TapPoint } from '../nic-driver/pcap-tap';
 import { connectQp, endpointOf } from '../stack/connect';
-import { Access, type Mtu, QpType, SendFlags, WcStatus, WrOpcode, mtuBytes } from '../stack/types';
+import { QpType } from '../stack/qp-type-and-state';
+import { Access } from '../stack/access-flags';
+import { SendFlags, WrOpcode } from '../stack/work-request-codes';
+import { WcStatus } from '../stack/work-completion';
+import { type Mtu, mtuBytes } from '../stack/mtu';
 import type { SendWr } from '../stack/work-request';
 
 export const EDGE_OP_KINDS = ['write', 'writeImm', 'read', 'send', 'sendImm', 'sendInv', 'compareSwap', 'fetchAdd'] as const;

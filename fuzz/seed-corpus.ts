@@ -20,7 +20,7 @@ import { runWorkload } from '../apps/sim/workload';
 import { PcapTap } from '../nic-driver/pcap-tap';
 import { FUZZ_TARGETS } from './targets';
 import { type EdgeSpec, edgeConversation } from './edge-conversations';
-import { Mtu } from '../stack/types';
+import { Mtu } from '../stack/mtu';
 
 const ROOT = path.resolve(__dirname, '..', '..');
 const OUT = path.join(ROOT, 'test', 'fuzz', 'corpus');

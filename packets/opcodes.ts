@@ -100,7 +100,7 @@ export type PayloadRule = (typeof PayloadRule)[keyof typeof PayloadRule];
 
 /**
  * The transport an opcode belongs to: its top three bits (IBTA vol. 1 table 35). Not the verbs QP
- * type (stack/types.ts `QpType`, libibverbs numbers): the wire also knows RD, XRC and CNP.
+ * type (stack/qp-type-and-state.ts `QpType`, libibverbs numbers): the wire also knows RD, XRC and CNP.
  */
 export const Transport = { RC: 'RC', UC: 'UC', RD: 'RD', UD: 'UD', XRC: 'XRC', CNP: 'CNP' } as const;
 export type Transport = (typeof Transport)[keyof typeof Transport];

@@ -366,7 +366,7 @@ const TS_HIGH_EXACT = 2 ** 21;
 /**
  * A walk over pcapng blocks (draft-ietf-opsawg-pcapng §3.1 General Block Structure and §4 blocks),
  * one at a time, wherever their bytes are: the record reader below, and a reader that reads the
- * file in large pieces (cli/pcapng-block-reader.ts). It keeps the section's byte order and its
+ * file in large pieces (capture-engine/pcapng-block-reader.ts). It keeps the section's byte order and its
  * interfaces; the checks, the errors and their offsets are the same for both readers, since they
  * are made here.
  */

@@ -9,7 +9,8 @@
  * the QP to ERR. Every ACK-kind AETH also updates the end-to-end credit limit
  * the requester honours.
  */
-import { QpState, QpType, WcStatus } from './types';
+import { QpState, QpType } from './qp-type-and-state';
+import { WcStatus } from './work-completion';
 import type { QueuePair } from './queue-pair';
 import { type SendWqe, WqeKind, WqeState, localFaultStatus } from './work-request';
 import { psnAdd, psnDiff } from '../base/psn';

@@ -3,7 +3,7 @@
  * notification (ibv_req_notify_cq + completion channel), offered here as a
  * callback and as an async iterator of completions.
  */
-import type { WorkCompletion } from './types';
+import type { WorkCompletion } from './work-completion';
 import { VerbsError, VerbsErrorCode, invalid } from './errors';
 
 /** A completion queue (`ibv_cq`): work completions in order, polled by the application, with notification. */

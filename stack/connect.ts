@@ -5,7 +5,9 @@
  * (path MTU, min_rnr_timer 12, timeout 14, retry_cnt 7, rnr_retry 7, one
  * outstanding READ/atomic), unless the caller overrides them.
  */
-import { Access, QpState, QpType, type Mtu } from './types';
+import { QpState, QpType } from './qp-type-and-state';
+import { Access } from './access-flags';
+import type { Mtu } from './mtu';
 import type { QueuePair } from './queue-pair';
 import type { Device } from './device';
 import { VerbsError, VerbsErrorCode } from './errors';

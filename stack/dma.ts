@@ -7,7 +7,7 @@
  * creating a `Uint8Array` view costs about 50 ns, more than the rest of a small
  * packet's copy, so views are made only where a copy of more than a few bytes needs one.
  */
-import type { Sge } from './types';
+import type { Sge } from './sge';
 import { type MrLookup, type ProtectionDomain, MrFault } from './memory-region';
 import { copyBytes } from '../packets/bytes';
 

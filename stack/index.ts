@@ -11,21 +11,18 @@ export { MemoryRegion, ProtectionDomain } from './memory-region';
 export { SharedReceiveQueue } from './shared-receive-queue';
 export { type RecvWr, type SendWr } from './work-request';
 export { type QpAttrInput } from './qp-attributes';
+export { QpState, QpType } from './qp-type-and-state';
+export { Access } from './access-flags';
+export { SendFlags, WrOpcode } from './work-request-codes';
 export {
-  Access,
-  Mtu,
-  mtuBytes,
-  QpState,
-  QpType,
-  SendFlags,
   WC_STATUS_NAMES,
   WcFlags,
   WcOpcode,
   WcStatus,
-  WrOpcode,
-  type Sge,
   type WorkCompletion,
-} from './types';
+} from './work-completion';
+export { Mtu, mtuBytes } from './mtu';
+export { type Sge } from './sge';
 export { VerbsError, VerbsErrorCode } from './errors';
 export { RealClock, VirtualClock, type Clock } from '../base/clock';
 export { RoceError } from '../base/roce-error';

@@ -30,7 +30,7 @@
 import type { Clock, TimerId } from '../base/clock';
 import { psnDiff } from '../base/psn';
 import type { QueuePair } from './queue-pair';
-import { QpState, QpType } from './types';
+import { QpState, QpType } from './qp-type-and-state';
 
 /** How often the exact recount runs while some QP waits (ns). */
 const RECOUNT_NS = 20_000_000;

@@ -8,7 +8,9 @@
  * KeyAllocator (stack/key-allocator.ts: random by default). Every access
  * is checked against bounds, the PD and the access flags (IBTA vol. 1 §10.6).
  */
-import { ACCESS_MR_SUPPORTED, Access, MwType, type Sge } from './types';
+import { ACCESS_MR_SUPPORTED, Access } from './access-flags';
+import { MwType } from './mw-type';
+import type { Sge } from './sge';
 import { VerbsError, VerbsErrorCode, invalid } from './errors';
 import { MemoryWindow, type MwBindInfo, type MwOwner, bindProblem } from './memory-window';
 import { KeyAllocator, SEQUENTIAL_INDEX_LIMIT } from './key-allocator';

@@ -15,7 +15,8 @@
  * rxe implements type 1 and type 2B (the window tied to the QP and the PD); on an RC or UC QP,
  * whose PD is the window's (C10-72), 2A (tied to the QP alone) admits exactly the same requests.
  */
-import { ACCESS_MW_SUPPORTED, Access, MwType } from './types';
+import { ACCESS_MW_SUPPORTED, Access } from './access-flags';
+import { MwType } from './mw-type';
 import type { MemoryRegion, ProtectionDomain } from './memory-region';
 
 /** What a window is tied to: the QP whose BIND_MW bound a type 2 window (compared by identity). */

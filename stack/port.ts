@@ -27,7 +27,7 @@ import { Ecn, ecnAt } from '../packets/ecn';
 import type { Counters } from './counters';
 import type { Path } from './address';
 import type { QueuePair } from './queue-pair';
-import { QpState } from './types';
+import { QpState } from './qp-type-and-state';
 import { responderReceive } from './responder';
 import { completerReceive } from './completer';
 

@@ -3,7 +3,9 @@
  * figure 124 and table 91: which attributes each transition requires and
  * which it allows; the same table as the kernel's `qp_state_table`).
  */
-import { Access, QpState, QpType, type Mtu, QP_STATE_NAMES } from './types';
+import { QpState, QpType, QP_STATE_NAMES } from './qp-type-and-state';
+import { Access } from './access-flags';
+import type { Mtu } from './mtu';
 import { invalid } from './errors';
 
 /** Address vector: where a connected QP (or a UD work request) sends. */

@@ -15,7 +15,7 @@ import type { MrLookup } from './memory-region';
 import type { AhAttr } from './qp-attributes';
 import type { QueuePair } from './queue-pair';
 import type { TraceEvent } from './trace';
-import type { Mtu } from './types';
+import type { Mtu } from './mtu';
 import type { TxScratch } from './tx-scratch';
 import type { InflightBound } from './inflight-bound';
 

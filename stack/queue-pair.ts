@@ -5,7 +5,13 @@
  * live in requester.ts, completer.ts and responder.ts; this file holds the
  * verbs entry points (modify, post) and the transitions to the error state.
  */
-import { Access, FlushLevel, FlushType, MwType, QpState, QpType, SendFlags, WcOpcode, WcStatus, WrOpcode, mtuBytes, type Mtu, type WorkCompletion, type Sge, QP_STATE_NAMES } from './types';
+import { QpState, QpType, QP_STATE_NAMES } from './qp-type-and-state';
+import { Access } from './access-flags';
+import { MwType } from './mw-type';
+import { FlushLevel, FlushType, SendFlags, WrOpcode } from './work-request-codes';
+import { WcOpcode, WcStatus, type WorkCompletion } from './work-completion';
+import { mtuBytes, type Mtu } from './mtu';
+import type { Sge } from './sge';
 import { type AhAttr, type QpAttrInput, checkTransition } from './qp-attributes';
 import { VerbsError, VerbsErrorCode, invalid } from './errors';
 import { MrFault, type ProtectionDomain, sgeTotal } from './memory-region';

@@ -8,7 +8,9 @@
  * completer set (go-back-N).
  */
 import type { TxScratch } from './tx-scratch';
-import { QpState, QpType, SendFlags, WcStatus, WrOpcode } from './types';
+import { QpState, QpType } from './qp-type-and-state';
+import { SendFlags, WrOpcode } from './work-request-codes';
+import { WcStatus } from './work-completion';
 import type { QueuePair } from './queue-pair';
 import { type SendWqe, WqeKind, WqeState, localFaultStatus, singleRequest, takesRdAtomic } from './work-request';
 import { psnAdd, psnDiff } from '../base/psn';

@@ -12,7 +12,10 @@
  * the saved request, atomics are answered from the saved result and never
  * executed twice. ACKs carry the QP's end-to-end credits (code 31 on an SRQ).
  */
-import { Access, FlushLevel, FlushType, QpState, QpType, WcFlags, WcOpcode, WcStatus } from './types';
+import { QpState, QpType } from './qp-type-and-state';
+import { Access } from './access-flags';
+import { FlushLevel, FlushType } from './work-request-codes';
+import { WcFlags, WcOpcode, WcStatus } from './work-completion';
 import type { QueuePair, ResponderResource } from './queue-pair';
 import { psnAdd, psnDiff } from '../base/psn';
 import { resolveSges, scatterTo } from './dma';

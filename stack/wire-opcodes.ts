@@ -9,7 +9,8 @@
  * (rxe_req.c next_opcode_rc / next_opcode_uc); here it is one table built from the opcode names.
  */
 import { Opcode, Transport } from '../packets/opcodes';
-import { QpType, WrOpcode } from './types';
+import { QpType } from './qp-type-and-state';
+import { WrOpcode } from './work-request-codes';
 
 /** The transport of each QP type's packets. */
 const QP_TRANSPORT: Readonly<Record<QpType, Transport>> = Object.freeze({ [QpType.RC]: Transport.RC, [QpType.UC]: Transport.UC, [QpType.UD]: Transport.UD });

@@ -4,7 +4,9 @@
  * completer and responder keep for them.
  */
 import type { Seg } from './dma';
-import { type Sge, WcStatus, WrOpcode } from './types';
+import { WrOpcode } from './work-request-codes';
+import { WcStatus } from './work-completion';
+import type { Sge } from './sge';
 import type { AddressHandle } from './address';
 import { invalid } from './errors';
 import { type MemoryRegion, sgeTotal } from './memory-region';

@@ -9,7 +9,10 @@
  *   analysis    packets, base
  *   nic-driver  packets, base (and its own native loader)
  *   stack       packets, base, and of nic-driver only its interface file (driver.ts)
- *   apps        anything but cli
+ *   capture-engine  packets, base, analysis, nic-driver (reading captures in batches, the
+ *               decode and analyze worker threads, their messages, the spool file)
+ *   apps        base, packets, analysis, nic-driver, stack; and among the apps only the
+ *               arrows APP_ARROWS lists (apps/host and apps/oob are the libraries the tools share)
  *   bench       anything but cli (benchmarks are composition roots too)
  *   fuzz        anything but cli (fuzz targets and their runner)
  *   cli         anything (and the root package.json, for its version)
@@ -25,7 +28,7 @@ import * as path from 'node:path';
 import { codeMask, scanImports } from './support/import-scan';
 
 const ROOT = path.resolve(__dirname, '..');
-const LAYERS = ['base', 'packets', 'analysis', 'nic-driver', 'stack', 'apps', 'bench', 'fuzz', 'cli'] as const;
+const LAYERS = ['base', 'packets', 'analysis', 'nic-driver', 'stack', 'capture-engine', 'apps', 'bench', 'fuzz', 'cli'] as const;
 type Layer = (typeof LAYERS)[number];
 const NATIVE_LOADER = 'nic-driver/native-binding.ts';
 const STACK_DRIVER_INTERFACE = 'nic-driver/driver.ts';
@@ -42,11 +45,40 @@ const ALLOWED: Record<Layer, readonly Layer[]> = {
   analysis: ['packets', 'base'],
   'nic-driver': ['packets', 'base'],
   stack: ['packets', 'base'], // + nic-driver/driver.ts, checked below
-  apps: ['base', 'packets', 'analysis', 'nic-driver', 'stack', 'apps'],
-  bench: ['base', 'packets', 'analysis', 'nic-driver', 'stack', 'apps'],
-  fuzz: ['base', 'packets', 'analysis', 'nic-driver', 'stack', 'apps'],
-  cli: ['base', 'packets', 'analysis', 'nic-driver', 'stack', 'apps'],
+  'capture-engine': ['base', 'packets', 'analysis', 'nic-driver'],
+  apps: ['base', 'packets', 'analysis', 'nic-driver', 'stack', 'apps'], // apps → apps: APP_ARROWS
+  bench: ['base', 'packets', 'analysis', 'nic-driver', 'stack', 'capture-engine', 'apps'],
+  fuzz: ['base', 'packets', 'analysis', 'nic-driver', 'stack', 'capture-engine', 'apps'],
+  cli: ['base', 'packets', 'analysis', 'nic-driver', 'stack', 'capture-engine', 'apps'],
 };
+
+/**
+ * Which app may import which (apps/NAME/ → apps/OTHER/; its own folder always). host (the host
+ * device, its environment, the memory testbed) and oob (the out-of-band exchanges) are libraries
+ * the tools share; sim is the simulated pair the memory testbed and the sweep are built on; replay
+ * judges captures for the sweep. An app folder not listed here, or an arrow not listed, fails.
+ */
+const APP_ARROWS: Readonly<Record<string, readonly string[]>> = {
+  sim: [],
+  oob: [],
+  replay: [],
+  host: ['sim'],
+  perftest: ['host', 'oob'],
+  pingpong: ['host', 'oob', 'perftest'],
+  rping: ['host', 'perftest'],
+  audit: ['perftest'],
+  cmatose: ['host'],
+  'rdma-example': ['host'],
+  udaddy: ['host'],
+  attack: [],
+  sweep: ['replay', 'sim'],
+};
+
+/** The app a file under apps/ belongs to (its folder), or null for any other file. */
+function appOf(rel: string): string | null {
+  const parts = rel.split('/');
+  return parts[0] === 'apps' && parts.length > 2 ? parts[1]! : null;
+}
 
 export interface Violation {
   file: string;
@@ -82,6 +114,10 @@ export function checkArchitecture(files: ReadonlyMap<string, string>, exists: (r
     }
     const from = layerOf(file);
     if (from === null) continue;
+    const fromApp = appOf(file);
+    if (from === 'apps' && (fromApp === null || APP_ARROWS[fromApp] === undefined)) {
+      out.push({ file, line: 1, message: `${fromApp === null ? file : `apps/${fromApp}/`} is not a listed app: give it a folder and name its arrows in APP_ARROWS` });
+    }
     for (const ref of scanImports(src)) {
       const at = { file, line: ref.line };
       if (ref.specifier === null) {
@@ -105,7 +141,13 @@ export function checkArchitecture(files: ReadonlyMap<string, string>, exists: (r
         out.push({ ...at, message: `imports ${spec}, outside the source folders (${target})` });
         continue;
       }
-      if (to === from) continue;
+      if (to === from) {
+        const toApp = appOf(target);
+        if (from === 'apps' && fromApp !== null && toApp !== fromApp && !(toApp !== null && APP_ARROWS[fromApp]?.includes(toApp))) {
+          out.push({ ...at, message: `apps/${fromApp} → apps/${toApp ?? target} (${spec}) is not an allowed arrow among the apps` });
+        }
+        continue;
+      }
       if (from === 'stack' && to === 'nic-driver') {
         if (target !== STACK_DRIVER_INTERFACE) out.push({ ...at, message: `stack → ${target}: the engine may use only the driver interface (${STACK_DRIVER_INTERFACE})` });
         continue;
@@ -168,6 +210,13 @@ describe('architecture: the layers point one way', () => {
     }
   });
 
+  test('every app listed in APP_ARROWS is a folder of apps/, and its arrows name listed apps', () => {
+    const folders = fs.readdirSync(path.join(ROOT, 'apps'), { withFileTypes: true }).filter((e) => e.isDirectory()).map((e) => e.name).sort();
+    expect(Object.keys(APP_ARROWS).sort()).toEqual(folders);
+    const unknown = Object.entries(APP_ARROWS).flatMap(([app, to]) => to.filter((t) => t === app || APP_ARROWS[t] === undefined).map((t) => `${app} → ${t}`));
+    expect(unknown).toEqual([]);
+  });
+
   test('no numeric opcode literal outside the opcode table', () => {
     expect(opcodeLiterals(sourceFiles())).toEqual([]);
   });
@@ -190,7 +239,10 @@ describe('architecture: the layers point one way', () => {
           'nic-driver/memory-link.ts': "import type { NicDriver } from './driver';\n",
           'stack/device.ts': "import type { NicDriver } from '../nic-driver/driver';\n",
           'apps/sim/sim-pair.ts': "import { X } from '../../base/psn';\n",
-          'cli/main.ts': "import { X } from '../apps/sim/sim-pair';\n",
+          'apps/host/memory-testbed.ts': "import { createSimPair } from '../sim/sim-pair';\n",
+          'apps/perftest/run.ts': "import { openHostDevice } from '../host/host-device';\nimport { openOobChannel } from '../oob/oob-endpoint';\n",
+          'capture-engine/decode-worker.ts': "import { X } from '../base/psn';\nimport { parentPort } from 'node:worker_threads';\n",
+          'cli/main.ts': "import { X } from '../apps/sim/sim-pair';\nimport { Y } from '../capture-engine/decode-worker';\n",
           ...extra,
         }),
       );
@@ -208,6 +260,11 @@ describe('architecture: the layers point one way', () => {
       ['dynamic import', 'stack/qp.ts', "async function f() {\n  return import('../apps/sim/sim-pair');\n}\n", 2, 'stack → apps'],
       ['stack to a concrete driver', 'stack/port.ts', "import { MemoryLink } from '../nic-driver/memory-link';\n", 1, 'stack → nic-driver/memory-link.ts'],
       ['apps to cli', 'apps/host/x.ts', "import { main } from '../../cli/main';\n", 1, 'apps → cli'],
+      ['a shared library to a tool', 'apps/host/z.ts', "import { runPerftest } from '../perftest/run';\n", 1, 'apps/host → apps/perftest'],
+      ['an arrow among the apps not listed', 'apps/udaddy/w.ts', "\nimport { openOobChannel } from '../oob/oob-endpoint';\n", 2, 'apps/udaddy → apps/oob'],
+      ['an app not listed', 'apps/newtool/main.ts', "import { X } from '../../base/psn';\n", 1, 'apps/newtool/ is not a listed app'],
+      ['apps to the capture engine', 'apps/replay/r.ts', "import { PcapBlockReader } from '../../capture-engine/pcap-block-reader';\n", 1, 'apps → capture-engine'],
+      ['the capture engine to cli', 'capture-engine/c.ts', "import { UsageError } from '../cli/args';\n", 1, 'capture-engine → cli'],
       ['the addon outside the loader', 'stack/icrc.ts', "const b = require('../native/build/Release/roce_native.node');\n", 1, 'loads the native addon'],
       ['a computed require', 'apps/host/y.ts', "const m = '../../nic-driver/af-xdp-driver';\nconst d = require(m);\n", 2, 'computed path'],
       ['I/O in the wire layer', 'packets/pcap.ts', "import * as fs from 'node:fs';\n", 1, 'does no I/O'],

@@ -29,11 +29,11 @@ import { RdmaExampleError, RdmaExampleErrorCode } from '../apps/rdma-example/rdm
 import { UdaddyError, UdaddyErrorCode } from '../apps/udaddy/udaddy-error';
 import { SweepError, SweepErrorCode } from '../apps/sweep/sweep-error';
 import { UsageError } from '../cli/args';
-import { SpoolFileError } from '../cli/spool-file';
+import { SpoolFileError } from '../capture-engine/spool-file';
 
 const ROOT = path.resolve(__dirname, '..');
 /** The library's source folders (bench/ holds tools, not library code). */
-const LIBRARY = ['base', 'packets', 'analysis', 'nic-driver', 'stack', 'apps', 'cli'];
+const LIBRARY = ['base', 'packets', 'analysis', 'nic-driver', 'stack', 'capture-engine', 'apps', 'cli'];
 const BASE_FILE = 'base/roce-error.ts';
 const NATIVE_BOUNDARY = 'nic-driver/native-binding.ts';
 
@@ -66,7 +66,7 @@ const CLASSES: ErrorClass[] = [
   { name: 'UdaddyError', file: 'apps/udaddy/udaddy-error.ts', codes: Object.values(UdaddyErrorCode), make: (c) => new UdaddyError(c as UdaddyErrorCode, 'x', 0) },
   { name: 'SweepError', file: 'apps/sweep/sweep-error.ts', codes: Object.values(SweepErrorCode), make: (c) => new SweepError('x', c as SweepErrorCode) },
   { name: 'UsageError', file: 'cli/args.ts', codes: ['ROCE_ERR_USAGE'], make: () => new UsageError('x') },
-  { name: 'SpoolFileError', file: 'cli/spool-file.ts', codes: ['ROCE_ERR_SPOOL'], make: () => new SpoolFileError('x') },
+  { name: 'SpoolFileError', file: 'capture-engine/spool-file.ts', codes: ['ROCE_ERR_SPOOL'], make: () => new SpoolFileError('x') },
 ];
 
 const CODE_FORM = /^ROCE_ERR_[A-Z0-9]+(?:_[A-Z0-9]+)*$/;

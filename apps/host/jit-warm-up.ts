@@ -13,7 +13,11 @@
  */
 import { createSimPair, type SimPair } from '../sim/sim-pair';
 import { connectQp, endpointOf } from '../../stack/connect';
-import { Access, Mtu, QpType, SendFlags, WcStatus, WrOpcode } from '../../stack/types';
+import { QpType } from '../../stack/qp-type-and-state';
+import { Access } from '../../stack/access-flags';
+import { SendFlags, WrOpcode } from '../../stack/work-request-codes';
+import { WcStatus } from '../../stack/work-completion';
+import { Mtu } from '../../stack/mtu';
 import type { Device } from '../../stack/device';
 import type { MemoryRegion } from '../../stack/memory-region';
 import type { CompletionQueue } from '../../stack/completion-queue';

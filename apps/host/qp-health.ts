@@ -6,7 +6,7 @@
  * test) posts nothing and polls nothing, so without this it would report success over a QP that a
  * hostile frame had moved to ERR (issue 15).
  */
-import { QpState } from '../../stack/types';
+import { QpState } from '../../stack/qp-type-and-state';
 import type { Counters } from '../../stack/counters';
 import { QP_ERR_BY_MODIFY } from '../../stack/queue-pair';
 

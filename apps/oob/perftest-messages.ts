@@ -28,7 +28,7 @@
 import { OobError, OobErrorCode, malformed } from './tcp-channel';
 import { checkPeerAddress } from './peer-address';
 import { asciiUntilNul, printable } from './pingpong-messages';
-import type { Mtu } from '../../stack/types';
+import type { Mtu } from '../../stack/mtu';
 import { internalError } from '../../base/programming-error';
 
 export const PERFTEST_VERSION_SIZE = 16;

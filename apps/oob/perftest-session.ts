@@ -11,7 +11,7 @@
  * message where a report was expected (or the reverse) and fails with an
  * error that names the step.
  */
-import type { Mtu } from '../../stack/types';
+import type { Mtu } from '../../stack/mtu';
 import { OobError, OobErrorCode } from './tcp-channel';
 import {
   type BwReport,

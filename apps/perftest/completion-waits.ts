@@ -9,7 +9,8 @@
 import type { DriverStats } from '../../nic-driver/driver';
 import type { QueuePair } from '../../stack/queue-pair';
 import type { CompletionQueue } from '../../stack/completion-queue';
-import { QpState, WC_STATUS_NAMES, WcStatus, type WorkCompletion } from '../../stack/types';
+import { QpState } from '../../stack/qp-type-and-state';
+import { WC_STATUS_NAMES, WcStatus, type WorkCompletion } from '../../stack/work-completion';
 import { PerftestError, PerftestErrorCode } from './perftest-error';
 import { qpStateReport } from './qp-state-report';
 import type { NoProgressBound } from '../host/no-progress-bound';

@@ -12,7 +12,7 @@
  */
 import type { CmTiming } from '../host/cm-step-bound';
 import type { Device } from '../../stack/device';
-import { mtuBytes, mtuFromBytes, type Mtu } from '../../stack/types';
+import { mtuBytes, mtuFromBytes, type Mtu } from '../../stack/mtu';
 import { defaultGidIndex, isIpv4MappedGid } from '../../stack/address';
 import type { OobEndpointConfig } from '../oob/oob-endpoint';
 import { type PerftestRole, type PerftestVerb, PerftestVerb as Verb } from '../oob/perftest-session';

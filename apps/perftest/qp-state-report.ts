@@ -9,7 +9,7 @@
 import type { QueuePair } from '../../stack/queue-pair';
 import type { DriverStats } from '../../nic-driver/driver';
 import { WqeState } from '../../stack/work-request';
-import { QP_STATE_NAMES } from '../../stack/types';
+import { QP_STATE_NAMES } from '../../stack/qp-type-and-state';
 import { psnDiff } from '../../base/psn';
 import { nonZeroCounters } from './result';
 

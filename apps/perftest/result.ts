@@ -4,7 +4,7 @@
  * bandwidth test, the addresses exchanged, the verification, the out-of-band
  * traffic and the QP's counters.
  */
-import { mtuBytes } from '../../stack/types';
+import { mtuBytes } from '../../stack/mtu';
 import { ipv6ToString } from '../../packets/bytes';
 import { type Counters, addCounters, newCounters } from '../../stack/counters';
 import { checkBwReport } from '../oob/perftest-messages';

@@ -17,7 +17,11 @@
  */
 import type { Device } from '../../stack/device';
 import type { QueuePair } from '../../stack/queue-pair';
-import { Access, QpState, QpType, SendFlags, WC_STATUS_NAMES, WcStatus, WrOpcode, mtuBytes, mtuFromBytes, type Mtu } from '../../stack/types';
+import { QpState, QpType } from '../../stack/qp-type-and-state';
+import { Access } from '../../stack/access-flags';
+import { SendFlags, WrOpcode } from '../../stack/work-request-codes';
+import { WC_STATUS_NAMES, WcStatus } from '../../stack/work-completion';
+import { mtuBytes, mtuFromBytes, type Mtu } from '../../stack/mtu';
 import { defaultGidIndex, isIpv4MappedGid } from '../../stack/address';
 import { ipv6ToString } from '../../packets/bytes';
 import { OobError, OobErrorCode } from '../oob/tcp-channel';

@@ -17,7 +17,10 @@
  */
 import { type NoProgressBound, noProgressBound } from '../host/no-progress-bound';
 import type { Device } from '../../stack/device';
-import { Access, QpState, QpType, SendFlags, WC_STATUS_NAMES, WcStatus, WrOpcode, type WorkCompletion } from '../../stack/types';
+import { QpState, QpType } from '../../stack/qp-type-and-state';
+import { Access } from '../../stack/access-flags';
+import { SendFlags, WrOpcode } from '../../stack/work-request-codes';
+import { WC_STATUS_NAMES, WcStatus, type WorkCompletion } from '../../stack/work-completion';
 import type { QueuePair } from '../../stack/queue-pair';
 import type { CompletionQueue } from '../../stack/completion-queue';
 import type { MemoryRegion } from '../../stack/memory-region';

@@ -13,7 +13,7 @@
 import { type CmTiming, cmConnectTiming, cmStepBound } from '../host/cm-step-bound';
 import type { NoProgressBound } from '../host/no-progress-bound';
 import type { Device } from '../../stack/device';
-import { QpState } from '../../stack/types';
+import { QpState } from '../../stack/qp-type-and-state';
 import { RdmaCm } from '../../stack/cm/rdma-cm';
 import { nextTurn } from '../host/clock-pump';
 import { DEVICE_MAX_RD_ATOMIC, Endpoint, RDMA_EXAMPLE_DEFAULT_PORT, type RdmaExampleResult, checkAddress, v4Gid } from './endpoint';

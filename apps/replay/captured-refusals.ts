@@ -12,7 +12,7 @@
  *   NAK (a bad length, a misaligned atomic) draws the same NAK from the stack with or without the
  *   access, so the inference cannot hide a difference in the answer to that request.
  */
-import { Access } from '../../stack/types';
+import { Access } from '../../stack/access-flags';
 import { AethKind, NakCode, decodeSyndrome } from '../../packets/aeth';
 import { OpFlag } from '../../packets/opcodes';
 import type { CapturedPacket } from './conversation';

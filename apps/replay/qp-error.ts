@@ -7,7 +7,7 @@
 import type { Device } from '../../stack/device';
 import type { QueuePair } from '../../stack/queue-pair';
 import type { CompletionQueue } from '../../stack/completion-queue';
-import { WC_STATUS_NAMES, WcOpcode, WcStatus, type WorkCompletion } from '../../stack/types';
+import { WC_STATUS_NAMES, WcOpcode, WcStatus, type WorkCompletion } from '../../stack/work-completion';
 import type { QpErrorReport } from './differences';
 
 const WC_OPCODE_NAMES: Readonly<Record<number, string>> = Object.fromEntries(Object.entries(WcOpcode).map(([k, v]) => [v, k]));

@@ -9,7 +9,7 @@ import { invalid } from '../../stack/errors';
 import { VirtualClock } from '../../base/clock';
 import { Device } from '../../stack/device';
 import { ReplayDriver } from '../../nic-driver/replay-driver';
-import { mtuFromBytes, type Mtu } from '../../stack/types';
+import { mtuFromBytes, type Mtu } from '../../stack/mtu';
 import type { RcConversation } from './conversation';
 
 export interface ReplayOptions {

@@ -7,7 +7,9 @@
  * policy. (Where go-back-N restarts is checked by the engine's own dialogue
  * tests; in a replay it depends on timers the capture does not show.)
  */
-import { Access, QpState, QpType, SendFlags, WrOpcode } from '../../stack/types';
+import { QpState, QpType } from '../../stack/qp-type-and-state';
+import { Access } from '../../stack/access-flags';
+import { SendFlags, WrOpcode } from '../../stack/work-request-codes';
 import type { SendWr } from '../../stack/work-request';
 import { decodeFrame, type RocePacket } from '../../packets/decode';
 import { OpFlag, Opcode } from '../../packets/opcodes';

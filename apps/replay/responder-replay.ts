@@ -7,7 +7,9 @@
  * response segmentation, PSNs and data, atomic results, and the end-to-end
  * credit counts (credits.ts).
  */
-import { Access, FlushLevel, QpState, QpType, WrOpcode } from '../../stack/types';
+import { QpState, QpType } from '../../stack/qp-type-and-state';
+import { Access } from '../../stack/access-flags';
+import { FlushLevel, WrOpcode } from '../../stack/work-request-codes';
 import { decodeFrame, type RocePacket } from '../../packets/decode';
 import { AethKind, CREDITS_INVALID, NAK_CODE_NAMES, NakCode, decodeSyndrome } from '../../packets/aeth';
 import { OpFlag } from '../../packets/opcodes';

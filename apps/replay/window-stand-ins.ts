@@ -13,7 +13,9 @@
  * same way, and a VA-based window over a region at the captured addresses answers zero-based offsets
  * as they were captured. A key the stack cannot bind a window under is reported `unsupported`.
  */
-import { Access, FlushLevel, MwType, WrOpcode } from '../../stack/types';
+import { Access } from '../../stack/access-flags';
+import { MwType } from '../../stack/mw-type';
+import { FlushLevel, WrOpcode } from '../../stack/work-request-codes';
 import type { Device } from '../../stack/device';
 import type { MemoryRegion, ProtectionDomain } from '../../stack/memory-region';
 import type { MemoryWindow } from '../../stack/memory-window';

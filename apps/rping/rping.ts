@@ -14,7 +14,10 @@
  * reposted after each arrives (rping_cq_event_handler()).
  */
 import type { Device } from '../../stack/device';
-import { Access, QpType, QpState, SendFlags, WC_STATUS_NAMES, WcOpcode, WcStatus, WrOpcode, type WorkCompletion } from '../../stack/types';
+import { QpType, QpState } from '../../stack/qp-type-and-state';
+import { Access } from '../../stack/access-flags';
+import { SendFlags, WrOpcode } from '../../stack/work-request-codes';
+import { WC_STATUS_NAMES, WcOpcode, WcStatus, type WorkCompletion } from '../../stack/work-completion';
 import type { QueuePair } from '../../stack/queue-pair';
 import type { MemoryRegion } from '../../stack/memory-region';
 import { RdmaCm, type RdmaCmEvent, type RdmaCmId } from '../../stack/cm/rdma-cm';

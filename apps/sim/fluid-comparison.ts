@@ -5,7 +5,7 @@
  */
 import { NP_DEFAULTS, RP_DEFAULTS } from '../../stack/congestion/parameters';
 import { DEFAULT_MAX_PKTS_PER_ACK, DEFAULT_MAX_UNACKED_PSNS } from '../../stack/device';
-import { type Mtu, mtuBytes } from '../../stack/types';
+import { type Mtu, mtuBytes } from '../../stack/mtu';
 import { WIRE_OVERHEAD_BYTES } from '../../nic-driver/memory-link';
 import { type FluidFixedPoint, type FluidInput, type FluidRun, dcqcnFluidFixedPoint, integrateDcqcnFluid } from './dcqcn-fluid';
 import { type MarksFixedPoint, type MarksModelInput, marksModelFixedPoint } from './dcqcn-marks-model';

@@ -13,7 +13,10 @@
 import { VirtualClock } from '../../base/clock';
 import { Device } from '../../stack/device';
 import { connectQp, endpointOf } from '../../stack/connect';
-import { Access, QpType, SendFlags, WrOpcode, type Mtu } from '../../stack/types';
+import { QpType } from '../../stack/qp-type-and-state';
+import { Access } from '../../stack/access-flags';
+import { SendFlags, WrOpcode } from '../../stack/work-request-codes';
+import type { Mtu } from '../../stack/mtu';
 import type { QueuePair } from '../../stack/queue-pair';
 import type { CompletionQueue } from '../../stack/completion-queue';
 import type { MemoryRegion } from '../../stack/memory-region';

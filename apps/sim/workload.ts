@@ -5,7 +5,11 @@
  * fetch-and-add, spread over several QPs. `roce demo`, the simulation tests
  * and the engine benchmark run it.
  */
-import { Access, QpState, QpType, SendFlags, WcOpcode, WcStatus, WrOpcode, WC_STATUS_NAMES, type Mtu, type WorkCompletion } from '../../stack/types';
+import { QpState, QpType } from '../../stack/qp-type-and-state';
+import { Access } from '../../stack/access-flags';
+import { SendFlags, WrOpcode } from '../../stack/work-request-codes';
+import { WcOpcode, WcStatus, WC_STATUS_NAMES, type WorkCompletion } from '../../stack/work-completion';
+import type { Mtu } from '../../stack/mtu';
 import { Rng } from '../../base/rng';
 import type { SimPair } from './sim-pair';
 import type { Device } from '../../stack/device';

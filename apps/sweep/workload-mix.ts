@@ -5,8 +5,8 @@
  * implied NAKs, atomics and their saved results.
  */
 import { OpKind, type WorkloadOptions } from '../sim/workload';
-import type { Mtu } from '../../stack/types';
-import { mtuFromBytes } from '../../stack/types';
+import type { Mtu } from '../../stack/mtu';
+import { mtuFromBytes } from '../../stack/mtu';
 import type { SweepCase, WorkloadMix } from './sweep-case';
 
 /**

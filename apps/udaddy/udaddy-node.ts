@@ -19,7 +19,9 @@ import type { AddressHandle } from '../../stack/address';
 import type { CompletionQueue } from '../../stack/completion-queue';
 import type { MemoryRegion, ProtectionDomain } from '../../stack/memory-region';
 import type { QueuePair } from '../../stack/queue-pair';
-import { Access, QpState, QpType, SendFlags, WrOpcode } from '../../stack/types';
+import { QpState, QpType } from '../../stack/qp-type-and-state';
+import { Access } from '../../stack/access-flags';
+import { SendFlags, WrOpcode } from '../../stack/work-request-codes';
 import { RDMA_UDP_QKEY, type RdmaCmId } from '../../stack/cm/rdma-cm';
 import { GRH_LEN } from './reply-ah';
 

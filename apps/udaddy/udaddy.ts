@@ -33,7 +33,8 @@
 import { type CmTiming, cmConnectTiming, cmStepBound } from '../host/cm-step-bound';
 import type { NoProgressBound } from '../host/no-progress-bound';
 import type { Device } from '../../stack/device';
-import { WC_STATUS_NAMES, WcOpcode, WcStatus, mtuBytes, type WorkCompletion } from '../../stack/types';
+import { WC_STATUS_NAMES, WcOpcode, WcStatus, type WorkCompletion } from '../../stack/work-completion';
+import { mtuBytes } from '../../stack/mtu';
 import { RdmaCm, type RdmaCmEvent, type RdmaCmId } from '../../stack/cm/rdma-cm';
 import { PortSpace } from '../../packets/cm/service-id';
 import { nextTurn } from '../host/clock-pump';

@@ -15,7 +15,8 @@ import { PortSpace } from '../../packets/cm/service-id';
 import { buildRoceV2Frame } from '../../packets/build';
 import { Opcode } from '../../packets/opcodes';
 import { GSI_QKEY, GSI_QPN, MAD_LEN } from '../../packets/mad';
-import { Access, QpType } from '../../stack/types';
+import { QpType } from '../../stack/qp-type-and-state';
+import { Access } from '../../stack/access-flags';
 import { typedErrorsOnly } from '../typed-errors';
 
 const PORT = 7174;

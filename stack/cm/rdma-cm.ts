@@ -21,7 +21,9 @@ import { PortSpace, rdmaServiceId, splitServiceId } from '../../packets/cm/servi
 import { REQ_PRIVATE_DATA_LEN } from '../../packets/cm/req';
 import { REP_PRIVATE_DATA_LEN } from '../../packets/cm/rep';
 import { RejReason, rejReasonText } from '../../packets/cm/rej';
-import { Access, QpState, QpType, type Mtu } from '../types';
+import { QpState, QpType } from '../qp-type-and-state';
+import { Access } from '../access-flags';
+import type { Mtu } from '../mtu';
 import { VerbsError, VerbsErrorCode, invalid } from '../errors';
 import type { Device } from '../device';
 import type { QueuePair } from '../queue-pair';

@@ -13,7 +13,9 @@ import { CmConnectionState, type CmConnection } from '../../analysis/cm-connecti
 import { simWithHostCaptures } from './host-capture';
 import { SIM_IP_A, SIM_IP_B } from '../../apps/sim/sim-pair';
 import { AutoMra, RdmaCm, type RdmaCmEvent } from '../../stack/cm/rdma-cm';
-import { Access, QpType, SendFlags, WrOpcode } from '../../stack/types';
+import { QpType } from '../../stack/qp-type-and-state';
+import { Access } from '../../stack/access-flags';
+import { SendFlags, WrOpcode } from '../../stack/work-request-codes';
 import type { Device } from '../../stack/device';
 import type { QueuePair } from '../../stack/queue-pair';
 import type { FaultConfig } from '../../nic-driver/faults';

@@ -15,14 +15,14 @@ import { Rng } from '../../base/rng';
 import { ProgrammingError } from '../../base/programming-error';
 import { Analyzer, analyzeCapture, analyzeFile, type AnalysisResult } from '../../analysis/analyzer';
 import { analysisDocument } from '../../analysis/document';
-import { analyzeWithWorker } from '../../cli/analyze-workers';
+import { analyzeWithWorker } from '../../capture-engine/analyze-workers';
 import { analyzeCommand } from '../../cli/analyze-command';
 import { memoryOutput } from '../../cli/output';
 import { UsageError } from '../../cli/args';
 
 const ROOT = path.resolve(__dirname, '..', '..');
 /** The compiled worker (`npm test` builds first). */
-const SCRIPT = path.join(ROOT, 'dist', 'cli', 'analyze-worker.js');
+const SCRIPT = path.join(ROOT, 'dist', 'capture-engine', 'analyze-worker.js');
 const EPOCH = 1_700_000_000_000_000_000n;
 const A = { mac: 0x020000000001, ip: '198.18.0.1' };
 const B = { mac: 0x020000000002, ip: '198.18.0.2' };

@@ -1,5 +1,5 @@
 /**
- * `roce analyze` with its reading and decoding on a worker thread (cli/analyze-workers.ts) prints
+ * `roce analyze` with its reading and decoding on a worker thread (capture-engine/analyze-workers.ts) prints
  * what it prints on one thread, with the same exit status and messages: bundled captures repeated
  * into thousands of records (many batches, records cut by the capture, bad ICRCs, CM MADs, TCP
  * SYNs), every output form, `--no-icrc`, `ROCE_NO_NATIVE=1`, a record larger than a batch and a
@@ -12,10 +12,10 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { spawnSync } from 'node:child_process';
 import { readCapture, PcapWriter } from '../../packets/pcap';
-import { BATCH_BYTES } from '../../cli/decode-batch-layout';
+import { BATCH_BYTES } from '../../capture-engine/decode-batch-layout';
 import { AUTO_THREADS_MIN_BYTES, threadCount } from '../../cli/thread-count';
 import { ANALYZE_AUTO_THREADS_MIN_BYTES } from '../../cli/analyze-command';
-import { analyzeWithWorker } from '../../cli/analyze-workers';
+import { analyzeWithWorker } from '../../capture-engine/analyze-workers';
 import { analyzeFile } from '../../analysis/analyzer';
 import { analysisDocument } from '../../analysis/document';
 import { VIEW_BATCH_RECORDS } from '../../analysis/view-batch';
@@ -25,7 +25,7 @@ const ROOT = path.resolve(__dirname, '..', '..');
 const ROCE = path.join(ROOT, 'bin', 'roce.js');
 const CAPTURES = path.join(ROOT, 'captures');
 /** The compiled worker (`npm test` builds first). */
-const SCRIPT = path.join(ROOT, 'dist', 'cli', 'analyze-worker.js');
+const SCRIPT = path.join(ROOT, 'dist', 'capture-engine', 'analyze-worker.js');
 
 let dir: string;
 beforeAll(() => {

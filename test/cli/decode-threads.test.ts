@@ -1,5 +1,5 @@
 /**
- * `roce decode` on worker threads (cli/decode-workers.ts) prints byte for byte what it prints on
+ * `roce decode` on worker threads (capture-engine/decode-workers.ts) prints byte for byte what it prints on
  * one thread, with the same closing line and exit status: every bundled capture repeated into
  * thousands of records (many batches, some records cut by the capture, some with a bad ICRC), a
  * record larger than a batch, every output form and filter, and a file that ends inside a record.
@@ -15,11 +15,11 @@ import { readCapture, PcapWriter } from '../../packets/pcap';
 import { repeatedCapture } from '../support/repeated-capture';
 import { AUTO_THREADS_MIN_BYTES, MAX_AUTO_THREADS, threadCount, parseThreads } from '../../cli/thread-count';
 import { UsageError } from '../../cli/args';
-import { BATCH_BYTES, BATCH_RECORDS } from '../../cli/decode-batch-layout';
-import { decodeWithWorkers } from '../../cli/decode-workers';
-import { recordSource } from '../../cli/batch-source';
-import { PcapBlockReader } from '../../cli/pcap-block-reader';
-import { DEFAULT_PRINT_SETTINGS, type PrintSettings } from '../../cli/decode-printer';
+import { BATCH_BYTES, BATCH_RECORDS } from '../../capture-engine/decode-batch-layout';
+import { decodeWithWorkers } from '../../capture-engine/decode-workers';
+import { recordSource } from '../../capture-engine/batch-source';
+import { PcapBlockReader } from '../../capture-engine/pcap-block-reader';
+import { DEFAULT_PRINT_SETTINGS, type PrintSettings } from '../../capture-engine/decode-printer';
 import { streamCaptureFile } from '../../analysis/capture-stream';
 import { jsIcrcBatch } from '../../packets/icrc';
 
@@ -129,7 +129,7 @@ describe('roce decode --threads prints what one thread prints', () => {
 });
 
 test('the batches go to the worker threads, and the output is the same as on one thread', async () => {
-  const script = path.join(ROOT, 'dist', 'cli', 'decode-worker.js');
+  const script = path.join(ROOT, 'dist', 'capture-engine', 'decode-worker.js');
   expect(fs.existsSync(script)).toBe(true); // npm test builds before it runs jest
   const file = repeated('uc-ud-v6-vlan.pcap', 150_000);
   const chunks: Buffer[] = [];

@@ -9,7 +9,7 @@ import { commandContext } from '../../cli/command';
 import { run } from '../../cli/main';
 import { memoryOutput } from '../../cli/output';
 import { RdmaCm, type RdmaCmEvent } from '../../stack/cm/rdma-cm';
-import { QpState, QpType } from '../../stack/types';
+import { QpState, QpType } from '../../stack/qp-type-and-state';
 import { nextTurn } from '../../apps/host/clock-pump';
 
 function cmd(...argv: string[]): Promise<{ code: number; out: string; err: string }> {

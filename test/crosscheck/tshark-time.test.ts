@@ -17,7 +17,7 @@
  * file's decimals, 6 or 9: the two are the same number when ours, padded with zeros to tshark's
  * length, is tshark's text, and that is what is asserted; the count of our decimals is asserted
  * apart. The command runs in this process (one thread), and the built CLI on two threads (the
- * block readers: cli/pcap-block-reader.ts, cli/pcapng-block-reader.ts) must print the same.
+ * block readers: capture-engine/pcap-block-reader.ts, capture-engine/pcapng-block-reader.ts) must print the same.
  *
  * @group tshark
  */

@@ -137,7 +137,7 @@ describe('commands that need root and a peer take every option they are shown wi
       const m = new RegExp(`^ {2}(?:-(\\w), | {4})--([\\w-]+)( \\S+)? `, 'm');
       const lines = h.split('\n').filter((l) => m.test(l));
       const spec = lines.map((l) => m.exec(l)).find((x) => x !== null && (name === `--${x[2] ?? ''}` || (x[1] !== undefined && name === `-${x[1]}`)));
-      if (spec === undefined) {
+      if (spec === undefined || spec === null) {
         unknown.push(a);
         continue;
       }

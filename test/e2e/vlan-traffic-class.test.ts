@@ -16,7 +16,10 @@ import type { NicDriver } from '../../nic-driver/driver';
 import { RealClock } from '../../base/clock';
 import { connectQp, endpointOf } from '../../stack/connect';
 import { Device } from '../../stack/device';
-import { Access, QpType, SendFlags, WcStatus, WrOpcode } from '../../stack/types';
+import { QpType } from '../../stack/qp-type-and-state';
+import { Access } from '../../stack/access-flags';
+import { SendFlags, WrOpcode } from '../../stack/work-request-codes';
+import { WcStatus } from '../../stack/work-completion';
 import { type NetnsPair, createNetnsPair, destroyNetnsPair, nativeNetnsSkipReason } from '../support/netns';
 import { testUnless } from '../support/skip';
 

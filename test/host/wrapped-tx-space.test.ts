@@ -13,7 +13,11 @@ import { hasZeroCopyTx, type NicDriver } from '../../nic-driver/driver';
 import { Device } from '../../stack/device';
 import { decodeFrame } from '../../packets/decode';
 import { connectQp, endpointOf } from '../../stack/connect';
-import { Access, Mtu, QpType, SendFlags, WcStatus, WrOpcode } from '../../stack/types';
+import { QpType } from '../../stack/qp-type-and-state';
+import { Access } from '../../stack/access-flags';
+import { SendFlags, WrOpcode } from '../../stack/work-request-codes';
+import { WcStatus } from '../../stack/work-completion';
+import { Mtu } from '../../stack/mtu';
 
 const WRAPPERS: [string, (d: NicDriver, sink: Uint8Array[]) => NicDriver][] = [
   ['ActivityDriver', (d) => new ActivityDriver(d, 0)],

@@ -10,7 +10,8 @@ import type { PerftestConfig } from '../../apps/perftest/config';
 import type { PerftestResult } from '../../apps/perftest/result';
 import { runPerftest } from '../../apps/perftest/run';
 import { connectQp, endpointOf } from '../../stack/connect';
-import { Access, QpType } from '../../stack/types';
+import { QpType } from '../../stack/qp-type-and-state';
+import { Access } from '../../stack/access-flags';
 import { hx, keyGid, parseKeyGid, pumpedPair, scriptServer, scriptClient } from './support';
 
 describe('step sequences (each binary main())', () => {

@@ -2,7 +2,9 @@
 import { TcpChannel } from '../../apps/oob/tcp-channel';
 import { runPingpong, type PingpongConfig, type PingpongResult } from '../../apps/pingpong/pingpong';
 import { connectQp } from '../../stack/connect';
-import { Access, QpType, SendFlags, WrOpcode } from '../../stack/types';
+import { QpType } from '../../stack/qp-type-and-state';
+import { Access } from '../../stack/access-flags';
+import { SendFlags, WrOpcode } from '../../stack/work-request-codes';
 import { nextTurn } from '../../apps/host/clock-pump';
 import { hx, pumpedPair, scriptClient, scriptServer } from './support';
 

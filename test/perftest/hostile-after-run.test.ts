@@ -15,7 +15,7 @@ import { PerftestError, PerftestErrorCode } from '../../apps/perftest/perftest-e
 import { buildRoceV2Frame } from '../../packets/build';
 import { Opcode } from '../../packets/opcodes';
 import { SIM_IP_A, SIM_IP_B, SIM_MAC_A, SIM_MAC_B } from '../../apps/sim/sim-pair';
-import { QpState, QpType } from '../../stack/types';
+import { QpState, QpType } from '../../stack/qp-type-and-state';
 import { AllocationOrder } from '../../stack/allocation-order';
 import type { QueuePair } from '../../stack/queue-pair';
 import type { Device } from '../../stack/device';

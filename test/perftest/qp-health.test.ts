@@ -5,7 +5,7 @@
  */
 import { qpHealth } from '../../apps/host/qp-health';
 import { createSimPair } from '../../apps/sim/sim-pair';
-import { QpState, QpType } from '../../stack/types';
+import { QpState, QpType } from '../../stack/qp-type-and-state';
 
 function qp() {
   const sim = createSimPair({ seed: 1 });

@@ -4,7 +4,7 @@
  * counters that moved and the driver's frame counters, so a stall says what it waits for.
  */
 import { scriptedPeer, op, psnPlus, SYN } from '../support/scripted-peer';
-import { SendFlags, WrOpcode } from '../../stack/types';
+import { SendFlags, WrOpcode } from '../../stack/work-request-codes';
 import { qpStateReport } from '../../apps/perftest/qp-state-report';
 
 test('a requester waiting for ACKs: its PSNs, outstanding WQEs, the armed timer and the frames sent', () => {

@@ -32,7 +32,7 @@ import { replayResponder } from '../../apps/replay/responder-replay';
 import { replayRequester } from '../../apps/replay/requester-replay';
 import type { ReplaySummary } from '../../apps/replay/differences';
 import { EDGE_OP_KINDS, type EdgeOp, type EdgeSpec, edgeConversation, edgeLengths } from '../../fuzz/edge-conversations';
-import { Mtu, mtuBytes } from '../../stack/types';
+import { Mtu, mtuBytes } from '../../stack/mtu';
 
 const mtus = [Mtu.MTU_256, Mtu.MTU_512, Mtu.MTU_1024, Mtu.MTU_2048, Mtu.MTU_4096] as const;
 

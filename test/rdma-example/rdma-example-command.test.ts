@@ -10,7 +10,9 @@ import { commandContext } from '../../cli/command';
 import { run } from '../../cli/main';
 import { memoryOutput } from '../../cli/output';
 import { RdmaCm, type RdmaCmEvent } from '../../stack/cm/rdma-cm';
-import { Access, QpState, QpType, SendFlags, WrOpcode } from '../../stack/types';
+import { QpState, QpType } from '../../stack/qp-type-and-state';
+import { Access } from '../../stack/access-flags';
+import { SendFlags, WrOpcode } from '../../stack/work-request-codes';
 import { nextTurn } from '../../apps/host/clock-pump';
 
 const later = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));

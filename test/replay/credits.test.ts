@@ -20,7 +20,10 @@ import { replayRequester } from '../../apps/replay/requester-replay';
 import { DiffClass, type ReplaySummary } from '../../apps/replay/differences';
 import { dropRecords } from '../support/degrade';
 import { connectQp, endpointOf } from '../../stack/connect';
-import { Access, QpType, SendFlags, WcStatus, WrOpcode } from '../../stack/types';
+import { QpType } from '../../stack/qp-type-and-state';
+import { Access } from '../../stack/access-flags';
+import { SendFlags, WrOpcode } from '../../stack/work-request-codes';
+import { WcStatus } from '../../stack/work-completion';
 
 /** A seeded simulated run (no loss) captured on host A's or host B's NIC. */
 function ownCapture(where: 'host-a' | 'host-b', seed = 4): Uint8Array {

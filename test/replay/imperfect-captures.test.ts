@@ -18,7 +18,7 @@ import { applyCmSetup, cmConnections } from '../../apps/replay/cm-setup';
 import { capturedPackets } from '../../apps/replay/captured-packets';
 import { findRcConversations } from '../../apps/replay/conversation';
 import { replayResponder } from '../../apps/replay/responder-replay';
-import { Mtu } from '../../stack/types';
+import { Mtu } from '../../stack/mtu';
 import { OpFlag } from '../../packets/opcodes';
 import { Op, QP_A, type Step, capture, req } from '../analysis/frames';
 import { asRoceV1, cutSnaplen, dropRecords, roceFrames, spoilIcrc, startAt } from '../support/degrade';

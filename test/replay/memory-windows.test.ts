@@ -17,7 +17,7 @@ import type { QpErrorReport, ReplaySummary } from '../../apps/replay/differences
 import { VirtualClock } from '../../base/clock';
 import { createMemoryLink } from '../../nic-driver/memory-link';
 import { Device } from '../../stack/device';
-import { QpType } from '../../stack/types';
+import { QpType } from '../../stack/qp-type-and-state';
 import { WindowStandIns } from '../../apps/replay/window-stand-ins';
 import { decodeFrame } from '../../packets/decode';
 import type { CapturedPacket } from '../../apps/replay/conversation';

@@ -13,7 +13,10 @@ import { AutoMra, RDMA_UDP_QKEY, RdmaCm, type RdmaCmEvent, type RdmaCmId } from 
 import { PortSpace } from '../../packets/cm/service-id';
 import { connectQp } from '../../stack/connect';
 import { CmState } from '../../stack/cm/cm-state';
-import { Access, QpType, SendFlags, WcStatus, WrOpcode } from '../../stack/types';
+import { QpType } from '../../stack/qp-type-and-state';
+import { Access } from '../../stack/access-flags';
+import { SendFlags, WrOpcode } from '../../stack/work-request-codes';
+import { WcStatus } from '../../stack/work-completion';
 import type { QueuePair } from '../../stack/queue-pair';
 import type { MemoryRegion } from '../../stack/memory-region';
 import type { CompletionQueue } from '../../stack/completion-queue';

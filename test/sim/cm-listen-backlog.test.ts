@@ -7,7 +7,8 @@
  */
 import { createSimPair, SIM_IP_B } from '../../apps/sim/sim-pair';
 import { RdmaCm, type RdmaCmEvent, type RdmaCmId } from '../../stack/cm/rdma-cm';
-import { Access, QpType } from '../../stack/types';
+import { QpType } from '../../stack/qp-type-and-state';
+import { Access } from '../../stack/access-flags';
 import type { Device } from '../../stack/device';
 import type { QueuePair } from '../../stack/queue-pair';
 

@@ -7,7 +7,9 @@
  */
 import { createSimPair, type SimPair } from '../../apps/sim/sim-pair';
 import { connectQp, endpointOf } from '../../stack/connect';
-import { Access, QpType, SendFlags, WrOpcode } from '../../stack/types';
+import { QpType } from '../../stack/qp-type-and-state';
+import { Access } from '../../stack/access-flags';
+import { SendFlags, WrOpcode } from '../../stack/work-request-codes';
 import type { QueuePair } from '../../stack/queue-pair';
 import type { CompletionQueue } from '../../stack/completion-queue';
 import type { MemoryRegion } from '../../stack/memory-region';

@@ -6,7 +6,7 @@
 import { compareWithFluid, fluidModelOf, fluidUnfit } from '../../apps/sim/fluid-comparison';
 import { convergenceOf, jainIndex, runStarScenario, type StarScenario } from '../../apps/sim/star-scenario';
 import { DCQCN_PAPER_PARAMS } from '../../stack/congestion/parameters';
-import { Mtu } from '../../stack/types';
+import { Mtu } from '../../stack/mtu';
 
 const MS = 1e6;
 const paper40: StarScenario = {

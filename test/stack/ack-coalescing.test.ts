@@ -7,7 +7,11 @@
 import type { AckCoalescer } from '../../stack/ack-coalescer';
 import { createSimPair, type SimPair } from '../../apps/sim/sim-pair';
 import { connectQp, endpointOf } from '../../stack/connect';
-import { Access, Mtu, QpType, SendFlags, WcStatus, WrOpcode, type WorkCompletion } from '../../stack/types';
+import { QpType } from '../../stack/qp-type-and-state';
+import { Access } from '../../stack/access-flags';
+import { SendFlags, WrOpcode } from '../../stack/work-request-codes';
+import { WcStatus, type WorkCompletion } from '../../stack/work-completion';
+import { Mtu } from '../../stack/mtu';
 import type { QueuePair } from '../../stack/queue-pair';
 import type { MemoryRegion } from '../../stack/memory-region';
 import type { CompletionQueue } from '../../stack/completion-queue';

@@ -7,7 +7,8 @@
 import { Device } from '../../stack/device';
 import { VerbsError } from '../../stack/errors';
 import { RXE_DEVICE_LIMITS } from '../../stack/device-limits';
-import { QpType, Access } from '../../stack/types';
+import { QpType } from '../../stack/qp-type-and-state';
+import { Access } from '../../stack/access-flags';
 import { VirtualClock } from '../../base/clock';
 import { createMemoryLink } from '../../nic-driver/memory-link';
 

@@ -1,7 +1,7 @@
 /** Gather and scatter across SGE segments: windows inside one segment, copies across several, bounds. */
 import { gatherFrom, resolveSges, scatterTo, segOf, segsLength, windowAt, type Seg } from '../../stack/dma';
 import { MrTable, MrFault, ProtectionDomain } from '../../stack/memory-region';
-import { Access } from '../../stack/types';
+import { Access } from '../../stack/access-flags';
 
 /** Three segments of lengths 5, 1 and 40 at odd places of two buffers. */
 function layout(): { a: Uint8Array; b: Uint8Array; segs: Seg[]; flat: number[] } {

@@ -6,7 +6,11 @@
  */
 import { createSimPair, type SimPair, type SimPairOptions } from '../../apps/sim/sim-pair';
 import { connectQp, endpointOf } from '../../stack/connect';
-import { Access, Mtu, QpState, QpType, SendFlags, WcStatus, WrOpcode, type WorkCompletion } from '../../stack/types';
+import { QpState, QpType } from '../../stack/qp-type-and-state';
+import { Access } from '../../stack/access-flags';
+import { SendFlags, WrOpcode } from '../../stack/work-request-codes';
+import { WcStatus, type WorkCompletion } from '../../stack/work-completion';
+import { Mtu } from '../../stack/mtu';
 import type { QueuePair } from '../../stack/queue-pair';
 import type { MemoryRegion } from '../../stack/memory-region';
 import type { CompletionQueue } from '../../stack/completion-queue';

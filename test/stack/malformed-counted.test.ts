@@ -5,7 +5,7 @@
  * frame "not RoCE" and uncounted.
  */
 import { scriptedPeer, op, pattern, type ScriptedPeer } from '../support/scripted-peer';
-import { QpState, QpType } from '../../stack/types';
+import { QpState, QpType } from '../../stack/qp-type-and-state';
 import { writeIcrc, icrcV2 } from '../../packets/icrc';
 
 const ETH = 14;

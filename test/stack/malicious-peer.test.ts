@@ -13,7 +13,9 @@
  */
 import fc from 'fast-check';
 import { scriptedPeer, op, pattern, psnPlus, SYN, type InjectSpec, type ScriptedPeer, type Sent } from '../support/scripted-peer';
-import { Access, QpState, QpType, WcFlags, WcStatus } from '../../stack/types';
+import { QpState, QpType } from '../../stack/qp-type-and-state';
+import { Access } from '../../stack/access-flags';
+import { WcFlags, WcStatus } from '../../stack/work-completion';
 import { OPCODES, OpFlag } from '../../packets/opcodes';
 import { creditCode } from '../../packets/aeth';
 

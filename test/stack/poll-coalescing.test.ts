@@ -10,7 +10,11 @@ import { decodeFrame } from '../../packets/decode';
 import { Opcode } from '../../packets/opcodes';
 import type { Direction } from '../../nic-driver/faults';
 import { connectQp, endpointOf } from '../../stack/connect';
-import { Access, Mtu, QpType, SendFlags, WcStatus, WrOpcode } from '../../stack/types';
+import { QpType } from '../../stack/qp-type-and-state';
+import { Access } from '../../stack/access-flags';
+import { SendFlags, WrOpcode } from '../../stack/work-request-codes';
+import { WcStatus } from '../../stack/work-completion';
+import { Mtu } from '../../stack/mtu';
 import type { MemoryDriver } from '../../nic-driver/memory-link';
 
 /** What b sent a, in wire order: opcode, PSN and the AETH's MSN and syndrome when there is one. */

@@ -1,7 +1,10 @@
 /** Two stacks over the in-memory link: every RC operation end to end, with and without loss. */
 import { createSimPair, type SimPair } from '../../apps/sim/sim-pair';
 import { connectQp, endpointOf } from '../../stack/connect';
-import { Access, QpType, SendFlags, WcOpcode, WcStatus, WrOpcode, type WorkCompletion } from '../../stack/types';
+import { QpType } from '../../stack/qp-type-and-state';
+import { Access } from '../../stack/access-flags';
+import { SendFlags, WrOpcode } from '../../stack/work-request-codes';
+import { WcOpcode, WcStatus, type WorkCompletion } from '../../stack/work-completion';
 import type { QueuePair } from '../../stack/queue-pair';
 import type { CompletionQueue } from '../../stack/completion-queue';
 import type { MemoryRegion } from '../../stack/memory-region';

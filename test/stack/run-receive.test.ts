@@ -7,7 +7,7 @@
 import { createSimPair } from '../../apps/sim/sim-pair';
 import { runWorkload } from '../../apps/sim/workload';
 import type { MemoryDriver } from '../../nic-driver/memory-link';
-import type { Mtu } from '../../stack/types';
+import type { Mtu } from '../../stack/mtu';
 
 test.each([1, 3, 5] as Mtu[])('mixed workload over runs at path MTU code %i: every byte checked, completions in order', (pathMtu) => {
   const sim = createSimPair({ seed: pathMtu, bandwidthBps: 0 });

@@ -1,7 +1,10 @@
 /** Shared receive queues and completion notification (event mode). */
 import { createSimPair } from '../../apps/sim/sim-pair';
 import { connectQp, endpointOf } from '../../stack/connect';
-import { Access, QpType, SendFlags, WcStatus, WrOpcode } from '../../stack/types';
+import { QpType } from '../../stack/qp-type-and-state';
+import { Access } from '../../stack/access-flags';
+import { SendFlags, WrOpcode } from '../../stack/work-request-codes';
+import { WcStatus } from '../../stack/work-completion';
 import { CompletionQueue } from '../../stack/completion-queue';
 import { VerbsError } from '../../stack/errors';
 

@@ -14,7 +14,11 @@ import { createMemoryLink } from '../../nic-driver/memory-link';
 import { PassThroughDriver } from '../../nic-driver/pass-through-driver';
 import type { NicDriver } from '../../nic-driver/driver';
 import { connectQp, endpointOf } from '../../stack/connect';
-import { Access, Mtu, QpType, SendFlags, WcStatus, WrOpcode } from '../../stack/types';
+import { QpType } from '../../stack/qp-type-and-state';
+import { Access } from '../../stack/access-flags';
+import { SendFlags, WrOpcode } from '../../stack/work-request-codes';
+import { WcStatus } from '../../stack/work-completion';
+import { Mtu } from '../../stack/mtu';
 
 /** Arrivals wait in the inner driver's ring; the stack's handler runs only when polled (or released). */
 class StalledReceiver extends PassThroughDriver {

@@ -1,7 +1,10 @@
 /** UC and UD between two stacks over the in-memory link, frames taken one by one and as runs (driver.ts RunReceive). */
 import { createSimPair } from '../../apps/sim/sim-pair';
 import { connectQp, endpointOf } from '../../stack/connect';
-import { Access, QpType, SendFlags, WcFlags, WcOpcode, WcStatus, WrOpcode } from '../../stack/types';
+import { QpType } from '../../stack/qp-type-and-state';
+import { Access } from '../../stack/access-flags';
+import { SendFlags, WrOpcode } from '../../stack/work-request-codes';
+import { WcFlags, WcOpcode, WcStatus } from '../../stack/work-completion';
 import { SIM_IP_B } from '../../apps/sim/sim-pair';
 
 /** The link's line rate: 100 Gbit/s makes frames travel one by one; 0 (with no faults) lets them travel as runs. */

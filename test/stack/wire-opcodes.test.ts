@@ -1,6 +1,7 @@
 /** The opcode each request and READ response packet carries, checked against the opcode table. */
 import { OPCODES, OpFlag } from '../../packets/opcodes';
-import { QpType, WrOpcode } from '../../stack/types';
+import { QpType } from '../../stack/qp-type-and-state';
+import { WrOpcode } from '../../stack/work-request-codes';
 import { readResponseOpcode, requestOpcode, transportOf } from '../../stack/wire-opcodes';
 
 const PLACES = [

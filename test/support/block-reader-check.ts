@@ -1,5 +1,5 @@
 /**
- * Holds a block reader (cli/pcap-block-reader.ts, cli/pcapng-block-reader.ts) to the
+ * Holds a block reader (capture-engine/pcap-block-reader.ts, capture-engine/pcapng-block-reader.ts) to the
  * record-by-record reader: the same records, numbers, times, lengths and bytes, and the same end
  * (the error, its offset and its words), at any batch size, with times as seconds and nanoseconds
  * since the epoch or as nanoseconds after the first record, and the timestamps' decimals.
@@ -7,16 +7,16 @@
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { RecordBatch } from '../../cli/decode-batch';
-import { BATCH_RECORDS, META_FIELDS } from '../../cli/decode-batch-layout';
-import type { BatchSource, BatchTimes } from '../../cli/batch-source';
+import { RecordBatch } from '../../capture-engine/decode-batch';
+import { BATCH_RECORDS, META_FIELDS } from '../../capture-engine/decode-batch-layout';
+import type { BatchSource, BatchTimes } from '../../capture-engine/batch-source';
 import { streamCaptureFile, type StreamResult } from '../../analysis/capture-stream';
 
 /** Opens a file with a block reader, or null when the reader leaves it to the record reader. */
 export type OpenBlocks = (file: string, times: BatchTimes) => BatchSource | null;
 
 export interface Read {
-  /** `time` and `nsec` as a batch holds them (cli/decode-batch-layout.ts). */
+  /** `time` and `nsec` as a batch holds them (capture-engine/decode-batch-layout.ts). */
   records: { index: number; time: number; nsec: number; digits: number; linkType: number; origLen: number; data: Buffer }[];
   ended: unknown;
 }

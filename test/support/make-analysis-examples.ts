@@ -20,7 +20,7 @@ import { ladderSvg } from '../../analysis/render/ladder-svg';
 import { plotSvg } from '../../analysis/render/plot-svg';
 import { chartSvg } from '../../analysis/render/chart-svg';
 import { runStarScenario } from '../../apps/sim/star-scenario';
-import { Mtu } from '../../stack/types';
+import { Mtu } from '../../stack/mtu';
 import { starPanels } from '../../apps/sim/star-chart';
 import { DCQCN_PAPER_PARAMS } from '../../stack/congestion/parameters';
 

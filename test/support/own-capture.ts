@@ -7,7 +7,7 @@
 import { createSimPair } from '../../apps/sim/sim-pair';
 import { runWorkload } from '../../apps/sim/workload';
 import { PcapTap, type TapPoint } from '../../nic-driver/pcap-tap';
-import { Mtu } from '../../stack/types';
+import { Mtu } from '../../stack/mtu';
 import { AllocationOrder } from '../../stack/allocation-order';
 
 export function ownCapture(

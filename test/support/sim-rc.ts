@@ -5,7 +5,8 @@
  */
 import type { SimPair } from '../../apps/sim/sim-pair';
 import { connectQp, endpointOf, type ConnectOptions } from '../../stack/connect';
-import { QpType, type WorkCompletion } from '../../stack/types';
+import { QpType } from '../../stack/qp-type-and-state';
+import type { WorkCompletion } from '../../stack/work-completion';
 import type { QueuePair } from '../../stack/queue-pair';
 import type { CompletionQueue } from '../../stack/completion-queue';
 import type { MemoryRegion, ProtectionDomain } from '../../stack/memory-region';

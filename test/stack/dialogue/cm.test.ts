@@ -19,7 +19,7 @@ import { MraMessage } from '../../../packets/cm/mra';
 import { emitIpCmPrivateData, ipCmAddressFromString } from '../../../packets/cm/ip-private-data';
 import { rdmaServiceId, PortSpace } from '../../../packets/cm/service-id';
 import { ipv6FromString } from '../../../packets/bytes';
-import { QpState } from '../../../stack/types';
+import { QpState } from '../../../stack/qp-type-and-state';
 import { RXE_REQ, RXE_SIDR_REQ } from '../../packets/cm-fixtures';
 
 const PORT = 7174;

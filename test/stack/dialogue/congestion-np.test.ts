@@ -10,7 +10,7 @@ import { Opcode } from '../../../packets/opcodes';
 import { decodeFrame, type RocePacket } from '../../../packets/decode';
 import { readCapture } from '../../../packets/pcap';
 import { ROCE_V2_PORT } from '../../../packets/udp';
-import { QpType } from '../../../stack/types';
+import { QpType } from '../../../stack/qp-type-and-state';
 import { Ecn } from '../../../packets/ecn';
 import { testUnless, noPublicCaptures, publicCapture } from '../../support/skip';
 

@@ -4,7 +4,7 @@
  */
 import { scriptedPeer, op, psnPlus, SYN } from '../../support/scripted-peer';
 import { Opcode } from '../../../packets/opcodes';
-import { SendFlags, WrOpcode } from '../../../stack/types';
+import { SendFlags, WrOpcode } from '../../../stack/work-request-codes';
 import { Ecn } from '../../../packets/ecn';
 
 describe('pacer: the requester sends at the reaction point’s rate', () => {

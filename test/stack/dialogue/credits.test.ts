@@ -8,7 +8,9 @@
  */
 import { scriptedPeer, op, psnPlus, pattern, type InjectSpec, type ScriptedPeer } from '../../support/scripted-peer';
 import { CREDITS_INVALID, creditCode, encodeSyndrome } from '../../../packets/aeth';
-import { QpType, SendFlags, WcStatus, WrOpcode } from '../../../stack/types';
+import { QpType } from '../../../stack/qp-type-and-state';
+import { SendFlags, WrOpcode } from '../../../stack/work-request-codes';
+import { WcStatus } from '../../../stack/work-completion';
 
 const SIG = SendFlags.SIGNALED;
 /** An ACK for `psn` whose AETH says MSN `msn` and credit code `code`. */

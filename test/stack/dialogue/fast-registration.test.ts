@@ -7,7 +7,10 @@
  * regions cannot be invalidated; local work requests complete in order, with LOC_QP_OP_ERR on failure.
  */
 import { createSimPair, type SimPair } from '../../../apps/sim/sim-pair';
-import { Access, QpState, SendFlags, WcFlags, WcOpcode, WcStatus, WrOpcode } from '../../../stack/types';
+import { QpState } from '../../../stack/qp-type-and-state';
+import { Access } from '../../../stack/access-flags';
+import { SendFlags, WrOpcode } from '../../../stack/work-request-codes';
+import { WcFlags, WcOpcode, WcStatus } from '../../../stack/work-completion';
 import type { QueuePair } from '../../../stack/queue-pair';
 import type { MemoryRegion } from '../../../stack/memory-region';
 import { NakCode } from '../../../packets/aeth';

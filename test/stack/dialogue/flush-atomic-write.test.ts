@@ -7,7 +7,10 @@
  */
 import { createSimPair, type SimPair } from '../../../apps/sim/sim-pair';
 import { connectQp, endpointOf, type ConnectOptions } from '../../../stack/connect';
-import { Access, FlushLevel, FlushType, QpState, QpType, SendFlags, WcOpcode, WcStatus, WrOpcode } from '../../../stack/types';
+import { QpState, QpType } from '../../../stack/qp-type-and-state';
+import { Access } from '../../../stack/access-flags';
+import { FlushLevel, FlushType, SendFlags, WrOpcode } from '../../../stack/work-request-codes';
+import { WcOpcode, WcStatus } from '../../../stack/work-completion';
 import type { MemoryRegion } from '../../../stack/memory-region';
 import type { FaultConfig } from '../../../nic-driver/faults';
 import { NakCode } from '../../../packets/aeth';

@@ -15,7 +15,9 @@
  */
 import { scriptedPeer, op, psnPlus, PEER_IP, PEER_MAC, LOCAL_IP, LOCAL_MAC, SYN, type ScriptedPeer } from '../../support/scripted-peer';
 import { AttackCase, type AttackTarget, craftFrame } from '../../../apps/attack/attack-cases';
-import { QpState, SendFlags, WcStatus, WrOpcode } from '../../../stack/types';
+import { QpState } from '../../../stack/qp-type-and-state';
+import { SendFlags, WrOpcode } from '../../../stack/work-request-codes';
+import { WcStatus } from '../../../stack/work-completion';
 import { localAckTimeoutNs } from '../../../stack/qp-attributes';
 
 function targetOf(h: ScriptedPeer, psn: number): AttackTarget {

@@ -10,7 +10,8 @@
  * nothing started no timer was armed either: the client waited for its no-progress timeout.
  */
 import { scriptedPeer, op, psnPlus, SYN, type InjectSpec } from '../../support/scripted-peer';
-import { SendFlags, WcStatus, WrOpcode } from '../../../stack/types';
+import { SendFlags, WrOpcode } from '../../../stack/work-request-codes';
+import { WcStatus } from '../../../stack/work-completion';
 import { localAckTimeoutNs } from '../../../stack/qp-attributes';
 
 const ack = (psn: number, msn: number): InjectSpec => ({ bth: { opcode: op('RC_ACKNOWLEDGE'), psn }, aeth: { syndrome: SYN.ACK, msn } });

@@ -8,7 +8,11 @@
  * failure completes with on both sides and sends on the wire.
  */
 import { createSimPair, type SimPair } from '../../../apps/sim/sim-pair';
-import { Access, FlushLevel, FlushType, MwType, QpState, QpType, SendFlags, WcFlags, WcOpcode, WcStatus, WrOpcode } from '../../../stack/types';
+import { QpState, QpType } from '../../../stack/qp-type-and-state';
+import { Access } from '../../../stack/access-flags';
+import { MwType } from '../../../stack/mw-type';
+import { FlushLevel, FlushType, SendFlags, WrOpcode } from '../../../stack/work-request-codes';
+import { WcFlags, WcOpcode, WcStatus } from '../../../stack/work-completion';
 import type { QueuePair } from '../../../stack/queue-pair';
 import type { CompletionQueue } from '../../../stack/completion-queue';
 import { MrTable, ProtectionDomain, type MemoryRegion } from '../../../stack/memory-region';

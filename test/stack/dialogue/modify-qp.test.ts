@@ -5,7 +5,10 @@
  * which posts are refused in which states.
  */
 import { scriptedPeer, PEER_GID, PEER_MAC, pattern, op } from '../../support/scripted-peer';
-import { Access, QpState, QpType, SendFlags, WcStatus, WrOpcode } from '../../../stack/types';
+import { QpState, QpType } from '../../../stack/qp-type-and-state';
+import { Access } from '../../../stack/access-flags';
+import { SendFlags, WrOpcode } from '../../../stack/work-request-codes';
+import { WcStatus } from '../../../stack/work-completion';
 import { VerbsError, VerbsErrorCode } from '../../../stack/errors';
 import type { QueuePair } from '../../../stack/queue-pair';
 

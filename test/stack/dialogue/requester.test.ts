@@ -5,7 +5,9 @@
  * §9.7.5-9.7.6, §10.8; rxe_req.c / rxe_comp.c behaviour).
  */
 import { scriptedPeer, op, pattern, psnPlus, SYN, type InjectSpec, type ScriptedPeer, type Sent } from '../../support/scripted-peer';
-import { QpState, SendFlags, WcOpcode, WcStatus, WrOpcode } from '../../../stack/types';
+import { QpState } from '../../../stack/qp-type-and-state';
+import { SendFlags, WrOpcode } from '../../../stack/work-request-codes';
+import { WcOpcode, WcStatus } from '../../../stack/work-completion';
 import { localAckTimeoutNs } from '../../../stack/qp-attributes';
 
 const SIG = SendFlags.SIGNALED;

@@ -4,7 +4,10 @@
  * completions that come out (IBTA vol. 1 §9.7.5; rxe_resp.c behaviour).
  */
 import { scriptedPeer, op, pattern, psnPlus, SYN, PEER_QPN, type Sent, type ScriptedPeer } from '../../support/scripted-peer';
-import { Access, QpState, WcFlags, WcOpcode, WcStatus, WrOpcode } from '../../../stack/types';
+import { QpState } from '../../../stack/qp-type-and-state';
+import { Access } from '../../../stack/access-flags';
+import { WrOpcode } from '../../../stack/work-request-codes';
+import { WcFlags, WcOpcode, WcStatus } from '../../../stack/work-completion';
 import { creditCode } from '../../../packets/aeth';
 
 /** The parts of an ACK-like frame the rules are about. */

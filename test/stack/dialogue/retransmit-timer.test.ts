@@ -6,7 +6,7 @@
  * after sending it (the real-time clock ran the overdue event against the last ACK's deadline).
  */
 import { scriptedPeer, op, psnPlus, SYN, type InjectSpec, type Sent } from '../../support/scripted-peer';
-import { SendFlags, WrOpcode } from '../../../stack/types';
+import { SendFlags, WrOpcode } from '../../../stack/work-request-codes';
 import { localAckTimeoutNs } from '../../../stack/qp-attributes';
 
 const ack = (psn: number, msn = 1): InjectSpec => ({ bth: { opcode: op('RC_ACKNOWLEDGE'), psn }, aeth: { syndrome: SYN.ACK, msn } });

@@ -5,7 +5,9 @@
  * data and completes too-long datagrams with a length error (§10.8.3.1, §11.4.1.1).
  */
 import { scriptedPeer, op, pattern, psnPlus, PEER_QPN, PEER_GID, PEER_MAC } from '../../support/scripted-peer';
-import { QpType, SendFlags, WcFlags, WcOpcode, WcStatus, WrOpcode } from '../../../stack/types';
+import { QpType } from '../../../stack/qp-type-and-state';
+import { SendFlags, WrOpcode } from '../../../stack/work-request-codes';
+import { WcFlags, WcOpcode, WcStatus } from '../../../stack/work-completion';
 
 describe('UC', () => {
   test('a lost MIDDLE drops the message (no completion, no answer); the next message is received into the same WQE', () => {

@@ -1,7 +1,7 @@
 /**
- * The worker thread of `roce analyze` (cli/analyze-workers.ts starts it): it reads the capture (a
- * file in blocks, cli/pcap-block-reader.ts and cli/pcapng-block-reader.ts),
- * checks the ICRCs of each batch of records in one native call (cli/batch-icrc.ts), decodes the
+ * The worker thread of `roce analyze` (capture-engine/analyze-workers.ts starts it): it reads the capture (a
+ * file in blocks, capture-engine/pcap-block-reader.ts and capture-engine/pcapng-block-reader.ts),
+ * checks the ICRCs of each batch of records in one native call (capture-engine/batch-icrc.ts), decodes the
  * frames and sends their views in batches (analysis/view-batch.ts) to the command's thread, which
  * analyses them. At most `VIEW_BATCHES_OUT` batches exist; the command's thread hands each back
  * once read, so memory stays flat whatever the file's size.
@@ -24,7 +24,7 @@ import { type ExactTime, exactTime } from '../base/exact-time';
 import { type AnalyzeWorkerData, type FromAnalyzeWorker, VIEW_BATCHES_OUT } from './analyze-worker-messages';
 
 const port = parentPort;
-if (port === null) throw new ProgrammingError(ProgrammingErrorCode.Misuse, 'cli/analyze-worker.ts runs only as a worker thread of roce analyze');
+if (port === null) throw new ProgrammingError(ProgrammingErrorCode.Misuse, 'capture-engine/analyze-worker.ts runs only as a worker thread of roce analyze');
 const data = workerData as AnalyzeWorkerData;
 // The command's thread left the addon alone (ROCE_NO_NATIVE=1, or it did not load): so does this one.
 if (!data.native) disableNative('not used by the command that started this worker');

@@ -1,5 +1,5 @@
 /**
- * What the two block readers (cli/pcap-block-reader.ts, cli/pcapng-block-reader.ts) do with the
+ * What the two block readers (capture-engine/pcap-block-reader.ts, capture-engine/pcapng-block-reader.ts) do with the
  * file itself: open it when it is a regular file that starts as their format does, and read a piece
  * of it into a batch's buffer.
  */

@@ -1,7 +1,7 @@
 /**
  * `roce decode` on several threads. The command's thread fills batches with the capture's records,
- * in order (cli/batch-source.ts: a classic pcap file is read straight into them). A full batch goes
- * to a worker thread (cli/decode-worker.ts) that has room, else the command's thread decodes and
+ * in order (capture-engine/batch-source.ts: a classic pcap file is read straight into them). A full batch goes
+ * to a worker thread (capture-engine/decode-worker.ts) that has room, else the command's thread decodes and
  * prints it itself, so that no core waits. Output is written in the order of the batches.
  *
  * The output is byte for byte what one thread prints: the records, their numbers and times are the
@@ -10,7 +10,7 @@
  * and the batches' buffers and output chunks go round, so memory stays flat whatever the file's size.
  */
 import { Worker } from 'node:worker_threads';
-import { compiledWorkerScript } from './thread-count';
+import { compiledWorkerScript } from './worker-script';
 import type { StreamResult } from '../analysis/capture-stream';
 import type { DecodeOptions } from '../packets/decode';
 import { internalError } from '../base/programming-error';

@@ -1,5 +1,5 @@
 /**
- * `roce decode`'s block reader (cli/pcap-block-reader.ts) reads a classic pcap file into batches
+ * `roce decode`'s block reader (capture-engine/pcap-block-reader.ts) reads a classic pcap file into batches
  * with the records, numbers, times, lengths and bytes of the record-by-record reader, and ends the
  * same way (the same error at the same offset), whatever the batch size, with times in seconds or in
  * nanoseconds after the first record (`roce analyze`'s): on every bundled pcap, on
@@ -9,7 +9,7 @@
  */
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { PcapBlockReader } from '../../cli/pcap-block-reader';
+import { PcapBlockReader } from '../../capture-engine/pcap-block-reader';
 import { type OpenBlocks, captureFolder, type Read, byBlocks, byRecords, expectSameAsRecords } from '../support/block-reader-check';
 import { PcapWriter, readCapture } from '../../packets/pcap';
 import { WireErrorCode } from '../../packets/errors';

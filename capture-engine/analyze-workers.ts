@@ -1,12 +1,12 @@
 /**
- * `roce analyze` on two threads: a worker thread (cli/analyze-worker.ts) reads the capture and
+ * `roce analyze` on two threads: a worker thread (capture-engine/analyze-worker.ts) reads the capture and
  * decodes it, and the command's thread analyses the decoded frames (analysis/view-batch.ts). The
  * analysis itself stays on one thread, in capture order, so it is the one `analyzeFile` makes:
  * the same views reach the same `Analyzer`. Each batch goes back to the worker once read, so at
  * most `VIEW_BATCHES_OUT` exist.
  */
 import { Worker } from 'node:worker_threads';
-import { compiledWorkerScript } from './thread-count';
+import { compiledWorkerScript } from './worker-script';
 import { type AnalysisResult, Analyzer, type AnalyzerOptions } from '../analysis/analyzer';
 import { type ViewBatch, ViewBatchReader } from '../analysis/view-batch';
 import { wireErrorFromParts } from '../packets/errors';

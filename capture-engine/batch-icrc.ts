@@ -1,5 +1,5 @@
 /**
- * The ICRCs of a batch of `roce decode`'s records (cli/decode-batch.ts) in one native call, handed
+ * The ICRCs of a batch of `roce decode`'s records (capture-engine/decode-batch.ts) in one native call, handed
  * to the decoder frame by frame.
  */
 import { BTH_LEN } from '../packets/bth';

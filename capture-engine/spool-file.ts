@@ -8,7 +8,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import type { SpoolStore } from '../base/sorted-spool';
 import { RoceError } from '../base/roce-error';
-import { fileErrorText } from './file-error';
+import { fileErrorText } from '../base/file-error';
 
 export interface SpoolFile extends SpoolStore {
   close(): void;

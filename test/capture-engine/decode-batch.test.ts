@@ -1,13 +1,13 @@
 /**
- * `roce decode`'s batches (cli/decode-batch.ts): a batch printed with its ICRCs computed in one
+ * `roce decode`'s batches (capture-engine/decode-batch.ts): a batch printed with its ICRCs computed in one
  * burst reads exactly as the same records printed one ICRC at a time, for frames whose offsets the
  * burst guesses right and for frames it guesses wrong (VLAN, Ethernet padding, RoCE v1, cut by
  * the capture, not IP), and with a burst that refuses the batch.
  */
-import { BatchPrinter, RecordBatch } from '../../cli/decode-batch';
-import type { BatchResult } from '../../cli/decode-batch-layout';
-import type { IcrcBurst } from '../../cli/batch-icrc';
-import { DEFAULT_PRINT_SETTINGS, type PrintSettings } from '../../cli/decode-printer';
+import { BatchPrinter, RecordBatch } from '../../capture-engine/decode-batch';
+import type { BatchResult } from '../../capture-engine/decode-batch-layout';
+import type { IcrcBurst } from '../../capture-engine/batch-icrc';
+import { DEFAULT_PRINT_SETTINGS, type PrintSettings } from '../../capture-engine/decode-printer';
 import { buildRoceV1Frame, buildRoceV2Frame, type RoceV2Spec } from '../../packets/build';
 import { icrcV2, jsIcrcBatch } from '../../packets/icrc';
 import { LinkType } from '../../packets/pcap';

@@ -1,5 +1,5 @@
 /**
- * cli/spool-file.ts: the temporary file behind `roce analyze --json`'s spooled lists leaves
+ * capture-engine/spool-file.ts: the temporary file behind `roce analyze --json`'s spooled lists leaves
  * nothing in the directory, holds what a SortedSpool writes through several runs, and is not made
  * where it cannot be (the command then keeps its lists in memory).
  */
@@ -7,7 +7,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { SortedSpool } from '../../base/sorted-spool';
-import { openSpoolFile } from '../../cli/spool-file';
+import { openSpoolFile } from '../../capture-engine/spool-file';
 
 describe('openSpoolFile', () => {
   let dir: string;

@@ -1,16 +1,16 @@
 /**
- * Where the records of a batch come from (`roce decode`'s command thread, cli/decode-workers.ts, and
- * `roce analyze`'s worker, cli/analyze-worker.ts): a source fills an empty batch with the next
+ * Where the records of a batch come from (`roce decode`'s command thread, capture-engine/decode-workers.ts, and
+ * `roce analyze`'s worker, capture-engine/analyze-worker.ts): a source fills an empty batch with the next
  * records in capture order. `recordSource` copies them in one by one from
- * any capture reader (a pipe, standard input); cli/pcap-block-reader.ts and
- * cli/pcapng-block-reader.ts read a capture file straight into the batch.
+ * any capture reader (a pipe, standard input); capture-engine/pcap-block-reader.ts and
+ * capture-engine/pcapng-block-reader.ts read a capture file straight into the batch.
  */
 import type { CaptureRecord } from '../packets/pcap';
 import type { StreamResult } from '../analysis/capture-stream';
 import type { RecordBatch } from './decode-batch';
 
 /**
- * What a batch's time fields hold (cli/decode-batch-layout.ts): whole seconds since the epoch and
+ * What a batch's time fields hold (capture-engine/decode-batch-layout.ts): whole seconds since the epoch and
  * the nanoseconds past them, exact (`roce decode`); or nanoseconds after the capture's first
  * record, as `Number` of the difference of the record reader's BigInt timestamps (`roce analyze`,
  * exact below 2^53 ns). Either way with the timestamp's decimals.

@@ -1,7 +1,7 @@
 /**
  * What `roce decode` does with one capture record: decode it, count it, filter it and print it
  * (a summary line, a JSON object or a field tree) into a `TextBytes`. The command runs it on its
- * own thread, or one per worker thread over batches of records (cli/decode-workers.ts); the
+ * own thread, or one per worker thread over batches of records (capture-engine/decode-workers.ts); the
  * settings are plain data so that they cross to a worker as they are.
  */
 import { decodeAt, frameFault, type DecodeOptions, type DecodedFrame } from '../packets/decode';

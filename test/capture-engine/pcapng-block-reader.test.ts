@@ -1,5 +1,5 @@
 /**
- * `roce decode`'s and `roce analyze`'s pcapng block reader (cli/pcapng-block-reader.ts) reads a
+ * `roce decode`'s and `roce analyze`'s pcapng block reader (capture-engine/pcapng-block-reader.ts) reads a
  * pcapng file into batches with the records, numbers, times, lengths and bytes of the
  * record-by-record reader, and ends the same way (the same error at the same offset), whatever the
  * batch size, with times in seconds or in nanoseconds after the first record: on the bundled
@@ -10,7 +10,7 @@
  */
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { PcapngBlockReader } from '../../cli/pcapng-block-reader';
+import { PcapngBlockReader } from '../../capture-engine/pcapng-block-reader';
 import { type OpenBlocks, captureFolder, byBlocks, byRecords, expectSameAsRecords } from '../support/block-reader-check';
 import { block, concat, epb, i64, idb, obsoletePb, opt, shb, spb } from '../support/pcapng-blocks';
 import { LinkType, microsSec, readCapture, writePcapng } from '../../packets/pcap';

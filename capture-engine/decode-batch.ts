@@ -1,6 +1,6 @@
 /**
  * A batch of capture records being filled on `roce decode`'s thread, and the printer that decodes
- * and prints a batch on whichever thread it lands (cli/decode-batch-layout.ts: the format).
+ * and prints a batch on whichever thread it lands (capture-engine/decode-batch-layout.ts: the format).
  */
 import type { DecodedFrame, DecodeOptions } from '../packets/decode';
 import { icrcV2 as icrcV2Js } from '../packets/icrc';

@@ -1,5 +1,5 @@
 /**
- * A pcapng file read straight into record batches, as cli/pcap-block-reader.ts reads a classic pcap
+ * A pcapng file read straight into record batches, as capture-engine/pcap-block-reader.ts reads a classic pcap
  * file: one read puts whole blocks into a batch's buffer as they lie in the file, and a walk over
  * them names each packet's bytes, number, time and lengths. pcapng is what Wireshark and dumpcap
  * write, so it is what most hardware captures are; read record by record it decoded 25 % slower

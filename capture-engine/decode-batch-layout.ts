@@ -9,7 +9,7 @@ import type { ExactTime } from '../base/exact-time';
 /**
  * Numbers per record in `meta`: index, time, linkType, origLen, start, end, nsec, digits. The time
  * is whole seconds since the epoch with `nsec` the nanoseconds past them, or nanoseconds after the
- * capture's first record with `nsec` 0 (cli/batch-source.ts `BatchTimes`); `digits` are the
+ * capture's first record with `nsec` 0 (capture-engine/batch-source.ts `BatchTimes`); `digits` are the
  * timestamp's decimals (base/exact-time.ts).
  */
 export const META_FIELDS = 8;

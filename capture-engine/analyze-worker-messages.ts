@@ -1,5 +1,5 @@
 /**
- * What `roce analyze`'s worker thread (cli/analyze-worker.ts) is started with and what it sends
+ * What `roce analyze`'s worker thread (capture-engine/analyze-worker.ts) is started with and what it sends
  * back. The command's thread answers each batch by handing it back, to be filled again.
  */
 import type { ViewBatch } from '../analysis/view-batch';
