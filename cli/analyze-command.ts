@@ -4,6 +4,7 @@
  * checks and per-flow figures. Text summary by default, one JSON document
  * with --json (keys in docs/analysis.md).
  */
+import { RXE_BEHAVIOUR_IDS } from '../analysis/rxe-behaviours';
 import * as os from 'node:os';
 import { isatty } from 'node:tty';
 import { type OptionSpec, UsageError, formatOptions, intValue } from './args';
@@ -72,7 +73,7 @@ export const ANALYZE_OPTIONS: readonly OptionSpec[] = [
   { name: 'threads', kind: 'string', value: '1|2', help: `2: a worker thread reads and decodes while this one analyses (default for a file of ${ANALYZE_AUTO_THREADS_MIN_BYTES >> 20} MiB or more on two cores or more); 1: this thread only` },
   MAX_CONVERSATIONS_SPEC,
   { name: 'audit', kind: 'flag', help: 'instead of the transport analysis: how guessable the R_Keys, addresses, QP numbers and starting PSNs each host hands out are (step pattern, distinct low bytes, entropy, verdict; docs/security.md); with --json one JSON object' },
-  { name: 'fail-on', kind: 'list', value: 'RULE[,RULE...]|any', help: 'exit 1 when the capture shows a violation of one of these go-back-N rules (any = every rule) or a frame with one of these flags; for CI. rxe behaviours (IBTA leaves them open) fail only when named: rxe (every kind), sendsDuringRnrWait, seqNakAfterRnrNak' },
+  { name: 'fail-on', kind: 'list', value: 'RULE[,RULE...]|any', help: `exit 1 when the capture shows a violation of one of these go-back-N rules (any = every rule) or a frame with one of these flags; for CI. rxe behaviours (rxe’s own, not violations) fail only when named: rxe (every kind), ${RXE_BEHAVIOUR_IDS.join(', ')}` },
   { name: 'help', short: 'h', kind: 'flag', help: 'this help' },
 ];
 
