@@ -81,7 +81,7 @@ export async function plotCommand(argv: readonly string[], out: Output, ctx?: Pi
   const dest = args.values.get('output');
   if (dest === undefined) throw new UsageError('plot needs -o OUT.html or -o OUT.svg (or -o - for SVG on stdout)');
   const html = /\.html?$/i.test(dest);
-  if (dest !== '-' && !html && !/\.svg$/i.test(dest)) throw new UsageError(`-o ${dest}: the name must end in .html or .svg`);
+  if (dest !== '-' && !html && !/\.svg$/i.test(dest)) throw new UsageError(`-o ${dest}: the name must end in .svg or .html`);
   const writeText = (text: string): boolean => {
     if (dest === '-') out.stdout(text);
     else return writeOutputFile('plot', dest, text, out);

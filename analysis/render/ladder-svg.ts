@@ -45,6 +45,18 @@ const FRAME_FONT_PX = 10;
 const NOTE_FONT_PX = 10;
 /** The width of a character as a fraction of the font size: 0.6 for monospace (every glyph); sans-serif is estimated at its widest common width. */
 const CHAR_EM = { monospace: 0.6, 'sans-serif': 0.62 } as const;
+
+/** The font of each class of text the ladder draws, as its style sets it: what textBox estimates from. */
+export const TEXT_FONTS: Readonly<Record<string, { px: number; family: keyof typeof CHAR_EM }>> = {
+  title: { px: 15, family: 'sans-serif' },
+  win: { px: 12, family: 'sans-serif' },
+  eplabel: { px: 13, family: 'sans-serif' },
+  tm: { px: 10, family: 'monospace' },
+  fr: { px: FRAME_FONT_PX, family: 'monospace' },
+  lbl: { px: LABEL_FONT_PX, family: 'monospace' },
+  waitlbl: { px: NOTE_FONT_PX, family: 'sans-serif' },
+  brklbl: { px: NOTE_FONT_PX, family: 'sans-serif' },
+};
 /** Clearance between a label's box and the nearest arrow. */
 export const LABEL_GAP_PX = 3;
 
@@ -143,6 +155,7 @@ const STYLE = `
 .ep{stroke:#444;stroke-width:2}
 .eplabel{font:600 13px sans-serif;fill:#222}
 .tm{font:10px monospace;fill:#666}
+.title{font:bold 15px sans-serif;fill:#000}
 .lbl{font:${LABEL_FONT_PX}px monospace;fill:#111}
 .fr{font:${FRAME_FONT_PX}px monospace;fill:#555}
 .pkt line{stroke-width:1.6}
@@ -210,7 +223,7 @@ export function ladderSvg(t: Timeline, options: LadderOptions | string = {}): st
   out.push(`<rect width="${WIDTH}" height="${h}" fill="#fff"/>`);
   if (o.header !== false) {
     const head = o.title !== undefined && o.title !== '' ? o.title : `conversation #${t.conversation} (${t.type})`;
-    out.push(`<text class="title" x="${WIDTH / 2}" y="22" text-anchor="middle" font-size="15" font-weight="bold">${xmlEscape(head)}</text>`);
+    out.push(`<text class="title" x="${WIDTH / 2}" y="22" text-anchor="middle">${xmlEscape(head)}</text>`);
     out.push(`<text class="win" x="${WIDTH / 2}" y="42" text-anchor="middle">${xmlEscape(windowShownText(t))}</text>`);
     const others = windowOthersText(t);
     if (others !== '') out.push(`<text class="win" x="${WIDTH / 2}" y="58" text-anchor="middle">${xmlEscape(others)}</text>`);
