@@ -21,7 +21,7 @@
  */
 import type { Timeline, TimelineItem } from '../timeline';
 import { spanText } from '../text-report';
-import { windowOthersText, windowShownText } from './ladder-window';
+import { windowOthersParts, windowShownText } from './ladder-window';
 
 /** Rows at least this far apart: an arrow's slant, its label above it and a gap each side. */
 export const MIN_ROW_PX = 32;
@@ -35,7 +35,8 @@ const WIDTH = 1040;
 const X_TIME = 100;
 export const X_A = 300;
 export const X_B = 820;
-const TOP = 124;
+/** Room above the first arrow: the title, the window's lines (three at most), the endpoints. */
+const TOP = 152;
 /** How far an arrow falls from its start to its end (its flight, not to scale). */
 export const SLANT = 10;
 
@@ -43,8 +44,8 @@ export const SLANT = 10;
 export const LABEL_FONT_PX = 11;
 const FRAME_FONT_PX = 10;
 const NOTE_FONT_PX = 10;
-/** The width of a character as a fraction of the font size: 0.6 for monospace (every glyph); sans-serif is estimated at its widest common width. */
-const CHAR_EM = { monospace: 0.6, 'sans-serif': 0.62 } as const;
+/** The width of a character as a fraction of the font size, a little over what Chromium measures with DejaVu (monospace 0.602 em a glyph; sans-serif at its widest common glyphs, bold digits). */
+const CHAR_EM = { monospace: 0.62, 'sans-serif': 0.66 } as const;
 
 /** The font of each class of text the ladder draws, as its style sets it: what textBox estimates from. */
 export const TEXT_FONTS: Readonly<Record<string, { px: number; family: keyof typeof CHAR_EM }>> = {
@@ -225,8 +226,7 @@ export function ladderSvg(t: Timeline, options: LadderOptions | string = {}): st
     const head = o.title !== undefined && o.title !== '' ? o.title : `conversation #${t.conversation} (${t.type})`;
     out.push(`<text class="title" x="${WIDTH / 2}" y="22" text-anchor="middle">${xmlEscape(head)}</text>`);
     out.push(`<text class="win" x="${WIDTH / 2}" y="42" text-anchor="middle">${xmlEscape(windowShownText(t))}</text>`);
-    const others = windowOthersText(t);
-    if (others !== '') out.push(`<text class="win" x="${WIDTH / 2}" y="58" text-anchor="middle">${xmlEscape(others)}</text>`);
+    windowOthersParts(t).forEach((line, k) => out.push(`<text class="win" x="${WIDTH / 2}" y="${60 + k * 16}" text-anchor="middle">${xmlEscape(line)}</text>`));
   }
   out.push(`<text class="eplabel" x="${X_A}" y="${TOP - 30}" text-anchor="middle">${xmlEscape(ep(t.a))}</text>`);
   out.push(`<text class="eplabel" x="${X_B}" y="${TOP - 30}" text-anchor="middle">${xmlEscape(ep(t.b))}</text>`);

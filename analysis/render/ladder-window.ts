@@ -39,6 +39,11 @@ export function windowShownText(t: Timeline): string {
 
 /** What is left out and how to draw it: "" when the conversation is drawn whole and has no episode. */
 export function windowOthersText(t: Timeline): string {
+  return windowOthersParts(t).join('; ');
+}
+
+/** windowOthersText's parts, one a line in the SVG's header: what is left out, the other episodes, how to draw any stretch. */
+export function windowOthersParts(t: Timeline): string[] {
   const w = t.window;
   const parts: string[] = [];
   const left = w.before + t.truncated;
@@ -50,5 +55,5 @@ export function windowOthersText(t: Timeline): string {
     parts.push(`${w.episode === null ? '' : 'other '}episodes of this conversation: ${listed.join(' ')}${more}; draw one with --episode N`);
   }
   if (left > 0) parts.push('any stretch with --frames A-B, --from/--to or --max');
-  return parts.join('; ');
+  return parts;
 }
