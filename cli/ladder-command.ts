@@ -28,7 +28,7 @@ export const LADDER_OPTIONS: readonly OptionSpec[] = [
   describedAs(TIME_WINDOW_SPEC, `only frames whose time since the capture's first frame lies in [FROM, TO], judged as a capture of their own (FROM-, -TO; each a number with s, ms, us or ns after it; a bare number is µs)`),
   { name: 'from', kind: 'string', value: 'US', help: 'draw only packets at or after this time since the capture\'s first frame (µs, or with a unit), each judged with every frame before it' },
   { name: 'to', kind: 'string', value: 'US', help: 'draw only packets at or before this time since the capture\'s first frame (µs, or with a unit), each judged with every frame before it' },
-  { name: 'episode', kind: 'string', value: 'N', help: 'draw from just before loss-recovery episode N, numbered as `roce analyze` lists them, in its conversation' },
+  { name: 'episode', kind: 'string', value: 'N', help: 'draw from just before loss-recovery episode N, numbered as `roce analyze --episodes` lists them, in its conversation' },
   { name: 'max', kind: 'string', value: 'N', help: 'draw at most N packets (default 400)' },
   { name: 'title', kind: 'string', value: 'TEXT', help: 'title of the picture' },
   { name: 'roce-port', kind: 'string', value: 'N', help: 'UDP destination port that means RoCE v2 (default 4791)' },
