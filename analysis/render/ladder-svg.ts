@@ -35,8 +35,9 @@ const WIDTH = 1040;
 const X_TIME = 100;
 export const X_A = 300;
 export const X_B = 820;
-/** Room above the first arrow: the title, the window's lines (three at most), the endpoints. */
+/** Room above the first arrow: the title, the window's lines (three at most), the endpoints; without the header, the endpoints. */
 const TOP = 152;
+const TOP_BARE = 72;
 /** How far an arrow falls from its start to its end (its flight, not to scale). */
 export const SLANT = 10;
 
@@ -127,8 +128,8 @@ export interface LadderLayout {
   scale: number;
 }
 
-/** Places the items on the time axis. */
-export function layoutLadder(items: readonly TimelineItem[]): LadderLayout {
+/** Places the items on the time axis, the first `top` px down (room for the header and the endpoints' names). */
+export function layoutLadder(items: readonly TimelineItem[], top = TOP): LadderLayout {
   const gaps: number[] = [];
   for (let i = 1; i < items.length; i++) gaps.push(Math.max(0, items[i]!.timeNs - items[i - 1]!.timeNs));
   const positive = gaps.filter((g) => g > 0).sort((x, y) => x - y);
@@ -137,7 +138,7 @@ export function layoutLadder(items: readonly TimelineItem[]): LadderLayout {
   const breakNs = Math.max(20 * median, 1000);
   const ys: number[] = [];
   const breaks: { y: number; ns: number }[] = [];
-  let y = TOP + 24;
+  let y = top + 24;
   items.forEach((_, i) => {
     if (i > 0) {
       const g = gaps[i - 1] ?? 0;
@@ -214,7 +215,8 @@ function waitLines(w: Timeline['rnrWaits'][number], digits: number): string[] {
 /** The ladder as a standalone SVG document; `title` (a string) as in LadderOptions. */
 export function ladderSvg(t: Timeline, options: LadderOptions | string = {}): string {
   const o: LadderOptions = typeof options === 'string' ? { title: options } : options;
-  const lay = layoutLadder(t.items);
+  const top = o.header === false ? TOP_BARE : TOP;
+  const lay = layoutLadder(t.items, top);
   const h = lay.height;
   const ep = (e: Timeline['a']): string => `${e.ip} QP ${e.qpn === null ? '?' : `0x${e.qpn.toString(16).padStart(6, '0')}`}`;
   const out: string[] = [];
@@ -228,13 +230,13 @@ export function ladderSvg(t: Timeline, options: LadderOptions | string = {}): st
     out.push(`<text class="win" x="${WIDTH / 2}" y="42" text-anchor="middle">${xmlEscape(windowShownText(t))}</text>`);
     windowOthersParts(t).forEach((line, k) => out.push(`<text class="win" x="${WIDTH / 2}" y="${60 + k * 16}" text-anchor="middle">${xmlEscape(line)}</text>`));
   }
-  out.push(`<text class="eplabel" x="${X_A}" y="${TOP - 30}" text-anchor="middle">${xmlEscape(ep(t.a))}</text>`);
-  out.push(`<text class="eplabel" x="${X_B}" y="${TOP - 30}" text-anchor="middle">${xmlEscape(ep(t.b))}</text>`);
-  out.push(`<text class="tm" x="${X_TIME}" y="${TOP - 10}" text-anchor="end">time</text>`);
-  out.push(`<text class="fr" x="${X_A - 8}" y="${TOP - 10}" text-anchor="end">frame</text>`);
-  out.push(`<text class="fr" x="${X_B + 8}" y="${TOP - 10}" text-anchor="start">frame</text>`);
-  out.push(`<line class="ep" x1="${X_A}" y1="${TOP - 20}" x2="${X_A}" y2="${h - 30}"/>`);
-  out.push(`<line class="ep" x1="${X_B}" y1="${TOP - 20}" x2="${X_B}" y2="${h - 30}"/>`);
+  out.push(`<text class="eplabel" x="${X_A}" y="${top - 30}" text-anchor="middle">${xmlEscape(ep(t.a))}</text>`);
+  out.push(`<text class="eplabel" x="${X_B}" y="${top - 30}" text-anchor="middle">${xmlEscape(ep(t.b))}</text>`);
+  out.push(`<text class="tm" x="${X_TIME}" y="${top - 10}" text-anchor="end">time</text>`);
+  out.push(`<text class="fr" x="${X_A - 8}" y="${top - 10}" text-anchor="end">frame</text>`);
+  out.push(`<text class="fr" x="${X_B + 8}" y="${top - 10}" text-anchor="start">frame</text>`);
+  out.push(`<line class="ep" x1="${X_A}" y1="${top - 20}" x2="${X_A}" y2="${h - 30}"/>`);
+  out.push(`<line class="ep" x1="${X_B}" y1="${top - 20}" x2="${X_B}" y2="${h - 30}"/>`);
   const byFrame = new Map(t.items.map((it, i) => [it.frame, i]));
   for (const w of t.rnrWaits) {
     const i0 = byFrame.get(w.fromFrame);
