@@ -175,7 +175,9 @@ export function plotSvg(series: readonly PsnSeries[], title = 'PSN over time', o
     rows[rows.length - 1]!.push([name, glyph, lx]);
     lx += legendWidth(name);
   }
-  const panelsTop = 50 + (rows.length - 1) * LEGEND_ROW_PX;
+  // Without the title the legend moves up into its place.
+  const legendY = options.header === false ? 16 : 40;
+  const panelsTop = legendY + 10 + (rows.length - 1) * LEGEND_ROW_PX;
   const h = panelsTop + 10 + Math.max(1, series.length) * PANEL_H;
   const out: string[] = [];
   out.push(`<svg xmlns="http://www.w3.org/2000/svg" class="psn-plot" width="${W}" height="${h}" viewBox="0 0 ${W} ${h}" font-family="sans-serif">`);
@@ -183,7 +185,7 @@ export function plotSvg(series: readonly PsnSeries[], title = 'PSN over time', o
   out.push(`<rect width="${W}" height="${h}" fill="#fff"/>`);
   if (options.header !== false) out.push(`<text class="title" x="${W / 2}" y="22" text-anchor="middle" font-size="15" font-weight="bold">${xmlEscape(title)}</text>`);
   rows.forEach((row, i) => {
-    for (const [name, glyph, gx] of row) out.push(`<g class="legend" transform="translate(${gx},${40 + i * LEGEND_ROW_PX})">${glyph}<text class="lg" x="9" y="7">${xmlEscape(name)}</text></g>`);
+    for (const [name, glyph, gx] of row) out.push(`<g class="legend" transform="translate(${gx},${legendY + i * LEGEND_ROW_PX})">${glyph}<text class="lg" x="9" y="7">${xmlEscape(name)}</text></g>`);
   });
   if (series.length === 0) out.push(`<text x="${W / 2}" y="${panelsTop + 70}" text-anchor="middle">no RoCE flow in the capture</text>`);
   series.forEach((s, i) => out.push(panel(s, panelsTop + 10 + i * PANEL_H)));
