@@ -25,7 +25,7 @@ export const LADDER_OPTIONS: readonly OptionSpec[] = [
   describedAs(CONVERSATION_SPEC, 'the conversation to draw, numbered as `roce analyze` lists them (default: the one with most frames)'),
   describedAs(QPN_SPEC, 'the conversation with this QP number at either end'),
   describedAs(FRAMES_SPEC, 'only frames numbered A to B (A-B, A-, -B or A), judged as a capture of their own'),
-  describedAs(TIME_WINDOW_SPEC, `only frames whose time since the capture's first frame lies in [FROM, TO], judged as a capture of their own (FROM-, -TO; each a number with s, ms, us or ns after it; a bare number is µs)`),
+  describedAs(TIME_WINDOW_SPEC, `only frames whose time since the capture's first frame lies in [FROM, TO], judged as a capture of their own (FROM-, -TO; each a number with s, ms, µs (or us) or ns after it; a bare number is µs)`),
   { name: 'from', kind: 'string', value: 'US', help: 'draw only packets at or after this time since the capture\'s first frame (µs, or with a unit), each judged with every frame before it' },
   { name: 'to', kind: 'string', value: 'US', help: 'draw only packets at or before this time since the capture\'s first frame (µs, or with a unit), each judged with every frame before it' },
   { name: 'episode', kind: 'string', value: 'N', help: 'draw from just before loss-recovery episode N, numbered as `roce analyze --episodes` lists them, in its conversation' },

@@ -47,7 +47,7 @@ export const PLOT_OPTIONS: readonly OptionSpec[] = [
   describedAs(QPN_SPEC, 'only flows of the conversations with one of these QPs at either end'),
   describedAs(CONVERSATION_SPEC, 'only flows of conversation N, numbered as roce analyze lists them with the same --frames, --time-window and --roce-port'),
   describedAs(FRAMES_SPEC, 'only frames numbered A to B (A-B, A-, -B or A), judged as a capture of their own'),
-  describedAs(TIME_WINDOW_SPEC, `only frames whose time since the capture's first frame lies in [FROM, TO], judged as a capture of their own (FROM-, -TO; each a number with s, ms, us or ns after it; a bare number is µs)`),
+  describedAs(TIME_WINDOW_SPEC, `only frames whose time since the capture's first frame lies in [FROM, TO], judged as a capture of their own (FROM-, -TO; each a number with s, ms, µs (or us) or ns after it; a bare number is µs)`),
   { name: 'title', kind: 'string', value: 'TEXT', help: 'title of the picture' },
   { name: 'roce-port', kind: 'string', value: 'N', help: 'UDP destination port that means RoCE v2 (default 4791)' },
   MAX_CONVERSATIONS_SPEC,
@@ -62,9 +62,10 @@ export const PLOT_USAGE = `usage: roce plot [options] -o OUT.html|OUT.svg [FILE]
 Draws PSN against time for every requester flow of a capture (one panel per
 flow), like tcptrace's time-sequence graph: requests, retransmissions, ACKs,
 READ responses, NAKs, RNR NAKs, frames with ECN CE, CNPs and the resends of
-ACK timeouts, each with its own marker and a legend. With --rate, each flow's rate over
-time with its ECN marks and CNPs; with --sim, a roce sim result's rates and
-queue. The capture is FILE or -r FILE: a file, a FIFO, or - for standard input;
+ACK timeouts, each with its own marker and a legend. With --rate, each flow's
+rate over time with its ECN marks and CNPs; with --sim, a roce sim result's
+rates and queue. OUT.html is a page with the SVG and a readout of the marker
+under the pointer. The capture is FILE or -r FILE: a file, a FIFO, or - for standard input;
 without FILE, standard input is read, unless it is a terminal. --frames and
 --time-window take part of the capture and judge it as a capture of its own,
 as roce analyze does with them. A capture that ends early (truncated or
