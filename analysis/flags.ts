@@ -29,7 +29,7 @@ export const FLAG_HELP: Readonly<Record<FlagName, string>> = {
   retransmission: 'a request whose PSN this flow already carried (sent again by the requester)',
   duplicateRequest: 'a request for a PSN the responder had already acknowledged (a duplicate to the responder)',
   outOfSequence: 'a request whose PSN is beyond the next one expected from the requests captured so far (a hole before it)',
-  duplicateFrame: 'a copy of the previous frame of its flow, same PSN and ICRC, within 8 us and nothing in between (a network duplicate)',
+  duplicateFrame: 'a copy of the previous frame of its flow, same PSN and ICRC, within 8 µs and nothing in between (a network duplicate)',
   nakSeqErr: 'NAK: PSN sequence error (AETH 0x60)',
   nakInvReq: 'NAK: invalid request (AETH 0x61)',
   nakRemAccess: 'NAK: remote access error (AETH 0x62)',

@@ -205,7 +205,7 @@ export class GbnChecker {
         RuleId.RNR_WAIT_RESPECTED,
         [t.frame, v.frame],
         t.psn,
-        `resent ${((v.timeNs - t.timeNs) / 1000).toFixed(3)} us after the RNR NAK, before its ${(t.rnrTimerNs / 1000).toFixed(2)} us timer ran out`,
+        `resent ${((v.timeNs - t.timeNs) / 1000).toFixed(3)} µs after the RNR NAK, before its ${(t.rnrTimerNs / 1000).toFixed(2)} µs timer ran out`,
       );
     }
     void ep;

@@ -38,7 +38,7 @@ export interface ReportOptions {
 }
 
 /** A time that is not whole nanoseconds, in µs or ms with 3 decimals. */
-const roughUs = (ns: number): string => (ns >= 1e6 ? `${(ns / 1e6).toFixed(3)} ms` : `${(ns / 1000).toFixed(3)} us`);
+const roughUs = (ns: number): string => (ns >= 1e6 ? `${(ns / 1e6).toFixed(3)} ms` : `${(ns / 1000).toFixed(3)} µs`);
 
 /**
  * A figure made of capture times (a completion time, a latency, a mean of them: whole nanoseconds)
@@ -55,7 +55,7 @@ const us = (ns: number | null): string => (ns === null ? '-' : spanText(ns, 0));
 export function spanText(ns: number, digits: number): string {
   if (!Number.isSafeInteger(ns)) return roughUs(ns);
   const size = Math.abs(ns);
-  const [unit, scaleDigits] = size >= 1e9 ? ['s', 9] : size >= 1e6 ? ['ms', 6] : ['us', 3];
+  const [unit, scaleDigits] = size >= 1e9 ? ['s', 9] : size >= 1e6 ? ['ms', 6] : ['µs', 3];
   const scale = 10 ** scaleDigits;
   const whole = Math.floor(size / scale);
   let frac = String(size - whole * scale).padStart(scaleDigits, '0');

@@ -2,7 +2,9 @@
  * `roce ladder [FILE] -o out.html|out.svg`: a sequence (ladder) diagram of one
  * conversation: one arrow per packet, labelled with opcode, PSN and AETH;
  * losses, NAKs, retransmissions and RNR waits highlighted; a true time axis.
- * The HTML page is self-contained and shows decoded fields on hover.
+ * A long conversation is drawn from its first loss-recovery episode or error
+ * frame, or from the episode --episode names. The HTML page is self-contained
+ * and shows decoded fields on hover.
  */
 import { isatty } from 'node:tty';
 import { type OptionSpec, UsageError, formatOptions, intValue } from './args';
@@ -14,6 +16,7 @@ import { OUTPUT_FILE_STATUS, outputFileWritable, writeOutputFile } from './outpu
 import { TimelineError, type TimelineFilter, buildTimeline } from '../analysis/timeline';
 import { ladderSvg } from '../analysis/render/ladder-svg';
 import { ladderHtml } from '../analysis/render/ladder-html';
+import { windowShownText } from '../analysis/render/ladder-window';
 import { MAX_CONVERSATIONS_SPEC, maxConversationsOf, reportAnalysisEnd } from './analysis-end';
 
 export const LADDER_OPTIONS: readonly OptionSpec[] = [
@@ -22,9 +25,10 @@ export const LADDER_OPTIONS: readonly OptionSpec[] = [
   describedAs(CONVERSATION_SPEC, 'the conversation to draw, numbered as `roce analyze` lists them (default: the one with most frames)'),
   describedAs(QPN_SPEC, 'the conversation with this QP number at either end'),
   describedAs(FRAMES_SPEC, 'only frames numbered A to B (A-B, A-, -B or A), judged as a capture of their own'),
-  describedAs(TIME_WINDOW_SPEC, `only frames whose time since the capture's first frame lies in [FROM, TO], judged as a capture of their own (FROM-, -TO; each a number with s, ms, us or ns after it; a bare number is µs)`),
+  describedAs(TIME_WINDOW_SPEC, `only frames whose time since the capture's first frame lies in [FROM, TO], judged as a capture of their own (FROM-, -TO; each a number with s, ms, µs (or us) or ns after it; a bare number is µs)`),
   { name: 'from', kind: 'string', value: 'US', help: 'draw only packets at or after this time since the capture\'s first frame (µs, or with a unit), each judged with every frame before it' },
   { name: 'to', kind: 'string', value: 'US', help: 'draw only packets at or before this time since the capture\'s first frame (µs, or with a unit), each judged with every frame before it' },
+  { name: 'episode', kind: 'string', value: 'N', help: 'draw from just before loss-recovery episode N, numbered as `roce analyze --episodes` lists them, in its conversation' },
   { name: 'max', kind: 'string', value: 'N', help: 'draw at most N packets (default 400)' },
   { name: 'title', kind: 'string', value: 'TEXT', help: 'title of the picture' },
   { name: 'roce-port', kind: 'string', value: 'N', help: 'UDP destination port that means RoCE v2 (default 4791)' },
@@ -44,7 +48,12 @@ which is read whole before the drawing starts. Without FILE, standard input is
 read, unless it is a terminal. --frames and --time-window take part of the
 capture and judge it as a capture of its own, as roce analyze does with them;
 --from and --to zoom in on a stretch of time, each packet drawn judged with
-every frame before it. A capture that ends early (truncated or corrupt) is
+every frame before it. A conversation longer than --max packets is drawn from
+a few packets before its first loss-recovery episode or error frame (an error
+NAK, a bad ICRC, a malformed frame), or from the episode --episode names; with
+--frames, --time-window, --from or --to, from the first packet they take. The
+picture's header says which frames it shows and why, and which other episodes
+the conversation has. A capture that ends early (truncated or corrupt) is
 drawn up to the problem, which is named.
 
 ${formatOptions(LADDER_OPTIONS)}
@@ -72,6 +81,11 @@ export async function ladderCommand(argv: readonly string[], out: Output, ctx?: 
   const to = args.values.get('to');
   if (to !== undefined) f.toNs = timeNs(to, '--to');
   if (f.fromNs !== undefined && f.toNs !== undefined && f.toNs < f.fromNs) throw new UsageError('--to is before --from');
+  const episode = args.values.get('episode');
+  if (episode !== undefined) {
+    if (f.fromNs !== undefined || f.toNs !== undefined) throw new UsageError('--episode picks the stretch to draw: not with --from or --to');
+    f.focus = { episode: intValue(episode, 'episode', 1, Number.MAX_SAFE_INTEGER) };
+  } else if (!takesAll(selection)) f.focus = 'start';
   const max = args.values.get('max');
   if (max !== undefined) f.maxFrames = intValue(max, 'max', 1, 100000);
   const portText = args.values.get('roce-port');
@@ -97,7 +111,8 @@ export async function ladderCommand(argv: readonly string[], out: Output, ctx?: 
     if (t.items.length === 0) out.stderr(`roce ladder: no packet of conversation #${t.conversation} passes the filters\n`);
     const title = args.values.get('title') ?? '';
     text = html ? ladderHtml(t, title) : ladderSvg(t, title);
-    if (t.truncated > 0) out.stderr(`roce ladder: drew ${t.items.length} packets, ${t.truncated} more left out (use --max, --from/--to, --frames, --time-window)\n`);
+    const left = t.window.before + t.truncated;
+    if (left > 0) out.stderr(`roce ladder: drew ${windowShownText(t)}; ${left} more packets left out (use --episode, --max, --from/--to, --frames, --time-window)\n`);
   } catch (e) {
     if (!(e instanceof TimelineError)) throw e;
     // No conversation in what is not a capture at all: say what it is.

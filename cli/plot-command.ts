@@ -1,9 +1,10 @@
 /**
  * `roce plot [FILE] -o out.svg`: PSN over time per QP flow, in the style of
  * tcptrace's time-sequence graph: requests, retransmissions, ACKs, READ
- * responses, NAKs and RNR NAKs drawn distinctly. `--rate`: each flow's rate
- * over time with its CE marks and CNPs; `--sim RESULT.json`: a `roce sim`
- * result's rates and queue. SVG, or HTML for the rate pictures.
+ * responses, NAKs, RNR NAKs, CE marks, CNPs and timeout resends drawn
+ * distinctly. `--rate`: each flow's rate over time with its CE marks and
+ * CNPs; `--sim RESULT.json`: a `roce sim` result's rates and queue. SVG, or
+ * HTML by the -o name's extension, as roce ladder chooses.
  */
 import * as fs from 'node:fs';
 import { isatty } from 'node:tty';
@@ -30,6 +31,7 @@ import { fileErrorText } from '../base/file-error';
 import { OUTPUT_FILE_STATUS, outputFileWritable, writeOutputFile } from './output-file';
 import { buildPsnSeries, type SeriesFilter } from '../analysis/psn-series';
 import { plotSvg } from '../analysis/render/plot-svg';
+import { plotHtml } from '../analysis/render/plot-html';
 import { type ChartPanel, chartHtml, chartSvg } from '../analysis/render/chart-svg';
 import { buildRateSeries } from '../analysis/rate-series';
 import { MAX_CONVERSATIONS_SPEC, maxConversationsOf, reportAnalysisEnd } from './analysis-end';
@@ -38,14 +40,14 @@ import type { StarResult } from '../apps/sim/star-scenario';
 
 export const PLOT_OPTIONS: readonly OptionSpec[] = [
   READ_FILE_SPEC,
-  { name: 'output', short: 'o', kind: 'string', value: 'FILE', help: 'where to write: FILE.svg, or FILE.html with --rate or --sim ("-" for SVG on stdout; required)' },
+  { name: 'output', short: 'o', kind: 'string', value: 'FILE', help: 'where to write: FILE.html (a page with the SVG and a readout of the point under the pointer) or FILE.svg; "-" for SVG on stdout (required)' },
   { name: 'rate', kind: 'flag', help: 'each flow\'s request payload rate over time, with its CE-marked requests (ticks) and the CNPs sent to it (triangles)' },
   { name: 'sim', kind: 'string', value: 'RESULT.json', help: 'draw a `roce sim --json` result: each flow\'s rate and the busiest queue over time (no capture needed)' },
   { name: 'bin', kind: 'string', value: 'US', help: 'with --rate: the width of a rate bin in µs (default: the capture in 200 bins)' },
   describedAs(QPN_SPEC, 'only flows of the conversations with one of these QPs at either end'),
   describedAs(CONVERSATION_SPEC, 'only flows of conversation N, numbered as roce analyze lists them with the same --frames, --time-window and --roce-port'),
   describedAs(FRAMES_SPEC, 'only frames numbered A to B (A-B, A-, -B or A), judged as a capture of their own'),
-  describedAs(TIME_WINDOW_SPEC, `only frames whose time since the capture's first frame lies in [FROM, TO], judged as a capture of their own (FROM-, -TO; each a number with s, ms, us or ns after it; a bare number is µs)`),
+  describedAs(TIME_WINDOW_SPEC, `only frames whose time since the capture's first frame lies in [FROM, TO], judged as a capture of their own (FROM-, -TO; each a number with s, ms, µs (or us) or ns after it; a bare number is µs)`),
   { name: 'title', kind: 'string', value: 'TEXT', help: 'title of the picture' },
   { name: 'roce-port', kind: 'string', value: 'N', help: 'UDP destination port that means RoCE v2 (default 4791)' },
   MAX_CONVERSATIONS_SPEC,
@@ -53,14 +55,17 @@ export const PLOT_OPTIONS: readonly OptionSpec[] = [
   { name: 'help', short: 'h', kind: 'flag', help: 'this help' },
 ];
 
-export const PLOT_USAGE = `usage: roce plot [options] -o OUT.svg [FILE]
-       roce plot --rate [options] -o OUT.svg|OUT.html [FILE]
+export const PLOT_USAGE = `usage: roce plot [options] -o OUT.html|OUT.svg [FILE]
+       roce plot --rate [options] -o OUT.html|OUT.svg [FILE]
        roce plot --sim RESULT.json -o OUT.svg|OUT.html
 
 Draws PSN against time for every requester flow of a capture (one panel per
-flow), like tcptrace's time-sequence graph. With --rate, each flow's rate over
-time with its ECN marks and CNPs; with --sim, a roce sim result's rates and
-queue. The capture is FILE or -r FILE: a file, a FIFO, or - for standard input;
+flow), like tcptrace's time-sequence graph: requests, retransmissions, ACKs,
+READ responses, NAKs, RNR NAKs, frames with ECN CE, CNPs and the resends of
+ACK timeouts, each with its own marker and a legend. With --rate, each flow's
+rate over time with its ECN marks and CNPs; with --sim, a roce sim result's
+rates and queue. OUT.html is a page with the SVG and a readout of the marker
+under the pointer. The capture is FILE or -r FILE: a file, a FIFO, or - for standard input;
 without FILE, standard input is read, unless it is a terminal. --frames and
 --time-window take part of the capture and judge it as a capture of its own,
 as roce analyze does with them. A capture that ends early (truncated or
@@ -75,15 +80,15 @@ export async function plotCommand(argv: readonly string[], out: Output, ctx?: Pi
   if (args === null) return 0;
   const file = captureFileOf('plot', args);
   const dest = args.values.get('output');
-  if (dest === undefined) throw new UsageError('plot needs -o OUT.svg (or -o - for stdout)');
-  const charts = args.flags.has('rate') || args.values.has('sim');
-  if (dest !== '-' && !/\.svg$/i.test(dest) && !(charts && /\.html?$/i.test(dest))) throw new UsageError(`-o ${dest}: the name must end in .svg${charts ? ' or .html' : ''}`);
+  if (dest === undefined) throw new UsageError('plot needs -o OUT.html or -o OUT.svg (or -o - for SVG on stdout)');
+  const html = /\.html?$/i.test(dest);
+  if (dest !== '-' && !html && !/\.svg$/i.test(dest)) throw new UsageError(`-o ${dest}: the name must end in .svg or .html`);
   const writeText = (text: string): boolean => {
     if (dest === '-') out.stdout(text);
     else return writeOutputFile('plot', dest, text, out);
     return true;
   };
-  const write = (panels: readonly ChartPanel[], title: string): boolean => writeText(/\.html?$/i.test(dest) ? chartHtml(panels, title) : chartSvg(panels, title));
+  const write = (panels: readonly ChartPanel[], title: string): boolean => writeText(html ? chartHtml(panels, title) : chartSvg(panels, title));
   const simFile = args.values.get('sim');
   if (simFile !== undefined) {
     if (args.flags.has('rate') || file !== undefined) throw new UsageError('--sim draws a roce sim result: no capture, no --rate');
@@ -155,5 +160,6 @@ export async function plotCommand(argv: readonly string[], out: Output, ctx?: Pi
   if (noneChosen(psns, name)) return BAD_INPUT_STATUS;
   const status = reportAnalysisEnd('plot', name, ended, out);
   if (series.length === 0) out.stderr('roce plot: no flow passes the filters\n');
-  return writeText(plotSvg(series, args.values.get('title') ?? `PSN over time: ${shortName}`)) ? status : OUTPUT_FILE_STATUS;
+  const title = args.values.get('title') ?? `PSN over time: ${shortName}`;
+  return writeText(html ? plotHtml(series, title) : plotSvg(series, title)) ? status : OUTPUT_FILE_STATUS;
 }

@@ -3,9 +3,13 @@
  * time-sequence graph, as one self-contained SVG: first transmissions as
  * blue ticks, retransmissions as red ticks, ACKs as a green step line with
  * dots, READ responses as teal dots, NAKs as orange crosses and RNR NAKs as
- * purple triangles. One panel per flow, stacked. Deterministic output.
+ * purple triangles; frames with ECN CE as pink rings, CNPs to the requester
+ * as brown down-pointing triangles, the resends of ACK timeouts as black
+ * squares, each with a legend entry. One panel per flow, stacked. The data
+ * are drawn PAD_PX inside each panel's axes, so that every marker, at the
+ * extremes of the data too, lies within the plot area. Deterministic output.
  */
-import type { PsnSeries } from '../psn-series';
+import type { PsnMark, PsnSeries } from '../psn-series';
 import { fmt, usText, xmlEscape } from './ladder-svg';
 import { spanText } from '../text-report';
 
@@ -15,6 +19,9 @@ const ML = 80;
 const MR = 20;
 const MT = 40;
 const MB = 46;
+/** How far inside the axes the data start: more than any marker's half size. */
+export const PAD_PX = 8;
+const LEGEND_ROW_PX = 18;
 
 /** Round tick step for a span: 1, 2 or 5 times a power of ten, about `n` ticks. */
 export function niceStep(span: number, n = 6): number {
@@ -36,8 +43,21 @@ const STYLE = `
 .resp{fill:#17becf}
 .nak{stroke:#ff7f0e;stroke-width:2.2}
 .rnr{fill:#9467bd}
+.ce{fill:none;stroke:#e377c2;stroke-width:1.6}
+.cnp{fill:#8c564b}
+.tmo{fill:none;stroke:#000;stroke-width:1.6}
 .lg{font:11px sans-serif;fill:#333}
 `;
+
+/** The plot area of a panel whose top is `top`: what every marker stays within. */
+export function plotArea(top: number): { x0: number; x1: number; y0: number; y1: number } {
+  return { x0: ML, x1: W - MR, y0: top + MT, y1: top + PANEL_H - MB };
+}
+
+function markTitle(m: PsnMark, s: PsnSeries): string {
+  const what = m.kind === 'ce' ? 'ECN CE' : m.kind === 'cnp' ? 'CNP to the requester' : 'resend after an ACK timeout';
+  return `<title>${what}: frame ${m.frame}, ${m.kind === 'cnp' ? `sent PSN up to ${s.basePsn + m.psn}` : `PSN ${s.basePsn + m.psn}`}, ${spanText(m.timeNs, s.digits)}</title>`;
+}
 
 function panel(s: PsnSeries, top: number): string {
   const out: string[] = [];
@@ -48,8 +68,8 @@ function panel(s: PsnSeries, top: number): string {
   const tw = Math.max(1, t1 - t0);
   const ph = PANEL_H - MT - MB;
   const pw = W - ML - MR;
-  const x = (t: number): number => ML + ((t - t0) / tw) * pw;
-  const y = (psn: number): number => top + MT + ph - (psn / Math.max(1, p1)) * ph;
+  const x = (t: number): number => ML + PAD_PX + ((t - t0) / tw) * (pw - 2 * PAD_PX);
+  const y = (psn: number): number => top + MT + ph - PAD_PX - (psn / Math.max(1, p1)) * (ph - 2 * PAD_PX);
   out.push(`<g class="panel" data-conversation="${s.conversation}" data-requester="${s.requester}">`);
   out.push(`<text class="ttl" x="${ML}" y="${top + 22}">${xmlEscape(s.title)}${s.truncated > 0 ? ` (${s.truncated} points not drawn)` : ''}</text>`);
   const ts = niceStep(tw);
@@ -109,6 +129,15 @@ function panel(s: PsnSeries, top: number): string {
       }
     }
   }
+  for (const m of s.marks) {
+    const mx = x(m.timeNs);
+    // A CE mark rings its frame's point: a request's tick spans psn..psn+1, an ACK's dot is at psn+1.
+    const my = m.kind === 'ce' ? (m.on === 'new' || m.on === 'retx' ? y(m.psn + 0.5) : m.on === 'nak' || m.on === 'rnr' ? y(m.psn) : y(m.psn + 1)) : m.kind === 'cnp' ? y(m.psn + 1) : y(m.psn);
+    const tip = markTitle(m, s);
+    if (m.kind === 'ce') out.push(`<circle class="ce" data-frame="${m.frame}" cx="${fmt(mx)}" cy="${fmt(my)}" r="4">${tip}</circle>`);
+    else if (m.kind === 'cnp') out.push(`<path class="cnp" data-frame="${m.frame}" d="M${fmt(mx - 5)},${fmt(my - 5)}h10l-5,9z">${tip}</path>`);
+    else out.push(`<rect class="tmo" data-frame="${m.frame}" x="${fmt(mx - 4)}" y="${fmt(my - 4)}" width="8" height="8">${tip}</rect>`);
+  }
   out.push('</g>');
   return out.join('\n');
 }
@@ -120,23 +149,46 @@ const LEGEND: readonly [string, string][] = [
   ['READ response', '<circle class="resp" cx="0" cy="3" r="2.5"/>'],
   ['NAK', '<path class="nak" d="M-4,-1l8,8M4,-1l-8,8"/>'],
   ['RNR NAK', '<path class="rnr" d="M0,-2l5,9h-10z"/>'],
+  ['ECN CE', '<circle class="ce" cx="0" cy="3" r="4"/>'],
+  ['CNP', '<path class="cnp" d="M-5,-2h10l-5,9z"/>'],
+  ['ACK timeout resend', '<rect class="tmo" x="-4" y="-1" width="8" height="8"/>'],
 ];
 
-/** The plot as a standalone SVG document (one panel per flow). */
-export function plotSvg(series: readonly PsnSeries[], title = 'PSN over time'): string {
-  const h = 60 + Math.max(1, series.length) * PANEL_H;
+/** A legend entry's width: its glyph, a gap and its words at the legend's 11px. */
+const legendWidth = (name: string): number => 30 + name.length * 6.5;
+
+/** How the plot is drawn: whether the SVG carries the title (a page around it may show it instead). */
+export interface PlotOptions {
+  /** Draw the title in the SVG (default true). */
+  header?: boolean;
+}
+
+/** The plot as a standalone SVG document (one panel per flow), the legend above the panels. */
+export function plotSvg(series: readonly PsnSeries[], title = 'PSN over time', options: PlotOptions = {}): string {
+  const rows: [string, string, number][][] = [[]];
+  let lx = ML;
+  for (const [name, glyph] of LEGEND) {
+    if (lx + legendWidth(name) > W - MR && rows[rows.length - 1]!.length > 0) {
+      rows.push([]);
+      lx = ML;
+    }
+    rows[rows.length - 1]!.push([name, glyph, lx]);
+    lx += legendWidth(name);
+  }
+  // Without the title the legend moves up into its place.
+  const legendY = options.header === false ? 16 : 40;
+  const panelsTop = legendY + 10 + (rows.length - 1) * LEGEND_ROW_PX;
+  const h = panelsTop + 10 + Math.max(1, series.length) * PANEL_H;
   const out: string[] = [];
   out.push(`<svg xmlns="http://www.w3.org/2000/svg" class="psn-plot" width="${W}" height="${h}" viewBox="0 0 ${W} ${h}" font-family="sans-serif">`);
   out.push(`<style>${STYLE}</style>`);
   out.push(`<rect width="${W}" height="${h}" fill="#fff"/>`);
-  out.push(`<text x="${W / 2}" y="22" text-anchor="middle" font-size="15" font-weight="bold">${xmlEscape(title)}</text>`);
-  let lx = ML;
-  for (const [name, glyph] of LEGEND) {
-    out.push(`<g transform="translate(${lx},40)">${glyph}<text class="lg" x="9" y="7">${xmlEscape(name)}</text></g>`);
-    lx += 30 + name.length * 6;
-  }
-  if (series.length === 0) out.push(`<text x="${W / 2}" y="120" text-anchor="middle">no RoCE flow in the capture</text>`);
-  series.forEach((s, i) => out.push(panel(s, 50 + i * PANEL_H)));
+  if (options.header !== false) out.push(`<text class="title" x="${W / 2}" y="22" text-anchor="middle" font-size="15" font-weight="bold">${xmlEscape(title)}</text>`);
+  rows.forEach((row, i) => {
+    for (const [name, glyph, gx] of row) out.push(`<g class="legend" transform="translate(${gx},${legendY + i * LEGEND_ROW_PX})">${glyph}<text class="lg" x="9" y="7">${xmlEscape(name)}</text></g>`);
+  });
+  if (series.length === 0) out.push(`<text x="${W / 2}" y="${panelsTop + 70}" text-anchor="middle">no RoCE flow in the capture</text>`);
+  series.forEach((s, i) => out.push(panel(s, panelsTop + 10 + i * PANEL_H)));
   out.push('</svg>');
   return `${out.join('\n')}\n`;
 }

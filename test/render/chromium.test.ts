@@ -1,8 +1,9 @@
 /**
  * The ladder HTML as a person sees it: rendered by headless Chromium
  * (Debian's `chromium`), screenshotted and its DOM dumped after the page's
- * script ran. Skipped, with the reason, when chromium is not installed
- * (scripts/setup-system.sh installs it).
+ * script ran; the browser's own text boxes (getBBox) held clear of every
+ * arrow, and no wider than the renderer's estimate. Skipped, with the reason,
+ * when chromium is not installed (scripts/setup-system.sh installs it).
  *
  * @group browser
  */
@@ -12,6 +13,7 @@ import * as path from 'node:path';
 import { spawnSync } from 'node:child_process';
 import { buildTimeline } from '../../analysis/timeline';
 import { ladderHtml } from '../../analysis/render/ladder-html';
+import { TEXT_FONTS, textBox } from '../../analysis/render/ladder-svg';
 import { testUnless } from '../support/skip';
 
 const CHROMIUM = ['/usr/bin/chromium', '/usr/bin/chromium-browser'].find((p) => fs.existsSync(p)) ?? null;
@@ -58,6 +60,53 @@ describe('ladder HTML in headless Chromium', () => {
         expect(pngInfo(png)).toEqual({ width: 1000, height: 1400 });
         // A blank 1000x1400 page compresses to a few kB; the ladder's lines and text do not.
         expect(png.length).toBeGreaterThan(50_000);
+      } finally {
+        fs.rmSync(dir, { recursive: true, force: true });
+      }
+    },
+    120_000,
+  );
+
+  it(
+    'as laid out by the browser, no text box meets an arrow, and none is wider than the renderer estimated',
+    () => {
+      const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'roce-ladder-'));
+      try {
+        const t = buildTimeline(RC);
+        // A script run after the page's: each text's box from the browser, checked against each arrow's line (sampled every px).
+        const probe = `<script>
+(function(){
+  var lines=[].slice.call(document.querySelectorAll('line.arrow')).map(function(l){return [+l.getAttribute('x1'),+l.getAttribute('y1'),+l.getAttribute('x2'),+l.getAttribute('y2')];});
+  var out=[];
+  var texts=document.querySelectorAll('svg text');
+  for(var i=0;i<texts.length;i++){
+    var b=texts[i].getBBox();
+    var hit=0;
+    for(var j=0;j<lines.length;j++){var L=lines[j];var n=Math.ceil(Math.abs(L[2]-L[0]));for(var k=0;k<=n;k++){var x=L[0]+(L[2]-L[0])*k/n,y=L[1]+(L[3]-L[1])*k/n;if(x>b.x&&x<b.x+b.width&&y>b.y&&y<b.y+b.height){hit=1;}}}
+    out.push(texts[i].getAttribute('class')+'|'+b.width.toFixed(1)+'|'+hit+'|'+texts[i].textContent);
+  }
+  var pre=document.createElement('pre');pre.id='probe';pre.textContent=out.join('\\n');document.body.appendChild(pre);
+})();
+</script>`;
+        const page = path.join(dir, 'ladder.html');
+        fs.writeFileSync(page, ladderHtml(t).replace('</body>', `${probe}\n</body>`));
+        const dom = chromium(['--dump-dom', `file://${page}`], dir);
+        expect(dom.status).toBe(0);
+        const rows = (/<pre id="probe">([\s\S]*?)<\/pre>/.exec(dom.stdout)?.[1] ?? '').split('\n').map((r) => r.split('|'));
+        expect(rows.length).toBeGreaterThan(100);
+        const unescape = (s: string): string => s.replace(/&lt;/g, '<').replace(/&gt;/g, '>').replace(/&amp;/g, '&');
+        const problems: string[] = [];
+        for (const [cls, width, hit, text] of rows) {
+          if (hit !== '0') problems.push(`${cls} "${text}" meets an arrow`);
+          const font = TEXT_FONTS[cls ?? ''];
+          if (font === undefined) {
+            problems.push(`${cls} "${text}": no font in TEXT_FONTS`);
+            continue;
+          }
+          const est = textBox(unescape(text ?? ''), 0, 0, 'start', font.px, font.family);
+          if (Number(width) > est.x1 - est.x0 + 0.5) problems.push(`${cls} "${text}" is ${width} px wide, estimated ${(est.x1 - est.x0).toFixed(1)}`);
+        }
+        expect(problems).toEqual([]);
       } finally {
         fs.rmSync(dir, { recursive: true, force: true });
       }

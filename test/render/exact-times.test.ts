@@ -14,11 +14,11 @@ const FILES = [
   ['microseconds', path.join(CAPTURES, 'rc-conversation-usec-be.pcap'), 6],
 ] as const;
 
-/** A span as the report and the pictures print it ("1.412902 ms", "0.000 us", "2.5 s") in nanoseconds, exactly. */
+/** A span as the report and the pictures print it ("1.412902 ms", "0.000 µs", "2.5 s") in nanoseconds, exactly. */
 function nsOf(text: string): number {
-  const m = /^(-?)(\d+)\.(\d+) (us|µs|ms|s)$/.exec(text.trim());
+  const m = /^(-?)(\d+)\.(\d+) (µs|ms|s)$/.exec(text.trim());
   if (m === null) throw new Error(`not a span: ${JSON.stringify(text)}`);
-  const scale = { us: 3, µs: 3, ms: 6, s: 9 }[m[4] as 'us'];
+  const scale = { µs: 3, ms: 6, s: 9 }[m[4] as 'µs'];
   const frac = m[3] ?? '';
   expect(frac.length).toBeLessThanOrEqual(scale);
   const ns = Number(m[2]) * 10 ** scale + Number(frac.padEnd(scale, '0'));
@@ -95,7 +95,7 @@ describe.each(FILES)('a capture in %s', (_name, file, digits) => {
   test('roce analyze: completion times in the text are the JSON\'s nanoseconds, every digit', async () => {
     const text = await roce('analyze', '-m', file);
     const json = JSON.parse((await roce('analyze', '--json', file)).out) as { messages: { firstFrame: number; completionNs: number | null }[] };
-    const printed = [...text.out.matchAll(/^ {2}conv .* frames (\d+)-\d+ .*completion (\S+ (?:us|ms|s))/gm)].map((m) => [Number(m[1]), nsOf(m[2] ?? '')]);
+    const printed = [...text.out.matchAll(/^ {2}conv .* frames (\d+)-\d+ .*completion (\S+ (?:µs|ms|s))/gm)].map((m) => [Number(m[1]), nsOf(m[2] ?? '')]);
     expect(printed.length).toBeGreaterThan(10);
     const byFirst = new Map(json.messages.map((m) => [m.firstFrame, m.completionNs]));
     for (const [first, ns] of printed) expect({ first, ns }).toEqual({ first, ns: byFirst.get(first ?? 0) });

@@ -49,7 +49,7 @@ export function lossyRunCapture(): Uint8Array {
 export function makeAnalysisExamples(): Map<string, string> {
   const out = new Map<string, string>();
   const rc = path.join(CAPTURES, 'rc-conversation.pcap');
-  out.set('ladder-rc-conversation.svg', ladderSvg(buildTimeline(rc, { firstFrame: 26, lastFrame: 44 }), 'captures/rc-conversation.pcap, frames 26-44: atomics, FLUSH, RNR wait, a loss and its NAK, an access error'));
+  out.set('ladder-rc-conversation.svg', ladderSvg(buildTimeline(rc, { firstFrame: 26, lastFrame: 44 }), 'captures/rc-conversation.pcap: atomics, FLUSH, RNR wait, a loss and its NAK, an access error'));
   out.set('plot-rc-conversation.svg', plotSvg(buildPsnSeries(rc).series, 'PSN over time: captures/rc-conversation.pcap'));
   const lossy = lossyRunCapture();
   const r = analyzeCapture(lossy);
@@ -57,13 +57,10 @@ export function makeAnalysisExamples(): Map<string, string> {
   const eps = r.episodes.filter((e) => e.trigger === 'nak' && e.lostFrame !== null && e.gapFrame !== null && e.recoveredFrame !== null);
   const ep = eps.sort((x, y) => x.resentPackets - y.resentPackets || x.id - y.id)[0];
   if (ep === undefined) throw new Error('the lossy example run has no NAK episode to draw');
-  const first = Math.max(1, (ep.lostFrame ?? ep.firstRetransmitFrame) - 4);
+  // roce ladder --episode N --max 30: drawn from just before the episode.
   out.set(
     'ladder-loss-nak.svg',
-    ladderSvg(
-      buildTimeline(lossy, { conversation: ep.conversation, firstFrame: first, lastFrame: (ep.recoveredFrame ?? ep.firstRetransmitFrame) + 2, maxFrames: 80 }),
-      `simulated run, 2% loss, requester's host: go-back-N after a NAK (episode #${ep.id}, PSN ${ep.gapPsn})`,
-    ),
+    ladderSvg(buildTimeline(lossy, { focus: { episode: ep.id }, maxFrames: 30 }), `simulated run, 2% loss, requester's host: go-back-N after a NAK (roce ladder --episode ${ep.id} --max 30)`),
   );
   out.set('plot-loss.svg', plotSvg(buildPsnSeries(lossy).series, "PSN over time: simulated run, 2% loss each way, requester's host"));
   // docs/congestion.md: roce sim --flows a>c,b>c --cc dcqcn-paper --duration 20ms (10 Gb/s, 1 MB buffer, RED 5K/200K/1 %, seed 1).
