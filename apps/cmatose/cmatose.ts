@@ -223,206 +223,270 @@ function serverMessage(buf: Uint8Array, index: number): void {
   for (let i = 0; i < buf.length; i++) buf[i] = (index + i) & 0xff;
 }
 
-export async function runCmatose(dev: Device, cfg: CmatoseConfig): Promise<CmatoseResult> {
+/** What the configuration asks for, checked, and the bounds of the waits. */
+interface CmatosePlan {
+  port: number;
+  connections: number;
+  count: number;
+  size: number;
+  /** The step timeout given, which replaces every other bound; else null. */
+  given: NoProgressBound | null;
+  /** The CM's connection and disconnect steps. */
+  cmBound: NoProgressBound;
+  listenMs: number;
+}
+
+// Each wait's bound follows from the timers of what it waits for: the CM's for the connection and
+// disconnect steps (apps/host/cm-step-bound.ts), the QPs' for the data (apps/host/no-progress-bound.ts),
+// both for the client's wait for the server's DREQs, which come after the server's data; a step
+// timeout given replaces them all.
+function planCmatose(cfg: CmatoseConfig): CmatosePlan {
   const { port, connections, count, size } = checkConfig(cfg);
-  // Each wait's bound follows from the timers of what it waits for (issue 15): the CM's for the
-  // connection and disconnect steps (apps/host/cm-step-bound.ts), the QPs' for the data
-  // (apps/host/no-progress-bound.ts), both for the client's wait for the server's DREQs, which come
-  // after the server's data; a step timeout given replaces them all.
   const given: NoProgressBound | null = cfg.stepTimeoutMs !== undefined ? { ms: cfg.stepTimeoutMs, why: 'the step timeout given' } : null;
   const cmBound: NoProgressBound = given ?? cmStepBound(cfg.cm);
-  const dataBound = (): NoProgressBound => {
-    if (given !== null) return given;
-    const a = nodes[0]?.qp.attr;
-    return a === undefined ? cmBound : noProgressBound({ timeout: a.timeout, retryCnt: a.retryCnt, rnrRetry: a.rnrRetry, minRnrTimer: a.minRnrTimer });
-  };
-  const bothBound = (): NoProgressBound => {
-    if (given !== null) return given;
-    const d = dataBound();
-    return { ms: cmBound.ms + d.ms, why: `the peer's data (${d.why}) then its DREQ (${cmBound.why})` };
-  };
   const listenMs = cfg.listenTimeoutMs ?? 300_000;
-  const idle = cfg.idleWait ?? nextTurn;
-  const client = cfg.role === 'client';
-  const rcm = new RdmaCm(dev);
-  const nodes: Node[] = [];
-  const lines: string[] = [];
-  const say = (l: string): void => {
-    lines.push(l);
-    cfg.onLine?.(l);
-  };
+  return { port, connections, count, size, given, cmBound, listenMs };
+}
+
+/** One run of cmatose: its configuration, the CM, the connections and the event channel, and what happened so far. */
+interface CmatoseSession {
+  dev: Device;
+  cfg: CmatoseConfig;
+  plan: CmatosePlan;
+  idle: () => Promise<void>;
+  rcm: RdmaCm;
+  nodes: Node[];
+  nodeOf: Map<RdmaCmId, Node>;
   /** The event channel: what rdma_get_cm_event() would return, in order. */
-  const events: RdmaCmEvent[] = [];
-  const nodeOf = new Map<RdmaCmId, Node>();
-  let established = 0;
-  let refused = 0;
-  let t0: number | null = null;
+  events: RdmaCmEvent[];
+  /** The lines ucmatose would have printed. */
+  lines: string[];
+  established: number;
+  refused: number;
+  /** When the first connection was established, or null. */
+  t0: number | null;
+}
 
-  const pollAll = (): void => {
-    for (const n of nodes) n.poll();
-  };
+function say(s: CmatoseSession, l: string): void {
+  s.lines.push(l);
+  s.cfg.onLine?.(l);
+}
 
-  /** cma_handler() for the events that arrived; `onRequest` is connect_handler() (server). */
-  const handleEvents = async (): Promise<void> => {
-    while (events.length > 0) {
-      const e = events.shift() as RdmaCmEvent;
-      switch (e.type) {
-        case 'CONNECT_REQUEST':
-          await connectRequest(e.id);
-          break;
-        case 'ESTABLISHED': {
-          const n = nodeOf.get(e.id);
-          if (n === undefined || n.connected) break;
-          n.connected = true;
-          established++;
-          t0 ??= dev.clock.now();
-          break;
-        }
-        case 'REJECTED':
-        case 'UNREACHABLE':
-        case 'CONNECT_ERROR':
-          throw cmFailure(e);
-        case 'DISCONNECTED': {
-          // The DREP has gone out with the event (RdmaCmId answers a DREQ at once), as rdma_disconnect() would send it.
-          const n = nodeOf.get(e.id);
-          if (n !== undefined) n.disconnected = true;
-          break;
-        }
-        default:
-          break;
+/** The data steps' bound: from the QPs' timers as the CM set them. */
+function dataBound(s: CmatoseSession): NoProgressBound {
+  if (s.plan.given !== null) return s.plan.given;
+  const a = s.nodes[0]?.qp.attr;
+  return a === undefined ? s.plan.cmBound : noProgressBound({ timeout: a.timeout, retryCnt: a.retryCnt, rnrRetry: a.rnrRetry, minRnrTimer: a.minRnrTimer });
+}
+
+/** The client's wait for the server's data and then its DREQs. */
+function bothBound(s: CmatoseSession): NoProgressBound {
+  if (s.plan.given !== null) return s.plan.given;
+  const d = dataBound(s);
+  const { cmBound } = s.plan;
+  return { ms: cmBound.ms + d.ms, why: `the peer's data (${d.why}) then its DREQ (${cmBound.why})` };
+}
+
+/** cma_handler() for the events that arrived; a CONNECT_REQUEST goes to connect_handler() (server). */
+async function handleEvents(s: CmatoseSession): Promise<void> {
+  while (s.events.length > 0) {
+    const e = s.events.shift() as RdmaCmEvent;
+    switch (e.type) {
+      case 'CONNECT_REQUEST':
+        await connectRequest(s, e.id);
+        break;
+      case 'ESTABLISHED': {
+        const n = s.nodeOf.get(e.id);
+        if (n === undefined || n.connected) break;
+        n.connected = true;
+        s.established++;
+        s.t0 ??= s.dev.clock.now();
+        break;
       }
+      case 'REJECTED':
+      case 'UNREACHABLE':
+      case 'CONNECT_ERROR':
+        throw cmFailure(e);
+      case 'DISCONNECTED': {
+        // The DREP has gone out with the event (RdmaCmId answers a DREQ at once), as rdma_disconnect() would send it.
+        const n = s.nodeOf.get(e.id);
+        if (n !== undefined) n.disconnected = true;
+        break;
+      }
+      default:
+        break;
     }
-  };
+  }
+}
 
-  /** connect_handler(): a node for the request, its receives posted, rdma_accept(id, NULL); beyond `connections`, rdma_reject. */
-  const connectRequest = async (id: RdmaCmId): Promise<void> => {
-    const bound = cfg.addr !== undefined && cfg.addr !== '0.0.0.0' ? cfg.addr : null;
-    if (nodes.length === connections || (bound !== null && id.localAddr !== bound)) {
-      say('cmatose: failing connection request');
-      refused++;
-      id.reject();
-      return;
-    }
-    if (cfg.beforeConnect !== undefined) await cfg.beforeConnect(v4Gid(id.peerAddr));
-    const n = new Node(nodes.length, dev, count, size);
+/** connect_handler(): a node for the request, its receives posted, rdma_accept(id, NULL); beyond `connections`, rdma_reject. */
+async function connectRequest(s: CmatoseSession, id: RdmaCmId): Promise<void> {
+  const { cfg, nodes } = s;
+  const bound = cfg.addr !== undefined && cfg.addr !== '0.0.0.0' ? cfg.addr : null;
+  if (nodes.length === s.plan.connections || (bound !== null && id.localAddr !== bound)) {
+    say(s, 'cmatose: failing connection request');
+    s.refused++;
+    id.reject();
+    return;
+  }
+  if (cfg.beforeConnect !== undefined) await cfg.beforeConnect(v4Gid(id.peerAddr));
+  const n = new Node(nodes.length, s.dev, s.plan.count, s.plan.size);
+  nodes.push(n);
+  n.id = id;
+  s.nodeOf.set(id, n);
+  if (n.mr !== null) serverMessage(n.mr.buffer, n.index);
+  // connect_handler() posts the receives before rdma_accept(); here accept() gives the QP to the ID
+  // (INIT), moves it to RTS and sends the REP in one go, and the receives follow at once: nothing
+  // from the peer can arrive in between.
+  id.accept(n.qp);
+  n.postRecvs();
+}
+
+/** Runs the event loop until `done`, polling the CQs; `what` names the wait in the timeout error. */
+async function waitUntil(s: CmatoseSession, done: () => boolean, what: string, bound: NoProgressBound = s.plan.cmBound): Promise<void> {
+  const deadline = Date.now() + bound.ms;
+  for (;;) {
+    await handleEvents(s);
+    for (const n of s.nodes) n.poll();
+    if (done()) return;
+    if (Date.now() > deadline) throw new CmatoseError(CmatoseErrorCode.TIMEOUT, `no progress within ${bound.ms} ms while ${what} (${bound.why})`);
+    await s.idle();
+  }
+}
+
+/** A DISCONNECTED before the messages are through ends the run. */
+function noEarlyDisconnect(s: CmatoseSession, phase: string): void {
+  const n = s.nodes.find((x) => x.disconnected);
+  if (n !== undefined) throw new CmatoseError(CmatoseErrorCode.PROTOCOL, `the peer disconnected connection ${n.index} while ${phase} (${n.received} of ${s.plan.count} messages received, ${n.sent} sent)`);
+}
+
+/** run_client() up to connect_events(): every connection's node, receives and REQ, until all are ESTABLISHED. */
+async function connectClient(s: CmatoseSession): Promise<void> {
+  const { cfg, nodes } = s;
+  const { connections, count, size, port } = s.plan;
+  const dst = cfg.addr as string;
+  say(s, 'cmatose: starting client');
+  if (cfg.beforeConnect !== undefined) await cfg.beforeConnect(v4Gid(dst));
+  say(s, 'cmatose: connecting');
+  for (let i = 0; i < connections; i++) {
+    const n = new Node(i, s.dev, count, size);
     nodes.push(n);
+    const id = s.rcm.connect(
+      { dst, port, qp: n.qp, ...(cfg.tos !== undefined ? { tos: cfg.tos } : {}), ...cmConnectTiming(cfg.cm), param: { responderResources: 1, initiatorDepth: 1, retryCount: 5, rnrRetryCount: 0 } },
+      (e) => s.events.push(e),
+    );
     n.id = id;
-    nodeOf.set(id, n);
-    if (n.mr !== null) serverMessage(n.mr.buffer, n.index);
-    // connect_handler() posts the receives before rdma_accept(); here accept() gives the QP to the ID
-    // (INIT), moves it to RTS and sends the REP in one go, and the receives follow at once: nothing
-    // from the peer can arrive in between.
-    id.accept(n.qp);
-    n.postRecvs();
-  };
+    s.nodeOf.set(id, n);
+    // route_handler() posts the receives before rdma_connect(); the QP is in INIT from the start of
+    // connect (no REP can come back before this line runs), and still in RESET if there is no route.
+    if (n.qp.state === QpState.INIT) n.postRecvs();
+  }
+  await waitUntil(s, () => s.established === connections, `connecting (${s.established} of ${connections} established)`);
+}
 
-  /** Runs the event loop until `done`, polling the CQs; `what` names the wait in the timeout error. */
-  const waitUntil = async (done: () => boolean, what: string, bound: NoProgressBound = cmBound): Promise<void> => {
-    const deadline = Date.now() + bound.ms;
-    for (;;) {
-      await handleEvents();
-      pollAll();
-      if (done()) return;
-      if (Date.now() > deadline) throw new CmatoseError(CmatoseErrorCode.TIMEOUT, `no progress within ${bound.ms} ms while ${what} (${bound.why})`);
-      await idle();
-    }
-  };
+/** The client's data transfers: all the server's messages in, then its replies; then disconnect_events(). */
+async function clientTransfers(s: CmatoseSession): Promise<void> {
+  const { nodes } = s;
+  const { count } = s.plan;
+  if (count > 0) {
+    say(s, 'receiving data transfers');
+    await waitUntil(s, () => {
+      noEarlyDisconnect(s, 'receiving');
+      return nodes.every((n) => n.received >= count);
+    }, 'receiving data transfers', dataBound(s));
+    say(s, 'sending replies');
+    for (const n of nodes) n.postSends();
+    say(s, 'data transfers complete');
+  }
+  // disconnect_events(): until the server has disconnected every connection.
+  await waitUntil(s, () => nodes.every((n) => n.disconnected), "waiting for the server's disconnects", bothBound(s));
+}
 
-  /** A DISCONNECTED before the messages are through ends the run. */
-  const noEarlyDisconnect = (phase: string): void => {
-    const n = nodes.find((x) => x.disconnected);
-    if (n !== undefined) throw new CmatoseError(CmatoseErrorCode.PROTOCOL, `the peer disconnected connection ${n.index} while ${phase} (${n.received} of ${count} messages received, ${n.sent} sent)`);
-  };
-
+/** run_server() up to its connections: listen, and accept (connect_handler()) until all are ESTABLISHED. */
+async function acceptClients(s: CmatoseSession): Promise<void> {
+  const { connections, port, listenMs } = s.plan;
+  say(s, 'cmatose: starting server');
+  const listener = s.rcm.listen(port, (e) => s.events.push(e));
+  s.cfg.onListening?.(port);
   try {
-    if (client) {
-      const dst = cfg.addr as string;
-      say('cmatose: starting client');
-      if (cfg.beforeConnect !== undefined) await cfg.beforeConnect(v4Gid(dst));
-      say('cmatose: connecting');
-      for (let i = 0; i < connections; i++) {
-        const n = new Node(i, dev, count, size);
-        nodes.push(n);
-        const id = rcm.connect(
-          { dst, port, qp: n.qp, ...(cfg.tos !== undefined ? { tos: cfg.tos } : {}), ...cmConnectTiming(cfg.cm), param: { responderResources: 1, initiatorDepth: 1, retryCount: 5, rnrRetryCount: 0 } },
-          (e) => events.push(e),
-        );
-        n.id = id;
-        nodeOf.set(id, n);
-        // route_handler() posts the receives before rdma_connect(); the QP is in INIT from the start of
-        // connect (no REP can come back before this line runs), and still in RESET if there is no route.
-        if (n.qp.state === QpState.INIT) n.postRecvs();
-      }
-      await waitUntil(() => established === connections, `connecting (${established} of ${connections} established)`);
-      if (count > 0) {
-        say('receiving data transfers');
-        await waitUntil(() => {
-          noEarlyDisconnect('receiving');
-          return nodes.every((n) => n.received >= count);
-        }, 'receiving data transfers', dataBound());
-        say('sending replies');
-        for (const n of nodes) n.postSends();
-        say('data transfers complete');
-      }
-      // disconnect_events(): until the server has disconnected every connection.
-      await waitUntil(() => nodes.every((n) => n.disconnected), "waiting for the server's disconnects", bothBound());
-    } else {
-      say('cmatose: starting server');
-      const listener = rcm.listen(port, (e) => events.push(e));
-      cfg.onListening?.(port);
-      try {
-        await waitUntil(() => established === connections, `accepting connections (${established} of ${connections} established)`, { ms: listenMs, why: 'the time a server waits for its clients' });
-      } finally {
-        listener.close();
-      }
-      if (count > 0) {
-        say('initiating data transfers');
-        for (const n of nodes) n.postSends();
-        say('completing sends');
-        await waitUntil(() => {
-          noEarlyDisconnect('sending');
-          return nodes.every((n) => n.sent >= count);
-        }, 'completing sends', dataBound());
-        say('receiving data transfers');
-        await waitUntil(() => {
-          noEarlyDisconnect('receiving');
-          return nodes.every((n) => n.received >= count);
-        }, 'receiving data transfers', dataBound());
-        say('data transfers complete');
-      }
-      say('cmatose: disconnecting');
-      for (const n of nodes) n.id?.disconnect();
-      await waitUntil(() => nodes.every((n) => n.disconnected), 'waiting for the DREPs');
-      say('disconnected');
-    }
-    say('test complete');
-    say('return status 0');
-    let echoed = 0;
-    if (!client) {
-      const want = new Uint8Array(size);
-      for (const n of nodes) {
-        serverMessage(want, n.index);
-        if (n.mr !== null && n.received > 0 && n.mr.buffer.every((b, i) => b === want[i])) echoed++;
-      }
-    }
-    return {
-      ok: true,
-      test: 'cmatose',
-      role: cfg.role,
-      connections,
-      messageCount: count,
-      messageSize: size,
-      established,
-      refused,
-      echoed,
-      seconds: t0 === null ? 0 : (dev.clock.now() - t0) / 1e9,
-      perConnection: nodes.map((n) => n.info()),
-      lines,
-      problems: [],
-    };
+    await waitUntil(s, () => s.established === connections, `accepting connections (${s.established} of ${connections} established)`, { ms: listenMs, why: 'the time a server waits for its clients' });
   } finally {
-    for (const n of nodes) n.id?.destroy();
-    rcm.close();
-    for (const n of nodes) n.close();
+    listener.close();
+  }
+}
+
+/** The server's data transfers (its SENDs, then the replies), then its DREQs and the DREPs. */
+async function serverTransfers(s: CmatoseSession): Promise<void> {
+  const { nodes } = s;
+  const { count } = s.plan;
+  if (count > 0) {
+    say(s, 'initiating data transfers');
+    for (const n of nodes) n.postSends();
+    say(s, 'completing sends');
+    await waitUntil(s, () => {
+      noEarlyDisconnect(s, 'sending');
+      return nodes.every((n) => n.sent >= count);
+    }, 'completing sends', dataBound(s));
+    say(s, 'receiving data transfers');
+    await waitUntil(s, () => {
+      noEarlyDisconnect(s, 'receiving');
+      return nodes.every((n) => n.received >= count);
+    }, 'receiving data transfers', dataBound(s));
+    say(s, 'data transfers complete');
+  }
+  say(s, 'cmatose: disconnecting');
+  for (const n of nodes) n.id?.disconnect();
+  await waitUntil(s, () => nodes.every((n) => n.disconnected), 'waiting for the DREPs');
+  say(s, 'disconnected');
+}
+
+/** The closing lines and the figures; a server counts the connections that echoed its message. */
+function reportCmatose(s: CmatoseSession): CmatoseResult {
+  const { nodes } = s;
+  const { connections, count, size } = s.plan;
+  say(s, 'test complete');
+  say(s, 'return status 0');
+  let echoed = 0;
+  if (s.cfg.role !== 'client') {
+    const want = new Uint8Array(size);
+    for (const n of nodes) {
+      serverMessage(want, n.index);
+      if (n.mr !== null && n.received > 0 && n.mr.buffer.every((b, i) => b === want[i])) echoed++;
+    }
+  }
+  return {
+    ok: true,
+    test: 'cmatose',
+    role: s.cfg.role,
+    connections,
+    messageCount: count,
+    messageSize: size,
+    established: s.established,
+    refused: s.refused,
+    echoed,
+    seconds: s.t0 === null ? 0 : (s.dev.clock.now() - s.t0) / 1e9,
+    perConnection: nodes.map((n) => n.info()),
+    lines: s.lines,
+    problems: [],
+  };
+}
+
+/** Runs one end of ucmatose: plan, set up, connect or accept, the data transfers and disconnects, the report. */
+export async function runCmatose(dev: Device, cfg: CmatoseConfig): Promise<CmatoseResult> {
+  const plan = planCmatose(cfg);
+  const s: CmatoseSession = { dev, cfg, plan, idle: cfg.idleWait ?? nextTurn, rcm: new RdmaCm(dev), nodes: [], nodeOf: new Map(), events: [], lines: [], established: 0, refused: 0, t0: null };
+  try {
+    if (cfg.role === 'client') {
+      await connectClient(s);
+      await clientTransfers(s);
+    } else {
+      await acceptClients(s);
+      await serverTransfers(s);
+    }
+    return reportCmatose(s);
+  } finally {
+    for (const n of s.nodes) n.id?.destroy();
+    s.rcm.close();
+    for (const n of s.nodes) n.close();
   }
 }

@@ -17,6 +17,9 @@
  */
 import type { Device } from '../../stack/device';
 import type { QueuePair } from '../../stack/queue-pair';
+import type { MemoryRegion, ProtectionDomain } from '../../stack/memory-region';
+import type { CompletionQueue } from '../../stack/completion-queue';
+import type { SharedReceiveQueue } from '../../stack/shared-receive-queue';
 import { QpState, QpType } from '../../stack/qp-type-and-state';
 import { Access } from '../../stack/access-flags';
 import { SendFlags, WrOpcode } from '../../stack/work-request-codes';
@@ -78,7 +81,20 @@ export interface SrqPingpongResult {
   warnings: string[];
 }
 
-export async function runSrqPingpong(dev: Device, cfg: SrqPingpongConfig): Promise<SrqPingpongResult> {
+/** What the configuration asks for, checked: QP count, depths, sizes, MTU, GID index and time bounds. */
+interface SrqPlan {
+  numQp: number;
+  rxDepth: number;
+  size: number;
+  iters: number;
+  mtu: Mtu;
+  gidIndex: number;
+  stepMs: number;
+  /** How long the loop waits without progress, and why that long. */
+  bound: { ms: number; why: string };
+}
+
+function planSrqPingpong(dev: Device, cfg: SrqPingpongConfig): SrqPlan {
   const numQp = cfg.numQp ?? 16;
   const rxDepth = cfg.rxDepth ?? 500;
   const size = cfg.size ?? 4096;
@@ -95,165 +111,233 @@ export async function runSrqPingpong(dev: Device, cfg: SrqPingpongConfig): Promi
   if (gidIndex < 0 || gidIndex >= dev.gids.length) throw configError('gidIndex', `${gidIndex} is not in the GID table (${dev.gids.length} entries)`);
   const stepMs = cfg.stepTimeoutMs ?? 10_000;
   const bound = cfg.runTimeoutMs !== undefined ? { ms: cfg.runTimeoutMs, why: 'the run timeout given' } : noProgressBound({ timeout: 14, retryCnt: 7, rnrRetry: 7, minRnrTimer: 12 });
+  return { numQp, rxDepth, size, iters, mtu: mtu as Mtu, gidIndex, stepMs, bound };
+}
 
-  // pp_init_ctx: one buffer (0x7b), one CQ of rx_depth + num_qp, the SRQ, num_qp RC QPs on it in INIT.
-  const buf = new Uint8Array(size).fill(TOOL_FILL);
+/** This side's verbs objects, what it tells the peer, and what the peer told it. */
+interface SrqEnd {
+  pd: ProtectionDomain;
+  mr: MemoryRegion;
+  cq: CompletionQueue;
+  srq: SharedReceiveQueue;
+  /** The QPs made so far (all are destroyed at the end, however far set-up got). */
+  qps: QueuePair[];
+  psns: number[];
+  /** QPN -> index of the QP. */
+  qpIndex: Map<number, number>;
+  /** Receives outstanding on the SRQ. */
+  routs: number;
+  /** This side's GID (set with the QPs). */
+  myGid: Uint8Array;
+  /** The peer's address message for each QP. */
+  remotes: PingpongDest[];
+}
+
+/** pp_init_ctx: one buffer (0x7b), one CQ of rx_depth + num_qp, the SRQ; the QPs follow in createQps. */
+function setUpSrq(dev: Device, plan: SrqPlan): SrqEnd {
+  const buf = new Uint8Array(plan.size).fill(TOOL_FILL);
   const pd = dev.allocPd();
   const mr = dev.regMr(pd, buf, Access.LOCAL_WRITE);
-  const cq = dev.createCq(rxDepth + numQp);
-  const srq = dev.createSrq(pd, { maxWr: rxDepth, maxSge: 1 });
-  const qps: QueuePair[] = [];
-  const psns: number[] = [];
-  const qpIndex = new Map<number, number>();
+  const cq = dev.createCq(plan.rxDepth + plan.numQp);
+  const srq = dev.createSrq(pd, { maxWr: plan.rxDepth, maxSge: 1 });
+  return { pd, mr, cq, srq, qps: [], psns: [], qpIndex: new Map(), routs: 0, myGid: new Uint8Array(16), remotes: [] };
+}
+
+/** pp_init_ctx, continued: num_qp RC QPs on the SRQ in INIT, then rx_depth receives on the SRQ. */
+function createQps(dev: Device, plan: SrqPlan, end: SrqEnd): void {
+  const { numQp, rxDepth, gidIndex } = plan;
+  const { cq, srq } = end;
+  for (let i = 0; i < numQp; i++) {
+    const qp = dev.createQp(end.pd, { qpType: QpType.RC, sendCq: cq, recvCq: cq, srq, cap: { maxSendWr: 1, maxRecvWr: 0, maxSendSge: 1, maxRecvSge: 1 } });
+    qp.modify({ qpState: QpState.INIT, pkeyIndex: 0, portNum: 1, qpAccessFlags: 0 });
+    end.qps.push(qp);
+    end.psns.push(dev.randomPsn());
+    end.qpIndex.set(qp.qpNum, i);
+  }
+  end.routs = postRecvs(plan, end, rxDepth);
+  end.myGid = dev.gids[gidIndex] as Uint8Array;
+}
+
+/** Posts `n` receives of the message size on the SRQ; returns `n`. */
+function postRecvs(plan: SrqPlan, end: SrqEnd, n: number): number {
+  for (let i = 0; i < n; i++) end.srq.postRecv({ wrId: RECV_WRID, sgList: [end.mr.sge(0, plan.size)] });
+  return n;
+}
+
+/** pp_connect_ctx for every QP, once the peer's address messages are in. */
+async function connect(cfg: SrqPingpongConfig, plan: SrqPlan, end: SrqEnd): Promise<void> {
+  const { numQp, gidIndex, mtu } = plan;
+  const { remotes, myGid } = end;
+  const first = remotes[0] as PingpongDest;
+  for (let i = 0; i < numQp; i++) {
+    const rem = remotes[i] as PingpongDest;
+    if (rem.gid.subarray(8).every((b) => b === 0)) throw new OobError(OobErrorCode.INCOMPATIBLE, `srq_pingpong address message ${i}: field gid is ${ipv6ToString(rem.gid)}; RoCE needs the peer's GID (run the peer with -g, and with as many QPs, -q ${numQp})`, 'gid');
+    if (rem.qpn === 0) throw new OobError(OobErrorCode.MALFORMED, `srq_pingpong address message ${i}: no QP (the peer runs fewer QPs; give both -q ${numQp})`, 'qpn');
+  }
+  if (isIpv4MappedGid(myGid) !== isIpv4MappedGid(first.gid)) throw new PerftestError(PerftestErrorCode.INCOMPATIBLE, `GID types differ: this side uses ${ipv6ToString(myGid)}, the peer ${ipv6ToString(first.gid)} (choose -g of the same IP version)`, 'gid');
+  if (cfg.beforeConnect !== undefined) await cfg.beforeConnect(first.gid);
+  end.qps.forEach((qp, i) => {
+    const rem = remotes[i] as PingpongDest;
+    const ahAttr = { dgid: rem.gid, sgidIndex: gidIndex, hopLimit: 1, trafficClass: cfg.trafficClass ?? 0 };
+    qp.modify({ qpState: QpState.RTR, pathMtu: mtu, destQpNum: rem.qpn, rqPsn: rem.psn, maxDestRdAtomic: 1, minRnrTimer: 12, ahAttr });
+    qp.modify({ qpState: QpState.RTS, timeout: 14, retryCnt: 7, rnrRetry: 7, sqPsn: end.psns[i] as number, maxRdAtomic: 1 });
+  });
+}
+
+/** The peer's SRQ_MAX_QP address messages: one per QP of ours, and zeroed ones beyond. */
+async function readAll(plan: SrqPlan, end: SrqEnd, read: (n: number, what: string, ms: number) => Promise<Uint8Array>): Promise<void> {
+  const { numQp, stepMs } = plan;
+  for (let i = 0; i < SRQ_MAX_QP; i++) {
+    const msg = await read(PINGPONG_MSG_SIZE, `srq_pingpong address message ${i}`, stepMs);
+    if (i < numQp) {
+      end.remotes.push(decodePingpongDest(msg));
+      continue;
+    }
+    // Beyond our QPs the peer's messages are its zeroed my_dest entries; a QPN there means it runs more QPs.
+    const qpn = Number.parseInt(asciiUntilNul(msg).split(':')[1] ?? '0', 16);
+    if (qpn !== 0) throw new OobError(OobErrorCode.INCOMPATIBLE, `srq_pingpong address message ${i}: the peer has QP 0x${qpn.toString(16)} there, so it runs more than ${numQp} QPs (give both -q the same)`, 'qpn');
+  }
+}
+
+/** The address exchange (SRQ_MAX_QP messages each way) and the connection: the server connects before it answers, the client after. */
+async function exchangeAndConnect(cfg: SrqPingpongConfig, plan: SrqPlan, end: SrqEnd): Promise<void> {
+  const { numQp, stepMs } = plan;
+  const zero: PingpongDest = { lid: 0, qpn: 0, psn: 0, gid: new Uint8Array(16) };
+  const mine = (i: number): PingpongDest => (i < numQp ? { lid: 0, qpn: (end.qps[i] as QueuePair).qpNum, psn: end.psns[i] as number, gid: end.myGid } : zero);
+  const ch = await openOobChannel(cfg, 300_000, () => configError('server', 'is needed for the client role'));
   try {
-    for (let i = 0; i < numQp; i++) {
-      const qp = dev.createQp(pd, { qpType: QpType.RC, sendCq: cq, recvCq: cq, srq, cap: { maxSendWr: 1, maxRecvWr: 0, maxSendSge: 1, maxRecvSge: 1 } });
-      qp.modify({ qpState: QpState.INIT, pkeyIndex: 0, portNum: 1, qpAccessFlags: 0 });
-      qps.push(qp);
-      psns.push(dev.randomPsn());
-      qpIndex.set(qp.qpNum, i);
-    }
-    const postRecvs = (n: number): number => {
-      for (let i = 0; i < n; i++) srq.postRecv({ wrId: RECV_WRID, sgList: [mr.sge(0, size)] });
-      return n;
+    const writeAll = async (): Promise<void> => {
+      for (let i = 0; i < SRQ_MAX_QP; i++) await ch.writeExact(encodePingpongDest(mine(i)));
     };
-    let routs = postRecvs(rxDepth);
-    const myGid = dev.gids[gidIndex] as Uint8Array;
-    const zero: PingpongDest = { lid: 0, qpn: 0, psn: 0, gid: new Uint8Array(16) };
-    const mine = (i: number): PingpongDest => (i < numQp ? { lid: 0, qpn: (qps[i] as QueuePair).qpNum, psn: psns[i] as number, gid: myGid } : zero);
-    const remotes: PingpongDest[] = [];
-
-    const connect = async (): Promise<void> => {
-      const first = remotes[0] as PingpongDest;
-      for (let i = 0; i < numQp; i++) {
-        const rem = remotes[i] as PingpongDest;
-        if (rem.gid.subarray(8).every((b) => b === 0)) throw new OobError(OobErrorCode.INCOMPATIBLE, `srq_pingpong address message ${i}: field gid is ${ipv6ToString(rem.gid)}; RoCE needs the peer's GID (run the peer with -g, and with as many QPs, -q ${numQp})`, 'gid');
-        if (rem.qpn === 0) throw new OobError(OobErrorCode.MALFORMED, `srq_pingpong address message ${i}: no QP (the peer runs fewer QPs; give both -q ${numQp})`, 'qpn');
-      }
-      if (isIpv4MappedGid(myGid) !== isIpv4MappedGid(first.gid)) throw new PerftestError(PerftestErrorCode.INCOMPATIBLE, `GID types differ: this side uses ${ipv6ToString(myGid)}, the peer ${ipv6ToString(first.gid)} (choose -g of the same IP version)`, 'gid');
-      if (cfg.beforeConnect !== undefined) await cfg.beforeConnect(first.gid);
-      qps.forEach((qp, i) => {
-        const rem = remotes[i] as PingpongDest;
-        const ahAttr = { dgid: rem.gid, sgidIndex: gidIndex, hopLimit: 1, trafficClass: cfg.trafficClass ?? 0 };
-        qp.modify({ qpState: QpState.RTR, pathMtu: mtu as Mtu, destQpNum: rem.qpn, rqPsn: rem.psn, maxDestRdAtomic: 1, minRnrTimer: 12, ahAttr });
-        qp.modify({ qpState: QpState.RTS, timeout: 14, retryCnt: 7, rnrRetry: 7, sqPsn: psns[i] as number, maxRdAtomic: 1 });
-      });
-    };
-    const readAll = async (read: (n: number, what: string, ms: number) => Promise<Uint8Array>): Promise<void> => {
-      for (let i = 0; i < SRQ_MAX_QP; i++) {
-        const msg = await read(PINGPONG_MSG_SIZE, `srq_pingpong address message ${i}`, stepMs);
-        if (i < numQp) {
-          remotes.push(decodePingpongDest(msg));
-          continue;
-        }
-        // Beyond our QPs the peer's messages are its zeroed my_dest entries; a QPN there means it runs more QPs.
-        const qpn = Number.parseInt(asciiUntilNul(msg).split(':')[1] ?? '0', 16);
-        if (qpn !== 0) throw new OobError(OobErrorCode.INCOMPATIBLE, `srq_pingpong address message ${i}: the peer has QP 0x${qpn.toString(16)} there, so it runs more than ${numQp} QPs (give both -q the same)`, 'qpn');
-      }
-    };
-
-    const ch = await openOobChannel(cfg, 300_000, () => configError('server', 'is needed for the client role'));
-    try {
-      const writeAll = async (): Promise<void> => {
-        for (let i = 0; i < SRQ_MAX_QP; i++) await ch.writeExact(encodePingpongDest(mine(i)));
-      };
-      if (cfg.role === 'client') {
-        await writeAll();
-        await readAll((n, w, ms) => ch.readExact(n, w, ms));
-        await ch.writeExact(encodeDone());
-      } else {
-        await readAll((n, w, ms) => ch.readExact(n, w, ms));
-        await connect();
-        await writeAll();
-        checkDone(await ch.readExact(PINGPONG_DONE_SIZE, 'srq_pingpong "done"', stepMs));
-      }
-    } finally {
-      ch.close();
-    }
-    if (cfg.role === 'client') await connect();
-
-    const clock = dev.clock;
-    const idle = cfg.idleWait ?? nextTurn;
-    const pending = new Array<number>(numQp).fill(RECV_WRID);
-    const receivesPerQp = new Array<number>(numQp).fill(0);
-    const send = (i: number): void => (qps[i] as QueuePair).postSend({ wrId: SEND_WRID, opcode: WrOpcode.SEND, sgList: [mr.sge(0, size)], sendFlags: SendFlags.SIGNALED });
-    const start = clock.now();
     if (cfg.role === 'client') {
-      for (let i = 0; i < numQp; i++) {
-        send(i);
-        pending[i] = SEND_WRID | RECV_WRID;
-      }
+      await writeAll();
+      await readAll(plan, end, (n, w, ms) => ch.readExact(n, w, ms));
+      await ch.writeExact(encodeDone());
+    } else {
+      await readAll(plan, end, (n, w, ms) => ch.readExact(n, w, ms));
+      await connect(cfg, plan, end);
+      await writeAll();
+      checkDone(await ch.readExact(PINGPONG_DONE_SIZE, 'srq_pingpong "done"', stepMs));
     }
-    let scnt = 0;
-    let rcnt = 0;
-    let deadline = Date.now() + bound.ms;
-    let mark = progressMarkAll(qps);
-    while (rcnt < iters || scnt < iters) {
-      const wcs = cq.poll(numQp + rxDepth);
-      if (wcs.length === 0) {
-        const dead = qps.find((q) => q.state === QpState.ERR);
-        if (dead !== undefined) throw new PerftestError(PerftestErrorCode.COMPLETION, `srq_pingpong: QP 0x${dead.qpNum.toString(16)} went to the error state: ${dead.errorReason}`, 'qp');
-        const m = progressMarkAll(qps);
-        if (m !== mark) {
-          mark = m;
-          deadline = Date.now() + bound.ms;
-        }
-        if (Date.now() > deadline) throw new PerftestError(PerftestErrorCode.TIMEOUT, `srq_pingpong: no progress within ${bound.ms} ms (${bound.why}; sent ${scnt}, received ${rcnt} of ${iters}) [${qpStateReport(qps[0] as QueuePair, dev.driver)}]`, 'completion');
-        await idle();
-        continue;
-      }
-      deadline = Date.now() + bound.ms;
-      for (const wc of wcs) {
-        if (wc.status !== WcStatus.SUCCESS) throw new PerftestError(PerftestErrorCode.COMPLETION, `srq_pingpong: failed status ${WC_STATUS_NAMES[wc.status] ?? wc.status} for wr_id ${wc.wrId}`, 'completion');
-        const i = qpIndex.get(wc.qpNum);
-        if (i === undefined) throw new PerftestError(PerftestErrorCode.COMPLETION, `srq_pingpong: couldn't find QPN ${wc.qpNum.toString(16).padStart(6, '0')}`, 'completion');
-        const id = Number(wc.wrId);
-        if (id === SEND_WRID) scnt++;
-        else if (id === RECV_WRID) {
-          if (--routs <= numQp) routs += postRecvs(rxDepth - routs);
-          rcnt++;
-          receivesPerQp[i] = (receivesPerQp[i] as number) + 1;
-        } else throw new PerftestError(PerftestErrorCode.COMPLETION, `srq_pingpong: completion for unknown wr_id ${id}`, 'completion');
-        pending[i] = (pending[i] as number) & ~id;
-        if (scnt < iters && pending[i] === 0) {
-          send(i);
-          pending[i] = RECV_WRID | SEND_WRID;
-        }
-      }
-    }
-    const seconds = Math.max(1e-9, (clock.now() - start) / 1e9);
-    const bytes = size * iters * 2;
-    const round = (x: number): number => Math.round(x * 1e6) / 1e6;
-    const problems: string[] = [];
-    const warnings: string[] = [];
-    qps.forEach((qp, i) => {
-      const h = qpHealth(qp);
-      problems.push(...h.problems.map((p) => `QP ${i}: ${p}`));
-      warnings.push(...h.warnings.map((w) => `QP ${i}: ${w}`));
-    });
-    return {
-      ok: problems.length === 0,
-      test: 'srq_pingpong',
-      role: cfg.role,
-      numQp,
-      msgSize: size,
-      iterations: iters,
-      bytes,
-      sends: scnt,
-      receives: rcnt,
-      receivesPerQp,
-      seconds: round(seconds),
-      mbps: round((bytes * 8) / seconds / 1e6),
-      usecPerIter: round((seconds * 1e6) / iters),
-      mtu: mtuBytes(mtu),
-      qpPairs: qps.map((qp, i) => ({ local: { qpn: qp.qpNum, psn: psns[i] as number }, remote: { qpn: (remotes[i] as PingpongDest).qpn, psn: (remotes[i] as PingpongDest).psn } })),
-      gid: { local: ipv6ToString(myGid), remote: ipv6ToString((remotes[0] as PingpongDest).gid) },
-      counters: nonZeroCounters(qps.reduce((sum, q) => addCounters(sum, q.counters), newCounters())),
-      problems,
-      warnings,
-    };
   } finally {
-    for (const qp of qps) dev.destroyQp(qp);
-    dev.deregMr(mr);
+    ch.close();
+  }
+  if (cfg.role === 'client') await connect(cfg, plan, end);
+}
+
+/** What the ping-pong loop leaves for the report. */
+interface SrqRun {
+  scnt: number;
+  rcnt: number;
+  receivesPerQp: number[];
+  seconds: number;
+}
+
+/** The ping-pong on every QP at once (main loop of srq_pingpong.c): each QP sends again once its SEND completed and a message arrived on it. */
+async function srqPingpongLoop(dev: Device, cfg: SrqPingpongConfig, plan: SrqPlan, end: SrqEnd): Promise<SrqRun> {
+  const { numQp, rxDepth, size, iters, bound } = plan;
+  const { qps, cq, mr, qpIndex } = end;
+  const clock = dev.clock;
+  const idle = cfg.idleWait ?? nextTurn;
+  const pending = new Array<number>(numQp).fill(RECV_WRID);
+  const receivesPerQp = new Array<number>(numQp).fill(0);
+  const send = (i: number): void => (qps[i] as QueuePair).postSend({ wrId: SEND_WRID, opcode: WrOpcode.SEND, sgList: [mr.sge(0, size)], sendFlags: SendFlags.SIGNALED });
+  const start = clock.now();
+  if (cfg.role === 'client') {
+    for (let i = 0; i < numQp; i++) {
+      send(i);
+      pending[i] = SEND_WRID | RECV_WRID;
+    }
+  }
+  let scnt = 0;
+  let rcnt = 0;
+  let deadline = Date.now() + bound.ms;
+  let mark = progressMarkAll(qps);
+  while (rcnt < iters || scnt < iters) {
+    const wcs = cq.poll(numQp + rxDepth);
+    if (wcs.length === 0) {
+      const dead = qps.find((q) => q.state === QpState.ERR);
+      if (dead !== undefined) throw new PerftestError(PerftestErrorCode.COMPLETION, `srq_pingpong: QP 0x${dead.qpNum.toString(16)} went to the error state: ${dead.errorReason}`, 'qp');
+      const m = progressMarkAll(qps);
+      if (m !== mark) {
+        mark = m;
+        deadline = Date.now() + bound.ms;
+      }
+      if (Date.now() > deadline) throw new PerftestError(PerftestErrorCode.TIMEOUT, `srq_pingpong: no progress within ${bound.ms} ms (${bound.why}; sent ${scnt}, received ${rcnt} of ${iters}) [${qpStateReport(qps[0] as QueuePair, dev.driver)}]`, 'completion');
+      await idle();
+      continue;
+    }
+    deadline = Date.now() + bound.ms;
+    for (const wc of wcs) {
+      if (wc.status !== WcStatus.SUCCESS) throw new PerftestError(PerftestErrorCode.COMPLETION, `srq_pingpong: failed status ${WC_STATUS_NAMES[wc.status] ?? wc.status} for wr_id ${wc.wrId}`, 'completion');
+      const i = qpIndex.get(wc.qpNum);
+      if (i === undefined) throw new PerftestError(PerftestErrorCode.COMPLETION, `srq_pingpong: couldn't find QPN ${wc.qpNum.toString(16).padStart(6, '0')}`, 'completion');
+      const id = Number(wc.wrId);
+      if (id === SEND_WRID) scnt++;
+      else if (id === RECV_WRID) {
+        if (--end.routs <= numQp) end.routs += postRecvs(plan, end, rxDepth - end.routs);
+        rcnt++;
+        receivesPerQp[i] = (receivesPerQp[i] as number) + 1;
+      } else throw new PerftestError(PerftestErrorCode.COMPLETION, `srq_pingpong: completion for unknown wr_id ${id}`, 'completion');
+      pending[i] = (pending[i] as number) & ~id;
+      if (scnt < iters && pending[i] === 0) {
+        send(i);
+        pending[i] = RECV_WRID | SEND_WRID;
+      }
+    }
+  }
+  const seconds = Math.max(1e-9, (clock.now() - start) / 1e9);
+  return { scnt, rcnt, receivesPerQp, seconds };
+}
+
+/** The figures, as the tool prints them, with every QP's health. */
+function reportSrqPingpong(cfg: SrqPingpongConfig, plan: SrqPlan, end: SrqEnd, run: SrqRun): SrqPingpongResult {
+  const { numQp, size, iters, mtu } = plan;
+  const { qps, psns, remotes, myGid } = end;
+  const { seconds } = run;
+  const bytes = size * iters * 2;
+  const round = (x: number): number => Math.round(x * 1e6) / 1e6;
+  const problems: string[] = [];
+  const warnings: string[] = [];
+  qps.forEach((qp, i) => {
+    const h = qpHealth(qp);
+    problems.push(...h.problems.map((p) => `QP ${i}: ${p}`));
+    warnings.push(...h.warnings.map((w) => `QP ${i}: ${w}`));
+  });
+  return {
+    ok: problems.length === 0,
+    test: 'srq_pingpong',
+    role: cfg.role,
+    numQp,
+    msgSize: size,
+    iterations: iters,
+    bytes,
+    sends: run.scnt,
+    receives: run.rcnt,
+    receivesPerQp: run.receivesPerQp,
+    seconds: round(seconds),
+    mbps: round((bytes * 8) / seconds / 1e6),
+    usecPerIter: round((seconds * 1e6) / iters),
+    mtu: mtuBytes(mtu),
+    qpPairs: qps.map((qp, i) => ({ local: { qpn: qp.qpNum, psn: psns[i] as number }, remote: { qpn: (remotes[i] as PingpongDest).qpn, psn: (remotes[i] as PingpongDest).psn } })),
+    gid: { local: ipv6ToString(myGid), remote: ipv6ToString((remotes[0] as PingpongDest).gid) },
+    counters: nonZeroCounters(qps.reduce((sum, q) => addCounters(sum, q.counters), newCounters())),
+    problems,
+    warnings,
+  };
+}
+
+/** Runs one end of ibv_srq_pingpong: plan, set up, exchange and connect, the ping-pong, the report. */
+export async function runSrqPingpong(dev: Device, cfg: SrqPingpongConfig): Promise<SrqPingpongResult> {
+  const plan = planSrqPingpong(dev, cfg);
+  const end = setUpSrq(dev, plan);
+  try {
+    createQps(dev, plan, end);
+    await exchangeAndConnect(cfg, plan, end);
+    const run = await srqPingpongLoop(dev, cfg, plan, end);
+    return reportSrqPingpong(cfg, plan, end, run);
+  } finally {
+    for (const qp of end.qps) dev.destroyQp(qp);
+    dev.deregMr(end.mr);
   }
 }

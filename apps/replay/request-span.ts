@@ -5,7 +5,16 @@
  */
 import type { RocePacket } from '../../packets/decode';
 import { OpFlag } from '../../packets/opcodes';
+import { psnAdd } from '../../base/psn';
+import type { CapturedPacket } from './conversation';
 
 export function requestSpan(p: RocePacket, mtu: number): number {
   return ((p.info?.flags ?? 0) & OpFlag.READ) !== 0 && p.reth !== null ? Math.max(1, Math.ceil(p.reth.dmaLength / mtu)) : 1;
+}
+
+/** The PSNs request `c` occupies. */
+export function psnsOf(c: CapturedPacket, mtu: number): number[] {
+  const b = c.p.bth;
+  if (b === null) return [];
+  return Array.from({ length: requestSpan(c.p, mtu) }, (_, i) => psnAdd(b.psn, i));
 }

@@ -161,159 +161,222 @@ class Conn {
 /** What a wait returned: a completion of the kind asked for, or the peer's disconnect. */
 type Waited = { wc: WorkCompletion } | 'disconnected';
 
-export async function runRping(dev: Device, cfg: RpingConfig): Promise<RpingResult> {
-  const { size, count, port } = checkConfig(cfg);
+/** What the configuration asks for, checked, and the bounds of the CM's steps and of the server's wait. */
+interface RpingPlan {
+  size: number;
+  count: number;
+  port: number;
   /** The RDMA CM's steps (connection, DREP): bounded by the CM's own timers (apps/host/cm-step-bound.ts) unless a step timeout is given. */
+  cmBound: NoProgressBound;
+  listenMs: number;
+}
+
+function planRping(cfg: RpingConfig): RpingPlan {
+  const { size, count, port } = checkConfig(cfg);
   const cmBound: NoProgressBound = cfg.stepTimeoutMs !== undefined ? { ms: cfg.stepTimeoutMs, why: 'the step timeout given' } : cmStepBound(cfg.cm);
   const listenMs = cfg.listenTimeoutMs ?? 300_000;
+  return { size, count, port, cmBound, listenMs };
+}
+
+/** One run of rping: its configuration, the CM and connection, and what the pings found so far. */
+interface RpingSession {
+  dev: Device;
+  cfg: RpingConfig;
+  plan: RpingPlan;
+  idle: () => Promise<void>;
+  rcm: RdmaCm;
+  conn: Conn;
+  pingData: string[];
+  problems: string[];
+  pings: number;
+  verified: number;
+  /** From the connection on (a server's wait for its client is not counted). */
+  t0: number;
+}
+
+/** A -v line: kept for the result and handed to the caller as it comes. */
+function show(s: RpingSession, line: string): void {
+  s.pingData.push(line);
+  s.cfg.onPingData?.(line);
+}
+
+// Once connected, a wait's no-progress bound follows from the QP's timers as the CM set them
+// (apps/host/no-progress-bound.ts), unless --timeout gave one; the clock restarts whenever the
+// QP's transport moves (a response, a request taken).
+function dataBound(s: RpingSession): NoProgressBound {
+  if (s.cfg.stepTimeoutMs !== undefined) return { ms: s.cfg.stepTimeoutMs, why: 'the step timeout given' };
+  const a = s.conn.qp.attr;
+  return noProgressBound({ timeout: a.timeout, retryCnt: a.retryCnt, rnrRetry: a.rnrRetry, minRnrTimer: a.minRnrTimer });
+}
+
+/** Waits for a completion for which `want` holds (others, SEND completions, are taken and dropped). */
+async function waitFor(s: RpingSession, what: string, want: (wc: WorkCompletion) => boolean): Promise<Waited> {
+  const { conn } = s;
+  const bound = dataBound(s);
+  let deadline = Date.now() + bound.ms;
+  let mark = progressMark(conn.qp);
+  for (;;) {
+    for (const wc of conn.cq.poll(4)) {
+      if (wc.status !== WcStatus.SUCCESS) {
+        if (conn.disconnected && wc.status === WcStatus.WR_FLUSH_ERR) return 'disconnected';
+        const qpErr = conn.qp.state === QpState.ERR && conn.qp.errorReason !== '' ? `; QP 0x${conn.qp.qpNum.toString(16)} is in the error state: ${conn.qp.errorReason}` : '';
+        throw new RpingError(RpingErrorCode.COMPLETION, `cq completion failed status ${wc.status} (${WC_STATUS_NAMES[wc.status] ?? 'unknown'}${wc.vendorErr !== '' ? `: ${wc.vendorErr}` : ''}) while waiting for ${what}${qpErr}`);
+      }
+      if (wc.opcode === WcOpcode.RECV) {
+        // server_recv() / client_recv(): anything but 16 bytes is "bogus data".
+        if (wc.byteLen !== RDMA_INFO_LEN) throw new RpingError(RpingErrorCode.PROTOCOL, `received bogus data, size ${wc.byteLen}`);
+        // Reposted at once, as rping does; the 16 bytes stay until the peer's next SEND, which
+        // only comes after this side has answered (the caller decodes them before it does).
+        conn.postRecv();
+      }
+      if (want(wc)) return { wc };
+    }
+    if (conn.disconnected) return 'disconnected';
+    const bad = conn.events.find((e) => e.type === 'REJECTED' || e.type === 'UNREACHABLE' || e.type === 'CONNECT_ERROR');
+    if (bad !== undefined) throw cmFailure(bad);
+    const m = progressMark(conn.qp);
+    if (m !== mark) {
+      mark = m;
+      deadline = Date.now() + bound.ms;
+    }
+    if (Date.now() > deadline) throw new RpingError(RpingErrorCode.TIMEOUT, `no ${what}: no progress within ${bound.ms} ms (${bound.why})`);
+    await s.idle();
+  }
+}
+
+const isRecv = (wc: WorkCompletion): boolean => wc.opcode === WcOpcode.RECV;
+
+/** The client connects through the RDMA CM (rping_connect_client()); its time counts from the connection. */
+async function connectClient(s: RpingSession): Promise<void> {
+  const { cfg, conn } = s;
+  const peerGid = v4Gid(cfg.addr);
+  if (cfg.beforeConnect !== undefined) await cfg.beforeConnect(peerGid);
+  conn.id = s.rcm.connect(
+    { dst: cfg.addr, port: s.plan.port, qp: conn.qp, param: { responderResources: 1, initiatorDepth: 1, retryCount: 7, rnrRetryCount: 7 }, ...cmConnectTiming(cfg.cm) },
+    conn.onEvent,
+  );
+  if (conn.qp.state === QpState.INIT) conn.postRecv();
+  await waitForEvent(conn, 'ESTABLISHED', 'the connection', s.plan.cmBound, s.idle);
+  s.t0 = s.dev.clock.now();
+}
+
+/** rping_test_client(): COUNT pings (0: forever), each checked with -V and shown with -v. */
+async function pingAsClient(s: RpingSession): Promise<void> {
+  const { cfg, conn } = s;
+  const start = conn.startMr as MemoryRegion;
+  for (let ping = 0; s.plan.count === 0 || ping < s.plan.count; ping++) {
+    fillPingData(start.buffer, ping);
+    conn.send(conn.advertise(start));
+    if ((await waitFor(s, 'the server\'s "go ahead" after its RDMA READ', isRecv)) === 'disconnected') throw disconnectedEarly(ping);
+    conn.send(conn.advertise(conn.rdmaMr));
+    if ((await waitFor(s, 'the server\'s "go ahead" after its RDMA WRITE', isRecv)) === 'disconnected') throw disconnectedEarly(ping);
+    if (cfg.validate === true) {
+      const a = start.buffer;
+      const b = conn.rdmaMr.buffer;
+      const at = a.findIndex((v, i) => v !== b[i]);
+      if (at >= 0) throw new RpingError(RpingErrorCode.MISMATCH, `data mismatch! (ping ${ping}, byte ${at}: 0x${(b[at] as number).toString(16)}, sent 0x${(a[at] as number).toString(16)})`);
+      s.verified++;
+    }
+    if (cfg.onPingData !== undefined) show(s, `ping data: ${cString(conn.rdmaMr.buffer)}`);
+    s.pings++;
+  }
+}
+
+/** The client disconnects (DREQ) and waits for the DREP. */
+async function disconnectClient(s: RpingSession): Promise<void> {
+  (s.conn.id as RdmaCmId).disconnect();
+  await waitForEvent(s.conn, 'DISCONNECTED', 'the DREP', s.plan.cmBound, s.idle);
+}
+
+/** The server listens, accepts its one client, and keeps a receive posted; its time counts from the accept. */
+async function acceptClient(s: RpingSession): Promise<void> {
+  const { cfg, conn } = s;
+  const { port, listenMs } = s.plan;
+  let pending: RdmaCmId | null = null;
+  const listener = s.rcm.listen(port, (e) => {
+    if (e.type === 'CONNECT_REQUEST') {
+      // rping's server serves one client; a second request while the first runs is refused.
+      if (pending !== null || conn.id !== null) e.id.reject();
+      else pending = e.id;
+      return;
+    }
+    conn.onEvent(e);
+  });
+  cfg.onListening?.(port);
+  const deadline = Date.now() + listenMs;
+  while (pending === null) {
+    if (Date.now() > deadline) throw new RpingError(RpingErrorCode.TIMEOUT, `no client connected within ${listenMs} ms`);
+    await s.idle();
+  }
+  const id: RdmaCmId = pending;
+  if (cfg.beforeConnect !== undefined) await cfg.beforeConnect(v4Gid(id.peerAddr));
+  conn.id = id;
+  id.accept(conn.qp, { responderResources: 1, initiatorDepth: 1 });
+  conn.postRecv();
+  s.t0 = s.dev.clock.now();
+  listener.close();
+}
+
+/** rping_test_server(): READ the client's start buffer, WRITE it back into its rdma buffer, until the client disconnects. */
+async function serveClient(s: RpingSession): Promise<void> {
+  const { cfg, conn } = s;
+  const rdma = conn.rdmaMr;
+  for (;;) {
+    const adv = await waitFor(s, "the client's start buffer advertisement", isRecv);
+    if (adv === 'disconnected') break;
+    const src = decodeRdmaInfo(conn.recvMr.buffer);
+    if (src.size > rdma.buffer.length) throw new RpingError(RpingErrorCode.PROTOCOL, `the client advertises ${src.size} bytes, more than this server's -S ${rdma.buffer.length}`);
+    conn.qp.postSend({ wrId: 3, opcode: WrOpcode.RDMA_READ, sgList: [rdma.sge(0, src.size)], rdma: { remoteAddr: src.buf, rkey: src.rkey }, sendFlags: SendFlags.SIGNALED });
+    if ((await waitFor(s, 'the RDMA READ', (wc) => wc.opcode === WcOpcode.RDMA_READ)) === 'disconnected') throw disconnectedEarly(s.pings);
+    if (cfg.onPingData !== undefined) show(s, `server ping data: ${cString(rdma.buffer)}`);
+    conn.send(null);
+    const sink = await waitFor(s, "the client's rdma buffer advertisement", isRecv);
+    if (sink === 'disconnected') throw disconnectedEarly(s.pings);
+    const dst = decodeRdmaInfo(conn.recvMr.buffer);
+    conn.qp.postSend({ wrId: 4, opcode: WrOpcode.RDMA_WRITE, sgList: [rdma.sge(0, cStringBytes(rdma.buffer))], rdma: { remoteAddr: dst.buf, rkey: dst.rkey }, sendFlags: SendFlags.SIGNALED });
+    if ((await waitFor(s, 'the RDMA WRITE', (wc) => wc.opcode === WcOpcode.RDMA_WRITE)) === 'disconnected') throw disconnectedEarly(s.pings);
+    conn.send(null);
+    s.pings++;
+  }
+  // rping_disconnect(): the DREP went out when the DREQ came.
+}
+
+function reportRping(s: RpingSession): RpingResult {
+  const { conn } = s;
+  const id = conn.id as RdmaCmId;
+  return {
+    ok: s.problems.length === 0,
+    test: 'rping',
+    role: s.cfg.role,
+    size: s.plan.size,
+    pings: s.pings,
+    seconds: (s.dev.clock.now() - s.t0) / 1e9,
+    local: { addr: id.localAddr, port: id.localPort, qpn: conn.qp.qpNum },
+    remote: { addr: id.peerAddr, port: id.peerPort, qpn: conn.qp.attr.destQpNum },
+    verified: s.verified,
+    pingData: s.pingData,
+    problems: s.problems,
+  };
+}
+
+/** Runs one end of rping: plan, set up (rping_setup_qp() and rping_setup_buffers()), connect, the pings, the report. */
+export async function runRping(dev: Device, cfg: RpingConfig): Promise<RpingResult> {
+  const plan = planRping(cfg);
   const idle = cfg.idleWait ?? nextTurn;
   const client = cfg.role === 'client';
   const rcm = new RdmaCm(dev);
-  const conn = new Conn(dev, size, client);
-  const pingData: string[] = [];
-  const show = (line: string): void => {
-    pingData.push(line);
-    cfg.onPingData?.(line);
-  };
-  const problems: string[] = [];
-  let pings = 0;
-  let verified = 0;
-  /** From the connection on (a server's wait for its client is not counted). */
-  let t0 = dev.clock.now();
-
-  /** Waits for a completion for which `want` holds (others, SEND completions, are taken and dropped). */
-  // Once connected, a wait's no-progress bound follows from the QP's timers as the CM set them
-  // (apps/host/no-progress-bound.ts), unless --timeout gave one; the clock restarts whenever the
-  // QP's transport moves (a response, a request taken).
-  const dataBound = (): NoProgressBound => {
-    if (cfg.stepTimeoutMs !== undefined) return { ms: cfg.stepTimeoutMs, why: 'the step timeout given' };
-    const a = conn.qp.attr;
-    return noProgressBound({ timeout: a.timeout, retryCnt: a.retryCnt, rnrRetry: a.rnrRetry, minRnrTimer: a.minRnrTimer });
-  };
-  const waitFor = async (what: string, want: (wc: WorkCompletion) => boolean): Promise<Waited> => {
-    const bound = dataBound();
-    let deadline = Date.now() + bound.ms;
-    let mark = progressMark(conn.qp);
-    for (;;) {
-      for (const wc of conn.cq.poll(4)) {
-        if (wc.status !== WcStatus.SUCCESS) {
-          if (conn.disconnected && wc.status === WcStatus.WR_FLUSH_ERR) return 'disconnected';
-          const qpErr = conn.qp.state === QpState.ERR && conn.qp.errorReason !== '' ? `; QP 0x${conn.qp.qpNum.toString(16)} is in the error state: ${conn.qp.errorReason}` : '';
-          throw new RpingError(RpingErrorCode.COMPLETION, `cq completion failed status ${wc.status} (${WC_STATUS_NAMES[wc.status] ?? 'unknown'}${wc.vendorErr !== '' ? `: ${wc.vendorErr}` : ''}) while waiting for ${what}${qpErr}`);
-        }
-        if (wc.opcode === WcOpcode.RECV) {
-          // server_recv() / client_recv(): anything but 16 bytes is "bogus data".
-          if (wc.byteLen !== RDMA_INFO_LEN) throw new RpingError(RpingErrorCode.PROTOCOL, `received bogus data, size ${wc.byteLen}`);
-          // Reposted at once, as rping does; the 16 bytes stay until the peer's next SEND, which
-          // only comes after this side has answered (the caller decodes them before it does).
-          conn.postRecv();
-        }
-        if (want(wc)) return { wc };
-      }
-      if (conn.disconnected) return 'disconnected';
-      const bad = conn.events.find((e) => e.type === 'REJECTED' || e.type === 'UNREACHABLE' || e.type === 'CONNECT_ERROR');
-      if (bad !== undefined) throw cmFailure(bad);
-      const m = progressMark(conn.qp);
-      if (m !== mark) {
-        mark = m;
-        deadline = Date.now() + bound.ms;
-      }
-      if (Date.now() > deadline) throw new RpingError(RpingErrorCode.TIMEOUT, `no ${what}: no progress within ${bound.ms} ms (${bound.why})`);
-      await idle();
-    }
-  };
-  const isRecv = (wc: WorkCompletion): boolean => wc.opcode === WcOpcode.RECV;
-
+  const conn = new Conn(dev, plan.size, client);
+  const s: RpingSession = { dev, cfg, plan, idle, rcm, conn, pingData: [], problems: [], pings: 0, verified: 0, t0: dev.clock.now() };
   try {
     if (client) {
-      const peerGid = v4Gid(cfg.addr);
-      if (cfg.beforeConnect !== undefined) await cfg.beforeConnect(peerGid);
-      conn.id = rcm.connect(
-        { dst: cfg.addr, port, qp: conn.qp, param: { responderResources: 1, initiatorDepth: 1, retryCount: 7, rnrRetryCount: 7 }, ...cmConnectTiming(cfg.cm) },
-        conn.onEvent,
-      );
-      if (conn.qp.state === QpState.INIT) conn.postRecv();
-      await waitForEvent(conn, 'ESTABLISHED', 'the connection', cmBound, idle);
-      t0 = dev.clock.now();
-      // rping_test_client().
-      const start = conn.startMr as MemoryRegion;
-      for (let ping = 0; count === 0 || ping < count; ping++) {
-        fillPingData(start.buffer, ping);
-        conn.send(conn.advertise(start));
-        if ((await waitFor('the server\'s "go ahead" after its RDMA READ', isRecv)) === 'disconnected') throw disconnectedEarly(ping);
-        conn.send(conn.advertise(conn.rdmaMr));
-        if ((await waitFor('the server\'s "go ahead" after its RDMA WRITE', isRecv)) === 'disconnected') throw disconnectedEarly(ping);
-        if (cfg.validate === true) {
-          const a = start.buffer;
-          const b = conn.rdmaMr.buffer;
-          const at = a.findIndex((v, i) => v !== b[i]);
-          if (at >= 0) throw new RpingError(RpingErrorCode.MISMATCH, `data mismatch! (ping ${ping}, byte ${at}: 0x${(b[at] as number).toString(16)}, sent 0x${(a[at] as number).toString(16)})`);
-          verified++;
-        }
-        if (cfg.onPingData !== undefined) show(`ping data: ${cString(conn.rdmaMr.buffer)}`);
-        pings++;
-      }
-      conn.id.disconnect();
-      await waitForEvent(conn, 'DISCONNECTED', 'the DREP', cmBound, idle);
+      await connectClient(s);
+      await pingAsClient(s);
+      await disconnectClient(s);
     } else {
-      let pending: RdmaCmId | null = null;
-      const listener = rcm.listen(port, (e) => {
-        if (e.type === 'CONNECT_REQUEST') {
-          // rping's server serves one client; a second request while the first runs is refused.
-          if (pending !== null || conn.id !== null) e.id.reject();
-          else pending = e.id;
-          return;
-        }
-        conn.onEvent(e);
-      });
-      cfg.onListening?.(port);
-      const deadline = Date.now() + listenMs;
-      while (pending === null) {
-        if (Date.now() > deadline) throw new RpingError(RpingErrorCode.TIMEOUT, `no client connected within ${listenMs} ms`);
-        await idle();
-      }
-      const id: RdmaCmId = pending;
-      if (cfg.beforeConnect !== undefined) await cfg.beforeConnect(v4Gid(id.peerAddr));
-      conn.id = id;
-      id.accept(conn.qp, { responderResources: 1, initiatorDepth: 1 });
-      conn.postRecv();
-      t0 = dev.clock.now();
-      listener.close();
-      // rping_test_server(): until the client disconnects.
-      const rdma = conn.rdmaMr;
-      for (;;) {
-        const adv = await waitFor("the client's start buffer advertisement", isRecv);
-        if (adv === 'disconnected') break;
-        const src = decodeRdmaInfo(conn.recvMr.buffer);
-        if (src.size > rdma.buffer.length) throw new RpingError(RpingErrorCode.PROTOCOL, `the client advertises ${src.size} bytes, more than this server's -S ${rdma.buffer.length}`);
-        conn.qp.postSend({ wrId: 3, opcode: WrOpcode.RDMA_READ, sgList: [rdma.sge(0, src.size)], rdma: { remoteAddr: src.buf, rkey: src.rkey }, sendFlags: SendFlags.SIGNALED });
-        if ((await waitFor('the RDMA READ', (wc) => wc.opcode === WcOpcode.RDMA_READ)) === 'disconnected') throw disconnectedEarly(pings);
-        if (cfg.onPingData !== undefined) show(`server ping data: ${cString(rdma.buffer)}`);
-        conn.send(null);
-        const sink = await waitFor("the client's rdma buffer advertisement", isRecv);
-        if (sink === 'disconnected') throw disconnectedEarly(pings);
-        const dst = decodeRdmaInfo(conn.recvMr.buffer);
-        conn.qp.postSend({ wrId: 4, opcode: WrOpcode.RDMA_WRITE, sgList: [rdma.sge(0, cStringBytes(rdma.buffer))], rdma: { remoteAddr: dst.buf, rkey: dst.rkey }, sendFlags: SendFlags.SIGNALED });
-        if ((await waitFor('the RDMA WRITE', (wc) => wc.opcode === WcOpcode.RDMA_WRITE)) === 'disconnected') throw disconnectedEarly(pings);
-        conn.send(null);
-        pings++;
-      }
-      // rping_disconnect(): the DREP went out when the DREQ came.
+      await acceptClient(s);
+      await serveClient(s);
     }
-    const id = conn.id as RdmaCmId;
-    return {
-      ok: problems.length === 0,
-      test: 'rping',
-      role: cfg.role,
-      size,
-      pings,
-      seconds: (dev.clock.now() - t0) / 1e9,
-      local: { addr: id.localAddr, port: id.localPort, qpn: conn.qp.qpNum },
-      remote: { addr: id.peerAddr, port: id.peerPort, qpn: conn.qp.attr.destQpNum },
-      verified,
-      pingData,
-      problems,
-    };
+    return reportRping(s);
   } finally {
     // Let the last DREP or ACK leave, then give QP 1 back.
     conn.id?.destroy();

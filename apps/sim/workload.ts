@@ -148,23 +148,35 @@ function fillRandom(buf: Uint8Array, rng: Rng): void {
 
 const ACCESS_ALL = Access.LOCAL_WRITE | Access.REMOTE_WRITE | Access.REMOTE_READ | Access.REMOTE_ATOMIC;
 
-/** Runs `roce demo`'s mixed RC workload over a sim pair until every operation completed, then checks every byte. */
+/**
+ * Runs `roce demo`'s mixed RC workload over a sim pair until every operation completed, then checks every byte:
+ * plan (a seeded sequence of operations per QP pair), set up (regions, CQs and connected QPs), post, run, verify.
+ */
 export function runWorkload(sim: SimPair, o: WorkloadOptions = {}): WorkloadResult {
   const seed = o.seed ?? 1;
   const rng = new Rng(seed ^ 0x5eed);
+  const plan = planWorkload(rng, o);
+  const pairs = setUpPairs(sim, plan, rng, o);
+  postWork(pairs, o.initialRecvs ?? 4);
+  runToCompletion(sim, pairs, o);
+  return verifyWorkload(sim, pairs);
+}
+
+/** One QP pair's planned operations, and the atomic target's value before and (by the model) after them. */
+interface PairPlan {
+  ops: PlannedOp[];
+  atomInit: bigint;
+  atomFinal: bigint;
+}
+
+/** Plan: each QP pair gets its share of the bytes as a seeded sequence of operations. */
+function planWorkload(rng: Rng, o: WorkloadOptions): PairPlan[] {
   const nq = Math.max(1, o.qps ?? 4);
   const total = o.bytes ?? 2 * 1024 * 1024;
   const ops = o.ops ?? ALL_OPS;
   const maxMsg = o.maxMessage ?? 64 * 1024;
   const minMsg = o.minMessage ?? 1;
-  const pairs: PairState[] = [];
-  const pdA = sim.a.allocPd();
-  const pdB = sim.b.allocPd();
-
-  // Plan: each QP pair gets its share of the bytes as a seeded sequence of operations.
-  const plans: PlannedOp[][] = [];
-  const atomInits: bigint[] = [];
-  const atomFinals: bigint[] = [];
+  const plans: PairPlan[] = [];
   for (let q = 0; q < nq; q++) {
     const share = Math.ceil(total / nq);
     const list: PlannedOp[] = [];
@@ -191,13 +203,19 @@ export function runWorkload(sim: SimPair, o: WorkloadOptions = {}): WorkloadResu
       off += len;
       moved += len;
     }
-    plans.push(list);
-    atomInits.push(init);
-    atomFinals.push(model);
+    plans.push({ ops: list, atomInit: init, atomFinal: model });
   }
+  return plans;
+}
 
-  for (let q = 0; q < nq; q++) {
-    const list = plans[q] as PlannedOp[];
+/** Set up: per planned QP pair, its regions (sources filled from `rng`), CQs and a connected RC QP on each device. */
+function setUpPairs(sim: SimPair, plans: readonly PairPlan[], rng: Rng, o: WorkloadOptions): PairState[] {
+  const pairs: PairState[] = [];
+  const pdA = sim.a.allocPd();
+  const pdB = sim.b.allocPd();
+  for (let q = 0; q < plans.length; q++) {
+    const plan = plans[q] as PairPlan;
+    const list = plan.ops;
     const span = Math.max(8, list.reduce((m, x) => Math.max(m, x.off + x.len), 0));
     const slots = Math.max(1, list.filter((x) => x.slot >= 0).length);
     const mk = (dev: Device, pd: ReturnType<Device['allocPd']>, size: number): MemoryRegion => dev.regMr(pd, new Uint8Array(size), ACCESS_ALL);
@@ -209,7 +227,7 @@ export function runWorkload(sim: SimPair, o: WorkloadOptions = {}): WorkloadResu
     const resA = mk(sim.a, pdA, slots * 8);
     fillRandom(srcA.buffer, rng);
     fillRandom(srcB.buffer, rng);
-    new DataView(atomB.buffer.buffer).setBigUint64(0, atomInits[q] as bigint, true);
+    new DataView(atomB.buffer.buffer).setBigUint64(0, plan.atomInit, true);
     const depth = list.length + 16;
     const cqA = sim.a.createCq(depth * 2);
     const cqB = sim.b.createCq(depth * 2);
@@ -243,25 +261,30 @@ export function runWorkload(sim: SimPair, o: WorkloadOptions = {}): WorkloadResu
       recvPosted: 0,
       recvDone: 0,
       sendDone: 0,
-      expectAtom: atomFinals[q] as bigint,
-      atomInit: atomInits[q] as bigint,
+      expectAtom: plan.atomFinal,
+      atomInit: plan.atomInit,
       wcs: [],
       finishedAtNs: 0,
       bytes: list.reduce((s, x) => s + x.len, 0),
     });
   }
+  return pairs;
+}
 
-  const postRecvs = (p: PairState, n: number): void => {
-    for (let i = 0; i < n && p.recvPosted < p.recvPlan.length; i++) {
-      const op = p.recvPlan[p.recvPosted] as PlannedOp;
-      const sg = op.kind === OpKind.WRITE_WITH_IMM ? [] : [p.dstB.sge(op.off, op.len)];
-      p.qpB.postRecv({ wrId: p.recvPosted, sgList: sg });
-      p.recvPosted++;
-    }
-  };
+/** Posts up to `n` more of the receives pair `p` plans. */
+function postRecvs(p: PairState, n: number): void {
+  for (let i = 0; i < n && p.recvPosted < p.recvPlan.length; i++) {
+    const op = p.recvPlan[p.recvPosted] as PlannedOp;
+    const sg = op.kind === OpKind.WRITE_WITH_IMM ? [] : [p.dstB.sge(op.off, op.len)];
+    p.qpB.postRecv({ wrId: p.recvPosted, sgList: sg });
+    p.recvPosted++;
+  }
+}
 
+/** Post: the first receives of each responder, and every planned operation of each requester. */
+function postWork(pairs: readonly PairState[], initialRecvs: number): void {
   for (const p of pairs) {
-    postRecvs(p, o.initialRecvs ?? 4);
+    postRecvs(p, initialRecvs);
     const wrs = p.ops.map((op, i) => {
       const base = { wrId: i, sendFlags: SendFlags.SIGNALED };
       switch (op.kind) {
@@ -283,8 +306,10 @@ export function runWorkload(sim: SimPair, o: WorkloadOptions = {}): WorkloadResu
     });
     p.qpA.postSend(wrs);
   }
+}
 
-  // Run the virtual clock until every completion is in, a QP failed, or nothing is left to happen.
+/** Run the virtual clock until every completion is in, a QP failed, or nothing is left to happen; receives are reposted as they complete. */
+function runToCompletion(sim: SimPair, pairs: readonly PairState[], o: WorkloadOptions): void {
   const maxNs = o.maxVirtualNs ?? 600e9;
   const repostDelay = o.repostDelayNs ?? 20_000;
   const done = (p: PairState): boolean =>
@@ -313,8 +338,10 @@ export function runWorkload(sim: SimPair, o: WorkloadOptions = {}): WorkloadResu
   };
   sim.clock.runWhile(() => !poll() && sim.clock.now() < maxNs);
   poll();
+}
 
-  // Verify every byte and every atomic result against the plan.
+/** Verify every byte and every atomic result against the plan, and report the figures. */
+function verifyWorkload(sim: SimPair, pairs: readonly PairState[]): WorkloadResult {
   const problems: string[] = [];
   let verified = 0;
   let mismatched = 0;

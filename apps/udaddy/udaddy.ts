@@ -164,241 +164,279 @@ class Ending {
 /** How long a UD data wait lasts without a completion (UD has no transport timer to derive it from). */
 export const UD_DATA_WAIT_MS = 10_000;
 
-export async function runUdaddy(dev: Device, cfg: UdaddyConfig): Promise<UdaddyResult> {
+/** What the configuration asks for, checked, the bounds of the waits, and the active MTU. */
+interface UdaddyPlan extends Checked {
+  /** A data wait's bound without a completion. */
+  stepMs: number;
+  /** The SIDR resolution's bound. */
+  sidrBound: NoProgressBound;
+  listenMs: number;
+  /** The active MTU in bytes: a datagram is one packet. */
+  mtu: number;
+}
+
+// UD has no transport timer (a lost datagram is never resent, IBTA vol. 1 §9.8), so nothing bounds a
+// data wait but a fixed time: 10 s unless a step timeout is given. The SIDR resolution is bounded by
+// the SIDR_REQ's own response wait and retries (apps/host/cm-step-bound.ts).
+function planUdaddy(dev: Device, cfg: UdaddyConfig): UdaddyPlan {
   const c = checkConfig(cfg);
-  // UD has no transport timer (a lost datagram is never resent, IBTA vol. 1 §9.8), so nothing bounds a
-  // data wait but a fixed time: 10 s unless a step timeout is given. The SIDR resolution is bounded by
-  // the SIDR_REQ's own response wait and retries (apps/host/cm-step-bound.ts).
   const stepMs = cfg.stepTimeoutMs ?? UD_DATA_WAIT_MS;
   const sidrBound: NoProgressBound = cfg.stepTimeoutMs !== undefined ? { ms: cfg.stepTimeoutMs, why: 'the step timeout given' } : cmStepBound(cfg.cm, true);
   const listenMs = cfg.listenTimeoutMs ?? 300_000;
-  const idle = cfg.idleWait ?? nextTurn;
-  const lines: string[] = [];
-  const say = (line: string): void => {
-    lines.push(line);
-    cfg.onLine?.(line);
-  };
-  const problems: string[] = [];
-  const rcm = new RdmaCm(dev);
-  const nodes: UdaddyNode[] = [];
-  const queued: RdmaCmEvent[] = [];
-  const mtu = mtuBytes(dev.maxMtu());
-  let rejected = 0;
-  let t0: number | null = null;
+  return { ...c, stepMs, sidrBound, listenMs, mtu: mtuBytes(dev.maxMtu()) };
+}
 
-  /** verify_test_params(): "message_size %d is larger than active mtu %d" (a datagram is one packet). */
-  const verify = (): boolean => {
-    if (c.messageCount > 0 && c.messageSize > mtu) {
-      say(`udaddy: message_size ${c.messageSize} is larger than active mtu ${mtu}`);
-      return false;
-    }
-    return true;
-  };
+/** One run of udaddy: its configuration, the CM and its event channel, the connections, and what happened so far. */
+interface UdaddySession {
+  dev: Device;
+  cfg: UdaddyConfig;
+  c: UdaddyPlan;
+  idle: () => Promise<void>;
+  rcm: RdmaCm;
+  nodes: UdaddyNode[];
+  /** The event channel: what rdma_get_cm_event() would return, in order. */
+  queued: RdmaCmEvent[];
+  /** udaddy's output. */
+  lines: string[];
+  problems: string[];
+  rejected: number;
+  /** When the first connection was resolved or accepted, or null. */
+  t0: number | null;
+}
 
-  /** The device must hold -b (rdma_bind_addr() / rdma_resolve_addr() with a source address). */
-  const checkBind = (what: string): void => {
-    if (cfg.src === undefined) return;
-    const g = v4Gid(cfg.src);
-    if (!dev.gids.some((x) => x.every((v, i) => v === g[i]))) {
-      say(what);
-      throw new Ending(new UdaddyError(UdaddyErrorCode.CONFIG, `${what}: ${cfg.src} is not an address of ${dev.name}`, -1));
-    }
-  };
+function say(s: UdaddySession, line: string): void {
+  s.lines.push(line);
+  s.cfg.onLine?.(line);
+}
 
-  /** The failure event's line (cma_handler()), then the error it ends the run with. */
-  const eventFailure = (e: RdmaCmEvent): Ending => {
-    if (e.type === 'UNREACHABLE') {
-      say(`udaddy: event: RDMA_CM_EVENT_UNREACHABLE, error: ${e.status}`);
-      return new Ending(new UdaddyError(UdaddyErrorCode.UNREACHABLE, `event RDMA_CM_EVENT_UNREACHABLE, error: ${e.status} (${e.why})`, e.status));
-    }
-    const name = e.type === 'REJECTED' ? 'RDMA_CM_EVENT_REJECTED' : 'RDMA_CM_EVENT_CONNECT_ERROR';
-    say(`udaddy: event: ${name}, error: ${-EINVAL}`);
-    return new Ending(new UdaddyError(UdaddyErrorCode.UNREACHABLE, `event ${name}, error: ${-EINVAL}`, -EINVAL));
-  };
-
-  /**
-   * poll_cqs(): `message_count` completions from every connected node's CQ; the server's first
-   * batch gives the reply address handle (create_reply_ah()).
-   */
-  const pollCqs = async (what: string): Promise<void> => {
-    for (const n of nodes) {
-      if (!n.connected) continue;
-      let done = 0;
-      let deadline = Date.now() + stepMs;
-      while (done < c.messageCount) {
-        const wcs = n.cq.poll(8);
-        if (wcs.length > 0) {
-          if (n.ah === null) createReplyAh(n, wcs[0] as WorkCompletion);
-          for (const wc of wcs) take(n, wc);
-          done += wcs.length;
-          deadline = Date.now() + stepMs;
-          continue;
-        }
-        if (Date.now() > deadline) {
-          throw new Ending(new UdaddyError(UdaddyErrorCode.TIMEOUT, `connection ${n.index}: ${done} of ${c.messageCount} completions (${what}) after ${stepMs} ms without progress; a lost datagram is not resent on UD`, -ETIMEDOUT));
-        }
-        await idle();
-      }
-    }
-  };
-
-  const take = (n: UdaddyNode, wc: WorkCompletion): void => {
-    n.completions++;
-    if (wc.status !== WcStatus.SUCCESS) {
-      problems.push(`connection ${n.index}: completion status ${wc.status} (${WC_STATUS_NAMES[wc.status] ?? 'unknown'}${wc.vendorErr !== '' ? `: ${wc.vendorErr}` : ''})`);
-      return;
-    }
-    if (wc.opcode === WcOpcode.RECV) {
-      n.received++;
-      n.receivedBytes += wc.byteLen;
-    }
-  };
-
-  /** create_reply_ah(): the AH from the completion and the GRH area, the client's QPN from the immediate, our own Q_Key. */
-  const createReplyAh = (n: UdaddyNode, wc: WorkCompletion): void => {
-    const attr = n.mr === null ? null : replyAhAttr(n.mr.buffer.subarray(0, GRH_LEN), dev.gids);
-    if (attr !== null) {
-      try {
-        n.ah = dev.createAh(n.pd, attr);
-      } catch {
-        n.ah = null;
-      }
-    }
-    if (n.ah === null) {
-      say('udaddy: failed to create reply AH');
-      throw new Ending(new UdaddyError(UdaddyErrorCode.ADDR_ERROR, `connection ${n.index}: no address handle for the reply to the datagram from QP 0x${wc.srcQp.toString(16)}`, -1));
-    }
-    n.remoteQpn = wc.immData >>> 0;
-    n.remoteQkey = n.qp.attr.qkey;
-  };
-
-  try {
-    if (cfg.role === 'client') {
-      const dst = cfg.dst as string;
-      say('udaddy: starting client');
-      checkBind('udaddy: failure getting addr');
-      say('udaddy: connecting');
-      const peerGid = v4Gid(dst);
-      let connectsLeft = c.connections;
-      let failure: Ending | null = null;
-      for (let i = 0; i < c.connections && failure === null; i++) {
-        // rdma_resolve_addr() and rdma_resolve_route(): the neighbour, then the path.
-        if (cfg.beforeConnect !== undefined) await cfg.beforeConnect(peerGid);
-        // route_handler().
-        if (!verify()) {
-          failure = new Ending(new UdaddyError(UdaddyErrorCode.CONFIG, `message_size ${c.messageSize} is larger than active mtu ${mtu}`, -EINVAL));
-          break;
-        }
-        const n = new UdaddyNode(dev, i, c.messageCount, c.messageSize);
-        nodes.push(n);
-        n.postRecvs();
-        n.id = rcm.resolveUd({ dst, port: c.port, ...cmConnectTiming(cfg.cm) }, (e) => queued.push(e));
-      }
-      // connect_events(): until every connection is resolved or one fails.
-      const resolveBy = Date.now() + sidrBound.ms;
-      while (failure === null && connectsLeft > 0) {
-        const e = queued.shift();
-        if (e === undefined) {
-          if (Date.now() > resolveBy) {
-            throw new Ending(new UdaddyError(UdaddyErrorCode.TIMEOUT, `${c.connections - connectsLeft} of ${c.connections} connections resolved within ${sidrBound.ms} ms (${sidrBound.why})`, -ETIMEDOUT));
-          }
-          await idle();
-          continue;
-        }
-        const n = nodes.find((x) => x.id === e.id);
-        if (n === undefined) continue;
-        if (e.type === 'ESTABLISHED' && e.ud !== undefined) {
-          // cma.c cma_sidr_rep_handler() → cma_set_qkey(): a Q_Key other than the ID's is ADDR_ERROR, -EINVAL.
-          if (e.ud.qkey !== n.qp.attr.qkey) {
-            say(`udaddy: event: RDMA_CM_EVENT_ADDR_ERROR, error: ${-EINVAL}`);
-            failure = new Ending(new UdaddyError(UdaddyErrorCode.ADDR_ERROR, `event RDMA_CM_EVENT_ADDR_ERROR, error: ${-EINVAL}: the SIDR_REP's Q_Key 0x${e.ud.qkey.toString(16)} is not the port space's 0x${n.qp.attr.qkey.toString(16)}`, -EINVAL));
-            break;
-          }
-          // resolved_handler().
-          n.remoteQpn = e.ud.qpn;
-          n.remoteQkey = e.ud.qkey;
-          n.ah = cfg.tos === undefined ? e.ud.ah : dev.createAh(n.pd, { ...e.ud.ah.attr, trafficClass: cfg.tos });
-          n.connected = true;
-          t0 ??= dev.clock.now();
-          connectsLeft--;
-        } else if (e.type === 'UNREACHABLE' || e.type === 'REJECTED' || e.type === 'CONNECT_ERROR') {
-          failure = eventFailure(e);
-        }
-      }
-      if (failure !== null) throw failure;
-      if (c.messageCount > 0) {
-        say('initiating data transfers');
-        for (const n of nodes) n.postSends(false);
-        say('receiving data transfers');
-        await pollCqs('replies');
-        say('data transfers complete');
-      }
-    } else {
-      say('udaddy: starting server');
-      checkBind('udaddy: bind address failed');
-      rcm.listen(c.port, (e) => queued.push(e), UDADDY_PORT_SPACE);
-      cfg.onListening?.(c.port);
-      // connect_events(): until `connections` requests are accepted or one fails.
-      const deadline = Date.now() + listenMs;
-      let connectsLeft = c.connections;
-      while (connectsLeft > 0) {
-        const e = queued.shift();
-        if (e === undefined) {
-          if (Date.now() > deadline) throw new Ending(new UdaddyError(UdaddyErrorCode.TIMEOUT, `${c.connections - connectsLeft} of ${c.connections} clients within ${listenMs} ms`, -ETIMEDOUT));
-          await idle();
-          continue;
-        }
-        if (e.type !== 'CONNECT_REQUEST') continue;
-        // connect_handler().
-        const id = e.id;
-        if (cfg.beforeConnect !== undefined) await cfg.beforeConnect(v4Gid(id.peerAddr));
-        if (!verify()) {
-          say('udaddy: failing connection request');
-          id.reject();
-          rejected++;
-          // connect_error(), and cma_handler() returns the error: connect_events() stops here.
-          connectsLeft--;
-          break;
-        }
-        const n = new UdaddyNode(dev, nodes.length, c.messageCount, c.messageSize);
-        nodes.push(n);
-        n.postRecvs();
-        n.id = id;
-        id.accept(n.qp);
-        n.connected = true;
-        t0 ??= dev.clock.now();
-        connectsLeft--;
-      }
-      // Requests udaddy never took from its event channel are refused when its IDs go away
-      // (cm.c cm_destroy_id() in SIDR_REQ_RCVD: a SIDR_REP with IB_SIDR_REJECT).
-      for (const e of queued.splice(0)) {
-        if (e.type === 'CONNECT_REQUEST') {
-          e.id.reject();
-          rejected++;
-        }
-      }
-      if (c.messageCount > 0) {
-        say('receiving data transfers');
-        await pollCqs('datagrams from the client');
-        say('sending replies');
-        for (const n of nodes) n.postSends(true);
-        await pollCqs('the replies sent');
-        say('data transfers complete');
-      }
-    }
-  } catch (e) {
-    if (e instanceof Ending) {
-      say('test complete');
-      say(`return status ${e.error.status}`);
-    }
-    close(rcm, nodes);
-    throw e instanceof Ending ? e.error : e;
+/** verify_test_params(): "message_size %d is larger than active mtu %d" (a datagram is one packet). */
+function verifyParams(s: UdaddySession): boolean {
+  const { c } = s;
+  if (c.messageCount > 0 && c.messageSize > c.mtu) {
+    say(s, `udaddy: message_size ${c.messageSize} is larger than active mtu ${c.mtu}`);
+    return false;
   }
-  // A run that gets here is udaddy's `ret = 0`.
-  say('test complete');
-  say('return status 0');
-  const result: UdaddyResult = {
-    ok: problems.length === 0,
+  return true;
+}
+
+/** The device must hold -b (rdma_bind_addr() / rdma_resolve_addr() with a source address). */
+function checkBind(s: UdaddySession, what: string): void {
+  const { cfg, dev } = s;
+  if (cfg.src === undefined) return;
+  const g = v4Gid(cfg.src);
+  if (!dev.gids.some((x) => x.every((v, i) => v === g[i]))) {
+    say(s, what);
+    throw new Ending(new UdaddyError(UdaddyErrorCode.CONFIG, `${what}: ${cfg.src} is not an address of ${dev.name}`, -1));
+  }
+}
+
+/** The failure event's line (cma_handler()), then the error it ends the run with. */
+function eventFailure(s: UdaddySession, e: RdmaCmEvent): Ending {
+  if (e.type === 'UNREACHABLE') {
+    say(s, `udaddy: event: RDMA_CM_EVENT_UNREACHABLE, error: ${e.status}`);
+    return new Ending(new UdaddyError(UdaddyErrorCode.UNREACHABLE, `event RDMA_CM_EVENT_UNREACHABLE, error: ${e.status} (${e.why})`, e.status));
+  }
+  const name = e.type === 'REJECTED' ? 'RDMA_CM_EVENT_REJECTED' : 'RDMA_CM_EVENT_CONNECT_ERROR';
+  say(s, `udaddy: event: ${name}, error: ${-EINVAL}`);
+  return new Ending(new UdaddyError(UdaddyErrorCode.UNREACHABLE, `event ${name}, error: ${-EINVAL}`, -EINVAL));
+}
+
+/**
+ * poll_cqs(): `message_count` completions from every connected node's CQ; the server's first
+ * batch gives the reply address handle (create_reply_ah()).
+ */
+async function pollCqs(s: UdaddySession, what: string): Promise<void> {
+  const { c } = s;
+  const { stepMs } = c;
+  for (const n of s.nodes) {
+    if (!n.connected) continue;
+    let done = 0;
+    let deadline = Date.now() + stepMs;
+    while (done < c.messageCount) {
+      const wcs = n.cq.poll(8);
+      if (wcs.length > 0) {
+        if (n.ah === null) createReplyAh(s, n, wcs[0] as WorkCompletion);
+        for (const wc of wcs) take(s, n, wc);
+        done += wcs.length;
+        deadline = Date.now() + stepMs;
+        continue;
+      }
+      if (Date.now() > deadline) {
+        throw new Ending(new UdaddyError(UdaddyErrorCode.TIMEOUT, `connection ${n.index}: ${done} of ${c.messageCount} completions (${what}) after ${stepMs} ms without progress; a lost datagram is not resent on UD`, -ETIMEDOUT));
+      }
+      await s.idle();
+    }
+  }
+}
+
+function take(s: UdaddySession, n: UdaddyNode, wc: WorkCompletion): void {
+  n.completions++;
+  if (wc.status !== WcStatus.SUCCESS) {
+    s.problems.push(`connection ${n.index}: completion status ${wc.status} (${WC_STATUS_NAMES[wc.status] ?? 'unknown'}${wc.vendorErr !== '' ? `: ${wc.vendorErr}` : ''})`);
+    return;
+  }
+  if (wc.opcode === WcOpcode.RECV) {
+    n.received++;
+    n.receivedBytes += wc.byteLen;
+  }
+}
+
+/** create_reply_ah(): the AH from the completion and the GRH area, the client's QPN from the immediate, our own Q_Key. */
+function createReplyAh(s: UdaddySession, n: UdaddyNode, wc: WorkCompletion): void {
+  const { dev } = s;
+  const attr = n.mr === null ? null : replyAhAttr(n.mr.buffer.subarray(0, GRH_LEN), dev.gids);
+  if (attr !== null) {
+    try {
+      n.ah = dev.createAh(n.pd, attr);
+    } catch {
+      n.ah = null;
+    }
+  }
+  if (n.ah === null) {
+    say(s, 'udaddy: failed to create reply AH');
+    throw new Ending(new UdaddyError(UdaddyErrorCode.ADDR_ERROR, `connection ${n.index}: no address handle for the reply to the datagram from QP 0x${wc.srcQp.toString(16)}`, -1));
+  }
+  n.remoteQpn = wc.immData >>> 0;
+  n.remoteQkey = n.qp.attr.qkey;
+}
+
+/** run_client() up to its data: every connection's node, receives and SIDR_REQ, then connect_events() until all are resolved or one fails. */
+async function resolveClient(s: UdaddySession): Promise<void> {
+  const { cfg, dev, c, nodes, queued } = s;
+  const { mtu, sidrBound } = c;
+  const dst = cfg.dst as string;
+  say(s, 'udaddy: starting client');
+  checkBind(s, 'udaddy: failure getting addr');
+  say(s, 'udaddy: connecting');
+  const peerGid = v4Gid(dst);
+  let connectsLeft = c.connections;
+  let failure: Ending | null = null;
+  for (let i = 0; i < c.connections && failure === null; i++) {
+    // rdma_resolve_addr() and rdma_resolve_route(): the neighbour, then the path.
+    if (cfg.beforeConnect !== undefined) await cfg.beforeConnect(peerGid);
+    // route_handler().
+    if (!verifyParams(s)) {
+      failure = new Ending(new UdaddyError(UdaddyErrorCode.CONFIG, `message_size ${c.messageSize} is larger than active mtu ${mtu}`, -EINVAL));
+      break;
+    }
+    const n = new UdaddyNode(dev, i, c.messageCount, c.messageSize);
+    nodes.push(n);
+    n.postRecvs();
+    n.id = s.rcm.resolveUd({ dst, port: c.port, ...cmConnectTiming(cfg.cm) }, (e) => queued.push(e));
+  }
+  // connect_events(): until every connection is resolved or one fails.
+  const resolveBy = Date.now() + sidrBound.ms;
+  while (failure === null && connectsLeft > 0) {
+    const e = queued.shift();
+    if (e === undefined) {
+      if (Date.now() > resolveBy) {
+        throw new Ending(new UdaddyError(UdaddyErrorCode.TIMEOUT, `${c.connections - connectsLeft} of ${c.connections} connections resolved within ${sidrBound.ms} ms (${sidrBound.why})`, -ETIMEDOUT));
+      }
+      await s.idle();
+      continue;
+    }
+    const n = nodes.find((x) => x.id === e.id);
+    if (n === undefined) continue;
+    if (e.type === 'ESTABLISHED' && e.ud !== undefined) {
+      // cma.c cma_sidr_rep_handler() → cma_set_qkey(): a Q_Key other than the ID's is ADDR_ERROR, -EINVAL.
+      if (e.ud.qkey !== n.qp.attr.qkey) {
+        say(s, `udaddy: event: RDMA_CM_EVENT_ADDR_ERROR, error: ${-EINVAL}`);
+        failure = new Ending(new UdaddyError(UdaddyErrorCode.ADDR_ERROR, `event RDMA_CM_EVENT_ADDR_ERROR, error: ${-EINVAL}: the SIDR_REP's Q_Key 0x${e.ud.qkey.toString(16)} is not the port space's 0x${n.qp.attr.qkey.toString(16)}`, -EINVAL));
+        break;
+      }
+      // resolved_handler().
+      n.remoteQpn = e.ud.qpn;
+      n.remoteQkey = e.ud.qkey;
+      n.ah = cfg.tos === undefined ? e.ud.ah : dev.createAh(n.pd, { ...e.ud.ah.attr, trafficClass: cfg.tos });
+      n.connected = true;
+      s.t0 ??= dev.clock.now();
+      connectsLeft--;
+    } else if (e.type === 'UNREACHABLE' || e.type === 'REJECTED' || e.type === 'CONNECT_ERROR') {
+      failure = eventFailure(s, e);
+    }
+  }
+  if (failure !== null) throw failure;
+}
+
+/** The client's data: its datagrams, then the server's replies. */
+async function clientTransfers(s: UdaddySession): Promise<void> {
+  if (s.c.messageCount > 0) {
+    say(s, 'initiating data transfers');
+    for (const n of s.nodes) n.postSends(false);
+    say(s, 'receiving data transfers');
+    await pollCqs(s, 'replies');
+    say(s, 'data transfers complete');
+  }
+}
+
+/** run_server() up to its data: listen, then connect_events() until `connections` requests are accepted or one fails. */
+async function acceptClients(s: UdaddySession): Promise<void> {
+  const { cfg, dev, c, nodes, queued } = s;
+  const { listenMs } = c;
+  say(s, 'udaddy: starting server');
+  checkBind(s, 'udaddy: bind address failed');
+  s.rcm.listen(c.port, (e) => queued.push(e), UDADDY_PORT_SPACE);
+  cfg.onListening?.(c.port);
+  // connect_events(): until `connections` requests are accepted or one fails.
+  const deadline = Date.now() + listenMs;
+  let connectsLeft = c.connections;
+  while (connectsLeft > 0) {
+    const e = queued.shift();
+    if (e === undefined) {
+      if (Date.now() > deadline) throw new Ending(new UdaddyError(UdaddyErrorCode.TIMEOUT, `${c.connections - connectsLeft} of ${c.connections} clients within ${listenMs} ms`, -ETIMEDOUT));
+      await s.idle();
+      continue;
+    }
+    if (e.type !== 'CONNECT_REQUEST') continue;
+    // connect_handler().
+    const id = e.id;
+    if (cfg.beforeConnect !== undefined) await cfg.beforeConnect(v4Gid(id.peerAddr));
+    if (!verifyParams(s)) {
+      say(s, 'udaddy: failing connection request');
+      id.reject();
+      s.rejected++;
+      // connect_error(), and cma_handler() returns the error: connect_events() stops here.
+      connectsLeft--;
+      break;
+    }
+    const n = new UdaddyNode(dev, nodes.length, c.messageCount, c.messageSize);
+    nodes.push(n);
+    n.postRecvs();
+    n.id = id;
+    id.accept(n.qp);
+    n.connected = true;
+    s.t0 ??= dev.clock.now();
+    connectsLeft--;
+  }
+  // Requests udaddy never took from its event channel are refused when its IDs go away
+  // (cm.c cm_destroy_id() in SIDR_REQ_RCVD: a SIDR_REP with IB_SIDR_REJECT).
+  for (const e of queued.splice(0)) {
+    if (e.type === 'CONNECT_REQUEST') {
+      e.id.reject();
+      s.rejected++;
+    }
+  }
+}
+
+/** The server's data: the client's datagrams, then a reply to each through the reply AH. */
+async function serverTransfers(s: UdaddySession): Promise<void> {
+  if (s.c.messageCount > 0) {
+    say(s, 'receiving data transfers');
+    await pollCqs(s, 'datagrams from the client');
+    say(s, 'sending replies');
+    for (const n of s.nodes) n.postSends(true);
+    await pollCqs(s, 'the replies sent');
+    say(s, 'data transfers complete');
+  }
+}
+
+/** A run that gets here is udaddy's `ret = 0`: its closing lines and the figures. */
+function reportUdaddy(s: UdaddySession): UdaddyResult {
+  const { cfg, c, nodes } = s;
+  say(s, 'test complete');
+  say(s, 'return status 0');
+  return {
+    ok: s.problems.length === 0,
     test: 'udaddy',
     role: cfg.role,
     port: c.port,
@@ -407,13 +445,36 @@ export async function runUdaddy(dev: Device, cfg: UdaddyConfig): Promise<UdaddyR
     messageSize: c.messageSize,
     returnStatus: 0,
     connected: nodes.filter((n) => n.connected).length,
-    rejected,
+    rejected: s.rejected,
     nodes: nodes.map((n) => nodeResult(n, cfg.role === 'client' ? c.port : 0)),
-    seconds: t0 === null ? 0 : (dev.clock.now() - t0) / 1e9,
-    lines,
-    problems,
+    seconds: s.t0 === null ? 0 : (s.dev.clock.now() - s.t0) / 1e9,
+    lines: s.lines,
+    problems: s.problems,
   };
-  close(rcm, nodes);
+}
+
+/** Runs one end of udaddy: plan, set up, resolve or accept, the datagrams, the report; an Ending prints udaddy's last lines first. */
+export async function runUdaddy(dev: Device, cfg: UdaddyConfig): Promise<UdaddyResult> {
+  const c = planUdaddy(dev, cfg);
+  const s: UdaddySession = { dev, cfg, c, idle: cfg.idleWait ?? nextTurn, rcm: new RdmaCm(dev), nodes: [], queued: [], lines: [], problems: [], rejected: 0, t0: null };
+  try {
+    if (cfg.role === 'client') {
+      await resolveClient(s);
+      await clientTransfers(s);
+    } else {
+      await acceptClients(s);
+      await serverTransfers(s);
+    }
+  } catch (e) {
+    if (e instanceof Ending) {
+      say(s, 'test complete');
+      say(s, `return status ${e.error.status}`);
+    }
+    close(s.rcm, s.nodes);
+    throw e instanceof Ending ? e.error : e;
+  }
+  const result = reportUdaddy(s);
+  close(s.rcm, s.nodes);
   return result;
 }
 
