@@ -93,9 +93,6 @@ export async function perftestCommand(argv: readonly string[], out: Output, ctx:
   const lat = args.flags.has('lat');
   const named = hostTestArgs(args, rest, NAMES);
   const { num } = named;
-  // perftest -d names an RDMA device; this stack runs on its port's network interface.
-  const device = named.driver === HostDriverKind.MEMORY ? { netdev: named.ifname, rdmaDevice: null } : deviceName(named.ifname);
-  const a = { ...named, ifname: device.netdev };
   // parser(), -i: a port number of the device (perftest's DEF_IB_PORT is 1, MIN_IB_PORT 1).
   const ibPort = num('ib-port', 0, 255);
   if (ibPort !== undefined && ibPort !== 1) throw new UsageError(`--ib-port must be 1 (this stack's devices have port 1 only), not ${ibPort}`);
@@ -110,11 +107,11 @@ export async function perftestCommand(argv: readonly string[], out: Output, ctx:
   const cfg: PerftestConfig = {
     verb,
     lat,
-    role: a.role,
-    port: a.port,
+    role: named.role,
+    port: named.port,
     // Without --timeout the no-progress bound follows from the QP's timers (apps/host/no-progress-bound.ts);
     // a server still waits up to 300 s for its client to connect.
-    connectTimeoutMs: a.server === undefined ? a.timeoutS * 1000 : Math.min(a.timeoutS, 30) * 1000,
+    connectTimeoutMs: named.server === undefined ? named.timeoutS * 1000 : Math.min(named.timeoutS, 30) * 1000,
     verify: args.flags.has('verify'),
     reportGbits: args.flags.has('report_gbits'),
     performWarmUp: args.flags.has('perform_warm_up'),
@@ -124,9 +121,9 @@ export async function perftestCommand(argv: readonly string[], out: Output, ctx:
   const set = <K extends keyof PerftestConfig>(k: K, v: PerftestConfig[K] | undefined): void => {
     if (v !== undefined) cfg[k] = v;
   };
-  set('server', a.server);
-  set('bindHost', a.bind);
-  if (args.values.has('timeout')) cfg.runTimeoutMs = a.timeoutS * 1000;
+  set('server', named.server);
+  set('bindHost', named.bind);
+  if (args.values.has('timeout')) cfg.runTimeoutMs = named.timeoutS * 1000;
   set('size', size);
   set('iters', num('iters', 5, 1e9));
   const seconds = (name: string, min: number): number | undefined => {
@@ -150,7 +147,7 @@ export async function perftestCommand(argv: readonly string[], out: Output, ctx:
   }
   set('durationS', duration);
   set('marginS', margin);
-  set('mtu', a.mtu);
+  set('mtu', named.mtu);
   set('gidIndex', num('gid-index', 0, 255));
   set('trafficClass', trafficClassArg(args));
   set('cm', cmTimingArg(args));
@@ -208,12 +205,15 @@ export async function perftestCommand(argv: readonly string[], out: Output, ctx:
     cfg.runInfinitely = true;
   }
 
-  if (cfg.rdmaCm === true && a.server !== undefined && !/^\d{1,3}(\.\d{1,3}){3}$/.test(a.server)) throw new UsageError(`-R needs SERVER_IP as an IPv4 address, not ${JSON.stringify(a.server)}`);
-  if (cfg.rdmaCm === true && a.bind !== undefined) throw new UsageError('--bind applies to the TCP exchange; with -R the server listens through the RDMA CM on --dev');
+  if (cfg.rdmaCm === true && named.server !== undefined && !/^\d{1,3}(\.\d{1,3}){3}$/.test(named.server)) throw new UsageError(`-R needs SERVER_IP as an IPv4 address, not ${JSON.stringify(named.server)}`);
+  if (cfg.rdmaCm === true && named.bind !== undefined) throw new UsageError('--bind applies to the TCP exchange; with -R the server listens through the RDMA CM on --dev');
+  // perftest -d names an RDMA device; this stack runs on its port's network interface.
+  const device = named.driver === HostDriverKind.MEMORY ? { netdev: named.ifname, rdmaDevice: null } : deviceName(named.ifname);
+  const a = { ...named, ifname: device.netdev };
   const test = perftestBinary(verb, lat);
   const gbits = cfg.reportGbits === true;
   const echo: ConfigEcho = { rdmaDevice: device.rdmaDevice, inlineSize: cfg.inlineSize ?? 0, postList: cfg.postList ?? 1, reportGbits: gbits, runInfinitely: cfg.runInfinitely === true };
-  const unhook = cfg.runInfinitely === true && a.role === 'client' ? stopOnSignal(cfg, out, a.json, gbits) : (): void => undefined;
+  const unhook = cfg.runInfinitely === true && named.role === 'client' ? stopOnSignal(cfg, out, named.json, gbits) : (): void => undefined;
   try {
     return await runHostTest(out, ctx, a, NAMES, {
       test,
@@ -221,7 +221,7 @@ export async function perftestCommand(argv: readonly string[], out: Output, ctx:
       run: (dev, hooks) => runPerftest(dev, { ...cfg, ...hooks }),
       summary: (r, host) => jsonSummary(r, host, echo),
       report: (o, r, host) => report(o, r, host, echo),
-      errorFields: { ok: false, test, role: cfg.role, rdmaCm: cfg.rdmaCm === true, msgSize: cfg.size ?? null, iterations: cfg.iters ?? null, durationS: cfg.durationS ?? null },
+      errorFields: { ok: false, test, role: named.role, rdmaCm: cfg.rdmaCm === true, msgSize: cfg.size ?? null, iterations: cfg.iters ?? null, durationS: cfg.durationS ?? null },
     });
   } finally {
     unhook();
