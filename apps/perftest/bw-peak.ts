@@ -49,8 +49,8 @@ export function shortestNsPerMessage(s: PeakSamples): number | null {
 }
 
 /**
- * Whether perftest measures the peak of a run (force_dependecies sets noPeak otherwise): not in
- * duration mode or --run_infinitely ("BW peak won't be measured in this run"), not above 20000
- * iterations, not on the receiving server of a SEND test.
+ * perftest measures no peak above this many iterations (force_dependecies sets noPeak: "BW peak
+ * won't be measured in this run"); nor in duration mode, with --run_infinitely, or on a SEND
+ * test's receiving server (ResolvedConfig.measurePeak).
  */
 export const PEAK_MAX_ITERS = 20000;
