@@ -21,6 +21,10 @@ import { ipv6FromString, ipv6ToString, macFromString } from '../packets/bytes';
 import { linkLocalGid as deviceLinkLocalGid } from '../stack/device';
 import { NativeErrorCode, NicDriverError } from '../nic-driver/native-binding';
 import { type CommandRunner, type SteeringStatus, steeringStatus, systemRunner } from '../apps/host/roce-steering';
+import { type RdmaDevice, listRdmaDevices } from '../apps/host/rdma-sysfs';
+
+/** Where the command reads the kernel's RDMA devices and interfaces' drivers. */
+const SYSFS_ROOT = '/sys';
 
 export const DEVICES_OPTIONS: readonly OptionSpec[] = [
   { name: 'netns', kind: 'string', value: 'NAME', help: 'list the interfaces of this network namespace (ip netns)' },
@@ -32,10 +36,12 @@ export const DEVICES_OPTIONS: readonly OptionSpec[] = [
 
 export const DEVICES_USAGE = `usage: roce devices [--netns NAME] [--all] [--probe] [--json]
 
-Lists the network interfaces RoCE v2 can run on: the frame driver modes
-(AF_XDP zero-copy, AF_XDP copy, AF_PACKET), the MTU, the active IB MTU, the
-receive queues, ntuple steering (ethtool: what --steer needs) and the GID
-table (as show_gids prints it).
+Lists the kernel's RDMA devices (/sys/class/infiniband, as ibv_devices and
+\`rdma link\` show them: node GUID, port state, link layer, network interface),
+which \`roce perftest -d\` also takes, then the network interfaces RoCE v2 can
+run on: the frame driver modes (AF_XDP zero-copy, AF_XDP copy, AF_PACKET), the
+MTU, the active IB MTU, the receive queues, ntuple steering (ethtool: what
+--steer needs) and the GID table (as show_gids prints it).
 
 ${formatOptions(DEVICES_OPTIONS)}
 
@@ -83,6 +89,8 @@ export interface DeviceEntry {
   /** ntuple steering (`ethtool -k` / `ethtool -n`): whether `--steer` can work, and the RoCE rules present; null for loopback. */
   steering: SteeringStatus | null;
   gids: GidEntry[];
+  /** The kernel's RDMA devices with a port on this interface (e.g. rxe0 port 1): `-d` may name them instead. */
+  rdmaDevices: { name: string; port: number }[];
 }
 
 /** Kernel drivers with AF_XDP zero-copy (mainline, as of Linux 6.x). */
@@ -229,8 +237,9 @@ function probeModes(ifname: string, netns: string | undefined): Probed {
 }
 
 /** The interfaces of this (or `netns`'s) network namespace, usable ones first. */
-export async function listDevices(o: { netns?: string; probe?: boolean; ethtool?: CommandRunner } = {}): Promise<DeviceEntry[]> {
+export async function listDevices(o: { netns?: string; probe?: boolean; ethtool?: CommandRunner; rdma?: readonly RdmaDevice[] } = {}): Promise<DeviceEntry[]> {
   const ethtool = o.ethtool ?? systemRunner(o.netns !== undefined ? { netns: o.netns } : {});
+  const rdma = o.rdma ?? [];
   const links = JSON.parse(await runIp(['-j', '-d', 'addr', 'show'], o.netns)) as IpAddrLink[];
   const out: DeviceEntry[] = [];
   for (const l of links) {
@@ -277,6 +286,7 @@ export async function listDevices(o: { netns?: string; probe?: boolean; ethtool?
       queueProblems,
       steering: reason === 'loopback' ? null : steeringStatus(name, ethtool),
       gids: reason === 'loopback' ? [] : gidTable(name, mac, ipv4, ipv6),
+      rdmaDevices: rdma.flatMap((d) => d.ports.filter((p) => p.netdev === name).map((p) => ({ name: d.name, port: p.port }))),
     });
   }
   return out.sort((a, b) => Number(b.usable) - Number(a.usable));
@@ -288,8 +298,10 @@ export async function devicesCommand(argv: readonly string[], out: Output): Prom
   const netns = args.values.get('netns');
   if (netns !== undefined && !/^[A-Za-z0-9._-]{1,64}$/.test(netns)) throw new UsageError(`--netns must be a namespace name, not ${JSON.stringify(netns)}`);
   let list: DeviceEntry[];
+  // The RDMA devices of this process's view of sysfs (a namespace's own RDMA devices are not looked up).
+  const rdma = listRdmaDevices(SYSFS_ROOT);
   try {
-    list = await listDevices({ ...(netns !== undefined ? { netns } : {}), probe: args.flags.has('probe') });
+    list = await listDevices({ ...(netns !== undefined ? { netns } : {}), probe: args.flags.has('probe'), rdma });
   } catch (e) {
     out.stderr(`roce devices: ${(e as Error).message}\n`);
     return 1;
@@ -299,13 +311,15 @@ export async function devicesCommand(argv: readonly string[], out: Output): Prom
     out.stdout(`${JSON.stringify(shown)}\n`);
     return 0;
   }
+  out.stdout(rdmaDevicesText(rdma, `${SYSFS_ROOT}/class/infiniband`));
   if (shown.length === 0) {
     out.stdout(`no usable interface${netns !== undefined ? ` in network namespace ${netns}` : ''} (run with --all to see why)\n`);
     return 0;
   }
   for (const d of shown) {
     const vlan = d.vlan !== null ? `, VLAN ${d.vlan.id} on ${d.vlan.parent}` : '';
-    out.stdout(`${d.name}: ${d.kernelDriver}${vlan}, ${d.state}, MAC ${d.mac}, MTU ${d.mtu}, active IB MTU ${d.activeMtu || '-'}\n`);
+    const rd = d.rdmaDevices.length > 0 ? `, RDMA ${d.rdmaDevices.map((r) => `${r.name} port ${r.port}`).join(', ')}` : '';
+    out.stdout(`${d.name}: ${d.kernelDriver}${vlan}, ${d.state}, MAC ${d.mac}, MTU ${d.mtu}, active IB MTU ${d.activeMtu || '-'}${rd}\n`);
     if (!d.usable) {
       out.stdout(`  not usable: ${d.reason}\n\n`);
       continue;
@@ -337,4 +351,21 @@ export function expandGid(text: string): string {
   const groups: string[] = [];
   for (let i = 0; i < 16; i += 2) groups.push((((b[i] ?? 0) << 8) | (b[i + 1] ?? 0)).toString(16).padStart(4, '0'));
   return groups.join(':');
+}
+
+/**
+ * The RDMA devices as a table of one line per port (ibv_devices' device and node GUID, `rdma
+ * link`'s state, physical state and netdev, and the link layer), then a blank line; one line when
+ * there are none (`dir`: where they were looked for).
+ */
+export function rdmaDevicesText(devices: readonly RdmaDevice[], dir: string): string {
+  if (devices.length === 0) return `no RDMA devices under ${dir}: roce runs on the network interfaces below\n\n`;
+  const rows: string[][] = [['device', 'node GUID', 'port', 'state', 'physical state', 'link layer', 'netdev']];
+  for (const d of devices) {
+    if (d.ports.length === 0) rows.push([d.name, d.nodeGuid || '-', '-', '-', '-', '-', '-']);
+    for (const p of d.ports) rows.push([d.name, d.nodeGuid || '-', String(p.port), p.state || '-', p.physState || '-', p.linkLayer || '-', p.netdev || '-']);
+  }
+  const widths = (rows[0] as string[]).map((_, i) => Math.max(...rows.map((r) => (r[i] as string).length)));
+  const line = (r: string[]): string => `  ${r.map((c, i) => (i === r.length - 1 ? c : c.padEnd((widths[i] as number) + 2))).join('')}\n`;
+  return `RDMA devices (${dir}):\n${rows.map(line).join('')}\n`;
 }

@@ -17,11 +17,15 @@ import { type AtomicType, type PerftestConfig, Connection, defaultMarginS } from
 import type { PerftestResult } from '../apps/perftest/result';
 import type { LatencyStats } from '../apps/perftest/measurement';
 import { runPerftest } from '../apps/perftest/run';
-import type { HostDevice } from '../apps/host/host-device';
+import { type HostDevice, HostDeviceError, HostDeviceErrorCode, HostDriverKind } from '../apps/host/host-device';
+import { type DeviceName, resolveDeviceName } from '../apps/host/rdma-sysfs';
+import { bwFormatFactor } from '../apps/perftest/measurement';
+import { bwTableHeader, bwTableRow } from './perftest-bw-table';
 
 export const PERFTEST_OPTIONS: readonly OptionSpec[] = [
   { name: 'lat', kind: 'flag', help: 'latency test (ib_*_lat) instead of bandwidth (ib_*_bw)' },
-  { name: 'dev', short: 'd', kind: 'string', value: 'IFACE', help: 'network interface to run RoCE on' },
+  { name: 'dev', short: 'd', kind: 'string', value: 'NAME', help: 'network interface to run RoCE on, or an RDMA device (rxe0, mlx5_0) whose port 1 is on the interface to use (/sys/class/infiniband)' },
+  { name: 'ib-port', short: 'i', kind: 'string', value: 'PORT', help: 'port of the device: 1 (the only port this stack\'s devices have)' },
   SHARED_OPTIONS.driver,
   SHARED_OPTIONS.queues,
   SHARED_OPTIONS.steer,
@@ -40,7 +44,11 @@ export const PERFTEST_OPTIONS: readonly OptionSpec[] = [
   { name: 'rx-depth', short: 'r', kind: 'string', value: 'N', help: 'receive queue depth for SEND tests (default 512)' },
   { name: 'atomic_type', short: 'A', kind: 'string', value: 'TYPE', help: 'FETCH_AND_ADD (default) or CMP_AND_SWAP' },
   { name: 'qp-timeout', short: 'u', kind: 'string', value: 'N', help: 'QP timeout exponent, 4.096 us x 2^N (default 14)' },
-  { name: 'report_gbits', kind: 'flag', help: 'send the bandwidth report to the peer in Gb/s (perftest prints it as it gets it)' },
+  { name: 'report_gbits', kind: 'flag', help: 'bandwidth in Gb/sec (10^9 bits) instead of MiB/sec (2^20 bytes), in the table and in the report sent to the peer; give it to both ends' },
+  { name: 'CPU-freq', short: 'F', kind: 'flag', help: 'do not fail on CPU frequency warnings (accepted for perftest\'s command lines: this stack times with the monotonic clock, not CPU cycles)' },
+  { name: 'inline_size', short: 'I', kind: 'string', value: 'SIZE', help: 'write and send: messages up to SIZE bytes are posted inline (0..1024, default 0)' },
+  { name: 'post_list', short: 'l', kind: 'string', value: 'N', help: 'bandwidth tests: post lists of N WRs per post call; the completion moderation becomes N and --iters must be a multiple of N' },
+  { name: 'run_infinitely', kind: 'flag', help: 'write, read and atomic bandwidth: run until SIGINT or SIGTERM, printing a line for every --duration period (default 5 s); give it to both ends' },
   { name: 'perform_warm_up', kind: 'flag', help: 'write, read and atomic bandwidth: requests before the measured loop, not counted, until the rate settles (at most 1 s; perftest posts one tx depth), so a short run reports the steady rate; the peer needs no flag' },
   { name: 'dont_xchg_versions', kind: 'flag', help: 'skip the version, system-data and MTU exchanges' },
   { name: 'rdma_cm', short: 'R', kind: 'flag', help: 'connect the QP through the RDMA CM and exchange over a CM-connected QP instead of TCP (the server\'s port in the CM\'s TCP port space; SERVER_IP an IPv4 address)' },
@@ -55,12 +63,14 @@ export const PERFTEST_OPTIONS: readonly OptionSpec[] = [
   SHARED_OPTIONS.help,
 ];
 
-export const PERFTEST_USAGE = `usage: roce perftest write|read|send|atomic [--lat] [SERVER_IP] --dev IFACE [options]
+export const PERFTEST_USAGE = `usage: roce perftest write|read|send|atomic [--lat] [SERVER_IP] --dev NAME [options]
 
 Runs the perftest benchmark of that verb, as ib_<verb>_bw (or ib_<verb>_lat
 with --lat) does: without SERVER_IP it is the server and waits for a client;
 with it, the client. Either end may be the real perftest tool. With -R both
-ends use the RDMA CM, as perftest's -R: give it to both.
+ends use the RDMA CM, as perftest's -R: give it to both. Bandwidth tests print
+perftest's columns: #bytes, #iterations, BW peak, BW average (MiB/sec, or
+Gb/sec with --report_gbits) and MsgRate[Mpps].
 
 ${formatOptions(PERFTEST_OPTIONS)}
 
@@ -71,6 +81,9 @@ const VERBS: readonly string[] = Object.values(PerftestVerb);
 
 const NAMES: HostTestNames = { command: 'perftest', server: 'SERVER_IP', dev: '--dev', defaultTimeoutS: 300 };
 
+/** Where the CLI reads the kernel's RDMA devices (apps/host/rdma-sysfs.ts). */
+const SYSFS_ROOT = '/sys';
+
 export async function perftestCommand(argv: readonly string[], out: Output, ctx: CommandContext): Promise<number> {
   const args = parseCommand(argv, out, { name: 'perftest', options: PERFTEST_OPTIONS, usage: PERFTEST_USAGE, operands: 'any' });
   if (args === null) return 0;
@@ -79,8 +92,11 @@ export async function perftestCommand(argv: readonly string[], out: Output, ctx:
   if (!VERBS.includes(verbText)) throw new UsageError(`unknown perftest test ${JSON.stringify(verbText)} (tests: ${VERBS.join(', ')})`);
   const verb = verbText as PerftestVerb;
   const lat = args.flags.has('lat');
-  const a = hostTestArgs(args, rest, NAMES);
-  const { num } = a;
+  const named = hostTestArgs(args, rest, NAMES);
+  const { num } = named;
+  // parser(), -i: a port number of the device (perftest's DEF_IB_PORT is 1, MIN_IB_PORT 1).
+  const ibPort = num('ib-port', 0, 255);
+  if (ibPort !== undefined && ibPort !== 1) throw new UsageError(`--ib-port must be 1 (this stack's devices have port 1 only), not ${ibPort}`);
   const atomicText = args.values.get('atomic_type');
   if (atomicText !== undefined && atomicText !== 'FETCH_AND_ADD' && atomicText !== 'CMP_AND_SWAP') {
     throw new UsageError(`--atomic_type must be FETCH_AND_ADD or CMP_AND_SWAP, not ${JSON.stringify(atomicText)}`);
@@ -92,11 +108,11 @@ export async function perftestCommand(argv: readonly string[], out: Output, ctx:
   const cfg: PerftestConfig = {
     verb,
     lat,
-    role: a.role,
-    port: a.port,
+    role: named.role,
+    port: named.port,
     // Without --timeout the no-progress bound follows from the QP's timers (apps/host/no-progress-bound.ts);
     // a server still waits up to 300 s for its client to connect.
-    connectTimeoutMs: a.server === undefined ? a.timeoutS * 1000 : Math.min(a.timeoutS, 30) * 1000,
+    connectTimeoutMs: named.server === undefined ? named.timeoutS * 1000 : Math.min(named.timeoutS, 30) * 1000,
     verify: args.flags.has('verify'),
     reportGbits: args.flags.has('report_gbits'),
     performWarmUp: args.flags.has('perform_warm_up'),
@@ -106,9 +122,9 @@ export async function perftestCommand(argv: readonly string[], out: Output, ctx:
   const set = <K extends keyof PerftestConfig>(k: K, v: PerftestConfig[K] | undefined): void => {
     if (v !== undefined) cfg[k] = v;
   };
-  set('server', a.server);
-  set('bindHost', a.bind);
-  if (args.values.has('timeout')) cfg.runTimeoutMs = a.timeoutS * 1000;
+  set('server', named.server);
+  set('bindHost', named.bind);
+  if (args.values.has('timeout')) cfg.runTimeoutMs = named.timeoutS * 1000;
   set('size', size);
   set('iters', num('iters', 5, 1e9));
   const seconds = (name: string, min: number): number | undefined => {
@@ -120,7 +136,9 @@ export async function perftestCommand(argv: readonly string[], out: Output, ctx:
   };
   const duration = seconds('duration', 0.001);
   const margin = seconds('margin', 0);
-  if (duration !== undefined) {
+  if (duration !== undefined && args.flags.has('run_infinitely')) {
+    // --run_infinitely: -D is the period of its report lines (checked with the flag below).
+  } else if (duration !== undefined) {
     if (lat) throw new UsageError('--duration applies to bandwidth tests (run without --lat)');
     if (args.values.has('iters')) throw new UsageError('--duration and --iters cannot be combined');
     const m = margin ?? defaultMarginS(duration);
@@ -130,7 +148,7 @@ export async function perftestCommand(argv: readonly string[], out: Output, ctx:
   }
   set('durationS', duration);
   set('marginS', margin);
-  set('mtu', a.mtu);
+  set('mtu', named.mtu);
   set('gidIndex', num('gid-index', 0, 255));
   set('trafficClass', trafficClassArg(args));
   set('cm', cmTimingArg(args));
@@ -163,29 +181,120 @@ export async function perftestCommand(argv: readonly string[], out: Output, ctx:
   }
   set('atomicType', atomicText as AtomicType | undefined);
 
-  if (cfg.rdmaCm === true && a.server !== undefined && !/^\d{1,3}(\.\d{1,3}){3}$/.test(a.server)) throw new UsageError(`-R needs SERVER_IP as an IPv4 address, not ${JSON.stringify(a.server)}`);
-  if (cfg.rdmaCm === true && a.bind !== undefined) throw new UsageError('--bind applies to the TCP exchange; with -R the server listens through the RDMA CM on --dev');
+  // -I: perftest_parameters.c, "Max inline" 0..MAX_INLINE (1024); " Inline feature not available on READ/Atomic verbs".
+  const inlineSize = num('inline_size', 0, 1024);
+  if (inlineSize !== undefined && (verb === PerftestVerb.READ || verb === PerftestVerb.ATOMIC)) throw new UsageError(`--inline_size applies to write and send, not ${verb} (perftest: "Inline feature not available on READ/Atomic verbs")`);
+  set('inlineSize', inlineSize);
+  // -l: force_dependecies: "Post list is supported in BW tests only"; "Number of iterations must be a multiple of post list size".
+  const postList = num('post_list', 1, 32768);
+  if (postList !== undefined && postList > 1) {
+    if (lat) throw new UsageError('--post_list applies to bandwidth tests (perftest: "Post list is supported in BW tests only")');
+    const iters = cfg.iters ?? (verb === PerftestVerb.WRITE ? 5000 : 1000);
+    if (duration === undefined && !args.flags.has('run_infinitely') && iters % postList !== 0) throw new UsageError(`--iters ${iters} is not a multiple of --post_list ${postList} (perftest: "Number of iterations must be a multiple of post list size")`);
+    if (postList > (cfg.txDepth ?? 128)) throw new UsageError(`--post_list ${postList} is more than the tx depth ${cfg.txDepth ?? 128}: a list must fit the send queue (-t)`);
+    if (cfg.bidirectional === true || cfg.rdmaCm === true || cfg.allSizes === true) throw new UsageError('--post_list with -b, -R or -a is not implemented');
+  }
+  set('postList', postList);
+  if (args.flags.has('run_infinitely')) {
+    // force_dependecies: " run_infinitely exists only in BW tests for now."
+    if (lat) throw new UsageError('--run_infinitely applies to bandwidth tests (perftest: "run_infinitely exists only in BW tests for now")');
+    if (verb === PerftestVerb.SEND) throw new UsageError('--run_infinitely is implemented for write, read and atomic, not send');
+    if (args.values.has('iters') || cfg.allSizes === true) throw new UsageError('--run_infinitely runs until stopped: it takes no --iters or --all');
+    if (args.values.has('margin')) throw new UsageError('--margin does not apply with --run_infinitely (each --duration period is measured whole)');
+    if (cfg.verify === true) throw new UsageError('--run_infinitely and --verify cannot be combined (perftest: "--data_validation is incompatible with --run_infinitely")');
+    if (cfg.bidirectional === true || cfg.rdmaCm === true || cfg.performWarmUp === true) throw new UsageError('--run_infinitely with -b, -R or --perform_warm_up is not implemented');
+    cfg.runInfinitely = true;
+  }
+
+  if (cfg.rdmaCm === true && named.server !== undefined && !/^\d{1,3}(\.\d{1,3}){3}$/.test(named.server)) throw new UsageError(`-R needs SERVER_IP as an IPv4 address, not ${JSON.stringify(named.server)}`);
+  if (cfg.rdmaCm === true && named.bind !== undefined) throw new UsageError('--bind applies to the TCP exchange; with -R the server listens through the RDMA CM on --dev');
+  // perftest -d names an RDMA device; this stack runs on its port's network interface.
+  const device = named.driver === HostDriverKind.MEMORY ? { netdev: named.ifname, rdmaDevice: null } : deviceName(named.ifname);
+  const a = { ...named, ifname: device.netdev };
   const test = perftestBinary(verb, lat);
-  return runHostTest(out, ctx, a, NAMES, {
-    test,
-    exchange: cfg.rdmaCm === true ? 'RDMA CM connection' : 'out-of-band exchange',
-    run: (device, hooks) => runPerftest(device, { ...cfg, ...hooks }),
-    summary: jsonSummary,
-    report,
-    errorFields: { ok: false, test, role: cfg.role, rdmaCm: cfg.rdmaCm === true, msgSize: cfg.size ?? null, iterations: cfg.iters ?? null, durationS: cfg.durationS ?? null },
-  });
+  const gbits = cfg.reportGbits === true;
+  const echo: ConfigEcho = { rdmaDevice: device.rdmaDevice, inlineSize: cfg.inlineSize ?? 0, postList: cfg.postList ?? 1, reportGbits: gbits, runInfinitely: cfg.runInfinitely === true };
+  const unhook = cfg.runInfinitely === true && named.role === 'client' ? stopOnSignal(cfg, out, named.json, gbits) : (): void => undefined;
+  try {
+    return await runHostTest(out, ctx, a, NAMES, {
+      test,
+      exchange: cfg.rdmaCm === true ? 'RDMA CM connection' : 'out-of-band exchange',
+      run: (dev, hooks) => runPerftest(dev, { ...cfg, ...hooks }),
+      summary: (r, host) => jsonSummary(r, host, echo),
+      report: (o, r, host) => report(o, r, host, echo),
+      errorFields: { ok: false, test, role: named.role, rdmaCm: cfg.rdmaCm === true, msgSize: cfg.size ?? null, iterations: cfg.iters ?? null, durationS: cfg.durationS ?? null },
+    });
+  } finally {
+    unhook();
+  }
 }
 
-function jsonSummary(r: PerftestResult, host: HostDevice): Record<string, unknown> {
+/** What the report echoes of the command line besides the result: perftest's header lines. */
+interface ConfigEcho {
+  /** The RDMA device -d named (its port 1's interface is the one used), or null. */
+  rdmaDevice: string | null;
+  inlineSize: number;
+  postList: number;
+  reportGbits: boolean;
+  runInfinitely: boolean;
+}
+
+/** -d NAME: a network interface, or an RDMA device mapped to its port's interface; an unknown name is a usage error. */
+function deviceName(name: string): DeviceName {
+  try {
+    return resolveDeviceName(name, SYSFS_ROOT);
+  } catch (e) {
+    if (e instanceof HostDeviceError && e.code === HostDeviceErrorCode.NO_INTERFACE) throw new UsageError(`--dev: ${e.message}`);
+    throw e;
+  }
+}
+
+/**
+ * --run_infinitely, client: SIGINT and SIGTERM end the run (perftest's handle_sigint sets a flag
+ * the loop checks), which then completes what is outstanding, exchanges the final report and
+ * exits 0; a second signal acts as it normally would. Each period's line is printed as it comes
+ * (text output; with --json only the summary at the end). Returns what removes the handlers.
+ */
+function stopOnSignal(cfg: PerftestConfig, out: Output, json: boolean, gbits: boolean): () => void {
+  let stopped = false;
+  cfg.stop = () => stopped;
+  let headed = false;
+  cfg.onPeriod = (r) => {
+    if (json) return;
+    if (!headed) {
+      out.stdout(`${bwTableHeader(gbits)}\n`);
+      headed = true;
+    }
+    const toGbps = (v: number): number => (v * bwFormatFactor(gbits) * 8) / 1e9;
+    out.stdout(`${bwTableRow(Number(r.size), Number(r.iters), null, toGbps(r.bwAvg), r.msgRateAvg, gbits)}\n`);
+    // Each line goes out as it comes (the process's output otherwise gathers 64 KiB first).
+    void out.flush();
+  };
+  const signals = ['SIGINT', 'SIGTERM'] as const;
+  const handler = (): void => {
+    stopped = true;
+    for (const s of signals) process.removeListener(s, handler);
+  };
+  for (const s of signals) process.on(s, handler);
+  return () => {
+    for (const s of signals) process.removeListener(s, handler);
+  };
+}
+
+function jsonSummary(r: PerftestResult, host: HostDevice, echo: ConfigEcho): Record<string, unknown> {
   const { latencyUs, ...rest } = r;
-  return { ...rest, ...(r.lat ? { latencyUs } : {}), device: host.ifname, driver: host.driver, virtualTime: host.virtualTime };
+  return { ...rest, ...(r.lat ? { latencyUs } : {}), device: host.ifname, rdmaDevice: echo.rdmaDevice, inlineSize: echo.inlineSize, postList: echo.postList, driver: host.driver, virtualTime: host.virtualTime };
 }
 
-function report(out: Output, r: PerftestResult, host: HostDevice): void {
+function report(out: Output, r: PerftestResult, host: HostDevice, echo: ConfigEcho): void {
   const line = '-'.repeat(86);
   out.stdout(`${line}\n`);
   out.stdout(`                    ${r.test} (roce-ts), ${r.role}\n`);
-  out.stdout(` Device ${host.ifname} (${host.driver}${host.virtualTime ? ', simulated time' : ''}), ${r.connection}, ${r.qps} QP${r.qps > 1 ? 's' : ''}, MTU ${r.mtu}, peer perftest ${r.peerVersion}${r.rdmaCm ? ', rdma_cm QPs' : ''}\n`);
+  const rdma = echo.rdmaDevice !== null ? ` (${echo.rdmaDevice} port 1)` : '';
+  out.stdout(` Device ${host.ifname}${rdma} (${host.driver}${host.virtualTime ? ', simulated time' : ''}), ${r.connection}, ${r.qps} QP${r.qps > 1 ? 's' : ''}, MTU ${r.mtu}, peer perftest ${r.peerVersion}${r.rdmaCm ? ', rdma_cm QPs' : ''}\n`);
+  // perftest's header: " Max inline data : %d[B]" and " Post List       : %d" when above 1.
+  if (!r.lat && (r.verb === PerftestVerb.WRITE || r.verb === PerftestVerb.SEND)) out.stdout(` Max inline data : ${echo.inlineSize}[B]\n`);
+  if (echo.postList > 1) out.stdout(` Post List       : ${echo.postList}\n`);
   out.stdout(` local address:  LID 0000 QPN 0x${hex(r.local.qpn, 6)} PSN 0x${hex(r.local.psn, 6)} RKey 0x${hex(r.local.rkey, 8)} VAddr ${r.local.vaddr} GID ${r.local.gid}\n`);
   for (const p of r.qpPairs.slice(1)) out.stdout(` local address:  LID 0000 QPN 0x${hex(p.local.qpn, 6)} PSN 0x${hex(p.local.psn, 6)}\n`);
   out.stdout(` remote address: LID 0000 QPN 0x${hex(r.remote.qpn, 6)} PSN 0x${hex(r.remote.psn, 6)} RKey 0x${hex(r.remote.rkey, 8)} VAddr ${r.remote.vaddr} GID ${r.remote.gid}\n`);
@@ -203,13 +312,15 @@ function report(out: Output, r: PerftestResult, host: HostDevice): void {
       out.stdout(histogramText(l.histogram, r.verb === PerftestVerb.WRITE || r.verb === PerftestVerb.SEND ? 'latency histogram (half round trips, as perftest reports them)' : 'latency histogram (round trips)'));
     }
   } else {
-    if (r.durationS !== null) out.stdout(` Duration mode: ${r.durationS} s; the figures count the messages completed inside the measuring window\n`);
+    if (echo.runInfinitely && r.durationS !== null) out.stdout(` Ran until stopped (--run_infinitely), a line every ${r.durationS} s; the figures count every message of the run\n`);
+    else if (r.durationS !== null) out.stdout(` Duration mode: ${r.durationS} s; the figures count the messages completed inside the measuring window\n`);
     if (r.warmUp !== null) out.stdout(` Warm-up: ${r.warmUp.messages} messages in ${r.warmUp.seconds.toFixed(2)} s before the measured loop, not counted${r.warmUp.settled ? '' : ' (the rate had not settled when it ended)'}\n`);
     else if (shortColdRun(r, host)) out.stdout(` Note: the measured loop took ${r.seconds.toFixed(2)} s, inside the first second in which the code of both ends is still being compiled; --perform_warm_up reports the steady rate (docs/performance.md, "Short runs")\n`);
-    out.stdout(` #bytes     #iterations    BW average[Gb/sec]   MsgRate[Mpps]${r.measured === 'peer-report' ? '   (as reported by the client)' : ''}\n`);
-    const row = (size: number, messages: number, gbps: number, mpps: number): void => out.stdout(` ${String(size).padEnd(10)} ${String(messages).padEnd(14)} ${gbps.toFixed(2).padStart(18)}   ${mpps.toFixed(6).padStart(13)}\n`);
-    for (const s of r.sizes.slice(0, -1)) row(s.msgSize, s.messages, s.gbps, s.mpps);
-    row(r.msgSize, r.messages, r.gbps, r.mpps);
+    // force_dependecies prints this where it sets noPeak (duration mode, --run_infinitely, above 20000 iterations, a SEND server).
+    if (r.peakGbps === null && r.measured !== 'none') out.stdout(` WARNING: BW peak won't be measured in this run.\n`);
+    out.stdout(`${bwTableHeader(echo.reportGbits)}${r.measured === 'peer-report' ? '   (as reported by the client)' : ''}\n`);
+    for (const s of r.sizes.slice(0, -1)) out.stdout(`${bwTableRow(s.msgSize, s.messages, s.peakGbps, s.gbps, s.mpps, echo.reportGbits)}\n`);
+    out.stdout(`${bwTableRow(r.msgSize, r.messages, r.peakGbps, r.gbps, r.mpps, echo.reportGbits)}\n`);
     if (r.bidirectional !== null) out.stdout(` bidirectional: the peer's direction ${r.bidirectional.peer.gbps.toFixed(2)} Gb/sec (${r.bidirectional.peer.messages} messages), both ways ${r.bidirectional.gbpsBothWays.toFixed(2)} Gb/sec\n`);
   }
   out.stdout(`${line}\n`);

@@ -8,7 +8,7 @@
  */
 import { PerftestVerb as Verb } from '../oob/perftest-session';
 import { PerftestError, PerftestErrorCode } from './perftest-error';
-import { MeasuringWindow } from './measurement';
+import { Measurement, MeasuringWindow } from './measurement';
 import { pattern } from './verification';
 import { progressMarkAll } from './completion-waits';
 import type { PerftestSide } from './perftest-side';
@@ -19,7 +19,8 @@ import { runWarmUp } from './warm-up';
 export async function runBandwidth(side: PerftestSide): Promise<void> {
   const { rc } = side;
   // -b: both sides run the client's loop (run_iter_bw), or for SEND both send and receive (run_iter_bi).
-  if (rc.duplex) await (rc.verb === Verb.SEND ? runBidirectionalSend(side) : runClient(side));
+  if (rc.runInfinitely && rc.role === 'client') await runClientInfinitely(side);
+  else if (rc.duplex) await (rc.verb === Verb.SEND ? runBidirectionalSend(side) : runClient(side));
   else if (rc.role === 'client') await (rc.durationS > 0 ? runClientForDuration(side) : runClient(side));
   else if (rc.verb === Verb.SEND) await (rc.durationS > 0 ? runSendServerForDuration(side) : runSendServer(side));
 }
@@ -44,6 +45,7 @@ async function runClient(side: PerftestSide): Promise<void> {
   const total = rc.iters * rc.qps;
   const clock = side.dev.clock;
   if (rc.warmUp) side.warmUp = await runWarmUp(side);
+  if (rc.measurePeak) measured.keepPeak();
   measured.started = clock.now();
   while (n.totalCompleted < total) {
     n.post(side, rc.iters, (k) => (k + 1) % rc.cqMod === 0 || k === rc.iters - 1);
@@ -73,6 +75,45 @@ async function runClientForDuration(side: PerftestSide): Promise<void> {
   while (n.totalCompleted < n.totalPosted) await n.reap(side);
   side.measured.posted = n.totalPosted;
   takeWindow(side, window, 'the run ended before its measuring window');
+  reportMeasured(side);
+}
+
+/**
+ * --run_infinitely (run_iter_bw_infinitely): requests go out until `stop` says so (the CLI's
+ * SIGINT or SIGTERM); every period of `durationS` seconds the messages completed in it are
+ * reported through `onPeriod` (print_bw_infinite_mode: the count since the last report, over the
+ * time since it). Then posting stops, what is outstanding completes, and the run's report covers
+ * every message of it. A lost peer ends the run as any wait does: the QP's retries run out, or no
+ * progress within the bound of its timers.
+ */
+async function runClientInfinitely(side: PerftestSide): Promise<void> {
+  const { rc, measured } = side;
+  const clock = side.dev.clock;
+  const stop = side.cfg.stop ?? ((): boolean => false);
+  const n = new SendCounts(rc.qps);
+  const periodNs = rc.durationS * 1e9;
+  measured.started = clock.now();
+  let period = new Measurement();
+  period.started = measured.started;
+  let countAtStart = 0;
+  while (!stop()) {
+    n.post(side, Infinity, (k) => (k + 1) % rc.cqMod === 0);
+    await n.reap(side);
+    const now = clock.now();
+    if (now - period.started >= periodNs) {
+      period.finished = now;
+      period.messages = n.totalCompleted - countAtStart;
+      side.cfg.onPeriod?.(period.bwReport(rc.size, side.cfg.reportGbits === true));
+      countAtStart = n.totalCompleted;
+      period = new Measurement();
+      period.started = now;
+    }
+  }
+  n.signalTails(side);
+  while (n.totalCompleted < n.totalPosted) await n.reap(side);
+  measured.finished = clock.now();
+  measured.messages = n.totalCompleted;
+  measured.posted = n.totalPosted;
   reportMeasured(side);
 }
 
@@ -175,6 +216,7 @@ async function runBidirectionalSend(side: PerftestSide): Promise<void> {
   const expected = rc.verify ? Array.from({ length: layout.slots }, (_, s) => pattern(s, rc.size)) : [];
   let received = 0;
   const clock = side.dev.clock;
+  if (rc.measurePeak) measured.keepPeak();
   measured.started = clock.now();
   while (n.totalCompleted < total || received < total) {
     n.post(side, rc.iters, (k) => (k + 1) % rc.cqMod === 0 || k === rc.iters - 1);

@@ -17,6 +17,8 @@ import { defaultGidIndex, isIpv4MappedGid } from '../../stack/address';
 import type { OobEndpointConfig } from '../oob/oob-endpoint';
 import { type PerftestRole, type PerftestVerb, PerftestVerb as Verb } from '../oob/perftest-session';
 import { configError } from './perftest-error';
+import type { BwReport } from '../oob/perftest-messages';
+import { PEAK_MAX_ITERS } from './bw-peak';
 
 export type AtomicType = 'FETCH_AND_ADD' | 'CMP_AND_SWAP';
 
@@ -91,6 +93,28 @@ export interface PerftestConfig extends OobEndpointConfig {
   rdmaCm?: boolean;
   /** perftest --dont_xchg_versions: skip the version, system-data and MTU exchanges. */
   dontXchgVersions?: boolean;
+  /** perftest -i (--ib-port): the device port; this stack's devices have port 1 only (DEF_IB_PORT). */
+  ibPort?: number;
+  /**
+   * perftest -I (--inline_size): messages up to this many bytes go inline (IBV_SEND_INLINE, the
+   * QP's max_inline_data), 0..1024 (MAX_INLINE); WRITE and SEND only (" Inline feature not
+   * available on READ/Atomic verbs"). Default 0, perftest's for a device it has no table entry for.
+   */
+  inlineSize?: number;
+  /**
+   * perftest -l (--post_list): bandwidth tests post lists of this many WRs per post call; the CQ
+   * moderation becomes the list size and the iterations must be a multiple of it (force_dependecies).
+   */
+  postList?: number;
+  /**
+   * perftest --run_infinitely (write, read and atomic bandwidth): the client runs until `stop` says
+   * so, and reports each period of `durationS` seconds (perftest's -D, default 5) through `onPeriod`.
+   */
+  runInfinitely?: boolean;
+  /** --run_infinitely: polled by the loop; true ends the run (the CLI sets it on SIGINT or SIGTERM). */
+  stop?: () => boolean;
+  /** --run_infinitely: the report of one period (print_bw_infinite_mode). */
+  onPeriod?: (r: BwReport) => void;
   /** Every out-of-band read during set-up (default 10 s). */
   stepTimeoutMs?: number;
   /** -R: the CM's response timeout and retries (librdmacm's 20 and 15 by default). */
@@ -110,6 +134,10 @@ const ALL_SIZES_MAX = 1 << 23;
 const UC_MAX_RX = 16000;
 /** perftest's DEF_RX_SEND. */
 const DEF_RX_SEND = 512;
+/** perftest's MAX_INLINE. */
+const MAX_INLINE = 1024;
+/** perftest's DEF_DURATION: --run_infinitely reports every this many seconds unless -D says otherwise. */
+export const DEF_DURATION_S = 5;
 /** perftest's MIN_QP_NUM and MAX_QP_NUM (perftest_parameters.h). */
 const MAX_QPS = 16384;
 /**
@@ -154,6 +182,14 @@ export interface ResolvedConfig {
   duplex: boolean;
   /** perftest --perform_warm_up: the client warms up before its measured loop. */
   warmUp: boolean;
+  /** perftest -I: messages up to this size are posted inline (0: none). */
+  inlineSize: number;
+  /** perftest -l: WRs per post call (1: every WR that fits, in one call). */
+  postList: number;
+  /** perftest --run_infinitely: the client runs until stopped, reporting every `durationS` seconds. */
+  runInfinitely: boolean;
+  /** Whether this side measures perftest's BW peak (bw-peak.ts); perftest's noPeak is the opposite. */
+  measurePeak: boolean;
 }
 
 /** Applies perftest's defaults and checks (parser() and force_dependecies()). */
@@ -192,14 +228,17 @@ export function resolveConfig(dev: Device, c: PerftestConfig): ResolvedConfig {
   let size = allSizes ? ALL_SIZES_MAX : (c.size ?? (isAtomic ? 8 : lat ? 2 : 65536));
   if (isAtomic && size !== 8) throw configError('size', 'cannot be changed for atomic tests (always 8)');
   if (!Number.isInteger(size) || size < 1 || size > MAX_SIZE) throw configError('size', `must be 1..${MAX_SIZE}, got ${size}`);
-  const durationS = c.durationS ?? 0;
-  const marginS = c.marginS ?? (durationS > 0 ? defaultMarginS(durationS) : 0);
+  // --run_infinitely is a duration-mode run (force_dependecies: test_type = DURATION) whose -D is the report period.
+  const infinite = c.runInfinitely ?? false;
+  const durationS = c.durationS ?? (infinite ? DEF_DURATION_S : 0);
+  const marginS = infinite ? 0 : (c.marginS ?? (durationS > 0 ? defaultMarginS(durationS) : 0));
   if (c.durationS !== undefined) {
     if (!(durationS > 0 && durationS <= 86_400)) throw configError('duration', `must be more than 0 and at most 86400 seconds, got ${durationS}`);
-    if (lat) throw configError('duration', 'applies to bandwidth tests (duration mode of the latency tests is not implemented)');
-    if (c.iters !== undefined) throw configError('duration', 'and iterations (-n) cannot be combined');
+    if (lat && !infinite) throw configError('duration', 'applies to bandwidth tests (duration mode of the latency tests is not implemented)');
+    if (c.iters !== undefined && !infinite) throw configError('duration', 'and iterations (-n) cannot be combined');
     if (c.verify === true && verb === Verb.ATOMIC) throw configError('duration', 'and --verify cannot be combined for atomics (the server checks the sums of a known number of iterations)');
   }
+  if (c.marginS !== undefined && infinite) throw configError('margin', 'does not apply with --run_infinitely (each period is measured whole)');
   if (c.marginS !== undefined && c.durationS === undefined) throw configError('margin', 'applies in duration mode (-D) only');
   if (!(marginS >= 0) || (durationS > 0 && 2 * marginS >= durationS)) {
     throw configError('margin', `must be at least 0 and less than half the duration (${durationS} s), got ${marginS}`);
@@ -244,6 +283,33 @@ export function resolveConfig(dev: Device, c: PerftestConfig): ResolvedConfig {
   if (rdmaCm && qps > 1) throw configError('qps', 'more than one QP with the RDMA CM (-R) is not implemented');
   const trafficClass = c.trafficClass ?? 0;
   if (!Number.isInteger(trafficClass) || trafficClass < 0 || trafficClass > 255) throw configError('trafficClass', `must be 0..255, got ${trafficClass}`);
+  // parser(), -i: "IB Port can't be less than 1"; the stack's devices have one port, number 1.
+  if (c.ibPort !== undefined && c.ibPort !== 1) throw configError('ibPort', `must be 1 (this stack's devices have port 1 only), got ${c.ibPort}`);
+  const inlineSize = c.inlineSize ?? 0;
+  if (!Number.isInteger(inlineSize) || inlineSize < 0 || inlineSize > MAX_INLINE) throw configError('inlineSize', `must be 0..${MAX_INLINE}, got ${inlineSize}`);
+  if (c.inlineSize !== undefined && (verb === Verb.READ || isAtomic)) throw configError('inlineSize', 'is not available with READ or atomics (perftest: "Inline feature not available on READ/Atomic verbs")');
+  const postList = c.postList ?? 1;
+  if (!Number.isInteger(postList) || postList < 1 || postList > 1 << 15) throw configError('postList', `must be 1..32768, got ${postList}`);
+  if (postList > 1) {
+    // force_dependecies: "Post list is supported in BW tests only"; "Number of iterations must be a multiple of post list size".
+    if (lat) throw configError('postList', 'is supported in bandwidth tests only (perftest: "Post list is supported in BW tests only")');
+    if (durationS === 0 && iters % postList !== 0) throw configError('postList', `${postList} does not divide the iterations ${iters} (perftest: "Number of iterations must be a multiple of post list size")`);
+    if (postList > txDepth) throw configError('postList', `${postList} is more than the tx depth ${txDepth}: a list must fit the send queue`);
+    if (duplex || rdmaCm || allSizes) throw configError('postList', 'with -b, -R or -a is not implemented');
+    // "Post List requested - CQ moderation will be the size of the post list".
+    cqMod = postList;
+  }
+  const runInfinitely = infinite;
+  if (runInfinitely) {
+    // force_dependecies: " run_infinitely exists only in BW tests for now."
+    if (lat) throw configError('runInfinitely', 'exists only in bandwidth tests (perftest: "run_infinitely exists only in BW tests for now")');
+    if (verb === Verb.SEND) throw configError('runInfinitely', 'is implemented for write, read and atomic, not send');
+    if (c.iters !== undefined || allSizes) throw configError('runInfinitely', 'runs until stopped: it takes no iterations (-n) or sizes (-a)');
+    if (c.verify === true) throw configError('runInfinitely', 'and --verify cannot be combined (perftest: "--data_validation is incompatible with --run_infinitely")');
+    if (duplex || rdmaCm || warmUp) throw configError('runInfinitely', 'with -b, -R or --perform_warm_up is not implemented');
+  }
+  // force_dependecies sets noPeak in duration mode, with --run_infinitely, above 20000 iterations, and on a SEND test's server.
+  const measurePeak = !lat && durationS === 0 && !runInfinitely && iters <= PEAK_MAX_ITERS && (role === 'client' || duplex);
   return {
     verb,
     lat,
@@ -268,5 +334,9 @@ export function resolveConfig(dev: Device, c: PerftestConfig): ResolvedConfig {
     connection,
     sizes: allSizes ? Array.from({ length: 23 }, (_, i) => 2 << i) : [size],
     duplex,
+    inlineSize,
+    postList,
+    runInfinitely,
+    measurePeak,
   };
 }

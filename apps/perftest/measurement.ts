@@ -5,6 +5,7 @@
  */
 import type { BwReport } from '../oob/perftest-messages';
 import type { ResolvedConfig } from './config';
+import { shortestNsPerMessage } from './bw-peak';
 
 export interface LatencyStats {
   min: number;
@@ -108,6 +109,22 @@ export class Measurement {
   posted = 0;
   /** Latency tests: one-way latency of each round, in nanoseconds. */
   readonly latSamplesNs: number[] = [];
+  /**
+   * The peak's samples (bw-peak.ts), kept by a sending loop when perftest would measure the peak:
+   * when each message was posted, and when each polled completion was seen. Null: not measured.
+   */
+  peakSamples: { posted: number[]; completed: Map<number, number> } | null = null;
+
+  /** Starts keeping the peak's samples. */
+  keepPeak(): void {
+    this.peakSamples = { posted: [], completed: new Map() };
+  }
+
+  /** The shortest time per message of the run (ns), or null when the peak was not measured. */
+  peakNsPerMessage(): number | null {
+    const t = this.peakSamples === null ? null : shortestNsPerMessage(this.peakSamples);
+    return t !== null && t > 0 ? t : null;
+  }
 
   /** Takes the figures of a duration-mode run from what its window saw; false when it saw no whole window. */
   takeWindow(w: MeasuringWindow | null): boolean {
@@ -131,13 +148,24 @@ export class Measurement {
     for (let i = 0; i + 1 < posted.length; i++) this.latSamplesNs.push(((posted[i + 1] as number) - (posted[i] as number)) / rttFactor);
   }
 
-  /** The bandwidth report of what was measured (`messages` of `size` bytes between `started` and `finished`), as perftest sends it. */
+  /**
+   * The bandwidth report of what was measured (`messages` of `size` bytes between `started` and
+   * `finished`), as perftest sends it: print_report_bw's format_factor is 0x100000 (MiB/s) or,
+   * with --report_gbits, 125000000 (Gb/s); bw_peak is 0 when the peak was not measured (noPeak).
+   */
   bwReport(size: number, reportGbits: boolean): BwReport {
     const secs = Math.max(1e-9, (this.finished - this.started) / 1e9);
-    const fmt = reportGbits ? 125_000_000 : 0x100000;
+    const fmt = bwFormatFactor(reportGbits);
     const bwAvg = (size * this.messages) / secs / fmt;
-    return { size: BigInt(size), iters: BigInt(this.messages), bwPeak: bwAvg, bwAvg, msgRateAvg: this.messages / secs / 1e6 };
+    const peakNs = this.peakNsPerMessage();
+    const bwPeak = peakNs === null ? 0 : size / (peakNs / 1e9) / fmt;
+    return { size: BigInt(size), iters: BigInt(this.messages), bwPeak, bwAvg, msgRateAvg: this.messages / secs / 1e6 };
   }
+}
+
+/** print_report_bw's format_factor: bytes per unit of the reported bandwidth, MiB (0x100000) or, with --report_gbits, Gb (10^9 bits = 125000000 bytes). */
+export function bwFormatFactor(reportGbits: boolean): number {
+  return reportGbits ? 125_000_000 : 0x100000;
 }
 
 /** What one size of a perftest -a run measured. */
@@ -146,6 +174,8 @@ export interface SizeResult {
   messages: number;
   seconds: number;
   gbps: number;
+  /** perftest's BW peak in Gb/s (bw-peak.ts), or null where it is not measured. */
+  peakGbps: number | null;
   mpps: number;
   /** Latency tests: one-way latency in microseconds (null where this side does not measure). */
   latencyUs: LatencyStats | null;
@@ -160,7 +190,14 @@ export function sizeResult(m: Measurement, rc: ResolvedConfig): SizeResult {
     messages: m.messages,
     seconds: round(seconds, 9),
     gbps: seconds > 0 ? round((rc.size * m.messages * 8) / seconds / 1e9) : 0,
+    peakGbps: peakGbps(m, rc.size),
     mpps: seconds > 0 ? round(m.messages / seconds / 1e6) : 0,
     latencyUs: rc.lat ? latencyStats(m.latSamplesNs.map((ns) => ns / 1000)) : null,
   };
+}
+
+/** The peak `m` measured for messages of `size` bytes, in Gb/s, or null. */
+export function peakGbps(m: Measurement, size: number): number | null {
+  const ns = m.peakNsPerMessage();
+  return ns === null ? null : Math.round(((size * 8) / ns) * 1e6) / 1e6;
 }

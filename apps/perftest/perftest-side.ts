@@ -140,7 +140,8 @@ export class PerftestSide implements PerftestLocalSide {
         qpType: QP_TYPE[rc.connection],
         sendCq: this.sendCq,
         recvCq: this.recvCq,
-        cap: { maxSendWr: Math.max(rc.txDepth, 2), maxRecvWr: Math.max(rc.rxDepth, 2), maxSendSge: 1, maxRecvSge: 1 },
+        // perftest -I: the QP's max_inline_data is the inline size (ctx_qp_create).
+        cap: { maxSendWr: Math.max(rc.txDepth, 2), maxRecvWr: Math.max(rc.rxDepth, 2), maxSendSge: 1, maxRecvSge: 1, maxInlineData: rc.inlineSize },
       });
       // ctx_init leaves the QP in INIT (ctx_modify_qp_to_init), so receives can be posted before connecting:
       // UD with the Q_Key, UC with the access its verbs need, RC with every access.
@@ -308,7 +309,9 @@ export class PerftestSide implements PerftestLocalSide {
     const off = layout.slotOffset(k);
     const local = layout.sendBase(q) + off;
     const wrId = k * rc.qps + q;
-    const flags = signaled ? SendFlags.SIGNALED : 0;
+    // perftest posts a message inline when its size is at most the inline size (use_inl, WRITE and SEND).
+    const inline = rc.size <= rc.inlineSize && (rc.verb === Verb.WRITE || rc.verb === Verb.SEND) ? SendFlags.INLINE : 0;
+    const flags = (signaled ? SendFlags.SIGNALED : 0) | inline;
     switch (rc.verb) {
       case Verb.WRITE:
         return { wrId, opcode: WrOpcode.RDMA_WRITE, sgList: [mr.sge(local, rc.size)], sendFlags: flags, rdma: { remoteAddr: remote.vaddr + BigInt(off), rkey: remote.rkey } };

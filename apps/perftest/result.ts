@@ -12,7 +12,7 @@ import { type PerftestOob, type PerftestRole, type PerftestVerb, PerftestVerb as
 import type { WarmUpReport } from './warm-up';
 import type { Connection, ResolvedConfig } from './config';
 import type { SizeResult } from './measurement';
-import { type LatencyStats, latencyStats } from './measurement';
+import { type LatencyStats, bwFormatFactor, latencyStats, peakGbps } from './measurement';
 import type { PerftestSide } from './perftest-side';
 import { qpHealth } from '../host/qp-health';
 
@@ -32,6 +32,13 @@ export interface PerftestResult {
   messages: number;
   seconds: number;
   gbps: number;
+  /**
+   * perftest's BW peak in Gb/s: the shortest time per message over any stretch of the run
+   * (apps/perftest/bw-peak.ts), or the peer's bw_peak for a server that takes the client's report;
+   * null where perftest does not measure it (duration mode, --run_infinitely, above 20000
+   * iterations, a SEND server, latency tests).
+   */
+  peakGbps: number | null;
   mpps: number;
   /** One-way latency (half the round trip for WRITE and SEND, the whole READ) in microseconds. */
   latencyUs: LatencyStats | null;
@@ -82,6 +89,7 @@ export function summarize(side: PerftestSide, rc: ResolvedConfig, oob: PerftestO
   let seconds = Math.max(0, (m.finished - m.started) / 1e9);
   let mpps = seconds > 0 ? messages / seconds / 1e6 : 0;
   let gbps = seconds > 0 ? (bytes * 8) / seconds / 1e9 : 0;
+  let peak = rc.lat ? null : peakGbps(m, rc.size);
   const round = (x: number, d = 6): number => Math.round(x * 10 ** d) / 10 ** d;
   let peerDirection: { messages: number; gbps: number } | null = null;
   const oneSidedServer = !rc.lat && rc.role === 'server' && rc.verb !== Verb.SEND && !rc.duplex;
@@ -98,6 +106,8 @@ export function summarize(side: PerftestSide, rc: ResolvedConfig, oob: PerftestO
         mpps = r.msgRateAvg;
         seconds = mpps > 0 ? messages / (mpps * 1e6) : 0;
         gbps = (mpps * 1e6 * rc.size * 8) / 1e9;
+        // bw_peak in the client's unit (--report_gbits is symmetric: both ends are given it); 0 when not measured.
+        peak = r.bwPeak > 0 ? (r.bwPeak * bwFormatFactor(side.cfg.reportGbits === true) * 8) / 1e9 : null;
       } catch (e) {
         problems.push((e as Error).message);
       }
@@ -151,6 +161,7 @@ export function summarize(side: PerftestSide, rc: ResolvedConfig, oob: PerftestO
     messages,
     seconds: round(seconds, 9),
     gbps: round(gbps),
+    peakGbps: peak === null ? null : round(peak),
     mpps: round(mpps),
     latencyUs: rc.lat ? latencyStats(m.latSamplesNs.map((ns) => ns / 1000)) : null,
     measured,

@@ -19,23 +19,40 @@ export class SendCounts {
 
   /**
    * run_iter_bw's posting: each QP in turn posts while it has fewer than tx depth outstanding and
-   * fewer than `limit` posted; `signaled(k)` says which of its messages ask for a completion.
+   * fewer than `limit` posted; `signaled(k)` says which of its messages ask for a completion. With
+   * perftest -l (post_list) each call posts exactly that many WRs, and only while the whole list
+   * fits the tx depth ("scnt + post_list <= tx_depth + ccnt"); without it, one call takes every
+   * WR that fits. When the run keeps the peak's samples, each WR's post time is noted (tposted).
    */
   post(side: PerftestSide, limit: number, signaled: (k: number) => boolean): void {
     const { rc } = side;
     const { qps } = side.resources();
+    const list = rc.postList;
+    const samples = side.measured.peakSamples;
     for (let q = 0; q < rc.qps; q++) {
       let p = this.posted[q] as number;
       const c = this.completed[q] as number;
-      if (p >= limit || p - c >= rc.txDepth) continue;
-      const batch: SendWr[] = [];
-      while (p < limit && p - c < rc.txDepth) {
-        const k = p++;
-        batch.push(side.sendWr(k, signaled(k), q));
+      const room = (): boolean => (list > 1 ? p + list <= limit && p + list - c <= rc.txDepth : p < limit && p - c < rc.txDepth);
+      if (!room()) continue;
+      const qp = qps[q] as (typeof qps)[number];
+      if (list > 1) {
+        while (room()) {
+          const batch: SendWr[] = [];
+          for (let n = 0; n < list; n++, p++) batch.push(side.sendWr(p, signaled(p), q));
+          if (samples !== null) for (let n = 0, at = side.dev.clock.now(); n < list; n++) samples.posted.push(at);
+          qp.postSend(batch);
+        }
+      } else {
+        const batch: SendWr[] = [];
+        while (room()) {
+          const k = p++;
+          batch.push(side.sendWr(k, signaled(k), q));
+        }
+        if (samples !== null) for (let n = 0, at = side.dev.clock.now(); n < batch.length; n++) samples.posted.push(at);
+        qp.postSend(batch);
       }
       this.totalPosted += p - (this.posted[q] as number);
       this.posted[q] = p;
-      (qps[q] as (typeof qps)[number]).postSend(batch);
     }
   }
 
@@ -62,9 +79,12 @@ export class SendCounts {
    */
   async reap(side: PerftestSide, what = side.rc.verb.toUpperCase()): Promise<void> {
     const { waits, rc } = side;
+    const samples = side.measured.peakSamples;
     for (const wc of await waits.pollSome(side.resources().sendCq, `the completion of ${what} #${this.totalCompleted}`)) {
       waits.check(wc, what);
       this.complete(Number(wc.wrId), rc.qps);
+      // tcompleted[totccnt - 1]: when the completion was polled.
+      if (samples !== null) samples.completed.set(this.totalCompleted - 1, side.dev.clock.now());
     }
   }
 

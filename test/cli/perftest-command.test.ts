@@ -54,7 +54,7 @@ test('text report of an atomic run', async () => {
   expect(sr.code).toBe(0);
   expect(sr.out).toMatch(/ib_atomic_bw: waiting for a client on port/);
   expect(cr.out).toMatch(/ib_atomic_bw \(roce-ts\), client/);
-  expect(cr.out).toMatch(/BW average\[Gb\/sec\]/);
+  expect(cr.out).toMatch(/BW peak\[MiB\/sec\]\s+BW average\[MiB\/sec\]\s+MsgRate\[Mpps\]/);
   expect(sr.out).toMatch(/as reported by the client/);
 }, 20_000);
 
@@ -68,10 +68,10 @@ test('a client with nobody to talk to fails with a JSON error, exit 1', async ()
   expect(r.err).toMatch(/could not connect to 127.0.0.1/);
 }, 10_000);
 
-test('a missing interface or driver is a clear error, exit 1', async () => {
+test('an unknown interface is a usage error (exit 2), a memory end that does not exist an error (exit 1)', async () => {
   const r = await cmd('write', '--dev', 'no-such-if0', '--driver', 'packet');
-  expect(r.code).toBe(1);
-  expect(r.err).toMatch(/no-such-if0|driver not available/);
+  expect(r.code).toBe(2);
+  expect(r.err).toMatch(/no network interface or RDMA device named no-such-if0/);
   const r2 = await cmd('write', '--dev', 'eth9', '--driver', 'memory');
   expect(r2.code).toBe(1);
   expect(r2.err).toMatch(/two ends, sim-a .* and sim-b/);
@@ -99,7 +99,7 @@ test.each([
 test('-h prints the usage', async () => {
   const r = await cmd('-h');
   expect(r.code).toBe(0);
-  expect(r.out).toMatch(/usage: roce perftest write\|read\|send\|atomic \[--lat\] \[SERVER_IP\] --dev IFACE/);
+  expect(r.out).toMatch(/usage: roce perftest write\|read\|send\|atomic \[--lat\] \[SERVER_IP\] --dev NAME/);
   expect(r.out).not.toMatch(/memory/);
 });
 
