@@ -42,6 +42,8 @@ REQUIRED=(
   "cpio:cpio"
   "modprobe:kmod"
   "depmod:kmod"
+  # The lab's verbs-check program (native/verbs-check/), built on the host against libibverbs.
+  "/usr/include/infiniband/verbs.h:libibverbs-dev"
 )
 
 missing_pkgs=()
