@@ -14,8 +14,8 @@
  *   last: requester "BYE".
  *
  * One line per case on standard output, machine-readable:
- *   VC role=requester case=<name> status=<ibv_wc_status number> status_name=<text> vendor_err=<n> opcode=<n>
- *   VC role=responder case=<name> saw=<comma list: recv/with_inv/inv_rkey=.. or qp=ERR or nothing>
+ *   VC role=requester case=<name> status=<ibv_wc_status number> opcode=<n> vendor_err="<n>" status_name=<text>
+ *   VC role=responder case=<name> saw=<comma list: wc=<status>/<opcode>[/len=n][/with_inv/inv_rkey=hex], then qp=<state>>
  *
  * FLUSH: rdma-core 44 has no ibv_wr_flush (it came in 45) but the kernel's rxe (6.2 and later) reads
  * the opcode and its fields from the WQE that user space writes into the shared send queue (uapi
@@ -274,7 +274,7 @@ static int responder(void) {
       struct ibv_send_wr w = {.wr_id = 3, .opcode = IBV_WR_LOCAL_INV, .send_flags = IBV_SEND_SIGNALED, .invalidate_rkey = k2b}, *bw;
       if (ibv_post_send(qp[3], &w, &bw) != 0) die("LOCAL_INV post");
       if (poll_one(3, &wc, 2000) != 0) die("LOCAL_INV did not complete");
-      snprintf(saw, sizeof saw, "local_inv=%s,", ibv_wc_status_str(wc.status));
+      snprintf(saw, sizeof saw, "local_inv=%d,", wc.status);
     }
     sendline("READY");
     readline(line, sizeof line);
@@ -284,7 +284,7 @@ static int responder(void) {
     int got = 0;
     while (poll_one(qn, &wc, 50) == 0) {
       got = 1;
-      o += snprintf(saw + o, sizeof saw - o, "wc=%s/%d", ibv_wc_status_str(wc.status), wc.opcode);
+      o += snprintf(saw + o, sizeof saw - o, "wc=%d/%d", wc.status, wc.opcode);
       if (wc.status == IBV_WC_SUCCESS && (wc.opcode & IBV_WC_RECV)) o += snprintf(saw + o, sizeof saw - o, "/len=%u", wc.byte_len);
       if (wc.wc_flags & IBV_WC_WITH_INV) o += snprintf(saw + o, sizeof saw - o, "/with_inv/inv_rkey=%x", wc.invalidated_rkey);
       o += snprintf(saw + o, sizeof saw - o, ",");
@@ -404,7 +404,7 @@ static int requester(void) {
     } else if (poll_one(n, &wc, 20000) != 0) {
       printf("VC role=requester case=%s status=none\n", name);
     } else {
-      printf("VC role=requester case=%s status=%d status_name=%s vendor_err=%u opcode=%d\n", name, wc.status, ibv_wc_status_str(wc.status), wc.vendor_err, wc.opcode);
+      printf("VC role=requester case=%s status=%d opcode=%d vendor_err=\"%u\" status_name=%s\n", name, wc.status, wc.opcode, wc.vendor_err, ibv_wc_status_str(wc.status));
     }
     fflush(stdout);
     sendline("DONE");
