@@ -1,7 +1,7 @@
 /**
  * verbs-check on a `Device`: the memory-protection verbs, played against scripts/rxe-lab/verbs-check.c
  * (rdma_rxe through libibverbs) or another roce-ts, either end the requester. The same line protocol
- * over TCP (see the C file): HELLO (GID and five RC QPs' QPN:PSN), KEYS (the responder's region,
+ * over TCP (see the C file): HELLO (GID and six RC QPs' QPN:PSN), KEYS (the responder's region,
  * a region without the flush right, a type 1 window, two type 2 windows bound on Q0 and Q3), then
  * per case CASE / READY / DONE / SAW.
  *
@@ -9,7 +9,7 @@
  * its own QP, or comes last on Q0):
  *   mw1_write (Q0), mw2_write (Q0): WRITEs through a type 1 and a type 2 window;
  *   mw2_other_qp (Q1): a type 2 window used from a QP it is not bound to
- *   atomic_write, flush (Q0); flush_no_right (Q4): FLUSH of a region without IBV_ACCESS_FLUSH_GLOBAL;
+ *   atomic_write (Q0), flush (Q5); flush_no_right (Q4): FLUSH of a region without IBV_ACCESS_FLUSH_GLOBAL;
  *   send_inv (Q0): SEND with invalidate of the type 2 window; mw2_after_inv (Q0): a WRITE through it after;
  *   mw2b_write (Q3), mw2b_after_local_inv (Q3): the responder invalidates its window with LOCAL_INV.
  *
@@ -17,7 +17,7 @@
  * the responder what it saw (completions on that QP's queue, its QP's state).
  */
 import type { Device } from '../../stack/device';
-import { Access, FlushLevel, FlushType, MwType, QpState, QpType, SendFlags, WC_STATUS_NAMES, WcFlags, WcStatus, WrOpcode, mtuFromBytes, type Mtu, type WorkCompletion } from '../../stack/types';
+import { Access, FlushLevel, FlushType, MwType, QpState, QpType, SendFlags, WC_STATUS_NAMES, WcOpcode, WcStatus, WrOpcode, mtuFromBytes, type Mtu, type WorkCompletion } from '../../stack/types';
 import { defaultGidIndex } from '../../stack/address';
 import type { CompletionQueue } from '../../stack/completion-queue';
 import type { QueuePair } from '../../stack/queue-pair';
@@ -28,7 +28,7 @@ import { configError } from '../perftest/perftest-error';
 import { nextTurn } from '../host/clock-pump';
 
 export const VERBS_CHECK_PORT = 18530;
-const NQP = 5;
+const NQP = 6;
 const BUF_SIZE = 65536;
 
 /** The cases in the order the requester runs them, and the QP each uses. */
@@ -37,7 +37,7 @@ export const VERBS_CHECK_CASES = [
   { name: 'mw2_write', qp: 0 },
   { name: 'mw2_other_qp', qp: 1 },
   { name: 'atomic_write', qp: 0 },
-  { name: 'flush', qp: 0 },
+  { name: 'flush', qp: 5 },
   { name: 'flush_no_right', qp: 4 },
   { name: 'send_inv', qp: 0 },
   { name: 'mw2_after_inv', qp: 0 },
@@ -48,7 +48,7 @@ export const VERBS_CHECK_CASES = [
 export interface VerbsCheckConfig extends OobEndpointConfig {
   verbsRole: 'requester' | 'responder';
   gidIndex?: number;
-  /** How long one case may wait for its completion (default 20 s: rxe retries every 68 ms). */
+  /** How long one case may wait for its completion (default 20 s). */
   caseTimeoutMs?: number;
   beforeConnect?: (peerGid: Uint8Array) => void | Promise<void>;
   idleWait?: () => Promise<void>;
@@ -196,8 +196,11 @@ export async function runVerbsCheck(dev: Device, cfg: VerbsCheckConfig): Promise
         if (done !== 'DONE') throw new OobError(OobErrorCode.MALFORMED, `expected DONE, got ${JSON.stringify(done)}`, 'DONE');
         for (let w = await pollOne(n, 50); w !== null; w = await pollOne(n, 50)) {
           saw += `wc=${w.status}/${w.opcode}`;
-          if (w.status === WcStatus.SUCCESS && (w.opcode & 0x80) !== 0) saw += `/len=${w.byteLen}`;
-          if ((w.wcFlags & WcFlags.WITH_INV) !== 0) saw += `/with_inv/inv_rkey=${hex(w.immData >>> 0)}`;
+          // A receive: length, flags (ibv_wc_flags), and whether the invalidated R_Key is the window's (as verbs-check.c).
+          if (w.status === WcStatus.SUCCESS && w.opcode === WcOpcode.RECV) {
+            saw += `/len=${w.byteLen}/flags=${hex(w.wcFlags)}`;
+            if (w.immData >>> 0 === k2) saw += '/rkey=mw2';
+          }
           saw += ',';
         }
         saw += `qp=${stateName((qps[n] as QueuePair).state)}`;

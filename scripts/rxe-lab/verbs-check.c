@@ -6,7 +6,7 @@
  *   verbs-check -r requester|responder [-p PORT] [-g GIDX] [PEER]    (PEER: connect; none: listen)
  *
  * Exchange (text lines over TCP):
- *   both:  "HELLO <gid 32 hex> <qpn>:<psn> x5"                    five RC QPs, Q0..Q4
+ *   both:  "HELLO <gid 32 hex> <qpn>:<psn> x6"                    six RC QPs, Q0..Q5
  *   responder, once its QPs are in RTS and its windows bound:
  *          "KEYS <va> <mr rkey> <noflush va> <noflush rkey> <mw1 rkey> <mw2 rkey> <mw2b rkey> <flush 0|1>"
  *   then per case: requester "CASE <name>", responder (after its local step) "READY", requester
@@ -15,7 +15,7 @@
  *
  * One line per case on standard output, machine-readable:
  *   VC role=requester case=<name> status=<ibv_wc_status number> opcode=<n> vendor_err="<n>" status_name=<text>
- *   VC role=responder case=<name> saw=<comma list: wc=<status>/<opcode>[/len=n][/with_inv/inv_rkey=hex], then qp=<state>>
+ *   VC role=responder case=<name> saw=<comma list: wc=<status>/<opcode>[/len=<n>/flags=<hex wc_flags>[/rkey=mw2]], then qp=<state>>
  *
  * FLUSH: rdma-core 44 has no ibv_wr_flush (it came in 45) but the kernel's rxe (6.2 and later) reads
  * the opcode and its fields from the WQE that user space writes into the shared send queue (uapi
@@ -39,7 +39,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#define NQP 5
+#define NQP 6
 #define BUF_SIZE 65536
 #define ACCESS_FLUSH_GLOBAL (1 << 8)
 #define WR_FLUSH 14
@@ -285,8 +285,12 @@ static int responder(void) {
     while (poll_one(qn, &wc, 50) == 0) {
       got = 1;
       o += snprintf(saw + o, sizeof saw - o, "wc=%d/%d", wc.status, wc.opcode);
-      if (wc.status == IBV_WC_SUCCESS && (wc.opcode & IBV_WC_RECV)) o += snprintf(saw + o, sizeof saw - o, "/len=%u", wc.byte_len);
-      if (wc.wc_flags & IBV_WC_WITH_INV) o += snprintf(saw + o, sizeof saw - o, "/with_inv/inv_rkey=%x", wc.invalidated_rkey);
+      /* A receive: its length, its flags as libibverbs reads them, and whether its immediate /
+       * invalidated R_Key field names the type 2 window the SEND with invalidate named. */
+      if (wc.status == IBV_WC_SUCCESS && (wc.opcode & IBV_WC_RECV)) {
+        o += snprintf(saw + o, sizeof saw - o, "/len=%u/flags=%x", wc.byte_len, wc.wc_flags);
+        if (wc.invalidated_rkey == k2) o += snprintf(saw + o, sizeof saw - o, "/rkey=mw2");
+      }
       o += snprintf(saw + o, sizeof saw - o, ",");
     }
     (void)got;
@@ -388,7 +392,7 @@ static int requester(void) {
     const char *name;
     int q;
   } cases[] = {
-      {"mw1_write", 0}, {"mw2_write", 0}, {"mw2_other_qp", 1}, {"atomic_write", 0}, {"flush", 0}, {"flush_no_right", 4},
+      {"mw1_write", 0}, {"mw2_write", 0}, {"mw2_other_qp", 1}, {"atomic_write", 0}, {"flush", 5}, {"flush_no_right", 4},
       {"send_inv", 0}, {"mw2_after_inv", 0}, {"mw2b_write", 3}, {"mw2b_after_local_inv", 3},
   };
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
@@ -401,7 +405,7 @@ static int requester(void) {
     struct ibv_wc wc = {0};
     if (rc != 0) {
       printf("VC role=requester case=%s post_error=%d\n", name, rc);
-    } else if (poll_one(n, &wc, 20000) != 0) {
+    } else if (poll_one(n, &wc, 5000) != 0) {
       printf("VC role=requester case=%s status=none\n", name);
     } else {
       printf("VC role=requester case=%s status=%d opcode=%d vendor_err=\"%u\" status_name=%s\n", name, wc.status, wc.opcode, wc.vendor_err, ibv_wc_status_str(wc.status));
