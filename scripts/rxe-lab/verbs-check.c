@@ -4,6 +4,7 @@
  * `roce verbs-check`, apps/verbs-check/). One side is the requester, the other the responder.
  *
  *   verbs-check -r requester|responder [-p PORT] [-g GIDX] [PEER]    (PEER: connect; none: listen)
+ *   verbs-check -r loopback [-p PORT] [-g GIDX]                       (both ends on this device)
  *
  * Exchange (text lines over TCP):
  *   both:  "HELLO <gid 32 hex> <qpn>:<psn> x6"                    six RC QPs, Q0..Q5
@@ -36,6 +37,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -431,9 +433,31 @@ int main(int argc, char **argv) {
     else return 2;
   }
   if (optind < argc) peer = argv[optind];
-  if (role == NULL || (strcmp(role, "requester") != 0 && strcmp(role, "responder") != 0)) {
-    fprintf(stderr, "usage: verbs-check -r requester|responder [-p PORT] [-g GIDX] [PEER]\n");
+  if (role == NULL || (strcmp(role, "requester") != 0 && strcmp(role, "responder") != 0 && strcmp(role, "loopback") != 0)) {
+    fprintf(stderr, "usage: verbs-check -r requester|responder|loopback [-p PORT] [-g GIDX] [PEER]\n");
     return 2;
+  }
+  if (strcmp(role, "loopback") == 0) {
+    /* Both ends on this rxe device (rxe loops a packet for its own GID back inside the kernel): a
+     * responder process, and this one the requester connected to it over 127.0.0.1. */
+    fflush(stdout);
+    pid_t child = fork();
+    if (child < 0) die("fork");
+    if (child == 0) {
+      role = "responder";
+      peer = NULL;
+    } else {
+      role = "requester";
+      peer = "127.0.0.1";
+    }
+    setup();
+    tcp_open(peer, port);
+    printf("VC-START role=%s flush=%d\n", role, flush_ok);
+    fflush(stdout);
+    if (child == 0) return responder();
+    int rc = requester(), st = 0;
+    waitpid(child, &st, 0);
+    return rc != 0 ? rc : WIFEXITED(st) ? WEXITSTATUS(st) : 1;
   }
   setup();
   tcp_open(peer, port);

@@ -9,8 +9,11 @@
  * completion status, and the responder's completions and QP state; the NAKs on the wire must carry
  * the same syndromes. docs/interop.md holds the table.
  *
- * FLUSH is the exception, held here as it is (docs/interop.md, open findings): rxe answers neither
- * roce-ts's FLUSH nor sends one roce-ts accepts (its FLUSH frames fail roce-ts's ICRC check).
+ * FLUSH is the exception, held here as it is (docs/interop.md, open findings): rxe 6.12 computes the
+ * ICRC of an RC FLUSH over its headers twice (rxe_opcode.c gives IB_OPCODE_RC_FLUSH no payload
+ * offset, so rxe_icrc.c takes the packet from its BTH as the payload), so neither side accepts the
+ * other's FLUSH. What rxe's FLUSH does is taken from rxe against itself (a third step, loopback in
+ * the guest), and compared with roce-ts against itself (two stacks in memory).
  *
  * @group interop
  */
@@ -20,6 +23,11 @@ import { AethKind, NakCode, decodeSyndrome } from '../../packets/aeth';
 import { decodeFrame } from '../../packets/decode';
 import { readCapture } from '../../packets/pcap';
 import * as fs from 'node:fs';
+import { readIcrc, icrcV2 } from '../../packets/icrc';
+import { createSimPair } from '../../apps/sim/sim-pair';
+import { connectQp, endpointOf } from '../../stack/connect';
+import { Access, FlushLevel, FlushType, QpState, QpType, SendFlags, WcStatus, WrOpcode, type WorkCompletion } from '../../stack/types';
+import * as CRC32 from 'crc-32';
 
 const skip = labKernelSkipReason('6.12');
 const d = skip === null ? describe : describe.skip;
@@ -30,6 +38,8 @@ const STEPS: Step[] = [
   { id: 1, guestRole: 'server', port: 18530, guest: 'verbs-check -r responder -g @GID@ -p 18530', host: '$ROCE verbs-check $RXE_GUEST_IP -d $RXE_TAP -r requester -p 18530 --timeout 5 --json', timeoutS: 90 },
   // roce-ts responds, rxe requests.
   { id: 2, guestRole: 'server', port: 18531, guest: 'verbs-check -r requester -g @GID@ -p 18531', host: '$ROCE verbs-check $RXE_GUEST_IP -d $RXE_TAP -r responder -p 18531 --timeout 5 --json', timeoutS: 90 },
+  // rxe against itself (loopback inside the guest): what rxe's FLUSH does when its peer computes the ICRC as rxe does.
+  { id: 3, guestRole: 'server', port: 18532, guest: 'verbs-check -r loopback -g @GID@ -p 18532', host: 'true', timeoutS: 60 },
 ];
 
 /** Cases whose outcome must not depend on who responds (FLUSH apart: see the file comment). */
@@ -92,6 +102,54 @@ function naks(file: string): Record<string, string[]> {
   return out;
 }
 
+/** rxe's account of each case against itself: the requester's status and the responder's account. */
+function rxeLoopback(run: LabRun): Map<string, Outcome> {
+  const out = new Map<string, Outcome>();
+  const lines = (run.steps.get(3)?.guestOut ?? '').split('\n');
+  const saw = new Map<string, string>();
+  for (const l of lines) if (l.startsWith('VC role=peer-responder ')) saw.set(fields(l).get('case') ?? '', fields(l).get('saw') ?? '');
+  for (const l of lines) {
+    if (!l.startsWith('VC role=requester ')) continue;
+    const f = fields(l);
+    const st = f.get('status');
+    const name = f.get('case') ?? '';
+    out.set(name, { status: st === undefined || st === 'none' ? null : Number(st), saw: plainSaw(saw.get(name) ?? 'missing') });
+  }
+  return out;
+}
+
+/** roce-ts against itself in memory: a FLUSH of a region with the flush right and of one without; the completions and the responder's QP state. */
+function roceFlush(): { flush: number; flushNoRight: number; responderState: string } {
+  const sim = createSimPair({ seed: 5 });
+  const remote = Access.LOCAL_WRITE | Access.REMOTE_WRITE | Access.REMOTE_READ | Access.REMOTE_ATOMIC;
+  const side = (dev: typeof sim.a) => {
+    const pd = dev.allocPd();
+    const cq = dev.createCq(64);
+    return { pd, cq, qps: [0, 1].map(() => dev.createQp(pd, { qpType: QpType.RC, sendCq: cq, recvCq: cq })) };
+  };
+  const A = side(sim.a);
+  const B = side(sim.b);
+  const withRight = sim.b.regMr(B.pd, new Uint8Array(8192), remote | Access.FLUSH_GLOBAL);
+  const without = sim.b.regMr(B.pd, new Uint8Array(8192), Access.LOCAL_WRITE | Access.REMOTE_WRITE | Access.REMOTE_READ);
+  for (const i of [0, 1]) {
+    const qa = A.qps[i] as (typeof A.qps)[0];
+    const qb = B.qps[i] as (typeof B.qps)[0];
+    const ea = endpointOf(sim.a, qa, 0x100 + i);
+    const eb = endpointOf(sim.b, qb, 0x200 + i);
+    connectQp(qa, ea, eb, { timeout: 10, accessFlags: remote | Access.FLUSH_GLOBAL });
+    connectQp(qb, eb, ea, { timeout: 10, accessFlags: remote | Access.FLUSH_GLOBAL });
+  }
+  const one = (i: number, mr: typeof withRight): WorkCompletion | undefined => {
+    (A.qps[i] as (typeof A.qps)[0]).postSend({ wrId: i, opcode: WrOpcode.FLUSH, sendFlags: SendFlags.SIGNALED, flush: { remoteAddr: mr.addr(0), rkey: mr.rkey, length: 4096, placementType: FlushType.GLOBAL, selectivity: FlushLevel.RANGE } });
+    let wc: WorkCompletion | undefined;
+    sim.clock.runWhile(() => (wc = A.cq.poll(1)[0]) === undefined, 2_000_000);
+    return wc;
+  };
+  const f = one(0, withRight);
+  const n = one(1, without);
+  return { flush: f?.status ?? -1, flushNoRight: n?.status ?? -1, responderState: (B.qps[1] as (typeof B.qps)[0]).state === QpState.ERR ? 'ERR' : String((B.qps[1] as (typeof B.qps)[0]).state) };
+}
+
 d('memory windows, SEND with invalidate, LOCAL_INV, ATOMIC WRITE and FLUSH against rxe 6.12, both ways', () => {
   let run: LabRun;
   beforeAll(async () => {
@@ -106,6 +164,8 @@ d('memory windows, SEND with invalidate, LOCAL_INV, ATOMIC WRITE and FLUSH again
     }
     expect([...rxeResponds(run).keys()].length).toBe(10);
     expect([...roceResponds(run).keys()].length).toBe(10);
+    expect([...rxeLoopback(run).keys()].length).toBe(10);
+    expect(run.steps.get(3)?.guestRc).toBe(0);
   });
 
   test('each case ends the same whichever side responds: the requester\'s status, the responder\'s completions and QP state', () => {
@@ -136,6 +196,33 @@ d('memory windows, SEND with invalidate, LOCAL_INV, ATOMIC WRITE and FLUSH again
     const n = naks(run.capturePath);
     expect(n[HOST_IP]).toEqual(n[GUEST_IP]);
     expect(n[GUEST_IP]).toEqual([0x60 | NakCode.REMOTE_ACCESS_ERROR, 0x60 | NakCode.REMOTE_ACCESS_ERROR, 0x60 | NakCode.REMOTE_ACCESS_ERROR].map((x) => `0x${x.toString(16)}`));
+  });
+
+  test('rxe against itself agrees with both mixed directions on every case but FLUSH', () => {
+    const a = rxeResponds(run);
+    const l = rxeLoopback(run);
+    expect(Object.fromEntries(SAME.map((n) => [n, l.get(n)]))).toEqual(Object.fromEntries(SAME.map((n) => [n, a.get(n)])));
+  });
+
+  test('FLUSH, each against itself: rxe and roce-ts complete a FLUSH of a region with the flush right and refuse one without it (remote access error, the responder\'s QP in the error state)', () => {
+    const l = rxeLoopback(run);
+    expect({ flush: l.get('flush')?.status, flushNoRight: l.get('flush_no_right')?.status, responder: l.get('flush_no_right')?.saw }).toEqual({ flush: WcStatus.SUCCESS, flushNoRight: WcStatus.REM_ACCESS_ERR, responder: 'qp=ERR' });
+    expect(roceFlush()).toEqual({ flush: WcStatus.SUCCESS, flushNoRight: WcStatus.REM_ACCESS_ERR, responderState: 'ERR' });
+  });
+
+  test('rxe\'s FLUSH frames carry an ICRC over the headers twice: the standard ICRC continued over BTH, FETH and RETH again', () => {
+    let n = 0;
+    for (const rec of readCapture(fs.readFileSync(run.capturePath)).records) {
+      const f = decodeFrame(rec.data, rec.linkType);
+      if (!f.roce || f.bth === null || f.ipv4 === null || f.bth.opcode !== 0x1c || ipText(f.ipv4.src) !== GUEST_IP) continue;
+      const end = rec.data.length - 4;
+      const std = icrcV2(rec.data, 14, end);
+      const twice = CRC32.buf(rec.data.subarray(14 + 20 + 8, end), std) >>> 0;
+      expect({ frame: rec.index, carried: readIcrc(rec.data, end) }).toEqual({ frame: rec.index, carried: twice });
+      expect(readIcrc(rec.data, end)).not.toBe(std);
+      n++;
+    }
+    expect(n).toBeGreaterThan(0);
   });
 
   test('FLUSH as it stands: no answer from rxe to roce-ts\'s FLUSH; rxe\'s FLUSH frames fail roce-ts\'s ICRC check, so none completes', () => {
