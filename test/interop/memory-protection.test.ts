@@ -210,8 +210,9 @@ d('memory windows, SEND with invalidate, LOCAL_INV, ATOMIC WRITE and FLUSH again
     expect(roceFlush()).toEqual({ flush: WcStatus.SUCCESS, flushNoRight: WcStatus.REM_ACCESS_ERR, responderState: 'ERR' });
   });
 
-  test('rxe\'s FLUSH frames carry an ICRC over the headers twice: the standard ICRC continued over BTH, FETH and RETH again', () => {
+  test('rxe\'s FLUSH frames carry an ICRC over the headers twice: the standard ICRC continued over BTH, FETH and RETH again; its resends carry VA 0', () => {
     let n = 0;
+    const firstVa = new Map<string, bigint>();
     for (const rec of readCapture(fs.readFileSync(run.capturePath)).records) {
       const f = decodeFrame(rec.data, rec.linkType);
       if (!f.roce || f.bth === null || f.ipv4 === null || f.bth.opcode !== 0x1c || ipText(f.ipv4.src) !== GUEST_IP) continue;
@@ -220,6 +221,14 @@ d('memory windows, SEND with invalidate, LOCAL_INV, ATOMIC WRITE and FLUSH again
       const twice = CRC32.buf(rec.data.subarray(14 + 20 + 8, end), std) >>> 0;
       expect({ frame: rec.index, carried: readIcrc(rec.data, end) }).toEqual({ frame: rec.index, carried: twice });
       expect(readIcrc(rec.data, end)).not.toBe(std);
+      // rxe_req.c req_retry() gives a resent WQE its address back only for atomics, READs and
+      // WRITEs: a resent FLUSH goes out with VA 0 (its first transmission had the real one).
+      const va = f.reth?.va ?? -1n;
+      const first = firstVa.get(`${f.bth.destQp}/${f.bth.psn}`);
+      if (first === undefined) {
+        firstVa.set(`${f.bth.destQp}/${f.bth.psn}`, va);
+        expect(va).not.toBe(0n);
+      } else expect(va).toBe(0n);
       n++;
     }
     expect(n).toBeGreaterThan(0);
