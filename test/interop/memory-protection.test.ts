@@ -174,7 +174,7 @@ d('memory windows, SEND with invalidate, LOCAL_INV, ATOMIC WRITE and FLUSH again
     const table = (m: Map<string, Outcome>): Record<string, Outcome | undefined> => Object.fromEntries(SAME.map((n) => [n, m.get(n)]));
     expect(table(b)).toEqual(table(a));
     // What that shared outcome is (IBTA §10.6.7: a window admits its own range and rights; a type 2
-    // window only on the QP it is bound to (C10-75); an invalidated window nothing): remote access
+    // window only on the QP it is bound to; an invalidated window nothing): remote access
     // error completions, the responder's QP in the error state.
     const REM_ACCESS_ERR = 10;
     expect(Object.fromEntries(SAME.map((n) => [n, a.get(n)?.status]))).toEqual({ mw1_write: 0, mw2_write: 0, mw2_other_qp: REM_ACCESS_ERR, atomic_write: 0, send_inv: 0, mw2_after_inv: REM_ACCESS_ERR, mw2b_write: 0, mw2b_after_local_inv: REM_ACCESS_ERR });
