@@ -24,7 +24,7 @@ import type { QueuePair } from '../../stack/queue-pair';
 import type { MemoryWindow } from '../../stack/memory-window';
 import { OobError, OobErrorCode, type TcpChannel } from '../oob/tcp-channel';
 import { type OobEndpointConfig, openOobChannel } from '../oob/oob-endpoint';
-import { configError } from '../perftest/perftest-error';
+import { PerftestError, PerftestErrorCode, configError } from '../perftest/perftest-error';
 import { nextTurn } from '../host/clock-pump';
 
 export const VERBS_CHECK_PORT = 18530;
@@ -162,12 +162,12 @@ export async function runVerbsCheck(dev: Device, cfg: VerbsCheckConfig): Promise
       const mw1 = dev.allocMw(pd, MwType.TYPE_1);
       const k1 = (qps[0] as QueuePair).bindMw(mw1, { wrId: 1, sendFlags: SendFlags.SIGNALED, bindInfo: { mr, addr: mr.addr(4096), length: 4096, mwAccessFlags: mwAccess } });
       const b1 = await pollOne(0, 2000);
-      if (b1?.status !== WcStatus.SUCCESS) throw new Error(`type 1 bind: ${b1 === null ? 'no completion' : WC_STATUS_NAMES[b1.status]}`);
+      if (b1?.status !== WcStatus.SUCCESS) throw new PerftestError(PerftestErrorCode.COMPLETION, `verbs-check: the type 1 window's bind: ${b1 === null ? 'no completion' : WC_STATUS_NAMES[b1.status]}`, 'bind');
       const bind2 = async (n: number, mw: MemoryWindow, off: number): Promise<number> => {
         const rkey = incKey(mw.rkey);
         (qps[n] as QueuePair).postSend({ wrId: 2, opcode: WrOpcode.BIND_MW, sendFlags: SendFlags.SIGNALED, bindMw: { mw, rkey, bindInfo: { mr, addr: mr.addr(off), length: 4096, mwAccessFlags: mwAccess } } });
         const w = await pollOne(n, 2000);
-        if (w?.status !== WcStatus.SUCCESS) throw new Error(`type 2 bind: ${w === null ? 'no completion' : WC_STATUS_NAMES[w.status]}`);
+        if (w?.status !== WcStatus.SUCCESS) throw new PerftestError(PerftestErrorCode.COMPLETION, `verbs-check: a type 2 window's BIND_MW: ${w === null ? 'no completion' : WC_STATUS_NAMES[w.status]}`, 'bind');
         return rkey;
       };
       const mw2 = dev.allocMw(pd, MwType.TYPE_2);
