@@ -27,6 +27,7 @@ import type * as CmatoseCommandModule from './cmatose-command';
 import type * as RdmaServerCommandModule from './rdma-server-command';
 import type * as RdmaClientCommandModule from './rdma-client-command';
 import type * as UdaddyCommandModule from './udaddy-command';
+import type * as VerbsCheckCommandModule from './verbs-check-command';
 import type * as SimCommandModule from './sim-command';
 import type * as ReplayCommandModule from './replay-command';
 
@@ -53,6 +54,7 @@ const COMMANDS: Readonly<Record<string, { help: string; load: () => Command; liv
   'rdma-server': { help: "librdmacm's rdma_server: one RDMA CM connection, 16 bytes each way; the client may be the real rdma_client (run `roce rdma-server -h`)", load: () => (require('./rdma-server-command') as typeof RdmaServerCommandModule).rdmaServerCommand, live: true, tool: 'rdma_server' },
   'rdma-client': { help: "librdmacm's rdma_client: the other end of rdma_server, which may be the real one (run `roce rdma-client -h`)", load: () => (require('./rdma-client-command') as typeof RdmaClientCommandModule).rdmaClientCommand, live: true, tool: 'rdma_client' },
   udaddy: { help: "librdmacm's udaddy: UD datagrams to a QP found by SIDR (UDP port space); either end may be the real udaddy (run `roce udaddy -h`)", load: () => (require('./udaddy-command') as typeof UdaddyCommandModule).udaddyCommand, live: true, tool: 'udaddy' },
+  'verbs-check': { help: 'memory windows, SEND with invalidate, LOCAL_INV, FLUSH and ATOMIC WRITE and their failures against scripts/rxe-lab/verbs-check.c on rxe (run `roce verbs-check -h`)', load: () => (require('./verbs-check-command') as typeof VerbsCheckCommandModule).verbsCheckCommand, live: true, tool: 'verbs-check' },
   sim: { help: 'a congestion scenario in simulation: hosts around one switch, DCQCN, ECN marking, PFC (run `roce sim -h`)', load: () => (require('./sim-command') as typeof SimCommandModule).simCommand },
   replay: { help: 'replay one side of captured RC conversations into the stack and compare (run `roce replay -h`)', load: () => (require('./replay-command') as typeof ReplayCommandModule).replayCommand },
 };

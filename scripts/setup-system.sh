@@ -42,6 +42,10 @@ REQUIRED=(
   "cpio:cpio"
   "modprobe:kmod"
   "depmod:kmod"
+  # 6.12's modules are xz-compressed; build-initramfs.sh unpacks them.
+  "xz:xz-utils"
+  # The lab's verbs-check program (native/verbs-check/), built on the host against libibverbs.
+  "/usr/include/infiniband/verbs.h:libibverbs-dev"
 )
 
 missing_pkgs=()

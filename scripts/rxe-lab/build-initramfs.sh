@@ -8,7 +8,7 @@
 # (/modules.order, computed with modprobe --show-depends), ibverbs-utils,
 # perftest and rping with their libraries (ldd), the rxe provider and its
 # driver file (dlopen'd, invisible to ldd), libgcc_s (glibc dlopens it in
-# pthread_exit), iproute2's ip and rdma, nft for loss injection, and /init.
+# pthread_exit), verbs-check (verbs-check.c, when libibverbs-dev is installed), iproute2's ip and rdma, nft for loss injection, and /init.
 # The scenario is not in it: run.sh appends a small second archive per boot.
 # Idempotent: the image is named by a hash of its inputs and rebuilt only when
 # one changes. Exit status 3 when something it needs is missing.
@@ -25,8 +25,8 @@ kver="$(cat "$root/.kernel-release")"
 busybox=/bin/busybox
 [ -x "$busybox" ] && "$busybox" --list >/dev/null 2>&1 || rxe_die 3 "busybox not found (apt-get install busybox-static)"
 ldd "$busybox" >/dev/null 2>&1 && rxe_die 3 "$busybox is not statically linked (apt-get install busybox-static)"
-for c in cpio gzip modprobe depmod ip rdma nft; do
-  command -v "$c" >/dev/null || rxe_die 3 "$c not found (apt-get install cpio gzip kmod iproute2 nftables)"
+for c in cpio gzip modprobe depmod ip rdma nft xz; do
+  command -v "$c" >/dev/null || rxe_die 3 "$c not found (apt-get install cpio gzip kmod iproute2 nftables xz-utils)"
 done
 
 MODULES=(crc32_generic crc32-pclmul rdma_rxe ib_uverbs rdma_ucm virtio_pci virtio_net nft_numgen)
@@ -36,7 +36,9 @@ HOST_TOOLS=("$(command -v ip)" "$(command -v rdma)" "$(command -v nft)")
 
 key="$( {
   cat "$root/.stamp"
-  sha256sum "$here/init" "$here/build-initramfs.sh" "$busybox" "${HOST_TOOLS[@]}" | cut -d' ' -f1
+  sha256sum "$here/init" "$here/build-initramfs.sh" "$here/verbs-check.c" "$busybox" "${HOST_TOOLS[@]}" | cut -d' ' -f1
+  # Whether verbs-check can be built here (libibverbs-dev) changes the image too.
+  [ -f /usr/include/infiniband/verbs.h ] && echo verbs-check
 } | sha256sum | cut -c1-16)"
 out="$cache/initramfs-$key.cpio.gz"
 if [ -s "$out" ]; then
@@ -64,7 +66,11 @@ modprobe -a -d "$root" -S "$kver" --show-depends "${MODULES[@]}" |
   awk '$1 == "insmod" { print $2 }' | awk '!seen[$0]++' | while read -r ko; do
   rel="${ko#"$root"/lib/modules/}"
   mkdir -p "$stage/lib/modules/$(dirname "$rel")"
-  cp "$ko" "$stage/lib/modules/$rel"
+  # 6.12's modules are xz-compressed; busybox insmod loads plain ones.
+  case "$rel" in
+    *.ko.xz) rel="${rel%.xz}"; xz -dc "$ko" >"$stage/lib/modules/$rel" ;;
+    *) cp "$ko" "$stage/lib/modules/$rel" ;;
+  esac
   echo "$rel" >>"$stage/modules.order"
 done
 [ -s "$stage/modules.order" ] || rxe_die 3 "modprobe found none of ${MODULES[*]} in $root"
@@ -80,6 +86,12 @@ for t in "${HOST_TOOLS[@]}"; do
   cp "$t" "$stage/usr/sbin/$(basename "$t")"
   bins+=("$t")
 done
+# verbs-check (memory windows, SEND with invalidate, LOCAL_INV, FLUSH, ATOMIC WRITE through
+# libibverbs): built here against the host's libibverbs-dev, which is the guest's rdma-core 44.
+if [ -f /usr/include/infiniband/verbs.h ] && command -v cc >/dev/null; then
+  cc -O2 -Wall -o "$stage/usr/bin/verbs-check" "$here/verbs-check.c" -libverbs || rxe_die 3 "verbs-check.c did not compile"
+  bins+=("$stage/usr/bin/verbs-check")
+fi
 rxe_so="$root/usr/lib/x86_64-linux-gnu/libibverbs/librxe-rdmav34.so"
 [ -f "$rxe_so" ] || rxe_so="$(ls "$root"/usr/lib/x86_64-linux-gnu/libibverbs/librxe-*.so | head -n1)"
 cp "$rxe_so" "$stage/usr/lib/x86_64-linux-gnu/libibverbs/"

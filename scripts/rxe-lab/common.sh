@@ -14,12 +14,28 @@ rxe_die() {
   exit "$code"
 }
 
+# The guest kernels the lab boots: RXE_LAB_KERNEL=6.1 (the default: what linux-image-amd64 of the
+# configured archive depends on) or 6.12 (bookworm-backports' linux-image-amd64, whose rdma_rxe has
+# FLUSH and ATOMIC WRITE, added in 6.2). Each has its own cache directory.
+RXE_LAB_KERNELS=(6.1 6.12)
+
+rxe_kernel() {
+  local k="${RXE_LAB_KERNEL:-6.1}"
+  case " ${RXE_LAB_KERNELS[*]} " in
+    *" $k "*) echo "$k" ;;
+    *) rxe_die 2 "RXE_LAB_KERNEL=$k: the lab boots ${RXE_LAB_KERNELS[*]}" ;;
+  esac
+}
+
 rxe_cache_dir() {
+  local base k
   if [ -n "${RXE_LAB_CACHE:-}" ]; then
-    echo "$RXE_LAB_CACHE"
+    base="$RXE_LAB_CACHE"
   elif [ "$(id -u)" -eq 0 ]; then
-    echo /var/cache/roce-ts/rxe-lab
+    base=/var/cache/roce-ts/rxe-lab
   else
-    echo "${XDG_CACHE_HOME:-$HOME/.cache}/roce-ts/rxe-lab"
+    base="${XDG_CACHE_HOME:-$HOME/.cache}/roce-ts/rxe-lab"
   fi
+  k="$(rxe_kernel)" || exit 2
+  if [ "$k" = 6.1 ]; then echo "$base"; else echo "$base/kernel-$k"; fi
 }

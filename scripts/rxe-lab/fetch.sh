@@ -25,8 +25,25 @@ mkdir -p "$cache/debs" "$cache/root"
 command -v apt-get >/dev/null || rxe_die 3 "apt-get not found (the lab unpacks Debian packages)"
 command -v dpkg >/dev/null || rxe_die 3 "dpkg not found"
 
+# RXE_LAB_KERNEL=6.12: the kernel comes from bookworm-backports through an apt configuration of
+# the cache's own (sources, lists and archives under $cache/apt), so the host's apt sources stay
+# as they are; rdma-core's user space is the configured archive's, as for 6.1.
+kapt=()
+if [ "$(rxe_kernel)" = 6.12 ]; then
+  mkdir -p "$cache/apt/lists/partial" "$cache/apt/cache/archives/partial"
+  echo "deb http://deb.debian.org/debian bookworm-backports main" >"$cache/apt/sources.list"
+  kapt=(-o "Dir::Etc::sourcelist=$cache/apt/sources.list" -o Dir::Etc::sourceparts=- -o "Dir::State::lists=$cache/apt/lists" -o "Dir::Cache=$cache/apt/cache")
+  if [ -z "$(ls "$cache/apt/lists" | grep -v partial || true)" ]; then
+    apt-get "${kapt[@]}" update -qq >/dev/null 2>&1 || rxe_die 3 "apt-get update of bookworm-backports failed"
+  fi
+fi
+
 # The kernel image package linux-image-amd64 points at (e.g. linux-image-6.1.0-56-amd64).
 kpkg="${RXE_LAB_KERNEL_PKG:-}"
+if [ -z "$kpkg" ] && [ "${#kapt[@]}" -gt 0 ]; then
+  kpkg="$(apt-cache "${kapt[@]}" depends linux-image-amd64 2>/dev/null | sed -n 's/^ *Depends: \(linux-image-[0-9].*\)$/\1/p' | head -n1)"
+  [ -n "$kpkg" ] || rxe_die 3 "bookworm-backports has no linux-image-amd64"
+fi
 if [ -z "$kpkg" ]; then
   kpkg="$(apt-cache depends linux-image-amd64 2>/dev/null | sed -n 's/^ *Depends: \(linux-image-[0-9].*\)$/\1/p' | head -n1)"
   if [ -z "$kpkg" ]; then
@@ -42,7 +59,9 @@ pkgs=("$kpkg" "${RXE_LAB_USER_PKGS[@]}")
 # Versions apt would download now; the stamp records them.
 want=""
 for p in "${pkgs[@]}"; do
-  v="$(apt-cache policy "$p" 2>/dev/null | sed -n 's/^ *Candidate: //p' | head -n1)"
+  ka=()
+  [ "$p" = "$kpkg" ] && ka=("${kapt[@]}")
+  v="$(apt-cache "${ka[@]}" policy "$p" 2>/dev/null | sed -n 's/^ *Candidate: //p' | head -n1)"
   if [ -z "$v" ] || [ "$v" = "(none)" ]; then
     apt-get update -qq >/dev/null 2>&1 || true
     v="$(apt-cache policy "$p" 2>/dev/null | sed -n 's/^ *Candidate: //p' | head -n1)"
@@ -70,7 +89,12 @@ echo "rxe-lab: downloading ${pkgs[*]}" >&2
     [ -n "$f" ] || missing+=("$pv")
   done <<<"$want"
   if [ "${#missing[@]}" -gt 0 ]; then
-    apt-get download -q "${missing[@]}" >&2 || rxe_die 3 "apt-get download ${missing[*]} failed"
+    km=() um=()
+    for pv in "${missing[@]}"; do
+      if [ "${pv%%=*}" = "$kpkg" ] && [ "${#kapt[@]}" -gt 0 ]; then km+=("$pv"); else um+=("$pv"); fi
+    done
+    if [ "${#um[@]}" -gt 0 ]; then apt-get download -q "${um[@]}" >&2 || rxe_die 3 "apt-get download ${um[*]} failed"; fi
+    if [ "${#km[@]}" -gt 0 ]; then apt-get "${kapt[@]}" download -q "${km[@]}" >&2 || rxe_die 3 "apt-get download ${km[*]} failed"; fi
   fi
 )
 

@@ -111,7 +111,11 @@ export interface LabOptions {
   capture?: boolean;
   /** Give the tap and the guest IPv6 addresses too (fd00:198:18::2 and ::1): @GID6LL@ and @GID6@ in guest commands. */
   ipv6?: boolean;
+  /** The guest kernel (RXE_LAB_KERNEL): 6.1 (default) or 6.12, whose rxe has FLUSH and ATOMIC WRITE. */
+  kernel?: LabKernel;
 }
+
+export type LabKernel = '6.1' | '6.12';
 
 let cachedReason: string | undefined;
 
@@ -152,6 +156,20 @@ function computeSkipReason(): string | null {
   return null;
 }
 
+/** Why the lab cannot boot `kernel` here, or null: interopSkipReason's checks, then ready.sh for that kernel's cache. */
+export function labKernelSkipReason(kernel: LabKernel): string | null {
+  const common = interopSkipReason();
+  if (common !== null || kernel === '6.1') return common;
+  try {
+    execFileSync('bash', [path.join(LAB, 'ready.sh')], { env: { ...process.env, RXE_LAB_KERNEL: kernel }, stdio: ['ignore', 'pipe', 'pipe'], timeout: 10_000 });
+  } catch (e) {
+    const err = e as { stderr?: Buffer; message: string };
+    const line = (err.stderr?.toString() ?? '').trim().split('\n').filter((l) => l.startsWith('rxe-lab: ')).pop();
+    return `rxe lab (kernel ${kernel}) not ready: ${line !== undefined ? line.slice('rxe-lab: '.length) : err.message.split('\n')[0]}`;
+  }
+  return null;
+}
+
 /** Boots one guest, runs `steps` in it, and returns what happened. Never rejects for a failed step. */
 export async function runLab(name: string, steps: readonly Step[], opts: LabOptions = {}): Promise<LabRun> {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), `rxe-lab-${name}-`));
@@ -170,7 +188,7 @@ export async function runLab(name: string, steps: readonly Step[], opts: LabOpti
   if (opts.ipv6 === true) args.push('--ipv6');
   const t0 = Date.now();
   const r = await new Promise<{ code: number | null; stderr: string }>((resolve) => {
-    execFile('bash', args, { timeout: (total + 30) * 1000, killSignal: 'SIGTERM', maxBuffer: 64 << 20, encoding: 'utf8' }, (err, _stdout, stderr) => {
+    execFile('bash', args, { env: { ...process.env, RXE_LAB_KERNEL: opts.kernel ?? '6.1' }, timeout: (total + 30) * 1000, killSignal: 'SIGTERM', maxBuffer: 64 << 20, encoding: 'utf8' }, (err, _stdout, stderr) => {
       const code = err === null ? 0 : typeof (err as { code?: unknown }).code === 'number' ? (err as { code: number }).code : null;
       resolve({ code, stderr });
     });
