@@ -5,7 +5,8 @@
  */
 import { type OptionSpec, UsageError, formatOptions } from './args';
 import { type CommandContext, parseCommand } from './command';
-import { type HostTestNames, PCAP_OPTIONS, SHARED_OPTIONS, hostTestArgs, runHostTest } from './host-test';
+import { type HostTestNames, PCAP_OPTIONS, SHARED_OPTIONS, hostTestArgs } from './host-run-options';
+import { runHostTest } from './host-run';
 import type { Output } from './output';
 import { VERBS_CHECK_PORT, type VerbsCheckConfig, type VerbsCheckResult, runVerbsCheck, verbsCheckLines } from '../apps/verbs-check/verbs-check';
 

@@ -72,6 +72,7 @@ const APP_ARROWS: Readonly<Record<string, readonly string[]>> = {
   udaddy: ['host'],
   attack: [],
   sweep: ['replay', 'sim'],
+  'verbs-check': ['host', 'oob', 'perftest'],
 };
 
 /** The app a file under apps/ belongs to (its folder), or null for any other file. */

@@ -17,7 +17,12 @@
  * the responder what it saw (completions on that QP's queue, its QP's state).
  */
 import type { Device } from '../../stack/device';
-import { Access, FlushLevel, FlushType, MwType, QpState, QpType, SendFlags, WC_STATUS_NAMES, WcOpcode, WcStatus, WrOpcode, mtuFromBytes, type Mtu, type WorkCompletion } from '../../stack/types';
+import { Access } from '../../stack/access-flags';
+import { FlushLevel, FlushType, SendFlags, WrOpcode } from '../../stack/work-request-codes';
+import { MwType } from '../../stack/mw-type';
+import { QpState, QpType } from '../../stack/qp-type-and-state';
+import { WC_STATUS_NAMES, WcOpcode, WcStatus, type WorkCompletion } from '../../stack/work-completion';
+import { mtuFromBytes, type Mtu } from '../../stack/mtu';
 import { defaultGidIndex } from '../../stack/address';
 import type { CompletionQueue } from '../../stack/completion-queue';
 import type { QueuePair } from '../../stack/queue-pair';

@@ -26,7 +26,10 @@ import * as fs from 'node:fs';
 import { readIcrc, icrcV2 } from '../../packets/icrc';
 import { createSimPair } from '../../apps/sim/sim-pair';
 import { connectQp, endpointOf } from '../../stack/connect';
-import { Access, FlushLevel, FlushType, QpState, QpType, SendFlags, WcStatus, WrOpcode, type WorkCompletion } from '../../stack/types';
+import { Access } from '../../stack/access-flags';
+import { FlushLevel, FlushType, SendFlags, WrOpcode } from '../../stack/work-request-codes';
+import { QpState, QpType } from '../../stack/qp-type-and-state';
+import { WcStatus, type WorkCompletion } from '../../stack/work-completion';
 import * as CRC32 from 'crc-32';
 
 const skip = labKernelSkipReason('6.12');
