@@ -1,5 +1,5 @@
 /**
- * What a capture shows of congestion control for one requester of a conversation (issue 14): the
+ * What a capture shows of congestion control for one requester of a conversation: the
  * ECN CE marks on its requests (the switch's), the CNPs sent to it (the notification point's),
  * the delay from the first unanswered mark to the CNP, the interval between CNPs, and its request
  * payload rate just before and just after each CNP (the reaction point's cut, seen on the wire).

@@ -1,7 +1,7 @@
 /**
  * Per requester flow of a capture: its request payload rate over time in bins (the rate inferred
  * from the packets' spacing, as bytes per bin), the instants of its CE-marked requests, and the
- * CNPs sent to it, for `roce plot --rate` (issue 14).
+ * CNPs sent to it, for `roce plot --rate`.
  */
 import { type AnalysisEnd, type AnalyzerOptions, analysisEnd, analyzeCapture, analyzeFile } from './analyzer';
 import { FrameRole } from './frame-view';

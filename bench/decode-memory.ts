@@ -1,9 +1,9 @@
 /**
  * `roce decode` memory: peak RSS of `roce decode --json` (and of the summary lines and `-v`) on
  * generated captures of N/4 and N frames, each in a fresh child process writing to /dev/null. The
- * reference, measured in the same run on the same files, is the whole-file read decode did before
- * issue 15 (`readFileSync` + `readCapture`, then the same decode and output): its RSS grows with
- * the file, the streaming decoder's must not.
+ * reference, measured in the same run on the same files, is a whole-file read (`readFileSync` +
+ * `readCapture`, then the same decode and output): its RSS grows with the file, the streaming
+ * decoder's must not.
  *
  *   npm run build && node dist/bench/decode-memory.js [--frames N] [--json]
  */
@@ -24,7 +24,7 @@ const ROCE = path.resolve(__dirname, '..', '..', 'bin', 'roce.js');
 /** In the child (the reference only): decode `file` the old way, output to stdout (/dev/null). */
 async function child(mode: Mode, file: string): Promise<void> {
   if (mode === 'whole-file-json') {
-    // What `roce decode --json` did before: the whole file in memory, every record materialised.
+    // The reference: the whole file in memory, every record materialised, then the same JSON.
     const bytes = fs.readFileSync(file);
     const cap = readCapture(bytes);
     const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);

@@ -1,5 +1,5 @@
 /**
- * Memory under attack (issue 15): a live RC QP pair on the in-memory link, and a third party that
+ * Memory under attack: a live RC QP pair on the in-memory link, and a third party that
  * sends the victim's QP 10 M bad frames with valid ICRCs: PSNs outside the window, duplicates,
  * reserved opcodes, bad ICRCs, ghost ACKs and NAKs, forged CNPs, WRITEs with a wrong R_Key or a
  * VA outside the region ahead of the expected PSN. Every 250 000 frames the process's RSS and its

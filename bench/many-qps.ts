@@ -1,5 +1,5 @@
 /**
- * Many RC QPs between two stacks (issue 17's scale axis), in one process over the in-memory link
+ * Many RC QPs between two stacks (how the stack scales with QPs), in one process over the in-memory link
  * on the virtual clock: N QP pairs on one CQ per side, each moving a little data (64-byte RDMA
  * WRITEs, one outstanding per QP), measured in wall-clock time on one core.
  *

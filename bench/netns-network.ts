@@ -1,5 +1,5 @@
 /**
- * The real-network benchmark of issue 4, every figure measured side by side in one run: two
+ * The real-network benchmark, every figure measured side by side in one run: two
  * network namespaces joined by a veth pair (MTU 9000, 198.18.0.1 and 198.18.0.2), one process per
  * namespace, and
  *
@@ -333,7 +333,7 @@ const DRIVERS = [
 ] as const;
 
 /**
- * Many QPs (issue 17): `roce perftest write -q N -s 64 -n 5` over AF_XDP, with the device's bound
+ * Many QPs: `roce perftest write -q N -s 64 -n 5` over AF_XDP, with the device's bound
  * on packets in flight (the default) or without it (`ROCE_MAX_INFLIGHT` far above any burst). The
  * row gives the aggregate message rate, and in its note the client's wall time (start-up, N QPs
  * set up and exchanged one after the other as perftest does, the run, the end) and peak RSS, the
@@ -379,7 +379,7 @@ async function roceBw(net: Net, driver: string, label: string, seconds: number):
 }
 
 /**
- * The cost of `--pcap` (issue 13): the 64 KiB WRITE run with the client recording every frame it
+ * The cost of `--pcap`: the 64 KiB WRITE run with the client recording every frame it
  * sends and receives, whole or its first 128 bytes (`--pcap-snap 128`: every RoCE header), next to
  * the same run without it; the modes alternate in one pass.
  */
@@ -399,7 +399,7 @@ async function roceBwPcap(net: Net, driver: string, label: string, seconds: numb
 }
 
 /**
- * AF_XDP over one receive queue versus four (issue 13): the 64 KiB WRITE run on a veth with one
+ * AF_XDP over one receive queue versus four: the 64 KiB WRITE run on a veth with one
  * queue per end and on one with four, where the device opens a socket on every queue (one QP: its
  * frames use one queue each way; with several queues transmit copies, as the queue is chosen per flow).
  */
@@ -410,7 +410,7 @@ async function roceBwQueues(net: Net, seconds: number, queues: number): Promise<
 }
 
 /**
- * Short runs (issue 17): `roce perftest write -s 65536 -n 2000` over AF_XDP, as a user runs it,
+ * Short runs: `roce perftest write -s 65536 -n 2000` over AF_XDP, as a user runs it,
  * with perftest's --perform_warm_up (left out of the figures) or without, against the steady rate
  * of a 6-second duration-mode run measured between 2-second margins.
  */
@@ -469,7 +469,8 @@ async function cXdpPingpong(net: Net, bin: string, iters: number): Promise<Row> 
 /** `roce pingpong -s 64` over AF_XDP, busy-polling, with or without the in-process JIT warm-up. */
 /**
  * `roce pingpong` busy-polling. `napiPoll`: drive the veth's NAPI with a recvfrom on every empty
- * look at the ring, as before the default turned that off on a veth (ROCE_NAPI_BUSY_POLL=1).
+ * look at the ring (ROCE_NAPI_BUSY_POLL=1), which the default leaves off on a veth: there the
+ * sender's `sendto` has already delivered the frame.
  */
 async function rocePingpongLat(net: Net, iters: number, warmUp: number, napiPoll = false): Promise<Row> {
   const j = await roce(net, ['pingpong', '--driver', 'xdp', '-s', '64', '-n', String(iters), ...(warmUp > 0 ? ['--warm-up', String(warmUp)] : [])], {

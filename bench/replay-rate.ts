@@ -1,8 +1,9 @@
 /**
  * `roce replay` benchmark: the whole program in both roles on captures of two sizes, one four times
- * the other, to show the time per frame stays flat as the capture grows (replay was quadratic in
- * the conversation's length before its lookups were indexed). The reference, in the same run on the
- * same files: `roce analyze --threads 1`, which reads and decodes every frame once.
+ * the other, to show the time per frame stays flat as the capture grows (replay looks captured
+ * packets and answers up by PSN, so a longer conversation costs no more per frame). The
+ * reference, in the same run on the same files: `roce analyze --threads 1`, which reads and
+ * decodes every frame once.
  *
  *   npm run build && node dist/bench/replay-rate.js [--bytes 16M] [--loss 1%] [--repeat 3] [--roce FILE]
  *
@@ -10,7 +11,7 @@
  * seed 1) of --bytes and four times --bytes, without loss unless --loss is given. Each command runs
  * --repeat times, the commands alternating; the median wall time from spawn to exit is reported,
  * node's start-up included, with the peak RSS. `--roce FILE` times another build's `bin/roce.js`
- * (the captures are made by this one), for a before and after.
+ * (the captures are made by this one), to compare two builds on the same files.
  */
 import * as fs from 'node:fs';
 import * as os from 'node:os';

@@ -1,5 +1,5 @@
 /**
- * The congestion-control options (issue 14): `--cc dcqcn|dcqcn-paper|off` and `--cc-param` with
+ * The congestion-control options: `--cc dcqcn|dcqcn-paper|off` and `--cc-param` with
  * mlx5's cc_params names, for `roce sim` and the commands on a real link.
  */
 import { type OptionSpec, UsageError } from './args';

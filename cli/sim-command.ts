@@ -1,5 +1,5 @@
 /**
- * `roce sim`: a congestion scenario in simulation (issue 14): hosts around one output-queued
+ * `roce sim`: a congestion scenario in simulation: hosts around one output-queued
  * switch, RC flows of RDMA WRITEs between them, DCQCN or no congestion control, RED or threshold
  * ECN marking, PFC, on the virtual clock under a seed (apps/sim/star-scenario.ts). Prints each
  * flow's throughput and the bottleneck queue over time, the CNPs, pauses and drops; `--json` the

@@ -1,5 +1,5 @@
 /**
- * Every fuzz target: each parser that takes outside bytes (issue 15). `maxLen` is libFuzzer's
+ * Every fuzz target: each parser that takes outside bytes. `maxLen` is libFuzzer's
  * -max_len for it (whole captures need room for several frames); the seed corpus of a target is
  * test/fuzz/corpus/<name>/ (made by fuzz/seed-corpus.ts from the test captures), and any input
  * that ever crashed a target is kept there as a regression entry.

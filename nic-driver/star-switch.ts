@@ -1,6 +1,6 @@
 /**
  * A star of hosts around one output-queued switch, on the virtual clock: the congestion point of
- * a RoCE network for the simulation (issue 14). Each host is a `MemoryDriver` whose uplink
+ * a RoCE network for the simulation. Each host is a `MemoryDriver` whose uplink
  * serializes at the port's line rate; the switch forwards by destination MAC into the output
  * port's queue, marks ECN on ECN-capable frames as they join it (RED thresholds Kmin, Kmax, Pmax
  * on the instantaneous queue, or a fixed threshold), drops what the port's buffer cannot take

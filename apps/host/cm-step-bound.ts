@@ -1,7 +1,7 @@
 /**
  * How long an RDMA CM tool waits for a CM step (the REP or RTU of a connection, the SIDR_REP of a
  * UD resolution, the DREP of a disconnect), derived from the CM's own timers instead of a fixed
- * 10 s (issue 15). The CM resends an unanswered REQ, REP or DREQ every response wait, twice the
+ * 10 s. The CM resends an unanswered REQ, REP or DREQ every response wait, twice the
  * packet life time plus the peer's CM response time (IBTA vol. 1 §12.6, the REQ's Remote CM
  * Response Timeout; cm.c ib_send_cm_req() timeout_ms), up to max CM retries times, and then
  * reports UNREACHABLE (cma.c: RDMA_CM_EVENT_UNREACHABLE, -ETIMEDOUT); a SIDR_REQ waits the

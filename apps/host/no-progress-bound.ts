@@ -1,6 +1,6 @@
 /**
  * How long a live command waits without progress before it gives up, derived from its QP's own
- * timers instead of a fixed 300 s (issue 15). A requester whose peer died, went silent or was
+ * timers instead of a fixed 300 s. A requester whose peer died, went silent or was
  * hijacked ends with an error completion within local ACK timeout × (retry_cnt + 1) (IBTA vol. 1
  * §9.7.6.1.3: 4.096 µs × 2^timeout per try), or RNR timer × (rnr_retry + 1) when the peer keeps
  * answering RNR NAKs (§9.7.5.2.8; rnr_retry 7, "infinite", counted as 8 waits here). A side that

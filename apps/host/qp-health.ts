@@ -4,7 +4,7 @@
  * problems; retries that recovered are worth a warning, since they are not free (each one cost a
  * local ACK timeout or a NAK round trip). A passive side (the server of a one-sided bandwidth
  * test) posts nothing and polls nothing, so without this it would report success over a QP that a
- * hostile frame had moved to ERR (issue 15).
+ * hostile frame had moved to ERR.
  */
 import { QpState } from '../../stack/qp-type-and-state';
 import type { Counters } from '../../stack/counters';

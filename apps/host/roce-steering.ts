@@ -1,5 +1,5 @@
 /**
- * `--steer` (issue 13): ntuple rules that send every RoCE v2 frame (UDP destination port 4791,
+ * `--steer`: ntuple rules that send every RoCE v2 frame (UDP destination port 4791,
  * IPv4 and IPv6) to one receive queue, so AF_XDP needs a socket on that queue only, whatever RSS
  * would have done. The rules are the NIC's flow classifier (ETHTOOL_SRXCLSRLINS), set with the
  * `ethtool` binary, as an administrator would:

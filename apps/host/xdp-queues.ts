@@ -1,5 +1,5 @@
 /**
- * Which receive queues of an interface AF_XDP serves, and the drivers that serve them (issue 13).
+ * Which receive queues of an interface AF_XDP serves, and the drivers that serve them.
  * A real NIC spreads UDP flows over its queues by RSS, so by default every active queue gets a
  * socket; `--queues 0,2` picks some. A queue that cannot be opened is an error that names it and
  * the remedies, never a silent partial device that would lose the flows hashed to it.

@@ -34,7 +34,7 @@ export interface RdmaClientConfig {
 export async function runRdmaClient(dev: Device, cfg: RdmaClientConfig): Promise<RdmaExampleResult> {
   const port = cfg.port ?? RDMA_EXAMPLE_DEFAULT_PORT;
   checkAddress(cfg.addr, port);
-  // Bounds from the timers of what each wait is for (issue 15), unless a step timeout is given.
+  // Bounds from the timers of what each wait is for, unless a step timeout is given.
   const given: NoProgressBound | null = cfg.stepTimeoutMs !== undefined ? { ms: cfg.stepTimeoutMs, why: 'the step timeout given' } : null;
   const cmBound = given ?? cmStepBound(cfg.cm);
   const idle = cfg.idleWait ?? nextTurn;

@@ -40,7 +40,7 @@ export async function runRdmaServer(dev: Device, cfg: RdmaServerConfig): Promise
   const addr = cfg.addr ?? '0.0.0.0';
   const port = cfg.port ?? RDMA_EXAMPLE_DEFAULT_PORT;
   checkAddress(addr, port);
-  // Bounds from the timers of what each wait is for (issue 15), unless a step timeout is given.
+  // Bounds from the timers of what each wait is for, unless a step timeout is given.
   const given: NoProgressBound | null = cfg.stepTimeoutMs !== undefined ? { ms: cfg.stepTimeoutMs, why: 'the step timeout given' } : null;
   const cmBound = given ?? cmStepBound(cfg.cm);
   const listenMs = cfg.listenTimeoutMs ?? 300_000;

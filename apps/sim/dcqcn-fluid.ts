@@ -1,5 +1,5 @@
 /**
- * The DCQCN fluid model: an oracle for the packet-level simulation (issue 14), independent of
+ * The DCQCN fluid model: an oracle for the packet-level simulation, independent of
  * the stack. It shares no code with stack/congestion/: the reaction point here is the paper's
  * differential equations, not the state machine.
  *

@@ -1,5 +1,5 @@
 /**
- * A third oracle for the packet-level simulation (issue 14): N DCQCN flows, each reaction point
+ * A third oracle for the packet-level simulation: N DCQCN flows, each reaction point
  * discrete (model-reaction-point.ts), on one fluid queue. It has what the two fixed points leave
  * out, a queue that moves and is shared, and none of the packet simulation's machinery: no frames,
  * no switch, no pacer, no stack.

@@ -1,5 +1,5 @@
 /**
- * A second oracle for the packet-level simulation (issue 14): one DCQCN reaction point, kept
+ * A second oracle for the packet-level simulation: one DCQCN reaction point, kept
  * discrete, under independent marks, with the queue taken as fluid. It answers the question the
  * fluid model (dcqcn-fluid.ts) cannot: how much of the simulation's distance from the paper's
  * equations comes from their mean field, and how much from the switch.

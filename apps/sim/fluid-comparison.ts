@@ -1,5 +1,5 @@
 /**
- * A `roce sim` run against the DCQCN fluid model (issue 14's oracle): the model is built from
+ * A `roce sim` run against the DCQCN fluid model (the oracle): the model is built from
  * the scenario (its link, its RED marking, its DCQCN parameters and the data frame size the run
  * sent), and its fixed point and its run in time are set beside the packet-level steady state.
  */

@@ -1,5 +1,5 @@
 /**
- * The pictures of a `roce sim` result (issue 14): each flow's throughput at the switch (solid)
+ * The pictures of a `roce sim` result: each flow's throughput at the switch (solid)
  * and its reaction point's rate (dashed) on one panel, the busiest port's queue on another.
  * `starResultOf` checks a JSON document is such a result before anything is drawn.
  */

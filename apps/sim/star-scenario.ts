@@ -1,5 +1,5 @@
 /**
- * A congestion scenario in simulation (`roce sim`, issue 14): N hosts, each a roce-ts device,
+ * A congestion scenario in simulation (`roce sim`): N hosts, each a roce-ts device,
  * around one output-queued switch (nic-driver/star-switch.ts), with RC flows of RDMA WRITEs
  * between them; congestion control (DCQCN, or none), the switch's ECN marking and PFC as asked.
  * Everything runs on the virtual clock under one seed: the same scenario gives the same frames

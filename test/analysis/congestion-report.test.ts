@@ -1,5 +1,5 @@
 /**
- * `roce analyze`'s congestion report (issue 14) on a capture of the simulated switch with DCQCN:
+ * `roce analyze`'s congestion report on a capture of the simulated switch with DCQCN:
  * per requester, the CE marks, the CNPs, the CE-to-CNP delay, the CNP interval and the rate
  * around each CNP, checked against what the simulation counted; nothing for a capture without
  * marks.

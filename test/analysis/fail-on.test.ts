@@ -1,5 +1,5 @@
 /**
- * `roce analyze --fail-on RULE[,RULE...]|any` (issue 15): exit 1 when the capture shows a listed
+ * `roce analyze --fail-on RULE[,RULE...]|any`: exit 1 when the capture shows a listed
  * go-back-N rule violation or a frame with a listed flag, so a CI pipeline can assert on captures.
  */
 import * as fs from 'node:fs';

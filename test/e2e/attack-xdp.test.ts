@@ -1,5 +1,5 @@
 /**
- * `roce attack --driver xdp` (issue 15): the same hostile frames over AF_XDP as over AF_PACKET.
+ * `roce attack --driver xdp`: the same hostile frames over AF_XDP as over AF_PACKET.
  * The attacker sends from one namespace of a veth pair; an AF_PACKET receiver on the other end
  * (nothing else there, so no program competes for the interface) takes every frame: as many as
  * the attack reports, each a RoCE v2 frame to the target QP, the ICRC valid but for the bad-icrc

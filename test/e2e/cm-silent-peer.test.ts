@@ -1,5 +1,5 @@
 /**
- * The RDMA CM tools against a silent peer (issue 15): an address in a namespace of this test where
+ * The RDMA CM tools against a silent peer: an address in a namespace of this test where
  * nothing speaks RoCE, so every REQ or SIDR_REQ goes unanswered. Each tool ends with exit 1 once
  * the CM's own retries have run out (here --cm-timeout 8 --cm-retries 1: two REQs 2.15 s apart),
  * with the CM's UNREACHABLE naming the retries, and `ok: false` in --json; never a hang, and never

@@ -1,5 +1,5 @@
 /**
- * RDMA CM tools under a hostile or vanishing peer, over a veth between two namespaces (issue 15):
+ * RDMA CM tools under a hostile or vanishing peer, over a veth between two namespaces:
  * `roce rping` whose server QP a mixed `roce attack` flood hits, and `roce cmatose` whose client
  * stops answering in the middle of the data. Each end exits 1, not killed by the harness, with the
  * cause named: the QP's error or the bound of its own timers, never a fixed step timeout.

@@ -1,5 +1,5 @@
 /**
- * Congestion control on a real network (issue 14): A → R → B (IP MTU 4200, RoCE MTU 4096). The
+ * Congestion control on a real network: A → R → B (IP MTU 4200, RoCE MTU 4096). The
  * router namespace R has a real bottleneck toward B, tc TBF at 200 Mbit/s with a 200 KB queue, and
  * in front of it the congestion point: test/support/bpf/queue_ecn_marker.bpf.c, a tc program that
  * keeps a copy of TBF's backlog and marks ECN-capable RoCE frames CE by RED on it (10 KB, 100 KB,

@@ -1,5 +1,5 @@
 /**
- * RoCE v2 over IPv6 and over a routed path (issue 13), between namespaces this test makes:
+ * RoCE v2 over IPv6 and over a routed path, between namespaces this test makes:
  *  - two namespaces over a veth with IPv6 addresses only (fd00:6::/64, no IPv4): rc_pingpong and a
  *    verified perftest WRITE, over AF_PACKET and AF_XDP, the GIDs the global IPv6 ones;
  *  - A → R → B, R a namespace forwarding IPv4 and IPv6 between two subnets: a verified perftest

@@ -1,5 +1,5 @@
 /**
- * Many QPs between two namespaces (issue 17's scale axis): `roce perftest write -q 1000`, every QP
+ * Many QPs between two namespaces (scale in QPs): `roce perftest write -q 1000`, every QP
  * posting at once. Before the device-wide bound on packets in flight (stack/inflight-bound.ts) the
  * burst overran the peer's receive ring: QPs lost frames and waited for their local ACK timers, and
  * at 10 000 QPs ran out of retries. Now the messages go once (a stray loss aside), and the QPs

@@ -1,5 +1,5 @@
 /**
- * AF_XDP over every receive queue (issue 13): two namespaces joined by a veth with 4 queues per
+ * AF_XDP over every receive queue: two namespaces joined by a veth with 4 queues per
  * end. On a veth a frame sent on transmit queue N arrives on the peer's receive queue N, and the
  * multi-queue driver gives each flow (UDP source port, one per QP) a queue in turn, so several
  * QPs reach every queue of the peer, which must serve them all. A queue that cannot be had is an

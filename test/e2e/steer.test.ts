@@ -1,5 +1,5 @@
 /**
- * `--steer` over a veth with 4 queues per end (issue 13). A veth has no flow classifier (ethtool:
+ * `--steer` over a veth with 4 queues per end. A veth has no flow classifier (ethtool:
  * "ntuple-filters: off [fixed]", every rule call "Operation not supported"), so here --steer must
  * fail the way it fails on any NIC without ntuple: ROCE_ERR_XDP_STEER quoting ethtool, the other
  * remedies, exit 1, and the interface exactly as before (features and rules). Without ethtool it

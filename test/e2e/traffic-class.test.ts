@@ -1,6 +1,6 @@
 /**
  * `--tclass` and `--ecn` on the data-path commands, and `--pcap` checked against tcpdump, between
- * two namespaces over a veth pair (issue 13). The client's frames carry the DSCP and ECN asked
+ * two namespaces over a veth pair. The client's frames carry the DSCP and ECN asked
  * for (the IPv4 header's TOS byte is the traffic class), the server's keep 0; what the client
  * recorded over AF_XDP with `--pcap` is, frame for frame, what tcpdump saw arrive at and leave
  * the other end (AF_PACKET there, which tcpdump can watch).

@@ -1,5 +1,5 @@
 /**
- * `roce perftest --perform_warm_up` between two namespaces (issue 17, short runs): the client sends
+ * `roce perftest --perform_warm_up` between two namespaces (short runs): the client sends
  * WRITEs before its measured loop until the rate settles (at least 0.6 s of its own time, at most
  * 1.5 s), leaves them out of the figures and reports them apart; the server, given no flag, takes
  * them as it takes the others, and the data checks out.

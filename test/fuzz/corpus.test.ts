@@ -1,5 +1,5 @@
 /**
- * The fuzz corpora as regression tests (issue 15): every entry of test/fuzz/corpus/<target>/ (the
+ * The fuzz corpora as regression tests: every entry of test/fuzz/corpus/<target>/ (the
  * seeds cut from the test captures, inputs the fuzzer kept, and every input that ever crashed a
  * target) goes through its target in this process, without the fuzzer. A target returns, or
  * throws only a typed error inside it; anything else fails here with the entry's name.

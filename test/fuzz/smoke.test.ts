@@ -1,5 +1,5 @@
 /**
- * The fuzzing smoke run of CI (issue 15): `npm run fuzz -- --seconds 32` (the compiled runner,
+ * The fuzzing smoke run of CI: `npm run fuzz -- --seconds 32` (the compiled runner,
  * Jazzer.js with libFuzzer), every target for its share of the time, coverage-guided from its seed
  * corpus. It must find no crash, and each target must really have been fuzzed: executions counted,
  * coverage reached. (What a longer campaign reached is in docs/reliability.md.)

@@ -1,6 +1,6 @@
 /**
  * Reopening the AF_PACKET driver on an interface right after its previous socket went away
- * (issue 10, the AF_PACKET side of the AF_XDP reopen tests): closed and reopened in a tight loop,
+ * (the AF_PACKET side of the AF_XDP reopen tests): closed and reopened in a tight loop,
  * and after the process holding it was SIGKILLed. Each round carries a frame both ways, so the
  * reopened socket (and its UDP guard on port 4791) is known to work. (AF_PACKET owns nothing
  * exclusively: the guard sockets share the port with SO_REUSEPORT, so a live holder does not

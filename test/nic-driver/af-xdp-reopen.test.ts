@@ -1,5 +1,5 @@
 /**
- * Reopening an AF_XDP queue right after its previous socket went away (issue 10). The kernel
+ * Reopening an AF_XDP queue right after its previous socket went away. The kernel
  * releases a closed socket's buffer pool asynchronously (after an RCU grace period, on a
  * workqueue), so a bind right after the close can find the queue still taken (EBUSY); the
  * native layer retries for a bounded time (busyWaitMs). The loops below close and reopen as

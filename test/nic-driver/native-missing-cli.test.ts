@@ -1,5 +1,5 @@
 /**
- * A checkout whose native addon was never built (issue 10): the compiled CLI (`dist/`, `bin/`,
+ * A checkout whose native addon was never built: the compiled CLI (`dist/`, `bin/`,
  * `package.json`, node_modules, and no native/ folder) copied to a temporary directory, run on a
  * veth in a namespace made for this file. Every live command that needs the addon must fail with
  * one line naming what is missing and the two commands that fix it, never with a TypeError.

@@ -5,7 +5,7 @@
  * client's last WRITE, one RDMA WRITE with a bad R_Key at the server QP's expected PSN (class C:
  * NAK remote access error, QP to ERR, IBTA vol. 1 §9.9.3). The client's report reaches the server
  * only after that (a TCP relay holds it), so the order is fixed, not a race. The server watches
- * its QP while it waits for the client (issue 15, bounded failure): it fails at once, naming the
+ * its QP while it waits for the client (bounded failure): it fails at once, naming the
  * QP's error.
  */
 import * as net from 'node:net';

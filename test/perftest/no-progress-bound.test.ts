@@ -1,5 +1,5 @@
 /**
- * The no-progress bound of the live commands (issue 15, bounded failure): derived from the QP's
+ * The no-progress bound of the live commands (bounded failure): derived from the QP's
  * timers, not a fixed 300 s, and it names its parts.
  */
 import { MARGIN_MS, NO_TIMER_FALLBACK_MS, noProgressBound } from '../../apps/host/no-progress-bound';

@@ -1,5 +1,5 @@
 /**
- * A connected perftest side's out-of-band waits watch its QP (issue 15): a QP in the error state is
+ * A connected perftest side's out-of-band waits watch its QP: a QP in the error state is
  * the cause it reports, not the read that failed or timed out. (The no-progress bound of such a
  * wait runs on wall time; test/e2e/attack.test.ts checks it with a peer stopped by SIGSTOP.)
  */

@@ -1,5 +1,5 @@
 /**
- * The congestion pictures (issue 14): `roce plot --sim` of a `roce sim --json` result and
+ * The congestion pictures: `roce plot --sim` of a `roce sim --json` result and
  * `roce plot --rate` of a capture with CE marks and CNPs, as SVG (well-formed, one line per flow,
  * one marker per mark and CNP) and as HTML rendered by headless Chromium (the DOM after its script
  * ran, and a screenshot that is not blank). Chromium's part is skipped, with the reason, where it

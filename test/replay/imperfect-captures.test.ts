@@ -1,5 +1,5 @@
 /**
- * Replay and analysis of imperfect captures (issue 16): a capture that starts mid-conversation,
+ * Replay and analysis of imperfect captures: a capture that starts mid-conversation,
  * READ data the capture does not show the source of, ICRCs the capture tool did not keep.
  */
 import * as fs from 'node:fs';

@@ -1,5 +1,5 @@
 /**
- * A listener flooded with REQs (issue 15): at most `backlog` requests wait for an answer; the rest
+ * A listener flooded with REQs: at most `backlog` requests wait for an answer; the rest
  * are dropped without a REJ (cm.c cm_destroy_id(): REQ_RCVD with -ENOMEM, "Do not reject to allow
  * future retries", what ucma does once rdma_listen's backlog is used up), so the IDs a flood can
  * make stay bounded. The flooders' own REQ retries find room once the consumer answers, and a

@@ -1,5 +1,5 @@
 /**
- * The DCQCN fluid model (issue 14's oracle, apps/sim/dcqcn-fluid.ts): its fixed point solves the
+ * The DCQCN fluid model (the oracle, apps/sim/dcqcn-fluid.ts): its fixed point solves the
  * equations, the equations run in time settle there, the fixed point moves as the model says it
  * must with more flows, and bad input is refused with a typed error.
  */

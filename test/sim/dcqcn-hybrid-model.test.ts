@@ -1,5 +1,5 @@
 /**
- * The hybrid model (apps/sim/dcqcn-hybrid-model.ts), issue 14's third oracle: N discrete reaction
+ * The hybrid model (apps/sim/dcqcn-hybrid-model.ts), a third oracle: N discrete reaction
  * points on one fluid queue. Its queue integrates what the flows send, its marks follow RED, the
  * NP's rule holds, the same seed gives the same run, and with eight flows it crosses Kmax where
  * two never do; bad input is refused with a typed error.

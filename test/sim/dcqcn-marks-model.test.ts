@@ -1,5 +1,5 @@
 /**
- * The marks model (apps/sim/dcqcn-marks-model.ts), issue 14's second oracle: one reaction point
+ * The marks model (apps/sim/dcqcn-marks-model.ts), a second oracle: one reaction point
  * kept discrete under independent marks. Its rules are checked on scripted marks against the
  * rules written out here, its random marks against the NP's renewal law, and its fixed point
  * against what a fixed point must be; bad input is refused with a typed error.

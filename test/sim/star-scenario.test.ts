@@ -1,5 +1,5 @@
 /**
- * The switch model and `roce sim`'s runner (issue 14): two flows into one port of a 10 Gb/s star
+ * The switch model and `roce sim`'s runner: two flows into one port of a 10 Gb/s star
  * (RED marking at the paper's Kmin 5 KB, Kmax 200 KB, Pmax 1 %), with DCQCN (the paper's
  * parameters), without congestion control (tail drop, then go-back-N), and with PFC (pauses, no
  * drop, PAUSE frames on the wire); the same seed gives the same run.

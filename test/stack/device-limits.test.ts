@@ -1,5 +1,5 @@
 /**
- * Device limits (issue 15, "memory under attack"): live QPs and memory regions stop at max_qp and
+ * Device limits ("memory under attack"): live QPs and memory regions stop at max_qp and
  * max_mr with `ROCE_ERR_LIMIT` and a message naming the limit; freeing one makes room again; and
  * register/deregister cycles never run out of key indexes (before, the 2^20th registration failed
  * even with one region live, since indexes were never used again).

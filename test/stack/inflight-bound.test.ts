@@ -1,5 +1,5 @@
 /**
- * The device-wide bound on packets in flight (stack/inflight-bound.ts, issue 17's many-QP axis).
+ * The device-wide bound on packets in flight (stack/inflight-bound.ts, for many QPs).
  * Many QPs that post at once overflow the peer's receive ring without it; with it, the device never
  * has more in flight than the bound, no frame is lost, and every message completes. The count is
  * kept exact through READs, errors, resets and destroyed QPs.
