@@ -1,5 +1,5 @@
 /**
- * Line charts over time for the congestion pictures (issue 14): one panel per quantity (a flow's
+ * Line charts over time for the congestion pictures: one panel per quantity (a flow's
  * rate, a switch queue), each with lines (solid or dashed) and markers at instants (CE marks as
  * ticks under the axis, CNPs as triangles). One self-contained, deterministic SVG; every line
  * point and marker carries a <title> with its value, which a browser shows on hover.

@@ -1,5 +1,5 @@
 /**
- * Interop with Linux rdma_rxe over IPv6 GIDs (issue 13): in one guest boot with IPv6 addresses
+ * Interop with Linux rdma_rxe over IPv6 GIDs: in one guest boot with IPv6 addresses
  * (run.sh --ipv6: the guest fd00:198:18::1, the tap fd00:198:18::2, and each its link-local
  * address from the MAC), ibv_rc_pingpong and ib_write_bw in both roles, once with the link-local
  * RoCE v2 GIDs on both ends and once with the global ones. The out-of-band exchanges stay on IPv4
