@@ -7,7 +7,7 @@
 #
 # Options:
 #   --scenario FILE   the steps (format below)
-#   --out DIR         results: console.log, capture.pcap, summary.tsv, steps/<id>.{guest,host}.*
+#   --out DIR         results: console.log, capture.pcap, tap-dropped.txt, summary.tsv, steps/<id>.{guest,host}.*
 #   --mtu N           netdev MTU of the tap and of the guest's eth0 (default 1500; 4200 for RoCE MTU 4096)
 #   --guest-loss N    drop N/10000 of the RoCE frames the guest receives (nftables numgen on eth0 ingress)
 #   --guest-cm-drop   in each step, drop the first CM REQ and the first CM REP the guest receives
@@ -115,6 +115,11 @@ if [ "$ipv6" = 1 ]; then
   ip netns exec "$ns" sysctl -q -w "net.ipv6.conf.$tap.accept_dad=0" "net.ipv6.conf.$tap.dad_transmits=0"
   ip -n "$ns" -6 addr add "$host_ip6/64" dev "$tap" nodad
 fi
+# The tap's queue toward qemu holds what the host sent until the TCG guest reads it; at the default
+# depth (500) a burst of READ responses can overflow it, and the kernel drops them before the
+# capture point (tun_net_xmit: full ring). A deeper queue keeps the lab's link lossless unless a
+# test asks for loss; tap-dropped.txt records what it still dropped.
+ip -n "$ns" link set dev "$tap" txqueuelen 10000
 ip -n "$ns" link set dev "$tap" up
 if [ "$tap_loss" != 0 ]; then
   ip netns exec "$ns" nft add table netdev rxelab
@@ -247,6 +252,8 @@ if [ -n "$tcpdump_pid" ]; then
 fi
 tcpdump_pid=""
 
+# Frames the host sent that never reached qemu (and so are not in capture.pcap).
+ip netns exec "$ns" cat "/sys/class/net/$tap/statistics/tx_dropped" >"$out/tap-dropped.txt" 2>/dev/null || true
 if [ "$tap_loss" != 0 ]; then
   ip netns exec "$ns" nft list chain netdev rxelab out 2>/dev/null | sed -n 's/.*counter \(packets [0-9]* bytes [0-9]*\).*/\1/p' >"$out/tap-nft.txt" || true
 fi

@@ -96,6 +96,8 @@ export interface LabRun {
   /** False when the run recorded no frames (LabOptions.capture). */
   captured: boolean;
   guestNft: string;
+  /** Frames the host sent that the tap dropped before qemu read them (so before the capture point); null when not recorded. */
+  tapDropped: number | null;
 }
 
 export interface LabOptions {
@@ -230,7 +232,7 @@ export async function runLab(name: string, steps: readonly Step[], opts: LabOpti
   if (fs.existsSync(src)) fs.copyFileSync(src, capturePath);
   else fs.rmSync(capturePath, { force: true });
   const capture = checkCapture(fs.existsSync(capturePath) ? fs.readFileSync(capturePath) : new Uint8Array(0));
-  const run: LabRun = { name, status: r.code, durationMs, steps: results, console: read('console.log'), stderr: r.stderr, capturePath, capture, captured: opts.capture !== false, guestNft: read('guest-nft.txt').trim() };
+  const run: LabRun = { name, status: r.code, durationMs, steps: results, console: read('console.log'), stderr: r.stderr, capturePath, capture, captured: opts.capture !== false, guestNft: read('guest-nft.txt').trim(), tapDropped: num(read('tap-dropped.txt')) };
   fs.writeFileSync(
     path.join(CAPTURE_DIR, `${name}.json`),
     `${JSON.stringify(
@@ -241,6 +243,7 @@ export async function runLab(name: string, steps: readonly Step[], opts: LabOpti
         durationMs,
         mtu: opts.mtu ?? 1500,
         guestLoss: opts.guestLoss ?? 0,
+        tapDropped: run.tapDropped,
         capture: { frames: capture.frames, roce: capture.roce, badIcrc: capture.badIcrc, malformed: capture.malformed, bySource: capture.bySource },
         steps: steps.map((s) => ({ ...s, guestRc: results.get(s.id)?.guestRc ?? null, hostRc: results.get(s.id)?.hostRc ?? null })),
       },
