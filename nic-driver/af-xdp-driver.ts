@@ -54,7 +54,7 @@ export interface AfXdpOptions {
   /**
    * With `busyPoll`: an empty look at the receive ring also drives the driver's NAPI (`recvfrom`).
    * Default: yes, except on a veth, where the sender's transmit already runs the receiver's NAPI
-   * and the call only costs (about 3 µs of a 19 µs round trip, docs/performance.md).
+   * and the call only adds to the round trip (docs/performance.md, "Latency").
    */
   napiBusyPoll?: boolean;
   /** IP MTU to enforce on transmit (default: the interface's). */

@@ -2,8 +2,7 @@
  * The runs of a summary line that repeat from frame to frame of one flow, each encoded once and
  * then copied: ` v2 198.18.0.1:49152 → 198.18.0.2:4791` for a RoCE v2 frame over IPv4, and
  * ` RC_SEND_MIDDLE QP=0x000011 PSN=` for an opcode sent to a QP. Writing such a run piece by piece
- * (addresses and ports digit by digit) cost more than the rest of the line (docs/performance.md,
- * "roce decode end to end"). Each kind is a small table indexed by a hash of its key, an entry
+ * (addresses and ports digit by digit) cost more than the rest of the line. Each kind is a small table indexed by a hash of its key, an entry
  * replaced by the next key that lands on it: a capture of a few flows is all hits, one of many
  * costs a miss now and then.
  */

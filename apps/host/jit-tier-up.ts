@@ -3,9 +3,9 @@
  * until it has used up its interrupt budget (bytecode executed between two tier-up checks; 67 584
  * bytes in Node 20's V8) a few times. A live command's hot path (the driver, the busy-poll wait,
  * the application's loop, and the stack's code for the device's own objects) is short and runs
- * once per frame, so it takes thousands of round trips to be optimised. A `roce pingpong` of 1 000
- * iterations, ibv_rc_pingpong's default, ran almost all of them before that: p50 106-114 µs over
- * AF_XDP, 31-38 µs with a budget of 4 096 (docs/performance.md, "The first thousand round trips").
+ * once per frame, so it takes thousands of round trips to be optimised, and a `roce pingpong` of
+ * 1 000 iterations (ibv_rc_pingpong's default) would run mostly unoptimised (docs/performance.md,
+ * "The first thousand round trips", gives the p50 with the budget this sets).
  *
  * The budget is the process's: composition roots set it before the command's modules load (the
  * CLI does for its live commands); library code never does.

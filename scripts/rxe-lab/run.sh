@@ -76,7 +76,7 @@ kernel="$cache/root/boot/vmlinuz-$kver"
 
 mkdir -p "$out/steps"
 out="$(cd "$out" && pwd)"
-rm -f "$out"/steps/* "$out/console.log" "$out/summary.tsv" "$out/capture.pcap" "$out/tap.pcap"
+rm -f "$out"/steps/* "$out/console.log" "$out/summary.tsv" "$out/capture.pcap" "$out/tap.pcap" "$out/tap-dropped.txt"
 
 id="$(od -An -N3 -tx1 /dev/urandom | tr -d ' \n')"
 ns="rxelab-$id"
@@ -196,13 +196,18 @@ host_listening() {
   [ -n "$(ip netns exec "$ns" ss -Hltn "sport = :$1" 2>/dev/null)" ]
 }
 
-ready=0 ended=0
+# Frames the host sent that the tap dropped (a full queue toward qemu, or no qemu attached).
+tap_tx_dropped() {
+  ip netns exec "$ns" cat "/sys/class/net/$tap/statistics/tx_dropped" 2>/dev/null || echo 0
+}
+ready=0 ended=0 tx_dropped_at_ready=""
 while IFS= read -r line <&"$qout"; do
   line="${line%$'\r'}"
   printf '%s\n' "$line" >>"$out/console.log"
   case "$line" in
     RXE-READY*)
       ready=1
+      tx_dropped_at_ready="$(tap_tx_dropped)"
       echo "rxe-lab: guest ready after $(awk "BEGIN { printf \"%.1f\", $(date +%s.%N) - $start }") s: $line" >&2
       ;;
     RXE-STEP\ *)
@@ -234,7 +239,12 @@ while IFS= read -r line <&"$qout"; do
       read -r _ sid rc <<<"$line"
       echo "$rc" >"$out/steps/$sid.guest.rc"
       ;;
-    RXE-END*) ended=1 ;;
+    RXE-END*)
+      ended=1
+      # Only what the tap dropped while the steps ran: it also counts frames the host sent while
+      # no qemu had it open (before the boot, after the power-off).
+      [ -n "$tx_dropped_at_ready" ] && echo $(( $(tap_tx_dropped) - tx_dropped_at_ready )) >"$out/tap-dropped.txt"
+      ;;
     RXE-ERROR*) echo "rxe-lab: $line" >&2 ;;
   esac
 done
@@ -252,8 +262,6 @@ if [ -n "$tcpdump_pid" ]; then
 fi
 tcpdump_pid=""
 
-# Frames the host sent that never reached qemu (and so are not in capture.pcap).
-ip netns exec "$ns" cat "/sys/class/net/$tap/statistics/tx_dropped" >"$out/tap-dropped.txt" 2>/dev/null || true
 if [ "$tap_loss" != 0 ]; then
   ip netns exec "$ns" nft list chain netdev rxelab out 2>/dev/null | sed -n 's/.*counter \(packets [0-9]* bytes [0-9]*\).*/\1/p' >"$out/tap-nft.txt" || true
 fi
