@@ -74,6 +74,8 @@ export interface StarSwitch {
   stats: SwitchStats;
   /** Time-weighted mean queue of `port` from 0 to now. */
   meanQueueBytes(port: number): number;
+  /** Whether PFC has host `host`'s uplink paused now (the XOFF took effect, no XON yet). */
+  hostPaused(host: number): boolean;
   close(): void;
 }
 
@@ -338,6 +340,7 @@ export function createStarSwitch(o: StarSwitchOptions): StarSwitch {
     hosts: sw.hosts,
     stats: sw.stats,
     meanQueueBytes: (port) => sw.outputs[port]?.meanUntil(o.clock.now()) ?? 0,
+    hostPaused: (host) => sw.uplinks[host]?.paused ?? false,
     close: () => sw.close(),
   };
 }
