@@ -76,6 +76,8 @@ export interface StarSwitch {
   meanQueueBytes(port: number): number;
   /** Whether PFC has host `host`'s uplink paused now (the XOFF took effect, no XON yet). */
   hostPaused(host: number): boolean;
+  /** The frames waiting in host `host`'s transmit queue (its uplink), and their bytes. */
+  hostBacklog(host: number): { frames: number; bytes: number };
   close(): void;
 }
 
@@ -129,6 +131,13 @@ class Uplink implements FramePort {
     if (this.closed) return;
     this.queue.push(frame);
     if (!this.busy) this.next();
+  }
+
+  /** Frames waiting to go on the wire, and their bytes. */
+  backlog(): { frames: number; bytes: number } {
+    let bytes = 0;
+    for (let i = this.head; i < this.queue.length; i++) bytes += this.queue[i]!.length;
+    return { frames: this.queue.length - this.head, bytes };
   }
 
   takesRuns(): boolean {
@@ -341,6 +350,7 @@ export function createStarSwitch(o: StarSwitchOptions): StarSwitch {
     stats: sw.stats,
     meanQueueBytes: (port) => sw.outputs[port]?.meanUntil(o.clock.now()) ?? 0,
     hostPaused: (host) => sw.uplinks[host]?.paused ?? false,
+    hostBacklog: (host) => sw.uplinks[host]?.backlog() ?? { frames: 0, bytes: 0 },
     close: () => sw.close(),
   };
 }

@@ -88,13 +88,16 @@ export interface StarScenario {
 /**
  * Why a stalled flow makes no progress, read from the engine as the stall is found (and again at
  * the end for a stall that lasts to the end):
- * - `paused`: PFC has its host's uplink paused;
+ * - `paused`: PFC has its host's uplink paused, or paused it during the stall (seen at the end of a step);
+ * - `queued`: its frames wait in its host's transmit queue, or in its destination port's queue for
+ *   less time than that queue takes to drain (only a stall window shorter than a full buffer's
+ *   drain sees the second);
  * - `credits`: its requester is stopped at a message the responder's end-to-end credits do not cover;
  * - `timeout`: its local ACK timer is armed with requests outstanding, the answers to which were lost;
  * - `error`: its QP is in the error state;
  * - `unknown`: none of these (the detail gives the QP's state).
  */
-export const StallReason = { PAUSED: 'paused', CREDITS: 'credits', TIMEOUT: 'timeout', ERROR: 'error', UNKNOWN: 'unknown' } as const;
+export const StallReason = { PAUSED: 'paused', QUEUED: 'queued', CREDITS: 'credits', TIMEOUT: 'timeout', ERROR: 'error', UNKNOWN: 'unknown' } as const;
 export type StallReason = (typeof StallReason)[keyof typeof StallReason];
 
 /** A stretch of at least the stall window in which a flow with work posted made no progress. */
@@ -270,6 +273,7 @@ export function runStarScenario(s: StarScenario): StarResult {
   const bins = Math.ceil(s.durationNs / binNs);
   const steadyFrom = Math.min(s.durationNs, Math.max(0, s.steadyFromNs ?? Math.round(s.durationNs / 2)));
   const stallWindow = s.stallWindowNs ?? defaultStallWindowNs(s);
+  const nsPerByte = 8e9 / s.linkRateBps;
   const flowByQp = new Map<string, Flow>();
   const flows: Flow[] = [];
   // The steady window opens at the first step boundary at or after steadyFrom.
@@ -340,6 +344,14 @@ export function runStarScenario(s: StarScenario): StarResult {
     const host = hostName(f.spec.src);
     if (qp.state === QpState.ERR) return { reason: StallReason.ERROR, detail: `its QP is in the error state (${qp.errorReason || 'no reason given'})` };
     if (sw.hostPaused(f.spec.src)) return { reason: StallReason.PAUSED, detail: `PFC has host ${host}'s uplink paused` };
+    // A pause that ended inside the stall holds the flow still: its frames wait behind the ones that piled up.
+    const seen = pausedSeen[f.spec.src]!;
+    if (seen >= f.quietSince) return { reason: StallReason.PAUSED, detail: `PFC paused host ${host}'s uplink during it (last seen paused at ${fmtUs(seen)} µs)` };
+    const backlog = sw.hostBacklog(f.spec.src);
+    const queued = sw.stats.ports[f.spec.dst]!.queueBytes;
+    const port = `port ${hostName(f.spec.dst)}'s queue holds ${queued} B (${fmtUs(queued * nsPerByte)} µs of sending)`;
+    if (backlog.frames > 0) return { reason: StallReason.QUEUED, detail: `host ${host}'s transmit queue holds ${backlog.frames} frames (${backlog.bytes} B), ${port}` };
+    if (queued > 0 && now - f.quietSince < queued * nsPerByte) return { reason: StallReason.QUEUED, detail: `${port}, more than the stall so far` };
     if (qp.req.creditWait) return { reason: StallReason.CREDITS, detail: `its requester waits for end-to-end credits (limit SSN ${qp.req.lsn}, next ${qp.req.ssn + 1})` };
     const c = qp.comp;
     if (c.timer !== null && Number.isFinite(c.deadline)) {
@@ -348,6 +360,8 @@ export function runStarScenario(s: StarScenario): StarResult {
     }
     return { reason: StallReason.UNKNOWN, detail: `QP state ${qp.state}, ${f.outstanding} WRITEs outstanding, no timer armed, host ${host} not paused` };
   };
+  /** When each host's uplink was last seen paused, at the end of a step (-1: never). */
+  const pausedSeen = new Array<number>(n).fill(-1);
   /** Opens a stall for each flow with work that made no progress for the stall window up to `now`. */
   const findStalls = (now: number): void => {
     for (const f of flows) {
@@ -398,6 +412,7 @@ export function runStarScenario(s: StarScenario): StarResult {
     for (const f of flows) post(f, now);
     t = Math.min(s.durationNs, t + step);
     clock.runUntil(t);
+    for (let h = 0; h < n; h++) if (sw.hostPaused(h)) pausedSeen[h] = t;
     while (clock.now() >= nextBin && nextBin <= s.durationNs) {
       for (const f of flows) {
         const rp = f.qp.cc?.rp ?? null;

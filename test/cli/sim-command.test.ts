@@ -44,7 +44,7 @@ test('the example: JSON with the documented keys, each flow in and out of the co
 test('the text report: a row per tenth of the run, the flows, the queue and the counts', async () => {
   const r = await roce('sim', ...EXAMPLE, '--pfc', 'xoff=300K,xon=200K', '--cc', 'none');
   expect(r.code).toBe(0);
-  expect(r.out).toMatch(/time us +a>c Gb\/s +b>c Gb\/s +queue c B/);
+  expect(r.out).toMatch(/time µs +a>c Gb\/s +b>c Gb\/s +queue c B/);
   expect(r.out).toMatch(/flow a>c: \d+ bytes/);
   expect(r.out).toMatch(/PFC pauses [1-9]\d*, drops 0/);
 }, 60_000);
@@ -53,8 +53,8 @@ test('--fluid: the steady state and the convergence, then the fluid model\'s fix
   const argv = ['--link-rate', '40G', '--buffer', '12M', '--mtu', '1024', '--cc', 'dcqcn-paper', '--duration', '10ms', '--steady-from', '4ms', '--fluid'];
   const t = await roce('sim', ...argv);
   expect(t.code).toBe(0);
-  expect(t.out).toMatch(/steady state 4000\.\.10000 us: flows [\d.]+, [\d.]+ Gb\/s \(Jain [\d.]+\), queue mean \d+ B, \d+ frames, [\d.]+ % marked/);
-  expect(t.out).toMatch(/convergence \(every flow within 10 % of the flows' mean over 500 us windows\)/);
+  expect(t.out).toMatch(/steady state 4000\.\.10000 µs: flows a>c [\d.]+, b>c [\d.]+ Gb\/s \(Jain [\d.]+\), queue mean \d+ B, \d+ frames, [\d.]+ % marked/);
+  expect(t.out).toMatch(/convergence \(every flow within 10 % of the flows' mean over 500 µs windows\)/);
   expect(t.out).toMatch(/fluid model: 2 flows, 40 Gb\/s, 1106 B packets on the wire/);
   expect(t.out).toMatch(/rate per flow +sim +[\d.]+ Gb\/s +fixed point +20\.00 Gb\/s +[+-][\d.]+ %/);
   expect(t.out).toMatch(/queue +sim +\d+ B +fixed point +21756 B/);
