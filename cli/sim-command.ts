@@ -34,6 +34,8 @@ export const SIM_OPTIONS: readonly OptionSpec[] = [
   { name: 'mtu', kind: 'string', value: 'BYTES', help: 'path MTU of the flows: 256, 512, 1024, 2048 or 4096 (default 4096)' },
   { name: 'steady-from', kind: 'string', value: 'TIME', help: 'where the steady-state figures start (default: half the duration)' },
   { name: 'converge-window', kind: 'string', value: 'TIME', help: 'the window of the convergence check, a whole number of bins (default: a twentieth of the duration)' },
+  { name: 'stall-window', kind: 'string', value: 'TIME', help: 'a flow with WRITEs outstanding that has no frame leave the switch and no WRITE complete for this long is stalled (default: the larger of two bins and four times a full buffer\'s drain plus the base round trip)' },
+  { name: 'expect-stalls', kind: 'flag', help: 'stalls are what the scenario shows (a lossy incast, say): report them and exit 0' },
   { name: 'fluid', kind: 'flag', help: 'set three DCQCN models beside the steady state (rate, queue, marking probability, CNPs): the fluid model (the paper\'s equations), the marks model (one reaction point kept discrete under independent marks) and the hybrid model (N reaction points on one fluid queue)' },
   { name: 'bin', kind: 'string', value: 'TIME', help: 'the figures\' time step (default: the duration in 100 steps)' },
   { name: 'json', kind: 'flag', help: 'print the result as one JSON object' },
@@ -52,8 +54,8 @@ threshold ECN marking and PFC at the switch. For example:
 
 ${formatOptions(SIM_OPTIONS)}
 
-Exit status: 0 when every flow completed what it was given, 1 when not, 2 on
-a usage error.`;
+Exit status: 0 when no flow stalled (or --expect-stalls), no WRITE completed in
+error and every flow with a size moved it; 1 when not; 2 on a usage error.`;
 
 const SI: Readonly<Record<string, number>> = { '': 1, k: 1e3, m: 1e6, g: 1e9 };
 const TIME: Readonly<Record<string, number>> = { ns: 1, us: 1e3, µs: 1e3, ms: 1e6, s: 1e9 };
@@ -162,7 +164,10 @@ export async function simCommand(argv: readonly string[], out: Output): Promise<
     ...(v('bin') !== undefined ? { binNs: timeValue(v('bin') as string, 'bin') } : {}),
     ...(v('steady-from') !== undefined ? { steadyFromNs: timeValue(v('steady-from') as string, 'steady-from') } : {}),
     ...(v('converge-window') !== undefined ? { convergeWindowNs: timeValue(v('converge-window') as string, 'converge-window') } : {}),
+    ...(v('stall-window') !== undefined ? { stallWindowNs: timeValue(v('stall-window') as string, 'stall-window') } : {}),
+    ...(args.flags.has('expect-stalls') ? { expectStalls: true } : {}),
   };
+  if (scenario.stallWindowNs !== undefined && !(scenario.stallWindowNs > 0)) throw new UsageError('--stall-window must be more than 0');
   if (scenario.convergeWindowNs !== undefined && !(scenario.convergeWindowNs > 0 && scenario.convergeWindowNs <= durationNs)) throw new UsageError('--converge-window must be more than 0 and at most --duration');
   const mtu = v('mtu');
   if (mtu !== undefined) {
@@ -200,24 +205,40 @@ export async function simCommand(argv: readonly string[], out: Output): Promise<
 }
 
 function report(out: Output, r: StarResult, s: StarScenario, mode: string): void {
-  out.stdout(`roce sim: ${r.hosts.length} hosts around one switch, ${s.linkRateBps / 1e9} Gb/s ports, ${s.bufferBytes} B buffers, ${r.durationUs} us, seed ${r.seed}, congestion control ${s.cc === 'none' ? 'none' : mode}\n`);
+  out.stdout(`roce sim: ${r.hosts.length} hosts around one switch, ${s.linkRateBps / 1e9} Gb/s ports, ${s.bufferBytes} B buffers, ${r.durationUs} µs, seed ${r.seed}, congestion control ${s.cc === 'none' ? 'none' : mode}\n`);
   const rows = 10;
   const step = Math.max(1, Math.round((r.queue.overTime.length || 1) / rows));
-  const head = ['time us', ...r.flows.map((f) => `${f.name} Gb/s`), `queue ${r.queue.port} B`];
+  const head = ['time µs', ...r.flows.map((f) => `${f.name} Gb/s`), `queue ${r.queue.port} B`];
   out.stdout(`${head.map((h) => h.padStart(12)).join(' ')}\n`);
   for (let i = step - 1; i < r.queue.overTime.length; i += step) {
     const t = r.queue.overTime[i]?.[0] ?? 0;
     const cells = [t.toFixed(0), ...r.flows.map((f) => (f.gbpsOverTime[i]?.[1] ?? 0).toFixed(3)), String(r.queue.overTime[i]?.[1] ?? 0)];
     out.stdout(`${cells.map((c) => c.padStart(12)).join(' ')}\n`);
   }
-  for (const f of r.flows) out.stdout(` flow ${f.name}: ${f.bytes} bytes, ${f.meanGbps.toFixed(3)} Gb/s mean${f.problems.length > 0 ? ` (${f.problems.join('; ')})` : ''}\n`);
+  for (const f of r.flows) {
+    out.stdout(` flow ${f.name}: ${f.state}, ${f.bytes} bytes, ${f.meanGbps.toFixed(3)} Gb/s mean${f.problems.length > 0 ? ` (${f.problems.join('; ')})` : ''}\n`);
+    for (const x of f.stalls) out.stdout(`  stalled ${x.untilUs === null ? `since ${x.sinceUs} µs to the end` : `${x.sinceUs}..${x.untilUs} µs`}: ${x.reason}, ${x.detail}\n`);
+  }
   out.stdout(` queue ${r.queue.port}: max ${r.queue.maxBytes} B, mean ${r.queue.meanBytes} B\n`);
   out.stdout(` ECN marked ${r.ecnMarked}, CNPs sent ${r.cnpsSent}, handled ${r.cnpsHandled}, PFC pauses ${r.pfcPauses}, drops ${r.drops}, retransmissions ${r.retransmissions}\n`);
   const st = r.steady;
-  out.stdout(` steady state ${st.fromUs}..${st.toUs} us: flows ${st.flowsGbps.map((g) => g.toFixed(2)).join(', ')} Gb/s (Jain ${st.jainIndex.toFixed(3)}), queue mean ${st.queueMeanBytes} B, ${st.frames} frames, ${(st.markProbability * 100).toFixed(3)} % marked, ${st.cnpsPerFlowPerMs.toFixed(2)} CNPs per flow per ms\n`);
+  const cover = st.flows.length > 0 ? `flows ${st.flows.map((name, i) => `${name} ${(st.flowsGbps[i] ?? 0).toFixed(2)}`).join(', ')} Gb/s (Jain ${(st.jainIndex ?? 1).toFixed(3)})` : 'no flow had work over the whole window without a stall';
+  out.stdout(` steady state ${st.fromUs}..${st.toUs} µs: ${cover}, queue mean ${st.queueMeanBytes} B, ${st.frames} frames, ${(st.markProbability * 100).toFixed(3)} % marked, ${st.cnpsPerFlowPerMs.toFixed(2)} CNPs per flow per ms\n`);
+  const at = (x: number | null): string => (x === null ? 'never' : `${x} µs`);
   const c = r.convergence;
-  const at = (x: number | null): string => (x === null ? 'never' : `${x} us`);
-  out.stdout(` convergence (every flow within ${c.tolerance * 100} % of the flows' mean over ${c.windowUs} us windows): first at ${at(c.firstUs)}, for good at ${at(c.sustainedUs)}, ${(c.windowsWithin * 100).toFixed(0)} % of the windows since the first\n`);
+  out.stdout(` convergence (every flow within ${c.tolerance * 100} % of the flows' mean over ${c.windowUs} µs windows): first at ${at(c.firstUs)}, for good at ${at(c.sustainedUs)}, ${(c.windowsWithin * 100).toFixed(0)} % of the windows since the first\n`);
+  out.stdout(`${verdict(r)}\n`);
+}
+
+/** The run's verdict in one line: stalled flows by name, or the problems, or ok. */
+function verdict(r: StarResult): string {
+  const stalls = `${r.stalled.length} of ${r.flows.length} flows stalled (${r.stalled.join(', ')}; stall window ${r.stallWindowUs} µs)`;
+  const problems = r.flows.filter((f) => f.problems.length > 0).map((f) => f.name);
+  const also = problems.length > 0 ? `; problems in ${problems.join(', ')}` : '';
+  if (r.stalled.length > 0 && r.stallsExpected) return `${r.ok ? 'ok' : 'not ok'}: ${stalls}, as the scenario expects (--expect-stalls)${also}`;
+  if (r.stalled.length > 0) return `not ok: ${stalls}${also}`;
+  if (!r.ok) return `not ok: problems in ${problems.join(', ')}`;
+  return `ok: no flow stalled (stall window ${r.stallWindowUs} µs)`;
 }
 
 function reportFluid(out: Output, f: FluidComparison): void {
@@ -231,7 +252,7 @@ function reportFluid(out: Output, f: FluidComparison): void {
   const bytes = (x: number): string => `${Math.round(x)} B`;
   const percent = (x: number): string => `${(x * 100).toFixed(3)} %`;
   const perMs = (x: number): string => `${x.toFixed(2)} /ms`;
-  out.stdout(` fluid model: ${m.flows} flows, ${m.linkRateBps / 1e9} Gb/s, ${m.packetWireBytes} B packets on the wire, feedback delay ${m.feedbackDelayUs.toFixed(2)} us\n`);
+  out.stdout(` fluid model: ${m.flows} flows, ${m.linkRateBps / 1e9} Gb/s, ${m.packetWireBytes} B packets on the wire, feedback delay ${m.feedbackDelayUs.toFixed(2)} µs\n`);
   if (f.fixedPoint === null) out.stdout("  no fixed point on RED's slope: the model's queue sits above kmax\n");
   else {
     row('rate per flow', f.rateGbps, gbps);

@@ -74,6 +74,10 @@ export interface StarSwitch {
   stats: SwitchStats;
   /** Time-weighted mean queue of `port` from 0 to now. */
   meanQueueBytes(port: number): number;
+  /** Whether PFC has host `host`'s uplink paused now (the XOFF took effect, no XON yet). */
+  hostPaused(host: number): boolean;
+  /** The frames waiting in host `host`'s transmit queue (its uplink), and their bytes. */
+  hostBacklog(host: number): { frames: number; bytes: number };
   close(): void;
 }
 
@@ -127,6 +131,13 @@ class Uplink implements FramePort {
     if (this.closed) return;
     this.queue.push(frame);
     if (!this.busy) this.next();
+  }
+
+  /** Frames waiting to go on the wire, and their bytes. */
+  backlog(): { frames: number; bytes: number } {
+    let bytes = 0;
+    for (let i = this.head; i < this.queue.length; i++) bytes += this.queue[i]!.length;
+    return { frames: this.queue.length - this.head, bytes };
   }
 
   takesRuns(): boolean {
@@ -338,6 +349,8 @@ export function createStarSwitch(o: StarSwitchOptions): StarSwitch {
     hosts: sw.hosts,
     stats: sw.stats,
     meanQueueBytes: (port) => sw.outputs[port]?.meanUntil(o.clock.now()) ?? 0,
+    hostPaused: (host) => sw.uplinks[host]?.paused ?? false,
+    hostBacklog: (host) => sw.uplinks[host]?.backlog() ?? { frames: 0, bytes: 0 },
     close: () => sw.close(),
   };
 }

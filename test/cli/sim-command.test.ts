@@ -1,4 +1,4 @@
-/** `roce sim`: the issue's example command, its JSON, its capture, its text report and its usage errors. */
+/** `roce sim`: the example command, its JSON, its capture, its text report, its verdict on stalled flows (exit 1, or 0 when expected) and its usage errors. */
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
@@ -22,6 +22,8 @@ test('the example: JSON with the documented keys, each flow in and out of the co
   ]);
   for (const f of j.flows) {
     for (const k of ['bytes', 'meanGbps', 'gbpsOverTime']) expect(f).toHaveProperty(k);
+    // Unlimited flows that ran to the end: running, not completed.
+    expect([f['state'], f['completed'], f['stall'], f['stalls']]).toEqual(['running', false, null, []]);
     const over = f['gbpsOverTime'] as [number, number][];
     expect(over).toHaveLength(100);
     expect(over[99]?.[0]).toBe(3000);
@@ -44,17 +46,52 @@ test('the example: JSON with the documented keys, each flow in and out of the co
 test('the text report: a row per tenth of the run, the flows, the queue and the counts', async () => {
   const r = await roce('sim', ...EXAMPLE, '--pfc', 'xoff=300K,xon=200K', '--cc', 'none');
   expect(r.code).toBe(0);
-  expect(r.out).toMatch(/time us +a>c Gb\/s +b>c Gb\/s +queue c B/);
-  expect(r.out).toMatch(/flow a>c: \d+ bytes/);
+  expect(r.out).toMatch(/time µs +a>c Gb\/s +b>c Gb\/s +queue c B/);
   expect(r.out).toMatch(/PFC pauses [1-9]\d*, drops 0/);
+  expect(r.out).toMatch(/flow a>c: running, \d+ bytes/);
+  expect(r.out).toMatch(/\nok: no flow stalled \(stall window \d+(\.\d+)? µs\)\n$/);
+  expect(r.out).not.toMatch(/\bus\b/);
+}, 60_000);
+
+/** A lossy 8 → 1 incast: no PFC, no congestion control, a 200 KB buffer. */
+const LOSSY = ['--hosts', '9', '--buffer', '200K', '--cc', 'none', '--duration', '5ms'];
+
+test('a lossy incast: each stalled flow named with since when and why, "not ok", exit 1', async () => {
+  const r = await roce('sim', ...LOSSY);
+  expect(r.code).toBe(1);
+  const stalled = [...r.out.matchAll(/ flow (\w>\w): stalled, \d+ bytes.*\n  stalled since ([\d.]+) µs to the end: timeout, its local ACK timer \(67108\.864 µs\) fires at [\d.]+ µs/g)].map((m) => m[1]);
+  expect(stalled.length).toBeGreaterThanOrEqual(4);
+  const verdict = /\nnot ok: (\d) of 8 flows stalled \(([^;]+); stall window 682\.88 µs\)\n$/.exec(r.out);
+  expect(verdict?.[2]?.split(', ')).toEqual(stalled);
+  expect(Number(verdict?.[1])).toBe(stalled.length);
+  // The steady state names the flows it covers: none of the stalled ones.
+  const cover = / steady state 2500\.\.5000 µs: flows (.*) Gb\/s \(Jain/.exec(r.out)?.[1] ?? '';
+  for (const name of stalled) expect(cover).not.toContain(name);
+}, 60_000);
+
+test('the same with --expect-stalls: still named, "ok ... as the scenario expects", exit 0; the JSON says the same', async () => {
+  const r = await roce('sim', ...LOSSY, '--expect-stalls');
+  expect(r.code).toBe(0);
+  expect(r.out).toMatch(/ flow \w>i: stalled, \d+ bytes.*\n  stalled since [\d.]+ µs to the end: timeout/);
+  expect(r.out).toMatch(/\nok: \d of 8 flows stalled \([a-h]>i(, [a-h]>i)*; stall window 682\.88 µs\), as the scenario expects \(--expect-stalls\)\n$/);
+  const j = await roce('sim', ...LOSSY, '--expect-stalls', '--json');
+  expect(j.code).toBe(0);
+  const o = JSON.parse(j.out) as { ok: boolean; stallsExpected: boolean; stalled: string[]; stallWindowUs: number; flows: { name: string; state: string; stall: { reason: string; untilUs: null } | null }[]; steady: { flows: string[]; flowsGbps: number[] } };
+  expect([o.ok, o.stallsExpected, o.stallWindowUs]).toEqual([true, true, 682.88]);
+  expect(o.stalled).toEqual(o.flows.filter((f) => f.state === 'stalled').map((f) => f.name));
+  expect(o.flows.filter((f) => f.state === 'stalled').every((f) => f.stall?.reason === 'timeout' && f.stall.untilUs === null)).toBe(true);
+  expect(o.steady.flowsGbps).toHaveLength(o.steady.flows.length);
+  const n = await roce('sim', ...LOSSY, '--json');
+  expect(n.code).toBe(1);
+  expect((JSON.parse(n.out) as { ok: boolean }).ok).toBe(false);
 }, 60_000);
 
 test('--fluid: the steady state and the convergence, then the fluid model\'s fixed point beside them, in text and in JSON', async () => {
   const argv = ['--link-rate', '40G', '--buffer', '12M', '--mtu', '1024', '--cc', 'dcqcn-paper', '--duration', '10ms', '--steady-from', '4ms', '--fluid'];
   const t = await roce('sim', ...argv);
   expect(t.code).toBe(0);
-  expect(t.out).toMatch(/steady state 4000\.\.10000 us: flows [\d.]+, [\d.]+ Gb\/s \(Jain [\d.]+\), queue mean \d+ B, \d+ frames, [\d.]+ % marked/);
-  expect(t.out).toMatch(/convergence \(every flow within 10 % of the flows' mean over 500 us windows\)/);
+  expect(t.out).toMatch(/steady state 4000\.\.10000 µs: flows a>c [\d.]+, b>c [\d.]+ Gb\/s \(Jain [\d.]+\), queue mean \d+ B, \d+ frames, [\d.]+ % marked/);
+  expect(t.out).toMatch(/convergence \(every flow within 10 % of the flows' mean over 500 µs windows\)/);
   expect(t.out).toMatch(/fluid model: 2 flows, 40 Gb\/s, 1106 B packets on the wire/);
   expect(t.out).toMatch(/rate per flow +sim +[\d.]+ Gb\/s +fixed point +20\.00 Gb\/s +[+-][\d.]+ %/);
   expect(t.out).toMatch(/queue +sim +\d+ B +fixed point +21756 B/);
@@ -99,6 +136,8 @@ test.each([
   [['--cc-param', 'rp_bogus=3'], /unknown parameter rpBogus/],
   [['--cc', 'none', '--cc-param', 'rp_ai_rate=40'], /needs --cc dcqcn/],
   [['--hosts', '65'], /--hosts must be an integer/],
+  [['--stall-window', '0ns'], /--stall-window must be more than 0/],
+  [['--stall-window', '3'], /--stall-window must be a time/],
 ] as const)('%j is a usage error', async (argv, msg) => {
   const r = await roce('sim', ...argv);
   expect(r.code).toBe(2);

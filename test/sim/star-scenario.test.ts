@@ -2,9 +2,13 @@
  * The switch model and `roce sim`'s runner: two flows into one port of a 10 Gb/s star
  * (RED marking at the paper's Kmin 5 KB, Kmax 200 KB, Pmax 1 %), with DCQCN (the paper's
  * parameters), without congestion control (tail drop, then go-back-N), and with PFC (pauses, no
- * drop, PAUSE frames on the wire); the same seed gives the same run.
+ * drop, PAUSE frames on the wire); the same seed gives the same run. Then the report's judgement:
+ * stalled flows named with the reason read from the engine (a lossy 8 → 1 incast waits on its local
+ * ACK timers; PFC's head-of-line blocking pauses a flow to an idle port), `ok` false unless stalls
+ * are expected, `completed` only for a sized flow that moved it all, and the steady figures over
+ * the flows they name.
  */
-import { runStarScenario, type StarScenario } from '../../apps/sim/star-scenario';
+import { defaultStallWindowNs, runStarScenario, type StarScenario } from '../../apps/sim/star-scenario';
 import { DCQCN_PAPER_PARAMS } from '../../stack/congestion/parameters';
 import { PFC_PRIORITY } from '../../nic-driver/star-switch';
 
@@ -110,4 +114,117 @@ test('a star that cannot be built is refused with a typed error', () => {
   expect(() => runStarScenario({ ...base, ecn: { kind: 'red', kminBytes: 10, kmaxBytes: 5, pmax: 0.1 } })).toThrow(/RED marking needs/);
   expect(() => runStarScenario({ ...base, pfc: { xoffBytes: 10, xonBytes: 20 } })).toThrow(/PFC needs/);
   expect(() => runStarScenario({ ...base, hosts: 1 })).toThrow(/2 to 64 hosts/);
+});
+
+/** 8 → 1 at 10 Gb/s into a 200 KB buffer for 5 ms. */
+const incast: StarScenario = { ...base, hosts: 9, flows: Array.from({ length: 8 }, (_, src) => ({ src, dst: 8 })), bufferBytes: 200_000, durationNs: 5 * MS };
+
+test('a lossy 8 → 1 incast without PFC or congestion control: the flows whose tails were dropped are stalled on their local ACK timers, and the run is not ok', () => {
+  const r = runStarScenario({ ...incast, cc: 'none' });
+  expect(r.drops).toBeGreaterThan(0);
+  // Four times a full buffer's drain (160 µs) and the base round trip (4 µs, two 4200 B frames).
+  expect(r.stallWindowUs).toBe(682.88);
+  expect(defaultStallWindowNs(incast)).toBe(682_880);
+  const stalled = r.flows.filter((f) => f.state === 'stalled');
+  expect(stalled.length).toBeGreaterThanOrEqual(4);
+  expect(r.stalled).toEqual(r.flows.filter((f) => f.stalls.length > 0).map((f) => f.name));
+  expect(r.stalled).toEqual(expect.arrayContaining(stalled.map((f) => f.name)));
+  expect(r.ok).toBe(false);
+  expect(r.stallsExpected).toBe(false);
+  for (const f of stalled) {
+    const st = f.stall!;
+    expect(st).toBe(f.stalls[f.stalls.length - 1]);
+    expect(st.untilUs).toBeNull();
+    expect(st.reason).toBe('timeout');
+    // The timer runs from the last progress: it fires 67.1 ms (timeout 14) later, after the run.
+    expect(st.detail).toMatch(/local ACK timer \(67108\.864 µs\) fires at [\d.]+ µs, requests from PSN \d+ outstanding/);
+    expect(st.sinceUs).toBeLessThanOrEqual(r.durationUs - r.stallWindowUs);
+    // Nothing of it left the switch after it stalled.
+    expect(f.gbpsOverTime.filter(([t]) => t > st.sinceUs + 500).every(([, g]) => g === 0)).toBe(true);
+    expect(f.completed).toBe(false);
+  }
+  // Unlimited flows that kept moving are running, not completed.
+  for (const f of r.flows.filter((x) => x.state !== 'stalled')) expect([f.state, f.completed]).toEqual(['running', false]);
+  // The steady figures cover the flows that moved over the whole window, and only them.
+  expect(r.steady.flows).toEqual(r.flows.filter((f) => f.stalls.every((x) => x.untilUs !== null && x.untilUs <= r.steady.fromUs)).map((f) => f.name));
+  expect(r.steady.flowsGbps).toHaveLength(r.steady.flows.length);
+  expect(r.steady.flows).not.toContain(stalled[0]!.name);
+});
+
+test('the same incast with stalls expected: still named, and the run is ok', () => {
+  const r = runStarScenario({ ...incast, cc: 'none', expectStalls: true });
+  expect(r.stallsExpected).toBe(true);
+  expect(r.stalled.length).toBeGreaterThanOrEqual(4);
+  expect(r.flows.filter((f) => f.state === 'stalled').every((f) => f.stall?.reason === 'timeout')).toBe(true);
+  expect(r.ok).toBe(true);
+});
+
+test('the incast with PFC and DCQCN: no drop, no stall, every flow covered by the steady figures, ok', () => {
+  const r = runStarScenario({ ...incast, pfc: { xoffBytes: 20_000, xonBytes: 10_000 }, ccParams: {} });
+  expect(r.drops).toBe(0);
+  expect(r.pfcPauses).toBeGreaterThan(0);
+  expect(r.stalled).toEqual([]);
+  expect(r.flows.every((f) => f.state === 'running' && f.stall === null && !f.completed)).toBe(true);
+  expect(r.ok).toBe(true);
+  expect(r.steady.flows).toEqual(r.flows.map((f) => f.name));
+  expect(r.steady.flowsGbps).toHaveLength(8);
+  expect(r.steady.jainIndex).toBeGreaterThan(0.9);
+});
+
+test('a sized flow that finishes is completed, an unlimited one is running, and the steady figures leave out the one done inside the window', () => {
+  const r = runStarScenario({ ...base, flows: [{ src: 0, dst: 2, bytes: 512 * 1024 }, { src: 1, dst: 2 }], durationNs: 2 * MS, steadyFromNs: 1 * MS });
+  const [sized, open] = r.flows;
+  expect(sized).toMatchObject({ name: 'a>c', state: 'completed', completed: true, bytes: 512 * 1024, stall: null, problems: [] });
+  expect(open).toMatchObject({ name: 'b>c', state: 'running', completed: false, stall: null });
+  expect(r.ok).toBe(true);
+  expect(r.steady.flows).toEqual(['b>c']);
+  expect(r.steady.flowsGbps).toHaveLength(1);
+  expect(r.steady.jainIndex).toBe(1);
+  // A size that does not fit in the run: not completed, and a problem.
+  const short = runStarScenario({ ...base, flows: [{ src: 0, dst: 2, bytes: 100 << 20 }], durationNs: 1 * MS });
+  expect(short.flows[0]).toMatchObject({ state: 'running', completed: false });
+  expect(short.flows[0]!.problems.join()).toMatch(/moved \d+ of 104857600 bytes/);
+  expect(short.ok).toBe(false);
+  // A flow whose duration runs out before the run's end has ended; one that starts after it is pending.
+  const timed = runStarScenario({ ...base, flows: [{ src: 0, dst: 2, durationNs: 0.5 * MS }, { src: 1, dst: 2, startNs: 3 * MS }], durationNs: 2 * MS });
+  expect(timed.flows.map((f) => [f.state, f.completed])).toEqual([
+    ['ended', false],
+    ['pending', false],
+  ]);
+  expect(timed.steady.flows).toEqual([]);
+  expect(timed.steady.jainIndex).toBeNull();
+  expect(timed.ok).toBe(true);
+});
+
+test('a stall window shorter than the queues take to drain: flows that wait in queues or behind PFC pauses stall, and the reasons say which', () => {
+  // a>c and b>c share c; a>d has d to itself, but its frames wait behind a>c's in host a's transmit queue.
+  const hol: StarScenario = {
+    ...base,
+    hosts: 4,
+    cc: 'none',
+    flows: [
+      { src: 0, dst: 2 },
+      { src: 1, dst: 2 },
+      { src: 0, dst: 3 },
+    ],
+    pfc: { xoffBytes: 300_000, xonBytes: 200_000 },
+    durationNs: 3 * MS,
+  };
+  const r = runStarScenario({ ...hol, stallWindowNs: 50_000 });
+  expect(r.pfcPauses).toBeGreaterThan(0);
+  const [, bc, ad] = r.flows;
+  expect([bc?.name, ad?.name]).toEqual(['b>c', 'a>d']);
+  expect(bc!.stalls.length).toBeGreaterThan(0);
+  expect(bc!.stalls.every((x) => x.reason === 'paused' && /^PFC (has host b's uplink paused|paused host b's uplink during it)/.test(x.detail))).toBe(true);
+  expect(ad!.stalls.length).toBeGreaterThan(0);
+  expect(ad!.stalls.every((x) => x.reason === 'queued' && /^host a's transmit queue holds \d+ frames \(\d+ B\), port d's queue holds/.test(x.detail))).toBe(true);
+  // Each ends: the flows move on.
+  expect([...bc!.stalls, ...ad!.stalls].every((x) => x.untilUs !== null && x.untilUs - x.sinceUs >= 50)).toBe(true);
+  expect(r.flows.map((f) => f.state)).toEqual(['running', 'running', 'running']);
+  expect(r.stalled).toEqual(['a>c', 'b>c', 'a>d'].filter((name) => r.flows.find((f) => f.name === name)!.stalls.length > 0));
+  expect(r.ok).toBe(false);
+  // The default window is longer than any of these waits: none of them is a stall.
+  const d = runStarScenario(hol);
+  expect(d.stalled).toEqual([]);
+  expect(d.ok).toBe(true);
 });
