@@ -9,7 +9,7 @@ import { type OptionSpec, UsageError, formatOptions, intValue } from './args';
 import { parseCommand } from './command';
 import type { Output } from './output';
 import { type StarFlowSpec, type StarResult, type StarScenario, hostName, runStarScenario } from '../apps/sim/star-scenario';
-import type { EcnMarking, PfcConfig } from '../nic-driver/star-switch';
+import type { EcnMarking, EcnMarkingPoint, PfcConfig } from '../nic-driver/star-switch';
 import { PcapFileWriter } from '../nic-driver/pcap-file-writer';
 import { ccModeParams } from './cc-args';
 import { LinkConfigError } from '../nic-driver/link-config-error';
@@ -23,7 +23,7 @@ export const SIM_OPTIONS: readonly OptionSpec[] = [
   { name: 'link-rate', kind: 'string', value: 'RATE', help: 'line rate of every port, bits/s with K, M or G (default 10G)' },
   { name: 'buffer', kind: 'string', value: 'BYTES', help: 'buffer of each output port, with K or M (1000s; default 1M)' },
   { name: 'propagation', kind: 'string', value: 'TIME', help: 'one-way delay of each link (default 1us)' },
-  { name: 'ecn', kind: 'string', value: 'SPEC', help: 'switch marking: kmin=BYTES,kmax=BYTES,pmax=P (RED), threshold=BYTES, or off (default kmin=5K,kmax=200K,pmax=0.01, the DCQCN paper\'s)' },
+  { name: 'ecn', kind: 'string', value: 'SPEC', help: 'switch marking: kmin=BYTES,kmax=BYTES,pmax=P (RED), threshold=BYTES, or off (default kmin=5K,kmax=200K,pmax=0.01, the DCQCN paper\'s); add at=enqueue to mark frames as they join the queue instead of as they leave it (at=dequeue, the default)' },
   { name: 'pfc', kind: 'string', value: 'SPEC', help: 'xoff=BYTES,xon=BYTES: pause a host while it has more than xoff queued in the switch (default off)' },
   { name: 'cc', kind: 'string', value: 'MODE', help: 'dcqcn (mlx5 defaults), dcqcn-paper (the DCQCN paper\'s parameters) or none (default dcqcn)' },
   { name: 'cc-param', kind: 'string', value: 'LIST', help: 'DCQCN parameters over the mode\'s, e.g. rp_time_reset=55,rp_ai_rate=40 (mlx5 cc_params names)' },
@@ -114,17 +114,21 @@ export function flowsValue(text: string, hosts: number): StarFlowSpec[] {
 
 function ecnValue(text: string): EcnMarking | null {
   if (text === 'off') return null;
-  const p = pairs(text, 'ecn', ['kmin', 'kmax', 'pmax', 'threshold']);
+  const p = pairs(text, 'ecn', ['kmin', 'kmax', 'pmax', 'threshold', 'at']);
+  const atText = p.get('at');
+  p.delete('at');
+  if (atText !== undefined && atText !== 'dequeue' && atText !== 'enqueue') throw new UsageError(`--ecn: at= is dequeue or enqueue, not ${JSON.stringify(atText)}`);
+  const at = atText === undefined ? {} : { at: atText as EcnMarkingPoint };
   const th = p.get('threshold');
   if (th !== undefined) {
-    if (p.size > 1) throw new UsageError('--ecn: threshold= stands alone (or give kmin, kmax and pmax for RED)');
-    return { kind: 'threshold', kBytes: siValue(th, 'ecn threshold') };
+    if (p.size > 1) throw new UsageError('--ecn: threshold= stands alone, with at= at most (or give kmin, kmax and pmax for RED)');
+    return { kind: 'threshold', kBytes: siValue(th, 'ecn threshold'), ...at };
   }
   const [kmin, kmax, pmax] = [p.get('kmin'), p.get('kmax'), p.get('pmax')];
   if (kmin === undefined || kmax === undefined || pmax === undefined) throw new UsageError('--ecn: RED needs kmin=, kmax= and pmax= (or threshold=, or off)');
   const pm = Number(pmax);
   if (!(pm >= 0 && pm <= 1)) throw new UsageError(`--ecn: pmax must be 0..1, not ${JSON.stringify(pmax)}`);
-  return { kind: 'red', kminBytes: siValue(kmin, 'ecn kmin'), kmaxBytes: siValue(kmax, 'ecn kmax'), pmax: pm };
+  return { kind: 'red', kminBytes: siValue(kmin, 'ecn kmin'), kmaxBytes: siValue(kmax, 'ecn kmax'), pmax: pm, ...at };
 }
 
 function pfcValue(text: string): PfcConfig | null {

@@ -2,10 +2,16 @@
  * A star of hosts around one output-queued switch, on the virtual clock: the congestion point of
  * a RoCE network for the simulation. Each host is a `MemoryDriver` whose uplink
  * serializes at the port's line rate; the switch forwards by destination MAC into the output
- * port's queue, marks ECN on ECN-capable frames as they join it (RED thresholds Kmin, Kmax, Pmax
- * on the instantaneous queue, or a fixed threshold), drops what the port's buffer cannot take
- * (tail drop), and with PFC pauses a host's uplink while the bytes it has queued in the switch
- * are above XOFF, resuming it below XON (IEEE 802.1Qbb PAUSE frames, in the capture too).
+ * port's queue, drops what the port's buffer cannot take (tail drop), and with PFC pauses a
+ * host's uplink while the bytes it has queued in the switch are above XOFF, resuming it below XON
+ * (IEEE 802.1Qbb PAUSE frames, in the capture too).
+ *
+ * ECN (RED thresholds Kmin, Kmax, Pmax on the instantaneous queue, or a fixed threshold) is
+ * marked on ECN-capable frames as they leave the output queue, on the bytes still queued behind
+ * them at that moment, as switch ASICs and the simulators the DCQCN literature cites do; the mark
+ * then reaches the receiver one serialization and one propagation delay later, with no queueing
+ * delay in the loop. `at: 'enqueue'` marks instead as a frame joins the queue, on the bytes ahead
+ * of it: its mark waits out the whole queue before the receiver sees it.
  * Every link has the same rate and propagation delay. The same seed gives the same run.
  */
 import type { Clock } from '../base/clock';
@@ -14,8 +20,14 @@ import { type FramePort, type SlabRun, MemoryDriver, MIN_FRAME_BYTES, WIRE_OVERH
 import { ecnCodepoint, markEcnCe } from './faults';
 import { LinkConfigError } from './link-config-error';
 
-/** How the switch marks ECN: RED on the queue length, or every frame above one threshold. */
-export type EcnMarking = { kind: 'red'; kminBytes: number; kmaxBytes: number; pmax: number } | { kind: 'threshold'; kBytes: number };
+/**
+ * Where the switch decides a frame's mark: as it leaves the output queue, on the bytes queued
+ * behind it (the default), or as it joins, on the bytes ahead of it.
+ */
+export type EcnMarkingPoint = 'dequeue' | 'enqueue';
+
+/** How the switch marks ECN: RED on the queue length, or every frame above one threshold; `at` where (default `'dequeue'`). */
+export type EcnMarking = ({ kind: 'red'; kminBytes: number; kmaxBytes: number; pmax: number } | { kind: 'threshold'; kBytes: number }) & { at?: EcnMarkingPoint };
 
 export interface PfcConfig {
   /** Pause a host's uplink when the bytes it has queued in the switch exceed this. */
@@ -210,6 +222,7 @@ class Switch {
   private readonly portOfMac = new Map<number, number>();
   private readonly rng: Rng;
   readonly stats: SwitchStats;
+  private readonly markAtEnqueue: boolean;
   private closed = false;
 
   constructor(
@@ -219,6 +232,7 @@ class Switch {
   ) {
     this.nsPerByte = 8e9 / o.linkRateBps;
     this.rng = new Rng(o.seed ?? 1);
+    this.markAtEnqueue = o.ecn?.at === 'enqueue';
     const n = o.macs.length;
     this.ingressBytes = new Array<number>(n).fill(0);
     this.pausedUp = new Array<boolean>(n).fill(false);
@@ -249,10 +263,7 @@ class Switch {
       this.stats.drops++;
       return;
     }
-    if (this.marks(queued) && ecnCodepoint(frame) > 0 && ecnCodepoint(frame) < 3) {
-      markEcnCe(frame);
-      this.stats.ecnMarked++;
-    }
+    if (this.markAtEnqueue) this.markIfCongested(frame, queued);
     const now = this.clock.now();
     port.queue.push({ frame, from });
     port.change(now, len);
@@ -266,7 +277,16 @@ class Switch {
     if (!port.busy) this.transmit(out);
   }
 
-  /** Whether a frame joining a queue of `queued` bytes is marked (RED, or the threshold). */
+  /** Marks `frame` CE if it is ECN-capable (ECT(0) or ECT(1)) and a queue of `queued` bytes calls for it. */
+  private markIfCongested(frame: Uint8Array, queued: number): void {
+    // RED draws for every frame, ECN-capable or not, so the draws follow the frames alone.
+    if (this.marks(queued) && ecnCodepoint(frame) > 0 && ecnCodepoint(frame) < 3) {
+      markEcnCe(frame);
+      this.stats.ecnMarked++;
+    }
+  }
+
+  /** Whether a queue of `queued` bytes calls for a mark (RED, or the threshold). */
   private marks(queued: number): boolean {
     const e = this.o.ecn;
     if (e == null) return false;
@@ -291,6 +311,11 @@ class Switch {
     }
     const now = this.clock.now();
     port.change(now, -frame.length);
+    // Marked on departure, on the bytes left behind the frame: the departing frame is taken off
+    // the egress count before the RED decision (HPCC's ns-3, switch-node.cc SwitchNotifyDequeue:
+    // RemoveFromEgressAdmission, then SwitchMmu::ShouldSendCN; Zhu's ns3-rdma, qbb-net-device.cc
+    // DequeueAndTransmit, in the same order).
+    if (!this.markAtEnqueue) this.markIfCongested(frame, port.stats.queueBytes);
     port.stats.framesOut++;
     port.stats.bytesOut += frame.length;
     this.ingressBytes[from]! -= frame.length;
@@ -339,6 +364,7 @@ export function createStarSwitch(o: StarSwitchOptions): StarSwitch {
       throw new LinkConfigError(`RED marking needs 0 <= kmin < kmax and 0 <= pmax <= 1, not kmin ${e.kminBytes}, kmax ${e.kmaxBytes}, pmax ${e.pmax}`);
     }
     if (e.kind === 'threshold' && !(e.kBytes >= 0)) throw new LinkConfigError(`the marking threshold must be at least 0, not ${e.kBytes}`);
+    if (e.at !== undefined && e.at !== 'dequeue' && e.at !== 'enqueue') throw new LinkConfigError(`ECN marks at 'dequeue' or 'enqueue', not ${JSON.stringify(e.at)}`);
   }
   const p = o.pfc;
   if (p != null && !(p.xonBytes >= 0 && p.xoffBytes > p.xonBytes && p.xoffBytes < o.bufferBytes)) {

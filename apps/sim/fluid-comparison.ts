@@ -46,7 +46,8 @@ export interface FluidComparison {
   marks: MarksComparison;
   /**
    * The third (dcqcn-hybrid-model.ts): N discrete reaction points on one fluid queue over the
-   * run's own duration and steady window, the mean of `HYBRID_SEEDS` seeds against the run.
+   * run's own duration and steady window, marking where the run's switch marks (`EcnMarking.at`),
+   * the mean of `HYBRID_SEEDS` seeds against the run.
    */
   hybrid: HybridComparison;
 }
@@ -116,6 +117,9 @@ export function fluidModelOf(s: StarScenario, frameBytes: number): FluidInput {
     threshold: rp.rpThreshold,
     aiRateMbps: rp.rpAiRate,
     // The base round trip: four propagation delays and a data frame's serialization at two hops.
+    // No queueing delay: a mark made on departure (the switch's default) skips the queue. A run
+    // with at=enqueue has q/C more in its loop, which the paper's equations leave out and the
+    // hybrid model puts in.
     feedbackDelayUs: 4 * prop + (2 * wire * 8) / (s.linkRateBps / 1e6),
   };
 }
@@ -178,7 +182,9 @@ function compareWithHybrid(s: StarScenario, r: StarResult, marks: MarksModelInpu
   // it keeps the window less half a step in flight on average.
   const perMessage = Math.ceil((s.messageBytes ?? 65536) / mtuBytes(s.pathMtu ?? (5 as Mtu)));
   const windowPackets = DEFAULT_MAX_UNACKED_PSNS - Math.min(DEFAULT_MAX_PKTS_PER_ACK, perMessage) / 2;
-  const runs = Array.from({ length: HYBRID_SEEDS }, (_, i) => runDcqcnHybrid({ ...marks, feedbackDelayUs, bufferBytes: s.bufferBytes, windowPackets }, r.durationUs, st.fromUs, i + 1));
+  // The model marks where the run's switch marks: on departure unless the scenario says otherwise.
+  const marking = s.ecn?.at ?? 'dequeue';
+  const runs = Array.from({ length: HYBRID_SEEDS }, (_, i) => runDcqcnHybrid({ ...marks, feedbackDelayUs, bufferBytes: s.bufferBytes, windowPackets, marking }, r.durationUs, st.fromUs, i + 1));
   const mean = (f: (x: (typeof runs)[number]) => number): number => runs.reduce((a, x) => a + f(x), 0) / runs.length;
   const rate = mean((x) => x.flowsGbps.reduce((a, g) => a + g, 0) / x.flowsGbps.length);
   return {
