@@ -224,7 +224,7 @@ function report(out: Output, r: StarResult, s: StarScenario, mode: string): void
     for (const x of f.stalls) out.stdout(`  stalled ${x.untilUs === null ? `since ${x.sinceUs} µs to the end` : `${x.sinceUs}..${x.untilUs} µs`}: ${x.reason}, ${x.detail}\n`);
   }
   out.stdout(` queue ${r.queue.port}: max ${r.queue.maxBytes} B, mean ${r.queue.meanBytes} B\n`);
-  out.stdout(` ECN marked ${r.ecnMarked}, CNPs sent ${r.cnpsSent}, handled ${r.cnpsHandled}, PFC pauses ${r.pfcPauses}, drops ${r.drops}, retransmissions ${r.retransmissions}\n`);
+  out.stdout(` ECN marked ${r.ecnMarked}, CNPs sent ${r.cnpsSent}, handled ${r.cnpsHandled}, PFC pauses ${r.pfcPauses}${r.pfcPausesUs !== null ? ` (${r.pfcPausesUs.first}..${r.pfcPausesUs.last} µs)` : ''}, drops ${r.drops}, retransmissions ${r.retransmissions}\n`);
   const st = r.steady;
   const cover = st.flows.length > 0 ? `flows ${st.flows.map((name, i) => `${name} ${(st.flowsGbps[i] ?? 0).toFixed(2)}`).join(', ')} Gb/s (Jain ${(st.jainIndex ?? 1).toFixed(3)})` : 'no flow had work over the whole window without a stall';
   out.stdout(` steady state ${st.fromUs}..${st.toUs} µs: ${cover}, queue mean ${st.queueMeanBytes} B, ${st.frames} frames, ${(st.markProbability * 100).toFixed(3)} % marked, ${st.cnpsPerFlowPerMs.toFixed(2)} CNPs per flow per ms\n`);

@@ -61,6 +61,9 @@ export interface SwitchStats {
   drops: number;
   /** PFC XOFF frames sent (a host paused). */
   pfcPauses: number;
+  /** When the first and the last XOFF frame were sent (ns), null before any. */
+  firstPauseNs: number | null;
+  lastPauseNs: number | null;
   /** PFC XON frames sent (a host resumed). */
   pfcResumes: number;
   /** Frames for a MAC that is not on any port (dropped). */
@@ -245,7 +248,7 @@ class Switch {
       this.outputs.push(new OutputPort());
       this.portOfMac.set(mac, i);
     });
-    this.stats = { ecnMarked: 0, drops: 0, pfcPauses: 0, pfcResumes: 0, unknownDestination: 0, ports: this.outputs.map((p) => p.stats) };
+    this.stats = { ecnMarked: 0, drops: 0, pfcPauses: 0, firstPauseNs: null, lastPauseNs: null, pfcResumes: 0, unknownDestination: 0, ports: this.outputs.map((p) => p.stats) };
   }
 
   /** A frame from host `from` reaches the switch. */
@@ -272,6 +275,8 @@ class Switch {
     if (pfc != null && !this.pausedUp[from] && this.ingressBytes[from]! > pfc.xoffBytes) {
       this.pausedUp[from] = true;
       this.stats.pfcPauses++;
+      this.stats.firstPauseNs ??= this.clock.now();
+      this.stats.lastPauseNs = this.clock.now();
       this.sendPfc(from, true);
     }
     if (!port.busy) this.transmit(out);

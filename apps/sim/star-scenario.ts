@@ -162,6 +162,8 @@ export interface StarResult {
   cnpsSent: number;
   cnpsHandled: number;
   pfcPauses: number;
+  /** When the switch sent its first and its last PFC pause (µs), null when it sent none. */
+  pfcPausesUs: { first: number; last: number } | null;
   drops: number;
   /** Request packets the flows' requesters sent again (go-back-N after a drop or a timeout). */
   retransmissions: number;
@@ -534,6 +536,7 @@ export function runStarScenario(s: StarScenario): StarResult {
     cnpsSent: sumCounter((f) => f.peer.counters.np_cnp_sent),
     cnpsHandled: sumCounter((f) => f.qp.counters.rp_cnp_handled),
     pfcPauses: sw.stats.pfcPauses,
+    pfcPausesUs: sw.stats.firstPauseNs !== null && sw.stats.lastPauseNs !== null ? { first: round3(sw.stats.firstPauseNs / 1000), last: round3(sw.stats.lastPauseNs / 1000) } : null,
     drops: sw.stats.drops,
     retransmissions: sumCounter((f) => f.qp.counters.retransmitted_pkts),
     steady,
