@@ -77,6 +77,11 @@ export interface HostQueueStats {
   maxQueuedFrames: number;
   /** Time the uplink spent paused by PFC (ns; a pause still on counts from the next resume). */
   pausedNs: number;
+  /** Whether PFC has the uplink paused now. */
+  paused: boolean;
+  /** Frames and bytes (without preamble and gap) that went on the wire. */
+  framesOut: number;
+  bytesOut: number;
 }
 
 export interface PortStats {
@@ -158,7 +163,7 @@ class Uplink implements FramePort {
   /** The engine's handlers (driver.ts TxEvents), or null. */
   events: TxEvents | null = null;
   private pausedAt = 0;
-  readonly stats: HostQueueStats = { queuedBytes: 0, maxQueuedBytes: 0, maxQueuedFrames: 0, pausedNs: 0 };
+  readonly stats: HostQueueStats = { queuedBytes: 0, maxQueuedBytes: 0, maxQueuedFrames: 0, pausedNs: 0, paused: false, framesOut: 0, bytesOut: 0 };
 
   constructor(
     private readonly sw: Switch,
@@ -206,6 +211,7 @@ class Uplink implements FramePort {
     if (on === this.paused) return;
     const now = this.sw.clock.now();
     this.paused = on;
+    this.stats.paused = on;
     if (on) {
       this.pausedAt = now;
       return;
@@ -231,7 +237,10 @@ class Uplink implements FramePort {
         continue;
       }
       this.busy = true;
-      this.stats.queuedBytes -= frame.length;
+      const s = this.stats;
+      s.queuedBytes -= frame.length;
+      s.framesOut++;
+      s.bytesOut += frame.length;
       const clock = this.sw.clock;
       const done = clock.now() + wireNs(frame.length, this.sw.nsPerByte);
       clock.schedule(Math.round(done), () => {
