@@ -186,9 +186,10 @@ class Uplink implements FramePort {
     this.queue.push(frame);
     const s = this.stats;
     s.queuedBytes += frame.length;
+    if (!this.busy) this.next();
+    // What waits once an idle wire has taken its frame.
     if (s.queuedBytes > s.maxQueuedBytes) s.maxQueuedBytes = s.queuedBytes;
     if (this.waiting > s.maxQueuedFrames) s.maxQueuedFrames = this.waiting;
-    if (!this.busy) this.next();
   }
 
   /** The driver dropped a frame it took (longer than the MTU allows): reported in its turn. */

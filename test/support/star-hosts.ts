@@ -29,6 +29,10 @@ export interface StarHostsOptions {
   /** WRITE size (default 64 KiB) and WRITEs kept posted per flow (default 16). */
   messageBytes?: number;
   outstanding?: number;
+  /** Runs with the switch before the devices are built on its hosts (a test may wrap a host's driver). */
+  beforeDevices?: (sw: StarSwitch, clock: VirtualClock) => void;
+  /** Every frame the switch sends (data as it leaves an output port, PFC frames), with the time. */
+  capture?: (frame: Uint8Array, timeNs: number) => void;
 }
 
 export interface StarHosts {
@@ -55,7 +59,9 @@ export function starHosts(o: StarHostsOptions): StarHosts {
     pfc: o.pfc,
     seed: o.seed ?? 1,
     ...(o.hostTxRingFrames !== undefined ? { hostTxRingFrames: o.hostTxRingFrames } : {}),
+    ...(o.capture !== undefined ? { capture: o.capture } : {}),
   });
+  o.beforeDevices?.(sw, clock);
   const neighbors: Record<string, number> = {};
   for (let i = 0; i < o.hosts; i++) neighbors[ipOf(i)] = macOf(i);
   const devices = sw.hosts.map(
