@@ -66,7 +66,10 @@ describe('the star switch’s host drivers: transmit backpressure and the on-wir
     expect(sw.hostQueues[0]!.maxQueuedFrames).toBe(5);
     clock.runUntil(100_000);
     const w = wireBytes(1000) * NS_PER_BYTE;
-    expect(started).toEqual([0, 1, 2, 3, 4, 5].map((i) => Math.round(i * w)));
+    // Back to back on the wire (each start on the whole ns the frame before ends).
+    const expected = [0];
+    for (let i = 1; i < 6; i++) expected.push(Math.round(expected[i - 1]! + w));
+    expect(started).toEqual(expected);
     expect(h.txRoom()).toBe(HOST_TX_RING_FRAMES);
     expect(opened).toBe(6);
     expect(sw.hostQueues[0]!.framesOut).toBe(6);
