@@ -95,6 +95,49 @@ export function hasRunReceive(d: NicDriver): d is NicDriver & RunReceive {
   return typeof x.rxRun === 'function' && !Object.prototype.hasOwnProperty.call(d, 'rxBurst');
 }
 
+/**
+ * Optional transmit backpressure and on-wire report (the star switch's host uplinks have it,
+ * nic-driver/star-switch.ts; the memory link and the host drivers have not, and the engine then
+ * sends and charges as it builds). A NIC's transmit queue is a small ring, and a link paused by
+ * PFC (IEEE 802.1Qbb) stops taking frames from it; with this extension the engine sees both:
+ *
+ *   - `txRoom()` says how many more frames the transmit queue takes now before it is full: 0
+ *     while the link is paused. The engine's requesters send no new request packets while it is
+ *     0 (responses, ACKs and CNPs still go to `txBurst`/`txCommit`, which take every frame as
+ *     before: the ring bounds what the requesters add, not what the responder owes).
+ *   - `setTxEvents(h)`: `h.started(n)` runs when the next `n` frames the driver took (in the order
+ *     taken, by `txBurst` or `txCommit`) start on the wire; a frame it drops instead (longer than
+ *     the MTU allows) is reported in its turn too. `h.opened()` runs when room may have opened (a
+ *     frame left the queue, or the link resumed); the handler asks `txRoom()`. Either may run
+ *     inside a `txBurst` or `txCommit` call (a frame given to an idle link starts at once).
+ *
+ * Both members are present or neither is. This is how HPCC's ns-3 NIC model works: a paused port
+ * picks no QP (qbb-net-device.cc DequeueAndTransmit, `GetNextQindex(m_paused)`), and a QP's next
+ * send time is set when its packet is dequeued for the wire (rdma-hw.cc `PktSent`).
+ */
+export interface TxBackpressure {
+  txRoom(): number;
+  setTxEvents(h: TxEvents | null): void;
+}
+
+/** What a driver with `TxBackpressure` reports. */
+export interface TxEvents {
+  /** The next `n` frames taken (in order) started on the wire (or were dropped, in their turn). */
+  started(n: number): void;
+  /** Room may have opened in the transmit queue. */
+  opened(): void;
+}
+
+/**
+ * True when `d` has the transmit backpressure extension. As for zero-copy transmit, a driver whose
+ * `txBurst` was replaced on the instance (a tap) counts as not having it: the tap may drop or add
+ * frames, and the frames reported would no longer be the frames the engine handed over.
+ */
+export function hasTxBackpressure(d: NicDriver): d is NicDriver & TxBackpressure {
+  const x = d as NicDriver & Partial<TxBackpressure>;
+  return typeof x.txRoom === 'function' && typeof x.setTxEvents === 'function' && !Object.prototype.hasOwnProperty.call(d, 'txBurst');
+}
+
 /** Transmit memory a zero-copy driver lends (see `NicDriver.txReserve`). */
 export interface TxSpace {
   readonly buf: Uint8Array;

@@ -19,11 +19,10 @@ import { type DriverStats, type NicDriver, type RunReceive, type TxSpace, emptyS
 import { type Direction, type Emission, type FaultConfig, FaultInjector } from './faults';
 import { type FrameTap, recordsAt } from './pcap-tap';
 import { LinkConfigError } from './link-config-error';
+import { wireBytes } from '../packets/wire-size';
 
-/** Preamble + SFD (8), FCS (4) and inter-frame gap (12): wire bytes a frame costs beyond its own. */
-export const WIRE_OVERHEAD_BYTES = 24;
-/** Minimum Ethernet frame without FCS; shorter frames are padded on the wire. */
-export const MIN_FRAME_BYTES = 60;
+/** The wire's per-frame overhead and minimum frame (packets/wire-size.ts, which the stack's pacer shares). */
+export { MIN_FRAME_BYTES, WIRE_OVERHEAD_BYTES } from '../packets/wire-size';
 
 /** The wire of an in-memory link: clock, seed, MTU, MACs, bandwidth, latency and the faults of each direction. */
 export interface MemoryLinkOptions {
@@ -133,7 +132,7 @@ export class MemoryDriver implements NicDriver, RunReceive {
    * Counts the `len`-byte frame at `off` of `buf` as sent, or as dropped (txDropped) when it is
    * longer than the MTU allows: taken but never put on the wire, as a NIC drops an oversize frame.
    */
-  private admit(buf: Uint8Array, off: number, len: number): boolean {
+  protected admit(buf: Uint8Array, off: number, len: number): boolean {
     if (len > maxFrameLenAt(this.mtu, buf, off)) {
       this.stats.txDropped++;
       return false;
@@ -171,6 +170,18 @@ export class MemoryDriver implements NicDriver, RunReceive {
     if (this.closedFlag || this.port === null) return 0;
     const port = this.port as FramePort;
     const slab = this.slab;
+    if (!port.takesRuns()) {
+      // One by one, each frame judged and sent in its turn (a port that reports drops sees them in order).
+      let sent = 0;
+      for (let i = 0; i < r.length; i += 2) {
+        const off = r[i] as number;
+        const len = r[i + 1] as number;
+        if (!this.admit(slab, off, len)) continue;
+        port.send(slab.subarray(off, off + len));
+        sent++;
+      }
+      return sent;
+    }
     const pairs: number[] = [];
     for (let i = 0; i < r.length; i += 2) {
       const off = r[i] as number;
@@ -179,11 +190,7 @@ export class MemoryDriver implements NicDriver, RunReceive {
     }
     if (pairs.length === 0) return 0;
     // With nothing on the way that looks at frames one by one, they travel as (offset, length) pairs.
-    if (port.takesRuns()) {
-      port.sendRun({ buf: slab, pairs, next: 0 });
-    } else {
-      for (let i = 0; i < pairs.length; i += 2) port.send(slab.subarray(pairs[i] as number, (pairs[i] as number) + (pairs[i + 1] as number)));
-    }
+    port.sendRun({ buf: slab, pairs, next: 0 });
     return pairs.length >> 1;
   }
 
@@ -365,7 +372,7 @@ class LinkDirection implements FramePort {
     const now = this.clock.now();
     if (this.tap !== null && recordsAt(this.tap.where ?? 'sent', this.direction) === 'sent') this.tap.record(frame, now, this.direction);
     const start = Math.max(now, this.wireFreeAt);
-    this.wireFreeAt = start + (Math.max(frame.length, MIN_FRAME_BYTES) + WIRE_OVERHEAD_BYTES) * this.nsPerByte;
+    this.wireFreeAt = start + wireBytes(frame.length) * this.nsPerByte;
     const delay = this.injector.passThroughDelay();
     if (delay >= 0) {
       this.placeOne(frame, this.wireFreeAt + delay, true); // no fault configured: no emission list

@@ -13,10 +13,17 @@
  * delay in the loop. `at: 'enqueue'` marks instead as a frame joins the queue, on the bytes ahead
  * of it: its mark waits out the whole queue before the receiver sees it.
  * Every link has the same rate and propagation delay. The same seed gives the same run.
+ *
+ * A host's uplink is its NIC's transmit queue, a ring of a few frames (HOST_TX_RING_FRAMES). The
+ * host's driver tells its engine when the ring is full or paused and when each frame starts on the
+ * wire (driver.ts TxBackpressure): PFC pauses the host's QPs, not only its wire, and their pacers
+ * and byte counters are charged as frames leave.
  */
 import type { Clock } from '../base/clock';
 import { Rng } from '../base/rng';
-import { type FramePort, type SlabRun, MemoryDriver, MIN_FRAME_BYTES, WIRE_OVERHEAD_BYTES } from './memory-link';
+import { type FramePort, type SlabRun, MemoryDriver } from './memory-link';
+import { MIN_FRAME_BYTES, wireBytes } from '../packets/wire-size';
+import type { TxBackpressure, TxEvents } from './driver';
 import { ecnCodepoint, markEcnCe } from './faults';
 import { LinkConfigError } from './link-config-error';
 
@@ -51,6 +58,11 @@ export interface StarSwitchOptions {
   seed?: number;
   /** IP MTU of the hosts (default 4200). */
   mtu?: number;
+  /**
+   * Frames each host's transmit queue holds waiting for the wire (its NIC's send ring; default
+   * HOST_TX_RING_FRAMES). The host's requesters wait while it is full or PFC has paused the uplink.
+   */
+  hostTxRingFrames?: number;
   /** Called with every frame the switch sends (data as it leaves an output port, PFC frames as they are sent), and the port. */
   capture?: (frame: Uint8Array, timeNs: number) => void;
 }
@@ -71,6 +83,22 @@ export interface SwitchStats {
   ports: PortStats[];
 }
 
+/** A host's transmit queue (its uplink): what waited there, and how long PFC held it. */
+export interface HostQueueStats {
+  /** Bytes of the frames waiting now (the one on the wire not counted), and the most ever. */
+  queuedBytes: number;
+  maxQueuedBytes: number;
+  /** The most frames ever waiting. */
+  maxQueuedFrames: number;
+  /** Time the uplink spent paused by PFC (ns; a pause still on counts from the next resume). */
+  pausedNs: number;
+  /** Whether PFC has the uplink paused now. */
+  paused: boolean;
+  /** Frames and bytes (without preamble and gap) that went on the wire. */
+  framesOut: number;
+  bytesOut: number;
+}
+
 export interface PortStats {
   /** Bytes queued now, and the most ever. */
   queueBytes: number;
@@ -84,9 +112,11 @@ export interface PortStats {
 }
 
 export interface StarSwitch {
-  /** The hosts' NICs, in port order. */
+  /** The hosts' NICs, in port order (each with transmit backpressure, driver.ts TxBackpressure). */
   hosts: MemoryDriver[];
   stats: SwitchStats;
+  /** Each host's transmit queue, in port order. */
+  hostQueues: HostQueueStats[];
   /** Time-weighted mean queue of `port` from 0 to now. */
   meanQueueBytes(port: number): number;
   /** Whether PFC has host `host`'s uplink paused now (the XOFF took effect, no XON yet). */
@@ -95,6 +125,13 @@ export interface StarSwitch {
   hostBacklog(host: number): { frames: number; bytes: number };
   close(): void;
 }
+
+/**
+ * Frames a host's transmit queue holds waiting for the wire by default: a NIC's send ring is a
+ * few descriptors deep ahead of the wire (16 KB of 4 KB frames), so a paused host holds that
+ * much, not what its QPs would send meanwhile.
+ */
+export const HOST_TX_RING_FRAMES = 4;
 
 /** The PAUSE of 802.1Qbb: MAC control frame to 01:80:C2:00:00:01, opcode 0x0101, one priority's timer. */
 const PFC_DST = 0x01_80_c2_00_00_01;
@@ -126,25 +163,58 @@ function destinationMac(frame: Uint8Array): number {
 
 /** The time `len` bytes take on a wire of `nsPerByte` (padding, preamble, FCS and gap included). */
 function wireNs(len: number, nsPerByte: number): number {
-  return (Math.max(len, MIN_FRAME_BYTES) + WIRE_OVERHEAD_BYTES) * nsPerByte;
+  return wireBytes(len) * nsPerByte;
 }
 
-/** A host's uplink: its NIC's transmit queue, serialized at line rate unless PFC has paused it. */
+/**
+ * A host's uplink: its NIC's transmit queue, a small ring of `ringFrames` frames waiting for the
+ * wire, serialized at line rate unless PFC has paused it. Its driver (StarHost) reports the room
+ * in the ring and each frame as it starts on the wire (driver.ts TxBackpressure), so the host's
+ * requesters stop while it is full or paused and their pacers are charged at wire time.
+ */
 class Uplink implements FramePort {
-  private readonly queue: Uint8Array[] = [];
+  /** Frames waiting for the wire, oldest first from `head`; null: a frame the driver dropped, reported in its turn. */
+  private readonly queue: (Uint8Array | null)[] = [];
   private head = 0;
   private busy = false;
   paused = false;
   closed = false;
+  /** The engine's handlers (driver.ts TxEvents), or null. */
+  events: TxEvents | null = null;
+  private pausedAt = 0;
+  readonly stats: HostQueueStats = { queuedBytes: 0, maxQueuedBytes: 0, maxQueuedFrames: 0, pausedNs: 0, paused: false, framesOut: 0, bytesOut: 0 };
 
   constructor(
     private readonly sw: Switch,
     private readonly port: number,
+    private readonly ringFrames: number,
   ) {}
+
+  /** Frames waiting (the one on the wire not counted). */
+  private get waiting(): number {
+    return this.queue.length - this.head;
+  }
+
+  /** Frames the ring takes now before it is full; 0 while paused. */
+  room(): number {
+    return this.paused || this.closed ? 0 : Math.max(0, this.ringFrames - this.waiting);
+  }
 
   send(frame: Uint8Array): void {
     if (this.closed) return;
     this.queue.push(frame);
+    const s = this.stats;
+    s.queuedBytes += frame.length;
+    if (!this.busy) this.next();
+    // What waits once an idle wire has taken its frame.
+    if (s.queuedBytes > s.maxQueuedBytes) s.maxQueuedBytes = s.queuedBytes;
+    if (this.waiting > s.maxQueuedFrames) s.maxQueuedFrames = this.waiting;
+  }
+
+  /** The driver dropped a frame it took (longer than the MTU allows): reported in its turn. */
+  dropped(): void {
+    if (this.closed) return;
+    this.queue.push(null);
     if (!this.busy) this.next();
   }
 
@@ -163,29 +233,86 @@ class Uplink implements FramePort {
     for (let i = run.next; i < run.pairs.length; i += 2) this.send(run.buf.subarray(run.pairs[i]!, run.pairs[i]! + run.pairs[i + 1]!));
   }
 
-  /** PFC: a pause takes effect after the frame on the wire; a resume restarts the queue. */
+  /** PFC: a pause takes effect after the frame on the wire; a resume restarts the queue and opens the ring. */
   setPaused(on: boolean): void {
+    if (on === this.paused) return;
+    const now = this.sw.clock.now();
     this.paused = on;
-    if (!on && !this.busy) this.next();
+    this.stats.paused = on;
+    if (on) {
+      this.pausedAt = now;
+      return;
+    }
+    this.stats.pausedNs += now - this.pausedAt;
+    if (!this.busy) this.next();
+    this.events?.opened();
   }
 
   private next(): void {
-    if (this.closed || this.paused || this.head === this.queue.length) {
-      this.busy = false;
+    for (;;) {
+      if (this.closed || this.paused || this.head === this.queue.length) {
+        this.busy = false;
+        return;
+      }
+      const frame = this.queue[this.head++]!;
+      if (this.head > 1024 && this.head * 2 > this.queue.length) {
+        this.queue.splice(0, this.head);
+        this.head = 0;
+      }
+      if (frame === null) {
+        this.events?.started(1);
+        continue;
+      }
+      this.busy = true;
+      const s = this.stats;
+      s.queuedBytes -= frame.length;
+      s.framesOut++;
+      s.bytesOut += frame.length;
+      const clock = this.sw.clock;
+      const done = clock.now() + wireNs(frame.length, this.sw.nsPerByte);
+      clock.schedule(Math.round(done), () => {
+        clock.schedule(Math.round(done + this.sw.propagationNs), () => this.sw.arrive(this.port, frame));
+        this.next();
+      });
+      // On the wire now: the engine charges its QP's pacer and byte counter, and may fill the ring again.
+      const ev = this.events;
+      if (ev !== null) {
+        ev.started(1);
+        ev.opened();
+      }
       return;
     }
-    this.busy = true;
-    const frame = this.queue[this.head++]!;
-    if (this.head > 1024 && this.head * 2 > this.queue.length) {
-      this.queue.splice(0, this.head);
-      this.head = 0;
-    }
-    const clock = this.sw.clock;
-    const done = clock.now() + wireNs(frame.length, this.sw.nsPerByte);
-    clock.schedule(Math.round(done), () => {
-      clock.schedule(Math.round(done + this.sw.propagationNs), () => this.sw.arrive(this.port, frame));
-      this.next();
-    });
+  }
+}
+
+/**
+ * A host's NIC: the memory link's driver, sending through its uplink, with transmit backpressure
+ * and the on-wire report (driver.ts TxBackpressure) of that uplink.
+ */
+class StarHost extends MemoryDriver implements TxBackpressure {
+  constructor(
+    name: string,
+    mac: number,
+    mtu: number,
+    private readonly up: Uplink,
+  ) {
+    super(name, mac, mtu, 1 << 20);
+    this.attach(up);
+  }
+
+  txRoom(): number {
+    return this.closed ? 0 : this.up.room();
+  }
+
+  setTxEvents(h: TxEvents | null): void {
+    this.up.events = h;
+  }
+
+  /** A frame the link cannot carry is dropped, and reported to the engine in its turn. */
+  protected override admit(buf: Uint8Array, off: number, len: number): boolean {
+    if (super.admit(buf, off, len)) return true;
+    this.up.dropped();
+    return false;
   }
 }
 
@@ -240,9 +367,8 @@ class Switch {
     this.ingressBytes = new Array<number>(n).fill(0);
     this.pausedUp = new Array<boolean>(n).fill(false);
     o.macs.forEach((mac, i) => {
-      const host = new MemoryDriver(`host-${i}`, mac, o.mtu ?? 4200, 1 << 20);
-      const up = new Uplink(this, i);
-      host.attach(up);
+      const up = new Uplink(this, i, o.hostTxRingFrames ?? HOST_TX_RING_FRAMES);
+      const host = new StarHost(`host-${i}`, mac, o.mtu ?? 4200, up);
       this.hosts.push(host);
       this.uplinks.push(up);
       this.outputs.push(new OutputPort());
@@ -375,10 +501,13 @@ export function createStarSwitch(o: StarSwitchOptions): StarSwitch {
   if (p != null && !(p.xonBytes >= 0 && p.xoffBytes > p.xonBytes && p.xoffBytes < o.bufferBytes)) {
     throw new LinkConfigError(`PFC needs 0 <= xon < xoff < the buffer (${o.bufferBytes}), not xon ${p.xonBytes}, xoff ${p.xoffBytes}`);
   }
+  const ring = o.hostTxRingFrames;
+  if (ring !== undefined && !(Number.isInteger(ring) && ring >= 1 && ring <= 65536)) throw new LinkConfigError(`hostTxRingFrames must be an integer 1..65536, not ${ring}`);
   const sw = new Switch(o.clock, o.propagationNs, o);
   return {
     hosts: sw.hosts,
     stats: sw.stats,
+    hostQueues: sw.uplinks.map((u) => u.stats),
     meanQueueBytes: (port) => sw.outputs[port]?.meanUntil(o.clock.now()) ?? 0,
     hostPaused: (host) => sw.uplinks[host]?.paused ?? false,
     hostBacklog: (host) => sw.uplinks[host]?.backlog() ?? { frames: 0, bytes: 0 },

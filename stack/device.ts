@@ -33,6 +33,7 @@ import { type DeviceLimits, RXE_DEVICE_LIMITS } from './device-limits';
 import type { TraceEvent, TraceListener } from './trace';
 import type { AckHold, QpHost, QpTuning } from './qp-context';
 import { Port } from './port';
+import type { TxGate } from './tx-gate';
 import type { TransportSpec } from '../packets/build';
 import { type IcrcBatch, jsIcrcBatch } from '../packets/icrc';
 import { ipv6FromString, ipv6ToString } from '../packets/bytes';
@@ -143,6 +144,8 @@ export class Device implements QpHost {
   tracer: TraceListener | null = null;
   /** The bound on packets in flight across the QPs, or null (none). */
   readonly inflight: InflightBound | null;
+  /** The requesters' gate on a driver with transmit backpressure (stack/tx-gate.ts), or null. */
+  readonly txGate: TxGate | null;
   /** The responder's ACK coalescer, or null (an ACK for every AckReq packet). */
   readonly acks: AckHold;
   /** The busy-poll receive's held ACKs (pollCoalescing), or null when the device coalesces them instead. */
@@ -171,7 +174,8 @@ export class Device implements QpHost {
     for (const a of cfg.ipv4 ?? []) this.gids.push(ipv6FromString(`::ffff:${a}`));
     for (const a of cfg.ipv6 ?? []) this.gids.push(ipv6FromString(a));
     for (const [ip, mac] of Object.entries(cfg.neighbors ?? {})) this.neighbors.set(normalizeIp(ip), mac);
-    this.port = new Port({ driver: cfg.driver, icrc: cfg.icrc ?? jsIcrcBatch, counters: this.counters, qps: this.qps });
+    this.port = new Port({ driver: cfg.driver, icrc: cfg.icrc ?? jsIcrcBatch, counters: this.counters, qps: this.qps, kick: (qp) => this.kick(qp) });
+    this.txGate = this.port.txGate;
     this.congestionSettings = cfg.congestion !== undefined ? resolveCongestion(cfg.congestion) : null;
     const bound = cfg.maxInflightPackets;
     if (bound !== undefined && (!Number.isInteger(bound) || bound < 1 || bound > 0x7fffffff)) {

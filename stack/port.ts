@@ -14,8 +14,14 @@
  * Congestion control (stack/congestion/, for QPs that have it on): a CE-marked packet goes to the
  * QP's notification point, which may have the port send a CNP; a received CNP goes to the QP's
  * reaction point; every request frame built is reported to the QP's pacer and byte counter.
+ *
+ * A driver with transmit backpressure (nic-driver/driver.ts TxBackpressure: a full or paused
+ * transmit queue, frames reported as they start on the wire) changes two things: the requesters
+ * wait at the port's gate while the driver has no room (stack/tx-gate.ts), and request frames are
+ * charged to their QP's pacer and byte counter when they start on the wire, not when built
+ * (stack/wire-charges.ts). Without it, frames are charged as they are built.
  */
-import { type NicDriver, type RunReceive, type TxSpace, hasRunReceive, hasZeroCopyTx } from '../nic-driver/driver';
+import { type NicDriver, type RunReceive, type TxSpace, hasRunReceive, hasTxBackpressure, hasZeroCopyTx } from '../nic-driver/driver';
 import type { TransportSpec } from '../packets/build';
 import { FrameTemplate } from '../packets/frame-template';
 import { ICRC_LEN, decodeAt, type DecodedFrame, type RocePacket } from '../packets/decode';
@@ -30,6 +36,9 @@ import type { QueuePair } from './queue-pair';
 import { QpState } from './qp-type-and-state';
 import { responderReceive } from './responder';
 import { completerReceive } from './completer';
+import type { QpCongestion } from './congestion/qp-congestion';
+import { TxGate } from './tx-gate';
+import { WireCharges } from './wire-charges';
 
 /** Frames a port queues before it hands them to the driver (a flush also ends every burst of work). */
 const TX_BURST = 256;
@@ -44,6 +53,8 @@ export interface PortConfig {
   counters: Counters;
   /** The device's QPs by number, for receive dispatch. */
   qps: ReadonlyMap<number, QueuePair>;
+  /** Asks for a QP's requester to run (the device's kick): the gate kicks waiting QPs when room opens. */
+  kick?: (qp: QueuePair) => void;
 }
 
 export class Port {
@@ -91,6 +102,9 @@ export class Port {
   private rxBuf: ArrayBufferLike | null = null;
   private rxView: DataView | null = null;
   private rxBytes: Uint8Array | null = null;
+  /** With a driver that has transmit backpressure (and a kick given): the charges waiting for the wire, and the requesters' gate; else null. */
+  private readonly wire: WireCharges | null = null;
+  readonly txGate: TxGate | null = null;
 
   constructor(cfg: PortConfig) {
     this.driver = cfg.driver;
@@ -100,6 +114,19 @@ export class Port {
     this.txZc = hasZeroCopyTx(cfg.driver) ? cfg.driver : null;
     this.rxRunDriver = hasRunReceive(cfg.driver) ? cfg.driver : null;
     cfg.driver.setRxHandler(() => this.onRx());
+    const d = cfg.driver;
+    if (hasTxBackpressure(d) && cfg.kick !== undefined) {
+      const wire = new WireCharges();
+      const gate = new TxGate(d, () => this.unflushedFrames, cfg.kick);
+      this.wire = wire;
+      this.txGate = gate;
+      d.setTxEvents({ started: (n) => wire.started(n), opened: () => gate.opened() });
+    }
+  }
+
+  /** Frames built and not yet handed to the driver. */
+  get unflushedFrames(): number {
+    return this.txZc !== null ? this.txZcFrames : this.txQueue.length;
   }
 
   /** What computes the ICRCs ('typescript' or 'native'). */
@@ -120,8 +147,26 @@ export class Port {
     qp.lastTxPath = path;
     qp.lastTxTemplate = tpl;
     qp.counters.sent_pkts++;
+    const cc = qp.cc;
+    if (cc === null) {
+      this.emit(tpl, t);
+      return;
+    }
+    const wire = this.wire;
+    if (wire === null) {
+      const len = this.emit(tpl, t);
+      if (len >= 0) cc.sent(t, len);
+      return;
+    }
+    this.emitCharged(cc, wire, tpl, t);
+  }
+
+  /** Builds the frame of `t` and, for a request, records its charge for when it starts on the wire. */
+  private emitCharged(cc: QpCongestion, wire: WireCharges, tpl: FrameTemplate, t: TransportSpec): void {
+    // Its number among the frames handed to the driver: a flush inside emit hands over those before it.
+    const seq = wire.handed + this.unflushedFrames;
     const len = this.emit(tpl, t);
-    if (len >= 0 && qp.cc !== null) qp.cc.sent(t, len);
+    if (len >= 0 && cc.waitsForWire(t)) wire.add(cc, len, seq);
   }
 
   /**
@@ -190,16 +235,27 @@ export class Port {
       this.icrc.seal(zc !== null ? zc.txSpace.buf : this.txSlab, this.txIcrcDesc, this.txIcrcCount);
       this.txIcrcCount = 0;
     }
+    const wire = this.wire;
     if (zc !== null) {
       this.txZcFrames = 0;
-      zc.txCommit(); // what the link cannot carry (over the MTU) the driver counts in txDropped, as txBurst does
+      // Every reserved frame is taken: what the link cannot carry (over the MTU) the driver counts in
+      // txDropped, as txBurst does (and a driver with the on-wire report reports it in its turn).
+      if (wire !== null) wire.took(count);
+      zc.txCommit();
       return;
     }
     const q = this.txQueue;
     this.txQueue = [];
     this.txOff = 0;
+    if (wire !== null) wire.took(q.length);
     const taken = this.driver.txBurst(q);
-    if (taken < q.length) this.counters.send_err += q.length - taken;
+    if (taken < q.length) {
+      this.counters.send_err += q.length - taken;
+      if (wire !== null) {
+        wire.handed -= q.length - taken;
+        wire.notTakenFrom(wire.handed);
+      }
+    }
   }
 
   // ------------------------------------------------------------------ receive

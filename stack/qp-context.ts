@@ -18,6 +18,7 @@ import type { TraceEvent } from './trace';
 import type { Mtu } from './mtu';
 import type { TxScratch } from './tx-scratch';
 import type { InflightBound } from './inflight-bound';
+import type { TxGate } from './tx-gate';
 
 /** How the requester paces itself (rxe module parameters). */
 export interface QpTuning {
@@ -52,6 +53,11 @@ export interface QpContext {
   trace(make: () => TraceEvent): void;
   /** The device-wide bound on packets in flight across QPs (stack/inflight-bound.ts), or null for none. */
   readonly inflight: InflightBound | null;
+  /**
+   * The gate of a driver with transmit backpressure (stack/tx-gate.ts): no new request packets while
+   * its transmit queue is full or paused. Null for a driver without it (the memory link, the host drivers).
+   */
+  readonly txGate: TxGate | null;
   /** Where the responder holds the ACKs it owes (stack/ack-coalescer.ts, stack/ack-deferral.ts), or null: each goes at once. */
   readonly acks: AckHold | null;
 }

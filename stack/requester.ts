@@ -272,6 +272,21 @@ export function requesterRun(qp: QueuePair): void {
   if (st !== QpState.RTS && st !== QpState.SQD) return;
   if (req.waitUntil > ctx.clock.now()) return; // an RNR wait: the completer restarts us
   let budget = ctx.tuning.burst;
+  // A driver whose transmit queue is full or paused by PFC takes no new requests: the gate kicks
+  // us when it has room (stack/tx-gate.ts). Checked once a run: its room bounds the run's budget.
+  const gate = ctx.txGate;
+  let roomBound = false;
+  if (gate !== null) {
+    const room = gate.room();
+    if (room <= 0) {
+      gate.wait(qp, true);
+      return;
+    }
+    if (room < budget) {
+      budget = room;
+      roomBound = true;
+    }
+  }
   while (budget > 0) {
     const w = qp.sq[req.next];
     if (w === undefined) return;
@@ -303,5 +318,6 @@ export function requesterRun(qp: QueuePair): void {
       if (qp.type !== QpType.RC) completeInOrder(qp, w, WcStatus.SUCCESS);
     }
   }
-  ctx.kick(qp);
+  if (roomBound && gate !== null) gate.wait(qp, false);
+  else ctx.kick(qp);
 }

@@ -1,8 +1,16 @@
 /**
  * The requester's pacer: spaces a QP's request packets at the reaction point's current rate, on
- * the injected clock (virtual in a simulation, real on the drivers). A packet of L bytes sent at
- * time t lets the next one go at t + L·8/R_C; while the RP is not rate-limited the pacer lets
- * everything through (the link itself serializes at line rate) and keeps no timer.
+ * the injected clock (virtual in a simulation, real on the drivers). A frame of L bytes sent at
+ * time t lets the next one go at t + W(L)·8/R_C, W(L) its bytes on the wire: padded to 60, plus
+ * preamble, FCS and inter-frame gap (packets/wire-size.ts), so pacing at the line rate is the
+ * wire's own rate. While the RP is not rate-limited the pacer lets everything through (the link
+ * itself serializes at line rate) and keeps no timer.
+ *
+ * When the driver reports frames as they start on the wire (nic-driver/driver.ts TxBackpressure),
+ * the port charges the pacer then, not when the frame is built: `built()` counts a frame waiting
+ * for the wire, and the next is not admitted until it has left and its gap has passed, so a QP
+ * held behind a full or paused transmit queue does not pile frames up in it (HPCC's ns-3 sets a
+ * QP's next send time when its packet is dequeued for the wire, rdma-hw.cc PktSent).
  *
  * The requester asks `admit()` before each packet; a refusal arms one timer for the time the next
  * packet may go, which resumes the requester (`resume`). No credit builds up while a QP is idle:
@@ -14,6 +22,7 @@
  * a QP would send one packet per timer instead of its rate.
  */
 import type { Clock, TimerId } from '../../base/clock';
+import { wireBytes } from '../../packets/wire-size';
 
 export interface RateSource {
   readonly limited: boolean;
@@ -30,6 +39,9 @@ export class Pacer {
   /** The last packet's turn and size: the gap after it is recomputed when the rate changes. */
   private lastBase = 0;
   private lastBytes = 0;
+  /** Frames built and not yet on the wire (only when charged at wire time), and whether the requester waits for them. */
+  private unsent = 0;
+  private waitWire = false;
 
   constructor(
     private readonly clock: Clock,
@@ -48,35 +60,60 @@ export class Pacer {
   /** True when a packet may go now; otherwise arms the resume timer (once) and returns false. */
   admit(): boolean {
     if (!this.pacing) return true;
+    if (this.unsent > 0) {
+      // The gap after a frame starts when it goes on the wire: wait until it has (sent() resumes).
+      this.waitWire = true;
+      return false;
+    }
     const now = this.clock.now();
     if (now >= this.nextAt) return true;
     // Held back from here on: until it is back on schedule, late turns may still be taken (within
     // the slack), whatever resumes the requester first (this timer, an ACK, a new post).
     this.behind = true;
-    if (this.timer === null) {
-      this.timer = this.clock.schedule(Math.ceil(this.nextAt), () => {
-        this.timer = null;
-        this.behind = true;
-        this.resume();
-      });
-    }
+    this.armResume();
     return false;
   }
 
-  /** A packet of `bytes` (its Ethernet frame) went out: the next may go one gap later. */
+  /** Arms the timer (once) that resumes the requester at `nextAt`. */
+  private armResume(): void {
+    if (this.timer !== null) return;
+    this.timer = this.clock.schedule(Math.ceil(this.nextAt), () => {
+      this.timer = null;
+      this.behind = true;
+      this.resume();
+    });
+  }
+
+  /** A frame was built and waits for the wire: `sent` charges it when it starts (wire-time charging). */
+  built(): void {
+    this.unsent++;
+  }
+
+  /**
+   * A frame of `bytes` (its Ethernet frame without FCS) went out: the next may go one gap later, the
+   * gap the frame's wire bytes take at the current rate. With wire-time charging, called as the
+   * frame starts on the wire, and a requester waiting for it is resumed (at once, or at its turn).
+   */
   sent(bytes: number): void {
+    if (this.unsent > 0) this.unsent--;
     if (!this.pacing) {
       this.nextAt = 0;
       this.behind = false;
-      return;
+    } else {
+      const now = this.clock.now();
+      let base = this.nextAt;
+      if (base < now && !(this.behind && now - base <= this.slackNs)) base = now;
+      const wire = wireBytes(bytes);
+      this.lastBase = base;
+      this.lastBytes = wire;
+      this.nextAt = base + (wire * 8000) / this.rate.currentRate;
+      if (this.nextAt >= now) this.behind = false;
     }
-    const now = this.clock.now();
-    let base = this.nextAt;
-    if (base < now && !(this.behind && now - base <= this.slackNs)) base = now;
-    this.lastBase = base;
-    this.lastBytes = bytes;
-    this.nextAt = base + (bytes * 8000) / this.rate.currentRate;
-    if (this.nextAt >= now) this.behind = false;
+    if (this.waitWire && this.unsent === 0) {
+      this.waitWire = false;
+      if (!this.pacing || this.clock.now() >= this.nextAt) this.resume();
+      else this.armResume();
+    }
   }
 
   /**
@@ -116,5 +153,7 @@ export class Pacer {
     this.timer = null;
     this.nextAt = 0;
     this.behind = false;
+    this.unsent = 0;
+    this.waitWire = false;
   }
 }

@@ -9,6 +9,14 @@
  *   port.ts        `qp.cc.sent(t, len)` for each frame built (requests feed the pacer and the
  *                  byte counter), a CE mark on a received packet → `np.due()` → a CNP,
  *                  a received CNP → `rp.onCnp()`.
+ * With a driver that reports frames as they start on the wire (nic-driver/driver.ts
+ * TxBackpressure), port.ts charges them then instead: `waitsForWire(t)` when the frame is built,
+ * `onWire(len)` when it starts on the wire (stack/wire-charges.ts keeps them in order).
+ *
+ * The byte counter counts frame bytes (without preamble, FCS and gap), as Zhu's DCQCN simulator
+ * does (ns3-rdma qbb-net-device.cc DequeueAndTransmit: `m_txBytes[fIndex][i] -= p->GetSize()`
+ * as the packet is dequeued for the wire); mlx5's rp_byte_reset is "bytes transmitted" with no
+ * wire overhead named. The pacer's gap counts the wire's bytes (pacer.ts).
  */
 import type { Clock } from '../../base/clock';
 import type { TransportSpec } from '../../packets/build';
@@ -50,6 +58,24 @@ export class QpCongestion {
   sent(t: TransportSpec, len: number): void {
     const rp = this.rp;
     if (rp === null || ((OPCODES[t.bth.opcode]?.flags ?? 0) & OpFlag.REQ) === 0) return;
+    (this.pacer as Pacer).sent(len);
+    rp.onSent(len);
+  }
+
+  /**
+   * Wire-time charging: true when a frame of `t` just built is to be charged when it starts on the
+   * wire (a request of a QP with a reaction point); the pacer then counts it as waiting.
+   */
+  waitsForWire(t: TransportSpec): boolean {
+    if (this.rp === null || ((OPCODES[t.bth.opcode]?.flags ?? 0) & OpFlag.REQ) === 0) return false;
+    (this.pacer as Pacer).built();
+    return true;
+  }
+
+  /** Wire-time charging: a request frame of `len` bytes that `waitsForWire` took started on the wire. */
+  onWire(len: number): void {
+    const rp = this.rp;
+    if (rp === null) return;
     (this.pacer as Pacer).sent(len);
     rp.onSent(len);
   }

@@ -104,6 +104,11 @@ export class DcqcnReactionPoint {
     return { timer: this.timerStage, byte: this.byteStage };
   }
 
+  /** Bytes the byte counter has counted toward its next expiry (rp_byte_reset). */
+  get byteCount(): number {
+    return this.bytes;
+  }
+
   /** A CNP for this QP arrived. */
   onCnp(): void {
     const now = this.clock.now();

@@ -8,6 +8,7 @@ import { type Clock, type TimerId, VirtualClock } from '../../../base/clock';
 import { DcqcnReactionPoint } from '../../../stack/congestion/rp/dcqcn';
 import { resolveCongestion, RP_DEFAULTS, type RpParams } from '../../../stack/congestion/parameters';
 import { Pacer } from '../../../stack/congestion/pacer';
+import { WIRE_OVERHEAD_BYTES } from '../../../packets/wire-size';
 import { VerbsError } from '../../../stack/errors';
 
 const US = 1000;
@@ -257,19 +258,23 @@ describe('minimum rate', () => {
   });
 });
 
+/** Frames of 1000 and 500 bytes on the wire: the pacer counts preamble, FCS and gap (24 bytes) beyond the frame. */
+const F1000 = 1000 - WIRE_OVERHEAD_BYTES;
+const F500 = 500 - WIRE_OVERHEAD_BYTES;
+
 describe('pacer', () => {
-  test('spaces packets at R_C: L bytes → L·8/R_C ns; lets everything through while not limited', () => {
+  test('spaces packets at R_C: a frame of L bytes → its wire bytes (L + 24) ·8/R_C ns; lets everything through while not limited', () => {
     const { clock, r } = rp({ rpRateToSetOnFirstCnp: 1000 }); // 1 Gb/s: 1000 bytes every 8 µs
     let resumed = 0;
     const p = new Pacer(clock, r, () => resumed++);
     expect(p.admit()).toBe(true);
-    p.sent(1000);
+    p.sent(F1000);
     expect(p.admit()).toBe(true); // not limited: no spacing, no timer
     expect(clock.nextAt()).toBeNull();
     r.onCnp();
     const t0 = clock.now();
     expect(p.admit()).toBe(true);
-    p.sent(1000);
+    p.sent(F1000);
     expect(p.admit()).toBe(false);
     expect(p.admit()).toBe(false); // one timer, not two
     clock.runUntil(t0 + 8 * US - 1);
@@ -277,7 +282,7 @@ describe('pacer', () => {
     clock.runUntil(t0 + 8 * US);
     expect(resumed).toBe(1);
     expect(p.admit()).toBe(true);
-    p.sent(500);
+    p.sent(F500);
     clock.runUntil(t0 + 10 * US); // 500 bytes: 4 µs
     expect(p.admit()).toBe(false);
     clock.runUntil(t0 + 12 * US);
@@ -294,7 +299,7 @@ describe('pacer and rate changes', () => {
     const p = new Pacer(clock, rate, () => resumed++);
     const t0 = clock.now();
     expect(p.admit()).toBe(true);
-    p.sent(1000);
+    p.sent(F1000);
     expect(p.admit()).toBe(false);
     clock.runUntil(t0 + 2 * US);
     rate.currentRate = 1000; // 1 Gb/s: the gap after the last packet is 8 µs
@@ -304,7 +309,7 @@ describe('pacer and rate changes', () => {
     clock.runUntil(t0 + 8 * US);
     expect(resumed).toBe(1);
     expect(p.admit()).toBe(true);
-    p.sent(1000);
+    p.sent(F1000);
     rate.currentRate = 500; // slower now: the armed gap stays, admit() re-checks at its end
     expect(p.admit()).toBe(false);
     p.rateChanged();
@@ -319,8 +324,8 @@ describe('pacer and rate changes', () => {
     let resumed = 0;
     const free = new Pacer(clock, rate, () => resumed++);
     const paced = new Pacer(clock, rate, () => resumed++, 0, true);
-    free.sent(1000);
-    paced.sent(1000);
+    free.sent(F1000);
+    paced.sent(F1000);
     expect(free.admit()).toBe(true);
     expect(paced.admit()).toBe(false);
     clock.runUntil(clock.now() + 8 * US);
@@ -336,12 +341,12 @@ describe('pacer slack (a clock whose timers fire late)', () => {
       r.onCnp();
       const p = new Pacer(clock, r, () => undefined, slackUs * US);
       const t0 = clock.now();
-      p.sent(1000);
+      p.sent(F1000);
       expect(p.admit()).toBe(false);
       clock.runUntil(t0 + 80 * US); // the resume comes 72 µs late: nine more packets' turns have passed
       let n = 0;
       while (p.admit() && n < 100) {
-        p.sent(1000);
+        p.sent(F1000);
         n++;
       }
       expect(n).toBe(slackUs === 0 ? 1 : 10);
@@ -367,14 +372,14 @@ describe('on a clock whose timers fire late', () => {
       let resumed = 0;
       const p = new Pacer(lateClock(inner, 1_000 * US), rate, () => resumed++, slackUs * US);
       const t0 = inner.now();
-      p.sent(1000);
+      p.sent(F1000);
       expect(p.admit()).toBe(false); // held back; its timer is due at 8 µs but fires at 1008 µs
       inner.runUntil(t0 + 80 * US);
       expect(resumed).toBe(0);
       // The requester runs for another reason 80 µs on: ten turns have passed.
       let n = 0;
       while (p.admit() && n < 100) {
-        p.sent(1000);
+        p.sent(F1000);
         n++;
       }
       expect(n).toBe(slackUs === 0 ? 1 : 10);

@@ -1,11 +1,13 @@
 /**
  * The pacer in the requester, by dialogue: unlimited, a multi-packet WRITE leaves in one burst;
- * after a CNP the same WRITE leaves one packet per L·8/R_C, each released by the pacer's timer.
+ * after a CNP the same WRITE leaves one packet per W·8/R_C (W: the frame's bytes on the wire,
+ * preamble, FCS and gap included), each released by the pacer's timer.
  */
 import { scriptedPeer, op, psnPlus, SYN } from '../../support/scripted-peer';
 import { Opcode } from '../../../packets/opcodes';
 import { SendFlags, WrOpcode } from '../../../stack/work-request-codes';
 import { Ecn } from '../../../packets/ecn';
+import { wireBytes } from '../../../packets/wire-size';
 
 describe('pacer: the requester sends at the reaction point’s rate', () => {
   test('a 4-packet WRITE: one burst while unlimited; one packet per frame-time at R_C after a CNP', () => {
@@ -27,7 +29,7 @@ describe('pacer: the requester sends at the reaction point’s rate', () => {
     expect(first.map((s) => s.op)).toEqual(['RC_RDMA_WRITE_FIRST']);
     for (const name of ['RC_RDMA_WRITE_MIDDLE', 'RC_RDMA_WRITE_MIDDLE', 'RC_RDMA_WRITE_LAST']) {
       const prev = h.driver.tx[h.driver.tx.length - 1] as Uint8Array;
-      const gapNs = Math.ceil((prev.length * 8000) / rate); // the previous frame at R_C
+      const gapNs = Math.ceil((wireBytes(prev.length) * 8000) / rate); // the previous frame's wire bytes at R_C
       h.advance(gapNs - 1);
       expect(h.sent()).toEqual([]);
       h.advance(1);
