@@ -103,7 +103,7 @@ function fail(msg) {
 }
 
 function parseArgs(argv) {
-  const out = { ns3: null, work: null, timeoutS: 1800, roceOnly: false };
+  const out = { ns3: null, work: null, timeoutS: 1800, roceOnly: false, seeds: 3 };
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i];
     const val = () => {
@@ -115,13 +115,15 @@ function parseArgs(argv) {
     else if (a === '--work') out.work = val();
     else if (a === '--timeout') out.timeoutS = Number(val());
     else if (a === '--roce-only') out.roceOnly = true;
+    else if (a === '--seeds') out.seeds = Number(val());
     else if (a === '-h' || a === '--help') {
-      process.stdout.write('usage: node scripts/ns3-compare/compare.mjs --ns3 HPCC_TREE [--work DIR] [--timeout SECONDS]\n       node scripts/ns3-compare/compare.mjs --roce-only [--work DIR]   (the roce sim column alone)\n  HPCC_TREE: a built clone of alibaba-edu/High-Precision-Congestion-Control (or its simulation/ directory)\n');
+      process.stdout.write('usage: node scripts/ns3-compare/compare.mjs --ns3 HPCC_TREE [--work DIR] [--seeds N] [--timeout SECONDS]\n  runs seeds 1..N of both (default 3; ns-3 through NS_GLOBAL_VALUE=RngRun=N)\n       node scripts/ns3-compare/compare.mjs --roce-only [--work DIR]   (the roce sim column alone)\n  HPCC_TREE: a built clone of alibaba-edu/High-Precision-Congestion-Control (or its simulation/ directory)\n');
       process.exit(0);
     } else fail(`unknown argument ${JSON.stringify(a)} (try --help)`);
   }
   if (out.ns3 === null && !out.roceOnly) fail('give the HPCC ns-3 tree with --ns3 PATH (a clone of alibaba-edu/High-Precision-Congestion-Control, built)');
   if (!(out.timeoutS > 0)) fail('--timeout must be a positive number of seconds');
+  if (!(Number.isInteger(out.seeds) && out.seeds >= 1 && out.seeds <= 20)) fail('--seeds must be 1..20');
   return out;
 }
 
@@ -146,6 +148,7 @@ function findNs3(path) {
 // ---- ns-3 ----------------------------------------------------------------------------------
 
 function writeNs3Inputs(dir, name, bytes, monitor) {
+  // name carries the seed: every run has its own outputs.
   const topo = join(dir, `topology.txt`);
   const links = Array.from({ length: HOSTS }, (_, h) => `${h} ${SWITCH} ${RATE_GBPS}Gbps ${LINK_DELAY_MS}ms 0`);
   writeFileSync(topo, `${HOSTS + 1} 1 ${HOSTS}\n${SWITCH}\n${links.join('\n')}\n`);
@@ -208,11 +211,11 @@ function writeNs3Inputs(dir, name, bytes, monitor) {
   return { config: path, fct: out('fct'), pfc: out('pfc'), qlen: out('qlen'), log: out('log') };
 }
 
-function runNs3(ns3, files, timeoutS) {
+function runNs3(ns3, files, timeoutS, seed) {
   const t = Date.now();
   const r = spawnSync(ns3.program, [files.config], {
     cwd: ns3.sim,
-    env: { ...process.env, LD_LIBRARY_PATH: [ns3.libDir, process.env.LD_LIBRARY_PATH].filter(Boolean).join(':') },
+    env: { ...process.env, NS_GLOBAL_VALUE: `RngRun=${seed}`, LD_LIBRARY_PATH: [ns3.libDir, process.env.LD_LIBRARY_PATH].filter(Boolean).join(':') },
     encoding: 'utf8',
     maxBuffer: 1 << 30,
     timeout: timeoutS * 1000,
@@ -284,13 +287,12 @@ function roceArgs() {
     '--pfc', `xoff=${pfc.xoff},xon=${pfc.xon}`,
     '--cc', 'dcqcn',
     '--cc-param', Object.entries(CC_PARAMS).map(([k, v]) => `${k}=${v}`).join(','),
-    '--seed', '1',
   ];
 }
 
-function runRoce(extra, pcap, timeoutS) {
+function runRoce(extra, pcap, timeoutS, seed) {
   const cli = join(REPO, 'dist', 'cli', 'main.js');
-  const args = [join(REPO, 'bin', 'roce.js'), 'sim', ...roceArgs(), ...extra, '--json', ...(pcap ? ['--pcap', pcap] : [])];
+  const args = [join(REPO, 'bin', 'roce.js'), 'sim', ...roceArgs(), '--seed', String(seed), ...extra, '--json', ...(pcap ? ['--pcap', pcap] : [])];
   const t = Date.now();
   const r = spawnSync(process.execPath, args, { encoding: 'utf8', maxBuffer: 1 << 30, timeout: timeoutS * 1000 });
   if (r.error) fail(`roce sim: ${r.error.message}`);
@@ -351,22 +353,36 @@ const times = (xs) => (xs.length === 0 ? 'none' : `${xs.length}: first ${ms(xs[0
 
 const NOT_MEASURED = 'not measured';
 
-/** ns-3's two runs: the queue, the pauses, the drops and the completion times. */
-function measureNs3(ns3, work, timeoutS) {
+/** ns-3's two runs under one seed: the queue, the pauses, the drops and the completion times. */
+function measureNs3(ns3, work, timeoutS, seed) {
   // (a) long flows: the queue monitored from 10 ms after the start to 30 ms (T0 + 30 ms = 0.1 s, a dump).
   const startNs = Math.round((T0_S + STEADY_FROM_MS / 1000) * 1e9);
   const endNs = Math.round((T0_S + RUN_MS / 1000) * 1e9);
   if (endNs % 100_000_000 !== 0) fail('internal: the monitor must end on a multiple of 100 ms');
-  const filesA = writeNs3Inputs(work, 'long', LONG_BYTES, { startNs, endNs, stopS: (endNs + 1000) / 1e9 });
-  process.stderr.write('ns3-compare: ns-3 (a) 8 long flows...\n');
-  const a = runNs3(ns3, filesA, timeoutS);
+  const filesA = writeNs3Inputs(work, `long-s${seed}`, LONG_BYTES, { startNs, endNs, stopS: (endNs + 1000) / 1e9 });
+  process.stderr.write(`ns3-compare: ns-3 seed ${seed} (a) 8 long flows...\n`);
+  const a = runNs3(ns3, filesA, timeoutS, seed);
   // (b) 8 flows of 5 MB; the monitor is set after the stop (off).
-  const filesB = writeNs3Inputs(work, 'finite', FINITE_BYTES, { startNs: 900_000_000, endNs: 1_000_000_000, stopS: T0_S + 0.2 });
-  process.stderr.write('ns3-compare: ns-3 (b) 8 flows of 5 MB...\n');
-  const b = runNs3(ns3, filesB, timeoutS);
+  const filesB = writeNs3Inputs(work, `finite-s${seed}`, FINITE_BYTES, { startNs: 900_000_000, endNs: 1_000_000_000, stopS: T0_S + 0.2 });
+  process.stderr.write(`ns3-compare: ns-3 seed ${seed} (b) 8 flows of 5 MB...\n`);
+  const b = runNs3(ns3, filesB, timeoutS, seed);
   const fct = ns3Fcts(filesB.fct);
   if (fct.length !== SENDERS) fail(`${filesB.fct}: ${fct.length} flows completed, not ${SENDERS} (log: ${filesB.log})`);
-  return { queue: ns3Queue(filesA.qlen), pauses: ns3Pauses(filesA.pfc), drops: a.drops, fct, seconds: a.seconds + b.seconds, command: `cd ${ns3.sim} && LD_LIBRARY_PATH=build ${ns3.program} ${filesA.config} (and ${filesB.config})` };
+  return { queue: ns3Queue(filesA.qlen), pauses: ns3Pauses(filesA.pfc), drops: a.drops, fct: fct.map((f) => f.fctMs), fctByHost: fct, seconds: a.seconds + b.seconds, command: `cd ${ns3.sim} && NS_GLOBAL_VALUE=RngRun=${seed} LD_LIBRARY_PATH=build ${ns3.program} ${filesA.config} (and ${filesB.config})` };
+}
+
+/** roce sim's two runs under one seed, the same figures. */
+function measureRoce(work, timeoutS, seed) {
+  process.stderr.write(`ns3-compare: roce sim seed ${seed} (a)...\n`);
+  const pcap = join(work, `roce-long-s${seed}.pcap`);
+  const a = runRoce(['--duration', `${RUN_MS}ms`, '--steady-from', `${STEADY_FROM_MS}ms`, '--bin', '1us'], pcap, timeoutS, seed);
+  const pauses = pcapPauses(pcap);
+  if (pauses.length !== a.result.pfcPauses) fail(`roce sim (a): the capture holds ${pauses.length} PFC pauses, the report ${a.result.pfcPauses}`);
+  process.stderr.write(`ns3-compare: roce sim seed ${seed} (b)...\n`);
+  const names = Array.from({ length: SENDERS }, (_, h) => `${String.fromCharCode(97 + h)}>${String.fromCharCode(97 + RECEIVER)}:size=${FINITE_BYTES}`);
+  const b = runRoce(['--flows', names.join(','), '--duration', '60ms'], null, timeoutS, seed);
+  const fctByFlow = roceFcts(b.result);
+  return { queue: roceQueue(a.result), pauses, drops: a.result.drops, steady: a.result.steady, fctByFlow, fct: fctByFlow.filter((f) => f.completed).map((f) => f.fctMs), seconds: a.seconds + b.seconds, commands: [a.command, b.command] };
 }
 
 function main() {
@@ -377,45 +393,44 @@ function main() {
   mkdirSync(work, { recursive: true });
   if (/\s/.test(work)) fail(`the work directory must have no blank in its path (ns-3's config reader splits on blanks): ${work}`);
   process.stderr.write(`ns3-compare: ns-3 ${ns3?.program ?? NOT_MEASURED}\nns3-compare: work directory ${work}\n`);
-  const ns = ns3 === null ? null : measureNs3(ns3, work, args.timeoutS);
-
-  process.stderr.write('ns3-compare: roce sim (a)...\n');
-  const pcap = join(work, 'roce-long.pcap');
-  const roA = runRoce(['--duration', `${RUN_MS}ms`, '--steady-from', `${STEADY_FROM_MS}ms`, '--bin', '1us'], pcap, args.timeoutS);
-  const roQueue = roceQueue(roA.result);
-  const roPauses = pcapPauses(pcap);
-  if (roPauses.length !== roA.result.pfcPauses) fail(`roce sim (a): the capture holds ${roPauses.length} PFC pauses, the report ${roA.result.pfcPauses}`);
-  process.stderr.write('ns3-compare: roce sim (b)...\n');
-  const names = Array.from({ length: SENDERS }, (_, h) => `${String.fromCharCode(97 + h)}>${String.fromCharCode(97 + RECEIVER)}:size=${FINITE_BYTES}`);
-  const roB = runRoce(['--flows', names.join(','), '--duration', '60ms'], null, args.timeoutS);
-  const roFct = roceFcts(roB.result);
+  const seeds = Array.from({ length: args.seeds }, (_, i) => i + 1);
+  const ns = ns3 === null ? null : seeds.map((seed) => measureNs3(ns3, work, args.timeoutS, seed));
+  const ro = seeds.map((seed) => measureRoce(work, args.timeoutS, seed));
 
   const pfc = pfcEquivalent();
   const rows = [];
   const row = (what, a, b) => rows.push(`| ${what} | ${a} | ${b} |`);
-  const n = (f) => (ns === null ? NOT_MEASURED : f(ns));
-  row('(a) bottleneck port', n((x) => `switch ${x.queue.port}`), `port ${roQueue.port}`);
-  row('(a) queue samples, 10–30 ms', n((x) => `${x.queue.samples} (every 100 ns)`), `${roQueue.samples} (largest in each 1 µs)`);
-  row('(a) queue mean', n((x) => kb(x.queue.meanKB)), kb(roQueue.meanKB));
-  row('(a) queue median', n((x) => kb(x.queue.medianKB)), kb(roQueue.medianKB));
-  row('(a) queue p99', n((x) => kb(x.queue.p99KB)), kb(roQueue.p99KB));
-  row('(a) queue max, 10–30 ms', n((x) => kb(x.queue.maxKB)), kb(roQueue.maxKB));
-  row('(a) PFC pauses, 0–30 ms', n((x) => times(x.pauses)), times(roPauses));
-  row('(a) PFC pauses after 10 ms', n((x) => String(x.pauses.filter((t) => t > STEADY_FROM_MS).length)), String(roPauses.filter((t) => t > STEADY_FROM_MS).length));
-  row('(a) drops', n((x) => String(x.drops)), String(roA.result.drops));
-  const st = roA.result.steady;
-  row('(a) steady Gb/s per flow (frames), 10–30 ms', 'not reported by third.cc', `${Math.min(...st.flowsGbps).toFixed(2)}–${Math.max(...st.flowsGbps).toFixed(2)} (Jain ${st.jainIndex?.toFixed(3)})`);
-  row('(a) marked, CNPs per flow per ms', 'not reported by third.cc', `${(st.markProbability * 100).toFixed(2)} %, ${st.cnpsPerFlowPerMs.toFixed(2)}`);
+  /** One figure per seed, "s1 / s2 / s3". */
+  const each = (runs, f) => (runs === null ? NOT_MEASURED : runs.map(f).join(' / '));
+  const mean = (xs) => xs.reduce((a, b) => a + b, 0) / xs.length;
+  const n1 = ns?.[0] ?? null;
+  const r1 = ro[0];
+  const seedList = seeds.join(', ');
+  row('(a) bottleneck port', n1 === null ? NOT_MEASURED : `switch ${n1.queue.port}`, `port ${r1.queue.port}`);
+  row('(a) queue samples per seed, 10–30 ms', n1 === null ? NOT_MEASURED : `${n1.queue.samples} (every 100 ns)`, `${r1.queue.samples} (largest in each 1 µs)`);
+  row(`(a) queue mean, seeds ${seedList}`, each(ns, (x) => kb(x.queue.meanKB)), each(ro, (x) => kb(x.queue.meanKB)));
+  row(`(a) queue median, seeds ${seedList}`, each(ns, (x) => kb(x.queue.medianKB)), each(ro, (x) => kb(x.queue.medianKB)));
+  row(`(a) queue p99, seeds ${seedList}`, each(ns, (x) => kb(x.queue.p99KB)), each(ro, (x) => kb(x.queue.p99KB)));
+  row(`(a) queue max 10–30 ms, seeds ${seedList}`, each(ns, (x) => kb(x.queue.maxKB)), each(ro, (x) => kb(x.queue.maxKB)));
+  row(`(a) PFC pauses 0–30 ms, seeds ${seedList}`, each(ns, (x) => times(x.pauses)), each(ro, (x) => times(x.pauses)));
+  row(`(a) PFC pauses after 10 ms, seeds ${seedList}`, each(ns, (x) => String(x.pauses.filter((t) => t > STEADY_FROM_MS).length)), each(ro, (x) => String(x.pauses.filter((t) => t > STEADY_FROM_MS).length)));
+  row(`(a) drops, seeds ${seedList}`, each(ns, (x) => String(x.drops)), each(ro, (x) => String(x.drops)));
+  row(`(a) steady Gb/s per flow (frames) 10–30 ms, seeds ${seedList}`, 'not reported by third.cc', each(ro, (x) => `${Math.min(...x.steady.flowsGbps).toFixed(2)}–${Math.max(...x.steady.flowsGbps).toFixed(2)} (Jain ${x.steady.jainIndex?.toFixed(3)})`));
+  row(`(a) marked, seeds ${seedList}`, 'not reported by third.cc', each(ro, (x) => `${(x.steady.markProbability * 100).toFixed(2)} %`));
+  row(`(a) CNPs per flow per ms, seeds ${seedList}`, 'not reported by third.cc', each(ro, (x) => x.steady.cnpsPerFlowPerMs.toFixed(2)));
   for (let i = 0; i < SENDERS; i++) {
-    const r = roFct[i];
-    row(`(b) FCT ${r?.name ?? i} (ns-3 host ${i})`, n((x) => ms(x.fct.find((f) => f.host === i)?.fctMs ?? null)), r?.completed ? ms(r.fctMs) : 'not completed');
+    const r = r1.fctByFlow[i];
+    row(`(b) FCT ${r?.name ?? i} (ns-3 host ${i}), seed 1`, n1 === null ? NOT_MEASURED : ms(n1.fctByHost.find((f) => f.host === i)?.fctMs ?? null), r?.completed ? ms(r.fctMs) : 'not completed');
   }
-  const spread = (xs) => (xs.length === 0 ? '–' : `${ms(Math.min(...xs))} / ${ms(xs.reduce((a, b) => a + b, 0) / xs.length)} / ${ms(Math.max(...xs))}`);
-  row('(b) FCT min / mean / max', n((x) => spread(x.fct.map((f) => f.fctMs))), spread(roFct.filter((f) => f.completed).map((f) => f.fctMs)));
-  row('(b) one flow alone (third.cc standalone_fct)', n((x) => ms(x.fct[0]?.standaloneMs ?? null)), '');
+  const complete = (x) => `${x.fct.length}/${SENDERS}`;
+  row(`(b) flows completed, seeds ${seedList}`, each(ns, complete), each(ro, complete));
+  row(`(b) FCT min, seeds ${seedList}`, each(ns, (x) => ms(Math.min(...x.fct))), each(ro, (x) => ms(Math.min(...x.fct))));
+  row(`(b) FCT mean, seeds ${seedList}`, each(ns, (x) => ms(mean(x.fct))), each(ro, (x) => ms(mean(x.fct))));
+  row(`(b) FCT max, seeds ${seedList}`, each(ns, (x) => ms(Math.max(...x.fct))), each(ro, (x) => ms(Math.max(...x.fct))));
+  row('(b) one flow alone (third.cc standalone_fct)', n1 === null ? NOT_MEASURED : ms(n1.fctByHost[0]?.standaloneMs ?? null), '');
   const ideal = ms((SENDERS * FINITE_BYTES * 8) / (RATE_GBPS * 1e6));
   row('(b) 8 × 5 MB of payload at 10 Gb/s', ideal, ideal);
-  row('run time (wall clock)', n((x) => `${x.seconds.toFixed(0)} s`), `${(roA.seconds + roB.seconds).toFixed(0)} s`);
+  row('run time, all seeds (wall clock)', ns === null ? NOT_MEASURED : `${ns.reduce((a, x) => a + x.seconds, 0).toFixed(0)} s`, `${ro.reduce((a, x) => a + x.seconds, 0).toFixed(0)} s`);
 
   const out = [];
   out.push(`8 → 1 at ${RATE_GBPS} Gb/s, 1 µs links, DCQCN with HPCC run.py's dcqcn parameters at bw=${RATE_GBPS}; PFC in roce sim: xoff=${pfc.xoff},xon=${pfc.xon} (ns-3's dynamic threshold with 8 equal shares; ${pfc.oneHost} B with one host queued)`);
@@ -424,9 +439,9 @@ function main() {
   out.push('|---|---|---|');
   out.push(...rows);
   out.push('');
-  out.push(`ns-3: ${ns?.command ?? NOT_MEASURED}`);
-  out.push(`roce sim (a): ${roA.command}`);
-  out.push(`roce sim (b): ${roB.command}`);
+  out.push(`ns-3, seed 1: ${n1?.command ?? NOT_MEASURED}`);
+  out.push(`roce sim (a), seed 1: ${r1.commands[0]}`);
+  out.push(`roce sim (b), seed 1: ${r1.commands[1]}`);
   process.stdout.write(`${out.join('\n')}\n`);
 }
 
