@@ -8,7 +8,8 @@
  *   (b) 8 flows of 5 MB starting together: each flow's completion time.
  *
  * Writes the ns-3 topology, flow and config files into a work directory, runs ns-3's
- * `scratch/third` and `roce sim` for both, and prints one markdown table.
+ * `scratch/third` (as run.py sets it, and without hyper increase) and `roce sim` for both, under
+ * seeds 1..N, and prints one markdown table.
  *
  *   node scripts/ns3-compare/compare.mjs --ns3 /path/to/High-Precision-Congestion-Control [--work DIR]
  *
@@ -147,7 +148,7 @@ function findNs3(path) {
 
 // ---- ns-3 ----------------------------------------------------------------------------------
 
-function writeNs3Inputs(dir, name, bytes, monitor) {
+function writeNs3Inputs(dir, name, bytes, monitor, haiMbps) {
   // name carries the seed: every run has its own outputs.
   const topo = join(dir, `topology.txt`);
   const links = Array.from({ length: HOSTS }, (_, h) => `${h} ${SWITCH} ${RATE_GBPS}Gbps ${LINK_DELAY_MS}ms 0`);
@@ -176,7 +177,7 @@ function writeNs3Inputs(dir, name, bytes, monitor) {
     `EWMA_GAIN ${NS3.ewmaGain}`,
     `FAST_RECOVERY_TIMES ${NS3.fastRecoveryTimes}`,
     `RATE_AI ${NS3.rateAiMbps}Mb/s`,
-    `RATE_HAI ${NS3.rateHaiMbps}Mb/s`,
+    `RATE_HAI ${haiMbps}Mb/s`,
     `MIN_RATE ${NS3.minRateMbps}Mb/s`,
     'DCTCP_RATE_AI 1000Mb/s',
     'ERROR_RATE_PER_LINK 0.0000',
@@ -353,18 +354,23 @@ const times = (xs) => (xs.length === 0 ? 'none' : `${xs.length}: first ${ms(xs[0
 
 const NOT_MEASURED = 'not measured';
 
-/** ns-3's two runs under one seed: the queue, the pauses, the drops and the completion times. */
-function measureNs3(ns3, work, timeoutS, seed) {
+/**
+ * ns-3's two runs under one seed: the queue, the pauses, the drops and the completion times.
+ * `haiMbps` is RATE_HAI: run.py's, or RATE_AI's to take hyper increase out as `roce sim` runs
+ * without a byte counter (its hyper stage needs both counters past F).
+ */
+function measureNs3(ns3, work, timeoutS, seed, haiMbps) {
+  const tag = haiMbps === NS3.rateHaiMbps ? '' : `-hai${haiMbps}`;
   // (a) long flows: the queue monitored from 10 ms after the start to 30 ms (T0 + 30 ms = 0.1 s, a dump).
   const startNs = Math.round((T0_S + STEADY_FROM_MS / 1000) * 1e9);
   const endNs = Math.round((T0_S + RUN_MS / 1000) * 1e9);
   if (endNs % 100_000_000 !== 0) fail('internal: the monitor must end on a multiple of 100 ms');
-  const filesA = writeNs3Inputs(work, `long-s${seed}`, LONG_BYTES, { startNs, endNs, stopS: (endNs + 1000) / 1e9 });
-  process.stderr.write(`ns3-compare: ns-3 seed ${seed} (a) 8 long flows...\n`);
+  const filesA = writeNs3Inputs(work, `long-s${seed}${tag}`, LONG_BYTES, { startNs, endNs, stopS: (endNs + 1000) / 1e9 }, haiMbps);
+  process.stderr.write(`ns3-compare: ns-3${tag} seed ${seed} (a) 8 long flows...\n`);
   const a = runNs3(ns3, filesA, timeoutS, seed);
   // (b) 8 flows of 5 MB; the monitor is set after the stop (off).
-  const filesB = writeNs3Inputs(work, `finite-s${seed}`, FINITE_BYTES, { startNs: 900_000_000, endNs: 1_000_000_000, stopS: T0_S + 0.2 });
-  process.stderr.write(`ns3-compare: ns-3 seed ${seed} (b) 8 flows of 5 MB...\n`);
+  const filesB = writeNs3Inputs(work, `finite-s${seed}${tag}`, FINITE_BYTES, { startNs: 900_000_000, endNs: 1_000_000_000, stopS: T0_S + 0.2 }, haiMbps);
+  process.stderr.write(`ns3-compare: ns-3${tag} seed ${seed} (b) 8 flows of 5 MB...\n`);
   const b = runNs3(ns3, filesB, timeoutS, seed);
   const fct = ns3Fcts(filesB.fct);
   if (fct.length !== SENDERS) fail(`${filesB.fct}: ${fct.length} flows completed, not ${SENDERS} (log: ${filesB.log})`);
@@ -394,49 +400,55 @@ function main() {
   if (/\s/.test(work)) fail(`the work directory must have no blank in its path (ns-3's config reader splits on blanks): ${work}`);
   process.stderr.write(`ns3-compare: ns-3 ${ns3?.program ?? NOT_MEASURED}\nns3-compare: work directory ${work}\n`);
   const seeds = Array.from({ length: args.seeds }, (_, i) => i + 1);
-  const ns = ns3 === null ? null : seeds.map((seed) => measureNs3(ns3, work, args.timeoutS, seed));
+  const ns = ns3 === null ? null : seeds.map((seed) => measureNs3(ns3, work, args.timeoutS, seed, NS3.rateHaiMbps));
+  const nh = ns3 === null ? null : seeds.map((seed) => measureNs3(ns3, work, args.timeoutS, seed, NS3.rateAiMbps));
   const ro = seeds.map((seed) => measureRoce(work, args.timeoutS, seed));
 
   const pfc = pfcEquivalent();
   const rows = [];
-  const row = (what, a, b) => rows.push(`| ${what} | ${a} | ${b} |`);
+  const row = (what, a, b, c = NOT_MEASURED) => rows.push(`| ${what} | ${a} | ${c} | ${b} |`);
   /** One figure per seed, "s1 / s2 / s3". */
   const each = (runs, f) => (runs === null ? NOT_MEASURED : runs.map(f).join(' / '));
   const mean = (xs) => xs.reduce((a, b) => a + b, 0) / xs.length;
   const n1 = ns?.[0] ?? null;
+  const h1 = nh?.[0] ?? null;
   const r1 = ro[0];
   const seedList = seeds.join(', ');
-  row('(a) bottleneck port', n1 === null ? NOT_MEASURED : `switch ${n1.queue.port}`, `port ${r1.queue.port}`);
-  row('(a) queue samples per seed, 10–30 ms', n1 === null ? NOT_MEASURED : `${n1.queue.samples} (every 100 ns)`, `${r1.queue.samples} (largest in each 1 µs)`);
-  row(`(a) queue mean, seeds ${seedList}`, each(ns, (x) => kb(x.queue.meanKB)), each(ro, (x) => kb(x.queue.meanKB)));
-  row(`(a) queue median, seeds ${seedList}`, each(ns, (x) => kb(x.queue.medianKB)), each(ro, (x) => kb(x.queue.medianKB)));
-  row(`(a) queue p99, seeds ${seedList}`, each(ns, (x) => kb(x.queue.p99KB)), each(ro, (x) => kb(x.queue.p99KB)));
-  row(`(a) queue max 10–30 ms, seeds ${seedList}`, each(ns, (x) => kb(x.queue.maxKB)), each(ro, (x) => kb(x.queue.maxKB)));
-  row(`(a) PFC pauses 0–30 ms, seeds ${seedList}`, each(ns, (x) => times(x.pauses)), each(ro, (x) => times(x.pauses)));
-  row(`(a) PFC pauses after 10 ms, seeds ${seedList}`, each(ns, (x) => String(x.pauses.filter((t) => t > STEADY_FROM_MS).length)), each(ro, (x) => String(x.pauses.filter((t) => t > STEADY_FROM_MS).length)));
-  row(`(a) drops, seeds ${seedList}`, each(ns, (x) => String(x.drops)), each(ro, (x) => String(x.drops)));
-  row(`(a) steady Gb/s per flow (frames) 10–30 ms, seeds ${seedList}`, 'not reported by third.cc', each(ro, (x) => `${Math.min(...x.steady.flowsGbps).toFixed(2)}–${Math.max(...x.steady.flowsGbps).toFixed(2)} (Jain ${x.steady.jainIndex?.toFixed(3)})`));
-  row(`(a) marked, seeds ${seedList}`, 'not reported by third.cc', each(ro, (x) => `${(x.steady.markProbability * 100).toFixed(2)} %`));
-  row(`(a) CNPs per flow per ms, seeds ${seedList}`, 'not reported by third.cc', each(ro, (x) => x.steady.cnpsPerFlowPerMs.toFixed(2)));
+  row('(a) bottleneck port', n1 === null ? NOT_MEASURED : `switch ${n1.queue.port}`, `port ${r1.queue.port}`, h1 === null ? NOT_MEASURED : `switch ${h1.queue.port}`);
+  row('(a) queue samples per seed, 10–30 ms', n1 === null ? NOT_MEASURED : `${n1.queue.samples} (every 100 ns)`, `${r1.queue.samples} (largest in each 1 µs)`, h1 === null ? NOT_MEASURED : `${h1.queue.samples} (every 100 ns)`);
+  row(`(a) queue mean, seeds ${seedList}`, each(ns, (x) => kb(x.queue.meanKB)), each(ro, (x) => kb(x.queue.meanKB)), each(nh, (x) => kb(x.queue.meanKB)));
+  row(`(a) queue median, seeds ${seedList}`, each(ns, (x) => kb(x.queue.medianKB)), each(ro, (x) => kb(x.queue.medianKB)), each(nh, (x) => kb(x.queue.medianKB)));
+  row(`(a) queue p99, seeds ${seedList}`, each(ns, (x) => kb(x.queue.p99KB)), each(ro, (x) => kb(x.queue.p99KB)), each(nh, (x) => kb(x.queue.p99KB)));
+  row(`(a) queue max 10–30 ms, seeds ${seedList}`, each(ns, (x) => kb(x.queue.maxKB)), each(ro, (x) => kb(x.queue.maxKB)), each(nh, (x) => kb(x.queue.maxKB)));
+  row(`(a) PFC pauses 0–30 ms, seeds ${seedList}`, each(ns, (x) => times(x.pauses)), each(ro, (x) => times(x.pauses)), each(nh, (x) => times(x.pauses)));
+  row(`(a) PFC pauses after 10 ms, seeds ${seedList}`, each(ns, (x) => String(x.pauses.filter((t) => t > STEADY_FROM_MS).length)), each(ro, (x) => String(x.pauses.filter((t) => t > STEADY_FROM_MS).length)), each(nh, (x) => String(x.pauses.filter((t) => t > STEADY_FROM_MS).length)));
+  row(`(a) drops, seeds ${seedList}`, each(ns, (x) => String(x.drops)), each(ro, (x) => String(x.drops)), each(nh, (x) => String(x.drops)));
+  row(`(a) steady Gb/s per flow (frames) 10–30 ms, seeds ${seedList}`, 'not reported by third.cc', each(ro, (x) => `${Math.min(...x.steady.flowsGbps).toFixed(2)}–${Math.max(...x.steady.flowsGbps).toFixed(2)} (Jain ${x.steady.jainIndex?.toFixed(3)})`), 'not reported by third.cc');
+  row(`(a) marked, seeds ${seedList}`, 'not reported by third.cc', each(ro, (x) => `${(x.steady.markProbability * 100).toFixed(2)} %`), 'not reported by third.cc');
+  row(`(a) CNPs per flow per ms, seeds ${seedList}`, 'not reported by third.cc', each(ro, (x) => x.steady.cnpsPerFlowPerMs.toFixed(2)), 'not reported by third.cc');
   for (let i = 0; i < SENDERS; i++) {
     const r = r1.fctByFlow[i];
-    row(`(b) FCT ${r?.name ?? i} (ns-3 host ${i}), seed 1`, n1 === null ? NOT_MEASURED : ms(n1.fctByHost.find((f) => f.host === i)?.fctMs ?? null), r?.completed ? ms(r.fctMs) : 'not completed');
+    const host = (x) => (x === null ? NOT_MEASURED : ms(x.fctByHost.find((f) => f.host === i)?.fctMs ?? null));
+    row(`(b) FCT ${r?.name ?? i} (ns-3 host ${i}), seed 1`, host(n1), r?.completed ? ms(r.fctMs) : 'not completed', host(h1));
   }
   const complete = (x) => `${x.fct.length}/${SENDERS}`;
-  row(`(b) flows completed, seeds ${seedList}`, each(ns, complete), each(ro, complete));
-  row(`(b) FCT min, seeds ${seedList}`, each(ns, (x) => ms(Math.min(...x.fct))), each(ro, (x) => ms(Math.min(...x.fct))));
-  row(`(b) FCT mean, seeds ${seedList}`, each(ns, (x) => ms(mean(x.fct))), each(ro, (x) => ms(mean(x.fct))));
-  row(`(b) FCT max, seeds ${seedList}`, each(ns, (x) => ms(Math.max(...x.fct))), each(ro, (x) => ms(Math.max(...x.fct))));
-  row('(b) one flow alone (third.cc standalone_fct)', n1 === null ? NOT_MEASURED : ms(n1.fctByHost[0]?.standaloneMs ?? null), '');
+  row(`(b) flows completed, seeds ${seedList}`, each(ns, complete), each(ro, complete), each(nh, complete));
+  row(`(b) FCT min, seeds ${seedList}`, each(ns, (x) => ms(Math.min(...x.fct))), each(ro, (x) => ms(Math.min(...x.fct))), each(nh, (x) => ms(Math.min(...x.fct))));
+  row(`(b) FCT mean, seeds ${seedList}`, each(ns, (x) => ms(mean(x.fct))), each(ro, (x) => ms(mean(x.fct))), each(nh, (x) => ms(mean(x.fct))));
+  row(`(b) FCT max, seeds ${seedList}`, each(ns, (x) => ms(Math.max(...x.fct))), each(ro, (x) => ms(Math.max(...x.fct))), each(nh, (x) => ms(Math.max(...x.fct))));
+  row('(b) one flow alone (third.cc standalone_fct)', n1 === null ? NOT_MEASURED : ms(n1.fctByHost[0]?.standaloneMs ?? null), '', h1 === null ? NOT_MEASURED : ms(h1.fctByHost[0]?.standaloneMs ?? null));
   const ideal = ms((SENDERS * FINITE_BYTES * 8) / (RATE_GBPS * 1e6));
-  row('(b) 8 × 5 MB of payload at 10 Gb/s', ideal, ideal);
-  row('run time, all seeds (wall clock)', ns === null ? NOT_MEASURED : `${ns.reduce((a, x) => a + x.seconds, 0).toFixed(0)} s`, `${ro.reduce((a, x) => a + x.seconds, 0).toFixed(0)} s`);
+  row('(b) 8 × 5 MB of payload at 10 Gb/s', ideal, ideal, ideal);
+  const spreadOf = (x) => ms(Math.max(...x.fct) - Math.min(...x.fct));
+  row(`(b) FCT spread (max − min), seeds ${seedList}`, each(ns, spreadOf), each(ro, spreadOf), each(nh, spreadOf));
+  const wall = (runs) => (runs === null ? NOT_MEASURED : `${runs.reduce((a, x) => a + x.seconds, 0).toFixed(0)} s`);
+  row('run time, all seeds (wall clock)', wall(ns), wall(ro), wall(nh));
 
   const out = [];
   out.push(`8 → 1 at ${RATE_GBPS} Gb/s, 1 µs links, DCQCN with HPCC run.py's dcqcn parameters at bw=${RATE_GBPS}; PFC in roce sim: xoff=${pfc.xoff},xon=${pfc.xon} (ns-3's dynamic threshold with 8 equal shares; ${pfc.oneHost} B with one host queued)`);
   out.push('');
-  out.push('| figure | HPCC ns-3 (`rdma-hw`) | `roce sim` |');
-  out.push('|---|---|---|');
+  out.push(`| figure | HPCC ns-3 (\`rdma-hw\`) | ns-3, RATE_HAI ${NS3.rateAiMbps}Mb/s (no hyper increase) | \`roce sim\` |`);
+  out.push('|---|---|---|---|');
   out.push(...rows);
   out.push('');
   out.push(`ns-3, seed 1: ${n1?.command ?? NOT_MEASURED}`);
