@@ -47,7 +47,7 @@ test('the text report: a row per tenth of the run, the flows, the queue and the 
   const r = await roce('sim', ...EXAMPLE, '--pfc', 'xoff=300K,xon=200K', '--cc', 'none');
   expect(r.code).toBe(0);
   expect(r.out).toMatch(/time µs +a>c Gb\/s +b>c Gb\/s +queue c B/);
-  expect(r.out).toMatch(/PFC pauses [1-9]\d*, drops 0/);
+  expect(r.out).toMatch(/PFC pauses [1-9]\d* \([\d.]+\.\.[\d.]+ µs\), drops 0/);
   expect(r.out).toMatch(/flow a>c: running, \d+ bytes/);
   expect(r.out).toMatch(/\nok: no flow stalled \(stall window \d+(\.\d+)? µs\)\n$/);
   expect(r.out).not.toMatch(/\bus\b/);

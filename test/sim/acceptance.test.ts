@@ -5,8 +5,8 @@
  *   Pmax 1 %, its parameters): two flows into one port, and an 8 → 1 incast with PFC armed. Near
  *   line rate, Jain ≥ 0.98, no drops, PFC pauses only in the first millisecond (the first burst,
  *   every flow at line rate);
- * - HPCC's parameter set scaled to 10 Gb/s (its run.py: Kmin 40 KB, Kmax 160 KB, Pmax 0.2), 2 and
- *   8 flows with PFC: the steady queue within ±50 % of the fluid model's fixed point and below
+ * - HPCC's parameter set at 10 Gb/s (its run.py's DCQCN: Kmin 40 KB, Kmax 160 KB, Pmax 0.2, and its
+ *   reaction point's settings), 2 and 8 flows with PFC: the steady queue within ±50 % of the fluid model's fixed point and below
  *   Kmax, and no pause after the first 10 ms;
  * - a lossy incast without PFC: the stalled flows named with their reason, `ok: false`, exit 1.
  * The runs are the built `roce` in child processes (`npm test` builds first): the packet
@@ -17,6 +17,7 @@
  */
 import { execFile } from 'node:child_process';
 import * as path from 'node:path';
+import { HPCC_DCQCN_10G_ARG } from '../support/hpcc-dcqcn';
 
 const ROCE = path.join(__dirname, '..', '..', 'bin', 'roce.js');
 
@@ -74,8 +75,8 @@ test('the DCQCN paper, 8 → 1 incast at 40 Gb/s with PFC: near line rate, Jain 
   expect(r.pfcPausesUs === null || r.pfcPausesUs.last <= 1000).toBe(true);
 }, 600_000);
 
-// HPCC's run.py at bw=10 (KMIN_MAP 100 KB, KMAX_MAP 400 KB, PMAX 0.2 at 25 Gb/s, scaled by bw/25).
-const HPCC_10G = ['--link-rate', '10G', '--buffer', '1M', '--ecn', 'kmin=40K,kmax=160K,pmax=0.2', '--pfc', 'xoff=100K,xon=80K', '--cc', 'dcqcn', '--duration', '40ms', '--seed', '1', '--fluid'];
+// HPCC's ns-3 DCQCN at 10 Gb/s (test/support/hpcc-dcqcn.ts), with a 1024-byte MTU for its 1000-byte payloads.
+const HPCC_10G = ['--link-rate', '10G', '--mtu', '1024', '--buffer', '1M', '--ecn', 'kmin=40K,kmax=160K,pmax=0.2', '--pfc', 'xoff=100K,xon=80K', '--cc', 'dcqcn', '--cc-param', HPCC_DCQCN_10G_ARG, '--duration', '40ms', '--seed', '1', '--fluid'];
 const KMAX = 160_000;
 
 test.each([
