@@ -4,8 +4,8 @@
  * - 2 and 4 flows, the mean of seeds 1-3: rate, queue, marking and CNP rate within 15 % of the
  *   marks model and of the hybrid model; the paper's fluid model further off on the queue and the
  *   marking.
- * - 8 flows, marked on departure (the switch's default): the run stays near RED's slope, within
- *   15 % of the hybrid model on every figure.
+ * - 8 flows, marked on departure (the switch's default): the run stays near RED's slope, the mean
+ *   of seeds 1-3 within 15 % of the hybrid model on every figure.
  * - 8 flows marked on arrival (`--ecn ...,at=enqueue`): the run and the hybrid model both cross
  *   Kmax (a marking above pmax), the fixed points cannot; rate and CNP rate still within 15 % of
  *   the hybrid model.
@@ -66,13 +66,16 @@ test.each([3, 5])('%i hosts (flows into one): the mean of seeds 1-3 within 15 %%
   }
 }, 300_000);
 
-test('9 hosts (8 flows into one), marked on departure: the run stays near RED\'s slope, within 15 % of the hybrid model', async () => {
-  const f = await sim(9, 1);
-  // Seed 1: 120 KB, 0.95 % marked (pmax is 1 %), 3.02 CNPs per flow and ms; the hybrid model 124 KB, 0.89 %, 3.03.
-  expect(f.markProbability.sim).toBeLessThan(0.015);
-  expect(f.hybrid.aboveKmax).toBeLessThan(0.01);
-  for (const key of KEYS) expect({ key, within: Math.abs(off([f], key, (x) => x.hybrid[key])) < 0.15 }).toEqual({ key, within: true });
-}, 300_000);
+test('9 hosts (8 flows into one), marked on departure: the run stays near RED\'s slope, the mean of seeds 1-3 within 15 % of the hybrid model', async () => {
+  const fs = await Promise.all([1, 2, 3].map((seed) => sim(9, seed)));
+  // Seeds 1-3: 119, 123 and 116 KB, 1.12, 0.85 and 0.87 % marked (pmax is 1 %), 3.00 CNPs per flow
+  // and ms; the hybrid model 124 KB, 0.89 %, 3.03. One seed's marking alone strays by up to 26 %.
+  for (const f of fs) {
+    expect(f.markProbability.sim).toBeLessThan(0.015);
+    expect(f.hybrid.aboveKmax).toBeLessThan(0.01);
+  }
+  for (const key of KEYS) expect({ key, within: Math.abs(off(fs, key, (x) => x.hybrid[key])) < 0.15 }).toEqual({ key, within: true });
+}, 600_000);
 
 test('9 hosts (8 flows into one), marked on arrival (at=enqueue): the run and the hybrid model cross Kmax together; rate and CNP rate within 15 % of the hybrid model', async () => {
   const f = await sim(9, 1, 'kmin=5K,kmax=200K,pmax=0.01,at=enqueue');
