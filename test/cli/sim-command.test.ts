@@ -69,6 +69,18 @@ test('a lossy incast: each stalled flow named with since when and why, "not ok",
   for (const name of stalled) expect(cover).not.toContain(name);
 }, 60_000);
 
+test('--fluid beside a run with stalled flows: the models are not set beside it, and it says why, in text and in JSON', async () => {
+  const t = await roce('sim', ...LOSSY, '--ecn', 'kmin=5K,kmax=200K,pmax=0.01', '--cc', 'dcqcn', '--fluid');
+  expect(t.code).toBe(1);
+  expect(t.out).toMatch(/\n models: not set beside this run: \d of 8 flows stalled \([a-h]>i(, [a-h]>i)*\), and the models take every flow as moving\n$/);
+  expect(t.out).not.toContain('fixed point');
+  const j = await roce('sim', ...LOSSY, '--ecn', 'kmin=5K,kmax=200K,pmax=0.01', '--cc', 'dcqcn', '--fluid', '--json');
+  const r = JSON.parse(j.out) as { fluid?: unknown; fluidSkipped?: string; stalled: string[] };
+  expect(r.stalled.length).toBeGreaterThan(0);
+  expect(r.fluid).toBeUndefined();
+  expect(r.fluidSkipped).toMatch(/flows stalled/);
+}, 60_000);
+
 test('the same with --expect-stalls: still named, "ok ... as the scenario expects", exit 0; the JSON says the same', async () => {
   const r = await roce('sim', ...LOSSY, '--expect-stalls');
   expect(r.code).toBe(0);
