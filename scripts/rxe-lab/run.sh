@@ -115,11 +115,11 @@ if [ "$ipv6" = 1 ]; then
   ip netns exec "$ns" sysctl -q -w "net.ipv6.conf.$tap.accept_dad=0" "net.ipv6.conf.$tap.dad_transmits=0"
   ip -n "$ns" -6 addr add "$host_ip6/64" dev "$tap" nodad
 fi
-# The tap's queue toward qemu holds what the host sent until the TCG guest reads it; at the default
-# depth (500) a burst of READ responses can overflow it, and the kernel drops them before the
-# capture point (tun_net_xmit: full ring). A deeper queue keeps the lab's link lossless unless a
-# test asks for loss; tap-dropped.txt records what it still dropped.
-ip -n "$ns" link set dev "$tap" txqueuelen 10000
+# The tap's queue toward qemu (500 frames) holds what the host sent until the TCG guest reads it. A
+# burst of READ responses can overflow it, and the kernel drops them before the capture point
+# (tun_net_xmit: full ring): tap-dropped.txt records how many. A deeper queue would hold host frames
+# for milliseconds before the capture point sees them, so that the capture shows the host answering
+# NAKs it had not yet received.
 ip -n "$ns" link set dev "$tap" up
 if [ "$tap_loss" != 0 ]; then
   ip netns exec "$ns" nft add table netdev rxelab
