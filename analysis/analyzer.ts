@@ -149,7 +149,14 @@ export interface KeptLists {
 function keptLists(keep: boolean | KeptLists | undefined): Required<KeptLists> {
   if (typeof keep === 'object') {
     const k = (v: boolean | undefined): boolean => v ?? false;
-    return { messages: k(keep.messages), episodes: k(keep.episodes), violations: k(keep.violations), frames: k(keep.frames), captureGaps: k(keep.captureGaps), cmConnections: k(keep.cmConnections) };
+    return {
+      messages: k(keep.messages),
+      episodes: k(keep.episodes),
+      violations: k(keep.violations),
+      frames: k(keep.frames),
+      captureGaps: k(keep.captureGaps),
+      cmConnections: k(keep.cmConnections),
+    };
   }
   const all = keep ?? true;
   return { messages: all, episodes: all, violations: all, frames: all, captureGaps: all, cmConnections: all };

@@ -151,7 +151,13 @@ function pipeBytes(readSome: PipeRead, beforeWait: (() => void) | undefined): Ca
         }
         if (have < n) {
           total = skip > 0 ? off - skip : off + have;
-          throw new WireError(WireErrorCode.Truncated, off, total < off ? `the input ended at byte ${total}, before the ${n} bytes that start here` : `the input ended after ${total - off} of the ${n} bytes that start there`);
+          throw new WireError(
+            WireErrorCode.Truncated,
+            off,
+            total < off
+              ? `the input ended at byte ${total}, before the ${n} bytes that start here`
+              : `the input ended after ${total - off} of the ${n} bytes that start there`,
+          );
         }
       }
       w.at = off - from;

@@ -141,7 +141,12 @@ export interface CmConnection {
 
 const hex16 = (v: bigint): string => v.toString(16).padStart(16, '0');
 const REJ_REASON_NAMES: Readonly<Record<number, string>> = Object.freeze(Object.fromEntries(Object.entries(RejReason).map(([k, v]) => [v, k])));
-const TRANSPORT: Readonly<Record<number, string>> = { [TransportServiceType.RC]: 'RC', [TransportServiceType.UC]: 'UC', [TransportServiceType.RD]: 'RD', [TransportServiceType.EXTENDED]: 'XRC' };
+const TRANSPORT: Readonly<Record<number, string>> = {
+  [TransportServiceType.RC]: 'RC',
+  [TransportServiceType.UC]: 'UC',
+  [TransportServiceType.RD]: 'RD',
+  [TransportServiceType.EXTENDED]: 'XRC',
+};
 
 /** Which end sent a message naming the connection by `local` (the sender's ID) and `remote`: by ID where known, else by address. */
 function senderRole(c: CmConnection, f: CmFrame, local: number, remote: number): 'active' | 'passive' {
@@ -296,13 +301,25 @@ export class CmConnectionTracker {
         const r = m.fields;
         const key = `${f.src}#${r.localCommId}`;
         const old = this.byEnd.get(key);
-        const live = old !== undefined && old.active.ip === f.src && old.active.commId === r.localCommId && old.active.qpn === r.localQpn && old.active.startPsn === r.startingPsn;
-        const over = old !== undefined && (old.state === CmConnectionState.DISCONNECTED || old.state === CmConnectionState.REJECTED || old.state === CmConnectionState.TIMED_OUT);
+        const live =
+          old !== undefined &&
+          old.active.ip === f.src &&
+          old.active.commId === r.localCommId &&
+          old.active.qpn === r.localQpn &&
+          old.active.startPsn === r.startingPsn;
+        const over =
+          old !== undefined &&
+          (old.state === CmConnectionState.DISCONNECTED || old.state === CmConnectionState.REJECTED || old.state === CmConnectionState.TIMED_OUT);
         let c: CmConnection;
         if (old !== undefined && live && !over) {
           c = old;
         } else {
-          c = this.create(f, { ip: f.src, commId: r.localCommId, qpn: r.localQpn, startPsn: r.startingPsn }, { ip: f.dst, commId: null, qpn: null, startPsn: null }, true);
+          c = this.create(
+            f,
+            { ip: f.src, commId: r.localCommId, qpn: r.localQpn, startPsn: r.startingPsn },
+            { ip: f.dst, commId: null, qpn: null, startPsn: null },
+            true,
+          );
           c.transport = TRANSPORT[r.transportServiceType] ?? null;
           this.setService(c, r.serviceId, ipCm);
           this.index(key, c);
@@ -384,7 +401,14 @@ export class CmConnectionTracker {
         // An MRA of a REQ comes from the passive end; of a REP from the active end.
         const { c, from } = this.named(f, r.localCommId, r.remoteCommId, r.messageMraed === 0 ? false : r.messageMraed === 1 ? true : null);
         this.count1(c, 'MRA', f);
-        c.mras.push({ frame: f.frame, timeNs: f.timeNs, from, messageMraed: MRA_MESSAGE_NAMES[r.messageMraed] ?? String(r.messageMraed), serviceTimeout: r.serviceTimeout, serviceTimeoutNs: cmCodeNs(r.serviceTimeout) });
+        c.mras.push({
+          frame: f.frame,
+          timeNs: f.timeNs,
+          from,
+          messageMraed: MRA_MESSAGE_NAMES[r.messageMraed] ?? String(r.messageMraed),
+          serviceTimeout: r.serviceTimeout,
+          serviceTimeoutNs: cmCodeNs(r.serviceTimeout),
+        });
         return;
       }
       case 'REJ': {
@@ -403,7 +427,8 @@ export class CmConnectionTracker {
           reasonName: REJ_REASON_NAMES[r.reason] ?? `REASON_${r.reason}`,
           reasonText: rejReasonText(r.reason),
         };
-        if (c.state !== CmConnectionState.INCOMPLETE) c.state = r.reason === RejReason.TIMEOUT && from === 'active' ? CmConnectionState.TIMED_OUT : CmConnectionState.REJECTED;
+        if (c.state !== CmConnectionState.INCOMPLETE)
+          c.state = r.reason === RejReason.TIMEOUT && from === 'active' ? CmConnectionState.TIMED_OUT : CmConnectionState.REJECTED;
         if (c.conversation !== null) this.hooks.disconnected(c.conversation);
         return;
       }

@@ -67,7 +67,13 @@ class Values {
     if (this.count === 0) return null;
     const sorted = [...this.kept].sort((x, y) => x - y);
     const us = (ns: number): number => Math.round(ns) / 1000;
-    return { count: this.count, minUs: us(this.min), p50Us: us(sorted[Math.floor((sorted.length - 1) / 2)] as number), meanUs: us(this.sum / this.count), maxUs: us(this.max) };
+    return {
+      count: this.count,
+      minUs: us(this.min),
+      p50Us: us(sorted[Math.floor((sorted.length - 1) / 2)] as number),
+      meanUs: us(this.sum / this.count),
+      maxUs: us(this.max),
+    };
   }
 }
 
@@ -123,7 +129,13 @@ export class CongestionTrack {
     this.lastCnpNs = timeNs;
     if (this.samples.length >= MAX_SAMPLES) return;
     this.trim(timeNs);
-    const sample: CnpSample = { frame, timeUs: Math.round(timeNs) / 1000, ceToCnpUs, gbpsBefore: timeNs - this.startNs >= RATE_WINDOW_NS ? gbps(this.winBytes, RATE_WINDOW_NS) : null, gbpsAfter: null };
+    const sample: CnpSample = {
+      frame,
+      timeUs: Math.round(timeNs) / 1000,
+      ceToCnpUs,
+      gbpsBefore: timeNs - this.startNs >= RATE_WINDOW_NS ? gbps(this.winBytes, RATE_WINDOW_NS) : null,
+      gbpsAfter: null,
+    };
     this.samples.push(sample);
     this.open.push({ sample, untilNs: timeNs + RATE_WINDOW_NS, bytes: 0 });
   }

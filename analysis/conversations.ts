@@ -263,7 +263,11 @@ export class ConversationTable {
     const bound = this.bind(v);
     if (bound !== null) return bound;
     if (!this.mayStart(v)) return null;
-    const n = this.create(v.transport === 'UC' ? 'UC' : v.transport === 'XRC' ? 'XRC' : v.transport === 'RD' ? 'RD' : 'RC', { ip: v.dst, qpn: v.destQp }, { ip: v.src, qpn: null });
+    const n = this.create(
+      v.transport === 'UC' ? 'UC' : v.transport === 'XRC' ? 'XRC' : v.transport === 'RD' ? 'RD' : 'RC',
+      { ip: v.dst, qpn: v.destQp },
+      { ip: v.src, qpn: null },
+    );
     return { conv: n, from: 'b', requester: 'a' };
   }
 

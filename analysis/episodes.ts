@@ -128,7 +128,15 @@ export class RecoveryTracker {
     // A slow responder (rxe under qemu) answers copies it had queued with more RNR NAKs for the PSN. A
     // resend captured within a round trip of such an RNR NAK may have left before it arrived: it
     // answers the trigger before it (a sequence NAK, or an RNR NAK whose wait had run out).
-    if (best !== null && best.kind === Trigger.RNR && earlier !== null && earlier !== best && nowNs - best.timeNs < reactNs && nowNs - best.timeNs < (best.rnrTimerNs ?? 0)) return earlier;
+    if (
+      best !== null &&
+      best.kind === Trigger.RNR &&
+      earlier !== null &&
+      earlier !== best &&
+      nowNs - best.timeNs < reactNs &&
+      nowNs - best.timeNs < (best.rnrTimerNs ?? 0)
+    )
+      return earlier;
     if (best !== null) return best;
     // After an RNR wait the requester resumes from its first unacknowledged PSN, which
     // responses arriving during the wait may have moved past the RNR NAK's PSN.
@@ -152,7 +160,16 @@ export class RecoveryTracker {
    * A retransmitted request covering `n` PSNs. Returns the new episode and its
    * trigger when it starts one (the caller checks the rules), else null.
    */
-  onRetransmission(v: FrameView, n: number, highestSent: number, tx: TxInfo | undefined, ttlNs = Infinity, slack = 0, reactNs = 0, compHigh: number | null = null): { ep: Episode; trigger: PendingTrigger | null } | null {
+  onRetransmission(
+    v: FrameView,
+    n: number,
+    highestSent: number,
+    tx: TxInfo | undefined,
+    ttlNs = Infinity,
+    slack = 0,
+    reactNs = 0,
+    compHigh: number | null = null,
+  ): { ep: Episode; trigger: PendingTrigger | null } | null {
     const b = this.burst;
     // `slack`: the burst's last request was a READ whose span is not known yet; the burst goes on up to that many PSNs further.
     // A burst goes on at its own pace; a pause many times longer than its gaps and than a round trip
@@ -213,11 +230,7 @@ export class RecoveryTracker {
       supersededBy: null,
     };
     const startNs =
-      kind === Trigger.TIMEOUT
-        ? (tx?.timeNs ?? v.timeNs)
-        : gapFrame !== null && tx !== undefined
-          ? tx.followerNs
-          : (tx?.timeNs ?? t?.timeNs ?? v.timeNs);
+      kind === Trigger.TIMEOUT ? (tx?.timeNs ?? v.timeNs) : gapFrame !== null && tx !== undefined ? tx.followerNs : (tx?.timeNs ?? t?.timeNs ?? v.timeNs);
     for (const o of this.open) if (o.ep.supersededBy === null) o.ep.supersededBy = ep.id;
     this.flushOpen();
     this.endBurst();

@@ -47,7 +47,11 @@ export function failOnNames(): string[] {
 /** What the capture shows of `failOn`: one line per rule or flag seen, with its count; empty = pass. */
 export function failOnFindings(
   failOn: FailOn,
-  r: { violationsByRule: ReadonlyMap<RuleId, number>; flagCounts: Readonly<Record<FlagName, number>>; rxeBehavioursById?: Readonly<Record<RxeBehaviourId, number>> },
+  r: {
+    violationsByRule: ReadonlyMap<RuleId, number>;
+    flagCounts: Readonly<Record<FlagName, number>>;
+    rxeBehavioursById?: Readonly<Record<RxeBehaviourId, number>>;
+  },
 ): string[] {
   const out: string[] = [];
   for (const rule of RULE_IDS) {

@@ -38,12 +38,15 @@ export const FLAG_HELP: Readonly<Record<FlagName, string>> = {
   impliedAck: 'a response other than an ACK (NAK, RNR NAK, READ response, atomic ACK) that acknowledges earlier requests',
   ackCoalesced: 'an ACK that acknowledges more than one request that asked for an ACK (AckReq)',
   icrcBad: 'the ICRC does not match the contents',
-  malformed: 'the frame does not decode: its lengths do not add up, its opcode is unknown, or it breaks its opcode\'s payload rule (a frame the capture cut short is truncated, not malformed)',
+  malformed:
+    "the frame does not decode: its lengths do not add up, its opcode is unknown, or it breaks its opcode's payload rule (a frame the capture cut short is truncated, not malformed)",
   cnp: 'a RoCE v2 congestion notification packet (opcode 0x81)',
   ecnCe: 'IP ECN field is CE (congestion experienced)',
-  notCaptured: 'previous requests not captured: this request skips PSNs its requester sent (in order) that the responder then acknowledged; a capture gap, not a hole on the wire',
+  notCaptured:
+    'previous requests not captured: this request skips PSNs its requester sent (in order) that the responder then acknowledged; a capture gap, not a hole on the wire',
   ackedUnseen: 'a response that acknowledges requests the capture never showed (a capture gap, or a capture that started mid-conversation)',
-  truncated: 'the capture kept only the start of the frame (a snaplen, whether or not the record says so): the headers it holds analysed, the ICRC and the rest not captured',
+  truncated:
+    'the capture kept only the start of the frame (a snaplen, whether or not the record says so): the headers it holds analysed, the ICRC and the rest not captured',
 };
 
 /** A small bit set of flags per frame. */

@@ -126,7 +126,6 @@ export class RequesterFlow {
   readonly checker: GbnChecker;
   private readonly tx = new TxRing();
   private lastReq: LastFrame | null = null;
-  private lastResp: LastFrame | null = null;
   /** PSNs of first-transmission requests with AckReq, not yet acknowledged (a FIFO). */
   private readonly ackReqPsns: number[] = [];
   private readonly ackReqTimes: number[] = [];
@@ -466,7 +465,8 @@ export class RequesterFlow {
           this.expected = psnAdd(psn, n);
         } else if (d > 0 || !this.reliable) {
           bits = this.mark(bits, 'outOfSequence');
-          if (!this.reliable) this.expected = psnAdd(psn, n); // UC resynchronises on every packet
+          if (!this.reliable)
+            this.expected = psnAdd(psn, n); // UC resynchronises on every packet
           else this.noteHole(this.expected, v, n);
         } else {
           bits = this.mark(bits, 'duplicateRequest');
@@ -479,7 +479,8 @@ export class RequesterFlow {
 
     // A first transmission that skips PSNs: the capture does not hold every request (lost before
     // this capture point, or by the capture itself), unless a response already showed them (ackedUnseen).
-    const sentHigh = this.coverHigh === null ? null : this.unseenHigh !== null && psnDiff(this.unseenHigh, this.coverHigh) > 0 ? this.unseenHigh : this.coverHigh;
+    const sentHigh =
+      this.coverHigh === null ? null : this.unseenHigh !== null && psnDiff(this.unseenHigh, this.coverHigh) > 0 ? this.unseenHigh : this.coverHigh;
     if (!isRetx && sentHigh !== null && this.reliable && !this.lossBeforeCapture && psnDiff(psn, psnAdd(sentHigh, 1)) > this.coverSlack) {
       this.lossBeforeCapture = true;
       this.checker.requesterRules = false;
@@ -493,7 +494,8 @@ export class RequesterFlow {
       let burstSlack = 0;
       const r = this.burstRead;
       if (r !== null) {
-        if (r.length < 0) burstSlack = READ_SPAN_MAX; // its RETH was cut off: any span
+        if (r.length < 0)
+          burstSlack = READ_SPAN_MAX; // its RETH was cut off: any span
         else if (this.pmtu > 0) this.recovery.spanKnown(r.psn, psnAdd(r.psn, Math.max(1, Math.ceil(r.length / this.pmtu))));
         else burstSlack = Math.ceil(r.length / MIN_PMTU) - 1;
       }
@@ -691,7 +693,6 @@ export class RequesterFlow {
     // PSN (a PSN sequence error NAK names the PSN it did not get), is not known. It is counted and
     // tells the flow nothing (a READ response or atomic ACK needs only its BTH).
     if (v.aethKind === null && (v.opFlags & (OpFlag.READ | OpFlag.ATOMIC)) === 0) return bits;
-    this.lastResp = { frame: v.frame, timeNs: v.timeNs, psn: v.psn, icrc: v.icrc };
     const m = this.messages;
     const compBefore = m.compHigh;
     m.completedByLast = 0;
@@ -719,7 +720,12 @@ export class RequesterFlow {
         bits = this.mark(bits, 'ackedUnseen');
         this.captureGaps++;
         this.unseenPsns += psnDiff(through, known);
-        this.sinks.captureGap?.({ conversation: this.conversation, requester: this.requester, firstPsn: psnAdd(known, 1), lastPsn: through, frame: v.frame, how: 'ackedUnseen' }, [], null, this.conversation);
+        this.sinks.captureGap?.(
+          { conversation: this.conversation, requester: this.requester, firstPsn: psnAdd(known, 1), lastPsn: through, frame: v.frame, how: 'ackedUnseen' },
+          [],
+          null,
+          this.conversation,
+        );
         this.unseenHigh = through;
         // An RNR NAK shows its PSN received but not taken: the requester sends it again, so only the
         // PSNs before it count as acknowledged ahead of their requests (IBTA §9.7.5.2.8).

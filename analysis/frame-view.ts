@@ -5,7 +5,7 @@
 import type { RocePacket } from '../packets/decode';
 import { frameFault, packetAddresses } from '../packets/decode';
 import { OPCODES, OpFlag, type OpcodeInfo, type Transport } from '../packets/opcodes';
-import { AethKind, decodeSyndrome } from '../packets/aeth';
+import { type AethKind, decodeSyndrome } from '../packets/aeth';
 import type { AddressNames } from './address-names';
 
 export const FrameRole = { REQUEST: 'request', RESPONSE: 'response', CNP: 'cnp', OTHER: 'other' } as const;

@@ -110,7 +110,12 @@ export class GbnChecker {
     // another RNR NAK and, for the packet after it, another sequence NAK).
     const resentInFlight = last !== null && this.resentSince(v.psn, last.timeNs - inFlightNs);
     if (last !== null && last.psn === v.psn && !owedResend && !resentInFlight) {
-      this.report(RuleId.ONE_NAK_PER_GAP, [last.frame, v.frame], v.psn, `second PSN sequence error NAK for PSN ${v.psn} (frame ${last.frame} already reported this gap)`);
+      this.report(
+        RuleId.ONE_NAK_PER_GAP,
+        [last.frame, v.frame],
+        v.psn,
+        `second PSN sequence error NAK for PSN ${v.psn} (frame ${last.frame} already reported this gap)`,
+      );
     }
     if (compHigh !== null && psnDiff(v.psn, compHigh) <= 0) {
       this.report(RuleId.NAK_PSN_NOT_ACKED, [v.frame], v.psn, `NAK for PSN ${v.psn}, which the responder had already acknowledged (through PSN ${compHigh})`);
@@ -166,7 +171,15 @@ export class GbnChecker {
    * `rxeRetry`: the rewind is rxe's retry from a stale completer PSN (rxe-behaviours.ts), reported in
    * the rxe class: where it starts is not judged here.
    */
-  onEpisode(ep: Episode, v: FrameView, t: PendingTrigger | null, latestNak: PendingTrigger | null, compHigh: number | null, recentComp: readonly number[] = [], rxeRetry = false): void {
+  onEpisode(
+    ep: Episode,
+    v: FrameView,
+    t: PendingTrigger | null,
+    latestNak: PendingTrigger | null,
+    compHigh: number | null,
+    recentComp: readonly number[] = [],
+    rxeRetry = false,
+  ): void {
     if (!this.requesterRules || !this.requesterInputKnown) return;
     const fromFirstUnacked = (): boolean => resumesAtFirstUnacked(v.psn, compHigh, recentComp);
     if (rxeRetry) {
@@ -176,7 +189,13 @@ export class GbnChecker {
       const what = n.kind === Trigger.NAK ? 'NAK' : 'RNR NAK';
       const skipping = psnDiff(v.psn, n.psn) > 0;
       const how = skipping ? `skipping ${psnDiff(v.psn, n.psn)} PSN(s)` : 'resending acknowledged PSNs';
-      const report = (): void => this.report(RuleId.RETRANSMIT_FROM_NAK_PSN, [n.frame, v.frame], n.psn, `retransmission after the ${what} for PSN ${n.psn} starts at PSN ${v.psn} (${how})`);
+      const report = (): void =>
+        this.report(
+          RuleId.RETRANSMIT_FROM_NAK_PSN,
+          [n.frame, v.frame],
+          n.psn,
+          `retransmission after the ${what} for PSN ${n.psn} starts at PSN ${v.psn} (${how})`,
+        );
       if (skipping) this.unlessReceived(n.psn, psnAdd(v.psn, -1), v.frame, report);
       // A NAK past a READ whose responses did not all arrive does not acknowledge that READ: it is an
       // implied NAK for it (rxe_comp.c check_psn() -> COMPST_ERROR_RETRY; stack/completer.ts), so re-reading it is right.
@@ -197,7 +216,12 @@ export class GbnChecker {
       // responder answers as duplicates: wasteful, not wrong, and what a requester does when its
       // timer fires before it has processed an ACK the capture already shows (rxe under qemu).
       this.unlessReceived(psnAdd(compHigh, 1), psnAdd(v.psn, -1), v.frame, () =>
-        this.report(RuleId.RETRANSMIT_FROM_FIRST_UNACKED, [v.frame], v.psn, `retransmission after a timeout starts at PSN ${v.psn}, past the first unacknowledged PSN ${psnAdd(compHigh, 1)}`),
+        this.report(
+          RuleId.RETRANSMIT_FROM_FIRST_UNACKED,
+          [v.frame],
+          v.psn,
+          `retransmission after a timeout starts at PSN ${v.psn}, past the first unacknowledged PSN ${psnAdd(compHigh, 1)}`,
+        ),
       );
     }
     if (t !== null && t.kind === Trigger.RNR && t.passesUnanswered !== true && t.rnrTimerNs !== null && v.timeNs - t.timeNs < t.rnrTimerNs) {
@@ -215,12 +239,22 @@ export class GbnChecker {
   onSkip(prevFrame: number, v: FrameView, expected: number): void {
     if (!this.requesterRules) return;
     this.unlessReceived(expected, psnAdd(v.psn, -1), v.frame, () =>
-      this.report(RuleId.NO_SKIP_ON_RETRANSMIT, [prevFrame, v.frame], expected, `go-back-N skipped PSN ${expected}${psnDiff(v.psn, expected) > 1 ? `..${psnAdd(v.psn, -1)}` : ''}: PSN ${v.psn} followed`),
+      this.report(
+        RuleId.NO_SKIP_ON_RETRANSMIT,
+        [prevFrame, v.frame],
+        expected,
+        `go-back-N skipped PSN ${expected}${psnDiff(v.psn, expected) > 1 ? `..${psnAdd(v.psn, -1)}` : ''}: PSN ${v.psn} followed`,
+      ),
     );
   }
 
   /** Response `a` acknowledged PSN `a.psn`, which the requester sent only later (first transmission `v`). */
   onResponseBeforeRequest(a: { frame: number; psn: number; opName: string }, v: FrameView): void {
-    this.report(RuleId.RESPONSE_FOR_SENT_PSN, [a.frame, v.frame], a.psn, `${a.opName} acknowledged PSN ${a.psn} before the requester sent PSN ${v.psn} (frame ${v.frame})`);
+    this.report(
+      RuleId.RESPONSE_FOR_SENT_PSN,
+      [a.frame, v.frame],
+      a.psn,
+      `${a.opName} acknowledged PSN ${a.psn} before the requester sent PSN ${v.psn} (frame ${v.frame})`,
+    );
   }
 }

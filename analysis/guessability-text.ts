@@ -23,6 +23,7 @@ export function guessReportText(r: GuessReport): string {
   if (rows.length === 0) return `${out}  no R_Keys, VAs, QP numbers or starting PSNs seen\noverall: unknown\n`;
   out += line(head);
   for (const row of rows) out += line(row);
-  for (const j of r.judgements) if (j.sample.length > 0) out += `  ${j.host} ${GUESS_KIND_LABEL[j.kind]}: ${j.sample.join(' ')}${j.count > j.sample.length ? ' ...' : ''}\n`;
+  for (const j of r.judgements)
+    if (j.sample.length > 0) out += `  ${j.host} ${GUESS_KIND_LABEL[j.kind]}: ${j.sample.join(' ')}${j.count > j.sample.length ? ' ...' : ''}\n`;
   return `${out}overall: ${r.verdict}\n`;
 }

@@ -132,10 +132,12 @@ export function judgeSeries(s: GuessSeries): GuessJudgement {
   const entropy = Math.min(base.varyingBits, predictorBits, low?.bits ?? bits);
   let pattern: string;
   if (constant) pattern = first === 0n ? 'constant' : first === 1n ? 'sequential' : `constant stride ${hex(first)}`;
-  else if (low !== null && low.bits < predictorBits) pattern = `high bits stride ${hex(low.stride)}, low ${low.k} bits ${low.lowStride !== null ? `stride ${hex(low.lowStride)}` : 'vary'}`;
+  else if (low !== null && low.bits < predictorBits)
+    pattern = `high bits stride ${hex(low.stride)}, low ${low.k} bits ${low.lowStride !== null ? `stride ${hex(low.lowStride)}` : 'vary'}`;
   else if (entropy <= PREDICTABLE_MAX_BITS || stepMiss < 1n << 16n) pattern = 'small steps';
   else pattern = 'no pattern';
-  const verdict = entropy <= PREDICTABLE_MAX_BITS ? GuessVerdict.PREDICTABLE : entropy < UNPREDICTABLE_MIN_BITS ? GuessVerdict.WEAK : GuessVerdict.UNPREDICTABLE;
+  const verdict =
+    entropy <= PREDICTABLE_MAX_BITS ? GuessVerdict.PREDICTABLE : entropy < UNPREDICTABLE_MIN_BITS ? GuessVerdict.WEAK : GuessVerdict.UNPREDICTABLE;
   return { ...base, pattern, stride: constant ? hex(first < 0n ? first + mod : first) : null, entropyBits: Math.round(entropy * 10) / 10, verdict };
 }
 
@@ -194,7 +196,12 @@ function lowBitsModel(v: readonly bigint[], bits: number): { k: number; bits: nu
     const lowSteps = low.slice(1).map((x, i) => wrap(x - (low[i] as bigint), lowMod));
     const lowMiss = maxAbs(lowSteps.slice(1).map((d, i) => wrap(d - (lowSteps[i] as bigint), lowMod)));
     const l0 = lowSteps[0] as bigint;
-    return { k, bits: Math.min(k, varyingBits(low), spreadBits(lowMiss)), stride: s0 < 0n ? s0 + mod : s0, lowStride: lowMiss === 0n ? (l0 < 0n ? l0 + lowMod : l0) : null };
+    return {
+      k,
+      bits: Math.min(k, varyingBits(low), spreadBits(lowMiss)),
+      stride: s0 < 0n ? s0 + mod : s0,
+      lowStride: lowMiss === 0n ? (l0 < 0n ? l0 + lowMod : l0) : null,
+    };
   }
   return null;
 }

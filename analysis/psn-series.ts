@@ -146,5 +146,10 @@ export function buildPsnSeries(source: string | Uint8Array, f: SeriesFilter = {}
     s.marks.sort((x, y) => x.frame - y.frame || x.kind.localeCompare(y.kind));
     out.push(s);
   }
-  return { series: out.sort((x, y) => x.conversation - y.conversation || x.requester.localeCompare(y.requester)), chosen: result.conversations.filter((c) => isChosen(choice, c)).length, conversations: result.conversations.length, ended: analysisEnd(result) };
+  return {
+    series: out.sort((x, y) => x.conversation - y.conversation || x.requester.localeCompare(y.requester)),
+    chosen: result.conversations.filter((c) => isChosen(choice, c)).length,
+    conversations: result.conversations.length,
+    ended: analysisEnd(result),
+  };
 }

@@ -43,7 +43,10 @@ const qp = (q: number | null): string => (q === null ? '?' : `0x${q.toString(16)
 export function buildRateSeries(source: string | Uint8Array, f: RateFilter = {}, opts: AnalyzerOptions = {}): RateSeriesResult {
   const flows = new Map<string, { conversation: number; requester: Side; bytes: Map<number, number>; ce: number[]; cnp: number[] }>();
   const events: { key: string; timeNs: number; bytes: number }[] = [];
-  const flowOf = (conversation: number, requester: Side): { key: string; f: { conversation: number; requester: Side; bytes: Map<number, number>; ce: number[]; cnp: number[] } } => {
+  const flowOf = (
+    conversation: number,
+    requester: Side,
+  ): { key: string; f: { conversation: number; requester: Side; bytes: Map<number, number>; ce: number[]; cnp: number[] } } => {
     const key = `${conversation}${requester}`;
     let x = flows.get(key);
     if (x === undefined) flows.set(key, (x = { conversation, requester, bytes: new Map(), ce: [], cnp: [] }));
@@ -94,5 +97,10 @@ export function buildRateSeries(source: string | Uint8Array, f: RateFilter = {},
       digits: result.startTime.digits,
     });
   }
-  return { series: out.sort((p, q) => p.conversation - q.conversation || p.requester.localeCompare(q.requester)), chosen: result.conversations.filter((c) => isChosen(choice, c)).length, conversations: result.conversations.length, ended: analysisEnd(result) };
+  return {
+    series: out.sort((p, q) => p.conversation - q.conversation || p.requester.localeCompare(q.requester)),
+    chosen: result.conversations.filter((c) => isChosen(choice, c)).length,
+    conversations: result.conversations.length,
+    ended: analysisEnd(result),
+  };
 }

@@ -41,7 +41,11 @@ export const RXE_BEHAVIOURS: Readonly<Record<RxeBehaviourId, RxeBehaviourInfo>> 
   // send queue, and the retry from the NAK'd PSN waits for rnr_nak_timer(). IBTA §9.7.5.2.8 asks for
   // the resend from the NAK'd PSN after the timer; it says nothing of packets past it meanwhile (the
   // responder drops them as out of sequence, §9.7.5.2.2).
-  [RxeBehaviourId.SENDS_DURING_RNR_WAIT]: { by: 'requester', ibta: 'silent', source: 'rxe_req.c rxe_requester() (need_retry && !wait_for_rnr_timer), rnr_nak_timer()' },
+  [RxeBehaviourId.SENDS_DURING_RNR_WAIT]: {
+    by: 'requester',
+    ibta: 'silent',
+    source: 'rxe_req.c rxe_requester() (need_retry && !wait_for_rnr_timer), rnr_nak_timer()',
+  },
   // check_psn() sets sent_psn_nak only when it sends a sequence NAK; an RNR NAK leaves it clear, so
   // the packet after the RNR NAK'd one is a new out-of-sequence event (IBTA §9.7.5.2.2: one sequence
   // NAK per gap; whether an RNR NAK stands for it IBTA does not say).
@@ -56,7 +60,8 @@ export const RXE_BEHAVIOURS: Readonly<Record<RxeBehaviourId, RxeBehaviourInfo>> 
   [RxeBehaviourId.RETRY_FROM_STALE_COMPLETER_PSN]: {
     by: 'requester',
     ibta: 'forbidden',
-    source: 'rxe_comp.c rxe_completer() (returns while req.need_retry), check_psn(), check_ack() (AETH_RNR_NAK); rxe_req.c req_retry() (qp->req.psn = qp->comp.psn)',
+    source:
+      'rxe_comp.c rxe_completer() (returns while req.need_retry), check_psn(), check_ack() (AETH_RNR_NAK); rxe_req.c req_retry() (qp->req.psn = qp->comp.psn)',
   },
 };
 
@@ -104,7 +109,18 @@ export class RxeBehaviourTracker {
 
   private report(behaviour: RxeBehaviourId, frames: number[], psn: number, message: string): void {
     const i = RXE_BEHAVIOURS[behaviour];
-    this.sink({ behaviour, class: RXE_CLASS, by: i.by, ibta: i.ibta, source: i.source, conversation: this.conversation, requester: this.requester, frames, psn, message });
+    this.sink({
+      behaviour,
+      class: RXE_CLASS,
+      by: i.by,
+      ibta: i.ibta,
+      source: i.source,
+      conversation: this.conversation,
+      requester: this.requester,
+      frames,
+      psn,
+      message,
+    });
   }
 
   /** An RNR NAK for `psn`: a new wait begins (the requester must resend `psn` after the timer). */
@@ -157,7 +173,12 @@ export class RxeBehaviourTracker {
     const r = this.rnr;
     if (r === null || r.psn !== psn) return;
     this.rnr = null;
-    this.report(RxeBehaviourId.SEQ_NAK_AFTER_RNR_NAK, [r.frame, frame], psn, `PSN sequence error NAK for PSN ${psn} after the RNR NAK for the same PSN (frame ${r.frame}): the responder took a packet after it as a new gap`);
+    this.report(
+      RxeBehaviourId.SEQ_NAK_AFTER_RNR_NAK,
+      [r.frame, frame],
+      psn,
+      `PSN sequence error NAK for PSN ${psn} after the RNR NAK for the same PSN (frame ${r.frame}): the responder took a packet after it as a new gap`,
+    );
   }
 
   /** A response acknowledged through `psn`: a wait for an RNR NAK'd PSN it covers is over without a resend. */

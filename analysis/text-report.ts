@@ -106,11 +106,18 @@ const ICRC_TEXT: Readonly<Record<AnalysisDocument['captureQuality']['icrc'], str
 /** "capture quality: ..." — frames captured vs implied, truncated frames, ICRC, where the capture started. */
 function qualityLine(d: TextReportDocument): string {
   const q = d.captureQuality;
-  const parts = [`${q.framesCaptured} RoCE frames captured, ${q.framesImplied} more implied by the responses${q.captureGaps > 0 ? ` (${q.captureGaps} capture gap(s))` : ''}`];
+  const parts = [
+    `${q.framesCaptured} RoCE frames captured, ${q.framesImplied} more implied by the responses${q.captureGaps > 0 ? ` (${q.captureGaps} capture gap(s))` : ''}`,
+  ];
   parts.push(`${q.truncated} truncated by the capture`);
-  if (q.responsesBeforeRequests > 0) parts.push(`${q.responsesBeforeRequests} response(s) captured before their request (the two directions recorded out of order)`);
+  if (q.responsesBeforeRequests > 0)
+    parts.push(`${q.responsesBeforeRequests} response(s) captured before their request (the two directions recorded out of order)`);
   parts.push(ICRC_TEXT[q.icrc]);
-  parts.push(q.start === 'midConversation' ? `started mid-conversation (${q.flowsJoinedMidway} flow(s) joined after they began)` : 'started at the start of its conversations');
+  parts.push(
+    q.start === 'midConversation'
+      ? `started mid-conversation (${q.flowsJoinedMidway} flow(s) joined after they began)`
+      : 'started at the start of its conversations',
+  );
   return `capture quality: ${parts.join('; ')}`;
 }
 
@@ -119,7 +126,8 @@ const hex = (n: number | null, w: number): string => (n === null ? '?' : `0x${n.
 /** Lines of one RDMA CM connection: who, what service, QPNs and start PSNs, timing, retries, MRA, REJ, disconnection, state. */
 function cmLines(c: AnalysisDocument['cmConnections'][number]): string[] {
   const svc = c.serviceId === null ? 'service ?' : `svc 0x${c.serviceId}${c.portSpace !== null ? ` (${c.portSpace} port ${c.port})` : ''}`;
-  const end = (e: typeof c.active): string => `${e.ip} comm ${hex(e.commId, 8)}${c.transport === 'SIDR' ? '' : ` QPN ${hex(e.qpn, 6)} PSN ${e.startPsn ?? '?'}`}`;
+  const end = (e: typeof c.active): string =>
+    `${e.ip} comm ${hex(e.commId, 8)}${c.transport === 'SIDR' ? '' : ` QPN ${hex(e.qpn, 6)} PSN ${e.startPsn ?? '?'}`}`;
   const head = `  #${c.id} ${c.transport ?? '?'} ${end(c.active)} → ${end(c.passive)}, ${svc}: ${c.state}${c.conversation !== null ? `, conversation #${c.conversation}` : ''}${c.rolesKnown ? '' : ' (REQ not captured: roles guessed)'}`;
   const parts: string[] = [];
   const req = c.transport === 'SIDR' ? 'SIDR_REQ' : 'REQ';
@@ -135,11 +143,22 @@ function cmLines(c: AnalysisDocument['cmConnections'][number]): string[] {
     .join(' ');
   if (counts !== '') parts.push(counts);
   const r = c.retries;
-  const retried = [['REQ', r.req], ['REP', r.rep], ['DREQ', r.dreq], ['SIDR_REQ', r.sidrReq]].filter(([, n]) => (n as number) > 0).map(([m, n]) => `${m} ${n}`);
+  const retried = [
+    ['REQ', r.req],
+    ['REP', r.rep],
+    ['DREQ', r.dreq],
+    ['SIDR_REQ', r.sidrReq],
+  ]
+    .filter(([, n]) => (n as number) > 0)
+    .map(([m, n]) => `${m} ${n}`);
   if (retried.length > 0) parts.push(`retries: ${retried.join(', ')}`);
   for (const m of c.mras) parts.push(`MRA of the ${m.messageMraed} by the ${m.from} side (service timeout ${m.serviceTimeout}: ${us(m.serviceTimeoutNs)})`);
-  if (c.rej !== null) parts.push(`REJ of the ${c.rej.messageRejected} by the ${c.rej.from} side: reason ${c.rej.reason} ${c.rej.reasonName} (${c.rej.reasonText})`);
-  if (c.sidr !== null) parts.push(`SIDR_REP status ${c.sidr.status} (${c.sidr.statusText})${c.sidr.status === 0 ? ` QPN ${hex(c.sidr.qpn, 6)} Q_Key ${hex(c.sidr.qkey, 8)}` : ''}`);
+  if (c.rej !== null)
+    parts.push(`REJ of the ${c.rej.messageRejected} by the ${c.rej.from} side: reason ${c.rej.reason} ${c.rej.reasonName} (${c.rej.reasonText})`);
+  if (c.sidr !== null)
+    parts.push(
+      `SIDR_REP status ${c.sidr.status} (${c.sidr.statusText})${c.sidr.status === 0 ? ` QPN ${hex(c.sidr.qpn, 6)} Q_Key ${hex(c.sidr.qkey, 8)}` : ''}`,
+    );
   return parts.length > 0 ? [head, `      ${parts.join('; ')}`] : [head];
 }
 
@@ -255,7 +274,9 @@ export function writeTextReport(d: TextReportDocument, o: ReportOptions, write: 
   out.push(`flags: ${flags.length > 0 ? flags.join(', ') : 'none'}`);
   out.push(qualityLine(d));
   if (d.capturePoint.startsWith('host:')) {
-    out.push(`capture point: the NIC of ${d.capturePoint.slice(5)}: each flow is judged on the side that host plays; its peer's frames are as the network delivered them, so the peer's rules are not checked`);
+    out.push(
+      `capture point: the NIC of ${d.capturePoint.slice(5)}: each flow is judged on the side that host plays; its peer's frames are as the network delivered them, so the peer's rules are not checked`,
+    );
   }
   if (d.rulesNotChecked.length > 0) {
     out.push(
@@ -275,7 +296,9 @@ export function writeTextReport(d: TextReportDocument, o: ReportOptions, write: 
       const e = c[g.requester];
       const st = (x: { p50Us: number; minUs: number; maxUs: number } | null): string => (x === null ? '-' : `${x.p50Us} µs (${x.minUs}..${x.maxUs})`);
       const rate = g.meanGbpsBefore !== null && g.meanGbpsAfter !== null ? `, rate ${g.meanGbpsBefore} → ${g.meanGbpsAfter} Gb/s around a CNP (mean)` : '';
-      out.push(`    congestion at ${e.ip} QP ${qp(e.qpn)}: ${g.ceMarked} CE-marked requests, ${g.cnps} CNPs, CE to CNP ${st(g.ceToCnp)}, CNP interval ${st(g.cnpInterval)}${rate}`);
+      out.push(
+        `    congestion at ${e.ip} QP ${qp(e.qpn)}: ${g.ceMarked} CE-marked requests, ${g.cnps} CNPs, CE to CNP ${st(g.ceToCnp)}, CNP interval ${st(g.cnpInterval)}${rate}`,
+      );
     }
   }
   if (d.cmConnections.length > 0) {

@@ -132,7 +132,12 @@ export class TimelineError extends RoceError<'ROCE_ERR_TIMELINE'> {
   }
 }
 
-const short = (op: string): string => op.replace(/^(RC|UC|UD|XRC|RD)_/, '').replace('RDMA_', '').replace('_WITH_IMMEDIATE', '_IMM').replace('_WITH_INVALIDATE', '_INV');
+const short = (op: string): string =>
+  op
+    .replace(/^(RC|UC|UD|XRC|RD)_/, '')
+    .replace('RDMA_', '')
+    .replace('_WITH_IMMEDIATE', '_IMM')
+    .replace('_WITH_INVALIDATE', '_INV');
 
 /** `digits`: the capture's decimals; the time is since the capture's first frame, as `roce decode` prints it. */
 function fieldsOf(r: FrameResult, p: RocePacket, v: FrameView | null, digits: number): [string, string][] {
@@ -179,7 +184,8 @@ function pickConversation(first: AnalysisResult, f: TimelineFilter, episode: Epi
     const ids = chosenIds(choice, convs);
     const id = ids[0];
     if (id === undefined) throw new TimelineError(noneChosenText(choice, convs.length));
-    if (episode !== null && !ids.includes(episode.conversation)) throw new TimelineError(`episode #${episode.id} is in conversation #${episode.conversation}, not the one chosen (#${id})`);
+    if (episode !== null && !ids.includes(episode.conversation))
+      throw new TimelineError(`episode #${episode.id} is in conversation #${episode.conversation}, not the one chosen (#${id})`);
     return episode?.conversation ?? id;
   }
   if (episode !== null) return episode.conversation;
@@ -191,7 +197,9 @@ function askedEpisode(first: AnalysisResult, focus: TimelineFocus): Episode | nu
   const e = first.episodes.find((x) => x.id === focus.episode);
   if (e === undefined) {
     const n = first.episodes.length;
-    throw new TimelineError(`no episode #${focus.episode}: the capture${n === 0 ? ' has no loss-recovery episode' : ` has episodes #1 to #${n} (roce analyze lists them)`}`);
+    throw new TimelineError(
+      `no episode #${focus.episode}: the capture${n === 0 ? ' has no loss-recovery episode' : ` has episodes #1 to #${n} (roce analyze lists them)`}`,
+    );
   }
   return e;
 }
@@ -225,7 +233,13 @@ export function buildTimeline(source: string | Uint8Array, f: TimelineFilter = {
     const ep = [...eps].sort((x, y) => episodeStartFrame(x) - episodeStartFrame(y))[0];
     const bad = first.frameResults.find((r) => want(r) && r.flags.some((x) => ERROR_FLAGS.includes(x)));
     const epFrame = ep === undefined ? Infinity : episodeStartFrame(ep);
-    if (bad !== undefined && bad.frame < epFrame) anchor = { frame: bad.frame, reason: WindowReason.ERROR, episode: null, error: { frame: bad.frame, flag: bad.flags.find((x) => ERROR_FLAGS.includes(x))! } };
+    if (bad !== undefined && bad.frame < epFrame)
+      anchor = {
+        frame: bad.frame,
+        reason: WindowReason.ERROR,
+        episode: null,
+        error: { frame: bad.frame, flag: bad.flags.find((x) => ERROR_FLAGS.includes(x))! },
+      };
     else if (ep !== undefined) anchor = { frame: epFrame, reason: WindowReason.EPISODE, episode: ep, error: null };
   }
   const items: TimelineItem[] = [];
@@ -238,7 +252,17 @@ export function buildTimeline(source: string | Uint8Array, f: TimelineFilter = {
     keep: false,
     onFrame: (r, p, v) => {
       if (!want(r)) return;
-      const item = (): TimelineItem => ({ frame: r.frame, timeNs: r.timeNs, from: r.from!, opcode: r.opcode, psn: r.psn, label: labelOf(r, p), flags: r.flags, fields: fieldsOf(r, p, v, digits), lost: false });
+      const item = (): TimelineItem => ({
+        frame: r.frame,
+        timeNs: r.timeNs,
+        from: r.from!,
+        opcode: r.opcode,
+        psn: r.psn,
+        label: labelOf(r, p),
+        flags: r.flags,
+        fields: fieldsOf(r, p, v, digits),
+        lost: false,
+      });
       if (anchor !== null && r.frame < anchor.frame) {
         lead.push(item());
         if (lead.length > LEAD_PACKETS) {
@@ -263,7 +287,12 @@ export function buildTimeline(source: string | Uint8Array, f: TimelineFilter = {
   });
   // An anchor with no packet at or after it (cannot happen for an episode of this conversation): the lead-in is the drawing.
   if (lead.length > 0) items.push(...lead.splice(0));
-  const lost = new Set(eps.filter((e) => e.trigger !== 'rnr').map((e) => e.lostFrame).filter((x): x is number => x !== null));
+  const lost = new Set(
+    eps
+      .filter((e) => e.trigger !== 'rnr')
+      .map((e) => e.lostFrame)
+      .filter((x): x is number => x !== null),
+  );
   for (const it of items) if (lost.has(it.frame)) it.lost = true;
   const byFrame = new Map(items.map((it) => [it.frame, it]));
   const rnrWaits: RnrWait[] = [];
@@ -275,6 +304,14 @@ export function buildTimeline(source: string | Uint8Array, f: TimelineFilter = {
     rnrWaits.push({ fromFrame: from.frame, toFrame: to.frame, startNs: from.timeNs, endNs: to.timeNs, side: e.requester, timerNs: e.rnrTimerNs });
   }
   const reason = anchor?.reason ?? (before + truncated === 0 ? WindowReason.WHOLE : WindowReason.START);
-  const window: TimelineWindow = { reason, episode: anchor?.episode ?? null, asked: asked !== null, error: anchor?.error ?? null, before, episodeIds: eps.map((e) => e.id), filtered: askedPart };
+  const window: TimelineWindow = {
+    reason,
+    episode: anchor?.episode ?? null,
+    asked: asked !== null,
+    error: anchor?.error ?? null,
+    before,
+    episodeIds: eps.map((e) => e.id),
+    filtered: askedPart,
+  };
   return { conversation: id, type: conv.type, a: { ...conv.a }, b: { ...conv.b }, items, rnrWaits, truncated, window, digits, ended: analysisEnd(first) };
 }

@@ -62,7 +62,12 @@ export class TxRing {
     if (i < 0) return undefined;
     const d = this.data;
     const k = i * FIELDS;
-    return { frame: d[k + FRAME] as number, timeNs: d[k + TIME] as number, followerFrame: d[k + FOLLOWER_FRAME] as number, followerNs: d[k + FOLLOWER_NS] as number };
+    return {
+      frame: d[k + FRAME] as number,
+      timeNs: d[k + TIME] as number,
+      followerFrame: d[k + FOLLOWER_FRAME] as number,
+      followerNs: d[k + FOLLOWER_NS] as number,
+    };
   }
 
   /** `psn` sent in `frame` at `timeNs`. */

@@ -84,7 +84,15 @@ export interface ViewBatch {
 
 /** An empty batch's buffers. */
 export function newViewBatch(): ViewBatch {
-  return { seq: 0, count: 0, slots: new Float64Array(VIEW_BATCH_RECORDS * RECORD_SLOTS), raw: new Uint8Array(VIEW_BATCH_RAW_BYTES), strings: [], restart: false, start: null };
+  return {
+    seq: 0,
+    count: 0,
+    slots: new Float64Array(VIEW_BATCH_RECORDS * RECORD_SLOTS),
+    raw: new Uint8Array(VIEW_BATCH_RAW_BYTES),
+    strings: [],
+    restart: false,
+    start: null,
+  };
 }
 
 /** Decodes records into batches. */
@@ -135,7 +143,17 @@ export class ViewBatchWriter {
    * full). Its bytes are `bytes[start, end)`, `view` is over the same buffer; `startTime` is the
    * capture time of the first frame, given with it.
    */
-  add(index: number, timeNs: number, linkType: number, origLen: number, view: DataView, bytes: Uint8Array, start: number, end: number, startTime?: ExactTime): void {
+  add(
+    index: number,
+    timeNs: number,
+    linkType: number,
+    origLen: number,
+    view: DataView,
+    bytes: Uint8Array,
+    start: number,
+    end: number,
+    startTime?: ExactTime,
+  ): void {
     const b = this.batch;
     if (b === null || b.count >= VIEW_BATCH_RECORDS) throw internalError('ViewBatchWriter.add with no room');
     if (startTime !== undefined) b.start = startTime;

@@ -18,7 +18,8 @@ export interface RandomSource {
  * in the last incomplete multiple of n are drawn again (at most half the draws, for any n).
  */
 export function uniformBelow(src: RandomSource, n: number): number {
-  if (!Number.isInteger(n) || n < 1 || n > 0x1_0000_0000) throw new ProgrammingError(ProgrammingErrorCode.Misuse, `uniformBelow: n must be an integer 1..2^32, not ${n}`);
+  if (!Number.isInteger(n) || n < 1 || n > 0x1_0000_0000)
+    throw new ProgrammingError(ProgrammingErrorCode.Misuse, `uniformBelow: n must be an integer 1..2^32, not ${n}`);
   const limit = 0x1_0000_0000 - (0x1_0000_0000 % n);
   for (;;) {
     const x = src.u32() >>> 0;

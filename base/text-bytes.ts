@@ -43,6 +43,7 @@ export class TextBytes {
    *   writer whose chunks come back to it, as `roce decode`'s worker threads', hands out those
    */
   constructor(
+    // biome-ignore lint/suspicious/noConfusingVoidType: the sink is a stream's write (false: wait for 'drain') or any callback that returns nothing
     private readonly sink: (chunk: Uint8Array) => boolean | void,
     private readonly chunkSize = 1 << 16,
     private readonly fresh: (size: number) => Uint8Array = (size) => new Uint8Array(size),

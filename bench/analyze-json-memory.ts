@@ -31,7 +31,11 @@ interface Run {
 function run(file: string, tmpdir: string, outFile: string): Run {
   const out = fs.openSync(outFile, 'w');
   const t0 = process.hrtime.bigint();
-  const r = spawnSync(process.execPath, ['-r', REPORT_RSS, ROCE, 'analyze', '--json', '--threads', '1', file], { stdio: ['ignore', out, 'pipe'], encoding: 'utf8', env: { ...process.env, TMPDIR: tmpdir } });
+  const r = spawnSync(process.execPath, ['-r', REPORT_RSS, ROCE, 'analyze', '--json', '--threads', '1', file], {
+    stdio: ['ignore', out, 'pipe'],
+    encoding: 'utf8',
+    env: { ...process.env, TMPDIR: tmpdir },
+  });
   const seconds = Number(process.hrtime.bigint() - t0) / 1e9;
   fs.closeSync(out);
   const rss = /\{"maxRssMiB":(\d+)\}/.exec(r.stderr);
@@ -41,7 +45,7 @@ function run(file: string, tmpdir: string, outFile: string): Run {
   const hash = crypto.createHash('sha256');
   const piece = Buffer.alloc(1 << 20);
   const fd = fs.openSync(outFile, 'r');
-  for (let n; (n = fs.readSync(fd, piece, 0, piece.length, null)) > 0; ) hash.update(piece.subarray(0, n));
+  for (let n: number; (n = fs.readSync(fd, piece, 0, piece.length, null)) > 0; ) hash.update(piece.subarray(0, n));
   fs.closeSync(fd);
   const digest = hash.digest('hex');
   const outputMiB = Math.round(fs.statSync(outFile).size / 1048576);
@@ -64,7 +68,9 @@ function main(): void {
   const noDir = path.join(dir, 'not-a-directory');
   fs.writeFileSync(noDir, '');
   try {
-    process.stdout.write(`roce analyze --json FILE > file, --threads 1, node ${process.version}, ${os.cpus()[0]?.model ?? 'cpu'}; median of ${runs} alternating runs\n`);
+    process.stdout.write(
+      `roce analyze --json FILE > file, --threads 1, node ${process.version}, ${os.cpus()[0]?.model ?? 'cpu'}; median of ${runs} alternating runs\n`,
+    );
     process.stdout.write('| capture | file | spooled: time, peak RSS | in memory: time, peak RSS | report |\n|---|---|---|---|---|\n');
     for (const n of [Math.round(big / 4), big, 3 * big]) {
       const file = path.join(dir, `bench-${n}.pcap`);
@@ -76,7 +82,10 @@ function main(): void {
         spooled.push(run(file, spoolDir, path.join(dir, 'out.json')));
         kept.push(run(file, noDir, path.join(dir, 'out.json')));
       }
-      if (argv.includes("--verbose")) process.stderr.write(`${JSON.stringify({ n, spooled: spooled.map((r) => [r.seconds, r.maxRssMiB]), kept: kept.map((r) => [r.seconds, r.maxRssMiB]) })}\n`);
+      if (argv.includes('--verbose'))
+        process.stderr.write(
+          `${JSON.stringify({ n, spooled: spooled.map((r) => [r.seconds, r.maxRssMiB]), kept: kept.map((r) => [r.seconds, r.maxRssMiB]) })}\n`,
+        );
       const digests = new Set([...spooled, ...kept].map((r) => r.digest));
       if (digests.size !== 1) throw new Error(`the spooled and in-memory reports differ on ${frames} frames`);
       const cell = (rs: Run[]): string => `${median(rs.map((r) => r.seconds)).toFixed(2)} s, ${Math.max(...rs.map((r) => r.maxRssMiB))} MiB`;

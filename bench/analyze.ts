@@ -76,7 +76,12 @@ export function writeBenchCapture(file: string, frames: number, holes = false): 
     return buildRoceV2Frame(s);
   };
   const resp = (q: (typeof qps)[number], psn: number, syndrome: number): Uint8Array =>
-    buildRoceV2Frame({ eth: { src: ETH_B, dst: ETH_A }, ip: { version: 4, src: '198.18.0.2', dst: '198.18.0.1' }, bth: { opcode: Opcode.RC_ACKNOWLEDGE, destQp: q.a, psn }, aeth: { syndrome, msn: psn & 0xffffff } });
+    buildRoceV2Frame({
+      eth: { src: ETH_B, dst: ETH_A },
+      ip: { version: 4, src: '198.18.0.2', dst: '198.18.0.1' },
+      bth: { opcode: Opcode.RC_ACKNOWLEDGE, destQp: q.a, psn },
+      aeth: { syndrome, msn: psn & 0xffffff },
+    });
   let i = 0;
   if (holes) {
     const q = qps[0]!;
@@ -241,14 +246,19 @@ function programRows(files: { file: string; frames: number; sizeMiB: number }[])
     const one = median(times[1] as number[]);
     const two = median(times[2] as number[]);
     const fps = (s: number): string => Math.round(f.frames / s).toLocaleString('en-US');
-    out.push(`| ${f.frames} frames | ${f.sizeMiB} MiB | ${fps(one)} (${one.toFixed(2)} s, ${rss[1]} MiB) | ${fps(two)} (${two.toFixed(2)} s, ${rss[2]} MiB) | ${(one / two).toFixed(2)}x |`);
+    out.push(
+      `| ${f.frames} frames | ${f.sizeMiB} MiB | ${fps(one)} (${one.toFixed(2)} s, ${rss[1]} MiB) | ${fps(two)} (${two.toFixed(2)} s, ${rss[2]} MiB) | ${(one / two).toFixed(2)}x |`,
+    );
   }
   return out;
 }
 
 function main(): void {
   const argv = process.argv.slice(2);
-  if (argv[0] === '--child') return child(argv[1] ?? '');
+  if (argv[0] === '--child') {
+    child(argv[1] ?? '');
+    return;
+  }
   const fi = argv.indexOf('--frames');
   const big = fi >= 0 ? Number(argv[fi + 1]) : 1_000_000;
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'roce-bench-analyze-'));
@@ -277,12 +287,18 @@ function main(): void {
       process.stdout.write(`${JSON.stringify({ library: rows, program }, null, 2)}\n`);
     } else {
       process.stdout.write(`roce analyze, streaming (keep: false), node ${process.version}, ${os.cpus()[0]?.model ?? 'cpu'}\n`);
-      process.stdout.write('| capture | file | frames/s | time | peak RSS | live heap | retransmissions | episodes | violations |\n|---|---|---|---|---|---|---|---|---|\n');
+      process.stdout.write(
+        '| capture | file | frames/s | time | peak RSS | live heap | retransmissions | episodes | violations |\n|---|---|---|---|---|---|---|---|---|\n',
+      );
       for (const r of rows) {
         const x = r.result;
-        process.stdout.write(`| ${r.file} | ${r.sizeMiB} MiB | ${x.framesPerSec.toLocaleString('en-US')} | ${x.seconds} s | ${x.maxRssMiB} MiB | ${x.heapUsedMiB} MiB | ${x.retransmissions} | ${x.episodes} | ${x.violations} |\n`);
+        process.stdout.write(
+          `| ${r.file} | ${r.sizeMiB} MiB | ${x.framesPerSec.toLocaleString('en-US')} | ${x.seconds} s | ${x.maxRssMiB} MiB | ${x.heapUsedMiB} MiB | ${x.retransmissions} | ${x.episodes} | ${x.violations} |\n`,
+        );
       }
-      process.stdout.write('\nroce analyze FILE (the whole program, text summary, every ICRC checked), median of 3 alternating runs: frames/s (time, peak RSS)\n');
+      process.stdout.write(
+        '\nroce analyze FILE (the whole program, text summary, every ICRC checked), median of 3 alternating runs: frames/s (time, peak RSS)\n',
+      );
       process.stdout.write('| capture | file | --threads 1 | --threads 2 | speed-up |\n|---|---|---|---|---|\n');
       for (const line of program) process.stdout.write(`${line}\n`);
     }

@@ -48,8 +48,15 @@ function measure(mode: Mode, file: string): number {
   const devnull = fs.openSync('/dev/null', 'w');
   try {
     // The real command, as users run it, with a preload that reports the peak RSS at exit.
-    const argv = mode === 'whole-file-json' ? [__filename, '--child', mode, file] : [ROCE, 'decode', ...(mode === 'json' ? ['--json'] : mode === 'verbose' ? ['-v'] : []), file];
-    const r = spawnSync(process.execPath, ['-r', path.join(__dirname, 'report-peak-rss.js'), ...argv], { stdio: ['ignore', devnull, 'pipe'], encoding: 'utf8', timeout: 600_000 });
+    const argv =
+      mode === 'whole-file-json'
+        ? [__filename, '--child', mode, file]
+        : [ROCE, 'decode', ...(mode === 'json' ? ['--json'] : mode === 'verbose' ? ['-v'] : []), file];
+    const r = spawnSync(process.execPath, ['-r', path.join(__dirname, 'report-peak-rss.js'), ...argv], {
+      stdio: ['ignore', devnull, 'pipe'],
+      encoding: 'utf8',
+      timeout: 600_000,
+    });
     const last = (r.stderr ?? '').trim().split('\n').pop() ?? '';
     if (r.status !== 0) throw new Error(`child ${mode} failed (${r.status}): ${r.stderr}`);
     return (JSON.parse(last) as { maxRssMiB: number }).maxRssMiB;
@@ -84,8 +91,11 @@ function main(): void {
       return;
     }
     process.stdout.write(`roce decode peak RSS (MiB), output to /dev/null, node ${process.version}\n`);
-    process.stdout.write(`| capture | file | ${MODES.map((m) => (m === 'whole-file-json' ? 'reference: whole-file read, --json' : m === 'json' ? '`--json`' : m === 'verbose' ? '`-v`' : 'summary lines')).join(' | ')} |\n|---|---|${MODES.map(() => '---').join('|')}|\n`);
-    for (const r of rows) process.stdout.write(`| ${r.frames.toLocaleString('en-US')} frames | ${r.sizeMiB} MiB | ${MODES.map((m) => r.rss[m]).join(' | ')} |\n`);
+    process.stdout.write(
+      `| capture | file | ${MODES.map((m) => (m === 'whole-file-json' ? 'reference: whole-file read, --json' : m === 'json' ? '`--json`' : m === 'verbose' ? '`-v`' : 'summary lines')).join(' | ')} |\n|---|---|${MODES.map(() => '---').join('|')}|\n`,
+    );
+    for (const r of rows)
+      process.stdout.write(`| ${r.frames.toLocaleString('en-US')} frames | ${r.sizeMiB} MiB | ${MODES.map((m) => r.rss[m]).join(' | ')} |\n`);
   } finally {
     fs.rmSync(dir, { recursive: true, force: true });
   }

@@ -31,16 +31,39 @@ const eth = { src: 0x020000000001, dst: 0x020000000002 };
 const ip = { version: 4 as const, src: '198.18.0.1', dst: '198.18.0.2' };
 
 const MIXES: Mix[] = [
-  { name: 'ACK (62 B frames)', spec: (i) => ({ eth, ip, bth: { opcode: Opcode.RC_ACKNOWLEDGE, destQp: 0x11, psn: i & 0xffffff }, aeth: { syndrome: 0x1f, msn: i & 0xffffff } }) },
-  { name: 'SEND MIDDLE 1 KiB', spec: (i) => ({ eth, ip, bth: { opcode: Opcode.RC_SEND_MIDDLE, destQp: 0x11, psn: i & 0xffffff }, payload: new Uint8Array(1024).fill(i & 0xff) }) },
-  { name: 'WRITE FIRST 4 KiB', spec: (i) => ({ eth, ip, bth: { opcode: Opcode.RC_RDMA_WRITE_FIRST, destQp: 0x11, psn: i & 0xffffff }, reth: { va: BigInt(i) * 4096n, rkey: 0x1234, dmaLength: 1 << 20 }, payload: new Uint8Array(4096).fill(i & 0xff) }) },
+  {
+    name: 'ACK (62 B frames)',
+    spec: (i) => ({ eth, ip, bth: { opcode: Opcode.RC_ACKNOWLEDGE, destQp: 0x11, psn: i & 0xffffff }, aeth: { syndrome: 0x1f, msn: i & 0xffffff } }),
+  },
+  {
+    name: 'SEND MIDDLE 1 KiB',
+    spec: (i) => ({ eth, ip, bth: { opcode: Opcode.RC_SEND_MIDDLE, destQp: 0x11, psn: i & 0xffffff }, payload: new Uint8Array(1024).fill(i & 0xff) }),
+  },
+  {
+    name: 'WRITE FIRST 4 KiB',
+    spec: (i) => ({
+      eth,
+      ip,
+      bth: { opcode: Opcode.RC_RDMA_WRITE_FIRST, destQp: 0x11, psn: i & 0xffffff },
+      reth: { va: BigInt(i) * 4096n, rkey: 0x1234, dmaLength: 1 << 20 },
+      payload: new Uint8Array(4096).fill(i & 0xff),
+    }),
+  },
   {
     name: 'mixed (1 ACK : 1 x 1 KiB SEND)',
     spec: (i) => (i % 2 === 0 ? MIXES[0]!.spec(i) : MIXES[1]!.spec(i)),
   },
   // Imperfect captures, every frame a decode error.
   { name: 'ACK, ICRC not kept (zeroed)', spec: (i) => MIXES[0]!.spec(i), spoil: zeroIcrc },
-  { name: 'READ RESPONSE MIDDLE of 64 B (not a path MTU)', spec: (i) => ({ eth, ip, bth: { opcode: Opcode.RC_RDMA_READ_RESPONSE_MIDDLE, destQp: 0x11, psn: i & 0xffffff }, payload: new Uint8Array(64).fill(i & 0xff) }) },
+  {
+    name: 'READ RESPONSE MIDDLE of 64 B (not a path MTU)',
+    spec: (i) => ({
+      eth,
+      ip,
+      bth: { opcode: Opcode.RC_RDMA_READ_RESPONSE_MIDDLE, destQp: 0x11, psn: i & 0xffffff },
+      payload: new Uint8Array(64).fill(i & 0xff),
+    }),
+  },
   // Frames a capture tool cut, writing the cut length as the original length too (the record does not say).
   { name: 'WRITE FIRST 4 KiB cut to 243 B', spec: (i) => MIXES[2]!.spec(i), spoil: (f) => f.slice(0, 243) },
   { name: 'WRITE FIRST cut to 60 B (inside the RETH)', spec: (i) => MIXES[2]!.spec(i), spoil: (f) => f.slice(0, 60) },
@@ -188,7 +211,9 @@ function main(): void {
   console.log(`decode loop (no printing), node ${process.version}, ${frames} frames per mix, median of 5 runs`);
   console.log(`${'mix'.padEnd(46)} ${'with ICRC'.padStart(14)} ${'without ICRC'.padStart(14)}`);
   for (const r of results) {
-    console.log(`${String(r['mix']).padEnd(46)} ${`${(Number(r['decodeWithIcrcFps']) / 1e6).toFixed(2)} M/s`.padStart(14)} ${`${(Number(r['decodeNoIcrcFps']) / 1e6).toFixed(2)} M/s`.padStart(14)}`);
+    console.log(
+      `${String(r['mix']).padEnd(46)} ${`${(Number(r['decodeWithIcrcFps']) / 1e6).toFixed(2)} M/s`.padStart(14)} ${`${(Number(r['decodeNoIcrcFps']) / 1e6).toFixed(2)} M/s`.padStart(14)}`,
+    );
   }
   console.log(`\nwhole program on ${String(side['file'])} (median of 3 runs, output to /dev/null):`);
   for (const [k, v] of Object.entries(side)) {

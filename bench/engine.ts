@@ -132,19 +132,31 @@ function main(): void {
     return;
   }
   if (repeat > 1) {
-    console.log(`engine alone, one core, in-memory link, no faults, node ${process.version}, ${repeat} runs of ${seconds} s per case in turn, ICRC ${nativeAvailable() ? 'native, batched per burst' : 'TypeScript (zlib.crc32)'}`);
-    console.log(`${'case'.padEnd(10)} ${'packets/s: median'.padStart(18)} ${'min'.padStart(10)} ${'max'.padStart(10)} ${'Gbit/s median'.padStart(14)}   runs (packets/s)`);
+    console.log(
+      `engine alone, one core, in-memory link, no faults, node ${process.version}, ${repeat} runs of ${seconds} s per case in turn, ICRC ${nativeAvailable() ? 'native, batched per burst' : 'TypeScript (zlib.crc32)'}`,
+    );
+    console.log(
+      `${'case'.padEnd(10)} ${'packets/s: median'.padStart(18)} ${'min'.padStart(10)} ${'max'.padStart(10)} ${'Gbit/s median'.padStart(14)}   runs (packets/s)`,
+    );
     runs.forEach((rs, i) => {
       const pps = rs.map((r) => r.packetsPerSec);
       const g = median(rs.map((r) => r.gbps));
       console.log(
-        `${(cases[i]?.name ?? '').padEnd(10)} ${Math.round(median(pps)).toString().padStart(18)} ${Math.round(Math.min(...pps)).toString().padStart(10)} ${Math.round(Math.max(...pps)).toString().padStart(10)} ${g.toFixed(2).padStart(14)}   ${pps.map((x) => Math.round(x / 1000)).join(' ')} k`,
+        `${(cases[i]?.name ?? '').padEnd(10)} ${Math.round(median(pps)).toString().padStart(18)} ${Math.round(Math.min(...pps))
+          .toString()
+          .padStart(10)} ${Math.round(Math.max(...pps))
+          .toString()
+          .padStart(10)} ${g.toFixed(2).padStart(14)}   ${pps.map((x) => Math.round(x / 1000)).join(' ')} k`,
       );
     });
     return;
   }
-  console.log(`engine alone, one core, in-memory link, no faults, node ${process.version}, ${seconds} s per case, ICRC ${nativeAvailable() ? 'native, batched per burst' : 'TypeScript (zlib.crc32)'}`);
-  console.log(`${'case'.padEnd(10)} ${'messages'.padStart(9)} ${'payload Gbit/s'.padStart(15)} ${'msgs/s'.padStart(11)} ${'packets/s'.padStart(11)} ${'pkts/CPU-s'.padStart(11)}`);
+  console.log(
+    `engine alone, one core, in-memory link, no faults, node ${process.version}, ${seconds} s per case, ICRC ${nativeAvailable() ? 'native, batched per burst' : 'TypeScript (zlib.crc32)'}`,
+  );
+  console.log(
+    `${'case'.padEnd(10)} ${'messages'.padStart(9)} ${'payload Gbit/s'.padStart(15)} ${'msgs/s'.padStart(11)} ${'packets/s'.padStart(11)} ${'pkts/CPU-s'.padStart(11)}`,
+  );
   for (const r of results) {
     console.log(
       `${r.name.padEnd(10)} ${String(r.messages).padStart(9)} ${r.gbps.toFixed(2).padStart(15)} ${Math.round(r.msgsPerSec).toString().padStart(11)} ${Math.round(r.packetsPerSec).toString().padStart(11)} ${Math.round(r.packetsPerCpuSec).toString().padStart(11)}`,

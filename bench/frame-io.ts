@@ -125,7 +125,9 @@ async function main(): Promise<void> {
   }
   console.log('driver      frame B   packets/s   Gbit/s');
   for (const r of rows) {
-    console.log(`${r.driver.padEnd(11)} ${String(r.bytes).padStart(7)} ${Math.round(r.pps).toLocaleString('en-US').padStart(11)} ${((r.pps * r.bytes * 8) / 1e9).toFixed(2).padStart(8)}`);
+    console.log(
+      `${r.driver.padEnd(11)} ${String(r.bytes).padStart(7)} ${Math.round(r.pps).toLocaleString('en-US').padStart(11)} ${((r.pps * r.bytes * 8) / 1e9).toFixed(2).padStart(8)}`,
+    );
   }
 }
 

@@ -52,7 +52,14 @@ function main(): void {
 
   /** The legitimate traffic: `n` RDMA WRITEs of 4 KiB from A to B, all completed. */
   const legit = (n: number): boolean => {
-    for (let i = 0; i < n; i++) qpA.postSend({ wrId: BigInt(i), opcode: WrOpcode.RDMA_WRITE, sgList: [mrA.sge(0, 4096)], rdma: { remoteAddr: mrB.addr(0), rkey: mrB.rkey }, sendFlags: SendFlags.SIGNALED });
+    for (let i = 0; i < n; i++)
+      qpA.postSend({
+        wrId: BigInt(i),
+        opcode: WrOpcode.RDMA_WRITE,
+        sgList: [mrA.sge(0, 4096)],
+        rdma: { remoteAddr: mrB.addr(0), rkey: mrB.rkey },
+        sendFlags: SendFlags.SIGNALED,
+      });
     let done = 0;
     sim.clock.runWhile(() => {
       for (const wc of cqA.poll(64)) if (wc.status === WcStatus.SUCCESS) done++;
@@ -73,9 +80,20 @@ function main(): void {
     const behind = (ePsn() - 1 - k) & 0xffffff; // duplicates
     const dest = qpB.qpNum;
     add({ bth: { opcode: Opcode.RC_SEND_ONLY, destQp: dest, psn: ahead, ackReq: true }, payload: new Uint8Array(64) });
-    add({ bth: { opcode: Opcode.RC_RDMA_WRITE_ONLY, destQp: dest, psn: behind, ackReq: true }, reth: { va: mrB.addr(0), rkey: mrB.rkey, dmaLength: 8 }, payload: new Uint8Array(8) });
-    add({ bth: { opcode: Opcode.RC_RDMA_WRITE_ONLY, destQp: dest, psn: ahead, ackReq: true }, reth: { va: 0xdead0000n, rkey: 0x4242, dmaLength: 8 }, payload: new Uint8Array(8) });
-    add({ bth: { opcode: Opcode.RC_RDMA_READ_REQUEST, destQp: dest, psn: ahead, ackReq: true }, reth: { va: mrB.addr(0), rkey: mrB.rkey, dmaLength: 0x8000_0000 } });
+    add({
+      bth: { opcode: Opcode.RC_RDMA_WRITE_ONLY, destQp: dest, psn: behind, ackReq: true },
+      reth: { va: mrB.addr(0), rkey: mrB.rkey, dmaLength: 8 },
+      payload: new Uint8Array(8),
+    });
+    add({
+      bth: { opcode: Opcode.RC_RDMA_WRITE_ONLY, destQp: dest, psn: ahead, ackReq: true },
+      reth: { va: 0xdead0000n, rkey: 0x4242, dmaLength: 8 },
+      payload: new Uint8Array(8),
+    });
+    add({
+      bth: { opcode: Opcode.RC_RDMA_READ_REQUEST, destQp: dest, psn: ahead, ackReq: true },
+      reth: { va: mrB.addr(0), rkey: mrB.rkey, dmaLength: 0x8000_0000 },
+    });
     add({ bth: { opcode: Opcode.RC_SEND_ONLY, destQp: dest, psn: ePsn(), ackReq: true }, payload: new Uint8Array(32) }, 0x12345678);
     add({ bth: { opcode: Opcode.RC_ACKNOWLEDGE, destQp: dest, psn: (qpB.attr.sqPsn + 100 + k) & 0xffffff }, aeth: { syndrome: 0x1f, msn: k } });
     add({ bth: { opcode: Opcode.RC_ACKNOWLEDGE, destQp: dest, psn: (qpB.attr.sqPsn + 100 + k) & 0xffffff }, aeth: { syndrome: 0x60, msn: k } });
@@ -103,7 +121,10 @@ function main(): void {
   const peak = samples.reduce((m, s) => Math.max(m, s.rssMiB), 0);
   const heapPeak = samples.reduce((m, s) => Math.max(m, s.heapMiB), 0);
   fs.mkdirSync(outDir, { recursive: true });
-  fs.writeFileSync(path.join(outDir, 'rss-under-attack.csv'), `frames,rss_mib,heap_mib\n${samples.map((s) => `${s.frames},${s.rssMiB},${s.heapMiB}`).join('\n')}\n`);
+  fs.writeFileSync(
+    path.join(outDir, 'rss-under-attack.csv'),
+    `frames,rss_mib,heap_mib\n${samples.map((s) => `${s.frames},${s.rssMiB},${s.heapMiB}`).join('\n')}\n`,
+  );
   fs.writeFileSync(path.join(outDir, 'rss-under-attack.svg'), plot(samples));
   const summary = {
     frames: total,
@@ -115,7 +136,14 @@ function main(): void {
     peakHeapMiB: heapPeak,
     legitimateTrafficAfter: stillWorks,
     victimQpState: qpB.state,
-    counters: { rcvd_icrc_err: c.rcvd_icrc_err, rcvd_unknown_qp: c.rcvd_unknown_qp, out_of_seq_request: c.out_of_seq_request, duplicate_request: c.duplicate_request, send_seq_err_nak: c.send_seq_err_nak, rcvd_malformed: c.rcvd_malformed },
+    counters: {
+      rcvd_icrc_err: c.rcvd_icrc_err,
+      rcvd_unknown_qp: c.rcvd_unknown_qp,
+      out_of_seq_request: c.out_of_seq_request,
+      duplicate_request: c.duplicate_request,
+      send_seq_err_nak: c.send_seq_err_nak,
+      rcvd_malformed: c.rcvd_malformed,
+    },
   };
   process.stdout.write(`${JSON.stringify(summary, null, 2)}\n`);
 }
@@ -130,9 +158,14 @@ function plot(samples: readonly { frames: number; rssMiB: number; heapMiB: numbe
   const maxY = Math.max(1, ...samples.map((s) => s.rssMiB)) * 1.2;
   const x = (v: number): number => L + ((W - L - 20) * v) / maxX;
   const y = (v: number): number => H - B - ((H - B - 20) * v) / maxY;
-  const line = (k: 'rssMiB' | 'heapMiB', color: string): string => `<polyline fill="none" stroke="${color}" stroke-width="2" points="${samples.map((s) => `${x(s.frames).toFixed(1)},${y(s[k]).toFixed(1)}`).join(' ')}"/>`;
-  const ticks = [0, 0.25, 0.5, 0.75, 1].map((f) => `<text x="${x(f * maxX).toFixed(1)}" y="${H - B + 16}" font-size="11" text-anchor="middle">${((f * maxX) / 1e6).toFixed(1)} M</text>`).join('');
-  const yticks = [0, 0.25, 0.5, 0.75, 1].map((f) => `<text x="${L - 6}" y="${y(f * maxY).toFixed(1)}" font-size="11" text-anchor="end">${(f * maxY).toFixed(0)}</text>`).join('');
+  const line = (k: 'rssMiB' | 'heapMiB', color: string): string =>
+    `<polyline fill="none" stroke="${color}" stroke-width="2" points="${samples.map((s) => `${x(s.frames).toFixed(1)},${y(s[k]).toFixed(1)}`).join(' ')}"/>`;
+  const ticks = [0, 0.25, 0.5, 0.75, 1]
+    .map((f) => `<text x="${x(f * maxX).toFixed(1)}" y="${H - B + 16}" font-size="11" text-anchor="middle">${((f * maxX) / 1e6).toFixed(1)} M</text>`)
+    .join('');
+  const yticks = [0, 0.25, 0.5, 0.75, 1]
+    .map((f) => `<text x="${L - 6}" y="${y(f * maxY).toFixed(1)}" font-size="11" text-anchor="end">${(f * maxY).toFixed(0)}</text>`)
+    .join('');
   return `<svg xmlns="http://www.w3.org/2000/svg" width="${W}" height="${H}" font-family="sans-serif"><rect width="100%" height="100%" fill="white"/><text x="${L}" y="14" font-size="13">Memory while a live QP receives bad frames (MiB)</text><line x1="${L}" y1="${H - B}" x2="${W - 20}" y2="${H - B}" stroke="#999"/><line x1="${L}" y1="20" x2="${L}" y2="${H - B}" stroke="#999"/>${ticks}${yticks}<text x="${(W + L) / 2}" y="${H - 6}" font-size="12" text-anchor="middle">bad frames sent</text>${line('rssMiB', '#c0392b')}${line('heapMiB', '#2471a3')}<text x="${W - 150}" y="40" font-size="12" fill="#c0392b">RSS</text><text x="${W - 150}" y="56" font-size="12" fill="#2471a3">live heap after GC</text></svg>\n`;
 }
 

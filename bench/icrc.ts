@@ -159,8 +159,14 @@ function main(): void {
   const frames = new Map<number, Uint8Array[]>();
   const raws = new Map<number, Uint8Array[]>();
   for (const size of SIZES) {
-    frames.set(size, [0, 1, 2, 3, 4, 5, 6, 7].map((k) => roceFrame(size, 100 + k)));
-    raws.set(size, [0, 1, 2, 3, 4, 5, 6, 7].map((k) => randomBytes(size, 200 + k)));
+    frames.set(
+      size,
+      [0, 1, 2, 3, 4, 5, 6, 7].map((k) => roceFrame(size, 100 + k)),
+    );
+    raws.set(
+      size,
+      [0, 1, 2, 3, 4, 5, 6, 7].map((k) => randomBytes(size, 200 + k)),
+    );
   }
   const frameBytes = (size: number): number => ETH + HDRS + size + 4;
   const rawBytes = (size: number): number => size;

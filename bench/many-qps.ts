@@ -81,7 +81,13 @@ function runCase(n: number, seconds: number): Result {
   const post = (q: number): void => {
     const v = ++sent[q]!;
     new DataView(src.buffer, q * MSG, 4).setUint32(0, v);
-    qps[q]!.postSend({ wrId: q, opcode: WrOpcode.RDMA_WRITE, sgList: [mrA.sge(q * MSG, MSG)], sendFlags: SendFlags.SIGNALED, rdma: { remoteAddr: mrB.addr(q * MSG), rkey: mrB.rkey } });
+    qps[q]!.postSend({
+      wrId: q,
+      opcode: WrOpcode.RDMA_WRITE,
+      sgList: [mrA.sge(q * MSG, MSG)],
+      sendFlags: SendFlags.SIGNALED,
+      rdma: { remoteAddr: mrB.addr(q * MSG), rkey: mrB.rkey },
+    });
   };
   // One outstanding at a time per QP keeps each slot's value checkable (RC completes in order,
   // and the next post overwrites the source only after the previous completed).
@@ -151,8 +157,12 @@ function main(): void {
     return;
   }
   const ref = results.find((r) => r.qps === 1) ?? results[0]!;
-  console.log(`many RC QPs, two stacks in one process, in-memory link, one CQ per side, ${MSG}-byte WRITEs, one outstanding per QP, node ${process.version}${ref.gcForced ? '' : ' (no --expose-gc: memory figures are rough)'}`);
-  console.log(`${'QPs'.padStart(7)} ${'setup µs/QP pair'.padStart(17)} ${'bytes/QP pair'.padStart(14)} ${'after traffic'.padStart(14)} ${'msgs/s'.padStart(10)} ${'msgs/CPU-s'.padStart(11)} ${'vs 1 QP'.padStart(8)}`);
+  console.log(
+    `many RC QPs, two stacks in one process, in-memory link, one CQ per side, ${MSG}-byte WRITEs, one outstanding per QP, node ${process.version}${ref.gcForced ? '' : ' (no --expose-gc: memory figures are rough)'}`,
+  );
+  console.log(
+    `${'QPs'.padStart(7)} ${'setup µs/QP pair'.padStart(17)} ${'bytes/QP pair'.padStart(14)} ${'after traffic'.padStart(14)} ${'msgs/s'.padStart(10)} ${'msgs/CPU-s'.padStart(11)} ${'vs 1 QP'.padStart(8)}`,
+  );
   for (const r of results) {
     console.log(
       `${String(r.qps).padStart(7)} ${r.setupUsPerQp.toFixed(1).padStart(17)} ${Math.round(r.bytesPerQpPair).toString().padStart(14)} ${Math.round(r.bytesPerQpPairAfterTraffic).toString().padStart(14)} ${Math.round(r.msgsPerSec).toString().padStart(10)} ${Math.round(r.msgsPerCpuSec).toString().padStart(11)} ${(r.msgsPerCpuSec / ref.msgsPerCpuSec).toFixed(2).padStart(8)}`,

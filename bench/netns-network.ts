@@ -168,7 +168,8 @@ function createNet(mtu: number, queues = 1): Net {
     sh('ip', ['-n', ns, 'addr', 'add', `${addr}/24`, 'dev', dev]);
     sh('ip', ['-n', ns, 'link', 'set', 'dev', dev, 'up']);
   }
-  const mac = (ns: string, dev: string): string => (JSON.parse(sh('ip', ['-n', ns, '-j', 'link', 'show', 'dev', dev])) as Array<{ address: string }>)[0]?.address ?? '';
+  const mac = (ns: string, dev: string): string =>
+    (JSON.parse(sh('ip', ['-n', ns, '-j', 'link', 'show', 'dev', dev])) as Array<{ address: string }>)[0]?.address ?? '';
   n.macA = mac(n.nsA, n.ifA);
   n.macB = mac(n.nsB, n.ifB);
   // Neighbours known up front (the RoCE runs would resolve them through ARP anyway).
@@ -232,7 +233,10 @@ function start(ns: string, cmd: string, args: string[], timeoutMs: number, env: 
 }
 
 function lastJson(text: string): Record<string, unknown> {
-  const lines = text.trim().split('\n').filter((l) => l.startsWith('{'));
+  const lines = text
+    .trim()
+    .split('\n')
+    .filter((l) => l.startsWith('{'));
   const l = lines[lines.length - 1];
   if (l === undefined) throw new Error(`no JSON output in ${JSON.stringify(text.slice(0, 300))}`);
   return JSON.parse(l) as Record<string, unknown>;
@@ -277,7 +281,14 @@ function buildC(name: string, libs: string[]): string | null {
 
 function xdpLibs(): string[] {
   try {
-    return [...sh('pkg-config', ['--cflags', '--libs', 'libxdp', 'libbpf']).trim().split(/\s+/).filter((x) => x !== ''), '-lelf', '-lz'];
+    return [
+      ...sh('pkg-config', ['--cflags', '--libs', 'libxdp', 'libbpf'])
+        .trim()
+        .split(/\s+/)
+        .filter((x) => x !== ''),
+      '-lelf',
+      '-lz',
+    ];
   } catch {
     return [];
   }
@@ -314,16 +325,29 @@ async function nodeDgram(net: Net, len: number, seconds: number): Promise<Row> {
 let nextPort = 19000;
 
 /** Runs one `roce` command as server in B and client in A; returns the client's JSON summary. */
-async function roce(net: Net, args: string[], opts: { busyPoll?: boolean; timeoutS?: number; clientArgs?: string[]; env?: Record<string, string> } = {}): Promise<Record<string, unknown>> {
+async function roce(
+  net: Net,
+  args: string[],
+  opts: { busyPoll?: boolean; timeoutS?: number; clientArgs?: string[]; env?: Record<string, string> } = {},
+): Promise<Record<string, unknown>> {
   const port = String(nextPort++);
   const env = { ROCE_BUSY_POLL: opts.busyPoll === true ? '1' : '0', ...opts.env };
   const t = (opts.timeoutS ?? 60) * 1000;
   const [cmd, ...rest] = args;
   const srv = start(net.nsB, process.execPath, [ROCE, cmd ?? '', ...rest, '--dev', net.ifB, '--port', port, '--json', '--timeout', '30'], t, env);
-  const cli = start(net.nsA, process.execPath, [ROCE, cmd ?? '', ...rest, IP_B, '--dev', net.ifA, '--port', port, '--json', '--timeout', '30', ...(opts.clientArgs ?? [])], t, env);
+  const cli = start(
+    net.nsA,
+    process.execPath,
+    [ROCE, cmd ?? '', ...rest, IP_B, '--dev', net.ifA, '--port', port, '--json', '--timeout', '30', ...(opts.clientArgs ?? [])],
+    t,
+    env,
+  );
   const [s, c] = await Promise.all([srv.out, cli.out]);
   const j = lastJson(c.stdout);
-  if (j['ok'] !== true) throw new Error(`roce ${args.join(' ')}: ${String(j['error'] ?? (j['problems'] as string[] | undefined)?.[0] ?? c.stderr.trim())} (server: ${s.stderr.trim().slice(0, 200)})`);
+  if (j['ok'] !== true)
+    throw new Error(
+      `roce ${args.join(' ')}: ${String(j['error'] ?? (j['problems'] as string[] | undefined)?.[0] ?? c.stderr.trim())} (server: ${s.stderr.trim().slice(0, 200)})`,
+    );
   return j;
 }
 
@@ -355,7 +379,8 @@ async function roceManyQps(net: Net, qps: number, bounded: boolean): Promise<Row
   const peak = /\{"maxRssMiB":(\d+)\}/.exec(c.stderr);
   const counters = (j['counters'] ?? {}) as Record<string, number>;
   const where = `wall ${wallS.toFixed(2)} s, peak RSS ${peak?.[1] ?? '?'} MiB`;
-  if (j['ok'] !== true) return { group: 'qps', name, error: `${where}: ${String((j['problems'] as string[] | undefined)?.[0] ?? j['error'] ?? c.stderr.trim().slice(0, 200))}` };
+  if (j['ok'] !== true)
+    return { group: 'qps', name, error: `${where}: ${String((j['problems'] as string[] | undefined)?.[0] ?? j['error'] ?? c.stderr.trim().slice(0, 200))}` };
   return {
     group: 'qps',
     name,
@@ -392,7 +417,13 @@ async function roceBwPcap(net: Net, driver: string, label: string, seconds: numb
     const j = await roce(net, ['perftest', 'write', '--driver', driver, '-s', '65536', ...durationArgs(seconds), '-m', '4096'], { clientArgs: flags[mode] });
     const gbps = Number(j['gbps']);
     const pc = j['pcap'] as { frames?: number; bytes?: number } | undefined;
-    return { group: 'pcap', name: `roce perftest write 64 KiB, ${label}, --pcap ${what[mode]}`, gbps, framesPerSec: (gbps * 1e9) / 8 / 4096, ...(pc !== undefined ? { note: `${pc.frames} frames, ${((pc.bytes ?? 0) / 2 ** 20).toFixed(0)} MiB written` } : {}) };
+    return {
+      group: 'pcap',
+      name: `roce perftest write 64 KiB, ${label}, --pcap ${what[mode]}`,
+      gbps,
+      framesPerSec: (gbps * 1e9) / 8 / 4096,
+      ...(pc !== undefined ? { note: `${pc.frames} frames, ${((pc.bytes ?? 0) / 2 ** 20).toFixed(0)} MiB written` } : {}),
+    };
   } finally {
     fs.rmSync(file, { force: true });
   }
@@ -406,7 +437,12 @@ async function roceBwPcap(net: Net, driver: string, label: string, seconds: numb
 async function roceBwQueues(net: Net, seconds: number, queues: number): Promise<Row> {
   const j = await roce(net, ['perftest', 'write', '--driver', 'xdp', '-s', '65536', ...durationArgs(seconds), '-m', '4096']);
   const gbps = Number(j['gbps']);
-  return { group: 'queues', name: `roce perftest write 64 KiB, AF_XDP, ${queues} receive queue${queues > 1 ? 's' : ''} per end`, gbps, framesPerSec: (gbps * 1e9) / 8 / 4096 };
+  return {
+    group: 'queues',
+    name: `roce perftest write 64 KiB, AF_XDP, ${queues} receive queue${queues > 1 ? 's' : ''} per end`,
+    gbps,
+    framesPerSec: (gbps * 1e9) / 8 / 4096,
+  };
 }
 
 /**
@@ -418,12 +454,22 @@ async function roceShort(net: Net, mode: 'cold' | 'warm' | 'steady'): Promise<Ro
   const run = mode === 'steady' ? ['-D', '6', '-f', '2'] : ['-n', '2000', ...(mode === 'warm' ? ['--perform_warm_up'] : [])];
   const j = await roce(net, ['perftest', 'write', '--driver', 'xdp', '-s', '65536', '-m', '4096', ...run]);
   const warm = j['warmUp'] as { messages: number; seconds: number } | null;
-  const name = mode === 'steady' ? 'roce perftest write 64 KiB -D 6 -f 2 (steady)' : `roce perftest write 64 KiB -n 2000${mode === 'warm' ? ' --perform_warm_up' : ''}`;
-  return { group: 'short', name, gbps: Number(j['gbps']), ...(warm !== null ? { note: `warm-up ${warm.messages} messages in ${warm.seconds.toFixed(2)} s` } : {}) };
+  const name =
+    mode === 'steady' ? 'roce perftest write 64 KiB -D 6 -f 2 (steady)' : `roce perftest write 64 KiB -n 2000${mode === 'warm' ? ' --perform_warm_up' : ''}`;
+  return {
+    group: 'short',
+    name,
+    gbps: Number(j['gbps']),
+    ...(warm !== null ? { note: `warm-up ${warm.messages} messages in ${warm.seconds.toFixed(2)} s` } : {}),
+  };
 }
 
 async function roceRate(net: Net, driver: string, label: string, seconds: number, coalesceAcks = false): Promise<Row> {
-  const j = await roce(net, ['perftest', 'write', '--driver', driver, '-s', '8', ...durationArgs(seconds)], coalesceAcks ? { env: { ROCE_COALESCE_ACKS: '1' } } : {});
+  const j = await roce(
+    net,
+    ['perftest', 'write', '--driver', driver, '-s', '8', ...durationArgs(seconds)],
+    coalesceAcks ? { env: { ROCE_COALESCE_ACKS: '1' } } : {},
+  );
   return { group: 'rate', name: `roce perftest write 8 B, ${label}${coalesceAcks ? ', ACKs coalesced' : ''}`, msgsPerSec: Number(j['mpps']) * 1e6 };
 }
 
@@ -445,7 +491,16 @@ const FRAME_PINGPONG = 14 + 20 + 8 + 12 + 64 + 4;
 function latRow(name: string, j: Record<string, unknown>, note?: string): Row {
   if (j['ok'] !== true) throw new Error(`${name}: ${String(j['error'] ?? JSON.stringify(j).slice(0, 200))}`);
   const n = (k: string): number => Number(j[k]);
-  return { group: 'latref', name, p50Us: n('p50'), p99Us: n('p99'), p999Us: n('p999'), maxUs: n('max'), histogram: j['histogram'] as [number, number][], ...(note !== undefined ? { note } : {}) };
+  return {
+    group: 'latref',
+    name,
+    p50Us: n('p50'),
+    p99Us: n('p99'),
+    p999Us: n('p999'),
+    maxUs: n('max'),
+    histogram: j['histogram'] as [number, number][],
+    ...(note !== undefined ? { note } : {}),
+  };
 }
 
 /** The kernel-UDP reference: bench/c/udp_pingpong.c, 64-byte datagrams, both ends busy-polling. */
@@ -509,7 +564,10 @@ function summary(rows: Row[]): Record<string, unknown> {
     const all = rows.filter((r) => re.test(r.name) && r.error === undefined);
     if (all.length <= 1) return all[0];
     const med = (k: 'framesPerSec' | 'gbps' | 'p50Us'): number | undefined => {
-      const v = all.map((r) => r[k]).filter((x): x is number => x !== undefined).sort((a, b) => a - b);
+      const v = all
+        .map((r) => r[k])
+        .filter((x): x is number => x !== undefined)
+        .sort((a, b) => a - b);
       return v.length === 0 ? undefined : v.length % 2 === 1 ? v[(v.length - 1) / 2] : ((v[v.length / 2 - 1] as number) + (v[v.length / 2] as number)) / 2;
     };
     const r: Row = { group: all[0]!.group, name: all[0]!.name };
@@ -598,7 +656,12 @@ async function main(): Promise<number> {
     for (run = repeat > 1 ? 1 : 0; run <= (repeat > 1 ? repeat : 0); run++) {
       for (const len of [FRAME_BIG, FRAME_SMALL]) {
         if (bin !== null) await attempt(`C AF_XDP pair, ${len}-byte frames`, 'ref', () => cXdp(net, bin, len, seconds));
-        else if (only.has('ref')) rows.push({ group: 'ref', name: `C AF_XDP pair, ${len}-byte frames`, error: 'could not compile bench/c/xdp_pair.c (cc and libxdp/libbpf headers needed)' });
+        else if (only.has('ref'))
+          rows.push({
+            group: 'ref',
+            name: `C AF_XDP pair, ${len}-byte frames`,
+            error: 'could not compile bench/c/xdp_pair.c (cc and libxdp/libbpf headers needed)',
+          });
         await attempt(`Node dgram, ${len}-byte frames`, 'ref', () => nodeDgram(net, len, seconds));
       }
       for (const [d, label] of drv) await attempt(`write 64 KiB ${label}`, 'bw', () => roceBw(net, d, label, seconds));
@@ -614,7 +677,8 @@ async function main(): Promise<number> {
         }
       }
       for (const [d, label] of drv) {
-        for (const mode of ['off', 'whole', 'snap128', 'off', 'whole', 'snap128'] as const) await attempt(`write 64 KiB ${label} --pcap ${mode}`, 'pcap', () => roceBwPcap(net, d, label, seconds, mode));
+        for (const mode of ['off', 'whole', 'snap128', 'off', 'whole', 'snap128'] as const)
+          await attempt(`write 64 KiB ${label} --pcap ${mode}`, 'pcap', () => roceBwPcap(net, d, label, seconds, mode));
       }
       for (const [d, label] of drv) {
         for (const busy of [false, true]) await attempt(`latency ${label} busy=${busy}`, 'lat', () => roceLat(net, d, label, busy, 10000));
@@ -624,7 +688,12 @@ async function main(): Promise<number> {
         const udp = buildC('udp_pingpong', ['-lm']);
         const xdp = buildC('xdp_pingpong', [...xdpLibs(), '-lm']);
         const iters = 20_000;
-        if (udp === null || xdp === null) rows.push({ group: 'latref', name: 'C ping-pong references', error: 'could not compile bench/c/udp_pingpong.c or xdp_pingpong.c (cc and libxdp/libbpf headers needed)' });
+        if (udp === null || xdp === null)
+          rows.push({
+            group: 'latref',
+            name: 'C ping-pong references',
+            error: 'could not compile bench/c/udp_pingpong.c or xdp_pingpong.c (cc and libxdp/libbpf headers needed)',
+          });
         if (udp !== null) await attempt('C kernel-UDP ping-pong', 'latref', () => cUdpPingpong(net, udp, iters));
         if (xdp !== null) await attempt('C AF_XDP ping-pong', 'latref', () => cXdpPingpong(net, xdp, iters));
         await attempt('roce pingpong busy-poll, warm-up', 'latref', () => rocePingpongLat(net, iters, 20_000));

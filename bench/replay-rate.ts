@@ -31,7 +31,8 @@ function timed(roce: string, args: readonly string[], okStatus: readonly number[
   const r = spawnSync(process.execPath, ['-r', REPORT_RSS, roce, ...args], { encoding: 'utf8', maxBuffer: 1 << 26 });
   const seconds = Number(process.hrtime.bigint() - t0) / 1e9;
   const rss = /\{"maxRssMiB":(\d+)\}/.exec(r.stderr);
-  if (r.status === null || !okStatus.includes(r.status) || rss === null) throw new Error(`roce ${args.join(' ')} failed (${r.status}): ${r.stderr.slice(-2000)}`);
+  if (r.status === null || !okStatus.includes(r.status) || rss === null)
+    throw new Error(`roce ${args.join(' ')} failed (${r.status}): ${r.stderr.slice(-2000)}`);
   return { seconds, maxRssMiB: Number(rss[1]) };
 }
 
@@ -64,12 +65,17 @@ function main(): void {
     const files: { file: string; frames: number; mib: number }[] = [];
     for (const b of [bytes, 4 * bytes]) {
       const file = path.join(dir, `demo-${b}.pcap`);
-      const r = spawnSync(process.execPath, [OWN_ROCE, 'demo', '--bytes', String(b), '--loss', loss, '--seed', '1', '--trace', '0', '--pcap', file, '--json'], { encoding: 'utf8', maxBuffer: 1 << 24 });
+      const r = spawnSync(process.execPath, [OWN_ROCE, 'demo', '--bytes', String(b), '--loss', loss, '--seed', '1', '--trace', '0', '--pcap', file, '--json'], {
+        encoding: 'utf8',
+        maxBuffer: 1 << 24,
+      });
       if (r.status !== 0) throw new Error(`roce demo failed: ${r.stderr}`);
       const frames = (JSON.parse(r.stdout.trim().split('\n').pop() ?? '{}') as { pcapFrames: number }).pcapFrames;
       files.push({ file, frames, mib: Math.round((fs.statSync(file).size / 1048576) * 10) / 10 });
     }
-    process.stdout.write(`${roce}: roce replay, node ${process.version}, ${os.cpus()[0]?.model ?? 'cpu'}, ${os.cpus().length} cores; roce demo --loss ${loss}; median of ${repeat} alternating runs\n`);
+    process.stdout.write(
+      `${roce}: roce replay, node ${process.version}, ${os.cpus()[0]?.model ?? 'cpu'}, ${os.cpus().length} cores; roce demo --loss ${loss}; median of ${repeat} alternating runs\n`,
+    );
     process.stdout.write('| capture | command | time | µs a frame | peak RSS |\n|---|---|---|---|---|\n');
     const perFrame = new Map<string, number[]>();
     for (const f of files) {

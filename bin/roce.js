@@ -8,7 +8,14 @@ if (!fs.existsSync(main)) {
   process.stderr.write('roce: the CLI is not built yet; run `npm install` (or `npm run build`) in the project root\n');
   process.exit(2);
 }
-require(main).main(process.argv.slice(2)).then(
-  (code) => { process.exitCode = code; },
-  (err) => { process.stderr.write(`roce: internal error: ${err && err.stack ? err.stack : err}\n`); process.exitCode = 70; },
-);
+require(main)
+  .main(process.argv.slice(2))
+  .then(
+    (code) => {
+      process.exitCode = code;
+    },
+    (err) => {
+      process.stderr.write(`roce: internal error: ${err && err.stack ? err.stack : err}\n`);
+      process.exitCode = 70;
+    },
+  );

@@ -81,14 +81,27 @@ async function decodeRecords(rb: RecordBatch, start: ExactTime | undefined): Pro
     if (icrc !== null) icrc.current = i;
     const k = i * META_FIELDS;
     // The time slot holds nanoseconds after the first frame (run()).
-    writer.add(meta[k] as number, meta[k + 1] as number, meta[k + 2] as number, meta[k + 3] as number, view, bytes, meta[k + 4] as number, meta[k + 5] as number, i === 0 ? start : undefined);
+    writer.add(
+      meta[k] as number,
+      meta[k + 1] as number,
+      meta[k + 2] as number,
+      meta[k + 3] as number,
+      view,
+      bytes,
+      meta[k + 4] as number,
+      meta[k + 5] as number,
+      i === 0 ? start : undefined,
+    );
   }
 }
 
 async function run(): Promise<void> {
   // A capture file, classic pcap or pcapng, is read in blocks straight into the batch; anything else
   // record by record.
-  const source = PcapBlockReader.open(data.file, 'ns-after-first') ?? PcapngBlockReader.open(data.file, 'ns-after-first') ?? recordSource(streamCaptureFile(data.file), 'ns-after-first');
+  const source =
+    PcapBlockReader.open(data.file, 'ns-after-first') ??
+    PcapngBlockReader.open(data.file, 'ns-after-first') ??
+    recordSource(streamCaptureFile(data.file), 'ns-after-first');
   const standard = RecordBatch.fresh(0);
   let first = true;
   writer.begin(await freeBatch());

@@ -50,4 +50,3 @@ export interface BatchResult {
   data: ArrayBuffer;
   meta: ArrayBuffer;
 }
-

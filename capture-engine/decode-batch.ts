@@ -145,7 +145,16 @@ export class BatchPrinter {
       }
       for (let i = from; i < to; i++) {
         const k = i * META_FIELDS;
-        printer.emit(decoded[i - from] as DecodedFrame, meta[k] as number, meta[k + 1] as number, meta[k + 6] as number, meta[k + 7] as number, bytes, meta[k + 4] as number, meta[k + 5] as number);
+        printer.emit(
+          decoded[i - from] as DecodedFrame,
+          meta[k] as number,
+          meta[k + 1] as number,
+          meta[k + 6] as number,
+          meta[k + 7] as number,
+          bytes,
+          meta[k + 4] as number,
+          meta[k + 5] as number,
+        );
       }
     }
     decoded.fill(null);

@@ -149,7 +149,18 @@ export class FramePrinter {
    * frame of `origLen` bytes on the wire, at `sec` seconds and `nsec` nanoseconds since the epoch
    * (a timestamp of `digits` decimals).
    */
-  record(view: DataView, bytes: Uint8Array, start: number, end: number, linkType: number, origLen: number, index: number, sec: number, nsec: number, digits: number): boolean {
+  record(
+    view: DataView,
+    bytes: Uint8Array,
+    start: number,
+    end: number,
+    linkType: number,
+    origLen: number,
+    index: number,
+    sec: number,
+    nsec: number,
+    digits: number,
+  ): boolean {
     return this.emit(this.decode(view, bytes, start, end, linkType, origLen), index, sec, nsec, digits, bytes, start, end, linkType, origLen);
   }
 
@@ -189,7 +200,18 @@ export class FramePrinter {
    * passed the filters (printed, or written by -w). `linkType` and `origLen` are needed by a display
    * filter and -T fields only.
    */
-  emit(d: DecodedFrame, index: number, sec: number, nsec: number, digits: number, bytes: Uint8Array, start: number, end: number, linkType = 1, origLen = end - start): boolean {
+  emit(
+    d: DecodedFrame,
+    index: number,
+    sec: number,
+    nsec: number,
+    digits: number,
+    bytes: Uint8Array,
+    start: number,
+    end: number,
+    linkType = 1,
+    origLen = end - start,
+  ): boolean {
     const time = this.time;
     time.sec = sec;
     time.nsec = nsec;
@@ -272,7 +294,15 @@ export class FramePrinter {
       if (this.s.verbose) {
         text.text(fieldTree(index, column, end - start, d, bytes.subarray(start, end)));
         text.byte(NEWLINE);
-      } else writeSummaryLine(text, index, column, d, this.pieces, CLOCK_MODES.has(mode) ? clockText(sec, nsec, digits, mode as 'ad' | 'a' | 'ud' | 'u') : undefined);
+      } else
+        writeSummaryLine(
+          text,
+          index,
+          column,
+          d,
+          this.pieces,
+          CLOCK_MODES.has(mode) ? clockText(sec, nsec, digits, mode as 'ad' | 'a' | 'ud' | 'u') : undefined,
+        );
       text.byte(NEWLINE);
     } else printed = false;
     if (printed) {

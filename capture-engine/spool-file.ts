@@ -41,7 +41,8 @@ export function openSpoolFile(dir: string = os.tmpdir()): SpoolFile | null {
   }
   let open = true;
   let size = 0;
-  const failed = (what: string, e: unknown): SpoolFileError => new SpoolFileError(`the temporary spool file in ${dir} could not be ${what}: ${fileErrorText(e)}`);
+  const failed = (what: string, e: unknown): SpoolFileError =>
+    new SpoolFileError(`the temporary spool file in ${dir} could not be ${what}: ${fileErrorText(e)}`);
   return {
     append(bytes) {
       const start = size;

@@ -29,7 +29,16 @@ import { type AnalysisResult, type AnalyzerOptions, type KeptLists, analyzeCaptu
 import { chosenIds, noneChosenText } from '../analysis/conversation-choice';
 import { MAX_CONVERSATIONS_SPEC, maxConversationsOf, reportAnalysisEnd } from './analysis-end';
 import { analysisDocument } from '../analysis/document';
-import { documentDigits, episodeLine, episodeText, frameLinesFromJson, messageLine, violationLine, violationText, writeTextReport } from '../analysis/text-report';
+import {
+  documentDigits,
+  episodeLine,
+  episodeText,
+  frameLinesFromJson,
+  messageLine,
+  violationLine,
+  violationText,
+  writeTextReport,
+} from '../analysis/text-report';
 import type { Episode, Violation } from '../analysis/types';
 import { TextList, writeJsonPieces } from '../base/json-pieces';
 import { SortedSpool, type SpoolStore } from '../base/sorted-spool';
@@ -61,19 +70,51 @@ export const ANALYZE_OPTIONS: readonly OptionSpec[] = [
   { name: 'list-frames', short: 'f', kind: 'flag', help: 'list every flagged frame' },
   { name: 'verbose', short: 'v', kind: 'flag', help: 'all of the above' },
   describedAs(FRAMES_SPEC, 'analyse only frames numbered A to B (A-B, A-, -B or A), as if the capture held no others'),
-  describedAs(TIME_WINDOW_SPEC, `analyse only frames whose time since the capture's first frame lies in [FROM, TO], as if the capture held no others (FROM-, -TO; each a number with s, ms, us or ns after it; a bare number is µs)`),
-  describedAs(CONVERSATION_SPEC, 'report only conversation N, numbered as roce analyze without it lists them (the analysis still takes every frame: N and its findings do not change)'),
-  describedAs(QPN_SPEC, 'report only the conversations with one of these QPs at either end (found by a first reading of the capture; the analysis still takes every frame)'),
+  describedAs(
+    TIME_WINDOW_SPEC,
+    `analyse only frames whose time since the capture's first frame lies in [FROM, TO], as if the capture held no others (FROM-, -TO; each a number with s, ms, us or ns after it; a bare number is µs)`,
+  ),
+  describedAs(
+    CONVERSATION_SPEC,
+    'report only conversation N, numbered as roce analyze without it lists them (the analysis still takes every frame: N and its findings do not change)',
+  ),
+  describedAs(
+    QPN_SPEC,
+    'report only the conversations with one of these QPs at either end (found by a first reading of the capture; the analysis still takes every frame)',
+  ),
   { name: 'all-frames', kind: 'flag', help: 'with --json: a result for every RoCE frame, not only flagged ones' },
   { name: 'roce-port', kind: 'string', value: 'N', help: 'UDP destination port that means RoCE v2 (default 4791)' },
   { name: 'ignore-icrc', kind: 'flag', help: 'do not check the ICRC: for captures whose tool did not preserve it (see "capture quality" in roce analyze)' },
   { name: 'no-icrc', kind: 'flag', help: 'the same as --ignore-icrc' },
-  { name: 'capture-point', kind: 'string', value: 'unknown|sent|host:IP', help: "'sent': frames were captured as sent and dropped after the capture point (a tap before the lossy link): rules that need what the requester received are not checked; 'host:IP': captured at that host's NIC: each flow is judged on the side that host plays (requester or responder rules), not on its peer's frames as the network delivered them" },
-  { name: 'follow', kind: 'flag', help: 'print each loss-recovery episode and rule violation as the analysis finds it (for a live capture on -), then the report; with --json, JSON Lines (one event per line, the report last); with --fail-on, stop at the first violation of a rule it names' },
-  { name: 'threads', kind: 'string', value: '1|2', help: `2: a worker thread reads and decodes while this one analyses (default for a file of ${ANALYZE_AUTO_THREADS_MIN_BYTES >> 20} MiB or more on two cores or more); 1: this thread only` },
+  {
+    name: 'capture-point',
+    kind: 'string',
+    value: 'unknown|sent|host:IP',
+    help: "'sent': frames were captured as sent and dropped after the capture point (a tap before the lossy link): rules that need what the requester received are not checked; 'host:IP': captured at that host's NIC: each flow is judged on the side that host plays (requester or responder rules), not on its peer's frames as the network delivered them",
+  },
+  {
+    name: 'follow',
+    kind: 'flag',
+    help: 'print each loss-recovery episode and rule violation as the analysis finds it (for a live capture on -), then the report; with --json, JSON Lines (one event per line, the report last); with --fail-on, stop at the first violation of a rule it names',
+  },
+  {
+    name: 'threads',
+    kind: 'string',
+    value: '1|2',
+    help: `2: a worker thread reads and decodes while this one analyses (default for a file of ${ANALYZE_AUTO_THREADS_MIN_BYTES >> 20} MiB or more on two cores or more); 1: this thread only`,
+  },
   MAX_CONVERSATIONS_SPEC,
-  { name: 'audit', kind: 'flag', help: 'instead of the transport analysis: how guessable the R_Keys, addresses, QP numbers and starting PSNs each host hands out are (step pattern, distinct low bytes, entropy, verdict; docs/security.md); with --json one JSON object' },
-  { name: 'fail-on', kind: 'list', value: 'RULE[,RULE...]|any', help: `exit 1 when the capture shows a violation of one of these go-back-N rules (any = every rule) or a frame with one of these flags; for CI. rxe behaviours (rxe’s own, not violations) fail only when named: rxe (every kind), ${RXE_BEHAVIOUR_IDS.join(', ')}` },
+  {
+    name: 'audit',
+    kind: 'flag',
+    help: 'instead of the transport analysis: how guessable the R_Keys, addresses, QP numbers and starting PSNs each host hands out are (step pattern, distinct low bytes, entropy, verdict; docs/security.md); with --json one JSON object',
+  },
+  {
+    name: 'fail-on',
+    kind: 'list',
+    value: 'RULE[,RULE...]|any',
+    help: `exit 1 when the capture shows a violation of one of these go-back-N rules (any = every rule) or a frame with one of these flags; for CI. rxe behaviours (rxe’s own, not violations) fail only when named: rxe (every kind), ${RXE_BEHAVIOUR_IDS.join(', ')}`,
+  },
   { name: 'help', short: 'h', kind: 'flag', help: 'this help' },
 ];
 
@@ -119,7 +160,8 @@ export async function analyzeCommand(argv: readonly string[], out: Output, ctx?:
   const selection = frameSelectionOf(args);
   const follow = args.flags.has('follow');
   const choice = conversationChoiceOf(args);
-  if (follow && choice.qpns !== null) throw new UsageError('--qpn finds its conversations in the whole capture before the analysis: with --follow, choose one with --conversation N');
+  if (follow && choice.qpns !== null)
+    throw new UsageError('--qpn finds its conversations in the whole capture before the analysis: with --follow, choose one with --conversation N');
   const capturePointText = args.values.get('capture-point') ?? 'unknown';
   const capturePoint = parseCapturePoint(capturePointText);
   if (capturePoint === null) throw new UsageError(`--capture-point must be unknown, sent or host:IP, not ${JSON.stringify(capturePointText)}`);
@@ -132,7 +174,8 @@ export async function analyzeCommand(argv: readonly string[], out: Output, ctx?:
   if (failOn !== null && failOn.unknown.length > 0) {
     throw new UsageError(`--fail-on: unknown rule or flag ${failOn.unknown.map((n) => JSON.stringify(n)).join(', ')}; known: ${failOnNames().join(', ')}`);
   }
-  if (failOn !== null && failOn.failOn.rules.size === 0 && failOn.failOn.flags.size === 0 && failOn.failOn.rxe.size === 0) throw new UsageError('--fail-on needs at least one rule, flag or rxe behaviour name, or any');
+  if (failOn !== null && failOn.failOn.rules.size === 0 && failOn.failOn.flags.size === 0 && failOn.failOn.rxe.size === 0)
+    throw new UsageError('--fail-on needs at least one rule, flag or rxe behaviour name, or any');
   const verifyIcrc = !args.flags.has('no-icrc') && !args.flags.has('ignore-icrc');
   const input = captureInput('analyze', captureFile, out, ctx?.stdinIsTerminal ?? isatty(0), ANALYZE_USAGE);
   if (input === null) return BAD_INPUT_STATUS;
@@ -164,11 +207,29 @@ export async function analyzeCommand(argv: readonly string[], out: Output, ctx?:
   // The summary lists violations and CM connections, and counts the rest: keeping
   // every message and flagged frame only for counting them made memory grow with the file
   // (350 MiB for a million 64-byte WRITEs).
-  const shown = { episodes: verbose || args.flags.has('episodes'), messages: verbose || args.flags.has('messages'), frames: verbose || args.flags.has('list-frames') };
-  const keep: KeptLists = { messages: json || shown.messages, episodes: json || shown.episodes, frames: json || shown.frames, violations: true, captureGaps: json, cmConnections: true };
+  const shown = {
+    episodes: verbose || args.flags.has('episodes'),
+    messages: verbose || args.flags.has('messages'),
+    frames: verbose || args.flags.has('list-frames'),
+  };
+  const keep: KeptLists = {
+    messages: json || shown.messages,
+    episodes: json || shown.episodes,
+    frames: json || shown.frames,
+    violations: true,
+    captureGaps: json,
+    cmConnections: true,
+  };
   const allFrames = args.flags.has('all-frames');
   const script = analyzeWorkerScript();
-  const threads = threadCount(requestedThreads, { script, fileBytes, counted: false, cores: os.availableParallelism(), maxAuto: ANALYZE_MAX_THREADS, minAutoBytes: ANALYZE_AUTO_THREADS_MIN_BYTES });
+  const threads = threadCount(requestedThreads, {
+    script,
+    fileBytes,
+    counted: false,
+    cores: os.availableParallelism(),
+    maxAuto: ANALYZE_MAX_THREADS,
+    minAutoBytes: ANALYZE_AUTO_THREADS_MIN_BYTES,
+  });
   // --follow: each finding on its own line, out at once (a live capture's reader sees it then).
   // With --json the lines are JSON Lines: {"event":"episode","episode":{...}} and
   // {"event":"violation","violation":{...}}, the objects the report lists, and the report last.
@@ -202,7 +263,10 @@ export async function analyzeCommand(argv: readonly string[], out: Output, ctx?:
   const spoolFile = input.stream || fileBytes >= ANALYZE_SPOOL_MIN_BYTES ? openSpoolFile() : null;
   const spools = spoolFile === null ? null : spoolsOn(spoolFile);
   // Each item goes in as the text it will be printed as: its JSON, or its line of the text report.
-  const as = <T>(spool: SortedSpool, text: (item: T) => string) => (key: number, item: T) => spool.push(key, text(item));
+  const as =
+    <T>(spool: SortedSpool, text: (item: T) => string) =>
+    (key: number, item: T) =>
+      spool.push(key, text(item));
   const spool =
     spools === null
       ? undefined
@@ -218,7 +282,14 @@ export async function analyzeCommand(argv: readonly string[], out: Output, ctx?:
   try {
     const result =
       threads > 1 && script !== null && typeof source === 'string'
-        ? (await analyzeWithWorker(source, { allFrames, capturePoint, keep, spool, maxConversations, report, ...hooks }, { rocePort, verifyIcrc, native: decode.icrcV2 !== undefined }, script)).result
+        ? (
+            await analyzeWithWorker(
+              source,
+              { allFrames, capturePoint, keep, spool, maxConversations, report, ...hooks },
+              { rocePort, verifyIcrc, native: decode.icrcV2 !== undefined },
+              script,
+            )
+          ).result
         : analyzeOn(source, { decode, allFrames, capturePoint, keep, spool, maxConversations, report, ...hooks });
     // Not a capture at all: said alone, with no report of nothing before it.
     if (isNotACapture(result.captureError)) {
@@ -241,17 +312,24 @@ export async function analyzeCommand(argv: readonly string[], out: Output, ctx?:
     const lists =
       spools === null
         ? {}
-        : { messages: textsOf(spools.messages), episodes: textsOf(spools.episodes), violations: textsOf(spools.violations), frames: json ? textsOf(spools.frames) : frameLinesFromJson(textsOf(spools.frames), documentDigits(doc)) };
+        : {
+            messages: textsOf(spools.messages),
+            episodes: textsOf(spools.episodes),
+            violations: textsOf(spools.violations),
+            frames: json ? textsOf(spools.frames) : frameLinesFromJson(textsOf(spools.frames), documentDigits(doc)),
+          };
     if (json) {
       const gaps = spools === null ? {} : { captureGaps: textsOf(spools.captureGaps) };
-      const report = failFindings === null ? { ...doc, ...lists, ...gaps } : { ...doc, ...lists, ...gaps, failOn: { names: failOnList, findings: failFindings } };
+      const report =
+        failFindings === null ? { ...doc, ...lists, ...gaps } : { ...doc, ...lists, ...gaps, failOn: { names: failOnList, findings: failFindings } };
       writeJsonPieces(follow ? { event: 'report', report } : report, write, gone);
       out.stdout('\n');
     } else {
       writeTextReport({ ...doc, ...lists }, shown, write, gone);
     }
     let status: number = reportAnalysisEnd('analyze', input.name, result, out);
-    if (stop.by !== null) out.stderr(`roce analyze: ${input.name}: --fail-on: stopped at frame ${doc.frameCounts.total}, the first violation of ${stop.by.rule}\n`);
+    if (stop.by !== null)
+      out.stderr(`roce analyze: ${input.name}: --fail-on: stopped at frame ${doc.frameCounts.total}, the first violation of ${stop.by.rule}\n`);
     if (failFindings !== null) {
       for (const f of failFindings) out.stderr(`roce analyze: ${input.name}: --fail-on: ${f}\n`);
       if (failFindings.length > 0) status = 1;
@@ -272,7 +350,9 @@ export async function analyzeCommand(argv: readonly string[], out: Output, ctx?:
  */
 function auditCapture(args: ParsedArgs, captureFile: string | undefined, json: boolean, out: Output, ctx?: Pick<CommandContext, 'stdinIsTerminal'>): number {
   const other = ['episodes', 'messages', 'list-frames', 'verbose', 'all-frames', 'follow'].filter((f) => args.flags.has(f));
-  const otherValues = ['frames', 'time-window', 'conversation', 'qpn', 'capture-point', 'threads', 'max-conversations'].filter((v) => args.values.has(v)).concat(args.lists.has('fail-on') ? ['fail-on'] : []);
+  const otherValues = ['frames', 'time-window', 'conversation', 'qpn', 'capture-point', 'threads', 'max-conversations']
+    .filter((v) => args.values.has(v))
+    .concat(args.lists.has('fail-on') ? ['fail-on'] : []);
   const bad = [...other, ...otherValues];
   if (bad.length > 0) throw new UsageError(`--audit reports on the whole capture's names; it does not take --${bad.join(', --')}`);
   const portText = args.values.get('roce-port');
@@ -303,7 +383,13 @@ function analyzeOn(source: string | Uint8Array, opts: AnalyzerOptions): Analysis
 
 /** A spool for each list the report may hold, all in one file. */
 function spoolsOn(file: SpoolStore): Record<'messages' | 'episodes' | 'violations' | 'frames' | 'captureGaps', SortedSpool> {
-  return { messages: new SortedSpool(file), episodes: new SortedSpool(file), violations: new SortedSpool(file), frames: new SortedSpool(file), captureGaps: new SortedSpool(file) };
+  return {
+    messages: new SortedSpool(file),
+    episodes: new SortedSpool(file),
+    violations: new SortedSpool(file),
+    frames: new SortedSpool(file),
+    captureGaps: new SortedSpool(file),
+  };
 }
 
 /** A spool's lines, in order, as the texts of a list. */

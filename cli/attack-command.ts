@@ -21,16 +21,26 @@ import { rxeUdpSourcePort } from '../stack/address';
 
 export const ATTACK_OPTIONS: readonly OptionSpec[] = [
   { name: 'dev', short: 'd', kind: 'string', value: 'IFACE', help: 'interface to send from (memory test mode: sim-a or sim-b)' },
-  { name: 'driver', kind: 'string', value: 'KIND', help: 'frame driver: packet (AF_PACKET, default), xdp (AF_XDP) or memory (the test mode\'s link, in-process)' },
+  {
+    name: 'driver',
+    kind: 'string',
+    value: 'KIND',
+    help: "frame driver: packet (AF_PACKET, default), xdp (AF_XDP) or memory (the test mode's link, in-process)",
+  },
   { name: 'qpn', short: 'q', kind: 'string', value: 'N', help: 'the target QP number (decimal or 0x-hex)' },
-  { name: 'psn', kind: 'string', value: 'N|follow', help: 'the PSN the target expects next, or follow: learn it from the target\'s responses to this host and keep following it (default follow)' },
-  { name: 'psn-window', kind: 'string', value: 'N', help: 'spread each case\'s frames over N PSNs from the expected one (default 8)' },
-  { name: 'rkey', kind: 'string', value: 'N', help: 'the target\'s real R_Key, when known (bad-va, oversize, read-2g, unaligned-atomic use it)' },
-  { name: 'va', kind: 'string', value: 'ADDR', help: 'a VA of the target\'s region (0x-hex), when known' },
+  {
+    name: 'psn',
+    kind: 'string',
+    value: 'N|follow',
+    help: "the PSN the target expects next, or follow: learn it from the target's responses to this host and keep following it (default follow)",
+  },
+  { name: 'psn-window', kind: 'string', value: 'N', help: "spread each case's frames over N PSNs from the expected one (default 8)" },
+  { name: 'rkey', kind: 'string', value: 'N', help: "the target's real R_Key, when known (bad-va, oversize, read-2g, unaligned-atomic use it)" },
+  { name: 'va', kind: 'string', value: 'ADDR', help: "a VA of the target's region (0x-hex), when known" },
   { name: 'case', kind: 'list', value: 'LIST', help: `cases, comma-separated, or all (default): ${ATTACK_CASES.join(', ')}` },
   { name: 'count', short: 'c', kind: 'string', value: 'N', help: 'frames in all, the cases in turn (default: one per case)' },
   { name: 'rate', kind: 'string', value: 'PPS', help: 'frames per second (default: as fast as the driver takes them)' },
-  { name: 'learn-ms', kind: 'string', value: 'MS', help: 'with --psn follow: how long to wait for the target\'s first response (default 5000)' },
+  { name: 'learn-ms', kind: 'string', value: 'MS', help: "with --psn follow: how long to wait for the target's first response (default 5000)" },
   { name: 'json', kind: 'flag', help: 'print one JSON summary object' },
   { name: 'help', short: 'h', kind: 'flag', help: 'this help' },
 ];
@@ -116,7 +126,9 @@ export async function attackCommand(argv: readonly string[], out: Output, ctx: C
     const s = await runAttack(port, target, plan);
     if (json) out.stdout(`${JSON.stringify({ ...s, device: ifname, driver: driverKind })}\n`);
     else {
-      out.stdout(`sent ${s.frames} frames to ${dstIp} QP 0x${qpn.toString(16)} in ${s.seconds.toFixed(3)} s (PSN ${s.target.psnFirst}${s.target.psnLast !== s.target.psnFirst ? ` .. ${s.target.psnLast}` : ''}, window ${window})\n`);
+      out.stdout(
+        `sent ${s.frames} frames to ${dstIp} QP 0x${qpn.toString(16)} in ${s.seconds.toFixed(3)} s (PSN ${s.target.psnFirst}${s.target.psnLast !== s.target.psnFirst ? ` .. ${s.target.psnLast}` : ''}, window ${window})\n`,
+      );
       for (const [c, n] of Object.entries(s.perCase)) out.stdout(`  ${c.padEnd(17)} ${n}\n`);
     }
     return 0;

@@ -20,8 +20,18 @@ export const AUDIT_OPTIONS: readonly OptionSpec[] = [
   { name: 'dev', short: 'd', kind: 'string', value: 'IFACE', help: 'network interface to run RoCE on' },
   SHARED_OPTIONS.driver,
   { name: 'port', short: 'p', kind: 'string', value: 'PORT', help: `the peer's perftest port (default ${PINGPONG_DEFAULT_PORT})` },
-  { name: 'runs', kind: 'string', value: 'N', help: `perftest runs (connections) to make, ${MIN_VALUES_FOR_VERDICT}..1000 (default 8): each gives an R_Key and an address; a verdict needs ${MIN_VALUES_FOR_VERDICT} values` },
-  { name: 'qp', kind: 'string', value: 'N', help: 'QPs per run (perftest -q; default 1): each gives a QP number and a starting PSN; the peer must be started with the same -q' },
+  {
+    name: 'runs',
+    kind: 'string',
+    value: 'N',
+    help: `perftest runs (connections) to make, ${MIN_VALUES_FOR_VERDICT}..1000 (default 8): each gives an R_Key and an address; a verdict needs ${MIN_VALUES_FOR_VERDICT} values`,
+  },
+  {
+    name: 'qp',
+    kind: 'string',
+    value: 'N',
+    help: 'QPs per run (perftest -q; default 1): each gives a QP number and a starting PSN; the peer must be started with the same -q',
+  },
   { name: 'rdma_cm', short: 'R', kind: 'flag', help: "connect through the RDMA CM, as perftest -R (the peer's port in the CM's TCP port space)" },
   { name: 'restart-wait', kind: 'string', value: 'SECONDS', help: 'how long to wait for the peer to listen again before each run (default 10)' },
   SHARED_OPTIONS.json,
@@ -78,7 +88,10 @@ export async function auditCommand(argv: readonly string[], out: Output, ctx: Co
         restartWaitMs: restartWaitS * 1000,
         beforeConnect: hooks.beforeConnect,
         idleWait: hooks.idleWait,
-        onRun: (r) => progress(`run ${r.run}: R_Key 0x${r.rkey.toString(16).padStart(8, '0')} VA ${r.vaddr} QPN ${r.qpns.map((q) => `0x${q.toString(16)}`).join(',')} PSN ${r.psns.map((p) => `0x${p.toString(16)}`).join(',')}\n`),
+        onRun: (r) =>
+          progress(
+            `run ${r.run}: R_Key 0x${r.rkey.toString(16).padStart(8, '0')} VA ${r.vaddr} QPN ${r.qpns.map((q) => `0x${q.toString(16)}`).join(',')} PSN ${r.psns.map((p) => `0x${p.toString(16)}`).join(',')}\n`,
+          ),
       }),
     summary: (r: PeerAuditResult, host: HostDevice) => ({ ...r, device: host.ifname, driver: host.driver }),
     report: (o: Output, r: PeerAuditResult) => {

@@ -10,7 +10,13 @@ import type { AnalyzerOptions } from '../analysis/analyzer';
 import type { ConversationChoice } from '../analysis/conversation-choice';
 
 /** `-r FILE`, as tshark takes it. */
-export const READ_FILE_SPEC: OptionSpec = { name: 'read-file', short: 'r', kind: 'string', value: 'FILE', help: 'the capture to read, as tshark -r; the same as naming FILE ("-": standard input)' };
+export const READ_FILE_SPEC: OptionSpec = {
+  name: 'read-file',
+  short: 'r',
+  kind: 'string',
+  value: 'FILE',
+  help: 'the capture to read, as tshark -r; the same as naming FILE ("-": standard input)',
+};
 
 export const FRAMES_SPEC: OptionSpec = { name: 'frames', kind: 'string', value: 'A-B', help: 'only frames numbered A to B in the capture (A-B, A-, -B or A)' };
 
@@ -18,10 +24,15 @@ export const TIME_WINDOW_SPEC: OptionSpec = {
   name: 'time-window',
   kind: 'string',
   value: 'FROM-TO',
-  help: 'only frames whose time since the capture\'s first frame lies in [FROM, TO] (FROM-, -TO; each a number with s, ms, us or ns after it; a bare number is µs)',
+  help: "only frames whose time since the capture's first frame lies in [FROM, TO] (FROM-, -TO; each a number with s, ms, us or ns after it; a bare number is µs)",
 };
 
-export const QPN_SPEC: OptionSpec = { name: 'qpn', kind: 'list', value: 'QPN[,QPN]', help: 'only the conversations with one of these QPs at either end (decimal or 0x-hex)' };
+export const QPN_SPEC: OptionSpec = {
+  name: 'qpn',
+  kind: 'list',
+  value: 'QPN[,QPN]',
+  help: 'only the conversations with one of these QPs at either end (decimal or 0x-hex)',
+};
 
 export const CONVERSATION_SPEC: OptionSpec = {
   name: 'conversation',
@@ -79,7 +90,8 @@ export function selectionHooks(sel: FrameSelection, stop?: () => boolean): Pick<
 export function captureFileOf(command: string, args: ParsedArgs): string | undefined {
   const named = args.values.get(READ_FILE_SPEC.name);
   const positional = args.positionals[0];
-  if (named !== undefined && positional !== undefined) throw new UsageError(`${command} reads one capture: give FILE or -r FILE, not both (${named}, ${positional})`);
+  if (named !== undefined && positional !== undefined)
+    throw new UsageError(`${command} reads one capture: give FILE or -r FILE, not both (${named}, ${positional})`);
   if (args.positionals.length > 1) throw new UsageError(`${command} takes one FILE, got ${args.positionals.length}: ${args.positionals.join(' ')}`);
   return named ?? positional;
 }
@@ -102,7 +114,8 @@ const UNIT_DIGITS: Readonly<Record<string, number>> = { s: 9, ms: 6, us: 3, µs:
  */
 export function timeNs(text: string, option: string): number {
   const m = /^(\d+)(?:\.(\d+))?(s|ms|us|µs|ns)?$/.exec(text);
-  if (m === null) throw new UsageError(`${option}: ${JSON.stringify(text)} is not a time (a number with s, ms, us or ns after it, e.g. 1.5ms; a bare number is µs)`);
+  if (m === null)
+    throw new UsageError(`${option}: ${JSON.stringify(text)} is not a time (a number with s, ms, us or ns after it, e.g. 1.5ms; a bare number is µs)`);
   const digits = UNIT_DIGITS[m[3] ?? 'us'] ?? 3;
   const fraction = m[2] ?? '';
   if (fraction.length > digits && /[1-9]/.test(fraction.slice(digits))) throw new UsageError(`${option}: ${text} is finer than a nanosecond`);
@@ -114,7 +127,8 @@ export function timeNs(text: string, option: string): number {
 /** A time window FROM-TO (FROM-, -TO) as [fromNs, toNs]. */
 export function timeWindow(text: string): [number, number] {
   const dash = text.indexOf('-');
-  if (dash < 0 || text.indexOf('-', dash + 1) >= 0 || text === '-') throw new UsageError(`--time-window must look like FROM-TO, FROM- or -TO (e.g. 1.2ms-1.5ms), not ${JSON.stringify(text)}`);
+  if (dash < 0 || text.indexOf('-', dash + 1) >= 0 || text === '-')
+    throw new UsageError(`--time-window must look like FROM-TO, FROM- or -TO (e.g. 1.2ms-1.5ms), not ${JSON.stringify(text)}`);
   const from = text.slice(0, dash);
   const to = text.slice(dash + 1);
   const a = from === '' ? 0 : timeNs(from, '--time-window');

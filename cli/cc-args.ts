@@ -10,9 +10,24 @@ import { DCQCN_PAPER_PARAMS, type CongestionConfig, type NpParams, type RpParams
 export const REAL_CLOCK_PACER_SLACK_US = 2000;
 
 export const CC_OPTIONS: readonly OptionSpec[] = [
-  { name: 'cc', kind: 'string', value: 'MODE', help: 'congestion control: dcqcn (ECN-capable frames, CNPs for CE marks, DCQCN with the mlx5 defaults), dcqcn-paper (the DCQCN paper\'s parameters) or off (default off)' },
-  { name: 'cc-param', kind: 'string', value: 'LIST', help: 'DCQCN parameters over the mode\'s, by their mlx5 cc_params names, e.g. rp_time_reset=55,rp_ai_rate=40' },
-  { name: 'cc-line-rate', kind: 'string', value: 'MBPS', help: 'with --cc: the line rate of the sending NIC, Mb/s: a QP starts from it, recovers to it, and is paced at it while not limited, as a NIC never sends faster than its wire (default 100000: no pacing until the first CNP)' },
+  {
+    name: 'cc',
+    kind: 'string',
+    value: 'MODE',
+    help: "congestion control: dcqcn (ECN-capable frames, CNPs for CE marks, DCQCN with the mlx5 defaults), dcqcn-paper (the DCQCN paper's parameters) or off (default off)",
+  },
+  {
+    name: 'cc-param',
+    kind: 'string',
+    value: 'LIST',
+    help: "DCQCN parameters over the mode's, by their mlx5 cc_params names, e.g. rp_time_reset=55,rp_ai_rate=40",
+  },
+  {
+    name: 'cc-line-rate',
+    kind: 'string',
+    value: 'MBPS',
+    help: 'with --cc: the line rate of the sending NIC, Mb/s: a QP starts from it, recovers to it, and is paced at it while not limited, as a NIC never sends faster than its wire (default 100000: no pacing until the first CNP)',
+  },
 ];
 
 /** rp_time_reset=55,... into DCQCN parameters (mlx5 names to the stack's camelCase). */
@@ -28,7 +43,8 @@ export function ccParamsValue(text: string): Partial<RpParams & NpParams> {
 
 /** The parameters of `--cc MODE` and `--cc-param`: null for off. */
 export function ccModeParams(mode: string, extra: string | undefined): Partial<RpParams & NpParams> | null {
-  if (mode !== 'dcqcn' && mode !== 'dcqcn-paper' && mode !== 'off' && mode !== 'none') throw new UsageError(`--cc must be dcqcn, dcqcn-paper or off, not ${JSON.stringify(mode)}`);
+  if (mode !== 'dcqcn' && mode !== 'dcqcn-paper' && mode !== 'off' && mode !== 'none')
+    throw new UsageError(`--cc must be dcqcn, dcqcn-paper or off, not ${JSON.stringify(mode)}`);
   if (mode === 'off' || mode === 'none') {
     if (extra !== undefined) throw new UsageError('--cc-param needs --cc dcqcn or dcqcn-paper');
     return null;
@@ -45,7 +61,8 @@ export function congestionArgs(args: ParsedArgs): CongestionConfig | null {
     return null;
   }
   const lineRateMbps = rate === undefined ? undefined : Number(rate);
-  if (lineRateMbps !== undefined && !(Number.isFinite(lineRateMbps) && lineRateMbps >= 1 && lineRateMbps <= 10_000_000)) throw new UsageError(`--cc-line-rate must be 1..10000000 Mb/s, not ${JSON.stringify(rate)}`);
+  if (lineRateMbps !== undefined && !(Number.isFinite(lineRateMbps) && lineRateMbps >= 1 && lineRateMbps <= 10_000_000))
+    throw new UsageError(`--cc-line-rate must be 1..10000000 Mb/s, not ${JSON.stringify(rate)}`);
   // With a line rate given, the pacer holds an unlimited QP to it too: a NIC's scheduler never runs
   // ahead of its wire, and a software stack on a faster link would otherwise burst whole windows.
   return { np: true, rp: true, pacerSlackUs: REAL_CLOCK_PACER_SLACK_US, params, ...(lineRateMbps !== undefined ? { lineRateMbps, paceUnlimited: true } : {}) };

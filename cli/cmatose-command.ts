@@ -8,10 +8,28 @@
 import { type OptionSpec, UsageError, formatOptions, intValue } from './args';
 import type { Output } from './output';
 import { type CommandContext, parseCommand } from './command';
-import { type HostTestArgs, type HostTestNames, CM_OPTIONS, PCAP_OPTIONS, cmOpt, cmTimingArg, captureArgs, queuesArg, SHARED_OPTIONS, parseDriver } from './host-run-options';
+import {
+  type HostTestArgs,
+  type HostTestNames,
+  CM_OPTIONS,
+  PCAP_OPTIONS,
+  cmOpt,
+  cmTimingArg,
+  captureArgs,
+  queuesArg,
+  SHARED_OPTIONS,
+  parseDriver,
+} from './host-run-options';
 import { runHostTest, routedInterface } from './host-run';
-import { HostDriverKind } from '../apps/host/host-device';
-import { CMATOSE_DEFAULT_CONNECTIONS, CMATOSE_DEFAULT_COUNT, CMATOSE_DEFAULT_PORT, CMATOSE_DEFAULT_SIZE, type CmatoseConfig, type CmatoseResult, runCmatose } from '../apps/cmatose/cmatose';
+import {
+  CMATOSE_DEFAULT_CONNECTIONS,
+  CMATOSE_DEFAULT_COUNT,
+  CMATOSE_DEFAULT_PORT,
+  CMATOSE_DEFAULT_SIZE,
+  type CmatoseConfig,
+  type CmatoseResult,
+  runCmatose,
+} from '../apps/cmatose/cmatose';
 
 export const CMATOSE_OPTIONS: readonly OptionSpec[] = [
   { name: 'server', short: 's', kind: 'string', value: 'ADDR', help: "the server's IPv4 address: run as the client (without it: the server)" },
@@ -25,7 +43,12 @@ export const CMATOSE_OPTIONS: readonly OptionSpec[] = [
   SHARED_OPTIONS.driver,
   SHARED_OPTIONS.queues,
   SHARED_OPTIONS.steer,
-  { name: 'timeout', kind: 'string', value: 'SECONDS', help: 'give up when a step makes no progress for this long (default: the CM steps a bound from the CM\'s timers, the data one from the QPs\'; a server waits up to 300 s for its clients)' },
+  {
+    name: 'timeout',
+    kind: 'string',
+    value: 'SECONDS',
+    help: "give up when a step makes no progress for this long (default: the CM steps a bound from the CM's timers, the data one from the QPs'; a server waits up to 300 s for its clients)",
+  },
   SHARED_OPTIONS.json,
   ...CM_OPTIONS,
   ...PCAP_OPTIONS,
@@ -54,7 +77,10 @@ export async function cmatoseCommand(argv: readonly string[], out: Output, ctx: 
   const bind = args.values.get('bind');
   const role = server === undefined ? 'server' : 'client';
   if (server !== undefined && bind !== undefined) throw new UsageError('-b applies to the server (run without -s)');
-  for (const [flag, v] of [['-s', server], ['-b', bind]] as const) {
+  for (const [flag, v] of [
+    ['-s', server],
+    ['-b', bind],
+  ] as const) {
     if (v !== undefined && !IPV4.test(v)) throw new UsageError(`${flag} must be an IPv4 address, not ${JSON.stringify(v)}`);
   }
   const num = (name: string, min: number, max: number): number | undefined => {
@@ -80,7 +106,21 @@ export async function cmatoseCommand(argv: readonly string[], out: Output, ctx: 
     if (found === null) return 1;
     ifname = found;
   }
-  const a: HostTestArgs = { server, role, ifname, driver, mtu: undefined, bind, timeoutS, json, port, capture: captureArgs(args), queues: queuesArg(args), steer: args.flags.has('steer'), num };
+  const a: HostTestArgs = {
+    server,
+    role,
+    ifname,
+    driver,
+    mtu: undefined,
+    bind,
+    timeoutS,
+    json,
+    port,
+    capture: captureArgs(args),
+    queues: queuesArg(args),
+    steer: args.flags.has('steer'),
+    num,
+  };
   const cfg: CmatoseConfig = {
     role,
     port,

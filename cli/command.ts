@@ -37,9 +37,7 @@ export function commandContext(env: Environment, stdinIsTerminal: boolean = isat
       // A malformed ROCE_ALLOCATION fails the command that opens an end, as for a host device.
       // The module is named first: tsc drops the parentheses of `new (require(...) as T).C(...)`,
       // and `new require(...).C(...)` calls the class without `new`.
-      // eslint-disable-next-line @typescript-eslint/no-require-imports
       const m = require('../apps/host/memory-testbed') as typeof MemoryTestbedModule;
-      // eslint-disable-next-line @typescript-eslint/no-require-imports
       testbed ??= new m.MemoryTestbed((require('../apps/host/environment') as typeof EnvironmentModule).allocationFromEnv(env));
       return testbed;
     },

@@ -44,36 +44,89 @@ import { DisplayFilterError, compileDisplayFilter } from '../packets/display-fil
 import { type FieldsFormat, fieldsHeader } from '../capture-engine/tshark-output';
 import { fieldsFormat } from './fields-option';
 import { PcapOutput } from './pcap-output';
-import { type TimeMode } from '../capture-engine/decode-printer';
+import type { TimeMode } from '../capture-engine/decode-printer';
 import { fileErrorText } from '../base/file-error';
 import * as fs from 'node:fs';
 
 /** -t's values: tshark's letters, and the long names they stand for. */
-const TIME_MODES: Readonly<Record<string, TimeMode>> = { r: 'rel', rel: 'rel', e: 'abs', abs: 'abs', d: 'delta', delta: 'delta', dd: 'dd', ad: 'ad', a: 'a', ud: 'ud', u: 'u' };
+const TIME_MODES: Readonly<Record<string, TimeMode>> = {
+  r: 'rel',
+  rel: 'rel',
+  e: 'abs',
+  abs: 'abs',
+  d: 'delta',
+  delta: 'delta',
+  dd: 'dd',
+  ad: 'ad',
+  a: 'a',
+  ud: 'ud',
+  u: 'u',
+};
 
 export const DECODE_OPTIONS: readonly OptionSpec[] = [
   READ_FILE_SPEC,
   { name: 'json', kind: 'flag', help: 'one JSON object per frame per line (every frame, RoCE or not)' },
   { name: 'verbose', short: 'v', kind: 'flag', help: 'full field tree for each RoCE frame' },
   { name: 'tree', short: 'V', kind: 'flag', help: 'the same as -v (tshark -V)' },
-  { name: 'display-filter', short: 'Y', kind: 'string', value: 'FILTER', help: 'only frames that pass this display filter, in Wireshark\'s syntax over its field names (ip.dst == 198.18.0.2 && infiniband.bth.opcode in {4, 17}); docs/decode.md lists the fields and operators' },
-  { name: 'output-format', short: 'T', kind: 'string', value: 'text|fields', help: 'fields: one line per frame of the -e fields (tshark -T fields); text: the summary lines (default)' },
-  { name: 'field', short: 'e', kind: 'list', value: 'FIELD', help: 'with -T fields: a field to print, by Wireshark\'s name (repeat for more)' },
-  { name: 'field-option', short: 'E', kind: 'repeat', value: 'OPT=V', help: 'with -T fields: header=y|n, separator=C (/t, /s), quote=d|s|n, occurrence=a|f|l, aggregator=C, as tshark -E' },
-  { name: 'hex', short: 'x', kind: 'flag', help: 'each frame\'s bytes as a hex dump, as tshark -x, after its line (or tree)' },
-  { name: 'write', short: 'w', kind: 'string', value: 'OUT', help: 'write the frames that pass the filters to OUT as a classic pcap (the input\'s link type and time resolution; "-": standard output) and print none' },
-  { name: 'no-resolve', short: 'n', kind: 'flag', help: 'accepted for tshark\'s sake: no name is ever resolved' },
+  {
+    name: 'display-filter',
+    short: 'Y',
+    kind: 'string',
+    value: 'FILTER',
+    help: "only frames that pass this display filter, in Wireshark's syntax over its field names (ip.dst == 198.18.0.2 && infiniband.bth.opcode in {4, 17}); docs/decode.md lists the fields and operators",
+  },
+  {
+    name: 'output-format',
+    short: 'T',
+    kind: 'string',
+    value: 'text|fields',
+    help: 'fields: one line per frame of the -e fields (tshark -T fields); text: the summary lines (default)',
+  },
+  { name: 'field', short: 'e', kind: 'list', value: 'FIELD', help: "with -T fields: a field to print, by Wireshark's name (repeat for more)" },
+  {
+    name: 'field-option',
+    short: 'E',
+    kind: 'repeat',
+    value: 'OPT=V',
+    help: 'with -T fields: header=y|n, separator=C (/t, /s), quote=d|s|n, occurrence=a|f|l, aggregator=C, as tshark -E',
+  },
+  { name: 'hex', short: 'x', kind: 'flag', help: "each frame's bytes as a hex dump, as tshark -x, after its line (or tree)" },
+  {
+    name: 'write',
+    short: 'w',
+    kind: 'string',
+    value: 'OUT',
+    help: 'write the frames that pass the filters to OUT as a classic pcap (the input\'s link type and time resolution; "-": standard output) and print none',
+  },
+  { name: 'no-resolve', short: 'n', kind: 'flag', help: "accepted for tshark's sake: no name is ever resolved" },
   { name: 'roce-port', kind: 'string', value: 'N', help: 'UDP destination port that means RoCE v2 (default 4791)' },
-  describedAs(QPN_SPEC, 'only frames to (BTH DestQP) or from (DETH SrcQP) these QPs, each frame judged by its own headers as a dissector\'s field filter judges it (--conversation: every frame of a conversation)'),
-  describedAs(CONVERSATION_SPEC, 'only frames of conversation N, numbered as roce analyze lists them with the same --frames, --time-window, --roce-port and --no-icrc (each frame is analysed as it is read: this thread only)'),
+  describedAs(
+    QPN_SPEC,
+    "only frames to (BTH DestQP) or from (DETH SrcQP) these QPs, each frame judged by its own headers as a dissector's field filter judges it (--conversation: every frame of a conversation)",
+  ),
+  describedAs(
+    CONVERSATION_SPEC,
+    'only frames of conversation N, numbered as roce analyze lists them with the same --frames, --time-window, --roce-port and --no-icrc (each frame is analysed as it is read: this thread only)',
+  ),
   { name: 'opcode', kind: 'list', value: 'OP[,OP]', help: 'only these opcodes: a number, a name (RC_SEND_ONLY) or a name without its prefix (SEND_ONLY)' },
   FRAMES_SPEC,
   TIME_WINDOW_SPEC,
   { name: 'count', short: 'c', kind: 'string', value: 'N', help: 'stop after printing N frames' },
   { name: 'errors', kind: 'flag', help: 'only malformed frames (bad ICRC, truncated, bad length, unknown opcode, bad MAD)' },
   { name: 'no-icrc', kind: 'flag', help: 'do not check the ICRC' },
-  { name: 'threads', kind: 'string', value: 'N', help: `threads that decode, this one included (1: no worker; default: one per core up to ${MAX_AUTO_THREADS} for a file of ${AUTO_THREADS_MIN_BYTES >> 20} MiB or more, 1 with --count, --time-window or --conversation, which take this thread only)` },
-  { name: 'time', short: 't', kind: 'string', value: 'r|e|d|dd|ad|a|ud|u', help: 'time column, as tshark -t: r (rel) since the first frame (default), e (abs) since the epoch, d (delta) since the frame before, dd since the frame shown before, ad date and time of day in local time (TZ), a time of day, ud and u the same in UTC' },
+  {
+    name: 'threads',
+    kind: 'string',
+    value: 'N',
+    help: `threads that decode, this one included (1: no worker; default: one per core up to ${MAX_AUTO_THREADS} for a file of ${AUTO_THREADS_MIN_BYTES >> 20} MiB or more, 1 with --count, --time-window or --conversation, which take this thread only)`,
+  },
+  {
+    name: 'time',
+    short: 't',
+    kind: 'string',
+    value: 'r|e|d|dd|ad|a|ud|u',
+    help: 'time column, as tshark -t: r (rel) since the first frame (default), e (abs) since the epoch, d (delta) since the frame before, dd since the frame shown before, ad date and time of day in local time (TZ), a time of day, ud and u the same in UTC',
+  },
   { name: 'help', short: 'h', kind: 'flag', help: 'this help' },
 ];
 
@@ -125,7 +178,8 @@ export async function decodeCommand(argv: readonly string[], out: Output, ctx?: 
     }
   }
   const format = args.values.get('output-format') ?? 'text';
-  if (format !== 'text' && format !== 'fields') throw new UsageError(`-T ${format}: roce decode prints text (summary lines, -v trees) or fields; for JSON, --json`);
+  if (format !== 'text' && format !== 'fields')
+    throw new UsageError(`-T ${format}: roce decode prints text (summary lines, -v trees) or fields; for JSON, --json`);
   const fieldNames = args.lists.get('field') ?? [];
   const fieldOptions = args.lists.get('field-option') ?? [];
   let fields: FieldsFormat | null = null;
@@ -134,7 +188,8 @@ export async function decodeCommand(argv: readonly string[], out: Output, ctx?: 
     fields = fieldsFormat(fieldNames, fieldOptions);
   } else if (fieldNames.length > 0 || fieldOptions.length > 0) throw new UsageError('-e and -E go with -T fields');
   const writeTo = args.values.get('write') ?? null;
-  if (writeTo !== null && (json || verbose || fields !== null || args.flags.has('hex'))) throw new UsageError('-w writes the frames and prints none: it cannot be combined with --json, -v, -T fields or -x');
+  if (writeTo !== null && (json || verbose || fields !== null || args.flags.has('hex')))
+    throw new UsageError('-w writes the frames and prints none: it cannot be combined with --json, -v, -T fields or -x');
   const portText = args.values.get('roce-port');
   const countText = args.values.get('count');
   const maxOut = countText === undefined ? Number.MAX_SAFE_INTEGER : intValue(countText, 'count', 1, Number.MAX_SAFE_INTEGER);
@@ -148,12 +203,15 @@ export async function decodeCommand(argv: readonly string[], out: Output, ctx?: 
   const qpns = qpnsOf(args);
   const opList = args.lists.get('opcode');
   const requestedThreads = parseThreads(args.values.get('threads'));
-  if (windowed && requestedThreads !== null && requestedThreads > 1) throw new UsageError('--time-window decodes on this thread only: it goes with --threads 1');
+  if (windowed && requestedThreads !== null && requestedThreads > 1)
+    throw new UsageError('--time-window decodes on this thread only: it goes with --threads 1');
   // A display filter, fields, -w, -x and -t dd work on this thread, frame after frame in order.
   const ownThread = filterText !== null || fields !== null || writeTo !== null || args.flags.has('hex') || timeMode === 'dd';
-  if (ownThread && requestedThreads !== null && requestedThreads > 1) throw new UsageError('-Y, -T fields, -w, -x and -t dd decode on this thread only: they go with --threads 1');
+  if (ownThread && requestedThreads !== null && requestedThreads > 1)
+    throw new UsageError('-Y, -T fields, -w, -x and -t dd decode on this thread only: they go with --threads 1');
   const conversation = conversationOf(args);
-  if (conversation !== null && requestedThreads !== null && requestedThreads > 1) throw new UsageError('--conversation decodes on this thread only: it goes with --threads 1');
+  if (conversation !== null && requestedThreads !== null && requestedThreads > 1)
+    throw new UsageError('--conversation decodes on this thread only: it goes with --threads 1');
   const settings: PrintSettings = {
     ...DEFAULT_PRINT_SETTINGS,
     json,
@@ -200,7 +258,12 @@ export async function decodeCommand(argv: readonly string[], out: Output, ctx?: 
   // Lines and JSON objects are written straight into UTF-8 chunks (base/text-bytes.ts): building a
   // string per frame cost more than decoding it (docs/performance.md, "roce decode end to end").
   const script = decodeWorkerScript();
-  const threads = threadCount(requestedThreads, { script, fileBytes, counted: countText !== undefined || windowed || conversation !== null || ownThread, cores: os.availableParallelism() });
+  const threads = threadCount(requestedThreads, {
+    script,
+    fileBytes,
+    counted: countText !== undefined || windowed || conversation !== null || ownThread,
+    cores: os.availableParallelism(),
+  });
   let read = 0;
   let counts: DecodeCounts;
   let ended: StreamResult | null = null;
@@ -277,7 +340,10 @@ export async function decodeCommand(argv: readonly string[], out: Output, ctx?: 
         }
       }
       pcapOut?.start(rec.linkType, rec.timeDigits);
-      if (printer.record(whole.view, whole.bytes, start, start + rec.data.byteLength, rec.linkType, rec.origLen, rec.index, rec.sec, rec.nsec, rec.timeDigits) && pcapOut !== null) {
+      if (
+        printer.record(whole.view, whole.bytes, start, start + rec.data.byteLength, rec.linkType, rec.origLen, rec.index, rec.sec, rec.nsec, rec.timeDigits) &&
+        pcapOut !== null
+      ) {
         writeError = pcapOut.add(rec);
         if (writeError !== null) {
           records.return({ format: 'pcap', error: null });

@@ -24,7 +24,12 @@ export const DEMO_OPTIONS: readonly OptionSpec[] = [
   { name: 'bytes', kind: 'string', value: 'N', help: 'payload bytes to move, with an optional K/M suffix (default 2M)' },
   { name: 'mtu', kind: 'string', value: 'N', help: 'path MTU: 256, 512, 1024, 2048 or 4096 (default 1024)' },
   { name: 'qps', kind: 'string', value: 'N', help: 'RC QP pairs (default 4)' },
-  { name: 'pcap', kind: 'string', value: 'FILE', help: 'where to write the capture (default demo.pcap in the current directory, as tcpdump -w would; "-" for none)' },
+  {
+    name: 'pcap',
+    kind: 'string',
+    value: 'FILE',
+    help: 'where to write the capture (default demo.pcap in the current directory, as tcpdump -w would; "-" for none)',
+  },
   { name: 'trace', kind: 'string', value: 'N', help: 'trace lines to print (default 25; 0 for none)' },
   { name: 'json', kind: 'flag', help: 'print one JSON summary object instead of the text report' },
   { name: 'help', short: 'h', kind: 'flag', help: 'this help' },
@@ -103,10 +108,12 @@ export async function demoCommand(argv: readonly string[], out: Output): Promise
   const sim = createSimPair({ seed, faults: { aToB: f, bToA: f }, ...(tap ? { tap } : {}) });
   const lines: string[] = [];
   let traced = 0;
-  const listen = (side: string) => (e: TraceEvent): void => {
-    traced++;
-    if (lines.length < traceMax) lines.push(describe(e, side));
-  };
+  const listen =
+    (side: string) =>
+    (e: TraceEvent): void => {
+      traced++;
+      if (lines.length < traceMax) lines.push(describe(e, side));
+    };
   sim.a.tracer = listen('A');
   sim.b.tracer = listen('B');
   const t0 = process.hrtime.bigint();
@@ -145,15 +152,32 @@ export async function demoCommand(argv: readonly string[], out: Output): Promise
     report(out, r, summary, lines, traced, traceMax);
   }
   if (!r.ok) {
-    out.stderr(`roce demo: FAILED: ${r.problems[0] ?? 'not every byte was verified'}${r.completionErrors > 0 ? ` (${r.completionErrors} error completions: ${Object.entries(r.errorStatuses).map(([k, v]) => `${v} ${k}`).join(', ')})` : ''}\n`);
+    out.stderr(
+      `roce demo: FAILED: ${r.problems[0] ?? 'not every byte was verified'}${
+        r.completionErrors > 0
+          ? ` (${r.completionErrors} error completions: ${Object.entries(r.errorStatuses)
+              .map(([k, v]) => `${v} ${k}`)
+              .join(', ')})`
+          : ''
+      }\n`,
+    );
     return 1;
   }
   return 0;
 }
 
-function report(out: Output, r: WorkloadResult, s: { loss: number; seed: number; qps: number; pathMtu: number; pcap: string | null; pcapFrames: number; wallTimeMs: number }, lines: string[], traced: number, traceMax: number): void {
+function report(
+  out: Output,
+  r: WorkloadResult,
+  s: { loss: number; seed: number; qps: number; pathMtu: number; pcap: string | null; pcapFrames: number; wallTimeMs: number },
+  lines: string[],
+  traced: number,
+  traceMax: number,
+): void {
   const mib = (n: number): string => `${(n / 1024 / 1024).toFixed(2)} MiB`;
-  out.stdout(`roce demo: ${s.qps} RC QP pairs, ${mib(r.bytesPlanned)}, path MTU ${s.pathMtu}, ${(s.loss * 100).toFixed(s.loss < 0.01 ? 2 : 1)}% loss each way, seed ${s.seed}\n`);
+  out.stdout(
+    `roce demo: ${s.qps} RC QP pairs, ${mib(r.bytesPlanned)}, path MTU ${s.pathMtu}, ${(s.loss * 100).toFixed(s.loss < 0.01 ? 2 : 1)}% loss each way, seed ${s.seed}\n`,
+  );
   out.stdout(`  A = 198.18.0.1, B = 198.18.0.2, in-memory link, virtual clock\n\n`);
   if (traceMax > 0) {
     out.stdout(`Interesting moments (virtual time)${traced > lines.length ? `, first ${lines.length} of ${traced}` : ''}:\n`);
@@ -161,7 +185,9 @@ function report(out: Output, r: WorkloadResult, s: { loss: number; seed: number;
     out.stdout('\n');
   }
   out.stdout('Per QP pair (A -> B):\n');
-  out.stdout(`  ${'QPs'.padEnd(15)} ${'ops'.padStart(5)} ${'bytes'.padStart(9)} ${'compl'.padStart(6)} ${'errors'.padStart(6)} ${'retrans'.padStart(8)}   episodes: ${'NAK'.padStart(4)} ${'RNR'.padStart(4)} ${'timeout'.padStart(7)} ${'implied'.padStart(7)} ${'done at'.padStart(12)}\n`);
+  out.stdout(
+    `  ${'QPs'.padEnd(15)} ${'ops'.padStart(5)} ${'bytes'.padStart(9)} ${'compl'.padStart(6)} ${'errors'.padStart(6)} ${'retrans'.padStart(8)}   episodes: ${'NAK'.padStart(4)} ${'RNR'.padStart(4)} ${'timeout'.padStart(7)} ${'implied'.padStart(7)} ${'done at'.padStart(12)}\n`,
+  );
   for (const q of r.perQp) {
     const name = `0x${q.qpnA.toString(16)}->0x${q.qpnB.toString(16)}`;
     out.stdout(
@@ -170,9 +196,14 @@ function report(out: Output, r: WorkloadResult, s: { loss: number; seed: number;
   }
   out.stdout(`\nLoss recovery: ${recoveryText(r.episodes)} (go-back-N rewinds by what started them; roce analyze counts the capture's the same way)\n`);
   const t = r.totals;
-  out.stdout(`\nCounters (rxe names, both sides): sent_pkts ${t.sent_pkts}, rcvd_pkts ${t.rcvd_pkts}, retransmitted_pkts ${t.retransmitted_pkts}, out_of_seq_request ${t.out_of_seq_request}, duplicate_request ${t.duplicate_request}, rcvd_seq_err ${t.rcvd_seq_err}, send_rnr_err ${t.send_rnr_err}, rcvd_rnr_err ${t.rcvd_rnr_err}, local_ack_timeout_err ${t.local_ack_timeout_err}, completer_retry_err ${t.completer_retry_err}\n`);
+  out.stdout(
+    `\nCounters (rxe names, both sides): sent_pkts ${t.sent_pkts}, rcvd_pkts ${t.rcvd_pkts}, retransmitted_pkts ${t.retransmitted_pkts}, out_of_seq_request ${t.out_of_seq_request}, duplicate_request ${t.duplicate_request}, rcvd_seq_err ${t.rcvd_seq_err}, send_rnr_err ${t.send_rnr_err}, rcvd_rnr_err ${t.rcvd_rnr_err}, local_ack_timeout_err ${t.local_ack_timeout_err}, completer_retry_err ${t.completer_retry_err}\n`,
+  );
   out.stdout(
     `\nResult: ${r.ok ? 'OK' : 'FAILED'}: ${r.bytesVerified} of ${r.bytesPlanned} bytes verified, ${r.completions} completions, ${r.completionErrors} errors; ${(r.virtualTimeNs / 1e6).toFixed(3)} ms of virtual time in ${s.wallTimeMs} ms\n`,
   );
-  if (s.pcap !== null) out.stdout(`Capture: ${s.pcap} (${s.pcapFrames} frames, taken at A's NIC as tcpdump on A would: A's frames as sent, B's as A received them); look at it with: roce decode ${s.pcap}, or roce analyze ${s.pcap}\n`);
+  if (s.pcap !== null)
+    out.stdout(
+      `Capture: ${s.pcap} (${s.pcapFrames} frames, taken at A's NIC as tcpdump on A would: A's frames as sent, B's as A received them); look at it with: roce decode ${s.pcap}, or roce analyze ${s.pcap}\n`,
+    );
 }

@@ -94,9 +94,48 @@ export interface DeviceEntry {
 }
 
 /** Kernel drivers with AF_XDP zero-copy (mainline, as of Linux 6.x). */
-const ZERO_COPY_DRIVERS = new Set(['i40e', 'ice', 'ixgbe', 'igc', 'igb', 'mlx5_core', 'stmmac', 'idpf', 'virtio_net', 'bnxt_en', 'txgbe', 'ngbe', 'gve', 'fec']);
+const ZERO_COPY_DRIVERS = new Set([
+  'i40e',
+  'ice',
+  'ixgbe',
+  'igc',
+  'igb',
+  'mlx5_core',
+  'stmmac',
+  'idpf',
+  'virtio_net',
+  'bnxt_en',
+  'txgbe',
+  'ngbe',
+  'gve',
+  'fec',
+]);
 /** Kernel drivers (and link kinds) with native XDP. */
-const NATIVE_XDP_DRIVERS = new Set([...ZERO_COPY_DRIVERS, 'veth', 'tun', 'mlx4_en', 'ena', 'nfp', 'qede', 'sfc', 'thunderx', 'mvneta', 'mvpp2', 'ixgbevf', 'netsec', 'cpsw', 'hv_netvsc', 'xen-netfront', 'bnxt', 'lan966x', 'atlantic', 'dpaa2-eth', 'enetc', 'octeontx2', 'mana']);
+const NATIVE_XDP_DRIVERS = new Set([
+  ...ZERO_COPY_DRIVERS,
+  'veth',
+  'tun',
+  'mlx4_en',
+  'ena',
+  'nfp',
+  'qede',
+  'sfc',
+  'thunderx',
+  'mvneta',
+  'mvpp2',
+  'ixgbevf',
+  'netsec',
+  'cpsw',
+  'hv_netvsc',
+  'xen-netfront',
+  'bnxt',
+  'lan966x',
+  'atlantic',
+  'dpaa2-eth',
+  'enetc',
+  'octeontx2',
+  'mana',
+]);
 
 /**
  * RoCE v2 overhead that must fit in the netdev MTU besides the IB payload: IPv6 40 (the larger IP
@@ -171,9 +210,14 @@ function kernelDriverOf(ifname: string, kind: string | undefined, netns: string 
 /** Active receive queues of `ifname` (sysfs rx-N entries; in another namespace through `ip netns exec`), or `fallback`. */
 function rxQueueCount(ifname: string, netns: string | undefined, fallback: number): number {
   try {
-    const names = netns === undefined
-      ? fs.readdirSync(`/sys/class/net/${ifname}/queues`)
-      : execFileSync('ip', ['netns', 'exec', netns, 'ls', `/sys/class/net/${ifname}/queues`], { encoding: 'utf8', timeout: 5000, stdio: ['ignore', 'pipe', 'ignore'] }).split(/\s+/);
+    const names =
+      netns === undefined
+        ? fs.readdirSync(`/sys/class/net/${ifname}/queues`)
+        : execFileSync('ip', ['netns', 'exec', netns, 'ls', `/sys/class/net/${ifname}/queues`], {
+            encoding: 'utf8',
+            timeout: 5000,
+            stdio: ['ignore', 'pipe', 'ignore'],
+          }).split(/\s+/);
     const n = names.filter((e) => /^rx-\d+$/.test(e)).length;
     return n > 0 ? n : fallback;
   } catch {
@@ -184,7 +228,6 @@ function rxQueueCount(ifname: string, netns: string | undefined, fallback: numbe
 /** With --probe: opens AF_XDP on every receive queue at once, as the stack does, and says which cannot be had. */
 function probeQueues(ifname: string, netns: string | undefined, queues: number): string[] {
   if (queues <= 1) return [];
-  // eslint-disable-next-line @typescript-eslint/no-require-imports
   const { openXdpQueues } = require('../apps/host/xdp-queues') as typeof import('../apps/host/xdp-queues');
   try {
     openXdpQueues(ifname, { queues: null, available: queues, busyPoll: false, ...(netns !== undefined ? { netns } : {}) }).close();
@@ -212,9 +255,7 @@ interface Probed {
 function probeModes(ifname: string, netns: string | undefined): Probed {
   const modes: string[] = [];
   const notes: string[] = [];
-  // eslint-disable-next-line @typescript-eslint/no-require-imports
   const xdp = require('../nic-driver/af-xdp-driver') as typeof import('../nic-driver/af-xdp-driver');
-  // eslint-disable-next-line @typescript-eslint/no-require-imports
   const pkt = require('../nic-driver/af-packet-driver') as typeof import('../nic-driver/af-packet-driver');
   const base = { ifname, frames: 128, ...(netns !== undefined ? { netns } : {}) };
   for (const mode of ['zerocopy', 'copy'] as const) {
@@ -339,9 +380,16 @@ export async function devicesCommand(argv: readonly string[], out: Output): Prom
 /** One line on what `--steer` would find: ntuple-filters, and the rules steering RoCE (UDP 4791). */
 export function steeringText(s: SteeringStatus): string {
   if (!s.ethtool) return 'unknown: ethtool is not installed (apt-get install ethtool)';
-  const feature = s.ntuple === 'fixed off' ? 'ntuple-filters off [fixed]' : s.ntuple === 'unknown' ? 'ntuple-filters not listed' : `ntuple-filters ${s.ntuple}${s.ntuple === 'off' ? ' (--steer turns it on for the run)' : ''}`;
+  const feature =
+    s.ntuple === 'fixed off'
+      ? 'ntuple-filters off [fixed]'
+      : s.ntuple === 'unknown'
+        ? 'ntuple-filters not listed'
+        : `ntuple-filters ${s.ntuple}${s.ntuple === 'off' ? ' (--steer turns it on for the run)' : ''}`;
   if (s.roceRules === null) return `${feature}; no rules readable (${s.problem}): --steer will not work here`;
-  const rules = s.roceRules.map((r) => `${r.id} ${r.flowType} port 4791 → ${r.queue === null ? 'drop or a VF' : `queue ${r.queue}`}${r.allRoce ? '' : ' (only some flows)'}`);
+  const rules = s.roceRules.map(
+    (r) => `${r.id} ${r.flowType} port 4791 → ${r.queue === null ? 'drop or a VF' : `queue ${r.queue}`}${r.allRoce ? '' : ' (only some flows)'}`,
+  );
   return `${feature}; RoCE rules: ${rules.length === 0 ? 'none' : rules.join(', ')}`;
 }
 

@@ -17,8 +17,17 @@ export const SHARED_OPTIONS = {
   driver: { name: 'driver', kind: 'string', value: 'KIND', help: `frame driver: ${HOST_DRIVERS.join(' or ')} (default xdp)` },
   bind: { name: 'bind', kind: 'string', value: 'ADDR', help: 'server: local address to listen on (default all)' },
   json: { name: 'json', kind: 'flag', help: 'print one JSON summary object' },
-  queues: { name: 'queues', kind: 'string', value: 'LIST', help: 'AF_XDP: the receive queues to serve, e.g. 0 or 0,2-3 (default: every active queue, as RSS may use any)' },
-  steer: { name: 'steer', kind: 'flag', help: 'AF_XDP: steer RoCE (UDP 4791, IPv4 and IPv6) to queue 0 (or the first of --queues) with ntuple rules (ethtool -N, root), serve only that queue, and remove the rules at the end' },
+  queues: {
+    name: 'queues',
+    kind: 'string',
+    value: 'LIST',
+    help: 'AF_XDP: the receive queues to serve, e.g. 0 or 0,2-3 (default: every active queue, as RSS may use any)',
+  },
+  steer: {
+    name: 'steer',
+    kind: 'flag',
+    help: 'AF_XDP: steer RoCE (UDP 4791, IPv4 and IPv6) to queue 0 (or the first of --queues) with ntuple rules (ethtool -N, root), serve only that queue, and remove the rules at the end',
+  },
   help: { name: 'help', short: 'h', kind: 'flag', help: 'this help' },
 } as const satisfies Record<string, OptionSpec>;
 
@@ -26,8 +35,18 @@ export const SHARED_OPTIONS = {
 export const PCAP_OPTIONS: readonly OptionSpec[] = [
   { name: 'pcap', kind: 'string', value: 'FILE', help: 'record every frame sent and received (real-clock ns timestamps) to a pcap file' },
   { name: 'pcap-count', kind: 'string', value: 'N', help: `--pcap keeps only the last N frames (a ring written at exit; 1..${MAX_CAPTURE_RING})` },
-  { name: 'pcap-size', kind: 'string', value: 'BYTES', help: `--pcap file grows to at most BYTES (suffix k, M or G: binary units; default ${DEFAULT_CAPTURE_MAX_BYTES >> 30}G), later frames are dropped` },
-  { name: 'pcap-snap', kind: 'string', value: 'BYTES', help: `--pcap keeps the first BYTES of each frame (${MIN_SNAP_LEN}..${MAX_SNAP_LEN}; 128 holds every RoCE header; default whole frames)` },
+  {
+    name: 'pcap-size',
+    kind: 'string',
+    value: 'BYTES',
+    help: `--pcap file grows to at most BYTES (suffix k, M or G: binary units; default ${DEFAULT_CAPTURE_MAX_BYTES >> 30}G), later frames are dropped`,
+  },
+  {
+    name: 'pcap-snap',
+    kind: 'string',
+    value: 'BYTES',
+    help: `--pcap keeps the first BYTES of each frame (${MIN_SNAP_LEN}..${MAX_SNAP_LEN}; 128 holds every RoCE header; default whole frames)`,
+  },
 ];
 
 const SIZE_UNITS: Record<string, number> = { '': 1, k: 1024, K: 1024, m: 1 << 20, M: 1 << 20, g: 1 << 30, G: 1 << 30 };
@@ -49,7 +68,8 @@ export function captureArgs(args: ParsedArgs): LiveCaptureOptions | null {
   if (sizeText !== undefined) {
     const m = /^(\d+)([kKmMgG]?)$/.exec(sizeText);
     const bytes = m === null ? NaN : Number(m[1]) * SIZE_UNITS[m[2] ?? '']!;
-    if (!Number.isSafeInteger(bytes) || bytes < 24) throw new UsageError(`--pcap-size must be a byte count of at least 24 (the file header), with an optional k, M or G, not ${JSON.stringify(sizeText)}`);
+    if (!Number.isSafeInteger(bytes) || bytes < 24)
+      throw new UsageError(`--pcap-size must be a byte count of at least 24 (the file header), with an optional k, M or G, not ${JSON.stringify(sizeText)}`);
     opts.maxBytes = bytes;
   }
   if (snapText !== undefined) opts.snapLen = intValue(snapText, 'pcap-snap', MIN_SNAP_LEN, MAX_SNAP_LEN);
@@ -58,8 +78,13 @@ export function captureArgs(args: ParsedArgs): LiveCaptureOptions | null {
 
 /** The RDMA CM timing options of the CM tools (librdmacm's defaults; smaller values make a dead peer show sooner). */
 export const CM_OPTIONS: readonly OptionSpec[] = [
-  { name: 'cm-timeout', kind: 'string', value: 'CODE', help: 'CM response timeout, 4.096 us x 2^CODE, 0..31 (default 20, librdmacm\'s): with the retries it bounds each connection and disconnect step' },
-  { name: 'cm-retries', kind: 'string', value: 'N', help: 'max CM retries of a REQ, REP, DREQ or SIDR_REQ, 0..15 (default 15, librdmacm\'s)' },
+  {
+    name: 'cm-timeout',
+    kind: 'string',
+    value: 'CODE',
+    help: "CM response timeout, 4.096 us x 2^CODE, 0..31 (default 20, librdmacm's): with the retries it bounds each connection and disconnect step",
+  },
+  { name: 'cm-retries', kind: 'string', value: 'N', help: "max CM retries of a REQ, REP, DREQ or SIDR_REQ, 0..15 (default 15, librdmacm's)" },
 ];
 
 /** --cm-timeout and --cm-retries, checked (undefined when neither is given). */
@@ -67,7 +92,10 @@ export function cmTimingArg(args: ParsedArgs): CmTiming | undefined {
   const t = args.values.get('cm-timeout');
   const r = args.values.get('cm-retries');
   if (t === undefined && r === undefined) return undefined;
-  return { ...(t !== undefined ? { responseTimeout: intValue(t, 'cm-timeout', 0, 31) } : {}), ...(r !== undefined ? { maxCmRetries: intValue(r, 'cm-retries', 0, 15) } : {}) };
+  return {
+    ...(t !== undefined ? { responseTimeout: intValue(t, 'cm-timeout', 0, 31) } : {}),
+    ...(r !== undefined ? { maxCmRetries: intValue(r, 'cm-retries', 0, 15) } : {}),
+  };
 }
 
 /** `{ cm }` for a tool's config when CM timing was given, else nothing (exactOptionalPropertyTypes). */
@@ -77,8 +105,18 @@ export function cmOpt(t: CmTiming | undefined): { cm?: CmTiming } {
 
 /** The traffic-class options of the data-path commands (perftest's --tclass, and an ECN mode for data frames). */
 export const TCLASS_OPTIONS: readonly OptionSpec[] = [
-  { name: 'tclass', kind: 'string', value: 'N', help: 'traffic class 0..255 of the QP\'s frames: DSCP (high 6 bits) and ECN (low 2) of the IP header, and the VLAN priority on a VLAN interface (default 0)' },
-  { name: 'ecn', kind: 'string', value: 'MODE', help: 'ECN codepoint of the QP\'s frames: ect0, ect1 or off (default: the low bits of --tclass, 0: not ECN-capable)' },
+  {
+    name: 'tclass',
+    kind: 'string',
+    value: 'N',
+    help: "traffic class 0..255 of the QP's frames: DSCP (high 6 bits) and ECN (low 2) of the IP header, and the VLAN priority on a VLAN interface (default 0)",
+  },
+  {
+    name: 'ecn',
+    kind: 'string',
+    value: 'MODE',
+    help: "ECN codepoint of the QP's frames: ect0, ect1 or off (default: the low bits of --tclass, 0: not ECN-capable)",
+  },
 ];
 
 const ECN_MODES: Record<string, number> = { off: 0, ect1: 1, ect0: 2 };
@@ -183,5 +221,20 @@ export function hostTestArgs(args: ParsedArgs, operands: readonly string[], name
   const capture = captureArgs(args);
   const queues = queuesArg(args);
   const congestion = args.values.has('cc') || args.values.has('cc-param') || args.values.has('cc-line-rate') ? congestionArgs(args) : null;
-  return { server, role: server === undefined ? 'server' : 'client', ifname, driver, mtu, bind, timeoutS, json, port, capture, queues, steer: args.flags.has('steer'), congestion, num };
+  return {
+    server,
+    role: server === undefined ? 'server' : 'client',
+    ifname,
+    driver,
+    mtu,
+    bind,
+    timeoutS,
+    json,
+    port,
+    capture,
+    queues,
+    steer: args.flags.has('steer'),
+    congestion,
+    num,
+  };
 }

@@ -24,7 +24,6 @@ function captureSummary(s: LiveCaptureStats): Record<string, unknown> {
   return { file: s.file, frames: s.frames, dropped: s.dropped, bytes: s.bytes };
 }
 
-
 /** What a run is handed to work with its host device and the output. */
 export interface HostTestHooks {
   /** Learns the peer's MAC before the QP is connected (HostDevice.ensureNeighbor). */
@@ -51,12 +50,19 @@ export interface HostTest<R extends { ok: boolean; problems: readonly string[]; 
 }
 
 /** The device `--dev` and `--driver` name: an end of the process's memory testbed, or a host interface with the environment's settings. */
-async function openDevice(ctx: CommandContext, ifname: string, driver: HostDriverKind, capture: LiveCaptureOptions | null, queues: number[] | null): Promise<HostDevice> {
+async function openDevice(
+  ctx: CommandContext,
+  ifname: string,
+  driver: HostDriverKind,
+  capture: LiveCaptureOptions | null,
+  queues: number[] | null,
+): Promise<HostDevice> {
   if (driver === HostDriverKind.MEMORY) {
     if (capture !== null) throw new UsageError('--pcap records a real link; the memory test mode records with `roce demo --pcap`');
     return ctx.testbed.open(ifname);
   }
-  if (queues !== null && driver !== HostDriverKind.XDP) throw new UsageError('--queues chooses AF_XDP receive queues: it goes with --driver xdp (AF_PACKET sees every queue)');
+  if (queues !== null && driver !== HostDriverKind.XDP)
+    throw new UsageError('--queues chooses AF_XDP receive queues: it goes with --driver xdp (AF_PACKET sees every queue)');
   return openHostDevice(ifname, driver, { ...hostOptionsFromEnv(ctx.env), capture, queues });
 }
 
@@ -66,7 +72,8 @@ async function openDevice(ctx: CommandContext, ifname: string, driver: HostDrive
  */
 function steerBeforeOpen(out: Output, a: HostTestArgs, names: HostTestNames): RoceSteering | null {
   if (a.steer !== true) return null;
-  if (a.driver !== HostDriverKind.XDP) throw new UsageError('--steer sends RoCE to one AF_XDP receive queue: it goes with --driver xdp (AF_PACKET sees every queue)');
+  if (a.driver !== HostDriverKind.XDP)
+    throw new UsageError('--steer sends RoCE to one AF_XDP receive queue: it goes with --driver xdp (AF_PACKET sees every queue)');
   const s = installRoceSteering(a.ifname, a.queues?.[0] ?? 0, systemRunner());
   for (const w of s.info.warnings) out.stderr(`roce ${names.command}: warning: ${w}\n`);
   return s;
@@ -97,7 +104,13 @@ function cleanupOnSignal(needed: boolean, cleanup: () => void): () => void {
 }
 
 /** Opens the device, runs the test, prints the result; the exit status. */
-export async function runHostTest<R extends { ok: boolean; problems: readonly string[]; warnings?: readonly string[] }>(out: Output, ctx: CommandContext, a: HostTestArgs, names: HostTestNames, t: HostTest<R>): Promise<number> {
+export async function runHostTest<R extends { ok: boolean; problems: readonly string[]; warnings?: readonly string[] }>(
+  out: Output,
+  ctx: CommandContext,
+  a: HostTestArgs,
+  names: HostTestNames,
+  t: HostTest<R>,
+): Promise<number> {
   let host: HostDevice | null = null;
   let steering: RoceSteering | null = null;
   let unhookSteer = (): void => undefined;
@@ -106,7 +119,7 @@ export async function runHostTest<R extends { ok: boolean; problems: readonly st
     steering = steerBeforeOpen(out, a, names);
     const s = steering;
     unhookSteer = cleanupOnSignal(s !== null, () => removeSteering(out, s, names));
-    host = await openDevice(ctx, a.ifname, a.driver, a.capture, s !== null ? [s.info.queue] : a.queues ?? null);
+    host = await openDevice(ctx, a.ifname, a.driver, a.capture, s !== null ? [s.info.queue] : (a.queues ?? null));
     // Some drivers reset their classifier when XDP attaches: the rules must still be there.
     s?.verify();
     const opened = host;
@@ -131,10 +144,16 @@ export async function runHostTest<R extends { ok: boolean; problems: readonly st
     cap?.close();
     const qs = host.queueStats();
     const steer = steering !== null ? { steer: steerSummary(steering) } : {};
-    if (a.json) out.stdout(`${JSON.stringify({ ...t.summary(r, host), ...(qs !== null ? { queues: qs } : {}), ...steer, ...(cap !== null ? { pcap: captureSummary(cap.stats) } : {}) })}\n`);
+    if (a.json)
+      out.stdout(
+        `${JSON.stringify({ ...t.summary(r, host), ...(qs !== null ? { queues: qs } : {}), ...steer, ...(cap !== null ? { pcap: captureSummary(cap.stats) } : {}) })}\n`,
+      );
     else {
       t.report(out, r, host);
-      if (cap !== null) out.stdout(`capture: ${cap.stats.frames} frames to ${cap.stats.file}${cap.stats.dropped > 0 ? ` (${cap.stats.dropped} not kept: ${a.capture?.maxFrames !== undefined ? 'older than the last --pcap-count' : 'past --pcap-size'})` : ''}\n`);
+      if (cap !== null)
+        out.stdout(
+          `capture: ${cap.stats.frames} frames to ${cap.stats.file}${cap.stats.dropped > 0 ? ` (${cap.stats.dropped} not kept: ${a.capture?.maxFrames !== undefined ? 'older than the last --pcap-count' : 'past --pcap-size'})` : ''}\n`,
+        );
     }
     for (const w of r.warnings ?? []) out.stderr(`roce ${names.command}: warning: ${w}\n`);
     if (!r.ok) {

@@ -11,7 +11,22 @@ import { type OptionSpec, UsageError, formatOptions, intValue } from './args';
 import { type CommandContext, parseCommand } from './command';
 import type { Output } from './output';
 import { BAD_INPUT_STATUS, captureInput, captureStartError, isNotACapture, readWholeInput, reportNotACapture } from './capture-input';
-import { CONVERSATION_SPEC, FRAMES_SPEC, QPN_SPEC, READ_FILE_SPEC, TIME_WINDOW_SPEC, captureFileOf, conversationOf, describedAs, exitStatusText, frameSelectionOf, qpnsOf, selectionHooks, takesAll, timeNs } from './capture-options';
+import {
+  CONVERSATION_SPEC,
+  FRAMES_SPEC,
+  QPN_SPEC,
+  READ_FILE_SPEC,
+  TIME_WINDOW_SPEC,
+  captureFileOf,
+  conversationOf,
+  describedAs,
+  exitStatusText,
+  frameSelectionOf,
+  qpnsOf,
+  selectionHooks,
+  takesAll,
+  timeNs,
+} from './capture-options';
 import { OUTPUT_FILE_STATUS, outputFileWritable, writeOutputFile } from './output-file';
 import { TimelineError, type TimelineFilter, buildTimeline } from '../analysis/timeline';
 import { ladderSvg } from '../analysis/render/ladder-svg';
@@ -25,10 +40,28 @@ export const LADDER_OPTIONS: readonly OptionSpec[] = [
   describedAs(CONVERSATION_SPEC, 'the conversation to draw, numbered as `roce analyze` lists them (default: the one with most frames)'),
   describedAs(QPN_SPEC, 'the conversation with this QP number at either end'),
   describedAs(FRAMES_SPEC, 'only frames numbered A to B (A-B, A-, -B or A), judged as a capture of their own'),
-  describedAs(TIME_WINDOW_SPEC, `only frames whose time since the capture's first frame lies in [FROM, TO], judged as a capture of their own (FROM-, -TO; each a number with s, ms, µs (or us) or ns after it; a bare number is µs)`),
-  { name: 'from', kind: 'string', value: 'US', help: 'draw only packets at or after this time since the capture\'s first frame (µs, or with a unit), each judged with every frame before it' },
-  { name: 'to', kind: 'string', value: 'US', help: 'draw only packets at or before this time since the capture\'s first frame (µs, or with a unit), each judged with every frame before it' },
-  { name: 'episode', kind: 'string', value: 'N', help: 'draw from just before loss-recovery episode N, numbered as `roce analyze --episodes` lists them, in its conversation' },
+  describedAs(
+    TIME_WINDOW_SPEC,
+    `only frames whose time since the capture's first frame lies in [FROM, TO], judged as a capture of their own (FROM-, -TO; each a number with s, ms, µs (or us) or ns after it; a bare number is µs)`,
+  ),
+  {
+    name: 'from',
+    kind: 'string',
+    value: 'US',
+    help: "draw only packets at or after this time since the capture's first frame (µs, or with a unit), each judged with every frame before it",
+  },
+  {
+    name: 'to',
+    kind: 'string',
+    value: 'US',
+    help: "draw only packets at or before this time since the capture's first frame (µs, or with a unit), each judged with every frame before it",
+  },
+  {
+    name: 'episode',
+    kind: 'string',
+    value: 'N',
+    help: 'draw from just before loss-recovery episode N, numbered as `roce analyze --episodes` lists them, in its conversation',
+  },
   { name: 'max', kind: 'string', value: 'N', help: 'draw at most N packets (default 400)' },
   { name: 'title', kind: 'string', value: 'TEXT', help: 'title of the picture' },
   { name: 'roce-port', kind: 'string', value: 'N', help: 'UDP destination port that means RoCE v2 (default 4791)' },
@@ -112,7 +145,8 @@ export async function ladderCommand(argv: readonly string[], out: Output, ctx?: 
     const title = args.values.get('title') ?? '';
     text = html ? ladderHtml(t, title) : ladderSvg(t, title);
     const left = t.window.before + t.truncated;
-    if (left > 0) out.stderr(`roce ladder: drew ${windowShownText(t)}; ${left} more packets left out (use --episode, --max, --from/--to, --frames, --time-window)\n`);
+    if (left > 0)
+      out.stderr(`roce ladder: drew ${windowShownText(t)}; ${left} more packets left out (use --episode, --max, --from/--to, --frames, --time-window)\n`);
   } catch (e) {
     if (!(e instanceof TimelineError)) throw e;
     // No conversation in what is not a capture at all: say what it is.

@@ -33,32 +33,102 @@ import type * as ReplayCommandModule from './replay-command';
 
 // Each command's module is loaded when it runs, not at start-up: loading all of them cost every
 // command about 50 ms (the simulator, the stack and the drivers for `roce decode` too).
-/* eslint-disable @typescript-eslint/no-require-imports */
 // `live`: the command carries live traffic, so its process optimises early (apps/host/jit-tier-up.ts).
 // `tool`: the real tool the command stands in for, whose command line it takes as the tool's users
 // type it, its one-letter options included. Elsewhere a letter means one thing in every command
 // (`-c` a count, `-r` the capture to read, `-o` the output file...; test/cli/capture-options.test.ts holds them to it).
 const COMMANDS: Readonly<Record<string, { help: string; load: () => Command; live?: true; tool?: string }>> = {
-  demo: { help: 'two stacks over a lossy in-memory link, every byte verified (run `roce demo -h`)', load: () => (require('./demo-command') as typeof DemoCommandModule).demoCommand },
-  decode: { help: 'decode a pcap/pcapng capture of RoCE traffic (run `roce decode -h`)', load: () => (require('./decode-command') as typeof DecodeCommandModule).decodeCommand },
-  analyze: { help: 'transport analysis of a capture: flags, loss recovery, rule checks (run `roce analyze -h`)', load: () => (require('./analyze-command') as typeof AnalyzeCommandModule).analyzeCommand },
-  ladder: { help: 'sequence diagram of one conversation as HTML or SVG (run `roce ladder -h`)', load: () => (require('./ladder-command') as typeof LadderCommandModule).ladderCommand },
-  plot: { help: 'PSN-versus-time graph per QP as SVG; --rate and --sim: rates, ECN marks, CNPs and queues (run `roce plot -h`)', load: () => (require('./plot-command') as typeof PlotCommandModule).plotCommand },
-  devices: { help: 'the interfaces RoCE can run on: driver modes, MTU, active IB MTU, GID table (run `roce devices -h`)', load: () => (require('./devices-command') as typeof DevicesCommandModule).devicesCommand },
-  perftest: { help: 'ib_write/read/send/atomic_bw and _lat benchmarks; either end may be the real perftest (run `roce perftest -h`)', load: () => (require('./perftest-command') as typeof PerftestCommandModule).perftestCommand, live: true, tool: 'perftest' },
-  pingpong: { help: "ibv_rc_pingpong's exchange and traffic; either end may be the real tool (run `roce pingpong -h`)", load: () => (require('./pingpong-command') as typeof PingpongCommandModule).pingpongCommand, live: true, tool: 'ibv_rc_pingpong' },
-  rping: { help: "librdmacm's rping: an RDMA CM connection, RDMA READ and WRITE pings; either end may be the real rping (run `roce rping -h`)", load: () => (require('./rping-command') as typeof RpingCommandModule).rpingCommand, live: true, tool: 'rping' },
-  attack: { help: 'hostile RoCE frames toward a live QP: wrong keys, bad PSNs, ghost ACKs, a flood (run `roce attack -h`)', load: () => (require('./attack-command') as typeof AttackCommandModule).attackCommand, live: true },
-  audit: { help: 'how guessable the R_Keys, addresses, QP numbers and starting PSNs a perftest peer hands out are (run `roce audit -h`)', load: () => (require('./audit-command') as typeof AuditCommandModule).auditCommand, live: true },
-  cmatose: { help: "librdmacm's ucmatose: -c RDMA CM connections, SENDs each way, disconnects; either end may be the real ucmatose (run `roce cmatose -h`)", load: () => (require('./cmatose-command') as typeof CmatoseCommandModule).cmatoseCommand, live: true, tool: 'ucmatose' },
-  'rdma-server': { help: "librdmacm's rdma_server: one RDMA CM connection, 16 bytes each way; the client may be the real rdma_client (run `roce rdma-server -h`)", load: () => (require('./rdma-server-command') as typeof RdmaServerCommandModule).rdmaServerCommand, live: true, tool: 'rdma_server' },
-  'rdma-client': { help: "librdmacm's rdma_client: the other end of rdma_server, which may be the real one (run `roce rdma-client -h`)", load: () => (require('./rdma-client-command') as typeof RdmaClientCommandModule).rdmaClientCommand, live: true, tool: 'rdma_client' },
-  udaddy: { help: "librdmacm's udaddy: UD datagrams to a QP found by SIDR (UDP port space); either end may be the real udaddy (run `roce udaddy -h`)", load: () => (require('./udaddy-command') as typeof UdaddyCommandModule).udaddyCommand, live: true, tool: 'udaddy' },
-  'verbs-check': { help: 'memory windows, SEND with invalidate, LOCAL_INV, FLUSH and ATOMIC WRITE and their failures against scripts/rxe-lab/verbs-check.c on rxe (run `roce verbs-check -h`)', load: () => (require('./verbs-check-command') as typeof VerbsCheckCommandModule).verbsCheckCommand, live: true, tool: 'verbs-check' },
-  sim: { help: 'a congestion scenario in simulation: hosts around one switch, DCQCN, ECN marking, PFC (run `roce sim -h`)', load: () => (require('./sim-command') as typeof SimCommandModule).simCommand },
-  replay: { help: 'replay one side of captured RC conversations into the stack and compare (run `roce replay -h`)', load: () => (require('./replay-command') as typeof ReplayCommandModule).replayCommand },
+  demo: {
+    help: 'two stacks over a lossy in-memory link, every byte verified (run `roce demo -h`)',
+    load: () => (require('./demo-command') as typeof DemoCommandModule).demoCommand,
+  },
+  decode: {
+    help: 'decode a pcap/pcapng capture of RoCE traffic (run `roce decode -h`)',
+    load: () => (require('./decode-command') as typeof DecodeCommandModule).decodeCommand,
+  },
+  analyze: {
+    help: 'transport analysis of a capture: flags, loss recovery, rule checks (run `roce analyze -h`)',
+    load: () => (require('./analyze-command') as typeof AnalyzeCommandModule).analyzeCommand,
+  },
+  ladder: {
+    help: 'sequence diagram of one conversation as HTML or SVG (run `roce ladder -h`)',
+    load: () => (require('./ladder-command') as typeof LadderCommandModule).ladderCommand,
+  },
+  plot: {
+    help: 'PSN-versus-time graph per QP as SVG; --rate and --sim: rates, ECN marks, CNPs and queues (run `roce plot -h`)',
+    load: () => (require('./plot-command') as typeof PlotCommandModule).plotCommand,
+  },
+  devices: {
+    help: 'the interfaces RoCE can run on: driver modes, MTU, active IB MTU, GID table (run `roce devices -h`)',
+    load: () => (require('./devices-command') as typeof DevicesCommandModule).devicesCommand,
+  },
+  perftest: {
+    help: 'ib_write/read/send/atomic_bw and _lat benchmarks; either end may be the real perftest (run `roce perftest -h`)',
+    load: () => (require('./perftest-command') as typeof PerftestCommandModule).perftestCommand,
+    live: true,
+    tool: 'perftest',
+  },
+  pingpong: {
+    help: "ibv_rc_pingpong's exchange and traffic; either end may be the real tool (run `roce pingpong -h`)",
+    load: () => (require('./pingpong-command') as typeof PingpongCommandModule).pingpongCommand,
+    live: true,
+    tool: 'ibv_rc_pingpong',
+  },
+  rping: {
+    help: "librdmacm's rping: an RDMA CM connection, RDMA READ and WRITE pings; either end may be the real rping (run `roce rping -h`)",
+    load: () => (require('./rping-command') as typeof RpingCommandModule).rpingCommand,
+    live: true,
+    tool: 'rping',
+  },
+  attack: {
+    help: 'hostile RoCE frames toward a live QP: wrong keys, bad PSNs, ghost ACKs, a flood (run `roce attack -h`)',
+    load: () => (require('./attack-command') as typeof AttackCommandModule).attackCommand,
+    live: true,
+  },
+  audit: {
+    help: 'how guessable the R_Keys, addresses, QP numbers and starting PSNs a perftest peer hands out are (run `roce audit -h`)',
+    load: () => (require('./audit-command') as typeof AuditCommandModule).auditCommand,
+    live: true,
+  },
+  cmatose: {
+    help: "librdmacm's ucmatose: -c RDMA CM connections, SENDs each way, disconnects; either end may be the real ucmatose (run `roce cmatose -h`)",
+    load: () => (require('./cmatose-command') as typeof CmatoseCommandModule).cmatoseCommand,
+    live: true,
+    tool: 'ucmatose',
+  },
+  'rdma-server': {
+    help: "librdmacm's rdma_server: one RDMA CM connection, 16 bytes each way; the client may be the real rdma_client (run `roce rdma-server -h`)",
+    load: () => (require('./rdma-server-command') as typeof RdmaServerCommandModule).rdmaServerCommand,
+    live: true,
+    tool: 'rdma_server',
+  },
+  'rdma-client': {
+    help: "librdmacm's rdma_client: the other end of rdma_server, which may be the real one (run `roce rdma-client -h`)",
+    load: () => (require('./rdma-client-command') as typeof RdmaClientCommandModule).rdmaClientCommand,
+    live: true,
+    tool: 'rdma_client',
+  },
+  udaddy: {
+    help: "librdmacm's udaddy: UD datagrams to a QP found by SIDR (UDP port space); either end may be the real udaddy (run `roce udaddy -h`)",
+    load: () => (require('./udaddy-command') as typeof UdaddyCommandModule).udaddyCommand,
+    live: true,
+    tool: 'udaddy',
+  },
+  'verbs-check': {
+    help: 'memory windows, SEND with invalidate, LOCAL_INV, FLUSH and ATOMIC WRITE and their failures against scripts/rxe-lab/verbs-check.c on rxe (run `roce verbs-check -h`)',
+    load: () => (require('./verbs-check-command') as typeof VerbsCheckCommandModule).verbsCheckCommand,
+    live: true,
+    tool: 'verbs-check',
+  },
+  sim: {
+    help: 'a congestion scenario in simulation: hosts around one switch, DCQCN, ECN marking, PFC (run `roce sim -h`)',
+    load: () => (require('./sim-command') as typeof SimCommandModule).simCommand,
+  },
+  replay: {
+    help: 'replay one side of captured RC conversations into the stack and compare (run `roce replay -h`)',
+    load: () => (require('./replay-command') as typeof ReplayCommandModule).replayCommand,
+  },
 };
-/* eslint-enable @typescript-eslint/no-require-imports */
 
 const USAGE = `usage: roce COMMAND [options]
 
@@ -78,7 +148,6 @@ export async function run(argv: readonly string[], out: Output, ctx: CommandCont
       return cmd === undefined ? 2 : 0;
     }
     if (cmd === 'version' || cmd === '--version') {
-      // eslint-disable-next-line @typescript-eslint/no-require-imports
       out.stdout(`${(require('../../package.json') as { version: string }).version}\n`);
       return 0;
     }
@@ -107,7 +176,7 @@ export async function run(argv: readonly string[], out: Output, ctx: CommandCont
 
 /** The command `name`, or undefined: only COMMANDS' own entries (`__proto__` and `toString` are not commands). */
 function commandNamed(name: string): (typeof COMMANDS)[string] | undefined {
-  return Object.prototype.hasOwnProperty.call(COMMANDS, name) ? COMMANDS[name] : undefined;
+  return Object.hasOwn(COMMANDS, name) ? COMMANDS[name] : undefined;
 }
 
 /** The names of the `roce` commands, in the order `roce help` lists them. */
@@ -138,7 +207,9 @@ export async function main(argv: readonly string[]): Promise<number> {
   // Standard output could not be written (a full disk): said once, not as a stack trace.
   const failed = out.failure();
   if (failed !== null) {
-    process.stderr.write(`roce${argv[0] === undefined || commandNamed(argv[0]) === undefined ? '' : ` ${argv[0]}`}: cannot write standard output: ${fileErrorText(failed, true)}\n`);
+    process.stderr.write(
+      `roce${argv[0] === undefined || commandNamed(argv[0]) === undefined ? '' : ` ${argv[0]}`}: cannot write standard output: ${fileErrorText(failed, true)}\n`,
+    );
     return 2;
   }
   return status;

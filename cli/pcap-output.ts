@@ -37,7 +37,8 @@ export class PcapOutput {
   add(r: PcapOutRecord): string | null {
     this.start(r.linkType, r.timeDigits);
     const enc = this.enc as PcapEncoder;
-    if (r.linkType !== this.linkType) return `frame ${r.index} has link type ${r.linkType}, the pcap being written ${this.linkType}: a pcap file holds one link type`;
+    if (r.linkType !== this.linkType)
+      return `frame ${r.index} has link type ${r.linkType}, the pcap being written ${this.linkType}: a pcap file holds one link type`;
     const chunk = new Uint8Array(PCAP_RECORD_HEADER_LEN + r.data.byteLength);
     const incl = enc.putRecordHeader(new DataView(chunk.buffer), 0, r.data.byteLength, r.timestampNs, r.origLen);
     chunk.set(r.data.subarray(0, incl), PCAP_RECORD_HEADER_LEN);

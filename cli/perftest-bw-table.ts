@@ -38,7 +38,13 @@ export function bwTableHeader(reportGbits: boolean): string {
  * `peakGbps` null (not measured: perftest's noPeak) prints 0.00, as perftest does.
  */
 export function bwTableRow(size: number, iterations: number, peakGbps: number | null, avgGbps: number, mpps: number, reportGbits: boolean): string {
-  const values = [String(size), String(iterations), inBwUnit(peakGbps ?? 0, reportGbits).toFixed(2), inBwUnit(avgGbps, reportGbits).toFixed(2), mpps.toFixed(6)];
+  const values = [
+    String(size),
+    String(iterations),
+    inBwUnit(peakGbps ?? 0, reportGbits).toFixed(2),
+    inBwUnit(avgGbps, reportGbits).toFixed(2),
+    mpps.toFixed(6),
+  ];
   return ` ${columns(reportGbits)
     .map(([l, gap], i) => {
       const v = values[i] as string;

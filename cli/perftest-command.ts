@@ -24,19 +24,59 @@ import { bwTableHeader, bwTableRow } from './perftest-bw-table';
 
 export const PERFTEST_OPTIONS: readonly OptionSpec[] = [
   { name: 'lat', kind: 'flag', help: 'latency test (ib_*_lat) instead of bandwidth (ib_*_bw)' },
-  { name: 'dev', short: 'd', kind: 'string', value: 'NAME', help: 'network interface to run RoCE on, or an RDMA device (rxe0, mlx5_0) whose port 1 is on the interface to use (/sys/class/infiniband)' },
-  { name: 'ib-port', short: 'i', kind: 'string', value: 'PORT', help: 'port of the device: 1 (the only port this stack\'s devices have)' },
+  {
+    name: 'dev',
+    short: 'd',
+    kind: 'string',
+    value: 'NAME',
+    help: 'network interface to run RoCE on, or an RDMA device (rxe0, mlx5_0) whose port 1 is on the interface to use (/sys/class/infiniband)',
+  },
+  { name: 'ib-port', short: 'i', kind: 'string', value: 'PORT', help: "port of the device: 1 (the only port this stack's devices have)" },
   SHARED_OPTIONS.driver,
   SHARED_OPTIONS.queues,
   SHARED_OPTIONS.steer,
   { name: 'size', short: 's', kind: 'string', value: 'BYTES', help: 'message size (default 65536 for bandwidth, 2 for latency, 8 for atomics)' },
   { name: 'iters', short: 'n', kind: 'string', value: 'N', help: 'iterations (default 5000 for write bandwidth, 1000 otherwise; at least 5)' },
-  { name: 'duration', short: 'D', kind: 'string', value: 'SECONDS', help: 'bandwidth tests: run for this long instead of -n iterations (give it to both ends)' },
-  { name: 'margin', short: 'f', kind: 'string', value: 'SECONDS', help: 'with -D: measure only from this long after the start to this long before the end (default: a quarter of --duration in whole seconds, rounded down, as perftest)' },
-  { name: 'bidirectional', short: 'b', kind: 'flag', help: 'bandwidth tests: both ends send at once and each reports the sum of both directions, as perftest -b; give it to both ends' },
-  { name: 'all', short: 'a', kind: 'flag', help: 'write and read: run every size from 2 bytes to 8 MiB (2^1..2^23), --iters messages each, as perftest -a; give it to both ends' },
-  { name: 'connection', short: 'c', kind: 'string', value: 'TYPE', help: 'RC (default), UC (write and send) or UD (send; the size is cut to the MTU, a UD message being one packet), as perftest -c; give it to both ends' },
-  { name: 'qp', short: 'q', kind: 'string', value: 'N', help: 'bandwidth tests: this many QPs, each moving --iters messages (perftest -q; default 1, at most 16384; give it to both ends)' },
+  {
+    name: 'duration',
+    short: 'D',
+    kind: 'string',
+    value: 'SECONDS',
+    help: 'bandwidth tests: run for this long instead of -n iterations (give it to both ends)',
+  },
+  {
+    name: 'margin',
+    short: 'f',
+    kind: 'string',
+    value: 'SECONDS',
+    help: 'with -D: measure only from this long after the start to this long before the end (default: a quarter of --duration in whole seconds, rounded down, as perftest)',
+  },
+  {
+    name: 'bidirectional',
+    short: 'b',
+    kind: 'flag',
+    help: 'bandwidth tests: both ends send at once and each reports the sum of both directions, as perftest -b; give it to both ends',
+  },
+  {
+    name: 'all',
+    short: 'a',
+    kind: 'flag',
+    help: 'write and read: run every size from 2 bytes to 8 MiB (2^1..2^23), --iters messages each, as perftest -a; give it to both ends',
+  },
+  {
+    name: 'connection',
+    short: 'c',
+    kind: 'string',
+    value: 'TYPE',
+    help: 'RC (default), UC (write and send) or UD (send; the size is cut to the MTU, a UD message being one packet), as perftest -c; give it to both ends',
+  },
+  {
+    name: 'qp',
+    short: 'q',
+    kind: 'string',
+    value: 'N',
+    help: 'bandwidth tests: this many QPs, each moving --iters messages (perftest -q; default 1, at most 16384; give it to both ends)',
+  },
   { name: 'mtu', short: 'm', kind: 'string', value: 'BYTES', help: 'path MTU: 256, 512, 1024, 2048 or 4096 (default: what the link carries)' },
   { name: 'port', short: 'p', kind: 'string', value: 'PORT', help: `TCP port of the out-of-band exchange (default ${PINGPONG_DEFAULT_PORT})` },
   { name: 'gid-index', short: 'x', kind: 'string', value: 'N', help: 'source GID index (default: the first IPv4-mapped GID)' },
@@ -44,16 +84,49 @@ export const PERFTEST_OPTIONS: readonly OptionSpec[] = [
   { name: 'rx-depth', short: 'r', kind: 'string', value: 'N', help: 'receive queue depth for SEND tests (default 512)' },
   { name: 'atomic_type', short: 'A', kind: 'string', value: 'TYPE', help: 'FETCH_AND_ADD (default) or CMP_AND_SWAP' },
   { name: 'qp-timeout', short: 'u', kind: 'string', value: 'N', help: 'QP timeout exponent, 4.096 us x 2^N (default 14)' },
-  { name: 'report_gbits', kind: 'flag', help: 'bandwidth in Gb/sec (10^9 bits) instead of MiB/sec (2^20 bytes), in the table and in the report sent to the peer; give it to both ends' },
-  { name: 'CPU-freq', short: 'F', kind: 'flag', help: 'do not fail on CPU frequency warnings (accepted for perftest\'s command lines: this stack times with the monotonic clock, not CPU cycles)' },
+  {
+    name: 'report_gbits',
+    kind: 'flag',
+    help: 'bandwidth in Gb/sec (10^9 bits) instead of MiB/sec (2^20 bytes), in the table and in the report sent to the peer; give it to both ends',
+  },
+  {
+    name: 'CPU-freq',
+    short: 'F',
+    kind: 'flag',
+    help: "do not fail on CPU frequency warnings (accepted for perftest's command lines: this stack times with the monotonic clock, not CPU cycles)",
+  },
   { name: 'inline_size', short: 'I', kind: 'string', value: 'SIZE', help: 'write and send: messages up to SIZE bytes are posted inline (0..1024, default 0)' },
-  { name: 'post_list', short: 'l', kind: 'string', value: 'N', help: 'bandwidth tests: post lists of N WRs per post call; the completion moderation becomes N and --iters must be a multiple of N' },
-  { name: 'run_infinitely', kind: 'flag', help: 'write, read and atomic bandwidth: run until SIGINT or SIGTERM, printing a line for every --duration period (default 5 s); give it to both ends' },
-  { name: 'perform_warm_up', kind: 'flag', help: 'write, read and atomic bandwidth: requests before the measured loop, not counted, until the rate settles (at most 1 s; perftest posts one tx depth), so a short run reports the steady rate; the peer needs no flag' },
+  {
+    name: 'post_list',
+    short: 'l',
+    kind: 'string',
+    value: 'N',
+    help: 'bandwidth tests: post lists of N WRs per post call; the completion moderation becomes N and --iters must be a multiple of N',
+  },
+  {
+    name: 'run_infinitely',
+    kind: 'flag',
+    help: 'write, read and atomic bandwidth: run until SIGINT or SIGTERM, printing a line for every --duration period (default 5 s); give it to both ends',
+  },
+  {
+    name: 'perform_warm_up',
+    kind: 'flag',
+    help: 'write, read and atomic bandwidth: requests before the measured loop, not counted, until the rate settles (at most 1 s; perftest posts one tx depth), so a short run reports the steady rate; the peer needs no flag',
+  },
   { name: 'dont_xchg_versions', kind: 'flag', help: 'skip the version, system-data and MTU exchanges' },
-  { name: 'rdma_cm', short: 'R', kind: 'flag', help: 'connect the QP through the RDMA CM and exchange over a CM-connected QP instead of TCP (the server\'s port in the CM\'s TCP port space; SERVER_IP an IPv4 address)' },
+  {
+    name: 'rdma_cm',
+    short: 'R',
+    kind: 'flag',
+    help: "connect the QP through the RDMA CM and exchange over a CM-connected QP instead of TCP (the server's port in the CM's TCP port space; SERVER_IP an IPv4 address)",
+  },
   SHARED_OPTIONS.bind,
-  { name: 'timeout', kind: 'string', value: 'SECONDS', help: 'give up when the test makes no progress for this long (default: from the QP\'s timers, local ACK timeout x (retry_cnt + 1) + RNR timer x (rnr_retry + 1) + 2 s; a server waits up to 300 s for its client)' },
+  {
+    name: 'timeout',
+    kind: 'string',
+    value: 'SECONDS',
+    help: "give up when the test makes no progress for this long (default: from the QP's timers, local ACK timeout x (retry_cnt + 1) + RNR timer x (rnr_retry + 1) + 2 s; a server waits up to 300 s for its client)",
+  },
   { name: 'verify', kind: 'flag', help: 'fill every buffer with a known pattern and check what arrives (both ends roce-ts)' },
   SHARED_OPTIONS.json,
   ...CM_OPTIONS,
@@ -131,7 +204,8 @@ export async function perftestCommand(argv: readonly string[], out: Output, ctx:
     const v = args.values.get(name);
     if (v === undefined) return undefined;
     const x = Number(v);
-    if (v.trim() === '' || !Number.isFinite(x) || x < min || x > 86_400) throw new UsageError(`--${name} must be a number of seconds ${min}..86400, not ${JSON.stringify(v)}`);
+    if (v.trim() === '' || !Number.isFinite(x) || x < min || x > 86_400)
+      throw new UsageError(`--${name} must be a number of seconds ${min}..86400, not ${JSON.stringify(v)}`);
     return x;
   };
   const duration = seconds('duration', 0.001);
@@ -142,7 +216,8 @@ export async function perftestCommand(argv: readonly string[], out: Output, ctx:
     if (lat) throw new UsageError('--duration applies to bandwidth tests (run without --lat)');
     if (args.values.has('iters')) throw new UsageError('--duration and --iters cannot be combined');
     const m = margin ?? defaultMarginS(duration);
-    if (2 * m >= duration) throw new UsageError(`--margin ${m} leaves nothing to measure of a ${duration}-second run (it must be less than half of --duration)`);
+    if (2 * m >= duration)
+      throw new UsageError(`--margin ${m} leaves nothing to measure of a ${duration}-second run (it must be less than half of --duration)`);
   } else if (margin !== undefined) {
     throw new UsageError('--margin applies with --duration only');
   }
@@ -156,26 +231,32 @@ export async function perftestCommand(argv: readonly string[], out: Output, ctx:
   set('rxDepth', num('rx-depth', 1, 32768));
   set('qpTimeout', num('qp-timeout', 0, 31));
   const qps = num('qp', 1, 16384);
-  if (qps !== undefined && qps > 1 && lat) throw new UsageError('--qp more than 1 applies to bandwidth tests (perftest: "Multiple QPs only available on bw tests")');
+  if (qps !== undefined && qps > 1 && lat)
+    throw new UsageError('--qp more than 1 applies to bandwidth tests (perftest: "Multiple QPs only available on bw tests")');
   if (qps !== undefined && qps > 1 && cfg.rdmaCm === true) throw new UsageError('--qp more than 1 with -R is not implemented');
   set('qps', qps);
   if (args.flags.has('bidirectional')) {
     if (lat) throw new UsageError('--bidirectional applies to bandwidth tests (run without --lat)');
-    if (cfg.rdmaCm === true || duration !== undefined || args.flags.has('all')) throw new UsageError('--bidirectional with -R, --duration or --all is not implemented');
+    if (cfg.rdmaCm === true || duration !== undefined || args.flags.has('all'))
+      throw new UsageError('--bidirectional with -R, --duration or --all is not implemented');
     cfg.bidirectional = true;
   }
   if (args.flags.has('all')) {
     if (size !== undefined) throw new UsageError('--all and --size cannot be combined');
-    if (duration !== undefined) throw new UsageError('--all and --duration cannot be combined (perftest: "Duration mode currently doesn\'t support running on all sizes")');
+    if (duration !== undefined)
+      throw new UsageError('--all and --duration cannot be combined (perftest: "Duration mode currently doesn\'t support running on all sizes")');
     if (verb !== PerftestVerb.WRITE && verb !== PerftestVerb.READ) throw new UsageError(`--all is implemented for write and read, not ${verb}`);
     cfg.allSizes = true;
   }
   const conn = args.values.get('connection');
   if (conn !== undefined) {
     const c = conn.toUpperCase();
-    if (c !== Connection.RC && c !== Connection.UC && c !== Connection.UD) throw new UsageError(`--connection must be RC, UC or UD, not ${JSON.stringify(conn)}`);
-    if (c === Connection.UC && (verb === PerftestVerb.READ || verb === PerftestVerb.ATOMIC)) throw new UsageError(`--connection UC is not possible with ${verb} (perftest: "UC connection not possible in READ/ATOMIC verbs")`);
-    if (c === Connection.UD && verb !== PerftestVerb.SEND) throw new UsageError('--connection UD is only possible with send (perftest: "UD connection only possible in SEND verb")');
+    if (c !== Connection.RC && c !== Connection.UC && c !== Connection.UD)
+      throw new UsageError(`--connection must be RC, UC or UD, not ${JSON.stringify(conn)}`);
+    if (c === Connection.UC && (verb === PerftestVerb.READ || verb === PerftestVerb.ATOMIC))
+      throw new UsageError(`--connection UC is not possible with ${verb} (perftest: "UC connection not possible in READ/ATOMIC verbs")`);
+    if (c === Connection.UD && verb !== PerftestVerb.SEND)
+      throw new UsageError('--connection UD is only possible with send (perftest: "UD connection only possible in SEND verb")');
     if (c !== Connection.RC && cfg.rdmaCm === true) throw new UsageError(`--connection ${c} with -R is not implemented`);
     cfg.connection = c;
   }
@@ -183,15 +264,20 @@ export async function perftestCommand(argv: readonly string[], out: Output, ctx:
 
   // -I: perftest_parameters.c, "Max inline" 0..MAX_INLINE (1024); " Inline feature not available on READ/Atomic verbs".
   const inlineSize = num('inline_size', 0, 1024);
-  if (inlineSize !== undefined && (verb === PerftestVerb.READ || verb === PerftestVerb.ATOMIC)) throw new UsageError(`--inline_size applies to write and send, not ${verb} (perftest: "Inline feature not available on READ/Atomic verbs")`);
+  if (inlineSize !== undefined && (verb === PerftestVerb.READ || verb === PerftestVerb.ATOMIC))
+    throw new UsageError(`--inline_size applies to write and send, not ${verb} (perftest: "Inline feature not available on READ/Atomic verbs")`);
   set('inlineSize', inlineSize);
   // -l: force_dependecies: "Post list is supported in BW tests only"; "Number of iterations must be a multiple of post list size".
   const postList = num('post_list', 1, 32768);
   if (postList !== undefined && postList > 1) {
     if (lat) throw new UsageError('--post_list applies to bandwidth tests (perftest: "Post list is supported in BW tests only")');
     const iters = cfg.iters ?? (verb === PerftestVerb.WRITE ? 5000 : 1000);
-    if (duration === undefined && !args.flags.has('run_infinitely') && iters % postList !== 0) throw new UsageError(`--iters ${iters} is not a multiple of --post_list ${postList} (perftest: "Number of iterations must be a multiple of post list size")`);
-    if (postList > (cfg.txDepth ?? 128)) throw new UsageError(`--post_list ${postList} is more than the tx depth ${cfg.txDepth ?? 128}: a list must fit the send queue (-t)`);
+    if (duration === undefined && !args.flags.has('run_infinitely') && iters % postList !== 0)
+      throw new UsageError(
+        `--iters ${iters} is not a multiple of --post_list ${postList} (perftest: "Number of iterations must be a multiple of post list size")`,
+      );
+    if (postList > (cfg.txDepth ?? 128))
+      throw new UsageError(`--post_list ${postList} is more than the tx depth ${cfg.txDepth ?? 128}: a list must fit the send queue (-t)`);
     if (cfg.bidirectional === true || cfg.rdmaCm === true || cfg.allSizes === true) throw new UsageError('--post_list with -b, -R or -a is not implemented');
   }
   set('postList', postList);
@@ -201,19 +287,29 @@ export async function perftestCommand(argv: readonly string[], out: Output, ctx:
     if (verb === PerftestVerb.SEND) throw new UsageError('--run_infinitely is implemented for write, read and atomic, not send');
     if (args.values.has('iters') || cfg.allSizes === true) throw new UsageError('--run_infinitely runs until stopped: it takes no --iters or --all');
     if (args.values.has('margin')) throw new UsageError('--margin does not apply with --run_infinitely (each --duration period is measured whole)');
-    if (cfg.verify === true) throw new UsageError('--run_infinitely and --verify cannot be combined (perftest: "--data_validation is incompatible with --run_infinitely")');
-    if (cfg.bidirectional === true || cfg.rdmaCm === true || cfg.performWarmUp === true) throw new UsageError('--run_infinitely with -b, -R or --perform_warm_up is not implemented');
+    if (cfg.verify === true)
+      throw new UsageError('--run_infinitely and --verify cannot be combined (perftest: "--data_validation is incompatible with --run_infinitely")');
+    if (cfg.bidirectional === true || cfg.rdmaCm === true || cfg.performWarmUp === true)
+      throw new UsageError('--run_infinitely with -b, -R or --perform_warm_up is not implemented');
     cfg.runInfinitely = true;
   }
 
-  if (cfg.rdmaCm === true && named.server !== undefined && !/^\d{1,3}(\.\d{1,3}){3}$/.test(named.server)) throw new UsageError(`-R needs SERVER_IP as an IPv4 address, not ${JSON.stringify(named.server)}`);
-  if (cfg.rdmaCm === true && named.bind !== undefined) throw new UsageError('--bind applies to the TCP exchange; with -R the server listens through the RDMA CM on --dev');
+  if (cfg.rdmaCm === true && named.server !== undefined && !/^\d{1,3}(\.\d{1,3}){3}$/.test(named.server))
+    throw new UsageError(`-R needs SERVER_IP as an IPv4 address, not ${JSON.stringify(named.server)}`);
+  if (cfg.rdmaCm === true && named.bind !== undefined)
+    throw new UsageError('--bind applies to the TCP exchange; with -R the server listens through the RDMA CM on --dev');
   // perftest -d names an RDMA device; this stack runs on its port's network interface.
   const device = named.driver === HostDriverKind.MEMORY ? { netdev: named.ifname, rdmaDevice: null } : deviceName(named.ifname);
   const a = { ...named, ifname: device.netdev };
   const test = perftestBinary(verb, lat);
   const gbits = cfg.reportGbits === true;
-  const echo: ConfigEcho = { rdmaDevice: device.rdmaDevice, inlineSize: cfg.inlineSize ?? 0, postList: cfg.postList ?? 1, reportGbits: gbits, runInfinitely: cfg.runInfinitely === true };
+  const echo: ConfigEcho = {
+    rdmaDevice: device.rdmaDevice,
+    inlineSize: cfg.inlineSize ?? 0,
+    postList: cfg.postList ?? 1,
+    reportGbits: gbits,
+    runInfinitely: cfg.runInfinitely === true,
+  };
   const unhook = cfg.runInfinitely === true && named.role === 'client' ? stopOnSignal(cfg, out, named.json, gbits) : (): void => undefined;
   try {
     return await runHostTest(out, ctx, a, NAMES, {
@@ -222,7 +318,15 @@ export async function perftestCommand(argv: readonly string[], out: Output, ctx:
       run: (dev, hooks) => runPerftest(dev, { ...cfg, ...hooks }),
       summary: (r, host) => jsonSummary(r, host, echo),
       report: (o, r, host) => report(o, r, host, echo),
-      errorFields: { ok: false, test, role: named.role, rdmaCm: cfg.rdmaCm === true, msgSize: cfg.size ?? null, iterations: cfg.iters ?? null, durationS: cfg.durationS ?? null },
+      errorFields: {
+        ok: false,
+        test,
+        role: named.role,
+        rdmaCm: cfg.rdmaCm === true,
+        msgSize: cfg.size ?? null,
+        iterations: cfg.iters ?? null,
+        durationS: cfg.durationS ?? null,
+      },
     });
   } finally {
     unhook();
@@ -283,7 +387,16 @@ function stopOnSignal(cfg: PerftestConfig, out: Output, json: boolean, gbits: bo
 
 function jsonSummary(r: PerftestResult, host: HostDevice, echo: ConfigEcho): Record<string, unknown> {
   const { latencyUs, ...rest } = r;
-  return { ...rest, ...(r.lat ? { latencyUs } : {}), device: host.ifname, rdmaDevice: echo.rdmaDevice, inlineSize: echo.inlineSize, postList: echo.postList, driver: host.driver, virtualTime: host.virtualTime };
+  return {
+    ...rest,
+    ...(r.lat ? { latencyUs } : {}),
+    device: host.ifname,
+    rdmaDevice: echo.rdmaDevice,
+    inlineSize: echo.inlineSize,
+    postList: echo.postList,
+    driver: host.driver,
+    virtualTime: host.virtualTime,
+  };
 }
 
 function report(out: Output, r: PerftestResult, host: HostDevice, echo: ConfigEcho): void {
@@ -291,37 +404,64 @@ function report(out: Output, r: PerftestResult, host: HostDevice, echo: ConfigEc
   out.stdout(`${line}\n`);
   out.stdout(`                    ${r.test} (roce-ts), ${r.role}\n`);
   const rdma = echo.rdmaDevice !== null ? ` (${echo.rdmaDevice} port 1)` : '';
-  out.stdout(` Device ${host.ifname}${rdma} (${host.driver}${host.virtualTime ? ', simulated time' : ''}), ${r.connection}, ${r.qps} QP${r.qps > 1 ? 's' : ''}, MTU ${r.mtu}, peer perftest ${r.peerVersion}${r.rdmaCm ? ', rdma_cm QPs' : ''}\n`);
+  out.stdout(
+    ` Device ${host.ifname}${rdma} (${host.driver}${host.virtualTime ? ', simulated time' : ''}), ${r.connection}, ${r.qps} QP${r.qps > 1 ? 's' : ''}, MTU ${r.mtu}, peer perftest ${r.peerVersion}${r.rdmaCm ? ', rdma_cm QPs' : ''}\n`,
+  );
   // perftest's header: " Max inline data : %d[B]" and " Post List       : %d" when above 1.
   if (!r.lat && (r.verb === PerftestVerb.WRITE || r.verb === PerftestVerb.SEND)) out.stdout(` Max inline data : ${echo.inlineSize}[B]\n`);
   if (echo.postList > 1) out.stdout(` Post List       : ${echo.postList}\n`);
-  out.stdout(` local address:  LID 0000 QPN 0x${hex(r.local.qpn, 6)} PSN 0x${hex(r.local.psn, 6)} RKey 0x${hex(r.local.rkey, 8)} VAddr ${r.local.vaddr} GID ${r.local.gid}\n`);
+  out.stdout(
+    ` local address:  LID 0000 QPN 0x${hex(r.local.qpn, 6)} PSN 0x${hex(r.local.psn, 6)} RKey 0x${hex(r.local.rkey, 8)} VAddr ${r.local.vaddr} GID ${r.local.gid}\n`,
+  );
   for (const p of r.qpPairs.slice(1)) out.stdout(` local address:  LID 0000 QPN 0x${hex(p.local.qpn, 6)} PSN 0x${hex(p.local.psn, 6)}\n`);
-  out.stdout(` remote address: LID 0000 QPN 0x${hex(r.remote.qpn, 6)} PSN 0x${hex(r.remote.psn, 6)} RKey 0x${hex(r.remote.rkey, 8)} VAddr ${r.remote.vaddr} GID ${r.remote.gid}\n`);
+  out.stdout(
+    ` remote address: LID 0000 QPN 0x${hex(r.remote.qpn, 6)} PSN 0x${hex(r.remote.psn, 6)} RKey 0x${hex(r.remote.rkey, 8)} VAddr ${r.remote.vaddr} GID ${r.remote.gid}\n`,
+  );
   for (const p of r.qpPairs.slice(1)) out.stdout(` remote address: LID 0000 QPN 0x${hex(p.remote.qpn, 6)} PSN 0x${hex(p.remote.psn, 6)}\n`);
   out.stdout(`${line}\n`);
   if (r.lat) {
     const l = r.latencyUs;
     out.stdout(` #bytes #iterations    t_min[usec]    t_p50[usec]    t_p90[usec]    t_p99[usec]  t_p99.9[usec]    t_max[usec]    t_avg[usec]\n`);
-    const row = (size: number, x: LatencyStats): void => out.stdout(` ${String(size).padEnd(6)} ${String(r.iterations).padEnd(13)} ${[x.min, x.p50, x.p90, x.p99, x.p999, x.max, x.avg].map((v) => v.toFixed(2).padStart(14)).join(' ')}\n`);
-    if (l === null) out.stdout(` ${String(r.msgSize).padEnd(6)} ${String(r.iterations).padEnd(13)} (the server of ${r.test} only answers; the client measures)\n`);
+    const row = (size: number, x: LatencyStats): void =>
+      out.stdout(
+        ` ${String(size).padEnd(6)} ${String(r.iterations).padEnd(13)} ${[x.min, x.p50, x.p90, x.p99, x.p999, x.max, x.avg].map((v) => v.toFixed(2).padStart(14)).join(' ')}\n`,
+      );
+    if (l === null)
+      out.stdout(` ${String(r.msgSize).padEnd(6)} ${String(r.iterations).padEnd(13)} (the server of ${r.test} only answers; the client measures)\n`);
     else if (r.sizes.length > 0) for (const s of r.sizes) row(s.msgSize, s.latencyUs ?? l);
     else {
       row(r.msgSize, l);
       out.stdout(`${line}\n`);
-      out.stdout(histogramText(l.histogram, r.verb === PerftestVerb.WRITE || r.verb === PerftestVerb.SEND ? 'latency histogram (half round trips, as perftest reports them)' : 'latency histogram (round trips)'));
+      out.stdout(
+        histogramText(
+          l.histogram,
+          r.verb === PerftestVerb.WRITE || r.verb === PerftestVerb.SEND
+            ? 'latency histogram (half round trips, as perftest reports them)'
+            : 'latency histogram (round trips)',
+        ),
+      );
     }
   } else {
-    if (echo.runInfinitely && r.durationS !== null) out.stdout(` Ran until stopped (--run_infinitely), a line every ${r.durationS} s; the figures count every message of the run\n`);
+    if (echo.runInfinitely && r.durationS !== null)
+      out.stdout(` Ran until stopped (--run_infinitely), a line every ${r.durationS} s; the figures count every message of the run\n`);
     else if (r.durationS !== null) out.stdout(` Duration mode: ${r.durationS} s; the figures count the messages completed inside the measuring window\n`);
-    if (r.warmUp !== null) out.stdout(` Warm-up: ${r.warmUp.messages} messages in ${r.warmUp.seconds.toFixed(2)} s before the measured loop, not counted${r.warmUp.settled ? '' : ' (the rate had not settled when it ended)'}\n`);
-    else if (shortColdRun(r, host)) out.stdout(` Note: the measured loop took ${r.seconds.toFixed(2)} s, inside the first second in which the code of both ends is still being compiled; --perform_warm_up reports the steady rate (docs/performance.md, "Short runs")\n`);
+    if (r.warmUp !== null)
+      out.stdout(
+        ` Warm-up: ${r.warmUp.messages} messages in ${r.warmUp.seconds.toFixed(2)} s before the measured loop, not counted${r.warmUp.settled ? '' : ' (the rate had not settled when it ended)'}\n`,
+      );
+    else if (shortColdRun(r, host))
+      out.stdout(
+        ` Note: the measured loop took ${r.seconds.toFixed(2)} s, inside the first second in which the code of both ends is still being compiled; --perform_warm_up reports the steady rate (docs/performance.md, "Short runs")\n`,
+      );
     // force_dependecies prints this where it sets noPeak (duration mode, --run_infinitely, above 20000 iterations, a SEND server).
     if (r.peakGbps === null && r.measured !== 'none') out.stdout(` WARNING: BW peak won't be measured in this run.\n`);
     out.stdout(`${bwTableHeader(echo.reportGbits)}${r.measured === 'peer-report' ? '   (as reported by the client)' : ''}\n`);
     for (const s of r.sizes.slice(0, -1)) out.stdout(`${bwTableRow(s.msgSize, s.messages, s.peakGbps, s.gbps, s.mpps, echo.reportGbits)}\n`);
     out.stdout(`${bwTableRow(r.msgSize, r.messages, r.peakGbps, r.gbps, r.mpps, echo.reportGbits)}\n`);
-    if (r.bidirectional !== null) out.stdout(` bidirectional: the peer's direction ${r.bidirectional.peer.gbps.toFixed(2)} Gb/sec (${r.bidirectional.peer.messages} messages), both ways ${r.bidirectional.gbpsBothWays.toFixed(2)} Gb/sec\n`);
+    if (r.bidirectional !== null)
+      out.stdout(
+        ` bidirectional: the peer's direction ${r.bidirectional.peer.gbps.toFixed(2)} Gb/sec (${r.bidirectional.peer.messages} messages), both ways ${r.bidirectional.gbpsBothWays.toFixed(2)} Gb/sec\n`,
+      );
   }
   out.stdout(`${line}\n`);
   if (r.verify.enabled) out.stdout(` verify: ${r.verify.bytesChecked} bytes checked, ${r.verify.mismatches} mismatches\n`);
@@ -334,7 +474,16 @@ function report(out: Output, r: PerftestResult, host: HostDevice, echo: ConfigEc
  */
 function shortColdRun(r: PerftestResult, host: HostDevice): boolean {
   const warmable = r.verb === PerftestVerb.WRITE || r.verb === PerftestVerb.READ || r.verb === PerftestVerb.ATOMIC;
-  return warmable && r.role === 'client' && r.durationS === null && r.bidirectional === null && r.sizes.length === 0 && !host.virtualTime && r.seconds > 0 && r.seconds < 1;
+  return (
+    warmable &&
+    r.role === 'client' &&
+    r.durationS === null &&
+    r.bidirectional === null &&
+    r.sizes.length === 0 &&
+    !host.virtualTime &&
+    r.seconds > 0 &&
+    r.seconds < 1
+  );
 }
 
 function hex(v: number, digits: number): string {

@@ -16,7 +16,11 @@ import { histogramText } from './histogram-text';
 import { warmUpPingpong } from '../apps/host/jit-warm-up';
 
 export const PINGPONG_OPTIONS: readonly OptionSpec[] = [
-  { name: 'srq', kind: 'flag', help: 'play ibv_srq_pingpong: --num-qp RC QPs on one shared receive queue of --rx-depth receives, every QP ping-ponging (-n counts over all QPs)' },
+  {
+    name: 'srq',
+    kind: 'flag',
+    help: 'play ibv_srq_pingpong: --num-qp RC QPs on one shared receive queue of --rx-depth receives, every QP ping-ponging (-n counts over all QPs)',
+  },
   { name: 'num-qp', short: 'q', kind: 'string', value: 'N', help: 'with --srq: QPs on the SRQ (default 16, less than 256; give both ends the same)' },
   { name: 'type', kind: 'string', value: 'rc|uc|ud', help: 'transport: rc (ibv_rc_pingpong, default), uc (ibv_uc_pingpong) or ud (ibv_ud_pingpong)' },
   { name: 'port', short: 'p', kind: 'string', value: 'PORT', help: `TCP port of the address exchange (default ${PINGPONG_DEFAULT_PORT})` },
@@ -26,14 +30,24 @@ export const PINGPONG_OPTIONS: readonly OptionSpec[] = [
   { name: 'size', short: 's', kind: 'string', value: 'BYTES', help: 'message size (default 4096; ud: 2048, at most the port MTU)' },
   { name: 'iters', short: 'n', kind: 'string', value: 'N', help: 'number of exchanges (default 1000)' },
   { name: 'rx-depth', short: 'r', kind: 'string', value: 'N', help: 'receives to keep posted (default 500)' },
-  { name: 'warm-up', kind: 'string', value: 'N', help: 'before connecting, N SEND ping-pongs of --size between two in-memory devices in this process, so the optimising compiler has done its work before the measured run (no network; a roce-ts extension; default 0)' },
-  { name: 'chk', short: 'c', kind: 'flag', help: 'validate every received buffer (the client sends a pattern; the tools\' -c check holds)' },
+  {
+    name: 'warm-up',
+    kind: 'string',
+    value: 'N',
+    help: 'before connecting, N SEND ping-pongs of --size between two in-memory devices in this process, so the optimising compiler has done its work before the measured run (no network; a roce-ts extension; default 0)',
+  },
+  { name: 'chk', short: 'c', kind: 'flag', help: "validate every received buffer (the client sends a pattern; the tools' -c check holds)" },
   { name: 'events', short: 'e', kind: 'flag', help: 'accepted for compatibility: this side sleeps until frames arrive unless ROCE_BUSY_POLL=1' },
   SHARED_OPTIONS.driver,
   SHARED_OPTIONS.queues,
   SHARED_OPTIONS.steer,
   SHARED_OPTIONS.bind,
-  { name: 'timeout', kind: 'string', value: 'SECONDS', help: 'give up when the run makes no progress for this long (default: from the QP\'s timers, about 2.5 s; a server waits up to 300 s for its client)' },
+  {
+    name: 'timeout',
+    kind: 'string',
+    value: 'SECONDS',
+    help: "give up when the run makes no progress for this long (default: from the QP's timers, about 2.5 s; a server waits up to 300 s for its client)",
+  },
   SHARED_OPTIONS.json,
   ...TCLASS_OPTIONS,
   ...CC_OPTIONS,
@@ -115,7 +129,9 @@ function report(out: Output, r: PingpongResult): void {
   out.stdout(`${r.iterations} iters in ${r.seconds.toFixed(2)} seconds = ${r.usecPerIter.toFixed(2)} usec/iter\n`);
   const l = r.latencyUs;
   if (l !== null) {
-    out.stdout(`round trip [usec]: min ${l.min.toFixed(2)}, p50 ${l.p50.toFixed(2)}, p90 ${l.p90.toFixed(2)}, p99 ${l.p99.toFixed(2)}, p99.9 ${l.p999.toFixed(2)}, max ${l.max.toFixed(2)}\n`);
+    out.stdout(
+      `round trip [usec]: min ${l.min.toFixed(2)}, p50 ${l.p50.toFixed(2)}, p90 ${l.p90.toFixed(2)}, p99 ${l.p99.toFixed(2)}, p99.9 ${l.p999.toFixed(2)}, max ${l.max.toFixed(2)}\n`,
+    );
     out.stdout(histogramText(l.histogram));
   }
   if (r.verify.enabled) out.stdout(`verify: ${r.verify.messagesChecked} messages, ${r.verify.bytesChecked} bytes checked, ${r.verify.mismatches} mismatches\n`);

@@ -40,14 +40,28 @@ import type { StarResult } from '../apps/sim/star-scenario';
 
 export const PLOT_OPTIONS: readonly OptionSpec[] = [
   READ_FILE_SPEC,
-  { name: 'output', short: 'o', kind: 'string', value: 'FILE', help: 'where to write: FILE.html (a page with the SVG and a readout of the point under the pointer) or FILE.svg; "-" for SVG on stdout (required)' },
-  { name: 'rate', kind: 'flag', help: 'each flow\'s request payload rate over time, with its CE-marked requests (ticks) and the CNPs sent to it (triangles)' },
-  { name: 'sim', kind: 'string', value: 'RESULT.json', help: 'draw a `roce sim --json` result: each flow\'s rate and the busiest queue over time (no capture needed)' },
+  {
+    name: 'output',
+    short: 'o',
+    kind: 'string',
+    value: 'FILE',
+    help: 'where to write: FILE.html (a page with the SVG and a readout of the point under the pointer) or FILE.svg; "-" for SVG on stdout (required)',
+  },
+  { name: 'rate', kind: 'flag', help: "each flow's request payload rate over time, with its CE-marked requests (ticks) and the CNPs sent to it (triangles)" },
+  {
+    name: 'sim',
+    kind: 'string',
+    value: 'RESULT.json',
+    help: "draw a `roce sim --json` result: each flow's rate and the busiest queue over time (no capture needed)",
+  },
   { name: 'bin', kind: 'string', value: 'US', help: 'with --rate: the width of a rate bin in µs (default: the capture in 200 bins)' },
   describedAs(QPN_SPEC, 'only flows of the conversations with one of these QPs at either end'),
   describedAs(CONVERSATION_SPEC, 'only flows of conversation N, numbered as roce analyze lists them with the same --frames, --time-window and --roce-port'),
   describedAs(FRAMES_SPEC, 'only frames numbered A to B (A-B, A-, -B or A), judged as a capture of their own'),
-  describedAs(TIME_WINDOW_SPEC, `only frames whose time since the capture's first frame lies in [FROM, TO], judged as a capture of their own (FROM-, -TO; each a number with s, ms, µs (or us) or ns after it; a bare number is µs)`),
+  describedAs(
+    TIME_WINDOW_SPEC,
+    `only frames whose time since the capture's first frame lies in [FROM, TO], judged as a capture of their own (FROM-, -TO; each a number with s, ms, µs (or us) or ns after it; a bare number is µs)`,
+  ),
   { name: 'title', kind: 'string', value: 'TEXT', help: 'title of the picture' },
   { name: 'roce-port', kind: 'string', value: 'N', help: 'UDP destination port that means RoCE v2 (default 4791)' },
   MAX_CONVERSATIONS_SPEC,

@@ -7,9 +7,19 @@
 import { type OptionSpec, UsageError, formatOptions, intValue } from './args';
 import type { Output } from './output';
 import { type CommandContext, parseCommand } from './command';
-import { type HostTestArgs, type HostTestNames, CM_OPTIONS, PCAP_OPTIONS, cmOpt, cmTimingArg, captureArgs, queuesArg, SHARED_OPTIONS, parseDriver } from './host-run-options';
+import {
+  type HostTestArgs,
+  type HostTestNames,
+  CM_OPTIONS,
+  PCAP_OPTIONS,
+  cmOpt,
+  cmTimingArg,
+  captureArgs,
+  queuesArg,
+  SHARED_OPTIONS,
+  parseDriver,
+} from './host-run-options';
 import { runHostTest, routedInterface } from './host-run';
-import { HostDriverKind } from '../apps/host/host-device';
 import { RDMA_EXAMPLE_DEFAULT_PORT, type RdmaExampleResult } from '../apps/rdma-example/endpoint';
 import { type RdmaClientConfig, runRdmaClient } from '../apps/rdma-example/rdma-client';
 
@@ -20,7 +30,12 @@ export const RDMA_CLIENT_OPTIONS: readonly OptionSpec[] = [
   SHARED_OPTIONS.driver,
   SHARED_OPTIONS.queues,
   SHARED_OPTIONS.steer,
-  { name: 'timeout', kind: 'string', value: 'SECONDS', help: 'give up when a step makes no progress for this long (default: the CM steps a bound from the CM\'s timers, the data one from the QP\'s)' },
+  {
+    name: 'timeout',
+    kind: 'string',
+    value: 'SECONDS',
+    help: "give up when a step makes no progress for this long (default: the CM steps a bound from the CM's timers, the data one from the QP's)",
+  },
   SHARED_OPTIONS.json,
   ...CM_OPTIONS,
   ...PCAP_OPTIONS,
@@ -61,7 +76,21 @@ export async function rdmaClientCommand(argv: readonly string[], out: Output, ct
     if (found === null) return 1;
     ifname = found;
   }
-  const a: HostTestArgs = { server: addr, role: 'client', ifname, driver, mtu: undefined, bind: undefined, timeoutS, json, port, capture: captureArgs(args), queues: queuesArg(args), steer: args.flags.has('steer'), num };
+  const a: HostTestArgs = {
+    server: addr,
+    role: 'client',
+    ifname,
+    driver,
+    mtu: undefined,
+    bind: undefined,
+    timeoutS,
+    json,
+    port,
+    capture: captureArgs(args),
+    queues: queuesArg(args),
+    steer: args.flags.has('steer'),
+    num,
+  };
   const cfg: RdmaClientConfig = { addr, port, ...(args.values.has('timeout') ? { stepTimeoutMs: timeoutS * 1000 } : {}), ...cmOpt(cmTimingArg(args)) };
   if (!json) cfg.onLine = (line) => out.stdout(`${line}\n`);
   return runHostTest(out, ctx, a, NAMES, {

@@ -44,14 +44,27 @@ import { replayReportJson, replayReportText, replayTotals } from './replay-repor
 export const REPLAY_OPTIONS: readonly OptionSpec[] = [
   READ_FILE_SPEC,
   { name: 'role', kind: 'string', value: 'responder|requester', help: 'which side the stack plays (default responder)' },
-  describedAs(QPN_SPEC, 'the conversations whose responder (or, with --role requester, requester) has one of these QPNs: the side the stack plays (default: every RC conversation)'),
-  describedAs(CONVERSATION_SPEC, 'only conversation N, numbered as roce analyze lists them with the same --frames, --time-window, --roce-port and --ignore-icrc (an RC conversation)'),
+  describedAs(
+    QPN_SPEC,
+    'the conversations whose responder (or, with --role requester, requester) has one of these QPNs: the side the stack plays (default: every RC conversation)',
+  ),
+  describedAs(
+    CONVERSATION_SPEC,
+    'only conversation N, numbered as roce analyze lists them with the same --frames, --time-window, --roce-port and --ignore-icrc (an RC conversation)',
+  ),
   describedAs(FRAMES_SPEC, 'replay only frames numbered A to B (A-B, A-, -B or A), as if the capture held no others'),
-  describedAs(TIME_WINDOW_SPEC, `replay only frames whose time since the capture's first frame lies in [FROM, TO], as if the capture held no others (FROM-, -TO; each a number with s, ms, us or ns after it; a bare number is µs)`),
+  describedAs(
+    TIME_WINDOW_SPEC,
+    `replay only frames whose time since the capture's first frame lies in [FROM, TO], as if the capture held no others (FROM-, -TO; each a number with s, ms, us or ns after it; a bare number is µs)`,
+  ),
   { name: 'timing', kind: 'string', value: 'captured|fast', help: 'feed packets at the captured times (default) or back to back' },
   { name: 'mtu', kind: 'string', value: 'N', help: 'path MTU, when the capture does not show it (default: inferred)' },
   { name: 'roce-port', kind: 'string', value: 'N', help: 'UDP destination port of RoCE v2 (default 4791)' },
-  { name: 'ignore-icrc', kind: 'flag', help: 'do not check the captured ICRCs (a capture tool that did not preserve them); the stack is fed each frame with the ICRC its contents call for' },
+  {
+    name: 'ignore-icrc',
+    kind: 'flag',
+    help: 'do not check the captured ICRCs (a capture tool that did not preserve them); the stack is fed each frame with the ICRC its contents call for',
+  },
   { name: 'json', kind: 'flag', help: 'one JSON summary document' },
   { name: 'onto', kind: 'string', value: 'IFACE', help: 're-send the capture onto this interface instead of comparing (like tcpreplay)' },
   { name: 'driver', kind: 'string', value: 'xdp|packet', help: 'with --onto: the driver (default packet)' },
@@ -95,7 +108,9 @@ export async function replayCommand(argv: readonly string[], out: Output, ctx?: 
   const qpns = qpnsOf(args);
   const conversation = conversationOf(args);
   if (args.values.get('onto') !== undefined && (qpns !== null || conversation !== null)) {
-    throw new UsageError('--onto re-sends every frame --frames and --time-window select: --qpn and --conversation choose conversations to compare, not frames to send');
+    throw new UsageError(
+      '--onto re-sends every frame --frames and --time-window select: --qpn and --conversation choose conversations to compare, not frames to send',
+    );
   }
   const rocePort = intValue(args.values.get('roce-port') ?? '4791', 'roce-port', 1, 65535);
   const capture = captureArgs(args);
@@ -117,21 +132,38 @@ export async function replayCommand(argv: readonly string[], out: Output, ctx?: 
   const t0 = whole.records[0]?.timestampNs ?? 0n;
   const cap = takesAll(selection)
     ? whole
-    : { ...whole, records: whole.records.filter((r) => selects(selection, r.index, Number(r.timestampNs - t0))), error: selection.last <= whole.records.length ? null : whole.error };
+    : {
+        ...whole,
+        records: whole.records.filter((r) => selects(selection, r.index, Number(r.timestampNs - t0))),
+        error: selection.last <= whole.records.length ? null : whole.error,
+      };
   if (cap.error !== null) out.stderr(`roce replay: ${file}: ${describeCaptureError(whole)}; replaying what was read\n`);
   const onto = args.values.get('onto');
   if (onto !== undefined) {
     const driver = args.values.get('driver') ?? 'packet';
     if (driver !== 'xdp' && driver !== 'packet') throw new UsageError(`--driver must be xdp or packet, not ${JSON.stringify(driver)}`);
     const netns = args.values.get('netns');
-    return replayOnto(cap.records, { ifname: onto, driver, ...(netns !== undefined ? { netns } : {}), timing: timing as 'captured' | 'fast', rules: rulesFromFlags(args.lists), roceOnly: args.flags.has('roce-only'), capture }, out);
+    return replayOnto(
+      cap.records,
+      {
+        ifname: onto,
+        driver,
+        ...(netns !== undefined ? { netns } : {}),
+        timing: timing as 'captured' | 'fast',
+        rules: rulesFromFlags(args.lists),
+        roceOnly: args.flags.has('roce-only'),
+        capture,
+      },
+      out,
+    );
   }
   // Frames cut short by the capture, or whose ICRC it did not keep, are made whole for the stack
   // (missing payload zero, ICRC recomputed); comparisons look only at the bytes captured.
   const ignoreIcrc = args.flags.has('ignore-icrc');
   const { packets, truncated, v1 } = capturedPackets(cap, { rocePort, ignoreIcrc });
   if (v1 > 0) out.stderr(`roce replay: ${file}: ${v1} RoCE v1 frames fed to the stack as RoCE v2 (same transport; the stack speaks v2)\n`);
-  if (truncated > 0) out.stderr(`roce replay: ${file}: ${truncated} frames truncated by the capture: headers replayed, payload compared only as far as captured\n`);
+  if (truncated > 0)
+    out.stderr(`roce replay: ${file}: ${truncated} frames truncated by the capture: headers replayed, payload compared only as far as captured\n`);
   let convs = findRcConversations(packets, packetAddresses);
   applyCmSetup(convs, cmConnections(packets));
   if (conversation !== null) {
@@ -156,12 +188,16 @@ export async function replayCommand(argv: readonly string[], out: Output, ctx?: 
   if (qpns !== null) convs = convs.filter((c) => qpns.includes(role === 'responder' ? c.responderQpn : c.requesterQpn));
   if (convs.length === 0) {
     const hint = !ignoreIcrc && cap.records.length > 0 ? ' (if the capture tool did not preserve the ICRCs, try --ignore-icrc)' : '';
-    out.stderr(`roce replay: ${file}: no RC conversation${qpns !== null ? ` with ${role} QPN ${qpns.map((q) => `0x${q.toString(16)}`).join(' or ')}` : ''}${takesAll(selection) ? '' : ' in the frames selected'} found${hint}\n`);
+    out.stderr(
+      `roce replay: ${file}: no RC conversation${qpns !== null ? ` with ${role} QPN ${qpns.map((q) => `0x${q.toString(16)}`).join(' or ')}` : ''}${takesAll(selection) ? '' : ' in the frames selected'} found${hint}\n`,
+    );
     return 1;
   }
   const { replayable, notReplayable } = splitReplayable(convs);
   for (const n of notReplayable) {
-    out.stderr(`roce replay: ${file}: QP 0x${n.requesterQpn.toString(16)} -> 0x${n.responderQpn.toString(16)} (${n.requesterIp} -> ${n.responderIp}, ${n.frames} frames) not replayable: ${n.reason}\n`);
+    out.stderr(
+      `roce replay: ${file}: QP 0x${n.requesterQpn.toString(16)} -> 0x${n.responderQpn.toString(16)} (${n.requesterIp} -> ${n.responderIp}, ${n.frames} frames) not replayable: ${n.reason}\n`,
+    );
   }
   if (replayable.length === 0) {
     out.stderr(`roce replay: ${file}: no replayable RC conversation\n`);
@@ -175,7 +211,9 @@ export async function replayCommand(argv: readonly string[], out: Output, ctx?: 
   else out.stdout(replayReportText(role, results, notReplayable));
   // Like decode and analyze: a capture file that ends early or is corrupt exits 1, after what it held was replayed.
   if (cap.error !== null) {
-    out.stderr(`roce replay: ${file}: exit status 1: the capture file is damaged (${describeCaptureError(whole)}); only the frames before the damage were replayed\n`);
+    out.stderr(
+      `roce replay: ${file}: exit status 1: the capture file is damaged (${describeCaptureError(whole)}); only the frames before the damage were replayed\n`,
+    );
     return 1;
   }
   // Frames this stack cannot execute are unsupported, not violations: they do not fail the replay.

@@ -61,7 +61,9 @@ export function rulesFromFlags(lists: Map<string, string[]>): RewriteRules {
     rules.psnOffset = new Map(
       psn.map((item) => {
         const eq = item.indexOf('=');
-        return eq < 0 ? [-1, intValue(item, 'psn-offset', 0, 0xffffff)] : [intValue(item.slice(0, eq), 'psn-offset', 0, 0xffffff), intValue(item.slice(eq + 1), 'psn-offset', 0, 0xffffff)];
+        return eq < 0
+          ? [-1, intValue(item, 'psn-offset', 0, 0xffffff)]
+          : [intValue(item.slice(0, eq), 'psn-offset', 0, 0xffffff), intValue(item.slice(eq + 1), 'psn-offset', 0, 0xffffff)];
       }),
     );
   }
@@ -145,7 +147,9 @@ export async function replayOnto(records: readonly CaptureRecord[], o: OntoOptio
   const secs = Number(process.hrtime.bigint() - t0) / 1e9;
   const cs = capture?.stats;
   const capText = cs === undefined ? '' : `; capture: ${cs.frames} frames to ${cs.file}${cs.dropped > 0 ? ` (${cs.dropped} not kept)` : ''}`;
-  out.stdout(`replayed ${sent} frames onto ${o.ifname} (${o.driver}) in ${secs.toFixed(3)} s, ${rewritten} rewritten${refused > 0 ? `, ${refused} refused by the driver` : ''}${capText}\n`);
+  out.stdout(
+    `replayed ${sent} frames onto ${o.ifname} (${o.driver}) in ${secs.toFixed(3)} s, ${rewritten} rewritten${refused > 0 ? `, ${refused} refused by the driver` : ''}${capText}\n`,
+  );
   return refused > 0 ? 1 : 0;
 }
 

@@ -36,7 +36,10 @@ const hex = (n: number): string => `0x${n.toString(16)}`;
 /** One line: which QP went to ERR, at which captured frame, with what completion and why. */
 export function qpErrorLine(role: ReplaySummary['role'], e: QpErrorReport): string {
   const at = e.frame === null ? 'before the first captured frame it was given' : `at frame ${e.frame}${e.psn !== null ? ` (PSN ${e.psn})` : ''}`;
-  const wc = e.status !== null ? `${e.status}${e.opcode !== null ? ` on ${e.opcode}` : ''}` : `no error completion (no ${role === 'responder' ? 'receive' : 'send'} work request in use)`;
+  const wc =
+    e.status !== null
+      ? `${e.status}${e.opcode !== null ? ` on ${e.opcode}` : ''}`
+      : `no error completion (no ${role === 'responder' ? 'receive' : 'send'} work request in use)`;
   const peer = role === 'responder' ? 'the captured responder sent the same kind of NAK there' : 'the capture holds the NAK that ended it';
   const unexpected = role === 'responder' ? 'the captured responder went on' : 'the captured answer there ends no QP';
   return `QP ${hex(e.qpn)} (${role}) went to the error state ${at}: ${wc}: ${e.reason}; ${e.captured ? peer : unexpected}`;
@@ -44,7 +47,8 @@ export function qpErrorLine(role: ReplaySummary['role'], e: QpErrorReport): stri
 
 /** The verdict line. */
 export function verdictLine(t: ReplayTotals, notReplayable: number): string {
-  const unsupported = t.unsupported > 0 ? ` with ${t.unsupported} frame${t.unsupported === 1 ? '' : 's'} unsupported (${t.unsupportedFeatures.join(', ')})` : '';
+  const unsupported =
+    t.unsupported > 0 ? ` with ${t.unsupported} frame${t.unsupported === 1 ? '' : 's'} unsupported (${t.unsupportedFeatures.join(', ')})` : '';
   const verdict = t.violations === 0 ? `PASS${unsupported}` : 'FAIL';
   const tail = t.violations > 0 && t.unsupported > 0 ? `, ${t.unsupported} frames unsupported (${t.unsupportedFeatures.join(', ')})` : '';
   return `${verdict}: ${t.matched} of ${t.expected} matched, ${t.violations} violations${tail}${notReplayable > 0 ? `, ${notReplayable} conversations not replayable` : ''}`;
@@ -60,7 +64,9 @@ export function replayReportText(role: ReplaySummary['role'], results: readonly 
       `${role} replay of QP ${hex(r.requesterQpn)} -> ${hex(r.responderQpn)} (path MTU ${r.pathMtu}): ${r.framesIn} frames in, ${r.framesOut} out, ${r.matched} of ${r.expected} captured ${role === 'responder' ? 'responses' : 'requests'} matched, ${r.violations} violations, ${r.unsupported > 0 ? `${r.unsupported} frames unsupported, ` : ''}${other} other differences`,
     );
     for (const d of r.differences) {
-      lines.push(`  ${d.class.padEnd(12)} ${d.kind.padEnd(20)} PSN ${d.psn ?? '-'}${d.frames.length ? ` (frame ${d.frames.join(', ')})` : ''}: expected ${d.expected}, got ${d.got} [${d.rule}]`);
+      lines.push(
+        `  ${d.class.padEnd(12)} ${d.kind.padEnd(20)} PSN ${d.psn ?? '-'}${d.frames.length ? ` (frame ${d.frames.join(', ')})` : ''}: expected ${d.expected}, got ${d.got} [${d.rule}]`,
+      );
     }
   }
   lines.push(verdictLine(replayTotals(results), notReplayable.length));
@@ -68,7 +74,13 @@ export function replayReportText(role: ReplaySummary['role'], results: readonly 
 }
 
 /** The JSON document (`captureError` as describeCaptureError words it, or null). */
-export function replayReportJson(file: string, role: ReplaySummary['role'], results: readonly ReplaySummary[], notReplayable: readonly NotReplayable[], captureError: string | null): string {
+export function replayReportJson(
+  file: string,
+  role: ReplaySummary['role'],
+  results: readonly ReplaySummary[],
+  notReplayable: readonly NotReplayable[],
+  captureError: string | null,
+): string {
   const total = replayTotals(results);
   const qpErrors = results.flatMap((r) => (r.qpError === null ? [] : [{ requesterQpn: r.requesterQpn, responderQpn: r.responderQpn, ...r.qpError }]));
   return `${JSON.stringify({

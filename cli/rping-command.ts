@@ -8,26 +8,53 @@
 import { type OptionSpec, UsageError, formatOptions, intValue } from './args';
 import type { Output } from './output';
 import { type CommandContext, parseCommand } from './command';
-import { type HostTestArgs, type HostTestNames, CM_OPTIONS, PCAP_OPTIONS, cmOpt, cmTimingArg, captureArgs, queuesArg, SHARED_OPTIONS, parseDriver } from './host-run-options';
+import {
+  type HostTestArgs,
+  type HostTestNames,
+  CM_OPTIONS,
+  PCAP_OPTIONS,
+  cmOpt,
+  cmTimingArg,
+  captureArgs,
+  queuesArg,
+  SHARED_OPTIONS,
+  parseDriver,
+} from './host-run-options';
 import { runHostTest, routedInterface } from './host-run';
-import { HostDriverKind } from '../apps/host/host-device';
 import { RPING_DEFAULT_PORT, RPING_DEFAULT_SIZE, type RpingConfig, type RpingResult, runRping } from '../apps/rping/rping';
 import { RPING_MAX_BUFSIZE, RPING_MIN_BUFSIZE } from '../apps/rping/ping-data';
 
 export const RPING_OPTIONS: readonly OptionSpec[] = [
   { name: 'server', short: 's', kind: 'flag', help: 'server: wait for a client and serve it until it disconnects' },
   { name: 'client', short: 'c', kind: 'flag', help: 'client: connect to the server at -a' },
-  { name: 'addr', short: 'a', kind: 'string', value: 'ADDR', help: 'client: the server\'s IPv4 address; server: the address to listen on (0.0.0.0: any, then -d is needed)' },
+  {
+    name: 'addr',
+    short: 'a',
+    kind: 'string',
+    value: 'ADDR',
+    help: "client: the server's IPv4 address; server: the address to listen on (0.0.0.0: any, then -d is needed)",
+  },
   { name: 'port', short: 'p', kind: 'string', value: 'PORT', help: `port of the RDMA CM's TCP port space (default ${RPING_DEFAULT_PORT})` },
   { name: 'count', short: 'C', kind: 'string', value: 'N', help: 'client: number of pings (default 0: until interrupted)' },
-  { name: 'size', short: 'S', kind: 'string', value: 'BYTES', help: `ping data size, ${RPING_MIN_BUFSIZE}..${RPING_MAX_BUFSIZE} (default ${RPING_DEFAULT_SIZE})` },
+  {
+    name: 'size',
+    short: 'S',
+    kind: 'string',
+    value: 'BYTES',
+    help: `ping data size, ${RPING_MIN_BUFSIZE}..${RPING_MAX_BUFSIZE} (default ${RPING_DEFAULT_SIZE})`,
+  },
   { name: 'verbose', short: 'v', kind: 'flag', help: 'print the ping data' },
   { name: 'validate', short: 'V', kind: 'flag', help: 'client: check the data the server wrote back' },
   { name: 'dev', short: 'd', kind: 'string', value: 'IFACE', help: 'network interface (default: the one that reaches -a)' },
   SHARED_OPTIONS.driver,
   SHARED_OPTIONS.queues,
   SHARED_OPTIONS.steer,
-  { name: 'timeout', kind: 'string', value: 'SECONDS', help: 'give up when a step makes no progress for this long (default: the CM steps a bound from the CM\'s timers, the pings one from the QP\'s; a server waits up to 300 s for its client)' },
+  {
+    name: 'timeout',
+    kind: 'string',
+    value: 'SECONDS',
+    help: "give up when a step makes no progress for this long (default: the CM steps a bound from the CM's timers, the pings one from the QP's; a server waits up to 300 s for its client)",
+  },
   SHARED_OPTIONS.json,
   ...CM_OPTIONS,
   ...PCAP_OPTIONS,
@@ -77,7 +104,21 @@ export async function rpingCommand(argv: readonly string[], out: Output, ctx: Co
     ifname = found;
   }
   const verbose = args.flags.has('verbose');
-  const a: HostTestArgs = { server: server ? undefined : addr, role, ifname, driver, mtu: undefined, bind: undefined, timeoutS, json, port, capture: captureArgs(args), queues: queuesArg(args), steer: args.flags.has('steer'), num };
+  const a: HostTestArgs = {
+    server: server ? undefined : addr,
+    role,
+    ifname,
+    driver,
+    mtu: undefined,
+    bind: undefined,
+    timeoutS,
+    json,
+    port,
+    capture: captureArgs(args),
+    queues: queuesArg(args),
+    steer: args.flags.has('steer'),
+    num,
+  };
   const cfg: RpingConfig = {
     role,
     addr,

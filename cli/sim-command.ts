@@ -19,25 +19,49 @@ import { mtuBytes, mtuFromBytes } from '../stack/mtu';
 
 export const SIM_OPTIONS: readonly OptionSpec[] = [
   { name: 'hosts', kind: 'string', value: 'N', help: 'hosts around the switch, named a, b, c, ... (default 3, at most 64)' },
-  { name: 'flows', kind: 'string', value: 'LIST', help: 'RC flows of RDMA WRITEs, e.g. a>c,b>c; each may add :size=BYTES, :start=TIME, :duration=TIME (default: a>LAST,b>LAST,... every other host into the last)' },
+  {
+    name: 'flows',
+    kind: 'string',
+    value: 'LIST',
+    help: 'RC flows of RDMA WRITEs, e.g. a>c,b>c; each may add :size=BYTES, :start=TIME, :duration=TIME (default: a>LAST,b>LAST,... every other host into the last)',
+  },
   { name: 'link-rate', kind: 'string', value: 'RATE', help: 'line rate of every port, bits/s with K, M or G (default 10G)' },
   { name: 'buffer', kind: 'string', value: 'BYTES', help: 'buffer of each output port, with K or M (1000s; default 1M)' },
   { name: 'propagation', kind: 'string', value: 'TIME', help: 'one-way delay of each link (default 1us)' },
-  { name: 'ecn', kind: 'string', value: 'SPEC', help: 'switch marking: kmin=BYTES,kmax=BYTES,pmax=P (RED), threshold=BYTES, or off (default kmin=5K,kmax=200K,pmax=0.01, the DCQCN paper\'s); add at=enqueue to mark frames as they join the queue instead of as they leave it (at=dequeue, the default)' },
+  {
+    name: 'ecn',
+    kind: 'string',
+    value: 'SPEC',
+    help: "switch marking: kmin=BYTES,kmax=BYTES,pmax=P (RED), threshold=BYTES, or off (default kmin=5K,kmax=200K,pmax=0.01, the DCQCN paper's); add at=enqueue to mark frames as they join the queue instead of as they leave it (at=dequeue, the default)",
+  },
   { name: 'pfc', kind: 'string', value: 'SPEC', help: 'xoff=BYTES,xon=BYTES: pause a host while it has more than xoff queued in the switch (default off)' },
-  { name: 'cc', kind: 'string', value: 'MODE', help: 'dcqcn (mlx5 defaults), dcqcn-paper (the DCQCN paper\'s parameters) or none (default dcqcn)' },
-  { name: 'cc-param', kind: 'string', value: 'LIST', help: 'DCQCN parameters over the mode\'s, e.g. rp_time_reset=55,rp_ai_rate=40 (mlx5 cc_params names)' },
+  { name: 'cc', kind: 'string', value: 'MODE', help: "dcqcn (mlx5 defaults), dcqcn-paper (the DCQCN paper's parameters) or none (default dcqcn)" },
+  { name: 'cc-param', kind: 'string', value: 'LIST', help: "DCQCN parameters over the mode's, e.g. rp_time_reset=55,rp_ai_rate=40 (mlx5 cc_params names)" },
   { name: 'duration', kind: 'string', value: 'TIME', help: 'simulated time to run, with ns, us, ms or s (default 10ms)' },
   { name: 'seed', kind: 'string', value: 'N', help: 'seed of the marking and the stacks (default 1): the same seed gives the same run' },
   { name: 'msg-size', kind: 'string', value: 'BYTES', help: 'RDMA WRITE size of the flows (default 64K = 65536)' },
   { name: 'outstanding', kind: 'string', value: 'N', help: 'WRITEs each flow keeps posted (default 16)' },
   { name: 'mtu', kind: 'string', value: 'BYTES', help: 'path MTU of the flows: 256, 512, 1024, 2048 or 4096 (default 4096)' },
   { name: 'steady-from', kind: 'string', value: 'TIME', help: 'where the steady-state figures start (default: half the duration)' },
-  { name: 'converge-window', kind: 'string', value: 'TIME', help: 'the window of the convergence check, a whole number of bins (default: a twentieth of the duration)' },
-  { name: 'stall-window', kind: 'string', value: 'TIME', help: 'a flow with WRITEs outstanding that has no frame leave the switch and no WRITE complete for this long is stalled (default: the larger of two bins and four times a full buffer\'s drain plus the base round trip)' },
+  {
+    name: 'converge-window',
+    kind: 'string',
+    value: 'TIME',
+    help: 'the window of the convergence check, a whole number of bins (default: a twentieth of the duration)',
+  },
+  {
+    name: 'stall-window',
+    kind: 'string',
+    value: 'TIME',
+    help: "a flow with WRITEs outstanding that has no frame leave the switch and no WRITE complete for this long is stalled (default: the larger of two bins and four times a full buffer's drain plus the base round trip)",
+  },
   { name: 'expect-stalls', kind: 'flag', help: 'stalls are what the scenario shows (a lossy incast, say): report them and exit 0' },
-  { name: 'fluid', kind: 'flag', help: 'set three DCQCN models beside the steady state (rate, queue, marking probability, CNPs): the fluid model (the paper\'s equations), the marks model (one reaction point kept discrete under independent marks) and the hybrid model (N reaction points on one fluid queue)' },
-  { name: 'bin', kind: 'string', value: 'TIME', help: 'the figures\' time step (default: the duration in 100 steps)' },
+  {
+    name: 'fluid',
+    kind: 'flag',
+    help: "set three DCQCN models beside the steady state (rate, queue, marking probability, CNPs): the fluid model (the paper's equations), the marks model (one reaction point kept discrete under independent marks) and the hybrid model (N reaction points on one fluid queue)",
+  },
+  { name: 'bin', kind: 'string', value: 'TIME', help: "the figures' time step (default: the duration in 100 steps)" },
   { name: 'json', kind: 'flag', help: 'print the result as one JSON object' },
   { name: 'pcap', kind: 'string', value: 'FILE', help: 'write every frame the switch sends (data leaving its ports, PFC frames) to FILE' },
   { name: 'help', short: 'h', kind: 'flag', help: 'this help' },
@@ -89,7 +113,10 @@ function pairs(text: string, name: string, known: readonly string[]): Map<string
 
 function hostIndex(name: string, hosts: number, flow: string): number {
   const i = /^[a-z]$/.test(name) ? name.charCodeAt(0) - 97 : /^h\d+$/.test(name) ? Number(name.slice(1)) : -1;
-  if (i < 0 || i >= hosts) throw new UsageError(`--flows ${JSON.stringify(flow)}: no host ${JSON.stringify(name)} (hosts: ${Array.from({ length: hosts }, (_, k) => hostName(k)).join(', ')})`);
+  if (i < 0 || i >= hosts)
+    throw new UsageError(
+      `--flows ${JSON.stringify(flow)}: no host ${JSON.stringify(name)} (hosts: ${Array.from({ length: hosts }, (_, k) => hostName(k)).join(', ')})`,
+    );
   return i;
 }
 
@@ -117,7 +144,8 @@ function ecnValue(text: string): EcnMarking | null {
   const p = pairs(text, 'ecn', ['kmin', 'kmax', 'pmax', 'threshold', 'at']);
   const atText = p.get('at');
   p.delete('at');
-  if (atText !== undefined && atText !== 'dequeue' && atText !== 'enqueue') throw new UsageError(`--ecn: at= is dequeue or enqueue, not ${JSON.stringify(atText)}`);
+  if (atText !== undefined && atText !== 'dequeue' && atText !== 'enqueue')
+    throw new UsageError(`--ecn: at= is dequeue or enqueue, not ${JSON.stringify(atText)}`);
   const at = atText === undefined ? {} : { at: atText as EcnMarkingPoint };
   const th = p.get('threshold');
   if (th !== undefined) {
@@ -172,7 +200,8 @@ export async function simCommand(argv: readonly string[], out: Output): Promise<
     ...(args.flags.has('expect-stalls') ? { expectStalls: true } : {}),
   };
   if (scenario.stallWindowNs !== undefined && !(scenario.stallWindowNs > 0)) throw new UsageError('--stall-window must be more than 0');
-  if (scenario.convergeWindowNs !== undefined && !(scenario.convergeWindowNs > 0 && scenario.convergeWindowNs <= durationNs)) throw new UsageError('--converge-window must be more than 0 and at most --duration');
+  if (scenario.convergeWindowNs !== undefined && !(scenario.convergeWindowNs > 0 && scenario.convergeWindowNs <= durationNs))
+    throw new UsageError('--converge-window must be more than 0 and at most --duration');
   const mtu = v('mtu');
   if (mtu !== undefined) {
     const code = mtuFromBytes(Number(mtu));
@@ -201,7 +230,10 @@ export async function simCommand(argv: readonly string[], out: Output): Promise<
   }
   // The models take every flow as moving for the whole run: beside a run where some stalled, their
   // per-flow figures would be another scenario's.
-  const fluidSkipped = wantFluid && r.stalled.length > 0 ? `not set beside this run: ${r.stalled.length} of ${r.flows.length} flows stalled (${r.stalled.join(', ')}), and the models take every flow as moving` : null;
+  const fluidSkipped =
+    wantFluid && r.stalled.length > 0
+      ? `not set beside this run: ${r.stalled.length} of ${r.flows.length} flows stalled (${r.stalled.join(', ')}), and the models take every flow as moving`
+      : null;
   const fluid = wantFluid && fluidSkipped === null ? compareWithFluid(scenario, r) : null;
   if (args.flags.has('json')) out.stdout(`${JSON.stringify(fluid !== null ? { ...r, fluid } : fluidSkipped !== null ? { ...r, fluidSkipped } : r)}\n`);
   else {
@@ -213,7 +245,9 @@ export async function simCommand(argv: readonly string[], out: Output): Promise<
 }
 
 function report(out: Output, r: StarResult, s: StarScenario, mode: string): void {
-  out.stdout(`roce sim: ${r.hosts.length} hosts around one switch, ${s.linkRateBps / 1e9} Gb/s ports, ${s.bufferBytes} B buffers, ${r.durationUs} µs, seed ${r.seed}, congestion control ${s.cc === 'none' ? 'none' : mode}\n`);
+  out.stdout(
+    `roce sim: ${r.hosts.length} hosts around one switch, ${s.linkRateBps / 1e9} Gb/s ports, ${s.bufferBytes} B buffers, ${r.durationUs} µs, seed ${r.seed}, congestion control ${s.cc === 'none' ? 'none' : mode}\n`,
+  );
   const rows = 10;
   const step = Math.max(1, Math.round((r.queue.overTime.length || 1) / rows));
   const head = ['time µs', ...r.flows.map((f) => `${f.name} Gb/s`), `queue ${r.queue.port} B`];
@@ -224,17 +258,29 @@ function report(out: Output, r: StarResult, s: StarScenario, mode: string): void
     out.stdout(`${cells.map((c) => c.padStart(12)).join(' ')}\n`);
   }
   for (const f of r.flows) {
-    out.stdout(` flow ${f.name}: ${f.state}, ${f.bytes} bytes, ${f.meanGbps.toFixed(3)} Gb/s mean${f.problems.length > 0 ? ` (${f.problems.join('; ')})` : ''}\n`);
-    for (const x of f.stalls) out.stdout(`  stalled ${x.untilUs === null ? `since ${x.sinceUs} µs to the end` : `${x.sinceUs}..${x.untilUs} µs`}: ${x.reason}, ${x.detail}\n`);
+    out.stdout(
+      ` flow ${f.name}: ${f.state}, ${f.bytes} bytes, ${f.meanGbps.toFixed(3)} Gb/s mean${f.problems.length > 0 ? ` (${f.problems.join('; ')})` : ''}\n`,
+    );
+    for (const x of f.stalls)
+      out.stdout(`  stalled ${x.untilUs === null ? `since ${x.sinceUs} µs to the end` : `${x.sinceUs}..${x.untilUs} µs`}: ${x.reason}, ${x.detail}\n`);
   }
   out.stdout(` queue ${r.queue.port}: max ${r.queue.maxBytes} B, mean ${r.queue.meanBytes} B\n`);
-  out.stdout(` ECN marked ${r.ecnMarked}, CNPs sent ${r.cnpsSent}, handled ${r.cnpsHandled}, PFC pauses ${r.pfcPauses}${r.pfcPausesUs !== null ? ` (${r.pfcPausesUs.first}..${r.pfcPausesUs.last} µs)` : ''}, drops ${r.drops}, retransmissions ${r.retransmissions}\n`);
+  out.stdout(
+    ` ECN marked ${r.ecnMarked}, CNPs sent ${r.cnpsSent}, handled ${r.cnpsHandled}, PFC pauses ${r.pfcPauses}${r.pfcPausesUs !== null ? ` (${r.pfcPausesUs.first}..${r.pfcPausesUs.last} µs)` : ''}, drops ${r.drops}, retransmissions ${r.retransmissions}\n`,
+  );
   const st = r.steady;
-  const cover = st.flows.length > 0 ? `flows ${st.flows.map((name, i) => `${name} ${(st.flowsGbps[i] ?? 0).toFixed(2)}`).join(', ')} Gb/s (Jain ${(st.jainIndex ?? 1).toFixed(3)})` : 'no flow had work over the whole window without a stall';
-  out.stdout(` steady state ${st.fromUs}..${st.toUs} µs: ${cover}, queue mean ${st.queueMeanBytes} B, ${st.frames} frames, ${(st.markProbability * 100).toFixed(3)} % marked, ${st.cnpsPerFlowPerMs.toFixed(2)} CNPs per flow per ms\n`);
+  const cover =
+    st.flows.length > 0
+      ? `flows ${st.flows.map((name, i) => `${name} ${(st.flowsGbps[i] ?? 0).toFixed(2)}`).join(', ')} Gb/s (Jain ${(st.jainIndex ?? 1).toFixed(3)})`
+      : 'no flow had work over the whole window without a stall';
+  out.stdout(
+    ` steady state ${st.fromUs}..${st.toUs} µs: ${cover}, queue mean ${st.queueMeanBytes} B, ${st.frames} frames, ${(st.markProbability * 100).toFixed(3)} % marked, ${st.cnpsPerFlowPerMs.toFixed(2)} CNPs per flow per ms\n`,
+  );
   const at = (x: number | null): string => (x === null ? 'never' : `${x} µs`);
   const c = r.convergence;
-  out.stdout(` convergence (every flow within ${c.tolerance * 100} % of the flows' mean over ${c.windowUs} µs windows): first at ${at(c.firstUs)}, for good at ${at(c.sustainedUs)}, ${(c.windowsWithin * 100).toFixed(0)} % of the windows since the first\n`);
+  out.stdout(
+    ` convergence (every flow within ${c.tolerance * 100} % of the flows' mean over ${c.windowUs} µs windows): first at ${at(c.firstUs)}, for good at ${at(c.sustainedUs)}, ${(c.windowsWithin * 100).toFixed(0)} % of the windows since the first\n`,
+  );
   out.stdout(`${verdict(r)}\n`);
 }
 
@@ -260,7 +306,9 @@ function reportFluid(out: Output, f: FluidComparison): void {
   const bytes = (x: number): string => `${Math.round(x)} B`;
   const percent = (x: number): string => `${(x * 100).toFixed(3)} %`;
   const perMs = (x: number): string => `${x.toFixed(2)} /ms`;
-  out.stdout(` fluid model: ${m.flows} flows, ${m.linkRateBps / 1e9} Gb/s, ${m.packetWireBytes} B packets on the wire, feedback delay ${m.feedbackDelayUs.toFixed(2)} µs\n`);
+  out.stdout(
+    ` fluid model: ${m.flows} flows, ${m.linkRateBps / 1e9} Gb/s, ${m.packetWireBytes} B packets on the wire, feedback delay ${m.feedbackDelayUs.toFixed(2)} µs\n`,
+  );
   if (f.fixedPoint === null) out.stdout("  no fixed point on RED's slope: the model's queue sits above kmax\n");
   else {
     row('rate per flow', f.rateGbps, gbps);
@@ -271,7 +319,9 @@ function reportFluid(out: Output, f: FluidComparison): void {
       row('CNPs per mark', f.cnpsPerMark, (x) => x.toFixed(3));
       out.stdout(`  ${''.padEnd(18)} independent marks at the run's mark rate, the NP's rule: ${f.cnpsPerMark.independent.toFixed(3)}\n`);
     }
-    out.stdout(`  the equations run in time: queue ${Math.round(f.run.meanQueueBytes)} B mean (${Math.round(f.run.minQueueBytes)}..${Math.round(f.run.maxQueueBytes)}), ${(f.run.meanMarkProbability * 100).toFixed(3)} % marked, ${f.run.meanRateGbps.toFixed(2)} Gb/s per flow\n`);
+    out.stdout(
+      `  the equations run in time: queue ${Math.round(f.run.meanQueueBytes)} B mean (${Math.round(f.run.minQueueBytes)}..${Math.round(f.run.maxQueueBytes)}), ${(f.run.meanMarkProbability * 100).toFixed(3)} % marked, ${f.run.meanRateGbps.toFixed(2)} Gb/s per flow\n`,
+    );
   }
   const mk = f.marks;
   if (mk.fixedPoint === null) out.stdout(" marks model (each reaction point discrete, marks independent, the queue fluid): no fixed point on RED's slope\n");
@@ -289,5 +339,7 @@ function reportFluid(out: Output, f: FluidComparison): void {
   row('queue', hy.queueBytes, bytes, 'model');
   row('marked', hy.markProbability, percent, 'model');
   row('CNPs per flow', hy.cnpsPerFlowPerMs, perMs, 'model');
-  out.stdout(`  ${''.padEnd(18)} the model's queue ${hy.queueMinBytes}..${hy.queueMaxBytes} B, ${(hy.aboveKmax * 100).toFixed(2)} % of its packets sent above kmax\n`);
+  out.stdout(
+    `  ${''.padEnd(18)} the model's queue ${hy.queueMinBytes}..${hy.queueMaxBytes} B, ${(hy.aboveKmax * 100).toFixed(2)} % of its packets sent above kmax\n`,
+  );
 }

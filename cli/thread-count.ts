@@ -36,8 +36,9 @@ export interface ThreadsContext {
 export function threadCount(requested: number | null, c: ThreadsContext): number {
   if (requested === 1) return 1;
   if (requested !== null) {
-    if (c.counted) throw new UsageError('--threads above 1 cannot be combined with --count: --count stops after N frames, on the command\'s own thread');
-    if (c.script === null) throw new UsageError('--threads above 1 needs the compiled command (npm run build): a worker thread runs a script in dist/capture-engine/');
+    if (c.counted) throw new UsageError("--threads above 1 cannot be combined with --count: --count stops after N frames, on the command's own thread");
+    if (c.script === null)
+      throw new UsageError('--threads above 1 needs the compiled command (npm run build): a worker thread runs a script in dist/capture-engine/');
     return requested;
   }
   if (c.script === null || c.counted || c.cores < 2 || c.fileBytes < (c.minAutoBytes ?? AUTO_THREADS_MIN_BYTES)) return 1;

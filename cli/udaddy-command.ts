@@ -14,27 +14,63 @@
 import { type OptionSpec, UsageError, formatOptions, intValue } from './args';
 import type { Output } from './output';
 import { type CommandContext, parseCommand } from './command';
-import { type HostTestArgs, type HostTestNames, CM_OPTIONS, PCAP_OPTIONS, cmOpt, cmTimingArg, captureArgs, queuesArg, SHARED_OPTIONS, parseDriver } from './host-run-options';
+import {
+  type HostTestArgs,
+  type HostTestNames,
+  CM_OPTIONS,
+  PCAP_OPTIONS,
+  cmOpt,
+  cmTimingArg,
+  captureArgs,
+  queuesArg,
+  SHARED_OPTIONS,
+  parseDriver,
+} from './host-run-options';
 import { runHostTest, routedInterface } from './host-run';
-import { HostDriverKind } from '../apps/host/host-device';
-import { UDADDY_DEFAULT_CONNECTIONS, UDADDY_DEFAULT_COUNT, UDADDY_DEFAULT_PORT, UDADDY_DEFAULT_SIZE, UDADDY_PORT_SPACE, type UdaddyConfig, type UdaddyResult, runUdaddy } from '../apps/udaddy/udaddy';
+import {
+  UDADDY_DEFAULT_CONNECTIONS,
+  UDADDY_DEFAULT_COUNT,
+  UDADDY_DEFAULT_PORT,
+  UDADDY_DEFAULT_SIZE,
+  UDADDY_PORT_SPACE,
+  type UdaddyConfig,
+  type UdaddyResult,
+  runUdaddy,
+} from '../apps/udaddy/udaddy';
 import { UdaddyError } from '../apps/udaddy/udaddy-error';
 
 export const UDADDY_OPTIONS: readonly OptionSpec[] = [
-  { name: 'server', short: 's', kind: 'string', value: 'ADDR', help: "be the client of the udaddy server at ADDR (IPv4); without -s, be the server" },
+  { name: 'server', short: 's', kind: 'string', value: 'ADDR', help: 'be the client of the udaddy server at ADDR (IPv4); without -s, be the server' },
   { name: 'bind', short: 'b', kind: 'string', value: 'ADDR', help: 'server: the address to listen on; client: the source address' },
-  { name: 'connections', short: 'c', kind: 'string', value: 'N', help: `connections (client: resolved; server: accepted; default ${UDADDY_DEFAULT_CONNECTIONS})` },
+  {
+    name: 'connections',
+    short: 'c',
+    kind: 'string',
+    value: 'N',
+    help: `connections (client: resolved; server: accepted; default ${UDADDY_DEFAULT_CONNECTIONS})`,
+  },
   { name: 'count', short: 'C', kind: 'string', value: 'N', help: `messages each way per connection (default ${UDADDY_DEFAULT_COUNT})` },
   { name: 'size', short: 'S', kind: 'string', value: 'BYTES', help: `message size, at most the active MTU (default ${UDADDY_DEFAULT_SIZE}; 0: no messages)` },
   { name: 'tos', short: 't', kind: 'string', value: 'TOS', help: "client: type of service of the datagrams (the address handle's traffic class)" },
-  { name: 'port-space', short: 'p', kind: 'string', value: 'PS', help: `port space, 0x${UDADDY_PORT_SPACE.toString(16)} (UDP) only: RDMA_PS_IPOIB needs InfiniBand` },
+  {
+    name: 'port-space',
+    short: 'p',
+    kind: 'string',
+    value: 'PS',
+    help: `port space, 0x${UDADDY_PORT_SPACE.toString(16)} (UDP) only: RDMA_PS_IPOIB needs InfiniBand`,
+  },
   { name: 'ps', short: 'P', kind: 'string', value: 'NAME', help: 'port space by name: udp (ipoib needs InfiniBand)' },
   { name: 'port', kind: 'string', value: 'PORT', help: `port of the UDP port space (udaddy's is fixed at ${UDADDY_DEFAULT_PORT})` },
   { name: 'dev', short: 'd', kind: 'string', value: 'IFACE', help: 'network interface (default: the one holding -b, else the one that reaches -s)' },
   SHARED_OPTIONS.driver,
   SHARED_OPTIONS.queues,
   SHARED_OPTIONS.steer,
-  { name: 'timeout', kind: 'string', value: 'SECONDS', help: 'give up a data wait without progress after this long (default 10: UD has no transport timer; the SIDR resolution is bounded by the CM\'s timers; a server waits up to 300 s for its clients)' },
+  {
+    name: 'timeout',
+    kind: 'string',
+    value: 'SECONDS',
+    help: "give up a data wait without progress after this long (default 10: UD has no transport timer; the SIDR resolution is bounded by the CM's timers; a server waits up to 300 s for its clients)",
+  },
   SHARED_OPTIONS.json,
   ...CM_OPTIONS,
   ...PCAP_OPTIONS,
@@ -63,7 +99,10 @@ export async function udaddyCommand(argv: readonly string[], out: Output, ctx: C
   if (args === null) return 0;
   const dst = args.values.get('server');
   const src = args.values.get('bind');
-  for (const [flag, a] of [['-s', dst], ['-b', src]] as const) {
+  for (const [flag, a] of [
+    ['-s', dst],
+    ['-b', src],
+  ] as const) {
     if (a !== undefined && !isV4(a)) throw new UsageError(`${flag} must be an IPv4 address, not ${JSON.stringify(a)}`);
   }
   const num = (name: string, min: number, max: number): number | undefined => {
@@ -71,7 +110,10 @@ export async function udaddyCommand(argv: readonly string[], out: Output, ctx: C
     return v === undefined ? undefined : intValue(v, name, min, max);
   };
   const ps = num('port-space', 0, 0xffff);
-  if (ps !== undefined && ps !== UDADDY_PORT_SPACE) throw new UsageError(`-p 0x${ps.toString(16)}: only the UDP port space (0x${UDADDY_PORT_SPACE.toString(16)}) works on RoCE (RDMA_PS_IPOIB needs an InfiniBand link)`);
+  if (ps !== undefined && ps !== UDADDY_PORT_SPACE)
+    throw new UsageError(
+      `-p 0x${ps.toString(16)}: only the UDP port space (0x${UDADDY_PORT_SPACE.toString(16)}) works on RoCE (RDMA_PS_IPOIB needs an InfiniBand link)`,
+    );
   const psName = args.values.get('ps');
   if (psName !== undefined && !/^udp/i.test(psName)) throw new UsageError(`-P ${psName}: only the udp port space works on RoCE`);
   const port = num('port', 1, 65535) ?? UDADDY_DEFAULT_PORT;
@@ -93,7 +135,21 @@ export async function udaddyCommand(argv: readonly string[], out: Output, ctx: C
     if (found === null) return 1;
     ifname = found;
   }
-  const a: HostTestArgs = { server: dst, role, ifname, driver, mtu: undefined, bind: src, timeoutS, json, port, capture: captureArgs(args), queues: queuesArg(args), steer: args.flags.has('steer'), num };
+  const a: HostTestArgs = {
+    server: dst,
+    role,
+    ifname,
+    driver,
+    mtu: undefined,
+    bind: src,
+    timeoutS,
+    json,
+    port,
+    capture: captureArgs(args),
+    queues: queuesArg(args),
+    steer: args.flags.has('steer'),
+    num,
+  };
   const cfg: UdaddyConfig = {
     role,
     port,

@@ -45,7 +45,13 @@ export async function verbsCheckCommand(argv: readonly string[], out: Output, ct
   if (role !== 'requester' && role !== 'responder') throw new UsageError('--role must be requester or responder');
   if (!args.values.has('port')) args.values.set('port', String(VERBS_CHECK_PORT));
   const a = hostTestArgs(args, args.positionals, NAMES);
-  const cfg: VerbsCheckConfig = { role: a.role, verbsRole: role, port: a.port, caseTimeoutMs: a.timeoutS * 1000, connectTimeoutMs: a.server === undefined ? 300_000 : 30_000 };
+  const cfg: VerbsCheckConfig = {
+    role: a.role,
+    verbsRole: role,
+    port: a.port,
+    caseTimeoutMs: a.timeoutS * 1000,
+    connectTimeoutMs: a.server === undefined ? 300_000 : 30_000,
+  };
   if (a.server !== undefined) cfg.server = a.server;
   if (a.bind !== undefined) cfg.bindHost = a.bind;
   const g = a.num('gid-idx', 0, 255);

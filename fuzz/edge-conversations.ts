@@ -126,7 +126,10 @@ function runOnce(spec: EdgeSpec, where: TapPoint): { bytes: Uint8Array; failure:
   sim.clock.runUntilIdle(1_000_000);
   let failure: string | null = null;
   let done = 0;
-  for (const [who, cq] of [['requester', cqA], ['responder', cqB]] as const) {
+  for (const [who, cq] of [
+    ['requester', cqA],
+    ['responder', cqB],
+  ] as const) {
     for (let wcs = cq.poll(256); wcs.length > 0; wcs = cq.poll(256)) {
       for (const wc of wcs) {
         if (who === 'requester') done++;

@@ -60,8 +60,10 @@ function runTarget(t: (typeof FUZZ_TARGETS)[number], seconds: number, keep: bool
     scratch,
     seeds,
     '--sync',
-    '-i', path.join(__dirname, '..') + path.sep,
-    '-e', 'node_modules',
+    '-i',
+    path.join(__dirname, '..') + path.sep,
+    '-e',
+    'node_modules',
     '--',
     `-max_total_time=${seconds}`,
     `-max_len=${t.maxLen}`,
@@ -81,7 +83,16 @@ function runTarget(t: (typeof FUZZ_TARGETS)[number], seconds: number, keep: bool
   }
   if (keep) for (const f of fs.readdirSync(scratch)) fs.copyFileSync(path.join(scratch, f), path.join(seeds, f));
   fs.rmSync(scratch, { recursive: true, force: true });
-  return { target: t.name, seconds: Math.round(wall * 10) / 10, executions: p.executions, execPerSec: Math.round(p.executions / Math.max(wall, 0.001)), cov: p.cov, ft: p.ft, corpusEntries: p.corpus, crash };
+  return {
+    target: t.name,
+    seconds: Math.round(wall * 10) / 10,
+    executions: p.executions,
+    execPerSec: Math.round(p.executions / Math.max(wall, 0.001)),
+    cov: p.cov,
+    ft: p.ft,
+    corpusEntries: p.corpus,
+    crash,
+  };
 }
 
 function main(): number {
@@ -109,7 +120,9 @@ function main(): number {
     const r = runTarget(t, each, argv.includes('--keep-corpus'));
     runs.push(r);
     if (!argv.includes('--json')) {
-      process.stdout.write(`${t.name.padEnd(18)} ${String(r.executions).padStart(10)} runs in ${r.seconds} s (${r.execPerSec}/s), cov ${r.cov}, ft ${r.ft}, corpus ${r.corpusEntries}${r.crash !== null ? `  CRASH: ${r.crash}` : ''}\n`);
+      process.stdout.write(
+        `${t.name.padEnd(18)} ${String(r.executions).padStart(10)} runs in ${r.seconds} s (${r.execPerSec}/s), cov ${r.cov}, ft ${r.ft}, corpus ${r.corpusEntries}${r.crash !== null ? `  CRASH: ${r.crash}` : ''}\n`,
+      );
     }
   }
   const crashes = runs.filter((r) => r.crash !== null).length;

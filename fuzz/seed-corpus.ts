@@ -85,8 +85,29 @@ function simulatedCapture(seed: number, loss: number): Uint8Array {
 function edgeCaptures(): Uint8Array[] {
   const z = (kind: EdgeSpec['ops'][number]['kind'], length = 0, zeroKey = true): EdgeSpec['ops'][number] => ({ kind, length, zeroKey });
   const specs: EdgeSpec[] = [
-    { seed: 1, mtu: Mtu.MTU_256, psn: 0xfffffe, ops: [z('write'), z('read'), z('send'), z('writeImm'), z('write', 3 * 256 + 1, false), z('read', 2 * 256, false), z('sendImm', 255), z('compareSwap'), z('fetchAdd'), z('sendInv', 1)] },
-    { seed: 2, mtu: Mtu.MTU_1024, psn: 0xffffff, ops: [z('write', 1024, false), z('read', 1025, false), z('sendImm'), z('write', 0, false), z('read', 0, false), z('send', 2047)] },
+    {
+      seed: 1,
+      mtu: Mtu.MTU_256,
+      psn: 0xfffffe,
+      ops: [
+        z('write'),
+        z('read'),
+        z('send'),
+        z('writeImm'),
+        z('write', 3 * 256 + 1, false),
+        z('read', 2 * 256, false),
+        z('sendImm', 255),
+        z('compareSwap'),
+        z('fetchAdd'),
+        z('sendInv', 1),
+      ],
+    },
+    {
+      seed: 2,
+      mtu: Mtu.MTU_1024,
+      psn: 0xffffff,
+      ops: [z('write', 1024, false), z('read', 1025, false), z('sendImm'), z('write', 0, false), z('read', 0, false), z('send', 2047)],
+    },
     { seed: 3, mtu: Mtu.MTU_4096, psn: 0, ops: [z('write', 4095, false), z('read', 4097, false), z('write'), z('read')] },
   ];
   return specs.flatMap((s) => {
@@ -98,7 +119,12 @@ function edgeCaptures(): Uint8Array[] {
 function main(): void {
   const added = new Map<string, number>();
   const wholeFiles: Uint8Array[] = captureFiles().map((f) => fs.readFileSync(f));
-  for (const [seed, loss] of [[1, 0], [2, 0.05], [3, 0.15]] as const) wholeFiles.push(simulatedCapture(seed, loss));
+  for (const [seed, loss] of [
+    [1, 0],
+    [2, 0.05],
+    [3, 0.15],
+  ] as const)
+    wholeFiles.push(simulatedCapture(seed, loss));
   wholeFiles.push(...edgeCaptures());
 
   for (const bytes of wholeFiles) {
@@ -160,7 +186,9 @@ function main(): void {
     put('perftest-exchange', P(3 + 40 * k, encodeKeyMessage(f.gid ? dest : { ...dest, gid: null }, f)), added);
   }
   for (const v of [5.33, 5.0]) {
-    const parts = bwReportLayout(v).map((l) => encodeBwReportField({ size: 65536n, iters: 1000n, bwPeak: 93.5, bwAvg: 92.1, msgRateAvg: 0.17 }, l.field, l.size));
+    const parts = bwReportLayout(v).map((l) =>
+      encodeBwReportField({ size: 65536n, iters: 1000n, bwPeak: 93.5, bwAvg: 92.1, msgRateAvg: 0.17 }, l.field, l.size),
+    );
     const report = new Uint8Array(parts.reduce((s, p) => s + p.length, 0));
     let at = 0;
     for (const p of parts) {
@@ -170,7 +198,10 @@ function main(): void {
     // The report when pick % 5 = 4; bit 3 says a 5.33 peer (8-byte iters).
     put('perftest-exchange', P(v >= 5.33 ? 9 : 4, report), added);
   }
-  for (const t of FUZZ_TARGETS) process.stdout.write(`${t.name.padEnd(18)} +${added.get(t.name) ?? 0} (now ${fs.existsSync(path.join(OUT, t.name)) ? fs.readdirSync(path.join(OUT, t.name)).length : 0})\n`);
+  for (const t of FUZZ_TARGETS)
+    process.stdout.write(
+      `${t.name.padEnd(18)} +${added.get(t.name) ?? 0} (now ${fs.existsSync(path.join(OUT, t.name)) ? fs.readdirSync(path.join(OUT, t.name)).length : 0})\n`,
+    );
 }
 
 if (require.main === module) main();

@@ -24,12 +24,48 @@ export interface TargetInfo {
 }
 
 export const FUZZ_TARGETS: readonly TargetInfo[] = [
-  { name: 'decode-frame', module: 'targets/decode-frame', fn: decodeFrame, maxLen: 4200, what: 'frame decoder (every link type) and its JSON, summary and field-tree renderers' },
-  { name: 'capture-file', module: 'targets/capture-file', fn: captureFile, maxLen: 16384, what: 'pcap and pcapng readers, whole-file and streaming, which must agree' },
+  {
+    name: 'decode-frame',
+    module: 'targets/decode-frame',
+    fn: decodeFrame,
+    maxLen: 4200,
+    what: 'frame decoder (every link type) and its JSON, summary and field-tree renderers',
+  },
+  {
+    name: 'capture-file',
+    module: 'targets/capture-file',
+    fn: captureFile,
+    maxLen: 16384,
+    what: 'pcap and pcapng readers, whole-file and streaming, which must agree',
+  },
   { name: 'analyzer', module: 'targets/analyzer', fn: analyzer, maxLen: 16384, what: 'roce analyze: analyzer, JSON document, text report' },
-  { name: 'replay-front-end', module: 'targets/replay-front-end', fn: replayFrontEnd, maxLen: 16384, what: 'roce replay: captured packets, conversations, CM set-up, both roles replayed' },
-  { name: 'pingpong-exchange', module: 'targets/pingpong-exchange', fn: pingpongExchange, maxLen: 128, what: "rc_pingpong's out-of-band address and done messages" },
-  { name: 'perftest-exchange', module: 'targets/perftest-exchange', fn: perftestExchange, maxLen: 256, what: "perftest's out-of-band messages: version, system data, MTU, key messages, bandwidth report" },
+  {
+    name: 'replay-front-end',
+    module: 'targets/replay-front-end',
+    fn: replayFrontEnd,
+    maxLen: 16384,
+    what: 'roce replay: captured packets, conversations, CM set-up, both roles replayed',
+  },
+  {
+    name: 'pingpong-exchange',
+    module: 'targets/pingpong-exchange',
+    fn: pingpongExchange,
+    maxLen: 128,
+    what: "rc_pingpong's out-of-band address and done messages",
+  },
+  {
+    name: 'perftest-exchange',
+    module: 'targets/perftest-exchange',
+    fn: perftestExchange,
+    maxLen: 256,
+    what: "perftest's out-of-band messages: version, system data, MTU, key messages, bandwidth report",
+  },
   { name: 'mad-cm', module: 'targets/mad-cm', fn: madCm, maxLen: 512, what: 'MAD header, CM messages, IP CM private data' },
-  { name: 'cm-agent', module: 'targets/cm-agent', fn: cmAgent, maxLen: 2048, what: "the stack's GSI agent and CM state machine, fed MAD sequences from a third party" },
+  {
+    name: 'cm-agent',
+    module: 'targets/cm-agent',
+    fn: cmAgent,
+    maxLen: 2048,
+    what: "the stack's GSI agent and CM state machine, fed MAD sequences from a third party",
+  },
 ];

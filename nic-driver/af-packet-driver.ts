@@ -78,7 +78,10 @@ export class AfPacketDriver extends NativeSocketDriver<NativePacketSocket> imple
     const v2Blocks = Math.max(16, Math.ceil(1024 / Math.max(1, Math.floor(blockSize / slot))));
     const blockCount = intOption('blockCount', opts.blockCount, ring === 'v2' ? v2Blocks : 16, 2, 4096);
     if (maxFrame + 128 > blockSize) {
-      throw new NicDriverError(NativeErrorCode.BadArgument, `blockSize ${blockSize} cannot hold a ${maxFrame}-byte frame (MTU ${this.mtu}); use at least ${Math.ceil((maxFrame + 128) / 4096) * 4096}`);
+      throw new NicDriverError(
+        NativeErrorCode.BadArgument,
+        `blockSize ${blockSize} cannot hold a ${maxFrame}-byte frame (MTU ${this.mtu}); use at least ${Math.ceil((maxFrame + 128) / 4096) * 4096}`,
+      );
     }
     const ringBuffer = new ArrayBuffer(blockSize * blockCount + 4096);
     this.txStride = (maxFrame + 63) & ~63;

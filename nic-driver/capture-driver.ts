@@ -24,7 +24,10 @@ export class CaptureDriver extends PassThroughDriver {
   /** Offsets and lengths of the frames reserved since the last commit (zero-copy transmit). */
   private reserved: number[] = [];
 
-  constructor(inner: NicDriver, private readonly recorder: FrameRecorder) {
+  constructor(
+    inner: NicDriver,
+    private readonly recorder: FrameRecorder,
+  ) {
     super(inner);
     if (hasZeroCopyTx(inner)) {
       this.passTxSpace();

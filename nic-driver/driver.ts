@@ -92,7 +92,7 @@ export interface RunReceive {
 /** True when `d` has the descriptor receive extension (and no `rxBurst` replaced on the instance). */
 export function hasRunReceive(d: NicDriver): d is NicDriver & RunReceive {
   const x = d as NicDriver & Partial<RunReceive>;
-  return typeof x.rxRun === 'function' && !Object.prototype.hasOwnProperty.call(d, 'rxBurst');
+  return typeof x.rxRun === 'function' && !Object.hasOwn(d, 'rxBurst');
 }
 
 /**
@@ -135,7 +135,7 @@ export interface TxEvents {
  */
 export function hasTxBackpressure(d: NicDriver): d is NicDriver & TxBackpressure {
   const x = d as NicDriver & Partial<TxBackpressure>;
-  return typeof x.txRoom === 'function' && typeof x.setTxEvents === 'function' && !Object.prototype.hasOwnProperty.call(d, 'txBurst');
+  return typeof x.txRoom === 'function' && typeof x.setTxEvents === 'function' && !Object.hasOwn(d, 'txBurst');
 }
 
 /** Transmit memory a zero-copy driver lends (see `NicDriver.txReserve`). */
@@ -151,7 +151,7 @@ export interface TxSpace {
  * having it, so every frame still goes through that `txBurst`.
  */
 export function hasZeroCopyTx(d: NicDriver): d is NicDriver & Required<Pick<NicDriver, 'txSpace' | 'txReserve' | 'txCommit'>> {
-  return d.txSpace !== undefined && typeof d.txReserve === 'function' && typeof d.txCommit === 'function' && !Object.prototype.hasOwnProperty.call(d, 'txBurst');
+  return d.txSpace !== undefined && typeof d.txReserve === 'function' && typeof d.txCommit === 'function' && !Object.hasOwn(d, 'txBurst');
 }
 
 export function emptyStats(): DriverStats {

@@ -29,7 +29,8 @@ export interface HostFaults {
 function refuseTimed(c: FaultConfig | undefined, where: string): void {
   if (c === undefined) return;
   const timed = (['delayNs', 'jitterNs', 'reorder'] as const).filter((k) => c[k] !== undefined && c[k] !== 0);
-  if (timed.length > 0) throw new LinkConfigError(`${where}: ${timed.join(', ')} cannot be applied on a real link (only drop, dropBurst, duplicate, corrupt, ecnCe and rules)`);
+  if (timed.length > 0)
+    throw new LinkConfigError(`${where}: ${timed.join(', ')} cannot be applied on a real link (only drop, dropBurst, duplicate, corrupt, ecnCe and rules)`);
   if ((c.rules ?? []).some((r) => r.action === 'delay')) throw new LinkConfigError(`${where}: delay rules cannot be applied on a real link`);
 }
 
@@ -46,7 +47,8 @@ export function parseHostFaults(text: string, name: string): HostFaults {
   }
   if (typeof v !== 'object' || v === null || Array.isArray(v)) throw new LinkConfigError(`${name} must be a JSON object with "rx" and/or "tx" fault configs`);
   const f = v as HostFaults;
-  for (const k of Object.keys(f)) if (k !== 'rx' && k !== 'tx' && k !== 'seed') throw new LinkConfigError(`${name}: unknown key ${JSON.stringify(k)} (rx, tx, seed)`);
+  for (const k of Object.keys(f))
+    if (k !== 'rx' && k !== 'tx' && k !== 'seed') throw new LinkConfigError(`${name}: unknown key ${JSON.stringify(k)} (rx, tx, seed)`);
   refuseTimed(f.rx, `${name}.rx`);
   refuseTimed(f.tx, `${name}.tx`);
   return f;

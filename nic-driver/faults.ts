@@ -19,7 +19,7 @@
  * The injector knows nothing of time except for the reorder hold timeout; the
  * link turns `Emission.extraNs` into arrival times (see memory-link.ts).
  */
-import { Rng } from '../base/rng';
+import type { Rng } from '../base/rng';
 import { decodeFrame, type RocePacket } from '../packets/decode';
 import { EtherType, ethernetHeaderLen, parseEthernet } from '../packets/ethernet';
 import { ipv4Checksum } from '../packets/ipv4';
@@ -337,15 +337,23 @@ export class FaultInjector {
     this.corrupt = checkProb(config.corrupt, 'corrupt');
     this.ecnCe = checkProb(config.ecnCe, 'ecnCe');
     this.quietButEcn =
-      this.drop === 0 && this.burst === null && this.duplicate === 0 && this.reorder === null && this.jitterNs === 0 && this.corrupt === 0 && (config.rules ?? []).length === 0;
+      this.drop === 0 &&
+      this.burst === null &&
+      this.duplicate === 0 &&
+      this.reorder === null &&
+      this.jitterNs === 0 &&
+      this.corrupt === 0 &&
+      (config.rules ?? []).length === 0;
     this.isQuiet = this.quietButEcn && this.ecnCe === 0;
     this.rules = (config.rules ?? []).map((rule) => {
       if (rule.count !== undefined && !(Number.isInteger(rule.count) && rule.count >= 0)) {
         throw new LinkConfigError(`rule count must be a non-negative integer, not ${rule.count}`);
       }
-      if (!FAULT_ACTIONS.includes(rule.action)) throw new LinkConfigError(`rule action ${JSON.stringify(rule.action)} is not one of ${FAULT_ACTIONS.join(', ')}`);
+      if (!FAULT_ACTIONS.includes(rule.action))
+        throw new LinkConfigError(`rule action ${JSON.stringify(rule.action)} is not one of ${FAULT_ACTIONS.join(', ')}`);
       if (rule.action === 'delay') checkNs(rule.delayNs, 'rule delayNs');
-      if (rule.match.mad !== undefined && !Object.hasOwn(CmAttr, rule.match.mad)) throw new LinkConfigError(`rule mad ${JSON.stringify(rule.match.mad)} names no CM message`);
+      if (rule.match.mad !== undefined && !Object.hasOwn(CmAttr, rule.match.mad))
+        throw new LinkConfigError(`rule mad ${JSON.stringify(rule.match.mad)} names no CM message`);
       return {
         rule,
         opcodes: rule.match.opcode === undefined ? null : resolveOpcodes(rule.match.opcode),

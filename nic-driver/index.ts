@@ -4,17 +4,17 @@
  * faults and Lumina-style targeted rules), and the pcap tap that records what crosses it.
  * The AF_XDP and AF_PACKET drivers need the native shim and root; the `roce` commands use them.
  */
-export { type DriverStats, type NicDriver } from './driver';
+export type { DriverStats, NicDriver } from './driver';
 export { createMemoryLink, MemoryDriver, type MemoryLink, type MemoryLinkOptions } from './memory-link';
-export {
-  type Direction,
-  type DropBurst,
-  type FaultAction,
-  type FaultConfig,
-  type FaultCounters,
-  type FaultMatch,
-  type FaultRule,
-  type ReorderConfig,
+export type {
+  Direction,
+  DropBurst,
+  FaultAction,
+  FaultConfig,
+  FaultCounters,
+  FaultMatch,
+  FaultRule,
+  ReorderConfig,
 } from './faults';
 export { PcapTap, type FrameTap, type PcapTapOptions, type TapPoint } from './pcap-tap';
 export { PcapFileWriter } from './pcap-file-writer';

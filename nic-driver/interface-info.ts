@@ -75,9 +75,7 @@ export async function interfaceInfo(ifname: string, o: IpOptions = {}): Promise<
   if (l === undefined) throw new NicDriverError(NativeErrorCode.NoSuchInterface, `no such interface: ${ifname}`);
   const addrs = l.addr_info ?? [];
   const vlan =
-    l.linkinfo?.info_kind === 'vlan'
-      ? { parent: l.link ?? '', id: l.linkinfo.info_data?.id ?? 0, protocol: l.linkinfo.info_data?.protocol ?? '802.1Q' }
-      : null;
+    l.linkinfo?.info_kind === 'vlan' ? { parent: l.link ?? '', id: l.linkinfo.info_data?.id ?? 0, protocol: l.linkinfo.info_data?.protocol ?? '802.1Q' } : null;
   return {
     name: l.ifname ?? ifname,
     ifindex: l.ifindex ?? 0,
@@ -193,6 +191,10 @@ export async function interfaceForAddress(ip: string, o: IpOptions = {}): Promis
   if (holder?.ifname !== undefined) return holder.ifname;
   const routes = JSON.parse((await runIp(['-j', 'route', 'get', ip], o)) || '[]') as Array<{ dev?: string; type?: string }>;
   const dev = routes[0]?.dev;
-  if (dev === undefined || dev === 'lo') throw new NicDriverError(NativeErrorCode.InterfaceQuery, `no route to ${ip} through a network interface${dev === 'lo' ? ' (it is a loopback address)' : ''}`);
+  if (dev === undefined || dev === 'lo')
+    throw new NicDriverError(
+      NativeErrorCode.InterfaceQuery,
+      `no route to ${ip} through a network interface${dev === 'lo' ? ' (it is a loopback address)' : ''}`,
+    );
   return dev;
 }

@@ -90,18 +90,27 @@ export class LiveCapture implements FrameRecorder {
    * Creates the file and writes its header. `nowNs` gives the wall-clock time in ns since 1970 for
    * each record (the composition root passes the real clock).
    */
-  constructor(opts: LiveCaptureOptions, private readonly nowNs: () => bigint) {
+  constructor(
+    opts: LiveCaptureOptions,
+    private readonly nowNs: () => bigint,
+  ) {
     const ring = opts.maxFrames ?? 0;
     if (opts.maxFrames !== undefined && (!Number.isInteger(ring) || ring < 1 || ring > MAX_CAPTURE_RING)) {
       throw new LiveCaptureError(LiveCaptureErrorCode.BAD_BOUND, `the capture's frame count must be an integer 1..${MAX_CAPTURE_RING}, not ${opts.maxFrames}`);
     }
     const maxBytes = opts.maxBytes ?? DEFAULT_CAPTURE_MAX_BYTES;
     if (!Number.isSafeInteger(maxBytes) || maxBytes < PCAP_FILE_HEADER_LEN) {
-      throw new LiveCaptureError(LiveCaptureErrorCode.BAD_BOUND, `the capture's size limit must be an integer of at least ${PCAP_FILE_HEADER_LEN} bytes (the file header), not ${opts.maxBytes}`);
+      throw new LiveCaptureError(
+        LiveCaptureErrorCode.BAD_BOUND,
+        `the capture's size limit must be an integer of at least ${PCAP_FILE_HEADER_LEN} bytes (the file header), not ${opts.maxBytes}`,
+      );
     }
     const snap = opts.snapLen ?? MAX_SNAP_LEN;
     if (!Number.isInteger(snap) || snap < MIN_SNAP_LEN || snap > MAX_SNAP_LEN) {
-      throw new LiveCaptureError(LiveCaptureErrorCode.BAD_BOUND, `the capture's snapshot length must be an integer ${MIN_SNAP_LEN}..${MAX_SNAP_LEN}, not ${opts.snapLen}`);
+      throw new LiveCaptureError(
+        LiveCaptureErrorCode.BAD_BOUND,
+        `the capture's snapshot length must be an integer ${MIN_SNAP_LEN}..${MAX_SNAP_LEN}, not ${opts.snapLen}`,
+      );
     }
     this.snapLen = snap;
     this.enc = new PcapEncoder({ linkType: LinkType.Ethernet, nanosecond: true, snaplen: snap });

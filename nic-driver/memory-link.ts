@@ -342,8 +342,6 @@ export class MemoryDriver implements NicDriver, RunReceive {
     this.stats.rxBytes += f.length;
     return true;
   }
-
-
 }
 
 /** One direction: the sender's serializer, the fault injector and the arrival schedule. */

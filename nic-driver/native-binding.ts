@@ -244,7 +244,6 @@ function load(): NativeBinding | null {
     return null;
   }
   try {
-    // eslint-disable-next-line @typescript-eslint/no-require-imports
     const b = require(file) as NativeBinding;
     if (b.abiVersion !== 1) {
       loadError = `the native addon has ABI ${String(b.abiVersion)}, this code needs 1: rebuild it with \`npm run build:native\` (scripts/build-native.sh)`;
@@ -293,12 +292,7 @@ export function native(): NativeBinding {
  * `ipOffsets[i]` and its ICRC field at `icrcOffsets[i]`, both byte offsets into `buf`.
  * Returns (or fills `out` with) the values `packets/icrc.ts` `icrcV2` gives.
  */
-export function icrcBurst(
-  buf: Uint8Array,
-  ipOffsets: ArrayLike<number>,
-  icrcOffsets: ArrayLike<number>,
-  out?: Uint32Array,
-): Uint32Array {
+export function icrcBurst(buf: Uint8Array, ipOffsets: ArrayLike<number>, icrcOffsets: ArrayLike<number>, out?: Uint32Array): Uint32Array {
   const n = ipOffsets.length;
   if (icrcOffsets.length !== n) {
     throw new NicDriverError(NativeErrorCode.BadArgument, `icrcBurst: ${n} IP offsets but ${icrcOffsets.length} ICRC offsets`);

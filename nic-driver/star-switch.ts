@@ -34,7 +34,9 @@ import { LinkConfigError } from './link-config-error';
 export type EcnMarkingPoint = 'dequeue' | 'enqueue';
 
 /** How the switch marks ECN: RED on the queue length, or every frame above one threshold; `at` where (default `'dequeue'`). */
-export type EcnMarking = ({ kind: 'red'; kminBytes: number; kmaxBytes: number; pmax: number } | { kind: 'threshold'; kBytes: number }) & { at?: EcnMarkingPoint };
+export type EcnMarking = ({ kind: 'red'; kminBytes: number; kmaxBytes: number; pmax: number } | { kind: 'threshold'; kBytes: number }) & {
+  at?: EcnMarkingPoint;
+};
 
 export interface PfcConfig {
   /** Pause a host's uplink when the bytes it has queued in the switch exceed this. */
@@ -158,7 +160,7 @@ export function pfcFrame(pause: boolean, dstPortMac = SWITCH_MAC): Uint8Array {
 
 function destinationMac(frame: Uint8Array): number {
   if (frame.length < 6) return -1;
-  return (frame[0]! * 2 ** 40) + (frame[1]! * 2 ** 32) + ((frame[2]! << 24) >>> 0) + (frame[3]! << 16) + (frame[4]! << 8) + frame[5]!;
+  return frame[0]! * 2 ** 40 + frame[1]! * 2 ** 32 + ((frame[2]! << 24) >>> 0) + (frame[3]! << 16) + (frame[4]! << 8) + frame[5]!;
 }
 
 /** The time `len` bytes take on a wire of `nsPerByte` (padding, preamble, FCS and gap included). */
@@ -374,7 +376,16 @@ class Switch {
       this.outputs.push(new OutputPort());
       this.portOfMac.set(mac, i);
     });
-    this.stats = { ecnMarked: 0, drops: 0, pfcPauses: 0, firstPauseNs: null, lastPauseNs: null, pfcResumes: 0, unknownDestination: 0, ports: this.outputs.map((p) => p.stats) };
+    this.stats = {
+      ecnMarked: 0,
+      drops: 0,
+      pfcPauses: 0,
+      firstPauseNs: null,
+      lastPauseNs: null,
+      pfcResumes: 0,
+      unknownDestination: 0,
+      ports: this.outputs.map((p) => p.stats),
+    };
   }
 
   /** A frame from host `from` reaches the switch. */
@@ -487,7 +498,8 @@ export function createStarSwitch(o: StarSwitchOptions): StarSwitch {
   if (!Number.isInteger(n) || n < 2 || n > 64) throw new LinkConfigError(`a star needs 2 to 64 hosts, not ${n}`);
   if (new Set(o.macs).size !== n) throw new LinkConfigError('every host needs its own MAC');
   if (!(o.linkRateBps > 0 && Number.isFinite(o.linkRateBps))) throw new LinkConfigError(`linkRateBps must be more than 0, not ${o.linkRateBps}`);
-  if (!(o.bufferBytes >= 9000 && Number.isFinite(o.bufferBytes))) throw new LinkConfigError(`bufferBytes must be at least 9000 (one jumbo frame), not ${o.bufferBytes}`);
+  if (!(o.bufferBytes >= 9000 && Number.isFinite(o.bufferBytes)))
+    throw new LinkConfigError(`bufferBytes must be at least 9000 (one jumbo frame), not ${o.bufferBytes}`);
   if (!(o.propagationNs >= 0 && Number.isFinite(o.propagationNs))) throw new LinkConfigError(`propagationNs must be at least 0, not ${o.propagationNs}`);
   const e = o.ecn;
   if (e != null) {
@@ -495,14 +507,16 @@ export function createStarSwitch(o: StarSwitchOptions): StarSwitch {
       throw new LinkConfigError(`RED marking needs 0 <= kmin < kmax and 0 <= pmax <= 1, not kmin ${e.kminBytes}, kmax ${e.kmaxBytes}, pmax ${e.pmax}`);
     }
     if (e.kind === 'threshold' && !(e.kBytes >= 0)) throw new LinkConfigError(`the marking threshold must be at least 0, not ${e.kBytes}`);
-    if (e.at !== undefined && e.at !== 'dequeue' && e.at !== 'enqueue') throw new LinkConfigError(`ECN marks at 'dequeue' or 'enqueue', not ${JSON.stringify(e.at)}`);
+    if (e.at !== undefined && e.at !== 'dequeue' && e.at !== 'enqueue')
+      throw new LinkConfigError(`ECN marks at 'dequeue' or 'enqueue', not ${JSON.stringify(e.at)}`);
   }
   const p = o.pfc;
   if (p != null && !(p.xonBytes >= 0 && p.xoffBytes > p.xonBytes && p.xoffBytes < o.bufferBytes)) {
     throw new LinkConfigError(`PFC needs 0 <= xon < xoff < the buffer (${o.bufferBytes}), not xon ${p.xonBytes}, xoff ${p.xoffBytes}`);
   }
   const ring = o.hostTxRingFrames;
-  if (ring !== undefined && !(Number.isInteger(ring) && ring >= 1 && ring <= 65536)) throw new LinkConfigError(`hostTxRingFrames must be an integer 1..65536, not ${ring}`);
+  if (ring !== undefined && !(Number.isInteger(ring) && ring >= 1 && ring <= 65536))
+    throw new LinkConfigError(`hostTxRingFrames must be an integer 1..65536, not ${ring}`);
   const sw = new Switch(o.clock, o.propagationNs, o);
   return {
     hosts: sw.hosts,

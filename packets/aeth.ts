@@ -39,8 +39,7 @@ export const CREDITS_INVALID = 31;
 
 /** Credits for each ACK credit code (IBTA vol. 1 table 44; same values as rdmavt's credit_table). */
 export const CREDIT_TABLE: readonly number[] = Object.freeze([
-  0, 1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64, 96, 128, 192, 256, 384, 512, 768, 1024, 1536, 2048, 3072, 4096,
-  6144, 8192, 12288, 16384, 24576, 32768,
+  0, 1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64, 96, 128, 192, 256, 384, 512, 768, 1024, 1536, 2048, 3072, 4096, 6144, 8192, 12288, 16384, 24576, 32768,
 ]);
 
 /**
@@ -75,8 +74,8 @@ export function creditRange(code: number): readonly [number, number] | null {
  * longest (655.36 ms). rxe's table has 61410 for code 25; the spec says 61.44 ms.
  */
 export const RNR_TIMER_USEC: readonly number[] = Object.freeze([
-  655360, 10, 20, 30, 40, 60, 80, 120, 160, 240, 320, 480, 640, 960, 1280, 1920, 2560, 3840, 5120, 7680, 10240,
-  15360, 20480, 30720, 40960, 61440, 81920, 122880, 163840, 245760, 327680, 491520,
+  655360, 10, 20, 30, 40, 60, 80, 120, 160, 240, 320, 480, 640, 960, 1280, 1920, 2560, 3840, 5120, 7680, 10240, 15360, 20480, 30720, 40960, 61440, 81920,
+  122880, 163840, 245760, 327680, 491520,
 ]);
 
 export interface AethHeader {

@@ -15,7 +15,7 @@ import { IPV4_MIN_LEN, IpProtocol, emitIpv4 } from './ipv4';
 import { IPV6_LEN, emitIpv6 } from './ipv6';
 import { GRH_LEN, GRH_NEXT_HEADER_BTH, emitGrh } from './grh';
 import { ROCE_V2_PORT, UDP_LEN, emitUdp } from './udp';
-import { BTH_LEN, DEFAULT_PKEY, type BthHeader, emitBth } from './bth';
+import { DEFAULT_PKEY, type BthHeader, emitBth } from './bth';
 import { type RethHeader, emitReth } from './reth';
 import { type AethHeader, emitAeth } from './aeth';
 import { type AtomicEthHeader, emitAtomicEth } from './atomic-eth';
@@ -176,7 +176,15 @@ function emitTransportBody(t: TransportSpec, info: OpcodeInfo, view: DataView, b
   }
   const pad = (4 - (n % 4)) % 4;
   const b = t.bth;
-  if (b.migReq === undefined && b.tver === undefined && b.fecn === undefined && b.becn === undefined && b.resv6 === undefined && b.resv7 === undefined && b.padCount === undefined) {
+  if (
+    b.migReq === undefined &&
+    b.tver === undefined &&
+    b.fecn === undefined &&
+    b.becn === undefined &&
+    b.resv6 === undefined &&
+    b.resv7 === undefined &&
+    b.padCount === undefined
+  ) {
     // The common case (every packet the stack sends): defaults for the rarely set fields, written directly.
     checkUint(b.destQp, 0xffffff, 'destQp');
     checkUint(b.psn, 0xffffff, 'psn');

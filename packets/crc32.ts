@@ -47,10 +47,24 @@ export const CRC32_TABLES: Int32Array = (() => {
 const T = CRC32_TABLES;
 // One Int32Array view per slice, each indexed by one data byte (the state bytes XOR-ed into the
 // first four): measured ~1.3x faster than assembling 32-bit words first (bench/icrc.ts, scratch runs).
-const [T0, T1, T2, T3, T4, T5, T6, T7, T8, T9, T10, T11, T12, T13, T14, T15] = Array.from({ length: SLICES }, (_, k) =>
-  T.subarray(k * 256, (k + 1) * 256),
-) as [Int32Array, Int32Array, Int32Array, Int32Array, Int32Array, Int32Array, Int32Array, Int32Array,
-  Int32Array, Int32Array, Int32Array, Int32Array, Int32Array, Int32Array, Int32Array, Int32Array];
+const [T0, T1, T2, T3, T4, T5, T6, T7, T8, T9, T10, T11, T12, T13, T14, T15] = Array.from({ length: SLICES }, (_, k) => T.subarray(k * 256, (k + 1) * 256)) as [
+  Int32Array,
+  Int32Array,
+  Int32Array,
+  Int32Array,
+  Int32Array,
+  Int32Array,
+  Int32Array,
+  Int32Array,
+  Int32Array,
+  Int32Array,
+  Int32Array,
+  Int32Array,
+  Int32Array,
+  Int32Array,
+  Int32Array,
+  Int32Array,
+];
 
 /**
  * Advances a CRC-32 state over `buf[start, end)` with a JS table walk (slicing-by-16: the four
@@ -106,8 +120,7 @@ export function wordLE(buf: Uint8Array, off: number): number {
 type ZlibCrc32 = (data: NodeJS.ArrayBufferView, value?: number) => number;
 
 /** Node's built-in `zlib.crc32` (Node >= 20.15 / 22.2), or null on older runtimes. */
-const zlibCrc32: ZlibCrc32 | null =
-  typeof (zlib as { crc32?: unknown }).crc32 === 'function' ? (zlib as { crc32: ZlibCrc32 }).crc32 : null;
+const zlibCrc32: ZlibCrc32 | null = typeof (zlib as { crc32?: unknown }).crc32 === 'function' ? (zlib as { crc32: ZlibCrc32 }).crc32 : null;
 
 /** True when Node's built-in `zlib.crc32` is available. */
 export const hasZlibCrc32: boolean = zlibCrc32 !== null;

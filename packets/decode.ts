@@ -294,7 +294,15 @@ function findL3(view: DataView, start: number, end: number, linkType: number): {
  * the capture tool (`truncated`), whatever `wireLen` is (tools that cut frames without saying so
  * write the cut length there). Without it the frame is taken as received: ending early is a fault.
  */
-export function decodeAt(view: DataView, bytes: Uint8Array, start: number, end: number, linkType: number, opts: DecodeOptions = {}, wireLen?: number): DecodedFrame {
+export function decodeAt(
+  view: DataView,
+  bytes: Uint8Array,
+  start: number,
+  end: number,
+  linkType: number,
+  opts: DecodeOptions = {},
+  wireLen?: number,
+): DecodedFrame {
   const rocePort = opts.rocePort ?? ROCE_V2_PORT;
   const captured = wireLen !== undefined;
   if (opts.lean === true && linkType === LinkType.Ethernet) {
@@ -416,7 +424,11 @@ function decodeV1(view: DataView, bytes: Uint8Array, start: number, grhOff: numb
     // The EtherType says RoCE v1; the capture ends inside the GRH.
     p.truncated = true;
     p.truncatedIn = 'GRH';
-    p.error = new WireError(WireErrorCode.Truncated, end - start, `the capture ends inside the GRH, after ${Math.max(0, end - grhOff)} of its ${GRH_LEN} bytes`);
+    p.error = new WireError(
+      WireErrorCode.Truncated,
+      end - start,
+      `the capture ends inside the GRH, after ${Math.max(0, end - grhOff)} of its ${GRH_LEN} bytes`,
+    );
     return;
   }
   try {
@@ -439,7 +451,14 @@ function decodeV1(view: DataView, bytes: Uint8Array, start: number, grhOff: numb
  * frame is RoCE v2 with a broken IP header, which is malformed (Wireshark's "bogus IPv4 header
  * length"), not "not RoCE". Anything else stays not RoCE.
  */
-function brokenIpRoce(view: DataView, l3: { off: number; eth: EthernetHeader | null }, end: number, start: number, rocePort: number, e: WireError): DecodedFrame {
+function brokenIpRoce(
+  view: DataView,
+  l3: { off: number; eth: EthernetHeader | null },
+  end: number,
+  start: number,
+  rocePort: number,
+  e: WireError,
+): DecodedFrame {
   const v4 = view.getUint8(l3.off) >>> 4 === 4;
   const protoAt = l3.off + (v4 ? 9 : 6);
   const udpAt = l3.off + (v4 ? Math.max(20, (view.getUint8(l3.off) & 0xf) * 4) : IPV6_LEN);
@@ -482,7 +501,9 @@ interface ExtPlace {
 
 /** Per opcode of the table, the extension headers it carries, in order: the decoder visits only those. */
 const EXT_PLACES: readonly (readonly ExtPlace[])[] = OPCODES.map((info) =>
-  info === undefined ? [] : EXT_HEADERS.filter((x) => (info.hdrs & x.hdr) !== 0).map((x) => ({ hdr: x.hdr, off: info.offsets[x.key] ?? 0, len: x.len, name: x.name })),
+  info === undefined
+    ? []
+    : EXT_HEADERS.filter((x) => (info.hdrs & x.hdr) !== 0).map((x) => ({ hdr: x.hdr, off: info.offsets[x.key] ?? 0, len: x.len, name: x.name })),
 );
 
 /** Parses one extension header at `off` into `p`. */
@@ -546,7 +567,11 @@ function decodeTransport(
   // (below): a capture tool that cuts every frame makes it the common case.
   if (cut && capEnd < bthOff + BTH_LEN && pktEnd >= bthOff + BTH_LEN + ICRC_LEN) {
     p.truncatedIn = 'BTH';
-    p.error = new WireError(WireErrorCode.Truncated, capEnd - start, `the capture ends inside the BTH, after ${Math.max(0, capEnd - bthOff)} of its ${BTH_LEN} bytes`);
+    p.error = new WireError(
+      WireErrorCode.Truncated,
+      capEnd - start,
+      `the capture ends inside the BTH, after ${Math.max(0, capEnd - bthOff)} of its ${BTH_LEN} bytes`,
+    );
     return;
   }
   let cutHeader: ExtPlace | null = null;
@@ -663,7 +688,11 @@ function payloadRuleError(info: OpcodeInfo, len: number, pad: number, bthOff: nu
       return new WireError(WireErrorCode.BadLength, bthOff, `${info.name} carries exactly ${info.fixedPayload} payload bytes, not ${len}`);
     case PayloadRule.FULL:
       if (pad === 0 && PATH_MTUS.includes(len)) return null;
-      return new WireError(WireErrorCode.BadLength, bthOff, `${info.name} must carry exactly one path MTU (256..4096) with no pad, not ${len} bytes with pad ${pad}`);
+      return new WireError(
+        WireErrorCode.BadLength,
+        bthOff,
+        `${info.name} must carry exactly one path MTU (256..4096) with no pad, not ${len} bytes with pad ${pad}`,
+      );
     case PayloadRule.LAST:
       if (len >= 1 && len <= 4096) return null;
       return new WireError(WireErrorCode.BadLength, bthOff, `${info.name} must carry 1..4096 payload bytes, not ${len}`);

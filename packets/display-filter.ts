@@ -102,7 +102,12 @@ function tokenize(text: string): Token[] {
       out.push({ kind: 'word', text: text.slice(i, j), at: i });
       i = j;
     } else if (UNSUPPORTED.has(c) || UNSUPPORTED.has(two)) {
-      throw new DisplayFilterError(i, c === '"' ? 'strings are not supported (no field here is a string)' : `"${c}" is not supported (operators: == != === !== ~= < <= > >= in && || ! and their word forms)`);
+      throw new DisplayFilterError(
+        i,
+        c === '"'
+          ? 'strings are not supported (no field here is a string)'
+          : `"${c}" is not supported (operators: == != === !== ~= < <= > >= in && || ! and their word forms)`,
+      );
     } else throw new DisplayFilterError(i, `unexpected character ${JSON.stringify(c)}`);
   }
   out.push({ kind: 'end', text: '', at: text.length });
@@ -216,16 +221,22 @@ class Parser {
       this.next();
       const inner = this.or();
       const close = this.next();
-      if (close.kind !== 'op' || close.text !== ')') throw new DisplayFilterError(close.at, close.kind === 'end' ? 'a "(" is not closed' : `expected ")", found "${close.text}"`);
+      if (close.kind !== 'op' || close.text !== ')')
+        throw new DisplayFilterError(close.at, close.kind === 'end' ? 'a "(" is not closed' : `expected ")", found "${close.text}"`);
       return inner;
     }
     return this.test();
   }
 
   private fieldAt(t: Token): FieldDef {
-    if (t.kind !== 'word') throw new DisplayFilterError(t.at, t.kind === 'end' ? 'the filter ends where a field name should be' : `expected a field name, found "${t.text}"`);
+    if (t.kind !== 'word')
+      throw new DisplayFilterError(t.at, t.kind === 'end' ? 'the filter ends where a field name should be' : `expected a field name, found "${t.text}"`);
     const f = frameField(t.text);
-    if (f === undefined) throw new DisplayFilterError(t.at, `"${t.text}" is not a field roce decode knows (tshark's names: ip.src, udp.dstport, infiniband.bth.destqp, ...; docs/decode.md lists them)`);
+    if (f === undefined)
+      throw new DisplayFilterError(
+        t.at,
+        `"${t.text}" is not a field roce decode knows (tshark's names: ip.src, udp.dstport, infiniband.bth.destqp, ...; docs/decode.md lists them)`,
+      );
     this.fields.add(f);
     return f;
   }
@@ -237,7 +248,8 @@ class Parser {
     const rel = t.kind === 'end' ? undefined : RELOPS[t.kind === 'word' ? t.text.toLowerCase() : t.text];
     if (rel !== undefined) {
       this.next();
-      if (field.type === 'proto') throw new DisplayFilterError(ft.at, `"${field.name}" is a protocol or header: test it alone (${field.name}), it has no value to compare`);
+      if (field.type === 'proto')
+        throw new DisplayFilterError(ft.at, `"${field.name}" is a protocol or header: test it alone (${field.name}), it has no value to compare`);
       const [relation, quantifier] = rel;
       const operand = this.operand(field);
       return this.comparison(field, relation, quantifier, operand);
@@ -298,7 +310,11 @@ class Parser {
 
   private operand(field: FieldDef): Operand {
     const t = this.next();
-    if (t.kind !== 'word') throw new DisplayFilterError(t.at, t.kind === 'end' ? `the filter ends where a value for ${field.name} should be` : `expected a value for ${field.name}, found "${t.text}"`);
+    if (t.kind !== 'word')
+      throw new DisplayFilterError(
+        t.at,
+        t.kind === 'end' ? `the filter ends where a value for ${field.name} should be` : `expected a value for ${field.name}, found "${t.text}"`,
+      );
     const other = frameField(t.text);
     if (other !== undefined && other.type !== 'proto') {
       if (sameKind(other, field)) {

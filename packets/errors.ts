@@ -48,11 +48,7 @@ export class WireError extends RoceError<WireErrorCode> {
 /** Throws a Truncated error unless `need` bytes are available at `off` in a buffer of `len` bytes. */
 export function need(len: number, off: number, count: number, what: string): void {
   if (off < 0 || off + count > len) {
-    throw new WireError(
-      WireErrorCode.Truncated,
-      off,
-      `${what} needs ${count} bytes but only ${Math.max(0, len - off)} remain`,
-    );
+    throw new WireError(WireErrorCode.Truncated, off, `${what} needs ${count} bytes but only ${Math.max(0, len - off)} remain`);
   }
 }
 

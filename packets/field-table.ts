@@ -103,7 +103,7 @@ function writeUint(view: DataView, off: number, f: Field, value: number): void {
   for (let i = n - 1; i >= 0; i--) {
     const m = mask % 256;
     const at = off + f.at + i;
-    view.setUint8(at, (view.getUint8(at) & ~m & 0xff) | (v % 256 & m));
+    view.setUint8(at, (view.getUint8(at) & ~m & 0xff) | ((v % 256) & m));
     v = Math.floor(v / 256);
     mask = Math.floor(mask / 256);
   }

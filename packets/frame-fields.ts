@@ -84,7 +84,8 @@ export function bytesBigint(bytes: Uint8Array): bigint {
   return v;
 }
 
-const one = (v: number | bigint | boolean | null | undefined): FieldValue[] => (v === null || v === undefined ? NONE : [typeof v === 'boolean' ? (v ? 1n : 0n) : BigInt(v)]);
+const one = (v: number | bigint | boolean | null | undefined): FieldValue[] =>
+  v === null || v === undefined ? NONE : [typeof v === 'boolean' ? (v ? 1n : 0n) : BigInt(v)];
 
 function uint(name: string, bits: number, get: (f: FieldFrame) => number | bigint | null | undefined, hex = false): FieldDef {
   return { name, type: 'uint', bits, text: hex ? hexOf(bits) : dec, values: (f) => one(get(f)) };
@@ -124,7 +125,12 @@ const eth = (f: FieldFrame) => f.layers.eth;
 const udp = (f: FieldFrame) => f.layers.udp;
 
 /** The bytes of the extension header `hdr` of a RoCE frame (from the opcode's layout), or null when absent or not captured. */
-function headerBytes(f: FieldFrame, hdr: 'RETH' | 'AETH' | 'DETH' | 'ATOMIC_ETH' | 'ATOMIC_ACK_ETH' | 'IMMDT' | 'IETH', len: number, present: boolean): Uint8Array | null {
+function headerBytes(
+  f: FieldFrame,
+  hdr: 'RETH' | 'AETH' | 'DETH' | 'ATOMIC_ETH' | 'ATOMIC_ACK_ETH' | 'IMMDT' | 'IETH',
+  len: number,
+  present: boolean,
+): Uint8Array | null {
   const p = roce(f);
   if (p === null || !present || p.info === undefined) return null;
   const at = p.info.offsets[hdr];
@@ -148,8 +154,22 @@ const ALL: readonly FieldDef[] = [
   proto('eth', (f) => eth(f) !== null),
   { name: 'eth.dst', type: 'ether', bits: 48, text: etherText, values: (f) => one(eth(f)?.dst) },
   { name: 'eth.src', type: 'ether', bits: 48, text: etherText, values: (f) => one(eth(f)?.src) },
-  { name: 'eth.addr', type: 'ether', bits: 48, text: etherText, values: (f) => (eth(f) === null ? NONE : [BigInt(eth(f)?.dst ?? 0), BigInt(eth(f)?.src ?? 0)]) },
-  uint('eth.type', 16, (f) => { const e = eth(f); return e === null ? null : e.vlan === null ? e.etherType : e.vlan.tpid; }, true),
+  {
+    name: 'eth.addr',
+    type: 'ether',
+    bits: 48,
+    text: etherText,
+    values: (f) => (eth(f) === null ? NONE : [BigInt(eth(f)?.dst ?? 0), BigInt(eth(f)?.src ?? 0)]),
+  },
+  uint(
+    'eth.type',
+    16,
+    (f) => {
+      const e = eth(f);
+      return e === null ? null : e.vlan === null ? e.etherType : e.vlan.tpid;
+    },
+    true,
+  ),
   proto('vlan', (f) => eth(f)?.vlan != null),
   uint('vlan.priority', 16, (f) => eth(f)?.vlan?.pcp),
   uint('vlan.id', 16, (f) => eth(f)?.vlan?.vid),
@@ -158,54 +178,151 @@ const ALL: readonly FieldDef[] = [
   proto('ip', (f) => v4(f) !== null),
   // tshark's IPv6 dissector gives ip.version too.
   uint('ip.version', 8, (f) => (v4(f) !== null ? 4 : v6(f) !== null ? 6 : null)),
-  uint('ip.hdr_len', 8, (f) => { const ip = v4(f); return ip === null ? null : ip.ihl * 4; }),
-  uint('ip.dsfield', 8, (f) => { const ip = v4(f); return ip === null ? null : (ip.dscp << 2) | ip.ecn; }, true),
+  uint('ip.hdr_len', 8, (f) => {
+    const ip = v4(f);
+    return ip === null ? null : ip.ihl * 4;
+  }),
+  uint(
+    'ip.dsfield',
+    8,
+    (f) => {
+      const ip = v4(f);
+      return ip === null ? null : (ip.dscp << 2) | ip.ecn;
+    },
+    true,
+  ),
   uint('ip.dsfield.dscp', 8, (f) => v4(f)?.dscp),
   uint('ip.dsfield.ecn', 8, (f) => v4(f)?.ecn),
   uint('ip.len', 16, (f) => v4(f)?.totalLength),
   uint('ip.id', 16, (f) => v4(f)?.identification, true),
-  uint('ip.flags', 8, (f) => { const ip = v4(f); return ip === null ? null : (ip.dontFragment ? 2 : 0) | (ip.moreFragments ? 1 : 0); }, true),
+  uint(
+    'ip.flags',
+    8,
+    (f) => {
+      const ip = v4(f);
+      return ip === null ? null : (ip.dontFragment ? 2 : 0) | (ip.moreFragments ? 1 : 0);
+    },
+    true,
+  ),
   bool('ip.flags.df', (f) => v4(f)?.dontFragment),
   bool('ip.flags.mf', (f) => v4(f)?.moreFragments),
-  uint('ip.frag_offset', 16, (f) => { const ip = v4(f); return ip === null ? null : ip.fragmentOffset * 8; }),
+  uint('ip.frag_offset', 16, (f) => {
+    const ip = v4(f);
+    return ip === null ? null : ip.fragmentOffset * 8;
+  }),
   uint('ip.ttl', 8, (f) => v4(f)?.ttl),
   uint('ip.proto', 8, (f) => v4(f)?.protocol),
   uint('ip.checksum', 16, (f) => v4(f)?.checksum, true),
   { name: 'ip.src', type: 'ipv4', bits: 32, text: ipv4Text, values: (f) => one(v4(f)?.src) },
   { name: 'ip.dst', type: 'ipv4', bits: 32, text: ipv4Text, values: (f) => one(v4(f)?.dst) },
-  { name: 'ip.addr', type: 'ipv4', bits: 32, text: ipv4Text, values: (f) => { const ip = v4(f); return ip === null ? NONE : [BigInt(ip.src), BigInt(ip.dst)]; } },
+  {
+    name: 'ip.addr',
+    type: 'ipv4',
+    bits: 32,
+    text: ipv4Text,
+    values: (f) => {
+      const ip = v4(f);
+      return ip === null ? NONE : [BigInt(ip.src), BigInt(ip.dst)];
+    },
+  },
   // IPv6.
   proto('ipv6', (f) => v6(f) !== null),
   uint('ipv6.version', 8, (f) => (v6(f) === null ? null : 6)),
   uint('ipv6.tclass', 32, (f) => v6(f)?.trafficClass, true),
-  uint('ipv6.tclass.dscp', 32, (f) => { const ip = v6(f); return ip === null ? null : ip.trafficClass >>> 2; }),
-  uint('ipv6.tclass.ecn', 32, (f) => { const ip = v6(f); return ip === null ? null : ip.trafficClass & 3; }),
+  uint('ipv6.tclass.dscp', 32, (f) => {
+    const ip = v6(f);
+    return ip === null ? null : ip.trafficClass >>> 2;
+  }),
+  uint('ipv6.tclass.ecn', 32, (f) => {
+    const ip = v6(f);
+    return ip === null ? null : ip.trafficClass & 3;
+  }),
   uint('ipv6.flow', 24, (f) => v6(f)?.flowLabel, true),
   uint('ipv6.plen', 16, (f) => v6(f)?.payloadLength),
   uint('ipv6.nxt', 8, (f) => v6(f)?.nextHeader),
   uint('ipv6.hlim', 8, (f) => v6(f)?.hopLimit),
-  { name: 'ipv6.src', type: 'ipv6', bits: 128, text: ipv6Text, values: (f) => { const ip = v6(f); return ip === null ? NONE : [bytesBigint(ip.src)]; } },
-  { name: 'ipv6.dst', type: 'ipv6', bits: 128, text: ipv6Text, values: (f) => { const ip = v6(f); return ip === null ? NONE : [bytesBigint(ip.dst)]; } },
-  { name: 'ipv6.addr', type: 'ipv6', bits: 128, text: ipv6Text, values: (f) => { const ip = v6(f); return ip === null ? NONE : [bytesBigint(ip.src), bytesBigint(ip.dst)]; } },
+  {
+    name: 'ipv6.src',
+    type: 'ipv6',
+    bits: 128,
+    text: ipv6Text,
+    values: (f) => {
+      const ip = v6(f);
+      return ip === null ? NONE : [bytesBigint(ip.src)];
+    },
+  },
+  {
+    name: 'ipv6.dst',
+    type: 'ipv6',
+    bits: 128,
+    text: ipv6Text,
+    values: (f) => {
+      const ip = v6(f);
+      return ip === null ? NONE : [bytesBigint(ip.dst)];
+    },
+  },
+  {
+    name: 'ipv6.addr',
+    type: 'ipv6',
+    bits: 128,
+    text: ipv6Text,
+    values: (f) => {
+      const ip = v6(f);
+      return ip === null ? NONE : [bytesBigint(ip.src), bytesBigint(ip.dst)];
+    },
+  },
   // UDP.
   proto('udp', (f) => udp(f) !== null),
   uint('udp.srcport', 16, (f) => udp(f)?.srcPort),
   uint('udp.dstport', 16, (f) => udp(f)?.dstPort),
-  { name: 'udp.port', type: 'uint', bits: 16, text: dec, values: (f) => { const u = udp(f); return u === null ? NONE : [BigInt(u.srcPort), BigInt(u.dstPort)]; } },
+  {
+    name: 'udp.port',
+    type: 'uint',
+    bits: 16,
+    text: dec,
+    values: (f) => {
+      const u = udp(f);
+      return u === null ? NONE : [BigInt(u.srcPort), BigInt(u.dstPort)];
+    },
+  },
   uint('udp.length', 16, (f) => udp(f)?.length),
   uint('udp.checksum', 16, (f) => udp(f)?.checksum, true),
   // InfiniBand: the GRH of RoCE v1, the BTH, the extension headers, the ICRC.
   proto('infiniband', (f) => f.decoded.roce),
-  bytes('infiniband.grh', (f) => { const p = roce(f); return p === null || p.grh === null ? null : f.bytes.subarray(p.l3Off, p.l3Off + 40); }),
+  bytes('infiniband.grh', (f) => {
+    const p = roce(f);
+    return p === null || p.grh === null ? null : f.bytes.subarray(p.l3Off, p.l3Off + 40);
+  }),
   uint('infiniband.grh.ipver', 8, (f) => (grh(f) === null ? null : 6)),
   uint('infiniband.grh.tclass', 16, (f) => grh(f)?.trafficClass),
   uint('infiniband.grh.flowlabel', 32, (f) => grh(f)?.flowLabel),
   uint('infiniband.grh.paylen', 16, (f) => grh(f)?.payloadLength),
   uint('infiniband.grh.nxthdr', 8, (f) => grh(f)?.nextHeader),
   uint('infiniband.grh.hoplmt', 8, (f) => grh(f)?.hopLimit),
-  { name: 'infiniband.grh.sgid', type: 'ipv6', bits: 128, text: ipv6Text, values: (f) => { const g = grh(f); return g === null ? NONE : [bytesBigint(g.src)]; } },
-  { name: 'infiniband.grh.dgid', type: 'ipv6', bits: 128, text: ipv6Text, values: (f) => { const g = grh(f); return g === null ? NONE : [bytesBigint(g.dst)]; } },
-  bytes('infiniband.bth', (f) => { const p = roce(f); return p === null || p.bth === null ? null : f.bytes.subarray(p.bthOff, p.bthOff + 12); }),
+  {
+    name: 'infiniband.grh.sgid',
+    type: 'ipv6',
+    bits: 128,
+    text: ipv6Text,
+    values: (f) => {
+      const g = grh(f);
+      return g === null ? NONE : [bytesBigint(g.src)];
+    },
+  },
+  {
+    name: 'infiniband.grh.dgid',
+    type: 'ipv6',
+    bits: 128,
+    text: ipv6Text,
+    values: (f) => {
+      const g = grh(f);
+      return g === null ? NONE : [bytesBigint(g.dst)];
+    },
+  },
+  bytes('infiniband.bth', (f) => {
+    const p = roce(f);
+    return p === null || p.bth === null ? null : f.bytes.subarray(p.bthOff, p.bthOff + 12);
+  }),
   uint('infiniband.bth.opcode', 8, (f) => bth(f)?.opcode),
   bool('infiniband.bth.se', (f) => bth(f)?.se),
   bool('infiniband.bth.m', (f) => bth(f)?.migReq),
@@ -221,7 +338,15 @@ const ALL: readonly FieldDef[] = [
   bytes('infiniband.deth', (f) => headerBytes(f, 'DETH', 8, roce(f)?.deth != null)),
   uint('infiniband.deth.q_key', 64, (f) => roce(f)?.deth?.qkey, true),
   // tshark reads the source QP with the reserved byte before it, as 32 bits.
-  uint('infiniband.deth.srcqp', 32, (f) => { const b = headerBytes(f, 'DETH', 8, roce(f)?.deth != null); return b === null ? null : bytesBigint(b.subarray(4)); }, true),
+  uint(
+    'infiniband.deth.srcqp',
+    32,
+    (f) => {
+      const b = headerBytes(f, 'DETH', 8, roce(f)?.deth != null);
+      return b === null ? null : bytesBigint(b.subarray(4));
+    },
+    true,
+  ),
   bytes('infiniband.reth', (f) => headerBytes(f, 'RETH', 16, roce(f)?.reth != null)),
   // tshark shows an AtomicETH's VA and R_Key under the RETH's names.
   uint('infiniband.reth.va', 64, (f) => roce(f)?.reth?.va ?? roce(f)?.atomicEth?.va, true),
@@ -232,17 +357,36 @@ const ALL: readonly FieldDef[] = [
   uint('infiniband.atomiceth.cmpdt', 64, (f) => roce(f)?.atomicEth?.compare),
   bytes('infiniband.aeth', (f) => headerBytes(f, 'AETH', 4, roce(f)?.aeth != null)),
   uint('infiniband.aeth.syndrome', 8, (f) => roce(f)?.aeth?.syndrome),
-  uint('infiniband.aeth.syndrome.reserved', 8, (f) => { const a = roce(f)?.aeth; return a == null ? null : a.syndrome >>> 7; }),
-  uint('infiniband.aeth.syndrome.opcode', 8, (f) => { const a = roce(f)?.aeth; return a == null ? null : (a.syndrome >>> 5) & 3; }),
+  uint('infiniband.aeth.syndrome.reserved', 8, (f) => {
+    const a = roce(f)?.aeth;
+    return a == null ? null : a.syndrome >>> 7;
+  }),
+  uint('infiniband.aeth.syndrome.opcode', 8, (f) => {
+    const a = roce(f)?.aeth;
+    return a == null ? null : (a.syndrome >>> 5) & 3;
+  }),
   // IBTA vol. 1 §9.7.5.1.3 table 43: bits 4:0 are a credit count (ACK), an RNR timer code, or a NAK code.
-  ...AETH_VALUE_FIELDS.map((k, kind) => uint(`infiniband.aeth.syndrome.${k}`, 8, (f) => { const a = roce(f)?.aeth; return a == null || ((a.syndrome >>> 5) & 3) !== kind ? null : a.syndrome & 0x1f; })),
+  ...AETH_VALUE_FIELDS.map((k, kind) =>
+    uint(`infiniband.aeth.syndrome.${k}`, 8, (f) => {
+      const a = roce(f)?.aeth;
+      return a == null || ((a.syndrome >>> 5) & 3) !== kind ? null : a.syndrome & 0x1f;
+    }),
+  ),
   uint('infiniband.aeth.msn', 24, (f) => roce(f)?.aeth?.msn),
   bytes('infiniband.atomicacketh', (f) => headerBytes(f, 'ATOMIC_ACK_ETH', 8, roce(f)?.atomicAckEth != null)),
   uint('infiniband.atomicacketh.origremdt', 64, (f) => roce(f)?.atomicAckEth?.origData),
   bytes('infiniband.immdt', (f) => headerBytes(f, 'IMMDT', 4, roce(f)?.immDt != null)),
   bytes('infiniband.ieth', (f) => headerBytes(f, 'IETH', 4, roce(f)?.ieth != null)),
   // The four ICRC bytes in wire order, read as one big-endian number, as tshark shows them.
-  uint('infiniband.invariant.crc', 32, (f) => { const c = roce(f)?.icrc; return c == null ? null : bswap32(c) >>> 0; }, true),
+  uint(
+    'infiniband.invariant.crc',
+    32,
+    (f) => {
+      const c = roce(f)?.icrc;
+      return c == null ? null : bswap32(c) >>> 0;
+    },
+    true,
+  ),
 ];
 
 const BY_NAME: ReadonlyMap<string, FieldDef> = new Map(ALL.map((d) => [d.name, d]));

@@ -34,7 +34,11 @@ export class FrameTemplate {
     const l3 = this.v4 ? IPV4_MIN_LEN : IPV6_LEN;
     this.header = new Uint8Array(l2 + l3 + UDP_LEN);
     const view = new DataView(this.header.buffer);
-    this.ipOff = emitEthernet({ dst: spec.eth.dst, src: spec.eth.src, vlan: spec.eth.vlan ?? null, etherType: this.v4 ? EtherType.IPv4 : EtherType.IPv6 }, view, 0);
+    this.ipOff = emitEthernet(
+      { dst: spec.eth.dst, src: spec.eth.src, vlan: spec.eth.vlan ?? null, etherType: this.v4 ? EtherType.IPv4 : EtherType.IPv6 },
+      view,
+      0,
+    );
     if (spec.ip.version === 4) {
       const ip = spec.ip;
       emitIpv4(

@@ -52,11 +52,7 @@ function checkRange(frame: Uint8Array, off: number, end: number, what: string): 
     throw new WireError(WireErrorCode.BadLength, 0, `ICRC field offset ${end} is not a valid offset`);
   }
   if (end > frame.length) {
-    throw new WireError(
-      WireErrorCode.Truncated,
-      frame.length,
-      `ICRC field offset ${end} lies beyond the end of the ${frame.length}-byte frame`,
-    );
+    throw new WireError(WireErrorCode.Truncated, frame.length, `ICRC field offset ${end} lies beyond the end of the ${frame.length}-byte frame`);
   }
 }
 

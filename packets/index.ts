@@ -4,9 +4,19 @@
  * opcodes as the IBTA's tables do. Everything here works on bytes in memory; nothing reads a file.
  */
 export { decodeFrame, ICRC_LEN, type DecodedFrame, type DecodeOptions, type NotRoce, type RocePacket } from './decode';
-export { buildRoceV1Frame, buildRoceV2Frame, type BthSpec, type EthSpec, type Ipv4Spec, type Ipv6Spec, type RoceV1Spec, type RoceV2Spec, type TransportSpec } from './build';
+export {
+  buildRoceV1Frame,
+  buildRoceV2Frame,
+  type BthSpec,
+  type EthSpec,
+  type Ipv4Spec,
+  type Ipv6Spec,
+  type RoceV1Spec,
+  type RoceV2Spec,
+  type TransportSpec,
+} from './build';
 export { icrcV1, icrcV2, readIcrc, sealIcrcV2, verifyIcrcV1, verifyIcrcV2 } from './icrc';
-export { type BthHeader } from './bth';
+export type { BthHeader } from './bth';
 export {
   describeCaptureError,
   iterateCapture,

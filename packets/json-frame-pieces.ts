@@ -45,7 +45,16 @@ export class JsonFramePieces {
     const k = slot * 6;
     const keys = this.endKeys;
     const hit = this.ends[slot];
-    if (hit !== undefined && keys[k] === src && keys[k + 1] === dst && keys[k + 2] === ports && keys[k + 3] === srcMac && keys[k + 4] === dstMac && keys[k + 5] === rest) return hit;
+    if (
+      hit !== undefined &&
+      keys[k] === src &&
+      keys[k + 1] === dst &&
+      keys[k + 2] === ports &&
+      keys[k + 3] === srcMac &&
+      keys[k + 4] === dstMac &&
+      keys[k + 5] === rest
+    )
+      return hit;
     const piece = utf8(
       `,"roce":true,"version":2,"src":"${ipv4ToString(src)}","dst":"${ipv4ToString(dst)}","srcPort":${udp.srcPort},"dstPort":${udp.dstPort}${linkAndIpJson(d)}`,
     );

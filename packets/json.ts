@@ -45,7 +45,7 @@ export function frameToJson(frame: number, time: FrameTime, d: DecodedFrame): Fr
     dstPort: d.udp?.dstPort ?? null,
     ...linkAndIpMembers(d),
     opcode: b?.opcode ?? null,
-    opcodeName: b === null ? null : d.info?.name ?? `UNKNOWN_0x${b.opcode.toString(16).padStart(2, '0')}`,
+    opcodeName: b === null ? null : (d.info?.name ?? `UNKNOWN_0x${b.opcode.toString(16).padStart(2, '0')}`),
     se: b?.se ?? null,
     migReq: b?.migReq ?? null,
     padCount: b?.padCount ?? null,
@@ -96,7 +96,14 @@ function trafficClassAndTtl(d: RocePacket): [number, number] | null {
  * The Ethernet and IP members: MACs (null without an Ethernet header: Linux cooked or raw IP
  * captures), the VLAN tag, and the DSCP, ECN and TTL (hop limit) of the IP header or GRH.
  */
-function linkAndIpMembers(d: RocePacket): { srcMac: string | null; dstMac: string | null; vlan: { id: number; priority: number } | null; dscp: number | null; ecn: number | null; ttl: number | null } {
+function linkAndIpMembers(d: RocePacket): {
+  srcMac: string | null;
+  dstMac: string | null;
+  vlan: { id: number; priority: number } | null;
+  dscp: number | null;
+  ecn: number | null;
+  ttl: number | null;
+} {
   const e = d.eth;
   const tc = trafficClassAndTtl(d);
   return {
@@ -359,8 +366,30 @@ function writeCommonFrameJson(t: TextBytes, d: RocePacket, pieces: JsonFramePiec
   const b = d.bth;
   const ip = d.ipv4;
   const udp = d.udp;
-  if (d.version !== 2 || b === null || ip === null || udp === null || d.icrc === null || d.truncated || d.mad !== null || d.error !== null || d.madError !== null) return false;
-  if (d.reth !== null || d.immDt !== null || d.ieth !== null || d.deth !== null || d.atomicEth !== null || d.atomicAckEth !== null || d.xrcEth !== null || d.rdEth !== null || d.feth !== null) return false;
+  if (
+    d.version !== 2 ||
+    b === null ||
+    ip === null ||
+    udp === null ||
+    d.icrc === null ||
+    d.truncated ||
+    d.mad !== null ||
+    d.error !== null ||
+    d.madError !== null
+  )
+    return false;
+  if (
+    d.reth !== null ||
+    d.immDt !== null ||
+    d.ieth !== null ||
+    d.deth !== null ||
+    d.atomicEth !== null ||
+    d.atomicAckEth !== null ||
+    d.xrcEth !== null ||
+    d.rdEth !== null ||
+    d.feth !== null
+  )
+    return false;
   const opcodeMember = OPCODE_MEMBERS[b.opcode & 0xff];
   if (opcodeMember === undefined || d.info === undefined || d.info.opcode !== b.opcode) return false;
   if (pieces !== undefined) {

@@ -7,7 +7,7 @@
  * GIDs are RFC 5952 addresses; byte strings (private data, ARI) are plain hex.
  */
 import { hex64, ipv6ToString, toHex } from './bytes';
-import { type DecodedMad } from './mad-payload';
+import type { DecodedMad } from './mad-payload';
 import { CM_ATTR_NAMES, MgmtClass, isResponse } from './mad';
 import { CM_FIELD_TABLES } from './cm/message';
 import { IP_CM_HEADER_LEN, ipCmAddressToString } from './cm/ip-private-data';

@@ -6,7 +6,7 @@
  * values: reject reasons, timeouts as time, path MTU in bytes).
  */
 import { hex64, ipv6ToString, toHex } from './bytes';
-import { type DecodedMad } from './mad-payload';
+import type { DecodedMad } from './mad-payload';
 import { CM_ATTR_NAMES, MgmtClass, isResponse, methodName, mgmtClassName } from './mad';
 import type { Field } from './field-table';
 import { CM_FIELD_TABLES, type CmMessage, cmTimeoutMicros } from './cm/message';
@@ -115,7 +115,10 @@ export function madTreeLines(mad: DecodedMad): [number, string][] {
   const out: [number, string][] = [];
   const attr = h.mgmtClass === MgmtClass.CM ? CM_ATTR_NAMES[h.attributeId] : undefined;
   out.push([1, `MAD: ${mgmtClassName(h.mgmtClass)} ${methodName(h.method)}${attr === undefined ? '' : ` ${attr}`}`]);
-  out.push([2, `base version ${h.baseVersion}, class ${hexN(h.mgmtClass, 2)}, class version ${h.classVersion}, method ${hexN(h.method, 2)} (R ${isResponse(h.method) ? 1 : 0})`]);
+  out.push([
+    2,
+    `base version ${h.baseVersion}, class ${hexN(h.mgmtClass, 2)}, class version ${h.classVersion}, method ${hexN(h.method, 2)} (R ${isResponse(h.method) ? 1 : 0})`,
+  ]);
   out.push([2, `status ${hexN(h.status, 4)}, class specific ${hexN(h.classSpecific, 4)}, transaction ID ${hex64(h.transactionId)}`]);
   out.push([2, `attribute ID ${hexN(h.attributeId, 4)}, reserved ${hexN(h.reserved, 4)}, attribute modifier ${hexN(h.attributeModifier, 8)}`]);
   const m = mad.cm;

@@ -208,7 +208,11 @@ export function parseMad(view: DataView, off: number, len: number): MadHeader {
   }
   const h = parseMadHeader(view, off, off + len);
   if (h.baseVersion !== MAD_BASE_VERSION) {
-    throw new WireError(WireErrorCode.BadField, off + OFF.BASE_VERSION, `MAD base version ${h.baseVersion} (only ${MAD_BASE_VERSION} is defined for InfiniBand)`);
+    throw new WireError(
+      WireErrorCode.BadField,
+      off + OFF.BASE_VERSION,
+      `MAD base version ${h.baseVersion} (only ${MAD_BASE_VERSION} is defined for InfiniBand)`,
+    );
   }
   return h;
 }

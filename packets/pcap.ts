@@ -18,7 +18,6 @@
  * subarray views into the file (no copies).
  */
 import { WireError, WireErrorCode } from './errors';
-import { ProgrammingError, ProgrammingErrorCode } from '../base/programming-error';
 import { secondsOfNs, timeDigitsOf } from '../base/exact-time';
 
 /** Link-layer header types (tcpdump.org LINKTYPE_* values). */
@@ -202,6 +201,7 @@ export function iterateCaptureBytes(src: CaptureBytes): Generator<CaptureRecord,
 }
 
 /** A reading that ends with `error` before any record. */
+// biome-ignore lint/correctness/useYield: a reading with no record is still a reading: callers iterate it like any other
 function* ended(error: WireError): Generator<CaptureRecord, WireError | null> {
   return error;
 }
@@ -289,7 +289,17 @@ function* iteratePcapBytes(src: CaptureBytes): Generator<CaptureRecord, WireErro
     if (erf && incl >= 8) {
       const timestampNs = erfTimestampNs(w.view, at);
       const whole = secondsOfNs(timestampNs);
-      yield { index, timestampNs, sec: whole, nsec: Number(timestampNs - BigInt(whole) * 1_000_000_000n), timeDigits: 9, linkType, data: w.buf.subarray(at, at + incl), origLen: orig, fileOffset: off };
+      yield {
+        index,
+        timestampNs,
+        sec: whole,
+        nsec: Number(timestampNs - BigInt(whole) * 1_000_000_000n),
+        timeDigits: 9,
+        linkType,
+        data: w.buf.subarray(at, at + incl),
+        origLen: orig,
+        fileOffset: off,
+      };
       off = start + incl;
       continue;
     }
@@ -682,14 +692,7 @@ function putPcapHeader(view: DataView, o: ResolvedOptions): void {
 }
 
 /** Writes a 16-byte record header (§5) at `off`; returns the captured length. */
-function putRecordHeader(
-  view: DataView,
-  off: number,
-  o: ResolvedOptions,
-  dataLen: number,
-  timestampNs: bigint,
-  origLen: number | undefined,
-): number {
+function putRecordHeader(view: DataView, off: number, o: ResolvedOptions, dataLen: number, timestampNs: bigint, origLen: number | undefined): number {
   if (timestampNs < 0n) throw new WireError(WireErrorCode.BadValue, 0, `negative timestamp ${timestampNs}`);
   const sec = timestampNs / 1_000_000_000n;
   if (sec > 0xffffffffn) throw new WireError(WireErrorCode.BadValue, 0, `timestamp ${timestampNs} ns is past 2106`);

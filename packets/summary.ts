@@ -8,7 +8,7 @@ import type { BthHeader } from './bth';
 import { describeSyndrome } from './aeth';
 import { OPCODES } from './opcodes';
 import { madSummary, madTreeLines } from './mad-summary';
-import { TextBytes, textOf, utf8 } from '../base/text-bytes';
+import { type TextBytes, textOf, utf8 } from '../base/text-bytes';
 import { type ExactTime, secondsText } from '../base/exact-time';
 import type { SummaryPieces } from './summary-pieces';
 
@@ -214,7 +214,10 @@ export function fieldTree(frame: number, time: ExactTime, capLen: number, p: Roc
   const v6 = p.ipv6 ?? p.grh;
   if (v6) {
     line(1, `${p.grh ? 'GRH' : 'IPv6'}: ${ipv6ToString(v6.src)} → ${ipv6ToString(v6.dst)}`);
-    line(2, `traffic class 0x${v6.trafficClass.toString(16).padStart(2, '0')}, flow label 0x${v6.flowLabel.toString(16).padStart(5, '0')}, payload length ${v6.payloadLength}, next header ${v6.nextHeader}, hop limit ${v6.hopLimit}`);
+    line(
+      2,
+      `traffic class 0x${v6.trafficClass.toString(16).padStart(2, '0')}, flow label 0x${v6.flowLabel.toString(16).padStart(5, '0')}, payload length ${v6.payloadLength}, next header ${v6.nextHeader}, hop limit ${v6.hopLimit}`,
+    );
   }
   if (p.udp) {
     line(1, `UDP: ${p.udp.srcPort} → ${p.udp.dstPort}, length ${p.udp.length}, checksum 0x${p.udp.checksum.toString(16).padStart(4, '0')}`);

@@ -36,7 +36,9 @@ for (const [subpath, e] of esmEntries()) {
     process.stderr.write(`esm-entries: ${e.cjs} (entry ${subpath}) is not built; run tsc -p tsconfig.build.json first\n`);
     process.exit(1);
   }
-  const names = Object.keys(require(cjsPath)).filter((n) => n !== '__esModule').sort();
+  const names = Object.keys(require(cjsPath))
+    .filter((n) => n !== '__esModule')
+    .sort();
   const bad = names.filter((n) => !IDENTIFIER.test(n));
   if (bad.length > 0) {
     process.stderr.write(`esm-entries: ${e.cjs} exports names that are not identifiers: ${bad.join(', ')}\n`);

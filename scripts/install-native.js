@@ -10,7 +10,9 @@ const { spawnSync } = require('node:child_process');
 const path = require('node:path');
 
 if (process.platform !== 'linux') {
-  process.stderr.write(`roce-ts: the native shim (AF_XDP, AF_PACKET) is for Linux; not built on ${process.platform}, roce perftest and roce pingpong will not run\n`);
+  process.stderr.write(
+    `roce-ts: the native shim (AF_XDP, AF_PACKET) is for Linux; not built on ${process.platform}, roce perftest and roce pingpong will not run\n`,
+  );
   process.exit(0);
 }
 const r = spawnSync('bash', [path.join(__dirname, 'build-native.sh'), '--optional'], { stdio: 'inherit' });

@@ -54,7 +54,15 @@ function patch(file) {
   const shstrndx = b.readUInt16LE(0x3e);
   const sec = (i) => {
     const o = shoff + i * shentsize;
-    return { name: b.readUInt32LE(o), type: b.readUInt32LE(o + 4), offset: Number(b.readBigUInt64LE(o + 0x18)), size: Number(b.readBigUInt64LE(o + 0x20)), link: b.readUInt32LE(o + 0x28), info: b.readUInt32LE(o + 0x2c), entsize: Number(b.readBigUInt64LE(o + 0x38)) };
+    return {
+      name: b.readUInt32LE(o),
+      type: b.readUInt32LE(o + 4),
+      offset: Number(b.readBigUInt64LE(o + 0x18)),
+      size: Number(b.readBigUInt64LE(o + 0x20)),
+      link: b.readUInt32LE(o + 0x28),
+      info: b.readUInt32LE(o + 0x2c),
+      entsize: Number(b.readBigUInt64LE(o + 0x38)),
+    };
   };
   const shstr = sec(shstrndx);
   const byName = new Map();
@@ -76,7 +84,12 @@ function patch(file) {
     let aux = vn + b.readUInt32LE(vn + 8);
     const cnt = b.readUInt16LE(vn + 2);
     for (let k = 0; k < cnt; k++) {
-      versions.set(b.readUInt16LE(aux + 6) & 0x7fff, { name: str(b.readUInt32LE(aux + 8)), at: aux, nameOff: b.readUInt32LE(aux + 8), hash: b.readUInt32LE(aux) });
+      versions.set(b.readUInt16LE(aux + 6) & 0x7fff, {
+        name: str(b.readUInt32LE(aux + 8)),
+        at: aux,
+        nameOff: b.readUInt32LE(aux + 8),
+        hash: b.readUInt32LE(aux),
+      });
       const next = b.readUInt32LE(aux + 12);
       if (next === 0) break;
       aux += next;
@@ -114,7 +127,9 @@ function patch(file) {
   for (let i = 0; i < count; i++) freed.delete(b.readUInt16LE(versym.offset + 2 * i) & 0x7fff);
   for (const idx of freed) {
     const v = versions.get(idx);
-    const moved = Object.values(REBIND).find((r) => versions.get(indexOf(r.version)) !== undefined && (v.name.startsWith('GLIBCXX') === r.version.startsWith('GLIBCXX')));
+    const moved = Object.values(REBIND).find(
+      (r) => versions.get(indexOf(r.version)) !== undefined && v.name.startsWith('GLIBCXX') === r.version.startsWith('GLIBCXX'),
+    );
     const to = versions.get(indexOf(moved.version));
     b.writeUInt32LE(to.nameOff, v.at + 8);
     b.writeUInt32LE(elfHash(to.name), v.at);
@@ -125,10 +140,14 @@ function patch(file) {
 }
 
 function main() {
-  const file = process.argv[2] ?? path.join(__dirname, '..', 'node_modules', '@jazzer.js', 'fuzzer', 'prebuilds', `fuzzer-${process.platform}-${process.arch}.node`);
+  const file =
+    process.argv[2] ?? path.join(__dirname, '..', 'node_modules', '@jazzer.js', 'fuzzer', 'prebuilds', `fuzzer-${process.platform}-${process.arch}.node`);
   if (process.platform !== 'linux' || process.arch !== 'x64' || !fs.existsSync(file)) return;
   const changed = patch(file);
-  if (changed) process.stdout.write(`jazzer-glibc-compat: ${path.relative(process.cwd(), file)} rebound to glibc 2.2.5 / GLIBCXX_3.4.20 symbols (original kept as .orig)\n`);
+  if (changed)
+    process.stdout.write(
+      `jazzer-glibc-compat: ${path.relative(process.cwd(), file)} rebound to glibc 2.2.5 / GLIBCXX_3.4.20 symbols (original kept as .orig)\n`,
+    );
 }
 
 if (require.main === module) main();

@@ -24,7 +24,8 @@ export const Access = {
 } as const;
 
 /** Every access flag a region may be registered with. */
-export const ACCESS_MR_SUPPORTED = Access.LOCAL_WRITE | Access.REMOTE_WRITE | Access.REMOTE_READ | Access.REMOTE_ATOMIC | Access.MW_BIND | Access.FLUSH_GLOBAL | Access.FLUSH_PERSISTENT;
+export const ACCESS_MR_SUPPORTED =
+  Access.LOCAL_WRITE | Access.REMOTE_WRITE | Access.REMOTE_READ | Access.REMOTE_ATOMIC | Access.MW_BIND | Access.FLUSH_GLOBAL | Access.FLUSH_PERSISTENT;
 
 /**
  * The access a memory window may be bound with: a region's, and zero-based addressing (rxe

@@ -322,7 +322,12 @@ function receiveResponse(qp: QueuePair, p: RocePacket, frame: Uint8Array, base: 
     // annex A19; rxe_resp.c send_read_response_ack(); rxe_comp.c check_ack() completes the WQE on it).
     const only = (info.flags & (OpFlag.START | OpFlag.END)) === (OpFlag.START | OpFlag.END);
     if (!only || psn !== w.firstPsn || p.payloadLength !== 0) {
-      completeInOrder(qp, w, WcStatus.BAD_RESP_ERR, `${info.name} at PSN ${psn} with ${p.payloadLength} bytes for a ${wqeName(w)} WQE (expected a READ response of no data)`);
+      completeInOrder(
+        qp,
+        w,
+        WcStatus.BAD_RESP_ERR,
+        `${info.name} at PSN ${psn} with ${p.payloadLength} bytes for a ${wqeName(w)} WQE (expected a READ response of no data)`,
+      );
       return;
     }
     c.psn = psnAdd(psn, 1);

@@ -168,7 +168,11 @@ export class Device implements QpHost {
     this.vlan = cfg.vlan ?? null;
     this.limits = Object.freeze({ ...RXE_DEVICE_LIMITS, ...cfg.limits });
     this.mrs = new MrTable(this.limits.maxMr, this.limits.maxMw, new KeyAllocator(order, names));
-    this.tuning = Object.freeze({ maxUnackedPsns: cfg.maxUnackedPsns ?? DEFAULT_MAX_UNACKED_PSNS, maxPktsPerAck: cfg.maxPktsPerAck ?? DEFAULT_MAX_PKTS_PER_ACK, burst: cfg.burst ?? 64 });
+    this.tuning = Object.freeze({
+      maxUnackedPsns: cfg.maxUnackedPsns ?? DEFAULT_MAX_UNACKED_PSNS,
+      maxPktsPerAck: cfg.maxPktsPerAck ?? DEFAULT_MAX_PKTS_PER_ACK,
+      burst: cfg.burst ?? 64,
+    });
     // GID table as rxe builds it for RoCE v2: the link-local GID from the MAC first, then one per address.
     this.gids.push(linkLocalGid(cfg.driver.mac));
     for (const a of cfg.ipv4 ?? []) this.gids.push(ipv6FromString(`::ffff:${a}`));
@@ -181,7 +185,15 @@ export class Device implements QpHost {
     if (bound !== undefined && (!Number.isInteger(bound) || bound < 1 || bound > 0x7fffffff)) {
       throw invalid(`maxInflightPackets must be an integer 1..2147483647, not ${bound}`);
     }
-    this.inflight = bound === undefined ? null : new InflightBound(bound, this.clock, (qp) => this.kick(qp), () => this.qps.values());
+    this.inflight =
+      bound === undefined
+        ? null
+        : new InflightBound(
+            bound,
+            this.clock,
+            (qp) => this.kick(qp),
+            () => this.qps.values(),
+          );
     const coalescer = cfg.coalesceAcks === true ? new AckCoalescer(sendAckNow) : null;
     this.ackDeferral = coalescer === null ? new AckDeferral(sendHeldAck) : null;
     this.acks = coalescer ?? (this.ackDeferral as AckDeferral);
@@ -275,12 +287,14 @@ export class Device implements QpHost {
 
   /** ibv_create_qp. `qpn` asks for a given QP number (replay rebuilds the QPs a capture shows). */
   createQp(pd: ProtectionDomain, init: QpInitAttr, qpnWanted?: number): QueuePair {
-    if (this.qps.size >= this.limits.maxQp) throw new VerbsError(VerbsErrorCode.Limit, `createQp: the device already has ${this.qps.size} QPs, its limit (max_qp); destroy one first`);
+    if (this.qps.size >= this.limits.maxQp)
+      throw new VerbsError(VerbsErrorCode.Limit, `createQp: the device already has ${this.qps.size} QPs, its limit (max_qp); destroy one first`);
     let qpn: number;
     if (qpnWanted !== undefined) {
       // QP 1 is the General Services Interface, a UD QP (IBTA vol. 1 chapter 13, §13.4; rxe numbers its IB_QPT_GSI QP 1): stack/cm/gsi.ts asks for it.
       const min = init.qpType === QpType.UD ? GSI_QPN : 2;
-      if (!Number.isInteger(qpnWanted) || qpnWanted < min || qpnWanted > 0xffffff) throw invalid(`createQp: QP number ${qpnWanted} is out of range ${min}..0xffffff`);
+      if (!Number.isInteger(qpnWanted) || qpnWanted < min || qpnWanted > 0xffffff)
+        throw invalid(`createQp: QP number ${qpnWanted} is out of range ${min}..0xffffff`);
       if (this.qps.has(qpnWanted)) throw new VerbsError(VerbsErrorCode.Busy, `createQp: QP 0x${qpnWanted.toString(16)} exists`);
       qpn = qpnWanted;
     } else {
@@ -332,10 +346,12 @@ export class Device implements QpHost {
     const sgid = this.gids[sgidIndex];
     if (sgid === undefined) throw invalid(`ahAttr.sgidIndex ${sgidIndex} is not in the GID table (${this.gids.length} entries)`);
     const v4 = isIpv4MappedGid(dgid);
-    if (v4 !== isIpv4MappedGid(sgid)) throw invalid(`ahAttr: source GID ${ipv6ToString(sgid)} and destination GID ${ipv6ToString(dgid)} are not both IPv4-mapped or both IPv6`);
+    if (v4 !== isIpv4MappedGid(sgid))
+      throw invalid(`ahAttr: source GID ${ipv6ToString(sgid)} and destination GID ${ipv6ToString(dgid)} are not both IPv4-mapped or both IPv6`);
     const dstText = v4 ? `${dgid[12]}.${dgid[13]}.${dgid[14]}.${dgid[15]}` : ipv6ToString(dgid);
     const dmac = ah.dmac ?? this.neighbors.get(normalizeIp(dstText));
-    if (dmac === undefined) throw new VerbsError(VerbsErrorCode.NotFound, `no neighbour entry for ${dstText}: give ahAttr.dmac or add it to the device's neighbour table`);
+    if (dmac === undefined)
+      throw new VerbsError(VerbsErrorCode.NotFound, `no neighbour entry for ${dstText}: give ahAttr.dmac or add it to the device's neighbour table`);
     const tc = ah.trafficClass ?? 0;
     return {
       srcMac: this.driver.mac,
@@ -473,4 +489,3 @@ export function linkLocalGid(mac: number): Uint8Array {
   g[15] = m[5] ?? 0;
   return g;
 }
-

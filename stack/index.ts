@@ -9,8 +9,8 @@ export { QueuePair, type QpInitAttr, type QpCap } from './queue-pair';
 export { CompletionQueue } from './completion-queue';
 export { MemoryRegion, ProtectionDomain } from './memory-region';
 export { SharedReceiveQueue } from './shared-receive-queue';
-export { type RecvWr, type SendWr } from './work-request';
-export { type QpAttrInput } from './qp-attributes';
+export type { RecvWr, SendWr } from './work-request';
+export type { QpAttrInput } from './qp-attributes';
 export { QpState, QpType } from './qp-type-and-state';
 export { Access } from './access-flags';
 export { SendFlags, WrOpcode } from './work-request-codes';
@@ -22,7 +22,7 @@ export {
   type WorkCompletion,
 } from './work-completion';
 export { Mtu, mtuBytes } from './mtu';
-export { type Sge } from './sge';
+export type { Sge } from './sge';
 export { VerbsError, VerbsErrorCode } from './errors';
 export { RealClock, VirtualClock, type Clock } from '../base/clock';
 export { RoceError } from '../base/roce-error';

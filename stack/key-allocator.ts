@@ -49,7 +49,8 @@ export class KeyAllocator {
     readonly order: AllocationOrder,
     private readonly random: RandomSource | null = null,
   ) {
-    if (order === AllocationOrder.RANDOM && random === null) throw new ProgrammingError(ProgrammingErrorCode.Misuse, 'KeyAllocator: the random order needs a random source');
+    if (order === AllocationOrder.RANDOM && random === null)
+      throw new ProgrammingError(ProgrammingErrorCode.Misuse, 'KeyAllocator: the random order needs a random source');
   }
 
   /**

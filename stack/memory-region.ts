@@ -101,7 +101,14 @@ export const MrFault = {
 } as const;
 export type MrFault = (typeof MrFault)[keyof typeof MrFault];
 
-export const MR_FAULT_NAMES: readonly string[] = ['ok', 'invalid key', 'protection domain mismatch', 'out of bounds', 'access not allowed', 'memory window bound to another QP'];
+export const MR_FAULT_NAMES: readonly string[] = [
+  'ok',
+  'invalid key',
+  'protection domain mismatch',
+  'out of bounds',
+  'access not allowed',
+  'memory window bound to another QP',
+];
 
 export interface MrHit {
   fault: MrFault;
@@ -153,7 +160,16 @@ export class MrTable {
     if (!Number.isInteger(maxPages) || maxPages < 1 || maxPages > 1 << 20) throw invalid(`allocMr: maxPages ${maxPages} must be an integer 1..${1 << 20}`);
     const k = this.newKey('allocMr', key);
     // rxe gives fast-registration regions remote access until the REG_MR sets theirs (RXE_ACCESS_REMOTE); they answer to nothing before it.
-    const mr = new MemoryRegion(pd, new Uint8Array(0), 0n, Access.LOCAL_WRITE | Access.REMOTE_WRITE | Access.REMOTE_READ | Access.REMOTE_ATOMIC, k, k, MrType.MEM_REG, maxPages);
+    const mr = new MemoryRegion(
+      pd,
+      new Uint8Array(0),
+      0n,
+      Access.LOCAL_WRITE | Access.REMOTE_WRITE | Access.REMOTE_READ | Access.REMOTE_ATOMIC,
+      k,
+      k,
+      MrType.MEM_REG,
+      maxPages,
+    );
     mr.valid = false;
     this.byIndex.set(k >>> 8, mr);
     pd.regions++;
@@ -172,7 +188,8 @@ export class MrTable {
     if (this.byIndex.get(mr.lkey >>> 8) !== mr) return `REG_MR: region 0x${mr.lkey.toString(16)} is not registered on this device`;
     if (mr.valid) return `REG_MR: region 0x${mr.lkey.toString(16)} is valid; invalidate it first`;
     if (mr.pd !== pd) return `REG_MR: region 0x${mr.lkey.toString(16)} belongs to another protection domain than the QP`;
-    if (!Number.isInteger(key) || key < 0 || key > 0xffff_ffff || key >>> 8 !== mr.lkey >>> 8) return `REG_MR: key 0x${key.toString(16)} must keep the region's key index 0x${(mr.lkey >>> 8).toString(16)} (only the low 8 bits are the consumer's)`;
+    if (!Number.isInteger(key) || key < 0 || key > 0xffff_ffff || key >>> 8 !== mr.lkey >>> 8)
+      return `REG_MR: key 0x${key.toString(16)} must keep the region's key index 0x${(mr.lkey >>> 8).toString(16)} (only the low 8 bits are the consumer's)`;
     const bad = accessProblem(access);
     if (bad !== '') return `REG_MR: ${bad}`;
     const m = mr.mapped;
@@ -191,7 +208,11 @@ export class MrTable {
     const idx = mr.lkey >>> 8;
     if (this.byIndex.get(idx) !== mr) throw new VerbsError(VerbsErrorCode.NotFound, 'deregMr: region is not registered');
     // IBTA vol. 1 §10.6.7.2.6 as rxe reads it (rxe_dereg_mr(): num_mw > 0 -> EINVAL): the windows go first.
-    if (mr.windows > 0) throw new VerbsError(VerbsErrorCode.Busy, `deregMr: region 0x${mr.lkey.toString(16)} has ${mr.windows} memory window(s) bound to it; invalidate, bind elsewhere or deallocate them first`);
+    if (mr.windows > 0)
+      throw new VerbsError(
+        VerbsErrorCode.Busy,
+        `deregMr: region 0x${mr.lkey.toString(16)} has ${mr.windows} memory window(s) bound to it; invalidate, bind elsewhere or deallocate them first`,
+      );
     this.byIndex.delete(idx);
     mr.valid = false;
     mr.pd.regions--;
@@ -204,11 +225,20 @@ export class MrTable {
 
   /** A key for a new region (or window): `key` when given (its index must be free), else a free index and the next key byte. */
   private newKey(verb: string, key?: number, window = false): number {
-    if (!window && this.byIndex.size >= this.maxMr) throw new VerbsError(VerbsErrorCode.Limit, `${verb}: the device already has ${this.byIndex.size} memory regions, its limit (max_mr); deregister one first`);
-    if (window && this.windowsByIndex.size >= this.maxMw) throw new VerbsError(VerbsErrorCode.Limit, `${verb}: the device already has ${this.windowsByIndex.size} memory windows, its limit (max_mw); deallocate one first`);
+    if (!window && this.byIndex.size >= this.maxMr)
+      throw new VerbsError(
+        VerbsErrorCode.Limit,
+        `${verb}: the device already has ${this.byIndex.size} memory regions, its limit (max_mr); deregister one first`,
+      );
+    if (window && this.windowsByIndex.size >= this.maxMw)
+      throw new VerbsError(
+        VerbsErrorCode.Limit,
+        `${verb}: the device already has ${this.windowsByIndex.size} memory windows, its limit (max_mw); deallocate one first`,
+      );
     let k: number;
     if (key !== undefined) {
-      if (!Number.isInteger(key) || key < 0x100 || key > 0xffff_ffff) throw invalid(`${verb}: key 0x${key.toString(16)} must be a 32-bit value with a non-zero index (key >> 8)`);
+      if (!Number.isInteger(key) || key < 0x100 || key > 0xffff_ffff)
+        throw invalid(`${verb}: key 0x${key.toString(16)} must be a 32-bit value with a non-zero index (key >> 8)`);
       if (this.taken(key >>> 8)) throw new VerbsError(VerbsErrorCode.Busy, `${verb}: key index 0x${(key >>> 8).toString(16)} is already in use`);
       k = key >>> 0;
     } else {
@@ -398,7 +428,8 @@ export class MrTable {
 function accessProblem(access: number): string {
   if (!Number.isInteger(access) || (access & ~ACCESS_MR_SUPPORTED) !== 0) return `unknown access flags 0x${access.toString(16)}`;
   // IBTA vol. 1 §10.6.3.1 / libibverbs: remote write and remote atomic need local write.
-  if ((access & (Access.REMOTE_WRITE | Access.REMOTE_ATOMIC)) !== 0 && (access & Access.LOCAL_WRITE) === 0) return 'REMOTE_WRITE and REMOTE_ATOMIC need LOCAL_WRITE';
+  if ((access & (Access.REMOTE_WRITE | Access.REMOTE_ATOMIC)) !== 0 && (access & Access.LOCAL_WRITE) === 0)
+    return 'REMOTE_WRITE and REMOTE_ATOMIC need LOCAL_WRITE';
   return '';
 }
 

@@ -80,7 +80,8 @@ export class MemoryWindow {
 export function bindProblem(pd: ProtectionDomain, mw: MemoryWindow, key: number, b: MwBindInfo, regionKnown: boolean): string {
   const name = `window 0x${(mw.rkey >>> 0).toString(16)}`;
   if (!mw.allocated) return `${name} is deallocated`;
-  if (!Number.isInteger(key) || key < 0 || key > 0xffff_ffff || key >>> 8 !== mw.rkey >>> 8) return `key 0x${key.toString(16)} must keep the ${name}'s index 0x${(mw.rkey >>> 8).toString(16)} (only the low 8 bits are the consumer's)`;
+  if (!Number.isInteger(key) || key < 0 || key > 0xffff_ffff || key >>> 8 !== mw.rkey >>> 8)
+    return `key 0x${key.toString(16)} must keep the ${name}'s index 0x${(mw.rkey >>> 8).toString(16)} (only the low 8 bits are the consumer's)`;
   if (!Number.isInteger(b.mwAccessFlags) || (b.mwAccessFlags & ~ACCESS_MW_SUPPORTED) !== 0) return `unknown access flags 0x${b.mwAccessFlags.toString(16)}`;
   if (!Number.isInteger(b.length) || b.length < 0) return `length ${b.length} must be a non-negative integer`;
   if (mw.type === MwType.TYPE_1) {
@@ -96,7 +97,9 @@ export function bindProblem(pd: ProtectionDomain, mw: MemoryWindow, key: number,
   if (!regionKnown || !mr.valid) return `${region} is not a valid region of this device`;
   if (mr.pd !== mw.pd) return `${region} belongs to another protection domain than the ${name}`;
   if ((mr.access & Access.MW_BIND) === 0) return `${region} was registered without MW_BIND access (C10-73)`;
-  if ((b.mwAccessFlags & (Access.REMOTE_WRITE | Access.REMOTE_ATOMIC)) !== 0 && (mr.access & Access.LOCAL_WRITE) === 0) return `${region} has no local write access, so the window cannot grant remote write or atomic access (C10-74)`;
-  if (b.addr < mr.iova || b.addr + BigInt(b.length) > mr.iova + mr.lengthBig) return `range 0x${b.addr.toString(16)}+${b.length} is not inside ${region} (C10-75)`;
+  if ((b.mwAccessFlags & (Access.REMOTE_WRITE | Access.REMOTE_ATOMIC)) !== 0 && (mr.access & Access.LOCAL_WRITE) === 0)
+    return `${region} has no local write access, so the window cannot grant remote write or atomic access (C10-74)`;
+  if (b.addr < mr.iova || b.addr + BigInt(b.length) > mr.iova + mr.lengthBig)
+    return `range 0x${b.addr.toString(16)}+${b.length} is not inside ${region} (C10-75)`;
   return '';
 }

@@ -60,7 +60,18 @@ const tr = (required: AttrName[], optional: AttrName[] = []): Transition => ({ r
 const all = (x: Transition): Partial<Record<QpType, Transition>> => ({ [T.RC]: x, [T.UC]: x, [T.UD]: x });
 
 const RTS_OPT_RC: AttrName[] = ['curQpState', 'qpAccessFlags', 'minRnrTimer'];
-const SQD_SQD_RC: AttrName[] = ['curQpState', 'qpAccessFlags', 'ahAttr', 'timeout', 'retryCnt', 'rnrRetry', 'maxRdAtomic', 'maxDestRdAtomic', 'minRnrTimer', 'pkeyIndex'];
+const SQD_SQD_RC: AttrName[] = [
+  'curQpState',
+  'qpAccessFlags',
+  'ahAttr',
+  'timeout',
+  'retryCnt',
+  'rnrRetry',
+  'maxRdAtomic',
+  'maxDestRdAtomic',
+  'minRnrTimer',
+  'pkeyIndex',
+];
 
 const TABLE: Table = {
   [S.RESET]: {
@@ -123,7 +134,8 @@ const ALL_ATTRS: readonly AttrName[] = [
 ];
 
 /** The access flags a QP takes: local write, remote write, read and atomic, and the two flush rights (rxe check_qp_attr_access()). */
-const QP_ACCESS_SUPPORTED = Access.LOCAL_WRITE | Access.REMOTE_WRITE | Access.REMOTE_READ | Access.REMOTE_ATOMIC | Access.FLUSH_GLOBAL | Access.FLUSH_PERSISTENT;
+const QP_ACCESS_SUPPORTED =
+  Access.LOCAL_WRITE | Access.REMOTE_WRITE | Access.REMOTE_READ | Access.REMOTE_ATOMIC | Access.FLUSH_GLOBAL | Access.FLUSH_PERSISTENT;
 
 /** Range checks of single attributes (values the wire or the spec cannot carry). */
 const RANGES: Partial<Record<AttrName, [number, number]>> = {
@@ -160,7 +172,9 @@ export function checkTransition(type: QpType, cur: QpState, attr: QpAttrInput): 
       throw invalid(`modifyQp: ${a} must be an integer in ${r[0]}..${r[1]}, got ${String(v)}`);
     }
     if (a === 'qpAccessFlags' && ((v as number) & ~QP_ACCESS_SUPPORTED) !== 0) {
-      throw invalid(`modifyQp: qpAccessFlags 0x${(v as number).toString(16)} has bits other than 0x${QP_ACCESS_SUPPORTED.toString(16)} (local write, remote write, read, atomic, flush global, flush persistent)`);
+      throw invalid(
+        `modifyQp: qpAccessFlags 0x${(v as number).toString(16)} has bits other than 0x${QP_ACCESS_SUPPORTED.toString(16)} (local write, remote write, read, atomic, flush global, flush persistent)`,
+      );
     }
   }
   // Any state may go to RESET or ERR with no attributes (IBTA figure 124).

@@ -27,7 +27,8 @@ export class QpnAllocator {
     readonly order: AllocationOrder,
     private readonly random: RandomSource | null = null,
   ) {
-    if (order === AllocationOrder.RANDOM && random === null) throw new ProgrammingError(ProgrammingErrorCode.Misuse, 'QpnAllocator: the random order needs a random source');
+    if (order === AllocationOrder.RANDOM && random === null)
+      throw new ProgrammingError(ProgrammingErrorCode.Misuse, 'QpnAllocator: the random order needs a random source');
   }
 
   /** A QP number that is not in use (`inUse(qpn)`), or null when every one is; `live` is how many are. */

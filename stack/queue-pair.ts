@@ -167,7 +167,15 @@ const DEFAULT_CAP: QpCap = { maxSendWr: 1024, maxRecvWr: 1024, maxSendSge: 32, m
 /** Work-request opcodes each QP type carries (IBTA §10.7.2; rxe's qp type checks). */
 const UD_OPCODES: readonly number[] = Object.freeze([WrOpcode.SEND, WrOpcode.SEND_WITH_IMM]);
 /** Local work requests (REG_MR, LOCAL_INV, BIND_MW) are taken on RC and UC QPs (rxe_opcode.c rxe_wr_opcode_info[]: WR_LOCAL_OP_MASK). */
-const UC_OPCODES: readonly number[] = Object.freeze([WrOpcode.SEND, WrOpcode.SEND_WITH_IMM, WrOpcode.RDMA_WRITE, WrOpcode.RDMA_WRITE_WITH_IMM, WrOpcode.LOCAL_INV, WrOpcode.REG_MR, WrOpcode.BIND_MW]);
+const UC_OPCODES: readonly number[] = Object.freeze([
+  WrOpcode.SEND,
+  WrOpcode.SEND_WITH_IMM,
+  WrOpcode.RDMA_WRITE,
+  WrOpcode.RDMA_WRITE_WITH_IMM,
+  WrOpcode.LOCAL_INV,
+  WrOpcode.REG_MR,
+  WrOpcode.BIND_MW,
+]);
 const RC_OPCODES: readonly number[] = Object.freeze([
   WrOpcode.SEND,
   WrOpcode.SEND_WITH_IMM,
@@ -414,7 +422,8 @@ export class QueuePair {
     const b = bind.bindInfo;
     if (b.mr === null && (b.addr !== 0n || b.length !== 0)) throw invalid('bindMw: an address or length needs a region (bindInfo.mr)');
     if ((b.mwAccessFlags & Access.ZERO_BASED) !== 0) throw invalid('bindMw: a type 1 window cannot be zero-based (o10-36.2.2)');
-    if (b.mr !== null && b.mr.pd !== mw.pd) throw new VerbsError(VerbsErrorCode.InvalidArgument, 'bindMw: the region and the window belong to different protection domains');
+    if (b.mr !== null && b.mr.pd !== mw.pd)
+      throw new VerbsError(VerbsErrorCode.InvalidArgument, 'bindMw: the region and the window belong to different protection domains');
     const rkey = ((mw.postedRkey & ~0xff) | ((mw.postedRkey + 1) & 0xff)) >>> 0;
     this.post({ wrId: bind.wrId ?? 0, opcode: WrOpcode.BIND_MW, sendFlags: bind.sendFlags ?? 0, bindMw: { mw, rkey, bindInfo: { ...b } } }, true);
     mw.postedRkey = rkey;
@@ -461,11 +470,14 @@ export class QueuePair {
       if (fl === undefined) throw invalid('postSend: FLUSH needs `flush: { remoteAddr, rkey, length, placementType, selectivity }`');
       // oA19-2: a FLUSH carries no payload; what it covers is the RETH's range or the whole region.
       if (sgList.length !== 0) throw invalid('postSend: a FLUSH carries no data: give no SGEs');
-      if (!Number.isInteger(fl.length) || fl.length < 0 || fl.length > MAX_MSG_SIZE) throw invalid(`postSend: FLUSH length ${fl.length} is out of range 0..${MAX_MSG_SIZE}`);
+      if (!Number.isInteger(fl.length) || fl.length < 0 || fl.length > MAX_MSG_SIZE)
+        throw invalid(`postSend: FLUSH length ${fl.length} is out of range 0..${MAX_MSG_SIZE}`);
       flushType = fl.placementType;
       flushLevel = fl.selectivity ?? FlushLevel.RANGE;
-      if (flushType === 0 || (flushType & ~(FlushType.GLOBAL | FlushType.PERSISTENT)) !== 0) throw invalid(`postSend: FLUSH placement type ${flushType} must be FlushType.GLOBAL and/or FlushType.PERSISTENT`);
-      if (flushLevel !== FlushLevel.RANGE && flushLevel !== FlushLevel.MR) throw invalid(`postSend: FLUSH selectivity ${flushLevel} must be FlushLevel.RANGE or FlushLevel.MR`);
+      if (flushType === 0 || (flushType & ~(FlushType.GLOBAL | FlushType.PERSISTENT)) !== 0)
+        throw invalid(`postSend: FLUSH placement type ${flushType} must be FlushType.GLOBAL and/or FlushType.PERSISTENT`);
+      if (flushLevel !== FlushLevel.RANGE && flushLevel !== FlushLevel.MR)
+        throw invalid(`postSend: FLUSH selectivity ${flushLevel} must be FlushLevel.RANGE or FlushLevel.MR`);
       kind = WqeKind.FLUSH;
       remoteAddr = fl.remoteAddr;
       rkey = fl.rkey >>> 0;
@@ -489,7 +501,8 @@ export class QueuePair {
       if (sgList.length !== 0) throw invalid('postSend: BIND_MW takes no SGEs');
       if (bm === undefined) throw invalid('postSend: BIND_MW needs `bindMw: { mw, rkey, bindInfo: { mr, addr, length, mwAccessFlags } }`');
       // Type 1 windows are bound by the bind verb (ibv_bind_mw), which posts this work request itself.
-      if (bm.mw.type === MwType.TYPE_1 && !bindVerb) throw invalid('postSend: a type 1 window is bound with qp.bindMw (ibv_bind_mw), not a BIND_MW work request');
+      if (bm.mw.type === MwType.TYPE_1 && !bindVerb)
+        throw invalid('postSend: a type 1 window is bound with qp.bindMw (ibv_bind_mw), not a BIND_MW work request');
       kind = WqeKind.LOCAL;
     }
     let inline: Uint8Array | null = null;
@@ -629,7 +642,16 @@ export class QueuePair {
     this.sendCq.push(wc);
   }
 
-  postRecvCompletion(w: RecvWqe, status: WcStatus, byteLen: number, flags: number, imm: number, srcQp: number, reason = '', opcode: WcOpcode = WcOpcode.RECV): void {
+  postRecvCompletion(
+    w: RecvWqe,
+    status: WcStatus,
+    byteLen: number,
+    flags: number,
+    imm: number,
+    srcQp: number,
+    reason = '',
+    opcode: WcOpcode = WcOpcode.RECV,
+  ): void {
     const wc: WorkCompletion = { wrId: w.wrId, status, opcode, byteLen, qpNum: this.qpNum, srcQp, wcFlags: flags, immData: imm, vendorErr: reason };
     this.recvCq.push(wc, true);
   }

@@ -16,10 +16,7 @@ import { type SendWqe, WqeKind, WqeState, localFaultStatus, singleRequest, takes
 import { psnAdd, psnDiff } from '../base/psn';
 import { gatherFrom, resolveSges, segOf, windowAt } from './dma';
 import { MrFault, MR_FAULT_NAMES } from './memory-region';
-import type { TransportSpec } from '../packets/build';
 import type { RethHeader } from '../packets/reth';
-import type { AtomicEthHeader } from '../packets/atomic-eth';
-import type { DethHeader } from '../packets/deth';
 import { armRetransmitTimer, completeInOrder } from './completer';
 import { requestOpcode } from './wire-opcodes';
 

@@ -28,7 +28,6 @@ import { CREDITS_INVALID, NakCode, creditCode, encodeSyndrome } from '../packets
 import type { TransportSpec } from '../packets/build';
 import { readResponseOpcode } from './wire-opcodes';
 
-const RC_ACKNOWLEDGE = Opcode.RC_ACKNOWLEDGE;
 const RC_ATOMIC_ACKNOWLEDGE = Opcode.RC_ATOMIC_ACKNOWLEDGE;
 const RC_COMPARE_SWAP = Opcode.RC_COMPARE_SWAP;
 const RC_RDMA_READ_RESPONSE_ONLY = Opcode.RC_RDMA_READ_RESPONSE_ONLY;
@@ -196,7 +195,14 @@ export function responderReceive(qp: QueuePair, p: RocePacket, frame: Uint8Array
   }
   const need = neededAccess(info, p);
   if ((qp.attr.qpAccessFlags & need) !== need) {
-    if (rc) classCError(qp, NakCode.INVALID_REQUEST, bth.psn, `${info.name} is not enabled on this QP (access flags 0x${qp.attr.qpAccessFlags.toString(16)})`, WcStatus.REM_INV_REQ_ERR);
+    if (rc)
+      classCError(
+        qp,
+        NakCode.INVALID_REQUEST,
+        bth.psn,
+        `${info.name} is not enabled on this QP (access flags 0x${qp.attr.qpAccessFlags.toString(16)})`,
+        WcStatus.REM_INV_REQ_ERR,
+      );
     else dropMessage(qp);
     return;
   }
@@ -264,7 +270,14 @@ function executeSend(qp: QueuePair, p: RocePacket, info: OpcodeInfo, frame: Uint
   const len = p.payloadLength;
   if (r.offset + len > wqe.length) {
     // The message does not fit the receive buffer (rxe RESPST_ERR_LENGTH; the receive side sees a local length error).
-    if (rc) classCError(qp, NakCode.INVALID_REQUEST, bth.psn, `SEND of at least ${r.offset + len} bytes exceeds the ${wqe.length}-byte receive buffer`, WcStatus.LOC_LEN_ERR);
+    if (rc)
+      classCError(
+        qp,
+        NakCode.INVALID_REQUEST,
+        bth.psn,
+        `SEND of at least ${r.offset + len} bytes exceeds the ${wqe.length}-byte receive buffer`,
+        WcStatus.LOC_LEN_ERR,
+      );
     else {
       qp.postRecvCompletion(wqe, WcStatus.LOC_LEN_ERR, r.offset + len, 0, 0, 0, 'message longer than the receive buffer');
       r.wqe = null;
@@ -311,7 +324,14 @@ function executeWrite(qp: QueuePair, p: RocePacket, info: OpcodeInfo, frame: Uin
       // C9-88 / rxe check_rkey: the R_Key must name a region of this PD that covers the range and allows remote write.
       const hit = qp.ctx.mrs.checkRemote(qp.pd, reth.rkey, reth.va, reth.dmaLength, Access.REMOTE_WRITE, qp);
       if (hit.fault !== MrFault.OK || hit.mr === null) {
-        if (rc) classCError(qp, NakCode.REMOTE_ACCESS_ERROR, bth.psn, `WRITE rkey 0x${reth.rkey.toString(16)} va 0x${reth.va.toString(16)} len ${reth.dmaLength}: ${MR_FAULT_NAMES[hit.fault]}`, WcStatus.REM_ACCESS_ERR);
+        if (rc)
+          classCError(
+            qp,
+            NakCode.REMOTE_ACCESS_ERROR,
+            bth.psn,
+            `WRITE rkey 0x${reth.rkey.toString(16)} va 0x${reth.va.toString(16)} len ${reth.dmaLength}: ${MR_FAULT_NAMES[hit.fault]}`,
+            WcStatus.REM_ACCESS_ERR,
+          );
         else dropMessage(qp);
         return;
       }
@@ -320,7 +340,8 @@ function executeWrite(qp: QueuePair, p: RocePacket, info: OpcodeInfo, frame: Uin
     }
   }
   if (r.offset + len > r.writeLen || ((f & OpFlag.END) !== 0 && r.offset + len !== r.writeLen)) {
-    if (rc) classCError(qp, NakCode.INVALID_REQUEST, bth.psn, `WRITE carries ${r.offset + len} bytes but its RETH says ${r.writeLen}`, WcStatus.REM_INV_REQ_ERR);
+    if (rc)
+      classCError(qp, NakCode.INVALID_REQUEST, bth.psn, `WRITE carries ${r.offset + len} bytes but its RETH says ${r.writeLen}`, WcStatus.REM_INV_REQ_ERR);
     else dropMessage(qp);
     return;
   }
@@ -396,7 +417,13 @@ function executeRead(qp: QueuePair, p: RocePacket): void {
   if (reth.dmaLength > 0) {
     const hit = qp.ctx.mrs.checkRemote(qp.pd, reth.rkey, reth.va, reth.dmaLength, Access.REMOTE_READ, qp);
     if (hit.fault !== MrFault.OK) {
-      classCError(qp, NakCode.REMOTE_ACCESS_ERROR, bth.psn, `READ rkey 0x${reth.rkey.toString(16)} va 0x${reth.va.toString(16)} len ${reth.dmaLength}: ${MR_FAULT_NAMES[hit.fault]}`, WcStatus.REM_ACCESS_ERR);
+      classCError(
+        qp,
+        NakCode.REMOTE_ACCESS_ERROR,
+        bth.psn,
+        `READ rkey 0x${reth.rkey.toString(16)} va 0x${reth.va.toString(16)} len ${reth.dmaLength}: ${MR_FAULT_NAMES[hit.fault]}`,
+        WcStatus.REM_ACCESS_ERR,
+      );
       return;
     }
   }
@@ -474,7 +501,13 @@ function executeAtomic(qp: QueuePair, p: RocePacket, info: OpcodeInfo): void {
   }
   const hit = qp.ctx.mrs.checkRemote(qp.pd, a.rkey, a.va, 8, Access.REMOTE_ATOMIC, qp);
   if (hit.fault !== MrFault.OK || hit.mr === null) {
-    classCError(qp, NakCode.REMOTE_ACCESS_ERROR, bth.psn, `atomic rkey 0x${a.rkey.toString(16)} va 0x${a.va.toString(16)}: ${MR_FAULT_NAMES[hit.fault]}`, WcStatus.REM_ACCESS_ERR);
+    classCError(
+      qp,
+      NakCode.REMOTE_ACCESS_ERROR,
+      bth.psn,
+      `atomic rkey 0x${a.rkey.toString(16)} va 0x${a.va.toString(16)}: ${MR_FAULT_NAMES[hit.fault]}`,
+      WcStatus.REM_ACCESS_ERR,
+    );
     return;
   }
   const buf = hit.mr.buffer;
@@ -527,7 +560,13 @@ function executeFlush(qp: QueuePair, p: RocePacket): void {
   const hit = whole ? qp.ctx.mrs.checkRemoteRegion(qp.pd, reth.rkey, need, qp) : qp.ctx.mrs.checkRemote(qp.pd, reth.rkey, reth.va, reth.dmaLength, need, qp);
   if (hit.fault !== MrFault.OK || hit.mr === null) {
     const what = whole ? 'the whole region' : `va 0x${reth.va.toString(16)} len ${reth.dmaLength}`;
-    classCError(qp, NakCode.REMOTE_ACCESS_ERROR, bth.psn, `FLUSH (placement type ${feth.placementType}) rkey 0x${reth.rkey.toString(16)} ${what}: ${MR_FAULT_NAMES[hit.fault]}`, WcStatus.REM_ACCESS_ERR);
+    classCError(
+      qp,
+      NakCode.REMOTE_ACCESS_ERROR,
+      bth.psn,
+      `FLUSH (placement type ${feth.placementType}) rkey 0x${reth.rkey.toString(16)} ${what}: ${MR_FAULT_NAMES[hit.fault]}`,
+      WcStatus.REM_ACCESS_ERR,
+    );
     return;
   }
   if ((feth.placementType & FlushType.PERSISTENT) !== 0) hit.mr.persist?.(hit.offset, whole ? hit.length : reth.dmaLength);
@@ -546,12 +585,24 @@ function executeAtomicWrite(qp: QueuePair, p: RocePacket, frame: Uint8Array, bas
   const bth = p.bth!;
   const reth = p.reth!;
   if (reth.dmaLength !== 8 || p.payloadLength !== 8) {
-    classCError(qp, NakCode.INVALID_REQUEST, bth.psn, `ATOMIC WRITE carries ${p.payloadLength} bytes and its RETH says ${reth.dmaLength}: both must be 8`, WcStatus.REM_INV_REQ_ERR);
+    classCError(
+      qp,
+      NakCode.INVALID_REQUEST,
+      bth.psn,
+      `ATOMIC WRITE carries ${p.payloadLength} bytes and its RETH says ${reth.dmaLength}: both must be 8`,
+      WcStatus.REM_INV_REQ_ERR,
+    );
     return;
   }
   const hit = qp.ctx.mrs.checkRemote(qp.pd, reth.rkey, reth.va, 8, Access.REMOTE_WRITE, qp);
   if (hit.fault !== MrFault.OK || hit.mr === null) {
-    classCError(qp, NakCode.REMOTE_ACCESS_ERROR, bth.psn, `ATOMIC WRITE rkey 0x${reth.rkey.toString(16)} va 0x${reth.va.toString(16)}: ${MR_FAULT_NAMES[hit.fault]}`, WcStatus.REM_ACCESS_ERR);
+    classCError(
+      qp,
+      NakCode.REMOTE_ACCESS_ERROR,
+      bth.psn,
+      `ATOMIC WRITE rkey 0x${reth.rkey.toString(16)} va 0x${reth.va.toString(16)}: ${MR_FAULT_NAMES[hit.fault]}`,
+      WcStatus.REM_ACCESS_ERR,
+    );
     return;
   }
   if ((reth.va & 7n) !== 0n) {

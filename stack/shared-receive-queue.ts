@@ -27,7 +27,8 @@ export class SharedReceiveQueue {
 
   postRecv(wrs: RecvWr | readonly RecvWr[]): void {
     const list = Array.isArray(wrs) ? (wrs as readonly RecvWr[]) : [wrs as RecvWr];
-    if (this.q.length + list.length > this.maxWr) throw new VerbsError(VerbsErrorCode.QueueFull, `srq postRecv: queue full (${this.q.length} of ${this.maxWr})`);
+    if (this.q.length + list.length > this.maxWr)
+      throw new VerbsError(VerbsErrorCode.QueueFull, `srq postRecv: queue full (${this.q.length} of ${this.maxWr})`);
     const wqes = list.map((wr) => makeRecvWqe(wr, this.maxSge));
     for (const w of wqes) this.q.push(w);
   }

@@ -48,9 +48,7 @@ export const WcStatus = {
 } as const;
 export type WcStatus = (typeof WcStatus)[keyof typeof WcStatus];
 /** The name of each `WcStatus` value (5 → "WR_FLUSH_ERR"). */
-export const WC_STATUS_NAMES: Readonly<Record<number, string>> = Object.freeze(
-  Object.fromEntries(Object.entries(WcStatus).map(([k, v]) => [v, k])),
-);
+export const WC_STATUS_NAMES: Readonly<Record<number, string>> = Object.freeze(Object.fromEntries(Object.entries(WcStatus).map(([k, v]) => [v, k])));
 
 /** Work completion flags (`enum ibv_wc_flags`). */
 export const WcFlags = { GRH: 1, WITH_IMM: 2, IP_CSUM_OK: 4, WITH_INV: 8 } as const;

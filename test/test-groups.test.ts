@@ -25,16 +25,23 @@ interface Project {
 }
 
 const ROOT = path.resolve(__dirname, '..');
-// eslint-disable-next-line @typescript-eslint/no-require-imports
 const groups = require('./support/test-groups.js') as GroupsModule;
-// eslint-disable-next-line @typescript-eslint/no-require-imports
 const jestConfig = require('../jest.config.js') as { projects: Project[] };
 const scripts = (JSON.parse(fs.readFileSync(path.join(ROOT, 'package.json'), 'utf8')) as { scripts: Record<string, string> }).scripts;
 
 /** What puts a file in a system group: names imported (directly or through a local helper), or patterns in its own code. */
 const NEEDS: Record<string, { imports: readonly string[]; code: readonly RegExp[] }> = {
   netns: {
-    imports: ['netnsSkipReason', 'nativeNetnsSkipReason', 'e2eSkipReason', 'createNetnsPair', 'pairPerFile', 'runInNetns', 'createRoutedPath', 'createNetnsPairV6Only'],
+    imports: [
+      'netnsSkipReason',
+      'nativeNetnsSkipReason',
+      'e2eSkipReason',
+      'createNetnsPair',
+      'pairPerFile',
+      'runInNetns',
+      'createRoutedPath',
+      'createNetnsPairV6Only',
+    ],
     code: [/\bprocess\.getuid\s*\(/, /['"`]ip['"`]\s*,\s*\[\s*['"`]netns['"`]/],
   },
   interop: { imports: ['interopSkipReason', 'runLab'], code: [/qemu-system/] },
@@ -101,7 +108,11 @@ function importedNames(file: string, seen = new Set<string>()): Set<string> {
   const code = stripComments(fs.readFileSync(path.join(ROOT, file), 'utf8'));
   for (const m of code.matchAll(/import\s+(?:type\s+)?\{([^}]*)\}\s*from\s*['"]([^'"]+)['"]/g)) {
     for (const part of m[1]!.split(',')) {
-      const name = part.trim().replace(/^type\s+/, '').split(/\s+as\s+/)[0]!.trim();
+      const name = part
+        .trim()
+        .replace(/^type\s+/, '')
+        .split(/\s+as\s+/)[0]!
+        .trim();
       if (name !== '') names.add(name);
     }
   }
@@ -151,7 +162,8 @@ test("jest's projects are the groups, and together hold every test file exactly 
 });
 
 test('each group has a script that runs it alone', () => {
-  for (const g of groups.GROUP_NAMES) expect({ g, script: scripts[`test:${g}`] }).toEqual({ g, script: expect.stringMatching(new RegExp(`jest --selectProjects ${g}\\b`)) });
+  for (const g of groups.GROUP_NAMES)
+    expect({ g, script: scripts[`test:${g}`] }).toEqual({ g, script: expect.stringMatching(new RegExp(`jest --selectProjects ${g}\\b`)) });
   // npm test: every group, each once (the groups that need nothing of the system share the cores;
   // the namespace and qemu groups run one file at a time, as their set-ups are machine-wide).
   const runs = [...(scripts['test'] ?? '').matchAll(/jest --selectProjects ([a-z ]+?)(?= --|$| &&)/g)].map((m) => (m[1] ?? '').split(' '));
@@ -159,12 +171,18 @@ test('each group has a script that runs it alone', () => {
 });
 
 test('the inner loop (unit) and the long group hold no file that needs root, a namespace, qemu, tshark or a browser', () => {
-  const wrong = files.filter((f) => PURE_GROUPS.has(groupOf.get(f) ?? '')).map((f) => ({ f, needs: needsOf(f) })).filter((x) => x.needs.length > 0);
+  const wrong = files
+    .filter((f) => PURE_GROUPS.has(groupOf.get(f) ?? ''))
+    .map((f) => ({ f, needs: needsOf(f) }))
+    .filter((x) => x.needs.length > 0);
   expect(wrong).toEqual([]);
 });
 
 test('a file marked for a system group uses what the group is for', () => {
-  const wrong = files.filter((f) => !PURE_GROUPS.has(groupOf.get(f) ?? 'unit')).map((f) => ({ f, group: groupOf.get(f), needs: needsOf(f) })).filter((x) => !x.needs.includes(x.group ?? ''));
+  const wrong = files
+    .filter((f) => !PURE_GROUPS.has(groupOf.get(f) ?? 'unit'))
+    .map((f) => ({ f, group: groupOf.get(f), needs: needsOf(f) }))
+    .filter((x) => !x.needs.includes(x.group ?? ''));
   expect(wrong).toEqual([]);
 });
 

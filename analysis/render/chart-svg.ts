@@ -83,9 +83,12 @@ function panelSvg(p: ChartPanel, top: number, t1: number): string {
     if (l.points.length > 0) {
       const d = l.points.map(([t, v], k) => `${k === 0 ? 'M' : 'L'}${fmt(x(t))},${fmt(y(v))}`).join('');
       out.push(`<path class="ln line" data-name="${xmlEscape(l.name)}" d="${d}" stroke="${color}"${l.dashed === true ? ' stroke-dasharray="5,3"' : ''}/>`);
-      for (const [t, v] of l.points) out.push(`<circle class="pt" cx="${fmt(x(t))}" cy="${fmt(y(v))}" r="3"><title>${xmlEscape(l.name)}: ${fmt(v)} at ${fmt(t)} µs</title></circle>`);
+      for (const [t, v] of l.points)
+        out.push(`<circle class="pt" cx="${fmt(x(t))}" cy="${fmt(y(v))}" r="3"><title>${xmlEscape(l.name)}: ${fmt(v)} at ${fmt(t)} µs</title></circle>`);
     }
-    out.push(`<line x1="${ML + pw + 12}" y1="${ly}" x2="${ML + pw + 32}" y2="${ly}" stroke="${color}" stroke-width="2"${l.dashed === true ? ' stroke-dasharray="5,3"' : ''}/>`);
+    out.push(
+      `<line x1="${ML + pw + 12}" y1="${ly}" x2="${ML + pw + 32}" y2="${ly}" stroke="${color}" stroke-width="2"${l.dashed === true ? ' stroke-dasharray="5,3"' : ''}/>`,
+    );
     out.push(`<text class="lg" x="${ML + pw + 36}" y="${ly + 4}">${xmlEscape(l.name)}</text>`);
     ly += 16;
   });
@@ -95,12 +98,20 @@ function panelSvg(p: ChartPanel, top: number, t1: number): string {
     for (const t of drawn) {
       const xx = fmt(x(t));
       const tip = `<title>${xmlEscape(m.name)} at ${m.digits === undefined ? `${fmt(t)} µs` : spanText(Math.round(t * 1000), m.digits)}</title>`;
-      if (m.shape === 'tick') out.push(`<line class="mark" data-kind="${xmlEscape(m.name)}" x1="${xx}" y1="${top + MT + ph}" x2="${xx}" y2="${top + MT + ph - 6}" stroke="${color}" stroke-width="1.5">${tip}</line>`);
+      if (m.shape === 'tick')
+        out.push(
+          `<line class="mark" data-kind="${xmlEscape(m.name)}" x1="${xx}" y1="${top + MT + ph}" x2="${xx}" y2="${top + MT + ph - 6}" stroke="${color}" stroke-width="1.5">${tip}</line>`,
+        );
       else out.push(`<path class="mark" data-kind="${xmlEscape(m.name)}" d="M${xx},${top + MT + 2}l4,7h-8z" fill="${color}">${tip}</path>`);
     }
-    const glyph = m.shape === 'tick' ? `<line x1="${ML + pw + 22}" y1="${ly - 4}" x2="${ML + pw + 22}" y2="${ly + 4}" stroke="${color}" stroke-width="2"/>` : `<path d="M${ML + pw + 22},${ly - 4}l4,7h-8z" fill="${color}"/>`;
+    const glyph =
+      m.shape === 'tick'
+        ? `<line x1="${ML + pw + 22}" y1="${ly - 4}" x2="${ML + pw + 22}" y2="${ly + 4}" stroke="${color}" stroke-width="2"/>`
+        : `<path d="M${ML + pw + 22},${ly - 4}l4,7h-8z" fill="${color}"/>`;
     out.push(glyph);
-    out.push(`<text class="lg" x="${ML + pw + 36}" y="${ly + 4}">${xmlEscape(m.name)} (${m.timesUs.length}${m.timesUs.length > drawn.length ? `, ${drawn.length} drawn` : ''})</text>`);
+    out.push(
+      `<text class="lg" x="${ML + pw + 36}" y="${ly + 4}">${xmlEscape(m.name)} (${m.timesUs.length}${m.timesUs.length > drawn.length ? `, ${drawn.length} drawn` : ''})</text>`,
+    );
     ly += 16;
   }
   out.push('</g>');

@@ -222,7 +222,11 @@ export function ladderSvg(t: Timeline, options: LadderOptions | string = {}): st
   const out: string[] = [];
   out.push(`<svg xmlns="http://www.w3.org/2000/svg" class="ladder" width="${WIDTH}" height="${h}" viewBox="0 0 ${WIDTH} ${h}" font-family="sans-serif">`);
   out.push(`<style>${STYLE}</style>`);
-  out.push(`<defs>${Object.entries(MARKERS).map(([k, c]) => marker(`ah-${k}`, c)).join('')}</defs>`);
+  out.push(
+    `<defs>${Object.entries(MARKERS)
+      .map(([k, c]) => marker(`ah-${k}`, c))
+      .join('')}</defs>`,
+  );
   out.push(`<rect width="${WIDTH}" height="${h}" fill="#fff"/>`);
   if (o.header !== false) {
     const head = o.title !== undefined && o.title !== '' ? o.title : `conversation #${t.conversation} (${t.type})`;
@@ -269,7 +273,9 @@ export function ladderSvg(t: Timeline, options: LadderOptions | string = {}): st
     out.push(`<g class="pkt ${kind}" data-frame="${it.frame}" data-tip="${xmlEscape(tip)}">`);
     out.push(`<title>${xmlEscape(tip)}</title>`);
     out.push(`<text class="tm" x="${X_TIME}" y="${fmt(y + 3)}" text-anchor="end">${xmlEscape(spanText(it.timeNs, t.digits))}</text>`);
-    out.push(`<text class="fr" x="${it.from === 'a' ? X_A - 8 : X_B + 8}" y="${fmt(y + 3)}" text-anchor="${it.from === 'a' ? 'end' : 'start'}">${it.frame}</text>`);
+    out.push(
+      `<text class="fr" x="${it.from === 'a' ? X_A - 8 : X_B + 8}" y="${fmt(y + 3)}" text-anchor="${it.from === 'a' ? 'end' : 'start'}">${it.frame}</text>`,
+    );
     out.push(`<line class="arrow" x1="${x1}" y1="${fmt(y)}" x2="${x2}" y2="${fmt(y2)}" marker-end="url(#ah-${kind})"/>`);
     const flags = it.flags.filter((f) => f !== 'retransmission' || kind !== 'retx');
     const text = `${it.label}${kind === 'retx' ? ' (resent)' : ''}${flags.length > 0 ? ` [${flags.join(' ')}]` : ''}`;
@@ -277,13 +283,17 @@ export function ladderSvg(t: Timeline, options: LadderOptions | string = {}): st
     if (it.lost) {
       const cx = x1 + (x2 - x1) * 0.8;
       const cy = y + SLANT * 0.8;
-      out.push(`<path class="lost" d="M${fmt(cx - 6)},${fmt(cy - 6)}l12,12M${fmt(cx + 6)},${fmt(cy - 6)}l-12,12"><title>lost: resent in a loss-recovery episode</title></path>`);
+      out.push(
+        `<path class="lost" d="M${fmt(cx - 6)},${fmt(cy - 6)}l12,12M${fmt(cx + 6)},${fmt(cy - 6)}l-12,12"><title>lost: resent in a loss-recovery episode</title></path>`,
+      );
     }
     out.push('</g>');
   });
   const left = t.window.before + t.truncated;
   if (left > 0) {
-    out.push(`<text class="brklbl" x="${WIDTH / 2}" y="${h - 12}" text-anchor="middle">${left} more packet(s) of the conversation not drawn (${t.window.before} before, ${t.truncated} after)</text>`);
+    out.push(
+      `<text class="brklbl" x="${WIDTH / 2}" y="${h - 12}" text-anchor="middle">${left} more packet(s) of the conversation not drawn (${t.window.before} before, ${t.truncated} after)</text>`,
+    );
   }
   out.push('</svg>');
   return `${out.join('\n')}\n`;

@@ -132,7 +132,16 @@ function panel(s: PsnSeries, top: number): string {
   for (const m of s.marks) {
     const mx = x(m.timeNs);
     // A CE mark rings its frame's point: a request's tick spans psn..psn+1, an ACK's dot is at psn+1.
-    const my = m.kind === 'ce' ? (m.on === 'new' || m.on === 'retx' ? y(m.psn + 0.5) : m.on === 'nak' || m.on === 'rnr' ? y(m.psn) : y(m.psn + 1)) : m.kind === 'cnp' ? y(m.psn + 1) : y(m.psn);
+    const my =
+      m.kind === 'ce'
+        ? m.on === 'new' || m.on === 'retx'
+          ? y(m.psn + 0.5)
+          : m.on === 'nak' || m.on === 'rnr'
+            ? y(m.psn)
+            : y(m.psn + 1)
+        : m.kind === 'cnp'
+          ? y(m.psn + 1)
+          : y(m.psn);
     const tip = markTitle(m, s);
     if (m.kind === 'ce') out.push(`<circle class="ce" data-frame="${m.frame}" cx="${fmt(mx)}" cy="${fmt(my)}" r="4">${tip}</circle>`);
     else if (m.kind === 'cnp') out.push(`<path class="cnp" data-frame="${m.frame}" d="M${fmt(mx - 5)},${fmt(my - 5)}h10l-5,9z">${tip}</path>`);
@@ -183,9 +192,13 @@ export function plotSvg(series: readonly PsnSeries[], title = 'PSN over time', o
   out.push(`<svg xmlns="http://www.w3.org/2000/svg" class="psn-plot" width="${W}" height="${h}" viewBox="0 0 ${W} ${h}" font-family="sans-serif">`);
   out.push(`<style>${STYLE}</style>`);
   out.push(`<rect width="${W}" height="${h}" fill="#fff"/>`);
-  if (options.header !== false) out.push(`<text class="title" x="${W / 2}" y="22" text-anchor="middle" font-size="15" font-weight="bold">${xmlEscape(title)}</text>`);
+  if (options.header !== false)
+    out.push(`<text class="title" x="${W / 2}" y="22" text-anchor="middle" font-size="15" font-weight="bold">${xmlEscape(title)}</text>`);
   rows.forEach((row, i) => {
-    for (const [name, glyph, gx] of row) out.push(`<g class="legend" transform="translate(${gx},${legendY + i * LEGEND_ROW_PX})">${glyph}<text class="lg" x="9" y="7">${xmlEscape(name)}</text></g>`);
+    for (const [name, glyph, gx] of row)
+      out.push(
+        `<g class="legend" transform="translate(${gx},${legendY + i * LEGEND_ROW_PX})">${glyph}<text class="lg" x="9" y="7">${xmlEscape(name)}</text></g>`,
+      );
   });
   if (series.length === 0) out.push(`<text x="${W / 2}" y="${panelsTop + 70}" text-anchor="middle">no RoCE flow in the capture</text>`);
   series.forEach((s, i) => out.push(panel(s, panelsTop + 10 + i * PANEL_H)));

@@ -40,14 +40,15 @@ export const ATTACK_CASE_HELP: Readonly<Record<AttackCase, string>> = {
   'wrong-rkey': 'RDMA WRITE ONLY with an R_Key the target never gave: NAK Remote Access Error, responder QP to ERR (C9-88, §9.9.3 class C)',
   'bad-va': 'RDMA WRITE ONLY at a VA outside every region (with --rkey, the real R_Key): NAK Remote Access Error, QP to ERR (C9-88)',
   oversize: 'RDMA WRITE ONLY whose RETH asks for 2 GiB while carrying 64 bytes: NAK Invalid Request, QP to ERR (rxe check_length)',
-  'read-2g': 'RDMA READ request of 2^31 bytes (RXE_MAX_MSG_SIZE, allowed): the R_Key/range check fails, NAK Remote Access Error, QP to ERR (C9-88; rxe check_rkey)',
+  'read-2g':
+    'RDMA READ request of 2^31 bytes (RXE_MAX_MSG_SIZE, allowed): the R_Key/range check fails, NAK Remote Access Error, QP to ERR (C9-88; rxe check_rkey)',
   'unaligned-atomic': 'FETCH_ADD at an address that is not 8-byte aligned: NAK Invalid Request, QP to ERR (rxe RESPST_ERR_MISALIGNED_ATOMIC)',
   'psn-outside': 'SEND ONLY 2^22 PSNs ahead of the expected one: one NAK PSN Sequence Error per gap, then silent drops (§9.7.5.1, class B)',
   'duplicate-psn': 'RDMA WRITE ONLY behind the expected PSN: a duplicate, re-ACKed, nothing executed (C9-105)',
   'reserved-opcode': 'a valid frame whose BTH opcode is reserved in the RC group: silently dropped (rxe hdr_check: no opcode mask)',
   'bad-icrc': 'RDMA WRITE ONLY with a wrong ICRC: silently dropped before the transport sees it (rxe_icrc_check)',
   'ghost-ack': 'ACKNOWLEDGE for a PSN the target did not send (or did): a ghost is dropped (§9.7.5.1.2; rxe check_psn), an in-range one completes requests',
-  'ghost-nak': 'NAKs (sequence, invalid request, remote access, remote operational) cycling: in range they end the requester\'s WQE and QP (§9.7.5.2)',
+  'ghost-nak': "NAKs (sequence, invalid request, remote access, remote operational) cycling: in range they end the requester's WQE and QP (§9.7.5.2)",
   cnp: 'RoCE v2 CNP (annex A17.9.2) to the QP: congestion feedback only, no transport state (rxe ignores it)',
 };
 
@@ -121,9 +122,15 @@ export function craftFrame(c: AttackCase, t: AttackTarget, i: number): Uint8Arra
     case AttackCase.OVERSIZE:
       return frame(t, write({ va: t.va ?? 0x1000n, rkey: t.rkey ?? wrongRkey(t, i), dmaLength: TWO_GIB >>> 0 }));
     case AttackCase.READ_2G:
-      return frame(t, { bth: { opcode: Opcode.RC_RDMA_READ_REQUEST, destQp, psn, ackReq: true }, reth: { va: t.va ?? 0x1000n, rkey: t.rkey ?? wrongRkey(t, i), dmaLength: TWO_GIB >>> 0 } });
+      return frame(t, {
+        bth: { opcode: Opcode.RC_RDMA_READ_REQUEST, destQp, psn, ackReq: true },
+        reth: { va: t.va ?? 0x1000n, rkey: t.rkey ?? wrongRkey(t, i), dmaLength: TWO_GIB >>> 0 },
+      });
     case AttackCase.UNALIGNED_ATOMIC:
-      return frame(t, { bth: { opcode: Opcode.RC_FETCH_ADD, destQp, psn, ackReq: true }, atomicEth: { va: (t.va ?? 0x1000n) | 3n, rkey: t.rkey ?? wrongRkey(t, i), swapAdd: 1n, compare: 0n } });
+      return frame(t, {
+        bth: { opcode: Opcode.RC_FETCH_ADD, destQp, psn, ackReq: true },
+        atomicEth: { va: (t.va ?? 0x1000n) | 3n, rkey: t.rkey ?? wrongRkey(t, i), swapAdd: 1n, compare: 0n },
+      });
     case AttackCase.PSN_OUTSIDE:
       return frame(t, { bth: { opcode: Opcode.RC_SEND_ONLY, destQp, psn: psnAdd(psn, PSN_AHEAD), ackReq: true }, payload: PAYLOAD });
     case AttackCase.DUPLICATE_PSN:
@@ -147,7 +154,10 @@ export function craftFrame(c: AttackCase, t: AttackTarget, i: number): Uint8Arra
     case AttackCase.GHOST_ACK:
       return frame(t, { bth: { opcode: Opcode.RC_ACKNOWLEDGE, destQp, psn }, aeth: { syndrome: encodeSyndrome('ACK', CREDITS_INVALID), msn: i & 0xffffff } });
     case AttackCase.GHOST_NAK:
-      return frame(t, { bth: { opcode: Opcode.RC_ACKNOWLEDGE, destQp, psn }, aeth: { syndrome: encodeSyndrome('NAK', NAK_CYCLE[i % NAK_CYCLE.length] as number), msn: i & 0xffffff } });
+      return frame(t, {
+        bth: { opcode: Opcode.RC_ACKNOWLEDGE, destQp, psn },
+        aeth: { syndrome: encodeSyndrome('NAK', NAK_CYCLE[i % NAK_CYCLE.length] as number), msn: i & 0xffffff },
+      });
     case AttackCase.CNP:
       return frame(t, { bth: { opcode: Opcode.CNP, destQp, psn: 0, becn: true }, cnp: new Uint8Array(16) });
   }

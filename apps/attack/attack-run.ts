@@ -92,7 +92,11 @@ export async function runAttack(port: AttackPort, target: AttackTarget, plan: At
   if (plan.follow && t.psn < 0) {
     const deadline = Date.now() + plan.learnMs;
     while (!learn()) {
-      if (Date.now() > deadline) throw new AttackError(AttackErrorCode.NO_PSN, `no response from ${t.dstIp} within ${plan.learnMs} ms to learn QP 0x${t.qpn.toString(16)}'s expected PSN (give --psn)`);
+      if (Date.now() > deadline)
+        throw new AttackError(
+          AttackErrorCode.NO_PSN,
+          `no response from ${t.dstIp} within ${plan.learnMs} ms to learn QP 0x${t.qpn.toString(16)}'s expected PSN (give --psn)`,
+        );
       await sleep(1);
     }
   }
@@ -128,7 +132,8 @@ export async function runAttack(port: AttackPort, target: AttackTarget, plan: At
     pendingCases = pendingCases.slice(n);
     if (n === 0) {
       if (stalledSince < 0) stalledSince = Date.now();
-      else if (Date.now() - stalledSince > TX_STALL_MS) throw new AttackError(AttackErrorCode.TX_STALLED, `the driver took no frame for ${TX_STALL_MS} ms (${sent} of ${plan.count} sent)`);
+      else if (Date.now() - stalledSince > TX_STALL_MS)
+        throw new AttackError(AttackErrorCode.TX_STALLED, `the driver took no frame for ${TX_STALL_MS} ms (${sent} of ${plan.count} sent)`);
       await sleep(1);
     } else {
       stalledSince = -1;

@@ -85,7 +85,13 @@ export async function auditPeer(dev: Device, cfg: PeerAuditConfig): Promise<Peer
       stopped = `run ${i} of ${cfg.runs}: ${(e as Error).message}`;
       break;
     }
-    const run: AuditRun = { run: i, rkey: r.remote.rkey, vaddr: r.remote.vaddr, qpns: r.qpPairs.map((p) => p.remote.qpn), psns: r.qpPairs.map((p) => p.remote.psn) };
+    const run: AuditRun = {
+      run: i,
+      rkey: r.remote.rkey,
+      vaddr: r.remote.vaddr,
+      qpns: r.qpPairs.map((p) => p.remote.qpn),
+      psns: r.qpPairs.map((p) => p.remote.psn),
+    };
     runs.push(run);
     cfg.onRun?.(run);
     if (!r.ok) {

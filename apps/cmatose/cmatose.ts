@@ -122,8 +122,10 @@ function checkConfig(cfg: CmatoseConfig): { port: number; connections: number; c
   if (!Number.isInteger(connections) || connections < 1) throw new CmatoseError(CmatoseErrorCode.CONFIG, `invalid number of connections ${connections}`);
   if (!Number.isInteger(count) || count < 0) throw new CmatoseError(CmatoseErrorCode.CONFIG, `invalid message count ${count}`);
   if (!Number.isInteger(size) || size < 0) throw new CmatoseError(CmatoseErrorCode.CONFIG, `invalid message size ${size}`);
-  if (cfg.role === 'client' && (cfg.addr === undefined || !IPV4.test(cfg.addr))) throw new CmatoseError(CmatoseErrorCode.CONFIG, `the server's address must be IPv4, not ${JSON.stringify(cfg.addr)}`);
-  if (cfg.role === 'server' && cfg.addr !== undefined && !IPV4.test(cfg.addr)) throw new CmatoseError(CmatoseErrorCode.CONFIG, `the bind address must be IPv4, not ${JSON.stringify(cfg.addr)}`);
+  if (cfg.role === 'client' && (cfg.addr === undefined || !IPV4.test(cfg.addr)))
+    throw new CmatoseError(CmatoseErrorCode.CONFIG, `the server's address must be IPv4, not ${JSON.stringify(cfg.addr)}`);
+  if (cfg.role === 'server' && cfg.addr !== undefined && !IPV4.test(cfg.addr))
+    throw new CmatoseError(CmatoseErrorCode.CONFIG, `the bind address must be IPv4, not ${JSON.stringify(cfg.addr)}`);
   return { port, connections, count, size };
 }
 
@@ -151,7 +153,12 @@ class Node {
     this.pd = dev.allocPd();
     this.sendCq = dev.createCq(cqe);
     this.recvCq = dev.createCq(cqe);
-    this.qp = dev.createQp(this.pd, { qpType: QpType.RC, sendCq: this.sendCq, recvCq: this.recvCq, cap: { maxSendWr: cqe, maxRecvWr: cqe, maxSendSge: 1, maxRecvSge: 1 } });
+    this.qp = dev.createQp(this.pd, {
+      qpType: QpType.RC,
+      sendCq: this.sendCq,
+      recvCq: this.recvCq,
+      cap: { maxSendWr: cqe, maxRecvWr: cqe, maxSendSge: 1, maxRecvSge: 1 },
+    });
     this.mr = count > 0 ? dev.regMr(this.pd, new Uint8Array(size), Access.LOCAL_WRITE) : null;
   }
 
@@ -166,7 +173,8 @@ class Node {
   postSends(): void {
     const mr = this.mr;
     if (!this.connected || mr === null) return;
-    for (let i = 0; i < this.count; i++) this.qp.postSend({ wrId: this.index, opcode: WrOpcode.SEND, sgList: [mr.sge(0, this.size)], sendFlags: SendFlags.SIGNALED });
+    for (let i = 0; i < this.count; i++)
+      this.qp.postSend({ wrId: this.index, opcode: WrOpcode.SEND, sgList: [mr.sge(0, this.size)], sendFlags: SendFlags.SIGNALED });
   }
 
   /** Takes the completions of both CQs; a failed one is an error unless the connection is already going down. */
@@ -179,10 +187,14 @@ class Node {
   private complete(wc: WorkCompletion): void {
     if (wc.status !== WcStatus.SUCCESS) {
       if (this.disconnected && wc.status === WcStatus.WR_FLUSH_ERR) return;
-      throw new CmatoseError(CmatoseErrorCode.COMPLETION, `connection ${this.index}: completion failed status ${wc.status} (${WC_STATUS_NAMES[wc.status] ?? 'unknown'}${wc.vendorErr !== '' ? `: ${wc.vendorErr}` : ''}) after ${this.sent} sends and ${this.received} receives`);
+      throw new CmatoseError(
+        CmatoseErrorCode.COMPLETION,
+        `connection ${this.index}: completion failed status ${wc.status} (${WC_STATUS_NAMES[wc.status] ?? 'unknown'}${wc.vendorErr !== '' ? `: ${wc.vendorErr}` : ''}) after ${this.sent} sends and ${this.received} receives`,
+      );
     }
     if (wc.opcode === WcOpcode.RECV) {
-      if (wc.byteLen !== this.size) throw new CmatoseError(CmatoseErrorCode.PROTOCOL, `connection ${this.index}: a message of ${wc.byteLen} bytes, not ${this.size}`);
+      if (wc.byteLen !== this.size)
+        throw new CmatoseError(CmatoseErrorCode.PROTOCOL, `connection ${this.index}: a message of ${wc.byteLen} bytes, not ${this.size}`);
       this.received++;
     } else if (wc.opcode === WcOpcode.SEND) {
       this.sent++;
@@ -212,7 +224,8 @@ class Node {
 
 /** rdma_event_str() of the events that end a connect (cma_handler()). */
 function cmFailure(e: RdmaCmEvent): CmatoseError {
-  if (e.type === 'REJECTED') return new CmatoseError(CmatoseErrorCode.REJECTED, `event: RDMA_CM_EVENT_REJECTED, error: ${e.reason} (REJ reason ${e.reason}: ${e.reasonText})`);
+  if (e.type === 'REJECTED')
+    return new CmatoseError(CmatoseErrorCode.REJECTED, `event: RDMA_CM_EVENT_REJECTED, error: ${e.reason} (REJ reason ${e.reason}: ${e.reasonText})`);
   if (e.type === 'UNREACHABLE') return new CmatoseError(CmatoseErrorCode.UNREACHABLE, `event: RDMA_CM_EVENT_UNREACHABLE (${e.why})`);
   if (e.type === 'CONNECT_ERROR') return new CmatoseError(CmatoseErrorCode.UNREACHABLE, `event: RDMA_CM_EVENT_CONNECT_ERROR (${e.why})`);
   return new CmatoseError(CmatoseErrorCode.PROTOCOL, `unexpected event ${e.type}`);
@@ -357,7 +370,11 @@ async function waitUntil(s: CmatoseSession, done: () => boolean, what: string, b
 /** A DISCONNECTED before the messages are through ends the run. */
 function noEarlyDisconnect(s: CmatoseSession, phase: string): void {
   const n = s.nodes.find((x) => x.disconnected);
-  if (n !== undefined) throw new CmatoseError(CmatoseErrorCode.PROTOCOL, `the peer disconnected connection ${n.index} while ${phase} (${n.received} of ${s.plan.count} messages received, ${n.sent} sent)`);
+  if (n !== undefined)
+    throw new CmatoseError(
+      CmatoseErrorCode.PROTOCOL,
+      `the peer disconnected connection ${n.index} while ${phase} (${n.received} of ${s.plan.count} messages received, ${n.sent} sent)`,
+    );
 }
 
 /** run_client() up to connect_events(): every connection's node, receives and REQ, until all are ESTABLISHED. */
@@ -372,7 +389,14 @@ async function connectClient(s: CmatoseSession): Promise<void> {
     const n = new Node(i, s.dev, count, size);
     nodes.push(n);
     const id = s.rcm.connect(
-      { dst, port, qp: n.qp, ...(cfg.tos !== undefined ? { tos: cfg.tos } : {}), ...cmConnectTiming(cfg.cm), param: { responderResources: 1, initiatorDepth: 1, retryCount: 5, rnrRetryCount: 0 } },
+      {
+        dst,
+        port,
+        qp: n.qp,
+        ...(cfg.tos !== undefined ? { tos: cfg.tos } : {}),
+        ...cmConnectTiming(cfg.cm),
+        param: { responderResources: 1, initiatorDepth: 1, retryCount: 5, rnrRetryCount: 0 },
+      },
       (e) => s.events.push(e),
     );
     n.id = id;
@@ -390,10 +414,15 @@ async function clientTransfers(s: CmatoseSession): Promise<void> {
   const { count } = s.plan;
   if (count > 0) {
     say(s, 'receiving data transfers');
-    await waitUntil(s, () => {
-      noEarlyDisconnect(s, 'receiving');
-      return nodes.every((n) => n.received >= count);
-    }, 'receiving data transfers', dataBound(s));
+    await waitUntil(
+      s,
+      () => {
+        noEarlyDisconnect(s, 'receiving');
+        return nodes.every((n) => n.received >= count);
+      },
+      'receiving data transfers',
+      dataBound(s),
+    );
     say(s, 'sending replies');
     for (const n of nodes) n.postSends();
     say(s, 'data transfers complete');
@@ -409,7 +438,10 @@ async function acceptClients(s: CmatoseSession): Promise<void> {
   const listener = s.rcm.listen(port, (e) => s.events.push(e));
   s.cfg.onListening?.(port);
   try {
-    await waitUntil(s, () => s.established === connections, `accepting connections (${s.established} of ${connections} established)`, { ms: listenMs, why: 'the time a server waits for its clients' });
+    await waitUntil(s, () => s.established === connections, `accepting connections (${s.established} of ${connections} established)`, {
+      ms: listenMs,
+      why: 'the time a server waits for its clients',
+    });
   } finally {
     listener.close();
   }
@@ -423,15 +455,25 @@ async function serverTransfers(s: CmatoseSession): Promise<void> {
     say(s, 'initiating data transfers');
     for (const n of nodes) n.postSends();
     say(s, 'completing sends');
-    await waitUntil(s, () => {
-      noEarlyDisconnect(s, 'sending');
-      return nodes.every((n) => n.sent >= count);
-    }, 'completing sends', dataBound(s));
+    await waitUntil(
+      s,
+      () => {
+        noEarlyDisconnect(s, 'sending');
+        return nodes.every((n) => n.sent >= count);
+      },
+      'completing sends',
+      dataBound(s),
+    );
     say(s, 'receiving data transfers');
-    await waitUntil(s, () => {
-      noEarlyDisconnect(s, 'receiving');
-      return nodes.every((n) => n.received >= count);
-    }, 'receiving data transfers', dataBound(s));
+    await waitUntil(
+      s,
+      () => {
+        noEarlyDisconnect(s, 'receiving');
+        return nodes.every((n) => n.received >= count);
+      },
+      'receiving data transfers',
+      dataBound(s),
+    );
     say(s, 'data transfers complete');
   }
   say(s, 'cmatose: disconnecting');
@@ -474,7 +516,20 @@ function reportCmatose(s: CmatoseSession): CmatoseResult {
 /** Runs one end of ucmatose: plan, set up, connect or accept, the data transfers and disconnects, the report. */
 export async function runCmatose(dev: Device, cfg: CmatoseConfig): Promise<CmatoseResult> {
   const plan = planCmatose(cfg);
-  const s: CmatoseSession = { dev, cfg, plan, idle: cfg.idleWait ?? nextTurn, rcm: new RdmaCm(dev), nodes: [], nodeOf: new Map(), events: [], lines: [], established: 0, refused: 0, t0: null };
+  const s: CmatoseSession = {
+    dev,
+    cfg,
+    plan,
+    idle: cfg.idleWait ?? nextTurn,
+    rcm: new RdmaCm(dev),
+    nodes: [],
+    nodeOf: new Map(),
+    events: [],
+    lines: [],
+    established: 0,
+    refused: 0,
+    t0: null,
+  };
   try {
     if (cfg.role === 'client') {
       await connectClient(s);

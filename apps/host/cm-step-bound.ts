@@ -33,7 +33,9 @@ export function cmStepBound(t: CmTiming = {}, sidr = false): NoProgressBound {
   const waitNs = sidr ? cmTimeNs(rt) : responseWaitNs(plt, rt);
   const mraNs = sidr ? 0 : cmTimeNs(CmDefaults.mraServiceTimeout);
   const ms = Math.ceil(((retries + 1) * waitNs + mraNs) / 1e6 + MARGIN_MS);
-  const wait = sidr ? `SIDR response wait ${fmt(waitNs)} (response timeout ${rt})` : `CM response wait ${fmt(waitNs)} (packet life time ${plt}, response timeout ${rt})`;
+  const wait = sidr
+    ? `SIDR response wait ${fmt(waitNs)} (response timeout ${rt})`
+    : `CM response wait ${fmt(waitNs)} (packet life time ${plt}, response timeout ${rt})`;
   const why = `${wait} × ${retries + 1} tries (max CM retries ${retries})${mraNs > 0 ? ` + one MRA's service time ${fmt(mraNs)}` : ''} + ${MARGIN_MS} ms margin`;
   return { ms, why };
 }

@@ -86,7 +86,8 @@ function rxLingerFromEnv(env: Environment): number {
   const v = env['ROCE_RX_LINGER_US'];
   if (v === undefined || v === '') return DEFAULT_RX_LINGER_US;
   const n = Number(v);
-  if (!Number.isInteger(n) || n < 0 || n > 1_000_000) throw new HostDeviceError(HostDeviceErrorCode.DRIVER_FAILED, `ROCE_RX_LINGER_US must be an integer 0..1000000 (µs), not ${JSON.stringify(v)}`);
+  if (!Number.isInteger(n) || n < 0 || n > 1_000_000)
+    throw new HostDeviceError(HostDeviceErrorCode.DRIVER_FAILED, `ROCE_RX_LINGER_US must be an integer 0..1000000 (µs), not ${JSON.stringify(v)}`);
   return n;
 }
 
@@ -112,7 +113,8 @@ function positiveFromEnv(env: Environment, name: string, max: number): number | 
   const v = env[name];
   if (v === undefined || v === '') return undefined;
   const n = Number(v);
-  if (!Number.isInteger(n) || n < 1 || n > max) throw new HostDeviceError(HostDeviceErrorCode.DRIVER_FAILED, `${name} must be an integer 1..${max}, not ${JSON.stringify(v)}`);
+  if (!Number.isInteger(n) || n < 1 || n > max)
+    throw new HostDeviceError(HostDeviceErrorCode.DRIVER_FAILED, `${name} must be an integer 1..${max}, not ${JSON.stringify(v)}`);
   return n;
 }
 

@@ -166,7 +166,6 @@ function loadDriverFactory(kind: HostNicKind, xdpMode: XdpAttachMode | undefined
     : (ifname, o) => AfPacketDriver.open({ ifname, busyPoll: o.busyPoll, ...mtuOf(o) });
 }
 
-
 interface InterfaceFacts {
   ipv4: string[];
   ipv6: string[];
@@ -206,7 +205,10 @@ async function lookupNeighbor(ifname: string, ip: string): Promise<number> {
     hop = await nextHop(ifname, ip);
     return await resolveNeighbor(ifname, hop, 3000);
   } catch (e) {
-    throw new HostDeviceError(HostDeviceErrorCode.NO_NEIGHBOR, `no neighbour entry for ${hop === ip ? ip : `${hop}, the gateway to ${ip},`} on ${ifname}: ${(e as Error).message}`);
+    throw new HostDeviceError(
+      HostDeviceErrorCode.NO_NEIGHBOR,
+      `no neighbour entry for ${hop === ip ? ip : `${hop}, the gateway to ${ip},`} on ${ifname}: ${(e as Error).message}`,
+    );
   }
 }
 
@@ -267,10 +269,12 @@ export async function openHostDevice(ifname: string, kind: HostNicKind, opts: Ho
   // VLAN interface keeps the addresses, ARP and the neighbour table.
   const vlan = facts.vlan ?? null;
   const link = vlan !== null && vlan.parent !== '' ? vlan.parent : ifname;
-  if (ipv4.length === 0 && facts.ipv6.length === 0) throw new HostDeviceError(HostDeviceErrorCode.NO_INTERFACE, `interface ${ifname} has no IP address; RoCE v2 needs one for its GID`);
+  if (ipv4.length === 0 && facts.ipv6.length === 0)
+    throw new HostDeviceError(HostDeviceErrorCode.NO_INTERFACE, `interface ${ifname} has no IP address; RoCE v2 needs one for its GID`);
   const busyPoll = opts.busyPoll ?? false;
   const lingerUs = busyPoll ? 0 : (opts.rxLingerUs ?? DEFAULT_RX_LINGER_US);
-  if (!Number.isInteger(lingerUs) || lingerUs < 0 || lingerUs > 1_000_000) throw new HostDeviceError(HostDeviceErrorCode.DRIVER_FAILED, `rxLingerUs must be an integer 0..1000000, not ${lingerUs}`);
+  if (!Number.isInteger(lingerUs) || lingerUs < 0 || lingerUs > 1_000_000)
+    throw new HostDeviceError(HostDeviceErrorCode.DRIVER_FAILED, `rxLingerUs must be an integer 0..1000000, not ${lingerUs}`);
   const faults = opts.faults ?? null;
   // The capture file first: a path that cannot be written fails before any socket is opened.
   const capture = opts.capture != null ? new LiveCapture(opts.capture, wallClockNs()) : null;
@@ -278,7 +282,11 @@ export async function openHostDevice(ifname: string, kind: HostNicKind, opts: Ho
   try {
     const factory = loadDriverFactory(kind, opts.xdpMode, opts.queues ?? null);
     try {
-      nic = factory(link, { busyPoll, ...(opts.napiBusyPoll !== undefined ? { napiBusyPoll: opts.napiBusyPoll } : {}), ...(vlan !== null && facts.mtu !== undefined ? { mtu: facts.mtu } : {}) });
+      nic = factory(link, {
+        busyPoll,
+        ...(opts.napiBusyPoll !== undefined ? { napiBusyPoll: opts.napiBusyPoll } : {}),
+        ...(vlan !== null && facts.mtu !== undefined ? { mtu: facts.mtu } : {}),
+      });
     } catch (e) {
       if (e instanceof XdpQueueError) throw e;
       throw new HostDeviceError(HostDeviceErrorCode.DRIVER_FAILED, `${DRIVER_LABELS[kind]} driver on ${ifname}: ${(e as Error).message}`);
@@ -330,4 +338,3 @@ export async function openHostDevice(ifname: string, kind: HostNicKind, opts: Ho
     },
   };
 }
-

@@ -53,8 +53,13 @@ export class MemoryTestbed {
   injector(ifname: string): MemoryInjector {
     const s = this.link;
     const end = ifname === 'sim-a' ? 'a' : ifname === 'sim-b' ? 'b' : null;
-    if (end === null) throw new HostDeviceError(HostDeviceErrorCode.NO_INTERFACE, `the memory test mode has two ends, sim-a (198.18.0.1) and sim-b (198.18.0.2); not ${JSON.stringify(ifname)}`);
-    if (s === null) throw new HostDeviceError(HostDeviceErrorCode.NO_INTERFACE, 'no run has the memory link open in this process: start the runs to attack first');
+    if (end === null)
+      throw new HostDeviceError(
+        HostDeviceErrorCode.NO_INTERFACE,
+        `the memory test mode has two ends, sim-a (198.18.0.1) and sim-b (198.18.0.2); not ${JSON.stringify(ifname)}`,
+      );
+    if (s === null)
+      throw new HostDeviceError(HostDeviceErrorCode.NO_INTERFACE, 'no run has the memory link open in this process: start the runs to attack first');
     const from = end === 'a' ? s.sim.link.a : s.sim.link.b;
     const to = end === 'a' ? s.sim.link.b : s.sim.link.a;
     return {
@@ -73,10 +78,18 @@ export class MemoryTestbed {
   /** The device of end `ifname` (sim-a or sim-b); rejects an end already open. */
   open(ifname: string): HostDevice {
     const end = ifname === 'sim-a' ? 'a' : ifname === 'sim-b' ? 'b' : null;
-    if (end === null) throw new HostDeviceError(HostDeviceErrorCode.NO_INTERFACE, `the memory test mode has two ends, sim-a (198.18.0.1) and sim-b (198.18.0.2); not ${JSON.stringify(ifname)}`);
+    if (end === null)
+      throw new HostDeviceError(
+        HostDeviceErrorCode.NO_INTERFACE,
+        `the memory test mode has two ends, sim-a (198.18.0.1) and sim-b (198.18.0.2); not ${JSON.stringify(ifname)}`,
+      );
     if (this.link === null) {
       // Time is virtual here, but the names the devices hand out are as a host device's: from the system's generator.
-      const sim = createSimPair({ seed: randomInt(1, 1 << 20), random: new CryptoRandom(), ...(this.allocation !== undefined ? { allocation: this.allocation } : {}) });
+      const sim = createSimPair({
+        seed: randomInt(1, 1 << 20),
+        random: new CryptoRandom(),
+        ...(this.allocation !== undefined ? { allocation: this.allocation } : {}),
+      });
       this.link = { sim, pump: pumpVirtualClock(sim.clock), open: new Set() };
     }
     const s = this.link;

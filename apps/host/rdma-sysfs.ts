@@ -117,7 +117,10 @@ export function resolveDeviceName(name: string, root: string): DeviceName {
   if (fs.existsSync(devDir)) {
     const netdev = portNetdev(devDir, '1');
     if (netdev === '') {
-      throw new HostDeviceError(HostDeviceErrorCode.NO_INTERFACE, `RDMA device ${name} names no network interface for port 1 (looked in ${path.join(devDir, 'ports', '1', 'gid_attrs', 'ndevs')}, ${path.join(devDir, 'device', 'net')} and ${path.join(devDir, 'parent')})`);
+      throw new HostDeviceError(
+        HostDeviceErrorCode.NO_INTERFACE,
+        `RDMA device ${name} names no network interface for port 1 (looked in ${path.join(devDir, 'ports', '1', 'gid_attrs', 'ndevs')}, ${path.join(devDir, 'device', 'net')} and ${path.join(devDir, 'parent')})`,
+      );
     }
     return { netdev, rdmaDevice: name };
   }

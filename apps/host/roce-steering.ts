@@ -210,7 +210,11 @@ export interface RoceSteering {
 /** Runs `ethtool ARGS` and turns "ethtool is missing" into the typed error; returns the result. */
 function runEthtool(run: CommandRunner, ifname: string, args: readonly string[]): CommandResult {
   const r = run(args);
-  if (r.error === 'ENOENT') throw new XdpSteerError(XdpSteerErrorCode.STEER, `--steer on ${ifname}: ethtool is not installed (apt-get install ethtool); without it ${steerRemedy(ifname)}`);
+  if (r.error === 'ENOENT')
+    throw new XdpSteerError(
+      XdpSteerErrorCode.STEER,
+      `--steer on ${ifname}: ethtool is not installed (apt-get install ethtool); without it ${steerRemedy(ifname)}`,
+    );
   return r;
 }
 
@@ -264,7 +268,9 @@ export function installRoceSteering(ifname: string, queue: number, run: CommandR
     const mine = existing.filter((r) => r.flowType === flow.flowType);
     const elsewhere = mine.find((r) => r.queue !== queue);
     if (elsewhere !== undefined) {
-      fail(`rule ${elsewhere.id} already steers ${flow.flowType} port ${ROCE_V2_PORT} to ${elsewhere.queue === null ? 'no queue of this function (drop or a VF)' : `queue ${elsewhere.queue}`}: delete it (ethtool -N ${ifname} delete ${elsewhere.id}) or run with --queues ${elsewhere.queue ?? 0}`);
+      fail(
+        `rule ${elsewhere.id} already steers ${flow.flowType} port ${ROCE_V2_PORT} to ${elsewhere.queue === null ? 'no queue of this function (drop or a VF)' : `queue ${elsewhere.queue}`}: delete it (ethtool -N ${ifname} delete ${elsewhere.id}) or run with --queues ${elsewhere.queue ?? 0}`,
+      );
     }
     const same = mine.find((r) => r.allRoce);
     if (same !== undefined) {
@@ -297,7 +303,9 @@ export function installRoceSteering(ifname: string, queue: number, run: CommandR
       if (gone.length === 0) return;
       info.added = info.added.filter((x) => present.has(x.id));
       removed = true;
-      fail(`rule${gone.length === 1 ? '' : 's'} ${gone.map((x) => `${x.id} (${x.flowType})`).join(', ')} vanished once the device opened (the driver reset its classifier when XDP attached)`);
+      fail(
+        `rule${gone.length === 1 ? '' : 's'} ${gone.map((x) => `${x.id} (${x.flowType})`).join(', ')} vanished once the device opened (the driver reset its classifier when XDP attached)`,
+      );
     },
     remove(): string[] {
       if (removed) return [];

@@ -58,7 +58,11 @@ export function openXdpQueues(ifname: string, o: XdpQueueOptions): NicDriver {
   const list = o.queues ?? Array.from({ length: o.available ?? 1 }, (_, i) => i);
   if (o.available !== null) {
     const bad = list.filter((q) => q >= o.available!);
-    if (bad.length > 0) throw new XdpQueueError(XdpQueueErrorCode.QUEUE, `${ifname} has ${o.available} receive queue${o.available === 1 ? '' : 's'} (0..${o.available - 1}), not ${bad.join(', ')}`);
+    if (bad.length > 0)
+      throw new XdpQueueError(
+        XdpQueueErrorCode.QUEUE,
+        `${ifname} has ${o.available} receive queue${o.available === 1 ? '' : 's'} (0..${o.available - 1}), not ${bad.join(', ')}`,
+      );
   }
   const frames = umemFramesPerQueue(list.length);
   const opened: AfXdpDriver[] = [];
@@ -80,7 +84,10 @@ export function openXdpQueues(ifname: string, o: XdpQueueOptions): NicDriver {
       } catch (e) {
         // The first queue failing is the driver's own error (no XDP, no privileges, busy): reported as before.
         if (opened.length === 0 && queue === list[0]) throw e;
-        throw new XdpQueueError(XdpQueueErrorCode.QUEUE, `receive queue ${queue} of ${ifname} cannot be opened (${(e as Error).message}); RoCE flows that RSS sends to it would be lost: ${queueRemedy(ifname)}`);
+        throw new XdpQueueError(
+          XdpQueueErrorCode.QUEUE,
+          `receive queue ${queue} of ${ifname} cannot be opened (${(e as Error).message}); RoCE flows that RSS sends to it would be lost: ${queueRemedy(ifname)}`,
+        );
       }
     }
   } catch (e) {

@@ -22,6 +22,10 @@ export function checkPeerAddress(message: string, a: { lid: number; qpn: number 
     throw malformed(message, 'qpn', `must be a QP number in 0x${MIN_PEER_QPN.toString(16)}..0x${MAX_QPN.toString(16)}, got 0x${a.qpn.toString(16)}${why}`);
   }
   if (!Number.isInteger(a.lid) || a.lid < 0 || a.lid > MAX_UNICAST_LID) {
-    throw malformed(message, 'lid', `must be 0 (RoCE) or a unicast LID up to 0x${MAX_UNICAST_LID.toString(16)}, got 0x${a.lid.toString(16)} (${a.lid === 0xffff ? 'the permissive LID' : 'a multicast LID'})`);
+    throw malformed(
+      message,
+      'lid',
+      `must be 0 (RoCE) or a unicast LID up to 0x${MAX_UNICAST_LID.toString(16)}, got 0x${a.lid.toString(16)} (${a.lid === 0xffff ? 'the permissive LID' : 'a multicast LID'})`,
+    );
   }
 }

@@ -37,7 +37,11 @@ export function encodeDestStruct(d: PerftestDest, gidIndex = 0): Uint8Array {
 
 export function decodeDestStruct(b: Uint8Array): PerftestDest {
   if (b.length !== PINGPONG_DEST_STRUCT_SIZE) {
-    throw new OobError(OobErrorCode.MALFORMED, `perftest key message (struct pingpong_dest): must be ${PINGPONG_DEST_STRUCT_SIZE} bytes, got ${b.length}`, 'length');
+    throw new OobError(
+      OobErrorCode.MALFORMED,
+      `perftest key message (struct pingpong_dest): must be ${PINGPONG_DEST_STRUCT_SIZE} bytes, got ${b.length}`,
+      'length',
+    );
   }
   const v = new DataView(b.buffer, b.byteOffset, b.length);
   return {

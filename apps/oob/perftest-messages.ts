@@ -52,7 +52,8 @@ export const DEFAULT_CACHE_LINE_SIZE = 64;
 // ---------------------------------------------------------------- version
 
 export function encodeVersion(text: string = PERFTEST_VERSION): Uint8Array {
-  if (text.length > PERFTEST_VERSION_SIZE - 1 || !/^[\x20-\x7e]*$/.test(text)) throw new OobError(OobErrorCode.BAD_VALUE, `version text must be at most 15 printable characters: ${JSON.stringify(text)}`, 'version');
+  if (text.length > PERFTEST_VERSION_SIZE - 1 || !/^[\x20-\x7e]*$/.test(text))
+    throw new OobError(OobErrorCode.BAD_VALUE, `version text must be at most 15 printable characters: ${JSON.stringify(text)}`, 'version');
   const out = new Uint8Array(PERFTEST_VERSION_SIZE);
   for (let i = 0; i < text.length; i++) out[i] = text.charCodeAt(i);
   return out;
@@ -65,7 +66,8 @@ export interface PerftestVersion {
 }
 
 export function decodeVersion(bytes: Uint8Array): PerftestVersion {
-  if (bytes.length !== PERFTEST_VERSION_SIZE) throw new OobError(OobErrorCode.MALFORMED, `perftest version message: must be ${PERFTEST_VERSION_SIZE} bytes, got ${bytes.length}`, 'version');
+  if (bytes.length !== PERFTEST_VERSION_SIZE)
+    throw new OobError(OobErrorCode.MALFORMED, `perftest version message: must be ${PERFTEST_VERSION_SIZE} bytes, got ${bytes.length}`, 'version');
   const text = asciiUntilNul(bytes);
   const m = /^\s*(\d+(?:\.\d*)?)/.exec(text);
   if (m === null) throw malformed('perftest version message', 'version', `must start with a version number, got ${JSON.stringify(printable(bytes))}`);
@@ -75,7 +77,11 @@ export function decodeVersion(bytes: Uint8Array): PerftestVersion {
 /** Throws INCOMPATIBLE for a peer older than 5.70 (perftest exits in that case too). */
 export function checkPeerVersion(v: PerftestVersion): void {
   if (v.value < PERFTEST_MIN_PEER_VERSION) {
-    throw new OobError(OobErrorCode.INCOMPATIBLE, `peer perftest version ${JSON.stringify(v.text)} is older than 5.70; its exchange is not implemented`, 'version');
+    throw new OobError(
+      OobErrorCode.INCOMPATIBLE,
+      `peer perftest version ${JSON.stringify(v.text)} is older than 5.70; its exchange is not implemented`,
+      'version',
+    );
   }
 }
 
@@ -206,12 +212,14 @@ export function decodeKeyMessage(bytes: Uint8Array, f: KeyFormat): PerftestDest 
   for (let i = 0; i < fields.length; i++) {
     const fl = fields[i] as KeyField;
     const text = String.fromCharCode(...bytes.subarray(at, at + fl.digits));
-    if (!/^[0-9a-fA-F]+$/.test(text)) throw malformed(what, fl.name, `must be ${fl.digits} hex digits at byte ${at}, got ${JSON.stringify(printable(bytes.subarray(at, at + fl.digits)))}`);
+    if (!/^[0-9a-fA-F]+$/.test(text))
+      throw malformed(what, fl.name, `must be ${fl.digits} hex digits at byte ${at}, got ${JSON.stringify(printable(bytes.subarray(at, at + fl.digits)))}`);
     values.push(BigInt(`0x${text}`));
     at += fl.digits;
     const last = i === fields.length - 1;
     if (!last || trailingColon) {
-      if (bytes[at] !== 0x3a) throw malformed(what, fl.name, `must be followed by ':' at byte ${at}, got ${JSON.stringify(printable(bytes.subarray(at, at + 1)))}`);
+      if (bytes[at] !== 0x3a)
+        throw malformed(what, fl.name, `must be followed by ':' at byte ${at}, got ${JSON.stringify(printable(bytes.subarray(at, at + 1)))}`);
       at++;
     }
   }
@@ -286,7 +294,8 @@ export function encodeBwReportField(r: BwReport, field: BwReportField, size: num
 export function decodeBwReportField(r: BwReport, field: BwReportField, bytes: Uint8Array): void {
   const v = new DataView(bytes.buffer, bytes.byteOffset, bytes.length);
   const want = field === 'iters' ? [4, 8] : [8];
-  if (!want.includes(bytes.length)) throw new OobError(OobErrorCode.MALFORMED, `perftest bandwidth report: ${field} must be ${want.join(' or ')} bytes, got ${bytes.length}`, field);
+  if (!want.includes(bytes.length))
+    throw new OobError(OobErrorCode.MALFORMED, `perftest bandwidth report: ${field} must be ${want.join(' or ')} bytes, got ${bytes.length}`, field);
   switch (field) {
     case 'size':
       r.size = v.getBigUint64(0, false);
@@ -315,10 +324,16 @@ export function emptyBwReport(): BwReport {
 export function checkBwReport(r: BwReport, expect: { size: number; iters?: number }): void {
   const what = 'perftest bandwidth report';
   if (r.size !== BigInt(expect.size)) throw malformed(what, 'size', `is ${r.size}, but the test ran with ${expect.size}-byte messages`);
-  if (expect.iters !== undefined && r.iters !== BigInt(expect.iters)) throw malformed(what, 'iters', `is ${r.iters}, but the test ran ${expect.iters} iterations`);
+  if (expect.iters !== undefined && r.iters !== BigInt(expect.iters))
+    throw malformed(what, 'iters', `is ${r.iters}, but the test ran ${expect.iters} iterations`);
   // Duration mode: any count the client completed, but one it could have counted (a negative count sent as unsigned is 2^64 - n).
-  if (r.iters < 1n || r.iters > BigInt(Number.MAX_SAFE_INTEGER)) throw malformed(what, 'iters', `is ${r.iters}, not a count of messages a run can complete (1..2^53-1)`);
-  for (const [k, x] of [['bw_peak', r.bwPeak], ['bw_avg', r.bwAvg], ['msgRate_avg', r.msgRateAvg]] as const) {
+  if (r.iters < 1n || r.iters > BigInt(Number.MAX_SAFE_INTEGER))
+    throw malformed(what, 'iters', `is ${r.iters}, not a count of messages a run can complete (1..2^53-1)`);
+  for (const [k, x] of [
+    ['bw_peak', r.bwPeak],
+    ['bw_avg', r.bwAvg],
+    ['msgRate_avg', r.msgRateAvg],
+  ] as const) {
     if (!Number.isFinite(x) || x < 0) throw malformed(what, k, `must be a finite non-negative number, got ${x}`);
   }
 }

@@ -124,7 +124,10 @@ const ONE_SIDED_BW_PRELUDE: readonly SessionStep[] = [
  * then the reports exchanged (each prints the sum of both directions), then the closing barrier.
  */
 function duplexSessionSteps(verb: PerftestVerb): SessionStep[] {
-  const prelude = verb === PerftestVerb.SEND ? sendPrelude(true) : [...ONE_SIDED_BW_PRELUDE, { kind: 'keys', purpose: 'start barrier (both sides run)', everyQp: false } as const];
+  const prelude =
+    verb === PerftestVerb.SEND
+      ? sendPrelude(true)
+      : [...ONE_SIDED_BW_PRELUDE, { kind: 'keys', purpose: 'start barrier (both sides run)', everyQp: false } as const];
   return [...prelude, { kind: 'run' }, { kind: 'bw-reports' }, { kind: 'close', handshake: true }];
 }
 
@@ -136,8 +139,19 @@ function tcpSessionSteps(verb: PerftestVerb, lat: boolean, role: PerftestRole): 
     // write_bw.c, read_bw.c, atomic_bw.c: the server takes no part in the test; it waits for the client's
     // barrier, takes its report and closes.
     return server
-      ? [...ONE_SIDED_BW_PRELUDE, { kind: 'keys', purpose: 'barrier: client finished', everyQp: false, waitsForPeerRun: true }, { kind: 'bw-reports' }, { kind: 'close', handshake: true }]
-      : [...ONE_SIDED_BW_PRELUDE, { kind: 'run' }, { kind: 'keys', purpose: 'barrier: client finished', everyQp: false }, { kind: 'bw-reports' }, { kind: 'close', handshake: true }];
+      ? [
+          ...ONE_SIDED_BW_PRELUDE,
+          { kind: 'keys', purpose: 'barrier: client finished', everyQp: false, waitsForPeerRun: true },
+          { kind: 'bw-reports' },
+          { kind: 'close', handshake: true },
+        ]
+      : [
+          ...ONE_SIDED_BW_PRELUDE,
+          { kind: 'run' },
+          { kind: 'keys', purpose: 'barrier: client finished', everyQp: false },
+          { kind: 'bw-reports' },
+          { kind: 'close', handshake: true },
+        ];
   }
   switch (verb) {
     case PerftestVerb.WRITE:
@@ -384,7 +398,8 @@ export async function executeSession(oob: PerftestOob, steps: readonly SessionSt
     let sys = local.sysData;
     let mtu = local.mtu;
     let connected = false;
-    const watched = <T>(wait: Promise<T>, what: string, peerRuns: boolean): Promise<T> => (connected && local.whileConnected !== undefined ? local.whileConnected(wait, what, peerRuns) : wait);
+    const watched = <T>(wait: Promise<T>, what: string, peerRuns: boolean): Promise<T> =>
+      connected && local.whileConnected !== undefined ? local.whileConnected(wait, what, peerRuns) : wait;
     for (const step of steps) {
       switch (step.kind) {
         case 'versions':
@@ -400,7 +415,8 @@ export async function executeSession(oob: PerftestOob, steps: readonly SessionSt
         case 'keys': {
           const t = step.waitsForPeerRun ? oob.timeouts.peerRunMs : oob.timeouts.stepMs;
           const what = `perftest key message (${step.purpose})`;
-          for (let i = 0; i < (step.everyQp ? qps : 1); i++) local.onPeerDest(i, await watched(oob.keys(local.dest(i), step.purpose, t), what, step.waitsForPeerRun === true), step.purpose);
+          for (let i = 0; i < (step.everyQp ? qps : 1); i++)
+            local.onPeerDest(i, await watched(oob.keys(local.dest(i), step.purpose, t), what, step.waitsForPeerRun === true), step.purpose);
           break;
         }
         case 'connect':
@@ -427,7 +443,11 @@ export async function executeSession(oob: PerftestOob, steps: readonly SessionSt
         case 'close':
           if (step.handshake) {
             const t = step.waitsForPeerRun ? oob.timeouts.peerRunMs : oob.timeouts.stepMs;
-            local.onPeerDest(0, await watched(oob.keys(local.dest(0), 'closing barrier', t), 'perftest key message (closing barrier)', step.waitsForPeerRun === true), 'closing barrier');
+            local.onPeerDest(
+              0,
+              await watched(oob.keys(local.dest(0), 'closing barrier', t), 'perftest key message (closing barrier)', step.waitsForPeerRun === true),
+              'closing barrier',
+            );
             await oob.done();
           }
           break;

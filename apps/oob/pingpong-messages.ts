@@ -46,7 +46,8 @@ export function gidFromWire(text: string, message = WHAT): Uint8Array {
 }
 
 function hexField(value: number, digits: number, name: string): string {
-  if (!Number.isInteger(value) || value < 0 || value >= 16 ** digits) throw new OobError(OobErrorCode.BAD_VALUE, `${name} ${value} does not fit in ${digits} hex digits`, name);
+  if (!Number.isInteger(value) || value < 0 || value >= 16 ** digits)
+    throw new OobError(OobErrorCode.BAD_VALUE, `${name} ${value} does not fit in ${digits} hex digits`, name);
   return value.toString(16).padStart(digits, '0');
 }
 
@@ -78,7 +79,8 @@ export function decodePingpongDest(bytes: Uint8Array): PingpongDest {
     value.push(parseInt(f, 16));
   }
   const gidText = text.slice(19);
-  if (gidText.length !== 32) throw malformed(WHAT, 'gid', `must be 32 hex digits then a NUL at byte 51, got ${gidText.length} characters ${JSON.stringify(gidText)}`);
+  if (gidText.length !== 32)
+    throw malformed(WHAT, 'gid', `must be 32 hex digits then a NUL at byte 51, got ${gidText.length} characters ${JSON.stringify(gidText)}`);
   const gid = gidFromWire(gidText);
   if (bytes[51] !== 0) throw malformed(WHAT, 'terminator', 'must be a NUL at byte 51');
   const dest = { lid: value[0] as number, qpn: value[1] as number, psn: value[2] as number, gid };
@@ -94,7 +96,12 @@ export function encodeDone(): Uint8Array {
 /** Checks the client's closing message. */
 export function checkDone(bytes: Uint8Array): void {
   const ok = bytes.length === PINGPONG_DONE_SIZE && asciiUntilNul(bytes) === 'done' && bytes[4] === 0;
-  if (!ok) throw new OobError(OobErrorCode.MALFORMED, `rc_pingpong closing message: must be "done" and a NUL (5 bytes), got ${JSON.stringify(printable(bytes))}`, 'done');
+  if (!ok)
+    throw new OobError(
+      OobErrorCode.MALFORMED,
+      `rc_pingpong closing message: must be "done" and a NUL (5 bytes), got ${JSON.stringify(printable(bytes))}`,
+      'done',
+    );
 }
 
 /** Text up to the first NUL (or the end), bytes as Latin-1. */

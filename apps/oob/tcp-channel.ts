@@ -119,7 +119,12 @@ export class TcpChannel {
     return new Promise((resolve, reject) => {
       const server = net.createServer({ pauseOnConnect: false });
       const onError = (e: NodeJS.ErrnoException): void => {
-        reject(new OobError(OobErrorCode.CONNECT, `could not listen on ${host ?? 'any address'}, port ${port}: ${e.code === 'EADDRINUSE' ? 'address already in use' : e.message}`));
+        reject(
+          new OobError(
+            OobErrorCode.CONNECT,
+            `could not listen on ${host ?? 'any address'}, port ${port}: ${e.code === 'EADDRINUSE' ? 'address already in use' : e.message}`,
+          ),
+        );
       };
       server.once('error', onError);
       server.listen({ port, ...(host !== undefined ? { host } : {}), exclusive: true }, () => {
@@ -148,13 +153,20 @@ export class TcpChannel {
    * `n` stays buffered for the next read.
    */
   readExact(n: number, what: string, timeoutMs: number): Promise<Uint8Array> {
-    if (this.pending !== null) return Promise.reject(new ProgrammingError(ProgrammingErrorCode.Misuse, `readExact(${what}) while a read of ${this.pending.what} is pending`));
+    if (this.pending !== null)
+      return Promise.reject(new ProgrammingError(ProgrammingErrorCode.Misuse, `readExact(${what}) while a read of ${this.pending.what} is pending`));
     return new Promise((resolve, reject) => {
       const timer = setTimeout(() => {
         const p = this.pending;
         this.pending = null;
         if (p !== null) {
-          p.reject(new OobError(OobErrorCode.TIMEOUT, `timed out after ${timeoutMs} ms waiting for ${what} from ${this.peer} (${this.buffered} of ${n} bytes arrived)`, what));
+          p.reject(
+            new OobError(
+              OobErrorCode.TIMEOUT,
+              `timed out after ${timeoutMs} ms waiting for ${what} from ${this.peer} (${this.buffered} of ${n} bytes arrived)`,
+              what,
+            ),
+          );
         }
       }, timeoutMs);
       this.pending = { n, what, resolve, reject, timer };
@@ -220,7 +232,9 @@ export class TcpChannel {
       this.pending = null;
       clearTimeout(p.timer);
       const cause = this.failure !== null ? ` (${this.failure.message})` : '';
-      p.reject(new OobError(OobErrorCode.CLOSED, `peer ${this.peer} closed the connection after ${this.buffered} of ${p.n} bytes of ${p.what}${cause}`, p.what));
+      p.reject(
+        new OobError(OobErrorCode.CLOSED, `peer ${this.peer} closed the connection after ${this.buffered} of ${p.n} bytes of ${p.what}${cause}`, p.what),
+      );
     }
   }
 }

@@ -134,7 +134,13 @@ async function runSendServer(side: PerftestSide): Promise<void> {
       const q = id % rc.qps;
       const j = Math.floor(id / rc.qps);
       const n = receivedOn[q] as number;
-      if (rc.verify) verifier.check(layout.recvPayload(j, q), expected[layout.slotIndex(n)] as Uint8Array, wc.byteLen - layout.grh, `${rc.qps > 1 ? `QP ${q} ` : ''}SEND #${n}`);
+      if (rc.verify)
+        verifier.check(
+          layout.recvPayload(j, q),
+          expected[layout.slotIndex(n)] as Uint8Array,
+          wc.byteLen - layout.grh,
+          `${rc.qps > 1 ? `QP ${q} ` : ''}SEND #${n}`,
+        );
       receivedOn[q] = n + 1;
       received++;
       if ((postedOn[q] as number) < rc.iters) {
@@ -177,7 +183,8 @@ async function runSendServerForDuration(side: PerftestSide): Promise<void> {
         mark = m;
         deadline = Date.now() + waits.runTimeoutMs;
       }
-      if (Date.now() > deadline) throw waits.timeout(`no progress within ${waits.runTimeoutMs} ms (${waits.bound.why}): no SEND arrived (received ${received})`);
+      if (Date.now() > deadline)
+        throw waits.timeout(`no progress within ${waits.runTimeoutMs} ms (${waits.bound.why}): no SEND arrived (received ${received})`);
       await waits.idle();
       continue;
     }
@@ -190,7 +197,13 @@ async function runSendServerForDuration(side: PerftestSide): Promise<void> {
       const j = Math.floor(id / rc.qps);
       const n = receivedOn[q] as number;
       receivedOn[q] = n + 1;
-      if (rc.verify) verifier.check(layout.recvPayload(j, q), expected[layout.slotIndex(n)] as Uint8Array, wc.byteLen - layout.grh, `${rc.qps > 1 ? `QP ${q} ` : ''}SEND #${n}`);
+      if (rc.verify)
+        verifier.check(
+          layout.recvPayload(j, q),
+          expected[layout.slotIndex(n)] as Uint8Array,
+          wc.byteLen - layout.grh,
+          `${rc.qps > 1 ? `QP ${q} ` : ''}SEND #${n}`,
+        );
       received++;
       lastAt = now;
       (qps[q] as (typeof qps)[number]).postRecv({ wrId: id, sgList: [mr.sge(layout.recvOffset(j, q), layout.recvLength)] });
@@ -232,7 +245,13 @@ async function runBidirectionalSend(side: PerftestSide): Promise<void> {
       const q = id % rc.qps;
       const j = Math.floor(id / rc.qps);
       const n = receivedOn[q] as number;
-      if (rc.verify) verifier.check(layout.recvPayload(j, q), expected[layout.slotIndex(n)] as Uint8Array, wc.byteLen - layout.grh, `${rc.qps > 1 ? `QP ${q} ` : ''}SEND #${n} from the peer`);
+      if (rc.verify)
+        verifier.check(
+          layout.recvPayload(j, q),
+          expected[layout.slotIndex(n)] as Uint8Array,
+          wc.byteLen - layout.grh,
+          `${rc.qps > 1 ? `QP ${q} ` : ''}SEND #${n} from the peer`,
+        );
       receivedOn[q] = n + 1;
       received++;
       if ((recvPosted[q] as number) < rc.iters) {
@@ -240,7 +259,11 @@ async function runBidirectionalSend(side: PerftestSide): Promise<void> {
         recvPosted[q] = (recvPosted[q] as number) + 1;
       }
     }
-    if (wcs.length === 0 && rwcs.length === 0) await waits.waitFor(() => sendCq.size > 0 || recvCq.size > 0, `${n.totalCompleted < total ? `the completion of SEND #${n.totalCompleted}` : ''}${n.totalCompleted < total && received < total ? ' and ' : ''}${received < total ? `the peer's SEND #${received}` : ''}`);
+    if (wcs.length === 0 && rwcs.length === 0)
+      await waits.waitFor(
+        () => sendCq.size > 0 || recvCq.size > 0,
+        `${n.totalCompleted < total ? `the completion of SEND #${n.totalCompleted}` : ''}${n.totalCompleted < total && received < total ? ' and ' : ''}${received < total ? `the peer's SEND #${received}` : ''}`,
+      );
   }
   measured.finished = clock.now();
   measured.messages = total;

@@ -66,7 +66,12 @@ export class CmCommChannel implements OobTransport {
     const pd = dev.allocPd();
     this.sendCq = dev.createCq(4);
     this.recvCq = dev.createCq(RECV_SLOTS * 2);
-    this.qp = dev.createQp(pd, { qpType: QpType.RC, sendCq: this.sendCq, recvCq: this.recvCq, cap: { maxSendWr: 2, maxRecvWr: RECV_SLOTS, maxSendSge: 1, maxRecvSge: 1 } });
+    this.qp = dev.createQp(pd, {
+      qpType: QpType.RC,
+      sendCq: this.sendCq,
+      recvCq: this.recvCq,
+      cap: { maxSendWr: 2, maxRecvWr: RECV_SLOTS, maxSendSge: 1, maxRecvSge: 1 },
+    });
     this.sendMr = dev.regMr(pd, new Uint8Array(MSG), Access.LOCAL_WRITE);
     this.recvMr = dev.regMr(pd, new Uint8Array(MSG * RECV_SLOTS), Access.LOCAL_WRITE);
   }
@@ -88,7 +93,10 @@ export class CmCommChannel implements OobTransport {
     const ch = new CmCommChannel(rcm.dev, o);
     try {
       if (o.beforeConnect !== undefined) await o.beforeConnect(v4Gid(dst));
-      ch.id = rcm.connect({ dst, port, qp: ch.qp, ...cmConnectTiming(o.cm), param: { responderResources: 0, initiatorDepth: 0, retryCount: 7, rnrRetryCount: 7 } }, ch.onEvent);
+      ch.id = rcm.connect(
+        { dst, port, qp: ch.qp, ...cmConnectTiming(o.cm), param: { responderResources: 0, initiatorDepth: 0, retryCount: 7, rnrRetryCount: 7 } },
+        ch.onEvent,
+      );
       // The receive goes up before the REQ is answered (post_one_recv_wqe before rdma_connect).
       if (ch.qp.state === QpState.INIT) ch.postRecvs();
       const deadline = Date.now() + connectMs;
@@ -96,7 +104,8 @@ export class CmCommChannel implements OobTransport {
         if (ch.events.some((e) => e.type === 'ESTABLISHED')) return ch;
         const bad = ch.events.find((e) => e.type !== 'ESTABLISHED');
         if (bad !== undefined) throw cmEventFailure(bad, `the RDMA CM connection to ${dst}:${port} (perftest's communication QP)`);
-        if (Date.now() > deadline) throw new PerftestError(PerftestErrorCode.UNREACHABLE, `no answer from ${dst}:${port} through the RDMA CM within ${connectMs} ms`);
+        if (Date.now() > deadline)
+          throw new PerftestError(PerftestErrorCode.UNREACHABLE, `no answer from ${dst}:${port} through the RDMA CM within ${connectMs} ms`);
         await o.idle();
       }
     } catch (e) {
@@ -106,7 +115,12 @@ export class CmCommChannel implements OobTransport {
   }
 
   /** rdma_server_connect(): listens on `port` until the first CONNECT_REQUEST (at most `acceptMs`), accepts it, stops listening. */
-  static async accept(rcm: RdmaCm, port: number, acceptMs: number, o: CmCommOptions & { onListening?: ((port: number) => void) | undefined }): Promise<CmCommChannel> {
+  static async accept(
+    rcm: RdmaCm,
+    port: number,
+    acceptMs: number,
+    o: CmCommOptions & { onListening?: ((port: number) => void) | undefined },
+  ): Promise<CmCommChannel> {
     const ch = new CmCommChannel(rcm.dev, o);
     let pending: RdmaCmId | null = null;
     const listener = rcm.listen(port, (e) => {
@@ -122,7 +136,8 @@ export class CmCommChannel implements OobTransport {
       o.onListening?.(port);
       const deadline = Date.now() + acceptMs;
       while (pending === null) {
-        if (Date.now() > deadline) throw new PerftestError(PerftestErrorCode.TIMEOUT, `no client connected through the RDMA CM on port ${port} within ${acceptMs} ms`);
+        if (Date.now() > deadline)
+          throw new PerftestError(PerftestErrorCode.TIMEOUT, `no client connected through the RDMA CM on port ${port} within ${acceptMs} ms`);
         await o.idle();
       }
       const id: RdmaCmId = pending;
@@ -146,7 +161,10 @@ export class CmCommChannel implements OobTransport {
     for (const wc of this.recvCq.poll(RECV_SLOTS)) {
       if (wc.status !== WcStatus.SUCCESS) {
         if (wc.status === WcStatus.WR_FLUSH_ERR) continue;
-        throw new OobError(OobErrorCode.CLOSED, `receive on perftest's RDMA CM communication QP failed: status ${wc.status} (${WC_STATUS_NAMES[wc.status] ?? 'unknown'})`);
+        throw new OobError(
+          OobErrorCode.CLOSED,
+          `receive on perftest's RDMA CM communication QP failed: status ${wc.status} (${WC_STATUS_NAMES[wc.status] ?? 'unknown'})`,
+        );
       }
       if (wc.opcode !== WcOpcode.RECV) continue;
       const slot = Number(wc.wrId);
@@ -162,7 +180,8 @@ export class CmCommChannel implements OobTransport {
 
   /** rdma_write_data(): one SEND of `b`, waited for until its completion. */
   async writeExact(b: Uint8Array): Promise<void> {
-    if (this.closed || this.disconnected) throw new OobError(OobErrorCode.CLOSED, `cannot send ${b.length} bytes: perftest's RDMA CM communication connection is closed`);
+    if (this.closed || this.disconnected)
+      throw new OobError(OobErrorCode.CLOSED, `cannot send ${b.length} bytes: perftest's RDMA CM communication connection is closed`);
     if (b.length > MSG) throw new OobError(OobErrorCode.BAD_VALUE, `a message on perftest's communication QP is at most ${MSG} bytes, got ${b.length}`);
     this.sendMr.buffer.set(b);
     this.qp.postSend({ wrId: 1, opcode: WrOpcode.SEND, sgList: [this.sendMr.sge(0, b.length)], sendFlags: SendFlags.SIGNALED });
@@ -171,12 +190,16 @@ export class CmCommChannel implements OobTransport {
     for (;;) {
       for (const wc of this.sendCq.poll(2)) {
         if (wc.status !== WcStatus.SUCCESS) {
-          throw new OobError(OobErrorCode.CLOSED, `SEND on perftest's RDMA CM communication QP failed: status ${wc.status} (${WC_STATUS_NAMES[wc.status] ?? 'unknown'})`);
+          throw new OobError(
+            OobErrorCode.CLOSED,
+            `SEND on perftest's RDMA CM communication QP failed: status ${wc.status} (${WC_STATUS_NAMES[wc.status] ?? 'unknown'})`,
+          );
         }
         return;
       }
-      if (this.disconnected) throw new OobError(OobErrorCode.CLOSED, 'the peer disconnected perftest\'s RDMA CM communication connection');
-      if (Date.now() > deadline) throw new OobError(OobErrorCode.TIMEOUT, `a SEND of ${b.length} bytes on perftest's communication QP did not complete within ${this.o.stepMs} ms`);
+      if (this.disconnected) throw new OobError(OobErrorCode.CLOSED, "the peer disconnected perftest's RDMA CM communication connection");
+      if (Date.now() > deadline)
+        throw new OobError(OobErrorCode.TIMEOUT, `a SEND of ${b.length} bytes on perftest's communication QP did not complete within ${this.o.stepMs} ms`);
       await this.o.idle();
     }
   }
@@ -192,7 +215,8 @@ export class CmCommChannel implements OobTransport {
         if (m.length !== n) throw new OobError(OobErrorCode.MALFORMED, `${what}: a message of ${n} bytes was expected, the peer sent ${m.length}`, what);
         return m;
       }
-      if (this.disconnected) throw new OobError(OobErrorCode.CLOSED, `the peer disconnected perftest's RDMA CM communication connection while this side waited for ${what}`, what);
+      if (this.disconnected)
+        throw new OobError(OobErrorCode.CLOSED, `the peer disconnected perftest's RDMA CM communication connection while this side waited for ${what}`, what);
       if (Date.now() > deadline) throw new OobError(OobErrorCode.TIMEOUT, `no ${what} within ${timeoutMs} ms`, what);
       await this.o.idle();
     }

@@ -93,7 +93,8 @@ export class CmTestConnection {
     const deadline = Date.now() + connectMs;
     try {
       while (this.pending === null) {
-        if (Date.now() > deadline) throw new PerftestError(PerftestErrorCode.TIMEOUT, `the client did not connect the test QP through the RDMA CM within ${connectMs} ms`);
+        if (Date.now() > deadline)
+          throw new PerftestError(PerftestErrorCode.TIMEOUT, `the client did not connect the test QP through the RDMA CM within ${connectMs} ms`);
         await idle();
       }
       const id: RdmaCmId = this.pending;
@@ -108,7 +109,7 @@ export class CmTestConnection {
 
   private async connectClient(qp: QueuePair): Promise<void> {
     const { dst, port, stepMs, idle } = this.o;
-    if (dst === undefined) throw new PerftestError(PerftestErrorCode.CONFIG, 'the client needs the server\'s address', 'server');
+    if (dst === undefined) throw new PerftestError(PerftestErrorCode.CONFIG, "the client needs the server's address", 'server');
     if (this.o.beforeConnect !== undefined) await this.o.beforeConnect(v4Gid(dst));
     let last: PerftestError | null = null;
     let lastType: RdmaCmEvent['type'] | null = null;
@@ -117,7 +118,17 @@ export class CmTestConnection {
       if (attempt > 0) await this.pause(CLIENT_RETRY_DELAY_MS);
       this.attempts++;
       this.events = [];
-      const id = this.rcm.connect({ dst, port, qp, ...cmConnectTiming(this.o.cm), ...(this.o.tos !== undefined ? { tos: this.o.tos } : {}), param: { responderResources: this.o.rdAtomic, initiatorDepth: this.o.rdAtomic, retryCount: 7, rnrRetryCount: 7 } }, this.onEvent);
+      const id = this.rcm.connect(
+        {
+          dst,
+          port,
+          qp,
+          ...cmConnectTiming(this.o.cm),
+          ...(this.o.tos !== undefined ? { tos: this.o.tos } : {}),
+          param: { responderResources: this.o.rdAtomic, initiatorDepth: this.o.rdAtomic, retryCount: 7, rnrRetryCount: 7 },
+        },
+        this.onEvent,
+      );
       const deadline = Date.now() + stepMs;
       for (;;) {
         if (this.events.some((e) => e.type === 'ESTABLISHED')) {

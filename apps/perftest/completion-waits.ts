@@ -56,7 +56,11 @@ export class CompletionWaits {
   /** Throws a COMPLETION error when `wc` did not succeed. */
   check(wc: WorkCompletion, what: string): void {
     if (wc.status !== WcStatus.SUCCESS) {
-      throw new PerftestError(PerftestErrorCode.COMPLETION, `${this.binary}: ${what} #${wc.wrId} completed with ${WC_STATUS_NAMES[wc.status] ?? wc.status}${wc.vendorErr ? ` (${wc.vendorErr})` : ''}${this.where()}`, 'completion');
+      throw new PerftestError(
+        PerftestErrorCode.COMPLETION,
+        `${this.binary}: ${what} #${wc.wrId} completed with ${WC_STATUS_NAMES[wc.status] ?? wc.status}${wc.vendorErr ? ` (${wc.vendorErr})` : ''}${this.where()}`,
+        'completion',
+      );
     }
   }
 
@@ -142,7 +146,11 @@ export class CompletionWaits {
     if (failure !== null) {
       const qp = namedQp(this.queues.qps);
       if (qp !== null && qp.state === QpState.ERR) {
-        throw new PerftestError(PerftestErrorCode.COMPLETION, `${this.binary}: QP 0x${qp.qpNum.toString(16)} is in the error state: ${qp.errorReason} (then ${what} failed: ${(failure as Error).message})`, 'qp');
+        throw new PerftestError(
+          PerftestErrorCode.COMPLETION,
+          `${this.binary}: QP 0x${qp.qpNum.toString(16)} is in the error state: ${qp.errorReason} (then ${what} failed: ${(failure as Error).message})`,
+          'qp',
+        );
       }
       throw failure;
     }
@@ -174,7 +182,11 @@ export class CompletionWaits {
       // The error completion (if any) explains it; report the QP's reason when there is none.
       const wcs = [...(sendCq?.poll(1) ?? []), ...(recvCq?.poll(1) ?? [])];
       for (const wc of wcs) this.check(wc, what);
-      throw new PerftestError(PerftestErrorCode.COMPLETION, `${this.binary}: QP 0x${qp.qpNum.toString(16)} went to the error state while waiting for ${what}: ${qp.errorReason}`, 'qp');
+      throw new PerftestError(
+        PerftestErrorCode.COMPLETION,
+        `${this.binary}: QP 0x${qp.qpNum.toString(16)} went to the error state while waiting for ${what}: ${qp.errorReason}`,
+        'qp',
+      );
     }
   }
 }

@@ -13,7 +13,7 @@
 import type { CmTiming } from '../host/cm-step-bound';
 import type { Device } from '../../stack/device';
 import { mtuBytes, mtuFromBytes, type Mtu } from '../../stack/mtu';
-import { defaultGidIndex, isIpv4MappedGid } from '../../stack/address';
+import { defaultGidIndex } from '../../stack/address';
 import type { OobEndpointConfig } from '../oob/oob-endpoint';
 import { type PerftestRole, type PerftestVerb, PerftestVerb as Verb } from '../oob/perftest-session';
 import { configError } from './perftest-error';
@@ -199,8 +199,10 @@ export function resolveConfig(dev: Device, c: PerftestConfig): ResolvedConfig {
   const connection = c.connection ?? Connection.RC;
   if (!Object.values(Connection).includes(connection)) throw configError('connection', `must be RC, UC or UD, got ${JSON.stringify(connection)}`);
   // change_conn_type: " UC connection not possible in READ/ATOMIC verbs", " UD connection only possible in SEND verb".
-  if (connection === Connection.UC && (verb === Verb.READ || isAtomic)) throw configError('connection', `UC is not possible with ${verb.toUpperCase()} (perftest: "UC connection not possible in READ/ATOMIC verbs")`);
-  if (connection === Connection.UD && verb !== Verb.SEND) throw configError('connection', `UD is only possible with SEND (perftest: "UD connection only possible in SEND verb")`);
+  if (connection === Connection.UC && (verb === Verb.READ || isAtomic))
+    throw configError('connection', `UC is not possible with ${verb.toUpperCase()} (perftest: "UC connection not possible in READ/ATOMIC verbs")`);
+  if (connection === Connection.UD && verb !== Verb.SEND)
+    throw configError('connection', `UD is only possible with SEND (perftest: "UD connection only possible in SEND verb")`);
   if (connection !== Connection.RC && c.rdmaCm === true) throw configError('connection', `${connection} with the RDMA CM (-R) is not implemented`);
   const duplex = c.bidirectional ?? false;
   if (duplex) {
@@ -212,7 +214,8 @@ export function resolveConfig(dev: Device, c: PerftestConfig): ResolvedConfig {
   const warmUp = c.performWarmUp ?? false;
   if (warmUp) {
     // perftest: "valid in Atomic, Read and Write BW tests".
-    if (lat || verb === Verb.SEND) throw configError('performWarmUp', 'applies to the write, read and atomic bandwidth tests (perftest: "valid in Atomic, Read and Write BW tests")');
+    if (lat || verb === Verb.SEND)
+      throw configError('performWarmUp', 'applies to the write, read and atomic bandwidth tests (perftest: "valid in Atomic, Read and Write BW tests")');
     if (duplex) throw configError('performWarmUp', 'with a bidirectional test (-b) is not implemented');
     if (c.allSizes === true) throw configError('performWarmUp', 'with all sizes (-a) is not implemented');
   }
@@ -220,8 +223,10 @@ export function resolveConfig(dev: Device, c: PerftestConfig): ResolvedConfig {
   if (allSizes) {
     if (c.size !== undefined) throw configError('size', 'and all sizes (-a) cannot be combined');
     // Duration mode: " Duration mode currently doesn't support running on all sizes" (force_dependecies).
-    if (c.durationS !== undefined) throw configError('allSizes', 'and duration mode (-D) cannot be combined (perftest: "Duration mode currently doesn\'t support running on all sizes")');
-    if (verb !== Verb.WRITE && verb !== Verb.READ) throw configError('allSizes', `is implemented for write and read (its SEND loop re-posts receives and synchronises at every size), not ${verb}`);
+    if (c.durationS !== undefined)
+      throw configError('allSizes', 'and duration mode (-D) cannot be combined (perftest: "Duration mode currently doesn\'t support running on all sizes")');
+    if (verb !== Verb.WRITE && verb !== Verb.READ)
+      throw configError('allSizes', `is implemented for write and read (its SEND loop re-posts receives and synchronises at every size), not ${verb}`);
     if (connection !== Connection.RC) throw configError('allSizes', `is implemented for RC, not ${connection}`);
   }
   // force_dependecies: with -a the buffer is sized for MAX_SIZE (8 MiB).
@@ -236,7 +241,8 @@ export function resolveConfig(dev: Device, c: PerftestConfig): ResolvedConfig {
     if (!(durationS > 0 && durationS <= 86_400)) throw configError('duration', `must be more than 0 and at most 86400 seconds, got ${durationS}`);
     if (lat && !infinite) throw configError('duration', 'applies to bandwidth tests (duration mode of the latency tests is not implemented)');
     if (c.iters !== undefined && !infinite) throw configError('duration', 'and iterations (-n) cannot be combined');
-    if (c.verify === true && verb === Verb.ATOMIC) throw configError('duration', 'and --verify cannot be combined for atomics (the server checks the sums of a known number of iterations)');
+    if (c.verify === true && verb === Verb.ATOMIC)
+      throw configError('duration', 'and --verify cannot be combined for atomics (the server checks the sums of a known number of iterations)');
   }
   if (c.marginS !== undefined && infinite) throw configError('margin', 'does not apply with --run_infinitely (each period is measured whole)');
   if (c.marginS !== undefined && c.durationS === undefined) throw configError('margin', 'applies in duration mode (-D) only');
@@ -256,7 +262,8 @@ export function resolveConfig(dev: Device, c: PerftestConfig): ResolvedConfig {
   // A UD message is one packet: perftest cuts the size to the MTU (" Max msg size in UD is MTU").
   if (connection === Connection.UD) size = Math.min(size, mtuBytes(mtu));
   const gidIndex = c.gidIndex ?? defaultGidIndex(dev.gids);
-  if (!Number.isInteger(gidIndex) || gidIndex < 0 || gidIndex >= dev.gids.length) throw configError('gidIndex', `${gidIndex} is not in the GID table (${dev.gids.length} entries)`);
+  if (!Number.isInteger(gidIndex) || gidIndex < 0 || gidIndex >= dev.gids.length)
+    throw configError('gidIndex', `${gidIndex} is not in the GID table (${dev.gids.length} entries)`);
   let txDepth = c.txDepth ?? (lat ? 1 : 128);
   if (!Number.isInteger(txDepth) || txDepth < 1 || txDepth > 1 << 15) throw configError('txDepth', `must be 1..32768, got ${txDepth}`);
   txDepth = Math.min(txDepth, iters);
@@ -286,14 +293,20 @@ export function resolveConfig(dev: Device, c: PerftestConfig): ResolvedConfig {
   // parser(), -i: "IB Port can't be less than 1"; the stack's devices have one port, number 1.
   if (c.ibPort !== undefined && c.ibPort !== 1) throw configError('ibPort', `must be 1 (this stack's devices have port 1 only), got ${c.ibPort}`);
   const inlineSize = c.inlineSize ?? 0;
-  if (!Number.isInteger(inlineSize) || inlineSize < 0 || inlineSize > MAX_INLINE) throw configError('inlineSize', `must be 0..${MAX_INLINE}, got ${inlineSize}`);
-  if (c.inlineSize !== undefined && (verb === Verb.READ || isAtomic)) throw configError('inlineSize', 'is not available with READ or atomics (perftest: "Inline feature not available on READ/Atomic verbs")');
+  if (!Number.isInteger(inlineSize) || inlineSize < 0 || inlineSize > MAX_INLINE)
+    throw configError('inlineSize', `must be 0..${MAX_INLINE}, got ${inlineSize}`);
+  if (c.inlineSize !== undefined && (verb === Verb.READ || isAtomic))
+    throw configError('inlineSize', 'is not available with READ or atomics (perftest: "Inline feature not available on READ/Atomic verbs")');
   const postList = c.postList ?? 1;
   if (!Number.isInteger(postList) || postList < 1 || postList > 1 << 15) throw configError('postList', `must be 1..32768, got ${postList}`);
   if (postList > 1) {
     // force_dependecies: "Post list is supported in BW tests only"; "Number of iterations must be a multiple of post list size".
     if (lat) throw configError('postList', 'is supported in bandwidth tests only (perftest: "Post list is supported in BW tests only")');
-    if (durationS === 0 && iters % postList !== 0) throw configError('postList', `${postList} does not divide the iterations ${iters} (perftest: "Number of iterations must be a multiple of post list size")`);
+    if (durationS === 0 && iters % postList !== 0)
+      throw configError(
+        'postList',
+        `${postList} does not divide the iterations ${iters} (perftest: "Number of iterations must be a multiple of post list size")`,
+      );
     if (postList > txDepth) throw configError('postList', `${postList} is more than the tx depth ${txDepth}: a list must fit the send queue`);
     if (duplex || rdmaCm || allSizes) throw configError('postList', 'with -b, -R or -a is not implemented');
     // "Post List requested - CQ moderation will be the size of the post list".
@@ -305,7 +318,8 @@ export function resolveConfig(dev: Device, c: PerftestConfig): ResolvedConfig {
     if (lat) throw configError('runInfinitely', 'exists only in bandwidth tests (perftest: "run_infinitely exists only in BW tests for now")');
     if (verb === Verb.SEND) throw configError('runInfinitely', 'is implemented for write, read and atomic, not send');
     if (c.iters !== undefined || allSizes) throw configError('runInfinitely', 'runs until stopped: it takes no iterations (-n) or sizes (-a)');
-    if (c.verify === true) throw configError('runInfinitely', 'and --verify cannot be combined (perftest: "--data_validation is incompatible with --run_infinitely")');
+    if (c.verify === true)
+      throw configError('runInfinitely', 'and --verify cannot be combined (perftest: "--data_validation is incompatible with --run_infinitely")');
     if (duplex || rdmaCm || warmUp) throw configError('runInfinitely', 'with -b, -R or --perform_warm_up is not implemented');
   }
   // force_dependecies sets noPeak in duration mode, with --run_infinitely, above 20000 iterations, and on a SEND test's server.

@@ -103,7 +103,10 @@ export class PerftestSide implements PerftestLocalSide {
     this.agreedMtu = rc.mtu;
     this.binary = perftestBinary(rc.verb, rc.lat);
     // perftest's QP timers (connect() below): the no-progress bound follows from them unless the caller gives one.
-    const bound = cfg.runTimeoutMs !== undefined ? { ms: cfg.runTimeoutMs, why: 'the run timeout given' } : noProgressBound({ timeout: rc.qpTimeout, retryCnt: RETRY_CNT, rnrRetry: RNR_RETRY, minRnrTimer: MIN_RNR_TIMER });
+    const bound =
+      cfg.runTimeoutMs !== undefined
+        ? { ms: cfg.runTimeoutMs, why: 'the run timeout given' }
+        : noProgressBound({ timeout: rc.qpTimeout, retryCnt: RETRY_CNT, rnrRetry: RNR_RETRY, minRnrTimer: MIN_RNR_TIMER });
     this.waits = new CompletionWaits(this.binary, bound, cfg.idleWait ?? nextTurn, this);
   }
 
@@ -146,8 +149,15 @@ export class PerftestSide implements PerftestLocalSide {
       // ctx_init leaves the QP in INIT (ctx_modify_qp_to_init), so receives can be posted before connecting:
       // UD with the Q_Key, UC with the access its verbs need, RC with every access.
       if (rc.connection === Connection.UD) qp.modify({ qpState: QpState.INIT, pkeyIndex: 0, portNum: 1, qkey: UD_QKEY });
-      else if (rc.connection === Connection.UC) qp.modify({ qpState: QpState.INIT, pkeyIndex: 0, portNum: 1, qpAccessFlags: Access.LOCAL_WRITE | Access.REMOTE_WRITE });
-      else qp.modify({ qpState: QpState.INIT, pkeyIndex: 0, portNum: 1, qpAccessFlags: Access.LOCAL_WRITE | Access.REMOTE_WRITE | Access.REMOTE_READ | Access.REMOTE_ATOMIC });
+      else if (rc.connection === Connection.UC)
+        qp.modify({ qpState: QpState.INIT, pkeyIndex: 0, portNum: 1, qpAccessFlags: Access.LOCAL_WRITE | Access.REMOTE_WRITE });
+      else
+        qp.modify({
+          qpState: QpState.INIT,
+          pkeyIndex: 0,
+          portNum: 1,
+          qpAccessFlags: Access.LOCAL_WRITE | Access.REMOTE_WRITE | Access.REMOTE_READ | Access.REMOTE_ATOMIC,
+        });
       this.qps.push(qp);
       this.psns.push(dev.randomPsn());
     }
@@ -168,7 +178,17 @@ export class PerftestSide implements PerftestLocalSide {
     const qp = this.qps[i];
     if (mr === null || qp === undefined || layout === null) throw internalError('key message before set-up');
     const gid = this.dev.gids[this.rc.gidIndex] as Uint8Array;
-    return { lid: 0, outReads: this.rc.outReads, qpn: qp.qpNum, psn: this.psns[i] ?? 0, rkey: mr.rkey, vaddr: mr.addr(layout.targetBase(i)), tailMarkersVaddr: 0n, gid, srqn: 0 };
+    return {
+      lid: 0,
+      outReads: this.rc.outReads,
+      qpn: qp.qpNum,
+      psn: this.psns[i] ?? 0,
+      rkey: mr.rkey,
+      vaddr: mr.addr(layout.targetBase(i)),
+      tailMarkersVaddr: 0n,
+      gid,
+      srqn: 0,
+    };
   }
 
   onPeerDest(i: number, d: PerftestDest, purpose: string): void {
@@ -179,9 +199,14 @@ export class PerftestSide implements PerftestLocalSide {
       const mine = this.dev.gids[this.rc.gidIndex] as Uint8Array;
       // ctx_check_gid_compatibility() is skipped with -R: the CM has chosen the path already.
       if (this.cmTest === null && isIpv4MappedGid(mine) !== isIpv4MappedGid(d.gid)) {
-        throw new PerftestError(PerftestErrorCode.INCOMPATIBLE, `GID types differ: this side uses ${ipv6ToString(mine)}, the peer ${ipv6ToString(d.gid)} (use GIDs of the same IP version, perftest -x)`, 'gid');
+        throw new PerftestError(
+          PerftestErrorCode.INCOMPATIBLE,
+          `GID types differ: this side uses ${ipv6ToString(mine)}, the peer ${ipv6ToString(d.gid)} (use GIDs of the same IP version, perftest -x)`,
+          'gid',
+        );
       }
-      if (d.outReads < 1) throw new OobError(OobErrorCode.MALFORMED, `perftest key message: field out_reads must be at least 1, got ${d.outReads}`, 'out_reads');
+      if (d.outReads < 1)
+        throw new OobError(OobErrorCode.MALFORMED, `perftest key message: field out_reads must be at least 1, got ${d.outReads}`, 'out_reads');
       if (d.qpn === 0 || d.qpn === 1) throw new OobError(OobErrorCode.MALFORMED, `perftest key message: field qpn must name a user QP, got ${d.qpn}`, 'qpn');
       this.remotes.push(d);
       return;
@@ -193,7 +218,12 @@ export class PerftestSide implements PerftestLocalSide {
       ['rkey', r.rkey, d.rkey],
       ['vaddr', r.vaddr, d.vaddr],
     ] as const) {
-      if (a !== b) throw new OobError(OobErrorCode.MALFORMED, `perftest key message (${purpose}${this.rc.qps > 1 ? `, QP ${i}` : ''}): field ${field} changed from 0x${a.toString(16)} to 0x${b.toString(16)}`, field);
+      if (a !== b)
+        throw new OobError(
+          OobErrorCode.MALFORMED,
+          `perftest key message (${purpose}${this.rc.qps > 1 ? `, QP ${i}` : ''}): field ${field} changed from 0x${a.toString(16)} to 0x${b.toString(16)}`,
+          field,
+        );
     }
   }
 
@@ -219,8 +249,24 @@ export class PerftestSide implements PerftestLocalSide {
     const sends = rc.lat || rc.role === 'client' || rc.duplex;
     switch (rc.connection) {
       case Connection.RC:
-        qp.modify({ qpState: QpState.RTR, ahAttr, pathMtu: this.agreedMtu, destQpNum: remote.qpn, rqPsn: remote.psn, maxDestRdAtomic: rc.outReads, minRnrTimer: MIN_RNR_TIMER });
-        if (sends) qp.modify({ qpState: QpState.RTS, sqPsn: psn, timeout: rc.qpTimeout, retryCnt: RETRY_CNT, rnrRetry: RNR_RETRY, maxRdAtomic: Math.min(remote.outReads, DEVICE_MAX_RD_ATOMIC) });
+        qp.modify({
+          qpState: QpState.RTR,
+          ahAttr,
+          pathMtu: this.agreedMtu,
+          destQpNum: remote.qpn,
+          rqPsn: remote.psn,
+          maxDestRdAtomic: rc.outReads,
+          minRnrTimer: MIN_RNR_TIMER,
+        });
+        if (sends)
+          qp.modify({
+            qpState: QpState.RTS,
+            sqPsn: psn,
+            timeout: rc.qpTimeout,
+            retryCnt: RETRY_CNT,
+            rnrRetry: RNR_RETRY,
+            maxRdAtomic: Math.min(remote.outReads, DEVICE_MAX_RD_ATOMIC),
+          });
         break;
       case Connection.UC:
         qp.modify({ qpState: QpState.RTR, ahAttr, pathMtu: this.agreedMtu, destQpNum: remote.qpn, rqPsn: remote.psn });
@@ -314,9 +360,21 @@ export class PerftestSide implements PerftestLocalSide {
     const flags = (signaled ? SendFlags.SIGNALED : 0) | inline;
     switch (rc.verb) {
       case Verb.WRITE:
-        return { wrId, opcode: WrOpcode.RDMA_WRITE, sgList: [mr.sge(local, rc.size)], sendFlags: flags, rdma: { remoteAddr: remote.vaddr + BigInt(off), rkey: remote.rkey } };
+        return {
+          wrId,
+          opcode: WrOpcode.RDMA_WRITE,
+          sgList: [mr.sge(local, rc.size)],
+          sendFlags: flags,
+          rdma: { remoteAddr: remote.vaddr + BigInt(off), rkey: remote.rkey },
+        };
       case Verb.READ:
-        return { wrId, opcode: WrOpcode.RDMA_READ, sgList: [mr.sge(local, rc.size)], sendFlags: flags, rdma: { remoteAddr: remote.vaddr + BigInt(off), rkey: remote.rkey } };
+        return {
+          wrId,
+          opcode: WrOpcode.RDMA_READ,
+          sgList: [mr.sge(local, rc.size)],
+          sendFlags: flags,
+          rdma: { remoteAddr: remote.vaddr + BigInt(off), rkey: remote.rkey },
+        };
       case Verb.SEND: {
         const ud = this.udDests[q];
         return { wrId, opcode: WrOpcode.SEND, sgList: [mr.sge(local, rc.size)], sendFlags: flags, ...(ud !== undefined ? { ud } : {}) };

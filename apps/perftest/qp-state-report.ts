@@ -36,8 +36,11 @@ export function qpStateReport(qp: QueuePair, driver: { readonly name: string; re
   const d = driver.stats;
   const parts = [
     `QP 0x${qp.qpNum.toString(16)} ${QP_STATE_NAMES[qp.state] ?? String(qp.state)}`,
-    `requester: next PSN ${req.psn}, highest sent ${req.sentAny ? req.sentHigh : '-'}, unacked ${req.sentAny ? psnDiff(req.psn, comp.psn) : 0} PSNs, WQE ${req.next} of ${qp.sq.length}` + (req.waitUntil > qp.ctx.clock.now() ? `, RNR wait ${inMs(qp, req.waitUntil)}` : ''),
-    `completer: oldest unacked PSN ${comp.psn}, WQE ${comp.index}` + (oldest !== undefined ? ` (wr_id ${oldest.wrId}, PSNs ${oldest.firstPsn}..${oldest.lastPsn})` : '') + `, ${started} started + ${posted} posted outstanding, retransmit timer ${comp.timer !== null ? `armed (deadline in ${inMs(qp, comp.deadline)})` : 'not armed'}, retries left ${comp.retryLeft}${comp.retrying ? ', retrying' : ''}`,
+    `requester: next PSN ${req.psn}, highest sent ${req.sentAny ? req.sentHigh : '-'}, unacked ${req.sentAny ? psnDiff(req.psn, comp.psn) : 0} PSNs, WQE ${req.next} of ${qp.sq.length}` +
+      (req.waitUntil > qp.ctx.clock.now() ? `, RNR wait ${inMs(qp, req.waitUntil)}` : ''),
+    `completer: oldest unacked PSN ${comp.psn}, WQE ${comp.index}` +
+      (oldest !== undefined ? ` (wr_id ${oldest.wrId}, PSNs ${oldest.firstPsn}..${oldest.lastPsn})` : '') +
+      `, ${started} started + ${posted} posted outstanding, retransmit timer ${comp.timer !== null ? `armed (deadline in ${inMs(qp, comp.deadline)})` : 'not armed'}, retries left ${comp.retryLeft}${comp.retrying ? ', retrying' : ''}`,
     `responder: expected PSN ${resp.psn}, ${qp.rq.length} receives posted`,
     `counters: ${counters === '' ? 'none' : counters}`,
     `driver ${driver.name}: rx ${d.rxFrames} frames (${d.rxDropped} dropped), tx ${d.txFrames} frames (${d.txDropped} dropped)`,

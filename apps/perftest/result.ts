@@ -172,8 +172,17 @@ export function summarize(side: PerftestSide, rc: ResolvedConfig, oob: PerftestO
     connection: rc.connection,
     sizes: side.sizeResults,
     bidirectional: peerDirection === null ? null : { peer: peerDirection, gbpsBothWays: round(gbps + peerDirection.gbps) },
-    qpPairs: side.qps.map((q, i) => ({ local: { qpn: q.qpNum, psn: side.psns[i] ?? 0 }, remote: { qpn: side.remotes[i]?.qpn ?? 0, psn: side.remotes[i]?.psn ?? 0 } })),
-    local: { qpn: qp?.qpNum ?? 0, psn: side.psn, gid: ipv6ToString(gid), rkey: mr?.rkey ?? 0, vaddr: `0x${(mr !== null && side.layout !== null ? mr.addr(side.layout.targetBase(0)) : 0n).toString(16)}` },
+    qpPairs: side.qps.map((q, i) => ({
+      local: { qpn: q.qpNum, psn: side.psns[i] ?? 0 },
+      remote: { qpn: side.remotes[i]?.qpn ?? 0, psn: side.remotes[i]?.psn ?? 0 },
+    })),
+    local: {
+      qpn: qp?.qpNum ?? 0,
+      psn: side.psn,
+      gid: ipv6ToString(gid),
+      rkey: mr?.rkey ?? 0,
+      vaddr: `0x${(mr !== null && side.layout !== null ? mr.addr(side.layout.targetBase(0)) : 0n).toString(16)}`,
+    },
     remote: {
       qpn: r?.qpn ?? 0,
       psn: r?.psn ?? 0,

@@ -54,7 +54,6 @@ export async function runPerftest(dev: Device, cfg: PerftestConfig): Promise<Per
   return summarize(side, rc, oob);
 }
 
-
 /** Key messages over the communication QP: struct pingpong_dest (rdma_write_keys / rdma_read_keys). */
 const DEST_STRUCT: KeyCodec = { size: PINGPONG_DEST_STRUCT_SIZE, encode: (d) => encodeDestStruct(d), decode: decodeDestStruct };
 
@@ -72,7 +71,18 @@ async function runOverRdmaCm(dev: Device, cfg: PerftestConfig, rc: ResolvedConfi
   const idle = cfg.idleWait ?? nextTurn;
   const rcm = new RdmaCm(dev);
   const rdAtomic = rc.verb === PerftestVerb.READ || rc.verb === PerftestVerb.ATOMIC ? rc.outReads : 0;
-  const cmTest = new CmTestConnection(rcm, { role: rc.role, dst: cfg.server, port, rdAtomic, stepMs, connectMs, idle, beforeConnect: cfg.beforeConnect, cm: cfg.cm, tos: rc.trafficClass });
+  const cmTest = new CmTestConnection(rcm, {
+    role: rc.role,
+    dst: cfg.server,
+    port,
+    rdAtomic,
+    stepMs,
+    connectMs,
+    idle,
+    beforeConnect: cfg.beforeConnect,
+    cm: cfg.cm,
+    tos: rc.trafficClass,
+  });
   const side = new PerftestSide(dev, rc, cfg, cmTest);
   let comm: CmCommChannel | null = null;
   try {

@@ -102,7 +102,11 @@ export class Verifier {
       // ib_atomic_lat: every atomic went to the server's first slot.
       if (rc.verb === Verb.ATOMIC && rc.role === 'server') {
         const view = new DataView(buf.buffer, buf.byteOffset, buf.length);
-        this.checkValue(view.getBigUint64(layout.targetBase(0), true), BigInt(rc.atomicType === 'FETCH_AND_ADD' ? rc.iters : 0), 'the slot the client\'s atomics went to holds');
+        this.checkValue(
+          view.getBigUint64(layout.targetBase(0), true),
+          BigInt(rc.atomicType === 'FETCH_AND_ADD' ? rc.iters : 0),
+          "the slot the client's atomics went to holds",
+        );
       }
       return;
     }
@@ -115,9 +119,11 @@ export class Verifier {
     const serves = rc.role === 'server' || rc.duplex;
     const sends = rc.role === 'client' || rc.duplex;
     if (serves && rc.verb === Verb.WRITE) {
-      for (let s = 0; s < used; s++) this.check(layout.targetBase(q) + s * layout.stride, pattern(s, rc.size), rc.size, `${qpName}slot ${s} written by the client`);
+      for (let s = 0; s < used; s++)
+        this.check(layout.targetBase(q) + s * layout.stride, pattern(s, rc.size), rc.size, `${qpName}slot ${s} written by the client`);
     } else if (sends && rc.verb === Verb.READ) {
-      for (let s = 0; s < used; s++) this.check(layout.sendBase(q) + s * layout.stride, pattern(s, rc.size), rc.size, `${qpName}slot ${s} read from the server`);
+      for (let s = 0; s < used; s++)
+        this.check(layout.sendBase(q) + s * layout.stride, pattern(s, rc.size), rc.size, `${qpName}slot ${s} read from the server`);
     } else if (serves && rc.verb === Verb.ATOMIC) {
       const view = new DataView(buf.buffer, buf.byteOffset, buf.length);
       for (let s = 0; s < used; s++) {

@@ -36,7 +36,15 @@ import { defaultGidIndex, isIpv4MappedGid } from '../../stack/address';
 import { ipv6ToString } from '../../packets/bytes';
 import { OobError, OobErrorCode } from '../oob/tcp-channel';
 import { type OobEndpointConfig, openOobChannel } from '../oob/oob-endpoint';
-import { PINGPONG_DONE_SIZE, PINGPONG_MSG_SIZE, type PingpongDest, checkDone, decodePingpongDest, encodeDone, encodePingpongDest } from '../oob/pingpong-messages';
+import {
+  PINGPONG_DONE_SIZE,
+  PINGPONG_MSG_SIZE,
+  type PingpongDest,
+  checkDone,
+  decodePingpongDest,
+  encodeDone,
+  encodePingpongDest,
+} from '../oob/pingpong-messages';
 import { PerftestError, PerftestErrorCode, configError } from '../perftest/perftest-error';
 import { latencyStats, type LatencyStats } from '../perftest/measurement';
 import { nonZeroCounters } from '../perftest/result';
@@ -125,7 +133,7 @@ const GRH_BYTES = 40;
 /** The client's payload with -c: distinct bytes, zero at every page start (what the tools' check wants). */
 export function pingpongPattern(size: number): Uint8Array {
   const b = new Uint8Array(size);
-  for (let i = 0; i < size; i++) b[i] = i % PAGE_SIZE === 0 ? 0 : ((i * 7 + (i >>> 12) * 13 + 1) & 0xff) || 1;
+  for (let i = 0; i < size; i++) b[i] = i % PAGE_SIZE === 0 ? 0 : (i * 7 + (i >>> 12) * 13 + 1) & 0xff || 1;
   return b;
 }
 
@@ -184,13 +192,18 @@ function planPingpong(dev: Device, cfg: PingpongConfig): PingpongPlan {
   if (mtu > dev.maxMtu()) throw configError('mtu', `${cfg.mtu} is more than the link carries (${mtuBytes(dev.maxMtu())})`);
   if (type !== 'rc' && type !== 'uc' && type !== 'ud') throw configError('type', `must be rc, uc or ud, got ${String(type)}`);
   // ibv_ud_pingpong: "Requested size larger than port MTU" (a datagram is one packet).
-  if (type === 'ud' && size > mtuBytes(dev.maxMtu())) throw configError('size', `${size} is larger than the port MTU (${mtuBytes(dev.maxMtu())}); a UD message is one packet`);
+  if (type === 'ud' && size > mtuBytes(dev.maxMtu()))
+    throw configError('size', `${size} is larger than the port MTU (${mtuBytes(dev.maxMtu())}); a UD message is one packet`);
   const gidIndex = cfg.gidIndex ?? defaultGidIndex(dev.gids);
-  if (gidIndex !== -1 && (gidIndex < 0 || gidIndex >= dev.gids.length)) throw configError('gidIndex', `${gidIndex} is not in the GID table (${dev.gids.length} entries)`);
+  if (gidIndex !== -1 && (gidIndex < 0 || gidIndex >= dev.gids.length))
+    throw configError('gidIndex', `${gidIndex} is not in the GID table (${dev.gids.length} entries)`);
   const stepMs = cfg.stepTimeoutMs ?? 10_000;
   // rc_pingpong's QP timers (timeout 14, retry 7, RNR retry 7, min RNR timer 12, pp_connect_ctx): the
   // no-progress bound follows from them (apps/host/no-progress-bound.ts) unless the caller gives one.
-  const bound = cfg.runTimeoutMs !== undefined ? { ms: cfg.runTimeoutMs, why: 'the run timeout given' } : noProgressBound({ timeout: 14, retryCnt: 7, rnrRetry: 7, minRnrTimer: 12 });
+  const bound =
+    cfg.runTimeoutMs !== undefined
+      ? { ms: cfg.runTimeoutMs, why: 'the run timeout given' }
+      : noProgressBound({ timeout: 14, retryCnt: 7, rnrRetry: 7, minRnrTimer: 12 });
   return { type, tool, size, iters, rxDepth, mtu: mtu as Mtu, gidIndex, stepMs, bound };
 }
 
@@ -252,10 +265,19 @@ async function connect(dev: Device, cfg: PingpongConfig, plan: PingpongPlan, end
   const { qp, psn, myGid } = end;
   // pp_connect_ctx: a GRH only when the peer's GID has an interface id; RoCE always needs one.
   const hasGid = rem.gid.subarray(8).some((b) => b !== 0);
-  if (!hasGid) throw new OobError(OobErrorCode.INCOMPATIBLE, `${tool} address message: field gid is ${ipv6ToString(rem.gid)}; RoCE needs the peer's GID (run the peer with -g)`, 'gid');
+  if (!hasGid)
+    throw new OobError(
+      OobErrorCode.INCOMPATIBLE,
+      `${tool} address message: field gid is ${ipv6ToString(rem.gid)}; RoCE needs the peer's GID (run the peer with -g)`,
+      'gid',
+    );
   if (gidIndex === -1) throw new PerftestError(PerftestErrorCode.CONFIG, 'gidIndex -1 (no GID) cannot work on RoCE: give -g', 'gidIndex');
   if (isIpv4MappedGid(myGid) !== isIpv4MappedGid(rem.gid)) {
-    throw new PerftestError(PerftestErrorCode.INCOMPATIBLE, `GID types differ: this side uses ${ipv6ToString(myGid)}, the peer ${ipv6ToString(rem.gid)} (choose -g of the same IP version)`, 'gid');
+    throw new PerftestError(
+      PerftestErrorCode.INCOMPATIBLE,
+      `GID types differ: this side uses ${ipv6ToString(myGid)}, the peer ${ipv6ToString(rem.gid)} (choose -g of the same IP version)`,
+      'gid',
+    );
   }
   if (cfg.beforeConnect !== undefined) await cfg.beforeConnect(rem.gid);
   const ahAttr = { dgid: rem.gid, sgidIndex: gidIndex, hopLimit: 1, trafficClass: cfg.trafficClass ?? 0 };
@@ -279,7 +301,12 @@ async function connect(dev: Device, cfg: PingpongConfig, plan: PingpongPlan, end
  * The address exchange (pp_client_exch_dest / pp_server_exch_dest) and the connection: the server
  * connects before it answers, the client once the exchange is over.
  */
-async function exchangeAndConnect(dev: Device, cfg: PingpongConfig, plan: PingpongPlan, end: PingpongEnd): Promise<{ remote: PingpongDest; udDest: UdDest | null }> {
+async function exchangeAndConnect(
+  dev: Device,
+  cfg: PingpongConfig,
+  plan: PingpongPlan,
+  end: PingpongEnd,
+): Promise<{ remote: PingpongDest; udDest: UdDest | null }> {
   const { tool, stepMs } = plan;
   let remote: PingpongDest;
   let udDest: UdDest | null = null;
@@ -349,7 +376,11 @@ class MessageCheck {
       verify.mismatches++;
       if (problems.length < 5) {
         const firstSeen = this.firstSeen;
-        problems.push(bad === -2 ? `message ${verify.messagesChecked}: ${byteLen} bytes received, expected ${size + grh}` : `message ${verify.messagesChecked}: invalid data at byte ${bad} (page ${Math.floor(bad / PAGE_SIZE)}): 0x${(got[bad] as number).toString(16)}, expected 0x${(pattern !== null ? (pattern[bad] as number) : firstSeen !== null && verify.messagesChecked > 1 ? (firstSeen[bad] as number) : TOOL_FILL).toString(16)}`);
+        problems.push(
+          bad === -2
+            ? `message ${verify.messagesChecked}: ${byteLen} bytes received, expected ${size + grh}`
+            : `message ${verify.messagesChecked}: invalid data at byte ${bad} (page ${Math.floor(bad / PAGE_SIZE)}): 0x${(got[bad] as number).toString(16)}, expected 0x${(pattern !== null ? (pattern[bad] as number) : firstSeen !== null && verify.messagesChecked > 1 ? (firstSeen[bad] as number) : TOOL_FILL).toString(16)}`,
+        );
       }
     }
   }
@@ -366,7 +397,14 @@ interface PingpongRun {
 }
 
 /** The ping-pong (main loop of rc_pingpong.c with parse_single_wc). */
-async function pingpongLoop(dev: Device, cfg: PingpongConfig, plan: PingpongPlan, end: PingpongEnd, udDest: UdDest | null, checker: MessageCheck): Promise<PingpongRun> {
+async function pingpongLoop(
+  dev: Device,
+  cfg: PingpongConfig,
+  plan: PingpongPlan,
+  end: PingpongEnd,
+  udDest: UdDest | null,
+  checker: MessageCheck,
+): Promise<PingpongRun> {
   const { tool, size, iters, rxDepth } = plan;
   const { qp, cq, mr, grh } = end;
   const runMs = plan.bound.ms;
@@ -391,13 +429,19 @@ async function pingpongLoop(dev: Device, cfg: PingpongConfig, plan: PingpongPlan
   while (rcnt < iters || scnt < iters) {
     const wcs = cq.poll(2);
     if (wcs.length === 0) {
-      if (qp.state === QpState.ERR) throw new PerftestError(PerftestErrorCode.COMPLETION, `${tool}: QP 0x${qp.qpNum.toString(16)} went to the error state: ${qp.errorReason}`, 'qp');
+      if (qp.state === QpState.ERR)
+        throw new PerftestError(PerftestErrorCode.COMPLETION, `${tool}: QP 0x${qp.qpNum.toString(16)} went to the error state: ${qp.errorReason}`, 'qp');
       const m = progressMark(qp);
       if (m !== mark) {
         mark = m; // the transport moved (a response or a request taken): the no-progress clock starts again
         deadline = Date.now() + runMs;
       }
-      if (Date.now() > deadline) throw new PerftestError(PerftestErrorCode.TIMEOUT, `${tool}: no progress within ${runMs} ms (${plan.bound.why}; sent ${scnt}, received ${rcnt} of ${iters}) [${qpStateReport(qp, dev.driver)}]`, 'completion');
+      if (Date.now() > deadline)
+        throw new PerftestError(
+          PerftestErrorCode.TIMEOUT,
+          `${tool}: no progress within ${runMs} ms (${plan.bound.why}; sent ${scnt}, received ${rcnt} of ${iters}) [${qpStateReport(qp, dev.driver)}]`,
+          'completion',
+        );
       await idle();
       continue;
     }
@@ -409,7 +453,11 @@ async function pingpongLoop(dev: Device, cfg: PingpongConfig, plan: PingpongPlan
         // the peer exited (rc_pingpong's final-ACK race under loss; see docs/interop.md).
         const race = cfg.role === 'client' && wc.status === WcStatus.RETRY_EXC_ERR && Number(wc.wrId) === SEND_WRID && rcnt === iters && scnt === iters - 1;
         const hint = race ? `; all ${iters} replies arrived, so the peer received this last message: only its ACK was lost before the peer exited` : '';
-        throw new PerftestError(PerftestErrorCode.COMPLETION, `${tool}: failed status ${WC_STATUS_NAMES[wc.status] ?? wc.status} for wr_id ${wc.wrId}${wc.vendorErr ? ` (${wc.vendorErr})` : ''}${hint}`, 'completion');
+        throw new PerftestError(
+          PerftestErrorCode.COMPLETION,
+          `${tool}: failed status ${WC_STATUS_NAMES[wc.status] ?? wc.status} for wr_id ${wc.wrId}${wc.vendorErr ? ` (${wc.vendorErr})` : ''}${hint}`,
+          'completion',
+        );
       }
       const id = Number(wc.wrId);
       if (id === SEND_WRID) scnt++;
@@ -431,7 +479,14 @@ async function pingpongLoop(dev: Device, cfg: PingpongConfig, plan: PingpongPlan
 }
 
 /** The figures, as the tool prints them, with the data checks and the QP's health. */
-function reportPingpong(cfg: PingpongConfig, plan: PingpongPlan, end: PingpongEnd, remote: PingpongDest, run: PingpongRun, checker: MessageCheck): PingpongResult {
+function reportPingpong(
+  cfg: PingpongConfig,
+  plan: PingpongPlan,
+  end: PingpongEnd,
+  remote: PingpongDest,
+  run: PingpongRun,
+  checker: MessageCheck,
+): PingpongResult {
   const { tool, size, iters, mtu } = plan;
   const { qp, psn, myGid } = end;
   const { scnt, rcnt, sendTimes } = run;

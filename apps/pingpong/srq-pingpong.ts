@@ -30,7 +30,16 @@ import { ipv6ToString } from '../../packets/bytes';
 import { OobError, OobErrorCode } from '../oob/tcp-channel';
 import { openOobChannel } from '../oob/oob-endpoint';
 import type { PingpongConfig } from './pingpong';
-import { PINGPONG_DONE_SIZE, PINGPONG_MSG_SIZE, type PingpongDest, asciiUntilNul, checkDone, decodePingpongDest, encodeDone, encodePingpongDest } from '../oob/pingpong-messages';
+import {
+  PINGPONG_DONE_SIZE,
+  PINGPONG_MSG_SIZE,
+  type PingpongDest,
+  asciiUntilNul,
+  checkDone,
+  decodePingpongDest,
+  encodeDone,
+  encodePingpongDest,
+} from '../oob/pingpong-messages';
 import { PerftestError, PerftestErrorCode, configError } from '../perftest/perftest-error';
 import { nonZeroCounters } from '../perftest/result';
 import { progressMarkAll } from '../perftest/completion-waits';
@@ -99,9 +108,14 @@ function planSrqPingpong(dev: Device, cfg: SrqPingpongConfig): SrqPlan {
   const rxDepth = cfg.rxDepth ?? 500;
   const size = cfg.size ?? 4096;
   const iters = cfg.iters ?? 1000;
-  if (!Number.isInteger(numQp) || numQp < 1 || numQp >= SRQ_MAX_QP) throw configError('numQp', `must be 1..${SRQ_MAX_QP - 1} (srq_pingpong: "num_qp must be less than ${SRQ_MAX_QP}"), got ${numQp}`);
+  if (!Number.isInteger(numQp) || numQp < 1 || numQp >= SRQ_MAX_QP)
+    throw configError('numQp', `must be 1..${SRQ_MAX_QP - 1} (srq_pingpong: "num_qp must be less than ${SRQ_MAX_QP}"), got ${numQp}`);
   if (!Number.isInteger(rxDepth) || rxDepth < 1 || rxDepth > 1 << 15) throw configError('rxDepth', `must be 1..32768, got ${rxDepth}`);
-  if (numQp > rxDepth) throw configError('rxDepth', `${rxDepth} is too small for ${numQp} QPs (srq_pingpong: "rx_depth is too small for num_qp QPs -- must have at least one receive per QP")`);
+  if (numQp > rxDepth)
+    throw configError(
+      'rxDepth',
+      `${rxDepth} is too small for ${numQp} QPs (srq_pingpong: "rx_depth is too small for num_qp QPs -- must have at least one receive per QP")`,
+    );
   if (!Number.isInteger(size) || size < 1 || size > 1 << 28) throw configError('size', `must be 1..${1 << 28}, got ${size}`);
   if (!Number.isInteger(iters) || iters < 1 || iters > 1e9) throw configError('iters', `must be at least 1, got ${iters}`);
   const mtu = mtuFromBytes(cfg.mtu ?? 1024);
@@ -110,7 +124,10 @@ function planSrqPingpong(dev: Device, cfg: SrqPingpongConfig): SrqPlan {
   const gidIndex = cfg.gidIndex ?? defaultGidIndex(dev.gids);
   if (gidIndex < 0 || gidIndex >= dev.gids.length) throw configError('gidIndex', `${gidIndex} is not in the GID table (${dev.gids.length} entries)`);
   const stepMs = cfg.stepTimeoutMs ?? 10_000;
-  const bound = cfg.runTimeoutMs !== undefined ? { ms: cfg.runTimeoutMs, why: 'the run timeout given' } : noProgressBound({ timeout: 14, retryCnt: 7, rnrRetry: 7, minRnrTimer: 12 });
+  const bound =
+    cfg.runTimeoutMs !== undefined
+      ? { ms: cfg.runTimeoutMs, why: 'the run timeout given' }
+      : noProgressBound({ timeout: 14, retryCnt: 7, rnrRetry: 7, minRnrTimer: 12 });
   return { numQp, rxDepth, size, iters, mtu: mtu as Mtu, gidIndex, stepMs, bound };
 }
 
@@ -171,10 +188,21 @@ async function connect(cfg: SrqPingpongConfig, plan: SrqPlan, end: SrqEnd): Prom
   const first = remotes[0] as PingpongDest;
   for (let i = 0; i < numQp; i++) {
     const rem = remotes[i] as PingpongDest;
-    if (rem.gid.subarray(8).every((b) => b === 0)) throw new OobError(OobErrorCode.INCOMPATIBLE, `srq_pingpong address message ${i}: field gid is ${ipv6ToString(rem.gid)}; RoCE needs the peer's GID (run the peer with -g, and with as many QPs, -q ${numQp})`, 'gid');
-    if (rem.qpn === 0) throw new OobError(OobErrorCode.MALFORMED, `srq_pingpong address message ${i}: no QP (the peer runs fewer QPs; give both -q ${numQp})`, 'qpn');
+    if (rem.gid.subarray(8).every((b) => b === 0))
+      throw new OobError(
+        OobErrorCode.INCOMPATIBLE,
+        `srq_pingpong address message ${i}: field gid is ${ipv6ToString(rem.gid)}; RoCE needs the peer's GID (run the peer with -g, and with as many QPs, -q ${numQp})`,
+        'gid',
+      );
+    if (rem.qpn === 0)
+      throw new OobError(OobErrorCode.MALFORMED, `srq_pingpong address message ${i}: no QP (the peer runs fewer QPs; give both -q ${numQp})`, 'qpn');
   }
-  if (isIpv4MappedGid(myGid) !== isIpv4MappedGid(first.gid)) throw new PerftestError(PerftestErrorCode.INCOMPATIBLE, `GID types differ: this side uses ${ipv6ToString(myGid)}, the peer ${ipv6ToString(first.gid)} (choose -g of the same IP version)`, 'gid');
+  if (isIpv4MappedGid(myGid) !== isIpv4MappedGid(first.gid))
+    throw new PerftestError(
+      PerftestErrorCode.INCOMPATIBLE,
+      `GID types differ: this side uses ${ipv6ToString(myGid)}, the peer ${ipv6ToString(first.gid)} (choose -g of the same IP version)`,
+      'gid',
+    );
   if (cfg.beforeConnect !== undefined) await cfg.beforeConnect(first.gid);
   end.qps.forEach((qp, i) => {
     const rem = remotes[i] as PingpongDest;
@@ -195,7 +223,12 @@ async function readAll(plan: SrqPlan, end: SrqEnd, read: (n: number, what: strin
     }
     // Beyond our QPs the peer's messages are its zeroed my_dest entries; a QPN there means it runs more QPs.
     const qpn = Number.parseInt(asciiUntilNul(msg).split(':')[1] ?? '0', 16);
-    if (qpn !== 0) throw new OobError(OobErrorCode.INCOMPATIBLE, `srq_pingpong address message ${i}: the peer has QP 0x${qpn.toString(16)} there, so it runs more than ${numQp} QPs (give both -q the same)`, 'qpn');
+    if (qpn !== 0)
+      throw new OobError(
+        OobErrorCode.INCOMPATIBLE,
+        `srq_pingpong address message ${i}: the peer has QP 0x${qpn.toString(16)} there, so it runs more than ${numQp} QPs (give both -q the same)`,
+        'qpn',
+      );
   }
 }
 
@@ -241,7 +274,8 @@ async function srqPingpongLoop(dev: Device, cfg: SrqPingpongConfig, plan: SrqPla
   const idle = cfg.idleWait ?? nextTurn;
   const pending = new Array<number>(numQp).fill(RECV_WRID);
   const receivesPerQp = new Array<number>(numQp).fill(0);
-  const send = (i: number): void => (qps[i] as QueuePair).postSend({ wrId: SEND_WRID, opcode: WrOpcode.SEND, sgList: [mr.sge(0, size)], sendFlags: SendFlags.SIGNALED });
+  const send = (i: number): void =>
+    (qps[i] as QueuePair).postSend({ wrId: SEND_WRID, opcode: WrOpcode.SEND, sgList: [mr.sge(0, size)], sendFlags: SendFlags.SIGNALED });
   const start = clock.now();
   if (cfg.role === 'client') {
     for (let i = 0; i < numQp; i++) {
@@ -257,21 +291,37 @@ async function srqPingpongLoop(dev: Device, cfg: SrqPingpongConfig, plan: SrqPla
     const wcs = cq.poll(numQp + rxDepth);
     if (wcs.length === 0) {
       const dead = qps.find((q) => q.state === QpState.ERR);
-      if (dead !== undefined) throw new PerftestError(PerftestErrorCode.COMPLETION, `srq_pingpong: QP 0x${dead.qpNum.toString(16)} went to the error state: ${dead.errorReason}`, 'qp');
+      if (dead !== undefined)
+        throw new PerftestError(
+          PerftestErrorCode.COMPLETION,
+          `srq_pingpong: QP 0x${dead.qpNum.toString(16)} went to the error state: ${dead.errorReason}`,
+          'qp',
+        );
       const m = progressMarkAll(qps);
       if (m !== mark) {
         mark = m;
         deadline = Date.now() + bound.ms;
       }
-      if (Date.now() > deadline) throw new PerftestError(PerftestErrorCode.TIMEOUT, `srq_pingpong: no progress within ${bound.ms} ms (${bound.why}; sent ${scnt}, received ${rcnt} of ${iters}) [${qpStateReport(qps[0] as QueuePair, dev.driver)}]`, 'completion');
+      if (Date.now() > deadline)
+        throw new PerftestError(
+          PerftestErrorCode.TIMEOUT,
+          `srq_pingpong: no progress within ${bound.ms} ms (${bound.why}; sent ${scnt}, received ${rcnt} of ${iters}) [${qpStateReport(qps[0] as QueuePair, dev.driver)}]`,
+          'completion',
+        );
       await idle();
       continue;
     }
     deadline = Date.now() + bound.ms;
     for (const wc of wcs) {
-      if (wc.status !== WcStatus.SUCCESS) throw new PerftestError(PerftestErrorCode.COMPLETION, `srq_pingpong: failed status ${WC_STATUS_NAMES[wc.status] ?? wc.status} for wr_id ${wc.wrId}`, 'completion');
+      if (wc.status !== WcStatus.SUCCESS)
+        throw new PerftestError(
+          PerftestErrorCode.COMPLETION,
+          `srq_pingpong: failed status ${WC_STATUS_NAMES[wc.status] ?? wc.status} for wr_id ${wc.wrId}`,
+          'completion',
+        );
       const i = qpIndex.get(wc.qpNum);
-      if (i === undefined) throw new PerftestError(PerftestErrorCode.COMPLETION, `srq_pingpong: couldn't find QPN ${wc.qpNum.toString(16).padStart(6, '0')}`, 'completion');
+      if (i === undefined)
+        throw new PerftestError(PerftestErrorCode.COMPLETION, `srq_pingpong: couldn't find QPN ${wc.qpNum.toString(16).padStart(6, '0')}`, 'completion');
       const id = Number(wc.wrId);
       if (id === SEND_WRID) scnt++;
       else if (id === RECV_WRID) {
@@ -319,7 +369,10 @@ function reportSrqPingpong(cfg: SrqPingpongConfig, plan: SrqPlan, end: SrqEnd, r
     mbps: round((bytes * 8) / seconds / 1e6),
     usecPerIter: round((seconds * 1e6) / iters),
     mtu: mtuBytes(mtu),
-    qpPairs: qps.map((qp, i) => ({ local: { qpn: qp.qpNum, psn: psns[i] as number }, remote: { qpn: (remotes[i] as PingpongDest).qpn, psn: (remotes[i] as PingpongDest).psn } })),
+    qpPairs: qps.map((qp, i) => ({
+      local: { qpn: qp.qpNum, psn: psns[i] as number },
+      remote: { qpn: (remotes[i] as PingpongDest).qpn, psn: (remotes[i] as PingpongDest).psn },
+    })),
     gid: { local: ipv6ToString(myGid), remote: ipv6ToString((remotes[0] as PingpongDest).gid) },
     counters: nonZeroCounters(qps.reduce((sum, q) => addCounters(sum, q.counters), newCounters())),
     problems,

@@ -119,21 +119,28 @@ export class Endpoint {
 
   /** rdma_post_send(id, NULL, send_msg, 16, send_mr, send_flags): signalled (sq_sig_all), inline when the QP allows it. */
   postSend(): void {
-    this.qp.postSend({ wrId: 2, opcode: WrOpcode.SEND, sgList: [this.sendMr.sge(0, RDMA_EXAMPLE_MSG_LEN)], sendFlags: SendFlags.SIGNALED | (this.inline ? SendFlags.INLINE : 0) });
+    this.qp.postSend({
+      wrId: 2,
+      opcode: WrOpcode.SEND,
+      sgList: [this.sendMr.sge(0, RDMA_EXAMPLE_MSG_LEN)],
+      sendFlags: SendFlags.SIGNALED | (this.inline ? SendFlags.INLINE : 0),
+    });
   }
 
   private take(): void {
     for (const wc of this.sendCq.poll(1)) this.sendWc = this.check(wc, 'send');
     for (const wc of this.recvCq.poll(1)) {
       this.recvWc = this.check(wc, 'receive');
-      if (wc.byteLen !== RDMA_EXAMPLE_MSG_LEN) throw new RdmaExampleError(RdmaExampleErrorCode.PROTOCOL, `received a message of ${wc.byteLen} bytes, not ${RDMA_EXAMPLE_MSG_LEN}`);
+      if (wc.byteLen !== RDMA_EXAMPLE_MSG_LEN)
+        throw new RdmaExampleError(RdmaExampleErrorCode.PROTOCOL, `received a message of ${wc.byteLen} bytes, not ${RDMA_EXAMPLE_MSG_LEN}`);
     }
   }
 
   private check(wc: WorkCompletion, what: string): WorkCompletion {
     if (wc.status === WcStatus.SUCCESS) return wc;
     const why = `${what} completion failed status ${wc.status} (${WC_STATUS_NAMES[wc.status] ?? 'unknown'}${wc.vendorErr !== '' ? `: ${wc.vendorErr}` : ''})`;
-    if (this.disconnected && wc.status === WcStatus.WR_FLUSH_ERR) throw new RdmaExampleError(RdmaExampleErrorCode.PROTOCOL, `the peer disconnected before the exchange was through: ${why}`);
+    if (this.disconnected && wc.status === WcStatus.WR_FLUSH_ERR)
+      throw new RdmaExampleError(RdmaExampleErrorCode.PROTOCOL, `the peer disconnected before the exchange was through: ${why}`);
     throw new RdmaExampleError(RdmaExampleErrorCode.COMPLETION, why);
   }
 
@@ -223,7 +230,11 @@ export class Endpoint {
 
 /** How ucma_complete() turns the event into rdma_connect()'s or rdma_accept()'s error. */
 export function cmFailure(e: RdmaCmEvent): RdmaExampleError {
-  if (e.type === 'REJECTED') return new RdmaExampleError(RdmaExampleErrorCode.REJECTED, `rdma_connect: Connection refused (RDMA_CM_EVENT_REJECTED, REJ reason ${e.reason}: ${e.reasonText})`);
+  if (e.type === 'REJECTED')
+    return new RdmaExampleError(
+      RdmaExampleErrorCode.REJECTED,
+      `rdma_connect: Connection refused (RDMA_CM_EVENT_REJECTED, REJ reason ${e.reason}: ${e.reasonText})`,
+    );
   if (e.type === 'UNREACHABLE') return new RdmaExampleError(RdmaExampleErrorCode.UNREACHABLE, `RDMA_CM_EVENT_UNREACHABLE: ${e.why}`);
   if (e.type === 'CONNECT_ERROR') return new RdmaExampleError(RdmaExampleErrorCode.UNREACHABLE, `RDMA_CM_EVENT_CONNECT_ERROR: ${e.why}`);
   return new RdmaExampleError(RdmaExampleErrorCode.PROTOCOL, `unexpected event ${e.type}`);
@@ -232,5 +243,6 @@ export function cmFailure(e: RdmaCmEvent): RdmaExampleError {
 /** Checks a port and an IPv4 address. */
 export function checkAddress(addr: string, port: number): void {
   if (!Number.isInteger(port) || port < 1 || port > 0xffff) throw new RdmaExampleError(RdmaExampleErrorCode.CONFIG, `invalid port ${port}`);
-  if (!/^\d{1,3}(\.\d{1,3}){3}$/.test(addr)) throw new RdmaExampleError(RdmaExampleErrorCode.CONFIG, `only IPv4 addresses are supported, not ${JSON.stringify(addr)}`);
+  if (!/^\d{1,3}(\.\d{1,3}){3}$/.test(addr))
+    throw new RdmaExampleError(RdmaExampleErrorCode.CONFIG, `only IPv4 addresses are supported, not ${JSON.stringify(addr)}`);
 }

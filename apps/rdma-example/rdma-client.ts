@@ -49,7 +49,13 @@ export async function runRdmaClient(dev: Device, cfg: RdmaClientConfig): Promise
   try {
     if (cfg.beforeConnect !== undefined) await cfg.beforeConnect(v4Gid(cfg.addr));
     ep.id = rcm.connect(
-      { dst: cfg.addr, port, qp: ep.qp, ...cmConnectTiming(cfg.cm), param: { responderResources: DEVICE_MAX_RD_ATOMIC, initiatorDepth: DEVICE_MAX_RD_ATOMIC, retryCount: 7, rnrRetryCount: 7 } },
+      {
+        dst: cfg.addr,
+        port,
+        qp: ep.qp,
+        ...cmConnectTiming(cfg.cm),
+        param: { responderResources: DEVICE_MAX_RD_ATOMIC, initiatorDepth: DEVICE_MAX_RD_ATOMIC, retryCount: 7, rnrRetryCount: 7 },
+      },
       ep.onEvent,
     );
     // rdma_post_recv() comes before rdma_connect() in the tool; the QP is in INIT from the start of

@@ -12,7 +12,7 @@
  * (ucma_copy_conn_param_to_kern()). Requests after the first are refused: the tool never takes
  * them (its listening ID is destroyed at the end, which rejects what is still pending).
  */
-import { type CmTiming, cmConnectTiming, cmStepBound } from '../host/cm-step-bound';
+import { type CmTiming, cmStepBound } from '../host/cm-step-bound';
 import type { NoProgressBound } from '../host/no-progress-bound';
 import type { Device } from '../../stack/device';
 import { RdmaCm, type RdmaCmId } from '../../stack/cm/rdma-cm';
@@ -78,7 +78,11 @@ export async function runRdmaServer(dev: Device, cfg: RdmaServerConfig): Promise
     const offered = id.cmId.conn;
     // rdma_accept(id, NULL), then the receive: the tool posts it before rdma_accept(); here accept() gives
     // the QP to the ID and sends the REP in one go, and nothing from the client can arrive before the next line.
-    id.accept(ep.qp, { responderResources: Math.min(offered.responderResources, DEVICE_MAX_RD_ATOMIC), initiatorDepth: Math.min(offered.initiatorDepth, DEVICE_MAX_RD_ATOMIC), rnrRetryCount: 7 });
+    id.accept(ep.qp, {
+      responderResources: Math.min(offered.responderResources, DEVICE_MAX_RD_ATOMIC),
+      initiatorDepth: Math.min(offered.initiatorDepth, DEVICE_MAX_RD_ATOMIC),
+      rnrRetryCount: 7,
+    });
     ep.postRecv();
     const t0 = dev.clock.now();
     // ucma_complete(): rdma_accept() of a synchronous ID returns with ESTABLISHED (the RTU, or the first packet).

@@ -66,7 +66,12 @@ export function applyCmSetup(convs: readonly RcConversation[], conns: readonly C
       if (k.frames[1] > first) continue;
       if (k.activeIp === conv.requesterIp && k.activeQpn === conv.requesterQpn && k.passiveIp === conv.responderIp && k.passiveQpn === conv.responderQpn) {
         found = { psn: k.activePsn, mtu: k.pathMtuBytes, frames: k.frames };
-      } else if (k.passiveIp === conv.requesterIp && k.passiveQpn === conv.requesterQpn && k.activeIp === conv.responderIp && k.activeQpn === conv.responderQpn) {
+      } else if (
+        k.passiveIp === conv.requesterIp &&
+        k.passiveQpn === conv.requesterQpn &&
+        k.activeIp === conv.responderIp &&
+        k.activeQpn === conv.responderQpn
+      ) {
         found = { psn: k.passivePsn, mtu: k.pathMtuBytes, frames: k.frames };
       }
     }

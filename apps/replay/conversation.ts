@@ -80,7 +80,8 @@ export function findRcConversations(packets: readonly CapturedPacket[], addr: (p
     const sport = c.p.udp?.srcPort ?? null;
     if (s !== undefined) {
       const d = psnDiff(b.psn, s.high);
-      if (Math.abs(d) > CONNECTION_PSN_WINDOW) s = undefined; // a new connection on a reused QPN
+      if (Math.abs(d) > CONNECTION_PSN_WINDOW)
+        s = undefined; // a new connection on a reused QPN
       // A QP keeps its UDP source port (rxe derives it from the QPN pair when the QP connects), so
       // a new port on a PSN that neither repeats nor continues the stream is a new connection whose
       // start PSN happens to lie near the old one's.

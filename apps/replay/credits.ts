@@ -54,7 +54,8 @@ const text = (code: number | null): string => {
   if (code === null) return 'no credit count';
   if (code === CREDITS_INVALID) return 'credit code 31 (no flow control)';
   const range = creditRange(code);
-  const wqes = range === null ? '' : range[1] === Number.POSITIVE_INFINITY ? `${range[0]}+` : range[0] === range[1] ? `${range[0]}` : `${range[0]}..${range[1]}`;
+  const wqes =
+    range === null ? '' : range[1] === Number.POSITIVE_INFINITY ? `${range[0]}+` : range[0] === range[1] ? `${range[0]}` : `${range[0]}..${range[1]}`;
   return `credit code ${code} (${wqes} receive WQEs)`;
 };
 
@@ -83,11 +84,26 @@ export class CreditCheck {
       const range = creditRange(e.credit);
       const inRange = range !== null && g.credit !== CREDITS_INVALID && g.wqes !== undefined && g.wqes >= range[0] && g.wqes <= range[1];
       if (inRange) {
-        this.add(DiffClass.VIOLATION, e, g, `IBTA §9.7.7.2: an ACK's credit count encodes the receive WQEs available (the largest code whose count does not exceed them, as rdmavt); the stack's QP held ${g.wqes}`);
+        this.add(
+          DiffClass.VIOLATION,
+          e,
+          g,
+          `IBTA §9.7.7.2: an ACK's credit count encodes the receive WQEs available (the largest code whose count does not exceed them, as rdmavt); the stack's QP held ${g.wqes}`,
+        );
       } else if (range === null || g.credit === CREDITS_INVALID) {
-        this.add(DiffClass.UNVERIFIABLE, e, g, 'the real responder sent credit counts on some answers and code 31 on others: replay\'s QP either generates credits or not (a shared receive queue)');
+        this.add(
+          DiffClass.UNVERIFIABLE,
+          e,
+          g,
+          "the real responder sent credit counts on some answers and code 31 on others: replay's QP either generates credits or not (a shared receive queue)",
+        );
       } else {
-        this.add(DiffClass.UNVERIFIABLE, e, g, `replay posts receives as the captured counts say, but its QP held ${g.wqes ?? '?'} WQEs here: the real count fell faster than the requests the capture shows could take WQEs, or was taken at another moment`);
+        this.add(
+          DiffClass.UNVERIFIABLE,
+          e,
+          g,
+          `replay posts receives as the captured counts say, but its QP held ${g.wqes ?? '?'} WQEs here: the real count fell faster than the requests the capture shows could take WQEs, or was taken at another moment`,
+        );
       }
     }
   }
@@ -100,7 +116,17 @@ export class CreditCheck {
       if (prev.frames.length < 16) prev.frames.push(e.frame);
       return;
     }
-    this.found.push({ class: cls, kind: 'ackCredits', psn: e.psn, lastPsn: e.psn, count: 1, frames: [e.frame], expected: text(e.credit), got: text(g.credit), rule });
+    this.found.push({
+      class: cls,
+      kind: 'ackCredits',
+      psn: e.psn,
+      lastPsn: e.psn,
+      count: 1,
+      frames: [e.frame],
+      expected: text(e.credit),
+      got: text(g.credit),
+      rule,
+    });
   }
 
   differences(): Difference[] {

@@ -72,7 +72,15 @@ export interface ReplaySummary {
 
 /** The difference a frame the stack sent makes when it is not a well-formed RoCE frame. */
 export function malformedOutput(d: DecodedFrame): Difference {
-  return { class: DiffClass.VIOLATION, kind: 'malformedOutput', psn: null, frames: [], expected: 'a well-formed frame', got: d.roce ? (d.error?.message ?? '') : 'not RoCE', rule: 'the stack must emit valid frames' };
+  return {
+    class: DiffClass.VIOLATION,
+    kind: 'malformedOutput',
+    psn: null,
+    frames: [],
+    expected: 'a well-formed frame',
+    got: d.roce ? (d.error?.message ?? '') : 'not RoCE',
+    rule: 'the stack must emit valid frames',
+  };
 }
 
 /** The summary of a replay of `conv` as `role`: its counts and differences. */

@@ -84,7 +84,8 @@ export class ReadSource {
     }
     if ((f & OpFlag.ATOMIC_WRITE) !== 0) {
       // An ATOMIC WRITE's 8 bytes are written as a WRITE's are.
-      if (p.reth !== null && p.payloadCaptured === p.payloadLength) addSpan(this.spans(this.written, p.reth.rkey), p.reth.va, p.reth.va + BigInt(p.payloadLength));
+      if (p.reth !== null && p.payloadCaptured === p.payloadLength)
+        addSpan(this.spans(this.written, p.reth.rkey), p.reth.va, p.reth.va + BigInt(p.payloadLength));
       return;
     }
     const reth = p.reth;

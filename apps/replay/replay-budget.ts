@@ -56,7 +56,8 @@ export function replayCost(conv: RcConversation): ReplayCost {
 /** Why `conv` is too costly to replay, or null. */
 export function replayCostProblem(conv: RcConversation, maxBytes: number = DEFAULT_MAX_REPLAY_BYTES): string | null {
   const c = replayCost(conv);
-  if (c.filledPsns > MAX_FILLED_PSNS) return `the capture lost ${c.filledPsns} request PSNs between its first and last request; replay fills at most ${MAX_FILLED_PSNS}`;
+  if (c.filledPsns > MAX_FILLED_PSNS)
+    return `the capture lost ${c.filledPsns} request PSNs between its first and last request; replay fills at most ${MAX_FILLED_PSNS}`;
   if (c.bytes > maxBytes) return `replaying it would build ${c.bytes} bytes of messages, fillers and READ buffers; the limit is ${maxBytes}`;
   return null;
 }

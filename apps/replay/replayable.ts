@@ -34,7 +34,15 @@ export function splitReplayable(convs: readonly RcConversation[]): { replayable:
   for (const c of convs) {
     const reason = notReplayableReason(c);
     if (reason === null) replayable.push(c);
-    else notReplayable.push({ requesterQpn: c.requesterQpn, responderQpn: c.responderQpn, requesterIp: c.requesterIp, responderIp: c.responderIp, frames: c.requests.length + c.responses.length, reason });
+    else
+      notReplayable.push({
+        requesterQpn: c.requesterQpn,
+        responderQpn: c.responderQpn,
+        requesterIp: c.requesterIp,
+        responderIp: c.responderIp,
+        frames: c.requests.length + c.responses.length,
+        reason,
+      });
   }
   return { replayable, notReplayable };
 }

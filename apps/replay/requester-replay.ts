@@ -54,7 +54,15 @@ function messagesOf(
     if (c.p.reth !== null && (c.p.info?.flags ?? 0) & OpFlag.READ) readRanges.push([b.psn, requestSpan(c.p, mtu)]);
   }
   const msgs: Msg[] = [];
-  let cur: { parts: Uint8Array[]; wr: Omit<SendWr, 'sgList'>; frames: number[]; lastPsn: number; psns: number[]; firstPsn: number; dmaLength: number | null } | null = null;
+  let cur: {
+    parts: Uint8Array[];
+    wr: Omit<SendWr, 'sgList'>;
+    frames: number[];
+    lastPsn: number;
+    psns: number[];
+    firstPsn: number;
+    dmaLength: number | null;
+  } | null = null;
   /**
    * Ends `m`, a WRITE whose end the capture lost, at the length its RETH gives (IBTA §9.7.2: the
    * packets of a message carry exactly its DMA length): full-MTU packets of zeros and a last one
@@ -116,7 +124,13 @@ function messagesOf(
       // FLUSH (FETH + RETH) and ATOMIC WRITE (RETH + its 8 bytes, as they lie in memory: little-endian
       // here) are work requests of their own (IBTA vol. 1 annex A19).
       if ((f & OpFlag.FLUSH) !== 0 && p.reth !== null && p.feth !== null) {
-        const flush = { remoteAddr: p.reth.va, rkey: p.reth.rkey, length: p.reth.dmaLength, placementType: p.feth.placementType, selectivity: p.feth.selectivity };
+        const flush = {
+          remoteAddr: p.reth.va,
+          rkey: p.reth.rkey,
+          length: p.reth.dmaLength,
+          placementType: p.feth.placementType,
+          selectivity: p.feth.selectivity,
+        };
         msgs.push({ wr: { opcode: WrOpcode.FLUSH, flush }, data: new Uint8Array(0), frames: [c.frame] });
         taken.add(p.bth.psn);
         continue;
@@ -125,12 +139,20 @@ function messagesOf(
         // A truncated frame's 8 bytes are not known: zeros go in their place, and that packet is not compared.
         const whole = p.payloadLength === 8 && p.payloadCaptured === 8;
         const value = whole ? new DataView(c.bytes.buffer, c.bytes.byteOffset + p.payloadOff, 8).getBigUint64(0, true) : 0n;
-        msgs.push({ wr: { opcode: WrOpcode.ATOMIC_WRITE, atomicWrite: { remoteAddr: p.reth.va, rkey: p.reth.rkey, value } }, data: new Uint8Array(0), frames: [c.frame] });
+        msgs.push({
+          wr: { opcode: WrOpcode.ATOMIC_WRITE, atomicWrite: { remoteAddr: p.reth.va, rkey: p.reth.rkey, value } },
+          data: new Uint8Array(0),
+          frames: [c.frame],
+        });
         if (whole) taken.add(p.bth.psn);
         continue;
       }
       if ((f & OpFlag.READ) !== 0 && p.reth) {
-        msgs.push({ wr: { opcode: WrOpcode.RDMA_READ, rdma: { remoteAddr: p.reth.va, rkey: p.reth.rkey } }, data: new Uint8Array(p.reth.dmaLength), frames: [c.frame] });
+        msgs.push({
+          wr: { opcode: WrOpcode.RDMA_READ, rdma: { remoteAddr: p.reth.va, rkey: p.reth.rkey } },
+          data: new Uint8Array(p.reth.dmaLength),
+          frames: [c.frame],
+        });
         taken.add(p.bth.psn);
         continue;
       }
@@ -138,7 +160,10 @@ function messagesOf(
         const cmp = p.bth.opcode === Opcode.RC_COMPARE_SWAP; // conversations are RC (conversation.ts)
         const a = p.atomicEth;
         msgs.push({
-          wr: { opcode: cmp ? WrOpcode.ATOMIC_CMP_AND_SWP : WrOpcode.ATOMIC_FETCH_AND_ADD, atomic: { remoteAddr: a.va, rkey: a.rkey, compareAdd: cmp ? a.compare : a.swapAdd, swap: a.swapAdd } },
+          wr: {
+            opcode: cmp ? WrOpcode.ATOMIC_CMP_AND_SWP : WrOpcode.ATOMIC_FETCH_AND_ADD,
+            atomic: { remoteAddr: a.va, rkey: a.rkey, compareAdd: cmp ? a.compare : a.swapAdd, swap: a.swapAdd },
+          },
           data: new Uint8Array(8),
           frames: [c.frame],
         });
@@ -245,7 +270,15 @@ export function replayRequester(conv: RcConversation, o: ReplayOptions = {}): Re
   // Nothing is built for a conversation whose replay would cost too much (replay-budget.ts).
   const tooCostly = replayCostProblem(conv, o.maxRegionBytes ?? DEFAULT_MAX_REPLAY_BYTES);
   if (tooCostly !== null) {
-    diffs.push({ class: DiffClass.UNVERIFIABLE, kind: 'replayTooCostly', psn: null, frames: [], expected: 'a conversation replay can rebuild', got: tooCostly, rule: 'replay builds the messages in RAM' });
+    diffs.push({
+      class: DiffClass.UNVERIFIABLE,
+      kind: 'replayTooCostly',
+      psn: null,
+      frames: [],
+      expected: 'a conversation replay can rebuild',
+      got: tooCostly,
+      rule: 'replay builds the messages in RAM',
+    });
     return replaySummary('requester', conv, { pathMtu: conv.pathMtuBytes, framesIn: 0, framesOut: 0, matched: 0, expected: 0 }, diffs);
   }
   const { clock, driver, dev, mtuBytes, pathMtu, peer } = replayStack(conv, 'requester', o);
@@ -257,7 +290,12 @@ export function replayRequester(conv: RcConversation, o: ReplayOptions = {}): Re
   const buf = new Uint8Array(Math.max(8, total));
   const mr = dev.regMr(pd, buf, Access.LOCAL_WRITE);
   const qp = dev.createQp(pd, { qpType: QpType.RC, sendCq: cq, recvCq: cq, cap: { maxSendWr: msgs.length + 16, maxSendSge: 1 } }, conv.requesterQpn || 0x11);
-  qp.modify({ qpState: QpState.INIT, pkeyIndex: 0, portNum: 1, qpAccessFlags: Access.LOCAL_WRITE | Access.REMOTE_WRITE | Access.REMOTE_READ | Access.REMOTE_ATOMIC });
+  qp.modify({
+    qpState: QpState.INIT,
+    pkeyIndex: 0,
+    portNum: 1,
+    qpAccessFlags: Access.LOCAL_WRITE | Access.REMOTE_WRITE | Access.REMOTE_READ | Access.REMOTE_ATOMIC,
+  });
   qp.modify({
     qpState: QpState.RTR,
     ahAttr: peer,
@@ -276,7 +314,8 @@ export function replayRequester(conv: RcConversation, o: ReplayOptions = {}): Re
   const firstCode = firstCredited === undefined ? null : creditOf(firstCredited.p);
   if (firstCredited === undefined || firstCode === CREDITS_INVALID) qp.req.unlimitedCredit = true;
   else {
-    const startsBefore = (c: CapturedPacket): boolean => c.frame < firstCredited.frame && first.get(c.p.bth?.psn ?? -1) === c && ((c.p.info?.flags ?? 0) & OpFlag.START) !== 0;
+    const startsBefore = (c: CapturedPacket): boolean =>
+      c.frame < firstCredited.frame && first.get(c.p.bth?.psn ?? -1) === c && ((c.p.info?.flags ?? 0) & OpFlag.START) !== 0;
     const before = conv.requests.filter(startsBefore).length;
     if (before > 1) qp.req.lsn = psnAdd(qp.req.lsn, before - 1);
   }
@@ -391,7 +430,17 @@ export function replayRequester(conv: RcConversation, o: ReplayOptions = {}): Re
     const e = c.p;
     if (s === undefined && stalledAt !== null && psnDiff(psn, stalledAt) >= 0) {
       if (stalled === null) {
-        stalled = { class: DiffClass.UNVERIFIABLE, kind: 'answerLost', psn, lastPsn: psn, count: 0, frames: [], expected: headerText(e), got: 'nothing', rule: `the stack waited at PSN ${stalledAt} for an answer the capture lost (a READ response or atomic ACK is answered by nothing else, IBTA §9.7.5.1), so it never sent the requests after it` };
+        stalled = {
+          class: DiffClass.UNVERIFIABLE,
+          kind: 'answerLost',
+          psn,
+          lastPsn: psn,
+          count: 0,
+          frames: [],
+          expected: headerText(e),
+          got: 'nothing',
+          rule: `the stack waited at PSN ${stalledAt} for an answer the capture lost (a READ response or atomic ACK is answered by nothing else, IBTA §9.7.5.1), so it never sent the requests after it`,
+        };
         diffs.push(stalled);
       }
       stalled.count = (stalled.count ?? 0) + 1;
@@ -401,7 +450,15 @@ export function replayRequester(conv: RcConversation, o: ReplayOptions = {}): Re
       continue;
     }
     if (s === undefined) {
-      diffs.push({ class: DiffClass.VIOLATION, kind: 'missingRequest', psn, frames: [c.frame], expected: headerText(e), got: 'nothing', rule: 'the same work requests produce the same request PSNs' });
+      diffs.push({
+        class: DiffClass.VIOLATION,
+        kind: 'missingRequest',
+        psn,
+        frames: [c.frame],
+        expected: headerText(e),
+        got: 'nothing',
+        rule: 'the same work requests produce the same request PSNs',
+      });
       continue;
     }
     // Only the payload the capture holds is compared (a truncated frame's rest is not known).
@@ -409,13 +466,37 @@ export function replayRequester(conv: RcConversation, o: ReplayOptions = {}): Re
     const g = s.p;
     const gp = s.bytes.subarray(g.payloadOff, g.payloadOff + Math.min(g.payloadLength, e.payloadCaptured));
     if (headerText(e) !== headerText(g)) {
-      diffs.push({ class: DiffClass.VIOLATION, kind: 'segmentation', psn, frames: [c.frame], expected: headerText(e), got: headerText(g), rule: `IBTA §9.7.2: messages are segmented by the path MTU (${mtuBytes}) with FIRST/MIDDLE/LAST/ONLY opcodes and their headers` });
+      diffs.push({
+        class: DiffClass.VIOLATION,
+        kind: 'segmentation',
+        psn,
+        frames: [c.frame],
+        expected: headerText(e),
+        got: headerText(g),
+        rule: `IBTA §9.7.2: messages are segmented by the path MTU (${mtuBytes}) with FIRST/MIDDLE/LAST/ONLY opcodes and their headers`,
+      });
     } else if (Buffer.compare(ep, gp) !== 0) {
-      diffs.push({ class: DiffClass.VIOLATION, kind: 'payload', psn, frames: [c.frame], expected: `${ep.length} bytes`, got: 'different bytes', rule: 'the payload is the message data at its offset' });
+      diffs.push({
+        class: DiffClass.VIOLATION,
+        kind: 'payload',
+        psn,
+        frames: [c.frame],
+        expected: `${ep.length} bytes`,
+        got: 'different bytes',
+        rule: 'the payload is the message data at its offset',
+      });
     } else {
       matched++;
       if (e.bth?.ackReq !== g.bth?.ackReq) {
-        diffs.push({ class: DiffClass.POLICY, kind: 'ackReq', psn, frames: [c.frame], expected: `AckReq ${e.bth?.ackReq ? 1 : 0}`, got: `AckReq ${g.bth?.ackReq ? 1 : 0}`, rule: 'IBTA §9.7.3.1: when to ask for an ACK inside a message is the requester\'s choice' });
+        diffs.push({
+          class: DiffClass.POLICY,
+          kind: 'ackReq',
+          psn,
+          frames: [c.frame],
+          expected: `AckReq ${e.bth?.ackReq ? 1 : 0}`,
+          got: `AckReq ${g.bth?.ackReq ? 1 : 0}`,
+          rule: "IBTA §9.7.3.1: when to ask for an ACK inside a message is the requester's choice",
+        });
       }
     }
   }
@@ -440,19 +521,28 @@ export function replayRequester(conv: RcConversation, o: ReplayOptions = {}): Re
       frames: overrun.slice(0, 16).map((x) => x.frame),
       expected: 'requests within the limit the captured credit counts set (MSN + credits, and one message more)',
       got: `${overrun.length} time(s) the captured requester sent past it; replay let the stack go on`,
-      rule: 'IBTA §9.7.7.2: a requester honours end-to-end credits; the capture may have lost the ACK that raised the limit, or its requester ignores credits (rxe\'s does)',
+      rule: "IBTA §9.7.7.2: a requester honours end-to-end credits; the capture may have lost the ACK that raised the limit, or its requester ignores credits (rxe's does)",
     });
   }
   // Retransmissions: the captured packets beyond the first transmission of each PSN.
   const eRetx = conv.requests.length - first.size;
   const gRetx = sentCount - stackFirst.size;
   if (eRetx !== gRetx) {
-    diffs.push({ class: DiffClass.POLICY, kind: 'retransmissions', psn: null, frames: [], expected: `${eRetx} retransmitted packets`, got: `${gRetx}`, rule: 'timeouts and how far each go-back-N resends depend on timers and windows' });
+    diffs.push({
+      class: DiffClass.POLICY,
+      kind: 'retransmissions',
+      psn: null,
+      frames: [],
+      expected: `${eRetx} retransmitted packets`,
+      got: `${gRetx}`,
+      rule: 'timeouts and how far each go-back-N resends depend on timers and windows',
+    });
   }
   // The captured requester ended the same way when the answer that put the stack's QP in error is a NAK that ends a QP (not a PSN sequence error).
   const errFrame = watch.position?.frame ?? null;
   const errAnswer = errFrame === null ? undefined : conv.responses.find((r) => r.frame === errFrame);
-  const errSyndrome = errAnswer?.p.aeth != null && ((errAnswer.p.info?.flags ?? 0) & (OpFlag.READ | OpFlag.ATOMIC)) === 0 ? decodeSyndrome(errAnswer.p.aeth.syndrome) : null;
+  const errSyndrome =
+    errAnswer?.p.aeth != null && ((errAnswer.p.info?.flags ?? 0) & (OpFlag.READ | OpFlag.ATOMIC)) === 0 ? decodeSyndrome(errAnswer.p.aeth.syndrome) : null;
   const qpError = watch.report(errSyndrome !== null && errSyndrome.kind === AethKind.NAK && errSyndrome.value !== NakCode.PSN_SEQUENCE_ERROR);
   return replaySummary('requester', conv, { pathMtu: mtuBytes, framesIn: conv.responses.length, framesOut, matched, expected: first.size }, diffs, qpError);
 }

@@ -34,8 +34,10 @@ export function toResp(p: RocePacket, bytes: Uint8Array, frame: number): Resp | 
   const msn = p.aeth?.msn ?? null;
   const captured = p.payloadCaptured;
   const credit = creditOf(p);
-  if ((info.flags & OpFlag.READ) !== 0) return { frame, kind: 'READ', psn: b.psn, msn, value: 0, opcode: b.opcode, name: info.name, payload, captured, orig: null, credit };
-  if (p.atomicAckEth !== null) return { frame, kind: 'ATOMIC', psn: b.psn, msn, value: 0, opcode: b.opcode, name: info.name, payload, captured, orig: p.atomicAckEth.origData, credit };
+  if ((info.flags & OpFlag.READ) !== 0)
+    return { frame, kind: 'READ', psn: b.psn, msn, value: 0, opcode: b.opcode, name: info.name, payload, captured, orig: null, credit };
+  if (p.atomicAckEth !== null)
+    return { frame, kind: 'ATOMIC', psn: b.psn, msn, value: 0, opcode: b.opcode, name: info.name, payload, captured, orig: p.atomicAckEth.origData, credit };
   if (p.aeth === null) return null;
   const s = decodeSyndrome(p.aeth.syndrome);
   const kind = s.kind === AethKind.ACK ? 'ACK' : s.kind === AethKind.NAK ? 'NAK' : s.kind === AethKind.RNR_NAK ? 'RNR_NAK' : null;

@@ -24,7 +24,9 @@ export function same(a: Resp, b: Resp): boolean {
 }
 
 const describe = (r: Resp | undefined): string =>
-  r === undefined ? 'nothing' : `${r.name} PSN ${r.psn}${r.msn !== null ? ` MSN ${r.msn}` : ''}${r.kind === 'NAK' ? ` (${NAK_CODE_NAMES[r.value] ?? r.value})` : ''}${r.kind === 'READ' ? ` ${r.payload.length} bytes` : ''}`;
+  r === undefined
+    ? 'nothing'
+    : `${r.name} PSN ${r.psn}${r.msn !== null ? ` MSN ${r.msn}` : ''}${r.kind === 'NAK' ? ` (${NAK_CODE_NAMES[r.value] ?? r.value})` : ''}${r.kind === 'READ' ? ` ${r.payload.length} bytes` : ''}`;
 
 /**
  * An answer the real responder sent to a request the stack was never given: the capture lost the
@@ -40,7 +42,17 @@ function notFed(diffs: Difference[], e: Resp): void {
     if (prev.frames.length < 16) prev.frames.push(e.frame);
     return;
   }
-  diffs.push({ class: DiffClass.UNVERIFIABLE, kind: 'requestNotFed', psn: e.psn, lastPsn: e.psn, count: 1, frames: [e.frame], expected: describe(e), got: 'nothing', rule: 'the stack never got the request this answers: the capture lost it where replay could not bridge the gap (inside a message whose start was lost too, or at the capture’s end), or replay stopped before it' });
+  diffs.push({
+    class: DiffClass.UNVERIFIABLE,
+    kind: 'requestNotFed',
+    psn: e.psn,
+    lastPsn: e.psn,
+    count: 1,
+    frames: [e.frame],
+    expected: describe(e),
+    got: 'nothing',
+    rule: 'the stack never got the request this answers: the capture lost it where replay could not bridge the gap (inside a message whose start was lost too, or at the capture’s end), or replay stopped before it',
+  });
 }
 
 /** What the comparison knows of the capture and of what replay gave the stack. */
@@ -59,7 +71,12 @@ export interface CompareContext {
 }
 
 /** Compares the real responder's answers (expected) with the stack's (got). */
-export function compare(expected: Resp[], got: Resp[], diffs: Difference[], { mtu, owed, fedBetween, outOfSequenceAt, resentAfter, readRequestOf }: CompareContext): void {
+export function compare(
+  expected: Resp[],
+  got: Resp[],
+  diffs: Difference[],
+  { mtu, owed, fedBetween, outOfSequenceAt, resentAfter, readRequestOf }: CompareContext,
+): void {
   const gotBy = new AnswerIndex(got);
   const expectedBy = new AnswerIndex(expected);
   const byFrame = [...expected].sort((a, b) => a.frame - b.frame);
@@ -109,19 +126,63 @@ export function compare(expected: Resp[], got: Resp[], diffs: Difference[], { mt
         // capture taken before a lossy link holds requests the real responder never got, and the
         // k-th captured response for a PSN is then not the k-th the stack gave.
         const req = e.kind === 'READ' ? readRequestOf(e.psn, e.frame) : null;
-        const g = (e.kind === 'READ' ? all.find((x) => x.frame < e.frame && same(e, x)) : undefined) ?? (req !== null ? all.find((x) => x.frame === req) : undefined) ?? all[occurrence] ?? all[all.length - 1];
+        const g =
+          (e.kind === 'READ' ? all.find((x) => x.frame < e.frame && same(e, x)) : undefined) ??
+          (req !== null ? all.find((x) => x.frame === req) : undefined) ??
+          all[occurrence] ??
+          all[all.length - 1];
         if (g === undefined && !fed(e)) {
           notFed(diffs, e);
         } else if (g === undefined) {
-          diffs.push({ class: DiffClass.VIOLATION, kind: e.kind === 'READ' ? 'missingReadResponse' : 'missingAtomicAck', psn: e.psn, frames: [e.frame], expected: describe(e), got: 'nothing', rule: 'IBTA §9.7.4.1: every READ response PSN / atomic ACK is owed' });
+          diffs.push({
+            class: DiffClass.VIOLATION,
+            kind: e.kind === 'READ' ? 'missingReadResponse' : 'missingAtomicAck',
+            psn: e.psn,
+            frames: [e.frame],
+            expected: describe(e),
+            got: 'nothing',
+            rule: 'IBTA §9.7.4.1: every READ response PSN / atomic ACK is owed',
+          });
         } else if (e.kind === 'READ' && (g.opcode !== e.opcode || g.payload.length !== e.payload.length)) {
-          diffs.push({ class: DiffClass.VIOLATION, kind: 'readSegmentation', psn: e.psn, frames: [e.frame], expected: describe(e), got: describe(g), rule: `READ responses are segmented by the path MTU (${mtu}): FIRST/MIDDLE full, LAST the rest` });
+          diffs.push({
+            class: DiffClass.VIOLATION,
+            kind: 'readSegmentation',
+            psn: e.psn,
+            frames: [e.frame],
+            expected: describe(e),
+            got: describe(g),
+            rule: `READ responses are segmented by the path MTU (${mtu}): FIRST/MIDDLE full, LAST the rest`,
+          });
         } else if (e.kind === 'READ' && !sameCaptured(e, g)) {
-          diffs.push({ class: DiffClass.VIOLATION, kind: 'readData', psn: e.psn, frames: [e.frame], expected: describe(e), got: 'different bytes', rule: 'READ returns the memory the request names' });
+          diffs.push({
+            class: DiffClass.VIOLATION,
+            kind: 'readData',
+            psn: e.psn,
+            frames: [e.frame],
+            expected: describe(e),
+            got: 'different bytes',
+            rule: 'READ returns the memory the request names',
+          });
         } else if (e.kind === 'ATOMIC' && g.orig !== e.orig) {
-          diffs.push({ class: DiffClass.VIOLATION, kind: 'atomicResult', psn: e.psn, frames: [e.frame], expected: `original 0x${e.orig?.toString(16)}`, got: `original 0x${g.orig?.toString(16)}`, rule: 'an atomic returns the value before the operation, executed once' });
+          diffs.push({
+            class: DiffClass.VIOLATION,
+            kind: 'atomicResult',
+            psn: e.psn,
+            frames: [e.frame],
+            expected: `original 0x${e.orig?.toString(16)}`,
+            got: `original 0x${g.orig?.toString(16)}`,
+            rule: 'an atomic returns the value before the operation, executed once',
+          });
         } else if (g.msn !== e.msn) {
-          diffs.push({ class: DiffClass.POLICY, kind: 'msnInResponse', psn: e.psn, frames: [e.frame], expected: `MSN ${e.msn}`, got: `MSN ${g.msn}`, rule: 'when a READ or atomic counts toward the MSN within its responses differs between implementations' });
+          diffs.push({
+            class: DiffClass.POLICY,
+            kind: 'msnInResponse',
+            psn: e.psn,
+            frames: [e.frame],
+            expected: `MSN ${e.msn}`,
+            got: `MSN ${g.msn}`,
+            rule: 'when a READ or atomic counts toward the MSN within its responses differs between implementations',
+          });
         }
         break;
       }
@@ -129,14 +190,41 @@ export function compare(expected: Resp[], got: Resp[], diffs: Difference[], { mt
         const acks = gotBy.of('ACK', e.psn);
         const g = acks[occurrence] ?? acks[acks.length - 1];
         if (g !== undefined) {
-          if (g.msn !== e.msn) diffs.push({ class: DiffClass.VIOLATION, kind: 'msn', psn: e.psn, frames: [e.frame], expected: describe(e), got: describe(g), rule: 'IBTA §9.7.5.1.2: the MSN counts completed request messages' });
+          if (g.msn !== e.msn)
+            diffs.push({
+              class: DiffClass.VIOLATION,
+              kind: 'msn',
+              psn: e.psn,
+              frames: [e.frame],
+              expected: describe(e),
+              got: describe(g),
+              rule: 'IBTA §9.7.5.1.2: the MSN counts completed request messages',
+            });
           break;
         }
         // Acknowledged by a later ACK of the stack (coalescing), or not at all.
         const later = got.find((x) => (x.kind === 'ACK' || x.kind === 'READ' || x.kind === 'ATOMIC') && psnDiff(x.psn, e.psn) > 0);
         if (later === undefined && !fed(e)) notFed(diffs, e);
-        else if (later !== undefined) diffs.push({ class: DiffClass.POLICY, kind: 'ackCoalescing', psn: e.psn, frames: [e.frame], expected: describe(e), got: `covered by ${describe(later)}`, rule: 'IBTA §9.7.5.1.1: a responder may coalesce ACKs' });
-        else diffs.push({ class: DiffClass.VIOLATION, kind: 'missingAck', psn: e.psn, frames: [e.frame], expected: describe(e), got: 'no ACK covers this PSN', rule: 'a request with AckReq is acknowledged' });
+        else if (later !== undefined)
+          diffs.push({
+            class: DiffClass.POLICY,
+            kind: 'ackCoalescing',
+            psn: e.psn,
+            frames: [e.frame],
+            expected: describe(e),
+            got: `covered by ${describe(later)}`,
+            rule: 'IBTA §9.7.5.1.1: a responder may coalesce ACKs',
+          });
+        else
+          diffs.push({
+            class: DiffClass.VIOLATION,
+            kind: 'missingAck',
+            psn: e.psn,
+            frames: [e.frame],
+            expected: describe(e),
+            got: 'no ACK covers this PSN',
+            rule: 'a request with AckReq is acknowledged',
+          });
         break;
       }
       case 'NAK': {
@@ -144,16 +232,59 @@ export function compare(expected: Resp[], got: Resp[], diffs: Difference[], { mt
         // A PSN sequence error NAK is drawn by a request ahead of the expected PSN: where the stack was
         // never given one at that PSN, the capture lost the request that drew it.
         if (g === undefined && e.value === NakCode.REMOTE_OPERATIONAL_ERROR) {
-          diffs.push({ class: DiffClass.UNVERIFIABLE, kind: 'responderFault', psn: e.psn, frames: [e.frame], expected: describe(e), got: describe(gotBy.firstAt(e.psn)), rule: 'a Remote Operational Error NAK reports a failure inside the real responder, not a fault of the request (IBTA §9.9.3 class A: its own resources, such as a receive WQE it cannot use; rxe RESPST_ERR_MALFORMED_WQE): replay cannot bring it about' });
+          diffs.push({
+            class: DiffClass.UNVERIFIABLE,
+            kind: 'responderFault',
+            psn: e.psn,
+            frames: [e.frame],
+            expected: describe(e),
+            got: describe(gotBy.firstAt(e.psn)),
+            rule: 'a Remote Operational Error NAK reports a failure inside the real responder, not a fault of the request (IBTA §9.9.3 class A: its own resources, such as a receive WQE it cannot use; rxe RESPST_ERR_MALFORMED_WQE): replay cannot bring it about',
+          });
         } else if (g === undefined && e.value === NakCode.PSN_SEQUENCE_ERROR && !outOfSequenceAt(e.psn)) {
-          diffs.push({ class: DiffClass.UNVERIFIABLE, kind: 'nakCause', psn: e.psn, frames: [e.frame], expected: describe(e), got: describe(gotBy.firstAt(e.psn)), rule: 'the request that drew this NAK (one ahead of the expected PSN) is not in the capture, so the stack was never given it' });
-        } else if (g === undefined) diffs.push({ class: DiffClass.VIOLATION, kind: 'missingNak', psn: e.psn, frames: [e.frame], expected: describe(e), got: describe(gotBy.firstAt(e.psn)), rule: 'IBTA §9.7.5.1: the same request stream draws the same NAK' });
-        else if (g.value !== e.value) diffs.push({ class: DiffClass.VIOLATION, kind: 'nakKind', psn: e.psn, frames: [e.frame], expected: describe(e), got: describe(g), rule: 'the NAK code follows from the request' });
+          diffs.push({
+            class: DiffClass.UNVERIFIABLE,
+            kind: 'nakCause',
+            psn: e.psn,
+            frames: [e.frame],
+            expected: describe(e),
+            got: describe(gotBy.firstAt(e.psn)),
+            rule: 'the request that drew this NAK (one ahead of the expected PSN) is not in the capture, so the stack was never given it',
+          });
+        } else if (g === undefined)
+          diffs.push({
+            class: DiffClass.VIOLATION,
+            kind: 'missingNak',
+            psn: e.psn,
+            frames: [e.frame],
+            expected: describe(e),
+            got: describe(gotBy.firstAt(e.psn)),
+            rule: 'IBTA §9.7.5.1: the same request stream draws the same NAK',
+          });
+        else if (g.value !== e.value)
+          diffs.push({
+            class: DiffClass.VIOLATION,
+            kind: 'nakKind',
+            psn: e.psn,
+            frames: [e.frame],
+            expected: describe(e),
+            got: describe(g),
+            rule: 'the NAK code follows from the request',
+          });
         break;
       }
       case 'RNR_NAK': {
         const g = gotBy.of('RNR_NAK', e.psn)[0];
-        if (g === undefined) diffs.push({ class: DiffClass.POLICY, kind: 'rnr', psn: e.psn, frames: [e.frame], expected: describe(e), got: describe(gotBy.firstAt(e.psn)), rule: 'an RNR NAK depends on the responder application posting receives, which the capture does not show' });
+        if (g === undefined)
+          diffs.push({
+            class: DiffClass.POLICY,
+            kind: 'rnr',
+            psn: e.psn,
+            frames: [e.frame],
+            expected: describe(e),
+            got: describe(gotBy.firstAt(e.psn)),
+            rule: 'an RNR NAK depends on the responder application posting receives, which the capture does not show',
+          });
         break;
       }
     }
@@ -163,7 +294,15 @@ export function compare(expected: Resp[], got: Resp[], diffs: Difference[], { mt
     if (expectedBy.of(g.kind, g.psn).length > 0) continue;
     if (expectedBy.of('NAK', g.psn).some((e) => e.value === NakCode.REMOTE_OPERATIONAL_ERROR)) continue;
     if (g.kind === 'ACK') {
-      diffs.push({ class: DiffClass.POLICY, kind: 'extraAck', psn: g.psn, frames: [], expected: 'no ACK for this PSN', got: describe(g), rule: 'IBTA §9.7.5.1.1: how often to acknowledge is the responder\'s choice' });
+      diffs.push({
+        class: DiffClass.POLICY,
+        kind: 'extraAck',
+        psn: g.psn,
+        frames: [],
+        expected: 'no ACK for this PSN',
+        got: describe(g),
+        rule: "IBTA §9.7.5.1.1: how often to acknowledge is the responder's choice",
+      });
     } else if (g.kind === 'READ' || g.kind === 'ATOMIC') {
       const cut = expected.length === 0 || psnDiff(g.psn, expected[expected.length - 1]?.psn ?? g.psn) > 0;
       // A response a captured READ or atomic request is owed, where the real responder went on past
@@ -172,23 +311,58 @@ export function compare(expected: Resp[], got: Resp[], diffs: Difference[], { mt
       const cls = cut || lost ? DiffClass.UNVERIFIABLE : DiffClass.VIOLATION;
       // Runs of READ responses are reported once, as a PSN range.
       const prev = diffs[diffs.length - 1];
-      if (prev !== undefined && prev.kind === 'extraResponse' && prev.psn !== null && prev.class === cls && prev.lastPsn !== undefined && psnDiff(g.psn, prev.lastPsn) === 1) {
+      if (
+        prev !== undefined &&
+        prev.kind === 'extraResponse' &&
+        prev.psn !== null &&
+        prev.class === cls &&
+        prev.lastPsn !== undefined &&
+        psnDiff(g.psn, prev.lastPsn) === 1
+      ) {
         prev.lastPsn = g.psn;
-        prev.got = `${prev.count = (prev.count ?? 1) + 1} responses up to PSN ${g.psn}`;
+        prev.got = `${(prev.count = (prev.count ?? 1) + 1)} responses up to PSN ${g.psn}`;
         continue;
       }
-      const rule = cut ? 'the capture ends before the real responder answered' : lost ? 'a captured request is owed this response and the real responder went on past it: the capture lost it' : 'responses the real responder never sent';
+      const rule = cut
+        ? 'the capture ends before the real responder answered'
+        : lost
+          ? 'a captured request is owed this response and the real responder went on past it: the capture lost it'
+          : 'responses the real responder never sent';
       diffs.push({ class: cls, kind: 'extraResponse', psn: g.psn, lastPsn: g.psn, frames: [], expected: 'nothing', got: describe(g), rule });
     } else if (g.kind === 'NAK' && resentAfter(g.psn, g.frame)) {
       // The requester went back to this PSN afterwards: the real responder did not take it either,
       // and its NAK is what the capture lost (or it stayed silent until the requester's timeout).
-      diffs.push({ class: DiffClass.UNVERIFIABLE, kind: 'nakNotCaptured', psn: g.psn, frames: [], expected: 'no NAK', got: describe(g), rule: 'the capture shows the requester sending this PSN again afterwards, so the real responder did not take it: its NAK is not in the capture' });
+      diffs.push({
+        class: DiffClass.UNVERIFIABLE,
+        kind: 'nakNotCaptured',
+        psn: g.psn,
+        frames: [],
+        expected: 'no NAK',
+        got: describe(g),
+        rule: 'the capture shows the requester sending this PSN again afterwards, so the real responder did not take it: its NAK is not in the capture',
+      });
     } else if (g.kind === 'NAK' && !answeredFrom(g.psn, g.frame)) {
       // Nothing after it shows the real responder taking this PSN: the capture lost its answers from
       // here on, and whether it took the request or NAKed it too cannot be told.
-      diffs.push({ class: DiffClass.UNVERIFIABLE, kind: 'nakNotCaptured', psn: g.psn, frames: [], expected: 'no NAK', got: describe(g), rule: 'the capture holds no later answer of the real responder at or past this PSN, so whether it took this request cannot be told' });
+      diffs.push({
+        class: DiffClass.UNVERIFIABLE,
+        kind: 'nakNotCaptured',
+        psn: g.psn,
+        frames: [],
+        expected: 'no NAK',
+        got: describe(g),
+        rule: 'the capture holds no later answer of the real responder at or past this PSN, so whether it took this request cannot be told',
+      });
     } else {
-      diffs.push({ class: g.kind === 'RNR_NAK' ? DiffClass.POLICY : DiffClass.VIOLATION, kind: g.kind === 'RNR_NAK' ? 'rnr' : 'extraNak', psn: g.psn, frames: [], expected: 'no NAK', got: describe(g), rule: g.kind === 'RNR_NAK' ? 'receive posting differs' : 'the real responder accepted this request' });
+      diffs.push({
+        class: g.kind === 'RNR_NAK' ? DiffClass.POLICY : DiffClass.VIOLATION,
+        kind: g.kind === 'RNR_NAK' ? 'rnr' : 'extraNak',
+        psn: g.psn,
+        frames: [],
+        expected: 'no NAK',
+        got: describe(g),
+        rule: g.kind === 'RNR_NAK' ? 'receive posting differs' : 'the real responder accepted this request',
+      });
     }
   }
 }

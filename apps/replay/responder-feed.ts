@@ -47,11 +47,25 @@ export interface ResponderQp {
  * end-to-end credits (an SRQ; rxe on every QP): the stack's QP then takes its receive WQEs from a
  * shared receive queue, so that it sends code 31 too (IBTA vol. 1 §9.7.7.2).
  */
-export function setUpResponderQp(conv: RcConversation, stack: ReplayStack, pd: ProtectionDomain, cq: CompletionQueue, memory: ResponderMemory, expected: readonly Resp[], startPsn: number, requests: CapturedIndex, responses: CapturedIndex): ResponderQp {
+export function setUpResponderQp(
+  conv: RcConversation,
+  stack: ReplayStack,
+  pd: ProtectionDomain,
+  cq: CompletionQueue,
+  memory: ResponderMemory,
+  expected: readonly Resp[],
+  startPsn: number,
+  requests: CapturedIndex,
+  responses: CapturedIndex,
+): ResponderQp {
   const { dev, pathMtu, peer } = stack;
   const firstCredit = expected.find((r) => r.credit !== null)?.credit ?? null;
   const srq = firstCredit === CREDITS_INVALID ? dev.createSrq(pd, { maxWr: 1 << 16 }) : null;
-  const qp = dev.createQp(pd, { qpType: QpType.RC, sendCq: cq, recvCq: cq, cap: { maxSendWr: 16, maxRecvWr: 1 << 16 }, ...(srq !== null ? { srq } : {}) }, conv.responderQpn);
+  const qp = dev.createQp(
+    pd,
+    { qpType: QpType.RC, sendCq: cq, recvCq: cq, cap: { maxSendWr: 16, maxRecvWr: 1 << 16 }, ...(srq !== null ? { srq } : {}) },
+    conv.responderQpn,
+  );
   const windows = new WindowStandIns(dev, pd, qp, memory.stackKeys);
   for (const [rkey, mr] of memory.windowRegions) windows.setRegion(rkey, mr);
   const rnr = expected.find((r) => r.kind === 'RNR_NAK');
@@ -289,7 +303,8 @@ function bridgeGap(c: CapturedPacket, s: FeedState, setup: FeedSetup): 'skip' | 
   const ePsn = q.qp.resp.psn;
   // A request past the stack's ePSN, where the real responder's answers show it got the PSNs in
   // between (the capture does not): the capture lost those requests.
-  const through = s.refusedAt !== ePsn && psnDiff(b.psn, ePsn) > 0 && psnDiff(b.psn, ePsn) <= MAX_BRIDGE ? responderGotThrough(responses, requests, ePsn, s.lastFed) : null;
+  const through =
+    s.refusedAt !== ePsn && psnDiff(b.psn, ePsn) > 0 && psnDiff(b.psn, ePsn) <= MAX_BRIDGE ? responderGotThrough(responses, requests, ePsn, s.lastFed) : null;
   const gap = through !== null;
   if (!gap && s.skipping.length === 0) return 'feed';
   // The stack is brought only as far as the real responder got: past that it is out of sequence

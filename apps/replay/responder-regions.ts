@@ -60,7 +60,15 @@ export interface ResponderMemory {
 }
 
 /** Registers the regions of `conv`'s requests on `dev`; a region it cannot build is a difference in `diffs`. */
-export function buildRegions(conv: RcConversation, maxRegionBytes: number | undefined, dev: Device, pd: ProtectionDomain, requests: CapturedIndex, responses: CapturedIndex, diffs: Difference[]): ResponderMemory {
+export function buildRegions(
+  conv: RcConversation,
+  maxRegionBytes: number | undefined,
+  dev: Device,
+  pd: ProtectionDomain,
+  requests: CapturedIndex,
+  responses: CapturedIndex,
+  diffs: Difference[],
+): ResponderMemory {
   // Memory regions at the captured addresses and keys.
   const maxRegion = BigInt(maxRegionBytes ?? 64 * 1024 * 1024);
   const mrs = new Map<number, { lo: bigint; buf: Uint8Array }>();
@@ -73,7 +81,15 @@ export function buildRegions(conv: RcConversation, maxRegionBytes: number | unde
   for (const [rkey, r] of regionsOf(conv.requests, (c) => refusedAccess(c, requests, responses))) {
     const size = r.hi - r.lo;
     if (size > maxRegion || built + size > maxRegion) {
-      diffs.push({ class: DiffClass.UNVERIFIABLE, kind: 'regionTooLarge', psn: null, frames: [], expected: `a region for rkey 0x${rkey.toString(16)}`, got: `${size} bytes (${built} already built) exceed the limit of ${maxRegion}`, rule: 'replay builds memory regions in RAM' });
+      diffs.push({
+        class: DiffClass.UNVERIFIABLE,
+        kind: 'regionTooLarge',
+        psn: null,
+        frames: [],
+        expected: `a region for rkey 0x${rkey.toString(16)}`,
+        got: `${size} bytes (${built} already built) exceed the limit of ${maxRegion}`,
+        rule: 'replay builds memory regions in RAM',
+      });
       continue;
     }
     const buf = new Uint8Array(Number(size));
@@ -94,7 +110,15 @@ export function buildRegions(conv: RcConversation, maxRegionBytes: number | unde
         stackKeys.set(rkey, mr.rkey);
         mrs.set(rkey, { lo: r.lo, buf });
       } catch (e) {
-        diffs.push({ class: DiffClass.UNVERIFIABLE, kind: 'regionKey', psn: null, frames: [], expected: `rkey 0x${rkey.toString(16)}`, got: (e as Error).message, rule: 'the stack could not register a region at the captured addresses' });
+        diffs.push({
+          class: DiffClass.UNVERIFIABLE,
+          kind: 'regionKey',
+          psn: null,
+          frames: [],
+          expected: `rkey 0x${rkey.toString(16)}`,
+          got: (e as Error).message,
+          rule: 'the stack could not register a region at the captured addresses',
+        });
       }
     }
   }

@@ -42,7 +42,22 @@ export function replayResponder(conv: RcConversation, o: ReplayOptions = {}): Re
   const expectedBy = new AnswerIndex(expected);
   const start = startOf(conv);
   const q = setUpResponderQp(conv, stack, pd, cq, memory, expected, start.startPsn, requests, responses);
-  const outcome = feedRequests({ conv, timing: o.timing, stack, pd, cq, requests, responses, memory, expectedBy, credited: creditedByPsn(expected), q, firstFed: start.firstFed, skippedAtStart: start.skippedAtStart, diffs });
+  const outcome = feedRequests({
+    conv,
+    timing: o.timing,
+    stack,
+    pd,
+    cq,
+    requests,
+    responses,
+    memory,
+    expectedBy,
+    credited: creditedByPsn(expected),
+    q,
+    firstFed: start.firstFed,
+    skippedAtStart: start.skippedAtStart,
+    diffs,
+  });
   return verify(conv, stack, requests, expected, expectedBy, start, q.windows.failures, outcome, diffs);
 }
 
@@ -80,18 +95,31 @@ function startOf(conv: RcConversation): StartPlan {
   if (firstFed !== undefined && firstAnswer?.p.aeth != null && firstAnswer.p.bth !== null && firstAnswer.p.bth.psn !== firstFed.p.bth?.psn) {
     const s = decodeSyndrome(firstAnswer.p.aeth.syndrome);
     const waiting = s.kind === AethKind.RNR_NAK || (s.kind === AethKind.NAK && s.value === NakCode.PSN_SEQUENCE_ERROR);
-    const resend = waiting ? conv.requests.find((c) => c.p.bth?.psn === firstAnswer.p.bth?.psn && startsMessage(c) && (s.kind === AethKind.RNR_NAK || c.frame > firstAnswer.frame)) : undefined;
+    const resend = waiting
+      ? conv.requests.find((c) => c.p.bth?.psn === firstAnswer.p.bth?.psn && startsMessage(c) && (s.kind === AethKind.RNR_NAK || c.frame > firstAnswer.frame))
+      : undefined;
     if (resend !== undefined) firstFed = resend;
   }
   // A connection whose CM exchange the capture holds starts at the PSN the REQ or REP gave.
-  if (conv.cm !== undefined) firstFed = conv.requests.find((c) => c.p.bth !== null && psnDiff(c.p.bth.psn, conv.cm?.startPsn ?? 0) >= 0 && startsMessage(c)) ?? firstFed;
+  if (conv.cm !== undefined)
+    firstFed = conv.requests.find((c) => c.p.bth !== null && psnDiff(c.p.bth.psn, conv.cm?.startPsn ?? 0) >= 0 && startsMessage(c)) ?? firstFed;
   const startPsn = conv.cm?.startPsn ?? firstFed?.p.bth?.psn ?? conv.firstRequestPsn;
   const skippedAtStart = firstFed === undefined ? conv.requests.length : conv.requests.indexOf(firstFed);
   return { firstFed, startPsn, skippedAtStart };
 }
 
 /** Sets what the stack answered against what the capture shows the real responder answering. */
-function verify(conv: RcConversation, stack: ReplayStack, requests: CapturedIndex, expected: Resp[], expectedBy: AnswerIndex<Resp>, { startPsn, skippedAtStart }: StartPlan, windowFailures: ReadonlyMap<number, WindowFailure>, outcome: FeedOutcome, diffs: Difference[]): ReplaySummary {
+function verify(
+  conv: RcConversation,
+  stack: ReplayStack,
+  requests: CapturedIndex,
+  expected: Resp[],
+  expectedBy: AnswerIndex<Resp>,
+  { startPsn, skippedAtStart }: StartPlan,
+  windowFailures: ReadonlyMap<number, WindowFailure>,
+  outcome: FeedOutcome,
+  diffs: Difference[],
+): ReplaySummary {
   const { mtuBytes } = stack;
   const { got, framesOut, gaps, source, watch, fed, outOfSequenceAt } = outcome;
   // Responses to requests the capture does not hold (before it started, in its gaps) are not compared.
@@ -100,7 +128,15 @@ function verify(conv: RcConversation, stack: ReplayStack, requests: CapturedInde
   const answered = got.filter((g) => !before(g.psn) && !gaps.covers(g.psn));
   // Memory-window keys the stack could not bind a window under: its answers to them are not its own.
   for (const [rkey, { psn, frames, why }] of windowFailures) {
-    diffs.push(unsupportedDifference(Feature.MEMORY_WINDOW, psn, frames, `R_Key 0x${rkey.toString(16)} of a memory window bound off the wire`, `replay could not bind a window under that key (${why}), so the stack refused it`));
+    diffs.push(
+      unsupportedDifference(
+        Feature.MEMORY_WINDOW,
+        psn,
+        frames,
+        `R_Key 0x${rkey.toString(16)} of a memory window bound off the wire`,
+        `replay could not bind a window under that key (${why}), so the stack refused it`,
+      ),
+    );
   }
   if (skippedAtStart > 0 || expected.some((e) => before(e.psn))) {
     diffs.push({
@@ -122,7 +158,9 @@ function verify(conv: RcConversation, stack: ReplayStack, requests: CapturedInde
   const owed = new Set<number>();
   for (const c of conv.requests) if (((c.p.info?.flags ?? 0) & (OpFlag.READ | OpFlag.ATOMIC)) !== 0) for (const psn of psnsOf(c, mtuBytes)) owed.add(psn);
   // The captured READ requests in frame order, with the PSNs each occupies: which one a READ response answers.
-  const readRequests = conv.requests.flatMap((c) => (c.p.bth !== null && ((c.p.info?.flags ?? 0) & OpFlag.READ) !== 0 ? [{ frame: c.frame, psn: c.p.bth.psn, span: requestSpan(c.p, mtuBytes) }] : []));
+  const readRequests = conv.requests.flatMap((c) =>
+    c.p.bth !== null && ((c.p.info?.flags ?? 0) & OpFlag.READ) !== 0 ? [{ frame: c.frame, psn: c.p.bth.psn, span: requestSpan(c.p, mtuBytes) }] : [],
+  );
   compare(shown, answered, diffs, {
     mtu: mtuBytes,
     readRequestOf: (psn, frame) => {
@@ -146,4 +184,3 @@ function verify(conv: RcConversation, stack: ReplayStack, requests: CapturedInde
   const qpError = watch.report(errAt !== null && expectedBy.of('NAK', errAt).some((e) => e.value !== NakCode.PSN_SEQUENCE_ERROR));
   return replaySummary('responder', conv, { pathMtu: mtuBytes, framesIn: conv.requests.length, framesOut, matched, expected: shown.length }, diffs, qpError);
 }
-

@@ -17,7 +17,7 @@ export const Feature = {
   MEMORY_WINDOW: {
     kind: 'memoryWindow',
     feature: 'memory windows',
-    rule: 'an R_Key in rxe\'s memory-window index range (rxe rkey_is_mw()) is a window bound off the wire; replay binds a type 2 window under it on the stack\'s QP, and could not for this one (docs/conformance.md)',
+    rule: "an R_Key in rxe's memory-window index range (rxe rkey_is_mw()) is a window bound off the wire; replay binds a type 2 window under it on the stack's QP, and could not for this one (docs/conformance.md)",
   },
 } as const;
 export type Feature = (typeof Feature)[keyof typeof Feature];

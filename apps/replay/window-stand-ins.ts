@@ -98,7 +98,11 @@ export class WindowStandIns {
         mr = this.dev.regMr(this.pd, new Uint8Array(8), Access.LOCAL_WRITE | WINDOW_ACCESS | Access.MW_BIND);
         this.regions.set(key, mr);
       }
-      this.qp.postSend({ wrId: 0, opcode: WrOpcode.BIND_MW, bindMw: { mw, rkey: stackKey, bindInfo: { mr, addr: mr.addr(0), length: mr.length, mwAccessFlags: WINDOW_ACCESS } } });
+      this.qp.postSend({
+        wrId: 0,
+        opcode: WrOpcode.BIND_MW,
+        bindMw: { mw, rkey: stackKey, bindInfo: { mr, addr: mr.addr(0), length: mr.length, mwAccessFlags: WINDOW_ACCESS } },
+      });
       this.qp.runRequester();
       this.bound.add(key);
     } catch (e) {

@@ -93,7 +93,8 @@ function checkConfig(cfg: RpingConfig): { size: number; count: number; port: num
   const count = cfg.count ?? 0;
   const port = cfg.port ?? RPING_DEFAULT_PORT;
   // rping.c main(): "Invalid size %d (valid range is %zd to %d)".
-  if (!Number.isInteger(size) || size < RPING_MIN_BUFSIZE || size > RPING_MAX_BUFSIZE) throw new RpingError(RpingErrorCode.CONFIG, `invalid size ${size} (valid range is ${RPING_MIN_BUFSIZE} to ${RPING_MAX_BUFSIZE})`);
+  if (!Number.isInteger(size) || size < RPING_MIN_BUFSIZE || size > RPING_MAX_BUFSIZE)
+    throw new RpingError(RpingErrorCode.CONFIG, `invalid size ${size} (valid range is ${RPING_MIN_BUFSIZE} to ${RPING_MAX_BUFSIZE})`);
   if (!Number.isInteger(count) || count < 0) throw new RpingError(RpingErrorCode.CONFIG, `invalid count ${count}`);
   if (!Number.isInteger(port) || port < 1 || port > 0xffff) throw new RpingError(RpingErrorCode.CONFIG, `invalid port ${port}`);
   if (!/^\d+\.\d+\.\d+\.\d+$/.test(cfg.addr)) throw new RpingError(RpingErrorCode.CONFIG, `-a ${cfg.addr}: only IPv4 addresses are supported`);
@@ -120,7 +121,12 @@ class Conn {
   ) {
     this.pd = dev.allocPd();
     this.cq = dev.createCq(SQ_DEPTH * 2);
-    this.qp = dev.createQp(this.pd, { qpType: QpType.RC, sendCq: this.cq, recvCq: this.cq, cap: { maxSendWr: SQ_DEPTH, maxRecvWr: 2, maxSendSge: 1, maxRecvSge: 1 } });
+    this.qp = dev.createQp(this.pd, {
+      qpType: QpType.RC,
+      sendCq: this.cq,
+      recvCq: this.cq,
+      cap: { maxSendWr: SQ_DEPTH, maxRecvWr: 2, maxSendSge: 1, maxRecvSge: 1 },
+    });
     this.recvMr = dev.regMr(this.pd, new Uint8Array(RDMA_INFO_LEN), Access.LOCAL_WRITE);
     this.sendMr = dev.regMr(this.pd, new Uint8Array(RDMA_INFO_LEN), 0);
     const remote = Access.LOCAL_WRITE | Access.REMOTE_READ | Access.REMOTE_WRITE;
@@ -219,8 +225,14 @@ async function waitFor(s: RpingSession, what: string, want: (wc: WorkCompletion)
     for (const wc of conn.cq.poll(4)) {
       if (wc.status !== WcStatus.SUCCESS) {
         if (conn.disconnected && wc.status === WcStatus.WR_FLUSH_ERR) return 'disconnected';
-        const qpErr = conn.qp.state === QpState.ERR && conn.qp.errorReason !== '' ? `; QP 0x${conn.qp.qpNum.toString(16)} is in the error state: ${conn.qp.errorReason}` : '';
-        throw new RpingError(RpingErrorCode.COMPLETION, `cq completion failed status ${wc.status} (${WC_STATUS_NAMES[wc.status] ?? 'unknown'}${wc.vendorErr !== '' ? `: ${wc.vendorErr}` : ''}) while waiting for ${what}${qpErr}`);
+        const qpErr =
+          conn.qp.state === QpState.ERR && conn.qp.errorReason !== ''
+            ? `; QP 0x${conn.qp.qpNum.toString(16)} is in the error state: ${conn.qp.errorReason}`
+            : '';
+        throw new RpingError(
+          RpingErrorCode.COMPLETION,
+          `cq completion failed status ${wc.status} (${WC_STATUS_NAMES[wc.status] ?? 'unknown'}${wc.vendorErr !== '' ? `: ${wc.vendorErr}` : ''}) while waiting for ${what}${qpErr}`,
+        );
       }
       if (wc.opcode === WcOpcode.RECV) {
         // server_recv() / client_recv(): anything but 16 bytes is "bogus data".
@@ -252,7 +264,13 @@ async function connectClient(s: RpingSession): Promise<void> {
   const peerGid = v4Gid(cfg.addr);
   if (cfg.beforeConnect !== undefined) await cfg.beforeConnect(peerGid);
   conn.id = s.rcm.connect(
-    { dst: cfg.addr, port: s.plan.port, qp: conn.qp, param: { responderResources: 1, initiatorDepth: 1, retryCount: 7, rnrRetryCount: 7 }, ...cmConnectTiming(cfg.cm) },
+    {
+      dst: cfg.addr,
+      port: s.plan.port,
+      qp: conn.qp,
+      param: { responderResources: 1, initiatorDepth: 1, retryCount: 7, rnrRetryCount: 7 },
+      ...cmConnectTiming(cfg.cm),
+    },
     conn.onEvent,
   );
   if (conn.qp.state === QpState.INIT) conn.postRecv();
@@ -274,7 +292,11 @@ async function pingAsClient(s: RpingSession): Promise<void> {
       const a = start.buffer;
       const b = conn.rdmaMr.buffer;
       const at = a.findIndex((v, i) => v !== b[i]);
-      if (at >= 0) throw new RpingError(RpingErrorCode.MISMATCH, `data mismatch! (ping ${ping}, byte ${at}: 0x${(b[at] as number).toString(16)}, sent 0x${(a[at] as number).toString(16)})`);
+      if (at >= 0)
+        throw new RpingError(
+          RpingErrorCode.MISMATCH,
+          `data mismatch! (ping ${ping}, byte ${at}: 0x${(b[at] as number).toString(16)}, sent 0x${(a[at] as number).toString(16)})`,
+        );
       s.verified++;
     }
     if (cfg.onPingData !== undefined) show(s, `ping data: ${cString(conn.rdmaMr.buffer)}`);
@@ -325,15 +347,28 @@ async function serveClient(s: RpingSession): Promise<void> {
     const adv = await waitFor(s, "the client's start buffer advertisement", isRecv);
     if (adv === 'disconnected') break;
     const src = decodeRdmaInfo(conn.recvMr.buffer);
-    if (src.size > rdma.buffer.length) throw new RpingError(RpingErrorCode.PROTOCOL, `the client advertises ${src.size} bytes, more than this server's -S ${rdma.buffer.length}`);
-    conn.qp.postSend({ wrId: 3, opcode: WrOpcode.RDMA_READ, sgList: [rdma.sge(0, src.size)], rdma: { remoteAddr: src.buf, rkey: src.rkey }, sendFlags: SendFlags.SIGNALED });
+    if (src.size > rdma.buffer.length)
+      throw new RpingError(RpingErrorCode.PROTOCOL, `the client advertises ${src.size} bytes, more than this server's -S ${rdma.buffer.length}`);
+    conn.qp.postSend({
+      wrId: 3,
+      opcode: WrOpcode.RDMA_READ,
+      sgList: [rdma.sge(0, src.size)],
+      rdma: { remoteAddr: src.buf, rkey: src.rkey },
+      sendFlags: SendFlags.SIGNALED,
+    });
     if ((await waitFor(s, 'the RDMA READ', (wc) => wc.opcode === WcOpcode.RDMA_READ)) === 'disconnected') throw disconnectedEarly(s.pings);
     if (cfg.onPingData !== undefined) show(s, `server ping data: ${cString(rdma.buffer)}`);
     conn.send(null);
     const sink = await waitFor(s, "the client's rdma buffer advertisement", isRecv);
     if (sink === 'disconnected') throw disconnectedEarly(s.pings);
     const dst = decodeRdmaInfo(conn.recvMr.buffer);
-    conn.qp.postSend({ wrId: 4, opcode: WrOpcode.RDMA_WRITE, sgList: [rdma.sge(0, cStringBytes(rdma.buffer))], rdma: { remoteAddr: dst.buf, rkey: dst.rkey }, sendFlags: SendFlags.SIGNALED });
+    conn.qp.postSend({
+      wrId: 4,
+      opcode: WrOpcode.RDMA_WRITE,
+      sgList: [rdma.sge(0, cStringBytes(rdma.buffer))],
+      rdma: { remoteAddr: dst.buf, rkey: dst.rkey },
+      sendFlags: SendFlags.SIGNALED,
+    });
     if ((await waitFor(s, 'the RDMA WRITE', (wc) => wc.opcode === WcOpcode.RDMA_WRITE)) === 'disconnected') throw disconnectedEarly(s.pings);
     conn.send(null);
     s.pings++;
@@ -405,7 +440,8 @@ async function waitForEvent(conn: Conn, type: 'ESTABLISHED' | 'DISCONNECTED', wh
     if (bad !== undefined) throw cmFailure(bad);
     // Completions taken meanwhile (SENDs, flushes after the disconnect) are not waited for.
     if (type === 'DISCONNECTED') conn.cq.poll(16);
-    if (Date.now() > deadline) throw new RpingError(type === 'ESTABLISHED' ? RpingErrorCode.UNREACHABLE : RpingErrorCode.TIMEOUT, `no ${what} within ${bound.ms} ms (${bound.why})`);
+    if (Date.now() > deadline)
+      throw new RpingError(type === 'ESTABLISHED' ? RpingErrorCode.UNREACHABLE : RpingErrorCode.TIMEOUT, `no ${what} within ${bound.ms} ms (${bound.why})`);
     await idle();
   }
 }

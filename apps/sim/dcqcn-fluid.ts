@@ -110,7 +110,8 @@ function unitsOf(m: FluidInput): Units {
 
 function check(m: FluidInput): void {
   checkFlowsAndRed(m, 'fluid model');
-  for (const [k, v] of Object.entries(m)) if (!(typeof v === 'number' && Number.isFinite(v) && v >= 0)) throw invalid(`fluid model input ${k} must be a finite number >= 0, not ${String(v)}`);
+  for (const [k, v] of Object.entries(m))
+    if (!(typeof v === 'number' && Number.isFinite(v) && v >= 0)) throw invalid(`fluid model input ${k} must be a finite number >= 0, not ${String(v)}`);
 }
 
 /**
@@ -165,7 +166,14 @@ export function dcqcnFluidFixedPoint(m: FluidInput): FluidFixedPoint | null {
   }
   const p = Math.sqrt(lo * hi);
   const b = balance(m, u, r, p);
-  return { rateGbps: toGbps(m, r), markProbability: p, queueBytes: redQueueFor(m, p), alpha: b.alpha, cnpsPerMs: (1000 * b.cut) / m.cnpIntervalUs, targetAboveCurrentGbps: toGbps(m, b.gap) };
+  return {
+    rateGbps: toGbps(m, r),
+    markProbability: p,
+    queueBytes: redQueueFor(m, p),
+    alpha: b.alpha,
+    cnpsPerMs: (1000 * b.cut) / m.cnpIntervalUs,
+    targetAboveCurrentGbps: toGbps(m, b.gap),
+  };
 }
 
 /**

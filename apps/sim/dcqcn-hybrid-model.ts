@@ -74,9 +74,11 @@ export function runDcqcnHybrid(m: HybridInput, durationUs: number, steadyFromUs:
   checkMarksModelInput(m, 'hybrid model');
   if (!(m.bufferBytes > 0)) throw invalid('the hybrid model needs a buffer');
   if (m.windowPackets > 0 && m.feedbackDelayUs <= 0) throw invalid('the hybrid model needs a feedback delay > 0 with a window');
-  if (!(stepUs > 0 && durationUs > stepUs && steadyFromUs >= 0 && steadyFromUs < durationUs)) throw invalid('the hybrid model needs 0 < step < duration and 0 <= steady from < duration');
+  if (!(stepUs > 0 && durationUs > stepUs && steadyFromUs >= 0 && steadyFromUs < durationUs))
+    throw invalid('the hybrid model needs 0 < step < duration and 0 <= steady from < duration');
   const atEnqueue = (m.marking ?? 'dequeue') === 'enqueue';
-  if (!atEnqueue && m.marking !== undefined && m.marking !== 'dequeue') throw invalid(`the hybrid model marks at 'dequeue' or 'enqueue', not ${JSON.stringify(m.marking)}`);
+  if (!atEnqueue && m.marking !== undefined && m.marking !== 'dequeue')
+    throw invalid(`the hybrid model marks at 'dequeue' or 'enqueue', not ${JSON.stringify(m.marking)}`);
   const n = m.flows;
   const rng = new Rng(seed);
   const rps = Array.from({ length: n }, () => new ModelReactionPoint(m.rules, m.maxRateMbps));
@@ -151,7 +153,7 @@ export function runDcqcnHybrid(m: HybridInput, durationUs: number, steadyFromUs:
       qMin = min(qMin, q);
       qMax = maxOf(qMax, q);
     }
-    if ((i + 1) % sampleEvery === 0) overTime.push([Math.round((i + 1) * stepUs), Math.round(q), ((sending / 1e3) * toWire)]);
+    if ((i + 1) % sampleEvery === 0) overTime.push([Math.round((i + 1) * stepUs), Math.round(q), (sending / 1e3) * toWire]);
   }
   const span = maxOf(stepUs, steps * stepUs - maxOf(0, from));
   return {

@@ -83,8 +83,10 @@ export function checkMarksModelInput(m: MarksModelInput, model = 'marks model'):
   checkFlowsAndRed(m, model);
   if (!(m.packetWireBytes >= m.packetFrameBytes && m.packetFrameBytes > 0)) throw invalid(`the ${model} needs 0 < frame bytes <= wire bytes`);
   const r = m.rules;
-  if (!(r.rpTimeReset > 0 && r.rpByteReset > 0 && r.rpDceTcpRtt > 0 && m.maxRateMbps > 0)) throw invalid(`the ${model} needs positive rp_time_reset, rp_byte_reset, rp_dce_tcp_rtt and maximum rate`);
-  for (const [k, v] of [...Object.entries(m), ...Object.entries(r)]) if (typeof v === 'number' && !(Number.isFinite(v) && v >= 0)) throw invalid(`${model} input ${k} must be a finite number >= 0, not ${String(v)}`);
+  if (!(r.rpTimeReset > 0 && r.rpByteReset > 0 && r.rpDceTcpRtt > 0 && m.maxRateMbps > 0))
+    throw invalid(`the ${model} needs positive rp_time_reset, rp_byte_reset, rp_dce_tcp_rtt and maximum rate`);
+  for (const [k, v] of [...Object.entries(m), ...Object.entries(r)])
+    if (typeof v === 'number' && !(Number.isFinite(v) && v >= 0)) throw invalid(`${model} input ${k} must be a finite number >= 0, not ${String(v)}`);
 }
 
 /**
@@ -144,7 +146,14 @@ export function runReactionPointUnderMarks(m: MarksModelInput, p: number, decrea
     }
   }
   const span = maxOf(1e-9, t - from);
-  return { meanRateMbps: rateArea / span, meanAlpha: alphaArea / span, cnpsPerMs: (1000 * cnps) / span, marksPerMs: (1000 * marks) / span, decreases, durationUs: span };
+  return {
+    meanRateMbps: rateArea / span,
+    meanAlpha: alphaArea / span,
+    cnpsPerMs: (1000 * cnps) / span,
+    marksPerMs: (1000 * marks) / span,
+    decreases,
+    durationUs: span,
+  };
 }
 
 /**

@@ -84,7 +84,8 @@ export function fluidUnfit(s: StarScenario): string | null {
   if (s.ecn.pmax <= 0) return 'the fluid model needs pmax > 0';
   const dsts = new Set(s.flows.map((f) => f.dst));
   if (dsts.size !== 1) return 'the fluid model has one bottleneck: every flow must go to the same host';
-  if (s.flows.some((f) => f.startNs !== undefined || f.durationNs !== undefined || f.bytes !== undefined)) return 'the fluid model has long-lived flows from t = 0: no :size, :start or :duration';
+  if (s.flows.some((f) => f.startNs !== undefined || f.durationNs !== undefined || f.bytes !== undefined))
+    return 'the fluid model has long-lived flows from t = 0: no :size, :start or :duration';
   return null;
 }
 
@@ -184,14 +185,19 @@ function compareWithHybrid(s: StarScenario, r: StarResult, marks: MarksModelInpu
   const windowPackets = DEFAULT_MAX_UNACKED_PSNS - Math.min(DEFAULT_MAX_PKTS_PER_ACK, perMessage) / 2;
   // The model marks where the run's switch marks: on departure unless the scenario says otherwise.
   const marking = s.ecn?.at ?? 'dequeue';
-  const runs = Array.from({ length: HYBRID_SEEDS }, (_, i) => runDcqcnHybrid({ ...marks, feedbackDelayUs, bufferBytes: s.bufferBytes, windowPackets, marking }, r.durationUs, st.fromUs, i + 1));
+  const runs = Array.from({ length: HYBRID_SEEDS }, (_, i) =>
+    runDcqcnHybrid({ ...marks, feedbackDelayUs, bufferBytes: s.bufferBytes, windowPackets, marking }, r.durationUs, st.fromUs, i + 1),
+  );
   const mean = (f: (x: (typeof runs)[number]) => number): number => runs.reduce((a, x) => a + f(x), 0) / runs.length;
   const rate = mean((x) => x.flowsGbps.reduce((a, g) => a + g, 0) / x.flowsGbps.length);
   return {
     seeds: HYBRID_SEEDS,
     rateGbps: figure(round3(simRate), round3(rate)),
     queueBytes: figure(st.queueMeanBytes, Math.round(mean((x) => x.queueMeanBytes))),
-    markProbability: figure(st.markProbability, mean((x) => x.markProbability)),
+    markProbability: figure(
+      st.markProbability,
+      mean((x) => x.markProbability),
+    ),
     cnpsPerFlowPerMs: figure(st.cnpsPerFlowPerMs, round3(mean((x) => x.cnpsPerFlowPerMs))),
     aboveKmax: mean((x) => x.aboveKmax),
     queueMinBytes: Math.round(mean((x) => x.queueMinBytes)),
@@ -217,7 +223,10 @@ export function compareWithFluid(s: StarScenario, r: StarResult): FluidCompariso
   const cnpsPerMark =
     fixedPoint === null || !(marksPerUs > 0)
       ? null
-      : { ...figure(round3(simPerMark), round3(fixedPoint.cnpsPerMs / 1000 / (fixedPoint.markProbability * r0))), independent: round3(1 / (1 + marksPerUs * model.cnpIntervalUs)) };
+      : {
+          ...figure(round3(simPerMark), round3(fixedPoint.cnpsPerMs / 1000 / (fixedPoint.markProbability * r0))),
+          independent: round3(1 / (1 + marksPerUs * model.cnpIntervalUs)),
+        };
   return {
     model,
     fixedPoint,

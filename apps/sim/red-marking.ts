@@ -27,5 +27,6 @@ export function redQueueFor(m: RedMarking, p: number): number {
 /** Refuses a model of no flow or without RED on a slope, naming the model (`'fluid model'`, …). */
 export function checkFlowsAndRed(m: RedMarking & { flows: number }, model: string): void {
   if (!(Number.isInteger(m.flows) && m.flows >= 1)) throw invalid(`the ${model} needs at least one flow, not ${m.flows}`);
-  if (!(m.kmaxBytes > m.kminBytes && m.kminBytes >= 0 && m.pmax > 0 && m.pmax <= 1)) throw invalid(`the ${model} needs RED marking with 0 <= kmin < kmax and 0 < pmax <= 1`);
+  if (!(m.kmaxBytes > m.kminBytes && m.kminBytes >= 0 && m.pmax > 0 && m.pmax <= 1))
+    throw invalid(`the ${model} needs RED marking with 0 <= kmin < kmax and 0 < pmax <= 1`);
 }

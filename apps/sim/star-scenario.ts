@@ -302,14 +302,30 @@ export function runStarScenario(s: StarScenario): StarResult {
       progressed(f, t);
     },
   });
-  const congestion: CongestionConfig | undefined = s.cc === 'dcqcn' ? { np: true, rp: true, lineRateMbps: s.linkRateBps / 1e6, paceUnlimited: true, ...(s.ccParams !== undefined ? { params: s.ccParams } : {}) } : undefined;
+  const congestion: CongestionConfig | undefined =
+    s.cc === 'dcqcn'
+      ? { np: true, rp: true, lineRateMbps: s.linkRateBps / 1e6, paceUnlimited: true, ...(s.ccParams !== undefined ? { params: s.ccParams } : {}) }
+      : undefined;
   const neighbors: Record<string, number> = {};
   for (let i = 0; i < n; i++) neighbors[ipOf(i)] = macOf(i);
   const icrc = fastestIcrcBatch();
   const devices = sw.hosts.map(
-    (driver, i) => new Device({ driver, clock, ipv4: [ipOf(i)], neighbors, name: `sim-${hostName(i)}`, seed: s.seed * 64 + i, icrc, ...(congestion !== undefined ? { congestion } : {}) }),
+    (driver, i) =>
+      new Device({
+        driver,
+        clock,
+        ipv4: [ipOf(i)],
+        neighbors,
+        name: `sim-${hostName(i)}`,
+        seed: s.seed * 64 + i,
+        icrc,
+        ...(congestion !== undefined ? { congestion } : {}),
+      }),
   );
-  const ipNum = (i: number): number => ipOf(i).split('.').reduce((a, x) => a * 256 + Number(x), 0);
+  const ipNum = (i: number): number =>
+    ipOf(i)
+      .split('.')
+      .reduce((a, x) => a * 256 + Number(x), 0);
   s.flows.forEach((spec, k) => {
     const a = devices[spec.src]!;
     const b = devices[spec.dst]!;
@@ -328,7 +344,28 @@ export function runStarScenario(s: StarScenario): StarResult {
     connectQp(peer, eb, ea, o);
     const start = spec.startNs ?? 0;
     const end = spec.durationNs !== undefined ? start + spec.durationNs : s.durationNs;
-    const f: Flow = { spec, name: `${hostName(spec.src)}>${hostName(spec.dst)}`, qp, peer, cq, mr, remote, start, end, posted: 0, outstanding: 0, completedBytes: 0, lastCompletion: start, bins: new Array<number>(bins).fill(0), rates: [], problems: [], steadyBytes: 0, steadyCnps: 0, quietSince: start, stalls: [] };
+    const f: Flow = {
+      spec,
+      name: `${hostName(spec.src)}>${hostName(spec.dst)}`,
+      qp,
+      peer,
+      cq,
+      mr,
+      remote,
+      start,
+      end,
+      posted: 0,
+      outstanding: 0,
+      completedBytes: 0,
+      lastCompletion: start,
+      bins: new Array<number>(bins).fill(0),
+      rates: [],
+      problems: [],
+      steadyBytes: 0,
+      steadyCnps: 0,
+      quietSince: start,
+      stalls: [],
+    };
     flows.push(f);
     flowByQp.set(`${ipNum(spec.dst)}/${peer.qpNum}`, f);
   });
@@ -348,17 +385,23 @@ export function runStarScenario(s: StarScenario): StarResult {
     if (sw.hostPaused(f.spec.src)) return { reason: StallReason.PAUSED, detail: `PFC has host ${host}'s uplink paused` };
     // A pause that ended inside the stall holds the flow still: its frames wait behind the ones that piled up.
     const seen = pausedSeen[f.spec.src]!;
-    if (seen >= f.quietSince) return { reason: StallReason.PAUSED, detail: `PFC paused host ${host}'s uplink during it (last seen paused at ${fmtUs(seen)} µs)` };
+    if (seen >= f.quietSince)
+      return { reason: StallReason.PAUSED, detail: `PFC paused host ${host}'s uplink during it (last seen paused at ${fmtUs(seen)} µs)` };
     const backlog = sw.hostBacklog(f.spec.src);
     const queued = sw.stats.ports[f.spec.dst]!.queueBytes;
     const port = `port ${hostName(f.spec.dst)}'s queue holds ${queued} B (${fmtUs(queued * nsPerByte)} µs of sending)`;
-    if (backlog.frames > 0) return { reason: StallReason.QUEUED, detail: `host ${host}'s transmit queue holds ${backlog.frames} frames (${backlog.bytes} B), ${port}` };
+    if (backlog.frames > 0)
+      return { reason: StallReason.QUEUED, detail: `host ${host}'s transmit queue holds ${backlog.frames} frames (${backlog.bytes} B), ${port}` };
     if (queued > 0 && now - f.quietSince < queued * nsPerByte) return { reason: StallReason.QUEUED, detail: `${port}, more than the stall so far` };
-    if (qp.req.creditWait) return { reason: StallReason.CREDITS, detail: `its requester waits for end-to-end credits (limit SSN ${qp.req.lsn}, next ${qp.req.ssn + 1})` };
+    if (qp.req.creditWait)
+      return { reason: StallReason.CREDITS, detail: `its requester waits for end-to-end credits (limit SSN ${qp.req.lsn}, next ${qp.req.ssn + 1})` };
     const c = qp.comp;
     if (c.timer !== null && Number.isFinite(c.deadline)) {
       const fires = c.deadline > now ? `fires at ${fmtUs(c.deadline)} µs` : 'is due';
-      return { reason: StallReason.TIMEOUT, detail: `its local ACK timer (${fmtUs(localAckTimeoutNs(qp.attr.timeout))} µs) ${fires}, requests from PSN ${c.psn} outstanding, ${qp.counters.local_ack_timeout_err} timeouts so far` };
+      return {
+        reason: StallReason.TIMEOUT,
+        detail: `its local ACK timer (${fmtUs(localAckTimeoutNs(qp.attr.timeout))} µs) ${fires}, requests from PSN ${c.psn} outstanding, ${qp.counters.local_ack_timeout_err} timeouts so far`,
+      };
     }
     return { reason: StallReason.UNKNOWN, detail: `QP state ${qp.state}, ${f.outstanding} WRITEs outstanding, no timer armed, host ${host} not paused` };
   };
@@ -375,10 +418,17 @@ export function runStarScenario(s: StarScenario): StarResult {
   };
   const post = (f: Flow, now: number): void => {
     // Work after none: the quiet time counts from now.
-    if (f.outstanding === 0 && now >= f.start && now < f.end && (f.spec.bytes === undefined || f.posted * msg < f.spec.bytes)) f.quietSince = Math.max(f.quietSince, now);
+    if (f.outstanding === 0 && now >= f.start && now < f.end && (f.spec.bytes === undefined || f.posted * msg < f.spec.bytes))
+      f.quietSince = Math.max(f.quietSince, now);
     while (f.outstanding < outstanding && now >= f.start && now < f.end && (f.spec.bytes === undefined || f.posted * msg < f.spec.bytes)) {
       const len = f.spec.bytes === undefined ? msg : Math.min(msg, f.spec.bytes - f.posted * msg);
-      f.qp.postSend({ wrId: f.posted++, opcode: WrOpcode.RDMA_WRITE, sgList: [f.mr.sge(0, len)], sendFlags: SendFlags.SIGNALED, rdma: { remoteAddr: f.remote.addr(0), rkey: f.remote.rkey } });
+      f.qp.postSend({
+        wrId: f.posted++,
+        opcode: WrOpcode.RDMA_WRITE,
+        sgList: [f.mr.sge(0, len)],
+        sendFlags: SendFlags.SIGNALED,
+        rdma: { remoteAddr: f.remote.addr(0), rkey: f.remote.rkey },
+      });
       f.outstanding++;
     }
   };
@@ -454,7 +504,12 @@ export function runStarScenario(s: StarScenario): StarResult {
     }
   }
   const sumCounter = (pick: (f: Flow) => number): number => flows.reduce((a, f) => a + pick(f), 0);
-  const stallOut = (x: Flow['stalls'][number]): StarStall => ({ sinceUs: round3(x.since / 1000), untilUs: x.until === null ? null : round3(x.until / 1000), reason: x.reason, detail: x.detail });
+  const stallOut = (x: Flow['stalls'][number]): StarStall => ({
+    sinceUs: round3(x.since / 1000),
+    untilUs: x.until === null ? null : round3(x.until / 1000),
+    reason: x.reason,
+    detail: x.detail,
+  });
   const results: StarFlowResult[] = flows.map((f) => {
     const activeNs = Math.max(1, (f.spec.bytes !== undefined ? f.lastCompletion : Math.min(f.end, s.durationNs)) - f.start);
     const completed = f.spec.bytes !== undefined && f.completedBytes >= f.spec.bytes;
@@ -536,7 +591,10 @@ export function runStarScenario(s: StarScenario): StarResult {
     cnpsSent: sumCounter((f) => f.peer.counters.np_cnp_sent),
     cnpsHandled: sumCounter((f) => f.qp.counters.rp_cnp_handled),
     pfcPauses: sw.stats.pfcPauses,
-    pfcPausesUs: sw.stats.firstPauseNs !== null && sw.stats.lastPauseNs !== null ? { first: round3(sw.stats.firstPauseNs / 1000), last: round3(sw.stats.lastPauseNs / 1000) } : null,
+    pfcPausesUs:
+      sw.stats.firstPauseNs !== null && sw.stats.lastPauseNs !== null
+        ? { first: round3(sw.stats.firstPauseNs / 1000), last: round3(sw.stats.lastPauseNs / 1000) }
+        : null,
     drops: sw.stats.drops,
     retransmissions: sumCounter((f) => f.qp.counters.retransmitted_pkts),
     steady,

@@ -20,7 +20,15 @@ import { connectQp, endpointOf } from '../../stack/connect';
 import { type Counters, addCounters, newCounters } from '../../stack/counters';
 import { type RecoveryCounts, addRecoveryCounts, newRecoveryCounts } from '../../base/recovery-trigger';
 
-export const OpKind = { SEND: 'SEND', SEND_WITH_IMM: 'SEND_WITH_IMM', WRITE: 'WRITE', WRITE_WITH_IMM: 'WRITE_WITH_IMM', READ: 'READ', CMP_AND_SWP: 'CMP_AND_SWP', FETCH_AND_ADD: 'FETCH_AND_ADD' } as const;
+export const OpKind = {
+  SEND: 'SEND',
+  SEND_WITH_IMM: 'SEND_WITH_IMM',
+  WRITE: 'WRITE',
+  WRITE_WITH_IMM: 'WRITE_WITH_IMM',
+  READ: 'READ',
+  CMP_AND_SWP: 'CMP_AND_SWP',
+  FETCH_AND_ADD: 'FETCH_AND_ADD',
+} as const;
 export type OpKind = (typeof OpKind)[keyof typeof OpKind];
 const ALL_OPS: readonly OpKind[] = Object.values(OpKind);
 
@@ -216,7 +224,10 @@ function setUpPairs(sim: SimPair, plans: readonly PairPlan[], rng: Rng, o: Workl
   for (let q = 0; q < plans.length; q++) {
     const plan = plans[q] as PairPlan;
     const list = plan.ops;
-    const span = Math.max(8, list.reduce((m, x) => Math.max(m, x.off + x.len), 0));
+    const span = Math.max(
+      8,
+      list.reduce((m, x) => Math.max(m, x.off + x.len), 0),
+    );
     const slots = Math.max(1, list.filter((x) => x.slot >= 0).length);
     const mk = (dev: Device, pd: ReturnType<Device['allocPd']>, size: number): MemoryRegion => dev.regMr(pd, new Uint8Array(size), ACCESS_ALL);
     const srcA = mk(sim.a, pdA, span);
@@ -295,13 +306,29 @@ function postWork(pairs: readonly PairState[], initialRecvs: number): void {
         case OpKind.WRITE:
           return { ...base, opcode: WrOpcode.RDMA_WRITE, sgList: [p.srcA.sge(op.off, op.len)], rdma: { remoteAddr: p.dstB.addr(op.off), rkey: p.dstB.rkey } };
         case OpKind.WRITE_WITH_IMM:
-          return { ...base, opcode: WrOpcode.RDMA_WRITE_WITH_IMM, immData: op.imm, sgList: [p.srcA.sge(op.off, op.len)], rdma: { remoteAddr: p.dstB.addr(op.off), rkey: p.dstB.rkey } };
+          return {
+            ...base,
+            opcode: WrOpcode.RDMA_WRITE_WITH_IMM,
+            immData: op.imm,
+            sgList: [p.srcA.sge(op.off, op.len)],
+            rdma: { remoteAddr: p.dstB.addr(op.off), rkey: p.dstB.rkey },
+          };
         case OpKind.READ:
           return { ...base, opcode: WrOpcode.RDMA_READ, sgList: [p.dstA.sge(op.off, op.len)], rdma: { remoteAddr: p.srcB.addr(op.off), rkey: p.srcB.rkey } };
         case OpKind.CMP_AND_SWP:
-          return { ...base, opcode: WrOpcode.ATOMIC_CMP_AND_SWP, sgList: [p.resA.sge(op.slot * 8, 8)], atomic: { remoteAddr: p.atomB.addr(0), rkey: p.atomB.rkey, compareAdd: op.compareAdd, swap: op.swap } };
+          return {
+            ...base,
+            opcode: WrOpcode.ATOMIC_CMP_AND_SWP,
+            sgList: [p.resA.sge(op.slot * 8, 8)],
+            atomic: { remoteAddr: p.atomB.addr(0), rkey: p.atomB.rkey, compareAdd: op.compareAdd, swap: op.swap },
+          };
         case OpKind.FETCH_AND_ADD:
-          return { ...base, opcode: WrOpcode.ATOMIC_FETCH_AND_ADD, sgList: [p.resA.sge(op.slot * 8, 8)], atomic: { remoteAddr: p.atomB.addr(0), rkey: p.atomB.rkey, compareAdd: op.compareAdd } };
+          return {
+            ...base,
+            opcode: WrOpcode.ATOMIC_FETCH_AND_ADD,
+            sgList: [p.resA.sge(op.slot * 8, 8)],
+            atomic: { remoteAddr: p.atomB.addr(0), rkey: p.atomB.rkey, compareAdd: op.compareAdd },
+          };
       }
     });
     p.qpA.postSend(wrs);
@@ -313,7 +340,8 @@ function runToCompletion(sim: SimPair, pairs: readonly PairState[], o: WorkloadO
   const maxNs = o.maxVirtualNs ?? 600e9;
   const repostDelay = o.repostDelayNs ?? 20_000;
   const done = (p: PairState): boolean =>
-    (p.sendDone >= p.ops.length || p.qpA.state === QpState.ERR) && (p.recvDone >= p.recvPlan.length || p.qpB.state === QpState.ERR || p.qpA.state === QpState.ERR);
+    (p.sendDone >= p.ops.length || p.qpA.state === QpState.ERR) &&
+    (p.recvDone >= p.recvPlan.length || p.qpB.state === QpState.ERR || p.qpA.state === QpState.ERR);
   const poll = (): boolean => {
     let all = true;
     for (const p of pairs) {
@@ -369,7 +397,8 @@ function verifyWorkload(sim: SimPair, pairs: readonly PairState[]): WorkloadResu
         errs++;
         const name = WC_STATUS_NAMES[w.status] ?? String(w.status);
         errorStatuses[name] = (errorStatuses[name] ?? 0) + 1;
-        if (problems.length < 8 && w.status !== WcStatus.WR_FLUSH_ERR) problems.push(`QP 0x${w.qpNum.toString(16)} WR ${w.wrId}: ${name}${w.vendorErr ? ` (${w.vendorErr})` : ''}`);
+        if (problems.length < 8 && w.status !== WcStatus.WR_FLUSH_ERR)
+          problems.push(`QP 0x${w.qpNum.toString(16)} WR ${w.wrId}: ${name}${w.vendorErr ? ` (${w.vendorErr})` : ''}`);
       }
     }
     errorsTotal += errs;
@@ -406,7 +435,8 @@ function verifyWorkload(sim: SimPair, pairs: readonly PairState[]): WorkloadResu
       const immOk = op.kind === OpKind.SEND ? (w.wcFlags & 2) === 0 : w.immData === op.imm;
       if (w.byteLen !== wantLen || !immOk) {
         mismatched += op.len;
-        if (problems.length < 8) problems.push(`QP 0x${p.qpB.qpNum.toString(16)} receive ${k}: byte length ${w.byteLen} (want ${wantLen}) or immediate data wrong`);
+        if (problems.length < 8)
+          problems.push(`QP 0x${p.qpB.qpNum.toString(16)} receive ${k}: byte length ${w.byteLen} (want ${wantLen}) or immediate data wrong`);
       }
     });
     if (p.sendDone === p.ops.length && errs === 0) {
@@ -416,7 +446,8 @@ function verifyWorkload(sim: SimPair, pairs: readonly PairState[]): WorkloadResu
         mismatched += 8;
       }
     }
-    if (p.sendDone < p.ops.length && p.qpA.state !== QpState.ERR) problems.push(`QP 0x${p.qpA.qpNum.toString(16)}: only ${p.sendDone} of ${p.ops.length} completions before the run stopped`);
+    if (p.sendDone < p.ops.length && p.qpA.state !== QpState.ERR)
+      problems.push(`QP 0x${p.qpA.qpNum.toString(16)}: only ${p.sendDone} of ${p.ops.length} completions before the run stopped`);
     const cA = p.qpA.counters;
     const cB = p.qpB.counters;
     perQp.push({

@@ -43,7 +43,12 @@ export function captureFileContext(file: string): CaptureFileContext {
   } catch (e) {
     throw new SweepError(`${record}: not a JSON capture record (${(e as Error).message})`, SweepErrorCode.USAGE);
   }
-  if (typeof j.guestLoss === 'number' && j.guestLoss > 0) return { capturePoint: 'sent', replay: false, why: `${path.basename(record)}: the guest dropped frames after the capture point (guestLoss ${j.guestLoss})` };
+  if (typeof j.guestLoss === 'number' && j.guestLoss > 0)
+    return {
+      capturePoint: 'sent',
+      replay: false,
+      why: `${path.basename(record)}: the guest dropped frames after the capture point (guestLoss ${j.guestLoss})`,
+    };
   if (j.capturePoint === 'sent') return { capturePoint: 'sent', replay: false, why: `${path.basename(record)}: frames dropped after the capture point` };
   return plain;
 }

@@ -7,7 +7,7 @@
  * unverifiable differences, the analyzer's capture gaps): only violations fail a sweep.
  */
 import { analyzeCapture, type CapturePoint } from '../../analysis/analyzer';
-import { type RuleId, type Trigger, type Violation } from '../../analysis/types';
+import type { RuleId, Trigger, Violation } from '../../analysis/types';
 import type { RxeBehaviourId } from '../../analysis/rxe-behaviours';
 import { describeCaptureError, readCapture } from '../../packets/pcap';
 import { packetAddresses } from '../../packets/decode';

@@ -16,9 +16,19 @@ export function caseDetail(v: CaseVerdict, pcap: string | null): string {
   const demo = demoCommandLine(v.case, file);
   if (demo !== null) out.push(`   or: ${demo}`);
   out.push(`workload: ${v.workloadOk ? 'completed, every byte verified' : `did not complete: ${v.workloadProblem ?? ''}`}`);
-  out.push(`capture: ${v.judgement.frames} frames${v.judgement.captureError === null ? '' : `, ${v.judgement.captureError}`}${pcap === null ? '' : `, written to ${pcap}`}`);
+  out.push(
+    `capture: ${v.judgement.frames} frames${v.judgement.captureError === null ? '' : `, ${v.judgement.captureError}`}${pcap === null ? '' : `, written to ${pcap}`}`,
+  );
   const a = v.judgement.analyze;
-  out.push(`analyze: ${analyzeViolationCount(v.judgement)} violations${analyzeViolationCount(v.judgement) > 0 ? ` (${Object.entries(a.violations).map(([r, n]) => `${r} ${n}`).join(', ')})` : ''}`);
+  out.push(
+    `analyze: ${analyzeViolationCount(v.judgement)} violations${
+      analyzeViolationCount(v.judgement) > 0
+        ? ` (${Object.entries(a.violations)
+            .map(([r, n]) => `${r} ${n}`)
+            .join(', ')})`
+        : ''
+    }`,
+  );
   for (const x of a.examples) {
     const lo = Math.max(1, Math.min(...x.frames) - 3);
     const hi = Math.max(...x.frames) + 1;
@@ -32,8 +42,19 @@ export function caseDetail(v: CaseVerdict, pcap: string | null): string {
   if (a.captureGaps > 0) out.push(`  capture gaps (allowed): ${a.captureGaps}, ${a.framesImplied} requests implied`);
   for (const role of REPLAY_ROLES) {
     const r = v.judgement.replay[role];
-    out.push(`replay --role ${role}: ${r.conversations} conversations, ${r.violations} violations${r.violations > 0 ? ` (${Object.entries(r.violationKinds).map(([k, n]) => `${k} ${n}`).join(', ')})` : ''}`);
-    for (const d of r.examples) out.push(`  ${d.kind} PSN ${d.psn ?? '-'}${d.frames.length > 0 ? ` (frames ${d.frames.join(', ')})` : ''}: expected ${d.expected}, got ${d.got} [${d.rule}]`);
+    out.push(
+      `replay --role ${role}: ${r.conversations} conversations, ${r.violations} violations${
+        r.violations > 0
+          ? ` (${Object.entries(r.violationKinds)
+              .map(([k, n]) => `${k} ${n}`)
+              .join(', ')})`
+          : ''
+      }`,
+    );
+    for (const d of r.examples)
+      out.push(
+        `  ${d.kind} PSN ${d.psn ?? '-'}${d.frames.length > 0 ? ` (frames ${d.frames.join(', ')})` : ''}: expected ${d.expected}, got ${d.got} [${d.rule}]`,
+      );
     const allowed = [...Object.entries(r.policy).map(([k, n]) => `${k} ${n}`), ...Object.entries(r.unverifiable).map(([k, n]) => `${k} ${n} (unverifiable)`)];
     if (allowed.length > 0) out.push(`  allowed: ${allowed.join(', ')}`);
   }
@@ -42,7 +63,9 @@ export function caseDetail(v: CaseVerdict, pcap: string | null): string {
   const e = v.episodes;
   for (const k of EPISODE_TRIGGERS) {
     const differs = v.episodeMismatches.includes(k);
-    out.push(`  ${k.padEnd(10)} ${String(e.counters[k]).padStart(5)} ${String(e.demo[k]).padStart(5)} ${String(e.analyze[k]).padStart(5)}   ${String(e.rewinds[k]).padStart(5)}${differs ? '   differ' : ''}`);
+    out.push(
+      `  ${k.padEnd(10)} ${String(e.counters[k]).padStart(5)} ${String(e.demo[k]).padStart(5)} ${String(e.analyze[k]).padStart(5)}   ${String(e.rewinds[k]).padStart(5)}${differs ? '   differ' : ''}`,
+    );
   }
   return `${out.join('\n')}\n`;
 }

@@ -57,6 +57,11 @@ export function runCase(c: SweepCase, makeTap: (where: TapPoint) => CaseTap = (w
     capture: tap.bytes(),
     workload,
     trace,
-    faults: { frames: ab.frames + ba.frames, dropped: ab.dropped + ba.dropped, duplicated: ab.duplicated + ba.duplicated, reordered: ab.reordered + ba.reordered },
+    faults: {
+      frames: ab.frames + ba.frames,
+      dropped: ab.dropped + ba.dropped,
+      duplicated: ab.duplicated + ba.duplicated,
+      reordered: ab.reordered + ba.reordered,
+    },
   };
 }

@@ -36,7 +36,12 @@ export function analyzeViolationCount(j: CaptureJudgement): number {
 }
 
 export function caseFailed(v: CaseVerdict): boolean {
-  return analyzeViolationCount(v.judgement) > 0 || v.judgement.replay.responder.violations > 0 || v.judgement.replay.requester.violations > 0 || v.episodeMismatches.length > 0;
+  return (
+    analyzeViolationCount(v.judgement) > 0 ||
+    v.judgement.replay.responder.violations > 0 ||
+    v.judgement.replay.requester.violations > 0 ||
+    v.episodeMismatches.length > 0
+  );
 }
 
 /** What `roce analyze --capture-point` says of a case's capture point. */

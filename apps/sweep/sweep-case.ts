@@ -96,7 +96,8 @@ function int(text: string, what: string, min: number, max: number): number {
 function bytesValue(text: string): number {
   const m = /^(\d+)([kKmM]?)$/.exec(text);
   const v = m === null ? NaN : Number(m[1]) * ({ '': 1, k: 1024, m: 1024 * 1024 }[(m[2] ?? '').toLowerCase()] ?? 1);
-  if (!Number.isSafeInteger(v) || v < 1 || v > 64 * 1024 * 1024) throw new SweepError(`bytes must be 1..64M with an optional K or M suffix, not ${JSON.stringify(text)}`);
+  if (!Number.isSafeInteger(v) || v < 1 || v > 64 * 1024 * 1024)
+    throw new SweepError(`bytes must be 1..64M with an optional K or M suffix, not ${JSON.stringify(text)}`);
   return v;
 }
 

@@ -55,7 +55,8 @@ interface Options {
 
 function intOption(name: string, text: string | undefined, min: number, max: number): number {
   const v = text !== undefined && /^\d+$/.test(text) ? Number(text) : NaN;
-  if (!Number.isSafeInteger(v) || v < min || v > max) throw new SweepError(`--${name} must be an integer ${min}..${max}, not ${JSON.stringify(text ?? '')}`, SweepErrorCode.USAGE);
+  if (!Number.isSafeInteger(v) || v < min || v > max)
+    throw new SweepError(`--${name} must be an integer ${min}..${max}, not ${JSON.stringify(text ?? '')}`, SweepErrorCode.USAGE);
   return v;
 }
 
@@ -150,7 +151,9 @@ async function runCases(o: Options, io: SweepIo): Promise<SweepTotals> {
           else add(m.index, m.verdict);
         });
         w.on('error', reject);
-        w.on('exit', (code) => (done && code === 0 ? resolve() : reject(new SweepError(`sweep worker ${slot} stopped (exit ${code}) before its last case`, SweepErrorCode.WORKER))));
+        w.on('exit', (code) =>
+          done && code === 0 ? resolve() : reject(new SweepError(`sweep worker ${slot} stopped (exit ${code}) before its last case`, SweepErrorCode.WORKER)),
+        );
       });
     }),
   );
@@ -203,7 +206,16 @@ export async function sweepMain(argv: readonly string[], io: SweepIo = PROCESS_I
   // Worker threads' CPU time is the process's: cpuUsage counts every thread.
   const md = sweepMarkdown(
     totals,
-    { command: `npm run sweep -- ${argv.map(quote).join(' ')}`.trimEnd(), sweepSeed: o.seed, from: o.from, jobs: o.jobs, wallMs, cpuMs: (cpu.user + cpu.system) / 1000, cpus: os.cpus().length, node: process.version },
+    {
+      command: `npm run sweep -- ${argv.map(quote).join(' ')}`.trimEnd(),
+      sweepSeed: o.seed,
+      from: o.from,
+      jobs: o.jobs,
+      wallMs,
+      cpuMs: (cpu.user + cpu.system) / 1000,
+      cpus: os.cpus().length,
+      node: process.version,
+    },
     judged,
   );
   if (o.out === '-') io.stdout(md);
@@ -212,8 +224,12 @@ export async function sweepMain(argv: readonly string[], io: SweepIo = PROCESS_I
     fs.writeFileSync(o.out, md);
   }
   const table = findingsTable(totals);
-  const fileFindings = judged.filter((f) => Object.keys(f.judgement.analyze.violations).length > 0 || f.judgement.replay.responder.violations > 0 || f.judgement.replay.requester.violations > 0);
-  io.stderr(`sweep: ${totals.cases} cases, ${totals.failedCases} with a finding; ${judged.length} capture files, ${fileFindings.length} with a violation; ${(wallMs / 1000).toFixed(1)} s${o.out === '-' ? '' : `; written to ${path.relative(process.cwd(), o.out) || o.out}`}\n`);
+  const fileFindings = judged.filter(
+    (f) => Object.keys(f.judgement.analyze.violations).length > 0 || f.judgement.replay.responder.violations > 0 || f.judgement.replay.requester.violations > 0,
+  );
+  io.stderr(
+    `sweep: ${totals.cases} cases, ${totals.failedCases} with a finding; ${judged.length} capture files, ${fileFindings.length} with a violation; ${(wallMs / 1000).toFixed(1)} s${o.out === '-' ? '' : `; written to ${path.relative(process.cwd(), o.out) || o.out}`}\n`,
+  );
   if (table !== '') io.stderr(`${table}\n`);
   return totals.failedCases > 0 || fileFindings.length > 0 ? 1 : 0;
 }

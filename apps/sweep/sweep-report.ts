@@ -23,7 +23,8 @@ export function findingsTable(t: SweepTotals, parts: readonly FindingPart[] = FI
   }
   if (parts.includes('replay')) {
     for (const role of REPLAY_ROLES) {
-      for (const [kind, f] of Object.entries(t.replay[role])) out.push(`replay --role ${role} ${kind}: ${f.violations} violations in ${f.cases} cases`, ...reproLines(f, '    '));
+      for (const [kind, f] of Object.entries(t.replay[role]))
+        out.push(`replay --role ${role} ${kind}: ${f.violations} violations in ${f.cases} cases`, ...reproLines(f, '    '));
     }
   }
   if (parts.includes('episodes')) {
@@ -83,7 +84,9 @@ export function sweepMarkdown(t: SweepTotals, run: SweepRunInfo, files: readonly
     out.push('');
     out.push('## `roce analyze`: go-back-N rule violations');
     out.push('');
-    out.push(`${analyzeViolationsTotal(t)} violations in all. The analyzer is told each case's capture point as a user says it (\`--capture-point sent\`, or \`host:IP\` for one host's NIC); "as sent": how many of the cases that show the rule were captured with every frame as sent, and how many of those show it when the analyzer is told nothing.`);
+    out.push(
+      `${analyzeViolationsTotal(t)} violations in all. The analyzer is told each case's capture point as a user says it (\`--capture-point sent\`, or \`host:IP\` for one host's NIC); "as sent": how many of the cases that show the rule were captured with every frame as sent, and how many of those show it when the analyzer is told nothing.`,
+    );
     out.push('');
     out.push('| rule | violations | cases | as sent: cases / told nothing | first cases |');
     out.push('|---|---|---|---|---|');
@@ -110,14 +113,16 @@ export function sweepMarkdown(t: SweepTotals, run: SweepRunInfo, files: readonly
       out.push('|---|---|---|---|---|---|');
       for (const { role, kind, f } of rows) {
         const d = f.example?.difference;
-        out.push(`| ${role} | ${kind} | ${f.violations} | ${f.cases} | ${d === undefined ? '' : cell(`PSN ${d.psn ?? '-'} (frames ${d.frames.join(', ')}): expected ${d.expected}, got ${d.got}`)} | ${firstCell(f)} |`);
+        out.push(
+          `| ${role} | ${kind} | ${f.violations} | ${f.cases} | ${d === undefined ? '' : cell(`PSN ${d.psn ?? '-'} (frames ${d.frames.join(', ')}): expected ${d.expected}, got ${d.got}`)} | ${firstCell(f)} |`,
+        );
       }
       out.push('');
     }
     out.push('## Loss-recovery episodes: engine counters, `roce demo`, `roce analyze`');
     out.push('');
     out.push(
-      'Per trigger, the sums over every case of the three counts (apps/sweep/episode-sources.ts, base/recovery-trigger.ts): the engine\'s own count (`QueuePair.episodes`), what `roce demo` reports (`episodes`), `roce analyze`\'s episodes; beside them the engine\'s go-back-N rewinds by cause (rewinds that follow one another before anything is sent make one episode). The sums run over every capture point, but only a capture at the requester\'s host (`at=host-a`) shows every episode as the requester lived it: a case counts as a mismatch when, captured there, its three counts of the trigger are not all equal.',
+      "Per trigger, the sums over every case of the three counts (apps/sweep/episode-sources.ts, base/recovery-trigger.ts): the engine's own count (`QueuePair.episodes`), what `roce demo` reports (`episodes`), `roce analyze`'s episodes; beside them the engine's go-back-N rewinds by cause (rewinds that follow one another before anything is sent make one episode). The sums run over every capture point, but only a capture at the requester's host (`at=host-a`) shows every episode as the requester lived it: a case counts as a mismatch when, captured there, its three counts of the trigger are not all equal.",
     );
     out.push('');
     out.push(`${episodeMismatchCases(t)} mismatches (case and trigger).`);
@@ -131,7 +136,9 @@ export function sweepMarkdown(t: SweepTotals, run: SweepRunInfo, files: readonly
     out.push('');
     out.push('## Allowed differences');
     out.push('');
-    out.push('Not findings: what replay classes as policy (IBTA leaves it open) or unverifiable (the capture cannot tell), and the analyzer\'s capture gaps (requests the responses imply the capture missed; on a capture of every frame as sent there should be none).');
+    out.push(
+      "Not findings: what replay classes as policy (IBTA leaves it open) or unverifiable (the capture cannot tell), and the analyzer's capture gaps (requests the responses imply the capture missed; on a capture of every frame as sent there should be none).",
+    );
     out.push('');
     const kinds = (r: Record<string, number>): string =>
       Object.entries(r)
@@ -157,7 +164,9 @@ export function sweepMarkdown(t: SweepTotals, run: SweepRunInfo, files: readonly
       '`roce analyze` at the capture point the record beside the file gives (unknown, as the command, when there is none) and `roce replay` in both roles on each file, except where frames were dropped after the capture point (the record says so: `guestLoss` or `capturePoint: "sent"`; replay would miss the answers to them).',
     );
     out.push('');
-    out.push('| file | frames | capture point | analyze violations | replay violations (responder / requester) | not replayable | capture error | rxe behaviours (not violations) |');
+    out.push(
+      '| file | frames | capture point | analyze violations | replay violations (responder / requester) | not replayable | capture error | rxe behaviours (not violations) |',
+    );
     out.push('|---|---|---|---|---|---|---|---|');
     for (const f of files) {
       const a = Object.entries(f.judgement.analyze.violations)
@@ -165,8 +174,13 @@ export function sweepMarkdown(t: SweepTotals, run: SweepRunInfo, files: readonly
         .join(', ');
       const rr = f.judgement.replay.responder;
       const rq = f.judgement.replay.requester;
-      const kinds = (r: Record<string, number>): string => Object.entries(r).map(([k, n]) => `${k} ${n}`).join(', ');
-      const replay = f.replayed ? `${rr.violations}${rr.violations > 0 ? ` (${kinds(rr.violationKinds)})` : ''} / ${rq.violations}${rq.violations > 0 ? ` (${kinds(rq.violationKinds)})` : ''}` : 'not replayed';
+      const kinds = (r: Record<string, number>): string =>
+        Object.entries(r)
+          .map(([k, n]) => `${k} ${n}`)
+          .join(', ');
+      const replay = f.replayed
+        ? `${rr.violations}${rr.violations > 0 ? ` (${kinds(rr.violationKinds)})` : ''} / ${rq.violations}${rq.violations > 0 ? ` (${kinds(rq.violationKinds)})` : ''}`
+        : 'not replayed';
       out.push(
         `| ${cell(f.file)} | ${f.judgement.frames} | ${f.capturePoint} | ${a || '0'} | ${replay} | ${f.judgement.notReplayable.length} | ${cell(f.judgement.captureError ?? '')} | ${kinds(f.judgement.analyze.rxeBehaviours as Record<string, number>) || '0'} |`,
       );

@@ -53,7 +53,13 @@ export interface SweepTotals {
   /** Episode sums over every case, per source and trigger. */
   episodeSums: Record<'counters' | 'demo' | 'analyze' | 'rewinds', EpisodeCounts>;
   /** What the judges allowed, summed: replay's policy and unverifiable differences by kind, the analyzer's capture gaps. */
-  allowed: { policy: Record<string, number>; unverifiable: Record<string, number>; captureGaps: number; casesWithCaptureGaps: Record<string, number>; notReplayable: number };
+  allowed: {
+    policy: Record<string, number>;
+    unverifiable: Record<string, number>;
+    captureGaps: number;
+    casesWithCaptureGaps: Record<string, number>;
+    notReplayable: number;
+  };
   /** How many cases had each value of each dimension. */
   coverage: Record<string, Record<string, number>>;
 }

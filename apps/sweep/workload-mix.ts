@@ -20,7 +20,12 @@ const MIX_OPTIONS: Record<WorkloadMix, Omit<WorkloadOptions, 'seed' | 'qps' | 'b
   // roce demo's workload: every operation, the workload's defaults.
   mix: {},
   // SENDs into a receive queue one WQE deep: RNR NAKs and their waits.
-  'send-rnr': { ops: [OpKind.SEND, OpKind.SEND, OpKind.SEND_WITH_IMM, OpKind.WRITE_WITH_IMM], initialRecvs: 1, repostDelayNs: RNR_REPOST_DELAY_NS, maxMessage: 8 * 1024 },
+  'send-rnr': {
+    ops: [OpKind.SEND, OpKind.SEND, OpKind.SEND_WITH_IMM, OpKind.WRITE_WITH_IMM],
+    initialRecvs: 1,
+    repostDelayNs: RNR_REPOST_DELAY_NS,
+    maxMessage: 8 * 1024,
+  },
   // Mostly READs: READ responses lost, READs resent from their middle, implied NAKs.
   read: { ops: [OpKind.READ, OpKind.READ, OpKind.READ, OpKind.WRITE], maxMessage: 16 * 1024 },
   // Mostly atomics among WRITEs (which carry most of the bytes): atomics resent, answered from the saved result.

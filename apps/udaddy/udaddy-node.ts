@@ -52,7 +52,13 @@ export class UdaddyNode {
     this.pd = dev.allocPd();
     this.cq = dev.createCq(messageCount > 0 ? messageCount * 2 : 2);
     const wrs = messageCount > 0 ? messageCount : 1;
-    this.qp = dev.createQp(this.pd, { qpType: QpType.UD, sendCq: this.cq, recvCq: this.cq, sqSigAll: false, cap: { maxSendWr: wrs, maxRecvWr: wrs, maxSendSge: 1, maxRecvSge: 1 } });
+    this.qp = dev.createQp(this.pd, {
+      qpType: QpType.UD,
+      sendCq: this.cq,
+      recvCq: this.cq,
+      sqSigAll: false,
+      cap: { maxSendWr: wrs, maxRecvWr: wrs, maxSendSge: 1, maxRecvSge: 1 },
+    });
     this.qp.modify({ qpState: QpState.INIT, pkeyIndex: 0, portNum: 1, qkey: RDMA_UDP_QKEY });
     this.qp.modify({ qpState: QpState.RTR });
     this.qp.modify({ qpState: QpState.RTS, sqPsn: 0 });

@@ -262,7 +262,13 @@ async function pollCqs(s: UdaddySession, what: string): Promise<void> {
         continue;
       }
       if (Date.now() > deadline) {
-        throw new Ending(new UdaddyError(UdaddyErrorCode.TIMEOUT, `connection ${n.index}: ${done} of ${c.messageCount} completions (${what}) after ${stepMs} ms without progress; a lost datagram is not resent on UD`, -ETIMEDOUT));
+        throw new Ending(
+          new UdaddyError(
+            UdaddyErrorCode.TIMEOUT,
+            `connection ${n.index}: ${done} of ${c.messageCount} completions (${what}) after ${stepMs} ms without progress; a lost datagram is not resent on UD`,
+            -ETIMEDOUT,
+          ),
+        );
       }
       await s.idle();
     }
@@ -272,7 +278,9 @@ async function pollCqs(s: UdaddySession, what: string): Promise<void> {
 function take(s: UdaddySession, n: UdaddyNode, wc: WorkCompletion): void {
   n.completions++;
   if (wc.status !== WcStatus.SUCCESS) {
-    s.problems.push(`connection ${n.index}: completion status ${wc.status} (${WC_STATUS_NAMES[wc.status] ?? 'unknown'}${wc.vendorErr !== '' ? `: ${wc.vendorErr}` : ''})`);
+    s.problems.push(
+      `connection ${n.index}: completion status ${wc.status} (${WC_STATUS_NAMES[wc.status] ?? 'unknown'}${wc.vendorErr !== '' ? `: ${wc.vendorErr}` : ''})`,
+    );
     return;
   }
   if (wc.opcode === WcOpcode.RECV) {
@@ -294,7 +302,13 @@ function createReplyAh(s: UdaddySession, n: UdaddyNode, wc: WorkCompletion): voi
   }
   if (n.ah === null) {
     say(s, 'udaddy: failed to create reply AH');
-    throw new Ending(new UdaddyError(UdaddyErrorCode.ADDR_ERROR, `connection ${n.index}: no address handle for the reply to the datagram from QP 0x${wc.srcQp.toString(16)}`, -1));
+    throw new Ending(
+      new UdaddyError(
+        UdaddyErrorCode.ADDR_ERROR,
+        `connection ${n.index}: no address handle for the reply to the datagram from QP 0x${wc.srcQp.toString(16)}`,
+        -1,
+      ),
+    );
   }
   n.remoteQpn = wc.immData >>> 0;
   n.remoteQkey = n.qp.attr.qkey;
@@ -330,7 +344,13 @@ async function resolveClient(s: UdaddySession): Promise<void> {
     const e = queued.shift();
     if (e === undefined) {
       if (Date.now() > resolveBy) {
-        throw new Ending(new UdaddyError(UdaddyErrorCode.TIMEOUT, `${c.connections - connectsLeft} of ${c.connections} connections resolved within ${sidrBound.ms} ms (${sidrBound.why})`, -ETIMEDOUT));
+        throw new Ending(
+          new UdaddyError(
+            UdaddyErrorCode.TIMEOUT,
+            `${c.connections - connectsLeft} of ${c.connections} connections resolved within ${sidrBound.ms} ms (${sidrBound.why})`,
+            -ETIMEDOUT,
+          ),
+        );
       }
       await s.idle();
       continue;
@@ -341,7 +361,13 @@ async function resolveClient(s: UdaddySession): Promise<void> {
       // cma.c cma_sidr_rep_handler() → cma_set_qkey(): a Q_Key other than the ID's is ADDR_ERROR, -EINVAL.
       if (e.ud.qkey !== n.qp.attr.qkey) {
         say(s, `udaddy: event: RDMA_CM_EVENT_ADDR_ERROR, error: ${-EINVAL}`);
-        failure = new Ending(new UdaddyError(UdaddyErrorCode.ADDR_ERROR, `event RDMA_CM_EVENT_ADDR_ERROR, error: ${-EINVAL}: the SIDR_REP's Q_Key 0x${e.ud.qkey.toString(16)} is not the port space's 0x${n.qp.attr.qkey.toString(16)}`, -EINVAL));
+        failure = new Ending(
+          new UdaddyError(
+            UdaddyErrorCode.ADDR_ERROR,
+            `event RDMA_CM_EVENT_ADDR_ERROR, error: ${-EINVAL}: the SIDR_REP's Q_Key 0x${e.ud.qkey.toString(16)} is not the port space's 0x${n.qp.attr.qkey.toString(16)}`,
+            -EINVAL,
+          ),
+        );
         break;
       }
       // resolved_handler().
@@ -383,7 +409,10 @@ async function acceptClients(s: UdaddySession): Promise<void> {
   while (connectsLeft > 0) {
     const e = queued.shift();
     if (e === undefined) {
-      if (Date.now() > deadline) throw new Ending(new UdaddyError(UdaddyErrorCode.TIMEOUT, `${c.connections - connectsLeft} of ${c.connections} clients within ${listenMs} ms`, -ETIMEDOUT));
+      if (Date.now() > deadline)
+        throw new Ending(
+          new UdaddyError(UdaddyErrorCode.TIMEOUT, `${c.connections - connectsLeft} of ${c.connections} clients within ${listenMs} ms`, -ETIMEDOUT),
+        );
       await s.idle();
       continue;
     }
@@ -456,7 +485,19 @@ function reportUdaddy(s: UdaddySession): UdaddyResult {
 /** Runs one end of udaddy: plan, set up, resolve or accept, the datagrams, the report; an Ending prints udaddy's last lines first. */
 export async function runUdaddy(dev: Device, cfg: UdaddyConfig): Promise<UdaddyResult> {
   const c = planUdaddy(dev, cfg);
-  const s: UdaddySession = { dev, cfg, c, idle: cfg.idleWait ?? nextTurn, rcm: new RdmaCm(dev), nodes: [], queued: [], lines: [], problems: [], rejected: 0, t0: null };
+  const s: UdaddySession = {
+    dev,
+    cfg,
+    c,
+    idle: cfg.idleWait ?? nextTurn,
+    rcm: new RdmaCm(dev),
+    nodes: [],
+    queued: [],
+    lines: [],
+    problems: [],
+    rejected: 0,
+    t0: null,
+  };
   try {
     if (cfg.role === 'client') {
       await resolveClient(s);

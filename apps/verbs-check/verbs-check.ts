@@ -145,13 +145,22 @@ export async function runVerbsCheck(dev: Device, cfg: VerbsCheckConfig): Promise
     // HELLO both ways, then every QP to RTR and RTS (the C side's attributes: rc_pingpong's).
     await writeLine(ch, `HELLO ${Buffer.from(myGid).toString('hex')} ${qps.map((q, i) => `${q.qpNum}:${psns[i]}`).join(' ')}`);
     const hello = (await readLine(ch, 'HELLO', 30_000)).split(' ');
-    if (hello[0] !== 'HELLO' || hello.length !== 2 + NQP || !/^[0-9a-f]{32}$/.test(hello[1] ?? '')) throw new OobError(OobErrorCode.MALFORMED, `bad HELLO line: ${hello.join(' ')}`, 'HELLO');
+    if (hello[0] !== 'HELLO' || hello.length !== 2 + NQP || !/^[0-9a-f]{32}$/.test(hello[1] ?? ''))
+      throw new OobError(OobErrorCode.MALFORMED, `bad HELLO line: ${hello.join(' ')}`, 'HELLO');
     const peerGid = Uint8Array.from(Buffer.from(hello[1] as string, 'hex'));
     if (cfg.beforeConnect !== undefined) await cfg.beforeConnect(peerGid);
     for (let i = 0; i < NQP; i++) {
       const [q, s] = (hello[2 + i] as string).split(':').map(Number);
       const qp = qps[i] as QueuePair;
-      qp.modify({ qpState: QpState.RTR, pathMtu: mtuFromBytes(1024) as Mtu, destQpNum: q as number, rqPsn: s as number, maxDestRdAtomic: 1, minRnrTimer: 12, ahAttr: { dgid: peerGid, sgidIndex: gidIndex, hopLimit: 1 } });
+      qp.modify({
+        qpState: QpState.RTR,
+        pathMtu: mtuFromBytes(1024) as Mtu,
+        destQpNum: q as number,
+        rqPsn: s as number,
+        maxDestRdAtomic: 1,
+        minRnrTimer: 12,
+        ahAttr: { dgid: peerGid, sgidIndex: gidIndex, hopLimit: 1 },
+      });
       qp.modify({ qpState: QpState.RTS, timeout: 14, retryCnt: 7, rnrRetry: 7, sqPsn: psns[i] as number, maxRdAtomic: 1 });
     }
 
@@ -165,14 +174,33 @@ export async function runVerbsCheck(dev: Device, cfg: VerbsCheckConfig): Promise
       (qps[0] as QueuePair).postRecv({ wrId: 100, sgList: [rmr.sge(0, rbuf.length)] });
       const mwAccess = Access.REMOTE_WRITE | Access.REMOTE_READ;
       const mw1 = dev.allocMw(pd, MwType.TYPE_1);
-      const k1 = (qps[0] as QueuePair).bindMw(mw1, { wrId: 1, sendFlags: SendFlags.SIGNALED, bindInfo: { mr, addr: mr.addr(4096), length: 4096, mwAccessFlags: mwAccess } });
+      const k1 = (qps[0] as QueuePair).bindMw(mw1, {
+        wrId: 1,
+        sendFlags: SendFlags.SIGNALED,
+        bindInfo: { mr, addr: mr.addr(4096), length: 4096, mwAccessFlags: mwAccess },
+      });
       const b1 = await pollOne(0, 2000);
-      if (b1?.status !== WcStatus.SUCCESS) throw new PerftestError(PerftestErrorCode.COMPLETION, `verbs-check: the type 1 window's bind: ${b1 === null ? 'no completion' : WC_STATUS_NAMES[b1.status]}`, 'bind');
+      if (b1?.status !== WcStatus.SUCCESS)
+        throw new PerftestError(
+          PerftestErrorCode.COMPLETION,
+          `verbs-check: the type 1 window's bind: ${b1 === null ? 'no completion' : WC_STATUS_NAMES[b1.status]}`,
+          'bind',
+        );
       const bind2 = async (n: number, mw: MemoryWindow, off: number): Promise<number> => {
         const rkey = incKey(mw.rkey);
-        (qps[n] as QueuePair).postSend({ wrId: 2, opcode: WrOpcode.BIND_MW, sendFlags: SendFlags.SIGNALED, bindMw: { mw, rkey, bindInfo: { mr, addr: mr.addr(off), length: 4096, mwAccessFlags: mwAccess } } });
+        (qps[n] as QueuePair).postSend({
+          wrId: 2,
+          opcode: WrOpcode.BIND_MW,
+          sendFlags: SendFlags.SIGNALED,
+          bindMw: { mw, rkey, bindInfo: { mr, addr: mr.addr(off), length: 4096, mwAccessFlags: mwAccess } },
+        });
         const w = await pollOne(n, 2000);
-        if (w?.status !== WcStatus.SUCCESS) throw new PerftestError(PerftestErrorCode.COMPLETION, `verbs-check: a type 2 window's BIND_MW: ${w === null ? 'no completion' : WC_STATUS_NAMES[w.status]}`, 'bind');
+        if (w?.status !== WcStatus.SUCCESS)
+          throw new PerftestError(
+            PerftestErrorCode.COMPLETION,
+            `verbs-check: a type 2 window's BIND_MW: ${w === null ? 'no completion' : WC_STATUS_NAMES[w.status]}`,
+            'bind',
+          );
         return rkey;
       };
       const mw2 = dev.allocMw(pd, MwType.TYPE_2);
@@ -230,17 +258,50 @@ export async function runVerbsCheck(dev: Device, cfg: VerbsCheckConfig): Promise
       const qp = qps[c.qp] as QueuePair;
       const wrId = ++id;
       const sig = SendFlags.SIGNALED;
-      const write = (rkey: number, va: bigint): void => qp.postSend({ wrId, opcode: WrOpcode.RDMA_WRITE, sendFlags: sig, sgList: [lmr.sge(0, 64)], rdma: { remoteAddr: va, rkey } });
+      const write = (rkey: number, va: bigint): void =>
+        qp.postSend({ wrId, opcode: WrOpcode.RDMA_WRITE, sendFlags: sig, sgList: [lmr.sge(0, 64)], rdma: { remoteAddr: va, rkey } });
       const rec: VerbsCheckCase = { name: c.name };
       try {
         switch (c.name) {
-          case 'mw1_write': write(k.mw1, k.va + 4096n + 64n); break;
-          case 'mw2_write': case 'mw2_other_qp': case 'mw2_after_inv': write(k.mw2, k.va + 8192n + 64n); break;
-          case 'mw2b_write': case 'mw2b_after_local_inv': write(k.mw2b, k.va + 12288n + 64n); break;
-          case 'send_inv': qp.postSend({ wrId, opcode: WrOpcode.SEND_WITH_INV, sendFlags: sig, sgList: [lmr.sge(0, 32)], invalidateRkey: k.mw2 }); break;
-          case 'atomic_write': qp.postSend({ wrId, opcode: WrOpcode.ATOMIC_WRITE, sendFlags: sig, atomicWrite: { remoteAddr: k.va + 256n, rkey: k.mr, value: 0x0123456789abcdefn } }); break;
-          case 'flush': qp.postSend({ wrId, opcode: WrOpcode.FLUSH, sendFlags: sig, flush: { remoteAddr: k.va, rkey: k.mr, length: 4096, placementType: FlushType.GLOBAL, selectivity: FlushLevel.RANGE } }); break;
-          case 'flush_no_right': qp.postSend({ wrId, opcode: WrOpcode.FLUSH, sendFlags: sig, flush: { remoteAddr: k.nfva, rkey: k.nf, length: 4096, placementType: FlushType.GLOBAL, selectivity: FlushLevel.RANGE } }); break;
+          case 'mw1_write':
+            write(k.mw1, k.va + 4096n + 64n);
+            break;
+          case 'mw2_write':
+          case 'mw2_other_qp':
+          case 'mw2_after_inv':
+            write(k.mw2, k.va + 8192n + 64n);
+            break;
+          case 'mw2b_write':
+          case 'mw2b_after_local_inv':
+            write(k.mw2b, k.va + 12288n + 64n);
+            break;
+          case 'send_inv':
+            qp.postSend({ wrId, opcode: WrOpcode.SEND_WITH_INV, sendFlags: sig, sgList: [lmr.sge(0, 32)], invalidateRkey: k.mw2 });
+            break;
+          case 'atomic_write':
+            qp.postSend({
+              wrId,
+              opcode: WrOpcode.ATOMIC_WRITE,
+              sendFlags: sig,
+              atomicWrite: { remoteAddr: k.va + 256n, rkey: k.mr, value: 0x0123456789abcdefn },
+            });
+            break;
+          case 'flush':
+            qp.postSend({
+              wrId,
+              opcode: WrOpcode.FLUSH,
+              sendFlags: sig,
+              flush: { remoteAddr: k.va, rkey: k.mr, length: 4096, placementType: FlushType.GLOBAL, selectivity: FlushLevel.RANGE },
+            });
+            break;
+          case 'flush_no_right':
+            qp.postSend({
+              wrId,
+              opcode: WrOpcode.FLUSH,
+              sendFlags: sig,
+              flush: { remoteAddr: k.nfva, rkey: k.nf, length: 4096, placementType: FlushType.GLOBAL, selectivity: FlushLevel.RANGE },
+            });
+            break;
         }
         const w = await pollOne(c.qp, caseMs);
         if (w === null) rec.status = null;
@@ -296,4 +357,3 @@ export function verbsCheckLines(r: VerbsCheckResult): string[] {
       : `VC role=responder case=${c.name} saw=${c.saw ?? ''}`,
   );
 }
-

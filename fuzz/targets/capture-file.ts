@@ -13,11 +13,13 @@ export function fuzz(data: Uint8Array): void {
   for (;;) {
     const r = it.next();
     if (r.done === true) {
-      if ((r.value?.message ?? null) !== (whole.error?.message ?? null)) throw new FuzzFinding(`the iterator ended with ${String(r.value?.message)}, readCapture with ${String(whole.error?.message)}`);
+      if ((r.value?.message ?? null) !== (whole.error?.message ?? null))
+        throw new FuzzFinding(`the iterator ended with ${String(r.value?.message)}, readCapture with ${String(whole.error?.message)}`);
       break;
     }
     const rec = whole.records[n++];
-    if (rec === undefined || rec.index !== r.value.index || rec.data.length !== r.value.data.length || rec.timestampNs !== r.value.timestampNs) throw new FuzzFinding(`record ${n} differs between readCapture and iterateCapture`);
+    if (rec === undefined || rec.index !== r.value.index || rec.data.length !== r.value.data.length || rec.timestampNs !== r.value.timestampNs)
+      throw new FuzzFinding(`record ${n} differs between readCapture and iterateCapture`);
   }
   if (n !== whole.records.length) throw new FuzzFinding(`readCapture has ${whole.records.length} records, the iterator ${n}`);
 }

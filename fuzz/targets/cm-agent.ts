@@ -52,7 +52,8 @@ export function fuzz(data: Uint8Array): void {
   };
   typedErrorsOnly(() => void cmB.listen(PORT, onB));
   typedErrorsOnly(() => void cmB.listen(PORT, onB, PortSpace.UDP));
-  if ((mode & 8) !== 0) typedErrorsOnly(() => void idsA.push(cmA.connect({ dst: SIM_IP_B, port: PORT, qp: qpOf(sim.a, QpType.RC), param: {} }, () => undefined).cmId.localId));
+  if ((mode & 8) !== 0)
+    typedErrorsOnly(() => void idsA.push(cmA.connect({ dst: SIM_IP_B, port: PORT, qp: qpOf(sim.a, QpType.RC), param: {} }, () => undefined).cmId.localId));
   if ((mode & 16) !== 0) typedErrorsOnly(() => void idsA.push(cmA.resolveUd({ dst: SIM_IP_B, port: PORT }, () => undefined).cmId.localId));
   const wait = (ns: number): void => void sim.clock.runUntil(sim.clock.now() + ns, 100_000);
   wait(STEP_NS[mode % STEP_NS.length] as number);

@@ -4,7 +4,17 @@
  * fields, followed by the check a server runs on a client's report. The first byte picks the
  * message; the rest is the message. Anything wrong is an `OobError` naming the field.
  */
-import { bwReportLayout, checkBwReport, checkPeerVersion, decodeBwReportField, decodeInt32BE, decodeKeyMessage, decodeMtu, decodeVersion, emptyBwReport } from '../../apps/oob/perftest-messages';
+import {
+  bwReportLayout,
+  checkBwReport,
+  checkPeerVersion,
+  decodeBwReportField,
+  decodeInt32BE,
+  decodeKeyMessage,
+  decodeMtu,
+  decodeVersion,
+  emptyBwReport,
+} from '../../apps/oob/perftest-messages';
 import { typedErrorsOnly } from '../typed-errors';
 
 const KEY_FORMATS = [

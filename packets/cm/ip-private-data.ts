@@ -56,7 +56,10 @@ export function emitIpCmPrivateData(h: IpCmPrivateData, view: DataView, off: num
   checkUint(h.ipVersion, 0xf, 'ipVersion');
   checkUint(h.reserved, 0xf, 'reserved');
   checkUint(h.srcPort, 0xffff, 'srcPort');
-  for (const [name, a] of [['srcAddr', h.srcAddr], ['dstAddr', h.dstAddr]] as const) {
+  for (const [name, a] of [
+    ['srcAddr', h.srcAddr],
+    ['dstAddr', h.dstAddr],
+  ] as const) {
     if (a.length !== 16) throw new WireError(WireErrorCode.BadValue, 0, `${name} must be 16 bytes, not ${a.length}`);
   }
   view.setUint8(off + OFF.VERSION, (h.majorVersion << 4) | h.minorVersion);

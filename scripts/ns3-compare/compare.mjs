@@ -118,7 +118,9 @@ function parseArgs(argv) {
     else if (a === '--roce-only') out.roceOnly = true;
     else if (a === '--seeds') out.seeds = Number(val());
     else if (a === '-h' || a === '--help') {
-      process.stdout.write('usage: node scripts/ns3-compare/compare.mjs --ns3 HPCC_TREE [--work DIR] [--seeds N] [--timeout SECONDS]\n  runs seeds 1..N of both (default 3; ns-3 through NS_GLOBAL_VALUE=RngRun=N)\n       node scripts/ns3-compare/compare.mjs --roce-only [--work DIR]   (the roce sim column alone)\n  HPCC_TREE: a built clone of alibaba-edu/High-Precision-Congestion-Control (or its simulation/ directory)\n');
+      process.stdout.write(
+        'usage: node scripts/ns3-compare/compare.mjs --ns3 HPCC_TREE [--work DIR] [--seeds N] [--timeout SECONDS]\n  runs seeds 1..N of both (default 3; ns-3 through NS_GLOBAL_VALUE=RngRun=N)\n       node scripts/ns3-compare/compare.mjs --roce-only [--work DIR]   (the roce sim column alone)\n  HPCC_TREE: a built clone of alibaba-edu/High-Precision-Congestion-Control (or its simulation/ directory)\n',
+      );
       process.exit(0);
     } else fail(`unknown argument ${JSON.stringify(a)} (try --help)`);
   }
@@ -138,7 +140,9 @@ function findNs3(path) {
   const scratch = join(sim, 'build', 'scratch');
   const programs = existsSync(scratch) ? readdirSync(scratch).filter((f) => /^(ns3[.\d]*-)?third(-optimized|-debug)?$/.test(f)) : [];
   if (programs.length === 0) {
-    fail(`ns-3 is not built: no build/scratch/third program in ${sim} (build it there: ./waf configure -d optimized --disable-examples --disable-tests --disable-python && ./waf build; see scripts/ns3-compare/README.md)`);
+    fail(
+      `ns-3 is not built: no build/scratch/third program in ${sim} (build it there: ./waf configure -d optimized --disable-examples --disable-tests --disable-python && ./waf build; see scripts/ns3-compare/README.md)`,
+    );
   }
   const program = join(scratch, programs.find((p) => p.includes('optimized')) ?? programs[0]);
   const libs = readdirSync(join(sim, 'build')).filter((f) => /^libns3.*\.so$/.test(f));
@@ -264,14 +268,24 @@ function histogramStats(counts) {
 
 /** PFC_OUTPUT_FILE: "time node nodeType ifIndex type", type 1 = a pause took effect, 0 = a resume. Pauses received by hosts. */
 function ns3Pauses(path) {
-  const rows = readFileSync(path, 'utf8').trim().split('\n').filter(Boolean).map((l) => l.trim().split(/\s+/).map(Number));
+  const rows = readFileSync(path, 'utf8')
+    .trim()
+    .split('\n')
+    .filter(Boolean)
+    .map((l) => l.trim().split(/\s+/).map(Number));
   return rows.filter((r) => r[2] === 0 && r[4] === 1).map((r) => (r[0] - T0_S * 1e9) / 1e6);
 }
 
 /** FCT_OUTPUT_FILE: "sip dip sport dport size start fct standalone_fct" (ns). */
 function ns3Fcts(path) {
-  const rows = readFileSync(path, 'utf8').trim().split('\n').filter(Boolean).map((l) => l.trim().split(/\s+/));
-  return rows.map((r) => ({ host: (parseInt(r[0], 16) >>> 8) & 0xffff, fctMs: Number(r[6]) / 1e6, standaloneMs: Number(r[7]) / 1e6 })).sort((a, b) => a.host - b.host);
+  const rows = readFileSync(path, 'utf8')
+    .trim()
+    .split('\n')
+    .filter(Boolean)
+    .map((l) => l.trim().split(/\s+/));
+  return rows
+    .map((r) => ({ host: (parseInt(r[0], 16) >>> 8) & 0xffff, fctMs: Number(r[6]) / 1e6, standaloneMs: Number(r[7]) / 1e6 }))
+    .sort((a, b) => a.host - b.host);
 }
 
 // ---- roce sim ------------------------------------------------------------------------------
@@ -279,15 +293,26 @@ function ns3Fcts(path) {
 function roceArgs() {
   const pfc = pfcEquivalent();
   return [
-    '--hosts', String(HOSTS),
-    '--link-rate', `${RATE_GBPS}G`,
-    '--propagation', `${LINK_DELAY_MS * 1000}us`,
-    '--mtu', '1024',
-    '--buffer', String(pfc.buffer),
-    '--ecn', `kmin=${NS3.kminKB}K,kmax=${NS3.kmaxKB}K,pmax=${NS3.pmax}`,
-    '--pfc', `xoff=${pfc.xoff},xon=${pfc.xon}`,
-    '--cc', 'dcqcn',
-    '--cc-param', Object.entries(CC_PARAMS).map(([k, v]) => `${k}=${v}`).join(','),
+    '--hosts',
+    String(HOSTS),
+    '--link-rate',
+    `${RATE_GBPS}G`,
+    '--propagation',
+    `${LINK_DELAY_MS * 1000}us`,
+    '--mtu',
+    '1024',
+    '--buffer',
+    String(pfc.buffer),
+    '--ecn',
+    `kmin=${NS3.kminKB}K,kmax=${NS3.kmaxKB}K,pmax=${NS3.pmax}`,
+    '--pfc',
+    `xoff=${pfc.xoff},xon=${pfc.xon}`,
+    '--cc',
+    'dcqcn',
+    '--cc-param',
+    Object.entries(CC_PARAMS)
+      .map(([k, v]) => `${k}=${v}`)
+      .join(','),
   ];
 }
 
@@ -374,7 +399,15 @@ function measureNs3(ns3, work, timeoutS, seed, haiMbps) {
   const b = runNs3(ns3, filesB, timeoutS, seed);
   const fct = ns3Fcts(filesB.fct);
   if (fct.length !== SENDERS) fail(`${filesB.fct}: ${fct.length} flows completed, not ${SENDERS} (log: ${filesB.log})`);
-  return { queue: ns3Queue(filesA.qlen), pauses: ns3Pauses(filesA.pfc), drops: a.drops, fct: fct.map((f) => f.fctMs), fctByHost: fct, seconds: a.seconds + b.seconds, command: `cd ${ns3.sim} && NS_GLOBAL_VALUE=RngRun=${seed} LD_LIBRARY_PATH=build ${ns3.program} ${filesA.config} (and ${filesB.config})` };
+  return {
+    queue: ns3Queue(filesA.qlen),
+    pauses: ns3Pauses(filesA.pfc),
+    drops: a.drops,
+    fct: fct.map((f) => f.fctMs),
+    fctByHost: fct,
+    seconds: a.seconds + b.seconds,
+    command: `cd ${ns3.sim} && NS_GLOBAL_VALUE=RngRun=${seed} LD_LIBRARY_PATH=build ${ns3.program} ${filesA.config} (and ${filesB.config})`,
+  };
 }
 
 /** roce sim's two runs under one seed, the same figures. */
@@ -388,12 +421,22 @@ function measureRoce(work, timeoutS, seed) {
   const names = Array.from({ length: SENDERS }, (_, h) => `${String.fromCharCode(97 + h)}>${String.fromCharCode(97 + RECEIVER)}:size=${FINITE_BYTES}`);
   const b = runRoce(['--flows', names.join(','), '--duration', '60ms'], null, timeoutS, seed);
   const fctByFlow = roceFcts(b.result);
-  return { queue: roceQueue(a.result), pauses, drops: a.result.drops, steady: a.result.steady, fctByFlow, fct: fctByFlow.filter((f) => f.completed).map((f) => f.fctMs), seconds: a.seconds + b.seconds, commands: [a.command, b.command] };
+  return {
+    queue: roceQueue(a.result),
+    pauses,
+    drops: a.result.drops,
+    steady: a.result.steady,
+    fctByFlow,
+    fct: fctByFlow.filter((f) => f.completed).map((f) => f.fctMs),
+    seconds: a.seconds + b.seconds,
+    commands: [a.command, b.command],
+  };
 }
 
 function main() {
   const args = parseArgs(process.argv.slice(2));
-  if (!existsSync(join(REPO, 'dist', 'cli', 'main.js'))) fail(`roce-ts is not built: no ${join(REPO, 'dist', 'cli', 'main.js')} (run npm run build in ${REPO})`);
+  if (!existsSync(join(REPO, 'dist', 'cli', 'main.js')))
+    fail(`roce-ts is not built: no ${join(REPO, 'dist', 'cli', 'main.js')} (run npm run build in ${REPO})`);
   const ns3 = args.roceOnly ? null : findNs3(args.ns3);
   const work = args.work !== null ? resolve(args.work) : mkdtempSync(join(tmpdir(), 'ns3-compare-'));
   mkdirSync(work, { recursive: true });
@@ -414,18 +457,78 @@ function main() {
   const h1 = nh?.[0] ?? null;
   const r1 = ro[0];
   const seedList = seeds.join(', ');
-  row('(a) bottleneck port', n1 === null ? NOT_MEASURED : `switch ${n1.queue.port}`, `port ${r1.queue.port}`, h1 === null ? NOT_MEASURED : `switch ${h1.queue.port}`);
-  row('(a) queue samples per seed, 10–30 ms', n1 === null ? NOT_MEASURED : `${n1.queue.samples} (every 100 ns)`, `${r1.queue.samples} (largest in each 1 µs)`, h1 === null ? NOT_MEASURED : `${h1.queue.samples} (every 100 ns)`);
-  row(`(a) queue mean, seeds ${seedList}`, each(ns, (x) => kb(x.queue.meanKB)), each(ro, (x) => kb(x.queue.meanKB)), each(nh, (x) => kb(x.queue.meanKB)));
-  row(`(a) queue median, seeds ${seedList}`, each(ns, (x) => kb(x.queue.medianKB)), each(ro, (x) => kb(x.queue.medianKB)), each(nh, (x) => kb(x.queue.medianKB)));
-  row(`(a) queue p99, seeds ${seedList}`, each(ns, (x) => kb(x.queue.p99KB)), each(ro, (x) => kb(x.queue.p99KB)), each(nh, (x) => kb(x.queue.p99KB)));
-  row(`(a) queue max 10–30 ms, seeds ${seedList}`, each(ns, (x) => kb(x.queue.maxKB)), each(ro, (x) => kb(x.queue.maxKB)), each(nh, (x) => kb(x.queue.maxKB)));
-  row(`(a) PFC pauses 0–30 ms, seeds ${seedList}`, each(ns, (x) => times(x.pauses)), each(ro, (x) => times(x.pauses)), each(nh, (x) => times(x.pauses)));
-  row(`(a) PFC pauses after 10 ms, seeds ${seedList}`, each(ns, (x) => String(x.pauses.filter((t) => t > STEADY_FROM_MS).length)), each(ro, (x) => String(x.pauses.filter((t) => t > STEADY_FROM_MS).length)), each(nh, (x) => String(x.pauses.filter((t) => t > STEADY_FROM_MS).length)));
-  row(`(a) drops, seeds ${seedList}`, each(ns, (x) => String(x.drops)), each(ro, (x) => String(x.drops)), each(nh, (x) => String(x.drops)));
-  row(`(a) steady Gb/s per flow (frames) 10–30 ms, seeds ${seedList}`, 'not reported by third.cc', each(ro, (x) => `${Math.min(...x.steady.flowsGbps).toFixed(2)}–${Math.max(...x.steady.flowsGbps).toFixed(2)} (Jain ${x.steady.jainIndex?.toFixed(3)})`), 'not reported by third.cc');
-  row(`(a) marked, seeds ${seedList}`, 'not reported by third.cc', each(ro, (x) => `${(x.steady.markProbability * 100).toFixed(2)} %`), 'not reported by third.cc');
-  row(`(a) CNPs per flow per ms, seeds ${seedList}`, 'not reported by third.cc', each(ro, (x) => x.steady.cnpsPerFlowPerMs.toFixed(2)), 'not reported by third.cc');
+  row(
+    '(a) bottleneck port',
+    n1 === null ? NOT_MEASURED : `switch ${n1.queue.port}`,
+    `port ${r1.queue.port}`,
+    h1 === null ? NOT_MEASURED : `switch ${h1.queue.port}`,
+  );
+  row(
+    '(a) queue samples per seed, 10–30 ms',
+    n1 === null ? NOT_MEASURED : `${n1.queue.samples} (every 100 ns)`,
+    `${r1.queue.samples} (largest in each 1 µs)`,
+    h1 === null ? NOT_MEASURED : `${h1.queue.samples} (every 100 ns)`,
+  );
+  row(
+    `(a) queue mean, seeds ${seedList}`,
+    each(ns, (x) => kb(x.queue.meanKB)),
+    each(ro, (x) => kb(x.queue.meanKB)),
+    each(nh, (x) => kb(x.queue.meanKB)),
+  );
+  row(
+    `(a) queue median, seeds ${seedList}`,
+    each(ns, (x) => kb(x.queue.medianKB)),
+    each(ro, (x) => kb(x.queue.medianKB)),
+    each(nh, (x) => kb(x.queue.medianKB)),
+  );
+  row(
+    `(a) queue p99, seeds ${seedList}`,
+    each(ns, (x) => kb(x.queue.p99KB)),
+    each(ro, (x) => kb(x.queue.p99KB)),
+    each(nh, (x) => kb(x.queue.p99KB)),
+  );
+  row(
+    `(a) queue max 10–30 ms, seeds ${seedList}`,
+    each(ns, (x) => kb(x.queue.maxKB)),
+    each(ro, (x) => kb(x.queue.maxKB)),
+    each(nh, (x) => kb(x.queue.maxKB)),
+  );
+  row(
+    `(a) PFC pauses 0–30 ms, seeds ${seedList}`,
+    each(ns, (x) => times(x.pauses)),
+    each(ro, (x) => times(x.pauses)),
+    each(nh, (x) => times(x.pauses)),
+  );
+  row(
+    `(a) PFC pauses after 10 ms, seeds ${seedList}`,
+    each(ns, (x) => String(x.pauses.filter((t) => t > STEADY_FROM_MS).length)),
+    each(ro, (x) => String(x.pauses.filter((t) => t > STEADY_FROM_MS).length)),
+    each(nh, (x) => String(x.pauses.filter((t) => t > STEADY_FROM_MS).length)),
+  );
+  row(
+    `(a) drops, seeds ${seedList}`,
+    each(ns, (x) => String(x.drops)),
+    each(ro, (x) => String(x.drops)),
+    each(nh, (x) => String(x.drops)),
+  );
+  row(
+    `(a) steady Gb/s per flow (frames) 10–30 ms, seeds ${seedList}`,
+    'not reported by third.cc',
+    each(ro, (x) => `${Math.min(...x.steady.flowsGbps).toFixed(2)}–${Math.max(...x.steady.flowsGbps).toFixed(2)} (Jain ${x.steady.jainIndex?.toFixed(3)})`),
+    'not reported by third.cc',
+  );
+  row(
+    `(a) marked, seeds ${seedList}`,
+    'not reported by third.cc',
+    each(ro, (x) => `${(x.steady.markProbability * 100).toFixed(2)} %`),
+    'not reported by third.cc',
+  );
+  row(
+    `(a) CNPs per flow per ms, seeds ${seedList}`,
+    'not reported by third.cc',
+    each(ro, (x) => x.steady.cnpsPerFlowPerMs.toFixed(2)),
+    'not reported by third.cc',
+  );
   for (let i = 0; i < SENDERS; i++) {
     const r = r1.fctByFlow[i];
     const host = (x) => (x === null ? NOT_MEASURED : ms(x.fctByHost.find((f) => f.host === i)?.fctMs ?? null));
@@ -433,10 +536,30 @@ function main() {
   }
   const complete = (x) => `${x.fct.length}/${SENDERS}`;
   row(`(b) flows completed, seeds ${seedList}`, each(ns, complete), each(ro, complete), each(nh, complete));
-  row(`(b) FCT min, seeds ${seedList}`, each(ns, (x) => ms(Math.min(...x.fct))), each(ro, (x) => ms(Math.min(...x.fct))), each(nh, (x) => ms(Math.min(...x.fct))));
-  row(`(b) FCT mean, seeds ${seedList}`, each(ns, (x) => ms(mean(x.fct))), each(ro, (x) => ms(mean(x.fct))), each(nh, (x) => ms(mean(x.fct))));
-  row(`(b) FCT max, seeds ${seedList}`, each(ns, (x) => ms(Math.max(...x.fct))), each(ro, (x) => ms(Math.max(...x.fct))), each(nh, (x) => ms(Math.max(...x.fct))));
-  row('(b) one flow alone (third.cc standalone_fct)', n1 === null ? NOT_MEASURED : ms(n1.fctByHost[0]?.standaloneMs ?? null), '', h1 === null ? NOT_MEASURED : ms(h1.fctByHost[0]?.standaloneMs ?? null));
+  row(
+    `(b) FCT min, seeds ${seedList}`,
+    each(ns, (x) => ms(Math.min(...x.fct))),
+    each(ro, (x) => ms(Math.min(...x.fct))),
+    each(nh, (x) => ms(Math.min(...x.fct))),
+  );
+  row(
+    `(b) FCT mean, seeds ${seedList}`,
+    each(ns, (x) => ms(mean(x.fct))),
+    each(ro, (x) => ms(mean(x.fct))),
+    each(nh, (x) => ms(mean(x.fct))),
+  );
+  row(
+    `(b) FCT max, seeds ${seedList}`,
+    each(ns, (x) => ms(Math.max(...x.fct))),
+    each(ro, (x) => ms(Math.max(...x.fct))),
+    each(nh, (x) => ms(Math.max(...x.fct))),
+  );
+  row(
+    '(b) one flow alone (third.cc standalone_fct)',
+    n1 === null ? NOT_MEASURED : ms(n1.fctByHost[0]?.standaloneMs ?? null),
+    '',
+    h1 === null ? NOT_MEASURED : ms(h1.fctByHost[0]?.standaloneMs ?? null),
+  );
   const ideal = ms((SENDERS * FINITE_BYTES * 8) / (RATE_GBPS * 1e6));
   row('(b) 8 × 5 MB of payload at 10 Gb/s', ideal, ideal, ideal);
   const spreadOf = (x) => ms(Math.max(...x.fct) - Math.min(...x.fct));
@@ -445,7 +568,9 @@ function main() {
   row('run time, all seeds (wall clock)', wall(ns), wall(ro), wall(nh));
 
   const out = [];
-  out.push(`8 → 1 at ${RATE_GBPS} Gb/s, 1 µs links, DCQCN with HPCC run.py's dcqcn parameters at bw=${RATE_GBPS}; PFC in roce sim: xoff=${pfc.xoff},xon=${pfc.xon} (ns-3's dynamic threshold with 8 equal shares; ${pfc.oneHost} B with one host queued)`);
+  out.push(
+    `8 → 1 at ${RATE_GBPS} Gb/s, 1 µs links, DCQCN with HPCC run.py's dcqcn parameters at bw=${RATE_GBPS}; PFC in roce sim: xoff=${pfc.xoff},xon=${pfc.xon} (ns-3's dynamic threshold with 8 equal shares; ${pfc.oneHost} B with one host queued)`,
+  );
   out.push('');
   out.push(`| figure | HPCC ns-3 (\`rdma-hw\`) | ns-3, RATE_HAI ${NS3.rateAiMbps}Mb/s (no hyper increase) | \`roce sim\` |`);
   out.push('|---|---|---|---|');

@@ -47,7 +47,21 @@ export interface ConnectionParams {
 }
 
 export function emptyConnectionParams(): ConnectionParams {
-  return { localQpn: 0, remoteQpn: 0, localPsn: 0, remotePsn: 0, pathMtu: 3, responderResources: 0, initiatorDepth: 0, retryCount: 7, rnrRetryCount: 7, localAckTimeout: 19, trafficClass: 0, hopLimit: 64, flowLabel: 0 };
+  return {
+    localQpn: 0,
+    remoteQpn: 0,
+    localPsn: 0,
+    remotePsn: 0,
+    pathMtu: 3,
+    responderResources: 0,
+    initiatorDepth: 0,
+    retryCount: 7,
+    rnrRetryCount: 7,
+    localAckTimeout: 19,
+    trafficClass: 0,
+    hopLimit: 64,
+    flowLabel: 0,
+  };
 }
 
 export class CmId {

@@ -153,7 +153,8 @@ export class ConnectionManager {
 
   /** ib_cm_listen: REQs (and SIDR_REQs) for `serviceId` go to `handler`. */
   listen(serviceId: bigint, handler: (e: CmEvent) => void): CmListener {
-    if (this.listeners.has(serviceId)) throw new VerbsError(VerbsErrorCode.Busy, `CM: service ID 0x${serviceId.toString(16).padStart(16, '0')} is already listened on`);
+    if (this.listeners.has(serviceId))
+      throw new VerbsError(VerbsErrorCode.Busy, `CM: service ID 0x${serviceId.toString(16).padStart(16, '0')} is already listened on`);
     const l = { serviceId, handler };
     this.listeners.set(serviceId, l);
     return l;
@@ -240,7 +241,22 @@ export class ConnectionManager {
 
   /** cm.c cm_issue_rej(): a REJ answering a message no ID takes (no listener, stale connection). */
   issueRej(to: MadPeer, tid: bigint, theirCommId: number, ourCommId: number, reason: number, rejected: number, ari: Uint8Array = new Uint8Array(0)): void {
-    this.transmit(to, { name: 'REJ', fields: { localCommId: ourCommId, remoteCommId: theirCommId, messageRejected: rejected, rejectedInfoLength: ari.length, reason, ari, privateData: new Uint8Array(0) } }, tid);
+    this.transmit(
+      to,
+      {
+        name: 'REJ',
+        fields: {
+          localCommId: ourCommId,
+          remoteCommId: theirCommId,
+          messageRejected: rejected,
+          rejectedInfoLength: ari.length,
+          reason,
+          ari,
+          privateData: new Uint8Array(0),
+        },
+      },
+      tid,
+    );
   }
 
   /** cm.c cm_issue_drep(): a DREP for a DREQ of a connection we no longer know. */
@@ -252,7 +268,8 @@ export class ConnectionManager {
 
   /** ib_send_cm_req: IDLE -> REQ_SENT; the REQ is resent each response timeout, up to the max CM retries. */
   sendReq(id: CmId, p: ReqParams): void {
-    if (id.state !== CmState.IDLE) throw new VerbsError(VerbsErrorCode.BadState, `CM REQ: communication 0x${id.localId.toString(16)} is in ${cmStateName(id.state)}`);
+    if (id.state !== CmState.IDLE)
+      throw new VerbsError(VerbsErrorCode.BadState, `CM REQ: communication 0x${id.localId.toString(16)} is in ${cmStateName(id.state)}`);
     const plt = p.packetLifeTime ?? CmDefaults.packetLifeTime;
     const localTo = p.localCmResponseTimeout ?? CmDefaults.responseTimeout;
     const remoteTo = p.remoteCmResponseTimeout ?? CmDefaults.responseTimeout;
@@ -373,7 +390,8 @@ export class ConnectionManager {
 
   /** ib_send_cm_sidr_req: IDLE -> SIDR_REQ_SENT; resent each response timeout, up to the max CM retries. */
   sendSidrReq(id: CmId, p: { peerGid: Uint8Array; serviceId: bigint; privateData: Uint8Array; responseTimeout?: number; maxCmRetries?: number }): void {
-    if (id.state !== CmState.IDLE) throw new VerbsError(VerbsErrorCode.BadState, `CM SIDR_REQ: communication 0x${id.localId.toString(16)} is in ${cmStateName(id.state)}`);
+    if (id.state !== CmState.IDLE)
+      throw new VerbsError(VerbsErrorCode.BadState, `CM SIDR_REQ: communication 0x${id.localId.toString(16)} is in ${cmStateName(id.state)}`);
     id.peer = { gid: p.peerGid, qpn: GSI_QPN };
     id.serviceId = p.serviceId;
     id.maxCmRetries = p.maxCmRetries ?? CmDefaults.maxCmRetries;
@@ -386,10 +404,23 @@ export class ConnectionManager {
 
   /** ib_send_cm_sidr_rep: the answer to a SIDR_REQ (status, and for success the QP and Q_Key); back to IDLE. */
   sendSidrRep(id: CmId, p: { status: number; qpn: number; qkey: number; privateData: Uint8Array }): void {
-    if (id.state !== CmState.SIDR_REQ_RCVD) throw new VerbsError(VerbsErrorCode.BadState, `CM SIDR_REP: communication 0x${id.localId.toString(16)} is in ${cmStateName(id.state)}`);
+    if (id.state !== CmState.SIDR_REQ_RCVD)
+      throw new VerbsError(VerbsErrorCode.BadState, `CM SIDR_REP: communication 0x${id.localId.toString(16)} is in ${cmStateName(id.state)}`);
     this.transmit(
       id.peer as MadPeer,
-      { name: 'SIDR_REP', fields: { requestId: id.remoteId, status: p.status, additionalInfoLength: 0, qpn: p.qpn, serviceId: id.serviceId, qkey: p.qkey, additionalInfo: new Uint8Array(0), privateData: p.privateData } },
+      {
+        name: 'SIDR_REP',
+        fields: {
+          requestId: id.remoteId,
+          status: p.status,
+          additionalInfoLength: 0,
+          qpn: p.qpn,
+          serviceId: id.serviceId,
+          qkey: p.qkey,
+          additionalInfo: new Uint8Array(0),
+          privateData: p.privateData,
+        },
+      },
       id.tid,
     );
     if (id.remoteKey !== null && this.remoteSidr.get(id.remoteKey) === id) this.remoteSidr.delete(id.remoteKey);
@@ -408,7 +439,14 @@ export class ConnectionManager {
     }
     this.cancelOutstanding(id);
     if (id.peer !== null) {
-      this.transmit(id.peer, { name: 'REJ', fields: { localCommId: id.localId, remoteCommId: id.remoteId, messageRejected: rejected, rejectedInfoLength: ari.length, reason, ari, privateData } }, id.tid);
+      this.transmit(
+        id.peer,
+        {
+          name: 'REJ',
+          fields: { localCommId: id.localId, remoteCommId: id.remoteId, messageRejected: rejected, rejectedInfoLength: ari.length, reason, ari, privateData },
+        },
+        id.tid,
+      );
     }
     if (s === CmState.REQ_RCVD || s === CmState.MRA_REQ_SENT || s === CmState.REQ_SENT || s === CmState.MRA_REQ_RCVD) this.resetToIdle(id, 'REJ sent');
     else this.enterTimewait(id, 'REJ sent');
@@ -420,7 +458,11 @@ export class ConnectionManager {
    */
   sendMra(id: CmId, serviceTimeout: number = CmDefaults.mraServiceTimeout, privateData: Uint8Array = new Uint8Array(0)): void {
     const { what, next } = this.mraOf(id);
-    id.lastMra = this.transmit(id.peer as MadPeer, { name: 'MRA', fields: { localCommId: id.localId, remoteCommId: id.remoteId, messageMraed: what, serviceTimeout, privateData } }, id.tid);
+    id.lastMra = this.transmit(
+      id.peer as MadPeer,
+      { name: 'MRA', fields: { localCommId: id.localId, remoteCommId: id.remoteId, messageMraed: what, serviceTimeout, privateData } },
+      id.tid,
+    );
     this.setState(id, next, 'MRA sent');
   }
 
@@ -436,7 +478,10 @@ export class ConnectionManager {
    */
   prepareMra(id: CmId, serviceTimeout: number = CmDefaults.mraServiceTimeout): void {
     const { what, next } = this.mraOf(id);
-    id.lastMra = buildCmMad({ name: 'MRA', fields: { localCommId: id.localId, remoteCommId: id.remoteId, messageMraed: what, serviceTimeout, privateData: new Uint8Array(0) } }, { transactionId: id.tid });
+    id.lastMra = buildCmMad(
+      { name: 'MRA', fields: { localCommId: id.localId, remoteCommId: id.remoteId, messageMraed: what, serviceTimeout, privateData: new Uint8Array(0) } },
+      { transactionId: id.tid },
+    );
     this.setState(id, next, 'MRA prepared (sent on a duplicate)');
   }
 
@@ -467,15 +512,21 @@ export class ConnectionManager {
 
   /** ib_send_cm_dreq: only an established connection is disconnected this way. */
   sendDreq(id: CmId, privateData: Uint8Array = new Uint8Array(0)): void {
-    if (id.state !== CmState.ESTABLISHED) throw new VerbsError(VerbsErrorCode.BadState, `CM DREQ: communication 0x${id.localId.toString(16)} is in ${cmStateName(id.state)}`);
+    if (id.state !== CmState.ESTABLISHED)
+      throw new VerbsError(VerbsErrorCode.BadState, `CM DREQ: communication 0x${id.localId.toString(16)} is in ${cmStateName(id.state)}`);
     id.tid = this.formTid(id);
     this.setState(id, CmState.DREQ_SENT, 'DREQ sent');
-    this.sendWithRetries(id, { name: 'DREQ', fields: { localCommId: id.localId, remoteCommId: id.remoteId, remoteQpnEecn: id.conn.remoteQpn, privateData } }, id.tid);
+    this.sendWithRetries(
+      id,
+      { name: 'DREQ', fields: { localCommId: id.localId, remoteCommId: id.remoteId, remoteQpnEecn: id.conn.remoteQpn, privateData } },
+      id.tid,
+    );
   }
 
   /** ib_send_cm_drep: the answer to the peer's DREQ; then TimeWait. */
   sendDrep(id: CmId, privateData: Uint8Array = new Uint8Array(0)): void {
-    if (id.state !== CmState.DREQ_RCVD) throw new VerbsError(VerbsErrorCode.BadState, `CM DREP: communication 0x${id.localId.toString(16)} is in ${cmStateName(id.state)}`);
+    if (id.state !== CmState.DREQ_RCVD)
+      throw new VerbsError(VerbsErrorCode.BadState, `CM DREP: communication 0x${id.localId.toString(16)} is in ${cmStateName(id.state)}`);
     id.lastDrep = this.transmit(id.peer as MadPeer, { name: 'DREP', fields: { localCommId: id.localId, remoteCommId: id.remoteId, privateData } }, id.dreqTid);
     this.enterTimewait(id, 'DREP sent');
   }

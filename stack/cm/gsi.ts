@@ -174,7 +174,12 @@ export class Gsi {
     let ah = this.ahs.get(key);
     if (ah === undefined) {
       try {
-        ah = this.dev.createAh(this.qp.pd, { dgid: gid, sgidIndex: sourceGidIndex(this.dev.gids, gid), hopLimit: this.hopLimit, trafficClass: this.trafficClass });
+        ah = this.dev.createAh(this.qp.pd, {
+          dgid: gid,
+          sgidIndex: sourceGidIndex(this.dev.gids, gid),
+          hopLimit: this.hopLimit,
+          trafficClass: this.trafficClass,
+        });
       } catch (e) {
         if (!(e instanceof VerbsError)) throw e;
         return null; // unreachable: resolvePath found no neighbour entry (or no source GID of that family)

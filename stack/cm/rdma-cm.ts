@@ -16,7 +16,14 @@
  * the REP goes out (cma_accept_ib()). Between REP and RTU the passive side counts the connection
  * established on the RTU or on the QP's first packet, whichever comes first (QueuePair.onCommEst).
  */
-import { ipCmAddressFromString, ipCmAddressToString, IP_CM_HEADER_LEN, CMA_VERSION, emitIpCmPrivateData, parseIpCmPrivateData } from '../../packets/cm/ip-private-data';
+import {
+  ipCmAddressFromString,
+  ipCmAddressToString,
+  IP_CM_HEADER_LEN,
+  CMA_VERSION,
+  emitIpCmPrivateData,
+  parseIpCmPrivateData,
+} from '../../packets/cm/ip-private-data';
 import { PortSpace, rdmaServiceId, splitServiceId } from '../../packets/cm/service-id';
 import { REQ_PRIVATE_DATA_LEN } from '../../packets/cm/req';
 import { REP_PRIVATE_DATA_LEN } from '../../packets/cm/rep';
@@ -118,7 +125,8 @@ export class RdmaCmId {
       this.acceptUd(qp, param);
       return;
     }
-    if (id.state !== CmState.REQ_RCVD && id.state !== CmState.MRA_REQ_SENT) throw new VerbsError(VerbsErrorCode.BadState, 'rdma accept: no connect request pending on this ID');
+    if (id.state !== CmState.REQ_RCVD && id.state !== CmState.MRA_REQ_SENT)
+      throw new VerbsError(VerbsErrorCode.BadState, 'rdma accept: no connect request pending on this ID');
     if (qp.type !== QpType.RC) throw invalid('rdma accept: the QP must be RC');
     const c = id.conn;
     // librdmacm clamps what it accepts to what the REQ offered (rdma_accept(): ucma_valid_param()).
@@ -138,12 +146,20 @@ export class RdmaCmId {
       this.rcm.cm.dev.flush();
       throw e;
     }
-    this.rcm.cm.sendRep(id, { qpn: qp.qpNum, startingPsn: psn, responderResources, initiatorDepth, rnrRetryCount: param.rnrRetryCount ?? 7, privateData: limited(param.privateData, REP_PRIVATE_DATA_LEN) });
-    const cm = this.rcm.cm;
-    qp.onCommEst = () => cm.clock.soon(() => {
-      cm.establish(id);
-      cm.dev.flush();
+    this.rcm.cm.sendRep(id, {
+      qpn: qp.qpNum,
+      startingPsn: psn,
+      responderResources,
+      initiatorDepth,
+      rnrRetryCount: param.rnrRetryCount ?? 7,
+      privateData: limited(param.privateData, REP_PRIVATE_DATA_LEN),
     });
+    const cm = this.rcm.cm;
+    qp.onCommEst = () =>
+      cm.clock.soon(() => {
+        cm.establish(id);
+        cm.dev.flush();
+      });
     cm.dev.flush();
   }
 
@@ -211,7 +227,13 @@ export class RdmaCmId {
     const peerGid = (this.cmId.peer as MadPeer).gid;
     qp.modify({
       qpState: QpState.RTR,
-      ahAttr: { dgid: peerGid, sgidIndex: sourceGidIndex(this.rcm.dev.gids, peerGid), hopLimit: c.hopLimit, trafficClass: c.trafficClass, flowLabel: c.flowLabel },
+      ahAttr: {
+        dgid: peerGid,
+        sgidIndex: sourceGidIndex(this.rcm.dev.gids, peerGid),
+        hopLimit: c.hopLimit,
+        trafficClass: c.trafficClass,
+        flowLabel: c.flowLabel,
+      },
       pathMtu: c.pathMtu as Mtu,
       destQpNum: c.remoteQpn,
       rqPsn: c.localPsn,
@@ -224,7 +246,14 @@ export class RdmaCmId {
   /** cma_modify_qp_rts(): the PSN the peer advertised (ConnectionParams.remotePsn), the ACK timeout of the path, the retry counts, our initiator depth. */
   toRts(): void {
     const c = this.cmId.conn;
-    (this.qp as QueuePair).modify({ qpState: QpState.RTS, sqPsn: c.remotePsn, timeout: c.localAckTimeout, retryCnt: c.retryCount, rnrRetry: c.rnrRetryCount, maxRdAtomic: c.initiatorDepth });
+    (this.qp as QueuePair).modify({
+      qpState: QpState.RTS,
+      sqPsn: c.remotePsn,
+      timeout: c.localAckTimeout,
+      retryCnt: c.retryCount,
+      rnrRetry: c.rnrRetryCount,
+      maxRdAtomic: c.initiatorDepth,
+    });
   }
 
   /** The CM's events as rdma_cm events (cma.c cma_ib_handler()). */
@@ -258,7 +287,12 @@ export class RdmaCmId {
       case 'REQ_ERROR':
       case 'REP_ERROR':
         this.qpToError();
-        this.handler({ type: 'UNREACHABLE', id: this, why: `${e.type === 'REQ_ERROR' ? 'REQ' : 'REP'} not answered after ${this.cmId.maxCmRetries} retries`, status: -ETIMEDOUT });
+        this.handler({
+          type: 'UNREACHABLE',
+          id: this,
+          why: `${e.type === 'REQ_ERROR' ? 'REQ' : 'REP'} not answered after ${this.cmId.maxCmRetries} retries`,
+          status: -ETIMEDOUT,
+        });
         return;
       case 'DREQ_RECEIVED':
         this.qpToError();
@@ -417,7 +451,8 @@ export class RdmaCm {
     if (o.qp.type !== QpType.RC) throw invalid('rdma connect: the QP must be RC');
     if (!Number.isInteger(o.port) || o.port < 0 || o.port > 0xffff) throw invalid(`rdma connect: port ${o.port} is out of range`);
     const user = o.param?.privateData ?? new Uint8Array(0);
-    if (user.length > USER_PRIVATE_DATA_LEN) throw invalid(`rdma connect: ${user.length} bytes of private data exceed ${USER_PRIVATE_DATA_LEN} (92 less the IP CM header)`);
+    if (user.length > USER_PRIVATE_DATA_LEN)
+      throw invalid(`rdma connect: ${user.length} bytes of private data exceed ${USER_PRIVATE_DATA_LEN} (92 less the IP CM header)`);
     const a = this.activeId(o.dst, o.port, handler);
     if (a.srcIp === null) return a.id;
     const { id, cmId, dst, peerGid, srcIp } = a;
@@ -458,9 +493,13 @@ export class RdmaCm {
    * rdma_connect on the UDP port space: a SIDR_REQ for `port` (IP CM header and private data), and
    * ESTABLISHED with the peer's QPN, Q_Key and an address handle when the SIDR_REP says success.
    */
-  resolveUd(o: { dst: string; port: number; srcPort?: number; privateData?: Uint8Array; responseTimeout?: number; maxCmRetries?: number }, handler: RdmaCmHandler): RdmaCmId {
+  resolveUd(
+    o: { dst: string; port: number; srcPort?: number; privateData?: Uint8Array; responseTimeout?: number; maxCmRetries?: number },
+    handler: RdmaCmHandler,
+  ): RdmaCmId {
     const user = o.privateData ?? new Uint8Array(0);
-    if (user.length > SIDR_REQ_PRIVATE_DATA_LEN - IP_CM_HEADER_LEN) throw invalid(`rdma connect (UDP): ${user.length} bytes of private data exceed ${SIDR_REQ_PRIVATE_DATA_LEN - IP_CM_HEADER_LEN}`);
+    if (user.length > SIDR_REQ_PRIVATE_DATA_LEN - IP_CM_HEADER_LEN)
+      throw invalid(`rdma connect (UDP): ${user.length} bytes of private data exceed ${SIDR_REQ_PRIVATE_DATA_LEN - IP_CM_HEADER_LEN}`);
     const a = this.activeId(o.dst, o.port, handler);
     if (a.srcIp === null) return a.id;
     const { id, cmId, dst, peerGid, srcIp } = a;
@@ -484,7 +523,11 @@ export class RdmaCm {
    * carries it), or `srcIp` null when there is none: the id is then forgotten and UNREACHABLE comes
    * soon, as an event rather than an exception.
    */
-  private activeId(dstText: string, port: number, handler: RdmaCmHandler): { id: RdmaCmId; cmId: CmId; dst: IpCmAddress; peerGid: Uint8Array; srcIp: Uint8Array | null } {
+  private activeId(
+    dstText: string,
+    port: number,
+    handler: RdmaCmHandler,
+  ): { id: RdmaCmId; cmId: CmId; dst: IpCmAddress; peerGid: Uint8Array; srcIp: Uint8Array | null } {
     const cmId = this.cm.createId((e) => this.dispatch(e));
     const id = new RdmaCmId(this, cmId, handler);
     this.byCmId.set(cmId, id);
@@ -549,7 +592,13 @@ export class RdmaCm {
     id.peerPort = ip.srcPort;
     id.localAddr = ipCmAddressToString(ip.dstAddr, ip.ipVersion);
     id.localPort = splitServiceId(e.req.serviceId)?.port ?? 0;
-    handler({ type: 'CONNECT_REQUEST', id, privateData: e.req.privateData.slice(IP_CM_HEADER_LEN), responderResources: cmId.conn.initiatorDepth, initiatorDepth: cmId.conn.responderResources });
+    handler({
+      type: 'CONNECT_REQUEST',
+      id,
+      privateData: e.req.privateData.slice(IP_CM_HEADER_LEN),
+      responderResources: cmId.conn.initiatorDepth,
+      initiatorDepth: cmId.conn.responderResources,
+    });
     this.mraIfSlow(cmId);
   }
 }

@@ -28,7 +28,19 @@ export function sidrReqReceived(cm: ConnectionManager, req: CmSidrReq, m: Receiv
   if (listener === undefined) {
     cm.transmit(
       from,
-      { name: 'SIDR_REP', fields: { requestId: req.requestId, status: SidrStatus.UNSUPPORTED, additionalInfoLength: 0, qpn: 0, serviceId: req.serviceId, qkey: 0, additionalInfo: new Uint8Array(0), privateData: new Uint8Array(0) } },
+      {
+        name: 'SIDR_REP',
+        fields: {
+          requestId: req.requestId,
+          status: SidrStatus.UNSUPPORTED,
+          additionalInfoLength: 0,
+          qpn: 0,
+          serviceId: req.serviceId,
+          qkey: 0,
+          additionalInfo: new Uint8Array(0),
+          privateData: new Uint8Array(0),
+        },
+      },
       m.header.transactionId,
     );
     return;

@@ -114,7 +114,22 @@ function duplicateReq(cm: ConnectionManager, id: CmId, from: MadPeer): void {
       if (id.lastRep !== null) cm.sendMad(from, id.lastRep, 'rep');
       break;
     case CmState.TIMEWAIT:
-      cm.transmit(from, { name: 'REJ', fields: { localCommId: id.localId, remoteCommId: id.remoteId, messageRejected: RejMessage.OTHER, rejectedInfoLength: 0, reason: RejReason.STALE_CONN, ari: new Uint8Array(0), privateData: new Uint8Array(0) } }, id.tid);
+      cm.transmit(
+        from,
+        {
+          name: 'REJ',
+          fields: {
+            localCommId: id.localId,
+            remoteCommId: id.remoteId,
+            messageRejected: RejMessage.OTHER,
+            rejectedInfoLength: 0,
+            reason: RejReason.STALE_CONN,
+            ari: new Uint8Array(0),
+            privateData: new Uint8Array(0),
+          },
+        },
+        id.tid,
+      );
       break;
     default:
       break;

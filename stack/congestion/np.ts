@@ -32,7 +32,20 @@ export class NotificationPoint {
   private tplPath: Path | null = null;
   /** The CNP, rebuilt in place for each one (the port keeps no reference to it). */
   private readonly cnp: TransportSpec & { bth: { destQp: number } } = {
-    bth: { opcode: Opcode.CNP, destQp: 0, psn: 0, pkey: DEFAULT_PKEY, se: false, migReq: false, tver: 0, fecn: false, becn: true, resv6: 0, ackReq: false, resv7: 0 },
+    bth: {
+      opcode: Opcode.CNP,
+      destQp: 0,
+      psn: 0,
+      pkey: DEFAULT_PKEY,
+      se: false,
+      migReq: false,
+      tver: 0,
+      fecn: false,
+      becn: true,
+      resv6: 0,
+      ackReq: false,
+      resv7: 0,
+    },
     cnp: new Uint8Array(CNP_RESERVED_LEN),
   };
 

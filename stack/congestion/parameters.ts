@@ -171,12 +171,20 @@ export function resolveCongestion(over: CongestionConfig, base?: CongestionSetti
   for (const [k, v] of Object.entries(over.params ?? {})) {
     const range = INTEGER_RANGES[k as keyof typeof INTEGER_RANGES];
     if (range === undefined) throw invalid(`congestion: unknown parameter ${k}`);
-    if (typeof v !== 'number' || !Number.isInteger(v) || v < range[0] || v > range[1]) throw invalid(`congestion: ${k} must be an integer ${range[0]}..${range[1]}, not ${String(v)}`);
+    if (typeof v !== 'number' || !Number.isInteger(v) || v < range[0] || v > range[1])
+      throw invalid(`congestion: ${k} must be an integer ${range[0]}..${range[1]}, not ${String(v)}`);
     (params as Record<string, number>)[k] = v;
   }
   const lineRateMbps = over.lineRateMbps ?? base?.lineRateMbps ?? DEFAULT_LINE_RATE_MBPS;
   if (!(Number.isFinite(lineRateMbps) && lineRateMbps > 0)) throw invalid(`congestion: lineRateMbps must be a positive number of Mb/s, not ${lineRateMbps}`);
   const pacerSlackUs = over.pacerSlackUs ?? base?.pacerSlackUs ?? 0;
   if (!(Number.isFinite(pacerSlackUs) && pacerSlackUs >= 0)) throw invalid(`congestion: pacerSlackUs must be a non-negative number of µs, not ${pacerSlackUs}`);
-  return Object.freeze({ np: over.np ?? base?.np ?? false, rp: over.rp ?? base?.rp ?? false, lineRateMbps, pacerSlackUs, paceUnlimited: over.paceUnlimited ?? base?.paceUnlimited ?? false, params: Object.freeze(params) });
+  return Object.freeze({
+    np: over.np ?? base?.np ?? false,
+    rp: over.rp ?? base?.rp ?? false,
+    lineRateMbps,
+    pacerSlackUs,
+    paceUnlimited: over.paceUnlimited ?? base?.paceUnlimited ?? false,
+    params: Object.freeze(params),
+  });
 }

@@ -22,14 +22,61 @@ describe('roce analyze', () => {
     const o = memoryOutput();
     expect(await analyzeCommand(['--json', RC], o)).toBe(0);
     const doc = JSON.parse(o.out) as Record<string, unknown>;
-    expect(Object.keys(doc)).toEqual(['format', 'version', 'file', 'startTime', 'durationNs', 'frameCounts', 'summary', 'conversations', 'messages', 'episodes', 'violations', 'rxeBehaviours', 'frames', 'captureError', 'stopped', 'capturePoint', 'rulesNotChecked', 'captureQuality', 'captureGaps', 'cmConnections']);
+    expect(Object.keys(doc)).toEqual([
+      'format',
+      'version',
+      'file',
+      'startTime',
+      'durationNs',
+      'frameCounts',
+      'summary',
+      'conversations',
+      'messages',
+      'episodes',
+      'violations',
+      'rxeBehaviours',
+      'frames',
+      'captureError',
+      'stopped',
+      'capturePoint',
+      'rulesNotChecked',
+      'captureQuality',
+      'captureGaps',
+      'cmConnections',
+    ]);
     expect(doc).toMatchObject({ capturePoint: 'unknown', rulesNotChecked: [] });
     const conv = (doc['conversations'] as Record<string, unknown>[])[0]!;
-    expect(Object.keys(conv)).toEqual(['id', 'type', 'a', 'b', 'frames', 'firstFrame', 'lastFrame', 'startNs', 'durationNs', 'cnps', 'closedBy', 'cmEstablished', 'cmConnection', 'cmEndedFrame', 'flows', 'congestion']);
+    expect(Object.keys(conv)).toEqual([
+      'id',
+      'type',
+      'a',
+      'b',
+      'frames',
+      'firstFrame',
+      'lastFrame',
+      'startNs',
+      'durationNs',
+      'cnps',
+      'closedBy',
+      'cmEstablished',
+      'cmConnection',
+      'cmEndedFrame',
+      'flows',
+      'congestion',
+    ]);
     const flow = (conv['flows'] as Record<string, unknown>[])[0]!;
-    for (const k of ['goodput', 'outstanding', 'ackCoalescingRatio', 'messageSizes', 'completion', 'readLatency', 'atomicLatency']) expect(flow).toHaveProperty(k);
+    for (const k of ['goodput', 'outstanding', 'ackCoalescingRatio', 'messageSizes', 'completion', 'readLatency', 'atomicLatency'])
+      expect(flow).toHaveProperty(k);
     const ep = (doc['episodes'] as Record<string, unknown>[])[1]!;
-    expect(ep).toMatchObject({ trigger: 'nak', gapPsn: 3086869, triggerFrame: 39, firstRetransmitFrame: 40, resentPackets: 2, resentFirstPsn: 3086869, resentLastPsn: 3086870 });
+    expect(ep).toMatchObject({
+      trigger: 'nak',
+      gapPsn: 3086869,
+      triggerFrame: 39,
+      firstRetransmitFrame: 40,
+      resentPackets: 2,
+      resentFirstPsn: 3086869,
+      resentLastPsn: 3086870,
+    });
     const frames = doc['frames'] as { frame: number; flags: string[] }[];
     expect(frames.find((f) => f.frame === 15)!.flags).toEqual(['cnp']);
   });

@@ -20,8 +20,16 @@ const BUILT = fs.existsSync(path.join(ROOT, 'dist', 'cli', 'main.js')) ? null : 
 /** Conversation 2's QPs: requester 0x21 at 198.18.0.1, responder 0x22 at 198.18.0.2 (conversation 1: 0x11 and 0x12). */
 const QP_C = 0x21;
 const QP_D = 0x22;
-const req2 = (us: number, psn: number): Step => ({ us, from: 'a', t: { bth: { opcode: Op.SEND_ONLY, destQp: QP_D, psn, ackReq: true }, payload: new Uint8Array(8).fill(psn & 0xff) } });
-const ack2 = (us: number, psn: number, syndrome: number = Syn.ACK): Step => ({ us, from: 'b', t: { bth: { opcode: Op.ACK, destQp: QP_C, psn }, aeth: { syndrome, msn: 0 } } });
+const req2 = (us: number, psn: number): Step => ({
+  us,
+  from: 'a',
+  t: { bth: { opcode: Op.SEND_ONLY, destQp: QP_D, psn, ackReq: true }, payload: new Uint8Array(8).fill(psn & 0xff) },
+});
+const ack2 = (us: number, psn: number, syndrome: number = Syn.ACK): Step => ({
+  us,
+  from: 'b',
+  t: { bth: { opcode: Op.ACK, destQp: QP_C, psn }, aeth: { syndrome, msn: 0 } },
+});
 const send1 = (us: number, psn: number): Step => req(us, Op.SEND_ONLY, psn, { len: 8 });
 
 /**
@@ -138,12 +146,17 @@ test('the text report lists the conversation chosen under its own number, and it
   for (const id of ids) expect(r.out).toMatch(new RegExp(`#${id}\\b`));
 });
 
-test('--follow --conversation: only the chosen conversation\'s findings as they come', async () => {
+test("--follow --conversation: only the chosen conversation's findings as they come", async () => {
   const r = await roce('analyze', '--follow', '--json', '--conversation', '2', file);
   expect(r.code).toBe(0);
-  const events = r.out.trim().split('\n').map((l) => JSON.parse(l) as { event: string; episode?: { conversation: number }; violation?: unknown });
+  const events = r.out
+    .trim()
+    .split('\n')
+    .map((l) => JSON.parse(l) as { event: string; episode?: { conversation: number }; violation?: unknown });
   expect(events.filter((e) => e.event === 'violation')).toEqual([]);
-  expect(events.filter((e) => e.event === 'episode').map((e) => e.episode?.conversation)).toEqual(whole.episodes.filter((e) => e.conversation === 2).map(() => 2));
+  expect(events.filter((e) => e.event === 'episode').map((e) => e.episode?.conversation)).toEqual(
+    whole.episodes.filter((e) => e.conversation === 2).map(() => 2),
+  );
 });
 
 test.each([
@@ -165,14 +178,22 @@ test('--follow --qpn is a usage error (--qpn reads the capture before the analys
 });
 
 // Standard input: --qpn reads it whole first; the long lists go through the temporary file.
-testUnless(BUILT)('from standard input, --qpn gives the report it gives for the file', () => {
-  const r = spawnSync(process.execPath, [path.join(ROOT, 'bin', 'roce.js'), 'analyze', '--json', '--all-frames', '--qpn', '0x22', '-'], { input: fs.readFileSync(file), encoding: 'utf8', timeout: 30_000 });
-  expect(r.stderr).toBe('');
-  expect(r.status).toBe(0);
-  const d = JSON.parse(r.stdout) as AnalysisDocument;
-  const w = wholeOf([2]);
-  expect(d.conversations).toEqual(w.conversations);
-  expect(d.episodes).toEqual(w.episodes);
-  expect(d.frames).toEqual(w.frames);
-  expect(d.summary.flags).toEqual(w.flags);
-}, 30_000);
+testUnless(BUILT)(
+  'from standard input, --qpn gives the report it gives for the file',
+  () => {
+    const r = spawnSync(process.execPath, [path.join(ROOT, 'bin', 'roce.js'), 'analyze', '--json', '--all-frames', '--qpn', '0x22', '-'], {
+      input: fs.readFileSync(file),
+      encoding: 'utf8',
+      timeout: 30_000,
+    });
+    expect(r.stderr).toBe('');
+    expect(r.status).toBe(0);
+    const d = JSON.parse(r.stdout) as AnalysisDocument;
+    const w = wholeOf([2]);
+    expect(d.conversations).toEqual(w.conversations);
+    expect(d.episodes).toEqual(w.episodes);
+    expect(d.frames).toEqual(w.frames);
+    expect(d.summary.flags).toEqual(w.flags);
+  },
+  30_000,
+);

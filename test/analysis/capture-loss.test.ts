@@ -41,7 +41,8 @@ test('wider: seeds 5-16, every k-th record lost for k up to 24: no rule violatio
       for (let k = 2; k <= 24; k++) {
         for (let off = 0; off < Math.min(k, 3); off++) {
           captures++;
-          for (const v of analyzeCapture(dropRecords(whole, everyKth(n, k, 1 + off))).violations) seen.push(`${where} seed ${seed} k ${k} offset ${off}: ${v.rule} ${v.message}`);
+          for (const v of analyzeCapture(dropRecords(whole, everyKth(n, k, 1 + off))).violations)
+            seen.push(`${where} seed ${seed} k ${k} offset ${off}: ${v.rule} ${v.message}`);
         }
       }
     }

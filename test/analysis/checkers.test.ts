@@ -14,19 +14,50 @@ describe('go-back-N checkers', () => {
   });
 
   test('two NAKs for one gap', () => {
-    const r = analyze([send(0, 10), send(1, 11), send(2, 12), ack(5, 10, Syn.NAK_SEQ), ack(6, 10, Syn.NAK_SEQ), send(7, 10), send(8, 11), send(9, 12), ack(12, 12)]);
+    const r = analyze([
+      send(0, 10),
+      send(1, 11),
+      send(2, 12),
+      ack(5, 10, Syn.NAK_SEQ),
+      ack(6, 10, Syn.NAK_SEQ),
+      send(7, 10),
+      send(8, 11),
+      send(9, 12),
+      ack(12, 12),
+    ]);
     expect(r.violations.map((v) => [v.rule, v.frames])).toEqual([[RuleId.ONE_NAK_PER_GAP, [4, 5]]]);
   });
 
   test('an RNR NAK for the PSN closes the gap: a new NAK after it is allowed', () => {
-    const r = analyze([send(0, 10), send(1, 11), ack(2, 10, Syn.NAK_SEQ), send(4, 10), ack(5, 10, Syn.rnr(1)), ack(6, 10, Syn.NAK_SEQ), send(30, 10), send(31, 11), ack(33, 11)]);
+    const r = analyze([
+      send(0, 10),
+      send(1, 11),
+      ack(2, 10, Syn.NAK_SEQ),
+      send(4, 10),
+      ack(5, 10, Syn.rnr(1)),
+      ack(6, 10, Syn.NAK_SEQ),
+      send(30, 10),
+      send(31, 11),
+      ack(33, 11),
+    ]);
     expect(r.violations.filter((v) => v.rule === RuleId.ONE_NAK_PER_GAP)).toEqual([]);
   });
 
   test('retransmission not starting at the NAK’d PSN', () => {
     // The later resend of PSN 10 shows the first burst really skipped it (an ACK through 12 instead
     // would show the responder got 10: a retransmission the capture missed).
-    const r = analyze([send(0, 10), send(1, 11), send(2, 12), ack(5, 10, Syn.NAK_SEQ), send(7, 11), send(8, 12), send(20000, 10), send(20001, 11), send(20002, 12), ack(20012, 12)]);
+    const r = analyze([
+      send(0, 10),
+      send(1, 11),
+      send(2, 12),
+      ack(5, 10, Syn.NAK_SEQ),
+      send(7, 11),
+      send(8, 12),
+      send(20000, 10),
+      send(20001, 11),
+      send(20002, 12),
+      ack(20012, 12),
+    ]);
     const v = r.violations.find((x) => x.rule === RuleId.RETRANSMIT_FROM_NAK_PSN);
     expect(v).toBeDefined();
     expect(v!.frames).toEqual([4, 5]);
@@ -35,7 +66,17 @@ describe('go-back-N checkers', () => {
 
   test('a PSN skipped during the go-back-N resend', () => {
     // The responder's NAK for 12 shows the skip was the requester's, not a gap in the capture.
-    const r = analyze([send(0, 10), send(1, 11), send(2, 12), send(3, 13), ack(5, 10, Syn.NAK_SEQ), send(7, 10), send(8, 11), send(9, 13), ack(12, 12, Syn.NAK_SEQ)]);
+    const r = analyze([
+      send(0, 10),
+      send(1, 11),
+      send(2, 12),
+      send(3, 13),
+      ack(5, 10, Syn.NAK_SEQ),
+      send(7, 10),
+      send(8, 11),
+      send(9, 13),
+      ack(12, 12, Syn.NAK_SEQ),
+    ]);
     const v = r.violations.find((x) => x.rule === RuleId.NO_SKIP_ON_RETRANSMIT);
     expect(v).toBeDefined();
     expect(v!.frames).toEqual([7, 8]);
@@ -56,13 +97,29 @@ describe('go-back-N checkers', () => {
     // after each wait the requester resends from 10. When the resend that drew the second RNR NAK
     // is not in the capture, SEND 11 just after that NAK is the lost resend's burst going on.
     const write = send;
-    const whole = [send(0, 10), ack(1, 10, Syn.rnr(1)), write(2, 11), ack(3, 10, Syn.NAK_SEQ), send(20, 10), ack(21, 10, Syn.rnr(1)), write(22, 11), ack(23, 10, Syn.NAK_SEQ), send(40, 10), ack(41, 10), write(42, 11), ack(43, 11)];
+    const whole = [
+      send(0, 10),
+      ack(1, 10, Syn.rnr(1)),
+      write(2, 11),
+      ack(3, 10, Syn.NAK_SEQ),
+      send(20, 10),
+      ack(21, 10, Syn.rnr(1)),
+      write(22, 11),
+      ack(23, 10, Syn.NAK_SEQ),
+      send(40, 10),
+      ack(41, 10),
+      write(42, 11),
+      ack(43, 11),
+    ];
     const without = (frames: typeof whole, ...lost: number[]) => frames.filter((_, i) => !lost.includes(i + 1));
 
     test('whole, it breaks no rule and shows two RNR episodes', () => {
       const r = analyze(whole);
       expect(r.violations).toEqual([]);
-      expect(r.episodes.map((e) => [e.trigger, e.gapPsn])).toEqual([['rnr', 10], ['rnr', 10]]);
+      expect(r.episodes.map((e) => [e.trigger, e.gapPsn])).toEqual([
+        ['rnr', 10],
+        ['rnr', 10],
+      ]);
     });
 
     test('told by a second RNR NAK with no request at its PSN between (the first RNR NAK kept), or by a NAK drawn before it', () => {

@@ -12,7 +12,7 @@ import { textReport } from '../../analysis/text-report';
 import { CmConnectionState, type CmConnection } from '../../analysis/cm-connections';
 import { simWithHostCaptures } from './host-capture';
 import { SIM_IP_A, SIM_IP_B } from '../../apps/sim/sim-pair';
-import { AutoMra, RdmaCm, type RdmaCmEvent } from '../../stack/cm/rdma-cm';
+import { type AutoMra, RdmaCm, type RdmaCmEvent } from '../../stack/cm/rdma-cm';
 import { QpType } from '../../stack/qp-type-and-state';
 import { Access } from '../../stack/access-flags';
 import { SendFlags, WrOpcode } from '../../stack/work-request-codes';
@@ -47,7 +47,11 @@ function run(o: { faults?: { aToB?: FaultConfig; bToA?: FaultConfig }; acceptDel
   const caps = simWithHostCaptures({ seed: 11, ...(o.faults !== undefined ? { faults: o.faults } : {}) });
   const { sim } = caps;
   const client = { ...ends(sim.a), rcm: new RdmaCm(sim.a, { seed: 1 }), events: [] as RdmaCmEvent[] };
-  const server = { ...ends(sim.b), rcm: new RdmaCm(sim.b, { seed: 2, ...(o.autoMra !== undefined ? { autoMra: o.autoMra } : {}) }), events: [] as RdmaCmEvent[] };
+  const server = {
+    ...ends(sim.b),
+    rcm: new RdmaCm(sim.b, { seed: 2, ...(o.autoMra !== undefined ? { autoMra: o.autoMra } : {}) }),
+    events: [] as RdmaCmEvent[],
+  };
   server.rcm.listen(PORT, (e) => {
     server.events.push(e);
     if (e.type !== 'CONNECT_REQUEST') return;
@@ -117,7 +121,9 @@ describe('RDMA CM connections in roce analyze', () => {
     const doc = analysisDocument(a, 'sim');
     expect(doc.summary).toMatchObject({ cmConnections: 1, cmStates: { disconnected: 1 } });
     expect(JSON.parse(JSON.stringify(doc)).cmConnections[0].state).toBe('disconnected');
-    expect(textReport(doc)).toMatch(/RDMA CM connections:\n {2}#1 RC 198\.18\.0\.1 comm 0x[0-9a-f]{8} QPN 0x[0-9a-f]{6} PSN \d+ → 198\.18\.0\.2 .*svc 0x0000000001061c06 \(TCP port 7174\): disconnected, conversation #\d+\n {6}REQ→REP .*; REP→RTU .*; REP→first packet .*; established by the .*; DREQ→DREP .* \(DREQ by the active side\); REQ×1 REP×1 RTU×1 DREQ×1 DREP×1\n/);
+    expect(textReport(doc)).toMatch(
+      /RDMA CM connections:\n {2}#1 RC 198\.18\.0\.1 comm 0x[0-9a-f]{8} QPN 0x[0-9a-f]{6} PSN \d+ → 198\.18\.0\.2 .*svc 0x0000000001061c06 \(TCP port 7174\): disconnected, conversation #\d+\n {6}REQ→REP .*; REP→RTU .*; REP→first packet .*; established by the .*; DREQ→DREP .* \(DREQ by the active side\); REQ×1 REP×1 RTU×1 DREQ×1 DREP×1\n/,
+    );
   });
 
   test('the same QPs connected again after TimeWait: a second CM connection and a second conversation, with the new start PSNs', () => {
@@ -235,9 +241,18 @@ describe('RDMA CM connections in roce analyze', () => {
       ['SIDR', 'resolved'],
     ]);
     const [c1, c2, c3] = a.cmConnections as [CmConnection, CmConnection, CmConnection];
-    expect(c1).toMatchObject({ active: { qpn: 0x11, startPsn: 0x2f1a00 }, passive: { qpn: 0x12, startPsn: 0x7a1b2c }, port: 20000, mras: [{ from: 'passive', messageMraed: 'REQ', serviceTimeout: 23 }] });
+    expect(c1).toMatchObject({
+      active: { qpn: 0x11, startPsn: 0x2f1a00 },
+      passive: { qpn: 0x12, startPsn: 0x7a1b2c },
+      port: 20000,
+      mras: [{ from: 'passive', messageMraed: 'REQ', serviceTimeout: 23 }],
+    });
     expect(c1.messages['LAP']?.count).toBe(1);
-    expect(c2).toMatchObject({ active: { ip: 'fd00::1' }, passive: { ip: 'fd00::2', commId: 0x51e2d3c4 }, rej: { reason: 28, reasonName: 'CONSUMER_DEFINED', reasonText: 'consumer reject' } });
+    expect(c2).toMatchObject({
+      active: { ip: 'fd00::1' },
+      passive: { ip: 'fd00::2', commId: 0x51e2d3c4 },
+      rej: { reason: 28, reasonName: 'CONSUMER_DEFINED', reasonText: 'consumer reject' },
+    });
     expect(c3).toMatchObject({ sidr: { status: 0, qpn: 0x13, qkey: 0x01234567 }, passive: { qpn: 0x13 } });
   });
 });

@@ -36,7 +36,10 @@ function randomPsnCapture(n: number, seed: number): Uint8Array {
   const w = new PcapWriter();
   const payload = new Uint8Array(32).fill(0x5a);
   for (let i = 0; i < n; i++) {
-    const f = frame({ opcode: Opcode.RC_RDMA_WRITE_ONLY, destQp: 0x12, psn: r.int(1 << 24) }, { reth: { va: 0x1000n, rkey: 7, dmaLength: payload.length }, payload });
+    const f = frame(
+      { opcode: Opcode.RC_RDMA_WRITE_ONLY, destQp: 0x12, psn: r.int(1 << 24) },
+      { reth: { va: 0x1000n, rkey: 7, dmaLength: payload.length }, payload },
+    );
     w.add(f, EPOCH + BigInt(i) * 1000n);
   }
   return w.toBytes();

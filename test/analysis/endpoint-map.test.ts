@@ -22,7 +22,14 @@ test('EndpointMap: by address and QPN; deleteIf removes only the value it names'
 
 test('AddressNames: the texts packetAddresses gives, the same string each time, and a bounded cache', () => {
   const frame = (src: string, dst: string) =>
-    decodeFrame(buildRoceV2Frame({ eth: { src: 2, dst: 4 }, ip: { version: 4, src, dst }, bth: { opcode: Opcode.RC_SEND_ONLY, destQp: 5, psn: 1 }, payload: new Uint8Array(4) }));
+    decodeFrame(
+      buildRoceV2Frame({
+        eth: { src: 2, dst: 4 },
+        ip: { version: 4, src, dst },
+        bth: { opcode: Opcode.RC_SEND_ONLY, destQp: 5, psn: 1 },
+        payload: new Uint8Array(4),
+      }),
+    );
   const names = new AddressNames(2);
   const p = frame('198.18.0.1', '198.18.255.254');
   if (!p.roce) throw new Error('not RoCE');
@@ -35,7 +42,14 @@ test('AddressNames: the texts packetAddresses gives, the same string each time, 
     if (!q.roce) throw new Error('not RoCE');
     expect(names.of(q)).toEqual(packetAddresses(q));
   }
-  const v6 = decodeFrame(buildRoceV2Frame({ eth: { src: 2, dst: 4 }, ip: { version: 6, src: 'fd00::1', dst: 'fd00::2' }, bth: { opcode: Opcode.RC_SEND_ONLY, destQp: 5, psn: 1 }, payload: new Uint8Array(4) }));
+  const v6 = decodeFrame(
+    buildRoceV2Frame({
+      eth: { src: 2, dst: 4 },
+      ip: { version: 6, src: 'fd00::1', dst: 'fd00::2' },
+      bth: { opcode: Opcode.RC_SEND_ONLY, destQp: 5, psn: 1 },
+      payload: new Uint8Array(4),
+    }),
+  );
   if (!v6.roce) throw new Error('not RoCE');
   expect(names.of(v6)).toEqual({ src: 'fd00::1', dst: 'fd00::2' });
 });

@@ -38,7 +38,13 @@ describe.each(CASES)('seed $seed, loss $loss, ops $ops, receives $initialRecvs',
   const tap = new PcapTap({ where: 'host-a' });
   const f = { drop: c.loss };
   const sim = createSimPair({ seed: c.seed, faults: { aToB: f, bToA: f }, tap });
-  const w = runWorkload(sim, { seed: c.seed, qps: 3, bytes: 192 * 1024, ...(c.ops ? { ops: c.ops } : {}), ...(c.initialRecvs ? { initialRecvs: c.initialRecvs } : {}) });
+  const w = runWorkload(sim, {
+    seed: c.seed,
+    qps: 3,
+    bytes: 192 * 1024,
+    ...(c.ops ? { ops: c.ops } : {}),
+    ...(c.initialRecvs ? { initialRecvs: c.initialRecvs } : {}),
+  });
   const r = analyzeCapture(tap.bytes());
 
   test('the run completed and the analyzer finds no rule violation', () => {

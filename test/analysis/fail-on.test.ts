@@ -23,7 +23,21 @@ beforeAll(() => {
   fs.writeFileSync(clean, capture([send(0, 10), send(1, 11), send(2, 12), ack(5, 10, Syn.NAK_SEQ), send(7, 10), send(8, 11), send(9, 12), ack(12, 12)]));
   // The resend after the NAK skips the NAK'd PSN: a retransmitFromNakPsn violation.
   skipped = path.join(dir, 'skipped.pcap');
-  fs.writeFileSync(skipped, capture([send(0, 10), send(1, 11), send(2, 12), ack(5, 10, Syn.NAK_SEQ), send(7, 11), send(8, 12), send(20000, 10), send(20001, 11), send(20002, 12), ack(20012, 12)]));
+  fs.writeFileSync(
+    skipped,
+    capture([
+      send(0, 10),
+      send(1, 11),
+      send(2, 12),
+      ack(5, 10, Syn.NAK_SEQ),
+      send(7, 11),
+      send(8, 12),
+      send(20000, 10),
+      send(20001, 11),
+      send(20002, 12),
+      ack(20012, 12),
+    ]),
+  );
 });
 afterAll(() => fs.rmSync(dir, { recursive: true, force: true }));
 

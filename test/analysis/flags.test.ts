@@ -8,7 +8,14 @@ import { PcapWriter } from '../../packets/pcap';
 
 describe('per-frame flags', () => {
   test('retransmission after a NAK, and the NAK itself', () => {
-    const r = analyze([req(0, Op.SEND_ONLY, 100, { len: 8 }), req(1, Op.SEND_ONLY, 101, { len: 8 }), ack(5, 100, Syn.NAK_SEQ), req(7, Op.SEND_ONLY, 100, { len: 8 }), req(8, Op.SEND_ONLY, 101, { len: 8 }), ack(12, 101)]);
+    const r = analyze([
+      req(0, Op.SEND_ONLY, 100, { len: 8 }),
+      req(1, Op.SEND_ONLY, 101, { len: 8 }),
+      ack(5, 100, Syn.NAK_SEQ),
+      req(7, Op.SEND_ONLY, 100, { len: 8 }),
+      req(8, Op.SEND_ONLY, 101, { len: 8 }),
+      ack(12, 101),
+    ]);
     expect(flagsOf(r, 1)).toEqual([]);
     expect(flagsOf(r, 3)).toEqual(['nakSeqErr']);
     expect(flagsOf(r, 4)).toEqual(['retransmission']);
@@ -34,13 +41,27 @@ describe('per-frame flags', () => {
   });
 
   test('a hole the responder NAKs stays outOfSequence (lost on the wire before the capture point)', () => {
-    const r = analyze([req(0, Op.SEND_ONLY, 100, { len: 8 }), req(1, Op.SEND_ONLY, 102, { len: 8 }), ack(2, 101, Syn.NAK_SEQ), req(9, Op.SEND_ONLY, 101, { len: 8 }), req(10, Op.SEND_ONLY, 102, { len: 8 }), ack(11, 102)]);
+    const r = analyze([
+      req(0, Op.SEND_ONLY, 100, { len: 8 }),
+      req(1, Op.SEND_ONLY, 102, { len: 8 }),
+      ack(2, 101, Syn.NAK_SEQ),
+      req(9, Op.SEND_ONLY, 101, { len: 8 }),
+      req(10, Op.SEND_ONLY, 102, { len: 8 }),
+      ack(11, 102),
+    ]);
     expect(flagsOf(r, 2)).toEqual(['outOfSequence']);
     expect(r.captureGaps).toEqual([]);
   });
 
   test('ackedUnseen: an ACK for requests the capture never showed', () => {
-    const r = analyze([req(0, Op.SEND_ONLY, 100, { len: 8 }), ack(1, 100), req(2, Op.SEND_ONLY, 101, { len: 8 }), ack(4, 102), req(5, Op.SEND_ONLY, 103, { len: 8 }), ack(6, 103)]);
+    const r = analyze([
+      req(0, Op.SEND_ONLY, 100, { len: 8 }),
+      ack(1, 100),
+      req(2, Op.SEND_ONLY, 101, { len: 8 }),
+      ack(4, 102),
+      req(5, Op.SEND_ONLY, 103, { len: 8 }),
+      ack(6, 103),
+    ]);
     expect(flagsOf(r, 4)).toEqual(['ackedUnseen']);
     expect(flagsOf(r, 5)).toEqual([]);
     expect(r.captureGaps).toEqual([{ conversation: 1, requester: 'a', firstPsn: 102, lastPsn: 102, frame: 4, how: 'ackedUnseen' }]);
@@ -58,7 +79,13 @@ describe('per-frame flags', () => {
   });
 
   test('duplicateRequest: a request the responder already has; duplicateFrame: an immediate copy', () => {
-    const r = analyze([req(0, Op.SEND_ONLY, 100, { len: 8 }), req(0.5, Op.SEND_ONLY, 100, { len: 8 }), req(1, Op.SEND_ONLY, 101, { len: 8 }), ack(3, 101), req(40, Op.SEND_ONLY, 100, { len: 8 })]);
+    const r = analyze([
+      req(0, Op.SEND_ONLY, 100, { len: 8 }),
+      req(0.5, Op.SEND_ONLY, 100, { len: 8 }),
+      req(1, Op.SEND_ONLY, 101, { len: 8 }),
+      ack(3, 101),
+      req(40, Op.SEND_ONLY, 100, { len: 8 }),
+    ]);
     expect(flagsOf(r, 2)).toEqual(['duplicateFrame']);
     expect(flagsOf(r, 5)).toEqual(['retransmission', 'duplicateRequest']);
   });
@@ -84,7 +111,11 @@ describe('per-frame flags', () => {
     const r = analyze([
       req(0, Op.SEND_ONLY, 1, { len: 8, ackReq: false }),
       req(1, Op.READ_REQUEST, 2, { reth: { va: 0x1000n, rkey: 5, dmaLength: 16 } }),
-      { us: 6, from: 'b', t: { bth: { opcode: Op.READ_RESPONSE_ONLY, destQp: QP_A, psn: 2 }, aeth: { syndrome: Syn.ACK, msn: 2 }, payload: new Uint8Array(16) } },
+      {
+        us: 6,
+        from: 'b',
+        t: { bth: { opcode: Op.READ_RESPONSE_ONLY, destQp: QP_A, psn: 2 }, aeth: { syndrome: Syn.ACK, msn: 2 }, payload: new Uint8Array(16) },
+      },
     ]);
     expect(flagsOf(r, 3)).toEqual(['impliedAck']);
     expect(r.messages.map((m) => [m.op, m.status])).toEqual([
@@ -111,7 +142,10 @@ describe('per-frame flags', () => {
   test('malformed: an ACK carrying payload', () => {
     const w = new PcapWriter({ nanosecond: true });
     w.add(frame(req(0, Op.SEND_ONLY, 1, { len: 8 })), 0n);
-    w.add(frame({ us: 1, from: 'b', t: { bth: { opcode: Op.ACK, destQp: QP_A, psn: 1 }, aeth: { syndrome: Syn.ACK, msn: 1 }, payload: new Uint8Array(8) } }), 1000n);
+    w.add(
+      frame({ us: 1, from: 'b', t: { bth: { opcode: Op.ACK, destQp: QP_A, psn: 1 }, aeth: { syndrome: Syn.ACK, msn: 1 }, payload: new Uint8Array(8) } }),
+      1000n,
+    );
     const r = analyzeCapture(w.toBytes(), { allFrames: true });
     expect(flagsOf(r, 2)).toEqual(['malformed']);
   });

@@ -53,7 +53,12 @@ export function frame(s: Step): Uint8Array {
 }
 
 /** A request from A to B. */
-export function req(us: number, opcode: number, psn: number, o: Partial<TransportSpec> & { ackReq?: boolean; len?: number; ecnCe?: boolean; badIcrc?: boolean } = {}): Step {
+export function req(
+  us: number,
+  opcode: number,
+  psn: number,
+  o: Partial<TransportSpec> & { ackReq?: boolean; len?: number; ecnCe?: boolean; badIcrc?: boolean } = {},
+): Step {
   const { ackReq, len, ecnCe, badIcrc, ...rest } = o;
   const t: TransportSpec = { bth: { opcode, destQp: QP_B, psn, ackReq: ackReq ?? true }, ...rest };
   if (len !== undefined) t.payload = new Uint8Array(len).fill(psn & 0xff);

@@ -24,15 +24,29 @@ const judge = (kind: GuessKind, xs: readonly number[]) => judgeSeries({ host: 'h
 describe('the judge', () => {
   test('R_Keys stepping by 0x100 (bnxt_re, mlx4): constant stride 0x100, 0 bits, predictable', () => {
     const j = judge(GuessKind.RKEY, [0x1200, 0x1300, 0x1400, 0x1500, 0x1600, 0x1700]);
-    expect(j).toMatchObject({ pattern: 'constant stride 0x100', stride: '0x100', entropyBits: 0, verdict: GuessVerdict.PREDICTABLE, lowByteDistinct: 1, count: 6 });
+    expect(j).toMatchObject({
+      pattern: 'constant stride 0x100',
+      stride: '0x100',
+      entropyBits: 0,
+      verdict: GuessVerdict.PREDICTABLE,
+      lowByteDistinct: 1,
+      count: 6,
+    });
   });
 
   test('sequential QPNs: sequential, predictable', () => {
-    expect(judge(GuessKind.QPN, [0x11, 0x12, 0x13, 0x14, 0x15, 0x16])).toMatchObject({ pattern: 'sequential', stride: '0x1', verdict: GuessVerdict.PREDICTABLE });
+    expect(judge(GuessKind.QPN, [0x11, 0x12, 0x13, 0x14, 0x15, 0x16])).toMatchObject({
+      pattern: 'sequential',
+      stride: '0x1',
+      verdict: GuessVerdict.PREDICTABLE,
+    });
   });
 
   test('the same starting PSN every time (a series of values handed out more than once): constant, predictable', () => {
-    expect(judgeSeries({ host: 'h', kind: GuessKind.START_PSN, values: [0n, 0n, 0n, 0n, 0n, 0n] })).toMatchObject({ pattern: 'constant', verdict: GuessVerdict.PREDICTABLE });
+    expect(judgeSeries({ host: 'h', kind: GuessKind.START_PSN, values: [0n, 0n, 0n, 0n, 0n, 0n] })).toMatchObject({
+      pattern: 'constant',
+      verdict: GuessVerdict.PREDICTABLE,
+    });
   });
 
   test("rxe's index << 8 | random byte: the index steps by 1, the low 8 bits are all that is left: weak", () => {
@@ -45,7 +59,11 @@ describe('the judge', () => {
 
   test("this stack's sequential order (index + 1, key byte + 0x25): predictable", () => {
     const keys = Array.from({ length: 8 }, (_, i) => (((1 + i) << 8) | ((0x11 + 0x25 * (i + 1)) & 0xff)) >>> 0);
-    expect(judge(GuessKind.RKEY, keys)).toMatchObject({ verdict: GuessVerdict.PREDICTABLE, entropyBits: 0, pattern: 'high bits stride 0x1, low 8 bits stride 0x25' });
+    expect(judge(GuessKind.RKEY, keys)).toMatchObject({
+      verdict: GuessVerdict.PREDICTABLE,
+      entropyBits: 0,
+      pattern: 'high bits stride 0x1, low 8 bits stride 0x25',
+    });
   });
 
   test('cryptographically random keys, QPNs and PSNs: no pattern, unpredictable', () => {
@@ -54,7 +72,10 @@ describe('the judge', () => {
       [GuessKind.QPN, 0xffffff],
       [GuessKind.START_PSN, 0xffffff],
     ] as const) {
-      const j = judge(kind, Array.from({ length: 8 }, () => (u32() & mask) >>> 0));
+      const j = judge(
+        kind,
+        Array.from({ length: 8 }, () => (u32() & mask) >>> 0),
+      );
       expect(j.verdict).toBe(GuessVerdict.UNPREDICTABLE);
       expect(j.pattern).toBe('no pattern');
     }
@@ -68,12 +89,23 @@ describe('the judge', () => {
 
   test('random 24-bit series of 8 values: none of 2000 judged weak (the reason for the minimum of 6 values)', () => {
     let notUnpredictable = 0;
-    for (let t = 0; t < 2000; t++) if (judge(GuessKind.QPN, Array.from({ length: 8 }, () => u32() & 0xffffff)).verdict !== GuessVerdict.UNPREDICTABLE) notUnpredictable++;
+    for (let t = 0; t < 2000; t++)
+      if (
+        judge(
+          GuessKind.QPN,
+          Array.from({ length: 8 }, () => u32() & 0xffffff),
+        ).verdict !== GuessVerdict.UNPREDICTABLE
+      )
+        notUnpredictable++;
     expect(notUnpredictable).toBe(0);
   });
 
   test('fewer than six values: no verdict', () => {
-    expect(judge(GuessKind.RKEY, [0x1234, 0x5678, 0x9abc, 0xdef0, 0x1111])).toMatchObject({ pattern: 'too few values', entropyBits: null, verdict: GuessVerdict.UNKNOWN });
+    expect(judge(GuessKind.RKEY, [0x1234, 0x5678, 0x9abc, 0xdef0, 0x1111])).toMatchObject({
+      pattern: 'too few values',
+      entropyBits: null,
+      verdict: GuessVerdict.UNKNOWN,
+    });
   });
 
   test('the report takes the worst verdict, and the text has one row per series', () => {
@@ -106,9 +138,22 @@ function capture(keys: readonly number[], vas: readonly bigint[], qpns: readonly
     const qp = qpns[i] as number;
     const psn = psns[i] as number;
     const va = vas[i] as bigint;
-    for (const [k, off] of [[0, 64n], [1, 0n]] as const) {
-      w.add(frame('a', { bth: { opcode: Opcode.RC_RDMA_WRITE_ONLY, destQp: qp, psn: (psn + k) & 0xffffff, ackReq: true }, reth: { va: va + off, rkey, dmaLength: 8 }, payload: new Uint8Array(8) }), (t += 1000n));
-      w.add(frame('b', { bth: { opcode: Opcode.RC_ACKNOWLEDGE, destQp: 0x100 + i, psn: (psn + k) & 0xffffff }, aeth: { syndrome: 0, msn: k + 1 } }), (t += 1000n));
+    for (const [k, off] of [
+      [0, 64n],
+      [1, 0n],
+    ] as const) {
+      w.add(
+        frame('a', {
+          bth: { opcode: Opcode.RC_RDMA_WRITE_ONLY, destQp: qp, psn: (psn + k) & 0xffffff, ackReq: true },
+          reth: { va: va + off, rkey, dmaLength: 8 },
+          payload: new Uint8Array(8),
+        }),
+        (t += 1000n),
+      );
+      w.add(
+        frame('b', { bth: { opcode: Opcode.RC_ACKNOWLEDGE, destQp: 0x100 + i, psn: (psn + k) & 0xffffff }, aeth: { syndrome: 0, msn: k + 1 } }),
+        (t += 1000n),
+      );
     }
   });
   return w.toBytes();
@@ -168,7 +213,8 @@ describe('roce analyze --audit on synthetic captures', () => {
       if (m !== null && (d.info?.flags ?? 0) & 1) rkeys.add(`${dst} 0x${(m.rkey >>> 0).toString(16)}`);
       if (d.bth.destQp >= 2) qpns.add(`${dst} 0x${d.bth.destQp.toString(16)}`);
     }
-    const got = (kind: string): Set<string> => new Set(r.report.judgements.filter((j) => j.kind === kind).flatMap((j) => j.sample.map((v) => `${j.host} ${v}`)));
+    const got = (kind: string): Set<string> =>
+      new Set(r.report.judgements.filter((j) => j.kind === kind).flatMap((j) => j.sample.map((v) => `${j.host} ${v}`)));
     expect(got('rkey')).toEqual(rkeys);
     expect(got('qpn')).toEqual(qpns);
     expect(rkeys.size).toBeGreaterThan(0);

@@ -21,12 +21,17 @@ type Item = { us: number; frame: Uint8Array };
 
 function roce(us: number, from: 'a' | 'b', t: TransportSpec): Item {
   const to = from === 'a' ? 'b' : 'a';
-  return { us, frame: buildRoceV2Frame({ eth: { src: MAC[from], dst: MAC[to] }, ip: { version: 4, src: IP[from], dst: IP[to] }, udp: { srcPort: 49441 }, ...t }) };
+  return {
+    us,
+    frame: buildRoceV2Frame({ eth: { src: MAC[from], dst: MAC[to] }, ip: { version: 4, src: IP[from], dst: IP[to] }, udp: { srcPort: 49441 }, ...t }),
+  };
 }
 
 /** A SEND_ONLY with AckReq from `from` to QP `qp`. */
-const send = (us: number, from: 'a' | 'b', qp: number, psn: number): Item => roce(us, from, { bth: { opcode: Op.SEND_ONLY, destQp: qp, psn, ackReq: true }, payload: new Uint8Array(16).fill(psn & 0xff) });
-const ackTo = (us: number, from: 'a' | 'b', qp: number, psn: number, syndrome: number = Syn.ACK): Item => roce(us, from, { bth: { opcode: Op.ACK, destQp: qp, psn }, aeth: { syndrome, msn: 0 } });
+const send = (us: number, from: 'a' | 'b', qp: number, psn: number): Item =>
+  roce(us, from, { bth: { opcode: Op.SEND_ONLY, destQp: qp, psn, ackReq: true }, payload: new Uint8Array(16).fill(psn & 0xff) });
+const ackTo = (us: number, from: 'a' | 'b', qp: number, psn: number, syndrome: number = Syn.ACK): Item =>
+  roce(us, from, { bth: { opcode: Op.ACK, destQp: qp, psn }, aeth: { syndrome, msn: 0 } });
 
 /** A TCP SYN from `from` to port 18515 (the out-of-band exchange of rdma-core's tools and perftest). */
 function syn(us: number, from: 'a' | 'b'): Item {
@@ -127,7 +132,10 @@ describe('conversations across QPN reuse', () => {
     // Built with their ports (so their ICRCs hold): B SENDs to A's QP, A ACKs each on B's QP.
     const withPort = (us: number, from: 'a' | 'b', sport: number, t: TransportSpec): Item => {
       const to = from === 'a' ? 'b' : 'a';
-      return { us, frame: buildRoceV2Frame({ eth: { src: MAC[from], dst: MAC[to] }, ip: { version: 4, src: IP[from], dst: IP[to] }, udp: { srcPort: sport }, ...t }) };
+      return {
+        us,
+        frame: buildRoceV2Frame({ eth: { src: MAC[from], dst: MAC[to] }, ip: { version: 4, src: IP[from], dst: IP[to] }, udp: { srcPort: sport }, ...t }),
+      };
     };
     const run = (t0: number, qpA: number, psn: number, sport: number): Item[] =>
       [0, 1, 2, 3].flatMap((i) => [
@@ -195,9 +203,16 @@ describe('conversations across QPN reuse', () => {
     // 49429 PSNs apart, inside the 0x10000 window; each run's QP pair has its own source port.
     const first = pingpong(0, 0x1c, 0x11, 9_547_313, 1000).map((it) => port(it, 49645));
     const second = pingpong(10_000, 0x1d, 0x11, 9_596_742, 5_000_000).map((it) => port(it, 49662));
-    const packets: CapturedPacket[] = [...first, ...second].map((it, i) => ({ frame: i + 1, timeNs: it.us * 1000, p: decodeFrame(it.frame) as RocePacket, bytes: it.frame }));
+    const packets: CapturedPacket[] = [...first, ...second].map((it, i) => ({
+      frame: i + 1,
+      timeNs: it.us * 1000,
+      p: decodeFrame(it.frame) as RocePacket,
+      bytes: it.frame,
+    }));
     const convs = findRcConversations(packets, packetAddresses);
-    expect(convs.filter((c) => c.requesterIp === IP.a).map((c) => [c.requesterQpn, c.responderQpn, c.firstRequestPsn, c.requests.length, c.responses.length])).toEqual([
+    expect(
+      convs.filter((c) => c.requesterIp === IP.a).map((c) => [c.requesterQpn, c.responderQpn, c.firstRequestPsn, c.requests.length, c.responses.length]),
+    ).toEqual([
       [0x1c, 0x11, 9_547_313, 4, 4],
       [0x1d, 0x11, 9_596_742, 4, 4],
     ]);
@@ -207,13 +222,20 @@ describe('conversations across QPN reuse', () => {
     // A fresh clone's rxe interop run: perftest read and, steps later, perftest read -q 4 between the
     // same QPNs, the second connection's start PSN inside the first one's range. Each READ here is
     // 4 response packets; the first connection's READ at PSN 1000 was answered long before.
-    const read = (us: number, from: 'a' | 'b', qp: number, psn: number): Item => roce(us, from, { bth: { opcode: Op.READ_REQUEST, destQp: qp, psn, ackReq: true }, reth: { va: 0x10000n, rkey: 0x136, dmaLength: 4096 } });
-    const resp = (us: number, from: 'a' | 'b', qp: number, psn: number): Item => roce(us, from, { bth: { opcode: Op.READ_RESPONSE_ONLY, destQp: qp, psn }, aeth: { syndrome: Syn.ACK, msn: 1 }, payload: new Uint8Array(16) });
+    const read = (us: number, from: 'a' | 'b', qp: number, psn: number): Item =>
+      roce(us, from, { bth: { opcode: Op.READ_REQUEST, destQp: qp, psn, ackReq: true }, reth: { va: 0x10000n, rkey: 0x136, dmaLength: 4096 } });
+    const resp = (us: number, from: 'a' | 'b', qp: number, psn: number): Item =>
+      roce(us, from, { bth: { opcode: Op.READ_RESPONSE_ONLY, destQp: qp, psn }, aeth: { syndrome: Syn.ACK, msn: 1 }, payload: new Uint8Array(16) });
     const connection = (t0: number, psns: number[]): Item[] =>
       psns.flatMap((q, i) => [read(t0 + i * 100, 'a', 0x11, q), ...[0, 1, 2, 3].map((k) => resp(t0 + i * 100 + 10 + k, 'b', 0x2d, q + k))]);
     const first = connection(0, [1000, 1004]).map((it) => port(it, 49600));
     const second = connection(10_000, [998, 1002]).map((it) => port(it, 49700));
-    const packets: CapturedPacket[] = [...first, ...second].map((it, i) => ({ frame: i + 1, timeNs: it.us * 1000, p: decodeFrame(it.frame) as RocePacket, bytes: it.frame }));
+    const packets: CapturedPacket[] = [...first, ...second].map((it, i) => ({
+      frame: i + 1,
+      timeNs: it.us * 1000,
+      p: decodeFrame(it.frame) as RocePacket,
+      bytes: it.frame,
+    }));
     expect(findRcConversations(packets, packetAddresses).map((c) => [c.requesterQpn, c.firstRequestPsn, c.responses.map((x) => x.p.bth?.psn)])).toEqual([
       [0x2d, 1000, [1000, 1001, 1002, 1003, 1004, 1005, 1006, 1007]],
       [0x2d, 998, [998, 999, 1000, 1001, 1002, 1003, 1004, 1005]],
@@ -224,7 +246,12 @@ describe('conversations across QPN reuse', () => {
     // rxe's QP 0x14 then QP 0x1a send to the stack's QP 0x11; the second run starts 500 PSNs below the first.
     const first = oneWay(0, 'a', 0x14, 0x11, 2000, 8).map((it) => port(it, 49600));
     const second = oneWay(10_000, 'a', 0x1a, 0x11, 1500, 4).map((it) => port(it, 49700));
-    const packets: CapturedPacket[] = [...first, ...second].map((it, i) => ({ frame: i + 1, timeNs: it.us * 1000, p: decodeFrame(it.frame) as RocePacket, bytes: it.frame }));
+    const packets: CapturedPacket[] = [...first, ...second].map((it, i) => ({
+      frame: i + 1,
+      timeNs: it.us * 1000,
+      p: decodeFrame(it.frame) as RocePacket,
+      bytes: it.frame,
+    }));
     expect(findRcConversations(packets, packetAddresses).map((c) => [c.requesterQpn, c.firstRequestPsn, c.responses.map((x) => x.p.bth?.psn)])).toEqual([
       [0x14, 2000, [2000, 2001, 2002, 2003, 2004, 2005, 2006, 2007]],
       [0x1a, 1500, [1500, 1501, 1502, 1503]],
@@ -235,14 +262,28 @@ describe('conversations across QPN reuse', () => {
 describe("capture point 'sent' (frames captured as sent, dropped after the capture point)", () => {
   // A sends 10 and 11; B's ACK for 10 is captured but (at this capture point) may have been dropped
   // before A got it; A times out and resends from 10.
-  const items = [send(0, 'a', 0x12, 10), send(1, 'a', 0x12, 11), ackTo(2, 'b', 0x11, 10), send(20_000, 'a', 0x12, 10), send(20_001, 'a', 0x12, 11), ackTo(20_003, 'b', 0x11, 11)];
+  const items = [
+    send(0, 'a', 0x12, 10),
+    send(1, 'a', 0x12, 11),
+    ackTo(2, 'b', 0x11, 10),
+    send(20_000, 'a', 0x12, 10),
+    send(20_001, 'a', 0x12, 11),
+    ackTo(20_003, 'b', 0x11, 11),
+  ];
 
   test('by default every rule is checked; a resend from an acknowledged PSN after a timeout skips nothing and is no violation', () => {
     const r = analyse(items);
     expect(r.violations).toEqual([]);
     expect(r.rulesNotChecked).toEqual([]);
     // Starting past the first unacknowledged PSN is one.
-    const skipping = analyse([send(0, 'a', 0x12, 10), send(1, 'a', 0x12, 11), send(2, 'a', 0x12, 12), ackTo(3, 'b', 0x11, 10), send(20_000, 'a', 0x12, 12), ackTo(20_003, 'b', 0x11, 11, Syn.NAK_SEQ)]);
+    const skipping = analyse([
+      send(0, 'a', 0x12, 10),
+      send(1, 'a', 0x12, 11),
+      send(2, 'a', 0x12, 12),
+      ackTo(3, 'b', 0x11, 10),
+      send(20_000, 'a', 0x12, 12),
+      ackTo(20_003, 'b', 0x11, 11, Syn.NAK_SEQ),
+    ]);
     expect(skipping.violations.map((v) => v.rule)).toContain(RuleId.RETRANSMIT_FROM_FIRST_UNACKED);
   });
 
@@ -252,14 +293,34 @@ describe("capture point 'sent' (frames captured as sent, dropped after the captu
     expect(r.rulesNotChecked).toEqual([...RECEIVE_DEPENDENT_RULES]);
     expect(r.episodes.map((e) => e.trigger)).toEqual(['timeout']);
     // What only needs what was sent is still checked: a skip within the go-back-N burst.
-    const skip = analyse([send(0, 'a', 0x12, 10), send(1, 'a', 0x12, 11), send(2, 'a', 0x12, 12), ackTo(5, 'b', 0x11, 10, Syn.NAK_SEQ), send(7, 'a', 0x12, 10), send(8, 'a', 0x12, 12), ackTo(12, 'b', 0x11, 11, Syn.NAK_SEQ)], 'sent');
+    const skip = analyse(
+      [
+        send(0, 'a', 0x12, 10),
+        send(1, 'a', 0x12, 11),
+        send(2, 'a', 0x12, 12),
+        ackTo(5, 'b', 0x11, 10, Syn.NAK_SEQ),
+        send(7, 'a', 0x12, 10),
+        send(8, 'a', 0x12, 12),
+        ackTo(12, 'b', 0x11, 11, Syn.NAK_SEQ),
+      ],
+      'sent',
+    );
     expect(skip.violations.map((v) => v.rule)).toEqual([RuleId.NO_SKIP_ON_RETRANSMIT]);
   });
 
   test('a resend from the first unacknowledged PSN as of just before the resend is not a violation (the ACK was not processed yet)', () => {
     // The ACK for 11 is captured 98 us before the timeout resend from 11 (the ACK for 10 came first):
     // the requester had not processed it (rxe under qemu shows this; the capture is at the NIC).
-    const r = analyse([send(0, 'a', 0x12, 10), send(1, 'a', 0x12, 11), send(2, 'a', 0x12, 12), ackTo(3, 'b', 0x11, 10), ackTo(102, 'b', 0x11, 11), send(200, 'a', 0x12, 11), send(201, 'a', 0x12, 12), ackTo(210, 'b', 0x11, 12)]);
+    const r = analyse([
+      send(0, 'a', 0x12, 10),
+      send(1, 'a', 0x12, 11),
+      send(2, 'a', 0x12, 12),
+      ackTo(3, 'b', 0x11, 10),
+      ackTo(102, 'b', 0x11, 11),
+      send(200, 'a', 0x12, 11),
+      send(201, 'a', 0x12, 12),
+      ackTo(210, 'b', 0x11, 12),
+    ]);
     expect(r.episodes.map((e) => e.trigger)).toEqual(['timeout']);
     expect(r.violations).toEqual([]);
   });

@@ -154,7 +154,11 @@ describe('--fail-on and the rxe class', () => {
     expect([...parseFailOn(['any,seqNakAfterRnrNak']).failOn.rxe]).toEqual(['seqNakAfterRnrNak']);
     expect(parseFailOn(['rxe-ish']).unknown).toEqual(['rxe-ish']);
     expect(failOnNames()).toEqual(expect.arrayContaining(['any', 'rxe', 'sendsDuringRnrWait', 'seqNakAfterRnrNak']));
-    const counts = { violationsByRule: new Map(), flagCounts: analyze([]).flagCounts, rxeBehavioursById: { sendsDuringRnrWait: 2, seqNakAfterRnrNak: 1, retryFromStaleCompleterPsn: 0 } };
+    const counts = {
+      violationsByRule: new Map(),
+      flagCounts: analyze([]).flagCounts,
+      rxeBehavioursById: { sendsDuringRnrWait: 2, seqNakAfterRnrNak: 1, retryFromStaleCompleterPsn: 0 },
+    };
     expect(failOnFindings(parseFailOn(['any']).failOn, counts)).toEqual([]);
     expect(failOnFindings(parseFailOn(['rxe']).failOn, counts)).toEqual(['rxe sendsDuringRnrWait: 2 times', 'rxe seqNakAfterRnrNak: 1 time']);
   });

@@ -62,7 +62,11 @@ describe('send-bw-rnr.pcap: ib_send_bw against a receive queue one WQE deep, bot
 
   test('rxe behaviour: a sequence NAK after each RNR NAK (rxe’s responder, and roce-ts’s, which copies it)', () => {
     const r = analyse(RNR);
-    expect(r.rxeBehavioursById).toEqual({ [RxeBehaviourId.SENDS_DURING_RNR_WAIT]: 0, [RxeBehaviourId.SEQ_NAK_AFTER_RNR_NAK]: 9, [RxeBehaviourId.RETRY_FROM_STALE_COMPLETER_PSN]: 0 });
+    expect(r.rxeBehavioursById).toEqual({
+      [RxeBehaviourId.SENDS_DURING_RNR_WAIT]: 0,
+      [RxeBehaviourId.SEQ_NAK_AFTER_RNR_NAK]: 9,
+      [RxeBehaviourId.RETRY_FROM_STALE_COMPLETER_PSN]: 0,
+    });
     const seq = r.rxeBehaviours.filter((b) => b.behaviour === RxeBehaviourId.SEQ_NAK_AFTER_RNR_NAK);
     expect(seq.map((b) => [b.conversation, ...b.frames])).toEqual([
       [1, 73, 74],
@@ -89,7 +93,8 @@ describe('send-bw-rnr.pcap: ib_send_bw against a receive queue one WQE deep, bot
       [2, 4857644, 276, 278, 280, 281],
       [2, 4857648, 289, 291, 292],
     ]);
-    for (const b of during) expect(b).toMatchObject({ class: 'rxe', by: 'requester', ibta: 'silent', source: expect.stringContaining('rxe_req.c rxe_requester()') });
+    for (const b of during)
+      expect(b).toMatchObject({ class: 'rxe', by: 'requester', ibta: 'silent', source: expect.stringContaining('rxe_req.c rxe_requester()') });
     // roce-ts's requester (conversation 1) waits without sending.
     expect(during.every((b) => b.conversation === 2)).toBe(true);
   });
@@ -114,7 +119,10 @@ describe('send-bw-rnr.pcap: ib_send_bw against a receive queue one WQE deep, bot
 
   test('roce replay in both roles: every captured answer matched, no violation', () => {
     const j = judgeCapture(fs.readFileSync(RNR));
-    expect({ responder: [j.replay.responder.conversations, j.replay.responder.violations], requester: [j.replay.requester.conversations, j.replay.requester.violations] }).toEqual({ responder: [2, 0], requester: [2, 0] });
+    expect({
+      responder: [j.replay.responder.conversations, j.replay.responder.violations],
+      requester: [j.replay.requester.conversations, j.replay.requester.violations],
+    }).toEqual({ responder: [2, 0], requester: [2, 0] });
   });
 });
 
@@ -142,7 +150,10 @@ describe('send-bw-rnr-late.pcap: the same scenario, the responders answering que
     expect(r.rxeBehavioursById).toEqual({ sendsDuringRnrWait: 1, seqNakAfterRnrNak: 16, retryFromStaleCompleterPsn: 1 });
     // rxe's requester after the RNR NAK 336: requests a round trip after it (345-348), or from 0.6 ms
     // after it at its own NIC (338-348), before its resend at 349.
-    const during = (at: CapturePoint) => analyse(LATE, at).rxeBehaviours.filter((b) => b.behaviour === RxeBehaviourId.SENDS_DURING_RNR_WAIT).map((b) => [b.conversation, ...b.frames]);
+    const during = (at: CapturePoint) =>
+      analyse(LATE, at)
+        .rxeBehaviours.filter((b) => b.behaviour === RxeBehaviourId.SENDS_DURING_RNR_WAIT)
+        .map((b) => [b.conversation, ...b.frames]);
     expect(during('unknown')).toEqual([[2, 336, 345, 348, 349]]);
     expect(during(AT_GUEST)).toEqual([[2, 336, 338, 348, 349]]);
   });
@@ -166,6 +177,9 @@ describe('read-write-loss.pcap: READ retries both ways and a WRITE under 3 % los
 
   test('roce replay in both roles: no violation', () => {
     const j = judgeCapture(fs.readFileSync(LOSS), { capturePoint: 'sent' });
-    expect({ responder: [j.replay.responder.conversations, j.replay.responder.violations], requester: [j.replay.requester.conversations, j.replay.requester.violations] }).toEqual({ responder: [3, 0], requester: [3, 0] });
+    expect({
+      responder: [j.replay.responder.conversations, j.replay.responder.violations],
+      requester: [j.replay.requester.conversations, j.replay.requester.violations],
+    }).toEqual({ responder: [3, 0], requester: [3, 0] });
   });
 });

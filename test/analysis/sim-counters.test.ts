@@ -133,7 +133,14 @@ describe('targeted faults (Lumina-style events) are found where they were inject
   test('the same PSN dropped twice: the NAK, then a timeout (one NAK per gap)', () => {
     const h = simWithHostCaptures({
       seed: 3,
-      faults: { aToB: { rules: [{ action: 'drop', match: { opcode: 'SEND_ONLY', round: 0 }, count: 1 }, { action: 'drop', match: { opcode: 'SEND_ONLY', round: 1 }, count: 1 }] } },
+      faults: {
+        aToB: {
+          rules: [
+            { action: 'drop', match: { opcode: 'SEND_ONLY', round: 0 }, count: 1 },
+            { action: 'drop', match: { opcode: 'SEND_ONLY', round: 1 }, count: 1 },
+          ],
+        },
+      },
     });
     const w = runWorkload(h.sim, { seed: 3, bytes: 64 * 1024, qps: 1, ops, initialRecvs: 1000, minMessage: 1, maxMessage: 4096, timeout: 8 });
     expect(w.ok).toBe(true);

@@ -2,7 +2,7 @@
 import fc from 'fast-check';
 import { spanText } from '../../analysis/text-report';
 
-test('the report\'s spans: µs, ms or s, three decimals and as many more as the capture has, none cut', () => {
+test("the report's spans: µs, ms or s, three decimals and as many more as the capture has, none cut", () => {
   expect(spanText(2_960_423, 9)).toBe('2.960423 ms');
   expect(spanText(2_960_000, 6)).toBe('2.960 ms');
   expect(spanText(149_687, 9)).toBe('149.687 µs');

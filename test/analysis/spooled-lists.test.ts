@@ -34,15 +34,27 @@ function captureFiles(dir: string): string[] {
  * The report from an analysis with spools (small runs, so that most lists take several) and from
  * one without: the JSON text, and the text report listing everything.
  */
-function bothWays(run: (opts: AnalyzerOptions) => AnalysisResult, allFrames: boolean): { spooled: string; kept: string; spooledText: string; keptText: string; counts: number[] } {
+function bothWays(
+  run: (opts: AnalyzerOptions) => AnalysisResult,
+  allFrames: boolean,
+): { spooled: string; kept: string; spooledText: string; keptText: string; counts: number[] } {
   const store = memoryStore();
   const make = (): SortedSpool => new SortedSpool(store, { runBytes: 512, readBytes: 100 });
-  const as = <T>(s: SortedSpool, text: (x: T) => string) => (key: number, x: T) => s.push(key, text(x));
+  const as =
+    <T>(s: SortedSpool, text: (x: T) => string) =>
+    (key: number, x: T) =>
+      s.push(key, text(x));
   const json = { messages: make(), episodes: make(), violations: make(), frames: make(), captureGaps: make() };
   const j = as<unknown>;
   const r = run({
     allFrames,
-    spool: { messages: j(json.messages, JSON.stringify), episodes: j(json.episodes, JSON.stringify), violations: j(json.violations, JSON.stringify), frames: j(json.frames, JSON.stringify), captureGaps: j(json.captureGaps, JSON.stringify) },
+    spool: {
+      messages: j(json.messages, JSON.stringify),
+      episodes: j(json.episodes, JSON.stringify),
+      violations: j(json.violations, JSON.stringify),
+      frames: j(json.frames, JSON.stringify),
+      captureGaps: j(json.captureGaps, JSON.stringify),
+    },
   });
   for (const list of [r.messages, r.episodes, r.violations, r.frameResults, r.captureGaps]) expect(list).toEqual([]);
   const texts = (s: SortedSpool): TextList => new TextList(() => s.lines(), s.length);
@@ -59,8 +71,16 @@ function bothWays(run: (opts: AnalyzerOptions) => AnalysisResult, allFrames: boo
   const keptDoc = analysisDocument(run({ allFrames }), 'x');
   // The text report, its lists spooled as their lines.
   const lines = { messages: make(), episodes: make(), violations: make(), frames: make() };
-  const rt = run({ allFrames, spool: { messages: as(lines.messages, messageLine), episodes: as(lines.episodes, episodeLine), violations: as(lines.violations, violationLine), frames: as(lines.frames, JSON.stringify) } });
-    const all = { episodes: true, messages: true, frames: true };
+  const rt = run({
+    allFrames,
+    spool: {
+      messages: as(lines.messages, messageLine),
+      episodes: as(lines.episodes, episodeLine),
+      violations: as(lines.violations, violationLine),
+      frames: as(lines.frames, JSON.stringify),
+    },
+  });
+  const all = { episodes: true, messages: true, frames: true };
   const text = (d: Parameters<typeof writeTextReport>[0]): string => {
     const parts: string[] = [];
     writeTextReport(d, all, (t) => parts.push(t));
@@ -143,7 +163,14 @@ describe('spooled lists', () => {
   });
 
   test('a NAKed hole stays flagged to the end', () => {
-    const file = capture([req(0, Op.SEND_ONLY, 100, { len: 8 }), req(1, Op.SEND_ONLY, 102, { len: 8 }), ack(2, 101, Syn.NAK_SEQ), req(9, Op.SEND_ONLY, 101, { len: 8 }), req(10, Op.SEND_ONLY, 102, { len: 8 }), ack(11, 102)]);
+    const file = capture([
+      req(0, Op.SEND_ONLY, 100, { len: 8 }),
+      req(1, Op.SEND_ONLY, 102, { len: 8 }),
+      ack(2, 101, Syn.NAK_SEQ),
+      req(9, Op.SEND_ONLY, 101, { len: 8 }),
+      req(10, Op.SEND_ONLY, 102, { len: 8 }),
+      ack(11, 102),
+    ]);
     const { spooled, kept, spooledText, keptText } = bothWays((o) => analyzeCapture(file, o), false);
     expect(spooled).toBe(kept);
     expect(spooledText).toBe(keptText);

@@ -22,7 +22,10 @@ const AT_A = { capturePoint: `host:${SIM_IP_A}`, keep: { episodes: true, violati
 /** The capture with every frame from record `from` on `delayNs` later. */
 function stalledAt(capture: Uint8Array, from: number, delayNs: bigint): Uint8Array {
   const { records } = readCapture(capture);
-  return writePcap(records.map((r, i) => ({ data: r.data, timestampNs: i >= from ? r.timestampNs + delayNs : r.timestampNs })), { nanosecond: true });
+  return writePcap(
+    records.map((r, i) => ({ data: r.data, timestampNs: i >= from ? r.timestampNs + delayNs : r.timestampNs })),
+    { nanosecond: true },
+  );
 }
 
 test('a NAK episode whose burst stalls for 20 ms in its middle stays one episode, with no violation or capture gap', () => {

@@ -21,8 +21,29 @@ const send = (us: number, psn: number): Step => req(us, Op.SEND_ONLY, psn, { len
 /** Go-back-N sequences with episodes, violations and messages (test/analysis/checkers.test.ts's, with 1000-byte payloads). */
 const SEQUENCES: Record<string, Step[]> = {
   'a clean NAK recovery': [send(0, 10), send(1, 11), send(2, 12), ack(5, 10, Syn.NAK_SEQ), send(7, 10), send(8, 11), send(9, 12), ack(12, 12)],
-  'two NAKs for one gap': [send(0, 10), send(1, 11), send(2, 12), ack(5, 10, Syn.NAK_SEQ), ack(6, 10, Syn.NAK_SEQ), send(7, 10), send(8, 11), send(9, 12), ack(12, 12)],
-  'a resend not from the NAKed PSN': [send(0, 10), send(1, 11), send(2, 12), ack(5, 10, Syn.NAK_SEQ), send(7, 11), send(8, 12), send(20000, 10), send(20001, 11), send(20002, 12), ack(20012, 12)],
+  'two NAKs for one gap': [
+    send(0, 10),
+    send(1, 11),
+    send(2, 12),
+    ack(5, 10, Syn.NAK_SEQ),
+    ack(6, 10, Syn.NAK_SEQ),
+    send(7, 10),
+    send(8, 11),
+    send(9, 12),
+    ack(12, 12),
+  ],
+  'a resend not from the NAKed PSN': [
+    send(0, 10),
+    send(1, 11),
+    send(2, 12),
+    ack(5, 10, Syn.NAK_SEQ),
+    send(7, 11),
+    send(8, 12),
+    send(20000, 10),
+    send(20001, 11),
+    send(20002, 12),
+    ack(20012, 12),
+  ],
   'a resend before the RNR timer ran out': [send(0, 10), ack(1, 10, Syn.rnr(13)), send(100, 10), ack(101, 10)],
   'a timeout resend that skips the first unacknowledged PSN': [send(0, 10), send(1, 11), send(2, 12), ack(3, 10), send(20000, 12), ack(20003, 11, Syn.NAK_SEQ)],
   'a timeout burst past its recovery': burstPastRecovery().map((s) => (s.from === 'a' ? { ...s, t: { ...s.t, payload: new Uint8Array(1000) } } : s)),
@@ -55,7 +76,17 @@ function viaBatches(file: Uint8Array): AnalysisResult {
       writer.begin(newViewBatch());
     }
     const d = r.data;
-    writer.add(r.index, Number(r.timestampNs - t0), r.linkType, r.origLen, new DataView(d.buffer), new Uint8Array(d.buffer), d.byteOffset, d.byteOffset + d.byteLength, r.index === 1 ? { sec: r.sec, nsec: r.nsec, digits: r.timeDigits } : undefined);
+    writer.add(
+      r.index,
+      Number(r.timestampNs - t0),
+      r.linkType,
+      r.origLen,
+      new DataView(d.buffer),
+      new Uint8Array(d.buffer),
+      d.byteOffset,
+      d.byteOffset + d.byteLength,
+      r.index === 1 ? { sec: r.sec, nsec: r.nsec, digits: r.timeDigits } : undefined,
+    );
   }
   reader.read(writer.end());
   return analyzer.finish();
@@ -156,8 +187,16 @@ describe('frames cut inside their headers', () => {
     // 64 bytes: the READ REQUEST's BTH and 10 of its RETH's 16 bytes; the responses' BTH and AETH whole.
     const steps: Step[] = [
       req(0, Op.READ_REQUEST, 10, { reth: { va: 0x1000n, rkey: 7, dmaLength: 2048 } }),
-      { us: 5, from: 'b', t: { bth: { opcode: Op.READ_RESPONSE_FIRST, destQp: 0x11, psn: 10 }, aeth: { syndrome: 0x1f, msn: 0 }, payload: new Uint8Array(1024) } },
-      { us: 6, from: 'b', t: { bth: { opcode: Op.READ_RESPONSE_LAST, destQp: 0x11, psn: 11 }, aeth: { syndrome: 0x1f, msn: 1 }, payload: new Uint8Array(1024) } },
+      {
+        us: 5,
+        from: 'b',
+        t: { bth: { opcode: Op.READ_RESPONSE_FIRST, destQp: 0x11, psn: 10 }, aeth: { syndrome: 0x1f, msn: 0 }, payload: new Uint8Array(1024) },
+      },
+      {
+        us: 6,
+        from: 'b',
+        t: { bth: { opcode: Op.READ_RESPONSE_LAST, destQp: 0x11, psn: 11 }, aeth: { syndrome: 0x1f, msn: 1 }, payload: new Uint8Array(1024) },
+      },
       send(7, 12),
       ack(9, 12),
     ];

@@ -37,7 +37,12 @@ interface Passage {
 }
 
 /** Analyses `file` through batches made and read on this thread. */
-function viaBatches(file: string, opts: AnalyzerOptions, decode: DecodeOptions, stringLimit?: number): { doc: ReturnType<typeof analysisDocument>; passage: Passage } {
+function viaBatches(
+  file: string,
+  opts: AnalyzerOptions,
+  decode: DecodeOptions,
+  stringLimit?: number,
+): { doc: ReturnType<typeof analysisDocument>; passage: Passage } {
   // The analyzer knows how the frames were decoded (whether ICRCs were checked, for the capture quality).
   const analyzer = new Analyzer({ ...opts, decode });
   const reader = new ViewBatchReader(analyzer, decode);
@@ -75,7 +80,17 @@ function viaBatches(file: string, opts: AnalyzerOptions, decode: DecodeOptions, 
       writer.begin(pool[passage.batches % 2]!);
     }
     const d = r.data;
-    writer.add(r.index, Number(r.timestampNs - t0), r.linkType, r.origLen, new DataView(d.buffer), new Uint8Array(d.buffer), d.byteOffset, d.byteOffset + d.byteLength, start);
+    writer.add(
+      r.index,
+      Number(r.timestampNs - t0),
+      r.linkType,
+      r.origLen,
+      new DataView(d.buffer),
+      new Uint8Array(d.buffer),
+      d.byteOffset,
+      d.byteOffset + d.byteLength,
+      start,
+    );
   }
   flush();
   return { doc: analysisDocument(analyzer.finish(), file), passage };

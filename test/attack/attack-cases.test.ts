@@ -8,7 +8,18 @@ import { decodeFrame } from '../../packets/decode';
 import { OPCODES, Opcode } from '../../packets/opcodes';
 import { runAttack } from '../../apps/attack/attack-run';
 
-const target: AttackTarget = { srcMac: 0x020000000009, dstMac: 0x020000000002, srcIp: '198.18.0.9', dstIp: '198.18.0.2', qpn: 0x11, psn: 1000, window: 4, rkey: null, va: null, udpSport: 0xc000 };
+const target: AttackTarget = {
+  srcMac: 0x020000000009,
+  dstMac: 0x020000000002,
+  srcIp: '198.18.0.9',
+  dstIp: '198.18.0.2',
+  qpn: 0x11,
+  psn: 1000,
+  window: 4,
+  rkey: null,
+  va: null,
+  udpSport: 0xc000,
+};
 
 test('every case builds a RoCE v2 frame for the target QP with a valid ICRC (bad-icrc: a wrong one; reserved-opcode: an opcode the table lacks)', () => {
   for (const c of ATTACK_CASES) {
@@ -46,7 +57,13 @@ test('PSNs: frame i of a case goes to psn + (i mod window); duplicates behind it
 
 test('a mixed flood counts the frames sent per case, the cases in turn', async () => {
   const sent: Uint8Array[] = [];
-  const s = await runAttack({ txBurst: (f) => (sent.push(...f), f.length), rxBurst: () => [] }, target, { cases: [AttackCase.WRONG_RKEY, AttackCase.GHOST_NAK, AttackCase.CNP], count: 100, ratePps: null, follow: false, learnMs: 0 });
+  const s = await runAttack({ txBurst: (f) => (sent.push(...f), f.length), rxBurst: () => [] }, target, {
+    cases: [AttackCase.WRONG_RKEY, AttackCase.GHOST_NAK, AttackCase.CNP],
+    count: 100,
+    ratePps: null,
+    follow: false,
+    learnMs: 0,
+  });
   expect(s.frames).toBe(100);
   expect(sent).toHaveLength(100);
   expect(s.perCase).toEqual({ 'wrong-rkey': 34, 'ghost-nak': 33, cnp: 33 });

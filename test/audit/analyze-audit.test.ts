@@ -9,7 +9,9 @@ test('JSON: the frames counted and a judgement per host and kind, with the value
   expect(r.code).toBe(0);
   const j = JSON.parse(r.out);
   expect(j).toMatchObject({ file: CM, frames: 14, roceFrames: 14, verdict: 'unknown' });
-  expect(j.judgements).toEqual(expect.arrayContaining([expect.objectContaining({ host: '198.18.0.2', kind: 'startPsn', sample: ['0x7a1b2c'], verdict: 'unknown' })]));
+  expect(j.judgements).toEqual(
+    expect.arrayContaining([expect.objectContaining({ host: '198.18.0.2', kind: 'startPsn', sample: ['0x7a1b2c'], verdict: 'unknown' })]),
+  );
 });
 
 test('text: the table and the overall verdict', async () => {

@@ -34,7 +34,8 @@ async function audited(allocation: AllocationOrder): Promise<{ r: PeerAuditResul
   try {
     // The peer: a perftest server run again as soon as the last one ended.
     const serve = (async () => {
-      for (let i = 0; i < RUNS; i++) await runPerftest(sim.b, { verb: 'write', lat: false, role: 'server', listener: l, iters: 5, size: 64, connectTimeoutMs: 10_000 });
+      for (let i = 0; i < RUNS; i++)
+        await runPerftest(sim.b, { verb: 'write', lat: false, role: 'server', listener: l, iters: 5, size: 64, connectTimeoutMs: 10_000 });
     })();
     const r = await auditPeer(sim.a, { server: '127.0.0.1', port: l.port, runs: RUNS, restartWaitMs: 5000 });
     await serve;
@@ -81,7 +82,8 @@ describe('roce audit on the memory test mode', () => {
     const port = String(await freePort());
     const served: number[] = [];
     const serve = (async () => {
-      for (let i = 0; i < CLI_RUNS; i++) served.push((await roce('perftest', 'write', '--dev', 'sim-b', '--driver', 'memory', '-p', port, '-s', '64', '-n', '5', '--json')).code);
+      for (let i = 0; i < CLI_RUNS; i++)
+        served.push((await roce('perftest', 'write', '--dev', 'sim-b', '--driver', 'memory', '-p', port, '-s', '64', '-n', '5', '--json')).code);
     })();
     const audit = await roce('audit', '127.0.0.1', '--dev', 'sim-a', '--driver', 'memory', '-p', port, '--runs', String(CLI_RUNS), '--json');
     await serve;

@@ -9,7 +9,11 @@ import { decimalsOf, exactTime, frameTimeOf, secondsOfNs, secondsText, spanTime,
 const NS = 1_000_000_000n;
 const nsOf = (t: { sec: number; nsec: number }): bigint => BigInt(t.sec) * NS + BigInt(t.nsec);
 /** A 64-bit pcapng time in ns, or that less an if_tsoffset. */
-const anyNs = fc.oneof(fc.bigInt({ min: 0n, max: 2n ** 64n - 1n }), fc.bigInt({ min: -(2n ** 63n), max: 2n ** 63n }), fc.bigInt({ min: -3n * NS, max: 3n * NS }));
+const anyNs = fc.oneof(
+  fc.bigInt({ min: 0n, max: 2n ** 64n - 1n }),
+  fc.bigInt({ min: -(2n ** 63n), max: 2n ** 63n }),
+  fc.bigInt({ min: -3n * NS, max: 3n * NS }),
+);
 
 test('exactTime splits any time in ns into whole seconds, rounded down, and 0 ≤ nsec < 10^9', () => {
   fc.assert(
@@ -38,7 +42,7 @@ test('timeDifference is the exact difference, with the finer of the two resoluti
   );
 });
 
-test('spanTime and secondsText: a span of whole ns, printed as tshark prints frame.time_relative, with the capture\'s decimals', () => {
+test("spanTime and secondsText: a span of whole ns, printed as tshark prints frame.time_relative, with the capture's decimals", () => {
   expect(secondsText(spanTime(1184, 9))).toBe('0.000001184');
   expect(secondsText(spanTime(2_137_801_000, 6))).toBe('2.137801');
   expect(secondsText(spanTime(-1000, 6))).toBe('-0.000001');

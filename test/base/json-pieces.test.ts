@@ -59,8 +59,14 @@ describe('writeJsonPieces', () => {
     const asTexts = (xs: readonly unknown[]): TextList => new TextList(() => xs.map((x) => JSON.stringify(x)), xs.length);
     const cases: [unknown, unknown][] = [
       [asTexts(items), items],
-      [{ a: 1, list: asTexts(items), empty: asTexts([]), z: null }, { a: 1, list: items, empty: [], z: null }],
-      [{ event: 'report', report: { head: [1], inner: { list: asTexts(items.slice(0, 10)) }, tail: undefined } }, { event: 'report', report: { head: [1], inner: { list: items.slice(0, 10) } } }],
+      [
+        { a: 1, list: asTexts(items), empty: asTexts([]), z: null },
+        { a: 1, list: items, empty: [], z: null },
+      ],
+      [
+        { event: 'report', report: { head: [1], inner: { list: asTexts(items.slice(0, 10)) }, tail: undefined } },
+        { event: 'report', report: { head: [1], inner: { list: items.slice(0, 10) } } },
+      ],
     ];
     for (const [withTexts, plain] of cases) expect(pieces(withTexts).join('')).toBe(JSON.stringify(plain));
     expect(() => JSON.stringify({ x: asTexts([1]) })).toThrow(ProgrammingError);
@@ -80,7 +86,11 @@ describe('writeJsonPieces', () => {
   test('stopped after the first piece: nothing more is written, and what was is the start of the text', () => {
     const items = Array.from({ length: 40_000 }, (_, i) => ({ frame: i, note: 'z'.repeat(80) }));
     const out: string[] = [];
-    writeJsonPieces({ items }, (t) => out.push(t), () => out.length > 0);
+    writeJsonPieces(
+      { items },
+      (t) => out.push(t),
+      () => out.length > 0,
+    );
     expect(out).toHaveLength(1);
     expect(JSON.stringify({ items }).startsWith(out[0] as string)).toBe(true);
   });
@@ -94,6 +104,11 @@ test('writeTextReport stopped after its first write: nothing more is made', () =
   writeTextReport(long, { frames: true }, (t) => all.push(t));
   expect(all.length).toBeGreaterThan(1);
   const first: string[] = [];
-  writeTextReport(long, { frames: true }, (t) => first.push(t), () => first.length > 0);
+  writeTextReport(
+    long,
+    { frames: true },
+    (t) => first.push(t),
+    () => first.length > 0,
+  );
   expect(first).toEqual([all[0]]);
 });

@@ -52,7 +52,10 @@ test('seconds writes the decimal of whole seconds and nanoseconds, digit for dig
   fc.assert(
     fc.property(
       fc.oneof(fc.integer({ min: 0, max: 2 ** 32 - 1 }), fc.integer({ min: -5, max: 5 }), fc.integer({ min: -(2 ** 35), max: 2 ** 35 })),
-      fc.oneof(fc.integer({ min: 0, max: 999_999_999 }), fc.integer({ min: 0, max: 999_999 }).map((us) => us * 1000)),
+      fc.oneof(
+        fc.integer({ min: 0, max: 999_999_999 }),
+        fc.integer({ min: 0, max: 999_999 }).map((us) => us * 1000),
+      ),
       fc.integer({ min: 0, max: 9 }),
       fc.integer({ min: 0, max: 24 }),
       same,
@@ -83,10 +86,29 @@ test('nanoseconds writes the whole number of nanoseconds, exact beyond 2^53', ()
     expect(textOf((t) => t.nanoseconds(sec, nsec))).toBe(String(BigInt(sec) * 1_000_000_000n + BigInt(nsec)));
   };
   fc.assert(
-    fc.property(fc.oneof(fc.integer({ min: -10, max: 10 }), fc.integer({ min: -(2 ** 35), max: 2 ** 35 }), fc.integer({ min: 8_999_990, max: 9_000_010 }), fc.integer({ min: -9_000_010, max: -8_999_990 })), fc.integer({ min: 0, max: 999_999_999 }), same),
+    fc.property(
+      fc.oneof(
+        fc.integer({ min: -10, max: 10 }),
+        fc.integer({ min: -(2 ** 35), max: 2 ** 35 }),
+        fc.integer({ min: 8_999_990, max: 9_000_010 }),
+        fc.integer({ min: -9_000_010, max: -8_999_990 }),
+      ),
+      fc.integer({ min: 0, max: 999_999_999 }),
+      same,
+    ),
     { numRuns: 5000 },
   );
-  for (const [sec, nsec] of [[0, 0], [-1, 999_999_999], [-1, 0], [8_999_999, 999_999_999], [9_000_000, 0], [-9_000_000, 1], [1_705_320_000, 1184], [18_446_744_073, 709_551_615]] as const) same(sec, nsec);
+  for (const [sec, nsec] of [
+    [0, 0],
+    [-1, 999_999_999],
+    [-1, 0],
+    [8_999_999, 999_999_999],
+    [9_000_000, 0],
+    [-9_000_000, 1],
+    [1_705_320_000, 1184],
+    [18_446_744_073, 709_551_615],
+  ] as const)
+    same(sec, nsec);
 });
 
 test('hex equals 0x + toString(16).padStart', () => {
@@ -140,7 +162,14 @@ test('chunks: small ones, pieces larger than a chunk, and no chunk touched after
       }
       t.end();
       chunks.forEach((c, i) => expect(Buffer.from(c)).toEqual(copies[i]));
-      expect(Buffer.concat(chunks).toString()).toBe(Buffer.from(pieces.map((p) => new TextEncoder().encode(p)).flatMap((b, i) => [b, Buffer.from(String(pieces[i]?.length))]).reduce((a, b) => Buffer.concat([a, b]), Buffer.alloc(0))).toString());
+      expect(Buffer.concat(chunks).toString()).toBe(
+        Buffer.from(
+          pieces
+            .map((p) => new TextEncoder().encode(p))
+            .flatMap((b, i) => [b, Buffer.from(String(pieces[i]?.length))])
+            .reduce((a, b) => Buffer.concat([a, b]), Buffer.alloc(0)),
+        ).toString(),
+      );
       // No chunk is empty, and `end` with nothing pending hands over nothing.
       expect(chunks.every((c) => c.length > 0)).toBe(true);
       const before = chunks.length;

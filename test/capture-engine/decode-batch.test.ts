@@ -27,7 +27,12 @@ interface Rec {
 }
 
 function records(): Rec[] {
-  const send = (psn: number, ip: RoceV2Spec['ip'] = v4): RoceV2Spec => ({ eth, ip, bth: { opcode: Opcode.RC_SEND_ONLY, destQp: 0x12, psn }, payload: new Uint8Array(300).fill(psn & 0xff) });
+  const send = (psn: number, ip: RoceV2Spec['ip'] = v4): RoceV2Spec => ({
+    eth,
+    ip,
+    bth: { opcode: Opcode.RC_SEND_ONLY, destQp: 0x12, psn },
+    payload: new Uint8Array(300).fill(psn & 0xff),
+  });
   const ack = (psn: number): RoceV2Spec => ({ eth, ip: v4, bth: { opcode: Opcode.RC_ACKNOWLEDGE, destQp: 0x11, psn }, aeth: { syndrome: 0x1f, msn: psn } });
   const badIcrc = buildRoceV2Frame({ ...send(3), icrc: 0x12345678 });
   const padded = new Uint8Array(buildRoceV2Frame(ack(4)).length + 6);
@@ -47,7 +52,15 @@ function records(): Rec[] {
     { data: cut.subarray(0, cut.length - 40), origLen: cut.length, guessed: false },
     { data: arp, guessed: false },
     { data: notIp, guessed: false },
-    { data: buildRoceV1Frame({ eth, grh: { sgid: 'fe80::1', dgid: 'fe80::2' }, bth: { opcode: Opcode.RC_SEND_ONLY, destQp: 0x12, psn: 9 }, payload: new Uint8Array(16) }), guessed: false },
+    {
+      data: buildRoceV1Frame({
+        eth,
+        grh: { sgid: 'fe80::1', dgid: 'fe80::2' },
+        bth: { opcode: Opcode.RC_SEND_ONLY, destQp: 0x12, psn: 9 },
+        payload: new Uint8Array(16),
+      }),
+      guessed: false,
+    },
   ];
 }
 
@@ -57,7 +70,7 @@ function batchOf(recs: Rec[]): RecordBatch {
   return b;
 }
 
-function printed(p: BatchPrinter, recs: Rec[], settings = SETTINGS): { text: string; counts: BatchResult['counts'] } {
+function printed(p: BatchPrinter, recs: Rec[]): { text: string; counts: BatchResult['counts'] } {
   const b = batchOf(recs);
   const r = p.print({ seq: 0, count: b.count, first: b.timeAt(0), prev: null, data: b.data, meta: b.meta, spare: [] });
   return { text: r.out.map((c) => Buffer.from(c).toString('utf8')).join(''), counts: r.counts };
@@ -104,7 +117,10 @@ describe('BatchPrinter', () => {
     };
     const off = { ...SETTINGS, verifyIcrc: false };
     expect(printed(new BatchPrinter(off, undefined, never), recs)).toEqual(printed(new BatchPrinter(off, undefined, null), recs));
-    for (const s of [{ ...SETTINGS, json: true }, { ...SETTINGS, verbose: true }]) {
+    for (const s of [
+      { ...SETTINGS, json: true },
+      { ...SETTINGS, verbose: true },
+    ]) {
       expect(printed(new BatchPrinter(s, undefined, jsIcrcBatch.compute), recs)).toEqual(printed(new BatchPrinter(s, undefined, null), recs));
     }
   });

@@ -40,7 +40,13 @@ const bundledPcaps = fs.readdirSync(CAPTURES).filter((f) => f.endsWith('.pcap'))
 
 test.each(bundledPcaps)('%s written as pcapng (ns timestamps): the same records', (name) => {
   const cap = readCapture(fs.readFileSync(path.join(CAPTURES, name)));
-  const file = write(`${name}ng`, writePcapng(cap.records.map((r) => ({ data: r.data, timestampNs: r.timestampNs })), { linkType: cap.records[0]?.linkType ?? LinkType.Ethernet }));
+  const file = write(
+    `${name}ng`,
+    writePcapng(
+      cap.records.map((r) => ({ data: r.data, timestampNs: r.timestampNs })),
+      { linkType: cap.records[0]?.linkType ?? LinkType.Ethernet },
+    ),
+  );
   const want = expectSameAsRecords(open, file, [300, 64 * 1024]);
   expect(want.records.length).toBe(cap.records.length);
 });
@@ -109,7 +115,9 @@ test('a batch of blocks without a packet is read past, and a block larger than t
 
 test('a file cut anywhere in its last blocks ends as the record reader ends it', () => {
   // Short frames (ACKs), so that every cut of the last two blocks is tried.
-  const data = frames('rc-conversation.pcap').filter((d) => d.length < 100).slice(0, 6);
+  const data = frames('rc-conversation.pcap')
+    .filter((d) => d.length < 100)
+    .slice(0, 6);
   const blocks = data.map((d, i) => epb(0, 1_700_000_000_000_000n + BigInt(i), d));
   const whole = concat([shb(), idb(LinkType.Ethernet), ...blocks]);
   const last = whole.length - (blocks.at(-1)?.length ?? 0) - (blocks.at(-2)?.length ?? 0);

@@ -33,8 +33,18 @@ beforeAll(() => {
 });
 afterAll(() => fs.rmSync(dir, { recursive: true, force: true }));
 
-function analyze(threads: number, flags: readonly string[], file: string, env: NodeJS.ProcessEnv = {}): { status: number | null; stdout: string; stderr: string } {
-  const r = spawnSync(process.execPath, [ROCE, 'analyze', '--threads', String(threads), ...flags, file], { encoding: 'utf8', maxBuffer: 1 << 28, timeout: 120_000, env: { ...process.env, ...env } });
+function analyze(
+  threads: number,
+  flags: readonly string[],
+  file: string,
+  env: NodeJS.ProcessEnv = {},
+): { status: number | null; stdout: string; stderr: string } {
+  const r = spawnSync(process.execPath, [ROCE, 'analyze', '--threads', String(threads), ...flags, file], {
+    encoding: 'utf8',
+    maxBuffer: 1 << 28,
+    timeout: 120_000,
+    env: { ...process.env, ...env },
+  });
   return { status: r.status, stdout: r.stdout, stderr: r.stderr };
 }
 
@@ -48,24 +58,37 @@ function expectSame(flags: readonly string[], file: string, env: NodeJS.ProcessE
 
 describe('roce analyze --threads 2', () => {
   // Captures in the repository (captures/interop's are written by the interop tests, later).
-  const names = ['rc-conversation.pcap', 'rc-conversation.pcapng', 'cm-exchanges.pcap', 'uc-ud-v6-vlan.pcap', 'malformed.pcap', 'xrc-rd-v1.pcap', 'rxe/rping-req-retries.pcap', 'rxe/udaddy-sidr-req.pcap'];
+  const names = [
+    'rc-conversation.pcap',
+    'rc-conversation.pcapng',
+    'cm-exchanges.pcap',
+    'uc-ud-v6-vlan.pcap',
+    'malformed.pcap',
+    'xrc-rd-v1.pcap',
+    'rxe/rping-req-retries.pcap',
+    'rxe/udaddy-sidr-req.pcap',
+  ];
 
-  test.each(names)('%s repeated: the same JSON and text as one thread', (name) => {
-    // Twice over at least, so that the second round brings cut records and bad ICRCs.
-    const file = repeatedCapture(path.join(CAPTURES, name), 3 * VIEW_BATCH_RECORDS, dir);
-    const json = expectSame(['--json', '--all-frames'], file);
-    expect(json.status).toBe(0);
-    const doc = JSON.parse(json.stdout) as { frameCounts: { total: number; icrcBad: number } };
-    expect(doc.frameCounts.total).toBeGreaterThanOrEqual(3 * VIEW_BATCH_RECORDS);
-    expect(doc.frameCounts.icrcBad).toBeGreaterThan(0);
-    expectSame(['-v'], file);
-    expectSame([], file);
-    expectSame(['--follow'], file);
-    expectSame(['--follow', '--fail-on', 'any'], file);
-    expectSame(['--follow', '--json'], file);
-    expectSame(['--no-icrc'], file);
-    expectSame(['--json'], file, { ROCE_NO_NATIVE: '1' });
-  }, 120_000);
+  test.each(names)(
+    '%s repeated: the same JSON and text as one thread',
+    (name) => {
+      // Twice over at least, so that the second round brings cut records and bad ICRCs.
+      const file = repeatedCapture(path.join(CAPTURES, name), 3 * VIEW_BATCH_RECORDS, dir);
+      const json = expectSame(['--json', '--all-frames'], file);
+      expect(json.status).toBe(0);
+      const doc = JSON.parse(json.stdout) as { frameCounts: { total: number; icrcBad: number } };
+      expect(doc.frameCounts.total).toBeGreaterThanOrEqual(3 * VIEW_BATCH_RECORDS);
+      expect(doc.frameCounts.icrcBad).toBeGreaterThan(0);
+      expectSame(['-v'], file);
+      expectSame([], file);
+      expectSame(['--follow'], file);
+      expectSame(['--follow', '--fail-on', 'any'], file);
+      expectSame(['--follow', '--json'], file);
+      expectSame(['--no-icrc'], file);
+      expectSame(['--json'], file, { ROCE_NO_NATIVE: '1' });
+    },
+    120_000,
+  );
 
   test('a record larger than a batch, and a file that ends inside a record', () => {
     const cap = readCapture(fs.readFileSync(path.join(CAPTURES, 'rc-conversation.pcap')));
@@ -86,7 +109,7 @@ describe('roce analyze --threads 2', () => {
     expect(r.stderr).toMatch(/capture ends early at byte \d+/);
   }, 60_000);
 
-  test('the frames go through the worker: batches come back, the analysis is analyzeFile\'s', async () => {
+  test("the frames go through the worker: batches come back, the analysis is analyzeFile's", async () => {
     const file = repeatedCapture(path.join(CAPTURES, 'rc-conversation.pcap'), 5 * VIEW_BATCH_RECORDS, dir);
     const w = await analyzeWithWorker(file, { allFrames: true }, { rocePort: 4791, verifyIcrc: true, native: false }, SCRIPT);
     expect(w.batches).toBeGreaterThanOrEqual(5);
@@ -94,7 +117,14 @@ describe('roce analyze --threads 2', () => {
   }, 60_000);
 
   test('by default two threads for a file of 32 MiB or more on two cores or more', () => {
-    const ctx = { script: SCRIPT, fileBytes: ANALYZE_AUTO_THREADS_MIN_BYTES, counted: false, cores: 8, maxAuto: 2, minAutoBytes: ANALYZE_AUTO_THREADS_MIN_BYTES };
+    const ctx = {
+      script: SCRIPT,
+      fileBytes: ANALYZE_AUTO_THREADS_MIN_BYTES,
+      counted: false,
+      cores: 8,
+      maxAuto: 2,
+      minAutoBytes: ANALYZE_AUTO_THREADS_MIN_BYTES,
+    };
     expect(ANALYZE_AUTO_THREADS_MIN_BYTES).toBe(32 << 20);
     expect(threadCount(null, ctx)).toBe(2);
     expect(threadCount(null, { ...ctx, cores: 1 })).toBe(1);

@@ -80,7 +80,11 @@ interface Ran {
 /** `roce ARGV`, its standard input /dev/null (no terminal, no data). */
 function roce(argv: readonly string[]): Promise<Ran> {
   return new Promise((resolve) => {
-    const child = spawn(process.execPath, [ROCE, ...argv], { stdio: ['ignore', 'pipe', 'pipe'], timeout: 30_000, env: { ...process.env, ROCE_NO_NATIVE: '1' } });
+    const child = spawn(process.execPath, [ROCE, ...argv], {
+      stdio: ['ignore', 'pipe', 'pipe'],
+      timeout: 30_000,
+      env: { ...process.env, ROCE_NO_NATIVE: '1' },
+    });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
@@ -119,18 +123,26 @@ describe.each(NAMES)('roce %s', (name) => {
     expect(r.stderr).toBe(`roce ${name}: unknown option --no-such-option (roce ${name} -h)\n`);
   }, 30_000);
 
-  testUnless(valued === undefined ? `roce ${name} takes no option with a value` : null)(`a value missing (--${valued?.name ?? 'OPTION'} last): exit 2`, async () => {
-    const r = await roce([name, `--${valued?.name ?? ''}`]);
-    expectRefused(r, name, 2);
-    expect(r.stderr).toBe(`roce ${name}: option --${valued?.name ?? ''} needs a value (${valued?.value ?? ''}) (roce ${name} -h)\n`);
-  }, 30_000);
+  testUnless(valued === undefined ? `roce ${name} takes no option with a value` : null)(
+    `a value missing (--${valued?.name ?? 'OPTION'} last): exit 2`,
+    async () => {
+      const r = await roce([name, `--${valued?.name ?? ''}`]);
+      expectRefused(r, name, 2);
+      expect(r.stderr).toBe(`roce ${name}: option --${valued?.name ?? ''} needs a value (${valued?.value ?? ''}) (roce ${name} -h)\n`);
+    },
+    30_000,
+  );
 
   // A command may ask for an argument it requires before it reads the number: that is a usage error too.
-  testUnless(numeric === undefined ? `roce ${name} takes no number (no option with the value N)` : null)(`a bad number (--${numeric?.name ?? 'OPTION'} x1): exit 2`, async () => {
-    const r = await roce([name, `--${numeric?.name ?? ''}`, 'x1']);
-    expectRefused(r, name, 2);
-    expect(r.stderr).toMatch(new RegExp(`\\(roce ${name} -h\\)\\n$`));
-  }, 30_000);
+  testUnless(numeric === undefined ? `roce ${name} takes no number (no option with the value N)` : null)(
+    `a bad number (--${numeric?.name ?? 'OPTION'} x1): exit 2`,
+    async () => {
+      const r = await roce([name, `--${numeric?.name ?? ''}`, 'x1']);
+      expectRefused(r, name, 2);
+      expect(r.stderr).toMatch(new RegExp(`\\(roce ${name} -h\\)\\n$`));
+    },
+    30_000,
+  );
 });
 
 describe.each(CAPTURE_COMMANDS)('roce %s: an input that is no capture', (name) => {
@@ -146,14 +158,18 @@ describe.each(CAPTURE_COMMANDS)('roce %s: an input that is no capture', (name) =
     ['a missing file', 'no-such.pcap', /cannot read .*no-such\.pcap: no such file$/],
     ['a text file', 'notes.txt', /notes\.txt: not a pcap or pcapng capture: unknown capture magic 0x20746f6e \(not pcap or pcapng\)$/],
     ['an empty file', 'empty.pcap', /empty\.pcap: not a pcap or pcapng capture: capture magic needs 4 bytes but only 0 remain$/],
-  ])('%s: exit 2, one line naming it', async (what, file, message) => {
-    // Named as FILE, and for one of them with -r as well.
-    for (const given of what === 'a missing file' ? [[path.join(dir, file)], ['-r', path.join(dir, file)]] : [[path.join(dir, file)]]) {
-      const r = await roce([name, ...output(), ...given]);
-      expectRefused(r, name, 2);
-      expect(r.stderr.trimEnd()).toMatch(message);
-    }
-  }, 60_000);
+  ])(
+    '%s: exit 2, one line naming it',
+    async (what, file, message) => {
+      // Named as FILE, and for one of them with -r as well.
+      for (const given of what === 'a missing file' ? [[path.join(dir, file)], ['-r', path.join(dir, file)]] : [[path.join(dir, file)]]) {
+        const r = await roce([name, ...output(), ...given]);
+        expectRefused(r, name, 2);
+        expect(r.stderr.trimEnd()).toMatch(message);
+      }
+    },
+    60_000,
+  );
 
   test('no file and an empty standard input (/dev/null, not a terminal): standard input is read, and it is no capture', async () => {
     const r = await roce([name, ...output()]);
@@ -166,7 +182,8 @@ describe.each(CAPTURE_COMMANDS)('roce %s: a bad value for a shared capture optio
   const output = (): string[] => (takes(name, 'output') ? ['-o', path.join(dir, `${name}-out.svg`)] : []);
 
   test('it takes every shared option', () => {
-    for (const option of ['read-file', 'frames', 'time-window', 'qpn', 'conversation']) expect({ name, option, taken: takes(name, option) }).toEqual({ name, option, taken: true });
+    for (const option of ['read-file', 'frames', 'time-window', 'qpn', 'conversation'])
+      expect({ name, option, taken: takes(name, option) }).toEqual({ name, option, taken: true });
   });
 
   test.each([
@@ -177,13 +194,17 @@ describe.each(CAPTURE_COMMANDS)('roce %s: a bad value for a shared capture optio
     [['--frames', '5-2'], /--frames 5-2: the range ends before it starts/],
     [['--time-window', '2ms-1ms'], /--time-window 2ms-1ms: the window ends before it starts/],
     [['--time-window', '1.5xs-'], /--time-window: "1\.5xs" is not a time/],
-  ])('%j: exit 2, one line naming the command and its -h, before the capture is read', async (argv, message) => {
-    // The capture does not exist: the option is refused before the input is looked at.
-    const r = await roce([name, ...output(), ...argv, path.join(dir, 'no-such-input.pcap')]);
-    expectRefused(r, name, 2);
-    expect(r.stderr).toMatch(message);
-    expect(r.stderr).toMatch(new RegExp(`\\(roce ${name} -h\\)\\n$`));
-  }, 30_000);
+  ])(
+    '%j: exit 2, one line naming the command and its -h, before the capture is read',
+    async (argv, message) => {
+      // The capture does not exist: the option is refused before the input is looked at.
+      const r = await roce([name, ...output(), ...argv, path.join(dir, 'no-such-input.pcap')]);
+      expectRefused(r, name, 2);
+      expect(r.stderr).toMatch(message);
+      expect(r.stderr).toMatch(new RegExp(`\\(roce ${name} -h\\)\\n$`));
+    },
+    30_000,
+  );
 });
 
 /** A path no write reaches, found by trying: a read-only folder (not for root), else sysfs. */
@@ -217,41 +238,63 @@ describe.each(OUTPUT_COMMANDS)('roce %s -o: a file it cannot write', (name) => {
   test.each([
     ['a directory', () => path.join(dir, 'out-dir.svg'), /is a directory$/],
     ['a missing folder', () => path.join(dir, 'no-such-folder', 'x.svg'), /no such directory$/],
-  ])('%s: exit 2, one line naming it, before the capture is read', async (_what, dest, message) => {
-    // The capture does not exist: the output is refused before the input is looked at.
-    const r = await roce([name, '-o', dest(), path.join(dir, 'no-such-input.pcap')]);
-    expectRefused(r, name, 2);
-    expect(r.stderr.trimEnd()).toMatch(new RegExp(`^roce ${name}: cannot write ${dest().replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}: `));
-    expect(r.stderr.trimEnd()).toMatch(message);
-  }, 30_000);
+  ])(
+    '%s: exit 2, one line naming it, before the capture is read',
+    async (_what, dest, message) => {
+      // The capture does not exist: the output is refused before the input is looked at.
+      const r = await roce([name, '-o', dest(), path.join(dir, 'no-such-input.pcap')]);
+      expectRefused(r, name, 2);
+      expect(r.stderr.trimEnd()).toMatch(new RegExp(`^roce ${name}: cannot write ${dest().replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}: `));
+      expect(r.stderr.trimEnd()).toMatch(message);
+    },
+    30_000,
+  );
 
-  testUnless(UNWRITABLE === null ? 'no path here refuses a write (a read-only folder does not stop root, and there is no sysfs)' : null)('an unwritable path: exit 2, one line naming it', async () => {
-    const dest = UNWRITABLE ?? '';
-    const r = await roce([name, '-o', dest, SAMPLE]);
-    expectRefused(r, name, 2);
-    expect(r.stderr).toMatch(new RegExp(`^roce ${name}: cannot write ${dest.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}: (permission denied|read-only file system)\\n$`));
-  }, 30_000);
+  testUnless(UNWRITABLE === null ? 'no path here refuses a write (a read-only folder does not stop root, and there is no sysfs)' : null)(
+    'an unwritable path: exit 2, one line naming it',
+    async () => {
+      const dest = UNWRITABLE ?? '';
+      const r = await roce([name, '-o', dest, SAMPLE]);
+      expectRefused(r, name, 2);
+      expect(r.stderr).toMatch(
+        new RegExp(`^roce ${name}: cannot write ${dest.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}: (permission denied|read-only file system)\\n$`),
+      );
+    },
+    30_000,
+  );
 
   // /dev/full fails every write with ENOSPC, as a full disk does: a link to it named .svg is the file.
-  testUnless(DEV_FULL === null ? 'no /dev/full here' : null)('a full disk (ENOSPC): exit 2, one line naming it', async () => {
-    const dest = path.join(dir, `${name}-full.svg`);
-    fs.symlinkSync(DEV_FULL ?? '', dest);
-    const r = await roce([name, '-o', dest, SAMPLE]);
-    expectRefused(r, name, 2);
-    expect(r.stderr).toBe(`roce ${name}: cannot write ${dest}: no space left on device\n`);
-  }, 30_000);
+  testUnless(DEV_FULL === null ? 'no /dev/full here' : null)(
+    'a full disk (ENOSPC): exit 2, one line naming it',
+    async () => {
+      const dest = path.join(dir, `${name}-full.svg`);
+      fs.symlinkSync(DEV_FULL ?? '', dest);
+      const r = await roce([name, '-o', dest, SAMPLE]);
+      expectRefused(r, name, 2);
+      expect(r.stderr).toBe(`roce ${name}: cannot write ${dest}: no space left on device\n`);
+    },
+    30_000,
+  );
 });
 
-testUnless(DEV_FULL === null ? 'no /dev/full here' : null)('standard output on a full disk: exit 2, one line, no stack trace', () => {
-  for (const argv of [['decode', SAMPLE], ['analyze', '--json', SAMPLE], ['replay', SAMPLE]]) {
-    const fd = fs.openSync(DEV_FULL ?? '', 'w');
-    try {
-      const r = spawnSync(process.execPath, [ROCE, ...argv], { stdio: ['ignore', fd, 'pipe'], encoding: 'utf8', timeout: 30_000 });
-      expect(r.stderr).not.toMatch(/internal error|^\s+at /m);
-      expect(r.stderr).toMatch(new RegExp(`roce ${argv[0] ?? ''}: cannot write standard output: no space left on device\\n$`));
-      expect(r.status).toBe(2);
-    } finally {
-      fs.closeSync(fd);
+testUnless(DEV_FULL === null ? 'no /dev/full here' : null)(
+  'standard output on a full disk: exit 2, one line, no stack trace',
+  () => {
+    for (const argv of [
+      ['decode', SAMPLE],
+      ['analyze', '--json', SAMPLE],
+      ['replay', SAMPLE],
+    ]) {
+      const fd = fs.openSync(DEV_FULL ?? '', 'w');
+      try {
+        const r = spawnSync(process.execPath, [ROCE, ...argv], { stdio: ['ignore', fd, 'pipe'], encoding: 'utf8', timeout: 30_000 });
+        expect(r.stderr).not.toMatch(/internal error|^\s+at /m);
+        expect(r.stderr).toMatch(new RegExp(`roce ${argv[0] ?? ''}: cannot write standard output: no space left on device\\n$`));
+        expect(r.status).toBe(2);
+      } finally {
+        fs.closeSync(fd);
+      }
     }
-  }
-}, 60_000);
+  },
+  60_000,
+);

@@ -48,7 +48,7 @@ describe('no file named, a capture piped in: the capture is what is read', () =>
     expect(piped.stdout).not.toBe('');
   });
 
-  test('a CI job that pipes a bad capture fails: the exit status is the piped capture\'s verdict', () => {
+  test("a CI job that pipes a bad capture fails: the exit status is the piped capture's verdict", () => {
     const bytes = fs.readFileSync(MALFORMED);
     const piped = roce(['analyze', '--fail-on', 'any,icrcBad,malformed'], bytes);
     expect(piped.status).toBe(1);
@@ -68,7 +68,11 @@ describe('-r FILE, as tshark takes it', () => {
 
   test('FILE and -r FILE together are a usage error', () => {
     const r = roce(['decode', '-r', RC, RC]);
-    expect(r).toEqual({ status: 2, stdout: '', stderr: `roce decode: decode reads one capture: give FILE or -r FILE, not both (${RC}, ${RC}) (roce decode -h)\n` });
+    expect(r).toEqual({
+      status: 2,
+      stdout: '',
+      stderr: `roce decode: decode reads one capture: give FILE or -r FILE, not both (${RC}, ${RC}) (roce decode -h)\n`,
+    });
   });
 });
 
@@ -78,7 +82,11 @@ describe('no file named and a terminal on standard input: the usage, exit 2', ()
     const o = memoryOutput();
     expect(await run(argv, o, commandContext(process.env, true))).toBe(2);
     expect(o.out).toBe('');
-    expect(o.err).toMatch(new RegExp(`^roce ${argv[0] ?? ''}: no capture given: name a FILE \\(or -r FILE\\), or pipe one into standard input \\(roce ${argv[0] ?? ''} -h\\)\\nusage: roce ${argv[0] ?? ''} `));
+    expect(o.err).toMatch(
+      new RegExp(
+        `^roce ${argv[0] ?? ''}: no capture given: name a FILE \\(or -r FILE\\), or pipe one into standard input \\(roce ${argv[0] ?? ''} -h\\)\\nusage: roce ${argv[0] ?? ''} `,
+      ),
+    );
     // `-` names standard input, a terminal here: refused as well.
     const dash = memoryOutput();
     expect(await run([...argv, '-'], dash, commandContext(process.env, true))).toBe(2);
@@ -86,18 +94,29 @@ describe('no file named and a terminal on standard input: the usage, exit 2', ()
   });
 
   // `script` runs the command with a pseudo-terminal on its standard input, as a user at a shell.
-  testUnless(spawnSync('script', ['--version'], { stdio: 'ignore', timeout: 10_000 }).status === 0 ? null : 'script (util-linux) is not installed')('in a real terminal (script -qec)', () => {
-    for (const argv of [['analyze', '--fail-on', 'any'], ['decode']]) {
-      const r = spawnSync('script', ['-qec', [process.execPath, ROCE, ...argv].join(' '), '/dev/null'], { encoding: 'utf8', timeout: 60_000, stdio: ['ignore', 'pipe', 'pipe'] });
-      expect(r.status).toBe(2);
-      expect(r.stdout).toContain(`roce ${argv[0] ?? ''}: no capture given`);
-      expect(r.stdout).toContain(`usage: roce ${argv[0] ?? ''} [options] [FILE]`);
-    }
-  });
+  testUnless(spawnSync('script', ['--version'], { stdio: 'ignore', timeout: 10_000 }).status === 0 ? null : 'script (util-linux) is not installed')(
+    'in a real terminal (script -qec)',
+    () => {
+      for (const argv of [['analyze', '--fail-on', 'any'], ['decode']]) {
+        const r = spawnSync('script', ['-qec', [process.execPath, ROCE, ...argv].join(' '), '/dev/null'], {
+          encoding: 'utf8',
+          timeout: 60_000,
+          stdio: ['ignore', 'pipe', 'pipe'],
+        });
+        expect(r.status).toBe(2);
+        expect(r.stdout).toContain(`roce ${argv[0] ?? ''}: no capture given`);
+        expect(r.stdout).toContain(`usage: roce ${argv[0] ?? ''} [options] [FILE]`);
+      }
+    },
+  );
 });
 
 describe('no file named and standard input /dev/null: not a terminal, so read, and it is empty', () => {
   test.each(COMMANDS)('roce %s: exit 2, said in one line, nothing on stdout', (...argv) => {
-    expect(roce(argv)).toEqual({ status: 2, stdout: '', stderr: `roce ${argv[0] ?? ''}: stdin: not a pcap or pcapng capture: capture magic needs 4 bytes but only 0 remain\n` });
+    expect(roce(argv)).toEqual({
+      status: 2,
+      stdout: '',
+      stderr: `roce ${argv[0] ?? ''}: stdin: not a pcap or pcapng capture: capture magic needs 4 bytes but only 0 remain\n`,
+    });
   });
 });

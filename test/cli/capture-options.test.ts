@@ -81,7 +81,7 @@ describe('one command line', () => {
       .map((m) => ({ short: m[1] ?? null, name: m[2] ?? '', value: m[3] ?? null }));
   }
 
-  test('a short letter means one thing in every command of roce\'s own (a stand-in for a real tool takes the tool\'s letters)', async () => {
+  test("a short letter means one thing in every command of roce's own (a stand-in for a real tool takes the tool's letters)", async () => {
     const meaning = new Map<string, Set<string>>();
     const own = commandNames().filter((n) => toolOf(n) === null);
     expect(own).toEqual(expect.arrayContaining(['decode', 'analyze', 'ladder', 'plot', 'replay', 'attack', 'demo', 'sim', 'devices']));
@@ -111,11 +111,18 @@ describe('one command line', () => {
       const text = await help(name);
       for (const o of options(text)) {
         if (!(o.name in shared)) continue;
-        expect({ name, option: o.name, value: o.value, short: o.short }).toEqual({ name, option: o.name, value: shared[o.name as keyof typeof shared], short: o.name === 'read-file' ? 'r' : null });
+        expect({ name, option: o.name, value: o.value, short: o.short }).toEqual({
+          name,
+          option: o.name,
+          value: shared[o.name as keyof typeof shared],
+          short: o.name === 'read-file' ? 'r' : null,
+        });
         (takers[o.name] ??= []).push(name);
       }
       // The statuses in the words they all use.
-      expect(text.replace(/\s+/g, ' ')).toMatch(/Exit status: 0 [^;]+; 1 [^;]+; 2 on a usage error, on an input that cannot be read or is not a capture \(no pcap or pcapng file header: an empty input, a text file\), /);
+      expect(text.replace(/\s+/g, ' ')).toMatch(
+        /Exit status: 0 [^;]+; 1 [^;]+; 2 on a usage error, on an input that cannot be read or is not a capture \(no pcap or pcapng file header: an empty input, a text file\), /,
+      );
     }
     expect(takers).toEqual({
       'read-file': ['decode', 'analyze', 'ladder', 'plot', 'replay'],
@@ -178,7 +185,12 @@ describe.each(SELECTIONS)('%s', (label, option, pick) => {
   test('decode prints those frames, and counts every frame read', () => {
     const json = roce('decode', '--json', ...option, RC);
     expect(json.status).toBe(0);
-    expect(json.stdout.trim().split('\n').map((l) => (JSON.parse(l) as { frame: number }).frame)).toEqual(numbers);
+    expect(
+      json.stdout
+        .trim()
+        .split('\n')
+        .map((l) => (JSON.parse(l) as { frame: number }).frame),
+    ).toEqual(numbers);
     const text = roce('decode', ...option, RC);
     const lines = text.stdout.split('\n').slice(0, -1);
     expect(lines.map((l) => Number(l.trim().split(/\s+/)[0]))).toEqual(numbers);
@@ -207,7 +219,10 @@ describe.each(SELECTIONS)('%s', (label, option, pick) => {
     const doc = JSON.parse(roce('analyze', '--json', '--all-frames', ...option, RC).stdout) as Doc;
     const r = roce('ladder', '-o', '-', ...option, RC);
     expect(r.status).toBe(0);
-    const drawn = [...r.stdout.matchAll(/<g class="pkt [^"]*" data-frame="(\d+)" data-tip="([^"]*)"/g)].map((m) => ({ frame: Number(m[1]), flags: /flags: ([^\n]*)/.exec(m[2] ?? '')?.[1]?.split(', ') ?? [] }));
+    const drawn = [...r.stdout.matchAll(/<g class="pkt [^"]*" data-frame="(\d+)" data-tip="([^"]*)"/g)].map((m) => ({
+      frame: Number(m[1]),
+      flags: /flags: ([^\n]*)/.exec(m[2] ?? '')?.[1]?.split(', ') ?? [],
+    }));
     expect(drawn.length).toBeGreaterThan(0);
     for (const d of drawn) expect(d).toEqual({ frame: d.frame, flags: doc.frames.find((f) => f.frame === d.frame)?.flags });
     const conversation = doc.frames.find((f) => f.frame === drawn[0]?.frame)?.conversation;
@@ -237,7 +252,7 @@ describe.each(SELECTIONS)('%s', (label, option, pick) => {
   });
 });
 
-test('a time window keeps its frames\' times from the capture\'s first frame: ladder labels them so', () => {
+test("a time window keeps its frames' times from the capture's first frame: ladder labels them so", () => {
   const r = roce('ladder', '-o', '-', '--time-window', '1.3ms-1500us', RC);
   // The tooltip's time: seconds since the capture's first frame, as roce decode's -t rel column.
   const times = [...r.stdout.matchAll(/time: ([\d.]+) s/g)].map((m) => Number(m[1]));
@@ -255,7 +270,7 @@ test('ladder --from/--to zoom in: each packet drawn is judged with the whole cap
   expect([...zoom.matchAll(/data-frame="(\d+)"/g)].map((m) => m[1])).toEqual([...window.matchAll(/data-frame="(\d+)"/g)].map((m) => m[1]));
 });
 
-test('damage after a frame range\'s last frame is not in the range: analyze, ladder, plot and replay do not see it; decode reads on', () => {
+test("damage after a frame range's last frame is not in the range: analyze, ladder, plot and replay do not see it; decode reads on", () => {
   const bytes = fs.readFileSync(RC);
   const damaged = path.join(dir, 'damaged.pcap');
   fs.writeFileSync(damaged, bytes.subarray(0, bytes.length - 10));
@@ -273,7 +288,11 @@ test('damage after a frame range\'s last frame is not in the range: analyze, lad
 });
 
 test('--qpn takes one QP where a command draws one conversation, and several where it filters frames', () => {
-  expect(roce('ladder', '-o', '-', '--qpn', '0x11,0x12', RC)).toEqual({ status: 2, stdout: '', stderr: 'roce ladder: --qpn takes one QP number here, not 2 (roce ladder -h)\n' });
+  expect(roce('ladder', '-o', '-', '--qpn', '0x11,0x12', RC)).toEqual({
+    status: 2,
+    stdout: '',
+    stderr: 'roce ladder: --qpn takes one QP number here, not 2 (roce ladder -h)\n',
+  });
   const two = roce('decode', '--json', '--qpn', '0x11,0x12', RC);
   expect(two.stdout.trim().split('\n').length).toBe(44);
 });

@@ -68,10 +68,16 @@ describe('roce decode -', () => {
     const got = await withInput(['decode', '-'], bytes.subarray(0, 1000), 100);
     expect(got.status).toBe(1);
     expect(got.stdout).toBe('');
-    expect(got.stderr).toBe('0 frames read (pcap), 0 RoCE, 0 malformed, 0 with a bad ICRC\nroce decode: stdin: capture truncated at byte 24 after 0 complete frames: the input ended after 976 of the 1098 bytes that start there\n');
+    expect(got.stderr).toBe(
+      '0 frames read (pcap), 0 RoCE, 0 malformed, 0 with a bad ICRC\nroce decode: stdin: capture truncated at byte 24 after 0 complete frames: the input ended after 976 of the 1098 bytes that start there\n',
+    );
     // An empty input holds no capture at all: a bad input (exit 2), not a truncated capture.
     const empty = await withInput(['decode', '-'], new Uint8Array(0), 1);
-    expect(empty).toEqual({ status: 2, stdout: '', stderr: 'roce decode: stdin: not a pcap or pcapng capture: capture magic needs 4 bytes but only 0 remain\n' });
+    expect(empty).toEqual({
+      status: 2,
+      stdout: '',
+      stderr: 'roce decode: stdin: not a pcap or pcapng capture: capture magic needs 4 bytes but only 0 remain\n',
+    });
   });
 
   test.each([false, true])('live: a frame is printed once it has arrived, before the next one is written (Ctrl-C meanwhile: %s)', async (interrupt) => {
@@ -139,77 +145,96 @@ describe('roce decode -', () => {
     }
   });
 
-  test.each([['1'], ['2']])('--threads %s: once the output has no reader, an endless input is left unread and the command ends quietly', async (threads) => {
-    // A capture with no end: the file header, then its records over and over.
-    const long = fs.readFileSync(repeatedCapture(path.join(CAPTURES, 'rc-conversation.pcap'), 4096, dir));
-    const header = long.subarray(0, 24);
-    const records = long.subarray(24);
-    const child = spawn(process.execPath, [ROCE, 'decode', '--threads', threads, '-'], { stdio: ['pipe', 'pipe', 'pipe'], timeout: 60_000 });
-    let stderr = '';
-    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
-    const closed = new Promise<number | null>((r) => child.on('close', r));
-    // Like `| head -1`: take the first output, then close the pipe.
-    child.stdout.once('data', () => child.stdout.destroy());
-    child.stdin.on('error', () => undefined); // EPIPE once the command has gone
-    let ended = false;
-    void closed.then(() => (ended = true));
-    let sent = 0;
-    child.stdin.write(header);
-    // Far more than the command keeps in hand (a 1 MiB read buffer, batches of 256 KiB, the pipe):
-    // without the stop it would still be reading when this runs out.
-    const LIMIT = 256 << 20;
-    while (!ended && sent < LIMIT) {
-      sent += records.length;
-      if (!child.stdin.write(records)) await Promise.race([new Promise((r) => child.stdin.once('drain', r)), closed]);
-    }
-    expect(ended).toBe(true);
-    expect(await closed).toBe(0);
-    expect(stderr).toBe('');
-    expect(sent).toBeLessThan(LIMIT);
-  }, 60_000);
+  test.each([['1'], ['2']])(
+    '--threads %s: once the output has no reader, an endless input is left unread and the command ends quietly',
+    async (threads) => {
+      // A capture with no end: the file header, then its records over and over.
+      const long = fs.readFileSync(repeatedCapture(path.join(CAPTURES, 'rc-conversation.pcap'), 4096, dir));
+      const header = long.subarray(0, 24);
+      const records = long.subarray(24);
+      const child = spawn(process.execPath, [ROCE, 'decode', '--threads', threads, '-'], { stdio: ['pipe', 'pipe', 'pipe'], timeout: 60_000 });
+      let stderr = '';
+      child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+      const closed = new Promise<number | null>((r) => child.on('close', r));
+      // Like `| head -1`: take the first output, then close the pipe.
+      child.stdout.once('data', () => child.stdout.destroy());
+      child.stdin.on('error', () => undefined); // EPIPE once the command has gone
+      let ended = false;
+      void closed.then(() => (ended = true));
+      let sent = 0;
+      child.stdin.write(header);
+      // Far more than the command keeps in hand (a 1 MiB read buffer, batches of 256 KiB, the pipe):
+      // without the stop it would still be reading when this runs out.
+      const LIMIT = 256 << 20;
+      while (!ended && sent < LIMIT) {
+        sent += records.length;
+        if (!child.stdin.write(records)) await Promise.race([new Promise((r) => child.stdin.once('drain', r)), closed]);
+      }
+      expect(ended).toBe(true);
+      expect(await closed).toBe(0);
+      expect(stderr).toBe('');
+      expect(sent).toBeLessThan(LIMIT);
+    },
+    60_000,
+  );
 });
 
 describe('roce analyze -', () => {
-  test.each(['rc-conversation.pcap', 'cm-exchanges.pcap', 'rxe/rping-req-retries.pcap'])('%s through a pipe: the report the file gives, named stdin', async (name) => {
-    const file = path.join(CAPTURES, name);
-    const bytes = fs.readFileSync(file);
-    for (const flags of [['--json', '--all-frames'], ['-v']]) {
-      const want = fromFile(['analyze', ...flags], file);
-      const got = await withInput(['analyze', ...flags, '-'], bytes, 1000);
-      expect(got.status).toBe(want.status);
-      expect(got.stderr).toBe(want.stderr.replaceAll(file, 'stdin'));
-      if (flags[0] === '--json') expect(JSON.parse(got.stdout)).toEqual({ ...(JSON.parse(want.stdout) as object), file: 'stdin' });
-      else expect(got.stdout).toBe(want.stdout.replace(`${file}:`, 'stdin:'));
-    }
-  });
+  test.each(['rc-conversation.pcap', 'cm-exchanges.pcap', 'rxe/rping-req-retries.pcap'])(
+    '%s through a pipe: the report the file gives, named stdin',
+    async (name) => {
+      const file = path.join(CAPTURES, name);
+      const bytes = fs.readFileSync(file);
+      for (const flags of [['--json', '--all-frames'], ['-v']]) {
+        const want = fromFile(['analyze', ...flags], file);
+        const got = await withInput(['analyze', ...flags, '-'], bytes, 1000);
+        expect(got.status).toBe(want.status);
+        expect(got.stderr).toBe(want.stderr.replaceAll(file, 'stdin'));
+        if (flags[0] === '--json') expect(JSON.parse(got.stdout)).toEqual({ ...(JSON.parse(want.stdout) as object), file: 'stdin' });
+        else expect(got.stdout).toBe(want.stdout.replace(`${file}:`, 'stdin:'));
+      }
+    },
+  );
 });
 
 describe('roce analyze of a pipe: its long lists wait in a temporary file', () => {
   // A pipe's size is unknown, so --json, -v, -m, -e and -f spool the messages, episodes and frames
   // they list (a small file is kept in memory): the output is the file's, with a temporary
   // directory and without a usable one.
-  test.each(['rc-conversation.pcap', 'rxe/rping-req-retries.pcap', 'rc-conversation.pcap repeated (rule violations)'])('%s: the file\'s report, text for text, with or without a temporary directory', (name) => {
-    const file = name.endsWith('repeated (rule violations)') ? repeatedCapture(path.join(CAPTURES, 'rc-conversation.pcap'), 20, dir) : path.join(CAPTURES, name);
-    const tmp = fs.mkdtempSync(path.join(dir, 'tmp-'));
-    const notADir = path.join(dir, 'not-a-dir');
-    fs.writeFileSync(notADir, '');
-    for (const flags of [['--json', '--all-frames'], ['-v'], ['-m', '--episodes']]) {
-      const want = fromFile(['analyze', ...flags], file);
-      expect(want.status).toBe(0);
-      const named = flags[0] === '--json' ? want.stdout.replace(`"file":${JSON.stringify(file)}`, '"file":"stdin"') : want.stdout.replace(`${file}:`, 'stdin:');
-      for (const TMPDIR of [tmp, notADir]) {
-        const r = spawnSync(process.execPath, [ROCE, 'analyze', ...flags, '-'], { input: fs.readFileSync(file), encoding: 'utf8', maxBuffer: 1 << 28, timeout: 60_000, env: { ...process.env, TMPDIR } });
-        expect({ status: r.status, stderr: r.stderr }).toEqual({ status: 0, stderr: '' });
-        expect(r.stdout).toBe(named);
+  test.each(['rc-conversation.pcap', 'rxe/rping-req-retries.pcap', 'rc-conversation.pcap repeated (rule violations)'])(
+    "%s: the file's report, text for text, with or without a temporary directory",
+    (name) => {
+      const file = name.endsWith('repeated (rule violations)')
+        ? repeatedCapture(path.join(CAPTURES, 'rc-conversation.pcap'), 20, dir)
+        : path.join(CAPTURES, name);
+      const tmp = fs.mkdtempSync(path.join(dir, 'tmp-'));
+      const notADir = path.join(dir, 'not-a-dir');
+      fs.writeFileSync(notADir, '');
+      for (const flags of [['--json', '--all-frames'], ['-v'], ['-m', '--episodes']]) {
+        const want = fromFile(['analyze', ...flags], file);
+        expect(want.status).toBe(0);
+        const named =
+          flags[0] === '--json' ? want.stdout.replace(`"file":${JSON.stringify(file)}`, '"file":"stdin"') : want.stdout.replace(`${file}:`, 'stdin:');
+        for (const TMPDIR of [tmp, notADir]) {
+          const r = spawnSync(process.execPath, [ROCE, 'analyze', ...flags, '-'], {
+            input: fs.readFileSync(file),
+            encoding: 'utf8',
+            maxBuffer: 1 << 28,
+            timeout: 60_000,
+            env: { ...process.env, TMPDIR },
+          });
+          expect({ status: r.status, stderr: r.stderr }).toEqual({ status: 0, stderr: '' });
+          expect(r.stdout).toBe(named);
+        }
       }
-    }
-    // The spool file was unlinked as soon as it was open.
-    expect(fs.readdirSync(tmp)).toEqual([]);
-  });
+      // The spool file was unlinked as soon as it was open.
+      expect(fs.readdirSync(tmp)).toEqual([]);
+    },
+  );
 });
 
 describe('roce analyze --follow', () => {
-  test('each episode and violation as found: the report\'s own lines, then the report', () => {
+  test("each episode and violation as found: the report's own lines, then the report", () => {
     // Repeated, the capture's PSNs come round again: rule violations as well as episodes.
     const file = repeatedCapture(path.join(CAPTURES, 'rc-conversation.pcap'), 200, dir);
     const plain = fromFile(['analyze'], file);
@@ -228,7 +253,10 @@ describe('roce analyze --follow', () => {
     // The same lines as the lists of the report, each once (the report sorts them; --follow has them as found).
     const section = (text: string, title: string): string[] => {
       const rest = text.split(`\n${title}\n`)[1] ?? '';
-      return rest.split('\n\n')[0]!.split('\n').filter((l) => l.startsWith('  '));
+      return rest
+        .split('\n\n')[0]!
+        .split('\n')
+        .filter((l) => l.startsWith('  '));
     };
     expect([...episodes].sort()).toEqual(section(listed.stdout, 'loss-recovery episodes:').sort());
     expect([...violations].sort()).toEqual(section(plain.stdout, 'rule violations:').sort());
@@ -256,12 +284,20 @@ describe('roce analyze --follow', () => {
     expect(stdout).toMatch(/^episode #1 conv 1 rnr .*recovered in/);
     child.stdin.end(bytes.subarray(offsets[upTo]));
     expect(await closed).toBe(0);
-    expect(stdout).toBe(fromFile(['analyze', '--follow'], path.join(CAPTURES, 'rc-conversation.pcap')).stdout.replace(`${path.join(CAPTURES, 'rc-conversation.pcap')}:`, 'stdin:'));
+    expect(stdout).toBe(
+      fromFile(['analyze', '--follow'], path.join(CAPTURES, 'rc-conversation.pcap')).stdout.replace(
+        `${path.join(CAPTURES, 'rc-conversation.pcap')}:`,
+        'stdin:',
+      ),
+    );
   });
 
   test('with --fail-on: the first violation of a named rule ends the analysis there (exit 1)', () => {
     const file = repeatedCapture(path.join(CAPTURES, 'rc-conversation.pcap'), 200, dir);
-    const whole = JSON.parse(fromFile(['analyze', '--json'], file).stdout) as { violations: { rule: string; frames: number[] }[]; frameCounts: { total: number } };
+    const whole = JSON.parse(fromFile(['analyze', '--json'], file).stdout) as {
+      violations: { rule: string; frames: number[] }[];
+      frameCounts: { total: number };
+    };
     const first = whole.violations.reduce((a, v) => Math.min(a, Math.max(...v.frames)), Infinity);
     expect(first).toBeLessThan(whole.frameCounts.total);
     const r = fromFile(['analyze', '--follow', '--fail-on', 'any'], file);
@@ -307,7 +343,10 @@ describe('roce analyze --follow', () => {
     const r = fromFile(['analyze', '--follow', '--json'], file);
     expect(r.status).toBe(whole.status);
     expect(r.stdout.endsWith('\n')).toBe(true);
-    const events = r.stdout.slice(0, -1).split('\n').map((l) => JSON.parse(l) as { event: string; [k: string]: unknown });
+    const events = r.stdout
+      .slice(0, -1)
+      .split('\n')
+      .map((l) => JSON.parse(l) as { event: string; [k: string]: unknown });
     const last = events.pop();
     expect(last).toEqual({ event: 'report', report: JSON.parse(whole.stdout) });
     const report = last?.['report'] as { episodes: unknown[]; violations: unknown[] };
@@ -326,7 +365,10 @@ describe('roce analyze --follow', () => {
     const file = path.join(dir, 'burst-past-recovery.pcap');
     fs.writeFileSync(file, capture(burstPastRecovery()));
     const r = fromFile(['analyze', '--follow', '--json'], file);
-    const events = r.stdout.slice(0, -1).split('\n').map((l) => JSON.parse(l) as { event: string; episode?: { resentPackets: number; recoveredFrame: number | null }; report?: { episodes: unknown[] } });
+    const events = r.stdout
+      .slice(0, -1)
+      .split('\n')
+      .map((l) => JSON.parse(l) as { event: string; episode?: { resentPackets: number; recoveredFrame: number | null }; report?: { episodes: unknown[] } });
     const report = events.pop()?.report;
     const episodes = events.filter((e) => e.event === 'episode').map((e) => e.episode!);
     expect(episodes).toEqual([expect.objectContaining({ resentPackets: 5, recoveredFrame: 7 })]);
@@ -337,7 +379,10 @@ describe('roce analyze --follow', () => {
     const file = repeatedCapture(path.join(CAPTURES, 'rc-conversation.pcap'), 200, dir);
     const r = fromFile(['analyze', '--follow', '--json', '--fail-on', 'any'], file);
     expect(r.status).toBe(1);
-    const events = r.stdout.trim().split('\n').map((l) => JSON.parse(l) as { event: string; violation?: { frames: number[] }; report?: { frameCounts: { total: number }; failOn?: unknown } });
+    const events = r.stdout
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as { event: string; violation?: { frames: number[] }; report?: { frameCounts: { total: number }; failOn?: unknown } });
     expect(events.filter((e) => e.event === 'violation')).toHaveLength(1);
     const v = events.find((e) => e.event === 'violation')?.violation;
     const last = events[events.length - 1];

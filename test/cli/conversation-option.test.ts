@@ -54,7 +54,12 @@ describe.each([
 test('roce decode --conversation, text: the frames of #N, the closing line counting every frame', async () => {
   const r = await roce('decode', '--conversation', '2', SAMPLE);
   expect(r.code).toBe(0);
-  expect(r.out.trim().split('\n').map((l) => Number(l.trim().split(/\s+/)[0]))).toEqual([45, 46]);
+  expect(
+    r.out
+      .trim()
+      .split('\n')
+      .map((l) => Number(l.trim().split(/\s+/)[0])),
+  ).toEqual([45, 46]);
   expect(r.err).toBe('48 frames read (pcap), 48 RoCE, 0 malformed, 0 with a bad ICRC, 2 shown\n');
 });
 
@@ -77,11 +82,20 @@ test('roce replay --conversation of a UD conversation: exit 1, it says why', asy
   const ud = a.conversations.find((c) => c.type === 'UD');
   expect(ud).toBeDefined();
   const r = await roce('replay', '--conversation', String(ud?.id), MIXED);
-  expect(r).toEqual({ code: 1, out: '', err: expect.stringMatching(new RegExp(`^roce replay: .*: conversation #${ud?.id} \\(.*\\) is UD: roce replay replays RC conversations\\n$`)) as unknown as string });
+  expect(r).toEqual({
+    code: 1,
+    out: '',
+    err: expect.stringMatching(
+      new RegExp(`^roce replay: .*: conversation #${ud?.id} \\(.*\\) is UD: roce replay replays RC conversations\\n$`),
+    ) as unknown as string,
+  });
 });
 
 test('roce replay --onto with --conversation or --qpn is a usage error (it re-sends frames, it does not choose conversations)', async () => {
-  for (const choice of [['--conversation', '1'], ['--qpn', '0x12']]) {
+  for (const choice of [
+    ['--conversation', '1'],
+    ['--qpn', '0x12'],
+  ]) {
     const r = await roce('replay', '--onto', 'lo', ...choice, SAMPLE);
     expect(r.code).toBe(2);
     expect(r.err).toMatch(/^roce replay: --onto re-sends .*\(roce replay -h\)\n$/);
@@ -106,9 +120,12 @@ test('roce plot --qpn takes a list: the conversations with any of them at either
   expect(r.out).not.toMatch(/#1 RC/);
 });
 
-test.each(['decode', 'analyze', 'replay', 'ladder', 'plot'])('roce %s --conversation 9 on a capture of 3: exit 2, one line, nothing on stdout', async (name) => {
-  const r = await roce(name, ...(name === 'ladder' || name === 'plot' ? ['-o', '-'] : []), '--conversation', '9', SAMPLE);
-  expect(r.out).toBe('');
-  expect(r.err).toMatch(new RegExp(`^roce ${name}: (.*rc-conversation\\.pcap: )?no conversation #9 \\(the capture has 3\\)\\n$`));
-  expect(r.code).toBe(2);
-});
+test.each(['decode', 'analyze', 'replay', 'ladder', 'plot'])(
+  'roce %s --conversation 9 on a capture of 3: exit 2, one line, nothing on stdout',
+  async (name) => {
+    const r = await roce(name, ...(name === 'ladder' || name === 'plot' ? ['-o', '-'] : []), '--conversation', '9', SAMPLE);
+    expect(r.out).toBe('');
+    expect(r.err).toMatch(new RegExp(`^roce ${name}: (.*rc-conversation\\.pcap: )?no conversation #9 \\(the capture has 3\\)\\n$`));
+    expect(r.code).toBe(2);
+  },
+);

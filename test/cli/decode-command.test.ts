@@ -13,11 +13,24 @@ const a = { version: 4 as const, src: '198.18.0.1', dst: '198.18.0.2' };
 const b = { version: 4 as const, src: '198.18.0.2', dst: '198.18.0.1' };
 
 const specs: RoceV2Spec[] = [
-  { eth, ip: a, udp: { srcPort: 49441 }, bth: { opcode: 0x0a, destQp: 0x12, psn: 100, ackReq: true }, reth: { va: 0x1000n, rkey: 0x55, dmaLength: 5 }, payload: new Uint8Array([1, 2, 3, 4, 5]) },
+  {
+    eth,
+    ip: a,
+    udp: { srcPort: 49441 },
+    bth: { opcode: 0x0a, destQp: 0x12, psn: 100, ackReq: true },
+    reth: { va: 0x1000n, rkey: 0x55, dmaLength: 5 },
+    payload: new Uint8Array([1, 2, 3, 4, 5]),
+  },
   { eth, ip: b, udp: { srcPort: 49442 }, bth: { opcode: 0x11, destQp: 0x11, psn: 100 }, aeth: { syndrome: 0x1f, msn: 1 } },
   { eth, ip: a, udp: { srcPort: 49441 }, bth: { opcode: 0x04, destQp: 0x12, psn: 101, ackReq: true }, payload: new Uint8Array(8) },
   { eth, ip: b, udp: { srcPort: 49442 }, bth: { opcode: 0x11, destQp: 0x11, psn: 101 }, aeth: { syndrome: 0x60, msn: 1 } },
-  { eth, ip: { version: 4, src: '198.18.0.3', dst: '198.18.0.1' }, bth: { opcode: 0x64, destQp: 0x20, psn: 7 }, deth: { qkey: 0x11111111, srcQp: 0x33 }, payload: new Uint8Array(3) },
+  {
+    eth,
+    ip: { version: 4, src: '198.18.0.3', dst: '198.18.0.1' },
+    bth: { opcode: 0x64, destQp: 0x20, psn: 7 },
+    deth: { qkey: 0x11111111, srcQp: 0x33 },
+    payload: new Uint8Array(3),
+  },
 ];
 
 let dir: string;
@@ -49,7 +62,9 @@ test('one summary line per RoCE frame, with the key fields and ICRC status', asy
   expect(r.code).toBe(0);
   const lines = r.out.trim().split('\n');
   expect(lines).toHaveLength(6); // 6 RoCE frames; the ARP frame is not listed
-  expect(lines[0]).toMatch(/^\s*1\s+0\.000000000 v2 198\.18\.0\.1:49441 → 198\.18\.0\.2:4791 RC_RDMA_WRITE_ONLY QP=0x000012 PSN=100 A VA=0x0000000000001000 RKey=0x00000055 Len=5 len=5 ICRC ok$/);
+  expect(lines[0]).toMatch(
+    /^\s*1\s+0\.000000000 v2 198\.18\.0\.1:49441 → 198\.18\.0\.2:4791 RC_RDMA_WRITE_ONLY QP=0x000012 PSN=100 A VA=0x0000000000001000 RKey=0x00000055 Len=5 len=5 ICRC ok$/,
+  );
   expect(lines[1]).toMatch(/0\.001500000 .*RC_ACKNOWLEDGE QP=0x000011 PSN=100 ACK credits=unlimited MSN=1 ICRC ok$/);
   expect(lines[3]).toMatch(/NAK PSN sequence error MSN=1/);
   expect(lines[4]).toMatch(/UD_SEND_ONLY QP=0x000020 PSN=7 QKey=0x11111111 SrcQP=0x000033 len=3 ICRC ok/);
@@ -59,7 +74,10 @@ test('one summary line per RoCE frame, with the key fields and ICRC status', asy
 
 test('--json prints exactly one object per frame, RoCE or not', async () => {
   const r = await roce('decode', '--json', good);
-  const objs = r.out.trim().split('\n').map((l) => JSON.parse(l) as Record<string, unknown>);
+  const objs = r.out
+    .trim()
+    .split('\n')
+    .map((l) => JSON.parse(l) as Record<string, unknown>);
   expect(objs.map((o) => o['frame'])).toEqual([1, 2, 3, 4, 5, 6, 7]);
   // A nanosecond file: every one of its decimals, and the exact nanoseconds since frame 1.
   expect(objs[5]).toEqual({ frame: 6, time: '1000000000.010000000', timeRelativeNs: 10_000_000, roce: false });
@@ -173,7 +191,10 @@ test('a file that is not a capture exits 2, as the help says, with one line and 
 
 const built = fs.existsSync(path.join(__dirname, '..', '..', 'dist', 'cli', 'main.js'));
 (built ? test : test.skip)('the installed `roce` launcher runs the built CLI', () => {
-  const out = execFileSync(process.execPath, [path.join(__dirname, '..', '..', 'bin', 'roce.js'), 'decode', '--json', '-c', '1', good], { encoding: 'utf8', timeout: 20_000 });
+  const out = execFileSync(process.execPath, [path.join(__dirname, '..', '..', 'bin', 'roce.js'), 'decode', '--json', '-c', '1', good], {
+    encoding: 'utf8',
+    timeout: 20_000,
+  });
   expect(JSON.parse(out)).toMatchObject({ frame: 1, opcodeName: 'RC_RDMA_WRITE_ONLY', icrcOk: true });
 });
 
@@ -186,22 +207,50 @@ describe('CM MADs (captures/cm-exchanges.pcap, captures/malformed.pcap)', () => 
     expect(r.code).toBe(0);
     const lines = r.out.trim().split('\n');
     expect(lines).toHaveLength(14);
-    expect(lines[0]).toMatch(/UD_SEND_ONLY QP=0x000001 PSN=0 A QKey=0x80010000 SrcQP=0x000001 CM REQ svc 0x0000000001064e20 → 198\.18\.0\.2:20000 QPN 0x000011 PSN 3086848 comm 0x770f9bfe len=256 ICRC ok$/);
-    expect(lines.map((l) => / (CM \S+|MAD CM \S+)/.exec(l)?.[1])).toEqual(['CM REQ', 'CM MRA', 'CM REP', 'CM RTU', 'CM DREQ', 'CM DREP', 'CM REQ', 'CM REJ', 'CM SIDR_REQ', 'CM SIDR_REP', 'CM LAP', 'CM APR', 'MAD CM Get', 'MAD CM GetResp']);
+    expect(lines[0]).toMatch(
+      /UD_SEND_ONLY QP=0x000001 PSN=0 A QKey=0x80010000 SrcQP=0x000001 CM REQ svc 0x0000000001064e20 → 198\.18\.0\.2:20000 QPN 0x000011 PSN 3086848 comm 0x770f9bfe len=256 ICRC ok$/,
+    );
+    expect(lines.map((l) => / (CM \S+|MAD CM \S+)/.exec(l)?.[1])).toEqual([
+      'CM REQ',
+      'CM MRA',
+      'CM REP',
+      'CM RTU',
+      'CM DREQ',
+      'CM DREP',
+      'CM REQ',
+      'CM REJ',
+      'CM SIDR_REQ',
+      'CM SIDR_REP',
+      'CM LAP',
+      'CM APR',
+      'MAD CM Get',
+      'MAD CM GetResp',
+    ]);
     expect(r.err).toMatch(/14 frames read \(pcap\), 14 RoCE, 0 malformed/);
   });
 
   test('-v prints every field of the CM message', async () => {
     const r = await roce('decode', '-v', '--frames', '8', CM);
-    expect(r.out).toContain('  CM REJ:\n    localCommId 0x51e2d3c4 (1373819844)\n    remoteCommId 0x0badf00d (195948557)\n    messageRejected 0 (REQ)\n    rejectedInfoLength 0\n    reason 28 (consumer reject)\n');
+    expect(r.out).toContain(
+      '  CM REJ:\n    localCommId 0x51e2d3c4 (1373819844)\n    remoteCommId 0x0badf00d (195948557)\n    messageRejected 0 (REQ)\n    rejectedInfoLength 0\n    reason 28 (consumer reject)\n',
+    );
     expect(r.out).toContain(`    privateData ${Buffer.from('server busy').toString('hex')} + 137 zero bytes\n`);
   });
 
   test('--json carries the mad object; --opcode and --qpn still select GSI datagrams', async () => {
     const r = await roce('decode', '--json', '--qpn', '1', '--frames', '9-10', CM);
-    const objs = r.out.trim().split('\n').map((l) => JSON.parse(l) as Record<string, unknown>);
+    const objs = r.out
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as Record<string, unknown>);
     expect(objs.map((o) => ((o['mad'] as Record<string, unknown>)['cm'] as Record<string, unknown>)['message'])).toEqual(['SIDR_REQ', 'SIDR_REP']);
-    expect((objs[1]!['mad'] as Record<string, unknown>)['cm']).toMatchObject({ requestId: 0x6520f457, status: 0, qpn: 0x13, serviceId: '0x0000000001111c06', qkey: 0x01234567 });
+    expect((objs[1]!['mad'] as Record<string, unknown>)['cm']).toMatchObject({
+      requestId: 0x6520f457,
+      status: 0,
+      qpn: 0x13,
+      serviceId: '0x0000000001111c06',
+      qkey: 0x01234567,
+    });
   });
 
   test('a bad MAD counts as malformed and is listed by --errors, with the reason', async () => {

@@ -37,8 +37,18 @@ afterAll(() => fs.rmSync(dir, { recursive: true, force: true }));
 
 const repeated = (name: string, min: number): string => repeatedCapture(path.join(CAPTURES, name), min, dir);
 
-function decode(threads: number, flags: readonly string[], file: string, env: NodeJS.ProcessEnv = {}): { status: number | null; stdout: string; stderr: string } {
-  const r = spawnSync(process.execPath, [ROCE, 'decode', '--threads', String(threads), ...flags, file], { encoding: 'utf8', maxBuffer: 1 << 28, timeout: 120_000, env: { ...process.env, ...env } });
+function decode(
+  threads: number,
+  flags: readonly string[],
+  file: string,
+  env: NodeJS.ProcessEnv = {},
+): { status: number | null; stdout: string; stderr: string } {
+  const r = spawnSync(process.execPath, [ROCE, 'decode', '--threads', String(threads), ...flags, file], {
+    encoding: 'utf8',
+    maxBuffer: 1 << 28,
+    timeout: 120_000,
+    env: { ...process.env, ...env },
+  });
   return { status: r.status, stdout: r.stdout, stderr: r.stderr };
 }
 
@@ -70,14 +80,18 @@ const BUNDLED = [
 ];
 
 describe('roce decode --threads prints what one thread prints', () => {
-  test.each(BUNDLED)('%s repeated into thousands of records, summary and JSON', (name) => {
-    const file = repeated(name, 5000);
-    const one = expectSame([], file);
-    expect(one.status).toBe(0);
-    expect(one.stdout.split('\n').length).toBeGreaterThan(1000);
-    expect(one.stderr).toMatch(/with a bad ICRC/);
-    expectSame(['--json'], file, 1);
-  }, 120_000);
+  test.each(BUNDLED)(
+    '%s repeated into thousands of records, summary and JSON',
+    (name) => {
+      const file = repeated(name, 5000);
+      const one = expectSame([], file);
+      expect(one.status).toBe(0);
+      expect(one.stdout.split('\n').length).toBeGreaterThan(1000);
+      expect(one.stderr).toMatch(/with a bad ICRC/);
+      expectSame(['--json'], file, 1);
+    },
+    120_000,
+  );
 
   test.each([
     ['-v'],
@@ -88,11 +102,15 @@ describe('roce decode --threads prints what one thread prints', () => {
     ['--opcode', 'ACKNOWLEDGE,SEND_ONLY'],
     ['--frames', '1500-4200'],
     ['--no-icrc'],
-  ])('flags %s', (...flags) => {
-    const file = repeated('rc-conversation.pcap', 5000);
-    const one = expectSame(flags, file, 3);
-    expect(one.status).toBe(0);
-  }, 120_000);
+  ])(
+    'flags %s',
+    (...flags) => {
+      const file = repeated('rc-conversation.pcap', 5000);
+      const one = expectSame(flags, file, 3);
+      expect(one.status).toBe(0);
+    },
+    120_000,
+  );
 
   test('a pcapng capture, and a record larger than a batch', () => {
     expectSame([], path.join(CAPTURES, 'rc-conversation.pcapng'));
@@ -133,10 +151,18 @@ test('the batches go to the worker threads, and the output is the same as on one
   expect(fs.existsSync(script)).toBe(true); // npm test builds before it runs jest
   const file = repeated('uc-ud-v6-vlan.pcap', 150_000);
   const chunks: Buffer[] = [];
-  const r = await decodeWithWorkers(PcapBlockReader.open(file) ?? recordSource(streamCaptureFile(file)), SETTINGS, 2, script, undefined, jsIcrcBatch.compute, (c) => {
-    chunks.push(Buffer.from(c)); // a copy: the chunk itself goes back to be written into again
-    return true;
-  });
+  const r = await decodeWithWorkers(
+    PcapBlockReader.open(file) ?? recordSource(streamCaptureFile(file)),
+    SETTINGS,
+    2,
+    script,
+    undefined,
+    jsIcrcBatch.compute,
+    (c) => {
+      chunks.push(Buffer.from(c)); // a copy: the chunk itself goes back to be written into again
+      return true;
+    },
+  );
   expect(r.ended).toEqual({ format: 'pcap', error: null });
   expect(r.read).toBeGreaterThanOrEqual(150_000);
   expect(r.workerBatches).toBeGreaterThan(0);

@@ -76,12 +76,17 @@ beforeAll(() => {
 afterAll(() => fs.rmSync(dir, { recursive: true, force: true }));
 
 const lines = (s: string): string[] => s.split('\n').filter((l) => l !== '');
-const jsonOf = async (file: string): Promise<Record<string, unknown>[]> => lines((await roce('decode', '--json', file)).out).map((l) => JSON.parse(l) as Record<string, unknown>);
+const jsonOf = async (file: string): Promise<Record<string, unknown>[]> =>
+  lines((await roce('decode', '--json', file)).out).map((l) => JSON.parse(l) as Record<string, unknown>);
 
 /** Frame numbers analyze flags icrcBad or malformed, and how many it flags truncated. */
 async function analyzeFlags(file: string): Promise<{ bad: number[]; icrcBad: number; malformed: number; truncated: number }> {
   const r = await roce('analyze', '--json', '--all-frames', '--threads', '1', file);
-  const doc = JSON.parse(r.out) as { frames: { frame: number; flags: string[] }[]; summary: { flags: Record<string, number> }; captureQuality: { truncated: number } };
+  const doc = JSON.parse(r.out) as {
+    frames: { frame: number; flags: string[] }[];
+    summary: { flags: Record<string, number> };
+    captureQuality: { truncated: number };
+  };
   const bad = doc.frames.filter((f) => f.flags.includes('icrcBad') || f.flags.includes('malformed')).map((f) => f.frame);
   return { bad, icrcBad: doc.summary.flags['icrcBad'] ?? -1, malformed: doc.summary.flags['malformed'] ?? -1, truncated: doc.captureQuality.truncated };
 }
@@ -101,7 +106,9 @@ describe('decode and analyze agree on cut frames', () => {
       const file = files[name]!;
       const s = await roce('decode', file);
       expect(s.code).toBe(0);
-      expect(s.err).toContain(`11 frames read (pcap), 11 RoCE, ${faulty.length} malformed, ${badIcrc} with a bad ICRC${truncated > 0 ? `, ${truncated} truncated by the capture` : ''}`);
+      expect(s.err).toContain(
+        `11 frames read (pcap), 11 RoCE, ${faulty.length} malformed, ${badIcrc} with a bad ICRC${truncated > 0 ? `, ${truncated} truncated by the capture` : ''}`,
+      );
       const errors = await roce('decode', '--errors', file);
       expect(lines(errors.out).map((l) => Number(l.trim().split(' ')[0]))).toEqual(faulty);
       const a = await analyzeFlags(file);
@@ -122,11 +129,15 @@ describe('what decode prints of a cut frame', () => {
     const file = files['unsaid64']!;
     const out = lines((await roce('decode', file)).out);
     expect(out[0]).toMatch(/RC_SEND_ONLY QP=0x000012 PSN=10 A len=1000 \[capture truncated: 10 of 1000 payload bytes, ICRC not captured\]$/);
-    expect(out[1]).toMatch(/RC_RDMA_WRITE_FIRST QP=0x000012 PSN=11 A len=1024 \[capture truncated inside the RETH: 0 of 1024 payload bytes, ICRC not captured\]$/);
+    expect(out[1]).toMatch(
+      /RC_RDMA_WRITE_FIRST QP=0x000012 PSN=11 A len=1024 \[capture truncated inside the RETH: 0 of 1024 payload bytes, ICRC not captured\]$/,
+    );
     expect(out[3]).toMatch(/RC_ACKNOWLEDGE QP=0x000011 PSN=10 NAK PSN sequence error MSN=0 ICRC ok$/);
     expect(out[7]).toMatch(/RC_RDMA_READ_REQUEST QP=0x000012 PSN=13 A \[capture truncated inside the RETH: ICRC not captured\]$/);
     expect(out[9]).toMatch(/ICRC BAD \[ROCE_ERR_BAD_ICRC/);
-    expect(out[10]).toMatch(/RC_ACKNOWLEDGE QP=0x000011 PSN=13 ACK credits=unlimited MSN=0 len=8 \[capture truncated: 6 of 8 payload bytes, ICRC not captured\] \[ROCE_ERR_BAD_LENGTH: RC_ACKNOWLEDGE carries no payload/);
+    expect(out[10]).toMatch(
+      /RC_ACKNOWLEDGE QP=0x000011 PSN=13 ACK credits=unlimited MSN=0 len=8 \[capture truncated: 6 of 8 payload bytes, ICRC not captured\] \[ROCE_ERR_BAD_LENGTH: RC_ACKNOWLEDGE carries no payload/,
+    );
     expect(out.slice(0, 9).join('\n')).not.toContain('ROCE_ERR');
 
     const v = (await roce('decode', '-v', '--frames', '2-2', file)).out;
@@ -143,7 +154,15 @@ describe('what decode prints of a cut frame', () => {
     expect(v).not.toContain('Error:');
 
     const json = await jsonOf(file);
-    expect(json[1]).toMatchObject({ opcodeName: 'RC_RDMA_WRITE_FIRST', psn: 11, reth: null, payloadLength: 1024, truncated: true, truncatedIn: 'RETH', payloadCaptured: 0 });
+    expect(json[1]).toMatchObject({
+      opcodeName: 'RC_RDMA_WRITE_FIRST',
+      psn: 11,
+      reth: null,
+      payloadLength: 1024,
+      truncated: true,
+      truncatedIn: 'RETH',
+      payloadCaptured: 0,
+    });
     expect(json[0]).toMatchObject({ truncated: true, truncatedIn: 'payload', payloadCaptured: 10 });
     expect(json[3]).toMatchObject({ truncated: false, truncatedIn: null, icrcOk: true });
     expect(json[10]).toMatchObject({ truncated: true, truncatedIn: 'payload', error: expect.stringContaining('carries no payload') });
@@ -171,9 +190,9 @@ describe('what decode prints of a cut frame', () => {
         expect({ name, flags, ...two }).toEqual({ name, flags, ...one });
         expect(one.status).toBe(0);
       }
-      const analyze = (threads: string): string => spawnSync(process.execPath, [CLI, 'analyze', '--json', '--all-frames', '--threads', threads, file], { encoding: 'utf8', timeout: 60_000 }).stdout;
+      const analyze = (threads: string): string =>
+        spawnSync(process.execPath, [CLI, 'analyze', '--json', '--all-frames', '--threads', threads, file], { encoding: 'utf8', timeout: 60_000 }).stdout;
       expect(analyze('2')).toBe(analyze('1'));
     }
   });
-
 });

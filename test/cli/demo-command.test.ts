@@ -40,7 +40,8 @@ test('--json summary has the documented keys and agrees with itself', async () =
   const r = await demo('--json', '--bytes', '128K', '--loss', '2%', '--seed', '9', '--qps', '2', '--mtu', '4096', '--pcap', '-');
   expect(r.code).toBe(0);
   const s = JSON.parse(r.out) as Record<string, unknown>;
-  for (const k of ['ok', 'bytesVerified', 'completions', 'completionErrors', 'retransmittedPackets', 'seqErrNaks', 'rnrNaks', 'timeouts', 'pcap']) expect(s).toHaveProperty(k);
+  for (const k of ['ok', 'bytesVerified', 'completions', 'completionErrors', 'retransmittedPackets', 'seqErrNaks', 'rnrNaks', 'timeouts', 'pcap'])
+    expect(s).toHaveProperty(k);
   expect(s['ok']).toBe(true);
   expect(s['bytesVerified']).toBe(128 * 1024);
   expect(s['completionErrors']).toBe(0);

@@ -5,7 +5,15 @@
  */
 import { roce } from '../support/cli';
 
-const COMMANDS: readonly (readonly string[])[] = [['pingpong'], ['perftest', 'write'], ['rping', '-c', '-a', '198.18.0.2'], ['cmatose'], ['udaddy'], ['rdma-server'], ['rdma-client']];
+const COMMANDS: readonly (readonly string[])[] = [
+  ['pingpong'],
+  ['perftest', 'write'],
+  ['rping', '-c', '-a', '198.18.0.2'],
+  ['cmatose'],
+  ['udaddy'],
+  ['rdma-server'],
+  ['rdma-client'],
+];
 
 test.each(COMMANDS)('roce %s --help lists --pcap, --pcap-count, --pcap-size and --pcap-snap', async (...c) => {
   const r = await roce(c[0]!, '--help');

@@ -31,25 +31,29 @@ const CASES: [string, boolean, string[]][] = [
   ['send', true, ['-n', '20', '--verify']],
 ];
 
-test.each(CASES.map(([v, l, x], i) => [`${v} ${l ? 'lat' : 'bw'}`, v, l, x, 18600 + i] as const))('-R %s: both ends complete over the RDMA CM', async (_name, verb, lat, extra, port) => {
-  const { sr, cr, s, c } = await pair(verb, lat ? ['--lat', ...extra] : extra, port);
-  expect([cr.err, sr.err]).toEqual(['', '']);
-  expect([cr.code, sr.code]).toEqual([0, 0]);
-  for (const r of [s, c]) {
-    expect(r).toMatchObject({ ok: true, rdmaCm: true, test: `ib_${verb}_${lat ? 'lat' : 'bw'}`, driver: 'memory', virtualTime: true });
-    expect((r['verify'] as { mismatches: number }).mismatches).toBe(0);
-  }
-  // The QPNs each side learnt from the key messages are the peer's own, and the PSNs the CM set.
-  const cl = c['local'] as Record<string, number>;
-  const sl = s['local'] as Record<string, number>;
-  expect((c['remote'] as Record<string, number>)['qpn']).toBe(sl['qpn']);
-  expect((s['remote'] as Record<string, number>)['qpn']).toBe(cl['qpn']);
-  // versions (16), sys data (4 + 4), MTU (2), then 56-byte struct pingpong_dest key messages.
-  const oob = c['oob'] as Record<string, number>;
-  expect(oob['messagesOut']).toBe(oob['messagesIn']);
-  if (lat) expect((c['latencyUs'] as Record<string, number>)['p50']).toBeGreaterThan(0);
-  else expect(c['gbps'] as number).toBeGreaterThan(0);
-}, 30_000);
+test.each(CASES.map(([v, l, x], i) => [`${v} ${l ? 'lat' : 'bw'}`, v, l, x, 18600 + i] as const))(
+  '-R %s: both ends complete over the RDMA CM',
+  async (_name, verb, lat, extra, port) => {
+    const { sr, cr, s, c } = await pair(verb, lat ? ['--lat', ...extra] : extra, port);
+    expect([cr.err, sr.err]).toEqual(['', '']);
+    expect([cr.code, sr.code]).toEqual([0, 0]);
+    for (const r of [s, c]) {
+      expect(r).toMatchObject({ ok: true, rdmaCm: true, test: `ib_${verb}_${lat ? 'lat' : 'bw'}`, driver: 'memory', virtualTime: true });
+      expect((r['verify'] as { mismatches: number }).mismatches).toBe(0);
+    }
+    // The QPNs each side learnt from the key messages are the peer's own, and the PSNs the CM set.
+    const cl = c['local'] as Record<string, number>;
+    const sl = s['local'] as Record<string, number>;
+    expect((c['remote'] as Record<string, number>)['qpn']).toBe(sl['qpn']);
+    expect((s['remote'] as Record<string, number>)['qpn']).toBe(cl['qpn']);
+    // versions (16), sys data (4 + 4), MTU (2), then 56-byte struct pingpong_dest key messages.
+    const oob = c['oob'] as Record<string, number>;
+    expect(oob['messagesOut']).toBe(oob['messagesIn']);
+    if (lat) expect((c['latencyUs'] as Record<string, number>)['p50']).toBeGreaterThan(0);
+    else expect(c['gbps'] as number).toBeGreaterThan(0);
+  },
+  30_000,
+);
 
 test('-R text report names the RDMA CM', async () => {
   const common = ['-R', '--driver', 'memory', '-p', '18620', '-n', '20', '--timeout', '20'];
@@ -78,7 +82,7 @@ test('-R with nobody listening on the port: REJECTED (invalid service ID) as a t
   expect((await server).code).toBe(0);
 }, 30_000);
 
-test('-R with no peer at all: UNREACHABLE within the CM\'s retries, ok:false, exit 1', async () => {
+test("-R with no peer at all: UNREACHABLE within the CM's retries, ok:false, exit 1", async () => {
   const r = await cmd('write', '198.18.0.2', '-R', '--dev', 'sim-a', '--driver', 'memory', '-p', '18632', '--json', '--timeout', '5');
   expect(r.code).toBe(1);
   expect(JSON.parse(r.out)).toMatchObject({ ok: false, rdmaCm: true, code: 'ROCE_ERR_PERFTEST_UNREACHABLE' });

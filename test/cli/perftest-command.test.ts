@@ -8,7 +8,10 @@ function cmd(...argv: string[]): Promise<{ code: number; out: string; err: strin
   return roce('perftest', ...argv);
 }
 
-async function both(verb: string, extra: string[]): Promise<{ s: Record<string, unknown>; c: Record<string, unknown>; sr: { code: number; err: string }; cr: { code: number; err: string } }> {
+async function both(
+  verb: string,
+  extra: string[],
+): Promise<{ s: Record<string, unknown>; c: Record<string, unknown>; sr: { code: number; err: string }; cr: { code: number; err: string } }> {
   const port = String(await freePort());
   const common = ['--driver', 'memory', '-p', port, '--json', '--timeout', '20', ...extra];
   const [sr, cr] = await Promise.all([cmd(verb, '--dev', 'sim-b', '--bind', '127.0.0.1', ...common), cmd(verb, '127.0.0.1', '--dev', 'sim-a', ...common)]);
@@ -49,7 +52,10 @@ test('send latency: latencyUs with p50, p99 and max', async () => {
 test('text report of an atomic run', async () => {
   const port = String(await freePort());
   const common = ['--driver', 'memory', '-p', port, '-n', '100', '--timeout', '20'];
-  const [sr, cr] = await Promise.all([cmd('atomic', '--dev', 'sim-b', '--bind', '127.0.0.1', ...common), cmd('atomic', '127.0.0.1', '--dev', 'sim-a', ...common)]);
+  const [sr, cr] = await Promise.all([
+    cmd('atomic', '--dev', 'sim-b', '--bind', '127.0.0.1', ...common),
+    cmd('atomic', '127.0.0.1', '--dev', 'sim-a', ...common),
+  ]);
   expect(cr.code).toBe(0);
   expect(sr.code).toBe(0);
   expect(sr.out).toMatch(/ib_atomic_bw: waiting for a client on port/);
@@ -158,7 +164,10 @@ test('duration mode of the send test: each side measures its window; the server 
 test('-q 4: four QPs, each named in the text report, the count in the JSON', async () => {
   const port = String(await freePort());
   const common = ['--driver', 'memory', '-p', port, '-n', '50', '-s', '1024', '-q', '4', '--timeout', '20'];
-  const [sr, cr] = await Promise.all([cmd('write', '--dev', 'sim-b', '--bind', '127.0.0.1', ...common, '--json'), cmd('write', '127.0.0.1', '--dev', 'sim-a', ...common)]);
+  const [sr, cr] = await Promise.all([
+    cmd('write', '--dev', 'sim-b', '--bind', '127.0.0.1', ...common, '--json'),
+    cmd('write', '127.0.0.1', '--dev', 'sim-a', ...common),
+  ]);
   expect(sr.code).toBe(0);
   expect(cr.code).toBe(0);
   expect(cr.out).toMatch(/RC, 4 QPs/);
@@ -193,7 +202,10 @@ test('--perform_warm_up applies to write, read and atomic bandwidth, as perftest
 test('latency text report: the percentiles up to p99.9 and a histogram of every sample', async () => {
   const port = String(await freePort());
   const common = ['--driver', 'memory', '-p', port, '--lat', '-n', '300', '--timeout', '20'];
-  const [sr, cr] = await Promise.all([cmd('write', '--dev', 'sim-b', '--bind', '127.0.0.1', ...common), cmd('write', '127.0.0.1', '--dev', 'sim-a', ...common)]);
+  const [sr, cr] = await Promise.all([
+    cmd('write', '--dev', 'sim-b', '--bind', '127.0.0.1', ...common),
+    cmd('write', '127.0.0.1', '--dev', 'sim-a', ...common),
+  ]);
   expect(sr.code).toBe(0);
   expect(cr.code).toBe(0);
   expect(cr.out).toMatch(/t_p50\[usec\] +t_p90\[usec\] +t_p99\[usec\] +t_p99\.9\[usec\]/);

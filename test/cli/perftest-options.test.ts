@@ -27,7 +27,7 @@ function row(out: string): number[] {
   return (lines[h + 1] as string).trim().split(/\s+/).map(Number);
 }
 
-test('the bandwidth table: perftest\'s columns in MiB/sec, a measured peak not below the average', async () => {
+test("the bandwidth table: perftest's columns in MiB/sec, a measured peak not below the average", async () => {
   const { s, c } = await both('write', ['-s', '4096', '-n', '400', '-F']);
   expect(c.code).toBe(0);
   expect(s.code).toBe(0);
@@ -45,7 +45,7 @@ test('the bandwidth table: perftest\'s columns in MiB/sec, a measured peak not b
   expect(s.out).not.toMatch(/WARNING: BW peak/);
 }, 30_000);
 
-test('--report_gbits: Gb/sec columns, the same run\'s figures in 10^9 bits', async () => {
+test("--report_gbits: Gb/sec columns, the same run's figures in 10^9 bits", async () => {
   const { s, c } = await both('read', ['-s', '8192', '-n', '300', '--report_gbits']);
   expect(c.code).toBe(0);
   expect(s.code).toBe(0);
@@ -56,7 +56,7 @@ test('--report_gbits: Gb/sec columns, the same run\'s figures in 10^9 bits', asy
   expect(s.out).toMatch(/BW average\[Gb\/sec\]/);
 }, 30_000);
 
-test('duration mode: no peak (perftest\'s noPeak), said as perftest says it, 0.00 in the column and null in the JSON', async () => {
+test("duration mode: no peak (perftest's noPeak), said as perftest says it, 0.00 in the column and null in the JSON", async () => {
   const { c } = await both('write', ['-s', '65536', '-D', '0.004', '-f', '0']);
   expect(c.code).toBe(0);
   expect(c.out).toMatch(/WARNING: BW peak won't be measured in this run\./);
@@ -65,7 +65,7 @@ test('duration mode: no peak (perftest\'s noPeak), said as perftest says it, 0.0
   expect((JSON.parse(j.c.out) as { peakGbps: unknown }).peakGbps).toBeNull();
 }, 30_000);
 
-test('-l: lists of N WRs per post call, the CQ moderation N; echoed as perftest\'s header does', async () => {
+test("-l: lists of N WRs per post call, the CQ moderation N; echoed as perftest's header does", async () => {
   const { s, c } = await both('write', ['-s', '2048', '-n', '500', '-l', '10', '--verify', '--json']);
   expect(c.code).toBe(0);
   expect(s.code).toBe(0);
@@ -134,13 +134,24 @@ test.each([
 test('-d: a name that is neither an interface nor an RDMA device is a usage error saying where it looked', async () => {
   const r = await cmd('write', '--dev', 'no-such-dev9', '--driver', 'packet');
   expect(r.code).toBe(2);
-  expect(r.err).toMatch(/roce perftest: --dev: no network interface or RDMA device named no-such-dev9: tried \/sys\/class\/net\/no-such-dev9 and \/sys\/class\/infiniband\/no-such-dev9/);
+  expect(r.err).toMatch(
+    /roce perftest: --dev: no network interface or RDMA device named no-such-dev9: tried \/sys\/class\/net\/no-such-dev9 and \/sys\/class\/infiniband\/no-such-dev9/,
+  );
   expect(r.err).toMatch(/\(roce perftest -h\)/);
 });
 
-test('every option of -h is perftest\'s or documented; the new ones are listed', async () => {
+test("every option of -h is perftest's or documented; the new ones are listed", async () => {
   const r = await cmd('-h');
   expect(r.code).toBe(0);
-  for (const o of ['-F, --CPU-freq', '-i, --ib-port PORT', '-I, --inline_size SIZE', '-l, --post_list N', '--run_infinitely', '--report_gbits', '-d, --dev NAME']) expect(r.out).toContain(o);
+  for (const o of [
+    '-F, --CPU-freq',
+    '-i, --ib-port PORT',
+    '-I, --inline_size SIZE',
+    '-l, --post_list N',
+    '--run_infinitely',
+    '--report_gbits',
+    '-d, --dev NAME',
+  ])
+    expect(r.out).toContain(o);
   expect(r.out).toMatch(/MiB\/sec/);
 });

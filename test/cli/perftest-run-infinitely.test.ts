@@ -12,42 +12,52 @@ import { freePort } from '../oob/support';
 const PAIR = path.resolve(__dirname, '..', 'support', 'perftest-pair.js');
 const ROW = /^ 65536\s+(\d+)\s+0\.00\s+(\d+\.\d\d)\s+(\d+\.\d{6})$/;
 
-test.each([['SIGINT'], ['SIGTERM']] as const)('a line per period until %s, then a clean end with the final report on both sides', async (signal) => {
-  const port = String(await freePort());
-  const child = spawn(process.execPath, [PAIR, 'write', port, '--run_infinitely', '-D', '0.002', '-s', '65536', '--timeout', '30'], { stdio: ['ignore', 'pipe', 'pipe'], timeout: 120_000 });
-  let stdout = '';
-  let stderr = '';
-  let rows = 0;
-  let sent = false;
-  child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
-  child.stdout.on('data', (d: Buffer) => {
-    stdout += d.toString();
-    rows = stdout.split('\n').filter((l) => ROW.test(l)).length;
-    if (rows >= 2 && !sent) {
-      sent = true;
-      child.kill(signal);
+test.each([['SIGINT'], ['SIGTERM']] as const)(
+  'a line per period until %s, then a clean end with the final report on both sides',
+  async (signal) => {
+    const port = String(await freePort());
+    const child = spawn(process.execPath, [PAIR, 'write', port, '--run_infinitely', '-D', '0.002', '-s', '65536', '--timeout', '30'], {
+      stdio: ['ignore', 'pipe', 'pipe'],
+      timeout: 120_000,
+    });
+    let stdout = '';
+    let stderr = '';
+    let rows = 0;
+    let sent = false;
+    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+    child.stdout.on('data', (d: Buffer) => {
+      stdout += d.toString();
+      rows = stdout.split('\n').filter((l) => ROW.test(l)).length;
+      if (rows >= 2 && !sent) {
+        sent = true;
+        child.kill(signal);
+      }
+    });
+    const closed = await new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((r) => child.on('close', (code, sig) => r({ code, signal: sig })));
+    expect(stderr).toBe('');
+    expect(closed).toEqual({ code: 0, signal: null });
+    const lines = stdout.split('\n');
+    // The table's header, then the period lines, before the final report.
+    expect(lines[0]).toMatch(/^ #bytes\s+#iterations\s+BW peak\[MiB\/sec\]\s+BW average\[MiB\/sec\]\s+MsgRate\[Mpps\]$/);
+    const reportAt = lines.findIndex((l) => /ib_write_bw \(roce-ts\), client/.test(l));
+    expect(reportAt).toBeGreaterThan(0);
+    const periods = lines
+      .slice(0, reportAt)
+      .filter((l) => ROW.test(l))
+      .map((l) => ROW.exec(l) as RegExpExecArray);
+    expect(periods.length).toBeGreaterThanOrEqual(2);
+    for (const m of periods) {
+      expect(Number(m[1])).toBeGreaterThan(0);
+      expect(Number(m[2])).toBeGreaterThan(0);
     }
-  });
-  const closed = await new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((r) => child.on('close', (code, sig) => r({ code, signal: sig })));
-  expect(stderr).toBe('');
-  expect(closed).toEqual({ code: 0, signal: null });
-  const lines = stdout.split('\n');
-  // The table's header, then the period lines, before the final report.
-  expect(lines[0]).toMatch(/^ #bytes\s+#iterations\s+BW peak\[MiB\/sec\]\s+BW average\[MiB\/sec\]\s+MsgRate\[Mpps\]$/);
-  const reportAt = lines.findIndex((l) => /ib_write_bw \(roce-ts\), client/.test(l));
-  expect(reportAt).toBeGreaterThan(0);
-  const periods = lines.slice(0, reportAt).filter((l) => ROW.test(l)).map((l) => ROW.exec(l) as RegExpExecArray);
-  expect(periods.length).toBeGreaterThanOrEqual(2);
-  for (const m of periods) {
-    expect(Number(m[1])).toBeGreaterThan(0);
-    expect(Number(m[2])).toBeGreaterThan(0);
-  }
-  expect(stdout).toMatch(/Ran until stopped \(--run_infinitely\), a line every 0\.002 s; the figures count every message of the run/);
-  // The client's final figures (the whole run), and the server's copy of them.
-  const final = lines.filter((l) => /^ 65536\s/.test(l)).pop() as string;
-  const total = Number(final.trim().split(/\s+/)[1]);
-  expect(total).toBeGreaterThanOrEqual(periods.reduce((a, m) => a + Number(m[1]), 0));
-  expect(stdout).toMatch(/server\|\s+ib_write_bw \(roce-ts\), server/);
-  expect(stdout).toContain(`server|  65536      ${String(total).padEnd(15)}`);
-  expect(lines).toContain('server status 0');
-}, 150_000);
+    expect(stdout).toMatch(/Ran until stopped \(--run_infinitely\), a line every 0\.002 s; the figures count every message of the run/);
+    // The client's final figures (the whole run), and the server's copy of them.
+    const final = lines.filter((l) => /^ 65536\s/.test(l)).pop() as string;
+    const total = Number(final.trim().split(/\s+/)[1]);
+    expect(total).toBeGreaterThanOrEqual(periods.reduce((a, m) => a + Number(m[1]), 0));
+    expect(stdout).toMatch(/server\|\s+ib_write_bw \(roce-ts\), server/);
+    expect(stdout).toContain(`server|  65536      ${String(total).padEnd(15)}`);
+    expect(lines).toContain('server status 0');
+  },
+  150_000,
+);

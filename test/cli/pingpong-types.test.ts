@@ -12,17 +12,21 @@ test.each([
   ['rc', '9000'],
   ['uc', '9000'],
   ['ud', '1000'],
-])('--type %s -c: both ends check every message', async (type, size) => {
-  const port = String(await freePort());
-  const common = ['--driver', 'memory', '-p', port, '-n', '30', '-s', size, '-c', '--type', type, '--json', '--timeout', '20'];
-  const [sr, cr] = await Promise.all([cmd('-d', 'sim-b', '--bind', '127.0.0.1', ...common), cmd('127.0.0.1', '-d', 'sim-a', ...common)]);
-  expect([sr.code, cr.code, sr.err, cr.err]).toEqual([0, 0, '', '']);
-  for (const out of [sr.out, cr.out]) {
-    const r = JSON.parse(out) as Record<string, unknown>;
-    expect(r).toMatchObject({ ok: true, test: `${type}_pingpong`, msgSize: Number(size), bytes: Number(size) * 30 * 2, messages: 60 });
-    expect(r['verify']).toEqual({ enabled: true, messagesChecked: 30, bytesChecked: 30 * Number(size), mismatches: 0 });
-  }
-}, 20_000);
+])(
+  '--type %s -c: both ends check every message',
+  async (type, size) => {
+    const port = String(await freePort());
+    const common = ['--driver', 'memory', '-p', port, '-n', '30', '-s', size, '-c', '--type', type, '--json', '--timeout', '20'];
+    const [sr, cr] = await Promise.all([cmd('-d', 'sim-b', '--bind', '127.0.0.1', ...common), cmd('127.0.0.1', '-d', 'sim-a', ...common)]);
+    expect([sr.code, cr.code, sr.err, cr.err]).toEqual([0, 0, '', '']);
+    for (const out of [sr.out, cr.out]) {
+      const r = JSON.parse(out) as Record<string, unknown>;
+      expect(r).toMatchObject({ ok: true, test: `${type}_pingpong`, msgSize: Number(size), bytes: Number(size) * 30 * 2, messages: 60 });
+      expect(r['verify']).toEqual({ enabled: true, messagesChecked: 30, bytesChecked: 30 * Number(size), mismatches: 0 });
+    }
+  },
+  20_000,
+);
 
 test('the -c pattern has a zero at every page start (what the tools check) and no other zero', () => {
   const p = pingpongPattern(3 * 4096 + 10);

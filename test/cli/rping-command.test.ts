@@ -28,21 +28,25 @@ function expectedLine(n: number, size: number): string {
   return `ping data: ${cString(b)}`;
 }
 
-test.each([64, 65535])('-C 10 -S %p -v -V: ten pings, rping\'s lines on both sides, verified', async (size) => {
-  const [sr, cr] = await pair(['-S', String(size), '-v'], ['-C', '10', '-S', String(size), '-v', '-V']);
-  expect(cr.err).toBe('');
-  expect(cr.code).toBe(0);
-  expect(sr.code).toBe(0);
-  const lines = cr.out.trimEnd().split('\n');
-  expect(lines).toHaveLength(10);
-  lines.forEach((l, n) => expect(l).toBe(expectedLine(n, size)));
-  const slines = sr.out.trimEnd().split('\n');
-  expect(slines).toEqual(lines.map((l) => `server ${l}`));
-  if (size === 64) {
-    expect(lines[0]).toBe('ping data: rdma-ping-0: ABCDEFGHIJKLMNOPQRSTUVWXYZ[\\]^_`abcdefghijklmnopqr');
-    expect(lines[1]).toBe('ping data: rdma-ping-1: BCDEFGHIJKLMNOPQRSTUVWXYZ[\\]^_`abcdefghijklmnopqrs');
-  }
-}, 60_000);
+test.each([64, 65535])(
+  "-C 10 -S %p -v -V: ten pings, rping's lines on both sides, verified",
+  async (size) => {
+    const [sr, cr] = await pair(['-S', String(size), '-v'], ['-C', '10', '-S', String(size), '-v', '-V']);
+    expect(cr.err).toBe('');
+    expect(cr.code).toBe(0);
+    expect(sr.code).toBe(0);
+    const lines = cr.out.trimEnd().split('\n');
+    expect(lines).toHaveLength(10);
+    lines.forEach((l, n) => expect(l).toBe(expectedLine(n, size)));
+    const slines = sr.out.trimEnd().split('\n');
+    expect(slines).toEqual(lines.map((l) => `server ${l}`));
+    if (size === 64) {
+      expect(lines[0]).toBe('ping data: rdma-ping-0: ABCDEFGHIJKLMNOPQRSTUVWXYZ[\\]^_`abcdefghijklmnopqr');
+      expect(lines[1]).toBe('ping data: rdma-ping-1: BCDEFGHIJKLMNOPQRSTUVWXYZ[\\]^_`abcdefghijklmnopqrs');
+    }
+  },
+  60_000,
+);
 
 test('--json: a summary per side; the server serves until the client disconnects', async () => {
   const [sr, cr] = await pair(['--json'], ['-C', '3', '-V', '--json']);

@@ -6,7 +6,24 @@ import { roce } from '../support/cli';
 import { readCapture } from '../../packets/pcap';
 import { decodeFrame } from '../../packets/decode';
 
-const EXAMPLE = ['--hosts', '3', '--flows', 'a>c,b>c', '--link-rate', '10G', '--buffer', '1M', '--ecn', 'kmin=5K,kmax=200K,pmax=0.01', '--cc', 'dcqcn', '--duration', '3ms', '--seed', '1'];
+const EXAMPLE = [
+  '--hosts',
+  '3',
+  '--flows',
+  'a>c,b>c',
+  '--link-rate',
+  '10G',
+  '--buffer',
+  '1M',
+  '--ecn',
+  'kmin=5K,kmax=200K,pmax=0.01',
+  '--cc',
+  'dcqcn',
+  '--duration',
+  '3ms',
+  '--seed',
+  '1',
+];
 
 test('the example: JSON with the documented keys, each flow in and out of the congested port', async () => {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'roce-sim-'));
@@ -59,7 +76,11 @@ const LOSSY = ['--hosts', '9', '--buffer', '200K', '--cc', 'none', '--duration',
 test('a lossy incast: each stalled flow named with since when and why, "not ok", exit 1', async () => {
   const r = await roce('sim', ...LOSSY);
   expect(r.code).toBe(1);
-  const stalled = [...r.out.matchAll(/ flow (\w>\w): stalled, \d+ bytes.*\n  stalled since ([\d.]+) µs to the end: timeout, its local ACK timer \(67108\.864 µs\) fires at [\d.]+ µs/g)].map((m) => m[1]);
+  const stalled = [
+    ...r.out.matchAll(
+      / flow (\w>\w): stalled, \d+ bytes.*\n {2}stalled since ([\d.]+) µs to the end: timeout, its local ACK timer \(67108\.864 µs\) fires at [\d.]+ µs/g,
+    ),
+  ].map((m) => m[1]);
   expect(stalled.length).toBeGreaterThanOrEqual(4);
   const verdict = /\nnot ok: (\d) of 8 flows stalled \(([^;]+); stall window 682\.88 µs\)\n$/.exec(r.out);
   expect(verdict?.[2]?.split(', ')).toEqual(stalled);
@@ -84,11 +105,18 @@ test('--fluid beside a run with stalled flows: the models are not set beside it,
 test('the same with --expect-stalls: still named, "ok ... as the scenario expects", exit 0; the JSON says the same', async () => {
   const r = await roce('sim', ...LOSSY, '--expect-stalls');
   expect(r.code).toBe(0);
-  expect(r.out).toMatch(/ flow \w>i: stalled, \d+ bytes.*\n  stalled since [\d.]+ µs to the end: timeout/);
+  expect(r.out).toMatch(/ flow \w>i: stalled, \d+ bytes.*\n {2}stalled since [\d.]+ µs to the end: timeout/);
   expect(r.out).toMatch(/\nok: \d of 8 flows stalled \([a-h]>i(, [a-h]>i)*; stall window 682\.88 µs\), as the scenario expects \(--expect-stalls\)\n$/);
   const j = await roce('sim', ...LOSSY, '--expect-stalls', '--json');
   expect(j.code).toBe(0);
-  const o = JSON.parse(j.out) as { ok: boolean; stallsExpected: boolean; stalled: string[]; stallWindowUs: number; flows: { name: string; state: string; stall: { reason: string; untilUs: null } | null }[]; steady: { flows: string[]; flowsGbps: number[] } };
+  const o = JSON.parse(j.out) as {
+    ok: boolean;
+    stallsExpected: boolean;
+    stalled: string[];
+    stallWindowUs: number;
+    flows: { name: string; state: string; stall: { reason: string; untilUs: null } | null }[];
+    steady: { flows: string[]; flowsGbps: number[] };
+  };
   expect([o.ok, o.stallsExpected, o.stallWindowUs]).toEqual([true, true, 682.88]);
   expect(o.stalled).toEqual(o.flows.filter((f) => f.state === 'stalled').map((f) => f.name));
   expect(o.flows.filter((f) => f.state === 'stalled').every((f) => f.stall?.reason === 'timeout' && f.stall.untilUs === null)).toBe(true);
@@ -98,7 +126,7 @@ test('the same with --expect-stalls: still named, "ok ... as the scenario expect
   expect((JSON.parse(n.out) as { ok: boolean }).ok).toBe(false);
 }, 60_000);
 
-test('--fluid: the steady state and the convergence, then the fluid model\'s fixed point beside them, in text and in JSON', async () => {
+test("--fluid: the steady state and the convergence, then the fluid model's fixed point beside them, in text and in JSON", async () => {
   const argv = ['--link-rate', '40G', '--buffer', '12M', '--mtu', '1024', '--cc', 'dcqcn-paper', '--duration', '10ms', '--steady-from', '4ms', '--fluid'];
   const t = await roce('sim', ...argv);
   expect(t.code).toBe(0);
@@ -110,18 +138,31 @@ test('--fluid: the steady state and the convergence, then the fluid model\'s fix
   expect(t.out).toMatch(/marked +sim +[\d.]+ % +fixed point +0\.086 %/);
   expect(t.out).toMatch(/CNPs per flow +sim +[\d.]+ \/ms +fixed point +1\.85 \/ms/);
   // The marks model's fixed point depends on the frame size alone; the hybrid model runs the run's window.
-  expect(t.out).toMatch(/marks model \(each reaction point discrete, marks independent, the queue fluid; 20000 rate cuts at each p\):\n.*\n +queue +sim +\d+ B +fixed point +25636 B/);
-  expect(t.out).toMatch(/hybrid model \(N discrete reaction points on one fluid queue, the run's window, mean of 5 seeds\):\n +rate per flow +sim +[\d.]+ Gb\/s +model +[\d.]+ Gb\/s/);
+  expect(t.out).toMatch(
+    /marks model \(each reaction point discrete, marks independent, the queue fluid; 20000 rate cuts at each p\):\n.*\n +queue +sim +\d+ B +fixed point +25636 B/,
+  );
+  expect(t.out).toMatch(
+    /hybrid model \(N discrete reaction points on one fluid queue, the run's window, mean of 5 seeds\):\n +rate per flow +sim +[\d.]+ Gb\/s +model +[\d.]+ Gb\/s/,
+  );
   expect(t.out).toMatch(/the model's queue \d+\.\.\d+ B, [\d.]+ % of its packets sent above kmax/);
   const j = await roce('sim', ...argv, '--json');
   expect(j.code).toBe(0);
-  const r = JSON.parse(j.out) as { steady: { fromUs: number; flowsGbps: number[] }; convergence: { windowUs: number }; fluid: { fixedPoint: { queueBytes: number }; queueBytes: { sim: number; fluid: number; difference: number } } };
+  const r = JSON.parse(j.out) as {
+    steady: { fromUs: number; flowsGbps: number[] };
+    convergence: { windowUs: number };
+    fluid: { fixedPoint: { queueBytes: number }; queueBytes: { sim: number; fluid: number; difference: number } };
+  };
   expect(r.steady.fromUs).toBe(4000);
   expect(r.steady.flowsGbps).toHaveLength(2);
   expect(r.convergence.windowUs).toBe(500);
   expect(r.fluid.queueBytes.fluid).toBe(Math.round(r.fluid.fixedPoint.queueBytes));
   expect(r.fluid.queueBytes.difference).toBeCloseTo((r.fluid.queueBytes.sim - r.fluid.queueBytes.fluid) / r.fluid.queueBytes.fluid, 9);
-  const more = JSON.parse(j.out) as { fluid: { marks: { fixedPoint: { queueBytes: number }; queueBytes: { sim: number; fluid: number } }; hybrid: { seeds: number; queueBytes: { sim: number; fluid: number } } } };
+  const more = JSON.parse(j.out) as {
+    fluid: {
+      marks: { fixedPoint: { queueBytes: number }; queueBytes: { sim: number; fluid: number } };
+      hybrid: { seeds: number; queueBytes: { sim: number; fluid: number } };
+    };
+  };
   expect(more.fluid.marks.queueBytes.fluid).toBe(Math.round(more.fluid.marks.fixedPoint.queueBytes));
   expect(more.fluid.marks.queueBytes.sim).toBe(r.fluid.queueBytes.sim);
   expect(more.fluid.hybrid.seeds).toBe(5);

@@ -28,15 +28,23 @@ beforeAll(() => {
 });
 afterAll(() => fs.rmSync(dir, { recursive: true, force: true }));
 
-testUnless(whyNot())('a full temporary directory: the command says so and exits 1', () => {
-  // About 2 MB of --json lists from a pipe: far more than the 64 KiB the directory holds.
-  const file = repeatedCapture(path.join(CAPTURES, 'rc-conversation.pcap'), 5000, dir);
-  const mnt = path.join(dir, 'full');
-  fs.mkdirSync(mnt);
-  const script = `mount -t tmpfs -o size=64k tmpfs "$1" && TMPDIR="$1" exec "$2" "$3" analyze --json --all-frames - < "$4"`;
-  const r = spawnSync('unshare', ['--mount', 'sh', '-c', script, 'sh', mnt, process.execPath, ROCE, file], { encoding: 'utf8', timeout: 60_000, maxBuffer: 1 << 26 });
-  expect(r.stderr).toMatch(/^roce analyze: the temporary spool file in .*full could not be written: .*(ENOSPC|no space)/im);
-  expect(r.stderr).not.toMatch(/internal error/);
-  expect(r.status).toBe(1);
-  expect(r.stdout).toBe('');
-}, 60_000);
+testUnless(whyNot())(
+  'a full temporary directory: the command says so and exits 1',
+  () => {
+    // About 2 MB of --json lists from a pipe: far more than the 64 KiB the directory holds.
+    const file = repeatedCapture(path.join(CAPTURES, 'rc-conversation.pcap'), 5000, dir);
+    const mnt = path.join(dir, 'full');
+    fs.mkdirSync(mnt);
+    const script = `mount -t tmpfs -o size=64k tmpfs "$1" && TMPDIR="$1" exec "$2" "$3" analyze --json --all-frames - < "$4"`;
+    const r = spawnSync('unshare', ['--mount', 'sh', '-c', script, 'sh', mnt, process.execPath, ROCE, file], {
+      encoding: 'utf8',
+      timeout: 60_000,
+      maxBuffer: 1 << 26,
+    });
+    expect(r.stderr).toMatch(/^roce analyze: the temporary spool file in .*full could not be written: .*(ENOSPC|no space)/im);
+    expect(r.stderr).not.toMatch(/internal error/);
+    expect(r.status).toBe(1);
+    expect(r.stdout).toBe('');
+  },
+  60_000,
+);

@@ -9,7 +9,10 @@ import { roce } from '../support/cli';
 async function both(extra: string[]): Promise<{ s: Record<string, unknown>; c: Record<string, unknown>; sc: number; cc: number; err: string }> {
   const port = String(await freePort());
   const common = ['--srq', '--driver', 'memory', '-p', port, '--json', '--timeout', '20', ...extra];
-  const [sr, cr] = await Promise.all([roce('pingpong', '--dev', 'sim-b', '--bind', '127.0.0.1', ...common), roce('pingpong', '127.0.0.1', '--dev', 'sim-a', ...common)]);
+  const [sr, cr] = await Promise.all([
+    roce('pingpong', '--dev', 'sim-b', '--bind', '127.0.0.1', ...common),
+    roce('pingpong', '127.0.0.1', '--dev', 'sim-a', ...common),
+  ]);
   return { s: JSON.parse(sr.out) as Record<string, unknown>, c: JSON.parse(cr.out) as Record<string, unknown>, sc: sr.code, cc: cr.code, err: sr.err + cr.err };
 }
 

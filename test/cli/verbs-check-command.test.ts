@@ -19,7 +19,10 @@ interface Case {
 test('requester and responder: windows, SEND with invalidate, LOCAL_INV, ATOMIC WRITE and FLUSH each end as between rxe and itself', async () => {
   const port = String(await freePort());
   const common = ['--driver', 'memory', '-p', port, '--json', '--timeout', '5'];
-  const [resp, req] = await Promise.all([cmd('-d', 'sim-b', '--bind', '127.0.0.1', '-r', 'responder', ...common), cmd('127.0.0.1', '-d', 'sim-a', '-r', 'requester', ...common)]);
+  const [resp, req] = await Promise.all([
+    cmd('-d', 'sim-b', '--bind', '127.0.0.1', '-r', 'responder', ...common),
+    cmd('127.0.0.1', '-d', 'sim-a', '-r', 'requester', ...common),
+  ]);
   expect([resp.code, req.code, resp.err, req.err]).toEqual([0, 0, '', '']);
   const cases = (JSON.parse(req.out) as { cases: Case[] }).cases;
   const REM_ACCESS_ERR = 10;

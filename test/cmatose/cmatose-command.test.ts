@@ -26,8 +26,26 @@ async function pair(serverArgs: string[], clientArgs: string[]) {
   return Promise.all([s, c]);
 }
 
-const SERVER_LINES = ['cmatose: starting server', 'initiating data transfers', 'completing sends', 'receiving data transfers', 'data transfers complete', 'cmatose: disconnecting', 'disconnected', 'test complete', 'return status 0'];
-const CLIENT_LINES = ['cmatose: starting client', 'cmatose: connecting', 'receiving data transfers', 'sending replies', 'data transfers complete', 'test complete', 'return status 0'];
+const SERVER_LINES = [
+  'cmatose: starting server',
+  'initiating data transfers',
+  'completing sends',
+  'receiving data transfers',
+  'data transfers complete',
+  'cmatose: disconnecting',
+  'disconnected',
+  'test complete',
+  'return status 0',
+];
+const CLIENT_LINES = [
+  'cmatose: starting client',
+  'cmatose: connecting',
+  'receiving data transfers',
+  'sending replies',
+  'data transfers complete',
+  'test complete',
+  'return status 0',
+];
 
 test("-c 4: ucmatose's lines on both sides, in its order", async () => {
   const [sr, cr] = await pair(['-c', '4'], ['-c', '4']);
@@ -37,7 +55,7 @@ test("-c 4: ucmatose's lines on both sides, in its order", async () => {
   expect(cr.out.trimEnd().split('\n')).toEqual(CLIENT_LINES);
 }, 60_000);
 
-test('-c 4 --json: four connections, ten 100-byte messages each way on each, every reply the echo of the server\'s message', async () => {
+test("-c 4 --json: four connections, ten 100-byte messages each way on each, every reply the echo of the server's message", async () => {
   const [sr, cr] = await pair(['-c', '4', '--json'], ['-c', '4', '--json']);
   expect(cr.code).toBe(0);
   expect(sr.code).toBe(0);
@@ -46,7 +64,12 @@ test('-c 4 --json: four connections, ten 100-byte messages each way on each, eve
   expect(c).toMatchObject({ ok: true, test: 'cmatose', role: 'client', connections: 4, messageCount: 10, messageSize: 100, established: 4, driver: 'memory' });
   expect(s).toMatchObject({ ok: true, test: 'cmatose', role: 'server', connections: 4, established: 4, refused: 0, echoed: 4 });
   expect(c['lines']).toEqual(CLIENT_LINES);
-  const cc = c['perConnection'] as Array<{ received: number; sent: number; local: { qpn: number; port: number }; remote: { qpn: number; port: number; addr: string } }>;
+  const cc = c['perConnection'] as Array<{
+    received: number;
+    sent: number;
+    local: { qpn: number; port: number };
+    remote: { qpn: number; port: number; addr: string };
+  }>;
   const sc = s['perConnection'] as typeof cc;
   expect(cc).toHaveLength(4);
   for (const x of [...cc, ...sc]) expect({ received: x.received, sent: x.sent }).toEqual({ received: 10, sent: 10 });
@@ -107,7 +130,7 @@ describe('peers that go away', () => {
     for (let i = 0; i < 100_000 && !cond(); i++) await nextTurn();
   };
 
-  test('a client that connects and then falls silent: the server\'s SENDs run out of transport retries, exit 1 with the completion error', async () => {
+  test("a client that connects and then falls silent: the server's SENDs run out of transport retries, exit 1 with the completion error", async () => {
     const server = ours('-d', 'sim-b', '--driver', 'memory', '-c', '1', '-C', '3', '--json');
     await later(20);
     const host = ctx.testbed.open('sim-a');
@@ -117,7 +140,9 @@ describe('peers that go away', () => {
     const cq = dev.createCq(8);
     const qp = dev.createQp(pd, { qpType: QpType.RC, sendCq: cq, recvCq: cq });
     const events: RdmaCmEvent[] = [];
-    rcm.connect({ dst: '198.18.0.2', port: 7471, qp, param: { responderResources: 1, initiatorDepth: 1, retryCount: 5, rnrRetryCount: 0 } }, (e) => events.push(e));
+    rcm.connect({ dst: '198.18.0.2', port: 7471, qp, param: { responderResources: 1, initiatorDepth: 1, retryCount: 5, rnrRetryCount: 0 } }, (e) =>
+      events.push(e),
+    );
     await until(() => events.some((e) => e.type === 'ESTABLISHED'));
     // The client's host stops answering: its QP drops everything in the error state, and no DREQ goes out.
     qp.modify({ qpState: QpState.ERR });

@@ -30,22 +30,39 @@ function writeCapture(file: string, n: number): void {
   for (let i = 0; i < n; i++) {
     const payload = new Uint8Array(32 + i).fill(i);
     clock.schedule(i * 1000, () =>
-      link.a.txBurst([buildRoceV2Frame({ eth: { src: MAC_A, dst: MAC_B }, ip: { version: 4, src: '10.0.0.1', dst: '10.0.0.2', ecn: 2 }, bth: { opcode: SEND_ONLY, destQp: 0x11, psn: i }, payload })]),
+      link.a.txBurst([
+        buildRoceV2Frame({
+          eth: { src: MAC_A, dst: MAC_B },
+          ip: { version: 4, src: '10.0.0.1', dst: '10.0.0.2', ecn: 2 },
+          bth: { opcode: SEND_ONLY, destQp: 0x11, psn: i },
+          payload,
+        }),
+      ]),
     );
     clock.schedule(i * 1000 + 500, () =>
-      link.b.txBurst([buildRoceV2Frame({ eth: { src: MAC_B, dst: MAC_A }, ip: { version: 4, src: '10.0.0.2', dst: '10.0.0.1', ecn: 2 }, bth: { opcode: ACK, destQp: 0x11, psn: i }, aeth: { syndrome: 0x1f, msn: 1 } })]),
+      link.b.txBurst([
+        buildRoceV2Frame({
+          eth: { src: MAC_B, dst: MAC_A },
+          ip: { version: 4, src: '10.0.0.2', dst: '10.0.0.1', ecn: 2 },
+          bth: { opcode: ACK, destQp: 0x11, psn: i },
+          aeth: { syndrome: 0x1f, msn: 1 },
+        }),
+      ]),
     );
   }
   clock.runUntilIdle();
   tap.close();
 }
 
-testUnless(missingToolReason('tshark', 'tshark is not installed (scripts/setup-system.sh installs it)'))('tshark reads the tap\'s file as RoCE v2', () => {
+testUnless(missingToolReason('tshark', 'tshark is not installed (scripts/setup-system.sh installs it)'))("tshark reads the tap's file as RoCE v2", () => {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'roce-tap-tshark-'));
   try {
     const file = path.join(dir, 'link.pcap');
     writeCapture(file, 20);
-    const out = execFileSync('tshark', ['-r', file, '-T', 'fields', '-e', 'infiniband.bth.opcode', '-e', 'infiniband.bth.psn'], { encoding: 'utf8', timeout: 30_000 });
+    const out = execFileSync('tshark', ['-r', file, '-T', 'fields', '-e', 'infiniband.bth.opcode', '-e', 'infiniband.bth.psn'], {
+      encoding: 'utf8',
+      timeout: 30_000,
+    });
     const lines = out.trim().split('\n');
     expect(lines).toHaveLength(40);
     expect(lines.filter((l) => l.startsWith('17\t'))).toHaveLength(20); // RC ACKNOWLEDGE

@@ -72,11 +72,23 @@ const ULP_PROTOCOLS = ['smc', 'smb_direct', 'rpcordma', 'nvme-rdma', 'lnet', 'is
 
 function tshark(args: readonly string[]): string {
   const quiet = ['-n', '-o', 'infiniband.try_heuristic_first:FALSE', ...ULP_PROTOCOLS.flatMap((p) => ['--disable-protocol', p])];
-  return execFileSync(TSHARK ?? 'tshark', [...quiet, ...args], { encoding: 'utf8', env: ENV, timeout: 30_000, maxBuffer: 256 << 20, stdio: ['ignore', 'pipe', 'pipe'] });
+  return execFileSync(TSHARK ?? 'tshark', [...quiet, ...args], {
+    encoding: 'utf8',
+    env: ENV,
+    timeout: 30_000,
+    maxBuffer: 256 << 20,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
 }
 
 function roce(args: readonly string[]): string {
-  return execFileSync(process.execPath, [CLI, 'decode', ...args], { encoding: 'utf8', env: ENV, timeout: 30_000, maxBuffer: 256 << 20, stdio: ['ignore', 'pipe', 'pipe'] });
+  return execFileSync(process.execPath, [CLI, 'decode', ...args], {
+    encoding: 'utf8',
+    env: ENV,
+    timeout: 30_000,
+    maxBuffer: 256 << 20,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
 }
 
 const lines = (text: string): string[] => text.split('\n').slice(0, -1);
@@ -148,7 +160,22 @@ function fieldMismatches(file: string): string[] {
 describe('roce decode -T fields against tshark -T fields', () => {
   test('the fields compared cover the headers roce decode reads', () => {
     expect(COMPARED_FIELDS.length).toBeGreaterThan(80);
-    expect(COMPARED_FIELDS).toEqual(expect.arrayContaining(['eth.src', 'vlan.id', 'ip.dsfield.ecn', 'ipv6.hlim', 'udp.length', 'infiniband.bth.destqp', 'infiniband.reth.va', 'infiniband.aeth.syndrome', 'infiniband.deth.q_key', 'infiniband.immdt', 'infiniband.invariant.crc', 'frame.time_relative']));
+    expect(COMPARED_FIELDS).toEqual(
+      expect.arrayContaining([
+        'eth.src',
+        'vlan.id',
+        'ip.dsfield.ecn',
+        'ipv6.hlim',
+        'udp.length',
+        'infiniband.bth.destqp',
+        'infiniband.reth.va',
+        'infiniband.aeth.syndrome',
+        'infiniband.deth.q_key',
+        'infiniband.immdt',
+        'infiniband.invariant.crc',
+        'frame.time_relative',
+      ]),
+    );
   });
 
   for (const name of CAPTURE_FILES) {
@@ -242,7 +269,10 @@ function framesKept(file: string, filter: string): { ours: number[]; theirs: num
  */
 function mergedCaptures(dir: string): string {
   const out = path.join(dir, 'all.pcapng');
-  execFileSync(MERGECAP ?? 'mergecap', ['-a', '-F', 'pcapng', '-w', out, ...CAPTURE_FILES.map((f) => path.join(CAPTURES, f))], { stdio: ['ignore', 'pipe', 'pipe'], timeout: 30_000 });
+  execFileSync(MERGECAP ?? 'mergecap', ['-a', '-F', 'pcapng', '-w', out, ...CAPTURE_FILES.map((f) => path.join(CAPTURES, f))], {
+    stdio: ['ignore', 'pipe', 'pipe'],
+    timeout: 30_000,
+  });
   return out;
 }
 
@@ -251,7 +281,8 @@ const noMergecap = MERGECAP === null ? 'mergecap (Wireshark) is not installed' :
 describe('roce decode -Y against tshark -Y', () => {
   test('every filter compiles, and the set touches each operator', () => {
     const all = FILTERS.join(' ');
-    for (const op of ['==', '!=', '~=', '===', '<', '<=', '>', '>=', '&&', '||', '!', ' and ', ' or ', 'not ', ' eq ', ' ne ', ' le ', ' in {', '(']) expect(all).toContain(op);
+    for (const op of ['==', '!=', '~=', '===', '<', '<=', '>', '>=', '&&', '||', '!', ' and ', ' or ', 'not ', ' eq ', ' ne ', ' le ', ' in {', '('])
+      expect(all).toContain(op);
   });
 
   testUnless(skip ?? noMergecap)('every filter keeps the frames tshark keeps, over every bundled capture', () => {
@@ -286,7 +317,7 @@ describe('roce decode -Y against tshark -Y', () => {
 // ------------------------------------------------------------------ -x, -t, -w
 
 describe('roce decode -x, -t and -w against tshark', () => {
-  testUnless(skip)('-x: the hex dump lines of every frame are tshark\'s', () => {
+  testUnless(skip)("-x: the hex dump lines of every frame are tshark's", () => {
     for (const name of ['rc-conversation.pcap', 'uc-ud-v6-vlan.pcap', 'rxe/send-bw-rnr.pcap']) {
       const file = path.join(CAPTURES, name);
       // Frames are separated by a blank line; tshark may add a dump of a second data source (a
@@ -303,13 +334,18 @@ describe('roce decode -x, -t and -w against tshark', () => {
     }
   });
 
-  testUnless(skip)('-t: each time column equals tshark\'s (TZ=UTC), in a ns and a µs capture', () => {
+  testUnless(skip)("-t: each time column equals tshark's (TZ=UTC), in a ns and a µs capture", () => {
     for (const name of ['rc-conversation.pcap', 'rc-conversation-usec-be.pcap']) {
       const file = path.join(CAPTURES, name);
       for (const mode of ['ad', 'a', 'ud', 'u', 'e', 'r', 'd', 'dd']) {
         // tshark's column is the second of its summary line: the date and time of day make two words.
         const words = mode === 'ad' || mode === 'ud' ? 2 : 1;
-        const col = (l: string): string => l.trim().split(/\s+/).slice(1, 1 + words).join(' ');
+        const col = (l: string): string =>
+          l
+            .trim()
+            .split(/\s+/)
+            .slice(1, 1 + words)
+            .join(' ');
         const filter = 'frame.number in {2, 5, 9, 30}';
         const ours = lines(roce([file, '-t', mode, '-Y', filter])).map(col);
         const theirs = lines(tshark(['-r', file, '-t', mode, '-Y', filter])).map(col);
@@ -326,7 +362,20 @@ describe('roce decode -x, -t and -w against tshark', () => {
         const out = path.join(dir, `${path.basename(name)}.pcap`);
         const filter = 'infiniband.bth.a || frame.number == 1';
         expect(roce([file, '-Y', filter, '-w', out])).toBe('');
-        const fields = ['-T', 'fields', '-e', 'frame.time_epoch', '-e', 'frame.len', '-e', 'frame.cap_len', '-e', 'infiniband.bth.psn', '-e', 'infiniband.invariant.crc'];
+        const fields = [
+          '-T',
+          'fields',
+          '-e',
+          'frame.time_epoch',
+          '-e',
+          'frame.len',
+          '-e',
+          'frame.cap_len',
+          '-e',
+          'infiniband.bth.psn',
+          '-e',
+          'infiniband.invariant.crc',
+        ];
         const written = lines(tshark(['-r', out, ...fields]));
         expect(written.length).toBeGreaterThan(10);
         expect(written).toEqual(lines(tshark(['-r', file, '-Y', filter, ...fields])));

@@ -59,12 +59,16 @@ interface TsharkTimes {
 
 /** tshark's times of every frame, by frame number. */
 function tsharkTimes(file: string): Map<number, TsharkTimes> {
-  const out = execFileSync('tshark', ['-r', file, '-n', '-T', 'fields', '-e', 'frame.number', '-e', 'frame.time_epoch', '-e', 'frame.time_relative', '-e', 'frame.time_delta'], {
-    encoding: 'utf8',
-    timeout: 30_000,
-    maxBuffer: 64 << 20,
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
+  const out = execFileSync(
+    'tshark',
+    ['-r', file, '-n', '-T', 'fields', '-e', 'frame.number', '-e', 'frame.time_epoch', '-e', 'frame.time_relative', '-e', 'frame.time_delta'],
+    {
+      encoding: 'utf8',
+      timeout: 30_000,
+      maxBuffer: 64 << 20,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    },
+  );
   const times = new Map<number, TsharkTimes>();
   for (const line of out.split('\n')) {
     if (line === '') continue;
@@ -159,7 +163,11 @@ async function checkFile(file: string, digits: ((frame: number) => number) | nul
   const doc = JSON.parse(analysis.out) as { startTime: string; frames: { frame: number; timeNs: number }[] };
   const first = [...theirs.values()][0];
   if (first !== undefined) expectSameDecimal(doc.startTime, first.epoch, `${label} analyze startTime`);
-  for (const f of doc.frames) expect({ what: `${label} analyze frame ${f.frame}`, ns: BigInt(f.timeNs) }).toEqual({ what: `${label} analyze frame ${f.frame}`, ns: nsOf((theirs.get(f.frame) as TsharkTimes).relative) });
+  for (const f of doc.frames)
+    expect({ what: `${label} analyze frame ${f.frame}`, ns: BigInt(f.timeNs) }).toEqual({
+      what: `${label} analyze frame ${f.frame}`,
+      ns: nsOf((theirs.get(f.frame) as TsharkTimes).relative),
+    });
 
   // Two threads: the block readers carry the times, and the output is the same.
   expect(cliOut(['decode', '--json', '--threads', '2', file])).toBe(json.out);
@@ -258,7 +266,7 @@ describe('capture times against tshark: bundled captures', () => {
   }
 
   testUnless(skipOwn)(
-    'a pcapng with a µs and a ns interface: each frame with its interface\'s decimals',
+    "a pcapng with a µs and a ns interface: each frame with its interface's decimals",
     async () => {
       const records = recordsOf(path.join(CAPTURES, 'rc-conversation.pcap'));
       const linkType = records[0]?.linkType ?? 1;
@@ -293,8 +301,12 @@ describe('capture times against tshark: shared public captures', () => {
   const files = shared === null ? [] : capturesUnder(shared);
   if (files.length === 0) testUnless(skipPublic ?? 'no public captures found')('public captures', () => undefined);
   for (const file of files) {
-    testUnless(skipPublic)(`${path.relative(shared as string, file)}: as it is, as pcap and pcapng in µs and ns`, async () => {
-      await checkEveryWay(file);
-    }, TIMEOUT);
+    testUnless(skipPublic)(
+      `${path.relative(shared as string, file)}: as it is, as pcap and pcapng in µs and ns`,
+      async () => {
+        await checkEveryWay(file);
+      },
+      TIMEOUT,
+    );
   }
 });

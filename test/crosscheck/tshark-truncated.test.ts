@@ -115,10 +115,13 @@ function cutCapture(admitted: boolean): { bytes: Uint8Array; count: number } {
 
 function runTshark(file: string): TsharkFrame[] {
   const args = [
-    '-r', file,
+    '-r',
+    file,
     '-n',
-    '-T', 'json',
-    '-o', 'infiniband.try_heuristic_first:FALSE',
+    '-T',
+    'json',
+    '-o',
+    'infiniband.try_heuristic_first:FALSE',
     ...ULP_PROTOCOLS.flatMap((p) => ['--disable-protocol', p]),
     ...FIELDS.flatMap((f) => ['-e', f]),
   ];
@@ -151,8 +154,18 @@ function tsharkHeaders(f: TsharkFrame): Json {
   const qkey = one(f, 'infiniband.deth.q_key');
   const srcQp = one(f, 'infiniband.deth.srcqp');
   return {
-    reth: f['infiniband.reth'] !== undefined && va !== undefined && rkey !== undefined ? { va: va.toLowerCase(), rkey: int(rkey), dmaLength: int(one(f, 'infiniband.reth.dmalen') ?? '') } : null,
-    atomicEth: atomic ? { va: va.toLowerCase(), rkey: int(rkey), swapAdd: hex64(one(f, 'infiniband.atomiceth.swapdt') ?? ''), compare: hex64(one(f, 'infiniband.atomiceth.cmpdt') ?? '') } : null,
+    reth:
+      f['infiniband.reth'] !== undefined && va !== undefined && rkey !== undefined
+        ? { va: va.toLowerCase(), rkey: int(rkey), dmaLength: int(one(f, 'infiniband.reth.dmalen') ?? '') }
+        : null,
+    atomicEth: atomic
+      ? {
+          va: va.toLowerCase(),
+          rkey: int(rkey),
+          swapAdd: hex64(one(f, 'infiniband.atomiceth.swapdt') ?? ''),
+          compare: hex64(one(f, 'infiniband.atomiceth.cmpdt') ?? ''),
+        }
+      : null,
     aeth: syn === undefined ? null : { syndrome: int(syn), msn: int(one(f, 'infiniband.aeth.msn') ?? '') },
     atomicAckEth: orig === undefined ? null : { origData: hex64(orig) },
     immDt: imm === undefined ? null : u32(imm),
@@ -227,16 +240,24 @@ function compare(ours: readonly Json[], theirs: readonly TsharkFrame[]): Report 
     const op = one(f, 'infiniband.bth.opcode');
     if (op === undefined) {
       rep.bthCut++;
-      if (o['opcode'] !== null || o['truncatedIn'] !== 'BTH') rep.mismatches.push(`${n}: tshark has no BTH, ours opcode ${String(o['opcode'])} cut in ${String(o['truncatedIn'])}`);
+      if (o['opcode'] !== null || o['truncatedIn'] !== 'BTH')
+        rep.mismatches.push(`${n}: tshark has no BTH, ours opcode ${String(o['opcode'])} cut in ${String(o['truncatedIn'])}`);
       continue;
     }
-    const bth = { opcode: int(op), padCount: int(one(f, 'infiniband.bth.padcnt') ?? ''), destQp: int(one(f, 'infiniband.bth.destqp') ?? ''), psn: int(one(f, 'infiniband.bth.psn') ?? ''), ackReq: one(f, 'infiniband.bth.a') === '1' || one(f, 'infiniband.bth.a') === 'True' };
+    const bth = {
+      opcode: int(op),
+      padCount: int(one(f, 'infiniband.bth.padcnt') ?? ''),
+      destQp: int(one(f, 'infiniband.bth.destqp') ?? ''),
+      psn: int(one(f, 'infiniband.bth.psn') ?? ''),
+      ackReq: one(f, 'infiniband.bth.a') === '1' || one(f, 'infiniband.bth.a') === 'True',
+    };
     const mineBth = { opcode: o['opcode'], padCount: o['padCount'], destQp: o['destQp'], psn: o['psn'], ackReq: o['ackReq'] };
     if (JSON.stringify(mineBth) !== JSON.stringify(bth)) rep.mismatches.push(`${n}: BTH ours ${JSON.stringify(mineBth)}, tshark ${JSON.stringify(bth)}`);
     const mine = ourHeaders(o);
     const them = tsharkHeaders(f);
     for (const k of Object.keys(mine)) {
-      if (JSON.stringify(mine[k]) !== JSON.stringify(them[k])) rep.mismatches.push(`${n}: ${k} ours ${JSON.stringify(mine[k])}, tshark ${JSON.stringify(them[k])}`);
+      if (JSON.stringify(mine[k]) !== JSON.stringify(them[k]))
+        rep.mismatches.push(`${n}: ${k} ours ${JSON.stringify(mine[k])}, tshark ${JSON.stringify(them[k])}`);
     }
     if (typeof o['truncatedIn'] === 'string' && !['payload', 'ICRC'].includes(o['truncatedIn'])) rep.headerCut++;
     // The wire's payload length, from the UDP length tshark reads.

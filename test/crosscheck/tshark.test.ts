@@ -161,12 +161,17 @@ function runTshark(file: string): TsharkFrame[] {
 
 function runTsharkFields(file: string, fields: readonly string[]): Record<string, string[] | undefined>[] {
   const args = [
-    '-r', file,
+    '-r',
+    file,
     '-n',
-    '-T', 'json',
-    '-d', 'udp.port==69,infiniband',
-    '-d', 'udp.port==72,infiniband',
-    '-o', 'infiniband.try_heuristic_first:FALSE',
+    '-T',
+    'json',
+    '-d',
+    'udp.port==69,infiniband',
+    '-d',
+    'udp.port==72,infiniband',
+    '-o',
+    'infiniband.try_heuristic_first:FALSE',
     ...ULP_PROTOCOLS.flatMap((p) => ['--disable-protocol', p]),
     ...fields.flatMap((f) => ['-e', f]),
   ];
@@ -178,7 +183,12 @@ function runTsharkFields(file: string, fields: readonly string[]): Record<string
 function runCli(file: string): Json[] {
   let out: string;
   try {
-    out = execFileSync(process.execPath, [CLI, 'decode', '--json', file], { encoding: 'utf8', timeout: 15_000, maxBuffer: 256 << 20, stdio: ['ignore', 'pipe', 'pipe'] });
+    out = execFileSync(process.execPath, [CLI, 'decode', '--json', file], {
+      encoding: 'utf8',
+      timeout: 15_000,
+      maxBuffer: 256 << 20,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
   } catch (e) {
     throw new Error(`roce decode --json ${path.relative(ROOT, file)} failed: ${String((e as { stderr?: unknown }).stderr ?? e)}`);
   }
@@ -301,7 +311,30 @@ function tsharkAsOurs(f: TsharkFrame, level: 'full' | 'bth', ourPad: number | nu
 
 /** The subset of our JSON that tshark is asked about, ICRC turned into wire bytes. */
 function oursComparable(o: Json, level: 'full' | 'bth'): Json {
-  const keys = ['version', 'src', 'dst', 'srcPort', 'dstPort', 'srcMac', 'dstMac', 'vlan', 'dscp', 'ecn', 'ttl', 'opcode', 'se', 'migReq', 'padCount', 'tver', 'pkey', 'fecn', 'becn', 'destQp', 'ackReq', 'psn'];
+  const keys = [
+    'version',
+    'src',
+    'dst',
+    'srcPort',
+    'dstPort',
+    'srcMac',
+    'dstMac',
+    'vlan',
+    'dscp',
+    'ecn',
+    'ttl',
+    'opcode',
+    'se',
+    'migReq',
+    'padCount',
+    'tver',
+    'pkey',
+    'fecn',
+    'becn',
+    'destQp',
+    'ackReq',
+    'psn',
+  ];
   if (level === 'full') keys.push('reth', 'atomicEth', 'aeth', 'atomicAckEth', 'immDt', 'ieth', 'deth', 'payloadLength', 'icrc');
   const out: Json = {};
   for (const k of keys) out[k] = k === 'icrc' && typeof o[k] === 'string' ? oursIcrcWire(o[k] as string) : o[k];
@@ -328,7 +361,7 @@ const MALFORMED_EXCEPTIONS: Readonly<Record<number, { skip: readonly string[]; w
   7: { skip: ['payloadLength'], why: 'pad larger than the payload' },
   // ACK with 8 payload bytes: tshark's ACKNOWLEDGE has no payload, so it prints neither the
   // 8 bytes nor the ICRC after them.
-  8: { skip: ['payloadLength', 'icrc'], why: 'tshark ignores bytes after an ACK\'s AETH, ICRC included' },
+  8: { skip: ['payloadLength', 'icrc'], why: "tshark ignores bytes after an ACK's AETH, ICRC included" },
   // A datagram to the GSI with a 200-byte MAD: tshark shows neither the MAD nor the ICRC after it.
   9: { skip: ['payloadLength', 'icrc'], why: 'tshark gives up on a MAD shorter than 256 bytes' },
 };
@@ -724,7 +757,7 @@ function compareCm(ours: readonly (Json | null)[], theirs: readonly Record<strin
     const has = (f: string): string | undefined => t[f]?.[0];
     if ((has('frame.protocols') ?? '').includes(':icmp:')) continue; // a datagram quoted by an ICMP error
     const tsharkHasMad = has('infiniband.mad.baseversion') !== undefined;
-    const mad = o === null ? null : (o['mad'] as Json | null | undefined) ?? null;
+    const mad = o === null ? null : ((o['mad'] as Json | null | undefined) ?? null);
     if (mad === null) {
       // A MAD tshark shows must be one we decoded, or one we reported as malformed.
       if (tsharkHasMad && !(o !== null && 'error' in o)) rep.mismatches.push(`${label} frame ${n}: tshark shows a MAD, ours has none and no error`);
@@ -812,7 +845,7 @@ describe('tshark cross-check: CM MADs', () => {
  * packets/mad-payload.ts; the result must equal tshark's fields for that frame.
  */
 describe('tshark cross-check: native InfiniBand CM MADs (Endace capture)', () => {
-  testUnless(noTshark ?? noPublicCaptures)('every CM MAD of endace-ib-erf/infiniband.pcap equals tshark\'s fields', () => {
+  testUnless(noTshark ?? noPublicCaptures)("every CM MAD of endace-ib-erf/infiniband.pcap equals tshark's fields", () => {
     const file = publicCapture('endace-ib-erf/infiniband.pcap');
     const cap = readCapture(new Uint8Array(fs.readFileSync(file)));
     const ours = cap.records.map((r) => {

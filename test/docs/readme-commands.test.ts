@@ -59,7 +59,7 @@ function shownCommands(): Shown[] {
     // One shell line may hold several commands: a && b, a | b, while a; do ...
     for (const part of code.split(/&&|\||;/)) {
       const w = words(part.trim());
-      const at = w.findIndex((x) => x === './bin/roce.js');
+      const at = w.indexOf('./bin/roce.js');
       if (at < 0) continue;
       const before = w.slice(0, at);
       const piped = code.includes('|') && code.indexOf(part.trim()) > code.indexOf('|');
@@ -103,7 +103,11 @@ describe('commands that need only files run as shown', () => {
       if (!fs.existsSync(p)) fs.copyFileSync(standIn(a), p);
     }
     const r = spawnSync(process.execPath, [BIN, ...s.argv], { cwd: dir, encoding: 'utf8', timeout: 240_000, maxBuffer: 1 << 28 });
-    expect({ status: r.status, signal: r.signal, err: r.status === s.status ? '' : r.stderr.slice(0, 2000) }).toEqual({ status: s.status, signal: null, err: '' });
+    expect({ status: r.status, signal: r.signal, err: r.status === s.status ? '' : r.stderr.slice(0, 2000) }).toEqual({
+      status: s.status,
+      signal: null,
+      err: '',
+    });
     if (s.status !== 0) return;
     // What it was asked to write is there; otherwise it printed something.
     const outputs = s.argv.filter((_a, i) => OUTPUT_OPTIONS.has(s.argv[i - 1] ?? ''));
@@ -134,7 +138,7 @@ describe('commands that need root and a peer take every option they are shown wi
       if (!a.startsWith('-') || a === '-' || /^-\d/.test(a)) continue;
       const name = a.replace(/=.*$/, '');
       // An option line of the help: "  -x, --long VALUE  ..." or "      --long VALUE  ...".
-      const m = new RegExp(`^ {2}(?:-(\\w), | {4})--([\\w-]+)( \\S+)? `, 'm');
+      const m = /^ {2}(?:-(\w), | {4})--([\w-]+)( \S+)? /m;
       const lines = h.split('\n').filter((l) => m.test(l));
       const spec = lines.map((l) => m.exec(l)).find((x) => x !== null && (name === `--${x[2] ?? ''}` || (x[1] !== undefined && name === `-${x[1]}`)));
       if (spec === undefined || spec === null) {

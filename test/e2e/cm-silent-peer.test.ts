@@ -26,13 +26,17 @@ describe('RDMA CM tools against a silent peer', () => {
     ['perftest -R', (n) => ['perftest', 'write', '-R', n.ipB, '--dev', n.ifA], /not answered after 1 retries|UNREACHABLE/],
   ];
   for (const [name, argv, why] of cases) {
-    t(`${name}: exit 1 after the CM's retries, the reason named`, async () => {
-      const n = net();
-      const r = await startRoce(n.nsA, [...argv(n), ...CM], 40_000).done;
-      expect({ code: r.code, timedOut: r.timedOut, why: explain(r) }).toMatchObject({ code: 1, timedOut: false });
-      expect(r.json?.['ok']).toBe(false);
-      // Not killed by the harness: the CM's retries ended it (two REQs 2.15 s apart), and said so.
-      expect(`${String(r.json?.['error'])} ${r.stderr}`).toMatch(why);
-    }, 45_000);
+    t(
+      `${name}: exit 1 after the CM's retries, the reason named`,
+      async () => {
+        const n = net();
+        const r = await startRoce(n.nsA, [...argv(n), ...CM], 40_000).done;
+        expect({ code: r.code, timedOut: r.timedOut, why: explain(r) }).toMatchObject({ code: 1, timedOut: false });
+        expect(r.json?.['ok']).toBe(false);
+        // Not killed by the harness: the CM's retries ended it (two REQs 2.15 s apart), and said so.
+        expect(`${String(r.json?.['error'])} ${r.stderr}`).toMatch(why);
+      },
+      45_000,
+    );
   }
 });

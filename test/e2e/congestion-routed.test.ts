@@ -58,7 +58,27 @@ beforeAll(() => {
       return 'x86_64-linux-gnu';
     }
   })();
-  execFileSync('clang', ['-O2', '-g', '-Wall', '-target', 'bpf', `-I/usr/include/${multiarch}`, `-DRATE_BPS=${RATE_MBIT * 1_000_000}ULL`, `-DLIMIT_BYTES=${LIMIT_BYTES}ULL`, '-DKMIN_BYTES=10000ULL', '-DKMAX_BYTES=100000ULL', '-DPMAX_PPM=200000ULL', '-c', MARKER, '-o', obj], { timeout: 60_000, stdio: ['ignore', 'pipe', 'pipe'] });
+  execFileSync(
+    'clang',
+    [
+      '-O2',
+      '-g',
+      '-Wall',
+      '-target',
+      'bpf',
+      `-I/usr/include/${multiarch}`,
+      `-DRATE_BPS=${RATE_MBIT * 1_000_000}ULL`,
+      `-DLIMIT_BYTES=${LIMIT_BYTES}ULL`,
+      '-DKMIN_BYTES=10000ULL',
+      '-DKMAX_BYTES=100000ULL',
+      '-DPMAX_PPM=200000ULL',
+      '-c',
+      MARKER,
+      '-o',
+      obj,
+    ],
+    { timeout: 60_000, stdio: ['ignore', 'pipe', 'pipe'] },
+  );
   const toB = net.routerB as string;
   inRouter(net, 'tc', ['qdisc', 'add', 'dev', toB, 'root', 'tbf', 'rate', `${RATE_MBIT}mbit`, 'burst', '10kb', 'limit', String(LIMIT_BYTES)]);
   inRouter(net, 'tc', ['qdisc', 'add', 'dev', toB, 'clsact']);
@@ -87,7 +107,7 @@ async function write(extra: string[], serverExtra: string[] = [], clientExtra: s
   return { s, c, drops: tbfDrops(n) - before };
 }
 
-const counter = (r: ProcResult, name: string): number => ((r.json?.['counters'] as Record<string, number> | undefined)?.[name] ?? 0);
+const counter = (r: ProcResult, name: string): number => (r.json?.['counters'] as Record<string, number> | undefined)?.[name] ?? 0;
 const gbps = (r: ProcResult): number => Number(r.json?.['gbps'] ?? 0);
 
 t(
@@ -126,7 +146,14 @@ t(
     // Same machine, same moment: congestion control drops and resends an order of magnitude less,
     // and moves the data faster, because it stops wasting the bottleneck on frames TBF drops.
     const figures = {
-      cc: { marked, cnps: counter(cc.s, 'np_cnp_sent'), handled: counter(cc.c, 'rp_cnp_handled'), drops: cc.drops, resent: counter(cc.c, 'retransmitted_pkts'), gbps: gbps(cc.c) },
+      cc: {
+        marked,
+        cnps: counter(cc.s, 'np_cnp_sent'),
+        handled: counter(cc.c, 'rp_cnp_handled'),
+        drops: cc.drops,
+        resent: counter(cc.c, 'retransmitted_pkts'),
+        gbps: gbps(cc.c),
+      },
       plain: { drops: plain.drops, resent: resentPlain, gbps: gbps(plain.c) },
     };
     if (process.env['ROCE_CC_FIGURES'] === '1') console.log(JSON.stringify(figures));

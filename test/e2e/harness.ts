@@ -55,7 +55,10 @@ function hookExit(): void {
 }
 
 function lastJson(text: string): Record<string, unknown> | null {
-  const lines = text.trim().split('\n').filter((l) => l.startsWith('{'));
+  const lines = text
+    .trim()
+    .split('\n')
+    .filter((l) => l.startsWith('{'));
   const l = lines[lines.length - 1];
   if (l === undefined) return null;
   try {
@@ -115,7 +118,12 @@ export interface PairOptions {
  * Runs `roce CMD ARGS` as the server in nsB and as the client (towards nsB's address) in nsA;
  * resolves with both results. `cmd` is 'perftest' (ARGS start with the test) or 'pingpong'.
  */
-export function roceServerClient(net: NetnsPair, cmd: 'perftest' | 'pingpong', args: readonly string[], o: PairOptions): { server: RoceProc; client: RoceProc } {
+export function roceServerClient(
+  net: NetnsPair,
+  cmd: 'perftest' | 'pingpong',
+  args: readonly string[],
+  o: PairOptions,
+): { server: RoceProc; client: RoceProc } {
   const port = String(nextPort++);
   const t = o.timeoutMs ?? 30_000;
   const env = { ...o.env, ROCE_BUSY_POLL: o.busyPoll === true ? '1' : '0' };
@@ -128,7 +136,12 @@ export function roceServerClient(net: NetnsPair, cmd: 'perftest' | 'pingpong', a
   return { server, client };
 }
 
-export async function runPair(net: NetnsPair, cmd: 'perftest' | 'pingpong', args: readonly string[], o: PairOptions): Promise<{ server: ProcResult; client: ProcResult }> {
+export async function runPair(
+  net: NetnsPair,
+  cmd: 'perftest' | 'pingpong',
+  args: readonly string[],
+  o: PairOptions,
+): Promise<{ server: ProcResult; client: ProcResult }> {
   const { server, client } = roceServerClient(net, cmd, args, o);
   const [s, c] = await Promise.all([server.done, client.done]);
   return { server: s, client: c };

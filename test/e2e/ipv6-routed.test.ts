@@ -40,30 +40,38 @@ describe('IPv6 only, over a veth', () => {
   });
 
   for (const driver of ['packet', 'xdp'] as const) {
-    t(`pingpong and perftest write --verify over ${driver}: the GIDs are the IPv6 addresses`, async () => {
-      const n = net as NetnsPairV6;
-      const pp = await pair(n, n.ip6B, ['pingpong', '-s', '1024', '-n', '50'], driver);
-      expect({ code: pp.c.code, why: explain(pp.c) }).toMatchObject({ code: 0 });
-      expect({ code: pp.s.code, why: explain(pp.s) }).toMatchObject({ code: 0 });
-      expect(pp.c.json).toMatchObject({ ok: true, local: { gid: n.ip6A }, remote: { gid: n.ip6B } });
-      const pt = await pair(n, n.ip6B, ['perftest', 'write', '-s', '65536', '-n', '100', '--verify'], driver);
-      expect({ code: pt.c.code, why: explain(pt.c) }).toMatchObject({ code: 0 });
-      expect({ code: pt.s.code, why: explain(pt.s) }).toMatchObject({ code: 0 });
-      expect(pt.c.json?.['ok']).toBe(true);
-    }, 60_000);
+    t(
+      `pingpong and perftest write --verify over ${driver}: the GIDs are the IPv6 addresses`,
+      async () => {
+        const n = net as NetnsPairV6;
+        const pp = await pair(n, n.ip6B, ['pingpong', '-s', '1024', '-n', '50'], driver);
+        expect({ code: pp.c.code, why: explain(pp.c) }).toMatchObject({ code: 0 });
+        expect({ code: pp.s.code, why: explain(pp.s) }).toMatchObject({ code: 0 });
+        expect(pp.c.json).toMatchObject({ ok: true, local: { gid: n.ip6A }, remote: { gid: n.ip6B } });
+        const pt = await pair(n, n.ip6B, ['perftest', 'write', '-s', '65536', '-n', '100', '--verify'], driver);
+        expect({ code: pt.c.code, why: explain(pt.c) }).toMatchObject({ code: 0 });
+        expect({ code: pt.s.code, why: explain(pt.s) }).toMatchObject({ code: 0 });
+        expect(pt.c.json?.['ok']).toBe(true);
+      },
+      60_000,
+    );
   }
 
-  t('pingpong -g 0 on both ends: the link-local GIDs (fe80::, from the MACs) carry the run', async () => {
-    const n = net as NetnsPairV6;
-    const pp = await pair(n, n.ip6B, ['pingpong', '-s', '1024', '-n', '20', '-g', '0'], 'packet');
-    expect({ code: pp.c.code, why: explain(pp.c) }).toMatchObject({ code: 0 });
-    expect({ code: pp.s.code, why: explain(pp.s) }).toMatchObject({ code: 0 });
-    const local = String((pp.c.json?.['local'] as { gid: string }).gid);
-    const remote = String((pp.c.json?.['remote'] as { gid: string }).gid);
-    expect(local).toMatch(/^fe80::/);
-    expect(remote).toMatch(/^fe80::/);
-    expect(local).not.toBe(remote);
-  }, 60_000);
+  t(
+    'pingpong -g 0 on both ends: the link-local GIDs (fe80::, from the MACs) carry the run',
+    async () => {
+      const n = net as NetnsPairV6;
+      const pp = await pair(n, n.ip6B, ['pingpong', '-s', '1024', '-n', '20', '-g', '0'], 'packet');
+      expect({ code: pp.c.code, why: explain(pp.c) }).toMatchObject({ code: 0 });
+      expect({ code: pp.s.code, why: explain(pp.s) }).toMatchObject({ code: 0 });
+      const local = String((pp.c.json?.['local'] as { gid: string } | undefined)?.gid);
+      const remote = String((pp.c.json?.['remote'] as { gid: string } | undefined)?.gid);
+      expect(local).toMatch(/^fe80::/);
+      expect(remote).toMatch(/^fe80::/);
+      expect(local).not.toBe(remote);
+    },
+    60_000,
+  );
 });
 
 describe('a routed path: A → router namespace → B', () => {
@@ -77,13 +85,17 @@ describe('a routed path: A → router namespace → B', () => {
   });
 
   for (const family of ['IPv4', 'IPv6'] as const) {
-    t(`perftest write --verify over ${family}: through the gateway (which decrements the TTL or hop limit, masked by the ICRC)`, async () => {
-      const n = net as RoutedPath;
-      const dst = family === 'IPv4' ? n.ipB : n.ip6B;
-      const pt = await pair(n, dst, ['perftest', 'write', '-s', '65536', '-n', '100', '--verify'], 'packet');
-      expect({ code: pt.c.code, why: explain(pt.c) }).toMatchObject({ code: 0 });
-      expect({ code: pt.s.code, why: explain(pt.s) }).toMatchObject({ code: 0 });
-      expect(pt.c.json?.['ok']).toBe(true);
-    }, 60_000);
+    t(
+      `perftest write --verify over ${family}: through the gateway (which decrements the TTL or hop limit, masked by the ICRC)`,
+      async () => {
+        const n = net as RoutedPath;
+        const dst = family === 'IPv4' ? n.ipB : n.ip6B;
+        const pt = await pair(n, dst, ['perftest', 'write', '-s', '65536', '-n', '100', '--verify'], 'packet');
+        expect({ code: pt.c.code, why: explain(pt.c) }).toMatchObject({ code: 0 });
+        expect({ code: pt.s.code, why: explain(pt.s) }).toMatchObject({ code: 0 });
+        expect(pt.c.json?.['ok']).toBe(true);
+      },
+      60_000,
+    );
   }
 });

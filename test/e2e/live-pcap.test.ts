@@ -46,87 +46,105 @@ beforeAll(() => {
 });
 afterAll(() => fs.rmSync(dir, { recursive: true, force: true }));
 
-for (const [driver, label] of [['packet', 'AF_PACKET'], ['xdp', 'AF_XDP']] as const) {
+for (const [driver, label] of [
+  ['packet', 'AF_PACKET'],
+  ['xdp', 'AF_XDP'],
+] as const) {
   describe(`--pcap over ${label} between two namespaces`, () => {
     const net = pairPerFile(reason, { mtu: 1500 });
 
-    t('pingpong: each end records both directions, in PSN order, with real-clock times; decode and tshark read it', async () => {
-      const n = net();
-      const cfile = path.join(dir, `pingpong-${driver}-client.pcap`);
-      const sfile = path.join(dir, `pingpong-${driver}-server.pcap`);
-      const before = BigInt(Date.now()) * 1_000_000n;
-      const { server, client } = await runPairWithFiles(n, driver, ['-s', '1024', '-n', '50'], sfile, cfile);
-      const after = BigInt(Date.now()) * 1_000_000n;
-      expect({ code: client.code, why: explain(client) }).toMatchObject({ code: 0 });
-      expect({ code: server.code, why: explain(server) }).toMatchObject({ code: 0 });
-      for (const [file, res, me, peer] of [
-        [cfile, client, n.ipA, n.ipB],
-        [sfile, server, n.ipB, n.ipA],
-      ] as const) {
-        const seen = roceFrames(file);
-        const sends = seen.filter((s) => s.p.info?.name === 'RC_SEND_ONLY');
-        const acks = seen.filter((s) => s.p.info?.name === 'RC_ACKNOWLEDGE');
-        // rc_pingpong: 50 SENDs each way, each acknowledged.
-        const mine = sends.filter((s) => s.src === me && s.dst === peer);
-        const theirs = sends.filter((s) => s.src === peer && s.dst === me);
-        expect([mine.length, theirs.length]).toEqual([50, 50]);
-        for (const list of [mine, theirs]) for (let i = 1; i < list.length; i++) expect(list[i]!.p.bth!.psn).toBe((list[i - 1]!.p.bth!.psn + 1) & 0xffffff);
-        expect(acks.some((s) => s.src === me) && acks.some((s) => s.src === peer)).toBe(true);
-        for (let i = 1; i < seen.length; i++) expect(seen[i]!.ns >= seen[i - 1]!.ns).toBe(true);
-        expect(seen[0]!.ns >= before - 1_000_000_000n && seen[seen.length - 1]!.ns <= after).toBe(true);
-        const total = readCapture(fs.readFileSync(file)).records.length;
-        expect(res.json?.['pcap']).toEqual({ file, frames: total, dropped: 0, bytes: fs.statSync(file).size });
-        const dec = spawnSync(process.execPath, [path.join(ROOT, 'bin', 'roce.js'), 'decode', file], { encoding: 'utf8', timeout: 20_000 });
-        expect(dec.status).toBe(0);
-        expect(dec.stdout.trimEnd().split('\n').length).toBeGreaterThanOrEqual(total);
-        if (hasTshark) {
-          const ts = execFileSync('tshark', ['-r', file, '-T', 'fields', '-e', 'frame.number'], { encoding: 'utf8', timeout: 30_000 });
-          expect(ts.trim().split('\n')).toHaveLength(total);
+    t(
+      'pingpong: each end records both directions, in PSN order, with real-clock times; decode and tshark read it',
+      async () => {
+        const n = net();
+        const cfile = path.join(dir, `pingpong-${driver}-client.pcap`);
+        const sfile = path.join(dir, `pingpong-${driver}-server.pcap`);
+        const before = BigInt(Date.now()) * 1_000_000n;
+        const { server, client } = await runPairWithFiles(n, driver, ['-s', '1024', '-n', '50'], sfile, cfile);
+        const after = BigInt(Date.now()) * 1_000_000n;
+        expect({ code: client.code, why: explain(client) }).toMatchObject({ code: 0 });
+        expect({ code: server.code, why: explain(server) }).toMatchObject({ code: 0 });
+        for (const [file, res, me, peer] of [
+          [cfile, client, n.ipA, n.ipB],
+          [sfile, server, n.ipB, n.ipA],
+        ] as const) {
+          const seen = roceFrames(file);
+          const sends = seen.filter((s) => s.p.info?.name === 'RC_SEND_ONLY');
+          const acks = seen.filter((s) => s.p.info?.name === 'RC_ACKNOWLEDGE');
+          // rc_pingpong: 50 SENDs each way, each acknowledged.
+          const mine = sends.filter((s) => s.src === me && s.dst === peer);
+          const theirs = sends.filter((s) => s.src === peer && s.dst === me);
+          expect([mine.length, theirs.length]).toEqual([50, 50]);
+          for (const list of [mine, theirs]) for (let i = 1; i < list.length; i++) expect(list[i]!.p.bth!.psn).toBe((list[i - 1]!.p.bth!.psn + 1) & 0xffffff);
+          expect(acks.some((s) => s.src === me) && acks.some((s) => s.src === peer)).toBe(true);
+          for (let i = 1; i < seen.length; i++) expect(seen[i]!.ns >= seen[i - 1]!.ns).toBe(true);
+          expect(seen[0]!.ns >= before - 1_000_000_000n && seen[seen.length - 1]!.ns <= after).toBe(true);
+          const total = readCapture(fs.readFileSync(file)).records.length;
+          expect(res.json?.['pcap']).toEqual({ file, frames: total, dropped: 0, bytes: fs.statSync(file).size });
+          const dec = spawnSync(process.execPath, [path.join(ROOT, 'bin', 'roce.js'), 'decode', file], { encoding: 'utf8', timeout: 20_000 });
+          expect(dec.status).toBe(0);
+          expect(dec.stdout.trimEnd().split('\n').length).toBeGreaterThanOrEqual(total);
+          if (hasTshark) {
+            const ts = execFileSync('tshark', ['-r', file, '-T', 'fields', '-e', 'frame.number'], { encoding: 'utf8', timeout: 30_000 });
+            expect(ts.trim().split('\n')).toHaveLength(total);
+          }
         }
-      }
-    }, 60_000);
+      },
+      60_000,
+    );
 
-    t('perftest write with --pcap-count 10: the file holds exactly the last 10 frames, the rest counted as dropped', async () => {
-      const n = net();
-      const cfile = path.join(dir, `ring-${driver}-client.pcap`);
-      const sfile = path.join(dir, `ring-${driver}-server.pcap`);
-      const { server, client } = await runPairWithFiles(n, driver, ['write', '-s', '4096', '-n', '200'], sfile, cfile, { client: ['--pcap-count', '10'] });
-      expect({ code: client.code, why: explain(client) }).toMatchObject({ code: 0 });
-      expect({ code: server.code, why: explain(server) }).toMatchObject({ code: 0 });
-      const recs = readCapture(fs.readFileSync(cfile)).records;
-      expect(recs).toHaveLength(10);
-      const pc = client.json?.['pcap'] as { frames: number; dropped: number };
-      expect(pc.frames).toBe(10);
-      // 200 WRITEs of 4 KiB at MTU 1024 are 800 request packets alone.
-      expect(pc.dropped).toBeGreaterThan(800);
-      // The end of the run, not its start: the last ACK in the client's ring is the last ACK the
-      // server sent (the server's capture has no ring), the one that completed the final WRITE.
-      const lastAck = (ps: RocePacket[], from: string): number | undefined =>
-        ps.filter((p) => p.info?.name === 'RC_ACKNOWLEDGE' && packetAddresses(p).src === from).map((p) => p.bth!.psn).pop();
-      const ring = recs.map((r) => decodeFrame(r.data)).filter((p): p is RocePacket => p.roce);
-      const full = roceFrames(sfile).map((x) => x.p);
-      expect(server.json?.['pcap']).toMatchObject({ dropped: 0 });
-      expect(lastAck(ring, n.ipB)).toBeDefined();
-      expect(lastAck(ring, n.ipB)).toBe(lastAck(full, n.ipB));
-    }, 60_000);
+    t(
+      'perftest write with --pcap-count 10: the file holds exactly the last 10 frames, the rest counted as dropped',
+      async () => {
+        const n = net();
+        const cfile = path.join(dir, `ring-${driver}-client.pcap`);
+        const sfile = path.join(dir, `ring-${driver}-server.pcap`);
+        const { server, client } = await runPairWithFiles(n, driver, ['write', '-s', '4096', '-n', '200'], sfile, cfile, { client: ['--pcap-count', '10'] });
+        expect({ code: client.code, why: explain(client) }).toMatchObject({ code: 0 });
+        expect({ code: server.code, why: explain(server) }).toMatchObject({ code: 0 });
+        const recs = readCapture(fs.readFileSync(cfile)).records;
+        expect(recs).toHaveLength(10);
+        const pc = client.json?.['pcap'] as { frames: number; dropped: number };
+        expect(pc.frames).toBe(10);
+        // 200 WRITEs of 4 KiB at MTU 1024 are 800 request packets alone.
+        expect(pc.dropped).toBeGreaterThan(800);
+        // The end of the run, not its start: the last ACK in the client's ring is the last ACK the
+        // server sent (the server's capture has no ring), the one that completed the final WRITE.
+        const lastAck = (ps: RocePacket[], from: string): number | undefined =>
+          ps
+            .filter((p) => p.info?.name === 'RC_ACKNOWLEDGE' && packetAddresses(p).src === from)
+            .map((p) => p.bth!.psn)
+            .pop();
+        const ring = recs.map((r) => decodeFrame(r.data)).filter((p): p is RocePacket => p.roce);
+        const full = roceFrames(sfile).map((x) => x.p);
+        expect(server.json?.['pcap']).toMatchObject({ dropped: 0 });
+        expect(lastAck(ring, n.ipB)).toBeDefined();
+        expect(lastAck(ring, n.ipB)).toBe(lastAck(full, n.ipB));
+      },
+      60_000,
+    );
 
-    t('rping -C 3 with --pcap: the CM MADs (QP 1) and the pings are in the file', async () => {
-      const n = net();
-      const sfile = path.join(dir, `rping-${driver}-server.pcap`);
-      const port = driver === 'packet' ? '7274' : '7275';
-      const server = startRoce(n.nsB, ['rping', '-s', '-a', n.ipB, '-p', port, '--driver', driver, '--timeout', '10', '--json', '--pcap', sfile], 30_000);
-      await later(800);
-      const c = await startRoce(n.nsA, ['rping', '-c', '-a', n.ipB, '-p', port, '-C', '3', '--driver', driver, '--timeout', '10'], 30_000).done;
-      const s = await server.done;
-      expect({ code: c.code, why: explain(c) }).toMatchObject({ code: 0 });
-      expect({ code: s.code, why: explain(s) }).toMatchObject({ code: 0 });
-      const seen = roceFrames(sfile);
-      const mads = seen.filter((x) => x.p.bth?.destQp === 1);
-      // REQ in, REP out, RTU in at least; DREQ/DREP at the end.
-      expect(mads.filter((x) => x.dst === n.ipB).length).toBeGreaterThanOrEqual(2);
-      expect(mads.filter((x) => x.src === n.ipB).length).toBeGreaterThanOrEqual(1);
-      expect(seen.some((x) => x.p.info?.name === 'RC_RDMA_READ_REQUEST' && x.src === n.ipB)).toBe(true);
-    }, 40_000);
+    t(
+      'rping -C 3 with --pcap: the CM MADs (QP 1) and the pings are in the file',
+      async () => {
+        const n = net();
+        const sfile = path.join(dir, `rping-${driver}-server.pcap`);
+        const port = driver === 'packet' ? '7274' : '7275';
+        const server = startRoce(n.nsB, ['rping', '-s', '-a', n.ipB, '-p', port, '--driver', driver, '--timeout', '10', '--json', '--pcap', sfile], 30_000);
+        await later(800);
+        const c = await startRoce(n.nsA, ['rping', '-c', '-a', n.ipB, '-p', port, '-C', '3', '--driver', driver, '--timeout', '10'], 30_000).done;
+        const s = await server.done;
+        expect({ code: c.code, why: explain(c) }).toMatchObject({ code: 0 });
+        expect({ code: s.code, why: explain(s) }).toMatchObject({ code: 0 });
+        const seen = roceFrames(sfile);
+        const mads = seen.filter((x) => x.p.bth?.destQp === 1);
+        // REQ in, REP out, RTU in at least; DREQ/DREP at the end.
+        expect(mads.filter((x) => x.dst === n.ipB).length).toBeGreaterThanOrEqual(2);
+        expect(mads.filter((x) => x.src === n.ipB).length).toBeGreaterThanOrEqual(1);
+        expect(seen.some((x) => x.p.info?.name === 'RC_RDMA_READ_REQUEST' && x.src === n.ipB)).toBe(true);
+      },
+      40_000,
+    );
   });
 }
 
@@ -140,5 +158,9 @@ async function runPairWithFiles(
   extra: { server?: readonly string[]; client?: readonly string[] } = {},
 ): Promise<{ server: ProcResult; client: ProcResult }> {
   const cmd = args[0] === 'write' ? 'perftest' : 'pingpong';
-  return runPair(n, cmd, args, { driver, timeoutMs: 30_000, sideArgs: { server: ['--pcap', serverFile, ...(extra.server ?? [])], client: ['--pcap', clientFile, ...(extra.client ?? [])] } });
+  return runPair(n, cmd, args, {
+    driver,
+    timeoutMs: 30_000,
+    sideArgs: { server: ['--pcap', serverFile, ...(extra.server ?? [])], client: ['--pcap', clientFile, ...(extra.client ?? [])] },
+  });
 }

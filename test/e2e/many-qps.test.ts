@@ -20,28 +20,35 @@ const lastJson = (s: string): Record<string, unknown> => JSON.parse(s.trim().spl
 
 describe('perftest write -q 1000: every QP posts at once, and the receive ring of the peer is not overrun', () => {
   for (const [driver, label] of HOST_DRIVERS) {
-    t(`${label}: 1 000 QPs × 20 WRITEs of 64 bytes, verified, with no burst of timeouts or retransmissions`, async () => {
-      const { server, client } = await runPair(net(), 'perftest', ['write', '-q', '1000', '-s', '64', '-n', '20', '-m', '4096', '--verify'], { driver, timeoutMs: 60_000 });
-      expect({ code: server.code, why: explain(server) }).toMatchObject({ code: 0 });
-      expect({ code: client.code, why: explain(client) }).toMatchObject({ code: 0 });
-      const c = lastJson(client.stdout);
-      const s = lastJson(server.stdout);
-      expect(c['ok']).toBe(true);
-      expect(c['messages']).toBe(20_000);
-      expect((s['verify'] as { mismatches: number }).mismatches).toBe(0);
-      const counters = c['counters'] as Record<string, number>;
-      // 1 000 QPs × a window of 20 messages is 20 000 packets ready at once; the device lets 512 out at a time.
-      expect(counters['rc_inflight_waits']).toBeGreaterThan(0);
-      // Without the bound 800-1 000 of the QPs time out and about 40 % of the packets go twice
-      // (docs/performance.md). With it none should; a stray frame lost on the veth (seen once in
-      // eight bench runs, then resent after a NAK) is allowed for, up to 1 %, and accounted for exactly.
-      const resent = counters['retransmitted_pkts'] ?? 0; // the JSON lists the counters that moved
-      expect(resent).toBeLessThanOrEqual(200);
-      // Timers are real time here: on a machine loaded by other work a starved peer lets some run
-      // out (59 seen at a load of 9 on 2 cores). The regression this guards against is 800-1 000,
-      // so the bound is a tenth of the QPs, not a figure of an idle machine.
-      expect(counters['local_ack_timeout_err'] ?? 0).toBeLessThanOrEqual(100);
-      expect(counters['sent_pkts']).toBe(20_000 + resent);
-    }, 90_000);
+    t(
+      `${label}: 1 000 QPs × 20 WRITEs of 64 bytes, verified, with no burst of timeouts or retransmissions`,
+      async () => {
+        const { server, client } = await runPair(net(), 'perftest', ['write', '-q', '1000', '-s', '64', '-n', '20', '-m', '4096', '--verify'], {
+          driver,
+          timeoutMs: 60_000,
+        });
+        expect({ code: server.code, why: explain(server) }).toMatchObject({ code: 0 });
+        expect({ code: client.code, why: explain(client) }).toMatchObject({ code: 0 });
+        const c = lastJson(client.stdout);
+        const s = lastJson(server.stdout);
+        expect(c['ok']).toBe(true);
+        expect(c['messages']).toBe(20_000);
+        expect((s['verify'] as { mismatches: number }).mismatches).toBe(0);
+        const counters = c['counters'] as Record<string, number>;
+        // 1 000 QPs × a window of 20 messages is 20 000 packets ready at once; the device lets 512 out at a time.
+        expect(counters['rc_inflight_waits']).toBeGreaterThan(0);
+        // Without the bound 800-1 000 of the QPs time out and about 40 % of the packets go twice
+        // (docs/performance.md). With it none should; a stray frame lost on the veth (seen once in
+        // eight bench runs, then resent after a NAK) is allowed for, up to 1 %, and accounted for exactly.
+        const resent = counters['retransmitted_pkts'] ?? 0; // the JSON lists the counters that moved
+        expect(resent).toBeLessThanOrEqual(200);
+        // Timers are real time here: on a machine loaded by other work a starved peer lets some run
+        // out (59 seen at a load of 9 on 2 cores). The regression this guards against is 800-1 000,
+        // so the bound is a tenth of the QPs, not a figure of an idle machine.
+        expect(counters['local_ack_timeout_err'] ?? 0).toBeLessThanOrEqual(100);
+        expect(counters['sent_pkts']).toBe(20_000 + resent);
+      },
+      90_000,
+    );
   }
 });

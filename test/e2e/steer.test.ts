@@ -77,106 +77,153 @@ function takingNicRun(ifname: string): E.EthtoolStep[] {
 describe('--steer on a veth with 4 queues', () => {
   const pair = pairPerFile(reason, { mtu: 1500, queues: 4 });
 
-  t('pingpong --steer: ROCE_ERR_XDP_STEER quoting ethtool, the remedies, exit 1; features and rules unchanged', async () => {
-    const n = pair();
-    const before = ethtoolState(n.nsB, n.ifB);
-    expect(before).toMatch(/ntuple-filters: off \[fixed\]/);
-    const r = await startRoce(n.nsB, ['pingpong', '-d', n.ifB, '--driver', 'xdp', '--steer', '--json'], 30_000).done;
-    expect({ code: r.code, why: explain(r) }).toMatchObject({ code: 1 });
-    expect(r.json).toMatchObject({ ok: false, code: 'ROCE_ERR_XDP_STEER' });
-    const msg = String(r.json?.['error']);
-    expect(msg).toContain(`--steer on ${n.ifB}: ethtool -N ${n.ifB} flow-type udp4 dst-port 4791 action 0 failed: `);
-    expect(msg).toMatch(/Operation not supported.*\(the driver has no ntuple flow steering\) \(ntuple-filters: off \[fixed\]\)/);
-    expect(msg).toContain(`use one queue (ethtool -L ${n.ifB} combined 1), or --driver packet, which sees every queue`);
-    expect(r.stderr).toContain(`roce pingpong: ${msg}`);
-    expect(ethtoolState(n.nsB, n.ifB)).toBe(before);
-  }, 40_000);
-
-  t('perftest --steer --queues 2 (text output): the rule asked for is queue 2; exit 1; unchanged', async () => {
-    const n = pair();
-    const before = ethtoolState(n.nsB, n.ifB);
-    const r = await startRoce(n.nsB, ['perftest', 'write', '-d', n.ifB, '--steer', '--queues', '2'], 30_000).done;
-    expect({ code: r.code, why: explain(r) }).toMatchObject({ code: 1 });
-    expect(r.stderr).toMatch(new RegExp(`^roce perftest: --steer on ${n.ifB}: ethtool -N ${n.ifB} flow-type udp4 dst-port 4791 action 2 failed: .*Operation not supported`, 'm'));
-    expect(ethtoolState(n.nsB, n.ifB)).toBe(before);
-  }, 40_000);
-
-  t('without ethtool on the PATH: says it is not installed, with the remedies; exit 1', async () => {
-    const n = pair();
-    // A PATH holding only `ip` (the harness runs `ip netns exec NS node ...`; node is an absolute path).
-    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'roce-noethtool-'));
-    try {
-      const ip = execFileSync('sh', ['-c', 'command -v ip'], { encoding: 'utf8', timeout: 10_000 }).trim();
-      fs.symlinkSync(ip, path.join(dir, 'ip'));
-      const r = await startRoce(n.nsB, ['rping', '-s', '-a', n.ipB, '--steer', '--json'], 30_000, { PATH: dir }).done;
+  t(
+    'pingpong --steer: ROCE_ERR_XDP_STEER quoting ethtool, the remedies, exit 1; features and rules unchanged',
+    async () => {
+      const n = pair();
+      const before = ethtoolState(n.nsB, n.ifB);
+      expect(before).toMatch(/ntuple-filters: off \[fixed\]/);
+      const r = await startRoce(n.nsB, ['pingpong', '-d', n.ifB, '--driver', 'xdp', '--steer', '--json'], 30_000).done;
       expect({ code: r.code, why: explain(r) }).toMatchObject({ code: 1 });
       expect(r.json).toMatchObject({ ok: false, code: 'ROCE_ERR_XDP_STEER' });
-      expect(String(r.json?.['error'])).toBe(`--steer on ${n.ifB}: ethtool is not installed (apt-get install ethtool); without it use one queue (ethtool -L ${n.ifB} combined 1), or --driver packet, which sees every queue`);
-    } finally {
-      fs.rmSync(dir, { recursive: true, force: true });
-    }
-  }, 40_000);
+      const msg = String(r.json?.['error']);
+      expect(msg).toContain(`--steer on ${n.ifB}: ethtool -N ${n.ifB} flow-type udp4 dst-port 4791 action 0 failed: `);
+      expect(msg).toMatch(/Operation not supported.*\(the driver has no ntuple flow steering\) \(ntuple-filters: off \[fixed\]\)/);
+      expect(msg).toContain(`use one queue (ethtool -L ${n.ifB} combined 1), or --driver packet, which sees every queue`);
+      expect(r.stderr).toContain(`roce pingpong: ${msg}`);
+      expect(ethtoolState(n.nsB, n.ifB)).toBe(before);
+    },
+    40_000,
+  );
 
-  t('roce devices: ntuple off [fixed] and no rules readable (ethtool\'s words); the text says --steer will not work', async () => {
-    const n = pair();
-    const o = memoryOutput();
-    expect(await devicesCommand(['--netns', n.nsB, '--json'], o)).toBe(0);
-    const d = (JSON.parse(o.out) as DeviceEntry[]).find((x) => x.name === n.ifB)!;
-    expect(d.steering).toMatchObject({ ethtool: true, ntuple: 'fixed off', roceRules: null });
-    expect(d.steering?.problem).toMatch(/Cannot get RX rings: Operation not supported/);
-    const text = memoryOutput();
-    await devicesCommand(['--netns', n.nsB], text);
-    expect(text.out).toMatch(/ {2}ntuple steering: ntuple-filters off \[fixed\]; no rules readable \(Cannot get RX rings: Operation not supported;.*\): --steer will not work here\n/);
-  }, 40_000);
+  t(
+    'perftest --steer --queues 2 (text output): the rule asked for is queue 2; exit 1; unchanged',
+    async () => {
+      const n = pair();
+      const before = ethtoolState(n.nsB, n.ifB);
+      const r = await startRoce(n.nsB, ['perftest', 'write', '-d', n.ifB, '--steer', '--queues', '2'], 30_000).done;
+      expect({ code: r.code, why: explain(r) }).toMatchObject({ code: 1 });
+      expect(r.stderr).toMatch(
+        new RegExp(`^roce perftest: --steer on ${n.ifB}: ethtool -N ${n.ifB} flow-type udp4 dst-port 4791 action 2 failed: .*Operation not supported`, 'm'),
+      );
+      expect(ethtoolState(n.nsB, n.ifB)).toBe(before);
+    },
+    40_000,
+  );
 
-  t('a NIC that takes the rules (recorded answers): the pingpong runs on queue 0 alone; the JSON names the rules; they are deleted and ntuple turned off at the end', async () => {
-    const n = pair();
-    const nic = replayingEthtool(takingNicRun(n.ifB));
-    try {
-      // The client serves queue 0 only too: on a veth a frame sent on queue N arrives on the peer's queue N.
-      const { server, client } = await runPair(n, 'pingpong', ['-n', '20'], {
-        driver: 'xdp',
-        env: { PATH: `${nic.dir}:${process.env['PATH'] ?? ''}` },
-        sideArgs: { server: ['--steer'], client: ['--queues', '0'] },
-      });
-      expect({ code: server.code, why: explain(server) }).toMatchObject({ code: 0 });
-      expect({ code: client.code, why: explain(client) }).toMatchObject({ code: 0 });
-      expect(server.json).toMatchObject({ ok: true, steer: { queue: 0, rules: [{ id: 1023, flowType: 'udp4' }, { id: 1022, flowType: 'udp6' }], ntupleTurnedOn: true } });
-      // One AF_XDP socket: no per-queue counters.
-      expect(server.json?.['queues']).toBeUndefined();
-      expect(nic.calls()).toEqual(takingNicRun(n.ifB).map((s) => s[0]));
-    } finally {
-      nic.cleanup();
-    }
-  }, 60_000);
+  t(
+    'without ethtool on the PATH: says it is not installed, with the remedies; exit 1',
+    async () => {
+      const n = pair();
+      // A PATH holding only `ip` (the harness runs `ip netns exec NS node ...`; node is an absolute path).
+      const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'roce-noethtool-'));
+      try {
+        const ip = execFileSync('sh', ['-c', 'command -v ip'], { encoding: 'utf8', timeout: 10_000 }).trim();
+        fs.symlinkSync(ip, path.join(dir, 'ip'));
+        const r = await startRoce(n.nsB, ['rping', '-s', '-a', n.ipB, '--steer', '--json'], 30_000, { PATH: dir }).done;
+        expect({ code: r.code, why: explain(r) }).toMatchObject({ code: 1 });
+        expect(r.json).toMatchObject({ ok: false, code: 'ROCE_ERR_XDP_STEER' });
+        expect(String(r.json?.['error'])).toBe(
+          `--steer on ${n.ifB}: ethtool is not installed (apt-get install ethtool); without it use one queue (ethtool -L ${n.ifB} combined 1), or --driver packet, which sees every queue`,
+        );
+      } finally {
+        fs.rmSync(dir, { recursive: true, force: true });
+      }
+    },
+    40_000,
+  );
 
-  t('SIGTERM while the server waits: the rules are deleted and ntuple turned off before the process ends by the signal', async () => {
-    const n = pair();
-    const nic = replayingEthtool(takingNicRun(n.ifB));
-    const ready = path.join(nic.dir, 'ready');
-    try {
-      const server = startRoce(n.nsB, ['pingpong', '-d', n.ifB, '--steer', '--json'], 30_000, { PATH: `${nic.dir}:${process.env['PATH'] ?? ''}`, ROCE_READY_FILE: ready });
-      // Wait for "listening" (the ready file) within the harness's own bound; the process ends by itself if it never comes.
-      const listening = await new Promise<boolean>((resolve) => {
-        const poll = setInterval(() => {
-          if (fs.existsSync(ready)) {
-            clearInterval(poll);
-            resolve(true);
-          }
-        }, 50);
-        void server.done.then(() => {
-          clearInterval(poll);
-          resolve(fs.existsSync(ready));
+  t(
+    "roce devices: ntuple off [fixed] and no rules readable (ethtool's words); the text says --steer will not work",
+    async () => {
+      const n = pair();
+      const o = memoryOutput();
+      expect(await devicesCommand(['--netns', n.nsB, '--json'], o)).toBe(0);
+      const d = (JSON.parse(o.out) as DeviceEntry[]).find((x) => x.name === n.ifB)!;
+      expect(d.steering).toMatchObject({ ethtool: true, ntuple: 'fixed off', roceRules: null });
+      expect(d.steering?.problem).toMatch(/Cannot get RX rings: Operation not supported/);
+      const text = memoryOutput();
+      await devicesCommand(['--netns', n.nsB], text);
+      expect(text.out).toMatch(
+        / {2}ntuple steering: ntuple-filters off \[fixed\]; no rules readable \(Cannot get RX rings: Operation not supported;.*\): --steer will not work here\n/,
+      );
+    },
+    40_000,
+  );
+
+  t(
+    'a NIC that takes the rules (recorded answers): the pingpong runs on queue 0 alone; the JSON names the rules; they are deleted and ntuple turned off at the end',
+    async () => {
+      const n = pair();
+      const nic = replayingEthtool(takingNicRun(n.ifB));
+      try {
+        // The client serves queue 0 only too: on a veth a frame sent on queue N arrives on the peer's queue N.
+        const { server, client } = await runPair(n, 'pingpong', ['-n', '20'], {
+          driver: 'xdp',
+          env: { PATH: `${nic.dir}:${process.env['PATH'] ?? ''}` },
+          sideArgs: { server: ['--steer'], client: ['--queues', '0'] },
         });
-      });
-      expect(listening).toBe(true);
-      expect(nic.calls()).toEqual(takingNicRun(n.ifB).slice(0, 6).map((s) => s[0]));
-      server.kill('SIGTERM');
-      const r = await server.done;
-      expect({ signal: r.signal, why: explain(r) }).toMatchObject({ signal: 'SIGTERM' });
-      expect(nic.calls()).toEqual(takingNicRun(n.ifB).map((s) => s[0]));
-    } finally {
-      nic.cleanup();
-    }
-  }, 60_000);
+        expect({ code: server.code, why: explain(server) }).toMatchObject({ code: 0 });
+        expect({ code: client.code, why: explain(client) }).toMatchObject({ code: 0 });
+        expect(server.json).toMatchObject({
+          ok: true,
+          steer: {
+            queue: 0,
+            rules: [
+              { id: 1023, flowType: 'udp4' },
+              { id: 1022, flowType: 'udp6' },
+            ],
+            ntupleTurnedOn: true,
+          },
+        });
+        // One AF_XDP socket: no per-queue counters.
+        expect(server.json?.['queues']).toBeUndefined();
+        expect(nic.calls()).toEqual(takingNicRun(n.ifB).map((s) => s[0]));
+      } finally {
+        nic.cleanup();
+      }
+    },
+    60_000,
+  );
+
+  t(
+    'SIGTERM while the server waits: the rules are deleted and ntuple turned off before the process ends by the signal',
+    async () => {
+      const n = pair();
+      const nic = replayingEthtool(takingNicRun(n.ifB));
+      const ready = path.join(nic.dir, 'ready');
+      try {
+        const server = startRoce(n.nsB, ['pingpong', '-d', n.ifB, '--steer', '--json'], 30_000, {
+          PATH: `${nic.dir}:${process.env['PATH'] ?? ''}`,
+          ROCE_READY_FILE: ready,
+        });
+        // Wait for "listening" (the ready file) within the harness's own bound; the process ends by itself if it never comes.
+        const listening = await new Promise<boolean>((resolve) => {
+          const poll = setInterval(() => {
+            if (fs.existsSync(ready)) {
+              clearInterval(poll);
+              resolve(true);
+            }
+          }, 50);
+          void server.done.then(() => {
+            clearInterval(poll);
+            resolve(fs.existsSync(ready));
+          });
+        });
+        expect(listening).toBe(true);
+        expect(nic.calls()).toEqual(
+          takingNicRun(n.ifB)
+            .slice(0, 6)
+            .map((s) => s[0]),
+        );
+        server.kill('SIGTERM');
+        const r = await server.done;
+        expect({ signal: r.signal, why: explain(r) }).toMatchObject({ signal: 'SIGTERM' });
+        expect(nic.calls()).toEqual(takingNicRun(n.ifB).map((s) => s[0]));
+      } finally {
+        nic.cleanup();
+      }
+    },
+    60_000,
+  );
 });

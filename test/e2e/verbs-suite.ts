@@ -37,27 +37,38 @@ export function verbsSuite(driver: 'xdp' | 'packet', label: string): void {
       const net = pairPerFile(reason, { mtu });
 
       for (const c of CASES.filter((x) => mtu === 1500 || x.jumbo === true)) {
-        t(`${c.name}: every byte checked on both ends`, async () => {
-          const { server, client } = await runPair(net(), 'perftest', c.args, { driver, timeoutMs: 30_000 });
-          expect({ ok: client.json?.['ok'], code: client.code, why: explain(client) }).toMatchObject({ ok: true, code: 0 });
-          expect({ ok: server.json?.['ok'], code: server.code, why: explain(server) }).toMatchObject({ ok: true, code: 0 });
-          const cv = client.json?.['verify'] as { bytesChecked: number; mismatches: number };
-          const sv = server.json?.['verify'] as { bytesChecked: number; mismatches: number };
-          // Someone checked data: the receiving side of a one-sided test, the client of READ, both ends of a ping-pong.
-          expect(cv.bytesChecked + sv.bytesChecked).toBeGreaterThan(0);
-          expect(cv.mismatches + sv.mismatches).toBe(0);
-          expect(client.json?.['mtu']).toBe(mtu === 9000 ? 4096 : 1024);
-          expect(client.json?.['driver']).toBe(driver);
-        }, 40_000);
+        t(
+          `${c.name}: every byte checked on both ends`,
+          async () => {
+            const { server, client } = await runPair(net(), 'perftest', c.args, { driver, timeoutMs: 30_000 });
+            expect({ ok: client.json?.['ok'], code: client.code, why: explain(client) }).toMatchObject({ ok: true, code: 0 });
+            expect({ ok: server.json?.['ok'], code: server.code, why: explain(server) }).toMatchObject({ ok: true, code: 0 });
+            const cv = client.json?.['verify'] as { bytesChecked: number; mismatches: number };
+            const sv = server.json?.['verify'] as { bytesChecked: number; mismatches: number };
+            // Someone checked data: the receiving side of a one-sided test, the client of READ, both ends of a ping-pong.
+            expect(cv.bytesChecked + sv.bytesChecked).toBeGreaterThan(0);
+            expect(cv.mismatches + sv.mismatches).toBe(0);
+            expect(client.json?.['mtu']).toBe(mtu === 9000 ? 4096 : 1024);
+            expect(client.json?.['driver']).toBe(driver);
+          },
+          40_000,
+        );
       }
 
-      t('rc_pingpong (roce pingpong, SEND/RECV both ways)', async () => {
-        const { server, client } = await runPair(net(), 'pingpong', ['-s', '2048', '-n', '300', '-m', mtu === 9000 ? '4096' : '1024'], { driver, timeoutMs: 30_000 });
-        expect({ ok: client.json?.['ok'], code: client.code, why: explain(client) }).toMatchObject({ ok: true, code: 0 });
-        expect({ ok: server.json?.['ok'], code: server.code, why: explain(server) }).toMatchObject({ ok: true, code: 0 });
-        expect(client.json?.['messages']).toBe(600);
-        expect(server.json?.['messages']).toBe(600);
-      }, 40_000);
+      t(
+        'rc_pingpong (roce pingpong, SEND/RECV both ways)',
+        async () => {
+          const { server, client } = await runPair(net(), 'pingpong', ['-s', '2048', '-n', '300', '-m', mtu === 9000 ? '4096' : '1024'], {
+            driver,
+            timeoutMs: 30_000,
+          });
+          expect({ ok: client.json?.['ok'], code: client.code, why: explain(client) }).toMatchObject({ ok: true, code: 0 });
+          expect({ ok: server.json?.['ok'], code: server.code, why: explain(server) }).toMatchObject({ ok: true, code: 0 });
+          expect(client.json?.['messages']).toBe(600);
+          expect(server.json?.['messages']).toBe(600);
+        },
+        40_000,
+      );
     });
   }
 }

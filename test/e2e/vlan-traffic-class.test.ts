@@ -51,60 +51,70 @@ const OPENERS = [
 
 for (const [label, open] of OPENERS) {
   for (const v6 of [false, true]) {
-    t(`${label}, ${v6 ? 'IPv6' : 'IPv4'}: VLAN priority and ${v6 ? 'traffic class' : 'DSCP/ECN'} follow the QP's traffic class; data arrives`, async () => {
-      const p = net as NetnsPair;
-      const sent: Uint8Array[] = [];
-      const da = tap(open(p.ifA, p.nsA), sent);
-      const db = open(p.ifB, p.nsB);
-      const clock = new RealClock();
-      const vlan = { vid: 100 };
-      const a = new Device({ driver: da, clock, ipv4: [p.ipA], ipv6: [p.ip6A], vlan, neighbors: { [p.ipB]: p.macB, [p.ip6B]: p.macB } });
-      const b = new Device({ driver: db, clock, ipv4: [p.ipB], ipv6: [p.ip6B], vlan, neighbors: { [p.ipA]: p.macA, [p.ip6A]: p.macA } });
-      try {
-        const bufA = new Uint8Array(8192).map((_, i) => (i * 13 + 5) & 0xff);
-        const bufB = new Uint8Array(8192);
-        const pdA = a.allocPd();
-        const pdB = b.allocPd();
-        const mrA = a.regMr(pdA, bufA, Access.LOCAL_WRITE);
-        const mrB = b.regMr(pdB, bufB, Access.LOCAL_WRITE | Access.REMOTE_WRITE);
-        const cqA = a.createCq(16);
-        const cqB = b.createCq(16);
-        const qa = a.createQp(pdA, { qpType: QpType.RC, sendCq: cqA, recvCq: cqA });
-        const qb = b.createQp(pdB, { qpType: QpType.RC, sendCq: cqB, recvCq: cqB });
-        const gid = v6 ? 2 : 1; // GID table: link-local, IPv4-mapped, IPv6
-        const ea = endpointOf(a, qa, 100, gid);
-        const eb = endpointOf(b, qb, 200, gid);
-        const tc = 0xb9; // DSCP 46 (EF), ECN 01 (ECT(1)); class selector 5
-        connectQp(qa, ea, eb, { trafficClass: tc });
-        connectQp(qb, eb, ea, { trafficClass: tc });
-        qa.postSend({ wrId: 1, opcode: WrOpcode.RDMA_WRITE, sgList: [mrA.sge(0, 8192)], sendFlags: SendFlags.SIGNALED, rdma: { remoteAddr: mrB.addr(0), rkey: mrB.rkey } });
-        const deadline = Date.now() + 5000;
-        let wc = cqA.poll(1);
-        while (wc.length === 0 && Date.now() < deadline) {
-          await new Promise((r) => setImmediate(r));
-          wc = cqA.poll(1);
-        }
-        expect(wc[0]?.status).toBe(WcStatus.SUCCESS);
-        expect(Buffer.from(bufB).equals(Buffer.from(bufA))).toBe(true);
-        expect(sent.length).toBeGreaterThan(0);
-        for (const f of sent) {
-          expect((f[12]! << 8) | f[13]!).toBe(0x8100);
-          const tci = (f[14]! << 8) | f[15]!;
-          expect(tci >> 13).toBe(tc >> 5); // PCP
-          expect(tci & 0xfff).toBe(100); // VID
-          if (v6) {
-            expect((f[16]! << 8) | f[17]!).toBe(0x86dd);
-            expect((((f[18]! & 0x0f) << 4) | (f[19]! >> 4)) & 0xff).toBe(tc); // IPv6 traffic class
-          } else {
-            expect((f[16]! << 8) | f[17]!).toBe(0x0800);
-            expect(f[19]).toBe(tc); // TOS: DSCP << 2 | ECN
+    t(
+      `${label}, ${v6 ? 'IPv6' : 'IPv4'}: VLAN priority and ${v6 ? 'traffic class' : 'DSCP/ECN'} follow the QP's traffic class; data arrives`,
+      async () => {
+        const p = net as NetnsPair;
+        const sent: Uint8Array[] = [];
+        const da = tap(open(p.ifA, p.nsA), sent);
+        const db = open(p.ifB, p.nsB);
+        const clock = new RealClock();
+        const vlan = { vid: 100 };
+        const a = new Device({ driver: da, clock, ipv4: [p.ipA], ipv6: [p.ip6A], vlan, neighbors: { [p.ipB]: p.macB, [p.ip6B]: p.macB } });
+        const b = new Device({ driver: db, clock, ipv4: [p.ipB], ipv6: [p.ip6B], vlan, neighbors: { [p.ipA]: p.macA, [p.ip6A]: p.macA } });
+        try {
+          const bufA = new Uint8Array(8192).map((_, i) => (i * 13 + 5) & 0xff);
+          const bufB = new Uint8Array(8192);
+          const pdA = a.allocPd();
+          const pdB = b.allocPd();
+          const mrA = a.regMr(pdA, bufA, Access.LOCAL_WRITE);
+          const mrB = b.regMr(pdB, bufB, Access.LOCAL_WRITE | Access.REMOTE_WRITE);
+          const cqA = a.createCq(16);
+          const cqB = b.createCq(16);
+          const qa = a.createQp(pdA, { qpType: QpType.RC, sendCq: cqA, recvCq: cqA });
+          const qb = b.createQp(pdB, { qpType: QpType.RC, sendCq: cqB, recvCq: cqB });
+          const gid = v6 ? 2 : 1; // GID table: link-local, IPv4-mapped, IPv6
+          const ea = endpointOf(a, qa, 100, gid);
+          const eb = endpointOf(b, qb, 200, gid);
+          const tc = 0xb9; // DSCP 46 (EF), ECN 01 (ECT(1)); class selector 5
+          connectQp(qa, ea, eb, { trafficClass: tc });
+          connectQp(qb, eb, ea, { trafficClass: tc });
+          qa.postSend({
+            wrId: 1,
+            opcode: WrOpcode.RDMA_WRITE,
+            sgList: [mrA.sge(0, 8192)],
+            sendFlags: SendFlags.SIGNALED,
+            rdma: { remoteAddr: mrB.addr(0), rkey: mrB.rkey },
+          });
+          const deadline = Date.now() + 5000;
+          let wc = cqA.poll(1);
+          while (wc.length === 0 && Date.now() < deadline) {
+            await new Promise((r) => setImmediate(r));
+            wc = cqA.poll(1);
           }
+          expect(wc[0]?.status).toBe(WcStatus.SUCCESS);
+          expect(Buffer.from(bufB).equals(Buffer.from(bufA))).toBe(true);
+          expect(sent.length).toBeGreaterThan(0);
+          for (const f of sent) {
+            expect((f[12]! << 8) | f[13]!).toBe(0x8100);
+            const tci = (f[14]! << 8) | f[15]!;
+            expect(tci >> 13).toBe(tc >> 5); // PCP
+            expect(tci & 0xfff).toBe(100); // VID
+            if (v6) {
+              expect((f[16]! << 8) | f[17]!).toBe(0x86dd);
+              expect((((f[18]! & 0x0f) << 4) | (f[19]! >> 4)) & 0xff).toBe(tc); // IPv6 traffic class
+            } else {
+              expect((f[16]! << 8) | f[17]!).toBe(0x0800);
+              expect(f[19]).toBe(tc); // TOS: DSCP << 2 | ECN
+            }
+          }
+        } finally {
+          da.close();
+          db.close();
         }
-      } finally {
-        da.close();
-        db.close();
-      }
-    }, 20_000);
+      },
+      20_000,
+    );
   }
 }
 

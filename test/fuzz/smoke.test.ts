@@ -14,7 +14,12 @@ import { parseLibFuzzerOutput } from '../../fuzz/run';
 const RUNNER = path.resolve(__dirname, '..', '..', 'dist', 'fuzz', 'run.js');
 
 test('libFuzzer status lines are read: executions, coverage, features, corpus', () => {
-  const text = ['INFO: Seed: 1', '#2\tINITED cov: 58 ft: 95 corp: 12/3059b exec/s: 0 rss: 75Mb', '#8192\tpulse  cov: 61 ft: 101 corp: 13/3312b lim: 256 exec/s: 4096 rss: 76Mb', 'Done 75833 runs in 7 second(s)'].join('\n');
+  const text = [
+    'INFO: Seed: 1',
+    '#2\tINITED cov: 58 ft: 95 corp: 12/3059b exec/s: 0 rss: 75Mb',
+    '#8192\tpulse  cov: 61 ft: 101 corp: 13/3312b lim: 256 exec/s: 4096 rss: 76Mb',
+    'Done 75833 runs in 7 second(s)',
+  ].join('\n');
   expect(parseLibFuzzerOutput(text)).toEqual({ executions: 75833, cov: 61, ft: 101, corpus: 13 });
 });
 

@@ -10,7 +10,9 @@ test('librdmacm defaults: 16 × 6.44 s + 68.7 s + 2 s', () => {
   const wait = 2 * 4.096e-6 * 2 ** 18 + 4.096e-6 * 2 ** 20;
   expect(b.ms).toBe(Math.ceil((16 * wait + 4.096e-6 * 2 ** 24) * 1000 + 2000));
   expect(b.ms).toBeGreaterThan(170_000);
-  expect(b.why).toBe('CM response wait 6.44 s (packet life time 18, response timeout 20) × 16 tries (max CM retries 15) + one MRA\'s service time 68.72 s + 2000 ms margin');
+  expect(b.why).toBe(
+    "CM response wait 6.44 s (packet life time 18, response timeout 20) × 16 tries (max CM retries 15) + one MRA's service time 68.72 s + 2000 ms margin",
+  );
 });
 
 test('small timers for tests and impatient users; SIDR has no packet life time and no MRA', () => {

@@ -78,7 +78,10 @@ hsr-dup-offload: off [fixed]
 `);
 
 /** `ethtool -n va` on a veth (recorded here): no classifier at all, exit 1. */
-export const VETH_LIST = failed(1, 'Cannot get RX rings: Operation not supported\nrxclass: Cannot get RX class rule count: Operation not supported\nRX classification rule retrieval failed\n');
+export const VETH_LIST = failed(
+  1,
+  'Cannot get RX rings: Operation not supported\nrxclass: Cannot get RX class rule count: Operation not supported\nRX classification rule retrieval failed\n',
+);
 
 /** `ethtool -N va flow-type udp4 dst-port 4791 action 0` on a veth (recorded here). */
 export const VETH_INSERT = failed(1, 'rxclass: Cannot get RX class rule count: Operation not supported\nCannot insert classification rule\n');
@@ -102,7 +105,11 @@ export const FEATURE_CHANGED = ok('');
  * `ethtool -n eth0` on a Tigon3 (tg3, BCM57766): 4 rings by RSS, no rule classifier (netdev,
  * 2 Oct 2019, "Re: Gentoo Linux 5.x - Tigon3"; the ring count goes to stdout, the errors to stderr).
  */
-export const TG3_LIST = failed(1, 'rxclass: Cannot get RX class rule count: Operation not supported\nRX classification rule retrieval failed\n', '4 RX rings available\n');
+export const TG3_LIST = failed(
+  1,
+  'rxclass: Cannot get RX class rule count: Operation not supported\nRX classification rule retrieval failed\n',
+  '4 RX rings available\n',
+);
 
 /** `ethtool -u ens9` before any rule (netdev, 26 Nov 2025, "[PATCH net-next v13 00/12] virtio_net: Add ethtool flow rules support"). */
 export const EMPTY_LIST = ok('4 RX rings available\nTotal 0 rules\n\n');
@@ -206,7 +213,9 @@ function udp6Rule(id: number, port: number, queue: number): string {
 
 /** `ethtool -n` holding the two rules --steer adds for queue `queue` (IDs 1023 and 1022), in rxclass.c's layout. */
 export function steeredList(queue: number, ids: { udp4?: number; udp6?: number } = { udp4: 1023, udp6: 1022 }): CommandResult {
-  const blocks = [ids.udp4 !== undefined ? udp4Rule(ids.udp4, 4791, queue) : '', ids.udp6 !== undefined ? udp6Rule(ids.udp6, 4791, queue) : ''].filter((b) => b !== '');
+  const blocks = [ids.udp4 !== undefined ? udp4Rule(ids.udp4, 4791, queue) : '', ids.udp6 !== undefined ? udp6Rule(ids.udp6, 4791, queue) : ''].filter(
+    (b) => b !== '',
+  );
   return ok(`16 RX rings available\nTotal ${blocks.length} rules\n\n${blocks.join('')}`);
 }
 

@@ -6,7 +6,7 @@ import { spawnSync } from 'node:child_process';
 import { LIVE_INTERRUPT_BUDGET, tierUpEarly } from '../../apps/host/jit-tier-up';
 import { isLiveCommand } from '../../cli/main';
 
-test('tierUpEarly sets the interrupt budget, below V8\'s default of 67 584', () => {
+test("tierUpEarly sets the interrupt budget, below V8's default of 67 584", () => {
   const set: string[] = [];
   tierUpEarly((f) => set.push(f));
   expect(set).toEqual([`--interrupt-budget=${LIVE_INTERRUPT_BUDGET}`]);
@@ -21,6 +21,8 @@ test('the flag is one this Node accepts (an unknown V8 option makes node exit 9)
 });
 
 test('live commands are the ones that carry traffic', () => {
-  for (const c of ['perftest', 'pingpong', 'rping', 'attack', 'cmatose', 'rdma-server', 'rdma-client', 'udaddy']) expect({ c, live: isLiveCommand(c) }).toEqual({ c, live: true });
-  for (const c of ['decode', 'analyze', 'ladder', 'plot', 'devices', 'demo', 'sim', 'replay', 'help', '__proto__', 'toString', '']) expect({ c, live: isLiveCommand(c) }).toEqual({ c, live: false });
+  for (const c of ['perftest', 'pingpong', 'rping', 'attack', 'cmatose', 'rdma-server', 'rdma-client', 'udaddy'])
+    expect({ c, live: isLiveCommand(c) }).toEqual({ c, live: true });
+  for (const c of ['decode', 'analyze', 'ladder', 'plot', 'devices', 'demo', 'sim', 'replay', 'help', '__proto__', 'toString', ''])
+    expect({ c, live: isLiveCommand(c) }).toEqual({ c, live: false });
 });

@@ -65,7 +65,7 @@ test('no /class/infiniband: no devices, and roce devices says so in one line', (
   }
 });
 
-test('roce devices\' table: one line per port, as ibv_devices and rdma link show them', () => {
+test("roce devices' table: one line per port, as ibv_devices and rdma link show them", () => {
   const lines = rdmaDevicesText(listRdmaDevices(root), '/sys/class/infiniband').trimEnd().split('\n');
   expect(lines[0]).toBe('RDMA devices (/sys/class/infiniband):');
   expect(lines[1]).toMatch(/^\s+device\s+node GUID\s+port\s+state\s+physical state\s+link layer\s+netdev$/);
@@ -75,7 +75,7 @@ test('roce devices\' table: one line per port, as ibv_devices and rdma link show
   expect(lines).toHaveLength(5);
 });
 
-test('-d: an interface is itself; an RDMA device is its port 1\'s interface', () => {
+test("-d: an interface is itself; an RDMA device is its port 1's interface", () => {
   expect(resolveDeviceName('eth0', root)).toEqual({ netdev: 'eth0', rdmaDevice: null });
   expect(resolveDeviceName('rxe0', root)).toEqual({ netdev: 'eth0', rdmaDevice: 'rxe0' });
   expect(resolveDeviceName('mlx5_0', root)).toEqual({ netdev: 'ens1f0', rdmaDevice: 'mlx5_0' });
@@ -103,7 +103,7 @@ test('-d: an unknown name is a typed error naming where it looked and the device
   for (const bad of ['', '../etc', '.', 'a/b']) expect(errorOf(() => resolveDeviceName(bad, root)).code).toBe(HostDeviceErrorCode.NO_INTERFACE);
 });
 
-test('-d without sysfs\'s /class/net (not mounted): the name goes to the driver unchanged', () => {
+test("-d without sysfs's /class/net (not mounted): the name goes to the driver unchanged", () => {
   const bare = fs.mkdtempSync(path.join(os.tmpdir(), 'roce-sysfs-bare-'));
   try {
     expect(resolveDeviceName('eth7', bare)).toEqual({ netdev: 'eth7', rdmaDevice: null });

@@ -6,7 +6,6 @@
  * failure at once, on success by remove()). Over a real veth: test/e2e/steer.test.ts.
  */
 import {
-  type CommandResult,
   type CommandRunner,
   XdpSteerError,
   installRoceSteering,
@@ -77,9 +76,12 @@ describe('parsing ethtool', () => {
     expect(roceRules(l.rules)).toEqual([]);
   });
 
-  test('-n: ixgbe\'s rule with VLAN and user-defined fields matches a destination address too; none after XDP; tg3 and veth have no rules', () => {
+  test("-n: ixgbe's rule with VLAN and user-defined fields matches a destination address too; none after XDP; tg3 and veth have no rules", () => {
     const l = parseRxRules(E.IXGBE_LIST.stdout);
-    expect(l).toMatchObject({ rings: 16, rules: [{ id: 4093, type: 'UDP over IPv4', dstPort: 5500, dstPortExact: true, onlyDstPort: false, queue: 0, vf: null }] });
+    expect(l).toMatchObject({
+      rings: 16,
+      rules: [{ id: 4093, type: 'UDP over IPv4', dstPort: 5500, dstPortExact: true, onlyDstPort: false, queue: 0, vf: null }],
+    });
     expect(parseRxRules(E.IXGBE_LIST_AFTER_XDP.stdout)).toEqual({ rings: 16, rules: [] });
     expect(parseRxRules(E.TG3_LIST.stdout)).toEqual({ rings: 4, rules: [] });
     expect(parseRxRules(E.VETH_LIST.stdout)).toEqual({ rings: null, rules: [] });
@@ -104,7 +106,16 @@ describe('installRoceSteering', () => {
     const t = E.takingNic(IF);
     const e = new ScriptedEthtool([...t.install, ...t.verify, ...t.remove]);
     const s = installRoceSteering(IF, 0, e.run);
-    expect(s.info).toMatchObject({ queue: 0, added: [{ id: 1023, flowType: 'udp4' }, { id: 1022, flowType: 'udp6' }], reused: [], ntupleTurnedOn: true, warnings: [] });
+    expect(s.info).toMatchObject({
+      queue: 0,
+      added: [
+        { id: 1023, flowType: 'udp4' },
+        { id: 1022, flowType: 'udp6' },
+      ],
+      reused: [],
+      ntupleTurnedOn: true,
+      warnings: [],
+    });
     s.verify();
     expect(s.remove()).toEqual([]);
     expect(e.left).toEqual([]);
@@ -128,7 +139,7 @@ describe('installRoceSteering', () => {
     expect(e.left).toEqual([]);
   });
 
-  test('veth (recorded): ntuple off [fixed], the insert fails: ethtool\'s words, the remedies, nothing changed', () => {
+  test("veth (recorded): ntuple off [fixed], the insert fails: ethtool's words, the remedies, nothing changed", () => {
     const e = new ScriptedEthtool([
       [`-k ${IF}`, E.VETH_FEATURES],
       [`-n ${IF}`, E.VETH_LIST],
@@ -147,14 +158,18 @@ describe('installRoceSteering', () => {
       [`-K ${IF} ntuple on`, E.NOT_ROOT_FEATURE_CHANGE],
     ]);
     const err = steerError(() => installRoceSteering(IF, 0, e.run));
-    expect(err.message).toMatch(/ethtool -K eth5 ntuple on: netlink error: Operation not permitted \(changing the NIC needs root: CAP_NET_ADMIN\); use one queue \(ethtool -L eth5 combined 1\), or --driver packet/);
+    expect(err.message).toMatch(
+      /ethtool -K eth5 ntuple on: netlink error: Operation not permitted \(changing the NIC needs root: CAP_NET_ADMIN\); use one queue \(ethtool -L eth5 combined 1\), or --driver packet/,
+    );
     expect(e.left).toEqual([]);
   });
 
   test('ethtool missing (the runner could not start it): says so, with the install command and the remedies', () => {
     const e = new ScriptedEthtool([[`-k ${IF}`, { status: null, stdout: '', stderr: '', error: 'ENOENT' }]]);
     const err = steerError(() => installRoceSteering(IF, 0, e.run));
-    expect(err.message).toBe(`--steer on ${IF}: ethtool is not installed (apt-get install ethtool); without it use one queue (ethtool -L ${IF} combined 1), or --driver packet, which sees every queue`);
+    expect(err.message).toBe(
+      `--steer on ${IF}: ethtool is not installed (apt-get install ethtool); without it use one queue (ethtool -L ${IF} combined 1), or --driver packet, which sees every queue`,
+    );
   });
 
   test('ethtool missing, for real: systemRunner with a binary that is not there gives ENOENT', () => {
@@ -177,7 +192,7 @@ describe('installRoceSteering', () => {
     expect(e.left).toEqual([]);
   });
 
-  test('an administrator\'s rule already sends IPv4 RoCE to our queue: reused, never deleted; only the IPv6 rule is ours', () => {
+  test("an administrator's rule already sends IPv4 RoCE to our queue: reused, never deleted; only the IPv6 rule is ours", () => {
     const e = new ScriptedEthtool([
       [`-k ${IF}`, E.NTUPLE_ON_FEATURES],
       [`-n ${IF}`, E.adminRoceList('udp4', 7, 0)],
@@ -190,7 +205,7 @@ describe('installRoceSteering', () => {
     expect(e.left).toEqual([]);
   });
 
-  test('a classifier that takes IPv4 only: the IPv6 insert\'s EINVAL is a warning, the IPv4 rule stays', () => {
+  test("a classifier that takes IPv4 only: the IPv6 insert's EINVAL is a warning, the IPv4 rule stays", () => {
     const e = new ScriptedEthtool([
       [`-k ${IF}`, E.NTUPLE_ON_FEATURES],
       [`-n ${IF}`, E.EMPTY_LIST],
@@ -217,11 +232,13 @@ describe('installRoceSteering', () => {
     expect(s.remove()).toEqual([]);
   });
 
-  test('a delete that fails at the end is reported, with ethtool\'s words; the rest is still undone', () => {
+  test("a delete that fails at the end is reported, with ethtool's words; the rest is still undone", () => {
     const t = E.takingNic(IF);
     const e = new ScriptedEthtool([...t.install, [`-N ${IF} delete 1022`, E.VETH_DELETE], ...t.remove.slice(1)]);
     const s = installRoceSteering(IF, 0, e.run);
-    expect(s.remove()).toEqual([`ethtool -N ${IF} delete 1022: rmgr: Cannot delete RX class rule: Operation not supported; Cannot delete classification rule (the driver has no ntuple flow steering)`]);
+    expect(s.remove()).toEqual([
+      `ethtool -N ${IF} delete 1022: rmgr: Cannot delete RX class rule: Operation not supported; Cannot delete classification rule (the driver has no ntuple flow steering)`,
+    ]);
     expect(e.left).toEqual([]);
   });
 
@@ -236,17 +253,19 @@ describe('installRoceSteering', () => {
 });
 
 describe('steeringStatus (roce devices)', () => {
-  test('veth: ntuple off [fixed], no rules readable, ethtool\'s words', () => {
+  test("veth: ntuple off [fixed], no rules readable, ethtool's words", () => {
     const e = new ScriptedEthtool([
       [`-k ${IF}`, E.VETH_FEATURES],
       [`-n ${IF}`, E.VETH_LIST],
     ]);
     const st = steeringStatus(IF, e.run);
     expect(st).toMatchObject({ ethtool: true, ntuple: 'fixed off', roceRules: null });
-    expect(st.problem).toMatch(/^Cannot get RX rings: Operation not supported; .*RX classification rule retrieval failed \(the driver has no ntuple flow steering\)$/);
+    expect(st.problem).toMatch(
+      /^Cannot get RX rings: Operation not supported; .*RX classification rule retrieval failed \(the driver has no ntuple flow steering\)$/,
+    );
   });
 
-  test('a NIC with --steer\'s rules in place: ntuple on, both listed', () => {
+  test("a NIC with --steer's rules in place: ntuple on, both listed", () => {
     const e = new ScriptedEthtool([
       [`-k ${IF}`, E.NTUPLE_ON_FEATURES],
       [`-n ${IF}`, E.steeredList(0)],

@@ -27,7 +27,15 @@ const WRAPPERS: [string, (d: NicDriver, sink: Uint8Array[]) => NicDriver][] = [
 describe.each(WRAPPERS)('%s over the memory link', (_name, wrap) => {
   test('2 MiB of SENDs ping-pong through several slabs; every completion is a success', () => {
     const clock = new VirtualClock();
-    const link = createMemoryLink({ clock, seed: 1, mtu: 4200, macA: 0x020000000001, macB: 0x020000000002, bandwidthBps: 0, faults: { aToB: { delayNs: 1000 }, bToA: { delayNs: 1000 } } });
+    const link = createMemoryLink({
+      clock,
+      seed: 1,
+      mtu: 4200,
+      macA: 0x020000000001,
+      macB: 0x020000000002,
+      bandwidthBps: 0,
+      faults: { aToB: { delayNs: 1000 }, bToA: { delayNs: 1000 } },
+    });
     const recorded: Uint8Array[] = [];
     const da = wrap(link.a, recorded);
     expect(hasZeroCopyTx(da)).toBe(true);

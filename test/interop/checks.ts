@@ -1,5 +1,16 @@
 /** Assertions shared by the interop tests. */
-import { type CaptureCheck, type LabRun, type StepResult, type TcpConversation, GUEST_IP, HOST_IP, describe as describeStep, ipText, pingpongNumbers, perftestRow } from './lab';
+import {
+  type CaptureCheck,
+  type LabRun,
+  type StepResult,
+  type TcpConversation,
+  GUEST_IP,
+  HOST_IP,
+  describe as describeStep,
+  ipText,
+  pingpongNumbers,
+  perftestRow,
+} from './lab';
 import * as fs from 'node:fs';
 import { readCapture } from '../../packets/pcap';
 import { decodeFrame } from '../../packets/decode';
@@ -35,7 +46,10 @@ export function expectCleanCapture(c: CaptureCheck): void {
  */
 export function tcpConversationsOn(run: LabRun, port: number, count: number): TcpConversation[] {
   const convs = run.capture.tcp.filter((t) => t.port === port);
-  if (convs.length !== count) expect(convs.map((t) => `${t.client} > ${t.server} from frame ${t.firstFrame}: ${t.toServer.length} B to the server, ${t.toClient.length} B back`)).toHaveLength(count);
+  if (convs.length !== count)
+    expect(
+      convs.map((t) => `${t.client} > ${t.server} from frame ${t.firstFrame}: ${t.toServer.length} B to the server, ${t.toClient.length} B back`),
+    ).toHaveLength(count);
   return convs;
 }
 
@@ -74,7 +88,15 @@ export function expectPingpong(run: LabRun, s: StepResult, e: PingpongExpect): v
   const j = s.hostJson;
   expect(j).not.toBeNull();
   if (j === null) return;
-  expect(j).toMatchObject({ ok: true, test: `${e.type}_pingpong`, role: e.guestRole === 'server' ? 'client' : 'server', msgSize: e.size, iterations: e.iters, bytes: g?.bytes, messages: 2 * e.iters });
+  expect(j).toMatchObject({
+    ok: true,
+    test: `${e.type}_pingpong`,
+    role: e.guestRole === 'server' ? 'client' : 'server',
+    msgSize: e.size,
+    iterations: e.iters,
+    bytes: g?.bytes,
+    messages: 2 * e.iters,
+  });
   if (e.type !== 'ud') expect(j['mtu']).toBe(e.mtu);
   expect(j['verify']).toEqual({ enabled: true, messagesChecked: e.iters, bytesChecked: e.iters * e.size, mismatches: 0 });
   const lat = j['latencyUs'] as Record<string, number> | null;
@@ -133,7 +155,8 @@ export function expectPingpongUnderLoss(run: LabRun, s: StepResult, e: PingpongE
   for (const rec of cap.records) {
     const d = decodeFrame(rec.data, rec.linkType);
     if (!d.roce || d.bth === null || d.aeth === null || d.ipv4 === null || opcodeName(d.bth.opcode) !== 'RC_ACKNOWLEDGE') continue;
-    if (d.bth.destQp === hostQpn && d.bth.psn === ackPsn && decodeSyndrome(d.aeth.syndrome).kind === AethKind.ACK && ipText(d.ipv4.src) === GUEST_IP) acked = true;
+    if (d.bth.destQp === hostQpn && d.bth.psn === ackPsn && decodeSyndrome(d.aeth.syndrome).kind === AethKind.ACK && ipText(d.ipv4.src) === GUEST_IP)
+      acked = true;
   }
   expect({ rxeAckedTheLastMessage: acked }).toEqual({ rxeAckedTheLastMessage: true });
 }
@@ -183,7 +206,16 @@ export function expectPerftest(run: LabRun, s: StepResult, e: PerftestExpect): v
   const qps = e.qps ?? 1;
   const conn = e.conn ?? 'RC';
   const duration = e.duration ?? null;
-  expect(j).toMatchObject({ ok: true, test: tool, role: e.guestRole === 'server' ? 'client' : 'server', msgSize: e.size, qps, connection: conn, durationS: duration, peerVersion: expect.any(String) });
+  expect(j).toMatchObject({
+    ok: true,
+    test: tool,
+    role: e.guestRole === 'server' ? 'client' : 'server',
+    msgSize: e.size,
+    qps,
+    connection: conn,
+    durationS: duration,
+    peerVersion: expect.any(String),
+  });
   if (e.iters !== null) expect(j['iterations']).toBe(e.iters);
   expect((j['problems'] as unknown[]).length).toBe(0);
   const row = perftestRow(s.guestOut);
@@ -200,7 +232,12 @@ export function expectPerftest(run: LabRun, s: StepResult, e: PerftestExpect): v
   if (!e.lat && ((e.guestRole === 'server' && e.verb !== 'send') || e.duplex === true)) {
     // The tool's server prints the bandwidth roce-ts's client reported to it (MB = 2^20 bytes); with
     // -b both print the sum of both directions (print_full_bw_report with the peer's report).
-    const avg = /^\s*\d+\s+\d+\s+[\d.]+\s+([\d.]+)/m.exec(s.guestOut.split('\n').slice(s.guestOut.split('\n').findIndex((l) => /#bytes/.test(l)) + 1).join('\n'));
+    const avg = /^\s*\d+\s+\d+\s+[\d.]+\s+([\d.]+)/m.exec(
+      s.guestOut
+        .split('\n')
+        .slice(s.guestOut.split('\n').findIndex((l) => /#bytes/.test(l)) + 1)
+        .join('\n'),
+    );
     const both = (j['bidirectional'] as { gbpsBothWays: number } | null)?.gbpsBothWays;
     const mbps = ((e.duplex === true ? (both ?? 0) : (j['gbps'] as number)) * 1e9) / 8 / 1048576;
     expect(avg).not.toBeNull();
@@ -233,7 +270,6 @@ export function expectPerftest(run: LabRun, s: StepResult, e: PerftestExpect): v
 
 // ---------------------------------------------------------------------------------------------
 // `roce analyze` and `roce replay` on a boot's capture (no extra boot: the capture is already there).
-
 
 export interface StepKind {
   id: number;
@@ -276,9 +312,16 @@ export function expectConversations(run: LabRun, r: AnalysisResult, steps: reado
       expect(pairs.length).toBe(s.qps);
       for (const p of pairs) want.push(convText(s.type.toUpperCase(), endpointText(HOST_IP, p.local.qpn), endpointText(GUEST_IP, p.remote.qpn)));
     } else if (s.type === 'uc' && s.oneWay !== undefined) {
-      want.push(s.oneWay === 'host-sends' ? convText('UC', endpointText(HOST_IP, null), endpointText(GUEST_IP, remote)) : convText('UC', endpointText(GUEST_IP, null), endpointText(HOST_IP, local)));
+      want.push(
+        s.oneWay === 'host-sends'
+          ? convText('UC', endpointText(HOST_IP, null), endpointText(GUEST_IP, remote))
+          : convText('UC', endpointText(GUEST_IP, null), endpointText(HOST_IP, local)),
+      );
     } else if (s.type === 'uc') {
-      want.push(convText('UC', endpointText(HOST_IP, null), endpointText(GUEST_IP, remote)), convText('UC', endpointText(GUEST_IP, null), endpointText(HOST_IP, local)));
+      want.push(
+        convText('UC', endpointText(HOST_IP, null), endpointText(GUEST_IP, remote)),
+        convText('UC', endpointText(GUEST_IP, null), endpointText(HOST_IP, local)),
+      );
     } else {
       want.push(convText(s.type.toUpperCase(), endpointText(HOST_IP, local), endpointText(GUEST_IP, remote)));
     }
@@ -297,10 +340,13 @@ export function expectNoViolations(r: AnalysisResult): void {
   expect(r.violations.map((v) => `${v.rule} (conv ${v.conversation}, frames ${v.frames.join(',')}): ${v.message}`)).toEqual([]);
 }
 
-const requesterIp = (r: AnalysisResult, conv: number, side: 'a' | 'b'): string => (r.conversations.find((c) => c.id === conv) as Conversation).endpoint(side).ip;
+const requesterIp = (r: AnalysisResult, conv: number, side: 'a' | 'b'): string =>
+  (r.conversations.find((c) => c.id === conv) as Conversation).endpoint(side).ip;
 
 /** Per requester host: retransmitted requests, loss-recovery episodes by trigger, NAKs its peer sent it. */
-export function recoveryBySide(r: AnalysisResult): Record<string, { retransmissions: number; nakEpisodes: number; timeoutEpisodes: number; naksReceived: number }> {
+export function recoveryBySide(
+  r: AnalysisResult,
+): Record<string, { retransmissions: number; nakEpisodes: number; timeoutEpisodes: number; naksReceived: number }> {
   const out: Record<string, { retransmissions: number; nakEpisodes: number; timeoutEpisodes: number; naksReceived: number }> = {};
   const of = (ip: string): (typeof out)[string] => (out[ip] ??= { retransmissions: 0, nakEpisodes: 0, timeoutEpisodes: 0, naksReceived: 0 });
   for (const c of r.conversations) {
@@ -325,12 +371,21 @@ export function recoveryBySide(r: AnalysisResult): Record<string, { retransmissi
  * capture (`<capture>.replay-<role>.json`), and `first` names the first few: a run that fails keeps
  * what it saw, as the next lab run overwrites the capture.
  */
-export async function replayCapture(file: string, role: 'responder' | 'requester'): Promise<{ code: number; conversations: ReplaySummary[]; violations: number; err: string; first: string[] }> {
+export async function replayCapture(
+  file: string,
+  role: 'responder' | 'requester',
+): Promise<{ code: number; conversations: ReplaySummary[]; violations: number; err: string; first: string[] }> {
   const o = memoryOutput();
   const code = await runCli(['replay', file, '--role', role, '--json'], o);
   const j = o.out === '' ? {} : (JSON.parse(o.out) as { conversations?: ReplaySummary[]; violations?: number });
   const conversations = j.conversations ?? [];
-  const first = conversations.flatMap((c) => c.differences.filter((d) => d.class === 'violation').map((d) => `${c.requesterIp} QP 0x${c.requesterQpn.toString(16)}: ${d.kind} PSN ${d.psn}: expected ${d.expected}, got ${d.got}`)).slice(0, 5);
+  const first = conversations
+    .flatMap((c) =>
+      c.differences
+        .filter((d) => d.class === 'violation')
+        .map((d) => `${c.requesterIp} QP 0x${c.requesterQpn.toString(16)}: ${d.kind} PSN ${d.psn}: expected ${d.expected}, got ${d.got}`),
+    )
+    .slice(0, 5);
   if (first.length > 0) {
     fs.writeFileSync(`${file}.replay-${role}.json`, o.out);
     fs.copyFileSync(file, `${file}.failed-replay.pcap`);

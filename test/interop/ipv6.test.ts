@@ -38,8 +38,20 @@ const STEPS: Step[] = CASES.map((c) => {
   const peer = c.guestRole === 'client' ? ' @PEER@' : '';
   const server = c.guestRole === 'server' ? ' $RXE_GUEST_IP' : '';
   return c.tool === 'rc_pingpong'
-    ? { id: c.id, guestRole: c.guestRole, guest: `ibv_rc_pingpong -g ${guestGid} -s ${SIZE} -n ${ITERS} -c${peer}`, host: `$ROCE pingpong${server} -d $RXE_TAP -g ${hostGid} -s ${SIZE} -n ${ITERS} -c --json --timeout 50`, timeoutS: 60 }
-    : { id: c.id, guestRole: c.guestRole, guest: `ib_write_bw -d rxe0 -x ${guestGid} -s ${SIZE} -n ${ITERS * 5} -F${peer}`, host: `$ROCE perftest write${server} -d $RXE_TAP -x ${hostGid} -s ${SIZE} -n ${ITERS * 5} --json --timeout 50`, timeoutS: 60 };
+    ? {
+        id: c.id,
+        guestRole: c.guestRole,
+        guest: `ibv_rc_pingpong -g ${guestGid} -s ${SIZE} -n ${ITERS} -c${peer}`,
+        host: `$ROCE pingpong${server} -d $RXE_TAP -g ${hostGid} -s ${SIZE} -n ${ITERS} -c --json --timeout 50`,
+        timeoutS: 60,
+      }
+    : {
+        id: c.id,
+        guestRole: c.guestRole,
+        guest: `ib_write_bw -d rxe0 -x ${guestGid} -s ${SIZE} -n ${ITERS * 5} -F${peer}`,
+        host: `$ROCE perftest write${server} -d $RXE_TAP -x ${hostGid} -s ${SIZE} -n ${ITERS * 5} --json --timeout 50`,
+        timeoutS: 60,
+      };
 });
 
 const title = (c: Case): string => `${c.tool}, ${c.gid} GIDs, ${c.guestRole === 'server' ? 'roce-ts client' : 'roce-ts server'}`;

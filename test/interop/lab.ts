@@ -152,7 +152,11 @@ function computeSkipReason(): string | null {
     execFileSync('bash', [path.join(LAB, 'ready.sh')], { stdio: ['ignore', 'pipe', 'pipe'], timeout: 10_000 });
   } catch (e) {
     const err = e as { stderr?: Buffer; message: string };
-    const line = (err.stderr?.toString() ?? '').trim().split('\n').filter((l) => l.startsWith('rxe-lab: ')).pop();
+    const line = (err.stderr?.toString() ?? '')
+      .trim()
+      .split('\n')
+      .filter((l) => l.startsWith('rxe-lab: '))
+      .pop();
     return line !== undefined ? `rxe lab not ready: ${line.slice('rxe-lab: '.length)}` : `rxe lab not ready: ${err.message.split('\n')[0]}`;
   }
   return null;
@@ -166,7 +170,11 @@ export function labKernelSkipReason(kernel: LabKernel): string | null {
     execFileSync('bash', [path.join(LAB, 'ready.sh')], { env: { ...process.env, RXE_LAB_KERNEL: kernel }, stdio: ['ignore', 'pipe', 'pipe'], timeout: 10_000 });
   } catch (e) {
     const err = e as { stderr?: Buffer; message: string };
-    const line = (err.stderr?.toString() ?? '').trim().split('\n').filter((l) => l.startsWith('rxe-lab: ')).pop();
+    const line = (err.stderr?.toString() ?? '')
+      .trim()
+      .split('\n')
+      .filter((l) => l.startsWith('rxe-lab: '))
+      .pop();
     return `rxe lab (kernel ${kernel}) not ready: ${line !== undefined ? line.slice('rxe-lab: '.length) : err.message.split('\n')[0]}`;
   }
   return null;
@@ -190,10 +198,21 @@ export async function runLab(name: string, steps: readonly Step[], opts: LabOpti
   if (opts.ipv6 === true) args.push('--ipv6');
   const t0 = Date.now();
   const r = await new Promise<{ code: number | null; stderr: string }>((resolve) => {
-    execFile('bash', args, { env: { ...process.env, RXE_LAB_KERNEL: opts.kernel ?? '6.1' }, timeout: (total + 30) * 1000, killSignal: 'SIGTERM', maxBuffer: 64 << 20, encoding: 'utf8' }, (err, _stdout, stderr) => {
-      const code = err === null ? 0 : typeof (err as { code?: unknown }).code === 'number' ? (err as { code: number }).code : null;
-      resolve({ code, stderr });
-    });
+    execFile(
+      'bash',
+      args,
+      {
+        env: { ...process.env, RXE_LAB_KERNEL: opts.kernel ?? '6.1' },
+        timeout: (total + 30) * 1000,
+        killSignal: 'SIGTERM',
+        maxBuffer: 64 << 20,
+        encoding: 'utf8',
+      },
+      (err, _stdout, stderr) => {
+        const code = err === null ? 0 : typeof (err as { code?: unknown }).code === 'number' ? (err as { code: number }).code : null;
+        resolve({ code, stderr });
+      },
+    );
   });
   const durationMs = Date.now() - t0;
   const read = (f: string): string => {
@@ -232,7 +251,19 @@ export async function runLab(name: string, steps: readonly Step[], opts: LabOpti
   if (fs.existsSync(src)) fs.copyFileSync(src, capturePath);
   else fs.rmSync(capturePath, { force: true });
   const capture = checkCapture(fs.existsSync(capturePath) ? fs.readFileSync(capturePath) : new Uint8Array(0));
-  const run: LabRun = { name, status: r.code, durationMs, steps: results, console: read('console.log'), stderr: r.stderr, capturePath, capture, captured: opts.capture !== false, guestNft: read('guest-nft.txt').trim(), tapDropped: num(read('tap-dropped.txt')) };
+  const run: LabRun = {
+    name,
+    status: r.code,
+    durationMs,
+    steps: results,
+    console: read('console.log'),
+    stderr: r.stderr,
+    capturePath,
+    capture,
+    captured: opts.capture !== false,
+    guestNft: read('guest-nft.txt').trim(),
+    tapDropped: num(read('tap-dropped.txt')),
+  };
   fs.writeFileSync(
     path.join(CAPTURE_DIR, `${name}.json`),
     `${JSON.stringify(
@@ -364,7 +395,12 @@ function tcpConversations(segs: readonly TcpSegment[]): TcpConversation[] {
   const all: TcpConnection[] = [];
   const open = new Map<string, TcpConnection>();
   const start = (client: string, server: string, frame: number): TcpConnection => {
-    const k: TcpConnection = { conv: { port: port(server), client, server, firstFrame: frame, toServer: Buffer.alloc(0), toClient: Buffer.alloc(0) }, isn: new Map(), toServer: [], toClient: [] };
+    const k: TcpConnection = {
+      conv: { port: port(server), client, server, firstFrame: frame, toServer: Buffer.alloc(0), toClient: Buffer.alloc(0) },
+      isn: new Map(),
+      toServer: [],
+      toClient: [],
+    };
     all.push(k);
     open.set(`${client}>${server}`, k);
     open.set(`${server}>${client}`, k);

@@ -9,7 +9,16 @@
  * @group interop
  */
 import { type LabRun, type Step, GUEST_IP, HOST_IP, interopSkipReason, runLab } from './lab';
-import { analyseRun, expectCleanCapture, expectConversations, expectNoViolations, expectPerftest, expectPingpongUnderLoss, recoveryBySide, stepOf } from './checks';
+import {
+  analyseRun,
+  expectCleanCapture,
+  expectConversations,
+  expectNoViolations,
+  expectPerftest,
+  expectPingpongUnderLoss,
+  recoveryBySide,
+  stepOf,
+} from './checks';
 import { RECEIVE_DEPENDENT_RULES } from '../../analysis/gbn-checks';
 
 const skip = interopSkipReason();
@@ -18,10 +27,34 @@ if (skip !== null) test.skip(`rxe loss interop [skipped: ${skip}]`, () => undefi
 
 const FAULTS = `ROCE_FAULTS='{"rx":{"drop":0.02}}'`;
 const STEPS: Step[] = [
-  { id: 1, guestRole: 'server', guest: 'ibv_rc_pingpong -g @GID@ -n 100 -c', host: `${FAULTS} $ROCE pingpong $RXE_GUEST_IP -d $RXE_TAP -n 100 -c --json --timeout 100`, timeoutS: 110 },
-  { id: 2, guestRole: 'client', guest: 'ibv_rc_pingpong -g @GID@ -n 100 -c @PEER@', host: `${FAULTS} $ROCE pingpong -d $RXE_TAP -n 100 -c --json --timeout 100`, timeoutS: 110 },
-  { id: 3, guestRole: 'server', guest: 'ib_write_bw -d rxe0 -x @GID@ -n 50 -F', host: `${FAULTS} $ROCE perftest write $RXE_GUEST_IP -d $RXE_TAP -n 50 --json --timeout 100`, timeoutS: 110 },
-  { id: 4, guestRole: 'client', guest: 'ib_write_bw -d rxe0 -x @GID@ -n 50 -F @PEER@', host: `${FAULTS} $ROCE perftest write -d $RXE_TAP -n 50 --json --timeout 100`, timeoutS: 110 },
+  {
+    id: 1,
+    guestRole: 'server',
+    guest: 'ibv_rc_pingpong -g @GID@ -n 100 -c',
+    host: `${FAULTS} $ROCE pingpong $RXE_GUEST_IP -d $RXE_TAP -n 100 -c --json --timeout 100`,
+    timeoutS: 110,
+  },
+  {
+    id: 2,
+    guestRole: 'client',
+    guest: 'ibv_rc_pingpong -g @GID@ -n 100 -c @PEER@',
+    host: `${FAULTS} $ROCE pingpong -d $RXE_TAP -n 100 -c --json --timeout 100`,
+    timeoutS: 110,
+  },
+  {
+    id: 3,
+    guestRole: 'server',
+    guest: 'ib_write_bw -d rxe0 -x @GID@ -n 50 -F',
+    host: `${FAULTS} $ROCE perftest write $RXE_GUEST_IP -d $RXE_TAP -n 50 --json --timeout 100`,
+    timeoutS: 110,
+  },
+  {
+    id: 4,
+    guestRole: 'client',
+    guest: 'ib_write_bw -d rxe0 -x @GID@ -n 50 -F @PEER@',
+    host: `${FAULTS} $ROCE perftest write -d $RXE_TAP -n 50 --json --timeout 100`,
+    timeoutS: 110,
+  },
 ];
 
 d('2% loss each way: rc_pingpong and ib_write_bw against roce-ts', () => {
@@ -50,7 +83,11 @@ d('2% loss each way: rc_pingpong and ib_write_bw against roce-ts', () => {
   // not checked (a NAK or ACK in the capture may have been dropped before it arrived).
   test('roce analyze (capture point: as sent): conversations per step, no bad frame, no violation of the rules this capture point can check', () => {
     const r = analyseRun(run, 'sent');
-    expectConversations(run, r, STEPS.map((s) => ({ id: s.id, type: 'rc' as const })));
+    expectConversations(
+      run,
+      r,
+      STEPS.map((s) => ({ id: s.id, type: 'rc' as const })),
+    );
     expect(r.rulesNotChecked).toEqual([...RECEIVE_DEPENDENT_RULES]);
     expectNoViolations(r);
     // Both sides lost requests and recovered: retransmissions, episodes started by a NAK and by a
@@ -58,7 +95,12 @@ d('2% loss each way: rc_pingpong and ib_write_bw against roce-ts', () => {
     const by = recoveryBySide(r);
     for (const ip of [GUEST_IP, HOST_IP]) {
       const s = by[ip];
-      expect({ ip, retransmitted: (s?.retransmissions ?? 0) > 0, episodes: (s?.nakEpisodes ?? 0) + (s?.timeoutEpisodes ?? 0) > 0, naked: (s?.naksReceived ?? 0) > 0 }).toEqual({ ip, retransmitted: true, episodes: true, naked: true });
+      expect({
+        ip,
+        retransmitted: (s?.retransmissions ?? 0) > 0,
+        episodes: (s?.nakEpisodes ?? 0) + (s?.timeoutEpisodes ?? 0) > 0,
+        naked: (s?.naksReceived ?? 0) > 0,
+      }).toEqual({ ip, retransmitted: true, episodes: true, naked: true });
     }
     expect(r.episodes.some((e) => e.trigger === 'nak')).toBe(true);
     expect(r.episodes.some((e) => e.trigger === 'timeout')).toBe(true);

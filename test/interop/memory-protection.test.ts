@@ -38,9 +38,23 @@ if (skip !== null) test.skip(`rxe memory-protection interop [skipped: ${skip}]`,
 
 const STEPS: Step[] = [
   // rxe responds, roce-ts requests.
-  { id: 1, guestRole: 'server', port: 18530, guest: 'verbs-check -r responder -g @GID@ -p 18530', host: '$ROCE verbs-check $RXE_GUEST_IP -d $RXE_TAP -r requester -p 18530 --timeout 5 --json', timeoutS: 90 },
+  {
+    id: 1,
+    guestRole: 'server',
+    port: 18530,
+    guest: 'verbs-check -r responder -g @GID@ -p 18530',
+    host: '$ROCE verbs-check $RXE_GUEST_IP -d $RXE_TAP -r requester -p 18530 --timeout 5 --json',
+    timeoutS: 90,
+  },
   // roce-ts responds, rxe requests.
-  { id: 2, guestRole: 'server', port: 18531, guest: 'verbs-check -r requester -g @GID@ -p 18531', host: '$ROCE verbs-check $RXE_GUEST_IP -d $RXE_TAP -r responder -p 18531 --timeout 5 --json', timeoutS: 90 },
+  {
+    id: 2,
+    guestRole: 'server',
+    port: 18531,
+    guest: 'verbs-check -r requester -g @GID@ -p 18531',
+    host: '$ROCE verbs-check $RXE_GUEST_IP -d $RXE_TAP -r responder -p 18531 --timeout 5 --json',
+    timeoutS: 90,
+  },
   // rxe against itself (loopback inside the guest): what rxe's FLUSH does when its peer computes the ICRC as rxe does.
   { id: 3, guestRole: 'server', port: 18532, guest: 'verbs-check -r loopback -g @GID@ -p 18532', host: 'true', timeoutS: 60 },
 ];
@@ -143,14 +157,23 @@ function roceFlush(): { flush: number; flushNoRight: number; responderState: str
     connectQp(qb, eb, ea, { timeout: 10, accessFlags: remote | Access.FLUSH_GLOBAL });
   }
   const one = (i: number, mr: typeof withRight): WorkCompletion | undefined => {
-    (A.qps[i] as (typeof A.qps)[0]).postSend({ wrId: i, opcode: WrOpcode.FLUSH, sendFlags: SendFlags.SIGNALED, flush: { remoteAddr: mr.addr(0), rkey: mr.rkey, length: 4096, placementType: FlushType.GLOBAL, selectivity: FlushLevel.RANGE } });
+    (A.qps[i] as (typeof A.qps)[0]).postSend({
+      wrId: i,
+      opcode: WrOpcode.FLUSH,
+      sendFlags: SendFlags.SIGNALED,
+      flush: { remoteAddr: mr.addr(0), rkey: mr.rkey, length: 4096, placementType: FlushType.GLOBAL, selectivity: FlushLevel.RANGE },
+    });
     let wc: WorkCompletion | undefined;
     sim.clock.runWhile(() => (wc = A.cq.poll(1)[0]) === undefined, 2_000_000);
     return wc;
   };
   const f = one(0, withRight);
   const n = one(1, without);
-  return { flush: f?.status ?? -1, flushNoRight: n?.status ?? -1, responderState: (B.qps[1] as (typeof B.qps)[0]).state === QpState.ERR ? 'ERR' : String((B.qps[1] as (typeof B.qps)[0]).state) };
+  return {
+    flush: f?.status ?? -1,
+    flushNoRight: n?.status ?? -1,
+    responderState: (B.qps[1] as (typeof B.qps)[0]).state === QpState.ERR ? 'ERR' : String((B.qps[1] as (typeof B.qps)[0]).state),
+  };
 }
 
 d('memory windows, SEND with invalidate, LOCAL_INV, ATOMIC WRITE and FLUSH against rxe 6.12, both ways', () => {
@@ -171,7 +194,7 @@ d('memory windows, SEND with invalidate, LOCAL_INV, ATOMIC WRITE and FLUSH again
     expect(run.steps.get(3)?.guestRc).toBe(0);
   });
 
-  test('each case ends the same whichever side responds: the requester\'s status, the responder\'s completions and QP state', () => {
+  test("each case ends the same whichever side responds: the requester's status, the responder's completions and QP state", () => {
     const a = rxeResponds(run);
     const b = roceResponds(run);
     const table = (m: Map<string, Outcome>): Record<string, Outcome | undefined> => Object.fromEntries(SAME.map((n) => [n, m.get(n)]));
@@ -180,14 +203,23 @@ d('memory windows, SEND with invalidate, LOCAL_INV, ATOMIC WRITE and FLUSH again
     // window only on the QP it is bound to; an invalidated window nothing): remote access
     // error completions, the responder's QP in the error state.
     const REM_ACCESS_ERR = 10;
-    expect(Object.fromEntries(SAME.map((n) => [n, a.get(n)?.status]))).toEqual({ mw1_write: 0, mw2_write: 0, mw2_other_qp: REM_ACCESS_ERR, atomic_write: 0, send_inv: 0, mw2_after_inv: REM_ACCESS_ERR, mw2b_write: 0, mw2b_after_local_inv: REM_ACCESS_ERR });
+    expect(Object.fromEntries(SAME.map((n) => [n, a.get(n)?.status]))).toEqual({
+      mw1_write: 0,
+      mw2_write: 0,
+      mw2_other_qp: REM_ACCESS_ERR,
+      atomic_write: 0,
+      send_inv: 0,
+      mw2_after_inv: REM_ACCESS_ERR,
+      mw2b_write: 0,
+      mw2b_after_local_inv: REM_ACCESS_ERR,
+    });
     // The SEND with invalidate: a receive of its 32 bytes whose invalidated R_Key is the window's.
     expect(a.get('send_inv')?.saw).toBe('wc=0/128/len=32/rkey=mw2,qp=RTS');
     for (const n of ['mw2_other_qp', 'mw2_after_inv']) expect(a.get(n)?.saw).toBe('qp=ERR');
     expect(a.get('mw2b_after_local_inv')?.saw).toBe('local_inv=0,qp=ERR');
   });
 
-  test('the receive of a SEND with invalidate: roce-ts flags it IBV_WC_WITH_INV (8); rxe writes the kernel\'s IB_WC_WITH_INVALIDATE (4) into the user CQE, which libibverbs reads as IBV_WC_IP_CSUM_OK', () => {
+  test("the receive of a SEND with invalidate: roce-ts flags it IBV_WC_WITH_INV (8); rxe writes the kernel's IB_WC_WITH_INVALIDATE (4) into the user CQE, which libibverbs reads as IBV_WC_IP_CSUM_OK", () => {
     const flags = (step: number, text: string): string | undefined => /\/flags=([0-9a-f]+)/.exec(text)?.[1] ?? `step ${step}: ${text}`;
     const rxeSaw = (run.steps.get(1)?.guestOut ?? '').split('\n').find((l) => l.includes('case=send_inv')) ?? '';
     const roceSaw = ((run.steps.get(2)?.hostJson?.['cases'] ?? []) as { name: string; saw: string }[]).find((c) => c.name === 'send_inv')?.saw ?? '';
@@ -198,7 +230,9 @@ d('memory windows, SEND with invalidate, LOCAL_INV, ATOMIC WRITE and FLUSH again
   test('the NAKs on the wire: the same syndromes from rxe and from roce-ts (remote access error, 0x62, one per refused case)', () => {
     const n = naks(run.capturePath);
     expect(n[HOST_IP]).toEqual(n[GUEST_IP]);
-    expect(n[GUEST_IP]).toEqual([0x60 | NakCode.REMOTE_ACCESS_ERROR, 0x60 | NakCode.REMOTE_ACCESS_ERROR, 0x60 | NakCode.REMOTE_ACCESS_ERROR].map((x) => `0x${x.toString(16)}`));
+    expect(n[GUEST_IP]).toEqual(
+      [0x60 | NakCode.REMOTE_ACCESS_ERROR, 0x60 | NakCode.REMOTE_ACCESS_ERROR, 0x60 | NakCode.REMOTE_ACCESS_ERROR].map((x) => `0x${x.toString(16)}`),
+    );
   });
 
   test('rxe against itself agrees with both mixed directions on every case but FLUSH', () => {
@@ -207,13 +241,17 @@ d('memory windows, SEND with invalidate, LOCAL_INV, ATOMIC WRITE and FLUSH again
     expect(Object.fromEntries(SAME.map((n) => [n, l.get(n)]))).toEqual(Object.fromEntries(SAME.map((n) => [n, a.get(n)])));
   });
 
-  test('FLUSH, each against itself: rxe and roce-ts complete a FLUSH of a region with the flush right and refuse one without it (remote access error, the responder\'s QP in the error state)', () => {
+  test("FLUSH, each against itself: rxe and roce-ts complete a FLUSH of a region with the flush right and refuse one without it (remote access error, the responder's QP in the error state)", () => {
     const l = rxeLoopback(run);
-    expect({ flush: l.get('flush')?.status, flushNoRight: l.get('flush_no_right')?.status, responder: l.get('flush_no_right')?.saw }).toEqual({ flush: WcStatus.SUCCESS, flushNoRight: WcStatus.REM_ACCESS_ERR, responder: 'qp=ERR' });
+    expect({ flush: l.get('flush')?.status, flushNoRight: l.get('flush_no_right')?.status, responder: l.get('flush_no_right')?.saw }).toEqual({
+      flush: WcStatus.SUCCESS,
+      flushNoRight: WcStatus.REM_ACCESS_ERR,
+      responder: 'qp=ERR',
+    });
     expect(roceFlush()).toEqual({ flush: WcStatus.SUCCESS, flushNoRight: WcStatus.REM_ACCESS_ERR, responderState: 'ERR' });
   });
 
-  test('rxe\'s FLUSH frames carry an ICRC over the headers twice: the standard ICRC continued over BTH, FETH and RETH again; its resends carry VA 0', () => {
+  test("rxe's FLUSH frames carry an ICRC over the headers twice: the standard ICRC continued over BTH, FETH and RETH again; its resends carry VA 0", () => {
     let n = 0;
     const firstVa = new Map<string, bigint>();
     for (const rec of readCapture(fs.readFileSync(run.capturePath)).records) {
@@ -237,7 +275,7 @@ d('memory windows, SEND with invalidate, LOCAL_INV, ATOMIC WRITE and FLUSH again
     expect(n).toBeGreaterThan(0);
   });
 
-  test('FLUSH as it stands: no answer from rxe to roce-ts\'s FLUSH; rxe\'s FLUSH frames fail roce-ts\'s ICRC check, so none completes', () => {
+  test("FLUSH as it stands: no answer from rxe to roce-ts's FLUSH; rxe's FLUSH frames fail roce-ts's ICRC check, so none completes", () => {
     const a = rxeResponds(run);
     const b = roceResponds(run);
     if (a.get('flush')?.status === 0) throw new Error(`rxe now answers roce-ts's FLUSH: update docs/interop.md\n${describeStep(run.steps.get(1))}`);

@@ -119,7 +119,7 @@ d('perftest -R against roce perftest -R (rdma_rxe guest, netdev MTU 1500)', () =
     expect(s.guestOut).toMatch(/Data ex\. method\s*:\s*rdma_cm/);
   });
 
-  test('a port nobody listens on: REJECTED (reason 8) from the guest\'s CM, as a typed error with ok:false', () => {
+  test("a port nobody listens on: REJECTED (reason 8) from the guest's CM, as a typed error with ok:false", () => {
     const s = stepOf(run, 1);
     const first = s.hostOut.split('\n').find((l) => l.startsWith('{'));
     expect(first).toBeDefined();

@@ -9,7 +9,17 @@
  * @group interop
  */
 import { type LabRun, type Step, interopSkipReason, perftestRows, runLab } from './lab';
-import { analyseRun, expectCleanCapture, expectConversations, expectNoViolations, expectPerftest, expectReplays, oobShape, stepOf, tcpConversationsOn } from './checks';
+import {
+  analyseRun,
+  expectCleanCapture,
+  expectConversations,
+  expectNoViolations,
+  expectPerftest,
+  expectReplays,
+  oobShape,
+  stepOf,
+  tcpConversationsOn,
+} from './checks';
 import type { AnalysisResult } from '../../analysis/analyzer';
 
 const skip = interopSkipReason();
@@ -114,13 +124,31 @@ d('perftest against roce perftest, netdev MTU 1500 (RoCE 1024)', () => {
   });
 
   test.each(CASES.map((c) => [title(c), c] as const))('%s', (_n, c) => {
-    expectPerftest(run, stepOf(run, c.id), { verb: c.verb, lat: c.lat, size: c.size, iters: c.iters, guestRole: c.guestRole, qps: c.qps, conn: c.conn, duration: c.duration });
+    expectPerftest(run, stepOf(run, c.id), {
+      verb: c.verb,
+      lat: c.lat,
+      size: c.size,
+      iters: c.iters,
+      guestRole: c.guestRole,
+      qps: c.qps,
+      conn: c.conn,
+      duration: c.duration,
+    });
   });
 
   let analysis: AnalysisResult | undefined;
   const analysed = (): AnalysisResult => (analysis ??= analyseRun(run));
   test('roce analyze: one conversation per step with the QPNs both sides printed, no bad frame, no rule violation', () => {
-    expectConversations(run, analysed(), CASES.map((c) => ({ id: c.id, type: c.conn === 'RC' ? ('rc' as const) : c.conn === 'UC' ? ('uc' as const) : ('ud' as const), qps: c.qps, oneWay: !c.lat && c.conn !== 'RC' ? (c.guestRole === 'server' ? ('host-sends' as const) : ('guest-sends' as const)) : undefined })));
+    expectConversations(
+      run,
+      analysed(),
+      CASES.map((c) => ({
+        id: c.id,
+        type: c.conn === 'RC' ? ('rc' as const) : c.conn === 'UC' ? ('uc' as const) : ('ud' as const),
+        qps: c.qps,
+        oneWay: !c.lat && c.conn !== 'RC' ? (c.guestRole === 'server' ? ('host-sends' as const) : ('guest-sends' as const)) : undefined,
+      })),
+    );
     expectNoViolations(analysed());
   });
   test('roce replay, both roles: the stack answers like rxe and rxe like the stack (no violation)', async () => {
@@ -129,23 +157,26 @@ d('perftest against roce perftest, netdev MTU 1500 (RoCE 1024)', () => {
 
   // The exchange on 18515 (version, system data, MTU, keys, reports, done): the stack's bytes
   // have the same length and separators as the tool's, in each direction, for each binary.
-  test.each(CASES.filter((c) => c.guestRole === 'server').map((c) => [`${tool(c)}${c.flags !== '' ? ` ${c.flags}` : ''}`, c] as const))('%s: out-of-band exchange has the tool\'s format in both roles', (_n, c) => {
-    // One connection per step, in step order.
-    const convs = tcpConversationsOn(run, 18515, CASES.length);
-    const idx = (id: number): number => CASES.findIndex((x) => x.id === id);
-    const stackClient = convs[idx(c.id)];
-    const toolClient = convs[idx(c.id + 1)];
-    expect(stackClient).toBeDefined();
-    expect(toolClient).toBeDefined();
-    if (stackClient === undefined || toolClient === undefined) return;
-    expect(stackClient.client.startsWith('198.18.0.2:')).toBe(true);
-    expect(toolClient.client.startsWith('198.18.0.1:')).toBe(true);
-    expect(oobShape(stackClient.toServer)).toBe(oobShape(toolClient.toServer));
-    expect(oobShape(stackClient.toClient)).toBe(oobShape(toolClient.toClient));
-    // The version message: 16 bytes, NUL-padded, the same on both sides.
-    expect(stackClient.toServer.subarray(0, 16)).toEqual(toolClient.toServer.subarray(0, 16));
-    expect(stackClient.toServer.subarray(0, 16).toString('latin1')).toMatch(/^\d+\.\d+\0+$/);
-  });
+  test.each(CASES.filter((c) => c.guestRole === 'server').map((c) => [`${tool(c)}${c.flags !== '' ? ` ${c.flags}` : ''}`, c] as const))(
+    "%s: out-of-band exchange has the tool's format in both roles",
+    (_n, c) => {
+      // One connection per step, in step order.
+      const convs = tcpConversationsOn(run, 18515, CASES.length);
+      const idx = (id: number): number => CASES.findIndex((x) => x.id === id);
+      const stackClient = convs[idx(c.id)];
+      const toolClient = convs[idx(c.id + 1)];
+      expect(stackClient).toBeDefined();
+      expect(toolClient).toBeDefined();
+      if (stackClient === undefined || toolClient === undefined) return;
+      expect(stackClient.client.startsWith('198.18.0.2:')).toBe(true);
+      expect(toolClient.client.startsWith('198.18.0.1:')).toBe(true);
+      expect(oobShape(stackClient.toServer)).toBe(oobShape(toolClient.toServer));
+      expect(oobShape(stackClient.toClient)).toBe(oobShape(toolClient.toClient));
+      // The version message: 16 bytes, NUL-padded, the same on both sides.
+      expect(stackClient.toServer.subarray(0, 16)).toEqual(toolClient.toServer.subarray(0, 16));
+      expect(stackClient.toServer.subarray(0, 16).toString('latin1')).toMatch(/^\d+\.\d+\0+$/);
+    },
+  );
 });
 
 d('perftest against roce perftest, duration mode (-D 2) and all sizes (-a), netdev MTU 1500 (RoCE 1024)', () => {

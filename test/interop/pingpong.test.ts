@@ -33,13 +33,27 @@ function steps(cases: readonly Case[]): Step[] {
   return cases.map((c) => {
     const tool = `ibv_${c.type}_pingpong`;
     const guest = `${tool} -g @GID@ ${c.flags} ${c.guestFlags} -n ${c.iters} -c${c.guestRole === 'client' ? ' @PEER@' : ''}`.replace(/ +/g, ' ');
-    const host = `$ROCE pingpong ${c.type === 'rc' ? '' : `--type ${c.type} `}${c.guestRole === 'server' ? '$RXE_GUEST_IP ' : ''}-d $RXE_TAP ${c.flags} -n ${c.iters} -c --json --timeout 50`.replace(/ +/g, ' ');
+    const host =
+      `$ROCE pingpong ${c.type === 'rc' ? '' : `--type ${c.type} `}${c.guestRole === 'server' ? '$RXE_GUEST_IP ' : ''}-d $RXE_TAP ${c.flags} -n ${c.iters} -c --json --timeout 50`.replace(
+        / +/g,
+        ' ',
+      );
     return { id: c.id, guestRole: c.guestRole, guest, host, timeoutS: 60 };
   });
 }
 
 function both(first: number, name: string, type: Case['type'], size: number, iters: number, mtu: number, flags: string, guestFlags = ''): Case[] {
-  return (['server', 'client'] as const).map((guestRole, k) => ({ id: first + k, name: `${name}, ${guestRole === 'server' ? 'roce-ts client' : 'roce-ts server'}`, type, guestRole, size, iters, mtu, flags, guestFlags }));
+  return (['server', 'client'] as const).map((guestRole, k) => ({
+    id: first + k,
+    name: `${name}, ${guestRole === 'server' ? 'roce-ts client' : 'roce-ts server'}`,
+    type,
+    guestRole,
+    size,
+    iters,
+    mtu,
+    flags,
+    guestFlags,
+  }));
 }
 
 // Iterations are trimmed for TCG (a round trip costs milliseconds in the guest); every case stays.
@@ -50,11 +64,19 @@ const MTU1024: Case[] = [
   ...both(7, 'uc', 'uc', 4096, 50, 1024, ''),
   ...both(9, 'ud -s 1024', 'ud', 1024, 50, 1024, '-s 1024'),
 ];
-const MTU4096: Case[] = [...both(1, 'rc -m 4096', 'rc', 4096, 50, 4096, '-m 4096'), ...both(3, 'rc -m 4096 -s 65536', 'rc', 65536, 20, 4096, '-m 4096 -s 65536'), ...both(5, 'ud -s 4096', 'ud', 4096, 50, 4096, '-s 4096')];
+const MTU4096: Case[] = [
+  ...both(1, 'rc -m 4096', 'rc', 4096, 50, 4096, '-m 4096'),
+  ...both(3, 'rc -m 4096 -s 65536', 'rc', 65536, 20, 4096, '-m 4096 -s 65536'),
+  ...both(5, 'ud -s 4096', 'ud', 4096, 50, 4096, '-s 4096'),
+];
 
 /** ibv_srq_pingpong: 16 QPs on one SRQ, -n counting over all of them (steps after the MTU 1500 boot's cases). */
 const SRQ_ITERS = 64;
-const SRQ: { id: number; name: string; guestRole: 'server' | 'client' }[] = (['server', 'client'] as const).map((guestRole, k) => ({ id: MTU1024.length + 1 + k, name: `srq_pingpong -q 16 -n ${SRQ_ITERS}, ${guestRole === 'server' ? 'roce-ts client' : 'roce-ts server'}`, guestRole }));
+const SRQ: { id: number; name: string; guestRole: 'server' | 'client' }[] = (['server', 'client'] as const).map((guestRole, k) => ({
+  id: MTU1024.length + 1 + k,
+  name: `srq_pingpong -q 16 -n ${SRQ_ITERS}, ${guestRole === 'server' ? 'roce-ts client' : 'roce-ts server'}`,
+  guestRole,
+}));
 const SRQ_STEPS: Step[] = SRQ.map((c) => ({
   id: c.id,
   guestRole: c.guestRole,
@@ -86,9 +108,19 @@ for (const [label, mtu, cases] of [
     if (mtu === 1500) {
       test.each(SRQ.map((c) => [c.name, c] as const))('%s', (_n, c) => {
         const st = stepOf(run, c.id);
-        expect({ guest: st.guestRc, host: st.hostRc, why: st.guestRc === 0 && st.hostRc === 0 ? '' : describeStep(st) }).toEqual({ guest: 0, host: 0, why: '' });
+        expect({ guest: st.guestRc, host: st.hostRc, why: st.guestRc === 0 && st.hostRc === 0 ? '' : describeStep(st) }).toEqual({
+          guest: 0,
+          host: 0,
+          why: '',
+        });
         expect(pingpongNumbers(st.guestOut)).toEqual({ bytes: 4096 * SRQ_ITERS * 2, iters: SRQ_ITERS });
-        const j = st.hostJson as { ok: boolean; numQp: number; receives: number; receivesPerQp: number[]; qpPairs: { local: { qpn: number }; remote: { qpn: number } }[] };
+        const j = st.hostJson as {
+          ok: boolean;
+          numQp: number;
+          receives: number;
+          receivesPerQp: number[];
+          qpPairs: { local: { qpn: number }; remote: { qpn: number } }[];
+        };
         expect(j).toMatchObject({ ok: true, numQp: 16 });
         expect(j.receives).toBeGreaterThanOrEqual(SRQ_ITERS);
         // The guest printed 16 local and 16 remote addresses; each pair carried frames both ways.
@@ -108,7 +140,10 @@ for (const [label, mtu, cases] of [
     let analysis: AnalysisResult | undefined;
     const analysed = (): AnalysisResult => (analysis ??= analyseRun(run));
     test('roce analyze: one conversation per step with the QPNs both sides printed, no bad frame, no rule violation', () => {
-      expectConversations(run, analysed(), [...cases.map((c) => ({ id: c.id, type: c.type })), ...(mtu === 1500 ? SRQ.map((c) => ({ id: c.id, type: 'rc' as const, qps: 16 })) : [])]);
+      expectConversations(run, analysed(), [
+        ...cases.map((c) => ({ id: c.id, type: c.type })),
+        ...(mtu === 1500 ? SRQ.map((c) => ({ id: c.id, type: 'rc' as const, qps: 16 })) : []),
+      ]);
       expectNoViolations(analysed());
     });
     test('roce replay, both roles: the stack answers like rxe and rxe like the stack (no violation)', async () => {

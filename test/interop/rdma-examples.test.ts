@@ -23,18 +23,64 @@ const d = skip === null ? describe : describe.skip;
 if (skip !== null) test.skip(`rxe librdmacm examples interop [skipped: ${skip}]`, () => undefined);
 
 const PORT = 7471;
-const CMATOSE_SERVER_LINES = ['cmatose: starting server', 'initiating data transfers', 'completing sends', 'receiving data transfers', 'data transfers complete', 'cmatose: disconnecting', 'disconnected', 'test complete', 'return status 0'];
-const CMATOSE_CLIENT_LINES = ['cmatose: starting client', 'cmatose: connecting', 'receiving data transfers', 'sending replies', 'data transfers complete', 'test complete', 'return status 0'];
+const CMATOSE_SERVER_LINES = [
+  'cmatose: starting server',
+  'initiating data transfers',
+  'completing sends',
+  'receiving data transfers',
+  'data transfers complete',
+  'cmatose: disconnecting',
+  'disconnected',
+  'test complete',
+  'return status 0',
+];
+const CMATOSE_CLIENT_LINES = [
+  'cmatose: starting client',
+  'cmatose: connecting',
+  'receiving data transfers',
+  'sending replies',
+  'data transfers complete',
+  'test complete',
+  'return status 0',
+];
 const ZERO16 = '00'.repeat(16);
 
 const STEP = { cmatoseClient: 1, cmatoseServer: 2, rdmaClient: 3, rdmaServer: 4, refused: 5 } as const;
 
 function steps(): Step[] {
   return [
-    { id: STEP.cmatoseClient, guestRole: 'server', port: PORT, timeoutS: 120, guest: 'ucmatose -c 4', host: '$ROCE cmatose -s $RXE_GUEST_IP -c 4 --json --timeout 60' },
-    { id: STEP.cmatoseServer, guestRole: 'client', port: PORT, timeoutS: 120, guest: 'ucmatose -s @PEER@ -c 4', host: '$ROCE cmatose -b $RXE_HOST_IP -c 4 --json --timeout 60' },
-    { id: STEP.rdmaClient, guestRole: 'server', port: PORT, timeoutS: 120, guest: 'rdma_server', host: '$ROCE rdma-client -s $RXE_GUEST_IP --json --timeout 60' },
-    { id: STEP.rdmaServer, guestRole: 'client', port: PORT, timeoutS: 120, guest: 'rdma_client -s @PEER@', host: '$ROCE rdma-server -s $RXE_HOST_IP --json --timeout 60' },
+    {
+      id: STEP.cmatoseClient,
+      guestRole: 'server',
+      port: PORT,
+      timeoutS: 120,
+      guest: 'ucmatose -c 4',
+      host: '$ROCE cmatose -s $RXE_GUEST_IP -c 4 --json --timeout 60',
+    },
+    {
+      id: STEP.cmatoseServer,
+      guestRole: 'client',
+      port: PORT,
+      timeoutS: 120,
+      guest: 'ucmatose -s @PEER@ -c 4',
+      host: '$ROCE cmatose -b $RXE_HOST_IP -c 4 --json --timeout 60',
+    },
+    {
+      id: STEP.rdmaClient,
+      guestRole: 'server',
+      port: PORT,
+      timeoutS: 120,
+      guest: 'rdma_server',
+      host: '$ROCE rdma-client -s $RXE_GUEST_IP --json --timeout 60',
+    },
+    {
+      id: STEP.rdmaServer,
+      guestRole: 'client',
+      port: PORT,
+      timeoutS: 120,
+      guest: 'rdma_client -s @PEER@',
+      host: '$ROCE rdma-server -s $RXE_HOST_IP --json --timeout 60',
+    },
     // The wrong port first (exit 1 expected), then the right one so that the guest's server ends.
     {
       id: STEP.refused,
@@ -95,7 +141,15 @@ d('librdmacm examples (ucmatose, rdma_server, rdma_client) against roce-ts (rdma
     const tool = ourRole === 'client' ? 'rdma_server' : 'rdma_client';
     expect(toolLines(s.guestOut, [`${tool}: start`, `${tool}: end 0`])).toEqual([`${tool}: start`, `${tool}: end 0`]);
     expect(s.guestOut).not.toMatch(/doesn't support IBV_SEND_INLINE/);
-    expect(s.hostJson).toMatchObject({ ok: true, test: ourRole === 'client' ? 'rdma_client' : 'rdma_server', role: ourRole, port: PORT, inline: true, sent: ZERO16, received: ZERO16 });
+    expect(s.hostJson).toMatchObject({
+      ok: true,
+      test: ourRole === 'client' ? 'rdma_client' : 'rdma_server',
+      role: ourRole,
+      port: PORT,
+      inline: true,
+      sent: ZERO16,
+      received: ZERO16,
+    });
     // rdma_connect(NULL) offers the device's limits (128 on rxe and here); rdma_accept(NULL) takes what was offered.
     expect(s.hostJson).toMatchObject({ responderResources: 128, initiatorDepth: 128 });
   });

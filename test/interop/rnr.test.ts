@@ -33,9 +33,22 @@ if (skip !== null) test.skip(`rxe RNR interop [skipped: ${skip}]`, () => undefin
 const FLAGS = '-m 256 -s 1024 -n 8';
 const STEPS: Step[] = [
   // rxe's responder has one receive WQE; roce-ts's requester sends.
-  { id: 1, guestRole: 'server', guest: `ib_send_bw -d rxe0 -x @GID@ ${FLAGS} -r 1`, host: `$ROCE perftest send $RXE_GUEST_IP -d $RXE_TAP ${FLAGS} --json --timeout 80`, timeoutS: 90 },
+  {
+    id: 1,
+    guestRole: 'server',
+    guest: `ib_send_bw -d rxe0 -x @GID@ ${FLAGS} -r 1`,
+    host: `$ROCE perftest send $RXE_GUEST_IP -d $RXE_TAP ${FLAGS} --json --timeout 80`,
+    timeoutS: 90,
+  },
   // roce-ts's responder has one receive WQE; rxe's requester sends.
-  { id: 2, guestRole: 'client', port: 18516, guest: `ib_send_bw -d rxe0 -x @GID@ ${FLAGS} -p 18516 @PEER@`, host: `$ROCE perftest send -d $RXE_TAP ${FLAGS} -p 18516 --rx-depth 1 --json --timeout 80`, timeoutS: 90 },
+  {
+    id: 2,
+    guestRole: 'client',
+    port: 18516,
+    guest: `ib_send_bw -d rxe0 -x @GID@ ${FLAGS} -p 18516 @PEER@`,
+    host: `$ROCE perftest send -d $RXE_TAP ${FLAGS} -p 18516 --rx-depth 1 --json --timeout 80`,
+    timeoutS: 90,
+  },
 ];
 
 /** The requester's address of a conversation's flow. */
@@ -85,7 +98,11 @@ d('RNR against a one-deep receive queue, both ways: ib_send_bw against roce perf
 
   test('roce analyze: no violation by roce-ts, RNR episodes both ways, each resending from the RNR NAK’s PSN after its timer', () => {
     const r = analyseRun(run);
-    expectConversations(run, r, STEPS.map((s) => ({ id: s.id, type: 'rc' as const })));
+    expectConversations(
+      run,
+      r,
+      STEPS.map((s) => ({ id: s.id, type: 'rc' as const })),
+    );
     // Whose rule each violation is: the responder's rules judge the responder, the rest the requester.
     const subject = (v: Violation): string => {
       const c = r.conversations.find((x) => x.id === v.conversation);
@@ -101,11 +118,16 @@ d('RNR against a one-deep receive queue, both ways: ib_send_bw against roce perf
       const f = decodeFrame(rec.data, rec.linkType);
       if (f.roce && f.bth !== null && f.aeth !== null && decodeSyndrome(f.aeth.syndrome).kind === AethKind.RNR_NAK) rnrPsn.set(rec.index, f.bth.psn);
     }
-    for (const ip of [GUEST_IP, HOST_IP]) expect(r.episodes.filter((e) => e.trigger === 'rnr' && requesterIp(r, e.conversation, e.requester) === ip).length).toBeGreaterThan(0);
+    for (const ip of [GUEST_IP, HOST_IP])
+      expect(r.episodes.filter((e) => e.trigger === 'rnr' && requesterIp(r, e.conversation, e.requester) === ip).length).toBeGreaterThan(0);
     // Every RNR episode starts at the PSN its RNR NAK named (the requests rxe sends during its wait
     // are not the resend), after the NAK's timer.
     for (const e of r.episodes.filter((x) => x.trigger === 'rnr')) {
-      expect({ episode: e.id, gapPsn: e.gapPsn, waited: (e.retransmitDelayNs ?? 0) >= (e.rnrTimerNs ?? 0) }).toEqual({ episode: e.id, gapPsn: rnrPsn.get(e.triggerFrame ?? -1), waited: true });
+      expect({ episode: e.id, gapPsn: e.gapPsn, waited: (e.retransmitDelayNs ?? 0) >= (e.rnrTimerNs ?? 0) }).toEqual({
+        episode: e.id,
+        gapPsn: rnrPsn.get(e.triggerFrame ?? -1),
+        waited: true,
+      });
     }
   });
 

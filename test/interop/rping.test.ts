@@ -30,7 +30,12 @@ interface Case {
 }
 
 const CASES: readonly Case[] = [64, 65535].flatMap((size, k) =>
-  (['server', 'client'] as const).map((guestRole, j) => ({ id: 1 + 2 * k + j, name: `-C ${COUNT} -S ${size}, ${guestRole === 'server' ? 'roce-ts client' : 'roce-ts server'}`, guestRole, size })),
+  (['server', 'client'] as const).map((guestRole, j) => ({
+    id: 1 + 2 * k + j,
+    name: `-C ${COUNT} -S ${size}, ${guestRole === 'server' ? 'roce-ts client' : 'roce-ts server'}`,
+    guestRole,
+    size,
+  })),
 );
 const REJECT_STEP = 5;
 
@@ -41,7 +46,10 @@ function steps(): Step[] {
     port: PORT,
     timeoutS: 120,
     guest: c.guestRole === 'server' ? `rping -s -a 0.0.0.0 -C ${COUNT} -S ${c.size} -V -v` : `rping -c -a @PEER@ -C ${COUNT} -S ${c.size} -V -v`,
-    host: c.guestRole === 'server' ? `$ROCE rping -c -a $RXE_GUEST_IP -C ${COUNT} -S ${c.size} -V -v --json --timeout 60` : `$ROCE rping -s -a $RXE_HOST_IP -S ${c.size} -v --json --timeout 60`,
+    host:
+      c.guestRole === 'server'
+        ? `$ROCE rping -c -a $RXE_GUEST_IP -C ${COUNT} -S ${c.size} -V -v --json --timeout 60`
+        : `$ROCE rping -s -a $RXE_HOST_IP -S ${c.size} -v --json --timeout 60`,
   }));
   // The wrong port first (exit 1 expected), then the right one so that the guest's server ends.
   s.push({
@@ -88,7 +96,7 @@ d('librdmacm rping against roce rping (rdma_rxe guest, netdev MTU 1500)', () => 
     if (c.guestRole === 'server') expect(s.hostJson?.['verified']).toBe(COUNT);
   });
 
-  test('a port nobody listens on: REJECTED with reason 8 from the guest\'s CM; the right port then works', () => {
+  test("a port nobody listens on: REJECTED with reason 8 from the guest's CM; the right port then works", () => {
     const s = stepOf(run, REJECT_STEP);
     expect({ guest: s.guestRc, host: s.hostRc, why: `${s.hostOut} ${s.hostErr}` }).toMatchObject({ guest: 0, host: 0 });
     expect(s.hostJson).toMatchObject({ ok: false, test: 'rping', code: 'ROCE_ERR_RPING_REJECTED' });

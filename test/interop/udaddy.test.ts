@@ -23,7 +23,15 @@ const d = skip === null ? describe : describe.skip;
 if (skip !== null) test.skip(`rxe udaddy interop [skipped: ${skip}]`, () => undefined);
 
 const PORT = 7174;
-const CLIENT_LINES = ['udaddy: starting client', 'udaddy: connecting', 'initiating data transfers', 'receiving data transfers', 'data transfers complete', 'test complete', 'return status 0'];
+const CLIENT_LINES = [
+  'udaddy: starting client',
+  'udaddy: connecting',
+  'initiating data transfers',
+  'receiving data transfers',
+  'data transfers complete',
+  'test complete',
+  'return status 0',
+];
 const SERVER_LINES = ['udaddy: starting server', 'receiving data transfers', 'sending replies', 'data transfers complete', 'test complete', 'return status 0'];
 
 const S = {
@@ -40,18 +48,36 @@ function steps(): Step[] {
   return [
     { id: S.guestServer, guestRole: 'server', port: PORT, timeoutS: 120, guest: 'udaddy', host: host('-s $RXE_GUEST_IP') },
     { id: S.guestClient, guestRole: 'client', port: PORT, timeoutS: 120, guest: 'udaddy -s @PEER@', host: host('-b $RXE_HOST_IP') },
-    { id: S.twoConnections, guestRole: 'server', port: PORT, timeoutS: 120, guest: 'udaddy -c 2 -C 4 -S 1024', host: host('-s $RXE_GUEST_IP -c 2 -C 4 -S 1024') },
+    {
+      id: S.twoConnections,
+      guestRole: 'server',
+      port: PORT,
+      timeoutS: 120,
+      guest: 'udaddy -c 2 -C 4 -S 1024',
+      host: host('-s $RXE_GUEST_IP -c 2 -C 4 -S 1024'),
+    },
     // The guest's server refuses (verify_test_params(): 2000 > active MTU 1024) and ends with 0; we end with 1.
     { id: S.guestRefuses, guestRole: 'server', port: PORT, timeoutS: 120, guest: 'udaddy -S 2000', host: `${host('-s $RXE_GUEST_IP')}; [ $? = 1 ]` },
     // We refuse the same way; the guest's client ends with the SIDR_REP status as its return status (2).
     { id: S.weRefuse, guestRole: 'client', port: PORT, timeoutS: 120, guest: 'udaddy -s @PEER@', host: host('-b $RXE_HOST_IP -S 2000') },
     // Nobody on 7175 (the guest's kernel CM answers), then 7174 so that the guest's server ends.
-    { id: S.wrongPort, guestRole: 'server', port: PORT, timeoutS: 120, guest: 'udaddy', host: `${host(`-s $RXE_GUEST_IP --port ${PORT + 1}`)}; rc=$?; $ROCE udaddy -s $RXE_GUEST_IP --timeout 60 >/dev/null && [ $rc = 1 ]` },
+    {
+      id: S.wrongPort,
+      guestRole: 'server',
+      port: PORT,
+      timeoutS: 120,
+      guest: 'udaddy',
+      host: `${host(`-s $RXE_GUEST_IP --port ${PORT + 1}`)}; rc=$?; $ROCE udaddy -s $RXE_GUEST_IP --timeout 60 >/dev/null && [ $rc = 1 ]`,
+    },
   ];
 }
 
 /** The guest's lines, without the serial console's carriage returns. */
-const guestLines = (out: string): string[] => out.split('\n').map((l) => l.replace(/\r$/, '')).filter((l) => l !== '');
+const guestLines = (out: string): string[] =>
+  out
+    .split('\n')
+    .map((l) => l.replace(/\r$/, ''))
+    .filter((l) => l !== '');
 
 interface CmSeen {
   name: 'SIDR_REQ' | 'SIDR_REP';
@@ -99,7 +125,8 @@ function sidrMessages(run: LabRun): CmSeen[] {
     const ipCm = ip === null ? null : { src: v4(ip.srcAddr), dst: v4(ip.dstAddr), port: ip.srcPort, ipVersion: ip.ipVersion };
     const mad = rec.data.slice(f.payloadOff, f.payloadOff + 256);
     if (cm.name === 'SIDR_REQ') out.push({ name: cm.name, src, serviceId: cm.fields.serviceId, status: -1, qkey: -1, qpn: -1, ipCm, mad });
-    if (cm.name === 'SIDR_REP') out.push({ name: cm.name, src, serviceId: cm.fields.serviceId, status: cm.fields.status, qkey: cm.fields.qkey, qpn: cm.fields.qpn, ipCm: null, mad });
+    if (cm.name === 'SIDR_REP')
+      out.push({ name: cm.name, src, serviceId: cm.fields.serviceId, status: cm.fields.status, qkey: cm.fields.qkey, qpn: cm.fields.qpn, ipCm: null, mad });
   }
   return out;
 }
@@ -124,11 +151,26 @@ d('librdmacm udaddy against roce udaddy (rdma_rxe guest, netdev MTU 1500)', () =
     const s = stepOf(run, S.guestServer);
     expect({ guest: s.guestRc, host: s.hostRc, why: why(S.guestServer) }).toMatchObject({ guest: 0, host: 0 });
     expect(guestLines(s.guestOut)).toEqual(SERVER_LINES);
-    expect(s.hostJson).toMatchObject({ ok: true, test: 'udaddy', role: 'client', returnStatus: 0, connected: 1, messageCount: 10, messageSize: 100, lines: CLIENT_LINES });
-    const n = (s.hostJson?.['nodes'] as Record<string, unknown>[])[0];
-    expect(n).toMatchObject({ sent: 10, received: 10, receivedBytes: 10 * 140, local: { addr: HOST_IP, qkey: 0x01234567 }, remote: { addr: GUEST_IP, port: PORT, qkey: 0x01234567 } });
-    expect(run.capture.toQp[`${GUEST_IP}/${(n?.['remote'] as { qpn: number }).qpn}`] ?? 0).toBeGreaterThanOrEqual(10);
-    expect(run.capture.toQp[`${HOST_IP}/${(n?.['local'] as { qpn: number }).qpn}`] ?? 0).toBeGreaterThanOrEqual(10);
+    expect(s.hostJson).toMatchObject({
+      ok: true,
+      test: 'udaddy',
+      role: 'client',
+      returnStatus: 0,
+      connected: 1,
+      messageCount: 10,
+      messageSize: 100,
+      lines: CLIENT_LINES,
+    });
+    const n = (s.hostJson?.['nodes'] as Record<string, unknown>[] | undefined)?.[0];
+    expect(n).toMatchObject({
+      sent: 10,
+      received: 10,
+      receivedBytes: 10 * 140,
+      local: { addr: HOST_IP, qkey: 0x01234567 },
+      remote: { addr: GUEST_IP, port: PORT, qkey: 0x01234567 },
+    });
+    expect(run.capture.toQp[`${GUEST_IP}/${(n?.['remote'] as { qpn: number } | undefined)?.qpn}`] ?? 0).toBeGreaterThanOrEqual(10);
+    expect(run.capture.toQp[`${HOST_IP}/${(n?.['local'] as { qpn: number } | undefined)?.qpn}`] ?? 0).toBeGreaterThanOrEqual(10);
   });
 
   test('udaddy (defaults) client, roce-ts server: ten datagrams each way, the replies to the QPN in the immediate data', () => {
@@ -136,9 +178,15 @@ d('librdmacm udaddy against roce udaddy (rdma_rxe guest, netdev MTU 1500)', () =
     expect({ guest: s.guestRc, host: s.hostRc, why: why(S.guestClient) }).toMatchObject({ guest: 0, host: 0 });
     expect(guestLines(s.guestOut)).toEqual(CLIENT_LINES);
     expect(s.hostJson).toMatchObject({ ok: true, test: 'udaddy', role: 'server', returnStatus: 0, connected: 1, rejected: 0, lines: SERVER_LINES });
-    const n = (s.hostJson?.['nodes'] as Record<string, unknown>[])[0];
-    expect(n).toMatchObject({ sent: 10, received: 10, receivedBytes: 10 * 140, local: { addr: HOST_IP, port: PORT }, remote: { addr: GUEST_IP, qkey: 0x01234567 } });
-    expect(run.capture.toQp[`${GUEST_IP}/${(n?.['remote'] as { qpn: number }).qpn}`] ?? 0).toBeGreaterThanOrEqual(10);
+    const n = (s.hostJson?.['nodes'] as Record<string, unknown>[] | undefined)?.[0];
+    expect(n).toMatchObject({
+      sent: 10,
+      received: 10,
+      receivedBytes: 10 * 140,
+      local: { addr: HOST_IP, port: PORT },
+      remote: { addr: GUEST_IP, qkey: 0x01234567 },
+    });
+    expect(run.capture.toQp[`${GUEST_IP}/${(n?.['remote'] as { qpn: number } | undefined)?.qpn}`] ?? 0).toBeGreaterThanOrEqual(10);
   });
 
   test('-c 2 -C 4 -S 1024 (the active MTU), udaddy server, roce-ts client: both connections resolved and served', () => {
@@ -154,23 +202,37 @@ d('librdmacm udaddy against roce udaddy (rdma_rxe guest, netdev MTU 1500)', () =
     expect(new Set(nodes.map((n) => n.remote.qpn)).size).toBe(2);
   });
 
-  test('udaddy server refuses (-S 2000 > MTU 1024): SIDR_REP status 2, roce-ts ends UNREACHABLE with udaddy\'s status', () => {
+  test("udaddy server refuses (-S 2000 > MTU 1024): SIDR_REP status 2, roce-ts ends UNREACHABLE with udaddy's status", () => {
     const s = stepOf(run, S.guestRefuses);
     expect({ guest: s.guestRc, host: s.hostRc, why: why(S.guestRefuses) }).toMatchObject({ guest: 0, host: 0 });
-    expect(guestLines(s.guestOut).slice(0, 3)).toEqual(['udaddy: starting server', 'udaddy: message_size 2000 is larger than active mtu 1024', 'udaddy: failing connection request']);
+    expect(guestLines(s.guestOut).slice(0, 3)).toEqual([
+      'udaddy: starting server',
+      'udaddy: message_size 2000 is larger than active mtu 1024',
+      'udaddy: failing connection request',
+    ]);
     expect(s.hostJson).toMatchObject({ ok: false, test: 'udaddy', role: 'client', code: 'ROCE_ERR_UDADDY_UNREACHABLE', returnStatus: 2 });
     expect(String(s.hostJson?.['error'])).toMatch(/RDMA_CM_EVENT_UNREACHABLE, error: 2 \(SIDR_REP status 2 \(rejected by the service\)\)/);
   });
 
-  test('roce-ts server refuses (-S 2000): the guest\'s udaddy prints the UNREACHABLE event and returns status 2', () => {
+  test("roce-ts server refuses (-S 2000): the guest's udaddy prints the UNREACHABLE event and returns status 2", () => {
     const s = stepOf(run, S.weRefuse);
     expect({ guest: s.guestRc, host: s.hostRc, why: why(S.weRefuse) }).toMatchObject({ guest: 2, host: 0 });
-    expect(guestLines(s.guestOut)).toEqual(['udaddy: starting client', 'udaddy: connecting', 'udaddy: event: RDMA_CM_EVENT_UNREACHABLE, error: 2', 'test complete', 'return status 2']);
+    expect(guestLines(s.guestOut)).toEqual([
+      'udaddy: starting client',
+      'udaddy: connecting',
+      'udaddy: event: RDMA_CM_EVENT_UNREACHABLE, error: 2',
+      'test complete',
+      'return status 2',
+    ]);
     expect(s.hostJson).toMatchObject({ ok: true, role: 'server', connected: 0, rejected: 1, returnStatus: 0 });
-    expect((s.hostJson?.['lines'] as string[]).slice(0, 3)).toEqual(['udaddy: starting server', 'udaddy: message_size 2000 is larger than active mtu 1024', 'udaddy: failing connection request']);
+    expect((s.hostJson?.['lines'] as string[] | undefined)?.slice(0, 3)).toEqual([
+      'udaddy: starting server',
+      'udaddy: message_size 2000 is larger than active mtu 1024',
+      'udaddy: failing connection request',
+    ]);
   });
 
-  test('a port nobody listens on: the guest\'s CM answers SIDR_REP status 1; roce-ts ends UNREACHABLE, status 1; the right port then works', () => {
+  test("a port nobody listens on: the guest's CM answers SIDR_REP status 1; roce-ts ends UNREACHABLE, status 1; the right port then works", () => {
     const s = stepOf(run, S.wrongPort);
     expect({ guest: s.guestRc, host: s.hostRc, why: why(S.wrongPort) }).toMatchObject({ guest: 0, host: 0 });
     expect(s.hostJson).toMatchObject({ ok: false, code: 'ROCE_ERR_UDADDY_UNREACHABLE', returnStatus: 1 });

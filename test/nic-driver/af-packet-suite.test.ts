@@ -99,7 +99,15 @@ describe('AF_PACKET driver', () => {
     const p = net.newPair({ mtu: 9000 });
     const a = open('a', {}, p);
     const b = open('b', {}, p);
-    const frames = [9014, 4096, 8000].map((n, i) => testFrame(a, b, i, n, udpBetween(() => p)));
+    const frames = [9014, 4096, 8000].map((n, i) =>
+      testFrame(
+        a,
+        b,
+        i,
+        n,
+        udpBetween(() => p),
+      ),
+    );
     expect(a.txBurst(frames)).toBe(3);
     await sleep(PUMP_MS);
     const got = ours(b.rxBurst(64));

@@ -161,27 +161,35 @@ describe('AF_XDP driver', () => {
     expect(open('a', { napiBusyPoll: true }).napiBusyPoll).toBe(false);
   });
 
-  t('the program attaches under a signal storm (node --cpu-prof sampling every 20 µs), where the verifier used to give up (EAGAIN) and the fallback failed (EBADF)', () => {
-    const p = pair();
-    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'roce-xdp-prof-'));
-    try {
-      const driver = path.resolve(__dirname, '..', '..', 'dist', 'nic-driver', 'af-xdp-driver.js');
-      const script = `const { AfXdpDriver } = require(${JSON.stringify(driver)});
+  t(
+    'the program attaches under a signal storm (node --cpu-prof sampling every 20 µs), where the verifier used to give up (EAGAIN) and the fallback failed (EBADF)',
+    () => {
+      const p = pair();
+      const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'roce-xdp-prof-'));
+      try {
+        const driver = path.resolve(__dirname, '..', '..', 'dist', 'nic-driver', 'af-xdp-driver.js');
+        const script = `const { AfXdpDriver } = require(${JSON.stringify(driver)});
         for (let i = 0; i < 4; i++) AfXdpDriver.open({ ifname: ${JSON.stringify(p.ifB)}, netns: ${JSON.stringify(p.nsB)}, frames: 512 }).close();
         process.stdout.write('attached 4 times');`;
-      const r = spawnSync(process.execPath, ['--cpu-prof', '--cpu-prof-dir', dir, '--cpu-prof-interval', '20', '-e', script], { encoding: 'utf8', timeout: 60_000 });
-      expect({ status: r.status, stdout: r.stdout, stderr: r.stderr.slice(-300) }).toEqual({ status: 0, stdout: 'attached 4 times', stderr: '' });
-    } finally {
-      fs.rmSync(dir, { recursive: true, force: true });
-    }
-  });
+        const r = spawnSync(process.execPath, ['--cpu-prof', '--cpu-prof-dir', dir, '--cpu-prof-interval', '20', '-e', script], {
+          encoding: 'utf8',
+          timeout: 60_000,
+        });
+        expect({ status: r.status, stdout: r.stdout, stderr: r.stderr.slice(-300) }).toEqual({ status: 0, stdout: 'attached 4 times', stderr: '' });
+      } finally {
+        fs.rmSync(dir, { recursive: true, force: true });
+      }
+    },
+  );
 
   t('close() detaches the XDP program', () => {
     const b = open('b');
     expect(programsOn('b')).toEqual(['roce_filter']);
     b.close();
     expect(programsOn('b')).toEqual([]);
-    const link = JSON.parse(execFileSync('ip', ['-n', pair().nsB, '-j', 'link', 'show', 'dev', pair().ifB], { encoding: 'utf8', timeout: 5000 })) as Array<Record<string, unknown>>;
+    const link = JSON.parse(execFileSync('ip', ['-n', pair().nsB, '-j', 'link', 'show', 'dev', pair().ifB], { encoding: 'utf8', timeout: 5000 })) as Array<
+      Record<string, unknown>
+    >;
     expect(link[0]?.['xdp']).toBeUndefined();
   });
 
@@ -370,7 +378,11 @@ describe('native icrcBurst', () => {
     // Refused by the addon or out of range: the same WireError icrcV2 throws.
     const bad = new Uint8Array(600);
     bad[14] = 0x55;
-    for (const [ip, end] of [[14, 590], [14, 700], [-3, 400]] as const) {
+    for (const [ip, end] of [
+      [14, 590],
+      [14, 700],
+      [-3, 400],
+    ] as const) {
       let want: unknown = null;
       try {
         icrcV2(bad, ip, end);

@@ -61,10 +61,13 @@ test("a 'pass' rule keeps its frames out of the random faults, and the draws for
   const all = new FaultDriver(fakeDriver([frames(20)]), { rx: { drop: 1, rules: [{ action: 'pass', match: {}, count: 3 }] }, seed: 1 });
   expect(ids(all.rxBurst(100))).toEqual([0, 1, 2]);
   // The same seed with and without the rule: past the exempt frames, the same frames survive.
-  const run = (rules: { action: 'pass'; match: object; count: number }[]): number[] => ids(new FaultDriver(fakeDriver([frames(2000)]), { rx: { drop: 0.3, rules }, seed: 9 }).rxBurst(5000));
+  const run = (rules: { action: 'pass'; match: object; count: number }[]): number[] =>
+    ids(new FaultDriver(fakeDriver([frames(2000)]), { rx: { drop: 0.3, rules }, seed: 9 }).rxBurst(5000));
   const plain = run([]);
   const exempt = run([{ action: 'pass', match: {}, count: 50 }]);
   expect(exempt.filter((i) => i >= 50)).toEqual(plain.filter((i) => i >= 50));
   expect(exempt.filter((i) => i < 50)).toEqual(Array.from({ length: 50 }, (_, i) => i));
-  expect(() => new FaultDriver(fakeDriver([]), { rx: { rules: [{ action: 'keep' as 'pass', match: {} }] } })).toThrow(/rule action "keep" is not one of drop, duplicate, corrupt, ecnCe, delay, pass/);
+  expect(() => new FaultDriver(fakeDriver([]), { rx: { rules: [{ action: 'keep' as 'pass', match: {} }] } })).toThrow(
+    /rule action "keep" is not one of drop, duplicate, corrupt, ecnCe, delay, pass/,
+  );
 });

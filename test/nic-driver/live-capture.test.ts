@@ -152,6 +152,8 @@ test('a file that cannot be created, and bounds that are not positive integers, 
     expect((e as Error).message).toMatch(/cannot write the capture .*no-such-dir/);
   }
   for (const bad of [{ maxFrames: 0 }, { maxFrames: 1.5 }, { maxBytes: 10 }, { snapLen: 10 }, { snapLen: 1e6 }]) {
-    expect(() => new LiveCapture({ path: path.join(dir, 'bad.pcap'), ...bad }, wallClockNs())).toThrow(expect.objectContaining({ code: 'ROCE_ERR_CAPTURE_BOUND' }));
+    expect(() => new LiveCapture({ path: path.join(dir, 'bad.pcap'), ...bad }, wallClockNs())).toThrow(
+      expect.objectContaining({ code: 'ROCE_ERR_CAPTURE_BOUND' }),
+    );
   }
 });

@@ -399,7 +399,7 @@ describe('determinism', () => {
     expect(runScenario(42, false).ab).toEqual(runScenario(42, true).ab);
   });
 
-  test("a targeted rule does not shift the random faults of other frames", () => {
+  test('a targeted rule does not shift the random faults of other frames', () => {
     const base = setup({ seed: 9, faults: { aToB: { drop: 0.1 } } });
     sendSpaced(base, 1000, 100);
     const withRule = setup({ seed: 9, faults: { aToB: { drop: 0.1, rules: [{ action: 'drop', match: { psn: 500 } }] } } });
@@ -448,7 +448,12 @@ describe('targeted rules (Lumina-style: QPN, opcode, PSN, retransmission round)'
   });
 
   test('drop by opcode name: a suffix names the opcode in every transport, a full name one', () => {
-    const s = setup({ faults: { bToA: { rules: [{ action: 'drop', match: { opcode: 'ACKNOWLEDGE' } }] }, aToB: { rules: [{ action: 'drop', match: { opcode: 'RC_RDMA_WRITE_ONLY' } }] } } });
+    const s = setup({
+      faults: {
+        bToA: { rules: [{ action: 'drop', match: { opcode: 'ACKNOWLEDGE' } }] },
+        aToB: { rules: [{ action: 'drop', match: { opcode: 'RC_RDMA_WRITE_ONLY' } }] },
+      },
+    });
     s.link.b.txBurst([frame({ from: 'b', opcode: OP.ACK, psn: 1 }), frame({ from: 'b', id: 2 }), frame({ from: 'b', opcode: OP.ACK, psn: 3 })]);
     s.link.a.txBurst([frame({ opcode: OP.WRITE_ONLY, id: 1 }), frame({ opcode: OP.SEND_ONLY, id: 2 })]);
     s.clock.runUntilIdle();
@@ -458,10 +463,12 @@ describe('targeted rules (Lumina-style: QPN, opcode, PSN, retransmission round)'
   });
 
   test('an opcode name that names nothing is an error', () => {
-    expect(() => createMemoryLink({ clock: new VirtualClock(), faults: { aToB: { rules: [{ action: 'drop', match: { opcode: 'RC_SEND_EVERYTHING' } }] } } })).toThrow(
-      /names no opcode/,
-    );
-    expect(() => createMemoryLink({ clock: new VirtualClock(), faults: { aToB: { rules: [{ action: 'drop', match: { opcode: 'RC_SEND_EVERYTHING' } }] } } })).toThrow(LinkConfigError);
+    expect(() =>
+      createMemoryLink({ clock: new VirtualClock(), faults: { aToB: { rules: [{ action: 'drop', match: { opcode: 'RC_SEND_EVERYTHING' } }] } } }),
+    ).toThrow(/names no opcode/);
+    expect(() =>
+      createMemoryLink({ clock: new VirtualClock(), faults: { aToB: { rules: [{ action: 'drop', match: { opcode: 'RC_SEND_EVERYTHING' } }] } } }),
+    ).toThrow(LinkConfigError);
   });
 
   test('count limits how many matching frames a rule hits', () => {

@@ -7,7 +7,16 @@ test('struct pingpong_dest: 56 bytes, every field big-endian, vaddr at 24 after 
   const b = encodeDestStruct({ lid: 0, outReads: 128, qpn: 0x11, psn: 0xabcdef, rkey: 0x1234, vaddr: 0x55d0c0de0000n, tailMarkersVaddr: 0n, gid, srqn: 0 }, 3);
   expect(b.length).toBe(PINGPONG_DEST_STRUCT_SIZE);
   expect(Buffer.from(b).toString('hex')).toBe(
-    '00000000' + '00000080' + '00000011' + '00abcdef' + '00001234' + '00000000' + '000055d0c0de0000' + '00000000000000000000ffffc6120002' + '00000000' + '00000003',
+    '00000000' +
+      '00000080' +
+      '00000011' +
+      '00abcdef' +
+      '00001234' +
+      '00000000' +
+      '000055d0c0de0000' +
+      '00000000000000000000ffffc6120002' +
+      '00000000' +
+      '00000003',
   );
   const d = decodeDestStruct(b);
   expect(d).toMatchObject({ lid: 0, outReads: 128, qpn: 0x11, psn: 0xabcdef, rkey: 0x1234, vaddr: 0x55d0c0de0000n, srqn: 0 });

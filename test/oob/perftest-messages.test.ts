@@ -45,7 +45,7 @@ function oobErr(f: () => unknown): OobError {
 test('version: 16 bytes, the text NUL-padded (strncpy into char version[16])', () => {
   const b = encodeVersion('6.06');
   expect(b.length).toBe(16);
-  expect(hex(b)).toBe('362e3036' + '00'.repeat(12));
+  expect(hex(b)).toBe(`362e3036${'00'.repeat(12)}`);
   expect(decodeVersion(b)).toEqual({ text: '6.06', value: 6.06 });
   expect(decodeVersion(encodeVersion('6.29'))).toEqual({ text: '6.29', value: 6.29 });
   expect(Number(PERFTEST_VERSION)).toBeGreaterThanOrEqual(5.7);
@@ -84,7 +84,17 @@ test('MTU: "%d" of the ibv_mtu enum, 2 bytes for peers from 5.31 on (bytes 33 00
 
 describe('key message', () => {
   const gid = ipv6FromString('::ffff:198.18.0.1');
-  const d: PerftestDest = { lid: 0, outReads: 0x80, qpn: 0x11, psn: 0xabcdef, rkey: 0x136, vaddr: 0x7f0000001000n, tailMarkersVaddr: 0x7f0000009040n, gid, srqn: 0 };
+  const d: PerftestDest = {
+    lid: 0,
+    outReads: 0x80,
+    qpn: 0x11,
+    psn: 0xabcdef,
+    rkey: 0x136,
+    vaddr: 0x7f0000001000n,
+    tailMarkersVaddr: 0x7f0000009040n,
+    gid,
+    srqn: 0,
+  };
   const gidText = Array.from(gid, (b) => `${x(b, 2)}:`).join('');
   const head = `${x(0, 4)}:${x(0x80, 4)}:${x(0x11, 6)}:${x(0xabcdef, 6)}:${x(0x136, 8)}:${x(0x7f0000001000n, 16)}:`;
   const dv = `${x(0x7f0000009040n, 16)}:`;

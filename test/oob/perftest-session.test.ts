@@ -17,7 +17,23 @@ import { hx, keyGid, parseKeyGid, pumpedPair, scriptServer, scriptClient } from 
 describe('step sequences (each binary main())', () => {
   const shape = (verb: PerftestVerb, lat: boolean, role: 'client' | 'server'): string =>
     sessionSteps(verb, lat, role)
-      .map((s) => (s.kind === 'keys' ? 'K' : s.kind === 'close' ? (s.handshake ? 'K.' : '.') : s.kind === 'bw-reports' ? 'R' : s.kind === 'connect' ? 'C' : s.kind === 'run' ? 'run' : s.kind === 'post-receives' ? 'rx' : s.kind))
+      .map((s) =>
+        s.kind === 'keys'
+          ? 'K'
+          : s.kind === 'close'
+            ? s.handshake
+              ? 'K.'
+              : '.'
+            : s.kind === 'bw-reports'
+              ? 'R'
+              : s.kind === 'connect'
+                ? 'C'
+                : s.kind === 'run'
+                  ? 'run'
+                  : s.kind === 'post-receives'
+                    ? 'rx'
+                    : s.kind,
+      )
       .join(' ');
   test.each([
     ['write', false, 'client', 'versions sys-data mtu K C K K run K R K.', 5],
@@ -45,7 +61,12 @@ describe('step sequences (each binary main())', () => {
   });
 });
 
-async function runBoth(verb: PerftestVerb, lat: boolean, extra: Partial<PerftestConfig> = {}, server: Partial<PerftestConfig> = {}): Promise<{ s: PerftestResult; c: PerftestResult }> {
+async function runBoth(
+  verb: PerftestVerb,
+  lat: boolean,
+  extra: Partial<PerftestConfig> = {},
+  server: Partial<PerftestConfig> = {},
+): Promise<{ s: PerftestResult; c: PerftestResult }> {
   const p = pumpedPair();
   const listener = await TcpChannel.listen(0, '127.0.0.1');
   try {
@@ -68,47 +89,55 @@ describe('full runs, both ends in this process, with --verify', () => {
     ['read', { iters: 300, size: 1000 }],
     ['send', { iters: 300, size: 3000, mtu: 1024 }],
     ['atomic', { iters: 500 }],
-  ] as const)('%s bandwidth %j', async (verb, extra) => {
-    const { s, c } = await runBoth(verb, false, { ...extra, verify: true });
-    expect(c.ok).toBe(true);
-    expect(s.ok).toBe(true);
-    expect(c.test).toBe(`ib_${verb}_bw`);
-    expect(c.messages).toBe(extra.iters);
-    expect(s.messages).toBe(c.messages);
-    expect(s.bytes).toBe(c.bytes);
-    expect(c.bytes).toBe(extra.iters * ('size' in extra ? extra.size : 8));
-    expect(c.gbps).toBeGreaterThan(0);
-    expect(c.mpps).toBeGreaterThan(0);
-    expect(s.verify.bytesChecked + c.verify.bytesChecked).toBeGreaterThan(0);
-    expect(s.verify.mismatches + c.verify.mismatches).toBe(0);
-    // each side connected to what the other announced
-    expect(c.remote.qpn).toBe(s.local.qpn);
-    expect(s.remote.psn).toBe(c.local.psn);
-    expect(c.remote.rkey).toBe(s.local.rkey);
-    expect(c.remote.vaddr).toBe(s.local.vaddr);
-    expect(c.remote.gid).toBe('::ffff:198.18.0.2');
-    expect(c.mtu).toBe('mtu' in extra ? extra.mtu : 4096);
-    expect(s.measured).toBe(verb === 'send' ? 'local' : 'peer-report');
-    expect(c.remote.outReads).toBe(verb === 'read' || verb === 'atomic' ? 128 : 1);
-  }, 20_000);
+  ] as const)(
+    '%s bandwidth %j',
+    async (verb, extra) => {
+      const { s, c } = await runBoth(verb, false, { ...extra, verify: true });
+      expect(c.ok).toBe(true);
+      expect(s.ok).toBe(true);
+      expect(c.test).toBe(`ib_${verb}_bw`);
+      expect(c.messages).toBe(extra.iters);
+      expect(s.messages).toBe(c.messages);
+      expect(s.bytes).toBe(c.bytes);
+      expect(c.bytes).toBe(extra.iters * ('size' in extra ? extra.size : 8));
+      expect(c.gbps).toBeGreaterThan(0);
+      expect(c.mpps).toBeGreaterThan(0);
+      expect(s.verify.bytesChecked + c.verify.bytesChecked).toBeGreaterThan(0);
+      expect(s.verify.mismatches + c.verify.mismatches).toBe(0);
+      // each side connected to what the other announced
+      expect(c.remote.qpn).toBe(s.local.qpn);
+      expect(s.remote.psn).toBe(c.local.psn);
+      expect(c.remote.rkey).toBe(s.local.rkey);
+      expect(c.remote.vaddr).toBe(s.local.vaddr);
+      expect(c.remote.gid).toBe('::ffff:198.18.0.2');
+      expect(c.mtu).toBe('mtu' in extra ? extra.mtu : 4096);
+      expect(s.measured).toBe(verb === 'send' ? 'local' : 'peer-report');
+      expect(c.remote.outReads).toBe(verb === 'read' || verb === 'atomic' ? 128 : 1);
+    },
+    20_000,
+  );
 
-  test.each([['write'], ['read'], ['send'], ['atomic']] as const)('%s latency', async (verb) => {
-    const { s, c } = await runBoth(verb, true, { iters: 200, verify: true });
-    expect(c.ok && s.ok).toBe(true);
-    expect(c.test).toBe(`ib_${verb}_lat`);
-    const l = c.latencyUs;
-    expect(l).not.toBeNull();
-    if (l === null) return;
-    expect(l.p50).toBeGreaterThan(2); // one-way: at least the 2 us of the simulated link
-    expect(l.p99).toBeGreaterThanOrEqual(l.p50);
-    expect(l.max).toBeGreaterThanOrEqual(l.p99);
-    expect(c.verify.bytesChecked).toBeGreaterThan(0);
-    expect(c.verify.mismatches + s.verify.mismatches).toBe(0);
-    if (verb === 'read' || verb === 'atomic') expect(s.measured).toBe('none');
-    // ib_atomic_lat --verify: each fetch-and-add returned the count before it (200 checks), and the server's slot holds 200.
-    if (verb === 'atomic') expect([c.verify.bytesChecked, s.verify.bytesChecked]).toEqual([200 * 8, 8]);
-    if (verb !== 'read' && verb !== 'atomic') expect(s.messages).toBe(200);
-  }, 20_000);
+  test.each([['write'], ['read'], ['send'], ['atomic']] as const)(
+    '%s latency',
+    async (verb) => {
+      const { s, c } = await runBoth(verb, true, { iters: 200, verify: true });
+      expect(c.ok && s.ok).toBe(true);
+      expect(c.test).toBe(`ib_${verb}_lat`);
+      const l = c.latencyUs;
+      expect(l).not.toBeNull();
+      if (l === null) return;
+      expect(l.p50).toBeGreaterThan(2); // one-way: at least the 2 us of the simulated link
+      expect(l.p99).toBeGreaterThanOrEqual(l.p50);
+      expect(l.max).toBeGreaterThanOrEqual(l.p99);
+      expect(c.verify.bytesChecked).toBeGreaterThan(0);
+      expect(c.verify.mismatches + s.verify.mismatches).toBe(0);
+      if (verb === 'read' || verb === 'atomic') expect(s.measured).toBe('none');
+      // ib_atomic_lat --verify: each fetch-and-add returned the count before it (200 checks), and the server's slot holds 200.
+      if (verb === 'atomic') expect([c.verify.bytesChecked, s.verify.bytesChecked]).toEqual([200 * 8, 8]);
+      if (verb !== 'read' && verb !== 'atomic') expect(s.messages).toBe(200);
+    },
+    20_000,
+  );
 
   test('the smaller MTU wins; a CMP_AND_SWAP run leaves the target unchanged', async () => {
     const { s, c } = await runBoth('atomic', false, { iters: 50, verify: true, atomicType: 'CMP_AND_SWAP', mtu: 4096 }, { mtu: 512 });
@@ -140,7 +169,7 @@ describe('against a scripted ib_write_bw server (perftest 6.29 bytes)', () => {
     const script = (async () => {
       const peer = await srv.peer;
       const v = await peer.read(16);
-      expect(v.toString('latin1')).toBe('6.06' + '\0'.repeat(12));
+      expect(v.toString('latin1')).toBe(`6.06${'\0'.repeat(12)}`);
       peer.write('6.29'.padEnd(16, '\0'));
       expect((await peer.read(4)).toString('hex')).toBe('00001000');
       peer.write(Buffer.from('00002000', 'hex')); // this server has 8 KiB pages: both use the larger
@@ -152,7 +181,12 @@ describe('against a scripted ib_write_bw server (perftest 6.29 bytes)', () => {
       expect(k1.outReads).toBe(1);
       expect(k1.gid).toEqual(Array.from(p.sim.a.gids[1] as Uint8Array));
       peer.write(myKey);
-      connectQp(qp, { ...endpointOf(dev, qp, myPsn), mac: dev.driver.mac }, { qpn: k1.qpn, psn: k1.psn, gid: Uint8Array.from(k1.gid), mac: p.sim.a.driver.mac }, { pathMtu: 3 });
+      connectQp(
+        qp,
+        { ...endpointOf(dev, qp, myPsn), mac: dev.driver.mac },
+        { qpn: k1.qpn, psn: k1.psn, gid: Uint8Array.from(k1.gid), mac: p.sim.a.driver.mac },
+        { pathMtu: 3 },
+      );
       for (let i = 0; i < 2; i++) {
         expect(parseKeyGid(await peer.read(108))).toEqual(k1);
         peer.write(myKey);
@@ -175,7 +209,18 @@ describe('against a scripted ib_write_bw server (perftest 6.29 bytes)', () => {
     })();
     try {
       const [c, s] = await Promise.all([
-        runPerftest(p.sim.a, { verb: 'write', lat: false, role: 'client', server: '127.0.0.1', port: srv.port, iters: 100, size: 2048, verify: true, stepTimeoutMs: 5000, runTimeoutMs: 10_000 }),
+        runPerftest(p.sim.a, {
+          verb: 'write',
+          lat: false,
+          role: 'client',
+          server: '127.0.0.1',
+          port: srv.port,
+          iters: 100,
+          size: 2048,
+          verify: true,
+          stepTimeoutMs: 5000,
+          runTimeoutMs: 10_000,
+        }),
         script,
       ]);
       expect(c.ok).toBe(true);
@@ -205,7 +250,17 @@ describe('peers that misbehave get a clear error naming the field, never a hang'
   // test sets short ones.
   const client = (port: number, o: Partial<PerftestConfig> = {}): Promise<PerftestResult> => {
     const p = pumpedPair();
-    return runPerftest(p.sim.a, { verb: 'write', lat: false, role: 'client', server: '127.0.0.1', port, iters: 10, stepTimeoutMs: 5000, runTimeoutMs: 10_000, ...o }).finally(() => p.stop());
+    return runPerftest(p.sim.a, {
+      verb: 'write',
+      lat: false,
+      role: 'client',
+      server: '127.0.0.1',
+      port,
+      iters: 10,
+      stepTimeoutMs: 5000,
+      runTimeoutMs: 10_000,
+      ...o,
+    }).finally(() => p.stop());
   };
   async function fails(run: Promise<unknown>): Promise<Error & { code?: string; field?: string }> {
     try {
@@ -279,7 +334,18 @@ describe('peers that misbehave get a clear error naming the field, never a hang'
       await peer.read(108);
       peer.write(keyGid({ outReads: 1, qpn: 0x12, psn: 5, rkey: 0x100, vaddr: 0x1000n, gid }));
     });
-    const e = await fails(runPerftest(p.sim.a, { verb: 'write', lat: false, role: 'client', server: '127.0.0.1', port: srv.port, iters: 10, stepTimeoutMs: 5000, runTimeoutMs: 10_000 }));
+    const e = await fails(
+      runPerftest(p.sim.a, {
+        verb: 'write',
+        lat: false,
+        role: 'client',
+        server: '127.0.0.1',
+        port: srv.port,
+        iters: 10,
+        stepTimeoutMs: 5000,
+        runTimeoutMs: 10_000,
+      }),
+    );
     p.stop();
     expect(e.code).toBe('ROCE_ERR_OOB_MALFORMED');
     expect(e.field).toBe('qpn');

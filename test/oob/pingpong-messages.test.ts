@@ -1,13 +1,5 @@
 /** rc_pingpong's out-of-band messages, byte for byte (rdma-core libibverbs/examples/rc_pingpong.c, pingpong.c). */
-import {
-  PINGPONG_MSG_SIZE,
-  checkDone,
-  decodePingpongDest,
-  encodeDone,
-  encodePingpongDest,
-  gidFromWire,
-  gidToWire,
-} from '../../apps/oob/pingpong-messages';
+import { PINGPONG_MSG_SIZE, checkDone, decodePingpongDest, encodeDone, encodePingpongDest, gidFromWire, gidToWire } from '../../apps/oob/pingpong-messages';
 import { OobError } from '../../apps/oob/tcp-channel';
 import { ipv6FromString } from '../../packets/bytes';
 
@@ -50,7 +42,12 @@ describe('address message', () => {
     const g = ipv6FromString('fe80::5054:ff:fe12:3401');
     expect(gidToWire(g)).toBe('fe800000000000005054' + '00fffe123401');
     expect(Array.from(gidFromWire(gidToWire(g)))).toEqual(Array.from(g));
-    expect(decodePingpongDest(encodePingpongDest({ lid: 0xbfff, qpn: 0xffffff, psn: 0xffffff, gid: g }))).toEqual({ lid: 0xbfff, qpn: 0xffffff, psn: 0xffffff, gid: g });
+    expect(decodePingpongDest(encodePingpongDest({ lid: 0xbfff, qpn: 0xffffff, psn: 0xffffff, gid: g }))).toEqual({
+      lid: 0xbfff,
+      qpn: 0xffffff,
+      psn: 0xffffff,
+      gid: g,
+    });
   });
 
   test('encoding refuses values that do not fit', () => {

@@ -66,7 +66,12 @@ test('against a scripted ibv_rc_pingpong server: byte-exact exchange, then the t
     connectQp(
       qp,
       { qpn: qp.qpNum, psn: 0x84590b, gid: dev.gids[1] as Uint8Array, mac: dev.driver.mac },
-      { qpn: parseInt((m as RegExpExecArray)[1] as string, 16), psn: parseInt((m as RegExpExecArray)[2] as string, 16), gid: Uint8Array.from(gid), mac: p.sim.a.driver.mac },
+      {
+        qpn: parseInt((m as RegExpExecArray)[1] as string, 16),
+        psn: parseInt((m as RegExpExecArray)[2] as string, 16),
+        gid: Uint8Array.from(gid),
+        mac: p.sim.a.driver.mac,
+      },
       { pathMtu: 3, maxRdAtomic: 1, maxDestRdAtomic: 1 },
     );
     for (let i = 0; i < iters; i++) qp.postRecv({ wrId: 2, sgList: [mr.sge(0, 512)] });
@@ -89,7 +94,10 @@ test('against a scripted ibv_rc_pingpong server: byte-exact exchange, then the t
     return echoed;
   })();
   try {
-    const [c, echoed] = await Promise.all([runPingpong(p.sim.a, { role: 'client', server: '127.0.0.1', port: srv.port, iters, size: 512, stepTimeoutMs: 5000, runTimeoutMs: 10_000 }), script]);
+    const [c, echoed] = await Promise.all([
+      runPingpong(p.sim.a, { role: 'client', server: '127.0.0.1', port: srv.port, iters, size: 512, stepTimeoutMs: 5000, runTimeoutMs: 10_000 }),
+      script,
+    ]);
     expect(echoed).toBe(iters);
     expect(c.ok).toBe(true);
     expect(c.remote.psn).toBe(0x84590b);

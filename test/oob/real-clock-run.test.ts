@@ -39,7 +39,10 @@ test('bandwidth, latency and pingpong complete and verify on real time', async (
       }
     }
     const l = await TcpChannel.listen(0, '127.0.0.1');
-    const [s, c] = await Promise.all([runPingpong(b, { role: 'server', listener: l, iters: 30 }), runPingpong(a, { role: 'client', server: '127.0.0.1', port: l.port, iters: 30 })]);
+    const [s, c] = await Promise.all([
+      runPingpong(b, { role: 'server', listener: l, iters: 30 }),
+      runPingpong(a, { role: 'client', server: '127.0.0.1', port: l.port, iters: 30 }),
+    ]);
     l.close();
     expect(s.ok && c.ok).toBe(true);
     expect(c.bytes).toBe(4096 * 30 * 2);

@@ -124,6 +124,9 @@ export function parseKeyGid(b: Buffer): { outReads: number; qpn: number; psn: nu
     psn: parseInt(m[3] as string, 16),
     rkey: parseInt(m[4] as string, 16),
     vaddr: BigInt(`0x${m[5] as string}`),
-    gid: (m[6] as string).split(':').filter((s) => s !== '').map((s) => parseInt(s, 16)),
+    gid: (m[6] as string)
+      .split(':')
+      .filter((s) => s !== '')
+      .map((s) => parseInt(s, 16)),
   };
 }

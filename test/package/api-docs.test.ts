@@ -34,7 +34,14 @@ describe('API reference', () => {
   test('every value an entry point exports at run time has its section, with its doc comment', () => {
     if (ref === null) throw new Error('dist/ is not built: run npm run build');
     const pkg = JSON.parse(fs.readFileSync(path.join(ROOT, 'package.json'), 'utf8')) as { exports: Record<string, { require?: { default: string } }> };
-    const pages: Record<string, string> = { '.': 'index.md', './packets': 'packets.md', './analysis': 'analysis.md', './stack': 'stack.md', './nic-driver': 'nic-driver.md', './sim': 'sim.md' };
+    const pages: Record<string, string> = {
+      '.': 'index.md',
+      './packets': 'packets.md',
+      './analysis': 'analysis.md',
+      './stack': 'stack.md',
+      './nic-driver': 'nic-driver.md',
+      './sim': 'sim.md',
+    };
     for (const [subpath, page] of Object.entries(pages)) {
       const target = pkg.exports[subpath]?.require?.default;
       expect(target).toBeDefined();
@@ -85,7 +92,9 @@ describe('API reference', () => {
       expect(r.warnings).toEqual([]);
       const sub = r.pages.get('sub.md') as string;
       expect(sub).toContain('# `planted/sub`\n\nThe planted sub entry.');
-      expect(sub).toContain("## Thing\n\nclass · `sub/widget.ts`\n\nA widget; `{` and `;` in a comment do not end it.\n\n```ts\nexport declare class Widget {\n    readonly label: 'a;b}';\n    part(): Part;\n}\n```");
+      expect(sub).toContain(
+        "## Thing\n\nclass · `sub/widget.ts`\n\nA widget; `{` and `;` in a comment do not end it.\n\n```ts\nexport declare class Widget {\n    readonly label: 'a;b}';\n    part(): Part;\n}\n```",
+      );
       expect(sub).toContain('## make\n\nfunction · `sub/widget.ts`\n\nMakes one.\n\nMakes two.');
       expect(sub).toContain('## Part\n\ninterface · `sub/more.ts`\n\nA part.');
       expect(sub).not.toContain('secret');
@@ -94,7 +103,7 @@ describe('API reference', () => {
 
     test('an exported name without a doc comment, or without a declaration, is a warning', () => {
       write('index.d.ts', "export { a, b, gone } from './sub/index';\n");
-      write('sub/index.d.ts', "/** The sub entry. */\n/** Documented. */\nexport declare const a = 1;\nexport declare function b(): void;\n");
+      write('sub/index.d.ts', '/** The sub entry. */\n/** Documented. */\nexport declare const a = 1;\nexport declare function b(): void;\n');
       expect(apiReference(dir).warnings).toEqual([
         'planted: its index module has no doc comment at the top',
         'planted: b (sub/index.ts) has no doc comment',

@@ -46,13 +46,21 @@ describe('the packed package, installed offline into an empty project', () => {
     app = path.join(tmp, 'app');
     fs.mkdirSync(packs);
     fs.mkdirSync(app);
-    const packed = JSON.parse(ok(run('npm', ['pack', '--ignore-scripts', '--json', '--pack-destination', packs], ROOT), 'npm pack')) as { filename: string; files: { path: string }[] }[];
+    const packed = JSON.parse(ok(run('npm', ['pack', '--ignore-scripts', '--json', '--pack-destination', packs], ROOT), 'npm pack')) as {
+      filename: string;
+      files: { path: string }[];
+    }[];
     const tarball = path.join(packs, packed[0]!.filename);
     files = packed[0]!.files.map((f) => f.path);
     const addonApi = path.dirname(require.resolve('node-addon-api/package.json', { paths: [ROOT] }));
-    const addonPacked = JSON.parse(ok(run('npm', ['pack', addonApi, '--json', '--pack-destination', packs], tmp), 'npm pack node-addon-api')) as { filename: string }[];
+    const addonPacked = JSON.parse(ok(run('npm', ['pack', addonApi, '--json', '--pack-destination', packs], tmp), 'npm pack node-addon-api')) as {
+      filename: string;
+    }[];
     fs.writeFileSync(path.join(app, 'package.json'), JSON.stringify({ name: 'app', version: '1.0.0', private: true, allowScripts: { [PKG.name]: true } }));
-    ok(run('npm', ['install', '--offline', '--no-audit', '--no-fund', tarball, path.join(packs, addonPacked[0]!.filename)], app, 600_000), 'npm install --offline');
+    ok(
+      run('npm', ['install', '--offline', '--no-audit', '--no-fund', tarball, path.join(packs, addonPacked[0]!.filename)], app, 600_000),
+      'npm install --offline',
+    );
     fs.cpSync(path.join(ROOT, 'examples'), app, { recursive: true });
   }, 900_000);
   afterAll(() => {
@@ -60,10 +68,32 @@ describe('the packed package, installed offline into an empty project', () => {
   });
 
   test('the tarball holds what a user needs and nothing of the development', () => {
-    for (const f of ['LICENSE', 'README.md', 'CHANGELOG.md', 'bin/roce.js', 'dist/index.js', 'dist/index.mjs', 'dist/index.d.ts', 'dist/index.d.mts', 'dist/cli/main.js', 'dist/apps/sim/index.mjs', 'captures/rc-conversation.pcap', 'native/binding.gyp', 'native/src/addon.cc', 'native/bpf/roce_filter.bpf.c', 'scripts/build-native.sh', 'scripts/install-native.js', 'docs/api/README.md']) {
+    for (const f of [
+      'LICENSE',
+      'README.md',
+      'CHANGELOG.md',
+      'bin/roce.js',
+      'dist/index.js',
+      'dist/index.mjs',
+      'dist/index.d.ts',
+      'dist/index.d.mts',
+      'dist/cli/main.js',
+      'dist/apps/sim/index.mjs',
+      'captures/rc-conversation.pcap',
+      'native/binding.gyp',
+      'native/src/addon.cc',
+      'native/bpf/roce_filter.bpf.c',
+      'scripts/build-native.sh',
+      'scripts/install-native.js',
+      'docs/api/README.md',
+    ]) {
       expect(files).toContain(f);
     }
-    expect(files.filter((f) => f.startsWith('dist/bench/') || f.startsWith('dist/fuzz/') || f.endsWith('.map') || f.startsWith('native/build/') || f.startsWith('test/'))).toEqual([]);
+    expect(
+      files.filter(
+        (f) => f.startsWith('dist/bench/') || f.startsWith('dist/fuzz/') || f.endsWith('.map') || f.startsWith('native/build/') || f.startsWith('test/'),
+      ),
+    ).toEqual([]);
     expect(files.filter((f) => f.endsWith('.ts') && !f.endsWith('.d.ts') && !f.endsWith('.d.mts'))).toEqual([]);
   });
 
@@ -100,7 +130,10 @@ describe('the packed package, installed offline into an empty project', () => {
       '})();',
     ].join('\n');
     fs.writeFileSync(path.join(app, 'load-both.cjs'), script);
-    const res = JSON.parse(ok(run(process.execPath, ['load-both.cjs'], app), 'load-both')) as Record<string, { names: number; esmNames: number; same: boolean; from: string }>;
+    const res = JSON.parse(ok(run(process.execPath, ['load-both.cjs'], app), 'load-both')) as Record<
+      string,
+      { names: number; esmNames: number; same: boolean; from: string }
+    >;
     for (const s of SUBPATHS) {
       expect(res[s]!.names).toBeGreaterThanOrEqual(4);
       expect(res[s]!.esmNames).toBe(res[s]!.names);
@@ -110,12 +143,32 @@ describe('the packed package, installed offline into an empty project', () => {
   });
 
   test('the declarations resolve for CommonJS and ES-module TypeScript projects', () => {
-    const use = "  const sim = createSimPair({ seed: 1 });\n  const n: number = sim.clock.now();\n  const t: packets.RocePacket | null = null;\n  export const x = [n, t, verifyIcrcV2];\n";
-    fs.writeFileSync(path.join(app, 'use.mts'), `import { createSimPair } from 'roce-ts/sim';\nimport { verifyIcrcV2 } from 'roce-ts/packets';\nimport { packets } from 'roce-ts';\n${use}`);
-    fs.writeFileSync(path.join(app, 'use.cts'), `import { createSimPair } from 'roce-ts/sim';\nimport { verifyIcrcV2 } from 'roce-ts/packets';\nimport { packets } from 'roce-ts';\n${use}`);
+    const use =
+      '  const sim = createSimPair({ seed: 1 });\n  const n: number = sim.clock.now();\n  const t: packets.RocePacket | null = null;\n  export const x = [n, t, verifyIcrcV2];\n';
+    fs.writeFileSync(
+      path.join(app, 'use.mts'),
+      `import { createSimPair } from 'roce-ts/sim';\nimport { verifyIcrcV2 } from 'roce-ts/packets';\nimport { packets } from 'roce-ts';\n${use}`,
+    );
+    fs.writeFileSync(
+      path.join(app, 'use.cts'),
+      `import { createSimPair } from 'roce-ts/sim';\nimport { verifyIcrcV2 } from 'roce-ts/packets';\nimport { packets } from 'roce-ts';\n${use}`,
+    );
     fs.writeFileSync(path.join(app, 'bad.mts'), "import { createSimPair } from 'roce-ts/sim';\nexport const y: string = createSimPair();\n");
     const tsc = path.join(ROOT, 'node_modules', '.bin', 'tsc');
-    const args = ['--noEmit', '--strict', '--module', 'nodenext', '--moduleResolution', 'nodenext', '--target', 'es2022', '--types', 'node', '--typeRoots', path.join(ROOT, 'node_modules', '@types')];
+    const args = [
+      '--noEmit',
+      '--strict',
+      '--module',
+      'nodenext',
+      '--moduleResolution',
+      'nodenext',
+      '--target',
+      'es2022',
+      '--types',
+      'node',
+      '--typeRoots',
+      path.join(ROOT, 'node_modules', '@types'),
+    ];
     const good = run(tsc, [...args, 'use.mts', 'use.cts'], app);
     expect(`${good.stdout}${good.stderr}`).toBe('');
     expect(good.status).toBe(0);

@@ -47,12 +47,32 @@ function richPcap(): Uint8Array {
 }
 
 interface Read {
-  records: { index: number; sec: number; nsec: number; timeDigits: number; timestampNs: bigint; linkType: number; data: Buffer; origLen: number; fileOffset: number }[];
+  records: {
+    index: number;
+    sec: number;
+    nsec: number;
+    timeDigits: number;
+    timestampNs: bigint;
+    linkType: number;
+    data: Buffer;
+    origLen: number;
+    fileOffset: number;
+  }[];
   error: { code: string; offset: number; message: string } | null;
 }
 
 function keep(r: CaptureRecord): Read['records'][number] {
-  return { index: r.index, sec: r.sec, nsec: r.nsec, timeDigits: r.timeDigits, timestampNs: r.timestampNs, linkType: r.linkType, data: Buffer.from(r.data), origLen: r.origLen, fileOffset: r.fileOffset };
+  return {
+    index: r.index,
+    sec: r.sec,
+    nsec: r.nsec,
+    timeDigits: r.timeDigits,
+    timestampNs: r.timestampNs,
+    linkType: r.linkType,
+    data: Buffer.from(r.data),
+    origLen: r.origLen,
+    fileOffset: r.fileOffset,
+  };
 }
 
 function drain<R>(it: Generator<CaptureRecord, R>): { records: Read['records']; ret: R } {
@@ -109,7 +129,17 @@ function smallVariants(base: Uint8Array): [Uint8Array, string][] {
 
 const SMALL = [
   { name: 'pcapng', small: () => concat([shb(), idb(1, [opt(9, Uint8Array.of(9))]), epb(0, 5n, bytes(100, 1)), epb(0, 6n, bytes(200, 2))]) },
-  { name: 'pcap', small: () => writePcap([{ data: bytes(100, 1), timestampNs: 5n }, { data: bytes(200, 2), timestampNs: 6n }], { snaplen: 150 }) },
+  {
+    name: 'pcap',
+    small: () =>
+      writePcap(
+        [
+          { data: bytes(100, 1), timestampNs: 5n },
+          { data: bytes(200, 2), timestampNs: 6n },
+        ],
+        { snaplen: 150 },
+      ),
+  },
 ];
 
 const FORMATS = [
@@ -152,7 +182,9 @@ function expectSameStreamed(file: Uint8Array, what: string): void {
   const want = inMemory(file);
   const got = streamed(p);
   if (got.records.length !== want.records.length || JSON.stringify(got.error) !== JSON.stringify(want.error)) {
-    throw new Error(`${what}: streamed ${got.records.length} records and ${JSON.stringify(got.error)}, in memory ${want.records.length} and ${JSON.stringify(want.error)}`);
+    throw new Error(
+      `${what}: streamed ${got.records.length} records and ${JSON.stringify(got.error)}, in memory ${want.records.length} and ${JSON.stringify(want.error)}`,
+    );
   }
   expect(got.records.map((r) => r.fileOffset)).toEqual(want.records.map((r) => r.fileOffset));
 }
@@ -197,9 +229,16 @@ function expectSamePiped(file: Uint8Array, what: string): void {
   const want = inMemory(file);
   const got = piped(file, PIECES);
   const sameError = JSON.stringify(got.error) === JSON.stringify(want.error);
-  const earlierCut = got.error !== null && want.error !== null && got.error.code === WireErrorCode.Truncated && want.error.code === WireErrorCode.Truncated && got.error.offset <= want.error.offset;
+  const earlierCut =
+    got.error !== null &&
+    want.error !== null &&
+    got.error.code === WireErrorCode.Truncated &&
+    want.error.code === WireErrorCode.Truncated &&
+    got.error.offset <= want.error.offset;
   if (got.records.length !== want.records.length || !(sameError || earlierCut)) {
-    throw new Error(`${what}: piped ${got.records.length} records and ${JSON.stringify(got.error)}, in memory ${want.records.length} and ${JSON.stringify(want.error)}`);
+    throw new Error(
+      `${what}: piped ${got.records.length} records and ${JSON.stringify(got.error)}, in memory ${want.records.length} and ${JSON.stringify(want.error)}`,
+    );
   }
   expect(got.records.map((r) => r.fileOffset)).toEqual(want.records.map((r) => r.fileOffset));
 }
@@ -234,7 +273,7 @@ describe.each(SMALL)('small $name through a pipe', ({ small }) => {
     const file = small();
     const want = inMemory(file);
     // One piece a read: the header (and for pcapng the interface block), then one record at a time.
-    const ends = want.records.map((r, i) => (i + 1 < want.records.length ? (want.records[i + 1] as { fileOffset: number }).fileOffset : file.length));
+    const ends = want.records.map((_r, i) => (i + 1 < want.records.length ? (want.records[i + 1] as { fileOffset: number }).fileOffset : file.length));
     const starts = [want.records[0]!.fileOffset, ...ends.slice(0, -1)];
     const sizes = [starts[0] as number, ...ends.map((e, i) => e - (starts[i] as number))];
     const read = pieces(file, sizes);
@@ -252,7 +291,11 @@ describe.each(SMALL)('small $name through a pipe', ({ small }) => {
 });
 
 test('through a pipe: nothing at all, junk, three bytes', () => {
-  expect(piped(new Uint8Array(0), PIECES).error).toEqual({ code: WireErrorCode.Truncated, offset: 0, message: 'capture magic needs 4 bytes but only 0 remain (at byte 0)' });
+  expect(piped(new Uint8Array(0), PIECES).error).toEqual({
+    code: WireErrorCode.Truncated,
+    offset: 0,
+    message: 'capture magic needs 4 bytes but only 0 remain (at byte 0)',
+  });
   expectSamePiped(new Uint8Array(0), 'empty');
   expectSamePiped(bytes(5000, 3), 'junk');
   expectSamePiped(Uint8Array.of(0xd4, 0xc3, 0xb2), 'three bytes');

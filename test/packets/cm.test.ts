@@ -9,7 +9,21 @@ import * as path from 'node:path';
 import { WireError, WireErrorCode } from '../../packets/errors';
 import { ipv6FromString, toHex, viewOf } from '../../packets/bytes';
 import { readCapture } from '../../packets/pcap';
-import { CM_ATTR_NAMES, CmAttr, MAD_DATA_LEN, MAD_HEADER_LEN, MAD_LEN, MadMethod, type MadHeader, emitMadHeader, isResponse, methodName, mgmtClassName, parseMad, parseMadHeader } from '../../packets/mad';
+import {
+  CM_ATTR_NAMES,
+  CmAttr,
+  MAD_DATA_LEN,
+  MAD_HEADER_LEN,
+  MAD_LEN,
+  MadMethod,
+  type MadHeader,
+  emitMadHeader,
+  isResponse,
+  methodName,
+  mgmtClassName,
+  parseMad,
+  parseMadHeader,
+} from '../../packets/mad';
 import { CM_FIELD_TABLES, type CmMessage, type CmMessageName, cmTimeoutMicros, emitCmMessage, parseCmMessage } from '../../packets/cm/message';
 import { type CmReq, emitCmReq, parseCmReq } from '../../packets/cm/req';
 import { emitCmRep, parseCmRep } from '../../packets/cm/rep';
@@ -41,7 +55,12 @@ function bytesWith(n: number, head: number[], last?: number): Uint8Array {
 const cmDataOf = (m: Uint8Array): Uint8Array => m.subarray(MAD_HEADER_LEN);
 
 /** Parse at an odd offset in a 0xa5 buffer; emit into a 0xa5 buffer gives the fixture back; one byte short is Truncated. */
-function fourWays<T>(fixture: Uint8Array, value: T, parse: (v: DataView, off: number, end?: number) => T, emit: (m: T, v: DataView, off: number) => number): void {
+function fourWays<T>(
+  fixture: Uint8Array,
+  value: T,
+  parse: (v: DataView, off: number, end?: number) => T,
+  emit: (m: T, v: DataView, off: number) => number,
+): void {
   const buf = new Uint8Array(fixture.length + 6).fill(0xa5);
   buf.set(fixture, 3);
   expect(parse(viewOf(buf), 3)).toEqual(value);
@@ -81,7 +100,18 @@ describe('MAD common header', () => {
   });
 
   test('every header field has its own bytes', () => {
-    const h: MadHeader = { baseVersion: 0x01, mgmtClass: 0x81, classVersion: 0x80, method: 0x92, status: 0x1c02, classSpecific: 0xbeef, transactionId: 0x0123456789abcdefn, attributeId: 0x001a, reserved: 0x5555, attributeModifier: 0xfedcba98 };
+    const h: MadHeader = {
+      baseVersion: 0x01,
+      mgmtClass: 0x81,
+      classVersion: 0x80,
+      method: 0x92,
+      status: 0x1c02,
+      classSpecific: 0xbeef,
+      transactionId: 0x0123456789abcdefn,
+      attributeId: 0x001a,
+      reserved: 0x5555,
+      attributeModifier: 0xfedcba98,
+    };
     const b = new Uint8Array(MAD_HEADER_LEN);
     emitMadHeader(h, viewOf(b), 0);
     expect(toHex(b)).toBe('0181809' + '21c02beef0123456789abcdef001a5555fedcba98');
@@ -273,23 +303,42 @@ describe('CM messages: parse, emit from 0xa5, truncation', () => {
     );
   });
 
-  test('RTU (Endace frame 9)', () => fourWays(cmDataOf(F.ENDACE_RTU), { localCommId: 0xe9488627, remoteCommId: 0xf9024539, privateData: zeros(224) }, parseCmRtu, emitCmRtu));
+  test('RTU (Endace frame 9)', () =>
+    fourWays(cmDataOf(F.ENDACE_RTU), { localCommId: 0xe9488627, remoteCommId: 0xf9024539, privateData: zeros(224) }, parseCmRtu, emitCmRtu));
 
   test('REJ from rdma_rxe: timeout, rejecting "other", ARI = its CA GUID', () => {
     fourWays(
       cmDataOf(F.RXE_REJ),
-      { localCommId: 0x770f9bfe, remoteCommId: 0, messageRejected: 2, rejectedInfoLength: 8, reason: RejReason.TIMEOUT, ari: bytesWith(72, [0x50, 0x54, 0x00, 0xff, 0xfe, 0x12, 0x34, 0x01]), privateData: zeros(148) },
+      {
+        localCommId: 0x770f9bfe,
+        remoteCommId: 0,
+        messageRejected: 2,
+        rejectedInfoLength: 8,
+        reason: RejReason.TIMEOUT,
+        ari: bytesWith(72, [0x50, 0x54, 0x00, 0xff, 0xfe, 0x12, 0x34, 0x01]),
+        privateData: zeros(148),
+      },
       parseCmRej,
       emitCmRej,
     );
   });
 
   test('MRA (hand-made): LAP MRAed, service timeout 21', () => {
-    fourWays(F.MRA_DATA, { localCommId: 0x11223344, remoteCommId: 0x55667788, messageMraed: MraMessage.LAP, serviceTimeout: 21, privateData: bytesWith(222, [0x70, 0x64]) }, parseCmMra, emitCmMra);
+    fourWays(
+      F.MRA_DATA,
+      { localCommId: 0x11223344, remoteCommId: 0x55667788, messageMraed: MraMessage.LAP, serviceTimeout: 21, privateData: bytesWith(222, [0x70, 0x64]) },
+      parseCmMra,
+      emitCmMra,
+    );
   });
 
   test('DREQ (hand-made)', () => {
-    fourWays(F.DREQ_DATA, { localCommId: 0x11223344, remoteCommId: 0x55667788, remoteQpnEecn: 0xabcdef, privateData: bytesWith(220, [1, 2, 3]) }, parseCmDreq, emitCmDreq);
+    fourWays(
+      F.DREQ_DATA,
+      { localCommId: 0x11223344, remoteCommId: 0x55667788, remoteQpnEecn: 0xabcdef, privateData: bytesWith(220, [1, 2, 3]) },
+      parseCmDreq,
+      emitCmDreq,
+    );
   });
 
   test('DREP (hand-made): 224 bytes of private data, first and last set', () => {
@@ -297,13 +346,27 @@ describe('CM messages: parse, emit from 0xa5, truncation', () => {
   });
 
   test('SIDR_REQ from rdma_rxe (udaddy, UDP port space)', () => {
-    fourWays(cmDataOf(F.RXE_SIDR_REQ), { requestId: 0x6520f457, pkey: 0xffff, serviceId: 0x0000000001111c06n, privateData: cmDataOf(F.RXE_SIDR_REQ).slice(16) }, parseCmSidrReq, emitCmSidrReq);
+    fourWays(
+      cmDataOf(F.RXE_SIDR_REQ),
+      { requestId: 0x6520f457, pkey: 0xffff, serviceId: 0x0000000001111c06n, privateData: cmDataOf(F.RXE_SIDR_REQ).slice(16) },
+      parseCmSidrReq,
+      emitCmSidrReq,
+    );
   });
 
   test('SIDR_REP (hand-made): service ID at byte 12, Q_Key at 20, information and private data to their last byte', () => {
     fourWays(
       F.SIDR_REP_DATA,
-      { requestId: 0x6520f457, status: SidrStatus.NO_QP, additionalInfoLength: 72, qpn: 0x13, serviceId: 0x0000000001111c06n, qkey: 0x01234567, additionalInfo: bytesWith(72, [1], 2), privateData: bytesWith(136, [0xaa], 0xbb) },
+      {
+        requestId: 0x6520f457,
+        status: SidrStatus.NO_QP,
+        additionalInfoLength: 72,
+        qpn: 0x13,
+        serviceId: 0x0000000001111c06n,
+        qkey: 0x01234567,
+        additionalInfo: bytesWith(72, [1], 2),
+        privateData: bytesWith(136, [0xaa], 0xbb),
+      },
       parseCmSidrRep,
       emitCmSidrRep,
     );
@@ -338,7 +401,14 @@ describe('CM messages: parse, emit from 0xa5, truncation', () => {
   test('APR (hand-made)', () => {
     fourWays(
       F.APR_DATA,
-      { localCommId: 0x11223344, remoteCommId: 0x55667788, additionalInfoLength: 8, apStatus: ApStatus.IS_CURRENT, additionalInfo: bytesWith(72, [1, 2, 3, 4, 5, 6, 7, 8]), privateData: bytesWith(148, [0xcc], 0xdd) },
+      {
+        localCommId: 0x11223344,
+        remoteCommId: 0x55667788,
+        additionalInfoLength: 8,
+        apStatus: ApStatus.IS_CURRENT,
+        additionalInfo: bytesWith(72, [1, 2, 3, 4, 5, 6, 7, 8]),
+        privateData: bytesWith(148, [0xcc], 0xdd),
+      },
       parseCmApr,
       emitCmApr,
     );
@@ -365,7 +435,8 @@ describe('CM field tables', () => {
     let width = 0;
     for (const [field, f] of Object.entries(table) as [string, Field][]) {
       width += f.width;
-      ones[field] = f.kind === 'flag' ? true : f.kind === 'u64' ? (1n << 64n) - 1n : f.kind === 'uint' ? 2 ** f.width - 1 : new Uint8Array(f.width / 8).fill(0xff);
+      ones[field] =
+        f.kind === 'flag' ? true : f.kind === 'u64' ? (1n << 64n) - 1n : f.kind === 'uint' ? 2 ** f.width - 1 : new Uint8Array(f.width / 8).fill(0xff);
     }
     const buf = new Uint8Array(MAD_DATA_LEN).fill(0xa5);
     writeFields(table, MAD_DATA_LEN, ones as never, viewOf(buf), 0, name);
@@ -385,10 +456,24 @@ describe('CM field tables', () => {
       ['15-byte GID', () => emitCmReq({ ...REQ_ALL, primaryLocalGid: zeros(15) }, v, 0)],
       ['93 bytes of REQ private data', () => emitCmReq({ ...REQ_ALL, privateData: zeros(93) }, v, 0)],
       ['65-bit service ID', () => emitCmReq({ ...REQ_ALL, serviceId: 1n << 64n }, v, 0)],
-      ['8-bit rejected info length', () => emitCmRej({ localCommId: 0, remoteCommId: 0, messageRejected: 0, rejectedInfoLength: 128, reason: 1, ari: zeros(0), privateData: zeros(0) }, v, 0)],
+      [
+        '8-bit rejected info length',
+        () =>
+          emitCmRej({ localCommId: 0, remoteCommId: 0, messageRejected: 0, rejectedInfoLength: 128, reason: 1, ari: zeros(0), privateData: zeros(0) }, v, 0),
+      ],
     ];
     for (const [what, fn] of bad) {
-      expect([what, (() => { try { fn(); return 'no error'; } catch (e) { return (e as WireError).code; } })()]).toEqual([what, WireErrorCode.BadValue]);
+      expect([
+        what,
+        (() => {
+          try {
+            fn();
+            return 'no error';
+          } catch (e) {
+            return (e as WireError).code;
+          }
+        })(),
+      ]).toEqual([what, WireErrorCode.BadValue]);
     }
   });
 
@@ -441,7 +526,7 @@ describe('RDMA IP CM service IDs and private data (IBTA vol. 1 Annex A11)', () =
     dstAddr: ipCmAddressFromString('198.18.0.2').addr,
   };
 
-  test('the header of rxe\'s REQ private data (cma_hdr: IPv4 in the last 4 bytes)', () => {
+  test("the header of rxe's REQ private data (cma_hdr: IPv4 in the last 4 bytes)", () => {
     fourWays(cmDataOf(F.RXE_REQ).slice(140, 140 + IP_CM_HEADER_LEN), rxeHeader, parseIpCmPrivateData, emitIpCmPrivateData);
     expect(ipCmAddressToString(rxeHeader.srcAddr, 4)).toBe('198.18.0.1');
   });
@@ -486,14 +571,25 @@ describe('decodeMad', () => {
     expect(decodeMad(viewOf(mad), 0, MAD_LEN)).toMatchObject({ cm: null, ipCm: null });
   });
 
-  test('buildCmMad: method Send, class CM version 2, the message\'s attribute ID', () => {
-    const mad = buildCmMad({ name: 'RTU', fields: { localCommId: 0xe9488627, remoteCommId: 0xf9024539, privateData: zeros(0) } }, { transactionId: 0x00000010278648e9n });
+  test("buildCmMad: method Send, class CM version 2, the message's attribute ID", () => {
+    const mad = buildCmMad(
+      { name: 'RTU', fields: { localCommId: 0xe9488627, remoteCommId: 0xf9024539, privateData: zeros(0) } },
+      { transactionId: 0x00000010278648e9n },
+    );
     expect(toHex(mad)).toBe(toHex(F.ENDACE_RTU));
   });
 });
 
 function rxeIpCm(): unknown {
-  return { majorVersion: 0, minorVersion: 0, ipVersion: 4, reserved: 0, srcPort: 0xa719, srcAddr: ipCmAddressFromString('198.18.0.1').addr, dstAddr: ipCmAddressFromString('198.18.0.2').addr };
+  return {
+    majorVersion: 0,
+    minorVersion: 0,
+    ipVersion: 4,
+    reserved: 0,
+    srcPort: 0xa719,
+    srcAddr: ipCmAddressFromString('198.18.0.1').addr,
+    dstAddr: ipCmAddressFromString('198.18.0.2').addr,
+  };
 }
 
 // ------------------------------------------------------------- provenance

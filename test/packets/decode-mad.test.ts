@@ -18,7 +18,9 @@ import { malformed } from '../support/make-captures';
 import { ZERO_FRAME_TIME } from '../../base/exact-time';
 
 const frames = cmExchanges().map((r) => r.data);
-const bad = malformed().slice(8).map((r) => r.data);
+const bad = malformed()
+  .slice(8)
+  .map((r) => r.data);
 const roce = (f: Uint8Array, lean = false): RocePacket => {
   const d = decodeFrame(f, LinkType.Ethernet, { lean });
   if (!d.roce) throw new Error('not RoCE');
@@ -69,7 +71,7 @@ test('only UD SEND ONLY to QP 1 with the GSI Q_Key carries a MAD', () => {
   for (const f of notGsi) expect([roce(f).mad, roce(f).madError]).toEqual([null, null]);
 });
 
-test('with a bad ICRC the MAD is still read (the ICRC error stays the frame\'s error)', () => {
+test("with a bad ICRC the MAD is still read (the ICRC error stays the frame's error)", () => {
   const f = frames[0]!.slice();
   f[f.length - 1] = (f[f.length - 1] ?? 0) ^ 0xff;
   const p = roce(f);
@@ -79,7 +81,9 @@ test('with a bad ICRC the MAD is still read (the ICRC error stays the frame\'s e
 
 test('summary lines: the CM message in a few words after the DETH', () => {
   const line = (i: number): string => summaryLine(i + 1, ZERO_FRAME_TIME, roce(frames[i]!));
-  expect(line(0)).toContain('UD_SEND_ONLY QP=0x000001 PSN=0 A QKey=0x80010000 SrcQP=0x000001 CM REQ svc 0x0000000001064e20 → 198.18.0.2:20000 QPN 0x000011 PSN 3086848 comm 0x770f9bfe len=256 ICRC ok');
+  expect(line(0)).toContain(
+    'UD_SEND_ONLY QP=0x000001 PSN=0 A QKey=0x80010000 SrcQP=0x000001 CM REQ svc 0x0000000001064e20 → 198.18.0.2:20000 QPN 0x000011 PSN 3086848 comm 0x770f9bfe len=256 ICRC ok',
+  );
   expect(line(1)).toContain('CM MRA REQ service timeout 34.4 s');
   expect(line(2)).toContain('CM REP comm 0x3c1d52a4 → 0x770f9bfe QPN 0x000012 PSN 8002348');
   expect(line(6)).toContain('CM REQ svc 0x0000000001064853 → [fd00::2]:18515 QPN 0x000021');
@@ -87,7 +91,9 @@ test('summary lines: the CM message in a few words after the DETH', () => {
   expect(line(8)).toContain('CM SIDR_REQ svc 0x0000000001111c06 → 198.18.0.2:7174');
   expect(line(9)).toContain('CM SIDR_REP status 0 (success) QPN 0x000013 Q_Key 0x01234567');
   expect(line(12)).toContain('MAD CM Get attr CLASS_PORT_INFO TID 0x00000002555bbcaf');
-  expect(summaryLine(9, ZERO_FRAME_TIME, roce(bad[0]!))).toMatch(/len=200 ICRC ok \[MAD ROCE_ERR_BAD_LENGTH: a MAD is 256 bytes, this one 200 \(at byte 62\)\]$/);
+  expect(summaryLine(9, ZERO_FRAME_TIME, roce(bad[0]!))).toMatch(
+    /len=200 ICRC ok \[MAD ROCE_ERR_BAD_LENGTH: a MAD is 256 bytes, this one 200 \(at byte 62\)\]$/,
+  );
 });
 
 test('-v: the common header, every CM field with its meaning, the IP CM header', () => {
@@ -112,13 +118,28 @@ test('-v: the common header, every CM field with its meaning, the IP CM header',
     expect(t.split('\n')).toContain(s);
   }
   expect(fieldTree(8, ZERO_FRAME_TIME, frames[7]!.length, roce(frames[7]!), frames[7]!)).toContain('    reason 28 (consumer reject)');
-  expect(fieldTree(9, ZERO_FRAME_TIME, bad[0]!.length, roce(bad[0]!), bad[0]!)).toContain('  MAD error: ROCE_ERR_BAD_LENGTH at byte 62: a MAD is 256 bytes, this one 200');
+  expect(fieldTree(9, ZERO_FRAME_TIME, bad[0]!.length, roce(bad[0]!), bad[0]!)).toContain(
+    '  MAD error: ROCE_ERR_BAD_LENGTH at byte 62: a MAD is 256 bytes, this one 200',
+  );
 });
 
 test('--json: a mad object with the header and the CM fields by name', () => {
   const j = frameToJson(1, ZERO_FRAME_TIME, roce(frames[0]!));
   const mad = j['mad'] as Record<string, unknown>;
-  expect(mad).toMatchObject({ baseVersion: 1, mgmtClass: 7, classVersion: 2, method: 3, response: false, status: 0, classSpecific: 0, transactionId: '0x00000002555bbcab', attributeId: 0x10, reserved: 0, attributeModifier: 0, attributeName: 'REQ' });
+  expect(mad).toMatchObject({
+    baseVersion: 1,
+    mgmtClass: 7,
+    classVersion: 2,
+    method: 3,
+    response: false,
+    status: 0,
+    classSpecific: 0,
+    transactionId: '0x00000002555bbcab',
+    attributeId: 0x10,
+    reserved: 0,
+    attributeModifier: 0,
+    attributeName: 'REQ',
+  });
   const cm = mad['cm'] as Record<string, unknown>;
   expect(cm).toMatchObject({
     message: 'REQ',
@@ -130,7 +151,16 @@ test('--json: a mad object with the header and the CM fields by name', () => {
     endToEndFlowControl: false,
     primaryLocalGid: '::ffff:198.18.0.1',
     primaryFlowLabel: 0x4580d,
-    ipCm: { majorVersion: 0, minorVersion: 0, ipVersion: 4, reserved: 0, srcPort: 42777, src: '198.18.0.1', dst: '198.18.0.2', privateData: `7270696e67${'00'.repeat(51)}` },
+    ipCm: {
+      majorVersion: 0,
+      minorVersion: 0,
+      ipVersion: 4,
+      reserved: 0,
+      srcPort: 42777,
+      src: '198.18.0.1',
+      dst: '198.18.0.2',
+      privateData: `7270696e67${'00'.repeat(51)}`,
+    },
   });
   expect(cm['privateData']).toMatch(/^0040a719/);
   expect((cm['privateData'] as string).length).toBe(184);
@@ -138,5 +168,11 @@ test('--json: a mad object with the header and the CM fields by name', () => {
   expect(Object.keys(cm)).toHaveLength(46 + 2);
   expect((frameToJson(13, ZERO_FRAME_TIME, roce(frames[12]!))['mad'] as Record<string, unknown>)['cm']).toBeNull();
   expect(frameToJson(9, ZERO_FRAME_TIME, roce(bad[0]!))).toMatchObject({ mad: null, error: 'a MAD is 256 bytes, this one 200 (at byte 62)' });
-  expect(frameToJson(1, ZERO_FRAME_TIME, roce(buildRoceV2Frame({ eth: { src: 2, dst: 4 }, ip: { version: 4, src: 1, dst: 2 }, bth: { opcode: 4, destQp: 5, psn: 0 } })))['mad']).toBeNull();
+  expect(
+    frameToJson(
+      1,
+      ZERO_FRAME_TIME,
+      roce(buildRoceV2Frame({ eth: { src: 2, dst: 4 }, ip: { version: 4, src: 1, dst: 2 }, bth: { opcode: 4, destQp: 5, psn: 0 } })),
+    )['mad'],
+  ).toBeNull();
 });

@@ -134,11 +134,37 @@ describe('records that do not admit the cut (captured length = original length, 
 /** Each extension header: the packet's field, and the name `truncatedIn` gives it (docs/decode.md). */
 const HEADERS: readonly { name: HdrName; len: number; field: keyof RocePacket; part: TruncatedPart }[] = HDR_ORDER.map((h) => ({
   ...h,
-  field: ({ XRCETH: 'xrcEth', RDETH: 'rdEth', DETH: 'deth', FETH: 'feth', RETH: 'reth', ATOMIC_ETH: 'atomicEth', AETH: 'aeth', ATOMIC_ACK_ETH: 'atomicAckEth', IMMDT: 'immDt', IETH: 'ieth', CNP: 'cnp' } as const)[h.name],
-  part: ({ XRCETH: 'XRCETH', RDETH: 'RDETH', DETH: 'DETH', FETH: 'FETH', RETH: 'RETH', ATOMIC_ETH: 'AtomicETH', AETH: 'AETH', ATOMIC_ACK_ETH: 'AtomicAckETH', IMMDT: 'ImmDt', IETH: 'IETH', CNP: 'CNP' } as const)[h.name],
+  field: (
+    {
+      XRCETH: 'xrcEth',
+      RDETH: 'rdEth',
+      DETH: 'deth',
+      FETH: 'feth',
+      RETH: 'reth',
+      ATOMIC_ETH: 'atomicEth',
+      AETH: 'aeth',
+      ATOMIC_ACK_ETH: 'atomicAckEth',
+      IMMDT: 'immDt',
+      IETH: 'ieth',
+      CNP: 'cnp',
+    } as const
+  )[h.name],
+  part: (
+    {
+      XRCETH: 'XRCETH',
+      RDETH: 'RDETH',
+      DETH: 'DETH',
+      FETH: 'FETH',
+      RETH: 'RETH',
+      ATOMIC_ETH: 'AtomicETH',
+      AETH: 'AETH',
+      ATOMIC_ACK_ETH: 'AtomicAckETH',
+      IMMDT: 'ImmDt',
+      IETH: 'IETH',
+      CNP: 'CNP',
+    } as const
+  )[h.name],
 }));
-
-const HEADER_FIELDS = HEADERS.map((h) => h.field);
 
 /** The frame `frame` as a capture record cut to `n` bytes; `admitted`: its original length is the frame's, else `n`. */
 function cutRecord(frame: Uint8Array, n: number, linkType: number, admitted: boolean): DecodedFrame {
@@ -151,12 +177,36 @@ const KNOWN = OPCODES.filter((e): e is OpcodeInfo => e !== undefined);
 describe('every opcode, cut at every length', () => {
   const eth = { src: 2, dst: 4 };
   const forms: readonly { name: string; build: (info: OpcodeInfo, seed: number) => Uint8Array; linkType: number; bthOff: number; minRoce: number }[] = [
-    { name: 'RoCE v2 over IPv4', build: (info, seed) => buildRoceV2Frame({ ...transportSpecFor(info, seed), eth, ip: { version: 4, src: 1, dst: 2 } }), linkType: LinkType.Ethernet, bthOff: 42, minRoce: 42 },
-    { name: 'RoCE v2 over IPv6', build: (info, seed) => buildRoceV2Frame({ ...transportSpecFor(info, seed), eth, ip: { version: 6, src: 'fd00::1', dst: 'fd00::2' } }), linkType: LinkType.Ethernet, bthOff: 62, minRoce: 62 },
+    {
+      name: 'RoCE v2 over IPv4',
+      build: (info, seed) => buildRoceV2Frame({ ...transportSpecFor(info, seed), eth, ip: { version: 4, src: 1, dst: 2 } }),
+      linkType: LinkType.Ethernet,
+      bthOff: 42,
+      minRoce: 42,
+    },
+    {
+      name: 'RoCE v2 over IPv6',
+      build: (info, seed) => buildRoceV2Frame({ ...transportSpecFor(info, seed), eth, ip: { version: 6, src: 'fd00::1', dst: 'fd00::2' } }),
+      linkType: LinkType.Ethernet,
+      bthOff: 62,
+      minRoce: 62,
+    },
     // Raw IP (link type 101): no link header.
-    { name: 'RoCE v2, raw IPv4', build: (info, seed) => buildRoceV2Frame({ ...transportSpecFor(info, seed), eth, ip: { version: 4, src: 1, dst: 2 } }).slice(14), linkType: LinkType.Raw, bthOff: 28, minRoce: 28 },
+    {
+      name: 'RoCE v2, raw IPv4',
+      build: (info, seed) => buildRoceV2Frame({ ...transportSpecFor(info, seed), eth, ip: { version: 4, src: 1, dst: 2 } }).slice(14),
+      linkType: LinkType.Raw,
+      bthOff: 28,
+      minRoce: 28,
+    },
     // RoCE v1: the EtherType says RoCE; the GRH follows.
-    { name: 'RoCE v1', build: (info, seed) => buildRoceV1Frame({ ...transportSpecFor(info, seed), eth, grh: { sgid: 'fe80::1', dgid: 'fe80::2' } }), linkType: LinkType.Ethernet, bthOff: 54, minRoce: 14 },
+    {
+      name: 'RoCE v1',
+      build: (info, seed) => buildRoceV1Frame({ ...transportSpecFor(info, seed), eth, grh: { sgid: 'fe80::1', dgid: 'fe80::2' } }),
+      linkType: LinkType.Ethernet,
+      bthOff: 54,
+      minRoce: 14,
+    },
   ];
   for (const form of forms) {
     test(`${form.name}: every header the capture holds whole, the part where it ends, never a fault`, () => {
@@ -170,12 +220,13 @@ describe('every opcode, cut at every length', () => {
         const frame = form.build(info, info.opcode + 1);
         const w = decodeAt(new DataView(frame.buffer), frame, 0, frame.length, form.linkType, {}, frame.length);
         if (!w.roce || w.bth === null) throw new Error(`${info.name}: the whole frame does not decode`);
-        same(info.name, 'the whole frame\'s fault', frameFault(w), null);
+        same(info.name, "the whole frame's fault", frameFault(w), null);
         // Every length up to 8 bytes into the payload, then a few within it and inside the ICRC.
         const hdrEnd = form.bthOff + info.headerLen;
         const lengths = new Set<number>();
         for (let n = 0; n <= Math.min(hdrEnd + 8, frame.length - 1); n++) lengths.add(n);
-        for (const n of [(hdrEnd + frame.length) >> 1, frame.length - 5, frame.length - 4, frame.length - 3, frame.length - 1]) if (n > 0 && n < frame.length) lengths.add(n);
+        for (const n of [(hdrEnd + frame.length) >> 1, frame.length - 5, frame.length - 4, frame.length - 3, frame.length - 1])
+          if (n > 0 && n < frame.length) lengths.add(n);
         for (const n of lengths) {
           const where = `${info.name} cut to ${n}`;
           const d = cutRecord(frame, n, form.linkType, true);
@@ -192,7 +243,12 @@ describe('every opcode, cut at every length', () => {
           cuts++;
           same(where, 'truncated, ICRC, fault', [d.truncated, d.icrc, d.icrcOk, frameFault(d)], [true, null, null, null]);
           const json = frameToJson(1, ZERO_FRAME_TIME, d);
-          same(where, 'JSON text', textOf((t) => writeFrameJson(t, 1, ZERO_FRAME_TIME, d)), JSON.stringify(json));
+          same(
+            where,
+            'JSON text',
+            textOf((t) => writeFrameJson(t, 1, ZERO_FRAME_TIME, d)),
+            JSON.stringify(json),
+          );
           same(where, 'JSON error', json['error'], undefined);
           const line = summaryLine(1, ZERO_FRAME_TIME, d);
           same(where, 'summary line', / \[capture truncated( inside the [A-Za-z]+)?[:\]]/.test(line) && !line.includes('ROCE_ERR'), true);

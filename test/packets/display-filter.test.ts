@@ -5,7 +5,7 @@
  * judges the same filters on the bundled captures in test/crosscheck/tshark-cli.test.ts.
  */
 import { DisplayFilterError, compileDisplayFilter } from '../../packets/display-filter';
-import { type FieldFrame } from '../../packets/frame-fields';
+import type { FieldFrame } from '../../packets/frame-fields';
 import { frameLayers } from '../../packets/frame-layers';
 import { buildRoceV2Frame } from '../../packets/build';
 import { decodeFrame } from '../../packets/decode';

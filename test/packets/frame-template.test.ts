@@ -57,10 +57,17 @@ test('a payload window of a larger buffer builds the same frame as a view of it,
     const viaView = new Uint8Array(6000);
     const viaWindow = new Uint8Array(6000);
     const n1 = tpl.emitInto({ bth, reth: { ...reth, dmaLength: len }, payload: region.subarray(at, at + len) }, viaView, new DataView(viaView.buffer), 0);
-    const n2 = tpl.emitInto({ bth, reth: { ...reth, dmaLength: len }, payload: region, payloadOffset: at, payloadLength: len }, viaWindow, new DataView(viaWindow.buffer), 0);
+    const n2 = tpl.emitInto(
+      { bth, reth: { ...reth, dmaLength: len }, payload: region, payloadOffset: at, payloadLength: len },
+      viaWindow,
+      new DataView(viaWindow.buffer),
+      0,
+    );
     expect(n2).toBe(n1);
     expect(Buffer.from(viaWindow.subarray(0, n2)).equals(Buffer.from(viaView.subarray(0, n1)))).toBe(true);
   }
   const out = new Uint8Array(6000);
-  expect(() => tpl.emitInto({ bth, reth, payload: region, payloadOffset: 9999, payloadLength: 2 }, out, new DataView(out.buffer), 0)).toThrow(/payload window \[9999, 10001\) is outside its 10000-byte buffer/);
+  expect(() => tpl.emitInto({ bth, reth, payload: region, payloadOffset: 9999, payloadLength: 2 }, out, new DataView(out.buffer), 0)).toThrow(
+    /payload window \[9999, 10001\) is outside its 10000-byte buffer/,
+  );
 });

@@ -41,7 +41,21 @@ const cases: Case[] = [
     name: 'BTH (ACK from Huawei hardware, MigReq=1)',
     hex: '11 40 ffff 00 000045 00 000000',
     len: BTH_LEN,
-    value: { opcode: 0x11, se: false, migReq: true, padCount: 0, tver: 0, pkey: 0xffff, fecn: false, becn: false, resv6: 0, destQp: 0x45, ackReq: false, resv7: 0, psn: 0 },
+    value: {
+      opcode: 0x11,
+      se: false,
+      migReq: true,
+      padCount: 0,
+      tver: 0,
+      pkey: 0xffff,
+      fecn: false,
+      becn: false,
+      resv6: 0,
+      destQp: 0x45,
+      ackReq: false,
+      resv7: 0,
+      psn: 0,
+    },
     parse: parseBth,
     emit: emitBth as Case['emit'],
   },
@@ -50,7 +64,21 @@ const cases: Case[] = [
     name: 'BTH (all flags)',
     hex: '0a b0 8001 90 abcdef 81 fedcba',
     len: BTH_LEN,
-    value: { opcode: 0x0a, se: true, migReq: false, padCount: 3, tver: 0, pkey: 0x8001, fecn: true, becn: false, resv6: 0x10, destQp: 0xabcdef, ackReq: true, resv7: 1, psn: 0xfedcba },
+    value: {
+      opcode: 0x0a,
+      se: true,
+      migReq: false,
+      padCount: 3,
+      tver: 0,
+      pkey: 0x8001,
+      fecn: true,
+      becn: false,
+      resv6: 0x10,
+      destQp: 0xabcdef,
+      ackReq: true,
+      resv7: 1,
+      psn: 0xfedcba,
+    },
     parse: parseBth,
     emit: emitBth as Case['emit'],
   },
@@ -160,8 +188,52 @@ describe.each(cases)('$name', (c) => {
 describe('emitters reject values that do not fit', () => {
   const v = viewOf(new Uint8Array(64));
   test.each([
-    ['BTH PSN of 25 bits', () => emitBth({ opcode: 4, se: false, migReq: false, padCount: 0, tver: 0, pkey: 0, fecn: false, becn: false, resv6: 0, destQp: 1, ackReq: false, resv7: 0, psn: 1 << 24 }, v, 0)],
-    ['BTH pad count 4', () => emitBth({ opcode: 4, se: false, migReq: false, padCount: 4, tver: 0, pkey: 0, fecn: false, becn: false, resv6: 0, destQp: 1, ackReq: false, resv7: 0, psn: 0 }, v, 0)],
+    [
+      'BTH PSN of 25 bits',
+      () =>
+        emitBth(
+          {
+            opcode: 4,
+            se: false,
+            migReq: false,
+            padCount: 0,
+            tver: 0,
+            pkey: 0,
+            fecn: false,
+            becn: false,
+            resv6: 0,
+            destQp: 1,
+            ackReq: false,
+            resv7: 0,
+            psn: 1 << 24,
+          },
+          v,
+          0,
+        ),
+    ],
+    [
+      'BTH pad count 4',
+      () =>
+        emitBth(
+          {
+            opcode: 4,
+            se: false,
+            migReq: false,
+            padCount: 4,
+            tver: 0,
+            pkey: 0,
+            fecn: false,
+            becn: false,
+            resv6: 0,
+            destQp: 1,
+            ackReq: false,
+            resv7: 0,
+            psn: 0,
+          },
+          v,
+          0,
+        ),
+    ],
     ['RETH VA of 65 bits', () => emitReth({ va: 1n << 64n, rkey: 0, dmaLength: 0 }, v, 0)],
     ['RETH negative rkey', () => emitReth({ va: 0n, rkey: -1, dmaLength: 0 }, v, 0)],
     ['DETH source QP of 25 bits', () => emitDeth({ qkey: 0, srcQp: 0x1000000 }, v, 0)],
@@ -213,7 +285,18 @@ describe('IPv4', () => {
   test('parse and checksum', () => {
     const b = fromHex(hex);
     const h = parseIpv4(viewOf(b), 0);
-    expect(h).toMatchObject({ ihl: 5, dscp: 0, ecn: 2, totalLength: 48, dontFragment: true, ttl: 64, protocol: 17, checksum: 0x2d60, src: 0xc0a84606, dst: 0xc0a84604 });
+    expect(h).toMatchObject({
+      ihl: 5,
+      dscp: 0,
+      ecn: 2,
+      totalLength: 48,
+      dontFragment: true,
+      ttl: 64,
+      protocol: 17,
+      checksum: 0x2d60,
+      src: 0xc0a84606,
+      dst: 0xc0a84604,
+    });
     expect(ipv4ChecksumOk(viewOf(b), 0, 5)).toBe(true);
     b[8] = 63;
     expect(ipv4ChecksumOk(viewOf(b), 0, 5)).toBe(false);

@@ -3,16 +3,7 @@ import * as zlib from 'node:zlib';
 import fc from 'fast-check';
 import { crc32, crc32Step4, crc32Update, crc32UpdateFast, crc32UpdateZlib, wordLE, ZLIB_MIN_LEN } from '../../packets/crc32';
 import { WireError, WireErrorCode } from '../../packets/errors';
-import {
-  ICRC_SEED_STATE,
-  icrcV1,
-  icrcV2,
-  readIcrc,
-  sealIcrcV2,
-  verifyIcrcV1,
-  verifyIcrcV2,
-  writeIcrc,
-} from '../../packets/icrc';
+import { ICRC_SEED_STATE, icrcV1, icrcV2, readIcrc, sealIcrcV2, verifyIcrcV1, verifyIcrcV2, writeIcrc } from '../../packets/icrc';
 import { noPublicCaptures, publicCapture, testUnless } from '../support/skip';
 
 // ---------------------------------------------------------------------------------------------
@@ -279,20 +270,14 @@ describe('ICRC building blocks', () => {
 
   test('crc32 wrapper matches zlib.crc32 for random buffers, offsets and continuation values', () => {
     fc.assert(
-      fc.property(
-        fc.uint8Array({ maxLength: 5000 }),
-        fc.nat(),
-        fc.nat(),
-        fc.integer({ min: 0, max: 0xffffffff }),
-        (data, a, b, value) => {
-          const lo = data.length === 0 ? 0 : a % (data.length + 1);
-          const hi = lo + (data.length === 0 ? 0 : b % (data.length - lo + 1));
-          // zlib.crc32 returns 0 (not `value`) for an empty view over a zero-length ArrayBuffer.
-          const want = hi === lo ? value : zlib.crc32(data.subarray(lo, hi), value);
-          expect(crc32(data, value, lo, hi)).toBe(want);
-          expect(~crc32Update(~value >>> 0, data, lo, hi) >>> 0).toBe(want);
-        },
-      ),
+      fc.property(fc.uint8Array({ maxLength: 5000 }), fc.nat(), fc.nat(), fc.integer({ min: 0, max: 0xffffffff }), (data, a, b, value) => {
+        const lo = data.length === 0 ? 0 : a % (data.length + 1);
+        const hi = lo + (data.length === 0 ? 0 : b % (data.length - lo + 1));
+        // zlib.crc32 returns 0 (not `value`) for an empty view over a zero-length ArrayBuffer.
+        const want = hi === lo ? value : zlib.crc32(data.subarray(lo, hi), value);
+        expect(crc32(data, value, lo, hi)).toBe(want);
+        expect(~crc32Update(~value >>> 0, data, lo, hi) >>> 0).toBe(want);
+      }),
       { numRuns: 300 },
     );
   });

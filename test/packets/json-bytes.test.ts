@@ -119,8 +119,12 @@ test('random bytes on every link type', () => {
 test('the time: with the decimals of the capture, and the time since the first frame exact beyond 2^53 ns', () => {
   const d = decodeFrame(buildRoceV2Frame({ eth: { src: 2, dst: 4 }, ip: { version: 4, src: 1, dst: 2 }, bth: { opcode: 4, destQp: 5, psn: 0 } }));
   const json = (time: FrameTime): string => textOf((t) => writeFrameJson(t, 1, time, d));
-  expect(json({ sec: 1_705_320_000, nsec: 1184, digits: 9, relSec: 0, relNsec: 1184 })).toMatch(/^\{"frame":1,"time":"1705320000.000001184","timeRelativeNs":1184,"roce":true,/);
-  expect(json({ sec: 1_705_320_000, nsec: 1000, digits: 6, relSec: 0, relNsec: 1000 })).toMatch(/^\{"frame":1,"time":"1705320000.000001","timeRelativeNs":1000,/);
+  expect(json({ sec: 1_705_320_000, nsec: 1184, digits: 9, relSec: 0, relNsec: 1184 })).toMatch(
+    /^\{"frame":1,"time":"1705320000.000001184","timeRelativeNs":1184,"roce":true,/,
+  );
+  expect(json({ sec: 1_705_320_000, nsec: 1000, digits: 6, relSec: 0, relNsec: 1000 })).toMatch(
+    /^\{"frame":1,"time":"1705320000.000001","timeRelativeNs":1000,/,
+  );
   // 300 days after the first frame, and 300 days before it (a pcapng whose clock jumped back).
   for (const [relSec, relNsec, text] of [
     [25_920_000, 123_456_789, '25920000123456789'],
@@ -141,15 +145,35 @@ test('many flows and BTHs interleaved: entries replaced by other keys are never 
     const host = (n: number): string => `198.18.${n % 3}.${n % 7}`;
     const op = ops[rng.u32() % ops.length]!;
     const bit = (): boolean => rng.u32() % 2 === 0;
-    const bth = { opcode: op, destQp: rng.u32() % 5 === 0 ? 0xabcdef : rng.u32() % 300, psn: i, se: bit(), migReq: bit(), tver: rng.u32() % 2, pkey: rng.u32() % 3 === 0 ? 0x7fff : 0xffff, fecn: bit(), becn: bit(), ackReq: bit() };
+    const bth = {
+      opcode: op,
+      destQp: rng.u32() % 5 === 0 ? 0xabcdef : rng.u32() % 300,
+      psn: i,
+      se: bit(),
+      migReq: bit(),
+      tver: rng.u32() % 2,
+      pkey: rng.u32() % 3 === 0 ? 0x7fff : 0xffff,
+      fecn: bit(),
+      becn: bit(),
+      ackReq: bit(),
+    };
     // The Ethernet and IP members are part of the endpoints' piece: they vary as the addresses do.
     const vlan = rng.u32() % 3 === 0 ? { vid: 100 + (rng.u32() % 2), pcp: rng.u32() % 2, dei: 0, tpid: 0x8100 } : null;
     const spec = {
       eth: { src: 2 + (rng.u32() % 2) * 0x0200c6120000, dst: 4, vlan },
-      ip: { version: 4 as const, src: host(rng.u32()), dst: host(rng.u32()), ecn: rng.u32() % 4, dscp: rng.u32() % 2 === 0 ? 26 : 0, ttl: 63 + (rng.u32() % 2) },
+      ip: {
+        version: 4 as const,
+        src: host(rng.u32()),
+        dst: host(rng.u32()),
+        ecn: rng.u32() % 4,
+        dscp: rng.u32() % 2 === 0 ? 26 : 0,
+        ttl: 63 + (rng.u32() % 2),
+      },
       udp: { srcPort: 49152 + (rng.u32() % 5) },
       bth,
-      ...(op === Opcode.RC_ACKNOWLEDGE ? { aeth: { syndrome: 0x1f, msn: i } } : { payload: new Uint8Array(op === Opcode.RC_RDMA_WRITE_MIDDLE ? 256 : 8 + (rng.u32() % 4)) }),
+      ...(op === Opcode.RC_ACKNOWLEDGE
+        ? { aeth: { syndrome: 0x1f, msn: i } }
+        : { payload: new Uint8Array(op === Opcode.RC_RDMA_WRITE_MIDDLE ? 256 : 8 + (rng.u32() % 4)) }),
     };
     frames.push(decodeFrame(buildRoceV2Frame(spec), LinkType.Ethernet));
   }

@@ -101,7 +101,14 @@ test('Opcode names every table entry with its number, and nothing else', () => {
 });
 
 test('each opcode belongs to the transport its top three bits name', () => {
-  const byBase: Record<number, string> = { 0x00: Transport.RC, 0x20: Transport.UC, 0x40: Transport.RD, 0x60: Transport.UD, 0x80: Transport.CNP, 0xa0: Transport.XRC };
+  const byBase: Record<number, string> = {
+    0x00: Transport.RC,
+    0x20: Transport.UC,
+    0x40: Transport.RD,
+    0x60: Transport.UD,
+    0x80: Transport.CNP,
+    0xa0: Transport.XRC,
+  };
   for (const e of defined) {
     expect(e!.transport).toBe(byBase[e!.opcode & 0xe0]);
     expect(e!.name.startsWith(e!.transport)).toBe(true);

@@ -31,11 +31,7 @@ const SAMPLE = [
 ];
 
 /** Classic big-endian pcap built field by field (draft-ietf-opsawg-pcap §4, §5). */
-function bigEndianPcap(
-  recs: { data: Uint8Array; sec: number; frac: number; orig?: number }[],
-  nano: boolean,
-  linkType: number,
-): Uint8Array {
+function bigEndianPcap(recs: { data: Uint8Array; sec: number; frac: number; orig?: number }[], nano: boolean, linkType: number): Uint8Array {
   const parts: Uint8Array[] = [];
   const h = new Uint8Array(24);
   const hv = new DataView(h.buffer);
@@ -473,8 +469,7 @@ describe('bad input', () => {
     const ngHead = concat([shb(), idb(1)]);
     fc.assert(
       fc.property(fc.uint8Array({ maxLength: 400 }), fc.constantFrom(0, 1, 2, 3), (tail, kind) => {
-        const prefix =
-          kind === 0 ? new Uint8Array(0) : kind === 1 ? pcapHead : kind === 2 ? ngHead : Uint8Array.of(0x0a, 0x0d, 0x0d, 0x0a);
+        const prefix = kind === 0 ? new Uint8Array(0) : kind === 1 ? pcapHead : kind === 2 ? ngHead : Uint8Array.of(0x0a, 0x0d, 0x0d, 0x0a);
         check(concat([prefix, tail]));
       }),
       { numRuns: 3000 },

@@ -6,7 +6,6 @@
 import { expectRefused, runPerftestPair } from './pair';
 import { keyMessageCount, sessionSteps } from '../../apps/oob/perftest-session';
 
-
 test.each([
   ['write', { iters: 100, size: 3000, mtu: 1024 }],
   ['read', { iters: 100, size: 3000, mtu: 1024 }],
@@ -14,27 +13,31 @@ test.each([
   ['atomic', { iters: 100 }],
   ['send', { iters: 60, size: 2000, mtu: 1024, qps: 2 }],
   ['send', { iters: 60, size: 1024, mtu: 1024, connection: 'UD' }],
-] as const)('%s -b %j: both directions move every message, each checked where it lands', async (verb, extra) => {
-  const { s, c } = await runPerftestPair({ verb, lat: false, bidirectional: true, ...extra });
-  expect(c.problems).toEqual([]);
-  expect(s.problems).toEqual([]);
-  expect(c.ok && s.ok).toBe(true);
-  const n = extra.iters * ('qps' in extra ? extra.qps : 1);
-  for (const [me, peer] of [
-    [c, s],
-    [s, c],
-  ] as const) {
-    expect(me.measured).toBe('local');
-    expect(me.messages).toBe(n);
-    expect(me.bidirectional?.peer.messages).toBe(n);
-    expect(me.bidirectional?.peer.gbps).toBeCloseTo(peer.gbps, 3);
-    expect(me.bidirectional?.gbpsBothWays).toBeCloseTo(me.gbps + peer.gbps, 3);
-    // Both ends requested (sent) and both served the other's requests.
-    expect(me.counters.sent_pkts).toBeGreaterThanOrEqual(n); // and the ACKs of what it served (RC)
-    expect(me.verify.bytesChecked).toBeGreaterThan(0);
-    expect(me.verify.mismatches).toBe(0);
-  }
-}, 30_000);
+] as const)(
+  '%s -b %j: both directions move every message, each checked where it lands',
+  async (verb, extra) => {
+    const { s, c } = await runPerftestPair({ verb, lat: false, bidirectional: true, ...extra });
+    expect(c.problems).toEqual([]);
+    expect(s.problems).toEqual([]);
+    expect(c.ok && s.ok).toBe(true);
+    const n = extra.iters * ('qps' in extra ? extra.qps : 1);
+    for (const [me, peer] of [
+      [c, s],
+      [s, c],
+    ] as const) {
+      expect(me.measured).toBe('local');
+      expect(me.messages).toBe(n);
+      expect(me.bidirectional?.peer.messages).toBe(n);
+      expect(me.bidirectional?.peer.gbps).toBeCloseTo(peer.gbps, 3);
+      expect(me.bidirectional?.gbpsBothWays).toBeCloseTo(me.gbps + peer.gbps, 3);
+      // Both ends requested (sent) and both served the other's requests.
+      expect(me.counters.sent_pkts).toBeGreaterThanOrEqual(n); // and the ACKs of what it served (RC)
+      expect(me.verify.bytesChecked).toBeGreaterThan(0);
+      expect(me.verify.mismatches).toBe(0);
+    }
+  },
+  30_000,
+);
 
 test('the -b session: both roles take the same steps, with a start barrier and the reports exchanged', () => {
   for (const verb of ['write', 'send'] as const) {

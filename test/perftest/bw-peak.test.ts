@@ -47,7 +47,7 @@ const run = fc
     return { posted, completed };
   });
 
-test('the bisection finds print_report_bw\'s minimum on any run', () => {
+test("the bisection finds print_report_bw's minimum on any run", () => {
   fc.assert(
     fc.property(run, ({ posted, completed }) => {
       const want = bruteForce(posted, completed) as number;
@@ -58,7 +58,7 @@ test('the bisection finds print_report_bw\'s minimum on any run', () => {
   );
 });
 
-test('a run with a burst: the peak is the burst\'s rate, above the average', () => {
+test("a run with a burst: the peak is the burst's rate, above the average", () => {
   // 100 messages posted at once at t=0, completing 10 ns apart from 1000 ns; then 100 more, 100 ns apart.
   const posted = Array.from({ length: 200 }, (_, i) => (i < 100 ? 0 : 2000));
   const completed = new Map<number, number>();
@@ -84,7 +84,7 @@ test('a run with a burst: the peak is the burst\'s rate, above the average', () 
   expect(m.bwReport(4096, false).bwPeak).toBeCloseTo(4096 / 20e-9 / 0x100000, 3);
 });
 
-test('no samples (perftest\'s noPeak): no peak, and the report\'s bw_peak is 0', () => {
+test("no samples (perftest's noPeak): no peak, and the report's bw_peak is 0", () => {
   expect(shortestNsPerMessage({ posted: [], completed: new Map() })).toBeNull();
   expect(shortestNsPerMessage({ posted: [0, 1], completed: new Map() })).toBeNull();
   const m = new Measurement();

@@ -5,7 +5,6 @@
  */
 import { expectRefused, runPerftestPair } from './pair';
 
-
 test.each([
   ['write', false, 'UC', { iters: 100, size: 3000, mtu: 1024 }],
   ['send', false, 'UC', { iters: 100, size: 3000, mtu: 1024 }],
@@ -13,21 +12,25 @@ test.each([
   ['send', true, 'UC', { iters: 100, size: 2000, mtu: 1024 }],
   ['send', true, 'UD', { iters: 100, size: 512, mtu: 1024 }],
   ['write', true, 'UC', { iters: 100, size: 2000, mtu: 1024 }],
-] as const)('%s lat=%s over %s: every message arrives and checks', async (verb, lat, connection, extra) => {
-  const { s, c } = await runPerftestPair({ verb, lat, ...extra, connection });
-  expect(c.problems).toEqual([]);
-  expect(s.problems).toEqual([]);
-  expect(c.ok && s.ok).toBe(true);
-  expect(c.connection).toBe(connection);
-  expect(c.verify.mismatches + s.verify.mismatches).toBe(0);
-  expect(c.verify.bytesChecked + s.verify.bytesChecked).toBeGreaterThanOrEqual(extra.size);
-  if (!lat) expect(s.messages).toBe(extra.iters);
-  // Unreliable transports: nothing answers a request. The client of a bandwidth test receives no packet
-  // at all (an RC client would receive ACKs), and nobody retransmits.
-  expect(c.counters.sent_pkts).toBeGreaterThan(0);
-  if (!lat) expect(c.counters.rcvd_pkts ?? 0).toBe(0);
-  expect((c.counters.retransmitted_pkts ?? 0) + (s.counters.retransmitted_pkts ?? 0)).toBe(0);
-}, 30_000);
+] as const)(
+  '%s lat=%s over %s: every message arrives and checks',
+  async (verb, lat, connection, extra) => {
+    const { s, c } = await runPerftestPair({ verb, lat, ...extra, connection });
+    expect(c.problems).toEqual([]);
+    expect(s.problems).toEqual([]);
+    expect(c.ok && s.ok).toBe(true);
+    expect(c.connection).toBe(connection);
+    expect(c.verify.mismatches + s.verify.mismatches).toBe(0);
+    expect(c.verify.bytesChecked + s.verify.bytesChecked).toBeGreaterThanOrEqual(extra.size);
+    if (!lat) expect(s.messages).toBe(extra.iters);
+    // Unreliable transports: nothing answers a request. The client of a bandwidth test receives no packet
+    // at all (an RC client would receive ACKs), and nobody retransmits.
+    expect(c.counters.sent_pkts).toBeGreaterThan(0);
+    if (!lat) expect(c.counters.rcvd_pkts ?? 0).toBe(0);
+    expect((c.counters.retransmitted_pkts ?? 0) + (s.counters.retransmitted_pkts ?? 0)).toBe(0);
+  },
+  30_000,
+);
 
 test('-c UD cuts the message size to the path MTU, as perftest does (a UD message is one packet)', async () => {
   const { s, c } = await runPerftestPair({ verb: 'send', lat: false, iters: 50, mtu: 1024, connection: 'UD' });

@@ -34,7 +34,7 @@ function rcQpOf(dev: Device): QueuePair | undefined {
 
 const turn = (): Promise<void> => new Promise((r) => setImmediate(r));
 
-test('a hostile frame that moves the bandwidth server\'s QP to ERR after the run: the server fails at once and names it', async () => {
+test("a hostile frame that moves the bandwidth server's QP to ERR after the run: the server fails at once and names it", async () => {
   const p = pumpedPair(11, AllocationOrder.SEQUENTIAL);
   const listener = await TcpChannel.listen(0, '127.0.0.1');
   // The relay: client -> relay -> server's listener. Once the server has taken every WRITE, what the

@@ -6,14 +6,14 @@ import { MARGIN_MS, NO_TIMER_FALLBACK_MS, noProgressBound } from '../../apps/hos
 
 test("perftest's and rc_pingpong's timers (timeout 14, retry 7, RNR retry 7, min RNR timer 12): 67.1 ms x 8 + 0.64 ms x 8 + the margin", () => {
   const b = noProgressBound({ timeout: 14, retryCnt: 7, rnrRetry: 7, minRnrTimer: 12 });
-  expect(b.ms).toBe(Math.ceil(4.096 * 2 ** 14 * 8 / 1000 + 0.64 * 8 + MARGIN_MS));
+  expect(b.ms).toBe(Math.ceil((4.096 * 2 ** 14 * 8) / 1000 + 0.64 * 8 + MARGIN_MS));
   expect(b.ms).toBeLessThan(3000);
   expect(b.why).toMatch(/local ACK timeout 67\.109 ms \(timeout 14\) × 8 tries \(retry_cnt 7\) \+ RNR timer 0\.64 ms × 8 \(rnr_retry 7\) \+ 2000 ms margin/);
 });
 
 test('a longer local ACK timeout and fewer retries move the bound with them', () => {
   const b = noProgressBound({ timeout: 18, retryCnt: 3, rnrRetry: 0, minRnrTimer: 1 });
-  expect(b.ms).toBe(Math.ceil(4.096 * 2 ** 18 * 4 / 1000 + 0.01 + MARGIN_MS));
+  expect(b.ms).toBe(Math.ceil((4.096 * 2 ** 18 * 4) / 1000 + 0.01 + MARGIN_MS));
 });
 
 test('timeout 0 (no local ACK timer) gives the transport no bound: the fallback applies and is named', () => {

@@ -31,7 +31,15 @@ export async function expectRefused(base: Partial<PerftestConfig>, cases: readon
   const p = pumpedPair();
   try {
     for (const [cfg, msg] of cases) {
-      const e = await runPerftest(p.sim.a, { verb: 'write', lat: false, role: 'client', server: '127.0.0.1', port: 9, ...base, ...cfg } as PerftestConfig).catch((x: unknown) => x);
+      const e = await runPerftest(p.sim.a, {
+        verb: 'write',
+        lat: false,
+        role: 'client',
+        server: '127.0.0.1',
+        port: 9,
+        ...base,
+        ...cfg,
+      } as PerftestConfig).catch((x: unknown) => x);
       expect(e).toBeInstanceOf(PerftestError);
       expect((e as PerftestError).message).toMatch(msg);
     }

@@ -16,7 +16,9 @@ test('a requester waiting for ACKs: its PSNs, outstanding WQEs, the armed timer 
   const r = qpStateReport(h.qp, h.driver);
   expect(r).toContain(`QP 0x${h.qp.qpNum.toString(16)} RTS`);
   expect(r).toContain(`requester: next PSN ${psnPlus(S, 3)}, highest sent ${psnPlus(S, 2)}, unacked 2 PSNs, WQE 3 of 3`);
-  expect(r).toContain(`completer: oldest unacked PSN ${psnPlus(S, 1)}, WQE 1 (wr_id 1, PSNs ${psnPlus(S, 1)}..${psnPlus(S, 1)}), 2 started + 0 posted outstanding, retransmit timer armed (deadline in 67.1ms)`);
+  expect(r).toContain(
+    `completer: oldest unacked PSN ${psnPlus(S, 1)}, WQE 1 (wr_id 1, PSNs ${psnPlus(S, 1)}..${psnPlus(S, 1)}), 2 started + 0 posted outstanding, retransmit timer armed (deadline in 67.1ms)`,
+  );
   expect(r).toContain(`responder: expected PSN ${h.rqPsn}, 0 receives posted`);
   expect(r).toContain('counters: sent_pkts=3 rcvd_pkts=1');
   expect(r).toContain('driver scripted0: rx 1 frames (0 dropped), tx 3 frames (0 dropped)');

@@ -14,7 +14,10 @@ import { pumpedPair } from '../oob/support';
 import { RoceError } from '../../base/roce-error';
 import { expectRefused } from './pair';
 
-async function infinitePair(verb: PerftestConfig['verb'], onPeriod: (r: BwReport, n: number, lose: () => void) => boolean): Promise<[PromiseSettledResult<unknown>, PromiseSettledResult<unknown>]> {
+async function infinitePair(
+  verb: PerftestConfig['verb'],
+  onPeriod: (r: BwReport, n: number, lose: () => void) => boolean,
+): Promise<[PromiseSettledResult<unknown>, PromiseSettledResult<unknown>]> {
   const p = pumpedPair();
   const listener = await TcpChannel.listen(0, '127.0.0.1');
   let stopped = false;
@@ -42,29 +45,33 @@ async function infinitePair(verb: PerftestConfig['verb'], onPeriod: (r: BwReport
   }
 }
 
-test.each([['write'], ['read'], ['atomic']] as const)('%s: a report per period until stopped, then the final report on both ends', async (verb) => {
-  const seen: BwReport[] = [];
-  const [s, c] = await infinitePair(verb, (r, n) => {
-    seen.push(r);
-    return n >= 3;
-  });
-  expect(c.status).toBe('fulfilled');
-  expect(s.status).toBe('fulfilled');
-  expect(seen).toHaveLength(3);
-  for (const r of seen) {
-    expect(Number(r.iters)).toBeGreaterThan(0);
-    expect(r.bwAvg).toBeGreaterThan(0);
-    expect(r.bwPeak).toBe(0); // perftest: "BW peak won't be measured in this run"
-  }
-  const cr = (c as PromiseFulfilledResult<{ ok: boolean; messages: number; peakGbps: unknown }>).value;
-  const sr = (s as PromiseFulfilledResult<{ ok: boolean; messages: number; measured: string }>).value;
-  expect(cr.ok).toBe(true);
-  expect(cr.peakGbps).toBeNull();
-  expect(cr.messages).toBeGreaterThanOrEqual(seen.reduce((a, r) => a + Number(r.iters), 0));
-  expect(sr).toMatchObject({ ok: true, measured: 'peer-report', messages: cr.messages });
-}, 60_000);
+test.each([['write'], ['read'], ['atomic']] as const)(
+  '%s: a report per period until stopped, then the final report on both ends',
+  async (verb) => {
+    const seen: BwReport[] = [];
+    const [s, c] = await infinitePair(verb, (r, n) => {
+      seen.push(r);
+      return n >= 3;
+    });
+    expect(c.status).toBe('fulfilled');
+    expect(s.status).toBe('fulfilled');
+    expect(seen).toHaveLength(3);
+    for (const r of seen) {
+      expect(Number(r.iters)).toBeGreaterThan(0);
+      expect(r.bwAvg).toBeGreaterThan(0);
+      expect(r.bwPeak).toBe(0); // perftest: "BW peak won't be measured in this run"
+    }
+    const cr = (c as PromiseFulfilledResult<{ ok: boolean; messages: number; peakGbps: unknown }>).value;
+    const sr = (s as PromiseFulfilledResult<{ ok: boolean; messages: number; measured: string }>).value;
+    expect(cr.ok).toBe(true);
+    expect(cr.peakGbps).toBeNull();
+    expect(cr.messages).toBeGreaterThanOrEqual(seen.reduce((a, r) => a + Number(r.iters), 0));
+    expect(sr).toMatchObject({ ok: true, measured: 'peer-report', messages: cr.messages });
+  },
+  60_000,
+);
 
-test('the peer lost mid-run: both ends fail within the bound of the QP\'s timers', async () => {
+test("the peer lost mid-run: both ends fail within the bound of the QP's timers", async () => {
   const [s, c] = await infinitePair('write', (_r, n, lose) => {
     if (n === 2) lose();
     return false; // never stopped: only the loss ends the run

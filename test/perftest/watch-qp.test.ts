@@ -18,7 +18,9 @@ test('the read fails while the QP is in ERR: the QP error is the cause', async (
   const h = scriptedPeer();
   h.qp.enterError('responder: WRITE rkey 0xbad va 0x1000 len 64: invalid key');
   const read = Promise.reject(new OobError(OobErrorCode.CLOSED, 'peer closed the connection'));
-  const e = (await waitsOn(h, 60_000).watch(read, 'perftest key message (barrier: client finished)', true).catch((x: unknown) => x)) as PerftestError;
+  const e = (await waitsOn(h, 60_000)
+    .watch(read, 'perftest key message (barrier: client finished)', true)
+    .catch((x: unknown) => x)) as PerftestError;
   expect(e).toBeInstanceOf(PerftestError);
   expect(e.code).toBe(PerftestErrorCode.COMPLETION);
   expect(e.message).toMatch(/QP 0x[0-9a-f]+ (is in|went to) the error state.*invalid key/);
@@ -27,7 +29,9 @@ test('the read fails while the QP is in ERR: the QP error is the cause', async (
 test('the QP goes to ERR while the read is pending: the wait ends at once, naming it', async () => {
   const h = scriptedPeer();
   const never = new Promise<number>(() => undefined);
-  const w = waitsOn(h, 60_000).watch(never, 'perftest key message', true).catch((x: unknown) => x);
+  const w = waitsOn(h, 60_000)
+    .watch(never, 'perftest key message', true)
+    .catch((x: unknown) => x);
   await turn();
   h.qp.enterError('responder: atomic at unaligned address 0x1003');
   const e = (await w) as PerftestError;

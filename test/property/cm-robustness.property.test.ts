@@ -48,7 +48,22 @@ test('random CM MADs against a listening and a connecting CM: nothing throws, ev
       for (const m of mads) {
         const mad = new Uint8Array(MAD_LEN);
         const v = new DataView(mad.buffer);
-        emitMadHeader({ baseVersion: 1, mgmtClass: MgmtClass.CM, classVersion: m.classVersion, method: 3, status: 0, classSpecific: 0, transactionId: BigInt(m.pick), attributeId: m.attributeId, reserved: 0, attributeModifier: 0 }, v, 0);
+        emitMadHeader(
+          {
+            baseVersion: 1,
+            mgmtClass: MgmtClass.CM,
+            classVersion: m.classVersion,
+            method: 3,
+            status: 0,
+            classSpecific: 0,
+            transactionId: BigInt(m.pick),
+            attributeId: m.attributeId,
+            reserved: 0,
+            attributeModifier: 0,
+          },
+          v,
+          0,
+        );
         mad.set(m.data, MAD_HEADER_LEN);
         const ids = [...rcm.cm.ids.keys()];
         if (m.aim > 0 && ids.length > 0) v.setUint32(MAD_HEADER_LEN + 4, ids[m.pick % ids.length] as number);

@@ -40,21 +40,30 @@ const validFrame = fc
   });
 
 test('random bytes never make the decoder throw', () => {
-  fc.assert(fc.property(fc.uint8Array({ maxLength: 300 }), fc.constantFrom(...links), (b, link) => survives(b, link)), { numRuns: 3000 });
+  fc.assert(
+    fc.property(fc.uint8Array({ maxLength: 300 }), fc.constantFrom(...links), (b, link) => survives(b, link)),
+    { numRuns: 3000 },
+  );
 });
 
 test('mutated valid frames never make the decoder throw', () => {
   fc.assert(
-    fc.property(validFrame, fc.array(fc.tuple(fc.nat(), fc.integer({ min: 0, max: 255 })), { maxLength: 8 }), fc.nat(), fc.boolean(), (frame, edits, cut, grow) => {
-      const f = frame.slice();
-      for (const [pos, val] of edits) f[pos % f.length] = val;
-      let g: Uint8Array = f.subarray(0, f.length - (cut % 40));
-      if (grow) {
-        g = new Uint8Array(f.length + (cut % 40));
-        g.set(f);
-      }
-      return survives(g, LinkType.Ethernet);
-    }),
+    fc.property(
+      validFrame,
+      fc.array(fc.tuple(fc.nat(), fc.integer({ min: 0, max: 255 })), { maxLength: 8 }),
+      fc.nat(),
+      fc.boolean(),
+      (frame, edits, cut, grow) => {
+        const f = frame.slice();
+        for (const [pos, val] of edits) f[pos % f.length] = val;
+        let g: Uint8Array = f.subarray(0, f.length - (cut % 40));
+        if (grow) {
+          g = new Uint8Array(f.length + (cut % 40));
+          g.set(f);
+        }
+        return survives(g, LinkType.Ethernet);
+      },
+    ),
     { numRuns: 3000 },
   );
 });
@@ -70,7 +79,14 @@ test('a flipped bit decodes cleanly only when the ICRC does not cover it (L2) or
       // A clean decode after a flip means the bit was outside the ICRC's coverage (L2 header) or masked.
       const l3 = d.l3Off;
       const bth = d.bthOff;
-      const masked = i < l3 || (d.ipv4 !== null && [l3 + 1, l3 + 8, l3 + 10, l3 + 11].includes(i)) || (d.ipv6 !== null && i >= l3 && i < l3 + 4) || (d.ipv6 !== null && i === l3 + 7) || (d.udp !== null && (i === bth - 2 || i === bth - 1)) || i === bth + 4 || (d.grh !== null && (i < l3 + 4 || i === l3 + 7));
+      const masked =
+        i < l3 ||
+        (d.ipv4 !== null && [l3 + 1, l3 + 8, l3 + 10, l3 + 11].includes(i)) ||
+        (d.ipv6 !== null && i >= l3 && i < l3 + 4) ||
+        (d.ipv6 !== null && i === l3 + 7) ||
+        (d.udp !== null && (i === bth - 2 || i === bth - 1)) ||
+        i === bth + 4 ||
+        (d.grh !== null && (i < l3 + 4 || i === l3 + 7));
       return masked;
     }),
     { numRuns: 3000 },

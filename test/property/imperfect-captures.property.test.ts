@@ -24,7 +24,8 @@ import { psnDiff } from '../../base/psn';
 const MTU = 1024;
 
 /** A small seeded run (one QP pair) captured on host B's NIC (the responder), or on host A's. */
-const smallCapture = (seed: number, where: 'host-a' | 'host-b' = 'host-b'): Uint8Array => ownCapture(seed, where, { qps: 1, bytes: 12 * 1024, maxMessage: 3000 });
+const smallCapture = (seed: number, where: 'host-a' | 'host-b' = 'host-b'): Uint8Array =>
+  ownCapture(seed, where, { qps: 1, bytes: 12 * 1024, maxMessage: 3000 });
 
 const captures = new Map<number, Uint8Array>();
 const base = (seed: number): Uint8Array => {
@@ -110,7 +111,12 @@ test('analyze and replay of degraded own captures: no violation, and the capture
       const degraded = roceFrames(file);
       const all = roceFrames(whole);
       const keptNumbers = d.kind === 'drop' ? new Set(all.map((x) => x.n).filter((n) => !d.frames.includes(n))) : null;
-      const dropped = d.kind === 'drop' ? requestPsns(all.filter((x) => !(keptNumbers?.has(x.n) ?? true))) : d.kind === 'start' ? requestPsns(all.filter((x) => x.n < d.at)) : new Set<string>();
+      const dropped =
+        d.kind === 'drop'
+          ? requestPsns(all.filter((x) => !(keptNumbers?.has(x.n) ?? true)))
+          : d.kind === 'start'
+            ? requestPsns(all.filter((x) => x.n < d.at))
+            : new Set<string>();
       for (const g of a.captureGaps) {
         const kept = takenPsns(degraded.filter((x) => x.n < g.frame));
         const c = a.conversations.find((x) => x.id === g.conversation)!;
@@ -142,7 +148,11 @@ test('requester replay of degraded own captures (requests lost, a late start, a 
       let whole = requesterCaptures.get(seed);
       if (whole === undefined) requesterCaptures.set(seed, (whole = smallCapture(seed, 'host-a')));
       // The requester replay needs every READ response and atomic ACK it waits for: only requests are dropped.
-      const requests = new Set(roceFrames(whole).filter((x) => ((x.p.info?.flags ?? 0) & OpFlag.REQ) !== 0).map((x) => x.n));
+      const requests = new Set(
+        roceFrames(whole)
+          .filter((x) => ((x.p.info?.flags ?? 0) & OpFlag.REQ) !== 0)
+          .map((x) => x.n),
+      );
       const dd: Degradation = d.kind === 'drop' ? { kind: 'drop', frames: d.frames.filter((n) => requests.has(n)) } : d;
       const file = dd.kind === 'drop' && dd.frames.length === 0 ? whole : degrade(whole, dd);
       const { packets } = capturedPackets(readCapture(file), { ignoreIcrc: d.kind === 'icrc' });

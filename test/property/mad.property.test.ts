@@ -40,7 +40,9 @@ function arbFields(table: FieldTable): fc.Arbitrary<Record<string, unknown>> {
 }
 
 const names = Object.keys(CM_FIELD_TABLES) as CmMessageName[];
-const arbMessage: fc.Arbitrary<CmMessage> = fc.constantFrom(...names).chain((name) => arbFields(CM_FIELD_TABLES[name]).map((fields) => ({ name, fields }) as CmMessage));
+const arbMessage: fc.Arbitrary<CmMessage> = fc
+  .constantFrom(...names)
+  .chain((name) => arbFields(CM_FIELD_TABLES[name]).map((fields) => ({ name, fields }) as CmMessage));
 
 test.each(names)('%s: emit then parse gives back every field, at any offset, touching only its 232 bytes', (name) => {
   fc.assert(
@@ -59,8 +61,27 @@ test('MAD header and IP CM header: emit then parse', () => {
   const u = (bits: number): fc.Arbitrary<number> => fc.integer({ min: 0, max: 2 ** bits - 1 });
   fc.assert(
     fc.property(
-      fc.record({ baseVersion: u(8), mgmtClass: u(8), classVersion: u(8), method: u(8), status: u(16), classSpecific: u(16), transactionId: fc.bigInt({ min: 0n, max: (1n << 64n) - 1n }), attributeId: u(16), reserved: u(16), attributeModifier: u(32) }),
-      fc.record({ majorVersion: u(4), minorVersion: u(4), ipVersion: u(4), reserved: u(4), srcPort: u(16), srcAddr: fc.uint8Array({ minLength: 16, maxLength: 16 }), dstAddr: fc.uint8Array({ minLength: 16, maxLength: 16 }) }),
+      fc.record({
+        baseVersion: u(8),
+        mgmtClass: u(8),
+        classVersion: u(8),
+        method: u(8),
+        status: u(16),
+        classSpecific: u(16),
+        transactionId: fc.bigInt({ min: 0n, max: (1n << 64n) - 1n }),
+        attributeId: u(16),
+        reserved: u(16),
+        attributeModifier: u(32),
+      }),
+      fc.record({
+        majorVersion: u(4),
+        minorVersion: u(4),
+        ipVersion: u(4),
+        reserved: u(4),
+        srcPort: u(16),
+        srcAddr: fc.uint8Array({ minLength: 16, maxLength: 16 }),
+        dstAddr: fc.uint8Array({ minLength: 16, maxLength: 16 }),
+      }),
       (h, ip) => {
         const b = new Uint8Array(64);
         emitMadHeader(h, viewOf(b), 3);
@@ -109,16 +130,22 @@ const recorded = fc.constantFrom(...cmExchanges().map((r) => r.data));
 
 test('mutated, cut and extended datagrams to the GSI never make the decoder throw', () => {
   fc.assert(
-    fc.property(fc.oneof(gsiFrame, recorded), fc.array(fc.tuple(fc.nat(), fc.integer({ min: 0, max: 255 })), { maxLength: 8 }), fc.nat(), fc.boolean(), (frame, edits, cut, grow) => {
-      const f = frame.slice();
-      for (const [pos, val] of edits) f[pos % f.length] = val;
-      let g: Uint8Array = f.subarray(0, f.length - (cut % 300));
-      if (grow) {
-        g = new Uint8Array(f.length + (cut % 40));
-        g.set(f);
-      }
-      return survives(g);
-    }),
+    fc.property(
+      fc.oneof(gsiFrame, recorded),
+      fc.array(fc.tuple(fc.nat(), fc.integer({ min: 0, max: 255 })), { maxLength: 8 }),
+      fc.nat(),
+      fc.boolean(),
+      (frame, edits, cut, grow) => {
+        const f = frame.slice();
+        for (const [pos, val] of edits) f[pos % f.length] = val;
+        let g: Uint8Array = f.subarray(0, f.length - (cut % 300));
+        if (grow) {
+          g = new Uint8Array(f.length + (cut % 40));
+          g.set(f);
+        }
+        return survives(g);
+      },
+    ),
     { numRuns: 2000 },
   );
 });

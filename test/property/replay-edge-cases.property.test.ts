@@ -44,7 +44,11 @@ const budget = (perRunMs: number): number => Math.max(180_000, RUNS * perRunMs);
 /** An edge-case spec: the MTU first, so that lengths are picked at its edges. */
 export const edgeSpec: fc.Arbitrary<EdgeSpec> = fc.constantFrom(...mtus).chain((mtu) => {
   const lengths = edgeLengths(mtuBytes(mtu));
-  const op: fc.Arbitrary<EdgeOp> = fc.record({ kind: fc.constantFrom(...EDGE_OP_KINDS), length: fc.oneof({ weight: 3, arbitrary: fc.constant(0) }, { weight: 5, arbitrary: fc.constantFrom(...lengths) }), zeroKey: fc.boolean() });
+  const op: fc.Arbitrary<EdgeOp> = fc.record({
+    kind: fc.constantFrom(...EDGE_OP_KINDS),
+    length: fc.oneof({ weight: 3, arbitrary: fc.constant(0) }, { weight: 5, arbitrary: fc.constantFrom(...lengths) }),
+    zeroKey: fc.boolean(),
+  });
   return fc.record({
     seed: fc.integer({ min: 1, max: 1000 }),
     mtu: fc.constant(mtu),
@@ -72,22 +76,26 @@ function judged(s: ReplaySummary): { violations: string[]; matched: number; unsu
 
 const clean = { violations: [], matched: 0, unsupported: [], qpError: null };
 
-test('edge-case conversations the stack runs replay in both roles: no throw, no violation, all matched, no QP error', () => {
-  fc.assert(
-    fc.property(edgeSpec, fc.constantFrom('fast' as const, 'captured' as const), (spec, timing) => {
-      const run = edgeConversation(spec);
-      expect(run.failure).toBeNull();
-      const resp = replayAs(run.responderSide, 'responder', timing);
-      const req = replayAs(run.requesterSide, 'requester', timing);
-      expect(resp).toHaveLength(1);
-      expect(req).toHaveLength(1);
-      for (const s of [...resp, ...req]) expect(judged(s)).toEqual(clean);
-      // A SEND with Invalidate of a fast-registered key is judged as any request: nothing unsupported.
-      expect(resp[0]?.differences.filter((d) => d.class === 'unsupported')).toEqual([]);
-    }),
-    { seed: SEED ?? 24, numRuns: RUNS },
-  );
-}, budget(400));
+test(
+  'edge-case conversations the stack runs replay in both roles: no throw, no violation, all matched, no QP error',
+  () => {
+    fc.assert(
+      fc.property(edgeSpec, fc.constantFrom('fast' as const, 'captured' as const), (spec, timing) => {
+        const run = edgeConversation(spec);
+        expect(run.failure).toBeNull();
+        const resp = replayAs(run.responderSide, 'responder', timing);
+        const req = replayAs(run.requesterSide, 'requester', timing);
+        expect(resp).toHaveLength(1);
+        expect(req).toHaveLength(1);
+        for (const s of [...resp, ...req]) expect(judged(s)).toEqual(clean);
+        // A SEND with Invalidate of a fast-registered key is judged as any request: nothing unsupported.
+        expect(resp[0]?.differences.filter((d) => d.class === 'unsupported')).toEqual([]);
+      }),
+      { seed: SEED ?? 24, numRuns: RUNS },
+    );
+  },
+  budget(400),
+);
 
 test('the legal frames that crashed replay: a zero-length WRITE, READ and SEND at the PSN wrap, VA 0 and R_Key 0', () => {
   const spec: EdgeSpec = {
@@ -105,7 +113,8 @@ test('the legal frames that crashed replay: a zero-length WRITE, READ and SEND a
   const run = edgeConversation(spec);
   expect(run.failure).toBeNull();
   for (const timing of ['fast', 'captured'] as const) {
-    for (const s of [...replayAs(run.responderSide, 'responder', timing), ...replayAs(run.requesterSide, 'requester', timing)]) expect(judged(s)).toEqual(clean);
+    for (const s of [...replayAs(run.responderSide, 'responder', timing), ...replayAs(run.requesterSide, 'requester', timing)])
+      expect(judged(s)).toEqual(clean);
   }
 });
 
@@ -119,7 +128,17 @@ const mutation: fc.Arbitrary<Mutation> = fc.oneof(
   fc.record({
     kind: fc.constant('field' as const),
     at: fc.nat(),
-    field: fc.constantFrom('psn' as const, 'opcode' as const, 'ackReq' as const, 'destQp' as const, 'va' as const, 'rkey' as const, 'length' as const, 'syndrome' as const, 'msn' as const),
+    field: fc.constantFrom(
+      'psn' as const,
+      'opcode' as const,
+      'ackReq' as const,
+      'destQp' as const,
+      'va' as const,
+      'rkey' as const,
+      'length' as const,
+      'syndrome' as const,
+      'msn' as const,
+    ),
     // Zero, one, the largest 24- and 32-bit values, or anything.
     value: fc.oneof(fc.constantFrom(0, 1, 0xffffff, 0xffffffff), fc.nat({ max: 0xffffffff })),
   }),
@@ -130,7 +149,7 @@ const mutation: fc.Arbitrary<Mutation> = fc.oneof(
 /** `file` with `muts` applied, each RoCE frame changed sealed with a valid ICRC again. */
 function mutate(file: Uint8Array, muts: readonly Mutation[]): Uint8Array {
   const cap = readCapture(file);
-  let recs = cap.records.map((r) => ({ data: new Uint8Array(r.data), timestampNs: r.timestampNs }));
+  const recs = cap.records.map((r) => ({ data: new Uint8Array(r.data), timestampNs: r.timestampNs }));
   let snaplen: number | undefined;
   for (const m of muts) {
     if (recs.length === 0) break;
@@ -196,7 +215,9 @@ beforeAll(() => {
 afterAll(() => fs.rmSync(dir, { recursive: true, force: true }));
 
 /** The bundled captures of RC traffic (captures/README.md), each replayed in both roles. */
-const BUNDLED = ['rc-conversation.pcap', 'rc-conversation-sll.pcap', 'xrc-rd-v1.pcap'].map((f) => fs.readFileSync(path.resolve(__dirname, '..', '..', 'captures', f)));
+const BUNDLED = ['rc-conversation.pcap', 'rc-conversation-sll.pcap', 'xrc-rd-v1.pcap'].map((f) =>
+  fs.readFileSync(path.resolve(__dirname, '..', '..', 'captures', f)),
+);
 
 /** A capture to mutate, per role: an edge-case conversation's (each role from its host) or a bundled one. */
 const base: fc.Arbitrary<{ responder: Uint8Array; requester: Uint8Array }> = fc.oneof(
@@ -204,21 +225,31 @@ const base: fc.Arbitrary<{ responder: Uint8Array; requester: Uint8Array }> = fc.
   { weight: 1, arbitrary: fc.constantFrom(...BUNDLED).map((b) => ({ responder: b, requester: b })) },
 );
 
-test('mutated edge-case and bundled captures go through roce replay in both roles without an internal error', async () => {
-  let n = 0;
-  await fc.assert(
-    fc.asyncProperty(base, fc.array(mutation, { minLength: 1, maxLength: 4 }), async (sides, muts) => {
-      for (const [side, role] of [[sides.responder, 'responder'], [sides.requester, 'requester']] as const) {
-        const file = path.join(dir, `m${n++}.pcap`);
-        fs.writeFileSync(file, mutate(side, muts));
-        for (const ignore of [[], ['--ignore-icrc']]) {
-          const o = memoryOutput();
-          const code = await run(['replay', file, '--role', role, '--timing', 'fast', '--json', ...ignore], o);
-          expect({ code: code === 0 || code === 1 ? 'reported' : code, err: o.err.match(/internal error.*/)?.[0] ?? null }).toEqual({ code: 'reported', err: null });
+test(
+  'mutated edge-case and bundled captures go through roce replay in both roles without an internal error',
+  async () => {
+    let n = 0;
+    await fc.assert(
+      fc.asyncProperty(base, fc.array(mutation, { minLength: 1, maxLength: 4 }), async (sides, muts) => {
+        for (const [side, role] of [
+          [sides.responder, 'responder'],
+          [sides.requester, 'requester'],
+        ] as const) {
+          const file = path.join(dir, `m${n++}.pcap`);
+          fs.writeFileSync(file, mutate(side, muts));
+          for (const ignore of [[], ['--ignore-icrc']]) {
+            const o = memoryOutput();
+            const code = await run(['replay', file, '--role', role, '--timing', 'fast', '--json', ...ignore], o);
+            expect({ code: code === 0 || code === 1 ? 'reported' : code, err: o.err.match(/internal error.*/)?.[0] ?? null }).toEqual({
+              code: 'reported',
+              err: null,
+            });
+          }
+          fs.rmSync(file);
         }
-        fs.rmSync(file);
-      }
-    }),
-    { seed: SEED ?? 31, numRuns: RUNS },
-  );
-}, budget(600));
+      }),
+      { seed: SEED ?? 31, numRuns: RUNS },
+    );
+  },
+  budget(600),
+);

@@ -28,7 +28,13 @@ const mac = fc.integer({ min: 0, max: 2 ** 48 - 1 });
 const bytes16 = fc.uint8Array({ minLength: 16, maxLength: 16 });
 
 /** Emits at a random offset into a 0xa5-filled buffer, checks the bytes around are untouched, parses back. */
-function roundTrip<T>(name: string, arb: fc.Arbitrary<T>, emit: (h: T, v: DataView, off: number) => number, parse: (v: DataView, off: number) => T, norm: (h: T) => unknown = (h) => h): void {
+function roundTrip<T>(
+  name: string,
+  arb: fc.Arbitrary<T>,
+  emit: (h: T, v: DataView, off: number) => number,
+  parse: (v: DataView, off: number) => T,
+  norm: (h: T) => unknown = (h) => h,
+): void {
   test(name, () => {
     fc.assert(
       fc.property(arb, fc.integer({ min: 0, max: 7 }), (h, off) => {
@@ -48,7 +54,21 @@ const toPlain = (h: { src: Uint8Array; dst: Uint8Array }): unknown => ({ ...h, s
 
 roundTrip(
   'BTH',
-  fc.record({ opcode: u8, se: fc.boolean(), migReq: fc.boolean(), padCount: fc.integer({ min: 0, max: 3 }), tver: fc.integer({ min: 0, max: 15 }), pkey: u16, fecn: fc.boolean(), becn: fc.boolean(), resv6: fc.integer({ min: 0, max: 63 }), destQp: u24, ackReq: fc.boolean(), resv7: fc.integer({ min: 0, max: 127 }), psn: u24 }),
+  fc.record({
+    opcode: u8,
+    se: fc.boolean(),
+    migReq: fc.boolean(),
+    padCount: fc.integer({ min: 0, max: 3 }),
+    tver: fc.integer({ min: 0, max: 15 }),
+    pkey: u16,
+    fecn: fc.boolean(),
+    becn: fc.boolean(),
+    resv6: fc.integer({ min: 0, max: 63 }),
+    destQp: u24,
+    ackReq: fc.boolean(),
+    resv7: fc.integer({ min: 0, max: 127 }),
+    psn: u24,
+  }),
   emitBth,
   parseBth,
 );
@@ -68,7 +88,15 @@ roundTrip(
   fc.record({
     dst: mac,
     src: mac,
-    vlan: fc.option(fc.record({ pcp: fc.integer({ min: 0, max: 7 }), dei: fc.integer({ min: 0, max: 1 }), vid: fc.integer({ min: 0, max: 4095 }), tpid: fc.constantFrom(0x8100, 0x88a8) }), { nil: null }),
+    vlan: fc.option(
+      fc.record({
+        pcp: fc.integer({ min: 0, max: 7 }),
+        dei: fc.integer({ min: 0, max: 1 }),
+        vid: fc.integer({ min: 0, max: 4095 }),
+        tpid: fc.constantFrom(0x8100, 0x88a8),
+      }),
+      { nil: null },
+    ),
     etherType: u16.filter((t) => t !== 0x8100 && t !== 0x88a8),
   }),
   emitEthernet,
@@ -100,7 +128,15 @@ roundTrip(
 );
 roundTrip(
   'IPv6',
-  fc.record({ trafficClass: u8, flowLabel: fc.integer({ min: 0, max: 0xfffff }), payloadLength: u16, nextHeader: u8, hopLimit: u8, src: bytes16, dst: bytes16 }),
+  fc.record({
+    trafficClass: u8,
+    flowLabel: fc.integer({ min: 0, max: 0xfffff }),
+    payloadLength: u16,
+    nextHeader: u8,
+    hopLimit: u8,
+    src: bytes16,
+    dst: bytes16,
+  }),
   emitIpv6,
   parseIpv6,
   toPlain,
@@ -114,7 +150,15 @@ roundTrip(
 );
 roundTrip(
   'Linux SLL2',
-  fc.record({ protocol: u16, reserved: u16, ifIndex: u32, arphrdType: u16, packetType: u8, addrLen: fc.integer({ min: 0, max: 8 }), addr: fc.uint8Array({ minLength: 8, maxLength: 8 }) }),
+  fc.record({
+    protocol: u16,
+    reserved: u16,
+    ifIndex: u32,
+    arphrdType: u16,
+    packetType: u8,
+    addrLen: fc.integer({ min: 0, max: 8 }),
+    addr: fc.uint8Array({ minLength: 8, maxLength: 8 }),
+  }),
   emitSll2,
   parseSll2,
   (h) => ({ ...h, addr: Array.from(h.addr) }),

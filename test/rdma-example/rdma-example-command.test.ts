@@ -37,8 +37,30 @@ test('--json: 16 zero bytes each way, inline; the client offers 128/128 (rdma_co
   expect(sr.code).toBe(0);
   const c = JSON.parse(cr.out) as Record<string, unknown>;
   const s = JSON.parse(sr.out) as Record<string, unknown>;
-  expect(c).toMatchObject({ ok: true, test: 'rdma_client', role: 'client', port: 7471, inline: true, sent: ZERO16, received: ZERO16, responderResources: 128, initiatorDepth: 128, disconnected: true });
-  expect(s).toMatchObject({ ok: true, test: 'rdma_server', role: 'server', port: 7471, inline: true, sent: ZERO16, received: ZERO16, responderResources: 128, initiatorDepth: 128, disconnected: true });
+  expect(c).toMatchObject({
+    ok: true,
+    test: 'rdma_client',
+    role: 'client',
+    port: 7471,
+    inline: true,
+    sent: ZERO16,
+    received: ZERO16,
+    responderResources: 128,
+    initiatorDepth: 128,
+    disconnected: true,
+  });
+  expect(s).toMatchObject({
+    ok: true,
+    test: 'rdma_server',
+    role: 'server',
+    port: 7471,
+    inline: true,
+    sent: ZERO16,
+    received: ZERO16,
+    responderResources: 128,
+    initiatorDepth: 128,
+    disconnected: true,
+  });
   const cl = c['local'] as { qpn: number; addr: string };
   const sl = s['local'] as { qpn: number };
   expect((c['remote'] as { qpn: number }).qpn).toBe(sl.qpn);
@@ -105,7 +127,7 @@ describe('peers that go away', () => {
     expect(JSON.parse(r.out).error).toMatch(/no receive completion within 1000 ms/);
   }, 30_000);
 
-  test('a client that sends and then falls silent: the server\'s SEND runs out of transport retries, exit 1 with the completion error', async () => {
+  test("a client that sends and then falls silent: the server's SEND runs out of transport retries, exit 1 with the completion error", async () => {
     const server = ours('rdma-server', '-d', 'sim-b', '--driver', 'memory', '--json', '--timeout', '60');
     await later(20);
     const p = peer('sim-a');

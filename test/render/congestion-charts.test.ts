@@ -79,7 +79,21 @@ withChromium(
     const r = await roce('plot', '--rate', path.join(dir, 'sim.pcap'), '-o', page);
     expect(r.code).toBe(0);
     const run = (args: string[]): { stdout: string; status: number | null } => {
-      const x = spawnSync(CHROMIUM as string, ['--headless', '--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync', `--user-data-dir=${path.join(dir, 'profile')}`, ...args], { encoding: 'utf8', timeout: 60_000, maxBuffer: 64 << 20 });
+      const x = spawnSync(
+        CHROMIUM as string,
+        [
+          '--headless',
+          '--no-sandbox',
+          '--disable-gpu',
+          '--no-first-run',
+          '--disable-background-networking',
+          '--disable-component-update',
+          '--disable-sync',
+          `--user-data-dir=${path.join(dir, 'profile')}`,
+          ...args,
+        ],
+        { encoding: 'utf8', timeout: 60_000, maxBuffer: 64 << 20 },
+      );
       return { stdout: x.stdout ?? '', status: x.status };
     };
     const dom = run(['--dump-dom', `file://${page}`]);

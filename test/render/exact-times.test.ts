@@ -25,7 +25,13 @@ function nsOf(text: string): number {
   return m[1] === '-' ? -ns : ns;
 }
 
-const unescape = (s: string): string => s.replace(/&#39;/g, "'").replace(/&quot;/g, '"').replace(/&lt;/g, '<').replace(/&gt;/g, '>').replace(/&amp;/g, '&');
+const unescapeHtml = (s: string): string =>
+  s
+    .replace(/&#39;/g, "'")
+    .replace(/&quot;/g, '"')
+    .replace(/&lt;/g, '<')
+    .replace(/&gt;/g, '>')
+    .replace(/&amp;/g, '&');
 
 describe.each(FILES)('a capture in %s', (_name, file, digits) => {
   /** Frame number → [decode's relative time in ns, decode's `-t rel` text]. */
@@ -48,16 +54,18 @@ describe.each(FILES)('a capture in %s', (_name, file, digits) => {
     if (digits === 9) expect([...times.values()].some(([ns]) => ns % 1000 !== 0)).toBe(true);
   });
 
-  test('roce ladder: each packet\'s time, on the left and in its tooltip, is the frame\'s', async () => {
+  test("roce ladder: each packet's time, on the left and in its tooltip, is the frame's", async () => {
     for (const conv of ['1', '2', '3']) {
       const r = await roce('ladder', '-o', '-', '--conversation', conv, file);
       expect(r.code).toBe(0);
-      const packets = [...r.out.matchAll(/<g class="pkt [^"]*" data-frame="(\d+)" data-tip="([^"]*)">\n<title>[^<]*<\/title>\n<text class="tm"[^>]*>([^<]*)<\/text>/g)];
+      const packets = [
+        ...r.out.matchAll(/<g class="pkt [^"]*" data-frame="(\d+)" data-tip="([^"]*)">\n<title>[^<]*<\/title>\n<text class="tm"[^>]*>([^<]*)<\/text>/g),
+      ];
       expect(packets.length).toBeGreaterThan(0);
       for (const [, frame, tip, left] of packets) {
         const [ns, rel] = times.get(Number(frame)) ?? [NaN, ''];
         expect({ frame, left: nsOf(left ?? '') }).toEqual({ frame, left: ns });
-        expect({ frame, tip: /\ntime: (\S+) s\n/.exec(unescape(tip ?? ''))?.[1] }).toEqual({ frame, tip: rel });
+        expect({ frame, tip: /\ntime: (\S+) s\n/.exec(unescapeHtml(tip ?? ''))?.[1] }).toEqual({ frame, tip: rel });
       }
     }
   });
@@ -75,7 +83,7 @@ describe.each(FILES)('a capture in %s', (_name, file, digits) => {
     expect([...new Set(at.flatMap((a) => at.map((b) => b - a)))]).toContain(waits[0]);
   });
 
-  test('roce plot: each point\'s tooltip time is its frame\'s', async () => {
+  test("roce plot: each point's tooltip time is its frame's", async () => {
     const r = await roce('plot', '-o', '-', file);
     expect(r.code).toBe(0);
     const tips = [...r.out.matchAll(/<title>frame (\d+), PSN \d+, ([^<]*)<\/title>/g)];
@@ -83,7 +91,7 @@ describe.each(FILES)('a capture in %s', (_name, file, digits) => {
     for (const [, frame, t] of tips) expect({ frame, ns: nsOf(t ?? '') }).toEqual({ frame, ns: times.get(Number(frame))?.[0] });
   });
 
-  test('roce plot --rate: the CE mark and the CNP are at their frames\' times', async () => {
+  test("roce plot --rate: the CE mark and the CNP are at their frames' times", async () => {
     const r = await roce('plot', '--rate', '-o', '-', file);
     expect(r.code).toBe(0);
     const marks = [...r.out.matchAll(/<title>(CE-marked request|CNP) at ([^<]*)<\/title>/g)].map((m) => nsOf(m[2] ?? ''));
@@ -92,7 +100,7 @@ describe.each(FILES)('a capture in %s', (_name, file, digits) => {
     for (const ns of marks) expect(all.has(ns)).toBe(true);
   });
 
-  test('roce analyze: completion times in the text are the JSON\'s nanoseconds, every digit', async () => {
+  test("roce analyze: completion times in the text are the JSON's nanoseconds, every digit", async () => {
     const text = await roce('analyze', '-m', file);
     const json = JSON.parse((await roce('analyze', '--json', file)).out) as { messages: { firstFrame: number; completionNs: number | null }[] };
     const printed = [...text.out.matchAll(/^ {2}conv .* frames (\d+)-\d+ .*completion (\S+ (?:µs|ms|s))/gm)].map((m) => [Number(m[1]), nsOf(m[2] ?? '')]);

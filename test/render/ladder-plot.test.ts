@@ -45,7 +45,14 @@ describe('ladder diagram', () => {
   });
 
   test('a transmission lost and resent after a NAK gets a cross', () => {
-    const bytes = capture([req(0, Op.SEND_ONLY, 10, { len: 8 }), req(1, Op.SEND_ONLY, 11, { len: 8 }), ack(5, 10, Syn.NAK_SEQ), req(7, Op.SEND_ONLY, 10, { len: 8 }), req(8, Op.SEND_ONLY, 11, { len: 8 }), ack(12, 11)]);
+    const bytes = capture([
+      req(0, Op.SEND_ONLY, 10, { len: 8 }),
+      req(1, Op.SEND_ONLY, 11, { len: 8 }),
+      ack(5, 10, Syn.NAK_SEQ),
+      req(7, Op.SEND_ONLY, 10, { len: 8 }),
+      req(8, Op.SEND_ONLY, 11, { len: 8 }),
+      ack(12, 11),
+    ]);
     const s = ladderSvg(buildTimeline(bytes));
     expect(s.match(/class="lost"/g)).toHaveLength(1);
     expect(analyze([]).conversations).toHaveLength(0);

@@ -24,12 +24,21 @@ import { ack, capture, Op, req, Syn } from '../analysis/frames';
 const CAPTURES = path.resolve(__dirname, '..', '..', 'captures');
 const FILES = [
   ...fs.readdirSync(CAPTURES).filter((f) => /\.pcap(ng)?$/.test(f)),
-  ...fs.readdirSync(path.join(CAPTURES, 'rxe')).filter((f) => f.endsWith('.pcap')).map((f) => `rxe/${f}`),
+  ...fs
+    .readdirSync(path.join(CAPTURES, 'rxe'))
+    .filter((f) => f.endsWith('.pcap'))
+    .map((f) => `rxe/${f}`),
 ].sort();
 const LOSSY = lossyRunCapture();
 
 type Seg = [number, number, number, number];
-const unescape = (s: string): string => s.replace(/&#39;/g, "'").replace(/&quot;/g, '"').replace(/&lt;/g, '<').replace(/&gt;/g, '>').replace(/&amp;/g, '&');
+const unescapeHtml = (s: string): string =>
+  s
+    .replace(/&#39;/g, "'")
+    .replace(/&quot;/g, '"')
+    .replace(/&lt;/g, '<')
+    .replace(/&gt;/g, '>')
+    .replace(/&amp;/g, '&');
 const num = (attrs: string, name: string): number => Number(new RegExp(`\\b${name}="([-\\d.]+)"`).exec(attrs)?.[1] ?? NaN);
 
 /** The arrows of a ladder: each line, and its head as the triangle's three sides (HEAD_PX long and wide, its tip at the line's end). */
@@ -54,7 +63,7 @@ function textBoxes(svg: string): { cls: string; text: string; box: TextBox }[] {
     const cls = m[1]!;
     const font = TEXT_FONTS[cls];
     if (font === undefined) throw new Error(`a text of class ${cls} has no font in TEXT_FONTS`);
-    const text = unescape(m[3]!);
+    const text = unescapeHtml(m[3]!);
     const anchor = (/text-anchor="(start|middle|end)"/.exec(m[2]!)?.[1] ?? 'start') as 'start' | 'middle' | 'end';
     return { cls, text, box: textBox(text, num(m[2]!, 'x'), num(m[2]!, 'y'), anchor, font.px, font.family) };
   });
@@ -87,7 +96,8 @@ function overlaps(svg: string): string[] {
   const segs = arrowSegments(svg);
   expect(segs.length).toBeGreaterThan(0);
   const bad: string[] = [];
-  for (const t of textBoxes(svg)) for (const s of segs) if (meets(s, t.box)) bad.push(`${t.cls} "${t.text}" meets the arrow ${s.map((v) => v.toFixed(1)).join(',')}`);
+  for (const t of textBoxes(svg))
+    for (const s of segs) if (meets(s, t.box)) bad.push(`${t.cls} "${t.text}" meets the arrow ${s.map((v) => v.toFixed(1)).join(',')}`);
   return bad;
 }
 
@@ -106,7 +116,10 @@ describe('ladder: labels clear of arrows, title once, frame numbers beside the a
   test('the geometry test catches a label drawn over its arrow', () => {
     const svg = ladderSvg(buildTimeline(path.join(CAPTURES, 'rc-conversation.pcap')));
     // The label's baseline moved onto its arrow's y: the test must see it.
-    const moved = svg.replace(/(<line class="arrow" x1="\d+" y1="([\d.]+)"[^>]*\/>\n<text class="lbl" x="[\d.]+" y=")[\d.]+"/, (_m, head: string, y: string) => `${head}${Number(y) + 7}"`);
+    const moved = svg.replace(
+      /(<line class="arrow" x1="\d+" y1="([\d.]+)"[^>]*\/>\n<text class="lbl" x="[\d.]+" y=")[\d.]+"/,
+      (_m, head: string, y: string) => `${head}${Number(y) + 7}"`,
+    );
     expect(moved).not.toBe(svg);
     expect(overlaps(moved).length).toBeGreaterThan(0);
   });
@@ -124,7 +137,7 @@ describe('ladder: labels clear of arrows, title once, frame numbers beside the a
     }
   });
 
-  test('the title appears once: in the SVG alone, and as the HTML page\'s heading only', () => {
+  test("the title appears once: in the SVG alone, and as the HTML page's heading only", () => {
     const t = buildTimeline(path.join(CAPTURES, 'rc-conversation.pcap'));
     const svg = ladderSvg(t, 'THE TITLE');
     expect(svg.match(/THE TITLE/g)).toHaveLength(1);
@@ -153,7 +166,7 @@ describe('ladder: the window drawn', () => {
     expect(t.window.episodeIds).toEqual(eps.map((e) => e.id));
     const svg = ladderSvg(t);
     expect(svg).toContain(`frames ${frames[0]}-${frames[frames.length - 1]}: around episode #${ep.id} (`);
-    expect(svg).toContain("the conversation&#39;s first loss-recovery episode");
+    expect(svg).toContain('the conversation&#39;s first loss-recovery episode');
     expect(svg).toContain('draw one with --episode N');
   });
 
@@ -164,7 +177,9 @@ describe('ladder: the window drawn', () => {
     expect(t.items.map((i) => i.frame)).toContain(episodeStartFrame(ep));
     expect(t.window).toMatchObject({ reason: 'episode', asked: true });
     expect(ladderSvg(t)).toContain(`around episode #${ep.id} (`);
-    expect(() => buildTimeline(LOSSY, { focus: { episode: first.episodes.length + 1 } })).toThrow(`no episode #${first.episodes.length + 1}: the capture has episodes #1 to #${first.episodes.length}`);
+    expect(() => buildTimeline(LOSSY, { focus: { episode: first.episodes.length + 1 } })).toThrow(
+      `no episode #${first.episodes.length + 1}: the capture has episodes #1 to #${first.episodes.length}`,
+    );
     const other = first.conversations.find((c) => c.id !== ep.conversation)!.id;
     expect(() => buildTimeline(LOSSY, { conversation: other, focus: { episode: ep.id } })).toThrow(`episode #${ep.id} is in conversation #${ep.conversation}`);
   });
@@ -178,7 +193,7 @@ describe('ladder: the window drawn', () => {
     expect(t.window.reason).toBe('error');
     expect(t.window.error).toEqual({ frame: 62, flag: 'nakRemAccess' });
     expect(t.items[LEAD_PACKETS]?.frame).toBe(62);
-    expect(ladderSvg(t)).toContain("from the conversation&#39;s first error frame, 62 (nakRemAccess)");
+    expect(ladderSvg(t)).toContain('from the conversation&#39;s first error frame, 62 (nakRemAccess)');
   });
 
   test('a frame range wins: drawn from its start', () => {
@@ -201,8 +216,11 @@ describe('roce ladder --episode, --frames, --time-window', () => {
   }, 60_000);
   afterAll(() => fs.rmSync(dir, { recursive: true, force: true }));
 
-  test('a long demo capture: drawn from its busiest conversation\'s first episode; --episode N draws N', async () => {
-    const json = JSON.parse((await roce('analyze', '--json', pcap)).out) as { conversations: { id: number; frames: number }[]; episodes: { id: number; conversation: number }[] };
+  test("a long demo capture: drawn from its busiest conversation's first episode; --episode N draws N", async () => {
+    const json = JSON.parse((await roce('analyze', '--json', pcap)).out) as {
+      conversations: { id: number; frames: number }[];
+      episodes: { id: number; conversation: number }[];
+    };
     const busiest = [...json.conversations].sort((x, y) => y.frames - x.frames || x.id - y.id)[0]!;
     expect(busiest.frames).toBeGreaterThan(400);
     const firstEp = json.episodes.filter((e) => e.conversation === busiest.id);
@@ -229,7 +247,9 @@ describe('roce ladder --episode, --frames, --time-window', () => {
     expect(f.code).toBe(0);
     const frames = [...f.out.matchAll(/data-frame="(\d+)"/g)].map((m) => Number(m[1]));
     expect(Math.min(...frames)).toBeGreaterThanOrEqual(1000);
-    expect(f.out).toMatch(/frames \d+-\d+: (the first \d+ packets of the frames or times asked for|every packet of the conversation in the frames or times asked for)/);
+    expect(f.out).toMatch(
+      /frames \d+-\d+: (the first \d+ packets of the frames or times asked for|every packet of the conversation in the frames or times asked for)/,
+    );
     const w = await roce('ladder', '-o', '-', '--time-window', '100us-', pcap);
     expect(w.code).toBe(0);
     expect(w.out).toMatch(/asked for/);
@@ -244,13 +264,19 @@ function plotPanels(svg: string): { area: TextBox; marks: { what: string; box: T
     const hz = axes[1]!;
     const area = { x0: num(v, 'x1'), y0: num(v, 'y1'), x1: num(hz, 'x2'), y1: num(hz, 'y1') };
     const marks: { what: string; box: TextBox }[] = [];
-    const pts = (xs: number[], ys: number[], pad: number): TextBox => ({ x0: Math.min(...xs) - pad, x1: Math.max(...xs) + pad, y0: Math.min(...ys) - pad, y1: Math.max(...ys) + pad });
+    const pts = (xs: number[], ys: number[], pad: number): TextBox => ({
+      x0: Math.min(...xs) - pad,
+      x1: Math.max(...xs) + pad,
+      y0: Math.min(...ys) - pad,
+      y1: Math.max(...ys) + pad,
+    });
     for (const m of g.matchAll(/<(line|circle|path|rect) class="(new|retx|ack|resp|nak|rnr|ce|cnp|tmo|ackl)"([^>]*?)\/?>/g)) {
       const [, tag, cls, a] = m as unknown as [string, string, string, string];
       const what = `${tag}.${cls}${a.slice(0, 60)}`;
       if (tag === 'line') marks.push({ what, box: pts([num(a, 'x1'), num(a, 'x2')], [num(a, 'y1'), num(a, 'y2')], 1) });
       else if (tag === 'circle') marks.push({ what, box: pts([num(a, 'cx')], [num(a, 'cy')], num(a, 'r') + 1) });
-      else if (tag === 'rect') marks.push({ what, box: { x0: num(a, 'x') - 1, y0: num(a, 'y') - 1, x1: num(a, 'x') + num(a, 'width') + 1, y1: num(a, 'y') + num(a, 'height') + 1 } });
+      else if (tag === 'rect')
+        marks.push({ what, box: { x0: num(a, 'x') - 1, y0: num(a, 'y') - 1, x1: num(a, 'x') + num(a, 'width') + 1, y1: num(a, 'y') + num(a, 'height') + 1 } });
       else {
         // Path data: M absolute, then l, h, v relative, H, V absolute, z.
         const d = /\bd="([^"]*)"/.exec(a)![1]!;
@@ -259,7 +285,10 @@ function plotPanels(svg: string): { area: TextBox; marks: { what: string; box: T
         let x = 0;
         let y = 0;
         for (const c of d.matchAll(/([MLlHhVvz])([-\d.,\s]*)/g)) {
-          const n = (c[2] ?? '').split(/[\s,]+/).filter((s) => s !== '').map(Number);
+          const n = (c[2] ?? '')
+            .split(/[\s,]+/)
+            .filter((s) => s !== '')
+            .map(Number);
           switch (c[1]) {
             case 'M':
             case 'L':
@@ -294,12 +323,13 @@ function plotPanels(svg: string): { area: TextBox; marks: { what: string; box: T
 function outside(svg: string): string[] {
   const panels = plotPanels(svg);
   const bad: string[] = [];
-  for (const p of panels) for (const m of p.marks) if (m.box.x0 < p.area.x0 || m.box.x1 > p.area.x1 || m.box.y0 < p.area.y0 || m.box.y1 > p.area.y1) bad.push(m.what);
+  for (const p of panels)
+    for (const m of p.marks) if (m.box.x0 < p.area.x0 || m.box.x1 > p.area.x1 || m.box.y0 < p.area.y0 || m.box.y1 > p.area.y1) bad.push(m.what);
   return bad;
 }
 
 describe('PSN plot: markers inside the axes, CE, CNP and timeout marks, HTML', () => {
-  test.each(FILES)('captures/%s: every marker inside its panel\'s plot area', (file) => {
+  test.each(FILES)("captures/%s: every marker inside its panel's plot area", (file) => {
     const svg = plotSvg(buildPsnSeries(path.join(CAPTURES, file)).series);
     expect(xmlProblems(svg)).toEqual([]);
     for (const p of plotPanels(svg)) expect(p.marks.length).toBeGreaterThan(0);
@@ -307,7 +337,13 @@ describe('PSN plot: markers inside the axes, CE, CNP and timeout marks, HTML', (
   });
 
   test('data at the extremes: the first request at the lowest PSN, a NAK last at the lowest PSN, an RNR NAK at the highest', () => {
-    const steps = [req(0, Op.SEND_ONLY, 10, { len: 8, ecnCe: true }), req(1, Op.SEND_ONLY, 11, { len: 8 }), req(2, Op.SEND_ONLY, 12, { len: 8 }), ack(3, 12, Syn.rnr(1)), ack(4, 10, Syn.NAK_SEQ)];
+    const steps = [
+      req(0, Op.SEND_ONLY, 10, { len: 8, ecnCe: true }),
+      req(1, Op.SEND_ONLY, 11, { len: 8 }),
+      req(2, Op.SEND_ONLY, 12, { len: 8 }),
+      ack(3, 12, Syn.rnr(1)),
+      ack(4, 10, Syn.NAK_SEQ),
+    ];
     const { series } = buildPsnSeries(capture(steps));
     expect(series[0]!.points.map((p) => p.kind)).toEqual(['new', 'new', 'new', 'rnr', 'nak']);
     const svg = plotSvg(series);
@@ -318,7 +354,10 @@ describe('PSN plot: markers inside the axes, CE, CNP and timeout marks, HTML', (
 
   test('CE marks on the frames roce decode reads ECN CE in, CNPs on its CNP frames', async () => {
     const file = path.join(CAPTURES, 'rc-conversation.pcap');
-    const json = (await roce('decode', '--json', file)).out.trim().split('\n').map((l) => JSON.parse(l) as { frame: number; ecn?: number; opcodeName?: string });
+    const json = (await roce('decode', '--json', file)).out
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as { frame: number; ecn?: number; opcodeName?: string });
     const ceFrames = json.filter((f) => f.ecn === 3).map((f) => f.frame);
     const cnpFrames = json.filter((f) => f.opcodeName === 'CNP').map((f) => f.frame);
     expect(ceFrames.length).toBeGreaterThan(0);
@@ -365,9 +404,15 @@ describe('PSN plot: markers inside the axes, CE, CNP and timeout marks, HTML', (
 });
 
 describe('units: µs, never us', () => {
-  test('the ladder, the plot and roce analyze\'s text write µs', async () => {
+  test("the ladder, the plot and roce analyze's text write µs", async () => {
     const file = path.join(CAPTURES, 'rc-conversation.pcap');
-    const texts = [ladderSvg(buildTimeline(file)), ladderHtml(buildTimeline(file)), plotSvg(buildPsnSeries(file).series), (await roce('analyze', '-m', file)).out, (await roce('ladder', '-o', '-', '--max', '5', file)).err];
+    const texts = [
+      ladderSvg(buildTimeline(file)),
+      ladderHtml(buildTimeline(file)),
+      plotSvg(buildPsnSeries(file).series),
+      (await roce('analyze', '-m', file)).out,
+      (await roce('ladder', '-o', '-', '--max', '5', file)).err,
+    ];
     for (const t of texts) expect(t.match(/\d us\b/g)).toBeNull();
     expect(texts.slice(0, 4).every((t) => t.includes(' µs'))).toBe(true);
   });

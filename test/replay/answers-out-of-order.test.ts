@@ -27,7 +27,8 @@ function replayOf(line: string, qpn: number): ReplaySummary {
   return replayResponder(conv, { timing: 'captured' });
 }
 
-const violations = (s: ReplaySummary): string[] => s.differences.filter((d) => d.class === 'violation').map((d) => `${d.kind} PSN ${d.psn}: ${d.expected} / ${d.got}`);
+const violations = (s: ReplaySummary): string[] =>
+  s.differences.filter((d) => d.class === 'violation').map((d) => `${d.kind} PSN ${d.psn}: ${d.expected} / ${d.got}`);
 
 // A READ and a WRITE sent once, their answers lost, resent after the timeout: the responder answers
 // the duplicates with the MSN of both messages (IBTA §9.7.5.1.2, C9-105). The first captured MSN

@@ -22,27 +22,32 @@ function replayAll(file: Uint8Array, ignoreIcrc = false, role: 'responder' | 're
   return findRcConversations(packets, packetAddresses).map((conv) => (role === 'responder' ? replayResponder : replayRequester)(conv, { timing: 'fast' }));
 }
 
-test.each(['responder', 'requester'] as const)('as %s, every k-th record lost (k 2..16, every offset up to 4): no violation, and the losses are named', (role) => {
-  const kinds = new Map<string, number>();
-  const violations: string[] = [];
-  for (const seed of [1, 2, 3, 4]) {
-    const whole = ownCapture(seed, role === 'responder' ? 'host-b' : 'host-a');
-    const n = roceFrames(whole).length;
-    for (let k = 2; k <= 16; k++) {
-      for (let off = 0; off < Math.min(k, 4); off++) {
-        for (const s of replayAll(dropRecords(whole, everyKth(n, k, 1 + off)), false, role)) {
-          for (const d of s.differences) {
-            if (d.class === DiffClass.VIOLATION) violations.push(`seed ${seed}, every ${k}th from ${1 + off}: ${d.kind} PSN ${d.psn}: ${d.expected} / ${d.got}`);
-            if (d.class === DiffClass.UNVERIFIABLE) kinds.set(d.kind, (kinds.get(d.kind) ?? 0) + 1);
+test.each(['responder', 'requester'] as const)(
+  'as %s, every k-th record lost (k 2..16, every offset up to 4): no violation, and the losses are named',
+  (role) => {
+    const kinds = new Map<string, number>();
+    const violations: string[] = [];
+    for (const seed of [1, 2, 3, 4]) {
+      const whole = ownCapture(seed, role === 'responder' ? 'host-b' : 'host-a');
+      const n = roceFrames(whole).length;
+      for (let k = 2; k <= 16; k++) {
+        for (let off = 0; off < Math.min(k, 4); off++) {
+          for (const s of replayAll(dropRecords(whole, everyKth(n, k, 1 + off)), false, role)) {
+            for (const d of s.differences) {
+              if (d.class === DiffClass.VIOLATION)
+                violations.push(`seed ${seed}, every ${k}th from ${1 + off}: ${d.kind} PSN ${d.psn}: ${d.expected} / ${d.got}`);
+              if (d.class === DiffClass.UNVERIFIABLE) kinds.set(d.kind, (kinds.get(d.kind) ?? 0) + 1);
+            }
           }
         }
       }
     }
-  }
-  expect(violations).toEqual([]);
-  // The sweep does reach each way a loss is told apart from the stack's behaviour.
-  for (const kind of role === 'responder' ? ['captureGap', 'requestNotFed', 'nakCause', 'nakNotCaptured'] : ['captureGap', 'answerLost']) expect({ kind, seen: (kinds.get(kind) ?? 0) > 0 }).toEqual({ kind, seen: true });
-});
+    expect(violations).toEqual([]);
+    // The sweep does reach each way a loss is told apart from the stack's behaviour.
+    for (const kind of role === 'responder' ? ['captureGap', 'requestNotFed', 'nakCause', 'nakNotCaptured'] : ['captureGap', 'answerLost'])
+      expect({ kind, seen: (kinds.get(kind) ?? 0) > 0 }).toEqual({ kind, seen: true });
+  },
+);
 
 test('a request the stack was given and refuses, where the real responder took it, is still a violation', () => {
   const whole = ownCapture(1);

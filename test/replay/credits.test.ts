@@ -168,7 +168,10 @@ test('requester replay where the captured counts say 0 and most ACKs were lost: 
   expect(zero.changed).toBeGreaterThan(0);
   // Three ACKs of four lost by the capture: the next one covers requests sent past the limit the
   // counts before it set.
-  const acks = readCapture(zero.file).records.map((r, i) => ({ n: i + 1, d: decodeFrame(r.data) })).filter((x) => x.d.roce && x.d.info?.name === 'RC_ACKNOWLEDGE').map((x) => x.n);
+  const acks = readCapture(zero.file)
+    .records.map((r, i) => ({ n: i + 1, d: decodeFrame(r.data) }))
+    .filter((x) => x.d.roce && x.d.info?.name === 'RC_ACKNOWLEDGE')
+    .map((x) => x.n);
   const file = dropRecords(zero.file, new Set(acks.filter((_, k) => k % 4 !== 3 && k > 0)));
   let overruns = 0;
   for (const s of replayAll(file, 'requester', 1)) {

@@ -63,8 +63,13 @@ function readResponse(us: number, psn: number, msn: number, data: number[]): Ste
   return { us, from: 'b', t: { bth: { opcode: Op.READ_RESPONSE_ONLY, destQp: QP_A, psn }, aeth: { syndrome: 0x1f, msn }, payload: Uint8Array.from(data) } };
 }
 const read = (us: number, psn: number): Step => req(us, Op.READ_REQUEST, psn, { reth: { va: 0x1000n, rkey: 0x2233, dmaLength: 4 } });
-const write = (us: number, psn: number, data: number[]): Step => req(us, Op.WRITE_ONLY, psn, { reth: { va: 0x1000n, rkey: 0x2233, dmaLength: 4 }, payload: Uint8Array.from(data) });
-const ackStep = (us: number, psn: number, msn: number): Step => ({ us, from: 'b', t: { bth: { opcode: Op.ACK, destQp: QP_A, psn }, aeth: { syndrome: 0x1f, msn } } });
+const write = (us: number, psn: number, data: number[]): Step =>
+  req(us, Op.WRITE_ONLY, psn, { reth: { va: 0x1000n, rkey: 0x2233, dmaLength: 4 }, payload: Uint8Array.from(data) });
+const ackStep = (us: number, psn: number, msn: number): Step => ({
+  us,
+  from: 'b',
+  t: { bth: { opcode: Op.ACK, destQp: QP_A, psn }, aeth: { syndrome: 0x1f, msn } },
+});
 
 test('READ data that changed between READs with no WRITE in the capture is unverifiable, not a violation (rping)', () => {
   const [r] = replayAll(capture([read(0, 10), readResponse(5, 10, 1, [1, 2, 3, 4]), read(20, 11), readResponse(25, 11, 2, [9, 9, 9, 9])]));
@@ -111,18 +116,25 @@ test('the capture quality line of analyze: frames captured and implied, truncate
   const recs = readCapture(whole).records.length;
   // Cut the snaplen, start late, lose one request (sent once, never resent) the responder acknowledged.
   const frames = roceFrames(whole);
-  const once = frames.filter((x) => x.p.info?.name === 'RC_SEND_ONLY' && frames.filter((y) => y.p.bth?.psn === x.p.bth?.psn && y.p.info?.name === 'RC_SEND_ONLY').length === 1);
+  const once = frames.filter(
+    (x) => x.p.info?.name === 'RC_SEND_ONLY' && frames.filter((y) => y.p.bth?.psn === x.p.bth?.psn && y.p.info?.name === 'RC_SEND_ONLY').length === 1,
+  );
   const lost = once[Math.floor(once.length / 2)]!.n;
   const file = path.join(dir, 'imperfect.pcap');
   fs.writeFileSync(file, cutSnaplen(startAt(dropRecords(whole, new Set([lost])), 3), 120));
   const o = memoryOutput();
   expect(await run(['analyze', file], o)).toBe(0);
   const line = o.out.split('\n').find((l) => l.startsWith('capture quality:'));
-  expect(line).toMatch(new RegExp(`^capture quality: ${recs - 3} RoCE frames captured, 1 more implied by the responses \\(1 capture gap\\(s\\)\\); \\d+ truncated by the capture; ICRC preserved; started mid-conversation`));
+  expect(line).toMatch(
+    new RegExp(
+      `^capture quality: ${recs - 3} RoCE frames captured, 1 more implied by the responses \\(1 capture gap\\(s\\)\\); \\d+ truncated by the capture; ICRC preserved; started mid-conversation`,
+    ),
+  );
 });
 
 test('R_Keys chosen by hardware that share a key index (0x1943, 0x1944) replay: each region gets a key the stack can take', () => {
-  const w = (us: number, psn: number, rkey: number, va: bigint, data: number[]): Step => req(us, Op.WRITE_ONLY, psn, { reth: { va, rkey, dmaLength: data.length }, payload: Uint8Array.from(data) });
+  const w = (us: number, psn: number, rkey: number, va: bigint, data: number[]): Step =>
+    req(us, Op.WRITE_ONLY, psn, { reth: { va, rkey, dmaLength: data.length }, payload: Uint8Array.from(data) });
   const rd = (us: number, psn: number, rkey: number, va: bigint): Step => req(us, Op.READ_REQUEST, psn, { reth: { va, rkey, dmaLength: 4 } });
   const steps = [
     w(0, 10, 0x1943, 0x7f0000001000n, [1, 2, 3, 4]),
@@ -175,7 +187,10 @@ function withCmSetup(file: Uint8Array, o: { reqQpn: number; reqPsn: number; repQ
     throw new Error(`no frame from ${ip}`);
   };
   const frames: Uint8Array[] = [];
-  for (const [i, from, to] of [[0, '198.18.0.1', '198.18.0.2'], [2, '198.18.0.2', '198.18.0.1']] as const) {
+  for (const [i, from, to] of [
+    [0, '198.18.0.1', '198.18.0.2'],
+    [2, '198.18.0.2', '198.18.0.1'],
+  ] as const) {
     const d = decodeFrame(cm.records[i]!.data);
     if (!d.roce || d.mad?.cm == null) throw new Error('no CM');
     const m = d.mad.cm;

@@ -50,7 +50,8 @@ async function replayResponder(name: string, steps: readonly Step[]): Promise<{ 
 /** A key of rxe's memory-window index range with key byte `b`. */
 const mwKey = (index: number, b: number): number => ((index << 8) | b) >>> 0;
 const VA = 0x7f00_2000_0000n;
-const write = (us: number, psn: number, rkey: number, va = VA, len = 16): Step => req(us, Opcode.RC_RDMA_WRITE_ONLY, psn, { reth: { va, rkey, dmaLength: len }, len });
+const write = (us: number, psn: number, rkey: number, va = VA, len = 16): Step =>
+  req(us, Opcode.RC_RDMA_WRITE_ONLY, psn, { reth: { va, rkey, dmaLength: len }, len });
 const sendInv = (us: number, psn: number, rkey: number): Step => req(us, Opcode.RC_SEND_ONLY_WITH_INVALIDATE, psn, { ieth: rkey, len: 8 });
 
 describe('keys of memory windows', () => {
@@ -101,7 +102,13 @@ describe('keys of memory windows', () => {
     const standIns = new WindowStandIns(dev, pd, qp, new Map());
     const k = mwKey(0x10009, 0x10);
     const packet = (frame: number, psn: number): CapturedPacket => {
-      const bytes = buildRoceV2Frame({ eth: { src: 1, dst: 2 }, ip: { version: 4, src: '198.18.0.2', dst: '198.18.0.1' }, bth: { opcode: Opcode.RC_SEND_ONLY_WITH_INVALIDATE, destQp: qp.qpNum, psn }, ieth: k, payload: new Uint8Array(4) });
+      const bytes = buildRoceV2Frame({
+        eth: { src: 1, dst: 2 },
+        ip: { version: 4, src: '198.18.0.2', dst: '198.18.0.1' },
+        bth: { opcode: Opcode.RC_SEND_ONLY_WITH_INVALIDATE, destQp: qp.qpNum, psn },
+        ieth: k,
+        payload: new Uint8Array(4),
+      });
       const p = decodeFrame(bytes);
       if (!p.roce) throw new Error('not a RoCE frame');
       return { frame, timeNs: 0, bytes, p };

@@ -88,7 +88,11 @@ test('a conversation to QP1 is not replayable, with the reason; the other conver
 });
 
 test.each([0, 1])('when every conversation goes to QP%d: exit 1, "no replayable RC conversation", no internal error', async (qpn) => {
-  const r = await replay(redirect(qpn, () => true), '--role', 'responder');
+  const r = await replay(
+    redirect(qpn, () => true),
+    '--role',
+    'responder',
+  );
   expect(r.code).toBe(1);
   expect(r.json).toMatchObject({ ok: false, error: 'no replayable RC conversation' });
   expect(r.err).toMatch(new RegExp(`addressed to QP${qpn}, the ${qpn === 0 ? 'SMI' : 'GSI'}`));
@@ -132,7 +136,10 @@ describe('a conversation too costly to replay (found by fuzzing the replay front
   });
 
   test('a READ of 2^31 bytes: not replayable, naming the bytes', async () => {
-    const f = file('huge-read.pcap', [send(7), { ...A, bth: { opcode: Opcode.RC_RDMA_READ_REQUEST, destQp: 0x12, psn: 8, ackReq: true }, reth: { va: 0x1000n, rkey: 0x1234, dmaLength: 0x8000_0000 } }]);
+    const f = file('huge-read.pcap', [
+      send(7),
+      { ...A, bth: { opcode: Opcode.RC_RDMA_READ_REQUEST, destQp: 0x12, psn: 8, ackReq: true }, reth: { va: 0x1000n, rkey: 0x1234, dmaLength: 0x8000_0000 } },
+    ]);
     const r = await replay(f, '--role', 'requester');
     expect(r.code).toBe(1);
     expect(r.err).toMatch(/not replayable: replaying it would build 2147483664 bytes of messages, fillers and READ buffers; the limit is 67108864/);

@@ -23,7 +23,11 @@ test('as responder, captures taken before a link that loses 1-5 % of frames: no 
     for (const loss of [0.01, 0.03, 0.05]) {
       const file = ownCapture(seed, 'sent', { qps: 2, bytes: 256 * 1024, maxMessage: 40_000 }, loss);
       // READ requests resent from where their responses stopped: a VA inside an earlier READ's range, on its QP.
-      const reads = roceFrames(file).flatMap((f) => (f.p.bth !== null && f.p.reth !== null && ((f.p.info?.flags ?? 0) & OpFlag.READ) !== 0 ? [{ qp: f.p.bth.destQp, va: f.p.reth.va, end: f.p.reth.va + BigInt(f.p.reth.dmaLength) }] : []));
+      const reads = roceFrames(file).flatMap((f) =>
+        f.p.bth !== null && f.p.reth !== null && ((f.p.info?.flags ?? 0) & OpFlag.READ) !== 0
+          ? [{ qp: f.p.bth.destQp, va: f.p.reth.va, end: f.p.reth.va + BigInt(f.p.reth.dmaLength) }]
+          : [],
+      );
       midReplyReads += reads.filter((r) => reads.some((o) => o.qp === r.qp && r.va > o.va && r.va < o.end)).length;
       const { packets } = capturedPackets(readCapture(file));
       for (const conv of findRcConversations(packets, packetAddresses)) {
@@ -57,7 +61,11 @@ test('a READ retried from its middle: answered MIDDLE then LAST, as rxe does; a 
   ];
   const violations = (file: Uint8Array): string[] => {
     const { packets } = capturedPackets(readCapture(file));
-    return findRcConversations(packets, packetAddresses).flatMap((conv) => replayResponder(conv, { timing: 'fast' }).differences.filter((d) => d.class === DiffClass.VIOLATION).map((d) => `${d.kind} ${d.psn}`));
+    return findRcConversations(packets, packetAddresses).flatMap((conv) =>
+      replayResponder(conv, { timing: 'fast' })
+        .differences.filter((d) => d.class === DiffClass.VIOLATION)
+        .map((d) => `${d.kind} ${d.psn}`),
+    );
   };
   expect(violations(capture(steps(Op.READ_RESPONSE_MIDDLE)))).toEqual([]);
   expect(violations(capture(steps(Op.READ_RESPONSE_FIRST)))).toEqual(['readSegmentation 11']);

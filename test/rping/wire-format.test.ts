@@ -27,6 +27,6 @@ test('ping data: "rdma-ping-N: ", letters from A+N wrapping at z, NUL last', () 
 test('the smallest size rping allows holds the longest prefix and a NUL', () => {
   const b = new Uint8Array(RPING_MIN_BUFSIZE);
   fillPingData(b, 0x7fffffff);
-  expect(cString(b)).toBe('rdma-ping-2147483647: HIJ') // 2147483647 % 58 = 7: 'H';
+  expect(cString(b)).toBe('rdma-ping-2147483647: HIJ'); // 2147483647 % 58 = 7: 'H';
   expect(b[RPING_MIN_BUFSIZE - 1]).toBe(0);
 });

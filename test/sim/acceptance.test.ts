@@ -40,7 +40,7 @@ interface Result {
 function sim(args: string[]): Promise<{ code: number; r: Result }> {
   return new Promise((resolve, reject) => {
     execFile(process.execPath, [ROCE, 'sim', ...args, '--json'], { maxBuffer: 64 << 20, timeout: 600_000 }, (err, stdout, stderr) => {
-      const code = err === null ? 0 : typeof (err as { code?: unknown }).code === 'number' ? ((err as { code: number }).code) : -1;
+      const code = err === null ? 0 : typeof (err as { code?: unknown }).code === 'number' ? (err as { code: number }).code : -1;
       if (code !== 0 && code !== 1) return reject(new Error(`roce sim ${args.join(' ')}: exit ${code}: ${stderr}`));
       resolve({ code, r: JSON.parse(stdout) as Result });
     });
@@ -76,21 +76,50 @@ test('the DCQCN paper, 8 → 1 incast at 40 Gb/s with PFC: near line rate, Jain 
 }, 600_000);
 
 // HPCC's ns-3 DCQCN at 10 Gb/s (test/support/hpcc-dcqcn.ts), with a 1024-byte MTU for its 1000-byte payloads.
-const HPCC_10G = ['--link-rate', '10G', '--mtu', '1024', '--buffer', '1M', '--ecn', 'kmin=40K,kmax=160K,pmax=0.2', '--pfc', 'xoff=100K,xon=80K', '--cc', 'dcqcn', '--cc-param', HPCC_DCQCN_10G_ARG, '--duration', '40ms', '--seed', '1', '--fluid'];
+const HPCC_10G = [
+  '--link-rate',
+  '10G',
+  '--mtu',
+  '1024',
+  '--buffer',
+  '1M',
+  '--ecn',
+  'kmin=40K,kmax=160K,pmax=0.2',
+  '--pfc',
+  'xoff=100K,xon=80K',
+  '--cc',
+  'dcqcn',
+  '--cc-param',
+  HPCC_DCQCN_10G_ARG,
+  '--duration',
+  '40ms',
+  '--seed',
+  '1',
+  '--fluid',
+];
 const KMAX = 160_000;
 
 test.each([
   ['2 flows', 3],
   ['8 flows', 9],
-])('HPCC\'s parameter set at 10 Gb/s, %s with PFC: the steady queue within ±50 %% of the fluid fixed point and below Kmax, no pause after 10 ms', async (_n, hosts) => {
-  const { code, r } = await sim(['--hosts', String(hosts), ...HPCC_10G]);
-  expect({ code, ok: r.ok, stalled: r.stalled, drops: r.drops }).toEqual({ code: 0, ok: true, stalled: [], drops: 0 });
-  const q = r.fluid?.queueBytes ?? null;
-  if (q === null) throw new Error('roce sim --fluid gave no queue figure');
-  const off = (q.sim - q.fluid) / q.fluid;
-  expect({ sim: q.sim, fluid: q.fluid, within: Math.abs(off) <= 0.5, belowKmax: q.sim < KMAX }).toEqual({ sim: q.sim, fluid: q.fluid, within: true, belowKmax: true });
-  expect(r.pfcPausesUs === null || r.pfcPausesUs.last <= 10_000).toBe(true);
-}, 600_000);
+])(
+  "HPCC's parameter set at 10 Gb/s, %s with PFC: the steady queue within ±50 %% of the fluid fixed point and below Kmax, no pause after 10 ms",
+  async (_n, hosts) => {
+    const { code, r } = await sim(['--hosts', String(hosts), ...HPCC_10G]);
+    expect({ code, ok: r.ok, stalled: r.stalled, drops: r.drops }).toEqual({ code: 0, ok: true, stalled: [], drops: 0 });
+    const q = r.fluid?.queueBytes ?? null;
+    if (q === null) throw new Error('roce sim --fluid gave no queue figure');
+    const off = (q.sim - q.fluid) / q.fluid;
+    expect({ sim: q.sim, fluid: q.fluid, within: Math.abs(off) <= 0.5, belowKmax: q.sim < KMAX }).toEqual({
+      sim: q.sim,
+      fluid: q.fluid,
+      within: true,
+      belowKmax: true,
+    });
+    expect(r.pfcPausesUs === null || r.pfcPausesUs.last <= 10_000).toBe(true);
+  },
+  600_000,
+);
 
 test('a lossy incast without PFC: the stalled flows are named with their reason, the run is not ok and exits 1', async () => {
   const { code, r } = await sim(['--hosts', '9', '--link-rate', '10G', '--buffer', '200K', '--cc', 'dcqcn', '--duration', '10ms', '--seed', '1']);

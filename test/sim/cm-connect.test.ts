@@ -63,7 +63,9 @@ const names = (evs: RdmaCmEvent[]) => evs.map((e) => e.type);
 describe('RDMA CM between two stacks on the memory link', () => {
   test('connect, RC SEND and RDMA WRITE both ways on the negotiated QPs, disconnect, TimeWait', () => {
     const { sim, client, server, serverId } = setup();
-    const id = client.rcm.connect({ dst: SIM_IP_B, port: PORT, qp: client.qp, param: { privateData: new TextEncoder().encode('hello') } }, (e) => client.events.push(e));
+    const id = client.rcm.connect({ dst: SIM_IP_B, port: PORT, qp: client.qp, param: { privateData: new TextEncoder().encode('hello') } }, (e) =>
+      client.events.push(e),
+    );
     sim.clock.runWhile(() => client.events.length === 0 || server.events.length < 2, 1_000_000);
     expect(names(client.events)).toEqual(['ESTABLISHED']);
     expect(names(server.events)).toEqual(['CONNECT_REQUEST', 'ESTABLISHED']);
@@ -91,9 +93,20 @@ describe('RDMA CM between two stacks on the memory link', () => {
     server.qp.postRecv({ wrId: 1, sgList: [server.mr.sge(0, 1024)] });
     client.qp.postSend({ wrId: 2, opcode: WrOpcode.SEND, sgList: [client.mr.sge(0, 25)], sendFlags: SendFlags.SIGNALED });
     server.mr.buffer.set(new TextEncoder().encode('pong'), 4096);
-    server.qp.postSend({ wrId: 3, opcode: WrOpcode.RDMA_WRITE, sgList: [server.mr.sge(4096, 4)], rdma: { remoteAddr: client.mr.addr(8192), rkey: client.mr.rkey }, sendFlags: SendFlags.SIGNALED });
+    server.qp.postSend({
+      wrId: 3,
+      opcode: WrOpcode.RDMA_WRITE,
+      sgList: [server.mr.sge(4096, 4)],
+      rdma: { remoteAddr: client.mr.addr(8192), rkey: client.mr.rkey },
+      sendFlags: SendFlags.SIGNALED,
+    });
     sim.clock.runWhile(() => client.cq.size < 1 || server.cq.size < 2, 1_000_000);
-    expect(server.cq.poll().map((w) => [w.wrId, w.status])).toEqual(expect.arrayContaining([[1n, WcStatus.SUCCESS], [3n, WcStatus.SUCCESS]]));
+    expect(server.cq.poll().map((w) => [w.wrId, w.status])).toEqual(
+      expect.arrayContaining([
+        [1n, WcStatus.SUCCESS],
+        [3n, WcStatus.SUCCESS],
+      ]),
+    );
     expect(client.cq.poll().map((w) => [w.wrId, w.status])).toEqual([[2n, WcStatus.SUCCESS]]);
     expect(new TextDecoder().decode(server.mr.buffer.subarray(0, 25))).toBe('ping over a CM connection');
     expect(new TextDecoder().decode(client.mr.buffer.subarray(8192, 8196))).toBe('pong');
@@ -290,11 +303,22 @@ describe('SIDR (UDP port space) between two stacks', () => {
     const req = server.events[0] as Extract<RdmaCmEvent, { type: 'CONNECT_REQUEST' }>;
     expect([...req.privateData.subarray(0, 2)]).toEqual([1, 2]);
     // Send a datagram to what SIDR resolved.
-    connectQp(client.qp, { qpn: client.qp.qpNum, psn: 0, gid: new Uint8Array(16), mac: 0 }, { qpn: 0, psn: 0, gid: new Uint8Array(16), mac: 0 }, { qkey: RDMA_UDP_QKEY });
+    connectQp(
+      client.qp,
+      { qpn: client.qp.qpNum, psn: 0, gid: new Uint8Array(16), mac: 0 },
+      { qpn: 0, psn: 0, gid: new Uint8Array(16), mac: 0 },
+      { qkey: RDMA_UDP_QKEY },
+    );
     server.qp.postRecv({ wrId: 1, sgList: [server.mr.sge(0, 1024)] });
     client.mr.buffer.set([0xca, 0xfe], 0);
     const ud = est.ud as NonNullable<typeof est.ud>;
-    client.qp.postSend({ wrId: 2, opcode: WrOpcode.SEND, sgList: [client.mr.sge(0, 2)], sendFlags: SendFlags.SIGNALED, ud: { ah: ud.ah, remoteQpn: ud.qpn, remoteQkey: ud.qkey } });
+    client.qp.postSend({
+      wrId: 2,
+      opcode: WrOpcode.SEND,
+      sgList: [client.mr.sge(0, 2)],
+      sendFlags: SendFlags.SIGNALED,
+      ud: { ah: ud.ah, remoteQpn: ud.qpn, remoteQkey: ud.qkey },
+    });
     sim.clock.runWhile(() => server.cq.size === 0, 1_000_000);
     expect(server.cq.poll().map((w) => [w.status, w.byteLen])).toEqual([[WcStatus.SUCCESS, 42]]);
     expect([...server.mr.buffer.subarray(40, 42)]).toEqual([0xca, 0xfe]);
@@ -313,7 +337,14 @@ describe('SIDR (UDP port space) between two stacks', () => {
 describe('over IPv6', () => {
   test('connect and disconnect between two IPv6 addresses: the GIDs are the addresses, the IP CM header says IP version 6', () => {
     const clock = new VirtualClock();
-    const link = createMemoryLink({ clock, seed: 1, mtu: 4200, macA: SIM_MAC_A, macB: SIM_MAC_B, faults: { aToB: { delayNs: 2000 }, bToA: { delayNs: 2000 } } });
+    const link = createMemoryLink({
+      clock,
+      seed: 1,
+      mtu: 4200,
+      macA: SIM_MAC_A,
+      macB: SIM_MAC_B,
+      faults: { aToB: { delayNs: 2000 }, bToA: { delayNs: 2000 } },
+    });
     const A6 = '2001:db8::1';
     const B6 = '2001:db8::2';
     const a = new Device({ driver: link.a, clock, ipv6: [A6], neighbors: { [B6]: SIM_MAC_B }, seed: 1 });

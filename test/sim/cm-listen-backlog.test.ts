@@ -31,13 +31,19 @@ test('a flood of 200 REQs at a backlog of 4: four handed over, the rest dropped 
   const flooder = new RdmaCm(sim.a, { seed: 5 });
   const server = new RdmaCm(sim.b, { seed: 6 });
   const requests: RdmaCmId[] = [];
-  const listener = server.listen(PORT, (e) => {
-    if (e.type === 'CONNECT_REQUEST') requests.push(e.id); // a slow consumer: it answers nothing yet
-  }, undefined, 4);
+  const listener = server.listen(
+    PORT,
+    (e) => {
+      if (e.type === 'CONNECT_REQUEST') requests.push(e.id); // a slow consumer: it answers nothing yet
+    },
+    undefined,
+    4,
+  );
   expect(listener.backlog).toBe(4);
   const clientEvents: RdmaCmEvent[] = [];
   // 200 connection attempts, each its own QP and communication ID; 2 retries of a short response timeout.
-  for (let i = 0; i < 200; i++) flooder.connect({ dst: SIM_IP_B, port: PORT, qp: rcQp(sim.a), responseTimeout: 10, maxCmRetries: 2 }, (e) => clientEvents.push(e));
+  for (let i = 0; i < 200; i++)
+    flooder.connect({ dst: SIM_IP_B, port: PORT, qp: rcQp(sim.a), responseTimeout: 10, maxCmRetries: 2 }, (e) => clientEvents.push(e));
   runFor(1_000_000); // 1 ms: the first REQs have arrived (as many as the flooder's QP 1 could send at once)
   const received = (): number => server.cm.counters.cm_rx_msgs.req;
   expect(received()).toBeGreaterThan(100);
@@ -65,9 +71,14 @@ test('a flood of 200 REQs at a backlog of 4: four handed over, the rest dropped 
   const good: RdmaCmEvent[] = [];
   const sqp = rcQp(sim.b);
   listener.close();
-  server.listen(PORT + 1, (e) => {
-    if (e.type === 'CONNECT_REQUEST') e.id.accept(sqp);
-  }, undefined, 4);
+  server.listen(
+    PORT + 1,
+    (e) => {
+      if (e.type === 'CONNECT_REQUEST') e.id.accept(sqp);
+    },
+    undefined,
+    4,
+  );
   flooder.connect({ dst: SIM_IP_B, port: PORT + 1, qp: rcQp(sim.a) }, (e) => good.push(e));
   runWhileFor(() => good.length === 0, 10_000_000_000);
   expect(good.map((e) => e.type)).toEqual(['ESTABLISHED']);

@@ -28,7 +28,10 @@ interface Run {
   windows: { t: number; gbps: number; rate: number; limited: boolean }[];
 }
 
-function setup(seed: number, congestion: CongestionConfig | undefined): { sim: SimPair; qa: QueuePair; qb: QueuePair; cq: CompletionQueue; mrA: MemoryRegion; mrB: MemoryRegion } {
+function setup(
+  seed: number,
+  congestion: CongestionConfig | undefined,
+): { sim: SimPair; qa: QueuePair; qb: QueuePair; cq: CompletionQueue; mrA: MemoryRegion; mrB: MemoryRegion } {
   const sim = createSimPair({ seed, bandwidthBps: LINE_MBPS * 1e6, ...(congestion !== undefined ? { congestion } : {}) });
   const pdA = sim.a.allocPd();
   const pdB = sim.b.allocPd();
@@ -40,7 +43,17 @@ function setup(seed: number, congestion: CongestionConfig | undefined): { sim: S
   const qb = sim.b.createQp(pdB, { qpType: QpType.RC, sendCq: cqB, recvCq: cqB });
   const ea = endpointOf(sim.a, qa, 100);
   const eb = endpointOf(sim.b, qb, 200);
-  const opts = { pathMtu: 5 as const, timeout: 14, retryCnt: 7, rnrRetry: 7, minRnrTimer: 12, maxRdAtomic: 1, maxDestRdAtomic: 1, accessFlags: Access.REMOTE_WRITE, qkey: 0 };
+  const opts = {
+    pathMtu: 5 as const,
+    timeout: 14,
+    retryCnt: 7,
+    rnrRetry: 7,
+    minRnrTimer: 12,
+    maxRdAtomic: 1,
+    maxDestRdAtomic: 1,
+    accessFlags: Access.REMOTE_WRITE,
+    qkey: 0,
+  };
   connectQp(qa, ea, eb, opts);
   connectQp(qb, eb, ea, opts);
   return { sim, qa, qb, cq, mrA, mrB };
@@ -50,7 +63,14 @@ function setup(seed: number, congestion: CongestionConfig | undefined): { sim: S
 function stream(seed: number, congestion: CongestionConfig | undefined, phases: readonly [number, number][]): Run {
   const { sim, qa, qb, cq, mrA, mrB } = setup(seed, congestion);
   let wr = 0;
-  const post = (): void => qa.postSend({ wrId: wr++, opcode: WrOpcode.RDMA_WRITE, sgList: [mrA.sge(0, MSG)], sendFlags: SendFlags.SIGNALED, rdma: { remoteAddr: mrB.addr(0), rkey: mrB.rkey } });
+  const post = (): void =>
+    qa.postSend({
+      wrId: wr++,
+      opcode: WrOpcode.RDMA_WRITE,
+      sgList: [mrA.sge(0, MSG)],
+      sendFlags: SendFlags.SIGNALED,
+      rdma: { remoteAddr: mrB.addr(0), rkey: mrB.rkey },
+    });
   for (let i = 0; i < OUTSTANDING; i++) post();
   const windows: Run['windows'] = [];
   const t0 = sim.clock.now();

@@ -72,7 +72,7 @@ test('the equations run in time from the line rate settle at the fixed point', (
   }
 });
 
-test('a marking too weak for the flows has no fixed point on RED\'s slope', () => {
+test("a marking too weak for the flows has no fixed point on RED's slope", () => {
   expect(dcqcnFluidFixedPoint({ ...paper(64), pmax: 0.0001 })).toBeNull();
 });
 

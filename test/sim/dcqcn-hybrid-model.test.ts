@@ -31,7 +31,7 @@ test('no marking below a Kmin above the buffer: the queue grows by what the flow
   expect(full.queueMaxBytes).toBe(1e6);
 });
 
-test('DCQCN holds the fair share; the NP\'s rule bounds the CNPs; the same seed gives the same run', () => {
+test("DCQCN holds the fair share; the NP's rule bounds the CNPs; the same seed gives the same run", () => {
   const r = runDcqcnHybrid(paper(2), 40_000, 20_000);
   const total = r.flowsGbps.reduce((a, g) => a + g, 0);
   expect(total).toBeGreaterThan(0.95 * 40);
@@ -43,7 +43,7 @@ test('DCQCN holds the fair share; the NP\'s rule bounds the CNPs; the same seed 
   expect(runDcqcnHybrid(paper(2), 40_000, 20_000, 2)).not.toEqual(r);
 }, 60_000);
 
-test('two flows stay on RED\'s slope; eight marked on arrival synchronise and cross Kmax, where every packet is marked; marked on departure they stay near the slope', () => {
+test("two flows stay on RED's slope; eight marked on arrival synchronise and cross Kmax, where every packet is marked; marked on departure they stay near the slope", () => {
   for (const marking of ['dequeue', 'enqueue'] as const) {
     const two = runDcqcnHybrid({ ...paper(2), marking }, 100_000, 50_000);
     expect(two.aboveKmax).toBe(0);

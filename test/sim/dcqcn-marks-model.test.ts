@@ -20,7 +20,19 @@ const paper = paperMarksInput;
 const scripted = (over: Partial<ModelRules>): MarksModelInput => ({
   ...paper(1),
   maxRateMbps: 1000,
-  rules: { ...paperRules, rpRateReduceMonitorPeriod: 0, npMinTimeBetweenCnps: 0, rpMinDecFac: 0, rpDceTcpG: 1024, rpInitialAlphaValue: 512, rpDceTcpRtt: 1e6, rpTimeReset: 1e9, rpByteReset: 1e15, rpThreshold: 1000, ...over },
+  rules: {
+    ...paperRules,
+    rpRateReduceMonitorPeriod: 0,
+    npMinTimeBetweenCnps: 0,
+    rpMinDecFac: 0,
+    rpDceTcpG: 1024,
+    rpInitialAlphaValue: 512,
+    rpDceTcpRtt: 1e6,
+    rpTimeReset: 1e9,
+    rpByteReset: 1e15,
+    rpThreshold: 1000,
+    ...over,
+  },
 });
 
 test('a CNP at every mark: each cuts R_C by α/2, and the mean rate is the time-mean of the steps', () => {
@@ -61,7 +73,7 @@ test('between cuts, fast recovery halves R_T − R_C, then additive increase rai
   expect(run.meanRateMbps).toBeCloseTo(area / 200, 6);
 });
 
-test('independent marks at a constant rate: CNPs per mark follow the NP\'s renewal law, 1/(1 + λτ)', () => {
+test("independent marks at a constant rate: CNPs per mark follow the NP's renewal law, 1/(1 + λτ)", () => {
   // A cut of nothing (rp_min_dec_fac 100) keeps the rate at its maximum: 8000 Mb/s of 1000-byte frames, one packet a µs.
   const m: MarksModelInput = { ...paper(1), packetFrameBytes: 1000, packetWireBytes: 1024, maxRateMbps: 8000, rules: { ...paperRules, rpMinDecFac: 100 } };
   const p = 0.002;

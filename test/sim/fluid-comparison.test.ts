@@ -27,18 +27,26 @@ const paper40: StarScenario = {
   seed: 1,
 };
 
-test('the model is the scenario\'s: the paper\'s DCQCN parameters, its RED, its frame size on the wire', () => {
+test("the model is the scenario's: the paper's DCQCN parameters, its RED, its frame size on the wire", () => {
   const m = fluidModelOf(paper40, 1082);
   expect(m).toMatchObject({ flows: 2, linkRateBps: 40e9, packetWireBytes: 1106, kminBytes: 5_000, kmaxBytes: 200_000, pmax: 0.01 });
   expect(m).toMatchObject({ cnpIntervalUs: 50, alphaPeriodUs: 55, timerUs: 55, byteCounterBytes: 10 * 1024 * 1024, threshold: 5, aiRateMbps: 40 });
   expect(m.g).toBeCloseTo(4 / 1024, 12);
   expect(fluidUnfit({ ...paper40, cc: 'none' })).toMatch(/--cc dcqcn/);
   expect(fluidUnfit({ ...paper40, ecn: { kind: 'threshold', kBytes: 50_000 } })).toMatch(/RED/);
-  expect(fluidUnfit({ ...paper40, flows: [{ src: 0, dst: 2 }, { src: 2, dst: 1 }] })).toMatch(/one bottleneck/);
+  expect(
+    fluidUnfit({
+      ...paper40,
+      flows: [
+        { src: 0, dst: 2 },
+        { src: 2, dst: 1 },
+      ],
+    }),
+  ).toMatch(/one bottleneck/);
   expect(fluidUnfit({ ...paper40, flows: [{ src: 0, dst: 2, bytes: 1e6 }] })).toMatch(/long-lived/);
 });
 
-test('two flows at 40 Gb/s: the port is full, the steady state is measured, and it is near the fluid model\'s fixed point', () => {
+test("two flows at 40 Gb/s: the port is full, the steady state is measured, and it is near the fluid model's fixed point", () => {
   const r = runStarScenario(paper40);
   expect(r.ok).toBe(true);
   expect(r.drops).toBe(0);
@@ -46,7 +54,7 @@ test('two flows at 40 Gb/s: the port is full, the steady state is measured, and 
   expect(st.fromUs).toBe(10_000);
   expect(st.toUs).toBe(30_000);
   // Data frames of MTU 1024 (1082 bytes): the port sends about 40e9 · 20 ms / (1106 · 8) of them.
-  expect(st.frames).toBeGreaterThan(0.95 * (40e9 * 0.02) / (1106 * 8));
+  expect(st.frames).toBeGreaterThan((0.95 * (40e9 * 0.02)) / (1106 * 8));
   expect(st.frames).toBeLessThanOrEqual((40e9 * 0.02) / (1106 * 8) + 1);
   // 64 KiB WRITEs at MTU 1024: 64 packets of 1082 bytes, the first 16 bytes longer (RETH).
   expect(st.meanFrameBytes).toBeCloseTo(1082 + 16 / 64, 3);
@@ -78,7 +86,7 @@ test('two flows at 40 Gb/s: the port is full, the steady state is measured, and 
   expect(ratio(c.markProbability!)).toBeCloseTo((ratio(c.cnpsPerFlowPerMs!) / ratio(pm)) * (c.rateGbps!.fluid / c.rateGbps!.sim), 1);
 }, 60_000);
 
-test('Jain\'s index and the convergence windows', () => {
+test("Jain's index and the convergence windows", () => {
   expect(jainIndex([5, 5])).toBe(1);
   expect(jainIndex([10, 0])).toBe(0.5);
   // Bins of two flows: apart for 3 bins, then within 10 % of each other except one bin at 7.
@@ -93,5 +101,15 @@ test('Jain\'s index and the convergence windows', () => {
   // Never within.
   expect(convergenceOf([a, a.map(() => 0)], 1000, 1, 0.1)).toMatchObject({ firstUs: null, sustainedUs: null, windowsWithin: 0 });
   // Out again in the last window: not for good.
-  expect(convergenceOf([[5, 5, 9], [5, 5, 1]], 1000, 1, 0.1)).toMatchObject({ firstUs: 1, sustainedUs: null });
+  expect(
+    convergenceOf(
+      [
+        [5, 5, 9],
+        [5, 5, 1],
+      ],
+      1000,
+      1,
+      0.1,
+    ),
+  ).toMatchObject({ firstUs: 1, sustainedUs: null });
 });

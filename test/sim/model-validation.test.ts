@@ -33,7 +33,28 @@ interface Fluid {
 }
 
 function sim(hosts: number, seed: number, ecn = 'kmin=5K,kmax=200K,pmax=0.01'): Promise<Fluid> {
-  const argv = [ROCE, 'sim', '--hosts', String(hosts), '--link-rate', '40G', '--buffer', '12M', '--mtu', '1024', '--ecn', ecn, '--cc', 'dcqcn-paper', '--duration', '100ms', '--seed', String(seed), '--fluid', '--json'];
+  const argv = [
+    ROCE,
+    'sim',
+    '--hosts',
+    String(hosts),
+    '--link-rate',
+    '40G',
+    '--buffer',
+    '12M',
+    '--mtu',
+    '1024',
+    '--ecn',
+    ecn,
+    '--cc',
+    'dcqcn-paper',
+    '--duration',
+    '100ms',
+    '--seed',
+    String(seed),
+    '--fluid',
+    '--json',
+  ];
   return new Promise((resolve, reject) => {
     execFile(process.execPath, argv, { timeout: 180_000, maxBuffer: 64 << 20 }, (err, stdout, stderr) => {
       if (err !== null) reject(new Error(`roce sim --hosts ${hosts} --seed ${seed}: ${err.message} ${stderr}`));
@@ -46,27 +67,31 @@ type Key = 'rateGbps' | 'queueBytes' | 'markProbability' | 'cnpsPerFlowPerMs';
 const KEYS: Key[] = ['rateGbps', 'queueBytes', 'markProbability', 'cnpsPerFlowPerMs'];
 
 /** The runs' mean against a model's figure (the same in every run: the models do not depend on the run's seed). */
-function off(runs: Fluid[], key: Key, model: (f: Fluid) => Figure): number {
+function off(runs: Fluid[], _key: Key, model: (f: Fluid) => Figure): number {
   const mean = runs.reduce((a, f) => a + model(f).sim, 0) / runs.length;
   const m = model(runs[0]!).fluid;
   for (const f of runs) expect(model(f).fluid).toBe(m);
   return (mean - m) / m;
 }
 
-test.each([3, 5])('%i hosts (flows into one): the mean of seeds 1-3 within 15 %% of the marks and hybrid models', async (hosts) => {
-  const runs = [await sim(hosts, 1), ...(await Promise.all([sim(hosts, 2), sim(hosts, 3)]))];
-  for (const key of KEYS) {
-    const byMarks = off(runs, key, (f) => f.marks[key]);
-    const byHybrid = off(runs, key, (f) => f.hybrid[key]);
-    expect({ key, byMarks: Math.abs(byMarks) < 0.15, byHybrid: Math.abs(byHybrid) < 0.15 }).toEqual({ key, byMarks: true, byHybrid: true });
-  }
-  // The paper's equations average the reaction point's steps away: further off on the queue and the marking.
-  for (const key of ['queueBytes', 'markProbability'] as const) {
-    expect(Math.abs(off(runs, key, (f) => f[key]))).toBeGreaterThan(Math.abs(off(runs, key, (f) => f.hybrid[key])));
-  }
-}, 300_000);
+test.each([3, 5])(
+  '%i hosts (flows into one): the mean of seeds 1-3 within 15 %% of the marks and hybrid models',
+  async (hosts) => {
+    const runs = [await sim(hosts, 1), ...(await Promise.all([sim(hosts, 2), sim(hosts, 3)]))];
+    for (const key of KEYS) {
+      const byMarks = off(runs, key, (f) => f.marks[key]);
+      const byHybrid = off(runs, key, (f) => f.hybrid[key]);
+      expect({ key, byMarks: Math.abs(byMarks) < 0.15, byHybrid: Math.abs(byHybrid) < 0.15 }).toEqual({ key, byMarks: true, byHybrid: true });
+    }
+    // The paper's equations average the reaction point's steps away: further off on the queue and the marking.
+    for (const key of ['queueBytes', 'markProbability'] as const) {
+      expect(Math.abs(off(runs, key, (f) => f[key]))).toBeGreaterThan(Math.abs(off(runs, key, (f) => f.hybrid[key])));
+    }
+  },
+  300_000,
+);
 
-test('9 hosts (8 flows into one), marked on departure: the run stays near RED\'s slope, the mean of seeds 1-3 within 15 % of the hybrid model', async () => {
+test("9 hosts (8 flows into one), marked on departure: the run stays near RED's slope, the mean of seeds 1-3 within 15 % of the hybrid model", async () => {
   const fs = await Promise.all([1, 2, 3].map((seed) => sim(9, seed)));
   // Seeds 1-3: 119, 123 and 116 KB, 1.12, 0.85 and 0.87 % marked (pmax is 1 %), 3.00 CNPs per flow
   // and ms; the hybrid model 124 KB, 0.89 %, 3.03. One seed's marking alone strays by up to 26 %.

@@ -55,7 +55,14 @@ function watch(s: StarHosts, untilNs: number): Sample[][] {
       const qp = s.qps[i]!;
       const rp = qp.cc?.rp ?? null;
       if (rp === null) throw new Error('the QP has no reaction point');
-      samples[i]!.push({ paused: q.paused, pausedNs: q.pausedNs, sentPkts: qp.counters.sent_pkts, byteCount: rp.byteCount, bytesOut: q.bytesOut, rateMbps: rp.currentRate });
+      samples[i]!.push({
+        paused: q.paused,
+        pausedNs: q.pausedNs,
+        sentPkts: qp.counters.sent_pkts,
+        byteCount: rp.byteCount,
+        bytesOut: q.bytesOut,
+        rateMbps: rp.currentRate,
+      });
     }
   }
   return samples;
@@ -87,7 +94,8 @@ describe('PFC pauses the sender’s QPs (8-to-1 incast, 10 Gb/s, DCQCN, PFC 64K/
         if (!(a.paused && b.paused && a.pausedNs === b.pausedNs)) continue;
         pausedSteps++;
         // A CNP's decrease may reset the byte counter; nothing may add to it.
-        if (b.sentPkts !== a.sentPkts || b.bytesOut !== a.bytesOut || b.byteCount > a.byteCount) moved.push(`host ${i} at ${k + 1} µs: ${JSON.stringify([a, b])}`);
+        if (b.sentPkts !== a.sentPkts || b.bytesOut !== a.bytesOut || b.byteCount > a.byteCount)
+          moved.push(`host ${i} at ${k + 1} µs: ${JSON.stringify([a, b])}`);
       }
     });
     expect(moved).toEqual([]);
@@ -119,7 +127,13 @@ describe('PFC pauses the sender’s QPs (8-to-1 incast, 10 Gb/s, DCQCN, PFC 64K/
   test('deterministic: the same seed gives the same run', () => {
     const figures = (h: StarHosts): string => {
       h.runUntil(1000 * US);
-      return JSON.stringify({ sw: h.sw.stats.pfcPauses, marked: h.sw.stats.ecnMarked, queues: h.sw.hostQueues, sent: h.qps.map((q) => q.counters.sent_pkts), rates: h.qps.map((q) => q.cc?.rp?.currentRate) });
+      return JSON.stringify({
+        sw: h.sw.stats.pfcPauses,
+        marked: h.sw.stats.ecnMarked,
+        queues: h.sw.hostQueues,
+        sent: h.qps.map((q) => q.counters.sent_pkts),
+        rates: h.qps.map((q) => q.cc?.rp?.currentRate),
+      });
     };
     expect(figures(incast(3))).toBe(figures(incast(3)));
   });

@@ -62,7 +62,7 @@ test('two flows into one port with DCQCN: marks answered by CNPs, the rates cut 
   expect(a.bytes).toBeGreaterThan(0);
 });
 
-test('without congestion control, 3 → 1: the port\'s buffer overflows, tail drops, then go-back-N retransmissions', () => {
+test("without congestion control, 3 → 1: the port's buffer overflows, tail drops, then go-back-N retransmissions", () => {
   const r = runStarScenario({ ...base, hosts: 4, flows: [0, 1, 2].map((src) => ({ src, dst: 3 })), cc: 'none', durationNs: 8 * MS });
   expect(r.cnpsSent).toBe(0);
   expect(r.flows.every((f) => f.rateOverTime === null)).toBe(true);
@@ -81,7 +81,7 @@ test('with PFC and no congestion control: the senders are paused, nothing is dro
     durationNs: 3 * MS,
     pfc: { xoffBytes: 300_000, xonBytes: 200_000 },
     capture: (f, t) => {
-      if (f[12] === 0x88 && f[13] === 0x08) pfcFrames.push({ pause: ((f[18 + 2 * PFC_PRIORITY] ?? 0) << 8 | (f[19 + 2 * PFC_PRIORITY] ?? 0)) !== 0, t });
+      if (f[12] === 0x88 && f[13] === 0x08) pfcFrames.push({ pause: (((f[18 + 2 * PFC_PRIORITY] ?? 0) << 8) | (f[19 + 2 * PFC_PRIORITY] ?? 0)) !== 0, t });
     },
   });
   expect(r.drops).toBe(0);
@@ -172,7 +172,15 @@ test('the incast with PFC and DCQCN: no drop, no stall, every flow covered by th
 });
 
 test('a sized flow that finishes is completed, an unlimited one is running, and the steady figures leave out the one done inside the window', () => {
-  const r = runStarScenario({ ...base, flows: [{ src: 0, dst: 2, bytes: 512 * 1024 }, { src: 1, dst: 2 }], durationNs: 2 * MS, steadyFromNs: 1 * MS });
+  const r = runStarScenario({
+    ...base,
+    flows: [
+      { src: 0, dst: 2, bytes: 512 * 1024 },
+      { src: 1, dst: 2 },
+    ],
+    durationNs: 2 * MS,
+    steadyFromNs: 1 * MS,
+  });
   const [sized, open] = r.flows;
   expect(sized).toMatchObject({ name: 'a>c', state: 'completed', completed: true, bytes: 512 * 1024, stall: null, problems: [] });
   expect(open).toMatchObject({ name: 'b>c', state: 'running', completed: false, stall: null });
@@ -186,7 +194,14 @@ test('a sized flow that finishes is completed, an unlimited one is running, and 
   expect(short.flows[0]!.problems.join()).toMatch(/moved \d+ of 104857600 bytes/);
   expect(short.ok).toBe(false);
   // A flow whose duration runs out before the run's end has ended; one that starts after it is pending.
-  const timed = runStarScenario({ ...base, flows: [{ src: 0, dst: 2, durationNs: 0.5 * MS }, { src: 1, dst: 2, startNs: 3 * MS }], durationNs: 2 * MS });
+  const timed = runStarScenario({
+    ...base,
+    flows: [
+      { src: 0, dst: 2, durationNs: 0.5 * MS },
+      { src: 1, dst: 2, startNs: 3 * MS },
+    ],
+    durationNs: 2 * MS,
+  });
   expect(timed.flows.map((f) => [f.state, f.completed])).toEqual([
     ['ended', false],
     ['pending', false],
@@ -229,7 +244,15 @@ test('a stall window shorter than the queues take to drain: flows that wait behi
 
   // d>c starts at 1 ms behind a queue of hundreds of KB that a>c and b>c built: its first frames
   // wait in port c's queue longer than the window.
-  const late = runStarScenario({ ...hol, flows: [{ src: 0, dst: 2 }, { src: 1, dst: 2 }, { src: 3, dst: 2, startNs: MS }], stallWindowNs: 50_000 });
+  const late = runStarScenario({
+    ...hol,
+    flows: [
+      { src: 0, dst: 2 },
+      { src: 1, dst: 2 },
+      { src: 3, dst: 2, startNs: MS },
+    ],
+    stallWindowNs: 50_000,
+  });
   const dc = late.flows[2]!;
   expect(dc.stalls[0]).toMatchObject({ sinceUs: 1000, reason: 'queued' });
   expect(dc.stalls[0]!.detail).toMatch(/port c's queue holds \d+ B/);

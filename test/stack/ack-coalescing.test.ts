@@ -20,7 +20,6 @@ import { Opcode } from '../../packets/opcodes';
 import type { Direction } from '../../nic-driver/faults';
 import { decodeSyndrome } from '../../packets/aeth';
 
-
 interface Wire {
   opcode: number;
   psn: number;
@@ -71,7 +70,13 @@ function writes(r: Rig, n: number, size = 8): void {
   const wrs = [];
   for (let i = 0; i < n; i++) {
     r.mrA.buffer.fill(i + 1, i * size, (i + 1) * size);
-    wrs.push({ wrId: i, opcode: WrOpcode.RDMA_WRITE, sgList: [r.mrA.sge(i * size, size)], sendFlags: SendFlags.SIGNALED, rdma: { remoteAddr: r.mrB.addr(i * size), rkey: r.mrB.rkey } });
+    wrs.push({
+      wrId: i,
+      opcode: WrOpcode.RDMA_WRITE,
+      sgList: [r.mrA.sge(i * size, size)],
+      sendFlags: SendFlags.SIGNALED,
+      rdma: { remoteAddr: r.mrB.addr(i * size), rkey: r.mrB.rkey },
+    });
   }
   r.qp.postSend(wrs);
 }
@@ -108,7 +113,13 @@ test('on: the same burst gets one ACK, for the last PSN, and all 64 WRITEs compl
 test('on: a READ in the same burst gets its responses after the held ACK, so PSNs never go backwards', () => {
   const r = rig(true);
   writes(r, 4);
-  r.qp.postSend({ wrId: 99, opcode: WrOpcode.RDMA_READ, sgList: [r.mrA.sge(8192, 2048)], sendFlags: SendFlags.SIGNALED, rdma: { remoteAddr: r.mrB.addr(0), rkey: r.mrB.rkey } });
+  r.qp.postSend({
+    wrId: 99,
+    opcode: WrOpcode.RDMA_READ,
+    sgList: [r.mrA.sge(8192, 2048)],
+    sendFlags: SendFlags.SIGNALED,
+    rdma: { remoteAddr: r.mrB.addr(0), rkey: r.mrB.rkey },
+  });
   const wcs = drain(r, 5);
   expect(wcs.map((w) => [Number(w.wrId), w.status])).toEqual([
     [0, WcStatus.SUCCESS],
@@ -129,7 +140,13 @@ test('on: a READ in the same burst gets its responses after the held ACK, so PSN
 test('on: a burst that ends with a bad R_Key gets the ACK of the good WRITEs first, then the NAK', () => {
   const r = rig(true);
   writes(r, 3);
-  r.qp.postSend({ wrId: 50, opcode: WrOpcode.RDMA_WRITE, sgList: [r.mrA.sge(0, 8)], sendFlags: SendFlags.SIGNALED, rdma: { remoteAddr: r.mrB.addr(0), rkey: r.mrB.rkey ^ 0x100 } });
+  r.qp.postSend({
+    wrId: 50,
+    opcode: WrOpcode.RDMA_WRITE,
+    sgList: [r.mrA.sge(0, 8)],
+    sendFlags: SendFlags.SIGNALED,
+    rdma: { remoteAddr: r.mrB.addr(0), rkey: r.mrB.rkey ^ 0x100 },
+  });
   const wcs = drain(r, 4);
   expect(wcs.map((w) => [Number(w.wrId), w.status])).toEqual([
     [0, WcStatus.SUCCESS],

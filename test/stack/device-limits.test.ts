@@ -37,7 +37,9 @@ test('max_qp: the next createQp fails with ROCE_ERR_LIMIT; a destroyed QP makes 
   const pd = dev.allocPd();
   const cq = dev.createCq(16);
   const qps = Array.from({ length: 5 }, () => dev.createQp(pd, { qpType: QpType.RC, sendCq: cq, recvCq: cq }));
-  expect(code(() => dev.createQp(pd, { qpType: QpType.RC, sendCq: cq, recvCq: cq }))).toBe('ROCE_ERR_LIMIT: createQp: the device already has 5 QPs, its limit (max_qp); destroy one first');
+  expect(code(() => dev.createQp(pd, { qpType: QpType.RC, sendCq: cq, recvCq: cq }))).toBe(
+    'ROCE_ERR_LIMIT: createQp: the device already has 5 QPs, its limit (max_qp); destroy one first',
+  );
   dev.destroyQp(qps[2]!);
   expect(code(() => dev.createQp(pd, { qpType: QpType.UD, sendCq: cq, recvCq: cq }))).toBeNull();
 });
@@ -46,7 +48,9 @@ test('max_mr: the next regMr fails with ROCE_ERR_LIMIT; a deregistered region ma
   const dev = device({ maxMr: 3 });
   const pd = dev.allocPd();
   const mrs = [1, 2, 3].map(() => dev.regMr(pd, new Uint8Array(64), Access.LOCAL_WRITE));
-  expect(code(() => dev.regMr(pd, new Uint8Array(64), Access.LOCAL_WRITE))).toBe('ROCE_ERR_LIMIT: regMr: the device already has 3 memory regions, its limit (max_mr); deregister one first');
+  expect(code(() => dev.regMr(pd, new Uint8Array(64), Access.LOCAL_WRITE))).toBe(
+    'ROCE_ERR_LIMIT: regMr: the device already has 3 memory regions, its limit (max_mr); deregister one first',
+  );
   dev.deregMr(mrs[0]!);
   expect(code(() => dev.regMr(pd, new Uint8Array(64), Access.LOCAL_WRITE))).toBeNull();
 });

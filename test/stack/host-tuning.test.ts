@@ -7,7 +7,11 @@ import { nativeAvailable, nativeLoadError } from '../../nic-driver/native-bindin
 
 test('nothing set: no busy-poll, the default linger, no faults, rxe transport defaults', () => {
   expect(hostOptionsFromEnv({})).toEqual({ busyPoll: false, rxLingerUs: DEFAULT_RX_LINGER_US, faults: null });
-  expect(hostOptionsFromEnv({ ROCE_FAULTS: ' ', ROCE_XDP_MODE: '', ROCE_MAX_UNACKED_PSNS: '' })).toEqual({ busyPoll: false, rxLingerUs: DEFAULT_RX_LINGER_US, faults: null });
+  expect(hostOptionsFromEnv({ ROCE_FAULTS: ' ', ROCE_XDP_MODE: '', ROCE_MAX_UNACKED_PSNS: '' })).toEqual({
+    busyPoll: false,
+    rxLingerUs: DEFAULT_RX_LINGER_US,
+    faults: null,
+  });
 });
 
 test('window and AckReq spacing from the environment, rxe defaults otherwise', () => {
@@ -31,7 +35,8 @@ test('receive linger from the environment: 200 µs by default, 0 turns it off, b
 });
 
 test('busy-poll (1, on or true) needs no linger, so a linger value is not read', () => {
-  for (const v of ['1', 'on', 'true']) expect(hostOptionsFromEnv({ ROCE_BUSY_POLL: v, ROCE_RX_LINGER_US: 'soon' })).toMatchObject({ busyPoll: true, rxLingerUs: 0 });
+  for (const v of ['1', 'on', 'true'])
+    expect(hostOptionsFromEnv({ ROCE_BUSY_POLL: v, ROCE_RX_LINGER_US: 'soon' })).toMatchObject({ busyPoll: true, rxLingerUs: 0 });
   expect(hostOptionsFromEnv({ ROCE_BUSY_POLL: '0' }).busyPoll).toBe(false);
 });
 

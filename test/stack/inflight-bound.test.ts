@@ -64,7 +64,13 @@ function postAll(r: Rig, slots: number): void {
     for (let s = 0; s < slots; s++) {
       const at = (q * slots + s) * SLOT;
       new DataView(r.src.buffer).setUint32(at, q * 1000 + s + 1);
-      wrs.push({ wrId: q * slots + s, opcode: WrOpcode.RDMA_WRITE, sgList: [r.mrA.sge(at, SLOT)], sendFlags: SendFlags.SIGNALED, rdma: { remoteAddr: r.mrB.addr(at), rkey: r.mrB.rkey } });
+      wrs.push({
+        wrId: q * slots + s,
+        opcode: WrOpcode.RDMA_WRITE,
+        sgList: [r.mrA.sge(at, SLOT)],
+        sendFlags: SendFlags.SIGNALED,
+        rdma: { remoteAddr: r.mrB.addr(at), rkey: r.mrB.rkey },
+      });
     }
     qp.postSend(wrs);
   });
@@ -159,7 +165,13 @@ test('a READ whose responses exceed the bound goes alone, and counts its respons
   const mr = r.sim.a.regMr(r.qps[0]!.pd, local, Access.LOCAL_WRITE);
   const remote = new Uint8Array(len).map((_, i) => (i * 31) & 0xff);
   const mrB = r.sim.b.regMr(r.sim.b.qp(r.qps[0]!.attr.destQpNum)!.pd, remote, Access.REMOTE_READ);
-  r.qps[0]!.postSend({ wrId: 1, opcode: WrOpcode.RDMA_READ, sgList: [mr.sge(0, len)], sendFlags: SendFlags.SIGNALED, rdma: { remoteAddr: mrB.addr(0), rkey: mrB.rkey } });
+  r.qps[0]!.postSend({
+    wrId: 1,
+    opcode: WrOpcode.RDMA_READ,
+    sgList: [mr.sge(0, len)],
+    sendFlags: SendFlags.SIGNALED,
+    rdma: { remoteAddr: mrB.addr(0), rkey: mrB.rkey },
+  });
   // Right after the READ request left, its 16 response PSNs are in flight, over the bound of 4.
   r.sim.clock.runWhile(() => r.qps[0]!.req.sentAny === false);
   expect(packetsInFlight(r.qps[0]!)).toBe(16);
@@ -217,5 +229,7 @@ test('a bound that is not a positive integer is refused with a typed error', () 
   for (const bad of [0, -1, 1.5, Number.NaN]) {
     expect(() => new Device({ driver: link.a, clock, ipv4: ['198.18.0.1'], maxInflightPackets: bad })).toThrow(VerbsError);
   }
-  expect(() => new Device({ driver: link.a, clock, ipv4: ['198.18.0.1'], maxInflightPackets: 0 })).toThrow('maxInflightPackets must be an integer 1..2147483647, not 0');
+  expect(() => new Device({ driver: link.a, clock, ipv4: ['198.18.0.1'], maxInflightPackets: 0 })).toThrow(
+    'maxInflightPackets must be an integer 1..2147483647, not 0',
+  );
 });

@@ -42,7 +42,10 @@ const CASES: Case[] = [
   ['a frame cut before its ICRC ends', (_h, f) => f.slice(0, f.length - 3)],
   ['a reserved opcode (0x1f, RC)', (_h, f) => edit(f, (g) => (g[BTH] = 0x1f))],
   ['a transport header version of 1 (rxe hdr_check drops TVer != 0)', (_h, f) => edit(f, (g) => (g[BTH + 1] = ((g[BTH + 1] ?? 0) & 0xf0) | 1))],
-  ['a pad count larger than the payload', (h) => edit(h.frame({ bth: { opcode: op('RC_SEND_ONLY'), psn: h.rqPsn, ackReq: true } }), (g) => (g[BTH + 1] = ((g[BTH + 1] ?? 0) & 0xcf) | 0x30))],
+  [
+    'a pad count larger than the payload',
+    (h) => edit(h.frame({ bth: { opcode: op('RC_SEND_ONLY'), psn: h.rqPsn, ackReq: true } }), (g) => (g[BTH + 1] = ((g[BTH + 1] ?? 0) & 0xcf) | 0x30)),
+  ],
   ['a UC opcode on an RC QP', (h) => h.frame({ bth: { opcode: op('UC_SEND_ONLY'), psn: h.rqPsn, ackReq: true }, payload: pattern(4) })],
   ['a bad ICRC', (_h, f) => edit(f, (g) => (g[g.length - 1] = (g[g.length - 1] ?? 0) ^ 1), false)],
   ['a payload bit flipped in flight', (_h, f) => edit(f, (g) => (g[BTH + 14] = (g[BTH + 14] ?? 0) ^ 0x40), false)],
@@ -70,7 +73,10 @@ describe('every RoCE frame dropped for its form is counted once and answered by 
     const h = scriptedPeer({ qpType: QpType.UD });
     h.postRecv(1, 0, 256);
     const before = dropped(h);
-    h.inject({ bth: { opcode: op('RC_SEND_ONLY'), psn: 0, ackReq: true }, payload: pattern(4) }, { bth: { opcode: op('UC_SEND_ONLY'), psn: 0 }, payload: pattern(4) });
+    h.inject(
+      { bth: { opcode: op('RC_SEND_ONLY'), psn: 0, ackReq: true }, payload: pattern(4) },
+      { bth: { opcode: op('UC_SEND_ONLY'), psn: 0 }, payload: pattern(4) },
+    );
     expect(dropped(h) - before).toBe(2);
     expect(h.sent()).toEqual([]);
     expect(h.completions()).toEqual([]);

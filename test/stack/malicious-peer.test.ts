@@ -47,16 +47,22 @@ describe('an R_Key or range outside the region: NAK remote access error (class C
   test.each([
     ['an unknown R_Key', (h: ScriptedPeer) => ({ va: h.mr.addr(0), rkey: (h.mr.rkey + 0x1000) >>> 0 })],
     ['an R_Key with the wrong key byte', (h: ScriptedPeer) => ({ va: h.mr.addr(0), rkey: h.mr.rkey ^ 0x01 })],
-    ['the R_Key of another protection domain', (h: ScriptedPeer) => {
-      const other = h.reg(4096, ALL_REMOTE, h.dev.allocPd());
-      return { va: other.mr.addr(0), rkey: other.mr.rkey };
-    }],
+    [
+      'the R_Key of another protection domain',
+      (h: ScriptedPeer) => {
+        const other = h.reg(4096, ALL_REMOTE, h.dev.allocPd());
+        return { va: other.mr.addr(0), rkey: other.mr.rkey };
+      },
+    ],
     ['a VA below the region', (h: ScriptedPeer) => ({ va: h.mr.addr(0) - 8n, rkey: h.mr.rkey })],
     ['VA + length past the end', (h: ScriptedPeer, kind: string) => ({ va: h.mr.addr(h.buf.length - (kind === 'atomic' ? 0 : 8)), rkey: h.mr.rkey })],
-    ['a region without remote access of that kind', (h: ScriptedPeer) => {
-      const ro = h.reg(4096, Access.LOCAL_WRITE);
-      return { va: ro.mr.addr(0), rkey: ro.mr.rkey };
-    }],
+    [
+      'a region without remote access of that kind',
+      (h: ScriptedPeer) => {
+        const ro = h.reg(4096, Access.LOCAL_WRITE);
+        return { va: ro.mr.addr(0), rkey: ro.mr.rkey };
+      },
+    ],
   ])('%s: WRITE, READ and atomic are each NAKed with their PSN, memory untouched, QP to ERR', (_name, target) => {
     for (const kind of ['write', 'read', 'atomic'] as const) {
       const h = scriptedPeer();
@@ -79,7 +85,12 @@ describe('an R_Key or range outside the region: NAK remote access error (class C
     const h = scriptedPeer();
     h.postRecv(1, 0, 64);
     h.postRecv(2, 64, 64);
-    h.inject({ bth: { opcode: op('RC_RDMA_WRITE_ONLY_WITH_IMMEDIATE'), psn: h.rqPsn, ackReq: true }, reth: { va: 0n, rkey: 0x4242, dmaLength: 4 }, immDt: 1, payload: pattern(4) });
+    h.inject({
+      bth: { opcode: op('RC_RDMA_WRITE_ONLY_WITH_IMMEDIATE'), psn: h.rqPsn, ackReq: true },
+      reth: { va: 0n, rkey: 0x4242, dmaLength: 4 },
+      immDt: 1,
+      payload: pattern(4),
+    });
     expect(h.sent().map(brief)).toEqual([NAK(h.rqPsn, SYN.NAK_REM_ACCESS)]);
     expect(h.completions().map((w) => [w.wrId, w.status])).toEqual([
       [1n, WcStatus.REM_ACCESS_ERR],
@@ -142,7 +153,7 @@ describe('lengths that disagree with the RETH or the path MTU: NAK invalid reque
     expectDead(h);
   });
 
-  test('a FIRST carrying two MTUs (a valid MTU, but not this path\'s)', () => {
+  test("a FIRST carrying two MTUs (a valid MTU, but not this path's)", () => {
     const h = scriptedPeer();
     h.postRecv(1, 0, 4096);
     h.inject({ bth: { opcode: op('RC_SEND_FIRST'), psn: h.rqPsn }, payload: pattern(512) });
@@ -155,7 +166,10 @@ describe('lengths that disagree with the RETH or the path MTU: NAK invalid reque
     const h = scriptedPeer({ pathMtu: 2 });
     const P = h.rqPsn;
     h.postRecv(1, 0, 4096);
-    h.inject({ bth: { opcode: op('RC_SEND_FIRST'), psn: P }, payload: pattern(512) }, { bth: { opcode: op('RC_SEND_MIDDLE'), psn: psnPlus(P, 1) }, payload: pattern(256) });
+    h.inject(
+      { bth: { opcode: op('RC_SEND_FIRST'), psn: P }, payload: pattern(512) },
+      { bth: { opcode: op('RC_SEND_MIDDLE'), psn: psnPlus(P, 1) }, payload: pattern(256) },
+    );
     expect(h.sent().map(brief)).toEqual([NAK(psnPlus(P, 1), SYN.NAK_INV_REQ)]);
     expect(h.completions()).toMatchObject([{ wrId: 1n, status: WcStatus.REM_INV_REQ_ERR }]);
   });
@@ -207,12 +221,15 @@ describe('a wrong opcode sequence: NAK invalid request (class C)', () => {
     expectDead(h);
   });
 
-  test('WRITE LAST after SEND FIRST: NAK at the LAST, the SEND\'s receive WQE completes with REM_INV_REQ_ERR', () => {
+  test("WRITE LAST after SEND FIRST: NAK at the LAST, the SEND's receive WQE completes with REM_INV_REQ_ERR", () => {
     const h = scriptedPeer();
     const P = h.rqPsn;
     h.postRecv(1, 0, 4096);
     h.postRecv(2, 0, 4096);
-    h.inject({ bth: { opcode: op('RC_SEND_FIRST'), psn: P }, payload: pattern(256) }, { bth: { opcode: op('RC_RDMA_WRITE_LAST'), psn: psnPlus(P, 1), ackReq: true }, payload: pattern(10) });
+    h.inject(
+      { bth: { opcode: op('RC_SEND_FIRST'), psn: P }, payload: pattern(256) },
+      { bth: { opcode: op('RC_RDMA_WRITE_LAST'), psn: psnPlus(P, 1), ackReq: true }, payload: pattern(10) },
+    );
     expect(h.sent().map(brief)).toEqual([NAK(psnPlus(P, 1), SYN.NAK_INV_REQ)]);
     expect(h.completions().map((w) => [w.wrId, w.status])).toEqual([
       [1n, WcStatus.REM_INV_REQ_ERR],
@@ -225,7 +242,10 @@ describe('a wrong opcode sequence: NAK invalid request (class C)', () => {
     const h = scriptedPeer();
     const P = h.rqPsn;
     h.postRecv(1, 0, 4096);
-    h.inject({ bth: { opcode: op('RC_SEND_FIRST'), psn: P }, payload: pattern(256) }, { bth: { opcode: op('RC_SEND_ONLY'), psn: psnPlus(P, 1), ackReq: true }, payload: pattern(4) });
+    h.inject(
+      { bth: { opcode: op('RC_SEND_FIRST'), psn: P }, payload: pattern(256) },
+      { bth: { opcode: op('RC_SEND_ONLY'), psn: psnPlus(P, 1), ackReq: true }, payload: pattern(4) },
+    );
     expect(h.sent().map(brief)).toEqual([NAK(psnPlus(P, 1), SYN.NAK_INV_REQ)]);
   });
 
@@ -236,11 +256,15 @@ describe('a wrong opcode sequence: NAK invalid request (class C)', () => {
     expectDead(h);
   });
 
-  test.each(['RC_FLUSH', 'RC_ATOMIC_WRITE'])('%s the QP refuses: a FLUSH without the QP\'s flush right, an ATOMIC WRITE at a misaligned address', (name) => {
+  test.each(['RC_FLUSH', 'RC_ATOMIC_WRITE'])("%s the QP refuses: a FLUSH without the QP's flush right, an ATOMIC WRITE at a misaligned address", (name) => {
     const h = scriptedPeer();
     const spec: InjectSpec =
       name === 'RC_FLUSH'
-        ? { bth: { opcode: op(name), psn: h.rqPsn, ackReq: true }, feth: { selectivity: 0, placementType: 1 }, reth: { va: h.mr.addr(0), rkey: h.mr.rkey, dmaLength: 8 } }
+        ? {
+            bth: { opcode: op(name), psn: h.rqPsn, ackReq: true },
+            feth: { selectivity: 0, placementType: 1 },
+            reth: { va: h.mr.addr(0), rkey: h.mr.rkey, dmaLength: 8 },
+          }
         : { bth: { opcode: op(name), psn: h.rqPsn, ackReq: true }, reth: { va: h.mr.addr(4), rkey: h.mr.rkey, dmaLength: 8 }, payload: pattern(8) };
     h.inject(spec);
     expect(h.sent().map(brief)).toEqual([NAK(h.rqPsn, SYN.NAK_INV_REQ)]);
@@ -291,7 +315,10 @@ describe('READ and atomic limits: NAK invalid request (class C)', () => {
     const h = scriptedPeer();
     h.buf.set(pattern(64, 1));
     const before = snapshot(h.buf);
-    h.inject({ bth: { opcode: op('RC_COMPARE_SWAP'), psn: h.rqPsn, ackReq: true }, atomicEth: { va: h.mr.addr(8) + mis, rkey: h.mr.rkey, swapAdd: 0n, compare: 0n } });
+    h.inject({
+      bth: { opcode: op('RC_COMPARE_SWAP'), psn: h.rqPsn, ackReq: true },
+      atomicEth: { va: h.mr.addr(8) + mis, rkey: h.mr.rkey, swapAdd: 0n, compare: 0n },
+    });
     expect(h.sent().map(brief)).toEqual([NAK(h.rqPsn, SYN.NAK_INV_REQ)]);
     expect(snapshot(h.buf)).toBe(before);
     expectDead(h);
@@ -303,7 +330,11 @@ describe('silently dropped (class D)', () => {
     const h = scriptedPeer();
     h.postRecv(1, 0, 64);
     h.inject({ bth: { opcode: op('UC_SEND_ONLY'), psn: h.rqPsn, ackReq: true }, payload: pattern(4) });
-    h.inject({ bth: { opcode: op('UC_RDMA_WRITE_ONLY'), psn: h.rqPsn, ackReq: true }, reth: { va: h.mr.addr(100), rkey: h.mr.rkey, dmaLength: 4 }, payload: pattern(4) });
+    h.inject({
+      bth: { opcode: op('UC_RDMA_WRITE_ONLY'), psn: h.rqPsn, ackReq: true },
+      reth: { va: h.mr.addr(100), rkey: h.mr.rkey, dmaLength: 4 },
+      payload: pattern(4),
+    });
     h.inject({ bth: { opcode: op('UD_SEND_ONLY'), psn: h.rqPsn, ackReq: true }, deth: { qkey: 0x11111111, srcQp: 0x99 }, payload: pattern(4) });
     expect(h.sent()).toEqual([]);
     expect(h.completions()).toEqual([]);
@@ -320,7 +351,10 @@ describe('silently dropped (class D)', () => {
     expect(uc.completions()).toEqual([]);
     const ud = scriptedPeer({ qpType: QpType.UD });
     ud.postRecv(1, 0, 256);
-    ud.inject({ bth: { opcode: op('RC_SEND_ONLY'), psn: 0, ackReq: true }, payload: pattern(4) }, { bth: { opcode: op('UC_SEND_ONLY'), psn: 0 }, payload: pattern(4) });
+    ud.inject(
+      { bth: { opcode: op('RC_SEND_ONLY'), psn: 0, ackReq: true }, payload: pattern(4) },
+      { bth: { opcode: op('UC_SEND_ONLY'), psn: 0 }, payload: pattern(4) },
+    );
     expect(ud.sent()).toEqual([]);
     expect(ud.completions()).toEqual([]);
   });
@@ -356,7 +390,9 @@ describe('silently dropped (class D)', () => {
 // ---------------------------------------------------------------------------
 // Property: random well-formed-but-arbitrary request packets.
 
-const RC_REQUESTS = OPCODES.filter((e) => e !== undefined && (e.flags & OpFlag.REQ) !== 0 && (e.transport === 'RC' || e.transport === 'UC' || e.transport === 'UD')).map((e) => e!);
+const RC_REQUESTS = OPCODES.filter(
+  (e) => e !== undefined && (e.flags & OpFlag.REQ) !== 0 && (e.transport === 'RC' || e.transport === 'UC' || e.transport === 'UD'),
+).map((e) => e!);
 
 interface Region {
   name: 'rw' | 'ro' | 'recv';
@@ -369,8 +405,16 @@ const packetArb = fc.record({
   psnOff: fc.oneof({ arbitrary: fc.constant(0), weight: 4 }, fc.integer({ min: -3, max: 3 }), fc.constantFrom(1 << 22, -(1 << 23) + 1, 1 << 23, -1)),
   // Biased towards requests that are valid, so the property also runs the paths that execute them.
   region: fc.oneof({ arbitrary: fc.constant<Region['name']>('rw'), weight: 4 }, fc.constantFrom<Region['name'] | 'bogus'>('ro', 'recv', 'bogus')),
-  vaOff: fc.oneof({ arbitrary: fc.integer({ min: 0, max: 500 }).map((x) => x * 8), weight: 3 }, fc.integer({ min: -16, max: 9000 }), fc.constantFrom(0, 8, 4088, 4096, 8184, 8192)),
-  dmaLength: fc.oneof({ arbitrary: fc.integer({ min: 0, max: 1024 }), weight: 3 }, fc.integer({ min: 0, max: 9000 }), fc.constantFrom(0, 1, 256, 257, 4096, 0x8000_0000, 0xffff_ffff)),
+  vaOff: fc.oneof(
+    { arbitrary: fc.integer({ min: 0, max: 500 }).map((x) => x * 8), weight: 3 },
+    fc.integer({ min: -16, max: 9000 }),
+    fc.constantFrom(0, 8, 4088, 4096, 8184, 8192),
+  ),
+  dmaLength: fc.oneof(
+    { arbitrary: fc.integer({ min: 0, max: 1024 }), weight: 3 },
+    fc.integer({ min: 0, max: 9000 }),
+    fc.constantFrom(0, 1, 256, 257, 4096, 0x8000_0000, 0xffff_ffff),
+  ),
   paySize: fc.oneof(fc.constantFrom(0, 1, 255, 256, 257, 512, 1024), fc.integer({ min: 0, max: 600 })),
   ackReq: fc.boolean(),
   imm: fc.nat(),
@@ -402,7 +446,8 @@ test('property: random request packets never throw, never write where remote wri
         const rkey = r !== undefined ? r.mr.rkey : 0x00ab_cd12;
         const info = k.op;
         const t: InjectSpec = { bth: { opcode: info.opcode, psn: psnPlus(h.qp.resp.psn, k.psnOff), ackReq: k.ackReq } };
-        const has = (n: string): boolean => (info.hdrs & (1 << ['XRCETH', 'RDETH', 'DETH', 'FETH', 'RETH', 'ATOMIC_ETH', 'AETH', 'ATOMIC_ACK_ETH', 'IMMDT', 'IETH', 'CNP'].indexOf(n))) !== 0;
+        const has = (n: string): boolean =>
+          (info.hdrs & (1 << ['XRCETH', 'RDETH', 'DETH', 'FETH', 'RETH', 'ATOMIC_ETH', 'AETH', 'ATOMIC_ACK_ETH', 'IMMDT', 'IETH', 'CNP'].indexOf(n))) !== 0;
         if (has('RETH')) t.reth = { va: BigInt.asUintN(64, va), rkey, dmaLength: k.dmaLength };
         if (has('ATOMIC_ETH')) t.atomicEth = { va: BigInt.asUintN(64, va), rkey, swapAdd: k.swapAdd, compare: k.compare };
         if (has('IMMDT')) t.immDt = k.imm >>> 0;
@@ -413,7 +458,8 @@ test('property: random request packets never throw, never write where remote wri
         else if (info.payload !== 'none') t.payload = pattern(k.paySize, k.imm);
         h.inject(t); // must not throw
         // every frame decodes, with a good ICRC and the right addresses
-        for (const s of h.sent()) seen.add(s.aeth !== undefined && s.op === 'RC_ACKNOWLEDGE' ? `${s.aeth.kind}/${s.aeth.kind === 'RNR_NAK' ? 't' : s.aeth.value}` : s.op);
+        for (const s of h.sent())
+          seen.add(s.aeth !== undefined && s.op === 'RC_ACKNOWLEDGE' ? `${s.aeth.kind}/${s.aeth.kind === 'RNR_NAK' ? 't' : s.aeth.value}` : s.op);
         if (h.qp.state === QpState.ERR) h.reconnect();
       }
       h.advance(1e9); // timers too
@@ -425,7 +471,18 @@ test('property: random request packets never throw, never write where remote wri
   );
   // The random packets reach every kind of answer (so the property tests the paths it claims to).
   expect([...seen].sort()).toEqual(
-    expect.arrayContaining(['ACK/0', 'NAK/0', 'NAK/1', 'NAK/2', 'RNR_NAK/t', 'RC_ATOMIC_ACKNOWLEDGE', 'RC_RDMA_READ_RESPONSE_ONLY', 'RC_RDMA_READ_RESPONSE_FIRST', `wc/${WcStatus.SUCCESS}`, `wc/${WcStatus.WR_FLUSH_ERR}`]),
+    expect.arrayContaining([
+      'ACK/0',
+      'NAK/0',
+      'NAK/1',
+      'NAK/2',
+      'RNR_NAK/t',
+      'RC_ATOMIC_ACKNOWLEDGE',
+      'RC_RDMA_READ_RESPONSE_ONLY',
+      'RC_RDMA_READ_RESPONSE_FIRST',
+      `wc/${WcStatus.SUCCESS}`,
+      `wc/${WcStatus.WR_FLUSH_ERR}`,
+    ]),
   );
 });
 
@@ -465,60 +522,75 @@ const seenResp = new Set<number>();
 
 test('property: random responses never throw, every WQE completes exactly once and in order, and only READ/atomic targets are written', () => {
   fc.assert(
-    fc.property(fc.array(workArb, { minLength: 1, maxLength: 8 }), fc.array(respArb, { minLength: 1, maxLength: 25 }), fc.constantFrom(1, 3) as fc.Arbitrary<1 | 3>, fc.integer({ min: 0, max: 3 }), (work, resps, pathMtu, retries) => {
-      const h = scriptedPeer({ pathMtu, timeout: 8, retryCnt: retries, rnrRetry: retries, maxRdAtomic: 2 });
-      const src = h.reg(4096, 0);
-      src.buf.set(pattern(4096, 5));
-      const srcCopy = snapshot(src.buf);
-      const dst = h.reg(8 * 1200, Access.LOCAL_WRITE);
-      const sendKinds: Record<string, number> = { send: 2, write: 0, read: 4, cas: 5, fadd: 6 };
-      work.forEach((w, i) => {
-        const atomic = w.kind === 'cas' || w.kind === 'fadd';
-        const len = atomic ? 8 : w.len;
-        const local = w.kind === 'read' || atomic ? dst.mr.sge(i * 1200, len) : src.mr.sge(0, len);
-        const sendFlags = (w.signaled ? 2 : 0) | (w.fence ? 1 : 0);
-        const base = { wrId: i, opcode: sendKinds[w.kind] as 0, sgList: [local], sendFlags };
-        if (atomic) h.qp.postSend({ ...base, atomic: { remoteAddr: 0x1000n, rkey: 7, compareAdd: 1n, swap: 2n } });
-        else if (w.kind === 'send') h.qp.postSend(base);
-        else h.qp.postSend({ ...base, rdma: { remoteAddr: 0x2000n, rkey: 7 } });
-      });
-      h.sent();
-      for (const r of resps) {
-        const c = h.qp.comp;
-        const base = r.base === 'comp' ? c.psn : r.base === 'first' ? h.sqPsn : h.qp.req.sentHigh;
-        const psn = psnPlus(base, r.psnOff);
-        const opcode = op(`RC_${r.kind}`);
-        const t: InjectSpec = { bth: { opcode, psn } };
-        if (r.kind !== 'RDMA_READ_RESPONSE_MIDDLE') t.aeth = { syndrome: r.syndrome, msn: r.msn };
-        if (r.kind === 'ATOMIC_ACKNOWLEDGE') t.atomicAckEth = { origData: r.orig };
-        if (r.kind.startsWith('RDMA_READ')) t.payload = pattern(r.payLen, r.msn);
-        h.inject(t);
+    fc.property(
+      fc.array(workArb, { minLength: 1, maxLength: 8 }),
+      fc.array(respArb, { minLength: 1, maxLength: 25 }),
+      fc.constantFrom(1, 3) as fc.Arbitrary<1 | 3>,
+      fc.integer({ min: 0, max: 3 }),
+      (work, resps, pathMtu, retries) => {
+        const h = scriptedPeer({ pathMtu, timeout: 8, retryCnt: retries, rnrRetry: retries, maxRdAtomic: 2 });
+        const src = h.reg(4096, 0);
+        src.buf.set(pattern(4096, 5));
+        const srcCopy = snapshot(src.buf);
+        const dst = h.reg(8 * 1200, Access.LOCAL_WRITE);
+        const sendKinds: Record<string, number> = { send: 2, write: 0, read: 4, cas: 5, fadd: 6 };
+        work.forEach((w, i) => {
+          const atomic = w.kind === 'cas' || w.kind === 'fadd';
+          const len = atomic ? 8 : w.len;
+          const local = w.kind === 'read' || atomic ? dst.mr.sge(i * 1200, len) : src.mr.sge(0, len);
+          const sendFlags = (w.signaled ? 2 : 0) | (w.fence ? 1 : 0);
+          const base = { wrId: i, opcode: sendKinds[w.kind] as 0, sgList: [local], sendFlags };
+          if (atomic) h.qp.postSend({ ...base, atomic: { remoteAddr: 0x1000n, rkey: 7, compareAdd: 1n, swap: 2n } });
+          else if (w.kind === 'send') h.qp.postSend(base);
+          else h.qp.postSend({ ...base, rdma: { remoteAddr: 0x2000n, rkey: 7 } });
+        });
         h.sent();
-        if (r.advanceNs > 0) h.advance(r.advanceNs);
-        h.sent();
-      }
-      // Silence from the peer: every WQE must end (success earlier, or retries exhausted, or flushed).
-      for (let i = 0; i < 40 && h.qp.sq.length > h.qp.comp.index; i++) {
-        h.advance(100_000_000);
-        h.sent();
-      }
-      const wcs = h.completions();
-      for (const w of wcs) seenResp.add(w.status);
-      const ids = wcs.map((w) => Number(w.wrId));
-      const errAt = wcs.findIndex((w) => w.status !== WcStatus.SUCCESS);
-      const ok =
-        h.qp.sq.length === h.qp.comp.index && // nothing stuck
-        new Set(ids).size === ids.length && // at most once
-        ids.every((id, k) => k === 0 || id > (ids[k - 1] ?? -1)) && // in posting order
-        work.every((w, i) => !w.signaled || ids.includes(i)) && // every signaled WQE completes
-        (errAt < 0 || wcs.slice(errAt + 1).every((w) => w.status === WcStatus.WR_FLUSH_ERR)) && // after an error, only flushes
-        (errAt < 0 || ids.slice(errAt).length === work.length - (ids[errAt] ?? 0)) && // every WQE from the error on completes
-        snapshot(src.buf) === srcCopy;
-      return ok;
-    }),
+        for (const r of resps) {
+          const c = h.qp.comp;
+          const base = r.base === 'comp' ? c.psn : r.base === 'first' ? h.sqPsn : h.qp.req.sentHigh;
+          const psn = psnPlus(base, r.psnOff);
+          const opcode = op(`RC_${r.kind}`);
+          const t: InjectSpec = { bth: { opcode, psn } };
+          if (r.kind !== 'RDMA_READ_RESPONSE_MIDDLE') t.aeth = { syndrome: r.syndrome, msn: r.msn };
+          if (r.kind === 'ATOMIC_ACKNOWLEDGE') t.atomicAckEth = { origData: r.orig };
+          if (r.kind.startsWith('RDMA_READ')) t.payload = pattern(r.payLen, r.msn);
+          h.inject(t);
+          h.sent();
+          if (r.advanceNs > 0) h.advance(r.advanceNs);
+          h.sent();
+        }
+        // Silence from the peer: every WQE must end (success earlier, or retries exhausted, or flushed).
+        for (let i = 0; i < 40 && h.qp.sq.length > h.qp.comp.index; i++) {
+          h.advance(100_000_000);
+          h.sent();
+        }
+        const wcs = h.completions();
+        for (const w of wcs) seenResp.add(w.status);
+        const ids = wcs.map((w) => Number(w.wrId));
+        const errAt = wcs.findIndex((w) => w.status !== WcStatus.SUCCESS);
+        const ok =
+          h.qp.sq.length === h.qp.comp.index && // nothing stuck
+          new Set(ids).size === ids.length && // at most once
+          ids.every((id, k) => k === 0 || id > (ids[k - 1] ?? -1)) && // in posting order
+          work.every((w, i) => !w.signaled || ids.includes(i)) && // every signaled WQE completes
+          (errAt < 0 || wcs.slice(errAt + 1).every((w) => w.status === WcStatus.WR_FLUSH_ERR)) && // after an error, only flushes
+          (errAt < 0 || ids.slice(errAt).length === work.length - (ids[errAt] ?? 0)) && // every WQE from the error on completes
+          snapshot(src.buf) === srcCopy;
+        return ok;
+      },
+    ),
     { numRuns: 200, seed: 0xbad5eed },
   );
   expect([...seenResp].sort((a, b) => a - b)).toEqual(
-    expect.arrayContaining([WcStatus.SUCCESS, WcStatus.WR_FLUSH_ERR, WcStatus.BAD_RESP_ERR, WcStatus.REM_INV_REQ_ERR, WcStatus.REM_ACCESS_ERR, WcStatus.REM_OP_ERR, WcStatus.RETRY_EXC_ERR, WcStatus.RNR_RETRY_EXC_ERR]),
+    expect.arrayContaining([
+      WcStatus.SUCCESS,
+      WcStatus.WR_FLUSH_ERR,
+      WcStatus.BAD_RESP_ERR,
+      WcStatus.REM_INV_REQ_ERR,
+      WcStatus.REM_ACCESS_ERR,
+      WcStatus.REM_OP_ERR,
+      WcStatus.RETRY_EXC_ERR,
+      WcStatus.RNR_RETRY_EXC_ERR,
+    ]),
   );
 });

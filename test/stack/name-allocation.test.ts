@@ -73,7 +73,7 @@ describe('memory keys', () => {
     expect(() => dev.regMr(pd, new Uint8Array(64), RW, undefined, 0xabcdef34)).toThrow(/key index 0xabcdef is already in use/);
   });
 
-  test('a fast-registration region gets a random index too, and its REG_MR keeps it (only the byte is the consumer\'s)', () => {
+  test("a fast-registration region gets a random index too, and its REG_MR keeps it (only the byte is the consumer's)", () => {
     const dev = device({ random: new CryptoRandom() });
     const pd = dev.allocPd();
     const fast = [0, 1, 2, 3].map(() => dev.allocMr(pd, 1));

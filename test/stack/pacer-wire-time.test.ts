@@ -73,7 +73,14 @@ describe('a QP paced at the line rate takes the wire’s time per frame', () => 
     connectQp(qa, endpointOf(sim.a, qa, 1), endpointOf(sim.b, qb, 2), opts);
     connectQp(qb, endpointOf(sim.b, qb, 2), endpointOf(sim.a, qa, 1), opts);
     let posted = 0;
-    const post = (): void => qa.postSend({ wrId: posted++, opcode: WrOpcode.RDMA_WRITE, sgList: [mrA.sge(0, MSG)], sendFlags: SendFlags.SIGNALED, rdma: { remoteAddr: mrB.addr(0), rkey: mrB.rkey } });
+    const post = (): void =>
+      qa.postSend({
+        wrId: posted++,
+        opcode: WrOpcode.RDMA_WRITE,
+        sgList: [mrA.sge(0, MSG)],
+        sendFlags: SendFlags.SIGNALED,
+        rdma: { remoteAddr: mrB.addr(0), rkey: mrB.rkey },
+      });
     for (let i = 0; i < 8; i++) post();
     for (let t = 10 * US; t <= 2000 * US; t += 10 * US) {
       sim.clock.runUntil(t);

@@ -83,7 +83,12 @@ test('the ACK of a received SEND waits for the answer, and leaves after it in on
   expect(fromB[1]?.slice(1, 3)).toEqual([100, 1]); // the ACK of A's PSN 100, MSN 1
   // A got its ACK (send completion) and B's message; B gets the ACK of its own.
   const wa = a.cq.poll(8).map((w) => [w.wrId, w.status]);
-  expect(wa).toEqual(expect.arrayContaining([[2n, WcStatus.SUCCESS], [1n, WcStatus.SUCCESS]]));
+  expect(wa).toEqual(
+    expect.arrayContaining([
+      [2n, WcStatus.SUCCESS],
+      [1n, WcStatus.SUCCESS],
+    ]),
+  );
   expect(b.cq.poll(8).map((w) => [w.wrId, w.status])).toEqual([[2n, WcStatus.SUCCESS]]);
 });
 
@@ -123,7 +128,13 @@ test('held in a busy-poll receive, ACKs are the frames sending at once gives: on
     for (let i = 0; i < 3; i++) b.qp.postRecv({ wrId: BigInt(i), sgList: [b.mr.sge(0, 64)] });
     a.qp.postSend({ wrId: 1n, opcode: WrOpcode.SEND, sgList: [a.mr.sge(0, 8)], sendFlags: SendFlags.SIGNALED });
     a.qp.postSend({ wrId: 2n, opcode: WrOpcode.SEND, sgList: [a.mr.sge(0, 8)], sendFlags: SendFlags.SIGNALED });
-    a.qp.postSend({ wrId: 3n, opcode: WrOpcode.RDMA_READ, sgList: [a.mr.sge(0, 8)], rdma: { remoteAddr: b.mr.addr(), rkey: b.mr.rkey }, sendFlags: SendFlags.SIGNALED });
+    a.qp.postSend({
+      wrId: 3n,
+      opcode: WrOpcode.RDMA_READ,
+      sgList: [a.mr.sge(0, 8)],
+      rdma: { remoteAddr: b.mr.addr(), rkey: b.mr.rkey },
+      sendFlags: SendFlags.SIGNALED,
+    });
     a.qp.postSend({ wrId: 4n, opcode: WrOpcode.SEND, sgList: [a.mr.sge(0, 8)], sendFlags: SendFlags.SIGNALED });
     if (polled) {
       sim.b.pollCoalescing(() => {

@@ -56,7 +56,13 @@ describe.each([
   test('RDMA WRITE of 256 KiB lands intact', () => {
     const { sim, A, B } = setup(faults);
     fill(A.buf.subarray(0, 256 * 1024), 1);
-    A.qp.postSend({ wrId: 1, opcode: WrOpcode.RDMA_WRITE, sgList: [A.mr.sge(0, 256 * 1024)], sendFlags: SendFlags.SIGNALED, rdma: { remoteAddr: B.mr.addr(4096), rkey: B.mr.rkey } });
+    A.qp.postSend({
+      wrId: 1,
+      opcode: WrOpcode.RDMA_WRITE,
+      sgList: [A.mr.sge(0, 256 * 1024)],
+      sendFlags: SendFlags.SIGNALED,
+      rdma: { remoteAddr: B.mr.addr(4096), rkey: B.mr.rkey },
+    });
     const wcs = drain(sim, A.cq, 1);
     expect(wcs).toHaveLength(1);
     expect(wcs[0]).toMatchObject({ wrId: 1n, status: WcStatus.SUCCESS, opcode: WcOpcode.RDMA_WRITE });
@@ -69,7 +75,13 @@ describe.each([
     const n = 50;
     for (let i = 0; i < n; i++) B.qp.postRecv({ wrId: 100 + i, sgList: [B.mr.sge(i * 8192, 8192)] });
     for (let i = 0; i < n; i++) {
-      A.qp.postSend({ wrId: i, opcode: i % 2 ? WrOpcode.SEND_WITH_IMM : WrOpcode.SEND, immData: i, sgList: [A.mr.sge(i * 8192, 1000 + i * 100)], sendFlags: SendFlags.SIGNALED });
+      A.qp.postSend({
+        wrId: i,
+        opcode: i % 2 ? WrOpcode.SEND_WITH_IMM : WrOpcode.SEND,
+        immData: i,
+        sgList: [A.mr.sge(i * 8192, 1000 + i * 100)],
+        sendFlags: SendFlags.SIGNALED,
+      });
     }
     const sendWcs = drain(sim, A.cq, n);
     const recvWcs = B.cq.poll(1000);
@@ -86,7 +98,13 @@ describe.each([
   test('RDMA READ of 100 KiB', () => {
     const { sim, A, B } = setup(faults);
     fill(B.buf, 3);
-    A.qp.postSend({ wrId: 9, opcode: WrOpcode.RDMA_READ, sgList: [A.mr.sge(0, 100 * 1024)], sendFlags: SendFlags.SIGNALED, rdma: { remoteAddr: B.mr.addr(512), rkey: B.mr.rkey } });
+    A.qp.postSend({
+      wrId: 9,
+      opcode: WrOpcode.RDMA_READ,
+      sgList: [A.mr.sge(0, 100 * 1024)],
+      sendFlags: SendFlags.SIGNALED,
+      rdma: { remoteAddr: B.mr.addr(512), rkey: B.mr.rkey },
+    });
     const wcs = drain(sim, A.cq, 1);
     expect(wcs[0]).toMatchObject({ wrId: 9n, status: WcStatus.SUCCESS, opcode: WcOpcode.RDMA_READ, byteLen: 100 * 1024 });
     expect(Buffer.compare(A.buf.subarray(0, 100 * 1024), B.buf.subarray(512, 512 + 100 * 1024))).toBe(0);
@@ -98,9 +116,21 @@ describe.each([
     v.setBigUint64(64, 1000n, true);
     const n = 40;
     for (let i = 0; i < n; i++) {
-      A.qp.postSend({ wrId: i, opcode: WrOpcode.ATOMIC_FETCH_AND_ADD, sgList: [A.mr.sge(i * 8, 8)], sendFlags: SendFlags.SIGNALED, atomic: { remoteAddr: B.mr.addr(64), rkey: B.mr.rkey, compareAdd: 3n } });
+      A.qp.postSend({
+        wrId: i,
+        opcode: WrOpcode.ATOMIC_FETCH_AND_ADD,
+        sgList: [A.mr.sge(i * 8, 8)],
+        sendFlags: SendFlags.SIGNALED,
+        atomic: { remoteAddr: B.mr.addr(64), rkey: B.mr.rkey, compareAdd: 3n },
+      });
     }
-    A.qp.postSend({ wrId: 99, opcode: WrOpcode.ATOMIC_CMP_AND_SWP, sgList: [A.mr.sge(4000, 8)], sendFlags: SendFlags.SIGNALED, atomic: { remoteAddr: B.mr.addr(64), rkey: B.mr.rkey, compareAdd: 1000n + 3n * BigInt(n), swap: 7n } });
+    A.qp.postSend({
+      wrId: 99,
+      opcode: WrOpcode.ATOMIC_CMP_AND_SWP,
+      sgList: [A.mr.sge(4000, 8)],
+      sendFlags: SendFlags.SIGNALED,
+      atomic: { remoteAddr: B.mr.addr(64), rkey: B.mr.rkey, compareAdd: 1000n + 3n * BigInt(n), swap: 7n },
+    });
     const wcs = drain(sim, A.cq, n + 1);
     expect(wcs.every((w) => w.status === WcStatus.SUCCESS)).toBe(true);
     expect(v.getBigUint64(64, true)).toBe(7n);
@@ -112,7 +142,13 @@ describe.each([
 
 test('a dead link ends in RETRY_EXC_ERR and flushes the rest', () => {
   const { sim, A, B } = setup({ drop: 1 });
-  A.qp.postSend({ wrId: 1, opcode: WrOpcode.RDMA_WRITE, sgList: [A.mr.sge(0, 100)], sendFlags: SendFlags.SIGNALED, rdma: { remoteAddr: B.mr.addr(0), rkey: B.mr.rkey } });
+  A.qp.postSend({
+    wrId: 1,
+    opcode: WrOpcode.RDMA_WRITE,
+    sgList: [A.mr.sge(0, 100)],
+    sendFlags: SendFlags.SIGNALED,
+    rdma: { remoteAddr: B.mr.addr(0), rkey: B.mr.rkey },
+  });
   A.qp.postSend({ wrId: 2, opcode: WrOpcode.SEND, sgList: [A.mr.sge(0, 100)], sendFlags: SendFlags.SIGNALED });
   const wcs = drain(sim, A.cq, 2);
   expect(wcs.map((w) => [w.wrId, w.status])).toEqual([

@@ -66,7 +66,13 @@ function run(pollable: boolean): { status: WcStatus | undefined; timeouts: numbe
   const eb = endpointOf(b, qpB, 200);
   connectQp(qpA, ea, eb, { pathMtu: Mtu.MTU_1024, timeout: 1, retryCnt: 3 });
   connectQp(qpB, eb, ea, { pathMtu: Mtu.MTU_1024, timeout: 1, retryCnt: 3 });
-  qpA.postSend({ wrId: 1, opcode: WrOpcode.RDMA_WRITE, sgList: [src.sge(0, 64)], sendFlags: SendFlags.SIGNALED, rdma: { remoteAddr: dst.addr(0), rkey: dst.rkey } });
+  qpA.postSend({
+    wrId: 1,
+    opcode: WrOpcode.RDMA_WRITE,
+    sgList: [src.sge(0, 64)],
+    sendFlags: SendFlags.SIGNALED,
+    rdma: { remoteAddr: dst.addr(0), rkey: dst.rkey },
+  });
   // The process stays held up until 20 µs: then its I/O is read (if nothing polled it before).
   clock.runUntil(20_000);
   held.release();

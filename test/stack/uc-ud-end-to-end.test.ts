@@ -42,8 +42,21 @@ describe.each([
     const { sim, A, B } = pairOf(QpType.UC);
     for (let i = 0; i < 4; i++) B.qp.postRecv({ wrId: i, sgList: [B.mr.sge(i * 16384, 16384)] });
     A.qp.postSend({ wrId: 1, opcode: WrOpcode.SEND, sgList: [A.mr.sge(0, 5000)], sendFlags: SendFlags.SIGNALED });
-    A.qp.postSend({ wrId: 2, opcode: WrOpcode.RDMA_WRITE, sgList: [A.mr.sge(0, 9000)], sendFlags: SendFlags.SIGNALED, rdma: { remoteAddr: B.mr.addr(100_000), rkey: B.mr.rkey } });
-    A.qp.postSend({ wrId: 3, opcode: WrOpcode.RDMA_WRITE_WITH_IMM, immData: 0xabcd, sgList: [A.mr.sge(0, 300)], sendFlags: SendFlags.SIGNALED, rdma: { remoteAddr: B.mr.addr(200_000), rkey: B.mr.rkey } });
+    A.qp.postSend({
+      wrId: 2,
+      opcode: WrOpcode.RDMA_WRITE,
+      sgList: [A.mr.sge(0, 9000)],
+      sendFlags: SendFlags.SIGNALED,
+      rdma: { remoteAddr: B.mr.addr(100_000), rkey: B.mr.rkey },
+    });
+    A.qp.postSend({
+      wrId: 3,
+      opcode: WrOpcode.RDMA_WRITE_WITH_IMM,
+      immData: 0xabcd,
+      sgList: [A.mr.sge(0, 300)],
+      sendFlags: SendFlags.SIGNALED,
+      rdma: { remoteAddr: B.mr.addr(200_000), rkey: B.mr.rkey },
+    });
     sim.clock.runUntilIdle();
     expect(A.cq.poll(10).map((w) => [w.wrId, w.status])).toEqual([
       [1n, WcStatus.SUCCESS],
@@ -89,10 +102,29 @@ describe.each([
     const { sim, A, B } = pairOf(QpType.UD);
     const ah = sim.a.createAh(A.pd, { dgid: `::ffff:${SIM_IP_B}`, dmac: sim.b.driver.mac });
     for (let i = 0; i < 3; i++) B.qp.postRecv({ wrId: i, sgList: [B.mr.sge(i * 2048, 2048)] });
-    A.qp.postSend({ wrId: 7, opcode: WrOpcode.SEND_WITH_IMM, immData: 42, sgList: [A.mr.sge(0, 1000)], sendFlags: SendFlags.SIGNALED, ud: { ah, remoteQpn: B.qp.qpNum, remoteQkey: 0x1234 } });
-    A.qp.postSend({ wrId: 8, opcode: WrOpcode.SEND, sgList: [A.mr.sge(0, 10)], sendFlags: SendFlags.SIGNALED, ud: { ah, remoteQpn: B.qp.qpNum, remoteQkey: 0x9999 } });
+    A.qp.postSend({
+      wrId: 7,
+      opcode: WrOpcode.SEND_WITH_IMM,
+      immData: 42,
+      sgList: [A.mr.sge(0, 1000)],
+      sendFlags: SendFlags.SIGNALED,
+      ud: { ah, remoteQpn: B.qp.qpNum, remoteQkey: 0x1234 },
+    });
+    A.qp.postSend({
+      wrId: 8,
+      opcode: WrOpcode.SEND,
+      sgList: [A.mr.sge(0, 10)],
+      sendFlags: SendFlags.SIGNALED,
+      ud: { ah, remoteQpn: B.qp.qpNum, remoteQkey: 0x9999 },
+    });
     // High bit set: use the sending QP's own Q_Key (C10-15), which matches.
-    A.qp.postSend({ wrId: 9, opcode: WrOpcode.SEND, sgList: [A.mr.sge(0, 20)], sendFlags: SendFlags.SIGNALED, ud: { ah, remoteQpn: B.qp.qpNum, remoteQkey: 0x8000_0000 } });
+    A.qp.postSend({
+      wrId: 9,
+      opcode: WrOpcode.SEND,
+      sgList: [A.mr.sge(0, 20)],
+      sendFlags: SendFlags.SIGNALED,
+      ud: { ah, remoteQpn: B.qp.qpNum, remoteQkey: 0x8000_0000 },
+    });
     sim.clock.runUntilIdle();
     expect(A.cq.poll(10).map((w) => w.status)).toEqual([0, 0, 0]);
     const rx = B.cq.poll(10);
@@ -111,6 +143,8 @@ describe.each([
     const { sim, A, B } = pairOf(QpType.UD);
     const ah = sim.a.createAh(A.pd, { dgid: `::ffff:${SIM_IP_B}`, dmac: sim.b.driver.mac });
     expect(A.qp.mtu).toBe(4096); // the 4200-byte link carries a 4096-byte IB MTU
-    expect(() => A.qp.postSend({ opcode: WrOpcode.SEND, sgList: [A.mr.sge(0, 5000)], ud: { ah, remoteQpn: B.qp.qpNum, remoteQkey: 1 } })).toThrow(/exceeds the path MTU/);
+    expect(() => A.qp.postSend({ opcode: WrOpcode.SEND, sgList: [A.mr.sge(0, 5000)], ud: { ah, remoteQpn: B.qp.qpNum, remoteQkey: 1 } })).toThrow(
+      /exceeds the path MTU/,
+    );
   });
 });

@@ -28,7 +28,9 @@ export function codeMask(src: string): Uint8Array {
   let lastSignificant = '';
   let lastWord = '';
   const regexMayStart = (): boolean =>
-    lastSignificant === '' || '(,=:[!&|?{};+-*%<>~^'.includes(lastSignificant) || ['return', 'typeof', 'case', 'in', 'of', 'void', 'delete', 'throw'].includes(lastWord);
+    lastSignificant === '' ||
+    '(,=:[!&|?{};+-*%<>~^'.includes(lastSignificant) ||
+    ['return', 'typeof', 'case', 'in', 'of', 'void', 'delete', 'throw'].includes(lastWord);
   const skipTemplateText = (): void => {
     // i is just past '`' or '}' closing a substitution; stop after the closing '`' or just after '${'.
     while (i < src.length) {

@@ -49,7 +49,13 @@ export function lossyRunCapture(): Uint8Array {
 export function makeAnalysisExamples(): Map<string, string> {
   const out = new Map<string, string>();
   const rc = path.join(CAPTURES, 'rc-conversation.pcap');
-  out.set('ladder-rc-conversation.svg', ladderSvg(buildTimeline(rc, { firstFrame: 26, lastFrame: 44 }), 'captures/rc-conversation.pcap: atomics, FLUSH, RNR wait, a loss and its NAK, an access error'));
+  out.set(
+    'ladder-rc-conversation.svg',
+    ladderSvg(
+      buildTimeline(rc, { firstFrame: 26, lastFrame: 44 }),
+      'captures/rc-conversation.pcap: atomics, FLUSH, RNR wait, a loss and its NAK, an access error',
+    ),
+  );
   out.set('plot-rc-conversation.svg', plotSvg(buildPsnSeries(rc).series, 'PSN over time: captures/rc-conversation.pcap'));
   const lossy = lossyRunCapture();
   const r = analyzeCapture(lossy);
@@ -60,7 +66,10 @@ export function makeAnalysisExamples(): Map<string, string> {
   // roce ladder --episode N --max 30: drawn from just before the episode.
   out.set(
     'ladder-loss-nak.svg',
-    ladderSvg(buildTimeline(lossy, { focus: { episode: ep.id }, maxFrames: 30 }), `simulated run, 2% loss, requester's host: go-back-N after a NAK (roce ladder --episode ${ep.id} --max 30)`),
+    ladderSvg(
+      buildTimeline(lossy, { focus: { episode: ep.id }, maxFrames: 30 }),
+      `simulated run, 2% loss, requester's host: go-back-N after a NAK (roce ladder --episode ${ep.id} --max 30)`,
+    ),
   );
   out.set('plot-loss.svg', plotSvg(buildPsnSeries(lossy).series, "PSN over time: simulated run, 2% loss each way, requester's host"));
   // docs/congestion.md: roce sim --flows a>c,b>c --cc dcqcn-paper --duration 20ms (10 Gb/s, 1 MB buffer, RED 5K/200K/1 %, seed 1).

@@ -13,7 +13,7 @@
  * TTL 64, DF set, UDP checksum 0; path MTU 1024 on the RC conversation.
  */
 import { buildRoceV1Frame, buildRoceV2Frame, type TransportSpec } from '../../packets/build';
-import { ipv4FromString, ipv6FromString, macFromString } from '../../packets/bytes';
+import { ipv4FromString, macFromString } from '../../packets/bytes';
 import { EtherType, type VlanTag, emitEthernet, ETH_LEN } from '../../packets/ethernet';
 import { IPV4_MIN_LEN, IpProtocol, emitIpv4 } from '../../packets/ipv4';
 import { UDP_LEN, emitUdp } from '../../packets/udp';
@@ -171,7 +171,10 @@ export function rcConversation(): Rec[] {
   // one coalesced ACK for both.
   put(24.87, v4(A, B, toB, req(10, 0x0a, { reth: { va: VA + 0x1000n, rkey: RKEY, dmaLength: 255 }, payload: bytesOf(255, 11) })));
   ++msn;
-  put(1.045, v4(A, B, toB, req(11, 0x0b, { reth: { va: VA + 0x1100n, rkey: RKEY, dmaLength: 18 }, immDt: 0x00000008, payload: bytesOf(18, 12) }, { ackReq: true })));
+  put(
+    1.045,
+    v4(A, B, toB, req(11, 0x0b, { reth: { va: VA + 0x1100n, rkey: RKEY, dmaLength: 18 }, immDt: 0x00000008, payload: bytesOf(18, 12) }, { ackReq: true })),
+  );
   put(10.533, v4(B, A, toA, resp(11, ACK, { aeth: { syndrome: ack(UNLIMITED), msn: ++msn } })));
   // 20-23: RDMA READ of 2100 bytes: request (PSNs +12..+14), response FIRST / MIDDLE / LAST.
   put(35.118, v4(A, B, toB, req(12, 0x0c, { reth: { va: VA + 0x2000n, rkey: RKEY, dmaLength: 2100 } }, { ackReq: true })));
@@ -220,15 +223,51 @@ export function rcConversation(): Rec[] {
   const qc = 0x13;
   const qd = 0x14;
   const Q0 = 0x8c0412;
-  put(812.4, v4(A, B, { sport: rxeSport(qc), ecn: 2 }, { bth: { opcode: 0x14, destQp: qd, psn: Q0, ackReq: true }, atomicEth: { va: 0x00007f3a1c300000n, rkey: 0x000b0001, swapAdd: 1n, compare: 0n } }));
-  put(7.05, v4(B, A, { sport: rxeSport(qd), ecn: 2 }, { bth: { opcode: ACK, destQp: qc, psn: Q0 }, aeth: { syndrome: encodeSyndrome(AethKind.NAK, NakCode.INVALID_REQUEST), msn: 0 } }));
+  put(
+    812.4,
+    v4(
+      A,
+      B,
+      { sport: rxeSport(qc), ecn: 2 },
+      { bth: { opcode: 0x14, destQp: qd, psn: Q0, ackReq: true }, atomicEth: { va: 0x00007f3a1c300000n, rkey: 0x000b0001, swapAdd: 1n, compare: 0n } },
+    ),
+  );
+  put(
+    7.05,
+    v4(
+      B,
+      A,
+      { sport: rxeSport(qd), ecn: 2 },
+      { bth: { opcode: ACK, destQp: qc, psn: Q0 }, aeth: { syndrome: encodeSyndrome(AethKind.NAK, NakCode.INVALID_REQUEST), msn: 0 } },
+    ),
+  );
   // 47-48: a third connection (QP 0x15 -> 0x16): the responder fails to place an RDMA WRITE
   // (REMOTE OPERATIONAL ERROR NAK).
   const qe = 0x15;
   const qf = 0x16;
   const R0 = 0x011d77;
-  put(655.2, v4(A, B, { sport: rxeSport(qe), ecn: 2 }, { bth: { opcode: 0x0a, destQp: qf, psn: R0, ackReq: true }, reth: { va: 0x00007f3a1c400000n, rkey: 0x000c0001, dmaLength: 512 }, payload: bytesOf(512, 22) }));
-  put(9.44, v4(B, A, { sport: rxeSport(qf), ecn: 2 }, { bth: { opcode: ACK, destQp: qe, psn: R0 }, aeth: { syndrome: encodeSyndrome(AethKind.NAK, NakCode.REMOTE_OPERATIONAL_ERROR), msn: 0 } }));
+  put(
+    655.2,
+    v4(
+      A,
+      B,
+      { sport: rxeSport(qe), ecn: 2 },
+      {
+        bth: { opcode: 0x0a, destQp: qf, psn: R0, ackReq: true },
+        reth: { va: 0x00007f3a1c400000n, rkey: 0x000c0001, dmaLength: 512 },
+        payload: bytesOf(512, 22),
+      },
+    ),
+  );
+  put(
+    9.44,
+    v4(
+      B,
+      A,
+      { sport: rxeSport(qf), ecn: 2 },
+      { bth: { opcode: ACK, destQp: qe, psn: R0 }, aeth: { syndrome: encodeSyndrome(AethKind.NAK, NakCode.REMOTE_OPERATIONAL_ERROR), msn: 0 } },
+    ),
+  );
   return out;
 }
 
@@ -388,7 +427,10 @@ export function ucUdV6Vlan(): Rec[] {
   const FL_D = 0xb1e02;
   put(310.4, v6(C, D, FL_C, { bth: { opcode: 0x64, destQp: 0x31, psn: 0x000a00 }, deth: { qkey, srcQp: 0x30 }, payload: bytesOf(100, 201) }));
   put(18.9, v6(D, C, FL_D, { bth: { opcode: 0x64, destQp: 0x30, psn: 0x7f0001 }, deth: { qkey, srcQp: 0x31 }, payload: bytesOf(258, 202) }));
-  put(22.1, v6(C, D, FL_C, { bth: { opcode: 0x65, destQp: 0x31, psn: 0x000a01, se: true }, deth: { qkey, srcQp: 0x30 }, immDt: 0x0badcafe, payload: bytesOf(61, 203) }));
+  put(
+    22.1,
+    v6(C, D, FL_C, { bth: { opcode: 0x65, destQp: 0x31, psn: 0x000a01, se: true }, deth: { qkey, srcQp: 0x30 }, immDt: 0x0badcafe, payload: bytesOf(61, 203) }),
+  );
   put(19.5, v6(D, C, FL_D, { bth: { opcode: 0x65, destQp: 0x30, psn: 0x7f0002 }, deth: { qkey, srcQp: 0x31 }, immDt: 0x00000001, payload: bytesOf(4, 204) }));
   put(17.3, v6(C, D, FL_C, { bth: { opcode: 0x64, destQp: 0x31, psn: 0x000a02 }, deth: { qkey, srcQp: 0x30 } }));
   return out;
@@ -443,7 +485,11 @@ export function xrcRdV1(): Rec[] {
     deth: { qkey, srcQp: 0x60 },
     bth: { opcode, destQp: 0x61, psn: R0 + n, ackReq: true },
   });
-  const rs = (n: number, opcode: number, extra: Omit<TransportSpec, 'bth'>): TransportSpec => ({ ...extra, rdEth: ee, bth: { opcode, destQp: 0x60, psn: R0 + n } });
+  const rs = (n: number, opcode: number, extra: Omit<TransportSpec, 'bth'>): TransportSpec => ({
+    ...extra,
+    rdEth: ee,
+    bth: { opcode, destQp: 0x60, psn: R0 + n },
+  });
   const rd = { sport: rxeSport(0x60) };
   const rdBack = { sport: rxeSport(0x61) };
   put(402.5, v4(A, B, rd, rq(0, 0x44, { payload: bytesOf(50, 401) })));
@@ -460,18 +506,24 @@ export function xrcRdV1(): Rec[] {
   // RoCE v1 (EtherType 0x8915, GRH with link-local GIDs): an RC SEND ONLY and its ACK.
   const gidA = 'fe80::ff:fec6:1201';
   const gidB = 'fe80::ff:fec6:1202';
-  put(1201.7, buildRoceV1Frame({
-    eth: { src: A.mac, dst: B.mac },
-    grh: { sgid: gidA, dgid: gidB, hopLimit: 1 },
-    bth: { opcode: 0x04, destQp: 0x71, psn: 0x0a0b0c, ackReq: true },
-    payload: bytesOf(45, 501),
-  }));
-  put(11.4, buildRoceV1Frame({
-    eth: { src: B.mac, dst: A.mac },
-    grh: { sgid: gidB, dgid: gidA, hopLimit: 1 },
-    bth: { opcode: 0x11, destQp: 0x70, psn: 0x0a0b0c },
-    aeth: { syndrome: ack(UNLIMITED), msn: 1 },
-  }));
+  put(
+    1201.7,
+    buildRoceV1Frame({
+      eth: { src: A.mac, dst: B.mac },
+      grh: { sgid: gidA, dgid: gidB, hopLimit: 1 },
+      bth: { opcode: 0x04, destQp: 0x71, psn: 0x0a0b0c, ackReq: true },
+      payload: bytesOf(45, 501),
+    }),
+  );
+  put(
+    11.4,
+    buildRoceV1Frame({
+      eth: { src: B.mac, dst: A.mac },
+      grh: { sgid: gidB, dgid: gidA, hopLimit: 1 },
+      bth: { opcode: 0x11, destQp: 0x70, psn: 0x0a0b0c },
+      aeth: { syndrome: ack(UNLIMITED), msn: 1 },
+    }),
+  );
   return out;
 }
 
@@ -518,7 +570,10 @@ export function malformed(): Rec[] {
   put(10, cutV4(v4(A, B, o, { bth: bth(0x04, 0x000102), payload: bytesOf(20, 602) }), hdrs + 8));
   // 4: truncated RETH: RDMA WRITE ONLY whose UDP payload is BTH + 8 RETH bytes + an ICRC that is
   // correct for those bytes (IP and UDP lengths agree with the frame; the only fault is the short RETH).
-  put(10, reseal(cutV4(v4(A, B, o, { bth: bth(0x0a, 0x000103), reth: { va: 0x1000n, rkey: 0x77, dmaLength: 64 }, payload: bytesOf(64, 603) }), hdrs + 12 + 8 + 4)));
+  put(
+    10,
+    reseal(cutV4(v4(A, B, o, { bth: bth(0x0a, 0x000103), reth: { va: 0x1000n, rkey: 0x77, dmaLength: 64 }, payload: bytesOf(64, 603) }), hdrs + 12 + 8 + 4)),
+  );
   // 5: unknown opcode 0x1F (a SEND ONLY with its opcode byte changed, ICRC recomputed).
   {
     const f = v4(A, B, o, { bth: bth(0x04, 0x000104), payload: bytesOf(16, 604) });
@@ -535,9 +590,21 @@ export function malformed(): Rec[] {
   // 7: pad count 3 on a SEND ONLY with no payload (the pad is larger than the payload).
   put(10, v4(A, B, o, { bth: bth(0x04, 0x000106, { padCount: 3 }) }));
   // 8: an ACKNOWLEDGE carrying 8 payload bytes.
-  put(10, v4(B, A, { sport: rxeSport(0x12) }, { bth: { opcode: 0x11, destQp: 0x11, psn: 0x000106 }, aeth: { syndrome: ack(UNLIMITED), msn: 1 }, payload: bytesOf(8, 606) }));
+  put(
+    10,
+    v4(
+      B,
+      A,
+      { sport: rxeSport(0x12) },
+      { bth: { opcode: 0x11, destQp: 0x11, psn: 0x000106 }, aeth: { syndrome: ack(UNLIMITED), msn: 1 }, payload: bytesOf(8, 606) },
+    ),
+  );
   // 9-10: datagrams to the GSI (QP 1, Q_Key 0x80010000) whose MAD is bad; the transport is fine.
-  const gsi = (psn: number, mad: Uint8Array): TransportSpec => ({ bth: { opcode: 0x64, destQp: 1, psn, ackReq: true }, deth: { qkey: GSI_QKEY, srcQp: 1 }, payload: mad });
+  const gsi = (psn: number, mad: Uint8Array): TransportSpec => ({
+    bth: { opcode: 0x64, destQp: 1, psn, ackReq: true },
+    deth: { qkey: GSI_QKEY, srcQp: 1 },
+    payload: mad,
+  });
   const rtu = buildCmMad({ name: 'RTU', fields: { localCommId: 0x1234, remoteCommId: 0x5678, privateData: new Uint8Array(0) } }, { transactionId: 0x77n });
   // 9: a 200-byte MAD (a MAD is 256 bytes).
   put(10, v4(A, B, { sport: GSI_SPORT }, gsi(0, rtu.slice(0, 200))));
@@ -570,13 +637,29 @@ function macBytes(eth: DataView): Uint8Array {
 /** Linux cooked v1: captured on 198.18.0.1's interface (its frames Outgoing, the peer's Host). */
 function toSll(recs: Rec[]): Rec[] {
   return relink(recs, SLL_LEN, (eth, out, outgoing) => {
-    emitSll({ packetType: outgoing ? SllPacketType.Outgoing : SllPacketType.Host, arphrdType: 1, addrLen: 6, addr: macBytes(eth), protocol: eth.getUint16(12) }, out, 0);
+    emitSll(
+      { packetType: outgoing ? SllPacketType.Outgoing : SllPacketType.Host, arphrdType: 1, addrLen: 6, addr: macBytes(eth), protocol: eth.getUint16(12) },
+      out,
+      0,
+    );
   });
 }
 
 function toSll2(recs: Rec[]): Rec[] {
   return relink(recs, SLL2_LEN, (eth, out, outgoing) => {
-    emitSll2({ protocol: eth.getUint16(12), reserved: 0, ifIndex: 3, arphrdType: 1, packetType: outgoing ? SllPacketType.Outgoing : SllPacketType.Host, addrLen: 6, addr: macBytes(eth) }, out, 0);
+    emitSll2(
+      {
+        protocol: eth.getUint16(12),
+        reserved: 0,
+        ifIndex: 3,
+        arphrdType: 1,
+        packetType: outgoing ? SllPacketType.Outgoing : SllPacketType.Host,
+        addrLen: 6,
+        addr: macBytes(eth),
+      },
+      out,
+      0,
+    );
   });
 }
 

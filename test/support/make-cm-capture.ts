@@ -87,7 +87,11 @@ const zeros = (n: number): Uint8Array => new Uint8Array(n);
 const text = (s: string): Uint8Array => new TextEncoder().encode(s);
 
 /** A REQ as the kernel's cm.c fills it for an RC QP on RoCE (rping's values). */
-export function rxeStyleReq(a: End, b: End, o: { commId: number; serviceId: bigint; qpn: number; psn: number; flowLabel: number; privateData: Uint8Array }): CmReq {
+export function rxeStyleReq(
+  a: End,
+  b: End,
+  o: { commId: number; serviceId: bigint; qpn: number; psn: number; flowLabel: number; privateData: Uint8Array },
+): CmReq {
   return {
     localCommId: o.commId,
     serviceId: o.serviceId,
@@ -157,11 +161,45 @@ export function cmExchanges(): Rec[] {
   const commA = 0x770f9bfe;
   const commB = 0x3c1d52a4;
   const svc1 = rdmaServiceId(PortSpace.TCP, 20000);
-  const req1 = rxeStyleReq(A, B, { commId: commA, serviceId: svc1, qpn: 0x11, psn: 0x2f1a00, flowLabel: 0x4580d, privateData: ipCmPrivateData(REQ_PRIVATE_DATA_LEN, A.ip, B.ip, 42777, text('rping')) });
+  const req1 = rxeStyleReq(A, B, {
+    commId: commA,
+    serviceId: svc1,
+    qpn: 0x11,
+    psn: 0x2f1a00,
+    flowLabel: 0x4580d,
+    privateData: ipCmPrivateData(REQ_PRIVATE_DATA_LEN, A.ip, B.ip, 42777, text('rping')),
+  });
   send(A, B, { name: 'REQ', fields: req1 }, tid1, 0);
   send(B, A, { name: 'MRA', fields: { localCommId: commB, remoteCommId: commA, messageMraed: 0, serviceTimeout: 23, privateData: zeros(0) } }, tid1, 180.5);
-  const rep = { localCommId: commB, remoteCommId: commA, localQkey: 0, localQpn: 0x12, localEecn: 0, startingPsn: 0x7a1b2c, responderResources: 1, initiatorDepth: 1 };
-  send(B, A, { name: 'REP', fields: { ...rep, targetAckDelay: 15, failoverAccepted: 0, endToEndFlowControl: true, rnrRetryCount: 7, srq: false, localCaGuid: B.guid, privateData: zeros(0) } }, tid1, 2210.4);
+  const rep = {
+    localCommId: commB,
+    remoteCommId: commA,
+    localQkey: 0,
+    localQpn: 0x12,
+    localEecn: 0,
+    startingPsn: 0x7a1b2c,
+    responderResources: 1,
+    initiatorDepth: 1,
+  };
+  send(
+    B,
+    A,
+    {
+      name: 'REP',
+      fields: {
+        ...rep,
+        targetAckDelay: 15,
+        failoverAccepted: 0,
+        endToEndFlowControl: true,
+        rnrRetryCount: 7,
+        srq: false,
+        localCaGuid: B.guid,
+        privateData: zeros(0),
+      },
+    },
+    tid1,
+    2210.4,
+  );
   send(A, B, { name: 'RTU', fields: { localCommId: commA, remoteCommId: commB, privateData: zeros(0) } }, tid1, 305.2);
   const tid2 = 0x00000002_555bbcacn;
   send(A, B, { name: 'DREQ', fields: { localCommId: commA, remoteCommId: commB, remoteQpnEecn: 0x12, privateData: zeros(0) } }, tid2, 1_500_000);
@@ -172,16 +210,68 @@ export function cmExchanges(): Rec[] {
   const D = end('02:00:fd:00:00:02', 'fd00::2');
   const tid3 = 0x00000005_0a0b0c0dn;
   const commC = 0x0badf00d;
-  const req2 = rxeStyleReq(C, D, { commId: commC, serviceId: rdmaServiceId(PortSpace.TCP, 18515), qpn: 0x21, psn: 0x00abcd, flowLabel: 0x5a3c7, privateData: ipCmPrivateData(REQ_PRIVATE_DATA_LEN, C.ip, D.ip, 51000) });
+  const req2 = rxeStyleReq(C, D, {
+    commId: commC,
+    serviceId: rdmaServiceId(PortSpace.TCP, 18515),
+    qpn: 0x21,
+    psn: 0x00abcd,
+    flowLabel: 0x5a3c7,
+    privateData: ipCmPrivateData(REQ_PRIVATE_DATA_LEN, C.ip, D.ip, 51000),
+  });
   send(C, D, { name: 'REQ', fields: req2 }, tid3, 250_000, 0x5a3c7);
   const rejPd = text('server busy');
-  send(D, C, { name: 'REJ', fields: { localCommId: 0x51e2d3c4, remoteCommId: commC, messageRejected: 0, rejectedInfoLength: 0, reason: RejReason.CONSUMER_DEFINED, ari: zeros(0), privateData: rejPd } }, tid3, 640.0, 0xb1e02);
+  send(
+    D,
+    C,
+    {
+      name: 'REJ',
+      fields: {
+        localCommId: 0x51e2d3c4,
+        remoteCommId: commC,
+        messageRejected: 0,
+        rejectedInfoLength: 0,
+        reason: RejReason.CONSUMER_DEFINED,
+        ari: zeros(0),
+        privateData: rejPd,
+      },
+    },
+    tid3,
+    640.0,
+    0xb1e02,
+  );
 
   // 9-10: service ID resolution for a UDP port.
   const tid4 = 0x00000002_555bbcadn;
   const svcUdp = rdmaServiceId(PortSpace.UDP, 7174);
-  send(A, B, { name: 'SIDR_REQ', fields: { requestId: 0x6520f457, pkey: 0xffff, serviceId: svcUdp, privateData: ipCmPrivateData(SIDR_REQ_PRIVATE_DATA_LEN, A.ip, B.ip, 33012) } }, tid4, 300_000);
-  send(B, A, { name: 'SIDR_REP', fields: { requestId: 0x6520f457, status: 0, additionalInfoLength: 0, qpn: 0x13, serviceId: svcUdp, qkey: 0x01234567, additionalInfo: zeros(0), privateData: zeros(0) } }, tid4, 512.3);
+  send(
+    A,
+    B,
+    {
+      name: 'SIDR_REQ',
+      fields: { requestId: 0x6520f457, pkey: 0xffff, serviceId: svcUdp, privateData: ipCmPrivateData(SIDR_REQ_PRIVATE_DATA_LEN, A.ip, B.ip, 33012) },
+    },
+    tid4,
+    300_000,
+  );
+  send(
+    B,
+    A,
+    {
+      name: 'SIDR_REP',
+      fields: {
+        requestId: 0x6520f457,
+        status: 0,
+        additionalInfoLength: 0,
+        qpn: 0x13,
+        serviceId: svcUdp,
+        qkey: 0x01234567,
+        additionalInfo: zeros(0),
+        privateData: zeros(0),
+      },
+    },
+    tid4,
+    512.3,
+  );
 
   // 11-12: load an alternate path, and the answer.
   const tid5 = 0x00000002_555bbcaen;
@@ -204,7 +294,13 @@ export function cmExchanges(): Rec[] {
     privateData: zeros(0),
   };
   send(A, B, { name: 'LAP', fields: lap }, tid5, 20_000);
-  send(B, A, { name: 'APR', fields: { localCommId: commB, remoteCommId: commA, additionalInfoLength: 0, apStatus: 0, additionalInfo: zeros(0), privateData: zeros(0) } }, tid5, 330.7);
+  send(
+    B,
+    A,
+    { name: 'APR', fields: { localCommId: commB, remoteCommId: commA, additionalInfoLength: 0, apStatus: 0, additionalInfo: zeros(0), privateData: zeros(0) } },
+    tid5,
+    330.7,
+  );
 
   // 13-14: ClassPortInfo of the CM class (Get, then GetResp with a zeroed attribute but for its
   // base and class versions and the response time value 18).
@@ -212,7 +308,22 @@ export function cmExchanges(): Rec[] {
   const cpi = (method: number): Uint8Array => {
     const mad = new Uint8Array(MAD_LEN);
     const v = new DataView(mad.buffer);
-    emitMadHeader({ baseVersion: 1, mgmtClass: MgmtClass.CM, classVersion: CM_CLASS_VERSION, method, status: 0, classSpecific: 0, transactionId: tid6, attributeId: CmAttr.CLASS_PORT_INFO, reserved: 0, attributeModifier: 0 }, v, 0);
+    emitMadHeader(
+      {
+        baseVersion: 1,
+        mgmtClass: MgmtClass.CM,
+        classVersion: CM_CLASS_VERSION,
+        method,
+        status: 0,
+        classSpecific: 0,
+        transactionId: tid6,
+        attributeId: CmAttr.CLASS_PORT_INFO,
+        reserved: 0,
+        attributeModifier: 0,
+      },
+      v,
+      0,
+    );
     if (method === MadMethod.GET_RESP) {
       mad[24] = 1;
       mad[25] = CM_CLASS_VERSION;

@@ -23,5 +23,15 @@ export const paperModelRules: ModelRules = {
 
 /** The DCQCN paper's 40 Gb/s port with 1 KiB payloads (1082-byte frames), N flows, for the marks model. */
 export function paperMarksInput(flows: number): MarksModelInput {
-  return { flows, linkRateBps: 40e9, packetFrameBytes: 1082, packetWireBytes: 1106, kminBytes: 5_000, kmaxBytes: 200_000, pmax: 0.01, maxRateMbps: 40_000, rules: paperModelRules };
+  return {
+    flows,
+    linkRateBps: 40e9,
+    packetFrameBytes: 1082,
+    packetWireBytes: 1106,
+    kminBytes: 5_000,
+    kmaxBytes: 200_000,
+    pmax: 0.01,
+    maxRateMbps: 40_000,
+    rules: paperModelRules,
+  };
 }

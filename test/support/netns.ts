@@ -168,7 +168,7 @@ export function pairPerFile(skipReason: string | null, opts: NetnsPairOptions): 
     net = null;
   });
   return () => {
-    if (net === null) throw new Error('no namespace pair: the tests run only when the file\'s skip reason is null');
+    if (net === null) throw new Error("no namespace pair: the tests run only when the file's skip reason is null");
     return net;
   };
 }
@@ -188,7 +188,7 @@ export function runInNetns(ns: string, cmd: string, args: readonly string[], tim
 export function run(cmd: string, args: readonly string[], timeoutMs = CMD_TIMEOUT_MS): Promise<RunResult> {
   return new Promise((resolve) => {
     execFile(cmd, [...args], { timeout: timeoutMs, encoding: 'utf8', maxBuffer: 16 << 20 }, (err, stdout, stderr) => {
-      const code = err === null ? 0 : typeof (err as { code?: unknown }).code === 'number' ? ((err as { code: number }).code) : null;
+      const code = err === null ? 0 : typeof (err as { code?: unknown }).code === 'number' ? (err as { code: number }).code : null;
       resolve({ code, stdout, stderr });
     });
   });
@@ -322,7 +322,17 @@ export interface RoutedPath {
 export function createRoutedPath(mtu = 1500): RoutedPath {
   hookExit();
   const id = randomBytes(3).toString('hex');
-  const p: RoutedPath = { nsA: `roce-${id}-a`, nsR: `roce-${id}-r`, nsB: `roce-${id}-b`, ifA: `rr${id}a`, ifB: `rr${id}b`, ipA: '198.18.1.1', ipB: '198.18.2.1', ip6A: 'fd00:a::1', ip6B: 'fd00:b::1' };
+  const p: RoutedPath = {
+    nsA: `roce-${id}-a`,
+    nsR: `roce-${id}-r`,
+    nsB: `roce-${id}-b`,
+    ifA: `rr${id}a`,
+    ifB: `rr${id}b`,
+    ipA: '198.18.1.1',
+    ipB: '198.18.2.1',
+    ip6A: 'fd00:a::1',
+    ip6B: 'fd00:b::1',
+  };
   const rA = `rr${id}x`;
   const rB = `rr${id}y`;
   try {

@@ -25,7 +25,7 @@ import type { MemoryRegion, ProtectionDomain } from '../../stack/memory-region';
 import type { SharedReceiveQueue } from '../../stack/shared-receive-queue';
 import { buildRoceV2Frame, type BthSpec, type TransportSpec } from '../../packets/build';
 import { decodeFrame, type RocePacket } from '../../packets/decode';
-import { AethKind, decodeSyndrome, encodeSyndrome, CREDITS_INVALID } from '../../packets/aeth';
+import { type AethKind, decodeSyndrome, encodeSyndrome, CREDITS_INVALID } from '../../packets/aeth';
 import { ipv6FromString, ipv4ToString } from '../../packets/bytes';
 import { opcodeByName } from '../../packets/opcodes';
 import type { CongestionConfig } from '../../stack/congestion/parameters';
@@ -340,7 +340,8 @@ export function scriptedPeer(o: ScriptedPeerOptions = {}): ScriptedPeer {
         const s = summarize(f);
         // Everything the QP sends goes to the peer, from the local address.
         const ip = s.pkt.ipv4;
-        if (ip === null || ipv4ToString(ip.src) !== LOCAL_IP || ipv4ToString(ip.dst) !== PEER_IP) throw new Error('the stack sent a frame with wrong IP addresses');
+        if (ip === null || ipv4ToString(ip.src) !== LOCAL_IP || ipv4ToString(ip.dst) !== PEER_IP)
+          throw new Error('the stack sent a frame with wrong IP addresses');
         if (s.pkt.eth?.dst !== PEER_MAC || s.pkt.eth.src !== LOCAL_MAC) throw new Error('the stack sent a frame with wrong MAC addresses');
         return s;
       });

@@ -25,8 +25,7 @@ export function publicCapturesDir(): string | null {
 }
 
 /** Reason to skip tests that read the shared captures, or null when they are present. */
-export const noPublicCaptures: string | null =
-  publicCapturesDir() === null ? '../shared/captures/public is not present on this machine' : null;
+export const noPublicCaptures: string | null = publicCapturesDir() === null ? '../shared/captures/public is not present on this machine' : null;
 
 /** Path of a file in the shared public captures directory (call only when it exists). */
 export function publicCapture(rel: string): string {

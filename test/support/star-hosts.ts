@@ -65,7 +65,15 @@ export function starHosts(o: StarHostsOptions): StarHosts {
   const neighbors: Record<string, number> = {};
   for (let i = 0; i < o.hosts; i++) neighbors[ipOf(i)] = macOf(i);
   const devices = sw.hosts.map(
-    (driver, i) => new Device({ driver, clock, ipv4: [ipOf(i)], neighbors, seed: (o.seed ?? 1) * 64 + i, ...(o.congestion !== undefined ? { congestion: o.congestion } : {}) }),
+    (driver, i) =>
+      new Device({
+        driver,
+        clock,
+        ipv4: [ipOf(i)],
+        neighbors,
+        seed: (o.seed ?? 1) * 64 + i,
+        ...(o.congestion !== undefined ? { congestion: o.congestion } : {}),
+      }),
   );
   const msg = o.messageBytes ?? 65536;
   const outstanding = o.outstanding ?? 16;
@@ -94,7 +102,13 @@ export function starHosts(o: StarHostsOptions): StarHosts {
         f.outstanding--;
       }
       while (f.outstanding < outstanding) {
-        f.qp.postSend({ wrId: f.posted++, opcode: WrOpcode.RDMA_WRITE, sgList: [f.mr.sge(0, msg)], sendFlags: SendFlags.SIGNALED, rdma: { remoteAddr: f.remote.addr(0), rkey: f.remote.rkey } });
+        f.qp.postSend({
+          wrId: f.posted++,
+          opcode: WrOpcode.RDMA_WRITE,
+          sgList: [f.mr.sge(0, msg)],
+          sendFlags: SendFlags.SIGNALED,
+          rdma: { remoteAddr: f.remote.addr(0), rkey: f.remote.rkey },
+        });
         f.outstanding++;
       }
     }

@@ -18,7 +18,7 @@ const GROUPS = {
   unit: 'nothing outside Node and this checkout (the inner loop)',
   long: 'nothing outside Node, but minutes of CPU by design: model validation runs, the fuzzing smoke run, decode and analyze on two threads over captures of many batches',
   netns: 'root: network namespaces, veth pairs, AF_XDP and AF_PACKET, a mount namespace',
-  interop: 'root, qemu and the rxe lab\'s unpacked Debian packages (npm run setup:lab)',
+  interop: "root, qemu and the rxe lab's unpacked Debian packages (npm run setup:lab)",
   tshark: 'tshark, the outside judge of the dissector',
   browser: 'headless Chromium, to render the pictures',
 };

@@ -22,7 +22,16 @@ const files = captureFiles([CAPTURES]);
 
 test('the bundled captures are all found (generated, and the rxe lab’s)', () => {
   const rel = files.map((f) => path.relative(CAPTURES, f));
-  for (const f of ['rc-conversation.pcap', 'rc-conversation.pcapng', 'malformed.pcap', 'xrc-rd-v1.pcap', 'rxe/send-bw-rnr.pcap', 'rxe/read-write-loss.pcap', 'rxe/rping-req-retries.pcap']) expect(rel).toContain(f);
+  for (const f of [
+    'rc-conversation.pcap',
+    'rc-conversation.pcapng',
+    'malformed.pcap',
+    'xrc-rd-v1.pcap',
+    'rxe/send-bw-rnr.pcap',
+    'rxe/read-write-loss.pcap',
+    'rxe/rping-req-retries.pcap',
+  ])
+    expect(rel).toContain(f);
 });
 
 describe.each(files.map((f) => [path.relative(CAPTURES, f), f] as const))('%s', (_name, file) => {
@@ -31,11 +40,16 @@ describe.each(files.map((f) => [path.relative(CAPTURES, f), f] as const))('%s', 
 
   const rel = path.relative(CAPTURES, file);
   test(`roce analyze (capture point ${capturePoint}): no rule violation`, () => {
-    expect({ captureError: j.captureError, violations: j.analyze.violations, examples: j.analyze.examples }).toEqual({ captureError: null, violations: {}, examples: [] });
+    expect({ captureError: j.captureError, violations: j.analyze.violations, examples: j.analyze.examples }).toEqual({
+      captureError: null,
+      violations: {},
+      examples: [],
+    });
     // rxe's own choices are counted apart: none in the generated captures, whose hosts are the engine.
     if (!rel.includes(path.sep)) expect(j.analyze.rxeBehaviours).toEqual({});
     if (rel === path.join('rxe', 'send-bw-rnr.pcap')) expect(j.analyze.rxeBehaviours).toEqual({ seqNakAfterRnrNak: 9 });
-    if (rel === path.join('rxe', 'send-bw-rnr-late.pcap')) expect(j.analyze.rxeBehaviours).toEqual({ seqNakAfterRnrNak: 16, sendsDuringRnrWait: 1, retryFromStaleCompleterPsn: 1 });
+    if (rel === path.join('rxe', 'send-bw-rnr-late.pcap'))
+      expect(j.analyze.rxeBehaviours).toEqual({ seqNakAfterRnrNak: 16, sendsDuringRnrWait: 1, retryFromStaleCompleterPsn: 1 });
   });
 
   // Not replayed when frames were dropped after the capture point (see above).

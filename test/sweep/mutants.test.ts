@@ -9,9 +9,24 @@ import { parseCase } from '../../apps/sweep/sweep-case';
 import type { RuleId } from '../../analysis/types';
 
 const CASES: { mutant: Mutant; rule: RuleId; line: string; what: string }[] = [
-  { mutant: 'early-rnr-retry', rule: 'rnrWaitRespected', line: 'seed=1 loss=0% mtu=1024 qps=1 mix=send-rnr bytes=16K at=host-a', what: 'a requester that resends before the RNR timer runs out' },
-  { mutant: 'resend-acked', rule: 'retransmitFromNakPsn', line: 'seed=1 loss=2% mtu=1024 qps=1 mix=mix bytes=32K at=host-a', what: 'a requester that resends a PSN the NAK acknowledged' },
-  { mutant: 'second-nak', rule: 'oneNakPerGap', line: 'seed=1 loss=2% mtu=1024 qps=1 mix=mix bytes=32K at=host-b', what: 'a responder that NAKs the same gap twice' },
+  {
+    mutant: 'early-rnr-retry',
+    rule: 'rnrWaitRespected',
+    line: 'seed=1 loss=0% mtu=1024 qps=1 mix=send-rnr bytes=16K at=host-a',
+    what: 'a requester that resends before the RNR timer runs out',
+  },
+  {
+    mutant: 'resend-acked',
+    rule: 'retransmitFromNakPsn',
+    line: 'seed=1 loss=2% mtu=1024 qps=1 mix=mix bytes=32K at=host-a',
+    what: 'a requester that resends a PSN the NAK acknowledged',
+  },
+  {
+    mutant: 'second-nak',
+    rule: 'oneNakPerGap',
+    line: 'seed=1 loss=2% mtu=1024 qps=1 mix=mix bytes=32K at=host-b',
+    what: 'a responder that NAKs the same gap twice',
+  },
 ];
 
 test.each(CASES)('$mutant ($what) fails the sweep with $rule', ({ mutant, rule, line }) => {

@@ -63,8 +63,11 @@ test.each([
 test('only the demo’s own setting has a roce demo command line', () => {
   const c = parseCase('seed=5 loss=2% mtu=512 qps=3 mix=mix bytes=48K at=host-a');
   expect(demoCommandLine(c)).toBe('roce demo --seed 5 --loss 2% --mtu 512 --qps 3 --bytes 48K --pcap case.pcap');
-  expect(reproLine(c)).toBe("npm run sweep -- --case 'seed=5 loss=2% burst=off reorder=off dup=0% mtu=512 qps=3 mix=mix bytes=48K at=host-a'   # = roce demo --seed 5 --loss 2% --mtu 512 --qps 3 --bytes 48K --pcap case.pcap");
-  for (const other of ['mix=read', 'burst=1%x2', 'reorder=1%/2', 'dup=1%', 'at=sent', 'at=host-b']) expect(demoCommandLine({ ...c, ...parseCase(`seed=5 loss=2% mtu=512 qps=3 bytes=48K ${other}`) })).toBeNull();
+  expect(reproLine(c)).toBe(
+    "npm run sweep -- --case 'seed=5 loss=2% burst=off reorder=off dup=0% mtu=512 qps=3 mix=mix bytes=48K at=host-a'   # = roce demo --seed 5 --loss 2% --mtu 512 --qps 3 --bytes 48K --pcap case.pcap",
+  );
+  for (const other of ['mix=read', 'burst=1%x2', 'reorder=1%/2', 'dup=1%', 'at=sent', 'at=host-b'])
+    expect(demoCommandLine({ ...c, ...parseCase(`seed=5 loss=2% mtu=512 qps=3 bytes=48K ${other}`) })).toBeNull();
 });
 
 test('roce demo with a case’s command line writes the capture the sweep judged, byte for byte', async () => {

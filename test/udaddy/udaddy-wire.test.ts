@@ -81,7 +81,13 @@ test('SIDR_REQ, SIDR_REP, ten datagrams and ten replies, as udaddy and the kerne
       for (const x of list) {
         if (!x.frame.roce) throw new Error('not RoCE');
         expect(opcodeName(x.frame.bth?.opcode ?? -1)).toBe('UD_SEND_ONLY_WITH_IMMEDIATE');
-        expect({ dest: x.frame.bth?.destQp, qkey: x.frame.deth?.qkey, srcQp: x.frame.deth?.srcQp, imm: x.frame.immDt?.value, len: x.frame.payloadLength }).toEqual({ dest: toQpn, qkey: 0x01234567, srcQp: fromQpn, imm: fromQpn, len: 100 });
+        expect({
+          dest: x.frame.bth?.destQp,
+          qkey: x.frame.deth?.qkey,
+          srcQp: x.frame.deth?.srcQp,
+          imm: x.frame.immDt?.value,
+          len: x.frame.payloadLength,
+        }).toEqual({ dest: toQpn, qkey: 0x01234567, srcQp: fromQpn, imm: fromQpn, len: 100 });
       }
     }
     // A reply is the server's buffer from its start: 20 zero bytes and the IPv4 header of the datagram it received last, then that datagram's first 60 bytes.
@@ -94,7 +100,15 @@ test('SIDR_REQ, SIDR_REP, ten datagrams and ten replies, as udaddy and the kerne
     expect(hex(payload.subarray(40, 100))).toBe(hex(s9.bytes.subarray(s9.frame.payloadOff, s9.frame.payloadOff + 60)));
     expect(cn).toMatchObject({ sent: 10, received: 10, receivedBytes: 1400 });
     expect(sn).toMatchObject({ sent: 10, received: 10, receivedBytes: 1400 });
-    expect(c.lines).toEqual(['udaddy: starting client', 'udaddy: connecting', 'initiating data transfers', 'receiving data transfers', 'data transfers complete', 'test complete', 'return status 0']);
+    expect(c.lines).toEqual([
+      'udaddy: starting client',
+      'udaddy: connecting',
+      'initiating data transfers',
+      'receiving data transfers',
+      'data transfers complete',
+      'test complete',
+      'return status 0',
+    ]);
   } finally {
     pump.stop();
     sim.link.close();
@@ -121,7 +135,13 @@ test('a SIDR_REQ nobody answers: sent 16 times (15 retries), one CM response tim
     expect(mads.size).toBe(1);
     expect(ended - t0).toBeGreaterThanOrEqual(16 * step);
     expect(ended - t0).toBeLessThan(16 * step + 1e9);
-    expect(lines).toEqual(['udaddy: starting client', 'udaddy: connecting', 'udaddy: event: RDMA_CM_EVENT_UNREACHABLE, error: -110', 'test complete', 'return status -110']);
+    expect(lines).toEqual([
+      'udaddy: starting client',
+      'udaddy: connecting',
+      'udaddy: event: RDMA_CM_EVENT_UNREACHABLE, error: -110',
+      'test complete',
+      'return status -110',
+    ]);
   } finally {
     pump.stop();
     sim.link.close();

@@ -8,7 +8,10 @@ import { Gsi, type ReceivedMad } from '../../../stack/cm/gsi';
 import { CM_CLASS_VERSION, GSI_QKEY, MAD_LEN, MadMethod, MadStatus, MgmtClass, emitMadHeader, parseMadHeader } from '../../../packets/mad';
 import { ipv6FromString } from '../../../packets/bytes';
 
-function mad(over: Partial<{ baseVersion: number; mgmtClass: number; classVersion: number; method: number; attributeId: number; tid: bigint }> = {}, len = MAD_LEN): Uint8Array {
+function mad(
+  over: Partial<{ baseVersion: number; mgmtClass: number; classVersion: number; method: number; attributeId: number; tid: bigint }> = {},
+  len = MAD_LEN,
+): Uint8Array {
   const b = new Uint8Array(Math.max(len, 24));
   emitMadHeader(
     {
@@ -34,7 +37,8 @@ function setup() {
   const gsi = new Gsi(h.dev, { recvDepth: 4, sendDepth: 4 });
   const got: ReceivedMad[] = [];
   gsi.register(MgmtClass.CM, CM_CLASS_VERSION, [MadMethod.SEND], (m) => got.push(m));
-  const toGsi = (payload: Uint8Array, qkey = GSI_QKEY) => h.inject({ bth: { opcode: op('UD_SEND_ONLY'), psn: 0, destQp: 1 }, deth: { qkey, srcQp: 1 }, payload });
+  const toGsi = (payload: Uint8Array, qkey = GSI_QKEY) =>
+    h.inject({ bth: { opcode: op('UD_SEND_ONLY'), psn: 0, destQp: 1 }, deth: { qkey, srcQp: 1 }, payload });
   return { h, gsi, got, toGsi };
 }
 

@@ -365,7 +365,7 @@ function lateClock(inner: VirtualClock, lateNs: number): Clock {
 }
 
 describe('on a clock whose timers fire late', () => {
-  test('a QP the pacer held back catches up within the slack whatever resumes it first (an ACK, a post), not only the pacer\'s timer', () => {
+  test("a QP the pacer held back catches up within the slack whatever resumes it first (an ACK, a post), not only the pacer's timer", () => {
     for (const slackUs of [0, 100]) {
       const inner = new VirtualClock(1_000_000);
       const rate = { limited: true, currentRate: 1000 }; // 1000 bytes every 8 µs

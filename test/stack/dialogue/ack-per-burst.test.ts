@@ -25,7 +25,9 @@ test('the ACKs of each receive burst go to the driver before the next burst is r
     calls.push(`tx ${frames.length}`);
     return tx(frames);
   };
-  const frames = Array.from({ length: N }, (_, i) => h.frame({ bth: { opcode: op('RC_SEND_ONLY'), psn: psnPlus(P, i), ackReq: true }, payload: pattern(16, i) }));
+  const frames = Array.from({ length: N }, (_, i) =>
+    h.frame({ bth: { opcode: op('RC_SEND_ONLY'), psn: psnPlus(P, i), ackReq: true }, payload: pattern(16, i) }),
+  );
   h.injectFrames(...frames); // one arrival of N frames: one run of the receive handler
   expect(calls).toEqual(['rx 64', 'tx 64', 'rx 64', 'tx 64', 'rx 22', 'tx 22', 'rx 0']);
   expect(h.sent().map((s) => s.psn)).toEqual(Array.from({ length: N }, (_, i) => psnPlus(P, i)));

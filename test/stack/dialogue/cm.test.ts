@@ -45,7 +45,11 @@ function rig(o: { linkMtu?: number; autoMra?: AutoMra } = {}) {
   let psn = 0;
   /** The peer's CM sends `m` (a MAD in a UD SEND ONLY to QP 1). */
   const send = (m: CmMessage, tid = 0x77n): void => {
-    h.inject({ bth: { opcode: op('UD_SEND_ONLY'), psn: psn++, destQp: 1 }, deth: { qkey: GSI_QKEY, srcQp: 1 }, payload: buildCmMad(m, { transactionId: tid }) });
+    h.inject({
+      bth: { opcode: op('UD_SEND_ONLY'), psn: psn++, destQp: 1 },
+      deth: { qkey: GSI_QKEY, srcQp: 1 },
+      payload: buildCmMad(m, { transactionId: tid }),
+    });
   };
   /** The CM MADs the stack sent since the last call. */
   const sent = (): CmSent[] =>
@@ -65,7 +69,15 @@ function peerReq(over: Partial<CmReq> = {}): CmMessage {
   if (d.cm?.name !== 'REQ') throw new Error('fixture is not a REQ');
   const pd = new Uint8Array(92);
   emitIpCmPrivateData(
-    { majorVersion: 0, minorVersion: 0, ipVersion: 4, reserved: 0, srcPort: 40000, srcAddr: ipCmAddressFromString('198.18.0.2').addr, dstAddr: ipCmAddressFromString('198.18.0.1').addr },
+    {
+      majorVersion: 0,
+      minorVersion: 0,
+      ipVersion: 4,
+      reserved: 0,
+      srcPort: 40000,
+      srcAddr: ipCmAddressFromString('198.18.0.2').addr,
+      dstAddr: ipCmAddressFromString('198.18.0.1').addr,
+    },
     new DataView(pd.buffer),
     0,
   );
@@ -102,7 +114,10 @@ function passive(o: { hold?: boolean; autoMra?: AutoMra } = {}) {
 /** The active side: connect to the peer from port 42777 (the rxe capture's). */
 function active(o: { linkMtu?: number; maxCmRetries?: number } = {}) {
   const r = rig(o);
-  const id = r.rcm.connect({ dst: '198.18.0.2', port: PORT, qp: r.h.qp, srcPort: 42777, ...(o.maxCmRetries !== undefined ? { maxCmRetries: o.maxCmRetries } : {}) }, (e) => r.events.push(e));
+  const id = r.rcm.connect(
+    { dst: '198.18.0.2', port: PORT, qp: r.h.qp, srcPort: 42777, ...(o.maxCmRetries !== undefined ? { maxCmRetries: o.maxCmRetries } : {}) },
+    (e) => r.events.push(e),
+  );
   return { ...r, id };
 }
 
@@ -140,7 +155,10 @@ function established() {
   return { ...a, req: req as CmSent };
 }
 
-const dreq = (ourId: number, ourQpn: number): CmMessage => ({ name: 'DREQ', fields: { localCommId: PEER_COMM, remoteCommId: ourId, remoteQpnEecn: ourQpn, privateData: new Uint8Array(0) } });
+const dreq = (ourId: number, ourQpn: number): CmMessage => ({
+  name: 'DREQ',
+  fields: { localCommId: PEER_COMM, remoteCommId: ourId, remoteQpnEecn: ourQpn, privateData: new Uint8Array(0) },
+});
 const drep = (ourId: number): CmMessage => ({ name: 'DREP', fields: { localCommId: PEER_COMM, remoteCommId: ourId, privateData: new Uint8Array(0) } });
 
 describe('active side', () => {
@@ -148,8 +166,15 @@ describe('active side', () => {
     const a = active({ linkMtu: 1500 });
     const ours = a.sent();
     expect(ours.map((s) => s.name)).toEqual(['REQ']);
-    const theirs = decodeMad(new DataView(RXE_REQ.buffer, RXE_REQ.byteOffset, RXE_REQ.length), 0, RXE_REQ.length).cm?.fields as unknown as Record<string, unknown>;
-    const differ = Object.keys(theirs).filter((k) => JSON.stringify(theirs[k], (_k, v: unknown) => (typeof v === 'bigint' ? v.toString() : v instanceof Uint8Array ? [...v] : v)) !== JSON.stringify((ours[0] as CmSent).fields[k], (_k, v: unknown) => (typeof v === 'bigint' ? v.toString() : v instanceof Uint8Array ? [...v] : v)));
+    const theirs = decodeMad(new DataView(RXE_REQ.buffer, RXE_REQ.byteOffset, RXE_REQ.length), 0, RXE_REQ.length).cm?.fields as unknown as Record<
+      string,
+      unknown
+    >;
+    const differ = Object.keys(theirs).filter(
+      (k) =>
+        JSON.stringify(theirs[k], (_k, v: unknown) => (typeof v === 'bigint' ? v.toString() : v instanceof Uint8Array ? [...v] : v)) !==
+        JSON.stringify((ours[0] as CmSent).fields[k], (_k, v: unknown) => (typeof v === 'bigint' ? v.toString() : v instanceof Uint8Array ? [...v] : v)),
+    );
     // rxe's QP was 0x11 too (both are a device's first QP), so the QPN does not differ either.
     expect(differ.sort()).toEqual(['localCaGuid', 'localCommId', 'startingPsn']);
     expect((ours[0] as CmSent).fields['localQpn']).toBe(a.h.qp.qpNum);
@@ -166,7 +191,16 @@ describe('active side', () => {
     const [again] = a.sent();
     expect(again?.mad).toEqual(first?.mad);
     // MRA for the REQ, service timeout 24: the next REQ waits 4.096 us x (2^24 + 2^19) instead.
-    a.send({ name: 'MRA', fields: { localCommId: PEER_COMM, remoteCommId: first?.fields['localCommId'] as number, messageMraed: MraMessage.REQ, serviceTimeout: 24, privateData: new Uint8Array(0) } });
+    a.send({
+      name: 'MRA',
+      fields: {
+        localCommId: PEER_COMM,
+        remoteCommId: first?.fields['localCommId'] as number,
+        messageMraed: MraMessage.REQ,
+        serviceTimeout: 24,
+        privateData: new Uint8Array(0),
+      },
+    });
     expect(a.id.cmState).toBe(CmState.MRA_REQ_RCVD);
     a.h.advance(cmTimeNs(24) + cmTimeNs(19) - 1);
     expect(a.sent()).toEqual([]);
@@ -187,7 +221,16 @@ describe('active side', () => {
     expect(a.id.cmState).toBe(CmState.ESTABLISHED);
     expect(a.h.qp.state).toBe(QpState.RTS);
     // A Starting PSN is what its sender's receive queue expects (ib_cm: cm_rep_handler() takes the REP's as the active side's sq_psn).
-    expect(a.h.qp.attr).toMatchObject({ destQpNum: PEER_QPN, rqPsn: req?.fields['startingPsn'], sqPsn: PEER_PSN, maxRdAtomic: 4, maxDestRdAtomic: 2, rnrRetry: 3, retryCnt: 7, timeout: 19 });
+    expect(a.h.qp.attr).toMatchObject({
+      destQpNum: PEER_QPN,
+      rqPsn: req?.fields['startingPsn'],
+      sqPsn: PEER_PSN,
+      maxRdAtomic: 4,
+      maxDestRdAtomic: 2,
+      rnrRetry: 3,
+      retryCnt: 7,
+      timeout: 19,
+    });
     // The peer did not hear our RTU and resends its REP.
     a.send(rep(req as CmSent, { responderResources: 4, initiatorDepth: 2, rnrRetryCount: 3 }), (req as CmSent).tid);
     const [rtu2] = a.sent();
@@ -199,7 +242,18 @@ describe('active side', () => {
   test('REJ with a consumer reason: REJECTED with reason and private data, the QP in ERR, no more REQs', () => {
     const a = active();
     const [req] = a.sent();
-    a.send({ name: 'REJ', fields: { localCommId: PEER_COMM, remoteCommId: req?.fields['localCommId'] as number, messageRejected: RejMessage.REQ, rejectedInfoLength: 0, reason: RejReason.CONSUMER_DEFINED, ari: new Uint8Array(0), privateData: new Uint8Array([7, 7, 7]) } });
+    a.send({
+      name: 'REJ',
+      fields: {
+        localCommId: PEER_COMM,
+        remoteCommId: req?.fields['localCommId'] as number,
+        messageRejected: RejMessage.REQ,
+        rejectedInfoLength: 0,
+        reason: RejReason.CONSUMER_DEFINED,
+        ari: new Uint8Array(0),
+        privateData: new Uint8Array([7, 7, 7]),
+      },
+    });
     expect(a.events).toMatchObject([{ type: 'REJECTED', reason: 28, reasonText: 'consumer reject' }]);
     const ev = a.events[0] as Extract<RdmaCmEvent, { type: 'REJECTED' }>;
     expect([...ev.privateData.subarray(0, 3)]).toEqual([7, 7, 7]);
@@ -212,7 +266,18 @@ describe('active side', () => {
   test('REJ "stale connection" to our REQ: TimeWait first, then TIMEWAIT_EXIT', () => {
     const a = active();
     const [req] = a.sent();
-    a.send({ name: 'REJ', fields: { localCommId: 0, remoteCommId: req?.fields['localCommId'] as number, messageRejected: RejMessage.REQ, rejectedInfoLength: 0, reason: RejReason.STALE_CONN, ari: new Uint8Array(0), privateData: new Uint8Array(0) } });
+    a.send({
+      name: 'REJ',
+      fields: {
+        localCommId: 0,
+        remoteCommId: req?.fields['localCommId'] as number,
+        messageRejected: RejMessage.REQ,
+        rejectedInfoLength: 0,
+        reason: RejReason.STALE_CONN,
+        ari: new Uint8Array(0),
+        privateData: new Uint8Array(0),
+      },
+    });
     expect(a.id.cmState).toBe(CmState.TIMEWAIT);
     a.h.advance(cmTimeNs(19));
     expect(a.events.map((e) => e.type)).toEqual(['REJECTED', 'TIMEWAIT_EXIT']);
@@ -226,8 +291,14 @@ describe('active side', () => {
     expect(rej?.name).toBe('REJ');
     const guid = new Uint8Array(8);
     new DataView(guid.buffer).setBigUint64(0, a.rcm.cm.caGuid);
-    expect(rej?.fields).toMatchObject({ localCommId: req?.fields['localCommId'], remoteCommId: 0, messageRejected: RejMessage.OTHER, reason: RejReason.TIMEOUT, rejectedInfoLength: 8 });
-    expect([...(rej?.fields['ari'] as Uint8Array).subarray(0, 8)]).toEqual([...guid]);
+    expect(rej?.fields).toMatchObject({
+      localCommId: req?.fields['localCommId'],
+      remoteCommId: 0,
+      messageRejected: RejMessage.OTHER,
+      reason: RejReason.TIMEOUT,
+      rejectedInfoLength: 8,
+    });
+    expect([...((rej?.fields['ari'] as Uint8Array | undefined) ?? new Uint8Array(0)).subarray(0, 8)]).toEqual([...guid]);
   });
 });
 
@@ -242,7 +313,15 @@ describe('passive side', () => {
     const [r] = p.sent();
     expect(r?.name).toBe('REP');
     expect(r?.tid).toBe(0x1234n);
-    expect(r?.fields).toMatchObject({ remoteCommId: PEER_COMM, localQpn: p.h.qp.qpNum, responderResources: 1, initiatorDepth: 1, targetAckDelay: 15, rnrRetryCount: 7, localCaGuid: p.rcm.cm.caGuid });
+    expect(r?.fields).toMatchObject({
+      remoteCommId: PEER_COMM,
+      localQpn: p.h.qp.qpNum,
+      responderResources: 1,
+      initiatorDepth: 1,
+      targetAckDelay: 15,
+      rnrRetryCount: 7,
+      localCaGuid: p.rcm.cm.caGuid,
+    });
     expect(p.h.qp.state).toBe(QpState.RTS);
     // ib_cm: cm_req_handler() takes the REQ's Starting PSN as the passive side's sq_psn, ib_send_cm_rep() the REP's as its rq_psn.
     expect(p.h.qp.attr).toMatchObject({ destQpNum: PEER_QPN, rqPsn: r?.fields['startingPsn'], sqPsn: PEER_PSN, timeout: 19 });
@@ -258,7 +337,10 @@ describe('passive side', () => {
     expect(r2?.mad).toEqual(r1?.mad);
     expect(p.rcm.cm.counters.cm_rx_duplicates.req).toBe(1);
     expect(p.events.map((e) => e.type)).toEqual(['CONNECT_REQUEST']);
-    const rtu: CmMessage = { name: 'RTU', fields: { localCommId: PEER_COMM, remoteCommId: r1?.fields['localCommId'] as number, privateData: new Uint8Array(0) } };
+    const rtu: CmMessage = {
+      name: 'RTU',
+      fields: { localCommId: PEER_COMM, remoteCommId: r1?.fields['localCommId'] as number, privateData: new Uint8Array(0) },
+    };
     p.send(rtu, 0x1234n);
     expect(p.events.map((e) => e.type)).toEqual(['CONNECT_REQUEST', 'ESTABLISHED']);
     p.send(rtu, 0x1234n);
@@ -299,7 +381,7 @@ describe('passive side', () => {
     expect(p.names()).toEqual(['REP']);
   });
 
-  test('automatic MRA, as the kernel\'s rdma_cm (delayed): a slow accept answers nothing at first, the peer\'s REQ retry gets an MRA (service timeout 24), the accept the REP', () => {
+  test("automatic MRA, as the kernel's rdma_cm (delayed): a slow accept answers nothing at first, the peer's REQ retry gets an MRA (service timeout 24), the accept the REP", () => {
     const p = passive({ hold: true });
     p.send(peerReq(), 0x1234n);
     // cma.c cma_ib_req_handler(): the consumer has not accepted, so ib_prepare_cm_mra(): MRA_REQ_SENT, no MAD yet.
@@ -461,17 +543,30 @@ describe('disconnect', () => {
 });
 
 describe('SIDR', () => {
-  test('the SIDR_REQ is rxe\'s (captures/rxe udaddy) but for the request ID; the SIDR_REP returns the ID to IDLE; an unanswered one is resent', () => {
+  test("the SIDR_REQ is rxe's (captures/rxe udaddy) but for the request ID; the SIDR_REP returns the ID to IDLE; an unanswered one is resent", () => {
     const r = rig();
     const id = r.rcm.resolveUd({ dst: '198.18.0.2', port: PORT, srcPort: 53807 }, (e) => r.events.push(e));
     const [ours] = r.sent();
-    const theirs = decodeMad(new DataView(RXE_SIDR_REQ.buffer, RXE_SIDR_REQ.byteOffset, RXE_SIDR_REQ.length), 0, RXE_SIDR_REQ.length).cm?.fields as unknown as Record<string, unknown>;
+    const theirs = decodeMad(new DataView(RXE_SIDR_REQ.buffer, RXE_SIDR_REQ.byteOffset, RXE_SIDR_REQ.length), 0, RXE_SIDR_REQ.length).cm
+      ?.fields as unknown as Record<string, unknown>;
     expect({ ...ours?.fields, requestId: 0 }).toEqual({ ...theirs, requestId: 0 });
     expect(ours?.fields['requestId']).toBe(id.cmId.localId);
     expect(id.cmState).toBe(CmState.SIDR_REQ_SENT);
     r.h.advance(cmTimeNs(20));
     expect(r.sent().map((s) => s.mad)).toEqual([ours?.mad]);
-    r.send({ name: 'SIDR_REP', fields: { requestId: id.cmId.localId, status: 0, additionalInfoLength: 0, qpn: 0x55, serviceId: rdmaServiceId(PortSpace.UDP, PORT), qkey: 0x01234567, additionalInfo: new Uint8Array(0), privateData: new Uint8Array(0) } });
+    r.send({
+      name: 'SIDR_REP',
+      fields: {
+        requestId: id.cmId.localId,
+        status: 0,
+        additionalInfoLength: 0,
+        qpn: 0x55,
+        serviceId: rdmaServiceId(PortSpace.UDP, PORT),
+        qkey: 0x01234567,
+        additionalInfo: new Uint8Array(0),
+        privateData: new Uint8Array(0),
+      },
+    });
     expect(r.events).toMatchObject([{ type: 'ESTABLISHED', ud: { qpn: 0x55, qkey: 0x01234567 } }]);
     expect(id.cmState).toBe(CmState.IDLE);
     r.h.advance(10 * cmTimeNs(20));
@@ -507,7 +602,12 @@ describe('stale REP', () => {
     e.send(rep(req2 as CmSent, { localCommId: PEER_COMM + 5 }), req2?.tid);
     const [rej] = e.sent();
     expect(rej?.name).toBe('REJ');
-    expect(rej?.fields).toMatchObject({ localCommId: req2?.fields['localCommId'], remoteCommId: PEER_COMM + 5, messageRejected: RejMessage.REP, reason: RejReason.STALE_CONN });
+    expect(rej?.fields).toMatchObject({
+      localCommId: req2?.fields['localCommId'],
+      remoteCommId: PEER_COMM + 5,
+      messageRejected: RejMessage.REP,
+      reason: RejReason.STALE_CONN,
+    });
     expect(id2.cmState).toBe(CmState.REQ_SENT);
     e.h.advance(WAIT);
     expect(e.names()).toEqual(['REQ']);

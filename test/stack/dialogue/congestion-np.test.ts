@@ -17,7 +17,11 @@ import { testUnless, noPublicCaptures, publicCapture } from '../../support/skip'
 const US = 1000;
 
 function write(h: ScriptedPeer, i: number): InjectSpec {
-  return { bth: { opcode: op('RC_RDMA_WRITE_ONLY'), psn: psnPlus(h.rqPsn, i), ackReq: true }, reth: { va: h.mr.addr(64 * i), rkey: h.mr.rkey, dmaLength: 16 }, payload: pattern(16, i) };
+  return {
+    bth: { opcode: op('RC_RDMA_WRITE_ONLY'), psn: psnPlus(h.rqPsn, i), ackReq: true },
+    reth: { va: h.mr.addr(64 * i), rkey: h.mr.rkey, dmaLength: 16 },
+    payload: pattern(16, i),
+  };
 }
 
 /** The frame of `t` as the peer sends it, with ECN set to CE on the way (a congested switch). */
@@ -95,7 +99,13 @@ describe('notification point: CE-marked packets are answered with CNPs', () => {
 
   test('a UC QP sends CNPs too; a UD QP counts the mark and sends none, as ConnectX', () => {
     const uc = scriptedPeer({ qpType: QpType.UC, congestion: { np: true } });
-    uc.injectFrames(marked(uc, { bth: { opcode: op('UC_RDMA_WRITE_ONLY'), psn: uc.rqPsn }, reth: { va: uc.mr.addr(0), rkey: uc.mr.rkey, dmaLength: 8 }, payload: pattern(8) }));
+    uc.injectFrames(
+      marked(uc, {
+        bth: { opcode: op('UC_RDMA_WRITE_ONLY'), psn: uc.rqPsn },
+        reth: { va: uc.mr.addr(0), rkey: uc.mr.rkey, dmaLength: 8 },
+        payload: pattern(8),
+      }),
+    );
     expect(uc.sent().map((s) => s.op)).toEqual(['CNP']);
     expect(uc.qp.counters.np_cnp_sent).toBe(1);
 
@@ -165,7 +175,8 @@ describe('the CNP is the one a ConnectX-4 Lx sends, field by field', () => {
     // BTH: opcode 0x81, SE/MigReq/pad/TVer 0, P_Key 0xFFFF, FECN 0, BECN 1, reserved 0, AckReq 0, PSN 0.
     const t = theirs.bth!;
     const o = ours.bth!;
-    for (const k of ['opcode', 'se', 'migReq', 'padCount', 'tver', 'pkey', 'fecn', 'becn', 'resv6', 'ackReq', 'resv7', 'psn'] as const) expect([k, o[k]]).toEqual([k, t[k]]);
+    for (const k of ['opcode', 'se', 'migReq', 'padCount', 'tver', 'pkey', 'fecn', 'becn', 'resv6', 'ackReq', 'resv7', 'psn'] as const)
+      expect([k, o[k]]).toEqual([k, t[k]]);
     expect(o.opcode).toBe(Opcode.CNP);
     expect(o.becn).toBe(true);
     expect(o.psn).toBe(0);

@@ -14,7 +14,13 @@ describe('pacer: the requester sends at the reaction point’s rate', () => {
     const rate = 100; // Mb/s, set by the first CNP
     const h = scriptedPeer({ congestion: { rp: true, lineRateMbps: 10_000, params: { rpRateToSetOnFirstCnp: rate } } });
     const write = (wrId: number): void =>
-      h.qp.postSend({ wrId, opcode: WrOpcode.RDMA_WRITE, sgList: [h.mr.sge(0, 4 * h.mtu)], sendFlags: SendFlags.SIGNALED, rdma: { remoteAddr: 0x1000n, rkey: 0x42 } });
+      h.qp.postSend({
+        wrId,
+        opcode: WrOpcode.RDMA_WRITE,
+        sgList: [h.mr.sge(0, 4 * h.mtu)],
+        sendFlags: SendFlags.SIGNALED,
+        rdma: { remoteAddr: 0x1000n, rkey: 0x42 },
+      });
 
     write(1);
     const burst = h.sent();

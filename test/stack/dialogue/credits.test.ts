@@ -14,7 +14,10 @@ import { WcStatus } from '../../../stack/work-completion';
 
 const SIG = SendFlags.SIGNALED;
 /** An ACK for `psn` whose AETH says MSN `msn` and credit code `code`. */
-const ack = (psn: number, msn: number, code: number): InjectSpec => ({ bth: { opcode: op('RC_ACKNOWLEDGE'), psn }, aeth: { syndrome: encodeSyndrome('ACK', code), msn } });
+const ack = (psn: number, msn: number, code: number): InjectSpec => ({
+  bth: { opcode: op('RC_ACKNOWLEDGE'), psn },
+  aeth: { syndrome: encodeSyndrome('ACK', code), msn },
+});
 const REMOTE_VA = 0x1_0000_0000n;
 const RKEY = 0xabcd;
 
@@ -125,7 +128,11 @@ describe('RC requester: end-to-end credits', () => {
     h.qp.postSend({ wrId: 4, opcode: WrOpcode.RDMA_READ, sgList: [h.mr.sge(0, 8)], sendFlags: SIG, rdma: { remoteAddr: REMOTE_VA, rkey: RKEY } }); // SSN 4: LSN 5
     for (let i = 5; i <= 7; i++) send(h, i); // SSN 5, and 6 (LSN + 1), go; SSN 7 waits
     expect(sentOps(h).map((x) => x[0])).toEqual(['RC_RDMA_READ_REQUEST', 'RC_SEND_ONLY', 'RC_SEND_ONLY']);
-    h.inject({ bth: { opcode: op('RC_RDMA_READ_RESPONSE_ONLY'), psn: psnPlus(S, 3) }, aeth: { syndrome: encodeSyndrome('ACK', creditCode(4)), msn: 4 }, payload: pattern(8) });
+    h.inject({
+      bth: { opcode: op('RC_RDMA_READ_RESPONSE_ONLY'), psn: psnPlus(S, 3) },
+      aeth: { syndrome: encodeSyndrome('ACK', creditCode(4)), msn: 4 },
+      payload: pattern(8),
+    });
     expect(sentOps(h)).toEqual([['RC_SEND_ONLY', psnPlus(S, 6)]]);
   });
 
@@ -158,7 +165,11 @@ describe('RC responder: the credit count it advertises', () => {
     const h = scriptedPeer();
     const P = h.rqPsn;
     for (let i = 0; i < n; i++) h.postRecv(i, 0, 64);
-    h.inject({ bth: { opcode: op('RC_RDMA_WRITE_ONLY'), psn: P, ackReq: true }, reth: { va: h.mr.addr(0), rkey: h.mr.rkey, dmaLength: 4 }, payload: pattern(4) });
+    h.inject({
+      bth: { opcode: op('RC_RDMA_WRITE_ONLY'), psn: P, ackReq: true },
+      reth: { va: h.mr.addr(0), rkey: h.mr.rkey, dmaLength: 4 },
+      payload: pattern(4),
+    });
     expect(h.sent().map((s) => [s.op, s.aeth?.syndrome, s.aeth?.msn])).toEqual([['RC_ACKNOWLEDGE', code, 1]]);
     if (n === 0) return;
     h.inject({ bth: { opcode: op('RC_SEND_ONLY'), psn: psnPlus(P, 1), ackReq: true }, payload: pattern(4) });
@@ -170,7 +181,10 @@ describe('RC responder: the credit count it advertises', () => {
     const P = h.rqPsn;
     for (let i = 0; i < 2; i++) h.postRecv(i, 0, 64);
     h.inject({ bth: { opcode: op('RC_RDMA_READ_REQUEST'), psn: P, ackReq: true }, reth: { va: h.mr.addr(0), rkey: h.mr.rkey, dmaLength: 600 } });
-    h.inject({ bth: { opcode: op('RC_FETCH_ADD'), psn: psnPlus(P, 3), ackReq: true }, atomicEth: { va: h.mr.addr(1024), rkey: h.mr.rkey, swapAdd: 1n, compare: 0n } });
+    h.inject({
+      bth: { opcode: op('RC_FETCH_ADD'), psn: psnPlus(P, 3), ackReq: true },
+      atomicEth: { va: h.mr.addr(1024), rkey: h.mr.rkey, swapAdd: 1n, compare: 0n },
+    });
     expect(h.sent().map((s) => [s.op, s.aeth?.value ?? null])).toEqual([
       ['RC_RDMA_READ_RESPONSE_FIRST', 2],
       ['RC_RDMA_READ_RESPONSE_MIDDLE', null],
@@ -184,7 +198,11 @@ describe('RC responder: the credit count it advertises', () => {
     const P = h.rqPsn;
     for (let i = 0; i < 5; i++) h.postRecv(i, 0, 64);
     h.inject({ bth: { opcode: op('RC_SEND_ONLY'), psn: P, ackReq: true }, payload: pattern(4) });
-    h.inject({ bth: { opcode: op('RC_RDMA_WRITE_ONLY'), psn: psnPlus(P, 1), ackReq: true }, reth: { va: h.mr.addr(0), rkey: h.mr.rkey, dmaLength: 4 }, payload: pattern(4) });
+    h.inject({
+      bth: { opcode: op('RC_RDMA_WRITE_ONLY'), psn: psnPlus(P, 1), ackReq: true },
+      reth: { va: h.mr.addr(0), rkey: h.mr.rkey, dmaLength: 4 },
+      payload: pattern(4),
+    });
     expect(h.sent().map((s) => [s.aeth?.kind, s.aeth?.value])).toEqual([
       ['ACK', CREDITS_INVALID],
       ['ACK', CREDITS_INVALID],

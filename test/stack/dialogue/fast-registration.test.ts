@@ -40,7 +40,19 @@ function fastReg(s: Side, sim: SimPair, buf: Uint8Array, b: number, access = ALL
   const mr = s.dev.allocMr(s.pd, Math.ceil(buf.length / 4096));
   s.dev.mapMrSg(mr, buf, 0x6000_0000n);
   s.qp.postSend({ wrId: 100 + b, opcode: WrOpcode.REG_MR, sendFlags: SendFlags.SIGNALED, reg: { mr, key: keyOf(mr, b), access } });
-  expect(drain(sim, s.cq, 1)).toEqual([{ wrId: BigInt(100 + b), status: WcStatus.SUCCESS, opcode: WcOpcode.REG_MR, byteLen: 0, qpNum: s.qp.qpNum, srcQp: 0, wcFlags: 0, immData: 0, vendorErr: '' }]);
+  expect(drain(sim, s.cq, 1)).toEqual([
+    {
+      wrId: BigInt(100 + b),
+      status: WcStatus.SUCCESS,
+      opcode: WcOpcode.REG_MR,
+      byteLen: 0,
+      qpNum: s.qp.qpNum,
+      srcQp: 0,
+      wcFlags: 0,
+      immData: 0,
+      vendorErr: '',
+    },
+  ]);
   return mr;
 }
 
@@ -64,7 +76,7 @@ describe('fast registration', () => {
     expect(B.qp.errorReason).toMatch(/invalid key/);
   });
 
-  test('REG_MR binds pages, address, length, access and the consumer\'s key byte: a WRITE lands, the old key byte is refused', () => {
+  test("REG_MR binds pages, address, length, access and the consumer's key byte: a WRITE lands, the old key byte is refused", () => {
     const { sim, A, B } = setup();
     const pages = new Uint8Array(8192);
     const mr = fastReg(B, sim, pages, 0x5a);
@@ -156,7 +168,13 @@ describe('invalidation', () => {
     A.qp.postSend({ wrId: 1, opcode: WrOpcode.REG_MR, reg: { mr: local, key: keyOf(local, 0x44), access: Access.LOCAL_WRITE } });
     // A WRITE from the fast-registered memory, then its LOCAL_INV: the WRITE must have read the bytes before the key goes.
     A.qp.postSend([
-      { wrId: 2, opcode: WrOpcode.RDMA_WRITE, sendFlags: SendFlags.SIGNALED, sgList: [{ addr: 0n, length: 4096, lkey: keyOf(local, 0x44) }], rdma: { remoteAddr: B.mr.addr(0), rkey: B.mr.rkey } },
+      {
+        wrId: 2,
+        opcode: WrOpcode.RDMA_WRITE,
+        sendFlags: SendFlags.SIGNALED,
+        sgList: [{ addr: 0n, length: 4096, lkey: keyOf(local, 0x44) }],
+        rdma: { remoteAddr: B.mr.addr(0), rkey: B.mr.rkey },
+      },
       { wrId: 3, opcode: WrOpcode.LOCAL_INV, sendFlags: SendFlags.SIGNALED, invalidateRkey: keyOf(local, 0x44) },
     ]);
     // Right after posting the LOCAL_INV has not run: the WRITE is unacknowledged.
@@ -178,7 +196,13 @@ describe('invalidation', () => {
     A.qp.postSend([
       { wrId: 1, opcode: WrOpcode.RDMA_WRITE, sendFlags: SendFlags.SIGNALED, sgList: [A.mr.sge(0, 8)], rdma: { remoteAddr: B.mr.addr(100), rkey: B.mr.rkey } },
       { wrId: 2, opcode: WrOpcode.REG_MR, sendFlags: SendFlags.SIGNALED, reg: { mr: local, key: keyOf(local, 0x45), access: Access.LOCAL_WRITE } },
-      { wrId: 3, opcode: WrOpcode.RDMA_WRITE, sendFlags: SendFlags.SIGNALED, sgList: [{ addr: 0n, length: 64, lkey: keyOf(local, 0x45) }], rdma: { remoteAddr: B.mr.addr(200), rkey: B.mr.rkey } },
+      {
+        wrId: 3,
+        opcode: WrOpcode.RDMA_WRITE,
+        sendFlags: SendFlags.SIGNALED,
+        sgList: [{ addr: 0n, length: 64, lkey: keyOf(local, 0x45) }],
+        rdma: { remoteAddr: B.mr.addr(200), rkey: B.mr.rkey },
+      },
     ]);
     expect(drain(sim, A.cq, 3).map((w) => [w.wrId, w.status])).toEqual([
       [1n, WcStatus.SUCCESS],
@@ -211,13 +235,15 @@ describe('invalidation', () => {
     B.qp.postRecv({ wrId: 20, sgList: [B.mr.sge(0, 64)] });
     A.qp.postSend({ wrId: 1, opcode: WrOpcode.SEND_WITH_INV, sendFlags: SendFlags.SIGNALED, sgList: [A.mr.sge(0, 8)], invalidateRkey: mr.rkey });
     expect(drain(sim, A.cq, 1)).toMatchObject([{ wrId: 1n, status: WcStatus.SUCCESS, opcode: WcOpcode.SEND }]);
-    expect(drain(sim, B.cq, 1)).toMatchObject([{ wrId: 20n, status: WcStatus.SUCCESS, opcode: WcOpcode.RECV, byteLen: 8, wcFlags: WcFlags.WITH_INV, immData: mr.rkey }]);
+    expect(drain(sim, B.cq, 1)).toMatchObject([
+      { wrId: 20n, status: WcStatus.SUCCESS, opcode: WcOpcode.RECV, byteLen: 8, wcFlags: WcFlags.WITH_INV, immData: mr.rkey },
+    ]);
     expect(mr.valid).toBe(false);
     A.qp.postSend(write(A, mr.addr(0), mr.rkey, 2));
     expect(drain(sim, A.cq, 1)).toMatchObject([{ wrId: 2n, status: WcStatus.REM_ACCESS_ERR }]);
   });
 
-  test('SEND with Invalidate of an ordinary region\'s key: REM_INV_REQ_ERR at the receiver (rxe class J), the region stays valid', () => {
+  test("SEND with Invalidate of an ordinary region's key: REM_INV_REQ_ERR at the receiver (rxe class J), the region stays valid", () => {
     const { sim, A, B } = setup();
     B.qp.postRecv({ wrId: 21, sgList: [B.mr.sge(0, 64)] });
     A.qp.postSend({ wrId: 1, opcode: WrOpcode.SEND_WITH_INV, sendFlags: SendFlags.SIGNALED, sgList: [A.mr.sge(0, 8)], invalidateRkey: B.mr.rkey });

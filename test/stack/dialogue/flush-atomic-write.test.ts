@@ -52,8 +52,15 @@ const brief = (s: Sent): string => sentText(s);
 describe('FLUSH', () => {
   test('global visibility over a range: RC_FLUSH (FETH + RETH, no payload), answered by a READ response of no data; a FLUSH completion', () => {
     const { sim, A, B, wire } = setup();
-    A.qp.postSend({ wrId: 1, opcode: WrOpcode.FLUSH, sendFlags: SendFlags.SIGNALED, flush: { remoteAddr: B.mr.addr(4096), rkey: B.mr.rkey, length: 8192, placementType: FlushType.GLOBAL } });
-    expect(drain(sim, A.cq, 1)).toEqual([{ wrId: 1n, status: WcStatus.SUCCESS, opcode: WcOpcode.FLUSH, byteLen: 8192, qpNum: A.qp.qpNum, srcQp: 0, wcFlags: 0, immData: 0, vendorErr: '' }]);
+    A.qp.postSend({
+      wrId: 1,
+      opcode: WrOpcode.FLUSH,
+      sendFlags: SendFlags.SIGNALED,
+      flush: { remoteAddr: B.mr.addr(4096), rkey: B.mr.rkey, length: 8192, placementType: FlushType.GLOBAL },
+    });
+    expect(drain(sim, A.cq, 1)).toEqual([
+      { wrId: 1n, status: WcStatus.SUCCESS, opcode: WcOpcode.FLUSH, byteLen: 8192, qpNum: A.qp.qpNum, srcQp: 0, wcFlags: 0, immData: 0, vendorErr: '' },
+    ]);
     expect(wire.map(brief)).toEqual([`RC_FLUSH 256 A va=+0x${B.mr.addr(4096).toString(16)} len=8192`, 'RC_RDMA_READ_RESPONSE_ONLY 256 ACK/0 msn=1']);
     const req = wire[0]?.pkt;
     expect(req?.feth).toEqual({ selectivity: FlushLevel.RANGE, placementType: FlushType.GLOBAL });
@@ -69,9 +76,18 @@ describe('FLUSH', () => {
     B.mr.persist = (off, len) => calls.push([off, len]);
     A.qp.postSend([
       { wrId: 1, opcode: WrOpcode.FLUSH, flush: { remoteAddr: B.mr.addr(100), rkey: B.mr.rkey, length: 300, placementType: FlushType.PERSISTENT } },
-      { wrId: 2, opcode: WrOpcode.FLUSH, flush: { remoteAddr: 0n, rkey: B.mr.rkey, length: 0, placementType: FlushType.GLOBAL | FlushType.PERSISTENT, selectivity: FlushLevel.MR } },
+      {
+        wrId: 2,
+        opcode: WrOpcode.FLUSH,
+        flush: { remoteAddr: 0n, rkey: B.mr.rkey, length: 0, placementType: FlushType.GLOBAL | FlushType.PERSISTENT, selectivity: FlushLevel.MR },
+      },
       // Global visibility alone asks nothing of persistence.
-      { wrId: 3, opcode: WrOpcode.FLUSH, sendFlags: SendFlags.SIGNALED, flush: { remoteAddr: B.mr.addr(0), rkey: B.mr.rkey, length: 16, placementType: FlushType.GLOBAL } },
+      {
+        wrId: 3,
+        opcode: WrOpcode.FLUSH,
+        sendFlags: SendFlags.SIGNALED,
+        flush: { remoteAddr: B.mr.addr(0), rkey: B.mr.rkey, length: 16, placementType: FlushType.GLOBAL },
+      },
     ]);
     expect(drain(sim, A.cq, 1).map((w) => [w.wrId, w.status])).toEqual([[3n, WcStatus.SUCCESS]]);
     expect(calls).toEqual([
@@ -86,7 +102,10 @@ describe('FLUSH', () => {
     A.qp.postSend({ wrId: 5, opcode: WrOpcode.FLUSH, flush: { remoteAddr: B.mr.addr(0), rkey: B.mr.rkey, length: 64, placementType: FlushType.PERSISTENT } });
     const wcs = drain(sim, A.cq, 1);
     expect(wcs).toMatchObject([{ wrId: 5n, status: WcStatus.REM_ACCESS_ERR, opcode: WcOpcode.FLUSH }]);
-    expect(wire.map(brief)).toEqual([`RC_FLUSH 256 A va=+0x${B.mr.addr(0).toString(16)} len=64`, `RC_ACKNOWLEDGE 256 NAK/${NakCode.REMOTE_ACCESS_ERROR} msn=0`]);
+    expect(wire.map(brief)).toEqual([
+      `RC_FLUSH 256 A va=+0x${B.mr.addr(0).toString(16)} len=64`,
+      `RC_ACKNOWLEDGE 256 NAK/${NakCode.REMOTE_ACCESS_ERROR} msn=0`,
+    ]);
     expect(B.qp.state).toBe(QpState.ERR);
     expect(B.qp.errorReason).toMatch(/FLUSH \(placement type 2\) rkey 0x[0-9a-f]+ va 0x[0-9a-f]+ len 64: access not allowed/);
     expect(A.qp.state).toBe(QpState.ERR);
@@ -139,7 +158,14 @@ describe('FLUSH', () => {
     const { sim, A, B } = setup({ faults: { drop: 0.3 }, seed: 11 });
     const calls: number[] = [];
     B.mr.persist = (off) => calls.push(off);
-    A.qp.postSend(Array.from({ length: 20 }, (_, i) => ({ wrId: i, opcode: WrOpcode.FLUSH, sendFlags: SendFlags.SIGNALED, flush: { remoteAddr: B.mr.addr(i * 64), rkey: B.mr.rkey, length: 64, placementType: FlushType.PERSISTENT } })));
+    A.qp.postSend(
+      Array.from({ length: 20 }, (_, i) => ({
+        wrId: i,
+        opcode: WrOpcode.FLUSH,
+        sendFlags: SendFlags.SIGNALED,
+        flush: { remoteAddr: B.mr.addr(i * 64), rkey: B.mr.rkey, length: 64, placementType: FlushType.PERSISTENT },
+      })),
+    );
     const wcs = drain(sim, A.cq, 20);
     expect(wcs.map((w) => w.status)).toEqual(new Array(20).fill(WcStatus.SUCCESS));
     expect(A.qp.counters.retransmitted_pkts).toBeGreaterThan(0);
@@ -151,7 +177,11 @@ describe('FLUSH', () => {
     const calls: [number, number][] = [];
     h.mr.persist = (off, len) => calls.push([off, len]);
     const P = h.rqPsn;
-    const flush = { bth: { opcode: Opcode.RC_FLUSH, psn: P, ackReq: true }, feth: { selectivity: 0, placementType: FlushType.PERSISTENT }, reth: { va: h.mr.addr(64), rkey: h.mr.rkey, dmaLength: 128 } };
+    const flush = {
+      bth: { opcode: Opcode.RC_FLUSH, psn: P, ackReq: true },
+      feth: { selectivity: 0, placementType: FlushType.PERSISTENT },
+      reth: { va: h.mr.addr(64), rkey: h.mr.rkey, dmaLength: 128 },
+    };
     h.inject(flush);
     h.inject(flush);
     expect(h.sentText()).toEqual([`RC_RDMA_READ_RESPONSE_ONLY ${P} ACK/0 msn=1`, `RC_RDMA_READ_RESPONSE_ONLY ${P} ACK/0 msn=1`]);
@@ -163,8 +193,15 @@ describe('FLUSH', () => {
 describe('ATOMIC WRITE', () => {
   test('the 8 bytes land as one at the address, answered by a READ response of no data; an ATOMIC_WRITE completion of 8 bytes', () => {
     const { sim, A, B, wire } = setup();
-    A.qp.postSend({ wrId: 9, opcode: WrOpcode.ATOMIC_WRITE, sendFlags: SendFlags.SIGNALED, atomicWrite: { remoteAddr: B.mr.addr(64), rkey: B.mr.rkey, value: 0x1122334455667788n } });
-    expect(drain(sim, A.cq, 1)).toEqual([{ wrId: 9n, status: WcStatus.SUCCESS, opcode: WcOpcode.ATOMIC_WRITE, byteLen: 8, qpNum: A.qp.qpNum, srcQp: 0, wcFlags: 0, immData: 0, vendorErr: '' }]);
+    A.qp.postSend({
+      wrId: 9,
+      opcode: WrOpcode.ATOMIC_WRITE,
+      sendFlags: SendFlags.SIGNALED,
+      atomicWrite: { remoteAddr: B.mr.addr(64), rkey: B.mr.rkey, value: 0x1122334455667788n },
+    });
+    expect(drain(sim, A.cq, 1)).toEqual([
+      { wrId: 9n, status: WcStatus.SUCCESS, opcode: WcOpcode.ATOMIC_WRITE, byteLen: 8, qpNum: A.qp.qpNum, srcQp: 0, wcFlags: 0, immData: 0, vendorErr: '' },
+    ]);
     expect(le64(B.buf, 64)).toBe(0x1122334455667788n);
     expect([...B.buf.subarray(56, 64), ...B.buf.subarray(72, 80)].every((x) => x === 0)).toBe(true);
     expect(wire.map(brief)).toEqual([`RC_ATOMIC_WRITE 256 A va=+0x${B.mr.addr(64).toString(16)} len=8 data=8`, 'RC_RDMA_READ_RESPONSE_ONLY 256 ACK/0 msn=1']);
@@ -188,7 +225,13 @@ describe('ATOMIC WRITE', () => {
       A.qp.postSend([
         { wrId: 1, opcode: WrOpcode.RDMA_WRITE, sgList: [A.mr.sge(0, 20000)], rdma: { remoteAddr: B.mr.addr(0), rkey: B.mr.rkey } },
         { wrId: 2, opcode: WrOpcode.ATOMIC_WRITE, atomicWrite: { remoteAddr: B.mr.addr(32768), rkey: B.mr.rkey, value: 1n } },
-        { wrId: 3, opcode: WrOpcode.RDMA_READ, sendFlags: SendFlags.SIGNALED, sgList: [A.mr.sge(40000, 8)], rdma: { remoteAddr: B.mr.addr(32768), rkey: B.mr.rkey } },
+        {
+          wrId: 3,
+          opcode: WrOpcode.RDMA_READ,
+          sendFlags: SendFlags.SIGNALED,
+          sgList: [A.mr.sge(40000, 8)],
+          rdma: { remoteAddr: B.mr.addr(32768), rkey: B.mr.rkey },
+        },
       ]);
       expect(drain(sim, A.cq, 1).map((w) => [w.wrId, w.status])).toEqual([[3n, WcStatus.SUCCESS]]);
       expect(flagBeforeData).toBe(false);
@@ -197,7 +240,7 @@ describe('ATOMIC WRITE', () => {
     }
   });
 
-  test('it counts against max_rd_atomic as READ and atomics do (rxe check_init_depth()): the second waits for the first one\'s answer', () => {
+  test("it counts against max_rd_atomic as READ and atomics do (rxe check_init_depth()): the second waits for the first one's answer", () => {
     const h = scriptedPeer({ maxRdAtomic: 1 });
     const P = h.sqPsn;
     h.qp.postSend([
@@ -239,7 +282,11 @@ describe('ATOMIC WRITE', () => {
 
   test('a RETH length other than 8 is an invalid request (rxe check_rkey(): a length error)', () => {
     const h = scriptedPeer();
-    h.inject({ bth: { opcode: Opcode.RC_ATOMIC_WRITE, psn: h.rqPsn, ackReq: true }, reth: { va: h.mr.addr(0), rkey: h.mr.rkey, dmaLength: 16 }, payload: new Uint8Array(8).fill(9) });
+    h.inject({
+      bth: { opcode: Opcode.RC_ATOMIC_WRITE, psn: h.rqPsn, ackReq: true },
+      reth: { va: h.mr.addr(0), rkey: h.mr.rkey, dmaLength: 16 },
+      payload: new Uint8Array(8).fill(9),
+    });
     expect(h.sent().map((s) => [s.op, s.aeth?.value])).toEqual([['RC_ACKNOWLEDGE', NakCode.INVALID_REQUEST]]);
     expect(h.buf.subarray(0, 8).every((x) => x === 0)).toBe(true);
   });
@@ -247,7 +294,11 @@ describe('ATOMIC WRITE', () => {
   test('a duplicate is answered again from the saved resource and not executed twice', () => {
     const h = scriptedPeer();
     const P = h.rqPsn;
-    const aw = { bth: { opcode: Opcode.RC_ATOMIC_WRITE, psn: P, ackReq: true }, reth: { va: h.mr.addr(16), rkey: h.mr.rkey, dmaLength: 8 }, payload: new Uint8Array([1, 2, 3, 4, 5, 6, 7, 8]) };
+    const aw = {
+      bth: { opcode: Opcode.RC_ATOMIC_WRITE, psn: P, ackReq: true },
+      reth: { va: h.mr.addr(16), rkey: h.mr.rkey, dmaLength: 8 },
+      payload: new Uint8Array([1, 2, 3, 4, 5, 6, 7, 8]),
+    };
     h.inject(aw);
     h.buf.fill(0, 16, 24); // changed locally since: a second execution would show
     h.inject(aw);

@@ -38,7 +38,11 @@ test('a flood of the survivable cases: one sequence NAK per gap, duplicates re-A
   expect(h.dev.counters.rcvd_icrc_err).toBe(40);
   expect(h.dev.counters.rcvd_malformed).toBe(40);
   // The real requester's next WRITE at the expected PSN is taken and acknowledged.
-  h.inject({ bth: { opcode: op('RC_RDMA_WRITE_ONLY'), psn: h.rqPsn, ackReq: true }, reth: { va: h.mr.addr(0), rkey: h.mr.rkey, dmaLength: 4 }, payload: new Uint8Array([1, 2, 3, 4]) });
+  h.inject({
+    bth: { opcode: op('RC_RDMA_WRITE_ONLY'), psn: h.rqPsn, ackReq: true },
+    reth: { va: h.mr.addr(0), rkey: h.mr.rkey, dmaLength: 4 },
+    payload: new Uint8Array([1, 2, 3, 4]),
+  });
   expect(h.sentText()).toEqual([expect.stringMatching(new RegExp(`^RC_ACKNOWLEDGE ${h.rqPsn} ACK`))]);
   expect(Array.from(h.buf.subarray(0, 4))).toEqual([1, 2, 3, 4]);
 });
@@ -50,7 +54,8 @@ test('a wrong R_Key at the expected PSN: one NAK Remote Access Error, the QP to 
   expect(h.sent().map((s) => [s.psn, s.aeth?.syndrome])).toEqual([[h.rqPsn, SYN.NAK_REM_ACCESS]]);
   expect(h.qp.state).toBe(QpState.ERR);
   expect(h.qp.errorReason).toMatch(/rkey 0x[0-9a-f]+ .*invalid key/);
-  for (let i = 0; i < 100; i++) h.injectFrames(craftFrame([AttackCase.WRONG_RKEY, AttackCase.DUPLICATE_PSN, AttackCase.PSN_OUTSIDE, AttackCase.READ_2G][i % 4] as AttackCase, t, i));
+  for (let i = 0; i < 100; i++)
+    h.injectFrames(craftFrame([AttackCase.WRONG_RKEY, AttackCase.DUPLICATE_PSN, AttackCase.PSN_OUTSIDE, AttackCase.READ_2G][i % 4] as AttackCase, t, i));
   expect(h.sent()).toEqual([]);
 });
 
@@ -59,7 +64,8 @@ test('a requester whose responder died, flooded with ghost ACKs and CNPs: RETRY_
   const retryCnt = 3;
   const h = scriptedPeer({ timeout, retryCnt });
   const T = localAckTimeoutNs(timeout);
-  for (let k = 0; k < 4; k++) h.qp.postSend({ wrId: k, opcode: WrOpcode.RDMA_WRITE, sgList: [h.mr.sge(0, 100)], sendFlags: SendFlags.SIGNALED, rdma: { remoteAddr: 0x1000n, rkey: 7 } });
+  for (let k = 0; k < 4; k++)
+    h.qp.postSend({ wrId: k, opcode: WrOpcode.RDMA_WRITE, sgList: [h.mr.sge(0, 100)], sendFlags: SendFlags.SIGNALED, rdma: { remoteAddr: 0x1000n, rkey: 7 } });
   const first = h.sent();
   expect(first.length).toBe(4);
   const S = h.sqPsn;

@@ -26,7 +26,12 @@ test('an ACK taken between a timeout rewind and the requester run that drops the
   const W = 128; // the default send window (maxUnackedPsns, as rxe)
   const h = scriptedPeer({ timeout: 10 });
   const S = h.sqPsn;
-  const wrs = Array.from({ length: N }, (_, k) => ({ wrId: k, opcode: WrOpcode.SEND, sgList: [h.mr.sge(0, 10)], sendFlags: k === N - 1 ? SendFlags.SIGNALED : 0 }));
+  const wrs = Array.from({ length: N }, (_, k) => ({
+    wrId: k,
+    opcode: WrOpcode.SEND,
+    sgList: [h.mr.sge(0, 10)],
+    sendFlags: k === N - 1 ? SendFlags.SIGNALED : 0,
+  }));
   h.qp.postSend(wrs);
   expect(h.sent().map((s) => s.psn)).toEqual(Array.from({ length: W }, (_, i) => psnPlus(S, i)));
   // 200 messages acknowledged: the window moves on to PSNs 200..327.

@@ -56,7 +56,11 @@ function setup(): { sim: SimPair; A: Side; B: Side; wire: Sent[] } {
   const A = make(sim.a);
   const B = make(sim.b);
   const flush = Access.FLUSH_GLOBAL | Access.FLUSH_PERSISTENT;
-  for (const [qa, qb, pa, pb] of [[A.qp, B.qp, 0x100, 0x200], [A.qp2, B.qp2, 0x300, 0x400]] as const) connectRc(sim, qa, qb, pa, pb, { accessFlags: REMOTE | flush });
+  for (const [qa, qb, pa, pb] of [
+    [A.qp, B.qp, 0x100, 0x200],
+    [A.qp2, B.qp2, 0x300, 0x400],
+  ] as const)
+    connectRc(sim, qa, qb, pa, pb, { accessFlags: REMOTE | flush });
   return { sim, A, B, wire };
 }
 
@@ -65,13 +69,20 @@ const drain = drainCompletions;
 /** `mw`'s key with key byte `b` (its index kept). */
 const keyOf = (mw: MemoryWindow, b: number): number => ((mw.rkey & ~0xff) | b) >>> 0;
 
-const info = (mr: MemoryRegion | null, offset: number, length: number, mwAccessFlags: number): MwBindInfo => ({ mr, addr: mr === null ? 0n : mr.addr(offset), length, mwAccessFlags });
+const info = (mr: MemoryRegion | null, offset: number, length: number, mwAccessFlags: number): MwBindInfo => ({
+  mr,
+  addr: mr === null ? 0n : mr.addr(offset),
+  length,
+  mwAccessFlags,
+});
 
 /** Binds B's type 2 window `mw` under key byte `b` with a BIND_MW on `qp` (B.qp by default) and expects its success. */
 function bind2(s: Side, sim: SimPair, mw: MemoryWindow, b: number, bi: MwBindInfo, qp = s.qp, cq = s.cq): number {
   const rkey = keyOf(mw, b);
   qp.postSend({ wrId: 500 + b, opcode: WrOpcode.BIND_MW, sendFlags: SendFlags.SIGNALED, bindMw: { mw, rkey, bindInfo: bi } });
-  expect(drain(sim, cq, 1)).toEqual([{ wrId: BigInt(500 + b), status: WcStatus.SUCCESS, opcode: WcOpcode.BIND_MW, byteLen: 0, qpNum: qp.qpNum, srcQp: 0, wcFlags: 0, immData: 0, vendorErr: '' }]);
+  expect(drain(sim, cq, 1)).toEqual([
+    { wrId: BigInt(500 + b), status: WcStatus.SUCCESS, opcode: WcOpcode.BIND_MW, byteLen: 0, qpNum: qp.qpNum, srcQp: 0, wcFlags: 0, immData: 0, vendorErr: '' },
+  ]);
   return rkey;
 }
 
@@ -116,7 +127,9 @@ describe('allocation', () => {
     const table = new MrTable(8, 1);
     const pd = new ProtectionDomain();
     table.allocWindow(pd, MwType.TYPE_1);
-    expect(() => table.allocWindow(pd, MwType.TYPE_2)).toThrow(expect.objectContaining({ code: VerbsErrorCode.Limit, message: expect.stringMatching(/max_mw/) }));
+    expect(() => table.allocWindow(pd, MwType.TYPE_2)).toThrow(
+      expect.objectContaining({ code: VerbsErrorCode.Limit, message: expect.stringMatching(/max_mw/) }),
+    );
   });
 });
 
@@ -126,7 +139,9 @@ describe('type 1: the bind verb', () => {
     const mw = B.dev.allocMw(B.pd, MwType.TYPE_1);
     const rkey = B.qp.bindMw(mw, { wrId: 9, sendFlags: SendFlags.SIGNALED, bindInfo: info(B.mr, 1024, 256, REMOTE) });
     expect(rkey).toBe(keyOf(mw, (mw.rkey + 1) & 0xff));
-    expect(drain(sim, B.cq, 1)).toEqual([{ wrId: 9n, status: WcStatus.SUCCESS, opcode: WcOpcode.BIND_MW, byteLen: 0, qpNum: B.qp.qpNum, srcQp: 0, wcFlags: 0, immData: 0, vendorErr: '' }]);
+    expect(drain(sim, B.cq, 1)).toEqual([
+      { wrId: 9n, status: WcStatus.SUCCESS, opcode: WcOpcode.BIND_MW, byteLen: 0, qpNum: B.qp.qpNum, srcQp: 0, wcFlags: 0, immData: 0, vendorErr: '' },
+    ]);
     expect(mw.rkey).toBe(rkey);
     // The bind is local: nothing on the wire.
     expect(wire).toEqual([]);
@@ -135,7 +150,13 @@ describe('type 1: the bind verb', () => {
     expect(drain(sim, A.cq, 1)).toMatchObject([{ wrId: 1n, status: WcStatus.SUCCESS }]);
     expect([...B.buf.subarray(1032, 1048)]).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16]);
     // Type 1 is not tied to a QP: the second QP of the PD reads through it.
-    A.qp2.postSend({ wrId: 2, opcode: WrOpcode.RDMA_READ, sendFlags: SendFlags.SIGNALED, sgList: [A.mr.sge(4096, 16)], rdma: { remoteAddr: B.mr.addr(1032), rkey } });
+    A.qp2.postSend({
+      wrId: 2,
+      opcode: WrOpcode.RDMA_READ,
+      sendFlags: SendFlags.SIGNALED,
+      sgList: [A.mr.sge(4096, 16)],
+      rdma: { remoteAddr: B.mr.addr(1032), rkey },
+    });
     expect(drain(sim, A.cq2, 1)).toMatchObject([{ wrId: 2n, status: WcStatus.SUCCESS, opcode: WcOpcode.RDMA_READ, byteLen: 16 }]);
     expect([...A.buf.subarray(4096, 4112)]).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16]);
   });
@@ -174,14 +195,16 @@ describe('type 1: the bind verb', () => {
     expect(() => B.qp.bindMw(w1, { bindInfo: info(B.mr, 0, 8, REMOTE | Access.ZERO_BASED) })).toThrow(/cannot be zero-based/);
     expect(() => B.qp.bindMw(w1, { bindInfo: { mr: null, addr: 0n, length: 8, mwAccessFlags: REMOTE } })).toThrow(/needs a region/);
     expect(() => B.qp.bindMw(w1, { bindInfo: info(otherMr, 0, 8, REMOTE) })).toThrow(/different protection domains/);
-    expect(() => B.qp.postSend({ opcode: WrOpcode.BIND_MW, bindMw: { mw: w1, rkey: keyOf(w1, 1), bindInfo: info(B.mr, 0, 8, REMOTE) } })).toThrow(/type 1 window is bound with qp.bindMw/);
+    expect(() => B.qp.postSend({ opcode: WrOpcode.BIND_MW, bindMw: { mw: w1, rkey: keyOf(w1, 1), bindInfo: info(B.mr, 0, 8, REMOTE) } })).toThrow(
+      /type 1 window is bound with qp.bindMw/,
+    );
     expect(() => B.qp.postSend({ opcode: WrOpcode.BIND_MW })).toThrow(/BIND_MW needs `bindMw/);
     expect(w1.postedRkey).toBe(w1.rkey);
   });
 });
 
 describe('type 2: the BIND_MW work request', () => {
-  test('the consumer chooses the key byte; WRITE, READ, atomic and FLUSH land in the window\'s part of the region', () => {
+  test("the consumer chooses the key byte; WRITE, READ, atomic and FLUSH land in the window's part of the region", () => {
     const { sim, A, B } = setup();
     const mw = B.dev.allocMw(B.pd, MwType.TYPE_2);
     const rkey = bind2(B, sim, mw, 0xa5, info(B.mr, 2048, 512, REMOTE | Access.FLUSH_PERSISTENT));
@@ -193,17 +216,34 @@ describe('type 2: the BIND_MW work request', () => {
     expect(drain(sim, A.cq, 1)).toMatchObject([{ status: WcStatus.SUCCESS }]);
     expect(B.buf.subarray(2148, 2164).every((x) => x === 0x3c)).toBe(true);
     B.buf.set([9, 8, 7, 6], 2048 + 500);
-    A.qp.postSend({ wrId: 2, opcode: WrOpcode.RDMA_READ, sendFlags: SendFlags.SIGNALED, sgList: [A.mr.sge(8192, 4)], rdma: { remoteAddr: mw.remoteAddr(500), rkey } });
+    A.qp.postSend({
+      wrId: 2,
+      opcode: WrOpcode.RDMA_READ,
+      sendFlags: SendFlags.SIGNALED,
+      sgList: [A.mr.sge(8192, 4)],
+      rdma: { remoteAddr: mw.remoteAddr(500), rkey },
+    });
     expect(drain(sim, A.cq, 1)).toMatchObject([{ wrId: 2n, status: WcStatus.SUCCESS }]);
     expect([...A.buf.subarray(8192, 8196)]).toEqual([9, 8, 7, 6]);
     new DataView(B.buf.buffer).setBigUint64(2048 + 16, 40n, true);
-    A.qp.postSend({ wrId: 3, opcode: WrOpcode.ATOMIC_FETCH_AND_ADD, sendFlags: SendFlags.SIGNALED, sgList: [A.mr.sge(8200, 8)], atomic: { remoteAddr: mw.remoteAddr(16), rkey, compareAdd: 2n } });
+    A.qp.postSend({
+      wrId: 3,
+      opcode: WrOpcode.ATOMIC_FETCH_AND_ADD,
+      sendFlags: SendFlags.SIGNALED,
+      sgList: [A.mr.sge(8200, 8)],
+      atomic: { remoteAddr: mw.remoteAddr(16), rkey, compareAdd: 2n },
+    });
     expect(drain(sim, A.cq, 1)).toMatchObject([{ wrId: 3n, status: WcStatus.SUCCESS, opcode: WcOpcode.FETCH_ADD }]);
     expect(new DataView(B.buf.buffer).getBigUint64(2048 + 16, true)).toBe(42n);
     // A FLUSH of the whole "region" the key names covers the window only.
     const persisted: [number, number][] = [];
     B.mr.persist = (offset, length) => persisted.push([offset, length]);
-    A.qp.postSend({ wrId: 4, opcode: WrOpcode.FLUSH, sendFlags: SendFlags.SIGNALED, flush: { remoteAddr: 0n, rkey, length: 0, placementType: FlushType.PERSISTENT, selectivity: FlushLevel.MR } });
+    A.qp.postSend({
+      wrId: 4,
+      opcode: WrOpcode.FLUSH,
+      sendFlags: SendFlags.SIGNALED,
+      flush: { remoteAddr: 0n, rkey, length: 0, placementType: FlushType.PERSISTENT, selectivity: FlushLevel.MR },
+    });
     expect(drain(sim, A.cq, 1)).toMatchObject([{ wrId: 4n, status: WcStatus.SUCCESS, opcode: WcOpcode.FLUSH }]);
     expect(persisted).toEqual([[2048, 512]]);
   });
@@ -227,8 +267,18 @@ describe('type 2: the BIND_MW work request', () => {
     const { sim, A, B, wire } = setup();
     const mw = B.dev.allocMw(B.pd, MwType.TYPE_2);
     const rkey = bind2(B, sim, mw, 0x21, info(B.mr, 0, 256, REMOTE));
-    B.qp2.postRecv([{ wrId: 30, sgList: [B.mr.sge(8192, 64)] }, { wrId: 31, sgList: [B.mr.sge(8192, 64)] }]);
-    A.qp2.postSend({ wrId: 5, opcode: WrOpcode.RDMA_WRITE_WITH_IMM, sendFlags: SendFlags.SIGNALED, sgList: [A.mr.sge(0, 16)], immData: 0x1234, rdma: { remoteAddr: mw.remoteAddr(0), rkey } });
+    B.qp2.postRecv([
+      { wrId: 30, sgList: [B.mr.sge(8192, 64)] },
+      { wrId: 31, sgList: [B.mr.sge(8192, 64)] },
+    ]);
+    A.qp2.postSend({
+      wrId: 5,
+      opcode: WrOpcode.RDMA_WRITE_WITH_IMM,
+      sendFlags: SendFlags.SIGNALED,
+      sgList: [A.mr.sge(0, 16)],
+      immData: 0x1234,
+      rdma: { remoteAddr: mw.remoteAddr(0), rkey },
+    });
     expect(drain(sim, A.cq2, 1)).toMatchObject([{ wrId: 5n, status: WcStatus.REM_ACCESS_ERR, opcode: WcOpcode.RDMA_WRITE }]);
     const nak = lastNak(wire);
     expect(nak).toMatchObject({ opcode: Opcode.RC_ACKNOWLEDGE, destQp: A.qp2.qpNum, aeth: { kind: AethKind.NAK, value: NakCode.REMOTE_ACCESS_ERROR } });
@@ -245,7 +295,7 @@ describe('type 2: the BIND_MW work request', () => {
     expect(B.qp.state).toBe(QpState.RTS);
   });
 
-  test('bounds are the window\'s, not the region\'s: a WRITE one byte past the window\'s end is refused although the region covers it', () => {
+  test("bounds are the window's, not the region's: a WRITE one byte past the window's end is refused although the region covers it", () => {
     const { sim, A, B } = setup();
     const mw = B.dev.allocMw(B.pd, MwType.TYPE_2);
     const rkey = bind2(B, sim, mw, 0x33, info(B.mr, 1000, 64, REMOTE));
@@ -256,15 +306,27 @@ describe('type 2: the BIND_MW work request', () => {
     expect(B.qp.errorReason).toMatch(/out of bounds/);
   });
 
-  test('rights are the window\'s: a read-only window refuses WRITE and atomics although the region allows them', () => {
+  test("rights are the window's: a read-only window refuses WRITE and atomics although the region allows them", () => {
     for (const wr of [
       (A: Side, mw: MemoryWindow, rkey: number) => write(A, mw.remoteAddr(0), rkey),
-      (A: Side, mw: MemoryWindow, rkey: number): Parameters<QueuePair['postSend']>[0] => ({ wrId: 1, opcode: WrOpcode.ATOMIC_CMP_AND_SWP, sendFlags: SendFlags.SIGNALED, sgList: [A.mr.sge(0, 8)], atomic: { remoteAddr: mw.remoteAddr(0), rkey, compareAdd: 0n, swap: 1n } }),
+      (A: Side, mw: MemoryWindow, rkey: number): Parameters<QueuePair['postSend']>[0] => ({
+        wrId: 1,
+        opcode: WrOpcode.ATOMIC_CMP_AND_SWP,
+        sendFlags: SendFlags.SIGNALED,
+        sgList: [A.mr.sge(0, 8)],
+        atomic: { remoteAddr: mw.remoteAddr(0), rkey, compareAdd: 0n, swap: 1n },
+      }),
     ]) {
       const { sim, A, B, wire } = setup();
       const mw = B.dev.allocMw(B.pd, MwType.TYPE_2);
       const rkey = bind2(B, sim, mw, 0x44, info(B.mr, 0, 64, Access.REMOTE_READ));
-      A.qp.postSend({ wrId: 0, opcode: WrOpcode.RDMA_READ, sendFlags: SendFlags.SIGNALED, sgList: [A.mr.sge(0, 8)], rdma: { remoteAddr: mw.remoteAddr(0), rkey } });
+      A.qp.postSend({
+        wrId: 0,
+        opcode: WrOpcode.RDMA_READ,
+        sendFlags: SendFlags.SIGNALED,
+        sgList: [A.mr.sge(0, 8)],
+        rdma: { remoteAddr: mw.remoteAddr(0), rkey },
+      });
       expect(drain(sim, A.cq, 1)).toMatchObject([{ wrId: 0n, status: WcStatus.SUCCESS }]);
       A.qp.postSend(wr(A, mw, rkey));
       expect(drain(sim, A.cq, 1)).toMatchObject([{ wrId: 1n, status: WcStatus.REM_ACCESS_ERR }]);
@@ -275,47 +337,82 @@ describe('type 2: the BIND_MW work request', () => {
 
   test('bind refusals complete with MW_BIND_ERR and move the QP to ERR, later work requests flushed', () => {
     const cases: [string, RegExp, (B: Side, sim: SimPair) => SendWr][] = [
-      ['no MW_BIND on the region (C10-73)', /without MW_BIND access/, (B) => {
-        const mr = B.dev.regMr(B.pd, new Uint8Array(64), ALL);
-        const mw = B.dev.allocMw(B.pd, MwType.TYPE_2);
-        return { opcode: WrOpcode.BIND_MW, bindMw: { mw, rkey: keyOf(mw, 1), bindInfo: info(mr, 0, 8, REMOTE) } };
-      }],
-      ['remote write on a region without local write (C10-74)', /no local write access/, (B) => {
-        const mr = B.dev.regMr(B.pd, new Uint8Array(64), Access.REMOTE_READ | Access.MW_BIND);
-        const mw = B.dev.allocMw(B.pd, MwType.TYPE_2);
-        return { opcode: WrOpcode.BIND_MW, bindMw: { mw, rkey: keyOf(mw, 1), bindInfo: info(mr, 0, 8, Access.REMOTE_WRITE) } };
-      }],
-      ['a range outside the region (C10-75)', /is not inside region/, (B) => {
-        const mw = B.dev.allocMw(B.pd, MwType.TYPE_2);
-        return { opcode: WrOpcode.BIND_MW, bindMw: { mw, rkey: keyOf(mw, 1), bindInfo: info(B.mr, B.mr.length - 8, 16, REMOTE) } };
-      }],
-      ['a type 2 window bound already (o10-37.2.30)', /bound: invalidate it first/, (B, sim) => {
-        const mw = B.dev.allocMw(B.pd, MwType.TYPE_2);
-        bind2(B, sim, mw, 1, info(B.mr, 0, 8, REMOTE));
-        return { opcode: WrOpcode.BIND_MW, bindMw: { mw, rkey: keyOf(mw, 2), bindInfo: info(B.mr, 0, 8, REMOTE) } };
-      }],
-      ['a type 2 window of zero length (o10-37.2.40)', /non-empty range/, (B) => {
-        const mw = B.dev.allocMw(B.pd, MwType.TYPE_2);
-        return { opcode: WrOpcode.BIND_MW, bindMw: { mw, rkey: keyOf(mw, 1), bindInfo: info(B.mr, 0, 0, REMOTE) } };
-      }],
-      ['a window of another PD than the QP (C10-72)', /another protection domain than the QP/, (B) => {
-        const mw = B.dev.allocMw(B.dev.allocPd(), MwType.TYPE_2);
-        return { opcode: WrOpcode.BIND_MW, bindMw: { mw, rkey: keyOf(mw, 1), bindInfo: info(B.mr, 0, 8, REMOTE) } };
-      }],
-      ['a key of another index', /must keep the window/, (B) => {
-        const mw = B.dev.allocMw(B.pd, MwType.TYPE_2);
-        return { opcode: WrOpcode.BIND_MW, bindMw: { mw, rkey: (mw.rkey + 0x100) >>> 0, bindInfo: info(B.mr, 0, 8, REMOTE) } };
-      }],
-      ['a deregistered region', /not a valid region of this device/, (B) => {
-        const mr = B.dev.regMr(B.pd, new Uint8Array(64), ALL | Access.MW_BIND);
-        B.dev.deregMr(mr);
-        const mw = B.dev.allocMw(B.pd, MwType.TYPE_2);
-        return { opcode: WrOpcode.BIND_MW, bindMw: { mw, rkey: keyOf(mw, 1), bindInfo: info(mr, 0, 8, REMOTE) } };
-      }],
+      [
+        'no MW_BIND on the region (C10-73)',
+        /without MW_BIND access/,
+        (B) => {
+          const mr = B.dev.regMr(B.pd, new Uint8Array(64), ALL);
+          const mw = B.dev.allocMw(B.pd, MwType.TYPE_2);
+          return { opcode: WrOpcode.BIND_MW, bindMw: { mw, rkey: keyOf(mw, 1), bindInfo: info(mr, 0, 8, REMOTE) } };
+        },
+      ],
+      [
+        'remote write on a region without local write (C10-74)',
+        /no local write access/,
+        (B) => {
+          const mr = B.dev.regMr(B.pd, new Uint8Array(64), Access.REMOTE_READ | Access.MW_BIND);
+          const mw = B.dev.allocMw(B.pd, MwType.TYPE_2);
+          return { opcode: WrOpcode.BIND_MW, bindMw: { mw, rkey: keyOf(mw, 1), bindInfo: info(mr, 0, 8, Access.REMOTE_WRITE) } };
+        },
+      ],
+      [
+        'a range outside the region (C10-75)',
+        /is not inside region/,
+        (B) => {
+          const mw = B.dev.allocMw(B.pd, MwType.TYPE_2);
+          return { opcode: WrOpcode.BIND_MW, bindMw: { mw, rkey: keyOf(mw, 1), bindInfo: info(B.mr, B.mr.length - 8, 16, REMOTE) } };
+        },
+      ],
+      [
+        'a type 2 window bound already (o10-37.2.30)',
+        /bound: invalidate it first/,
+        (B, sim) => {
+          const mw = B.dev.allocMw(B.pd, MwType.TYPE_2);
+          bind2(B, sim, mw, 1, info(B.mr, 0, 8, REMOTE));
+          return { opcode: WrOpcode.BIND_MW, bindMw: { mw, rkey: keyOf(mw, 2), bindInfo: info(B.mr, 0, 8, REMOTE) } };
+        },
+      ],
+      [
+        'a type 2 window of zero length (o10-37.2.40)',
+        /non-empty range/,
+        (B) => {
+          const mw = B.dev.allocMw(B.pd, MwType.TYPE_2);
+          return { opcode: WrOpcode.BIND_MW, bindMw: { mw, rkey: keyOf(mw, 1), bindInfo: info(B.mr, 0, 0, REMOTE) } };
+        },
+      ],
+      [
+        'a window of another PD than the QP (C10-72)',
+        /another protection domain than the QP/,
+        (B) => {
+          const mw = B.dev.allocMw(B.dev.allocPd(), MwType.TYPE_2);
+          return { opcode: WrOpcode.BIND_MW, bindMw: { mw, rkey: keyOf(mw, 1), bindInfo: info(B.mr, 0, 8, REMOTE) } };
+        },
+      ],
+      [
+        'a key of another index',
+        /must keep the window/,
+        (B) => {
+          const mw = B.dev.allocMw(B.pd, MwType.TYPE_2);
+          return { opcode: WrOpcode.BIND_MW, bindMw: { mw, rkey: (mw.rkey + 0x100) >>> 0, bindInfo: info(B.mr, 0, 8, REMOTE) } };
+        },
+      ],
+      [
+        'a deregistered region',
+        /not a valid region of this device/,
+        (B) => {
+          const mr = B.dev.regMr(B.pd, new Uint8Array(64), ALL | Access.MW_BIND);
+          B.dev.deregMr(mr);
+          const mw = B.dev.allocMw(B.pd, MwType.TYPE_2);
+          return { opcode: WrOpcode.BIND_MW, bindMw: { mw, rkey: keyOf(mw, 1), bindInfo: info(mr, 0, 8, REMOTE) } };
+        },
+      ],
     ];
     for (const [what, reason, make] of cases) {
       const { sim, B } = setup();
-      B.qp.postSend([{ ...make(B, sim), wrId: 7 }, { wrId: 8, opcode: WrOpcode.SEND, sgList: [B.mr.sge(0, 4)] }]);
+      B.qp.postSend([
+        { ...make(B, sim), wrId: 7 },
+        { wrId: 8, opcode: WrOpcode.SEND, sgList: [B.mr.sge(0, 4)] },
+      ]);
       const wcs = drain(sim, B.cq, 2);
       expect([what, wcs.map((w) => [w.wrId, w.status, w.opcode])]).toEqual([
         what,
@@ -354,7 +451,9 @@ describe('invalidation', () => {
     B.qp.postRecv({ wrId: 20, sgList: [B.mr.sge(8192, 64)] });
     A.qp.postSend({ wrId: 1, opcode: WrOpcode.SEND_WITH_INV, sendFlags: SendFlags.SIGNALED, sgList: [A.mr.sge(0, 8)], invalidateRkey: rkey });
     expect(drain(sim, A.cq, 1)).toMatchObject([{ wrId: 1n, status: WcStatus.SUCCESS, opcode: WcOpcode.SEND }]);
-    expect(drain(sim, B.cq, 1)).toMatchObject([{ wrId: 20n, status: WcStatus.SUCCESS, opcode: WcOpcode.RECV, byteLen: 8, wcFlags: WcFlags.WITH_INV, immData: rkey }]);
+    expect(drain(sim, B.cq, 1)).toMatchObject([
+      { wrId: 20n, status: WcStatus.SUCCESS, opcode: WcOpcode.RECV, byteLen: 8, wcFlags: WcFlags.WITH_INV, immData: rkey },
+    ]);
     expect(mw.valid).toBe(false);
     A.qp.postSend(write(A, mw.remoteAddr(0), rkey, 16, 2));
     expect(drain(sim, A.cq, 1)).toMatchObject([{ wrId: 2n, status: WcStatus.REM_ACCESS_ERR }]);
@@ -412,7 +511,9 @@ describe('the region behind a window', () => {
     B.qp.bindMw(w1b, { bindInfo: info(mr, 128, 64, REMOTE) });
     sim.clock.runUntilIdle(1000);
     expect(mr.windows).toBe(3);
-    expect(() => B.dev.deregMr(mr)).toThrow(expect.objectContaining({ code: VerbsErrorCode.Busy, message: expect.stringMatching(/3 memory window\(s\) bound/) }));
+    expect(() => B.dev.deregMr(mr)).toThrow(
+      expect.objectContaining({ code: VerbsErrorCode.Busy, message: expect.stringMatching(/3 memory window\(s\) bound/) }),
+    );
     B.qp.postSend({ opcode: WrOpcode.LOCAL_INV, invalidateRkey: k2 });
     B.qp.bindMw(w1, { bindInfo: info(null, 0, 0, 0) });
     sim.clock.runUntilIdle(1000);

@@ -27,7 +27,15 @@ function freshQp(h: ReturnType<typeof scriptedPeer>, qpType: QpType = QpType.RC)
 }
 
 const INIT = { qpState: QpState.INIT, pkeyIndex: 0, portNum: 1, qpAccessFlags: Access.LOCAL_WRITE } as const;
-const RTR = { qpState: QpState.RTR, ahAttr: { dgid: PEER_GID, dmac: PEER_MAC }, pathMtu: 1, destQpNum: 0x99, rqPsn: 0, maxDestRdAtomic: 1, minRnrTimer: 12 } as const;
+const RTR = {
+  qpState: QpState.RTR,
+  ahAttr: { dgid: PEER_GID, dmac: PEER_MAC },
+  pathMtu: 1,
+  destQpNum: 0x99,
+  rqPsn: 0,
+  maxDestRdAtomic: 1,
+  minRnrTimer: 12,
+} as const;
 const RTS = { qpState: QpState.RTS, sqPsn: 0, timeout: 14, retryCnt: 7, rnrRetry: 7, maxRdAtomic: 1 } as const;
 
 describe('modifyQp: the transition table', () => {
@@ -153,9 +161,14 @@ describe('modifyQp: the transition table', () => {
 
   test('postSend refuses opcodes the transport lacks and malformed atomics', () => {
     const uc = scriptedPeer({ qpType: QpType.UC });
-    expect(thrown(() => uc.qp.postSend({ opcode: WrOpcode.RDMA_READ, sgList: [uc.mr.sge(0, 4)], rdma: { remoteAddr: 0n, rkey: 1 } })).code).toBe(VerbsErrorCode.InvalidArgument);
+    expect(thrown(() => uc.qp.postSend({ opcode: WrOpcode.RDMA_READ, sgList: [uc.mr.sge(0, 4)], rdma: { remoteAddr: 0n, rkey: 1 } })).code).toBe(
+      VerbsErrorCode.InvalidArgument,
+    );
     const h = scriptedPeer();
-    expect(thrown(() => h.qp.postSend({ opcode: WrOpcode.ATOMIC_FETCH_AND_ADD, sgList: [h.mr.sge(0, 4)], atomic: { remoteAddr: 0n, rkey: 1, compareAdd: 1n } })).message).toMatch(/8 bytes/);
+    expect(
+      thrown(() => h.qp.postSend({ opcode: WrOpcode.ATOMIC_FETCH_AND_ADD, sgList: [h.mr.sge(0, 4)], atomic: { remoteAddr: 0n, rkey: 1, compareAdd: 1n } }))
+        .message,
+    ).toMatch(/8 bytes/);
     expect(h.sent()).toEqual([]);
   });
 });

@@ -234,7 +234,9 @@ describe('RC requester: local ACK timeout', () => {
     h.sent();
     h.inject(readResp('FIRST', S, pattern(256)));
     h.advance(T);
-    expect(h.sent().map((s) => [s.op, s.psn, s.reth])).toEqual([['RC_RDMA_READ_REQUEST', psnPlus(S, 1), { va: REMOTE_VA + 4096n + 256n, rkey: RKEY, len: 768 }]]);
+    expect(h.sent().map((s) => [s.op, s.psn, s.reth])).toEqual([
+      ['RC_RDMA_READ_REQUEST', psnPlus(S, 1), { va: REMOTE_VA + 4096n + 256n, rkey: RKEY, len: 768 }],
+    ]);
   });
 
   test('retry_cnt exhaustion: RETRY_EXC_ERR, then WR_FLUSH_ERR for the rest, QP in ERR', () => {
@@ -421,7 +423,13 @@ describe('RC requester: READ responses and implied NAKs', () => {
   test('an ATOMIC ACKNOWLEDGE places the original value and completes the atomic', () => {
     const h = scriptedPeer();
     const S = h.sqPsn;
-    h.qp.postSend({ wrId: 4, opcode: WrOpcode.ATOMIC_CMP_AND_SWP, sgList: [h.mr.sge(16, 8)], sendFlags: SIG, atomic: { remoteAddr: REMOTE_VA + 8n, rkey: RKEY, compareAdd: 5n, swap: 6n } });
+    h.qp.postSend({
+      wrId: 4,
+      opcode: WrOpcode.ATOMIC_CMP_AND_SWP,
+      sgList: [h.mr.sge(16, 8)],
+      sendFlags: SIG,
+      atomic: { remoteAddr: REMOTE_VA + 8n, rkey: RKEY, compareAdd: 5n, swap: 6n },
+    });
     expect(h.sent().map((s) => [s.op, s.psn, s.atomic])).toEqual([['RC_COMPARE_SWAP', S, { va: REMOTE_VA + 8n, rkey: RKEY, swapAdd: 6n, compare: 5n }]]);
     h.inject({ bth: { opcode: op('RC_ATOMIC_ACKNOWLEDGE'), psn: S }, aeth: { syndrome: SYN.ACK, msn: 1 }, atomicAckEth: { origData: 0x0102030405060708n } });
     expect(h.completions()).toMatchObject([{ wrId: 4n, status: WcStatus.SUCCESS, opcode: WcOpcode.COMP_SWAP, byteLen: 8 }]);
@@ -463,7 +471,13 @@ describe('RC requester: ordering rules', () => {
     const S = h.sqPsn;
     read(h, 1, 0, 100);
     read(h, 2, 100, 100);
-    h.qp.postSend({ wrId: 3, opcode: WrOpcode.ATOMIC_FETCH_AND_ADD, sgList: [h.mr.sge(200, 8)], sendFlags: SIG, atomic: { remoteAddr: REMOTE_VA, rkey: RKEY, compareAdd: 1n } });
+    h.qp.postSend({
+      wrId: 3,
+      opcode: WrOpcode.ATOMIC_FETCH_AND_ADD,
+      sgList: [h.mr.sge(200, 8)],
+      sendFlags: SIG,
+      atomic: { remoteAddr: REMOTE_VA, rkey: RKEY, compareAdd: 1n },
+    });
     expect(ops(h.sent())).toEqual([['RC_RDMA_READ_REQUEST', S, true]]);
     h.inject(readResp('ONLY', S, pattern(100)));
     expect(ops(h.sent())).toEqual([['RC_RDMA_READ_REQUEST', psnPlus(S, 1), true]]);

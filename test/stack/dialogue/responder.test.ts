@@ -67,7 +67,9 @@ describe('RC responder: SEND', () => {
     h.postRecv(2, 0, 64);
     h.inject({ bth: { opcode: op('RC_SEND_ONLY_WITH_IMMEDIATE'), psn: h.rqPsn, ackReq: true }, immDt: 0xcafef00d, payload: pattern(10) });
     expect(h.sent().map(brief)).toEqual([{ op: ACK, psn: h.rqPsn, syn: ackWith(0), msn: 1 }]);
-    expect(h.completions()).toMatchObject([{ wrId: 2n, status: WcStatus.SUCCESS, opcode: WcOpcode.RECV, byteLen: 10, wcFlags: WcFlags.WITH_IMM, immData: 0xcafef00d }]);
+    expect(h.completions()).toMatchObject([
+      { wrId: 2n, status: WcStatus.SUCCESS, opcode: WcOpcode.RECV, byteLen: 10, wcFlags: WcFlags.WITH_IMM, immData: 0xcafef00d },
+    ]);
   });
 
   test('SEND with invalidate of a fast-registered key: WITH_INV completion, and the R_Key no longer admits a WRITE (NAK remote access, QP to ERR)', () => {
@@ -76,7 +78,11 @@ describe('RC responder: SEND', () => {
     // rxe invalidates fast-registration regions only (rxe_invalidate_mr()): one bound by a REG_MR of this QP.
     const other = { mr: h.dev.allocMr(h.pd, 1), buf: new Uint8Array(4096) };
     h.dev.mapMrSg(other.mr, other.buf, 0x5000_0000n);
-    h.qp.postSend({ wrId: 90, opcode: WrOpcode.REG_MR, reg: { mr: other.mr, key: ((other.mr.lkey & ~0xff) | 0x42) >>> 0, access: Access.LOCAL_WRITE | Access.REMOTE_WRITE } });
+    h.qp.postSend({
+      wrId: 90,
+      opcode: WrOpcode.REG_MR,
+      reg: { mr: other.mr, key: ((other.mr.lkey & ~0xff) | 0x42) >>> 0, access: Access.LOCAL_WRITE | Access.REMOTE_WRITE },
+    });
     h.advance(0);
     expect(other.mr.valid).toBe(true);
     h.postRecv(3, 0, 64);
@@ -85,7 +91,11 @@ describe('RC responder: SEND', () => {
     expect(h.sent().map(brief)).toEqual([{ op: ACK, psn: P, syn: ackWith(1), msn: 1 }]);
     expect(h.completions()).toMatchObject([{ wrId: 3n, status: WcStatus.SUCCESS, wcFlags: WcFlags.WITH_INV, immData: other.mr.rkey }]);
     expect(other.mr.valid).toBe(false);
-    h.inject({ bth: { opcode: op('RC_RDMA_WRITE_ONLY'), psn: psnPlus(P, 1), ackReq: true }, reth: { va: other.mr.addr(0), rkey: other.mr.rkey, dmaLength: 16 }, payload: pattern(16, 1) });
+    h.inject({
+      bth: { opcode: op('RC_RDMA_WRITE_ONLY'), psn: psnPlus(P, 1), ackReq: true },
+      reth: { va: other.mr.addr(0), rkey: other.mr.rkey, dmaLength: 16 },
+      payload: pattern(16, 1),
+    });
     expect(h.sent().map(brief)).toEqual([{ op: ACK, psn: psnPlus(P, 1), syn: SYN.NAK_REM_ACCESS, msn: 1 }]);
     expect(other.buf.subarray(0, 16).every((b) => b === 0)).toBe(true);
     expect(h.qp.state).toBe(QpState.ERR);
@@ -205,7 +215,11 @@ describe('RC responder: RDMA WRITE', () => {
     h.postRecv(1, 0, 64);
     const data = pattern(256 + 99, 11);
     h.inject(
-      { bth: { opcode: op('RC_RDMA_WRITE_FIRST'), psn: P }, reth: { va: h.mr.addr(1000), rkey: h.mr.rkey, dmaLength: data.length }, payload: data.subarray(0, 256) },
+      {
+        bth: { opcode: op('RC_RDMA_WRITE_FIRST'), psn: P },
+        reth: { va: h.mr.addr(1000), rkey: h.mr.rkey, dmaLength: data.length },
+        payload: data.subarray(0, 256),
+      },
       { bth: { opcode: op('RC_RDMA_WRITE_LAST'), psn: psnPlus(P, 1), ackReq: true }, payload: data.subarray(256) },
     );
     expect(h.sent().map(brief)).toEqual([{ op: ACK, psn: psnPlus(P, 1), syn: ackWith(1), msn: 1 }]);
@@ -220,10 +234,25 @@ describe('RC responder: RDMA WRITE', () => {
     const h = scriptedPeer();
     h.postRecv(5, 0, 0);
     const data = pattern(200, 1);
-    h.inject({ bth: { opcode: op('RC_RDMA_WRITE_ONLY_WITH_IMMEDIATE'), psn: h.rqPsn, ackReq: true }, reth: { va: h.mr.addr(4096), rkey: h.mr.rkey, dmaLength: 200 }, immDt: 0x1234, payload: data });
+    h.inject({
+      bth: { opcode: op('RC_RDMA_WRITE_ONLY_WITH_IMMEDIATE'), psn: h.rqPsn, ackReq: true },
+      reth: { va: h.mr.addr(4096), rkey: h.mr.rkey, dmaLength: 200 },
+      immDt: 0x1234,
+      payload: data,
+    });
     expect(h.sent().map(brief)).toEqual([{ op: ACK, psn: h.rqPsn, syn: ackWith(0), msn: 1 }]);
     expect(h.completions()).toEqual([
-      { wrId: 5n, status: WcStatus.SUCCESS, opcode: WcOpcode.RECV_RDMA_WITH_IMM, byteLen: 200, qpNum: h.qp.qpNum, srcQp: 0, wcFlags: WcFlags.WITH_IMM, immData: 0x1234, vendorErr: '' },
+      {
+        wrId: 5n,
+        status: WcStatus.SUCCESS,
+        opcode: WcOpcode.RECV_RDMA_WITH_IMM,
+        byteLen: 200,
+        qpNum: h.qp.qpNum,
+        srcQp: 0,
+        wcFlags: WcFlags.WITH_IMM,
+        immData: 0x1234,
+        vendorErr: '',
+      },
     ]);
     expect(Buffer.from(h.buf.subarray(4096, 4296)).equals(Buffer.from(data))).toBe(true);
   });
@@ -244,7 +273,11 @@ describe('RC responder: RDMA WRITE', () => {
   test('duplicate WRITE: re-ACK only, the data is not written again', () => {
     const h = scriptedPeer();
     const P = h.rqPsn;
-    const w = { bth: { opcode: op('RC_RDMA_WRITE_ONLY'), psn: P, ackReq: true }, reth: { va: h.mr.addr(0), rkey: h.mr.rkey, dmaLength: 4 }, payload: pattern(4, 1) };
+    const w = {
+      bth: { opcode: op('RC_RDMA_WRITE_ONLY'), psn: P, ackReq: true },
+      reth: { va: h.mr.addr(0), rkey: h.mr.rkey, dmaLength: 4 },
+      payload: pattern(4, 1),
+    };
     h.inject(w);
     h.buf.fill(9, 0, 4);
     h.inject(w);
@@ -293,7 +326,7 @@ describe('RC responder: RDMA READ', () => {
     expect(h.qp.counters.duplicate_request).toBe(1);
   });
 
-  test('duplicate READ from the middle (PSN inside the range, RETH va/len adjusted): responses from there on, with the original reply\'s opcodes', () => {
+  test("duplicate READ from the middle (PSN inside the range, RETH va/len adjusted): responses from there on, with the original reply's opcodes", () => {
     // rxe answers such a retry as a replay of the reply (MIDDLE, then LAST), and its completer, holding
     // the first responses, takes a FIRST only at the READ's first PSN (rxe_resp.c read_reply(), rxe_comp.c check_ack()).
     const { h, P, req } = readSetup();

@@ -39,7 +39,11 @@ describe('UC', () => {
     );
     expect(h.completions()).toEqual([]);
     h.inject(
-      { bth: { opcode: op('UC_RDMA_WRITE_FIRST'), psn: psnPlus(P, 3) }, reth: { va: h.mr.addr(2048), rkey: h.mr.rkey, dmaLength: 300 }, payload: pattern(256, 5) },
+      {
+        bth: { opcode: op('UC_RDMA_WRITE_FIRST'), psn: psnPlus(P, 3) },
+        reth: { va: h.mr.addr(2048), rkey: h.mr.rkey, dmaLength: 300 },
+        payload: pattern(256, 5),
+      },
       { bth: { opcode: op('UC_RDMA_WRITE_LAST_WITH_IMMEDIATE'), psn: psnPlus(P, 4) }, immDt: 5, payload: pattern(44, 5 + 256) },
     );
     expect(h.completions()).toMatchObject([{ wrId: 1n, status: WcStatus.SUCCESS, opcode: WcOpcode.RECV_RDMA_WITH_IMM, byteLen: 300, immData: 5 }]);
@@ -91,7 +95,17 @@ describe('UD', () => {
     const frame = h.frame(spec);
     h.injectFrames(frame);
     expect(h.completions()).toEqual([
-      { wrId: 1n, status: WcStatus.SUCCESS, opcode: WcOpcode.RECV, byteLen: 104, qpNum: h.qp.qpNum, srcQp: PEER_QPN, wcFlags: WcFlags.GRH | WcFlags.WITH_IMM, immData: 0xbeef, vendorErr: '' },
+      {
+        wrId: 1n,
+        status: WcStatus.SUCCESS,
+        opcode: WcOpcode.RECV,
+        byteLen: 104,
+        qpNum: h.qp.qpNum,
+        srcQp: PEER_QPN,
+        wcFlags: WcFlags.GRH | WcFlags.WITH_IMM,
+        immData: 0xbeef,
+        vendorErr: '',
+      },
     ]);
     expect(h.buf.subarray(0, 20).every((b) => b === 0)).toBe(true);
     expect(Buffer.from(h.buf.subarray(20, 40)).equals(Buffer.from(frame.subarray(14, 34)))).toBe(true);
@@ -113,8 +127,20 @@ describe('UD', () => {
   test('a UD send carries the DETH (Q_Key, source QP) to the address handle', () => {
     const h = scriptedPeer({ qpType: QpType.UD });
     const ah = h.dev.createAh(h.pd, { dgid: PEER_GID, dmac: PEER_MAC });
-    h.qp.postSend({ wrId: 1, opcode: WrOpcode.SEND, sgList: [h.mr.sge(0, 32)], sendFlags: SendFlags.SIGNALED, ud: { ah, remoteQpn: 0x1234, remoteQkey: 0x42 } });
-    h.qp.postSend({ wrId: 2, opcode: WrOpcode.SEND, sgList: [h.mr.sge(0, 32)], sendFlags: SendFlags.SIGNALED, ud: { ah, remoteQpn: 0x1234, remoteQkey: 0x8000_0000 } });
+    h.qp.postSend({
+      wrId: 1,
+      opcode: WrOpcode.SEND,
+      sgList: [h.mr.sge(0, 32)],
+      sendFlags: SendFlags.SIGNALED,
+      ud: { ah, remoteQpn: 0x1234, remoteQkey: 0x42 },
+    });
+    h.qp.postSend({
+      wrId: 2,
+      opcode: WrOpcode.SEND,
+      sgList: [h.mr.sge(0, 32)],
+      sendFlags: SendFlags.SIGNALED,
+      ud: { ah, remoteQpn: 0x1234, remoteQkey: 0x8000_0000 },
+    });
     expect(h.sent().map((s) => [s.op, s.destQp, s.deth, s.payload.length])).toEqual([
       ['UD_SEND_ONLY', 0x1234, { qkey: 0x42, srcQp: h.qp.qpNum }, 32],
       ['UD_SEND_ONLY', 0x1234, { qkey: QKEY, srcQp: h.qp.qpNum }, 32], // high bit: the QP's own Q_Key (C10-15)
