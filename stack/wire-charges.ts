@@ -21,11 +21,6 @@ export class WireCharges {
   private seqs: number[] = [];
   private head = 0;
 
-  /** Charges pending (frames built or queued in the driver and not yet on the wire). */
-  get pending(): number {
-    return this.ccs.length - this.head;
-  }
-
   /** A request frame of `len` bytes of `cc`'s QP, number `seq` among the frames handed to the driver. */
   add(cc: QpCongestion, len: number, seq: number): void {
     this.ccs.push(cc);
@@ -40,10 +35,10 @@ export class WireCharges {
     this.handed += n;
   }
 
-  /** The driver took only frames below number `end` of those handed: charges at or past it are dropped. */
+  /** The driver took only frames below number `end` of those handed: charges at or past it are dropped, and their pacers stop waiting for them. */
   notTakenFrom(end: number): void {
     while (this.ccs.length > this.head && (this.seqs[this.seqs.length - 1] as number) >= end) {
-      this.ccs.pop();
+      (this.ccs.pop() as QpCongestion).notHanded();
       this.lens.pop();
       this.seqs.pop();
     }

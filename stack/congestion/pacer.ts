@@ -96,6 +96,18 @@ export class Pacer {
    */
   sent(bytes: number): void {
     if (this.unsent > 0) this.unsent--;
+    this.charge(bytes);
+    this.resumeIfWaited();
+  }
+
+  /** A frame `built()` counted will never be on the wire (the driver did not take it): not charged, no longer waited for. */
+  dropped(): void {
+    if (this.unsent > 0) this.unsent--;
+    this.resumeIfWaited();
+  }
+
+  /** Sets the next turn one gap of a frame of `bytes` after this one's. */
+  private charge(bytes: number): void {
     if (!this.pacing) {
       this.nextAt = 0;
       this.behind = false;
@@ -109,6 +121,10 @@ export class Pacer {
       this.nextAt = base + (wire * 8000) / this.rate.currentRate;
       if (this.nextAt >= now) this.behind = false;
     }
+  }
+
+  /** A requester that waited for its frames to reach the wire goes on once none is left: at once, or at its turn. */
+  private resumeIfWaited(): void {
     if (this.waitWire && this.unsent === 0) {
       this.waitWire = false;
       if (!this.pacing || this.clock.now() >= this.nextAt) this.resume();

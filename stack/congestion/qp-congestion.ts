@@ -54,12 +54,14 @@ export class QpCongestion {
     return this.pacer === null || this.pacer.admit();
   }
 
+  /** Whether a frame of `t` is charged to the pacer and the byte counter: a request of a QP with a reaction point. */
+  private charged(t: TransportSpec): boolean {
+    return this.rp !== null && ((OPCODES[t.bth.opcode]?.flags ?? 0) & OpFlag.REQ) !== 0;
+  }
+
   /** A frame of `len` bytes was built for this QP: a request feeds the pacer and the byte counter. */
   sent(t: TransportSpec, len: number): void {
-    const rp = this.rp;
-    if (rp === null || ((OPCODES[t.bth.opcode]?.flags ?? 0) & OpFlag.REQ) === 0) return;
-    (this.pacer as Pacer).sent(len);
-    rp.onSent(len);
+    if (this.charged(t)) this.onWire(len);
   }
 
   /**
@@ -67,9 +69,14 @@ export class QpCongestion {
    * wire (a request of a QP with a reaction point); the pacer then counts it as waiting.
    */
   waitsForWire(t: TransportSpec): boolean {
-    if (this.rp === null || ((OPCODES[t.bth.opcode]?.flags ?? 0) & OpFlag.REQ) === 0) return false;
+    if (!this.charged(t)) return false;
     (this.pacer as Pacer).built();
     return true;
+  }
+
+  /** Wire-time charging: a frame `waitsForWire` took never reached the driver; the pacer stops waiting for it. */
+  notHanded(): void {
+    this.pacer?.dropped();
   }
 
   /** Wire-time charging: a request frame of `len` bytes that `waitsForWire` took started on the wire. */

@@ -291,6 +291,31 @@ describe('pacer', () => {
   });
 });
 
+describe('pacer charged at wire time', () => {
+  test('a frame built waits for the wire: the requester resumes when it starts (charged) or when the driver did not take it (not charged)', () => {
+    const clock = new VirtualClock();
+    const rate = { limited: true, currentRate: 1000 }; // 1 Gb/s: 1000 wire bytes every 8 µs
+    let resumed = 0;
+    const p = new Pacer(clock, rate, () => resumed++);
+    p.built();
+    expect(p.admit()).toBe(false); // waits for its frame to reach the wire, with no timer
+    expect(clock.nextAt()).toBeNull();
+    p.sent(F1000); // it starts on the wire: charged, the next turn 8 µs on
+    expect(resumed).toBe(0);
+    clock.runUntil(clock.now() + 8 * US);
+    expect(resumed).toBe(1);
+    expect(p.admit()).toBe(true);
+    // A frame the driver never took is not charged: the requester goes on at once.
+    const t = clock.now();
+    p.built();
+    expect(p.admit()).toBe(false);
+    p.dropped();
+    expect(resumed).toBe(2);
+    expect(clock.now()).toBe(t);
+    expect(p.admit()).toBe(true);
+  });
+});
+
 describe('pacer and rate changes', () => {
   test('a wait armed at a slow rate is cut short when the rate rises (and left when it falls)', () => {
     const clock = new VirtualClock();
