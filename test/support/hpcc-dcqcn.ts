@@ -22,9 +22,10 @@ export const HPCC_DCQCN_10G: Partial<RpParams & NpParams> = {
   rpByteReset: 4294967295,
 };
 
-/** The same for `roce sim --cc-param`. */
-export const HPCC_DCQCN_10G_ARG =
-  'rp_time_reset=300,rp_ai_rate=2,rp_hai_rate=20,rp_min_rate=1000,rp_threshold=1,rp_clamp_tgt_rate=0,rp_dce_tcp_g=1020,rp_dce_tcp_rtt=1,rp_rate_reduce_monitor_period=4,rp_byte_reset=4294967295';
+/** The same for `roce sim --cc-param`, in mlx5's names (cli/cc-args.ts ccParamsValue reads them back). */
+export const HPCC_DCQCN_10G_ARG = Object.entries(HPCC_DCQCN_10G)
+  .map(([k, v]) => `${k.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`)}=${v}`)
+  .join(',');
 
 /** RED at 10 Gb/s. */
 export const HPCC_RED_10G = { kminBytes: 40_000, kmaxBytes: 160_000, pmax: 0.2 } as const;
