@@ -15,11 +15,8 @@
  *
  * @group long
  */
-import { execFile } from 'node:child_process';
-import * as path from 'node:path';
 import { HPCC_DCQCN_10G_ARG } from '../support/hpcc-dcqcn';
-
-const ROCE = path.join(__dirname, '..', '..', 'bin', 'roce.js');
+import { roceSimJson } from '../support/roce-sim-process';
 
 interface Flow {
   name: string;
@@ -37,14 +34,9 @@ interface Result {
   fluid?: { queueBytes: { sim: number; fluid: number } | null };
 }
 
-function sim(args: string[]): Promise<{ code: number; r: Result }> {
-  return new Promise((resolve, reject) => {
-    execFile(process.execPath, [ROCE, 'sim', ...args, '--json'], { maxBuffer: 64 << 20, timeout: 600_000 }, (err, stdout, stderr) => {
-      const code = err === null ? 0 : typeof (err as { code?: unknown }).code === 'number' ? (err as { code: number }).code : -1;
-      if (code !== 0 && code !== 1) return reject(new Error(`roce sim ${args.join(' ')}: exit ${code}: ${stderr}`));
-      resolve({ code, r: JSON.parse(stdout) as Result });
-    });
-  });
+async function sim(args: string[]): Promise<{ code: number; r: Result }> {
+  const { code, json } = await roceSimJson<Result>(args, 600_000);
+  return { code, r: json };
 }
 
 const PAPER_40G = ['--link-rate', '40G', '--mtu', '1024', '--cc', 'dcqcn-paper', '--seed', '1'];

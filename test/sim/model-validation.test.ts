@@ -14,10 +14,7 @@
  *
  * @group long
  */
-import { execFile } from 'node:child_process';
-import * as path from 'node:path';
-
-const ROCE = path.join(__dirname, '..', '..', 'bin', 'roce.js');
+import { roceSimJson } from '../support/roce-sim-process';
 
 interface Figure {
   sim: number;
@@ -32,10 +29,8 @@ interface Fluid {
   hybrid: { rateGbps: Figure; queueBytes: Figure; markProbability: Figure; cnpsPerFlowPerMs: Figure; aboveKmax: number };
 }
 
-function sim(hosts: number, seed: number, ecn = 'kmin=5K,kmax=200K,pmax=0.01'): Promise<Fluid> {
-  const argv = [
-    ROCE,
-    'sim',
+async function sim(hosts: number, seed: number, ecn = 'kmin=5K,kmax=200K,pmax=0.01'): Promise<Fluid> {
+  const args = [
     '--hosts',
     String(hosts),
     '--link-rate',
@@ -53,14 +48,10 @@ function sim(hosts: number, seed: number, ecn = 'kmin=5K,kmax=200K,pmax=0.01'): 
     '--seed',
     String(seed),
     '--fluid',
-    '--json',
   ];
-  return new Promise((resolve, reject) => {
-    execFile(process.execPath, argv, { timeout: 180_000, maxBuffer: 64 << 20 }, (err, stdout, stderr) => {
-      if (err !== null) reject(new Error(`roce sim --hosts ${hosts} --seed ${seed}: ${err.message} ${stderr}`));
-      else resolve((JSON.parse(stdout) as { fluid: Fluid }).fluid);
-    });
-  });
+  const { code, json } = await roceSimJson<{ fluid: Fluid }>(args, 180_000);
+  if (code !== 0) throw new Error(`roce sim --hosts ${hosts} --seed ${seed}: exit ${code}`);
+  return json.fluid;
 }
 
 type Key = 'rateGbps' | 'queueBytes' | 'markProbability' | 'cnpsPerFlowPerMs';
