@@ -4,11 +4,11 @@
  * with seeded loss, every byte verified, a trace of the interesting moments,
  * a per-QP summary, and the whole conversation written to a pcap.
  */
-import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { type OptionSpec, UsageError, formatOptions, intValue } from './args';
 import { parseCommand } from './command';
 import type { Output } from './output';
+import { OUTPUT_FILE_STATUS, outputFileWritable, writeOutputFile } from './output-file';
 import { createSimPair } from '../apps/sim/sim-pair';
 import { runWorkload, type WorkloadResult } from '../apps/sim/workload';
 import { demoRecoveryFigures } from '../apps/sim/demo-figures';
@@ -45,7 +45,8 @@ the same seed gives the same frames. Needs no root and no native code.
 ${formatOptions(DEMO_OPTIONS)}
 
 Exit status: 0 when every completion succeeded and every byte verified, 1 when
-not (the reason is printed), 2 on a usage error.`;
+not (the reason is printed), 2 on a usage error or when the --pcap file cannot be
+written (one line naming it).`;
 
 /** The capture's default path, relative to the current directory: never inside an installed package. */
 export const DEFAULT_DEMO_PCAP = 'demo.pcap';
@@ -102,6 +103,7 @@ export async function demoCommand(argv: readonly string[], out: Output): Promise
   const pcapArg = args.values.get('pcap');
   const pcapPath = pcapArg === '-' ? null : (pcapArg ?? DEFAULT_DEMO_PCAP);
   const json = args.flags.has('json');
+  if (pcapPath !== null && !outputFileWritable('demo', pcapPath, out)) return OUTPUT_FILE_STATUS;
 
   const tap = pcapPath === null ? undefined : new PcapTap({ where: 'host-a' });
   const f = { drop: loss };
@@ -121,8 +123,7 @@ export async function demoCommand(argv: readonly string[], out: Output): Promise
   const wallMs = Number(process.hrtime.bigint() - t0) / 1e6;
   let pcapFrames = 0;
   if (tap !== undefined && pcapPath !== null) {
-    fs.mkdirSync(path.dirname(pcapPath), { recursive: true });
-    fs.writeFileSync(pcapPath, tap.bytes());
+    if (!writeOutputFile('demo', pcapPath, tap.bytes(), out)) return OUTPUT_FILE_STATUS;
     pcapFrames = tap.frames;
   }
   const summary = {

@@ -1,5 +1,5 @@
 /**
- * The file a command writes its picture to (`roce ladder -o`, `roce plot -o`). What stops it
+ * The file a command writes its output to (`roce ladder -o`, `roce plot -o`, `roce demo --pcap`). What stops it
  * (a directory, a missing folder, no permission, a full disk) is one line naming the file, said
  * before the capture is read when it can be seen then, and the command exits 2.
  */
@@ -46,10 +46,10 @@ export function reportOutputFile(command: string, dest: string, why: string, out
 }
 
 /**
- * Writes `text` to `dest`; false when that failed (the reason is on stderr). A file left part
- * written (the disk filled up) is removed rather than left as a broken picture.
+ * Writes `content` to `dest`; false when that failed (the reason is on stderr). A file left part
+ * written (the disk filled up) is removed rather than left broken.
  */
-export function writeOutputFile(command: string, dest: string, text: string, out: Output): boolean {
+export function writeOutputFile(command: string, dest: string, content: string | Uint8Array, out: Output): boolean {
   let fd: number;
   try {
     fd = fs.openSync(dest, 'w');
@@ -58,7 +58,7 @@ export function writeOutputFile(command: string, dest: string, text: string, out
     return false;
   }
   try {
-    fs.writeFileSync(fd, text);
+    fs.writeFileSync(fd, content);
     return true;
   } catch (e) {
     reportOutputFile(command, dest, fileErrorText(e, true), out);

@@ -76,3 +76,12 @@ test.each([
   expect(r.code).toBe(2);
   expect(r.err).toMatch(msg);
 });
+
+test('a --pcap that cannot be written is one line naming it, exit 2, before the run and without creating folders', async () => {
+  const missing = path.join(dir, 'no-such-folder', 'x.pcap');
+  const r = await demo('--bytes', '16K', '--pcap', missing);
+  expect({ code: r.code, err: r.err, out: r.out }).toEqual({ code: 2, err: `roce demo: cannot write ${missing}: no such directory\n`, out: '' });
+  expect(fs.existsSync(path.dirname(missing))).toBe(false);
+  const r2 = await demo('--bytes', '16K', '--pcap', dir);
+  expect({ code: r2.code, err: r2.err }).toEqual({ code: 2, err: `roce demo: cannot write ${dir}: is a directory\n` });
+});
