@@ -421,10 +421,15 @@ function report(out: Output, r: PerftestResult, host: HostDevice, echo: ConfigEc
   out.stdout(`${line}\n`);
   if (r.lat) {
     const l = r.latencyUs;
-    out.stdout(` #bytes #iterations    t_min[usec]    t_p50[usec]    t_p90[usec]    t_p99[usec]  t_p99.9[usec]    t_max[usec]    t_avg[usec]\n`);
+    // perftest's latency columns and their order (perftest_parameters.h RESULT_FMT_LAT), so that scripts
+    // reading ib_*_lat's table by position read this one: t_typical is the median, the percentiles
+    // nearest-rank over every sample (perftest leaves its two largest out); p90 is in --json.
+    out.stdout(
+      ` #bytes #iterations    t_min[usec]    t_max[usec]  t_typical[usec]    t_avg[usec]    t_stdev[usec]   99% percentile[usec]   99.9% percentile[usec]\n`,
+    );
     const row = (size: number, x: LatencyStats): void =>
       out.stdout(
-        ` ${String(size).padEnd(6)} ${String(r.iterations).padEnd(13)} ${[x.min, x.p50, x.p90, x.p99, x.p999, x.max, x.avg].map((v) => v.toFixed(2).padStart(14)).join(' ')}\n`,
+        ` ${String(size).padEnd(7)} ${String(r.iterations).padEnd(10)} ${[x.min, x.max, x.typical, x.avg, x.stdev].map((v) => v.toFixed(2).padStart(14)).join(' ')} ${x.p99.toFixed(2).padStart(22)} ${x.p999.toFixed(2).padStart(24)}\n`,
       );
     if (l === null)
       out.stdout(` ${String(r.msgSize).padEnd(6)} ${String(r.iterations).padEnd(13)} (the server of ${r.test} only answers; the client measures)\n`);

@@ -9,13 +9,21 @@ import { shortestNsPerMessage } from './bw-peak';
 
 export interface LatencyStats {
   min: number;
+  /** The nearest-rank median. */
   p50: number;
+  /**
+   * perftest's t_typical: the median as perftest's get_median() takes it (the mean of the two middle
+   * samples of an even count).
+   */
+  typical: number;
   p90: number;
   p99: number;
   /** The 99.9th percentile. */
   p999: number;
   max: number;
   avg: number;
+  /** The standard deviation over every sample (perftest's t_stdev: the square root of the mean squared deviation). */
+  stdev: number;
   /**
    * The whole distribution: [lower bound µs, count] of each non-empty bucket, buckets spaced four
    * to an octave (bucket k holds [2^(k/4), 2^((k+1)/4)) µs; below 1 µs counts in the first), as
@@ -46,14 +54,20 @@ export function latencyStats(samplesUs: readonly number[]): LatencyStats | null 
   if (samplesUs.length === 0) return null;
   const s = [...samplesUs].sort((a, b) => a - b);
   const round = (x: number): number => Math.round(x * 1000) / 1000;
+  const n = s.length;
+  const avg = s.reduce((a, b) => a + b, 0) / n;
+  const middle = n >> 1;
+  const typical = n % 2 === 1 ? (s[middle] as number) : ((s[middle - 1] as number) + (s[middle] as number)) / 2;
   return {
     min: round(s[0] as number),
     p50: round(percentile(s, 0.5)),
+    typical: round(typical),
     p90: round(percentile(s, 0.9)),
     p99: round(percentile(s, 0.99)),
     p999: round(percentile(s, 0.999)),
     max: round(s[s.length - 1] as number),
-    avg: round(s.reduce((a, b) => a + b, 0) / s.length),
+    avg: round(avg),
+    stdev: round(Math.sqrt(s.reduce((a, x) => a + (x - avg) ** 2, 0) / n)),
     histogram: latencyHistogram(s),
   };
 }

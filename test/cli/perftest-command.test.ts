@@ -208,7 +208,20 @@ test('latency text report: the percentiles up to p99.9 and a histogram of every 
   ]);
   expect(sr.code).toBe(0);
   expect(cr.code).toBe(0);
-  expect(cr.out).toMatch(/t_p50\[usec\] +t_p90\[usec\] +t_p99\[usec\] +t_p99\.9\[usec\]/);
+  // perftest's columns, in its order.
+  const header =
+    / #bytes #iterations +t_min\[usec\] +t_max\[usec\] +t_typical\[usec\] +t_avg\[usec\] +t_stdev\[usec\] +99% percentile\[usec\] +99\.9% percentile\[usec\]\n(.*)\n/.exec(
+      cr.out,
+    );
+  expect(header).not.toBeNull();
+  const cols = (header?.[1] ?? '').trim().split(/ +/).map(Number);
+  expect(cols.length).toBe(9);
+  const [bytes, iters, tmin, tmax, typical, avg, , p99, p999] = cols as number[];
+  expect({ bytes, iters }).toEqual({ bytes: 2, iters: 300 });
+  for (const v of [typical, avg, p99, p999] as number[]) {
+    expect(v).toBeGreaterThanOrEqual(tmin as number);
+    expect(v).toBeLessThanOrEqual(tmax as number);
+  }
   expect(cr.out).toMatch(/latency histogram \(half round trips, as perftest reports them\)/);
   const counts = [...cr.out.matchAll(/us +(\d+) +[\d.]+ % #+/g)].map((m) => Number(m[1]));
   expect(counts.length).toBeGreaterThan(0);

@@ -1,6 +1,6 @@
 /**
  * The latency statistics `roce pingpong` and `roce perftest --lat` report: nearest-rank
- * percentiles, and a histogram of log-spaced buckets, four to an octave, that holds every sample
+ * percentiles, perftest's t_typical (its median) and t_stdev, and a histogram of log-spaced buckets, four to an octave, that holds every sample
  * (the buckets bench/c/latency_report.h prints for the C references).
  */
 import fc from 'fast-check';
@@ -9,7 +9,12 @@ import { latencyHistogram, latencyStats } from '../../apps/perftest/measurement'
 test('percentiles by nearest rank, and the histogram', () => {
   const samples = Array.from({ length: 1000 }, (_, i) => i + 1); // 1 .. 1000 µs
   const s = latencyStats(samples);
-  expect(s).toMatchObject({ min: 1, p50: 500, p90: 900, p99: 990, p999: 999, max: 1000, avg: 500.5 });
+  expect(s).toMatchObject({ min: 1, p50: 500, typical: 500.5, p90: 900, p99: 990, p999: 999, max: 1000, avg: 500.5 });
+  // The population standard deviation of 1..1000: sqrt((1000^2 - 1) / 12).
+  expect(s?.stdev).toBeCloseTo(Math.sqrt((1000 ** 2 - 1) / 12), 2);
+  // perftest's t_typical of an odd count is the middle sample; the spread of equal samples is 0.
+  expect(latencyStats([3, 1, 2])).toMatchObject({ typical: 2, p50: 2, stdev: 0.816 });
+  expect(latencyStats([5, 5, 5, 5])).toMatchObject({ typical: 5, stdev: 0 });
   // Bucket k holds [2^(k/4), 2^((k+1)/4)): 1 µs alone in [1, 1.19), 2 in [2, 2.38), and so on.
   const h = s?.histogram ?? [];
   expect(h[0]).toEqual([1, 1]);
