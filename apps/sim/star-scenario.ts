@@ -23,7 +23,7 @@ import { connectQp, endpointOf } from '../../stack/connect';
 import { QpType } from '../../stack/qp-type-and-state';
 import { Access } from '../../stack/access-flags';
 import { SendFlags, WrOpcode } from '../../stack/work-request-codes';
-import type { Mtu } from '../../stack/mtu';
+import { Mtu, mtuBytes } from '../../stack/mtu';
 import type { QueuePair } from '../../stack/queue-pair';
 import { QpState } from '../../stack/qp-type-and-state';
 import { localAckTimeoutNs } from '../../stack/qp-attributes';
@@ -34,6 +34,7 @@ import { type EcnMarking, type PfcConfig, createStarSwitch } from '../../nic-dri
 import { fastestIcrcBatch } from '../../nic-driver/native-icrc';
 import { decodeFrame } from '../../packets/decode';
 import { LinkType } from '../../packets/pcap';
+import { wireBytes } from '../../packets/wire-size';
 
 export interface StarFlowSpec {
   /** Host indexes (0 = a). */
@@ -256,12 +257,14 @@ interface SteadySnapshot {
 /**
  * The default stall window: the larger of two bins and four times the longest a frame of a moving
  * flow can take, its wait behind a full buffer at line rate plus the base round trip (four link
- * crossings and two MTU frames' serialization).
+ * crossings and the serialization of two frames of the scenario's path MTU).
  */
-export function defaultStallWindowNs(s: Pick<StarScenario, 'linkRateBps' | 'bufferBytes' | 'propagationNs' | 'durationNs' | 'binNs'>): number {
+export function defaultStallWindowNs(s: Pick<StarScenario, 'linkRateBps' | 'bufferBytes' | 'propagationNs' | 'durationNs' | 'binNs' | 'pathMtu'>): number {
   const binNs = s.binNs ?? Math.max(1000, Math.round(s.durationNs / 100));
   const nsPerByte = 8e9 / s.linkRateBps;
-  const longest = s.bufferBytes * nsPerByte + 4 * (s.propagationNs ?? 1000) + 2 * 4200 * nsPerByte;
+  // The largest frame of the scenario's path MTU: its payload plus every RoCE header (within 128 bytes), on the wire.
+  const frameWireBytes = wireBytes(mtuBytes(s.pathMtu ?? Mtu.MTU_4096) + 128);
+  const longest = s.bufferBytes * nsPerByte + 4 * (s.propagationNs ?? 1000) + 2 * frameWireBytes * nsPerByte;
   return Math.round(Math.max(2 * binNs, 4 * longest));
 }
 
@@ -339,7 +342,7 @@ export function runStarScenario(s: StarScenario): StarResult {
     const peer = b.createQp(pdB, { qpType: QpType.RC, sendCq: cqB, recvCq: cqB });
     const ea = endpointOf(a, qp, 1000 + k);
     const eb = endpointOf(b, peer, 5000 + k);
-    const o = { pathMtu: s.pathMtu ?? (5 as Mtu), accessFlags: Access.REMOTE_WRITE };
+    const o = { pathMtu: s.pathMtu ?? Mtu.MTU_4096, accessFlags: Access.REMOTE_WRITE };
     connectQp(qp, ea, eb, o);
     connectQp(peer, eb, ea, o);
     const start = spec.startNs ?? 0;
