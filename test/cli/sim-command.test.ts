@@ -82,7 +82,7 @@ test('a lossy incast: each stalled flow named with since when and why, "not ok",
     ),
   ].map((m) => m[1]);
   expect(stalled.length).toBeGreaterThanOrEqual(4);
-  const verdict = /\nnot ok: (\d) of 8 flows stalled \(([^;]+); stall window 682\.88 µs\)\n$/.exec(r.out);
+  const verdict = /\nnot ok: (\d) of 8 flows stalled \(([^;]+); stall window 683\.187 µs\)\n$/.exec(r.out);
   expect(verdict?.[2]?.split(', ')).toEqual(stalled);
   expect(Number(verdict?.[1])).toBe(stalled.length);
   // The steady state names the flows it covers: none of the stalled ones.
@@ -106,7 +106,7 @@ test('the same with --expect-stalls: still named, "ok ... as the scenario expect
   const r = await roce('sim', ...LOSSY, '--expect-stalls');
   expect(r.code).toBe(0);
   expect(r.out).toMatch(/ flow \w>i: stalled, \d+ bytes.*\n {2}stalled since [\d.]+ µs to the end: timeout/);
-  expect(r.out).toMatch(/\nok: \d of 8 flows stalled \([a-h]>i(, [a-h]>i)*; stall window 682\.88 µs\), as the scenario expects \(--expect-stalls\)\n$/);
+  expect(r.out).toMatch(/\nok: \d of 8 flows stalled \([a-h]>i(, [a-h]>i)*; stall window 683\.187 µs\), as the scenario expects \(--expect-stalls\)\n$/);
   const j = await roce('sim', ...LOSSY, '--expect-stalls', '--json');
   expect(j.code).toBe(0);
   const o = JSON.parse(j.out) as {
@@ -117,7 +117,7 @@ test('the same with --expect-stalls: still named, "ok ... as the scenario expect
     flows: { name: string; state: string; stall: { reason: string; untilUs: null } | null }[];
     steady: { flows: string[]; flowsGbps: number[] };
   };
-  expect([o.ok, o.stallsExpected, o.stallWindowUs]).toEqual([true, true, 682.88]);
+  expect([o.ok, o.stallsExpected, o.stallWindowUs]).toEqual([true, true, 683.187]);
   expect(o.stalled).toEqual(o.flows.filter((f) => f.state === 'stalled').map((f) => f.name));
   expect(o.flows.filter((f) => f.state === 'stalled').every((f) => f.stall?.reason === 'timeout' && f.stall.untilUs === null)).toBe(true);
   expect(o.steady.flowsGbps).toHaveLength(o.steady.flows.length);

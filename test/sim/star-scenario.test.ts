@@ -122,9 +122,9 @@ const incast: StarScenario = { ...base, hosts: 9, flows: Array.from({ length: 8 
 test('a lossy 8 → 1 incast without PFC or congestion control: the flows whose tails were dropped are stalled on their local ACK timers, and the run is not ok', () => {
   const r = runStarScenario({ ...incast, cc: 'none' });
   expect(r.drops).toBeGreaterThan(0);
-  // Four times a full buffer's drain (160 µs) and the base round trip (4 µs, two 4200 B frames).
-  expect(r.stallWindowUs).toBe(682.88);
-  expect(defaultStallWindowNs(incast)).toBe(682_880);
+  // Four times a full buffer's drain (160 µs) and the base round trip (4 µs, two 4096-byte-MTU frames of 4248 B on the wire).
+  expect(r.stallWindowUs).toBe(683.187);
+  expect(defaultStallWindowNs(incast)).toBe(683_187);
   const stalled = r.flows.filter((f) => f.state === 'stalled');
   expect(stalled.length).toBeGreaterThanOrEqual(4);
   expect(r.stalled).toEqual(r.flows.filter((f) => f.stalls.length > 0).map((f) => f.name));
