@@ -2,7 +2,8 @@
  * `roce audit --live-checks` against Linux rdma_rxe (6.1): the guest serves ib_write_bw nine times
  * in a row (each run under its own time bound), the host audits it: eight runs for the
  * guessability table, then the live-check connection. rxe hands out R_Keys and QP numbers in
- * sequence (the verdict: predictable), drops the WRITE injected from another source address
+ * sequence (QPNs sequential, R_Key indexes sequential under a random key byte; the verdict:
+ * predictable), drops the WRITE injected from another source address
  * (rxe_recv.c check_addr() compares a connected QP's addresses with the packet's), and moves its
  * QP to the error state on one WRITE with a wrong R_Key (NAK remote access error; IBTA §9.9.3 class
  * C). The capture of the same boot must agree with what the audit measured: the injected frame on
@@ -55,11 +56,12 @@ const STEPS: Step[] = [
 interface Judgement {
   kind: string;
   pattern: string;
+  entropyBits: number | null;
   verdict: string;
 }
 interface AuditJson {
   ok: boolean;
-  runs: unknown[];
+  runs: { rkey: number }[];
   report: { verdict: string; judgements: Judgement[] };
   live: PeerAuditResult['live'];
 }
@@ -112,10 +114,13 @@ d('roce audit --live-checks against rxe', () => {
     expect(audit.live?.stopped).toBeNull();
   });
 
-  test("rxe's R_Keys and QP numbers come out predictable: QPNs sequential", () => {
+  test("rxe's QP numbers come out sequential and its R_Key indexes too (8 bits left: the key byte); the peer predictable", () => {
     const by = Object.fromEntries(audit.report.judgements.map((j) => [j.kind, j]));
     expect(by['qpn']).toMatchObject({ pattern: 'sequential', verdict: 'predictable' });
-    expect(by['rkey']?.verdict).toBe('predictable');
+    // rxe's R_Key is index << 8 | a random key byte, the index handed out in turn (rxe_mr.c, rxe_pool.c).
+    const indexes = audit.runs.map((r) => r.rkey >>> 8);
+    expect(indexes.slice(1).map((x, i) => x - (indexes[i] as number))).toEqual(Array(RUNS - 1).fill(1));
+    expect(by['rkey']).toMatchObject({ entropyBits: 8, verdict: 'weak' });
     expect(audit.report.verdict).toBe('predictable');
   });
 
