@@ -14,6 +14,7 @@ import { PINGPONG_DEFAULT_PORT } from '../apps/oob/pingpong-messages';
 import { type PeerAuditResult, auditPeer } from '../apps/audit/peer-audit';
 import type { HostDevice } from '../apps/host/host-device';
 import { guessReportText } from '../analysis/guessability-text';
+import { liveChecksText } from '../apps/audit/live-checks-text';
 import { MIN_VALUES_FOR_VERDICT } from '../analysis/guessability';
 
 export const AUDIT_OPTIONS: readonly OptionSpec[] = [
@@ -34,6 +35,11 @@ export const AUDIT_OPTIONS: readonly OptionSpec[] = [
   },
   { name: 'rdma_cm', short: 'R', kind: 'flag', help: "connect through the RDMA CM, as perftest -R (the peer's port in the CM's TCP port space)" },
   { name: 'restart-wait', kind: 'string', value: 'SECONDS', help: 'how long to wait for the peer to listen again before each run (default 10)' },
+  {
+    name: 'live-checks',
+    kind: 'flag',
+    help: 'after the runs, one more connection on which the peer is sent one frame injected from another source address and one WRITE with a wrong R_Key (only for peers you own: the second tears the connection down)',
+  },
   SHARED_OPTIONS.json,
   SHARED_OPTIONS.help,
 ];
@@ -53,6 +59,13 @@ Each run ends within the bounds of perftest's own timers (out-of-band steps
 10 s; the QP's retry and RNR timers); a peer that does not come back within
 --restart-wait ends the audit with the values collected so far and the reason.
 
+--live-checks (off by default) then makes one more connection and tests the
+peer on it: does it accept a WRITE with its QPN and expected PSN from another
+source IP and MAC (ReDMArk A1), and does one WRITE with a wrong R_Key move its
+QP to the error state (ReDMArk A2; IBTA §9.9.3 class C)? Each ends within the
+QP's own retry bound and is reported as measured: accepted, rejected, qp-error
+or no-answer.
+
 ${formatOptions(AUDIT_OPTIONS)}
 
 Exit status: 0 when every run completed (whatever the verdict), 1 when a run
@@ -71,6 +84,8 @@ export async function auditCommand(argv: readonly string[], out: Output, ctx: Co
   if (rdmaCm && qps !== undefined && qps > 1) throw new UsageError('--qp more than 1 with -R is not implemented');
   if (rdmaCm && !/^\d{1,3}(\.\d{1,3}){3}$/.test(a.server)) throw new UsageError(`-R needs SERVER_IP as an IPv4 address, not ${JSON.stringify(a.server)}`);
   const restartWaitS = a.num('restart-wait', 1, 3600) ?? 10;
+  const liveChecks = args.flags.has('live-checks');
+  if (rdmaCm && liveChecks) throw new UsageError('--live-checks with -R is not implemented (the checks run on a connection made over TCP)');
   const server = a.server;
   const progress = (text: string): void => {
     if (!a.json) out.stdout(text);
@@ -88,6 +103,7 @@ export async function auditCommand(argv: readonly string[], out: Output, ctx: Co
         restartWaitMs: restartWaitS * 1000,
         beforeConnect: hooks.beforeConnect,
         idleWait: hooks.idleWait,
+        liveChecks,
         onRun: (r) =>
           progress(
             `run ${r.run}: R_Key 0x${r.rkey.toString(16).padStart(8, '0')} VA ${r.vaddr} QPN ${r.qpns.map((q) => `0x${q.toString(16)}`).join(',')} PSN ${r.psns.map((p) => `0x${p.toString(16)}`).join(',')}\n`,
@@ -96,6 +112,7 @@ export async function auditCommand(argv: readonly string[], out: Output, ctx: Co
     summary: (r: PeerAuditResult, host: HostDevice) => ({ ...r, device: host.ifname, driver: host.driver }),
     report: (o: Output, r: PeerAuditResult) => {
       o.stdout(guessReportText(r.report));
+      if (r.live !== null) o.stdout(liveChecksText(r.live));
       if (r.stopped !== null) o.stdout(`stopped after ${r.runs.length} run(s): ${r.stopped}\n`);
     },
     errorFields: { ok: false, test: 'audit', server },

@@ -66,7 +66,7 @@ const APP_ARROWS: Readonly<Record<string, readonly string[]>> = {
   perftest: ['host', 'oob'],
   pingpong: ['host', 'oob', 'perftest'],
   rping: ['host', 'perftest'],
-  audit: ['perftest'],
+  audit: ['host', 'oob', 'perftest'],
   cmatose: ['host'],
   'rdma-example': ['host'],
   udaddy: ['host'],

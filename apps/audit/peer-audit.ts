@@ -10,11 +10,16 @@
  * Every wait is bounded by the perftest run's own timers (the out-of-band step timeout, the QP's
  * retry and RNR timers) and by `restartWaitMs` for the peer to listen again; a run that fails ends
  * the audit, which reports the values collected so far and why it stopped.
+ *
+ * With `liveChecks`, one more connection follows the runs, on which the peer is tested with one
+ * injected frame from another source address and one WRITE with a wrong R_Key
+ * (live-check-connection.ts, live-checks.ts).
  */
 import type { Device } from '../../stack/device';
 import { runPerftest } from '../perftest/run';
 import type { PerftestResult } from '../perftest/result';
 import { GuessCollector, GuessKind, type GuessReport, guessReport } from '../../analysis/guessability';
+import { type LiveChecksResult, runLiveChecks } from './live-check-connection';
 
 export interface PeerAuditConfig {
   /** The peer's address. */
@@ -35,6 +40,8 @@ export interface PeerAuditConfig {
   idleWait?: () => Promise<void>;
   /** Each finished run, as it ends (a live report). */
   onRun?: (r: AuditRun) => void;
+  /** After the runs, one more connection with the injection and wrong-R_Key checks (off by default). */
+  liveChecks?: boolean;
 }
 
 /** What one run's exchange handed out. */
@@ -53,6 +60,8 @@ export interface PeerAuditResult {
   report: GuessReport;
   /** Why the audit stopped before its last run, or null. */
   stopped: string | null;
+  /** The live checks' results, or null when they were not asked for (or the runs stopped first). */
+  live: LiveChecksResult | null;
   problems: string[];
 }
 
@@ -107,6 +116,18 @@ export async function auditPeer(dev: Device, cfg: PeerAuditConfig): Promise<Peer
     for (const p of r.psns) c.add(cfg.server, GuessKind.START_PSN, p);
   }
   const report = guessReport(c.all());
+  let live: LiveChecksResult | null = null;
+  if (cfg.liveChecks === true && stopped === null) {
+    live = await runLiveChecks(dev, {
+      server: cfg.server,
+      port: cfg.port,
+      connectTimeoutMs: cfg.restartWaitMs,
+      ...(cfg.stepTimeoutMs !== undefined ? { stepTimeoutMs: cfg.stepTimeoutMs } : {}),
+      ...(cfg.beforeConnect !== undefined ? { beforeConnect: cfg.beforeConnect } : {}),
+      ...(cfg.idleWait !== undefined ? { idleWait: cfg.idleWait } : {}),
+    });
+    if (live.stopped !== null) stopped = live.stopped;
+  }
   const problems = stopped !== null ? [stopped] : [];
-  return { ok: stopped === null, server: cfg.server, runs, report, stopped, problems };
+  return { ok: stopped === null, server: cfg.server, runs, report, stopped, live, problems };
 }
