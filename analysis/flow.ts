@@ -220,7 +220,7 @@ export class RequesterFlow {
 
   /** The hole a request out of sequence shows: PSNs from `from` up to it that the capture has not shown. */
   private noteHole(from: number, v: FrameView, n: number): void {
-    const top = psnAdd(v.psn, ((v.opFlags & OpFlag.READ) !== 0 && v.dmaLength > 0 ? Math.max(n, Math.ceil(v.dmaLength / (this.pmtu || MIN_PMTU))) : n) - 1);
+    const top = psnAdd(v.psn, this.spanUpTo(v, n) - 1);
     let h = this.hole;
     if (h === null) h = this.hole = { ranges: [], oos: [], seenHigh: psnAdd(from, -1) };
     const gapFrom = psnDiff(from, psnAdd(h.seenHigh, 1)) > 0 ? from : psnAdd(h.seenHigh, 1);
@@ -265,22 +265,40 @@ export class RequesterFlow {
   }
 
   /**
-   * A retransmission the capture shows, of a PSN in the hole: the responder may have got that PSN
-   * from it, so the responses cannot tell the hole was the capture's. A skip over that PSN was real,
-   * unless the responder had turned away a PSN before the range since (an RNR NAK or a PSN sequence
-   * error NAK): it then dropped whatever it got of the range unanswered, the requester had to send
-   * it again either way, and the resend tells nothing (the skip is not reported).
+   * PSNs request `v` may take at most (`n` as far as the capture tells): a READ of unknown path MTU
+   * one per 256 bytes of its length.
    */
-  private fillHole(psn: number): void {
+  private spanUpTo(v: FrameView, n: number): number {
+    return (v.opFlags & OpFlag.READ) !== 0 && v.dmaLength > 0 ? Math.max(n, Math.ceil(v.dmaLength / (this.pmtu || MIN_PMTU))) : n;
+  }
+
+  /**
+   * A retransmission the capture shows, of PSNs in the hole: the responder may have got them from
+   * it, so the responses cannot tell the hole was the capture's there; the PSNs of a range it does
+   * not carry stay in the hole. A READ request takes one PSN per response packet (IBTA §9.7.4.1.3):
+   * its resend carries `n` PSNs, and perhaps up to `upTo` while the path MTU is not known.
+   * A skip over PSNs it surely carries was real, unless the responder had turned away a PSN before
+   * the range since (an RNR NAK or a PSN sequence error NAK): it then dropped whatever it got of the
+   * range unanswered, the requester had to send it again either way, and the resend tells nothing
+   * (the skip is not reported).
+   */
+  private fillHole(psn: number, n: number, upTo: number): void {
     const h = this.hole;
     if (h === null) return;
-    const filled = h.ranges.filter((r) => psnDiff(psn, r.from) >= 0 && psnDiff(psn, r.to) <= 0);
+    const overlaps = (r: Hole['ranges'][number], span: number): boolean => psnDiff(psnAdd(psn, span - 1), r.from) >= 0 && psnDiff(psn, r.to) <= 0;
+    const last = psnAdd(psn, upTo - 1);
+    const filled = h.ranges.filter((r) => overlaps(r, upTo));
     if (filled.length === 0) return;
+    const left: Hole['ranges'] = [];
     for (const r of filled) {
-      for (const d of r.deferred) if (!d.turnedAway) d.report();
+      if (overlaps(r, n)) for (const d of r.deferred) if (!d.turnedAway) d.report();
       this.settleAfter(h, r.from);
+      // What the resend does not carry, before and after it (its skips judged: no deferred left).
+      const shown = r.shownTo !== undefined ? { shownTo: r.shownTo } : {};
+      if (psnDiff(psn, r.from) > 0) left.push({ from: r.from, to: psnAdd(psn, -1), frame: r.frame, deferred: [], ...shown });
+      if (psnDiff(r.to, last) > 0) left.push({ from: psnAdd(last, 1), to: r.to, frame: r.frame, deferred: [], ...shown });
     }
-    h.ranges = h.ranges.filter((r) => !filled.includes(r));
+    h.ranges = [...h.ranges.filter((r) => !filled.includes(r)), ...left];
     if (h.ranges.length === 0) this.hole = null;
   }
 
@@ -438,7 +456,7 @@ export class RequesterFlow {
     if (this.reliable) this.rxe.onRequest(psn, v.frame, v.timeNs, this.reactNs());
     if (isRetx) {
       bits = this.mark(bits, 'retransmission');
-      this.fillHole(psn);
+      this.fillHole(psn, n, this.spanUpTo(v, n));
       this.checker.onRetransmitAt(psn, v.timeNs);
     }
     if (!isRetx && this.aheadAck !== null) {
@@ -709,9 +727,9 @@ export class RequesterFlow {
         this.msnSeen = true;
         if (v.msn > this.messageStarts) this.startedMidway = true; // it counts messages before the capture
       }
-      // An ACK or NAK answers a request PSN (coverHigh); a READ response or atomic ACK may run to
-      // the end of a READ whose path MTU is not known yet (reachHigh).
-      const sent = (f & (OpFlag.READ | OpFlag.ATOMIC)) !== 0 ? this.reachHigh : this.coverHigh;
+      // An ACK or NAK answers a request PSN, or the last PSN of the READ sent last (coverReach); a
+      // READ response or atomic ACK may run to the end of a READ whose path MTU is not known yet (reachHigh).
+      const sent = (f & (OpFlag.READ | OpFlag.ATOMIC)) !== 0 ? this.reachHigh : this.coverReach();
       const known = this.sentOrShown(sent);
       if (known !== null && !this.reachOpen && psnDiff(through, known) > 0) {
         // Acknowledges requests no captured frame carried: the capture missed them (rule checks skip
@@ -773,7 +791,7 @@ export class RequesterFlow {
       if (m.completedByLast > 1) bits = this.mark(bits, 'impliedAck');
     } else if (v.aethKind === AethKind.ACK) {
       this.figures.acks++;
-      if (!unseen) this.checker.onResponsePsn(v, this.sentOrShown(), false);
+      if (!unseen) this.checker.onResponsePsn(v, this.sentOrShown(this.coverReach()), false);
       if (this.popAckReqs(psn, v.timeNs) >= 2) bits = this.mark(bits, 'ackCoalesced');
       this.respHigh = psnMax(this.respHigh, psn);
       const blocked = m.advance(psn, v.timeNs);
@@ -782,7 +800,7 @@ export class RequesterFlow {
       const rnr = v.aethKind === AethKind.RNR_NAK;
       const name: FlagName = rnr ? 'rnrNak' : (NAK_FLAG[v.aethValue] ?? 'nakRemOp');
       bits = this.mark(bits, name);
-      if (!unseen) this.checker.onResponsePsn(v, this.sentOrShown(), true);
+      if (!unseen) this.checker.onResponsePsn(v, this.sentOrShown(this.coverReach()), true);
       const before = psnAdd(psn, -1);
       this.respHigh = psnMax(this.respHigh, before);
       this.popAckReqs(before, -1);
@@ -840,6 +858,19 @@ export class RequesterFlow {
    */
   private sentOrShown(sent: number | null = this.coverHigh): number | null {
     return sent === null ? this.unseenHigh : psnMax(this.unseenHigh, sent);
+  }
+
+  /**
+   * The highest PSN the requests captured may have taken at the responder: coverHigh, or the end of
+   * the last new request when it is a READ sent before the path MTU was known (one PSN per 256 bytes
+   * at most). The responder's ePSN passes a READ's whole span (IBTA §9.7.4.1.3), and it re-ACKs a
+   * duplicate SEND or WRITE with the PSN before its ePSN (§9.7.5.1.2, C9-105; rxe_resp.c
+   * duplicate_request()) and NAKs the ePSN: either may name the READ's last PSN or the one after.
+   */
+  private coverReach(): number | null {
+    const r = this.spanUnknownRead;
+    if (this.coverHigh === null || r === null) return this.coverHigh;
+    return psnMax(this.coverHigh, psnAdd(r.psn, Math.ceil(r.length / MIN_PMTU) - 1));
   }
 
   /** The last PSN of a waiting READ or atomic (estimated from the MTU for a READ whose end is not seen). */

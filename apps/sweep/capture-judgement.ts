@@ -3,11 +3,12 @@
  * violations and loss-recovery episodes (analysis/analyzer.ts), and `roce replay` in both roles
  * over every RC conversation (apps/replay/, built as cli/replay-command.ts builds it: the captured
  * timing, conversations set up from a captured CM exchange, those that cannot be replayed left out
- * with their reason). Violations are kept apart from what either judge allows (replay's policy and
- * unverifiable differences, the analyzer's capture gaps): only violations fail a sweep.
+ * with their reason). Violations are kept apart from what replay allows (its policy and
+ * unverifiable differences) and from the analyzer's capture gaps, which the case's capture point
+ * judges (case-verdict.ts).
  */
 import { analyzeCapture, type CapturePoint } from '../../analysis/analyzer';
-import type { RuleId, Trigger, Violation } from '../../analysis/types';
+import type { CaptureGap, RuleId, Trigger, Violation } from '../../analysis/types';
 import type { RxeBehaviourId } from '../../analysis/rxe-behaviours';
 import { describeCaptureError, readCapture } from '../../packets/pcap';
 import { packetAddresses } from '../../packets/decode';
@@ -48,9 +49,11 @@ export interface AnalyzeVerdict {
   episodes: Record<Trigger, number>;
   /** Rules not checked because of the capture point. */
   rulesNotChecked: RuleId[];
-  /** Allowed, but worth a look on a capture that holds every frame sent: requests the responses imply the capture missed. */
+  /** Capture gaps: runs of requests the responses imply the capture missed (none possible where it holds every frame sent). */
   captureGaps: number;
   framesImplied: number;
+  /** The first few capture gaps. */
+  gapExamples: CaptureGap[];
 }
 
 export interface CaptureJudgement {
@@ -76,7 +79,7 @@ function bump(into: Record<string, number>, key: string, n = 1): void {
 
 /** `roce analyze`'s verdict on a capture held in memory. */
 export function analyzeVerdict(bytes: Uint8Array, capturePoint: CapturePoint = 'unknown'): AnalyzeVerdict & { frames: number; captureError: string | null } {
-  const r = analyzeCapture(bytes, { capturePoint, keep: { violations: true } });
+  const r = analyzeCapture(bytes, { capturePoint, keep: { violations: true, captureGaps: true } });
   const violations: Partial<Record<RuleId, number>> = {};
   for (const [rule, n] of r.violationsByRule) if (n > 0) violations[rule] = n;
   const shown = new Map<RuleId, number>();
@@ -99,6 +102,7 @@ export function analyzeVerdict(bytes: Uint8Array, capturePoint: CapturePoint = '
     rulesNotChecked: [...r.rulesNotChecked],
     captureGaps: r.captureQuality.captureGaps,
     framesImplied: r.captureQuality.framesImplied,
+    gapExamples: r.captureGaps.slice(0, EXAMPLES_KEPT),
   };
 }
 

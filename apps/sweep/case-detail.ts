@@ -1,10 +1,10 @@
 /**
  * One case's verdict in full, for a person reproducing it (`npm run sweep -- --case '...'`): the
- * repro lines, each judge's violations with their frames and the `roce decode` command that shows
- * them, the three episode counts side by side, and what the judges allowed.
+ * repro lines, each judge's violations and the analyzer's capture gaps with their frames and the
+ * `roce decode` command that shows them, the three episode counts side by side, and what the judges allowed.
  */
 import { REPLAY_ROLES } from './capture-judgement';
-import { analyzeViolationCount, type CaseVerdict } from './case-verdict';
+import { analyzeViolationCount, captureGapImpossible, type CaseVerdict } from './case-verdict';
 import { EPISODE_TRIGGERS } from './episode-sources';
 import { demoCommandLine, formatCase } from './sweep-case';
 
@@ -39,7 +39,16 @@ export function caseDetail(v: CaseVerdict, pcap: string | null): string {
     const left = Object.entries(v.violationsAtSentPoint);
     out.push(`  with --capture-point sent: ${left.length === 0 ? 'none' : left.map(([r, n]) => `${r} ${n}`).join(', ')}`);
   }
-  if (a.captureGaps > 0) out.push(`  capture gaps (allowed): ${a.captureGaps}, ${a.framesImplied} requests implied`);
+  if (a.captureGaps > 0) {
+    const impossible = captureGapImpossible(v.case.at);
+    out.push(
+      `  capture gaps: ${a.captureGaps}, ${a.framesImplied} requests implied${impossible === null ? ' (allowed at this capture point)' : `: a finding, none is possible at=${v.case.at} (${impossible})`}`,
+    );
+    for (const g of a.gapExamples) {
+      out.push(`    conversation ${g.conversation}: PSNs ${g.firstPsn}..${g.lastPsn} (${g.how}), shown by frame ${g.frame}`);
+      out.push(`    roce decode --frames ${Math.max(1, g.frame - 8)}-${g.frame + 1} ${file}`);
+    }
+  }
   for (const role of REPLAY_ROLES) {
     const r = v.judgement.replay[role];
     out.push(

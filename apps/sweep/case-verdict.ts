@@ -1,8 +1,8 @@
 /**
  * One sweep case end to end: the engine runs it (case-run.ts), both judges read its capture
  * (capture-judgement.ts), and the episode counts of the three sources are set side by side
- * (episode-sources.ts). A case passes when neither judge reports a violation and the three
- * sources agree.
+ * (episode-sources.ts). A case passes when neither judge reports a violation, the analyzer infers
+ * no capture gap where none is possible, and the three sources agree.
  */
 import type { RuleId, Trigger } from '../../analysis/types';
 import { analyzeVerdict, judgeCapture, type CaptureJudgement } from './capture-judgement';
@@ -35,9 +35,32 @@ export function analyzeViolationCount(j: CaptureJudgement): number {
   return Object.values(j.analyze.violations).reduce((s, n) => s + (n ?? 0), 0);
 }
 
+/**
+ * Why the analyzer cannot rightly infer a capture gap at a case's capture point, or null where it
+ * can. A response shows its request reached the responder (IBTA §9.7.5.1.2: it acknowledges only
+ * what it got), so the request was sent and passed both hosts' NICs: a capture of every frame as
+ * sent, or of every frame one host's NIC sent and received, holds it. The case's taps lose nothing
+ * (nic-driver/pcap-tap.ts records each frame at its point, before the link's faults or after them).
+ */
+export function captureGapImpossible(at: SweepCase['at']): string | null {
+  switch (at) {
+    case 'sent':
+      return 'the capture holds every frame as sent, and a response implies a request that was sent';
+    case 'host-a':
+    case 'host-b':
+      return "the capture holds every frame the host's NIC sent and received, and a response implies a request that passed both hosts' NICs";
+  }
+}
+
+/** Capture gaps the case's capture point does not allow (0 where gaps are possible). */
+export function impossibleCaptureGaps(v: CaseVerdict): number {
+  return captureGapImpossible(v.case.at) === null ? 0 : v.judgement.analyze.captureGaps;
+}
+
 export function caseFailed(v: CaseVerdict): boolean {
   return (
     analyzeViolationCount(v.judgement) > 0 ||
+    impossibleCaptureGaps(v) > 0 ||
     v.judgement.replay.responder.violations > 0 ||
     v.judgement.replay.requester.violations > 0 ||
     v.episodeMismatches.length > 0

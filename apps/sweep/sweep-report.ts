@@ -5,12 +5,20 @@
 import { REPLAY_ROLES } from './capture-judgement';
 import type { CaptureFileVerdict } from './capture-files';
 import { EPISODE_TRIGGERS } from './episode-sources';
-import { type FirstCases, type SweepTotals, analyzeViolationsTotal, episodeMismatchCases, replayViolationsTotal } from './sweep-totals';
+import { CASE_CAPTURE_POINTS } from './sweep-case';
+import {
+  type FirstCases,
+  type SweepTotals,
+  analyzeViolationsTotal,
+  episodeMismatchCases,
+  impossibleCaptureGapCases,
+  replayViolationsTotal,
+} from './sweep-totals';
 
 const reproLines = (f: FirstCases, indent: string): string[] => f.first.map((x) => `${indent}case ${x.index}: ${x.repro}`);
 
-export type FindingPart = 'analyze' | 'replay' | 'episodes';
-export const FINDING_PARTS: readonly FindingPart[] = ['analyze', 'replay', 'episodes'];
+export type FindingPart = 'analyze' | 'captureGaps' | 'replay' | 'episodes';
+export const FINDING_PARTS: readonly FindingPart[] = ['analyze', 'captureGaps', 'replay', 'episodes'];
 
 /** One line per finding of `parts` with its count, each followed by the repro lines of its first cases; empty when there is none. */
 export function findingsTable(t: SweepTotals, parts: readonly FindingPart[] = FINDING_PARTS): string {
@@ -19,6 +27,13 @@ export function findingsTable(t: SweepTotals, parts: readonly FindingPart[] = FI
     for (const [rule, f] of Object.entries(t.analyze)) {
       if (f === undefined) continue;
       out.push(`analyze ${rule}: ${f.violations} violations in ${f.cases} cases`, ...reproLines(f, '    '));
+    }
+  }
+  if (parts.includes('captureGaps')) {
+    for (const at of CASE_CAPTURE_POINTS) {
+      const f = t.captureGaps[at];
+      if (f.cases > 0 && f.impossible !== null)
+        out.push(`analyze capture gaps at=${at}: ${f.gaps} gaps in ${f.cases} cases, where none is possible (${f.impossible})`, ...reproLines(f, '    '));
     }
   }
   if (parts.includes('replay')) {
@@ -103,6 +118,34 @@ export function sweepMarkdown(t: SweepTotals, run: SweepRunInfo, files: readonly
       out.push(`- ${rule}, case ${f.example.index} (${code(f.example.line)}): frames ${v.frames.join(', ')}: ${cell(v.message)}`);
     }
     out.push('');
+    out.push('## `roce analyze`: capture gaps');
+    out.push('');
+    out.push(
+      `${impossibleCaptureGapCases(t)} cases with a capture gap where none is possible. A capture gap is the analyzer inferring requests the capture missed, because the responses show the responder got them. Each case's capture holds every frame at its point (nic-driver/pcap-tap.ts), and a response implies its request was sent and reached the responder's NIC: a gap there is the analyzer misreading the flow, a finding.`,
+    );
+    out.push('');
+    out.push('| capture point | gaps | cases | why none is possible | first cases |');
+    out.push('|---|---|---|---|---|');
+    for (const at of CASE_CAPTURE_POINTS) {
+      const f = t.captureGaps[at];
+      out.push(`| ${at} | ${f.gaps} | ${f.cases} | ${f.impossible === null ? 'possible: allowed' : cell(f.impossible)} | ${firstCell(f)} |`);
+    }
+    out.push('');
+    const gapExamples = CASE_CAPTURE_POINTS.flatMap((at) => {
+      const x = t.captureGaps[at].example;
+      return x === null ? [] : [{ at, x }];
+    });
+    if (gapExamples.length > 0) {
+      out.push('One example at each capture point (the first case that shows it):');
+      out.push('');
+      for (const { at, x } of gapExamples) {
+        const g = x.gap;
+        out.push(
+          `- at=${at}, case ${x.index} (${code(x.line)}): conversation ${g.conversation}, PSNs ${g.firstPsn}..${g.lastPsn} (${g.how}), shown by frame ${g.frame}`,
+        );
+      }
+      out.push('');
+    }
     out.push('## `roce replay`: violations');
     out.push('');
     for (const role of REPLAY_ROLES) out.push(`- as ${role}: ${replayViolationsTotal(t, role)} violations`);
@@ -136,9 +179,7 @@ export function sweepMarkdown(t: SweepTotals, run: SweepRunInfo, files: readonly
     out.push('');
     out.push('## Allowed differences');
     out.push('');
-    out.push(
-      "Not findings: what replay classes as policy (IBTA leaves it open) or unverifiable (the capture cannot tell), and the analyzer's capture gaps (requests the responses imply the capture missed; on a capture of every frame as sent there should be none).",
-    );
+    out.push('Not findings: what replay classes as policy (IBTA leaves it open) or unverifiable (the capture cannot tell).');
     out.push('');
     const kinds = (r: Record<string, number>): string =>
       Object.entries(r)
@@ -148,7 +189,6 @@ export function sweepMarkdown(t: SweepTotals, run: SweepRunInfo, files: readonly
     out.push(`- replay policy: ${kinds(t.allowed.policy)}`);
     out.push(`- replay unverifiable: ${kinds(t.allowed.unverifiable)}`);
     out.push(`- conversations not replayable: ${t.allowed.notReplayable}`);
-    out.push(`- analyzer capture gaps: ${t.allowed.captureGaps}, cases with any by capture point: ${kinds(t.allowed.casesWithCaptureGaps)}`);
     if (t.workloadFailures > 0) {
       out.push('');
       out.push('Workloads that did not complete:');

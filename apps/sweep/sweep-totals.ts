@@ -1,15 +1,15 @@
 /**
  * A sweep's findings added up over its cases: violations per rule (analyze) and per kind and role
- * (replay), episode-count mismatches per trigger, what the judges allowed, and which values of
- * each dimension the cases covered. Each finding keeps the repro lines of the first cases (by case
+ * (replay), the analyzer's capture gaps per capture point, episode-count mismatches per trigger,
+ * what the judges allowed, and which values of each dimension the cases covered. Each finding keeps the repro lines of the first cases (by case
  * number, whatever order the cases finish in) and one example to read.
  */
-import type { RuleId, Trigger, Violation } from '../../analysis/types';
+import type { CaptureGap, RuleId, Trigger, Violation } from '../../analysis/types';
 import type { Difference } from '../replay/differences';
 import { REPLAY_ROLES, type ReplayRole } from './capture-judgement';
-import { caseFailed, type CaseVerdict } from './case-verdict';
+import { captureGapImpossible, caseFailed, type CaseVerdict } from './case-verdict';
 import { EPISODE_TRIGGERS, type EpisodeCounts } from './episode-sources';
-import { reproLine } from './sweep-case';
+import { CASE_CAPTURE_POINTS, type CaseCapturePoint, reproLine } from './sweep-case';
 
 /** Repro lines kept per finding. */
 export const REPRO_KEPT = 3;
@@ -36,6 +36,16 @@ export interface ReplayFinding extends FirstCases {
   example: { index: number; line: string; difference: Difference } | null;
 }
 
+/** The analyzer's capture gaps at one capture point: a finding where the point allows none (`impossible`). */
+export interface CaptureGapFinding extends FirstCases {
+  gaps: number;
+  cases: number;
+  /** Why no capture gap is possible at this point (case-verdict.ts captureGapImpossible), or null: gaps allowed. */
+  impossible: string | null;
+  /** The first case's first gap. */
+  example: { index: number; line: string; gap: CaptureGap } | null;
+}
+
 export interface EpisodeFinding extends FirstCases {
   /** Cases whose three counts of this trigger differ. */
   cases: number;
@@ -49,15 +59,14 @@ export interface SweepTotals {
   workloadFailureFirst: FirstCases;
   analyze: Partial<Record<RuleId, RuleFinding>>;
   replay: Record<ReplayRole, Record<string, ReplayFinding>>;
+  captureGaps: Record<CaseCapturePoint, CaptureGapFinding>;
   episodes: Record<Trigger, EpisodeFinding>;
   /** Episode sums over every case, per source and trigger. */
   episodeSums: Record<'counters' | 'demo' | 'analyze' | 'rewinds', EpisodeCounts>;
-  /** What the judges allowed, summed: replay's policy and unverifiable differences by kind, the analyzer's capture gaps. */
+  /** What the judges allowed, summed: replay's policy and unverifiable differences by kind. */
   allowed: {
     policy: Record<string, number>;
     unverifiable: Record<string, number>;
-    captureGaps: number;
-    casesWithCaptureGaps: Record<string, number>;
     notReplayable: number;
   };
   /** How many cases had each value of each dimension. */
@@ -69,6 +78,8 @@ const zeroEpisodes = (): EpisodeCounts => ({ nak: 0, rnr: 0, timeout: 0, implied
 export function emptyTotals(): SweepTotals {
   const episodes = {} as Record<Trigger, EpisodeFinding>;
   for (const t of EPISODE_TRIGGERS) episodes[t] = { cases: 0, first: [] };
+  const captureGaps = {} as Record<CaseCapturePoint, CaptureGapFinding>;
+  for (const at of CASE_CAPTURE_POINTS) captureGaps[at] = { gaps: 0, cases: 0, impossible: captureGapImpossible(at), first: [], example: null };
   return {
     cases: 0,
     failedCases: 0,
@@ -76,9 +87,10 @@ export function emptyTotals(): SweepTotals {
     workloadFailureFirst: { first: [] },
     analyze: {},
     replay: { responder: {}, requester: {} },
+    captureGaps,
     episodes,
     episodeSums: { counters: zeroEpisodes(), demo: zeroEpisodes(), analyze: zeroEpisodes(), rewinds: zeroEpisodes() },
-    allowed: { policy: {}, unverifiable: {}, captureGaps: 0, casesWithCaptureGaps: {}, notReplayable: 0 },
+    allowed: { policy: {}, unverifiable: {}, notReplayable: 0 },
     coverage: {},
   };
 }
@@ -146,8 +158,14 @@ export function addVerdict(t: SweepTotals, index: number, v: CaseVerdict): void 
     for (const [kind, n] of Object.entries(r.unverifiable)) bump(t.allowed.unverifiable, `${role} ${kind}`, n);
   }
   t.allowed.notReplayable += v.judgement.notReplayable.length;
-  t.allowed.captureGaps += a.captureGaps;
-  if (a.captureGaps > 0) bump(t.allowed.casesWithCaptureGaps, c.at);
+  if (a.captureGaps > 0) {
+    const f = t.captureGaps[c.at];
+    f.gaps += a.captureGaps;
+    f.cases++;
+    note(f, index, `${repro}   # ${a.captureGaps} capture gap(s), ${a.framesImplied} request(s) implied`);
+    const ex = a.gapExamples[0];
+    if (ex !== undefined && (f.example === null || index < f.example.index)) f.example = { index, line: v.line, gap: ex };
+  }
 
   for (const k of EPISODE_TRIGGERS) {
     for (const src of ['counters', 'demo', 'analyze', 'rewinds'] as const) t.episodeSums[src][k] += v.episodes[src][k];
@@ -166,6 +184,11 @@ export function analyzeViolationsTotal(t: SweepTotals): number {
 
 export function replayViolationsTotal(t: SweepTotals, role: ReplayRole): number {
   return Object.values(t.replay[role]).reduce((s, f) => s + f.violations, 0);
+}
+
+/** Cases with capture gaps at capture points that allow none: each is a finding. */
+export function impossibleCaptureGapCases(t: SweepTotals): number {
+  return CASE_CAPTURE_POINTS.reduce((s, at) => s + (t.captureGaps[at].impossible === null ? 0 : t.captureGaps[at].cases), 0);
 }
 
 export function episodeMismatchCases(t: SweepTotals): number {

@@ -3,15 +3,23 @@
  * (loss 0-10 % each way, Gilbert-Elliott bursts, reordering, duplication, path MTU 256-4096, 1-16
  * QPs, four workload mixes, three capture points), each capture judged by `roce analyze` and by
  * `roce replay` in both roles, and the loss-recovery episodes counted by the engine's counters,
- * by `roce demo` and by `roce analyze`. They must agree: no violation from either judge, equal
- * episode counts. A failure prints each finding with its count and the repro lines of its first
- * cases (`npm run sweep -- --case '...'`, and the `roce demo` command where the demo can say it).
+ * by `roce demo` and by `roce analyze`. They must agree: no violation from either judge, no capture
+ * gap the analyzer infers (no capture point loses a frame), equal episode counts. A failure prints
+ * each finding with its count and the repro lines of its first cases (`npm run sweep -- --case
+ * '...'`, and the `roce demo` command where the demo can say it).
  */
 import { casesAt } from '../../apps/sweep/case-generator';
 import { judgeCase } from '../../apps/sweep/case-verdict';
 import { CASE_CAPTURE_POINTS, CASE_MTUS, WORKLOAD_MIXES } from '../../apps/sweep/sweep-case';
 import { findingsTable } from '../../apps/sweep/sweep-report';
-import { addVerdict, analyzeViolationsTotal, emptyTotals, episodeMismatchCases, replayViolationsTotal } from '../../apps/sweep/sweep-totals';
+import {
+  addVerdict,
+  analyzeViolationsTotal,
+  emptyTotals,
+  episodeMismatchCases,
+  impossibleCaptureGapCases,
+  replayViolationsTotal,
+} from '../../apps/sweep/sweep-totals';
 
 const CASES = 500;
 const SWEEP_SEED = 1;
@@ -35,6 +43,10 @@ test(`the ${CASES} cases cover every dimension`, () => {
 
 test('roce analyze finds no go-back-N rule violation in any capture the engine wrote', () => {
   expect({ violations: analyzeViolationsTotal(totals), findings: findingsTable(totals, ['analyze']) }).toEqual({ violations: 0, findings: '' });
+});
+
+test('roce analyze infers no capture gap: every capture point holds each frame its hosts sent and received', () => {
+  expect({ cases: impossibleCaptureGapCases(totals), findings: findingsTable(totals, ['captureGaps']) }).toEqual({ cases: 0, findings: '' });
 });
 
 test('roce replay finds no violation in either role', () => {
