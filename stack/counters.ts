@@ -28,6 +28,9 @@ export const COUNTER_NAMES = [
   'rcvd_icrc_err',
   'rcvd_malformed',
   'rcvd_unknown_qp',
+  // Packets for an RC or UC QP from another address than its peer's, or to another than its own,
+  // dropped as rxe_recv.c check_addr() drops them (rxe counts none).
+  'rcvd_wrong_address',
   'rcvd_nak_inv_req',
   'rcvd_nak_rem_access',
   'rcvd_nak_rem_op',

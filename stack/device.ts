@@ -125,7 +125,7 @@ export class Device implements QpHost {
   readonly scratch = new TxScratch(Opcode.RC_ACKNOWLEDGE);
   readonly gids: Uint8Array[] = [];
   readonly neighbors: Map<string, number>;
-  /** Device-wide counters for frames that reach no QP. */
+  /** Device-wide counters for frames that reach no QP (or that a QP refuses before taking them: rcvd_wrong_address). */
   readonly counters: Counters = newCounters();
   private readonly qps = new Map<number, QueuePair>();
   /** The random source given (DeviceConfig.random), or null: the device's choices come from its seed. */

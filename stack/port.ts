@@ -33,7 +33,7 @@ import { Ecn, ecnAt } from '../packets/ecn';
 import type { Counters } from './counters';
 import type { Path } from './address';
 import type { QueuePair } from './queue-pair';
-import { QpState } from './qp-type-and-state';
+import { QpState, QpType } from './qp-type-and-state';
 import { responderReceive } from './responder';
 import { completerReceive } from './completer';
 import type { QpCongestion } from './congestion/qp-congestion';
@@ -392,6 +392,13 @@ export class Port {
       this.counters.rcvd_unknown_qp++;
       return;
     }
+    // A connected QP takes packets only from its peer's address to its own (rxe_recv.c check_addr():
+    // RC and UC compare the IP source and destination with the QP's address vector), so a frame that
+    // carries the right QPN and PSN from any other host is dropped, not executed (ReDMArk's injection).
+    if ((qp.type === QpType.RC || qp.type === QpType.UC) && qp.path !== null && !fromPeer(frame, base + p.l3Off, qp.path)) {
+      this.counters.rcvd_wrong_address++;
+      return;
+    }
     qp.counters.rcvd_pkts++;
     // ECN CE on a packet of a QP with congestion control: the notification point's business.
     if (qp.cc !== null && ecnAt(frame, base + p.l3Off) === Ecn.CE) this.congestionExperienced(qp);
@@ -465,4 +472,27 @@ const LEAN_NO_ICRC = Object.freeze({ verifyIcrc: false, lean: true });
 
 function bytesToV4(b: Uint8Array): number {
   return (((b[0] ?? 0) << 24) | ((b[1] ?? 0) << 16) | ((b[2] ?? 0) << 8) | (b[3] ?? 0)) >>> 0;
+}
+
+/**
+ * Whether the IP packet at `l3` of `frame` comes from `path`'s peer to `path`'s own address, compared
+ * as GIDs (what the GRH carries, IBTA annex A17.4.5.1): an IPv4 address is the GID ::ffff:a.b.c.d, so
+ * an IPv6 packet between IPv4-mapped addresses matches an IPv4 path (a RoCE v1 GRH becomes one).
+ */
+function fromPeer(frame: Uint8Array, l3: number, path: Path): boolean {
+  const v4 = (frame[l3] ?? 0) >>> 4 === 4;
+  if (v4) return path.ipVersion === 4 && sameBytes(frame, l3 + 12, path.dstIp) && sameBytes(frame, l3 + 16, path.srcIp);
+  if (path.ipVersion === 6) return sameBytes(frame, l3 + 8, path.dstIp) && sameBytes(frame, l3 + 24, path.srcIp);
+  return mappedV4(frame, l3 + 8) && sameBytes(frame, l3 + 20, path.dstIp) && mappedV4(frame, l3 + 24) && sameBytes(frame, l3 + 36, path.srcIp);
+}
+
+function sameBytes(frame: Uint8Array, at: number, want: Uint8Array): boolean {
+  for (let i = 0; i < want.length; i++) if (frame[at + i] !== want[i]) return false;
+  return true;
+}
+
+/** Whether the 16 bytes at `at` are an IPv4-mapped address (::ffff:0:0/96). */
+function mappedV4(frame: Uint8Array, at: number): boolean {
+  for (let i = 0; i < 10; i++) if (frame[at + i] !== 0) return false;
+  return frame[at + 10] === 0xff && frame[at + 11] === 0xff;
 }

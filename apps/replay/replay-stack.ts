@@ -29,7 +29,7 @@ export interface ReplayStack {
   mtuBytes: number;
   pathMtu: Mtu;
   /** The peer as the QP's address handle names it. */
-  peer: { dgid: string; dmac: number };
+  peer: { dgid: string; dmac: number; sgidIndex: number };
 }
 
 /** MACs for a side the capture does not show one for (a link type without Ethernet headers). */
@@ -55,5 +55,7 @@ export function replayStack(conv: RcConversation, side: 'requester' | 'responder
     name: 'replay',
     icrc: fastestIcrcBatch(),
   });
-  return { clock, driver, dev, mtuBytes, pathMtu, peer: { dgid: v4 ? `::ffff:${peer.ip}` : peer.ip, dmac: peerMac } };
+  // The QP's source GID is the captured side's own address (GID index 1: the link-local GID comes first),
+  // so that its frames carry that address and the frames fed to it are from its peer to it (port.ts fromPeer).
+  return { clock, driver, dev, mtuBytes, pathMtu, peer: { dgid: v4 ? `::ffff:${peer.ip}` : peer.ip, dmac: peerMac, sgidIndex: 1 } };
 }

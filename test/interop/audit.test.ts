@@ -155,12 +155,12 @@ d('roce audit --live-checks against rxe', () => {
     expect(toRxe.length).toBeGreaterThan(1);
   });
 
-  test('the same audit against this stack: unpredictable, and it takes the injected WRITE (it checks no source address); the two verdicts differ', async () => {
+  test('the same audit against this stack: unpredictable, and it drops the injected WRITE as rxe does (check_addr()); the two verdicts differ', async () => {
     const mine = await auditThisStack();
     expect(mine.stopped).toBeNull();
     expect(mine.report.verdict).toBe('unpredictable');
     expect(mine.report.verdict).not.toBe(audit.report.verdict);
-    expect(mine.live?.injection?.outcome).toBe('accepted');
+    expect(mine.live?.injection?.outcome).toBe('rejected');
     expect(mine.live?.wrongRkey).toMatchObject({ outcome: 'qp-error', answer: 'REM_ACCESS_ERR', peerQp: 'error' });
   }, 60_000);
 });
