@@ -15,7 +15,7 @@ export interface HelpOption {
 export function helpOptions(help: string): HelpOption[] {
   const out: HelpOption[] = [];
   for (const line of help.split('\n')) {
-    const m = /^ {2}(?:-([A-Za-z]), | {4})--([a-z0-9_-]+)(?: (\S+))? /.exec(line);
+    const m = /^ {2}(?:-(\w), | {4})--([\w-]+)(?: (\S+))? /.exec(line);
     if (m !== null) out.push({ short: m[1] ?? null, name: m[2] ?? '', value: m[3] ?? null });
   }
   return out;
