@@ -12,18 +12,13 @@ import { type CommandContext, parseCommand } from './command';
 import type { Output } from './output';
 import { BAD_INPUT_STATUS, captureInput, finishOnInterrupt, isNotACapture, readWholeInput, reportNotACapture } from './capture-input';
 import {
-  CONVERSATION_SPEC,
-  FRAMES_SPEC,
   NO_CONVERSATION_REASON,
-  QPN_SPEC,
-  READ_FILE_SPEC,
-  TIME_WINDOW_SPEC,
   captureFileOf,
   conversationChoiceOf,
-  describedAs,
   exitStatusText,
   frameSelectionOf,
   selectionHooks,
+  captureSelectionSpecs,
 } from './capture-options';
 import { type AnalysisResult, type AnalyzerOptions, type KeptLists, analyzeCapture, analyzeFile, parseCapturePoint } from '../analysis/analyzer';
 import { chosenIds, noneChosenText } from '../analysis/conversation-choice';
@@ -63,25 +58,18 @@ export const ANALYZE_AUTO_THREADS_MIN_BYTES = 32 << 20;
 export const ANALYZE_SPOOL_MIN_BYTES = 32 << 20;
 
 export const ANALYZE_OPTIONS: readonly OptionSpec[] = [
-  READ_FILE_SPEC,
   { name: 'json', kind: 'flag', help: 'one JSON document (conversations, messages, episodes, violations, frames with flags)' },
   { name: 'episodes', kind: 'flag', help: 'list every loss-recovery episode' },
   { name: 'messages', short: 'm', kind: 'flag', help: 'list every message' },
   { name: 'list-frames', short: 'f', kind: 'flag', help: 'list every flagged frame' },
   { name: 'verbose', short: 'v', kind: 'flag', help: 'all of the above' },
-  describedAs(FRAMES_SPEC, 'analyse only frames numbered A to B (A-B, A-, -B or A), as if the capture held no others'),
-  describedAs(
-    TIME_WINDOW_SPEC,
-    `analyse only frames whose time since the capture's first frame lies in [FROM, TO], as if the capture held no others (FROM-, -TO; each a number with s, ms, us or ns after it; a bare number is µs)`,
-  ),
-  describedAs(
-    CONVERSATION_SPEC,
-    'report only conversation N, numbered as roce analyze without it lists them (the analysis still takes every frame: N and its findings do not change)',
-  ),
-  describedAs(
-    QPN_SPEC,
-    'report only the conversations with one of these QPs at either end (found by a first reading of the capture; the analysis still takes every frame)',
-  ),
+  ...captureSelectionSpecs({
+    conversation:
+      'report only conversation N, numbered as roce analyze without it lists them (the analysis still takes every frame: N and its findings do not change)',
+    qpn: 'report only the conversations with one of these QPs at either end (found by a first reading of the capture; the analysis still takes every frame)',
+    frames: 'analyse only frames numbered A to B (A-B, A-, -B or A), as if the capture held no others',
+    'time-window': `analyse only frames whose time since the capture's first frame lies in [FROM, TO], as if the capture held no others (FROM-, -TO; each a number with s, ms, us or ns after it; a bare number is µs)`,
+  }),
   { name: 'all-frames', kind: 'flag', help: 'with --json: a result for every RoCE frame, not only flagged ones' },
   { name: 'roce-port', kind: 'string', value: 'N', help: 'UDP destination port that means RoCE v2 (default 4791)' },
   { name: 'ignore-icrc', kind: 'flag', help: 'do not check the ICRC: for captures whose tool did not preserve it (see "capture quality" in roce analyze)' },

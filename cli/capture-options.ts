@@ -44,9 +44,24 @@ export const CONVERSATION_SPEC: OptionSpec = {
 /** The exit-status reason of a command given --conversation or --qpn that no conversation matches. */
 export const NO_CONVERSATION_REASON = 'a --conversation or --qpn that no conversation of the capture (of the frames selected) matches';
 
-/** One of the shared options with the words a command gives it (its name, short letter and value stay). */
-export function describedAs(spec: OptionSpec, help: string): OptionSpec {
-  return { ...spec, help };
+/**
+ * The options every capture command takes, in the order their helps list them: each command's
+ * option table takes this list (through `captureSelectionSpecs`), not the specs one by one.
+ */
+export const CAPTURE_SELECTION_SPECS: readonly OptionSpec[] = [READ_FILE_SPEC, CONVERSATION_SPEC, QPN_SPEC, FRAMES_SPEC, TIME_WINDOW_SPEC];
+
+/** The long names of CAPTURE_SELECTION_SPECS. */
+export type CaptureSelectionOption = 'read-file' | 'conversation' | 'qpn' | 'frames' | 'time-window';
+
+/**
+ * CAPTURE_SELECTION_SPECS for one command's table, with the words the command gives some of them
+ * (what its --qpn takes, say): each keeps its name, short letter, kind and value syntax.
+ */
+export function captureSelectionSpecs(help: Readonly<Partial<Record<CaptureSelectionOption, string>>> = {}): OptionSpec[] {
+  return CAPTURE_SELECTION_SPECS.map((spec) => {
+    const words = help[spec.name as CaptureSelectionOption];
+    return words === undefined ? spec : { ...spec, help: words };
+  });
 }
 
 /** The frames a command takes: numbers in [first, last] and times since the first frame in [fromNs, toNs]. */

@@ -8,20 +8,15 @@ import { isatty } from 'node:tty';
 import { BAD_INPUT_STATUS, captureInput, finishOnInterrupt, isNotACapture, reportNotACapture } from './capture-input';
 import {
   ALL_FRAMES,
-  CONVERSATION_SPEC,
-  FRAMES_SPEC,
   NO_CONVERSATION_REASON,
-  QPN_SPEC,
-  READ_FILE_SPEC,
-  TIME_WINDOW_SPEC,
   captureFileOf,
   conversationOf,
-  describedAs,
   exitStatusText,
   frameSelectionOf,
   qpnsOf,
   selectionHooks,
   selects,
+  captureSelectionSpecs,
 } from './capture-options';
 import { Analyzer } from '../analysis/analyzer';
 import { noneChosenText } from '../analysis/conversation-choice';
@@ -64,7 +59,6 @@ const TIME_MODES: Readonly<Record<string, TimeMode>> = {
 };
 
 export const DECODE_OPTIONS: readonly OptionSpec[] = [
-  READ_FILE_SPEC,
   { name: 'json', kind: 'flag', help: 'one JSON object per frame per line (every frame, RoCE or not)' },
   { name: 'verbose', short: 'v', kind: 'flag', help: 'full field tree for each RoCE frame' },
   { name: 'tree', short: 'V', kind: 'flag', help: 'the same as -v (tshark -V)' },
@@ -100,17 +94,12 @@ export const DECODE_OPTIONS: readonly OptionSpec[] = [
   },
   { name: 'no-resolve', short: 'n', kind: 'flag', help: "accepted for tshark's sake: no name is ever resolved" },
   { name: 'roce-port', kind: 'string', value: 'N', help: 'UDP destination port that means RoCE v2 (default 4791)' },
-  describedAs(
-    QPN_SPEC,
-    "only frames to (BTH DestQP) or from (DETH SrcQP) these QPs, each frame judged by its own headers as a dissector's field filter judges it (--conversation: every frame of a conversation)",
-  ),
-  describedAs(
-    CONVERSATION_SPEC,
-    'only frames of conversation N, numbered as roce analyze lists them with the same --frames, --time-window, --roce-port and --no-icrc (each frame is analysed as it is read: this thread only)',
-  ),
+  ...captureSelectionSpecs({
+    conversation:
+      'only frames of conversation N, numbered as roce analyze lists them with the same --frames, --time-window, --roce-port and --no-icrc (each frame is analysed as it is read: this thread only)',
+    qpn: "only frames to (BTH DestQP) or from (DETH SrcQP) these QPs, each frame judged by its own headers as a dissector's field filter judges it (--conversation: every frame of a conversation)",
+  }),
   { name: 'opcode', kind: 'list', value: 'OP[,OP]', help: 'only these opcodes: a number, a name (RC_SEND_ONLY) or a name without its prefix (SEND_ONLY)' },
-  FRAMES_SPEC,
-  TIME_WINDOW_SPEC,
   { name: 'count', short: 'c', kind: 'string', value: 'N', help: 'stop after printing N frames' },
   { name: 'errors', kind: 'flag', help: 'only malformed frames (bad ICRC, truncated, bad length, unknown opcode, bad MAD)' },
   { name: 'no-icrc', kind: 'flag', help: 'do not check the ICRC' },

@@ -12,20 +12,15 @@ import { type CommandContext, parseCommand } from './command';
 import type { Output } from './output';
 import { BAD_INPUT_STATUS, captureInput, captureStartError, isNotACapture, readWholeInput, reportNotACapture } from './capture-input';
 import {
-  CONVERSATION_SPEC,
-  FRAMES_SPEC,
-  QPN_SPEC,
-  READ_FILE_SPEC,
-  TIME_WINDOW_SPEC,
   captureFileOf,
   conversationOf,
-  describedAs,
   exitStatusText,
   frameSelectionOf,
   qpnsOf,
   selectionHooks,
   takesAll,
   timeNs,
+  captureSelectionSpecs,
 } from './capture-options';
 import { OUTPUT_FILE_STATUS, outputFileWritable, writeOutputFile } from './output-file';
 import { TimelineError, type TimelineFilter, buildTimeline } from '../analysis/timeline';
@@ -35,15 +30,13 @@ import { windowShownText } from '../analysis/render/ladder-window';
 import { MAX_CONVERSATIONS_SPEC, maxConversationsOf, reportAnalysisEnd } from './analysis-end';
 
 export const LADDER_OPTIONS: readonly OptionSpec[] = [
-  READ_FILE_SPEC,
   { name: 'output', short: 'o', kind: 'string', value: 'FILE', help: 'where to write: FILE.html (interactive) or FILE.svg; "-" for SVG on stdout (required)' },
-  describedAs(CONVERSATION_SPEC, 'the conversation to draw, numbered as `roce analyze` lists them (default: the one with most frames)'),
-  describedAs(QPN_SPEC, 'the conversation with this QP number at either end'),
-  describedAs(FRAMES_SPEC, 'only frames numbered A to B (A-B, A-, -B or A), judged as a capture of their own'),
-  describedAs(
-    TIME_WINDOW_SPEC,
-    `only frames whose time since the capture's first frame lies in [FROM, TO], judged as a capture of their own (FROM-, -TO; each a number with s, ms, µs (or us) or ns after it; a bare number is µs)`,
-  ),
+  ...captureSelectionSpecs({
+    conversation: 'the conversation to draw, numbered as `roce analyze` lists them (default: the one with most frames)',
+    qpn: 'the conversation with this QP number at either end',
+    frames: 'only frames numbered A to B (A-B, A-, -B or A), judged as a capture of their own',
+    'time-window': `only frames whose time since the capture's first frame lies in [FROM, TO], judged as a capture of their own (FROM-, -TO; each a number with s, ms, µs (or us) or ns after it; a bare number is µs)`,
+  }),
   {
     name: 'from',
     kind: 'string',

@@ -13,18 +13,13 @@ import { type CommandContext, parseCommand } from './command';
 import type { Output } from './output';
 import { BAD_INPUT_STATUS, captureInput, isNotACapture, reportNotACapture } from './capture-input';
 import {
-  CONVERSATION_SPEC,
-  FRAMES_SPEC,
   NO_CONVERSATION_REASON,
-  QPN_SPEC,
-  READ_FILE_SPEC,
-  TIME_WINDOW_SPEC,
   captureFileOf,
   conversationChoiceOf,
-  describedAs,
   exitStatusText,
   frameSelectionOf,
   selectionHooks,
+  captureSelectionSpecs,
 } from './capture-options';
 import { choosesConversations, noneChosenText } from '../analysis/conversation-choice';
 import { fileErrorText } from '../base/file-error';
@@ -39,7 +34,6 @@ import { notStarResult, starPanels } from '../apps/sim/star-chart';
 import type { StarResult } from '../apps/sim/star-scenario';
 
 export const PLOT_OPTIONS: readonly OptionSpec[] = [
-  READ_FILE_SPEC,
   {
     name: 'output',
     short: 'o',
@@ -55,13 +49,12 @@ export const PLOT_OPTIONS: readonly OptionSpec[] = [
     help: "draw a `roce sim --json` result: each flow's rate and the busiest queue over time (no capture needed)",
   },
   { name: 'bin', kind: 'string', value: 'US', help: 'with --rate: the width of a rate bin in µs (default: the capture in 200 bins)' },
-  describedAs(QPN_SPEC, 'only flows of the conversations with one of these QPs at either end'),
-  describedAs(CONVERSATION_SPEC, 'only flows of conversation N, numbered as roce analyze lists them with the same --frames, --time-window and --roce-port'),
-  describedAs(FRAMES_SPEC, 'only frames numbered A to B (A-B, A-, -B or A), judged as a capture of their own'),
-  describedAs(
-    TIME_WINDOW_SPEC,
-    `only frames whose time since the capture's first frame lies in [FROM, TO], judged as a capture of their own (FROM-, -TO; each a number with s, ms, µs (or us) or ns after it; a bare number is µs)`,
-  ),
+  ...captureSelectionSpecs({
+    conversation: 'only flows of conversation N, numbered as roce analyze lists them with the same --frames, --time-window and --roce-port',
+    qpn: 'only flows of the conversations with one of these QPs at either end',
+    frames: 'only frames numbered A to B (A-B, A-, -B or A), judged as a capture of their own',
+    'time-window': `only frames whose time since the capture's first frame lies in [FROM, TO], judged as a capture of their own (FROM-, -TO; each a number with s, ms, µs (or us) or ns after it; a bare number is µs)`,
+  }),
   { name: 'title', kind: 'string', value: 'TEXT', help: 'title of the picture' },
   { name: 'roce-port', kind: 'string', value: 'N', help: 'UDP destination port that means RoCE v2 (default 4791)' },
   MAX_CONVERSATIONS_SPEC,

@@ -8,21 +8,16 @@ import { type OptionSpec, UsageError, formatOptions, intValue } from './args';
 import { type CommandContext, parseCommand } from './command';
 import { BAD_INPUT_STATUS, captureInput, isNotACapture, readWholeInput, reportNotACapture } from './capture-input';
 import {
-  CONVERSATION_SPEC,
-  FRAMES_SPEC,
   NO_CONVERSATION_REASON,
-  QPN_SPEC,
-  READ_FILE_SPEC,
-  TIME_WINDOW_SPEC,
   captureFileOf,
   conversationOf,
-  describedAs,
   exitStatusText,
   frameSelectionOf,
   qpnsOf,
   selectionHooks,
   selects,
   takesAll,
+  captureSelectionSpecs,
 } from './capture-options';
 import { analyzeCapture } from '../analysis/analyzer';
 import { noneChosenText } from '../analysis/conversation-choice';
@@ -42,21 +37,14 @@ import { splitReplayable } from '../apps/replay/replayable';
 import { replayReportJson, replayReportText, replayTotals } from './replay-report';
 
 export const REPLAY_OPTIONS: readonly OptionSpec[] = [
-  READ_FILE_SPEC,
   { name: 'role', kind: 'string', value: 'responder|requester', help: 'which side the stack plays (default responder)' },
-  describedAs(
-    QPN_SPEC,
-    'the conversations whose responder (or, with --role requester, requester) has one of these QPNs: the side the stack plays (default: every RC conversation)',
-  ),
-  describedAs(
-    CONVERSATION_SPEC,
-    'only conversation N, numbered as roce analyze lists them with the same --frames, --time-window, --roce-port and --ignore-icrc (an RC conversation)',
-  ),
-  describedAs(FRAMES_SPEC, 'replay only frames numbered A to B (A-B, A-, -B or A), as if the capture held no others'),
-  describedAs(
-    TIME_WINDOW_SPEC,
-    `replay only frames whose time since the capture's first frame lies in [FROM, TO], as if the capture held no others (FROM-, -TO; each a number with s, ms, us or ns after it; a bare number is µs)`,
-  ),
+  ...captureSelectionSpecs({
+    conversation:
+      'only conversation N, numbered as roce analyze lists them with the same --frames, --time-window, --roce-port and --ignore-icrc (an RC conversation)',
+    qpn: 'the conversations whose responder (or, with --role requester, requester) has one of these QPNs: the side the stack plays (default: every RC conversation)',
+    frames: 'replay only frames numbered A to B (A-B, A-, -B or A), as if the capture held no others',
+    'time-window': `replay only frames whose time since the capture's first frame lies in [FROM, TO], as if the capture held no others (FROM-, -TO; each a number with s, ms, us or ns after it; a bare number is µs)`,
+  }),
   { name: 'timing', kind: 'string', value: 'captured|fast', help: 'feed packets at the captured times (default) or back to back' },
   { name: 'mtu', kind: 'string', value: 'N', help: 'path MTU, when the capture does not show it (default: inferred)' },
   { name: 'roce-port', kind: 'string', value: 'N', help: 'UDP destination port of RoCE v2 (default 4791)' },

@@ -31,7 +31,7 @@ import { QpState, QpType } from '../../stack/qp-type-and-state';
 import { Access } from '../../stack/access-flags';
 import { SendFlags, WrOpcode } from '../../stack/work-request-codes';
 import { WC_STATUS_NAMES, WcStatus } from '../../stack/work-completion';
-import { mtuBytes, mtuFromBytes, type Mtu } from '../../stack/mtu';
+import { mtuBytes } from '../../stack/mtu';
 import { defaultGidIndex, isIpv4MappedGid } from '../../stack/address';
 import { ipv6ToString } from '../../packets/bytes';
 import { OobError, OobErrorCode } from '../oob/tcp-channel';
@@ -50,7 +50,7 @@ import { latencyStats, type LatencyStats } from '../perftest/measurement';
 import { nonZeroCounters } from '../perftest/result';
 import { qpStateReport } from '../perftest/qp-state-report';
 import { progressMark } from '../perftest/completion-waits';
-import { noProgressBound } from '../host/no-progress-bound';
+import { type PingpongPlanBase, checkedSizesAndBounds } from './pingpong-plan';
 import type { Counters } from '../../stack/counters';
 import { nextTurn } from '../host/clock-pump';
 import type { QueuePair } from '../../stack/queue-pair';
@@ -165,46 +165,25 @@ async function answerLastRetransmissions(qp: QueuePair, clock: Clock, idle: () =
 }
 
 /** What the configuration asks for, checked: transport, sizes, MTU, GID index and time bounds. */
-interface PingpongPlan {
+interface PingpongPlan extends PingpongPlanBase {
   type: PingpongType;
   tool: PingpongResult['test'];
-  size: number;
-  iters: number;
-  rxDepth: number;
-  mtu: Mtu;
-  gidIndex: number;
-  stepMs: number;
-  /** How long the loop waits without progress, and why that long. */
-  bound: { ms: number; why: string };
 }
 
 function planPingpong(dev: Device, cfg: PingpongConfig): PingpongPlan {
   const type: PingpongType = cfg.type ?? 'rc';
   const tool = `${type}_pingpong` as PingpongResult['test'];
-  const size = cfg.size ?? (type === 'ud' ? 2048 : 4096);
-  const iters = cfg.iters ?? 1000;
+  const common = checkedSizesAndBounds(dev, cfg, cfg.size ?? (type === 'ud' ? 2048 : 4096));
   const rxDepth = cfg.rxDepth ?? 500;
-  if (!Number.isInteger(size) || size < 1 || size > 1 << 28) throw configError('size', `must be 1..${1 << 28}, got ${size}`);
-  if (!Number.isInteger(iters) || iters < 1 || iters > 1e9) throw configError('iters', `must be at least 1, got ${iters}`);
   if (!Number.isInteger(rxDepth) || rxDepth < 2 || rxDepth > 1 << 15) throw configError('rxDepth', `must be 2..32768, got ${rxDepth}`);
-  const mtu = mtuFromBytes(cfg.mtu ?? 1024);
-  if (mtu === undefined) throw configError('mtu', `must be 256, 512, 1024, 2048 or 4096, got ${cfg.mtu}`);
-  if (mtu > dev.maxMtu()) throw configError('mtu', `${cfg.mtu} is more than the link carries (${mtuBytes(dev.maxMtu())})`);
   if (type !== 'rc' && type !== 'uc' && type !== 'ud') throw configError('type', `must be rc, uc or ud, got ${String(type)}`);
   // ibv_ud_pingpong: "Requested size larger than port MTU" (a datagram is one packet).
-  if (type === 'ud' && size > mtuBytes(dev.maxMtu()))
-    throw configError('size', `${size} is larger than the port MTU (${mtuBytes(dev.maxMtu())}); a UD message is one packet`);
+  if (type === 'ud' && common.size > mtuBytes(dev.maxMtu()))
+    throw configError('size', `${common.size} is larger than the port MTU (${mtuBytes(dev.maxMtu())}); a UD message is one packet`);
   const gidIndex = cfg.gidIndex ?? defaultGidIndex(dev.gids);
   if (gidIndex !== -1 && (gidIndex < 0 || gidIndex >= dev.gids.length))
     throw configError('gidIndex', `${gidIndex} is not in the GID table (${dev.gids.length} entries)`);
-  const stepMs = cfg.stepTimeoutMs ?? 10_000;
-  // rc_pingpong's QP timers (timeout 14, retry 7, RNR retry 7, min RNR timer 12, pp_connect_ctx): the
-  // no-progress bound follows from them (apps/host/no-progress-bound.ts) unless the caller gives one.
-  const bound =
-    cfg.runTimeoutMs !== undefined
-      ? { ms: cfg.runTimeoutMs, why: 'the run timeout given' }
-      : noProgressBound({ timeout: 14, retryCnt: 7, rnrRetry: 7, minRnrTimer: 12 });
-  return { type, tool, size, iters, rxDepth, mtu: mtu as Mtu, gidIndex, stepMs, bound };
+  return { ...common, type, tool, rxDepth, gidIndex };
 }
 
 /** This side's verbs objects and what it tells the peer. */

@@ -24,7 +24,7 @@ import { QpState, QpType } from '../../stack/qp-type-and-state';
 import { Access } from '../../stack/access-flags';
 import { SendFlags, WrOpcode } from '../../stack/work-request-codes';
 import { WC_STATUS_NAMES, WcStatus } from '../../stack/work-completion';
-import { mtuBytes, mtuFromBytes, type Mtu } from '../../stack/mtu';
+import { mtuBytes } from '../../stack/mtu';
 import { defaultGidIndex, isIpv4MappedGid } from '../../stack/address';
 import { ipv6ToString } from '../../packets/bytes';
 import { OobError, OobErrorCode } from '../oob/tcp-channel';
@@ -44,7 +44,7 @@ import { PerftestError, PerftestErrorCode, configError } from '../perftest/perft
 import { nonZeroCounters } from '../perftest/result';
 import { progressMarkAll } from '../perftest/completion-waits';
 import { qpStateReport } from '../perftest/qp-state-report';
-import { noProgressBound } from '../host/no-progress-bound';
+import { type PingpongPlanBase, checkedSizesAndBounds } from './pingpong-plan';
 import { qpHealth } from '../host/qp-health';
 import { nextTurn } from '../host/clock-pump';
 import { addCounters, newCounters, type Counters } from '../../stack/counters';
@@ -91,23 +91,13 @@ export interface SrqPingpongResult {
 }
 
 /** What the configuration asks for, checked: QP count, depths, sizes, MTU, GID index and time bounds. */
-interface SrqPlan {
+interface SrqPlan extends PingpongPlanBase {
   numQp: number;
-  rxDepth: number;
-  size: number;
-  iters: number;
-  mtu: Mtu;
-  gidIndex: number;
-  stepMs: number;
-  /** How long the loop waits without progress, and why that long. */
-  bound: { ms: number; why: string };
 }
 
 function planSrqPingpong(dev: Device, cfg: SrqPingpongConfig): SrqPlan {
   const numQp = cfg.numQp ?? 16;
   const rxDepth = cfg.rxDepth ?? 500;
-  const size = cfg.size ?? 4096;
-  const iters = cfg.iters ?? 1000;
   if (!Number.isInteger(numQp) || numQp < 1 || numQp >= SRQ_MAX_QP)
     throw configError('numQp', `must be 1..${SRQ_MAX_QP - 1} (srq_pingpong: "num_qp must be less than ${SRQ_MAX_QP}"), got ${numQp}`);
   if (!Number.isInteger(rxDepth) || rxDepth < 1 || rxDepth > 1 << 15) throw configError('rxDepth', `must be 1..32768, got ${rxDepth}`);
@@ -116,19 +106,10 @@ function planSrqPingpong(dev: Device, cfg: SrqPingpongConfig): SrqPlan {
       'rxDepth',
       `${rxDepth} is too small for ${numQp} QPs (srq_pingpong: "rx_depth is too small for num_qp QPs -- must have at least one receive per QP")`,
     );
-  if (!Number.isInteger(size) || size < 1 || size > 1 << 28) throw configError('size', `must be 1..${1 << 28}, got ${size}`);
-  if (!Number.isInteger(iters) || iters < 1 || iters > 1e9) throw configError('iters', `must be at least 1, got ${iters}`);
-  const mtu = mtuFromBytes(cfg.mtu ?? 1024);
-  if (mtu === undefined) throw configError('mtu', `must be 256, 512, 1024, 2048 or 4096, got ${cfg.mtu}`);
-  if (mtu > dev.maxMtu()) throw configError('mtu', `${cfg.mtu} is more than the link carries (${mtuBytes(dev.maxMtu())})`);
+  const common = checkedSizesAndBounds(dev, cfg, cfg.size ?? 4096);
   const gidIndex = cfg.gidIndex ?? defaultGidIndex(dev.gids);
   if (gidIndex < 0 || gidIndex >= dev.gids.length) throw configError('gidIndex', `${gidIndex} is not in the GID table (${dev.gids.length} entries)`);
-  const stepMs = cfg.stepTimeoutMs ?? 10_000;
-  const bound =
-    cfg.runTimeoutMs !== undefined
-      ? { ms: cfg.runTimeoutMs, why: 'the run timeout given' }
-      : noProgressBound({ timeout: 14, retryCnt: 7, rnrRetry: 7, minRnrTimer: 12 });
-  return { numQp, rxDepth, size, iters, mtu: mtu as Mtu, gidIndex, stepMs, bound };
+  return { ...common, numQp, rxDepth, gidIndex };
 }
 
 /** This side's verbs objects, what it tells the peer, and what the peer told it. */

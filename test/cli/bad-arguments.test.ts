@@ -7,13 +7,18 @@
  * a directory, a missing folder, an unwritable path and a full disk as that file. Each ends with the
  * exit status the command's help promises, one line on stderr naming the command (and for a file,
  * the file), nothing on stdout, no stack trace and no "internal error". Live commands get only
- * argument-level mistakes: nothing here opens a device or sends a frame.
+ * argument-level mistakes: nothing here opens a device or sends a frame. The commands run in this
+ * process (an error they do not catch fails the test as it would end the process with exit 70);
+ * what needs a process of its own runs bin/roce.js: the status and lines it ends with, an empty
+ * standard input that is not a terminal, standard output on a full disk.
  */
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { spawn, spawnSync } from 'node:child_process';
 import { testUnless } from '../support/skip';
+import { roce as roceHere } from '../support/cli';
+import { helpOptions } from '../support/help-options';
 
 const ROOT = path.resolve(__dirname, '..', '..');
 const ROCE = path.join(ROOT, 'bin', 'roce.js');
@@ -38,26 +43,11 @@ function helps(): Record<string, string> {
   return JSON.parse(r.stdout) as Record<string, string>;
 }
 
-interface OptionLine {
-  name: string;
-  value: string | null;
-}
-
-/** The options a help text lists (formatOptions' lines: `  -x, --name VALUE   help`). */
-function optionsOf(help: string): OptionLine[] {
-  const out: OptionLine[] = [];
-  for (const line of help.split('\n')) {
-    const m = /^ {2}(?:-[A-Za-z], | {4})--([a-z0-9_-]+)(?: (\S+))? /.exec(line);
-    if (m !== null) out.push({ name: m[1] ?? '', value: m[2] ?? null });
-  }
-  return out;
-}
-
 const HELP = helps();
 const NAMES = Object.keys(HELP);
 /** A help text on one line, for phrases that a line break may cut. */
 const flat = (name: string): string => (HELP[name] ?? '').replace(/\s+/g, ' ');
-const takes = (name: string, option: string): boolean => optionsOf(HELP[name] ?? '').some((o) => o.name === option);
+const takes = (name: string, option: string): boolean => helpOptions(HELP[name] ?? '').some((o) => o.name === option);
 const CAPTURE_COMMANDS = NAMES.filter((n) => takes(n, 'read-file'));
 const OUTPUT_COMMANDS = NAMES.filter((n) => takes(n, 'output'));
 
@@ -77,8 +67,14 @@ interface Ran {
   stderr: string;
 }
 
-/** `roce ARGV`, its standard input /dev/null (no terminal, no data). */
-function roce(argv: readonly string[]): Promise<Ran> {
+/** `roce ARGV` in this process. */
+async function roce(argv: readonly string[]): Promise<Ran> {
+  const r = await roceHere(...argv);
+  return { status: r.code, stdout: r.out, stderr: r.err };
+}
+
+/** `roce ARGV` in a process of its own (bin/roce.js), its standard input /dev/null (no terminal, no data). */
+function roceProcess(argv: readonly string[]): Promise<Ran> {
   return new Promise((resolve) => {
     const child = spawn(process.execPath, [ROCE, ...argv], {
       stdio: ['ignore', 'pipe', 'pipe'],
@@ -108,8 +104,17 @@ test('the matrix covers every command cli/main.ts lists, and the capture and out
   expect(OUTPUT_COMMANDS.sort()).toEqual(['ladder', 'plot']);
 });
 
+// The process ends with the status and the lines the command gave (bin/roce.js, cli/main.ts main).
+test('a refused command in a process of its own: the status and line it gives in this one', async () => {
+  for (const argv of [
+    ['decode', '--no-such-option'],
+    ['perftest', '--port'],
+  ])
+    expect(await roceProcess(argv)).toEqual(await roce(argv));
+}, 30_000);
+
 describe.each(NAMES)('roce %s', (name) => {
-  const options = optionsOf(HELP[name] ?? '');
+  const options = helpOptions(HELP[name] ?? '');
   const valued = options.find((o) => o.value !== null);
   const numeric = options.find((o) => o.value === 'N');
 
@@ -172,7 +177,7 @@ describe.each(CAPTURE_COMMANDS)('roce %s: an input that is no capture', (name) =
   );
 
   test('no file and an empty standard input (/dev/null, not a terminal): standard input is read, and it is no capture', async () => {
-    const r = await roce([name, ...output()]);
+    const r = await roceProcess([name, ...output()]);
     expectRefused(r, name, 2);
     expect(r.stderr).toBe(`roce ${name}: stdin: not a pcap or pcapng capture: capture magic needs 4 bytes but only 0 remain\n`);
   }, 30_000);

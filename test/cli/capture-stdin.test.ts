@@ -14,6 +14,7 @@ import { execFileSync, spawn, spawnSync } from 'node:child_process';
 import { readCapture } from '../../packets/pcap';
 import { repeatedCapture } from '../support/repeated-capture';
 import { burstPastRecovery, capture } from '../analysis/frames';
+import { roce } from '../support/cli';
 
 const ROOT = path.resolve(__dirname, '..', '..');
 const ROCE = path.join(ROOT, 'bin', 'roce.js');
@@ -46,9 +47,13 @@ async function withInput(args: readonly string[], input: Uint8Array, piece: numb
   return { status: await closed, stdout, stderr };
 }
 
-function fromFile(args: readonly string[], file: string): Ran {
-  const r = spawnSync(process.execPath, [ROCE, ...args, file], { encoding: 'utf8', maxBuffer: 1 << 28, timeout: 60_000 });
-  return { status: r.status, stdout: r.stdout, stderr: r.stderr };
+/**
+ * `roce ARGS FILE` in this process: what a file gives, to hold a pipe's output to, and the file
+ * cases of --follow, where standard input is not what is tested.
+ */
+async function fromFile(args: readonly string[], file: string): Promise<Ran> {
+  const r = await roce(...args, file);
+  return { status: r.code, stdout: r.out, stderr: r.err };
 }
 
 describe('roce decode -', () => {
@@ -57,7 +62,7 @@ describe('roce decode -', () => {
     const file = path.join(CAPTURES, name);
     const bytes = fs.readFileSync(file);
     for (const flags of [[], ['--json'], ['-v']]) {
-      const want = fromFile(['decode', ...flags], file);
+      const want = await fromFile(['decode', ...flags], file);
       const got = await withInput(['decode', ...flags, '-'], bytes, 333);
       expect(got).toEqual({ ...want, stderr: want.stderr.replaceAll(file, 'stdin') });
     }
@@ -111,7 +116,7 @@ describe('roce decode -', () => {
     }
     child.stdin.end(bytes.subarray(offsets[3]));
     expect(await closed).toBe(0);
-    const want = fromFile(['decode'], path.join(CAPTURES, 'rc-conversation.pcap'));
+    const want = await fromFile(['decode'], path.join(CAPTURES, 'rc-conversation.pcap'));
     expect(stdout).toBe(want.stdout);
     expect(stderr).toBe(want.stderr);
   });
@@ -186,7 +191,7 @@ describe('roce analyze -', () => {
       const file = path.join(CAPTURES, name);
       const bytes = fs.readFileSync(file);
       for (const flags of [['--json', '--all-frames'], ['-v']]) {
-        const want = fromFile(['analyze', ...flags], file);
+        const want = await fromFile(['analyze', ...flags], file);
         const got = await withInput(['analyze', ...flags, '-'], bytes, 1000);
         expect(got.status).toBe(want.status);
         expect(got.stderr).toBe(want.stderr.replaceAll(file, 'stdin'));
@@ -203,7 +208,7 @@ describe('roce analyze of a pipe: its long lists wait in a temporary file', () =
   // directory and without a usable one.
   test.each(['rc-conversation.pcap', 'rxe/rping-req-retries.pcap', 'rc-conversation.pcap repeated (rule violations)'])(
     "%s: the file's report, text for text, with or without a temporary directory",
-    (name) => {
+    async (name) => {
       const file = name.endsWith('repeated (rule violations)')
         ? repeatedCapture(path.join(CAPTURES, 'rc-conversation.pcap'), 20, dir)
         : path.join(CAPTURES, name);
@@ -211,7 +216,7 @@ describe('roce analyze of a pipe: its long lists wait in a temporary file', () =
       const notADir = path.join(dir, 'not-a-dir');
       fs.writeFileSync(notADir, '');
       for (const flags of [['--json', '--all-frames'], ['-v'], ['-m', '--episodes']]) {
-        const want = fromFile(['analyze', ...flags], file);
+        const want = await fromFile(['analyze', ...flags], file);
         expect(want.status).toBe(0);
         const named =
           flags[0] === '--json' ? want.stdout.replace(`"file":${JSON.stringify(file)}`, '"file":"stdin"') : want.stdout.replace(`${file}:`, 'stdin:');
@@ -234,12 +239,12 @@ describe('roce analyze of a pipe: its long lists wait in a temporary file', () =
 });
 
 describe('roce analyze --follow', () => {
-  test("each episode and violation as found: the report's own lines, then the report", () => {
+  test("each episode and violation as found: the report's own lines, then the report", async () => {
     // Repeated, the capture's PSNs come round again: rule violations as well as episodes.
     const file = repeatedCapture(path.join(CAPTURES, 'rc-conversation.pcap'), 200, dir);
-    const plain = fromFile(['analyze'], file);
-    const listed = fromFile(['analyze', '--episodes'], file);
-    const followed = fromFile(['analyze', '--follow'], file);
+    const plain = await fromFile(['analyze'], file);
+    const listed = await fromFile(['analyze', '--episodes'], file);
+    const followed = await fromFile(['analyze', '--follow'], file);
     expect(followed.status).toBe(plain.status);
     const [found, report] = followed.stdout.split('\n\n', 2) as [string, string];
     expect(followed.stdout).toBe(`${found}\n\n${plain.stdout}`);
@@ -285,29 +290,29 @@ describe('roce analyze --follow', () => {
     child.stdin.end(bytes.subarray(offsets[upTo]));
     expect(await closed).toBe(0);
     expect(stdout).toBe(
-      fromFile(['analyze', '--follow'], path.join(CAPTURES, 'rc-conversation.pcap')).stdout.replace(
+      (await fromFile(['analyze', '--follow'], path.join(CAPTURES, 'rc-conversation.pcap'))).stdout.replace(
         `${path.join(CAPTURES, 'rc-conversation.pcap')}:`,
         'stdin:',
       ),
     );
   });
 
-  test('with --fail-on: the first violation of a named rule ends the analysis there (exit 1)', () => {
+  test('with --fail-on: the first violation of a named rule ends the analysis there (exit 1)', async () => {
     const file = repeatedCapture(path.join(CAPTURES, 'rc-conversation.pcap'), 200, dir);
-    const whole = JSON.parse(fromFile(['analyze', '--json'], file).stdout) as {
+    const whole = JSON.parse((await fromFile(['analyze', '--json'], file)).stdout) as {
       violations: { rule: string; frames: number[] }[];
       frameCounts: { total: number };
     };
     const first = whole.violations.reduce((a, v) => Math.min(a, Math.max(...v.frames)), Infinity);
     expect(first).toBeLessThan(whole.frameCounts.total);
-    const r = fromFile(['analyze', '--follow', '--fail-on', 'any'], file);
+    const r = await fromFile(['analyze', '--follow', '--fail-on', 'any'], file);
     expect(r.status).toBe(1);
     const firstRule = whole.violations.find((v) => Math.max(...v.frames) === first)?.rule;
     expect(r.stderr).toContain(`--fail-on: stopped at frame ${first}, the first violation of ${firstRule}`);
     expect(r.stdout).toContain(`: ${first} frames, `);
     expect(r.stdout.match(/^violation /gm)).toHaveLength(1);
     // Without --follow, --fail-on judges the whole capture.
-    const all = fromFile(['analyze', '--fail-on', 'any'], file);
+    const all = await fromFile(['analyze', '--fail-on', 'any'], file);
     expect(all.status).toBe(1);
     expect(all.stdout).toContain(`: ${whole.frameCounts.total} frames, `);
   });
@@ -337,10 +342,10 @@ describe('roce analyze --follow', () => {
     expect(stderr).toMatch(/--fail-on: stopped at frame \d+, the first violation of /);
   }, 60_000);
 
-  test('with --json: JSON Lines, an event per episode and violation as found, the --json report last', () => {
+  test('with --json: JSON Lines, an event per episode and violation as found, the --json report last', async () => {
     const file = repeatedCapture(path.join(CAPTURES, 'rc-conversation.pcap'), 200, dir);
-    const whole = fromFile(['analyze', '--json'], file);
-    const r = fromFile(['analyze', '--follow', '--json'], file);
+    const whole = await fromFile(['analyze', '--json'], file);
+    const r = await fromFile(['analyze', '--follow', '--json'], file);
     expect(r.status).toBe(whole.status);
     expect(r.stdout.endsWith('\n')).toBe(true);
     const events = r.stdout
@@ -359,12 +364,12 @@ describe('roce analyze --follow', () => {
     expect([...of('violation')].sort()).toEqual(report.violations.map((v) => JSON.stringify(v)).sort());
   });
 
-  test('an episode whose go-back-N burst goes on after its recovery is printed once the burst ends, with every packet resent', () => {
+  test('an episode whose go-back-N burst goes on after its recovery is printed once the burst ends, with every packet resent', async () => {
     // A timeout's burst resends 5 packets; the ACK after the first already recovers the episode
     // (the responder had them all). The event used to say 1 packet.
     const file = path.join(dir, 'burst-past-recovery.pcap');
     fs.writeFileSync(file, capture(burstPastRecovery()));
-    const r = fromFile(['analyze', '--follow', '--json'], file);
+    const r = await fromFile(['analyze', '--follow', '--json'], file);
     const events = r.stdout
       .slice(0, -1)
       .split('\n')
@@ -375,9 +380,9 @@ describe('roce analyze --follow', () => {
     expect(episodes.map((e) => JSON.stringify(e)).sort()).toEqual(report!.episodes.map((e) => JSON.stringify(e)).sort());
   });
 
-  test('with --json and --fail-on: one violation event, then the report of the frames up to it (exit 1)', () => {
+  test('with --json and --fail-on: one violation event, then the report of the frames up to it (exit 1)', async () => {
     const file = repeatedCapture(path.join(CAPTURES, 'rc-conversation.pcap'), 200, dir);
-    const r = fromFile(['analyze', '--follow', '--json', '--fail-on', 'any'], file);
+    const r = await fromFile(['analyze', '--follow', '--json', '--fail-on', 'any'], file);
     expect(r.status).toBe(1);
     const events = r.stdout
       .trim()

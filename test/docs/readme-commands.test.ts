@@ -17,6 +17,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { roce } from '../support/cli';
+import { helpOptions } from '../support/help-options';
 
 const ROOT = path.resolve(__dirname, '..', '..');
 const BIN = path.join(ROOT, 'bin', 'roce.js');
@@ -137,15 +138,12 @@ describe('commands that need root and a peer take every option they are shown wi
       const a = rest[i] ?? '';
       if (!a.startsWith('-') || a === '-' || /^-\d/.test(a)) continue;
       const name = a.replace(/=.*$/, '');
-      // An option line of the help: "  -x, --long VALUE  ..." or "      --long VALUE  ...".
-      const m = /^ {2}(?:-(\w), | {4})--([\w-]+)( \S+)? /m;
-      const lines = h.split('\n').filter((l) => m.test(l));
-      const spec = lines.map((l) => m.exec(l)).find((x) => x !== null && (name === `--${x[2] ?? ''}` || (x[1] !== undefined && name === `-${x[1]}`)));
-      if (spec === undefined || spec === null) {
+      const spec = helpOptions(h).find((o) => name === `--${o.name}` || (o.short !== null && name === `-${o.short}`));
+      if (spec === undefined) {
         unknown.push(a);
         continue;
       }
-      if (spec[3] !== undefined && !a.includes('=')) i++; // its value
+      if (spec.value !== null && !a.includes('=')) i++; // its value
     }
     expect(unknown).toEqual([]);
   });
