@@ -13,9 +13,9 @@
  * SEQUENTIAL: rxe's order: the next free index from 1 (rxe_pool.c xa_alloc_cyclic()) with a byte
  * stepping by 0x25, addresses one after the other from 0x7f0000000000 with a page between them.
  *
- * rxe gives memory windows the indexes 0x10001..0x20000 (rxe_param.h RXE_MIN_MW_INDEX,
- * RXE_MAX_MW_INDEX) and `roce replay` reads a key in that range as a window's; random region keys
- * avoid it, so a capture of this stack does not read as windows.
+ * rxe gives memory windows their own key indexes (RXE_MW_INDEX_RANGES) and `roce replay` reads a
+ * key there as a window's; random region keys avoid both ranges, so a capture of this stack does not
+ * read as windows.
  */
 import { ProgrammingError, ProgrammingErrorCode } from '../base/programming-error';
 import { type RandomSource, uniformBelow } from '../base/random-source';
@@ -25,11 +25,20 @@ import { AllocationOrder } from './allocation-order';
 export const KEY_INDEX_LIMIT = 1 << 24;
 /** Sequential indexes stay below 2^20, as rxe's pools. */
 export const SEQUENTIAL_INDEX_LIMIT = 1 << 20;
-/** rxe's memory-window indexes, which random region indexes skip. */
-export const RXE_MW_INDEX_MIN = 0x10001;
-export const RXE_MW_INDEX_MAX = 0x20000;
+/**
+ * rxe's memory-window key indexes (rxe_param.h RXE_MIN_MW_INDEX..RXE_MAX_MW_INDEX; rxe_verbs.h
+ * rkey_is_mw() tests a key's index against them), in increasing order:
+ * - 0x10001..0x20000 from Linux 5.13 ("RDMA/rxe: Enable MW object pool") to 6.1;
+ * - 0x80001..0x100000 (RXE_MAX_MR_INDEX + 1 .. DEFAULT_MAX_VALUE, region indexes being 1..0x80000)
+ *   from 6.2 on, and 6.1.9 on in 6.1's stable series (commit 1aefe5c177c1, "RDMA/rxe: Prevent
+ *   faulty rkey generation").
+ */
+export const RXE_MW_INDEX_RANGES: readonly { readonly min: number; readonly max: number }[] = [
+  { min: 0x10001, max: 0x20000 },
+  { min: 0x80001, max: 0x100000 },
+];
 /** Random indexes: 1..2^24-1 without rxe's window indexes. */
-const RANDOM_INDEXES = KEY_INDEX_LIMIT - 1 - (RXE_MW_INDEX_MAX - RXE_MW_INDEX_MIN + 1);
+const RANDOM_INDEXES = RXE_MW_INDEX_RANGES.reduce((n, r) => n - (r.max - r.min + 1), KEY_INDEX_LIMIT - 1);
 /** Random draws before a linear search from the last one (reached only when the table is nearly full). */
 const RANDOM_TRIES = 64;
 
@@ -114,6 +123,7 @@ export class KeyAllocator {
 
 /** The index of random slot `slot` (0..RANDOM_INDEXES-1): 1.. upward, jumping over rxe's window indexes. */
 function indexOfSlot(slot: number): number {
-  const index = slot + 1;
-  return index >= RXE_MW_INDEX_MIN ? index + (RXE_MW_INDEX_MAX - RXE_MW_INDEX_MIN + 1) : index;
+  let index = slot + 1;
+  for (const r of RXE_MW_INDEX_RANGES) if (index >= r.min) index += r.max - r.min + 1;
+  return index;
 }

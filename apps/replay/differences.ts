@@ -20,6 +20,8 @@ export interface Difference {
   /** For a run of PSNs reported once: the last PSN, and how many. */
   lastPsn?: number;
   count?: number;
+  /** For answers of the stack's to a request the capture holds several copies of (the requester's resends): how many copies it answered. */
+  copies?: number;
   /** Frame numbers in the capture that show the expected side. */
   frames: number[];
   expected: string;

@@ -290,11 +290,27 @@ export function compare(
     }
   }
   // Answers the stack gave that the real responder did not (where it failed on its own, `responderFault` says so).
+  const fromGot = diffs.length;
   for (const g of got) {
     if (expectedBy.of(g.kind, g.psn).length > 0) continue;
     if (expectedBy.of('NAK', g.psn).some((e) => e.value === NakCode.REMOTE_OPERATIONAL_ERROR)) continue;
+    const d = extraAnswer(g);
+    if (d === null) continue;
+    // Replay feeds every captured copy of a request (the requester's resends), and the stack answers
+    // each duplicate again (rxe_resp.c duplicate_request()): its answers to the copies of a request
+    // already reported here make that one difference, counted, not one difference per copy.
+    const earlier = diffs
+      .slice(fromGot)
+      .find((x) => x.kind === d.kind && x.class === d.class && x.psn !== null && psnDiff(g.psn, x.psn) >= 0 && psnDiff(g.psn, x.lastPsn ?? x.psn) <= 0);
+    if (earlier === undefined) diffs.push(d);
+    else if (earlier.psn === g.psn) earlier.copies = (earlier.copies ?? 1) + 1;
+  }
+  for (const d of diffs.slice(fromGot)) if (d.copies !== undefined) d.got += `, to each of ${d.copies} copies of the request`;
+
+  /** The difference answer `g`, which the real responder did not send, makes; null when it extends the run of READ responses reported last. */
+  function extraAnswer(g: Resp): Difference | null {
     if (g.kind === 'ACK') {
-      diffs.push({
+      return {
         class: DiffClass.POLICY,
         kind: 'extraAck',
         psn: g.psn,
@@ -302,8 +318,9 @@ export function compare(
         expected: 'no ACK for this PSN',
         got: describe(g),
         rule: "IBTA §9.7.5.1.1: how often to acknowledge is the responder's choice",
-      });
-    } else if (g.kind === 'READ' || g.kind === 'ATOMIC') {
+      };
+    }
+    if (g.kind === 'READ' || g.kind === 'ATOMIC') {
       const cut = expected.length === 0 || psnDiff(g.psn, expected[expected.length - 1]?.psn ?? g.psn) > 0;
       // A response a captured READ or atomic request is owed, where the real responder went on past
       // it: the capture lost the real one (capture loss), it is not missing from the wire.
@@ -321,18 +338,19 @@ export function compare(
       ) {
         prev.lastPsn = g.psn;
         prev.got = `${(prev.count = (prev.count ?? 1) + 1)} responses up to PSN ${g.psn}`;
-        continue;
+        return null;
       }
       const rule = cut
         ? 'the capture ends before the real responder answered'
         : lost
           ? 'a captured request is owed this response and the real responder went on past it: the capture lost it'
           : 'responses the real responder never sent';
-      diffs.push({ class: cls, kind: 'extraResponse', psn: g.psn, lastPsn: g.psn, frames: [], expected: 'nothing', got: describe(g), rule });
-    } else if (g.kind === 'NAK' && resentAfter(g.psn, g.frame)) {
+      return { class: cls, kind: 'extraResponse', psn: g.psn, lastPsn: g.psn, frames: [], expected: 'nothing', got: describe(g), rule };
+    }
+    if (g.kind === 'NAK' && resentAfter(g.psn, g.frame)) {
       // The requester went back to this PSN afterwards: the real responder did not take it either,
       // and its NAK is what the capture lost (or it stayed silent until the requester's timeout).
-      diffs.push({
+      return {
         class: DiffClass.UNVERIFIABLE,
         kind: 'nakNotCaptured',
         psn: g.psn,
@@ -340,11 +358,12 @@ export function compare(
         expected: 'no NAK',
         got: describe(g),
         rule: 'the capture shows the requester sending this PSN again afterwards, so the real responder did not take it: its NAK is not in the capture',
-      });
-    } else if (g.kind === 'NAK' && !answeredFrom(g.psn, g.frame)) {
+      };
+    }
+    if (g.kind === 'NAK' && !answeredFrom(g.psn, g.frame)) {
       // Nothing after it shows the real responder taking this PSN: the capture lost its answers from
       // here on, and whether it took the request or NAKed it too cannot be told.
-      diffs.push({
+      return {
         class: DiffClass.UNVERIFIABLE,
         kind: 'nakNotCaptured',
         psn: g.psn,
@@ -352,17 +371,16 @@ export function compare(
         expected: 'no NAK',
         got: describe(g),
         rule: 'the capture holds no later answer of the real responder at or past this PSN, so whether it took this request cannot be told',
-      });
-    } else {
-      diffs.push({
-        class: g.kind === 'RNR_NAK' ? DiffClass.POLICY : DiffClass.VIOLATION,
-        kind: g.kind === 'RNR_NAK' ? 'rnr' : 'extraNak',
-        psn: g.psn,
-        frames: [],
-        expected: 'no NAK',
-        got: describe(g),
-        rule: g.kind === 'RNR_NAK' ? 'receive posting differs' : 'the real responder accepted this request',
-      });
+      };
     }
+    return {
+      class: g.kind === 'RNR_NAK' ? DiffClass.POLICY : DiffClass.VIOLATION,
+      kind: g.kind === 'RNR_NAK' ? 'rnr' : 'extraNak',
+      psn: g.psn,
+      frames: [],
+      expected: 'no NAK',
+      got: describe(g),
+      rule: g.kind === 'RNR_NAK' ? 'receive posting differs' : 'the real responder accepted this request',
+    };
   }
 }

@@ -6,7 +6,7 @@
 import { ProgrammingError } from '../../base/programming-error';
 import { Device } from '../../stack/device';
 import { AllocationOrder } from '../../stack/allocation-order';
-import { KeyAllocator, RXE_MW_INDEX_MAX, RXE_MW_INDEX_MIN } from '../../stack/key-allocator';
+import { KeyAllocator, RXE_MW_INDEX_RANGES } from '../../stack/key-allocator';
 import { FIRST_QPN, QpnAllocator } from '../../stack/qpn-allocator';
 import { MrFault } from '../../stack/memory-region';
 import { QpType } from '../../stack/qp-type-and-state';
@@ -34,7 +34,7 @@ describe('memory keys', () => {
     expect(new Set(indexes).size).toBe(mrs.length);
     expect(mrs.every((m) => m.lkey === m.rkey)).toBe(true);
     expect(indexes.some((i) => i >= 1 << 23)).toBe(true);
-    expect(indexes.every((i) => i >= 1 && i < 1 << 24 && (i < RXE_MW_INDEX_MIN || i > RXE_MW_INDEX_MAX))).toBe(true);
+    expect(indexes.every((i) => i >= 1 && i < 1 << 24 && RXE_MW_INDEX_RANGES.every((r) => i < r.min || i > r.max))).toBe(true);
     // Consecutive keys do not step by a constant.
     const steps = new Set(mrs.slice(1).map((m, i) => (m.rkey - (mrs[i]?.rkey ?? 0)) | 0));
     expect(steps.size).toBeGreaterThan(1990);
@@ -103,6 +103,18 @@ describe('memory keys', () => {
     const keys = new KeyAllocator(AllocationOrder.RANDOM, stuck);
     const used = new Set([5, 6, 7]);
     expect((keys.key((i) => used.has(i), used.size) ?? 0) >>> 8).toBe(8);
+  });
+
+  test("the search past a taken index jumps over each of rxe's window index ranges", () => {
+    // Slot s is index s + 1 below 0x10001; the slots after it skip 0x10001..0x20000 and then 0x80001..0x100000.
+    const from = (slot: number, taken: number): number => {
+      const keys = new KeyAllocator(AllocationOrder.RANDOM, { u32: () => slot });
+      return (keys.key((i) => i === taken, 1) ?? 0) >>> 8;
+    };
+    expect(from(0xffff, 0x10000)).toBe(0x20001);
+    expect(from(0x10000, 0)).toBe(0x20001);
+    expect(from(0x80000 - 1 - 0x10000, 0x80000)).toBe(0x100001);
+    expect(from(0xffffff - 1 - 0x10000 - 0x80000, 0xffffff)).toBe(1); // the last slot is index 2^24-1; the search wraps to 1
   });
 });
 
