@@ -24,6 +24,12 @@ export interface CaptureFileContext {
   replay: boolean;
   /** Why, when the record changes the defaults. */
   why: string | null;
+  /**
+   * The go-back-N rules a host of the capture breaks on purpose (the record's `breaksRules`: e.g.
+   * `roce audit --live-checks`, whose QP leaves a PSN for an injected frame to fill): the analyzer
+   * must still find those breaches, and only those.
+   */
+  breaksRules: string[];
 }
 
 /**
@@ -35,22 +41,25 @@ export interface CaptureFileContext {
  */
 export function captureFileContext(file: string): CaptureFileContext {
   const record = file.replace(CAPTURE_FILE, '.json');
-  const plain: CaptureFileContext = { capturePoint: 'unknown', replay: true, why: null };
+  const plain: CaptureFileContext = { capturePoint: 'unknown', replay: true, why: null, breaksRules: [] };
   if (record === file || !fs.existsSync(record)) return plain;
-  let j: { guestLoss?: unknown; capturePoint?: unknown };
+  let j: { guestLoss?: unknown; capturePoint?: unknown; breaksRules?: unknown };
   try {
     j = JSON.parse(fs.readFileSync(record, 'utf8')) as typeof j;
   } catch (e) {
     throw new SweepError(`${record}: not a JSON capture record (${(e as Error).message})`, SweepErrorCode.USAGE);
   }
+  const breaksRules = Array.isArray(j.breaksRules) ? j.breaksRules.filter((r): r is string => typeof r === 'string') : [];
   if (typeof j.guestLoss === 'number' && j.guestLoss > 0)
     return {
       capturePoint: 'sent',
       replay: false,
       why: `${path.basename(record)}: the guest dropped frames after the capture point (guestLoss ${j.guestLoss})`,
+      breaksRules,
     };
-  if (j.capturePoint === 'sent') return { capturePoint: 'sent', replay: false, why: `${path.basename(record)}: frames dropped after the capture point` };
-  return plain;
+  if (j.capturePoint === 'sent')
+    return { capturePoint: 'sent', replay: false, why: `${path.basename(record)}: frames dropped after the capture point`, breaksRules };
+  return { ...plain, breaksRules };
 }
 
 const CAPTURE_FILE = /\.(pcap|pcapng|cap)$/i;

@@ -102,7 +102,9 @@ d('roce audit --live-checks against rxe', () => {
   let run: LabRun;
   let audit: AuditJson;
   beforeAll(async () => {
-    run = await runLab('audit', STEPS, { timeoutS: 480 });
+    // The auditor's QP starts one PSN past the one it told rxe, leaving that PSN to the injected frame,
+    // and fills it itself later: a retransmission that starts past the first unacknowledged PSN, on purpose.
+    run = await runLab('audit', STEPS, { timeoutS: 480, breaksRules: ['retransmitFromFirstUnacked'] });
     audit = run.steps.get(1)?.hostJson as unknown as AuditJson;
     // The audit's own report beside the capture (docs/security.md's rxe column comes from it).
     fs.writeFileSync(path.join(CAPTURE_DIR, 'audit-report.json'), `${JSON.stringify(audit, null, 1)}\n`);

@@ -115,6 +115,8 @@ export interface LabOptions {
   ipv6?: boolean;
   /** The guest kernel (RXE_LAB_KERNEL): 6.1 (default) or 6.12, whose rxe has FLUSH and ATOMIC WRITE. */
   kernel?: LabKernel;
+  /** Go-back-N rules the host's tool breaks on purpose (an attack), written to the record as `breaksRules` (apps/sweep/capture-files.ts). */
+  breaksRules?: string[];
 }
 
 export type LabKernel = '6.1' | '6.12';
@@ -275,6 +277,7 @@ export async function runLab(name: string, steps: readonly Step[], opts: LabOpti
         mtu: opts.mtu ?? 1500,
         guestLoss: opts.guestLoss ?? 0,
         tapDropped: run.tapDropped,
+        ...(opts.breaksRules !== undefined ? { breaksRules: opts.breaksRules } : {}),
         capture: { frames: capture.frames, roce: capture.roce, badIcrc: capture.badIcrc, malformed: capture.malformed, bySource: capture.bySource },
         steps: steps.map((s) => ({ ...s, guestRc: results.get(s.id)?.guestRc ?? null, hostRc: results.get(s.id)?.hostRc ?? null })),
       },

@@ -145,7 +145,7 @@ test('on: a burst that ends with a bad R_Key gets the ACK of the good WRITEs fir
     opcode: WrOpcode.RDMA_WRITE,
     sgList: [r.mrA.sge(0, 8)],
     sendFlags: SendFlags.SIGNALED,
-    rdma: { remoteAddr: r.mrB.addr(0), rkey: r.mrB.rkey ^ 0x100 },
+    rdma: { remoteAddr: r.mrB.addr(0), rkey: (r.mrB.rkey ^ 0x100) >>> 0 },
   });
   const wcs = drain(r, 4);
   expect(wcs.map((w) => [Number(w.wrId), w.status])).toEqual([

@@ -46,7 +46,7 @@ function expectDead(h: ScriptedPeer): void {
 describe('an R_Key or range outside the region: NAK remote access error (class C)', () => {
   test.each([
     ['an unknown R_Key', (h: ScriptedPeer) => ({ va: h.mr.addr(0), rkey: (h.mr.rkey + 0x1000) >>> 0 })],
-    ['an R_Key with the wrong key byte', (h: ScriptedPeer) => ({ va: h.mr.addr(0), rkey: h.mr.rkey ^ 0x01 })],
+    ['an R_Key with the wrong key byte', (h: ScriptedPeer) => ({ va: h.mr.addr(0), rkey: (h.mr.rkey ^ 0x01) >>> 0 })],
     [
       'the R_Key of another protection domain',
       (h: ScriptedPeer) => {

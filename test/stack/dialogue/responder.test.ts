@@ -349,7 +349,7 @@ describe('RC responder: RDMA READ', () => {
     h.inject(req(P, 100, 700));
     h.sent();
     h.inject(req(psnPlus(P, 1), 100, 700)); // va not advanced
-    h.inject({ ...req(P, 100, 700), reth: { va: h.mr.addr(100), rkey: h.mr.rkey ^ 0x100, dmaLength: 700 } });
+    h.inject({ ...req(P, 100, 700), reth: { va: h.mr.addr(100), rkey: (h.mr.rkey ^ 0x100) >>> 0, dmaLength: 700 } });
     expect(h.sent()).toEqual([]);
     expect(h.qp.state).toBe(QpState.RTS);
   });
