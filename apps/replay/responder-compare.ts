@@ -68,6 +68,12 @@ export interface CompareContext {
   resentAfter: (psn: number, frame: number) => boolean;
   /** The frame of the captured READ request that a READ response at `psn` in `frame` answers: the latest one before it that covers the PSN, or null. */
   readRequestOf: (psn: number, frame: number) => number | null;
+  /**
+   * Whether the request at `psn` answered in `frame` names an R_Key the real responder took in an
+   * earlier request of the conversation, with no invalidation of it on the wire between: the key
+   * was revoked off the wire (a LOCAL_INV, an unbind or a deregistration by the responder's side).
+   */
+  keyRevokedOffWire: (psn: number, frame: number) => boolean;
 }
 
 /** Compares the real responder's answers (expected) with the stack's (got). */
@@ -75,7 +81,7 @@ export function compare(
   expected: Resp[],
   got: Resp[],
   diffs: Difference[],
-  { mtu, owed, fedBetween, outOfSequenceAt, resentAfter, readRequestOf }: CompareContext,
+  { mtu, owed, fedBetween, outOfSequenceAt, resentAfter, readRequestOf, keyRevokedOffWire }: CompareContext,
 ): void {
   const gotBy = new AnswerIndex(got);
   const expectedBy = new AnswerIndex(expected);
@@ -250,6 +256,16 @@ export function compare(
             expected: describe(e),
             got: describe(gotBy.firstAt(e.psn)),
             rule: 'the request that drew this NAK (one ahead of the expected PSN) is not in the capture, so the stack was never given it',
+          });
+        } else if (g === undefined && e.value === NakCode.REMOTE_ACCESS_ERROR && keyRevokedOffWire(e.psn, e.frame)) {
+          diffs.push({
+            class: DiffClass.UNVERIFIABLE,
+            kind: 'keyRevokedOffWire',
+            psn: e.psn,
+            frames: [e.frame],
+            expected: describe(e),
+            got: describe(gotBy.firstAt(e.psn)),
+            rule: 'the real responder took this R_Key earlier and refused it here with no invalidation on the wire: its side revoked the key itself (LOCAL_INV, an unbind, a deregistration; IBTA §10.6.7, rxe_mw.c), which the capture cannot show',
           });
         } else if (g === undefined)
           diffs.push({

@@ -161,7 +161,24 @@ function verify(
   const readRequests = conv.requests.flatMap((c) =>
     c.p.bth !== null && ((c.p.info?.flags ?? 0) & OpFlag.READ) !== 0 ? [{ frame: c.frame, psn: c.p.bth.psn, span: requestSpan(c.p, mtuBytes) }] : [],
   );
+  // The R_Key each captured request names, and the keys a SEND with invalidate names, in frame order.
+  const keyed = conv.requests.flatMap((c) => {
+    const rkey = c.p.reth?.rkey ?? c.p.atomicEth?.rkey ?? null;
+    return c.p.bth !== null && (rkey !== null || c.p.ieth !== null) ? [{ frame: c.frame, psn: c.p.bth.psn, rkey, invalidates: c.p.ieth?.rkey ?? null }] : [];
+  });
+  const tookAt = (psn: number, after: number, before: number): boolean =>
+    shown.some(
+      (x) => x.frame > after && x.frame < before && x.kind !== 'NAK' && x.kind !== 'RNR_NAK' && psnDiff(x.psn, psn) >= 0 && psnDiff(x.psn, psn) <= MAX_BRIDGE,
+    );
   compare(shown, answered, diffs, {
+    keyRevokedOffWire: (psn, frame) => {
+      const at = keyed.filter((k) => k.psn === psn && k.frame < frame).pop();
+      if (at === undefined || at.rkey === null) return false;
+      const key = at.rkey;
+      const earlier = keyed.filter((k) => k.frame < at.frame);
+      const lastInvalidation = earlier.filter((k) => k.invalidates === key).pop()?.frame ?? -1;
+      return earlier.some((k) => k.rkey === key && k.frame > lastInvalidation && tookAt(k.psn, k.frame, frame));
+    },
     mtu: mtuBytes,
     readRequestOf: (psn, frame) => {
       for (let i = firstAfter(readRequests, frame - 1) - 1, left = MAX_BRIDGE; i >= 0 && left > 0; i--, left--) {

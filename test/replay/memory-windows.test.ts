@@ -80,6 +80,20 @@ describe('keys of memory windows', () => {
     },
   );
 
+  test('a key the real responder took, then refused with no invalidation on the wire (revoked off the wire): unverifiable, not a violation', async () => {
+    const k = mwKey(0x80005, 0x21);
+    const steps = [write(0, 40, k), ack(2, 40, Syn.ACK, 1), write(4, 41, k), ack(6, 41, Syn.NAK_ACC, 1)];
+    const r = await replayResponder('mw-revoked.pcap', steps);
+    expect(r.json).toMatchObject({ violations: 0, unsupported: 0 });
+    const kinds = r.json.conversations.flatMap((c) =>
+      (c as unknown as { differences: { class: string; kind: string }[] }).differences.map((d) => `${d.class} ${d.kind}`),
+    );
+    expect(kinds).toContain('unverifiable keyRevokedOffWire');
+    // The same refusal of a key the capture never showed taken stays the stack's to match: the stack refuses it too.
+    const fresh = await replayResponder('mw-refused.pcap', [write(0, 40, mwKey(0x80006, 0x21)), ack(2, 40, Syn.NAK_ACC, 0)]);
+    expect(fresh.json).toMatchObject({ violations: 0 });
+  });
+
   test('a window bound again with a new key byte (after its invalidation, or with no invalidation on the wire): each key is judged under the bind it had', async () => {
     const k1 = mwKey(0x10008, 0x01);
     const k2 = mwKey(0x10008, 0x02);
