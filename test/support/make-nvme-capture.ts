@@ -7,9 +7,9 @@
  * - admin queue (qid 0): Connect with its 1024 bytes of data in the capsule (SEND FIRST + LAST),
  *   Property Get of CAP, Property Set of CC.EN, Identify Controller with a keyed SGL (answered by an
  *   RDMA WRITE of 4096 bytes and a CQE);
- * - I/O queue (qid 1): Connect, a Write of 512 bytes in the capsule, a Read of 4096 bytes into a
- *   fast-registered region with a keyed SGL that asks for invalidation (RDMA WRITE, then the CQE in
- *   a SEND with Invalidate), a Read past the namespace's end (CQE status LBA Out of Range, DNR);
+ * - I/O queue (qid 1): Connect, a Write of 512 bytes in the capsule, a Read past the namespace's
+ *   end (CQE status LBA Out of Range, DNR), a Read of 4096 bytes into a fast-registered region with
+ *   a keyed SGL that asks for invalidation (RDMA WRITE, then the CQE in a SEND with Invalidate);
  * - a third CM REQ, for qid 9 with a send queue larger than the controller allows: REJ with the
  *   NVMe-oF status "invalid host SQ size".
  *
@@ -205,6 +205,13 @@ export function nvmeRdmaCapture(): Uint8Array {
   connectCmd(io, 0);
   const payload = Uint8Array.from({ length: 512 }, (_, i) => (i * 7) & 0xff);
   command(io, sqe(IoOpcode.WRITE, 1, 1, inCapsuleSgl(512), rwDwords(16n, 1)), null, payload, () => ok);
+  command(io, sqe(IoOpcode.READ, 2, 1, keyedSgl(io.hostMr.addr(HOST_DATA_AT), 4096, io.hostMr.rkey), rwDwords(NS_BLOCKS, 8)), null, new Uint8Array(0), () => ({
+    result: 0n,
+    status: statusField(StatusCodeType.GENERIC, 0x80, true),
+  }));
+
+  // The invalidating Read comes last on its queue: roce replay cannot know the fast-registered region, and its
+  // responder, failing the invalidation as rxe does, moves the QP to the error state.
   // The host's read buffer: a fast-registered region, so that the controller may invalidate its key.
   const pd = io.hostQp.pd;
   const fast = sim.a.allocMr(pd, 1);
@@ -213,15 +220,10 @@ export function nvmeRdmaCapture(): Uint8Array {
   io.hostQp.postSend({ wrId: 6, opcode: WrOpcode.REG_MR, sendFlags: SendFlags.SIGNALED, reg: { mr: fast, key, access: Access.LOCAL_WRITE | Access.REMOTE_WRITE } });
   waitFor(clock, io.hostCq);
   const read = keyedSgl(0x7f00_0000_0000n, 4096, key, true);
-  command(io, sqe(IoOpcode.READ, 2, 1, read, rwDwords(16n, 8)), null, new Uint8Array(0), (c) => {
+  command(io, sqe(IoOpcode.READ, 3, 1, read, rwDwords(16n, 8)), null, new Uint8Array(0), (c) => {
     writeToHost(io, c.sqe.sgl, 4096, 0x52);
     return { ...ok, ...(c.sqe.sgl.subtype === SglSubtype.INVALIDATE_KEY && c.sqe.sgl.type === SglType.KEYED_DATA_BLOCK ? { invalidate: c.sqe.sgl.key ?? 0 } : {}) };
   });
-  command(io, sqe(IoOpcode.READ, 3, 1, keyedSgl(io.hostMr.addr(HOST_DATA_AT), 4096, io.hostMr.rkey), rwDwords(NS_BLOCKS, 8)), null, new Uint8Array(0), () => ({
-    result: 0n,
-    status: statusField(StatusCodeType.GENERIC, 0x80, true),
-  }));
-
   if (connect(9, 255) !== null) throw new Error('NVMe sample: the controller accepted a send queue it cannot hold');
   clock.runUntil(clock.now() + 1_000_000);
   return tap.bytes();
