@@ -12,7 +12,7 @@ import { SummaryPieces } from '../packets/summary-pieces';
 import { JsonFramePieces } from '../packets/json-frame-pieces';
 import { type ExactTime, type FrameTime, timeDifference } from '../base/exact-time';
 import { type DisplayFilter, compileDisplayFilter } from '../packets/display-filter';
-import { type FieldDef, type FieldFrame, frameField } from '../packets/frame-fields';
+import type { FieldDef, FieldFrame } from '../packets/frame-fields';
 import { frameLayers } from '../packets/frame-layers';
 import { type FieldsFormat, clockText, fieldsLine, hexDump } from './tshark-output';
 import { DEFAULT_NVME_RULES, NvmeDecoder, type NvmeFrame, type NvmeRules } from '../ulp/nvme-rdma/nvme-decoder';

@@ -211,7 +211,14 @@ const yes = (b: boolean): string => (b ? '1' : '0');
  * The full field tree, one header per block. `frameBytes` is the frame itself (for payload preview);
  * `ulpLines`, an upper-layer protocol's lines (ulp/) as [indent, text], follow the MAD's.
  */
-export function fieldTree(frame: number, time: ExactTime, capLen: number, p: RocePacket, frameBytes: Uint8Array, ulpLines?: readonly [number, string][]): string {
+export function fieldTree(
+  frame: number,
+  time: ExactTime,
+  capLen: number,
+  p: RocePacket,
+  frameBytes: Uint8Array,
+  ulpLines?: readonly [number, string][],
+): string {
   const out: string[] = [`Frame ${frame}: ${capLen} bytes, time ${secondsText(time)}`];
   const line = (indent: number, text: string): void => {
     out.push(`${'  '.repeat(indent)}${text}`);

@@ -90,7 +90,6 @@ export function nvmeRdmaCapture(): Uint8Array {
   const clock = sim.clock;
   const hostCm = new RdmaCm(sim.a, { seed: 11 });
   const tgtCm = new RdmaCm(sim.b, { seed: 12 });
-  let accepted: Queue | null = null;
   let pendingTarget: ReturnType<typeof ends> | null = null;
   tgtCm.listen(NVME_RDMA_PORT, (e: RdmaCmEvent) => {
     if (e.type !== 'CONNECT_REQUEST') return;
@@ -111,7 +110,12 @@ export function nvmeRdmaCapture(): Uint8Array {
     const events: RdmaCmEvent[] = [];
     pendingTarget = null;
     hostCm.connect(
-      { dst: '198.18.0.2', port: NVME_RDMA_PORT, qp: h.qp, param: { privateData: emitNvmeCmReq({ recfmt: 0, qid, hrqsize: 32, hsqsize, cntlid: qid === 0 ? 0xffff : CNTLID }) } },
+      {
+        dst: '198.18.0.2',
+        port: NVME_RDMA_PORT,
+        qp: h.qp,
+        param: { privateData: emitNvmeCmReq({ recfmt: 0, qid, hrqsize: 32, hsqsize, cntlid: qid === 0 ? 0xffff : CNTLID }) },
+      },
       (e) => events.push(e),
     );
     clock.runWhile(() => events.length === 0, 10_000_000);
@@ -189,11 +193,23 @@ export function nvmeRdmaCapture(): Uint8Array {
   const admin = connect(0, 31);
   if (admin === null) throw new Error('NVMe sample: the admin queue did not connect');
   connectCmd(admin, 0);
-  command(admin, sqe(FABRICS_OPCODE, 1, 0, inCapsuleSgl(0)), { fctype: FabricsType.PROPERTY_GET, connect: null, property: { attrib: 1, offset: 0x00, value: null } }, new Uint8Array(0), () => ({
-    result: CAP,
-    status: 0,
-  }));
-  command(admin, sqe(FABRICS_OPCODE, 2, 0, inCapsuleSgl(0)), { fctype: FabricsType.PROPERTY_SET, connect: null, property: { attrib: 0, offset: 0x14, value: 0x460001n } }, new Uint8Array(0), () => ok);
+  command(
+    admin,
+    sqe(FABRICS_OPCODE, 1, 0, inCapsuleSgl(0)),
+    { fctype: FabricsType.PROPERTY_GET, connect: null, property: { attrib: 1, offset: 0x00, value: null } },
+    new Uint8Array(0),
+    () => ({
+      result: CAP,
+      status: 0,
+    }),
+  );
+  command(
+    admin,
+    sqe(FABRICS_OPCODE, 2, 0, inCapsuleSgl(0)),
+    { fctype: FabricsType.PROPERTY_SET, connect: null, property: { attrib: 0, offset: 0x14, value: 0x460001n } },
+    new Uint8Array(0),
+    () => ok,
+  );
   const identify = keyedSgl(admin.hostMr.addr(HOST_DATA_AT), 4096, admin.hostMr.rkey);
   command(admin, sqe(AdminOpcode.IDENTIFY, 3, 0, identify, dword10(1)), null, new Uint8Array(0), () => {
     writeToHost(admin, identify, 4096, 0x49);
@@ -217,12 +233,20 @@ export function nvmeRdmaCapture(): Uint8Array {
   const fast = sim.a.allocMr(pd, 1);
   sim.a.mapMrSg(fast, new Uint8Array(4096), 0x7f00_0000_0000n);
   const key = ((fast.lkey & ~0xff) | 0x5a) >>> 0;
-  io.hostQp.postSend({ wrId: 6, opcode: WrOpcode.REG_MR, sendFlags: SendFlags.SIGNALED, reg: { mr: fast, key, access: Access.LOCAL_WRITE | Access.REMOTE_WRITE } });
+  io.hostQp.postSend({
+    wrId: 6,
+    opcode: WrOpcode.REG_MR,
+    sendFlags: SendFlags.SIGNALED,
+    reg: { mr: fast, key, access: Access.LOCAL_WRITE | Access.REMOTE_WRITE },
+  });
   waitFor(clock, io.hostCq);
   const read = keyedSgl(0x7f00_0000_0000n, 4096, key, true);
   command(io, sqe(IoOpcode.READ, 3, 1, read, rwDwords(16n, 8)), null, new Uint8Array(0), (c) => {
     writeToHost(io, c.sqe.sgl, 4096, 0x52);
-    return { ...ok, ...(c.sqe.sgl.subtype === SglSubtype.INVALIDATE_KEY && c.sqe.sgl.type === SglType.KEYED_DATA_BLOCK ? { invalidate: c.sqe.sgl.key ?? 0 } : {}) };
+    return {
+      ...ok,
+      ...(c.sqe.sgl.subtype === SglSubtype.INVALIDATE_KEY && c.sqe.sgl.type === SglType.KEYED_DATA_BLOCK ? { invalidate: c.sqe.sgl.key ?? 0 } : {}),
+    };
   });
   if (connect(9, 255) !== null) throw new Error('NVMe sample: the controller accepted a send queue it cannot hold');
   clock.runUntil(clock.now() + 1_000_000);

@@ -98,12 +98,7 @@ const SEND_MIDDLE = new Set([Opcode.RC_SEND_MIDDLE]);
 const SEND_LAST = new Set([Opcode.RC_SEND_LAST, Opcode.RC_SEND_LAST_WITH_IMMEDIATE, Opcode.RC_SEND_LAST_WITH_INVALIDATE]);
 const SEND_ONLY = new Set([Opcode.RC_SEND_ONLY, Opcode.RC_SEND_ONLY_WITH_IMMEDIATE, Opcode.RC_SEND_ONLY_WITH_INVALIDATE]);
 /** Requests whose RETH names the host memory of a keyed SGL. */
-const KEYED_REQUESTS = new Set([
-  Opcode.RC_RDMA_WRITE_FIRST,
-  Opcode.RC_RDMA_WRITE_ONLY,
-  Opcode.RC_RDMA_WRITE_ONLY_WITH_IMMEDIATE,
-  Opcode.RC_RDMA_READ_REQUEST,
-]);
+const KEYED_REQUESTS = new Set([Opcode.RC_RDMA_WRITE_FIRST, Opcode.RC_RDMA_WRITE_ONLY, Opcode.RC_RDMA_WRITE_ONLY_WITH_IMMEDIATE, Opcode.RC_RDMA_READ_REQUEST]);
 const DATA = new Set([
   Opcode.RC_RDMA_WRITE_MIDDLE,
   Opcode.RC_RDMA_WRITE_LAST,

@@ -133,7 +133,11 @@ const ALL: readonly FieldDef[] = [
   uint('nvme.cqe.sqid', 16, true, (n) => n.completion?.sqId),
   uint('nvme.cqe.cid', 16, true, (n) => n.completion?.commandId),
   uint('nvme.cqe.status', 16, true, (n) => n.completion?.status),
-  uint('nvme.cqe.status.p', 16, true, (n) => cqeStatus(n)?.phase),
+  // tshark shows a Fabrics command's completion without its phase tag.
+  uint('nvme.cqe.status.p', 16, true, (n) => {
+    const q = nvmCqe(n);
+    return q === null ? null : q.status & 1;
+  }),
   uint('nvme.cqe.status.sc', 16, true, (n) => cqeStatus(n)?.sc),
   uint('nvme.cqe.status.sct', 16, true, (n) => cqeStatus(n)?.sct),
   uint('nvme.cqe.status.crd', 16, true, (n) => cqeStatus(n)?.crd),

@@ -8,9 +8,9 @@ import { hex64, toHex } from '../../packets/bytes';
 import type { CommandRef, NvmeFrame } from './nvme-decoder';
 import { isConnect } from './nvme-decoder';
 import { cmRejStatusName } from './cm-private-data';
-import { fabricsTypeName, FabricsType, FABRICS_OPCODE, IoOpcode, AdminOpcode, opcodeName } from './opcode-names';
+import { fabricsTypeName, FABRICS_OPCODE, IoOpcode, AdminOpcode, opcodeName } from './opcode-names';
 import { statusName, statusParts } from './cqe';
-import { type NvmeCommand } from './capsule';
+import type { NvmeCommand } from './capsule';
 import { cdw10, readRw } from './sqe';
 import { sglWords } from './sgl';
 import { PROPERTY_NAMES } from './fabrics-command';
@@ -95,16 +95,25 @@ export function nvmeTreeLines(f: NvmeFrame): [number, string][] {
   out.push([2, `direction ${f.direction ?? 'CM'}, queue ${f.qid === null ? 'unknown' : f.qid}${f.packets > 1 ? `, capsule in ${f.packets} packets` : ''}`]);
   if (f.cmReq !== null) {
     const r = f.cmReq;
-    out.push([2, `REQ private data: recfmt ${r.recfmt}, qid ${r.qid}, hrqsize ${r.hrqsize}, hsqsize ${r.hsqsize} (${r.hsqsize + 1} entries), cntlid ${hexN(r.cntlid, 4)}`]);
+    out.push([
+      2,
+      `REQ private data: recfmt ${r.recfmt}, qid ${r.qid}, hrqsize ${r.hrqsize}, hsqsize ${r.hsqsize} (${r.hsqsize + 1} entries), cntlid ${hexN(r.cntlid, 4)}`,
+    ]);
   }
   if (f.cmRep !== null) out.push([2, `REP private data: recfmt ${f.cmRep.recfmt}, crqsize ${f.cmRep.crqsize}`]);
   if (f.cmRej !== null) out.push([2, `REJ private data: recfmt ${f.cmRej.recfmt}, status ${f.cmRej.status} (${cmRejStatusName(f.cmRej.status)})`]);
   const c = f.command;
   if (c !== null) {
     const s = c.sqe;
-    out.push([2, `SQE: opcode ${hexN(s.opcode, 2)} (${commandName(s.opcode, c.fabrics?.fctype ?? null, f.qid)}), flags ${hexN(s.flags, 2)} (fuse ${s.flags & 3}, PSDT ${s.flags >>> 6}), command ID ${s.commandId}, NSID ${s.nsid}`]);
+    out.push([
+      2,
+      `SQE: opcode ${hexN(s.opcode, 2)} (${commandName(s.opcode, c.fabrics?.fctype ?? null, f.qid)}), flags ${hexN(s.flags, 2)} (fuse ${s.flags & 3}, PSDT ${s.flags >>> 6}), command ID ${s.commandId}, NSID ${s.nsid}`,
+    ]);
     out.push([2, `metadata pointer ${hex64(s.metadata)}, command dwords 10-15 ${toHex(s.cdw10to15)}`]);
-    out.push([2, `SGL: type ${s.sgl.type}, sub type ${s.sgl.subtype}, address ${hex64(s.sgl.address)}, length ${s.sgl.length}${s.sgl.key === null ? '' : `, key ${hexN(s.sgl.key, 8)}`}`]);
+    out.push([
+      2,
+      `SGL: type ${s.sgl.type}, sub type ${s.sgl.subtype}, address ${hex64(s.sgl.address)}, length ${s.sgl.length}${s.sgl.key === null ? '' : `, key ${hexN(s.sgl.key, 8)}`}`,
+    ]);
     out.push([2, `in-capsule data: ${c.inCapsuleLength} bytes`]);
     const fb = c.fabrics;
     if (fb !== null) {
@@ -115,7 +124,10 @@ export function nvmeTreeLines(f: NvmeFrame): [number, string][] {
       }
       if (fb.property !== null) {
         const p = fb.property;
-        out.push([3, `attributes ${hexN(p.attrib, 2)} (${(p.attrib & 7) === 1 ? 8 : 4}-byte property), offset ${hexN(p.offset, 8)} (${PROPERTY_NAMES[p.offset] ?? 'unnamed'})${p.value === null ? '' : `, value ${hex64(p.value)}`}`]);
+        out.push([
+          3,
+          `attributes ${hexN(p.attrib, 2)} (${(p.attrib & 7) === 1 ? 8 : 4}-byte property), offset ${hexN(p.offset, 8)} (${PROPERTY_NAMES[p.offset] ?? 'unnamed'})${p.value === null ? '' : `, value ${hex64(p.value)}`}`,
+        ]);
       }
     }
     const d = c.connectData;
@@ -177,7 +189,10 @@ export function nvmeJson(f: NvmeFrame): Record<string, unknown> {
                 : {
                     fctype: c.fabrics.fctype,
                     connect: c.fabrics.connect,
-                    property: c.fabrics.property === null ? null : { ...c.fabrics.property, value: c.fabrics.property.value === null ? null : hex64(c.fabrics.property.value) },
+                    property:
+                      c.fabrics.property === null
+                        ? null
+                        : { ...c.fabrics.property, value: c.fabrics.property.value === null ? null : hex64(c.fabrics.property.value) },
                   },
             connectData: c.connectData === null ? null : { ...c.connectData, hostId: toHex(c.connectData.hostId) },
           },
@@ -196,9 +211,4 @@ export function nvmeJson(f: NvmeFrame): Record<string, unknown> {
     of: f.of === null ? null : { ...f.of, name: refName(f.of, f.qid) },
     error: f.error === null ? null : f.error.message,
   };
-}
-
-/** True for a command the Fabrics Connect (used by field tables). */
-export function isConnectCommand(c: NvmeCommand | null): boolean {
-  return c !== null && c.fabrics !== null && c.fabrics.fctype === FabricsType.CONNECT;
 }
