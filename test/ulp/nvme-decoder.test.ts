@@ -16,6 +16,8 @@ import { BatchPrinter, RecordBatch } from '../../capture-engine/decode-batch';
 import { DEFAULT_PRINT_SETTINGS, FramePrinter, type PrintSettings } from '../../capture-engine/decode-printer';
 import { UlpPass } from '../../capture-engine/ulp-decoding';
 import { TextBytes } from '../../base/text-bytes';
+import { decodeAsRules } from '../../cli/decode-as-option';
+import { UsageError } from '../../cli/args';
 
 const FILE = path.resolve(__dirname, '..', '..', 'captures', 'nvme-rdma.pcap');
 const records: CaptureRecord[] = readCapture(new Uint8Array(fs.readFileSync(FILE))).records;
@@ -137,5 +139,15 @@ describe('the same output in one run and in batches that carry the state', () =>
     expect(whole).toMatch(/Fabrics Connect/);
     // Batches of 1 and 3 records cut the CM exchanges and the two-packet capsules apart.
     for (const size of [1, 3, 7]) expect(batched(s, size)).toBe(whole);
+  });
+});
+
+describe('--decode-as', () => {
+  test('qpn and port rules, 4420 always in', () => {
+    expect(decodeAsRules(['qpn=0x12=nvme', 'qpn=19=nvme', 'port=4421=NVMe'])).toEqual({ ports: [4420, 4421], qpns: [0x12, 19] });
+    expect(decodeAsRules([])).toEqual({ ports: [4420], qpns: [] });
+  });
+  test.each(['qpn=0x12', 'qpn=0x12=iser', 'lid=3=nvme', 'qpn=0x1000000=nvme', 'port=70000=nvme'])('%s is a usage error', (v) => {
+    expect(() => decodeAsRules([v])).toThrow(UsageError);
   });
 });
