@@ -10,6 +10,7 @@ import { FramePrinter, type PrintSettings } from './decode-printer';
 import { SummaryPieces } from '../packets/summary-pieces';
 import { JsonFramePieces } from '../packets/json-frame-pieces';
 import type { ExactTime } from '../base/exact-time';
+import type { NvmeFrame } from '../ulp/nvme-rdma/nvme-decoder';
 import { BATCH_BYTES, BATCH_RECORDS, type BatchMessage, type BatchResult, META_FIELDS, OUT_CHUNK } from './decode-batch-layout';
 
 /**
@@ -104,8 +105,9 @@ export class BatchPrinter {
   );
 
   private readonly icrc: BatchIcrc | null;
-  /** A run of records decoded, before they are printed. */
+  /** A run of records decoded, before they are printed, and what the NVMe-oF decoder made of each. */
   private readonly decoded: (DecodedFrame | null)[] = new Array<DecodedFrame | null>(PHASE_RUN).fill(null);
+  private readonly ulps: (NvmeFrame | null)[] = new Array<NvmeFrame | null>(PHASE_RUN).fill(null);
   private readonly pieces = new SummaryPieces();
   private readonly jsonPieces = new JsonFramePieces();
 
@@ -126,7 +128,7 @@ export class BatchPrinter {
     for (const b of m.spare) if (this.spares.length < MAX_SPARES) this.spares.push(b);
     this.chunks = [];
     const icrc = this.icrc;
-    const printer = new FramePrinter(this.text, this.settings, icrc === null ? this.icrcV2 : icrc.icrcV2, this.pieces, this.jsonPieces);
+    const printer = new FramePrinter(this.text, this.settings, icrc === null ? this.icrcV2 : icrc.icrcV2, this.pieces, this.jsonPieces, m.nvmeState ?? null);
     printer.startAt(m.first, m.prev);
     const bytes = new Uint8Array(m.data);
     const view = new DataView(m.data);
@@ -136,12 +138,14 @@ export class BatchPrinter {
     // tree costs far more to print than to decode: it gains nothing, and goes a record at a time.
     const run = this.settings.verbose ? 1 : PHASE_RUN;
     const decoded = this.decoded;
+    const ulps = this.ulps;
     for (let from = 0; from < m.count; from += run) {
       const to = Math.min(m.count, from + run);
       for (let i = from; i < to; i++) {
         if (icrc !== null) icrc.current = i;
         const k = i * META_FIELDS;
         decoded[i - from] = printer.decode(view, bytes, meta[k + 4] as number, meta[k + 5] as number, meta[k + 2] as number, meta[k + 3] as number);
+        ulps[i - from] = printer.lastUlp;
       }
       for (let i = from; i < to; i++) {
         const k = i * META_FIELDS;
@@ -154,10 +158,14 @@ export class BatchPrinter {
           bytes,
           meta[k + 4] as number,
           meta[k + 5] as number,
+          meta[k + 2] as number,
+          meta[k + 3] as number,
+          ulps[i - from] ?? null,
         );
       }
     }
     decoded.fill(null);
+    ulps.fill(null);
     this.text.end();
     const freshChunks = this.freshChunks;
     this.freshChunks = 0;

@@ -12,9 +12,16 @@ import { SummaryPieces } from '../packets/summary-pieces';
 import { JsonFramePieces } from '../packets/json-frame-pieces';
 import { type ExactTime, type FrameTime, timeDifference } from '../base/exact-time';
 import { type DisplayFilter, compileDisplayFilter } from '../packets/display-filter';
-import { type FieldDef, type FieldFrame, frameField } from '../packets/frame-fields';
+import type { FieldDef, FieldFrame } from '../packets/frame-fields';
 import { frameLayers } from '../packets/frame-layers';
 import { type FieldsFormat, clockText, fieldsLine, hexDump } from './tshark-output';
+import { DEFAULT_NVME_RULES, NvmeDecoder, type NvmeFrame, type NvmeRules } from '../ulp/nvme-rdma/nvme-decoder';
+import type { NvmeConversationState } from '../ulp/nvme-rdma/conversation-state';
+import { nvmeJsonMember, nvmeTreeLines, nvmeWords } from '../ulp/nvme-rdma/nvme-text';
+import { decodeField } from './ulp-decoding';
+import type { NvmeUlpFrame } from '../ulp/nvme-rdma/nvme-fields';
+
+const nvmeUlpFrame = (nvme: NvmeFrame): NvmeUlpFrame => ({ protocol: 'nvme-rdma', nvme });
 
 const NEWLINE = 0x0a;
 
@@ -48,6 +55,8 @@ export interface PrintSettings {
   hexDump: boolean;
   /** -w: the frames that pass are counted (and written by the command), none printed. */
   silent: boolean;
+  /** Which frames are NVMe-oF: the IP CM ports of its CM connections, and QPNs named with --decode-as. */
+  nvme: NvmeRules;
 }
 
 /** What `roce decode FILE` does without options: summary lines, times since the first frame, every ICRC checked. */
@@ -66,6 +75,7 @@ export const DEFAULT_PRINT_SETTINGS: Readonly<PrintSettings> = Object.freeze({
   fields: null,
   hexDump: false,
   silent: false,
+  nvme: DEFAULT_NVME_RULES,
 });
 
 /** Counts over the records seen, for the closing line on stderr. */
@@ -110,6 +120,10 @@ export class FramePrinter {
   private readonly fieldDefs: readonly FieldDef[] | null;
   /** Time of the frame shown before (the `dd` column's reference and frame.time_delta_displayed's), once there is one. */
   private shown: ExactTime | null = null;
+  /** Which frames are NVMe-oF and what they carry, frame after frame. */
+  private readonly nvme: NvmeDecoder;
+  /** What the NVMe-oF decoder made of the record `decode` decoded last (null: not NVMe-oF). */
+  lastUlp: NvmeFrame | null = null;
 
   /**
    * @param icrcV2 the routine that checks a RoCE v2 ICRC (the native addon's when it is built)
@@ -122,15 +136,18 @@ export class FramePrinter {
     private readonly pieces = new SummaryPieces(),
     /** The same for the JSON objects. */
     private readonly jsonPieces = new JsonFramePieces(),
+    /** The NVMe-oF state the frames before this printer's first left (a batch's, capture-engine/ulp-decoding.ts); it is changed in place. */
+    nvmeState: NvmeConversationState | null = null,
   ) {
+    this.nvme = nvmeState === null ? new NvmeDecoder(s.nvme) : new NvmeDecoder(s.nvme, nvmeState);
     // A summary line shows neither the Ethernet header nor the IP checksum: the common frame is
     // decoded without them (same verdicts, packets/decode.ts `lean`).
     const summary = !s.json && !s.verbose;
     this.opts = { rocePort: s.rocePort, verifyIcrc: s.verifyIcrc, icrcV2, lean: summary, leanWithIp: summary };
     this.qpns = s.qpns === null ? null : new Set(s.qpns);
     this.opcodes = s.opcodes === null ? null : new Set(s.opcodes);
-    this.filter = s.displayFilter === null ? null : compileDisplayFilter(s.displayFilter);
-    this.fieldDefs = s.fields === null ? null : s.fields.names.map((n) => frameField(n) as FieldDef);
+    this.filter = s.displayFilter === null ? null : compileDisplayFilter(s.displayFilter, decodeField);
+    this.fieldDefs = s.fields === null ? null : s.fields.names.map((n) => decodeField(n) as FieldDef);
     this.unfiltered = this.qpns === null && this.opcodes === null && !s.errorsOnly && this.filter === null;
   }
 
@@ -172,6 +189,7 @@ export class FramePrinter {
   decode(view: DataView, bytes: Uint8Array, start: number, end: number, linkType: number, origLen: number): DecodedFrame {
     const d = decodeAt(view, bytes, start, end, linkType, this.opts, origLen);
     const c = this.counts;
+    this.lastUlp = d.roce ? this.nvme.observe(d, view, start) : null;
     if (d.roce) {
       c.roce++;
       // A frame the capture cut is truncated, not malformed (docs/decode.md, "Truncated frames").
@@ -211,6 +229,8 @@ export class FramePrinter {
     end: number,
     linkType = 1,
     origLen = end - start,
+    /** What the NVMe-oF decoder made of the record (FramePrinter.lastUlp after its `decode`). */
+    ulp: NvmeFrame | null = this.lastUlp,
   ): boolean {
     const time = this.time;
     time.sec = sec;
@@ -266,6 +286,7 @@ export class FramePrinter {
         deltaDisplayedNs: shown === null ? 0n : epochNs - (BigInt(shown.sec) * NS + BigInt(shown.nsec)),
         decoded: d,
         layers: frameLayers(frameBytes, linkType),
+        ulp: ulp === null ? null : nvmeUlpFrame(ulp),
       };
     }
     if (!this.passes(index, d, ff)) return false;
@@ -288,11 +309,11 @@ export class FramePrinter {
       text.text(fieldsLine(this.fieldDefs, ff, this.s.fields));
       text.byte(NEWLINE);
     } else if (this.s.json) {
-      writeFrameJson(text, index, time, d, this.jsonPieces);
+      writeFrameJson(text, index, time, d, this.jsonPieces, ulp === null ? undefined : nvmeJsonMember(ulp));
       text.byte(NEWLINE);
     } else if (d.roce) {
       if (this.s.verbose) {
-        text.text(fieldTree(index, column, end - start, d, bytes.subarray(start, end)));
+        text.text(fieldTree(index, column, end - start, d, bytes.subarray(start, end), ulp === null ? undefined : nvmeTreeLines(ulp)));
         text.byte(NEWLINE);
       } else
         writeSummaryLine(
@@ -302,6 +323,7 @@ export class FramePrinter {
           d,
           this.pieces,
           CLOCK_MODES.has(mode) ? clockText(sec, nsec, digits, mode as 'ad' | 'a' | 'ud' | 'u') : undefined,
+          ulp === null ? undefined : nvmeWords(ulp),
         );
       text.byte(NEWLINE);
     } else printed = false;

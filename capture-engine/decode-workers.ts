@@ -20,6 +20,8 @@ import type { BatchMessage, BatchResult, DecodeWorkerData } from './decode-batch
 import type { IcrcBurst } from './batch-icrc';
 import type { ExactTime } from '../base/exact-time';
 import { addCounts, type DecodeCounts, type PrintSettings, zeroCounts } from './decode-printer';
+import { UlpPass } from './ulp-decoding';
+import type { NvmeConversationState } from '../ulp/nvme-rdma/conversation-state';
 
 /** Batches out per worker at most. */
 const OUT_PER_WORKER = 4;
@@ -142,9 +144,20 @@ export async function decodeWithWorkers(
   let batchPrev: ExactTime | null = null;
   let read = 0;
   let ended: StreamResult | null = null;
-  const send = async (): Promise<void> => {
+  // Upper-layer protocols learn from earlier frames: their state goes forward with the batches.
+  const ulp = new UlpPass(settings.nvme, settings.rocePort);
+  const send = async (nvmeState: NvmeConversationState | null): Promise<void> => {
     const spare = freeOut.splice(0, SPARES_PER_BATCH);
-    const msg: BatchMessage = { seq: sent, count: batch.count, first: first ?? batch.timeAt(0), prev: batchPrev, data: batch.data, meta: batch.meta, spare };
+    const msg: BatchMessage = {
+      seq: sent,
+      count: batch.count,
+      first: first ?? batch.timeAt(0),
+      prev: batchPrev,
+      data: batch.data,
+      meta: batch.meta,
+      spare,
+      nvmeState,
+    };
     let w = 0;
     for (let i = 1; i < workers; i++) if ((out[i] as number) < (out[w] as number)) w = i;
     if ((out[w] as number) < OUT_PER_WORKER) {
@@ -181,7 +194,9 @@ export async function decodeWithWorkers(
       first ??= batch.timeAt(0);
       batchPrev = prev;
       prev = batch.timeAt(n - 1);
-      await send();
+      const nvmeState = ulp.snapshot();
+      ulp.scan(batch.data, batch.meta, batch.count);
+      await send(nvmeState);
       batch = take(0);
     }
     await settle(1);

@@ -36,6 +36,8 @@ import { nativeIcrcV2 } from '../nic-driver/native-binding';
 import { nativeIcrcBatch } from '../nic-driver/native-icrc';
 import { opcodeInfo, OPCODES } from '../packets/opcodes';
 import { DisplayFilterError, compileDisplayFilter } from '../packets/display-filter';
+import { decodeField } from '../capture-engine/ulp-decoding';
+import { decodeAsRules } from './decode-as-option';
 import { type FieldsFormat, fieldsHeader } from '../capture-engine/tshark-output';
 import { fieldsFormat } from './fields-option';
 import { PcapOutput } from './pcap-output';
@@ -104,6 +106,12 @@ export const DECODE_OPTIONS: readonly OptionSpec[] = [
   { name: 'errors', kind: 'flag', help: 'only malformed frames (bad ICRC, truncated, bad length, unknown opcode, bad MAD)' },
   { name: 'no-icrc', kind: 'flag', help: 'do not check the ICRC' },
   {
+    name: 'decode-as',
+    kind: 'repeat',
+    value: 'RULE',
+    help: 'qpn=Q=nvme: frames to QPN Q are NVMe-oF (no CM exchange needed); port=N=nvme: RDMA CM connections to IP CM port N are NVMe-oF, as 4420 is (repeat for more; docs/decode.md, "NVMe over Fabrics")',
+  },
+  {
     name: 'threads',
     kind: 'string',
     value: 'N',
@@ -160,7 +168,7 @@ export async function decodeCommand(argv: readonly string[], out: Output, ctx?: 
   const filterText = args.values.get('display-filter') ?? null;
   if (filterText !== null) {
     try {
-      compileDisplayFilter(filterText);
+      compileDisplayFilter(filterText, decodeField);
     } catch (e) {
       if (e instanceof DisplayFilterError) throw new UsageError(`-Y ${JSON.stringify(filterText)}: ${e.message}`);
       throw e;
@@ -217,6 +225,7 @@ export async function decodeCommand(argv: readonly string[], out: Output, ctx?: 
     fields,
     hexDump: args.flags.has('hex'),
     silent: writeTo !== null,
+    nvme: decodeAsRules(args.lists.get('decode-as') ?? []),
   };
   const icrcV2 = nativeIcrcV2() ?? undefined;
 

@@ -3,7 +3,7 @@
  * them, into the format capture-engine/tshark-output.ts prints.
  */
 import { UsageError } from './args';
-import { frameField } from '../packets/frame-fields';
+import { decodeField } from '../capture-engine/ulp-decoding';
 import type { FieldsFormat } from '../capture-engine/tshark-output';
 
 /** tshark's `/t` and `/s` for a tab and a space, else the character itself. */
@@ -18,7 +18,7 @@ function separatorChar(v: string, option: string): string {
 export function fieldsFormat(names: readonly string[], options: readonly string[]): FieldsFormat {
   if (names.length === 0) throw new UsageError('-T fields needs at least one -e FIELD');
   for (const n of names) {
-    if (frameField(n) === undefined) throw new UsageError(`-e ${n}: not a field roce decode knows (docs/decode.md lists them, by tshark's names)`);
+    if (decodeField(n) === undefined) throw new UsageError(`-e ${n}: not a field roce decode knows (docs/decode.md lists them, by tshark's names)`);
   }
   const f: FieldsFormat = { names, separator: '\t', header: false, quote: '', occurrence: 0, aggregator: ',' };
   for (const o of options) {

@@ -164,6 +164,7 @@ class Parser {
   constructor(
     private readonly text: string,
     private readonly toks: Token[],
+    private readonly lookup: (name: string) => FieldDef | undefined,
   ) {}
 
   private peek(): Token {
@@ -231,7 +232,7 @@ class Parser {
   private fieldAt(t: Token): FieldDef {
     if (t.kind !== 'word')
       throw new DisplayFilterError(t.at, t.kind === 'end' ? 'the filter ends where a field name should be' : `expected a field name, found "${t.text}"`);
-    const f = frameField(t.text);
+    const f = this.lookup(t.text);
     if (f === undefined)
       throw new DisplayFilterError(
         t.at,
@@ -315,7 +316,7 @@ class Parser {
         t.at,
         t.kind === 'end' ? `the filter ends where a value for ${field.name} should be` : `expected a value for ${field.name}, found "${t.text}"`,
       );
-    const other = frameField(t.text);
+    const other = this.lookup(t.text);
     if (other !== undefined && other.type !== 'proto') {
       if (sameKind(other, field)) {
         this.fields.add(other);
@@ -394,9 +395,12 @@ function prefixOf(len: string | undefined, bits: number, at: number, text: strin
   return Number(len);
 }
 
-/** Compiles a display filter; throws `DisplayFilterError` for a bad one. */
-export function compileDisplayFilter(text: string): DisplayFilter {
-  const p = new Parser(text, tokenize(text));
+/**
+ * Compiles a display filter; throws `DisplayFilterError` for a bad one. `lookup` finds a field by
+ * name (default: the fields of packets/frame-fields.ts; a caller adds an upper-layer protocol's).
+ */
+export function compileDisplayFilter(text: string, lookup: (name: string) => FieldDef | undefined = frameField): DisplayFilter {
+  const p = new Parser(text, tokenize(text), lookup);
   const root = p.parse();
   return { text, matches: (f) => root.eval(f), fields: [...p.fields] };
 }

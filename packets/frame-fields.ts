@@ -32,6 +32,13 @@ export interface FieldFrame {
   deltaDisplayedNs: bigint;
   decoded: DecodedFrame;
   layers: FrameLayers;
+  /** What an upper-layer protocol's decoder (ulp/) made of the frame, for its own fields; null or absent when none did. */
+  ulp?: UlpFrame | null;
+}
+
+/** An upper-layer protocol's view of a frame (its fields read the rest); packets/ reads only the name. */
+export interface UlpFrame {
+  readonly protocol: string;
 }
 
 export interface FieldDef {

@@ -261,7 +261,15 @@ function writeObjectOrNull(t: TextBytes, m: Member, v: object | null): void {
  * `pieces`, the runs that repeat within a flow are copied from those encoded before (`roce decode --json` prints one per frame; test/packets/json-bytes.test.ts holds
  * the two to the same text).
  */
-export function writeFrameJson(t: TextBytes, frame: number, time: FrameTime, d: DecodedFrame, pieces?: JsonFramePieces): void {
+export function writeFrameJson(
+  t: TextBytes,
+  frame: number,
+  time: FrameTime,
+  d: DecodedFrame,
+  pieces?: JsonFramePieces,
+  /** An upper-layer protocol's member (ulp/), `,"nvme":{…}`, written after `mad`. */
+  ulpMember?: string,
+): void {
   t.bytes(OPEN_FRAME);
   // A frame number is a positive integer: `uint` writes it as JSON.stringify does.
   t.uint(frame);
@@ -273,7 +281,7 @@ export function writeFrameJson(t: TextBytes, frame: number, time: FrameTime, d: 
     t.bytes(NOT_ROCE);
     return;
   }
-  if (writeCommonFrameJson(t, d, pieces)) return;
+  if (ulpMember === undefined && writeCommonFrameJson(t, d, pieces)) return;
   t.bytes(ROCE_VERSION);
   t.uint(d.version);
   t.bytes(SRC);
@@ -348,6 +356,7 @@ export function writeFrameJson(t: TextBytes, frame: number, time: FrameTime, d: 
   }
   writeBool(t, M.icrcOk, d.icrcOk);
   writeObjectOrNull(t, M.mad, d.mad === null ? null : madToJson(d.mad));
+  if (ulpMember !== undefined) t.text(ulpMember);
   const err = frameFault(d) ?? d.madError;
   if (err !== null) {
     t.bytes(ERROR);

@@ -141,7 +141,16 @@ export function writeOpcodeQp(t: TextBytes, p: RocePacket, b: BthHeader): void {
  * opcode, QPN, PSN, AckReq, key fields, payload, ICRC status. Columns are separated by one space. With `pieces`, the runs that
  * repeat within a flow are copied from those encoded before; with `clock`, that text is the time column instead of `time`.
  */
-export function writeSummaryLine(t: TextBytes, frame: number, time: ExactTime, p: RocePacket, pieces?: SummaryPieces, clock?: string): void {
+export function writeSummaryLine(
+  t: TextBytes,
+  frame: number,
+  time: ExactTime,
+  p: RocePacket,
+  pieces?: SummaryPieces,
+  clock?: string,
+  /** An upper-layer protocol's words (ulp/), after the headers' and the MAD's. */
+  ulpWords?: string,
+): void {
   t.padUint(frame, 5);
   t.byte(0x20);
   // A time of day or a date (`roce decode -t a`, `-t ad`) comes as its text; else the seconds.
@@ -162,6 +171,10 @@ export function writeSummaryLine(t: TextBytes, frame: number, time: ExactTime, p
     if (p.mad !== null) {
       t.byte(0x20);
       t.text(madSummary(p.mad));
+    }
+    if (ulpWords !== undefined) {
+      t.byte(0x20);
+      t.text(ulpWords);
     }
     if (p.payloadLength > 0) {
       t.bytes(LEN);
@@ -194,8 +207,18 @@ export function summaryLine(frame: number, time: ExactTime, p: RocePacket): stri
 
 const yes = (b: boolean): string => (b ? '1' : '0');
 
-/** The full field tree, one header per block. `frameBytes` is the frame itself (for payload preview). */
-export function fieldTree(frame: number, time: ExactTime, capLen: number, p: RocePacket, frameBytes: Uint8Array): string {
+/**
+ * The full field tree, one header per block. `frameBytes` is the frame itself (for payload preview);
+ * `ulpLines`, an upper-layer protocol's lines (ulp/) as [indent, text], follow the MAD's.
+ */
+export function fieldTree(
+  frame: number,
+  time: ExactTime,
+  capLen: number,
+  p: RocePacket,
+  frameBytes: Uint8Array,
+  ulpLines?: readonly [number, string][],
+): string {
   const out: string[] = [`Frame ${frame}: ${capLen} bytes, time ${secondsText(time)}`];
   const line = (indent: number, text: string): void => {
     out.push(`${'  '.repeat(indent)}${text}`);
@@ -244,6 +267,7 @@ export function fieldTree(frame: number, time: ExactTime, capLen: number, p: Roc
   if (p.ieth) line(1, `IETH: R_Key ${hex32(p.ieth.rkey)}`);
   if (p.cnp) line(1, `CNP reserved: ${toHex(p.cnp.reserved)}`);
   if (p.mad) for (const [indent, text] of madTreeLines(p.mad)) line(indent, text);
+  if (ulpLines !== undefined) for (const [indent, text] of ulpLines) line(indent, text);
   if (isCaptureCut(p) && p.error !== null) line(1, `Truncated: ${p.error.reason} (at byte ${p.error.offset})`);
   if (p.payloadOff >= 0 && b) {
     const preview = frameBytes.subarray(p.payloadOff, p.payloadOff + Math.min(p.payloadLength, 32));

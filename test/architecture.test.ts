@@ -9,7 +9,9 @@
  *   analysis    packets, base
  *   nic-driver  packets, base (and its own native loader)
  *   stack       packets, base, and of nic-driver only its interface file (driver.ts)
- *   capture-engine  packets, base, analysis, nic-driver (reading captures in batches, the
+ *   ulp         packets, base (upper-layer protocols over RDMA: NVMe-oF's wire structures, which
+ *               conversations are its own, its words and fields)
+ *   capture-engine  packets, base, analysis, nic-driver, ulp (reading captures in batches, the
  *               decode and analyze worker threads, their messages, the spool file)
  *   apps        base, packets, analysis, nic-driver, stack; and among the apps only the
  *               arrows APP_ARROWS lists (apps/host and apps/oob are the libraries the tools share)
@@ -28,7 +30,7 @@ import * as path from 'node:path';
 import { codeMask, scanImports } from './support/import-scan';
 
 const ROOT = path.resolve(__dirname, '..');
-const LAYERS = ['base', 'packets', 'analysis', 'nic-driver', 'stack', 'capture-engine', 'apps', 'bench', 'fuzz', 'cli'] as const;
+const LAYERS = ['base', 'packets', 'analysis', 'nic-driver', 'stack', 'ulp', 'capture-engine', 'apps', 'bench', 'fuzz', 'cli'] as const;
 type Layer = (typeof LAYERS)[number];
 const NATIVE_LOADER = 'nic-driver/native-binding.ts';
 const STACK_DRIVER_INTERFACE = 'nic-driver/driver.ts';
@@ -36,7 +38,7 @@ const STACK_DRIVER_INTERFACE = 'nic-driver/driver.ts';
 const PACKAGE_ENTRY = 'index.ts';
 /** Node modules that do I/O, kept out of the layers that must not. */
 const IO_MODULES = new Set(['fs', 'fs/promises', 'net', 'dgram', 'child_process', 'http', 'https', 'worker_threads', 'cluster']);
-const NO_IO: ReadonlySet<Layer> = new Set<Layer>(['base', 'packets', 'stack']);
+const NO_IO: ReadonlySet<Layer> = new Set<Layer>(['base', 'packets', 'stack', 'ulp']);
 
 /** Which layers each layer may import (its own always). */
 const ALLOWED: Record<Layer, readonly Layer[]> = {
@@ -45,11 +47,12 @@ const ALLOWED: Record<Layer, readonly Layer[]> = {
   analysis: ['packets', 'base'],
   'nic-driver': ['packets', 'base'],
   stack: ['packets', 'base'], // + nic-driver/driver.ts, checked below
-  'capture-engine': ['base', 'packets', 'analysis', 'nic-driver'],
+  ulp: ['packets', 'base'],
+  'capture-engine': ['base', 'packets', 'analysis', 'nic-driver', 'ulp'],
   apps: ['base', 'packets', 'analysis', 'nic-driver', 'stack', 'apps'], // apps → apps: APP_ARROWS
-  bench: ['base', 'packets', 'analysis', 'nic-driver', 'stack', 'capture-engine', 'apps'],
-  fuzz: ['base', 'packets', 'analysis', 'nic-driver', 'stack', 'capture-engine', 'apps'],
-  cli: ['base', 'packets', 'analysis', 'nic-driver', 'stack', 'capture-engine', 'apps'],
+  bench: ['base', 'packets', 'analysis', 'nic-driver', 'stack', 'ulp', 'capture-engine', 'apps'],
+  fuzz: ['base', 'packets', 'analysis', 'nic-driver', 'stack', 'ulp', 'capture-engine', 'apps'],
+  cli: ['base', 'packets', 'analysis', 'nic-driver', 'stack', 'ulp', 'capture-engine', 'apps'],
 };
 
 /**
@@ -297,6 +300,8 @@ describe('architecture: the layers point one way', () => {
         'apps → capture-engine',
       ],
       ['the capture engine to cli', 'capture-engine/c.ts', "import { UsageError } from '../cli/args';\n", 1, 'capture-engine → cli'],
+      ['the wire layer to an upper-layer protocol', 'packets/summary.ts', "import { nvmeWords } from '../ulp/nvme-rdma/nvme-text';\n", 1, 'packets → ulp'],
+      ['an upper-layer protocol to the engine', 'ulp/nvme-rdma/x.ts', "import { Device } from '../../stack/device';\n", 1, 'ulp → stack'],
       ['the addon outside the loader', 'stack/icrc.ts', "const b = require('../native/build/Release/roce_native.node');\n", 1, 'loads the native addon'],
       ['a computed require', 'apps/host/y.ts', "const m = '../../nic-driver/af-xdp-driver';\nconst d = require(m);\n", 2, 'computed path'],
       ['I/O in the wire layer', 'packets/pcap.ts', "import * as fs from 'node:fs';\n", 1, 'does no I/O'],

@@ -1,0 +1,89 @@
+/**
+ * The submission queue entry a command capsule starts with (NVMe Base 2.0, "Submission Queue Entry"; NVMe over
+ * Fabrics 1.1, "Capsules"; Linux include/linux/nvme.h `struct nvme_common_command`): 64 bytes,
+ * little-endian. Bytes 40-63 are command dwords 10-15, read by the command itself: a Read or Write
+ * its starting LBA and block count, an Identify its CNS, a Fabrics command (opcode 0x7F) its own
+ * layout (fabrics-command.ts).
+ */
+import { need } from '../../packets/errors';
+import { checkU64, checkUint } from '../../packets/bytes';
+import { type SglDescriptor, emitSgl, parseSgl } from './sgl';
+
+export const SQE_LEN = 64;
+
+export interface Sqe {
+  opcode: number;
+  /** Byte 1: fused operation (bits 1:0) and PSDT (bits 7:6; 2 = SGL for data and a metadata buffer, 1 = SGL, 0 = PRP). */
+  flags: number;
+  commandId: number;
+  nsid: number;
+  metadata: bigint;
+  sgl: SglDescriptor;
+  /** Command dwords 10-15 (24 bytes), as carried. */
+  cdw10to15: Uint8Array;
+}
+
+export function parseSqe(view: DataView, off: number, end: number): Sqe {
+  need(end, off, SQE_LEN, 'NVMe submission queue entry');
+  return {
+    opcode: view.getUint8(off),
+    flags: view.getUint8(off + 1),
+    commandId: view.getUint16(off + 2, true),
+    nsid: view.getUint32(off + 4, true),
+    metadata: view.getBigUint64(off + 16, true),
+    sgl: parseSgl(view, off + 24, end),
+    cdw10to15: new Uint8Array(view.buffer, view.byteOffset + off + 40, 24).slice(),
+  };
+}
+
+/** Writes the 64-byte SQE at `off` (command dwords 2-3 zero). */
+export function emitSqe(s: Sqe, view: DataView, off: number): number {
+  checkUint(s.opcode, 0xff, 'SQE opcode');
+  checkUint(s.flags, 0xff, 'SQE flags');
+  checkUint(s.commandId, 0xffff, 'SQE command ID');
+  checkUint(s.nsid, 0xffffffff, 'SQE NSID');
+  checkU64(s.metadata, 'SQE metadata pointer');
+  checkUint(s.cdw10to15.length, 24, 'SQE command dwords 10-15 length');
+  for (let i = 0; i < SQE_LEN; i++) view.setUint8(off + i, 0);
+  view.setUint8(off, s.opcode);
+  view.setUint8(off + 1, s.flags);
+  view.setUint16(off + 2, s.commandId, true);
+  view.setUint32(off + 4, s.nsid, true);
+  view.setBigUint64(off + 16, s.metadata, true);
+  emitSgl(s.sgl, view, off + 24);
+  for (let i = 0; i < s.cdw10to15.length; i++) view.setUint8(off + 40 + i, s.cdw10to15[i] as number);
+  return SQE_LEN;
+}
+
+/** Byte 1 with PSDT 2 (SGLs for data and metadata): what Linux's nvme-rdma host sends (nvme.h NVME_CMD_SGL_METABUF). */
+export const SQE_FLAGS_SGL_METABUF = 0x80;
+
+/** Command dwords 10-15 of a Read or Write: starting LBA (64 bits) and number of logical blocks (0-based, 16 bits). */
+export function rwDwords(slba: bigint, blocks: number): Uint8Array {
+  checkU64(slba, 'starting LBA');
+  checkUint(blocks - 1, 0xffff, 'number of logical blocks - 1');
+  const out = new Uint8Array(24);
+  const v = new DataView(out.buffer);
+  v.setBigUint64(0, slba, true);
+  v.setUint16(8, blocks - 1, true);
+  return out;
+}
+
+/** Starting LBA and block count (1-based) from a Read's or Write's command dwords 10-15. */
+export function readRw(cdw: Uint8Array): { slba: bigint; blocks: number } {
+  const v = new DataView(cdw.buffer, cdw.byteOffset, cdw.byteLength);
+  return { slba: v.getBigUint64(0, true), blocks: v.getUint16(8, true) + 1 };
+}
+
+/** Command dword 10 as a number (an Identify's CNS is its low byte). */
+export function cdw10(cdw: Uint8Array): number {
+  return new DataView(cdw.buffer, cdw.byteOffset, cdw.byteLength).getUint32(0, true);
+}
+
+/** Command dwords 10-15 with dword 10 set (the rest zero). */
+export function dword10(value: number): Uint8Array {
+  checkUint(value, 0xffffffff, 'command dword 10');
+  const out = new Uint8Array(24);
+  new DataView(out.buffer).setUint32(0, value, true);
+  return out;
+}
