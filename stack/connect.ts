@@ -18,6 +18,11 @@ export interface Endpoint {
   psn: number;
   gid: Uint8Array;
   mac: number;
+  /**
+   * The GID's index in its device's table, for the local end: the QP's source GID (ahAttr.sgidIndex).
+   * Without it the device picks one for the destination (the first IPv4-mapped GID, or index 0).
+   */
+  gidIndex?: number;
 }
 
 /** QP attributes for `connectQp` beyond the endpoints (path MTU, timeouts, retry counts, RDMA read depth...). */
@@ -36,9 +41,10 @@ export interface ConnectOptions {
 
 /** The local side's endpoint description (what the out-of-band exchange sends). */
 export function endpointOf(dev: Device, qp: QueuePair, psn: number, gidIndex = 1): Endpoint {
-  const gid = dev.gids[gidIndex] ?? dev.gids[0];
+  const index = dev.gids[gidIndex] !== undefined ? gidIndex : 0;
+  const gid = dev.gids[index];
   if (gid === undefined) throw new VerbsError(VerbsErrorCode.NotFound, 'device has no GID');
-  return { qpn: qp.qpNum, psn, gid, mac: dev.driver.mac };
+  return { qpn: qp.qpNum, psn, gid, mac: dev.driver.mac, gidIndex: index };
 }
 
 /** Moves `qp` to RTS towards `remote`; `localPsn` is its send PSN. */
@@ -52,7 +58,14 @@ export function connectQp(qp: QueuePair, local: Endpoint, remote: Endpoint, o: C
     return;
   }
   qp.modify({ qpState: QpState.INIT, pkeyIndex: 0, portNum: 1, qpAccessFlags: access & ~Access.MW_BIND });
-  const ahAttr = { dgid: remote.gid, dmac: remote.mac, hopLimit: 64, ...(o.trafficClass !== undefined ? { trafficClass: o.trafficClass } : {}) };
+  // The QP sends from the local endpoint's GID, and takes packets only to it (stack/port.ts fromPeer).
+  const ahAttr = {
+    dgid: remote.gid,
+    dmac: remote.mac,
+    hopLimit: 64,
+    ...(local.gidIndex !== undefined ? { sgidIndex: local.gidIndex } : {}),
+    ...(o.trafficClass !== undefined ? { trafficClass: o.trafficClass } : {}),
+  };
   if (qp.type === QpType.RC) {
     qp.modify({
       qpState: QpState.RTR,
