@@ -30,7 +30,14 @@ function burstAtStart(convs: readonly RcConversation[]): RcConversation | undefi
   return convs.find((c) => {
     const [a, b] = c.requests;
     const r = c.responses[0];
-    return a?.p.bth != null && b?.p.bth != null && r?.p.bth != null && b.p.bth.psn === ((a.p.bth.psn - 1) & 0xffffff) && r.p.bth.psn === b.p.bth.psn && r.frame > b.frame;
+    return (
+      a?.p.bth != null &&
+      b?.p.bth != null &&
+      r?.p.bth != null &&
+      b.p.bth.psn === ((a.p.bth.psn - 1) & 0xffffff) &&
+      r.p.bth.psn === b.p.bth.psn &&
+      r.frame > b.frame
+    );
   });
 }
 
