@@ -4,7 +4,10 @@
  * expected PSN (IBTA §9.7.5.2.2), but the expected request is captured before that NAK and the
  * real responder answers it. Replay starts at that copy, the one the real responder took, and
  * finds no capture gap: the capture lost nothing. Removing every copy of a later request does
- * make one.
+ * make one. The same pair inside the conversation: the real responder's later answers past the
+ * expected PSN show it took the copy captured before the NAK, since the request captured after
+ * that copy is behind another only because the network reordered it (its first copy), not because
+ * the requester went back.
  *
  * @group unit
  */
@@ -63,4 +66,25 @@ test('a capture starting with the expected request and a reordered one in one bu
   if (cut === undefined) return;
   const found = gaps(cut);
   expect(found.some((g) => g.psn === lost)).toBe(true);
+});
+
+// Sweep case 13914 of seed 1: PSN n+1 (a SEND MIDDLE) then n (its FIRST) in one burst, mid-conversation.
+const MID = 'seed=212984 loss=0.5% burst=0.2%x4 reorder=5%/4 dup=0% mtu=512 qps=1 mix=mix bytes=32K at=host-b';
+
+test('the same pair inside a conversation, then another reordered pair: no capture gap and no violation; a request removed makes a gap', () => {
+  const file = runCase(parseCase(MID)).capture;
+  const convs = conversations(file);
+  const all = convs.flatMap((c) => replayResponder(c, { timing: 'fast' }).differences);
+  expect(all.filter((d) => d.kind === 'captureGap' || d.class === DiffClass.VIOLATION)).toEqual([]);
+
+  // Every copy of a PSN after the pair removed: still a capture gap that covers it.
+  const conv = convs.find((c) => c.requests.some((x, i) => x.p.bth != null && c.requests[i + 1]?.p.bth?.psn === ((x.p.bth.psn - 1) & 0xffffff)));
+  expect(conv).toBeDefined();
+  if (conv === undefined) return;
+  const i = conv.requests.findIndex((x, k) => x.p.bth != null && conv.requests[k + 1]?.p.bth?.psn === ((x.p.bth.psn - 1) & 0xffffff));
+  const lost = ((conv.requests[i]?.p.bth?.psn ?? 0) + 3) & 0xffffff;
+  const frames = new Set(conv.requests.filter((c) => c.p.bth?.psn === lost).map((c) => c.frame));
+  expect(frames.size).toBeGreaterThan(0);
+  const cut = conversations(dropRecords(file, frames)).flatMap((c) => gaps(c));
+  expect(cut.some((g) => g.psn !== null && ((lost - g.psn) & 0xffffff) <= (g.lastPsn ?? g.psn) - g.psn && ((lost - g.psn) & 0xffffff) < 0x800000)).toBe(true);
 });
