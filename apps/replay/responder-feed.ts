@@ -189,7 +189,8 @@ function rnrAnswered(c: CapturedPacket, requests: CapturedIndex, responses: Capt
 /**
  * Whether a response captured between frames `after` and `before` shows the real responder past
  * `psn` before the requester is seen going back (a request behind one it sent since `after`: what
- * the responder says after that may answer a resend of `psn` the capture lost). Past it: an
+ * the responder says after that may answer a resend of `psn` the capture lost; a first copy behind
+ * one is the network's reordering, not a resend). Past it: an
  * acknowledgement at or after it (an ACK, READ response or atomic ACK; one for a duplicate carries
  * the PSN before the expected one, IBTA §9.7.5.1.2 C9-105), or a NAK after it (a PSN sequence error
  * or RNR NAK names the expected PSN, §9.7.5.2.2). Looks at a bounded number of frames.
@@ -203,7 +204,10 @@ function wentPast(psn: number, after: number, before: number, requests: Captured
     for (; !nextSent.done && nextSent.value.frame < r.frame; nextSent = sent.next()) {
       const q = nextSent.value.p.bth?.psn;
       if (q === undefined) continue;
-      if (psnDiff(q, highest) < 0) return false;
+      // Behind the highest, and sent before: the requester went back. A first copy behind it is a
+      // request the network reordered (it overtook nothing the requester resent).
+      if (psnDiff(q, highest) < 0 && (requests.next(q, -1)?.frame ?? nextSent.value.frame) < nextSent.value.frame) return false;
+      if (psnDiff(q, highest) < 0) continue;
       highest = q;
     }
     if (--left < 0) return false;

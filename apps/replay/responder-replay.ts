@@ -84,6 +84,24 @@ interface StartPlan {
   skippedAtStart: number;
 }
 
+/**
+ * Whether the real responder took request `c`: an acknowledgement at or past its PSN (an ACK, READ
+ * response or atomic ACK; not a NAK) is captured after it and before its next copy. A sequence
+ * error NAK names the PSN the responder expected when an out-of-order request arrived (IBTA
+ * §9.7.5.2.2); a capture at a host may hold that expected request before the NAK, when both
+ * arrived in one receive burst, and the answer to it shows the responder took that copy.
+ */
+function taken(conv: RcConversation, c: CapturedPacket): boolean {
+  const psn = c.p.bth?.psn;
+  if (psn === undefined) return false;
+  const again = conv.requests.find((x) => x.frame > c.frame && x.p.bth?.psn === psn)?.frame ?? Number.MAX_SAFE_INTEGER;
+  return conv.responses.some((r) => {
+    if (r.frame <= c.frame || r.frame >= again || r.p.bth === null || psnDiff(r.p.bth.psn, psn) < 0 || psnDiff(r.p.bth.psn, psn) > MAX_BRIDGE) return false;
+    if (r.p.aeth === null || ((r.p.info?.flags ?? 0) & (OpFlag.READ | OpFlag.ATOMIC)) !== 0) return true;
+    return decodeSyndrome(r.p.aeth.syndrome).kind === AethKind.ACK;
+  });
+}
+
 function startOf(conv: RcConversation): StartPlan {
   // A capture that starts inside a message: the stack starts at the next message (IBTA §9.7.4.1.1:
   // a MIDDLE or LAST without its FIRST is an invalid request), and what comes before is not compared.
@@ -96,7 +114,9 @@ function startOf(conv: RcConversation): StartPlan {
     const s = decodeSyndrome(firstAnswer.p.aeth.syndrome);
     const waiting = s.kind === AethKind.RNR_NAK || (s.kind === AethKind.NAK && s.value === NakCode.PSN_SEQUENCE_ERROR);
     const resend = waiting
-      ? conv.requests.find((c) => c.p.bth?.psn === firstAnswer.p.bth?.psn && startsMessage(c) && (s.kind === AethKind.RNR_NAK || c.frame > firstAnswer.frame))
+      ? conv.requests.find(
+          (c) => c.p.bth?.psn === firstAnswer.p.bth?.psn && startsMessage(c) && (s.kind === AethKind.RNR_NAK || c.frame > firstAnswer.frame || taken(conv, c)),
+        )
       : undefined;
     if (resend !== undefined) firstFed = resend;
   }

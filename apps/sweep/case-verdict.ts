@@ -57,10 +57,31 @@ export function impossibleCaptureGaps(v: CaseVerdict): number {
   return captureGapImpossible(v.case.at) === null ? 0 : v.judgement.analyze.captureGaps;
 }
 
+/**
+ * Why replay in `role` cannot rightly find a capture gap at a case's capture point, or null where
+ * it can. As responder, replay bridges PSNs the real responder's answers show it got (it did not
+ * NAK them): as captureGapImpossible says, every capture point of a case holds those requests. As
+ * requester, a gap is a request the requester sent that the capture lacks: a capture at the
+ * responder's host (B) misses those lost on the way.
+ */
+export function replayCaptureGapImpossible(at: SweepCase['at'], role: 'responder' | 'requester'): string | null {
+  if (role === 'requester' && at === 'host-b') return null;
+  return captureGapImpossible(at);
+}
+
+/** Replay's capture gaps (differences of kind `captureGap`, both roles) the case's capture point does not allow. */
+export function impossibleReplayCaptureGaps(v: CaseVerdict): number {
+  let n = 0;
+  for (const role of ['responder', 'requester'] as const)
+    if (replayCaptureGapImpossible(v.case.at, role) !== null) n += v.judgement.replay[role].unverifiable.captureGap ?? 0;
+  return n;
+}
+
 export function caseFailed(v: CaseVerdict): boolean {
   return (
     analyzeViolationCount(v.judgement) > 0 ||
     impossibleCaptureGaps(v) > 0 ||
+    impossibleReplayCaptureGaps(v) > 0 ||
     v.judgement.replay.responder.violations > 0 ||
     v.judgement.replay.requester.violations > 0 ||
     v.episodeMismatches.length > 0

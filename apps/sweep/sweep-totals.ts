@@ -7,7 +7,7 @@
 import type { CaptureGap, RuleId, Trigger, Violation } from '../../analysis/types';
 import type { Difference } from '../replay/differences';
 import { REPLAY_ROLES, type ReplayRole } from './capture-judgement';
-import { captureGapImpossible, caseFailed, type CaseVerdict } from './case-verdict';
+import { captureGapImpossible, caseFailed, replayCaptureGapImpossible, type CaseVerdict } from './case-verdict';
 import { EPISODE_TRIGGERS, type EpisodeCounts } from './episode-sources';
 import { CASE_CAPTURE_POINTS, type CaseCapturePoint, reproLine } from './sweep-case';
 
@@ -155,7 +155,15 @@ export function addVerdict(t: SweepTotals, index: number, v: CaseVerdict): void 
       if (ex !== undefined && (f.example === null || index < f.example.index)) f.example = { index, line: v.line, difference: ex };
     }
     for (const [kind, n] of Object.entries(r.policy)) bump(t.allowed.policy, `${role} ${kind}`, n);
-    for (const [kind, n] of Object.entries(r.unverifiable)) bump(t.allowed.unverifiable, `${role} ${kind}`, n);
+    for (const [kind, n] of Object.entries(r.unverifiable)) {
+      if (kind === 'captureGap' && replayCaptureGapImpossible(c.at, role) !== null) {
+        // A capture gap where the capture point holds every request: replay misread the flow, a finding.
+        const f = (t.replay[role][kind] ??= { violations: 0, cases: 0, first: [], example: null });
+        f.violations += n;
+        f.cases++;
+        note(f, index, `${repro}   # ${n} capture gap(s) at=${c.at}: none is possible (${replayCaptureGapImpossible(c.at, role)})`);
+      } else bump(t.allowed.unverifiable, `${role} ${kind}`, n);
+    }
   }
   t.allowed.notReplayable += v.judgement.notReplayable.length;
   if (a.captureGaps > 0) {

@@ -3,7 +3,9 @@
  * sent and received, so requests the responses imply the capture missed can only be the
  * analyzer's misreading. A capture point that really loses a request (every copy of one PSN, the
  * frames still sent and answered) makes the analyzer report the gap, fails the case, and the
- * sweep's report names the case, its repro line and why no gap is possible there.
+ * sweep's report names the case, its repro line and why no gap is possible there. Replay's capture
+ * gaps are held the same way: as responder at every case capture point, as requester where the
+ * capture holds every request sent.
  *
  * @group unit
  */
@@ -12,7 +14,7 @@ import { OpFlag } from '../../packets/opcodes';
 import type { Direction } from '../../nic-driver/faults';
 import { PcapTap, type TapPoint } from '../../nic-driver/pcap-tap';
 import type { CaseTap } from '../../apps/sweep/case-run';
-import { captureGapImpossible, caseFailed, judgeCase } from '../../apps/sweep/case-verdict';
+import { captureGapImpossible, caseFailed, impossibleReplayCaptureGaps, judgeCase, replayCaptureGapImpossible } from '../../apps/sweep/case-verdict';
 import { CASE_CAPTURE_POINTS, parseCase, reproLine } from '../../apps/sweep/sweep-case';
 import { findingsTable, sweepMarkdown } from '../../apps/sweep/sweep-report';
 import { addVerdict, emptyTotals, impossibleCaptureGapCases } from '../../apps/sweep/sweep-totals';
@@ -84,4 +86,31 @@ test.each(CASE_CAPTURE_POINTS)('at=%s: a request the capture lost is a capture g
   expect(md).toContain('## `roce analyze`: capture gaps');
   expect(md).toContain('1 cases with a capture gap where none is possible.');
   expect(md).toMatch(new RegExp(`^\\| ${at} \\| ${a.captureGaps} \\| 1 \\| .*holds every frame.* \\| case 7: `, 'm'));
+});
+
+test.each(CASE_CAPTURE_POINTS)("at=%s: replay's capture gap as responder is a finding, not an allowed difference", (at) => {
+  expect(replayCaptureGapImpossible(at, 'responder')).toBe(captureGapImpossible(at));
+  const c = parseCase(`seed=5 loss=0% mtu=1024 qps=1 mix=mix bytes=16K at=${at}`);
+  const plain = judgeCase(c);
+  expect(plain.judgement.replay.responder.unverifiable.captureGap).toBeUndefined();
+  const lossy = judgeCase(c, (where) => new LosingTap(where, 6));
+  const n = lossy.judgement.replay.responder.unverifiable.captureGap ?? 0;
+  expect(n).toBeGreaterThan(0);
+  expect(impossibleReplayCaptureGaps(lossy)).toBeGreaterThanOrEqual(n);
+  expect(caseFailed(lossy)).toBe(true);
+
+  const totals = emptyTotals();
+  addVerdict(totals, 0, plain);
+  addVerdict(totals, 7, lossy);
+  expect(totals.replay.responder.captureGap).toMatchObject({ violations: n, cases: 1 });
+  expect(totals.allowed.unverifiable['responder captureGap']).toBeUndefined();
+  expect(sweepMarkdown(totals, { command: 'npm run sweep', sweepSeed: 1, from: 0, jobs: 1, wallMs: 0, cpuMs: 0, cpus: 1, node: 'v0' })).toContain(
+    `capture gap(s) at=${at}: none is possible`,
+  );
+});
+
+test("replay's capture gap as requester is allowed only where requests lost on the way are not captured (the responder's host)", () => {
+  expect(replayCaptureGapImpossible('host-b', 'requester')).toBeNull();
+  expect(replayCaptureGapImpossible('sent', 'requester')).toBe(captureGapImpossible('sent'));
+  expect(replayCaptureGapImpossible('host-a', 'requester')).toBe(captureGapImpossible('host-a'));
 });
