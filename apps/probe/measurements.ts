@@ -407,14 +407,19 @@ function rnrWait(ctx: MeasureContext, ev: ProbeEvent): Figure[] {
     }
     const resend = firstFrom(v.recs, nak + 1, (r) => r.dir === 'rx' && isRequest(r.opcode) && psnDiff(r.psn, P) <= 0);
     if (resend < 0) {
+      // Tries answered by RNR NAKs use up rnr_retry (7 = forever); then the DUT must stop (IBTA vol. 1 §9.7.5.2.8).
+      const rnrRetry = ctx.scenario.traffic.rnrRetry;
+      const spent = rnrRetry !== 7 && k > rnrRetry;
       out.push(
         figure(ev, FigureKind.RNR_WAIT, {
           measuredNs: null,
           dutNs: null,
           configured: timerNs,
           value: null,
-          verdict: 'fail',
-          detail: `no resend of PSN ${ev.psn} after RNR NAK ${k}`,
+          verdict: spent ? 'pass' : 'fail',
+          detail: spent
+            ? `no resend of PSN ${ev.psn} after RNR NAK ${k}: rnr_retry ${rnrRetry} used up, as configured`
+            : `no resend of PSN ${ev.psn} after RNR NAK ${k} (rnr_retry ${rnrRetry})`,
           clause,
         }),
       );

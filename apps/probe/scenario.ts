@@ -76,7 +76,7 @@ export interface ProbeEvent {
   psn: number;
   /** Which transmissions of that PSN: 1 = the first, 2 = the first retransmission...; 'all' = every one. */
   iter: number | 'all';
-  /** `rnr-nak`: the RNR timer code of the NAK (IBTA vol. 1 table 45; 0..31). */
+  /** `rnr-nak`: the RNR timer code of our NAK (IBTA vol. 1 table 45; 0..31; default 12, 0.64 ms). */
   timer?: number;
   /** `delay-ack`: how long to hold the ACK, µs. */
   delayUs?: number;
@@ -120,6 +120,7 @@ const TRAFFIC_DEFAULTS = {
   minRnrTimer: 12,
 } as const;
 const MTUS = [256, 512, 1024, 2048, 4096];
+const DEFAULT_RNR_NAK_TIMER = 12;
 
 function bad(line: number, message: string): never {
   throw new ProbeError(ProbeErrorCode.SCENARIO, message, line);
@@ -238,7 +239,8 @@ function readEvent(n: YamlNode, s: { role: DutRole; traffic: ProbeTraffic }): Pr
     qpn,
     psn,
     iter,
-    ...(type === EventType.RNR_NAK ? { timer: timer ?? t.minRnrTimer } : {}),
+    // Our RNR NAK's timer, by default the min_rnr_timer perftest and rc_pingpong set (12: 0.64 ms).
+    ...(type === EventType.RNR_NAK ? { timer: timer ?? DEFAULT_RNR_NAK_TIMER } : {}),
     ...(type === EventType.DELAY_ACK ? { delayUs: delayUs ?? 100 } : {}),
     line: m.line,
   };
