@@ -30,6 +30,7 @@ import type * as UdaddyCommandModule from './udaddy-command';
 import type * as VerbsCheckCommandModule from './verbs-check-command';
 import type * as SimCommandModule from './sim-command';
 import type * as ReplayCommandModule from './replay-command';
+import type * as ProbeCommandModule from './probe-command';
 
 // Each command's module is loaded when it runs, not at start-up: loading all of them cost every
 // command about 50 ms (the simulator, the stack and the drivers for `roce decode` too).
@@ -127,6 +128,10 @@ const COMMANDS: Readonly<Record<string, { help: string; load: () => Command; liv
   replay: {
     help: 'replay one side of captured RC conversations into the stack and compare (run `roce replay -h`)',
     load: () => (require('./replay-command') as typeof ReplayCommandModule).replayCommand,
+  },
+  probe: {
+    help: 'Lumina-style scenarios against a device under test: NAK, retransmission, timeout and RNR behaviour measured and judged (run `roce probe -h`)',
+    load: () => (require('./probe-command') as typeof ProbeCommandModule).probeCommand,
   },
 };
 

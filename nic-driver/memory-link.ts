@@ -218,8 +218,8 @@ export class MemoryDriver implements NicDriver, RunReceive {
   rxBurst(max: number): Uint8Array[] {
     const n = Math.max(0, Math.min(Math.floor(max), this.pending));
     if (n === 0) return [];
-    if (this.head === 0 && n === this.rxq.length && this.pending === this.rxq.length) {
-      // Everything queued, and all of it frames of their own: hand the queue itself over.
+    if (this.head === 0 && n === this.rxq.length && this.pending === this.rxq.length && !this.rxq.some(isRun)) {
+      // Everything queued, and all of it frames of their own (a run of one frame also counts one): hand the queue itself over.
       const all = this.rxq as Uint8Array[];
       this.rxq = [];
       this.pending = 0;

@@ -28,6 +28,7 @@ import { CmatoseError, CmatoseErrorCode } from '../apps/cmatose/cmatose-error';
 import { RdmaExampleError, RdmaExampleErrorCode } from '../apps/rdma-example/rdma-example-error';
 import { UdaddyError, UdaddyErrorCode } from '../apps/udaddy/udaddy-error';
 import { SweepError, SweepErrorCode } from '../apps/sweep/sweep-error';
+import { ProbeError, ProbeErrorCode } from '../apps/probe/probe-error';
 import { UsageError } from '../cli/args';
 import { SpoolFileError } from '../capture-engine/spool-file';
 
@@ -115,6 +116,7 @@ const CLASSES: ErrorClass[] = [
     make: (c) => new UdaddyError(c as UdaddyErrorCode, 'x', 0),
   },
   { name: 'SweepError', file: 'apps/sweep/sweep-error.ts', codes: Object.values(SweepErrorCode), make: (c) => new SweepError('x', c as SweepErrorCode) },
+  { name: 'ProbeError', file: 'apps/probe/probe-error.ts', codes: Object.values(ProbeErrorCode), make: (c) => new ProbeError(c as ProbeErrorCode, 'x') },
   { name: 'UsageError', file: 'cli/args.ts', codes: ['ROCE_ERR_USAGE'], make: () => new UsageError('x') },
   { name: 'SpoolFileError', file: 'capture-engine/spool-file.ts', codes: ['ROCE_ERR_SPOOL'], make: () => new SpoolFileError('x') },
 ];

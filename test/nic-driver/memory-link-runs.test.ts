@@ -88,3 +88,19 @@ test('with a fault, a tap or serialization delay on the way, frames travel one b
     link.close();
   }
 });
+
+test('rxBurst over runs of one frame each gives views of the frames, not the runs (a driver wrapper reads by rxBurst)', () => {
+  const clock = new VirtualClock();
+  const link = createMemoryLink({ clock, bandwidthBps: 0, faults: { aToB: { delayNs: 500 } } });
+  const { a, b } = link;
+  commit(a, b, [0], () => 100);
+  commit(a, b, [1], () => 120);
+  clock.runUntilIdle();
+  expect(b.rxPending).toBe(2);
+  const got = b.rxBurst(8);
+  expect(got.map((f) => f instanceof Uint8Array)).toEqual([true, true]);
+  expect(got.map((f) => [seqOf(f, 0), f.length])).toEqual([
+    [0, 100],
+    [1, 120],
+  ]);
+});

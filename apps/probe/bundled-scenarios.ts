@@ -1,0 +1,142 @@
+/**
+ * The scenarios `roce probe` carries, one per behaviour it measures (`roce probe --list`), in the
+ * YAML a user writes their own in. Kept as text here so the built command carries them.
+ */
+
+export interface BundledScenario {
+  name: string;
+  /** One line for `--list`. */
+  summary: string;
+  yaml: string;
+}
+
+export const BUNDLED_SCENARIOS: readonly BundledScenario[] = [
+  {
+    name: 'nak-generation',
+    summary: 'DUT responder: we skip a PSN; its NAK latency and one NAK per gap',
+    yaml: `name: nak-generation
+description: The DUT (ib_write_bw's server) sees PSN 4 missing; it NAKs the gap once, with the PSN it expects.
+dut:
+  role: responder
+  tool: ib_write_bw
+traffic:
+  message-size: 16384
+  mtu: 1024
+events:
+  - type: skip      # our first transmission of PSN 4 never leaves
+    qpn: 0
+    psn: 4
+    iter: 1
+`,
+  },
+  {
+    name: 'nak-retransmit',
+    summary: 'DUT requester: its PSN is lost and we NAK; its retransmission latency and first PSN',
+    yaml: `name: nak-retransmit
+description: The DUT's (ib_write_bw's client) PSN 4 is lost; our responder NAKs the gap; the DUT goes back to PSN 4.
+dut:
+  role: requester
+  tool: ib_write_bw
+traffic:
+  message-size: 16384
+  mtu: 1024
+events:
+  - type: drop
+    qpn: 0
+    psn: 4
+    iter: 1
+`,
+  },
+  {
+    name: 'timeout-tail-drop',
+    summary: 'DUT requester: its last PSN is lost, nothing NAKs; timeout retransmission vs 4.096 µs × 2^timeout',
+    yaml: `name: timeout-tail-drop
+description: The last packet of the DUT's message is lost; only its local ACK timer can recover it.
+dut:
+  role: requester
+  tool: ib_write_bw
+traffic:
+  message-size: 16384
+  mtu: 1024
+  min-retransmit-timeout: 12   # 4.096 us * 2^12 = 16.777 ms
+events:
+  - type: drop
+    psn: 15
+`,
+  },
+  {
+    name: 'timeout-withheld-ack',
+    summary: 'DUT requester: we withhold the ACK of its message; timeout retransmission and its first PSN',
+    yaml: `name: timeout-withheld-ack
+description: Every packet arrives but our ACK of the message does not leave; the DUT times out and resends from the first unacknowledged PSN.
+dut:
+  role: requester
+  tool: ib_write_bw
+traffic:
+  message-size: 16384
+  mtu: 1024
+  min-retransmit-timeout: 10   # 4.194 ms
+events:
+  - type: withhold-ack
+    psn: 15
+`,
+  },
+  {
+    name: 'retry-exhaust',
+    summary: 'DUT requester: every try of its last PSN is lost; resends counted against retry_cnt',
+    yaml: `name: retry-exhaust
+description: The DUT resends the lost tail retry_cnt times, each after its timeout, then fails the work request.
+dut:
+  role: requester
+  tool: ib_write_bw
+traffic:
+  message-size: 4096
+  mtu: 1024
+  min-retransmit-timeout: 8    # 1.049 ms
+  max-retransmit-retry: 3
+events:
+  - type: drop
+    psn: 3
+    iter: all
+`,
+  },
+  {
+    name: 'rnr-wait',
+    summary: 'DUT requester of SENDs: we answer with RNR NAKs; its wait vs the NAK timer',
+    yaml: `name: rnr-wait
+description: Our receive is posted only after two RNR NAKs (timer 14, 1.28 ms); the DUT waits out each before it resends.
+dut:
+  role: requester
+  tool: ib_send_bw
+traffic:
+  message-size: 4096
+  mtu: 1024
+events:
+  - type: rnr-nak
+    psn: 0
+    iter: 2
+    timer: 14
+`,
+  },
+  {
+    name: 'read-retry',
+    summary: 'DUT requester of READs: one of our READ responses is lost; its READ retry from the middle of the response',
+    yaml: `name: read-retry
+description: Our response at PSN 6 of a 16-packet READ is lost; the DUT asks again from PSN 6 when the next response shows the gap.
+dut:
+  role: requester
+  tool: ib_read_bw
+traffic:
+  message-size: 16384
+  mtu: 1024
+events:
+  - type: drop-read-response
+    psn: 6
+`,
+  },
+];
+
+/** The bundled scenario named `name`, or undefined. */
+export function bundledScenario(name: string): BundledScenario | undefined {
+  return BUNDLED_SCENARIOS.find((s) => s.name === name);
+}

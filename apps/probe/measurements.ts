@@ -1,0 +1,473 @@
+/**
+ * What the DUT did about each event, measured from this stack's own frame records (probe-driver.ts)
+ * and judged against the IBTA rule it answers to. Every figure carries the configured value beside
+ * the measured one, the clause, and where its timestamps come from (`errorNs`: how far the figure
+ * may be from what happened on the wire; `pathRttNs`: the round trip of the path, which figures
+ * that span one include).
+ *
+ * Figures:
+ *  - `nakGeneration`: we skipped a request PSN; from our first request after the gap to the DUT's
+ *    PSN sequence NAK, its PSN, and how many NAKs the gap drew (IBTA vol. 1 §9.7.5.2.2: the
+ *    responder NAKs the first out-of-sequence request with the PSN it expects, once per gap; rxe
+ *    `rxe_resp.c` check_psn() sent_psn_nak).
+ *  - `nakRetransmit`: the DUT's request was lost and we NAKed the gap; from our NAK to the DUT's
+ *    first resend and that resend's PSN (IBTA vol. 1 §9.7.5.2.6: go-back-N from the NAK's PSN).
+ *  - `readRetry`: our READ response was lost and a later one arrived; from that later response to
+ *    the DUT's new READ request and its PSN (go-back-N from the first missing response, §9.7.5.2.6).
+ *  - `timeoutRetransmit`: nothing told the DUT (the loss was at the tail, or we withheld the ACK);
+ *    from the DUT's last frame before the silence to its resend, against 4.096 µs × 2^timeout, and
+ *    the resend's PSN against the first one we had not acknowledged (IBTA vol. 1 §9.7.6.1.3).
+ *  - `retryCount`: every transmission of the PSN lost; how many resends before the DUT stopped,
+ *    against retry_cnt (IBTA vol. 1 §9.7.6.1.3).
+ *  - `rnrWait`: we answered a SEND with an RNR NAK; from the NAK to the DUT's resend, against the
+ *    NAK's timer (IBTA vol. 1 §9.7.5.2.8, timer codes of table 45).
+ */
+import { psnAdd, psnDiff } from '../../base/psn';
+import { AethKind, NakCode, RNR_TIMER_USEC, decodeSyndrome } from '../../packets/aeth';
+import { OPCODES, OpFlag } from '../../packets/opcodes';
+import { localAckTimeoutNs } from '../../stack/qp-attributes';
+import type { FrameRecord } from './probe-driver';
+import { EventType, type ProbeEvent, type ProbeScenario } from './scenario';
+
+export const FigureKind = {
+  NAK_GENERATION: 'nakGeneration',
+  NAK_RETRANSMIT: 'nakRetransmit',
+  READ_RETRY: 'readRetry',
+  TIMEOUT_RETRANSMIT: 'timeoutRetransmit',
+  RETRY_COUNT: 'retryCount',
+  RNR_WAIT: 'rnrWait',
+} as const;
+export type FigureKind = (typeof FigureKind)[keyof typeof FigureKind];
+export const FIGURE_KINDS: readonly FigureKind[] = Object.values(FigureKind);
+
+export type Verdict = 'pass' | 'fail' | 'none';
+
+/** One measured behaviour of the DUT. Times in ns; null where the DUT did not do the thing measured. */
+export interface Figure {
+  kind: FigureKind;
+  /** Relative QP number and the event's relative PSN. */
+  qp: number;
+  psn: number;
+  /** The scenario line of the event that caused it. */
+  eventLine: number;
+  /** The measured time (what the figure's description says it spans), or null. */
+  measuredNs: number | null;
+  /** The measured time less the path's round trip, when the figure spans one and the round trip is known. */
+  dutNs: number | null;
+  /** The configured or required value it is judged against (a time in ns, a count, a relative PSN), or null. */
+  configured: number | null;
+  /** The count or relative PSN the figure is about (NAKs per gap, resends, the resend's PSN). */
+  value: number | null;
+  verdict: Verdict;
+  /** Why, in words, with the measured and configured values. */
+  detail: string;
+  /** The IBTA clause the verdict cites. */
+  clause: string;
+}
+
+/** The QPs of a run as numbers on the wire. */
+export interface ProbeQp {
+  ourQpn: number;
+  dutQpn: number;
+  /** The data requester's first PSN (the DUT's when it is the requester). */
+  requestStartPsn: number;
+}
+
+export interface MeasureContext {
+  scenario: ProbeScenario;
+  qps: readonly ProbeQp[];
+  records: readonly FrameRecord[];
+  /** The path's round trip (both one-way delays), when known; figures spanning it give `dutNs`. */
+  pathRttNs: number | null;
+}
+
+const isRequest = (op: number): boolean => ((OPCODES[op]?.flags ?? 0) & OpFlag.REQ) !== 0;
+const isResponse = (op: number): boolean => ((OPCODES[op]?.flags ?? 0) & OpFlag.RESP) !== 0;
+const isSeqNak = (r: FrameRecord): boolean => {
+  if (r.syndrome < 0) return false;
+  const s = decodeSyndrome(r.syndrome);
+  return s.kind === AethKind.NAK && s.value === NakCode.PSN_SEQUENCE_ERROR;
+};
+const isRnrNak = (r: FrameRecord): boolean => r.syndrome >= 0 && decodeSyndrome(r.syndrome).kind === AethKind.RNR_NAK;
+/** A response that acknowledges its PSN: an ACK, or a READ response (middle ones carry no AETH). */
+const acknowledges = (r: FrameRecord): boolean => isResponse(r.opcode) && (r.syndrome < 0 || decodeSyndrome(r.syndrome).kind === AethKind.ACK);
+
+interface QpView {
+  /** Records of this QP, in order: the DUT's frames to our QP and ours to its. */
+  recs: FrameRecord[];
+  start: number;
+}
+
+function viewOf(ctx: MeasureContext, qp: number): QpView {
+  const q = ctx.qps[qp]!;
+  return { recs: ctx.records.filter((r) => (r.dir === 'rx' ? r.destQp === q.ourQpn : r.destQp === q.dutQpn)), start: q.requestStartPsn };
+}
+
+const rel = (v: QpView, psn: number): number => psnDiff(psn, v.start);
+
+/** The index of the `n`-th (1-based) record matching `pred`, or -1. */
+function nth(recs: readonly FrameRecord[], n: number, pred: (r: FrameRecord) => boolean): number {
+  let k = 0;
+  for (let i = 0; i < recs.length; i++) if (pred(recs[i]!) && ++k === n) return i;
+  return -1;
+}
+
+function firstFrom(recs: readonly FrameRecord[], from: number, pred: (r: FrameRecord) => boolean): number {
+  for (let i = from; i < recs.length; i++) if (pred(recs[i]!)) return i;
+  return -1;
+}
+
+/**
+ * The DUT's first resend at or after `from`: a request of the DUT whose PSN is not beyond the
+ * highest request PSN it had sent before (go-back-N's first frame), or -1.
+ */
+function firstResend(recs: readonly FrameRecord[], from: number, mtu: number): number {
+  let high: number | null = null;
+  for (let i = 0; i < recs.length; i++) {
+    const r = recs[i]!;
+    if (r.dir !== 'rx' || !isRequest(r.opcode)) continue;
+    if (i >= from && high !== null && psnDiff(r.psn, high) <= 0) return i;
+    const last = psnAdd(r.psn, lastPsnOffset(r, mtu));
+    if (high === null || psnDiff(last, high) > 0) high = last;
+  }
+  return -1;
+}
+
+/** How many PSNs past its own a request takes: a READ request one per response packet (rxe `rxe_req.c` advances its PSN by the response count), others none. */
+function lastPsnOffset(r: FrameRecord, mtu: number): number {
+  return ((OPCODES[r.opcode]?.flags ?? 0) & OpFlag.READ) !== 0 && r.reth !== null ? Math.max(1, Math.ceil(r.reth.length / mtu)) - 1 : 0;
+}
+
+function figure(ev: ProbeEvent, kind: FigureKind, f: Omit<Figure, 'kind' | 'qp' | 'psn' | 'eventLine'>): Figure {
+  return { kind, qp: ev.qpn, psn: ev.psn, eventLine: ev.line, ...f };
+}
+
+const us = (ns: number): string => `${(ns / 1000).toFixed(3)} µs`;
+const less = (ns: number, rtt: number | null): number | null => (rtt === null ? null : ns - rtt);
+
+function nakGeneration(ctx: MeasureContext, ev: ProbeEvent): Figure[] {
+  const v = viewOf(ctx, ev.qpn);
+  const P = psnAdd(v.start, ev.psn);
+  const clause = 'IBTA vol. 1 §9.7.5.2.2';
+  const n = ev.iter === 'all' ? 1 : ev.iter;
+  const skipped = nth(v.recs, n, (r) => r.dir === 'tx' && r.psn === P && isRequest(r.opcode));
+  if (skipped < 0 || v.recs[skipped]!.fate !== 'dropped')
+    return [
+      figure(ev, FigureKind.NAK_GENERATION, {
+        measuredNs: null,
+        dutNs: null,
+        configured: null,
+        value: null,
+        verdict: 'none',
+        detail: `transmission ${n} of PSN ${ev.psn} was never sent`,
+        clause,
+      }),
+    ];
+  const trigger = firstFrom(v.recs, skipped + 1, (r) => r.dir === 'tx' && r.fate === 'delivered' && isRequest(r.opcode) && psnDiff(r.psn, P) > 0);
+  if (trigger < 0)
+    return [
+      figure(ev, FigureKind.NAK_GENERATION, {
+        measuredNs: null,
+        dutNs: null,
+        configured: null,
+        value: null,
+        verdict: 'none',
+        detail: `no request followed the skipped PSN ${ev.psn}: the DUT could not see the gap (our timeout recovers it)`,
+        clause,
+      }),
+    ];
+  const nak = firstFrom(v.recs, trigger, (r) => r.dir === 'rx' && isSeqNak(r));
+  if (nak < 0)
+    return [
+      figure(ev, FigureKind.NAK_GENERATION, {
+        measuredNs: null,
+        dutNs: null,
+        configured: ev.psn,
+        value: 0,
+        verdict: 'fail',
+        detail: `no PSN sequence NAK for the gap at PSN ${ev.psn}`,
+        clause,
+      }),
+    ];
+  const t0 = v.recs[trigger]!.timeNs;
+  const nakRec = v.recs[nak]!;
+  // NAKs for the gap: up to the first response that shows the DUT got the PSN (then a new gap may be NAKed again).
+  const closed = firstFrom(v.recs, nak + 1, (r) => r.dir === 'rx' && acknowledges(r) && psnDiff(r.psn, P) >= 0);
+  const end = closed < 0 ? v.recs.length : closed;
+  let naks = 0;
+  for (let i = trigger; i < end; i++) if (v.recs[i]!.dir === 'rx' && isSeqNak(v.recs[i]!) && v.recs[i]!.psn === nakRec.psn) naks++;
+  const latency = nakRec.timeNs - t0;
+  const nakRel = rel(v, nakRec.psn);
+  const ok = nakRel === ev.psn && naks === 1;
+  return [
+    figure(ev, FigureKind.NAK_GENERATION, {
+      measuredNs: latency,
+      dutNs: less(latency, ctx.pathRttNs),
+      configured: ev.psn,
+      value: naks,
+      verdict: ok ? 'pass' : 'fail',
+      detail: `NAK for PSN ${nakRel} (expected ${ev.psn}) ${us(latency)} after our first request past the gap; ${naks} NAK${naks === 1 ? '' : 's'} for the gap (one allowed)`,
+      clause,
+    }),
+  ];
+}
+
+/** The first PSN the DUT had no acknowledgement for when it resent at `at`: one past the highest we acknowledged before. */
+function firstUnacked(v: QpView, at: number): number {
+  let high: number | null = null;
+  for (let i = 0; i < at; i++) {
+    const r = v.recs[i]!;
+    if (r.dir === 'tx' && r.fate === 'delivered' && acknowledges(r) && (high === null || psnDiff(r.psn, high) > 0)) high = r.psn;
+  }
+  return high === null ? v.start : psnAdd(high, 1);
+}
+
+function timeoutFigure(ctx: MeasureContext, ev: ProbeEvent, v: QpView, resend: number): Figure {
+  const clause = 'IBTA vol. 1 §9.7.6.1.3';
+  const T = localAckTimeoutNs(ctx.scenario.traffic.minRetransmitTimeout);
+  const r = v.recs[resend]!;
+  // The DUT's timer ran from one of its frames since its last progress: the last of them bounds the figure from below.
+  let last = resend - 1;
+  while (last >= 0 && v.recs[last]!.dir !== 'rx') last--;
+  const measured = last < 0 ? null : r.timeNs - v.recs[last]!.timeNs;
+  const want = rel(v, firstUnacked(v, resend));
+  const got = rel(v, r.psn);
+  const inTime = measured !== null && measured >= T;
+  return figure(ev, FigureKind.TIMEOUT_RETRANSMIT, {
+    measuredNs: measured,
+    dutNs: null,
+    configured: T,
+    value: got,
+    verdict: inTime && got === want ? 'pass' : 'fail',
+    detail: `resent from PSN ${got} (first unacknowledged ${want}) ${measured === null ? '?' : us(measured)} after its last frame; timeout ${ctx.scenario.traffic.minRetransmitTimeout} is ${us(T)}${inTime ? '' : ': earlier than the timeout'}`,
+    clause,
+  });
+}
+
+/**
+ * retry_cnt counts tries without progress: an acknowledgement that moves the DUT's acknowledged
+ * PSN forward gives it its retries back (IBTA vol. 1 §9.7.6.1.3; rxe resets retry_cnt on every
+ * ACK that moves comp.psn). So the resends counted are those after our last such acknowledgement.
+ */
+function retryCount(ctx: MeasureContext, ev: ProbeEvent, v: QpView): Figure {
+  const P = psnAdd(v.start, ev.psn);
+  let high: number | null = null;
+  let lastProgress = -1;
+  v.recs.forEach((r, i) => {
+    if (r.dir === 'tx' && r.fate === 'delivered' && acknowledges(r) && (high === null || psnDiff(r.psn, high) > 0)) {
+      high = r.psn;
+      lastProgress = i;
+    }
+  });
+  const all = v.recs.map((r, i) => ({ r, i })).filter(({ r }) => r.dir === 'rx' && r.psn === P && isRequest(r.opcode));
+  const firstEver = all[0]?.i ?? -1;
+  const after = all.filter(({ i }) => i > lastProgress);
+  const sends = after.map(({ r }) => r);
+  const resends = after.filter(({ i }) => i !== firstEver).length;
+  const total = Math.max(0, all.length - 1);
+  const want = ctx.scenario.traffic.maxRetransmitRetry;
+  const gaps = sends.slice(1).map((s, i) => s.timeNs - sends[i]!.timeNs);
+  const T = localAckTimeoutNs(ctx.scenario.traffic.minRetransmitTimeout);
+  const early = gaps.filter((g) => g < T).length;
+  return figure(ev, FigureKind.RETRY_COUNT, {
+    measuredNs: gaps.length === 0 ? null : Math.min(...gaps),
+    dutNs: null,
+    configured: want,
+    value: resends,
+    verdict: resends === want && early === 0 ? 'pass' : 'fail',
+    detail: `PSN ${ev.psn} resent ${resends} time${resends === 1 ? '' : 's'} after the DUT's last progress (retry_cnt ${want}; ${total} in all) before it stopped; shortest gap between those tries ${gaps.length === 0 ? 'n/a' : us(Math.min(...gaps))}${early > 0 ? `, ${early} shorter than the timeout` : ''}`,
+    clause: 'IBTA vol. 1 §9.7.6.1.3',
+  });
+}
+
+/** A DUT frame dropped, or our answer to it withheld or dropped: what recovered it, and how. */
+function lossRecovery(ctx: MeasureContext, ev: ProbeEvent): Figure[] {
+  const v = viewOf(ctx, ev.qpn);
+  const P = psnAdd(v.start, ev.psn);
+  const n = ev.iter === 'all' ? 1 : ev.iter;
+  const ours = ev.type !== EventType.DROP;
+  const lost = nth(v.recs, n, (r) =>
+    ours ? r.dir === 'tx' && r.psn === P && isResponse(r.opcode) && (ev.type !== EventType.WITHHOLD_ACK || r.syndrome >= 0) : r.dir === 'rx' && r.psn === P,
+  );
+  const none = (detail: string): Figure[] => [
+    figure(ev, FigureKind.TIMEOUT_RETRANSMIT, {
+      measuredNs: null,
+      dutNs: null,
+      configured: null,
+      value: null,
+      verdict: 'none',
+      detail,
+      clause: 'IBTA vol. 1 §9.7.6.1.3',
+    }),
+  ];
+  if (lost < 0 || v.recs[lost]!.fate !== 'dropped') return none(`the ${ours ? 'answer' : 'DUT frame'} at PSN ${ev.psn} (transmission ${n}) never occurred`);
+  const resend = firstResend(v.recs, lost + 1, ctx.scenario.traffic.mtu);
+  if (resend < 0) {
+    return [
+      figure(ev, FigureKind.TIMEOUT_RETRANSMIT, {
+        measuredNs: null,
+        dutNs: null,
+        configured: localAckTimeoutNs(ctx.scenario.traffic.minRetransmitTimeout),
+        value: null,
+        verdict: 'fail',
+        detail: `the DUT never resent after the loss at PSN ${ev.psn}`,
+        clause: 'IBTA vol. 1 §9.7.6.1.3',
+      }),
+    ];
+  }
+  const out: Figure[] = [];
+  // What told the DUT: our sequence NAK (a DUT request lost), or a later READ response of ours (one of ours lost).
+  const nak = ev.type === EventType.DROP ? firstFrom(v.recs, lost + 1, (r) => r.dir === 'tx' && r.fate === 'delivered' && isSeqNak(r)) : -1;
+  const later =
+    ev.type === EventType.DROP_READ_RESPONSE
+      ? firstFrom(v.recs, lost + 1, (r) => r.dir === 'tx' && r.fate === 'delivered' && isResponse(r.opcode) && psnDiff(r.psn, P) > 0)
+      : -1;
+  const tellAt = nak >= 0 && nak < resend ? nak : later >= 0 && later < resend ? later : -1;
+  if (tellAt >= 0) {
+    const told = v.recs[tellAt]!;
+    const r = v.recs[resend]!;
+    const latency = r.timeNs - told.timeNs;
+    const want = ev.type === EventType.DROP ? rel(v, told.psn) : ev.psn;
+    const got = rel(v, r.psn);
+    if (ev.type === EventType.DROP) {
+      const detail = `resent from PSN ${got} (expected ${want}) ${us(latency)} after our NAK for PSN ${want}`;
+      out.push(
+        figure(ev, FigureKind.NAK_RETRANSMIT, {
+          measuredNs: latency,
+          dutNs: less(latency, ctx.pathRttNs),
+          configured: want,
+          value: got,
+          verdict: got === want ? 'pass' : 'fail',
+          detail,
+          clause: 'IBTA vol. 1 §9.7.5.2.6',
+        }),
+      );
+    } else {
+      out.push(readRetry(ctx, ev, v, r, latency));
+    }
+  } else {
+    out.push(timeoutFigure(ctx, ev, v, resend));
+  }
+  if (ev.iter === 'all') out.push(retryCount(ctx, ev, v));
+  return out;
+}
+
+/**
+ * The DUT's new READ request after a lost response: from the missing PSN, for the rest of the
+ * message, at the address the missing response would have written (go-back-N from the first
+ * missing PSN, IBTA vol. 1 §9.7.5.2.6; rxe `rxe_req.c` req_retry() advances a READ's address and
+ * length by the responses already received).
+ */
+function readRetry(ctx: MeasureContext, ev: ProbeEvent, v: QpView, r: FrameRecord, latency: number): Figure {
+  const t = ctx.scenario.traffic;
+  const got = rel(v, r.psn);
+  const first = v.recs.find((x) => x.dir === 'rx' && x.reth !== null && isRequest(x.opcode));
+  // Within the message the READ of the lost PSN belongs to (messages are back to back, one READ each).
+  const perMsg = Math.max(1, Math.ceil(t.messageSize / t.mtu));
+  const inMsg = ev.psn % perMsg;
+  const wantLen = t.messageSize - inMsg * t.mtu;
+  const wantVa = first?.reth === null || first === undefined ? null : first.reth.va + BigInt(inMsg * t.mtu);
+  const gotLen = r.reth?.length ?? null;
+  const gotVa = r.reth?.va ?? null;
+  const ok = got === ev.psn && gotLen === wantLen && (wantVa === null || gotVa === wantVa);
+  const vaText = gotVa === null ? 'no RETH' : `VA +${wantVa === null ? '?' : (gotVa - (wantVa - BigInt(inMsg * t.mtu))).toString()}`;
+  return figure(ev, FigureKind.READ_RETRY, {
+    measuredNs: latency,
+    dutNs: less(latency, ctx.pathRttNs),
+    configured: ev.psn,
+    value: got,
+    verdict: ok ? 'pass' : 'fail',
+    detail: `new READ from PSN ${got} (expected ${ev.psn}), ${vaText} (expected +${inMsg * t.mtu}), length ${gotLen ?? '?'} (expected ${wantLen}), ${us(latency)} after our response past the gap`,
+    clause: 'IBTA vol. 1 §9.7.5.2.6',
+  });
+}
+
+function rnrWait(ctx: MeasureContext, ev: ProbeEvent): Figure[] {
+  const v = viewOf(ctx, ev.qpn);
+  const P = psnAdd(v.start, ev.psn);
+  const tries = ev.iter === 'all' ? 1 : ev.iter;
+  const timerNs = (RNR_TIMER_USEC[ev.timer ?? 0] ?? 0) * 1000;
+  const clause = 'IBTA vol. 1 §9.7.5.2.8';
+  const out: Figure[] = [];
+  for (let k = 1; k <= tries; k++) {
+    const nak = nth(v.recs, k, (r) => r.dir === 'tx' && r.psn === P && isRnrNak(r));
+    if (nak < 0) {
+      out.push(
+        figure(ev, FigureKind.RNR_WAIT, {
+          measuredNs: null,
+          dutNs: null,
+          configured: timerNs,
+          value: null,
+          verdict: 'none',
+          detail: `RNR NAK ${k} for PSN ${ev.psn} was never sent`,
+          clause,
+        }),
+      );
+      continue;
+    }
+    const resend = firstFrom(v.recs, nak + 1, (r) => r.dir === 'rx' && isRequest(r.opcode) && psnDiff(r.psn, P) <= 0);
+    if (resend < 0) {
+      // Tries answered by RNR NAKs use up rnr_retry (7 = forever); then the DUT must stop (IBTA vol. 1 §9.7.5.2.8).
+      const rnrRetry = ctx.scenario.traffic.rnrRetry;
+      const spent = rnrRetry !== 7 && k > rnrRetry;
+      out.push(
+        figure(ev, FigureKind.RNR_WAIT, {
+          measuredNs: null,
+          dutNs: null,
+          configured: timerNs,
+          value: null,
+          verdict: spent ? 'pass' : 'fail',
+          detail: spent
+            ? `no resend of PSN ${ev.psn} after RNR NAK ${k}: rnr_retry ${rnrRetry} used up, as configured`
+            : `no resend of PSN ${ev.psn} after RNR NAK ${k} (rnr_retry ${rnrRetry})`,
+          clause,
+        }),
+      );
+      continue;
+    }
+    const r = v.recs[resend]!;
+    const wait = r.timeNs - v.recs[nak]!.timeNs;
+    const dut = less(wait, ctx.pathRttNs);
+    // The round trip is part of the figure: without it known, only the whole wait can be compared (a DUT early by less than it passes).
+    const waited = (dut ?? wait) >= timerNs;
+    const got = rel(v, r.psn);
+    out.push(
+      figure(ev, FigureKind.RNR_WAIT, {
+        measuredNs: wait,
+        dutNs: dut,
+        configured: timerNs,
+        value: got,
+        verdict: waited && got === ev.psn ? 'pass' : 'fail',
+        detail: `RNR NAK ${k} (timer ${ev.timer}, ${us(timerNs)}): resent PSN ${got} ${us(wait)} later${dut === null ? '' : ` (${us(dut)} without the round trip)`}${waited ? '' : ': before the timer ran out'}`,
+        clause,
+      }),
+    );
+  }
+  return out;
+}
+
+/** The figures of every event the run applied (duplicate and ecn events are applied, not measured, in this version). */
+export function measure(ctx: MeasureContext): Figure[] {
+  const out: Figure[] = [];
+  for (const ev of ctx.scenario.events) {
+    switch (ev.type) {
+      case EventType.SKIP:
+        out.push(...nakGeneration(ctx, ev));
+        break;
+      case EventType.DROP:
+        // A DUT responder's lost ACK or READ response is recovered by our own requester: nothing of the DUT's to measure.
+        if (ctx.scenario.dut.role === 'requester') out.push(...lossRecovery(ctx, ev));
+        break;
+      case EventType.WITHHOLD_ACK:
+      case EventType.DROP_READ_RESPONSE:
+        out.push(...lossRecovery(ctx, ev));
+        break;
+      case EventType.RNR_NAK:
+        out.push(...rnrWait(ctx, ev));
+        break;
+      default:
+        break;
+    }
+  }
+  return out;
+}

@@ -1,0 +1,250 @@
+/**
+ * A scenario run on the in-memory link, with a second roce-ts device as the DUT: the
+ * deterministic testbed of `roce probe --driver memory` and of the probe's tests. Virtual clock,
+ * infinite bandwidth (no serialization), a fixed one-way delay: the timestamps are exact and the
+ * path's round trip is known (2 × the delay), so every figure can be derived from the engine's
+ * parameters.
+ *
+ * The workload is perftest's shape: each QP moves `num-msgs-per-qp` messages of `message-size`
+ * bytes of the scenario's verb, all posted at once, from one registered buffer per side; for a
+ * SEND the responder posts a receive per message, except those an `rnr-nak` event holds back until
+ * it has answered the message's PSN with that many RNR NAKs.
+ */
+import { VirtualClock } from '../../base/clock';
+import { psnAdd } from '../../base/psn';
+import { createMemoryLink } from '../../nic-driver/memory-link';
+import type { FaultConfig, FaultRule } from '../../nic-driver/faults';
+import { fastestIcrcBatch } from '../../nic-driver/native-icrc';
+import { AethKind, decodeSyndrome } from '../../packets/aeth';
+import { Access } from '../../stack/access-flags';
+import { connectQp, endpointOf } from '../../stack/connect';
+import { Device } from '../../stack/device';
+import { type Mtu, mtuFromBytes } from '../../stack/mtu';
+import type { QueuePair } from '../../stack/queue-pair';
+import { localAckTimeoutNs } from '../../stack/qp-attributes';
+import { RNR_TIMER_USEC } from '../../packets/aeth';
+import { QpType } from '../../stack/qp-type-and-state';
+import { WC_STATUS_NAMES } from '../../stack/work-completion';
+import { SendFlags, WrOpcode } from '../../stack/work-request-codes';
+import type { MemoryRegion } from '../../stack/memory-region';
+import { type ProbeQp, measure } from './measurements';
+import { ProbeDriver, type FrameRecord } from './probe-driver';
+import { ProbeError, ProbeErrorCode } from './probe-error';
+import type { ProbeResult } from './probe-result';
+import { DutRole, EventType, ProbeVerb, RUNNABLE_EVENTS, type ProbeScenario, packetsPerMessage } from './scenario';
+
+export interface MemoryRunOptions {
+  /** One-way delay of the link, ns (default 2000). */
+  latencyNs?: number;
+  /** Seed of the devices' QP numbers and PSNs (default 1). */
+  seed?: number;
+}
+
+interface End {
+  dev: Device;
+  mr: MemoryRegion;
+  buf: Uint8Array;
+  qps: QueuePair[];
+  sendCq: ReturnType<Device['createCq']>;
+}
+
+function end(dev: Device, scenario: ProbeScenario): End {
+  const t = scenario.traffic;
+  const pd = dev.allocPd();
+  const buf = new Uint8Array(t.messageSize);
+  const mr = dev.regMr(pd, buf, Access.LOCAL_WRITE | Access.REMOTE_WRITE | Access.REMOTE_READ);
+  const sendCq = dev.createCq(4096);
+  const recvCq = dev.createCq(4096);
+  const depth = t.numMsgsPerQp + 1;
+  const qps: QueuePair[] = [];
+  for (let i = 0; i < t.numQps; i++) qps.push(dev.createQp(pd, { qpType: QpType.RC, sendCq, recvCq, cap: { maxSendWr: depth, maxRecvWr: depth } }));
+  return { dev, mr, buf, qps, sendCq };
+}
+
+/** How long a run may take on the virtual clock before it is declared stuck: every timer of the scenario run out, with room. */
+function timeBoundNs(s: ProbeScenario): number {
+  const t = s.traffic;
+  const timeouts = localAckTimeoutNs(t.minRetransmitTimeout) * (t.maxRetransmitRetry + 2) * 4;
+  const rnr = s.events.reduce(
+    (sum, e) => sum + (e.type === EventType.RNR_NAK ? (RNR_TIMER_USEC[e.timer ?? 0] ?? 0) * 1000 * ((e.iter === 'all' ? 1 : e.iter) + 1) : 0),
+    0,
+  );
+  return timeouts * t.numQps + rnr + 1e9;
+}
+
+/** Runs `scenario` against another roce-ts device on the in-memory link; the figures are measured at this stack's driver. */
+export function runInMemory(scenario: ProbeScenario, o: MemoryRunOptions = {}): ProbeResult {
+  const unrunnable = scenario.events.filter((e) => !RUNNABLE_EVENTS.includes(e.type));
+  if (unrunnable.length > 0) {
+    const e = unrunnable[0]!;
+    throw new ProbeError(ProbeErrorCode.RUN, `a ${e.type} event is not applied by this version of roce probe (applied: ${RUNNABLE_EVENTS.join(', ')})`, e.line);
+  }
+  const latencyNs = o.latencyNs ?? 2000;
+  const seed = o.seed ?? 1;
+  const clock = new VirtualClock();
+  const link = createMemoryLink({
+    clock,
+    seed,
+    mtu: 4200,
+    macA: 0x02_00_00_00_00_01,
+    macB: 0x02_00_00_00_00_02,
+    bandwidthBps: 0,
+    faults: { aToB: { delayNs: latencyNs }, bToA: { delayNs: latencyNs } },
+  });
+  const probe = new ProbeDriver(link.a, clock);
+  const icrc = fastestIcrcBatch();
+  const ourDev = new Device({
+    driver: probe,
+    clock,
+    ipv4: ['198.18.0.1'],
+    neighbors: { '198.18.0.2': 0x02_00_00_00_00_02 },
+    name: 'probe',
+    seed: seed * 2 + 1,
+    icrc,
+  });
+  const dutDev = new Device({
+    driver: link.b,
+    clock,
+    ipv4: ['198.18.0.2'],
+    neighbors: { '198.18.0.1': 0x02_00_00_00_00_01 },
+    name: 'dut',
+    seed: seed * 2 + 2,
+    icrc,
+  });
+  const t = scenario.traffic;
+  const dutIsRequester = scenario.dut.role === DutRole.REQUESTER;
+  const us = end(ourDev, scenario);
+  const dut = end(dutDev, scenario);
+  const pathMtu = mtuFromBytes(t.mtu) as Mtu;
+  const qps: ProbeQp[] = [];
+  for (let i = 0; i < t.numQps; i++) {
+    const ourPsn = ourDev.randomPsn();
+    const dutPsn = dutDev.randomPsn();
+    const ourQp = us.qps[i]!;
+    const dutQp = dut.qps[i]!;
+    const eUs = endpointOf(ourDev, ourQp, ourPsn);
+    const eDut = endpointOf(dutDev, dutQp, dutPsn);
+    // The DUT gets the attributes the scenario asks for; our QP answers RNR with the timer its rnr-nak event names.
+    const rnrEvent = scenario.events.find((e) => e.type === EventType.RNR_NAK && e.qpn === i);
+    connectQp(dutQp, eDut, eUs, { pathMtu, timeout: t.minRetransmitTimeout, retryCnt: t.maxRetransmitRetry, rnrRetry: t.rnrRetry, minRnrTimer: t.minRnrTimer });
+    connectQp(ourQp, eUs, eDut, { pathMtu, ...(rnrEvent?.timer !== undefined ? { minRnrTimer: rnrEvent.timer } : {}) });
+    qps.push({ ourQpn: ourQp.qpNum, dutQpn: dutQp.qpNum, requestStartPsn: dutIsRequester ? dutPsn : ourPsn });
+  }
+
+  // The events as fault rules on this stack's frames (tx) and the DUT's (rx), at absolute QP numbers and PSNs.
+  const txRules: FaultRule[] = [];
+  const rxRules: FaultRule[] = [];
+  for (const e of scenario.events) {
+    const q = qps[e.qpn]!;
+    const psn = psnAdd(q.requestStartPsn, e.psn);
+    const round = e.iter === 'all' ? {} : { round: e.iter - 1 };
+    const ours = { qpn: q.dutQpn, psn, ...round };
+    switch (e.type) {
+      case EventType.DROP:
+        rxRules.push({ action: 'drop', match: { qpn: q.ourQpn, psn, ...round } });
+        break;
+      case EventType.SKIP:
+      case EventType.DROP_READ_RESPONSE:
+        txRules.push({ action: 'drop', match: ours });
+        break;
+      case EventType.WITHHOLD_ACK:
+        txRules.push({ action: 'drop', match: { ...ours, opcode: 'ACKNOWLEDGE' } });
+        break;
+      case EventType.DUPLICATE:
+        txRules.push({ action: 'duplicate', match: ours });
+        break;
+      case EventType.ECN:
+        txRules.push({ action: 'ecnCe', match: ours });
+        break;
+      default:
+        break;
+    }
+  }
+  const txConfig: FaultConfig = { rules: txRules };
+  const rxConfig: FaultConfig = { rules: rxRules };
+  probe.arm(txConfig, rxConfig, seed);
+
+  // Receives: every SEND message gets one, except those an rnr-nak event holds back.
+  const perMsg = packetsPerMessage(t);
+  if (t.verb === ProbeVerb.SEND) {
+    const responder = dutIsRequester ? us : dut;
+    for (let i = 0; i < t.numQps; i++) {
+      const qp = responder.qps[i]!;
+      for (let m = 0; m < t.numMsgsPerQp; m++) {
+        const held = dutIsRequester && scenario.events.some((e) => e.type === EventType.RNR_NAK && e.qpn === i && e.psn === m * perMsg);
+        if (!held) qp.postRecv({ wrId: m, sgList: [responder.mr.sge(0, t.messageSize)] });
+      }
+    }
+    const pending = scenario.events
+      .filter((e) => e.type === EventType.RNR_NAK)
+      .map((e) => ({ e, seen: 0, psn: psnAdd(qps[e.qpn]!.requestStartPsn, e.psn), dutQpn: qps[e.qpn]!.dutQpn }));
+    if (pending.length > 0) {
+      probe.onSent = (r: FrameRecord): void => {
+        if (r.syndrome < 0 || decodeSyndrome(r.syndrome).kind !== AethKind.RNR_NAK) return;
+        for (const p of pending) {
+          if (p.psn !== r.psn || p.dutQpn !== r.destQp) continue;
+          if (++p.seen !== p.e.iter) continue;
+          // Posted after the stack's transmit call returns: the next try of the PSN finds it.
+          const qp = us.qps[p.e.qpn]!;
+          clock.schedule(clock.now(), () => qp.postRecv({ wrId: p.e.psn / perMsg, sgList: [us.mr.sge(0, t.messageSize)] }));
+        }
+      };
+    }
+  }
+
+  // The requester's messages, all posted at once (perftest's tx depth of the whole run).
+  const requester = dutIsRequester ? dut : us;
+  const responder = dutIsRequester ? us : dut;
+  const opcode = t.verb === ProbeVerb.WRITE ? WrOpcode.RDMA_WRITE : t.verb === ProbeVerb.READ ? WrOpcode.RDMA_READ : WrOpcode.SEND;
+  for (let i = 0; i < t.numQps; i++) {
+    const wrs = Array.from({ length: t.numMsgsPerQp }, (_, m) => ({
+      wrId: m,
+      opcode,
+      sgList: [requester.mr.sge(0, t.messageSize)],
+      sendFlags: SendFlags.SIGNALED,
+      ...(t.verb === ProbeVerb.SEND ? {} : { rdma: { remoteAddr: responder.mr.addr(0), rkey: responder.mr.rkey } }),
+    }));
+    requester.qps[i]!.postSend(wrs);
+  }
+
+  // Until every requester work request has completed, well or not.
+  const want = t.numQps * t.numMsgsPerQp;
+  const completions: string[][] = Array.from({ length: t.numQps }, () => []);
+  const qpIndex = new Map(requester.qps.map((q, i) => [q.qpNum, i]));
+  let done = 0;
+  const bound = timeBoundNs(scenario);
+  clock.runWhile(() => {
+    for (const wc of requester.sendCq.poll()) {
+      done++;
+      if (dutIsRequester) completions[qpIndex.get(wc.qpNum) ?? 0]!.push(WC_STATUS_NAMES[wc.status] ?? String(wc.status));
+    }
+    return done < want && clock.now() < bound;
+  });
+  if (done < want)
+    throw new ProbeError(ProbeErrorCode.RUN, `${want - done} of ${want} messages had not completed after ${(bound / 1e9).toFixed(3)} s of virtual time`);
+  if (!dutIsRequester) {
+    // Our requester's completions say nothing of the DUT; the DUT responder has no send completions.
+    for (let i = 0; i < t.numQps; i++) completions[i] = [];
+  }
+
+  const pathRttNs = 2 * latencyNs;
+  const figures = measure({ scenario, qps, records: probe.records, pathRttNs });
+  const recs = probe.records;
+  return {
+    scenario: scenario.name,
+    dut: { role: scenario.dut.role, tool: scenario.dut.tool, driver: 'memory' },
+    timestamps: {
+      where: "this stack's driver, at its transmit and receive calls, on the in-memory link's virtual clock (the link's own instants)",
+      errorNs: 0,
+    },
+    pathRttNs,
+    figures,
+    dutCompletions: completions,
+    frames: {
+      tx: recs.filter((r) => r.dir === 'tx' && r.fate === 'delivered').length,
+      rx: recs.filter((r) => r.dir === 'rx').length,
+      dropped: recs.filter((r) => r.fate === 'dropped').length,
+    },
+    durationNs: clock.now(),
+  };
+}

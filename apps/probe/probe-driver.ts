@@ -1,0 +1,117 @@
+/**
+ * The driver wrapper that makes this stack the DUT's instrumented peer: every RoCE frame it sends
+ * and receives is recorded with the device clock's time, and the scenario's events are applied
+ * to those frames by two fault injectors (nic-driver/faults.ts rules keyed by QP, opcode, PSN and
+ * round): `tx` on our frames (skip, duplicate, ECN, withheld ACK, dropped READ response) before
+ * they are recorded, `rx` on the DUT's frames (drop) after they are recorded, so a record says
+ * what was on the wire and what became of it.
+ *
+ * Where the timestamps are taken: at the driver's transmit call (before the frame's serialization
+ * and the link) and receive call (when the stack polls the ring). On the in-memory link's virtual
+ * clock those are the link's own instants, exact; on a live driver a received frame's time is
+ * late by the polling delay, which the figures state.
+ */
+import type { Clock } from '../../base/clock';
+import { Rng } from '../../base/rng';
+import { decodeFrame } from '../../packets/decode';
+import type { NicDriver } from '../../nic-driver/driver';
+import { type FaultConfig, FaultInjector } from '../../nic-driver/faults';
+import { PassThroughDriver } from '../../nic-driver/pass-through-driver';
+
+/** One RoCE frame seen at this stack's driver. */
+export interface FrameRecord {
+  /** Device clock, ns. */
+  timeNs: number;
+  /** tx: sent by this stack; rx: sent by the DUT. */
+  dir: 'tx' | 'rx';
+  opcode: number;
+  destQp: number;
+  psn: number;
+  ackReq: boolean;
+  /** The AETH syndrome, or -1 without an AETH. */
+  syndrome: number;
+  /** The RETH (RDMA WRITE and READ requests): where and how much, or null. */
+  reth: { va: bigint; length: number } | null;
+  /** What the scenario's events did: `dropped` frames never reached the wire (tx) or the stack (rx). */
+  fate: 'delivered' | 'dropped';
+}
+
+function record(frame: Uint8Array, timeNs: number, dir: 'tx' | 'rx', fate: FrameRecord['fate']): FrameRecord | null {
+  const d = decodeFrame(frame, undefined, { verifyIcrc: false });
+  if (!d.roce || d.bth === null) return null;
+  return {
+    timeNs,
+    dir,
+    opcode: d.bth.opcode,
+    destQp: d.bth.destQp,
+    psn: d.bth.psn,
+    ackReq: d.bth.ackReq,
+    syndrome: d.aeth?.syndrome ?? -1,
+    reth: d.reth === null ? null : { va: d.reth.va, length: d.reth.dmaLength },
+    fate,
+  };
+}
+
+export class ProbeDriver extends PassThroughDriver {
+  readonly records: FrameRecord[] = [];
+  private rxInj: FaultInjector | null = null;
+  private txInj: FaultInjector | null = null;
+  /** Called after each frame this stack sent is recorded (the runner reacts to its own answers: RNR NAKs). */
+  onSent: ((r: FrameRecord) => void) | null = null;
+
+  constructor(
+    inner: NicDriver,
+    private readonly clock: Clock,
+  ) {
+    super(inner);
+  }
+
+  /**
+   * Sets the events' rules once the QPs are connected (their numbers and PSNs known). Delays need a
+   * timed link and are refused by the injectors' users; the rules here drop, duplicate and mark.
+   */
+  arm(tx: FaultConfig, rx: FaultConfig, seed: number): void {
+    this.txInj = new FaultInjector('a->b', new Rng(seed), tx);
+    this.rxInj = new FaultInjector('b->a', new Rng(seed ^ 0x5bd1e995), rx);
+  }
+
+  override txBurst(frames: readonly Uint8Array[]): number {
+    const now = this.clock.now();
+    const inj = this.txInj;
+    const out: Uint8Array[] = [];
+    for (const f of frames) {
+      const copy = f.slice();
+      const emitted = inj === null ? [copy] : inj.process(copy, now).map((e) => e.frame);
+      if (emitted.length === 0) this.keep(record(copy, now, 'tx', 'dropped'));
+      for (const e of emitted) {
+        const r = record(e, now, 'tx', 'delivered');
+        this.keep(r);
+        out.push(e);
+        if (r !== null) this.onSent?.(r);
+      }
+    }
+    if (out.length > 0) this.inner.txBurst(out);
+    return frames.length;
+  }
+
+  override rxBurst(max: number): Uint8Array[] {
+    const out: Uint8Array[] = [];
+    // A burst dropped whole must not look like an empty ring to a caller that drains until it gets nothing.
+    for (;;) {
+      const frames = this.inner.rxBurst(max);
+      if (frames.length === 0) return out;
+      const now = this.clock.now();
+      for (const f of frames) {
+        const copy = f.slice();
+        const delivered = this.rxInj === null ? [copy] : this.rxInj.process(copy, now).map((e) => e.frame);
+        this.keep(record(copy, now, 'rx', delivered.length === 0 ? 'dropped' : 'delivered'));
+        out.push(...delivered);
+      }
+      if (out.length > 0) return out;
+    }
+  }
+
+  private keep(r: FrameRecord | null): void {
+    if (r !== null) this.records.push(r);
+  }
+}

@@ -1,0 +1,274 @@
+/**
+ * A `roce probe` scenario: what the device under test (DUT) runs, the traffic, the QP attributes
+ * the DUT is asked for, and the events this stack makes happen on the wire, keyed as Lumina keys
+ * its injected events (lumina-test/lumina conf/example.yml: relative QP number, relative PSN and
+ * iteration, counted from 1). The keys of `traffic` are Lumina's where it has one
+ * (`num-qps`, `num-msgs-per-qp`, `message-size`, `mtu`, `min-retransmit-timeout`,
+ * `max-retransmit-retry`).
+ *
+ * A relative PSN counts the request packets of the QP's data direction from the requester's first
+ * PSN (0 = its first packet), whichever end the DUT is: an ACK, NAK or READ response carries the
+ * PSN of the request it answers, so one number names the request and its answer.
+ */
+import { ProbeError, ProbeErrorCode } from './probe-error';
+import { parseYaml, type YamlNode } from './yaml-subset';
+
+/** Which end of the data transfer the DUT is: the requester (ib_*_bw's client) or the responder (its server). */
+export const DutRole = { REQUESTER: 'requester', RESPONDER: 'responder' } as const;
+export type DutRole = (typeof DutRole)[keyof typeof DutRole];
+
+export const ProbeVerb = { WRITE: 'write', READ: 'read', SEND: 'send' } as const;
+export type ProbeVerb = (typeof ProbeVerb)[keyof typeof ProbeVerb];
+
+/** The stock tools a DUT runs, with the verb each moves. */
+export const DUT_TOOLS = { ib_write_bw: 'write', ib_read_bw: 'read', ib_send_bw: 'send', rping: 'read' } as const satisfies Record<string, ProbeVerb>;
+export type DutTool = keyof typeof DUT_TOOLS;
+
+/**
+ * What an event does. On the DUT's frames: `drop` (lost before this stack sees it). On this stack's
+ * frames: `skip` (one of our request PSNs never sent), `duplicate` (sent twice), `ecn` (CE set),
+ * `withhold-ack` (our ACK for the PSN not sent), `drop-read-response` (our READ response not
+ * sent), `delay-ack`, `rnr-nak` (answer a SEND with an RNR NAK), `seq-nak` (answer with a PSN
+ * sequence NAK), `cnp` (send a CNP).
+ */
+export const EventType = {
+  DROP: 'drop',
+  SKIP: 'skip',
+  DUPLICATE: 'duplicate',
+  ECN: 'ecn',
+  WITHHOLD_ACK: 'withhold-ack',
+  DROP_READ_RESPONSE: 'drop-read-response',
+  DELAY_ACK: 'delay-ack',
+  RNR_NAK: 'rnr-nak',
+  SEQ_NAK: 'seq-nak',
+  CNP: 'cnp',
+} as const;
+export type EventType = (typeof EventType)[keyof typeof EventType];
+const EVENT_TYPES: readonly string[] = Object.values(EventType);
+
+/** Events the runner applies in this version; the others validate but the run refuses them, naming them. */
+export const RUNNABLE_EVENTS: readonly EventType[] = [
+  EventType.DROP,
+  EventType.SKIP,
+  EventType.DUPLICATE,
+  EventType.ECN,
+  EventType.WITHHOLD_ACK,
+  EventType.DROP_READ_RESPONSE,
+  EventType.RNR_NAK,
+];
+
+/** Events on this stack's requests: they need this stack as the requester, the DUT as the responder. */
+const OUR_REQUEST_EVENTS: readonly EventType[] = [EventType.SKIP, EventType.DUPLICATE, EventType.ECN];
+/** Events on this stack's answers: they need the DUT as the requester. */
+const OUR_ANSWER_EVENTS: readonly EventType[] = [
+  EventType.WITHHOLD_ACK,
+  EventType.DROP_READ_RESPONSE,
+  EventType.DELAY_ACK,
+  EventType.RNR_NAK,
+  EventType.SEQ_NAK,
+];
+
+export interface ProbeEvent {
+  type: EventType;
+  /** Relative QP number: 0 is the first QP. */
+  qpn: number;
+  /** Relative PSN (see the file's comment). */
+  psn: number;
+  /** Which transmissions of that PSN: 1 = the first, 2 = the first retransmission...; 'all' = every one. */
+  iter: number | 'all';
+  /** `rnr-nak`: the RNR timer code of our NAK (IBTA vol. 1 table 45; 0..31; default 12, 0.64 ms). */
+  timer?: number;
+  /** `delay-ack`: how long to hold the ACK, µs. */
+  delayUs?: number;
+  /** The scenario line the event starts on. */
+  line: number;
+}
+
+export interface ProbeTraffic {
+  verb: ProbeVerb;
+  numQps: number;
+  numMsgsPerQp: number;
+  messageSize: number;
+  /** Path MTU in bytes: 256, 512, 1024, 2048 or 4096. */
+  mtu: number;
+  /** The DUT's local ACK timeout exponent: 4.096 µs × 2^timeout (IBTA vol. 1 §9.7.6.1.3). */
+  minRetransmitTimeout: number;
+  /** The DUT's retry_cnt. */
+  maxRetransmitRetry: number;
+  /** The DUT's rnr_retry (7 = forever). */
+  rnrRetry: number;
+  /** The DUT's min_rnr_timer (a code of IBTA vol. 1 table 45). */
+  minRnrTimer: number;
+}
+
+export interface ProbeScenario {
+  name: string;
+  description: string;
+  dut: { role: DutRole; tool: DutTool };
+  traffic: ProbeTraffic;
+  events: ProbeEvent[];
+}
+
+const TRAFFIC_DEFAULTS = {
+  numQps: 1,
+  numMsgsPerQp: 1,
+  messageSize: 65536,
+  mtu: 1024,
+  minRetransmitTimeout: 14,
+  maxRetransmitRetry: 7,
+  rnrRetry: 7,
+  minRnrTimer: 12,
+} as const;
+const MTUS = [256, 512, 1024, 2048, 4096];
+const DEFAULT_RNR_NAK_TIMER = 12;
+
+function bad(line: number, message: string): never {
+  throw new ProbeError(ProbeErrorCode.SCENARIO, message, line);
+}
+
+type MapNode = Extract<YamlNode, { kind: 'map' }>;
+
+function asMap(n: YamlNode, what: string): MapNode {
+  if (n.kind !== 'map') bad(n.line, `${what} must be a mapping (key: value lines)`);
+  return n;
+}
+
+/** The keys of `m`, each checked against `known` (a typo is an error naming the keys there are). */
+function checkKeys(m: MapNode, known: readonly string[], what: string): void {
+  for (const [k, e] of m.entries) if (!known.includes(k)) bad(e.keyLine, `unknown key '${k}' in ${what} (known: ${known.join(', ')})`);
+}
+
+function scalarAt(m: MapNode, key: string): { value: unknown; line: number } | null {
+  const e = m.entries.get(key);
+  if (e === undefined) return null;
+  if (e.value.kind !== 'scalar') bad(e.keyLine, `'${key}' must be a single value`);
+  return { value: e.value.value, line: e.keyLine };
+}
+
+function str(m: MapNode, key: string, what: string): string | null {
+  const s = scalarAt(m, key);
+  if (s === null) return null;
+  if (typeof s.value !== 'string' || s.value === '') bad(s.line, `${what}.${key} must be text`);
+  return s.value;
+}
+
+function int(m: MapNode, key: string, what: string, min: number, max: number): number | null {
+  const s = scalarAt(m, key);
+  if (s === null) return null;
+  if (typeof s.value !== 'number' || !Number.isInteger(s.value) || s.value < min || s.value > max)
+    bad(s.line, `${what}.${key} must be an integer in ${min}..${max}, not ${JSON.stringify(s.value)}`);
+  return s.value;
+}
+
+function oneOf<T extends string>(m: MapNode, key: string, what: string, values: readonly T[]): T | null {
+  const s = scalarAt(m, key);
+  if (s === null) return null;
+  if (typeof s.value !== 'string' || !(values as readonly string[]).includes(s.value))
+    bad(s.line, `${what}.${key} must be one of ${values.join(', ')}, not ${JSON.stringify(s.value)}`);
+  return s.value as T;
+}
+
+/** Request packets of one message at the path MTU (a zero-byte message is one packet). */
+export function packetsPerMessage(t: Pick<ProbeTraffic, 'messageSize' | 'mtu'>): number {
+  return Math.max(1, Math.ceil(t.messageSize / t.mtu));
+}
+
+function readTraffic(n: YamlNode | undefined, fileLine: number, toolVerb: ProbeVerb): ProbeTraffic {
+  const what = 'traffic';
+  if (n === undefined) return { verb: toolVerb, ...TRAFFIC_DEFAULTS };
+  const m = asMap(n, what);
+  checkKeys(
+    m,
+    ['verb', 'num-qps', 'num-msgs-per-qp', 'message-size', 'mtu', 'min-retransmit-timeout', 'max-retransmit-retry', 'rnr-retry', 'min-rnr-timer'],
+    what,
+  );
+  const verb = oneOf(m, 'verb', what, Object.values(ProbeVerb)) ?? toolVerb;
+  if (verb !== toolVerb) bad(m.entries.get('verb')?.keyLine ?? fileLine, `traffic.verb ${verb} is not what the DUT's tool moves (${toolVerb})`);
+  const mtu = int(m, 'mtu', what, 256, 4096) ?? TRAFFIC_DEFAULTS.mtu;
+  if (!MTUS.includes(mtu)) bad(m.entries.get('mtu')!.keyLine, `traffic.mtu must be one of ${MTUS.join(', ')}, not ${mtu}`);
+  // Message sizes up to 16 MiB: one buffer of that size per side, reused for every message (as perftest does).
+  return {
+    verb,
+    numQps: int(m, 'num-qps', what, 1, 64) ?? TRAFFIC_DEFAULTS.numQps,
+    numMsgsPerQp: int(m, 'num-msgs-per-qp', what, 1, 1024) ?? TRAFFIC_DEFAULTS.numMsgsPerQp,
+    messageSize: int(m, 'message-size', what, 1, 16 << 20) ?? TRAFFIC_DEFAULTS.messageSize,
+    mtu,
+    // timeout 0 means "no timer" (IBTA vol. 1 §9.7.6.1.3); a probe needs one.
+    minRetransmitTimeout: int(m, 'min-retransmit-timeout', what, 1, 31) ?? TRAFFIC_DEFAULTS.minRetransmitTimeout,
+    maxRetransmitRetry: int(m, 'max-retransmit-retry', what, 0, 7) ?? TRAFFIC_DEFAULTS.maxRetransmitRetry,
+    rnrRetry: int(m, 'rnr-retry', what, 0, 7) ?? TRAFFIC_DEFAULTS.rnrRetry,
+    minRnrTimer: int(m, 'min-rnr-timer', what, 0, 31) ?? TRAFFIC_DEFAULTS.minRnrTimer,
+  };
+}
+
+function readEvent(n: YamlNode, s: { role: DutRole; traffic: ProbeTraffic }): ProbeEvent {
+  const what = 'event';
+  const m = asMap(n, 'an event');
+  checkKeys(m, ['type', 'qpn', 'psn', 'iter', 'timer', 'delay-us'], what);
+  const type = oneOf(m, 'type', what, EVENT_TYPES as EventType[]);
+  if (type === null) bad(m.line, `an event needs a type (${EVENT_TYPES.join(', ')})`);
+  const t = s.traffic;
+  const qpn = int(m, 'qpn', what, 0, t.numQps - 1) ?? 0;
+  const lastPsn = packetsPerMessage(t) * t.numMsgsPerQp - 1;
+  const psn = int(m, 'psn', what, 0, lastPsn);
+  if (psn === null) bad(m.line, `an event needs a psn (relative, 0..${lastPsn})`);
+  const it = m.entries.get('iter');
+  let iter: number | 'all' = 1;
+  if (it !== undefined) {
+    if (it.value.kind === 'scalar' && it.value.value === 'all') iter = 'all';
+    else iter = int(m, 'iter', what, 1, 64) ?? 1;
+  }
+  if (OUR_REQUEST_EVENTS.includes(type) && s.role !== DutRole.RESPONDER)
+    bad(m.line, `a ${type} event acts on this stack's requests: it needs dut.role responder`);
+  if (OUR_ANSWER_EVENTS.includes(type) && s.role !== DutRole.REQUESTER)
+    bad(m.line, `a ${type} event acts on this stack's answers: it needs dut.role requester`);
+  if (type === EventType.DROP_READ_RESPONSE && t.verb !== ProbeVerb.READ) bad(m.line, 'a drop-read-response event needs traffic.verb read');
+  if (type === EventType.RNR_NAK) {
+    // Only a SEND consumes a receive WQE, so only a SEND can find none (IBTA vol. 1 §9.7.5.2.8).
+    if (t.verb !== ProbeVerb.SEND) bad(m.line, 'an rnr-nak event needs traffic.verb send');
+    if (psn % packetsPerMessage(t) !== 0)
+      bad(m.line, `an rnr-nak event names the first PSN of a message (a multiple of ${packetsPerMessage(t)} here), not ${psn}`);
+    if (iter === 'all') bad(m.line, "an rnr-nak event answers a number of tries (iter: N), not 'all'");
+  }
+  const timer = int(m, 'timer', what, 0, 31);
+  if (timer !== null && type !== EventType.RNR_NAK) bad(m.entries.get('timer')!.keyLine, 'timer belongs to rnr-nak events');
+  const delayUs = int(m, 'delay-us', what, 0, 10_000_000);
+  if (delayUs !== null && type !== EventType.DELAY_ACK) bad(m.entries.get('delay-us')!.keyLine, 'delay-us belongs to delay-ack events');
+  return {
+    type,
+    qpn,
+    psn,
+    iter,
+    // Our RNR NAK's timer, by default the min_rnr_timer perftest and rc_pingpong set (12: 0.64 ms).
+    ...(type === EventType.RNR_NAK ? { timer: timer ?? DEFAULT_RNR_NAK_TIMER } : {}),
+    ...(type === EventType.DELAY_ACK ? { delayUs: delayUs ?? 100 } : {}),
+    line: m.line,
+  };
+}
+
+/** The scenario a YAML node holds, validated; a `ProbeError` (`ROCE_ERR_PROBE_SCENARIO`) names the line of anything wrong. */
+export function scenarioFromNode(root: YamlNode): ProbeScenario {
+  const m = asMap(root, 'a scenario');
+  checkKeys(m, ['name', 'description', 'dut', 'traffic', 'events'], 'the scenario');
+  const name = str(m, 'name', 'scenario') ?? bad(m.line, 'a scenario needs a name');
+  const description = str(m, 'description', 'scenario') ?? '';
+  const dutEntry = m.entries.get('dut') ?? bad(m.line, 'a scenario needs dut: (role, tool)');
+  const dut = asMap(dutEntry.value, 'dut');
+  checkKeys(dut, ['role', 'tool'], 'dut');
+  const role = oneOf(dut, 'role', 'dut', Object.values(DutRole)) ?? bad(dutEntry.keyLine, `dut needs a role (${Object.values(DutRole).join(', ')})`);
+  const tool =
+    oneOf(dut, 'tool', 'dut', Object.keys(DUT_TOOLS) as DutTool[]) ?? bad(dutEntry.keyLine, `dut needs a tool (${Object.keys(DUT_TOOLS).join(', ')})`);
+  const traffic = readTraffic(m.entries.get('traffic')?.value, m.line, DUT_TOOLS[tool]);
+  const ev = m.entries.get('events');
+  const events: ProbeEvent[] = [];
+  if (ev !== undefined && !(ev.value.kind === 'scalar' && ev.value.value === null)) {
+    if (ev.value.kind !== 'seq') bad(ev.keyLine, 'events must be a sequence (- type: ...)');
+    for (const item of ev.value.items) events.push(readEvent(item, { role, traffic }));
+  }
+  return { name, description, dut: { role, tool }, traffic, events };
+}
+
+/** The scenario a YAML text holds (`ROCE_ERR_PROBE_YAML` or `ROCE_ERR_PROBE_SCENARIO` with the line otherwise). */
+export function parseScenario(text: string): ProbeScenario {
+  return scenarioFromNode(parseYaml(text));
+}

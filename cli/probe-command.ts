@@ -1,0 +1,117 @@
+/**
+ * `roce probe`: test scenarios in the style of Lumina against a device under test, with this stack
+ * as its peer on the wire making every event happen (apps/probe/). This version runs the DUT on
+ * the in-memory link, where it is a second roce-ts device; live DUTs are to come.
+ */
+import * as fs from 'node:fs';
+import { type OptionSpec, UsageError, formatOptions, intValue } from './args';
+import { parseCommand } from './command';
+import type { Output } from './output';
+import { BUNDLED_SCENARIOS, bundledScenario } from '../apps/probe/bundled-scenarios';
+import { FIGURE_KINDS } from '../apps/probe/measurements';
+import { runInMemory } from '../apps/probe/memory-runner';
+import { ProbeError, ProbeErrorCode } from '../apps/probe/probe-error';
+import { FAIL_ON_ANY, parseProbeFailOn, probeFailures, probeText } from '../apps/probe/probe-report';
+import { type ProbeScenario, parseScenario } from '../apps/probe/scenario';
+
+export const PROBE_OPTIONS: readonly OptionSpec[] = [
+  { name: 'scenario', kind: 'string', value: 'NAME', help: 'run a bundled scenario (see --list) instead of a FILE' },
+  { name: 'list', kind: 'flag', help: 'list the bundled scenarios and what each measures' },
+  { name: 'show', kind: 'flag', help: "print the scenario's YAML (with --scenario: the bundled text, to copy and edit) instead of running it" },
+  { name: 'driver', kind: 'string', value: 'KIND', help: 'where the DUT is: memory (a second roce-ts on the in-memory link; the only one in this version)' },
+  { name: 'latency-us', kind: 'string', value: 'N', help: 'one-way delay of the in-memory link, µs (default 2)' },
+  { name: 'seed', kind: 'string', value: 'N', help: "seed of the devices' QP numbers and start PSNs (default 1)" },
+  { name: 'json', kind: 'flag', help: 'print one JSON object (the figures, timestamps, frames) instead of the table' },
+  { name: 'fail-on', kind: 'list', value: 'KINDS', help: `exit 1 when a figure of these kinds fails: ${FAIL_ON_ANY} or ${FIGURE_KINDS.join(', ')}` },
+  { name: 'help', short: 'h', kind: 'flag', help: 'this help' },
+];
+
+export const PROBE_USAGE = `usage: roce probe [options] SCENARIO.yml
+       roce probe [options] --scenario NAME
+       roce probe --list
+
+Runs a test scenario against a device under test (DUT): this stack is the DUT's
+peer (the other end of its ib_write_bw, ib_read_bw or ib_send_bw) and makes the
+scenario's events happen on the wire: it drops the DUT's frames, skips its own
+PSNs, withholds its ACKs, answers with RNR NAKs, drops its READ responses. Then
+it measures what the DUT did from its own timestamps: NAK latency and NAKs per
+gap, retransmission after a NAK and its first PSN, timeout retransmission
+against 4.096 us x 2^timeout, retries against retry_cnt, RNR waits against the
+NAK's timer, READ retries from the middle of a response. Each figure has a
+verdict citing its IBTA clause. Scenario format: docs/probe.md.
+
+${formatOptions(PROBE_OPTIONS)}
+
+Exit status: 0 when the run was made (and no figure named by --fail-on failed),
+1 when a --fail-on figure failed or the run could not be made, 2 on a usage
+error or a scenario that cannot be read (one line naming the file and line).`;
+
+function loadScenario(args: { file: string | undefined; name: string | undefined }): { scenario: ProbeScenario; yaml: string; source: string } {
+  if (args.name !== undefined) {
+    if (args.file !== undefined) throw new UsageError('give a SCENARIO file or --scenario NAME, not both');
+    const b = bundledScenario(args.name);
+    if (b === undefined)
+      throw new UsageError(`--scenario ${JSON.stringify(args.name)} names no bundled scenario (${BUNDLED_SCENARIOS.map((s) => s.name).join(', ')})`);
+    return { scenario: parseScenario(b.yaml), yaml: b.yaml, source: `bundled ${b.name}` };
+  }
+  if (args.file === undefined) throw new UsageError('give a SCENARIO file, --scenario NAME or --list');
+  const yaml = fs.readFileSync(args.file, 'utf8');
+  return { scenario: parseScenario(yaml), yaml, source: args.file };
+}
+
+export async function probeCommand(argv: readonly string[], out: Output): Promise<number> {
+  const args = parseCommand(argv, out, { name: 'probe', options: PROBE_OPTIONS, usage: PROBE_USAGE, operands: 'optional FILE' });
+  if (args === null) return 0;
+  const json = args.flags.has('json');
+  const latencyUs = intValue(args.values.get('latency-us') ?? '2', 'latency-us', 0, 1_000_000);
+  const seed = intValue(args.values.get('seed') ?? '1', 'seed', 0, 0x7fffffff);
+  const driver = args.values.get('driver') ?? 'memory';
+  if (driver !== 'memory')
+    throw new UsageError(
+      `--driver ${JSON.stringify(driver)}: this version runs DUTs on the in-memory link only (--driver memory); live DUTs are not done yet (docs/probe.md)`,
+    );
+  const failOn = parseProbeFailOn(args.lists.get('fail-on') ?? []);
+  if (failOn.unknown.length > 0) throw new UsageError(`--fail-on: unknown ${failOn.unknown.join(', ')} (${FAIL_ON_ANY}, ${FIGURE_KINDS.join(', ')})`);
+
+  if (args.flags.has('list')) {
+    if (args.positionals.length > 0 || args.values.has('scenario')) throw new UsageError('--list takes no scenario');
+    if (json) out.stdout(`${JSON.stringify(BUNDLED_SCENARIOS.map((s) => ({ name: s.name, summary: s.summary })))}\n`);
+    else {
+      const w = Math.max(...BUNDLED_SCENARIOS.map((s) => s.name.length));
+      out.stdout(`${BUNDLED_SCENARIOS.map((s) => `${s.name.padEnd(w)}  ${s.summary}`).join('\n')}\n`);
+    }
+    return 0;
+  }
+
+  let loaded: ReturnType<typeof loadScenario>;
+  try {
+    loaded = loadScenario({ file: args.positionals[0], name: args.values.get('scenario') });
+  } catch (e) {
+    // A scenario that cannot be read is the user's input, as a bad option is: one line, status 2.
+    if (e instanceof ProbeError) {
+      out.stderr(`roce probe: ${args.positionals[0] ?? args.values.get('scenario') ?? 'scenario'}: ${e.message}\n`);
+      return 2;
+    }
+    throw e;
+  }
+  if (args.flags.has('show')) {
+    out.stdout(loaded.yaml.endsWith('\n') ? loaded.yaml : `${loaded.yaml}\n`);
+    return 0;
+  }
+
+  try {
+    const result = runInMemory(loaded.scenario, { latencyNs: latencyUs * 1000, seed });
+    const failures = probeFailures(result, failOn.kinds);
+    if (json) out.stdout(`${JSON.stringify({ ok: failures.length === 0, source: loaded.source, ...result, failures })}\n`);
+    else {
+      out.stdout(probeText(result));
+      for (const f of failures) out.stdout(`FAIL ${f}\n`);
+    }
+    return failures.length === 0 ? 0 : 1;
+  } catch (e) {
+    if (!(e instanceof ProbeError) || e.code !== ProbeErrorCode.RUN) throw e;
+    if (json) out.stdout(`${JSON.stringify({ ok: false, code: e.code, error: e.message })}\n`);
+    else out.stderr(`roce probe: ${loaded.source}: ${e.message}\n`);
+    return 1;
+  }
+}

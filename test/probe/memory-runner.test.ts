@@ -1,0 +1,209 @@
+/**
+ * `roce probe` on the in-memory link with this stack as the DUT: each bundled scenario runs and
+ * its figures are what the engine's parameters say they must be. The link has no serialization
+ * and a fixed one-way delay L, and the engine answers in no virtual time, so:
+ *  - a NAK, a resend after a NAK and a READ retry come one round trip (2L) after what caused them;
+ *  - a timeout resend comes 4.096 µs × 2^timeout after the DUT's last frame (all of a message's
+ *    frames leave at one instant), from the message's first PSN: a message of fewer than
+ *    DEFAULT_MAX_PKTS_PER_ACK packets asks for an ACK on its last packet only;
+ *  - an RNR resend comes the NAK's timer (IBTA table 45) plus 2L after the NAK;
+ *  - the DUT resends retry_cnt times after its last progress, then fails with RETRY_EXC_ERR.
+ * Also: the figures follow L and the QP the event names; the judge fails a DUT that NAKs a gap
+ * twice; events this version does not apply are refused naming their line.
+ */
+import { BUNDLED_SCENARIOS, bundledScenario } from '../../apps/probe/bundled-scenarios';
+import { type Figure, measure } from '../../apps/probe/measurements';
+import { runInMemory } from '../../apps/probe/memory-runner';
+import { ProbeError } from '../../apps/probe/probe-error';
+import { parseScenario } from '../../apps/probe/scenario';
+import { RNR_TIMER_USEC } from '../../packets/aeth';
+import { DEFAULT_MAX_PKTS_PER_ACK } from '../../stack/device';
+import { localAckTimeoutNs } from '../../stack/qp-attributes';
+
+const L = 2000;
+
+function run(name: string, latencyNs = L): ReturnType<typeof runInMemory> {
+  const b = bundledScenario(name);
+  if (b === undefined) throw new Error(`no bundled scenario ${name}`);
+  return runInMemory(parseScenario(b.yaml), { latencyNs });
+}
+
+const only = (figs: readonly Figure[], kind: Figure['kind']): Figure[] => figs.filter((f) => f.kind === kind);
+
+test('every bundled scenario runs and every figure passes on this stack', () => {
+  for (const b of BUNDLED_SCENARIOS) {
+    const r = run(b.name);
+    expect(r.figures.length).toBeGreaterThan(0);
+    expect(r.figures.map((f) => `${b.name} ${f.kind}: ${f.verdict}`)).toEqual(r.figures.map((f) => `${b.name} ${f.kind}: pass`));
+    expect(r.pathRttNs).toBe(2 * L);
+    expect(r.timestamps.errorNs).toBe(0);
+  }
+});
+
+test('nak-generation: one NAK for the skipped PSN, one round trip after our first request past the gap', () => {
+  const r = run('nak-generation');
+  const s = parseScenario(bundledScenario('nak-generation')!.yaml);
+  const [f] = only(r.figures, 'nakGeneration');
+  expect(f).toMatchObject({ qp: 0, psn: s.events[0]!.psn, measuredNs: 2 * L, dutNs: 0, value: 1, verdict: 'pass', clause: 'IBTA vol. 1 §9.7.5.2.2' });
+  expect(r.frames.dropped).toBe(1);
+});
+
+test('nak-retransmit: the DUT resends from the NAK PSN one round trip after our NAK', () => {
+  const r = run('nak-retransmit');
+  const [f] = only(r.figures, 'nakRetransmit');
+  expect(f).toMatchObject({ psn: 4, measuredNs: 2 * L, dutNs: 0, configured: 4, value: 4, verdict: 'pass' });
+  expect(r.dutCompletions).toEqual([['SUCCESS']]);
+});
+
+test.each([
+  ['timeout-tail-drop', 12],
+  ['timeout-withheld-ack', 10],
+])('%s: the resend comes 4.096 µs × 2^%i after the last frame, from the message start', (name, timeout) => {
+  const s = parseScenario(bundledScenario(name)!.yaml);
+  expect(s.traffic.minRetransmitTimeout).toBe(timeout);
+  // One message of fewer packets than the AckReq spacing: nothing was acknowledged before the tail.
+  expect(s.traffic.messageSize / s.traffic.mtu).toBeLessThan(DEFAULT_MAX_PKTS_PER_ACK);
+  const r = run(name);
+  const [f] = only(r.figures, 'timeoutRetransmit');
+  expect(f).toMatchObject({
+    measuredNs: localAckTimeoutNs(timeout),
+    configured: 4096 * 2 ** timeout,
+    value: 0,
+    verdict: 'pass',
+    clause: 'IBTA vol. 1 §9.7.6.1.3',
+  });
+  expect(r.dutCompletions).toEqual([['SUCCESS']]);
+});
+
+test('retry-exhaust: retry_cnt resends after the last progress, each a timeout apart, then RETRY_EXC_ERR', () => {
+  const s = parseScenario(bundledScenario('retry-exhaust')!.yaml);
+  const r = run('retry-exhaust');
+  const [f] = only(r.figures, 'retryCount');
+  expect(f).toMatchObject({
+    value: s.traffic.maxRetransmitRetry,
+    configured: s.traffic.maxRetransmitRetry,
+    measuredNs: localAckTimeoutNs(s.traffic.minRetransmitTimeout),
+    verdict: 'pass',
+  });
+  expect(r.dutCompletions).toEqual([['RETRY_EXC_ERR']]);
+});
+
+test('rnr-wait: each resend comes the NAK timer plus one round trip after the RNR NAK', () => {
+  const s = parseScenario(bundledScenario('rnr-wait')!.yaml);
+  const ev = s.events[0]!;
+  const timerNs = RNR_TIMER_USEC[ev.timer!]! * 1000;
+  const figs = only(run('rnr-wait').figures, 'rnrWait');
+  expect(figs).toHaveLength(ev.iter as number);
+  for (const f of figs)
+    expect(f).toMatchObject({ measuredNs: timerNs + 2 * L, dutNs: timerNs, configured: timerNs, value: 0, verdict: 'pass', clause: 'IBTA vol. 1 §9.7.5.2.8' });
+});
+
+test('read-retry: a new READ from the missing PSN, its address and length advanced by the responses received', () => {
+  const figs = only(run('read-retry').figures, 'readRetry');
+  expect(figs).toHaveLength(1);
+  expect(figs[0]).toMatchObject({ psn: 6, value: 6, measuredNs: 2 * L, verdict: 'pass' });
+  expect(figs[0]!.detail).toMatch(/VA \+6144 \(expected \+6144\), length 10240 \(expected 10240\)/);
+});
+
+test('the figures follow the link delay: round-trip figures move by 2L, timer figures not at all', () => {
+  for (const lat of [0, 7_500]) {
+    expect(only(run('nak-generation', lat).figures, 'nakGeneration')[0]!.measuredNs).toBe(2 * lat);
+    expect(only(run('rnr-wait', lat).figures, 'rnrWait')[0]!.measuredNs).toBe(RNR_TIMER_USEC[14]! * 1000 + 2 * lat);
+    expect(only(run('timeout-withheld-ack', lat).figures, 'timeoutRetransmit')[0]!.measuredNs).toBe(localAckTimeoutNs(10));
+  }
+});
+
+test('events key on the relative QP: a drop on QP 2 of 3 is measured there, the other QPs untouched', () => {
+  const s = parseScenario(
+    [
+      'name: q',
+      'dut:',
+      '  role: requester',
+      '  tool: ib_write_bw',
+      'traffic:',
+      '  num-qps: 3',
+      '  num-msgs-per-qp: 2',
+      '  message-size: 4096',
+      'events:',
+      '  - type: drop',
+      '    qpn: 2',
+      '    psn: 5',
+    ].join('\n'),
+  );
+  const r = runInMemory(s);
+  expect(r.figures).toHaveLength(1);
+  // PSN 5 is the second packet of the second message: the next one shows the gap, and we NAK it.
+  expect(r.figures[0]).toMatchObject({ kind: 'nakRetransmit', qp: 2, psn: 5, value: 5, verdict: 'pass' });
+  expect(r.dutCompletions).toEqual([
+    ['SUCCESS', 'SUCCESS'],
+    ['SUCCESS', 'SUCCESS'],
+    ['SUCCESS', 'SUCCESS'],
+  ]);
+  expect(r.frames.dropped).toBe(1);
+});
+
+test('an event this version does not apply is refused with its line, before anything runs', () => {
+  const s = parseScenario(['name: d', 'dut:', '  role: requester', '  tool: ib_write_bw', 'events:', '  - type: delay-ack', '    psn: 3'].join('\n'));
+  expect(() => runInMemory(s)).toThrow(ProbeError);
+  expect(() => runInMemory(s)).toThrow(/^line 6: a delay-ack event is not applied by this version of roce probe/);
+});
+
+test('measure() on records with a second NAK for the gap: nakGeneration fails with 2 NAKs', () => {
+  const s = parseScenario(bundledScenario('nak-generation')!.yaml);
+  const qps = [{ ourQpn: 0x11, dutQpn: 0x22, requestStartPsn: 100 }];
+  const req = (psn: number, t: number, fate: 'delivered' | 'dropped' = 'delivered') => ({
+    timeNs: t,
+    dir: 'tx' as const,
+    opcode: 0x07,
+    destQp: 0x22,
+    psn,
+    ackReq: false,
+    syndrome: -1,
+    reth: null,
+    fate,
+  });
+  const nak = (t: number) => ({
+    timeNs: t,
+    dir: 'rx' as const,
+    opcode: 0x11,
+    destQp: 0x11,
+    psn: 104,
+    ackReq: false,
+    syndrome: 0x60,
+    reth: null,
+    fate: 'delivered' as const,
+  });
+  const records = [req(100, 0), req(101, 0), req(102, 0), req(103, 0), req(104, 0, 'dropped'), req(105, 0), req(106, 0), nak(4000), nak(4100)];
+  const figs = measure({ scenario: s, qps, records, pathRttNs: 4000 });
+  expect(figs).toHaveLength(1);
+  expect(figs[0]).toMatchObject({ kind: 'nakGeneration', measuredNs: 4000, value: 2, verdict: 'fail' });
+  // The same records with one NAK pass.
+  expect(measure({ scenario: s, qps, records: records.slice(0, -1), pathRttNs: 4000 })[0]).toMatchObject({ value: 1, verdict: 'pass' });
+});
+
+test('rnr_retry 1: one resend after the first RNR NAK, none after the second (RNR_RETRY_EXC_ERR), both judged as configured', () => {
+  const s = parseScenario(
+    [
+      'name: r',
+      'dut:',
+      '  role: requester',
+      '  tool: ib_send_bw',
+      'traffic:',
+      '  message-size: 1024',
+      '  rnr-retry: 1',
+      'events:',
+      '  - type: rnr-nak',
+      '    psn: 0',
+      '    iter: 2',
+      '    timer: 1',
+    ].join('\n'),
+  );
+  const r = runInMemory(s);
+  const figs = only(r.figures, 'rnrWait');
+  expect(figs.map((f) => [f.measuredNs, f.verdict])).toEqual([
+    [RNR_TIMER_USEC[1]! * 1000 + 2 * L, 'pass'],
+    [null, 'pass'],
+  ]);
+  expect(figs[1]!.detail).toMatch(/rnr_retry 1 used up, as configured/);
+  expect(r.dutCompletions).toEqual([['RNR_RETRY_EXC_ERR']]);
+});
