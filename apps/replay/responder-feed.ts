@@ -26,7 +26,6 @@ import type { AnswerIndex } from './answer-index';
 import type { CapturedIndex } from './captured-index';
 import { psnsOf } from './request-span';
 import { accessRefused, refusedAccess } from './captured-refusals';
-import { rxeMemoryWindowKey } from './unsupported';
 import { QpErrorWatch } from './qp-error';
 import { WindowStandIns } from './window-stand-ins';
 import { ACCESS_ALL, type ResponderMemory } from './responder-regions';
@@ -66,7 +65,7 @@ export function setUpResponderQp(
     { qpType: QpType.RC, sendCq: cq, recvCq: cq, cap: { maxSendWr: 16, maxRecvWr: 1 << 16 }, ...(srq !== null ? { srq } : {}) },
     conv.responderQpn,
   );
-  const windows = new WindowStandIns(dev, pd, qp, memory.stackKeys);
+  const windows = new WindowStandIns(dev, pd, qp, memory.stackKeys, memory.windowKey);
   for (const [rkey, mr] of memory.windowRegions) windows.setRegion(rkey, mr);
   const rnr = expected.find((r) => r.kind === 'RNR_NAK');
   // The remote access the real responder's QP showed it did not allow is not allowed here either (captured-refusals.ts).
@@ -262,7 +261,7 @@ function collect(s: FeedState, setup: FeedSetup): void {
 function invalidatable(c: CapturedPacket, rkey: number, s: FeedState, setup: FeedSetup): void {
   const { dev } = setup.stack;
   const { stackKeys } = setup.memory;
-  if (setup.memory.mrs.has(rkey) || rxeMemoryWindowKey(rkey)) return; // a window's key: window-stand-ins.ts
+  if (setup.memory.mrs.has(rkey) || setup.memory.windowKey(rkey)) return; // a window's key: window-stand-ins.ts
   let entry = s.invalidated.get(rkey);
   if (entry === undefined) s.invalidated.set(rkey, (entry = { mr: null, psn: c.p.bth?.psn ?? null, frames: [] }));
   entry.frames.push(c.frame);

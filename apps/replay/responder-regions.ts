@@ -57,6 +57,13 @@ export interface ResponderMemory {
   stackKeys: Map<number, number>;
   /** Per memory-window key (window-stand-ins.ts), the region its window opens onto. */
   windowRegions: Map<number, MemoryRegion>;
+  /**
+   * Whether a captured R_Key is taken for a memory window's: one in rxe's window index ranges, or one
+   * that requests use and a SEND with Invalidate of the capture names (a key the real responder
+   * let a request use and then let its peer invalidate is a window's or a fast-registration region's,
+   * not a registered region's, which cannot be invalidated: IBTA §10.6.7, rxe rxe_invalidate_mr()).
+   */
+  windowKey: (rkey: number) => boolean;
 }
 
 /** Registers the regions of `conv`'s requests on `dev`; a region it cannot build is a difference in `diffs`. */
@@ -78,6 +85,8 @@ export function buildRegions(
   let built = 0n;
   /** Per memory-window key (window-stand-ins.ts), the region its window opens onto. */
   const windowRegions = new Map<number, MemoryRegion>();
+  const invalidated = new Set(conv.requests.flatMap((c) => (c.p.ieth !== null ? [c.p.ieth.rkey] : [])));
+  const windowKey = (rkey: number): boolean => rxeMemoryWindowKey(rkey) || invalidated.has(rkey);
   for (const [rkey, r] of regionsOf(conv.requests, (c) => refusedAccess(c, requests, responses))) {
     const size = r.hi - r.lo;
     if (size > maxRegion || built + size > maxRegion) {
@@ -94,7 +103,7 @@ export function buildRegions(
     }
     const buf = new Uint8Array(Number(size));
     built += size;
-    if (rxeMemoryWindowKey(rkey)) {
+    if (windowKey(rkey)) {
       // A memory window's key: the region goes under a key of the stack's, the window under the captured one.
       windowRegions.set(rkey, dev.regMr(pd, buf, ACCESS_ALL | Access.MW_BIND, r.lo));
       mrs.set(rkey, { lo: r.lo, buf });
@@ -122,5 +131,5 @@ export function buildRegions(
       }
     }
   }
-  return { mrs, stackKeys, windowRegions };
+  return { mrs, stackKeys, windowRegions, windowKey };
 }

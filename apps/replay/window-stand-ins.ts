@@ -49,6 +49,8 @@ export class WindowStandIns {
     private readonly qp: QueuePair,
     /** Captured R_Key -> the stack's (rkey-map.ts), for a window that could not take the captured index. */
     private readonly stackKeys: Map<number, number>,
+    /** Whether a captured key is a window's (responder-regions.ts windowKey; rxe's window ranges by default). */
+    private readonly windowKey: (rkey: number) => boolean = rxeMemoryWindowKey,
   ) {}
 
   /** The region holding the bytes the capture's requests address through captured key `rkey`. */
@@ -69,7 +71,7 @@ export class WindowStandIns {
   }
 
   private bind(c: CapturedPacket, key: number): void {
-    if (!rxeMemoryWindowKey(key)) return;
+    if (!this.windowKey(key)) return;
     const failed = this.failures.get(key);
     if (failed !== undefined) {
       failed.frames.push(c.frame);

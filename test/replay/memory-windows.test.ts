@@ -94,6 +94,20 @@ describe('keys of memory windows', () => {
     expect(fresh.json).toMatchObject({ violations: 0 });
   });
 
+  test("a key outside rxe's window ranges that requests use and a SEND with Invalidate names (a window of a stack with random keys) is a window: invalidated, then refused", async () => {
+    const k = 0xb355ca11;
+    const r = await replayResponder('random-window.pcap', [
+      write(0, 50, k),
+      ack(2, 50, Syn.ACK, 1),
+      sendInv(4, 51, k),
+      ack(6, 51, Syn.ACK, 2),
+      write(8, 52, k),
+      ack(10, 52, Syn.NAK_ACC, 2),
+    ]);
+    expect(r.json).toMatchObject({ matched: 3, expected: 3, violations: 0, unsupported: 0 });
+    expect(r.json.qpErrors.map((e) => ({ frame: e.frame, captured: e.captured }))).toEqual([{ frame: 5, captured: true }]);
+  });
+
   test('a window bound again with a new key byte (after its invalidation, or with no invalidation on the wire): each key is judged under the bind it had', async () => {
     const k1 = mwKey(0x10008, 0x01);
     const k2 = mwKey(0x10008, 0x02);
