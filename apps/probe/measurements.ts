@@ -142,6 +142,11 @@ function figure(ev: ProbeEvent, kind: FigureKind, f: Omit<Figure, 'kind' | 'qp' 
   return { kind, qp: ev.qpn, psn: ev.psn, eventLine: ev.line, ...f };
 }
 
+/** A figure that could not be measured (the event never happened, or nothing followed it): no verdict. */
+function unmeasured(ev: ProbeEvent, kind: FigureKind, clause: string, detail: string, configured: number | null = null): Figure {
+  return figure(ev, kind, { measuredNs: null, dutNs: null, configured, value: null, verdict: 'none', detail, clause });
+}
+
 const us = (ns: number): string => `${(ns / 1000).toFixed(3)} µs`;
 const less = (ns: number, rtt: number | null): number | null => (rtt === null ? null : ns - rtt);
 
@@ -152,29 +157,16 @@ function nakGeneration(ctx: MeasureContext, ev: ProbeEvent): Figure[] {
   const n = ev.iter === 'all' ? 1 : ev.iter;
   const skipped = nth(v.recs, n, (r) => r.dir === 'tx' && r.psn === P && isRequest(r.opcode));
   if (skipped < 0 || v.recs[skipped]!.fate !== 'dropped')
-    return [
-      figure(ev, FigureKind.NAK_GENERATION, {
-        measuredNs: null,
-        dutNs: null,
-        configured: null,
-        value: null,
-        verdict: 'none',
-        detail: `transmission ${n} of PSN ${ev.psn} was never sent`,
-        clause,
-      }),
-    ];
+    return [unmeasured(ev, FigureKind.NAK_GENERATION, clause, `transmission ${n} of PSN ${ev.psn} was never sent`)];
   const trigger = firstFrom(v.recs, skipped + 1, (r) => r.dir === 'tx' && r.fate === 'delivered' && isRequest(r.opcode) && psnDiff(r.psn, P) > 0);
   if (trigger < 0)
     return [
-      figure(ev, FigureKind.NAK_GENERATION, {
-        measuredNs: null,
-        dutNs: null,
-        configured: null,
-        value: null,
-        verdict: 'none',
-        detail: `no request followed the skipped PSN ${ev.psn}: the DUT could not see the gap (our timeout recovers it)`,
+      unmeasured(
+        ev,
+        FigureKind.NAK_GENERATION,
         clause,
-      }),
+        `no request followed the skipped PSN ${ev.psn}: the DUT could not see the gap (our timeout recovers it)`,
+      ),
     ];
   const nak = firstFrom(v.recs, trigger, (r) => r.dir === 'rx' && isSeqNak(r));
   if (nak < 0)
@@ -289,17 +281,7 @@ function lossRecovery(ctx: MeasureContext, ev: ProbeEvent): Figure[] {
   const lost = nth(v.recs, n, (r) =>
     ours ? r.dir === 'tx' && r.psn === P && isResponse(r.opcode) && (ev.type !== EventType.WITHHOLD_ACK || r.syndrome >= 0) : r.dir === 'rx' && r.psn === P,
   );
-  const none = (detail: string): Figure[] => [
-    figure(ev, FigureKind.TIMEOUT_RETRANSMIT, {
-      measuredNs: null,
-      dutNs: null,
-      configured: null,
-      value: null,
-      verdict: 'none',
-      detail,
-      clause: 'IBTA vol. 1 §9.7.6.1.3',
-    }),
-  ];
+  const none = (detail: string): Figure[] => [unmeasured(ev, FigureKind.TIMEOUT_RETRANSMIT, 'IBTA vol. 1 §9.7.6.1.3', detail)];
   if (lost < 0 || v.recs[lost]!.fate !== 'dropped') return none(`the ${ours ? 'answer' : 'DUT frame'} at PSN ${ev.psn} (transmission ${n}) never occurred`);
   const resend = firstResend(v.recs, lost + 1, ctx.scenario.traffic.mtu);
   if (resend < 0) {
@@ -392,17 +374,7 @@ function rnrWait(ctx: MeasureContext, ev: ProbeEvent): Figure[] {
   for (let k = 1; k <= tries; k++) {
     const nak = nth(v.recs, k, (r) => r.dir === 'tx' && r.psn === P && isRnrNak(r));
     if (nak < 0) {
-      out.push(
-        figure(ev, FigureKind.RNR_WAIT, {
-          measuredNs: null,
-          dutNs: null,
-          configured: timerNs,
-          value: null,
-          verdict: 'none',
-          detail: `RNR NAK ${k} for PSN ${ev.psn} was never sent`,
-          clause,
-        }),
-      );
+      out.push(unmeasured(ev, FigureKind.RNR_WAIT, clause, `RNR NAK ${k} for PSN ${ev.psn} was never sent`, timerNs));
       continue;
     }
     const resend = firstFrom(v.recs, nak + 1, (r) => r.dir === 'rx' && isRequest(r.opcode) && psnDiff(r.psn, P) <= 0);
