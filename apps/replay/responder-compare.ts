@@ -76,6 +76,35 @@ export interface CompareContext {
   keyRevokedOffWire: (psn: number, frame: number) => boolean;
 }
 
+/**
+ * Why the real responder's NAK `e`, which the stack did not give, cannot be held against the stack,
+ * or null when it can (a missingNak violation).
+ */
+function unverifiableNak(
+  e: Resp,
+  outOfSequenceAt: (psn: number) => boolean,
+  keyRevokedOffWire: (psn: number, frame: number) => boolean,
+): { kind: string; rule: string } | null {
+  if (e.value === NakCode.REMOTE_OPERATIONAL_ERROR)
+    return {
+      kind: 'responderFault',
+      rule: 'a Remote Operational Error NAK reports a failure inside the real responder, not a fault of the request (IBTA §9.9.3 class A: its own resources, such as a receive WQE it cannot use; rxe RESPST_ERR_MALFORMED_WQE): replay cannot bring it about',
+    };
+  // A PSN sequence error NAK is drawn by a request ahead of the expected PSN: where the stack was
+  // never given one at that PSN, the capture lost the request that drew it.
+  if (e.value === NakCode.PSN_SEQUENCE_ERROR && !outOfSequenceAt(e.psn))
+    return {
+      kind: 'nakCause',
+      rule: 'the request that drew this NAK (one ahead of the expected PSN) is not in the capture, so the stack was never given it',
+    };
+  if (e.value === NakCode.REMOTE_ACCESS_ERROR && keyRevokedOffWire(e.psn, e.frame))
+    return {
+      kind: 'keyRevokedOffWire',
+      rule: 'the real responder took this R_Key earlier and refused it here with no invalidation on the wire: its side revoked the key itself (LOCAL_INV, an unbind, a deregistration; IBTA §10.6.7, rxe_mw.c), which the capture cannot show',
+    };
+  return null;
+}
+
 /** Compares the real responder's answers (expected) with the stack's (got). */
 export function compare(
   expected: Resp[],
@@ -235,37 +264,17 @@ export function compare(
       }
       case 'NAK': {
         const g = gotBy.of('NAK', e.psn)[0];
-        // A PSN sequence error NAK is drawn by a request ahead of the expected PSN: where the stack was
-        // never given one at that PSN, the capture lost the request that drew it.
-        if (g === undefined && e.value === NakCode.REMOTE_OPERATIONAL_ERROR) {
+        // A NAK the stack did not give, for a cause replay cannot bring about: unverifiable, with its reason.
+        const cannotTell = g !== undefined ? null : unverifiableNak(e, outOfSequenceAt, keyRevokedOffWire);
+        if (cannotTell !== null) {
           diffs.push({
             class: DiffClass.UNVERIFIABLE,
-            kind: 'responderFault',
+            kind: cannotTell.kind,
             psn: e.psn,
             frames: [e.frame],
             expected: describe(e),
             got: describe(gotBy.firstAt(e.psn)),
-            rule: 'a Remote Operational Error NAK reports a failure inside the real responder, not a fault of the request (IBTA §9.9.3 class A: its own resources, such as a receive WQE it cannot use; rxe RESPST_ERR_MALFORMED_WQE): replay cannot bring it about',
-          });
-        } else if (g === undefined && e.value === NakCode.PSN_SEQUENCE_ERROR && !outOfSequenceAt(e.psn)) {
-          diffs.push({
-            class: DiffClass.UNVERIFIABLE,
-            kind: 'nakCause',
-            psn: e.psn,
-            frames: [e.frame],
-            expected: describe(e),
-            got: describe(gotBy.firstAt(e.psn)),
-            rule: 'the request that drew this NAK (one ahead of the expected PSN) is not in the capture, so the stack was never given it',
-          });
-        } else if (g === undefined && e.value === NakCode.REMOTE_ACCESS_ERROR && keyRevokedOffWire(e.psn, e.frame)) {
-          diffs.push({
-            class: DiffClass.UNVERIFIABLE,
-            kind: 'keyRevokedOffWire',
-            psn: e.psn,
-            frames: [e.frame],
-            expected: describe(e),
-            got: describe(gotBy.firstAt(e.psn)),
-            rule: 'the real responder took this R_Key earlier and refused it here with no invalidation on the wire: its side revoked the key itself (LOCAL_INV, an unbind, a deregistration; IBTA §10.6.7, rxe_mw.c), which the capture cannot show',
+            rule: cannotTell.rule,
           });
         } else if (g === undefined)
           diffs.push({
