@@ -14,6 +14,8 @@ export interface CaptureFileVerdict {
   /** The capture point it was judged at, and whether replay judged it too (captureFileContext). */
   capturePoint: CapturePoint;
   replayed: boolean;
+  /** The rules its record says a host breaks on purpose (CaptureFileContext.breaksRules). */
+  breaksRules: string[];
   judgement: CaptureJudgement;
 }
 
@@ -95,5 +97,26 @@ export function judgeCaptureFile(file: string): CaptureFileVerdict {
     throw new SweepError(`cannot read ${file}: ${(e as NodeJS.ErrnoException).code ?? 'error'}`, SweepErrorCode.USAGE);
   }
   const c = captureFileContext(file);
-  return { file, capturePoint: c.capturePoint, replayed: c.replay, judgement: judgeCapture(bytes, { capturePoint: c.capturePoint, replay: c.replay }) };
+  return {
+    file,
+    capturePoint: c.capturePoint,
+    replayed: c.replay,
+    breaksRules: c.breaksRules,
+    judgement: judgeCapture(bytes, { capturePoint: c.capturePoint, replay: c.replay }),
+  };
+}
+
+/**
+ * What makes a judged file a finding, as test/sweep/bundled-captures.test.ts holds it: a rule
+ * violation its record does not name, a rule its record names that the analyzer did not find (the
+ * host broke it on purpose, so missing it is a misreading), or a replay violation. Empty: clean.
+ */
+export function captureFileFindings(f: CaptureFileVerdict): string[] {
+  const out: string[] = [];
+  const found = f.judgement.analyze.violations as Record<string, number | undefined>;
+  for (const [rule, n] of Object.entries(found)) if ((n ?? 0) > 0 && !f.breaksRules.includes(rule)) out.push(`analyze: ${rule} ${n}`);
+  for (const rule of f.breaksRules) if ((found[rule] ?? 0) === 0) out.push(`analyze: ${rule} not found, though the record says a host breaks it`);
+  if (f.judgement.replay.responder.violations > 0) out.push(`replay --role responder: ${f.judgement.replay.responder.violations}`);
+  if (f.judgement.replay.requester.violations > 0) out.push(`replay --role requester: ${f.judgement.replay.requester.violations}`);
+  return out;
 }

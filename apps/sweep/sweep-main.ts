@@ -13,7 +13,7 @@ import { caseAt } from './case-generator';
 import { caseFailed, judgeCase, verdictOf } from './case-verdict';
 import { runCase } from './case-run';
 import { caseDetail } from './case-detail';
-import { captureFiles, judgeCaptureFile, type CaptureFileVerdict } from './capture-files';
+import { captureFileFindings, captureFiles, judgeCaptureFile, type CaptureFileVerdict } from './capture-files';
 import { parseCase } from './sweep-case';
 import { SweepError, SweepErrorCode } from './sweep-error';
 import { findingsTable, sweepMarkdown } from './sweep-report';
@@ -224,13 +224,12 @@ export async function sweepMain(argv: readonly string[], io: SweepIo = PROCESS_I
     fs.writeFileSync(o.out, md);
   }
   const table = findingsTable(totals);
-  const fileFindings = judged.filter(
-    (f) => Object.keys(f.judgement.analyze.violations).length > 0 || f.judgement.replay.responder.violations > 0 || f.judgement.replay.requester.violations > 0,
-  );
+  const fileFindings = judged.filter((f) => captureFileFindings(f).length > 0);
   io.stderr(
     `sweep: ${totals.cases} cases, ${totals.failedCases} with a finding; ${judged.length} capture files, ${fileFindings.length} with a violation; ${(wallMs / 1000).toFixed(1)} s${o.out === '-' ? '' : `; written to ${path.relative(process.cwd(), o.out) || o.out}`}\n`,
   );
   if (table !== '') io.stderr(`${table}\n`);
+  for (const f of fileFindings) io.stderr(`${f.file}: ${captureFileFindings(f).join('; ')}\n`);
   return totals.failedCases > 0 || fileFindings.length > 0 ? 1 : 0;
 }
 

@@ -201,7 +201,7 @@ export function sweepMarkdown(t: SweepTotals, run: SweepRunInfo, files: readonly
     out.push('## Capture files judged');
     out.push('');
     out.push(
-      '`roce analyze` at the capture point the record beside the file gives (unknown, as the command, when there is none) and `roce replay` in both roles on each file, except where frames were dropped after the capture point (the record says so: `guestLoss` or `capturePoint: "sent"`; replay would miss the answers to them).',
+      '`roce analyze` at the capture point the record beside the file gives (unknown, as the command, when there is none) and `roce replay` in both roles on each file, except where frames were dropped after the capture point (the record says so: `guestLoss` or `capturePoint: "sent"`; replay would miss the answers to them). A rule the record names in `breaksRules` is one a host of the capture breaks on purpose: the analyzer must find it, and only it. Files under `captures/interop/` are written by the rxe lab (`sudo npm run test:interop`) and are not in git.',
     );
     out.push('');
     out.push(
@@ -210,7 +210,7 @@ export function sweepMarkdown(t: SweepTotals, run: SweepRunInfo, files: readonly
     out.push('|---|---|---|---|---|---|---|---|');
     for (const f of files) {
       const a = Object.entries(f.judgement.analyze.violations)
-        .map(([r, n]) => `${r} ${n}`)
+        .map(([r, n]) => `${r} ${n}${f.breaksRules.includes(r) ? " (broken on purpose: the record's `breaksRules`)" : ''}`)
         .join(', ');
       const rr = f.judgement.replay.responder;
       const rq = f.judgement.replay.requester;

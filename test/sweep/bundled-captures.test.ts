@@ -14,7 +14,7 @@
  */
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { captureFileContext, captureFiles } from '../../apps/sweep/capture-files';
+import { captureFileContext, captureFileFindings, captureFiles } from '../../apps/sweep/capture-files';
 import { judgeCapture } from '../../apps/sweep/capture-judgement';
 
 const CAPTURES = path.resolve(__dirname, '..', '..', 'captures');
@@ -45,6 +45,8 @@ describe.each(files.map((f) => [path.relative(CAPTURES, f), f] as const))('%s', 
       expect(j.captureError).toBeNull();
       expect(Object.keys(j.analyze.violations).length).toBeGreaterThan(0);
       for (const rule of Object.keys(j.analyze.violations)) expect(breaksRules).toContain(rule);
+      // The sweep's judgement of the same file (docs/sweep-results.md) says the same.
+      expect(captureFileFindings({ file, capturePoint, replayed: replay, breaksRules, judgement: j })).toEqual([]);
       return;
     }
     expect({ captureError: j.captureError, violations: j.analyze.violations, examples: j.analyze.examples }).toEqual({
