@@ -42,7 +42,8 @@ export interface HostTest<R extends { ok: boolean; problems: readonly string[]; 
   test: string;
   /** What the out-of-band exchange is called when it fails. */
   exchange: string;
-  run(device: Device, hooks: HostTestHooks): Promise<R>;
+  /** `host` is the device's host, for a command that reports before the run ends. */
+  run(device: Device, hooks: HostTestHooks, host: HostDevice): Promise<R>;
   summary(r: R, host: HostDevice): Record<string, unknown>;
   report(out: Output, r: R, host: HostDevice): void;
   /** The JSON error object's fields before `error`. */
@@ -136,7 +137,7 @@ export async function runHostTest<R extends { ok: boolean; problems: readonly st
     }
     // --cc: every QP the test creates starts with the device's congestion control.
     if (a.congestion != null) host.device.setCongestion(a.congestion);
-    const r = await t.run(host.device, hooks);
+    const r = await t.run(host.device, hooks, host);
     // Let the last ACKs leave before the device goes away.
     if (!host.virtualTime) await new Promise((res) => setTimeout(res, 100));
     // The capture's figures are final once it is closed (a ring is written then).

@@ -14,7 +14,7 @@ import { PerftestVerb, perftestBinary } from '../apps/oob/perftest-session';
 import { CC_OPTIONS } from './cc-args';
 import { PINGPONG_DEFAULT_PORT } from '../apps/oob/pingpong-messages';
 import { type AtomicType, type PerftestConfig, Connection, defaultMarginS } from '../apps/perftest/config';
-import type { PerftestResult } from '../apps/perftest/result';
+import type { PerftestConnectionInfo, PerftestResult } from '../apps/perftest/result';
 import type { LatencyStats } from '../apps/perftest/measurement';
 import { runPerftest } from '../apps/perftest/run';
 import { type HostDevice, HostDeviceError, HostDeviceErrorCode, HostDriverKind } from '../apps/host/host-device';
@@ -309,13 +309,29 @@ export async function perftestCommand(argv: readonly string[], out: Output, ctx:
     postList: cfg.postList ?? 1,
     reportGbits: gbits,
     runInfinitely: cfg.runInfinitely === true,
+    headerShown: false,
   };
+  const headerFirst = cfg.runInfinitely === true && named.role === 'client' && !named.json;
   const unhook = cfg.runInfinitely === true && named.role === 'client' ? stopOnSignal(cfg, out, named.json, gbits) : (): void => undefined;
   try {
     return await runHostTest(out, ctx, a, NAMES, {
       test,
       exchange: cfg.rdmaCm === true ? 'RDMA CM connection' : 'out-of-band exchange',
-      run: (dev, hooks) => runPerftest(dev, { ...cfg, ...hooks }),
+      run: (dev, hooks, host) =>
+        runPerftest(dev, {
+          ...cfg,
+          ...hooks,
+          // perftest prints its addresses before the loop; a run until stopped shows them before its period lines.
+          ...(headerFirst
+            ? {
+                onConnected: (c: PerftestConnectionInfo) => {
+                  connectionHeader(out, c, host, echo);
+                  echo.headerShown = true;
+                  void out.flush();
+                },
+              }
+            : {}),
+        }),
       summary: (r, host) => jsonSummary(r, host, echo),
       report: (o, r, host) => report(o, r, host, echo),
       errorFields: {
@@ -341,6 +357,8 @@ interface ConfigEcho {
   postList: number;
   reportGbits: boolean;
   runInfinitely: boolean;
+  /** Set once the header is out (--run_infinitely prints it before the run's period lines). */
+  headerShown: boolean;
 }
 
 /** -d NAME: a network interface, or an RDMA device mapped to its port's interface; an unknown name is a usage error. */
@@ -399,7 +417,8 @@ function jsonSummary(r: PerftestResult, host: HostDevice, echo: ConfigEcho): Rec
   };
 }
 
-function report(out: Output, r: PerftestResult, host: HostDevice, echo: ConfigEcho): void {
+/** perftest's header: the tool, the device, the QPs and the addresses exchanged, between two lines of dashes. */
+function connectionHeader(out: Output, r: PerftestConnectionInfo, host: HostDevice, echo: ConfigEcho): void {
   const line = '-'.repeat(86);
   out.stdout(`${line}\n`);
   out.stdout(`                    ${r.test} (roce-ts), ${r.role}\n`);
@@ -419,6 +438,12 @@ function report(out: Output, r: PerftestResult, host: HostDevice, echo: ConfigEc
   );
   for (const p of r.qpPairs.slice(1)) out.stdout(` remote address: LID 0000 QPN 0x${hex(p.remote.qpn, 6)} PSN 0x${hex(p.remote.psn, 6)}\n`);
   out.stdout(`${line}\n`);
+}
+
+function report(out: Output, r: PerftestResult, host: HostDevice, echo: ConfigEcho): void {
+  const line = '-'.repeat(86);
+  // --run_infinitely prints the header when the connection is made, before its period lines.
+  if (!echo.headerShown) connectionHeader(out, r, host, echo);
   if (r.lat) {
     const l = r.latencyUs;
     // perftest's latency columns and their order (perftest_parameters.h RESULT_FMT_LAT), so that scripts

@@ -10,6 +10,7 @@
  * above 8 KiB); QP timeout 14; outstanding READs/atomics = the device maximum
  * (128, like rxe) for READ and atomic tests, 1 otherwise.
  */
+import type { PerftestConnectionInfo } from './result';
 import type { CmTiming } from '../host/cm-step-bound';
 import type { Device } from '../../stack/device';
 import { mtuBytes, mtuFromBytes, type Mtu } from '../../stack/mtu';
@@ -115,6 +116,8 @@ export interface PerftestConfig extends OobEndpointConfig {
   stop?: () => boolean;
   /** --run_infinitely: the report of one period (print_bw_infinite_mode). */
   onPeriod?: (r: BwReport) => void;
+  /** The connection, once made and before the measured loop (where perftest prints its addresses). */
+  onConnected?: (c: PerftestConnectionInfo) => void;
   /** Every out-of-band read during set-up (default 10 s). */
   stepTimeoutMs?: number;
   /** -R: the CM's response timeout and retries (librdmacm's 20 and 15 by default). */

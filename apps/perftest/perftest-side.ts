@@ -33,6 +33,7 @@ import { CompletionWaits } from './completion-waits';
 import { noProgressBound } from '../host/no-progress-bound';
 import { runBandwidth } from './bandwidth';
 import { runLatency } from './latency';
+import { connectionInfo } from './result';
 import type { CmTestConnection } from './cm-test-connection';
 
 const MIN_RNR_TIMER = 12;
@@ -309,6 +310,7 @@ export class PerftestSide implements PerftestLocalSide {
   /** Runs the measured loop of the test. */
   async run(): Promise<void> {
     const { fullRc } = this;
+    this.cfg.onConnected?.(connectionInfo(this, fullRc, this.peerVersion?.text ?? ''));
     if (fullRc.sizes.length === 1) {
       await this.runSize();
       return;

@@ -16,12 +16,27 @@ import { type LatencyStats, bwFormatFactor, latencyStats, peakGbps } from './mea
 import type { PerftestSide } from './perftest-side';
 import { qpHealth } from '../host/qp-health';
 
-export interface PerftestResult {
-  ok: boolean;
+/** The test's connection as perftest prints it before the measured loop: the tool, the QPs and the addresses exchanged. */
+export interface PerftestConnectionInfo {
   test: string;
   role: PerftestRole;
   verb: PerftestVerb;
   lat: boolean;
+  mtu: number;
+  /** -R: the QP connected through the RDMA CM and the exchange carried by a CM-connected QP. */
+  rdmaCm: boolean;
+  peerVersion: string;
+  /** QPs (perftest -q); `local` and `remote` describe QP 0, `qpPairs` every one. */
+  qps: number;
+  /** The test QPs' transport (perftest -c). */
+  connection: Connection;
+  qpPairs: { local: { qpn: number; psn: number }; remote: { qpn: number; psn: number } }[];
+  local: { qpn: number; psn: number; gid: string; rkey: number; vaddr: string };
+  remote: { qpn: number; psn: number; gid: string; rkey: number; vaddr: string; outReads: number };
+}
+
+export interface PerftestResult extends PerftestConnectionInfo {
+  ok: boolean;
   msgSize: number;
   /** Iterations run (duration mode: the messages posted; the measured ones are `messages`). */
   iterations: number;
@@ -44,21 +59,10 @@ export interface PerftestResult {
   latencyUs: LatencyStats | null;
   /** Where the numbers come from: this side's own loop, the client's report, or nowhere (the ib_read_lat server). */
   measured: 'local' | 'peer-report' | 'none';
-  mtu: number;
-  /** -R: the QP connected through the RDMA CM and the exchange carried by a CM-connected QP. */
-  rdmaCm: boolean;
-  peerVersion: string;
-  /** QPs (perftest -q); `local` and `remote` describe QP 0, `qpPairs` every one. */
-  qps: number;
-  /** The test QPs' transport (perftest -c). */
-  connection: Connection;
   /** perftest -a: each size's figures as this side measured them (empty for one size, or where this side does not measure); the top-level figures are the last size's. */
   sizes: SizeResult[];
   /** perftest -b: the peer's direction as it reported it, and the sum perftest prints; null otherwise. */
   bidirectional: { peer: { messages: number; gbps: number }; gbpsBothWays: number } | null;
-  qpPairs: { local: { qpn: number; psn: number }; remote: { qpn: number; psn: number } }[];
-  local: { qpn: number; psn: number; gid: string; rkey: number; vaddr: string };
-  remote: { qpn: number; psn: number; gid: string; rkey: number; vaddr: string; outReads: number };
   verify: { enabled: boolean; bytesChecked: number; mismatches: number };
   oob: { messagesOut: number; messagesIn: number; bytesOut: number; bytesIn: number };
   /** --perform_warm_up: the requests sent before the measured loop (not in its figures), or null. */
@@ -132,9 +136,6 @@ export function summarize(side: PerftestSide, rc: ResolvedConfig, oob: PerftestO
     mpps = 0;
     gbps = 0;
   }
-  const r = side.remote;
-  const mr = side.mr;
-  const qp = side.qp;
   const health = { problems: [] as string[], warnings: [] as string[] };
   side.qps.forEach((q, i) => {
     const h = qpHealth(q);
@@ -143,17 +144,13 @@ export function summarize(side: PerftestSide, rc: ResolvedConfig, oob: PerftestO
     health.warnings.push(...h.warnings.map((w) => name + w));
   });
   problems.push(...health.problems);
-  const gid = side.dev.gids[rc.gidIndex] as Uint8Array;
   const mismatches = v?.mismatches ?? 0;
   const verifyFailed = rc.verify && mismatches > 0;
   const out = oob.log.filter((l) => l.dir === 'out');
   const inn = oob.log.filter((l) => l.dir === 'in');
   return {
     ok: problems.length === 0 && !verifyFailed,
-    test: perftestBinary(rc.verb, rc.lat),
-    role: rc.role,
-    verb: rc.verb,
-    lat: rc.lat,
+    ...connectionInfo(side, rc, side.peerVersion?.text ?? oob.peerVersion.text),
     msgSize: rc.size,
     iterations: rc.durationS > 0 ? m.posted || messages : rc.iters,
     durationS: rc.durationS > 0 ? rc.durationS : null,
@@ -165,13 +162,33 @@ export function summarize(side: PerftestSide, rc: ResolvedConfig, oob: PerftestO
     mpps: round(mpps),
     latencyUs: rc.lat ? latencyStats(m.latSamplesNs.map((ns) => ns / 1000)) : null,
     measured,
-    mtu: mtuBytes(side.agreedMtu),
-    rdmaCm: rc.rdmaCm,
-    peerVersion: side.peerVersion?.text ?? oob.peerVersion.text,
-    qps: rc.qps,
-    connection: rc.connection,
     sizes: side.sizeResults,
     bidirectional: peerDirection === null ? null : { peer: peerDirection, gbpsBothWays: round(gbps + peerDirection.gbps) },
+    verify: { enabled: rc.verify, bytesChecked: v?.bytesChecked ?? 0, mismatches },
+    counters: nonZeroCounters(side.qps.reduce((sum, q) => addCounters(sum, q.counters), newCounters())),
+    oob: { messagesOut: out.length, messagesIn: inn.length, bytesOut: out.reduce((a, l) => a + l.bytes, 0), bytesIn: inn.reduce((a, l) => a + l.bytes, 0) },
+    warmUp: side.warmUp,
+    problems,
+    warnings: health.warnings,
+  };
+}
+
+/** The connection `side` made (after the exchange, before the measured loop), as perftest prints it. */
+export function connectionInfo(side: PerftestSide, rc: ResolvedConfig, peerVersion: string): PerftestConnectionInfo {
+  const r = side.remote;
+  const mr = side.mr;
+  const qp = side.qp;
+  const gid = side.dev.gids[rc.gidIndex] as Uint8Array;
+  return {
+    test: perftestBinary(rc.verb, rc.lat),
+    role: rc.role,
+    verb: rc.verb,
+    lat: rc.lat,
+    mtu: mtuBytes(side.agreedMtu),
+    rdmaCm: rc.rdmaCm,
+    peerVersion,
+    qps: rc.qps,
+    connection: rc.connection,
     qpPairs: side.qps.map((q, i) => ({
       local: { qpn: q.qpNum, psn: side.psns[i] ?? 0 },
       remote: { qpn: side.remotes[i]?.qpn ?? 0, psn: side.remotes[i]?.psn ?? 0 },
@@ -191,11 +208,5 @@ export function summarize(side: PerftestSide, rc: ResolvedConfig, oob: PerftestO
       vaddr: `0x${(r?.vaddr ?? 0n).toString(16)}`,
       outReads: r?.outReads ?? 0,
     },
-    verify: { enabled: rc.verify, bytesChecked: v?.bytesChecked ?? 0, mismatches },
-    counters: nonZeroCounters(side.qps.reduce((sum, q) => addCounters(sum, q.counters), newCounters())),
-    oob: { messagesOut: out.length, messagesIn: inn.length, bytesOut: out.reduce((a, l) => a + l.bytes, 0), bytesIn: inn.reduce((a, l) => a + l.bytes, 0) },
-    warmUp: side.warmUp,
-    problems,
-    warnings: health.warnings,
   };
 }

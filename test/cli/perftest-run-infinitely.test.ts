@@ -1,7 +1,7 @@
 /**
  * `roce perftest --run_infinitely`: both ends in one spawned process over the memory test mode
  * (test/support/perftest-pair.js, on the built CLI); the client prints a report line for every -D
- * period until it gets SIGINT, then ends cleanly: what was outstanding completes, the final report
+ * period, after perftest's header with the addresses, until it gets SIGINT, then ends cleanly: what was outstanding completes, the final report
  * goes to the server, both exit 0. No timing is asserted: the test waits for two lines, however
  * long they take, within a generous bound.
  */
@@ -37,12 +37,19 @@ test.each([['SIGINT'], ['SIGTERM']] as const)(
     expect(stderr).toBe('');
     expect(closed).toEqual({ code: 0, signal: null });
     const lines = stdout.split('\n');
-    // The table's header, then the period lines, before the final report.
-    expect(lines[0]).toMatch(/^ #bytes\s+#iterations\s+BW peak\[MiB\/sec\]\s+BW average\[MiB\/sec\]\s+MsgRate\[Mpps\]$/);
-    const reportAt = lines.findIndex((l) => /ib_write_bw \(roce-ts\), client/.test(l));
-    expect(reportAt).toBeGreaterThan(0);
+    // As perftest: its header with the addresses once the connection is made, then the table's
+    // header and the period lines, then the final report (without a second header).
+    expect(lines[0]).toBe('-'.repeat(86));
+    expect(lines[1]).toMatch(/ib_write_bw \(roce-ts\), client/);
+    expect(lines.filter((l) => /ib_write_bw \(roce-ts\), client/.test(l))).toHaveLength(1);
+    const addressesAt = lines.findIndex((l) => /^ remote address: LID 0000 QPN 0x[0-9a-f]{6} PSN 0x[0-9a-f]{6}/.test(l));
+    const tableAt = lines.findIndex((l) => /^ #bytes\s+#iterations\s+BW peak\[MiB\/sec\]\s+BW average\[MiB\/sec\]\s+MsgRate\[Mpps\]$/.test(l));
+    const reportAt = lines.findIndex((l) => /Ran until stopped \(--run_infinitely\)/.test(l));
+    expect(addressesAt).toBeGreaterThan(1);
+    expect(tableAt).toBeGreaterThan(addressesAt);
+    expect(reportAt).toBeGreaterThan(tableAt);
     const periods = lines
-      .slice(0, reportAt)
+      .slice(tableAt, reportAt)
       .filter((l) => ROW.test(l))
       .map((l) => ROW.exec(l) as RegExpExecArray);
     expect(periods.length).toBeGreaterThanOrEqual(2);
