@@ -1,10 +1,10 @@
 /**
  * One case's verdict in full, for a person reproducing it (`npm run sweep -- --case '...'`): the
- * repro lines, each judge's violations and the analyzer's capture gaps with their frames and the
- * `roce decode` command that shows them, the three episode counts side by side, and what the judges allowed.
+ * repro lines, each judge's violations and capture gaps (the analyzer's with their frames and the
+ * `roce decode` command that shows them; replay's where the capture point allows none), the three episode counts side by side, and what the judges allowed.
  */
 import { REPLAY_ROLES } from './capture-judgement';
-import { analyzeViolationCount, captureGapImpossible, type CaseVerdict } from './case-verdict';
+import { analyzeViolationCount, captureGapImpossible, replayCaptureGapImpossible, type CaseVerdict } from './case-verdict';
 import { EPISODE_TRIGGERS } from './episode-sources';
 import { demoCommandLine, formatCase } from './sweep-case';
 
@@ -64,6 +64,9 @@ export function caseDetail(v: CaseVerdict, pcap: string | null): string {
       out.push(
         `  ${d.kind} PSN ${d.psn ?? '-'}${d.frames.length > 0 ? ` (frames ${d.frames.join(', ')})` : ''}: expected ${d.expected}, got ${d.got} [${d.rule}]`,
       );
+    const gaps = r.unverifiable.captureGap ?? 0;
+    const impossible = replayCaptureGapImpossible(v.case.at, role);
+    if (gaps > 0 && impossible !== null) out.push(`  capture gaps: ${gaps}: a finding, none is possible at=${v.case.at} (${impossible})`);
     const allowed = [...Object.entries(r.policy).map(([k, n]) => `${k} ${n}`), ...Object.entries(r.unverifiable).map(([k, n]) => `${k} ${n} (unverifiable)`)];
     if (allowed.length > 0) out.push(`  allowed: ${allowed.join(', ')}`);
   }

@@ -16,6 +16,7 @@ import { PcapTap, type TapPoint } from '../../nic-driver/pcap-tap';
 import type { CaseTap } from '../../apps/sweep/case-run';
 import { captureGapImpossible, caseFailed, impossibleReplayCaptureGaps, judgeCase, replayCaptureGapImpossible } from '../../apps/sweep/case-verdict';
 import { CASE_CAPTURE_POINTS, parseCase, reproLine } from '../../apps/sweep/sweep-case';
+import { caseDetail } from '../../apps/sweep/case-detail';
 import { findingsTable, sweepMarkdown } from '../../apps/sweep/sweep-report';
 import { addVerdict, emptyTotals, impossibleCaptureGapCases } from '../../apps/sweep/sweep-totals';
 
@@ -107,6 +108,10 @@ test.each(CASE_CAPTURE_POINTS)("at=%s: replay's capture gap as responder is a fi
   expect(sweepMarkdown(totals, { command: 'npm run sweep', sweepSeed: 1, from: 0, jobs: 1, wallMs: 0, cpuMs: 0, cpus: 1, node: 'v0' })).toContain(
     `capture gap(s) at=${at}: none is possible`,
   );
+  // `npm run sweep -- --case` says the same of the one case.
+  expect(caseDetail(lossy, null)).toContain(`replay --role responder: `);
+  expect(caseDetail(lossy, null)).toContain(`  capture gaps: ${n}: a finding, none is possible at=${at} (${captureGapImpossible(at)})`);
+  expect(caseDetail(plain, null)).not.toContain('capture gaps');
 });
 
 test("replay's capture gap as requester is allowed only where requests lost on the way are not captured (the responder's host)", () => {
