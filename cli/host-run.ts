@@ -48,6 +48,8 @@ export interface HostTest<R extends { ok: boolean; problems: readonly string[]; 
   report(out: Output, r: R, host: HostDevice): void;
   /** The JSON error object's fields before `error`. */
   errorFields: Record<string, unknown>;
+  /** The test ends cleanly on its own at the first SIGINT or SIGTERM (perftest --run_infinitely). */
+  stopsOnSignal?: boolean;
 }
 
 /** The device `--dev` and `--driver` name: an end of the process's memory testbed, or a host interface with the environment's settings. */
@@ -88,17 +90,24 @@ function removeSteering(out: Output, s: RoceSteering | null, names: HostTestName
 /**
  * While `cleanup` has something to do (a capture to write: a ring is written only at close;
  * --steer's rules to remove), SIGINT and SIGTERM first run it, then end the process as the signal
- * would have. Returns the function that removes the handlers.
+ * would have. With `testStops` the first signal is the test's own (it ends cleanly and the normal
+ * path cleans up): only a second one cleans up and ends the process. Returns the function that
+ * removes the handlers.
  */
-function cleanupOnSignal(needed: boolean, cleanup: () => void): () => void {
+function cleanupOnSignal(needed: boolean, testStops: boolean, cleanup: () => void): () => void {
   if (!needed) return () => undefined;
   const signals = ['SIGINT', 'SIGTERM'] as const;
+  let passed = !testStops;
   const handler = (sig: NodeJS.Signals): void => {
+    if (!passed) {
+      passed = true;
+      return;
+    }
     for (const s of signals) process.removeListener(s, handler);
     cleanup();
     process.kill(process.pid, sig);
   };
-  for (const s of signals) process.once(s, handler);
+  for (const s of signals) process.on(s, handler);
   return () => {
     for (const s of signals) process.removeListener(s, handler);
   };
@@ -119,12 +128,12 @@ export async function runHostTest<R extends { ok: boolean; problems: readonly st
   try {
     steering = steerBeforeOpen(out, a, names);
     const s = steering;
-    unhookSteer = cleanupOnSignal(s !== null, () => removeSteering(out, s, names));
+    unhookSteer = cleanupOnSignal(s !== null, t.stopsOnSignal === true, () => removeSteering(out, s, names));
     host = await openDevice(ctx, a.ifname, a.driver, a.capture, s !== null ? [s.info.queue] : (a.queues ?? null));
     // Some drivers reset their classifier when XDP attaches: the rules must still be there.
     s?.verify();
     const opened = host;
-    unhook = cleanupOnSignal(opened.capture !== null, () => opened.capture?.close());
+    unhook = cleanupOnSignal(opened.capture !== null, t.stopsOnSignal === true, () => opened.capture?.close());
     const h = host;
     const hooks: HostTestHooks = { beforeConnect: (gid) => h.ensureNeighbor(gid), idleWait: h.idleWait };
     const readyFile = readyFileFromEnv(ctx.env);

@@ -333,6 +333,7 @@ export async function perftestCommand(argv: readonly string[], out: Output, ctx:
             : {}),
         }),
       summary: (r, host) => jsonSummary(r, host, echo),
+      stopsOnSignal: cfg.runInfinitely === true && named.role === 'client',
       report: (o, r, host) => report(o, r, host, echo),
       errorFields: {
         ok: false,

@@ -145,6 +145,39 @@ for (const [driver, label] of [
       },
       40_000,
     );
+
+    t(
+      'perftest --run_infinitely with --pcap: SIGINT ends the run cleanly, the final report goes out and the file is written',
+      async () => {
+        const n = net();
+        const cfile = path.join(dir, `infinite-${driver}-client.pcap`);
+        const ready = path.join(dir, `infinite-${driver}-ready`);
+        const port = driver === 'packet' ? '7276' : '7277';
+        const common = ['write', '--run_infinitely', '-D', '0.2', '-s', '4096', '--driver', driver, '--port', port, '--timeout', '10'];
+        const server = startRoce(n.nsB, ['perftest', ...common, '--dev', n.ifB], 60_000, { ROCE_READY_FILE: ready });
+        // The server listens once it has written its port (apps/host: ROCE_READY_FILE); bounded by the harness's timeout.
+        while (!fs.existsSync(ready) && server.child.exitCode === null) await later(50);
+        const client = startRoce(n.nsA, ['perftest', ...common, n.ipB, '--dev', n.ifA, '--pcap', cfile], 60_000);
+        let periodRows = 0;
+        let out = '';
+        client.child.stdout?.on('data', (d: Buffer) => {
+          out += d.toString();
+          periodRows = out.split('\n').filter((l) => /^ 4096\s+\d+\s+0\.00\s/.test(l)).length;
+        });
+        // Two period lines, however long they take (the harness's timeout bounds the wait).
+        while (periodRows < 2 && client.child.exitCode === null) await later(50);
+        client.kill('SIGINT');
+        const [c, sv] = await Promise.all([client.done, server.done]);
+        expect({ code: c.code, signal: c.signal, why: explain(c) }).toMatchObject({ code: 0, signal: null });
+        expect({ code: sv.code, why: explain(sv) }).toMatchObject({ code: 0 });
+        expect(c.stdout).toMatch(/Ran until stopped \(--run_infinitely\)/);
+        // The capture was closed by the run's own end: both directions, the WRITEs and their ACKs.
+        const seen = roceFrames(cfile);
+        expect(seen.filter((x) => x.src === n.ipA && x.p.info?.name.startsWith('RC_RDMA_WRITE') === true).length).toBeGreaterThan(0);
+        expect(seen.some((x) => x.src === n.ipB && x.p.info?.name === 'RC_ACKNOWLEDGE')).toBe(true);
+      },
+      90_000,
+    );
   });
 }
 
