@@ -8,8 +8,10 @@
  *   Property Get of CAP, Property Set of CC.EN, Identify Controller with a keyed SGL (answered by an
  *   RDMA WRITE of 4096 bytes and a CQE);
  * - I/O queue (qid 1): Connect, a Write of 512 bytes in the capsule, a Read past the namespace's
- *   end (CQE status LBA Out of Range, DNR), a Read of 4096 bytes into a fast-registered region with
- *   a keyed SGL that asks for invalidation (RDMA WRITE, then the CQE in a SEND with Invalidate);
+ *   end (CQE status LBA Out of Range, DNR), a Write of 4096 bytes with a keyed SGL (the controller
+ *   fetches the data with an RDMA READ: four response packets), a Read of 4096 bytes into a
+ *   fast-registered region with a keyed SGL that asks for invalidation (RDMA WRITE, then the CQE in
+ *   a SEND with Invalidate);
  * - a third CM REQ, for qid 9 with a send queue larger than the controller allows: REJ with the
  *   NVMe-oF status "invalid host SQ size".
  *
@@ -169,6 +171,18 @@ export function nvmeRdmaCapture(): Uint8Array {
     waitFor(clock, q.tgtCq);
   };
 
+  /** The controller reads `len` bytes from the host memory a keyed SGL names (a Write's data). */
+  const readFromHost = (q: Queue, sgl: SglDescriptor, len: number): void => {
+    q.tgtQp.postSend({
+      wrId: 7,
+      opcode: WrOpcode.RDMA_READ,
+      sgList: [q.tgtMr.sge(TGT_RECV_AT, len)],
+      rdma: { remoteAddr: sgl.address, rkey: sgl.key ?? 0 },
+      sendFlags: SendFlags.SIGNALED,
+    });
+    waitFor(clock, q.tgtCq);
+  };
+
   const sqe = (opcode: number, cid: number, nsid: number, sgl: SglDescriptor, cdw: Uint8Array = new Uint8Array(24)): Sqe => ({
     opcode,
     flags: SQE_FLAGS_SGL_METABUF,
@@ -226,6 +240,13 @@ export function nvmeRdmaCapture(): Uint8Array {
     status: statusField(StatusCodeType.GENERIC, 0x80, true),
   }));
 
+  const written = keyedSgl(io.hostMr.addr(HOST_DATA_AT), 4096, io.hostMr.rkey);
+  io.hostMr.buffer.fill(0x57, HOST_DATA_AT, HOST_DATA_AT + 4096);
+  command(io, sqe(IoOpcode.WRITE, 3, 1, written, rwDwords(24n, 8)), null, new Uint8Array(0), (c) => {
+    readFromHost(io, c.sqe.sgl, 4096);
+    return ok;
+  });
+
   // The invalidating Read comes last on its queue: roce replay cannot know the fast-registered region, and its
   // responder, failing the invalidation as rxe does, moves the QP to the error state.
   // The host's read buffer: a fast-registered region, so that the controller may invalidate its key.
@@ -241,7 +262,7 @@ export function nvmeRdmaCapture(): Uint8Array {
   });
   waitFor(clock, io.hostCq);
   const read = keyedSgl(0x7f00_0000_0000n, 4096, key, true);
-  command(io, sqe(IoOpcode.READ, 3, 1, read, rwDwords(16n, 8)), null, new Uint8Array(0), (c) => {
+  command(io, sqe(IoOpcode.READ, 4, 1, read, rwDwords(16n, 8)), null, new Uint8Array(0), (c) => {
     writeToHost(io, c.sqe.sgl, 4096, 0x52);
     return {
       ...ok,

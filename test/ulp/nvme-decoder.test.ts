@@ -37,7 +37,7 @@ const CM_RULES: NvmeRules = { ports: [4420], qpns: [] };
 describe('ownership', () => {
   const frames = decodeAll(CM_RULES);
   test('the CM REQ and REP to port 4420 make both queue pairs NVMe-oF', () => {
-    expect(records).toHaveLength(52);
+    expect(records).toHaveLength(61);
     const at = (n: number) => frames[n - 1];
     expect(at(1)).toMatchObject({ kind: 'cm-req', qid: 0, cmReq: { recfmt: 0, qid: 0, hrqsize: 32, hsqsize: 31, cntlid: 0xffff } });
     expect(at(2)).toMatchObject({ kind: 'cm-rep', cmRep: { recfmt: 0, crqsize: 32 } });
@@ -49,11 +49,32 @@ describe('ownership', () => {
     expect(at(19)).toMatchObject({ kind: 'data', of: { commandId: 3 } });
     expect(nvmeWords(at(34) as NvmeFrame)).toBe('NVMe Write cid 1 nsid 1 lba 16 blocks 1 in-capsule 512 B');
     expect(nvmeWords(at(40) as NvmeFrame)).toBe('NVMe CQE cid 2 (Read) LBA Out of Range DNR sqhd 3');
-    expect(at(44)).toMatchObject({ kind: 'data', of: { commandId: 3 } });
+    // A Write with a keyed SGL: the controller's RDMA READ of the host's data, and its responses.
+    expect(nvmeWords(at(42) as NvmeFrame)).toMatch(/^NVMe Write cid 3 nsid 1 lba 24 blocks 8 keyed 0x[0-9a-f]+ 4096 B key 0x[0-9a-f]{8}$/);
+    expect(at(44)).toMatchObject({ kind: 'data', direction: 'to-host', length: 0, of: { commandId: 3, opcode: 0x01 } });
+    expect(at(49)).toMatchObject({ kind: 'completion', completion: { commandId: 3, status: 0 }, of: { commandId: 3 } });
+    expect(at(53)).toMatchObject({ kind: 'data', of: { commandId: 4 } });
     // The CQE of the Read whose SGL asked for invalidation, in a SEND with Invalidate.
-    expect(at(49)).toMatchObject({ kind: 'completion', completion: { commandId: 3, status: 0 } });
-    expect(nvmeWords(at(52) as NvmeFrame)).toBe('NVMe-oF CM REJ qid 9 status 4 (invalid host SQ size)');
+    expect(at(58)).toMatchObject({ kind: 'completion', completion: { commandId: 4, status: 0 } });
+    expect(nvmeWords(at(61) as NvmeFrame)).toBe('NVMe-oF CM REJ qid 9 status 4 (invalid host SQ size)');
     expect(frames.filter((f) => f?.error != null)).toEqual([]);
+  });
+  test("every packet of an RDMA transfer belongs to its command: a WRITE's MIDDLE and LAST by its FIRST, READ responses by their request's PSN", () => {
+    const ofFrames = (from: number, to: number) => frames.slice(from - 1, to).map((f) => [f?.kind, f?.of?.commandId ?? null, f?.length]);
+    // Identify's data: an RDMA WRITE of 4096 bytes in four packets to the host.
+    expect(ofFrames(19, 22)).toEqual(Array(4).fill(['data', 3, 1024]));
+    // The keyed Write: the controller's READ request (no data) and four responses to it.
+    expect(ofFrames(44, 48)).toEqual([['data', 3, 0], ...Array(4).fill(['data', 3, 1024])]);
+    expect(frames.slice(44, 48).every((f) => f?.direction === 'to-target' && f.of?.opcode === 0x01)).toBe(true);
+    // The invalidating Read's data.
+    expect(ofFrames(53, 56)).toEqual(Array(4).fill(['data', 4, 1024]));
+    expect(nvmeWords(frames[45] as NvmeFrame)).toBe('NVMe data cid 3 (Write) 1024 B');
+    expect(nvmeWords(frames[43] as NvmeFrame)).toBe('NVMe data cid 3 (Write)');
+  });
+  test('a READ response whose request was not captured, or a WRITE MIDDLE whose FIRST was not, belongs to no command', () => {
+    const f = decodeAll(CM_RULES, (r) => r.index !== 44 && r.index !== 53);
+    expect(f.slice(44, 48).map((x) => x?.of ?? null)).toEqual([null, null, null, null]);
+    expect(f.slice(53, 56).map((x) => x?.of ?? null)).toEqual([null, null, null]);
   });
   test('a capsule in SEND FIRST + LAST is put together: the Connect and its data', () => {
     const connect = frames[4] as NvmeFrame;

@@ -7,8 +7,9 @@
  *   communication ID);
  * - `ends`: the queue pairs the CM (a REP answering such a REQ) made NVMe-oF, by destination
  *   address and QPN, with the direction frames sent to them travel and the queue's ID;
- * - `queues`: per queue, the commands sent and not yet completed (by command ID), and the queue ID
- *   a Connect named (for queues named with --decode-as);
+ * - `queues`: per queue, the commands sent and not yet completed (by command ID), the queue ID
+ *   a Connect named (for queues named with --decode-as), the command of the RDMA WRITE in progress
+ *   each way, and the RDMA READ requests whose responses may still come;
  * - `partial`: a capsule arriving in several SEND packets, per destination, until its LAST.
  */
 
@@ -39,10 +40,31 @@ export interface OpenCommand {
   length: number;
 }
 
+/** The command a frame's data belongs to (the decoder's CommandRef, kept as plain data). */
+export interface DataOwner {
+  commandId: number;
+  opcode: number;
+  fctype: number | null;
+}
+
+/** An RDMA READ request of a command's data: its responses carry its PSN and the ones after. */
+export interface ReadOfCommand {
+  psn: number;
+  of: DataOwner;
+}
+
 export interface QueueState {
   /** The queue ID: from the CM REQ's private data, or the Connect seen on the queue. */
   qid: number | null;
   commands: Map<number, OpenCommand>;
+  /**
+   * The command of the RDMA WRITE in progress, by the way it travels ('to-host', 'to-target'): set by
+   * its FIRST packet, whose RETH names the command's keyed SGL, and read by its MIDDLE and LAST
+   * packets, which carry no RETH (IBTA vol. 1 §9.4.3: only the first packet of a WRITE has one).
+   */
+  writing: Map<string, DataOwner | null>;
+  /** READ requests of commands' data, oldest first (at most a few dozen: responses come in order). */
+  reads: ReadOfCommand[];
 }
 
 export interface PartialCapsule {

@@ -56,6 +56,10 @@ export const DEFAULT_NVME_RULES: Readonly<NvmeRules> = Object.freeze({ ports: [N
 
 /** Requests awaiting their REP kept at most (the oldest is forgotten first). */
 const MAX_PENDING = 256;
+/** READ requests of commands' data remembered per queue, at most (the oldest is forgotten first). */
+const MAX_READS = 64;
+/** PSNs are 24 bits: a response more than half the space after a request does not answer it. */
+const PSN_HALF = 1 << 23;
 /** Bytes of a capsule put together from packets, at most (an in-capsule data size is a few KiB to 16 KiB in practice). */
 const MAX_CAPSULE = 1 << 20;
 
@@ -99,6 +103,13 @@ const SEND_LAST = new Set([Opcode.RC_SEND_LAST, Opcode.RC_SEND_LAST_WITH_IMMEDIA
 const SEND_ONLY = new Set([Opcode.RC_SEND_ONLY, Opcode.RC_SEND_ONLY_WITH_IMMEDIATE, Opcode.RC_SEND_ONLY_WITH_INVALIDATE]);
 /** Requests whose RETH names the host memory of a keyed SGL. */
 const KEYED_REQUESTS = new Set([Opcode.RC_RDMA_WRITE_FIRST, Opcode.RC_RDMA_WRITE_ONLY, Opcode.RC_RDMA_WRITE_ONLY_WITH_IMMEDIATE, Opcode.RC_RDMA_READ_REQUEST]);
+const READ_RESPONSES = new Set([
+  Opcode.RC_RDMA_READ_RESPONSE_FIRST,
+  Opcode.RC_RDMA_READ_RESPONSE_MIDDLE,
+  Opcode.RC_RDMA_READ_RESPONSE_LAST,
+  Opcode.RC_RDMA_READ_RESPONSE_ONLY,
+]);
+const READ_RESPONSE_ENDS = new Set([Opcode.RC_RDMA_READ_RESPONSE_LAST, Opcode.RC_RDMA_READ_RESPONSE_ONLY]);
 const DATA = new Set([
   Opcode.RC_RDMA_WRITE_MIDDLE,
   Opcode.RC_RDMA_WRITE_LAST,
@@ -158,11 +169,24 @@ export class NvmeDecoder {
       const f = frame('data', direction ?? 'to-host', q.qid);
       f.length = len;
       f.of = findByKey(q, p.reth.rkey, p.reth.va);
+      if (op === Opcode.RC_RDMA_READ_REQUEST) {
+        if (f.of !== null) {
+          q.reads.push({ psn: b.psn, of: f.of });
+          if (q.reads.length > MAX_READS) q.reads.shift();
+        }
+      } else if (op === Opcode.RC_RDMA_WRITE_FIRST) q.writing.set(f.direction ?? 'to-host', f.of);
+      else q.writing.delete(f.direction ?? 'to-host');
       return f;
     }
     if (DATA.has(op)) {
       const f = frame('data', direction ?? (op >= Opcode.RC_RDMA_READ_RESPONSE_FIRST ? 'to-target' : 'to-host'), q.qid);
       f.length = len;
+      if (READ_RESPONSES.has(op)) f.of = readOf(q, b.psn, READ_RESPONSE_ENDS.has(op));
+      else {
+        const way = f.direction ?? 'to-host';
+        f.of = q.writing.get(way) ?? null;
+        if (op !== Opcode.RC_RDMA_WRITE_MIDDLE) q.writing.delete(way);
+      }
       return f;
     }
     return null;
@@ -171,7 +195,7 @@ export class NvmeDecoder {
   private queue(name: string, qid: number | null): QueueState {
     let q = this.state.queues.get(name);
     if (q === undefined) {
-      q = { qid, commands: new Map() };
+      q = { qid, commands: new Map(), writing: new Map(), reads: [] };
       this.state.queues.set(name, q);
     }
     return q;
@@ -347,6 +371,28 @@ export class NvmeDecoder {
     );
     return f;
   }
+}
+
+/**
+ * The command whose READ request a response with PSN `psn` answers: the latest request at or before
+ * `psn` (a READ's responses carry its PSN and the ones after, one per packet: IBTA vol. 1 §9.7.4.1.3),
+ * within half the PSN space. A response that ends a READ (LAST or ONLY) lets go of the requests
+ * before the one it answers: responses come in the order of the requests (§9.5).
+ */
+function readOf(q: QueueState, psn: number, ends: boolean): CommandRef | null {
+  let best = -1;
+  let bestDistance = PSN_HALF;
+  q.reads.forEach((r, i) => {
+    const d = (psn - r.psn) & 0xffffff;
+    if (d < bestDistance) {
+      best = i;
+      bestDistance = d;
+    }
+  });
+  const r = q.reads[best];
+  if (r === undefined) return null;
+  if (ends) q.reads.splice(0, best + 1);
+  return r.of;
 }
 
 /** The open command whose keyed SGL names `key` and covers `va`. */

@@ -83,7 +83,8 @@ export function nvmeWords(f: NvmeFrame): string {
     case 'fragment':
       return `NVMe capsule part ${f.packets} (${f.length} B so far)${err}`;
     case 'data':
-      return `NVMe data${f.of === null ? '' : ` cid ${f.of.commandId} (${refName(f.of, f.qid)})`} ${f.length} B${err}`;
+      // An RDMA READ request carries no data (its RETH, shown before, says how much it asks for).
+      return `NVMe data${f.of === null ? '' : ` cid ${f.of.commandId} (${refName(f.of, f.qid)})`}${f.length > 0 ? ` ${f.length} B` : ''}${err}`;
     case 'other':
       return `NVMe-oF ${f.length} B${err}`;
   }
