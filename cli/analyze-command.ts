@@ -45,6 +45,11 @@ import { parseThreads, threadCount } from './thread-count';
 import { analyzeWithWorker, analyzeWorkerScript } from '../capture-engine/analyze-workers';
 import { guessabilityOfCapture } from '../analysis/guessability-capture';
 import { guessReportText } from '../analysis/guessability-text';
+import { DECODE_AS_SPEC, decodeAsRules } from './decode-as-option';
+import { nvmeCommandsOf } from '../capture-engine/nvme-command-pass';
+import type { NvmeAnalysis } from '../ulp/nvme-rdma/command-analysis';
+import { nvmeAnalysisText } from '../ulp/nvme-rdma/command-text';
+import type { NvmeRules } from '../ulp/nvme-rdma/nvme-decoder';
 import type { ParsedArgs } from './args';
 
 /** One thread reads and decodes, the other analyses: the analysis is in capture order, on one thread. */
@@ -92,6 +97,7 @@ export const ANALYZE_OPTIONS: readonly OptionSpec[] = [
     help: `2: a worker thread reads and decodes while this one analyses (default for a file of ${ANALYZE_AUTO_THREADS_MIN_BYTES >> 20} MiB or more on two cores or more); 1: this thread only`,
   },
   MAX_CONVERSATIONS_SPEC,
+  DECODE_AS_SPEC,
   {
     name: 'audit',
     kind: 'flag',
@@ -165,6 +171,7 @@ export async function analyzeCommand(argv: readonly string[], out: Output, ctx?:
   if (failOn !== null && failOn.failOn.rules.size === 0 && failOn.failOn.flags.size === 0 && failOn.failOn.rxe.size === 0)
     throw new UsageError('--fail-on needs at least one rule, flag or rxe behaviour name, or any');
   const verifyIcrc = !args.flags.has('no-icrc') && !args.flags.has('ignore-icrc');
+  const nvmeRules = decodeAsRules(args.lists.get('decode-as') ?? []);
   const input = captureInput('analyze', captureFile, out, ctx?.stdinIsTerminal ?? isatty(0), ANALYZE_USAGE);
   if (input === null) return BAD_INPUT_STATUS;
   finishOnInterrupt(input);
@@ -290,6 +297,7 @@ export async function analyzeCommand(argv: readonly string[], out: Output, ctx?:
       return BAD_INPUT_STATUS;
     }
     if (follow && !json && result.episodeCount + result.violationCount > 0) out.stdout('\n');
+    const nvme = nvmeView(result, nvmeRules, source, input.stream, rocePort, out);
     const doc = analysisDocument(result, input.name, report);
     const failFindings = failOn === null ? null : failOnFindings(failOn.failOn, result);
     // Written in pieces: a capture of millions of messages makes a report longer than a string can be.
@@ -308,12 +316,16 @@ export async function analyzeCommand(argv: readonly string[], out: Output, ctx?:
           };
     if (json) {
       const gaps = spools === null ? {} : { captureGaps: textsOf(spools.captureGaps) };
+      const ulp = nvme === null ? {} : { nvme };
       const report =
-        failFindings === null ? { ...doc, ...lists, ...gaps } : { ...doc, ...lists, ...gaps, failOn: { names: failOnList, findings: failFindings } };
+        failFindings === null
+          ? { ...doc, ...lists, ...gaps, ...ulp }
+          : { ...doc, ...lists, ...gaps, ...ulp, failOn: { names: failOnList, findings: failFindings } };
       writeJsonPieces(follow ? { event: 'report', report } : report, write, gone);
       out.stdout('\n');
     } else {
       writeTextReport({ ...doc, ...lists }, shown, write, gone);
+      if (nvme !== null && !gone()) write(nvmeAnalysisText(nvme, verbose));
     }
     let status: number = reportAnalysisEnd('analyze', input.name, result, out);
     if (stop.by !== null)
@@ -362,6 +374,22 @@ function auditCapture(args: ParsedArgs, captureFile: string | undefined, json: b
   if (json) out.stdout(`${JSON.stringify({ file: input.name, frames: r.frames, roceFrames: r.roceFrames, ...r.report })}\n`);
   else out.stdout(`${input.name}: ${r.frames} frames, ${r.roceFrames} RoCE\n${guessReportText(r.report)}`);
   return reportAnalysisEnd('analyze', input.name, { captureError: r.captureError, stopped: null }, out);
+}
+
+/**
+ * The NVMe-oF commands of the capture (ulp/nvme-rdma/command-analysis.ts), when it holds an RDMA CM
+ * connection to an NVMe-oF port or --decode-as names QPs: a second reading, of the file or of the
+ * capture held whole. A capture that came through a pipe cannot be read again: said on stderr.
+ */
+function nvmeView(result: AnalysisResult, rules: NvmeRules, source: string | Uint8Array, stream: boolean, rocePort: number, out: Output): NvmeAnalysis | null {
+  const ports = new Set(rules.ports);
+  const wanted = rules.qpns.length > 0 || result.cmConnections.some((c) => c.portSpace === 'TCP' && c.port !== null && ports.has(c.port));
+  if (!wanted) return null;
+  if (typeof source === 'string' && stream) {
+    out.stderr('roce analyze: the capture holds NVMe-oF connections; their commands are analysed from a file, not from a pipe\n');
+    return null;
+  }
+  return nvmeCommandsOf(source, rules, rocePort).analysis;
 }
 
 /** An analysis of the capture at a path, or of one held whole. */

@@ -4,8 +4,16 @@
  * (Q in decimal or 0x hex); `port=N=nvme` adds IP CM port N (TCP port space) to the ports whose CM
  * connections are NVMe-oF, as Wireshark's nvme-rdma "subsystem_ports" preference does.
  */
-import { UsageError, intValue } from './args';
+import { type OptionSpec, UsageError, intValue } from './args';
 import { DEFAULT_NVME_RULES, type NvmeRules } from '../ulp/nvme-rdma/nvme-decoder';
+
+/** --decode-as, as `roce decode` and `roce analyze` take it. */
+export const DECODE_AS_SPEC: OptionSpec = {
+  name: 'decode-as',
+  kind: 'repeat',
+  value: 'RULE',
+  help: 'qpn=Q=nvme: frames to QPN Q are NVMe-oF (no CM exchange needed); port=N=nvme: RDMA CM connections to IP CM port N are NVMe-oF, as 4420 is (repeat for more; docs/decode.md, "NVMe over Fabrics")',
+};
 
 /** The rules of these --decode-as values; a bad one is a UsageError that says what is expected. */
 export function decodeAsRules(values: readonly string[]): NvmeRules {

@@ -37,7 +37,7 @@ import { nativeIcrcBatch } from '../nic-driver/native-icrc';
 import { opcodeInfo, OPCODES } from '../packets/opcodes';
 import { DisplayFilterError, compileDisplayFilter } from '../packets/display-filter';
 import { decodeField } from '../capture-engine/ulp-decoding';
-import { decodeAsRules } from './decode-as-option';
+import { DECODE_AS_SPEC, decodeAsRules } from './decode-as-option';
 import { type FieldsFormat, fieldsHeader } from '../capture-engine/tshark-output';
 import { fieldsFormat } from './fields-option';
 import { PcapOutput } from './pcap-output';
@@ -105,12 +105,7 @@ export const DECODE_OPTIONS: readonly OptionSpec[] = [
   { name: 'count', short: 'c', kind: 'string', value: 'N', help: 'stop after printing N frames' },
   { name: 'errors', kind: 'flag', help: 'only malformed frames (bad ICRC, truncated, bad length, unknown opcode, bad MAD)' },
   { name: 'no-icrc', kind: 'flag', help: 'do not check the ICRC' },
-  {
-    name: 'decode-as',
-    kind: 'repeat',
-    value: 'RULE',
-    help: 'qpn=Q=nvme: frames to QPN Q are NVMe-oF (no CM exchange needed); port=N=nvme: RDMA CM connections to IP CM port N are NVMe-oF, as 4420 is (repeat for more; docs/decode.md, "NVMe over Fabrics")',
-  },
+  DECODE_AS_SPEC,
   {
     name: 'threads',
     kind: 'string',

@@ -86,6 +86,11 @@ export interface NvmeFrame {
   completion: Cqe | null;
   /** The command a completion or data transfer answers, when it was seen. */
   of: CommandRef | null;
+  /**
+   * The queue the frame belongs to (one per queue pair: the controller's QP end, or a --decode-as
+   * pair), for what is kept per queue; null for a CM frame other than a REP.
+   */
+  queue: string | null;
   /** Packets the capsule came in (1: SEND ONLY; for a fragment, those so far). */
   packets: number;
   /** Bytes of the capsule (a fragment: so far), or of the data in this frame. */
@@ -94,7 +99,21 @@ export interface NvmeFrame {
 }
 
 function frame(kind: NvmeFrameKind, direction: NvmeFrame['direction'], qid: number | null): NvmeFrame {
-  return { kind, direction, qid, cmReq: null, cmRep: null, cmRej: null, command: null, completion: null, of: null, packets: 1, length: 0, error: null };
+  return {
+    kind,
+    direction,
+    qid,
+    cmReq: null,
+    cmRep: null,
+    cmRej: null,
+    command: null,
+    completion: null,
+    of: null,
+    queue: null,
+    packets: 1,
+    length: 0,
+    error: null,
+  };
 }
 
 const SEND_FIRST = new Set([Opcode.RC_SEND_FIRST]);
@@ -159,6 +178,14 @@ export class NvmeDecoder {
       end = { role: 'either', queue: `decode-as ${lo} ${hi}` };
     }
     if (end === undefined) return null;
+    const f = this.onQueue(p, view, start, key, end);
+    if (f !== null) f.queue = end.queue;
+    return f;
+  }
+
+  /** A frame to the QP end `end` (key `key`) of a queue. */
+  private onQueue(p: RocePacket, view: DataView, start: number, key: string, end: QpEnd): NvmeFrame | null {
+    const b = p.bth as NonNullable<RocePacket['bth']>;
     const q = this.queue(end.queue, null);
     const op = b.opcode;
     const at = start + p.payloadOff;
@@ -249,6 +276,7 @@ export class NvmeDecoder {
         this.queue(target, req.qid);
         this.setEnd(target, { role: 'target', queue: target });
         this.setEnd(endKey(dst, req.hostQpn), { role: 'host', queue: target });
+        f.queue = target;
       } else s.pending.splice(s.pending.indexOf(req), 1);
       return f;
     }
