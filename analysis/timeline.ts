@@ -103,6 +103,11 @@ export interface TimelineFilter {
   /** At most this many packets (default 400). */
   maxFrames?: number;
   /**
+   * Words an upper-layer protocol adds to a frame's label, by frame number (`roce ladder`: what
+   * NVMe-oF command, completion or data the frame carries). Shown after the transport's words.
+   */
+  frameNotes?: ReadonlyMap<number, string>;
+  /**
    * Where to start when the conversation has more packets than maxFrames (default `problem`, or
    * `start` when a frame range or time window is given; a caller that analyses part of the
    * capture, as `roce ladder --frames` does, gives `start` too, and the window says the frames
@@ -205,6 +210,11 @@ function askedEpisode(first: AnalysisResult, focus: TimelineFocus): Episode | nu
 }
 
 /** Builds the timeline of one conversation of a capture (a file path or the capture's bytes). */
+/** A label and an upper layer's words about the frame, if any. */
+function withNote(label: string, note: string | undefined): string {
+  return note === undefined ? label : `${label} · ${note}`;
+}
+
 export function buildTimeline(source: string | Uint8Array, f: TimelineFilter = {}, opts: AnalyzerOptions = {}): Timeline {
   const run = (o: AnalyzerOptions): AnalysisResult => (typeof source === 'string' ? analyzeFile(source, o) : analyzeCapture(source, o));
   if (typeof source === 'string' && !fs.existsSync(source)) throw new TimelineError(`cannot read ${source}: no such file`);
@@ -258,7 +268,7 @@ export function buildTimeline(source: string | Uint8Array, f: TimelineFilter = {
         from: r.from!,
         opcode: r.opcode,
         psn: r.psn,
-        label: labelOf(r, p),
+        label: withNote(labelOf(r, p), f.frameNotes?.get(r.frame)),
         flags: r.flags,
         fields: fieldsOf(r, p, v, digits),
         lost: false,

@@ -9,7 +9,7 @@ import { type CaptureRecord, iterateCapture } from '../packets/pcap';
 import { decodeAt } from '../packets/decode';
 import type { WireError } from '../packets/errors';
 import { streamCaptureFile } from '../analysis/capture-stream';
-import { NvmeDecoder, type NvmeRules } from '../ulp/nvme-rdma/nvme-decoder';
+import { NvmeDecoder, type NvmeFrame, type NvmeRules } from '../ulp/nvme-rdma/nvme-decoder';
 import { type NvmeAnalysis, NvmeCommandAnalysis } from '../ulp/nvme-rdma/command-analysis';
 import { quickDestQp } from './ulp-decoding';
 
@@ -19,7 +19,13 @@ export interface NvmeCommandPass {
 }
 
 /** The NVMe-oF commands of the capture at `source` (a path, read in pieces) or held whole. */
-export function nvmeCommandsOf(source: string | Uint8Array, rules: NvmeRules, rocePort: number): NvmeCommandPass {
+export function nvmeCommandsOf(
+  source: string | Uint8Array,
+  rules: NvmeRules,
+  rocePort: number,
+  /** Called with what each NVMe-oF frame carries (`roce ladder`'s labels). */
+  onFrame?: (frame: number, f: NvmeFrame) => void,
+): NvmeCommandPass {
   const decoder = new NvmeDecoder(rules);
   const commands = new NvmeCommandAnalysis();
   let first: bigint | null = null;
@@ -33,6 +39,7 @@ export function nvmeCommandsOf(source: string | Uint8Array, rules: NvmeRules, ro
     if (!d.roce || d.bth === null) return;
     const f = decoder.observe(d, view, 0);
     if (f === null) return;
+    onFrame?.(rec.index, f);
     commands.take(f, {
       frame: rec.index,
       timeNs: Number(rec.timestampNs - first),

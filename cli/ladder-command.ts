@@ -28,6 +28,9 @@ import { ladderSvg } from '../analysis/render/ladder-svg';
 import { ladderHtml } from '../analysis/render/ladder-html';
 import { windowShownText } from '../analysis/render/ladder-window';
 import { MAX_CONVERSATIONS_SPEC, maxConversationsOf, reportAnalysisEnd } from './analysis-end';
+import { DECODE_AS_SPEC, decodeAsRules } from './decode-as-option';
+import { nvmeCommandsOf } from '../capture-engine/nvme-command-pass';
+import { nvmeLadderNote } from '../ulp/nvme-rdma/command-text';
 
 export const LADDER_OPTIONS: readonly OptionSpec[] = [
   { name: 'output', short: 'o', kind: 'string', value: 'FILE', help: 'where to write: FILE.html (interactive) or FILE.svg; "-" for SVG on stdout (required)' },
@@ -59,6 +62,7 @@ export const LADDER_OPTIONS: readonly OptionSpec[] = [
   { name: 'title', kind: 'string', value: 'TEXT', help: 'title of the picture' },
   { name: 'roce-port', kind: 'string', value: 'N', help: 'UDP destination port that means RoCE v2 (default 4791)' },
   MAX_CONVERSATIONS_SPEC,
+  DECODE_AS_SPEC,
   { name: 'ignore-icrc', kind: 'flag', help: 'do not check the ICRC: for captures whose tool did not preserve it (see "capture quality" in roce analyze)' },
   { name: 'help', short: 'h', kind: 'flag', help: 'this help' },
 ];
@@ -117,6 +121,7 @@ export async function ladderCommand(argv: readonly string[], out: Output, ctx?: 
   const portText = args.values.get('roce-port');
   const rocePort = portText === undefined ? 4791 : intValue(portText, 'roce-port', 1, 65535);
   const maxConversations = maxConversationsOf(args);
+  const nvmeRules = decodeAsRules(args.lists.get('decode-as') ?? []);
   // Seen before the capture is read: a long capture is not analysed for a picture that cannot be written.
   if (!outputFileWritable('ladder', dest, out)) return OUTPUT_FILE_STATUS;
   const input = captureInput('ladder', file, out, ctx?.stdinIsTerminal ?? isatty(0), LADDER_USAGE);
@@ -132,6 +137,13 @@ export async function ladderCommand(argv: readonly string[], out: Output, ctx?: 
   let text: string;
   let status: number;
   try {
+    // NVMe-oF: the command, completion or data each frame carries, beside the transport's words.
+    const notes = new Map<number, string>();
+    nvmeCommandsOf(source, nvmeRules, rocePort, (frame, nf) => {
+      const note = nvmeLadderNote(nf);
+      if (note !== null) notes.set(frame, note);
+    });
+    if (notes.size > 0) f.frameNotes = notes;
     const t = buildTimeline(source, f, { decode: { rocePort, verifyIcrc: !args.flags.has('ignore-icrc') }, maxConversations, ...select });
     status = reportAnalysisEnd('ladder', input.name, t.ended, out);
     if (t.items.length === 0) out.stderr(`roce ladder: no packet of conversation #${t.conversation} passes the filters\n`);

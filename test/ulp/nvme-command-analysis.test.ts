@@ -182,3 +182,17 @@ describe('roce analyze', () => {
     }
   });
 });
+
+describe('roce ladder', () => {
+  test("each NVMe-oF frame's label names its command, completion or data", async () => {
+    const r = await roce('ladder', FILE, '--conversation', '3', '-o', '-');
+    expect(r.code).toBe(0);
+    const labels = [...r.out.matchAll(/class="lbl"[^>]*>([^<]*)</g)].map((m) => m[1]);
+    expect(labels).toContain('SEND_LAST PSN 1422509 A · NVMe Fabrics Connect cid 0');
+    expect(labels.filter((l) => / · NVMe data cid 3 \(Write\)$/.test(l ?? ''))).toHaveLength(5);
+    expect(labels.some((l) => /^SEND_ONLY PSN \d+ A · NVMe CQE cid 2 \(Read\) LBA Out of Range$/.test(l ?? ''))).toBe(true);
+    expect(labels.filter((l) => (l ?? '').startsWith('ACKNOWLEDGE')).every((l) => !(l ?? '').includes('NVMe'))).toBe(true);
+    const plain = await roce('ladder', path.resolve(__dirname, '..', '..', 'captures', 'rc-conversation.pcap'), '-o', '-');
+    expect(plain.out).not.toContain('NVMe');
+  });
+});

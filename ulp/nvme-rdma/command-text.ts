@@ -4,6 +4,10 @@
  * line per command.
  */
 import type { NvmeAnalysis, NvmeCommandRecord, NvmeQueueReport } from './command-analysis';
+import type { NvmeFrame } from './nvme-decoder';
+import { commandName } from './nvme-text';
+import { isConnect } from './nvme-decoder';
+import { statusName } from './cqe';
 
 const us = (x: number): string => `${x.toFixed(3)} µs`;
 
@@ -60,4 +64,19 @@ function queueText(q: NvmeQueueReport, verbose: boolean): string[] {
 export function nvmeAnalysisText(a: NvmeAnalysis, verbose: boolean): string {
   if (a.queues.length === 0) return '';
   return `\nNVMe-oF commands (${a.queues.length} queue${a.queues.length === 1 ? '' : 's'}):\n${a.queues.flatMap((q) => queueText(q, verbose)).join('\n')}\n`;
+}
+
+/**
+ * A few words for a frame in a picture (`roce ladder`): the command a capsule carries, the
+ * completion and its status, the command a transfer's data belongs to; null for other frames.
+ */
+export function nvmeLadderNote(f: NvmeFrame): string | null {
+  if (f.kind === 'command' && f.command !== null)
+    return `NVMe ${commandName(f.command.sqe.opcode, f.command.fabrics?.fctype ?? null, f.qid)} cid ${f.command.sqe.commandId}`;
+  if (f.kind === 'completion' && f.completion !== null) {
+    const of = f.of === null ? '' : ` (${commandName(f.of.opcode, f.of.fctype, f.qid)})`;
+    return `NVMe CQE cid ${f.completion.commandId}${of} ${statusName(f.completion.status, isConnect(f.of))}`;
+  }
+  if (f.kind === 'data' && f.of !== null) return `NVMe data cid ${f.of.commandId} (${commandName(f.of.opcode, f.of.fctype, f.qid)})`;
+  return null;
 }
