@@ -36,6 +36,11 @@ export interface StreamOptions {
    * goes hands over what it has, so a live capture's lines appear as its frames arrive.
    */
   beforeWait?: () => void;
+  /**
+   * Bytes a file is read in at once, and the read buffer's first size (default 1 MiB): a test reads
+   * a small file in many chunks, as a large one is read in production.
+   */
+  chunkBytes?: number;
 }
 
 /**
@@ -48,7 +53,7 @@ export function* streamCaptureFile(path: string, opts: StreamOptions = {}): Gene
   try {
     const st = fs.fstatSync(fd);
     if (st.isFile()) {
-      const src = fileBytes(fd, st.size);
+      const src = fileBytes(fd, st.size, opts.chunkBytes ?? CHUNK);
       const { format } = captureFormat(src);
       const error = yield* iterateCaptureBytes(src);
       return { format, error };
@@ -172,8 +177,8 @@ function pipeBytes(readSome: PipeRead, beforeWait: (() => void) | undefined): Ca
  * the largest record or block), a chunk at a time, so a window that lies in what was read last
  * costs no read.
  */
-function fileBytes(fd: number, size: number): CaptureBytes {
-  let buf = new Uint8Array(CHUNK);
+function fileBytes(fd: number, size: number, chunk: number): CaptureBytes {
+  let buf = new Uint8Array(chunk);
   let from = 0; // file offset of buf[0]
   let have = 0; // valid bytes in buf
   const w: CaptureWindow = { buf, view: new DataView(buf.buffer), at: 0, end: 0 };
