@@ -7,6 +7,8 @@
  * gap the analyzer infers (no capture point loses a frame), equal episode counts. A failure prints
  * each finding with its count and the repro lines of its first cases (`npm run sweep -- --case
  * '...'`, and the `roce demo` command where the demo can say it).
+ *
+ * @group long
  */
 import { casesAt } from '../../apps/sweep/case-generator';
 import { judgeCase } from '../../apps/sweep/case-verdict';
