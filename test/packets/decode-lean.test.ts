@@ -5,6 +5,7 @@
  * every single-byte change of a frame. With `leanWithIp` (roce decode's summary lines) it also
  * gives the full decoder's IP and UDP headers.
  */
+import { isDeepStrictEqual } from 'node:util';
 import { buildRoceV2Frame } from '../../packets/build';
 import { type DecodedFrame, type DecodeOptions, decodeFrame } from '../../packets/decode';
 import { OPCODES } from '../../packets/opcodes';
@@ -31,12 +32,17 @@ function summaryView(d: DecodedFrame): unknown {
   return { ...rest, error: error === null ? null : { code: error.code, offset: error.offset } };
 }
 
+/** jest's toEqual, with node's strict deep equality first: thousands of frames compare fast, and a difference is shown by jest. */
+function expectEqual(got: unknown, want: unknown): void {
+  if (!isDeepStrictEqual(got, want)) expect(got).toEqual(want);
+}
+
 function same(frame: Uint8Array, opts: DecodeOptions = {}): void {
   const full = decodeFrame(frame, LinkType.Ethernet, opts);
   const lean = decodeFrame(frame, LinkType.Ethernet, { ...opts, lean: true });
-  expect(transportView(lean)).toEqual(transportView(full));
+  expectEqual(transportView(lean), transportView(full));
   const withIp = decodeFrame(frame, LinkType.Ethernet, { ...opts, lean: true, leanWithIp: true });
-  expect(summaryView(withIp)).toEqual(summaryView(full));
+  expectEqual(summaryView(withIp), summaryView(full));
 }
 
 describe.each(known.map((e) => [e!.name, e!] as const))('%s', (_name, info) => {
