@@ -127,11 +127,11 @@ test('the same with --expect-stalls: still named, "ok ... as the scenario expect
 }, 60_000);
 
 test("--fluid: the steady state and the convergence, then the fluid model's fixed point beside them, in text and in JSON", async () => {
-  const argv = ['--link-rate', '40G', '--buffer', '12M', '--mtu', '1024', '--cc', 'dcqcn-paper', '--duration', '10ms', '--steady-from', '4ms', '--fluid'];
+  const argv = ['--link-rate', '40G', '--buffer', '12M', '--mtu', '1024', '--cc', 'dcqcn-paper', '--duration', '6ms', '--steady-from', '3ms', '--fluid'];
   const t = await roce('sim', ...argv);
   expect(t.code).toBe(0);
-  expect(t.out).toMatch(/steady state 4000\.\.10000 µs: flows a>c [\d.]+, b>c [\d.]+ Gb\/s \(Jain [\d.]+\), queue mean \d+ B, \d+ frames, [\d.]+ % marked/);
-  expect(t.out).toMatch(/convergence \(every flow within 10 % of the flows' mean over 500 µs windows\)/);
+  expect(t.out).toMatch(/steady state 3000\.\.6000 µs: flows a>c [\d.]+, b>c [\d.]+ Gb\/s \(Jain [\d.]+\), queue mean \d+ B, \d+ frames, [\d.]+ % marked/);
+  expect(t.out).toMatch(/convergence \(every flow within 10 % of the flows' mean over 300 µs windows\)/);
   expect(t.out).toMatch(/fluid model: 2 flows, 40 Gb\/s, 1106 B packets on the wire/);
   expect(t.out).toMatch(/rate per flow +sim +[\d.]+ Gb\/s +fixed point +20\.00 Gb\/s +[+-][\d.]+ %/);
   expect(t.out).toMatch(/queue +sim +\d+ B +fixed point +21756 B/);
@@ -152,9 +152,9 @@ test("--fluid: the steady state and the convergence, then the fluid model's fixe
     convergence: { windowUs: number };
     fluid: { fixedPoint: { queueBytes: number }; queueBytes: { sim: number; fluid: number; difference: number } };
   };
-  expect(r.steady.fromUs).toBe(4000);
+  expect(r.steady.fromUs).toBe(3000);
   expect(r.steady.flowsGbps).toHaveLength(2);
-  expect(r.convergence.windowUs).toBe(500);
+  expect(r.convergence.windowUs).toBe(300);
   expect(r.fluid.queueBytes.fluid).toBe(Math.round(r.fluid.fixedPoint.queueBytes));
   expect(r.fluid.queueBytes.difference).toBeCloseTo((r.fluid.queueBytes.sim - r.fluid.queueBytes.fluid) / r.fluid.queueBytes.fluid, 9);
   const more = JSON.parse(j.out) as {
