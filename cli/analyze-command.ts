@@ -371,8 +371,12 @@ function auditCapture(args: ParsedArgs, captureFile: string | undefined, json: b
     reportNotACapture('analyze', input.name, r.captureError, out);
     return BAD_INPUT_STATUS;
   }
-  if (json) out.stdout(`${JSON.stringify({ file: input.name, frames: r.frames, roceFrames: r.roceFrames, ...r.report })}\n`);
-  else out.stdout(`${input.name}: ${r.frames} frames, ${r.roceFrames} RoCE\n${guessReportText(r.report)}`);
+  if (json) out.stdout(`${JSON.stringify({ file: input.name, frames: r.frames, roceFrames: r.roceFrames, ...r.report, refusedRkeys: r.refusedRkeys })}\n`);
+  else {
+    // Keys refused at every use were never handed out (a guess, an auditor's wrong key): counted apart, not judged.
+    const refused = r.refusedRkeys.map((k) => `refused R_Keys (NAK remote access error at every use, not counted above): ${k.host} ${k.count}\n`).join('');
+    out.stdout(`${input.name}: ${r.frames} frames, ${r.roceFrames} RoCE\n${guessReportText(r.report)}${refused}`);
+  }
   return reportAnalysisEnd('analyze', input.name, { captureError: r.captureError, stopped: null }, out);
 }
 

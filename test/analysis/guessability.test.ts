@@ -215,7 +215,10 @@ describe('roce analyze --audit on synthetic captures', () => {
     }
     const got = (kind: string): Set<string> =>
       new Set(r.report.judgements.filter((j) => j.kind === kind).flatMap((j) => j.sample.map((v) => `${j.host} ${v}`)));
-    expect(got('rkey')).toEqual(rkeys);
+    // The capture's WRITE with key 0xa1b00 is its one use, refused (NAK remote access error): not counted, counted apart.
+    expect(rkeys.has(`${IP.b} 0xa1b00`)).toBe(true);
+    expect(got('rkey')).toEqual(new Set([...rkeys].filter((k) => k !== `${IP.b} 0xa1b00`)));
+    expect(r.refusedRkeys).toEqual([{ host: IP.b, count: 1 }]);
     expect(got('qpn')).toEqual(qpns);
     expect(rkeys.size).toBeGreaterThan(0);
     expect(r.report.judgements.every((j) => j.count >= 6 || j.verdict === 'unknown')).toBe(true);
@@ -230,5 +233,65 @@ describe('roce analyze --audit on synthetic captures', () => {
     expect(by['198.18.0.1 startPsn']).toContain('0x2f1a00');
     expect(by['198.18.0.2 qpn']).toContain('0x12');
     expect(by['198.18.0.2 startPsn']).toContain('0x7a1b2c');
+  });
+});
+
+describe('roce analyze --audit: keys the responder refused', () => {
+  /** NAK remote access error (IBTA vol. 1 §9.7.5.1: syndrome kind 11, code 2). */
+  const NAK_REMOTE_ACCESS = 0x60 | 2;
+
+  /** Eight WRITEs from a to b naming keys stepping by 0x100, each ACKed, then `more` (to QP 0x200 on): each WRITE, and its NAK when refused. */
+  function withRefusals(more: readonly { rkey: number; refused: boolean }[]): Uint8Array {
+    const w = new PcapWriter({ nanosecond: true });
+    let t = 1_700_000_000_000_000_000n;
+    const write = (qp: number, psn: number, rkey: number, answer: number): void => {
+      w.add(
+        frame('a', {
+          bth: { opcode: Opcode.RC_RDMA_WRITE_ONLY, destQp: qp, psn, ackReq: true },
+          reth: { va: 0x7f0000000000n + BigInt(qp) * 0x1000n, rkey, dmaLength: 8 },
+          payload: new Uint8Array(8),
+        }),
+        (t += 1000n),
+      );
+      w.add(frame('b', { bth: { opcode: Opcode.RC_ACKNOWLEDGE, destQp: 0x300 + qp, psn }, aeth: { syndrome: answer, msn: 1 } }), (t += 1000n));
+    };
+    for (let i = 0; i < 8; i++) write(0x100 + i, 1000 * i, 0x1000 + 0x100 * i, 0);
+    more.forEach((m, i) => write(0x200 + i, 50_000 + i, m.rkey, m.refused ? NAK_REMOTE_ACCESS : 0));
+    return w.toBytes();
+  }
+
+  test("a key refused at its every use is not the responder's: left out of the R_Keys and VAs, counted apart", () => {
+    const clean = guessabilityOfCapture(withRefusals([]));
+    const r = guessabilityOfCapture(
+      withRefusals([
+        { rkey: 0xdead00ff, refused: true },
+        { rkey: 0xdead00ff, refused: true },
+      ]),
+    );
+    const rkey = r.report.judgements.find((j) => j.host === IP.b && j.kind === 'rkey');
+    expect(rkey).toMatchObject({ count: 8, pattern: 'constant stride 0x100', verdict: 'predictable' });
+    expect(rkey?.sample).not.toContain('0xdead00ff');
+    expect(r.report.judgements.find((j) => j.host === IP.b && j.kind === 'va')?.count).toBe(8);
+    expect(r.refusedRkeys).toEqual([{ host: IP.b, count: 1 }]);
+    // Apart from the refused key the report is the one of the capture without it (QPNs and PSNs aside: the refused WRITEs are on QPs of their own).
+    const rk = (x: typeof r): unknown => x.report.judgements.filter((j) => j.kind === 'rkey' || j.kind === 'va');
+    expect(rk(r)).toEqual(rk(clean));
+    expect(clean.refusedRkeys).toEqual([]);
+  });
+
+  test('a key accepted once is counted, though refused elsewhere', () => {
+    const r = guessabilityOfCapture(
+      withRefusals([
+        { rkey: 0x1800, refused: true },
+        { rkey: 0x1800, refused: false },
+      ]),
+    );
+    expect(r.report.judgements.find((j) => j.host === IP.b && j.kind === 'rkey')).toMatchObject({ count: 9, pattern: 'constant stride 0x100' });
+    expect(r.refusedRkeys).toEqual([]);
+  });
+
+  test('the text table leaves the refused key out', () => {
+    const r = guessabilityOfCapture(withRefusals([{ rkey: 0xdead00ff, refused: true }]));
+    expect(guessReportText(r.report)).not.toMatch(/dead00ff/);
   });
 });

@@ -27,6 +27,7 @@ import { TcpChannel } from '../../apps/oob/tcp-channel';
 import { runPerftest } from '../../apps/perftest/run';
 import { auditPeer, type PeerAuditResult } from '../../apps/audit/peer-audit';
 import { CryptoRandom } from '../../base/crypto-random';
+import { guessabilityOfCapture } from '../../analysis/guessability-capture';
 
 const skip = interopSkipReason();
 const d = skip === null ? describe : describe.skip;
@@ -155,6 +156,21 @@ d('roce audit --live-checks against rxe', () => {
     // The probe after it went unanswered: every frame to rxe's QP after the NAK came from this side, none from rxe.
     const toRxe = roceFrames(run.capturePath).filter((f) => f.src === HOST_IP && f.destQp === c.qpn && f.psn === w.psn);
     expect(toRxe.length).toBeGreaterThan(1);
+  });
+
+  test("roce analyze --audit on the same capture: rxe's R_Keys as the audit measured them, then the live-check key; the wrong key counted apart", () => {
+    const c = guessabilityOfCapture(run.capturePath);
+    const live = audit.live?.connection;
+    const w = audit.live?.wrongRkey;
+    if (live === null || live === undefined || w === null || w === undefined) throw new Error('no live-check connection');
+    const rkey = c.report.judgements.find((j) => j.host === GUEST_IP && j.kind === 'rkey');
+    const hex = (k: number): string => `0x${(k >>> 0).toString(16)}`;
+    // The wrong key was refused at its one use (NAK remote access error): rxe never handed it out.
+    expect(rkey?.sample).toEqual([...audit.runs.map((r) => hex(r.rkey)), hex(live.rkey)]);
+    expect(rkey?.sample).not.toContain(hex(w.rkey));
+    expect(c.refusedRkeys).toEqual([{ host: GUEST_IP, count: 1 }]);
+    const mine = audit.report.judgements.find((j) => j.kind === 'rkey');
+    expect({ pattern: rkey?.pattern, verdict: rkey?.verdict }).toEqual({ pattern: mine?.pattern, verdict: mine?.verdict });
   });
 
   test('the same audit against this stack: unpredictable, and it drops the injected WRITE as rxe does (check_addr()); the two verdicts differ', async () => {
