@@ -184,7 +184,13 @@ describe('what decode prints of a cut frame', () => {
       for (const flags of [[], ['-v'], ['--json'], ['--errors']]) {
         const r = spawnSync(process.execPath, [CLI, 'decode', '--threads', '2', ...flags, file], { encoding: 'utf8', timeout: 60_000 });
         const one = await roce('decode', '--threads', '1', ...flags, file);
-        expect({ name, flags, status: r.status, stdout: r.stdout, stderr: r.stderr }).toEqual({ name, flags, status: one.code, stdout: one.out, stderr: one.err });
+        expect({ name, flags, status: r.status, stdout: r.stdout, stderr: r.stderr }).toEqual({
+          name,
+          flags,
+          status: one.code,
+          stdout: one.out,
+          stderr: one.err,
+        });
         expect(one.code).toBe(0);
       }
       const two = spawnSync(process.execPath, [CLI, 'analyze', '--json', '--all-frames', '--threads', '2', file], { encoding: 'utf8', timeout: 60_000 }).stdout;

@@ -30,8 +30,14 @@ const expectText = (got: string, want: string): void => {
 
 const same = (frame: number, time: FrameTime, d: DecodedFrame): void => {
   const want = JSON.stringify(frameToJson(frame, time, d));
-  expectText(textOf((t) => writeFrameJson(t, frame, time, d)), want);
-  expectText(textOf((t) => writeFrameJson(t, frame, time, d, pieces)), want);
+  expectText(
+    textOf((t) => writeFrameJson(t, frame, time, d)),
+    want,
+  );
+  expectText(
+    textOf((t) => writeFrameJson(t, frame, time, d, pieces)),
+    want,
+  );
 };
 
 /** A frame's time: any capture time, any decimals, and any time since the first frame below 2^53 ns (the object's number is exact there). */
@@ -186,7 +192,10 @@ test('many flows and BTHs interleaved: entries replaced by other keys are never 
   for (let round = 0; round < 3; round++) {
     for (const [i, d] of frames.entries()) {
       const time = { sec: 1_705_320_000, nsec: i * 1000, digits: 6, relSec: 0, relNsec: i * 1000 };
-      expectText(textOf((t) => writeFrameJson(t, i + 1, time, d, table)), JSON.stringify(frameToJson(i + 1, time, d)));
+      expectText(
+        textOf((t) => writeFrameJson(t, i + 1, time, d, table)),
+        JSON.stringify(frameToJson(i + 1, time, d)),
+      );
     }
   }
 });
