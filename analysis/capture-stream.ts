@@ -17,7 +17,7 @@
 import * as fs from 'node:fs';
 import { WireError, WireErrorCode } from '../packets/errors';
 import { internalError } from '../base/programming-error';
-import { type CaptureBytes, type CaptureRecord, type CaptureWindow, captureFormat, iterateCaptureBytes } from '../packets/pcap';
+import { type CaptureBytes, type CaptureRecord, type CaptureWindow, captureFormat, iterateCapture, iterateCaptureBytes } from '../packets/pcap';
 
 /** Bytes read at once (and the size of the read buffer, unless a record or block is larger). */
 const CHUNK = 1 << 20;
@@ -206,4 +206,25 @@ function fileBytes(fd: number, size: number, chunk: number): CaptureBytes {
       return w;
     },
   };
+}
+
+/**
+ * Hands each record of the capture at `source` (a path, read in pieces) or held whole to `take`, in
+ * order; returns why reading ended early, or null. A record's `data` is valid only during `take`.
+ */
+export function forEachRecord(source: string | Uint8Array, take: (rec: CaptureRecord) => void): WireError | null {
+  if (typeof source === 'string') {
+    const it = streamCaptureFile(source);
+    for (;;) {
+      const step = it.next();
+      if (step.done === true) return step.value.error;
+      take(step.value);
+    }
+  }
+  const it = iterateCapture(source);
+  for (;;) {
+    const step = it.next();
+    if (step.done === true) return step.value;
+    take(step.value);
+  }
 }

@@ -21,9 +21,8 @@
 import { type DecodedFrame, type DecodeOptions, decodeFrame, packetAddresses } from '../packets/decode';
 import { AethKind, NakCode, decodeSyndrome } from '../packets/aeth';
 import { OpFlag, Transport } from '../packets/opcodes';
-import { iterateCapture } from '../packets/pcap';
 import type { WireError } from '../packets/errors';
-import { streamCaptureFile } from './capture-stream';
+import { forEachRecord } from './capture-stream';
 import { GuessCollector, GuessKind, type GuessReport, guessReport } from './guessability';
 
 /** QPs 0 and 1 are the SMI and GSI QPs of every port (IBTA vol. 1 §3.5.8.1): fixed, not handed out. */
@@ -133,27 +132,6 @@ export interface CaptureGuessResult {
 /** The guessability report of a capture held whole, or of the file at `path`. */
 export function guessabilityOfCapture(source: Uint8Array | string, decode: DecodeOptions = {}): CaptureGuessResult {
   const c = new CaptureGuessCollector();
-  let captureError: WireError | null;
-  if (typeof source === 'string') {
-    const it = streamCaptureFile(source);
-    for (;;) {
-      const step = it.next();
-      if (step.done === true) {
-        captureError = step.value.error;
-        break;
-      }
-      c.push(decodeFrame(step.value.data, step.value.linkType, decode));
-    }
-  } else {
-    const it = iterateCapture(source);
-    for (;;) {
-      const step = it.next();
-      if (step.done === true) {
-        captureError = step.value;
-        break;
-      }
-      c.push(decodeFrame(step.value.data, step.value.linkType, decode));
-    }
-  }
+  const captureError = forEachRecord(source, (rec) => c.push(decodeFrame(rec.data, rec.linkType, decode)));
   return { report: c.report(), refusedRkeys: c.refusedRkeys(), frames: c.frames, roceFrames: c.roceFrames, captureError };
 }

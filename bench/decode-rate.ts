@@ -8,7 +8,7 @@
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { execFileSync, spawnSync } from 'node:child_process';
+import { hasTshark, median, timeCommand } from './command-timing';
 import { buildRoceV2Frame, type RoceV2Spec } from '../packets/build';
 import { decodeAt } from '../packets/decode';
 import { Opcode } from '../packets/opcodes';
@@ -98,11 +98,6 @@ function writeCaptureFile(mix: Mix, frames: number, file: string): void {
   }
 }
 
-function median(xs: number[]): number {
-  const s = [...xs].sort((a, b) => a - b);
-  return s[Math.floor(s.length / 2)] ?? 0;
-}
-
 /** Frames/s of the decode loop over an in-memory capture (median of `runs`). */
 function decodeLoopRate(file: Uint8Array, verifyIcrc: boolean, runs = 5): number {
   const cap = readCapture(file);
@@ -121,26 +116,6 @@ function decodeLoopRate(file: Uint8Array, verifyIcrc: boolean, runs = 5): number
   }
   if (sink === -1) console.log(sink);
   return median(rates);
-}
-
-function timeCommand(cmd: string, args: string[], runs = 3): number {
-  const times: number[] = [];
-  for (let r = 0; r < runs; r++) {
-    const t0 = process.hrtime.bigint();
-    const res = spawnSync(cmd, args, { stdio: ['ignore', 'ignore', 'ignore'], timeout: 300_000 });
-    if (res.status !== 0) throw new Error(`${cmd} ${args.join(' ')} exited with ${res.status}`);
-    times.push(Number(process.hrtime.bigint() - t0) / 1e9);
-  }
-  return median(times);
-}
-
-function hasTshark(): boolean {
-  try {
-    execFileSync('tshark', ['--version'], { stdio: 'ignore' });
-    return true;
-  } catch {
-    return false;
-  }
 }
 
 function main(): void {

@@ -11,7 +11,7 @@
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { execFileSync, spawnSync } from 'node:child_process';
+import { hasTshark, median, timeCommand } from './command-timing';
 import { PcapWriter, readCapture, type CaptureRecord } from '../packets/pcap';
 
 const SAMPLE = path.join(__dirname, '..', '..', 'captures', 'nvme-rdma.pcap');
@@ -36,27 +36,6 @@ function storageCapture(frames: number, file: string): number {
   return n;
 }
 
-function median(xs: number[]): number {
-  const s = [...xs].sort((a, b) => a - b);
-  return s[Math.floor(s.length / 2)] ?? 0;
-}
-
-function timeCommand(cmd: string, args: string[]): number {
-  const t0 = process.hrtime.bigint();
-  const res = spawnSync(cmd, args, { stdio: ['ignore', 'ignore', 'ignore'], timeout: 600_000 });
-  if (res.status !== 0) throw new Error(`${cmd} ${args.join(' ')} exited with ${res.status}`);
-  return Number(process.hrtime.bigint() - t0) / 1e9;
-}
-
-function hasTshark(): boolean {
-  try {
-    execFileSync('tshark', ['--version'], { stdio: 'ignore' });
-    return true;
-  } catch {
-    return false;
-  }
-}
-
 function main(): void {
   const argv = process.argv.slice(2);
   const fi = argv.indexOf('--frames');
@@ -77,7 +56,7 @@ function main(): void {
   } else side['tshark'] = 'not run (tshark missing or --no-tshark)';
   // Alternate the commands run by run, so a slow minute of the machine falls on all of them.
   const times = new Map<string, number[]>(rows.map(([name]) => [name, []]));
-  for (let r = 0; r < 3; r++) for (const [name, cmd, args] of rows) times.get(name)?.push(timeCommand(cmd, args));
+  for (let r = 0; r < 3; r++) for (const [name, cmd, args] of rows) times.get(name)?.push(timeCommand(cmd, args, 1));
   for (const [name] of rows) side[`${name}Fps`] = Math.round(frames / median(times.get(name) ?? []));
   const ts = side['tsharkSummaryFps'];
   if (typeof ts === 'number') side['summaryOverTshark'] = Number((Number(side['roceSummaryFps']) / ts).toFixed(2));

@@ -5,10 +5,10 @@
  * conversation are decoded in full (to the GSI and to queue pairs the decoder has made its own),
  * as `roce decode`'s pass does (ulp-decoding.ts).
  */
-import { type CaptureRecord, iterateCapture } from '../packets/pcap';
+import type { CaptureRecord } from '../packets/pcap';
 import { decodeAt } from '../packets/decode';
 import type { WireError } from '../packets/errors';
-import { streamCaptureFile } from '../analysis/capture-stream';
+import { forEachRecord } from '../analysis/capture-stream';
 import { NvmeDecoder, type NvmeFrame, type NvmeRules } from '../ulp/nvme-rdma/nvme-decoder';
 import { type NvmeAnalysis, NvmeCommandAnalysis } from '../ulp/nvme-rdma/command-analysis';
 import { quickDestQp } from './ulp-decoding';
@@ -49,27 +49,6 @@ export function nvmeCommandsOf(
       rkey: d.reth?.rkey ?? null,
     });
   };
-  let captureError: WireError | null;
-  if (typeof source === 'string') {
-    const it = streamCaptureFile(source);
-    for (;;) {
-      const step = it.next();
-      if (step.done === true) {
-        captureError = step.value.error;
-        break;
-      }
-      take(step.value);
-    }
-  } else {
-    const it = iterateCapture(source);
-    for (;;) {
-      const step = it.next();
-      if (step.done === true) {
-        captureError = step.value;
-        break;
-      }
-      take(step.value);
-    }
-  }
+  const captureError = forEachRecord(source, take);
   return { analysis: commands.result(), captureError };
 }
