@@ -1,0 +1,56 @@
+/**
+ * What every upper-layer protocol decoder in ulp/ offers the capture engine (capture-engine/), so
+ * that `roce decode` and `roce analyze` run NVMe-oF, RPC-over-RDMA, iSER and SMB Direct the same
+ * way: one decoder per protocol, fed every RoCE frame in capture order, keeping its conversations in
+ * plain data that the engine clones from batch to batch (decoding on worker threads must start
+ * from the state the frames before the batch left).
+ *
+ * Ownership of a conversation follows Wireshark: an RDMA CM REQ to the protocol's IP CM port (its
+ * service ID 0x0000000001060000 | port) and the REP that answers it make both QP ends the
+ * protocol's; where no CM was captured, a protocol may claim a queue pair from a payload's shape
+ * (RPC-over-RDMA's version field and XID, SMB Direct's negotiate request); `--decode-as` names the
+ * rest (`UlpRules.qpns`, `UlpRules.ports`).
+ */
+import type { RocePacket } from '../packets/decode';
+import type { FieldDef } from '../packets/frame-fields';
+
+/** The names of the upper-layer protocols, as `--decode-as` takes them and as JSON keys a frame's object. */
+export const UlpName = {
+  Nvme: 'nvme',
+  RpcRdma: 'rpcrdma',
+  Iser: 'iser',
+  Smbd: 'smbd',
+} as const;
+export type UlpName = (typeof UlpName)[keyof typeof UlpName];
+
+/** How frames are assigned to one protocol besides its default CM port: more IP CM ports, and QPNs that are the protocol's without any CM. */
+export interface UlpRules {
+  ports: readonly number[];
+  qpns: readonly number[];
+}
+
+/** A protocol's decoder over a capture: `State` is plain data (structuredClone-able, Maps allowed). */
+export interface UlpDecoder<Frame, State> {
+  readonly name: UlpName;
+  /** Where the decoder stands; the engine clones it to hand a batch's starting point to another thread. */
+  readonly state: State;
+  /**
+   * False when no frame to `destQp` can be the protocol's or change its state (a cheap test before
+   * a frame is decoded in full). The GSI (QP 1) must be wanted by any decoder that follows the CM.
+   */
+  wants(destQp: number): boolean;
+  /** Takes the next RoCE frame, `p` decoded from the frame at `start` of `view`; what it carries for the protocol, or null. */
+  observe(p: RocePacket, view: DataView, start: number): Frame | null;
+}
+
+/** How a protocol's frames are shown: the summary line's words, `-V`'s tree, JSON, and its Wireshark fields. */
+export interface UlpText<Frame> {
+  /** Words for the one-line summary, e.g. `NVMe Read cid 4 nsid 1 slba 0 nlb 8`. */
+  words(f: Frame): string;
+  /** Lines for the `-V` tree: [depth, text]. */
+  treeLines(f: Frame): [number, string][];
+  /** The frame's JSON member, `"name": {...}`, with the protocol's name as the key. */
+  jsonMember(f: Frame): string;
+  /** A field by Wireshark's name (`tshark -G fields`), for `-Y` and `-T fields -e`; undefined for none of this protocol's. */
+  field(name: string): FieldDef | undefined;
+}
