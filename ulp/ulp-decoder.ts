@@ -54,3 +54,18 @@ export interface UlpText<Frame> {
   /** A field by Wireshark's name (`tshark -G fields`), for `-Y` and `-T fields -e`; undefined for none of this protocol's. */
   field(name: string): FieldDef | undefined;
 }
+
+/** One protocol as the capture engine registers it: its decoder, its text, and its CM ports. */
+export interface UlpProtocol<Frame, State> {
+  readonly name: UlpName;
+  /** The name people know it by, for notes and reports, e.g. `NVMe-oF`, `RPC-over-RDMA`. */
+  readonly title: string;
+  /** The IP CM ports (TCP port space) whose RDMA CM connections are the protocol's by default (IANA). */
+  readonly defaultPorts: readonly number[];
+  emptyState(): State;
+  /** True when `s` holds nothing (the engine then hands a batch null in its place). */
+  isEmpty(s: State): boolean;
+  /** A decoder over `rules`, starting from `state` (a batch's carried state) or from nothing. */
+  decoder(rules: UlpRules, state?: State): UlpDecoder<Frame, State>;
+  readonly text: UlpText<Frame>;
+}
