@@ -163,7 +163,7 @@ export function checkLiveScenario(s: ProbeScenario): { messages: number } {
       const per = packetsPerMessage(s.traffic);
       throw new ProbeError(
         ProbeErrorCode.RUN,
-        `the ${tail.type} at PSN ${tail.psn} is the last of the scenario's ${s.traffic.numMsgsPerQp} message(s), but ${s.dut.tool} sends at least ${PERFTEST_MIN_ITERS} (-n): the next message would reveal it; give traffic.num-msgs-per-qp ${PERFTEST_MIN_ITERS} or more and the event PSN ${per * PERFTEST_MIN_ITERS - 1}`,
+        `the ${tail.type} at PSN ${tail.psn} is the last of the scenario's ${s.traffic.numMsgsPerQp === 1 ? 'only message' : `${s.traffic.numMsgsPerQp} messages`}, but ${s.dut.tool} sends at least ${PERFTEST_MIN_ITERS} (-n): the next message would reveal it; give traffic.num-msgs-per-qp ${PERFTEST_MIN_ITERS} or more and the event PSN ${per * PERFTEST_MIN_ITERS - 1}`,
         tail.line,
       );
     }
@@ -252,7 +252,7 @@ export async function runLive(s: ProbeScenario, host: LiveHost, o: LiveRunOption
       error ??= `the DUT's ${verb.toUpperCase()}s are ${first.reth.length} bytes, the scenario's message-size is ${t.messageSize}: run the tool with -s ${t.messageSize}`;
   }
   const pollingDelayNs = loop.count > 0 ? Math.max(0, loop.max - LOOP_SAMPLE_MS * 1e6) : 0;
-  const figures = measure({ scenario: s, qps: side.state.qps, records, pathRttNs: null });
+  const figures = measure({ scenario: s, qps: side.state.qps, records, pathRttNs: null, errorNs: pollingDelayNs });
   const label = host.driver === 'xdp' ? 'AF_XDP' : 'AF_PACKET';
   const result: ProbeResult = {
     scenario: s.name,
