@@ -172,7 +172,7 @@ export function checkLiveScenario(s: ProbeScenario): { messages: number } {
 }
 
 /** The scenario's timers as the no-progress bound of the run: the DUT's retries (or ours) and the longest RNR wait, with a margin. */
-function liveBound(s: ProbeScenario): ReturnType<typeof noProgressBound> {
+export function liveBound(s: ProbeScenario): ReturnType<typeof noProgressBound> {
   const t = s.traffic;
   const timers = s.events.filter((e) => e.type === EventType.RNR_NAK).map((e) => e.timer ?? PERFTEST_MIN_RNR_TIMER);
   // The longest of table 45's timers among the events (code 0 is the longest, 655.36 ms).

@@ -7,7 +7,7 @@
  * test/interop/probe.test.ts (rxe).
  */
 import { bundledScenario } from '../../apps/probe/bundled-scenarios';
-import { checkLiveScenario, dutAttributes, dutCommand, PERFTEST_MIN_ITERS } from '../../apps/probe/live-runner';
+import { checkLiveScenario, dutAttributes, dutCommand, liveBound, PERFTEST_MIN_ITERS } from '../../apps/probe/live-runner';
 import { measure } from '../../apps/probe/measurements';
 import type { FrameRecord } from '../../apps/probe/probe-driver';
 import { ProbeError } from '../../apps/probe/probe-error';
@@ -55,6 +55,15 @@ test("the DUT's attributes: the timeout told with -u; retry_cnt, rnr_retry and m
   ]);
   expect(a[1]!.source).toMatch(/^the scenario; ib_write_bw cannot be told and sets 7 itself/);
   expect(a[2]!.source).toMatch(/sets 7 itself .*as the scenario asks/);
+});
+
+test("a run that loses its DUT ends within the scenario's timers: local ACK timeout × 8 tries + the longest RNR timer × 8 + 2 s", () => {
+  // timeout 12 (16.777 ms), perftest's retry_cnt 7; rnr-nak timers: perftest's 12 (0.64 ms) unless an event names a longer one.
+  expect(liveBound(bundled('timeout-tail-drop')).ms).toBe(Math.ceil(16.777216 * 8 + 0.64 * 8 + 2000));
+  // rnr-wait's event timer 14 (1.28 ms) is the longest; timeout 14 (67.109 ms).
+  const b = liveBound(bundled('rnr-wait'));
+  expect(b.ms).toBe(Math.ceil(67.108864 * 8 + 1.28 * 8 + 2000));
+  expect(b.why).toMatch(/local ACK timeout 67.109 ms \(timeout 14\) × 8 tries \(retry_cnt 7\) \+ RNR timer 1.28 ms × 8/);
 });
 
 // Records of one QP: ours 0x11 (the responder), the DUT's 0x22, its first PSN 100.
