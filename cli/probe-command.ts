@@ -85,7 +85,8 @@ export async function probeCommand(argv: readonly string[], out: Output, ctx?: C
     throw new UsageError(`--driver must be memory, xdp or packet, not ${JSON.stringify(driver)}`);
   const liveOnly = PROBE_LIVE_OPTIONS.map((o) => o.name).filter((n) => args.values.has(n));
   if (driver === HostDriverKind.MEMORY && liveOnly.length > 0) throw new UsageError(`--${liveOnly[0]} is for a live DUT (--driver xdp or packet)`);
-  if (driver !== HostDriverKind.MEMORY && args.values.has('latency-us')) throw new UsageError('--latency-us sets the in-memory link; a live run has the real one');
+  if (driver !== HostDriverKind.MEMORY && args.values.has('latency-us'))
+    throw new UsageError('--latency-us sets the in-memory link; a live run has the real one');
   const failOn = parseProbeFailOn(args.lists.get('fail-on') ?? []);
   if (failOn.unknown.length > 0) throw new UsageError(`--fail-on: unknown ${failOn.unknown.join(', ')} (${FAIL_ON_ANY}, ${FIGURE_KINDS.join(', ')})`);
 
@@ -120,7 +121,7 @@ export async function probeCommand(argv: readonly string[], out: Output, ctx?: C
     if (ifname === undefined) throw new UsageError(`--driver ${driver} needs --dev IFACE (the interface this stack runs RoCE on)`);
     const dut = args.values.get('dut');
     if (loaded.scenario.dut.role === 'responder' && dut === undefined)
-      throw new UsageError("the DUT is the responder (its tool is the server): give its address with --dut IP");
+      throw new UsageError('the DUT is the responder (its tool is the server): give its address with --dut IP');
     const num = (name: string, min: number, max: number): number | undefined => {
       const v = args.values.get(name);
       return v === undefined ? undefined : intValue(v, name, min, max);

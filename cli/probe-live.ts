@@ -9,7 +9,7 @@ import { failureOf } from './failure';
 import type { CommandContext } from './command';
 import type { OptionSpec } from './args';
 import type { Output } from './output';
-import { type HostDevice, HostDriverKind, openHostDevice } from '../apps/host/host-device';
+import { type HostDevice, type HostDriverKind, openHostDevice } from '../apps/host/host-device';
 import { hostOptionsFromEnv } from '../apps/host/environment';
 import type { FigureKind } from '../apps/probe/measurements';
 import { type LiveRunInfo, runLive } from '../apps/probe/live-runner';

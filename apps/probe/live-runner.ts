@@ -154,7 +154,11 @@ export function dutAttributes(s: ProbeScenario): DutAttribute[] {
 export function checkLiveScenario(s: ProbeScenario): { messages: number } {
   const unrunnable = s.events.find((e) => !RUNNABLE_EVENTS.includes(e.type));
   if (unrunnable !== undefined)
-    throw new ProbeError(ProbeErrorCode.RUN, `a ${unrunnable.type} event is not applied by this version of roce probe (applied: ${RUNNABLE_EVENTS.join(', ')})`, unrunnable.line);
+    throw new ProbeError(
+      ProbeErrorCode.RUN,
+      `a ${unrunnable.type} event is not applied by this version of roce probe (applied: ${RUNNABLE_EVENTS.join(', ')})`,
+      unrunnable.line,
+    );
   if (s.dut.tool === 'rping') throw new ProbeError(ProbeErrorCode.RUN, 'a live DUT runs ib_write_bw, ib_read_bw or ib_send_bw in this version, not rping');
   const messages = Math.max(PERFTEST_MIN_ITERS, s.traffic.numMsgsPerQp);
   if (messages > s.traffic.numMsgsPerQp) {
@@ -177,7 +181,12 @@ export function liveBound(s: ProbeScenario): ReturnType<typeof noProgressBound> 
   const timers = s.events.filter((e) => e.type === EventType.RNR_NAK).map((e) => e.timer ?? PERFTEST_MIN_RNR_TIMER);
   // The longest of table 45's timers among the events (code 0 is the longest, 655.36 ms).
   const rnr = [PERFTEST_MIN_RNR_TIMER, t.minRnrTimer, ...timers].reduce((a, b) => ((RNR_TIMER_USEC[b] ?? 0) > (RNR_TIMER_USEC[a] ?? 0) ? b : a));
-  return noProgressBound({ timeout: t.minRetransmitTimeout, retryCnt: Math.max(t.maxRetransmitRetry, PERFTEST_RETRY_CNT), rnrRetry: PERFTEST_RNR_RETRY, minRnrTimer: rnr });
+  return noProgressBound({
+    timeout: t.minRetransmitTimeout,
+    retryCnt: Math.max(t.maxRetransmitRetry, PERFTEST_RETRY_CNT),
+    rnrRetry: PERFTEST_RNR_RETRY,
+    minRnrTimer: rnr,
+  });
 }
 
 /** Runs `s` against the DUT's tool with this stack on `host`; the figures are measured at this stack's driver. */
@@ -185,7 +194,8 @@ export async function runLive(s: ProbeScenario, host: LiveHost, o: LiveRunOption
   const { messages } = checkLiveScenario(s);
   const dutIsRequester = s.dut.role === DutRole.REQUESTER;
   const role = dutIsRequester ? 'server' : 'client';
-  if (!dutIsRequester && o.dut === undefined) throw configError('server', "is needed: the DUT is the responder (its tool is the server), give the DUT's address");
+  if (!dutIsRequester && o.dut === undefined)
+    throw configError('server', "is needed: the DUT is the responder (its tool is the server), give the DUT's address");
   const port = o.port ?? PINGPONG_DEFAULT_PORT;
   const t = s.traffic;
   const bound = liveBound(s);
@@ -242,9 +252,13 @@ export async function runLive(s: ProbeScenario, host: LiveHost, o: LiveRunOption
   const attrs = dutAttributes(s);
   for (const a of attrs)
     if (a.toolValue !== null && a.value !== a.toolValue && (a.name !== 'min_rnr_timer' || !dutIsRequester))
-      warnings.push(`${a.name} ${a.value} is the scenario's; ${s.dut.tool} sets ${a.toolValue} and cannot be told (a stock tool's figures are judged against ${a.value})`);
+      warnings.push(
+        `${a.name} ${a.value} is the scenario's; ${s.dut.tool} sets ${a.toolValue} and cannot be told (a stock tool's figures are judged against ${a.value})`,
+      );
   if (messages > t.numMsgsPerQp)
-    warnings.push(`${s.dut.tool} moves at least ${PERFTEST_MIN_ITERS} messages per QP (-n): ${messages} ran, the scenario asks for ${t.numMsgsPerQp}; the events are on the scenario's PSNs`);
+    warnings.push(
+      `${s.dut.tool} moves at least ${PERFTEST_MIN_ITERS} messages per QP (-n): ${messages} ran, the scenario asks for ${t.numMsgsPerQp}; the events are on the scenario's PSNs`,
+    );
   // The DUT's WRITE or READ length says whether its tool ran the scenario's message size.
   if (dutIsRequester && verb !== 'send') {
     const first = records.find((r) => r.dir === 'rx' && r.reth !== null);

@@ -13,6 +13,7 @@
  * timeout -u), except the min_rnr_timer an `rnr-nak` event gives our RNR NAKs, and the probe
  * driver is armed with the events at the absolute QP numbers and PSNs.
  */
+import { internalError } from '../../base/programming-error';
 import { psnAdd } from '../../base/psn';
 import { AethKind, decodeSyndrome } from '../../packets/aeth';
 import type { FaultRule } from '../../nic-driver/faults';
@@ -68,7 +69,7 @@ export class ProbeSide extends PerftestSide {
   override async connect(): Promise<void> {
     const { qps, remotes, rc } = this;
     const first = remotes[0];
-    if (first?.gid == null || remotes.length !== qps.length) throw new Error('connect before the key exchange');
+    if (first?.gid == null || remotes.length !== qps.length) throw internalError('connect before the key exchange');
     if (this.cfg.beforeConnect !== undefined) await this.cfg.beforeConnect(first.gid);
     for (let q = 0; q < qps.length; q++) {
       const qp = qps[q] as QueuePair;
@@ -200,7 +201,7 @@ export class ProbeSide extends PerftestSide {
     // Every completion, well or not: an error completion is part of what the DUT did, not the end of the probe.
     while (count() < want) take(await this.waits.pollSome(sendCq as NonNullable<typeof sendCq>, 'the messages’ completions'));
     this.state.endNs = this.dev.clock.now();
-    const s = ((this.state.endNs - this.state.startNs) / 1e9) || 1e-9;
+    const s = (this.state.endNs - this.state.startNs) / 1e9 || 1e-9;
     const bytes = want * rc.size;
     this.myReport = { size: BigInt(rc.size), iters: BigInt(this.messages), bwPeak: 0, bwAvg: bytes / s / 2 ** 20, msgRateAvg: want / s / 1e6 };
   }

@@ -260,7 +260,11 @@ function retryCount(ctx: MeasureContext, ev: ProbeEvent, v: QpView): Figure {
   const firstEver = all[0]?.i ?? -1;
   // A try sent before the DUT took our last ACK (its timer fired while the ACK was on its way, live)
   // comes in a go-back-N burst that starts at a PSN the ACK covered: it is not after the progress.
-  const prevRequest = (i: number): FrameRecord | undefined => v.recs.slice(lastProgress + 1, i).filter((r) => r.dir === 'rx' && isRequest(r.opcode)).pop();
+  const prevRequest = (i: number): FrameRecord | undefined =>
+    v.recs
+      .slice(lastProgress + 1, i)
+      .filter((r) => r.dir === 'rx' && isRequest(r.opcode))
+      .pop();
   const after = all.filter(({ i }) => {
     const prev = i > lastProgress ? prevRequest(i) : undefined;
     return i > lastProgress && !(prev !== undefined && high !== null && prev.psn !== P && psnDiff(prev.psn, high) <= 0);

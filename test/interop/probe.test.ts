@@ -76,7 +76,10 @@ const YAMLS: [string, string][] = [
   ['timeout-tail-drop', variant('timeout-tail-drop', 'timeout-tail-drop', { msgs: PERFTEST_MIN_ITERS, psn: 16 * PERFTEST_MIN_ITERS - 1 })],
   // Timeout 14 (67 ms, 16 jiffies): the bundled 10 is one jiffy in rxe, which fires within 4 ms of
   // being set, before a TCG guest has our ACKs back, so rxe goes back to PSN 0 during the run.
-  ['timeout-withheld-ack', variant('timeout-withheld-ack', 'timeout-withheld-ack', { msgs: PERFTEST_MIN_ITERS, psn: 16 * PERFTEST_MIN_ITERS - 1, timeout: 14 })],
+  [
+    'timeout-withheld-ack',
+    variant('timeout-withheld-ack', 'timeout-withheld-ack', { msgs: PERFTEST_MIN_ITERS, psn: 16 * PERFTEST_MIN_ITERS - 1, timeout: 14 }),
+  ],
   ['rnr-wait', bundledScenario('rnr-wait')?.yaml ?? ''],
   ['rnr-wait-timer-20', variant('rnr-wait', 'rnr-wait-timer-20', { timer: 20 })],
   ['read-retry', bundledScenario('read-retry')?.yaml ?? ''],
@@ -220,7 +223,13 @@ d('roce probe against rxe (the stock perftest tools in the guest), both DUT role
     const w = wire(run, j.live.qps[0]!);
     const naks = w.filter((x) => x.fromGuest && isSeqNak(x));
     expect(naks.map((x) => x.rel)).toEqual([4]);
-    table.push({ errorNs: j.timestamps.errorNs, scenario: c.name, figure: 'nakGeneration', measured: `${us(f.measuredNs!)}, 1 NAK, PSN 4`, rule: 'one NAK per gap, PSN 4' });
+    table.push({
+      errorNs: j.timestamps.errorNs,
+      scenario: c.name,
+      figure: 'nakGeneration',
+      measured: `${us(f.measuredNs!)}, 1 NAK, PSN 4`,
+      rule: 'one NAK per gap, PSN 4',
+    });
   });
 
   test('nak-retransmit (rxe requester): the resend starts at our NAK’s PSN', () => {
@@ -235,7 +244,13 @@ d('roce probe against rxe (the stock perftest tools in the guest), both DUT role
     // rxe_comp.c check_ack(): comp.psn = the NAK's PSN; rxe_req.c req_retry() resends from there.
     expect(w[r]?.rel).toBe(w[nak]!.rel);
     expect(w[nak]!.rel).toBe(4);
-    table.push({ errorNs: j.timestamps.errorNs, scenario: c.name, figure: 'nakRetransmit', measured: `${us(f.measuredNs!)}, from PSN 4`, rule: 'from the NAK’s PSN (4)' });
+    table.push({
+      errorNs: j.timestamps.errorNs,
+      scenario: c.name,
+      figure: 'nakRetransmit',
+      measured: `${us(f.measuredNs!)}, from PSN 4`,
+      rule: 'from the NAK’s PSN (4)',
+    });
   });
 
   test.each(['timeout-tail-drop', 'timeout-withheld-ack'])(
@@ -311,6 +326,12 @@ d('roce probe against rxe (the stock perftest tools in the guest), both DUT role
     expect(again.reth!.va - first.reth!.va).toBe(BigInt(6 * mtu));
     expect(again.reth!.length).toBe(c.scenario.traffic.messageSize - 6 * mtu);
     expect(packetsPerMessage(c.scenario.traffic)).toBe(16);
-    table.push({ errorNs: j.timestamps.errorNs, scenario: c.name, figure: 'readRetry', measured: `${us(f.measuredNs!)}, READ from PSN 6 at VA +6144 for 10240 bytes`, rule: 'PSN 6, VA +6 × 1024, length 16384 − 6 × 1024' });
+    table.push({
+      errorNs: j.timestamps.errorNs,
+      scenario: c.name,
+      figure: 'readRetry',
+      measured: `${us(f.measuredNs!)}, READ from PSN 6 at VA +6144 for 10240 bytes`,
+      rule: 'PSN 6, VA +6 × 1024, length 16384 − 6 × 1024',
+    });
   });
 });

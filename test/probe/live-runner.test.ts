@@ -24,7 +24,11 @@ test('a scenario of fewer messages than perftest moves runs with 5; an event on 
     /^line 11: the drop at PSN 15 is the last of the scenario's only message, but ib_write_bw sends at least 5 \(-n\).*num-msgs-per-qp 5 or more and the event PSN 79$/,
   );
   expect(() => checkLiveScenario(bundled('timeout-withheld-ack'))).toThrow(/withhold-ack at PSN 15/);
-  const five = parseScenario(bundledScenario('timeout-tail-drop')!.yaml.replace(/^traffic:\n/m, 'traffic:\n  num-msgs-per-qp: 5\n').replace(/^( {4}psn: )15/m, '$179'));
+  const five = parseScenario(
+    bundledScenario('timeout-tail-drop')!
+      .yaml.replace(/^traffic:\n/m, 'traffic:\n  num-msgs-per-qp: 5\n')
+      .replace(/^( {4}psn: )15/m, '$179'),
+  );
   expect(checkLiveScenario(five)).toEqual({ messages: 5 });
   const seven = parseScenario(bundledScenario('nak-retransmit')!.yaml.replace(/^traffic:\n/m, 'traffic:\n  num-msgs-per-qp: 7\n'));
   expect(checkLiveScenario(seven)).toEqual({ messages: 7 });
@@ -41,7 +45,9 @@ test("the DUT's command: perftest's flags for the scenario; the client names our
   expect(dutCommand(bundled('nak-retransmit'), 5, { port: 18515, ourIp: '198.18.0.2' })).toBe(
     'ib_write_bw -d DEV -x GID_INDEX -s 16384 -n 5 -m 1024 -u 14 -F 198.18.0.2',
   );
-  expect(dutCommand(bundled('nak-generation'), 5, { port: 18600, ourIp: '198.18.0.2' })).toBe('ib_write_bw -d DEV -x GID_INDEX -s 16384 -n 5 -m 1024 -u 14 -p 18600 -F');
+  expect(dutCommand(bundled('nak-generation'), 5, { port: 18600, ourIp: '198.18.0.2' })).toBe(
+    'ib_write_bw -d DEV -x GID_INDEX -s 16384 -n 5 -m 1024 -u 14 -p 18600 -F',
+  );
   expect(dutCommand(bundled('rnr-wait'), 5, { port: 18515, ourIp: null })).toBe('ib_send_bw -d DEV -x GID_INDEX -s 4096 -n 5 -m 1024 -u 14 -F OUR_IP');
 });
 
@@ -79,11 +85,32 @@ const req = (psn: number, t: number, fate: FrameRecord['fate'] = 'delivered'): F
   reth: null,
   fate,
 });
-const ack = (psn: number, t: number): FrameRecord => ({ timeNs: t, dir: 'tx', opcode: 0x11, destQp: 0x22, psn, ackReq: false, syndrome: 0x1f, reth: null, fate: 'delivered' });
+const ack = (psn: number, t: number): FrameRecord => ({
+  timeNs: t,
+  dir: 'tx',
+  opcode: 0x11,
+  destQp: 0x22,
+  psn,
+  ackReq: false,
+  syndrome: 0x1f,
+  reth: null,
+  fate: 'delivered',
+});
 
 test('a timeout resend short of the timer by less than the timestamps’ error is not judged early; by more it is', () => {
   const s = parseScenario(
-    ['name: t', 'dut:', '  role: requester', '  tool: ib_write_bw', 'traffic:', '  message-size: 2048', '  min-retransmit-timeout: 12', 'events:', '  - type: drop', '    psn: 1'].join('\n'),
+    [
+      'name: t',
+      'dut:',
+      '  role: requester',
+      '  tool: ib_write_bw',
+      'traffic:',
+      '  message-size: 2048',
+      '  min-retransmit-timeout: 12',
+      'events:',
+      '  - type: drop',
+      '    psn: 1',
+    ].join('\n'),
   );
   const T = localAckTimeoutNs(12);
   const records = (gap: number): FrameRecord[] => [req(100, 0), req(101, 0, 'dropped'), req(100, gap), req(101, gap), ack(101, gap + 10)];
