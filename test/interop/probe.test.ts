@@ -73,9 +73,10 @@ const YAMLS: [string, string][] = [
   ['nak-generation', bundledScenario('nak-generation')?.yaml ?? ''],
   ['nak-retransmit', bundledScenario('nak-retransmit')?.yaml ?? ''],
   // 16 packets a message, 5 messages: PSN 79 is the run's last.
-  ['timeout-tail-drop', variant('timeout-tail-drop', 'timeout-tail-drop', { msgs: PERFTEST_MIN_ITERS, psn: 16 * PERFTEST_MIN_ITERS - 1 })],
-  // Timeout 14 (67 ms, 16 jiffies): the bundled 10 is one jiffy in rxe, which fires within 4 ms of
-  // being set, before a TCG guest has our ACKs back, so rxe goes back to PSN 0 during the run.
+  // Timeout 14 (67 ms, 16 jiffies) for both: the bundled 10 is one jiffy in rxe and 12 four, which
+  // fire within 4 and 16 ms of being set, before a TCG guest may have our ACKs back: rxe then goes
+  // back to PSN 0 while it is still sending.
+  ['timeout-tail-drop', variant('timeout-tail-drop', 'timeout-tail-drop', { msgs: PERFTEST_MIN_ITERS, psn: 16 * PERFTEST_MIN_ITERS - 1, timeout: 14 })],
   [
     'timeout-withheld-ack',
     variant('timeout-withheld-ack', 'timeout-withheld-ack', { msgs: PERFTEST_MIN_ITERS, psn: 16 * PERFTEST_MIN_ITERS - 1, timeout: 14 }),
