@@ -1,11 +1,14 @@
 /**
  * `roce probe`: test scenarios in the style of Lumina against a device under test, with this stack
- * as its peer on the wire making every event happen (apps/probe/). This version runs the DUT on
- * the in-memory link, where it is a second roce-ts device; live DUTs are to come.
+ * as its peer on the wire making every event happen (apps/probe/). The DUT is a second roce-ts
+ * device on the in-memory link (--driver memory), or a live host running the stock perftest tool
+ * behind a host interface (--driver xdp|packet, cli/probe-live.ts).
  */
 import * as fs from 'node:fs';
 import { type OptionSpec, UsageError, formatOptions, intValue } from './args';
-import { parseCommand } from './command';
+import { type CommandContext, parseCommand } from './command';
+import { PROBE_LIVE_OPTIONS, runProbeLive } from './probe-live';
+import { HostDriverKind } from '../apps/host/host-device';
 import type { Output } from './output';
 import { BUNDLED_SCENARIOS, bundledScenario } from '../apps/probe/bundled-scenarios';
 import { FIGURE_KINDS } from '../apps/probe/measurements';
@@ -18,7 +21,13 @@ export const PROBE_OPTIONS: readonly OptionSpec[] = [
   { name: 'scenario', kind: 'string', value: 'NAME', help: 'run a bundled scenario (see --list) instead of a FILE' },
   { name: 'list', kind: 'flag', help: 'list the bundled scenarios and what each measures' },
   { name: 'show', kind: 'flag', help: "print the scenario's YAML (with --scenario: the bundled text, to copy and edit) instead of running it" },
-  { name: 'driver', kind: 'string', value: 'KIND', help: 'where the DUT is: memory (a second roce-ts on the in-memory link; the only one in this version)' },
+  {
+    name: 'driver',
+    kind: 'string',
+    value: 'KIND',
+    help: 'where the DUT is: memory (default: a second roce-ts on the in-memory link), or xdp or packet (a live DUT running the stock tool, reached through --dev with AF_XDP or AF_PACKET)',
+  },
+  ...PROBE_LIVE_OPTIONS,
   { name: 'latency-us', kind: 'string', value: 'N', help: 'one-way delay of the in-memory link, µs (default 2)' },
   { name: 'seed', kind: 'string', value: 'N', help: "seed of the devices' QP numbers and start PSNs (default 1)" },
   { name: 'json', kind: 'flag', help: 'print one JSON object (the figures, timestamps, frames) instead of the table' },
@@ -40,6 +49,12 @@ against 4.096 us x 2^timeout, retries against retry_cnt, RNR waits against the
 NAK's timer, READ retries from the middle of a response. Each figure has a
 verdict citing its IBTA clause. Scenario format: docs/probe.md.
 
+The DUT is a second roce-ts on the in-memory link (--driver memory), or a live
+host running the tool (--driver xdp or packet, --dev IFACE): when the DUT is
+the requester this stack is the tool's server, prints the DUT's command line
+and waits for it; when the DUT is the responder this stack connects to its
+server at --dut IP.
+
 ${formatOptions(PROBE_OPTIONS)}
 
 Exit status: 0 when the run was made (and no figure named by --fail-on failed),
@@ -59,17 +74,19 @@ function loadScenario(args: { file: string | undefined; name: string | undefined
   return { scenario: parseScenario(yaml), yaml, source: args.file };
 }
 
-export async function probeCommand(argv: readonly string[], out: Output): Promise<number> {
+export async function probeCommand(argv: readonly string[], out: Output, ctx?: CommandContext): Promise<number> {
   const args = parseCommand(argv, out, { name: 'probe', options: PROBE_OPTIONS, usage: PROBE_USAGE, operands: 'optional FILE' });
   if (args === null) return 0;
   const json = args.flags.has('json');
   const latencyUs = intValue(args.values.get('latency-us') ?? '2', 'latency-us', 0, 1_000_000);
   const seed = intValue(args.values.get('seed') ?? '1', 'seed', 0, 0x7fffffff);
-  const driver = args.values.get('driver') ?? 'memory';
-  if (driver !== 'memory')
-    throw new UsageError(
-      `--driver ${JSON.stringify(driver)}: this version runs DUTs on the in-memory link only (--driver memory); live DUTs are not done yet (docs/probe.md)`,
-    );
+  const driver = args.values.get('driver') ?? HostDriverKind.MEMORY;
+  if (driver !== HostDriverKind.MEMORY && driver !== HostDriverKind.XDP && driver !== HostDriverKind.PACKET)
+    throw new UsageError(`--driver must be memory, xdp or packet, not ${JSON.stringify(driver)}`);
+  const liveOnly = PROBE_LIVE_OPTIONS.map((o) => o.name).filter((n) => args.values.has(n));
+  if (driver === HostDriverKind.MEMORY && liveOnly.length > 0) throw new UsageError(`--${liveOnly[0]} is for a live DUT (--driver xdp or packet)`);
+  if (driver !== HostDriverKind.MEMORY && args.values.has('latency-us'))
+    throw new UsageError('--latency-us sets the in-memory link; a live run has the real one');
   const failOn = parseProbeFailOn(args.lists.get('fail-on') ?? []);
   if (failOn.unknown.length > 0) throw new UsageError(`--fail-on: unknown ${failOn.unknown.join(', ')} (${FAIL_ON_ANY}, ${FIGURE_KINDS.join(', ')})`);
 
@@ -97,6 +114,32 @@ export async function probeCommand(argv: readonly string[], out: Output): Promis
   if (args.flags.has('show')) {
     out.stdout(loaded.yaml.endsWith('\n') ? loaded.yaml : `${loaded.yaml}\n`);
     return 0;
+  }
+
+  if (driver !== HostDriverKind.MEMORY) {
+    const ifname = args.values.get('dev');
+    if (ifname === undefined) throw new UsageError(`--driver ${driver} needs --dev IFACE (the interface this stack runs RoCE on)`);
+    const dut = args.values.get('dut');
+    if (loaded.scenario.dut.role === 'responder' && dut === undefined)
+      throw new UsageError('the DUT is the responder (its tool is the server): give its address with --dut IP');
+    const num = (name: string, min: number, max: number): number | undefined => {
+      const v = args.values.get(name);
+      return v === undefined ? undefined : intValue(v, name, min, max);
+    };
+    if (ctx === undefined) throw new UsageError('a live run needs the command context (the environment)');
+    return runProbeLive(out, ctx, {
+      scenario: loaded.scenario,
+      source: loaded.source,
+      driver,
+      ifname,
+      dut,
+      gidIndex: num('gid-index', 0, 255),
+      port: num('port', 1, 65535),
+      timeoutS: num('timeout', 1, 86_400) ?? 300,
+      seed,
+      json,
+      failOn: failOn.kinds,
+    });
   }
 
   try {

@@ -76,7 +76,7 @@ const APP_ARROWS: Readonly<Record<string, readonly string[]>> = {
   attack: [],
   sweep: ['replay', 'sim'],
   'verbs-check': ['host', 'oob', 'perftest'],
-  probe: [],
+  probe: ['host', 'oob', 'perftest'],
 };
 
 /** The app a file under apps/ belongs to (its folder), or null for any other file. */

@@ -83,6 +83,11 @@ export interface HostDeviceOptions {
   xdpMode?: XdpAttachMode;
   /** The fault injector on this side of a real link (nic-driver/fault-driver.ts; default none). */
   faults?: HostFaults | null;
+  /**
+   * A driver wrapper put between the real driver (under the capture and the fault injector) and the
+   * device: it sees every frame the device sends and receives (`roce probe`'s probe driver).
+   */
+  wrapDriver?: (inner: NicDriver) => NicDriver;
   /** Transport tuning for experiments: the send window (outstanding PSNs per QP, default 128 as rxe). */
   maxUnackedPsns?: number;
   /** Transport tuning for experiments: AckReq spacing inside a message (default 64 as rxe). */
@@ -296,7 +301,8 @@ export async function openHostDevice(ifname: string, kind: HostNicKind, opts: Ho
     throw e;
   }
   // The capture sits on the real driver (under the fault injector): it shows the wire as tcpdump would.
-  const driver = new ActivityDriver(withFaults(capture === null ? nic : new CaptureDriver(nic, capture), faults), lingerUs);
+  const wire = withFaults(capture === null ? nic : new CaptureDriver(nic, capture), faults);
+  const driver = new ActivityDriver(opts.wrapDriver === undefined ? wire : opts.wrapDriver(wire), lingerUs);
   // perftest and rc_pingpong draw their start PSN from lrand48 seeded by pid and time: a fresh seed per run.
   const neighbors = new KernelNeighborTable(ifname);
   const clock = new RealClock();

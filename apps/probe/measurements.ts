@@ -79,6 +79,11 @@ export interface MeasureContext {
   records: readonly FrameRecord[];
   /** The path's round trip (both one-way delays), when known; figures spanning it give `dutNs`. */
   pathRttNs: number | null;
+  /**
+   * How far a timestamp may be off (a live driver's polling delay; 0 on the in-memory link): a time
+   * short of its timer by no more than this is not judged early.
+   */
+  errorNs?: number;
 }
 
 const isRequest = (op: number): boolean => ((OPCODES[op]?.flags ?? 0) & OpFlag.REQ) !== 0;
@@ -224,7 +229,7 @@ function timeoutFigure(ctx: MeasureContext, ev: ProbeEvent, v: QpView, resend: n
   const measured = last < 0 ? null : r.timeNs - v.recs[last]!.timeNs;
   const want = rel(v, firstUnacked(v, resend));
   const got = rel(v, r.psn);
-  const inTime = measured !== null && measured >= T;
+  const inTime = measured !== null && measured >= T - (ctx.errorNs ?? 0);
   return figure(ev, FigureKind.TIMEOUT_RETRANSMIT, {
     measuredNs: measured,
     dutNs: null,
@@ -253,14 +258,24 @@ function retryCount(ctx: MeasureContext, ev: ProbeEvent, v: QpView): Figure {
   });
   const all = v.recs.map((r, i) => ({ r, i })).filter(({ r }) => r.dir === 'rx' && r.psn === P && isRequest(r.opcode));
   const firstEver = all[0]?.i ?? -1;
-  const after = all.filter(({ i }) => i > lastProgress);
+  // A try sent before the DUT took our last ACK (its timer fired while the ACK was on its way, live)
+  // comes in a go-back-N burst that starts at a PSN the ACK covered: it is not after the progress.
+  const prevRequest = (i: number): FrameRecord | undefined =>
+    v.recs
+      .slice(lastProgress + 1, i)
+      .filter((r) => r.dir === 'rx' && isRequest(r.opcode))
+      .pop();
+  const after = all.filter(({ i }) => {
+    const prev = i > lastProgress ? prevRequest(i) : undefined;
+    return i > lastProgress && !(prev !== undefined && high !== null && prev.psn !== P && psnDiff(prev.psn, high) <= 0);
+  });
   const sends = after.map(({ r }) => r);
   const resends = after.filter(({ i }) => i !== firstEver).length;
   const total = Math.max(0, all.length - 1);
   const want = ctx.scenario.traffic.maxRetransmitRetry;
   const gaps = sends.slice(1).map((s, i) => s.timeNs - sends[i]!.timeNs);
   const T = localAckTimeoutNs(ctx.scenario.traffic.minRetransmitTimeout);
-  const early = gaps.filter((g) => g < T).length;
+  const early = gaps.filter((g) => g < T - (ctx.errorNs ?? 0)).length;
   return figure(ev, FigureKind.RETRY_COUNT, {
     measuredNs: gaps.length === 0 ? null : Math.min(...gaps),
     dutNs: null,
@@ -401,7 +416,7 @@ function rnrWait(ctx: MeasureContext, ev: ProbeEvent): Figure[] {
     const wait = r.timeNs - v.recs[nak]!.timeNs;
     const dut = less(wait, ctx.pathRttNs);
     // The round trip is part of the figure: without it known, only the whole wait can be compared (a DUT early by less than it passes).
-    const waited = (dut ?? wait) >= timerNs;
+    const waited = (dut ?? wait) >= timerNs - (ctx.errorNs ?? 0);
     const got = rel(v, r.psn);
     out.push(
       figure(ev, FigureKind.RNR_WAIT, {

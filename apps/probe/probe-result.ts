@@ -11,7 +11,8 @@ export interface TimestampSource {
 
 export interface ProbeResult {
   scenario: string;
-  dut: { role: DutRole; tool: string; driver: 'memory' };
+  /** Where the DUT is: a second roce-ts on the in-memory link, or a live host behind this stack's AF_XDP or AF_PACKET driver. */
+  dut: { role: DutRole; tool: string; driver: 'memory' | 'xdp' | 'packet' };
   timestamps: TimestampSource;
   /** The path's round trip, which figures spanning one include (`dutNs` removes it). */
   pathRttNs: number | null;

@@ -83,7 +83,11 @@ test.each([
   [['--scenario', 'no-such'], /--scenario "no-such" names no bundled scenario \(nak-generation, /],
   [[], /give a SCENARIO file, --scenario NAME or --list/],
   [['--list', '--scenario', 'rnr-wait'], /--list takes no scenario/],
-  [['--driver', 'xdp', '--scenario', 'rnr-wait'], /in-memory link only/],
+  [['--driver', 'bogus', '--scenario', 'rnr-wait'], /--driver must be memory, xdp or packet, not "bogus"/],
+  [['--driver', 'xdp', '--scenario', 'rnr-wait'], /--driver xdp needs --dev IFACE/],
+  [['--dev', 'eth0', '--scenario', 'rnr-wait'], /--dev is for a live DUT \(--driver xdp or packet\)/],
+  [['--driver', 'packet', '--dev', 'eth0', '--scenario', 'nak-generation'], /the DUT is the responder .*--dut IP/],
+  [['--driver', 'packet', '--dev', 'eth0', '--latency-us', '3', '--scenario', 'rnr-wait'], /--latency-us sets the in-memory link/],
   [['--fail-on', 'nakGeneration,bogus', '--scenario', 'rnr-wait'], /--fail-on: unknown bogus/],
   [['--latency-us', '-1', '--scenario', 'rnr-wait'], /--latency-us must be an integer/],
 ])('usage error %j: exit 2, one line', async (argv, message) => {

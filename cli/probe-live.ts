@@ -1,0 +1,110 @@
+/**
+ * `roce probe --driver xdp|packet`: a scenario against a live DUT running the stock perftest tool
+ * (apps/probe/live-runner.ts). Opens the host interface with the probe driver inside the device's
+ * driver chain, prints the DUT's command line (a server waits for the DUT's tool to connect), runs,
+ * and prints the figures with where the DUT's QP attributes come from.
+ */
+import { RealClock } from '../base/clock';
+import { failureOf } from './failure';
+import type { CommandContext } from './command';
+import type { OptionSpec } from './args';
+import type { Output } from './output';
+import { type HostDevice, type HostDriverKind, openHostDevice } from '../apps/host/host-device';
+import { hostOptionsFromEnv } from '../apps/host/environment';
+import type { FigureKind } from '../apps/probe/measurements';
+import { type LiveRunInfo, runLive } from '../apps/probe/live-runner';
+import { runInMemory } from '../apps/probe/memory-runner';
+import { ProbeDriver } from '../apps/probe/probe-driver';
+import { ProbeError, ProbeErrorCode } from '../apps/probe/probe-error';
+import { probeFailures, probeText } from '../apps/probe/probe-report';
+import { DutRole, type ProbeScenario } from '../apps/probe/scenario';
+
+/** The options of a live run (with --driver xdp or packet), named as `roce perftest` names them. */
+export const PROBE_LIVE_OPTIONS: readonly OptionSpec[] = [
+  { name: 'dev', short: 'd', kind: 'string', value: 'IFACE', help: 'live run: the interface this stack runs RoCE on' },
+  { name: 'dut', kind: 'string', value: 'IP', help: "live run: the DUT's address (needed when the DUT is the responder: its tool is the server)" },
+  { name: 'gid-index', short: 'x', kind: 'string', value: 'N', help: 'live run: our source GID index (default: the first IPv4-mapped GID)' },
+  { name: 'port', short: 'p', kind: 'string', value: 'PORT', help: "live run: TCP port of perftest's exchange (default 18515)" },
+  { name: 'timeout', kind: 'string', value: 'SECONDS', help: "live run, DUT requester: how long to wait for the DUT's tool to connect (default 300)" },
+];
+
+export interface ProbeLiveArgs {
+  scenario: ProbeScenario;
+  source: string;
+  driver: typeof HostDriverKind.XDP | typeof HostDriverKind.PACKET;
+  ifname: string;
+  dut: string | undefined;
+  gidIndex: number | undefined;
+  port: number | undefined;
+  timeoutS: number;
+  seed: number;
+  json: boolean;
+  failOn: ReadonlySet<FigureKind>;
+}
+
+function liveLines(l: LiveRunInfo): string[] {
+  const lines = [
+    `DUT's QP attributes: ${l.dutAttributes.map((a) => `${a.name} ${a.value} (${a.source})`).join('; ')}`,
+    `our QPs: ${l.qps.map((q, i) => `QP ${i}: ours 0x${q.ourQpn.toString(16)}, DUT's 0x${q.dutQpn.toString(16)}, first request PSN 0x${q.requestStartPsn.toString(16)}`).join('; ')}`,
+  ];
+  const ours = l.ourCompletions.map((c, i) => (c.length === 0 ? null : `QP ${i}: ${c.join(', ')}`)).filter((x): x is string => x !== null);
+  if (ours.length > 0) lines.push(`our work completions: ${ours.join('; ')}`);
+  for (const w of l.warnings) lines.push(`warning: ${w}`);
+  return lines;
+}
+
+/** Runs the live probe; the exit status (0 ran, 1 a --fail-on figure failed or the run did not complete). */
+export async function runProbeLive(out: Output, ctx: CommandContext, a: ProbeLiveArgs): Promise<number> {
+  let host: HostDevice | null = null;
+  let probe: ProbeDriver | null = null;
+  try {
+    // The scenario once on the in-memory link first: the engine's code the run uses (responder,
+    // requester, completer, decoder) is compiled by then, so the DUT's first frames are not
+    // answered late by the compiler (milliseconds per function on a busy host).
+    try {
+      runInMemory(a.scenario);
+    } catch {
+      // a scenario the memory runner refuses is refused again, with its reason, by the live runner
+    }
+    host = await openHostDevice(a.ifname, a.driver, {
+      ...hostOptionsFromEnv(ctx.env),
+      wrapDriver: (inner) => (probe = new ProbeDriver(inner, new RealClock())),
+    });
+    if (probe === null) throw new ProbeError(ProbeErrorCode.RUN, 'the host device was opened without the probe driver');
+    const h = host;
+    const run = await runLive(
+      a.scenario,
+      { device: h.device, probe, driver: a.driver, idleWait: h.idleWait, ensureNeighbor: (gid) => h.ensureNeighbor(gid) },
+      {
+        ...(a.dut !== undefined ? { dut: a.dut } : {}),
+        ...(a.port !== undefined ? { port: a.port } : {}),
+        ...(a.gidIndex !== undefined ? { gidIndex: a.gidIndex } : {}),
+        connectTimeoutMs: a.timeoutS * 1000,
+        seed: a.seed,
+        onListening: (port, command) => {
+          if (!a.json) out.stdout(`roce probe: waiting for the DUT on port ${port}; run on it: ${command}\n`);
+        },
+      },
+    );
+    // Let the last ACKs leave before the device goes away.
+    await new Promise((res) => setTimeout(res, 100));
+    const failures = probeFailures(run.result, a.failOn);
+    const ok = failures.length === 0 && run.live.error === null;
+    if (a.json) out.stdout(`${JSON.stringify({ ok, source: a.source, ...run.result, live: run.live, failures })}\n`);
+    else {
+      if (a.scenario.dut.role === DutRole.RESPONDER) out.stdout(`DUT command: ${run.live.dutCommand}\n`);
+      out.stdout(probeText(run.result));
+      out.stdout(`${liveLines(run.live).join('\n')}\n`);
+      for (const f of failures) out.stdout(`FAIL ${f}\n`);
+    }
+    if (run.live.error !== null) out.stderr(`roce probe: ${a.source}: the run did not complete: ${run.live.error}\n`);
+    return ok ? 0 : 1;
+  } catch (e) {
+    const f = failureOf(e);
+    if (a.json) out.stdout(`${JSON.stringify({ ok: false, ...f })}\n`);
+    out.stderr(`roce probe: ${a.source}: ${f.error}\n`);
+    return 1;
+  } finally {
+    host?.close();
+  }
+}

@@ -1,0 +1,200 @@
+/**
+ * `roce probe` on a live link where the truth is known: the DUT is this stack's `roce perftest`
+ * (the same engine the in-memory runner measures) in one network namespace, the probe in the
+ * other, joined by a veth pair, both over AF_PACKET and AF_XDP. Each bundled scenario's DUT
+ * command runs as `roce perftest` with the same flags, in the role the scenario gives it, and the
+ * figures say what the engine does: one NAK for a gap, naming the skipped PSN; the resend from
+ * the NAK's PSN; a timeout resend from the first PSN we had not acknowledged, no earlier than
+ * 4.096 µs × 2^timeout after the DUT's last frame; RNR resends of the NAK'd PSN after the timer;
+ * a READ retry from the missing PSN at the address and length left; retry_cnt (perftest's 7)
+ * resends after the last progress, after which the DUT gives up and the probe says the run
+ * ended without it, with the figures kept. Times are not asserted beyond the rules: the machine
+ * is shared and slow.
+ *
+ * @group netns
+ */
+import { pairPerFile } from '../support/netns';
+import { testUnless } from '../support/skip';
+import { e2eSkipReason, explain, HOST_DRIVERS, startRoce } from './harness';
+import { bundledScenario } from '../../apps/probe/bundled-scenarios';
+import { localAckTimeoutNs } from '../../stack/qp-attributes';
+import { RNR_TIMER_USEC } from '../../packets/aeth';
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+
+const reason = e2eSkipReason();
+const t = testUnless(reason);
+const net = pairPerFile(reason, { mtu: 1500 });
+let port = 21000 + Math.floor(Math.random() * 20000);
+
+interface Fig {
+  kind: string;
+  psn: number;
+  measuredNs: number | null;
+  configured: number | null;
+  value: number | null;
+  verdict: string;
+  detail: string;
+}
+interface ProbeJson {
+  ok: boolean;
+  figures: Fig[];
+  timestamps: { errorNs: number };
+  dut: { driver: string };
+  live: { error: string | null; dutCommand: string; messagesPerQp: number; warnings: string[]; ourCompletions: string[][] };
+}
+
+/** Writes `yaml` to a file the probe reads. */
+function scenarioFile(name: string, yaml: string): string {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'probe-live-'));
+  const f = path.join(dir, `${name}.yml`);
+  fs.writeFileSync(f, yaml);
+  return f;
+}
+
+/**
+ * Runs the probe on scenario `file` in nsB and the DUT (`roce perftest VERB` with the flags the
+ * probe's DUT command names) in nsA, in the scenario's roles; both results.
+ */
+async function probeAgainstStack(
+  driver: 'xdp' | 'packet',
+  file: string,
+  role: 'requester' | 'responder',
+  verb: string,
+  dutFlags: readonly string[],
+): Promise<{ probe: ProbeJson; probeCode: number | null; dut: { code: number | null; text: string } }> {
+  const p = net();
+  const pt = String(port++);
+  const common = ['--driver', driver, '--port', pt, '--json'];
+  const probe = startRoce(p.nsB, ['probe', file, '--dev', p.ifB, ...common, ...(role === 'responder' ? ['--dut', p.ipA] : [])], 40_000);
+  const dutArgs = ['perftest', verb, ...(role === 'requester' ? [p.ipB] : []), '--dev', p.ifA, ...dutFlags, ...common, '--timeout', '20'];
+  const dut = startRoce(p.nsA, dutArgs, 40_000);
+  const [pr, dr] = await Promise.all([probe.done, dut.done]);
+  if (pr.json === null) throw new Error(`probe: ${explain(pr)}\nDUT: ${explain(dr)}`);
+  return { probe: pr.json as unknown as ProbeJson, probeCode: pr.code, dut: { code: dr.code, text: explain(dr) } };
+}
+
+/** The DUT's flags for a scenario, as the probe's DUT command names them: -s, -n (at least 5), -m, -u. */
+function flagsOf(yaml: string): readonly string[] {
+  const s = /message-size: (\d+)/.exec(yaml);
+  const m = /mtu: (\d+)/.exec(yaml);
+  const u = /min-retransmit-timeout: (\d+)/.exec(yaml);
+  const n = /num-msgs-per-qp: (\d+)/.exec(yaml);
+  return ['-s', s?.[1] ?? '65536', '-n', String(Math.max(5, Number(n?.[1] ?? 1))), '-m', m?.[1] ?? '1024', '-u', u?.[1] ?? '14'];
+}
+
+const bundled = (name: string): string => bundledScenario(name)?.yaml ?? '';
+
+describe('roce probe against roce perftest over a veth pair', () => {
+  for (const [driver, label] of HOST_DRIVERS) {
+    t(
+      `${label}: nak-generation (DUT responder) and nak-retransmit (DUT requester): one NAK naming the skipped PSN; the resend from the NAK's PSN`,
+      async () => {
+        const y1 = bundled('nak-generation');
+        const g = await probeAgainstStack(driver, scenarioFile('nak-generation', y1), 'responder', 'write', flagsOf(y1));
+        expect(g.probeCode).toBe(0);
+        expect(g.dut.code).toBe(0);
+        expect(g.probe.dut.driver).toBe(driver);
+        expect(g.probe.live.error).toBeNull();
+        expect(g.probe.live.dutCommand).toMatch(/^ib_write_bw -d DEV -x GID_INDEX -s 16384 -n 5 -m 1024 -u 14 -p \d+ -F$/);
+        expect(g.probe.figures).toHaveLength(1);
+        expect(g.probe.figures[0]).toMatchObject({ kind: 'nakGeneration', psn: 4, configured: 4, value: 1, verdict: 'pass' });
+        // Our requester's five messages all completed (the DUT's NAK made us go back to PSN 4).
+        expect(g.probe.live.ourCompletions).toEqual([['SUCCESS', 'SUCCESS', 'SUCCESS', 'SUCCESS', 'SUCCESS']]);
+
+        const y2 = bundled('nak-retransmit');
+        const r = await probeAgainstStack(driver, scenarioFile('nak-retransmit', y2), 'requester', 'write', flagsOf(y2));
+        expect(r.probeCode).toBe(0);
+        expect(r.dut.code).toBe(0);
+        expect(r.probe.figures).toHaveLength(1);
+        expect(r.probe.figures[0]).toMatchObject({ kind: 'nakRetransmit', psn: 4, configured: 4, value: 4, verdict: 'pass' });
+        // The run moved perftest's minimum of 5 messages, and says so.
+        expect(r.probe.live.messagesPerQp).toBe(5);
+        expect(r.probe.live.warnings.join(' ')).toMatch(/at least 5 messages per QP/);
+        expect(r.probe.timestamps.errorNs).toBeGreaterThanOrEqual(0);
+      },
+      90_000,
+    );
+
+    t(
+      `${label}: timeout-tail-drop with 5 messages: the DUT resends from the first PSN we had not acknowledged, no earlier than its timeout`,
+      async () => {
+        // Timeout 15 (134 ms): far above what a loaded machine takes to acknowledge a message.
+        const y = bundled('timeout-tail-drop')
+          .replace(/^traffic:\n/m, 'traffic:\n  num-msgs-per-qp: 5\n')
+          .replace(/min-retransmit-timeout: 12/, 'min-retransmit-timeout: 15')
+          .replace(/^( {4}psn: )15/m, '$179');
+        const r = await probeAgainstStack(driver, scenarioFile('tail', y), 'requester', 'write', flagsOf(y));
+        expect(r.probeCode).toBe(0);
+        const [f] = r.probe.figures;
+        expect(f).toMatchObject({ kind: 'timeoutRetransmit', psn: 79, configured: localAckTimeoutNs(15), verdict: 'pass' });
+        // Each 16-packet message asks for an ACK on its last packet: 0..63 were acknowledged, the resend starts at 64.
+        expect(f!.value).toBe(64);
+        // Both ends of the interval are receive times, each late by up to the polling delay.
+        expect(f!.measuredNs!).toBeGreaterThanOrEqual(localAckTimeoutNs(15) - r.probe.timestamps.errorNs);
+      },
+      90_000,
+    );
+
+    t(
+      `${label}: rnr-wait and read-retry (DUT requester): RNR resends of the NAK'd PSN after the timer; the READ retry from the missing PSN`,
+      async () => {
+        const y1 = bundled('rnr-wait');
+        const n = await probeAgainstStack(driver, scenarioFile('rnr', y1), 'requester', 'send', flagsOf(y1));
+        expect(n.probeCode).toBe(0);
+        expect(n.dut.code).toBe(0);
+        const rnr = n.probe.figures.filter((f) => f.kind === 'rnrWait');
+        expect(rnr).toHaveLength(2);
+        for (const f of rnr) {
+          expect(f).toMatchObject({ psn: 0, value: 0, verdict: 'pass', configured: RNR_TIMER_USEC[14]! * 1000 });
+          // From our NAK (sent: no delay) to the resend (received: late, never early).
+          expect(f.measuredNs!).toBeGreaterThanOrEqual(RNR_TIMER_USEC[14]! * 1000);
+        }
+        // Every message of the DUT arrived in a receive of ours (those after the held one posted once the NAKs were sent).
+        expect(n.probe.live.ourCompletions).toEqual([['SUCCESS', 'SUCCESS', 'SUCCESS', 'SUCCESS', 'SUCCESS']]);
+
+        const y2 = bundled('read-retry');
+        const r = await probeAgainstStack(driver, scenarioFile('read', y2), 'requester', 'read', flagsOf(y2));
+        expect(r.probeCode).toBe(0);
+        expect(r.dut.code).toBe(0);
+        expect(r.probe.figures).toHaveLength(1);
+        expect(r.probe.figures[0]).toMatchObject({ kind: 'readRetry', psn: 6, value: 6, verdict: 'pass' });
+        expect(r.probe.figures[0]!.detail).toMatch(/VA \+6144 \(expected \+6144\), length 10240 \(expected 10240\)/);
+      },
+      90_000,
+    );
+
+    t(
+      `${label}: every try of the DUT's last PSN lost: retry_cnt 7 resends after its last progress, then the DUT gives up and the probe ends saying why, figures kept`,
+      async () => {
+        const y = [
+          'name: exhaust',
+          'dut:',
+          '  role: requester',
+          '  tool: ib_write_bw',
+          'traffic:',
+          '  num-msgs-per-qp: 5',
+          '  message-size: 4096',
+          '  mtu: 1024',
+          '  min-retransmit-timeout: 12',
+          'events:',
+          '  - type: drop',
+          '    psn: 19',
+          '    iter: all',
+          '',
+        ].join('\n');
+        const r = await probeAgainstStack(driver, scenarioFile('exhaust', y), 'requester', 'write', flagsOf(y));
+        // The DUT's work request ended in RETRY_EXC_ERR: its tool fails, and the exchange with it ends.
+        expect(r.dut.code).toBe(1);
+        expect(r.probeCode).toBe(1);
+        expect(r.probe.ok).toBe(false);
+        expect(r.probe.live.error).not.toBeNull();
+        const rc = r.probe.figures.find((f) => f.kind === 'retryCount');
+        expect(rc).toMatchObject({ psn: 19, configured: 7, value: 7, verdict: 'pass' });
+        expect(rc!.measuredNs!).toBeGreaterThanOrEqual(localAckTimeoutNs(12) - r.probe.timestamps.errorNs);
+      },
+      90_000,
+    );
+  }
+});

@@ -1,0 +1,158 @@
+/**
+ * The parts of a live `roce probe` run that need no network: what a live DUT running perftest can
+ * be asked for (its 5-message minimum, a tail event refused below it, rping not driven), the DUT's
+ * command line and where each of its QP attributes comes from, and how the measurements judge
+ * records whose timestamps are off by a live driver's polling delay or whose ACK was still on its
+ * way when the DUT's timer fired. The runs themselves: test/e2e/probe-live.test.ts (netns) and
+ * test/interop/probe.test.ts (rxe).
+ */
+import { bundledScenario } from '../../apps/probe/bundled-scenarios';
+import { checkLiveScenario, dutAttributes, dutCommand, liveBound, PERFTEST_MIN_ITERS } from '../../apps/probe/live-runner';
+import { measure } from '../../apps/probe/measurements';
+import type { FrameRecord } from '../../apps/probe/probe-driver';
+import { ProbeError } from '../../apps/probe/probe-error';
+import { parseScenario } from '../../apps/probe/scenario';
+import { localAckTimeoutNs } from '../../stack/qp-attributes';
+
+const bundled = (name: string) => parseScenario(bundledScenario(name)!.yaml);
+
+test('a scenario of fewer messages than perftest moves runs with 5; an event on its last PSN is refused, naming the line and the fix', () => {
+  expect(checkLiveScenario(bundled('nak-retransmit'))).toEqual({ messages: PERFTEST_MIN_ITERS });
+  const tail = bundled('timeout-tail-drop');
+  expect(() => checkLiveScenario(tail)).toThrow(ProbeError);
+  expect(() => checkLiveScenario(tail)).toThrow(
+    /^line 11: the drop at PSN 15 is the last of the scenario's only message, but ib_write_bw sends at least 5 \(-n\).*num-msgs-per-qp 5 or more and the event PSN 79$/,
+  );
+  expect(() => checkLiveScenario(bundled('timeout-withheld-ack'))).toThrow(/withhold-ack at PSN 15/);
+  const five = parseScenario(
+    bundledScenario('timeout-tail-drop')!
+      .yaml.replace(/^traffic:\n/m, 'traffic:\n  num-msgs-per-qp: 5\n')
+      .replace(/^( {4}psn: )15/m, '$179'),
+  );
+  expect(checkLiveScenario(five)).toEqual({ messages: 5 });
+  const seven = parseScenario(bundledScenario('nak-retransmit')!.yaml.replace(/^traffic:\n/m, 'traffic:\n  num-msgs-per-qp: 7\n'));
+  expect(checkLiveScenario(seven)).toEqual({ messages: 7 });
+});
+
+test('rping and events not applied yet are refused before anything is opened', () => {
+  const rping = parseScenario(['name: r', 'dut:', '  role: requester', '  tool: rping', 'traffic:', '  num-msgs-per-qp: 5'].join('\n'));
+  expect(() => checkLiveScenario(rping)).toThrow(/not rping/);
+  const delay = parseScenario(['name: d', 'dut:', '  role: requester', '  tool: ib_write_bw', 'events:', '  - type: delay-ack', '    psn: 3'].join('\n'));
+  expect(() => checkLiveScenario(delay)).toThrow(/^line 6: a delay-ack event is not applied/);
+});
+
+test("the DUT's command: perftest's flags for the scenario; the client names our address, the server does not", () => {
+  expect(dutCommand(bundled('nak-retransmit'), 5, { port: 18515, ourIp: '198.18.0.2' })).toBe(
+    'ib_write_bw -d DEV -x GID_INDEX -s 16384 -n 5 -m 1024 -u 14 -F 198.18.0.2',
+  );
+  expect(dutCommand(bundled('nak-generation'), 5, { port: 18600, ourIp: '198.18.0.2' })).toBe(
+    'ib_write_bw -d DEV -x GID_INDEX -s 16384 -n 5 -m 1024 -u 14 -p 18600 -F',
+  );
+  expect(dutCommand(bundled('rnr-wait'), 5, { port: 18515, ourIp: null })).toBe('ib_send_bw -d DEV -x GID_INDEX -s 4096 -n 5 -m 1024 -u 14 -F OUR_IP');
+});
+
+test("the DUT's attributes: the timeout told with -u; retry_cnt, rnr_retry and min_rnr_timer perftest's own, the scenario's when they differ, saying so", () => {
+  const a = dutAttributes(bundled('retry-exhaust'));
+  expect(a.map((x) => [x.name, x.value, x.option, x.toolValue])).toEqual([
+    ['timeout', 8, '-u 8', null],
+    ['retry_cnt', 3, null, 7],
+    ['rnr_retry', 7, null, 7],
+    ['min_rnr_timer', 12, null, 12],
+  ]);
+  expect(a[1]!.source).toMatch(/^the scenario; ib_write_bw cannot be told and sets 7 itself/);
+  expect(a[2]!.source).toMatch(/sets 7 itself .*as the scenario asks/);
+});
+
+test("a run that loses its DUT ends within the scenario's timers: local ACK timeout × 8 tries + the longest RNR timer × 8 + 2 s", () => {
+  // timeout 12 (16.777 ms), perftest's retry_cnt 7; rnr-nak timers: perftest's 12 (0.64 ms) unless an event names a longer one.
+  expect(liveBound(bundled('timeout-tail-drop')).ms).toBe(Math.ceil(16.777216 * 8 + 0.64 * 8 + 2000));
+  // rnr-wait's event timer 14 (1.28 ms) is the longest; timeout 14 (67.109 ms).
+  const b = liveBound(bundled('rnr-wait'));
+  expect(b.ms).toBe(Math.ceil(67.108864 * 8 + 1.28 * 8 + 2000));
+  expect(b.why).toMatch(/local ACK timeout 67.109 ms \(timeout 14\) × 8 tries \(retry_cnt 7\) \+ RNR timer 1.28 ms × 8/);
+});
+
+// Records of one QP: ours 0x11 (the responder), the DUT's 0x22, its first PSN 100.
+const qps = [{ ourQpn: 0x11, dutQpn: 0x22, requestStartPsn: 100 }];
+const req = (psn: number, t: number, fate: FrameRecord['fate'] = 'delivered'): FrameRecord => ({
+  timeNs: t,
+  dir: 'rx',
+  opcode: 0x07, // WRITE middle
+  destQp: 0x11,
+  psn,
+  ackReq: false,
+  syndrome: -1,
+  reth: null,
+  fate,
+});
+const ack = (psn: number, t: number): FrameRecord => ({
+  timeNs: t,
+  dir: 'tx',
+  opcode: 0x11,
+  destQp: 0x22,
+  psn,
+  ackReq: false,
+  syndrome: 0x1f,
+  reth: null,
+  fate: 'delivered',
+});
+
+test('a timeout resend short of the timer by less than the timestamps’ error is not judged early; by more it is', () => {
+  const s = parseScenario(
+    [
+      'name: t',
+      'dut:',
+      '  role: requester',
+      '  tool: ib_write_bw',
+      'traffic:',
+      '  message-size: 2048',
+      '  min-retransmit-timeout: 12',
+      'events:',
+      '  - type: drop',
+      '    psn: 1',
+    ].join('\n'),
+  );
+  const T = localAckTimeoutNs(12);
+  const records = (gap: number): FrameRecord[] => [req(100, 0), req(101, 0, 'dropped'), req(100, gap), req(101, gap), ack(101, gap + 10)];
+  const judge = (gap: number, errorNs: number) => measure({ scenario: s, qps, records: records(gap), pathRttNs: null, errorNs })[0];
+  expect(judge(T - 5_000_000, 0)).toMatchObject({ kind: 'timeoutRetransmit', verdict: 'fail' });
+  expect(judge(T - 5_000_000, 6_000_000)).toMatchObject({ kind: 'timeoutRetransmit', verdict: 'pass' });
+  expect(judge(T - 7_000_000, 6_000_000)).toMatchObject({ kind: 'timeoutRetransmit', verdict: 'fail' });
+});
+
+test('retryCount: a try sent before the DUT took our last ACK (its burst starts at an acknowledged PSN) is not counted after the progress', () => {
+  const s = parseScenario(
+    [
+      'name: x',
+      'dut:',
+      '  role: requester',
+      '  tool: ib_write_bw',
+      'traffic:',
+      '  message-size: 4096',
+      '  min-retransmit-timeout: 8',
+      '  max-retransmit-retry: 2',
+      'events:',
+      '  - type: drop',
+      '    psn: 3',
+      '    iter: all',
+    ].join('\n'),
+  );
+  const T = localAckTimeoutNs(8);
+  // PSNs 100..103 (103 lost); our ACK of 102 goes out; the DUT's timer fires before it takes the ACK:
+  // it resends 100..103 (a burst from an acknowledged PSN); then, having taken it, 103 alone twice.
+  const records: FrameRecord[] = [
+    req(100, 0),
+    req(101, 0),
+    req(102, 0),
+    req(103, 0, 'dropped'),
+    ack(102, 10),
+    req(100, T),
+    req(101, T),
+    req(102, T),
+    req(103, T, 'dropped'),
+    req(103, 2 * T, 'dropped'),
+    req(103, 3 * T, 'dropped'),
+  ];
+  const [, rc] = measure({ scenario: s, qps, records, pathRttNs: null });
+  expect(rc).toMatchObject({ kind: 'retryCount', value: 2, configured: 2, verdict: 'pass', measuredNs: T });
+});
