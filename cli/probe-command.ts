@@ -12,6 +12,8 @@ import { FIGURE_KINDS } from '../apps/probe/measurements';
 import { runInMemory } from '../apps/probe/memory-runner';
 import { ProbeError, ProbeErrorCode } from '../apps/probe/probe-error';
 import { FAIL_ON_ANY, parseProbeFailOn, probeFailures, probeText } from '../apps/probe/probe-report';
+import { ProbeCapture } from '../apps/probe/probe-capture';
+import { OUTPUT_FILE_STATUS, outputFileWritable, writeOutputFile } from './output-file';
 import { type ProbeScenario, parseScenario } from '../apps/probe/scenario';
 
 export const PROBE_OPTIONS: readonly OptionSpec[] = [
@@ -22,6 +24,12 @@ export const PROBE_OPTIONS: readonly OptionSpec[] = [
   { name: 'latency-us', kind: 'string', value: 'N', help: 'one-way delay of the in-memory link, µs (default 2)' },
   { name: 'seed', kind: 'string', value: 'N', help: "seed of the devices' QP numbers and start PSNs (default 1)" },
   { name: 'json', kind: 'flag', help: 'print one JSON object (the figures, timestamps, frames) instead of the table' },
+  {
+    name: 'pcap',
+    kind: 'string',
+    value: 'FILE',
+    help: "write the run's frames to FILE (pcap, ns): the DUT's NIC's view, stamped with the figures' times (roce analyze --capture-point host:DUT-IP)",
+  },
   { name: 'fail-on', kind: 'list', value: 'KINDS', help: `exit 1 when a figure of these kinds fails: ${FAIL_ON_ANY} or ${FIGURE_KINDS.join(', ')}` },
   { name: 'help', short: 'h', kind: 'flag', help: 'this help' },
 ];
@@ -42,9 +50,16 @@ verdict citing its IBTA clause. Scenario format: docs/probe.md.
 
 ${formatOptions(PROBE_OPTIONS)}
 
+--pcap FILE writes every frame that was on the wire, as this stack's driver
+saw it: its own after the events (a frame an event kept off the wire is not
+there), the DUT's before them (a frame a drop event threw away is there). That
+is what the DUT sent and received, so read it as a capture at the DUT's NIC:
+roce analyze --capture-point host:DUT-IP FILE (the report says the address).
+
 Exit status: 0 when the run was made (and no figure named by --fail-on failed),
 1 when a --fail-on figure failed or the run could not be made, 2 on a usage
-error or a scenario that cannot be read (one line naming the file and line).`;
+error, a scenario that cannot be read (one line naming the file and line) or
+an output file that cannot be written.`;
 
 function loadScenario(args: { file: string | undefined; name: string | undefined }): { scenario: ProbeScenario; yaml: string; source: string } {
   if (args.name !== undefined) {
@@ -57,6 +72,13 @@ function loadScenario(args: { file: string | undefined; name: string | undefined
   if (args.file === undefined) throw new UsageError('give a SCENARIO file, --scenario NAME or --list');
   const yaml = fs.readFileSync(args.file, 'utf8');
   return { scenario: parseScenario(yaml), yaml, source: args.file };
+}
+
+/** What --pcap wrote: the file, its frames, and the capture point to analyse it with. */
+interface CaptureWritten {
+  file: string;
+  frames: number;
+  capturePoint: string;
 }
 
 export async function probeCommand(argv: readonly string[], out: Output): Promise<number> {
@@ -99,12 +121,25 @@ export async function probeCommand(argv: readonly string[], out: Output): Promis
     return 0;
   }
 
+  const pcapPath = args.values.get('pcap');
+  if (pcapPath !== undefined && !outputFileWritable('probe', pcapPath, out)) return OUTPUT_FILE_STATUS;
+
   try {
-    const result = runInMemory(loaded.scenario, { latencyNs: latencyUs * 1000, seed });
+    const capture = new ProbeCapture();
+    const result = runInMemory(loaded.scenario, { latencyNs: latencyUs * 1000, seed, onWire: capture.onWire });
     const failures = probeFailures(result, failOn.kinds);
-    if (json) out.stdout(`${JSON.stringify({ ok: failures.length === 0, source: loaded.source, ...result, failures })}\n`);
+    let written: CaptureWritten | null = null;
+    if (pcapPath !== undefined) {
+      if (!writeOutputFile('probe', pcapPath, capture.pcap(), out)) return OUTPUT_FILE_STATUS;
+      written = { file: pcapPath, frames: capture.frames.length, capturePoint: `host:${capture.dutAddress() ?? '?'}` };
+    }
+    if (json) out.stdout(`${JSON.stringify({ ok: failures.length === 0, source: loaded.source, ...result, ...(written === null ? {} : { pcap: written }), failures })}\n`);
     else {
       out.stdout(probeText(result));
+      if (written !== null)
+        out.stdout(
+          `\ncapture: ${written.file}, ${written.frames} frames as the DUT's NIC sent and received them (times: the figures'); roce analyze --capture-point ${written.capturePoint} ${written.file}\n`,
+        );
       for (const f of failures) out.stdout(`FAIL ${f}\n`);
     }
     return failures.length === 0 ? 0 : 1;
