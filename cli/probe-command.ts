@@ -13,6 +13,7 @@ import { runInMemory } from '../apps/probe/memory-runner';
 import { ProbeError, ProbeErrorCode } from '../apps/probe/probe-error';
 import { FAIL_ON_ANY, parseProbeFailOn, probeFailures, probeText } from '../apps/probe/probe-report';
 import { ProbeCapture } from '../apps/probe/probe-capture';
+import { probeHtml } from '../apps/probe/probe-html';
 import { OUTPUT_FILE_STATUS, outputFileWritable, writeOutputFile } from './output-file';
 import { type ProbeScenario, parseScenario } from '../apps/probe/scenario';
 
@@ -29,6 +30,12 @@ export const PROBE_OPTIONS: readonly OptionSpec[] = [
     kind: 'string',
     value: 'FILE',
     help: "write the run's frames to FILE (pcap, ns): the DUT's NIC's view, stamped with the figures' times (roce analyze --capture-point host:DUT-IP)",
+  },
+  {
+    name: 'html',
+    kind: 'string',
+    value: 'FILE',
+    help: 'also write the report as one self-contained HTML page: the table, the details, and a ladder of each figure with the event marked',
   },
   { name: 'fail-on', kind: 'list', value: 'KINDS', help: `exit 1 when a figure of these kinds fails: ${FAIL_ON_ANY} or ${FIGURE_KINDS.join(', ')}` },
   { name: 'help', short: 'h', kind: 'flag', help: 'this help' },
@@ -55,6 +62,8 @@ saw it: its own after the events (a frame an event kept off the wire is not
 there), the DUT's before them (a frame a drop event threw away is there). That
 is what the DUT sent and received, so read it as a capture at the DUT's NIC:
 roce analyze --capture-point host:DUT-IP FILE (the report says the address).
+--html FILE writes the report as one page with a ladder of each figure's
+frames (the event's, the DUT's reaction, a few around), the event marked.
 
 Exit status: 0 when the run was made (and no figure named by --fail-on failed),
 1 when a --fail-on figure failed or the run could not be made, 2 on a usage
@@ -123,6 +132,8 @@ export async function probeCommand(argv: readonly string[], out: Output): Promis
 
   const pcapPath = args.values.get('pcap');
   if (pcapPath !== undefined && !outputFileWritable('probe', pcapPath, out)) return OUTPUT_FILE_STATUS;
+  const htmlPath = args.values.get('html');
+  if (htmlPath !== undefined && !outputFileWritable('probe', htmlPath, out)) return OUTPUT_FILE_STATUS;
 
   try {
     const capture = new ProbeCapture();
@@ -133,6 +144,8 @@ export async function probeCommand(argv: readonly string[], out: Output): Promis
       if (!writeOutputFile('probe', pcapPath, capture.pcap(), out)) return OUTPUT_FILE_STATUS;
       written = { file: pcapPath, frames: capture.frames.length, capturePoint: `host:${capture.dutAddress() ?? '?'}` };
     }
+    if (htmlPath !== undefined && !writeOutputFile('probe', htmlPath, probeHtml({ result, scenario: loaded.scenario, capture, source: loaded.source }), out))
+      return OUTPUT_FILE_STATUS;
     if (json) out.stdout(`${JSON.stringify({ ok: failures.length === 0, source: loaded.source, ...result, ...(written === null ? {} : { pcap: written }), failures })}\n`);
     else {
       out.stdout(probeText(result));

@@ -27,6 +27,10 @@ export interface WireFrame {
   /** tx: sent by this stack; rx: sent by the DUT. */
   dir: 'tx' | 'rx';
   frame: Uint8Array;
+  /** The DUT's frames a `drop` event threw away after they arrived (still on the wire: in the capture). */
+  dropped: boolean;
+  /** How many frames of the capture came before it (an off-wire frame's place among them). */
+  after: number;
 }
 
 export class ProbeCapture {
@@ -37,7 +41,7 @@ export class ProbeCapture {
 
   /** ProbeDriver.onWire's shape: pass `capture.onWire` to the runner. */
   readonly onWire = (frame: Uint8Array, timeNs: number, dir: 'tx' | 'rx', fate: FrameRecord['fate']): void => {
-    const w = { timeNs, dir, frame };
+    const w = { timeNs, dir, frame, dropped: fate === 'dropped', after: this.frames.length };
     if (dir === 'tx' && fate === 'dropped') this.offWire.push(w);
     else this.frames.push(w);
   };
