@@ -284,6 +284,13 @@ function lossRecovery(ctx: MeasureContext, ev: ProbeEvent): Figure[] {
   const none = (detail: string): Figure[] => [unmeasured(ev, FigureKind.TIMEOUT_RETRANSMIT, 'IBTA vol. 1 §9.7.6.1.3', detail)];
   if (lost < 0 || v.recs[lost]!.fate !== 'dropped') return none(`the ${ours ? 'answer' : 'DUT frame'} at PSN ${ev.psn} (transmission ${n}) never occurred`);
   const resend = firstResend(v.recs, lost + 1, ctx.scenario.traffic.mtu);
+  // A later ACK of ours that acknowledged the PSN told the DUT all it needed: an ACK acknowledges every
+  // request up to its PSN (IBTA vol. 1 §9.7.5.1.1, coalesced acknowledgements), so there is nothing to recover.
+  const covered =
+    resend < 0 && ev.type === EventType.WITHHOLD_ACK
+      ? firstFrom(v.recs, lost + 1, (r) => r.dir === 'tx' && r.fate === 'delivered' && acknowledges(r) && psnDiff(r.psn, P) > 0)
+      : -1;
+  if (covered >= 0) return none(`our ACK of PSN ${rel(v, v.recs[covered]!.psn)} acknowledged PSN ${ev.psn} too: the DUT had nothing to recover`);
   if (resend < 0) {
     return [
       figure(ev, FigureKind.TIMEOUT_RETRANSMIT, {

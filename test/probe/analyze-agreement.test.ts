@@ -14,7 +14,8 @@
  * `skip` (a request never sent) and `drop-read-response` are losses before the capture point, so
  * the analyzer shows an episode whose lost copy it never saw and judges no rule of ours; a skip
  * inside the DUT-triggered go-back-N resend is the same, and its NAK generation time is counted
- * from the request past the skip, as the probe counts it.
+ * from the request past the skip, as the probe counts it. A withheld ACK that a later ACK covers
+ * leaves the DUT nothing to recover: no figure verdict, no episode.
  */
 import * as fs from 'node:fs';
 import * as os from 'node:os';
@@ -161,4 +162,30 @@ events:
   expect(r.analysis.violations).toEqual([]);
   // Read without the capture point, the analyzer sees the requests lost before the capture by itself and judges no skip either.
   expect(analyzeFile(r.result.pcap.file).violations).toEqual([]);
+});
+
+test('a withheld ACK that a later ACK covers: nothing to recover, for both judges (ACKs are cumulative)', async () => {
+  const file = path.join(dir, 'withheld-covered.yml');
+  fs.writeFileSync(
+    file,
+    `name: withheld-covered
+dut:
+  role: requester
+  tool: ib_write_bw
+traffic:
+  num-msgs-per-qp: 3
+  message-size: 16384
+  mtu: 1024
+events:
+  - type: withhold-ack   # the first message's ACK; the second's acknowledges it too
+    psn: 15
+`,
+  );
+  const r = await probeAndAnalyze('withheld-covered', [file]);
+  expect(r.result.figures).toHaveLength(1);
+  expect(r.result.figures[0]).toMatchObject({ kind: 'timeoutRetransmit', verdict: 'none', measuredNs: null });
+  expect(r.result.figures[0]!.detail).toBe('our ACK of PSN 31 acknowledged PSN 15 too: the DUT had nothing to recover');
+  expect(r.analysis.episodes).toEqual([]);
+  expect(r.analysis.violations).toEqual([]);
+  expect(r.result.dutCompletions).toEqual([['SUCCESS', 'SUCCESS', 'SUCCESS']]);
 });
