@@ -237,25 +237,32 @@ function timeoutFigure(ctx: MeasureContext, ev: ProbeEvent, v: QpView, resend: n
 }
 
 /**
- * retry_cnt counts tries without progress: an acknowledgement that moves the DUT's acknowledged
- * PSN forward gives it its retries back (IBTA vol. 1 §9.7.6.1.3; rxe resets retry_cnt on every
+ * retry_cnt counts tries without progress: an acknowledgement (an ACK, a READ response, or a
+ * sequence NAK for the PSNs before its own) that moves the DUT's acknowledged PSN forward gives it
+ * its retries back (IBTA vol. 1 §9.7.6.1.3; rxe resets retry_cnt on every
  * ACK that moves comp.psn). So the resends counted are those after our last such acknowledgement.
  */
 function retryCount(ctx: MeasureContext, ev: ProbeEvent, v: QpView): Figure {
   const P = psnAdd(v.start, ev.psn);
   let high: number | null = null;
   let lastProgress = -1;
+  let byNak = false;
   v.recs.forEach((r, i) => {
-    if (r.dir === 'tx' && r.fate === 'delivered' && acknowledges(r) && (high === null || psnDiff(r.psn, high) > 0)) {
-      high = r.psn;
+    if (r.dir !== 'tx' || r.fate !== 'delivered') return;
+    // A sequence NAK acknowledges every PSN before its own (IBTA vol. 1 §9.7.5.2.2; rxe_comp.c check_ack(): "a nak implicitly acks all packets with psns before").
+    const through = acknowledges(r) ? r.psn : isSeqNak(r) ? psnAdd(r.psn, -1) : null;
+    if (through !== null && (high === null || psnDiff(through, high) > 0)) {
+      high = through;
       lastProgress = i;
+      byNak = !acknowledges(r);
     }
   });
   const all = v.recs.map((r, i) => ({ r, i })).filter(({ r }) => r.dir === 'rx' && r.psn === P && isRequest(r.opcode));
   const firstEver = all[0]?.i ?? -1;
   const after = all.filter(({ i }) => i > lastProgress);
   const sends = after.map(({ r }) => r);
-  const resends = after.filter(({ i }) => i !== firstEver).length;
+  // After a NAK that made progress, the first send of the PSN is the go-back-N it asked for, not a try without progress.
+  const resends = Math.max(0, after.filter(({ i }) => i !== firstEver).length - (byNak ? 1 : 0));
   const total = Math.max(0, all.length - 1);
   const want = ctx.scenario.traffic.maxRetransmitRetry;
   const gaps = sends.slice(1).map((s, i) => s.timeNs - sends[i]!.timeNs);

@@ -15,7 +15,8 @@
  * the analyzer shows an episode whose lost copy it never saw and judges no rule of ours; a skip
  * inside the DUT-triggered go-back-N resend is the same, and its NAK generation time is counted
  * from the request past the skip, as the probe counts it. A withheld ACK that a later ACK covers
- * leaves the DUT nothing to recover: no figure verdict, no episode.
+ * leaves the DUT nothing to recover: no figure verdict, no episode. A NAK that moves the DUT's
+ * acknowledged PSN is progress: the resend it asks for is no retry, the timeouts after it are.
  */
 import * as fs from 'node:fs';
 import * as os from 'node:os';
@@ -106,7 +107,9 @@ function agree(f: Figure, { analysis: a, start, result }: Run, rnrIndex: number)
       const eps = a.episodes.filter((e) => e.trigger === Trigger.TIMEOUT && at(e) === P);
       expect(eps).toHaveLength(f.value!);
       expect(Math.min(...eps.map((e) => e.retransmitDelayNs!))).toBeGreaterThanOrEqual(f.measuredNs!);
-      expect(result.dutCompletions[f.qp]).toEqual(['RETRY_EXC_ERR']);
+      // The DUT gave up: the message ends RETRY_EXC_ERR, those after it are flushed.
+      expect(result.dutCompletions[f.qp]![0]).toBe('RETRY_EXC_ERR');
+      expect(new Set(result.dutCompletions[f.qp]!.slice(1))).toEqual(new Set(result.dutCompletions[f.qp]!.length > 1 ? ['WR_FLUSH_ERR'] : []));
       break;
     }
     case 'rnrWait': {
@@ -188,4 +191,18 @@ events:
   expect(r.analysis.episodes).toEqual([]);
   expect(r.analysis.violations).toEqual([]);
   expect(r.result.dutCompletions).toEqual([['SUCCESS', 'SUCCESS', 'SUCCESS']]);
+});
+
+test("retry-exhaust with messages after the lost PSN: our NAK is the DUT's last progress, its resend no retry; the timeouts after it are retry_cnt, for both judges", async () => {
+  const file = path.join(dir, 'retry-after-nak.yml');
+  const yaml = BUNDLED_SCENARIOS.find((b) => b.name === 'retry-exhaust')!.yaml.replace(/^traffic:\n/m, 'traffic:\n  num-msgs-per-qp: 3\n');
+  fs.writeFileSync(file, yaml.replace(/^name: .*$/m, 'name: retry-after-nak'));
+  const r = await probeAndAnalyze('retry-after-nak', [file]);
+  expect(r.result.figures.map((f) => [f.kind, f.verdict, f.value])).toEqual([
+    ['nakRetransmit', 'pass', 3],
+    ['retryCount', 'pass', 3],
+  ]);
+  for (const f of r.result.figures) agree(f, r, 0);
+  expect(r.analysis.episodes.map((e) => e.trigger)).toEqual(['nak', 'timeout', 'timeout', 'timeout']);
+  expect(r.analysis.violations).toEqual([]);
 });
