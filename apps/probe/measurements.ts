@@ -158,6 +158,22 @@ function nakGeneration(ctx: MeasureContext, ev: ProbeEvent): Figure[] {
   const skipped = nth(v.recs, n, (r) => r.dir === 'tx' && r.psn === P && isRequest(r.opcode));
   if (skipped < 0 || v.recs[skipped]!.fate !== 'dropped')
     return [unmeasured(ev, FigureKind.NAK_GENERATION, clause, `transmission ${n} of PSN ${ev.psn} was never sent`)];
+  // The PSN the DUT expected when we skipped: a responder that has NAKed an earlier gap drops what comes
+  // after it silently until that PSN arrives (IBTA vol. 1 §9.7.5.2.2), so a skip then shows no gap of its own.
+  let expected = v.start;
+  for (let i = 0; i < skipped; i++) {
+    const r = v.recs[i]!;
+    if (r.dir === 'tx' && r.fate === 'delivered' && isRequest(r.opcode) && r.psn === expected) expected = psnAdd(r.psn, lastPsnOffset(r, ctx.scenario.traffic.mtu) + 1);
+  }
+  if (expected !== P)
+    return [
+      unmeasured(
+        ev,
+        FigureKind.NAK_GENERATION,
+        clause,
+        `the DUT was still waiting for PSN ${rel(v, expected)} when we skipped PSN ${ev.psn}: it drops what follows a gap until the PSN it waits for arrives, so this skip shows no gap of its own`,
+      ),
+    ];
   const trigger = firstFrom(v.recs, skipped + 1, (r) => r.dir === 'tx' && r.fate === 'delivered' && isRequest(r.opcode) && psnDiff(r.psn, P) > 0);
   if (trigger < 0)
     return [

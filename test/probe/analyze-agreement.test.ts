@@ -16,7 +16,8 @@
  * inside the DUT-triggered go-back-N resend is the same, and its NAK generation time is counted
  * from the request past the skip, as the probe counts it. A withheld ACK that a later ACK covers
  * leaves the DUT nothing to recover: no figure verdict, no episode. A NAK that moves the DUT's
- * acknowledged PSN is progress: the resend it asks for is no retry, the timeouts after it are.
+ * acknowledged PSN is progress: the resend it asks for is no retry, the timeouts after it are. A
+ * second skip while the DUT waits for the first skipped PSN shows no gap of its own: no NAK, none.
  */
 import * as fs from 'node:fs';
 import * as os from 'node:os';
@@ -204,5 +205,35 @@ test("retry-exhaust with messages after the lost PSN: our NAK is the DUT's last 
   ]);
   for (const f of r.result.figures) agree(f, r, 0);
   expect(r.analysis.episodes.map((e) => e.trigger)).toEqual(['nak', 'timeout', 'timeout', 'timeout']);
+  expect(r.analysis.violations).toEqual([]);
+});
+
+test('a second skip while the DUT waits for the first skipped PSN: no gap of its own, for both judges', async () => {
+  const file = path.join(dir, 'skip-twice.yml');
+  fs.writeFileSync(
+    file,
+    `name: skip-twice
+dut:
+  role: responder
+  tool: ib_write_bw
+traffic:
+  message-size: 16384
+  mtu: 1024
+events:
+  - type: skip
+    psn: 4
+  - type: skip      # the same first transmission: the DUT still waits for PSN 4
+    psn: 6
+`,
+  );
+  const r = await probeAndAnalyze('skip-twice', [file]);
+  expect(r.result.figures.map((f) => [f.psn, f.verdict])).toEqual([
+    [4, 'pass'],
+    [6, 'none'],
+  ]);
+  expect(r.result.figures[1]!.detail).toMatch(/^the DUT was still waiting for PSN 4 when we skipped PSN 6/);
+  agree(r.result.figures[0]!, r, 0);
+  // One gap, one NAK: the go-back-N from PSN 4 sends PSN 6 again before the DUT could miss it.
+  expect(r.analysis.episodes.map((e) => [e.trigger, e.gapPsn])).toEqual([['nak', psnAdd(r.start, 4)]]);
   expect(r.analysis.violations).toEqual([]);
 });
