@@ -148,7 +148,7 @@ test('rnr-wait: each rnrWait figure draws its own RNR NAK and the resend after i
   expect(Math.min(...naks[1]!)).toBeGreaterThan(Math.min(...naks[0]!));
 });
 
-test('roce probe --html FILE writes the page; an unwritable FILE is a one-line error, status 2', async () => {
+test('roce probe --html FILE writes the page, --pcap FILE the capture and a line naming its capture point; an unwritable FILE is a one-line error, status 2', async () => {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'roce-probe-html-'));
   try {
     const file = path.join(dir, 'nak.html');
@@ -157,6 +157,13 @@ test('roce probe --html FILE writes the page; an unwritable FILE is a one-line e
     expect(o.out).toMatch(/^nakRetransmit +0 +4 /m);
     const doc = parse(fs.readFileSync(file, 'utf8'));
     expect(all(doc, (e) => e.name === 'section')).toHaveLength(1);
+    const withPcap = memoryOutput();
+    const pcap = path.join(dir, 'nak.pcap');
+    expect(await run(['probe', '--scenario', 'nak-retransmit', '--pcap', pcap], withPcap)).toBe(0);
+    expect(withPcap.out).toMatch(
+      new RegExp(`^capture: ${pcap.replace(/[.\\/]/g, '\\$&')}, 30 frames as the DUT's NIC sent and received them \\(times: the figures'\\); roce analyze --capture-point host:198\\.18\\.0\\.2 `, 'm'),
+    );
+    expect(fs.statSync(pcap).size).toBeGreaterThan(24);
     const bad = memoryOutput();
     expect(await run(['probe', '--scenario', 'nak-retransmit', '--html', dir], bad)).toBe(2);
     expect(bad.err).toBe(`roce probe: cannot write ${dir}: is a directory\n`);
