@@ -34,6 +34,8 @@ const READ_SPAN_MAX = 2 ** 31 / MIN_PMTU;
 export const TRIGGER_TTL_FLOOR_NS = 500_000;
 /** Out-of-sequence frames remembered per open hole (for taking the flag back when the hole was the capture's). */
 const HOLE_FRAMES = 4096;
+/** PSNs a go-back-N burst went past that are marked as sent unseen (tx-ring.ts `unseen`); a wider skip marks its first ones. */
+const MAX_UNSEEN_MARKED = 256;
 
 export interface FlowSinks {
   message: (m: Message) => void;
@@ -522,6 +524,8 @@ export class RequesterFlow {
       if (isRetx) {
         if (next !== null && psnDiff(psn, next) > burstSlack && this.continuesBurst(psn, v.timeNs)) {
           this.checker.onSkip(this.lastReq?.frame ?? v.frame, v, next);
+          // The burst's copies of the PSNs it went past are not in the capture: a gap there shows from this request on.
+          if (burstSlack === 0) for (let p = next, k = 0; p !== psn && k < MAX_UNSEEN_MARKED; p = psnAdd(p, 1), k++) this.tx.unseen(p, v.frame, v.timeNs);
           this.recovery.skipTo(psn);
         }
         const tx = this.tx.get(psn) ?? this.fromPrevious(psn);

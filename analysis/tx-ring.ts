@@ -25,6 +25,8 @@ const FOLLOWER_FRAME = 3;
 const FOLLOWER_NS = 4;
 /** Transmissions of the slot's PSN while it stayed remembered. */
 const COUNT = 5;
+/** The frame of a transmission the capture does not hold (frames count from 1). */
+const UNSEEN_FRAME = -1;
 
 export class TxRing {
   private mask = FIRST_SLOTS - 1;
@@ -62,9 +64,10 @@ export class TxRing {
     if (i < 0) return undefined;
     const d = this.data;
     const k = i * FIELDS;
+    const frame = d[k + FRAME] as number;
     return {
-      frame: d[k + FRAME] as number,
-      timeNs: d[k + TIME] as number,
+      frame: frame === UNSEEN_FRAME ? null : frame,
+      timeNs: frame === UNSEEN_FRAME ? null : (d[k + TIME] as number),
       followerFrame: d[k + FOLLOWER_FRAME] as number,
       followerNs: d[k + FOLLOWER_NS] as number,
     };
@@ -88,6 +91,23 @@ export class TxRing {
     d[k + TIME] = timeNs;
     d[k + FOLLOWER_FRAME] = 0;
     d[k + FOLLOWER_NS] = 0;
+  }
+
+  /**
+   * A transmission of `psn` the capture does not hold: a go-back-N burst went from an earlier PSN
+   * to a later one, so its copy of `psn` was lost before the capture point (or the requester
+   * skipped it). Its frame and time are unknown, and the request after it is `frame` (the one past
+   * the skip): a gap at `psn` shows from there, not from the request after an earlier copy, which
+   * a responder waiting for an earlier PSN threw away (IBTA vol. 1 §9.7.5.2.2). The copies counted
+   * stay those captured.
+   */
+  unseen(psn: number, frame: number, timeNs: number): void {
+    const count = this.copies(psn);
+    this.record(psn, UNSEEN_FRAME, 0);
+    const k = this.slot(psn) * FIELDS;
+    this.data[k + COUNT] = count;
+    this.data[k + FOLLOWER_FRAME] = frame;
+    this.data[k + FOLLOWER_NS] = timeNs;
   }
 
   /** How many times `psn` was sent while remembered (0 when it is not). */

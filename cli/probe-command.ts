@@ -15,6 +15,9 @@ import { FIGURE_KINDS } from '../apps/probe/measurements';
 import { runInMemory } from '../apps/probe/memory-runner';
 import { ProbeError, ProbeErrorCode } from '../apps/probe/probe-error';
 import { FAIL_ON_ANY, parseProbeFailOn, probeFailures, probeText } from '../apps/probe/probe-report';
+import { ProbeCapture } from '../apps/probe/probe-capture';
+import { OUTPUT_FILE_STATUS } from './output-file';
+import { captureLine, probeOutputsWritable, writeProbeOutputs } from './probe-outputs';
 import { type ProbeScenario, parseScenario } from '../apps/probe/scenario';
 
 export const PROBE_OPTIONS: readonly OptionSpec[] = [
@@ -31,6 +34,18 @@ export const PROBE_OPTIONS: readonly OptionSpec[] = [
   { name: 'latency-us', kind: 'string', value: 'N', help: 'one-way delay of the in-memory link, µs (default 2)' },
   { name: 'seed', kind: 'string', value: 'N', help: "seed of the devices' QP numbers and start PSNs (default 1)" },
   { name: 'json', kind: 'flag', help: 'print one JSON object (the figures, timestamps, frames) instead of the table' },
+  {
+    name: 'pcap',
+    kind: 'string',
+    value: 'FILE',
+    help: "write the run's frames to FILE (pcap, ns): the DUT's NIC's view, stamped with the figures' times (roce analyze --capture-point host:DUT-IP)",
+  },
+  {
+    name: 'html',
+    kind: 'string',
+    value: 'FILE',
+    help: 'also write the report as one self-contained HTML page: the table, the details, and a ladder of each figure with the event marked',
+  },
   { name: 'fail-on', kind: 'list', value: 'KINDS', help: `exit 1 when a figure of these kinds fails: ${FAIL_ON_ANY} or ${FIGURE_KINDS.join(', ')}` },
   { name: 'help', short: 'h', kind: 'flag', help: 'this help' },
 ];
@@ -57,9 +72,18 @@ server at --dut IP.
 
 ${formatOptions(PROBE_OPTIONS)}
 
+--pcap FILE writes every frame that was on the wire, as this stack's driver
+saw it: its own after the events (a frame an event kept off the wire is not
+there), the DUT's before them (a frame a drop event threw away is there). That
+is what the DUT sent and received, so read it as a capture at the DUT's NIC:
+roce analyze --capture-point host:DUT-IP FILE (the report says the address).
+--html FILE writes the report as one page with a ladder of each figure's
+frames (the event's, the DUT's reaction, a few around), the event marked.
+
 Exit status: 0 when the run was made (and no figure named by --fail-on failed),
 1 when a --fail-on figure failed or the run could not be made, 2 on a usage
-error or a scenario that cannot be read (one line naming the file and line).`;
+error, a scenario that cannot be read (one line naming the file and line) or
+an output file that cannot be written.`;
 
 function loadScenario(args: { file: string | undefined; name: string | undefined }): { scenario: ProbeScenario; yaml: string; source: string } {
   if (args.name !== undefined) {
@@ -116,6 +140,9 @@ export async function probeCommand(argv: readonly string[], out: Output, ctx?: C
     return 0;
   }
 
+  const paths = { pcap: args.values.get('pcap'), html: args.values.get('html') };
+  if (!probeOutputsWritable(paths, out)) return OUTPUT_FILE_STATUS;
+
   if (driver !== HostDriverKind.MEMORY) {
     const ifname = args.values.get('dev');
     if (ifname === undefined) throw new UsageError(`--driver ${driver} needs --dev IFACE (the interface this stack runs RoCE on)`);
@@ -139,15 +166,23 @@ export async function probeCommand(argv: readonly string[], out: Output, ctx?: C
       seed,
       json,
       failOn: failOn.kinds,
+      paths,
     });
   }
 
   try {
-    const result = runInMemory(loaded.scenario, { latencyNs: latencyUs * 1000, seed });
+    const capture = new ProbeCapture();
+    const result = runInMemory(loaded.scenario, { latencyNs: latencyUs * 1000, seed, onWire: capture.onWire });
     const failures = probeFailures(result, failOn.kinds);
-    if (json) out.stdout(`${JSON.stringify({ ok: failures.length === 0, source: loaded.source, ...result, failures })}\n`);
+    const written = writeProbeOutputs(paths, { result, scenario: loaded.scenario, capture, source: loaded.source }, out);
+    if (written === 'failed') return OUTPUT_FILE_STATUS;
+    if (json)
+      out.stdout(
+        `${JSON.stringify({ ok: failures.length === 0, source: loaded.source, ...result, ...(written === null ? {} : { pcap: written }), failures })}\n`,
+      );
     else {
       out.stdout(probeText(result));
+      if (written !== null) out.stdout(captureLine(written));
       for (const f of failures) out.stdout(`FAIL ${f}\n`);
     }
     return failures.length === 0 ? 0 : 1;

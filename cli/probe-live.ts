@@ -15,6 +15,9 @@ import type { FigureKind } from '../apps/probe/measurements';
 import { type LiveRunInfo, runLive } from '../apps/probe/live-runner';
 import { runInMemory } from '../apps/probe/memory-runner';
 import { ProbeDriver } from '../apps/probe/probe-driver';
+import { ProbeCapture } from '../apps/probe/probe-capture';
+import { OUTPUT_FILE_STATUS } from './output-file';
+import { type ProbeOutputPaths, captureLine, writeProbeOutputs } from './probe-outputs';
 import { ProbeError, ProbeErrorCode } from '../apps/probe/probe-error';
 import { probeFailures, probeText } from '../apps/probe/probe-report';
 import { DutRole, type ProbeScenario } from '../apps/probe/scenario';
@@ -40,6 +43,8 @@ export interface ProbeLiveArgs {
   seed: number;
   json: boolean;
   failOn: ReadonlySet<FigureKind>;
+  /** --pcap and --html. */
+  paths: ProbeOutputPaths;
 }
 
 function liveLines(l: LiveRunInfo): string[] {
@@ -66,9 +71,16 @@ export async function runProbeLive(out: Output, ctx: CommandContext, a: ProbeLiv
     } catch {
       // a scenario the memory runner refuses is refused again, with its reason, by the live runner
     }
+    // The capture's time of device clock 0 is the wall clock when the probe driver's clock starts.
+    const capture = new ProbeCapture(BigInt(Date.now()) * 1_000_000n);
     host = await openHostDevice(a.ifname, a.driver, {
       ...hostOptionsFromEnv(ctx.env),
-      wrapDriver: (inner) => (probe = new ProbeDriver(inner, new RealClock())),
+      wrapDriver: (inner) => {
+        const p = new ProbeDriver(inner, new RealClock());
+        p.onWire = capture.onWire;
+        probe = p;
+        return p;
+      },
     });
     if (probe === null) throw new ProbeError(ProbeErrorCode.RUN, 'the host device was opened without the probe driver');
     const h = host;
@@ -90,11 +102,15 @@ export async function runProbeLive(out: Output, ctx: CommandContext, a: ProbeLiv
     await new Promise((res) => setTimeout(res, 100));
     const failures = probeFailures(run.result, a.failOn);
     const ok = failures.length === 0 && run.live.error === null;
-    if (a.json) out.stdout(`${JSON.stringify({ ok, source: a.source, ...run.result, live: run.live, failures })}\n`);
+    const written = writeProbeOutputs(a.paths, { result: run.result, scenario: a.scenario, capture, source: a.source }, out);
+    if (written === 'failed') return OUTPUT_FILE_STATUS;
+    if (a.json)
+      out.stdout(`${JSON.stringify({ ok, source: a.source, ...run.result, live: run.live, ...(written === null ? {} : { pcap: written }), failures })}\n`);
     else {
       if (a.scenario.dut.role === DutRole.RESPONDER) out.stdout(`DUT command: ${run.live.dutCommand}\n`);
       out.stdout(probeText(run.result));
       out.stdout(`${liveLines(run.live).join('\n')}\n`);
+      if (written !== null) out.stdout(captureLine(written));
       for (const f of failures) out.stdout(`FAIL ${f}\n`);
     }
     if (run.live.error !== null) out.stderr(`roce probe: ${a.source}: the run did not complete: ${run.live.error}\n`);

@@ -17,6 +17,8 @@
  * its box ends LABEL_GAP_PX above the arrow where the two overlap in x, and
  * MIN_ROW_PX leaves room for it under the arrow before. The header says
  * which stretch of the conversation is drawn and why (ladder-window.ts).
+ * A caller may mark items (what an injected event did to them: `roce probe --html`) and draw items
+ * that are not in the capture (frame NO_FRAME: a frame kept off the wire, where it would have been).
  * Output depends only on the input (no dates, no random ids).
  */
 import type { Timeline, TimelineItem } from '../timeline';
@@ -57,6 +59,7 @@ export const TEXT_FONTS: Readonly<Record<string, { px: number; family: keyof typ
   fr: { px: FRAME_FONT_PX, family: 'monospace' },
   lbl: { px: LABEL_FONT_PX, family: 'monospace' },
   waitlbl: { px: NOTE_FONT_PX, family: 'sans-serif' },
+  marklbl: { px: NOTE_FONT_PX, family: 'sans-serif' },
   brklbl: { px: NOTE_FONT_PX, family: 'sans-serif' },
 };
 /** Clearance between a label's box and the nearest arrow. */
@@ -177,6 +180,11 @@ const STYLE = `
 .pkt:hover line{stroke-width:4}
 `;
 
+/** The style of marked items, added only to a ladder that has them. */
+const MARK_STYLE = `.markband{fill:#ffd700;fill-opacity:.3}
+.marklbl{font:bold ${NOTE_FONT_PX}px sans-serif;fill:#8a5a00}
+`;
+
 /** An arrowhead's length and width in px, whatever the line's width: small enough to stay clear of the next row's label. */
 export const HEAD_PX = 8;
 
@@ -205,7 +213,15 @@ export interface LadderOptions {
   title?: string;
   /** Draw the title and the window's description in the SVG (default true). */
   header?: boolean;
+  /**
+   * Items to mark, by index in the timeline's items, each with a short note (what an injected
+   * event did to it): a band behind its row, the note beside it, class `marked` and `data-mark`.
+   */
+  marks?: ReadonlyMap<number, string>;
 }
+
+/** An item whose frame number is this is not in the capture (a frame kept off the wire, drawn where it would have been): no number is written. */
+export const NO_FRAME = 0;
 
 /** The lines an RNR wait's note takes beside its shaded band. */
 function waitLines(w: Timeline['rnrWaits'][number], digits: number): string[] {
@@ -221,7 +237,7 @@ export function ladderSvg(t: Timeline, options: LadderOptions | string = {}): st
   const ep = (e: Timeline['a']): string => `${e.ip} QP ${e.qpn === null ? '?' : `0x${e.qpn.toString(16).padStart(6, '0')}`}`;
   const out: string[] = [];
   out.push(`<svg xmlns="http://www.w3.org/2000/svg" class="ladder" width="${WIDTH}" height="${h}" viewBox="0 0 ${WIDTH} ${h}" font-family="sans-serif">`);
-  out.push(`<style>${STYLE}</style>`);
+  out.push(`<style>${STYLE}${o.marks !== undefined && o.marks.size > 0 ? MARK_STYLE : ''}</style>`);
   out.push(
     `<defs>${Object.entries(MARKERS)
       .map(([k, c]) => marker(`ah-${k}`, c))
@@ -270,12 +286,21 @@ export function ladderSvg(t: Timeline, options: LadderOptions | string = {}): st
     const x2 = it.from === 'a' ? X_B : X_A;
     const y2 = y + SLANT;
     const tip = tipText(it);
-    out.push(`<g class="pkt ${kind}" data-frame="${it.frame}" data-tip="${xmlEscape(tip)}">`);
-    out.push(`<title>${xmlEscape(tip)}</title>`);
-    out.push(`<text class="tm" x="${X_TIME}" y="${fmt(y + 3)}" text-anchor="end">${xmlEscape(spanText(it.timeNs, t.digits))}</text>`);
+    const mark = o.marks?.get(i);
     out.push(
-      `<text class="fr" x="${it.from === 'a' ? X_A - 8 : X_B + 8}" y="${fmt(y + 3)}" text-anchor="${it.from === 'a' ? 'end' : 'start'}">${it.frame}</text>`,
+      `<g class="pkt ${kind}${mark === undefined ? '' : ' marked'}" data-frame="${it.frame}"${mark === undefined ? '' : ` data-mark="${xmlEscape(mark)}"`} data-tip="${xmlEscape(tip)}">`,
     );
+    out.push(`<title>${xmlEscape(tip)}</title>`);
+    if (mark !== undefined) {
+      // Behind the row's label and arrow; the note right of B's frame numbers.
+      out.push(`<rect class="markband" x="${X_TIME + 8}" y="${fmt(y - MIN_ROW_PX / 2)}" width="${WIDTH - X_TIME - 16}" height="${fmt(MIN_ROW_PX / 2 + SLANT + 4)}"/>`);
+      out.push(`<text class="marklbl" x="${X_B + 48}" y="${fmt(y + 3)}" text-anchor="start">${xmlEscape(mark)}</text>`);
+    }
+    out.push(`<text class="tm" x="${X_TIME}" y="${fmt(y + 3)}" text-anchor="end">${xmlEscape(spanText(it.timeNs, t.digits))}</text>`);
+    if (it.frame !== NO_FRAME)
+      out.push(
+        `<text class="fr" x="${it.from === 'a' ? X_A - 8 : X_B + 8}" y="${fmt(y + 3)}" text-anchor="${it.from === 'a' ? 'end' : 'start'}">${it.frame}</text>`,
+      );
     out.push(`<line class="arrow" x1="${x1}" y1="${fmt(y)}" x2="${x2}" y2="${fmt(y2)}" marker-end="url(#ah-${kind})"/>`);
     const flags = it.flags.filter((f) => f !== 'retransmission' || kind !== 'retx');
     const text = `${it.label}${kind === 'retx' ? ' (resent)' : ''}${flags.length > 0 ? ` [${flags.join(' ')}]` : ''}`;

@@ -163,6 +163,23 @@ function nakGeneration(ctx: MeasureContext, ev: ProbeEvent): Figure[] {
   const skipped = nth(v.recs, n, (r) => r.dir === 'tx' && r.psn === P && isRequest(r.opcode));
   if (skipped < 0 || v.recs[skipped]!.fate !== 'dropped')
     return [unmeasured(ev, FigureKind.NAK_GENERATION, clause, `transmission ${n} of PSN ${ev.psn} was never sent`)];
+  // The PSN the DUT expected when we skipped: a responder that has NAKed an earlier gap drops what comes
+  // after it silently until that PSN arrives (IBTA vol. 1 §9.7.5.2.2), so a skip then shows no gap of its own.
+  let expected = v.start;
+  for (let i = 0; i < skipped; i++) {
+    const r = v.recs[i]!;
+    if (r.dir === 'tx' && r.fate === 'delivered' && isRequest(r.opcode) && r.psn === expected)
+      expected = psnAdd(r.psn, lastPsnOffset(r, ctx.scenario.traffic.mtu) + 1);
+  }
+  if (expected !== P)
+    return [
+      unmeasured(
+        ev,
+        FigureKind.NAK_GENERATION,
+        clause,
+        `the DUT was still waiting for PSN ${rel(v, expected)} when we skipped PSN ${ev.psn}: it drops what follows a gap until the PSN it waits for arrives, so this skip shows no gap of its own`,
+      ),
+    ];
   const trigger = firstFrom(v.recs, skipped + 1, (r) => r.dir === 'tx' && r.fate === 'delivered' && isRequest(r.opcode) && psnDiff(r.psn, P) > 0);
   if (trigger < 0)
     return [
@@ -242,18 +259,24 @@ function timeoutFigure(ctx: MeasureContext, ev: ProbeEvent, v: QpView, resend: n
 }
 
 /**
- * retry_cnt counts tries without progress: an acknowledgement that moves the DUT's acknowledged
- * PSN forward gives it its retries back (IBTA vol. 1 §9.7.6.1.3; rxe resets retry_cnt on every
+ * retry_cnt counts tries without progress: an acknowledgement (an ACK, a READ response, or a
+ * sequence NAK for the PSNs before its own) that moves the DUT's acknowledged PSN forward gives it
+ * its retries back (IBTA vol. 1 §9.7.6.1.3; rxe resets retry_cnt on every
  * ACK that moves comp.psn). So the resends counted are those after our last such acknowledgement.
  */
 function retryCount(ctx: MeasureContext, ev: ProbeEvent, v: QpView): Figure {
   const P = psnAdd(v.start, ev.psn);
   let high: number | null = null;
   let lastProgress = -1;
+  let byNak = false;
   v.recs.forEach((r, i) => {
-    if (r.dir === 'tx' && r.fate === 'delivered' && acknowledges(r) && (high === null || psnDiff(r.psn, high) > 0)) {
-      high = r.psn;
+    if (r.dir !== 'tx' || r.fate !== 'delivered') return;
+    // A sequence NAK acknowledges every PSN before its own (IBTA vol. 1 §9.7.5.2.2; rxe_comp.c check_ack(): "a nak implicitly acks all packets with psns before").
+    const through = acknowledges(r) ? r.psn : isSeqNak(r) ? psnAdd(r.psn, -1) : null;
+    if (through !== null && (high === null || psnDiff(through, high) > 0)) {
+      high = through;
       lastProgress = i;
+      byNak = !acknowledges(r);
     }
   });
   const all = v.recs.map((r, i) => ({ r, i })).filter(({ r }) => r.dir === 'rx' && r.psn === P && isRequest(r.opcode));
@@ -270,7 +293,8 @@ function retryCount(ctx: MeasureContext, ev: ProbeEvent, v: QpView): Figure {
     return i > lastProgress && !(prev !== undefined && high !== null && prev.psn !== P && psnDiff(prev.psn, high) <= 0);
   });
   const sends = after.map(({ r }) => r);
-  const resends = after.filter(({ i }) => i !== firstEver).length;
+  // After a NAK that made progress, the first send of the PSN is the go-back-N it asked for, not a try without progress.
+  const resends = Math.max(0, after.filter(({ i }) => i !== firstEver).length - (byNak ? 1 : 0));
   const total = Math.max(0, all.length - 1);
   const want = ctx.scenario.traffic.maxRetransmitRetry;
   const gaps = sends.slice(1).map((s, i) => s.timeNs - sends[i]!.timeNs);
@@ -299,6 +323,13 @@ function lossRecovery(ctx: MeasureContext, ev: ProbeEvent): Figure[] {
   const none = (detail: string): Figure[] => [unmeasured(ev, FigureKind.TIMEOUT_RETRANSMIT, 'IBTA vol. 1 §9.7.6.1.3', detail)];
   if (lost < 0 || v.recs[lost]!.fate !== 'dropped') return none(`the ${ours ? 'answer' : 'DUT frame'} at PSN ${ev.psn} (transmission ${n}) never occurred`);
   const resend = firstResend(v.recs, lost + 1, ctx.scenario.traffic.mtu);
+  // A later ACK of ours that acknowledged the PSN told the DUT all it needed: an ACK acknowledges every
+  // request up to its PSN (IBTA vol. 1 §9.7.5.1.1, coalesced acknowledgements), so there is nothing to recover.
+  const covered =
+    resend < 0 && ev.type === EventType.WITHHOLD_ACK
+      ? firstFrom(v.recs, lost + 1, (r) => r.dir === 'tx' && r.fate === 'delivered' && acknowledges(r) && psnDiff(r.psn, P) > 0)
+      : -1;
+  if (covered >= 0) return none(`our ACK of PSN ${rel(v, v.recs[covered]!.psn)} acknowledged PSN ${ev.psn} too: the DUT had nothing to recover`);
   if (resend < 0) {
     return [
       figure(ev, FigureKind.TIMEOUT_RETRANSMIT, {

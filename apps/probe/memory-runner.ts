@@ -38,6 +38,8 @@ export interface MemoryRunOptions {
   latencyNs?: number;
   /** Seed of the devices' QP numbers and PSNs (default 1). */
   seed?: number;
+  /** Shown every frame at this stack's driver (ProbeDriver.onWire): `roce probe --pcap` and `--html` take their capture from it. */
+  onWire?: ProbeDriver['onWire'];
 }
 
 interface End {
@@ -92,6 +94,7 @@ export function runInMemory(scenario: ProbeScenario, o: MemoryRunOptions = {}): 
     faults: { aToB: { delayNs: latencyNs }, bToA: { delayNs: latencyNs } },
   });
   const probe = new ProbeDriver(link.a, clock);
+  probe.onWire = o.onWire ?? null;
   const icrc = fastestIcrcBatch();
   const ourDev = new Device({
     driver: probe,

@@ -58,6 +58,12 @@ export class ProbeDriver extends PassThroughDriver {
   private txInj: FaultInjector | null = null;
   /** Called after each frame this stack sent is recorded (the runner reacts to its own answers: RNR NAKs). */
   onSent: ((r: FrameRecord) => void) | null = null;
+  /**
+   * Called with every frame at the driver, as it was there (`roce probe --pcap`): ours after the
+   * events (a frame they kept off the wire comes with `dropped`), the DUT's before them (one they
+   * dropped had arrived: it was on the wire).
+   */
+  onWire: ((frame: Uint8Array, timeNs: number, dir: 'tx' | 'rx', fate: FrameRecord['fate']) => void) | null = null;
 
   constructor(
     inner: NicDriver,
@@ -82,9 +88,13 @@ export class ProbeDriver extends PassThroughDriver {
     for (const f of frames) {
       const copy = f.slice();
       const emitted = inj === null ? [copy] : inj.process(copy, now).map((e) => e.frame);
-      if (emitted.length === 0) this.keep(record(copy, now, 'tx', 'dropped'));
+      if (emitted.length === 0) {
+        this.keep(record(copy, now, 'tx', 'dropped'));
+        this.onWire?.(copy, now, 'tx', 'dropped');
+      }
       for (const e of emitted) {
         const r = record(e, now, 'tx', 'delivered');
+        this.onWire?.(e, now, 'tx', 'delivered');
         this.keep(r);
         out.push(e);
         if (r !== null) this.onSent?.(r);
@@ -104,7 +114,9 @@ export class ProbeDriver extends PassThroughDriver {
       for (const f of frames) {
         const copy = f.slice();
         const delivered = this.rxInj === null ? [copy] : this.rxInj.process(copy, now).map((e) => e.frame);
-        this.keep(record(copy, now, 'rx', delivered.length === 0 ? 'dropped' : 'delivered'));
+        const fate = delivered.length === 0 ? 'dropped' : 'delivered';
+        this.keep(record(copy, now, 'rx', fate));
+        this.onWire?.(copy, now, 'rx', fate);
         out.push(...delivered);
       }
       if (out.length > 0) return out;

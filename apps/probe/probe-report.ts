@@ -66,23 +66,40 @@ function table(rows: readonly string[][]): string[] {
   );
 }
 
-/** The text report of a run. */
-export function probeText(r: ProbeResult): string {
-  const lines = [
+/** The report's first lines: the scenario, the DUT and the run; where the timestamps come from. */
+export function probeHeader(r: ProbeResult): string[] {
+  return [
     `scenario ${r.scenario}: DUT ${r.dut.role} (${r.dut.tool}) on the ${r.dut.driver} link; ${(r.durationNs / 1e6).toFixed(3)} ms, ${r.frames.tx} frames sent, ${r.frames.rx} received, ${r.frames.dropped} dropped by the events`,
     `timestamps: ${r.timestamps.where}; error ±${r.timestamps.errorNs} ns; path round trip ${us(r.pathRttNs)} (the DUT column removes it from figures that span it)`,
-    '',
   ];
+}
+
+/** The figures' table: a header row, then one row per figure (the text report's and the HTML report's). */
+export function figureRows(r: ProbeResult): string[][] {
+  const rows = [['figure', 'QP', 'PSN', 'measured', 'DUT', 'configured', 'seen', 'verdict', 'clause']];
+  for (const f of r.figures)
+    rows.push([f.kind, String(f.qp), String(f.psn), us(f.measuredNs), us(f.dutNs), configuredText(f), valueText(f), f.verdict, f.clause]);
+  return rows;
+}
+
+/** "QP 0: SUCCESS; ...": how the DUT's work requests ended, or null when not known. */
+export function dutCompletionsText(r: ProbeResult): string | null {
+  const dut = r.dutCompletions.map((c, i) => (c.length === 0 ? null : `QP ${i}: ${c.join(', ')}`)).filter((x): x is string => x !== null);
+  return dut.length === 0 ? null : dut.join('; ');
+}
+
+/** The text report of a run. */
+export function probeText(r: ProbeResult): string {
+  const lines = [...probeHeader(r), ''];
   if (r.figures.length === 0) {
-    lines.push('no figures: the scenario has no measured event');
+    lines.push(NO_FIGURES);
   } else {
-    const rows = [['figure', 'QP', 'PSN', 'measured', 'DUT', 'configured', 'seen', 'verdict', 'clause']];
-    for (const f of r.figures)
-      rows.push([f.kind, String(f.qp), String(f.psn), us(f.measuredNs), us(f.dutNs), configuredText(f), valueText(f), f.verdict, f.clause]);
-    lines.push(...table(rows), '');
+    lines.push(...table(figureRows(r)), '');
     for (const f of r.figures) lines.push(`${f.kind} (line ${f.eventLine}): ${f.detail}`);
   }
-  const dut = r.dutCompletions.map((c, i) => (c.length === 0 ? null : `QP ${i}: ${c.join(', ')}`)).filter((x): x is string => x !== null);
-  if (dut.length > 0) lines.push('', `DUT's work completions: ${dut.join('; ')}`);
+  const dut = dutCompletionsText(r);
+  if (dut !== null) lines.push('', `DUT's work completions: ${dut}`);
   return `${lines.join('\n')}\n`;
 }
+
+export const NO_FIGURES = 'no figures: the scenario has no measured event';
