@@ -19,6 +19,8 @@ import { e2eSkipReason, explain, HOST_DRIVERS, startRoce } from './harness';
 import { bundledScenario } from '../../apps/probe/bundled-scenarios';
 import { localAckTimeoutNs } from '../../stack/qp-attributes';
 import { RNR_TIMER_USEC } from '../../packets/aeth';
+import { type CapturePoint, analyzeFile } from '../../analysis/analyzer';
+import { Trigger } from '../../analysis/types';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
@@ -42,6 +44,7 @@ interface ProbeJson {
   figures: Fig[];
   timestamps: { errorNs: number };
   dut: { driver: string };
+  pcap?: { file: string; frames: number; capturePoint: string };
   live: { error: string | null; dutCommand: string; messagesPerQp: number; warnings: string[]; ourCompletions: string[][] };
 }
 
@@ -63,11 +66,12 @@ async function probeAgainstStack(
   role: 'requester' | 'responder',
   verb: string,
   dutFlags: readonly string[],
+  probeExtra: readonly string[] = [],
 ): Promise<{ probe: ProbeJson; probeCode: number | null; dut: { code: number | null; text: string } }> {
   const p = net();
   const pt = String(port++);
   const common = ['--driver', driver, '--port', pt, '--json'];
-  const probe = startRoce(p.nsB, ['probe', file, '--dev', p.ifB, ...common, ...(role === 'responder' ? ['--dut', p.ipA] : [])], 40_000);
+  const probe = startRoce(p.nsB, ['probe', file, '--dev', p.ifB, ...common, ...probeExtra, ...(role === 'responder' ? ['--dut', p.ipA] : [])], 40_000);
   const dutArgs = ['perftest', verb, ...(role === 'requester' ? [p.ipB] : []), '--dev', p.ifA, ...dutFlags, ...common, '--timeout', '20'];
   const dut = startRoce(p.nsA, dutArgs, 40_000);
   const [pr, dr] = await Promise.all([probe.done, dut.done]);
@@ -104,8 +108,18 @@ describe('roce probe against roce perftest over a veth pair', () => {
         expect(g.probe.live.ourCompletions).toEqual([['SUCCESS', 'SUCCESS', 'SUCCESS', 'SUCCESS', 'SUCCESS']]);
 
         const y2 = bundled('nak-retransmit');
-        const r = await probeAgainstStack(driver, scenarioFile('nak-retransmit', y2), 'requester', 'write', flagsOf(y2));
+        const pcap = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'probe-live-pcap-')), 'run.pcap');
+        const r = await probeAgainstStack(driver, scenarioFile('nak-retransmit', y2), 'requester', 'write', flagsOf(y2), ['--pcap', pcap]);
         expect(r.probeCode).toBe(0);
+        // The live capture is the DUT's NIC's view: the analyzer finds the NAK episode at the figure's PSN, and no violation of the DUT's.
+        expect(r.probe.pcap).toMatchObject({ file: pcap, capturePoint: expect.stringMatching(/^host:198\.18\./) });
+        const a = analyzeFile(pcap, { capturePoint: r.probe.pcap!.capturePoint as CapturePoint });
+        expect(a.violations).toEqual([]);
+        // One NAK, and the resend from its PSN. Which of the two caused the resend is the probe's to say (it
+        // knows the NAK caused it): the analyzer takes a NAK unanswered for 500 µs or 8 round trips as
+        // ignored, and a software DUT busy sending may take longer, so the episode may read as a timeout.
+        expect(a.flagCounts.nakSeqErr).toBe(1);
+        expect(a.episodes.some((e) => e.trigger === Trigger.NAK || e.trigger === Trigger.TIMEOUT)).toBe(true);
         expect(r.dut.code).toBe(0);
         expect(r.probe.figures).toHaveLength(1);
         expect(r.probe.figures[0]).toMatchObject({ kind: 'nakRetransmit', psn: 4, configured: 4, value: 4, verdict: 'pass' });
