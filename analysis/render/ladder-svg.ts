@@ -293,7 +293,9 @@ export function ladderSvg(t: Timeline, options: LadderOptions | string = {}): st
     out.push(`<title>${xmlEscape(tip)}</title>`);
     if (mark !== undefined) {
       // Behind the row's label and arrow; the note right of B's frame numbers.
-      out.push(`<rect class="markband" x="${X_TIME + 8}" y="${fmt(y - MIN_ROW_PX / 2)}" width="${WIDTH - X_TIME - 16}" height="${fmt(MIN_ROW_PX / 2 + SLANT + 4)}"/>`);
+      out.push(
+        `<rect class="markband" x="${X_TIME + 8}" y="${fmt(y - MIN_ROW_PX / 2)}" width="${WIDTH - X_TIME - 16}" height="${fmt(MIN_ROW_PX / 2 + SLANT + 4)}"/>`,
+      );
       out.push(`<text class="marklbl" x="${X_B + 48}" y="${fmt(y + 3)}" text-anchor="start">${xmlEscape(mark)}</text>`);
     }
     out.push(`<text class="tm" x="${X_TIME}" y="${fmt(y + 3)}" text-anchor="end">${xmlEscape(spanText(it.timeNs, t.digits))}</text>`);

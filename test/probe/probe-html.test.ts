@@ -28,7 +28,7 @@ interface El {
 }
 
 const ENTITIES: Record<string, string> = { amp: '&', lt: '<', gt: '>', quot: '"', '#39': "'" };
-const unescape = (s: string): string => s.replace(/&(amp|lt|gt|quot|#39);/g, (_, e: string) => ENTITIES[e]!);
+const unescapeXml = (s: string): string => s.replace(/&(amp|lt|gt|quot|#39);/g, (_, e: string) => ENTITIES[e]!);
 
 /** The page's elements as a tree (the page is written well-formed: every element closed). */
 function parse(html: string): El {
@@ -38,7 +38,7 @@ function parse(html: string): El {
   let last = 0;
   let m: RegExpExecArray | null;
   while ((m = re.exec(html)) !== null) {
-    stack[stack.length - 1]!.text += unescape(html.slice(last, m.index));
+    stack[stack.length - 1]!.text += unescapeXml(html.slice(last, m.index));
     last = re.lastIndex;
     if (m[2] === undefined) continue;
     if (m[1] === '/') {
@@ -48,7 +48,7 @@ function parse(html: string): El {
       continue;
     }
     const attrs: Record<string, string> = {};
-    for (const a of (m[3] ?? '').matchAll(/([\w:-]+)="([^"]*)"/g)) attrs[a[1]!] = unescape(a[2]!);
+    for (const a of (m[3] ?? '').matchAll(/([\w:-]+)="([^"]*)"/g)) attrs[a[1]!] = unescapeXml(a[2]!);
     const el: El = { name: m[2], attrs, children: [], text: '' };
     stack[stack.length - 1]!.children.push(el);
     if (m[4] !== '/') stack.push(el);
@@ -99,7 +99,13 @@ test.each(BUNDLED_SCENARIOS.map((b) => b.name))('%s: the table, the details, and
   expect(sections).toHaveLength(result.figures.length);
   result.figures.forEach((f, i) => {
     const s = sections[i]!;
-    expect(s.attrs).toMatchObject({ id: `figure-${i + 1}`, 'data-kind': f.kind, 'data-qp': String(f.qp), 'data-psn': String(f.psn), 'data-event-line': String(f.eventLine) });
+    expect(s.attrs).toMatchObject({
+      id: `figure-${i + 1}`,
+      'data-kind': f.kind,
+      'data-qp': String(f.qp),
+      'data-psn': String(f.psn),
+      'data-event-line': String(f.eventLine),
+    });
     expect(all(s, (e) => e.name === 'h2')[0]!.text).toContain(f.verdict);
     const svgs = all(s, (e) => e.name === 'svg');
     expect(svgs).toHaveLength(1);
@@ -161,7 +167,10 @@ test('roce probe --html FILE writes the page, --pcap FILE the capture and a line
     const pcap = path.join(dir, 'nak.pcap');
     expect(await run(['probe', '--scenario', 'nak-retransmit', '--pcap', pcap], withPcap)).toBe(0);
     expect(withPcap.out).toMatch(
-      new RegExp(`^capture: ${pcap.replace(/[.\\/]/g, '\\$&')}, 30 frames as the DUT's NIC sent and received them \\(times: the figures'\\); roce analyze --capture-point host:198\\.18\\.0\\.2 `, 'm'),
+      new RegExp(
+        `^capture: ${pcap.replace(/[.\\/]/g, '\\$&')}, 30 frames as the DUT's NIC sent and received them \\(times: the figures'\\); roce analyze --capture-point host:198\\.18\\.0\\.2 `,
+        'm',
+      ),
     );
     expect(fs.statSync(pcap).size).toBeGreaterThan(24);
     const bad = memoryOutput();
