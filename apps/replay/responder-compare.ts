@@ -74,6 +74,8 @@ export interface CompareContext {
    * was revoked off the wire (a LOCAL_INV, an unbind or a deregistration by the responder's side).
    */
   keyRevokedOffWire: (psn: number, frame: number) => boolean;
+  /** The captured request at `psn` is a SEND with invalidate (it carries an IETH). */
+  invalidatesAt: (psn: number) => boolean;
 }
 
 /**
@@ -110,7 +112,7 @@ export function compare(
   expected: Resp[],
   got: Resp[],
   diffs: Difference[],
-  { mtu, owed, fedBetween, outOfSequenceAt, resentAfter, readRequestOf, keyRevokedOffWire }: CompareContext,
+  { mtu, owed, fedBetween, outOfSequenceAt, resentAfter, readRequestOf, keyRevokedOffWire, invalidatesAt }: CompareContext,
 ): void {
   const gotBy = new AnswerIndex(got);
   const expectedBy = new AnswerIndex(expected);
@@ -225,7 +227,17 @@ export function compare(
         const acks = gotBy.of('ACK', e.psn);
         const g = acks[occurrence] ?? acks[acks.length - 1];
         if (g !== undefined) {
-          if (g.msn !== e.msn)
+          if (g.msn !== e.msn && e.msn !== null && g.msn === ((e.msn + 1) & 0xffffff) && invalidatesAt(e.psn))
+            diffs.push({
+              class: DiffClass.POLICY,
+              kind: 'msnAfterFailedInvalidate',
+              psn: e.psn,
+              frames: [e.frame],
+              expected: describe(e),
+              got: describe(g),
+              rule: 'whether a SEND with invalidate whose key could not be invalidated counts toward the MSN: rxe acknowledges it without counting it (rxe_resp.c execute() leaves for RESPST_ERR_INVALIDATE_RKEY before msn++; the receive completes with REM_INV_REQ_ERR and the QP goes to ERR after the ACK), this stack counts the message it acknowledged; the capture does not show whether the key could be invalidated',
+            });
+          else if (g.msn !== e.msn)
             diffs.push({
               class: DiffClass.VIOLATION,
               kind: 'msn',

@@ -211,6 +211,7 @@ function verify(
     owed: (psn) => owed.has(psn),
     fedBetween: (psn, after, before) => (fed.get(psn) ?? []).some((f) => f > after && f < before),
     outOfSequenceAt: (psn) => outOfSequenceAt.has(psn),
+    invalidatesAt: (psn) => keyed.some((k) => k.psn === psn && k.invalidates !== null),
     resentAfter: (psn, frame) => requests.next(psn, frame) !== undefined,
   });
   diffs.push(...new CreditCheck(shown, answered).differences());

@@ -1,9 +1,11 @@
 /**
  * verbs-check on a `Device`: the memory-protection verbs, played against scripts/rxe-lab/verbs-check.c
  * (rdma_rxe through libibverbs) or another roce-ts, either end the requester. The same line protocol
- * over TCP (see the C file): HELLO (GID and six RC QPs' QPN:PSN), KEYS (the responder's region,
- * a region without the flush right, a type 1 window, two type 2 windows bound on Q0 and Q3), then
- * per case CASE / READY / DONE / SAW.
+ * over TCP (see the C file): HELLO (GID and nine RC QPs' QPN:PSN), KEYS (the responder's region,
+ * a region without the flush right, a type 1 window, two type 2 windows bound on Q0 and Q3, and a
+ * fast-registration region's address with its key and the key of its next registration, or zeros
+ * from a responder that cannot post REG_MR: libibverbs has no REG_MR work request), then per case
+ * CASE / READY / DONE / SAW.
  *
  * The cases, on the QP each uses (a failure takes its QP to the error state, so each failure has
  * its own QP, or comes last on Q0):
@@ -11,7 +13,12 @@
  *   mw2_other_qp (Q1): a type 2 window used from a QP it is not bound to
  *   atomic_write (Q0), flush (Q5); flush_no_right (Q4): FLUSH of a region without IBV_ACCESS_FLUSH_GLOBAL;
  *   send_inv (Q0): SEND with invalidate of the type 2 window; mw2_after_inv (Q0): a WRITE through it after;
- *   mw2b_write (Q3), mw2b_after_local_inv (Q3): the responder invalidates its window with LOCAL_INV.
+ *   mw2b_write (Q3), mw2b_after_local_inv (Q3): the responder invalidates its window with LOCAL_INV;
+ *   inv_user_mr (Q2): SEND with invalidate naming the ordinary region's R_Key, which cannot be invalidated;
+ *   fr_write, fr_send_inv, fr_after_inv (Q6): a WRITE through a fast-registered key, SEND with
+ *   invalidate of it, a WRITE through it after; fr_rereg_old (Q7): the responder registers the
+ *   region again under a new key byte, and a WRITE uses the old key; fr_rereg (Q8): the new key.
+ *   The fr_* cases run only against a responder that offered a fast-registration region.
  *
  * Each side records one line per case: the requester its completion (status, vendor error, opcode),
  * the responder what it saw (completions on that QP's queue, its QP's state).
@@ -33,7 +40,7 @@ import { PerftestError, PerftestErrorCode, configError } from '../perftest/perft
 import { nextTurn } from '../host/clock-pump';
 
 export const VERBS_CHECK_PORT = 18530;
-const NQP = 6;
+const NQP = 9;
 const BUF_SIZE = 65536;
 
 /** The cases in the order the requester runs them, and the QP each uses. */
@@ -48,7 +55,18 @@ export const VERBS_CHECK_CASES = [
   { name: 'mw2_after_inv', qp: 0 },
   { name: 'mw2b_write', qp: 3 },
   { name: 'mw2b_after_local_inv', qp: 3 },
+  { name: 'inv_user_mr', qp: 2 },
+  { name: 'fr_write', qp: 6 },
+  { name: 'fr_send_inv', qp: 6 },
+  { name: 'fr_after_inv', qp: 6 },
+  { name: 'fr_rereg_old', qp: 7 },
+  { name: 'fr_rereg', qp: 8 },
 ] as const;
+
+/** The fast-registration region's iova, and its key bytes: the first registration's and the next one's. */
+const FR_IOVA = 0x7f00_5000_0000n;
+const FR_KEY_BYTE = 0x5a;
+const FR_KEY_BYTE_NEXT = 0x5b;
 
 export interface VerbsCheckConfig extends OobEndpointConfig {
   verbsRole: 'requester' | 'responder';
@@ -89,6 +107,10 @@ interface Keys {
   mw2: number;
   mw2b: number;
   flush: boolean;
+  /** The fast-registration region (0 when the responder has none). */
+  frva: bigint;
+  fr: number;
+  fr2: number;
 }
 
 /** A text-line reader over the channel (lines are short: byte by byte is enough). */
@@ -207,8 +229,31 @@ export async function runVerbsCheck(dev: Device, cfg: VerbsCheckConfig): Promise
       const mw2b = dev.allocMw(pd, MwType.TYPE_2);
       const k2 = await bind2(0, mw2, 8192);
       const k2b = await bind2(3, mw2b, 12288);
+      // A fast-registration region bound by a REG_MR work request (ib_alloc_mr, ib_map_mr_sg, IB_WR_REG_MR, as
+      // an NVMe-oF or iSER target registers a buffer for each I/O), and the key its next registration takes.
+      const frBuf = new Uint8Array(16384);
+      const fr = dev.allocMr(pd, frBuf.length / 4096);
+      const keyOf = (b: number): number => ((fr.lkey & ~0xff) | b) >>> 0;
+      const regMr = async (n: number, key: number): Promise<WorkCompletion | null> => {
+        dev.mapMrSg(fr, frBuf, FR_IOVA);
+        (qps[n] as QueuePair).postSend({
+          wrId: 4,
+          opcode: WrOpcode.REG_MR,
+          sendFlags: SendFlags.SIGNALED,
+          reg: { mr: fr, key, access: Access.LOCAL_WRITE | remote },
+        });
+        return pollOne(n, 2000);
+      };
+      const frKey = keyOf(FR_KEY_BYTE);
+      const frKey2 = keyOf(FR_KEY_BYTE_NEXT);
+      const r1 = await regMr(6, frKey);
+      if (r1?.status !== WcStatus.SUCCESS)
+        throw new PerftestError(PerftestErrorCode.COMPLETION, `verbs-check: REG_MR: ${r1 === null ? 'no completion' : WC_STATUS_NAMES[r1.status]}`, 'reg_mr');
       const hex = (v: number | bigint): string => v.toString(16);
-      await writeLine(ch, `KEYS ${hex(mr.addr(0))} ${hex(mr.rkey)} ${hex(nf.addr(0))} ${hex(nf.rkey)} ${hex(k1)} ${hex(k2)} ${hex(k2b)} 1`);
+      await writeLine(
+        ch,
+        `KEYS ${hex(mr.addr(0))} ${hex(mr.rkey)} ${hex(nf.addr(0))} ${hex(nf.rkey)} ${hex(k1)} ${hex(k2)} ${hex(k2b)} 1 ${hex(FR_IOVA)} ${hex(frKey)} ${hex(frKey2)}`,
+      );
       for (;;) {
         const line = await readLine(ch, 'CASE', 120_000);
         if (line === 'BYE') break;
@@ -223,6 +268,17 @@ export async function runVerbsCheck(dev: Device, cfg: VerbsCheckConfig): Promise
           (qps[3] as QueuePair).postSend({ wrId: 3, opcode: WrOpcode.LOCAL_INV, sendFlags: SendFlags.SIGNALED, invalidateRkey: k2b });
           const w = await pollOne(3, 2000);
           saw = `local_inv=${w === null ? 'none' : w.status},`;
+        } else if (name === 'inv_user_mr' || name === 'fr_send_inv') {
+          // A receive for the SEND with invalidate.
+          (qps[n] as QueuePair).postRecv({ wrId: 101, sgList: [rmr.sge(0, rbuf.length)] });
+        } else if (name === 'fr_rereg_old') {
+          // The region, invalidated by fr_send_inv, registered again under the next key byte.
+          // mapMrSg refuses a region still valid (fr_send_inv did not invalidate it): say so, the case goes on.
+          let w: WorkCompletion | null | 'refused' = 'refused';
+          try {
+            w = await regMr(n, frKey2);
+          } catch {}
+          saw = `reg_mr=${w === null ? 'none' : w === 'refused' ? 'refused' : w.status},`;
         }
         await writeLine(ch, 'READY');
         const done = await readLine(ch, 'DONE', caseMs + 10_000);
@@ -233,6 +289,7 @@ export async function runVerbsCheck(dev: Device, cfg: VerbsCheckConfig): Promise
           if (w.status === WcStatus.SUCCESS && w.opcode === WcOpcode.RECV) {
             saw += `/len=${w.byteLen}/flags=${hex(w.wcFlags)}`;
             if (w.immData >>> 0 === k2) saw += '/rkey=mw2';
+            if (w.immData >>> 0 === frKey) saw += '/rkey=fr';
           }
           saw += ',';
         }
@@ -247,11 +304,25 @@ export async function runVerbsCheck(dev: Device, cfg: VerbsCheckConfig): Promise
     const lbuf = new Uint8Array(BUF_SIZE).fill(0x5a);
     const lmr = dev.regMr(pd, lbuf, Access.LOCAL_WRITE);
     const kl = (await readLine(ch, 'KEYS', 30_000)).split(' ');
-    if (kl[0] !== 'KEYS' || kl.length !== 9) throw new OobError(OobErrorCode.MALFORMED, `bad KEYS line: ${kl.join(' ')}`, 'KEYS');
+    if (kl[0] !== 'KEYS' || kl.length !== 12) throw new OobError(OobErrorCode.MALFORMED, `bad KEYS line: ${kl.join(' ')}`, 'KEYS');
     const h = (i: number): number => Number.parseInt(kl[i] as string, 16) >>> 0;
-    const k: Keys = { va: BigInt(`0x${kl[1]}`), mr: h(2), nfva: BigInt(`0x${kl[3]}`), nf: h(4), mw1: h(5), mw2: h(6), mw2b: h(7), flush: kl[8] === '1' };
+    const k: Keys = {
+      va: BigInt(`0x${kl[1]}`),
+      mr: h(2),
+      nfva: BigInt(`0x${kl[3]}`),
+      nf: h(4),
+      mw1: h(5),
+      mw2: h(6),
+      mw2b: h(7),
+      flush: kl[8] === '1',
+      frva: BigInt(`0x${kl[9]}`),
+      fr: h(10),
+      fr2: h(11),
+    };
     let id = 0;
     for (const c of VERBS_CHECK_CASES) {
+      // A responder without a fast-registration region (rxe through libibverbs) offers key 0.
+      if (c.name.startsWith('fr_') && k.fr === 0) continue;
       await writeLine(ch, `CASE ${c.name} ${c.qp}`);
       const ready = await readLine(ch, 'READY', 10_000);
       if (ready !== 'READY') throw new OobError(OobErrorCode.MALFORMED, `expected READY, got ${JSON.stringify(ready)}`, 'READY');
@@ -276,7 +347,23 @@ export async function runVerbsCheck(dev: Device, cfg: VerbsCheckConfig): Promise
             write(k.mw2b, k.va + 12288n + 64n);
             break;
           case 'send_inv':
-            qp.postSend({ wrId, opcode: WrOpcode.SEND_WITH_INV, sendFlags: sig, sgList: [lmr.sge(0, 32)], invalidateRkey: k.mw2 });
+          case 'inv_user_mr':
+          case 'fr_send_inv':
+            qp.postSend({
+              wrId,
+              opcode: WrOpcode.SEND_WITH_INV,
+              sendFlags: sig,
+              sgList: [lmr.sge(0, 32)],
+              invalidateRkey: c.name === 'send_inv' ? k.mw2 : c.name === 'inv_user_mr' ? k.mr : k.fr,
+            });
+            break;
+          case 'fr_write':
+          case 'fr_after_inv':
+          case 'fr_rereg_old':
+            write(k.fr, k.frva + 64n);
+            break;
+          case 'fr_rereg':
+            write(k.fr2, k.frva + 64n);
             break;
           case 'atomic_write':
             qp.postSend({

@@ -7,9 +7,13 @@
  *   verbs-check -r loopback [-p PORT] [-g GIDX]                       (both ends on this device)
  *
  * Exchange (text lines over TCP):
- *   both:  "HELLO <gid 32 hex> <qpn>:<psn> x6"                    six RC QPs, Q0..Q5
+ *   both:  "HELLO <gid 32 hex> <qpn>:<psn> x9"                    nine RC QPs, Q0..Q8
  *   responder, once its QPs are in RTS and its windows bound:
- *          "KEYS <va> <mr rkey> <noflush va> <noflush rkey> <mw1 rkey> <mw2 rkey> <mw2b rkey> <flush 0|1>"
+ *          "KEYS <va> <mr rkey> <noflush va> <noflush rkey> <mw1 rkey> <mw2 rkey> <mw2b rkey> <flush 0|1>
+ *                <fr va> <fr rkey> <fr next rkey>"
+ *          (the fast-registration region: always 0 0 0 from this program, since libibverbs has no
+ *          REG_MR work request; roce-ts's responder offers one, and the requester runs the fr_*
+ *          cases only then)
  *   then per case: requester "CASE <name>", responder (after its local step) "READY", requester
  *   (after the completion) "DONE", responder "SAW <what it saw>".
  *   last: requester "BYE".
@@ -41,7 +45,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#define NQP 6
+#define NQP 9
 #define BUF_SIZE 65536
 #define ACCESS_FLUSH_GLOBAL (1 << 8)
 #define WR_FLUSH 14
@@ -257,7 +261,7 @@ static int responder(void) {
     if (ibv_post_send(qp[binds[i].q], &w, &bw) != 0) die("BIND_MW post");
     if (poll_one(binds[i].q, &wc, 2000) != 0 || wc.status != IBV_WC_SUCCESS) die("type 2 bind did not complete");
   }
-  sendline("KEYS %llx %x %llx %x %x %x %x %d", (unsigned long long)(uintptr_t)buf, mr->rkey, (unsigned long long)(uintptr_t)buf2, nf->rkey, mw1->rkey, k2, k2b, flush_ok);
+  sendline("KEYS %llx %x %llx %x %x %x %x %d 0 0 0", (unsigned long long)(uintptr_t)buf, mr->rkey, (unsigned long long)(uintptr_t)buf2, nf->rkey, mw1->rkey, k2, k2b, flush_ok);
   for (;;) {
     readline(line, sizeof line);
     if (strcmp(line, "BYE") == 0) break;
@@ -277,6 +281,10 @@ static int responder(void) {
       if (ibv_post_send(qp[3], &w, &bw) != 0) die("LOCAL_INV post");
       if (poll_one(3, &wc, 2000) != 0) die("LOCAL_INV did not complete");
       snprintf(saw, sizeof saw, "local_inv=%d,", wc.status);
+    } else if (strcmp(name, "inv_user_mr") == 0) {
+      /* A receive for the SEND with invalidate that names the ordinary region. */
+      struct ibv_recv_wr r2 = {.wr_id = 101, .sg_list = &rs, .num_sge = 1}, *bad2;
+      if (ibv_post_recv(qp[qn], &r2, &bad2) != 0) die("ibv_post_recv");
     }
     sendline("READY");
     readline(line, sizeof line);
@@ -329,8 +337,8 @@ static uint8_t *find_wqe(uint64_t id) {
 }
 
 struct keys {
-  unsigned long long va, nfva;
-  uint32_t mr, nf, mw1, mw2, mw2b;
+  unsigned long long va, nfva, frva;
+  uint32_t mr, nf, mw1, mw2, mw2b, fr, fr2;
   int flush;
 };
 
@@ -350,9 +358,12 @@ static int post_case(const char *name, int n, const struct keys *k) {
   } else if (strcmp(name, "mw2b_write") == 0 || strcmp(name, "mw2b_after_local_inv") == 0) {
     ibv_wr_rdma_write(x, k->mw2b, k->va + 12288 + 64);
     ibv_wr_set_sge(x, lmr->lkey, (uintptr_t)lbuf, 64);
-  } else if (strcmp(name, "send_inv") == 0) {
-    ibv_wr_send_inv(x, k->mw2);
+  } else if (strcmp(name, "send_inv") == 0 || strcmp(name, "inv_user_mr") == 0 || strcmp(name, "fr_send_inv") == 0) {
+    ibv_wr_send_inv(x, strcmp(name, "send_inv") == 0 ? k->mw2 : strcmp(name, "inv_user_mr") == 0 ? k->mr : k->fr);
     ibv_wr_set_sge(x, lmr->lkey, (uintptr_t)lbuf, 32);
+  } else if (strcmp(name, "fr_write") == 0 || strcmp(name, "fr_after_inv") == 0 || strcmp(name, "fr_rereg_old") == 0 || strcmp(name, "fr_rereg") == 0) {
+    ibv_wr_rdma_write(x, strcmp(name, "fr_rereg") == 0 ? k->fr2 : k->fr, k->frva + 64);
+    ibv_wr_set_sge(x, lmr->lkey, (uintptr_t)lbuf, 64);
   } else if (strcmp(name, "atomic_write") == 0) {
     uint64_t v = 0x0123456789abcdefull;
     ibv_wr_atomic_write(x, k->mr, k->va + 256, &v);
@@ -389,17 +400,21 @@ static int requester(void) {
   hello();
   struct keys k;
   readline(line, sizeof line);
-  if (sscanf(line, "KEYS %llx %x %llx %x %x %x %x %d", &k.va, &k.mr, &k.nfva, &k.nf, &k.mw1, &k.mw2, &k.mw2b, &k.flush) != 8) die("bad KEYS");
+  if (sscanf(line, "KEYS %llx %x %llx %x %x %x %x %d %llx %x %x", &k.va, &k.mr, &k.nfva, &k.nf, &k.mw1, &k.mw2, &k.mw2b, &k.flush, &k.frva, &k.fr, &k.fr2) != 11)
+    die("bad KEYS");
   static const struct {
     const char *name;
     int q;
   } cases[] = {
       {"mw1_write", 0}, {"mw2_write", 0}, {"mw2_other_qp", 1}, {"atomic_write", 0}, {"flush", 5}, {"flush_no_right", 4},
-      {"send_inv", 0}, {"mw2_after_inv", 0}, {"mw2b_write", 3}, {"mw2b_after_local_inv", 3},
+      {"send_inv", 0}, {"mw2_after_inv", 0}, {"mw2b_write", 3}, {"mw2b_after_local_inv", 3}, {"inv_user_mr", 2},
+      {"fr_write", 6}, {"fr_send_inv", 6}, {"fr_after_inv", 6}, {"fr_rereg_old", 7}, {"fr_rereg", 8},
   };
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
     const char *name = cases[i].name;
     int n = cases[i].q;
+    /* A responder without a fast-registration region offers key 0. */
+    if (strncmp(name, "fr_", 3) == 0 && k.fr == 0) continue;
     sendline("CASE %s %d", name, n);
     readline(line, sizeof line);
     if (strcmp(line, "READY") != 0) die("expected READY");

@@ -16,7 +16,7 @@ interface Case {
   saw: string;
 }
 
-test('requester and responder: windows, SEND with invalidate, LOCAL_INV, ATOMIC WRITE and FLUSH each end as between rxe and itself', async () => {
+test('requester and responder: windows, SEND with invalidate, LOCAL_INV, ATOMIC WRITE, FLUSH and fast registration each end as between rxe and itself', async () => {
   const port = String(await freePort());
   const common = ['--driver', 'memory', '-p', port, '--json', '--timeout', '5'];
   const [resp, req] = await Promise.all([
@@ -38,6 +38,16 @@ test('requester and responder: windows, SEND with invalidate, LOCAL_INV, ATOMIC 
     mw2_after_inv: [REM_ACCESS_ERR, 'qp=ERR'],
     mw2b_write: [0, 'qp=RTS'],
     mw2b_after_local_inv: [REM_ACCESS_ERR, 'local_inv=0,qp=ERR'],
+    // An ordinary region cannot be invalidated: the SEND is acknowledged, its receive completes with
+    // REM_INV_REQ_ERR (9) and the responder's QP goes to ERR (rxe_resp.c RESPST_ERR_INVALIDATE_RKEY).
+    inv_user_mr: [0, 'wc=9/128,qp=ERR'],
+    // A fast-registered key: used, invalidated by the peer's SEND, refused after; registered again
+    // (REG_MR completes, 0) under a new key byte, the old key refused and the new one admitted.
+    fr_write: [0, 'qp=RTS'],
+    fr_send_inv: [0, 'wc=0/128/len=32/flags=8/rkey=fr,qp=RTS'],
+    fr_after_inv: [REM_ACCESS_ERR, 'qp=ERR'],
+    fr_rereg_old: [REM_ACCESS_ERR, 'reg_mr=0,qp=ERR'],
+    fr_rereg: [0, 'qp=RTS'],
   });
   // The responder's own account is the one the requester was given.
   const mine = (JSON.parse(resp.out) as { cases: Case[] }).cases;

@@ -108,6 +108,27 @@ describe('keys of memory windows', () => {
     expect(r.json.qpErrors.map((e) => ({ frame: e.frame, captured: e.captured }))).toEqual([{ frame: 5, captured: true }]);
   });
 
+  test("rxe's ACK of a SEND with invalidate it could not carry out leaves the message out of the MSN: a policy difference, not a violation", async () => {
+    // As rxe answers a SEND with invalidate naming an ordinary region's key (test/interop/memory-protection.test.ts,
+    // inv_user_mr): ACKed with the MSN unchanged, its QP in the error state after. Replay's stand-in
+    // region takes the invalidation and counts the message.
+    const k = 0x00c0ffee;
+    const r = await replayResponder('inv-refused.pcap', [sendInv(0, 60, k), ack(2, 60, Syn.ACK, 0)]);
+    expect(r.json).toMatchObject({ violations: 0 });
+    const diffs = r.json.conversations.flatMap((c) => c.differences);
+    expect(diffs.map((d) => [d.class, d.kind, d.expected, d.got])).toEqual([
+      ['policy', 'msnAfterFailedInvalidate', 'RC_ACKNOWLEDGE PSN 60 MSN 0', 'RC_ACKNOWLEDGE PSN 60 MSN 1'],
+    ]);
+    // Any other MSN difference stays a violation.
+    const r2 = await replayResponder('msn-off.pcap', [
+      req(0, Opcode.RC_SEND_ONLY, 70, { len: 8 }),
+      ack(2, 70, Syn.ACK, 1),
+      sendInv(4, 71, k),
+      ack(6, 71, Syn.ACK, 3),
+    ]);
+    expect(r2.json.conversations.flatMap((c) => c.differences).map((d) => [d.class, d.kind])).toEqual([['violation', 'msn']]);
+  });
+
   test('a window bound again with a new key byte (after its invalidation, or with no invalidation on the wire): each key is judged under the bind it had', async () => {
     const k1 = mwKey(0x10008, 0x01);
     const k2 = mwKey(0x10008, 0x02);
