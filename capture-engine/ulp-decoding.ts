@@ -22,11 +22,14 @@ import type { UlpDecoder, UlpProtocol } from '../ulp/ulp-decoder';
 import { ULP_PROTOCOLS, type UlpFrameOf, type UlpRuleSet } from '../ulp/protocols';
 import { META_FIELDS } from './decode-batch-layout';
 
-/** A field by Wireshark's name: the wire's (packets/frame-fields.ts), else the first registered protocol's that has it. */
-export function decodeField(name: string, protocols: readonly UlpProtocol<unknown, unknown>[] = ULP_PROTOCOLS): FieldDef | undefined {
+/**
+ * A field by Wireshark's name: the wire's (packets/frame-fields.ts), else the first registered
+ * protocol's that has it. One argument only: it is handed to the display filter as its lookup.
+ */
+export function decodeField(name: string): FieldDef | undefined {
   const f = frameField(name);
   if (f !== undefined) return f;
-  for (const p of protocols) {
+  for (const p of ULP_PROTOCOLS) {
     const u = p.text.field(name);
     if (u !== undefined) return u;
   }
