@@ -5,7 +5,6 @@
  */
 import type { DecodeCounts, PrintSettings } from './decode-printer';
 import type { ExactTime } from '../base/exact-time';
-import type { NvmeConversationState } from '../ulp/nvme-rdma/conversation-state';
 
 /**
  * Numbers per record in `meta`: index, time, linkType, origLen, start, end, nsec, digits. The time
@@ -38,8 +37,11 @@ export interface BatchMessage {
   meta: ArrayBuffer;
   /** Output chunks written out and handed back, for the printer to write into again. */
   spare: ArrayBuffer[];
-  /** The NVMe-oF state the records before this batch left (capture-engine/ulp-decoding.ts), null when there is none. */
-  nvmeState?: NvmeConversationState | null;
+  /**
+   * Each registered protocol's state (ulp/protocols.ts, in its order) as the records before this
+   * batch left it (capture-engine/ulp-decoding.ts), null where there is none; absent: none at all.
+   */
+  ulpStates?: (unknown | null)[];
 }
 
 export interface BatchResult {

@@ -10,7 +10,7 @@ import { FramePrinter, type PrintSettings } from './decode-printer';
 import { SummaryPieces } from '../packets/summary-pieces';
 import { JsonFramePieces } from '../packets/json-frame-pieces';
 import type { ExactTime } from '../base/exact-time';
-import type { NvmeFrame } from '../ulp/nvme-rdma/nvme-decoder';
+import type { UlpHit } from './ulp-decoding';
 import { BATCH_BYTES, BATCH_RECORDS, type BatchMessage, type BatchResult, META_FIELDS, OUT_CHUNK } from './decode-batch-layout';
 
 /**
@@ -105,9 +105,9 @@ export class BatchPrinter {
   );
 
   private readonly icrc: BatchIcrc | null;
-  /** A run of records decoded, before they are printed, and what the NVMe-oF decoder made of each. */
+  /** A run of records decoded, before they are printed, and what an upper-layer protocol made of each. */
   private readonly decoded: (DecodedFrame | null)[] = new Array<DecodedFrame | null>(PHASE_RUN).fill(null);
-  private readonly ulps: (NvmeFrame | null)[] = new Array<NvmeFrame | null>(PHASE_RUN).fill(null);
+  private readonly ulps: (UlpHit | null)[] = new Array<UlpHit | null>(PHASE_RUN).fill(null);
   private readonly pieces = new SummaryPieces();
   private readonly jsonPieces = new JsonFramePieces();
 
@@ -128,7 +128,7 @@ export class BatchPrinter {
     for (const b of m.spare) if (this.spares.length < MAX_SPARES) this.spares.push(b);
     this.chunks = [];
     const icrc = this.icrc;
-    const printer = new FramePrinter(this.text, this.settings, icrc === null ? this.icrcV2 : icrc.icrcV2, this.pieces, this.jsonPieces, m.nvmeState ?? null);
+    const printer = new FramePrinter(this.text, this.settings, icrc === null ? this.icrcV2 : icrc.icrcV2, this.pieces, this.jsonPieces, m.ulpStates ?? null);
     printer.startAt(m.first, m.prev);
     const bytes = new Uint8Array(m.data);
     const view = new DataView(m.data);

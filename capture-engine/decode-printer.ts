@@ -15,13 +15,9 @@ import { type DisplayFilter, compileDisplayFilter } from '../packets/display-fil
 import type { FieldDef, FieldFrame } from '../packets/frame-fields';
 import { frameLayers } from '../packets/frame-layers';
 import { type FieldsFormat, clockText, fieldsLine, hexDump } from './tshark-output';
-import { DEFAULT_NVME_RULES, NvmeDecoder, type NvmeFrame, type NvmeRules } from '../ulp/nvme-rdma/nvme-decoder';
-import type { NvmeConversationState } from '../ulp/nvme-rdma/conversation-state';
-import { nvmeJsonMember, nvmeTreeLines, nvmeWords } from '../ulp/nvme-rdma/nvme-text';
-import { decodeField } from './ulp-decoding';
-import type { NvmeUlpFrame } from '../ulp/nvme-rdma/nvme-fields';
-
-const nvmeUlpFrame = (nvme: NvmeFrame): NvmeUlpFrame => ({ protocol: 'nvme-rdma', nvme });
+import type { UlpDecoder, UlpText } from '../ulp/ulp-decoder';
+import { ULP_PROTOCOLS, type UlpRuleSet, defaultRuleSet } from '../ulp/protocols';
+import { type UlpHit, decodeField, observeAll, ulpDecoders } from './ulp-decoding';
 
 const NEWLINE = 0x0a;
 
@@ -55,8 +51,8 @@ export interface PrintSettings {
   hexDump: boolean;
   /** -w: the frames that pass are counted (and written by the command), none printed. */
   silent: boolean;
-  /** Which frames are NVMe-oF: the IP CM ports of its CM connections, and QPNs named with --decode-as. */
-  nvme: NvmeRules;
+  /** Which frames are each upper-layer protocol's: the IP CM ports of its CM connections, and QPNs named with --decode-as. */
+  ulp: UlpRuleSet;
 }
 
 /** What `roce decode FILE` does without options: summary lines, times since the first frame, every ICRC checked. */
@@ -75,7 +71,7 @@ export const DEFAULT_PRINT_SETTINGS: Readonly<PrintSettings> = Object.freeze({
   fields: null,
   hexDump: false,
   silent: false,
-  nvme: DEFAULT_NVME_RULES,
+  ulp: defaultRuleSet(),
 });
 
 /** Counts over the records seen, for the closing line on stderr. */
@@ -120,10 +116,12 @@ export class FramePrinter {
   private readonly fieldDefs: readonly FieldDef[] | null;
   /** Time of the frame shown before (the `dd` column's reference and frame.time_delta_displayed's), once there is one. */
   private shown: ExactTime | null = null;
-  /** Which frames are NVMe-oF and what they carry, frame after frame. */
-  private readonly nvme: NvmeDecoder;
-  /** What the NVMe-oF decoder made of the record `decode` decoded last (null: not NVMe-oF). */
-  lastUlp: NvmeFrame | null = null;
+  /** Which frames are each registered protocol's and what they carry, frame after frame (ulp/protocols.ts's order). */
+  private readonly ulps: UlpDecoder<unknown, unknown>[];
+  /** How each protocol's frames are shown, in the same order. */
+  private readonly ulpTexts: UlpText<unknown>[];
+  /** What a protocol made of the record `decode` decoded last (null: none did). */
+  lastUlp: UlpHit | null = null;
 
   /**
    * @param icrcV2 the routine that checks a RoCE v2 ICRC (the native addon's when it is built)
@@ -136,10 +134,14 @@ export class FramePrinter {
     private readonly pieces = new SummaryPieces(),
     /** The same for the JSON objects. */
     private readonly jsonPieces = new JsonFramePieces(),
-    /** The NVMe-oF state the frames before this printer's first left (a batch's, capture-engine/ulp-decoding.ts); it is changed in place. */
-    nvmeState: NvmeConversationState | null = null,
+    /**
+     * Each protocol's state as the frames before this printer's first left it (a batch's,
+     * capture-engine/ulp-decoding.ts; null: from nothing); each is changed in place.
+     */
+    ulpStates: readonly (unknown | null)[] | null = null,
   ) {
-    this.nvme = nvmeState === null ? new NvmeDecoder(s.nvme) : new NvmeDecoder(s.nvme, nvmeState);
+    this.ulps = ulpDecoders(ULP_PROTOCOLS, s.ulp, ulpStates);
+    this.ulpTexts = ULP_PROTOCOLS.map((p) => p.text);
     // A summary line shows neither the Ethernet header nor the IP checksum: the common frame is
     // decoded without them (same verdicts, packets/decode.ts `lean`).
     const summary = !s.json && !s.verbose;
@@ -189,7 +191,7 @@ export class FramePrinter {
   decode(view: DataView, bytes: Uint8Array, start: number, end: number, linkType: number, origLen: number): DecodedFrame {
     const d = decodeAt(view, bytes, start, end, linkType, this.opts, origLen);
     const c = this.counts;
-    this.lastUlp = d.roce ? this.nvme.observe(d, view, start) : null;
+    this.lastUlp = d.roce ? observeAll(this.ulps, d, view, start) : null;
     if (d.roce) {
       c.roce++;
       // A frame the capture cut is truncated, not malformed (docs/decode.md, "Truncated frames").
@@ -229,8 +231,8 @@ export class FramePrinter {
     end: number,
     linkType = 1,
     origLen = end - start,
-    /** What the NVMe-oF decoder made of the record (FramePrinter.lastUlp after its `decode`). */
-    ulp: NvmeFrame | null = this.lastUlp,
+    /** What a protocol made of the record (FramePrinter.lastUlp after its `decode`). */
+    ulp: UlpHit | null = this.lastUlp,
   ): boolean {
     const time = this.time;
     time.sec = sec;
@@ -286,7 +288,7 @@ export class FramePrinter {
         deltaDisplayedNs: shown === null ? 0n : epochNs - (BigInt(shown.sec) * NS + BigInt(shown.nsec)),
         decoded: d,
         layers: frameLayers(frameBytes, linkType),
-        ulp: ulp === null ? null : nvmeUlpFrame(ulp),
+        ulp,
       };
     }
     if (!this.passes(index, d, ff)) return false;
@@ -304,16 +306,17 @@ export class FramePrinter {
       return true;
     }
     const text = this.text;
+    const ulpText = ulp === null ? undefined : this.ulpTexts[ulp.index];
     let printed = true;
     if (this.fieldDefs !== null && this.s.fields !== null && ff !== null) {
       text.text(fieldsLine(this.fieldDefs, ff, this.s.fields));
       text.byte(NEWLINE);
     } else if (this.s.json) {
-      writeFrameJson(text, index, time, d, this.jsonPieces, ulp === null ? undefined : nvmeJsonMember(ulp));
+      writeFrameJson(text, index, time, d, this.jsonPieces, ulp === null ? undefined : ulpText?.jsonMember(ulp.frame));
       text.byte(NEWLINE);
     } else if (d.roce) {
       if (this.s.verbose) {
-        text.text(fieldTree(index, column, end - start, d, bytes.subarray(start, end), ulp === null ? undefined : nvmeTreeLines(ulp)));
+        text.text(fieldTree(index, column, end - start, d, bytes.subarray(start, end), ulp === null ? undefined : ulpText?.treeLines(ulp.frame)));
         text.byte(NEWLINE);
       } else
         writeSummaryLine(
@@ -323,7 +326,7 @@ export class FramePrinter {
           d,
           this.pieces,
           CLOCK_MODES.has(mode) ? clockText(sec, nsec, digits, mode as 'ad' | 'a' | 'ud' | 'u') : undefined,
-          ulp === null ? undefined : nvmeWords(ulp),
+          ulp === null ? undefined : ulpText?.words(ulp.frame),
         );
       text.byte(NEWLINE);
     } else printed = false;

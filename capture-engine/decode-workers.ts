@@ -21,7 +21,6 @@ import type { IcrcBurst } from './batch-icrc';
 import type { ExactTime } from '../base/exact-time';
 import { addCounts, type DecodeCounts, type PrintSettings, zeroCounts } from './decode-printer';
 import { UlpPass } from './ulp-decoding';
-import type { NvmeConversationState } from '../ulp/nvme-rdma/conversation-state';
 
 /** Batches out per worker at most. */
 const OUT_PER_WORKER = 4;
@@ -145,8 +144,8 @@ export async function decodeWithWorkers(
   let read = 0;
   let ended: StreamResult | null = null;
   // Upper-layer protocols learn from earlier frames: their state goes forward with the batches.
-  const ulp = new UlpPass(settings.nvme, settings.rocePort);
-  const send = async (nvmeState: NvmeConversationState | null): Promise<void> => {
+  const ulp = new UlpPass(settings.ulp, settings.rocePort);
+  const send = async (ulpStates: (unknown | null)[]): Promise<void> => {
     const spare = freeOut.splice(0, SPARES_PER_BATCH);
     const msg: BatchMessage = {
       seq: sent,
@@ -156,7 +155,7 @@ export async function decodeWithWorkers(
       data: batch.data,
       meta: batch.meta,
       spare,
-      nvmeState,
+      ulpStates,
     };
     let w = 0;
     for (let i = 1; i < workers; i++) if ((out[i] as number) < (out[w] as number)) w = i;
@@ -194,9 +193,9 @@ export async function decodeWithWorkers(
       first ??= batch.timeAt(0);
       batchPrev = prev;
       prev = batch.timeAt(n - 1);
-      const nvmeState = ulp.snapshot();
+      const ulpStates = ulp.snapshot();
       ulp.scan(batch.data, batch.meta, batch.count);
-      await send(nvmeState);
+      await send(ulpStates);
       batch = take(0);
     }
     await settle(1);

@@ -46,6 +46,7 @@ import { analyzeWithWorker, analyzeWorkerScript } from '../capture-engine/analyz
 import { guessabilityOfCapture } from '../analysis/guessability-capture';
 import { guessReportText } from '../analysis/guessability-text';
 import { DECODE_AS_SPEC, decodeAsRules } from './decode-as-option';
+import { UlpName } from '../ulp/ulp-decoder';
 import { nvmeCommandsOf } from '../capture-engine/nvme-command-pass';
 import type { NvmeAnalysis } from '../ulp/nvme-rdma/command-analysis';
 import { nvmeAnalysisText } from '../ulp/nvme-rdma/command-text';
@@ -171,7 +172,8 @@ export async function analyzeCommand(argv: readonly string[], out: Output, ctx?:
   if (failOn !== null && failOn.failOn.rules.size === 0 && failOn.failOn.flags.size === 0 && failOn.failOn.rxe.size === 0)
     throw new UsageError('--fail-on needs at least one rule, flag or rxe behaviour name, or any');
   const verifyIcrc = !args.flags.has('no-icrc') && !args.flags.has('ignore-icrc');
-  const nvmeRules = decodeAsRules(args.lists.get('decode-as') ?? []);
+  // The NVMe-oF command analysis works from NVMe-oF's rules.
+  const nvmeRules = decodeAsRules(args.lists.get('decode-as') ?? [])[UlpName.Nvme];
   const input = captureInput('analyze', captureFile, out, ctx?.stdinIsTerminal ?? isatty(0), ANALYZE_USAGE);
   if (input === null) return BAD_INPUT_STATUS;
   finishOnInterrupt(input);

@@ -220,7 +220,7 @@ export async function decodeCommand(argv: readonly string[], out: Output, ctx?: 
     fields,
     hexDump: args.flags.has('hex'),
     silent: writeTo !== null,
-    nvme: decodeAsRules(args.lists.get('decode-as') ?? []),
+    ulp: decodeAsRules(args.lists.get('decode-as') ?? []),
   };
   const icrcV2 = nativeIcrcV2() ?? undefined;
 

@@ -29,6 +29,7 @@ import { ladderHtml } from '../analysis/render/ladder-html';
 import { windowShownText } from '../analysis/render/ladder-window';
 import { MAX_CONVERSATIONS_SPEC, maxConversationsOf, reportAnalysisEnd } from './analysis-end';
 import { DECODE_AS_SPEC, decodeAsRules } from './decode-as-option';
+import { UlpName } from '../ulp/ulp-decoder';
 import { nvmeCommandsOf } from '../capture-engine/nvme-command-pass';
 import { nvmeLadderNote } from '../ulp/nvme-rdma/command-text';
 
@@ -121,7 +122,8 @@ export async function ladderCommand(argv: readonly string[], out: Output, ctx?: 
   const portText = args.values.get('roce-port');
   const rocePort = portText === undefined ? 4791 : intValue(portText, 'roce-port', 1, 65535);
   const maxConversations = maxConversationsOf(args);
-  const nvmeRules = decodeAsRules(args.lists.get('decode-as') ?? []);
+  // The NVMe-oF labels work from NVMe-oF's rules.
+  const nvmeRules = decodeAsRules(args.lists.get('decode-as') ?? [])[UlpName.Nvme];
   // Seen before the capture is read: a long capture is not analysed for a picture that cannot be written.
   if (!outputFileWritable('ladder', dest, out)) return OUTPUT_FILE_STATUS;
   const input = captureInput('ladder', file, out, ctx?.stdinIsTerminal ?? isatty(0), LADDER_USAGE);

@@ -128,14 +128,14 @@ describe('the same output in one run and in batches that carry the state', () =>
     return Buffer.concat(chunks).toString('utf8');
   };
   const batched = (s: PrintSettings, size: number): string => {
-    const pass = new UlpPass(s.nvme, s.rocePort);
+    const pass = new UlpPass(s.ulp, s.rocePort);
     let out = '';
     let first = null;
     for (let i = 0; i < records.length; i += size) {
       const b = RecordBatch.fresh(0);
       for (const r of records.slice(i, i + size)) b.add(r.index, r.sec, r.linkType, r.origLen, r.data, r.nsec, r.timeDigits);
       first ??= b.timeAt(0);
-      const nvmeState = pass.snapshot();
+      const ulpStates = pass.snapshot();
       pass.scan(b.data, b.meta, b.count);
       const prev =
         i === 0
@@ -145,7 +145,7 @@ describe('the same output in one run and in batches that carry the state', () =>
               return { sec: r.sec, nsec: r.nsec, digits: r.timeDigits };
             })();
       // A fresh printer for every batch, as a worker thread that sees only this batch.
-      const res = new BatchPrinter(s, undefined, null).print({ seq: 0, count: b.count, first, prev, data: b.data, meta: b.meta, spare: [], nvmeState });
+      const res = new BatchPrinter(s, undefined, null).print({ seq: 0, count: b.count, first, prev, data: b.data, meta: b.meta, spare: [], ulpStates });
       out += res.out.map((c) => Buffer.from(c).toString('utf8')).join('');
     }
     return out;
@@ -165,10 +165,10 @@ describe('the same output in one run and in batches that carry the state', () =>
 
 describe('--decode-as', () => {
   test('qpn and port rules, 4420 always in', () => {
-    expect(decodeAsRules(['qpn=0x12=nvme', 'qpn=19=nvme', 'port=4421=NVMe'])).toEqual({ ports: [4420, 4421], qpns: [0x12, 19] });
-    expect(decodeAsRules([])).toEqual({ ports: [4420], qpns: [] });
+    expect(decodeAsRules(['qpn=0x12=nvme', 'qpn=19=nvme', 'port=4421=NVMe']).nvme).toEqual({ ports: [4420, 4421], qpns: [0x12, 19] });
+    expect(decodeAsRules([]).nvme).toEqual({ ports: [4420], qpns: [] });
   });
-  test.each(['qpn=0x12', 'qpn=0x12=iser', 'lid=3=nvme', 'qpn=0x1000000=nvme', 'port=70000=nvme'])('%s is a usage error', (v) => {
+  test.each(['qpn=0x12', 'qpn=0x12=srp', 'lid=3=nvme', 'qpn=0x1000000=nvme', 'port=70000=nvme'])('%s is a usage error', (v) => {
     expect(() => decodeAsRules([v])).toThrow(UsageError);
   });
 });

@@ -42,15 +42,13 @@ import {
   emptyState,
   endKey,
 } from './conversation-state';
+import { UlpName, type UlpDecoder, type UlpRules } from '../ulp-decoder';
 
 /** The IANA port of NVMe-oF over RDMA (the IP CM port of its service ID). */
 export const NVME_RDMA_PORT = 4420;
 
 /** How frames are assigned to NVMe-oF: IP CM ports whose CM connections are NVMe-oF, and QPNs that are whatever the CM said. */
-export interface NvmeRules {
-  ports: readonly number[];
-  qpns: readonly number[];
-}
+export type NvmeRules = UlpRules;
 
 export const DEFAULT_NVME_RULES: Readonly<NvmeRules> = Object.freeze({ ports: [NVME_RDMA_PORT], qpns: [] });
 
@@ -139,7 +137,8 @@ const DATA = new Set([
   Opcode.RC_RDMA_READ_RESPONSE_ONLY,
 ]);
 
-export class NvmeDecoder {
+export class NvmeDecoder implements UlpDecoder<NvmeFrame, NvmeConversationState> {
+  readonly name = UlpName.Nvme;
   private readonly ports: ReadonlySet<number>;
   private readonly qpns: ReadonlySet<number>;
   /** The QPNs of `state.ends`, for a quick "not ours". */

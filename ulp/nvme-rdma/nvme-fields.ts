@@ -12,18 +12,19 @@ import { FABRICS_OPCODE, IoOpcode } from './opcode-names';
 import { SglType } from './sgl';
 import { readRw } from './sqe';
 import { statusParts } from './cqe';
+import { UlpName } from '../ulp-decoder';
 
 /** What `FieldFrame.ulp` holds for a frame of an NVMe-oF conversation. */
 export interface NvmeUlpFrame {
-  readonly protocol: 'nvme-rdma';
-  readonly nvme: NvmeFrame;
+  readonly protocol: typeof UlpName.Nvme;
+  readonly frame: NvmeFrame;
 }
 
 const NONE: FieldValue[] = [];
 
 function nvmeOf(f: FieldFrame): NvmeFrame | null {
   const u = f.ulp;
-  return u !== undefined && u !== null && u.protocol === 'nvme-rdma' ? (u as NvmeUlpFrame).nvme : null;
+  return u !== undefined && u !== null && u.protocol === UlpName.Nvme ? (u as NvmeUlpFrame).frame : null;
 }
 
 const hexText =
