@@ -7,7 +7,8 @@
  * `reply_count` the reply chunk (0 or 1); `rdma_handle`, `rdma_length`, `rdma_offset` have one value
  * per segment, read list first, then the write list, then the reply chunk; `segment_count` one per
  * write chunk and reply chunk. A frame's values come from the decoder (`FieldFrame.ulp` =
- * `{ protocol: 'rpcrdma', frame }`).
+ * `{ protocol: 'rpcrdma', frame }`). `rpc.programversion` of an NFS message has two values, as tshark
+ * shows it (packet-nfs.c adds the field again in the NFS tree).
  */
 import type { FieldDef, FieldFrame, FieldValue } from '../../packets/frame-fields';
 import { UlpName } from '../ulp-decoder';
@@ -111,7 +112,11 @@ const ALL: readonly FieldDef[] = [
   uints('rpc.msgtyp', 32, false, (f) => rpc(f)?.msgType),
   uints('rpc.version', 32, false, (f) => rpc(f)?.call?.rpcvers),
   uints('rpc.program', 32, false, (f) => callOf(f)?.prog),
-  uints('rpc.programversion', 32, false, (f) => callOf(f)?.vers),
+  // packet-nfs.c repeats the version in the NFS tree under the same field: tshark prints it twice.
+  uints('rpc.programversion', 32, false, (f) => {
+    const c = callOf(f);
+    return c === null ? null : c.prog === NFS_PROGRAM ? [c.vers, c.vers] : c.vers;
+  }),
   uints('rpc.procedure', 32, false, (f) => callOf(f)?.proc),
   uints('rpc.replystat', 32, false, (f) => rpc(f)?.reply?.replyStat),
   uints('rpc.state_accept', 32, false, (f) => rpc(f)?.reply?.acceptStat),
