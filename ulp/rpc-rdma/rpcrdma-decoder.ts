@@ -2,7 +2,7 @@
  * Which frames are RPC-over-RDMA (RFC 8166), and what they carry, frame after frame in capture order.
  *
  * Ownership, as in Wireshark's packet-rpcrdma.c: an RDMA CM REQ to the IP CM service ID of a TCP
- * port in `ports` (20049, NFS over RDMA: RFC 8267 §6) and the REP answering it make both QP ends
+ * port in `ports` (20049, IANA's nfsrdma port) and the REP answering it make both QP ends
  * the protocol's (frames to the REQ sender's QP travel to the client, frames to the REP sender's
  * to the server); `qpns` (--decode-as) names QPs without a CM. Where neither applies, a SEND's
  * shape claims its destination QP. Wireshark's heuristic (packet_is_rpcordma, registered on
@@ -49,7 +49,7 @@ import {
   pairKey,
 } from './conversation-state';
 
-/** The IANA port of NFS over RDMA (RFC 5666 §12, RFC 8267 §6). */
+/** The IANA port of NFS over RDMA (IANA nfsrdma). */
 export const RPC_RDMA_PORT = 20049;
 
 const MAX_PENDING = 256;
@@ -381,7 +381,7 @@ export class RpcRdmaDecoder implements UlpDecoder<RpcRdmaFrame, RpcRdmaState> {
       f.of = { xid: h.xid, chunk: null, call: of };
       if (h.proc === RpcRdmaProc.NOMSG) {
         const msg = c.messages.get(h.xid);
-        // The reply chunk as the reply's header gives it: its segments' lengths are the bytes written (RFC 8166 §4.2.1.3).
+        // The reply chunk as the reply's header gives it: its segments' lengths are the bytes written (RFC 8166 §3.4.6: the responder sets each segment's length to what it wrote).
         const written = (h.replyChunk ?? []).reduce((n, s) => n + s.length, 0);
         if (msg !== undefined && msg.kind === 'reply') {
           const bytes = joined(msg.parts, msg.length);

@@ -5,7 +5,7 @@
  *   0  xid       the RPC's transaction ID
  *   4  vers      1
  *   8  credits   the flow control value (credits requested or granted)
- *  12  proc      RDMA_MSG 0, RDMA_NOMSG 1, RDMA_MSGP 2 (RFC 5666, withdrawn by RFC 8166 §4.5),
+ *  12  proc      RDMA_MSG 0, RDMA_NOMSG 1, RDMA_MSGP 2 (RFC 5666; RFC 8166 no longer sends it),
  *                RDMA_DONE 3, RDMA_ERROR 4
  *  16  body: for MSG and NOMSG the three chunk lists; for MSGP align and threshold words, then the
  *      lists; for ERROR the error code (ERR_VERS 1: the lowest and highest version; ERR_CHUNK 2).
