@@ -113,6 +113,15 @@ describe('a capture with its CM exchange', () => {
     const strip = (x: RpcRdmaFrame | null) => (x === null ? null : { ...x, conversation: null, direction: null });
     expect(f.slice(3).map(strip)).toEqual(frames.slice(3).map(strip));
   });
+  test('port 20049 is the default: rules with no ports read the same; another port adds its CM connections', () => {
+    expect(decodeAll(records, { ports: [], qpns: [] })).toEqual(frames);
+    expect(decodeAll(records, { ports: [2050], qpns: [] })).toEqual(frames);
+  });
+  test('--decode-as qpn names the QPs of the conversation without its CM', () => {
+    const f = decodeAll(records, { ports: [], qpns: [0x13, 0x14] });
+    expect(f[40]).toMatchObject({ kind: 'message', conversation: '198.18.0.1 198.18.0.2', rpc: { xid: 0x3c4d0001 } });
+    expect(f[46]).toMatchObject({ kind: 'data', of: { xid: 0x3c4d0002, chunk: 'write' } });
+  });
   test('fields, with tshark’s names and text', () => {
     const f8 = at(8) as RpcRdmaFrame;
     expect(['rpcordma.xid', 'rpcordma.version', 'rpcordma.flow_control', 'rpcordma.msg_type', 'rpcordma.writes_count', 'rpcordma.segment_count'].map((n) => fieldText(f8, n))).toEqual(

@@ -136,7 +136,8 @@ export class RpcRdmaDecoder implements UlpDecoder<RpcRdmaFrame, RpcRdmaState> {
     rules: UlpRules,
     readonly state: RpcRdmaState = emptyRpcRdmaState(),
   ) {
-    this.ports = new Set(rules.ports);
+    // `rules.ports` are the ports besides the default one (UlpRules).
+    this.ports = new Set([RPC_RDMA_PORT, ...rules.ports]);
     this.qpns = new Set(rules.qpns);
   }
 
