@@ -84,7 +84,11 @@ it('every RPC-over-RDMA, RPC and NFS field of every frame equals tshark 4.0', ()
     if (h !== null && h.readList.some((r) => r.position > 0)) readChunkCalls.add(h.xid);
     const isRpcField = (n: string) => n.startsWith('rpc.') || n.startsWith('nfs.');
     let skipRpc: keyof typeof excluded | null = null;
-    if (f !== null && ((h !== null && readChunkCalls.has(h.xid) && f.rpc?.call != null) || (f.kind === 'data' && f.of !== null && readChunkCalls.has(f.of.xid) && row.slice(1).some((x) => x !== ''))))
+    if (
+      f !== null &&
+      ((h !== null && readChunkCalls.has(h.xid) && f.rpc?.call != null) ||
+        (f.kind === 'data' && f.of !== null && readChunkCalls.has(f.of.xid) && row.slice(1).some((x) => x !== '')))
+    )
       skipRpc = 'readChunkCall';
     else if (f?.rpc?.reply != null && h !== null && h.writeList.length > 0 && f.of?.call?.vers === 4) skipRpc = 'writeChunkReply';
     else if (f?.rpc?.reply != null && f.conversation !== null && !f.conversation.includes('/')) skipRpc = 'unmatchedReply';

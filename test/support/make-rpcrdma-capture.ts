@@ -96,13 +96,19 @@ export function rpcRdmaCapture(): Rec[] {
       payload: buildCmMad(m, { transactionId: tid }),
     });
   const ack = (from: QpSide, to: QpSide, psn: number): void =>
-    put(3.1, rc(from, to, { bth: { opcode: Opcode.RC_ACKNOWLEDGE, destQp: to.qpn, psn }, aeth: { syndrome: encodeSyndrome(AethKind.ACK, 31), msn: from.msn } }));
+    put(
+      3.1,
+      rc(from, to, { bth: { opcode: Opcode.RC_ACKNOWLEDGE, destQp: to.qpn, psn }, aeth: { syndrome: encodeSyndrome(AethKind.ACK, 31), msn: from.msn } }),
+    );
   /** A SEND of `msg` in packets of at most MTU bytes, then the peer's ACK. */
   const send = (from: QpSide, to: QpSide, msg: Uint8Array): void => {
     const n = Math.max(1, Math.ceil(msg.length / MTU));
     for (let i = 0; i < n; i++) {
       const opcode = n === 1 ? Opcode.RC_SEND_ONLY : i === 0 ? Opcode.RC_SEND_FIRST : i === n - 1 ? Opcode.RC_SEND_LAST : Opcode.RC_SEND_MIDDLE;
-      put(i === 0 ? 40 : 1.2, rc(from, to, { bth: { opcode, destQp: to.qpn, psn: from.psn, ackReq: i === n - 1 }, payload: msg.subarray(i * MTU, (i + 1) * MTU) }));
+      put(
+        i === 0 ? 40 : 1.2,
+        rc(from, to, { bth: { opcode, destQp: to.qpn, psn: from.psn, ackReq: i === n - 1 }, payload: msg.subarray(i * MTU, (i + 1) * MTU) }),
+      );
       from.psn = (from.psn + 1) & 0xffffff;
     }
     to.msn++;
@@ -112,9 +118,13 @@ export function rpcRdmaCapture(): Rec[] {
   const write = (from: QpSide, to: QpSide, handle: number, va: bigint, data: Uint8Array): void => {
     const n = Math.max(1, Math.ceil(data.length / MTU));
     for (let i = 0; i < n; i++) {
-      const opcode = n === 1 ? Opcode.RC_RDMA_WRITE_ONLY : i === 0 ? Opcode.RC_RDMA_WRITE_FIRST : i === n - 1 ? Opcode.RC_RDMA_WRITE_LAST : Opcode.RC_RDMA_WRITE_MIDDLE;
+      const opcode =
+        n === 1 ? Opcode.RC_RDMA_WRITE_ONLY : i === 0 ? Opcode.RC_RDMA_WRITE_FIRST : i === n - 1 ? Opcode.RC_RDMA_WRITE_LAST : Opcode.RC_RDMA_WRITE_MIDDLE;
       const reth = i === 0 ? { va, rkey: handle, dmaLength: data.length } : undefined;
-      put(i === 0 ? 12 : 1.2, rc(from, to, { bth: { opcode, destQp: to.qpn, psn: from.psn, ackReq: i === n - 1 }, reth, payload: data.subarray(i * MTU, (i + 1) * MTU) }));
+      put(
+        i === 0 ? 12 : 1.2,
+        rc(from, to, { bth: { opcode, destQp: to.qpn, psn: from.psn, ackReq: i === n - 1 }, reth, payload: data.subarray(i * MTU, (i + 1) * MTU) }),
+      );
       from.psn = (from.psn + 1) & 0xffffff;
     }
     ack(to, from, (from.psn - 1) & 0xffffff);
@@ -122,14 +132,29 @@ export function rpcRdmaCapture(): Rec[] {
   /** `reader` reads `data` from `owner`'s memory at `handle`: the request, then the responses (they acknowledge it). */
   const read = (reader: QpSide, owner: QpSide, handle: number, va: bigint, data: Uint8Array): void => {
     const first = reader.psn;
-    put(12, rc(reader, owner, { bth: { opcode: Opcode.RC_RDMA_READ_REQUEST, destQp: owner.qpn, psn: first, ackReq: true }, reth: { va, rkey: handle, dmaLength: data.length } }));
+    put(
+      12,
+      rc(reader, owner, {
+        bth: { opcode: Opcode.RC_RDMA_READ_REQUEST, destQp: owner.qpn, psn: first, ackReq: true },
+        reth: { va, rkey: handle, dmaLength: data.length },
+      }),
+    );
     const n = Math.max(1, Math.ceil(data.length / MTU));
     reader.psn = (reader.psn + n) & 0xffffff;
     for (let i = 0; i < n; i++) {
       const opcode =
-        n === 1 ? Opcode.RC_RDMA_READ_RESPONSE_ONLY : i === 0 ? Opcode.RC_RDMA_READ_RESPONSE_FIRST : i === n - 1 ? Opcode.RC_RDMA_READ_RESPONSE_LAST : Opcode.RC_RDMA_READ_RESPONSE_MIDDLE;
+        n === 1
+          ? Opcode.RC_RDMA_READ_RESPONSE_ONLY
+          : i === 0
+            ? Opcode.RC_RDMA_READ_RESPONSE_FIRST
+            : i === n - 1
+              ? Opcode.RC_RDMA_READ_RESPONSE_LAST
+              : Opcode.RC_RDMA_READ_RESPONSE_MIDDLE;
       const aeth = i === 0 || i === n - 1 ? { syndrome: encodeSyndrome(AethKind.ACK, 31), msn: owner.msn } : undefined;
-      put(i === 0 ? 6 : 1.2, rc(owner, reader, { bth: { opcode, destQp: reader.qpn, psn: (first + i) & 0xffffff }, aeth, payload: data.subarray(i * MTU, (i + 1) * MTU) }));
+      put(
+        i === 0 ? 6 : 1.2,
+        rc(owner, reader, { bth: { opcode, destQp: reader.qpn, psn: (first + i) & 0xffffff }, aeth, payload: data.subarray(i * MTU, (i + 1) * MTU) }),
+      );
     }
   };
   const msg = (h: RpcRdmaHeaderSpec, rpc: Uint8Array = new Uint8Array(0)): Uint8Array => {
@@ -162,41 +187,100 @@ export function rpcRdmaCapture(): Rec[] {
   });
   put(0, gsi(A, B, { name: 'REQ', fields: req }, tid));
   const zeros = new Uint8Array(0);
-  put(210.5, gsi(B, A, {
-    name: 'REP',
-    fields: {
-      localCommId: 0x61728394, remoteCommId: 0x1d2e3f40, localQkey: 0, localQpn: s1.qpn, localEecn: 0, startingPsn: s1.psn,
-      responderResources: 1, initiatorDepth: 1, targetAckDelay: 15, failoverAccepted: 0, endToEndFlowControl: true,
-      rnrRetryCount: 7, srq: false, localCaGuid: B.guid, privateData: zeros,
-    },
-  }, tid));
+  put(
+    210.5,
+    gsi(
+      B,
+      A,
+      {
+        name: 'REP',
+        fields: {
+          localCommId: 0x61728394,
+          remoteCommId: 0x1d2e3f40,
+          localQkey: 0,
+          localQpn: s1.qpn,
+          localEecn: 0,
+          startingPsn: s1.psn,
+          responderResources: 1,
+          initiatorDepth: 1,
+          targetAckDelay: 15,
+          failoverAccepted: 0,
+          endToEndFlowControl: true,
+          rnrRetryCount: 7,
+          srq: false,
+          localCaGuid: B.guid,
+          privateData: zeros,
+        },
+      },
+      tid,
+    ),
+  );
   put(180.2, gsi(A, B, { name: 'RTU', fields: { localCommId: 0x1d2e3f40, remoteCommId: 0x61728394, privateData: zeros } }, tid));
 
   // (a) SEQUENCE PUTROOTFH GETFH.
   let xid = 0x8a9b0001;
-  send(c1, s1, msg({ xid, credits: CREDITS, proc: RpcRdmaProc.MSG }, emitRpcCall(xid, nfs4, v4call(seqArgs(1).u32(Nfs4Op.PUTROOTFH, Nfs4Op.GETFH), 3).done(), auth)));
-  send(s1, c1, msg({ xid, credits: CREDITS, proc: RpcRdmaProc.MSG }, emitRpcReply(xid, {}, v4reply(seqRes(1).u32(Nfs4Op.PUTROOTFH, 0, Nfs4Op.GETFH, 0).opaque(fh), 3))));
+  send(
+    c1,
+    s1,
+    msg({ xid, credits: CREDITS, proc: RpcRdmaProc.MSG }, emitRpcCall(xid, nfs4, v4call(seqArgs(1).u32(Nfs4Op.PUTROOTFH, Nfs4Op.GETFH), 3).done(), auth)),
+  );
+  send(
+    s1,
+    c1,
+    msg({ xid, credits: CREDITS, proc: RpcRdmaProc.MSG }, emitRpcReply(xid, {}, v4reply(seqRes(1).u32(Nfs4Op.PUTROOTFH, 0, Nfs4Op.GETFH, 0).opaque(fh), 3))),
+  );
 
   // (b) SEQUENCE PUTFH READ, the data in a write chunk.
   xid++;
   const readData = pattern(2048, 0x11);
   const wc = { handle: 0x0000a101, length: 2048, offset: 0x7f3a_c000_1000n };
-  send(c1, s1, msg({ xid, credits: CREDITS, proc: RpcRdmaProc.MSG, writeList: [[wc]] }, emitRpcCall(xid, nfs4, v4call(seqArgs(2).u32(Nfs4Op.PUTFH).opaque(fh).u32(Nfs4Op.READ).bytes(new Uint8Array(16)).u64(0n).u32(2048), 3).done(), auth)));
+  send(
+    c1,
+    s1,
+    msg(
+      { xid, credits: CREDITS, proc: RpcRdmaProc.MSG, writeList: [[wc]] },
+      emitRpcCall(xid, nfs4, v4call(seqArgs(2).u32(Nfs4Op.PUTFH).opaque(fh).u32(Nfs4Op.READ).bytes(new Uint8Array(16)).u64(0n).u32(2048), 3).done(), auth),
+    ),
+  );
   write(s1, c1, wc.handle, wc.offset, readData);
-  send(s1, c1, msg({ xid, credits: CREDITS, proc: RpcRdmaProc.MSG, writeList: [[wc]] }, emitRpcReply(xid, {}, v4reply(seqRes(2).u32(Nfs4Op.PUTFH, 0, Nfs4Op.READ, 0, 1).opaque(readData, true), 3))));
+  send(
+    s1,
+    c1,
+    msg(
+      { xid, credits: CREDITS, proc: RpcRdmaProc.MSG, writeList: [[wc]] },
+      emitRpcReply(xid, {}, v4reply(seqRes(2).u32(Nfs4Op.PUTFH, 0, Nfs4Op.READ, 0, 1).opaque(readData, true), 3)),
+    ),
+  );
 
   // (c) SEQUENCE PUTFH WRITE, the data in a read chunk at its XDR position.
   xid++;
   const writeData = pattern(1500, 0x22);
-  const head = emitRpcCall(xid, nfs4, v4call(seqArgs(3).u32(Nfs4Op.PUTFH).opaque(fh).u32(Nfs4Op.WRITE).bytes(new Uint8Array(16)).u64(4096n).u32(2).u32(writeData.length), 3).done(), auth);
+  const head = emitRpcCall(
+    xid,
+    nfs4,
+    v4call(seqArgs(3).u32(Nfs4Op.PUTFH).opaque(fh).u32(Nfs4Op.WRITE).bytes(new Uint8Array(16)).u64(4096n).u32(2).u32(writeData.length), 3).done(),
+    auth,
+  );
   const rs = { position: head.length, handle: 0x0000b202, length: writeData.length, offset: 0x7f3a_c000_8000n };
   send(c1, s1, msg({ xid, credits: CREDITS, proc: RpcRdmaProc.MSG, readList: [rs] }, head));
   read(s1, c1, rs.handle, rs.offset, writeData);
-  send(s1, c1, msg({ xid, credits: CREDITS, proc: RpcRdmaProc.MSG }, emitRpcReply(xid, {}, v4reply(seqRes(3).u32(Nfs4Op.PUTFH, 0, Nfs4Op.WRITE, 0, 1500, 2).bytes(pattern(8, 0x33)), 3))));
+  send(
+    s1,
+    c1,
+    msg(
+      { xid, credits: CREDITS, proc: RpcRdmaProc.MSG },
+      emitRpcReply(xid, {}, v4reply(seqRes(3).u32(Nfs4Op.PUTFH, 0, Nfs4Op.WRITE, 0, 1500, 2).bytes(pattern(8, 0x33)), 3)),
+    ),
+  );
 
   // (d) RDMA_NOMSG: the call in a position-zero read chunk, the reply in a reply chunk.
   xid++;
-  const bigCall = emitRpcCall(xid, nfs4, v4call(seqArgs(4).u32(Nfs4Op.PUTFH).opaque(fh).u32(Nfs4Op.GETATTR, 2, 0x0010011a, 0x00b0a23a), 3, 'x'.repeat(1000)).done(), auth);
+  const bigCall = emitRpcCall(
+    xid,
+    nfs4,
+    v4call(seqArgs(4).u32(Nfs4Op.PUTFH).opaque(fh).u32(Nfs4Op.GETATTR, 2, 0x0010011a, 0x00b0a23a), 3, 'x'.repeat(1000)).done(),
+    auth,
+  );
   const pz = { position: 0, handle: 0x0000c303, length: bigCall.length, offset: 0x7f3a_c001_0000n };
   const rc4 = { handle: 0x0000d404, length: 4096, offset: 0x7f3a_c002_0000n };
   send(c1, s1, msg({ xid, credits: CREDITS, proc: RpcRdmaProc.NOMSG, readList: [pz], replyChunk: [rc4] }));
@@ -211,7 +295,11 @@ export function rpcRdmaCapture(): Rec[] {
   const fh3 = new XdrWriter().opaque(pattern(32, 0x77));
   const wr = new XdrWriter().bytes(fh3.done()).u64(0n).u32(1200, 0).opaque(pattern(1200, 0x55)).done();
   send(c1, s1, msg({ xid, credits: CREDITS, proc: RpcRdmaProc.MSG }, emitRpcCall(xid, v3(7), wr, auth)));
-  send(s1, c1, msg({ xid, credits: CREDITS, proc: RpcRdmaProc.MSG }, emitRpcReply(xid, {}, new XdrWriter().u32(0, 0, 0, 1200, 0).bytes(pattern(8, 0x66)).done())));
+  send(
+    s1,
+    c1,
+    msg({ xid, credits: CREDITS, proc: RpcRdmaProc.MSG }, emitRpcReply(xid, {}, new XdrWriter().u32(0, 0, 0, 1200, 0).bytes(pattern(8, 0x66)).done())),
+  );
 
   // (f) A call the server cannot take: RDMA_ERROR ERR_CHUNK.
   xid++;
@@ -226,8 +314,22 @@ export function rpcRdmaCapture(): Rec[] {
   send(s2, c2, msg({ xid, credits: 32, proc: RpcRdmaProc.MSG }, emitRpcReply(xid, {}, new XdrWriter().u32(0, 1, 0o644, 1, 0, 0).u64(512n).done())));
   xid++;
   const wc2 = { handle: 0x0000e505, length: 512, offset: 0x7f11_0000_2000n };
-  send(c2, s2, msg({ xid, credits: 32, proc: RpcRdmaProc.MSG, writeList: [[wc2]] }, emitRpcCall(xid, v3(6), new XdrWriter().bytes(fh3.done()).u64(0n).u32(512).done(), auth)));
+  send(
+    c2,
+    s2,
+    msg(
+      { xid, credits: 32, proc: RpcRdmaProc.MSG, writeList: [[wc2]] },
+      emitRpcCall(xid, v3(6), new XdrWriter().bytes(fh3.done()).u64(0n).u32(512).done(), auth),
+    ),
+  );
   write(s2, c2, wc2.handle, wc2.offset, pattern(512, 0x99));
-  send(s2, c2, msg({ xid, credits: 32, proc: RpcRdmaProc.MSG, writeList: [[wc2]] }, emitRpcReply(xid, {}, new XdrWriter().u32(0, 0, 512, 1).opaque(pattern(512, 0x99), true).done())));
+  send(
+    s2,
+    c2,
+    msg(
+      { xid, credits: 32, proc: RpcRdmaProc.MSG, writeList: [[wc2]] },
+      emitRpcReply(xid, {}, new XdrWriter().u32(0, 0, 512, 1).opaque(pattern(512, 0x99), true).done()),
+    ),
+  );
   return out;
 }

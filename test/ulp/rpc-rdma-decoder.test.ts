@@ -66,7 +66,9 @@ describe('a capture with its CM exchange', () => {
   });
   test('RDMA WRITEs to a write chunk and RDMA READs of a read chunk belong to the call that named the handle', () => {
     expect(words(at(8))).toBe('RPC-over-RDMA RDMA_MSG xid 0x8a9b0002 credits 128 write 1 chunk: NFSv4 COMPOUND Call SEQUENCE PUTFH READ');
-    expect(frames.slice(9, 11).map((f) => [f?.kind, f?.handle, f?.of?.xid, f?.of?.chunk, f?.length])).toEqual(Array(2).fill(['data', 0xa101, 0x8a9b0002, 'write', 1024]));
+    expect(frames.slice(9, 11).map((f) => [f?.kind, f?.handle, f?.of?.xid, f?.of?.chunk, f?.length])).toEqual(
+      Array(2).fill(['data', 0xa101, 0x8a9b0002, 'write', 1024]),
+    );
     expect(words(at(13))).toBe('RPC-over-RDMA RDMA_MSG xid 0x8a9b0002 credits 128 write 1 chunk: NFSv4 COMPOUND Reply SUCCESS SEQUENCE PUTFH READ');
     expect(words(at(15))).toBe('RPC-over-RDMA RDMA_MSG xid 0x8a9b0003 credits 128 read 1 seg: NFSv4 COMPOUND Call SEQUENCE PUTFH WRITE');
     expect(words(at(17))).toBe('RPC-over-RDMA READ of handle 0x0000b202 xid 0x8a9b0003 read chunk (NFSv4 COMPOUND)');
@@ -124,10 +126,16 @@ describe('a capture with its CM exchange', () => {
   });
   test('fields, with tshark’s names and text', () => {
     const f8 = at(8) as RpcRdmaFrame;
-    expect(['rpcordma.xid', 'rpcordma.version', 'rpcordma.flow_control', 'rpcordma.msg_type', 'rpcordma.writes_count', 'rpcordma.segment_count'].map((n) => fieldText(f8, n))).toEqual(
-      ['0x8a9b0002', '1', '128', '0', '1', '1'],
-    );
-    expect(['rpcordma.rdma_handle', 'rpcordma.rdma_length', 'rpcordma.rdma_offset'].map((n) => fieldText(f8, n))).toEqual(['0x0000a101', '2048', '0x00007f3ac0001000']);
+    expect(
+      ['rpcordma.xid', 'rpcordma.version', 'rpcordma.flow_control', 'rpcordma.msg_type', 'rpcordma.writes_count', 'rpcordma.segment_count'].map((n) =>
+        fieldText(f8, n),
+      ),
+    ).toEqual(['0x8a9b0002', '1', '128', '0', '1', '1']);
+    expect(['rpcordma.rdma_handle', 'rpcordma.rdma_length', 'rpcordma.rdma_offset'].map((n) => fieldText(f8, n))).toEqual([
+      '0x0000a101',
+      '2048',
+      '0x00007f3ac0001000',
+    ]);
     expect(['rpc.xid', 'rpc.program', 'rpc.procedure', 'nfs.opcode'].map((n) => fieldText(f8, n))).toEqual(['0x8a9b0002', '100003', '1', '53,22,25']);
     const f22 = at(22) as RpcRdmaFrame;
     expect(['rpcordma.position', 'rpcordma.rdma_handle', 'rpcordma.reply_count'].map((n) => fieldText(f22, n))).toEqual(['0', '0x0000c303,0x0000d404', '1']);
@@ -139,7 +147,8 @@ describe('a capture with its CM exchange', () => {
 
 describe('not RPC-over-RDMA', () => {
   test('no SEND of the NVMe-oF and RC captures looks like RPC-over-RDMA', () => {
-    for (const name of ['nvme-rdma.pcap', 'rc-conversation.pcap', 'uc-ud-v6-vlan.pcap']) expect(decodeAll(load(name), CM).filter((f) => f !== null)).toEqual([]);
+    for (const name of ['nvme-rdma.pcap', 'rc-conversation.pcap', 'uc-ud-v6-vlan.pcap'])
+      expect(decodeAll(load(name), CM).filter((f) => f !== null)).toEqual([]);
   });
   test('--decode-as qpn claims a QP whose SENDs are not RPC-over-RDMA: their errors are typed', () => {
     const nvme = load('nvme-rdma.pcap');
@@ -174,7 +183,12 @@ describe('state', () => {
       const payload = new Uint8Array(h.length + c.length);
       payload.set(h);
       payload.set(c, h.length);
-      const data = buildRoceV2Frame({ eth: { src: 1, dst: 2 }, ip: { version: 4, src: '198.18.0.1', dst: '198.18.0.2' }, bth: { opcode: Opcode.RC_SEND_ONLY, destQp: 0x40, psn: i }, payload });
+      const data = buildRoceV2Frame({
+        eth: { src: 1, dst: 2 },
+        ip: { version: 4, src: '198.18.0.1', dst: '198.18.0.2' },
+        bth: { opcode: Opcode.RC_SEND_ONLY, destQp: 0x40, psn: i },
+        payload,
+      });
       const view = new DataView(data.buffer);
       const d = decodeAt(view, data, 0, data.length, 1, {}, data.length);
       if (!d.roce) throw new Error('not RoCE');

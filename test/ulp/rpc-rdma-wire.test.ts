@@ -3,14 +3,7 @@
  * COMPOUND): parse(emit(x)) gives x back, and short or bad input is a typed WireError.
  */
 import { WireError } from '../../packets/errors';
-import {
-  type RpcRdmaHeaderSpec,
-  RpcRdmaErrorCode,
-  RpcRdmaProc,
-  emitRpcRdmaHeader,
-  parseRpcRdmaHeader,
-  procName,
-} from '../../ulp/rpc-rdma/rpcrdma-header';
+import { type RpcRdmaHeaderSpec, RpcRdmaErrorCode, RpcRdmaProc, emitRpcRdmaHeader, parseRpcRdmaHeader, procName } from '../../ulp/rpc-rdma/rpcrdma-header';
 import { AcceptStat, RejectStat, ReplyStat, XdrWriter, emitRpcCall, emitRpcReply, parseRpcMessage } from '../../ulp/rpc-rdma/rpc-message';
 import { Nfs4Op, nfs4OpName, procedureName } from '../../ulp/rpc-rdma/nfs-names';
 
@@ -39,7 +32,13 @@ describe('the RPC-over-RDMA header', () => {
         { position: 0, handle: 0x1234, length: 300, offset: 0x7f0000001000n },
         { position: 0, handle: 0x1235, length: 20, offset: 0x7f0000002000n },
       ],
-      writeList: [[{ handle: 0x99, length: 4096, offset: 0xffff_0000_0000_0010n }], [{ handle: 0x9a, length: 8, offset: 1n }, { handle: 0x9b, length: 9, offset: 2n }]],
+      writeList: [
+        [{ handle: 0x99, length: 4096, offset: 0xffff_0000_0000_0010n }],
+        [
+          { handle: 0x9a, length: 8, offset: 1n },
+          { handle: 0x9b, length: 9, offset: 2n },
+        ],
+      ],
       replyChunk: [{ handle: 0xabcdef01, length: 1024, offset: 0n }],
     };
     const { bytes, h } = header(s);
@@ -59,7 +58,11 @@ describe('the RPC-over-RDMA header', () => {
       versHigh: 1,
       length: 28,
     });
-    expect(header({ xid: 7, credits: 0, proc: RpcRdmaProc.ERROR, errorCode: RpcRdmaErrorCode.ERR_CHUNK }).h).toMatchObject({ errorCode: 2, versLow: null, length: 20 });
+    expect(header({ xid: 7, credits: 0, proc: RpcRdmaProc.ERROR, errorCode: RpcRdmaErrorCode.ERR_CHUNK }).h).toMatchObject({
+      errorCode: 2,
+      versLow: null,
+      length: 20,
+    });
   });
   test('short, wrong version, unknown proc, bad discriminator: typed errors', () => {
     const ok = emitRpcRdmaHeader({ xid: 1, credits: 1, proc: RpcRdmaProc.MSG, readList: [{ position: 0, handle: 1, length: 2, offset: 3n }] });
@@ -102,7 +105,13 @@ describe('the RPC message', () => {
     for (const ddp of [false, true]) {
       const b = emitRpcCall(0x11223344, { prog: 100003, vers: 4, proc: 1, credFlavor: 1 }, compound(ddp), new Uint8Array(20));
       const m = parseRpcMessage(view(b), 0, b.length, null, ddp);
-      expect(m).toMatchObject({ xid: 0x11223344, msgType: 0, call: { rpcvers: 2, prog: 100003, vers: 4, proc: 1, credFlavor: 1 }, reply: null, length: b.length });
+      expect(m).toMatchObject({
+        xid: 0x11223344,
+        msgType: 0,
+        call: { rpcvers: 2, prog: 100003, vers: 4, proc: 1, credFlavor: 1 },
+        reply: null,
+        length: b.length,
+      });
       expect(m.compound).toEqual({ tag: '', minorversionOrStatus: 1, count: 3, ops: [53, 22, 38], statuses: [] });
       expect(m.compound?.ops.map(nfs4OpName)).toEqual(['SEQUENCE', 'PUTFH', 'WRITE']);
     }

@@ -268,7 +268,12 @@ export class XdrWriter {
 }
 
 /** AUTH_NONE (0) and AUTH_SYS (1) credentials; the verifier is AUTH_NONE. */
-export function emitRpcCall(xid: number, call: Omit<RpcCall, 'rpcvers'>, args: Uint8Array = new Uint8Array(0), cred: Uint8Array = new Uint8Array(0)): Uint8Array {
+export function emitRpcCall(
+  xid: number,
+  call: Omit<RpcCall, 'rpcvers'>,
+  args: Uint8Array = new Uint8Array(0),
+  cred: Uint8Array = new Uint8Array(0),
+): Uint8Array {
   return new XdrWriter()
     .u32(xid, RpcMsgType.CALL, 2, call.prog, call.vers, call.proc, call.credFlavor)
     .opaque(cred)
@@ -281,7 +286,9 @@ export function emitRpcCall(xid: number, call: Omit<RpcCall, 'rpcvers'>, args: U
 export function emitRpcReply(xid: number, rep: Partial<RpcReply>, results: Uint8Array = new Uint8Array(0)): Uint8Array {
   const w = new XdrWriter().u32(xid, RpcMsgType.REPLY, rep.replyStat ?? ReplyStat.MSG_ACCEPTED);
   if ((rep.replyStat ?? 0) === ReplyStat.MSG_ACCEPTED) {
-    w.u32(0).opaque(new Uint8Array(0)).u32(rep.acceptStat ?? AcceptStat.SUCCESS);
+    w.u32(0)
+      .opaque(new Uint8Array(0))
+      .u32(rep.acceptStat ?? AcceptStat.SUCCESS);
     if (rep.acceptStat === AcceptStat.PROG_MISMATCH) w.u32(rep.low ?? 0, rep.high ?? 0);
   } else {
     w.u32(rep.rejectStat ?? RejectStat.AUTH_ERROR);

@@ -101,7 +101,12 @@ const SEND_LAST = new Set([Opcode.RC_SEND_LAST, Opcode.RC_SEND_LAST_WITH_IMMEDIA
 const SEND_ONLY = new Set([Opcode.RC_SEND_ONLY, Opcode.RC_SEND_ONLY_WITH_IMMEDIATE, Opcode.RC_SEND_ONLY_WITH_INVALIDATE]);
 const WRITE_FIRST = new Set([Opcode.RC_RDMA_WRITE_FIRST, Opcode.RC_RDMA_WRITE_ONLY, Opcode.RC_RDMA_WRITE_ONLY_WITH_IMMEDIATE]);
 const WRITE_LATER = new Set([Opcode.RC_RDMA_WRITE_MIDDLE, Opcode.RC_RDMA_WRITE_LAST, Opcode.RC_RDMA_WRITE_LAST_WITH_IMMEDIATE]);
-const WRITE_ENDS = new Set([Opcode.RC_RDMA_WRITE_ONLY, Opcode.RC_RDMA_WRITE_ONLY_WITH_IMMEDIATE, Opcode.RC_RDMA_WRITE_LAST, Opcode.RC_RDMA_WRITE_LAST_WITH_IMMEDIATE]);
+const WRITE_ENDS = new Set([
+  Opcode.RC_RDMA_WRITE_ONLY,
+  Opcode.RC_RDMA_WRITE_ONLY_WITH_IMMEDIATE,
+  Opcode.RC_RDMA_WRITE_LAST,
+  Opcode.RC_RDMA_WRITE_LAST_WITH_IMMEDIATE,
+]);
 const READ_RESPONSES = new Set([
   Opcode.RC_RDMA_READ_RESPONSE_FIRST,
   Opcode.RC_RDMA_READ_RESPONSE_MIDDLE,
@@ -161,7 +166,11 @@ export class RpcRdmaDecoder implements UlpDecoder<RpcRdmaFrame, RpcRdmaState> {
       const pair = pairKey(src, dst);
       if (this.qpns.has(b.destQp)) end = { role: 'either', conversation: pair };
       else if ((SEND_ONLY.has(op) || SEND_FIRST.has(op)) && looksLikeRpcRdma(view, at, len)) end = { role: 'either', conversation: pair };
-      else if (p.reth !== null && (WRITE_FIRST.has(op) || op === Opcode.RC_RDMA_READ_REQUEST) && this.state.conversations.get(pair)?.handles.has(p.reth.rkey) === true)
+      else if (
+        p.reth !== null &&
+        (WRITE_FIRST.has(op) || op === Opcode.RC_RDMA_READ_REQUEST) &&
+        this.state.conversations.get(pair)?.handles.has(p.reth.rkey) === true
+      )
         // The server reads and writes the client's memory: the request goes to the client's QP.
         end = { role: 'client', conversation: pair };
       if (end === undefined) return null;
@@ -296,7 +305,12 @@ export class RpcRdmaDecoder implements UlpDecoder<RpcRdmaFrame, RpcRdmaState> {
     }
     const f = frame('fragment', direction);
     if (SEND_FIRST.has(op)) {
-      capSet(partials, key, { chunks: [new Uint8Array(view.buffer, view.byteOffset + at, len).slice()], length: len, nextPsn: (b.psn + 1) & 0xffffff, packets: 1 }, MAX_ENDS);
+      capSet(
+        partials,
+        key,
+        { chunks: [new Uint8Array(view.buffer, view.byteOffset + at, len).slice()], length: len, nextPsn: (b.psn + 1) & 0xffffff, packets: 1 },
+        MAX_ENDS,
+      );
       f.length = len;
       return f;
     }
@@ -317,7 +331,9 @@ export class RpcRdmaDecoder implements UlpDecoder<RpcRdmaFrame, RpcRdmaState> {
       f.error = new WireError(
         WireErrorCode.BadField,
         p.bthOff,
-        b.psn !== part.nextPsn ? `a message's packet with PSN ${b.psn} where ${part.nextPsn} was next: the message is dropped` : `a message of more than ${MAX_MESSAGE} bytes: dropped`,
+        b.psn !== part.nextPsn
+          ? `a message's packet with PSN ${b.psn} where ${part.nextPsn} was next: the message is dropped`
+          : `a message of more than ${MAX_MESSAGE} bytes: dropped`,
       );
       f.length = len;
       return f;
@@ -386,7 +402,16 @@ export class RpcRdmaDecoder implements UlpDecoder<RpcRdmaFrame, RpcRdmaState> {
         const written = (h.replyChunk ?? []).reduce((n, s) => n + s.length, 0);
         if (msg !== undefined && msg.kind === 'reply') {
           const bytes = joined(msg.parts, msg.length);
-          this.readRpc(f, c, new DataView(bytes.buffer), 'reply-chunk', of, 0, written > 0 ? Math.min(written, bytes.length) : bytes.length, open?.writeList ?? false);
+          this.readRpc(
+            f,
+            c,
+            new DataView(bytes.buffer),
+            'reply-chunk',
+            of,
+            0,
+            written > 0 ? Math.min(written, bytes.length) : bytes.length,
+            open?.writeList ?? false,
+          );
         }
       } else this.readRpc(f, c, view, 'inline', of, at + h.length, at + len, open?.writeList ?? false);
       this.forget(c, h.xid);
@@ -395,7 +420,16 @@ export class RpcRdmaDecoder implements UlpDecoder<RpcRdmaFrame, RpcRdmaState> {
   }
 
   /** Reads the RPC message in `[from, to)` of `view` (the whole view by default) into `f`. */
-  private readRpc(f: RpcRdmaFrame, c: Conversation, src: DataView | Uint8Array, from: RpcRdmaFrame['rpcFrom'], of: CallOf | null, start = 0, end = -1, ddp = false): void {
+  private readRpc(
+    f: RpcRdmaFrame,
+    c: Conversation,
+    src: DataView | Uint8Array,
+    from: RpcRdmaFrame['rpcFrom'],
+    of: CallOf | null,
+    start = 0,
+    end = -1,
+    ddp = false,
+  ): void {
     const view = src instanceof DataView ? src : new DataView(src.buffer, src.byteOffset, src.byteLength);
     const stop = end < 0 ? view.byteLength : end;
     try {
