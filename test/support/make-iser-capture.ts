@@ -184,7 +184,7 @@ export function iserCapture(): Uint8Array {
   scsi(0x10, cdb(ScsiOpcode.TEST_UNIT_READY), 'none', 0);
   scsi(0x11, cdb(ScsiOpcode.INQUIRY, 0, 0, 0, 36), 'read', 36);
   scsi(0x12, cdb(ScsiOpcode.SERVICE_ACTION_IN_16, 0x10, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 32), 'read', 32);
-  scsi(0x13, cdb(ScsiOpcode.REPORT_LUNS, 0, 0, 0, 0, 0, 0, 0, 0x10, 0), 'read', 16);
+  scsi(0x13, cdb(ScsiOpcode.REPORT_LUNS, 0, 0, 0, 0, 0, 0, 0, 0, 0x10), 'read', 16);
   scsi(0x14, rwCdb(ScsiOpcode.READ_10, 16n, 8), 'read', 4096);
   scsi(0x15, rwCdb(ScsiOpcode.WRITE_10, 24n, 8), 'write', 4096);
   // Fixed-format sense: ILLEGAL REQUEST, LOGICAL BLOCK ADDRESS OUT OF RANGE (ASC 0x21).
