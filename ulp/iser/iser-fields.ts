@@ -4,7 +4,8 @@
  * as `0x` and the field's width, BASE_DEC_HEX ones in decimal, booleans 0 or 1, `iser.flags.opcode`
  * as the opcode nibble, `iscsi.isid` as hex bytes, `iscsi.keyvalue` once per key=value pair. A
  * frame's values come from what the iSER decoder made of it (`FieldFrame.ulp` =
- * `{ protocol: 'iser', frame }`). Where tshark shows a field only for some opcodes, so do these.
+ * `{ protocol: 'iser', frame }`). Where tshark shows a field only for some opcodes (`iscsi.flags` for
+ * SCSI Command, Response, Data and Text PDUs), so do these.
  */
 import type { FieldDef, FieldFrame, FieldValue } from '../../packets/frame-fields';
 import type { IserFrame } from './iser-decoder';
@@ -76,13 +77,14 @@ const ALL: readonly FieldDef[] = [
     const p = pdu(n);
     return p !== null && fromInitiator(p.opcode) ? p.immediate : null;
   }),
-  uint('iscsi.flags', 8, true, (n) => (is(n, Op.SCSI_COMMAND, Op.SCSI_RESPONSE, Op.SCSI_DATA_IN, Op.SCSI_DATA_OUT) ? pdu(n)?.flags : null)),
+  uint('iscsi.flags', 8, true, (n) => (is(n, Op.SCSI_COMMAND, Op.SCSI_RESPONSE, Op.SCSI_DATA_IN, Op.SCSI_DATA_OUT, Op.TEXT_REQUEST, Op.TEXT_RESPONSE) ? pdu(n)?.flags : null)),
   bool('iscsi.scsicommand.F', (n) => (is(n, Op.SCSI_COMMAND) ? ((pdu(n)?.flags ?? 0) & 0x80) !== 0 : null)),
   bool('iscsi.scsicommand.R', (n) => det(n)?.scsiCommand?.read),
   bool('iscsi.scsicommand.W', (n) => det(n)?.scsiCommand?.write),
   uint('iscsi.scsicommand.attr', 8, true, (n) => det(n)?.scsiCommand?.attr),
-  uint('iscsi.totalahslength', 8, false, (n) => pdu(n)?.totalAhsLength),
-  uint('iscsi.datasegmentlength', 32, false, (n) => pdu(n)?.dataSegmentLength),
+  // tshark 4.0 shows no lengths in a Task Management Function Response (RFC 7143 §11.6: both are zero there).
+  uint('iscsi.totalahslength', 8, false, (n) => (is(n, Op.TASK_MGMT_RESPONSE) ? null : pdu(n)?.totalAhsLength)),
+  uint('iscsi.datasegmentlength', 32, false, (n) => (is(n, Op.TASK_MGMT_RESPONSE) ? null : pdu(n)?.dataSegmentLength)),
   uint('iscsi.initiatortasktag', 32, true, (n) => pdu(n)?.initiatorTaskTag),
   uint('iscsi.scsicommand.expecteddatatransferlength', 32, false, (n) => det(n)?.scsiCommand?.expectedDataTransferLength),
   uint('iscsi.cmdsn', 32, false, (n) => det(n)?.cmdSn),
