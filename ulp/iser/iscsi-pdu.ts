@@ -12,6 +12,8 @@
 import { WireError, WireErrorCode, need } from '../../packets/errors';
 
 export const BHS_LEN = 48;
+/** Byte 0 of the BHS: the 6-bit iSCSI opcode (RFC 7143 §11.2.1.2). */
+const OPCODE_MASK = 0x3f;
 
 export interface IscsiPdu {
   /** The 48 BHS bytes as sent. */
@@ -46,7 +48,7 @@ export function parseIscsiPdu(view: DataView, off: number, end: number): IscsiPd
   const b0 = view.getUint8(off);
   return {
     bhs: bytes(off, BHS_LEN),
-    opcode: b0 & 0x3f,
+    opcode: b0 & OPCODE_MASK,
     immediate: (b0 & 0x40) !== 0,
     flags: view.getUint8(off + 1),
     totalAhsLength,
@@ -66,7 +68,7 @@ export function emitIscsiPdu(p: IscsiPdu): Uint8Array {
     throw new WireError(WireErrorCode.BadValue, 5, `DataSegmentLength ${p.dataSegmentLength} does not match ${p.data.length} data bytes`);
   const v = new DataView(p.bhs.buffer, p.bhs.byteOffset, BHS_LEN);
   const same =
-    (v.getUint8(0) & 0x3f) === p.opcode &&
+    (v.getUint8(0) & OPCODE_MASK) === p.opcode &&
     ((v.getUint8(0) & 0x40) !== 0) === p.immediate &&
     v.getUint8(1) === p.flags &&
     v.getUint8(4) === p.totalAhsLength &&
@@ -107,7 +109,7 @@ export function buildPdu(s: BhsSpec): IscsiPdu {
   const v = new DataView(bhs.buffer);
   const ahs = s.ahs ?? new Uint8Array(0);
   const data = s.data ?? new Uint8Array(0);
-  v.setUint8(0, (s.immediate === true ? 0x40 : 0) | (s.opcode & 0x3f));
+  v.setUint8(0, (s.immediate === true ? 0x40 : 0) | (s.opcode & OPCODE_MASK));
   v.setUint8(1, s.flags);
   v.setUint8(2, s.byte2 ?? 0);
   v.setUint8(3, s.byte3 ?? 0);
@@ -121,7 +123,7 @@ export function buildPdu(s: BhsSpec): IscsiPdu {
   for (const [at, b] of s.raw ?? []) bhs.set(b, at);
   return {
     bhs,
-    opcode: s.opcode & 0x3f,
+    opcode: s.opcode & OPCODE_MASK,
     immediate: s.immediate === true,
     flags: s.flags,
     totalAhsLength: ahs.length / 4,
