@@ -24,10 +24,11 @@ function decoded(r: CaptureRecord) {
   return { view, d: decodeAt(view, r.data, 0, r.data.byteLength, r.linkType, {}, r.origLen) };
 }
 
-function decodeAll(rules: UlpRules, cloneEachFrame = false): (IserFrame | null)[] {
+function decodeAll(rules: UlpRules, cloneEachFrame = false, skip: readonly number[] = []): (IserFrame | null)[] {
   let state: IserState = ISER.emptyState();
   let dec = ISER.decoder(rules, state);
-  return records.map((r) => {
+  return records.map((r, i) => {
+    if (skip.includes(i + 1)) return null;
     if (cloneEachFrame) {
       state = structuredClone(dec.state);
       dec = ISER.decoder(rules, state);
@@ -57,6 +58,19 @@ test('a Login request in SEND FIRST + LAST is put together on the LAST', () => {
   expect(words(5)).toBe('iSER Login Command itt 0x00000000 Operational negotiation -> Full feature phase 15 keys [2 packets]');
   expect(words(7)).toBe('iSER Login Response itt 0x00000000 Operational negotiation -> Full feature phase Success 3 keys');
   expect(at(7)?.direction).toBe('to-initiator');
+});
+
+test('a LAST whose FIRST was not captured is an iSER error of that frame, and the next message decodes', () => {
+  const f = decodeAll(CM, false, [4]);
+  expect(f[4]).toMatchObject({ kind: 'fragment', error: { code: 'ROCE_ERR_BAD_FIELD' } });
+  expect(iserWords(f[4] as IserFrame)).toMatch(/^iSER message part 1 \(44 B so far\) \[iSER ROCE_ERR_BAD_FIELD: a later packet of an iSER message whose first packet was not seen\]$/);
+  expect(f[6]).toMatchObject({ kind: 'message', details: { login: { statusClass: 0 } } });
+});
+
+test('a SCSI Response whose command was not captured belongs to no task; data of an unknown STag neither', () => {
+  const f = decodeAll(CM, false, [39]);
+  expect(f[40]?.of).toBeNull();
+  expect(f[45]).toMatchObject({ kind: 'message', of: null });
 });
 
 test('SCSI commands: CDBs named, STags from the iSER header, responses tied to their task', () => {
