@@ -12,7 +12,7 @@ import { decodeAt } from '../../packets/decode';
 import type { UlpRules } from '../../ulp/ulp-decoder';
 import { ISER } from '../../ulp/iser/iser-protocol';
 import type { IserFrame } from '../../ulp/iser/iser-decoder';
-import type { IserState } from '../../ulp/iser/iser-state';
+import { type IserState, capSet } from '../../ulp/iser/iser-state';
 import { iserWords, iserTreeLines, iserJsonMember } from '../../ulp/iser/iser-text';
 
 const FILE = path.resolve(__dirname, '..', '..', 'captures', 'iser.pcap');
@@ -126,4 +126,17 @@ test('tree lines and JSON', () => {
   const j = JSON.parse(`{${iserJsonMember(at(39) as IserFrame).slice(1)}}`);
   expect(j.iser).toMatchObject({ kind: 'message', iscsi: { name: 'SCSI Command', itt: 0x14, scsiCommand: { cdb: { name: 'READ(10)', lba: '16', blocks: 8 } } } });
   expect(ISER.isEmpty(ISER.emptyState())).toBe(true);
+});
+
+test('every map of the state is capped: the oldest entry goes first, a key set again becomes the newest', () => {
+  const m = new Map<number, string>();
+  for (let i = 0; i < 5; i++) capSet(m, i, `v${i}`, 3);
+  expect([...m.keys()]).toEqual([2, 3, 4]);
+  capSet(m, 2, 'again', 3);
+  capSet(m, 9, 'v9', 3);
+  expect([...m.entries()]).toEqual([
+    [4, 'v4'],
+    [2, 'again'],
+    [9, 'v9'],
+  ]);
 });

@@ -40,6 +40,7 @@ import {
   type IserEndRole,
   type IserState,
   type IserTaskRef,
+  capSet,
   emptyIserState,
   endKey,
 } from './iser-state';
@@ -90,17 +91,6 @@ const READ_RESPONSES = new Set<number>([
   Opcode.RC_RDMA_READ_RESPONSE_ONLY,
 ]);
 const READ_ENDS = new Set<number>([Opcode.RC_RDMA_READ_RESPONSE_LAST, Opcode.RC_RDMA_READ_RESPONSE_ONLY]);
-
-/** Sets `k` in `m`, forgetting the oldest entries past `cap` (a Map keeps insertion order). */
-function capSet<K, V>(m: Map<K, V>, k: K, v: V, cap: number): void {
-  m.delete(k);
-  m.set(k, v);
-  while (m.size > cap) {
-    const first = m.keys().next();
-    if (first.done === true) break;
-    m.delete(first.value);
-  }
-}
 
 export class IserDecoder implements UlpDecoder<IserFrame, IserState> {
   readonly name = UlpName.Iser;

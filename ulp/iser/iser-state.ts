@@ -84,3 +84,14 @@ export function isEmptyIserState(s: IserState): boolean {
 export function endKey(addr: string, qpn: number): string {
   return `${addr}/${qpn}`;
 }
+
+/** Sets `k` in `m`, forgetting the oldest entries past `cap` (a Map keeps insertion order). */
+export function capSet<K, V>(m: Map<K, V>, k: K, v: V, cap: number): void {
+  m.delete(k);
+  m.set(k, v);
+  while (m.size > cap) {
+    const first = m.keys().next();
+    if (first.done === true) break;
+    m.delete(first.value);
+  }
+}
