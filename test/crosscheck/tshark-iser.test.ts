@@ -69,7 +69,10 @@ it('every iSER and iSCSI field of every frame equals tshark 4.0', () => {
     FIELDS.forEach((name, k) => {
       const def = ISER.text.field(name);
       if (def === undefined) throw new Error(`no field ${name}`);
-      const b = def.values(ff).map((v) => def.text(v)).join(',');
+      const b = def
+        .values(ff)
+        .map((v) => def.text(v))
+        .join(',');
       const a = theirs[i]?.[k + 1] ?? '';
       if (a !== '' || b !== '') compared++;
       if (a !== b) diffs.push(`frame ${i + 1} ${name}: tshark ${JSON.stringify(a)}, roce ${JSON.stringify(b)}`);

@@ -99,14 +99,7 @@ export function iserCapture(): Uint8Array {
   let cmdSn = 1;
   let statSn = 0x1000;
   /** One exchange: the initiator sends `pdu` behind `header`; the target answers (after any RDMA of `data`) with `answer`. */
-  const exchange = (
-    i: End,
-    t: End,
-    header: IserControl,
-    pdu: IscsiPdu,
-    answer: (req: IscsiPdu, h: IserControl) => IscsiPdu,
-    sendFlagsCount = 2,
-  ): void => {
+  const exchange = (i: End, t: End, header: IserControl, pdu: IscsiPdu, answer: (req: IscsiPdu, h: IserControl) => IscsiPdu, sendFlagsCount = 2): void => {
     const msg = emitIserMessage({ header, pdu });
     t.qp.postRecv({ wrId: 1, sgList: [t.mr.sge(IN_AT, 16384)] });
     i.qp.postRecv({ wrId: 2, sgList: [i.mr.sge(IN_AT, 16384)] });
@@ -145,15 +138,27 @@ export function iserCapture(): Uint8Array {
     'MaxOutstandingUnexpectedPDUs=0',
     'InitiatorRecvDataSegmentLength=8192',
     'TargetRecvDataSegmentLength=8192',
-    'X-com.roce-ts.padding=' + 'p'.repeat(600),
+    `X-com.roce-ts.padding=${'p'.repeat(600)}`,
   ];
   exchange(ini, target, none, B.loginRequestPdu({ ...iseq(0, true), isid: ISID, tsih: 0, cid: 0, csg: 1, nsg: 3, transit: true, pairs: loginPairs }), (req) =>
-    B.loginResponsePdu({ ...tseq(req), isid: ISID, tsih: 1, csg: 1, nsg: 3, transit: true, statusClass: 0, statusDetail: 0, pairs: ['RDMAExtensions=Yes', 'MaxRecvDataSegmentLength=8192', 'TargetPortalGroupTag=1'] }),
+    B.loginResponsePdu({
+      ...tseq(req),
+      isid: ISID,
+      tsih: 1,
+      csg: 1,
+      nsg: 3,
+      transit: true,
+      statusClass: 0,
+      statusDetail: 0,
+      pairs: ['RDMAExtensions=Yes', 'MaxRecvDataSegmentLength=8192', 'TargetPortalGroupTag=1'],
+    }),
   );
   exchange(ini, target, none, B.textRequestPdu({ ...iseq(1), pairs: ['SendTargets=All'] }), (req) =>
     B.textResponsePdu({ ...tseq(req), pairs: ['TargetName=iqn.2024-01.io.roce-ts:target0', 'TargetAddress=198.18.0.2:3260,1'] }),
   );
-  exchange(ini, target, none, B.nopOutPdu({ ...iseq(2, true), ping: Uint8Array.of(0x70, 0x69, 0x6e, 0x67) }), (req) => B.nopInPdu({ ...tseq(req), ping: req.data }));
+  exchange(ini, target, none, B.nopOutPdu({ ...iseq(2, true), ping: Uint8Array.of(0x70, 0x69, 0x6e, 0x67) }), (req) =>
+    B.nopInPdu({ ...tseq(req), ping: req.data }),
+  );
 
   /** A SCSI command: `dir` says which STag the header names; the target moves `len` bytes before it answers. */
   const scsi = (itt: number, cdb: Uint8Array, dir: 'read' | 'write' | 'none', len: number, status = 0, sense?: Uint8Array): void => {
@@ -165,11 +170,23 @@ export function iserCapture(): Uint8Array {
       const d = pduDetails(req, keyValues);
       if (status === 0 && h.rsv) {
         target.mr.buffer.fill(0x52, DATA_AT, DATA_AT + len);
-        target.qp.postSend({ wrId: 5, opcode: WrOpcode.RDMA_WRITE, sgList: [target.mr.sge(DATA_AT, len)], rdma: { remoteAddr: h.readBaseOffset, rkey: h.readStag }, sendFlags: SendFlags.SIGNALED });
+        target.qp.postSend({
+          wrId: 5,
+          opcode: WrOpcode.RDMA_WRITE,
+          sgList: [target.mr.sge(DATA_AT, len)],
+          rdma: { remoteAddr: h.readBaseOffset, rkey: h.readStag },
+          sendFlags: SendFlags.SIGNALED,
+        });
         waitFor(clock, target.cq);
       }
       if (status === 0 && h.wsv) {
-        target.qp.postSend({ wrId: 6, opcode: WrOpcode.RDMA_READ, sgList: [target.mr.sge(DATA_AT, len)], rdma: { remoteAddr: h.writeBaseOffset, rkey: h.writeStag }, sendFlags: SendFlags.SIGNALED });
+        target.qp.postSend({
+          wrId: 6,
+          opcode: WrOpcode.RDMA_READ,
+          sgList: [target.mr.sge(DATA_AT, len)],
+          rdma: { remoteAddr: h.writeBaseOffset, rkey: h.writeStag },
+          sendFlags: SendFlags.SIGNALED,
+        });
         waitFor(clock, target.cq);
       }
       const residual = status === 0 ? 0 : (d.scsiCommand?.expectedDataTransferLength ?? 0);
@@ -192,14 +209,20 @@ export function iserCapture(): Uint8Array {
   sense.set([0x70, 0, 0x05, 0, 0, 0, 0, 10, 0, 0, 0, 0, 0x21, 0]);
   scsi(0x16, rwCdb(ScsiOpcode.READ_16, BLOCKS, 8), 'read', 4096, 0x02, sense);
   scsi(0x17, rwCdb(ScsiOpcode.WRITE_16, 32n, 1), 'write', 512);
-  exchange(ini, target, none, B.tmfRequestPdu({ ...iseq(0x18, true), fn: 1, lun: LUN, referencedTaskTag: 0x16, refCmdSn: 9 }), (req) => B.tmfResponsePdu({ ...tseq(req), response: 1 }));
-  exchange(ini, target, none, B.logoutRequestPdu({ ...iseq(0x19, true), reason: 0, cid: 0 }), (req) => B.logoutResponsePdu({ ...tseq(req), response: 0, time2Wait: 0, time2Retain: 0 }));
+  exchange(ini, target, none, B.tmfRequestPdu({ ...iseq(0x18, true), fn: 1, lun: LUN, referencedTaskTag: 0x16, refCmdSn: 9 }), (req) =>
+    B.tmfResponsePdu({ ...tseq(req), response: 1 }),
+  );
+  exchange(ini, target, none, B.logoutRequestPdu({ ...iseq(0x19, true), reason: 0, cid: 0 }), (req) =>
+    B.logoutResponsePdu({ ...tseq(req), response: 0, time2Wait: 0, time2Retain: 0 }),
+  );
 
   // A connection whose CM is not in the capture: only --decode-as makes it iSER.
   const i2 = ends(sim.a);
   const t2 = ends(sim.b);
   connectRc(sim, i2.qp, t2.qp, 0x100, 0x200);
-  exchange(i2, t2, none, B.nopOutPdu({ itt: 0x20, cmdSn: 1, expStatSn: 1 }), (req) => B.nopInPdu({ itt: req.initiatorTaskTag, statSn: 1, expCmdSn: 2, maxCmdSn: 33 }));
+  exchange(i2, t2, none, B.nopOutPdu({ itt: 0x20, cmdSn: 1, expStatSn: 1 }), (req) =>
+    B.nopInPdu({ itt: req.initiatorTaskTag, statSn: 1, expCmdSn: 2, maxCmdSn: 33 }),
+  );
   clock.runUntil(clock.now() + 1_000_000);
   return tap.bytes();
 }

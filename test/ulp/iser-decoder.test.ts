@@ -63,7 +63,9 @@ test('a Login request in SEND FIRST + LAST is put together on the LAST', () => {
 test('a LAST whose FIRST was not captured is an iSER error of that frame, and the next message decodes', () => {
   const f = decodeAll(CM, false, [4]);
   expect(f[4]).toMatchObject({ kind: 'fragment', error: { code: 'ROCE_ERR_BAD_FIELD' } });
-  expect(iserWords(f[4] as IserFrame)).toMatch(/^iSER message part 1 \(44 B so far\) \[iSER ROCE_ERR_BAD_FIELD: a later packet of an iSER message whose first packet was not seen\]$/);
+  expect(iserWords(f[4] as IserFrame)).toMatch(
+    /^iSER message part 1 \(44 B so far\) \[iSER ROCE_ERR_BAD_FIELD: a later packet of an iSER message whose first packet was not seen\]$/,
+  );
   expect(f[6]).toMatchObject({ kind: 'message', details: { login: { statusClass: 0 } } });
 });
 
@@ -124,7 +126,10 @@ test('tree lines and JSON', () => {
   expect(t).toContain('R 1, W 0, ATTR 1, expected data transfer length 4096');
   expect(t.some((s) => s.startsWith('CDB: opcode 0x28 (READ(10)), LBA 16, 8 blocks'))).toBe(true);
   const j = JSON.parse(`{${iserJsonMember(at(39) as IserFrame).slice(1)}}`);
-  expect(j.iser).toMatchObject({ kind: 'message', iscsi: { name: 'SCSI Command', itt: 0x14, scsiCommand: { cdb: { name: 'READ(10)', lba: '16', blocks: 8 } } } });
+  expect(j.iser).toMatchObject({
+    kind: 'message',
+    iscsi: { name: 'SCSI Command', itt: 0x14, scsiCommand: { cdb: { name: 'READ(10)', lba: '16', blocks: 8 } } },
+  });
   expect(ISER.isEmpty(ISER.emptyState())).toBe(true);
 });
 

@@ -6,7 +6,7 @@
 import { WireError, WireErrorCode } from '../../packets/errors';
 import { controlHeader, emitIserHeader, parseIserHeader, IserOpcode, type IserHeader } from '../../ulp/iser/iser-header';
 import { emitIserCmPrivateData, parseIserCmPrivateData } from '../../ulp/iser/cm-private-data';
-import { buildPdu, emitIscsiPdu, keyValues, parseIscsiPdu } from '../../ulp/iser/iscsi-pdu';
+import { type buildPdu, emitIscsiPdu, keyValues, parseIscsiPdu } from '../../ulp/iser/iscsi-pdu';
 import { pduDetails } from '../../ulp/iser/iscsi-details';
 import { emitIserMessage, parseIserMessage } from '../../ulp/iser/iser-message';
 import * as B from '../../ulp/iser/iscsi-builders';
@@ -79,7 +79,13 @@ describe('iSCSI PDU (RFC 7143 §11)', () => {
     expect([...p.bhs.subarray(0, 2)]).toEqual([0x01, 0xc1]);
     const d = roundTrip(p);
     expect(d).toMatchObject({ lun: 0x0001000000000000n, cmdSn: 5, expStatSn: 9, statSn: null, targetTransferTag: null });
-    expect(d.scsiCommand).toMatchObject({ read: true, write: false, attr: 1, expectedDataTransferLength: 4096, cdb: { name: 'READ(10)', lba: 16n, blocks: 8 } });
+    expect(d.scsiCommand).toMatchObject({
+      read: true,
+      write: false,
+      attr: 1,
+      expectedDataTransferLength: 4096,
+      cdb: { name: 'READ(10)', lba: 16n, blocks: 8 },
+    });
     expect(iscsiOpcodeName(p.opcode)).toBe('SCSI Command');
   });
   test('a SCSI Response with sense data and a residual', () => {
@@ -89,10 +95,14 @@ describe('iSCSI PDU (RFC 7143 §11)', () => {
   });
   test('Login request and response: T/CSG/NSG, versions, ISID, TSIH, CID, status, key=value text', () => {
     const isid = Uint8Array.of(0x80, 0, 0x23, 0x3d, 0, 0);
-    const rq = roundTrip(B.loginRequestPdu({ ...seq, isid, tsih: 0, cid: 1, csg: 1, nsg: 3, transit: true, pairs: ['InitiatorName=iqn.x', 'RDMAExtensions=Yes'] }));
+    const rq = roundTrip(
+      B.loginRequestPdu({ ...seq, isid, tsih: 0, cid: 1, csg: 1, nsg: 3, transit: true, pairs: ['InitiatorName=iqn.x', 'RDMAExtensions=Yes'] }),
+    );
     expect(rq.login).toMatchObject({ transit: true, cont: false, csg: 1, nsg: 3, isid, tsih: 0, cid: 1, statusClass: null });
     expect(rq.keyValues).toEqual(['InitiatorName=iqn.x', 'RDMAExtensions=Yes']);
-    const rs = roundTrip(B.loginResponsePdu({ ...tseq, isid, tsih: 7, csg: 1, nsg: 3, transit: true, statusClass: 0, statusDetail: 0, pairs: ['RDMAExtensions=Yes'] }));
+    const rs = roundTrip(
+      B.loginResponsePdu({ ...tseq, isid, tsih: 7, csg: 1, nsg: 3, transit: true, statusClass: 0, statusDetail: 0, pairs: ['RDMAExtensions=Yes'] }),
+    );
     expect(rs.login).toMatchObject({ tsih: 7, cid: null, statusClass: 0, statusDetail: 0 });
   });
   test('NOP, Text, Logout and Task Management fields', () => {
@@ -101,8 +111,16 @@ describe('iSCSI PDU (RFC 7143 §11)', () => {
     expect(roundTrip(B.textRequestPdu({ ...seq, pairs: ['SendTargets=All'] })).keyValues).toEqual(['SendTargets=All']);
     expect(roundTrip(B.textResponsePdu({ ...tseq, pairs: ['TargetName=iqn.t'] })).textContinue).toBe(false);
     expect(roundTrip(B.logoutRequestPdu({ ...seq, reason: 0, cid: 1 }))).toMatchObject({ logoutReason: 0, logoutCid: 1 });
-    expect(roundTrip(B.logoutResponsePdu({ ...tseq, response: 0, time2Wait: 2, time2Retain: 20 }))).toMatchObject({ logoutResponse: 0, time2Wait: 2, time2Retain: 20 });
-    expect(roundTrip(B.tmfRequestPdu({ ...seq, fn: 1, lun: 0n, referencedTaskTag: 0x10, refCmdSn: 4 }))).toMatchObject({ tmfFunction: 1, referencedTaskTag: 0x10, refCmdSn: 4 });
+    expect(roundTrip(B.logoutResponsePdu({ ...tseq, response: 0, time2Wait: 2, time2Retain: 20 }))).toMatchObject({
+      logoutResponse: 0,
+      time2Wait: 2,
+      time2Retain: 20,
+    });
+    expect(roundTrip(B.tmfRequestPdu({ ...seq, fn: 1, lun: 0n, referencedTaskTag: 0x10, refCmdSn: 4 }))).toMatchObject({
+      tmfFunction: 1,
+      referencedTaskTag: 0x10,
+      refCmdSn: 4,
+    });
     expect(roundTrip(B.tmfResponsePdu({ ...tseq, response: 1 })).tmfResponse).toBe(1);
   });
   test('an iSER message: header then PDU; a Hello alone', () => {

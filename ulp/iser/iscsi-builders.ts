@@ -50,7 +50,9 @@ export function scsiResponsePdu(s: TargetSeq & { status: number; residual?: numb
   });
 }
 
-export function loginRequestPdu(s: Seq & { isid: Uint8Array; tsih: number; cid: number; csg: number; nsg: number; transit: boolean; pairs: readonly string[] }): IscsiPdu {
+export function loginRequestPdu(
+  s: Seq & { isid: Uint8Array; tsih: number; cid: number; csg: number; nsg: number; transit: boolean; pairs: readonly string[] },
+): IscsiPdu {
   return buildPdu({
     opcode: Op.LOGIN_REQUEST,
     immediate: true,
@@ -66,7 +68,16 @@ export function loginRequestPdu(s: Seq & { isid: Uint8Array; tsih: number; cid: 
 }
 
 export function loginResponsePdu(
-  s: TargetSeq & { isid: Uint8Array; tsih: number; csg: number; nsg: number; transit: boolean; statusClass: number; statusDetail: number; pairs: readonly string[] },
+  s: TargetSeq & {
+    isid: Uint8Array;
+    tsih: number;
+    csg: number;
+    nsg: number;
+    transit: boolean;
+    statusClass: number;
+    statusDetail: number;
+    pairs: readonly string[];
+  },
 ): IscsiPdu {
   return buildPdu({
     opcode: Op.LOGIN_RESPONSE,
@@ -83,7 +94,13 @@ export function loginResponsePdu(
 }
 
 export function textRequestPdu(s: Seq & { pairs: readonly string[] }): IscsiPdu {
-  return buildPdu({ opcode: Op.TEXT_REQUEST, flags: 0x80, initiatorTaskTag: s.itt, words: { 20: 0xffffffff, 24: s.cmdSn, 28: s.expStatSn }, data: keyValueData(s.pairs) });
+  return buildPdu({
+    opcode: Op.TEXT_REQUEST,
+    flags: 0x80,
+    initiatorTaskTag: s.itt,
+    words: { 20: 0xffffffff, 24: s.cmdSn, 28: s.expStatSn },
+    data: keyValueData(s.pairs),
+  });
 }
 
 export function textResponsePdu(s: TargetSeq & { pairs: readonly string[] }): IscsiPdu {
@@ -97,15 +114,35 @@ export function textResponsePdu(s: TargetSeq & { pairs: readonly string[] }): Is
 }
 
 export function nopOutPdu(s: Seq & { ping?: Uint8Array }): IscsiPdu {
-  return buildPdu({ opcode: Op.NOP_OUT, immediate: true, flags: 0x80, initiatorTaskTag: s.itt, words: { 20: 0xffffffff, 24: s.cmdSn, 28: s.expStatSn }, data: s.ping });
+  return buildPdu({
+    opcode: Op.NOP_OUT,
+    immediate: true,
+    flags: 0x80,
+    initiatorTaskTag: s.itt,
+    words: { 20: 0xffffffff, 24: s.cmdSn, 28: s.expStatSn },
+    data: s.ping,
+  });
 }
 
 export function nopInPdu(s: TargetSeq & { ping?: Uint8Array }): IscsiPdu {
-  return buildPdu({ opcode: Op.NOP_IN, flags: 0x80, initiatorTaskTag: s.itt, words: { 20: 0xffffffff, 24: s.statSn, 28: s.expCmdSn, 32: s.maxCmdSn }, data: s.ping });
+  return buildPdu({
+    opcode: Op.NOP_IN,
+    flags: 0x80,
+    initiatorTaskTag: s.itt,
+    words: { 20: 0xffffffff, 24: s.statSn, 28: s.expCmdSn, 32: s.maxCmdSn },
+    data: s.ping,
+  });
 }
 
 export function logoutRequestPdu(s: Seq & { reason: number; cid: number }): IscsiPdu {
-  return buildPdu({ opcode: Op.LOGOUT_REQUEST, immediate: true, flags: 0x80 | s.reason, initiatorTaskTag: s.itt, halves: { 20: s.cid }, words: { 24: s.cmdSn, 28: s.expStatSn } });
+  return buildPdu({
+    opcode: Op.LOGOUT_REQUEST,
+    immediate: true,
+    flags: 0x80 | s.reason,
+    initiatorTaskTag: s.itt,
+    halves: { 20: s.cid },
+    words: { 24: s.cmdSn, 28: s.expStatSn },
+  });
 }
 
 export function logoutResponsePdu(s: TargetSeq & { response: number; time2Wait: number; time2Retain: number }): IscsiPdu {
@@ -131,5 +168,11 @@ export function tmfRequestPdu(s: Seq & { fn: number; lun: bigint; referencedTask
 }
 
 export function tmfResponsePdu(s: TargetSeq & { response: number }): IscsiPdu {
-  return buildPdu({ opcode: Op.TASK_MGMT_RESPONSE, flags: 0x80, byte2: s.response, initiatorTaskTag: s.itt, words: { 24: s.statSn, 28: s.expCmdSn, 32: s.maxCmdSn } });
+  return buildPdu({
+    opcode: Op.TASK_MGMT_RESPONSE,
+    flags: 0x80,
+    byte2: s.response,
+    initiatorTaskTag: s.itt,
+    words: { 24: s.statSn, 28: s.expCmdSn, 32: s.maxCmdSn },
+  });
 }

@@ -82,7 +82,18 @@ export interface IscsiDetails {
   keyValues: string[] | null;
 }
 
-const WITH_LUN = new Set<number>([Op.NOP_OUT, Op.SCSI_COMMAND, Op.TASK_MGMT_REQUEST, Op.TEXT_REQUEST, Op.SCSI_DATA_OUT, Op.NOP_IN, Op.TEXT_RESPONSE, Op.SCSI_DATA_IN, Op.R2T, Op.ASYNC_MESSAGE]);
+const WITH_LUN = new Set<number>([
+  Op.NOP_OUT,
+  Op.SCSI_COMMAND,
+  Op.TASK_MGMT_REQUEST,
+  Op.TEXT_REQUEST,
+  Op.SCSI_DATA_OUT,
+  Op.NOP_IN,
+  Op.TEXT_RESPONSE,
+  Op.SCSI_DATA_IN,
+  Op.R2T,
+  Op.ASYNC_MESSAGE,
+]);
 const WITH_TTT = new Set<number>([Op.NOP_OUT, Op.TEXT_REQUEST, Op.SCSI_DATA_OUT, Op.NOP_IN, Op.TEXT_RESPONSE, Op.SCSI_DATA_IN, Op.R2T]);
 /** Initiator PDUs that carry CmdSN (a Data-Out and a SNACK do not). */
 const WITH_CMDSN = new Set<number>([Op.NOP_OUT, Op.SCSI_COMMAND, Op.TASK_MGMT_REQUEST, Op.LOGIN_REQUEST, Op.TEXT_REQUEST, Op.LOGOUT_REQUEST]);

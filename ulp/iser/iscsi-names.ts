@@ -101,7 +101,12 @@ export function logoutReasonName(r: number): string {
   return LOGOUT_REASONS[r] ?? 'reserved';
 }
 
-const LOGOUT_RESPONSES: readonly string[] = ['connection or session closed successfully', 'CID not found', 'connection recovery is not supported', 'cleanup failed'];
+const LOGOUT_RESPONSES: readonly string[] = [
+  'connection or session closed successfully',
+  'CID not found',
+  'connection recovery is not supported',
+  'cleanup failed',
+];
 
 export function logoutResponseName(r: number): string {
   return LOGOUT_RESPONSES[r] ?? 'reserved';

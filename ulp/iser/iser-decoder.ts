@@ -34,16 +34,7 @@ import { keyValues } from './iscsi-pdu';
 import { type IscsiDetails, pduDetails } from './iscsi-details';
 import { IscsiOpcode, fromInitiator } from './iscsi-names';
 import { parseIserMessage } from './iser-message';
-import {
-  type IserConnState,
-  type IserEnd,
-  type IserEndRole,
-  type IserState,
-  type IserTaskRef,
-  capSet,
-  emptyIserState,
-  endKey,
-} from './iser-state';
+import { type IserConnState, type IserEnd, type IserEndRole, type IserState, type IserTaskRef, capSet, emptyIserState, endKey } from './iser-state';
 
 /** The IANA port of iSCSI, the IP CM port of iSER's service ID (IANA iscsi-target; Wireshark.s iSER target port range). */
 export const ISER_PORT = 3260;
@@ -256,7 +247,9 @@ export class IserDecoder implements UlpDecoder<IserFrame, IserState> {
       f.error = new WireError(
         WireErrorCode.BadField,
         p.bthOff,
-        b.psn !== part.nextPsn ? `an iSER message's packet with PSN ${b.psn} where ${part.nextPsn} was next: the message is dropped` : `an iSER message of more than ${MAX_MESSAGE} bytes: dropped`,
+        b.psn !== part.nextPsn
+          ? `an iSER message's packet with PSN ${b.psn} where ${part.nextPsn} was next: the message is dropped`
+          : `an iSER message of more than ${MAX_MESSAGE} bytes: dropped`,
       );
       f.length = len;
       return f;

@@ -77,7 +77,9 @@ const ALL: readonly FieldDef[] = [
     const p = pdu(n);
     return p !== null && fromInitiator(p.opcode) ? p.immediate : null;
   }),
-  uint('iscsi.flags', 8, true, (n) => (is(n, Op.SCSI_COMMAND, Op.SCSI_RESPONSE, Op.SCSI_DATA_IN, Op.SCSI_DATA_OUT, Op.TEXT_REQUEST, Op.TEXT_RESPONSE) ? pdu(n)?.flags : null)),
+  uint('iscsi.flags', 8, true, (n) =>
+    is(n, Op.SCSI_COMMAND, Op.SCSI_RESPONSE, Op.SCSI_DATA_IN, Op.SCSI_DATA_OUT, Op.TEXT_REQUEST, Op.TEXT_RESPONSE) ? pdu(n)?.flags : null,
+  ),
   bool('iscsi.scsicommand.F', (n) => (is(n, Op.SCSI_COMMAND) ? ((pdu(n)?.flags ?? 0) & 0x80) !== 0 : null)),
   bool('iscsi.scsicommand.R', (n) => det(n)?.scsiCommand?.read),
   bool('iscsi.scsicommand.W', (n) => det(n)?.scsiCommand?.write),

@@ -66,14 +66,16 @@ export function iserWords(f: IserFrame): string {
     case 'cm-req':
     case 'cm-rep': {
       const c = f.cm;
-      const flags = c === null ? '' : ` flags ${hex(c.flags, 2)}${c.zbvaNotUsed ? ' Z (no ZBVA)' : ''}${c.sendWithInvalidateNotUsed ? ' I (no Send with Invalidate)' : ''}`;
+      const flags =
+        c === null ? '' : ` flags ${hex(c.flags, 2)}${c.zbvaNotUsed ? ' Z (no ZBVA)' : ''}${c.sendWithInvalidateNotUsed ? ' I (no Send with Invalidate)' : ''}`;
       return `iSER CM ${f.kind === 'cm-req' ? 'REQ' : 'REP'}${flags}${err}`;
     }
     case 'message': {
       const h = f.header;
       if (h === null) return `iSER${err}`;
       if (h.opcode === IserOpcode.HELLO) return `iSER Hello version ${h.maxVersion}-${h.minVersion} IRD ${h.ird}${pk}${err}`;
-      if (h.opcode === IserOpcode.HELLO_REPLY) return `iSER HelloReply${h.rej ? ' REJ' : ''} version ${h.currentVersion} (max ${h.maxVersion}) ORD ${h.ord}${pk}${err}`;
+      if (h.opcode === IserOpcode.HELLO_REPLY)
+        return `iSER HelloReply${h.rej ? ' REJ' : ''} version ${h.currentVersion} (max ${h.maxVersion}) ORD ${h.ord}${pk}${err}`;
       return `iSER ${pduWords(f)}${pk}${err}`;
     }
     case 'fragment':
@@ -101,8 +103,14 @@ export function iserTreeLines(f: IserFrame): [number, string][] {
   const p = f.pdu;
   const d = f.details;
   if (p !== null && d !== null) {
-    out.push([2, `iSCSI: opcode ${hex(p.opcode, 2)} (${iscsiOpcodeName(p.opcode)})${p.immediate ? ', immediate' : ''}, flags ${hex(p.flags, 2)}, ITT ${hex(p.initiatorTaskTag, 8)}`]);
-    out.push([3, `TotalAHSLength ${p.totalAhsLength}, DataSegmentLength ${p.dataSegmentLength}${d.lun === null ? '' : `, LUN ${hex64(d.lun)}`}${d.targetTransferTag === null ? '' : `, TTT ${hex(d.targetTransferTag, 8)}`}`]);
+    out.push([
+      2,
+      `iSCSI: opcode ${hex(p.opcode, 2)} (${iscsiOpcodeName(p.opcode)})${p.immediate ? ', immediate' : ''}, flags ${hex(p.flags, 2)}, ITT ${hex(p.initiatorTaskTag, 8)}`,
+    ]);
+    out.push([
+      3,
+      `TotalAHSLength ${p.totalAhsLength}, DataSegmentLength ${p.dataSegmentLength}${d.lun === null ? '' : `, LUN ${hex64(d.lun)}`}${d.targetTransferTag === null ? '' : `, TTT ${hex(d.targetTransferTag, 8)}`}`,
+    ]);
     const sn = [
       ['CmdSN', d.cmdSn],
       ['ExpStatSN', d.expStatSn],
@@ -114,20 +122,37 @@ export function iserTreeLines(f: IserFrame): [number, string][] {
     const c = d.scsiCommand;
     if (c !== null) {
       out.push([3, `R ${c.read ? 1 : 0}, W ${c.write ? 1 : 0}, ATTR ${c.attr}, expected data transfer length ${c.expectedDataTransferLength}`]);
-      out.push([3, `CDB: opcode ${hex(c.cdb.opcode, 2)} (${c.cdb.name})${c.cdb.lba === null ? '' : `, LBA ${c.cdb.lba}`}${c.cdb.blocks === null ? '' : `, ${c.cdb.blocks} blocks`}${c.cdb.allocationLength === null ? '' : `, allocation length ${c.cdb.allocationLength}`}${c.cdb.evpd === null ? '' : `, EVPD ${c.cdb.evpd ? 1 : 0}, page ${hex(c.cdb.pageCode ?? 0, 2)}`}`]);
+      out.push([
+        3,
+        `CDB: opcode ${hex(c.cdb.opcode, 2)} (${c.cdb.name})${c.cdb.lba === null ? '' : `, LBA ${c.cdb.lba}`}${c.cdb.blocks === null ? '' : `, ${c.cdb.blocks} blocks`}${c.cdb.allocationLength === null ? '' : `, allocation length ${c.cdb.allocationLength}`}${c.cdb.evpd === null ? '' : `, EVPD ${c.cdb.evpd ? 1 : 0}, page ${hex(c.cdb.pageCode ?? 0, 2)}`}`,
+      ]);
     }
     const r = d.scsiResponse;
     if (r !== null)
-      out.push([3, `response ${hex(r.response, 2)} (${scsiResponseName(r.response)}), status ${hex(r.status, 2)} (${scsiStatusName(r.status)}), o ${+r.bidiOverflow} u ${+r.bidiUnderflow} O ${+r.overflow} U ${+r.underflow}, residual ${r.residualCount}${r.senseLength === null ? '' : `, sense length ${r.senseLength}`}`]);
+      out.push([
+        3,
+        `response ${hex(r.response, 2)} (${scsiResponseName(r.response)}), status ${hex(r.status, 2)} (${scsiStatusName(r.status)}), o ${+r.bidiOverflow} u ${+r.bidiUnderflow} O ${+r.overflow} U ${+r.underflow}, residual ${r.residualCount}${r.senseLength === null ? '' : `, sense length ${r.senseLength}`}`,
+      ]);
     const l = d.login;
     if (l !== null) {
-      out.push([3, `T ${+l.transit}, C ${+l.cont}, CSG ${l.csg}, NSG ${l.nsg}, version max ${l.versionMax}, ${p.opcode === Op.LOGIN_REQUEST ? 'min' : 'active'} ${l.versionMinOrActive}`]);
-      out.push([3, `ISID ${Buffer.from(l.isid).toString('hex')}, TSIH ${l.tsih}${l.cid === null ? '' : `, CID ${l.cid}`}${l.statusClass === null ? '' : `, status ${loginStatusName(l.statusClass, l.statusDetail ?? 0)}`}`]);
+      out.push([
+        3,
+        `T ${+l.transit}, C ${+l.cont}, CSG ${l.csg}, NSG ${l.nsg}, version max ${l.versionMax}, ${p.opcode === Op.LOGIN_REQUEST ? 'min' : 'active'} ${l.versionMinOrActive}`,
+      ]);
+      out.push([
+        3,
+        `ISID ${Buffer.from(l.isid).toString('hex')}, TSIH ${l.tsih}${l.cid === null ? '' : `, CID ${l.cid}`}${l.statusClass === null ? '' : `, status ${loginStatusName(l.statusClass, l.statusDetail ?? 0)}`}`,
+      ]);
     }
-    if (d.tmfFunction !== null) out.push([3, `function ${d.tmfFunction} (${tmfFunctionName(d.tmfFunction)}), referenced task tag ${hex(d.referencedTaskTag ?? 0, 8)}, RefCmdSN ${d.refCmdSn}`]);
+    if (d.tmfFunction !== null)
+      out.push([
+        3,
+        `function ${d.tmfFunction} (${tmfFunctionName(d.tmfFunction)}), referenced task tag ${hex(d.referencedTaskTag ?? 0, 8)}, RefCmdSN ${d.refCmdSn}`,
+      ]);
     if (d.tmfResponse !== null) out.push([3, `response ${d.tmfResponse} (${tmfResponseName(d.tmfResponse)})`]);
     if (d.logoutReason !== null) out.push([3, `reason ${d.logoutReason} (${logoutReasonName(d.logoutReason)}), CID ${d.logoutCid}`]);
-    if (d.logoutResponse !== null) out.push([3, `response ${d.logoutResponse} (${logoutResponseName(d.logoutResponse)}), Time2Wait ${d.time2Wait}, Time2Retain ${d.time2Retain}`]);
+    if (d.logoutResponse !== null)
+      out.push([3, `response ${d.logoutResponse} (${logoutResponseName(d.logoutResponse)}), Time2Wait ${d.time2Wait}, Time2Retain ${d.time2Retain}`]);
     for (const kv of d.keyValues ?? []) out.push([3, kv]);
   }
   if (f.of !== null) out.push([2, `for task ${hex(f.of.itt, 8)} (${f.of.name})`]);
@@ -146,11 +171,7 @@ export function iserJson(f: IserFrame): Record<string, unknown> {
     length: f.length,
     cm: f.cm,
     header:
-      h === null
-        ? null
-        : h.opcode === IserOpcode.ISCSI_CTRL
-          ? { ...h, writeBaseOffset: hex64(h.writeBaseOffset), readBaseOffset: hex64(h.readBaseOffset) }
-          : h,
+      h === null ? null : h.opcode === IserOpcode.ISCSI_CTRL ? { ...h, writeBaseOffset: hex64(h.writeBaseOffset), readBaseOffset: hex64(h.readBaseOffset) } : h,
     iscsi:
       p === null || d === null
         ? null
