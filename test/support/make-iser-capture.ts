@@ -2,8 +2,8 @@
  * captures/iser.pcap: iSER (RFC 7145) between two roce-ts stacks on the in-memory link (link MTU
  * 1500: path MTU 1024), taken at the initiator's NIC (198.18.0.1). The initiator connects through
  * the RDMA CM to the target (198.18.0.2) on the iSCSI port 3260 with the iSER CM private data (Z
- * and I set, as Linux iser sends it), the target's REP carries the same flags, and a scripted
- * target answers each iSCSI PDU as Linux isert would:
+ * and I set, as Linux iser sends them from a device without remote invalidation), the target's REP
+ * carries the same flags, and a scripted target answers each iSCSI PDU as Linux isert would:
  *
  * - Login request (key=value text, in SEND FIRST + LAST) and Login Response;
  * - Text (SendTargets=All) and its response; NOP-Out and NOP-In;
