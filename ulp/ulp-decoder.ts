@@ -49,7 +49,7 @@ export interface UlpText<Frame> {
   words(f: Frame): string;
   /** Lines for the `-V` tree: [depth, text]. */
   treeLines(f: Frame): [number, string][];
-  /** The frame's JSON member, `"name": {...}`, with the protocol's name as the key. */
+  /** The frame's JSON member with its leading comma, `,"name":{...}`, the protocol's name as the key (it follows the frame's last member). */
   jsonMember(f: Frame): string;
   /** A field by Wireshark's name (`tshark -G fields`), for `-Y` and `-T fields -e`; undefined for none of this protocol's. */
   field(name: string): FieldDef | undefined;

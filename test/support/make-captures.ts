@@ -27,6 +27,7 @@ import { buildCmMad } from '../../packets/mad-payload';
 import { cmExchanges, GSI_SPORT } from './make-cm-capture';
 import { nvmeRdmaCapture } from './make-nvme-capture';
 import { rpcRdmaCapture } from './make-rpcrdma-capture';
+import { iserCapture } from './make-iser-capture';
 
 export interface Rec {
   data: Uint8Array;
@@ -704,6 +705,7 @@ export function makeCaptures(): Map<string, Uint8Array> {
   m.set('cm-exchanges.pcap', writePcap(cmExchanges()));
   m.set('nvme-rdma.pcap', nvmeRdmaCapture());
   m.set('rpc-rdma.pcap', writePcap(rpcRdmaCapture()));
+  m.set('iser.pcap', iserCapture());
   m.set('rc-conversation.pcapng', writePcapng(rc));
   m.set('rc-conversation-sll.pcap', writePcap(toSll(rc), { linkType: LinkType.LinuxSll }));
   m.set('rc-conversation-sll2.pcap', writePcap(toSll2(rc), { linkType: LinkType.LinuxSll2 }));

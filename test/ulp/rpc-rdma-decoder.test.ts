@@ -140,7 +140,7 @@ describe('a capture with its CM exchange', () => {
     const f22 = at(22) as RpcRdmaFrame;
     expect(['rpcordma.position', 'rpcordma.rdma_handle', 'rpcordma.reply_count'].map((n) => fieldText(f22, n))).toEqual(['0', '0x0000c303,0x0000d404', '1']);
     expect(fieldText(at(39) as RpcRdmaFrame, 'rpcordma.errcode')).toBe('2');
-    expect(RPC_RDMA.text.jsonMember(at(26) as RpcRdmaFrame)).toMatch(/^"rpcrdma": \{"kind":"data".*"nfs4Ops":\["SEQUENCE","PUTFH","GETATTR"\]/);
+    expect(RPC_RDMA.text.jsonMember(at(26) as RpcRdmaFrame)).toMatch(/^,"rpcrdma":\{"kind":"data".*"nfs4Ops":\["SEQUENCE","PUTFH","GETATTR"\]/);
     expect(RPC_RDMA.text.treeLines(f22)).toContainEqual([2, 'Read segment: position 0 handle 0x0000c303 length 1168 offset 0x00007f3ac0010000']);
   });
 });

@@ -141,5 +141,5 @@ export function rpcRdmaJsonMember(f: RpcRdmaFrame): string {
     length: f.length,
     error: f.error === null ? null : { code: f.error.code, reason: f.error.reason },
   };
-  return `"${UlpName.RpcRdma}": ${j(o)}`;
+  return `,"${UlpName.RpcRdma}":${j(o)}`;
 }
