@@ -1,0 +1,122 @@
+/**
+ * captures/smbd.pcap: an SMB Direct (MS-SMBD) conversation over RoCE v2 whose RDMA CM was not
+ * captured, built with the frame builder (packets/build.ts): correct PSNs each way, an ACK for each
+ * message, path MTU 1024, fixed timestamps. The decoder must find it from the negotiate request's
+ * shape, as Wireshark's heuristic does.
+ *
+ * Client 198.18.0.1 QP 0x11, server 198.18.0.2 QP 0x12:
+ *   1-4   SMB Direct negotiate request and response (with their ACKs);
+ *   5-7   SMB2 NEGOTIATE request: a 1200-byte SMB Direct message in SEND FIRST + LAST;
+ *   8-11  SMB2 NEGOTIATE response in two data transfers (RemainingDataLength), each a SEND ONLY;
+ *   12-13 SMB2 WRITE request, channel RDMA_V1, one buffer descriptor of 2048 bytes;
+ *   14-16 the server's RDMA READ of the client's buffer: request, responses FIRST and LAST;
+ *   17-18 the WRITE response (Count 2048);
+ *   19-20 SMB2 READ request, channel RDMA_V1, one buffer descriptor of 1024 bytes;
+ *   21-22 the server's RDMA WRITE ONLY into the client's buffer, and its ACK;
+ *   23-24 the READ response (DataLength 1024);
+ *   25-26 a data transfer with no data asking for a response (SMB_DIRECT_RESPONSE_REQUESTED).
+ */
+import { buildRoceV2Frame, type TransportSpec } from '../../packets/build';
+import { Opcode } from '../../packets/opcodes';
+import { AethKind, encodeSyndrome } from '../../packets/aeth';
+import { writePcap } from '../../packets/pcap';
+import { emitNegotiateRequest, emitNegotiateResponse, SMBD_VERSION_1 } from '../../ulp/smbd/negotiate';
+import { emitDataTransfer, SMB_DIRECT_RESPONSE_REQUESTED } from '../../ulp/smbd/data-transfer';
+import { type Smb2Header, emitSmb2Header, Smb2Command, SMB2_FLAGS_SERVER_TO_REDIR } from '../../ulp/smbd/smb2-header';
+import { Smb2Channel, emitReadWriteRequest, emitReadWriteResponse } from '../../ulp/smbd/smb2-read-write';
+
+const MTU = 1024;
+const CLIENT = { ip: '198.18.0.1', mac: 0x020000000001, qpn: 0x11 };
+const SERVER = { ip: '198.18.0.2', mac: 0x020000000002, qpn: 0x12 };
+const WRITE_BUF = { offset: 0x7f3a00001000n, token: 0x0000a101, length: 2048 };
+const READ_BUF = { offset: 0x7f3a00008000n, token: 0x0000a202, length: 1024 };
+const VERSION = SMBD_VERSION_1;
+
+type Host = typeof CLIENT;
+
+/** An SMB2 message: a 64-byte header and `body`. */
+function smb2(h: Partial<Smb2Header> & { command: number; messageId: bigint }, body: Uint8Array): Uint8Array {
+  const m = new Uint8Array(64 + body.length);
+  emitSmb2Header({ creditCharge: 1, status: 0, credits: 1, flags: 0, nextCommand: 0, word32: 0xfeff, word36: 0, sessionId: 0n, ...h }, new DataView(m.buffer), 0);
+  m.set(body, 64);
+  return m;
+}
+
+/** A body of `n` bytes whose first word is its StructureSize (the rest a fixed pattern). */
+function body(size: number, n: number): Uint8Array {
+  const b = new Uint8Array(n);
+  b[0] = size;
+  for (let i = 2; i < n; i++) b[i] = (i * 7) & 0xff;
+  return b;
+}
+
+export function smbdCapture(): Uint8Array {
+  const frames: Uint8Array[] = [];
+  const psn = new Map<Host, number>([
+    [CLIENT, 0x100],
+    [SERVER, 0x800],
+  ]);
+  const frame = (from: Host, to: Host, t: TransportSpec) =>
+    frames.push(buildRoceV2Frame({ ...t, eth: { src: from.mac, dst: to.mac }, ip: { version: 4, src: from.ip, dst: to.ip }, udp: { srcPort: 0xc000 + from.qpn } }));
+  const ack = (from: Host, to: Host, p: number) => frame(from, to, { bth: { opcode: Opcode.RC_ACKNOWLEDGE, destQp: to.qpn, psn: p }, aeth: { syndrome: encodeSyndrome(AethKind.ACK, 0x1f), msn: 0 } });
+  const next = (h: Host) => {
+    const p = psn.get(h) as number;
+    psn.set(h, (p + 1) & 0xffffff);
+    return p;
+  };
+  /** A SEND of `msg` from `from`, in packets of at most the MTU, and the ACK of its last. */
+  const send = (from: Host, to: Host, msg: Uint8Array) => {
+    const n = Math.max(1, Math.ceil(msg.length / MTU));
+    let last = 0;
+    for (let i = 0; i < n; i++) {
+      const opcode = n === 1 ? Opcode.RC_SEND_ONLY : i === 0 ? Opcode.RC_SEND_FIRST : i === n - 1 ? Opcode.RC_SEND_LAST : Opcode.RC_SEND_MIDDLE;
+      last = next(from);
+      frame(from, to, { bth: { opcode, destQp: to.qpn, psn: last, ackReq: i === n - 1 }, payload: msg.subarray(i * MTU, (i + 1) * MTU) });
+    }
+    ack(to, from, last);
+  };
+  const transfer = (from: Host, to: Host, data: Uint8Array, remaining = 0, flags = 0) =>
+    send(from, to, emitDataTransfer({ creditsRequested: 255, creditsGranted: from === SERVER ? 255 : 0, flags, remainingDataLength: remaining }, data));
+
+  send(CLIENT, SERVER, emitNegotiateRequest({ minVersion: VERSION, maxVersion: VERSION, creditsRequested: 255, preferredSendSize: 1364, maxReceiveSize: 8192, maxFragmentedSize: 1048576 }));
+  send(
+    SERVER,
+    CLIENT,
+    emitNegotiateResponse({
+      minVersion: VERSION,
+      maxVersion: VERSION,
+      negotiatedVersion: VERSION,
+      creditsRequested: 255,
+      creditsGranted: 255,
+      status: 0,
+      maxReadWriteSize: 1048576,
+      preferredSendSize: 1364,
+      maxReceiveSize: 8192,
+      maxFragmentedSize: 1048576,
+    }),
+  );
+  transfer(CLIENT, SERVER, smb2({ command: Smb2Command.NEGOTIATE, messageId: 0n }, body(36, 1200 - 24 - 64)));
+  const negRsp = smb2({ command: Smb2Command.NEGOTIATE, messageId: 0n, flags: SMB2_FLAGS_SERVER_TO_REDIR }, body(65, 1200));
+  transfer(SERVER, CLIENT, negRsp.subarray(0, 1000), negRsp.length - 1000);
+  transfer(SERVER, CLIENT, negRsp.subarray(1000), 0);
+
+  transfer(CLIENT, SERVER, smb2({ command: Smb2Command.WRITE, messageId: 5n }, emitReadWriteRequest({ length: 2048, offset: 0n, channel: Smb2Channel.RDMA_V1, descriptors: [WRITE_BUF] }, true)));
+  // The server reads the client's buffer: one READ request, two responses carrying its PSN and the next.
+  const rd = next(SERVER);
+  next(SERVER);
+  frame(SERVER, CLIENT, { bth: { opcode: Opcode.RC_RDMA_READ_REQUEST, destQp: CLIENT.qpn, psn: rd, ackReq: true }, reth: { va: WRITE_BUF.offset, rkey: WRITE_BUF.token, dmaLength: 2048 } });
+  const aeth = { syndrome: encodeSyndrome(AethKind.ACK, 0x1f), msn: 0 };
+  frame(CLIENT, SERVER, { bth: { opcode: Opcode.RC_RDMA_READ_RESPONSE_FIRST, destQp: SERVER.qpn, psn: rd }, aeth, payload: body(1, 1024) });
+  frame(CLIENT, SERVER, { bth: { opcode: Opcode.RC_RDMA_READ_RESPONSE_LAST, destQp: SERVER.qpn, psn: (rd + 1) & 0xffffff }, aeth, payload: body(2, 1024) });
+  transfer(SERVER, CLIENT, smb2({ command: Smb2Command.WRITE, messageId: 5n, flags: SMB2_FLAGS_SERVER_TO_REDIR }, emitReadWriteResponse(2048)));
+
+  transfer(CLIENT, SERVER, smb2({ command: Smb2Command.READ, messageId: 6n }, emitReadWriteRequest({ length: 1024, offset: 4096n, channel: Smb2Channel.RDMA_V1, descriptors: [READ_BUF] }, false)));
+  const wr = next(SERVER);
+  frame(SERVER, CLIENT, { bth: { opcode: Opcode.RC_RDMA_WRITE_ONLY, destQp: CLIENT.qpn, psn: wr, ackReq: true }, reth: { va: READ_BUF.offset, rkey: READ_BUF.token, dmaLength: 1024 }, payload: body(3, 1024) });
+  ack(CLIENT, SERVER, wr);
+  transfer(SERVER, CLIENT, smb2({ command: Smb2Command.READ, messageId: 6n, flags: SMB2_FLAGS_SERVER_TO_REDIR }, emitReadWriteResponse(1024)));
+
+  transfer(CLIENT, SERVER, new Uint8Array(0), 0, SMB_DIRECT_RESPONSE_REQUESTED);
+
+  return writePcap(frames.map((data, i) => ({ data, timestampNs: 1_700_000_000_000_000_000n + BigInt(i) * 10_000n })));
+}
