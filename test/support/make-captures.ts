@@ -26,6 +26,7 @@ import { GSI_QKEY } from '../../packets/mad';
 import { buildCmMad } from '../../packets/mad-payload';
 import { cmExchanges, GSI_SPORT } from './make-cm-capture';
 import { nvmeRdmaCapture } from './make-nvme-capture';
+import { smbdCapture } from './make-smbd-capture';
 
 export interface Rec {
   data: Uint8Array;
@@ -702,6 +703,7 @@ export function makeCaptures(): Map<string, Uint8Array> {
   m.set('malformed.pcap', writePcap(malformed()));
   m.set('cm-exchanges.pcap', writePcap(cmExchanges()));
   m.set('nvme-rdma.pcap', nvmeRdmaCapture());
+  m.set('smbd.pcap', smbdCapture());
   m.set('rc-conversation.pcapng', writePcapng(rc));
   m.set('rc-conversation-sll.pcap', writePcap(toSll(rc), { linkType: LinkType.LinuxSll }));
   m.set('rc-conversation-sll2.pcap', writePcap(toSll2(rc), { linkType: LinkType.LinuxSll2 }));

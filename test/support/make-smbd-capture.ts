@@ -13,7 +13,7 @@
  *   17-18 the WRITE response (Count 2048);
  *   19-20 SMB2 READ request, channel RDMA_V1, one buffer descriptor of 1024 bytes;
  *   21-22 the server's RDMA WRITE ONLY into the client's buffer, and its ACK;
- *   23-24 the READ response (DataLength 1024);
+ *   23-24 the READ response (DataLength 0, DataRemaining 1024: the data went by RDMA);
  *   25-26 a data transfer with no data asking for a response (SMB_DIRECT_RESPONSE_REQUESTED).
  */
 import { buildRoceV2Frame, type TransportSpec } from '../../packets/build';
@@ -23,7 +23,7 @@ import { writePcap } from '../../packets/pcap';
 import { emitNegotiateRequest, emitNegotiateResponse, SMBD_VERSION_1 } from '../../ulp/smbd/negotiate';
 import { emitDataTransfer, SMB_DIRECT_RESPONSE_REQUESTED } from '../../ulp/smbd/data-transfer';
 import { type Smb2Header, emitSmb2Header, Smb2Command, SMB2_FLAGS_SERVER_TO_REDIR } from '../../ulp/smbd/smb2-header';
-import { Smb2Channel, emitReadWriteRequest, emitReadWriteResponse } from '../../ulp/smbd/smb2-read-write';
+import { Smb2Channel, emitReadResponse, emitReadWriteRequest, emitWriteResponse } from '../../ulp/smbd/smb2-read-write';
 
 const MTU = 1024;
 const CLIENT = { ip: '198.18.0.1', mac: 0x020000000001, qpn: 0x11 };
@@ -42,12 +42,22 @@ function smb2(h: Partial<Smb2Header> & { command: number; messageId: bigint }, b
   return m;
 }
 
-/** A body of `n` bytes whose first word is its StructureSize (the rest a fixed pattern). */
-function body(size: number, n: number): Uint8Array {
+/** A NEGOTIATE body of `n` bytes (MS-SMB2 §2.2.3, §2.2.4): its StructureSize and the SMB 3.0 dialect (0x0300), zeros elsewhere. */
+function negotiateBody(response: boolean, n: number): Uint8Array {
   const b = new Uint8Array(n);
-  b[0] = size;
-  for (let i = 2; i < n; i++) b[i] = (i * 7) & 0xff;
+  const v = new DataView(b.buffer);
+  v.setUint16(0, response ? 65 : 36, true);
+  if (response) v.setUint16(4, 0x0300, true);
+  else {
+    v.setUint16(2, 1, true); // DialectCount
+    v.setUint16(36, 0x0300, true); // Dialects[0]
+  }
   return b;
+}
+
+/** `n` bytes of file data, a fixed pattern. */
+function fileData(seed: number, n: number): Uint8Array {
+  return Uint8Array.from({ length: n }, (_, i) => (seed + i * 7) & 0xff);
 }
 
 export function smbdCapture(): Uint8Array {
@@ -95,8 +105,8 @@ export function smbdCapture(): Uint8Array {
       maxFragmentedSize: 1048576,
     }),
   );
-  transfer(CLIENT, SERVER, smb2({ command: Smb2Command.NEGOTIATE, messageId: 0n }, body(36, 1200 - 24 - 64)));
-  const negRsp = smb2({ command: Smb2Command.NEGOTIATE, messageId: 0n, flags: SMB2_FLAGS_SERVER_TO_REDIR }, body(65, 1200));
+  transfer(CLIENT, SERVER, smb2({ command: Smb2Command.NEGOTIATE, messageId: 0n }, negotiateBody(false, 1200 - 24 - 64)));
+  const negRsp = smb2({ command: Smb2Command.NEGOTIATE, messageId: 0n, flags: SMB2_FLAGS_SERVER_TO_REDIR }, negotiateBody(true, 1200));
   transfer(SERVER, CLIENT, negRsp.subarray(0, 1000), negRsp.length - 1000);
   transfer(SERVER, CLIENT, negRsp.subarray(1000), 0);
 
@@ -106,15 +116,15 @@ export function smbdCapture(): Uint8Array {
   next(SERVER);
   frame(SERVER, CLIENT, { bth: { opcode: Opcode.RC_RDMA_READ_REQUEST, destQp: CLIENT.qpn, psn: rd, ackReq: true }, reth: { va: WRITE_BUF.offset, rkey: WRITE_BUF.token, dmaLength: 2048 } });
   const aeth = { syndrome: encodeSyndrome(AethKind.ACK, 0x1f), msn: 0 };
-  frame(CLIENT, SERVER, { bth: { opcode: Opcode.RC_RDMA_READ_RESPONSE_FIRST, destQp: SERVER.qpn, psn: rd }, aeth, payload: body(1, 1024) });
-  frame(CLIENT, SERVER, { bth: { opcode: Opcode.RC_RDMA_READ_RESPONSE_LAST, destQp: SERVER.qpn, psn: (rd + 1) & 0xffffff }, aeth, payload: body(2, 1024) });
-  transfer(SERVER, CLIENT, smb2({ command: Smb2Command.WRITE, messageId: 5n, flags: SMB2_FLAGS_SERVER_TO_REDIR }, emitReadWriteResponse(2048)));
+  frame(CLIENT, SERVER, { bth: { opcode: Opcode.RC_RDMA_READ_RESPONSE_FIRST, destQp: SERVER.qpn, psn: rd }, aeth, payload: fileData(1, 1024) });
+  frame(CLIENT, SERVER, { bth: { opcode: Opcode.RC_RDMA_READ_RESPONSE_LAST, destQp: SERVER.qpn, psn: (rd + 1) & 0xffffff }, aeth, payload: fileData(2, 1024) });
+  transfer(SERVER, CLIENT, smb2({ command: Smb2Command.WRITE, messageId: 5n, flags: SMB2_FLAGS_SERVER_TO_REDIR }, emitWriteResponse(2048)));
 
   transfer(CLIENT, SERVER, smb2({ command: Smb2Command.READ, messageId: 6n }, emitReadWriteRequest({ length: 1024, offset: 4096n, channel: Smb2Channel.RDMA_V1, descriptors: [READ_BUF] }, false)));
   const wr = next(SERVER);
-  frame(SERVER, CLIENT, { bth: { opcode: Opcode.RC_RDMA_WRITE_ONLY, destQp: CLIENT.qpn, psn: wr, ackReq: true }, reth: { va: READ_BUF.offset, rkey: READ_BUF.token, dmaLength: 1024 }, payload: body(3, 1024) });
+  frame(SERVER, CLIENT, { bth: { opcode: Opcode.RC_RDMA_WRITE_ONLY, destQp: CLIENT.qpn, psn: wr, ackReq: true }, reth: { va: READ_BUF.offset, rkey: READ_BUF.token, dmaLength: 1024 }, payload: fileData(3, 1024) });
   ack(CLIENT, SERVER, wr);
-  transfer(SERVER, CLIENT, smb2({ command: Smb2Command.READ, messageId: 6n, flags: SMB2_FLAGS_SERVER_TO_REDIR }, emitReadWriteResponse(1024)));
+  transfer(SERVER, CLIENT, smb2({ command: Smb2Command.READ, messageId: 6n, flags: SMB2_FLAGS_SERVER_TO_REDIR }, emitReadResponse(1024)));
 
   transfer(CLIENT, SERVER, new Uint8Array(0), 0, SMB_DIRECT_RESPONSE_REQUESTED);
 

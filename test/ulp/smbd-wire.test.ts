@@ -8,7 +8,7 @@ import { emitNegotiateRequest, emitNegotiateResponse, parseNegotiateRequest, par
 import { emitDataTransfer, parseDataTransfer } from '../../ulp/smbd/data-transfer';
 import { emitBufferDescriptors, parseBufferDescriptors } from '../../ulp/smbd/buffer-descriptor';
 import { type Smb2Header, emitSmb2Header, parseSmb2Header, smb2CommandName, Smb2Command } from '../../ulp/smbd/smb2-header';
-import { Smb2Channel, emitReadWriteRequest, emitReadWriteResponse, parseReadWriteRequest, parseReadWriteResponseLength } from '../../ulp/smbd/smb2-read-write';
+import { Smb2Channel, emitReadResponse, emitReadWriteRequest, emitWriteResponse, parseReadWriteRequest, parseReadWriteResponseLength } from '../../ulp/smbd/smb2-read-write';
 
 const view = (b: Uint8Array) => new DataView(b.buffer, b.byteOffset, b.byteLength);
 const wireError = (f: () => unknown): WireError => {
@@ -95,7 +95,7 @@ describe('SMB2 header (MS-SMB2 §2.2.1) and READ/WRITE with buffer descriptors',
       expect(parseReadWriteRequest(view(m), write)).toEqual(r);
       const none = message(hdr(), emitReadWriteRequest({ length: 5, offset: 0n, channel: 0, descriptors: [] }, write));
       expect(parseReadWriteRequest(view(none), write)).toEqual({ length: 5, offset: 0n, channel: 0, descriptors: [] });
-      expect(parseReadWriteResponseLength(view(message(hdr({ flags: 1 }), emitReadWriteResponse(12288))), write)).toBe(12288);
+      expect(parseReadWriteResponseLength(view(message(hdr({ flags: 1 }), write ? emitWriteResponse(12288) : emitReadResponse(12288))), write)).toBe(12288);
       // Channel info past the message, of a length not a multiple of 16, or a short body.
       const bad = message(hdr(), emitReadWriteRequest(r, write));
       view(bad).setUint16(64 + (write ? 42 : 46), 48, true);

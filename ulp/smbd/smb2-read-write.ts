@@ -6,7 +6,9 @@
  * Channel (100), RemainingBytes (104), ReadChannelInfoOffset (108), ReadChannelInfoLength (110).
  * WRITE request (StructureSize 49): DataOffset (66), Length (68), Offset (72), FileId (80), Channel
  * (96), RemainingBytes (100), WriteChannelInfoOffset (104), WriteChannelInfoLength (106), Flags (108).
- * READ response (StructureSize 17): DataLength (68). WRITE response (StructureSize 17): Count (68).
+ * READ response (StructureSize 17): DataOffset (66), DataLength (68), DataRemaining (72); over an
+ * RDMA channel DataLength is 0 and DataRemaining counts the bytes the server wrote by RDMA (MS-SMB2
+ * §3.3.5.12). WRITE response (StructureSize 17): Count (68).
  *
  * With Channel SMB2_CHANNEL_RDMA_V1 (1) or _V1_INVALIDATE (2) the channel info holds buffer
  * descriptors (buffer-descriptor.ts) and the data moves by RDMA, not in the message.
@@ -72,17 +74,30 @@ export function emitReadWriteRequest(r: ReadWriteRequest, write: boolean): Uint8
   return out;
 }
 
-/** A READ response's DataLength or a WRITE response's Count. */
+/** The bytes a response says were moved: a WRITE response's Count; a READ response's DataLength, or its DataRemaining when DataLength is 0 (the data went by RDMA). */
 export function parseReadWriteResponseLength(view: DataView, write: boolean): number {
   need(view.byteLength, SMB2_HEADER_LEN, RESPONSE_BODY_LEN, write ? 'SMB2 WRITE response' : 'SMB2 READ response');
-  return view.getUint32(SMB2_HEADER_LEN + 4, true);
+  const length = view.getUint32(SMB2_HEADER_LEN + 4, true);
+  return write || length !== 0 ? length : view.getUint32(SMB2_HEADER_LEN + 8, true);
 }
 
-export function emitReadWriteResponse(length: number): Uint8Array {
-  checkUint(length, 0xffffffff, 'SMB2 DataLength');
+/** A WRITE response body with Count `count`. */
+export function emitWriteResponse(count: number): Uint8Array {
+  checkUint(count, 0xffffffff, 'SMB2 Count');
   const out = new Uint8Array(RESPONSE_BODY_LEN + 1);
   const v = new DataView(out.buffer);
   v.setUint16(0, 17, true);
-  v.setUint32(4, length, true);
+  v.setUint32(4, count, true);
+  return out;
+}
+
+/** A READ response body for `rdmaBytes` written by RDMA: DataOffset 0x50, DataLength 0, DataRemaining `rdmaBytes`. */
+export function emitReadResponse(rdmaBytes: number): Uint8Array {
+  checkUint(rdmaBytes, 0xffffffff, 'SMB2 DataRemaining');
+  const out = new Uint8Array(RESPONSE_BODY_LEN + 1);
+  const v = new DataView(out.buffer);
+  v.setUint16(0, 17, true);
+  out[2] = SMB2_HEADER_LEN + RESPONSE_BODY_LEN;
+  v.setUint32(8, rdmaBytes, true);
   return out;
 }
