@@ -11,8 +11,8 @@
  * 4.0 does not put RC SEND packets together (packet-infiniband.c hands each packet's payload to the
  * heuristics), so it reads the FIRST packet's payload as a whole data transfer message (whose
  * DataLength then runs past it, so no SMB2 is dissected) and the LAST packet's as nothing. The
- * message is one: IBTA vol. 1 §9.4.4 (a SEND's packets carry one message, delivered whole to one
- * receive WQE), and MS-SMBD §3.1.5.2 reads a data transfer message from the whole receive buffer. So
+ * message is one: IBTA vol. 1 §9.4 (a SEND's packets carry one message, delivered whole to one
+ * receive WQE), and MS-SMBD §3.1.5.4 bounds a data transfer message by MaxSendSize, not by a packet. So
  * roce decode shows the message and the SMB2 command it carries on the LAST packet: the test checks
  * that tshark's smb_direct.* values on the FIRST equal ours on the LAST, and that tshark shows no
  * smb2.* for that message.

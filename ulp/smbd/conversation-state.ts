@@ -10,7 +10,7 @@
  *   RDMA buffer descriptors, the request of the RDMA WRITE in progress each way, and the RDMA READ
  *   requests whose responses may still come;
  * - `sends`: a SMB Direct message arriving in several SEND packets, per destination, until its LAST;
- * - `fragments`: an SMB2 message spread over several data transfer messages (MS-SMBD §3.1.5.2:
+ * - `fragments`: an SMB2 message spread over several data transfer messages (MS-SMBD §3.1.5.4:
  *   RemainingDataLength counts what is still to come), per destination.
  *
  * Every map is capped; the oldest entry goes first (a Map iterates in insertion order).

@@ -5,7 +5,7 @@
  * message of 20 bytes with DataLength 0 carries no data (a credit grant or keep-alive); one with
  * data has its DataOffset 8-byte aligned (§2.2.3: 24 in practice, after the 4-byte Padding).
  * RemainingDataLength is what of the upper-layer message is still to come in later messages
- * (§3.1.5.2's reassembly).
+ * (MS-SMBD §3.1.5.4 sets it on each segment).
  */
 import { WireError, WireErrorCode, need } from '../../packets/errors';
 import { checkUint } from '../../packets/bytes';

@@ -10,7 +10,7 @@
  *   Padding 0.
  *
  * The decoder claims a queue pair from the two negotiate shapes only (they open every SMB Direct
- * connection, MS-SMBD §3.1.5.1), not from a data transfer's shape, which many payloads share.
+ * connection, MS-SMBD §3.1.5.7), not from a data transfer's shape, which many payloads share.
  */
 import { NEGOTIATE_REQUEST_LEN, NEGOTIATE_RESPONSE_LEN, SMBD_VERSION_1 } from './negotiate';
 

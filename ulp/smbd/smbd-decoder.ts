@@ -10,7 +10,7 @@
  *
  * A SMB Direct message over several SEND packets (FIRST, MIDDLE..., LAST) is put together when the
  * PSNs follow each other; then an SMB2 message over several data transfers is put together by their
- * RemainingDataLength (MS-SMBD §3.1.5.2); the frame that completes it carries the SMB2 command. The
+ * RemainingDataLength (MS-SMBD §3.1.5.4); the frame that completes it carries the SMB2 command. The
  * RDMA READs and WRITEs that move a READ's or WRITE's data are tied to it by the RETH's R_Key and
  * address falling in one of its SMB_DIRECT_BUFFER_DESCRIPTOR_V1s.
  */
@@ -304,7 +304,7 @@ export class SmbdDecoder implements UlpDecoder<SmbdFrame, SmbdState> {
     const frags = this.state.fragments;
     let part = frags.get(key);
     if (part !== undefined && remaining + data.length !== part.remaining) {
-      // MS-SMBD §3.1.5.2: each data transfer's data and RemainingDataLength add up to the one before's remainder.
+      // MS-SMBD §3.1.5.4: each data transfer's data and RemainingDataLength add up to the one before's remainder.
       f.error = new WireError(WireErrorCode.BadLength, 8, `a data transfer of ${data.length} bytes leaving ${remaining} where ${part.remaining} were to come: the SMB2 message is dropped`);
       frags.delete(key);
       return;
