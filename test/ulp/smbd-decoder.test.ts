@@ -30,7 +30,7 @@ describe('SMB Direct decoding', () => {
   const frames = decodeAll(SHAPE);
   const at = (n: number) => frames[n - 1] as SmbdFrame;
   test('the negotiate request claims the conversation; every frame is placed', () => {
-    expect(records).toHaveLength(26);
+    expect(records).toHaveLength(37);
     expect(at(1)).toMatchObject({ kind: 'negotiate-request', direction: 'to-server', negotiateRequest: { minVersion: 0x100, creditsRequested: 255, maxReceiveSize: 8192 } });
     expect(at(2)).toBeNull(); // an ACK
     expect(at(3)).toMatchObject({ kind: 'negotiate-response', direction: 'to-client', negotiateResponse: { negotiatedVersion: 0x100, maxReadWriteSize: 1048576 } });
@@ -50,10 +50,22 @@ describe('SMB Direct decoding', () => {
     expect(at(23)).toMatchObject({ smb2: { responseLength: 1024 }, of: { messageId: 6n, command: 8 } });
     expect(at(25)).toMatchObject({ kind: 'data', transfer: { flags: 1, dataLength: 0 }, smb2: null });
   });
+  test('the CM REQ to port 445 and its REP make the second connection SMB Direct, even without its negotiation', () => {
+    expect(at(27)).toMatchObject({ kind: 'cm-req' });
+    expect(at(28)).toMatchObject({ kind: 'cm-rep', conn: '198.18.0.2/20' });
+    expect(at(29)).toBeNull(); // RTU
+    expect(at(34)).toMatchObject({ direction: 'to-server', conn: '198.18.0.2/20', smb2: { header: { command: 1, messageId: 1n } } });
+    expect(at(36)).toMatchObject({ direction: 'to-client', smb2: { header: { command: 1, status: 0xc0000016 } }, of: { messageId: 1n, command: 1 } });
+    const noNegotiation = decodeAll(SHAPE, (n) => n < 30 || n > 33);
+    expect(noNegotiation[33]).toMatchObject({ direction: 'to-server', smb2: { header: { command: 1 } } });
+    // Another port: the CM says nothing, and without the negotiation nothing claims the QPs.
+    const otherPort = decodeAll({ ports: [5445], qpns: [] }, (n) => n < 30 || n > 33);
+    expect(otherPort.slice(26)).toEqual(Array(11).fill(null));
+  });
   test('without the negotiate request and response, nothing is claimed; --decode-as by QPN claims it again', () => {
-    const none = decodeAll(SHAPE, (n) => n > 4);
+    const none = decodeAll(SHAPE, (n) => n > 4 && n <= 26);
     expect(none.every((f) => f === null)).toBe(true);
-    const byQpn = decodeAll({ ports: [], qpns: [0x11, 0x12] }, (n) => n > 4);
+    const byQpn = decodeAll({ ports: [], qpns: [0x11, 0x12] }, (n) => n > 4 && n <= 26);
     expect(byQpn[11]).toMatchObject({ smb2: { header: { command: 9 } }, direction: 'to-server' });
     expect(byQpn[16]).toMatchObject({ direction: 'to-client', of: { messageId: 5n } });
   });

@@ -8,7 +8,7 @@ import { emitNegotiateRequest, emitNegotiateResponse, parseNegotiateRequest, par
 import { emitDataTransfer, parseDataTransfer } from '../../ulp/smbd/data-transfer';
 import { emitBufferDescriptors, parseBufferDescriptors } from '../../ulp/smbd/buffer-descriptor';
 import { type Smb2Header, emitSmb2Header, parseSmb2Header, smb2CommandName, Smb2Command } from '../../ulp/smbd/smb2-header';
-import { Smb2Channel, emitReadResponse, emitReadWriteRequest, emitWriteResponse, parseReadWriteRequest, parseReadWriteResponseLength } from '../../ulp/smbd/smb2-read-write';
+import { Smb2Channel, emitReadResponse, emitReadWriteRequest, emitWriteResponse, parseSessionSetupChannel, parseReadWriteRequest, parseReadWriteResponseLength } from '../../ulp/smbd/smb2-read-write';
 
 const view = (b: Uint8Array) => new DataView(b.buffer, b.byteOffset, b.byteLength);
 const wireError = (f: () => unknown): WireError => {
@@ -105,6 +105,10 @@ describe('SMB2 header (MS-SMB2 §2.2.1) and READ/WRITE with buffer descriptors',
       expect(wireError(() => parseReadWriteRequest(view(new Uint8Array(100)), write)).code).toBe(WireErrorCode.Truncated);
     }
     expect(parseBufferDescriptors(view(emitBufferDescriptors(d)), 0, 32)).toEqual(d);
+    const setup = message(hdr({ command: 1 }), new Uint8Array(25));
+    view(setup).setUint32(72, 1, true);
+    expect(parseSessionSetupChannel(view(setup))).toBe(1);
+    expect(wireError(() => parseSessionSetupChannel(view(new Uint8Array(80)))).code).toBe(WireErrorCode.Truncated);
     expect(wireError(() => emitBufferDescriptors([{ offset: 0n, token: 2 ** 32, length: 0 }])).code).toBe(WireErrorCode.BadValue);
   });
 });

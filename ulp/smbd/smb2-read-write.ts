@@ -101,3 +101,9 @@ export function emitReadResponse(rdmaBytes: number): Uint8Array {
   v.setUint32(8, rdmaBytes, true);
   return out;
 }
+
+/** A SESSION_SETUP request's Channel (MS-SMB2 §2.2.5: StructureSize, Flags, SecurityMode, Capabilities, then Channel at body offset 8; 0 unless SMB 3.x binds a channel). */
+export function parseSessionSetupChannel(view: DataView): number {
+  need(view.byteLength, SMB2_HEADER_LEN, 24, 'SMB2 SESSION_SETUP request');
+  return view.getUint32(SMB2_HEADER_LEN + 8, true);
+}

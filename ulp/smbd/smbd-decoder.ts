@@ -25,7 +25,7 @@ import { UlpName } from '../ulp-decoder';
 import { type NegotiateRequest, type NegotiateResponse, parseNegotiateRequest, parseNegotiateResponse } from './negotiate';
 import { type DataTransfer, parseDataTransfer } from './data-transfer';
 import { type Smb2Header, Smb2Command, isResponse, parseSmb2Header, SMB2_FLAGS_ASYNC_COMMAND } from './smb2-header';
-import { type ReadWriteRequest, parseReadWriteRequest, parseReadWriteResponseLength } from './smb2-read-write';
+import { type ReadWriteRequest, parseReadWriteRequest, parseReadWriteResponseLength, parseSessionSetupChannel } from './smb2-read-write';
 import { smbdShape } from './shape';
 import { type PartialSend, type RequestRef, type SmbdConnState, type SmbdEnd, type SmbdRole, type SmbdState, capMap, emptySmbdState } from './conversation-state';
 
@@ -54,6 +54,8 @@ export interface Smb2Message {
   request: ReadWriteRequest | null;
   /** A READ response's DataLength or a WRITE response's Count. */
   responseLength: number | null;
+  /** The Channel of a READ, WRITE or SESSION_SETUP request. */
+  channel: number | null;
   /** Bytes of the SMB2 message. */
   length: number;
 }
@@ -338,13 +340,14 @@ export class SmbdDecoder implements UlpDecoder<SmbdFrame, SmbdState> {
   private smb2(f: SmbdFrame, msg: Uint8Array, end: SmbdEnd, c: SmbdConnState): void {
     const v = new DataView(msg.buffer, msg.byteOffset, msg.byteLength);
     const header = parseSmb2Header(v, 0, msg.length);
-    const m: Smb2Message = { header, request: null, responseLength: null, length: msg.length };
+    const m: Smb2Message = { header, request: null, responseLength: null, channel: null, length: msg.length };
     f.smb2 = m;
     if (f.direction === null) f.direction = isResponse(header) ? 'to-client' : 'to-server';
     const rw = header.command === Smb2Command.READ || header.command === Smb2Command.WRITE;
     const write = header.command === Smb2Command.WRITE;
     if (!isResponse(header)) {
       if (rw) m.request = parseReadWriteRequest(v, write);
+      m.channel = m.request?.channel ?? (header.command === Smb2Command.SESSION_SETUP ? parseSessionSetupChannel(v) : null);
       c.requests.set(header.messageId, { command: header.command, descriptors: m.request?.descriptors ?? [] });
       capMap(c.requests, MAX_REQUESTS);
       return;

@@ -80,7 +80,7 @@ const ALL: readonly FieldDef[] = [
   uint('smb2.read_length', 32, false, (n) => rwReq(n, Smb2Command.READ)?.length),
   uint('smb2.write_length', 32, false, (n) => rwReq(n, Smb2Command.WRITE)?.length),
   uint('smb2.file_offset', 64, false, (n) => n.smb2?.request?.offset),
-  uint('smb2.channel', 32, true, (n) => n.smb2?.request?.channel),
+  uint('smb2.channel', 32, true, (n) => n.smb2?.channel),
   uint('smb2.buffer_descriptor.offset', 64, false, (n) => n.smb2?.request?.descriptors.map((d) => d.offset)),
   uint('smb2.buffer_descriptor.token', 32, true, (n) => n.smb2?.request?.descriptors.map((d) => d.token)),
   uint('smb2.buffer_descriptor.length', 32, false, (n) => n.smb2?.request?.descriptors.map((d) => d.length)),
