@@ -71,17 +71,24 @@ function ourRows(): { rows: string[][]; frames: (SmbdFrame | null)[] } {
     return FIELDS.map((name) => {
       const def = SMBD.text.field(name);
       if (def === undefined) throw new Error(`no field ${name}`);
-      return def.values(ff).map((v) => def.text(v)).join(',');
+      return def
+        .values(ff)
+        .map((v) => def.text(v))
+        .join(',');
     });
   });
   return { rows, frames };
 }
 
 it('every SMB Direct and SMB2 field of every frame equals tshark 4.0, but for the SEND FIRST/LAST ruling', () => {
-  const theirs = execFileSync(TSHARK ?? 'tshark', ['-n', '-r', FILE, '-T', 'fields', '-E', 'occurrence=a', '-E', 'aggregator=,', ...FIELDS.flatMap((f) => ['-e', f])], {
-    encoding: 'utf8',
-    stdio: ['ignore', 'pipe', 'ignore'],
-  })
+  const theirs = execFileSync(
+    TSHARK ?? 'tshark',
+    ['-n', '-r', FILE, '-T', 'fields', '-E', 'occurrence=a', '-E', 'aggregator=,', ...FIELDS.flatMap((f) => ['-e', f])],
+    {
+      encoding: 'utf8',
+      stdio: ['ignore', 'pipe', 'ignore'],
+    },
+  )
     .replace(/\n$/, '')
     .split('\n')
     .map((l) => l.split('\t'));

@@ -50,13 +50,24 @@ type Host = typeof CLIENT;
 
 /** The CM's view of a host: its node GUID (EUI-64 of the MAC, as rxe makes it) and its IPv4-mapped GID. */
 function cmEnd(h: Host) {
-  return { mac: h.mac, ip: h.ip, guid: 0x0000_00ff_fe00_0000n | BigInt(h.mac & 0xffffff) | (BigInt(Math.floor(h.mac / 0x1000000) ^ 0x020000) << 40n), gid: ipv6FromString(`::ffff:${h.ip}`), psn: 0, ipId: 0 };
+  return {
+    mac: h.mac,
+    ip: h.ip,
+    guid: 0x0000_00ff_fe00_0000n | BigInt(h.mac & 0xffffff) | (BigInt(Math.floor(h.mac / 0x1000000) ^ 0x020000) << 40n),
+    gid: ipv6FromString(`::ffff:${h.ip}`),
+    psn: 0,
+    ipId: 0,
+  };
 }
 
 /** An SMB2 message: a 64-byte header and `body`. */
 function smb2(h: Partial<Smb2Header> & { command: number; messageId: bigint }, body: Uint8Array): Uint8Array {
   const m = new Uint8Array(64 + body.length);
-  emitSmb2Header({ creditCharge: 1, status: 0, credits: 1, flags: 0, nextCommand: 0, word32: 0xfeff, word36: 0, sessionId: 0n, ...h }, new DataView(m.buffer), 0);
+  emitSmb2Header(
+    { creditCharge: 1, status: 0, credits: 1, flags: 0, nextCommand: 0, word32: 0xfeff, word36: 0, sessionId: 0n, ...h },
+    new DataView(m.buffer),
+    0,
+  );
   m.set(body, 64);
   return m;
 }
@@ -93,8 +104,11 @@ export function smbdCapture(): Uint8Array {
     [SERVER, 0x800],
   ]);
   const frame = (from: Host, to: Host, t: TransportSpec) =>
-    frames.push(buildRoceV2Frame({ ...t, eth: { src: from.mac, dst: to.mac }, ip: { version: 4, src: from.ip, dst: to.ip }, udp: { srcPort: 0xc000 + from.qpn } }));
-  const ack = (from: Host, to: Host, p: number) => frame(from, to, { bth: { opcode: Opcode.RC_ACKNOWLEDGE, destQp: to.qpn, psn: p }, aeth: { syndrome: encodeSyndrome(AethKind.ACK, 0x1f), msn: 0 } });
+    frames.push(
+      buildRoceV2Frame({ ...t, eth: { src: from.mac, dst: to.mac }, ip: { version: 4, src: from.ip, dst: to.ip }, udp: { srcPort: 0xc000 + from.qpn } }),
+    );
+  const ack = (from: Host, to: Host, p: number) =>
+    frame(from, to, { bth: { opcode: Opcode.RC_ACKNOWLEDGE, destQp: to.qpn, psn: p }, aeth: { syndrome: encodeSyndrome(AethKind.ACK, 0x1f), msn: 0 } });
   const next = (h: Host) => {
     const p = psn.get(h) as number;
     psn.set(h, (p + 1) & 0xffffff);
@@ -114,7 +128,18 @@ export function smbdCapture(): Uint8Array {
   const transfer = (from: Host, to: Host, data: Uint8Array, remaining = 0, flags = 0) =>
     send(from, to, emitDataTransfer({ creditsRequested: 255, creditsGranted: from === SERVER ? 255 : 0, flags, remainingDataLength: remaining }, data));
 
-  send(CLIENT, SERVER, emitNegotiateRequest({ minVersion: VERSION, maxVersion: VERSION, creditsRequested: 255, preferredSendSize: 1364, maxReceiveSize: 8192, maxFragmentedSize: 1048576 }));
+  send(
+    CLIENT,
+    SERVER,
+    emitNegotiateRequest({
+      minVersion: VERSION,
+      maxVersion: VERSION,
+      creditsRequested: 255,
+      preferredSendSize: 1364,
+      maxReceiveSize: 8192,
+      maxFragmentedSize: 1048576,
+    }),
+  );
   send(
     SERVER,
     CLIENT,
@@ -136,19 +161,40 @@ export function smbdCapture(): Uint8Array {
   transfer(SERVER, CLIENT, negRsp.subarray(0, 1000), negRsp.length - 1000);
   transfer(SERVER, CLIENT, negRsp.subarray(1000), 0);
 
-  transfer(CLIENT, SERVER, smb2({ command: Smb2Command.WRITE, messageId: 5n }, emitReadWriteRequest({ length: 2048, offset: 0n, channel: Smb2Channel.RDMA_V1, descriptors: [WRITE_BUF] }, true)));
+  transfer(
+    CLIENT,
+    SERVER,
+    smb2(
+      { command: Smb2Command.WRITE, messageId: 5n },
+      emitReadWriteRequest({ length: 2048, offset: 0n, channel: Smb2Channel.RDMA_V1, descriptors: [WRITE_BUF] }, true),
+    ),
+  );
   // The server reads the client's buffer: one READ request, two responses carrying its PSN and the next.
   const rd = next(SERVER);
   next(SERVER);
-  frame(SERVER, CLIENT, { bth: { opcode: Opcode.RC_RDMA_READ_REQUEST, destQp: CLIENT.qpn, psn: rd, ackReq: true }, reth: { va: WRITE_BUF.offset, rkey: WRITE_BUF.token, dmaLength: 2048 } });
+  frame(SERVER, CLIENT, {
+    bth: { opcode: Opcode.RC_RDMA_READ_REQUEST, destQp: CLIENT.qpn, psn: rd, ackReq: true },
+    reth: { va: WRITE_BUF.offset, rkey: WRITE_BUF.token, dmaLength: 2048 },
+  });
   const aeth = { syndrome: encodeSyndrome(AethKind.ACK, 0x1f), msn: 0 };
   frame(CLIENT, SERVER, { bth: { opcode: Opcode.RC_RDMA_READ_RESPONSE_FIRST, destQp: SERVER.qpn, psn: rd }, aeth, payload: fileData(1, 1024) });
   frame(CLIENT, SERVER, { bth: { opcode: Opcode.RC_RDMA_READ_RESPONSE_LAST, destQp: SERVER.qpn, psn: (rd + 1) & 0xffffff }, aeth, payload: fileData(2, 1024) });
   transfer(SERVER, CLIENT, smb2({ command: Smb2Command.WRITE, messageId: 5n, flags: SMB2_FLAGS_SERVER_TO_REDIR }, emitWriteResponse(2048)));
 
-  transfer(CLIENT, SERVER, smb2({ command: Smb2Command.READ, messageId: 6n }, emitReadWriteRequest({ length: 1024, offset: 4096n, channel: Smb2Channel.RDMA_V1, descriptors: [READ_BUF] }, false)));
+  transfer(
+    CLIENT,
+    SERVER,
+    smb2(
+      { command: Smb2Command.READ, messageId: 6n },
+      emitReadWriteRequest({ length: 1024, offset: 4096n, channel: Smb2Channel.RDMA_V1, descriptors: [READ_BUF] }, false),
+    ),
+  );
   const wr = next(SERVER);
-  frame(SERVER, CLIENT, { bth: { opcode: Opcode.RC_RDMA_WRITE_ONLY, destQp: CLIENT.qpn, psn: wr, ackReq: true }, reth: { va: READ_BUF.offset, rkey: READ_BUF.token, dmaLength: 1024 }, payload: fileData(3, 1024) });
+  frame(SERVER, CLIENT, {
+    bth: { opcode: Opcode.RC_RDMA_WRITE_ONLY, destQp: CLIENT.qpn, psn: wr, ackReq: true },
+    reth: { va: READ_BUF.offset, rkey: READ_BUF.token, dmaLength: 1024 },
+    payload: fileData(3, 1024),
+  });
   ack(CLIENT, SERVER, wr);
   transfer(SERVER, CLIENT, smb2({ command: Smb2Command.READ, messageId: 6n, flags: SMB2_FLAGS_SERVER_TO_REDIR }, emitReadResponse(1024)));
 
@@ -198,8 +244,23 @@ export function smbdCapture(): Uint8Array {
     privateData: new Uint8Array(0),
   };
   gsi(SERVER2, CLIENT2, buildCmMad({ name: 'REP', fields: rep }, { transactionId: tid }));
-  gsi(CLIENT2, SERVER2, buildCmMad({ name: 'RTU', fields: { localCommId: commC, remoteCommId: commS, privateData: new Uint8Array(0) } }, { transactionId: tid }));
-  send(CLIENT2, SERVER2, emitNegotiateRequest({ minVersion: VERSION, maxVersion: VERSION, creditsRequested: 16, preferredSendSize: 1364, maxReceiveSize: 1364, maxFragmentedSize: 131072 }));
+  gsi(
+    CLIENT2,
+    SERVER2,
+    buildCmMad({ name: 'RTU', fields: { localCommId: commC, remoteCommId: commS, privateData: new Uint8Array(0) } }, { transactionId: tid }),
+  );
+  send(
+    CLIENT2,
+    SERVER2,
+    emitNegotiateRequest({
+      minVersion: VERSION,
+      maxVersion: VERSION,
+      creditsRequested: 16,
+      preferredSendSize: 1364,
+      maxReceiveSize: 1364,
+      maxFragmentedSize: 131072,
+    }),
+  );
   send(
     SERVER2,
     CLIENT2,
@@ -217,7 +278,14 @@ export function smbdCapture(): Uint8Array {
     }),
   );
   transfer(CLIENT2, SERVER2, smb2({ command: Smb2Command.SESSION_SETUP, messageId: 1n }, sessionSetupBody(false)));
-  transfer(SERVER2, CLIENT2, smb2({ command: Smb2Command.SESSION_SETUP, messageId: 1n, flags: SMB2_FLAGS_SERVER_TO_REDIR, status: 0xc0000016, sessionId: 0x0000_4000_0000_0011n }, sessionSetupBody(true)));
+  transfer(
+    SERVER2,
+    CLIENT2,
+    smb2(
+      { command: Smb2Command.SESSION_SETUP, messageId: 1n, flags: SMB2_FLAGS_SERVER_TO_REDIR, status: 0xc0000016, sessionId: 0x0000_4000_0000_0011n },
+      sessionSetupBody(true),
+    ),
+  );
 
   return writePcap(frames.map((data, i) => ({ data, timestampNs: 1_700_000_000_000_000_000n + BigInt(i) * 10_000n })));
 }

@@ -31,19 +31,35 @@ describe('SMB Direct decoding', () => {
   const at = (n: number) => frames[n - 1] as SmbdFrame;
   test('the negotiate request claims the conversation; every frame is placed', () => {
     expect(records).toHaveLength(37);
-    expect(at(1)).toMatchObject({ kind: 'negotiate-request', direction: 'to-server', negotiateRequest: { minVersion: 0x100, creditsRequested: 255, maxReceiveSize: 8192 } });
+    expect(at(1)).toMatchObject({
+      kind: 'negotiate-request',
+      direction: 'to-server',
+      negotiateRequest: { minVersion: 0x100, creditsRequested: 255, maxReceiveSize: 8192 },
+    });
     expect(at(2)).toBeNull(); // an ACK
-    expect(at(3)).toMatchObject({ kind: 'negotiate-response', direction: 'to-client', negotiateResponse: { negotiatedVersion: 0x100, maxReadWriteSize: 1048576 } });
+    expect(at(3)).toMatchObject({
+      kind: 'negotiate-response',
+      direction: 'to-client',
+      negotiateResponse: { negotiatedVersion: 0x100, maxReadWriteSize: 1048576 },
+    });
     expect(frames.filter((f) => f?.error != null)).toEqual([]);
   });
   test('a SMB Direct message in SEND FIRST + LAST, and an SMB2 message in two data transfers', () => {
     expect(at(5)).toMatchObject({ kind: 'send-fragment', length: 1024, smb2: null });
     expect(at(6)).toMatchObject({ kind: 'data', packets: 2, length: 1200, transfers: 1, smb2: { header: { command: 0, messageId: 0n }, length: 1176 } });
     expect(at(8)).toMatchObject({ kind: 'data', transfer: { remainingDataLength: 264, dataLength: 1000 }, transfers: 1, smb2: null });
-    expect(at(10)).toMatchObject({ kind: 'data', transfer: { remainingDataLength: 0, dataLength: 264 }, transfers: 2, smb2: { header: { command: 0, flags: 1 }, length: 1264 }, of: { messageId: 0n, command: 0 } });
+    expect(at(10)).toMatchObject({
+      kind: 'data',
+      transfer: { remainingDataLength: 0, dataLength: 264 },
+      transfers: 2,
+      smb2: { header: { command: 0, flags: 1 }, length: 1264 },
+      of: { messageId: 0n, command: 0 },
+    });
   });
-  test("RDMA transfers belong to the READ or WRITE whose buffer descriptor they name", () => {
-    expect(at(12)).toMatchObject({ smb2: { header: { command: 9, messageId: 5n }, request: { length: 2048, channel: 1, descriptors: [{ token: 0xa101, length: 2048 }] } } });
+  test('RDMA transfers belong to the READ or WRITE whose buffer descriptor they name', () => {
+    expect(at(12)).toMatchObject({
+      smb2: { header: { command: 9, messageId: 5n }, request: { length: 2048, channel: 1, descriptors: [{ token: 0xa101, length: 2048 }] } },
+    });
     expect([14, 15, 16].map((n) => [at(n).kind, at(n).of])).toEqual(Array(3).fill(['rdma', { messageId: 5n, command: 9 }]));
     expect(at(17)).toMatchObject({ smb2: { header: { command: 9 }, responseLength: 2048 }, of: { messageId: 5n, command: 9 } });
     expect(at(21)).toMatchObject({ kind: 'rdma', direction: 'to-client', length: 1024, of: { messageId: 6n, command: 8 } });

@@ -40,7 +40,11 @@ test('the tree, the JSON member and the protocol object', () => {
   );
   const member = SMBD.text.jsonMember(at(17));
   expect(member.startsWith(',"smbd":')).toBe(true);
-  expect(JSON.parse(member.slice(8))).toMatchObject({ kind: 'data', smb2: { name: 'WRITE', response: true, messageId: '5', responseLength: 2048 }, of: { messageId: '5', name: 'WRITE' } });
+  expect(JSON.parse(member.slice(8))).toMatchObject({
+    kind: 'data',
+    smb2: { name: 'WRITE', response: true, messageId: '5', responseLength: 2048 },
+    of: { messageId: '5', name: 'WRITE' },
+  });
   expect(SMBD.name).toBe('smbd');
   expect(SMBD.defaultPorts).toEqual([445]);
   expect(SMBD.isEmpty(SMBD.emptyState())).toBe(true);

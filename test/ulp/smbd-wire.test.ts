@@ -8,7 +8,15 @@ import { emitNegotiateRequest, emitNegotiateResponse, parseNegotiateRequest, par
 import { emitDataTransfer, parseDataTransfer } from '../../ulp/smbd/data-transfer';
 import { emitBufferDescriptors, parseBufferDescriptors } from '../../ulp/smbd/buffer-descriptor';
 import { type Smb2Header, emitSmb2Header, parseSmb2Header, smb2CommandName, Smb2Command } from '../../ulp/smbd/smb2-header';
-import { Smb2Channel, emitReadResponse, emitReadWriteRequest, emitWriteResponse, parseSessionSetupChannel, parseReadWriteRequest, parseReadWriteResponseLength } from '../../ulp/smbd/smb2-read-write';
+import {
+  Smb2Channel,
+  emitReadResponse,
+  emitReadWriteRequest,
+  emitWriteResponse,
+  parseSessionSetupChannel,
+  parseReadWriteRequest,
+  parseReadWriteResponseLength,
+} from '../../ulp/smbd/smb2-read-write';
 
 const view = (b: Uint8Array) => new DataView(b.buffer, b.byteOffset, b.byteLength);
 const wireError = (f: () => unknown): WireError => {
@@ -21,8 +29,17 @@ const wireError = (f: () => unknown): WireError => {
   throw new Error('no error');
 };
 const hdr = (over: Partial<Smb2Header> = {}): Smb2Header => ({
-  creditCharge: 1, status: 0, command: Smb2Command.WRITE, credits: 10, flags: 0, nextCommand: 0,
-  messageId: 7n, word32: 0xfeff, word36: 3, sessionId: 0x1122334455667788n, ...over,
+  creditCharge: 1,
+  status: 0,
+  command: Smb2Command.WRITE,
+  credits: 10,
+  flags: 0,
+  nextCommand: 0,
+  messageId: 7n,
+  word32: 0xfeff,
+  word36: 3,
+  sessionId: 0x1122334455667788n,
+  ...over,
 });
 const message = (h: Smb2Header, body: Uint8Array) => {
   const m = new Uint8Array(64 + body.length);
@@ -33,7 +50,18 @@ const message = (h: Smb2Header, body: Uint8Array) => {
 
 describe('negotiate (MS-SMBD §2.2.1, §2.2.2)', () => {
   const req = { minVersion: 0x100, maxVersion: 0x100, creditsRequested: 255, preferredSendSize: 1364, maxReceiveSize: 8192, maxFragmentedSize: 1048576 };
-  const rsp = { minVersion: 0x100, maxVersion: 0x100, negotiatedVersion: 0x100, creditsRequested: 255, creditsGranted: 255, status: 0, maxReadWriteSize: 1048576, preferredSendSize: 1364, maxReceiveSize: 8192, maxFragmentedSize: 1048576 };
+  const rsp = {
+    minVersion: 0x100,
+    maxVersion: 0x100,
+    negotiatedVersion: 0x100,
+    creditsRequested: 255,
+    creditsGranted: 255,
+    status: 0,
+    maxReadWriteSize: 1048576,
+    preferredSendSize: 1364,
+    maxReceiveSize: 8192,
+    maxFragmentedSize: 1048576,
+  };
   test('request and response read back, little-endian at their offsets', () => {
     const b = emitNegotiateRequest(req);
     expect(b.length).toBe(20);
@@ -56,9 +84,25 @@ describe('data transfer (MS-SMBD §2.2.3)', () => {
   test('a message with data puts it at offset 24 after the Padding; one without is 20 bytes', () => {
     const m = emitDataTransfer({ creditsRequested: 255, creditsGranted: 1, flags: 1, remainingDataLength: 100 }, Uint8Array.of(1, 2, 3));
     expect(m.length).toBe(27);
-    expect(parseDataTransfer(view(m), 0, m.length)).toEqual({ creditsRequested: 255, creditsGranted: 1, flags: 1, remainingDataLength: 100, dataOffset: 24, dataLength: 3, padding: 0 });
+    expect(parseDataTransfer(view(m), 0, m.length)).toEqual({
+      creditsRequested: 255,
+      creditsGranted: 1,
+      flags: 1,
+      remainingDataLength: 100,
+      dataOffset: 24,
+      dataLength: 3,
+      padding: 0,
+    });
     const e = emitDataTransfer({ creditsRequested: 1, creditsGranted: 2, flags: 0, remainingDataLength: 0 }, new Uint8Array(0));
-    expect(parseDataTransfer(view(e), 0, 20)).toEqual({ creditsRequested: 1, creditsGranted: 2, flags: 0, remainingDataLength: 0, dataOffset: 0, dataLength: 0, padding: null });
+    expect(parseDataTransfer(view(e), 0, 20)).toEqual({
+      creditsRequested: 1,
+      creditsGranted: 2,
+      flags: 0,
+      remainingDataLength: 0,
+      dataOffset: 0,
+      dataLength: 0,
+      padding: null,
+    });
   });
   test('short, misaligned or overlong is a WireError', () => {
     expect(wireError(() => parseDataTransfer(view(new Uint8Array(19)), 0, 19)).code).toBe(WireErrorCode.Truncated);
@@ -68,7 +112,9 @@ describe('data transfer (MS-SMBD §2.2.3)', () => {
     view(m).setUint32(16, 4, true);
     view(m).setUint32(12, 20, true);
     expect(wireError(() => parseDataTransfer(view(m), 0, m.length)).code).toBe(WireErrorCode.BadField);
-    expect(wireError(() => emitDataTransfer({ creditsRequested: 1, creditsGranted: 1, flags: 0x10000, remainingDataLength: 0 }, new Uint8Array(0))).code).toBe(WireErrorCode.BadValue);
+    expect(wireError(() => emitDataTransfer({ creditsRequested: 1, creditsGranted: 1, flags: 0x10000, remainingDataLength: 0 }, new Uint8Array(0))).code).toBe(
+      WireErrorCode.BadValue,
+    );
   });
 });
 
@@ -88,7 +134,10 @@ describe('SMB2 header (MS-SMB2 §2.2.1) and READ/WRITE with buffer descriptors',
     expect(wireError(() => emitSmb2Header(hdr({ messageId: -1n }), view(new Uint8Array(64)), 0)).code).toBe(WireErrorCode.BadValue);
   });
   test('READ and WRITE requests carry their descriptors; responses their length', () => {
-    const d = [{ offset: 0x7f0000001000n, token: 0xabcd0001, length: 8192 }, { offset: 0x7f0000004000n, token: 0xabcd0002, length: 4096 }];
+    const d = [
+      { offset: 0x7f0000001000n, token: 0xabcd0001, length: 8192 },
+      { offset: 0x7f0000004000n, token: 0xabcd0002, length: 4096 },
+    ];
     for (const write of [false, true]) {
       const r = { length: 12288, offset: 65536n, channel: Smb2Channel.RDMA_V1, descriptors: d };
       const m = message(hdr({ command: write ? 9 : 8 }), emitReadWriteRequest(r, write));

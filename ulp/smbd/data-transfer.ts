@@ -40,9 +40,17 @@ export function parseDataTransfer(view: DataView, off: number, end: number): Dat
   };
   if (d.dataLength > 0) {
     if (d.dataOffset < DATA_TRANSFER_HEADER_LEN || d.dataOffset % 8 !== 0)
-      throw new WireError(WireErrorCode.BadField, off + 12, `SMB Direct DataOffset ${d.dataOffset}: must be 8-byte aligned and past the 20-byte header (MS-SMBD §2.2.3)`);
+      throw new WireError(
+        WireErrorCode.BadField,
+        off + 12,
+        `SMB Direct DataOffset ${d.dataOffset}: must be 8-byte aligned and past the 20-byte header (MS-SMBD §2.2.3)`,
+      );
     if (d.dataOffset + d.dataLength > end - off)
-      throw new WireError(WireErrorCode.BadLength, off + 16, `SMB Direct data of ${d.dataLength} bytes at ${d.dataOffset} runs past the ${end - off}-byte message`);
+      throw new WireError(
+        WireErrorCode.BadLength,
+        off + 16,
+        `SMB Direct data of ${d.dataLength} bytes at ${d.dataOffset} runs past the ${end - off}-byte message`,
+      );
   }
   return d;
 }

@@ -20,7 +20,8 @@ export function smbdShape(view: DataView, off: number, len: number): SmbdShape {
   if (len < NEGOTIATE_REQUEST_LEN) return null;
   const u16 = (o: number) => view.getUint16(off + o, true);
   const u32 = (o: number) => view.getUint32(off + o, true);
-  if (len === NEGOTIATE_RESPONSE_LEN && u16(0) === SMBD_VERSION_1 && u16(2) === SMBD_VERSION_1 && u16(4) === SMBD_VERSION_1 && u16(6) === 0) return 'negotiate-response';
+  if (len === NEGOTIATE_RESPONSE_LEN && u16(0) === SMBD_VERSION_1 && u16(2) === SMBD_VERSION_1 && u16(4) === SMBD_VERSION_1 && u16(6) === 0)
+    return 'negotiate-response';
   const maybeRequest = u16(0) === SMBD_VERSION_1 && u16(2) === SMBD_VERSION_1 && u16(4) === 0;
   let maybeData = u16(0) <= 255 && u16(2) <= 255 && u16(4) <= 1 && u16(6) === 0;
   if (len === NEGOTIATE_REQUEST_LEN) {

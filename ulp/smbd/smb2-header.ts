@@ -86,7 +86,8 @@ export function isResponse(h: Smb2Header): boolean {
 export function parseSmb2Header(view: DataView, off: number, end: number): Smb2Header {
   need(end, off, SMB2_HEADER_LEN, 'SMB2 header');
   const pid = view.getUint32(off, false);
-  if (pid !== SMB2_PROTOCOL_ID) throw new WireError(WireErrorCode.BadField, off, `SMB2 ProtocolId 0x${pid.toString(16).padStart(8, '0')}: 0xfe534d42 expected (MS-SMB2 §2.2.1)`);
+  if (pid !== SMB2_PROTOCOL_ID)
+    throw new WireError(WireErrorCode.BadField, off, `SMB2 ProtocolId 0x${pid.toString(16).padStart(8, '0')}: 0xfe534d42 expected (MS-SMB2 §2.2.1)`);
   const size = view.getUint16(off + 4, true);
   if (size !== SMB2_HEADER_LEN) throw new WireError(WireErrorCode.BadField, off + 4, `SMB2 header StructureSize ${size}: 64 expected (MS-SMB2 §2.2.1)`);
   return {

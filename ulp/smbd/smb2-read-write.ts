@@ -41,13 +41,19 @@ export function parseReadWriteRequest(view: DataView, write: boolean): ReadWrite
   const b = SMB2_HEADER_LEN;
   need(view.byteLength, b, REQUEST_BODY_LEN, write ? 'SMB2 WRITE request' : 'SMB2 READ request');
   const size = view.getUint16(b, true);
-  if (size !== READ_WRITE_REQUEST_SIZE) throw new WireError(WireErrorCode.BadField, b, `SMB2 ${write ? 'WRITE' : 'READ'} request StructureSize ${size}: 49 expected`);
+  if (size !== READ_WRITE_REQUEST_SIZE)
+    throw new WireError(WireErrorCode.BadField, b, `SMB2 ${write ? 'WRITE' : 'READ'} request StructureSize ${size}: 49 expected`);
   const channel = view.getUint32(b + (write ? 32 : 36), true);
   const infoOff = view.getUint16(b + (write ? 40 : 44), true);
   const infoLen = view.getUint16(b + (write ? 42 : 46), true);
   let descriptors: BufferDescriptor[] = [];
   if (isRdma(channel) && infoLen > 0) {
-    if (infoOff + infoLen > view.byteLength) throw new WireError(WireErrorCode.BadLength, b + (write ? 40 : 44), `SMB2 channel info of ${infoLen} bytes at ${infoOff} runs past the ${view.byteLength}-byte message`);
+    if (infoOff + infoLen > view.byteLength)
+      throw new WireError(
+        WireErrorCode.BadLength,
+        b + (write ? 40 : 44),
+        `SMB2 channel info of ${infoLen} bytes at ${infoOff} runs past the ${view.byteLength}-byte message`,
+      );
     descriptors = parseBufferDescriptors(view, infoOff, infoLen);
   }
   return { length: view.getUint32(b + 4, true), offset: view.getBigUint64(b + 8, true), channel, descriptors };

@@ -27,7 +27,16 @@ import { type DataTransfer, parseDataTransfer } from './data-transfer';
 import { type Smb2Header, Smb2Command, isResponse, parseSmb2Header, SMB2_FLAGS_ASYNC_COMMAND } from './smb2-header';
 import { type ReadWriteRequest, parseReadWriteRequest, parseReadWriteResponseLength, parseSessionSetupChannel } from './smb2-read-write';
 import { smbdShape } from './shape';
-import { type PartialSend, type RequestRef, type SmbdConnState, type SmbdEnd, type SmbdRole, type SmbdState, capMap, emptySmbdState } from './conversation-state';
+import {
+  type PartialSend,
+  type RequestRef,
+  type SmbdConnState,
+  type SmbdEnd,
+  type SmbdRole,
+  type SmbdState,
+  capMap,
+  emptySmbdState,
+} from './conversation-state';
 
 /** SMB Direct over InfiniBand and RoCE: the SMB port (iWARP uses 5445). */
 export const SMBD_PORT = 445;
@@ -80,7 +89,20 @@ export interface SmbdFrame {
 }
 
 function frame(kind: SmbdFrameKind, direction: SmbdFrame['direction']): SmbdFrame {
-  return { kind, direction, conn: null, negotiateRequest: null, negotiateResponse: null, transfer: null, transfers: 0, smb2: null, of: null, packets: 1, length: 0, error: null };
+  return {
+    kind,
+    direction,
+    conn: null,
+    negotiateRequest: null,
+    negotiateResponse: null,
+    transfer: null,
+    transfers: 0,
+    smb2: null,
+    of: null,
+    packets: 1,
+    length: 0,
+    error: null,
+  };
 }
 
 const SEND_FIRST = new Set<number>([Opcode.RC_SEND_FIRST]);
@@ -88,7 +110,12 @@ const SEND_MIDDLE = new Set<number>([Opcode.RC_SEND_MIDDLE]);
 const SEND_LAST = new Set<number>([Opcode.RC_SEND_LAST, Opcode.RC_SEND_LAST_WITH_IMMEDIATE, Opcode.RC_SEND_LAST_WITH_INVALIDATE]);
 const SEND_ONLY = new Set<number>([Opcode.RC_SEND_ONLY, Opcode.RC_SEND_ONLY_WITH_IMMEDIATE, Opcode.RC_SEND_ONLY_WITH_INVALIDATE]);
 const KEYED = new Set<number>([Opcode.RC_RDMA_WRITE_FIRST, Opcode.RC_RDMA_WRITE_ONLY, Opcode.RC_RDMA_WRITE_ONLY_WITH_IMMEDIATE, Opcode.RC_RDMA_READ_REQUEST]);
-const READ_RESPONSES = new Set<number>([Opcode.RC_RDMA_READ_RESPONSE_FIRST, Opcode.RC_RDMA_READ_RESPONSE_MIDDLE, Opcode.RC_RDMA_READ_RESPONSE_LAST, Opcode.RC_RDMA_READ_RESPONSE_ONLY]);
+const READ_RESPONSES = new Set<number>([
+  Opcode.RC_RDMA_READ_RESPONSE_FIRST,
+  Opcode.RC_RDMA_READ_RESPONSE_MIDDLE,
+  Opcode.RC_RDMA_READ_RESPONSE_LAST,
+  Opcode.RC_RDMA_READ_RESPONSE_ONLY,
+]);
 const READ_RESPONSE_ENDS = new Set<number>([Opcode.RC_RDMA_READ_RESPONSE_LAST, Opcode.RC_RDMA_READ_RESPONSE_ONLY]);
 const WRITE_REST = new Set<number>([Opcode.RC_RDMA_WRITE_MIDDLE, Opcode.RC_RDMA_WRITE_LAST, Opcode.RC_RDMA_WRITE_LAST_WITH_IMMEDIATE]);
 
@@ -254,7 +281,9 @@ export class SmbdDecoder implements UlpDecoder<SmbdFrame, SmbdState> {
       f.error = new WireError(
         WireErrorCode.BadField,
         p.bthOff,
-        b.psn !== part.nextPsn ? `a SEND's packet with PSN ${b.psn} where ${part.nextPsn} was next: the message is dropped` : `a SEND of more than ${MAX_SEND} bytes: dropped`,
+        b.psn !== part.nextPsn
+          ? `a SEND's packet with PSN ${b.psn} where ${part.nextPsn} was next: the message is dropped`
+          : `a SEND of more than ${MAX_SEND} bytes: dropped`,
       );
       return f;
     }
@@ -293,7 +322,7 @@ export class SmbdDecoder implements UlpDecoder<SmbdFrame, SmbdState> {
     try {
       const t = parseDataTransfer(view, at, at + len);
       f.transfer = t;
-      if (t.dataLength > 0) this.data(f, new Uint8Array(view.buffer, view.byteOffset + at + t.dataOffset, t.dataLength), t.remainingDataLength, key, end, c);
+      if (t.dataLength > 0) this.data(f, new Uint8Array(view.buffer, view.byteOffset + at + t.dataOffset, t.dataLength), t.remainingDataLength, key, c);
     } catch (e) {
       if (!(e instanceof WireError)) throw e;
       f.error = e;
@@ -302,19 +331,23 @@ export class SmbdDecoder implements UlpDecoder<SmbdFrame, SmbdState> {
   }
 
   /** A data transfer's data: part of an SMB2 message, or the last or only part. */
-  private data(f: SmbdFrame, data: Uint8Array, remaining: number, key: string, end: SmbdEnd, c: SmbdConnState): void {
+  private data(f: SmbdFrame, data: Uint8Array, remaining: number, key: string, c: SmbdConnState): void {
     const frags = this.state.fragments;
-    let part = frags.get(key);
+    const part = frags.get(key);
     if (part !== undefined && remaining + data.length !== part.remaining) {
       // MS-SMBD §3.1.5.4: each data transfer's data and RemainingDataLength add up to the one before's remainder.
-      f.error = new WireError(WireErrorCode.BadLength, 8, `a data transfer of ${data.length} bytes leaving ${remaining} where ${part.remaining} were to come: the SMB2 message is dropped`);
+      f.error = new WireError(
+        WireErrorCode.BadLength,
+        8,
+        `a data transfer of ${data.length} bytes leaving ${remaining} where ${part.remaining} were to come: the SMB2 message is dropped`,
+      );
       frags.delete(key);
       return;
     }
     if (part === undefined) {
       if (remaining === 0) {
         f.transfers = 1;
-        this.smb2(f, data, end, c);
+        this.smb2(f, data, c);
         return;
       }
       if (data.length + remaining > MAX_MESSAGE) {
@@ -333,11 +366,11 @@ export class SmbdDecoder implements UlpDecoder<SmbdFrame, SmbdState> {
     f.transfers = part.transfers;
     if (remaining > 0) return;
     frags.delete(key);
-    this.smb2(f, joinChunks(part.chunks, part.length), end, c);
+    this.smb2(f, joinChunks(part.chunks, part.length), c);
   }
 
   /** A whole SMB2 message. */
-  private smb2(f: SmbdFrame, msg: Uint8Array, end: SmbdEnd, c: SmbdConnState): void {
+  private smb2(f: SmbdFrame, msg: Uint8Array, c: SmbdConnState): void {
     const v = new DataView(msg.buffer, msg.byteOffset, msg.byteLength);
     const header = parseSmb2Header(v, 0, msg.length);
     const m: Smb2Message = { header, request: null, responseLength: null, channel: null, length: msg.length };
@@ -375,7 +408,8 @@ function joinChunks(chunks: Uint8Array[], length: number): Uint8Array {
 /** The open request whose buffer descriptor has Token `token` and covers `va`. */
 function findByToken(c: SmbdConnState, token: number, va: bigint): RequestRef | null {
   for (const [messageId, r] of c.requests) {
-    for (const d of r.descriptors) if (d.token === token && va >= d.offset && va < d.offset + BigInt(Math.max(1, d.length))) return { messageId, command: r.command };
+    for (const d of r.descriptors)
+      if (d.token === token && va >= d.offset && va < d.offset + BigInt(Math.max(1, d.length))) return { messageId, command: r.command };
   }
   return null;
 }

@@ -46,7 +46,16 @@ function bool(name: string, get: Get): FieldDef {
 }
 
 function proto(name: string, has: (n: SmbdFrame) => boolean): FieldDef {
-  return { name, type: 'proto', bits: 0, text: () => name, values: (f) => { const n = smbdOf(f); return n !== null && has(n) ? [new Uint8Array(0)] : NONE; } };
+  return {
+    name,
+    type: 'proto',
+    bits: 0,
+    text: () => name,
+    values: (f) => {
+      const n = smbdOf(f);
+      return n !== null && has(n) ? [new Uint8Array(0)] : NONE;
+    },
+  };
 }
 
 const isSmbd = (n: SmbdFrame) => n.negotiateRequest !== null || n.negotiateResponse !== null || n.transfer !== null;
@@ -74,9 +83,15 @@ const ALL: readonly FieldDef[] = [
   uint('smb_direct.data_length', 32, false, (n) => n.transfer?.dataLength),
   proto('smb2', (n) => n.smb2 !== null),
   uint('smb2.cmd', 16, false, (n) => hdr(n)?.command),
-  bool('smb2.flags.response', (n) => { const h = hdr(n); return h === null ? null : isResponse(h); }),
+  bool('smb2.flags.response', (n) => {
+    const h = hdr(n);
+    return h === null ? null : isResponse(h);
+  }),
   uint('smb2.msg_id', 64, false, (n) => hdr(n)?.messageId),
-  uint('smb2.nt_status', 32, true, (n) => { const h = hdr(n); return h !== null && isResponse(h) ? h.status : null; }),
+  uint('smb2.nt_status', 32, true, (n) => {
+    const h = hdr(n);
+    return h !== null && isResponse(h) ? h.status : null;
+  }),
   uint('smb2.read_length', 32, false, (n) => rwReq(n, Smb2Command.READ)?.length),
   uint('smb2.write_length', 32, false, (n) => rwReq(n, Smb2Command.WRITE)?.length),
   uint('smb2.file_offset', 64, false, (n) => n.smb2?.request?.offset),
