@@ -73,7 +73,7 @@ export interface Smb2Header {
   flags: number;
   nextCommand: number;
   messageId: bigint;
-  /** Sync: ProcessId << 32 | TreeId is not kept; the two words as carried at 32 and 36 (AsyncId when ASYNC). */
+  /** The words at 32 and 36: ProcessId and TreeId in the sync form; AsyncId's low and high halves in the async one. */
   word32: number;
   word36: number;
   sessionId: bigint;

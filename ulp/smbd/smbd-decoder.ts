@@ -54,7 +54,7 @@ const PSN_HALF = 1 << 23;
 /** STATUS_PENDING: an interim response; the final one follows (MS-SMB2 §3.3.4.2). */
 const STATUS_PENDING = 0x00000103;
 
-export type SmbdFrameKind = 'cm-req' | 'cm-rep' | 'negotiate-request' | 'negotiate-response' | 'data' | 'send-fragment' | 'rdma' | 'other';
+export type SmbdFrameKind = 'cm-req' | 'cm-rep' | 'negotiate-request' | 'negotiate-response' | 'data' | 'send-fragment' | 'rdma';
 
 /** The SMB2 message a data transfer completed (its first command; a compound's others are not read). */
 export interface Smb2Message {
