@@ -7,9 +7,10 @@ import { UlpName, type UlpProtocol, type UlpRules } from './ulp-decoder';
 import { NVME } from './nvme-rdma/nvme-protocol';
 import { ISER } from './iser/iser-protocol';
 import { RPC_RDMA } from './rpc-rdma/rpcrdma-protocol';
+import { SMBD } from './smbd/smbd-protocol';
 
-/** NVMe-oF and iSER own conversations through the CM (or --decode-as); RPC-over-RDMA may also claim one from a SEND's shape, so it comes last. */
-export const ULP_PROTOCOLS: readonly UlpProtocol<unknown, unknown>[] = Object.freeze([NVME, ISER, RPC_RDMA] as UlpProtocol<unknown, unknown>[]);
+/** NVMe-oF and iSER own conversations through the CM (or --decode-as); RPC-over-RDMA and SMB Direct may also claim one from a SEND's shape, so they come last. */
+export const ULP_PROTOCOLS: readonly UlpProtocol<unknown, unknown>[] = Object.freeze([NVME, ISER, RPC_RDMA, SMBD] as UlpProtocol<unknown, unknown>[]);
 
 /** Each protocol's rules (its IP CM ports and its QPNs), by name: plain data, as it crosses to a worker thread. */
 export type UlpRuleSet = Readonly<Record<UlpName, UlpRules>>;

@@ -28,6 +28,7 @@ import { cmExchanges, GSI_SPORT } from './make-cm-capture';
 import { nvmeRdmaCapture } from './make-nvme-capture';
 import { rpcRdmaCapture } from './make-rpcrdma-capture';
 import { iserCapture } from './make-iser-capture';
+import { smbdCapture } from './make-smbd-capture';
 
 export interface Rec {
   data: Uint8Array;
@@ -706,6 +707,7 @@ export function makeCaptures(): Map<string, Uint8Array> {
   m.set('nvme-rdma.pcap', nvmeRdmaCapture());
   m.set('rpc-rdma.pcap', writePcap(rpcRdmaCapture()));
   m.set('iser.pcap', iserCapture());
+  m.set('smbd.pcap', smbdCapture());
   m.set('rc-conversation.pcapng', writePcapng(rc));
   m.set('rc-conversation-sll.pcap', writePcap(toSll(rc), { linkType: LinkType.LinuxSll }));
   m.set('rc-conversation-sll2.pcap', writePcap(toSll2(rc), { linkType: LinkType.LinuxSll2 }));
