@@ -134,6 +134,58 @@ events:
     psn: 6
 `,
   },
+  {
+    name: 'seq-nak',
+    summary: 'DUT requester: we answer its PSN with a sequence NAK instead of taking it; its resend latency and first PSN',
+    yaml: `name: seq-nak
+description: Our responder answers the DUT's PSN 4 with a PSN sequence NAK at once (the request not taken); the DUT goes back to PSN 4.
+dut:
+  role: requester
+  tool: ib_write_bw
+traffic:
+  message-size: 16384
+  mtu: 1024
+events:
+  - type: seq-nak
+    psn: 4
+`,
+  },
+  {
+    name: 'ack-delay-timeout',
+    summary: 'DUT requester: we hold its ACK past its timeout; its timer fires, the resend vs 4.096 µs × 2^timeout',
+    yaml: `name: ack-delay-timeout
+description: Our ACK of the DUT's message leaves 5 ms late; its local ACK timer (timeout 10, 4.194 ms) runs out first and it resends from PSN 0.
+dut:
+  role: requester
+  tool: ib_write_bw
+traffic:
+  message-size: 16384
+  mtu: 1024
+  min-retransmit-timeout: 10   # 4.194 ms
+events:
+  - type: delay-ack
+    psn: 15
+    delay-us: 5000
+`,
+  },
+  {
+    name: 'ack-delay-in-time',
+    summary: 'DUT requester: we hold its ACK, within its timeout; its timer must not fire',
+    yaml: `name: ack-delay-in-time
+description: Our ACK of the DUT's message leaves 3 ms late, inside its local ACK timeout 10 (4.194 ms), so no resend.
+dut:
+  role: requester
+  tool: ib_write_bw
+traffic:
+  message-size: 16384
+  mtu: 1024
+  min-retransmit-timeout: 10   # 4.194 ms
+events:
+  - type: delay-ack
+    psn: 15
+    delay-us: 3000
+`,
+  },
 ];
 
 /** The bundled scenario named `name`, or undefined. */

@@ -21,6 +21,12 @@
  *    against retry_cnt (IBTA vol. 1 §9.7.6.1.3).
  *  - `rnrWait`: we answered a SEND with an RNR NAK; from the NAK to the DUT's resend, against the
  *    NAK's timer (IBTA vol. 1 §9.7.5.2.8, timer codes of table 45).
+ *  - `ackDelay`: we held our ACK; whether the DUT's local ACK timer fired before it arrived (a
+ *    resend no sooner than 4.096 µs × 2^timeout after its last frame, from the first PSN it had no
+ *    ACK for) or not, as the hold plus the round trip against the timeout says it must
+ *    (IBTA vol. 1 §9.7.6.1.3).
+ *  A `seq-nak` (we answered the DUT's request with a PSN sequence NAK) is measured as a
+ *  `nakRetransmit`.
  */
 import { psnAdd, psnDiff } from '../../base/psn';
 import { AethKind, NakCode, RNR_TIMER_USEC, decodeSyndrome } from '../../packets/aeth';
@@ -36,6 +42,7 @@ export const FigureKind = {
   TIMEOUT_RETRANSMIT: 'timeoutRetransmit',
   RETRY_COUNT: 'retryCount',
   RNR_WAIT: 'rnrWait',
+  ACK_DELAY: 'ackDelay',
 } as const;
 export type FigureKind = (typeof FigureKind)[keyof typeof FigureKind];
 export const FIGURE_KINDS: readonly FigureKind[] = Object.values(FigureKind);
@@ -316,7 +323,9 @@ function lossRecovery(ctx: MeasureContext, ev: ProbeEvent): Figure[] {
   const v = viewOf(ctx, ev.qpn);
   const P = psnAdd(v.start, ev.psn);
   const n = ev.iter === 'all' ? 1 : ev.iter;
-  const ours = ev.type !== EventType.DROP;
+  // A seq-nak event's request is dropped before our responder, as a drop's is; our NAK answers it at once.
+  const dutFrame = ev.type === EventType.DROP || ev.type === EventType.SEQ_NAK;
+  const ours = !dutFrame;
   const lost = nth(v.recs, n, (r) =>
     ours ? r.dir === 'tx' && r.psn === P && isResponse(r.opcode) && (ev.type !== EventType.WITHHOLD_ACK || r.syndrome >= 0) : r.dir === 'rx' && r.psn === P,
   );
@@ -345,7 +354,7 @@ function lossRecovery(ctx: MeasureContext, ev: ProbeEvent): Figure[] {
   }
   const out: Figure[] = [];
   // What told the DUT: our sequence NAK (a DUT request lost), or a later READ response of ours (one of ours lost).
-  const nak = ev.type === EventType.DROP ? firstFrom(v.recs, lost + 1, (r) => r.dir === 'tx' && r.fate === 'delivered' && isSeqNak(r)) : -1;
+  const nak = dutFrame ? firstFrom(v.recs, lost + 1, (r) => r.dir === 'tx' && r.fate === 'delivered' && isSeqNak(r)) : -1;
   const later =
     ev.type === EventType.DROP_READ_RESPONSE
       ? firstFrom(v.recs, lost + 1, (r) => r.dir === 'tx' && r.fate === 'delivered' && isResponse(r.opcode) && psnDiff(r.psn, P) > 0)
@@ -355,9 +364,9 @@ function lossRecovery(ctx: MeasureContext, ev: ProbeEvent): Figure[] {
     const told = v.recs[tellAt]!;
     const r = v.recs[resend]!;
     const latency = r.timeNs - told.timeNs;
-    const want = ev.type === EventType.DROP ? rel(v, told.psn) : ev.psn;
+    const want = dutFrame ? rel(v, told.psn) : ev.psn;
     const got = rel(v, r.psn);
-    if (ev.type === EventType.DROP) {
+    if (dutFrame) {
       const detail = `resent from PSN ${got} (expected ${want}) ${us(latency)} after our NAK for PSN ${want}`;
       out.push(
         figure(ev, FigureKind.NAK_RETRANSMIT, {
@@ -464,6 +473,73 @@ function rnrWait(ctx: MeasureContext, ev: ProbeEvent): Figure[] {
   return out;
 }
 
+/**
+ * Our ACK of the PSN held `delay-us`: the DUT's timer, started at its last frame, runs out before
+ * the ACK reaches it exactly when the hold plus the round trip exceeds the timeout (the ACK would
+ * have left as that frame arrived). Then it must resend, no sooner than the timeout, from the first
+ * PSN it had no ACK for; otherwise it must not resend (IBTA vol. 1 §9.7.6.1.3). A hold within the
+ * timestamps' error of the timeout is judged either way.
+ */
+function ackDelay(ctx: MeasureContext, ev: ProbeEvent): Figure[] {
+  const v = viewOf(ctx, ev.qpn);
+  const P = psnAdd(v.start, ev.psn);
+  const clause = 'IBTA vol. 1 §9.7.6.1.3';
+  const timeout = ctx.scenario.traffic.minRetransmitTimeout;
+  const T = localAckTimeoutNs(timeout);
+  const holdNs = (ev.delayUs ?? 0) * 1000;
+  const n = ev.iter === 'all' ? 1 : ev.iter;
+  const held = firstFrom(v.recs, 0, (r) => r.dir === 'tx' && r.psn === P && (r.heldNs ?? 0) > 0);
+  if (held < 0) return [unmeasured(ev, FigureKind.ACK_DELAY, clause, `our ACK of PSN ${ev.psn} (transmission ${n}) was never sent`, T)];
+  const heldAt = v.recs[held]!.timeNs - (v.recs[held]!.heldNs ?? 0);
+  let last = -1;
+  for (let i = 0; i < v.recs.length && v.recs[i]!.timeNs <= heldAt; i++) if (v.recs[i]!.dir === 'rx') last = i;
+  if (last < 0) return [unmeasured(ev, FigureKind.ACK_DELAY, clause, `no DUT frame before our ACK of PSN ${ev.psn}`, T)];
+  const rtt = ctx.pathRttNs ?? 0;
+  const err = ctx.errorNs ?? 0;
+  const late = holdNs + rtt - T;
+  const mustFire = late > err;
+  const mayFire = late >= -err;
+  const resend = firstResend(v.recs, last + 1, ctx.scenario.traffic.mtu);
+  const holdText = `our ACK of PSN ${ev.psn} held ${us(holdNs)}${ctx.pathRttNs === null ? '' : `, plus the ${us(rtt)} round trip`}, against timeout ${timeout} (${us(T)})`;
+  if (resend < 0)
+    return [
+      figure(ev, FigureKind.ACK_DELAY, {
+        measuredNs: null,
+        dutNs: null,
+        configured: T,
+        value: null,
+        verdict: mustFire ? 'fail' : 'pass',
+        detail: `${holdText}: no resend${mustFire ? ', but the timer should have run out before the ACK arrived' : ', as the ACK arrived within the timeout'}`,
+        clause,
+      }),
+    ];
+  const r = v.recs[resend]!;
+  const measured = r.timeNs - v.recs[last]!.timeNs;
+  // What the DUT had been acknowledged when it resent: our ACKs that reached it by then.
+  let high: number | null = null;
+  for (let i = 0; i < resend; i++) {
+    const a = v.recs[i]!;
+    if (a.dir === 'tx' && a.fate === 'delivered' && acknowledges(a) && a.timeNs <= r.timeNs - rtt && (high === null || psnDiff(a.psn, high) > 0)) high = a.psn;
+  }
+  const want = high === null ? 0 : rel(v, psnAdd(high, 1));
+  const got = rel(v, r.psn);
+  const inTime = measured >= T - err;
+  const ok = mayFire && inTime && got === want;
+  return [
+    figure(ev, FigureKind.ACK_DELAY, {
+      measuredNs: measured,
+      dutNs: null,
+      configured: T,
+      value: got,
+      verdict: ok ? 'pass' : 'fail',
+      detail: `${holdText}: the timer fired, resent from PSN ${got} (first unacknowledged ${want}) ${us(measured)} after its last frame${
+        !mayFire ? ', though the ACK was due before the timeout' : !inTime ? ': earlier than the timeout' : ''
+      }`,
+      clause,
+    }),
+  ];
+}
+
 /** The figures of every event the run applied (duplicate and ecn events are applied, not measured, in this version). */
 export function measure(ctx: MeasureContext): Figure[] {
   const out: Figure[] = [];
@@ -478,7 +554,11 @@ export function measure(ctx: MeasureContext): Figure[] {
         break;
       case EventType.WITHHOLD_ACK:
       case EventType.DROP_READ_RESPONSE:
+      case EventType.SEQ_NAK:
         out.push(...lossRecovery(ctx, ev));
+        break;
+      case EventType.DELAY_ACK:
+        out.push(...ackDelay(ctx, ev));
         break;
       case EventType.RNR_NAK:
         out.push(...rnrWait(ctx, ev));

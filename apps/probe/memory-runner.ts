@@ -15,7 +15,7 @@ import { psnAdd } from '../../base/psn';
 import { createMemoryLink } from '../../nic-driver/memory-link';
 import type { FaultConfig, FaultRule } from '../../nic-driver/faults';
 import { fastestIcrcBatch } from '../../nic-driver/native-icrc';
-import { AethKind, decodeSyndrome } from '../../packets/aeth';
+import { AethKind, NakCode, decodeSyndrome } from '../../packets/aeth';
 import { Access } from '../../stack/access-flags';
 import { connectQp, endpointOf } from '../../stack/connect';
 import { Device } from '../../stack/device';
@@ -24,6 +24,7 @@ import type { QueuePair } from '../../stack/queue-pair';
 import { localAckTimeoutNs } from '../../stack/qp-attributes';
 import { RNR_TIMER_USEC } from '../../packets/aeth';
 import { QpType } from '../../stack/qp-type-and-state';
+import { sendNak } from '../../stack/responder';
 import { WC_STATUS_NAMES } from '../../stack/work-completion';
 import { SendFlags, WrOpcode } from '../../stack/work-request-codes';
 import type { MemoryRegion } from '../../stack/memory-region';
@@ -71,7 +72,8 @@ function timeBoundNs(s: ProbeScenario): number {
     (sum, e) => sum + (e.type === EventType.RNR_NAK ? (RNR_TIMER_USEC[e.timer ?? 0] ?? 0) * 1000 * ((e.iter === 'all' ? 1 : e.iter) + 1) : 0),
     0,
   );
-  return timeouts * t.numQps + rnr + 1e9;
+  const held = s.events.reduce((sum, e) => sum + (e.type === EventType.DELAY_ACK ? (e.delayUs ?? 0) * 1000 : 0), 0);
+  return timeouts * t.numQps + rnr + held + 1e9;
 }
 
 /** Runs `scenario` against another roce-ts device on the in-memory link; the figures are measured at this stack's driver. */
@@ -159,9 +161,37 @@ export function runInMemory(scenario: ProbeScenario, o: MemoryRunOptions = {}): 
       case EventType.ECN:
         txRules.push({ action: 'ecnCe', match: ours });
         break;
+      case EventType.DELAY_ACK:
+        txRules.push({ action: 'delay', delayNs: (e.delayUs ?? 0) * 1000, match: { ...ours, opcode: 'ACKNOWLEDGE' } });
+        break;
+      case EventType.SEQ_NAK:
+        // The request never reaches our responder; the hook below answers it with the NAK.
+        rxRules.push({ action: 'drop', match: { qpn: q.ourQpn, psn, ...round } });
+        break;
       default:
         break;
     }
+  }
+  // seq-nak: our responder answers the dropped request with a PSN sequence NAK for its own PSN, and
+  // then behaves as a responder that has NAKed a gap: it drops what follows silently until that
+  // PSN comes again (IBTA vol. 1 §9.7.5.2.2, one NAK per gap; rxe `rxe_resp.c` sent_psn_nak).
+  const seqNaks = scenario.events.filter((e) => e.type === EventType.SEQ_NAK).map((e) => ({ e, seen: 0, psn: psnAdd(qps[e.qpn]!.requestStartPsn, e.psn) }));
+  if (seqNaks.length > 0) {
+    probe.onReceived = (r: FrameRecord): void => {
+      if (r.fate !== 'dropped') return;
+      for (const n of seqNaks) {
+        const qp = us.qps[n.e.qpn]!;
+        if (r.psn !== n.psn || r.destQp !== qp.qpNum) continue;
+        n.seen++;
+        if (n.e.iter !== 'all' && n.seen !== n.e.iter) continue;
+        // After the driver's receive call, as the stack would have answered it.
+        clock.schedule(clock.now(), () => {
+          sendNak(qp, NakCode.PSN_SEQUENCE_ERROR, n.psn, `roce probe seq-nak event (line ${n.e.line})`);
+          qp.resp.sentPsnNak = true;
+          qp.ctx.flush();
+        });
+      }
+    };
   }
   const txConfig: FaultConfig = { rules: txRules };
   const rxConfig: FaultConfig = { rules: rxRules };
@@ -223,6 +253,12 @@ export function runInMemory(scenario: ProbeScenario, o: MemoryRunOptions = {}): 
     }
     return done < want && clock.now() < bound;
   });
+  const doneAt = clock.now();
+  // The frames on the link when the last WR completed still arrive (a resend the DUT's timer sent
+  // while our held ACK was on its way), and a held ACK still leaves: the records are whole.
+  clock.runUntil(doneAt + latencyNs);
+  clock.runWhile(() => probe.holding > 0 && clock.now() < bound);
+  clock.runUntil(clock.now() + latencyNs);
   if (done < want)
     throw new ProbeError(ProbeErrorCode.RUN, `${want - done} of ${want} messages had not completed after ${(bound / 1e9).toFixed(3)} s of virtual time`);
   if (!dutIsRequester) {
@@ -248,6 +284,6 @@ export function runInMemory(scenario: ProbeScenario, o: MemoryRunOptions = {}): 
       rx: recs.filter((r) => r.dir === 'rx').length,
       dropped: recs.filter((r) => r.fate === 'dropped').length,
     },
-    durationNs: clock.now(),
+    durationNs: doneAt,
   };
 }

@@ -126,7 +126,10 @@ function eventOf(it: TimelineItem, q: QpLadder, capture: ProbeCapture, events: r
     const type = isRequestOp(it.opcode) ? EventType.SKIP : /READ_RESPONSE/.test(it.opcode) ? EventType.DROP_READ_RESPONSE : EventType.WITHHOLD_ACK;
     return events.find((e) => e.type === type && at(e));
   }
-  if (it.from === q.dutSide && capture.frames[it.frame - 1]?.dropped === true) return events.find((e) => e.type === EventType.DROP && at(e));
+  // A DUT frame thrown away on arrival: a drop's, or a seq-nak's (which our NAK answered).
+  if (it.from === q.dutSide && capture.frames[it.frame - 1]?.dropped === true)
+    return events.find((e) => (e.type === EventType.DROP || e.type === EventType.SEQ_NAK) && at(e));
+  if (it.from === q.ourSide && (capture.frames[it.frame - 1]?.heldNs ?? 0) > 0) return events.find((e) => e.type === EventType.DELAY_ACK && at(e));
   if (it.from === q.ourSide && it.flags.includes('rnrNak')) return events.find((e) => e.type === EventType.RNR_NAK && at(e));
   return undefined;
 }
@@ -157,8 +160,9 @@ function figureLadder(f: Figure, nth: number, q: QpLadder, capture: ProbeCapture
   let e = -1;
   for (let i = 0, k = 0; i < all.length; i++) if (acted[i]?.line === f.eventLine && k++ === nth) e = i;
   if (e < 0) e = acted.findIndex((x) => x?.line === f.eventLine);
-  const r = e < 0 ? -1 : reactionOf(f, all, q, e + 1);
-  const lo = Math.max(0, (e < 0 ? 0 : e) - LADDER_LEAD);
+  // A held ACK leaves after the resend it provoked (the DUT's timer ran out while it was held): that resend is the QP's first.
+  const r = e < 0 ? -1 : reactionOf(f, all, q, f.kind === 'ackDelay' ? 0 : e + 1);
+  const lo = Math.max(0, Math.min(e < 0 ? 0 : e, r < 0 ? Number.MAX_SAFE_INTEGER : r) - LADDER_LEAD);
   const hi = Math.min(all.length, Math.max(e, r) + LADDER_TRAIL + 1, lo + LADDER_MAX);
   const items = all.slice(lo, hi);
   const marks = new Map<number, string>();

@@ -46,8 +46,8 @@ export const EventType = {
 export type EventType = (typeof EventType)[keyof typeof EventType];
 const EVENT_TYPES: readonly string[] = Object.values(EventType);
 
-/** Events the runner applies in this version; the others validate but the run refuses them, naming them. */
-export const RUNNABLE_EVENTS: readonly EventType[] = [
+/** Events the live runner applies in this version; the others validate but a live run refuses them, naming them. */
+export const LIVE_EVENTS: readonly EventType[] = [
   EventType.DROP,
   EventType.SKIP,
   EventType.DUPLICATE,
@@ -56,6 +56,9 @@ export const RUNNABLE_EVENTS: readonly EventType[] = [
   EventType.DROP_READ_RESPONSE,
   EventType.RNR_NAK,
 ];
+
+/** Events the in-memory runner applies in this version; the others validate but the run refuses them, naming them. */
+export const RUNNABLE_EVENTS: readonly EventType[] = [...LIVE_EVENTS, EventType.DELAY_ACK, EventType.SEQ_NAK];
 
 /** Events on this stack's requests: they need this stack as the requester, the DUT as the responder. */
 const OUR_REQUEST_EVENTS: readonly EventType[] = [EventType.SKIP, EventType.DUPLICATE, EventType.ECN];

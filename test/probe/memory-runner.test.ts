@@ -143,9 +143,122 @@ test('events key on the relative QP: a drop on QP 2 of 3 is measured there, the 
 });
 
 test('an event this version does not apply is refused with its line, before anything runs', () => {
-  const s = parseScenario(['name: d', 'dut:', '  role: requester', '  tool: ib_write_bw', 'events:', '  - type: delay-ack', '    psn: 3'].join('\n'));
+  const s = parseScenario(['name: d', 'dut:', '  role: requester', '  tool: ib_write_bw', 'events:', '  - type: cnp', '    psn: 3'].join('\n'));
   expect(() => runInMemory(s)).toThrow(ProbeError);
-  expect(() => runInMemory(s)).toThrow(/^line 6: a delay-ack event is not applied by this version of roce probe/);
+  expect(() => runInMemory(s)).toThrow(/^line 6: a cnp event is not applied by this version of roce probe/);
+});
+
+test('seq-nak: our NAK answers the DUT request at once; it resends from the NAK PSN one round trip later, and only we NAKed', () => {
+  const r = run('seq-nak');
+  const [f] = only(r.figures, 'nakRetransmit');
+  expect(f).toMatchObject({ psn: 4, measuredNs: 2 * L, dutNs: 0, configured: 4, value: 4, verdict: 'pass', clause: 'IBTA vol. 1 §9.7.5.2.6' });
+  expect(r.dutCompletions).toEqual([['SUCCESS']]);
+  // The one NAK is ours, sent as the request arrived (not when the next one showed a gap, as for a drop): one L after the DUT sent PSN 4.
+  expect(r.frames.dropped).toBe(1);
+  const drop = run('nak-retransmit');
+  expect(only(drop.figures, 'nakRetransmit')[0]).toMatchObject({ measuredNs: 2 * L, value: 4 });
+});
+
+test('seq-nak on the last PSN: no later request is needed, the NAK alone recovers it (a drop there waits for the timeout)', () => {
+  const yaml = (type: string): string =>
+    [
+      'name: s',
+      'dut:',
+      '  role: requester',
+      '  tool: ib_write_bw',
+      'traffic:',
+      '  message-size: 4096',
+      '  min-retransmit-timeout: 10',
+      'events:',
+      `  - type: ${type}`,
+      '    psn: 3',
+    ].join('\n');
+  const nak = runInMemory(parseScenario(yaml('seq-nak')), { latencyNs: L });
+  expect(nak.figures).toMatchObject([{ kind: 'nakRetransmit', measuredNs: 2 * L, value: 3, verdict: 'pass' }]);
+  expect(nak.durationNs).toBeLessThan(localAckTimeoutNs(10));
+  const drop = runInMemory(parseScenario(yaml('drop')), { latencyNs: L });
+  expect(drop.figures).toMatchObject([{ kind: 'timeoutRetransmit', measuredNs: localAckTimeoutNs(10), verdict: 'pass' }]);
+});
+
+test('delay-ack: the DUT timer fires exactly when the hold plus the round trip passes its timeout', () => {
+  const T = localAckTimeoutNs(10);
+  const fires = run('ack-delay-timeout');
+  const held = parseScenario(bundledScenario('ack-delay-timeout')!.yaml).events[0]!.delayUs! * 1000;
+  expect(held + 2 * L).toBeGreaterThan(T);
+  // The resend comes the timeout after the DUT's last frame (all 16 left at one instant), from PSN 0: nothing was acknowledged.
+  expect(only(fires.figures, 'ackDelay')).toMatchObject([{ measuredNs: T, configured: T, value: 0, verdict: 'pass', clause: 'IBTA vol. 1 §9.7.6.1.3' }]);
+  const quiet = run('ack-delay-in-time');
+  expect(only(quiet.figures, 'ackDelay')).toMatchObject([{ measuredNs: null, value: null, verdict: 'pass' }]);
+  expect(quiet.frames.rx).toBe(16);
+  // Around the boundary, derived from the timeout and L: 1 µs either side of T − 2L.
+  const yaml = (us: number): string =>
+    [
+      'name: b',
+      'dut:',
+      '  role: requester',
+      '  tool: ib_write_bw',
+      'traffic:',
+      '  message-size: 16384',
+      '  min-retransmit-timeout: 10',
+      'events:',
+      '  - type: delay-ack',
+      '    psn: 15',
+      `    delay-us: ${us}`,
+    ].join('\n');
+  const edge = Math.floor((T - 2 * L) / 1000);
+  const before = runInMemory(parseScenario(yaml(edge)), { latencyNs: L });
+  expect(before.figures).toMatchObject([{ kind: 'ackDelay', measuredNs: null, verdict: 'pass' }]);
+  const after = runInMemory(parseScenario(yaml(edge + 1)), { latencyNs: L });
+  expect(after.figures).toMatchObject([{ kind: 'ackDelay', measuredNs: T, value: 0, verdict: 'pass' }]);
+});
+
+test('measure() on delay-ack records: a resend though the ACK was due in time fails, as does no resend though it was late', () => {
+  const T = localAckTimeoutNs(10);
+  const qps = [{ ourQpn: 0x11, dutQpn: 0x22, requestStartPsn: 100 }];
+  const rec = (dir: 'tx' | 'rx', psn: number, t: number, extra: { opcode?: number; syndrome?: number; heldNs?: number } = {}) => ({
+    timeNs: t,
+    dir,
+    opcode: extra.opcode ?? 0x0a,
+    destQp: dir === 'rx' ? 0x11 : 0x22,
+    psn,
+    ackReq: psn === 103,
+    syndrome: extra.syndrome ?? -1,
+    reth: null,
+    fate: 'delivered' as const,
+    ...(extra.heldNs === undefined ? {} : { heldNs: extra.heldNs }),
+  });
+  const scenario = (us: number) =>
+    parseScenario(
+      [
+        'name: b',
+        'dut:',
+        '  role: requester',
+        '  tool: ib_write_bw',
+        'traffic:',
+        '  message-size: 4096',
+        '  min-retransmit-timeout: 10',
+        'events:',
+        '  - type: delay-ack',
+        '    psn: 3',
+        `    delay-us: ${us}`,
+      ].join('\n'),
+    );
+  const sent = [100, 101, 102, 103].map((p) => rec('rx', p, L));
+  const ack = (hold: number) => rec('tx', 103, L + hold, { opcode: 0x11, syndrome: 0x1f, heldNs: hold });
+  // A 3 ms hold (due well within 4.194 ms), and the DUT resent at the timeout anyway: its timer ignored nothing, but the
+  // records say the ACK left 3 ms after the last frame, so a resend at T means it did not take it (or timed out early).
+  const resentInTime = [...sent, ack(3e6), rec('rx', 100, L + T)];
+  expect(measure({ scenario: scenario(3000), qps, records: resentInTime, pathRttNs: 2 * L })).toMatchObject([
+    { kind: 'ackDelay', measuredNs: T, verdict: 'fail' },
+  ]);
+  // A 5 ms hold and no resend: the timer should have run out first.
+  const silent = [...sent, ack(5e6)];
+  const f = measure({ scenario: scenario(5000), qps, records: silent, pathRttNs: 2 * L });
+  expect(f).toMatchObject([{ kind: 'ackDelay', measuredNs: null, verdict: 'fail' }]);
+  expect(f[0]!.detail).toMatch(/the timer should have run out/);
+  // A 5 ms hold and a resend half the timeout after the last frame: early.
+  const early = [...sent, rec('rx', 100, L + T / 2), ack(5e6)];
+  expect(measure({ scenario: scenario(5000), qps, records: early, pathRttNs: 2 * L })[0]).toMatchObject({ verdict: 'fail', measuredNs: T / 2 });
 });
 
 test('measure() on records with a second NAK for the gap: nakGeneration fails with 2 NAKs', () => {
