@@ -7,8 +7,8 @@
  *
  * The workload is perftest's shape: each QP moves `num-msgs-per-qp` messages of `message-size`
  * bytes of the scenario's verb, all posted at once, from one registered buffer per side; for a
- * SEND the responder posts a receive per message, except those an `rnr-nak` event holds back until
- * it has answered the message's PSN with that many RNR NAKs.
+ * SEND the responder posts a receive per message, except those an `rnr-nak` event holds back (its
+ * message's and every later one's) until it has answered the message's PSN with that many RNR NAKs.
  */
 import { VirtualClock } from '../../base/clock';
 import { psnAdd } from '../../base/psn';
@@ -197,20 +197,34 @@ export function runInMemory(scenario: ProbeScenario, o: MemoryRunOptions = {}): 
   const rxConfig: FaultConfig = { rules: rxRules };
   probe.arm(txConfig, rxConfig, seed);
 
-  // Receives: every SEND message gets one, except those an rnr-nak event holds back.
+  // Receives: every SEND message gets one. Receive WQEs are taken in order, whichever message comes
+  // (IBTA vol. 1 §9.7.5.2.8: a SEND with no receive WQE gets an RNR NAK), so holding back one
+  // message's receive means holding back its and every later one's: an rnr-nak event's message and
+  // those after it are posted once its last RNR NAK has left (up to the next such event's message).
   const perMsg = packetsPerMessage(t);
   if (t.verb === ProbeVerb.SEND) {
     const responder = dutIsRequester ? us : dut;
+    const post = (qp: QueuePair, from: number, to: number): void => {
+      for (let m = from; m < to; m++) qp.postRecv({ wrId: m, sgList: [responder.mr.sge(0, t.messageSize)] });
+    };
+    const pending: { e: ProbeScenario['events'][number]; seen: number; psn: number; dutQpn: number; from: number; to: number }[] = [];
     for (let i = 0; i < t.numQps; i++) {
       const qp = responder.qps[i]!;
-      for (let m = 0; m < t.numMsgsPerQp; m++) {
-        const held = dutIsRequester && scenario.events.some((e) => e.type === EventType.RNR_NAK && e.qpn === i && e.psn === m * perMsg);
-        if (!held) qp.postRecv({ wrId: m, sgList: [responder.mr.sge(0, t.messageSize)] });
-      }
+      const holds = dutIsRequester ? scenario.events.filter((e) => e.type === EventType.RNR_NAK && e.qpn === i).sort((x, y) => x.psn - y.psn) : [];
+      const firstHeld = holds.length === 0 ? t.numMsgsPerQp : holds[0]!.psn / perMsg;
+      post(qp, 0, firstHeld);
+      holds.forEach((e, k) => {
+        const next = holds[k + 1];
+        pending.push({
+          e,
+          seen: 0,
+          psn: psnAdd(qps[i]!.requestStartPsn, e.psn),
+          dutQpn: qps[i]!.dutQpn,
+          from: e.psn / perMsg,
+          to: next === undefined ? t.numMsgsPerQp : next.psn / perMsg,
+        });
+      });
     }
-    const pending = scenario.events
-      .filter((e) => e.type === EventType.RNR_NAK)
-      .map((e) => ({ e, seen: 0, psn: psnAdd(qps[e.qpn]!.requestStartPsn, e.psn), dutQpn: qps[e.qpn]!.dutQpn }));
     if (pending.length > 0) {
       probe.onSent = (r: FrameRecord): void => {
         if (r.syndrome < 0 || decodeSyndrome(r.syndrome).kind !== AethKind.RNR_NAK) return;
@@ -219,7 +233,7 @@ export function runInMemory(scenario: ProbeScenario, o: MemoryRunOptions = {}): 
           if (++p.seen !== p.e.iter) continue;
           // Posted after the stack's transmit call returns: the next try of the PSN finds it.
           const qp = us.qps[p.e.qpn]!;
-          clock.schedule(clock.now(), () => qp.postRecv({ wrId: p.e.psn / perMsg, sgList: [us.mr.sge(0, t.messageSize)] }));
+          clock.schedule(clock.now(), () => post(qp, p.from, p.to));
         }
       };
     }

@@ -212,6 +212,34 @@ test('delay-ack: the DUT timer fires exactly when the hold plus the round trip p
   expect(after.figures).toMatchObject([{ kind: 'ackDelay', measuredNs: T, value: 0, verdict: 'pass' }]);
 });
 
+test('rnr-nak on a later message of several: that message and every later one find no receive until its last RNR NAK', () => {
+  // Receive WQEs are taken in order: had only message 2's receive been held, message 2 would have taken message 3's.
+  const s = parseScenario(
+    [
+      'name: r',
+      'dut:',
+      '  role: requester',
+      '  tool: ib_send_bw',
+      'traffic:',
+      '  num-msgs-per-qp: 4',
+      '  message-size: 2048',
+      '  mtu: 1024',
+      'events:',
+      '  - type: rnr-nak',
+      '    psn: 4',
+      '    iter: 2',
+      '    timer: 14',
+    ].join('\n'),
+  );
+  const r = runInMemory(s, { latencyNs: L });
+  const timer = RNR_TIMER_USEC[14]! * 1000;
+  expect(only(r.figures, 'rnrWait')).toMatchObject([
+    { psn: 4, measuredNs: timer + 2 * L, dutNs: timer, value: 4, verdict: 'pass' },
+    { psn: 4, measuredNs: timer + 2 * L, dutNs: timer, value: 4, verdict: 'pass' },
+  ]);
+  expect(r.dutCompletions).toEqual([['SUCCESS', 'SUCCESS', 'SUCCESS', 'SUCCESS']]);
+});
+
 test('measure() on delay-ack records: a resend though the ACK was due in time fails, as does no resend though it was late', () => {
   const T = localAckTimeoutNs(10);
   const qps = [{ ourQpn: 0x11, dutQpn: 0x22, requestStartPsn: 100 }];
