@@ -186,6 +186,70 @@ events:
     delay-us: 3000
 `,
   },
+  {
+    name: 'cnp-generation',
+    summary: 'DUT responder with ECN on: we set CE on one request; its CNP latency',
+    yaml: `name: cnp-generation
+description: Our request at PSN 4 carries ECN CE; the DUT, a notification point, answers with a CNP to our QP.
+dut:
+  role: responder
+  tool: ib_write_bw
+traffic:
+  message-size: 16384
+  mtu: 1024
+events:
+  - type: ecn
+    psn: 4
+`,
+  },
+  {
+    name: 'cnp-spacing',
+    summary: 'DUT responder with ECN on: a run of CE marks; its CNPs no closer than np_min_time_between_cnps',
+    yaml: `name: cnp-spacing
+description: Every request of the message carries CE, paced at 1 Gb/s (8.6 us apart); the DUT sends at most one CNP per 50 us.
+dut:
+  role: responder
+  tool: ib_write_bw
+traffic:
+  message-size: 16384
+  mtu: 1024
+  min-time-between-cnps: 50   # the DUT's np_min_time_between_cnps, us (DCQCN's N)
+  rate-mbps: 1000             # our requests paced at 1 Gb/s
+events:
+  - type: ecn
+    psn: 0
+  - type: ecn
+    psn: 1
+  - type: ecn
+    psn: 2
+  - type: ecn
+    psn: 3
+  - type: ecn
+    psn: 4
+  - type: ecn
+    psn: 5
+  - type: ecn
+    psn: 6
+  - type: ecn
+    psn: 7
+  - type: ecn
+    psn: 8
+  - type: ecn
+    psn: 9
+  - type: ecn
+    psn: 10
+  - type: ecn
+    psn: 11
+  - type: ecn
+    psn: 12
+  - type: ecn
+    psn: 13
+  - type: ecn
+    psn: 14
+  - type: ecn
+    psn: 15
+`,
+  },
 ];
 
 /** The bundled scenario named `name`, or undefined. */

@@ -25,12 +25,16 @@
  *    resend no sooner than 4.096 µs × 2^timeout after its last frame, from the first PSN it had no
  *    ACK for) or not, as the hold plus the round trip against the timeout says it must
  *    (IBTA vol. 1 §9.7.6.1.3).
+ *  - `cnpGeneration`: we set CE on a request; from it to the DUT's CNP, when one is due (none in the
+ *    DUT's np_min_time_between_cnps before; RoCEv2 annex A17.9.2, DCQCN §3.1).
+ *  - `cnpSpacing`: a run of CE marks on one QP; the DUT's CNPs counted against what its interval
+ *    allows, and the shortest gap between them against that interval.
  *  A `seq-nak` (we answered the DUT's request with a PSN sequence NAK) is measured as a
  *  `nakRetransmit`.
  */
 import { psnAdd, psnDiff } from '../../base/psn';
 import { AethKind, NakCode, RNR_TIMER_USEC, decodeSyndrome } from '../../packets/aeth';
-import { OPCODES, OpFlag } from '../../packets/opcodes';
+import { OPCODES, OpFlag, Opcode } from '../../packets/opcodes';
 import { localAckTimeoutNs } from '../../stack/qp-attributes';
 import type { FrameRecord } from './probe-driver';
 import { EventType, type ProbeEvent, type ProbeScenario } from './scenario';
@@ -43,6 +47,8 @@ export const FigureKind = {
   RETRY_COUNT: 'retryCount',
   RNR_WAIT: 'rnrWait',
   ACK_DELAY: 'ackDelay',
+  CNP_GENERATION: 'cnpGeneration',
+  CNP_SPACING: 'cnpSpacing',
 } as const;
 export type FigureKind = (typeof FigureKind)[keyof typeof FigureKind];
 export const FIGURE_KINDS: readonly FigureKind[] = Object.values(FigureKind);
@@ -100,6 +106,7 @@ const isSeqNak = (r: FrameRecord): boolean => {
   const s = decodeSyndrome(r.syndrome);
   return s.kind === AethKind.NAK && s.value === NakCode.PSN_SEQUENCE_ERROR;
 };
+const isCnp = (r: FrameRecord): boolean => r.opcode === Opcode.CNP;
 const isRnrNak = (r: FrameRecord): boolean => r.syndrome >= 0 && decodeSyndrome(r.syndrome).kind === AethKind.RNR_NAK;
 /** A response that acknowledges its PSN: an ACK, or a READ response (middle ones carry no AETH). */
 const acknowledges = (r: FrameRecord): boolean => isResponse(r.opcode) && (r.syndrome < 0 || decodeSyndrome(r.syndrome).kind === AethKind.ACK);
@@ -540,11 +547,125 @@ function ackDelay(ctx: MeasureContext, ev: ProbeEvent): Figure[] {
   ];
 }
 
-/** The figures of every event the run applied (duplicate and ecn events are applied, not measured, in this version). */
+/**
+ * The CE marks of one QP's ecn events as they happened (our delivered requests the events matched),
+ * with whether the DUT owed a CNP for each: a notification point sends one for a CE-marked packet
+ * unless it sent one less than np_min_time_between_cnps before (RoCEv2 annex A17.9.2; DCQCN,
+ * Zhu et al. SIGCOMM 2015, §3.1: at most one CNP per flow every N µs). Our send times stand for the
+ * DUT's receive times: the path adds the same delay to each.
+ */
+function ceMarks(ctx: MeasureContext, qp: number): { ev: ProbeEvent; at: number; due: boolean }[] {
+  const v = viewOf(ctx, qp);
+  const marks: { ev: ProbeEvent; at: number; due: boolean }[] = [];
+  for (const ev of ctx.scenario.events) {
+    if (ev.type !== EventType.ECN || ev.qpn !== qp) continue;
+    const P = psnAdd(v.start, ev.psn);
+    const sends = v.recs.filter((r) => r.dir === 'tx' && r.fate === 'delivered' && r.psn === P && isRequest(r.opcode));
+    const chosen = ev.iter === 'all' ? sends : sends.slice(ev.iter - 1, ev.iter);
+    for (const r of chosen) marks.push({ ev, at: r.timeNs, due: false });
+  }
+  marks.sort((a, b) => a.at - b.at);
+  const interval = ctx.scenario.traffic.minTimeBetweenCnps * 1000;
+  let last = Number.NEGATIVE_INFINITY;
+  for (const m of marks) {
+    if (m.at - last >= interval) {
+      m.due = true;
+      last = m.at;
+    }
+  }
+  return marks;
+}
+
+function cnpFigures(ctx: MeasureContext, qp: number): Figure[] {
+  const v = viewOf(ctx, qp);
+  const marks = ceMarks(ctx, qp);
+  const cnps = v.recs.filter((r) => r.dir === 'rx' && isCnp(r));
+  const interval = ctx.scenario.traffic.minTimeBetweenCnps * 1000;
+  const out: Figure[] = [];
+  const genClause = 'RoCEv2 annex A17.9.2';
+  let k = 0;
+  const seen = new Set<ProbeEvent>();
+  for (const m of marks) {
+    // One cnpGeneration per event, at its first mark; of a run of marks only the first (cnpSpacing judges the rest).
+    if (seen.has(m.ev) || (marks.length >= 2 && m !== marks[0])) {
+      if (m.due) k++;
+      continue;
+    }
+    seen.add(m.ev);
+    if (!m.due) {
+      out.push(
+        unmeasured(
+          m.ev,
+          FigureKind.CNP_GENERATION,
+          genClause,
+          `no CNP due for the CE mark on PSN ${m.ev.psn}: within the DUT's ${us(interval)} between CNPs of an earlier one`,
+        ),
+      );
+      continue;
+    }
+    const cnp = cnps[k++];
+    if (cnp === undefined || cnp.timeNs < m.at) {
+      out.push(
+        figure(m.ev, FigureKind.CNP_GENERATION, {
+          measuredNs: null,
+          dutNs: null,
+          configured: interval,
+          value: null,
+          verdict: 'fail',
+          detail: `no CNP for the CE mark on PSN ${m.ev.psn}, though none came in the ${us(interval)} before it`,
+          clause: genClause,
+        }),
+      );
+      continue;
+    }
+    const latency = cnp.timeNs - m.at;
+    out.push(
+      figure(m.ev, FigureKind.CNP_GENERATION, {
+        measuredNs: latency,
+        dutNs: less(latency, ctx.pathRttNs),
+        configured: interval,
+        value: cnps.indexOf(cnp) + 1,
+        verdict: 'pass',
+        detail: `CNP ${cnps.indexOf(cnp) + 1} ${us(latency)} after our CE-marked PSN ${m.ev.psn}`,
+        clause: genClause,
+      }),
+    );
+  }
+  if (marks.length >= 2) {
+    const ev = marks[marks.length - 1]!.ev;
+    const want = marks.filter((m) => m.due).length;
+    const gaps = cnps.slice(1).map((c, i) => c.timeNs - cnps[i]!.timeNs);
+    const minGap = gaps.length === 0 ? null : Math.min(...gaps);
+    const err = ctx.errorNs ?? 0;
+    const spaced = minGap === null || minGap >= interval - err;
+    out.push(
+      figure(ev, FigureKind.CNP_SPACING, {
+        measuredNs: minGap,
+        dutNs: null,
+        configured: interval,
+        value: cnps.length,
+        verdict: spaced && cnps.length === want ? 'pass' : 'fail',
+        detail: `${cnps.length} CNP${cnps.length === 1 ? '' : 's'} for ${marks.length} CE marks (${want} due at one per ${us(interval)}); shortest gap ${minGap === null ? 'n/a' : us(minGap)}${spaced ? '' : ': shorter than the interval'}`,
+        clause: 'RoCEv2 annex A17.9.2; DCQCN (Zhu et al., SIGCOMM 2015) §3.1',
+      }),
+    );
+  }
+  return out;
+}
+
+/** The figures of every event the run applied (duplicate events are applied, not measured, in this version). */
 export function measure(ctx: MeasureContext): Figure[] {
   const out: Figure[] = [];
+  const cnpQps = new Set<number>();
   for (const ev of ctx.scenario.events) {
     switch (ev.type) {
+      case EventType.ECN:
+        // The CNP figures of a QP, once, at its first ecn event.
+        if (!cnpQps.has(ev.qpn)) {
+          cnpQps.add(ev.qpn);
+          out.push(...cnpFigures(ctx, ev.qpn));
+        }
+        break;
       case EventType.SKIP:
         out.push(...nakGeneration(ctx, ev));
         break;

@@ -95,6 +95,10 @@ export function runInMemory(scenario: ProbeScenario, o: MemoryRunOptions = {}): 
     bandwidthBps: 0,
     faults: { aToB: { delayNs: latencyNs }, bToA: { delayNs: latencyNs } },
   });
+  // An ecn event: the DUT answers CE marks as a notification point with the scenario's CNP interval
+  // (stack/congestion/np.ts), and our requester paces its requests at the scenario's rate (a DCQCN
+  // reaction point, so it also slows at the DUT's CNPs), so that a run of marks arrives spread in time.
+  const ecn = scenario.events.some((e) => e.type === EventType.ECN);
   const probe = new ProbeDriver(link.a, clock);
   probe.onWire = o.onWire ?? null;
   const icrc = fastestIcrcBatch();
@@ -106,6 +110,7 @@ export function runInMemory(scenario: ProbeScenario, o: MemoryRunOptions = {}): 
     name: 'probe',
     seed: seed * 2 + 1,
     icrc,
+    ...(ecn ? { congestion: { rp: true, paceUnlimited: true, lineRateMbps: scenario.traffic.rateMbps } } : {}),
   });
   const dutDev = new Device({
     driver: link.b,
@@ -115,6 +120,7 @@ export function runInMemory(scenario: ProbeScenario, o: MemoryRunOptions = {}): 
     name: 'dut',
     seed: seed * 2 + 2,
     icrc,
+    ...(ecn ? { congestion: { np: true, params: { npMinTimeBetweenCnps: scenario.traffic.minTimeBetweenCnps } } } : {}),
   });
   const t = scenario.traffic;
   const dutIsRequester = scenario.dut.role === DutRole.REQUESTER;

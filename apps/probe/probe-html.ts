@@ -21,6 +21,7 @@ import type { Figure } from './measurements';
 import type { ProbeCapture, WireFrame } from './probe-capture';
 import { NO_FIGURES, dutCompletionsText, figureRows, probeHeader } from './probe-report';
 import type { ProbeResult } from './probe-result';
+import { Ecn, ecnAt } from '../../packets/ecn';
 import { DutRole, EventType, type ProbeEvent, type ProbeScenario } from './scenario';
 
 /** Frames drawn before a figure's event and after the DUT's reaction. */
@@ -129,6 +130,10 @@ function eventOf(it: TimelineItem, q: QpLadder, capture: ProbeCapture, events: r
   // A DUT frame thrown away on arrival: a drop's, or a seq-nak's (which our NAK answered).
   if (it.from === q.dutSide && capture.frames[it.frame - 1]?.dropped === true)
     return events.find((e) => (e.type === EventType.DROP || e.type === EventType.SEQ_NAK) && at(e));
+  const w = capture.frames[it.frame - 1];
+  // Our request with CE set (an ecn event; the memory link and a live run's frames are untagged: IP at byte 14).
+  if (it.from === q.ourSide && w !== undefined && isRequestOp(it.opcode) && ecnAt(w.frame, 14) === Ecn.CE)
+    return events.find((e) => e.type === EventType.ECN && at(e));
   if (it.from === q.ourSide && (capture.frames[it.frame - 1]?.heldNs ?? 0) > 0) return events.find((e) => e.type === EventType.DELAY_ACK && at(e));
   if (it.from === q.ourSide && it.flags.includes('rnrNak')) return events.find((e) => e.type === EventType.RNR_NAK && at(e));
   return undefined;
@@ -183,7 +188,12 @@ function figureLadder(f: Figure, nth: number, q: QpLadder, capture: ProbeCapture
   const range = numbered.length === 0 ? 'no captured frame' : `frames ${Math.min(...numbered)}-${Math.max(...numbered)}`;
   const what = [
     e < 0 ? 'the event acted on no frame of this QP' : `the event's frame${marks.size > 1 ? 's' : ''} marked`,
-    r < 0 ? 'no reaction of the DUT to draw' : `the DUT's reaction at ${all[r]!.frame === NO_FRAME ? 'an unsent frame' : `frame ${all[r]!.frame}`}`,
+    // roce analyze keeps CNPs out of a QP's conversation (they are counted apart), so its ladder has none to draw.
+    f.kind === 'cnpGeneration' || f.kind === 'cnpSpacing'
+      ? "the DUT's CNPs are not drawn (roce analyze keeps them out of the QP's conversation)"
+      : r < 0
+        ? 'no reaction of the DUT to draw'
+        : `the DUT's reaction at ${all[r]!.frame === NO_FRAME ? 'an unsent frame' : `frame ${all[r]!.frame}`}`,
   ];
   return { svg, note: `${range} of the capture (conversation #${q.timeline.conversation}); ${what.join('; ')}` };
 }

@@ -14,6 +14,8 @@
 import { BUNDLED_SCENARIOS, bundledScenario } from '../../apps/probe/bundled-scenarios';
 import { type Figure, measure } from '../../apps/probe/measurements';
 import { runInMemory } from '../../apps/probe/memory-runner';
+import { ProbeCapture } from '../../apps/probe/probe-capture';
+import { decodeFrame } from '../../packets/decode';
 import { ProbeError } from '../../apps/probe/probe-error';
 import { parseScenario } from '../../apps/probe/scenario';
 import { RNR_TIMER_USEC } from '../../packets/aeth';
@@ -238,6 +240,80 @@ test('rnr-nak on a later message of several: that message and every later one fi
     { psn: 4, measuredNs: timer + 2 * L, dutNs: timer, value: 4, verdict: 'pass' },
   ]);
   expect(r.dutCompletions).toEqual([['SUCCESS', 'SUCCESS', 'SUCCESS', 'SUCCESS']]);
+});
+
+test('cnp-generation: the DUT (a notification point) answers our CE-marked request with a CNP one round trip later', () => {
+  const r = run('cnp-generation');
+  expect(r.figures).toMatchObject([{ kind: 'cnpGeneration', psn: 4, measuredNs: 2 * L, dutNs: 0, value: 1, verdict: 'pass', clause: 'RoCEv2 annex A17.9.2' }]);
+  // One mark, one CNP (besides the ACK).
+  expect(r.frames.rx).toBe(2);
+});
+
+test('cnp-spacing: the CNPs for a run of CE marks are those the DUT interval allows, none closer than it', () => {
+  const s = parseScenario(bundledScenario('cnp-spacing')!.yaml);
+  const capture = new ProbeCapture();
+  const r = runInMemory(s, { latencyNs: L, onWire: capture.onWire });
+  const opcodeOf = (f: Uint8Array): number => {
+    const d = decodeFrame(f, undefined, { verifyIcrc: false });
+    return d.roce && d.bth !== null ? d.bth.opcode : -1;
+  };
+  // Our marked requests (every request of the message) and the DUT's CNPs, at the DUT's NIC.
+  const marks = capture.frames.filter((w) => w.dir === 'tx' && opcodeOf(w.frame) < 0x11).map((w) => w.timeNs + L);
+  const cnps = capture.frames.filter((w) => w.dir === 'rx' && opcodeOf(w.frame) === 0x81).map((w) => w.timeNs - L);
+  expect(marks).toHaveLength(16);
+  const N = s.traffic.minTimeBetweenCnps * 1000;
+  // np_min_time_between_cnps: a CNP for a mark unless one went less than N before it.
+  const due: number[] = [];
+  for (const t of marks) if (due.length === 0 || t - due[due.length - 1]! >= N) due.push(t);
+  expect(cnps).toEqual(due);
+  expect(due.length).toBeGreaterThan(1);
+  const gaps = cnps.slice(1).map((c, i) => c - cnps[i]!);
+  expect(r.figures).toMatchObject([
+    { kind: 'cnpGeneration', psn: 0, measuredNs: 2 * L, verdict: 'pass' },
+    { kind: 'cnpSpacing', measuredNs: Math.min(...gaps), configured: N, value: due.length, verdict: 'pass' },
+  ]);
+  expect(Math.min(...gaps)).toBeGreaterThanOrEqual(N);
+});
+
+test('measure() on CNP records: a CNP sooner than the interval, or one for every mark, fails cnpSpacing', () => {
+  const s = parseScenario(bundledScenario('cnp-spacing')!.yaml);
+  const qps = [{ ourQpn: 0x11, dutQpn: 0x22, requestStartPsn: 100 }];
+  const req = (i: number) => ({
+    timeNs: i * 10_000,
+    dir: 'tx' as const,
+    opcode: 0x07,
+    destQp: 0x22,
+    psn: 100 + i,
+    ackReq: false,
+    syndrome: -1,
+    reth: null,
+    fate: 'delivered' as const,
+  });
+  const cnp = (t: number) => ({
+    timeNs: t,
+    dir: 'rx' as const,
+    opcode: 0x81,
+    destQp: 0x11,
+    psn: 0,
+    ackReq: false,
+    syndrome: -1,
+    reth: null,
+    fate: 'delivered' as const,
+  });
+  const reqs = Array.from({ length: 16 }, (_, i) => req(i));
+  // Marks 10 µs apart, N = 50 µs: CNPs due for marks 0, 5, 10, 15.
+  const right = [...reqs, ...[0, 5, 10, 15].map((i) => cnp(i * 10_000 + 2 * L))].sort((a, b) => a.timeNs - b.timeNs);
+  expect(measure({ scenario: s, qps, records: right, pathRttNs: 2 * L }).find((f) => f.kind === 'cnpSpacing')).toMatchObject({
+    value: 4,
+    measuredNs: 50_000,
+    verdict: 'pass',
+  });
+  const everyMark = [...reqs, ...reqs.map((_, i) => cnp(i * 10_000 + 2 * L))].sort((a, b) => a.timeNs - b.timeNs);
+  expect(measure({ scenario: s, qps, records: everyMark, pathRttNs: 2 * L }).find((f) => f.kind === 'cnpSpacing')).toMatchObject({
+    value: 16,
+    measuredNs: 10_000,
+    verdict: 'fail',
+  });
 });
 
 test('measure() on delay-ack records: a resend though the ACK was due in time fails, as does no resend though it was late', () => {
