@@ -250,6 +250,38 @@ events:
     psn: 15
 `,
   },
+  {
+    name: 'duplicate-write',
+    summary: 'DUT responder of WRITEs: we send a request twice; it acknowledges the copy again',
+    yaml: `name: duplicate-write
+description: Our WRITE request at PSN 4 leaves twice; the DUT takes the first and answers the copy with an ACK, not a NAK.
+dut:
+  role: responder
+  tool: ib_write_bw
+traffic:
+  message-size: 16384
+  mtu: 1024
+events:
+  - type: duplicate
+    psn: 4
+`,
+  },
+  {
+    name: 'duplicate-read',
+    summary: 'DUT responder of READs: we send a READ request twice; it executes it again',
+    yaml: `name: duplicate-read
+description: Our READ request (PSN 0, 16 response packets) leaves twice; the DUT sends the 16 responses again.
+dut:
+  role: responder
+  tool: ib_read_bw
+traffic:
+  message-size: 16384
+  mtu: 1024
+events:
+  - type: duplicate
+    psn: 0
+`,
+  },
 ];
 
 /** The bundled scenario named `name`, or undefined. */

@@ -29,6 +29,9 @@
  *    DUT's np_min_time_between_cnps before; RoCEv2 annex A17.9.2, DCQCN §3.1).
  *  - `cnpSpacing`: a run of CE marks on one QP; the DUT's CNPs counted against what its interval
  *    allows, and the shortest gap between them against that interval.
+ *  - `duplicateResponse`: we sent a request twice; the DUT responder's answer to the copy: a WRITE
+ *    or SEND acknowledged again, not NAKed (IBTA vol. 1 C9-105), a READ executed again (its
+ *    responses sent again; rxe `rxe_resp.c` duplicate_request()).
  *  A `seq-nak` (we answered the DUT's request with a PSN sequence NAK) is measured as a
  *  `nakRetransmit`.
  */
@@ -49,6 +52,7 @@ export const FigureKind = {
   ACK_DELAY: 'ackDelay',
   CNP_GENERATION: 'cnpGeneration',
   CNP_SPACING: 'cnpSpacing',
+  DUPLICATE_RESPONSE: 'duplicateResponse',
 } as const;
 export type FigureKind = (typeof FigureKind)[keyof typeof FigureKind];
 export const FIGURE_KINDS: readonly FigureKind[] = Object.values(FigureKind);
@@ -653,12 +657,85 @@ function cnpFigures(ctx: MeasureContext, qp: number): Figure[] {
   return out;
 }
 
-/** The figures of every event the run applied (duplicate events are applied, not measured, in this version). */
+/** The DUT responder's answer to the second copy of our request at the event's PSN. */
+function duplicateResponse(ctx: MeasureContext, ev: ProbeEvent): Figure[] {
+  const v = viewOf(ctx, ev.qpn);
+  const P = psnAdd(v.start, ev.psn);
+  const t = ctx.scenario.traffic;
+  const read = t.verb === 'read';
+  const clause = read ? 'rxe `rxe_resp.c` duplicate_request() (a duplicate READ is executed again)' : 'IBTA vol. 1 C9-105';
+  const copies = v.recs.map((r, i) => ({ r, i })).filter(({ r }) => r.dir === 'tx' && r.fate === 'delivered' && r.psn === P && isRequest(r.opcode));
+  const dup = copies[1];
+  if (dup === undefined) return [unmeasured(ev, FigureKind.DUPLICATE_RESPONSE, clause, `PSN ${ev.psn} was not sent twice`)];
+  // What we had sent by then: the DUT's answer to the copy covers no further.
+  let high = P;
+  for (let i = 0; i <= dup.i; i++) {
+    const r = v.recs[i]!;
+    if (r.dir === 'tx' && isRequest(r.opcode) && psnDiff(psnAdd(r.psn, lastPsnOffset(r, t.mtu)), high) > 0) high = psnAdd(r.psn, lastPsnOffset(r, t.mtu));
+  }
+  if (read) {
+    const n = dup.r.reth === null ? 1 : Math.max(1, Math.ceil(dup.r.reth.length / t.mtu));
+    // Each response PSN of the READ twice after the first copy: the original's and the replay's.
+    const seen = new Map<number, number>();
+    let first: FrameRecord | undefined;
+    for (const r of v.recs.slice(copies[0]!.i + 1)) {
+      if (r.dir !== 'rx' || !isResponse(r.opcode) || psnDiff(r.psn, P) < 0 || psnDiff(r.psn, P) >= n) continue;
+      const k = (seen.get(r.psn) ?? 0) + 1;
+      seen.set(r.psn, k);
+      if (k === 2 && first === undefined) first = r;
+    }
+    const replayed = [...seen.values()].filter((k) => k >= 2).length;
+    const latency = first === undefined ? null : first.timeNs - dup.r.timeNs;
+    return [
+      figure(ev, FigureKind.DUPLICATE_RESPONSE, {
+        measuredNs: latency,
+        dutNs: latency === null ? null : less(latency, ctx.pathRttNs),
+        configured: n,
+        value: replayed,
+        verdict: replayed === n && first !== undefined && first.psn === P ? 'pass' : 'fail',
+        detail: `the duplicate READ at PSN ${ev.psn} drew ${replayed} of its ${n} response PSNs again${latency === null ? '' : `, the first ${us(latency)} after it (PSN ${rel(v, first!.psn)})`}`,
+        clause,
+      }),
+    ];
+  }
+  const ans = firstFrom(v.recs, dup.i + 1, (r) => r.dir === 'rx' && isResponse(r.opcode));
+  if (ans < 0)
+    return [
+      figure(ev, FigureKind.DUPLICATE_RESPONSE, {
+        measuredNs: null,
+        dutNs: null,
+        configured: ev.psn,
+        value: null,
+        verdict: 'fail',
+        detail: `no answer to the duplicate at PSN ${ev.psn}`,
+        clause,
+      }),
+    ];
+  const a = v.recs[ans]!;
+  const latency = a.timeNs - dup.r.timeNs;
+  const ok = acknowledges(a) && psnDiff(a.psn, P) >= 0 && psnDiff(a.psn, high) <= 0;
+  return [
+    figure(ev, FigureKind.DUPLICATE_RESPONSE, {
+      measuredNs: latency,
+      dutNs: less(latency, ctx.pathRttNs),
+      configured: ev.psn,
+      value: rel(v, a.psn),
+      verdict: ok ? 'pass' : 'fail',
+      detail: `the duplicate at PSN ${ev.psn} answered by ${isSeqNak(a) ? 'a sequence NAK' : acknowledges(a) ? 'an ACK' : 'a NAK'} of PSN ${rel(v, a.psn)} ${us(latency)} later (an ACK of PSN ${ev.psn}..${rel(v, high)} expected)`,
+      clause,
+    }),
+  ];
+}
+
+/** The figures of every event the run applied. */
 export function measure(ctx: MeasureContext): Figure[] {
   const out: Figure[] = [];
   const cnpQps = new Set<number>();
   for (const ev of ctx.scenario.events) {
     switch (ev.type) {
+      case EventType.DUPLICATE:
+        out.push(...duplicateResponse(ctx, ev));
+        break;
       case EventType.ECN:
         // The CNP figures of a QP, once, at its first ecn event.
         if (!cnpQps.has(ev.qpn)) {

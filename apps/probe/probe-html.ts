@@ -120,6 +120,8 @@ function qpLadder(scenario: ProbeScenario, capture: ProbeCapture, pcap: Uint8Arr
 const REQUEST_NAMES: ReadonlySet<string> = new Set(OPCODES.flatMap((o) => (o !== undefined && (o.flags & OpFlag.REQ) !== 0 ? [o.name] : [])));
 const isRequestOp = (name: string): boolean => REQUEST_NAMES.has(name);
 
+const sameBytes = (a: Uint8Array, b: Uint8Array): boolean => a.length === b.length && a.every((x, i) => x === b[i]);
+
 /** The event that acted on `it`, if any: a frame kept off the wire, a DUT frame dropped, or our RNR NAK. */
 function eventOf(it: TimelineItem, q: QpLadder, capture: ProbeCapture, events: readonly ProbeEvent[]): ProbeEvent | undefined {
   const at = (e: ProbeEvent): boolean => psnAdd(q.start, e.psn) === it.psn;
@@ -131,6 +133,10 @@ function eventOf(it: TimelineItem, q: QpLadder, capture: ProbeCapture, events: r
   if (it.from === q.dutSide && capture.frames[it.frame - 1]?.dropped === true)
     return events.find((e) => (e.type === EventType.DROP || e.type === EventType.SEQ_NAK) && at(e));
   const w = capture.frames[it.frame - 1];
+  // The second of two identical copies of our request in a row: a duplicate event's.
+  const prev = capture.frames[it.frame - 2];
+  if (it.from === q.ourSide && w !== undefined && prev !== undefined && isRequestOp(it.opcode) && sameBytes(w.frame, prev.frame))
+    return events.find((e) => e.type === EventType.DUPLICATE && at(e));
   // Our request with CE set (an ecn event; the memory link and a live run's frames are untagged: IP at byte 14).
   if (it.from === q.ourSide && w !== undefined && isRequestOp(it.opcode) && ecnAt(w.frame, 14) === Ecn.CE)
     return events.find((e) => e.type === EventType.ECN && at(e));
@@ -150,6 +156,11 @@ function reactionOf(f: Figure, items: readonly TimelineItem[], q: QpLadder, from
   const dut = (it: TimelineItem): boolean => it.from === q.dutSide;
   if (f.kind === 'retryCount') {
     for (let i = items.length - 1; i >= from; i--) if (dut(items[i]!) && items[i]!.psn === P) return i;
+    return -1;
+  }
+  // The DUT's answer to a duplicate: its first frame after the copy.
+  if (f.kind === 'duplicateResponse') {
+    for (let i = from; i < items.length; i++) if (dut(items[i]!) && items[i]!.frame !== NO_FRAME) return i;
     return -1;
   }
   const want = f.kind === 'nakGeneration' ? 'nakSeqErr' : 'retransmission';

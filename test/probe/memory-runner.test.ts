@@ -316,6 +316,49 @@ test('measure() on CNP records: a CNP sooner than the interval, or one for every
   });
 });
 
+test('duplicate-write: the DUT acknowledges the copy again (an ACK of its PSN, one round trip later), not a NAK', () => {
+  const r = run('duplicate-write');
+  expect(r.figures).toMatchObject([
+    { kind: 'duplicateResponse', psn: 4, measuredNs: 2 * L, dutNs: 0, value: 4, verdict: 'pass', clause: 'IBTA vol. 1 C9-105' },
+  ]);
+  // The copy's ACK and the message's own (AckReq on its last packet only).
+  expect(r.frames.rx).toBe(2);
+});
+
+test('duplicate-read: the DUT executes the READ again, every response PSN a second time, one round trip later', () => {
+  const r = run('duplicate-read');
+  const s = parseScenario(bundledScenario('duplicate-read')!.yaml);
+  const n = s.traffic.messageSize / s.traffic.mtu;
+  expect(r.figures).toMatchObject([{ kind: 'duplicateResponse', psn: 0, measuredNs: 2 * L, value: n, configured: n, verdict: 'pass' }]);
+  expect(r.frames.rx).toBe(2 * n);
+});
+
+test('measure() on duplicate records: a NAK for a duplicate WRITE, or a READ answered once, fails', () => {
+  const qps = [{ ourQpn: 0x11, dutQpn: 0x22, requestStartPsn: 100 }];
+  const rec = (dir: 'tx' | 'rx', opcode: number, psn: number, t: number, syndrome = -1, reth: { va: bigint; length: number } | null = null) => ({
+    timeNs: t,
+    dir,
+    opcode,
+    destQp: dir === 'rx' ? 0x11 : 0x22,
+    psn,
+    ackReq: false,
+    syndrome,
+    reth,
+    fate: 'delivered' as const,
+  });
+  const w = parseScenario(bundledScenario('duplicate-write')!.yaml);
+  const writes = [0, 1, 2, 3, 4, 4].map((i) => rec('tx', 0x07, 100 + i, 0));
+  const nak = measure({ scenario: w, qps, records: [...writes, rec('rx', 0x11, 105, 4000, 0x60)], pathRttNs: 4000 });
+  expect(nak).toMatchObject([{ kind: 'duplicateResponse', verdict: 'fail' }]);
+  expect(nak[0]!.detail).toMatch(/a sequence NAK/);
+  expect(measure({ scenario: w, qps, records: [...writes, rec('rx', 0x11, 104, 4000, 0)], pathRttNs: 4000 })[0]).toMatchObject({ verdict: 'pass' });
+  const rd = parseScenario(bundledScenario('duplicate-read')!.yaml);
+  const req = rec('tx', 0x0c, 100, 0, -1, { va: 0n, length: 16384 });
+  const once = Array.from({ length: 16 }, (_, i) => rec('rx', i === 0 ? 0x0d : i === 15 ? 0x0f : 0x0e, 100 + i, 4000));
+  expect(measure({ scenario: rd, qps, records: [req, req, ...once], pathRttNs: 4000 })).toMatchObject([{ value: 0, verdict: 'fail' }]);
+  expect(measure({ scenario: rd, qps, records: [req, req, ...once, ...once], pathRttNs: 4000 })).toMatchObject([{ value: 16, verdict: 'pass' }]);
+});
+
 test('measure() on delay-ack records: a resend though the ACK was due in time fails, as does no resend though it was late', () => {
   const T = localAckTimeoutNs(10);
   const qps = [{ ourQpn: 0x11, dutQpn: 0x22, requestStartPsn: 100 }];
