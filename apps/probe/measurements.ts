@@ -690,8 +690,9 @@ function duplicateResponse(ctx: MeasureContext, ev: ProbeEvent): Figure[] {
       figure(ev, FigureKind.DUPLICATE_RESPONSE, {
         measuredNs: latency,
         dutNs: latency === null ? null : less(latency, ctx.pathRttNs),
-        configured: n,
-        value: replayed,
+        configured: ev.psn,
+        // The replay's first PSN (the count of PSNs replayed is in the detail).
+        value: first === undefined ? null : rel(v, first.psn),
         verdict: replayed === n && first !== undefined && first.psn === P ? 'pass' : 'fail',
         detail: `the duplicate READ at PSN ${ev.psn} drew ${replayed} of its ${n} response PSNs again${latency === null ? '' : `, the first ${us(latency)} after it (PSN ${rel(v, first!.psn)})`}`,
         clause,
