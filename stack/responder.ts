@@ -69,7 +69,8 @@ export function sendAckNow(qp: QueuePair, psn: number): void {
   sendAck(qp, ackSyndrome(qp), psn);
 }
 
-function sendNak(qp: QueuePair, code: number, psn: number, reason: string): void {
+/** Sends a NAK of `qp` with `code` for `psn` (the probe answers a request with a PSN sequence NAK itself: `roce probe`'s seq-nak). */
+export function sendNak(qp: QueuePair, code: number, psn: number, reason: string): void {
   qp.ctx.trace(() => ({ kind: 'nak-sent', timeNs: qp.ctx.clock.now(), qpn: qp.qpNum, psn, code, reason }));
   sendAck(qp, encodeSyndrome('NAK', code), psn);
 }

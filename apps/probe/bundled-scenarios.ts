@@ -134,6 +134,154 @@ events:
     psn: 6
 `,
   },
+  {
+    name: 'seq-nak',
+    summary: 'DUT requester: we answer its PSN with a sequence NAK instead of taking it; its resend latency and first PSN',
+    yaml: `name: seq-nak
+description: Our responder answers the DUT's PSN 4 with a PSN sequence NAK at once (the request not taken); the DUT goes back to PSN 4.
+dut:
+  role: requester
+  tool: ib_write_bw
+traffic:
+  message-size: 16384
+  mtu: 1024
+events:
+  - type: seq-nak
+    psn: 4
+`,
+  },
+  {
+    name: 'ack-delay-timeout',
+    summary: 'DUT requester: we hold its ACK past its timeout; its timer fires, the resend vs 4.096 µs × 2^timeout',
+    yaml: `name: ack-delay-timeout
+description: Our ACK of the DUT's message leaves 5 ms late; its local ACK timer (timeout 10, 4.194 ms) runs out first and it resends from PSN 0.
+dut:
+  role: requester
+  tool: ib_write_bw
+traffic:
+  message-size: 16384
+  mtu: 1024
+  min-retransmit-timeout: 10   # 4.194 ms
+events:
+  - type: delay-ack
+    psn: 15
+    delay-us: 5000
+`,
+  },
+  {
+    name: 'ack-delay-in-time',
+    summary: 'DUT requester: we hold its ACK, within its timeout; its timer must not fire',
+    yaml: `name: ack-delay-in-time
+description: Our ACK of the DUT's message leaves 3 ms late, inside its local ACK timeout 10 (4.194 ms), so no resend.
+dut:
+  role: requester
+  tool: ib_write_bw
+traffic:
+  message-size: 16384
+  mtu: 1024
+  min-retransmit-timeout: 10   # 4.194 ms
+events:
+  - type: delay-ack
+    psn: 15
+    delay-us: 3000
+`,
+  },
+  {
+    name: 'cnp-generation',
+    summary: 'DUT responder with ECN on: we set CE on one request; its CNP latency',
+    yaml: `name: cnp-generation
+description: Our request at PSN 4 carries ECN CE; the DUT, a notification point, answers with a CNP to our QP.
+dut:
+  role: responder
+  tool: ib_write_bw
+traffic:
+  message-size: 16384
+  mtu: 1024
+events:
+  - type: ecn
+    psn: 4
+`,
+  },
+  {
+    name: 'cnp-spacing',
+    summary: 'DUT responder with ECN on: a run of CE marks; its CNPs no closer than np_min_time_between_cnps',
+    yaml: `name: cnp-spacing
+description: Every request of the message carries CE, paced at 1 Gb/s (8.6 us apart); the DUT sends at most one CNP per 50 us.
+dut:
+  role: responder
+  tool: ib_write_bw
+traffic:
+  message-size: 16384
+  mtu: 1024
+  min-time-between-cnps: 50   # the DUT's np_min_time_between_cnps, us (DCQCN's N)
+  rate-mbps: 1000             # our requests paced at 1 Gb/s
+events:
+  - type: ecn
+    psn: 0
+  - type: ecn
+    psn: 1
+  - type: ecn
+    psn: 2
+  - type: ecn
+    psn: 3
+  - type: ecn
+    psn: 4
+  - type: ecn
+    psn: 5
+  - type: ecn
+    psn: 6
+  - type: ecn
+    psn: 7
+  - type: ecn
+    psn: 8
+  - type: ecn
+    psn: 9
+  - type: ecn
+    psn: 10
+  - type: ecn
+    psn: 11
+  - type: ecn
+    psn: 12
+  - type: ecn
+    psn: 13
+  - type: ecn
+    psn: 14
+  - type: ecn
+    psn: 15
+`,
+  },
+  {
+    name: 'duplicate-write',
+    summary: 'DUT responder of WRITEs: we send a request twice; it acknowledges the copy again',
+    yaml: `name: duplicate-write
+description: Our WRITE request at PSN 4 leaves twice; the DUT takes the first and answers the copy with an ACK, not a NAK.
+dut:
+  role: responder
+  tool: ib_write_bw
+traffic:
+  message-size: 16384
+  mtu: 1024
+events:
+  - type: duplicate
+    psn: 4
+`,
+  },
+  {
+    name: 'duplicate-read',
+    summary: 'DUT responder of READs: we send a READ request twice; it executes it again',
+    yaml: `name: duplicate-read
+description: Our READ request (PSN 0, 16 response packets) leaves twice; the DUT sends the 16 responses again.
+dut:
+  role: responder
+  tool: ib_read_bw
+traffic:
+  message-size: 16384
+  mtu: 1024
+events:
+  - type: duplicate
+    psn: 0
+`,
+  },
 ];
 
 /** The bundled scenario named `name`, or undefined. */

@@ -21,10 +21,23 @@
  *    against retry_cnt (IBTA vol. 1 §9.7.6.1.3).
  *  - `rnrWait`: we answered a SEND with an RNR NAK; from the NAK to the DUT's resend, against the
  *    NAK's timer (IBTA vol. 1 §9.7.5.2.8, timer codes of table 45).
+ *  - `ackDelay`: we held our ACK; whether the DUT's local ACK timer fired before it arrived (a
+ *    resend no sooner than 4.096 µs × 2^timeout after its last frame, from the first PSN it had no
+ *    ACK for) or not, as the hold plus the round trip against the timeout says it must
+ *    (IBTA vol. 1 §9.7.6.1.3).
+ *  - `cnpGeneration`: we set CE on a request; from it to the DUT's CNP, when one is due (none in the
+ *    DUT's np_min_time_between_cnps before; RoCEv2 annex A17.9.2, DCQCN §3.1).
+ *  - `cnpSpacing`: a run of CE marks on one QP; the DUT's CNPs counted against what its interval
+ *    allows, and the shortest gap between them against that interval.
+ *  - `duplicateResponse`: we sent a request twice; the DUT responder's answer to the copy: a WRITE
+ *    or SEND acknowledged again, not NAKed (IBTA vol. 1 C9-105), a READ executed again (its
+ *    responses sent again; rxe `rxe_resp.c` duplicate_request()).
+ *  A `seq-nak` (we answered the DUT's request with a PSN sequence NAK) is measured as a
+ *  `nakRetransmit`.
  */
 import { psnAdd, psnDiff } from '../../base/psn';
 import { AethKind, NakCode, RNR_TIMER_USEC, decodeSyndrome } from '../../packets/aeth';
-import { OPCODES, OpFlag } from '../../packets/opcodes';
+import { OPCODES, OpFlag, Opcode } from '../../packets/opcodes';
 import { localAckTimeoutNs } from '../../stack/qp-attributes';
 import type { FrameRecord } from './probe-driver';
 import { EventType, type ProbeEvent, type ProbeScenario } from './scenario';
@@ -36,6 +49,10 @@ export const FigureKind = {
   TIMEOUT_RETRANSMIT: 'timeoutRetransmit',
   RETRY_COUNT: 'retryCount',
   RNR_WAIT: 'rnrWait',
+  ACK_DELAY: 'ackDelay',
+  CNP_GENERATION: 'cnpGeneration',
+  CNP_SPACING: 'cnpSpacing',
+  DUPLICATE_RESPONSE: 'duplicateResponse',
 } as const;
 export type FigureKind = (typeof FigureKind)[keyof typeof FigureKind];
 export const FIGURE_KINDS: readonly FigureKind[] = Object.values(FigureKind);
@@ -93,6 +110,7 @@ const isSeqNak = (r: FrameRecord): boolean => {
   const s = decodeSyndrome(r.syndrome);
   return s.kind === AethKind.NAK && s.value === NakCode.PSN_SEQUENCE_ERROR;
 };
+const isCnp = (r: FrameRecord): boolean => r.opcode === Opcode.CNP;
 const isRnrNak = (r: FrameRecord): boolean => r.syndrome >= 0 && decodeSyndrome(r.syndrome).kind === AethKind.RNR_NAK;
 /** A response that acknowledges its PSN: an ACK, or a READ response (middle ones carry no AETH). */
 const acknowledges = (r: FrameRecord): boolean => isResponse(r.opcode) && (r.syndrome < 0 || decodeSyndrome(r.syndrome).kind === AethKind.ACK);
@@ -316,7 +334,9 @@ function lossRecovery(ctx: MeasureContext, ev: ProbeEvent): Figure[] {
   const v = viewOf(ctx, ev.qpn);
   const P = psnAdd(v.start, ev.psn);
   const n = ev.iter === 'all' ? 1 : ev.iter;
-  const ours = ev.type !== EventType.DROP;
+  // A seq-nak event's request is dropped before our responder, as a drop's is; our NAK answers it at once.
+  const dutFrame = ev.type === EventType.DROP || ev.type === EventType.SEQ_NAK;
+  const ours = !dutFrame;
   const lost = nth(v.recs, n, (r) =>
     ours ? r.dir === 'tx' && r.psn === P && isResponse(r.opcode) && (ev.type !== EventType.WITHHOLD_ACK || r.syndrome >= 0) : r.dir === 'rx' && r.psn === P,
   );
@@ -345,7 +365,7 @@ function lossRecovery(ctx: MeasureContext, ev: ProbeEvent): Figure[] {
   }
   const out: Figure[] = [];
   // What told the DUT: our sequence NAK (a DUT request lost), or a later READ response of ours (one of ours lost).
-  const nak = ev.type === EventType.DROP ? firstFrom(v.recs, lost + 1, (r) => r.dir === 'tx' && r.fate === 'delivered' && isSeqNak(r)) : -1;
+  const nak = dutFrame ? firstFrom(v.recs, lost + 1, (r) => r.dir === 'tx' && r.fate === 'delivered' && isSeqNak(r)) : -1;
   const later =
     ev.type === EventType.DROP_READ_RESPONSE
       ? firstFrom(v.recs, lost + 1, (r) => r.dir === 'tx' && r.fate === 'delivered' && isResponse(r.opcode) && psnDiff(r.psn, P) > 0)
@@ -355,9 +375,9 @@ function lossRecovery(ctx: MeasureContext, ev: ProbeEvent): Figure[] {
     const told = v.recs[tellAt]!;
     const r = v.recs[resend]!;
     const latency = r.timeNs - told.timeNs;
-    const want = ev.type === EventType.DROP ? rel(v, told.psn) : ev.psn;
+    const want = dutFrame ? rel(v, told.psn) : ev.psn;
     const got = rel(v, r.psn);
-    if (ev.type === EventType.DROP) {
+    if (dutFrame) {
       const detail = `resent from PSN ${got} (expected ${want}) ${us(latency)} after our NAK for PSN ${want}`;
       out.push(
         figure(ev, FigureKind.NAK_RETRANSMIT, {
@@ -464,11 +484,266 @@ function rnrWait(ctx: MeasureContext, ev: ProbeEvent): Figure[] {
   return out;
 }
 
-/** The figures of every event the run applied (duplicate and ecn events are applied, not measured, in this version). */
+/**
+ * Our ACK of the PSN held `delay-us`: the DUT's timer, started at its last frame, runs out before
+ * the ACK reaches it exactly when the hold plus the round trip exceeds the timeout (the ACK would
+ * have left as that frame arrived). Then it must resend, no sooner than the timeout, from the first
+ * PSN it had no ACK for; otherwise it must not resend (IBTA vol. 1 §9.7.6.1.3). A hold within the
+ * timestamps' error of the timeout is judged either way.
+ */
+function ackDelay(ctx: MeasureContext, ev: ProbeEvent): Figure[] {
+  const v = viewOf(ctx, ev.qpn);
+  const P = psnAdd(v.start, ev.psn);
+  const clause = 'IBTA vol. 1 §9.7.6.1.3';
+  const timeout = ctx.scenario.traffic.minRetransmitTimeout;
+  const T = localAckTimeoutNs(timeout);
+  const holdNs = (ev.delayUs ?? 0) * 1000;
+  const n = ev.iter === 'all' ? 1 : ev.iter;
+  const held = firstFrom(v.recs, 0, (r) => r.dir === 'tx' && r.psn === P && (r.heldNs ?? 0) > 0);
+  if (held < 0) return [unmeasured(ev, FigureKind.ACK_DELAY, clause, `our ACK of PSN ${ev.psn} (transmission ${n}) was never sent`, T)];
+  const heldAt = v.recs[held]!.timeNs - (v.recs[held]!.heldNs ?? 0);
+  let last = -1;
+  for (let i = 0; i < v.recs.length && v.recs[i]!.timeNs <= heldAt; i++) if (v.recs[i]!.dir === 'rx') last = i;
+  if (last < 0) return [unmeasured(ev, FigureKind.ACK_DELAY, clause, `no DUT frame before our ACK of PSN ${ev.psn}`, T)];
+  const rtt = ctx.pathRttNs ?? 0;
+  const err = ctx.errorNs ?? 0;
+  const late = holdNs + rtt - T;
+  const mustFire = late > err;
+  const mayFire = late >= -err;
+  const resend = firstResend(v.recs, last + 1, ctx.scenario.traffic.mtu);
+  const holdText = `our ACK of PSN ${ev.psn} held ${us(holdNs)}${ctx.pathRttNs === null ? '' : `, plus the ${us(rtt)} round trip`}, against timeout ${timeout} (${us(T)})`;
+  if (resend < 0)
+    return [
+      figure(ev, FigureKind.ACK_DELAY, {
+        measuredNs: null,
+        dutNs: null,
+        configured: T,
+        value: null,
+        verdict: mustFire ? 'fail' : 'pass',
+        detail: `${holdText}: no resend${mustFire ? ', but the timer should have run out before the ACK arrived' : ', as the ACK arrived within the timeout'}`,
+        clause,
+      }),
+    ];
+  const r = v.recs[resend]!;
+  const measured = r.timeNs - v.recs[last]!.timeNs;
+  // What the DUT had been acknowledged when it resent: our ACKs that reached it by then.
+  let high: number | null = null;
+  for (let i = 0; i < resend; i++) {
+    const a = v.recs[i]!;
+    if (a.dir === 'tx' && a.fate === 'delivered' && acknowledges(a) && a.timeNs <= r.timeNs - rtt && (high === null || psnDiff(a.psn, high) > 0)) high = a.psn;
+  }
+  const want = high === null ? 0 : rel(v, psnAdd(high, 1));
+  const got = rel(v, r.psn);
+  const inTime = measured >= T - err;
+  const ok = mayFire && inTime && got === want;
+  return [
+    figure(ev, FigureKind.ACK_DELAY, {
+      measuredNs: measured,
+      dutNs: null,
+      configured: T,
+      value: got,
+      verdict: ok ? 'pass' : 'fail',
+      detail: `${holdText}: the timer fired, resent from PSN ${got} (first unacknowledged ${want}) ${us(measured)} after its last frame${
+        !mayFire ? ', though the ACK was due before the timeout' : !inTime ? ': earlier than the timeout' : ''
+      }`,
+      clause,
+    }),
+  ];
+}
+
+/**
+ * The CE marks of one QP's ecn events as they happened (our delivered requests the events matched),
+ * with whether the DUT owed a CNP for each: a notification point sends one for a CE-marked packet
+ * unless it sent one less than np_min_time_between_cnps before (RoCEv2 annex A17.9.2; DCQCN,
+ * Zhu et al. SIGCOMM 2015, §3.1: at most one CNP per flow every N µs). Our send times stand for the
+ * DUT's receive times: the path adds the same delay to each.
+ */
+function ceMarks(ctx: MeasureContext, qp: number): { ev: ProbeEvent; at: number; due: boolean }[] {
+  const v = viewOf(ctx, qp);
+  const marks: { ev: ProbeEvent; at: number; due: boolean }[] = [];
+  for (const ev of ctx.scenario.events) {
+    if (ev.type !== EventType.ECN || ev.qpn !== qp) continue;
+    const P = psnAdd(v.start, ev.psn);
+    const sends = v.recs.filter((r) => r.dir === 'tx' && r.fate === 'delivered' && r.psn === P && isRequest(r.opcode));
+    const chosen = ev.iter === 'all' ? sends : sends.slice(ev.iter - 1, ev.iter);
+    for (const r of chosen) marks.push({ ev, at: r.timeNs, due: false });
+  }
+  marks.sort((a, b) => a.at - b.at);
+  const interval = ctx.scenario.traffic.minTimeBetweenCnps * 1000;
+  let last = Number.NEGATIVE_INFINITY;
+  for (const m of marks) {
+    if (m.at - last >= interval) {
+      m.due = true;
+      last = m.at;
+    }
+  }
+  return marks;
+}
+
+function cnpFigures(ctx: MeasureContext, qp: number): Figure[] {
+  const v = viewOf(ctx, qp);
+  const marks = ceMarks(ctx, qp);
+  const cnps = v.recs.filter((r) => r.dir === 'rx' && isCnp(r));
+  const interval = ctx.scenario.traffic.minTimeBetweenCnps * 1000;
+  const out: Figure[] = [];
+  const genClause = 'RoCEv2 annex A17.9.2';
+  let k = 0;
+  const seen = new Set<ProbeEvent>();
+  for (const m of marks) {
+    // One cnpGeneration per event, at its first mark; of a run of marks only the first (cnpSpacing judges the rest).
+    if (seen.has(m.ev) || (marks.length >= 2 && m !== marks[0])) {
+      if (m.due) k++;
+      continue;
+    }
+    seen.add(m.ev);
+    if (!m.due) {
+      out.push(
+        unmeasured(
+          m.ev,
+          FigureKind.CNP_GENERATION,
+          genClause,
+          `no CNP due for the CE mark on PSN ${m.ev.psn}: within the DUT's ${us(interval)} between CNPs of an earlier one`,
+        ),
+      );
+      continue;
+    }
+    const cnp = cnps[k++];
+    if (cnp === undefined || cnp.timeNs < m.at) {
+      out.push(
+        figure(m.ev, FigureKind.CNP_GENERATION, {
+          measuredNs: null,
+          dutNs: null,
+          configured: interval,
+          value: null,
+          verdict: 'fail',
+          detail: `no CNP for the CE mark on PSN ${m.ev.psn}, though none came in the ${us(interval)} before it`,
+          clause: genClause,
+        }),
+      );
+      continue;
+    }
+    const latency = cnp.timeNs - m.at;
+    out.push(
+      figure(m.ev, FigureKind.CNP_GENERATION, {
+        measuredNs: latency,
+        dutNs: less(latency, ctx.pathRttNs),
+        configured: interval,
+        value: cnps.indexOf(cnp) + 1,
+        verdict: 'pass',
+        detail: `CNP ${cnps.indexOf(cnp) + 1} ${us(latency)} after our CE-marked PSN ${m.ev.psn}`,
+        clause: genClause,
+      }),
+    );
+  }
+  if (marks.length >= 2) {
+    const ev = marks[marks.length - 1]!.ev;
+    const want = marks.filter((m) => m.due).length;
+    const gaps = cnps.slice(1).map((c, i) => c.timeNs - cnps[i]!.timeNs);
+    const minGap = gaps.length === 0 ? null : Math.min(...gaps);
+    const err = ctx.errorNs ?? 0;
+    const spaced = minGap === null || minGap >= interval - err;
+    out.push(
+      figure(ev, FigureKind.CNP_SPACING, {
+        measuredNs: minGap,
+        dutNs: null,
+        configured: interval,
+        value: cnps.length,
+        verdict: spaced && cnps.length === want ? 'pass' : 'fail',
+        detail: `${cnps.length} CNP${cnps.length === 1 ? '' : 's'} for ${marks.length} CE marks (${want} due at one per ${us(interval)}); shortest gap ${minGap === null ? 'n/a' : us(minGap)}${spaced ? '' : ': shorter than the interval'}`,
+        clause: 'RoCEv2 annex A17.9.2; DCQCN (Zhu et al., SIGCOMM 2015) §3.1',
+      }),
+    );
+  }
+  return out;
+}
+
+/** The DUT responder's answer to the second copy of our request at the event's PSN. */
+function duplicateResponse(ctx: MeasureContext, ev: ProbeEvent): Figure[] {
+  const v = viewOf(ctx, ev.qpn);
+  const P = psnAdd(v.start, ev.psn);
+  const t = ctx.scenario.traffic;
+  const read = t.verb === 'read';
+  const clause = read ? 'rxe `rxe_resp.c` duplicate_request() (a duplicate READ is executed again)' : 'IBTA vol. 1 C9-105';
+  const copies = v.recs.map((r, i) => ({ r, i })).filter(({ r }) => r.dir === 'tx' && r.fate === 'delivered' && r.psn === P && isRequest(r.opcode));
+  const dup = copies[1];
+  if (dup === undefined) return [unmeasured(ev, FigureKind.DUPLICATE_RESPONSE, clause, `PSN ${ev.psn} was not sent twice`)];
+  // What we had sent by then: the DUT's answer to the copy covers no further.
+  let high = P;
+  for (let i = 0; i <= dup.i; i++) {
+    const r = v.recs[i]!;
+    if (r.dir === 'tx' && isRequest(r.opcode) && psnDiff(psnAdd(r.psn, lastPsnOffset(r, t.mtu)), high) > 0) high = psnAdd(r.psn, lastPsnOffset(r, t.mtu));
+  }
+  if (read) {
+    const n = dup.r.reth === null ? 1 : Math.max(1, Math.ceil(dup.r.reth.length / t.mtu));
+    // Each response PSN of the READ twice after the first copy: the original's and the replay's.
+    const seen = new Map<number, number>();
+    let first: FrameRecord | undefined;
+    for (const r of v.recs.slice(copies[0]!.i + 1)) {
+      if (r.dir !== 'rx' || !isResponse(r.opcode) || psnDiff(r.psn, P) < 0 || psnDiff(r.psn, P) >= n) continue;
+      const k = (seen.get(r.psn) ?? 0) + 1;
+      seen.set(r.psn, k);
+      if (k === 2 && first === undefined) first = r;
+    }
+    const replayed = [...seen.values()].filter((k) => k >= 2).length;
+    const latency = first === undefined ? null : first.timeNs - dup.r.timeNs;
+    return [
+      figure(ev, FigureKind.DUPLICATE_RESPONSE, {
+        measuredNs: latency,
+        dutNs: latency === null ? null : less(latency, ctx.pathRttNs),
+        configured: ev.psn,
+        // The replay's first PSN (the count of PSNs replayed is in the detail).
+        value: first === undefined ? null : rel(v, first.psn),
+        verdict: replayed === n && first !== undefined && first.psn === P ? 'pass' : 'fail',
+        detail: `the duplicate READ at PSN ${ev.psn} drew ${replayed} of its ${n} response PSNs again${latency === null ? '' : `, the first ${us(latency)} after it (PSN ${rel(v, first!.psn)})`}`,
+        clause,
+      }),
+    ];
+  }
+  const ans = firstFrom(v.recs, dup.i + 1, (r) => r.dir === 'rx' && isResponse(r.opcode));
+  if (ans < 0)
+    return [
+      figure(ev, FigureKind.DUPLICATE_RESPONSE, {
+        measuredNs: null,
+        dutNs: null,
+        configured: ev.psn,
+        value: null,
+        verdict: 'fail',
+        detail: `no answer to the duplicate at PSN ${ev.psn}`,
+        clause,
+      }),
+    ];
+  const a = v.recs[ans]!;
+  const latency = a.timeNs - dup.r.timeNs;
+  const ok = acknowledges(a) && psnDiff(a.psn, P) >= 0 && psnDiff(a.psn, high) <= 0;
+  return [
+    figure(ev, FigureKind.DUPLICATE_RESPONSE, {
+      measuredNs: latency,
+      dutNs: less(latency, ctx.pathRttNs),
+      configured: ev.psn,
+      value: rel(v, a.psn),
+      verdict: ok ? 'pass' : 'fail',
+      detail: `the duplicate at PSN ${ev.psn} answered by ${isSeqNak(a) ? 'a sequence NAK' : acknowledges(a) ? 'an ACK' : 'a NAK'} of PSN ${rel(v, a.psn)} ${us(latency)} later (an ACK of PSN ${ev.psn}..${rel(v, high)} expected)`,
+      clause,
+    }),
+  ];
+}
+
+/** The figures of every event the run applied. */
 export function measure(ctx: MeasureContext): Figure[] {
   const out: Figure[] = [];
+  const cnpQps = new Set<number>();
   for (const ev of ctx.scenario.events) {
     switch (ev.type) {
+      case EventType.DUPLICATE:
+        out.push(...duplicateResponse(ctx, ev));
+        break;
+      case EventType.ECN:
+        // The CNP figures of a QP, once, at its first ecn event.
+        if (!cnpQps.has(ev.qpn)) {
+          cnpQps.add(ev.qpn);
+          out.push(...cnpFigures(ctx, ev.qpn));
+        }
+        break;
       case EventType.SKIP:
         out.push(...nakGeneration(ctx, ev));
         break;
@@ -478,7 +753,11 @@ export function measure(ctx: MeasureContext): Figure[] {
         break;
       case EventType.WITHHOLD_ACK:
       case EventType.DROP_READ_RESPONSE:
+      case EventType.SEQ_NAK:
         out.push(...lossRecovery(ctx, ev));
+        break;
+      case EventType.DELAY_ACK:
+        out.push(...ackDelay(ctx, ev));
         break;
       case EventType.RNR_NAK:
         out.push(...rnrWait(ctx, ev));

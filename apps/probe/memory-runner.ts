@@ -7,15 +7,15 @@
  *
  * The workload is perftest's shape: each QP moves `num-msgs-per-qp` messages of `message-size`
  * bytes of the scenario's verb, all posted at once, from one registered buffer per side; for a
- * SEND the responder posts a receive per message, except those an `rnr-nak` event holds back until
- * it has answered the message's PSN with that many RNR NAKs.
+ * SEND the responder posts a receive per message, except those an `rnr-nak` event holds back (its
+ * message's and every later one's) until it has answered the message's PSN with that many RNR NAKs.
  */
 import { VirtualClock } from '../../base/clock';
 import { psnAdd } from '../../base/psn';
 import { createMemoryLink } from '../../nic-driver/memory-link';
 import type { FaultConfig, FaultRule } from '../../nic-driver/faults';
 import { fastestIcrcBatch } from '../../nic-driver/native-icrc';
-import { AethKind, decodeSyndrome } from '../../packets/aeth';
+import { AethKind, NakCode, decodeSyndrome } from '../../packets/aeth';
 import { Access } from '../../stack/access-flags';
 import { connectQp, endpointOf } from '../../stack/connect';
 import { Device } from '../../stack/device';
@@ -24,6 +24,7 @@ import type { QueuePair } from '../../stack/queue-pair';
 import { localAckTimeoutNs } from '../../stack/qp-attributes';
 import { RNR_TIMER_USEC } from '../../packets/aeth';
 import { QpType } from '../../stack/qp-type-and-state';
+import { sendNak } from '../../stack/responder';
 import { WC_STATUS_NAMES } from '../../stack/work-completion';
 import { SendFlags, WrOpcode } from '../../stack/work-request-codes';
 import type { MemoryRegion } from '../../stack/memory-region';
@@ -71,7 +72,8 @@ function timeBoundNs(s: ProbeScenario): number {
     (sum, e) => sum + (e.type === EventType.RNR_NAK ? (RNR_TIMER_USEC[e.timer ?? 0] ?? 0) * 1000 * ((e.iter === 'all' ? 1 : e.iter) + 1) : 0),
     0,
   );
-  return timeouts * t.numQps + rnr + 1e9;
+  const held = s.events.reduce((sum, e) => sum + (e.type === EventType.DELAY_ACK ? (e.delayUs ?? 0) * 1000 : 0), 0);
+  return timeouts * t.numQps + rnr + held + 1e9;
 }
 
 /** Runs `scenario` against another roce-ts device on the in-memory link; the figures are measured at this stack's driver. */
@@ -93,6 +95,10 @@ export function runInMemory(scenario: ProbeScenario, o: MemoryRunOptions = {}): 
     bandwidthBps: 0,
     faults: { aToB: { delayNs: latencyNs }, bToA: { delayNs: latencyNs } },
   });
+  // An ecn event: the DUT answers CE marks as a notification point with the scenario's CNP interval
+  // (stack/congestion/np.ts), and our requester paces its requests at the scenario's rate (a DCQCN
+  // reaction point, so it also slows at the DUT's CNPs), so that a run of marks arrives spread in time.
+  const ecn = scenario.events.some((e) => e.type === EventType.ECN);
   const probe = new ProbeDriver(link.a, clock);
   probe.onWire = o.onWire ?? null;
   const icrc = fastestIcrcBatch();
@@ -104,6 +110,7 @@ export function runInMemory(scenario: ProbeScenario, o: MemoryRunOptions = {}): 
     name: 'probe',
     seed: seed * 2 + 1,
     icrc,
+    ...(ecn ? { congestion: { rp: true, paceUnlimited: true, lineRateMbps: scenario.traffic.rateMbps } } : {}),
   });
   const dutDev = new Device({
     driver: link.b,
@@ -113,6 +120,7 @@ export function runInMemory(scenario: ProbeScenario, o: MemoryRunOptions = {}): 
     name: 'dut',
     seed: seed * 2 + 2,
     icrc,
+    ...(ecn ? { congestion: { np: true, params: { npMinTimeBetweenCnps: scenario.traffic.minTimeBetweenCnps } } } : {}),
   });
   const t = scenario.traffic;
   const dutIsRequester = scenario.dut.role === DutRole.REQUESTER;
@@ -159,28 +167,70 @@ export function runInMemory(scenario: ProbeScenario, o: MemoryRunOptions = {}): 
       case EventType.ECN:
         txRules.push({ action: 'ecnCe', match: ours });
         break;
+      case EventType.DELAY_ACK:
+        txRules.push({ action: 'delay', delayNs: (e.delayUs ?? 0) * 1000, match: { ...ours, opcode: 'ACKNOWLEDGE' } });
+        break;
+      case EventType.SEQ_NAK:
+        // The request never reaches our responder; the hook below answers it with the NAK.
+        rxRules.push({ action: 'drop', match: { qpn: q.ourQpn, psn, ...round } });
+        break;
       default:
         break;
     }
+  }
+  // seq-nak: our responder answers the dropped request with a PSN sequence NAK for its own PSN, and
+  // then behaves as a responder that has NAKed a gap: it drops what follows silently until that
+  // PSN comes again (IBTA vol. 1 §9.7.5.2.2, one NAK per gap; rxe `rxe_resp.c` sent_psn_nak).
+  const seqNaks = scenario.events.filter((e) => e.type === EventType.SEQ_NAK).map((e) => ({ e, seen: 0, psn: psnAdd(qps[e.qpn]!.requestStartPsn, e.psn) }));
+  if (seqNaks.length > 0) {
+    probe.onReceived = (r: FrameRecord): void => {
+      if (r.fate !== 'dropped') return;
+      for (const n of seqNaks) {
+        const qp = us.qps[n.e.qpn]!;
+        if (r.psn !== n.psn || r.destQp !== qp.qpNum) continue;
+        n.seen++;
+        if (n.e.iter !== 'all' && n.seen !== n.e.iter) continue;
+        // After the driver's receive call, as the stack would have answered it.
+        clock.schedule(clock.now(), () => {
+          sendNak(qp, NakCode.PSN_SEQUENCE_ERROR, n.psn, `roce probe seq-nak event (line ${n.e.line})`);
+          qp.resp.sentPsnNak = true;
+          qp.ctx.flush();
+        });
+      }
+    };
   }
   const txConfig: FaultConfig = { rules: txRules };
   const rxConfig: FaultConfig = { rules: rxRules };
   probe.arm(txConfig, rxConfig, seed);
 
-  // Receives: every SEND message gets one, except those an rnr-nak event holds back.
+  // Receives: every SEND message gets one. Receive WQEs are taken in order, whichever message comes
+  // (IBTA vol. 1 §9.7.5.2.8: a SEND with no receive WQE gets an RNR NAK), so holding back one
+  // message's receive means holding back its and every later one's: an rnr-nak event's message and
+  // those after it are posted once its last RNR NAK has left (up to the next such event's message).
   const perMsg = packetsPerMessage(t);
   if (t.verb === ProbeVerb.SEND) {
     const responder = dutIsRequester ? us : dut;
+    const post = (qp: QueuePair, from: number, to: number): void => {
+      for (let m = from; m < to; m++) qp.postRecv({ wrId: m, sgList: [responder.mr.sge(0, t.messageSize)] });
+    };
+    const pending: { e: ProbeScenario['events'][number]; seen: number; psn: number; dutQpn: number; from: number; to: number }[] = [];
     for (let i = 0; i < t.numQps; i++) {
       const qp = responder.qps[i]!;
-      for (let m = 0; m < t.numMsgsPerQp; m++) {
-        const held = dutIsRequester && scenario.events.some((e) => e.type === EventType.RNR_NAK && e.qpn === i && e.psn === m * perMsg);
-        if (!held) qp.postRecv({ wrId: m, sgList: [responder.mr.sge(0, t.messageSize)] });
-      }
+      const holds = dutIsRequester ? scenario.events.filter((e) => e.type === EventType.RNR_NAK && e.qpn === i).sort((x, y) => x.psn - y.psn) : [];
+      const firstHeld = holds.length === 0 ? t.numMsgsPerQp : holds[0]!.psn / perMsg;
+      post(qp, 0, firstHeld);
+      holds.forEach((e, k) => {
+        const next = holds[k + 1];
+        pending.push({
+          e,
+          seen: 0,
+          psn: psnAdd(qps[i]!.requestStartPsn, e.psn),
+          dutQpn: qps[i]!.dutQpn,
+          from: e.psn / perMsg,
+          to: next === undefined ? t.numMsgsPerQp : next.psn / perMsg,
+        });
+      });
     }
-    const pending = scenario.events
-      .filter((e) => e.type === EventType.RNR_NAK)
-      .map((e) => ({ e, seen: 0, psn: psnAdd(qps[e.qpn]!.requestStartPsn, e.psn), dutQpn: qps[e.qpn]!.dutQpn }));
     if (pending.length > 0) {
       probe.onSent = (r: FrameRecord): void => {
         if (r.syndrome < 0 || decodeSyndrome(r.syndrome).kind !== AethKind.RNR_NAK) return;
@@ -189,7 +239,7 @@ export function runInMemory(scenario: ProbeScenario, o: MemoryRunOptions = {}): 
           if (++p.seen !== p.e.iter) continue;
           // Posted after the stack's transmit call returns: the next try of the PSN finds it.
           const qp = us.qps[p.e.qpn]!;
-          clock.schedule(clock.now(), () => qp.postRecv({ wrId: p.e.psn / perMsg, sgList: [us.mr.sge(0, t.messageSize)] }));
+          clock.schedule(clock.now(), () => post(qp, p.from, p.to));
         }
       };
     }
@@ -223,6 +273,12 @@ export function runInMemory(scenario: ProbeScenario, o: MemoryRunOptions = {}): 
     }
     return done < want && clock.now() < bound;
   });
+  const doneAt = clock.now();
+  // The frames on the link when the last WR completed still arrive (a resend the DUT's timer sent
+  // while our held ACK was on its way), and a held ACK still leaves: the records are whole.
+  clock.runUntil(doneAt + latencyNs);
+  clock.runWhile(() => probe.holding > 0 && clock.now() < bound);
+  clock.runUntil(clock.now() + latencyNs);
   if (done < want)
     throw new ProbeError(ProbeErrorCode.RUN, `${want - done} of ${want} messages had not completed after ${(bound / 1e9).toFixed(3)} s of virtual time`);
   if (!dutIsRequester) {
@@ -248,6 +304,6 @@ export function runInMemory(scenario: ProbeScenario, o: MemoryRunOptions = {}): 
       rx: recs.filter((r) => r.dir === 'rx').length,
       dropped: recs.filter((r) => r.fate === 'dropped').length,
     },
-    durationNs: clock.now(),
+    durationNs: doneAt,
   };
 }

@@ -31,6 +31,8 @@ export interface WireFrame {
   dropped: boolean;
   /** How many frames of the capture came before it (an off-wire frame's place among them). */
   after: number;
+  /** How long a `delay-ack` event held our frame before it left, ns (0: not held). */
+  heldNs: number;
 }
 
 export class ProbeCapture {
@@ -43,8 +45,8 @@ export class ProbeCapture {
   constructor(private readonly epochNs: bigint = PROBE_CAPTURE_EPOCH_NS) {}
 
   /** ProbeDriver.onWire's shape: pass `capture.onWire` to the runner. */
-  readonly onWire = (frame: Uint8Array, timeNs: number, dir: 'tx' | 'rx', fate: FrameRecord['fate']): void => {
-    const w = { timeNs, dir, frame, dropped: fate === 'dropped', after: this.frames.length };
+  readonly onWire = (frame: Uint8Array, timeNs: number, dir: 'tx' | 'rx', fate: FrameRecord['fate'], heldNs = 0): void => {
+    const w = { timeNs, dir, frame, dropped: fate === 'dropped', after: this.frames.length, heldNs };
     if (dir === 'tx' && fate === 'dropped') this.offWire.push(w);
     else this.frames.push(w);
   };

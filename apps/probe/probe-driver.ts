@@ -2,9 +2,10 @@
  * The driver wrapper that makes this stack the DUT's instrumented peer: every RoCE frame it sends
  * and receives is recorded with the device clock's time, and the scenario's events are applied
  * to those frames by two fault injectors (nic-driver/faults.ts rules keyed by QP, opcode, PSN and
- * round): `tx` on our frames (skip, duplicate, ECN, withheld ACK, dropped READ response) before
- * they are recorded, `rx` on the DUT's frames (drop) after they are recorded, so a record says
- * what was on the wire and what became of it.
+ * round): `tx` on our frames (skip, duplicate, ECN, withheld or delayed ACK, dropped READ
+ * response) before they are recorded, `rx` on the DUT's frames (drop) after they are recorded, so
+ * a record says what was on the wire and what became of it. A frame a `delay` rule holds is
+ * handed to the link, and recorded, when its delay has run out on the device clock.
  *
  * Where the timestamps are taken: at the driver's transmit call (before the frame's serialization
  * and the link) and receive call (when the stack polls the ring). On the in-memory link's virtual
@@ -34,6 +35,8 @@ export interface FrameRecord {
   reth: { va: bigint; length: number } | null;
   /** What the scenario's events did: `dropped` frames never reached the wire (tx) or the stack (rx). */
   fate: 'delivered' | 'dropped';
+  /** How long an event held the frame before it left (a `delay-ack`), ns; absent when none did. */
+  heldNs?: number;
 }
 
 function record(frame: Uint8Array, timeNs: number, dir: 'tx' | 'rx', fate: FrameRecord['fate']): FrameRecord | null {
@@ -54,16 +57,20 @@ function record(frame: Uint8Array, timeNs: number, dir: 'tx' | 'rx', fate: Frame
 
 export class ProbeDriver extends PassThroughDriver {
   readonly records: FrameRecord[] = [];
+  /** Frames a `delay` rule holds that have not left yet. */
+  holding = 0;
   private rxInj: FaultInjector | null = null;
   private txInj: FaultInjector | null = null;
   /** Called after each frame this stack sent is recorded (the runner reacts to its own answers: RNR NAKs). */
   onSent: ((r: FrameRecord) => void) | null = null;
+  /** Called after each frame of the DUT is recorded, before the stack takes it (the runner answers a dropped request itself: `seq-nak`). */
+  onReceived: ((r: FrameRecord) => void) | null = null;
   /**
    * Called with every frame at the driver, as it was there (`roce probe --pcap`): ours after the
    * events (a frame they kept off the wire comes with `dropped`), the DUT's before them (one they
    * dropped had arrived: it was on the wire).
    */
-  onWire: ((frame: Uint8Array, timeNs: number, dir: 'tx' | 'rx', fate: FrameRecord['fate']) => void) | null = null;
+  onWire: ((frame: Uint8Array, timeNs: number, dir: 'tx' | 'rx', fate: FrameRecord['fate'], heldNs?: number) => void) | null = null;
 
   constructor(
     inner: NicDriver,
@@ -73,8 +80,8 @@ export class ProbeDriver extends PassThroughDriver {
   }
 
   /**
-   * Sets the events' rules once the QPs are connected (their numbers and PSNs known). Delays need a
-   * timed link and are refused by the injectors' users; the rules here drop, duplicate and mark.
+   * Sets the events' rules once the QPs are connected (their numbers and PSNs known): they drop,
+   * duplicate, mark, and delay our frames (a delayed frame leaves when the clock reaches it).
    */
   arm(tx: FaultConfig, rx: FaultConfig, seed: number): void {
     this.txInj = new FaultInjector('a->b', new Rng(seed), tx);
@@ -87,21 +94,33 @@ export class ProbeDriver extends PassThroughDriver {
     const out: Uint8Array[] = [];
     for (const f of frames) {
       const copy = f.slice();
-      const emitted = inj === null ? [copy] : inj.process(copy, now).map((e) => e.frame);
+      const emitted = inj === null ? [{ frame: copy, extraNs: 0, fifo: true }] : inj.process(copy, now);
       if (emitted.length === 0) {
         this.keep(record(copy, now, 'tx', 'dropped'));
         this.onWire?.(copy, now, 'tx', 'dropped');
       }
       for (const e of emitted) {
-        const r = record(e, now, 'tx', 'delivered');
-        this.onWire?.(e, now, 'tx', 'delivered');
-        this.keep(r);
-        out.push(e);
-        if (r !== null) this.onSent?.(r);
+        // Out of FIFO order: a `delay` rule's frame (ours have no other delay), sent when it runs out.
+        if (!e.fifo && e.extraNs > 0) {
+          this.holding++;
+          this.clock.schedule(now + e.extraNs, () => {
+            this.holding--;
+            this.inner.txBurst([this.sent(e.frame, this.clock.now(), e.extraNs)]);
+          });
+        } else out.push(this.sent(e.frame, now));
       }
     }
     if (out.length > 0) this.inner.txBurst(out);
     return frames.length;
+  }
+
+  private sent(frame: Uint8Array, now: number, heldNs = 0): Uint8Array {
+    const r = record(frame, now, 'tx', 'delivered');
+    if (r !== null && heldNs > 0) r.heldNs = heldNs;
+    this.onWire?.(frame, now, 'tx', 'delivered', heldNs);
+    this.keep(r);
+    if (r !== null) this.onSent?.(r);
+    return frame;
   }
 
   override rxBurst(max: number): Uint8Array[] {
@@ -115,8 +134,10 @@ export class ProbeDriver extends PassThroughDriver {
         const copy = f.slice();
         const delivered = this.rxInj === null ? [copy] : this.rxInj.process(copy, now).map((e) => e.frame);
         const fate = delivered.length === 0 ? 'dropped' : 'delivered';
-        this.keep(record(copy, now, 'rx', fate));
+        const r = record(copy, now, 'rx', fate);
+        this.keep(r);
         this.onWire?.(copy, now, 'rx', fate);
+        if (r !== null) this.onReceived?.(r);
         out.push(...delivered);
       }
       if (out.length > 0) return out;

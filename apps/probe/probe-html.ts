@@ -21,6 +21,7 @@ import type { Figure } from './measurements';
 import type { ProbeCapture, WireFrame } from './probe-capture';
 import { NO_FIGURES, dutCompletionsText, figureRows, probeHeader } from './probe-report';
 import type { ProbeResult } from './probe-result';
+import { Ecn, ecnAt } from '../../packets/ecn';
 import { DutRole, EventType, type ProbeEvent, type ProbeScenario } from './scenario';
 
 /** Frames drawn before a figure's event and after the DUT's reaction. */
@@ -119,6 +120,8 @@ function qpLadder(scenario: ProbeScenario, capture: ProbeCapture, pcap: Uint8Arr
 const REQUEST_NAMES: ReadonlySet<string> = new Set(OPCODES.flatMap((o) => (o !== undefined && (o.flags & OpFlag.REQ) !== 0 ? [o.name] : [])));
 const isRequestOp = (name: string): boolean => REQUEST_NAMES.has(name);
 
+const sameBytes = (a: Uint8Array, b: Uint8Array): boolean => a.length === b.length && a.every((x, i) => x === b[i]);
+
 /** The event that acted on `it`, if any: a frame kept off the wire, a DUT frame dropped, or our RNR NAK. */
 function eventOf(it: TimelineItem, q: QpLadder, capture: ProbeCapture, events: readonly ProbeEvent[]): ProbeEvent | undefined {
   const at = (e: ProbeEvent): boolean => psnAdd(q.start, e.psn) === it.psn;
@@ -126,7 +129,18 @@ function eventOf(it: TimelineItem, q: QpLadder, capture: ProbeCapture, events: r
     const type = isRequestOp(it.opcode) ? EventType.SKIP : /READ_RESPONSE/.test(it.opcode) ? EventType.DROP_READ_RESPONSE : EventType.WITHHOLD_ACK;
     return events.find((e) => e.type === type && at(e));
   }
-  if (it.from === q.dutSide && capture.frames[it.frame - 1]?.dropped === true) return events.find((e) => e.type === EventType.DROP && at(e));
+  // A DUT frame thrown away on arrival: a drop's, or a seq-nak's (which our NAK answered).
+  if (it.from === q.dutSide && capture.frames[it.frame - 1]?.dropped === true)
+    return events.find((e) => (e.type === EventType.DROP || e.type === EventType.SEQ_NAK) && at(e));
+  const w = capture.frames[it.frame - 1];
+  // The second of two identical copies of our request in a row: a duplicate event's.
+  const prev = capture.frames[it.frame - 2];
+  if (it.from === q.ourSide && w !== undefined && prev !== undefined && isRequestOp(it.opcode) && sameBytes(w.frame, prev.frame))
+    return events.find((e) => e.type === EventType.DUPLICATE && at(e));
+  // Our request with CE set (an ecn event; the memory link and a live run's frames are untagged: IP at byte 14).
+  if (it.from === q.ourSide && w !== undefined && isRequestOp(it.opcode) && ecnAt(w.frame, 14) === Ecn.CE)
+    return events.find((e) => e.type === EventType.ECN && at(e));
+  if (it.from === q.ourSide && (capture.frames[it.frame - 1]?.heldNs ?? 0) > 0) return events.find((e) => e.type === EventType.DELAY_ACK && at(e));
   if (it.from === q.ourSide && it.flags.includes('rnrNak')) return events.find((e) => e.type === EventType.RNR_NAK && at(e));
   return undefined;
 }
@@ -144,6 +158,11 @@ function reactionOf(f: Figure, items: readonly TimelineItem[], q: QpLadder, from
     for (let i = items.length - 1; i >= from; i--) if (dut(items[i]!) && items[i]!.psn === P) return i;
     return -1;
   }
+  // The DUT's answer to a duplicate: its first frame after the copy.
+  if (f.kind === 'duplicateResponse') {
+    for (let i = from; i < items.length; i++) if (dut(items[i]!) && items[i]!.frame !== NO_FRAME) return i;
+    return -1;
+  }
   const want = f.kind === 'nakGeneration' ? 'nakSeqErr' : 'retransmission';
   for (let i = from; i < items.length; i++) if (dut(items[i]!) && items[i]!.flags.includes(want)) return i;
   return -1;
@@ -157,8 +176,9 @@ function figureLadder(f: Figure, nth: number, q: QpLadder, capture: ProbeCapture
   let e = -1;
   for (let i = 0, k = 0; i < all.length; i++) if (acted[i]?.line === f.eventLine && k++ === nth) e = i;
   if (e < 0) e = acted.findIndex((x) => x?.line === f.eventLine);
-  const r = e < 0 ? -1 : reactionOf(f, all, q, e + 1);
-  const lo = Math.max(0, (e < 0 ? 0 : e) - LADDER_LEAD);
+  // A held ACK leaves after the resend it provoked (the DUT's timer ran out while it was held): that resend is the QP's first.
+  const r = e < 0 ? -1 : reactionOf(f, all, q, f.kind === 'ackDelay' ? 0 : e + 1);
+  const lo = Math.max(0, Math.min(e < 0 ? 0 : e, r < 0 ? Number.MAX_SAFE_INTEGER : r) - LADDER_LEAD);
   const hi = Math.min(all.length, Math.max(e, r) + LADDER_TRAIL + 1, lo + LADDER_MAX);
   const items = all.slice(lo, hi);
   const marks = new Map<number, string>();
@@ -179,7 +199,12 @@ function figureLadder(f: Figure, nth: number, q: QpLadder, capture: ProbeCapture
   const range = numbered.length === 0 ? 'no captured frame' : `frames ${Math.min(...numbered)}-${Math.max(...numbered)}`;
   const what = [
     e < 0 ? 'the event acted on no frame of this QP' : `the event's frame${marks.size > 1 ? 's' : ''} marked`,
-    r < 0 ? 'no reaction of the DUT to draw' : `the DUT's reaction at ${all[r]!.frame === NO_FRAME ? 'an unsent frame' : `frame ${all[r]!.frame}`}`,
+    // roce analyze keeps CNPs out of a QP's conversation (they are counted apart), so its ladder has none to draw.
+    f.kind === 'cnpGeneration' || f.kind === 'cnpSpacing'
+      ? "the DUT's CNPs are not drawn (roce analyze keeps them out of the QP's conversation)"
+      : r < 0
+        ? 'no reaction of the DUT to draw'
+        : `the DUT's reaction at ${all[r]!.frame === NO_FRAME ? 'an unsent frame' : `frame ${all[r]!.frame}`}`,
   ];
   return { svg, note: `${range} of the capture (conversation #${q.timeline.conversation}); ${what.join('; ')}` };
 }

@@ -36,6 +36,9 @@ function configuredText(f: Figure): string {
   switch (f.kind) {
     case 'timeoutRetransmit':
     case 'rnrWait':
+    case 'ackDelay':
+    case 'cnpGeneration':
+    case 'cnpSpacing':
       return us(f.configured);
     case 'retryCount':
       return `retry_cnt ${f.configured}`;
@@ -51,6 +54,10 @@ function valueText(f: Figure): string {
       return `${f.value} NAK${f.value === 1 ? '' : 's'}`;
     case 'retryCount':
       return `${f.value} resend${f.value === 1 ? '' : 's'}`;
+    case 'cnpGeneration':
+      return `CNP ${f.value}`;
+    case 'cnpSpacing':
+      return `${f.value} CNP${f.value === 1 ? '' : 's'}`;
     default:
       return `PSN ${f.value}`;
   }

@@ -21,6 +21,6 @@ export interface ProbeResult {
   dutCompletions: string[][];
   /** Frames seen at this stack's driver: sent, received, and dropped by the events. */
   frames: { tx: number; rx: number; dropped: number };
-  /** Virtual time the run took, ns. */
+  /** Virtual time until the last of the requester's work requests completed, ns. */
   durationNs: number;
 }

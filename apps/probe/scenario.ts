@@ -46,8 +46,8 @@ export const EventType = {
 export type EventType = (typeof EventType)[keyof typeof EventType];
 const EVENT_TYPES: readonly string[] = Object.values(EventType);
 
-/** Events the runner applies in this version; the others validate but the run refuses them, naming them. */
-export const RUNNABLE_EVENTS: readonly EventType[] = [
+/** Events the live runner applies in this version; the others validate but a live run refuses them, naming them. */
+export const LIVE_EVENTS: readonly EventType[] = [
   EventType.DROP,
   EventType.SKIP,
   EventType.DUPLICATE,
@@ -56,6 +56,9 @@ export const RUNNABLE_EVENTS: readonly EventType[] = [
   EventType.DROP_READ_RESPONSE,
   EventType.RNR_NAK,
 ];
+
+/** Events the in-memory runner applies in this version; the others validate but the run refuses them, naming them. */
+export const RUNNABLE_EVENTS: readonly EventType[] = [...LIVE_EVENTS, EventType.DELAY_ACK, EventType.SEQ_NAK];
 
 /** Events on this stack's requests: they need this stack as the requester, the DUT as the responder. */
 const OUR_REQUEST_EVENTS: readonly EventType[] = [EventType.SKIP, EventType.DUPLICATE, EventType.ECN];
@@ -99,6 +102,10 @@ export interface ProbeTraffic {
   rnrRetry: number;
   /** The DUT's min_rnr_timer (a code of IBTA vol. 1 table 45). */
   minRnrTimer: number;
+  /** The DUT's np_min_time_between_cnps, µs: at most one CNP per QP in that time (0: one per CE-marked packet). */
+  minTimeBetweenCnps: number;
+  /** The rate our requester paces its requests at on the in-memory link, Mb/s, when an `ecn` event needs them apart. */
+  rateMbps: number;
 }
 
 export interface ProbeScenario {
@@ -118,6 +125,8 @@ const TRAFFIC_DEFAULTS = {
   maxRetransmitRetry: 7,
   rnrRetry: 7,
   minRnrTimer: 12,
+  minTimeBetweenCnps: 0,
+  rateMbps: 10_000,
 } as const;
 const MTUS = [256, 512, 1024, 2048, 4096];
 const DEFAULT_RNR_NAK_TIMER = 12;
@@ -179,7 +188,19 @@ function readTraffic(n: YamlNode | undefined, fileLine: number, toolVerb: ProbeV
   const m = asMap(n, what);
   checkKeys(
     m,
-    ['verb', 'num-qps', 'num-msgs-per-qp', 'message-size', 'mtu', 'min-retransmit-timeout', 'max-retransmit-retry', 'rnr-retry', 'min-rnr-timer'],
+    [
+      'verb',
+      'num-qps',
+      'num-msgs-per-qp',
+      'message-size',
+      'mtu',
+      'min-retransmit-timeout',
+      'max-retransmit-retry',
+      'rnr-retry',
+      'min-rnr-timer',
+      'min-time-between-cnps',
+      'rate-mbps',
+    ],
     what,
   );
   const verb = oneOf(m, 'verb', what, Object.values(ProbeVerb)) ?? toolVerb;
@@ -198,6 +219,9 @@ function readTraffic(n: YamlNode | undefined, fileLine: number, toolVerb: ProbeV
     maxRetransmitRetry: int(m, 'max-retransmit-retry', what, 0, 7) ?? TRAFFIC_DEFAULTS.maxRetransmitRetry,
     rnrRetry: int(m, 'rnr-retry', what, 0, 7) ?? TRAFFIC_DEFAULTS.rnrRetry,
     minRnrTimer: int(m, 'min-rnr-timer', what, 0, 31) ?? TRAFFIC_DEFAULTS.minRnrTimer,
+    // mlx5's np_min_time_between_cnps (µs) and the pacing rate of our requests.
+    minTimeBetweenCnps: int(m, 'min-time-between-cnps', what, 0, 1_000_000) ?? TRAFFIC_DEFAULTS.minTimeBetweenCnps,
+    rateMbps: int(m, 'rate-mbps', what, 1, 400_000) ?? TRAFFIC_DEFAULTS.rateMbps,
   };
 }
 

@@ -110,11 +110,11 @@ test('a scenario that cannot be read: exit 2, the file and the line', async () =
 
 test('a run that cannot be made (an event not applied yet): exit 1, the line; --json says why', async () => {
   const file = path.join(dir, 'delay.yml');
-  fs.writeFileSync(file, 'name: delay\ndut:\n  role: requester\n  tool: ib_write_bw\nevents:\n  - type: delay-ack\n    psn: 63\n');
+  fs.writeFileSync(file, 'name: delay\ndut:\n  role: requester\n  tool: ib_write_bw\nevents:\n  - type: cnp\n    psn: 63\n');
   const r = await probe(file);
   expect(r.code).toBe(1);
   expect(r.err).toBe(
-    `roce probe: ${file}: line 6: a delay-ack event is not applied by this version of roce probe (applied: drop, skip, duplicate, ecn, withhold-ack, drop-read-response, rnr-nak)\n`,
+    `roce probe: ${file}: line 6: a cnp event is not applied by this version of roce probe (applied: drop, skip, duplicate, ecn, withhold-ack, drop-read-response, rnr-nak, delay-ack, seq-nak)\n`,
   );
   const j = await probe(file, '--json');
   expect(j.code).toBe(1);

@@ -103,6 +103,20 @@ function agree(f: Figure, { analysis: a, start, result }: Run, rnrIndex: number)
       expect(f.verdict).toBe('pass');
       break;
     }
+    case 'ackDelay': {
+      // A timer that fired while our ACK was held is a timeout episode from the resend's PSN, with the
+      // figure as its delay; an ACK in time leaves no episode at all.
+      const eps = a.episodes.filter((e) => e.trigger === Trigger.TIMEOUT);
+      if (f.measuredNs === null) expect(a.episodes).toEqual([]);
+      else {
+        expect(eps).toHaveLength(1);
+        expect(at(eps[0]!)).toBe(psnAdd(start, f.value!));
+        expect(eps[0]!.retransmitDelayNs).toBe(f.measuredNs);
+        expect(a.violations.filter((v) => v.rule === RuleId.RETRANSMIT_FROM_FIRST_UNACKED)).toEqual([]);
+      }
+      expect(f.verdict).toBe('pass');
+      break;
+    }
     case 'retryCount': {
       // The resends after the DUT's last progress are timeouts at the lost PSN, each an episode.
       const eps = a.episodes.filter((e) => e.trigger === Trigger.TIMEOUT && at(e) === P);

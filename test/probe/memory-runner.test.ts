@@ -14,6 +14,8 @@
 import { BUNDLED_SCENARIOS, bundledScenario } from '../../apps/probe/bundled-scenarios';
 import { type Figure, measure } from '../../apps/probe/measurements';
 import { runInMemory } from '../../apps/probe/memory-runner';
+import { ProbeCapture } from '../../apps/probe/probe-capture';
+import { decodeFrame } from '../../packets/decode';
 import { ProbeError } from '../../apps/probe/probe-error';
 import { parseScenario } from '../../apps/probe/scenario';
 import { RNR_TIMER_USEC } from '../../packets/aeth';
@@ -143,9 +145,268 @@ test('events key on the relative QP: a drop on QP 2 of 3 is measured there, the 
 });
 
 test('an event this version does not apply is refused with its line, before anything runs', () => {
-  const s = parseScenario(['name: d', 'dut:', '  role: requester', '  tool: ib_write_bw', 'events:', '  - type: delay-ack', '    psn: 3'].join('\n'));
+  const s = parseScenario(['name: d', 'dut:', '  role: requester', '  tool: ib_write_bw', 'events:', '  - type: cnp', '    psn: 3'].join('\n'));
   expect(() => runInMemory(s)).toThrow(ProbeError);
-  expect(() => runInMemory(s)).toThrow(/^line 6: a delay-ack event is not applied by this version of roce probe/);
+  expect(() => runInMemory(s)).toThrow(/^line 6: a cnp event is not applied by this version of roce probe/);
+});
+
+test('seq-nak: our NAK answers the DUT request at once; it resends from the NAK PSN one round trip later, and only we NAKed', () => {
+  const r = run('seq-nak');
+  const [f] = only(r.figures, 'nakRetransmit');
+  expect(f).toMatchObject({ psn: 4, measuredNs: 2 * L, dutNs: 0, configured: 4, value: 4, verdict: 'pass', clause: 'IBTA vol. 1 §9.7.5.2.6' });
+  expect(r.dutCompletions).toEqual([['SUCCESS']]);
+  // The one NAK is ours, sent as the request arrived (not when the next one showed a gap, as for a drop): one L after the DUT sent PSN 4.
+  expect(r.frames.dropped).toBe(1);
+  const drop = run('nak-retransmit');
+  expect(only(drop.figures, 'nakRetransmit')[0]).toMatchObject({ measuredNs: 2 * L, value: 4 });
+});
+
+test('seq-nak on the last PSN: no later request is needed, the NAK alone recovers it (a drop there waits for the timeout)', () => {
+  const yaml = (type: string): string =>
+    [
+      'name: s',
+      'dut:',
+      '  role: requester',
+      '  tool: ib_write_bw',
+      'traffic:',
+      '  message-size: 4096',
+      '  min-retransmit-timeout: 10',
+      'events:',
+      `  - type: ${type}`,
+      '    psn: 3',
+    ].join('\n');
+  const nak = runInMemory(parseScenario(yaml('seq-nak')), { latencyNs: L });
+  expect(nak.figures).toMatchObject([{ kind: 'nakRetransmit', measuredNs: 2 * L, value: 3, verdict: 'pass' }]);
+  expect(nak.durationNs).toBeLessThan(localAckTimeoutNs(10));
+  const drop = runInMemory(parseScenario(yaml('drop')), { latencyNs: L });
+  expect(drop.figures).toMatchObject([{ kind: 'timeoutRetransmit', measuredNs: localAckTimeoutNs(10), verdict: 'pass' }]);
+});
+
+test('delay-ack: the DUT timer fires exactly when the hold plus the round trip passes its timeout', () => {
+  const T = localAckTimeoutNs(10);
+  const fires = run('ack-delay-timeout');
+  const held = parseScenario(bundledScenario('ack-delay-timeout')!.yaml).events[0]!.delayUs! * 1000;
+  expect(held + 2 * L).toBeGreaterThan(T);
+  // The resend comes the timeout after the DUT's last frame (all 16 left at one instant), from PSN 0: nothing was acknowledged.
+  expect(only(fires.figures, 'ackDelay')).toMatchObject([{ measuredNs: T, configured: T, value: 0, verdict: 'pass', clause: 'IBTA vol. 1 §9.7.6.1.3' }]);
+  const quiet = run('ack-delay-in-time');
+  expect(only(quiet.figures, 'ackDelay')).toMatchObject([{ measuredNs: null, value: null, verdict: 'pass' }]);
+  expect(quiet.frames.rx).toBe(16);
+  // Around the boundary, derived from the timeout and L: 1 µs either side of T − 2L.
+  const yaml = (us: number): string =>
+    [
+      'name: b',
+      'dut:',
+      '  role: requester',
+      '  tool: ib_write_bw',
+      'traffic:',
+      '  message-size: 16384',
+      '  min-retransmit-timeout: 10',
+      'events:',
+      '  - type: delay-ack',
+      '    psn: 15',
+      `    delay-us: ${us}`,
+    ].join('\n');
+  const edge = Math.floor((T - 2 * L) / 1000);
+  const before = runInMemory(parseScenario(yaml(edge)), { latencyNs: L });
+  expect(before.figures).toMatchObject([{ kind: 'ackDelay', measuredNs: null, verdict: 'pass' }]);
+  const after = runInMemory(parseScenario(yaml(edge + 1)), { latencyNs: L });
+  expect(after.figures).toMatchObject([{ kind: 'ackDelay', measuredNs: T, value: 0, verdict: 'pass' }]);
+});
+
+test('rnr-nak on a later message of several: that message and every later one find no receive until its last RNR NAK', () => {
+  // Receive WQEs are taken in order: had only message 2's receive been held, message 2 would have taken message 3's.
+  const s = parseScenario(
+    [
+      'name: r',
+      'dut:',
+      '  role: requester',
+      '  tool: ib_send_bw',
+      'traffic:',
+      '  num-msgs-per-qp: 4',
+      '  message-size: 2048',
+      '  mtu: 1024',
+      'events:',
+      '  - type: rnr-nak',
+      '    psn: 4',
+      '    iter: 2',
+      '    timer: 14',
+    ].join('\n'),
+  );
+  const r = runInMemory(s, { latencyNs: L });
+  const timer = RNR_TIMER_USEC[14]! * 1000;
+  expect(only(r.figures, 'rnrWait')).toMatchObject([
+    { psn: 4, measuredNs: timer + 2 * L, dutNs: timer, value: 4, verdict: 'pass' },
+    { psn: 4, measuredNs: timer + 2 * L, dutNs: timer, value: 4, verdict: 'pass' },
+  ]);
+  expect(r.dutCompletions).toEqual([['SUCCESS', 'SUCCESS', 'SUCCESS', 'SUCCESS']]);
+});
+
+test('cnp-generation: the DUT (a notification point) answers our CE-marked request with a CNP one round trip later', () => {
+  const r = run('cnp-generation');
+  expect(r.figures).toMatchObject([{ kind: 'cnpGeneration', psn: 4, measuredNs: 2 * L, dutNs: 0, value: 1, verdict: 'pass', clause: 'RoCEv2 annex A17.9.2' }]);
+  // One mark, one CNP (besides the ACK).
+  expect(r.frames.rx).toBe(2);
+});
+
+test('cnp-spacing: the CNPs for a run of CE marks are those the DUT interval allows, none closer than it', () => {
+  const s = parseScenario(bundledScenario('cnp-spacing')!.yaml);
+  const capture = new ProbeCapture();
+  const r = runInMemory(s, { latencyNs: L, onWire: capture.onWire });
+  const opcodeOf = (f: Uint8Array): number => {
+    const d = decodeFrame(f, undefined, { verifyIcrc: false });
+    return d.roce && d.bth !== null ? d.bth.opcode : -1;
+  };
+  // Our marked requests (every request of the message) and the DUT's CNPs, at the DUT's NIC.
+  const marks = capture.frames.filter((w) => w.dir === 'tx' && opcodeOf(w.frame) < 0x11).map((w) => w.timeNs + L);
+  const cnps = capture.frames.filter((w) => w.dir === 'rx' && opcodeOf(w.frame) === 0x81).map((w) => w.timeNs - L);
+  expect(marks).toHaveLength(16);
+  const N = s.traffic.minTimeBetweenCnps * 1000;
+  // np_min_time_between_cnps: a CNP for a mark unless one went less than N before it.
+  const due: number[] = [];
+  for (const t of marks) if (due.length === 0 || t - due[due.length - 1]! >= N) due.push(t);
+  expect(cnps).toEqual(due);
+  expect(due.length).toBeGreaterThan(1);
+  const gaps = cnps.slice(1).map((c, i) => c - cnps[i]!);
+  expect(r.figures).toMatchObject([
+    { kind: 'cnpGeneration', psn: 0, measuredNs: 2 * L, verdict: 'pass' },
+    { kind: 'cnpSpacing', measuredNs: Math.min(...gaps), configured: N, value: due.length, verdict: 'pass' },
+  ]);
+  expect(Math.min(...gaps)).toBeGreaterThanOrEqual(N);
+});
+
+test('measure() on CNP records: a CNP sooner than the interval, or one for every mark, fails cnpSpacing', () => {
+  const s = parseScenario(bundledScenario('cnp-spacing')!.yaml);
+  const qps = [{ ourQpn: 0x11, dutQpn: 0x22, requestStartPsn: 100 }];
+  const req = (i: number) => ({
+    timeNs: i * 10_000,
+    dir: 'tx' as const,
+    opcode: 0x07,
+    destQp: 0x22,
+    psn: 100 + i,
+    ackReq: false,
+    syndrome: -1,
+    reth: null,
+    fate: 'delivered' as const,
+  });
+  const cnp = (t: number) => ({
+    timeNs: t,
+    dir: 'rx' as const,
+    opcode: 0x81,
+    destQp: 0x11,
+    psn: 0,
+    ackReq: false,
+    syndrome: -1,
+    reth: null,
+    fate: 'delivered' as const,
+  });
+  const reqs = Array.from({ length: 16 }, (_, i) => req(i));
+  // Marks 10 µs apart, N = 50 µs: CNPs due for marks 0, 5, 10, 15.
+  const right = [...reqs, ...[0, 5, 10, 15].map((i) => cnp(i * 10_000 + 2 * L))].sort((a, b) => a.timeNs - b.timeNs);
+  expect(measure({ scenario: s, qps, records: right, pathRttNs: 2 * L }).find((f) => f.kind === 'cnpSpacing')).toMatchObject({
+    value: 4,
+    measuredNs: 50_000,
+    verdict: 'pass',
+  });
+  const everyMark = [...reqs, ...reqs.map((_, i) => cnp(i * 10_000 + 2 * L))].sort((a, b) => a.timeNs - b.timeNs);
+  expect(measure({ scenario: s, qps, records: everyMark, pathRttNs: 2 * L }).find((f) => f.kind === 'cnpSpacing')).toMatchObject({
+    value: 16,
+    measuredNs: 10_000,
+    verdict: 'fail',
+  });
+});
+
+test('duplicate-write: the DUT acknowledges the copy again (an ACK of its PSN, one round trip later), not a NAK', () => {
+  const r = run('duplicate-write');
+  expect(r.figures).toMatchObject([
+    { kind: 'duplicateResponse', psn: 4, measuredNs: 2 * L, dutNs: 0, value: 4, verdict: 'pass', clause: 'IBTA vol. 1 C9-105' },
+  ]);
+  // The copy's ACK and the message's own (AckReq on its last packet only).
+  expect(r.frames.rx).toBe(2);
+});
+
+test('duplicate-read: the DUT executes the READ again, every response PSN a second time, one round trip later', () => {
+  const r = run('duplicate-read');
+  const s = parseScenario(bundledScenario('duplicate-read')!.yaml);
+  const n = s.traffic.messageSize / s.traffic.mtu;
+  expect(r.figures).toMatchObject([{ kind: 'duplicateResponse', psn: 0, measuredNs: 2 * L, value: 0, configured: 0, verdict: 'pass' }]);
+  expect(r.figures[0]!.detail).toMatch(new RegExp(`drew ${n} of its ${n} response PSNs again`));
+  expect(r.frames.rx).toBe(2 * n);
+});
+
+test('measure() on duplicate records: a NAK for a duplicate WRITE, or a READ answered once, fails', () => {
+  const qps = [{ ourQpn: 0x11, dutQpn: 0x22, requestStartPsn: 100 }];
+  const rec = (dir: 'tx' | 'rx', opcode: number, psn: number, t: number, syndrome = -1, reth: { va: bigint; length: number } | null = null) => ({
+    timeNs: t,
+    dir,
+    opcode,
+    destQp: dir === 'rx' ? 0x11 : 0x22,
+    psn,
+    ackReq: false,
+    syndrome,
+    reth,
+    fate: 'delivered' as const,
+  });
+  const w = parseScenario(bundledScenario('duplicate-write')!.yaml);
+  const writes = [0, 1, 2, 3, 4, 4].map((i) => rec('tx', 0x07, 100 + i, 0));
+  const nak = measure({ scenario: w, qps, records: [...writes, rec('rx', 0x11, 105, 4000, 0x60)], pathRttNs: 4000 });
+  expect(nak).toMatchObject([{ kind: 'duplicateResponse', verdict: 'fail' }]);
+  expect(nak[0]!.detail).toMatch(/a sequence NAK/);
+  expect(measure({ scenario: w, qps, records: [...writes, rec('rx', 0x11, 104, 4000, 0)], pathRttNs: 4000 })[0]).toMatchObject({ verdict: 'pass' });
+  const rd = parseScenario(bundledScenario('duplicate-read')!.yaml);
+  const req = rec('tx', 0x0c, 100, 0, -1, { va: 0n, length: 16384 });
+  const once = Array.from({ length: 16 }, (_, i) => rec('rx', i === 0 ? 0x0d : i === 15 ? 0x0f : 0x0e, 100 + i, 4000));
+  expect(measure({ scenario: rd, qps, records: [req, req, ...once], pathRttNs: 4000 })).toMatchObject([{ value: null, verdict: 'fail' }]);
+  expect(measure({ scenario: rd, qps, records: [req, req, ...once, ...once], pathRttNs: 4000 })).toMatchObject([{ value: 0, verdict: 'pass' }]);
+});
+
+test('measure() on delay-ack records: a resend though the ACK was due in time fails, as does no resend though it was late', () => {
+  const T = localAckTimeoutNs(10);
+  const qps = [{ ourQpn: 0x11, dutQpn: 0x22, requestStartPsn: 100 }];
+  const rec = (dir: 'tx' | 'rx', psn: number, t: number, extra: { opcode?: number; syndrome?: number; heldNs?: number } = {}) => ({
+    timeNs: t,
+    dir,
+    opcode: extra.opcode ?? 0x0a,
+    destQp: dir === 'rx' ? 0x11 : 0x22,
+    psn,
+    ackReq: psn === 103,
+    syndrome: extra.syndrome ?? -1,
+    reth: null,
+    fate: 'delivered' as const,
+    ...(extra.heldNs === undefined ? {} : { heldNs: extra.heldNs }),
+  });
+  const scenario = (us: number) =>
+    parseScenario(
+      [
+        'name: b',
+        'dut:',
+        '  role: requester',
+        '  tool: ib_write_bw',
+        'traffic:',
+        '  message-size: 4096',
+        '  min-retransmit-timeout: 10',
+        'events:',
+        '  - type: delay-ack',
+        '    psn: 3',
+        `    delay-us: ${us}`,
+      ].join('\n'),
+    );
+  const sent = [100, 101, 102, 103].map((p) => rec('rx', p, L));
+  const ack = (hold: number) => rec('tx', 103, L + hold, { opcode: 0x11, syndrome: 0x1f, heldNs: hold });
+  // A 3 ms hold (due well within 4.194 ms), and the DUT resent at the timeout anyway: its timer ignored nothing, but the
+  // records say the ACK left 3 ms after the last frame, so a resend at T means it did not take it (or timed out early).
+  const resentInTime = [...sent, ack(3e6), rec('rx', 100, L + T)];
+  expect(measure({ scenario: scenario(3000), qps, records: resentInTime, pathRttNs: 2 * L })).toMatchObject([
+    { kind: 'ackDelay', measuredNs: T, verdict: 'fail' },
+  ]);
+  // A 5 ms hold and no resend: the timer should have run out first.
+  const silent = [...sent, ack(5e6)];
+  const f = measure({ scenario: scenario(5000), qps, records: silent, pathRttNs: 2 * L });
+  expect(f).toMatchObject([{ kind: 'ackDelay', measuredNs: null, verdict: 'fail' }]);
+  expect(f[0]!.detail).toMatch(/the timer should have run out/);
+  // A 5 ms hold and a resend half the timeout after the last frame: early.
+  const early = [...sent, rec('rx', 100, L + T / 2), ack(5e6)];
+  expect(measure({ scenario: scenario(5000), qps, records: early, pathRttNs: 2 * L })[0]).toMatchObject({ verdict: 'fail', measuredNs: T / 2 });
 });
 
 test('measure() on records with a second NAK for the gap: nakGeneration fails with 2 NAKs', () => {

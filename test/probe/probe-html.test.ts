@@ -135,13 +135,24 @@ test.each(BUNDLED_SCENARIOS.map((b) => b.name))('%s: the table, the details, and
     } else {
       for (const g of mine) expect(Number(g.attrs['data-frame'])).toBeGreaterThan(0);
     }
-    // The DUT's reaction the note names is drawn, after the event.
     const note = all(s, (e) => e.name === 'p' && hasClass(e, 'ladder-note'))[0]!.text;
+    if (f.kind === 'cnpGeneration' || f.kind === 'cnpSpacing') {
+      expect(note).toMatch(/the DUT's CNPs are not drawn/);
+      return;
+    }
+    if (f.kind === 'ackDelay' && f.value === null) {
+      // An ACK held within the timeout: the DUT rightly did nothing, and the ladder says so.
+      expect(note).toMatch(/no reaction of the DUT to draw/);
+      return;
+    }
+    // The DUT's reaction the note names is drawn, after the event.
     const reaction = /the DUT's reaction at frame (\d+)/.exec(note)?.[1];
     expect(reaction).toBeDefined();
     const frames = pkts.map((g) => g.attrs['data-frame']);
     expect(frames).toContain(reaction);
-    expect(frames.indexOf(reaction)).toBeGreaterThan(pkts.indexOf(mine[0]!));
+    // A held ACK leaves after the resend its hold provoked; every other reaction follows its event.
+    if (f.kind === 'ackDelay') expect(frames.indexOf(reaction)).toBeLessThan(pkts.indexOf(mine[0]!));
+    else expect(frames.indexOf(reaction)).toBeGreaterThan(pkts.indexOf(mine[0]!));
   });
 });
 

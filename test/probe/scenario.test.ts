@@ -29,7 +29,7 @@ test('every bundled scenario reads, under its own name, with at least one event'
   expect(new Set(BUNDLED_SCENARIOS.map((b) => b.name)).size).toBe(BUNDLED_SCENARIOS.length);
 });
 
-test('defaults: one QP, one 64 KiB message at MTU 1024, timeout 14, retry_cnt 7, rnr_retry 7, min_rnr_timer 12; iter 1, QP 0', () => {
+test('defaults: one QP, one 64 KiB message at MTU 1024, timeout 14, retry_cnt 7, rnr_retry 7, min_rnr_timer 12, a CNP per CE mark, our pacing 10 Gb/s; iter 1, QP 0', () => {
   const s = parseScenario(`${HEAD}events:\n  - type: drop\n    psn: 3\n`);
   expect(s.traffic).toEqual({
     verb: 'write',
@@ -41,6 +41,8 @@ test('defaults: one QP, one 64 KiB message at MTU 1024, timeout 14, retry_cnt 7,
     maxRetransmitRetry: 7,
     rnrRetry: 7,
     minRnrTimer: 12,
+    minTimeBetweenCnps: 0,
+    rateMbps: 10_000,
   });
   expect(s.events).toEqual([{ type: 'drop', qpn: 0, psn: 3, iter: 1, line: 6 }]);
   expect(packetsPerMessage(s.traffic)).toBe(64);
