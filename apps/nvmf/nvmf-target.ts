@@ -138,9 +138,9 @@ export async function runNvmfTarget(dev: Device, cfg: NvmfTargetConfig): Promise
     q.id = p.id;
     p.id.handler = q.onEvent;
     queues.push(q);
-    q.postReceives();
-    // crqsize: the receives this queue keeps posted (nvmet_rdma's recv_queue_size).
+    // crqsize: the receives this queue keeps posted (nvmet_rdma's recv_queue_size); posted once accept() has the QP out of RESET, before any SEND can arrive.
     p.id.accept(q.qp, { privateData: emitNvmeCmRep({ recfmt: NVME_RDMA_CM_FMT_1_0, crqsize: checked.size }), responderResources: 1, initiatorDepth: 1 });
+    q.postReceives();
   };
 
   const closeQueue = (q: TargetQueue): void => {
