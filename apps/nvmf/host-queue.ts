@@ -227,7 +227,15 @@ export class HostQueue {
     }
   }
 
+  /** Gives the queue back; a queue still connected (a run that failed) sends its DREQ first, so the controller ends the association. */
   close(): void {
+    if (this.id !== null && !this.events.some((e) => e.type === 'DISCONNECTED')) {
+      try {
+        this.id.disconnect();
+      } catch {
+        // not connected: nothing to tell the controller
+      }
+    }
     this.id?.destroy();
     try {
       if (this.qp.state !== QpState.RESET) this.qp.modify({ qpState: QpState.RESET });

@@ -47,7 +47,7 @@ export interface NvmfTargetConfig {
   stop?: () => boolean;
   beforeConnect?: (peerGid: Uint8Array) => void | Promise<void>;
   idleWait?: () => Promise<void>;
-  onListening?: (port: number) => void;
+  onListening?: ((port: number) => void) | undefined;
   /** A line for each association's start and end, and each refused request. */
   onLine?: (line: string) => void;
 }
