@@ -32,6 +32,12 @@ const WR_SEND = 1_000_000n;
 const WR_READ = 2_000_000n;
 const WR_WRITE = 3_000_000n;
 
+/** The NVMe opcode's data transfer bits (1:0; NVMe Base 2.0, "Opcodes"): 01 moves data from host to controller. */
+function hostToController(nvmeOp: number): boolean {
+  return (nvmeOp & DIRECTION_BITS) === 1;
+}
+const DIRECTION_BITS = 3;
+
 /** A command waiting on an RDMA READ (its Write data) or an RDMA WRITE (its Read data) before the next may start. */
 interface Current {
   cmd: NvmeCommand;
@@ -143,8 +149,7 @@ export class TargetQueue {
     const sgl = cmd.sqe.sgl;
     const keyed = sgl.type === SglType.KEYED_DATA_BLOCK && (sgl.subtype === SglSubtype.ADDRESS || sgl.subtype === SglSubtype.INVALIDATE_KEY);
     const inCapsule = sgl.type === SglType.DATA_BLOCK && sgl.subtype === SglSubtype.OFFSET;
-    // Data transfer direction from the opcode's low bits (NVMe Base 2.0, "Opcodes": 01 host to controller).
-    const toController = cmd.sqe.opcode !== FABRICS_OPCODE && (cmd.sqe.opcode & 3) === 1;
+    const toController = cmd.sqe.opcode !== FABRICS_OPCODE && hostToController(cmd.sqe.opcode);
     let bad: Outcome | null = null;
     if (!keyed && !inCapsule) bad = generic(Sc.SGL_TYPE_INVALID);
     else if (keyed && sgl.length > MAX_TRANSFER) bad = generic(Sc.DATA_SGL_LENGTH_INVALID);
