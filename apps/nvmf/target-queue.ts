@@ -142,8 +142,8 @@ export class TargetQueue {
       cmd = decodeCommandCapsule(new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength), 0, bytes.length);
     } catch {
       this.malformed++;
-      // Shorter than an SQE: there is no command ID to answer.
-      if (bytes.length >= 4) this.respond(new DataView(bytes.buffer).getUint16(2, true), generic(Sc.INVALID_FIELD), null);
+      // Shorter than an SQE there is no command to answer (nvmet-rdma takes it as a fatal transport error; here it is counted).
+      if (bytes.length >= SQE_LEN) this.respond(new DataView(bytes.buffer).getUint16(2, true), generic(Sc.INVALID_FIELD), null);
       return;
     }
     const sgl = cmd.sqe.sgl;
