@@ -9,14 +9,31 @@
 import { type OptionSpec, UsageError, formatOptions, intValue } from './args';
 import type { Output } from './output';
 import { type CommandContext, parseCommand } from './command';
-import { type HostTestArgs, type HostTestNames, CM_OPTIONS, PCAP_OPTIONS, cmOpt, cmTimingArg, captureArgs, queuesArg, SHARED_OPTIONS, parseDriver } from './host-run-options';
+import {
+  type HostTestArgs,
+  type HostTestNames,
+  CM_OPTIONS,
+  PCAP_OPTIONS,
+  cmOpt,
+  cmTimingArg,
+  captureArgs,
+  queuesArg,
+  SHARED_OPTIONS,
+  parseDriver,
+} from './host-run-options';
 import { runHostTest, routedInterface } from './host-run';
 import { DEFAULT_SUBNQN, NVMF_PORT, type NvmfTargetConfig, type NvmfTargetResult, runNvmfTarget } from '../apps/nvmf/nvmf-target';
 import { type NvmfHostConfig, type NvmfHostResult, runNvmfHost } from '../apps/nvmf/nvmf-host';
 import { MAX_NAMESPACE_BYTES } from '../apps/nvmf/ram-namespace';
 
 export const NVMF_OPTIONS: readonly OptionSpec[] = [
-  { name: 'addr', short: 'a', kind: 'string', value: 'ADDR', help: "target: the IPv4 address it serves (named in the discovery log); host: the target's address" },
+  {
+    name: 'addr',
+    short: 'a',
+    kind: 'string',
+    value: 'ADDR',
+    help: "target: the IPv4 address it serves (named in the discovery log); host: the target's address",
+  },
   { name: 'port', short: 'p', kind: 'string', value: 'PORT', help: `RDMA CM port (default ${NVMF_PORT})` },
   { name: 'nqn', short: 'n', kind: 'string', value: 'NQN', help: `the subsystem NQN (default ${DEFAULT_SUBNQN})` },
   { name: 'size', kind: 'string', value: 'BYTES', help: 'target: the RAM namespace, a multiple of 512 with an optional k, M or G (default 64M, at most 1G)' },
@@ -155,11 +172,14 @@ export async function nvmfCommand(argv: readonly string[], out: Output, ctx: Com
         test,
         exchange: 'connection',
         stopsOnSignal: true,
-        run: (device, hooks) => runNvmfTarget(device, { ...cfg, stop: sig.stop, beforeConnect: hooks.beforeConnect, idleWait: hooks.idleWait, onListening: hooks.onListening }),
+        run: (device, hooks) =>
+          runNvmfTarget(device, { ...cfg, stop: sig.stop, beforeConnect: hooks.beforeConnect, idleWait: hooks.idleWait, onListening: hooks.onListening }),
         summary: (r: NvmfTargetResult, host) => ({ ...r, device: host.ifname, driver: host.driver, virtualTime: host.virtualTime }),
         report: (o, r: NvmfTargetResult) => {
           for (const s of r.associations)
-            o.stdout(`controller ${s.cntlid} (${s.hostnqn}${s.discovery ? ', discovery' : ''}): ${s.commands} commands, ${s.failedCommands} with an error status, ${s.invalidations} SEND with Invalidate; ended: ${s.ended}\n`);
+            o.stdout(
+              `controller ${s.cntlid} (${s.hostnqn}${s.discovery ? ', discovery' : ''}): ${s.commands} commands, ${s.failedCommands} with an error status, ${s.invalidations} SEND with Invalidate; ended: ${s.ended}\n`,
+            );
           for (const j of r.rejected) o.stdout(`refused a REQ for queue ${j.qid}: NVMe-oF RDMA status ${j.status}\n`);
           o.stdout(`nvmf-target: ${r.ended}\n`);
         },

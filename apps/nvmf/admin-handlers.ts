@@ -21,7 +21,14 @@ export interface QueueContext {
   controller: Controller | null;
 }
 
-const Admin = { GET_LOG_PAGE: 0x02, IDENTIFY: AdminOpcode.IDENTIFY, SET_FEATURES: 0x09, GET_FEATURES: 0x0a, AER: 0x0c, KEEP_ALIVE: AdminOpcode.KEEP_ALIVE } as const;
+const Admin = {
+  GET_LOG_PAGE: 0x02,
+  IDENTIFY: AdminOpcode.IDENTIFY,
+  SET_FEATURES: 0x09,
+  GET_FEATURES: 0x0a,
+  AER: 0x0c,
+  KEEP_ALIVE: AdminOpcode.KEEP_ALIVE,
+} as const;
 const Feature = { VOLATILE_WRITE_CACHE: 0x06, NUMBER_OF_QUEUES: 0x07, ASYNC_EVENT_CONFIG: 0x0b, KEEP_ALIVE_TIMER: 0x0f } as const;
 
 /** The Connect's "invalid parameters" result: IATTR (bit 16: the field is in the data) and IPO, the field's offset (nvme.h IPO_IATTR_CONNECT_DATA / _SQE). */
@@ -111,9 +118,11 @@ function getLogPage(sub: Subsystem, c: Controller, cmd: NvmeCommand): Outcome {
   const offset = BigInt(dw(cmd, 2)) | (BigInt(dw(cmd, 3)) << 32n);
   let page: Uint8Array;
   if (lid === DISCOVERY_LOG_LID && c.discovery) page = discoveryLog(sub.config, 1n);
-  else if (lid === 0x01) page = new Uint8Array(64); // error information: one entry, no error logged
+  else if (lid === 0x01)
+    page = new Uint8Array(64); // error information: one entry, no error logged
   else if (lid === 0x02 && !c.discovery) page = smartLog();
-  else if (lid === 0x03 && !c.discovery) page = new Uint8Array(512); // firmware slot information
+  else if (lid === 0x03 && !c.discovery)
+    page = new Uint8Array(512); // firmware slot information
   else return specific(CommandSc.INVALID_LOG_PAGE);
   if ((offset & 3n) !== 0n || offset > BigInt(page.length)) return generic(Sc.INVALID_FIELD);
   const len = dwords * 4;

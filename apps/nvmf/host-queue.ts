@@ -16,7 +16,7 @@ import type { ProtectionDomain } from '../../stack/memory-region';
 import type { CompletionQueue } from '../../stack/completion-queue';
 import type { RdmaCm, RdmaCmEvent, RdmaCmId } from '../../stack/cm/rdma-cm';
 import { emitCommandCapsule, decodeResponseCapsule } from '../../ulp/nvme-rdma/capsule';
-import { type Cqe } from '../../ulp/nvme-rdma/cqe';
+import type { Cqe } from '../../ulp/nvme-rdma/cqe';
 import type { Sqe } from '../../ulp/nvme-rdma/sqe';
 import type { FabricsCommand } from '../../ulp/nvme-rdma/fabrics-command';
 import { emitNvmeCmReq, parseNvmeCmRej, cmRejStatusName } from '../../ulp/nvme-rdma/cm-private-data';
@@ -148,7 +148,11 @@ export class HostQueue {
   /** Posts a work request of the host's own (REG_MR) and waits for its completion. */
   async local(wr: Parameters<QueuePair['postSend']>[0], what: string): Promise<void> {
     this.qp.postSend({ ...wr, wrId: 0xfffen, sendFlags: SendFlags.SIGNALED });
-    await this.waitUntil(what, () => this.localDone, () => (this.localDone = false));
+    await this.waitUntil(
+      what,
+      () => this.localDone,
+      () => (this.localDone = false),
+    );
   }
   private localDone = false;
 
@@ -209,7 +213,8 @@ export class HostQueue {
         mark = m;
         deadline = Date.now() + bound.ms;
       }
-      if (Date.now() > deadline) throw new NvmfError(NvmfErrorCode.TIMEOUT, `queue ${this.o.qid}: no ${what}: no progress within ${bound.ms} ms (${bound.why})`);
+      if (Date.now() > deadline)
+        throw new NvmfError(NvmfErrorCode.TIMEOUT, `queue ${this.o.qid}: no ${what}: no progress within ${bound.ms} ms (${bound.why})`);
       await this.o.idle();
     }
   }
@@ -222,7 +227,8 @@ export class HostQueue {
     const deadline = Date.now() + this.o.cmBound.ms;
     while (!this.events.some((e) => e.type === 'DISCONNECTED')) {
       this.cq.poll(16);
-      if (Date.now() > deadline) throw new NvmfError(NvmfErrorCode.TIMEOUT, `queue ${this.o.qid}: no DREP within ${this.o.cmBound.ms} ms (${this.o.cmBound.why})`);
+      if (Date.now() > deadline)
+        throw new NvmfError(NvmfErrorCode.TIMEOUT, `queue ${this.o.qid}: no DREP within ${this.o.cmBound.ms} ms (${this.o.cmBound.why})`);
       await this.o.idle();
     }
   }

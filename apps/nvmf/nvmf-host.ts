@@ -126,19 +126,29 @@ export async function runNvmfHost(dev: Device, cfg: NvmfHostConfig): Promise<Nvm
   const expectOk = (res: Response, what: string, connect = false): Response => {
     if (res.cqe.status >>> 1 !== 0) {
       const p = statusParts(res.cqe.status);
-      throw new NvmfError(NvmfErrorCode.COMMAND, `${what}: ${statusName(res.cqe.status, connect)} (SCT ${p.sct} SC 0x${p.sc.toString(16).padStart(2, '0')}${p.dnr ? ', DNR' : ''})`);
+      throw new NvmfError(
+        NvmfErrorCode.COMMAND,
+        `${what}: ${statusName(res.cqe.status, connect)} (SCT ${p.sct} SC 0x${p.sc.toString(16).padStart(2, '0')}${p.dnr ? ', DNR' : ''})`,
+      );
     }
     return res;
   };
   const fab = (q: HostQueue, f: FabricsCommand, data: Uint8Array | undefined, what: string): Promise<Response> =>
-    q.submit(base(FABRICS_OPCODE, 0, data === undefined ? none : inCapsuleSgl(data.length)), f, data, what).then((x) => expectOk(x, what, f.fctype === FabricsType.CONNECT));
+    q
+      .submit(base(FABRICS_OPCODE, 0, data === undefined ? none : inCapsuleSgl(data.length)), f, data, what)
+      .then((x) => expectOk(x, what, f.fctype === FabricsType.CONNECT));
   const propGet = async (q: HostQueue, offset: number, eight: boolean, what: string): Promise<bigint> =>
     (await fab(q, { fctype: FabricsType.PROPERTY_GET, connect: null, property: { attrib: eight ? 1 : 0, offset, value: null } }, undefined, what)).cqe.result;
   const propSet = (q: HostQueue, offset: number, value: number, what: string): Promise<Response> =>
     fab(q, { fctype: FabricsType.PROPERTY_SET, connect: null, property: { attrib: 0, offset, value: BigInt(value) } }, undefined, what);
   const connectCmd = async (q: HostQueue, cntlid: number, kato: number): Promise<number> => {
     const data = emitConnectData({ hostId, cntlid, subnqn, hostnqn });
-    const res = await fab(q, { fctype: FabricsType.CONNECT, connect: { recfmt: 0, qid: q.qid, sqsize: q.o.size - 1, cattr: 0, kato }, property: null }, data, `queue ${q.qid}'s Connect`);
+    const res = await fab(
+      q,
+      { fctype: FabricsType.CONNECT, connect: { recfmt: 0, qid: q.qid, sqsize: q.o.size - 1, cattr: 0, kato }, property: null },
+      data,
+      `queue ${q.qid}'s Connect`,
+    );
     return Number(res.cqe.result & 0xffffn);
   };
   const open = async (qid: number, size: number, cntlid: number): Promise<HostQueue> => {
@@ -189,7 +199,15 @@ export async function runNvmfHost(dev: Device, cfg: NvmfHostConfig): Promise<Nvm
     };
     say(`Identify Controller: ${r.controller.model}, serial ${r.controller.serial}, MDTS ${mdtsBytes} B, IOCCSZ ${ioccsz} B`);
     if (!r.controller.keyedSgl) throw new NvmfError(NvmfErrorCode.PROTOCOL, 'the controller does not take keyed SGL data blocks (SGLS bit 2)');
-    const nq = expectOk(await admin.submit(base(0x09, 0, none, Uint8Array.from([7, 0, 0, 0, 0, 0, 0, 0, ...new Array<number>(16).fill(0)])), null, undefined, 'Set Features Number of Queues'), 'Set Features Number of Queues');
+    const nq = expectOk(
+      await admin.submit(
+        base(0x09, 0, none, Uint8Array.from([7, 0, 0, 0, 0, 0, 0, 0, ...new Array<number>(16).fill(0)])),
+        null,
+        undefined,
+        'Set Features Number of Queues',
+      ),
+      'Set Features Number of Queues',
+    );
     const granted = Number(nq.cqe.result & 0xffffn) + 1;
     const list = await identify(2, 0, 'Identify active namespace list');
     const nsid = new DataView(list.buffer).getUint32(0, true);
@@ -201,7 +219,8 @@ export async function runNvmfHost(dev: Device, cfg: NvmfHostConfig): Promise<Nvm
     const lbaSize = 2 ** (ns[128 + lbaf * 4 + 2] as number);
     r.namespace = { nsid, blocks: nsze.toString(), lbaSize };
     say(`namespace ${nsid}: ${nsze} blocks of ${lbaSize} B; ${granted} I/O queue${granted === 1 ? '' : 's'} granted`);
-    if (slba + BigInt(blocks) > nsze) throw new NvmfError(NvmfErrorCode.CONFIG, `LBAs ${slba}..${slba + BigInt(blocks) - 1n} are past the namespace's ${nsze} blocks`);
+    if (slba + BigInt(blocks) > nsze)
+      throw new NvmfError(NvmfErrorCode.CONFIG, `LBAs ${slba}..${slba + BigInt(blocks) - 1n} are past the namespace's ${nsze} blocks`);
     expectOk(await admin.submit(base(AdminOpcode.KEEP_ALIVE, 0, none), null, undefined, 'Keep Alive'), 'Keep Alive');
 
     const io = await open(1, Math.min(IO_DEPTH, mqes), cntlid);
@@ -230,7 +249,9 @@ export async function runNvmfHost(dev: Device, cfg: NvmfHostConfig): Promise<Nvm
       r.written.bytes += n;
       done += n;
     }
-    say(`wrote ${total} B at LBA ${slba}: ${r.written.inCapsule} B in the capsule, ${r.written.keyed} B by keyed SGL, ${r.written.commands} command${r.written.commands === 1 ? '' : 's'}`);
+    say(
+      `wrote ${total} B at LBA ${slba}: ${r.written.inCapsule} B in the capsule, ${r.written.keyed} B by keyed SGL, ${r.written.commands} command${r.written.commands === 1 ? '' : 's'}`,
+    );
 
     buf.fill(0);
     for (let done = 0; done < total; ) {
@@ -245,11 +266,17 @@ export async function runNvmfHost(dev: Device, cfg: NvmfHostConfig): Promise<Nvm
         const iova = 0x7e00_0000_0000n;
         dev.mapMrSg(fast, sink, iova);
         const key = ((fast.lkey & ~0xff) | 0x4f) >>> 0;
-        await io.local({ wrId: 0n, opcode: WrOpcode.REG_MR, reg: { mr: fast, key, access: Access.LOCAL_WRITE | Access.REMOTE_WRITE } }, 'the fast registration');
+        await io.local(
+          { wrId: 0n, opcode: WrOpcode.REG_MR, reg: { mr: fast, key, access: Access.LOCAL_WRITE | Access.REMOTE_WRITE } },
+          'the fast registration',
+        );
         const what = `Read of LBA ${lba} (${n} B, keyed SGL with invalidate)`;
         const res = expectOk(await io.submit(base(IoOpcode.READ, nsid, keyedSgl(iova, n, key, true), cdw), null, undefined, what), what);
         if (res.invalidated !== key)
-          throw new NvmfError(NvmfErrorCode.PROTOCOL, `the Read's SGL asked for the invalidation of key 0x${key.toString(16)}; the response ${res.invalidated === null ? 'came in a plain SEND' : `invalidated 0x${res.invalidated.toString(16)}`}`);
+          throw new NvmfError(
+            NvmfErrorCode.PROTOCOL,
+            `the Read's SGL asked for the invalidation of key 0x${key.toString(16)}; the response ${res.invalidated === null ? 'came in a plain SEND' : `invalidated 0x${res.invalidated.toString(16)}`}`,
+          );
         if (fast.valid) throw new NvmfError(NvmfErrorCode.PROTOCOL, `key 0x${key.toString(16)} is still valid after the SEND with Invalidate`);
         r.read.invalidatedKey = `0x${key.toString(16).padStart(8, '0')}`;
         buf.set(sink, done);
@@ -262,9 +289,15 @@ export async function runNvmfHost(dev: Device, cfg: NvmfHostConfig): Promise<Nvm
       done += n;
     }
     const at = buf.findIndex((b, i) => b !== pattern[i]);
-    if (at >= 0) throw new NvmfError(NvmfErrorCode.MISMATCH, `read back differs at byte ${at} (LBA ${slba + BigInt(Math.floor(at / lbaSize))}): 0x${(buf[at] as number).toString(16)}, wrote 0x${(pattern[at] as number).toString(16)}`);
+    if (at >= 0)
+      throw new NvmfError(
+        NvmfErrorCode.MISMATCH,
+        `read back differs at byte ${at} (LBA ${slba + BigInt(Math.floor(at / lbaSize))}): 0x${(buf[at] as number).toString(16)}, wrote 0x${(pattern[at] as number).toString(16)}`,
+      );
     r.verified = true;
-    say(`read ${total} B back in ${r.read.commands} command${r.read.commands === 1 ? '' : 's'}${r.read.invalidatedKey !== null ? ` (key ${r.read.invalidatedKey} invalidated by the controller)` : ''}: equal`);
+    say(
+      `read ${total} B back in ${r.read.commands} command${r.read.commands === 1 ? '' : 's'}${r.read.invalidatedKey !== null ? ` (key ${r.read.invalidatedKey} invalidated by the controller)` : ''}: equal`,
+    );
     expectOk(await io.submit(base(IoOpcode.FLUSH, nsid, none), null, undefined, 'Flush'), 'Flush');
     r.flushed = true;
     say('Flush done');

@@ -14,7 +14,7 @@
 import type { Device } from '../../stack/device';
 import { RdmaCm, type RdmaCmId } from '../../stack/cm/rdma-cm';
 import { nextTurn } from '../host/clock-pump';
-import { NVME_RDMA_CM_FMT_1_0, emitNvmeCmRej, emitNvmeCmRep, parseNvmeCmReq } from '../../ulp/nvme-rdma/cm-private-data';
+import { NVME_RDMA_CM_FMT_1_0, type NvmeCmReq, emitNvmeCmRej, emitNvmeCmRep, parseNvmeCmReq } from '../../ulp/nvme-rdma/cm-private-data';
 import { MAX_QUEUE_SIZE, type Controller, Subsystem, type SubsystemConfig } from './controller';
 import { RamNamespace } from './ram-namespace';
 import { TargetQueue } from './target-queue';
@@ -89,7 +89,7 @@ function v4Gid(ip: string): Uint8Array {
 
 /** Checks a CM REQ's NVMe private data (nvmet_rdma_parse_cm_connect_req()): the REJ status, or the queue's ID and depth. */
 export function checkCmReq(pd: Uint8Array, maxIoQueues: number): { status: number } | { qid: number; size: number } {
-  let req;
+  let req: NvmeCmReq;
   try {
     req = parseNvmeCmReq(new DataView(pd.buffer, pd.byteOffset, pd.byteLength), 0, pd.byteLength);
   } catch {
@@ -108,15 +108,28 @@ export async function runNvmfTarget(dev: Device, cfg: NvmfTargetConfig): Promise
   const subnqn = cfg.subnqn ?? DEFAULT_SUBNQN;
   const maxIoQueues = cfg.maxIoQueues ?? 4;
   if (!Number.isInteger(port) || port < 1 || port > 0xffff) throw new NvmfError(NvmfErrorCode.CONFIG, `invalid port ${port}`);
-  if (!Number.isInteger(maxIoQueues) || maxIoQueues < 1 || maxIoQueues > 64) throw new NvmfError(NvmfErrorCode.CONFIG, `I/O queues: 1 to 64, not ${maxIoQueues}`);
-  if (new TextEncoder().encode(subnqn).length > 223 || !subnqn.startsWith('nqn.')) throw new NvmfError(NvmfErrorCode.CONFIG, `a subsystem NQN starts with "nqn." and has at most 223 bytes: ${subnqn}`);
+  if (!Number.isInteger(maxIoQueues) || maxIoQueues < 1 || maxIoQueues > 64)
+    throw new NvmfError(NvmfErrorCode.CONFIG, `I/O queues: 1 to 64, not ${maxIoQueues}`);
+  if (new TextEncoder().encode(subnqn).length > 223 || !subnqn.startsWith('nqn.'))
+    throw new NvmfError(NvmfErrorCode.CONFIG, `a subsystem NQN starts with "nqn." and has at most 223 bytes: ${subnqn}`);
   const config: SubsystemConfig = { nqn: subnqn, serial: 'roce-ts-ram', model: 'roce-ts RAM namespace', maxIoQueues, traddr: cfg.addr, trsvcid: String(port) };
   const sub = new Subsystem(config, new RamNamespace(cfg.namespaceBytes));
   const idle = cfg.idleWait ?? nextTurn;
   const rcm = new RdmaCm(dev);
   const pending: { id: RdmaCmId; pd: Uint8Array }[] = [];
   const queues: TargetQueue[] = [];
-  const result: NvmfTargetResult = { ok: true, test: 'nvmf-target', subnqn, namespaceBytes: cfg.namespaceBytes, port, associations: [], rejected: [], malformed: 0, ended: '', problems: [] };
+  const result: NvmfTargetResult = {
+    ok: true,
+    test: 'nvmf-target',
+    subnqn,
+    namespaceBytes: cfg.namespaceBytes,
+    port,
+    associations: [],
+    rejected: [],
+    malformed: 0,
+    ended: '',
+    problems: [],
+  };
   const say = (line: string): void => cfg.onLine?.(line);
   const listener = rcm.listen(port, (e) => {
     if (e.type === 'CONNECT_REQUEST') pending.push({ id: e.id, pd: e.privateData });
@@ -184,7 +197,16 @@ export async function runNvmfTarget(dev: Device, cfg: NvmfTargetConfig): Promise
         q.step();
         const c = q.ctx.controller;
         if (had === null && c !== null && q.ctx.qid === 0) {
-          result.associations.push({ cntlid: c.cntlid, hostnqn: c.hostnqn, discovery: c.discovery, ioQueues: 0, commands: 0, failedCommands: 0, invalidations: 0, ended: '' });
+          result.associations.push({
+            cntlid: c.cntlid,
+            hostnqn: c.hostnqn,
+            discovery: c.discovery,
+            ioQueues: 0,
+            commands: 0,
+            failedCommands: 0,
+            invalidations: 0,
+            ended: '',
+          });
           say(`controller ${c.cntlid} for ${c.hostnqn}${c.discovery ? ' (discovery)' : ` on ${subnqn}`}`);
         }
         if (q.disconnected || q.failure !== null) {

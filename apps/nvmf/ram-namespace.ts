@@ -17,7 +17,10 @@ export class RamNamespace {
 
   constructor(sizeBytes: number) {
     if (!Number.isInteger(sizeBytes) || sizeBytes < LBA_SIZE || sizeBytes > MAX_NAMESPACE_BYTES || sizeBytes % LBA_SIZE !== 0)
-      throw new NvmfError(NvmfErrorCode.CONFIG, `a namespace is a whole number of ${LBA_SIZE}-byte blocks, ${LBA_SIZE} B to ${MAX_NAMESPACE_BYTES} B, not ${sizeBytes}`);
+      throw new NvmfError(
+        NvmfErrorCode.CONFIG,
+        `a namespace is a whole number of ${LBA_SIZE}-byte blocks, ${LBA_SIZE} B to ${MAX_NAMESPACE_BYTES} B, not ${sizeBytes}`,
+      );
     this.bytes = new Uint8Array(sizeBytes);
     this.blocks = BigInt(sizeBytes / LBA_SIZE);
   }

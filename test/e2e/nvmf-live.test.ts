@@ -42,9 +42,14 @@ t(
     const n = net as NetnsPair;
     const tp = path.join(dir, 'target.pcap');
     const hp = path.join(dir, 'host.pcap');
-    const target = startRoce(n.nsB, ['nvmf', 'target', '-a', n.ipB, '-d', n.ifB, '--driver', 'packet', '--size', '4M', '--sessions', '1', '--timeout', '30', '--json', '--pcap', tp], 60_000);
+    const target = startRoce(
+      n.nsB,
+      ['nvmf', 'target', '-a', n.ipB, '-d', n.ifB, '--driver', 'packet', '--size', '4M', '--sessions', '1', '--timeout', '30', '--json', '--pcap', tp],
+      60_000,
+    );
     await later(1500);
-    const host = await startRoce(n.nsA, ['nvmf', 'host', '-a', n.ipB, '-d', n.ifA, '--driver', 'packet', '--blocks', '64', '--json', '--pcap', hp], 60_000).done;
+    const host = await startRoce(n.nsA, ['nvmf', 'host', '-a', n.ipB, '-d', n.ifA, '--driver', 'packet', '--blocks', '64', '--json', '--pcap', hp], 60_000)
+      .done;
     const tr = await target.done;
     expect({ code: host.code, why: explain(host) }).toMatchObject({ code: 0 });
     expect({ code: tr.code, why: explain(tr) }).toMatchObject({ code: 0 });
@@ -53,14 +58,24 @@ t(
     for (const file of [tp, hp]) {
       const d = roce('decode', file);
       expect(d.code).toBe(0);
-      for (const what of ['NVMe Fabrics Connect', 'NVMe Identify', 'NVMe Write', 'NVMe Read', 'NVMe Flush', 'RC_SEND_ONLY_WITH_INVALIDATE']) expect(d.out).toContain(what);
+      for (const what of ['NVMe Fabrics Connect', 'NVMe Identify', 'NVMe Write', 'NVMe Read', 'NVMe Flush', 'RC_SEND_ONLY_WITH_INVALIDATE'])
+        expect(d.out).toContain(what);
       const a = roce('analyze', '--json', file);
       expect({ code: a.code, err: a.err }).toEqual({ code: 0, err: '' });
-      const j = JSON.parse(a.out) as { violations: unknown[]; nvme?: { queues: { commands: number; completed: number; errors: unknown[]; neverCompleted: unknown[] }[] } };
+      const j = JSON.parse(a.out) as {
+        violations: unknown[];
+        nvme?: { queues: { commands: number; completed: number; errors: unknown[]; neverCompleted: unknown[] }[] };
+      };
       expect(j.violations).toEqual([]);
       const qs = j.nvme?.queues ?? [];
       expect(qs.length).toBe(2);
-      for (const q of qs) expect({ commands: q.commands > 0, completed: q.completed === q.commands, errors: q.errors, never: q.neverCompleted }).toEqual({ commands: true, completed: true, errors: [], never: [] });
+      for (const q of qs)
+        expect({ commands: q.commands > 0, completed: q.completed === q.commands, errors: q.errors, never: q.neverCompleted }).toEqual({
+          commands: true,
+          completed: true,
+          errors: [],
+          never: [],
+        });
     }
   },
   120_000,

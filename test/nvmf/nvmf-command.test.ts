@@ -23,7 +23,9 @@ test('host and target: the steps, the data compared, the association ended by th
   expect(h.out).toMatch(/^namespace 1: 2048 blocks of 512 B; 1 I\/O queue granted$/m);
   expect(h.out).toMatch(/^wrote 12288 B at LBA 0: 4096 B in the capsule, 8192 B by keyed SGL, 2 commands$/m);
   expect(h.out).toMatch(/^read 12288 B back in 1 command \(key 0x[0-9a-f]{8} invalidated by the controller\): equal$/m);
-  expect(t.out).toMatch(/^controller 1 \(nqn\.2014-08\.org\.nvmexpress:uuid:[0-9a-f-]+\): \d+ commands, 0 with an error status, 1 SEND with Invalidate; ended: disconnect$/m);
+  expect(t.out).toMatch(
+    /^controller 1 \(nqn\.2014-08\.org\.nvmexpress:uuid:[0-9a-f-]+\): \d+ commands, 0 with an error status, 1 SEND with Invalidate; ended: disconnect$/m,
+  );
   expect(t.out).toMatch(/^nvmf-target: served 1 association$/m);
 }, 60_000);
 
@@ -33,7 +35,15 @@ test('--json, --no-invalidate --no-inline: keyed SGLs only, no invalidation', as
   expect(t.code).toBe(0);
   const hj = JSON.parse(h.out) as Record<string, unknown>;
   const tj = JSON.parse(t.out) as Record<string, unknown>;
-  expect(hj).toMatchObject({ ok: true, test: 'nvmf-host', verified: true, flushed: true, written: { bytes: 4096, inCapsule: 0, keyed: 4096 }, read: { invalidatedKey: null }, driver: 'memory' });
+  expect(hj).toMatchObject({
+    ok: true,
+    test: 'nvmf-host',
+    verified: true,
+    flushed: true,
+    written: { bytes: 4096, inCapsule: 0, keyed: 4096 },
+    read: { invalidatedKey: null },
+    driver: 'memory',
+  });
   expect(tj).toMatchObject({ ok: true, test: 'nvmf-target', ended: 'served 1 association' });
   expect((tj['associations'] as { invalidations: number }[])[0]?.invalidations).toBe(0);
 }, 60_000);
@@ -41,6 +51,10 @@ test('--json, --no-invalidate --no-inline: keyed SGLs only, no invalidation', as
 test('usage errors', async () => {
   expect((await roce('nvmf', '-a', '198.18.0.2')).code).toBe(2);
   expect((await roce('nvmf', 'host', '-d', 'sim-a', '--driver', 'memory')).err).toMatch(/-a ADDR is required/);
-  expect((await roce('nvmf', 'host', '-a', '198.18.0.2', '--size', '1M', '-d', 'sim-a', '--driver', 'memory')).err).toMatch(/--size is an option of nvmf target/);
-  expect((await roce('nvmf', 'target', '-a', '198.18.0.2', '--size', '1000', '-d', 'sim-b', '--driver', 'memory')).err).toMatch(/--size must be a multiple of 512/);
+  expect((await roce('nvmf', 'host', '-a', '198.18.0.2', '--size', '1M', '-d', 'sim-a', '--driver', 'memory')).err).toMatch(
+    /--size is an option of nvmf target/,
+  );
+  expect((await roce('nvmf', 'target', '-a', '198.18.0.2', '--size', '1000', '-d', 'sim-b', '--driver', 'memory')).err).toMatch(
+    /--size must be a multiple of 512/,
+  );
 });

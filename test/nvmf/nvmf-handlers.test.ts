@@ -19,11 +19,20 @@ import { checkCmReq } from '../../apps/nvmf/nvmf-target';
 
 const NQN = 'nqn.2024-01.io.roce-ts:test';
 const HOST = 'nqn.2014-08.org.nvmexpress:uuid:00000000-0000-4000-8000-000000000001';
-const sub = (): Subsystem => new Subsystem({ nqn: NQN, serial: 's', model: 'm', maxIoQueues: 2, traddr: '198.18.0.2', trsvcid: '4420' }, new RamNamespace(1 << 20));
+const sub = (): Subsystem =>
+  new Subsystem({ nqn: NQN, serial: 's', model: 'm', maxIoQueues: 2, traddr: '198.18.0.2', trsvcid: '4420' }, new RamNamespace(1 << 20));
 
 function cmd(opcode: number, opts: { nsid?: number; sgl?: SglDescriptor; cdw?: Uint8Array; fabrics?: FabricsCommand; data?: Uint8Array } = {}): NvmeCommand {
   const bytes = emitCommandCapsule(
-    { opcode, flags: SQE_FLAGS_SGL_METABUF, commandId: 7, nsid: opts.nsid ?? 0, metadata: 0n, sgl: opts.sgl ?? keyedSgl(0x1000n, 4096, 0x1234), cdw10to15: opts.cdw ?? new Uint8Array(24) },
+    {
+      opcode,
+      flags: SQE_FLAGS_SGL_METABUF,
+      commandId: 7,
+      nsid: opts.nsid ?? 0,
+      metadata: 0n,
+      sgl: opts.sgl ?? keyedSgl(0x1000n, 4096, 0x1234),
+      cdw10to15: opts.cdw ?? new Uint8Array(24),
+    },
     opts.fabrics ?? null,
     opts.data,
   );
@@ -31,7 +40,11 @@ function cmd(opcode: number, opts: { nsid?: number; sgl?: SglDescriptor; cdw?: U
 }
 const connect = (qid: number, cntlid: number, subnqn = NQN, sqsize = 31): NvmeCommand => {
   const data = emitConnectData({ hostId: new Uint8Array(16), cntlid, subnqn, hostnqn: HOST });
-  return cmd(FABRICS_OPCODE, { sgl: inCapsuleSgl(1024), data, fabrics: { fctype: FabricsType.CONNECT, connect: { recfmt: 0, qid, sqsize, cattr: 0, kato: 5000 }, property: null } });
+  return cmd(FABRICS_OPCODE, {
+    sgl: inCapsuleSgl(1024),
+    data,
+    fabrics: { fctype: FabricsType.CONNECT, connect: { recfmt: 0, qid, sqsize, cattr: 0, kato: 5000 }, property: null },
+  });
 };
 const prop = (fctype: number, offset: number, eight: boolean, value: bigint | null = null): NvmeCommand =>
   cmd(FABRICS_OPCODE, { sgl: keyedSgl(0n, 0, 0), fabrics: { fctype, connect: null, property: { attrib: eight ? 1 : 0, offset, value } } });

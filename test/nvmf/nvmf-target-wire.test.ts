@@ -38,15 +38,24 @@ test('malformed capsules get an NVMe status or are counted; a bad REQ is refused
     const cq = sim.a.createCq(64);
     const mk = () => sim.a.createQp(pd, { qpType: QpType.RC, sendCq: cq, recvCq: cq });
     const ev1: RdmaCmEvent[] = [];
-    rcm.connect({ dst: '198.18.0.2', port: 4420, qp: mk(), param: { privateData: emitNvmeCmReq({ recfmt: 0, qid: 0, hrqsize: 64, hsqsize: 63, cntlid: 0xffff }) } }, (e) => ev1.push(e));
+    rcm.connect(
+      { dst: '198.18.0.2', port: 4420, qp: mk(), param: { privateData: emitNvmeCmReq({ recfmt: 0, qid: 0, hrqsize: 64, hsqsize: 63, cntlid: 0xffff }) } },
+      (e) => ev1.push(e),
+    );
     await until(() => ev1.length > 0, 'answer to the REQ');
     const rej = ev1[0];
     expect(rej?.type).toBe('REJECTED');
-    if (rej?.type === 'REJECTED') expect(parseNvmeCmRej(new DataView(rej.privateData.buffer, rej.privateData.byteOffset, rej.privateData.byteLength), 0, rej.privateData.byteLength).status).toBe(4);
+    if (rej?.type === 'REJECTED')
+      expect(
+        parseNvmeCmRej(new DataView(rej.privateData.buffer, rej.privateData.byteOffset, rej.privateData.byteLength), 0, rej.privateData.byteLength).status,
+      ).toBe(4);
 
     const qp = mk();
     const ev: RdmaCmEvent[] = [];
-    rcm.connect({ dst: '198.18.0.2', port: 4420, qp, param: { privateData: emitNvmeCmReq({ recfmt: 0, qid: 0, hrqsize: 8, hsqsize: 7, cntlid: 0xffff }) } }, (e) => ev.push(e));
+    rcm.connect(
+      { dst: '198.18.0.2', port: 4420, qp, param: { privateData: emitNvmeCmReq({ recfmt: 0, qid: 0, hrqsize: 8, hsqsize: 7, cntlid: 0xffff }) } },
+      (e) => ev.push(e),
+    );
     const mr = sim.a.regMr(pd, new Uint8Array(4096), Access.LOCAL_WRITE);
     for (let i = 0; i < 4; i++) qp.postRecv({ wrId: BigInt(i), sgList: [mr.sge(2048 + i * 16, 16)] });
     await until(() => ev.some((e) => e.type === 'ESTABLISHED'), 'connection');
@@ -64,9 +73,29 @@ test('malformed capsules get an NVMe status or are counted; a bad REQ is refused
     // 20 bytes: no SQE, no command ID to answer.
     send(new Uint8Array(20).fill(0xee));
     // An SQE with an SGL segment descriptor (type 0x2): SGL Descriptor Type Invalid.
-    send(emitCommandCapsule({ opcode: 0x06, flags: SQE_FLAGS_SGL_METABUF, commandId: 5, nsid: 0, metadata: 0n, sgl: { type: 2, subtype: 0, address: 0n, length: 16, key: null }, cdw10to15: new Uint8Array(24) }));
+    send(
+      emitCommandCapsule({
+        opcode: 0x06,
+        flags: SQE_FLAGS_SGL_METABUF,
+        commandId: 5,
+        nsid: 0,
+        metadata: 0n,
+        sgl: { type: 2, subtype: 0, address: 0n, length: 16, key: null },
+        cdw10to15: new Uint8Array(24),
+      }),
+    );
     // An Identify before the Connect: Command Sequence Error.
-    send(emitCommandCapsule({ opcode: 0x06, flags: SQE_FLAGS_SGL_METABUF, commandId: 6, nsid: 0, metadata: 0n, sgl: { type: 4, subtype: 0, address: 0n, length: 0, key: 0 }, cdw10to15: new Uint8Array(24) }));
+    send(
+      emitCommandCapsule({
+        opcode: 0x06,
+        flags: SQE_FLAGS_SGL_METABUF,
+        commandId: 6,
+        nsid: 0,
+        metadata: 0n,
+        sgl: { type: 4, subtype: 0, address: 0n, length: 0, key: 0 },
+        cdw10to15: new Uint8Array(24),
+      }),
+    );
     await until(() => take() >= 2, 'two CQEs');
     expect(cqes.map((c) => [c.commandId, statusName(c.status)])).toEqual([
       [5, 'SGL Descriptor Type Invalid'],
