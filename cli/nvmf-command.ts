@@ -29,13 +29,12 @@ import { MAX_NAMESPACE_BYTES } from '../apps/nvmf/ram-namespace';
 export const NVMF_OPTIONS: readonly OptionSpec[] = [
   {
     name: 'addr',
-    short: 'a',
     kind: 'string',
     value: 'ADDR',
     help: "target: the IPv4 address it serves (named in the discovery log); host: the target's address",
   },
   { name: 'port', short: 'p', kind: 'string', value: 'PORT', help: `RDMA CM port (default ${NVMF_PORT})` },
-  { name: 'nqn', short: 'n', kind: 'string', value: 'NQN', help: `the subsystem NQN (default ${DEFAULT_SUBNQN})` },
+  { name: 'nqn', kind: 'string', value: 'NQN', help: `the subsystem NQN (default ${DEFAULT_SUBNQN})` },
   { name: 'size', kind: 'string', value: 'BYTES', help: 'target: the RAM namespace, a multiple of 512 with an optional k, M or G (default 64M, at most 1G)' },
   { name: 'io-queues', kind: 'string', value: 'N', help: 'target: I/O queues a host may have, 1..64 (default 4)' },
   { name: 'sessions', kind: 'string', value: 'N', help: 'target: end after N host associations (a discovery counts; default 0: until SIGINT)' },
@@ -46,7 +45,7 @@ export const NVMF_OPTIONS: readonly OptionSpec[] = [
   { name: 'no-inline', kind: 'flag', help: 'host: no data in the capsule, keyed SGLs only' },
   { name: 'kato', kind: 'string', value: 'MS', help: 'host: keep-alive timeout in the Connect, ms (default 5000; 0: none)' },
   { name: 'verbose', short: 'v', kind: 'flag', help: 'print each step (host) or association (target) as it happens' },
-  { name: 'dev', short: 'd', kind: 'string', value: 'IFACE', help: 'network interface (default: the one that reaches -a)' },
+  { name: 'dev', short: 'd', kind: 'string', value: 'IFACE', help: 'network interface (default: the one that reaches --addr)' },
   SHARED_OPTIONS.driver,
   SHARED_OPTIONS.queues,
   SHARED_OPTIONS.steer,
@@ -62,8 +61,8 @@ export const NVMF_OPTIONS: readonly OptionSpec[] = [
   SHARED_OPTIONS.help,
 ];
 
-export const NVMF_USAGE = `usage: roce nvmf target -a ADDR [--size BYTES] [options]
-       roce nvmf host -a ADDR [options]
+export const NVMF_USAGE = `usage: roce nvmf target --addr ADDR [--size BYTES] [options]
+       roce nvmf host --addr ADDR [options]
 
 NVMe over Fabrics over RDMA (RoCE v2, RDMA CM port 4420). The target serves a
 RAM namespace to Linux (nvme discover / nvme connect -t rdma) or to roce nvmf
@@ -109,7 +108,7 @@ export async function nvmfCommand(argv: readonly string[], out: Output, ctx: Com
   const args = parseCommand(argv, out, { name: 'nvmf', options: NVMF_OPTIONS, usage: NVMF_USAGE, operands: 'any' });
   if (args === null) return 0;
   const [which, ...extra] = args.positionals;
-  if (which !== 'target' && which !== 'host') throw new UsageError('give target or host: roce nvmf target|host -a ADDR');
+  if (which !== 'target' && which !== 'host') throw new UsageError('give target or host: roce nvmf target|host --addr ADDR');
   if (extra.length > 0) throw new UsageError(`nvmf ${which} takes no further operands, got ${extra.join(' ')}`);
   const target = which === 'target';
   const only = (names: string[], role: string): void => {
@@ -118,8 +117,8 @@ export async function nvmfCommand(argv: readonly string[], out: Output, ctx: Com
   if (target) only(['hostnqn', 'blocks', 'lba', 'no-invalidate', 'no-inline', 'kato'], 'host');
   else only(['size', 'io-queues', 'sessions'], 'target');
   const addr = args.values.get('addr');
-  if (addr === undefined) throw new UsageError('-a ADDR is required');
-  if (!/^\d{1,3}(\.\d{1,3}){3}$/.test(addr)) throw new UsageError(`-a must be an IPv4 address, not ${JSON.stringify(addr)}`);
+  if (addr === undefined) throw new UsageError('--addr ADDR is required');
+  if (!/^\d{1,3}(\.\d{1,3}){3}$/.test(addr)) throw new UsageError(`--addr must be an IPv4 address, not ${JSON.stringify(addr)}`);
   const num = (name: string, min: number, max: number): number | undefined => {
     const v = args.values.get(name);
     return v === undefined ? undefined : intValue(v, name, min, max);
@@ -154,7 +153,7 @@ export async function nvmfCommand(argv: readonly string[], out: Output, ctx: Com
     steer: args.flags.has('steer'),
     num,
   };
-  const names: HostTestNames = { command: `nvmf ${which}`, server: '-a ADDR', dev: '-d', defaultTimeoutS: 10 };
+  const names: HostTestNames = { command: `nvmf ${which}`, server: '--addr ADDR', dev: '-d', defaultTimeoutS: 10 };
   if (target) {
     const cfg: NvmfTargetConfig = {
       addr,

@@ -44,11 +44,11 @@ t(
     const hp = path.join(dir, 'host.pcap');
     const target = startRoce(
       n.nsB,
-      ['nvmf', 'target', '-a', n.ipB, '-d', n.ifB, '--driver', 'packet', '--size', '4M', '--sessions', '1', '--timeout', '30', '--json', '--pcap', tp],
+      ['nvmf', 'target', '--addr', n.ipB, '-d', n.ifB, '--driver', 'packet', '--size', '4M', '--sessions', '1', '--timeout', '30', '--json', '--pcap', tp],
       60_000,
     );
     await later(1500);
-    const host = await startRoce(n.nsA, ['nvmf', 'host', '-a', n.ipB, '-d', n.ifA, '--driver', 'packet', '--blocks', '64', '--json', '--pcap', hp], 60_000)
+    const host = await startRoce(n.nsA, ['nvmf', 'host', '--addr', n.ipB, '-d', n.ifA, '--driver', 'packet', '--blocks', '64', '--json', '--pcap', hp], 60_000)
       .done;
     const tr = await target.done;
     expect({ code: host.code, why: explain(host) }).toMatchObject({ code: 0 });
@@ -85,7 +85,7 @@ t(
   'the target ends cleanly at SIGINT: its report, exit 0',
   async () => {
     const n = net as NetnsPair;
-    const target = startRoce(n.nsB, ['nvmf', 'target', '-a', n.ipB, '-d', n.ifB, '--driver', 'packet', '--size', '1M', '--json'], 30_000);
+    const target = startRoce(n.nsB, ['nvmf', 'target', '--addr', n.ipB, '-d', n.ifB, '--driver', 'packet', '--size', '1M', '--json'], 30_000);
     await later(1500);
     target.kill('SIGINT');
     const r = await target.done;

@@ -9,9 +9,9 @@ import { roce } from '../support/cli';
 const later = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
 async function pair(targetArgs: string[], hostArgs: string[]) {
-  const t = roce('nvmf', 'target', '-d', 'sim-b', '--driver', 'memory', '-a', '198.18.0.2', '--sessions', '1', ...targetArgs);
+  const t = roce('nvmf', 'target', '-d', 'sim-b', '--driver', 'memory', '--addr', '198.18.0.2', '--sessions', '1', ...targetArgs);
   await later(20);
-  const h = roce('nvmf', 'host', '-d', 'sim-a', '--driver', 'memory', '-a', '198.18.0.2', ...hostArgs);
+  const h = roce('nvmf', 'host', '-d', 'sim-a', '--driver', 'memory', '--addr', '198.18.0.2', ...hostArgs);
   return Promise.all([t, h]);
 }
 
@@ -49,12 +49,12 @@ test('--json, --no-invalidate --no-inline: keyed SGLs only, no invalidation', as
 }, 60_000);
 
 test('usage errors', async () => {
-  expect((await roce('nvmf', '-a', '198.18.0.2')).code).toBe(2);
-  expect((await roce('nvmf', 'host', '-d', 'sim-a', '--driver', 'memory')).err).toMatch(/-a ADDR is required/);
-  expect((await roce('nvmf', 'host', '-a', '198.18.0.2', '--size', '1M', '-d', 'sim-a', '--driver', 'memory')).err).toMatch(
+  expect((await roce('nvmf', '--addr', '198.18.0.2')).code).toBe(2);
+  expect((await roce('nvmf', 'host', '-d', 'sim-a', '--driver', 'memory')).err).toMatch(/--addr ADDR is required/);
+  expect((await roce('nvmf', 'host', '--addr', '198.18.0.2', '--size', '1M', '-d', 'sim-a', '--driver', 'memory')).err).toMatch(
     /--size is an option of nvmf target/,
   );
-  expect((await roce('nvmf', 'target', '-a', '198.18.0.2', '--size', '1000', '-d', 'sim-b', '--driver', 'memory')).err).toMatch(
+  expect((await roce('nvmf', 'target', '--addr', '198.18.0.2', '--size', '1000', '-d', 'sim-b', '--driver', 'memory')).err).toMatch(
     /--size must be a multiple of 512/,
   );
 });
