@@ -43,6 +43,8 @@ export interface NvmfTargetConfig {
   sessions?: number;
   /** End when no host has connected for this long (default: never). */
   listenTimeoutMs?: number;
+  /** Added to a host's KATO before its controller is dropped (default 5000 ms, as nvmet's grace). */
+  keepAliveGraceMs?: number;
   /** Polled by the loop: true ends the run cleanly (the CLI sets it on SIGINT). */
   stop?: () => boolean;
   beforeConnect?: (peerGid: Uint8Array) => void | Promise<void>;
@@ -216,9 +218,10 @@ export async function runNvmfTarget(dev: Device, cfg: NvmfTargetConfig): Promise
       }
       // KATO: a controller with no command for its keep-alive timeout (and the grace) is dropped.
       const now = Date.now();
+      const grace = cfg.keepAliveGraceMs ?? KATO_GRACE_MS;
       for (const c of sub.controllers.values()) {
-        if (c.kato > 0 && now - c.lastCommandMs > c.kato + KATO_GRACE_MS && !dropped.has(c)) {
-          dropped.set(c, `keep-alive timeout (no command for ${c.kato} ms and ${KATO_GRACE_MS} ms of grace)`);
+        if (c.kato > 0 && now - c.lastCommandMs > c.kato + grace && !dropped.has(c)) {
+          dropped.set(c, `keep-alive timeout (no command for ${c.kato} ms and ${grace} ms of grace)`);
           for (const q of queues) if (q.ctx.controller === c) q.id?.disconnect();
           for (const q of queues) if (q.ctx.controller === c) q.disconnected = true;
         }

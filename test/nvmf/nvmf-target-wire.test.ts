@@ -17,6 +17,10 @@ import { parseCqe, statusName } from '../../ulp/nvme-rdma/cqe';
 import { SQE_FLAGS_SGL_METABUF } from '../../ulp/nvme-rdma/sqe';
 import { runNvmfTarget } from '../../apps/nvmf/nvmf-target';
 import { runNvmfHost } from '../../apps/nvmf/nvmf-host';
+import { HostQueue } from '../../apps/nvmf/host-queue';
+import { emitConnectData } from '../../ulp/nvme-rdma/fabrics-command';
+import { FabricsType } from '../../ulp/nvme-rdma/opcode-names';
+import { inCapsuleSgl } from '../../ulp/nvme-rdma/sgl';
 
 async function until(cond: () => boolean, what: string): Promise<void> {
   const end = Date.now() + 10_000;
@@ -122,6 +126,39 @@ test('a host whose REQ is never answered ends within the CM bound, naming it', a
   try {
     await expect(runNvmfHost(sim.a, { addr: '198.18.0.2', cm: { responseTimeout: 8, maxCmRetries: 1 } })).rejects.toThrow(/queue 0's connection/);
   } finally {
+    pump.stop();
+    sim.link.close();
+  }
+}, 60_000);
+
+test('a host that goes quiet past its keep-alive timeout loses its controller: the target disconnects it and says why', async () => {
+  const sim = createSimPair({ seed: 11 });
+  const pump = pumpVirtualClock(sim.clock);
+  const target = runNvmfTarget(sim.b, { addr: '198.18.0.2', namespaceBytes: 1 << 16, sessions: 1, keepAliveGraceMs: 0 });
+  const rcm = new RdmaCm(sim.a);
+  const q = new HostQueue(sim.a, { dst: '198.18.0.2', port: 4420, qid: 0, size: 8, cntlid: 0xffff, idle: nextTurn, cmBound: { ms: 10_000, why: 'test' } });
+  try {
+    await q.connect(rcm);
+    const data = emitConnectData({
+      hostId: new Uint8Array(16),
+      cntlid: 0xffff,
+      subnqn: 'nqn.2024-01.io.roce-ts:ram',
+      hostnqn: 'nqn.2014-08.org.nvmexpress:uuid:quiet',
+    });
+    const r = await q.submit(
+      { opcode: 0x7f, flags: SQE_FLAGS_SGL_METABUF, nsid: 0, metadata: 0n, sgl: inCapsuleSgl(1024), cdw10to15: new Uint8Array(24) },
+      { fctype: FabricsType.CONNECT, connect: { recfmt: 0, qid: 0, sqsize: 7, cattr: 0, kato: 200 }, property: null },
+      data,
+      'Connect',
+    );
+    expect(r.cqe.status).toBe(0);
+    // Nothing more: after 200 ms (and no grace) the target drops the controller with a DREQ.
+    const t = await target;
+    expect(t.associations[0]?.ended).toBe('keep-alive timeout (no command for 200 ms and 0 ms of grace)');
+    expect(t.ok).toBe(false);
+  } finally {
+    q.close();
+    rcm.close();
     pump.stop();
     sim.link.close();
   }
