@@ -24,6 +24,7 @@ import type * as RpingCommandModule from './rping-command';
 import type * as AttackCommandModule from './attack-command';
 import type * as AuditCommandModule from './audit-command';
 import type * as CmatoseCommandModule from './cmatose-command';
+import type * as NvmfCommandModule from './nvmf-command';
 import type * as RdmaServerCommandModule from './rdma-server-command';
 import type * as RdmaClientCommandModule from './rdma-client-command';
 import type * as UdaddyCommandModule from './udaddy-command';
@@ -96,6 +97,11 @@ const COMMANDS: Readonly<Record<string, { help: string; load: () => Command; liv
     load: () => (require('./cmatose-command') as typeof CmatoseCommandModule).cmatoseCommand,
     live: true,
     tool: 'ucmatose',
+  },
+  nvmf: {
+    help: 'NVMe over Fabrics over RDMA: `nvmf target` serves a RAM namespace to Linux nvme-cli, `nvmf host` writes and reads back through a target (run `roce nvmf -h`)',
+    load: () => (require('./nvmf-command') as typeof NvmfCommandModule).nvmfCommand,
+    live: true,
   },
   'rdma-server': {
     help: "librdmacm's rdma_server: one RDMA CM connection, 16 bytes each way; the client may be the real rdma_client (run `roce rdma-server -h`)",

@@ -49,7 +49,7 @@ const ALLOWED: Record<Layer, readonly Layer[]> = {
   stack: ['packets', 'base'], // + nic-driver/driver.ts, checked below
   ulp: ['packets', 'base'],
   'capture-engine': ['base', 'packets', 'analysis', 'nic-driver', 'ulp'],
-  apps: ['base', 'packets', 'analysis', 'nic-driver', 'stack', 'apps'], // apps → apps: APP_ARROWS
+  apps: ['base', 'packets', 'analysis', 'nic-driver', 'stack', 'ulp', 'apps'], // apps → apps: APP_ARROWS; ulp: nvmf's capsules
   bench: ['base', 'packets', 'analysis', 'nic-driver', 'stack', 'ulp', 'capture-engine', 'apps'],
   fuzz: ['base', 'packets', 'analysis', 'nic-driver', 'stack', 'ulp', 'capture-engine', 'apps'],
   cli: ['base', 'packets', 'analysis', 'nic-driver', 'stack', 'ulp', 'capture-engine', 'apps'],
@@ -77,6 +77,7 @@ const APP_ARROWS: Readonly<Record<string, readonly string[]>> = {
   sweep: ['replay', 'sim'],
   'verbs-check': ['host', 'oob', 'perftest'],
   probe: ['host', 'oob', 'perftest'],
+  nvmf: ['host', 'perftest'],
 };
 
 /** The app a file under apps/ belongs to (its folder), or null for any other file. */

@@ -23,6 +23,7 @@ import { OobError, OobErrorCode } from '../apps/oob/tcp-channel';
 import { PerftestError, PerftestErrorCode } from '../apps/perftest/perftest-error';
 import { HostDeviceError, HostDeviceErrorCode } from '../apps/host/host-device';
 import { RpingError, RpingErrorCode } from '../apps/rping/rping-error';
+import { NvmfError, NvmfErrorCode } from '../apps/nvmf/nvmf-error';
 import { AttackError, AttackErrorCode } from '../apps/attack/attack-error';
 import { CmatoseError, CmatoseErrorCode } from '../apps/cmatose/cmatose-error';
 import { RdmaExampleError, RdmaExampleErrorCode } from '../apps/rdma-example/rdma-example-error';
@@ -96,6 +97,7 @@ const CLASSES: ErrorClass[] = [
     make: (c) => new HostDeviceError(c as HostDeviceErrorCode, 'x'),
   },
   { name: 'RpingError', file: 'apps/rping/rping-error.ts', codes: Object.values(RpingErrorCode), make: (c) => new RpingError(c as RpingErrorCode, 'x') },
+  { name: 'NvmfError', file: 'apps/nvmf/nvmf-error.ts', codes: Object.values(NvmfErrorCode), make: (c) => new NvmfError(c as NvmfErrorCode, 'x') },
   { name: 'AttackError', file: 'apps/attack/attack-error.ts', codes: Object.values(AttackErrorCode), make: (c) => new AttackError(c as AttackErrorCode, 'x') },
   {
     name: 'CmatoseError',
