@@ -17,6 +17,8 @@ import { streamCaptureFile } from './capture-stream';
 import { ProgrammingError, ProgrammingErrorCode } from '../base/programming-error';
 import { type ExactTime, exactTime } from '../base/exact-time';
 import { tcpConnectionRequest } from './oob';
+import { icmpUnreachable } from './icmp-unreachable';
+import { ConnectionDoctor, type Diagnosis } from './connection-doctor';
 import { type CmConnection, CmConnectionTracker } from './cm-connections';
 import { RECEIVE_DEPENDENT_RULES } from './gbn-checks';
 import { type CaptureGap, type Episode, type FrameResult, type Message, type RuleId, type Side, Trigger, type Violation } from './types';
@@ -272,6 +274,8 @@ export interface AnalysisResult {
   /** RDMA CM connections by communication-ID pair (kept with `keep`; cm-connections.ts). */
   cmConnections: CmConnection[];
   cmConnectionCount: number;
+  /** Why a connection never came up, as the frames show it (connection-doctor.ts); empty when they show nothing wrong. */
+  diagnosis: Diagnosis[];
 }
 
 /** How a RoCE frame decoded, as the frame totals count it (`Analyzer.pushRoce`). */
@@ -339,6 +343,8 @@ export class Analyzer {
   private readonly episodesByTrigger = Object.fromEntries(Object.values(Trigger).map((t) => [t, 0])) as Record<Trigger, number>;
   private readonly violationsByRule = new Map<RuleId, number>();
   captureError: WireError | null = null;
+  /** The diagnosis of connections that never came up. */
+  private readonly doctor = new ConnectionDoctor();
 
   constructor(opts: AnalyzerOptions = {}) {
     this.keep = keptLists(opts.keep);
@@ -480,7 +486,13 @@ export class Analyzer {
     }
     const timeNs = Number(rec.timestampNs - this.t0);
     if (!d.roce) {
-      this.pushNotRoce(rec.index, timeNs, rec.data !== undefined && rec.linkType !== undefined ? tcpConnectionRequest(rec.data, rec.linkType) : null);
+      const { data, linkType } = rec;
+      const withData = data !== undefined && linkType !== undefined;
+      this.pushNotRoce(rec.index, timeNs, withData ? tcpConnectionRequest(data, linkType) : null);
+      if (withData && (this.select === undefined || this.select(rec.index, timeNs))) {
+        const u = icmpUnreachable(data, linkType, this.decodeOpts.rocePort ?? 4791);
+        if (u !== null) this.doctor.onIcmp(rec.index, u);
+      }
       return;
     }
     this.pushRoce(rec.index, timeNs, frameTotalsBits(d), viewFrame(rec.index, timeNs, d, this.names), d);
@@ -535,6 +547,7 @@ export class Analyzer {
         if (d === null) throw new ProgrammingError(ProgrammingErrorCode.Misuse, 'a MAD to QP 1 must be pushed with its packet: its CM message is read from it');
         this.cmMessage(d, v);
       }
+      this.doctor.onRoce(v, d);
       const r = v.role === FrameRole.OTHER || v.transport === '' ? null : this.table.route(v);
       if (r === null) {
         if (v.role === FrameRole.CNP) bits |= FLAG_BIT.cnp;
@@ -634,6 +647,7 @@ export class Analyzer {
       cmConnections: this.cm.finish(),
       cmConnectionCount: this.cm.count,
       stopped: this.stopped,
+      diagnosis: this.doctor.finish(),
     };
   }
 

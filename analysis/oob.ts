@@ -17,42 +17,43 @@ const TCP = 6;
 const SYN = 0x02;
 const ACK = 0x10;
 
-/** The two addresses of a TCP SYN (no ACK) in `data`, or null for any other frame. */
-export function tcpConnectionRequest(data: Uint8Array, linkType: number): { src: string; dst: string } | null {
+/** Where the IP header of a frame with link type `linkType` starts, and its EtherType; null when the link header is cut or unknown. */
+export function linkPayload(data: Uint8Array, linkType: number): { off: number; etherType: number } | null {
   const view = new DataView(data.buffer, data.byteOffset, data.byteLength);
   const end = data.byteLength;
-  let off: number;
-  let etherType: number;
   try {
     switch (linkType) {
       case LinkType.Ethernet: {
         const eth = parseEthernet(view, 0, end);
-        off = ethernetHeaderLen(eth);
-        etherType = eth.etherType;
-        break;
+        return { off: ethernetHeaderLen(eth), etherType: eth.etherType };
       }
       case LinkType.LinuxSll:
-        if (end < SLL_LEN) return null;
-        off = SLL_LEN;
-        etherType = view.getUint16(14);
-        break;
+        return end < SLL_LEN ? null : { off: SLL_LEN, etherType: view.getUint16(14) };
       case LinkType.LinuxSll2:
-        if (end < SLL2_LEN) return null;
-        off = SLL2_LEN;
-        etherType = view.getUint16(0);
-        break;
+        return end < SLL2_LEN ? null : { off: SLL2_LEN, etherType: view.getUint16(0) };
       case LinkType.Raw:
       case LinkType.Ipv4:
       case LinkType.Ipv6: {
         if (end < 1) return null;
         const v = (data[0] as number) >>> 4;
-        off = 0;
-        etherType = v === 4 ? EtherType.IPv4 : v === 6 ? EtherType.IPv6 : -1;
-        break;
+        return { off: 0, etherType: v === 4 ? EtherType.IPv4 : v === 6 ? EtherType.IPv6 : -1 };
       }
       default:
         return null;
     }
+  } catch {
+    return null;
+  }
+}
+
+/** The two addresses of a TCP SYN (no ACK) in `data`, or null for any other frame. */
+export function tcpConnectionRequest(data: Uint8Array, linkType: number): { src: string; dst: string } | null {
+  const view = new DataView(data.buffer, data.byteOffset, data.byteLength);
+  const end = data.byteLength;
+  const l3 = linkPayload(data, linkType);
+  if (l3 === null) return null;
+  const { off, etherType } = l3;
+  try {
     let tcpOff: number;
     let src: string;
     let dst: string;
