@@ -353,14 +353,25 @@ export class ConnectionDoctor {
       const consistentWith: DiagnosisCause[] =
         known.length > 0
           ? known
-          : [DiagnosisCause.NO_ROCE_ON_PEER, DiagnosisCause.GID_TYPE_MISMATCH, DiagnosisCause.GID_INDEX_MISMATCH, DiagnosisCause.PATH_MTU_ABOVE_PEER, DiagnosisCause.WRONG_QPN];
+          : [
+              DiagnosisCause.NO_ROCE_ON_PEER,
+              DiagnosisCause.GID_TYPE_MISMATCH,
+              DiagnosisCause.GID_INDEX_MISMATCH,
+              DiagnosisCause.PATH_MTU_ABOVE_PEER,
+              DiagnosisCause.WRONG_QPN,
+            ];
       out.push({
         cause: DiagnosisCause.RETRY_EXHAUSTED,
         frames: [...q.frames],
         explanation:
           `${d.src} sent PSN ${q.firstPsn} to QP 0x${q.qpn.toString(16)} at ${d.dst} ${q.firstPsnSends} times and got no response at all: the requester ends with IBV_WC_RETRY_EXC_ERR once its retry count is spent (IBTA §9.7.6.1.3, C9-142)` +
-          (known.length > 0 ? `; this capture shows why: ${known.join(', ')}` : `; ${back === undefined || back.requests + back.cnps === 0 ? `${d.dst} sent nothing at all, ` : ''}the frames do not say which of ${consistentWith.join(', ')} it is`),
-        fix: known.length > 0 ? 'see the findings named above' : `run roce probe --doctor --dut ${d.dst} on the requester, and check the peer has RoCE, the GID index both sides use, the MTU and the exchanged QPN`,
+          (known.length > 0
+            ? `; this capture shows why: ${known.join(', ')}`
+            : `; ${back === undefined || back.requests + back.cnps === 0 ? `${d.dst} sent nothing at all, ` : ''}the frames do not say which of ${consistentWith.join(', ')} it is`),
+        fix:
+          known.length > 0
+            ? 'see the findings named above'
+            : `run roce probe --doctor --dut ${d.dst} on the requester, and check the peer has RoCE, the GID index both sides use, the MTU and the exchanged QPN`,
         consistentWith,
       });
     }
@@ -382,9 +393,21 @@ export class ConnectionDoctor {
       const frames = [...m.frames, ...other.frames].sort((x, y) => x - y).slice(0, MAX_EVIDENCE);
       const names = (x: number): string =>
         GID_KINDS.filter((k) => has(x, k))
-          .map((k) => ({ v1: 'RoCE v1 (EtherType 0x8915)', ipv4: 'RoCE v2 from an IPv4-mapped GID', linkLocal: 'RoCE v2 from a link-local (fe80::) GID', ipv6: 'RoCE v2 from a global IPv6 GID' })[k])
+          .map(
+            (k) =>
+              ({
+                v1: 'RoCE v1 (EtherType 0x8915)',
+                ipv4: 'RoCE v2 from an IPv4-mapped GID',
+                linkLocal: 'RoCE v2 from a link-local (fe80::) GID',
+                ipv6: 'RoCE v2 from a global IPv6 GID',
+              })[k],
+          )
           .join(' and ');
-      const macText = (mac: string): string => Number(mac).toString(16).padStart(12, '0').replace(/(..)(?!$)/g, '$1:');
+      const macText = (mac: string): string =>
+        Number(mac)
+          .toString(16)
+          .padStart(12, '0')
+          .replace(/(..)(?!$)/g, '$1:');
       const what = `${macText(a)} sends ${names(m.kinds)}, ${macText(b)} sends ${names(other.kinds)}`;
       if (has(m.kinds, 'v1') !== has(other.kinds, 'v1')) {
         out.push({

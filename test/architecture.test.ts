@@ -77,6 +77,7 @@ const APP_ARROWS: Readonly<Record<string, readonly string[]>> = {
   sweep: ['replay', 'sim'],
   'verbs-check': ['host', 'oob', 'perftest'],
   probe: ['host', 'oob', 'perftest'],
+  doctor: [],
 };
 
 /** The app a file under apps/ belongs to (its folder), or null for any other file. */

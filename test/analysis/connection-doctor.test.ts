@@ -112,15 +112,12 @@ describe('connection doctor', () => {
         bth: { opcode: Op.SEND_ONLY, destQp: QP_B, psn, ackReq: true },
         payload: new Uint8Array(64),
       });
-    const v2FromB = frame(req(0, Op.SEND_ONLY, 500, { len: 64 }));
-    // Turn the request into B's own: swap the hosts by building it from B.
     const fromB = buildRoceV2Frame({
       eth: { src: ETH_B, dst: ETH_A },
       ip: { version: 4, src: '198.18.0.2', dst: '198.18.0.1', ecn: 2 },
       bth: { opcode: Op.SEND_ONLY, destQp: QP_A, psn: 500, ackReq: true },
       payload: new Uint8Array(64),
     });
-    expect(v2FromB.length).toBeGreaterThan(0);
     const d = analyzeCapture(pcap([v1(100), fromB, v1(100), fromB, v1(100)])).diagnosis;
     expect(d[0]?.cause).toBe(DiagnosisCause.GID_TYPE_MISMATCH);
     expect(d[0]?.frames).toEqual([1, 2]);
@@ -196,7 +193,12 @@ describe('connection doctor', () => {
   });
 
   test('a PSN sequence NAK on the very first request: a wrong start PSN', () => {
-    const file = capture([req(0, Op.SEND_ONLY, 100, { len: 64 }), ack(5, 5000, Syn.NAK_SEQ), req(10, Op.SEND_ONLY, 101, { len: 64 }), ack(15, 5000, Syn.NAK_SEQ)]);
+    const file = capture([
+      req(0, Op.SEND_ONLY, 100, { len: 64 }),
+      ack(5, 5000, Syn.NAK_SEQ),
+      req(10, Op.SEND_ONLY, 101, { len: 64 }),
+      ack(15, 5000, Syn.NAK_SEQ),
+    ]);
     const d = analyzeCapture(file).diagnosis;
     expect(d.map((x) => x.cause)).toEqual([DiagnosisCause.WRONG_PSN]);
     expect(d[0]?.frames).toEqual([1, 2]);
