@@ -281,7 +281,7 @@ export function doctorText(checks: readonly DoctorCheck[]): string {
   const lines: string[] = [];
   for (const c of checks) {
     lines.push(`${c.status.padEnd(7)} ${c.check.padEnd(w)}  ${c.detail}`);
-    if (c.fix !== null) lines.push(`${''.padEnd(9 + w)}fix: ${c.fix}`);
+    if (c.fix !== null) lines.push(`${''.padEnd(10 + w)}fix: ${c.fix}`);
   }
   return `${lines.join('\n')}\n`;
 }
