@@ -16,7 +16,7 @@ import type { FlowSinks } from './flow';
 import { streamCaptureFile } from './capture-stream';
 import { ProgrammingError, ProgrammingErrorCode } from '../base/programming-error';
 import { type ExactTime, exactTime } from '../base/exact-time';
-import { tcpConnectionRequest } from './oob';
+import { perftestAnnouncement, tcpConnectionRequest } from './oob';
 import { icmpUnreachable } from './icmp-unreachable';
 import { ConnectionDoctor, type Diagnosis } from './connection-doctor';
 import { type CmConnection, CmConnectionTracker } from './cm-connections';
@@ -492,6 +492,8 @@ export class Analyzer {
       if (withData && (this.select === undefined || this.select(rec.index, timeNs))) {
         const u = icmpUnreachable(data, linkType, this.decodeOpts.rocePort ?? 4791);
         if (u !== null) this.doctor.onIcmp(rec.index, u);
+        const said = u === null ? perftestAnnouncement(data, linkType) : null;
+        if (said !== null) this.doctor.onAnnouncement(rec.index, said);
       }
       return;
     }

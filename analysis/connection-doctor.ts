@@ -9,6 +9,7 @@ import type { RocePacket } from '../packets/decode';
 import { AethKind } from '../packets/aeth';
 import { FrameRole, type FrameView } from './frame-view';
 import type { IcmpUnreachable } from './icmp-unreachable';
+import type { PerftestAnnouncement } from './oob';
 
 /** The causes the diagnosis names. */
 export const DiagnosisCause = {
@@ -148,6 +149,22 @@ export class ConnectionDoctor {
   /** GID kinds each MAC sent from, as bits, and to which MAC: pairs of hosts by their MACs ("a>b"). */
   private readonly macKinds = new Map<string, { kinds: number; frames: number[] }>();
   private readonly icmp: { frames: number[]; sample: IcmpUnreachable | null; count: number } = { frames: [], sample: null, count: 0 };
+
+  /** What each host announced in a perftest exchange: its QPNs and start PSNs, and the frames. */
+  private readonly announced = new Map<string, { qpns: Set<number>; psns: Set<number>; frames: number[] }>();
+
+  /** A perftest key message, frame `frame`: the QPN and start PSN its sender announced. */
+  onAnnouncement(frame: number, a: PerftestAnnouncement): void {
+    let h = this.announced.get(a.src);
+    if (h === undefined) {
+      if (this.announced.size >= MAX_PAIRS) return;
+      h = { qpns: new Set(), psns: new Set(), frames: [] };
+      this.announced.set(a.src, h);
+    }
+    if (h.qpns.size < MAX_QPNS) h.qpns.add(a.qpn);
+    if (h.psns.size < MAX_QPNS) h.psns.add(a.psn);
+    pushEvidence(h.frames, frame);
+  }
 
   /** An ICMP unreachable quoting a RoCE datagram, frame `frame`. */
   onIcmp(frame: number, u: IcmpUnreachable): void {
@@ -312,6 +329,7 @@ export class ConnectionDoctor {
           });
         }
       }
+      this.exchangeMismatches(d, note, specific.get(`${d.src}>${d.dst}`) ?? [], out);
       const first = d.qpns[0];
       if (back?.firstAck?.seqNak === true && first !== undefined && back.firstAck.psn !== first.firstPsn) {
         note(d, DiagnosisCause.WRONG_PSN);
@@ -376,6 +394,36 @@ export class ConnectionDoctor {
       });
     }
     return out;
+  }
+
+  /**
+   * The perftest exchange against the wire: requests to a QPN the responder did not announce, or a
+   * requester starting at a PSN it did not announce (the responder set its rq_psn from the announcement).
+   */
+  private exchangeMismatches(d: Direction, note: (d: Direction, c: DiagnosisCause) => void, already: readonly DiagnosisCause[], out: Diagnosis[]): void {
+    const peer = this.announced.get(d.dst);
+    const self = this.announced.get(d.src);
+    const hex = (n: number): string => `0x${n.toString(16)}`;
+    for (const q of d.qpns) {
+      if (peer !== undefined && peer.qpns.size < MAX_QPNS && !peer.qpns.has(q.qpn) && !already.includes(DiagnosisCause.WRONG_QPN)) {
+        note(d, DiagnosisCause.WRONG_QPN);
+        out.push({
+          cause: DiagnosisCause.WRONG_QPN,
+          frames: [...peer.frames.slice(0, 2), ...q.frames.slice(0, MAX_EVIDENCE - 2)],
+          explanation: `${d.src} sent requests to QP ${hex(q.qpn)} at ${d.dst}, which announced QPN ${[...peer.qpns].map(hex).join(', ')} in the perftest exchange`,
+          fix: 'use the QPN the peer sent in the exchange as the destination QP (IBV_QP_DEST_QPN)',
+        });
+      }
+      if (self !== undefined && self.psns.size < MAX_QPNS && !self.psns.has(q.firstPsn) && !already.includes(DiagnosisCause.WRONG_PSN)) {
+        note(d, DiagnosisCause.WRONG_PSN);
+        out.push({
+          cause: DiagnosisCause.WRONG_PSN,
+          frames: [...self.frames.slice(0, 2), q.frames[0] ?? 0],
+          explanation: `${d.src} started its requests to QP ${hex(q.qpn)} at PSN ${q.firstPsn} but announced start PSN ${[...self.psns].join(', ')} in the perftest exchange: the responder expects the announced one`,
+          fix: "set the requester's sq_psn (IBV_QP_SQ_PSN) to the PSN it announces",
+        });
+      }
+    }
   }
 
   /** A pair of hosts (by MAC) where one sends RoCE v1 and the other v2, or one from a link-local GID and the other from an IPv4-mapped one. */

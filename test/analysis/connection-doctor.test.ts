@@ -11,6 +11,8 @@ import { analyzeCapture } from '../../analysis/analyzer';
 import { analysisDocument } from '../../analysis/document';
 import { writeTextReport } from '../../analysis/text-report';
 import { DiagnosisCause } from '../../analysis/connection-doctor';
+import { perftestAnnouncement } from '../../analysis/oob';
+import { iterateCapture } from '../../packets/pcap';
 import { EPOCH, Op, QP_A, QP_B, Syn, ack, capture, frame, req } from './frames';
 
 const ETH_A = 0x020000000001;
@@ -47,6 +49,33 @@ function icmpV4PortUnreachable(quoted: Uint8Array): Uint8Array {
   f[23] = 1;
   f.set([198, 18, 0, 2, 198, 18, 0, 1], 26);
   f.set(icmp, 34);
+  return f;
+}
+
+/** A TCP segment from `from` carrying perftest's key message (KEY_PRINT_FMT_GID's start) for `qpn` and `psn`. */
+function perftestKey(from: 'a' | 'b', qpn: number, psn: number): Uint8Array {
+  const h = (n: number, w: number) => n.toString(16).padStart(w, '0');
+  const text = `0000:0001:${h(qpn, 6)}:${h(psn, 6)}:00000136:00007f0000001000:${'00:'.repeat(16)}00000000\0`;
+  const payload = Uint8Array.from(text, (c) => c.charCodeAt(0));
+  const total = 20 + 20 + payload.length;
+  const f = new Uint8Array(14 + total);
+  const v = new DataView(f.buffer);
+  const [src, dst] = from === 'a' ? [1, 2] : [2, 1];
+  v.setUint32(0, 0x0200);
+  v.setUint16(4, dst);
+  v.setUint32(6, 0x0200);
+  v.setUint16(10, src);
+  v.setUint16(12, 0x0800);
+  f[14] = 0x45;
+  v.setUint16(16, total);
+  f[22] = 64;
+  f[23] = 6;
+  f.set([198, 18, 0, src, 198, 18, 0, dst], 26);
+  v.setUint16(34, from === 'a' ? 40000 : 18515);
+  v.setUint16(36, from === 'a' ? 18515 : 40000);
+  f[46] = 0x50; // data offset 5 words
+  f[47] = 0x18; // PSH, ACK
+  f.set(payload, 54);
   return f;
 }
 
@@ -244,5 +273,39 @@ describe('connection doctor', () => {
     expect(d[0]?.explanation).toContain('sent PSN 100 to QP 0x12 at 198.18.0.2 8 times and got no response at all');
     expect(d[0]?.explanation).toContain('198.18.0.2 sent nothing at all');
     expect(d[0]?.consistentWith).toEqual(['noRoceOnPeer', 'gidTypeMismatch', 'gidIndexMismatch', 'pathMtuAbovePeer', 'wrongQpn']);
+  });
+
+  test("perftest's key messages in the rxe captures are read as tshark shows them, and agree with the wire", () => {
+    const file = readFileSync('captures/rxe/send-bw-rnr.pcap');
+    const said = new Set<string>();
+    const it = iterateCapture(file);
+    for (;;) {
+      const s = it.next();
+      if (s.done === true) break;
+      const a = perftestAnnouncement(s.value.data, s.value.linkType);
+      if (a !== null) said.add(`${s.value.index} ${a.src} ${a.qpn} ${a.psn}`);
+    }
+    // tshark -Y 'tcp.len>=40' -e tcp.payload: frame 27 from 198.18.0.2 "0000:0001:000011:faa2b5:...", 28 from 198.18.0.1 ":000011:fcdaa8:".
+    expect(said).toContain(`27 198.18.0.2 17 ${0xfaa2b5}`);
+    expect(said).toContain(`28 198.18.0.1 17 ${0xfcdaa8}`);
+    expect(analyzeCapture(file).diagnosis).toEqual([]);
+  });
+
+  test('the perftest exchange names a QPN the requests do not go to: a wrong QPN', () => {
+    const roce: Uint8Array[] = [frame(req(0, Op.SEND_ONLY, 100, { len: 64 })), frame(ack(5, 100))];
+    const d = analyzeCapture(pcap([perftestKey('b', 0x55, 100), perftestKey('a', QP_A, 100), ...roce])).diagnosis;
+    expect(d.map((x) => x.cause)).toEqual([DiagnosisCause.WRONG_QPN]);
+    expect(d[0]?.frames).toEqual([1, 3]);
+    expect(d[0]?.explanation).toBe('198.18.0.1 sent requests to QP 0x12 at 198.18.0.2, which announced QPN 0x55 in the perftest exchange');
+    // The exchange that names the QPs on the wire gives nothing.
+    expect(causes(pcap([perftestKey('b', QP_B, 100), perftestKey('a', QP_A, 100), ...roce]))).toEqual([]);
+  });
+
+  test('the perftest exchange names a start PSN the requester does not use: a wrong PSN', () => {
+    const roce: Uint8Array[] = [frame(req(0, Op.SEND_ONLY, 100, { len: 64 })), frame(ack(5, 100))];
+    const d = analyzeCapture(pcap([perftestKey('b', QP_B, 7), perftestKey('a', QP_A, 999), ...roce])).diagnosis;
+    expect(d.map((x) => x.cause)).toEqual([DiagnosisCause.WRONG_PSN]);
+    expect(d[0]?.frames).toEqual([2, 3]);
+    expect(d[0]?.explanation).toContain('started its requests to QP 0x12 at PSN 100 but announced start PSN 999');
   });
 });
