@@ -130,16 +130,19 @@ function inWindow(p: number, from: number, to: number): boolean {
   return ((p - from) & 0xffffff) <= ((to - from) & 0xffffff);
 }
 
-/** The ECN field of a frame's IP header or GRH (0: Not-ECT). */
-function ecnOf(p: RocePacket): number {
-  if (p.ipv4 !== null) return p.ipv4.ecn;
-  const h = p.ipv6 ?? p.grh;
-  return h === null ? 0 : h.trafficClass & 3;
+/** What the diagnosis reads of a RoCE frame beyond its view: RoCE version, ECN field (0: Not-ECT), MACs (-1 without Ethernet). */
+export interface WireFacts {
+  version: 1 | 2;
+  ecn: number;
+  srcMac: number;
+  dstMac: number;
 }
 
-/** Ethernet source MAC, or -1. */
-function macOf(p: RocePacket): number {
-  return p.eth?.src ?? -1;
+/** The `WireFacts` of a decoded frame. */
+export function wireFacts(p: RocePacket): WireFacts {
+  const h = p.ipv6 ?? p.grh;
+  const ecn = p.ipv4 !== null ? p.ipv4.ecn : h === null ? 0 : h.trafficClass & 3;
+  return { version: p.version, ecn, srcMac: p.eth?.src ?? -1, dstMac: p.eth?.dst ?? -1 };
 }
 
 /** Collects what the diagnosis needs from each frame; `finish` names the causes. */
@@ -184,16 +187,16 @@ export class ConnectionDoctor {
     return d;
   }
 
-  /** A RoCE frame with its view; `p` (null when only the view is at hand) gives its version, ECN field and MACs. */
-  onRoce(v: FrameView, p: RocePacket | null): void {
+  /** A RoCE frame: its view and its version, ECN field and MACs. */
+  onRoce(v: FrameView, p: WireFacts): void {
     const d = this.dir(v.src, v.dst);
     if (d === null) return;
-    const version = p?.version ?? 2;
+    const version = p.version;
     const kindBit = 1 << GID_KINDS.indexOf(gidKind(version, v.src));
     if ((d.kinds & kindBit) === 0) pushEvidence(d.kindFrames, v.frame);
     d.kinds |= kindBit;
-    if (p !== null && p.eth !== null) {
-      const key = `${macOf(p)}>${p.eth.dst}`;
+    if (p.srcMac >= 0) {
+      const key = `${p.srcMac}>${p.dstMac}`;
       let m = this.macKinds.get(key);
       if (m === undefined && this.macKinds.size < MAX_PAIRS) {
         m = { kinds: 0, frames: [] };
@@ -216,9 +219,8 @@ export class ConnectionDoctor {
     if (v.role === FrameRole.REQUEST) {
       if (v.transport !== 'RC' || v.destQp === 1) return;
       d.requests++;
-      const ecn = p === null ? (v.ecnCe ? 3 : -1) : ecnOf(p);
-      if (ecn > 0) d.ect++;
-      else if (ecn === 0) d.notEct++;
+      if (p.ecn > 0) d.ect++;
+      else d.notEct++;
       if (v.ecnCe) {
         d.ce++;
         pushEvidence(d.ceFrames, v.frame);
