@@ -16,7 +16,9 @@ import type { FlowSinks } from './flow';
 import { streamCaptureFile } from './capture-stream';
 import { ProgrammingError, ProgrammingErrorCode } from '../base/programming-error';
 import { type ExactTime, exactTime } from '../base/exact-time';
-import { tcpConnectionRequest } from './oob';
+import { perftestAnnouncement, tcpConnectionRequest } from './oob';
+import { icmpUnreachable } from './icmp-unreachable';
+import { ConnectionDoctor, type Diagnosis, type WireFacts, wireFacts } from './connection-doctor';
 import { type CmConnection, CmConnectionTracker } from './cm-connections';
 import { RECEIVE_DEPENDENT_RULES } from './gbn-checks';
 import { type CaptureGap, type Episode, type FrameResult, type Message, type RuleId, type Side, Trigger, type Violation } from './types';
@@ -272,6 +274,8 @@ export interface AnalysisResult {
   /** RDMA CM connections by communication-ID pair (kept with `keep`; cm-connections.ts). */
   cmConnections: CmConnection[];
   cmConnectionCount: number;
+  /** Why a connection never came up, as the frames show it (connection-doctor.ts); empty when they show nothing wrong. */
+  diagnosis: Diagnosis[];
 }
 
 /** How a RoCE frame decoded, as the frame totals count it (`Analyzer.pushRoce`). */
@@ -339,6 +343,8 @@ export class Analyzer {
   private readonly episodesByTrigger = Object.fromEntries(Object.values(Trigger).map((t) => [t, 0])) as Record<Trigger, number>;
   private readonly violationsByRule = new Map<RuleId, number>();
   captureError: WireError | null = null;
+  /** The diagnosis of connections that never came up. */
+  private readonly doctor = new ConnectionDoctor();
 
   constructor(opts: AnalyzerOptions = {}) {
     this.keep = keptLists(opts.keep);
@@ -480,7 +486,9 @@ export class Analyzer {
     }
     const timeNs = Number(rec.timestampNs - this.t0);
     if (!d.roce) {
-      this.pushNotRoce(rec.index, timeNs, rec.data !== undefined && rec.linkType !== undefined ? tcpConnectionRequest(rec.data, rec.linkType) : null);
+      const { data, linkType } = rec;
+      if (data !== undefined && linkType !== undefined) this.pushNotRoceFrame(rec.index, timeNs, data, linkType);
+      else this.pushNotRoce(rec.index, timeNs, null);
       return;
     }
     this.pushRoce(rec.index, timeNs, frameTotalsBits(d), viewFrame(rec.index, timeNs, d, this.names), d);
@@ -492,6 +500,20 @@ export class Analyzer {
    */
   setStartTime(t: ExactTime): void {
     this.startTime = { ...t };
+  }
+
+  /**
+   * Frame `index`, `timeNs` after the first, is not RoCE, with its bytes: a TCP SYN opens a
+   * connection (conversations.ts); an ICMP unreachable for the RoCE port or a perftest key message
+   * goes to the diagnosis.
+   */
+  pushNotRoceFrame(index: number, timeNs: number, data: Uint8Array, linkType: number): void {
+    this.pushNotRoce(index, timeNs, tcpConnectionRequest(data, linkType));
+    if (this.select !== undefined && !this.select(index, timeNs)) return;
+    const u = icmpUnreachable(data, linkType, this.decodeOpts.rocePort ?? 4791);
+    if (u !== null) this.doctor.onIcmp(index, u);
+    const said = u === null ? perftestAnnouncement(data, linkType) : null;
+    if (said !== null) this.doctor.onAnnouncement(index, said);
   }
 
   /** Frame `index`, `timeNs` after the first, is not RoCE; `syn` is the connection it opens, if it is a TCP SYN. */
@@ -511,9 +533,10 @@ export class Analyzer {
   /**
    * RoCE frame `index`, `timeNs` after the first: `totalsBits` (`frameTotalsBits`) says how it
    * decoded, `v` is its view (null without a BTH). `d`, the packet itself, is needed only for a CM
-   * MAD (UD to QP 1) and by `onFrame`.
+   * MAD (UD to QP 1) and by `onFrame`. `facts`, what the diagnosis reads beyond the view, is taken
+   * from `d` when it is given, else from `facts` (view-batch.ts carries them).
    */
-  pushRoce(index: number, timeNs: number, totalsBits: number, v: FrameView | null, d: RocePacket | null): void {
+  pushRoce(index: number, timeNs: number, totalsBits: number, v: FrameView | null, d: RocePacket | null, facts?: WireFacts): void {
     if (this.select !== undefined && !this.select(index, timeNs)) return;
     this.frameStart(index, timeNs);
     this.totals.roce++;
@@ -535,6 +558,9 @@ export class Analyzer {
         if (d === null) throw new ProgrammingError(ProgrammingErrorCode.Misuse, 'a MAD to QP 1 must be pushed with its packet: its CM message is read from it');
         this.cmMessage(d, v);
       }
+      const f = d !== null ? wireFacts(d) : facts;
+      if (f === undefined) throw new ProgrammingError(ProgrammingErrorCode.Misuse, 'a RoCE frame pushed without its packet needs its wire facts');
+      this.doctor.onRoce(v, f);
       const r = v.role === FrameRole.OTHER || v.transport === '' ? null : this.table.route(v);
       if (r === null) {
         if (v.role === FrameRole.CNP) bits |= FLAG_BIT.cnp;
@@ -634,6 +660,7 @@ export class Analyzer {
       cmConnections: this.cm.finish(),
       cmConnectionCount: this.cm.count,
       stopped: this.stopped,
+      diagnosis: this.doctor.finish(),
     };
   }
 

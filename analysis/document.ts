@@ -8,6 +8,7 @@ import type { CongestionReport } from './congestion-track';
 import { secondsText } from '../base/exact-time';
 import { type AnalysisResult, type AnalysisStop, flowKey } from './analyzer';
 import type { CmConnection } from './cm-connections';
+import type { Diagnosis } from './connection-doctor';
 import type { RecoveryCounts } from '../base/recovery-trigger';
 import type { Conversation } from './conversations';
 import { FLAG_NAMES, type FlagName } from './flags';
@@ -127,6 +128,8 @@ export interface AnalysisDocument {
   captureGaps: CaptureGap[];
   /** RDMA CM connections: hosts, QPNs, start PSNs, service, timing, retries, MRA, REJ, DREQ/DREP, SIDR, final state. */
   cmConnections: CmConnection[];
+  /** Why a connection never came up (connection-doctor.ts): present only when the frames show a cause. */
+  diagnosis?: Diagnosis[];
 }
 
 const series = (s: TimeSeries): SeriesJson => ({ binNs: s.binNs, values: [...s.bins] });
@@ -234,5 +237,6 @@ export function analysisDocument(r: AnalysisResult, file: string, report?: (conv
     captureQuality: { ...r.captureQuality },
     captureGaps: r.captureGaps,
     cmConnections,
+    ...(r.diagnosis.length > 0 ? { diagnosis: r.diagnosis } : {}),
   };
 }

@@ -305,6 +305,14 @@ export function writeTextReport(d: TextReportDocument, o: ReportOptions, write: 
     out.push('', 'RDMA CM connections:');
     for (const c of d.cmConnections) out.push(...cmLines(c));
   }
+  if (d.diagnosis !== undefined && d.diagnosis.length > 0) {
+    out.push('', 'diagnosis:');
+    for (const g of d.diagnosis) {
+      out.push(`  ${g.cause} (frames ${g.frames.join(', ')}): ${g.explanation}`);
+      if (g.consistentWith !== undefined) out.push(`    consistent with: ${g.consistentWith.join(', ')}`);
+      out.push(`    fix: ${g.fix}`);
+    }
+  }
   // A list's lines: made here, or made earlier (TextList).
   const list = <T>(title: string, items: readonly T[] | TextList, line: (item: T) => string): void => {
     if (items.length === 0) return;

@@ -15,8 +15,10 @@ import { internalError } from '../base/programming-error';
 import type { ExactTime } from '../base/exact-time';
 import { AddressNames } from './address-names';
 import { type Analyzer, frameTotalsBits, isCmMad } from './analyzer';
+import { type WireFacts, wireFacts } from './connection-doctor';
 import { type FrameView, ecnCe, isMalformed, opcodeView, viewFrame } from './frame-view';
-import { tcpConnectionRequest } from './oob';
+import { perftestAnnouncement, tcpConnectionRequest } from './oob';
+import { icmpUnreachable } from './icmp-unreachable';
 
 /** What a record of a batch is. */
 export const RecordKind = {
@@ -52,11 +54,15 @@ const S = {
   PAYLOAD_LENGTH: 14,
   ICRC: 15,
   SPORT: 16,
+  /** connection-doctor.ts `WireFacts`: version | ecn << 2, and the two MACs (-1 without Ethernet). */
+  VERSION_ECN: 17,
+  SRC_MAC: 18,
+  DST_MAC: 19,
 } as const;
 /** RAW's slots after the head. */
 const RAW = { LINK_TYPE: 4, ORIG_LEN: 5, OFFSET: 6, LENGTH: 7 } as const;
 /** Slots per record. */
-export const RECORD_SLOTS = 17;
+export const RECORD_SLOTS = 20;
 /** Records per batch at most. */
 export const VIEW_BATCH_RECORDS = 2048;
 /** Bytes of RAW records per batch at first (a larger record gets a larger area of its own). */
@@ -164,7 +170,13 @@ export class ViewBatchWriter {
     s[o + S.TIME_NS] = timeNs;
     b.count++;
     if (!d.roce) {
-      const syn = tcpConnectionRequest(bytes.subarray(start, end), linkType);
+      const frame = bytes.subarray(start, end);
+      // The diagnosis reads an ICMP unreachable for the RoCE port and perftest's key message whole.
+      if (icmpUnreachable(frame, linkType, this.decode.rocePort ?? 4791) !== null || perftestAnnouncement(frame, linkType) !== null) {
+        this.addRaw(o, linkType, origLen, frame);
+        return;
+      }
+      const syn = tcpConnectionRequest(frame, linkType);
       if (syn === null) s[o + S.KIND] = RecordKind.NOT_ROCE;
       else {
         s[o + S.KIND] = RecordKind.NOT_ROCE_SYN;
@@ -182,19 +194,7 @@ export class ViewBatchWriter {
     const known = d.info !== undefined;
     if (isCmMad(opcodeView(bth.opcode, known).transport, bth.destQp)) {
       // The analyzer reads a CM MAD's message from the packet.
-      const n = end - start;
-      s[o + S.KIND] = RecordKind.RAW;
-      s[o + RAW.LINK_TYPE] = linkType;
-      s[o + RAW.ORIG_LEN] = origLen;
-      s[o + RAW.OFFSET] = this.rawUsed;
-      s[o + RAW.LENGTH] = n;
-      if (this.rawUsed + n > b.raw.byteLength) {
-        const bigger = new Uint8Array(Math.max(b.raw.byteLength * 2, this.rawUsed + n));
-        bigger.set(b.raw.subarray(0, this.rawUsed));
-        b.raw = bigger;
-      }
-      b.raw.set(bytes.subarray(start, end), this.rawUsed);
-      this.rawUsed += n;
+      this.addRaw(o, linkType, origLen, bytes.subarray(start, end));
       return;
     }
     // The fields of frame-view.ts `viewFrame`, from which the reader makes the same view.
@@ -225,6 +225,30 @@ export class ViewBatchWriter {
     s[o + S.PAYLOAD_LENGTH] = d.payloadLength;
     s[o + S.ICRC] = d.icrc ?? -1;
     s[o + S.SPORT] = d.udp?.srcPort ?? -1;
+    const f = wireFacts(d);
+    s[o + S.VERSION_ECN] = f.version | (f.ecn << 2);
+    s[o + S.SRC_MAC] = f.srcMac;
+    s[o + S.DST_MAC] = f.dstMac;
+  }
+
+  /** Record `o` is RAW: the frame's bytes follow in the batch's raw area. */
+  private addRaw(o: number, linkType: number, origLen: number, frame: Uint8Array): void {
+    const b = this.batch;
+    if (b === null) throw internalError('ViewBatchWriter.addRaw with no batch');
+    const s = b.slots;
+    const n = frame.byteLength;
+    s[o + S.KIND] = RecordKind.RAW;
+    s[o + RAW.LINK_TYPE] = linkType;
+    s[o + RAW.ORIG_LEN] = origLen;
+    s[o + RAW.OFFSET] = this.rawUsed;
+    s[o + RAW.LENGTH] = n;
+    if (this.rawUsed + n > b.raw.byteLength) {
+      const bigger = new Uint8Array(Math.max(b.raw.byteLength * 2, this.rawUsed + n));
+      bigger.set(b.raw.subarray(0, this.rawUsed));
+      b.raw = bigger;
+    }
+    b.raw.set(frame, this.rawUsed);
+    this.rawUsed += n;
   }
 
   private v4Id(addr: number): number {
@@ -279,7 +303,7 @@ export class ViewBatchReader {
       const timeNs = s[o + S.TIME_NS] as number;
       switch (kind) {
         case RecordKind.VIEW:
-          a.pushRoce(index, timeNs, s[o + S.TOTALS] as number, this.view(s, o, index, timeNs), null);
+          a.pushRoce(index, timeNs, s[o + S.TOTALS] as number, this.view(s, o, index, timeNs), null, this.facts(s, o));
           break;
         case RecordKind.NO_BTH:
           a.pushRoce(index, timeNs, s[o + S.TOTALS] as number, null, null);
@@ -307,9 +331,18 @@ export class ViewBatchReader {
     const from = b.raw.byteOffset + (s[o + RAW.OFFSET] as number);
     const to = from + (s[o + RAW.LENGTH] as number);
     const d = decodeAt(this.rawView, new Uint8Array(b.raw.buffer), from, to, s[o + RAW.LINK_TYPE] as number, this.decode, s[o + RAW.ORIG_LEN] as number);
-    // The writer sent it raw because it decoded as RoCE with a BTH; decoded the same, it still does.
-    if (!d.roce) throw internalError(`view batch ${b.seq}: raw frame ${index} is not RoCE on a second decode`);
+    // Not RoCE: an ICMP unreachable or a perftest key message, for the diagnosis.
+    if (!d.roce) {
+      this.analyzer.pushNotRoceFrame(index, timeNs, new Uint8Array(b.raw.buffer, from, to - from), s[o + RAW.LINK_TYPE] as number);
+      return;
+    }
     this.analyzer.pushRoce(index, timeNs, frameTotalsBits(d), viewFrame(index, timeNs, d, this.names), d);
+  }
+
+  /** The wire facts of VIEW record `o`. */
+  private facts(s: Float64Array, o: number): WireFacts {
+    const ve = s[o + S.VERSION_ECN] as number;
+    return { version: (ve & 3) === 1 ? 1 : 2, ecn: ve >>> 2, srcMac: s[o + S.SRC_MAC] as number, dstMac: s[o + S.DST_MAC] as number };
   }
 
   private text(n: number | undefined): string {

@@ -8,6 +8,7 @@ import * as fs from 'node:fs';
 import { type OptionSpec, UsageError, formatOptions, intValue } from './args';
 import { type CommandContext, parseCommand } from './command';
 import { PROBE_LIVE_OPTIONS, runProbeLive } from './probe-live';
+import { pathMtuOption, runProbeDoctor } from './probe-doctor';
 import { HostDriverKind } from '../apps/host/host-device';
 import type { Output } from './output';
 import { BUNDLED_SCENARIOS, bundledScenario } from '../apps/probe/bundled-scenarios';
@@ -47,12 +48,19 @@ export const PROBE_OPTIONS: readonly OptionSpec[] = [
     help: 'also write the report as one self-contained HTML page: the table, the details, and a ladder of each figure with the event marked',
   },
   { name: 'fail-on', kind: 'list', value: 'KINDS', help: `exit 1 when a figure of these kinds fails: ${FAIL_ON_ANY} or ${FIGURE_KINDS.join(', ')}` },
+  {
+    name: 'doctor',
+    kind: 'flag',
+    help: "instead of a run: check --dev's configuration (up, MTU, GIDs) and, with --dut, the DUT's neighbour entry and whether it answers UDP 4791 with ICMP unreachable; ECN settings",
+  },
+  { name: 'mtu', kind: 'string', value: 'N', help: "with --doctor: the path MTU to check the interface's MTU against (default: the scenario's, else 1024)" },
   { name: 'help', short: 'h', kind: 'flag', help: 'this help' },
 ];
 
 export const PROBE_USAGE = `usage: roce probe [options] SCENARIO.yml
        roce probe [options] --scenario NAME
        roce probe --list
+       roce probe --doctor --dev IFACE [--dut IP] [--mtu N]
 
 Runs a test scenario against a device under test (DUT): this stack is the DUT's
 peer (the other end of its ib_write_bw, ib_read_bw or ib_send_bw) and makes the
@@ -108,11 +116,33 @@ export async function probeCommand(argv: readonly string[], out: Output, ctx?: C
   if (driver !== HostDriverKind.MEMORY && driver !== HostDriverKind.XDP && driver !== HostDriverKind.PACKET)
     throw new UsageError(`--driver must be memory, xdp or packet, not ${JSON.stringify(driver)}`);
   const liveOnly = PROBE_LIVE_OPTIONS.map((o) => o.name).filter((n) => args.values.has(n));
-  if (driver === HostDriverKind.MEMORY && liveOnly.length > 0) throw new UsageError(`--${liveOnly[0]} is for a live DUT (--driver xdp or packet)`);
+  if (driver === HostDriverKind.MEMORY && liveOnly.length > 0 && !args.flags.has('doctor'))
+    throw new UsageError(`--${liveOnly[0]} is for a live DUT (--driver xdp or packet)`);
   if (driver !== HostDriverKind.MEMORY && args.values.has('latency-us'))
     throw new UsageError('--latency-us sets the in-memory link; a live run has the real one');
   const failOn = parseProbeFailOn(args.lists.get('fail-on') ?? []);
   if (failOn.unknown.length > 0) throw new UsageError(`--fail-on: unknown ${failOn.unknown.join(', ')} (${FAIL_ON_ANY}, ${FIGURE_KINDS.join(', ')})`);
+
+  if (args.flags.has('doctor')) {
+    // The scenario, when given, says the path MTU to check; nothing else of it applies.
+    let scenarioMtu: number | undefined;
+    if (args.positionals.length > 0 || args.values.has('scenario')) {
+      try {
+        scenarioMtu = loadScenario({ file: args.positionals[0], name: args.values.get('scenario') }).scenario.traffic.mtu;
+      } catch (e) {
+        if (!(e instanceof ProbeError)) throw e;
+        out.stderr(`roce probe: ${args.positionals[0] ?? args.values.get('scenario') ?? 'scenario'}: ${e.message}\n`);
+        return 2;
+      }
+    }
+    return runProbeDoctor(out, {
+      ifname: args.values.get('dev'),
+      dut: args.values.get('dut'),
+      mtu: pathMtuOption(args.values.get('mtu')) ?? scenarioMtu,
+      json,
+    });
+  }
+  if (args.values.has('mtu')) throw new UsageError("--mtu goes with --doctor (a scenario sets its run's path MTU)");
 
   if (args.flags.has('list')) {
     if (args.positionals.length > 0 || args.values.has('scenario')) throw new UsageError('--list takes no scenario');

@@ -78,6 +78,7 @@ const APP_ARROWS: Readonly<Record<string, readonly string[]>> = {
   'verbs-check': ['host', 'oob', 'perftest'],
   probe: ['host', 'oob', 'perftest'],
   nvmf: ['host', 'perftest'],
+  doctor: [],
 };
 
 /** The app a file under apps/ belongs to (its folder), or null for any other file. */

@@ -16,6 +16,8 @@ import { ProgrammingError } from '../../base/programming-error';
 import { noPublicCaptures, publicCapturesDir, testUnless } from '../support/skip';
 import { repeatedCapture } from '../support/repeated-capture';
 import type { ExactTime } from '../../base/exact-time';
+import { buildRoceV1Frame, buildRoceV2Frame } from '../../packets/build';
+import { PcapWriter } from '../../packets/pcap';
 
 const CAPS = path.resolve(__dirname, '..', '..', 'captures');
 
@@ -111,6 +113,38 @@ describe('view batches', () => {
       }
     }
     expect([...kinds].sort()).toEqual(Object.values(RecordKind).sort());
+  });
+
+  test('the diagnosis from batches is the one analyzeFile makes: RoCE version, ECN field and MACs travel with the view', () => {
+    // A sends RoCE v1 with Not-ECT requests; B answers with RoCE v2 frames and a CNP (gidTypeMismatch, ecnOneEnd, retryExhausted).
+    const eth = (from: 1 | 2) => ({ src: 0x020000000000 + from, dst: 0x020000000000 + (3 - from) });
+    const v1 = buildRoceV1Frame({
+      eth: eth(1),
+      grh: { sgid: '::ffff:198.18.0.1', dgid: '::ffff:198.18.0.2' },
+      bth: { opcode: 0x04, destQp: 0x12, psn: 100, ackReq: true },
+      payload: new Uint8Array(64),
+    });
+    const v2 = (opcode: number, extra: object) =>
+      buildRoceV2Frame({
+        eth: eth(2),
+        ip: { version: 4, src: '198.18.0.2', dst: '198.18.0.1', ecn: 2 },
+        bth: { opcode, destQp: 0x11, psn: 5, ackReq: true },
+        ...extra,
+      });
+    const w = new PcapWriter({ nanosecond: true });
+    [v1, v2(0x04, { payload: new Uint8Array(64) }), v1, v2(0x81, { cnp: new Uint8Array(16) }), v1].forEach((f, i) =>
+      w.add(f, 1_700_000_000_000_000_000n + BigInt(i) * 1000n),
+    );
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'roce-view-batch-'));
+    try {
+      const file = path.join(dir, 'doctor.pcap');
+      fs.writeFileSync(file, w.toBytes());
+      const direct = analysisDocument(analyzeFile(file), file);
+      expect(direct.diagnosis?.map((d) => d.cause)).toEqual(['gidTypeMismatch', 'retryExhausted']);
+      expect(viaBatches(file, {}, {}).doc).toEqual(direct);
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   test('the string numbering starting over changes nothing', () => {
