@@ -162,9 +162,12 @@ export function iserCapture(): Uint8Array {
 
   /** A SCSI command: `dir` says which STag the header names; the target moves `len` bytes before it answers. */
   const scsi = (itt: number, cdb: Uint8Array, dir: 'read' | 'write' | 'none', len: number, status = 0, sense?: Uint8Array): void => {
-    const stag = { stag: ini.mr.rkey, offset: ini.mr.addr(DATA_AT) };
+    // Each task its own buffer, as an initiator registers one per I/O: a buffer filled by the CPU
+    // after an earlier RDMA WRITE into it would read back bytes the wire never showed.
+    const at = DATA_AT + (itt - 0x10) * 4096;
+    const stag = { stag: ini.mr.rkey, offset: ini.mr.addr(at) };
     const header = controlHeader(dir === 'write' ? stag : null, dir === 'read' ? stag : null);
-    if (dir === 'write') ini.mr.buffer.fill(0x57, DATA_AT, DATA_AT + len);
+    if (dir === 'write') ini.mr.buffer.fill(0x57, at, at + len);
     const pdu = B.scsiCommandPdu({ ...iseq(itt), lun: LUN, read: dir === 'read', write: dir === 'write', edtl: len, cdb });
     exchange(ini, target, header, pdu, (req, h) => {
       const d = pduDetails(req, keyValues);

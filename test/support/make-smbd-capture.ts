@@ -107,8 +107,16 @@ export function smbdCapture(): Uint8Array {
     frames.push(
       buildRoceV2Frame({ ...t, eth: { src: from.mac, dst: to.mac }, ip: { version: 4, src: from.ip, dst: to.ip }, udp: { srcPort: 0xc000 + from.qpn } }),
     );
+  /** Each responder's MSN: the request messages it has completed (IBTA §9.7.5.1.2). */
+  const msn = new Map<Host, number>();
+  const completed = (h: Host): number => {
+    const m = ((msn.get(h) ?? 0) + 1) & 0xffffff;
+    msn.set(h, m);
+    return m;
+  };
+  /** The ACK of the message whose last packet is `p`: `from` completed it. */
   const ack = (from: Host, to: Host, p: number) =>
-    frame(from, to, { bth: { opcode: Opcode.RC_ACKNOWLEDGE, destQp: to.qpn, psn: p }, aeth: { syndrome: encodeSyndrome(AethKind.ACK, 0x1f), msn: 0 } });
+    frame(from, to, { bth: { opcode: Opcode.RC_ACKNOWLEDGE, destQp: to.qpn, psn: p }, aeth: { syndrome: encodeSyndrome(AethKind.ACK, 0x1f), msn: completed(from) } });
   const next = (h: Host) => {
     const p = psn.get(h) as number;
     psn.set(h, (p + 1) & 0xffffff);
@@ -176,7 +184,7 @@ export function smbdCapture(): Uint8Array {
     bth: { opcode: Opcode.RC_RDMA_READ_REQUEST, destQp: CLIENT.qpn, psn: rd, ackReq: true },
     reth: { va: WRITE_BUF.offset, rkey: WRITE_BUF.token, dmaLength: 2048 },
   });
-  const aeth = { syndrome: encodeSyndrome(AethKind.ACK, 0x1f), msn: 0 };
+  const aeth = { syndrome: encodeSyndrome(AethKind.ACK, 0x1f), msn: completed(CLIENT) };
   frame(CLIENT, SERVER, { bth: { opcode: Opcode.RC_RDMA_READ_RESPONSE_FIRST, destQp: SERVER.qpn, psn: rd }, aeth, payload: fileData(1, 1024) });
   frame(CLIENT, SERVER, { bth: { opcode: Opcode.RC_RDMA_READ_RESPONSE_LAST, destQp: SERVER.qpn, psn: (rd + 1) & 0xffffff }, aeth, payload: fileData(2, 1024) });
   transfer(SERVER, CLIENT, smb2({ command: Smb2Command.WRITE, messageId: 5n, flags: SMB2_FLAGS_SERVER_TO_REDIR }, emitWriteResponse(2048)));
