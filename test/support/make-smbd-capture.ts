@@ -229,7 +229,9 @@ export function smbdCapture(): Uint8Array {
     commId: commC,
     serviceId: rdmaServiceId(PortSpace.TCP, SMBD_PORT),
     qpn: CLIENT2.qpn,
-    psn: 0x2000,
+    // As rdma_cm fills it: a CM message's Starting PSN is the PSN its sender's receive queue expects
+    // (cma.c rdma_init_qp_attr() sets rq_psn to it), the first PSN the other side sends.
+    psn: 0x3000,
     flowLabel: 0,
     privateData: ipCmPrivateData(REQ_PRIVATE_DATA_LEN, CLIENT2.ip, SERVER2.ip, 49320),
   });
@@ -240,7 +242,7 @@ export function smbdCapture(): Uint8Array {
     localQkey: 0,
     localQpn: SERVER2.qpn,
     localEecn: 0,
-    startingPsn: 0x3000,
+    startingPsn: 0x2000,
     responderResources: 1,
     initiatorDepth: 1,
     targetAckDelay: 15,
