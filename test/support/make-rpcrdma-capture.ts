@@ -127,6 +127,8 @@ export function rpcRdmaCapture(): Rec[] {
       );
       from.psn = (from.psn + 1) & 0xffffff;
     }
+    // A WRITE is a request message too: its responder's MSN counts it (IBTA §9.7.5.1.2).
+    to.msn++;
     ack(to, from, (from.psn - 1) & 0xffffff);
   };
   /** `reader` reads `data` from `owner`'s memory at `handle`: the request, then the responses (they acknowledge it). */
@@ -141,6 +143,7 @@ export function rpcRdmaCapture(): Rec[] {
     );
     const n = Math.max(1, Math.ceil(data.length / MTU));
     reader.psn = (reader.psn + n) & 0xffffff;
+    owner.msn++;
     for (let i = 0; i < n; i++) {
       const opcode =
         n === 1
@@ -181,7 +184,9 @@ export function rpcRdmaCapture(): Rec[] {
     commId: 0x1d2e3f40,
     serviceId: rdmaServiceId(PortSpace.TCP, RPC_RDMA_PORT),
     qpn: c1.qpn,
-    psn: c1.psn,
+    // As rdma_cm fills it: a CM message's Starting PSN is the PSN its sender's receive queue expects
+    // (cma.c rdma_init_qp_attr() sets rq_psn to it), the first PSN the other side sends.
+    psn: s1.psn,
     flowLabel: 0,
     privateData: ipCmPrivateData(REQ_PRIVATE_DATA_LEN, A.ip, B.ip, 889),
   });
@@ -200,7 +205,7 @@ export function rpcRdmaCapture(): Rec[] {
           localQkey: 0,
           localQpn: s1.qpn,
           localEecn: 0,
-          startingPsn: s1.psn,
+          startingPsn: c1.psn,
           responderResources: 1,
           initiatorDepth: 1,
           targetAckDelay: 15,
