@@ -16,7 +16,7 @@ export const MAX_FILLED_PSNS = 1 << 16;
 export const DEFAULT_MAX_REPLAY_BYTES = 64 * 1024 * 1024;
 
 export interface ReplayCost {
-  /** Request PSNs between the first and the last captured request that no captured request covers. */
+  /** Request PSNs between the first and the last captured request (or the CM's Starting PSN) that no captured request covers. */
   filledPsns: number;
   /** Bytes the requester replay would allocate: message payloads, fillers, READ buffers. */
   bytes: number;
@@ -44,7 +44,10 @@ export function replayCost(conv: RcConversation): ReplayCost {
   const base = psns[0] as number;
   let lo = 0;
   let hi = 0;
-  for (const p of psns) {
+  // A conversation the capture's CM exchange set up starts at the REP's or REQ's Starting PSN: the
+  // PSNs from there to the first captured request are filled too (a REQ or REP whose PSN is far from
+  // the requests would otherwise ask for millions of fillers).
+  for (const p of conv.cm === undefined ? psns : [...psns, conv.cm.startPsn]) {
     const d = psnDiff(p, base);
     lo = Math.min(lo, d);
     hi = Math.max(hi, d);

@@ -18,6 +18,7 @@ import { applyCmSetup, cmConnections } from '../../apps/replay/cm-setup';
 import { capturedPackets } from '../../apps/replay/captured-packets';
 import { findRcConversations } from '../../apps/replay/conversation';
 import { replayResponder } from '../../apps/replay/responder-replay';
+import { replayRequester } from '../../apps/replay/requester-replay';
 import { Mtu } from '../../stack/mtu';
 import { OpFlag } from '../../packets/opcodes';
 import { Op, QP_A, type Step, capture, req } from '../analysis/frames';
@@ -218,6 +219,23 @@ function withCmSetup(file: Uint8Array, o: { reqQpn: number; reqPsn: number; repQ
   for (const r of recs) w.add(r.data, r.timestampNs, r.origLen);
   return w.toBytes();
 }
+
+test('a REP whose Starting PSN is far before the first request: the requester replay builds nothing and says why, with no crash', () => {
+  const whole = ownCapture(4);
+  const reqs = roceFrames(whole).filter((x) => ((x.p.info?.flags ?? 0) & OpFlag.REQ) !== 0 && x.p.bth !== null);
+  const firstReq = reqs[0]!.p;
+  const firstResp = roceFrames(whole).find((x) => x.p.bth !== null && x.p.aeth !== null)!;
+  const far = (firstReq.bth!.psn - (1 << 20) + (1 << 24)) % (1 << 24);
+  const withCm = withCmSetup(whole, { reqQpn: firstResp.p.bth!.destQp, reqPsn: 0x123456, repQpn: firstReq.bth!.destQp, repPsn: far, mtu: 3 });
+  const { packets } = capturedPackets(readCapture(withCm));
+  const convs = findRcConversations(packets, packetAddresses);
+  applyCmSetup(convs, cmConnections(packets));
+  expect(convs[0]!.cm?.startPsn).toBe(far);
+  const s = replayRequester(convs[0]!, { timing: 'fast' });
+  expect(s.differences).toEqual([expect.objectContaining({ class: 'unverifiable', kind: 'replayTooCostly' })]);
+  expect(s.differences[0]!.got).toMatch(/the capture lost 1048576 request PSNs/);
+  expect(s.framesOut).toBe(0);
+});
 
 test('a conversation established by RDMA CM starts where the REQ and REP say, and the capture lost its first requests', () => {
   // The active side (the requester here) sends from the REP's Starting PSN, as ib_cm and rdma_cm set the QPs.

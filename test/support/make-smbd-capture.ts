@@ -116,7 +116,10 @@ export function smbdCapture(): Uint8Array {
   };
   /** The ACK of the message whose last packet is `p`: `from` completed it. */
   const ack = (from: Host, to: Host, p: number) =>
-    frame(from, to, { bth: { opcode: Opcode.RC_ACKNOWLEDGE, destQp: to.qpn, psn: p }, aeth: { syndrome: encodeSyndrome(AethKind.ACK, 0x1f), msn: completed(from) } });
+    frame(from, to, {
+      bth: { opcode: Opcode.RC_ACKNOWLEDGE, destQp: to.qpn, psn: p },
+      aeth: { syndrome: encodeSyndrome(AethKind.ACK, 0x1f), msn: completed(from) },
+    });
   const next = (h: Host) => {
     const p = psn.get(h) as number;
     psn.set(h, (p + 1) & 0xffffff);
