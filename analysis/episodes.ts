@@ -27,11 +27,18 @@ export interface PendingTrigger {
   passesUnanswered?: boolean;
   /** A NAK for a PSN already acknowledged when it arrived: stale, the requester does not act on it (rxe_comp.c drops a response older than its retry point). */
   stale?: boolean;
+  /**
+   * A sequence NAK for the PSN the requester had already gone back to, with no progress since: it
+   * left the responder before the retry reached it, and the requester starts no second retry for it
+   * (rxe_comp.c: none while comp.started_retry; stack/completer.ts). It names a resend only when
+   * nothing else does.
+   */
+  ignored?: boolean;
 }
 
-/** Which of two triggers for one PSN a resend answers: an RNR NAK (its wait), then the latest NAK or implied NAK, then one that passed an unanswered READ or atomic. */
+/** Which of two triggers for one PSN a resend answers: an RNR NAK (its wait), then the latest NAK or implied NAK, then one that passed an unanswered READ or atomic or that the requester ignored. */
 function rank(t: PendingTrigger): number {
-  if (t.passesUnanswered === true) return 0;
+  if (t.passesUnanswered === true || t.ignored === true) return 0;
   return t.kind === Trigger.RNR ? 2 : 1;
 }
 
@@ -79,6 +86,10 @@ export class RecoveryTracker {
   /** The next PSN of a burst whose first packet the capture lost (`unseenResend`), or null. */
   private unseenNext: number | null = null;
   private readonly open: { ep: Episode; startNs: number }[] = [];
+  /** Where the last episode since the completion point last moved went back to, or null. */
+  private retryPsn: number | null = null;
+  /** The triggers seen since the completion point last moved (progress ends a retry: rxe_comp.c reset_retry_counters()). */
+  private readonly sinceProgress = new Set<PendingTrigger>();
   private nextId: () => number;
 
   constructor(
@@ -100,10 +111,21 @@ export class RecoveryTracker {
     return this.burst?.nextPsn ?? this.unseenNext;
   }
 
+  /**
+   * True when the requester has gone back to `psn` since its completion point last moved: a trigger
+   * for it waits, or an episode resent from it. A sequence NAK for it then is `ignored`.
+   */
+  retrying(psn: number): boolean {
+    if (this.retryPsn === psn) return true;
+    for (const t of this.sinceProgress) if (t.psn === psn && t.stale !== true) return true;
+    return false;
+  }
+
   /** A NAK, RNR NAK or implied NAK seen from the responder. */
   trigger(t: PendingTrigger): void {
     this.pending.push(t);
     if (this.pending.length > MAX_PENDING) this.pending.shift();
+    if (this.sinceProgress.size < MAX_PENDING) this.sinceProgress.add(t);
   }
 
   /**
@@ -205,6 +227,7 @@ export class RecoveryTracker {
     this.unseenNext = null;
     const t = this.matchTrigger(v.psn, v.timeNs, ttlNs, reactNs);
     this.consume(v.psn, t);
+    this.retryPsn = v.psn;
     const kind = t?.kind ?? Trigger.TIMEOUT;
     const gapFrame = tx !== undefined && tx.followerFrame > 0 ? tx.followerFrame : null;
     const ep: Episode = {
@@ -258,6 +281,7 @@ export class RecoveryTracker {
    */
   unseenResend(psn: number, n: number): void {
     this.consume(psn);
+    this.retryPsn = psn;
     this.endBurst();
     this.unseenNext = psnAdd(psn, n);
   }
@@ -299,6 +323,9 @@ export class RecoveryTracker {
 
   /** The requester's completion point moved to `compHigh` at frame `v`. */
   onProgress(compHigh: number, v: FrameView): void {
+    this.retryPsn = null;
+    // A NAK's own implied acknowledgement moves the completion point after the NAK started the retry.
+    for (const t of this.sinceProgress) if (t.frame !== v.frame) this.sinceProgress.delete(t);
     for (let i = 0; i < this.open.length; ) {
       const o = this.open[i]!;
       if (psnDiff(compHigh, o.ep.highestSentPsn) >= 0) {
@@ -314,8 +341,9 @@ export class RecoveryTracker {
     // an implied NAK, whose READ or atomic response came after all (the network reordered it): the
     // requester has already decided to go back, and goes back from its first unacknowledged PSN
     // (rxe_comp.c: COMPST_ERROR_RETRY sets up a retry from the oldest WQE still pending). A NAK
-    // after such an implied NAK is another rewind before anything was resent: it stays too, and
+    // past the implied NAK's PSN is another rewind before anything was resent: it stays too, and
     // the resend from the first unacknowledged PSN answers both, named after the NAK, the latest.
+    // A NAK for the implied NAK's own PSN is `ignored`, and names the resend only if nothing else does.
     let goingBack = false;
     for (let i = 0; i < this.pending.length; ) {
       const t = this.pending[i]!;

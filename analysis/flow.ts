@@ -828,6 +828,7 @@ export class RequesterFlow {
         const implied = blocked !== null && psnDiff(psn, this.lastPsnOf(blocked)) > 0;
         this.expected = psn; // the responder's ePSN, as it says
         this.expectedSlack = 0;
+        const ignored = !rnr && !implied && this.recovery.retrying(psn);
         if (implied) this.triggerImplied(v);
         this.recovery.trigger({
           kind: rnr ? Trigger.RNR : Trigger.NAK,
@@ -837,6 +838,7 @@ export class RequesterFlow {
           rnrTimerNs: rnr ? (RNR_TIMER_USEC[v.aethValue] ?? 0) * 1000 : null,
           ...(implied ? { passesUnanswered: true } : {}),
           ...(compBefore !== null && psnDiff(psn, compBefore) <= 0 ? { stale: true } : {}),
+          ...(ignored ? { ignored: true } : {}),
         });
       } else {
         m.onFatalNak(v, name);

@@ -416,9 +416,12 @@ function receiveResponse(qp: QueuePair, p: RocePacket, frame: Uint8Array, base: 
         // A NAK that moves the retry point forward is progress and resets the retry counter; one that
         // does not spends a retry (IBTA §9.7.5.2.6; rxe resets retry_cnt on progress).
         const advanced = psnDiff(psn, c.psn) > 0;
-        // rxe answers the packets that follow an RNR NAK with a sequence NAK for the same PSN; during the
-        // RNR wait that NAK carries no news, so it costs no retry and does not cut the wait short.
-        if (!advanced && psn === c.psn && qp.req.waitUntil > qp.ctx.clock.now()) return;
+        // A NAK for the PSN the requester has already gone back to, with no progress since, is one the
+        // responder sent before it saw the retry: rxe's responder follows an RNR NAK with a sequence NAK
+        // for the same PSN, and a host process may take that NAK from its ring only after the RNR wait
+        // (or its own resend) is over. It carries no news: no retry spent, no second go-back-N
+        // (rxe_comp.c: no new retry sequence while comp.started_retry, unless the timer fired).
+        if (!advanced && c.retrying) return;
         c.psn = psn;
         if (advanced) {
           c.retryLeft = qp.attr.retryCnt;

@@ -1,8 +1,9 @@
 /**
  * Loss-recovery episodes the engine and `roce analyze` once named differently on the engine's own
- * captures at the requester's NIC (docs/conformance.md, "Rulings"): a sequence NAK that follows an
- * implied NAK before anything is resent, while the atomic's response arrives after all (one
- * episode, named after the NAK, the latest rewind); and an RNR NAK past an atomic still waiting,
+ * captures at the requester's NIC (docs/conformance.md, "Rulings"): a sequence NAK for the PSN an
+ * implied NAK already sent the requester back to, before anything is resent, while the atomic's
+ * response arrives after all (one episode, the implied NAK's: the requester starts no second retry
+ * for that NAK); and an RNR NAK past an atomic still waiting,
  * which the requester takes as an implied NAK and does not wait on, so its resend long after the
  * RNR timer is its timeout's; and a NAK for a PSN already acknowledged, which names nothing. Both the
  * episode named and the counts must agree.
@@ -22,13 +23,13 @@ function judged(line: string): { engine: Record<Trigger, number>; analyzed: Reco
   return { engine: counterEpisodes(run.workload), analyzed: { ...r.episodesByTrigger }, episodes: r.episodes };
 }
 
-test('a sequence NAK after an implied NAK, before the resend: one NAK episode, though the atomic response came after all', () => {
-  // At A: NAK 1712684 (passes the compare-swap at 1712683: implied NAK), NAK 1712683, then the
-  // compare-swap's ACK; the resend starts at 1712684.
+test('a sequence NAK for the PSN an implied NAK went back to, before the resend: one implied-NAK episode, though the atomic response came after all', () => {
+  // At A: NAK 1712684 (passes the compare-swap at 1712683: implied NAK), NAK 1712683 (the retry
+  // point already: no second retry), then the compare-swap's ACK; the resend starts at 1712684.
   const { engine, analyzed, episodes } = judged('seed=246683 loss=0.5% burst=off reorder=5%/1 dup=0% mtu=512 qps=3 mix=mix bytes=64K at=host-a');
   expect(analyzed).toEqual(engine);
   const ep = episodes.find((e) => e.gapPsn === 1712684);
-  expect(ep?.trigger).toBe(Trigger.NAK);
+  expect(ep?.trigger).toBe(Trigger.IMPLIED_NAK);
 });
 
 test('a NAK for a PSN already acknowledged is stale: it names no episode, even after an implied NAK', () => {

@@ -319,6 +319,41 @@ describe('RC requester: RNR NAK', () => {
     expect(status(h)).toEqual([[1n, WcStatus.SUCCESS]]);
   });
 
+  test('that sequence NAK taken only after the RNR wait (a process late to its ring) starts no second go-back-N', () => {
+    const h = scriptedPeer({ retryCnt: 1 });
+    const S = h.sqPsn;
+    send(h, 1, 0, 600);
+    send(h, 2, 0, 600);
+    h.sent();
+    h.inject(ack(S, 0, SYN.rnr(14)));
+    h.advance(RNR_14);
+    expect(ops(h.sent()).map(([, psn]) => psn)).toEqual([0, 1, 2, 3, 4, 5].map((i) => psnPlus(S, i)));
+    h.inject(ack(S, 0, SYN.NAK_SEQ)); // sent right after the RNR NAK, taken only now
+    expect(h.sent()).toEqual([]);
+    expect(h.qp.comp.retryLeft).toBe(1);
+    expect(h.qp.counters.completer_retry_err).toBe(1);
+    h.inject(ack(psnPlus(S, 5), 2));
+    expect(status(h)).toEqual([
+      [1n, WcStatus.SUCCESS],
+      [2n, WcStatus.SUCCESS],
+    ]);
+  });
+
+  test('a repeated sequence NAK for the PSN already gone back to, with no progress since, is ignored; the local ACK timer still retries', () => {
+    const h = scriptedPeer({ retryCnt: 3 });
+    const S = h.sqPsn;
+    send(h, 1, 0, 600);
+    h.sent();
+    h.inject(ack(psnPlus(S, 1), 0, SYN.NAK_SEQ));
+    expect(ops(h.sent()).map(([, psn]) => psn)).toEqual([psnPlus(S, 1), psnPlus(S, 2)]);
+    h.inject(ack(psnPlus(S, 1), 0, SYN.NAK_SEQ));
+    expect(h.sent()).toEqual([]);
+    expect(h.qp.comp.retryLeft).toBe(3);
+    h.advance(localAckTimeoutNs(h.qp.attr.timeout));
+    expect(ops(h.sent()).map(([, psn]) => psn)).toEqual([psnPlus(S, 1), psnPlus(S, 2)]);
+    expect(h.qp.comp.retryLeft).toBe(2);
+  });
+
   test('rnr_retry exhaustion: RNR_RETRY_EXC_ERR after rnr_retry retries', () => {
     const h = scriptedPeer({ rnrRetry: 2 });
     const S = h.sqPsn;
