@@ -186,15 +186,31 @@ export class RealClock implements Clock {
     return Number(process.hrtime.bigint() - this.origin);
   }
 
+  /**
+   * Never runs `fn` before `atNs`. Node measures a timeout from libuv's loop time, which is taken once
+   * per turn of the event loop and counts whole milliseconds: a timer set late in a turn can come due
+   * up to a millisecond early by `now()`. An RNR wait of 0.64 ms then ended before its time, the
+   * requester found itself still waiting and nothing woke it until the local ACK timeout. A timer
+   * that comes due early is set again for what is left.
+   */
   schedule(atNs: number, fn: () => void): TimerId {
     const id = ++this.seq;
-    const delayMs = Math.max(0, (atNs - this.now()) / 1e6);
-    const h = setTimeout(() => {
-      this.timers.delete(id);
-      fn();
-    }, delayMs);
-    h.unref();
-    this.timers.set(id, h);
+    const arm = (): void => {
+      const h = setTimeout(
+        () => {
+          if (this.now() < atNs) {
+            arm();
+            return;
+          }
+          this.timers.delete(id);
+          fn();
+        },
+        Math.max(0, (atNs - this.now()) / 1e6),
+      );
+      h.unref();
+      this.timers.set(id, h);
+    };
+    arm();
     return { id };
   }
 

@@ -1,6 +1,7 @@
 /**
  * RealClock's deferred work (`soon`): one immediate runs it in order, and `runSoon` runs it at
  * once instead (the busy-poll wait), including what that work defers in turn; nothing runs twice.
+ * Its timers never run before their time (Node's own timers may, by up to a millisecond).
  */
 import { RealClock } from '../../base/clock';
 
@@ -51,4 +52,40 @@ test('work that throws leaves the queue: nothing runs twice', () => {
   expect(() => c.runSoon()).toThrow('boom');
   c.runSoon();
   expect(ran).toEqual(['a', 'c']);
+});
+
+test('a timer never runs before its time, however its delay falls against the event loop’s millisecond clock', async () => {
+  const c = new RealClock();
+  const early: number[] = [];
+  // Delays below a millisecond and around it, set at different points of a turn of the event loop.
+  const delaysNs = [50_000, 300_000, 640_000, 999_000, 1_000_000, 1_300_000];
+  for (let round = 0; round < 20; round++) {
+    await Promise.all(
+      delaysNs.map(
+        (d) =>
+          new Promise<void>((done) => {
+            const at = c.now() + d;
+            const t = setTimeout(() => undefined, 10_000); // keeps the process alive: clock timers are unref'd
+            c.schedule(at, () => {
+              clearTimeout(t);
+              if (c.now() < at) early.push(at - c.now());
+              done();
+            });
+          }),
+      ),
+    );
+    // Busy for a fraction of a millisecond, so the next round's timers are set late in a turn.
+    const until = c.now() + (round % 5) * 200_000;
+    while (c.now() < until);
+  }
+  expect(early).toEqual([]);
+});
+
+test('a cancelled timer does not run', async () => {
+  const c = new RealClock();
+  let ran = 0;
+  const ids = [0, 1, 2, 3].map((i) => c.schedule(c.now() + 700_000 + i * 100_000, () => ran++));
+  for (const id of ids) c.cancel(id);
+  await new Promise((r) => setTimeout(r, 5));
+  expect(ran).toBe(0);
 });
