@@ -189,9 +189,8 @@ export class RealClock implements Clock {
   /**
    * Never runs `fn` before `atNs`. Node measures a timeout from libuv's loop time, which is taken once
    * per turn of the event loop and counts whole milliseconds: a timer set late in a turn can come due
-   * up to a millisecond early by `now()`. An RNR wait of 0.64 ms then ended before its time, the
-   * requester found itself still waiting and nothing woke it until the local ACK timeout. A timer
-   * that comes due early is set again for what is left.
+   * up to a millisecond early by `now()`, and an RNR wait that ends early finds the requester still
+   * waiting, with nothing to wake it until the local ACK timeout. Such a timer is set again for the rest.
    */
   schedule(atNs: number, fn: () => void): TimerId {
     const id = ++this.seq;
