@@ -50,6 +50,11 @@ import { UlpName } from '../ulp/ulp-decoder';
 import { nvmeCommandsOf } from '../capture-engine/nvme-command-pass';
 import type { NvmeAnalysis } from '../ulp/nvme-rdma/command-analysis';
 import { nvmeAnalysisText } from '../ulp/nvme-rdma/command-text';
+import { rpcCallsOf } from '../capture-engine/rpcrdma-call-pass';
+import type { RpcRdmaAnalysis } from '../ulp/rpc-rdma/rpc-call-analysis';
+import { rpcCallText } from '../ulp/rpc-rdma/rpc-call-text';
+import { RPC_RDMA_PORT } from '../ulp/rpc-rdma/rpcrdma-decoder';
+import type { UlpRules } from '../ulp/ulp-decoder';
 import type { NvmeRules } from '../ulp/nvme-rdma/nvme-decoder';
 import type { ParsedArgs } from './args';
 
@@ -173,7 +178,9 @@ export async function analyzeCommand(argv: readonly string[], out: Output, ctx?:
     throw new UsageError('--fail-on needs at least one rule, flag or rxe behaviour name, or any');
   const verifyIcrc = !args.flags.has('no-icrc') && !args.flags.has('ignore-icrc');
   // The NVMe-oF command analysis works from NVMe-oF's rules.
-  const nvmeRules = decodeAsRules(args.lists.get('decode-as') ?? [])[UlpName.Nvme];
+  const ulpRules = decodeAsRules(args.lists.get('decode-as') ?? []);
+  const nvmeRules = ulpRules[UlpName.Nvme];
+  const rpcRules = ulpRules[UlpName.RpcRdma];
   const input = captureInput('analyze', captureFile, out, ctx?.stdinIsTerminal ?? isatty(0), ANALYZE_USAGE);
   if (input === null) return BAD_INPUT_STATUS;
   finishOnInterrupt(input);
@@ -300,6 +307,7 @@ export async function analyzeCommand(argv: readonly string[], out: Output, ctx?:
     }
     if (follow && !json && result.episodeCount + result.violationCount > 0) out.stdout('\n');
     const nvme = nvmeView(result, nvmeRules, source, input.stream, rocePort, out);
+    const rpcrdma = rpcView(result, rpcRules, source, input.stream, rocePort, out);
     const doc = analysisDocument(result, input.name, report);
     const failFindings = failOn === null ? null : failOnFindings(failOn.failOn, result);
     // Written in pieces: a capture of millions of messages makes a report longer than a string can be.
@@ -318,7 +326,7 @@ export async function analyzeCommand(argv: readonly string[], out: Output, ctx?:
           };
     if (json) {
       const gaps = spools === null ? {} : { captureGaps: textsOf(spools.captureGaps) };
-      const ulp = nvme === null ? {} : { nvme };
+      const ulp = { ...(nvme === null ? {} : { nvme }), ...(rpcrdma === null ? {} : { rpcrdma }) };
       const report =
         failFindings === null
           ? { ...doc, ...lists, ...gaps, ...ulp }
@@ -328,6 +336,7 @@ export async function analyzeCommand(argv: readonly string[], out: Output, ctx?:
     } else {
       writeTextReport({ ...doc, ...lists }, shown, write, gone);
       if (nvme !== null && !gone()) write(nvmeAnalysisText(nvme, verbose));
+      if (rpcrdma !== null && !gone()) write(rpcCallText(rpcrdma, verbose));
     }
     let status: number = reportAnalysisEnd('analyze', input.name, result, out);
     if (stop.by !== null)
@@ -396,6 +405,22 @@ function nvmeView(result: AnalysisResult, rules: NvmeRules, source: string | Uin
     return null;
   }
   return nvmeCommandsOf(source, rules, rocePort).analysis;
+}
+
+/**
+ * The RPC-over-RDMA calls of the capture (ulp/rpc-rdma/rpc-call-analysis.ts), when it holds an RDMA
+ * CM connection to an RPC-over-RDMA port (20049, or one --decode-as names) or --decode-as names
+ * QPs; the connections the decoder claims by shape are in it too. From a file, as nvmeView.
+ */
+function rpcView(result: AnalysisResult, rules: UlpRules, source: string | Uint8Array, stream: boolean, rocePort: number, out: Output): RpcRdmaAnalysis | null {
+  const ports = new Set([RPC_RDMA_PORT, ...rules.ports]);
+  const wanted = rules.qpns.length > 0 || result.cmConnections.some((c) => c.portSpace === 'TCP' && c.port !== null && ports.has(c.port));
+  if (!wanted) return null;
+  if (typeof source === 'string' && stream) {
+    out.stderr('roce analyze: the capture holds RPC-over-RDMA connections; their calls are analysed from a file, not from a pipe\n');
+    return null;
+  }
+  return rpcCallsOf(source, rules, rocePort).analysis;
 }
 
 /** An analysis of the capture at a path, or of one held whole. */

@@ -9,6 +9,8 @@
 # perftest and rping with their libraries (ldd), the rxe provider and its
 # driver file (dlopen'd, invisible to ldd), libgcc_s (glibc dlopens it in
 # pthread_exit), verbs-check (verbs-check.c, when libibverbs-dev is installed), iproute2's ip and rdma, nft for loss injection, and /init.
+# For NVMe over Fabrics: nvme-cli, nvmf-guest, and the modules of nvme-rdma, nvmet-rdma and brd in
+# insmod order in /modules.nvmf (nvmf-guest loads them; the boot does not).
 # The scenario is not in it: run.sh appends a small second archive per boot.
 # Idempotent: the image is named by a hash of its inputs and rebuilt only when
 # one changes. Exit status 3 when something it needs is missing.
@@ -30,13 +32,14 @@ for c in cpio gzip modprobe depmod ip rdma nft xz; do
 done
 
 MODULES=(crc32_generic crc32-pclmul rdma_rxe ib_uverbs rdma_ucm virtio_pci virtio_net nft_numgen)
+NVMF_MODULES=(nvme-rdma nvmet-rdma brd)
 TOOLS=(ibv_rc_pingpong ibv_uc_pingpong ibv_ud_pingpong ibv_srq_pingpong ibv_devinfo ibv_devices
   ib_write_bw ib_read_bw ib_send_bw ib_atomic_bw ib_write_lat ib_read_lat ib_send_lat ib_atomic_lat rping udaddy ucmatose rdma_server rdma_client)
 HOST_TOOLS=("$(command -v ip)" "$(command -v rdma)" "$(command -v nft)")
 
 key="$( {
   cat "$root/.stamp"
-  sha256sum "$here/init" "$here/build-initramfs.sh" "$here/verbs-check.c" "$busybox" "${HOST_TOOLS[@]}" | cut -d' ' -f1
+  sha256sum "$here/init" "$here/nvmf-guest" "$here/build-initramfs.sh" "$here/verbs-check.c" "$busybox" "${HOST_TOOLS[@]}" | cut -d' ' -f1
   # Whether verbs-check can be built here (libibverbs-dev) changes the image too.
   [ -f /usr/include/infiniband/verbs.h ] && echo verbs-check
 } | sha256sum | cut -c1-16)"
@@ -60,20 +63,29 @@ for a in $("$busybox" --list); do
   [ -e "$stage/bin/$a" ] || ln -s busybox "$stage/bin/$a"
 done
 
-# Modules, in the order modprobe would load them.
-: >"$stage/modules.order"
-modprobe -a -d "$root" -S "$kver" --show-depends "${MODULES[@]}" |
-  awk '$1 == "insmod" { print $2 }' | awk '!seen[$0]++' | while read -r ko; do
-  rel="${ko#"$root"/lib/modules/}"
-  mkdir -p "$stage/lib/modules/$(dirname "$rel")"
-  # 6.12's modules are xz-compressed; busybox insmod loads plain ones.
-  case "$rel" in
-    *.ko.xz) rel="${rel%.xz}"; xz -dc "$ko" >"$stage/lib/modules/$rel" ;;
-    *) cp "$ko" "$stage/lib/modules/$rel" ;;
-  esac
-  echo "$rel" >>"$stage/modules.order"
-done
-[ -s "$stage/modules.order" ] || rxe_die 3 "modprobe found none of ${MODULES[*]} in $root"
+# Modules, in the order modprobe would load them: $1 the list file, the rest the modules. A module
+# an earlier list has is not listed again.
+add_modules() {
+  local list="$1"
+  shift
+  : >"$stage/$list"
+  modprobe -a -d "$root" -S "$kver" --show-depends "$@" |
+    awk '$1 == "insmod" { print $2 }' | awk '!seen[$0]++' | while read -r ko; do
+    rel="${ko#"$root"/lib/modules/}"
+    # 6.12's modules are xz-compressed; busybox insmod loads plain ones.
+    case "$rel" in *.ko.xz) rel="${rel%.xz}" ;; esac
+    [ -f "$stage/lib/modules/$rel" ] && continue
+    mkdir -p "$stage/lib/modules/$(dirname "$rel")"
+    case "$ko" in
+      *.ko.xz) xz -dc "$ko" >"$stage/lib/modules/$rel" ;;
+      *) cp "$ko" "$stage/lib/modules/$rel" ;;
+    esac
+    echo "$rel" >>"$stage/$list"
+  done
+  [ -s "$stage/$list" ] || rxe_die 3 "modprobe found none of $* in $root"
+}
+add_modules modules.order "${MODULES[@]}"
+add_modules modules.nvmf "${NVMF_MODULES[@]}"
 
 # Programs and what they link.
 bins=()
@@ -82,6 +94,11 @@ for t in "${TOOLS[@]}"; do
   cp "$root/usr/bin/$t" "$stage/usr/bin/$t"
   bins+=("$root/usr/bin/$t")
 done
+[ -x "$root/usr/sbin/nvme" ] || rxe_die 3 "nvme missing from the unpacked packages (nvme-cli)"
+cp "$root/usr/sbin/nvme" "$stage/usr/sbin/nvme"
+bins+=("$root/usr/sbin/nvme")
+cp "$here/nvmf-guest" "$stage/usr/bin/nvmf-guest"
+chmod 0755 "$stage/usr/bin/nvmf-guest"
 for t in "${HOST_TOOLS[@]}"; do
   cp "$t" "$stage/usr/sbin/$(basename "$t")"
   bins+=("$t")

@@ -5,6 +5,8 @@
 RXE_LAB_USER_PKGS=(
   rdma-core libibverbs1 ibverbs-providers librdmacm1 ibverbs-utils rdmacm-utils perftest
   libnl-3-200 libnl-route-3-200 libibumad3 libpci3
+  # NVMe over Fabrics (scripts/rxe-lab/nvmf-guest): nvme-cli and what it links.
+  nvme-cli libnvme1 libjson-c5 libdbus-1-3 libssl3
 )
 
 rxe_die() {

@@ -18,6 +18,7 @@ import { statusName, statusParts } from './cqe';
 import { commandName } from './nvme-text';
 import { FABRICS_OPCODE, FabricsType } from './opcode-names';
 import { SglSubtype, SglType } from './sgl';
+import { type LatencySummary, latencyFigures } from '../command-latency';
 
 /** Where a frame sits in the capture, and what the transport layer says of it. */
 export interface FrameAt {
@@ -66,7 +67,7 @@ export interface NvmeQueueReport {
   /** The most commands outstanding at once (sent, not yet completed). */
   maxOutstanding: number;
   /** Capsule to completion, in µs, over the completed commands: nearest-rank percentiles; null when none completed. */
-  latencyUs: { min: number; p50: number; p90: number; p99: number; max: number; mean: number } | null;
+  latencyUs: LatencySummary | null;
   /** Completed commands by latency: `[upper bound in µs, count]`, bounds doubling from 1 µs (the last bucket is open). */
   histogram: [number, number][];
   /** Data moved: by RDMA (READ responses to the controller, WRITEs to the host) and in capsules. */
@@ -98,8 +99,6 @@ interface QueueWork {
 }
 
 const WRITE_MESSAGE_STARTS = new Set<number>([Opcode.RC_RDMA_WRITE_FIRST, Opcode.RC_RDMA_WRITE_ONLY, Opcode.RC_RDMA_WRITE_ONLY_WITH_IMMEDIATE]);
-/** Latency histogram: 24 buckets doubling from 1 µs (the last is open): 1 µs to 8 s. */
-const BUCKETS = 24;
 
 export class NvmeCommandAnalysis {
   private readonly queues = new Map<string, QueueWork>();
@@ -216,19 +215,7 @@ function plain(r: NvmeCommandRecord & { key?: number | null }): NvmeCommandRecor
 }
 
 function queueReport(queue: string, q: QueueWork): NvmeQueueReport {
-  const lat = q.done.map((r) => (r.completion?.latencyNs ?? 0) / 1000).sort((a, b) => a - b);
-  const rank = (p: number): number => lat[Math.min(lat.length - 1, Math.max(0, Math.ceil(p * lat.length) - 1))] ?? 0;
-  const histogram: [number, number][] = [];
-  if (lat.length > 0) {
-    const counts = new Array<number>(BUCKETS).fill(0);
-    for (const us of lat) {
-      let b = 0;
-      while (b < BUCKETS - 1 && us >= 2 ** b) b++;
-      counts[b] = (counts[b] ?? 0) + 1;
-    }
-    const last = counts.reduce((m, n, i) => (n > 0 ? i : m), 0);
-    for (let b = 0; b <= last; b++) histogram.push([2 ** b, counts[b] ?? 0]);
-  }
+  const { latencyUs, histogram } = latencyFigures(q.done.map((r) => (r.completion?.latencyNs ?? 0) / 1000));
   const asked = q.all.filter((r) => r.invalidateAsked && r.completion !== null);
   const notDone = asked.filter((r) => r.completion?.invalidatedKey !== (r as NvmeCommandRecord & { key: number | null }).key);
   return {
@@ -240,17 +227,7 @@ function queueReport(queue: string, q: QueueWork): NvmeQueueReport {
     errors: q.done.filter((r) => !isSuccess(r.completion?.status ?? 0)).map(plain),
     neverCompleted: [...q.open.values()].map(plain),
     maxOutstanding: q.maxOutstanding,
-    latencyUs:
-      lat.length === 0
-        ? null
-        : {
-            min: lat[0] ?? 0,
-            p50: rank(0.5),
-            p90: rank(0.9),
-            p99: rank(0.99),
-            max: lat[lat.length - 1] ?? 0,
-            mean: lat.reduce((a, x) => a + x, 0) / lat.length,
-          },
+    latencyUs,
     histogram,
     bytes: q.bytes,
     invalidation: { asked: asked.length, done: asked.length - notDone.length, notDone: notDone.map(plain) },

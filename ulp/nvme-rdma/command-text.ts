@@ -8,6 +8,7 @@ import type { NvmeFrame } from './nvme-decoder';
 import { commandName } from './nvme-text';
 import { isConnect } from './nvme-decoder';
 import { statusName } from './cqe';
+import { latencyLines } from '../command-latency';
 
 const us = (x: number): string => `${x.toFixed(3)} µs`;
 
@@ -37,13 +38,7 @@ function queueText(q: NvmeQueueReport, verbose: boolean): string[] {
   out.push(
     `    ${q.commands} command${q.commands === 1 ? '' : 's'}, ${q.completed} completed${errors}; at most ${q.maxOutstanding} outstanding${q.sqSize === null ? '' : ` of ${q.sqSize}`}`,
   );
-  if (q.latencyUs !== null) {
-    const l = q.latencyUs;
-    out.push(
-      `    latency (capsule to completion): min ${us(l.min)}, p50 ${us(l.p50)}, p90 ${us(l.p90)}, p99 ${us(l.p99)}, max ${us(l.max)}, mean ${us(l.mean)}`,
-    );
-    out.push(`    histogram: ${q.histogram.map(([bound, n]) => `<${bound} µs ${n}`).join(', ')}`);
-  }
+  out.push(...latencyLines('capsule to completion', q, '    '));
   out.push(
     `    data: ${q.bytes.rdmaToHost} B by RDMA to the host, ${q.bytes.rdmaToController} B by RDMA to the controller, ${q.bytes.inCapsule} B in capsules`,
   );

@@ -14,7 +14,8 @@ import { UlpName } from '../ulp-decoder';
 const hex32 = (v: number): string => `0x${v.toString(16).padStart(8, '0')}`;
 const hex64 = (v: bigint): string => `0x${v.toString(16).padStart(16, '0')}`;
 
-function progWords(prog: number, vers: number, proc: number): string {
+/** `NFSv4 COMPOUND`, `NFSv3 READ`, `MOUNT v3 MNT`: a call's program, version and procedure. */
+export function progWords(prog: number, vers: number, proc: number): string {
   const name = prog === NFS_PROGRAM ? `NFSv${vers}` : `${programName(prog)} v${vers}`;
   return `${name} ${procedureName(prog, vers, proc)}`;
 }
