@@ -9,7 +9,7 @@ import type { CaptureRecord } from '../packets/pcap';
 import { decodeAt } from '../packets/decode';
 import type { WireError } from '../packets/errors';
 import { forEachRecord } from '../analysis/capture-stream';
-import { NvmeDecoder, type NvmeFrame, type NvmeRules } from '../ulp/nvme-rdma/nvme-decoder';
+import { NvmeDecoder, type NvmeRules } from '../ulp/nvme-rdma/nvme-decoder';
 import { type NvmeAnalysis, NvmeCommandAnalysis } from '../ulp/nvme-rdma/command-analysis';
 import { quickDestQp } from './ulp-decoding';
 
@@ -19,13 +19,7 @@ export interface NvmeCommandPass {
 }
 
 /** The NVMe-oF commands of the capture at `source` (a path, read in pieces) or held whole. */
-export function nvmeCommandsOf(
-  source: string | Uint8Array,
-  rules: NvmeRules,
-  rocePort: number,
-  /** Called with what each NVMe-oF frame carries (`roce ladder`'s labels). */
-  onFrame?: (frame: number, f: NvmeFrame) => void,
-): NvmeCommandPass {
+export function nvmeCommandsOf(source: string | Uint8Array, rules: NvmeRules, rocePort: number): NvmeCommandPass {
   const decoder = new NvmeDecoder(rules);
   const commands = new NvmeCommandAnalysis();
   let first: bigint | null = null;
@@ -39,7 +33,6 @@ export function nvmeCommandsOf(
     if (!d.roce || d.bth === null) return;
     const f = decoder.observe(d, view, 0);
     if (f === null) return;
-    onFrame?.(rec.index, f);
     commands.take(f, {
       frame: rec.index,
       timeNs: Number(rec.timestampNs - first),

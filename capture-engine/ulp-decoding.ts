@@ -118,7 +118,7 @@ export class UlpPass {
 }
 
 /** Whether any decoder wants frames to `destQp`. */
-function wantedByAny(decoders: readonly UlpDecoder<unknown, unknown>[], destQp: number): boolean {
+export function wantedByAny(decoders: readonly UlpDecoder<unknown, unknown>[], destQp: number): boolean {
   for (const d of decoders) if (d.wants(destQp)) return true;
   return false;
 }

@@ -29,9 +29,7 @@ import { ladderHtml } from '../analysis/render/ladder-html';
 import { windowShownText } from '../analysis/render/ladder-window';
 import { MAX_CONVERSATIONS_SPEC, maxConversationsOf, reportAnalysisEnd } from './analysis-end';
 import { DECODE_AS_SPEC, decodeAsRules } from './decode-as-option';
-import { UlpName } from '../ulp/ulp-decoder';
-import { nvmeCommandsOf } from '../capture-engine/nvme-command-pass';
-import { nvmeLadderNote } from '../ulp/nvme-rdma/command-text';
+import { ulpFrameNotes } from '../capture-engine/ulp-frame-notes';
 
 export const LADDER_OPTIONS: readonly OptionSpec[] = [
   { name: 'output', short: 'o', kind: 'string', value: 'FILE', help: 'where to write: FILE.html (interactive) or FILE.svg; "-" for SVG on stdout (required)' },
@@ -122,8 +120,8 @@ export async function ladderCommand(argv: readonly string[], out: Output, ctx?: 
   const portText = args.values.get('roce-port');
   const rocePort = portText === undefined ? 4791 : intValue(portText, 'roce-port', 1, 65535);
   const maxConversations = maxConversationsOf(args);
-  // The NVMe-oF labels work from NVMe-oF's rules.
-  const nvmeRules = decodeAsRules(args.lists.get('decode-as') ?? [])[UlpName.Nvme];
+  // The upper-layer protocols' labels work from their rules.
+  const ulpRules = decodeAsRules(args.lists.get('decode-as') ?? []);
   // Seen before the capture is read: a long capture is not analysed for a picture that cannot be written.
   if (!outputFileWritable('ladder', dest, out)) return OUTPUT_FILE_STATUS;
   const input = captureInput('ladder', file, out, ctx?.stdinIsTerminal ?? isatty(0), LADDER_USAGE);
@@ -139,12 +137,8 @@ export async function ladderCommand(argv: readonly string[], out: Output, ctx?: 
   let text: string;
   let status: number;
   try {
-    // NVMe-oF: the command, completion or data each frame carries, beside the transport's words.
-    const notes = new Map<number, string>();
-    nvmeCommandsOf(source, nvmeRules, rocePort, (frame, nf) => {
-      const note = nvmeLadderNote(nf);
-      if (note !== null) notes.set(frame, note);
-    });
+    // The upper-layer protocols: the command, reply or data each frame carries, beside the transport's words.
+    const { notes } = ulpFrameNotes(source, ulpRules, rocePort);
     if (notes.size > 0) f.frameNotes = notes;
     const t = buildTimeline(source, f, { decode: { rocePort, verifyIcrc: !args.flags.has('ignore-icrc') }, maxConversations, ...select });
     status = reportAnalysisEnd('ladder', input.name, t.ended, out);

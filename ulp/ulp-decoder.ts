@@ -53,6 +53,8 @@ export interface UlpText<Frame> {
   jsonMember(f: Frame): string;
   /** A field by Wireshark's name (`tshark -G fields`), for `-Y` and `-T fields -e`; undefined for none of this protocol's. */
   field(name: string): FieldDef | undefined;
+  /** A few words for the frame in a picture (`roce ladder`), or null for none; `words` when absent. */
+  note?(f: Frame): string | null;
 }
 
 /** One protocol as the capture engine registers it: its decoder, its text, and its CM ports. */

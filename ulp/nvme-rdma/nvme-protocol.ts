@@ -9,6 +9,7 @@ import { NVME_RDMA_PORT, NvmeDecoder, type NvmeFrame } from './nvme-decoder';
 import { type NvmeConversationState, emptyState, isEmptyState } from './conversation-state';
 import { nvmeJsonMember, nvmeTreeLines, nvmeWords } from './nvme-text';
 import { nvmeField } from './nvme-fields';
+import { nvmeLadderNote } from './command-text';
 
 export const NVME: UlpProtocol<NvmeFrame, NvmeConversationState> = Object.freeze<UlpProtocol<NvmeFrame, NvmeConversationState>>({
   name: UlpName.Nvme,
@@ -17,5 +18,5 @@ export const NVME: UlpProtocol<NvmeFrame, NvmeConversationState> = Object.freeze
   emptyState,
   isEmpty: isEmptyState,
   decoder: (rules, state) => (state === undefined ? new NvmeDecoder(rules) : new NvmeDecoder(rules, state)),
-  text: Object.freeze({ words: nvmeWords, treeLines: nvmeTreeLines, jsonMember: nvmeJsonMember, field: nvmeField }),
+  text: Object.freeze({ words: nvmeWords, treeLines: nvmeTreeLines, jsonMember: nvmeJsonMember, field: nvmeField, note: nvmeLadderNote }),
 });
