@@ -28,27 +28,27 @@ describe('captures/rpc-rdma.pcap', () => {
 
   test('two connections: the CM one (named by its server end) and the one claimed by shape', () => {
     expect(a.conversations.map((c) => c.conversation)).toEqual(['198.18.0.2/18', '198.18.0.1 198.18.0.2']);
-    expect([c1.calls, c1.answered, c2.calls, c2.answered]).toEqual([6, 6, 2, 2]);
+    expect([c1.requests, c1.answered, c2.requests, c2.answered]).toEqual([6, 6, 2, 2]);
     expect(c1.neverAnswered).toEqual([]);
   });
 
   test('each call named, answered with its status, its latency the time between its call and reply frames', () => {
-    expect(c1.list.map((c) => [c.xid.toString(16), c.name, c.callIn, c.reply?.status, c.reply?.replyIn])).toEqual([
-      ['8a9b0001', 'NFSv4 COMPOUND SEQUENCE PUTROOTFH GETFH', 'inline', 'NFS4_OK', 'inline'],
-      ['8a9b0002', 'NFSv4 COMPOUND SEQUENCE PUTFH READ', 'inline', 'NFS4_OK', 'inline'],
-      ['8a9b0003', 'NFSv4 COMPOUND SEQUENCE PUTFH WRITE', 'inline', 'NFS4_OK', 'inline'],
+    expect(c1.list.map((c) => [c.key, c.name, c.via, c.answer?.status, c.answer?.via])).toEqual([
+      ['0x8a9b0001', 'NFSv4 COMPOUND SEQUENCE PUTROOTFH GETFH', 'inline', 'NFS4_OK', 'inline'],
+      ['0x8a9b0002', 'NFSv4 COMPOUND SEQUENCE PUTFH READ', 'inline', 'NFS4_OK', 'inline'],
+      ['0x8a9b0003', 'NFSv4 COMPOUND SEQUENCE PUTFH WRITE', 'inline', 'NFS4_OK', 'inline'],
       // RDMA_NOMSG: the call in its position-zero read chunk (named once the server read it), the reply in the reply chunk.
-      ['8a9b0004', 'NFSv4 COMPOUND SEQUENCE PUTFH GETATTR', 'read-chunk', 'NFS4_OK', 'reply-chunk'],
-      ['8a9b0005', 'NFSv3 WRITE', 'inline', 'SUCCESS', 'inline'],
-      ['8a9b0006', 'NFSv3 GETATTR', 'inline', 'RDMA_ERROR ERR_CHUNK', 'none'],
+      ['0x8a9b0004', 'NFSv4 COMPOUND SEQUENCE PUTFH GETATTR', 'read-chunk', 'NFS4_OK', 'reply-chunk'],
+      ['0x8a9b0005', 'NFSv3 WRITE', 'inline', 'SUCCESS', 'inline'],
+      ['0x8a9b0006', 'NFSv3 GETATTR', 'inline', 'RDMA_ERROR ERR_CHUNK', 'none'],
     ]);
     for (const c of [...c1.list, ...c2.list]) {
-      const r = c.reply;
+      const r = c.answer;
       expect(r).not.toBeNull();
       expect(r?.latencyNs).toBe(ns(r?.frame ?? 0) - ns(c.frame));
     }
-    expect(c1.errors.map((c) => c.xid.toString(16))).toEqual(['8a9b0006']);
-    expect(c1.latencyUs?.max).toBe(Math.max(...c1.list.map((c) => (c.reply?.latencyNs ?? 0) / 1000)));
+    expect(c1.errors.map((c) => c.key)).toEqual(['0x8a9b0006']);
+    expect(c1.latencyUs?.max).toBe(Math.max(...c1.list.map((c) => (c.answer?.latencyNs ?? 0) / 1000)));
     expect(c1.histogram.reduce((n, [, k]) => n + k, 0)).toBe(6);
   });
 
@@ -158,12 +158,12 @@ describe('made frames', () => {
     const [c] = x.result().conversations as [RpcConversationReport];
     expect(c.credits).toEqual({ requested: 8, granted: 1, overGrant: 2 });
     expect(c.maxOutstanding).toBe(2);
-    expect(c.neverAnswered.map((r) => r.xid)).toEqual([3]);
-    expect(c.errors.map((r) => [r.xid, r.reply?.status])).toEqual([
-      [2, 'NFS4ERR_GRACE (10013)'],
-      [4, 'MSG_DENIED AUTH_ERROR'],
+    expect(c.neverAnswered.map((r) => r.key)).toEqual(['0x00000003']);
+    expect(c.errors.map((r) => [r.key, r.answer?.status])).toEqual([
+      ['0x00000002', 'NFS4ERR_GRACE (10013)'],
+      ['0x00000004', 'MSG_DENIED AUTH_ERROR'],
     ]);
-    const two = c.list.find((r) => r.xid === 2);
+    const two = c.list.find((r) => r.key === '0x00000002');
     expect(two?.rdma).toEqual({ reads: 0, writes: 2, packets: 2, bytes: 512, resent: 1 });
     expect(c.bytes.rdmaWrite).toBe(512);
   });

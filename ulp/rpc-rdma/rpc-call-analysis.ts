@@ -1,6 +1,6 @@
 /**
  * `roce analyze`'s view of RPC-over-RDMA (RFC 8166): each RPC from its call to its reply, per
- * connection.
+ * connection, through the request analysis every protocol shares (ulp/exchange-analysis.ts).
  *
  * It takes what the RPC-over-RDMA decoder (rpcrdma-decoder.ts) made of each frame, in capture
  * order, with the frame's number, time, opcode and PSN, and keeps per call (by xid): its program,
@@ -16,57 +16,15 @@
  * more calls outstanding than the responder granted). NFSv3 results are not read, so an NFSv3
  * reply's own status does not count.
  */
-import { Opcode } from '../../packets/opcodes';
 import type { RpcRdmaFrame } from './rpcrdma-decoder';
 import { RpcRdmaProc, errorCodeName, procName } from './rpcrdma-header';
 import { ReplyStat, acceptStatName, rejectStatName, type RpcMessage } from './rpc-message';
 import { nfs4OpName } from './nfs-names';
 import { progWords } from './rpcrdma-text';
-import { type LatencySummary, latencyFigures } from '../command-latency';
+import { type ExchangeAt, ExchangeAnalysis, type ExchangeReport } from '../exchange-analysis';
 
-/** Where a frame sits in the capture, and what the transport layer says of it. */
-export interface RpcFrameAt {
-  frame: number;
-  /** Nanoseconds since the first frame of the capture. */
-  timeNs: number;
-  opcode: number;
-  psn: number;
-}
-
-/** One RPC as the capture shows it. */
-export interface RpcCallRecord {
-  xid: number;
-  /** `NFSv4 COMPOUND SEQUENCE PUTFH READ`, `NFSv3 WRITE`; `RPC` while the call's message was not read. */
-  name: string;
-  /** The call's RPC-over-RDMA frame (its header), and when. */
-  frame: number;
-  timeNs: number;
-  /** Where the call's RPC message travelled (null: not read). */
-  callIn: 'inline' | 'read-chunk' | null;
-  /** Bytes of the call's and the reply's RPC-over-RDMA messages (their SENDs: header and what is inline). */
-  sendBytes: number;
-  reply: {
-    frame: number;
-    timeNs: number;
-    latencyNs: number;
-    /** `SUCCESS`, `NFS4ERR_GRACE (10013)`, `PROG_UNAVAIL`, `RDMA_ERROR ERR_CHUNK`. */
-    status: string;
-    error: boolean;
-    replyIn: 'inline' | 'reply-chunk' | 'none';
-  } | null;
-  /** RDMA READ requests (the server pulling a read chunk) and WRITE messages (the server filling a write or reply chunk) of this call. */
-  rdma: { reads: number; writes: number; packets: number; bytes: number; resent: number };
-}
-
-export interface RpcConversationReport {
-  /** The connection: the RDMA CM connection's addresses, or an address pair for one claimed by shape or --decode-as. */
-  conversation: string;
-  calls: number;
-  answered: number;
-  errors: RpcCallRecord[];
-  neverAnswered: RpcCallRecord[];
-  /** The most calls outstanding at once. */
-  maxOutstanding: number;
+/** A connection's RPCs (each record's key is its xid, `0x8a9b0001`; `via`: `inline` or `read-chunk` for a call, `inline`, `reply-chunk` or `none` for a reply). */
+export interface RpcConversationReport extends ExchangeReport {
   credits: {
     /** The last credit value the client asked for and the server granted (RFC 8166 §3.3.1), null when not seen. */
     requested: number | null;
@@ -74,33 +32,11 @@ export interface RpcConversationReport {
     /** Calls made while as many as the server had granted were already outstanding. */
     overGrant: number;
   };
-  latencyUs: LatencySummary | null;
-  /** Answered calls by latency: `[upper bound in µs, count]`, bounds doubling from 1 µs (the last bucket is open). */
-  histogram: [number, number][];
-  /** Bytes in SENDs (RPC-over-RDMA messages), in RDMA READ responses (the server pulling read chunks), in RDMA WRITEs (the server filling write and reply chunks); data sent again not counted twice. */
-  bytes: { sends: number; rdmaRead: number; rdmaWrite: number };
-  list: RpcCallRecord[];
 }
 
 export interface RpcRdmaAnalysis {
   conversations: RpcConversationReport[];
 }
-
-interface ConversationWork {
-  open: Map<number, RpcCallRecord>;
-  all: RpcCallRecord[];
-  answered: RpcCallRecord[];
-  maxOutstanding: number;
-  requested: number | null;
-  granted: number | null;
-  overGrant: number;
-  bytes: RpcConversationReport['bytes'];
-  seenPsns: Set<string>;
-}
-
-const WRITE_STARTS = new Set<number>([Opcode.RC_RDMA_WRITE_FIRST, Opcode.RC_RDMA_WRITE_ONLY, Opcode.RC_RDMA_WRITE_ONLY_WITH_IMMEDIATE]);
-/** Calls remembered per connection while unanswered, at most (the oldest are reported as never answered). */
-const MAX_OPEN = 65536;
 
 /** A name for NFSv4 status values seen in practice (RFC 8881 §15.1), else the number. */
 const NFS4_STATUS: Record<number, string> = {
@@ -126,6 +62,8 @@ export function nfs4StatusName(s: number): string {
   return `${NFS4_STATUS[s] ?? 'nfsstat4'} (${s})`;
 }
 
+export const xidKey = (xid: number): string => `0x${xid.toString(16).padStart(8, '0')}`;
+
 function callName(m: RpcMessage | null): string {
   if (m === null || m.call === null) return 'RPC';
   const ops = m.compound === null ? '' : ` ${m.compound.ops.map(nfs4OpName).join(' ')}${m.compound.ops.length < m.compound.count ? ' ...' : ''}`;
@@ -144,117 +82,48 @@ function replyStatus(m: RpcMessage | null): { status: string; error: boolean } {
 }
 
 export class RpcCallAnalysis {
-  private readonly conversations = new Map<string, ConversationWork>();
+  private readonly x = new ExchangeAnalysis();
+  private readonly credits = new Map<string, RpcConversationReport['credits']>();
 
   /** Takes the decoder's view of the next frame of the capture. */
-  take(f: RpcRdmaFrame, at: RpcFrameAt): void {
-    if (f.conversation === null) return;
-    const c = this.conversation(f.conversation);
+  take(f: RpcRdmaFrame, at: ExchangeAt): void {
+    const conn = f.conversation;
+    if (conn === null) return;
+    let k = this.credits.get(conn);
+    if (k === undefined) {
+      k = { requested: null, granted: null, overGrant: 0 };
+      this.credits.set(conn, k);
+    }
     if (f.kind === 'message' && f.header !== null) {
       const h = f.header;
-      const toServer = f.direction === 'to-server' || (f.direction === null && f.rpc?.call != null);
-      if (toServer) {
-        c.requested = h.credits;
+      const key = xidKey(h.xid);
+      if (f.direction === 'to-server') {
+        k.requested = h.credits;
         if (h.proc === RpcRdmaProc.DONE || h.proc === RpcRdmaProc.ERROR) return;
-        if (c.granted !== null && c.open.size >= c.granted) c.overGrant++;
-        const inline = f.rpcFrom === 'inline' && f.rpc !== null;
-        const rec: RpcCallRecord = {
-          xid: h.xid,
-          name: callName(f.rpc),
-          frame: at.frame,
-          timeNs: at.timeNs,
-          callIn: inline ? 'inline' : h.proc === RpcRdmaProc.NOMSG ? 'read-chunk' : null,
-          sendBytes: f.length,
-          reply: null,
-          rdma: { reads: 0, writes: 0, packets: 0, bytes: 0, resent: 0 },
-        };
-        c.bytes.sends += f.length;
-        // An xid used again before its reply: the first is forgotten (never answered, as far as the capture shows).
-        c.open.delete(h.xid);
-        c.open.set(h.xid, rec);
-        if (c.open.size > MAX_OPEN) {
-          const first = c.open.keys().next();
-          if (first.done !== true) c.open.delete(first.value);
-        }
-        c.all.push(rec);
-        c.maxOutstanding = Math.max(c.maxOutstanding, c.open.size);
+        if (k.granted !== null && this.x.outstanding(conn) >= k.granted) k.overGrant++;
+        const via = f.rpcFrom === 'inline' && f.rpc !== null ? 'inline' : h.proc === RpcRdmaProc.NOMSG ? 'read-chunk' : undefined;
+        this.x.take({ kind: 'request', conn, key, name: callName(f.rpc), sendBytes: f.length, ...(via === undefined ? {} : { via }) }, at);
         return;
       }
-      c.granted = h.credits;
-      const rec = c.open.get(h.xid);
-      if (rec === undefined) return;
-      c.open.delete(h.xid);
+      k.granted = h.credits;
       const st = h.proc === RpcRdmaProc.ERROR ? { status: `${procName(h.proc)} ${errorCodeName(h.errorCode ?? -1)}`, error: true } : replyStatus(f.rpc);
-      c.bytes.sends += f.length;
-      rec.sendBytes += f.length;
-      rec.reply = {
-        frame: at.frame,
-        timeNs: at.timeNs,
-        latencyNs: at.timeNs - rec.timeNs,
-        ...st,
-        replyIn: f.rpcFrom === 'reply-chunk' ? 'reply-chunk' : f.rpc !== null ? 'inline' : 'none',
-      };
-      c.answered.push(rec);
+      const via = f.rpcFrom === 'reply-chunk' ? 'reply-chunk' : f.rpc !== null ? 'inline' : 'none';
+      this.x.take({ kind: 'response', conn, key, ...st, sendBytes: f.length, via }, at);
       return;
     }
     if (f.kind !== 'data' && f.kind !== 'read-request') return;
-    const rec = f.of === null ? undefined : c.open.get(f.of.xid);
+    const key = f.of === null ? null : xidKey(f.of.xid);
     // A call whose RPC message came in its position-zero read chunk is named once the READ responses complete it.
-    if (rec !== undefined && f.rpc?.call != null && rec.callIn === 'read-chunk') rec.name = callName(f.rpc);
-    const seen = `${f.direction}/${at.opcode === Opcode.RC_RDMA_READ_REQUEST ? 'req' : 'data'}/${at.psn}`;
-    const again = c.seenPsns.has(seen);
-    c.seenPsns.add(seen);
-    const readData = f.direction === 'to-server';
-    if (f.kind === 'data' && !again) {
-      if (readData) c.bytes.rdmaRead += f.length;
-      else c.bytes.rdmaWrite += f.length;
-    }
-    if (rec === undefined) return;
-    if (f.kind === 'read-request') rec.rdma.reads++;
-    else {
-      if (WRITE_STARTS.has(at.opcode)) rec.rdma.writes++;
-      rec.rdma.packets++;
-      if (!again) rec.rdma.bytes += f.length;
-    }
-    if (again) rec.rdma.resent++;
+    if (key !== null && f.rpc?.call != null) this.x.take({ kind: 'name', conn, key, name: callName(f.rpc) }, at);
+    // READ requests go to the client; READ responses, the data a read chunk gives, to the server; WRITEs to the client.
+    const op = f.kind === 'read-request' ? 'readRequest' : f.direction === 'to-server' ? 'read' : 'write';
+    this.x.take({ kind: 'rdma', conn, key, op, bytes: f.length, direction: f.direction ?? '' }, at);
   }
 
   /** The report of every connection, in the order the capture showed them. */
   result(): RpcRdmaAnalysis {
-    return { conversations: [...this.conversations.entries()].map(([k, c]) => report(k, c)) };
+    return {
+      conversations: this.x.result().map((r) => ({ ...r, credits: this.credits.get(r.conversation) ?? { requested: null, granted: null, overGrant: 0 } })),
+    };
   }
-
-  private conversation(key: string): ConversationWork {
-    let c = this.conversations.get(key);
-    if (c === undefined) {
-      c = {
-        open: new Map(),
-        all: [],
-        answered: [],
-        maxOutstanding: 0,
-        requested: null,
-        granted: null,
-        overGrant: 0,
-        bytes: { sends: 0, rdmaRead: 0, rdmaWrite: 0 },
-        seenPsns: new Set(),
-      };
-      this.conversations.set(key, c);
-    }
-    return c;
-  }
-}
-
-function report(conversation: string, c: ConversationWork): RpcConversationReport {
-  return {
-    conversation,
-    calls: c.all.length,
-    answered: c.answered.length,
-    errors: c.answered.filter((r) => r.reply?.error === true),
-    neverAnswered: [...c.open.values()],
-    maxOutstanding: c.maxOutstanding,
-    credits: { requested: c.requested, granted: c.granted, overGrant: c.overGrant },
-    ...latencyFigures(c.answered.map((r) => (r.reply?.latencyNs ?? 0) / 1000)),
-    bytes: c.bytes,
-    list: c.all,
-  };
 }

@@ -3,10 +3,10 @@
  * connection, the calls and their latency, the data moved, the credits, and what went wrong, named;
  * with `verbose`, a line per call.
  */
-import type { RpcCallRecord, RpcConversationReport, RpcRdmaAnalysis } from './rpc-call-analysis';
+import type { RpcConversationReport, RpcRdmaAnalysis } from './rpc-call-analysis';
+import type { ExchangeRecord } from '../exchange-analysis';
 import { latencyLines } from '../command-latency';
-
-const hex32 = (v: number): string => `0x${v.toString(16).padStart(8, '0')}`;
+import { exchangeLine } from '../exchange-text';
 
 /** "server 198.18.0.2 QP 0x000012" from a CM connection's key `address/QPN`; "198.18.0.1 and 198.18.0.2" from an address pair. */
 function conversationName(key: string): string {
@@ -17,23 +17,15 @@ function conversationName(key: string): string {
     .padStart(6, '0')}`;
 }
 
-function callLine(c: RpcCallRecord): string {
-  const done = c.reply === null ? 'no reply' : `${(c.reply.latencyNs / 1000).toFixed(3)} µs, ${c.reply.status} (frame ${c.reply.frame})`;
-  const r = c.rdma;
-  const rdma =
-    r.reads + r.writes + r.packets === 0
-      ? ''
-      : `; RDMA ${[r.reads > 0 ? `${r.reads} READ${r.reads > 1 ? 's' : ''}` : '', r.writes > 0 ? `${r.writes} WRITE${r.writes > 1 ? 's' : ''}` : '']
-          .filter((x) => x !== '')
-          .join(' and ')}, ${r.packets} packets, ${r.bytes} B${r.resent > 0 ? `, ${r.resent} sent again` : ''}`;
-  const via = c.callIn === 'read-chunk' ? ' (call in a read chunk)' : '';
-  return `${c.name} xid ${hex32(c.xid)} (frame ${c.frame})${via}: ${done}${rdma}`;
+function callLine(c: ExchangeRecord): string {
+  const via = c.via === 'read-chunk' ? ' (call in a read chunk)' : '';
+  return exchangeLine(`${c.name} xid ${c.key}`, c, 'no reply', via);
 }
 
 function conversationText(c: RpcConversationReport, verbose: boolean): string[] {
   const out: string[] = [`  ${conversationName(c.conversation)}`];
   const errors = c.errors.length > 0 ? ` (${c.errors.length} with an error)` : '';
-  out.push(`    ${c.calls} call${c.calls === 1 ? '' : 's'}, ${c.answered} answered${errors}; at most ${c.maxOutstanding} outstanding`);
+  out.push(`    ${c.requests} call${c.requests === 1 ? '' : 's'}, ${c.answered} answered${errors}; at most ${c.maxOutstanding} outstanding`);
   const k = c.credits;
   out.push(
     `    credits: requested ${k.requested ?? '?'}, granted ${k.granted ?? '?'}${k.overGrant > 0 ? `; ${k.overGrant} call${k.overGrant === 1 ? '' : 's'} beyond the grant` : ''}`,
