@@ -50,11 +50,14 @@ import { UlpName } from '../ulp/ulp-decoder';
 import { nvmeCommandsOf } from '../capture-engine/nvme-command-pass';
 import type { NvmeAnalysis } from '../ulp/nvme-rdma/command-analysis';
 import { nvmeAnalysisText } from '../ulp/nvme-rdma/command-text';
-import { rpcCallsOf } from '../capture-engine/rpcrdma-call-pass';
+import { iserTasksOf, rpcCallsOf, smbdRequestsOf } from '../capture-engine/ulp-report-pass';
 import type { RpcRdmaAnalysis } from '../ulp/rpc-rdma/rpc-call-analysis';
+import type { IserAnalysis } from '../ulp/iser/iser-task-analysis';
+import type { SmbdAnalysis } from '../ulp/smbd/smb2-request-analysis';
 import { rpcCallText } from '../ulp/rpc-rdma/rpc-call-text';
-import { RPC_RDMA_PORT } from '../ulp/rpc-rdma/rpcrdma-decoder';
-import type { UlpRules } from '../ulp/ulp-decoder';
+import { iserTaskText } from '../ulp/iser/iser-task-text';
+import { smbdRequestText } from '../ulp/smbd/smb2-request-text';
+import type { UlpRuleSet } from '../ulp/protocols';
 import type { NvmeRules } from '../ulp/nvme-rdma/nvme-decoder';
 import type { ParsedArgs } from './args';
 
@@ -180,7 +183,6 @@ export async function analyzeCommand(argv: readonly string[], out: Output, ctx?:
   // The NVMe-oF command analysis works from NVMe-oF's rules.
   const ulpRules = decodeAsRules(args.lists.get('decode-as') ?? []);
   const nvmeRules = ulpRules[UlpName.Nvme];
-  const rpcRules = ulpRules[UlpName.RpcRdma];
   const input = captureInput('analyze', captureFile, out, ctx?.stdinIsTerminal ?? isatty(0), ANALYZE_USAGE);
   if (input === null) return BAD_INPUT_STATUS;
   finishOnInterrupt(input);
@@ -307,7 +309,7 @@ export async function analyzeCommand(argv: readonly string[], out: Output, ctx?:
     }
     if (follow && !json && result.episodeCount + result.violationCount > 0) out.stdout('\n');
     const nvme = nvmeView(result, nvmeRules, source, input.stream, rocePort, out);
-    const rpcrdma = rpcView(result, rpcRules, source, input.stream, rocePort, out);
+    const reports = ulpReports(result, ulpRules, source, input.stream, rocePort, out);
     const doc = analysisDocument(result, input.name, report);
     const failFindings = failOn === null ? null : failOnFindings(failOn.failOn, result);
     // Written in pieces: a capture of millions of messages makes a report longer than a string can be.
@@ -326,7 +328,7 @@ export async function analyzeCommand(argv: readonly string[], out: Output, ctx?:
           };
     if (json) {
       const gaps = spools === null ? {} : { captureGaps: textsOf(spools.captureGaps) };
-      const ulp = { ...(nvme === null ? {} : { nvme }), ...(rpcrdma === null ? {} : { rpcrdma }) };
+      const ulp = { ...(nvme === null ? {} : { nvme }), ...reports };
       const report =
         failFindings === null
           ? { ...doc, ...lists, ...gaps, ...ulp }
@@ -336,7 +338,9 @@ export async function analyzeCommand(argv: readonly string[], out: Output, ctx?:
     } else {
       writeTextReport({ ...doc, ...lists }, shown, write, gone);
       if (nvme !== null && !gone()) write(nvmeAnalysisText(nvme, verbose));
-      if (rpcrdma !== null && !gone()) write(rpcCallText(rpcrdma, verbose));
+      if (reports.iser !== undefined && !gone()) write(iserTaskText(reports.iser, verbose));
+      if (reports.rpcrdma !== undefined && !gone()) write(rpcCallText(reports.rpcrdma, verbose));
+      if (reports.smbd !== undefined && !gone()) write(smbdRequestText(reports.smbd, verbose));
     }
     let status: number = reportAnalysisEnd('analyze', input.name, result, out);
     if (stop.by !== null)
@@ -408,19 +412,35 @@ function nvmeView(result: AnalysisResult, rules: NvmeRules, source: string | Uin
 }
 
 /**
- * The RPC-over-RDMA calls of the capture (ulp/rpc-rdma/rpc-call-analysis.ts), when it holds an RDMA
- * CM connection to an RPC-over-RDMA port (20049, or one --decode-as names) or --decode-as names
- * QPs; the connections the decoder claims by shape are in it too. From a file, as nvmeView.
+ * The iSER tasks, RPC-over-RDMA calls and SMB Direct requests of the capture (ulp/*-analysis.ts):
+ * each protocol's, when the capture holds an RDMA CM connection to one of its ports (its default,
+ * or one --decode-as adds) or --decode-as names QPs for it; RPC-over-RDMA's and SMB Direct's also
+ * hold the connections their decoders claim by shape. From a file, as nvmeView.
  */
-function rpcView(result: AnalysisResult, rules: UlpRules, source: string | Uint8Array, stream: boolean, rocePort: number, out: Output): RpcRdmaAnalysis | null {
-  const ports = new Set([RPC_RDMA_PORT, ...rules.ports]);
-  const wanted = rules.qpns.length > 0 || result.cmConnections.some((c) => c.portSpace === 'TCP' && c.port !== null && ports.has(c.port));
-  if (!wanted) return null;
+function ulpReports(
+  result: AnalysisResult,
+  rules: UlpRuleSet,
+  source: string | Uint8Array,
+  stream: boolean,
+  rocePort: number,
+  out: Output,
+): { iser?: IserAnalysis; rpcrdma?: RpcRdmaAnalysis; smbd?: SmbdAnalysis } {
+  const wanted = (name: UlpName): boolean => {
+    const r = rules[name];
+    const ports = new Set(r.ports);
+    return r.qpns.length > 0 || result.cmConnections.some((c) => c.portSpace === 'TCP' && c.port !== null && ports.has(c.port));
+  };
+  const names = [UlpName.Iser, UlpName.RpcRdma, UlpName.Smbd].filter(wanted);
+  if (names.length === 0) return {};
   if (typeof source === 'string' && stream) {
-    out.stderr('roce analyze: the capture holds RPC-over-RDMA connections; their calls are analysed from a file, not from a pipe\n');
-    return null;
+    out.stderr(`roce analyze: the capture holds ${names.join(', ')} connections; their requests are analysed from a file, not from a pipe\n`);
+    return {};
   }
-  return rpcCallsOf(source, rules, rocePort).analysis;
+  return {
+    ...(names.includes(UlpName.Iser) ? { iser: iserTasksOf(source, rules[UlpName.Iser], rocePort).analysis } : {}),
+    ...(names.includes(UlpName.RpcRdma) ? { rpcrdma: rpcCallsOf(source, rules[UlpName.RpcRdma], rocePort).analysis } : {}),
+    ...(names.includes(UlpName.Smbd) ? { smbd: smbdRequestsOf(source, rules[UlpName.Smbd], rocePort).analysis } : {}),
+  };
 }
 
 /** An analysis of the capture at a path, or of one held whole. */

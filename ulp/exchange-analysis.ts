@@ -75,6 +75,17 @@ interface Work {
 }
 
 const WRITE_STARTS = new Set<number>([Opcode.RC_RDMA_WRITE_FIRST, Opcode.RC_RDMA_WRITE_ONLY, Opcode.RC_RDMA_WRITE_ONLY_WITH_IMMEDIATE]);
+const READ_RESPONSES = new Set<number>([
+  Opcode.RC_RDMA_READ_RESPONSE_FIRST,
+  Opcode.RC_RDMA_READ_RESPONSE_MIDDLE,
+  Opcode.RC_RDMA_READ_RESPONSE_LAST,
+  Opcode.RC_RDMA_READ_RESPONSE_ONLY,
+]);
+
+/** What an RDMA packet is to a request's data, by its opcode: a READ request, READ response data, or WRITE data. */
+export function rdmaOpOf(opcode: number): 'readRequest' | 'read' | 'write' {
+  return opcode === Opcode.RC_RDMA_READ_REQUEST ? 'readRequest' : READ_RESPONSES.has(opcode) ? 'read' : 'write';
+}
 /** Requests remembered per connection while unanswered, at most (the oldest are reported as never answered). */
 const MAX_OPEN = 65536;
 

@@ -1,6 +1,6 @@
 /**
  * `roce analyze`'s RPC-over-RDMA calls (ulp/rpc-rdma/rpc-call-analysis.ts through
- * capture-engine/rpcrdma-call-pass.ts) on captures/rpc-rdma.pcap, each figure derived from the
+ * capture-engine/ulp-report-pass.ts) on captures/rpc-rdma.pcap, each figure derived from the
  * capture's own frames: the calls per connection with their names, their latency from call to
  * reply, the RDMA transfers behind each, the RDMA_ERROR named, the credits; the same through
  * `roce analyze --json` and its text. Then the analysis on frames made for the purpose: calls beyond
@@ -11,7 +11,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { type CaptureRecord, readCapture } from '../../packets/pcap';
 import { Opcode } from '../../packets/opcodes';
-import { rpcCallsOf } from '../../capture-engine/rpcrdma-call-pass';
+import { rpcCallsOf } from '../../capture-engine/ulp-report-pass';
 import { type RpcConversationReport, RpcCallAnalysis } from '../../ulp/rpc-rdma/rpc-call-analysis';
 import type { RpcRdmaFrame } from '../../ulp/rpc-rdma/rpcrdma-decoder';
 import { RpcRdmaProc, type RpcRdmaHeader } from '../../ulp/rpc-rdma/rpcrdma-header';
