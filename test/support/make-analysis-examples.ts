@@ -23,6 +23,8 @@ import { runStarScenario } from '../../apps/sim/star-scenario';
 import { Mtu } from '../../stack/mtu';
 import { starPanels } from '../../apps/sim/star-chart';
 import { DCQCN_PAPER_PARAMS } from '../../stack/congestion/parameters';
+import { ulpFrameNotes } from '../../capture-engine/ulp-frame-notes';
+import { defaultRuleSet } from '../../ulp/protocols';
 
 const CAPTURES = path.resolve(__dirname, '..', '..', 'captures');
 
@@ -57,6 +59,23 @@ export function makeAnalysisExamples(): Map<string, string> {
     ),
   );
   out.set('plot-rc-conversation.svg', plotSvg(buildPsnSeries(rc).series, 'PSN over time: captures/rc-conversation.pcap'));
+  // docs/decode.md: one NVMe-oF Read and one NFS READ on the wire, labelled as roce ladder labels them.
+  const nvme = path.join(CAPTURES, 'nvme-rdma.pcap');
+  out.set(
+    'ladder-nvme-read.svg',
+    ladderSvg(
+      buildTimeline(nvme, { firstFrame: 51, lastFrame: 59, frameNotes: ulpFrameNotes(nvme, defaultRuleSet(), 4791).notes }),
+      'captures/nvme-rdma.pcap: an NVMe Read of 4 KiB (roce ladder --frames 51-59)',
+    ),
+  );
+  const rpc = path.join(CAPTURES, 'rpc-rdma.pcap');
+  out.set(
+    'ladder-nfs-read.svg',
+    ladderSvg(
+      buildTimeline(rpc, { firstFrame: 8, lastFrame: 14, frameNotes: ulpFrameNotes(rpc, defaultRuleSet(), 4791).notes }),
+      'captures/rpc-rdma.pcap: an NFSv4.1 READ of 2 KiB into a write chunk (roce ladder --frames 8-14)',
+    ),
+  );
   const lossy = lossyRunCapture();
   const r = analyzeCapture(lossy);
   // The shortest NAK recovery whose lost packet was a first transmission: small enough to read.
