@@ -133,21 +133,33 @@ export async function runNvmfHost(dev: Device, cfg: NvmfHostConfig): Promise<Nvm
     }
     return res;
   };
-  const fab = (q: HostQueue, f: FabricsCommand, data: Uint8Array | undefined, what: string): Promise<Response> =>
-    q
-      .submit(base(FABRICS_OPCODE, 0, data === undefined ? none : inCapsuleSgl(data.length)), f, data, what)
-      .then((x) => expectOk(x, what, f.fctype === FabricsType.CONNECT));
+  // A command's data goes in the capsule, or by a keyed SGL the controller reads (`keyed`).
+  const fab = (q: HostQueue, f: FabricsCommand, data: Uint8Array | undefined, what: string, keyed = false): Promise<Response> => {
+    let sgl = data === undefined ? none : inCapsuleSgl(data.length);
+    if (data !== undefined && keyed) {
+      const mr = q.register(data);
+      sgl = keyedSgl(mr.addr(0), data.length, mr.rkey);
+    }
+    return q.submit(base(FABRICS_OPCODE, 0, sgl), f, keyed ? undefined : data, what).then((x) => expectOk(x, what, f.fctype === FabricsType.CONNECT));
+  };
   const propGet = async (q: HostQueue, offset: number, eight: boolean, what: string): Promise<bigint> =>
     (await fab(q, { fctype: FabricsType.PROPERTY_GET, connect: null, property: { attrib: eight ? 1 : 0, offset, value: null } }, undefined, what)).cqe.result;
   const propSet = (q: HostQueue, offset: number, value: number, what: string): Promise<Response> =>
     fab(q, { fctype: FabricsType.PROPERTY_SET, connect: null, property: { attrib: 0, offset, value: BigInt(value) } }, undefined, what);
-  const connectCmd = async (q: HostQueue, cntlid: number, kato: number): Promise<number> => {
+  /**
+   * The Connect's 1024 bytes of data go in the capsule only on an I/O queue whose controller offers
+   * that much in-capsule data (IOCCSZ); on the admin queue, whose capsules are 64 bytes (nvmet-rdma
+   * posts receives of one SQE there), and otherwise, by a keyed SGL (Linux nvme_rdma_map_data():
+   * inline only for an I/O queue).
+   */
+  const connectCmd = async (q: HostQueue, cntlid: number, kato: number, inCapsuleRoom = 0): Promise<number> => {
     const data = emitConnectData({ hostId, cntlid, subnqn, hostnqn });
     const res = await fab(
       q,
       { fctype: FabricsType.CONNECT, connect: { recfmt: 0, qid: q.qid, sqsize: q.o.size - 1, cattr: 0, kato }, property: null },
       data,
       `queue ${q.qid}'s Connect`,
+      q.qid === 0 || data.length > inCapsuleRoom,
     );
     return Number(res.cqe.result & 0xffffn);
   };
@@ -224,7 +236,7 @@ export async function runNvmfHost(dev: Device, cfg: NvmfHostConfig): Promise<Nvm
     expectOk(await admin.submit(base(AdminOpcode.KEEP_ALIVE, 0, none), null, undefined, 'Keep Alive'), 'Keep Alive');
 
     const io = await open(1, Math.min(IO_DEPTH, mqes), cntlid);
-    await connectCmd(io, cntlid, 0);
+    await connectCmd(io, cntlid, 0, r.controller.inCapsuleOffered && cfg.inCapsule !== false ? ioccsz - 64 : 0);
     say(`I/O queue 1 connected`);
 
     const total = blocks * lbaSize;

@@ -18,9 +18,11 @@ import type { MemoryRegion } from '../../stack/memory-region';
 import type { CompletionQueue } from '../../stack/completion-queue';
 import type { RdmaCmEvent, RdmaCmId } from '../../stack/cm/rdma-cm';
 import { type NvmeCommand, decodeCommandCapsule, emitResponseCapsule } from '../../ulp/nvme-rdma/capsule';
-import { SQE_LEN } from '../../ulp/nvme-rdma/sqe';
+import { SQE_FLAGS_FUSE_MASK, SQE_FLAGS_PSDT_MASK, SQE_FLAGS_SGL_METABUF, SQE_LEN } from '../../ulp/nvme-rdma/sqe';
 import { SglSubtype, SglType } from '../../ulp/nvme-rdma/sgl';
 import { FABRICS_OPCODE, FabricsType } from '../../ulp/nvme-rdma/opcode-names';
+import { CONNECT_DATA_LEN, parseConnectData } from '../../ulp/nvme-rdma/fabrics-command';
+import { WireError } from '../../packets/errors';
 import { type Outcome, Sc, generic } from './command-outcome';
 import { INLINE_DATA_SIZE, MAX_TRANSFER, type Subsystem } from './controller';
 import { type QueueContext, handleAdmin } from './admin-handlers';
@@ -131,7 +133,8 @@ export class TargetQueue {
     else if (wc.wrId === WR_READ && this.current?.stage === 'fetch') {
       const c = this.current;
       this.current = null;
-      this.finish(c.cmd, this.dispatch(c.cmd, this.dataMr.buffer.slice(0, c.cmd.sqe.sgl.length)));
+      const data = this.dataMr.buffer.slice(0, c.cmd.sqe.sgl.length);
+      this.finish(c.cmd, this.dispatch(withConnectData(c.cmd, data), data));
     } else if (wc.wrId === WR_WRITE && this.current?.stage === 'write') this.current = null;
   }
 
@@ -151,7 +154,10 @@ export class TargetQueue {
     const inCapsule = sgl.type === SglType.DATA_BLOCK && sgl.subtype === SglSubtype.OFFSET;
     const toController = cmd.sqe.opcode !== FABRICS_OPCODE && hostToController(cmd.sqe.opcode);
     let bad: Outcome | null = null;
-    if (!keyed && !inCapsule) bad = generic(Sc.SGL_TYPE_INVALID);
+    // PSDT must say SGLs with a metadata buffer, and no fused operation (nvmet_req_init(): Invalid Field, DNR).
+    const flags = cmd.sqe.flags;
+    if ((flags & SQE_FLAGS_PSDT_MASK) !== SQE_FLAGS_SGL_METABUF || (flags & SQE_FLAGS_FUSE_MASK) !== 0) bad = generic(Sc.INVALID_FIELD);
+    else if (!keyed && !inCapsule) bad = generic(Sc.SGL_TYPE_INVALID);
     else if (keyed && sgl.length > MAX_TRANSFER) bad = generic(Sc.DATA_SGL_LENGTH_INVALID);
     else if (inCapsule && sgl.length > 0) {
       const isConnect = cmd.fabrics?.fctype === FabricsType.CONNECT;
@@ -163,8 +169,9 @@ export class TargetQueue {
       this.finish(cmd, bad);
       return;
     }
-    if (toController && keyed && sgl.length > 0) {
-      // A keyed Write: fetch the host's data (nvmet_rdma_rdma_read).
+    const isConnect = cmd.fabrics?.fctype === FabricsType.CONNECT;
+    if ((toController || isConnect) && keyed && sgl.length > 0) {
+      // A keyed Write, or a Connect whose data the host keeps (Linux's host on the admin queue): fetch the host's data (nvmet_rdma_rdma_read).
       this.current = { cmd, stage: 'fetch' };
       this.qp.postSend({
         wrId: WR_READ,
@@ -242,5 +249,16 @@ export class TargetQueue {
     } catch {
       // the device may already be closing
     }
+  }
+}
+
+/** A Connect whose data was fetched by RDMA READ, with that data parsed; a Connect's data that does not parse leaves it without (Invalid Field). */
+function withConnectData(cmd: NvmeCommand, data: Uint8Array): NvmeCommand {
+  if (cmd.fabrics?.fctype !== FabricsType.CONNECT || data.length < CONNECT_DATA_LEN) return cmd;
+  try {
+    return { ...cmd, connectData: parseConnectData(new DataView(data.buffer, data.byteOffset, data.byteLength), 0, data.length) };
+  } catch (e) {
+    if (e instanceof WireError) return cmd;
+    throw e;
   }
 }

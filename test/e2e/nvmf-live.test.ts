@@ -60,6 +60,10 @@ t(
       expect(d.code).toBe(0);
       for (const what of ['NVMe Fabrics Connect', 'NVMe Identify', 'NVMe Write', 'NVMe Read', 'NVMe Flush', 'RC_SEND_ONLY_WITH_INVALIDATE'])
         expect(d.out).toContain(what);
+      // The admin queue's capsules are one SQE (nvmet-rdma): its Connect's data goes by keyed SGL, which
+      // the target reads; the I/O queue's, within the in-capsule data the controller offers, in the capsule.
+      expect(d.out).toMatch(/NVMe Fabrics Connect cid \d+ qid 0 sqsize \d+ kato \d+ ms keyed 0x[0-9a-f]+ 1024 B key/);
+      expect(d.out).toMatch(/NVMe Fabrics Connect cid \d+ qid 1 sqsize .* in-capsule 1024 B/);
       const a = roce('analyze', '--json', file);
       expect({ code: a.code, err: a.err }).toEqual({ code: 0, err: '' });
       const j = JSON.parse(a.out) as {

@@ -61,7 +61,7 @@ test('malformed capsules get an NVMe status or are counted; a bad REQ is refused
       (e) => ev.push(e),
     );
     const mr = sim.a.regMr(pd, new Uint8Array(4096), Access.LOCAL_WRITE);
-    for (let i = 0; i < 4; i++) qp.postRecv({ wrId: BigInt(i), sgList: [mr.sge(2048 + i * 16, 16)] });
+    for (let i = 0; i < 6; i++) qp.postRecv({ wrId: BigInt(i), sgList: [mr.sge(2048 + i * 16, 16)] });
     await until(() => ev.some((e) => e.type === 'ESTABLISHED'), 'connection');
     let at = 0;
     const send = (bytes: Uint8Array): void => {
@@ -100,10 +100,28 @@ test('malformed capsules get an NVMe status or are counted; a bad REQ is refused
         cdw10to15: new Uint8Array(24),
       }),
     );
-    await until(() => take() >= 2, 'two CQEs');
+    // PSDT 10b (an SGL segment for the metadata) and a fused command: Invalid Field, as nvmet_req_init() answers.
+    for (const [commandId, flags] of [
+      [7, 0x80],
+      [8, SQE_FLAGS_SGL_METABUF | 1],
+    ] as const)
+      send(
+        emitCommandCapsule({
+          opcode: 0x06,
+          flags,
+          commandId,
+          nsid: 0,
+          metadata: 0n,
+          sgl: { type: 4, subtype: 0, address: 0n, length: 0, key: 0 },
+          cdw10to15: new Uint8Array(24),
+        }),
+      );
+    await until(() => take() >= 4, 'four CQEs');
     expect(cqes.map((c) => [c.commandId, statusName(c.status)])).toEqual([
       [5, 'SGL Descriptor Type Invalid'],
       [6, 'Command Sequence Error'],
+      [7, 'Invalid Field in Command'],
+      [8, 'Invalid Field in Command'],
     ]);
     ev.find((e) => e.type === 'ESTABLISHED')?.id.disconnect();
     await until(() => ev.some((e) => e.type === 'DISCONNECTED'), 'DREP');

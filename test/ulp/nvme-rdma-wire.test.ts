@@ -86,7 +86,7 @@ describe('command capsules', () => {
   test('a Read: SQE fields read back', () => {
     const b = emitCommandCapsule(sqe({}));
     expect(b.length).toBe(64);
-    expect([b[0], b[1], b[2], b[3]]).toEqual([IoOpcode.READ, 0x80, 7, 0]);
+    expect([b[0], b[1], b[2], b[3]]).toEqual([IoOpcode.READ, 0x40, 7, 0]);
     const c = decodeCommandCapsule(view(b), 0, b.length);
     expect(c.sqe).toEqual(sqe({}));
     expect(c.fabrics).toBeNull();

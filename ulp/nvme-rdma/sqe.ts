@@ -13,7 +13,7 @@ export const SQE_LEN = 64;
 
 export interface Sqe {
   opcode: number;
-  /** Byte 1: fused operation (bits 1:0) and PSDT (bits 7:6; 2 = SGL for data and a metadata buffer, 1 = SGL, 0 = PRP). */
+  /** Byte 1: fused operation (bits 1:0) and PSDT (bits 7:6: 0 PRP, 1 SGL with a metadata buffer, 2 SGL with a metadata SGL segment). */
   flags: number;
   commandId: number;
   nsid: number;
@@ -55,8 +55,15 @@ export function emitSqe(s: Sqe, view: DataView, off: number): number {
   return SQE_LEN;
 }
 
-/** Byte 1 with PSDT 2 (SGLs for data and metadata): what Linux's nvme-rdma host sends (nvme.h NVME_CMD_SGL_METABUF). */
-export const SQE_FLAGS_SGL_METABUF = 0x80;
+/**
+ * Byte 1 with PSDT 01b: SGLs for the data, the metadata pointer the address of one contiguous buffer.
+ * NVMe over Fabrics requires it (NVMe-oF 1.1 §2.2, "Submission Queue Entry"); Linux's host sends it
+ * (nvme.h NVME_CMD_SGL_METABUF, 1 << 6) and nvmet refuses anything else with Invalid Field.
+ */
+export const SQE_FLAGS_SGL_METABUF = 0x40;
+/** Byte 1's PSDT bits (7:6) and fused-operation bits (1:0). */
+export const SQE_FLAGS_PSDT_MASK = 0xc0;
+export const SQE_FLAGS_FUSE_MASK = 0x03;
 
 /** Command dwords 10-15 of a Read or Write: starting LBA (64 bits) and number of logical blocks (0-based, 16 bits). */
 export function rwDwords(slba: bigint, blocks: number): Uint8Array {
