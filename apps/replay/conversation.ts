@@ -157,7 +157,7 @@ function ownerOf(c: CapturedPacket, candidates: readonly Stream[]): Stream | nul
   const psn = c.p.bth?.psn;
   if (psn === undefined) return null;
   // Per (address, QPN): the latest stream that started before the response and reaches its PSN.
-  const current = new Map<string, { r: Stream; d: number; start: number }>();
+  const current = new Map<string, { r: Stream; d: number; start: number; fresh: boolean }>();
   for (const r of candidates) {
     const start = r.packets[0]?.timeNs ?? Infinity;
     if (start > c.timeNs) continue;
@@ -166,20 +166,34 @@ function ownerOf(c: CapturedPacket, candidates: readonly Stream[]): Stream | nul
     if (held !== undefined && held.start > start) continue;
     const d = distanceBelow(r, psn);
     if (d === Infinity) continue;
-    current.set(k, { r, d, start });
+    const end = r.packets[r.packets.length - 1]?.timeNs ?? start;
+    current.set(k, { r, d, start, fresh: c.timeNs - end <= STALE_STREAM_NS });
   }
+  // A stream that was still sending around the response's time wins over one long over: two
+  // connections of one address pair may use the same PSNs (perftest seeds its start PSN from its
+  // pid and the time, so runs in one guest boot can start close), and a READ response's PSN lies
+  // past its request's, where an older WRITE stream may have sent that very PSN.
   let best: Stream | null = null;
   let bestD = Infinity;
   let bestStart = -Infinity;
-  for (const { r, d, start } of current.values()) {
-    if (d < bestD || (d === bestD && start >= bestStart)) {
+  let bestFresh = false;
+  for (const { r, d, start, fresh } of current.values()) {
+    if ((fresh && !bestFresh) || (fresh === bestFresh && (d < bestD || (d === bestD && start >= bestStart)))) {
       best = r;
       bestD = d;
       bestStart = start;
+      bestFresh = fresh;
     }
   }
   return best;
 }
+
+/**
+ * How long after a request stream's last packet a response may still be its own: far beyond any
+ * responder's processing and round trip (an RNR wait is at most 655 ms, and a requester that waits
+ * for its answer longer resends, which extends the stream).
+ */
+const STALE_STREAM_NS = 5e9;
 
 /** READ responses carry PSNs after their request's own: how far past a request a response PSN may lie. */
 const RESPONSE_PSN_REACH = 4096;

@@ -198,6 +198,33 @@ describe('conversations across QPN reuse', () => {
     ]);
   });
 
+  test('roce replay: a READ response goes to the connection sending at its time, not to one long over that sent the same PSNs', () => {
+    // Seen against rxe: perftest seeds its start PSN from its pid and the time, so an ib_write_bw
+    // run and, 30 s later, an ib_read_bw run in the same guest boot used overlapping PSNs. The READ
+    // responses' MIDDLE and LAST PSNs lie past their request's, where the old WRITE stream had sent
+    // those very PSNs (distance 0): they went to the WRITE connection.
+    const old: Item[] = [];
+    for (let i = 0; i < 8; i++) old.push(send(i * 10, 'a', 0x51, 7000 + i), ackTo(i * 10 + 5, 'b', 0x12, 7000 + i));
+    const t0 = 30_000_000; // 30 s later
+    const read = roce(t0, 'a', {
+      bth: { opcode: Op.READ_REQUEST, destQp: 0x67, psn: 7002, ackReq: true },
+      reth: { va: 0x1000n, rkey: 0x1234, dmaLength: 3 * 256 },
+    });
+    const resp = (k: number, op: number): Item =>
+      roce(t0 + 10 + k, 'b', {
+        bth: { opcode: op, destQp: 0x2e, psn: 7002 + k },
+        ...(op === Op.READ_RESPONSE_MIDDLE ? {} : { aeth: { syndrome: Syn.ACK, msn: 1 } }),
+        payload: new Uint8Array(256),
+      });
+    const items = [...old, read, resp(0, Op.READ_RESPONSE_FIRST), resp(1, Op.READ_RESPONSE_MIDDLE), resp(2, Op.READ_RESPONSE_LAST)];
+    const packets: CapturedPacket[] = items.map((it, i) => ({ frame: i + 1, timeNs: it.us * 1000, p: decodeFrame(it.frame) as RocePacket, bytes: it.frame }));
+    const convs = findRcConversations(packets, packetAddresses);
+    expect(convs.map((c) => [c.responderQpn, c.requesterQpn, c.responses.map((x) => x.p.bth?.psn)])).toEqual([
+      [0x51, 0x12, [7000, 7001, 7002, 7003, 7004, 7005, 7006, 7007]],
+      [0x67, 0x2e, [7002, 7003, 7004]],
+    ]);
+  });
+
   test('roce replay: a new UDP source port on a PSN that does not continue the stream is a new connection, even within the PSN window', () => {
     // perftest also seeds from pid and time: two back-to-back runs to the stack's QP 0x11 started
     // 49429 PSNs apart, inside the 0x10000 window; each run's QP pair has its own source port.
