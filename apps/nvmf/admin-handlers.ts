@@ -10,7 +10,7 @@ import { cdw10 } from '../../ulp/nvme-rdma/sqe';
 import { FABRICS_OPCODE, FabricsType, AdminOpcode } from '../../ulp/nvme-rdma/opcode-names';
 import { CommandSc, type Outcome, Sc, generic, ok, specific } from './command-outcome';
 import { AERL, CAP, type Controller, DISCOVERY_NQN, MAX_QUEUE_SIZE, Prop, type Subsystem, VS } from './controller';
-import { Cns, activeNamespaces, identifyController, identifyNamespace, namespaceDescriptors } from './identify-pages';
+import { CSI_NVM, Cns, activeNamespaces, identifyController, identifyNamespace, namespaceDescriptors } from './identify-pages';
 import { DISCOVERY_LOG_LID, discoveryLog } from './discovery-log';
 
 /** What a queue knows of itself when a command arrives: its ID and depth (from the CM REQ) and its controller once connected. */
@@ -103,6 +103,9 @@ function identify(sub: Subsystem, c: Controller, cmd: NvmeCommand): Outcome {
   if (c.discovery) return generic(Sc.INVALID_FIELD);
   const nsid = cmd.sqe.nsid;
   if (cns === Cns.ACTIVE_NS_LIST) return nsid >= 0xfffffffe ? generic(Sc.INVALID_FIELD) : ok(0n, activeNamespaces(sub.namespace, nsid));
+  // The I/O Command Set specific controller data for the NVM command set, which Linux's host asks for
+  // (nvme_init_non_mdts_limits()): all its limits zero, no limit (nvmet_execute_identify_ctrl_nvm()).
+  if (cns === Cns.CSI_CONTROLLER) return dw(cmd, 1) >>> 24 === CSI_NVM ? ok(0n, new Uint8Array(4096)) : generic(Sc.INVALID_FIELD);
   if (cns === Cns.NAMESPACE || cns === Cns.NS_DESCRIPTORS) {
     if (nsid !== sub.namespace.nsid) return generic(Sc.INVALID_NAMESPACE);
     return ok(0n, cns === Cns.NAMESPACE ? identifyNamespace(sub.namespace) : namespaceDescriptors(sub.namespace));

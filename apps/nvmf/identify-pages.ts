@@ -9,7 +9,9 @@ import { LBA_SIZE, type RamNamespace } from './ram-namespace';
 
 export const IDENTIFY_LEN = 4096;
 /** Identify CNS values the target answers. */
-export const Cns = { NAMESPACE: 0x00, CONTROLLER: 0x01, ACTIVE_NS_LIST: 0x02, NS_DESCRIPTORS: 0x03 } as const;
+export const Cns = { NAMESPACE: 0x00, CONTROLLER: 0x01, ACTIVE_NS_LIST: 0x02, NS_DESCRIPTORS: 0x03, CSI_CONTROLLER: 0x06 } as const;
+/** The NVM Command Set's identifier (CSI, Identify's CDW11 bits 31:24). */
+export const CSI_NVM = 0;
 
 function text(out: Uint8Array, at: number, len: number, s: string): void {
   out.fill(0x20, at, at + len);

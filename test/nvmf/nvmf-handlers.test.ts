@@ -140,6 +140,20 @@ test('Identify of the NVM subsystem, AERs held up to AERL + 1, unknown opcodes',
   expect([desc[0], desc[1], desc[20], desc[21]]).toEqual([2, 16, 3, 16]);
   const ctrl = handleAdmin(s, q, cmd(0x06, { cdw: dword10(1) }), 0).data as Uint8Array;
   expect(new DataView(ctrl.buffer).getUint32(1792, true)).toBe((64 + 4096) / 16);
+  // CNS 6 for the NVM command set (CSI 0, CDW11 bits 31:24), as Linux's host asks: a page of zeros; another CSI is Invalid Field.
+  const csi = (v: number): Uint8Array => {
+    const c = new Uint8Array(24);
+    new DataView(c.buffer).setUint32(0, 6, true);
+    new DataView(c.buffer).setUint32(4, (v << 24) >>> 0, true);
+    return c;
+  };
+  const nvm = handleAdmin(s, q, cmd(0x06, { cdw: csi(0) }), 0);
+  expect({ status: name(nvm.status), bytes: nvm.data?.length, zero: nvm.data?.every((b) => b === 0) }).toEqual({
+    status: 'Success',
+    bytes: 4096,
+    zero: true,
+  });
+  expect(name(handleAdmin(s, q, cmd(0x06, { cdw: csi(2) }), 0).status)).toBe('Invalid Field in Command');
   for (let i = 0; i < 4; i++) expect(handleAdmin(s, q, cmd(0x0c), 0).held).toBe(true);
   expect(name(handleAdmin(s, q, cmd(0x0c), 0).status)).toBe('Asynchronous Event Request Limit Exceeded');
   expect(name(handleAdmin(s, q, cmd(0x80), 0).status)).toBe('Invalid Command Opcode');
