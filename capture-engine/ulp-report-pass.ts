@@ -6,7 +6,7 @@
  * with a bad one, as `roce decode` does.
  */
 import type { CaptureRecord } from '../packets/pcap';
-import { decodeAt } from '../packets/decode';
+import { type RocePacket, decodeAt } from '../packets/decode';
 import type { WireError } from '../packets/errors';
 import { forEachRecord } from '../analysis/capture-stream';
 import type { UlpDecoder, UlpRules } from '../ulp/ulp-decoder';
@@ -19,12 +19,12 @@ import { SmbdDecoder } from '../ulp/smbd/smbd-decoder';
 import { type SmbdAnalysis, Smb2RequestAnalysis } from '../ulp/smbd/smb2-request-analysis';
 import { quickDestQp } from './ulp-decoding';
 
-/** Runs `decoder` over the capture at `source` (a path, read in pieces, or held whole), handing each frame it makes something of to `take`. */
+/** Runs `decoder` over the capture at `source` (a path, read in pieces, or held whole), handing each frame it makes something of to `take` with the packet it was decoded from. */
 export function ulpFramesOf<F>(
   source: string | Uint8Array,
   decoder: UlpDecoder<F, unknown>,
   rocePort: number,
-  take: (f: F, at: ExchangeAt) => void,
+  take: (f: F, at: ExchangeAt, p: RocePacket) => void,
 ): WireError | null {
   let first: bigint | null = null;
   return forEachRecord(source, (rec: CaptureRecord) => {
@@ -35,7 +35,7 @@ export function ulpFramesOf<F>(
     const d = decodeAt(view, rec.data, 0, rec.data.byteLength, rec.linkType, { rocePort, verifyIcrc: false }, rec.origLen);
     if (!d.roce || d.bth === null) return;
     const f = decoder.observe(d, view, 0);
-    if (f !== null) take(f, { frame: rec.index, timeNs: Number(rec.timestampNs - first), opcode: d.bth.opcode, psn: d.bth.psn });
+    if (f !== null) take(f, { frame: rec.index, timeNs: Number(rec.timestampNs - first), opcode: d.bth.opcode, psn: d.bth.psn }, d);
   });
 }
 
