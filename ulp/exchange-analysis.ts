@@ -10,7 +10,7 @@
  * and the bytes moved in SENDs, by RDMA READ and by RDMA WRITE.
  * RPC-over-RDMA (rpc-rdma/rpc-call-analysis.ts), iSER and SMB Direct report through it.
  */
-import { Opcode } from '../packets/opcodes';
+import { OpFlag, Opcode, opcodeInfo } from '../packets/opcodes';
 import { type LatencySummary, latencyFigures } from './command-latency';
 
 /** Where a frame sits in the capture, and what the transport layer says of it. */
@@ -75,17 +75,14 @@ interface Work {
 }
 
 const WRITE_STARTS = new Set<number>([Opcode.RC_RDMA_WRITE_FIRST, Opcode.RC_RDMA_WRITE_ONLY, Opcode.RC_RDMA_WRITE_ONLY_WITH_IMMEDIATE]);
-const READ_RESPONSES = new Set<number>([
-  Opcode.RC_RDMA_READ_RESPONSE_FIRST,
-  Opcode.RC_RDMA_READ_RESPONSE_MIDDLE,
-  Opcode.RC_RDMA_READ_RESPONSE_LAST,
-  Opcode.RC_RDMA_READ_RESPONSE_ONLY,
-]);
 
-/** What an RDMA packet is to a request's data, by its opcode: a READ request, READ response data, or WRITE data. */
+/** What an RDMA packet is to a request's data, by its opcode's row of the opcode table: a READ request, READ response data, or WRITE data. */
 export function rdmaOpOf(opcode: number): 'readRequest' | 'read' | 'write' {
-  return opcode === Opcode.RC_RDMA_READ_REQUEST ? 'readRequest' : READ_RESPONSES.has(opcode) ? 'read' : 'write';
+  const flags = opcodeInfo(opcode)?.flags ?? 0;
+  if ((flags & OpFlag.READ) === 0) return 'write';
+  return (flags & OpFlag.RESP) !== 0 ? 'read' : 'readRequest';
 }
+
 /** Requests remembered per connection while unanswered, at most (the oldest are reported as never answered). */
 const MAX_OPEN = 65536;
 
