@@ -137,12 +137,25 @@ const DATA = new Set([
   Opcode.RC_RDMA_READ_RESPONSE_ONLY,
 ]);
 
+/** An entry of `state.ends` found for frames to an IPv4 address and a QPN, with its key. */
+interface Ipv4End {
+  dst: number;
+  key: string;
+  end: QpEnd;
+}
+
 export class NvmeDecoder implements UlpDecoder<NvmeFrame, NvmeConversationState> {
   readonly name = UlpName.Nvme;
   private readonly ports: ReadonlySet<number>;
   private readonly qpns: ReadonlySet<number>;
   /** The QPNs of `state.ends`, for a quick "not ours". */
   private readonly owned = new Set<number>();
+  /**
+   * `state.ends` looked up by IPv4 destination and QPN, by QPN: the key as a string (an address
+   * spelled out and joined to the QPN, then hashed) cost more than the rest of a data frame's
+   * decoding. Emptied whenever `state.ends` changes.
+   */
+  private readonly ipv4Ends = new Map<number, Ipv4End>();
 
   constructor(
     rules: NvmeRules = DEFAULT_NVME_RULES,
@@ -169,12 +182,22 @@ export class NvmeDecoder implements UlpDecoder<NvmeFrame, NvmeConversationState>
     // A bad ICRC does not stop it (it is not checked with --no-icrc); any other fault does.
     if (frameFault(p) !== null && p.icrcOk !== false) return null;
     if (p.mad !== null) return this.cm(p);
-    const { src, dst } = packetAddresses(p);
-    const key = endKey(dst, b.destQp);
-    let end: QpEnd | undefined = this.state.ends.get(key);
-    if (end === undefined && this.qpns.has(b.destQp)) {
-      const [lo, hi] = src < dst ? [src, dst] : [dst, src];
-      end = { role: 'either', queue: `decode-as ${lo} ${hi}` };
+    const ip = p.ipv4;
+    const known = ip === null ? undefined : this.ipv4Ends.get(b.destQp);
+    let key: string;
+    let end: QpEnd | undefined;
+    if (known !== undefined && known.dst === (ip as NonNullable<typeof ip>).dst) {
+      key = known.key;
+      end = known.end;
+    } else {
+      const { src, dst } = packetAddresses(p);
+      key = endKey(dst, b.destQp);
+      end = this.state.ends.get(key);
+      if (end !== undefined && ip !== null) this.ipv4Ends.set(b.destQp, { dst: ip.dst, key, end });
+      else if (end === undefined && this.qpns.has(b.destQp)) {
+        const [lo, hi] = src < dst ? [src, dst] : [dst, src];
+        end = { role: 'either', queue: `decode-as ${lo} ${hi}` };
+      }
     }
     if (end === undefined) return null;
     const f = this.onQueue(p, view, start, key, end);
@@ -229,6 +252,7 @@ export class NvmeDecoder implements UlpDecoder<NvmeFrame, NvmeConversationState>
 
   private setEnd(key: string, end: QpEnd): void {
     this.state.ends.set(key, end);
+    this.ipv4Ends.clear();
     this.owned.add(Number(key.slice(key.lastIndexOf('/') + 1)));
   }
 
@@ -288,13 +312,12 @@ export class NvmeDecoder implements UlpDecoder<NvmeFrame, NvmeConversationState>
     const op = b.opcode;
     const partials = this.state.partial;
     const direction = role === 'target' ? 'to-target' : role === 'host' ? 'to-host' : null;
-    const bytes = new Uint8Array(view.buffer, view.byteOffset + at, len);
     if (SEND_ONLY.has(op)) {
       partials.delete(key);
       return this.capsule(view, at, len, role, q, 1);
     }
     if (SEND_FIRST.has(op)) {
-      partials.set(key, { chunks: [bytes.slice()], length: len, nextPsn: (b.psn + 1) & 0xffffff, packets: 1 });
+      partials.set(key, { chunks: [packetBytes(view, at, len)], length: len, nextPsn: (b.psn + 1) & 0xffffff, packets: 1 });
       const f = frame('fragment', direction, q.qid);
       f.length = len;
       return f;
@@ -324,7 +347,7 @@ export class NvmeDecoder implements UlpDecoder<NvmeFrame, NvmeConversationState>
       f.length = len;
       return f;
     }
-    part.chunks.push(bytes.slice());
+    part.chunks.push(packetBytes(view, at, len));
     part.length += len;
     part.packets++;
     part.nextPsn = (b.psn + 1) & 0xffffff;
@@ -428,6 +451,11 @@ function findByKey(q: QueueState, key: number, va: bigint): CommandRef | null {
     if (c.key === key && va >= c.address && va < c.address + BigInt(Math.max(1, c.length))) return { commandId: cid, opcode: c.opcode, fctype: c.fctype };
   }
   return null;
+}
+
+/** A copy of the `len` bytes at `at` (a capsule's part, kept until its LAST packet comes). */
+function packetBytes(view: DataView, at: number, len: number): Uint8Array {
+  return new Uint8Array(view.buffer, view.byteOffset + at, len).slice();
 }
 
 /** True for a Fabrics Connect. */
