@@ -39,7 +39,7 @@ describe('captures/rpc-rdma.pcap', () => {
       ['0x8a9b0003', 'NFSv4 COMPOUND SEQUENCE PUTFH WRITE', 'inline', 'NFS4_OK', 'inline'],
       // RDMA_NOMSG: the call in its position-zero read chunk (named once the server read it), the reply in the reply chunk.
       ['0x8a9b0004', 'NFSv4 COMPOUND SEQUENCE PUTFH GETATTR', 'read-chunk', 'NFS4_OK', 'reply-chunk'],
-      ['0x8a9b0005', 'NFSv3 WRITE', 'inline', 'SUCCESS', 'inline'],
+      ['0x8a9b0005', 'NFSv3 WRITE', 'inline', 'NFS3_OK', 'inline'],
       ['0x8a9b0006', 'NFSv3 GETATTR', 'inline', 'RDMA_ERROR ERR_CHUNK', 'none'],
     ]);
     for (const c of [...c1.list, ...c2.list]) {
@@ -112,18 +112,20 @@ describe('made frames', () => {
     direction: 'to-server',
     conversation: 'c',
     header: header(xid, credits),
-    rpc: { xid, msgType: 0, call: { rpcvers: 2, prog: 100003, vers: 3, proc: 6, credFlavor: 1 }, reply: null, compound: null, length: 40 },
+    rpc: { xid, msgType: 0, call: { rpcvers: 2, prog: 100003, vers: 3, proc: 6, credFlavor: 1 }, reply: null, compound: null, nfs3Status: null, length: 40 },
     rpcFrom: 'inline',
     of: null,
     handle: null,
     packets: 1,
     length: 100,
+    cm: null,
+    cmReq: null,
     error: null,
   });
   const reply = (xid: number, credits: number, rpc: Partial<RpcMessage>): RpcRdmaFrame => ({
     ...call(xid, credits),
     direction: 'to-client',
-    rpc: { xid, msgType: 1, call: null, reply: null, compound: null, length: 24, ...rpc },
+    rpc: { xid, msgType: 1, call: null, reply: null, compound: null, nfs3Status: null, length: 24, ...rpc },
   });
   const at = (frame: number, opcode: number = Opcode.RC_SEND_ONLY, psn = frame) => ({ frame, timeNs: frame * 1000, opcode, psn });
 
@@ -149,7 +151,7 @@ describe('made frames', () => {
     x.take(
       reply(2, 1, {
         reply: { replyStat: 0, acceptStat: 0, rejectStat: null, low: null, high: null, authStat: null },
-        compound: { tag: '', minorversionOrStatus: 10013, count: 1, ops: [53], statuses: [10013] },
+        compound: { tag: '', minorversionOrStatus: 10013, count: 1, ops: [53], statuses: [10013], args: [] },
       }),
       at(7),
     );
@@ -160,7 +162,7 @@ describe('made frames', () => {
     expect(c.maxOutstanding).toBe(2);
     expect(c.neverAnswered.map((r) => r.key)).toEqual(['0x00000003']);
     expect(c.errors.map((r) => [r.key, r.answer?.status])).toEqual([
-      ['0x00000002', 'NFS4ERR_GRACE (10013)'],
+      ['0x00000002', 'NFS4ERR_GRACE (10013) in SEQUENCE'],
       ['0x00000004', 'MSG_DENIED AUTH_ERROR'],
     ]);
     const two = c.list.find((r) => r.key === '0x00000002');

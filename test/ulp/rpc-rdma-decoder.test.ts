@@ -94,7 +94,7 @@ describe('a capture with its CM exchange', () => {
   test('a message in SEND FIRST + LAST; RDMA_ERROR answers its call', () => {
     expect(at(32)).toMatchObject({ kind: 'fragment', length: 1024 });
     expect(words(at(33))).toBe('RPC-over-RDMA RDMA_MSG xid 0x8a9b0005 credits 128: NFSv3 WRITE Call [2 packets]');
-    expect(words(at(35))).toBe('RPC-over-RDMA RDMA_MSG xid 0x8a9b0005 credits 128: NFSv3 WRITE Reply SUCCESS');
+    expect(words(at(35))).toBe('RPC-over-RDMA RDMA_MSG xid 0x8a9b0005 credits 128: NFSv3 WRITE Reply SUCCESS NFS3_OK');
     expect(words(at(39))).toBe('RPC-over-RDMA RDMA_ERROR xid 0x8a9b0006 credits 128 ERR_CHUNK');
     expect(at(39)).toMatchObject({ of: { xid: 0x8a9b0006, call: { vers: 3, proc: 1 } } });
   });
@@ -106,9 +106,9 @@ describe('a capture with its CM exchange', () => {
   test('the conversation without a CM exchange is claimed by its SENDs’ shape, its WRITE by the handle its call named', () => {
     expect(at(41)).toMatchObject({ conversation: '198.18.0.1 198.18.0.2', direction: 'to-server' });
     expect(words(at(41))).toBe('RPC-over-RDMA RDMA_MSG xid 0x3c4d0001 credits 32: NFSv3 GETATTR Call');
-    expect(words(at(43))).toBe('RPC-over-RDMA RDMA_MSG xid 0x3c4d0001 credits 32: NFSv3 GETATTR Reply SUCCESS');
+    expect(words(at(43))).toBe('RPC-over-RDMA RDMA_MSG xid 0x3c4d0001 credits 32: NFSv3 GETATTR Reply SUCCESS NFS3_OK');
     expect(words(at(47))).toBe('RPC-over-RDMA data 512 B handle 0x0000e505 xid 0x3c4d0002 write chunk (NFSv3 READ)');
-    expect(words(at(49))).toBe('RPC-over-RDMA RDMA_MSG xid 0x3c4d0002 credits 32 write 1 chunk: NFSv3 READ Reply SUCCESS');
+    expect(words(at(49))).toBe('RPC-over-RDMA RDMA_MSG xid 0x3c4d0002 credits 32 write 1 chunk: NFSv3 READ Reply SUCCESS NFS3_OK');
   });
   test('without the CM, the first conversation is claimed by shape too and reads the same', () => {
     const f = decodeAll(records, CM, (p) => p.bth?.destQp !== GSI_QPN);

@@ -112,7 +112,7 @@ describe('the RPC message', () => {
         reply: null,
         length: b.length,
       });
-      expect(m.compound).toEqual({ tag: '', minorversionOrStatus: 1, count: 3, ops: [53, 22, 38], statuses: [] });
+      expect(m.compound).toEqual({ tag: '', minorversionOrStatus: 1, count: 3, ops: [53, 22, 38], statuses: [], args: ['', '', 'off 8192 len 4096'] });
       expect(m.compound?.ops.map(nfs4OpName)).toEqual(['SEQUENCE', 'PUTFH', 'WRITE']);
     }
   });
@@ -121,7 +121,7 @@ describe('the RPC message', () => {
     const b = emitRpcReply(9, { acceptStat: AcceptStat.SUCCESS }, res);
     const m = parseRpcMessage(view(b), 0, b.length, { prog: 100003, vers: 4, proc: 1 });
     expect(m).toMatchObject({ xid: 9, msgType: 1, reply: { replyStat: 0, acceptStat: 0 }, length: b.length });
-    expect(m.compound).toEqual({ tag: '', minorversionOrStatus: 0, count: 2, ops: [53, 22], statuses: [0, 70] });
+    expect(m.compound).toEqual({ tag: '', minorversionOrStatus: 0, count: 2, ops: [53, 22], statuses: [0, 70], args: [] });
     expect(parseRpcMessage(view(b), 0, b.length).compound).toBeNull();
     expect(procedureName(100003, 3, 6)).toBe('READ');
   });

@@ -16,6 +16,8 @@
  * Every map and list is capped; the oldest entry is forgotten first (a Map keeps insertion order).
  */
 
+import type { RpcRdmaCmPrivateData } from './cm-private-data';
+
 /** Which way frames sent to a QP end travel: to the NFS server (calls), to the client (replies), or not known. */
 export type EndRole = 'server' | 'client' | 'either';
 
@@ -24,6 +26,8 @@ export interface PendingReq {
   clientAddr: string;
   serverAddr: string;
   clientQpn: number;
+  /** The REQ's RFC 8797 private data, if it carried one: the REP's frame shows both sides'. */
+  cm: RpcRdmaCmPrivateData | null;
 }
 
 export interface QpEnd {
@@ -57,13 +61,29 @@ export interface ReadRequest {
   use: HandleUse;
 }
 
-/** An RPC message travelling in a chunk, gathered from the RDMA READ responses or WRITEs that carry it. */
+/** A read segment past position zero: a data item the call's inline XDR stream left out, and its bytes read so far. */
+export interface DataItemSegment {
+  position: number;
+  handle: number;
+  length: number;
+  parts: Uint8Array[];
+  got: number;
+}
+
+/**
+ * An RPC message travelling in a chunk, gathered from the RDMA READ responses or WRITEs that carry
+ * it; or (`items` not empty) a call sent inline whose data items travel in read chunks past
+ * position zero, kept until the READs have fetched every item (RFC 8166 §3.4.5).
+ */
 export interface ChunkMessage {
   kind: 'call' | 'reply';
   /** Bytes expected (a call's position-zero read segments; a reply's, from the reply's header), 0 when not known yet. */
   expected: number;
   parts: Uint8Array[];
   length: number;
+  /** A call's inline RPC message, when its data items are in `items`. */
+  inline: Uint8Array | null;
+  items: DataItemSegment[];
 }
 
 export interface Conversation {

@@ -13,13 +13,15 @@
  * connection it reports the latency from call to reply (percentiles and a histogram), the calls
  * never answered and the errors, named, and the credits: each side's last credit value, and the
  * most calls outstanding at once against the server's grant (RFC 8166 §3.3.1: a requester has no
- * more calls outstanding than the responder granted). NFSv3 results are not read, so an NFSv3
- * reply's own status does not count.
+ * more calls outstanding than the responder granted). An NFSv3 reply whose nfsstat3 is not NFS3_OK
+ * (RFC 1813 §2.6) is an error too, named.
  */
 import type { RpcRdmaFrame } from './rpcrdma-decoder';
 import { RpcRdmaProc, errorCodeName, procName } from './rpcrdma-header';
 import { ReplyStat, acceptStatName, rejectStatName, type RpcMessage } from './rpc-message';
 import { nfs4OpName } from './nfs-names';
+import { RPCRDMA_DEFAULT_INLINE, type RpcRdmaCmPrivateData } from './cm-private-data';
+import { nfs3StatusName, nfs4StatusName, nfs4StatusWord } from './nfs-status';
 import { progWords } from './rpcrdma-text';
 import { type ExchangeAt, ExchangeAnalysis, type ExchangeReport } from '../exchange-analysis';
 
@@ -32,35 +34,27 @@ export interface RpcConversationReport extends ExchangeReport {
     /** Calls made while as many as the server had granted were already outstanding. */
     overGrant: number;
   };
+  /**
+   * The inline thresholds the CM exchange set (RFC 8797: each side's send and receive sizes, 1024
+   * for a side that sent no record, RFC 8166 §3.3.2), and the messages longer than their receiver's
+   * receive size (a sender moves what does not fit to chunks: RFC 8166 §3.3.3). Null when the
+   * connection's CM exchange was not captured.
+   */
+  inline: InlineReport | null;
+}
+
+export interface InlineReport {
+  client: { send: number; receive: number; remoteInvalidate: boolean; sentRecord: boolean };
+  server: { send: number; receive: number; remoteInvalidate: boolean; sentRecord: boolean };
+  /** SEND messages longer than the receiving side's receive threshold. */
+  overInline: number;
 }
 
 export interface RpcRdmaAnalysis {
   conversations: RpcConversationReport[];
 }
 
-/** A name for NFSv4 status values seen in practice (RFC 8881 §15.1), else the number. */
-const NFS4_STATUS: Record<number, string> = {
-  0: 'NFS4_OK',
-  1: 'NFS4ERR_PERM',
-  2: 'NFS4ERR_NOENT',
-  5: 'NFS4ERR_IO',
-  13: 'NFS4ERR_ACCESS',
-  17: 'NFS4ERR_EXIST',
-  22: 'NFS4ERR_INVAL',
-  28: 'NFS4ERR_NOSPC',
-  10008: 'NFS4ERR_DELAY',
-  10011: 'NFS4ERR_EXPIRED',
-  10013: 'NFS4ERR_GRACE',
-  10021: 'NFS4ERR_STALE_CLIENTID',
-  10022: 'NFS4ERR_STALE_STATEID',
-  10052: 'NFS4ERR_BADSESSION',
-  10053: 'NFS4ERR_BADSLOT',
-  10063: 'NFS4ERR_SEQ_MISORDERED',
-};
-
-export function nfs4StatusName(s: number): string {
-  return `${NFS4_STATUS[s] ?? 'nfsstat4'} (${s})`;
-}
+export { nfs4StatusName } from './nfs-status';
 
 export const xidKey = (xid: number): string => `0x${xid.toString(16).padStart(8, '0')}`;
 
@@ -77,13 +71,21 @@ function replyStatus(m: RpcMessage | null): { status: string; error: boolean } {
   if (r.replyStat !== ReplyStat.MSG_ACCEPTED) return { status: `MSG_DENIED ${rejectStatName(r.rejectStat ?? -1)}`, error: true };
   if (r.acceptStat !== 0) return { status: acceptStatName(r.acceptStat ?? -1), error: true };
   const c = m?.compound ?? null;
-  if (c !== null && c.minorversionOrStatus !== 0) return { status: nfs4StatusName(c.minorversionOrStatus), error: true };
-  return { status: c === null ? 'SUCCESS' : 'NFS4_OK', error: false };
+  if (c !== null && c.minorversionOrStatus !== 0) {
+    // The op that failed: a COMPOUND stops at its first failing op (RFC 8881 §16.2.3).
+    const i = c.statuses.findIndex((s) => s !== 0);
+    const op = c.ops[i];
+    return { status: `${nfs4StatusName(c.minorversionOrStatus)}${op === undefined ? '' : ` in ${nfs4OpName(op)}`}`, error: true };
+  }
+  const s3 = m?.nfs3Status ?? null;
+  if (s3 !== null) return { status: s3 === 0 ? 'NFS3_OK' : nfs3StatusName(s3), error: s3 !== 0 };
+  return { status: c === null ? 'SUCCESS' : nfs4StatusWord(0), error: false };
 }
 
 export class RpcCallAnalysis {
   private readonly x = new ExchangeAnalysis();
   private readonly credits = new Map<string, RpcConversationReport['credits']>();
+  private readonly inline = new Map<string, InlineReport>();
 
   /** Takes the decoder's view of the next frame of the capture. */
   take(f: RpcRdmaFrame, at: ExchangeAt): void {
@@ -94,6 +96,18 @@ export class RpcCallAnalysis {
       k = { requested: null, granted: null, overGrant: 0 };
       this.credits.set(conn, k);
     }
+    if (f.kind === 'cm-rep') {
+      const side = (p: RpcRdmaCmPrivateData | null) => ({
+        send: p?.sendSize ?? RPCRDMA_DEFAULT_INLINE,
+        receive: p?.receiveSize ?? RPCRDMA_DEFAULT_INLINE,
+        remoteInvalidate: p?.remoteInvalidate ?? false,
+        sentRecord: p !== null,
+      });
+      this.inline.set(conn, { client: side(f.cmReq), server: side(f.cm), overInline: 0 });
+      return;
+    }
+    const inl = this.inline.get(conn);
+    if (inl !== undefined && f.kind === 'message' && f.length > (f.direction === 'to-server' ? inl.server.receive : inl.client.receive)) inl.overInline++;
     if (f.kind === 'message' && f.header !== null) {
       const h = f.header;
       const key = xidKey(h.xid);
@@ -123,7 +137,11 @@ export class RpcCallAnalysis {
   /** The report of every connection, in the order the capture showed them. */
   result(): RpcRdmaAnalysis {
     return {
-      conversations: this.x.result().map((r) => ({ ...r, credits: this.credits.get(r.conversation) ?? { requested: null, granted: null, overGrant: 0 } })),
+      conversations: this.x.result().map((r) => ({
+        ...r,
+        credits: this.credits.get(r.conversation) ?? { requested: null, granted: null, overGrant: 0 },
+        inline: this.inline.get(r.conversation) ?? null,
+      })),
     };
   }
 }

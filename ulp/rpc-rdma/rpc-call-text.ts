@@ -18,9 +18,18 @@ export function rpcCallText(a: RpcRdmaAnalysis, verbose: boolean): string {
       unanswered: 'no reply',
       more: (c) => {
         const k = c.credits;
-        return [
+        const lines = [
           `    credits: requested ${k.requested ?? '?'}, granted ${k.granted ?? '?'}${k.overGrant > 0 ? `; ${k.overGrant} call${k.overGrant === 1 ? '' : 's'} beyond the grant` : ''}`,
         ];
+        const i = c.inline;
+        if (i !== null && (i.client.sentRecord || i.server.sentRecord || i.overInline > 0)) {
+          const side = (s: typeof i.client) =>
+            `send ${s.send}, receive ${s.receive}${s.remoteInvalidate ? ', remote invalidation' : ''}${s.sentRecord ? '' : ' (default)'}`;
+          lines.push(
+            `    inline: client ${side(i.client)}; server ${side(i.server)}${i.overInline > 0 ? `; ${i.overInline} message${i.overInline === 1 ? '' : 's'} beyond the receiver's size` : ''}`,
+          );
+        }
+        return lines;
       },
     },
     a.conversations,

@@ -1,15 +1,17 @@
 /**
  * The ONC RPC message behind an RPC-over-RDMA header (RFC 5531 §9): a call's xid, rpcvers,
  * program, version and procedure (credential and verifier skipped), a reply's accept or reject
- * status, and for NFSv4 COMPOUND (RFC 8881 §16.2) the operations it names: a call's ops with their
- * arguments read as far as the decoder knows their size (SEQUENCE, PUTFH, PUTROOTFH, GETFH, SAVEFH,
- * RESTOREFH, GETATTR, READ, WRITE), a reply's results likewise. A data item moved to a chunk
+ * status, an NFSv3 reply's nfsstat3, and for NFSv4 COMPOUND (RFC 8881 §16.2) the operations it
+ * names: a call's ops with their key arguments, a reply's with each op's status (nfs4-ops.ts reads
+ * each op's arguments and results). A data item moved to a chunk
  * (RFC 8166 §3.4: "Direct Data Placement") keeps its length word in the XDR stream but not its
  * bytes: `ddp` says the opaque data of a WRITE call or a READ reply is not inline.
  * `parseRpcMessage` throws only `WireError`; `emitRpcCall` and `emitRpcReply` build the bytes.
  */
-import { WireError, WireErrorCode, need } from '../../packets/errors';
-import { NFS_PROGRAM, NFS4_COMPOUND, Nfs4Op } from './nfs-names';
+import { WireError, WireErrorCode } from '../../packets/errors';
+import { NFS_PROGRAM, NFS4_COMPOUND } from './nfs-names';
+import { XdrReader } from './xdr-reader';
+import { readNfs4Args, readNfs4Result } from './nfs4-ops';
 
 export const RpcMsgType = { CALL: 0, REPLY: 1 } as const;
 export const ReplyStat = { MSG_ACCEPTED: 0, MSG_DENIED: 1 } as const;
@@ -61,6 +63,8 @@ export interface Nfs4Compound {
   ops: number[];
   /** A reply's per-op status, beside `ops`. */
   statuses: number[];
+  /** A call's key arguments per op, beside `ops` (nfs4-ops.ts: `"name"`, `off 0 len 4096`; '' for none shown). */
+  args: string[];
 }
 
 export interface RpcMessage {
@@ -69,49 +73,20 @@ export interface RpcMessage {
   call: RpcCall | null;
   reply: RpcReply | null;
   compound: Nfs4Compound | null;
+  /** An NFSv3 reply's nfsstat3 (RFC 1813), when its call was NFSv3 and the reply accepted. */
+  nfs3Status: number | null;
   /** Bytes of the message. */
   length: number;
 }
 
-const MAX_OPAQUE = 1 << 20;
 const MAX_OPS = 1024;
-
-class Reader {
-  constructor(
-    readonly view: DataView,
-    public o: number,
-    readonly end: number,
-  ) {}
-  u32(what: string): number {
-    need(this.end, this.o, 4, what);
-    const v = this.view.getUint32(this.o);
-    this.o += 4;
-    return v;
-  }
-  skip(n: number, what: string): void {
-    need(this.end, this.o, n, what);
-    this.o += n;
-  }
-  /** An XDR opaque<> (length, bytes, zero padding to 4); with `moved`, only its length is inline. */
-  opaque(what: string, moved = false): Uint8Array {
-    const at = this.o;
-    const len = this.u32(`${what}'s length`);
-    if (len > MAX_OPAQUE) throw new WireError(WireErrorCode.BadLength, at, `${what} of ${len} bytes`);
-    if (moved) return new Uint8Array(0);
-    const padded = (len + 3) & ~3;
-    need(this.end, this.o, padded, what);
-    const b = new Uint8Array(this.view.buffer, this.view.byteOffset + this.o, len);
-    this.o += padded;
-    return b;
-  }
-}
 
 /** The RPC message at `off` within `[off, end)`; `of` is the call a reply answers (for its NFSv4 results). */
 export function parseRpcMessage(view: DataView, off: number, end: number, of: CallOf | null = null, ddp = false): RpcMessage {
-  const r = new Reader(view, off, end);
+  const r = new XdrReader(view, off, end);
   const xid = r.u32('an RPC xid');
   const msgType = r.u32('an RPC msg_type');
-  const m: RpcMessage = { xid, msgType, call: null, reply: null, compound: null, length: 0 };
+  const m: RpcMessage = { xid, msgType, call: null, reply: null, compound: null, nfs3Status: null, length: 0 };
   if (msgType === RpcMsgType.CALL) {
     const rpcvers = r.u32('an RPC call');
     if (rpcvers !== 2) throw new WireError(WireErrorCode.BadField, r.o - 4, `RPC version ${rpcvers}: RFC 5531 is version 2`);
@@ -138,6 +113,9 @@ export function parseRpcMessage(view: DataView, off: number, end: number, of: Ca
       }
       if (rep.acceptStat === AcceptStat.SUCCESS && of !== null && of.prog === NFS_PROGRAM && of.vers === 4 && of.proc === NFS4_COMPOUND)
         m.compound = compoundReply(r, ddp);
+      // Every NFSv3 procedure's results but NULL's start with an nfsstat3 (RFC 1813 §3.3).
+      else if (rep.acceptStat === AcceptStat.SUCCESS && of !== null && of.prog === NFS_PROGRAM && of.vers === 3 && of.proc !== 0)
+        m.nfs3Status = r.u32('an NFSv3 status');
     } else if (replyStat === ReplyStat.MSG_DENIED) {
       rep.rejectStat = r.u32('an RPC reject_stat');
       if (rep.rejectStat === RejectStat.RPC_MISMATCH) {
@@ -150,86 +128,39 @@ export function parseRpcMessage(view: DataView, off: number, end: number, of: Ca
   return m;
 }
 
-function tag(r: Reader): string {
-  return Buffer.from(r.opaque("a COMPOUND's tag")).toString('utf8');
+function tag(r: XdrReader): string {
+  return r.text("a COMPOUND's tag");
 }
 
-function bitmap(r: Reader): void {
-  const n = r.u32('a bitmap4');
-  if (n > 64) throw new WireError(WireErrorCode.BadLength, r.o - 4, `a bitmap4 of ${n} words`);
-  r.skip(n * 4, 'a bitmap4');
-}
-
-function compoundCall(r: Reader, ddp: boolean): Nfs4Compound {
-  const c: Nfs4Compound = { tag: tag(r), minorversionOrStatus: r.u32('COMPOUND minorversion'), count: r.u32('COMPOUND argarray'), ops: [], statuses: [] };
+function compoundCall(r: XdrReader, ddp: boolean): Nfs4Compound {
+  const c: Nfs4Compound = {
+    tag: tag(r),
+    minorversionOrStatus: r.u32('COMPOUND minorversion'),
+    count: r.u32('COMPOUND argarray'),
+    ops: [],
+    statuses: [],
+    args: [],
+  };
   if (c.count > MAX_OPS) throw new WireError(WireErrorCode.BadLength, r.o - 4, `a COMPOUND of ${c.count} operations`);
   for (let i = 0; i < c.count && r.o < r.end; i++) {
     const op = r.u32('a COMPOUND operation');
     c.ops.push(op);
-    switch (op) {
-      case Nfs4Op.SEQUENCE:
-        r.skip(32, 'SEQUENCE4args');
-        break;
-      case Nfs4Op.PUTFH:
-        r.opaque('PUTFH4args');
-        break;
-      case Nfs4Op.PUTROOTFH:
-      case Nfs4Op.GETFH:
-      case Nfs4Op.SAVEFH:
-      case Nfs4Op.RESTOREFH:
-        break;
-      case Nfs4Op.GETATTR:
-        bitmap(r);
-        break;
-      case Nfs4Op.READ:
-        r.skip(28, 'READ4args');
-        break;
-      case Nfs4Op.WRITE:
-        r.skip(28, 'WRITE4args');
-        r.opaque("WRITE4args' data", ddp);
-        break;
-      default:
-        return c;
-    }
+    const args = readNfs4Args(r, op, ddp);
+    c.args.push(args ?? '');
+    if (args === null) return c;
   }
   return c;
 }
 
-function compoundReply(r: Reader, ddp: boolean): Nfs4Compound {
-  const c: Nfs4Compound = { minorversionOrStatus: r.u32('COMPOUND status'), tag: tag(r), count: r.u32('COMPOUND resarray'), ops: [], statuses: [] };
+function compoundReply(r: XdrReader, ddp: boolean): Nfs4Compound {
+  const c: Nfs4Compound = { minorversionOrStatus: r.u32('COMPOUND status'), tag: tag(r), count: r.u32('COMPOUND resarray'), ops: [], statuses: [], args: [] };
   if (c.count > MAX_OPS) throw new WireError(WireErrorCode.BadLength, r.o - 4, `a COMPOUND of ${c.count} results`);
   for (let i = 0; i < c.count && r.o < r.end; i++) {
     const op = r.u32('a COMPOUND result');
     const status = r.u32('a COMPOUND result');
     c.ops.push(op);
     c.statuses.push(status);
-    if (status !== 0) continue;
-    switch (op) {
-      case Nfs4Op.SEQUENCE:
-        r.skip(36, 'SEQUENCE4resok');
-        break;
-      case Nfs4Op.PUTFH:
-      case Nfs4Op.PUTROOTFH:
-      case Nfs4Op.SAVEFH:
-      case Nfs4Op.RESTOREFH:
-        break;
-      case Nfs4Op.GETFH:
-        r.opaque('GETFH4resok');
-        break;
-      case Nfs4Op.GETATTR:
-        bitmap(r);
-        r.opaque('GETATTR4resok attrlist');
-        break;
-      case Nfs4Op.READ:
-        r.u32('READ4resok eof');
-        r.opaque('READ4resok data', ddp);
-        break;
-      case Nfs4Op.WRITE:
-        r.skip(16, 'WRITE4resok');
-        break;
-      default:
-        return c;
-    }
+    if (!readNfs4Result(r, op, status, ddp)) return c;
   }
   return c;
 }

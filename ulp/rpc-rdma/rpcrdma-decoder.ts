@@ -30,13 +30,16 @@ import { WireError, WireErrorCode } from '../../packets/errors';
 import { Opcode } from '../../packets/opcodes';
 import { GSI_QPN } from '../../packets/mad';
 import { PortSpace, splitServiceId } from '../../packets/cm/service-id';
+import { IP_CM_HEADER_LEN } from '../../packets/cm/ip-private-data';
 import type { UlpDecoder, UlpRules } from '../ulp-decoder';
+import { type RpcRdmaCmPrivateData, parseRpcRdmaCmPrivateData } from './cm-private-data';
 import { UlpName } from '../ulp-decoder';
 import { type RpcRdmaHeader, RPCRDMA_HEADER_LEN, RPCRDMA_VERSION, RpcRdmaProc, parseRpcRdmaHeader } from './rpcrdma-header';
 import { type CallOf, type RpcMessage, RpcMsgType, parseRpcMessage } from './rpc-message';
 import {
   type ChunkKind,
   type Conversation,
+  type DataItemSegment,
   type EndRole,
   type HandleUse,
   type OpenCall,
@@ -81,18 +84,48 @@ export interface RpcRdmaFrame {
   header: RpcRdmaHeader | null;
   /** The RPC message: inline, or put together from a chunk. */
   rpc: RpcMessage | null;
-  rpcFrom: 'inline' | 'read-chunk' | 'reply-chunk' | null;
+  /** Where the message was read: inline; from a position-zero read chunk; from the reply chunk; or the inline call with its read chunks' data items put back (`reassembled`). */
+  rpcFrom: 'inline' | 'read-chunk' | 'reply-chunk' | 'reassembled' | null;
   /** For data: the call whose chunk named the handle; for a reply: its call. */
   of: XidRef | null;
   /** The RETH's handle of an RDMA READ request or WRITE. */
   handle: number | null;
   packets: number;
   length: number;
+  /** A CM REQ's or REP's RFC 8797 private data (null when it carries none). */
+  cm: RpcRdmaCmPrivateData | null;
+  /** On a CM REP: the private data of the REQ it answers (the client's sizes). */
+  cmReq: RpcRdmaCmPrivateData | null;
   error: WireError | null;
 }
 
 function frame(kind: RpcRdmaFrameKind, direction: RpcRdmaFrame['direction']): RpcRdmaFrame {
-  return { kind, direction, conversation: null, header: null, rpc: null, rpcFrom: null, of: null, handle: null, packets: 1, length: 0, error: null };
+  return {
+    kind,
+    direction,
+    conversation: null,
+    header: null,
+    rpc: null,
+    rpcFrom: null,
+    of: null,
+    handle: null,
+    packets: 1,
+    length: 0,
+    cm: null,
+    cmReq: null,
+    error: null,
+  };
+}
+
+/** The RFC 8797 record in a CM message's private data at `off`; a malformed one is the frame's error. */
+function cmPrivateData(f: RpcRdmaFrame, pd: Uint8Array, off: number): RpcRdmaCmPrivateData | null {
+  try {
+    return parseRpcRdmaCmPrivateData(new DataView(pd.buffer, pd.byteOffset, pd.byteLength), off, pd.byteLength);
+  } catch (e) {
+    if (!(e instanceof WireError)) throw e;
+    f.error = e;
+    return null;
+  }
 }
 
 const SEND_FIRST = new Set([Opcode.RC_SEND_FIRST]);
@@ -200,11 +233,13 @@ export class RpcRdmaDecoder implements UlpDecoder<RpcRdmaFrame, RpcRdmaState> {
     if (m.name === 'REQ') {
       const sid = splitServiceId(m.fields.serviceId);
       if (mad.ipCm === null || sid === null || sid.portSpace !== PortSpace.TCP || !this.ports.has(sid.port)) return null;
+      const f = frame('cm-req', 'to-server');
+      f.cm = cmPrivateData(f, m.fields.privateData, IP_CM_HEADER_LEN);
       const i = s.pending.findIndex((r) => r.commId === m.fields.localCommId && r.clientAddr === src);
       if (i >= 0) s.pending.splice(i, 1);
-      s.pending.push({ commId: m.fields.localCommId, clientAddr: src, serverAddr: dst, clientQpn: m.fields.localQpn });
+      s.pending.push({ commId: m.fields.localCommId, clientAddr: src, serverAddr: dst, clientQpn: m.fields.localQpn, cm: f.cm });
       if (s.pending.length > MAX_PENDING) s.pending.shift();
-      return frame('cm-req', 'to-server');
+      return f;
     }
     if (m.name === 'REP') {
       const req = s.pending.find((r) => r.commId === m.fields.remoteCommId && r.serverAddr === src && r.clientAddr === dst);
@@ -215,6 +250,8 @@ export class RpcRdmaDecoder implements UlpDecoder<RpcRdmaFrame, RpcRdmaState> {
       capSet(s.ends, endKey(dst, req.clientQpn), { role: 'client', conversation: server }, MAX_ENDS);
       const f = frame('cm-rep', 'to-client');
       f.conversation = server;
+      f.cm = cmPrivateData(f, m.fields.privateData, 0);
+      f.cmReq = req.cm;
       return f;
     }
     if (m.name === 'REJ') {
@@ -248,14 +285,23 @@ export class RpcRdmaDecoder implements UlpDecoder<RpcRdmaFrame, RpcRdmaState> {
       if (r === null) return f;
       f.handle = r.handle;
       f.of = ref(c, r.use);
-      if (r.use.message) {
-        const msg = c.messages.get(r.use.xid);
-        if (msg !== undefined && msg.kind === 'call') {
-          this.gather(msg, view, at, len);
-          if (msg.expected > 0 && msg.length >= msg.expected) {
-            c.messages.delete(r.use.xid);
-            this.readRpc(f, c, joined(msg.parts, msg.length), 'read-chunk', null);
-          }
+      const msg = r.use.chunk === 'read' ? c.messages.get(r.use.xid) : undefined;
+      if (msg !== undefined && msg.kind === 'call' && r.use.message) {
+        this.gather(msg, view, at, len);
+        if (msg.expected > 0 && msg.length >= msg.expected) {
+          c.messages.delete(r.use.xid);
+          this.readRpc(f, c, joined(msg.parts, msg.length), 'read-chunk', null);
+        }
+      } else if (msg !== undefined && msg.inline !== null) {
+        const item = msg.items.find((s) => s.handle === r.handle && s.got < s.length);
+        if (item !== undefined) {
+          item.parts.push(new Uint8Array(view.buffer, view.byteOffset + at, Math.min(len, item.length - item.got)).slice());
+          item.got += Math.min(len, item.length - item.got);
+        }
+        if (msg.items.every((s) => s.got >= s.length)) {
+          c.messages.delete(r.use.xid);
+          const whole = withDataItems(msg.inline, msg.items);
+          if (whole !== null) this.readRpc(f, c, whole, 'reassembled', null);
         }
       }
       return f;
@@ -277,7 +323,7 @@ export class RpcRdmaDecoder implements UlpDecoder<RpcRdmaFrame, RpcRdmaState> {
       if (use.chunk === 'reply') {
         let msg = c.messages.get(use.xid);
         if (msg === undefined) {
-          msg = { kind: 'reply', expected: 0, parts: [], length: 0 };
+          msg = { kind: 'reply', expected: 0, parts: [], length: 0, inline: null, items: [] };
           capSet(c.messages, use.xid, msg, MAX_MESSAGES);
         }
         this.gather(msg, view, at, len);
@@ -377,11 +423,28 @@ export class RpcRdmaDecoder implements UlpDecoder<RpcRdmaFrame, RpcRdmaState> {
       for (const s of h.replyChunk ?? []) name(s.handle, { xid: h.xid, chunk: 'reply', message: false });
       if (h.proc === RpcRdmaProc.NOMSG) {
         const expected = h.readList.filter((r) => r.position === 0).reduce((n, r) => n + r.length, 0);
-        if (expected > 0) capSet(c.messages, h.xid, { kind: 'call', expected, parts: [], length: 0 }, MAX_MESSAGES);
+        if (expected > 0) capSet(c.messages, h.xid, { kind: 'call', expected, parts: [], length: 0, inline: null, items: [] }, MAX_MESSAGES);
       } else {
         // A read segment at a position past zero carries a data item the XDR stream left out (its length word stays).
-        const ddp = h.readList.some((r) => r.position > 0);
+        const items = h.readList.filter((r) => r.position > 0);
+        const ddp = items.length > 0;
         this.readRpc(f, c, view, 'inline', null, at + h.length, at + len, ddp);
+        const total = items.reduce((n, r) => n + r.length, 0);
+        if (ddp && total + len <= MAX_MESSAGE)
+          // Kept until the server's READs have fetched every item: the call is then read again with them put back.
+          capSet(
+            c.messages,
+            h.xid,
+            {
+              kind: 'call',
+              expected: total,
+              parts: [],
+              length: 0,
+              inline: new Uint8Array(view.buffer, view.byteOffset + at + h.length, len - h.length).slice(),
+              items: items.map((r) => ({ position: r.position, handle: r.handle, length: r.length, parts: [], got: 0 })),
+            },
+            MAX_MESSAGES,
+          );
       }
       return f;
     }
@@ -474,6 +537,43 @@ function callOf(open: OpenCall): CallOf | null {
 function ref(c: Conversation, use: HandleUse): XidRef {
   const open = c.calls.get(use.xid);
   return { xid: use.xid, chunk: use.chunk, call: open === undefined ? null : callOf(open) };
+}
+
+/**
+ * The call's XDR stream with each read chunk's data item put back at its position (RFC 8166
+ * §3.4.5): a position counts bytes of the whole stream, items and their roundup included; a chunk
+ * holds the item without its XDR roundup, so zero padding to 4 follows it. Segments at the same
+ * position make one chunk, in list order. Null when a position falls outside the inline bytes
+ * (a malformed read list): the call stays as it was sent.
+ */
+function withDataItems(inline: Uint8Array, items: readonly DataItemSegment[]): Uint8Array | null {
+  const chunks: { position: number; bytes: Uint8Array }[] = [];
+  for (const s of items) {
+    const data = joined(s.parts, s.got);
+    const last = chunks[chunks.length - 1];
+    if (last !== undefined && last.position === s.position) {
+      const both = new Uint8Array(last.bytes.length + data.length);
+      both.set(last.bytes);
+      both.set(data, last.bytes.length);
+      last.bytes = both;
+    } else chunks.push({ position: s.position, bytes: data });
+  }
+  chunks.sort((a, b) => a.position - b.position);
+  const out: Uint8Array[] = [];
+  let from = 0;
+  let inserted = 0;
+  for (const ch of chunks) {
+    const cut = ch.position - inserted;
+    if (cut < from || cut > inline.length) return null;
+    out.push(inline.subarray(from, cut), ch.bytes, new Uint8Array((4 - (ch.bytes.length % 4)) % 4));
+    inserted += (ch.bytes.length + 3) & ~3;
+    from = cut;
+  }
+  out.push(inline.subarray(from));
+  return joined(
+    out,
+    out.reduce((n, b) => n + b.length, 0),
+  );
 }
 
 function joined(parts: Uint8Array[], length: number): Uint8Array {

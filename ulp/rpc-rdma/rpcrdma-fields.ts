@@ -68,6 +68,12 @@ function callOf(f: RpcRdmaFrame): { prog: number; vers: number; proc: number } |
   return f.of?.call ?? null;
 }
 
+/** A COMPOUND reply's status, then each op's (tshark's order). */
+function nfs4Statuses(m: RpcMessage | null): number[] | null {
+  const c = m?.compound ?? null;
+  return c === null || m?.reply == null ? null : [c.minorversionOrStatus, ...c.statuses];
+}
+
 const ALL: readonly FieldDef[] = [
   { name: 'rpcordma', type: 'proto', bits: 0, text: () => 'rpcordma', values: (f) => (frameOf(f)?.header != null ? [new Uint8Array(0)] : NONE) },
   uints('rpcordma.xid', 32, true, (f) => hdr(f)?.xid),
@@ -123,6 +129,13 @@ const ALL: readonly FieldDef[] = [
   uints('nfs.opcode', 32, false, (f) => {
     const c = callOf(f);
     return c !== null && c.prog === NFS_PROGRAM ? rpc(f)?.compound?.ops : null;
+  }),
+  uints('nfs.status3', 32, false, (f) => rpc(f)?.nfs3Status),
+  uints('nfs.nfsstat4', 32, false, (f) => nfs4Statuses(rpc(f))),
+  // packet-nfs.c adds every NFS status under nfs.status too: NFSv3's, and a COMPOUND's with each op's.
+  uints('nfs.status', 32, false, (f) => {
+    const m = rpc(f);
+    return m?.nfs3Status ?? nfs4Statuses(m);
   }),
 ];
 

@@ -63,6 +63,8 @@ export function smb2CommandName(cmd: number): string {
 
 export const SMB2_FLAGS_SERVER_TO_REDIR = 0x00000001;
 export const SMB2_FLAGS_ASYNC_COMMAND = 0x00000002;
+/** A compound's command that works on the result of the one before (MS-SMB2 §3.2.4.1.4). */
+export const SMB2_FLAGS_RELATED_OPERATIONS = 0x00000004;
 
 export interface Smb2Header {
   creditCharge: number;

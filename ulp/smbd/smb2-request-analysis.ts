@@ -6,7 +6,8 @@
  * the answer: the final one is. An error: an NTSTATUS whose severity is error (0xC…), except
  * STATUS_MORE_PROCESSING_REQUIRED, which a SESSION_SETUP answers with on its way to success
  * (MS-SMB2 §3.3.5.5). The RDMA transfers of a READ or WRITE are the server's RDMA WRITEs and READs
- * through the request's buffer descriptors, as the decoder ties them.
+ * through the request's buffer descriptors, as the decoder ties them. Each command of a compound
+ * (MS-SMB2 §3.2.4.1.4) counts as a request of its own, answered by the response of its MessageId.
  */
 import type { SmbdFrame } from './smbd-decoder';
 import { SMB2_FLAGS_ASYNC_COMMAND, isResponse, smb2CommandName } from './smb2-header';
@@ -59,14 +60,20 @@ export class Smb2RequestAnalysis {
       return;
     }
     if (f.kind === 'data' && f.smb2 !== null) {
-      const h = f.smb2.header;
-      const key = h.messageId.toString();
-      if (!isResponse(h)) {
-        this.x.take({ kind: 'request', conn, key, name: `SMB2 ${smb2CommandName(h.command)}`, sendBytes: f.length }, at);
-        return;
-      }
-      if (h.status === STATUS_PENDING && (h.flags & SMB2_FLAGS_ASYNC_COMMAND) !== 0) return;
-      this.x.take({ kind: 'response', conn, key, status: ntStatusName(h.status), error: isError(h.status), sendBytes: f.length }, at);
+      // Each command of a compound is a request (or response) of its own, by its MessageId; the
+      // message's bytes go to the first command, less the later ones' own.
+      const cmds = f.smb2.commands;
+      cmds.forEach((p, i) => {
+        const h = p.header;
+        const key = h.messageId.toString();
+        const sendBytes = i === 0 ? f.length - cmds.slice(1).reduce((n, c) => n + c.size, 0) : p.size;
+        if (!isResponse(h)) {
+          this.x.take({ kind: 'request', conn, key, name: `SMB2 ${smb2CommandName(h.command)}`, sendBytes }, at);
+          return;
+        }
+        if (h.status === STATUS_PENDING && (h.flags & SMB2_FLAGS_ASYNC_COMMAND) !== 0) return;
+        this.x.take({ kind: 'response', conn, key, status: ntStatusName(h.status), error: isError(h.status), sendBytes }, at);
+      });
       return;
     }
     if (f.kind === 'rdma')

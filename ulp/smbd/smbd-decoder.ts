@@ -10,7 +10,8 @@
  *
  * A SMB Direct message over several SEND packets (FIRST, MIDDLE..., LAST) is put together when the
  * PSNs follow each other; then an SMB2 message over several data transfers is put together by their
- * RemainingDataLength (MS-SMBD §3.1.5.4); the frame that completes it carries the SMB2 command. The
+ * RemainingDataLength (MS-SMBD §3.1.5.4); the frame that completes it carries the SMB2 command, or
+ * every command of a compound (the NextCommand chain, MS-SMB2 §3.2.4.1.4). The
  * RDMA READs and WRITEs that move a READ's or WRITE's data are tied to it by the RETH's R_Key and
  * address falling in one of its SMB_DIRECT_BUFFER_DESCRIPTOR_V1s.
  */
@@ -24,7 +25,7 @@ import type { UlpDecoder, UlpRules } from '../ulp-decoder';
 import { UlpName } from '../ulp-decoder';
 import { type NegotiateRequest, type NegotiateResponse, parseNegotiateRequest, parseNegotiateResponse } from './negotiate';
 import { type DataTransfer, parseDataTransfer } from './data-transfer';
-import { type Smb2Header, Smb2Command, isResponse, parseSmb2Header, SMB2_FLAGS_ASYNC_COMMAND } from './smb2-header';
+import { type Smb2Header, Smb2Command, isResponse, parseSmb2Header, SMB2_FLAGS_ASYNC_COMMAND, SMB2_HEADER_LEN } from './smb2-header';
 import { type ReadWriteRequest, parseReadWriteRequest, parseReadWriteResponseLength, parseSessionSetupChannel } from './smb2-read-write';
 import { smbdShape } from './shape';
 import {
@@ -47,6 +48,8 @@ const MAX_CONNS = 2048;
 const MAX_REQUESTS = 256;
 const MAX_READS = 64;
 const MAX_PARTIAL = 1024;
+/** Commands of one compound, at most (a chain longer than this is taken as malformed). */
+const MAX_COMPOUND = 64;
 /** A SMB Direct message is at most its receiver's MaxReceiveSize (a few KiB); an SMB2 message at most MaxFragmentedSize (1 MiB in practice). */
 const MAX_SEND = 1 << 20;
 const MAX_MESSAGE = 1 << 24;
@@ -56,8 +59,8 @@ const STATUS_PENDING = 0x00000103;
 
 export type SmbdFrameKind = 'cm-req' | 'cm-rep' | 'negotiate-request' | 'negotiate-response' | 'data' | 'send-fragment' | 'rdma';
 
-/** The SMB2 message a data transfer completed (its first command; a compound's others are not read). */
-export interface Smb2Message {
+/** One SMB2 command of a message: a lone command, or one of a compound's chain (MS-SMB2 §3.2.4.1.4). */
+export interface Smb2Part {
   header: Smb2Header;
   /** A READ or WRITE request's length, offset, channel and buffer descriptors. */
   request: ReadWriteRequest | null;
@@ -65,6 +68,19 @@ export interface Smb2Message {
   responseLength: number | null;
   /** The Channel of a READ, WRITE or SESSION_SETUP request. */
   channel: number | null;
+  /** A response's request, when it was seen. */
+  of: RequestRef | null;
+  /** Where the command's header starts in the message, and its bytes (to the next command's header, or the end). */
+  offset: number;
+  size: number;
+}
+
+/**
+ * The SMB2 message a data transfer completed: its first command's parts at the top (as before
+ * compounds were read), and every command of the NextCommand chain in `commands`, the first included.
+ */
+export interface Smb2Message extends Smb2Part {
+  commands: Smb2Part[];
   /** Bytes of the SMB2 message. */
   length: number;
 }
@@ -369,29 +385,65 @@ export class SmbdDecoder implements UlpDecoder<SmbdFrame, SmbdState> {
     this.smb2(f, joinChunks(part.chunks, part.length), c);
   }
 
-  /** A whole SMB2 message. */
+  /**
+   * A whole SMB2 message: each command of its NextCommand chain (MS-SMB2 §2.2.1: the offset of the
+   * next header from this one, 8-byte aligned; 0 on the last). A malformed first command throws;
+   * a later one ends the chain with the frame's error, the commands before it kept.
+   */
   private smb2(f: SmbdFrame, msg: Uint8Array, c: SmbdConnState): void {
     const v = new DataView(msg.buffer, msg.byteOffset, msg.byteLength);
-    const header = parseSmb2Header(v, 0, msg.length);
-    const m: Smb2Message = { header, request: null, responseLength: null, channel: null, length: msg.length };
+    const first = this.command(v, 0, c);
+    const m: Smb2Message = { ...first, commands: [first], length: msg.length };
     f.smb2 = m;
-    if (f.direction === null) f.direction = isResponse(header) ? 'to-client' : 'to-server';
+    f.of = first.of;
+    if (f.direction === null) f.direction = isResponse(first.header) ? 'to-client' : 'to-server';
+    let part = first;
+    while (part.header.nextCommand !== 0) {
+      const next = part.offset + part.header.nextCommand;
+      try {
+        if (m.commands.length >= MAX_COMPOUND)
+          throw new WireError(WireErrorCode.BadLength, part.offset + 20, `an SMB2 compound of more than ${MAX_COMPOUND} commands`);
+        part = this.command(v, next, c);
+      } catch (e) {
+        if (!(e instanceof WireError)) throw e;
+        f.error = e;
+        return;
+      }
+      m.commands.push(part);
+    }
+  }
+
+  /** The command whose header is at `off` of the message in `v`: read, and its request opened or answered. */
+  private command(v: DataView, off: number, c: SmbdConnState): Smb2Part {
+    const header = parseSmb2Header(v, off, v.byteLength);
+    const next = header.nextCommand;
+    if (next !== 0 && (next < SMB2_HEADER_LEN || next % 8 !== 0 || off + next > v.byteLength))
+      throw new WireError(
+        WireErrorCode.BadField,
+        off + 20,
+        `SMB2 NextCommand ${next}: the next header must start 8-byte aligned within the ${v.byteLength}-byte message (MS-SMB2 §2.2.1)`,
+      );
+    const size = next === 0 ? v.byteLength - off : next;
+    // The command's own bytes: its body's offsets count from its header (MS-SMB2 §2.2.1).
+    const cv = new DataView(v.buffer, v.byteOffset + off, size);
+    const m: Smb2Part = { header, request: null, responseLength: null, channel: null, of: null, offset: off, size };
     const rw = header.command === Smb2Command.READ || header.command === Smb2Command.WRITE;
     const write = header.command === Smb2Command.WRITE;
     if (!isResponse(header)) {
-      if (rw) m.request = parseReadWriteRequest(v, write);
-      m.channel = m.request?.channel ?? (header.command === Smb2Command.SESSION_SETUP ? parseSessionSetupChannel(v) : null);
+      if (rw) m.request = parseReadWriteRequest(cv, write);
+      m.channel = m.request?.channel ?? (header.command === Smb2Command.SESSION_SETUP ? parseSessionSetupChannel(cv) : null);
       c.requests.set(header.messageId, { command: header.command, descriptors: m.request?.descriptors ?? [] });
       capMap(c.requests, MAX_REQUESTS);
-      return;
+      return m;
     }
     const open = c.requests.get(header.messageId);
     if (open !== undefined) {
-      f.of = { messageId: header.messageId, command: open.command };
+      m.of = { messageId: header.messageId, command: open.command };
       const interim = header.status === STATUS_PENDING && (header.flags & SMB2_FLAGS_ASYNC_COMMAND) !== 0;
       if (!interim) c.requests.delete(header.messageId);
     }
-    if (rw && header.status === 0) m.responseLength = parseReadWriteResponseLength(v, write);
+    if (rw && header.status === 0) m.responseLength = parseReadWriteResponseLength(cv, write);
+    return m;
   }
 }
 

@@ -8,8 +8,8 @@
  */
 import type { FieldDef, FieldFrame, FieldValue } from '../../packets/frame-fields';
 import { UlpName } from '../ulp-decoder';
-import type { SmbdFrame } from './smbd-decoder';
-import { Smb2Command, isResponse } from './smb2-header';
+import type { Smb2Part, SmbdFrame } from './smbd-decoder';
+import { Smb2Command, isResponse, SMB2_FLAGS_RELATED_OPERATIONS } from './smb2-header';
 
 export interface SmbdUlpFrame {
   readonly protocol: typeof UlpName.Smbd;
@@ -61,8 +61,17 @@ function proto(name: string, has: (n: SmbdFrame) => boolean): FieldDef {
 const isSmbd = (n: SmbdFrame) => n.negotiateRequest !== null || n.negotiateResponse !== null || n.transfer !== null;
 const req = (n: SmbdFrame) => n.negotiateRequest;
 const rsp = (n: SmbdFrame) => n.negotiateResponse;
-const hdr = (n: SmbdFrame) => n.smb2?.header ?? null;
-const rwReq = (n: SmbdFrame, cmd: number) => (n.smb2 !== null && n.smb2.header.command === cmd ? n.smb2.request : null);
+/** Every command of the message (a compound's, in chain order): tshark gives an smb2.* field once per command. */
+const cmds = (n: SmbdFrame): Smb2Part[] | null => n.smb2?.commands ?? null;
+const each = <T>(n: SmbdFrame, get: (p: Smb2Part) => T | readonly T[] | null | undefined): T[] | null => {
+  const c = cmds(n);
+  if (c === null) return null;
+  return c.flatMap((p) => {
+    const v = get(p);
+    return v === null || v === undefined ? [] : Array.isArray(v) ? (v as T[]) : [v as T];
+  });
+};
+const rwReq = (p: Smb2Part, cmd: number) => (p.header.command === cmd ? p.request : null);
 
 const ALL: readonly FieldDef[] = [
   proto('smb_direct', isSmbd),
@@ -82,23 +91,19 @@ const ALL: readonly FieldDef[] = [
   uint('smb_direct.data_offset', 32, false, (n) => n.transfer?.dataOffset),
   uint('smb_direct.data_length', 32, false, (n) => n.transfer?.dataLength),
   proto('smb2', (n) => n.smb2 !== null),
-  uint('smb2.cmd', 16, false, (n) => hdr(n)?.command),
-  bool('smb2.flags.response', (n) => {
-    const h = hdr(n);
-    return h === null ? null : isResponse(h);
-  }),
-  uint('smb2.msg_id', 64, false, (n) => hdr(n)?.messageId),
-  uint('smb2.nt_status', 32, true, (n) => {
-    const h = hdr(n);
-    return h !== null && isResponse(h) ? h.status : null;
-  }),
-  uint('smb2.read_length', 32, false, (n) => rwReq(n, Smb2Command.READ)?.length),
-  uint('smb2.write_length', 32, false, (n) => rwReq(n, Smb2Command.WRITE)?.length),
-  uint('smb2.file_offset', 64, false, (n) => n.smb2?.request?.offset),
-  uint('smb2.channel', 32, true, (n) => n.smb2?.channel),
-  uint('smb2.buffer_descriptor.offset', 64, false, (n) => n.smb2?.request?.descriptors.map((d) => d.offset)),
-  uint('smb2.buffer_descriptor.token', 32, true, (n) => n.smb2?.request?.descriptors.map((d) => d.token)),
-  uint('smb2.buffer_descriptor.length', 32, false, (n) => n.smb2?.request?.descriptors.map((d) => d.length)),
+  uint('smb2.cmd', 16, false, (n) => each(n, (p) => p.header.command)),
+  bool('smb2.flags.response', (n) => each(n, (p) => (isResponse(p.header) ? 1 : 0))),
+  uint('smb2.msg_id', 64, false, (n) => each(n, (p) => p.header.messageId)),
+  bool('smb2.flags.chained', (n) => each(n, (p) => ((p.header.flags & SMB2_FLAGS_RELATED_OPERATIONS) !== 0 ? 1 : 0))),
+  uint('smb2.chain_offset', 32, true, (n) => each(n, (p) => p.header.nextCommand)),
+  uint('smb2.nt_status', 32, true, (n) => each(n, (p) => (isResponse(p.header) ? p.header.status : null))),
+  uint('smb2.read_length', 32, false, (n) => each(n, (p) => rwReq(p, Smb2Command.READ)?.length)),
+  uint('smb2.write_length', 32, false, (n) => each(n, (p) => rwReq(p, Smb2Command.WRITE)?.length)),
+  uint('smb2.file_offset', 64, false, (n) => each(n, (p) => p.request?.offset)),
+  uint('smb2.channel', 32, true, (n) => each(n, (p) => p.channel)),
+  uint('smb2.buffer_descriptor.offset', 64, false, (n) => each(n, (p) => p.request?.descriptors.map((d) => d.offset))),
+  uint('smb2.buffer_descriptor.token', 32, true, (n) => each(n, (p) => p.request?.descriptors.map((d) => d.token))),
+  uint('smb2.buffer_descriptor.length', 32, false, (n) => each(n, (p) => p.request?.descriptors.map((d) => d.length))),
 ];
 
 const BY_NAME: ReadonlyMap<string, FieldDef> = new Map(ALL.map((d) => [d.name, d]));

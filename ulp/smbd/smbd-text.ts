@@ -3,8 +3,8 @@
  * `smbd` member of `--json`.
  */
 import { hex64 } from '../../packets/bytes';
-import { smb2CommandName, isResponse } from './smb2-header';
-import type { SmbdFrame } from './smbd-decoder';
+import { smb2CommandName, isResponse, SMB2_FLAGS_RELATED_OPERATIONS } from './smb2-header';
+import type { Smb2Part, SmbdFrame } from './smbd-decoder';
 
 const hex = (v: number, digits: number) => `0x${v.toString(16).padStart(digits, '0')}`;
 const ofText = (f: SmbdFrame) => (f.of === null ? '' : ` mid ${f.of.messageId} (${smb2CommandName(f.of.command)})`);
@@ -36,15 +36,8 @@ export function smbdWords(f: SmbdFrame): string {
       const head =
         t === null ? 'SMBD DataMessage' : `SMBD DataMessage credits ${t.creditsRequested}/${t.creditsGranted}${t.flags & 1 ? ' response-requested' : ''}`;
       const m = f.smb2;
-      if (m !== null) {
-        const h = m.header;
-        const rw =
-          m.request === null
-            ? ''
-            : ` len ${m.request.length} off ${m.request.offset}${m.request.descriptors.map((d) => ` rdma ${hex(d.token, 8)}:${hex64(d.offset)}+${d.length}`).join('')}`;
-        const rsp = isResponse(h) ? ` status ${hex(h.status, 8)}${m.responseLength === null ? '' : ` len ${m.responseLength}`}` : '';
-        return `${head}; SMB2 ${smb2CommandName(h.command)} ${isResponse(h) ? 'response' : 'request'} mid ${h.messageId}${rw}${rsp}`;
-      }
+      // A compound's commands one after the other: `SMB2 CREATE request mid 2 | QUERY_INFO request mid 3`.
+      if (m !== null) return `${head}; SMB2 ${m.commands.map(commandWords).join(' | ')}${f.error === null ? '' : ` [${f.error.reason}]`}`;
       if (t !== null && t.dataLength > 0)
         return `${head} part ${f.transfers}, ${t.remainingDataLength} B to come${f.error === null ? '' : ` [${f.error.reason}]`}`;
       return `${head}${f.error === null ? '' : ` [${f.error.reason}]`}`;
@@ -52,6 +45,16 @@ export function smbdWords(f: SmbdFrame): string {
     default:
       return `SMBD${f.error === null ? '' : ` [${f.error.reason}]`}`;
   }
+}
+
+function commandWords(m: Smb2Part): string {
+  const h = m.header;
+  const rw =
+    m.request === null
+      ? ''
+      : ` len ${m.request.length} off ${m.request.offset}${m.request.descriptors.map((d) => ` rdma ${hex(d.token, 8)}:${hex64(d.offset)}+${d.length}`).join('')}`;
+  const rsp = isResponse(h) ? ` status ${hex(h.status, 8)}${m.responseLength === null ? '' : ` len ${m.responseLength}`}` : '';
+  return `${smb2CommandName(h.command)} ${isResponse(h) ? 'response' : 'request'} mid ${h.messageId}${rw}${rsp}`;
 }
 
 export function smbdTreeLines(f: SmbdFrame): [number, string][] {
@@ -86,25 +89,49 @@ export function smbdTreeLines(f: SmbdFrame): [number, string][] {
     if (f.transfers > 1 || t.remainingDataLength > 0) out.push([2, `[Data transfers of the SMB2 message so far: ${f.transfers}]`]);
   }
   if (f.packets > 1) out.push([1, `[SEND packets: ${f.packets}, ${f.length} bytes]`]);
-  const m = f.smb2;
-  if (m !== null) {
+  const cmds = f.smb2?.commands ?? [];
+  cmds.forEach((m, i) => {
     const h = m.header;
-    out.push([0, 'SMB2 (Server Message Block Protocol version 2)']);
+    out.push([0, `SMB2 (Server Message Block Protocol version 2)${cmds.length > 1 ? ` [compound command ${i + 1} of ${cmds.length}]` : ''}`]);
     out.push(
       [1, `Command: ${smb2CommandName(h.command)} (${h.command})`],
-      [1, `Flags: ${hex(h.flags, 8)}${isResponse(h) ? ' (response)' : ''}`],
-      [1, `Message ID: ${h.messageId}`],
+      [1, `Flags: ${hex(h.flags, 8)}${isResponse(h) ? ' (response)' : ''}${h.flags & SMB2_FLAGS_RELATED_OPERATIONS ? ' (related)' : ''}`],
     );
+    if (h.nextCommand !== 0) out.push([1, `Next Command: ${h.nextCommand}`]);
+    out.push([1, `Message ID: ${h.messageId}`]);
     if (isResponse(h)) out.push([1, `NT Status: ${hex(h.status, 8)}`]);
     if (m.request !== null) {
       out.push([1, `Length: ${m.request.length}`], [1, `File Offset: ${m.request.offset}`], [1, `Channel: ${hex(m.request.channel, 8)}`]);
       for (const d of m.request.descriptors) out.push([1, `Buffer descriptor: Offset ${hex64(d.offset)} Token ${hex(d.token, 8)} Length ${d.length}`]);
     }
     if (m.responseLength !== null) out.push([1, `Length: ${m.responseLength}`]);
-  }
-  if (f.of !== null) out.push([1, `[Request: message ID ${f.of.messageId} (${smb2CommandName(f.of.command)})]`]);
+    if (m.of !== null) out.push([1, `[Request: message ID ${m.of.messageId} (${smb2CommandName(m.of.command)})]`]);
+  });
+  if (f.of !== null && f.smb2 === null) out.push([1, `[Request: message ID ${f.of.messageId} (${smb2CommandName(f.of.command)})]`]);
   if (f.error !== null) out.push([1, `[Error: ${f.error.reason}]`]);
   return out;
+}
+
+function partJson(m: Smb2Part) {
+  return {
+    command: m.header.command,
+    name: smb2CommandName(m.header.command),
+    flags: m.header.flags,
+    response: isResponse(m.header),
+    messageId: m.header.messageId.toString(),
+    status: m.header.status,
+    sessionId: hex64(m.header.sessionId),
+    request:
+      m.request === null
+        ? null
+        : {
+            length: m.request.length,
+            offset: m.request.offset.toString(),
+            channel: m.request.channel,
+            descriptors: m.request.descriptors.map((d) => ({ offset: hex64(d.offset), token: d.token, length: d.length })),
+          },
+    responseLength: m.responseLength,
+  };
 }
 
 export function smbdJson(f: SmbdFrame): Record<string, unknown> {
@@ -122,24 +149,13 @@ export function smbdJson(f: SmbdFrame): Record<string, unknown> {
       m === null
         ? null
         : {
-            command: m.header.command,
-            name: smb2CommandName(m.header.command),
-            flags: m.header.flags,
-            response: isResponse(m.header),
-            messageId: m.header.messageId.toString(),
-            status: m.header.status,
-            sessionId: hex64(m.header.sessionId),
+            ...partJson(m),
             length: m.length,
-            request:
-              m.request === null
-                ? null
-                : {
-                    length: m.request.length,
-                    offset: m.request.offset.toString(),
-                    channel: m.request.channel,
-                    descriptors: m.request.descriptors.map((d) => ({ offset: hex64(d.offset), token: d.token, length: d.length })),
-                  },
-            responseLength: m.responseLength,
+            // Every command of the message, the first included (a compound has more than one).
+            commands: m.commands.map((c) => ({
+              ...partJson(c),
+              of: c.of === null ? null : { messageId: c.of.messageId.toString(), name: smb2CommandName(c.of.command) },
+            })),
           },
     of: f.of === null ? null : { messageId: f.of.messageId.toString(), command: f.of.command, name: smb2CommandName(f.of.command) },
     error: f.error === null ? null : f.error.message,
