@@ -37,7 +37,8 @@ import type { TxGate } from './tx-gate';
 import type { TransportSpec } from '../packets/build';
 import { type IcrcBatch, jsIcrcBatch } from '../packets/icrc';
 import { ipv6FromString, ipv6ToString } from '../packets/bytes';
-import { type CongestionConfig, type CongestionSettings, resolveCongestion } from './congestion/parameters';
+import { type CongestionConfig, type CongestionSettings, NP_DEFAULTS, resolveCongestion } from './congestion/parameters';
+import { NotificationPoint } from './congestion/np';
 import { InflightBound } from './inflight-bound';
 import { AckCoalescer } from './ack-coalescer';
 import { AckDeferral } from './ack-deferral';
@@ -152,6 +153,8 @@ export class Device implements QpHost {
   private readonly ackDeferral: AckDeferral | null;
   /** Congestion-control settings new QPs start with, or null (off). */
   private congestionSettings: CongestionSettings | null;
+  /** Builds the CNPs `sendCnp` sends for QPs without a notification point of their own. */
+  private cnpBuilder: NotificationPoint | null = null;
 
   constructor(cfg: DeviceConfig) {
     this.name = cfg.name ?? 'roce0';
@@ -209,6 +212,24 @@ export class Device implements QpHost {
   /** Changes the device's congestion-control settings (`cfg` over the present ones) for QPs created afterwards. */
   setCongestion(cfg: CongestionConfig): void {
     this.congestionSettings = resolveCongestion(cfg, this.congestionSettings ?? undefined);
+  }
+
+  /**
+   * Sends a CNP from `qp` to its remote QP now, as a notification point sends one (RoCE v2 annex
+   * A17.9.2: opcode 0x81, BECN set, the remote QPN), whether or not a CE-marked packet came:
+   * `roce probe`'s `cnp` event, which tests the peer's reaction point. The CNP is built as the QP's
+   * notification point builds it, or with the device's NP settings (the defaults when congestion
+   * control is off). False when the QP has no path yet or the transmit ring is full.
+   */
+  sendCnp(qp: QueuePair): boolean {
+    let np = qp.cc?.np ?? null;
+    if (np === null) {
+      if (this.cnpBuilder === null) this.cnpBuilder = new NotificationPoint(this.clock, this.congestionSettings?.params ?? NP_DEFAULTS);
+      np = this.cnpBuilder;
+    }
+    const sent = this.port.sendCnp(qp, np);
+    if (sent) this.port.flush();
+    return sent;
   }
 
   /** What computes the ICRCs ('typescript' or 'native'). */

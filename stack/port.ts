@@ -37,6 +37,7 @@ import { QpState, QpType } from './qp-type-and-state';
 import { responderReceive } from './responder';
 import { completerReceive } from './completer';
 import type { QpCongestion } from './congestion/qp-congestion';
+import type { NotificationPoint } from './congestion/np';
 import { TxGate } from './tx-gate';
 import { WireCharges } from './wire-charges';
 
@@ -420,10 +421,20 @@ export class Port {
   private congestionExperienced(qp: QueuePair): void {
     qp.counters.np_ecn_marked_roce_packets++;
     const np = qp.cc?.np ?? null;
+    if (np === null || !np.due()) return;
+    this.sendCnp(qp, np);
+  }
+
+  /**
+   * A CNP from `qp` to its remote QP, built by `np` (its headers and fields, np.ts), queued now and
+   * counted as `np_cnp_sent`. False when the QP has no path yet or the transmit ring is full.
+   */
+  sendCnp(qp: QueuePair, np: NotificationPoint): boolean {
     const path = qp.path;
-    if (np === null || path === null || !np.due()) return;
-    if (this.emit(np.template(path), np.packet(qp.attr.destQpNum)) < 0) return;
+    if (path === null) return false;
+    if (this.emit(np.template(path), np.packet(qp.attr.destQpNum)) < 0) return false;
     qp.counters.np_cnp_sent++;
+    return true;
   }
 
   /**

@@ -282,6 +282,29 @@ events:
     psn: 0
 `,
   },
+  {
+    name: 'cnp-rate',
+    summary: 'DUT requester with DCQCN: one CNP; its rate cut, its recovery, and its timer and byte counter',
+    yaml: `name: cnp-rate
+description: The DUT sends at 10 Gb/s; one CNP when its PSN 256 arrives; its rate falls and comes back, step by step.
+dut:
+  role: requester
+  tool: ib_write_bw
+traffic:
+  num-msgs-per-qp: 4
+  message-size: 1048576
+  mtu: 1024
+  rate-mbps: 10000           # the DUT's line rate on the in-memory link
+dcqcn:                       # what the DUT is configured with (mlx5 cc_params names): the reading is judged against it
+  rp_time_reset: 300
+  rp_byte_reset: 32767
+  rp_initial_alpha_value: 1023
+events:
+  - type: cnp
+    psn: 256
+    count: 1
+`,
+  },
 ];
 
 /** The bundled scenario named `name`, or undefined. */

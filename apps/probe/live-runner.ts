@@ -156,7 +156,7 @@ export function checkLiveScenario(s: ProbeScenario): { messages: number } {
   if (unrunnable !== undefined)
     throw new ProbeError(
       ProbeErrorCode.RUN,
-      `a ${unrunnable.type} event is not applied by this version of roce probe (applied: ${LIVE_EVENTS.join(', ')})`,
+      `a ${unrunnable.type} event is not applied to a live DUT by this version of roce probe (live: ${LIVE_EVENTS.join(', ')}; the in-memory link applies every event)`,
       unrunnable.line,
     );
   if (s.dut.tool === 'rping') throw new ProbeError(ProbeErrorCode.RUN, 'a live DUT runs ib_write_bw, ib_read_bw or ib_send_bw in this version, not rping');

@@ -32,6 +32,11 @@
  *  - `duplicateResponse`: we sent a request twice; the DUT responder's answer to the copy: a WRITE
  *    or SEND acknowledged again, not NAKed (IBTA vol. 1 C9-105), a READ executed again (its
  *    responses sent again; rxe `rxe_resp.c` duplicate_request()).
+ *  - `rateCut`: we sent CNPs to the DUT's requester; from our first CNP to the first of its frames
+ *    at a lower rate, the rate before and after, and the α the cut stands for (RoCEv2 annex A17.9:
+ *    how a reaction point reacts is the implementation's; DCQCN §3.2 for the reading).
+ *  - `rateRecovery`: after the last cut, how long until its rate is back where it was, with how
+ *    many increases, and the DCQCN timer and byte counter those increases fit (dcqcn-estimate.ts).
  *  A `seq-nak` (we answered the DUT's request with a PSN sequence NAK) is measured as a
  *  `nakRetransmit`.
  */
@@ -40,6 +45,9 @@ import { AethKind, NakCode, RNR_TIMER_USEC, decodeSyndrome } from '../../packets
 import { OPCODES, OpFlag, Opcode } from '../../packets/opcodes';
 import { localAckTimeoutNs } from '../../stack/qp-attributes';
 import type { FrameRecord } from './probe-driver';
+import { type DcqcnEstimate, estimateDcqcn } from './dcqcn-estimate';
+import { pacedLevels, windowLevels } from './rate-levels';
+import { RP_DEFAULTS } from '../../stack/congestion/parameters';
 import { EventType, type ProbeEvent, type ProbeScenario } from './scenario';
 
 export const FigureKind = {
@@ -53,6 +61,8 @@ export const FigureKind = {
   CNP_GENERATION: 'cnpGeneration',
   CNP_SPACING: 'cnpSpacing',
   DUPLICATE_RESPONSE: 'duplicateResponse',
+  RATE_CUT: 'rateCut',
+  RATE_RECOVERY: 'rateRecovery',
 } as const;
 export type FigureKind = (typeof FigureKind)[keyof typeof FigureKind];
 export const FIGURE_KINDS: readonly FigureKind[] = Object.values(FigureKind);
@@ -80,6 +90,21 @@ export interface Figure {
   detail: string;
   /** The IBTA clause the verdict cites. */
   clause: string;
+  /** `rateCut` and `rateRecovery`: the DUT's rate over the run and what it says of its reaction point. */
+  rate?: RateFigure;
+}
+
+/** The DUT's send rate around our CNPs (rate-levels.ts) and the DCQCN reading of it (dcqcn-estimate.ts). */
+export interface RateFigure {
+  /** The rate in effect when our first CNP left, Mb/s. */
+  beforeMbps: number;
+  /** Our CNPs to the QP, when they left, ns. */
+  cnpsNs: number[];
+  /** The levels from the one before our first CNP on (at most 200): when each began, ns, and its rate, Mb/s. */
+  levels: { atNs: number; mbps: number }[];
+  /** The last of the DUT's frames drawn (the end of the last level), ns. */
+  untilNs: number;
+  estimate: DcqcnEstimate;
 }
 
 /** The QPs of a run as numbers on the wire. */
@@ -729,9 +754,112 @@ function duplicateResponse(ctx: MeasureContext, ev: ProbeEvent): Figure[] {
 }
 
 /** The figures of every event the run applied. */
+const mbps = (r: number): string => `${r.toFixed(r >= 100 ? 0 : 2)} Mb/s`;
+const span = (b: { lo: number; hi: number | null }, unit: (n: number) => string): string =>
+  b.hi === null ? `> ${unit(b.lo)}` : `${unit(b.lo)}..${unit(b.hi)}`;
+
+/**
+ * The DUT's reaction to our CNPs on QP `ev.qpn`: its rate from its frames' gaps (on a live driver,
+ * over windows of four times the timestamps' error, at least 100 µs), the cut after our first CNP,
+ * and the recovery after the last cut, read as DCQCN (dcqcn-estimate.ts). With `dcqcn:` in the
+ * scenario (what the DUT was configured with), the reading is judged against it: the first cut
+ * against rp_initial_alpha_value (the paper's R_C(1 − α/2), bounded by rp_min_dec_fac), the
+ * increases against rp_time_reset and rp_byte_reset. Without it, a cut passes and no cut is `none`:
+ * the annex leaves the reaction point's algorithm to the implementation, and rxe has none.
+ */
+function rateFigures(ctx: MeasureContext, ev: ProbeEvent): Figure[] {
+  const clause = 'RoCEv2 annex A17.9; DCQCN (Zhu et al., SIGCOMM 2015) §3.2';
+  const v = viewOf(ctx, ev.qpn);
+  const frames = v.recs.filter((r) => r.dir === 'rx' && isRequest(r.opcode)).map((r) => ({ timeNs: r.timeNs, len: r.len }));
+  const cnps = v.recs.filter((r) => r.dir === 'tx' && isCnp(r) && r.fate === 'delivered').map((r) => r.timeNs);
+  const first = cnps[0];
+  if (first === undefined) return [unmeasured(ev, FigureKind.RATE_CUT, clause, `no CNP was sent: the DUT's request at PSN ${ev.psn} never came`)];
+  const errorNs = ctx.errorNs ?? 0;
+  const levels = errorNs > 0 ? windowLevels(frames, Math.max(100_000, 4 * errorNs)) : pacedLevels(frames);
+  const est = estimateDcqcn(frames, levels, first, errorNs);
+  if (est === null) return [unmeasured(ev, FigureKind.RATE_CUT, clause, 'no frames of the DUT before our first CNP: no rate to compare with')];
+  const k0 = levels.filter((l) => l.startNs <= first).length - 1;
+  const before = levels[k0]!.mbps;
+  const rate: RateFigure = {
+    beforeMbps: before,
+    cnpsNs: cnps,
+    levels: levels.slice(k0, k0 + 200).map((l) => ({ atNs: l.startNs, mbps: l.mbps })),
+    untilNs: levels[Math.min(levels.length, k0 + 200) - 1]!.endNs,
+    estimate: est,
+  };
+  const cut = est.decreases[0];
+  const n = cnps.length;
+  if (cut === undefined)
+    return [
+      figure(ev, FigureKind.RATE_CUT, {
+        measuredNs: null,
+        dutNs: null,
+        configured: null,
+        value: null,
+        verdict: 'none',
+        detail: `the DUT's rate stayed at ${mbps(before)} after our ${n} CNP(s): no reaction point (rxe has none), or one at its floor`,
+        clause,
+        rate,
+      }),
+    ];
+  const cfg = Object.keys(ctx.scenario.dcqcn).length > 0 ? { ...RP_DEFAULTS, ...ctx.scenario.dcqcn } : null;
+  // DCQCN's first cut: α = rp_initial_alpha_value/1024, R_C·α/2^(rp_gd−10) taken off, at most 100 − rp_min_dec_fac %.
+  const wantRatio =
+    cfg === null || cfg.rpRateToSetOnFirstCnp > 0 ? null : 1 - Math.min(cfg.rpInitialAlphaValue / 1024 / 2 ** (cfg.rpGd - 10), (100 - cfg.rpMinDecFac) / 100);
+  const ratio = cut.toMbps / cut.fromMbps;
+  const cutOk = wantRatio === null || Math.abs(ratio - wantRatio) <= 0.01;
+  const reaction = cut.atNs - first;
+  const figs: Figure[] = [
+    figure(ev, FigureKind.RATE_CUT, {
+      measuredNs: reaction,
+      dutNs: less(reaction, ctx.pathRttNs),
+      configured: wantRatio === null ? null : Math.round(wantRatio * 10000) / 100,
+      value: Math.round(ratio * 10000) / 100,
+      verdict: cutOk ? 'pass' : 'fail',
+      detail: `${mbps(cut.fromMbps)} → ${mbps(cut.toMbps)} (${(ratio * 100).toFixed(2)} %, α ${cut.alpha.toFixed(4)}) ${us(reaction)} after our first CNP; ${
+        est.decreases.length
+      } cut(s) for ${n} CNP(s)${wantRatio === null ? '' : `; configured: ${(wantRatio * 100).toFixed(2)} %`}`,
+      clause,
+      rate,
+    }),
+  ];
+  const tUs = (ns: number): string => `${(ns / 1000).toFixed(1)} µs`;
+  const bytesText = (b: number): string => `${Math.round(b)} B`;
+  const fit =
+    est.fits === 0
+      ? 'no DCQCN timer and byte counter fit its increases as read (two changes inside one frame gap read as one)'
+      : `rp_time_reset ${est.timeResetNs === null ? '?' : span(est.timeResetNs, tUs)}, rp_byte_reset ${est.byteReset === null ? '?' : span(est.byteReset, bytesText)} (${est.timerSteps} increase(s) by the timer, ${est.byteSteps} by the byte counter${est.fits > 1 ? `, of ${est.fits} fitting readings` : ''})${
+          est.targetMbps === null ? '' : `; target rate ${mbps(est.targetMbps)}`
+        }`;
+  const within = (b: { lo: number; hi: number | null } | null, x: number): boolean => b !== null && x >= b.lo && (b.hi === null || x <= b.hi);
+  // No reading fits (two changes inside one frame gap, e.g. a timer step as a CNP arrives, look like
+  // one): nothing to judge the configuration by.
+  const paramsOk = cfg === null || est.fits === 0 || (within(est.timeResetNs, cfg.rpTimeReset * 1000) && within(est.byteReset, cfg.rpByteReset));
+  const last = est.decreases[est.decreases.length - 1]!;
+  const recovered = est.releasedAfterNs;
+  figs.push(
+    figure(ev, FigureKind.RATE_RECOVERY, {
+      measuredNs: recovered,
+      dutNs: null,
+      configured: cfg === null ? null : cfg.rpTimeReset * 1000,
+      value: est.increases,
+      verdict: !paramsOk ? 'fail' : est.fits === 0 || (recovered === null && cfg === null) ? 'none' : 'pass',
+      detail: `${
+        recovered === null ? `still below ${mbps(before)} at the end of the run` : `back to ${mbps(before)} ${us(recovered)} after the last cut`
+      } (${last.toMbps.toFixed(0)} Mb/s), ${est.increases} increase(s); ${fit}${
+        cfg === null ? '' : `; configured: rp_time_reset ${cfg.rpTimeReset} µs, rp_byte_reset ${cfg.rpByteReset} B`
+      }`,
+      clause,
+      rate,
+    }),
+  );
+  return figs;
+}
+
 export function measure(ctx: MeasureContext): Figure[] {
   const out: Figure[] = [];
   const cnpQps = new Set<number>();
+  const rateQps = new Set<number>();
   for (const ev of ctx.scenario.events) {
     switch (ev.type) {
       case EventType.DUPLICATE:
@@ -761,6 +889,13 @@ export function measure(ctx: MeasureContext): Figure[] {
         break;
       case EventType.RNR_NAK:
         out.push(...rnrWait(ctx, ev));
+        break;
+      case EventType.CNP:
+        // The rate figures of a QP, once, at its first cnp event.
+        if (!rateQps.has(ev.qpn)) {
+          rateQps.add(ev.qpn);
+          out.push(...rateFigures(ctx, ev));
+        }
         break;
       default:
         break;

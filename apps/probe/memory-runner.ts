@@ -32,7 +32,7 @@ import { type ProbeQp, measure } from './measurements';
 import { ProbeDriver, type FrameRecord } from './probe-driver';
 import { ProbeError, ProbeErrorCode } from './probe-error';
 import type { ProbeResult } from './probe-result';
-import { DutRole, EventType, ProbeVerb, RUNNABLE_EVENTS, type ProbeScenario, packetsPerMessage } from './scenario';
+import { DutRole, EventType, ProbeVerb, type ProbeScenario, packetsPerMessage } from './scenario';
 
 export interface MemoryRunOptions {
   /** One-way delay of the link, ns (default 2000). */
@@ -78,11 +78,6 @@ function timeBoundNs(s: ProbeScenario): number {
 
 /** Runs `scenario` against another roce-ts device on the in-memory link; the figures are measured at this stack's driver. */
 export function runInMemory(scenario: ProbeScenario, o: MemoryRunOptions = {}): ProbeResult {
-  const unrunnable = scenario.events.filter((e) => !RUNNABLE_EVENTS.includes(e.type));
-  if (unrunnable.length > 0) {
-    const e = unrunnable[0]!;
-    throw new ProbeError(ProbeErrorCode.RUN, `a ${e.type} event is not applied by this version of roce probe (applied: ${RUNNABLE_EVENTS.join(', ')})`, e.line);
-  }
   const latencyNs = o.latencyNs ?? 2000;
   const seed = o.seed ?? 1;
   const clock = new VirtualClock();
@@ -99,6 +94,10 @@ export function runInMemory(scenario: ProbeScenario, o: MemoryRunOptions = {}): 
   // (stack/congestion/np.ts), and our requester paces its requests at the scenario's rate (a DCQCN
   // reaction point, so it also slows at the DUT's CNPs), so that a run of marks arrives spread in time.
   const ecn = scenario.events.some((e) => e.type === EventType.ECN);
+  // A cnp event: the DUT's requester is a DCQCN reaction point with the scenario's parameters, paced
+  // at the scenario's rate from the start (a NIC's scheduler never runs ahead of its wire), so its
+  // rate before, during and after our CNPs shows in the gaps between its frames (rate-levels.ts).
+  const cnp = scenario.events.some((e) => e.type === EventType.CNP);
   const probe = new ProbeDriver(link.a, clock);
   probe.onWire = o.onWire ?? null;
   const icrc = fastestIcrcBatch();
@@ -121,6 +120,7 @@ export function runInMemory(scenario: ProbeScenario, o: MemoryRunOptions = {}): 
     seed: seed * 2 + 2,
     icrc,
     ...(ecn ? { congestion: { np: true, params: { npMinTimeBetweenCnps: scenario.traffic.minTimeBetweenCnps } } } : {}),
+    ...(cnp ? { congestion: { rp: true, paceUnlimited: true, lineRateMbps: scenario.traffic.rateMbps, params: scenario.dcqcn } } : {}),
   });
   const t = scenario.traffic;
   const dutIsRequester = scenario.dut.role === DutRole.REQUESTER;
@@ -182,8 +182,19 @@ export function runInMemory(scenario: ProbeScenario, o: MemoryRunOptions = {}): 
   // then behaves as a responder that has NAKed a gap: it drops what follows silently until that
   // PSN comes again (IBTA vol. 1 §9.7.5.2.2, one NAK per gap; rxe `rxe_resp.c` sent_psn_nak).
   const seqNaks = scenario.events.filter((e) => e.type === EventType.SEQ_NAK).map((e) => ({ e, seen: 0, psn: psnAdd(qps[e.qpn]!.requestStartPsn, e.psn) }));
-  if (seqNaks.length > 0) {
+  // cnp: when the DUT's request at the PSN arrives (its iter-th copy), our QP sends the event's CNPs to
+  // the DUT's, the first at once and the others interval-us apart.
+  const cnpTrains = scenario.events.filter((e) => e.type === EventType.CNP).map((e) => ({ e, seen: 0, psn: psnAdd(qps[e.qpn]!.requestStartPsn, e.psn) }));
+  if (seqNaks.length > 0 || cnpTrains.length > 0) {
     probe.onReceived = (r: FrameRecord): void => {
+      for (const c of cnpTrains) {
+        const qp = us.qps[c.e.qpn]!;
+        if (r.psn !== c.psn || r.destQp !== qp.qpNum || r.dir !== 'rx') continue;
+        c.seen++;
+        if (c.e.iter !== 'all' && c.seen !== c.e.iter) continue;
+        const now = clock.now();
+        for (let k = 0; k < (c.e.count ?? 1); k++) clock.schedule(now + k * (c.e.intervalUs ?? 0) * 1000, () => ourDev.sendCnp(qp));
+      }
       if (r.fate !== 'dropped') return;
       for (const n of seqNaks) {
         const qp = us.qps[n.e.qpn]!;

@@ -26,6 +26,8 @@ export interface FrameRecord {
   /** tx: sent by this stack; rx: sent by the DUT. */
   dir: 'tx' | 'rx';
   opcode: number;
+  /** The frame's bytes (Ethernet header to ICRC, no FCS). */
+  len: number;
   destQp: number;
   psn: number;
   ackReq: boolean;
@@ -46,6 +48,7 @@ function record(frame: Uint8Array, timeNs: number, dir: 'tx' | 'rx', fate: Frame
     timeNs,
     dir,
     opcode: d.bth.opcode,
+    len: frame.length,
     destQp: d.bth.destQp,
     psn: d.bth.psn,
     ackReq: d.bth.ackReq,

@@ -11,6 +11,7 @@
  */
 import type { CapturePoint } from '../../analysis/analyzer';
 import { NO_FRAME, ladderSvg, xmlEscape } from '../../analysis/render/ladder-svg';
+import { chartSvg } from '../../analysis/render/chart-svg';
 import { type Timeline, type TimelineItem, buildTimeline } from '../../analysis/timeline';
 import type { Side } from '../../analysis/types';
 import { psnAdd } from '../../base/psn';
@@ -209,6 +210,45 @@ function figureLadder(f: Figure, nth: number, q: QpLadder, capture: ProbeCapture
   return { svg, note: `${range} of the capture (conversation #${q.timeline.conversation}); ${what.join('; ')}` };
 }
 
+/**
+ * A rate figure's picture: the DUT's rate level by level (a step line; each level's rate from its
+ * frames' gaps, rate-levels.ts), our CNPs as triangles, and the rate before them dashed, from the
+ * level in effect at our first CNP on (time 0).
+ */
+function rateChart(f: Figure): { svg: string; note: string } {
+  const r = f.rate!;
+  const t0 = r.levels[0]?.atNs ?? 0;
+  const us = (ns: number): number => (ns - t0) / 1000;
+  const points: [number, number][] = [];
+  r.levels.forEach((l, k) => {
+    const next = r.levels[k + 1]?.atNs ?? r.untilNs;
+    points.push([us(l.atNs), l.mbps], [us(next), l.mbps]);
+  });
+  const end = us(r.untilNs);
+  const svg = chartSvg(
+    [
+      {
+        title: `the DUT's send rate on QP ${f.qp}`,
+        yLabel: 'Mb/s',
+        lines: [
+          { name: "DUT's rate", points },
+          {
+            name: 'before our CNPs',
+            points: [
+              [0, r.beforeMbps],
+              [end, r.beforeMbps],
+            ],
+            dashed: true,
+          },
+        ],
+        markers: [{ name: 'our CNPs', timesUs: r.cnpsNs.map(us), shape: 'triangle' }],
+      },
+    ],
+    `${f.kind}: ${f.verdict}`,
+  );
+  return { svg, note: `${r.levels.length} rate levels from ${(t0 / 1000).toFixed(3)} µs of the run (time 0 here); ${r.cnpsNs.length} CNP(s) marked` };
+}
+
 /** What the HTML report is made of: the run, its scenario and its capture (at the DUT's NIC). */
 export interface ProbeHtmlInput {
   result: ProbeResult;
@@ -268,7 +308,7 @@ export function probeHtml({ result: r, scenario, capture, source }: ProbeHtmlInp
       const key = `${f.eventLine}/${f.kind}`;
       const nth = seen.get(key) ?? 0;
       seen.set(key, nth + 1);
-      const { svg, note } = figureLadder(f, nth, q, capture, scenario.events);
+      const { svg, note } = f.rate !== undefined ? rateChart(f) : figureLadder(f, nth, q, capture, scenario.events);
       out.push(
         `<section class="figure ${f.verdict}" id="figure-${i + 1}" data-kind="${f.kind}" data-qp="${f.qp}" data-psn="${f.psn}" data-event-line="${f.eventLine}">`,
         `<h2>${esc(`${i + 1}. ${f.kind}, QP ${f.qp}, PSN ${f.psn} (line ${f.eventLine}): `)}<span class="verdict">${esc(f.verdict)}</span></h2>`,

@@ -39,7 +39,10 @@ function configuredText(f: Figure): string {
     case 'ackDelay':
     case 'cnpGeneration':
     case 'cnpSpacing':
+    case 'rateRecovery':
       return us(f.configured);
+    case 'rateCut':
+      return `${f.configured.toFixed(2)} %`;
     case 'retryCount':
       return `retry_cnt ${f.configured}`;
     default:
@@ -58,6 +61,10 @@ function valueText(f: Figure): string {
       return `CNP ${f.value}`;
     case 'cnpSpacing':
       return `${f.value} CNP${f.value === 1 ? '' : 's'}`;
+    case 'rateCut':
+      return `${f.value.toFixed(2)} %`;
+    case 'rateRecovery':
+      return `${f.value} increase${f.value === 1 ? '' : 's'}`;
     default:
       return `PSN ${f.value}`;
   }

@@ -10,6 +10,7 @@
  * PSN (0 = its first packet), whichever end the DUT is: an ACK, NAK or READ response carries the
  * PSN of the request it answers, so one number names the request and its answer.
  */
+import { type RpParams, RP_DEFAULTS, resolveCongestion } from '../../stack/congestion/parameters';
 import { ProbeError, ProbeErrorCode } from './probe-error';
 import { parseYaml, type YamlNode } from './yaml-subset';
 
@@ -29,7 +30,7 @@ export type DutTool = keyof typeof DUT_TOOLS;
  * frames: `skip` (one of our request PSNs never sent), `duplicate` (sent twice), `ecn` (CE set),
  * `withhold-ack` (our ACK for the PSN not sent), `drop-read-response` (our READ response not
  * sent), `delay-ack`, `rnr-nak` (answer a SEND with an RNR NAK), `seq-nak` (answer with a PSN
- * sequence NAK), `cnp` (send a CNP).
+ * sequence NAK), `cnp` (send CNPs to the DUT's QP when its request at the PSN arrives).
  */
 export const EventType = {
   DROP: 'drop',
@@ -57,9 +58,6 @@ export const LIVE_EVENTS: readonly EventType[] = [
   EventType.RNR_NAK,
 ];
 
-/** Events the in-memory runner applies in this version; the others validate but the run refuses them, naming them. */
-export const RUNNABLE_EVENTS: readonly EventType[] = [...LIVE_EVENTS, EventType.DELAY_ACK, EventType.SEQ_NAK];
-
 /** Events on this stack's requests: they need this stack as the requester, the DUT as the responder. */
 const OUR_REQUEST_EVENTS: readonly EventType[] = [EventType.SKIP, EventType.DUPLICATE, EventType.ECN];
 /** Events on this stack's answers: they need the DUT as the requester. */
@@ -69,6 +67,7 @@ const OUR_ANSWER_EVENTS: readonly EventType[] = [
   EventType.DELAY_ACK,
   EventType.RNR_NAK,
   EventType.SEQ_NAK,
+  EventType.CNP,
 ];
 
 export interface ProbeEvent {
@@ -83,6 +82,10 @@ export interface ProbeEvent {
   timer?: number;
   /** `delay-ack`: how long to hold the ACK, µs. */
   delayUs?: number;
+  /** `cnp`: how many CNPs to send, the first when the DUT's request arrives. */
+  count?: number;
+  /** `cnp`: µs between them. */
+  intervalUs?: number;
   /** The scenario line the event starts on. */
   line: number;
 }
@@ -113,6 +116,11 @@ export interface ProbeScenario {
   description: string;
   dut: { role: DutRole; tool: DutTool };
   traffic: ProbeTraffic;
+  /**
+   * The DUT's DCQCN reaction point parameters that differ from mlx5's defaults (`dcqcn:` with the
+   * mlx5 cc_params names, rp_time_reset...): the in-memory DUT is set so; a live DUT must be.
+   */
+  dcqcn: Partial<RpParams>;
   events: ProbeEvent[];
 }
 
@@ -228,7 +236,7 @@ function readTraffic(n: YamlNode | undefined, fileLine: number, toolVerb: ProbeV
 function readEvent(n: YamlNode, s: { role: DutRole; traffic: ProbeTraffic }): ProbeEvent {
   const what = 'event';
   const m = asMap(n, 'an event');
-  checkKeys(m, ['type', 'qpn', 'psn', 'iter', 'timer', 'delay-us'], what);
+  checkKeys(m, ['type', 'qpn', 'psn', 'iter', 'timer', 'delay-us', 'count', 'interval-us'], what);
   const type = oneOf(m, 'type', what, EVENT_TYPES as EventType[]);
   if (type === null) bad(m.line, `an event needs a type (${EVENT_TYPES.join(', ')})`);
   const t = s.traffic;
@@ -244,7 +252,8 @@ function readEvent(n: YamlNode, s: { role: DutRole; traffic: ProbeTraffic }): Pr
   }
   if (OUR_REQUEST_EVENTS.includes(type) && s.role !== DutRole.RESPONDER)
     bad(m.line, `a ${type} event acts on this stack's requests: it needs dut.role responder`);
-  if (OUR_ANSWER_EVENTS.includes(type) && s.role !== DutRole.REQUESTER)
+  if (type === EventType.CNP && s.role !== DutRole.REQUESTER) bad(m.line, "a cnp event tells the DUT's requester to slow down: it needs dut.role requester");
+  else if (OUR_ANSWER_EVENTS.includes(type) && s.role !== DutRole.REQUESTER)
     bad(m.line, `a ${type} event acts on this stack's answers: it needs dut.role requester`);
   if (type === EventType.DROP_READ_RESPONSE && t.verb !== ProbeVerb.READ) bad(m.line, 'a drop-read-response event needs traffic.verb read');
   if (type === EventType.RNR_NAK) {
@@ -258,6 +267,10 @@ function readEvent(n: YamlNode, s: { role: DutRole; traffic: ProbeTraffic }): Pr
   if (timer !== null && type !== EventType.RNR_NAK) bad(m.entries.get('timer')!.keyLine, 'timer belongs to rnr-nak events');
   const delayUs = int(m, 'delay-us', what, 0, 10_000_000);
   if (delayUs !== null && type !== EventType.DELAY_ACK) bad(m.entries.get('delay-us')!.keyLine, 'delay-us belongs to delay-ack events');
+  const count = int(m, 'count', what, 1, 10_000);
+  if (count !== null && type !== EventType.CNP) bad(m.entries.get('count')!.keyLine, 'count belongs to cnp events');
+  const intervalUs = int(m, 'interval-us', what, 0, 10_000_000);
+  if (intervalUs !== null && type !== EventType.CNP) bad(m.entries.get('interval-us')!.keyLine, 'interval-us belongs to cnp events');
   return {
     type,
     qpn,
@@ -266,14 +279,39 @@ function readEvent(n: YamlNode, s: { role: DutRole; traffic: ProbeTraffic }): Pr
     // Our RNR NAK's timer, by default the min_rnr_timer perftest and rc_pingpong set (12: 0.64 ms).
     ...(type === EventType.RNR_NAK ? { timer: timer ?? DEFAULT_RNR_NAK_TIMER } : {}),
     ...(type === EventType.DELAY_ACK ? { delayUs: delayUs ?? 100 } : {}),
+    // One CNP by default; a train of them 50 µs apart (DCQCN's N, one CNP per flow per 50 µs).
+    ...(type === EventType.CNP ? { count: count ?? 1, intervalUs: intervalUs ?? 50 } : {}),
     line: m.line,
   };
+}
+
+/** mlx5's cc_params name of an RP parameter (rp_time_reset for rpTimeReset). */
+export const mlx5Name = (k: string): string => k.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`);
+
+/** `dcqcn:`: the DUT's reaction point parameters by their mlx5 names, each checked as the stack checks it. */
+function readDcqcn(n: YamlNode | undefined): Partial<RpParams> {
+  if (n === undefined) return {};
+  const m = asMap(n, 'dcqcn');
+  const byName = new Map(Object.keys(RP_DEFAULTS).map((k) => [mlx5Name(k), k as keyof RpParams]));
+  checkKeys(m, [...byName.keys()], 'dcqcn');
+  const out: Partial<Record<keyof RpParams, number>> = {};
+  for (const [name, key] of byName) {
+    const v = int(m, name, 'dcqcn', 0, 0xffffffff);
+    if (v === null) continue;
+    try {
+      resolveCongestion({ params: { [key]: v } });
+    } catch (e) {
+      bad(m.entries.get(name)!.keyLine, `dcqcn.${name}: ${(e as Error).message.replace(/^congestion: \w+ /, '')}`);
+    }
+    out[key] = v;
+  }
+  return out as Partial<RpParams>;
 }
 
 /** The scenario a YAML node holds, validated; a `ProbeError` (`ROCE_ERR_PROBE_SCENARIO`) names the line of anything wrong. */
 export function scenarioFromNode(root: YamlNode): ProbeScenario {
   const m = asMap(root, 'a scenario');
-  checkKeys(m, ['name', 'description', 'dut', 'traffic', 'events'], 'the scenario');
+  checkKeys(m, ['name', 'description', 'dut', 'traffic', 'dcqcn', 'events'], 'the scenario');
   const name = str(m, 'name', 'scenario') ?? bad(m.line, 'a scenario needs a name');
   const description = str(m, 'description', 'scenario') ?? '';
   const dutEntry = m.entries.get('dut') ?? bad(m.line, 'a scenario needs dut: (role, tool)');
@@ -283,13 +321,14 @@ export function scenarioFromNode(root: YamlNode): ProbeScenario {
   const tool =
     oneOf(dut, 'tool', 'dut', Object.keys(DUT_TOOLS) as DutTool[]) ?? bad(dutEntry.keyLine, `dut needs a tool (${Object.keys(DUT_TOOLS).join(', ')})`);
   const traffic = readTraffic(m.entries.get('traffic')?.value, m.line, DUT_TOOLS[tool]);
+  const dcqcn = readDcqcn(m.entries.get('dcqcn')?.value);
   const ev = m.entries.get('events');
   const events: ProbeEvent[] = [];
   if (ev !== undefined && !(ev.value.kind === 'scalar' && ev.value.value === null)) {
     if (ev.value.kind !== 'seq') bad(ev.keyLine, 'events must be a sequence (- type: ...)');
     for (const item of ev.value.items) events.push(readEvent(item, { role, traffic }));
   }
-  return { name, description, dut: { role, tool }, traffic, events };
+  return { name, description, dut: { role, tool }, traffic, dcqcn, events };
 }
 
 /** The scenario a YAML text holds (`ROCE_ERR_PROBE_YAML` or `ROCE_ERR_PROBE_SCENARIO` with the line otherwise). */

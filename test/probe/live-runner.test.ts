@@ -83,6 +83,7 @@ const req = (psn: number, t: number, fate: FrameRecord['fate'] = 'delivered'): F
   ackReq: false,
   syndrome: -1,
   reth: null,
+  len: 1078,
   fate,
 });
 const ack = (psn: number, t: number): FrameRecord => ({
@@ -94,6 +95,7 @@ const ack = (psn: number, t: number): FrameRecord => ({
   ackReq: false,
   syndrome: 0x1f,
   reth: null,
+  len: 1078,
   fate: 'delivered',
 });
 

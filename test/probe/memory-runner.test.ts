@@ -14,6 +14,7 @@
 import { BUNDLED_SCENARIOS, bundledScenario } from '../../apps/probe/bundled-scenarios';
 import { type Figure, measure } from '../../apps/probe/measurements';
 import { runInMemory } from '../../apps/probe/memory-runner';
+import { checkLiveScenario } from '../../apps/probe/live-runner';
 import { ProbeCapture } from '../../apps/probe/probe-capture';
 import { decodeFrame } from '../../packets/decode';
 import { ProbeError } from '../../apps/probe/probe-error';
@@ -144,10 +145,10 @@ test('events key on the relative QP: a drop on QP 2 of 3 is measured there, the 
   expect(r.frames.dropped).toBe(1);
 });
 
-test('an event this version does not apply is refused with its line, before anything runs', () => {
+test('a live run refuses an event it does not apply, with its line, before anything is opened', () => {
   const s = parseScenario(['name: d', 'dut:', '  role: requester', '  tool: ib_write_bw', 'events:', '  - type: cnp', '    psn: 3'].join('\n'));
-  expect(() => runInMemory(s)).toThrow(ProbeError);
-  expect(() => runInMemory(s)).toThrow(/^line 6: a cnp event is not applied by this version of roce probe/);
+  expect(() => checkLiveScenario(s)).toThrow(ProbeError);
+  expect(() => checkLiveScenario(s)).toThrow(/^line 6: a cnp event is not applied to a live DUT by this version of roce probe/);
 });
 
 test('seq-nak: our NAK answers the DUT request at once; it resends from the NAK PSN one round trip later, and only we NAKed', () => {
@@ -287,6 +288,7 @@ test('measure() on CNP records: a CNP sooner than the interval, or one for every
     ackReq: false,
     syndrome: -1,
     reth: null,
+    len: 1078,
     fate: 'delivered' as const,
   });
   const cnp = (t: number) => ({
@@ -298,6 +300,7 @@ test('measure() on CNP records: a CNP sooner than the interval, or one for every
     ackReq: false,
     syndrome: -1,
     reth: null,
+    len: 1078,
     fate: 'delivered' as const,
   });
   const reqs = Array.from({ length: 16 }, (_, i) => req(i));
@@ -345,6 +348,7 @@ test('measure() on duplicate records: a NAK for a duplicate WRITE, or a READ ans
     ackReq: false,
     syndrome,
     reth,
+    len: 1078,
     fate: 'delivered' as const,
   });
   const w = parseScenario(bundledScenario('duplicate-write')!.yaml);
@@ -372,6 +376,7 @@ test('measure() on delay-ack records: a resend though the ACK was due in time fa
     ackReq: psn === 103,
     syndrome: extra.syndrome ?? -1,
     reth: null,
+    len: 1078,
     fate: 'delivered' as const,
     ...(extra.heldNs === undefined ? {} : { heldNs: extra.heldNs }),
   });
@@ -421,6 +426,7 @@ test('measure() on records with a second NAK for the gap: nakGeneration fails wi
     ackReq: false,
     syndrome: -1,
     reth: null,
+    len: 1078,
     fate,
   });
   const nak = (t: number) => ({
@@ -432,6 +438,7 @@ test('measure() on records with a second NAK for the gap: nakGeneration fails wi
     ackReq: false,
     syndrome: 0x60,
     reth: null,
+    len: 1078,
     fate: 'delivered' as const,
   });
   const records = [req(100, 0), req(101, 0), req(102, 0), req(103, 0), req(104, 0, 'dropped'), req(105, 0), req(106, 0), nak(4000), nak(4100)];

@@ -109,6 +109,15 @@ test.each(BUNDLED_SCENARIOS.map((b) => b.name))('%s: the table, the details, and
     expect(all(s, (e) => e.name === 'h2')[0]!.text).toContain(f.verdict);
     const svgs = all(s, (e) => e.name === 'svg');
     expect(svgs).toHaveLength(1);
+    if (f.rate !== undefined) {
+      // A rate figure draws the DUT's rate, not a ladder: a step line through every level, our CNPs as markers.
+      expect(svgs[0]!.attrs.class).toBe('chart');
+      const line = all(svgs[0]!, (e) => e.name === 'path' && e.attrs['data-name'] === "DUT's rate");
+      expect(line).toHaveLength(1);
+      expect((line[0]!.attrs.d ?? '').split(/[ML]/).filter((x) => x !== '')).toHaveLength(2 * f.rate.levels.length);
+      expect(all(svgs[0]!, (e) => e.name === 'path' && e.attrs['data-kind'] === 'our CNPs')).toHaveLength(f.rate.cnpsNs.length);
+      return;
+    }
     const pkts = all(svgs[0]!, (e) => e.name === 'g' && hasClass(e, 'pkt'));
     const ev = scenario.events.find((x) => x.line === f.eventLine)!;
     const marked = pkts.filter((g) => hasClass(g, 'marked'));

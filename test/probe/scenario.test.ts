@@ -83,7 +83,7 @@ test.each([
   ['name: t\ndut:\n  role: client\n  tool: ib_write_bw', 3, /dut.role must be one of requester, responder, not "client"/],
   ['name: t\ndut:\n  role: requester\n  tool: ib_atomic_bw', 4, /dut.tool must be one of/],
   ['name: t\ndut:\n  role: requester', 2, /dut needs a tool/],
-  [`${HEAD}colour: red`, 5, /unknown key 'colour' in the scenario \(known: name, description, dut, traffic, events\)/],
+  [`${HEAD}colour: red`, 5, /unknown key 'colour' in the scenario \(known: name, description, dut, traffic, dcqcn, events\)/],
   [`${HEAD}traffic:\n  message_size: 5`, 6, /unknown key 'message_size' in traffic/],
   [`${HEAD}traffic:\n  verb: read`, 6, /traffic.verb read is not what the DUT's tool moves \(write\)/],
   [`${HEAD}traffic:\n  mtu: 1500`, 6, /traffic.mtu must be one of 256, 512, 1024, 2048, 4096, not 1500/],

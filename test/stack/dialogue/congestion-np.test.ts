@@ -51,6 +51,28 @@ describe('notification point: CE-marked packets are answered with CNPs', () => {
     expect(h.buf.subarray(0, 16)).toEqual(pattern(16, 0));
   });
 
+  test('Device.sendCnp (roce probe\'s cnp event): a CNP to the remote QP now, in the notification point\'s format, whether or not CE came', () => {
+    const off = scriptedPeer();
+    expect(off.dev.sendCnp(off.qp)).toBe(true);
+    expect(off.dev.sendCnp(off.qp)).toBe(true);
+    const sent = cnps(off);
+    // Two in a row: np_min_time_between_cnps paces answers to CE marks, not CNPs asked for.
+    expect(sent).toHaveLength(2);
+    const d = sent[0]!;
+    expect(d.bth).toMatchObject({ opcode: Opcode.CNP, destQp: PEER_QPN, becn: true, fecn: false, psn: 0, ackReq: false });
+    expect(d.udp?.srcPort).toBe(0);
+    expect(d.udp?.dstPort).toBe(ROCE_V2_PORT);
+    expect(d.ipv4?.dscp).toBe(48);
+    expect(d.ipv4?.ecn).toBe(Ecn.ECT0);
+    expect(d.icrcOk).toBe(true);
+    expect(off.qp.counters.np_cnp_sent).toBe(2);
+    // A QP with a notification point of its own builds it with its settings.
+    const on = scriptedPeer({ congestion: { np: true, params: { npCnpDscp: 26, npMinTimeBetweenCnps: 50 } } });
+    on.dev.sendCnp(on.qp);
+    on.dev.sendCnp(on.qp);
+    expect(cnps(on).map((c) => c.ipv4?.dscp)).toEqual([26, 26]);
+  });
+
   test('packets without CE get no CNP; with congestion control off, CE gets none either', () => {
     const on = scriptedPeer({ congestion: { np: true } });
     on.inject(write(on, 0));

@@ -1,0 +1,110 @@
+/**
+ * The DUT's send rate over time, read from the arrival times of its request frames at this stack's
+ * driver. A paced requester (a DCQCN reaction point, or a NIC's transmit scheduler at line rate)
+ * lets a frame of L bytes go W(L)·8/R after the one before it, W(L) its bytes on the wire
+ * (packets/wire-size.ts), so each gap between two frames gives the rate R the requester had when it
+ * timed the second: R = W(L_prev)·8 / gap. The path adds the same delay to every frame, so the
+ * gaps at the receiver are the sender's.
+ *
+ * A rate-limited sender holds one rate until its reaction point changes it, so the gaps fall into
+ * levels: runs of frames at one rate. A change that comes while the pacer waits re-times that
+ * wait, so the gap it ends is at the new rate; one that comes after the wait was over leaves a
+ * single gap between the two rates, which belongs to neither level and is dropped.
+ *
+ * On a live driver frames arrive in bursts (the polling delay), and the gaps say nothing: there the
+ * rate is counted over windows of `windowNs` instead (at least four times the timestamps' error),
+ * and each window is a level of its own.
+ */
+import { wireBytes } from '../../packets/wire-size';
+
+/** A frame of the DUT's data direction: when it arrived and its bytes (no FCS). */
+export interface RateFrame {
+  timeNs: number;
+  len: number;
+}
+
+/** A run of frames at one rate. */
+export interface RateLevel {
+  /** The arrival of the first frame timed at this rate (the end of the first gap at it), ns. */
+  startNs: number;
+  /** The arrival of the last frame at this rate, ns. */
+  endNs: number;
+  /** Mb/s. */
+  mbps: number;
+  /** Index (in the frames) of the first frame timed at this rate: the change came after frame `first - 1` left. */
+  first: number;
+  /** Index of the last frame at this rate. */
+  last: number;
+}
+
+/**
+ * How far a frame's arrival may be from where its level's rate puts it, ns: the pacer's timer fires
+ * on whole nanoseconds of the virtual clock (stack/congestion/pacer.ts rounds each wait up), so a
+ * frame's arrival is its exact time plus less than 1 ns, and a level's rate measured from its first frame
+ * to the latest puts the next frame within 2 ns of its arrival; no error accumulates along a level.
+ */
+export const GAP_NOISE_NS = 2;
+
+/** The smallest change of rate, as a share, that a level at `mbps` of `len`-byte frames shows. */
+export function resolution(mbps: number, len: number): number {
+  return GAP_NOISE_NS / ((wireBytes(len) * 8 * 1000) / mbps);
+}
+
+/**
+ * The levels of a paced sender's frames (in arrival order). A frame stays in its level while its
+ * arrival is within GAP_NOISE_NS of where the level's rate (measured over the level so far) puts
+ * it; the first frame that is not starts a new one. A level of a single gap between two others is a
+ * transition and is left out; so is a gap of zero (a burst).
+ */
+export function pacedLevels(frames: readonly RateFrame[]): RateLevel[] {
+  const runs: (RateLevel & { bits: number })[] = [];
+  for (let i = 1; i < frames.length; i++) {
+    const prev = frames[i - 1]!;
+    const f = frames[i]!;
+    const gap = f.timeNs - prev.timeNs;
+    if (!(gap > 0)) continue;
+    const bits = wireBytes(prev.len) * 8;
+    const cur = runs[runs.length - 1];
+    if (cur !== undefined && cur.last === i - 1) {
+      // Where the level's rate puts this frame, from the level's first frame on.
+      const span = prev.timeNs - frames[cur.first - 1]!.timeNs;
+      const expected = ((cur.bits + bits) * span) / cur.bits;
+      if (Math.abs(f.timeNs - frames[cur.first - 1]!.timeNs - expected) <= GAP_NOISE_NS) {
+        cur.bits += bits;
+        cur.last = i;
+        cur.endNs = f.timeNs;
+        cur.mbps = (cur.bits * 1000) / (f.timeNs - frames[cur.first - 1]!.timeNs);
+        continue;
+      }
+    }
+    runs.push({ startNs: f.timeNs, endNs: f.timeNs, mbps: (bits * 1000) / gap, first: i, last: i, bits });
+  }
+  // Transitions: one gap between two runs it does not belong to.
+  const kept = runs.filter((l, k) => l.last > l.first || k === 0 || k === runs.length - 1);
+  // Neighbours at one rate (a transition removed between them) are one level.
+  const out: RateLevel[] = [];
+  for (const l of kept) {
+    const prev = out[out.length - 1];
+    if (prev !== undefined && Math.abs(prev.mbps - l.mbps) <= resolution(l.mbps, frames[l.first - 1]!.len) * l.mbps) {
+      prev.last = l.last;
+      prev.endNs = l.endNs;
+    } else out.push({ startNs: l.startNs, endNs: l.endNs, mbps: l.mbps, first: l.first, last: l.last });
+  }
+  return out;
+}
+
+/** The rate over consecutive windows of `windowNs` from the first frame, each a level (a live driver's timestamps). */
+export function windowLevels(frames: readonly RateFrame[], windowNs: number): RateLevel[] {
+  const out: RateLevel[] = [];
+  if (frames.length === 0 || !(windowNs > 0)) return out;
+  const t0 = frames[0]!.timeNs;
+  let i = 0;
+  while (i < frames.length) {
+    const w = Math.floor((frames[i]!.timeNs - t0) / windowNs);
+    const from = i;
+    let bytes = 0;
+    while (i < frames.length && Math.floor((frames[i]!.timeNs - t0) / windowNs) === w) bytes += wireBytes(frames[i++]!.len);
+    out.push({ startNs: t0 + w * windowNs, endNs: t0 + (w + 1) * windowNs, mbps: (bytes * 8 * 1000) / windowNs, first: from, last: i - 1 });
+  }
+  return out;
+}
