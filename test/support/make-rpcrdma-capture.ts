@@ -16,7 +16,15 @@
  *   (e) an inline call in SEND FIRST + LAST (an NFSv3 WRITE of 1200 bytes), and its reply;
  *   (f) a call answered with RDMA_ERROR ERR_CHUNK;
  * - conversation 2 (client QP 0x13, server QP 0x14), whose CM was not captured: an NFSv3 GETATTR
- *   and an NFSv3 READ with a write chunk (an RDMA WRITE ONLY of 512 bytes), with their replies.
+ *   and an NFSv3 READ with a write chunk (an RDMA WRITE ONLY of 512 bytes), with their replies;
+ * - conversation 3 (client QP 0x15, server QP 0x16), whose CM REQ and REP carry RFC 8797's private
+ *   data (inline sizes, remote invalidation):
+ *   (g) SEQUENCE PUTFH LOOKUP GETFH ACCESS GETATTR, every op answered;
+ *   (h) SEQUENCE PUTFH REMOVE answered NFS4ERR_NOENT at REMOVE;
+ *   (i) SEQUENCE PUTFH WRITE GETATTR whose 2001 bytes of data are in a read chunk at their XDR
+ *       position, GETATTR after them inline: the server's RDMA READ, then the reply;
+ *   (j) an NFSv3 LOOKUP answered NFS3ERR_NOENT;
+ *   (k) an NFSv3 WRITE whose 1500 bytes are in a read chunk, and its reply.
  *
  * Deterministic: fixed timestamps and contents.
  */
@@ -29,6 +37,8 @@ import { buildCmMad } from '../../packets/mad-payload';
 import type { CmMessage } from '../../packets/cm/message';
 import { PortSpace, rdmaServiceId } from '../../packets/cm/service-id';
 import { REQ_PRIVATE_DATA_LEN } from '../../packets/cm/req';
+import { REP_PRIVATE_DATA_LEN } from '../../packets/cm/rep';
+import { emitRpcRdmaCmPrivateData } from '../../ulp/rpc-rdma/cm-private-data';
 import { ipCmPrivateData, rxeStyleReq, GSI_SPORT } from './make-cm-capture';
 import type { Rec } from './make-captures';
 import { RpcRdmaErrorCode, RpcRdmaProc, type RpcRdmaHeaderSpec, emitRpcRdmaHeader } from '../../ulp/rpc-rdma/rpcrdma-header';
@@ -335,6 +345,183 @@ export function rpcRdmaCapture(): Rec[] {
       { xid, credits: 32, proc: RpcRdmaProc.MSG, writeList: [[wc2]] },
       emitRpcReply(xid, {}, new XdrWriter().u32(0, 0, 512, 1).opaque(pattern(512, 0x99), true).done()),
     ),
+  );
+
+  // Conversation 3 (client QP 0x15, server QP 0x16): a CM exchange whose REQ and REP carry RFC 8797's private data.
+  const c3: QpSide = { h: A, qpn: 0x15, psn: 0x4d0000, msn: 0 };
+  const s3: QpSide = { h: B, qpn: 0x16, psn: 0x5e0000, msn: 0 };
+  const tid3 = 0x00000003_4e510003n;
+  const req3 = rxeStyleReq(A, B, {
+    commId: 0x2e3f4051,
+    serviceId: rdmaServiceId(PortSpace.TCP, RPC_RDMA_PORT),
+    qpn: c3.qpn,
+    psn: s3.psn,
+    flowLabel: 0,
+    privateData: ipCmPrivateData(
+      REQ_PRIVATE_DATA_LEN,
+      A.ip,
+      B.ip,
+      890,
+      emitRpcRdmaCmPrivateData({ remoteInvalidate: true, sendSize: 4096, receiveSize: 4096 }),
+    ),
+  });
+  put(900, gsi(A, B, { name: 'REQ', fields: req3 }, tid3));
+  const repPd = new Uint8Array(REP_PRIVATE_DATA_LEN);
+  repPd.set(emitRpcRdmaCmPrivateData({ remoteInvalidate: true, sendSize: 4096, receiveSize: 8192 }));
+  put(
+    190.5,
+    gsi(
+      B,
+      A,
+      {
+        name: 'REP',
+        fields: {
+          localCommId: 0x728394a5,
+          remoteCommId: 0x2e3f4051,
+          localQkey: 0,
+          localQpn: s3.qpn,
+          localEecn: 0,
+          startingPsn: c3.psn,
+          responderResources: 1,
+          initiatorDepth: 1,
+          targetAckDelay: 15,
+          failoverAccepted: 0,
+          endToEndFlowControl: true,
+          rnrRetryCount: 7,
+          srq: false,
+          localCaGuid: B.guid,
+          privateData: repPd,
+        },
+      },
+      tid3,
+    ),
+  );
+  put(170.4, gsi(A, B, { name: 'RTU', fields: { localCommId: 0x2e3f4051, remoteCommId: 0x728394a5, privateData: zeros } }, tid3));
+
+  // (g) SEQUENCE PUTFH LOOKUP GETFH ACCESS GETATTR: the key arguments of each op, every op's result.
+  xid = 0x5e6f0001;
+  // GETATTR of the size alone (FATTR4_SIZE, attribute 4): its value is one uint64.
+  const attrs = (w: XdrWriter) => w.u32(1, 1 << 4);
+  const sizeAttr = (n: bigint) => new XdrWriter().u64(n).done();
+  send(
+    c3,
+    s3,
+    msg(
+      { xid, credits: CREDITS, proc: RpcRdmaProc.MSG },
+      emitRpcCall(
+        xid,
+        nfs4,
+        v4call(
+          attrs(
+            seqArgs(5)
+              .u32(Nfs4Op.PUTFH)
+              .opaque(fh)
+              .u32(Nfs4Op.LOOKUP)
+              .opaque(new TextEncoder().encode('notes.txt'))
+              .u32(Nfs4Op.GETFH, Nfs4Op.ACCESS, 0x1f, Nfs4Op.GETATTR),
+          ),
+          6,
+        ).done(),
+        auth,
+      ),
+    ),
+  );
+  send(
+    s3,
+    c3,
+    msg(
+      { xid, credits: CREDITS, proc: RpcRdmaProc.MSG },
+      emitRpcReply(
+        xid,
+        {},
+        v4reply(
+          attrs(
+            seqRes(5).u32(Nfs4Op.PUTFH, 0, Nfs4Op.LOOKUP, 0, Nfs4Op.GETFH, 0).opaque(pattern(28, 0xe0)).u32(Nfs4Op.ACCESS, 0, 0x1f, 0x0f, Nfs4Op.GETATTR, 0),
+          ).opaque(sizeAttr(4096n)),
+          6,
+        ),
+      ),
+    ),
+  );
+
+  // (h) SEQUENCE PUTFH REMOVE of a name that is not there: the COMPOUND stops at REMOVE, NFS4ERR_NOENT.
+  xid++;
+  send(
+    c3,
+    s3,
+    msg(
+      { xid, credits: CREDITS, proc: RpcRdmaProc.MSG },
+      emitRpcCall(xid, nfs4, v4call(seqArgs(6).u32(Nfs4Op.PUTFH).opaque(fh).u32(Nfs4Op.REMOVE).opaque(new TextEncoder().encode('gone.txt')), 3).done(), auth),
+    ),
+  );
+  send(
+    s3,
+    c3,
+    msg(
+      { xid, credits: CREDITS, proc: RpcRdmaProc.MSG },
+      emitRpcReply(
+        xid,
+        {},
+        new XdrWriter()
+          .u32(2)
+          .opaque(new Uint8Array(0))
+          .u32(3)
+          .bytes(seqRes(6).u32(Nfs4Op.PUTFH, 0, Nfs4Op.REMOVE, 2).done())
+          .done(),
+      ),
+    ),
+  );
+
+  // (i) SEQUENCE PUTFH WRITE GETATTR: WRITE's 2001 bytes (not a multiple of 4) in a read chunk at
+  // their XDR position, GETATTR inline after them. The chunk holds no XDR roundup (RFC 8166 §3.4.5).
+  xid++;
+  const oddData = pattern(2001, 0x3c);
+  const writeOps = seqArgs(7).u32(Nfs4Op.PUTFH).opaque(fh).u32(Nfs4Op.WRITE).bytes(new Uint8Array(16)).u64(0n).u32(2).opaque(oddData, true);
+  const upToData = emitRpcCall(xid, nfs4, v4call(writeOps, 4).done(), auth);
+  const withGetattr = emitRpcCall(xid, nfs4, v4call(attrs(writeOps.u32(Nfs4Op.GETATTR)), 4).done(), auth);
+  const rs3 = { position: upToData.length, handle: 0x0000f606, length: oddData.length, offset: 0x7f3a_c003_0000n };
+  send(c3, s3, msg({ xid, credits: CREDITS, proc: RpcRdmaProc.MSG, readList: [rs3] }, withGetattr));
+  read(s3, c3, rs3.handle, rs3.offset, oddData);
+  send(
+    s3,
+    c3,
+    msg(
+      { xid, credits: CREDITS, proc: RpcRdmaProc.MSG },
+      emitRpcReply(
+        xid,
+        {},
+        v4reply(
+          attrs(seqRes(7).u32(Nfs4Op.PUTFH, 0, Nfs4Op.WRITE, 0, oddData.length, 2).bytes(pattern(8, 0x33)).u32(Nfs4Op.GETATTR, 0)).opaque(sizeAttr(2001n)),
+          4,
+        ),
+      ),
+    ),
+  );
+
+  // (j) NFSv3 LOOKUP answered NFS3ERR_NOENT (its post-op attributes absent).
+  xid++;
+  send(
+    c3,
+    s3,
+    msg(
+      { xid, credits: CREDITS, proc: RpcRdmaProc.MSG },
+      emitRpcCall(xid, v3(3), new XdrWriter().bytes(fh3.done()).opaque(new TextEncoder().encode('missing')).done(), auth),
+    ),
+  );
+  send(s3, c3, msg({ xid, credits: CREDITS, proc: RpcRdmaProc.MSG }, emitRpcReply(xid, {}, new XdrWriter().u32(2, 0).done())));
+
+  // (k) NFSv3 WRITE of 1500 bytes in a read chunk at their XDR position.
+  xid++;
+  const v3Data = pattern(1500, 0x5a);
+  const v3Args = new XdrWriter().bytes(fh3.done()).u64(8192n).u32(v3Data.length, 2).opaque(v3Data, true).done();
+  const v3Call = emitRpcCall(xid, v3(7), v3Args, auth);
+  const rs4 = { position: v3Call.length, handle: 0x0000f707, length: v3Data.length, offset: 0x7f3a_c004_0000n };
+  send(c3, s3, msg({ xid, credits: CREDITS, proc: RpcRdmaProc.MSG, readList: [rs4] }, v3Call));
+  read(s3, c3, rs4.handle, rs4.offset, v3Data);
+  send(
+    s3,
+    c3,
+    msg({ xid, credits: CREDITS, proc: RpcRdmaProc.MSG }, emitRpcReply(xid, {}, new XdrWriter().u32(0, 0, 0, v3Data.length, 2).bytes(pattern(8, 0x66)).done())),
   );
   return out;
 }

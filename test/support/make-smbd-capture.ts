@@ -18,7 +18,9 @@
  *
  * then a second connection, client 198.18.0.3 QP 0x13 to the server's QP 0x14, whose RDMA CM was
  * captured: 27-29 CM REQ to TCP port 445 (service ID 0x00000000010601BD), REP, RTU; 30-33 the
- * negotiate request and response; 34-37 an SMB2 SESSION_SETUP request and response.
+ * negotiate request and response; 34-37 an SMB2 SESSION_SETUP request and response; 38-41 a
+ * compound (CREATE, QUERY_INFO, CLOSE of one file, related) and its compound response; 42-45 a
+ * compound CREATE + CLOSE whose CREATE fails with STATUS_OBJECT_NAME_NOT_FOUND, both answered so.
  */
 import { buildRoceV2Frame, type TransportSpec } from '../../packets/build';
 import { Opcode } from '../../packets/opcodes';
@@ -33,7 +35,7 @@ import { GSI_SPORT, ipCmPrivateData, rxeStyleReq } from './make-cm-capture';
 import { SMBD_PORT } from '../../ulp/smbd/smbd-decoder';
 import { emitNegotiateRequest, emitNegotiateResponse, SMBD_VERSION_1 } from '../../ulp/smbd/negotiate';
 import { emitDataTransfer, SMB_DIRECT_RESPONSE_REQUESTED } from '../../ulp/smbd/data-transfer';
-import { type Smb2Header, emitSmb2Header, Smb2Command, SMB2_FLAGS_SERVER_TO_REDIR } from '../../ulp/smbd/smb2-header';
+import { type Smb2Header, emitSmb2Header, Smb2Command, SMB2_FLAGS_RELATED_OPERATIONS, SMB2_FLAGS_SERVER_TO_REDIR } from '../../ulp/smbd/smb2-header';
 import { Smb2Channel, emitReadResponse, emitReadWriteRequest, emitWriteResponse } from '../../ulp/smbd/smb2-read-write';
 
 const MTU = 1024;
@@ -42,6 +44,7 @@ const SERVER = { ip: '198.18.0.2', mac: 0x020000000002, qpn: 0x12 };
 const WRITE_BUF = { offset: 0x7f3a00001000n, token: 0x0000a101, length: 2048 };
 const READ_BUF = { offset: 0x7f3a00008000n, token: 0x0000a202, length: 1024 };
 const VERSION = SMBD_VERSION_1;
+const STATUS_OBJECT_NAME_NOT_FOUND = 0xc0000034;
 
 const CLIENT2 = { ip: '198.18.0.3', mac: 0x020000000003, qpn: 0x13 };
 const SERVER2 = { ip: '198.18.0.2', mac: 0x020000000002, qpn: 0x14 };
@@ -89,6 +92,111 @@ function negotiateBody(response: boolean, n: number): Uint8Array {
 function sessionSetupBody(response: boolean): Uint8Array {
   const b = new Uint8Array(response ? 9 : 25);
   b[0] = response ? 9 : 25;
+  return b;
+}
+
+/**
+ * An SMB2 compound (MS-SMB2 §3.2.4.1.4): each command's header and body, every one but the last
+ * padded to 8 bytes, with NextCommand the offset of the next header; the second and later carry
+ * SMB2_FLAGS_RELATED_OPERATIONS (they work on the file the first opened).
+ */
+function compound(parts: { h: Partial<Smb2Header> & { command: number; messageId: bigint }; body: Uint8Array }[]): Uint8Array {
+  const msgs = parts.map(({ h, body }, i) => {
+    const last = i === parts.length - 1;
+    const len = 64 + body.length;
+    const padded = last ? len : (len + 7) & ~7;
+    const flags = (h.flags ?? 0) | (i > 0 ? SMB2_FLAGS_RELATED_OPERATIONS : 0);
+    const m = new Uint8Array(padded);
+    m.set(smb2({ ...h, flags, nextCommand: last ? 0 : padded }, body));
+    return m;
+  });
+  const out = new Uint8Array(msgs.reduce((n, m) => n + m.length, 0));
+  let o = 0;
+  for (const m of msgs) {
+    out.set(m, o);
+    o += m.length;
+  }
+  return out;
+}
+
+/** A CREATE request (MS-SMB2 §2.2.13) opening `name` (FILE_OPEN, read access), the name after the fixed part. */
+function createRequest(name: string): Uint8Array {
+  const n = Buffer.from(name, 'utf16le');
+  const b = new Uint8Array(56 + n.length);
+  const v = new DataView(b.buffer);
+  v.setUint16(0, 57, true);
+  v.setUint32(4, 2, true); // ImpersonationLevel: Impersonation
+  v.setUint32(24, 0x00120089, true); // DesiredAccess: read data, attributes, EA, control, synchronize
+  v.setUint32(32, 7, true); // ShareAccess: read, write, delete
+  v.setUint32(36, 1, true); // CreateDisposition: FILE_OPEN
+  v.setUint32(40, 0x40, true); // CreateOptions: FILE_NON_DIRECTORY_FILE
+  v.setUint16(44, 64 + 56, true);
+  v.setUint16(46, n.length, true);
+  b.set(n, 56);
+  return b;
+}
+
+/** The FileId a related compound's later commands name: all ones, "the file the command before opened" (MS-SMB2 §3.3.5.2.7.2). */
+const RELATED_FILE_ID = new Uint8Array(16).fill(0xff);
+const FILE_ID = Uint8Array.from({ length: 16 }, (_, i) => 0x31 + i);
+
+/** A QUERY_INFO request (§2.2.37) for FileStandardInformation (InfoType SMB2_0_INFO_FILE, class 5). */
+function queryInfoRequest(): Uint8Array {
+  const b = new Uint8Array(41);
+  const v = new DataView(b.buffer);
+  v.setUint16(0, 41, true);
+  b[2] = 1;
+  b[3] = 5;
+  v.setUint32(4, 24, true);
+  b.set(RELATED_FILE_ID, 24);
+  return b;
+}
+
+/** A CLOSE request (§2.2.15). */
+function closeRequest(): Uint8Array {
+  const b = new Uint8Array(24);
+  new DataView(b.buffer).setUint16(0, 24, true);
+  b.set(RELATED_FILE_ID, 8);
+  return b;
+}
+
+/** A CREATE response (§2.2.14): the file opened, 4096 bytes, a normal file. */
+function createResponse(): Uint8Array {
+  const b = new Uint8Array(89);
+  const v = new DataView(b.buffer);
+  v.setUint16(0, 89, true);
+  v.setUint32(4, 1, true); // CreateAction: FILE_OPENED
+  v.setBigUint64(40, 4096n, true);
+  v.setBigUint64(48, 4096n, true);
+  v.setUint32(56, 0x80, true); // FILE_ATTRIBUTE_NORMAL
+  b.set(FILE_ID, 64);
+  return b;
+}
+
+/** A QUERY_INFO response (§2.2.38) carrying FileStandardInformation (MS-FSCC §2.4.41): 24 bytes after the fixed part. */
+function queryInfoResponse(): Uint8Array {
+  const b = new Uint8Array(8 + 24);
+  const v = new DataView(b.buffer);
+  v.setUint16(0, 9, true);
+  v.setUint16(2, 64 + 8, true);
+  v.setUint32(4, 24, true);
+  v.setBigUint64(8, 4096n, true);
+  v.setBigUint64(16, 4096n, true);
+  v.setUint32(24, 1, true); // NumberOfLinks
+  return b;
+}
+
+/** A CLOSE response (§2.2.16) without the attributes (Flags 0). */
+function closeResponse(): Uint8Array {
+  const b = new Uint8Array(60);
+  new DataView(b.buffer).setUint16(0, 60, true);
+  return b;
+}
+
+/** An error response body (§2.2.2): StructureSize 9, no error data. */
+function errorResponse(): Uint8Array {
+  const b = new Uint8Array(9);
+  b[0] = 9;
   return b;
 }
 
@@ -298,6 +406,45 @@ export function smbdCapture(): Uint8Array {
       { command: Smb2Command.SESSION_SETUP, messageId: 1n, flags: SMB2_FLAGS_SERVER_TO_REDIR, status: 0xc0000016, sessionId: 0x0000_4000_0000_0011n },
       sessionSetupBody(true),
     ),
+  );
+
+  // A compound: CREATE, QUERY_INFO and CLOSE of one file in one message, and the three responses in one.
+  const sess = { sessionId: 0x0000_4000_0000_0011n, word36: 1 };
+  transfer(
+    CLIENT2,
+    SERVER2,
+    compound([
+      { h: { command: Smb2Command.CREATE, messageId: 2n, ...sess }, body: createRequest('notes.txt') },
+      { h: { command: Smb2Command.QUERY_INFO, messageId: 3n, ...sess }, body: queryInfoRequest() },
+      { h: { command: Smb2Command.CLOSE, messageId: 4n, ...sess }, body: closeRequest() },
+    ]),
+  );
+  const rsp = { ...sess, flags: SMB2_FLAGS_SERVER_TO_REDIR };
+  transfer(
+    SERVER2,
+    CLIENT2,
+    compound([
+      { h: { command: Smb2Command.CREATE, messageId: 2n, ...rsp }, body: createResponse() },
+      { h: { command: Smb2Command.QUERY_INFO, messageId: 3n, ...rsp }, body: queryInfoResponse() },
+      { h: { command: Smb2Command.CLOSE, messageId: 4n, ...rsp }, body: closeResponse() },
+    ]),
+  );
+  // A compound whose CREATE fails: the related CLOSE fails with the same status (MS-SMB2 §3.3.5.2.7.2).
+  transfer(
+    CLIENT2,
+    SERVER2,
+    compound([
+      { h: { command: Smb2Command.CREATE, messageId: 5n, ...sess }, body: createRequest('missing.txt') },
+      { h: { command: Smb2Command.CLOSE, messageId: 6n, ...sess }, body: closeRequest() },
+    ]),
+  );
+  transfer(
+    SERVER2,
+    CLIENT2,
+    compound([
+      { h: { command: Smb2Command.CREATE, messageId: 5n, ...rsp, status: STATUS_OBJECT_NAME_NOT_FOUND }, body: errorResponse() },
+      { h: { command: Smb2Command.CLOSE, messageId: 6n, ...rsp, status: STATUS_OBJECT_NAME_NOT_FOUND }, body: errorResponse() },
+    ]),
   );
 
   return writePcap(frames.map((data, i) => ({ data, timestampNs: 1_700_000_000_000_000_000n + BigInt(i) * 10_000n })));

@@ -27,7 +27,7 @@ describe('captures/rpc-rdma.pcap', () => {
   const [c1, c2] = a.conversations as [RpcConversationReport, RpcConversationReport];
 
   test('two connections: the CM one (named by its server end) and the one claimed by shape', () => {
-    expect(a.conversations.map((c) => c.conversation)).toEqual(['198.18.0.2/18', '198.18.0.1 198.18.0.2']);
+    expect(a.conversations.map((c) => c.conversation)).toEqual(['198.18.0.2/18', '198.18.0.1 198.18.0.2', '198.18.0.2/22']);
     expect([c1.requests, c1.answered, c2.requests, c2.answered]).toEqual([6, 6, 2, 2]);
     expect(c1.neverAnswered).toEqual([]);
   });
@@ -83,7 +83,7 @@ describe('captures/rpc-rdma.pcap', () => {
     const doc = JSON.parse(j.out) as { rpcrdma?: { conversations: RpcConversationReport[] } };
     expect(JSON.parse(JSON.stringify(a))).toEqual(doc.rpcrdma);
     const t = await roce('analyze', FILE);
-    expect(t.out).toContain('RPC-over-RDMA calls (2 connections):');
+    expect(t.out).toContain('RPC-over-RDMA calls (3 connections):');
     expect(t.out).toContain('  server 198.18.0.2 QP 0x000012');
     expect(t.out).toContain('    6 calls, 6 answered (1 with an error); at most 1 outstanding');
     expect(t.out).toMatch(/ {4}error: NFSv3 GETATTR xid 0x8a9b0006 \(frame \d+\): [\d.]+ µs, RDMA_ERROR ERR_CHUNK/);

@@ -54,7 +54,7 @@ describe('a capture with its CM exchange', () => {
   const frames = decodeAll(records, CM);
   const at = (n: number) => frames[n - 1];
   test('the CM REQ to port 20049 and its REP make both QPs RPC-over-RDMA; inline NFSv4 COMPOUNDs both ways', () => {
-    expect(records).toHaveLength(50);
+    expect(records).toHaveLength(79);
     expect(at(1)).toMatchObject({ kind: 'cm-req' });
     expect(at(2)).toMatchObject({ kind: 'cm-rep', conversation: '198.18.0.2/18' });
     expect(at(3)).toBeNull();
@@ -113,7 +113,42 @@ describe('a capture with its CM exchange', () => {
   test('without the CM, the first conversation is claimed by shape too and reads the same', () => {
     const f = decodeAll(records, CM, (p) => p.bth?.destQp !== GSI_QPN);
     const strip = (x: RpcRdmaFrame | null) => (x === null ? null : { ...x, conversation: null, direction: null });
-    expect(f.slice(3).map(strip)).toEqual(frames.slice(3).map(strip));
+    // Frames 51-53 are conversation 3's CM exchange.
+    const notCm = (xs: (RpcRdmaFrame | null)[]) => [...xs.slice(3, 50), ...xs.slice(53)].map(strip);
+    expect(notCm(f)).toEqual(notCm(frames));
+  });
+  test('RFC 8797 private data in the CM REQ and REP: inline sizes and remote invalidation', () => {
+    expect(at(51)).toMatchObject({ kind: 'cm-req', cm: { version: 1, flags: 1, remoteInvalidate: true, sendSize: 4096, receiveSize: 4096 } });
+    expect(at(52)).toMatchObject({ kind: 'cm-rep', cm: { sendSize: 4096, receiveSize: 8192 }, cmReq: { receiveSize: 4096 } });
+    expect(words(at(51))).toBe('RPC-over-RDMA CM REQ inline send 4096 receive 4096 remote-invalidate');
+    // Conversation 1's CM carries no record.
+    expect(at(1)).toMatchObject({ cm: null });
+    expect(words(at(2))).toBe('RPC-over-RDMA CM REP');
+  });
+  test('NFSv4 ops with their key arguments, each op’s status in the reply; NFSv3 statuses', () => {
+    expect(words(at(54))).toBe('RPC-over-RDMA RDMA_MSG xid 0x5e6f0001 credits 128: NFSv4 COMPOUND Call SEQUENCE PUTFH LOOKUP GETFH ACCESS GETATTR');
+    expect(at(54)?.rpc?.compound?.args).toEqual(['', '', '"notes.txt"', '', 'access 0x1f', '']);
+    expect(RPC_RDMA.text.treeLines(at(54) as RpcRdmaFrame)).toEqual(expect.arrayContaining([[3, 'Opcode: LOOKUP (15) "notes.txt"']]));
+    expect(at(56)?.rpc?.compound?.statuses).toEqual([0, 0, 0, 0, 0, 0]);
+    expect(words(at(60))).toBe('RPC-over-RDMA RDMA_MSG xid 0x5e6f0002 credits 128: NFSv4 COMPOUND Reply SUCCESS SEQUENCE PUTFH REMOVE: NFS4ERR_NOENT');
+    expect(['nfs.nfsstat4', 'nfs.status'].map((n) => fieldText(at(60) as RpcRdmaFrame, n))).toEqual(['2,0,0,2', '2,0,0,2']);
+    expect(words(at(71))).toBe('RPC-over-RDMA RDMA_MSG xid 0x5e6f0004 credits 128: NFSv3 LOOKUP Reply SUCCESS NFS3ERR_NOENT');
+    expect(['nfs.status3', 'nfs.status'].map((n) => fieldText(at(71) as RpcRdmaFrame, n))).toEqual(['2', '2']);
+    expect(JSON.parse(RPC_RDMA.text.jsonMember(at(71) as RpcRdmaFrame).slice(11))).toMatchObject({ rpc: { nfs3Status: 'NFS3ERR_NOENT' } });
+  });
+  test('a read chunk past position zero: its data put back at its XDR position once the READs fetched it', () => {
+    // As sent: WRITE's data item left out (its length word kept), GETATTR after it read all the same.
+    expect(at(62)?.rpc?.compound?.ops).toEqual([53, 22, 38, 9]);
+    // At the READ response that completes the chunk: the whole call, 2001 bytes and 3 of roundup put back.
+    const f = at(66) as RpcRdmaFrame;
+    expect(f).toMatchObject({ kind: 'data', rpcFrom: 'reassembled', of: { xid: 0x5e6f0003, chunk: 'read' } });
+    expect(f.rpc?.compound).toMatchObject({ count: 4, ops: [53, 22, 38, 9], args: ['', '', 'off 0 len 2001', ''] });
+    expect((f.rpc?.length ?? 0) - (at(62)?.rpc?.length ?? 0)).toBe(2004);
+    expect(words(f)).toBe(
+      'RPC-over-RDMA data 977 B handle 0x0000f606 xid 0x5e6f0003 read chunk (NFSv4 COMPOUND): NFSv4 COMPOUND Call SEQUENCE PUTFH WRITE GETATTR [with its read chunk data]',
+    );
+    // NFSv3 WRITE: its 1500 bytes put back (tshark-rpcrdma.test.ts holds this call's fields to tshark's).
+    expect(at(77)).toMatchObject({ rpcFrom: 'reassembled', rpc: { xid: 0x5e6f0005, call: { vers: 3, proc: 7 } } });
   });
   test('port 20049 is the default: rules with no ports read the same; another port adds its CM connections', () => {
     expect(decodeAll(records, { ports: [], qpns: [] })).toEqual(frames);

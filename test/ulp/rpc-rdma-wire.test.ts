@@ -144,3 +144,36 @@ describe('the RPC message', () => {
     expect(wireError(() => parseRpcMessage(view(huge), 0, huge.length)).code).toBe('ROCE_ERR_BAD_LENGTH');
   });
 });
+
+describe('NFSv4 operations (nfs4-ops.ts)', () => {
+  const call = (ops: XdrWriter, n: number) =>
+    emitRpcCall(7, { prog: 100003, vers: 4, proc: 1, credFlavor: 0 }, new XdrWriter().opaque(new Uint8Array(0)).u32(2, n).bytes(ops.done()).done());
+  const dv = (b: Uint8Array) => new DataView(b.buffer, b.byteOffset, b.byteLength);
+  test('key arguments of RENAME, COMMIT, OPEN (CLAIM_NULL) and SEEK; an op of unknown layout stops the reading', () => {
+    const ops = new XdrWriter()
+      .u32(29)
+      .opaque(new TextEncoder().encode('a'))
+      .opaque(new TextEncoder().encode('b'))
+      .u32(5)
+      .u64(4096n)
+      .u32(512)
+      .u32(18, 0, 2, 0)
+      .u64(1n)
+      .opaque(new Uint8Array(4))
+      .u32(0, 0)
+      .opaque(new TextEncoder().encode('f'))
+      .u32(69)
+      .bytes(new Uint8Array(16))
+      .u64(8n)
+      .u32(1)
+      .u32(70);
+    const b = call(ops, 6);
+    const c = parseRpcMessage(dv(b), 0, b.length).compound;
+    expect(c?.ops).toEqual([29, 5, 18, 69, 70]);
+    expect(c?.args).toEqual(['"a" to "b"', 'off 4096 len 512', '"f"', 'off 8 hole', '']);
+  });
+  test('a truncated op is a WireError, not a crash', () => {
+    const b = call(new XdrWriter().u32(15).u32(100), 1);
+    expect(() => parseRpcMessage(dv(b), 0, b.length)).toThrow(WireError);
+  });
+});

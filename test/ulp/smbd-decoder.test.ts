@@ -6,7 +6,8 @@
  * tied to the READ/WRITE whose buffer descriptor they name, bounded state, and the same frames
  * whether decoded in one decoder or with the state structuredClone'd into a fresh one at every frame.
  */
-import { readCapture } from '../../packets/pcap';
+import { readCapture, type CaptureRecord } from '../../packets/pcap';
+import { SMBD } from '../../ulp/smbd/smbd-protocol';
 import { decodeAt, type RocePacket } from '../../packets/decode';
 import { SmbdDecoder, type SmbdFrame } from '../../ulp/smbd/smbd-decoder';
 import type { UlpRules } from '../../ulp/ulp-decoder';
@@ -30,7 +31,7 @@ describe('SMB Direct decoding', () => {
   const frames = decodeAll(SHAPE);
   const at = (n: number) => frames[n - 1] as SmbdFrame;
   test('the negotiate request claims the conversation; every frame is placed', () => {
-    expect(records).toHaveLength(37);
+    expect(records).toHaveLength(45);
     expect(at(1)).toMatchObject({
       kind: 'negotiate-request',
       direction: 'to-server',
@@ -76,7 +77,56 @@ describe('SMB Direct decoding', () => {
     expect(noNegotiation[33]).toMatchObject({ direction: 'to-server', smb2: { header: { command: 1 } } });
     // Another port: the CM says nothing, and without the negotiation nothing claims the QPs.
     const otherPort = decodeAll({ ports: [5445], qpns: [] }, (n) => n < 30 || n > 33);
-    expect(otherPort.slice(26)).toEqual(Array(11).fill(null));
+    expect(otherPort.slice(26)).toEqual(Array(19).fill(null));
+  });
+  test('an SMB2 compound: every command of the NextCommand chain read, each request answered by its MessageId', () => {
+    const req = at(38);
+    expect(req?.smb2?.commands.map((c) => [c.header.command, c.header.messageId, c.offset, c.size])).toEqual([
+      [5, 2n, 0, 144],
+      [16, 3n, 144, 112],
+      [6, 4n, 256, 88],
+    ]);
+    expect(req?.smb2?.header.command).toBe(5);
+    expect(SMBD.text.words(req as SmbdFrame)).toBe(
+      'SMBD DataMessage credits 255/0; SMB2 CREATE request mid 2 | QUERY_INFO request mid 3 | CLOSE request mid 4',
+    );
+    const rsp = at(40);
+    expect(rsp?.smb2?.commands.map((c) => [c.header.messageId, c.of?.command])).toEqual([
+      [2n, 5],
+      [3n, 16],
+      [4n, 6],
+    ]);
+    expect(SMBD.text.words(at(44) as SmbdFrame)).toBe(
+      'SMBD DataMessage credits 255/0; SMB2 CREATE response mid 5 status 0xc0000034 | CLOSE response mid 6 status 0xc0000034',
+    );
+    expect(SMBD.text.treeLines(req as SmbdFrame)).toEqual(
+      expect.arrayContaining([
+        [0, 'SMB2 (Server Message Block Protocol version 2) [compound command 2 of 3]'],
+        [1, 'Command: QUERY_INFO (16)'],
+        [1, 'Flags: 0x00000004 (related)'],
+        [1, 'Next Command: 112'],
+      ]),
+    );
+    const json = JSON.parse(SMBD.text.jsonMember(rsp as SmbdFrame).slice(8)) as { smb2: { commands: { name: string; of: { messageId: string } }[] } };
+    expect(json.smb2.commands.map((c) => [c.name, c.of.messageId])).toEqual([
+      ['CREATE', '2'],
+      ['QUERY_INFO', '3'],
+      ['CLOSE', '4'],
+    ]);
+  });
+  test('a NextCommand that points past the message or off the 8-byte grid ends the chain with an error, the commands before kept', () => {
+    const r = records[37] as CaptureRecord;
+    const bad = r.data.slice();
+    const dec = SMBD.decoder({ ports: [445], qpns: [0x14] });
+    const view = new DataView(bad.buffer);
+    const d = decodeAt(view, bad, 0, bad.length, r.linkType, {}, r.origLen);
+    if (!d.roce) throw new Error('frame 38 is RoCE');
+    // The second command's NextCommand (little-endian at 20 of its header): 113, not a multiple of 8.
+    const second = d.payloadOff + 24 + 144 + 20;
+    view.setUint32(second, 113, true);
+    const f = dec.observe(d, view, 0);
+    expect(f?.smb2?.commands.map((c) => c.header.command)).toEqual([5]);
+    expect(f?.error?.code).toBe('ROCE_ERR_BAD_FIELD');
   });
   test('without the negotiate request and response, nothing is claimed; --decode-as by QPN claims it again', () => {
     const none = decodeAll(SHAPE, (n) => n > 4 && n <= 26);

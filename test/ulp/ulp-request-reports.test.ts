@@ -84,10 +84,19 @@ describe('captures/smbd.pcap', () => {
       ['6', 'SMB2 READ', 'STATUS_SUCCESS'],
     ]);
     // STATUS_MORE_PROCESSING_REQUIRED is a SESSION_SETUP on its way, not an error.
-    expect(c2.list.map((r) => [r.name, r.answer?.status, r.answer?.error])).toEqual([
-      ['SMBD Negotiate', 'STATUS_SUCCESS', false],
-      ['SMB2 SESSION_SETUP', 'STATUS_MORE_PROCESSING_REQUIRED', false],
+    // Each command of a compound is a request of its own, answered by the command of its MessageId in the compound response.
+    expect(c2.list.map((r) => [r.key, r.name, r.answer?.status, r.answer?.error])).toEqual([
+      ['negotiate', 'SMBD Negotiate', 'STATUS_SUCCESS', false],
+      ['1', 'SMB2 SESSION_SETUP', 'STATUS_MORE_PROCESSING_REQUIRED', false],
+      ['2', 'SMB2 CREATE', 'STATUS_SUCCESS', false],
+      ['3', 'SMB2 QUERY_INFO', 'STATUS_SUCCESS', false],
+      ['4', 'SMB2 CLOSE', 'STATUS_SUCCESS', false],
+      ['5', 'SMB2 CREATE', 'STATUS_OBJECT_NAME_NOT_FOUND', true],
+      ['6', 'SMB2 CLOSE', 'STATUS_OBJECT_NAME_NOT_FOUND', true],
     ]);
+    // The compound's SMB Direct messages counted once: its commands' bytes, request and response, add up to them.
+    const sends = c2.list.filter((r) => ['2', '3', '4'].includes(r.key)).reduce((n, r) => n + r.sendBytes, 0);
+    expect(sends).toBe(24 + 144 + 112 + 88 + (24 + 160 + 96 + 124));
     for (const c of a.connections) latenciesFromFrames(c, frameTimes(file));
   });
 

@@ -120,11 +120,14 @@ const NFS4_OPS: Readonly<Record<number, string>> = {
 };
 
 export const Nfs4Op = {
+  ACCESS: 3,
   GETATTR: 9,
   GETFH: 10,
+  LOOKUP: 15,
   PUTFH: 22,
   PUTROOTFH: 24,
   READ: 25,
+  REMOVE: 28,
   RESTOREFH: 31,
   SAVEFH: 32,
   WRITE: 38,
