@@ -224,6 +224,8 @@ const WHOLE_CAPTURED = utf8(',"truncated":false,"truncatedIn":null,"payloadCaptu
 const ICRC_OPEN = utf8(',"icrc":"');
 /** `","icrcOk":…,"mad":null}`, the end of the frame, by icrcOk: false, true, null (not checked: --no-icrc). */
 const ICRC_OK_NO_MAD_END: readonly Uint8Array[] = [false, true, null].map((x) => utf8(`","icrcOk":${x},"mad":null}`));
+/** The same without the closing brace, for a frame an upper-layer protocol's member ends. */
+const ICRC_OK_NO_MAD: readonly Uint8Array[] = [false, true, null].map((x) => utf8(`","icrcOk":${x},"mad":null`));
 
 /** The "aeth" object after its `{"syndrome":` key: the syndrome, the MSN and what `decodeSyndrome` adds, and the closing brace. */
 function writeAethValues(t: TextBytes, a: { syndrome: number; msn: number }): void {
@@ -281,16 +283,23 @@ export function writeFrameJson(
     t.bytes(NOT_ROCE);
     return;
   }
-  if (ulpMember === undefined && writeCommonFrameJson(t, d, pieces)) return;
-  t.bytes(ROCE_VERSION);
-  t.uint(d.version);
-  t.bytes(SRC);
-  writePacketAddress(t, d, 'src', true);
-  t.bytes(DST);
-  writePacketAddress(t, d, 'dst', true);
-  writeNumberOrNull(t, M.srcPort, d.udp?.srcPort);
-  writeNumberOrNull(t, M.dstPort, d.udp?.dstPort);
-  t.text(linkAndIpJson(d));
+  if (writeCommonFrameJson(t, d, pieces, ulpMember)) return;
+  const ip = d.ipv4;
+  const udp = d.udp;
+  // RoCE v2 over IPv4 as the common frame writes it: a frame with a RETH, an IETH or a MAD comes
+  // here, and spelling out its MAC addresses and IP fields cost more than the rest of it.
+  if (pieces !== undefined && d.version === 2 && ip !== null && udp !== null) t.bytes(pieces.endpoints(d, ip, udp));
+  else {
+    t.bytes(ROCE_VERSION);
+    t.uint(d.version);
+    t.bytes(SRC);
+    writePacketAddress(t, d, 'src', true);
+    t.bytes(DST);
+    writePacketAddress(t, d, 'dst', true);
+    writeNumberOrNull(t, M.srcPort, udp?.srcPort);
+    writeNumberOrNull(t, M.dstPort, udp?.dstPort);
+    t.text(linkAndIpJson(d));
+  }
   const b = d.bth;
   if (b === null) t.bytes(NO_BTH);
   else {
@@ -368,10 +377,11 @@ export function writeFrameJson(
 /**
  * The rest of the common frame's JSON, after its time: RoCE v2 over IPv4, a BTH with a known
  * opcode, no extension header but an AETH, the ICRC read (checked or not: captured whole), no MAD, no error.
- * The same text as `writeFrameJson`'s member-by-member path, in about half the calls. False (and
- * nothing written) for any other frame.
+ * The same text as `writeFrameJson`'s member-by-member path, in about half the calls, with an
+ * upper-layer protocol's member (`ulpMember`) last when there is one. False (and nothing written)
+ * for any other frame.
  */
-function writeCommonFrameJson(t: TextBytes, d: RocePacket, pieces: JsonFramePieces | undefined): boolean {
+function writeCommonFrameJson(t: TextBytes, d: RocePacket, pieces: JsonFramePieces | undefined, ulpMember: string | undefined): boolean {
   const b = d.bth;
   const ip = d.ipv4;
   const udp = d.udp;
@@ -434,6 +444,12 @@ function writeCommonFrameJson(t: TextBytes, d: RocePacket, pieces: JsonFramePiec
   t.uint(d.payloadCaptured);
   t.bytes(ICRC_OPEN);
   t.hex(bswap32(d.icrc), 8);
-  t.bytes(ICRC_OK_NO_MAD_END[d.icrcOk === null ? 2 : d.icrcOk ? 1 : 0] as Uint8Array);
+  const ok = d.icrcOk === null ? 2 : d.icrcOk ? 1 : 0;
+  if (ulpMember === undefined) t.bytes(ICRC_OK_NO_MAD_END[ok] as Uint8Array);
+  else {
+    t.bytes(ICRC_OK_NO_MAD[ok] as Uint8Array);
+    t.text(ulpMember);
+    t.byte(0x7d);
+  }
   return true;
 }

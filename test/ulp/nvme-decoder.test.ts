@@ -10,7 +10,7 @@ import * as path from 'node:path';
 import { readCapture, type CaptureRecord } from '../../packets/pcap';
 import { decodeAt, type RocePacket } from '../../packets/decode';
 import { NvmeDecoder, type NvmeFrame, type NvmeRules } from '../../ulp/nvme-rdma/nvme-decoder';
-import { nvmeWords } from '../../ulp/nvme-rdma/nvme-text';
+import { nvmeJson, nvmeJsonMember, nvmeWords } from '../../ulp/nvme-rdma/nvme-text';
 import { GSI_QPN } from '../../packets/mad';
 import { BatchPrinter, RecordBatch } from '../../capture-engine/decode-batch';
 import { DEFAULT_PRINT_SETTINGS, FramePrinter, type PrintSettings } from '../../capture-engine/decode-printer';
@@ -109,6 +109,15 @@ describe('ownership', () => {
     // The queue ID comes from the Connect seen on the queue.
     expect(f[16]).toMatchObject({ kind: 'command', qid: 0 });
   });
+});
+
+test("a frame's JSON member is JSON.stringify of its object, whether written from a template (data, parts, completions) or not", () => {
+  const runs = [decodeAll(CM_RULES), decodeAll(CM_RULES, (r) => r.index !== 4), decodeAll({ ports: [], qpns: [0xe7f153, 0xe1a799] })];
+  const frames = runs.flat().filter((f): f is NvmeFrame => f !== null);
+  expect(new Set(frames.map((f) => f.kind))).toEqual(new Set(['cm-req', 'cm-rep', 'cm-rej', 'command', 'completion', 'fragment', 'data']));
+  expect(frames.some((f) => f.error !== null && f.command === null)).toBe(true);
+  const wrong = frames.filter((f) => nvmeJsonMember(f) !== `,"nvme":${JSON.stringify(nvmeJson(f))}`);
+  expect(wrong).toEqual([]);
 });
 
 describe('the same output in one run and in batches that carry the state', () => {

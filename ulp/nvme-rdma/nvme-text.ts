@@ -153,9 +153,26 @@ export function nvmeTreeLines(f: NvmeFrame): [number, string][] {
   return out;
 }
 
-/** The `nvme` member of a frame's JSON object: `,"nvme":{…}`. */
+/** A number or null as JSON.stringify writes it. */
+const jsonNumber = (n: number | null): string => (n !== null && Number.isFinite(n) ? String(n) : 'null');
+
+/**
+ * The `nvme` member of a frame's JSON object: `,"nvme":{…}`, the text of `JSON.stringify(nvmeJson(f))`.
+ * A frame of data, a capsule's part or a completion (most of a storage capture) is written as a
+ * template: building its object and stringifying it cost as much as the rest of the frame's JSON.
+ */
 export function nvmeJsonMember(f: NvmeFrame): string {
-  return `,"nvme":${JSON.stringify(nvmeJson(f))}`;
+  if (f.cmReq !== null || f.cmRep !== null || f.cmRej !== null || f.command !== null) return `,"nvme":${JSON.stringify(nvmeJson(f))}`;
+  // `kind` and `direction` are words of their own types: nothing in them to escape.
+  return `,"nvme":{"kind":"${f.kind}","direction":${f.direction === null ? 'null' : `"${f.direction}"`},"qid":${jsonNumber(f.qid)},"packets":${jsonNumber(f.packets)},"length":${jsonNumber(f.length)},"cmReq":null,"cmRep":null,"cmRej":null,"command":null,"completion":${completionJson(f)},"of":${f.of === null ? 'null' : `{"commandId":${jsonNumber(f.of.commandId)},"opcode":${jsonNumber(f.of.opcode)},"fctype":${jsonNumber(f.of.fctype)},"name":${JSON.stringify(refName(f.of, f.qid))}}`},"error":${f.error === null ? 'null' : JSON.stringify(f.error.message)}}`;
+}
+
+/** `nvmeJson(f).completion` as JSON. */
+function completionJson(f: NvmeFrame): string {
+  const q = f.completion;
+  if (q === null) return 'null';
+  const p = statusParts(q.status);
+  return `{"result":"${hex64(q.result)}","sqHead":${jsonNumber(q.sqHead)},"sqId":${jsonNumber(q.sqId)},"commandId":${jsonNumber(q.commandId)},"status":${jsonNumber(q.status)},"phase":${jsonNumber(p.phase)},"sc":${jsonNumber(p.sc)},"sct":${jsonNumber(p.sct)},"crd":${jsonNumber(p.crd)},"more":${p.more},"dnr":${p.dnr},"statusName":${JSON.stringify(statusName(q.status, isConnect(f.of)))}}`;
 }
 
 /** The `nvme` object (docs/decode.md): 64-bit values as 0x-prefixed 16-digit hex strings. */
