@@ -38,7 +38,7 @@ import { ProbeSide, PERFTEST_MIN_RNR_TIMER, PERFTEST_RETRY_CNT, PERFTEST_RNR_RET
 import type { FrameRecord, ProbeDriver } from './probe-driver';
 import { ProbeError, ProbeErrorCode } from './probe-error';
 import type { ProbeResult } from './probe-result';
-import { DUT_TOOLS, DutRole, EventType, LIVE_EVENTS, type ProbeScenario, packetsPerMessage } from './scenario';
+import { DUT_TOOLS, DutRole, EventType, type ProbeScenario, packetsPerMessage } from './scenario';
 import { RNR_TIMER_USEC } from '../../packets/aeth';
 
 /** perftest's MIN_ITER: the fewest messages -n takes. */
@@ -152,13 +152,6 @@ export function dutAttributes(s: ProbeScenario): DutAttribute[] {
 
 /** Refuses what a live run cannot do with `s`, before anything is opened towards the DUT. */
 export function checkLiveScenario(s: ProbeScenario): { messages: number } {
-  const unrunnable = s.events.find((e) => !LIVE_EVENTS.includes(e.type));
-  if (unrunnable !== undefined)
-    throw new ProbeError(
-      ProbeErrorCode.RUN,
-      `a ${unrunnable.type} event is not applied to a live DUT by this version of roce probe (live: ${LIVE_EVENTS.join(', ')}; the in-memory link applies every event)`,
-      unrunnable.line,
-    );
   if (s.dut.tool === 'rping') throw new ProbeError(ProbeErrorCode.RUN, 'a live DUT runs ib_write_bw, ib_read_bw or ib_send_bw in this version, not rping');
   const messages = Math.max(PERFTEST_MIN_ITERS, s.traffic.numMsgsPerQp);
   if (messages > s.traffic.numMsgsPerQp) {

@@ -46,7 +46,7 @@ import { OPCODES, OpFlag, Opcode } from '../../packets/opcodes';
 import { localAckTimeoutNs } from '../../stack/qp-attributes';
 import type { FrameRecord } from './probe-driver';
 import { type DcqcnEstimate, estimateDcqcn } from './dcqcn-estimate';
-import { pacedLevels, windowLevels } from './rate-levels';
+import { pacedLevels, windowCut } from './rate-levels';
 import { RP_DEFAULTS } from '../../stack/congestion/parameters';
 import { EventType, type ProbeEvent, type ProbeScenario } from './scenario';
 
@@ -775,7 +775,8 @@ function rateFigures(ctx: MeasureContext, ev: ProbeEvent): Figure[] {
   const first = cnps[0];
   if (first === undefined) return [unmeasured(ev, FigureKind.RATE_CUT, clause, `no CNP was sent: the DUT's request at PSN ${ev.psn} never came`)];
   const errorNs = ctx.errorNs ?? 0;
-  const levels = errorNs > 0 ? windowLevels(frames, Math.max(100_000, 4 * errorNs)) : pacedLevels(frames);
+  if (errorNs > 0) return [liveRateCut(ev, frames, cnps, errorNs, clause)];
+  const levels = pacedLevels(frames);
   const est = estimateDcqcn(frames, levels, first, errorNs);
   if (est === null) return [unmeasured(ev, FigureKind.RATE_CUT, clause, 'no frames of the DUT before our first CNP: no rate to compare with')];
   const k0 = levels.filter((l) => l.startNs <= first).length - 1;
@@ -854,6 +855,38 @@ function rateFigures(ctx: MeasureContext, ev: ProbeEvent): Figure[] {
     }),
   );
   return figs;
+}
+
+/**
+ * A live driver's `rateCut`: its timestamps are late by up to `errorNs` and come in bursts, so no
+ * gap says anything; the rate is compared over windows of four times that error (at least 100 µs)
+ * before our first CNP and over the CNPs' span after it. A cut is one beyond the rate's own
+ * variation; none is `none` (no reaction point, or one that recovered within a window). The DCQCN
+ * reading needs single steps, which these timestamps cannot place: `rateRecovery` is not given.
+ */
+function liveRateCut(ev: ProbeEvent, frames: readonly { timeNs: number; len: number }[], cnps: readonly number[], errorNs: number, clause: string): Figure {
+  const first = cnps[0]!;
+  const windowNs = Math.max(100_000, 4 * errorNs);
+  const w = windowCut(frames, first, windowNs, (cnps[cnps.length - 1] ?? first) - first + windowNs);
+  if (w === null)
+    return unmeasured(
+      ev,
+      FigureKind.RATE_CUT,
+      clause,
+      `the DUT did not send for two windows of ${us(windowNs)} before our first CNP and one after it: no rate to compare`,
+    );
+  const text = `${mbps(w.beforeMbps)} ± ${mbps(w.sdMbps)} over ${w.windowsBefore} windows of ${us(windowNs)} before our first CNP, ${mbps(w.afterMbps)} over ${w.windowsAfter} after (${cnps.length} CNP(s))`;
+  return figure(ev, FigureKind.RATE_CUT, {
+    measuredNs: null,
+    dutNs: null,
+    configured: null,
+    value: Math.round((w.afterMbps / w.beforeMbps) * 10000) / 100,
+    verdict: w.cut ? 'pass' : 'none',
+    detail: w.cut
+      ? `the rate fell: ${text}`
+      : `no cut beyond the rate's own variation: ${text}; no reaction point (rxe has none), or one that recovered within a window`,
+    clause,
+  });
 }
 
 export function measure(ctx: MeasureContext): Figure[] {

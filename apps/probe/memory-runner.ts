@@ -203,6 +203,7 @@ export function runInMemory(scenario: ProbeScenario, o: MemoryRunOptions = {}): 
         if (n.e.iter !== 'all' && n.seen !== n.e.iter) continue;
         // After the driver's receive call, as the stack would have answered it.
         clock.schedule(clock.now(), () => {
+          if (qp.resp.sentPsnNak) return;
           sendNak(qp, NakCode.PSN_SEQUENCE_ERROR, n.psn, `roce probe seq-nak event (line ${n.e.line})`);
           qp.resp.sentPsnNak = true;
           qp.ctx.flush();

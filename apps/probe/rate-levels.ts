@@ -12,8 +12,7 @@
  * single gap between the two rates, which belongs to neither level and is dropped.
  *
  * On a live driver frames arrive in bursts (the polling delay), and the gaps say nothing: there the
- * rate is counted over windows of `windowNs` instead (at least four times the timestamps' error),
- * and each window is a level of its own.
+ * rate is compared over windows on each side of our first CNP instead (`windowCut`).
  */
 import { wireBytes } from '../../packets/wire-size';
 
@@ -93,18 +92,52 @@ export function pacedLevels(frames: readonly RateFrame[]): RateLevel[] {
   return out;
 }
 
-/** The rate over consecutive windows of `windowNs` from the first frame, each a level (a live driver's timestamps). */
-export function windowLevels(frames: readonly RateFrame[], windowNs: number): RateLevel[] {
-  const out: RateLevel[] = [];
-  if (frames.length === 0 || !(windowNs > 0)) return out;
+/** The DUT's rate before and after our first CNP, over windows of a live driver's timestamps. */
+export interface WindowCut {
+  windowNs: number;
+  /** Windows wholly before the first CNP (after the DUT's first frame): their mean rate and its standard deviation, Mb/s. */
+  beforeMbps: number;
+  sdMbps: number;
+  windowsBefore: number;
+  /** Windows from the first CNP on while the DUT was still sending: their mean rate, Mb/s. */
+  afterMbps: number;
+  windowsAfter: number;
+  /** The rate fell beyond its own variation: below the mean before less four standard deviations, and by a fifth at least. */
+  cut: boolean;
+}
+
+/**
+ * Rates over windows of `windowNs` on each side of our first CNP (at `firstCnpNs`), for timestamps
+ * too coarse for single gaps: `after` spans `afterNs` (at least a window) from the CNP, and only
+ * windows that end before the DUT's last frame count, so the end of its transfer is no cut. Null
+ * without two windows before and one after.
+ */
+export function windowCut(frames: readonly RateFrame[], firstCnpNs: number, windowNs: number, afterNs: number): WindowCut | null {
+  if (frames.length < 2 || !(windowNs > 0)) return null;
   const t0 = frames[0]!.timeNs;
-  let i = 0;
-  while (i < frames.length) {
-    const w = Math.floor((frames[i]!.timeNs - t0) / windowNs);
-    const from = i;
+  const tEnd = frames[frames.length - 1]!.timeNs;
+  const rateIn = (from: number, to: number): number => {
     let bytes = 0;
-    while (i < frames.length && Math.floor((frames[i]!.timeNs - t0) / windowNs) === w) bytes += wireBytes(frames[i++]!.len);
-    out.push({ startNs: t0 + w * windowNs, endNs: t0 + (w + 1) * windowNs, mbps: (bytes * 8 * 1000) / windowNs, first: from, last: i - 1 });
-  }
-  return out;
+    for (const f of frames) if (f.timeNs >= from && f.timeNs < to) bytes += wireBytes(f.len);
+    return (bytes * 8 * 1000) / (to - from);
+  };
+  const before: number[] = [];
+  for (let k = 1; k <= 16 && firstCnpNs - k * windowNs >= t0; k++) before.push(rateIn(firstCnpNs - k * windowNs, firstCnpNs - (k - 1) * windowNs));
+  const after: number[] = [];
+  for (let from = firstCnpNs; from + windowNs <= tEnd && from < firstCnpNs + Math.max(windowNs, afterNs); from += windowNs)
+    after.push(rateIn(from, from + windowNs));
+  if (before.length < 2 || after.length === 0) return null;
+  const mean = (xs: readonly number[]): number => xs.reduce((a, b) => a + b, 0) / xs.length;
+  const mb = mean(before);
+  const sd = Math.sqrt(before.reduce((a, x) => a + (x - mb) ** 2, 0) / (before.length - 1));
+  const ma = mean(after);
+  return {
+    windowNs,
+    beforeMbps: mb,
+    sdMbps: sd,
+    windowsBefore: before.length,
+    afterMbps: ma,
+    windowsAfter: after.length,
+    cut: ma < mb - 4 * sd && ma < 0.8 * mb,
+  };
 }

@@ -47,17 +47,6 @@ export const EventType = {
 export type EventType = (typeof EventType)[keyof typeof EventType];
 const EVENT_TYPES: readonly string[] = Object.values(EventType);
 
-/** Events the live runner applies in this version; the others validate but a live run refuses them, naming them. */
-export const LIVE_EVENTS: readonly EventType[] = [
-  EventType.DROP,
-  EventType.SKIP,
-  EventType.DUPLICATE,
-  EventType.ECN,
-  EventType.WITHHOLD_ACK,
-  EventType.DROP_READ_RESPONSE,
-  EventType.RNR_NAK,
-];
-
 /** Events on this stack's requests: they need this stack as the requester, the DUT as the responder. */
 const OUR_REQUEST_EVENTS: readonly EventType[] = [EventType.SKIP, EventType.DUPLICATE, EventType.ECN];
 /** Events on this stack's answers: they need the DUT as the requester. */

@@ -108,15 +108,13 @@ test('a scenario that cannot be read: exit 2, the file and the line', async () =
   expect(missing.err).toMatch(/^roce probe: .*none\.yml: no such file/);
 });
 
-test('a run that cannot be made (an event a live DUT does not take yet): exit 1, the line; --json says why', async () => {
+test('a run that cannot be made (a DUT tool a live run does not drive yet): exit 1, why; --json says why', async () => {
   const file = path.join(dir, 'delay.yml');
-  fs.writeFileSync(file, 'name: delay\ndut:\n  role: requester\n  tool: ib_write_bw\nevents:\n  - type: cnp\n    psn: 63\n');
+  fs.writeFileSync(file, 'name: delay\ndut:\n  role: requester\n  tool: rping\nevents:\n  - type: cnp\n    psn: 63\n');
   const live = ['--driver', 'packet', '--dev', 'lo'];
   const r = await probe(file, ...live);
   expect(r.code).toBe(1);
-  expect(r.err).toBe(
-    `roce probe: ${file}: line 6: a cnp event is not applied to a live DUT by this version of roce probe (live: drop, skip, duplicate, ecn, withhold-ack, drop-read-response, rnr-nak; the in-memory link applies every event)\n`,
-  );
+  expect(r.err).toBe(`roce probe: ${file}: a live DUT runs ib_write_bw, ib_read_bw or ib_send_bw in this version, not rping\n`);
   const j = await probe(file, '--json', ...live);
   expect(j.code).toBe(1);
   expect(JSON.parse(j.out)).toMatchObject({ ok: false, code: 'ROCE_ERR_PROBE_RUN' });

@@ -180,6 +180,70 @@ describe('roce probe against roce perftest over a veth pair', () => {
     );
 
     t(
+      `${label}: seq-nak, delay-ack and cnp on a live DUT: the resend from the NAK's PSN; the timer firing while our ACK is held; the rate cut by our CNP, and none where the DUT does not cut`,
+      async () => {
+        const seq = bundled('seq-nak').replace(/^traffic:\n/m, 'traffic:\n  num-msgs-per-qp: 5\n');
+        const s = await probeAgainstStack(driver, scenarioFile('seq-nak', seq), 'requester', 'write', flagsOf(seq));
+        expect(s.probeCode).toBe(0);
+        expect(s.probe.figures).toHaveLength(1);
+        expect(s.probe.figures[0]).toMatchObject({ kind: 'nakRetransmit', value: s.probe.figures[0]!.psn, verdict: 'pass' });
+
+        // Timeout 14 (67 ms) and the ACK held 300 ms: the DUT's timer must fire, whatever the polling delay.
+        const held = [
+          'name: held',
+          'dut:',
+          '  role: requester',
+          '  tool: ib_write_bw',
+          'traffic:',
+          '  num-msgs-per-qp: 5',
+          '  message-size: 4096',
+          '  mtu: 1024',
+          '  min-retransmit-timeout: 14',
+          'events:',
+          '  - type: delay-ack',
+          '    psn: 19',
+          '    delay-us: 300000',
+          '',
+        ].join('\n');
+        const d = await probeAgainstStack(driver, scenarioFile('held', held), 'requester', 'write', flagsOf(held));
+        expect(d.probeCode).toBe(0);
+        expect(d.probe.figures[0]).toMatchObject({ kind: 'ackDelay', verdict: 'pass', value: 16 });
+
+        // The DUT paced at 200 Mb/s by its DCQCN reaction point, recovering too slowly to show in the run
+        // (rp_time_reset 10 s, rp_byte_reset 1 GB): one CNP at the start of message 3 halves its rate.
+        const cnp = [
+          'name: cnp-live',
+          'dut:',
+          '  role: requester',
+          '  tool: ib_write_bw',
+          'traffic:',
+          '  num-msgs-per-qp: 5',
+          '  message-size: 8388608',
+          '  mtu: 1024',
+          '  min-retransmit-timeout: 18',
+          'events:',
+          '  - type: cnp',
+          '    psn: 16384',
+          '',
+        ].join('\n');
+        const cc = (p: string): string[] => ['--cc', 'dcqcn', '--cc-line-rate', '200', '--cc-param', `rp_time_reset=10000000,rp_byte_reset=1000000000${p}`];
+        const c = await probeAgainstStack(driver, scenarioFile('cnp', cnp), 'requester', 'write', [...flagsOf(cnp), ...cc('')]);
+        expect(c.probeCode).toBe(0);
+        expect(c.probe.figures).toHaveLength(1);
+        const cut = c.probe.figures[0]!;
+        expect(cut).toMatchObject({ kind: 'rateCut', verdict: 'pass' });
+        expect(cut.value!).toBeGreaterThan(35);
+        expect(cut.value!).toBeLessThan(65);
+        // rp_min_dec_fac 100: a reaction point that never cuts, at the same paced rate.
+        const n = await probeAgainstStack(driver, scenarioFile('cnp', cnp), 'requester', 'write', [...flagsOf(cnp), ...cc(',rp_min_dec_fac=100')]);
+        expect(n.probeCode).toBe(0);
+        expect(n.probe.figures[0]).toMatchObject({ kind: 'rateCut', verdict: 'none' });
+        expect(n.probe.figures[0]!.detail).toMatch(/^no cut beyond the rate's own variation/);
+      },
+      120_000,
+    );
+
+    t(
       `${label}: every try of the DUT's last PSN lost: retry_cnt 7 resends after its last progress, then the DUT gives up and the probe ends saying why, figures kept`,
       async () => {
         const y = [

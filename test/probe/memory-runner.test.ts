@@ -145,10 +145,10 @@ test('events key on the relative QP: a drop on QP 2 of 3 is measured there, the 
   expect(r.frames.dropped).toBe(1);
 });
 
-test('a live run refuses an event it does not apply, with its line, before anything is opened', () => {
-  const s = parseScenario(['name: d', 'dut:', '  role: requester', '  tool: ib_write_bw', 'events:', '  - type: cnp', '    psn: 3'].join('\n'));
+test('a live run refuses what it cannot drive, before anything is opened', () => {
+  const s = parseScenario(['name: d', 'dut:', '  role: requester', '  tool: rping', 'events:', '  - type: cnp', '    psn: 3'].join('\n'));
   expect(() => checkLiveScenario(s)).toThrow(ProbeError);
-  expect(() => checkLiveScenario(s)).toThrow(/^line 6: a cnp event is not applied to a live DUT by this version of roce probe/);
+  expect(() => checkLiveScenario(s)).toThrow(/a live DUT runs ib_write_bw, ib_read_bw or ib_send_bw in this version, not rping/);
 });
 
 test('seq-nak: our NAK answers the DUT request at once; it resends from the NAK PSN one round trip later, and only we NAKed', () => {
