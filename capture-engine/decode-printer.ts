@@ -268,13 +268,16 @@ export class FramePrinter {
     }
     const prev = this.prev;
     const hadPrev = this.hasPrev;
-    const prevNs = BigInt(prev.sec) * NS + BigInt(prev.nsec);
+    const prevSec = prev.sec;
+    const prevNsec = prev.nsec;
     prev.sec = sec;
     prev.nsec = nsec;
     prev.digits = digits;
     this.hasPrev = true;
     let ff: FieldFrame | null = null;
     if (this.filter !== null || this.fieldDefs !== null) {
+      // Exact nanoseconds (BigInt) only for a filter or fields: three per record cost a summary line's worth.
+      const prevNs = BigInt(prevSec) * NS + BigInt(prevNsec);
       const frameBytes = bytes.subarray(start, end);
       const epochNs = BigInt(sec) * NS + BigInt(nsec);
       const shown = this.shown;

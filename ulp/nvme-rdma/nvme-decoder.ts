@@ -39,6 +39,7 @@ import {
   type PartialCapsule,
   type QpEnd,
   type QueueState,
+  type ReadOfCommand,
   emptyState,
   endKey,
 } from './conversation-state';
@@ -144,6 +145,25 @@ interface Ipv4End {
   end: QpEnd;
 }
 
+/** What an opcode is here, as bits (the sets above, one array read a frame in place of several set lookups). */
+const IS_SEND = 1;
+const IS_KEYED = 2;
+const IS_DATA = 4;
+const IS_READ_RESPONSE = 8;
+const IS_READ_RESPONSE_END = 16;
+const OPCODE_ROLES: Uint8Array = (() => {
+  const roles = new Uint8Array(256);
+  const mark = (ops: ReadonlySet<number>, bit: number): void => {
+    for (const op of ops) roles[op] = (roles[op] as number) | bit;
+  };
+  for (const set of [SEND_FIRST, SEND_MIDDLE, SEND_LAST, SEND_ONLY]) mark(set, IS_SEND);
+  mark(KEYED_REQUESTS, IS_KEYED);
+  mark(DATA, IS_DATA);
+  mark(READ_RESPONSES, IS_READ_RESPONSE);
+  mark(READ_RESPONSE_ENDS, IS_READ_RESPONSE_END);
+  return roles;
+})();
+
 export class NvmeDecoder implements UlpDecoder<NvmeFrame, NvmeConversationState> {
   readonly name = UlpName.Nvme;
   private readonly ports: ReadonlySet<number>;
@@ -212,9 +232,10 @@ export class NvmeDecoder implements UlpDecoder<NvmeFrame, NvmeConversationState>
     const op = b.opcode;
     const at = start + p.payloadOff;
     const len = p.payloadLength;
-    if (SEND_FIRST.has(op) || SEND_MIDDLE.has(op) || SEND_LAST.has(op) || SEND_ONLY.has(op)) return this.send(p, view, at, len, key, end.role, q);
+    const role = OPCODE_ROLES[op & 0xff] as number;
+    if ((role & IS_SEND) !== 0) return this.send(p, view, at, len, key, end.role, q);
     const direction = end.role === 'target' ? 'to-target' : end.role === 'host' ? 'to-host' : null;
-    if (KEYED_REQUESTS.has(op) && p.reth !== null) {
+    if ((role & IS_KEYED) !== 0 && p.reth !== null) {
       const f = frame('data', direction ?? 'to-host', q.qid);
       f.length = len;
       f.of = findByKey(q, p.reth.rkey, p.reth.va);
@@ -227,10 +248,10 @@ export class NvmeDecoder implements UlpDecoder<NvmeFrame, NvmeConversationState>
       else q.writing.delete(f.direction ?? 'to-host');
       return f;
     }
-    if (DATA.has(op)) {
+    if ((role & IS_DATA) !== 0) {
       const f = frame('data', direction ?? (op >= Opcode.RC_RDMA_READ_RESPONSE_FIRST ? 'to-target' : 'to-host'), q.qid);
       f.length = len;
-      if (READ_RESPONSES.has(op)) f.of = readOf(q, b.psn, READ_RESPONSE_ENDS.has(op));
+      if ((role & IS_READ_RESPONSE) !== 0) f.of = readOf(q, b.psn, (role & IS_READ_RESPONSE_END) !== 0);
       else {
         const way = f.direction ?? 'to-host';
         f.of = q.writing.get(way) ?? null;
@@ -432,13 +453,14 @@ export class NvmeDecoder implements UlpDecoder<NvmeFrame, NvmeConversationState>
 function readOf(q: QueueState, psn: number, ends: boolean): CommandRef | null {
   let best = -1;
   let bestDistance = PSN_HALF;
-  q.reads.forEach((r, i) => {
-    const d = (psn - r.psn) & 0xffffff;
+  const reads = q.reads;
+  for (let i = 0; i < reads.length; i++) {
+    const d = (psn - (reads[i] as ReadOfCommand).psn) & 0xffffff;
     if (d < bestDistance) {
       best = i;
       bestDistance = d;
     }
-  });
+  }
   const r = q.reads[best];
   if (r === undefined) return null;
   if (ends) q.reads.splice(0, best + 1);
