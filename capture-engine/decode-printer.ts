@@ -122,6 +122,12 @@ export class FramePrinter {
   private readonly ulpTexts: UlpText<unknown>[];
   /** What a protocol made of the record `decode` decoded last (null: none did). */
   lastUlp: UlpHit | null = null;
+  /** The protocol frame `writeUlpJson` writes, and its protocol's text (set before each use: no closure per record). */
+  private ulpJsonFrame: unknown = null;
+  private ulpJsonText: UlpText<unknown> | null = null;
+  private readonly writeUlpJson = (t: TextBytes): void => {
+    this.ulpJsonText?.writeJsonMember?.(t, this.ulpJsonFrame);
+  };
 
   /**
    * @param icrcV2 the routine that checks a RoCE v2 ICRC (the native addon's when it is built)
@@ -315,7 +321,16 @@ export class FramePrinter {
       text.text(fieldsLine(this.fieldDefs, ff, this.s.fields));
       text.byte(NEWLINE);
     } else if (this.s.json) {
-      writeFrameJson(text, index, time, d, this.jsonPieces, ulp === null ? undefined : ulpText?.jsonMember(ulp.frame));
+      let member: string | ((t: TextBytes) => void) | undefined;
+      if (ulp !== null && ulpText !== undefined) {
+        if (ulpText.writeJsonMember === undefined) member = ulpText.jsonMember(ulp.frame);
+        else {
+          this.ulpJsonText = ulpText;
+          this.ulpJsonFrame = ulp.frame;
+          member = this.writeUlpJson;
+        }
+      }
+      writeFrameJson(text, index, time, d, this.jsonPieces, member);
       text.byte(NEWLINE);
     } else if (d.roce) {
       if (this.s.verbose) {

@@ -269,8 +269,8 @@ export function writeFrameJson(
   time: FrameTime,
   d: DecodedFrame,
   pieces?: JsonFramePieces,
-  /** An upper-layer protocol's member (ulp/), `,"nvme":{…}`, written after `mad`. */
-  ulpMember?: string,
+  /** An upper-layer protocol's member (ulp/), `,"nvme":{…}`, written after `mad`: its text, or what writes it. */
+  ulpMember?: string | ((t: TextBytes) => void),
 ): void {
   t.bytes(OPEN_FRAME);
   // A frame number is a positive integer: `uint` writes it as JSON.stringify does.
@@ -365,7 +365,7 @@ export function writeFrameJson(
   }
   writeBool(t, M.icrcOk, d.icrcOk);
   writeObjectOrNull(t, M.mad, d.mad === null ? null : madToJson(d.mad));
-  if (ulpMember !== undefined) t.text(ulpMember);
+  if (ulpMember !== undefined) writeUlpMember(t, ulpMember);
   const err = frameFault(d) ?? d.madError;
   if (err !== null) {
     t.bytes(ERROR);
@@ -381,7 +381,12 @@ export function writeFrameJson(
  * upper-layer protocol's member (`ulpMember`) last when there is one. False (and nothing written)
  * for any other frame.
  */
-function writeCommonFrameJson(t: TextBytes, d: RocePacket, pieces: JsonFramePieces | undefined, ulpMember: string | undefined): boolean {
+function writeCommonFrameJson(
+  t: TextBytes,
+  d: RocePacket,
+  pieces: JsonFramePieces | undefined,
+  ulpMember: string | ((t: TextBytes) => void) | undefined,
+): boolean {
   const b = d.bth;
   const ip = d.ipv4;
   const udp = d.udp;
@@ -448,8 +453,13 @@ function writeCommonFrameJson(t: TextBytes, d: RocePacket, pieces: JsonFramePiec
   if (ulpMember === undefined) t.bytes(ICRC_OK_NO_MAD_END[ok] as Uint8Array);
   else {
     t.bytes(ICRC_OK_NO_MAD[ok] as Uint8Array);
-    t.text(ulpMember);
+    writeUlpMember(t, ulpMember);
     t.byte(0x7d);
   }
   return true;
+}
+
+function writeUlpMember(t: TextBytes, member: string | ((t: TextBytes) => void)): void {
+  if (typeof member === 'string') t.text(member);
+  else member(t);
 }

@@ -13,6 +13,7 @@
  */
 import type { RocePacket } from '../packets/decode';
 import type { FieldDef } from '../packets/frame-fields';
+import type { TextBytes } from '../base/text-bytes';
 
 /** The names of the upper-layer protocols, as `--decode-as` takes them and as JSON keys a frame's object. */
 export const UlpName = {
@@ -51,6 +52,12 @@ export interface UlpText<Frame> {
   treeLines(f: Frame): [number, string][];
   /** The frame's JSON member with its leading comma, `,"name":{...}`, the protocol's name as the key (it follows the frame's last member). */
   jsonMember(f: Frame): string;
+  /**
+   * `jsonMember`'s text written straight into `t`, when the protocol offers it (`roce decode
+   * --json` then takes it): a member of a few hundred characters built as a string and then copied
+   * a character at a time cost about as much as the rest of the frame's JSON.
+   */
+  writeJsonMember?(t: TextBytes, f: Frame): void;
   /** A field by Wireshark's name (`tshark -G fields`), for `-Y` and `-T fields -e`; undefined for none of this protocol's. */
   field(name: string): FieldDef | undefined;
   /** A few words for the frame in a picture (`roce ladder`), or null for none; `words` when absent. */

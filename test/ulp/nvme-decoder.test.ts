@@ -10,12 +10,12 @@ import * as path from 'node:path';
 import { readCapture, type CaptureRecord } from '../../packets/pcap';
 import { decodeAt, type RocePacket } from '../../packets/decode';
 import { NvmeDecoder, type NvmeFrame, type NvmeRules } from '../../ulp/nvme-rdma/nvme-decoder';
-import { nvmeJson, nvmeJsonMember, nvmeWords } from '../../ulp/nvme-rdma/nvme-text';
+import { nvmeJson, nvmeJsonMember, nvmeWords, writeNvmeJsonMember } from '../../ulp/nvme-rdma/nvme-text';
 import { GSI_QPN } from '../../packets/mad';
 import { BatchPrinter, RecordBatch } from '../../capture-engine/decode-batch';
 import { DEFAULT_PRINT_SETTINGS, FramePrinter, type PrintSettings } from '../../capture-engine/decode-printer';
 import { UlpPass } from '../../capture-engine/ulp-decoding';
-import { TextBytes } from '../../base/text-bytes';
+import { TextBytes, textOf } from '../../base/text-bytes';
 import { decodeAsRules } from '../../cli/decode-as-option';
 import { UsageError } from '../../cli/args';
 
@@ -111,13 +111,15 @@ describe('ownership', () => {
   });
 });
 
-test("a frame's JSON member is JSON.stringify of its object, whether written from a template (data, parts, completions) or not", () => {
+test("a frame's JSON member is JSON.stringify of its object, whether written from a template (data, parts, completions) or not, as a string or into bytes", () => {
   const runs = [decodeAll(CM_RULES), decodeAll(CM_RULES, (r) => r.index !== 4), decodeAll({ ports: [], qpns: [0xe7f153, 0xe1a799] })];
   const frames = runs.flat().filter((f): f is NvmeFrame => f !== null);
   expect(new Set(frames.map((f) => f.kind))).toEqual(new Set(['cm-req', 'cm-rep', 'cm-rej', 'command', 'completion', 'fragment', 'data']));
   expect(frames.some((f) => f.error !== null && f.command === null)).toBe(true);
   const wrong = frames.filter((f) => nvmeJsonMember(f) !== `,"nvme":${JSON.stringify(nvmeJson(f))}`);
   expect(wrong).toEqual([]);
+  const wrongBytes = frames.filter((f) => textOf((t) => writeNvmeJsonMember(t, f)) !== nvmeJsonMember(f));
+  expect(wrongBytes).toEqual([]);
 });
 
 describe('the same output in one run and in batches that carry the state', () => {

@@ -7,7 +7,7 @@
 import { UlpName, type UlpProtocol } from '../ulp-decoder';
 import { NVME_RDMA_PORT, NvmeDecoder, type NvmeFrame } from './nvme-decoder';
 import { type NvmeConversationState, emptyState, isEmptyState } from './conversation-state';
-import { nvmeJsonMember, nvmeTreeLines, nvmeWords } from './nvme-text';
+import { nvmeJsonMember, nvmeTreeLines, nvmeWords, writeNvmeJsonMember } from './nvme-text';
 import { nvmeField } from './nvme-fields';
 import { nvmeLadderNote } from './command-text';
 
@@ -18,5 +18,12 @@ export const NVME: UlpProtocol<NvmeFrame, NvmeConversationState> = Object.freeze
   emptyState,
   isEmpty: isEmptyState,
   decoder: (rules, state) => (state === undefined ? new NvmeDecoder(rules) : new NvmeDecoder(rules, state)),
-  text: Object.freeze({ words: nvmeWords, treeLines: nvmeTreeLines, jsonMember: nvmeJsonMember, field: nvmeField, note: nvmeLadderNote }),
+  text: Object.freeze({
+    words: nvmeWords,
+    treeLines: nvmeTreeLines,
+    jsonMember: nvmeJsonMember,
+    writeJsonMember: writeNvmeJsonMember,
+    field: nvmeField,
+    note: nvmeLadderNote,
+  }),
 });

@@ -5,6 +5,7 @@
  * (docs/decode.md lists its keys).
  */
 import { hex64, toHex } from '../../packets/bytes';
+import { type TextBytes, utf8 } from '../../base/text-bytes';
 import type { CommandRef, NvmeFrame } from './nvme-decoder';
 import { isConnect } from './nvme-decoder';
 import { cmRejStatusName } from './cm-private-data';
@@ -165,6 +166,71 @@ export function nvmeJsonMember(f: NvmeFrame): string {
   if (f.cmReq !== null || f.cmRep !== null || f.cmRej !== null || f.command !== null) return `,"nvme":${JSON.stringify(nvmeJson(f))}`;
   // `kind` and `direction` are words of their own types: nothing in them to escape.
   return `,"nvme":{"kind":"${f.kind}","direction":${f.direction === null ? 'null' : `"${f.direction}"`},"qid":${jsonNumber(f.qid)},"packets":${jsonNumber(f.packets)},"length":${jsonNumber(f.length)},"cmReq":null,"cmRep":null,"cmRej":null,"command":null,"completion":${completionJson(f)},"of":${f.of === null ? 'null' : `{"commandId":${jsonNumber(f.of.commandId)},"opcode":${jsonNumber(f.of.opcode)},"fctype":${jsonNumber(f.of.fctype)},"name":${JSON.stringify(refName(f.of, f.qid))}}`},"error":${f.error === null ? 'null' : JSON.stringify(f.error.message)}}`;
+}
+
+/** `,"nvme":{"kind":"KIND","direction":` by kind, and the pieces of the template between its values. */
+const KIND_PIECES: ReadonlyMap<NvmeFrame['kind'], Uint8Array> = new Map(
+  (['cm-req', 'cm-rep', 'cm-rej', 'command', 'completion', 'fragment', 'data', 'other'] as const).map((k) => [k, utf8(`,"nvme":{"kind":"${k}","direction":`)]),
+);
+const DIRECTIONS: ReadonlyMap<NvmeFrame['direction'], Uint8Array> = new Map(
+  ([null, 'to-target', 'to-host'] as const).map((d) => [d, utf8(d === null ? 'null' : `"${d}"`)]),
+);
+const QID = utf8(',"qid":');
+const PACKETS = utf8(',"packets":');
+const LENGTH = utf8(',"length":');
+const NO_CM_NO_COMMAND = utf8(',"cmReq":null,"cmRep":null,"cmRej":null,"command":null,"completion":');
+const OF_COMMAND_ID = utf8(',"of":{"commandId":');
+const OF_NULL = utf8(',"of":null');
+const OPCODE = utf8(',"opcode":');
+const FCTYPE = utf8(',"fctype":');
+const NAME = utf8(',"name":');
+const ERROR = utf8(',"error":');
+const NULL = utf8('null');
+
+function writeJsonNumber(t: TextBytes, n: number | null): void {
+  if (n === null) t.bytes(NULL);
+  else t.jsonNumber(n);
+}
+
+/**
+ * `nvmeJsonMember(f)` written straight into `t` (UlpText.writeJsonMember): the template's constant
+ * runs as pre-encoded bytes, its numbers digit by digit; a frame of the CM or a command as its text.
+ */
+export function writeNvmeJsonMember(t: TextBytes, f: NvmeFrame): void {
+  const kind = KIND_PIECES.get(f.kind);
+  const direction = DIRECTIONS.get(f.direction);
+  if (f.cmReq !== null || f.cmRep !== null || f.cmRej !== null || f.command !== null || kind === undefined || direction === undefined) {
+    t.text(nvmeJsonMember(f));
+    return;
+  }
+  t.bytes(kind);
+  t.bytes(direction);
+  t.bytes(QID);
+  writeJsonNumber(t, f.qid);
+  t.bytes(PACKETS);
+  t.jsonNumber(f.packets);
+  t.bytes(LENGTH);
+  t.jsonNumber(f.length);
+  t.bytes(NO_CM_NO_COMMAND);
+  if (f.completion === null) t.bytes(NULL);
+  else t.text(completionJson(f));
+  const of = f.of;
+  if (of === null) t.bytes(OF_NULL);
+  else {
+    t.bytes(OF_COMMAND_ID);
+    t.jsonNumber(of.commandId);
+    t.bytes(OPCODE);
+    t.jsonNumber(of.opcode);
+    t.bytes(FCTYPE);
+    writeJsonNumber(t, of.fctype);
+    t.bytes(NAME);
+    t.jsonString(refName(of, f.qid));
+    t.byte(0x7d);
+  }
+  t.bytes(ERROR);
+  if (f.error === null) t.bytes(NULL);
+  else t.jsonString(f.error.message);
+  t.byte(0x7d);
 }
 
 /** `nvmeJson(f).completion` as JSON. */
