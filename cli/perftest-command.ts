@@ -113,6 +113,12 @@ export const PERFTEST_OPTIONS: readonly OptionSpec[] = [
     kind: 'flag',
     help: 'write, read and atomic bandwidth: requests before the measured loop, not counted, until the rate settles (at most 1 s; perftest posts one tx depth), so a short run reports the steady rate; the peer needs no flag',
   },
+  {
+    name: 'retry_count',
+    kind: 'string',
+    value: 'N',
+    help: "with -R: the retry count of the test QP's CM REQ, 0..7, which both QPs take as retry_cnt (default 7; as perftest, it applies with -R only)",
+  },
   { name: 'dont_xchg_versions', kind: 'flag', help: 'skip the version, system-data and MTU exchanges' },
   {
     name: 'rdma_cm',
@@ -176,6 +182,8 @@ export async function perftestCommand(argv: readonly string[], out: Output, ctx:
   }
   if (atomicText !== undefined && verb !== PerftestVerb.ATOMIC) throw new UsageError('--atomic_type applies to the atomic test only');
   const size = num('size', 1, 1 << 28);
+  const retryCount = num('retry_count', 0, 7);
+  if (retryCount !== undefined && !args.flags.has('rdma_cm')) throw new UsageError('--retry_count applies with -R only (as in perftest)');
   if (verb === PerftestVerb.ATOMIC && size !== undefined && size !== 8) throw new UsageError('--size cannot be changed for atomic tests (always 8)');
 
   const cfg: PerftestConfig = {
@@ -191,6 +199,7 @@ export async function perftestCommand(argv: readonly string[], out: Output, ctx:
     performWarmUp: args.flags.has('perform_warm_up'),
     dontXchgVersions: args.flags.has('dont_xchg_versions'),
     rdmaCm: args.flags.has('rdma_cm'),
+    ...(retryCount !== undefined ? { retryCount } : {}),
   };
   const set = <K extends keyof PerftestConfig>(k: K, v: PerftestConfig[K] | undefined): void => {
     if (v !== undefined) cfg[k] = v;

@@ -115,7 +115,7 @@ export async function probeCommand(argv: readonly string[], out: Output, ctx?: C
   const driver = args.values.get('driver') ?? HostDriverKind.MEMORY;
   if (driver !== HostDriverKind.MEMORY && driver !== HostDriverKind.XDP && driver !== HostDriverKind.PACKET)
     throw new UsageError(`--driver must be memory, xdp or packet, not ${JSON.stringify(driver)}`);
-  const liveOnly = PROBE_LIVE_OPTIONS.map((o) => o.name).filter((n) => args.values.has(n));
+  const liveOnly = PROBE_LIVE_OPTIONS.map((o) => o.name).filter((n) => args.values.has(n) || args.flags.has(n));
   if (driver === HostDriverKind.MEMORY && liveOnly.length > 0 && !args.flags.has('doctor'))
     throw new UsageError(`--${liveOnly[0]} is for a live DUT (--driver xdp or packet)`);
   if (driver !== HostDriverKind.MEMORY && args.values.has('latency-us'))
@@ -193,6 +193,7 @@ export async function probeCommand(argv: readonly string[], out: Output, ctx?: C
       gidIndex: num('gid-index', 0, 255),
       port: num('port', 1, 65535),
       timeoutS: num('timeout', 1, 86_400) ?? 300,
+      rdmaCm: args.flags.has('rdma_cm'),
       seed,
       json,
       failOn: failOn.kinds,

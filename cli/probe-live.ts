@@ -29,6 +29,12 @@ export const PROBE_LIVE_OPTIONS: readonly OptionSpec[] = [
   { name: 'gid-index', kind: 'string', value: 'N', help: 'live run: our source GID index (default: the first IPv4-mapped GID)' },
   { name: 'port', short: 'p', kind: 'string', value: 'PORT', help: "live run: TCP port of perftest's exchange (default 18515)" },
   { name: 'timeout', kind: 'string', value: 'SECONDS', help: "live run, DUT requester: how long to wait for the DUT's tool to connect (default 300)" },
+  {
+    name: 'rdma_cm',
+    short: 'R',
+    kind: 'flag',
+    help: "live run: the DUT's tool runs with -R (perftest's RDMA CM exchange and QP connection, one QP); the scenario's max-retransmit-retry reaches the DUT's QP through the CM (--retry_count when it is the client)",
+  },
 ];
 
 export interface ProbeLiveArgs {
@@ -40,6 +46,8 @@ export interface ProbeLiveArgs {
   gidIndex: number | undefined;
   port: number | undefined;
   timeoutS: number;
+  /** -R: perftest's RDMA CM exchange. */
+  rdmaCm: boolean;
   seed: number;
   json: boolean;
   failOn: ReadonlySet<FigureKind>;
@@ -93,6 +101,7 @@ export async function runProbeLive(out: Output, ctx: CommandContext, a: ProbeLiv
         ...(a.gidIndex !== undefined ? { gidIndex: a.gidIndex } : {}),
         connectTimeoutMs: a.timeoutS * 1000,
         seed: a.seed,
+        rdmaCm: a.rdmaCm,
         onListening: (port, command) => {
           if (!a.json) out.stdout(`roce probe: waiting for the DUT on port ${port}; run on it: ${command}\n`);
         },

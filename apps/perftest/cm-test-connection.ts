@@ -43,6 +43,14 @@ export interface CmTestOptions {
   /** The CM's response timeout and retries (default librdmacm's). */
   cm?: CmTiming | undefined;
   /**
+   * The REQ's retry count (perftest's --retry_count, default 7): the retry_cnt of both ends' QPs,
+   * as the kernel's CM gives the passive side the REQ's value (cm_req_handler()) and the active
+   * side its own (cm_send_req()).
+   */
+  retryCount?: number | undefined;
+  /** perftest -u with -R: rdma_set_option(RDMA_OPTION_ID_ACK_TIMEOUT) on both ends' test IDs (perftest_communication.c). */
+  ackTimeout?: number | undefined;
+  /**
    * Client: the traffic class of the test connection (perftest --tclass with -R sets it with
    * rdma_set_option(RDMA_OPTION_ID_TOS) on its cm_id); it goes into the REQ's path, which the
    * server's QP takes too.
@@ -100,7 +108,8 @@ export class CmTestConnection {
       const id: RdmaCmId = this.pending;
       if (this.o.beforeConnect !== undefined) await this.o.beforeConnect(v4Gid(id.peerAddr));
       this.id = id;
-      id.accept(qp, { responderResources: this.o.rdAtomic, initiatorDepth: this.o.rdAtomic, retryCount: 7, rnrRetryCount: 7 });
+      if (this.o.ackTimeout !== undefined) id.ackTimeout = this.o.ackTimeout;
+      id.accept(qp, { responderResources: this.o.rdAtomic, initiatorDepth: this.o.rdAtomic, retryCount: this.o.retryCount ?? 7, rnrRetryCount: 7 });
     } finally {
       this.listener?.close();
       this.listener = null;
@@ -125,7 +134,8 @@ export class CmTestConnection {
           qp,
           ...cmConnectTiming(this.o.cm),
           ...(this.o.tos !== undefined ? { tos: this.o.tos } : {}),
-          param: { responderResources: this.o.rdAtomic, initiatorDepth: this.o.rdAtomic, retryCount: 7, rnrRetryCount: 7 },
+          ...(this.o.ackTimeout !== undefined ? { ackTimeout: this.o.ackTimeout } : {}),
+          param: { responderResources: this.o.rdAtomic, initiatorDepth: this.o.rdAtomic, retryCount: this.o.retryCount ?? 7, rnrRetryCount: 7 },
         },
         this.onEvent,
       );

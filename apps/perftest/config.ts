@@ -92,6 +92,8 @@ export interface PerftestConfig extends OobEndpointConfig {
    * client's `server` must then be an IPv4 address.
    */
   rdmaCm?: boolean;
+  /** perftest --retry_count with -R: the retry count of the test connection's CM REQ (default 7), the QPs' retry_cnt. */
+  retryCount?: number;
   /** perftest --dont_xchg_versions: skip the version, system-data and MTU exchanges. */
   dontXchgVersions?: boolean;
   /** perftest -i (--ib-port): the device port; this stack's devices have port 1 only (DEF_IB_PORT). */

@@ -55,7 +55,7 @@ export async function runPerftest(dev: Device, cfg: PerftestConfig): Promise<Per
 }
 
 /** Key messages over the communication QP: struct pingpong_dest (rdma_write_keys / rdma_read_keys). */
-const DEST_STRUCT: KeyCodec = { size: PINGPONG_DEST_STRUCT_SIZE, encode: (d) => encodeDestStruct(d), decode: decodeDestStruct };
+export const DEST_STRUCT: KeyCodec = { size: PINGPONG_DEST_STRUCT_SIZE, encode: (d) => encodeDestStruct(d), decode: decodeDestStruct };
 
 /**
  * -R: the same session over perftest's RDMA CM communication QP (cm-comm-channel.ts), the test QP
@@ -82,6 +82,9 @@ async function runOverRdmaCm(dev: Device, cfg: PerftestConfig, rc: ResolvedConfi
     beforeConnect: cfg.beforeConnect,
     cm: cfg.cm,
     tos: rc.trafficClass,
+    retryCount: cfg.retryCount,
+    // perftest -R sets -u on the test connection's ID (RDMA_OPTION_ID_ACK_TIMEOUT), RC only.
+    ackTimeout: rc.qpTimeout,
   });
   const side = new PerftestSide(dev, rc, cfg, cmTest);
   let comm: CmCommChannel | null = null;

@@ -33,6 +33,11 @@ import { PerftestOob, type PerftestVerb, executeSession, sessionSteps } from '..
 import { PINGPONG_DEFAULT_PORT } from '../oob/pingpong-messages';
 import { type PerftestConfig, resolveConfig } from '../perftest/config';
 import { configError } from '../perftest/perftest-error';
+import { RdmaCm } from '../../stack/cm/rdma-cm';
+import { cmStepBound } from '../host/cm-step-bound';
+import { CmCommChannel } from '../perftest/cm-comm-channel';
+import { CmTestConnection } from '../perftest/cm-test-connection';
+import { DEST_STRUCT } from '../perftest/run';
 import { type ProbeQp, measure } from './measurements';
 import { ProbeSide, PERFTEST_MIN_RNR_TIMER, PERFTEST_RETRY_CNT, PERFTEST_RNR_RETRY } from './live-side';
 import type { FrameRecord, ProbeDriver } from './probe-driver';
@@ -68,6 +73,12 @@ export interface LiveRunOptions {
   onListening?: (port: number, dutCommand: string) => void;
   /** Seed of the events' random choices (default 1). */
   seed?: number;
+  /**
+   * perftest's -R: the exchange over a communication QP and the test QP connected through the RDMA
+   * CM (one QP). The REQ carries the scenario's max-retransmit-retry as its retry count when we are
+   * the active side (the DUT is the server); the DUT as the client is told with --retry_count.
+   */
+  rdmaCm?: boolean;
 }
 
 /** One QP attribute of the DUT: its value for the figures and where that value comes from. */
@@ -118,20 +129,23 @@ function tailEvents(s: ProbeScenario): typeof s.events {
 }
 
 /** What the DUT runs for `s`: perftest's flags for the scenario's traffic. */
-export function dutCommand(s: ProbeScenario, messages: number, o: { port: number; ourIp: string | null }): string {
+export function dutCommand(s: ProbeScenario, messages: number, o: { port: number; ourIp: string | null; rdmaCm?: boolean }): string {
   const t = s.traffic;
+  const client = s.dut.role === DutRole.REQUESTER;
   const flags = [`-d DEV -x GID_INDEX -s ${t.messageSize} -n ${messages} -m ${t.mtu} -u ${t.minRetransmitTimeout}`];
   if (t.numQps > 1) flags.push(`-q ${t.numQps}`);
   if (o.port !== PINGPONG_DEFAULT_PORT) flags.push(`-p ${o.port}`);
+  // -R: the client's REQ carries --retry_count, the retry_cnt of both QPs (our REQ's when the DUT is the server).
+  if (o.rdmaCm === true) flags.push(client ? `-R --retry_count ${t.maxRetransmitRetry}` : '-R');
   flags.push('-F');
-  const client = s.dut.role === DutRole.REQUESTER;
   return `${s.dut.tool} ${flags.join(' ')}${client ? ` ${o.ourIp ?? 'OUR_IP'}` : ''}`;
 }
 
-/** The DUT's attributes for `s` and where each comes from when the DUT runs perftest on the TCP exchange. */
-export function dutAttributes(s: ProbeScenario): DutAttribute[] {
+/** The DUT's attributes for `s` and where each comes from when the DUT runs perftest (on the TCP exchange, or with -R). */
+export function dutAttributes(s: ProbeScenario, rdmaCm = false): DutAttribute[] {
   const t = s.traffic;
   const tool = s.dut.tool;
+  const client = s.dut.role === DutRole.REQUESTER;
   const fixed = (name: DutAttribute['name'], value: number, toolValue: number): DutAttribute => ({
     name,
     value,
@@ -144,7 +158,18 @@ export function dutAttributes(s: ProbeScenario): DutAttribute[] {
   });
   return [
     { name: 'timeout', value: t.minRetransmitTimeout, option: `-u ${t.minRetransmitTimeout}`, toolValue: null, source: `${tool} -u ${t.minRetransmitTimeout}` },
-    fixed('retry_cnt', t.maxRetransmitRetry, PERFTEST_RETRY_CNT),
+    rdmaCm
+      ? {
+          name: 'retry_cnt',
+          value: t.maxRetransmitRetry,
+          option: client ? `--retry_count ${t.maxRetransmitRetry}` : null,
+          toolValue: null,
+          // The REQ's retry count is both QPs' retry_cnt (the kernel's cm_req_handler() and cm_send_req()).
+          source: client
+            ? `${tool} -R --retry_count ${t.maxRetransmitRetry} (its CM REQ)`
+            : `our CM REQ's retry count (${t.maxRetransmitRetry}), which the DUT's CM gives its QP`,
+        }
+      : fixed('retry_cnt', t.maxRetransmitRetry, PERFTEST_RETRY_CNT),
     fixed('rnr_retry', t.rnrRetry, PERFTEST_RNR_RETRY),
     fixed('min_rnr_timer', t.minRnrTimer, PERFTEST_MIN_RNR_TIMER),
   ];
@@ -216,33 +241,75 @@ export async function runLive(s: ProbeScenario, host: LiveHost, o: LiveRunOption
   const rc = resolveConfig(host.device, cfg);
   const gid = host.device.gids[rc.gidIndex] as Uint8Array;
   const ourIp = isIpv4MappedGid(gid) ? `${gid[12]}.${gid[13]}.${gid[14]}.${gid[15]}` : ipv6ToString(gid);
-  const command = dutCommand(s, messages, { port, ourIp });
+  const command = dutCommand(s, messages, { port, ourIp, rdmaCm: o.rdmaCm === true });
   const listening = o.onListening;
   if (listening !== undefined) cfg.onListening = (p) => listening(p, command);
-  const side = new ProbeSide(host.device, rc, cfg, s, host.probe, messages, o.seed ?? 1);
+  const rdmaCm = o.rdmaCm === true;
+  if (rdmaCm && t.numQps > 1) throw new ProbeError(ProbeErrorCode.RUN, 'perftest -R connects one QP: a scenario with -R has num-qps 1');
+  const rcm = rdmaCm ? new RdmaCm(host.device) : null;
+  const stepMs = cmStepBound(undefined).ms;
+  const cmTest =
+    rcm === null
+      ? null
+      : new CmTestConnection(rcm, {
+          role,
+          dst: o.dut,
+          port,
+          rdAtomic: verb === 'read' ? rc.outReads : 0,
+          stepMs,
+          connectMs: cfg.connectTimeoutMs ?? 300_000,
+          idle: host.idleWait,
+          beforeConnect: host.ensureNeighbor,
+          retryCount: t.maxRetransmitRetry,
+          ackTimeout: t.minRetransmitTimeout,
+        });
+  const side = new ProbeSide(host.device, rc, cfg, s, host.probe, messages, o.seed ?? 1, cmTest);
   const loop = monitorEventLoopDelay({ resolution: LOOP_SAMPLE_MS });
   const t0 = host.device.clock.now();
   let error: string | null = null;
   loop.enable();
   // The polling delay that matters is the data phase's: from the QPs' connection on.
   side.onConnected = () => loop.reset();
+  let comm: CmCommChannel | null = null;
   try {
-    const ch = await openOobChannel(cfg, cfg.connectTimeoutMs ?? 300_000, () => configError('server', 'is needed for the client role'));
-    side.peerDone = () => ch.available > 0;
-    const oob = new PerftestOob(ch, role, { gid: true, dataValidation: false }, { stepMs: 30_000, peerRunMs: bound.ms }, false);
-    await executeSession(oob, sessionSteps(verb, false, role, false, false), side, t.numQps);
+    if (rcm === null) {
+      const ch = await openOobChannel(cfg, cfg.connectTimeoutMs ?? 300_000, () => configError('server', 'is needed for the client role'));
+      side.peerDone = () => ch.available > 0;
+      const oob = new PerftestOob(ch, role, { gid: true, dataValidation: false }, { stepMs: 30_000, peerRunMs: bound.ms }, false);
+      await executeSession(oob, sessionSteps(verb, false, role, false, false), side, t.numQps);
+    } else {
+      // perftest -R (run.ts runOverRdmaCm): the communication QP first, then the session over it.
+      const co = { stepMs, idle: host.idleWait, beforeConnect: host.ensureNeighbor, cm: undefined };
+      const connectMs = cfg.connectTimeoutMs ?? 300_000;
+      comm =
+        role === 'client'
+          ? await CmCommChannel.connect(rcm, o.dut as string, port, connectMs, co)
+          : await CmCommChannel.accept(rcm, port, connectMs, { ...co, onListening: cfg.onListening });
+      const ch = comm;
+      side.peerDone = () => ch.available > 0;
+      const oob = new PerftestOob(ch, role, DEST_STRUCT, { stepMs, peerRunMs: bound.ms }, false, false);
+      await executeSession(oob, sessionSteps(verb, false, role, true), side, 1);
+      await cmTest?.disconnect();
+    }
+    // A delay-ack event's ACK still held leaves (and is recorded) before the figures are read: the
+    // DUT may have completed on a resend its timer made while we held it.
+    const holdUntil = Date.now() + Math.max(0, ...s.events.map((e) => (e.type === EventType.DELAY_ACK ? (e.delayUs ?? 0) / 1000 : 0))) + 1000;
+    while (host.probe.holding > 0 && Date.now() < holdUntil) await host.idleWait();
   } catch (e) {
     // Nothing was exchanged with the DUT: no run to report.
     if (side.state.qps.length === 0) throw e;
     error = e instanceof Error ? e.message : String(e);
   } finally {
     loop.disable();
+    cmTest?.destroy();
     side.release();
+    comm?.destroy();
+    rcm?.close();
   }
   const durationNs = host.device.clock.now() - t0;
   const records = host.probe.records;
   const warnings: string[] = [];
-  const attrs = dutAttributes(s);
+  const attrs = dutAttributes(s, rdmaCm);
   for (const a of attrs)
     if (a.toolValue !== null && a.value !== a.toolValue && (a.name !== 'min_rnr_timer' || !dutIsRequester))
       warnings.push(

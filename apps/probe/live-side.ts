@@ -23,6 +23,7 @@ import { QpState } from '../../stack/qp-type-and-state';
 import type { QueuePair } from '../../stack/queue-pair';
 import { WC_STATUS_NAMES } from '../../stack/work-completion';
 import { PerftestSide } from '../perftest/perftest-side';
+import type { CmTestConnection } from '../perftest/cm-test-connection';
 import { DEVICE_MAX_RD_ATOMIC, type PerftestConfig, type ResolvedConfig } from '../perftest/config';
 import type { PerftestDest } from '../oob/perftest-messages';
 import type { ProbeQp } from './measurements';
@@ -60,8 +61,10 @@ export class ProbeSide extends PerftestSide {
     /** Messages per QP the tool moves (perftest's -n, at least 5). */
     private readonly messages: number,
     private readonly seed: number,
+    /** -R: the test QP's RDMA CM connection (perftest's create_rdma_cm_connection()). */
+    cmTest: CmTestConnection | null = null,
   ) {
-    super(dev, rc, cfg);
+    super(dev, rc, cfg, cmTest);
     this.dutIsRequester = scenario.dut.role === DutRole.REQUESTER;
     this.state = { qps: [], ourCompletions: Array.from({ length: rc.qps }, () => []), startNs: null, endNs: null };
   }
@@ -101,6 +104,26 @@ export class ProbeSide extends PerftestSide {
         requestStartPsn: this.dutIsRequester ? remote.psn : (this.psns[q] ?? 0),
       });
     }
+    this.armEvents();
+    this.onConnected?.();
+  }
+
+  /**
+   * -R: the CM connects the QP (REQ, REP, RTU: its RTR and RTS with the CM's attributes, the
+   * retry count the REQ carried); then, as after ctx_connect, our RNR NAK timer from the scenario
+   * (RTS to RTS) and the events armed.
+   */
+  override async cmConnect(): Promise<void> {
+    await super.cmConnect();
+    const qp = this.qps[0] as QueuePair;
+    const rnr = this.scenario.events.find((e) => e.type === EventType.RNR_NAK && e.qpn === 0);
+    if (rnr?.timer !== undefined && qp.state === QpState.RTS) qp.modify({ qpState: QpState.RTS, minRnrTimer: rnr.timer });
+    this.state.qps.push({
+      ourQpn: qp.qpNum,
+      dutQpn: qp.attr.destQpNum,
+      // The DUT's first PSN is the one our QP receives from; ours, the one it sends from.
+      requestStartPsn: this.dutIsRequester ? qp.attr.rqPsn : (this.psns[0] ?? 0),
+    });
     this.armEvents();
     this.onConnected?.();
   }

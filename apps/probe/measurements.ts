@@ -860,14 +860,14 @@ function rateFigures(ctx: MeasureContext, ev: ProbeEvent): Figure[] {
 /**
  * A live driver's `rateCut`: its timestamps are late by up to `errorNs` and come in bursts, so no
  * gap says anything; the rate is compared over windows of four times that error (at least 100 µs)
- * before our first CNP and over the CNPs' span after it. A cut is one beyond the rate's own
+ * before our first CNP and over three windows (or the CNPs' span and one more) after it. A cut is one beyond the rate's own
  * variation; none is `none` (no reaction point, or one that recovered within a window). The DCQCN
  * reading needs single steps, which these timestamps cannot place: `rateRecovery` is not given.
  */
 function liveRateCut(ev: ProbeEvent, frames: readonly { timeNs: number; len: number }[], cnps: readonly number[], errorNs: number, clause: string): Figure {
   const first = cnps[0]!;
   const windowNs = Math.max(100_000, 4 * errorNs);
-  const w = windowCut(frames, first, windowNs, (cnps[cnps.length - 1] ?? first) - first + windowNs);
+  const w = windowCut(frames, first, windowNs, Math.max(3 * windowNs, (cnps[cnps.length - 1] ?? first) - first + windowNs));
   if (w === null)
     return unmeasured(
       ev,
@@ -875,7 +875,7 @@ function liveRateCut(ev: ProbeEvent, frames: readonly { timeNs: number; len: num
       clause,
       `the DUT did not send for two windows of ${us(windowNs)} before our first CNP and one after it: no rate to compare`,
     );
-  const text = `${mbps(w.beforeMbps)} ± ${mbps(w.sdMbps)} over ${w.windowsBefore} windows of ${us(windowNs)} before our first CNP, ${mbps(w.afterMbps)} over ${w.windowsAfter} after (${cnps.length} CNP(s))`;
+  const text = `median ${mbps(w.beforeMbps)} (lower quartile ${mbps(w.lowerQuartileMbps)}) over ${w.windowsBefore} windows of ${us(windowNs)} before our first CNP, ${mbps(w.afterMbps)} over ${w.windowsAfter} after (${cnps.length} CNP(s))`;
   return figure(ev, FigureKind.RATE_CUT, {
     measuredNs: null,
     dutNs: null,

@@ -95,22 +95,23 @@ export function pacedLevels(frames: readonly RateFrame[]): RateLevel[] {
 /** The DUT's rate before and after our first CNP, over windows of a live driver's timestamps. */
 export interface WindowCut {
   windowNs: number;
-  /** Windows wholly before the first CNP (after the DUT's first frame): their mean rate and its standard deviation, Mb/s. */
+  /** Windows wholly before the first CNP (after the DUT's first frame): their median rate and their lower quartile, Mb/s. */
   beforeMbps: number;
-  sdMbps: number;
+  lowerQuartileMbps: number;
   windowsBefore: number;
-  /** Windows from the first CNP on while the DUT was still sending: their mean rate, Mb/s. */
+  /** Windows from the first CNP on while the DUT was still sending: their median rate, Mb/s. */
   afterMbps: number;
   windowsAfter: number;
-  /** The rate fell beyond its own variation: below the mean before less four standard deviations, and by a fifth at least. */
+  /** The rate fell beyond its own variation: every window after below the lower quartile of those before, and the median by a fifth at least. */
   cut: boolean;
 }
 
 /**
  * Rates over windows of `windowNs` on each side of our first CNP (at `firstCnpNs`), for timestamps
- * too coarse for single gaps: `after` spans `afterNs` (at least a window) from the CNP, and only
- * windows that end before the DUT's last frame count, so the end of its transfer is no cut. Null
- * without two windows before and one after.
+ * too coarse for single gaps: up to 16 windows before, and after it those in `afterNs` (at least a
+ * window) that end before the DUT's last frame, so the end of its transfer is no cut. Quantiles,
+ * not means: a window of a stall (a start-up, a pause of the DUT's process) neither makes a cut
+ * (every window after must be low) nor hides one. Null without two windows before and one after.
  */
 export function windowCut(frames: readonly RateFrame[], firstCnpNs: number, windowNs: number, afterNs: number): WindowCut | null {
   if (frames.length < 2 || !(windowNs > 0)) return null;
@@ -127,17 +128,22 @@ export function windowCut(frames: readonly RateFrame[], firstCnpNs: number, wind
   for (let from = firstCnpNs; from + windowNs <= tEnd && from < firstCnpNs + Math.max(windowNs, afterNs); from += windowNs)
     after.push(rateIn(from, from + windowNs));
   if (before.length < 2 || after.length === 0) return null;
-  const mean = (xs: readonly number[]): number => xs.reduce((a, b) => a + b, 0) / xs.length;
-  const mb = mean(before);
-  const sd = Math.sqrt(before.reduce((a, x) => a + (x - mb) ** 2, 0) / (before.length - 1));
-  const ma = mean(after);
+  const quantile = (xs: readonly number[], q: number): number => {
+    const s = [...xs].sort((a, b) => a - b);
+    const at = q * (s.length - 1);
+    const lo = Math.floor(at);
+    return s[lo]! + (s[Math.min(s.length - 1, lo + 1)]! - s[lo]!) * (at - lo);
+  };
+  const mb = quantile(before, 0.5);
+  const q1 = quantile(before, 0.25);
+  const ma = quantile(after, 0.5);
   return {
     windowNs,
     beforeMbps: mb,
-    sdMbps: sd,
+    lowerQuartileMbps: q1,
     windowsBefore: before.length,
     afterMbps: ma,
     windowsAfter: after.length,
-    cut: ma < mb - 4 * sd && ma < 0.8 * mb,
+    cut: after.every((x) => x < q1) && ma < 0.8 * mb,
   };
 }

@@ -83,6 +83,8 @@ export interface ConnectOptions {
   /** CM response timeout codes and max CM retries (defaults 20, 20 and 15, as librdmacm). */
   responseTimeout?: number;
   maxCmRetries?: number;
+  /** rdma_set_option(RDMA_OPTION_ID_ACK_TIMEOUT) before rdma_connect: the QP's local ACK timeout (default the path's). */
+  ackTimeout?: number;
   param?: ConnParam;
 }
 
@@ -106,6 +108,13 @@ export class RdmaCmId {
   peerAddr = '';
   peerPort = 0;
   private disconnectedSent = false;
+  /**
+   * rdma_set_option(RDMA_OPTION_ID_ACK_TIMEOUT): the local ACK timeout code the QP gets at RTS in
+   * place of the one the CM computed from the path (cma.c rdma_init_qp_attr(): `if
+   * (id_priv->timeout_set) qp_attr->timeout = id_priv->timeout`); null for the CM's. perftest -R
+   * sets it from -u on both ends (perftest_communication.c).
+   */
+  ackTimeout: number | null = null;
 
   constructor(
     private readonly rcm: RdmaCm,
@@ -249,7 +258,7 @@ export class RdmaCmId {
     (this.qp as QueuePair).modify({
       qpState: QpState.RTS,
       sqPsn: c.remotePsn,
-      timeout: c.localAckTimeout,
+      timeout: this.ackTimeout ?? c.localAckTimeout,
       retryCnt: c.retryCount,
       rnrRetry: c.rnrRetryCount,
       maxRdAtomic: c.initiatorDepth,
@@ -456,6 +465,7 @@ export class RdmaCm {
     const a = this.activeId(o.dst, o.port, handler);
     if (a.srcIp === null) return a.id;
     const { id, cmId, dst, peerGid, srcIp } = a;
+    if (o.ackTimeout !== undefined) id.ackTimeout = o.ackTimeout;
     const localGid = dst.ipVersion === 4 ? v4MappedGid(srcIp) : srcIp;
     const srcPort = o.srcPort ?? this.cm.randomPort();
     id.localAddr = ipCmAddressToString(srcIp, dst.ipVersion);

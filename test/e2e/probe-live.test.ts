@@ -209,8 +209,9 @@ describe('roce probe against roce perftest over a veth pair', () => {
         expect(d.probeCode).toBe(0);
         expect(d.probe.figures[0]).toMatchObject({ kind: 'ackDelay', verdict: 'pass', value: 16 });
 
-        // The DUT paced at 200 Mb/s by its DCQCN reaction point, recovering too slowly to show in the run
-        // (rp_time_reset 10 s, rp_byte_reset 1 GB): one CNP at the start of message 3 halves its rate.
+        // The DUT paced at 20 Mb/s by its DCQCN reaction point (well below what a loaded machine sends, so
+        // the pacer, not the CPU, sets its rate), recovering too slowly to show in the run (rp_time_reset
+        // 10 s, rp_byte_reset 1 GB): one CNP at the start of message 3 halves its rate.
         const cnp = [
           'name: cnp-live',
           'dut:',
@@ -218,15 +219,15 @@ describe('roce probe against roce perftest over a veth pair', () => {
           '  tool: ib_write_bw',
           'traffic:',
           '  num-msgs-per-qp: 5',
-          '  message-size: 8388608',
+          '  message-size: 1048576',
           '  mtu: 1024',
           '  min-retransmit-timeout: 18',
           'events:',
           '  - type: cnp',
-          '    psn: 16384',
+          '    psn: 2048',
           '',
         ].join('\n');
-        const cc = (p: string): string[] => ['--cc', 'dcqcn', '--cc-line-rate', '200', '--cc-param', `rp_time_reset=10000000,rp_byte_reset=1000000000${p}`];
+        const cc = (p: string): string[] => ['--cc', 'dcqcn', '--cc-line-rate', '20', '--cc-param', `rp_time_reset=10000000,rp_byte_reset=1000000000${p}`];
         const c = await probeAgainstStack(driver, scenarioFile('cnp', cnp), 'requester', 'write', [...flagsOf(cnp), ...cc('')]);
         expect(c.probeCode).toBe(0);
         expect(c.probe.figures).toHaveLength(1);
@@ -241,6 +242,37 @@ describe('roce probe against roce perftest over a veth pair', () => {
         expect(n.probe.figures[0]!.detail).toMatch(/^no cut beyond the rate's own variation/);
       },
       120_000,
+    );
+
+    t(
+      `${label}: -R (the RDMA CM, as perftest -R): retry_cnt 3 reaches the DUT through --retry_count, and it resends 3 times after its last progress`,
+      async () => {
+        const y = [
+          'name: exhaust-cm',
+          'dut:',
+          '  role: requester',
+          '  tool: ib_write_bw',
+          'traffic:',
+          '  num-msgs-per-qp: 5',
+          '  message-size: 4096',
+          '  mtu: 1024',
+          '  min-retransmit-timeout: 12',
+          '  max-retransmit-retry: 3',
+          'events:',
+          '  - type: drop',
+          '    psn: 19',
+          '    iter: all',
+          '',
+        ].join('\n');
+        const r = await probeAgainstStack(driver, scenarioFile('exhaust-cm', y), 'requester', 'write', [...flagsOf(y), '-R', '--retry_count', '3'], ['-R']);
+        expect(r.probe.live.dutCommand).toMatch(/ -R --retry_count 3 -F /);
+        expect(r.dut.code).toBe(1);
+        expect(r.probeCode).toBe(1);
+        const rc = r.probe.figures.find((f) => f.kind === 'retryCount');
+        expect(rc).toMatchObject({ psn: 19, configured: 3, value: 3, verdict: 'pass' });
+        expect(r.probe.live.warnings.join(' ')).not.toMatch(/retry_cnt/);
+      },
+      90_000,
     );
 
     t(

@@ -51,7 +51,7 @@ describe('notification point: CE-marked packets are answered with CNPs', () => {
     expect(h.buf.subarray(0, 16)).toEqual(pattern(16, 0));
   });
 
-  test('Device.sendCnp (roce probe\'s cnp event): a CNP to the remote QP now, in the notification point\'s format, whether or not CE came', () => {
+  test("Device.sendCnp (roce probe's cnp event): a CNP to the remote QP now, in the notification point's format, whether or not CE came", () => {
     const off = scriptedPeer();
     expect(off.dev.sendCnp(off.qp)).toBe(true);
     expect(off.dev.sendCnp(off.qp)).toBe(true);
