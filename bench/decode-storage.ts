@@ -80,7 +80,7 @@ function main(): void {
   console.log(`decode on ${String(side['file'])} (median of 3 runs, output to /dev/null), node ${process.version}:`);
   for (const [k, v] of Object.entries(side)) {
     if (k === 'file') continue;
-    console.log(`  ${k.padEnd(24)} ${typeof v !== 'number' ? String(v) : k.includes('Over') ? `${v}x` : `${(v / 1e3).toFixed(0)} k frames/s`}`);
+    console.log(`  ${k.padEnd(28)} ${typeof v !== 'number' ? String(v) : k.includes('Over') ? `${v}x` : `${(v / 1e3).toFixed(0)} k frames/s`}`);
   }
 }
 
