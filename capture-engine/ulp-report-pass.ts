@@ -18,8 +18,16 @@ import { type IserAnalysis, IserTaskAnalysis } from '../ulp/iser/iser-task-analy
 import { SmbdDecoder } from '../ulp/smbd/smbd-decoder';
 import { type SmbdAnalysis, Smb2RequestAnalysis } from '../ulp/smbd/smb2-request-analysis';
 import { quickDestQp } from './ulp-decoding';
+import { ResentFilter } from './resent-filter';
+import { OPCODES, OpFlag, Transport } from '../packets/opcodes';
 
-/** Runs `decoder` over the capture at `source` (a path, read in pieces, or held whole), handing each frame it makes something of to `take` with the packet it was decoded from. */
+/**
+ * Runs `decoder` over the capture at `source` (a path, read in pieces, or held whole), handing each
+ * frame it makes something of to `take` with the packet it was decoded from. A resent copy of a
+ * SEND the capture already holds (resent-filter.ts) is not decoded again: a per-request report
+ * counts each command, RPC or PDU once, the copy the peer answered, and a message of several
+ * packets is put together from one copy of each.
+ */
 export function ulpFramesOf<F>(
   source: string | Uint8Array,
   decoder: UlpDecoder<F, unknown>,
@@ -27,6 +35,7 @@ export function ulpFramesOf<F>(
   take: (f: F, at: ExchangeAt, p: RocePacket) => void,
 ): WireError | null {
   let first: bigint | null = null;
+  const resent = new ResentFilter();
   return forEachRecord(source, (rec: CaptureRecord) => {
     first ??= rec.timestampNs;
     const view = new DataView(rec.data.buffer, rec.data.byteOffset, rec.data.byteLength);
@@ -34,6 +43,11 @@ export function ulpFramesOf<F>(
     if (qp >= 0 && !decoder.wants(qp)) return;
     const d = decodeAt(view, rec.data, 0, rec.data.byteLength, rec.linkType, { rocePort, verifyIcrc: false }, rec.origLen);
     if (!d.roce || d.bth === null) return;
+    // RC SENDs only: UC and UD are never resent (a UD datagram's PSN, a CM MAD's, says nothing of
+    // repeats), and the RDMA READs and WRITEs that move data go on to the analyses, which count
+    // their resent packets themselves.
+    const info = OPCODES[d.bth.opcode];
+    if (info?.transport === Transport.RC && (info.flags & OpFlag.SEND) !== 0 && resent.isCopy(d.bth.destQp, d.bth.psn)) return;
     const f = decoder.observe(d, view, 0);
     if (f !== null) take(f, { frame: rec.index, timeNs: Number(rec.timestampNs - first), opcode: d.bth.opcode, psn: d.bth.psn }, d);
   });

@@ -39,7 +39,7 @@ import { bundledScenario } from '../../apps/probe/bundled-scenarios';
 import { dutCommand, PERFTEST_MIN_ITERS } from '../../apps/probe/live-runner';
 import { type ProbeScenario, parseScenario, packetsPerMessage } from '../../apps/probe/scenario';
 import { AethKind, NakCode, RNR_TIMER_USEC, decodeSyndrome } from '../../packets/aeth';
-import { OPCODES, OpFlag } from '../../packets/opcodes';
+import { OPCODES, OpFlag, Opcode } from '../../packets/opcodes';
 import { decodeFrame } from '../../packets/decode';
 import { readCapture } from '../../packets/pcap';
 import { psnDiff } from '../../base/psn';
@@ -84,6 +84,27 @@ const YAMLS: [string, string][] = [
   ['rnr-wait', bundledScenario('rnr-wait')?.yaml ?? ''],
   ['rnr-wait-timer-20', variant('rnr-wait', 'rnr-wait-timer-20', { timer: 20 })],
   ['read-retry', bundledScenario('read-retry')?.yaml ?? ''],
+  // rxe is no notification point: it sends no CNP for a CE mark (the kernel's rxe has no CNP code).
+  ['cnp-generation', bundledScenario('cnp-generation')?.yaml ?? ''],
+  // Nor a reaction point: our CNP (opcode 0x81, not in rxe's opcode table) is dropped, and its rate does not move.
+  [
+    'cnp-rate-rxe',
+    [
+      'name: cnp-rate-rxe',
+      'description: One CNP to rxe as it sends five 1 MiB WRITEs; rxe has no reaction point.',
+      'dut:',
+      '  role: requester',
+      '  tool: ib_write_bw',
+      'traffic:',
+      '  num-msgs-per-qp: 5',
+      '  message-size: 1048576',
+      '  mtu: 1024',
+      'events:',
+      '  - type: cnp',
+      '    psn: 2048',
+      '',
+    ].join('\n'),
+  ],
 ];
 const CASES: Case[] = YAMLS.map(([name, yaml], i) => ({ id: i + 1, name, yaml, scenario: parseScenario(yaml) }));
 
@@ -311,6 +332,44 @@ d('roce probe against rxe (the stock perftest tools in the guest), both DUT role
       figure: 'rnrWait',
       measured: `${figs.map((f) => `${us(f.measuredNs!)} (${f.verdict})`).join(', ')}; in the capture ${gaps.map(us).join(', ')}`,
       rule: `resend PSN 0, ≥ (${k} − 1) jiffies = ${bound / 1e6} ms after the NAK (timer ${ev.timer}: ${(RNR_TIMER_USEC[ev.timer!]! / 1000).toFixed(2)} ms, ${k} jiffies)`,
+    });
+  });
+
+  test('cnp-generation (rxe responder): no CNP for our CE-marked request; rxe is no notification point', () => {
+    const c = CASES.find((x) => x.name === 'cnp-generation')!;
+    const j = probeOf(c);
+    const f = j.figures.find((x) => x.kind === 'cnpGeneration')!;
+    // The annex's notification point is optional; rxe has none, and the figure says so.
+    expect(f).toMatchObject({ psn: 4, verdict: 'fail', measuredNs: null });
+    expect(f.detail).toMatch(/^no CNP for the CE mark on PSN 4/);
+    const w = wire(run, j.live.qps[0]!);
+    expect(w.some((x) => x.fromGuest && x.opcode === Opcode.CNP)).toBe(false);
+    table.push({
+      errorNs: j.timestamps.errorNs,
+      scenario: c.name,
+      figure: 'cnpGeneration',
+      measured: 'no CNP (fail)',
+      rule: 'no CNPs: rxe has no notification point',
+    });
+  });
+
+  test('cnp-rate-rxe (rxe requester): our CNP reaches rxe, and its rate does not move; rxe is no reaction point', () => {
+    const c = CASES.find((x) => x.name === 'cnp-rate-rxe')!;
+    const j = probeOf(c);
+    const f = j.figures.find((x) => x.kind === 'rateCut')!;
+    expect(f).toMatchObject({ psn: 2048, verdict: 'none' });
+    expect(f.detail).toMatch(/^no cut beyond the rate's own variation/);
+    const w = wire(run, j.live.qps[0]!);
+    // Our CNP is on the guest's wire, in the middle of its WRITEs (those after it at PSN 2048 and on).
+    const at = w.findIndex((x) => !x.fromGuest && x.opcode === Opcode.CNP);
+    expect(at).toBeGreaterThan(0);
+    expect(w.slice(at).some((x) => x.fromGuest && isRequest(x.opcode) && x.rel > 2048)).toBe(true);
+    table.push({
+      errorNs: j.timestamps.errorNs,
+      scenario: c.name,
+      figure: 'rateCut',
+      measured: `none: ${f.detail}`,
+      rule: 'no reaction: rxe drops CNPs (opcode 0x81 is not in rxe_opcode.c)',
     });
   });
 

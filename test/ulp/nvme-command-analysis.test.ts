@@ -114,9 +114,26 @@ describe('what goes wrong', () => {
     expect(io.invalidation.notDone.map((c) => c.commandId)).toEqual([4]);
   });
 
+  test('a resent copy of a command capsule is the same command, answered once (go-back-N resends its PSN)', () => {
+    const base = analyse(pcapOf(frames));
+    const BTH = 14 + 20 + 8;
+    // Every request of the I/O queue's host, sent a second time right after the last frame: the go-back-N of a lost ACK.
+    const capsules = frames.filter((f) => f.data[BTH] === Opcode.RC_SEND_ONLY && f.data.length > 100);
+    expect(capsules.length).toBeGreaterThan(2);
+    const last = (frames[frames.length - 1] as (typeof frames)[number]).timestampNs;
+    const resent = [...frames, ...capsules.map((f, i) => ({ ...f, timestampNs: last + BigInt(i + 1) * 1000n }))];
+    const again = analyse(pcapOf(resent));
+    expect(again.queues.map((q) => [q.queue, q.commands, q.neverCompleted.length])).toEqual(base.queues.map((q) => [q.queue, q.commands, q.neverCompleted.length]));
+  });
+
   test("an RDMA transfer that uses a key after the controller's SEND with Invalidate of it", () => {
     const again = frames[52] as (typeof frames)[number]; // frame 53: the RDMA WRITE FIRST into the invalidated region
-    const late = [...frames.slice(0, 58), { ...again, timestampNs: (frames[57] as (typeof frames)[number]).timestampNs + 1000n }, ...frames.slice(58)];
+    // A new request (a PSN of its own): a resent copy of frame 53 is no new use of the key (resent-filter.ts).
+    const data = again.data.slice();
+    const psnAt = 14 + 20 + 8 + 9;
+    const psn = ((((data[psnAt] ?? 0) << 16) | ((data[psnAt + 1] ?? 0) << 8) | (data[psnAt + 2] ?? 0)) + 1000) & 0xffffff;
+    data.set([psn >>> 16, (psn >>> 8) & 0xff, psn & 0xff], psnAt);
+    const late = [...frames.slice(0, 58), { ...again, data, timestampNs: (frames[57] as (typeof frames)[number]).timestampNs + 1000n }, ...frames.slice(58)];
     const io = analyse(pcapOf(late)).queues[1] as NvmeQueueReport;
     expect(io.usedAfterInvalidation).toHaveLength(1);
     expect(io.usedAfterInvalidation[0]).toMatchObject({ frame: 59, commandId: null });
