@@ -123,7 +123,9 @@ describe('what goes wrong', () => {
     const last = (frames[frames.length - 1] as (typeof frames)[number]).timestampNs;
     const resent = [...frames, ...capsules.map((f, i) => ({ ...f, timestampNs: last + BigInt(i + 1) * 1000n }))];
     const again = analyse(pcapOf(resent));
-    expect(again.queues.map((q) => [q.queue, q.commands, q.neverCompleted.length])).toEqual(base.queues.map((q) => [q.queue, q.commands, q.neverCompleted.length]));
+    expect(again.queues.map((q) => [q.queue, q.commands, q.neverCompleted.length])).toEqual(
+      base.queues.map((q) => [q.queue, q.commands, q.neverCompleted.length]),
+    );
   });
 
   test("an RDMA transfer that uses a key after the controller's SEND with Invalidate of it", () => {
