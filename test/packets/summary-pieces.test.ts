@@ -82,3 +82,26 @@ test('many flows and QPs interleaved: entries replaced by other keys are never m
     }
   }
 });
+
+test("two keys of one flow that land on one slot are both kept: each encoded once (nvme-rdma.pcap's READ request and READ RESPONSE MIDDLE)", () => {
+  const bytes = new Uint8Array(fs.readFileSync(path.join(__dirname, '..', '..', 'captures', 'nvme-rdma.pcap')));
+  const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  const decoded = [...iterateCapture(bytes)].map((r) => {
+    const start = r.data.byteOffset - bytes.byteOffset;
+    return decodeAt(view, bytes, start, start + r.data.byteLength, r.linkType, AS_PRINTED, r.origLen);
+  });
+  const find = (opcode: number): RocePacket => {
+    const d = decoded.find((x): x is RocePacket => x.roce && x.bth?.opcode === opcode && x.bth.destQp !== 1);
+    if (d === undefined) throw new Error(`no frame with opcode ${opcode}`);
+    return d;
+  };
+  const request = find(Opcode.RC_RDMA_READ_REQUEST);
+  const middle = find(Opcode.RC_RDMA_READ_RESPONSE_MIDDLE);
+  const pieces = new SummaryPieces();
+  const piece = (d: RocePacket): Uint8Array => pieces.opcodeQp(d, d.bth as NonNullable<RocePacket['bth']>);
+  const first = [piece(request), piece(middle)];
+  for (let i = 0; i < 3; i++) {
+    expect(piece(request)).toBe(first[0]);
+    expect(piece(middle)).toBe(first[1]);
+  }
+});
