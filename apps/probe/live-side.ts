@@ -15,8 +15,7 @@
  */
 import { internalError } from '../../base/programming-error';
 import { psnAdd } from '../../base/psn';
-import { AethKind, NakCode, decodeSyndrome } from '../../packets/aeth';
-import { sendNak } from '../../stack/responder';
+import { AethKind, decodeSyndrome } from '../../packets/aeth';
 import type { FaultRule } from '../../nic-driver/faults';
 import type { Device } from '../../stack/device';
 import { QpState } from '../../stack/qp-type-and-state';
@@ -24,11 +23,12 @@ import type { QueuePair } from '../../stack/queue-pair';
 import { WC_STATUS_NAMES } from '../../stack/work-completion';
 import { PerftestSide } from '../perftest/perftest-side';
 import type { CmTestConnection } from '../perftest/cm-test-connection';
+import { dutRequestAnswers } from './dut-request-answers';
 import { DEVICE_MAX_RD_ATOMIC, type PerftestConfig, type ResolvedConfig } from '../perftest/config';
 import type { PerftestDest } from '../oob/perftest-messages';
 import type { ProbeQp } from './measurements';
 import type { FrameRecord, ProbeDriver } from './probe-driver';
-import { DutRole, EventType, type ProbeEvent, type ProbeScenario, packetsPerMessage } from './scenario';
+import { DutRole, EventType, type ProbeScenario, packetsPerMessage } from './scenario';
 
 /** perftest's min_rnr_timer, retry_cnt and rnr_retry on the TCP exchange (perftest_resources.c ctx_modify_qp_to_rtr / _rts). */
 export const PERFTEST_MIN_RNR_TIMER = 12;
@@ -168,45 +168,8 @@ export class ProbeSide extends PerftestSide {
       }
     }
     this.probe.arm({ rules: tx }, { rules: rx }, this.seed);
-    this.answerDutRequests();
-  }
-
-  /**
-   * What this side does itself when a DUT request arrives, as the memory runner does:
-   *  - `seq-nak`: the dropped request is answered with a PSN sequence NAK for its own PSN, and our
-   *    responder then drops what follows until that PSN comes again (IBTA vol. 1 §9.7.5.2.2, one
-   *    NAK per gap; rxe `rxe_resp.c` sent_psn_nak);
-   *  - `cnp`: the event's CNPs go to the DUT's QP, the first at once, the others `interval-us`
-   *    apart on the host's clock (late by its timers' lateness: their times are recorded as sent).
-   */
-  private answerDutRequests(): void {
-    const at = (e: ProbeEvent): number => psnAdd(this.state.qps[e.qpn]?.requestStartPsn ?? 0, e.psn);
-    const naks = this.scenario.events.filter((e) => e.type === EventType.SEQ_NAK).map((e) => ({ e, seen: 0, psn: at(e) }));
-    const cnps = this.scenario.events.filter((e) => e.type === EventType.CNP).map((e) => ({ e, seen: 0, psn: at(e) }));
-    if (naks.length === 0 && cnps.length === 0) return;
-    const clock = this.dev.clock;
-    this.probe.onReceived = (r: FrameRecord): void => {
-      for (const c of cnps) {
-        const qp = this.qps[c.e.qpn];
-        if (qp === undefined || r.psn !== c.psn || r.destQp !== qp.qpNum) continue;
-        if (++c.seen !== c.e.iter && c.e.iter !== 'all') continue;
-        const now = clock.now();
-        for (let k = 0; k < (c.e.count ?? 1); k++) clock.schedule(now + k * (c.e.intervalUs ?? 0) * 1000, () => this.dev.sendCnp(qp));
-      }
-      if (r.fate !== 'dropped') return;
-      for (const n of naks) {
-        const qp = this.qps[n.e.qpn];
-        if (qp === undefined || r.psn !== n.psn || r.destQp !== qp.qpNum) continue;
-        if (++n.seen !== n.e.iter && n.e.iter !== 'all') continue;
-        clock.schedule(clock.now(), () => {
-          // Frames of one receive burst: a later request may have shown our responder the gap and drawn its NAK already.
-          if (qp.resp.sentPsnNak) return;
-          sendNak(qp, NakCode.PSN_SEQUENCE_ERROR, n.psn, `roce probe seq-nak event (line ${n.e.line})`);
-          qp.resp.sentPsnNak = true;
-          qp.ctx.flush();
-        });
-      }
-    };
+    // seq-nak and cnp: what this side does itself when the DUT's request arrives.
+    this.probe.onReceived = dutRequestAnswers(this.scenario, this.state.qps, this.qps, this.dev);
   }
 
   /**

@@ -15,7 +15,7 @@ import { psnAdd } from '../../base/psn';
 import { createMemoryLink } from '../../nic-driver/memory-link';
 import type { FaultConfig, FaultRule } from '../../nic-driver/faults';
 import { fastestIcrcBatch } from '../../nic-driver/native-icrc';
-import { AethKind, NakCode, decodeSyndrome } from '../../packets/aeth';
+import { AethKind, decodeSyndrome } from '../../packets/aeth';
 import { Access } from '../../stack/access-flags';
 import { connectQp, endpointOf } from '../../stack/connect';
 import { Device } from '../../stack/device';
@@ -24,12 +24,12 @@ import type { QueuePair } from '../../stack/queue-pair';
 import { localAckTimeoutNs } from '../../stack/qp-attributes';
 import { RNR_TIMER_USEC } from '../../packets/aeth';
 import { QpType } from '../../stack/qp-type-and-state';
-import { sendNak } from '../../stack/responder';
 import { WC_STATUS_NAMES } from '../../stack/work-completion';
 import { SendFlags, WrOpcode } from '../../stack/work-request-codes';
 import type { MemoryRegion } from '../../stack/memory-region';
 import { type ProbeQp, measure } from './measurements';
 import { ProbeDriver, type FrameRecord } from './probe-driver';
+import { dutRequestAnswers } from './dut-request-answers';
 import { ProbeError, ProbeErrorCode } from './probe-error';
 import type { ProbeResult } from './probe-result';
 import { DutRole, EventType, ProbeVerb, type ProbeScenario, packetsPerMessage } from './scenario';
@@ -178,39 +178,8 @@ export function runInMemory(scenario: ProbeScenario, o: MemoryRunOptions = {}): 
         break;
     }
   }
-  // seq-nak: our responder answers the dropped request with a PSN sequence NAK for its own PSN, and
-  // then behaves as a responder that has NAKed a gap: it drops what follows silently until that
-  // PSN comes again (IBTA vol. 1 §9.7.5.2.2, one NAK per gap; rxe `rxe_resp.c` sent_psn_nak).
-  const seqNaks = scenario.events.filter((e) => e.type === EventType.SEQ_NAK).map((e) => ({ e, seen: 0, psn: psnAdd(qps[e.qpn]!.requestStartPsn, e.psn) }));
-  // cnp: when the DUT's request at the PSN arrives (its iter-th copy), our QP sends the event's CNPs to
-  // the DUT's, the first at once and the others interval-us apart.
-  const cnpTrains = scenario.events.filter((e) => e.type === EventType.CNP).map((e) => ({ e, seen: 0, psn: psnAdd(qps[e.qpn]!.requestStartPsn, e.psn) }));
-  if (seqNaks.length > 0 || cnpTrains.length > 0) {
-    probe.onReceived = (r: FrameRecord): void => {
-      for (const c of cnpTrains) {
-        const qp = us.qps[c.e.qpn]!;
-        if (r.psn !== c.psn || r.destQp !== qp.qpNum || r.dir !== 'rx') continue;
-        c.seen++;
-        if (c.e.iter !== 'all' && c.seen !== c.e.iter) continue;
-        const now = clock.now();
-        for (let k = 0; k < (c.e.count ?? 1); k++) clock.schedule(now + k * (c.e.intervalUs ?? 0) * 1000, () => ourDev.sendCnp(qp));
-      }
-      if (r.fate !== 'dropped') return;
-      for (const n of seqNaks) {
-        const qp = us.qps[n.e.qpn]!;
-        if (r.psn !== n.psn || r.destQp !== qp.qpNum) continue;
-        n.seen++;
-        if (n.e.iter !== 'all' && n.seen !== n.e.iter) continue;
-        // After the driver's receive call, as the stack would have answered it.
-        clock.schedule(clock.now(), () => {
-          if (qp.resp.sentPsnNak) return;
-          sendNak(qp, NakCode.PSN_SEQUENCE_ERROR, n.psn, `roce probe seq-nak event (line ${n.e.line})`);
-          qp.resp.sentPsnNak = true;
-          qp.ctx.flush();
-        });
-      }
-    };
-  }
+  // seq-nak and cnp: what this stack does itself when the DUT's request arrives (dut-request-answers.ts).
+  probe.onReceived = dutRequestAnswers(scenario, qps, us.qps, ourDev);
   const txConfig: FaultConfig = { rules: txRules };
   const rxConfig: FaultConfig = { rules: rxRules };
   probe.arm(txConfig, rxConfig, seed);

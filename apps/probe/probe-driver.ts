@@ -41,7 +41,8 @@ export interface FrameRecord {
   heldNs?: number;
 }
 
-function record(frame: Uint8Array, timeNs: number, dir: 'tx' | 'rx', fate: FrameRecord['fate']): FrameRecord | null {
+/** The record of `frame` at `timeNs`, or null for a frame that is not RoCE. */
+export function frameRecord(frame: Uint8Array, timeNs: number, dir: 'tx' | 'rx', fate: FrameRecord['fate']): FrameRecord | null {
   const d = decodeFrame(frame, undefined, { verifyIcrc: false });
   if (!d.roce || d.bth === null) return null;
   return {
@@ -99,7 +100,7 @@ export class ProbeDriver extends PassThroughDriver {
       const copy = f.slice();
       const emitted = inj === null ? [{ frame: copy, extraNs: 0, fifo: true }] : inj.process(copy, now);
       if (emitted.length === 0) {
-        this.keep(record(copy, now, 'tx', 'dropped'));
+        this.keep(frameRecord(copy, now, 'tx', 'dropped'));
         this.onWire?.(copy, now, 'tx', 'dropped');
       }
       for (const e of emitted) {
@@ -118,7 +119,7 @@ export class ProbeDriver extends PassThroughDriver {
   }
 
   private sent(frame: Uint8Array, now: number, heldNs = 0): Uint8Array {
-    const r = record(frame, now, 'tx', 'delivered');
+    const r = frameRecord(frame, now, 'tx', 'delivered');
     if (r !== null && heldNs > 0) r.heldNs = heldNs;
     this.onWire?.(frame, now, 'tx', 'delivered', heldNs);
     this.keep(r);
@@ -137,7 +138,7 @@ export class ProbeDriver extends PassThroughDriver {
         const copy = f.slice();
         const delivered = this.rxInj === null ? [copy] : this.rxInj.process(copy, now).map((e) => e.frame);
         const fate = delivered.length === 0 ? 'dropped' : 'delivered';
-        const r = record(copy, now, 'rx', fate);
+        const r = frameRecord(copy, now, 'rx', fate);
         this.keep(r);
         this.onWire?.(copy, now, 'rx', fate);
         if (r !== null) this.onReceived?.(r);

@@ -10,11 +10,10 @@
 import { bundledScenario } from '../../apps/probe/bundled-scenarios';
 import { type Figure, measure } from '../../apps/probe/measurements';
 import { runInMemory } from '../../apps/probe/memory-runner';
-import type { FrameRecord } from '../../apps/probe/probe-driver';
+import { type FrameRecord, frameRecord } from '../../apps/probe/probe-driver';
 import { ProbeError } from '../../apps/probe/probe-error';
 import { GAP_NOISE_NS, pacedLevels } from '../../apps/probe/rate-levels';
 import { parseScenario } from '../../apps/probe/scenario';
-import { decodeFrame } from '../../packets/decode';
 import { Opcode } from '../../packets/opcodes';
 import { wireBytes } from '../../packets/wire-size';
 
@@ -123,20 +122,8 @@ function recorded(text: string): { records: FrameRecord[]; qps: { ourQpn: number
   const records: FrameRecord[] = [];
   runInMemory(parseScenario(text), {
     onWire: (frame, timeNs, dir, fate) => {
-      const d = decodeFrame(frame, undefined, { verifyIcrc: false });
-      if (!d.roce || d.bth === null) return;
-      records.push({
-        timeNs,
-        dir,
-        opcode: d.bth.opcode,
-        len: frame.length,
-        destQp: d.bth.destQp,
-        psn: d.bth.psn,
-        ackReq: d.bth.ackReq,
-        syndrome: d.aeth?.syndrome ?? -1,
-        reth: null,
-        fate,
-      });
+      const r = frameRecord(frame, timeNs, dir, fate);
+      if (r !== null) records.push(r);
     },
   });
   const rx = records.find((x) => x.dir === 'rx')!;
