@@ -181,6 +181,21 @@ function firstResend(recs: readonly FrameRecord[], from: number, mtu: number): n
   return -1;
 }
 
+/**
+ * The first frame of the go-back-N burst that the DUT's request at `i` belongs to: back over the
+ * requests just before it whose PSNs run up to its own without a gap.
+ */
+function burstStart(recs: readonly FrameRecord[], i: number, mtu: number): number {
+  let b = i;
+  for (let j = i - 1; j >= 0; j--) {
+    const r = recs[j]!;
+    if (r.dir !== 'rx' || !isRequest(r.opcode)) continue;
+    if (psnAdd(r.psn, lastPsnOffset(r, mtu) + 1) !== recs[b]!.psn) break;
+    b = j;
+  }
+  return b;
+}
+
 /** How many PSNs past its own a request takes: a READ request one per response packet (rxe `rxe_req.c` advances its PSN by the response count), others none. */
 function lastPsnOffset(r: FrameRecord, mtu: number): number {
   return ((OPCODES[r.opcode]?.flags ?? 0) & OpFlag.READ) !== 0 && r.reth !== null ? Math.max(1, Math.ceil(r.reth.length / mtu)) - 1 : 0;
@@ -335,12 +350,19 @@ function retryCount(ctx: MeasureContext, ev: ProbeEvent, v: QpView): Figure {
     const prev = i > lastProgress ? prevRequest(i) : undefined;
     return i > lastProgress && !(prev !== undefined && high !== null && prev.psn !== P && psnDiff(prev.psn, high) <= 0);
   });
-  const sends = after.map(({ r }) => r);
   // After a NAK that made progress, the first send of the PSN is the go-back-N it asked for, not a try without progress.
-  const resends = Math.max(0, after.filter(({ i }) => i !== firstEver).length - (byNak ? 1 : 0));
+  const tries = after.filter(({ i }) => i !== firstEver).slice(byNak ? 1 : 0);
+  const resends = tries.length;
   const total = Math.max(0, all.length - 1);
   const want = ctx.scenario.traffic.maxRetransmitRetry;
-  const gaps = sends.slice(1).map((s, i) => s.timeNs - sends[i]!.timeNs);
+  // Each try is the local ACK timer firing: it resends from its first unacknowledged PSN and re-arms
+  // the timer as it does (rxe_comp.c: the timeout path restarts the retransmit timer; so does this
+  // stack's completer), so the timer's period is the gap between the first frames of two tries'
+  // bursts. The PSN's first send is not a try: the timer may have started before it, at an earlier
+  // frame or at our last ACK, and that gap is shorter than the timeout by right.
+  const mtu = ctx.scenario.traffic.mtu;
+  const starts = tries.map(({ i }) => v.recs[burstStart(v.recs, i, mtu)]!.timeNs);
+  const gaps = starts.slice(1).map((t, k) => t - starts[k]!);
   const T = localAckTimeoutNs(ctx.scenario.traffic.minRetransmitTimeout);
   const early = gaps.filter((g) => g < T - (ctx.errorNs ?? 0)).length;
   return figure(ev, FigureKind.RETRY_COUNT, {

@@ -128,6 +128,44 @@ test('a timeout resend short of the timer by less than the timestamps’ error i
   expect(judge(T - 7_000_000, 6_000_000)).toMatchObject({ kind: 'timeoutRetransmit', verdict: 'fail' });
 });
 
+test('retryCount: the gaps are timer periods, from burst to burst; the lost PSN’s first send, after the timer started, is no try', () => {
+  const s = parseScenario(
+    [
+      'name: x',
+      'dut:',
+      '  role: requester',
+      '  tool: ib_write_bw',
+      'traffic:',
+      '  num-msgs-per-qp: 2',
+      '  message-size: 2048',
+      '  min-retransmit-timeout: 8',
+      '  max-retransmit-retry: 2',
+      'events:',
+      '  - type: drop',
+      '    psn: 3',
+      '    iter: all',
+    ].join('\n'),
+  );
+  const T = localAckTimeoutNs(8);
+  const late = 400_000;
+  // Our ACK of 101 restarts the DUT's timer before it sends 102..103 (103 lost) a while later: its
+  // first resend comes T after the ACK, less than T after 103's first send. In the second try the
+  // DUT stalls between 102 and 103: 103 is late, the burst (its timer) is not.
+  const records: FrameRecord[] = [
+    req(100, 0),
+    req(101, 0),
+    ack(101, 10),
+    req(102, late),
+    req(103, late, 'dropped'),
+    req(102, T + 10),
+    req(103, T + 10, 'dropped'),
+    req(102, 2 * T + 10),
+    req(103, 2 * T + 10 + late, 'dropped'),
+  ];
+  const rc = measure({ scenario: s, qps, records, pathRttNs: null }).find((f) => f.kind === 'retryCount');
+  expect(rc).toMatchObject({ value: 2, configured: 2, verdict: 'pass', measuredNs: T });
+});
+
 test('retryCount: a try sent before the DUT took our last ACK (its burst starts at an acknowledged PSN) is not counted after the progress', () => {
   const s = parseScenario(
     [
