@@ -27,6 +27,7 @@ import { PortSpace, splitServiceId } from '../../packets/cm/service-id';
 import { IP_CM_HEADER_LEN } from '../../packets/cm/ip-private-data';
 import type { UlpDecoder, UlpRules } from '../ulp-decoder';
 import { UlpName } from '../ulp-decoder';
+import { FrameKeyCache } from '../frame-keys';
 import { type IserCmPrivateData, parseIserCmPrivateData } from './cm-private-data';
 import { type IserHeader, IserOpcode } from './iser-header';
 import type { IscsiPdu } from './iscsi-pdu';
@@ -88,6 +89,7 @@ export class IserDecoder implements UlpDecoder<IserFrame, IserState> {
   private readonly ports: ReadonlySet<number>;
   private readonly qpns: ReadonlySet<number>;
   private readonly owned = new Set<number>();
+  private readonly keys = new FrameKeyCache();
 
   constructor(
     rules: UlpRules = { ports: [ISER_PORT], qpns: [] },
@@ -108,13 +110,10 @@ export class IserDecoder implements UlpDecoder<IserFrame, IserState> {
     // A bad ICRC does not stop it (as in Wireshark); any other fault does.
     if (frameFault(p) !== null && p.icrcOk !== false) return null;
     if (p.mad !== null) return this.cm(p);
-    const { src, dst } = packetAddresses(p);
-    const key = endKey(dst, b.destQp);
+    const keys = this.keys.of(p, b.destQp);
+    const key = keys.end;
     let end: IserEnd | undefined = this.state.ends.get(key);
-    if (end === undefined && this.qpns.has(b.destQp)) {
-      const [lo, hi] = src < dst ? [src, dst] : [dst, src];
-      end = { role: 'either', conn: `decode-as ${lo} ${hi}` };
-    }
+    if (end === undefined && this.qpns.has(b.destQp)) end = { role: 'either', conn: `decode-as ${keys.pair}` };
     if (end === undefined) return null;
     const f = this.onConn(p, view, start + p.payloadOff, p.payloadLength, key, end);
     if (f !== null) f.conn = end.conn;

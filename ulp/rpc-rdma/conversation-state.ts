@@ -125,11 +125,6 @@ export function endKey(addr: string, qpn: number): string {
   return `${addr}/${qpn}`;
 }
 
-/** The conversation of two addresses without a CM exchange (shape or --decode-as): one per address pair. */
-export function pairKey(a: string, b: string): string {
-  return a < b ? `${a} ${b}` : `${b} ${a}`;
-}
-
 /** Sets `k` in `m`, forgetting the oldest entries beyond `cap`. */
 export function capSet<K, V>(m: Map<K, V>, k: K, v: V, cap: number): void {
   m.delete(k);

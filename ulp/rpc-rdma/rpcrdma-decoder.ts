@@ -34,6 +34,7 @@ import { IP_CM_HEADER_LEN } from '../../packets/cm/ip-private-data';
 import type { UlpDecoder, UlpRules } from '../ulp-decoder';
 import { type RpcRdmaCmPrivateData, parseRpcRdmaCmPrivateData } from './cm-private-data';
 import { UlpName } from '../ulp-decoder';
+import { FrameKeyCache } from '../frame-keys';
 import { type RpcRdmaHeader, RPCRDMA_HEADER_LEN, RPCRDMA_VERSION, RpcRdmaProc, parseRpcRdmaHeader } from './rpcrdma-header';
 import { type CallOf, type RpcMessage, RpcMsgType, parseRpcMessage } from './rpc-message';
 import {
@@ -49,7 +50,6 @@ import {
   emptyConversation,
   emptyRpcRdmaState,
   endKey,
-  pairKey,
 } from './conversation-state';
 
 /** The IANA port of NFS over RDMA (IANA nfsrdma). */
@@ -169,6 +169,7 @@ export class RpcRdmaDecoder implements UlpDecoder<RpcRdmaFrame, RpcRdmaState> {
   readonly name = UlpName.RpcRdma;
   private readonly ports: ReadonlySet<number>;
   private readonly qpns: ReadonlySet<number>;
+  private readonly keys = new FrameKeyCache();
 
   constructor(
     rules: UlpRules,
@@ -189,14 +190,15 @@ export class RpcRdmaDecoder implements UlpDecoder<RpcRdmaFrame, RpcRdmaState> {
     if (b === null || p.payloadOff < 0 || p.payloadCaptured !== p.payloadLength) return null;
     if (frameFault(p) !== null && p.icrcOk !== false) return null;
     if (b.destQp === GSI_QPN) return p.mad === null ? null : this.cm(p);
-    const { src, dst } = packetAddresses(p);
-    const key = endKey(dst, b.destQp);
+    const keys = this.keys.of(p, b.destQp);
+    const key = keys.end;
     const at = start + p.payloadOff;
     const len = p.payloadLength;
     const op = b.opcode;
     let end: QpEnd | undefined = this.state.ends.get(key);
     if (end === undefined) {
-      const pair = pairKey(src, dst);
+      // Without a CM exchange (shape or --decode-as), a conversation is its address pair's.
+      const pair = keys.pair;
       if (this.qpns.has(b.destQp)) end = { role: 'either', conversation: pair };
       else if ((SEND_ONLY.has(op) || SEND_FIRST.has(op)) && looksLikeRpcRdma(view, at, len)) end = { role: 'either', conversation: pair };
       else if (

@@ -23,6 +23,7 @@ import { GSI_QPN } from '../../packets/mad';
 import { PortSpace, splitServiceId } from '../../packets/cm/service-id';
 import type { UlpDecoder, UlpRules } from '../ulp-decoder';
 import { UlpName } from '../ulp-decoder';
+import { FrameKeyCache } from '../frame-keys';
 import { type NegotiateRequest, type NegotiateResponse, parseNegotiateRequest, parseNegotiateResponse } from './negotiate';
 import { type DataTransfer, parseDataTransfer } from './data-transfer';
 import { type Smb2Header, Smb2Command, isResponse, parseSmb2Header, SMB2_FLAGS_ASYNC_COMMAND, SMB2_HEADER_LEN } from './smb2-header';
@@ -142,6 +143,7 @@ export class SmbdDecoder implements UlpDecoder<SmbdFrame, SmbdState> {
   readonly name = UlpName.Smbd;
   private readonly ports: ReadonlySet<number>;
   private readonly qpns: ReadonlySet<number>;
+  private readonly keys = new FrameKeyCache();
 
   constructor(
     rules: UlpRules = { ports: [SMBD_PORT], qpns: [] },
@@ -161,22 +163,18 @@ export class SmbdDecoder implements UlpDecoder<SmbdFrame, SmbdState> {
     if (b === null || p.payloadOff < 0 || p.payloadCaptured !== p.payloadLength) return null;
     if (frameFault(p) !== null && p.icrcOk !== false) return null;
     if (p.mad !== null) return b.destQp === GSI_QPN ? this.cm(p) : null;
-    const { src, dst } = packetAddresses(p);
-    const key = endKey(dst, b.destQp);
+    const keys = this.keys.of(p, b.destQp);
+    const key = keys.end;
     const at = start + p.payloadOff;
     const len = p.payloadLength;
     let end = this.state.ends.get(key);
-    if (end === undefined && this.qpns.has(b.destQp)) {
-      const [lo, hi] = src < dst ? [src, dst] : [dst, src];
-      end = { role: 'either', conn: `decode-as ${lo} ${hi}` };
-    }
+    if (end === undefined && this.qpns.has(b.destQp)) end = { role: 'either', conn: `decode-as ${keys.pair}` };
     if (end === undefined) {
       // No CM: a negotiate message's shape claims the QP end it is sent to.
       if (!SEND_ONLY.has(b.opcode)) return null;
       const shape = smbdShape(view, at, len);
       if (shape !== 'negotiate-request' && shape !== 'negotiate-response') return null;
-      const [lo, hi] = src < dst ? [src, dst] : [dst, src];
-      end = { role: shape === 'negotiate-request' ? 'server' : 'client', conn: `shape ${lo} ${hi}` };
+      end = { role: shape === 'negotiate-request' ? 'server' : 'client', conn: `shape ${keys.pair}` };
       this.state.ends.set(key, end);
       capMap(this.state.ends, MAX_ENDS);
     }
