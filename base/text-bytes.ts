@@ -24,6 +24,11 @@ export function utf8(text: string): Uint8Array {
   return ENCODER.encode(text);
 }
 
+/**
+ * Characters of a string that `TextBytes.text` copies one at a time, at most: past about thirty
+ * one call into `TextEncoder.encodeInto` costs less (about 170 ns against 7 ns a character).
+ */
+const LOOP_MAX_CHARS = 32;
 const SPACE = 0x20;
 const QUOTE = 0x22;
 const HEX = '0123456789abcdef';
@@ -91,9 +96,14 @@ export class TextBytes {
     this.pos += n;
   }
 
-  /** A string, UTF-8 encoded (ASCII is copied a character at a time). */
+  /** A string, UTF-8 encoded (a short one of ASCII is copied a character at a time). */
   text(s: string): void {
     const n = s.length;
+    if (n > LOOP_MAX_CHARS && this.pos + n * 3 <= this.chunk.length) {
+      // Where the encoder's worst case fits, so a chunk is handed over where the loop would hand it.
+      this.pos += this.encoder.encodeInto(s, this.chunk.subarray(this.pos)).written;
+      return;
+    }
     this.room(n);
     const c = this.chunk;
     let p = this.pos;
