@@ -53,6 +53,10 @@ export class HostQueue {
   readonly qp: QueuePair;
   readonly cq: CompletionQueue;
   private readonly capsuleMr: MemoryRegion;
+  /** The Keep Alive capsule's own buffer: one may go out while a command's capsule waits in the send queue. */
+  private readonly keepAliveMr: MemoryRegion;
+  /** The command ID of the Keep Alive sent and not yet answered, or null. */
+  private keepAliveCid: number | null = null;
   private readonly cqeMr: MemoryRegion;
   private readonly events: RdmaCmEvent[] = [];
   private readonly responses: Response[] = [];
@@ -74,6 +78,7 @@ export class HostQueue {
       cap: { maxSendWr: o.size * 2 + 4, maxRecvWr: o.size, maxSendSge: 1, maxRecvSge: 1 },
     });
     this.capsuleMr = dev.regMr(this.pd, new Uint8Array(CAPSULE_MAX), 0);
+    this.keepAliveMr = dev.regMr(this.pd, new Uint8Array(64), 0);
     this.cqeMr = dev.regMr(this.pd, new Uint8Array(o.size * 16), Access.LOCAL_WRITE);
   }
 
@@ -177,32 +182,67 @@ export class HostQueue {
     return got as unknown as Response;
   }
 
+  /**
+   * Sends a Keep Alive (the SQE given, command ID chosen here) unless one is still unanswered, and
+   * takes the answer of the last one: a host keeps the controller's keep-alive timer from expiring
+   * (NVMe base specification 2.0 §3.9.5); Linux sends one every KATO / 2 (nvme_keep_alive_work_period()).
+   * It waits for nothing: the flow it runs beside (a wait on another queue) goes on. Returns the
+   * answer to the one before, when it came since the last call, for the caller to judge.
+   */
+  keepAlive(sqe: Omit<Sqe, 'commandId'>): Response | null {
+    this.drain('the answer to a Keep Alive');
+    const answer = this.keepAliveAnswer;
+    this.keepAliveAnswer = null;
+    if (answer !== null && answer.cqe.status >>> 1 !== 0) return answer;
+    if (this.keepAliveCid !== null) return answer;
+    const commandId = this.nextCid;
+    this.nextCid = (this.nextCid + 1) & 0xffff;
+    const capsule = emitCommandCapsule({ ...sqe, commandId }, null, undefined);
+    this.keepAliveMr.buffer.set(capsule, 0);
+    this.qp.postSend({ wrId: 0xfffdn, opcode: WrOpcode.SEND, sgList: [this.keepAliveMr.sge(0, capsule.length)], sendFlags: SendFlags.SIGNALED });
+    this.keepAliveCid = commandId;
+    this.keepAlivesSent++;
+    return answer;
+  }
+  private keepAliveAnswer: Response | null = null;
+  /** Keep Alives this queue sent by keepAlive(). */
+  keepAlivesSent = 0;
+
+  /** Takes what the completion queue holds: CQEs into `responses` (their receives posted again), local completions; an error completion throws. */
+  private drain(what: string): void {
+    for (const wc of this.cq.poll(16)) {
+      if (wc.status !== WcStatus.SUCCESS) {
+        const why = this.qp.state === QpState.ERR && this.qp.errorReason !== '' ? `; the QP is in the error state: ${this.qp.errorReason}` : '';
+        throw new NvmfError(
+          NvmfErrorCode.COMPLETION,
+          `queue ${this.o.qid}: completion ${WC_STATUS_NAMES[wc.status] ?? wc.status}${wc.vendorErr !== '' ? ` (${wc.vendorErr})` : ''} while waiting for ${what}${why}`,
+        );
+      }
+      if (wc.opcode === WcOpcode.RECV) {
+        const slot = Number(wc.wrId);
+        const bytes = this.cqeMr.buffer.subarray(slot * 16, slot * 16 + wc.byteLen);
+        let cqe: Cqe;
+        try {
+          cqe = decodeResponseCapsule(new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength), 0, bytes.length);
+        } catch (e) {
+          throw new NvmfError(NvmfErrorCode.PROTOCOL, `queue ${this.o.qid}: a malformed response capsule: ${(e as Error).message}`);
+        }
+        this.qp.postRecv({ wrId: BigInt(slot), sgList: [this.cqeMr.sge(slot * 16, 16)] });
+        const res: Response = { cqe, invalidated: (wc.wcFlags & WcFlags.WITH_INV) !== 0 ? wc.immData >>> 0 : null };
+        if (cqe.commandId === this.keepAliveCid) {
+          this.keepAliveCid = null;
+          this.keepAliveAnswer = res;
+        } else this.responses.push(res);
+      } else if (wc.wrId === 0xfffen) this.localDone = true;
+    }
+  }
+
   private async waitUntil(what: string, done: () => boolean, after: () => void): Promise<void> {
     const bound = this.bound();
     let deadline = Date.now() + bound.ms;
     let mark = progressMark(this.qp);
     for (;;) {
-      for (const wc of this.cq.poll(16)) {
-        if (wc.status !== WcStatus.SUCCESS) {
-          const why = this.qp.state === QpState.ERR && this.qp.errorReason !== '' ? `; the QP is in the error state: ${this.qp.errorReason}` : '';
-          throw new NvmfError(
-            NvmfErrorCode.COMPLETION,
-            `queue ${this.o.qid}: completion ${WC_STATUS_NAMES[wc.status] ?? wc.status}${wc.vendorErr !== '' ? ` (${wc.vendorErr})` : ''} while waiting for ${what}${why}`,
-          );
-        }
-        if (wc.opcode === WcOpcode.RECV) {
-          const slot = Number(wc.wrId);
-          const bytes = this.cqeMr.buffer.subarray(slot * 16, slot * 16 + wc.byteLen);
-          let cqe: Cqe;
-          try {
-            cqe = decodeResponseCapsule(new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength), 0, bytes.length);
-          } catch (e) {
-            throw new NvmfError(NvmfErrorCode.PROTOCOL, `queue ${this.o.qid}: a malformed response capsule: ${(e as Error).message}`);
-          }
-          this.responses.push({ cqe, invalidated: (wc.wcFlags & WcFlags.WITH_INV) !== 0 ? wc.immData >>> 0 : null });
-          this.qp.postRecv({ wrId: BigInt(slot), sgList: [this.cqeMr.sge(slot * 16, 16)] });
-        } else if (wc.wrId === 0xfffen) this.localDone = true;
-      }
+      this.drain(what);
       if (done()) {
         after();
         return;

@@ -59,6 +59,8 @@ export interface NvmfHostResult {
   read: { bytes: number; commands: number; invalidatedKey: string | null };
   verified: boolean;
   flushed: boolean;
+  /** Keep Alives sent on the KATO / 2 timer while the run went on (the one after Identify not counted). */
+  keepAlives: number;
   lines: string[];
   problems: string[];
 }
@@ -90,7 +92,25 @@ export async function runNvmfHost(dev: Device, cfg: NvmfHostConfig): Promise<Nvm
   const slba = cfg.slba ?? 0n;
   if (!Number.isInteger(blocks) || blocks < 1 || blocks > 65536) throw new NvmfError(NvmfErrorCode.CONFIG, `blocks: 1 to 65536, not ${blocks}`);
   if (!/^\d+\.\d+\.\d+\.\d+$/.test(cfg.addr)) throw new NvmfError(NvmfErrorCode.CONFIG, `${cfg.addr}: only IPv4 addresses are supported`);
-  const idle = cfg.idleWait ?? nextTurn;
+  const pause = cfg.idleWait ?? nextTurn;
+  // From the admin queue's Connect to the shutdown, a Keep Alive goes on the admin queue every
+  // KATO / 2 (Linux nvme_keep_alive_work_period()), whatever queue the run waits on: a controller
+  // drops an association that sends no command for KATO (NVMe base specification 2.0 §3.9.5), and
+  // an I/O command held up by retransmissions is no command at the controller.
+  const kato = cfg.kato ?? 5000;
+  let keepAliveOn: HostQueue | null = null;
+  let keepAliveDue = 0;
+  const idle = async (): Promise<void> => {
+    await pause();
+    // The device's clock, as the stack's own timers: the controller's KATO runs in the same time as the QP's.
+    const now = dev.clock.now() / 1e6;
+    if (keepAliveOn === null || now < keepAliveDue) return;
+    keepAliveDue = now + kato / 2;
+    const before = keepAliveOn.keepAlivesSent;
+    const answer = keepAliveOn.keepAlive(base(AdminOpcode.KEEP_ALIVE, 0, none));
+    r.keepAlives += keepAliveOn.keepAlivesSent - before;
+    if (answer !== null) expectOk(answer, 'Keep Alive');
+  };
   const cmBound: NoProgressBound = cfg.stepTimeoutMs !== undefined ? { ms: cfg.stepTimeoutMs, why: 'the step timeout given' } : cmStepBound(cfg.cm);
   const lines: string[] = [];
   const say = (l: string): void => {
@@ -111,6 +131,7 @@ export async function runNvmfHost(dev: Device, cfg: NvmfHostConfig): Promise<Nvm
     read: { bytes: 0, commands: 0, invalidatedKey: null },
     verified: false,
     flushed: false,
+    keepAlives: 0,
     lines,
     problems: [],
   };
@@ -173,7 +194,11 @@ export async function runNvmfHost(dev: Device, cfg: NvmfHostConfig): Promise<Nvm
   try {
     if (cfg.beforeConnect !== undefined) await cfg.beforeConnect(v4Gid(cfg.addr));
     const admin = await open(0, ADMIN_DEPTH, 0xffff);
-    const cntlid = await connectCmd(admin, 0xffff, cfg.kato ?? 5000);
+    const cntlid = await connectCmd(admin, 0xffff, kato);
+    if (kato > 0) {
+      keepAliveOn = admin;
+      keepAliveDue = dev.clock.now() / 1e6 + kato / 2;
+    }
     r.cntlid = cntlid;
     say(`admin queue connected: controller ${cntlid} of ${subnqn}`);
     const cap = await propGet(admin, 0x00, true, 'Property Get CAP');
@@ -315,6 +340,7 @@ export async function runNvmfHost(dev: Device, cfg: NvmfHostConfig): Promise<Nvm
     say('Flush done');
 
     await io.disconnect();
+    keepAliveOn = null;
     // Normal shutdown (CC.SHN = 01), then CSTS.SHST = 10 (nvme_shutdown_ctrl()).
     await propSet(admin, 0x14, 0x464001, 'Property Set CC.SHN');
     const shutBy = Date.now() + Math.max(toMs, 500);

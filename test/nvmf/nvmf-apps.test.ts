@@ -28,6 +28,27 @@ test('the host brings up a controller, writes, reads back with invalidate, flush
   }
 }, 60_000);
 
+test('Keep Alive every KATO / 2 while the run waits: 10 ms each way and a KATO of 100 ms (the virtual clock); the association ends by disconnect', async () => {
+  const sim = createSimPair({ seed: 4421, linkMtu: 1500, latencyNs: 10_000_000 });
+  const pump = pumpVirtualClock(sim.clock);
+  try {
+    const target = runNvmfTarget(sim.b, { addr: '198.18.0.2', namespaceBytes: 1 << 20, sessions: 1, listenTimeoutMs: 60_000 });
+    const host = await runNvmfHost(sim.a, { addr: '198.18.0.2', blocks: 24, kato: 100 });
+    const runMs = sim.clock.now() / 1e6;
+    const t = await target;
+    expect(host).toMatchObject({ ok: true, verified: true, flushed: true });
+    // More than fifteen commands of a 20 ms round trip each: over 300 ms, six KATO / 2 periods at
+    // least; each Keep Alive is answered in a round trip, before the next is due.
+    expect(runMs).toBeGreaterThan(300);
+    expect(host.keepAlives).toBeGreaterThanOrEqual(Math.floor((runMs - 200) / 50));
+    expect(host.keepAlives).toBeLessThanOrEqual(Math.ceil(runMs / 50));
+    expect(t.associations[0]).toMatchObject({ ended: 'disconnect', failedCommands: 0 });
+  } finally {
+    pump.stop();
+    sim.link.close();
+  }
+}, 60_000);
+
 test('over loss: 3 % of frames dropped each way, and the first capsule SEND, RDMA READ response, RDMA WRITE and SEND with Invalidate: the data still compares and every association ends by disconnect', async () => {
   const lossy = (rules: { action: 'drop'; match: { opcode: string }; count: number }[]) => ({ drop: 0.03, rules });
   const sim = createSimPair({
