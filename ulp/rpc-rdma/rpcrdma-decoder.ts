@@ -35,6 +35,7 @@ import type { UlpDecoder, UlpRules } from '../ulp-decoder';
 import { type RpcRdmaCmPrivateData, parseRpcRdmaCmPrivateData } from './cm-private-data';
 import { UlpName } from '../ulp-decoder';
 import { FrameKeyCache } from '../frame-keys';
+import { OwnedQpns } from '../owned-qpns';
 import { type RpcRdmaHeader, RPCRDMA_HEADER_LEN, RPCRDMA_VERSION, RpcRdmaProc, parseRpcRdmaHeader } from './rpcrdma-header';
 import { type CallOf, type RpcMessage, RpcMsgType, parseRpcMessage } from './rpc-message';
 import {
@@ -170,6 +171,7 @@ export class RpcRdmaDecoder implements UlpDecoder<RpcRdmaFrame, RpcRdmaState> {
   private readonly ports: ReadonlySet<number>;
   private readonly qpns: ReadonlySet<number>;
   private readonly keys = new FrameKeyCache();
+  private readonly owned: OwnedQpns;
 
   constructor(
     rules: UlpRules,
@@ -178,6 +180,7 @@ export class RpcRdmaDecoder implements UlpDecoder<RpcRdmaFrame, RpcRdmaState> {
     // `rules.ports` are the ports besides the default one (UlpRules).
     this.ports = new Set([RPC_RDMA_PORT, ...rules.ports]);
     this.qpns = new Set(rules.qpns);
+    this.owned = new OwnedQpns(state.ends, MAX_ENDS);
   }
 
   /** Any QP may be claimed by a SEND's shape (or by an RDMA READ/WRITE of a known handle), so every frame is looked at. */
@@ -190,11 +193,12 @@ export class RpcRdmaDecoder implements UlpDecoder<RpcRdmaFrame, RpcRdmaState> {
     if (b === null || p.payloadOff < 0 || p.payloadCaptured !== p.payloadLength) return null;
     if (frameFault(p) !== null && p.icrcOk !== false) return null;
     if (b.destQp === GSI_QPN) return p.mad === null ? null : this.cm(p);
-    const keys = this.keys.of(p, b.destQp);
-    const key = keys.end;
+    const op = b.opcode;
     const at = start + p.payloadOff;
     const len = p.payloadLength;
-    const op = b.opcode;
+    if (!this.owned.has(b.destQp) && !this.qpns.has(b.destQp) && !this.mayClaim(p, view, at, len)) return null;
+    const keys = this.keys.of(p, b.destQp);
+    const key = keys.end;
     let end: QpEnd | undefined = this.state.ends.get(key);
     if (end === undefined) {
       // Without a CM exchange (shape or --decode-as), a conversation is its address pair's.
@@ -209,12 +213,29 @@ export class RpcRdmaDecoder implements UlpDecoder<RpcRdmaFrame, RpcRdmaState> {
         // The server reads and writes the client's memory: the request goes to the client's QP.
         end = { role: 'client', conversation: pair };
       if (end === undefined) return null;
-      if (!this.qpns.has(b.destQp)) capSet(this.state.ends, key, end, MAX_ENDS);
+      if (!this.qpns.has(b.destQp)) this.setEnd(key, b.destQp, end);
     }
     const c = this.conversation(end.conversation);
     const f = this.onConversation(p, view, at, len, key, end.role, c);
     if (f !== null) f.conversation = end.conversation;
     return f;
+  }
+
+  /**
+   * False when a frame to a QPN of no end of ours cannot be claimed by the rules of `observe` (a
+   * SEND's shape, or an RDMA READ or WRITE of a handle some conversation named), told without the
+   * frame's keys: most frames of a capture that is not RPC-over-RDMA end here.
+   */
+  private mayClaim(p: RocePacket, view: DataView, at: number, len: number): boolean {
+    const op = (p.bth as NonNullable<RocePacket['bth']>).opcode;
+    if (SEND_ONLY.has(op) || SEND_FIRST.has(op)) return looksLikeRpcRdma(view, at, len);
+    return p.reth !== null && (WRITE_FIRST.has(op) || op === Opcode.RC_RDMA_READ_REQUEST) && this.state.conversations.size > 0;
+  }
+
+  /** Makes the QP end `key` (to `qpn`) `end`. */
+  private setEnd(key: string, qpn: number, end: QpEnd): void {
+    capSet(this.state.ends, key, end, MAX_ENDS);
+    this.owned.add(qpn);
   }
 
   private conversation(name: string): Conversation {
@@ -248,8 +269,8 @@ export class RpcRdmaDecoder implements UlpDecoder<RpcRdmaFrame, RpcRdmaState> {
       if (req === undefined) return null;
       const server = endKey(src, m.fields.localQpn);
       this.conversation(server);
-      capSet(s.ends, server, { role: 'server', conversation: server }, MAX_ENDS);
-      capSet(s.ends, endKey(dst, req.clientQpn), { role: 'client', conversation: server }, MAX_ENDS);
+      this.setEnd(server, m.fields.localQpn, { role: 'server', conversation: server });
+      this.setEnd(endKey(dst, req.clientQpn), req.clientQpn, { role: 'client', conversation: server });
       const f = frame('cm-rep', 'to-client');
       f.conversation = server;
       f.cm = cmPrivateData(f, m.fields.privateData, 0);

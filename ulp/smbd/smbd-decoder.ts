@@ -24,11 +24,12 @@ import { PortSpace, splitServiceId } from '../../packets/cm/service-id';
 import type { UlpDecoder, UlpRules } from '../ulp-decoder';
 import { UlpName } from '../ulp-decoder';
 import { FrameKeyCache } from '../frame-keys';
+import { OwnedQpns } from '../owned-qpns';
 import { type NegotiateRequest, type NegotiateResponse, parseNegotiateRequest, parseNegotiateResponse } from './negotiate';
 import { type DataTransfer, parseDataTransfer } from './data-transfer';
 import { type Smb2Header, Smb2Command, isResponse, parseSmb2Header, SMB2_FLAGS_ASYNC_COMMAND, SMB2_HEADER_LEN } from './smb2-header';
 import { type ReadWriteRequest, parseReadWriteRequest, parseReadWriteResponseLength, parseSessionSetupChannel } from './smb2-read-write';
-import { smbdShape } from './shape';
+import { type SmbdShape, smbdShape } from './shape';
 import {
   type PartialSend,
   type RequestRef,
@@ -137,6 +138,7 @@ const READ_RESPONSE_ENDS = new Set<number>([Opcode.RC_RDMA_READ_RESPONSE_LAST, O
 const WRITE_REST = new Set<number>([Opcode.RC_RDMA_WRITE_MIDDLE, Opcode.RC_RDMA_WRITE_LAST, Opcode.RC_RDMA_WRITE_LAST_WITH_IMMEDIATE]);
 
 const endKey = (addr: string, qpn: number) => `${addr}/${qpn}`;
+const isNegotiateShape = (shape: SmbdShape): boolean => shape === 'negotiate-request' || shape === 'negotiate-response';
 const toward = (role: SmbdRole): SmbdFrame['direction'] => (role === 'server' ? 'to-server' : role === 'client' ? 'to-client' : null);
 
 export class SmbdDecoder implements UlpDecoder<SmbdFrame, SmbdState> {
@@ -144,6 +146,7 @@ export class SmbdDecoder implements UlpDecoder<SmbdFrame, SmbdState> {
   private readonly ports: ReadonlySet<number>;
   private readonly qpns: ReadonlySet<number>;
   private readonly keys = new FrameKeyCache();
+  private readonly owned: OwnedQpns;
 
   constructor(
     rules: UlpRules = { ports: [SMBD_PORT], qpns: [] },
@@ -151,6 +154,7 @@ export class SmbdDecoder implements UlpDecoder<SmbdFrame, SmbdState> {
   ) {
     this.ports = new Set(rules.ports);
     this.qpns = new Set(rules.qpns);
+    this.owned = new OwnedQpns(state.ends, MAX_ENDS);
   }
 
   /** Every QP: a negotiate request may open SMB Direct on any QP whose CM was not captured (as Wireshark's heuristic sees every SEND). */
@@ -163,20 +167,23 @@ export class SmbdDecoder implements UlpDecoder<SmbdFrame, SmbdState> {
     if (b === null || p.payloadOff < 0 || p.payloadCaptured !== p.payloadLength) return null;
     if (frameFault(p) !== null && p.icrcOk !== false) return null;
     if (p.mad !== null) return b.destQp === GSI_QPN ? this.cm(p) : null;
-    const keys = this.keys.of(p, b.destQp);
-    const key = keys.end;
     const at = start + p.payloadOff;
     const len = p.payloadLength;
+    // To a QPN of no end of ours, only a SEND ONLY shaped as a negotiate message can claim the frame (below).
+    if (!this.owned.has(b.destQp) && !this.qpns.has(b.destQp) && !(SEND_ONLY.has(b.opcode) && isNegotiateShape(smbdShape(view, at, len)))) return null;
+    const keys = this.keys.of(p, b.destQp);
+    const key = keys.end;
     let end = this.state.ends.get(key);
     if (end === undefined && this.qpns.has(b.destQp)) end = { role: 'either', conn: `decode-as ${keys.pair}` };
     if (end === undefined) {
       // No CM: a negotiate message's shape claims the QP end it is sent to.
       if (!SEND_ONLY.has(b.opcode)) return null;
       const shape = smbdShape(view, at, len);
-      if (shape !== 'negotiate-request' && shape !== 'negotiate-response') return null;
+      if (!isNegotiateShape(shape)) return null;
       end = { role: shape === 'negotiate-request' ? 'server' : 'client', conn: `shape ${keys.pair}` };
       this.state.ends.set(key, end);
       capMap(this.state.ends, MAX_ENDS);
+      this.owned.add(b.destQp);
     }
     const f = this.onConn(p, view, at, len, key, end);
     if (f !== null) f.conn = end.conn;
@@ -253,6 +260,8 @@ export class SmbdDecoder implements UlpDecoder<SmbdFrame, SmbdState> {
       s.ends.set(server, { role: 'server', conn: server });
       s.ends.set(endKey(dst, req.clientQpn), { role: 'client', conn: server });
       capMap(s.ends, MAX_ENDS);
+      this.owned.add(m.fields.localQpn);
+      this.owned.add(req.clientQpn);
       this.connOf(server);
       const f = frame('cm-rep', null);
       f.conn = server;
