@@ -57,6 +57,10 @@ export class HostQueue {
   private readonly keepAliveMr: MemoryRegion;
   /** The command ID of the Keep Alive sent and not yet answered, or null. */
   private keepAliveCid: number | null = null;
+  /** The answer to the last Keep Alive, until keepAlive() hands it over. */
+  private keepAliveAnswer: Response | null = null;
+  /** Keep Alives this queue sent by keepAlive(). */
+  keepAlivesSent = 0;
   private readonly cqeMr: MemoryRegion;
   private readonly events: RdmaCmEvent[] = [];
   private readonly responses: Response[] = [];
@@ -204,9 +208,6 @@ export class HostQueue {
     this.keepAlivesSent++;
     return answer;
   }
-  private keepAliveAnswer: Response | null = null;
-  /** Keep Alives this queue sent by keepAlive(). */
-  keepAlivesSent = 0;
 
   /** Takes what the completion queue holds: CQEs into `responses` (their receives posted again), local completions; an error completion throws. */
   private drain(what: string): void {
