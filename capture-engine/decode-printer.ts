@@ -122,11 +122,15 @@ export class FramePrinter {
   private readonly ulpTexts: UlpText<unknown>[];
   /** What a protocol made of the record `decode` decoded last (null: none did). */
   lastUlp: UlpHit | null = null;
-  /** The protocol frame `writeUlpJson` writes, and its protocol's text (set before each use: no closure per record). */
-  private ulpJsonFrame: unknown = null;
-  private ulpJsonText: UlpText<unknown> | null = null;
+  /** The protocol frame `writeUlpJson` and `writeUlpWords` write, and its protocol's text (set before each use: no closure per record). */
+  private ulpWriteFrame: unknown = null;
+  private ulpWriteText: UlpText<unknown> | null = null;
   private readonly writeUlpJson = (t: TextBytes): void => {
-    this.ulpJsonText?.writeJsonMember?.(t, this.ulpJsonFrame);
+    this.ulpWriteText?.writeJsonMember?.(t, this.ulpWriteFrame);
+  };
+  /** The same for `writeWords` (a summary line's words). */
+  private readonly writeUlpWords = (t: TextBytes): void => {
+    this.ulpWriteText?.writeWords?.(t, this.ulpWriteFrame);
   };
 
   /**
@@ -325,8 +329,8 @@ export class FramePrinter {
       if (ulp !== null && ulpText !== undefined) {
         if (ulpText.writeJsonMember === undefined) member = ulpText.jsonMember(ulp.frame);
         else {
-          this.ulpJsonText = ulpText;
-          this.ulpJsonFrame = ulp.frame;
+          this.ulpWriteText = ulpText;
+          this.ulpWriteFrame = ulp.frame;
           member = this.writeUlpJson;
         }
       }
@@ -336,7 +340,16 @@ export class FramePrinter {
       if (this.s.verbose) {
         text.text(fieldTree(index, column, end - start, d, bytes.subarray(start, end), ulp === null ? undefined : ulpText?.treeLines(ulp.frame)));
         text.byte(NEWLINE);
-      } else
+      } else {
+        let words: string | ((t: TextBytes) => void) | undefined;
+        if (ulp !== null && ulpText !== undefined) {
+          if (ulpText.writeWords === undefined) words = ulpText.words(ulp.frame);
+          else {
+            this.ulpWriteText = ulpText;
+            this.ulpWriteFrame = ulp.frame;
+            words = this.writeUlpWords;
+          }
+        }
         writeSummaryLine(
           text,
           index,
@@ -344,8 +357,9 @@ export class FramePrinter {
           d,
           this.pieces,
           CLOCK_MODES.has(mode) ? clockText(sec, nsec, digits, mode as 'ad' | 'a' | 'ud' | 'u') : undefined,
-          ulp === null ? undefined : ulpText?.words(ulp.frame),
+          words,
         );
+      }
       text.byte(NEWLINE);
     } else printed = false;
     if (printed) {

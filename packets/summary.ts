@@ -148,8 +148,8 @@ export function writeSummaryLine(
   p: RocePacket,
   pieces?: SummaryPieces,
   clock?: string,
-  /** An upper-layer protocol's words (ulp/), after the headers' and the MAD's. */
-  ulpWords?: string,
+  /** An upper-layer protocol's words (ulp/), after the headers' and the MAD's: their text, or what writes it. */
+  ulpWords?: string | ((t: TextBytes) => void),
 ): void {
   t.padUint(frame, 5);
   t.byte(0x20);
@@ -174,7 +174,8 @@ export function writeSummaryLine(
     }
     if (ulpWords !== undefined) {
       t.byte(0x20);
-      t.text(ulpWords);
+      if (typeof ulpWords === 'string') t.text(ulpWords);
+      else ulpWords(t);
     }
     if (p.payloadLength > 0) {
       t.bytes(LEN);

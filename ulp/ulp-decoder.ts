@@ -48,6 +48,11 @@ export interface UlpDecoder<Frame, State> {
 export interface UlpText<Frame> {
   /** Words for the one-line summary, e.g. `NVMe Read cid 4 nsid 1 slba 0 nlb 8`. */
   words(f: Frame): string;
+  /**
+   * `words`' text written straight into `t`, when the protocol offers it (`roce decode`'s summary
+   * lines then take it): words built as a string and then copied cost a share of a frame's printing.
+   */
+  writeWords?(t: TextBytes, f: Frame): void;
   /** Lines for the `-V` tree: [depth, text]. */
   treeLines(f: Frame): [number, string][];
   /** The frame's JSON member with its leading comma, `,"name":{...}`, the protocol's name as the key (it follows the frame's last member). */

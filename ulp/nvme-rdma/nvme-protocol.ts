@@ -9,6 +9,7 @@ import { NVME_RDMA_PORT, NvmeDecoder, type NvmeFrame } from './nvme-decoder';
 import { type NvmeConversationState, emptyState, isEmptyState } from './conversation-state';
 import { nvmeJsonMember, nvmeTreeLines, nvmeWords, writeNvmeJsonMember } from './nvme-text';
 import { nvmeField } from './nvme-fields';
+import { writeNvmeWords } from './nvme-summary-words';
 import { nvmeLadderNote } from './command-text';
 
 export const NVME: UlpProtocol<NvmeFrame, NvmeConversationState> = Object.freeze<UlpProtocol<NvmeFrame, NvmeConversationState>>({
@@ -20,6 +21,7 @@ export const NVME: UlpProtocol<NvmeFrame, NvmeConversationState> = Object.freeze
   decoder: (rules, state) => (state === undefined ? new NvmeDecoder(rules) : new NvmeDecoder(rules, state)),
   text: Object.freeze({
     words: nvmeWords,
+    writeWords: writeNvmeWords,
     treeLines: nvmeTreeLines,
     jsonMember: nvmeJsonMember,
     writeJsonMember: writeNvmeJsonMember,
