@@ -15,8 +15,9 @@
  *  - `readRetry`: our READ response was lost and a later one arrived; from that later response to
  *    the DUT's new READ request and its PSN (go-back-N from the first missing response, §9.7.5.2.6).
  *  - `timeoutRetransmit`: nothing told the DUT (the loss was at the tail, or we withheld the ACK);
- *    from the DUT's last frame before the silence to its resend, against 4.096 µs × 2^timeout, and
- *    the resend's PSN against the first one we had not acknowledged (IBTA vol. 1 §9.7.6.1.3).
+ *    from the DUT's last frame before the silence to its resend, judged against 4.096 µs × 2^timeout
+ *    from the earliest start its timer can have had, and the resend's PSN against the first one we
+ *    had not acknowledged (IBTA vol. 1 §9.7.6.1.3).
  *  - `retryCount`: every transmission of the PSN lost; how many resends before the DUT stopped,
  *    against retry_cnt (IBTA vol. 1 §9.7.6.1.3).
  *  - `rnrWait`: we answered a SEND with an RNR NAK; from the NAK to the DUT's resend, against the
@@ -294,6 +295,31 @@ function firstUnacked(v: QpView, at: number): number {
   return high === null ? v.start : psnAdd(high, 1);
 }
 
+/**
+ * The record before `resend` at or after which the DUT's local ACK timer started: our last
+ * acknowledgement (an ACK, a READ response, or a sequence NAK for the PSNs before its own) that
+ * moved the DUT's acknowledged PSN forward, else the DUT's first request; -1 when there is neither.
+ */
+function timerStartLowerBound(v: QpView, resend: number): number {
+  let high: number | null = null;
+  let at = -1;
+  let firstRequest = -1;
+  for (let i = 0; i < resend; i++) {
+    const r = v.recs[i]!;
+    if (r.dir === 'rx') {
+      if (firstRequest < 0 && isRequest(r.opcode)) firstRequest = i;
+      continue;
+    }
+    if (r.fate !== 'delivered') continue;
+    const through = acknowledges(r) ? r.psn : isSeqNak(r) ? psnAdd(r.psn, -1) : null;
+    if (through !== null && (high === null || psnDiff(through, high) > 0)) {
+      high = through;
+      at = i;
+    }
+  }
+  return at >= 0 ? at : firstRequest;
+}
+
 function timeoutFigure(ctx: MeasureContext, ev: ProbeEvent, v: QpView, resend: number): Figure {
   const clause = 'IBTA vol. 1 §9.7.6.1.3';
   const T = localAckTimeoutNs(ctx.scenario.traffic.minRetransmitTimeout);
@@ -304,14 +330,21 @@ function timeoutFigure(ctx: MeasureContext, ev: ProbeEvent, v: QpView, resend: n
   const measured = last < 0 ? null : r.timeNs - v.recs[last]!.timeNs;
   const want = rel(v, firstUnacked(v, resend));
   const got = rel(v, r.psn);
-  const inTime = measured !== null && measured >= T - (ctx.errorNs ?? 0);
+  // Early only when the resend came less than the timeout after the earliest moment the DUT's timer
+  // can have started: our last acknowledgement that moved its acknowledged PSN (it restarts the timer
+  // when it arrives, or stops it and the next send starts it: IBTA vol. 1 §9.7.6.1.3; rxe_comp.c
+  // reset_retry_timer()), else its first request. The DUT's last frame is no such moment: the timer
+  // may have run since an earlier one, and a correct DUT then resends sooner after that last frame.
+  const start = timerStartLowerBound(v, resend);
+  const since = start < 0 ? null : r.timeNs - v.recs[start]!.timeNs;
+  const inTime = since !== null && since >= T - (ctx.errorNs ?? 0);
   return figure(ev, FigureKind.TIMEOUT_RETRANSMIT, {
     measuredNs: measured,
     dutNs: null,
     configured: T,
     value: got,
     verdict: inTime && got === want ? 'pass' : 'fail',
-    detail: `resent from PSN ${got} (first unacknowledged ${want}) ${measured === null ? '?' : us(measured)} after its last frame; timeout ${ctx.scenario.traffic.minRetransmitTimeout} is ${us(T)}${inTime ? '' : ': earlier than the timeout'}`,
+    detail: `resent from PSN ${got} (first unacknowledged ${want}) ${measured === null ? '?' : us(measured)} after its last frame${since !== null && since !== measured ? `, ${us(since)} after its timer could first have started` : ''}; timeout ${ctx.scenario.traffic.minRetransmitTimeout} is ${us(T)}${inTime ? '' : ': earlier than the timeout'}`,
     clause,
   });
 }

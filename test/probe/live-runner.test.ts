@@ -128,6 +128,41 @@ test('a timeout resend short of the timer by less than the timestamps’ error i
   expect(judge(T - 7_000_000, 6_000_000)).toMatchObject({ kind: 'timeoutRetransmit', verdict: 'fail' });
 });
 
+test('timeoutRetransmit is early only against the timer’s earliest start (our last ACK that made progress), not the DUT’s last frame', () => {
+  const s = parseScenario(
+    [
+      'name: t',
+      'dut:',
+      '  role: requester',
+      '  tool: ib_write_bw',
+      'traffic:',
+      '  num-msgs-per-qp: 2',
+      '  message-size: 2048',
+      '  min-retransmit-timeout: 12',
+      'events:',
+      '  - type: drop',
+      '    psn: 3',
+    ].join('\n'),
+  );
+  const T = localAckTimeoutNs(12);
+  const late = 3_000_000;
+  // Our ACK of 101 restarts the DUT's timer; it sends 102..103 3 ms later (103 lost) and resends
+  // 102 the timeout after the ACK: 3 ms short of the timeout after its last frame, in time.
+  const records = (resendAt: number): FrameRecord[] => [
+    req(100, 0),
+    req(101, 0),
+    ack(101, 10),
+    req(102, late),
+    req(103, late, 'dropped'),
+    req(102, resendAt),
+    req(103, resendAt),
+    ack(103, resendAt + 10),
+  ];
+  const judge = (resendAt: number) => measure({ scenario: s, qps, records: records(resendAt), pathRttNs: null, errorNs: 0 })[0];
+  expect(judge(10 + T)).toMatchObject({ kind: 'timeoutRetransmit', value: 2, measuredNs: T + 10 - late, verdict: 'pass' });
+  expect(judge(10 + T - 1_000_000)).toMatchObject({ kind: 'timeoutRetransmit', verdict: 'fail' });
+});
+
 test('retryCount: the gaps are timer periods, from burst to burst; the lost PSN’s first send, after the timer started, is no try', () => {
   const s = parseScenario(
     [
