@@ -9,6 +9,7 @@
  * against the row on the same thread, what decoding NVMe-oF costs.
  *
  *   npm run build && node dist/bench/decode-storage.js [--frames N] [--json] [--no-tshark]
+ *   node dist/bench/decode-storage.js --write FILE [--frames N]   # the capture alone, to time other builds on
  */
 import * as fs from 'node:fs';
 import * as os from 'node:os';
@@ -43,6 +44,12 @@ function main(): void {
   const argv = process.argv.slice(2);
   const fi = argv.indexOf('--frames');
   const wanted = fi >= 0 ? Number(argv[fi + 1]) : 300_000;
+  const wi = argv.indexOf('--write');
+  const out = wi >= 0 ? argv[wi + 1] : undefined;
+  if (out !== undefined) {
+    console.log(`${storageCapture(wanted, out)} frames written to ${out}`);
+    return;
+  }
   const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'roce-bench-storage-'));
   const pcap = path.join(tmp, 'nvme.pcap');
   const frames = storageCapture(wanted, pcap);
