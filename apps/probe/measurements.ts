@@ -301,23 +301,31 @@ function firstUnacked(v: QpView, at: number): number {
  * moved the DUT's acknowledged PSN forward, else the DUT's first request; -1 when there is neither.
  */
 function timerStartLowerBound(v: QpView, resend: number): number {
+  const { at } = lastProgress(v, resend);
+  if (at >= 0) return at;
+  return v.recs.findIndex((r, i) => i < resend && r.dir === 'rx' && isRequest(r.opcode));
+}
+
+/**
+ * Our last acknowledgement before record `before` that moved the DUT's acknowledged PSN forward
+ * (`at`, -1 for none), the PSN acknowledged through then (`high`), and whether it was a sequence NAK.
+ */
+function lastProgress(v: QpView, before: number): { at: number; high: number | null; byNak: boolean } {
   let high: number | null = null;
   let at = -1;
-  let firstRequest = -1;
-  for (let i = 0; i < resend; i++) {
+  let byNak = false;
+  for (let i = 0; i < before; i++) {
     const r = v.recs[i]!;
-    if (r.dir === 'rx') {
-      if (firstRequest < 0 && isRequest(r.opcode)) firstRequest = i;
-      continue;
-    }
-    if (r.fate !== 'delivered') continue;
+    if (r.dir !== 'tx' || r.fate !== 'delivered') continue;
+    // A sequence NAK acknowledges every PSN before its own (IBTA vol. 1 §9.7.5.2.2; rxe_comp.c check_ack(): "a nak implicitly acks all packets with psns before").
     const through = acknowledges(r) ? r.psn : isSeqNak(r) ? psnAdd(r.psn, -1) : null;
     if (through !== null && (high === null || psnDiff(through, high) > 0)) {
       high = through;
       at = i;
+      byNak = !acknowledges(r);
     }
   }
-  return at >= 0 ? at : firstRequest;
+  return { at, high, byNak };
 }
 
 function timeoutFigure(ctx: MeasureContext, ev: ProbeEvent, v: QpView, resend: number): Figure {
@@ -357,31 +365,19 @@ function timeoutFigure(ctx: MeasureContext, ev: ProbeEvent, v: QpView, resend: n
  */
 function retryCount(ctx: MeasureContext, ev: ProbeEvent, v: QpView): Figure {
   const P = psnAdd(v.start, ev.psn);
-  let high: number | null = null;
-  let lastProgress = -1;
-  let byNak = false;
-  v.recs.forEach((r, i) => {
-    if (r.dir !== 'tx' || r.fate !== 'delivered') return;
-    // A sequence NAK acknowledges every PSN before its own (IBTA vol. 1 §9.7.5.2.2; rxe_comp.c check_ack(): "a nak implicitly acks all packets with psns before").
-    const through = acknowledges(r) ? r.psn : isSeqNak(r) ? psnAdd(r.psn, -1) : null;
-    if (through !== null && (high === null || psnDiff(through, high) > 0)) {
-      high = through;
-      lastProgress = i;
-      byNak = !acknowledges(r);
-    }
-  });
+  const { at: lastProgressAt, high, byNak } = lastProgress(v, v.recs.length);
   const all = v.recs.map((r, i) => ({ r, i })).filter(({ r }) => r.dir === 'rx' && r.psn === P && isRequest(r.opcode));
   const firstEver = all[0]?.i ?? -1;
   // A try sent before the DUT took our last ACK (its timer fired while the ACK was on its way, live)
   // comes in a go-back-N burst that starts at a PSN the ACK covered: it is not after the progress.
   const prevRequest = (i: number): FrameRecord | undefined =>
     v.recs
-      .slice(lastProgress + 1, i)
+      .slice(lastProgressAt + 1, i)
       .filter((r) => r.dir === 'rx' && isRequest(r.opcode))
       .pop();
   const after = all.filter(({ i }) => {
-    const prev = i > lastProgress ? prevRequest(i) : undefined;
-    return i > lastProgress && !(prev !== undefined && high !== null && prev.psn !== P && psnDiff(prev.psn, high) <= 0);
+    const prev = i > lastProgressAt ? prevRequest(i) : undefined;
+    return i > lastProgressAt && !(prev !== undefined && high !== null && prev.psn !== P && psnDiff(prev.psn, high) <= 0);
   });
   // After a NAK that made progress, the first send of the PSN is the go-back-N it asked for, not a try without progress.
   const tries = after.filter(({ i }) => i !== firstEver).slice(byNak ? 1 : 0);
