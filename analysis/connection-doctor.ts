@@ -6,7 +6,8 @@
  * `MAX_EVIDENCE` evidence frames per finding, so its memory does not grow with the capture.
  */
 import type { RocePacket } from '../packets/decode';
-import { AethKind } from '../packets/aeth';
+import { AethKind, NakCode } from '../packets/aeth';
+import { OpFlag } from '../packets/opcodes';
 import { FrameRole, type FrameView } from './frame-view';
 import type { IcmpUnreachable } from './icmp-unreachable';
 import type { PerftestAnnouncement } from './oob';
@@ -45,6 +46,8 @@ const MAX_QPNS = 8;
 export const RETRY_TRANSMISSIONS = 3;
 /** CE-marked frames towards a host that sends no CNP back before ECN is called one-sided. */
 export const CE_WITHOUT_CNP = 4;
+/** Recent requests per QPN kept to find the one an invalid-request NAK names by its PSN. */
+const RECENT = 32;
 
 /** What a frame's addresses say of the GID the sender used (IBTA annex A17: v1 GRH, v2 IPv4 or IPv6). */
 type GidKind = 'v1' | 'ipv4' | 'linkLocal' | 'ipv6';
@@ -71,6 +74,21 @@ interface QpnTrack {
   tailSends: number;
   tailMinPayload: number;
   tailFrames: number[];
+  /** The last `RECENT` requests, a ring: PSN, payload length, frame number. */
+  recentPsn: Int32Array;
+  recentPayload: Int32Array;
+  recentFrame: Int32Array;
+  recentNext: number;
+}
+
+/** An invalid-request NAK and the request it names. */
+interface InvalidRequestNak {
+  frame: number;
+  psn: number;
+  qpn: number;
+  /** The NAK'd request's payload and frame, or -1 when it is not among the recent requests kept. */
+  payload: number;
+  requestFrame: number;
 }
 
 /** What one direction (src to dst) showed. */
@@ -83,6 +101,11 @@ interface Direction {
   /** Largest payload of any frame sent. */
   maxPayload: number;
   maxPayloadFrame: number;
+  /** Largest payload of a FIRST or MIDDLE packet sent: exactly the sender's path MTU (IBTA §9.7.4.1.3 / rxe's check_length), or -1. */
+  mtuWitness: number;
+  mtuWitnessFrame: number;
+  /** The first NAK invalid request this direction sent. */
+  invalidRequestNak: InvalidRequestNak | null;
   /** Requests that were ECN-capable (ECT(0), ECT(1) or CE) and ones that were not. */
   ect: number;
   notEct: number;
@@ -108,6 +131,9 @@ function direction(src: string, dst: string): Direction {
     cnps: 0,
     maxPayload: -1,
     maxPayloadFrame: 0,
+    mtuWitness: -1,
+    mtuWitnessFrame: 0,
+    invalidRequestNak: null,
     ect: 0,
     notEct: 0,
     ce: 0,
@@ -211,6 +237,11 @@ export class ConnectionDoctor {
       d.maxPayload = v.payloadLength;
       d.maxPayloadFrame = v.frame;
     }
+    const firstOrMiddle = (v.opFlags & OpFlag.MIDDLE) !== 0 || (v.opFlags & (OpFlag.START | OpFlag.END)) === OpFlag.START;
+    if (firstOrMiddle && v.payloadLength > d.mtuWitness) {
+      d.mtuWitness = v.payloadLength;
+      d.mtuWitnessFrame = v.frame;
+    }
     if (v.role === FrameRole.CNP) {
       d.cnps++;
       pushEvidence(d.cnpFrames, v.frame);
@@ -241,10 +272,18 @@ export class ConnectionDoctor {
           tailSends: 0,
           tailMinPayload: v.payloadLength,
           tailFrames: [],
+          recentPsn: new Int32Array(RECENT).fill(-1),
+          recentPayload: new Int32Array(RECENT),
+          recentFrame: new Int32Array(RECENT),
+          recentNext: 0,
         };
         d.qpns.push(q);
       }
       q.requests++;
+      q.recentPsn[q.recentNext] = v.psn;
+      q.recentPayload[q.recentNext] = v.payloadLength;
+      q.recentFrame[q.recentNext] = v.frame;
+      q.recentNext = (q.recentNext + 1) % RECENT;
       if (v.psn === q.firstPsn) q.firstPsnSends++;
       if (!inWindow(v.psn, q.firstPsn, q.lastPsn) && ((v.psn - q.lastPsn) & 0xffffff) < 0x800000) q.lastPsn = v.psn;
       q.minPayload = Math.min(q.minPayload, v.payloadLength);
@@ -267,8 +306,21 @@ export class ConnectionDoctor {
     // PSN is the responder's expected PSN: IBTA §9.7.5.2.8; it answers only when inside the window).
     const back = this.dirs.get(`${v.dst}>${v.src}`);
     if (back === undefined) return;
+    const invalidRequest = v.aethKind === AethKind.NAK && v.aethValue === NakCode.INVALID_REQUEST && d.invalidRequestNak === null;
     for (const q of back.qpns) {
       if (!inWindow(v.psn, q.firstPsn, q.lastPsn)) continue;
+      // An invalid-request NAK carries the PSN of the request it refuses (a class C error: IBTA
+      // §9.7.5.2.8; rxe do_class_ac_error() sends it with the request's PSN).
+      if (invalidRequest && d.invalidRequestNak === null) {
+        const i = q.recentPsn.lastIndexOf(v.psn);
+        d.invalidRequestNak = {
+          frame: v.frame,
+          psn: v.psn,
+          qpn: q.qpn,
+          payload: i < 0 ? -1 : (q.recentPayload[i] ?? -1),
+          requestFrame: i < 0 ? -1 : (q.recentFrame[i] ?? -1),
+        };
+      }
       q.answered = true;
       // The requests up to the response's PSN got through: the tail after it starts afresh.
       if (q.tailPsn !== null && inWindow(q.tailPsn, q.firstPsn, v.psn)) {
@@ -330,6 +382,28 @@ export class ConnectionDoctor {
             fix: 'check the QPN each side received in the exchange (perftest prints it as "remote address: ... QPN"); with several QPs, that each side pairs the right ones',
           });
         }
+      }
+      const nak = back?.invalidRequestNak ?? null;
+      if (
+        back !== undefined &&
+        nak !== null &&
+        back.mtuWitness >= 0 &&
+        nak.payload > back.mtuWitness &&
+        !(specific.get(`${d.src}>${d.dst}`) ?? []).includes(DiagnosisCause.PATH_MTU_ABOVE_PEER)
+      ) {
+        // rxe checks every request's payload against its own path MTU and answers a longer one with
+        // NAK invalid request (rxe_resp.c check_length(): RESPST_ERR_LENGTH, a class C error), so
+        // a peer with RoCE answers instead of staying silent.
+        note(d, DiagnosisCause.PATH_MTU_ABOVE_PEER);
+        out.push({
+          cause: DiagnosisCause.PATH_MTU_ABOVE_PEER,
+          frames: [back.mtuWitnessFrame, nak.requestFrame, nak.frame].sort((x, y) => x - y),
+          explanation:
+            `${d.dst} answered a request of ${nak.payload} payload bytes from ${d.src} (QP 0x${nak.qpn.toString(16)}, PSN ${nak.psn}) with NAK invalid request, ` +
+            `while its own multi-packet messages show a path MTU of ${back.mtuWitness} bytes (a FIRST or MIDDLE packet carries exactly one path MTU): ` +
+            `the requester's path MTU is above the peer's, and the peer refuses the longer packet`,
+          fix: `set both ends to the same path MTU (ibv_modify_qp path_mtu, perftest -m, roce ... --mtu) no larger than the smaller interface MTU minus the RoCE headers; check ip link show on both ends`,
+        });
       }
       this.exchangeMismatches(d, note, specific.get(`${d.src}>${d.dst}`) ?? [], out);
       const first = d.qpns[0];

@@ -211,6 +211,46 @@ describe('connection doctor', () => {
     expect(d[1]?.consistentWith).toEqual([DiagnosisCause.PATH_MTU_ABOVE_PEER]);
   });
 
+  /** B's 4096-byte SEND in 1024-byte packets (its path MTU), A's ACK, A's 4096-byte SEND_ONLY, and B's NAK with `syndrome`. */
+  function mtuRefusal(syndrome: number): Uint8Array {
+    const fromB = (op: number, psn: number) =>
+      buildRoceV2Frame({
+        eth: { src: ETH_B, dst: ETH_A },
+        ip: { version: 4, src: '198.18.0.2', dst: '198.18.0.1', ecn: 2 },
+        bth: { opcode: op, destQp: QP_A, psn, ackReq: op === Op.SEND_LAST },
+        payload: new Uint8Array(1024),
+      });
+    const ackFromA = buildRoceV2Frame({
+      eth: { src: ETH_A, dst: ETH_B },
+      ip: { version: 4, src: '198.18.0.1', dst: '198.18.0.2', ecn: 2 },
+      bth: { opcode: Op.ACK, destQp: QP_B, psn: 503 },
+      aeth: { syndrome: Syn.ACK, msn: 1 },
+    });
+    return pcap([
+      fromB(Op.SEND_FIRST, 500),
+      fromB(Op.SEND_MIDDLE, 501),
+      fromB(Op.SEND_MIDDLE, 502),
+      fromB(Op.SEND_LAST, 503),
+      ackFromA,
+      frame(req(0, Op.SEND_ONLY, 100, { len: 4096 })),
+      frame(ack(0, 100, syndrome)),
+    ]);
+  }
+
+  test("a request above the path MTU the peer's FIRST and MIDDLE packets show, answered NAK invalid request: path MTU above the peer (rxe check_length)", () => {
+    const d = analyzeCapture(mtuRefusal(Syn.NAK_INV)).diagnosis;
+    expect(d.map((x) => x.cause)).toEqual([DiagnosisCause.PATH_MTU_ABOVE_PEER]);
+    expect(d[0]?.frames).toEqual([1, 6, 7]);
+    expect(d[0]?.explanation).toContain('a request of 4096 payload bytes from 198.18.0.1 (QP 0x12, PSN 100) with NAK invalid request');
+    expect(d[0]?.explanation).toContain('a path MTU of 1024 bytes');
+  });
+
+  test("other NAKs to a large request, or an invalid-request NAK to one within the peer's path MTU, name no path MTU", () => {
+    expect(causes(mtuRefusal(Syn.NAK_ACC))).not.toContain(DiagnosisCause.PATH_MTU_ABOVE_PEER);
+    const small = analyzeCapture(capture([req(0, Op.SEND_ONLY, 100, { len: 512 }), ack(5, 100, Syn.NAK_INV)])).diagnosis;
+    expect(small.map((x) => x.cause)).not.toContain(DiagnosisCause.PATH_MTU_ABOVE_PEER);
+  });
+
   test('requests to a QPN nobody answers while the peer answers another QPN: a wrong QPN', () => {
     const wrong = (psn: number) => req(0, Op.SEND_ONLY, psn, { bth: { opcode: Op.SEND_ONLY, destQp: 0x99, psn, ackReq: true }, len: 64 });
     const file = capture([req(0, Op.SEND_ONLY, 100, { len: 64 }), ack(5, 100), wrong(7000), wrong(7000), wrong(7000)]);
