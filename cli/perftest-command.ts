@@ -13,7 +13,7 @@ import type { Output } from './output';
 import { PerftestVerb, perftestBinary } from '../apps/oob/perftest-session';
 import { CC_OPTIONS } from './cc-args';
 import { PINGPONG_DEFAULT_PORT } from '../apps/oob/pingpong-messages';
-import { type AtomicType, type PerftestConfig, Connection, defaultMarginS } from '../apps/perftest/config';
+import { type AtomicType, type PerftestConfig, Connection, Mismatch, defaultMarginS } from '../apps/perftest/config';
 import type { PerftestConnectionInfo, PerftestResult } from '../apps/perftest/result';
 import type { LatencyStats } from '../apps/perftest/measurement';
 import { runPerftest } from '../apps/perftest/run';
@@ -84,6 +84,12 @@ export const PERFTEST_OPTIONS: readonly OptionSpec[] = [
   { name: 'rx-depth', short: 'r', kind: 'string', value: 'N', help: 'receive queue depth for SEND tests (default 512)' },
   { name: 'atomic_type', short: 'A', kind: 'string', value: 'TYPE', help: 'FETCH_AND_ADD (default) or CMP_AND_SWAP' },
   { name: 'qp-timeout', short: 'u', kind: 'string', value: 'N', help: 'QP timeout exponent, 4.096 us x 2^N (default 14)' },
+  {
+    name: 'mismatch',
+    kind: 'string',
+    value: 'qpn|psn',
+    help: "connect the QP wrong on purpose, to reproduce a failing setup: qpn sends to the peer's QPN + 1, psn starts one PSN past the one announced (RC, not with -R)",
+  },
   {
     name: 'report_gbits',
     kind: 'flag',
@@ -239,6 +245,9 @@ export async function perftestCommand(argv: readonly string[], out: Output, ctx:
   set('txDepth', num('tx-depth', 1, 32768));
   set('rxDepth', num('rx-depth', 1, 32768));
   set('qpTimeout', num('qp-timeout', 0, 31));
+  const mismatch = args.values.get('mismatch');
+  if (mismatch !== undefined && mismatch !== Mismatch.QPN && mismatch !== Mismatch.PSN) throw new UsageError(`--mismatch takes qpn or psn, got ${mismatch}`);
+  set('mismatch', mismatch);
   const qps = num('qp', 1, 16384);
   if (qps !== undefined && qps > 1 && lat)
     throw new UsageError('--qp more than 1 applies to bandwidth tests (perftest: "Multiple QPs only available on bw tests")');

@@ -24,6 +24,14 @@ import { PEAK_MAX_ITERS } from './bw-peak';
 export type AtomicType = 'FETCH_AND_ADD' | 'CMP_AND_SWAP';
 
 /** perftest -c: the transport of the test QPs. */
+/**
+ * A QP connected wrong on purpose, to reproduce a failing setup and see what the peer and the
+ * diagnosis make of it: `qpn` sends to the peer's QPN + 1, `psn` starts one PSN past the start
+ * PSN this side announced (the peer's rq_psn).
+ */
+export const Mismatch = { QPN: 'qpn', PSN: 'psn' } as const;
+export type Mismatch = (typeof Mismatch)[keyof typeof Mismatch];
+
 export const Connection = { RC: 'RC', UC: 'UC', UD: 'UD' } as const;
 export type Connection = (typeof Connection)[keyof typeof Connection];
 
@@ -55,6 +63,8 @@ export interface PerftestConfig extends OobEndpointConfig {
   qpTimeout?: number;
   /** GRH traffic class (perftest --tclass). */
   trafficClass?: number;
+  /** Connect the QP wrong on purpose (RC, not with -R). */
+  mismatch?: Mismatch;
   /**
    * perftest -q: QPs of a bandwidth test (default 1). Each QP moves `iters` messages (tot_iters =
    * iters × num_of_qps in run_iter_bw), all on one pair of completion queues and one memory region.
@@ -176,6 +186,7 @@ export interface ResolvedConfig {
   atomicType: AtomicType;
   qpTimeout: number;
   trafficClass: number;
+  mismatch: Mismatch | null;
   verify: boolean;
   rdmaCm: boolean;
   /** QPs (perftest -q); 1 for latency tests. */
@@ -284,6 +295,10 @@ export function resolveConfig(dev: Device, c: PerftestConfig): ResolvedConfig {
   const qpTimeout = c.qpTimeout ?? 14;
   if (!Number.isInteger(qpTimeout) || qpTimeout < 0 || qpTimeout > 31) throw configError('qpTimeout', `must be 0..31, got ${qpTimeout}`);
   const rdmaCm = c.rdmaCm ?? false;
+  const mismatch = c.mismatch ?? null;
+  if (mismatch !== null && !Object.values(Mismatch).includes(mismatch)) throw configError('mismatch', `must be qpn or psn, got ${String(mismatch)}`);
+  if (mismatch !== null && (connection !== Connection.RC || rdmaCm))
+    throw configError('mismatch', 'applies to RC connected by the TCP exchange (the RDMA CM connects the QP itself)');
   if (rdmaCm && role === 'client' && (c.server === undefined || !/^\d{1,3}(\.\d{1,3}){3}$/.test(c.server))) {
     throw configError('server', `must be an IPv4 address with the RDMA CM (-R), got ${JSON.stringify(c.server ?? null)}`);
   }
@@ -346,6 +361,7 @@ export function resolveConfig(dev: Device, c: PerftestConfig): ResolvedConfig {
     atomicType: c.atomicType ?? 'FETCH_AND_ADD',
     qpTimeout,
     trafficClass,
+    mismatch,
     verify: c.verify ?? false,
     warmUp,
     rdmaCm,

@@ -20,11 +20,12 @@ import type { Mtu } from '../../stack/mtu';
 import type { SendWr } from '../../stack/work-request';
 import { isIpv4MappedGid } from '../../stack/address';
 import { ipv6ToString } from '../../packets/bytes';
+import { psnAdd } from '../../base/psn';
 import { OobError, OobErrorCode } from '../oob/tcp-channel';
 import { type BwReport, type PerftestDest, type PerftestVersion, DEFAULT_CACHE_LINE_SIZE, DEFAULT_CYCLE_BUFFER, emptyBwReport } from '../oob/perftest-messages';
 import { type PerftestLocalSide, type SysData, PerftestVerb as Verb, perftestBinary } from '../oob/perftest-session';
 import { nextTurn } from '../host/clock-pump';
-import { Connection, DEVICE_MAX_RD_ATOMIC, type PerftestConfig, type ResolvedConfig } from './config';
+import { Connection, DEVICE_MAX_RD_ATOMIC, Mismatch, type PerftestConfig, type ResolvedConfig } from './config';
 import { PerftestError, PerftestErrorCode } from './perftest-error';
 import { BufferLayout } from './buffer-layout';
 import { Verifier } from './verification';
@@ -254,7 +255,7 @@ export class PerftestSide implements PerftestLocalSide {
           qpState: QpState.RTR,
           ahAttr,
           pathMtu: this.agreedMtu,
-          destQpNum: remote.qpn,
+          destQpNum: rc.mismatch === Mismatch.QPN ? (remote.qpn + 1) & 0xffffff : remote.qpn,
           rqPsn: remote.psn,
           maxDestRdAtomic: rc.outReads,
           minRnrTimer: MIN_RNR_TIMER,
@@ -262,7 +263,7 @@ export class PerftestSide implements PerftestLocalSide {
         if (sends)
           qp.modify({
             qpState: QpState.RTS,
-            sqPsn: psn,
+            sqPsn: rc.mismatch === Mismatch.PSN ? psnAdd(psn, 1) : psn,
             timeout: rc.qpTimeout,
             retryCnt: RETRY_CNT,
             rnrRetry: RNR_RETRY,
