@@ -283,6 +283,22 @@ events:
 `,
   },
   {
+    name: 'duplicate-atomic',
+    summary: 'DUT responder of atomics: we send a fetch-and-add twice; it answers the copy from its saved result, executed once',
+    yaml: `name: duplicate-atomic
+description: Our fetch-and-add at PSN 2 (of 5, all on one word) leaves twice; the DUT answers the copy with the original value it returned first and does not add again, so PSN 3 finds the word one add further.
+dut:
+  role: responder
+  tool: ib_atomic_bw
+traffic:
+  num-msgs-per-qp: 5
+  message-size: 8       # an atomic's one 64-bit word (the only size ib_atomic_bw takes)
+events:
+  - type: duplicate
+    psn: 2
+`,
+  },
+  {
     name: 'cnp-rate',
     summary: 'DUT requester with DCQCN: one CNP; its rate cut, its recovery, and its timer and byte counter',
     yaml: `name: cnp-rate

@@ -118,7 +118,7 @@ export interface LiveRun {
   records: readonly FrameRecord[];
 }
 
-const TOOL_VERB: Record<string, PerftestVerb> = { write: 'write', read: 'read', send: 'send' };
+const TOOL_VERB: Record<string, PerftestVerb> = { write: 'write', read: 'read', send: 'send', atomic: 'atomic' };
 /** monitorEventLoopDelay's sampling interval, ms; a sample's delay is its interval plus the loop's lateness. */
 const LOOP_SAMPLE_MS = 1;
 
@@ -255,7 +255,8 @@ export async function runLive(s: ProbeScenario, host: LiveHost, o: LiveRunOption
           role,
           dst: o.dut,
           port,
-          rdAtomic: verb === 'read' ? rc.outReads : 0,
+          // READs and atomics both take the responder's resources (max_dest_rd_atomic).
+          rdAtomic: verb === 'read' || verb === 'atomic' ? rc.outReads : 0,
           stepMs,
           connectMs: cfg.connectTimeoutMs ?? 300_000,
           idle: host.idleWait,

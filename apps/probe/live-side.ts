@@ -230,7 +230,13 @@ export class ProbeSide extends PerftestSide {
     this.state.startNs = this.dev.clock.now();
     for (let q = 0; q < rc.qps; q++) {
       const qp = this.qps[q] as QueuePair;
-      qp.postSend(Array.from({ length: this.messages }, (_, k) => this.sendWr(k, true, q)));
+      const wrs = Array.from({ length: this.messages }, (_, k) => this.sendWr(k, true, q));
+      // perftest spreads its atomics over cache-line slots; here every atomic of a QP goes to its
+      // first slot, so the value each returns shows how many times the DUT executed the ones before
+      // it (a duplicate executed twice shows in the next one's answer).
+      const word = wrs[0]?.atomic?.remoteAddr;
+      if (word !== undefined) for (const wr of wrs) if (wr.atomic !== undefined) wr.atomic = { ...wr.atomic, remoteAddr: word };
+      qp.postSend(wrs);
     }
     // Every completion, well or not: an error completion is part of what the DUT did, not the end of the probe.
     while (count() < want) take(await this.waits.pollSome(sendCq as NonNullable<typeof sendCq>, 'the messages’ completions'));

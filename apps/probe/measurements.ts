@@ -32,7 +32,9 @@
  *    allows, and the shortest gap between them against that interval.
  *  - `duplicateResponse`: we sent a request twice; the DUT responder's answer to the copy: a WRITE
  *    or SEND acknowledged again, not NAKed (IBTA vol. 1 C9-105), a READ executed again (its
- *    responses sent again; rxe `rxe_resp.c` duplicate_request()).
+ *    responses sent again; rxe `rxe_resp.c` duplicate_request()), an atomic answered from its saved
+ *    result: the copy's ATOMIC ACKNOWLEDGE carries the first answer's original value and the next
+ *    atomic on the word finds it changed once (rxe duplicate_request(), atomic_reply()).
  *  - `rateCut`: we sent CNPs to the DUT's requester; from our first CNP to the first of its frames
  *    at a lower rate, the rate before and after, and the α the cut stands for (RoCEv2 annex A17.9:
  *    how a reaction point reacts is the implementation's; DCQCN §3.2 for the reading).
@@ -49,7 +51,7 @@ import type { FrameRecord } from './probe-driver';
 import { type DcqcnEstimate, estimateDcqcn } from './dcqcn-estimate';
 import { pacedLevels, windowCut } from './rate-levels';
 import { RP_DEFAULTS } from '../../stack/congestion/parameters';
-import { EventType, type ProbeEvent, type ProbeScenario } from './scenario';
+import { EventType, type ProbeEvent, type ProbeScenario, ProbeVerb } from './scenario';
 
 export const FigureKind = {
   NAK_GENERATION: 'nakGeneration',
@@ -738,11 +740,13 @@ function duplicateResponse(ctx: MeasureContext, ev: ProbeEvent): Figure[] {
   const v = viewOf(ctx, ev.qpn);
   const P = psnAdd(v.start, ev.psn);
   const t = ctx.scenario.traffic;
-  const read = t.verb === 'read';
-  const clause = read ? 'rxe `rxe_resp.c` duplicate_request() (a duplicate READ is executed again)' : 'IBTA vol. 1 C9-105';
+  const read = t.verb === ProbeVerb.READ;
+  const atomic = t.verb === ProbeVerb.ATOMIC;
+  const clause = read ? 'rxe `rxe_resp.c` duplicate_request() (a duplicate READ is executed again)' : atomic ? ATOMIC_REPLAY_CLAUSE : 'IBTA vol. 1 C9-105';
   const copies = v.recs.map((r, i) => ({ r, i })).filter(({ r }) => r.dir === 'tx' && r.fate === 'delivered' && r.psn === P && isRequest(r.opcode));
   const dup = copies[1];
   if (dup === undefined) return [unmeasured(ev, FigureKind.DUPLICATE_RESPONSE, clause, `PSN ${ev.psn} was not sent twice`)];
+  if (atomic) return [duplicateAtomic(ctx, ev, v, copies[0]!.i, dup.i)];
   // What we had sent by then: the DUT's answer to the copy covers no further.
   let high = P;
   for (let i = 0; i <= dup.i; i++) {
@@ -802,6 +806,98 @@ function duplicateResponse(ctx: MeasureContext, ev: ProbeEvent): Figure[] {
       clause,
     }),
   ];
+}
+
+/**
+ * Where the rule for a duplicate atomic is read from. The responder keeps each executed atomic's
+ * original value in its responder resources (max_dest_rd_atomic of them) and answers a duplicate
+ * from there: rxe's duplicate_request() finds the resource by PSN and atomic_reply() with
+ * res->replay set sends the saved orig_val without touching memory; a duplicate whose resource is
+ * gone is dropped (class D).
+ */
+const ATOMIC_REPLAY_CLAUSE = 'rxe `rxe_resp.c` duplicate_request(), atomic_reply() (a duplicate atomic answered from the saved resource, not executed again)';
+
+const hex = (x: bigint): string => `0x${x.toString(16)}`;
+const isAtomicAck = (r: FrameRecord): boolean => r.opcode === Opcode.RC_ATOMIC_ACKNOWLEDGE;
+
+/** The word an atomic request leaves behind when it finds `before` there: a fetch-and-add adds modulo 2^64, a compare-and-swap swaps on equality. */
+function atomicResult(r: FrameRecord, before: bigint): bigint | null {
+  const a = r.atomic;
+  if (a === undefined) return null;
+  if (r.opcode === Opcode.RC_FETCH_ADD) return BigInt.asUintN(64, before + a.swapAdd);
+  if (r.opcode === Opcode.RC_COMPARE_SWAP) return before === a.compare ? a.swapAdd : before;
+  return null;
+}
+
+/**
+ * The DUT responder's answer to the copy of our atomic at PSN P (records `first` and `dup` in the
+ * QP's view): the copy's ATOMIC ACKNOWLEDGE must carry the original value the first answer
+ * carried (the saved result, not a second execution), and the next atomic on the same word must
+ * find it changed once: V + add after a fetch-and-add that returned V, not V + 2·add. The figure's
+ * time runs from the copy to the DUT's answer to it; its value is that answer's PSN.
+ */
+function duplicateAtomic(ctx: MeasureContext, ev: ProbeEvent, v: QpView, first: number, dup: number): Figure {
+  const P = psnAdd(v.start, ev.psn);
+  const req = v.recs[dup]!;
+  const fail = (detail: string, measuredNs: number | null = null, value: number | null = null): Figure =>
+    figure(ev, FigureKind.DUPLICATE_RESPONSE, {
+      measuredNs,
+      dutNs: measuredNs === null ? null : less(measuredNs, ctx.pathRttNs),
+      configured: ev.psn,
+      value,
+      verdict: 'fail',
+      detail,
+      clause: ATOMIC_REPLAY_CLAUSE,
+    });
+  // The answers at P in order: the original's, then the copy's (the copy left after the original).
+  const answers = v.recs.map((r, i) => ({ r, i })).filter(({ r, i }) => i > first && r.dir === 'rx' && r.psn === P && isResponse(r.opcode));
+  const a1 = answers[0];
+  if (a1 === undefined || !isAtomicAck(a1.r) || a1.r.origData === undefined)
+    return fail(
+      `the atomic at PSN ${ev.psn} drew no ATOMIC ACKNOWLEDGE${a1 === undefined ? '' : ` (its first answer: opcode ${OPCODES[a1.r.opcode]?.name ?? a1.r.opcode})`}`,
+    );
+  const a2 = answers.find(({ i }) => i > a1.i && i > dup);
+  if (a2 === undefined) return fail(`no answer to the duplicate atomic at PSN ${ev.psn}: its saved result should have been sent again`);
+  const latency = a2.r.timeNs - req.timeNs;
+  const V = a1.r.origData;
+  if (!isAtomicAck(a2.r) || a2.r.origData === undefined)
+    return fail(
+      `the duplicate atomic at PSN ${ev.psn} answered by ${isSeqNak(a2.r) ? 'a sequence NAK' : `opcode ${OPCODES[a2.r.opcode]?.name ?? a2.r.opcode}`} ${us(latency)} later, not an ATOMIC ACKNOWLEDGE with the original value ${hex(V)}`,
+      latency,
+      rel(v, a2.r.psn),
+    );
+  const replayed = a2.r.origData;
+  const again = `the duplicate atomic at PSN ${ev.psn} answered ${us(latency)} later with original value ${hex(replayed)} (the first answer: ${hex(V)})`;
+  if (replayed !== V) return fail(`${again}: executed again, not answered from its saved result`, latency, rel(v, a2.r.psn));
+  // Executed once: the next of our atomics on the same word (by PSN) finds the word the first execution left.
+  const va = req.atomic?.va;
+  const next = v.recs
+    .filter((r) => r.dir === 'tx' && r.fate === 'delivered' && r.atomic !== undefined && r.atomic.va === va && psnDiff(r.psn, P) > 0)
+    .sort((x, y) => psnDiff(x.psn, y.psn))[0];
+  const want = atomicResult(req, V);
+  let once = 'no later atomic on its word to show how many times it ran';
+  let ok = true;
+  if (next !== undefined && want !== null) {
+    const ans = v.recs.find((r) => r.dir === 'rx' && r.psn === next.psn && isAtomicAck(r) && r.origData !== undefined);
+    if (ans?.origData === undefined) {
+      once = `the next atomic on its word (PSN ${rel(v, next.psn)}) drew no ATOMIC ACKNOWLEDGE to show how many times it ran`;
+    } else {
+      ok = ans.origData === want;
+      const twice = atomicResult(req, want);
+      once = `the next atomic on its word (PSN ${rel(v, next.psn)}) found ${hex(ans.origData)}, ${
+        ok ? 'executed once' : `not the ${hex(want)} one execution leaves${twice !== null && ans.origData === twice ? ': executed twice' : ''}`
+      }`;
+    }
+  }
+  return figure(ev, FigureKind.DUPLICATE_RESPONSE, {
+    measuredNs: latency,
+    dutNs: less(latency, ctx.pathRttNs),
+    configured: ev.psn,
+    value: rel(v, a2.r.psn),
+    verdict: ok ? 'pass' : 'fail',
+    detail: `${again}; ${once}`,
+    clause: ATOMIC_REPLAY_CLAUSE,
+  });
 }
 
 /** The figures of every event the run applied. */

@@ -55,7 +55,7 @@ function end(dev: Device, scenario: ProbeScenario): End {
   const t = scenario.traffic;
   const pd = dev.allocPd();
   const buf = new Uint8Array(t.messageSize);
-  const mr = dev.regMr(pd, buf, Access.LOCAL_WRITE | Access.REMOTE_WRITE | Access.REMOTE_READ);
+  const mr = dev.regMr(pd, buf, Access.LOCAL_WRITE | Access.REMOTE_WRITE | Access.REMOTE_READ | Access.REMOTE_ATOMIC);
   const sendCq = dev.createCq(4096);
   const recvCq = dev.createCq(4096);
   const depth = t.numMsgsPerQp + 1;
@@ -229,14 +229,23 @@ export function runInMemory(scenario: ProbeScenario, o: MemoryRunOptions = {}): 
   // The requester's messages, all posted at once (perftest's tx depth of the whole run).
   const requester = dutIsRequester ? dut : us;
   const responder = dutIsRequester ? us : dut;
-  const opcode = t.verb === ProbeVerb.WRITE ? WrOpcode.RDMA_WRITE : t.verb === ProbeVerb.READ ? WrOpcode.RDMA_READ : WrOpcode.SEND;
+  const opcode = {
+    [ProbeVerb.WRITE]: WrOpcode.RDMA_WRITE,
+    [ProbeVerb.READ]: WrOpcode.RDMA_READ,
+    [ProbeVerb.SEND]: WrOpcode.SEND,
+    [ProbeVerb.ATOMIC]: WrOpcode.ATOMIC_FETCH_AND_ADD,
+  }[t.verb];
+  const remote = { remoteAddr: responder.mr.addr(0), rkey: responder.mr.rkey };
+  // Atomics: every fetch-and-add of 1 on the same word, so the value each returns shows how many
+  // times the responder executed the ones before it (a duplicate executed twice adds 2).
+  const target = t.verb === ProbeVerb.SEND ? {} : t.verb === ProbeVerb.ATOMIC ? { atomic: { ...remote, compareAdd: 1n, swap: 0n } } : { rdma: remote };
   for (let i = 0; i < t.numQps; i++) {
     const wrs = Array.from({ length: t.numMsgsPerQp }, (_, m) => ({
       wrId: m,
       opcode,
       sgList: [requester.mr.sge(0, t.messageSize)],
       sendFlags: SendFlags.SIGNALED,
-      ...(t.verb === ProbeVerb.SEND ? {} : { rdma: { remoteAddr: responder.mr.addr(0), rkey: responder.mr.rkey } }),
+      ...target,
     }));
     requester.qps[i]!.postSend(wrs);
   }

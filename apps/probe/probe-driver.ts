@@ -35,6 +35,10 @@ export interface FrameRecord {
   syndrome: number;
   /** The RETH (RDMA WRITE and READ requests): where and how much, or null. */
   reth: { va: bigint; length: number } | null;
+  /** An atomic request's AtomicETH: the address, the add (or swap) value and the compare value; absent on other frames. */
+  atomic?: { va: bigint; swapAdd: bigint; compare: bigint };
+  /** An ATOMIC ACKNOWLEDGE's original remote data (the word before the atomic); absent on other frames. */
+  origData?: bigint;
   /** What the scenario's events did: `dropped` frames never reached the wire (tx) or the stack (rx). */
   fate: 'delivered' | 'dropped';
   /** How long an event held the frame before it left (a `delay-ack`), ns; absent when none did. */
@@ -55,6 +59,8 @@ export function frameRecord(frame: Uint8Array, timeNs: number, dir: 'tx' | 'rx',
     ackReq: d.bth.ackReq,
     syndrome: d.aeth?.syndrome ?? -1,
     reth: d.reth === null ? null : { va: d.reth.va, length: d.reth.dmaLength },
+    ...(d.atomicEth === null ? {} : { atomic: { va: d.atomicEth.va, swapAdd: d.atomicEth.swapAdd, compare: d.atomicEth.compare } }),
+    ...(d.atomicAckEth === null ? {} : { origData: d.atomicAckEth.origData }),
     fate,
   };
 }

@@ -18,11 +18,18 @@ import { parseYaml, type YamlNode } from './yaml-subset';
 export const DutRole = { REQUESTER: 'requester', RESPONDER: 'responder' } as const;
 export type DutRole = (typeof DutRole)[keyof typeof DutRole];
 
-export const ProbeVerb = { WRITE: 'write', READ: 'read', SEND: 'send' } as const;
+/** `atomic`: 8-byte fetch-and-add requests (ib_atomic_bw's default, -A FETCH_AND_ADD), each answered by an ATOMIC ACKNOWLEDGE. */
+export const ProbeVerb = { WRITE: 'write', READ: 'read', SEND: 'send', ATOMIC: 'atomic' } as const;
 export type ProbeVerb = (typeof ProbeVerb)[keyof typeof ProbeVerb];
 
 /** The stock tools a DUT runs, with the verb each moves. */
-export const DUT_TOOLS = { ib_write_bw: 'write', ib_read_bw: 'read', ib_send_bw: 'send', rping: 'read' } as const satisfies Record<string, ProbeVerb>;
+export const DUT_TOOLS = {
+  ib_write_bw: 'write',
+  ib_read_bw: 'read',
+  ib_send_bw: 'send',
+  ib_atomic_bw: 'atomic',
+  rping: 'read',
+} as const satisfies Record<string, ProbeVerb>;
 export type DutTool = keyof typeof DUT_TOOLS;
 
 /**
@@ -126,6 +133,20 @@ const TRAFFIC_DEFAULTS = {
   rateMbps: 10_000,
 } as const;
 const MTUS = [256, 512, 1024, 2048, 4096];
+/** An atomic moves one 64-bit word (IBTA vol. 1 §9.3.4: the AtomicETH carries no length); perftest refuses any other size for atomics. */
+export const ATOMIC_MESSAGE_SIZE = 8;
+/**
+ * Events that mean nothing for atomics: our answer to an atomic is an ATOMIC ACKNOWLEDGE carrying
+ * the original value, not a plain ACK (`withhold-ack` and `delay-ack` name ACKs); an atomic
+ * requester keeps at most max_rd_atomic requests outstanding, so its rate follows the round trip,
+ * not its rate limiter (`cnp` reads the rate limiter).
+ */
+const NOT_FOR_ATOMICS: Partial<Record<EventType, string>> = {
+  [EventType.WITHHOLD_ACK]: 'our answer to an atomic is an ATOMIC ACKNOWLEDGE carrying the original value, not the ACK this event withholds',
+  [EventType.DELAY_ACK]: 'our answer to an atomic is an ATOMIC ACKNOWLEDGE carrying the original value, not the ACK this event holds',
+  [EventType.CNP]:
+    'an atomic requester keeps at most max_rd_atomic requests outstanding, so its rate follows the round trip, not the rate limiter a CNP acts on',
+};
 const DEFAULT_RNR_NAK_TIMER = 12;
 
 function bad(line: number, message: string): never {
@@ -181,7 +202,9 @@ export function packetsPerMessage(t: Pick<ProbeTraffic, 'messageSize' | 'mtu'>):
 
 function readTraffic(n: YamlNode | undefined, fileLine: number, toolVerb: ProbeVerb): ProbeTraffic {
   const what = 'traffic';
-  if (n === undefined) return { verb: toolVerb, ...TRAFFIC_DEFAULTS };
+  const atomic = toolVerb === ProbeVerb.ATOMIC;
+  const defaultSize = atomic ? ATOMIC_MESSAGE_SIZE : TRAFFIC_DEFAULTS.messageSize;
+  if (n === undefined) return { verb: toolVerb, ...TRAFFIC_DEFAULTS, messageSize: defaultSize };
   const m = asMap(n, what);
   checkKeys(
     m,
@@ -205,11 +228,14 @@ function readTraffic(n: YamlNode | undefined, fileLine: number, toolVerb: ProbeV
   const mtu = int(m, 'mtu', what, 256, 4096) ?? TRAFFIC_DEFAULTS.mtu;
   if (!MTUS.includes(mtu)) bad(m.entries.get('mtu')!.keyLine, `traffic.mtu must be one of ${MTUS.join(', ')}, not ${mtu}`);
   // Message sizes up to 16 MiB: one buffer of that size per side, reused for every message (as perftest does).
+  const messageSize = int(m, 'message-size', what, 1, 16 << 20) ?? defaultSize;
+  if (atomic && messageSize !== ATOMIC_MESSAGE_SIZE)
+    bad(m.entries.get('message-size')!.keyLine, `traffic.message-size of an atomic is ${ATOMIC_MESSAGE_SIZE} (one 64-bit word), not ${messageSize}`);
   return {
     verb,
     numQps: int(m, 'num-qps', what, 1, 64) ?? TRAFFIC_DEFAULTS.numQps,
     numMsgsPerQp: int(m, 'num-msgs-per-qp', what, 1, 1024) ?? TRAFFIC_DEFAULTS.numMsgsPerQp,
-    messageSize: int(m, 'message-size', what, 1, 16 << 20) ?? TRAFFIC_DEFAULTS.messageSize,
+    messageSize,
     mtu,
     // timeout 0 means "no timer" (IBTA vol. 1 §9.7.6.1.3); a probe needs one.
     minRetransmitTimeout: int(m, 'min-retransmit-timeout', what, 1, 31) ?? TRAFFIC_DEFAULTS.minRetransmitTimeout,
@@ -245,6 +271,8 @@ function readEvent(n: YamlNode, s: { role: DutRole; traffic: ProbeTraffic }): Pr
   else if (OUR_ANSWER_EVENTS.includes(type) && s.role !== DutRole.REQUESTER)
     bad(m.line, `a ${type} event acts on this stack's answers: it needs dut.role requester`);
   if (type === EventType.DROP_READ_RESPONSE && t.verb !== ProbeVerb.READ) bad(m.line, 'a drop-read-response event needs traffic.verb read');
+  const notAtomic = NOT_FOR_ATOMICS[type];
+  if (t.verb === ProbeVerb.ATOMIC && notAtomic !== undefined) bad(m.line, `a ${type} event does not apply to atomics: ${notAtomic}`);
   if (type === EventType.RNR_NAK) {
     // Only a SEND consumes a receive WQE, so only a SEND can find none (IBTA vol. 1 §9.7.5.2.8).
     if (t.verb !== ProbeVerb.SEND) bad(m.line, 'an rnr-nak event needs traffic.verb send');

@@ -152,6 +152,26 @@ describe('roce probe against roce perftest over a veth pair', () => {
     );
 
     t(
+      `${label}: duplicate-atomic (DUT responder, ib_atomic_bw): the copy of our fetch-and-add answered with the original value, the add applied once`,
+      async () => {
+        const y = bundled('duplicate-atomic');
+        const r = await probeAgainstStack(driver, scenarioFile('duplicate-atomic', y), 'responder', 'atomic', flagsOf(y));
+        expect(r.probeCode).toBe(0);
+        expect(r.dut.code).toBe(0);
+        expect(r.probe.live.error).toBeNull();
+        expect(r.probe.live.dutCommand).toMatch(/^ib_atomic_bw -d DEV -x GID_INDEX -s 8 -n 5 -m 1024 -u 14 -p \d+ -F$/);
+        expect(r.probe.figures).toHaveLength(1);
+        expect(r.probe.figures[0]).toMatchObject({ kind: 'duplicateResponse', psn: 2, configured: 2, value: 2, verdict: 'pass' });
+        // perftest's server buffer starts zeroed and each of our atomics adds 1 to one word: PSN 2 returns 2, so does its copy, and PSN 3 finds 3.
+        expect(r.probe.figures[0]!.detail).toMatch(
+          /original value 0x2 \(the first answer: 0x2\); the next atomic on its word \(PSN 3\) found 0x3, executed once$/,
+        );
+        expect(r.probe.live.ourCompletions).toEqual([['SUCCESS', 'SUCCESS', 'SUCCESS', 'SUCCESS', 'SUCCESS']]);
+      },
+      90_000,
+    );
+
+    t(
       `${label}: rnr-wait and read-retry (DUT requester): RNR resends of the NAK'd PSN after the timer; the READ retry from the missing PSN`,
       async () => {
         const y1 = bundled('rnr-wait');

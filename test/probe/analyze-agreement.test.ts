@@ -59,7 +59,7 @@ async function probeAndAnalyze(name: string, args: string[]): Promise<Run> {
   expect(result.pcap.frames).toBe(result.frames.tx + result.frames.rx);
   // The run starts with the requester's first request: its PSN is relative PSN 0.
   const first = analysis.frameResults[0]!;
-  expect(first.opcode).toMatch(/REQUEST|FIRST|ONLY/);
+  expect(first.opcode).toMatch(/REQUEST|FIRST|ONLY|FETCH_ADD|COMPARE_SWAP/);
   return { result, analysis, start: first.psn };
 }
 

@@ -55,6 +55,9 @@ test("the DUT's command: perftest's flags for the scenario; the client names our
     'ib_write_bw -d DEV -x GID_INDEX -s 16384 -n 5 -m 1024 -u 14 -p 18600 -F',
   );
   expect(dutCommand(bundled('rnr-wait'), 5, { port: 18515, ourIp: null })).toBe('ib_send_bw -d DEV -x GID_INDEX -s 4096 -n 5 -m 1024 -u 14 -F OUR_IP');
+  // perftest takes -s 8 for atomics (any other size: "Message size cannot be changed for Atomic tests").
+  expect(checkLiveScenario(bundled('duplicate-atomic'))).toEqual({ messages: 5 });
+  expect(dutCommand(bundled('duplicate-atomic'), 5, { port: 18515, ourIp: '198.18.0.2' })).toBe('ib_atomic_bw -d DEV -x GID_INDEX -s 8 -n 5 -m 1024 -u 14 -F');
 });
 
 test("the DUT's attributes: the timeout told with -u; retry_cnt, rnr_retry and min_rnr_timer perftest's own, the scenario's when they differ, saying so", () => {

@@ -337,6 +337,81 @@ test('duplicate-read: the DUT executes the READ again, every response PSN a seco
   expect(r.frames.rx).toBe(2 * n);
 });
 
+test('duplicate-atomic: the DUT answers the copy with the original value it returned first, one round trip later, and adds once', () => {
+  const r = run('duplicate-atomic');
+  const s = parseScenario(bundledScenario('duplicate-atomic')!.yaml);
+  expect(s.traffic).toMatchObject({ verb: 'atomic', messageSize: 8, numMsgsPerQp: 5 });
+  const P = s.events[0]!.psn;
+  expect(r.figures).toMatchObject([
+    {
+      kind: 'duplicateResponse',
+      psn: P,
+      measuredNs: 2 * L,
+      dutNs: 0,
+      configured: P,
+      value: P,
+      verdict: 'pass',
+      clause: expect.stringMatching(/^rxe `rxe_resp\.c` duplicate_request\(\), atomic_reply\(\)/),
+    },
+  ]);
+  // Every fetch-and-add adds 1 to one zeroed word: the atomic at PSN k returns k, its copy the same, and PSN P + 1 finds P + 1.
+  expect(r.figures[0]!.detail).toBe(
+    `the duplicate atomic at PSN ${P} answered 4.000 µs later with original value 0x${P.toString(16)} (the first answer: 0x${P.toString(16)}); the next atomic on its word (PSN ${P + 1}) found 0x${(P + 1).toString(16)}, executed once`,
+  );
+  // One ATOMIC ACKNOWLEDGE per atomic, and the copy's.
+  expect(r.frames.rx).toBe(s.traffic.numMsgsPerQp + 1);
+});
+
+test('ib_atomic_bw as the DUT requester: its lost atomic is NAKed when the next arrives, and it resends from that PSN one round trip later', () => {
+  const s = parseScenario('name: t\ndut:\n  role: requester\n  tool: ib_atomic_bw\ntraffic:\n  num-msgs-per-qp: 4\nevents:\n  - type: drop\n    psn: 1\n');
+  const r = runInMemory(s, { latencyNs: L });
+  expect(r.figures).toMatchObject([{ kind: 'nakRetransmit', psn: 1, measuredNs: 2 * L, value: 1, verdict: 'pass' }]);
+  expect(r.dutCompletions).toEqual([['SUCCESS', 'SUCCESS', 'SUCCESS', 'SUCCESS']]);
+});
+
+test('measure() on duplicate atomic records: a copy executed again, or answered without the original value, fails', () => {
+  const s = parseScenario(bundledScenario('duplicate-atomic')!.yaml);
+  const qps = [{ ourQpn: 0x11, dutQpn: 0x22, requestStartPsn: 100 }];
+  const FETCH_ADD = 0x14;
+  const ATOMIC_ACK = 0x12;
+  const base = { ackReq: true, reth: null, len: 90, fate: 'delivered' as const };
+  const req = (psn: number) => ({
+    ...base,
+    timeNs: 0,
+    dir: 'tx' as const,
+    opcode: FETCH_ADD,
+    destQp: 0x22,
+    psn,
+    syndrome: -1,
+    atomic: { va: 0x1000n, swapAdd: 1n, compare: 0n },
+  });
+  const ack = (psn: number, orig: bigint) => ({
+    ...base,
+    timeNs: 4000,
+    dir: 'rx' as const,
+    opcode: ATOMIC_ACK,
+    destQp: 0x11,
+    psn,
+    syndrome: 0x1f,
+    origData: orig,
+  });
+  const sent = [req(100), req(101), req(102), req(102), req(103), req(104)];
+  const answers = (copy: bigint, third: bigint) => [ack(100, 7n), ack(101, 8n), ack(102, 9n), ack(102, copy), ack(103, third), ack(104, third + 1n)];
+  const judge = (records: ReturnType<typeof answers>) => measure({ scenario: s, qps, records: [...sent, ...records], pathRttNs: 4000 })[0]!;
+  expect(judge(answers(9n, 10n))).toMatchObject({ verdict: 'pass', value: 2, measuredNs: 4000 });
+  // The copy executed again: it returns what the first execution left, and the next atomic finds two adds.
+  const twice = judge(answers(10n, 11n));
+  expect(twice).toMatchObject({ verdict: 'fail', value: 2 });
+  expect(twice.detail).toMatch(/original value 0xa \(the first answer: 0x9\): executed again/);
+  // The right value replayed, but the word moved twice.
+  expect(judge(answers(9n, 11n)).detail).toMatch(/found 0xb, not the 0xa one execution leaves: executed twice/);
+  // A plain ACK for the copy carries no original value.
+  const plain = [ack(100, 7n), ack(101, 8n), ack(102, 9n), { ...ack(102, 0n), opcode: 0x11, origData: undefined }];
+  expect(judge(plain as ReturnType<typeof answers>)).toMatchObject({ verdict: 'fail' });
+  // No answer to the copy at all.
+  expect(judge([ack(100, 7n), ack(101, 8n), ack(102, 9n), ack(103, 10n)]).detail).toMatch(/no answer to the duplicate atomic at PSN 2/);
+});
+
 test('measure() on duplicate records: a NAK for a duplicate WRITE, or a READ answered once, fails', () => {
   const qps = [{ ourQpn: 0x11, dutQpn: 0x22, requestStartPsn: 100 }];
   const rec = (dir: 'tx' | 'rx', opcode: number, psn: number, t: number, syndrome = -1, reth: { va: bigint; length: number } | null = null) => ({

@@ -77,11 +77,25 @@ test("Lumina's keys, iter all, an rnr-nak's timer defaulting to 12 (perftest's m
   expect(s.events[1]).toMatchObject({ type: 'rnr-nak', psn: 2, iter: 1, timer: 12, line: 18 });
 });
 
+test('ib_atomic_bw: atomics of 8 bytes (one PSN each) by default; the events that act on any request are taken', () => {
+  const responder = parseScenario(
+    'name: t\ndut:\n  role: responder\n  tool: ib_atomic_bw\ntraffic:\n  num-msgs-per-qp: 4\nevents:\n  - type: duplicate\n    psn: 1\n  - type: skip\n    psn: 2\n  - type: ecn\n    psn: 3\n',
+  );
+  expect(responder.traffic).toMatchObject({ verb: 'atomic', messageSize: 8, numMsgsPerQp: 4 });
+  expect(packetsPerMessage(responder.traffic)).toBe(1);
+  expect(responder.events.map((e) => e.type)).toEqual(['duplicate', 'skip', 'ecn']);
+  const requester = parseScenario(
+    'name: t\ndut:\n  role: requester\n  tool: ib_atomic_bw\ntraffic:\n  message-size: 8\n  num-msgs-per-qp: 3\nevents:\n  - type: drop\n    psn: 1\n  - type: seq-nak\n    psn: 2\n',
+  );
+  expect(requester.traffic).toMatchObject({ verb: 'atomic', messageSize: 8 });
+  expect(requester.events.map((e) => e.type)).toEqual(['drop', 'seq-nak']);
+});
+
 test.each([
   ['description: x', 1, /needs a name/],
   ['name: t', 1, /needs dut/],
   ['name: t\ndut:\n  role: client\n  tool: ib_write_bw', 3, /dut.role must be one of requester, responder, not "client"/],
-  ['name: t\ndut:\n  role: requester\n  tool: ib_atomic_bw', 4, /dut.tool must be one of/],
+  ['name: t\ndut:\n  role: requester\n  tool: ib_atomic_lat', 4, /dut.tool must be one of ib_write_bw, ib_read_bw, ib_send_bw, ib_atomic_bw, rping/],
   ['name: t\ndut:\n  role: requester', 2, /dut needs a tool/],
   [`${HEAD}colour: red`, 5, /unknown key 'colour' in the scenario \(known: name, description, dut, traffic, dcqcn, events\)/],
   [`${HEAD}traffic:\n  message_size: 5`, 6, /unknown key 'message_size' in traffic/],
@@ -111,6 +125,25 @@ test.each([
     /names the first PSN of a message \(a multiple of 4 here\), not 1/,
   ],
   ['name: t\ndut:\n  role: requester\n  tool: ib_send_bw\nevents:\n  - type: rnr-nak\n    psn: 0\n    iter: all', 6, /not 'all'/],
+  [
+    'name: t\ndut:\n  role: responder\n  tool: ib_atomic_bw\ntraffic:\n  message-size: 16',
+    6,
+    /traffic.message-size of an atomic is 8 \(one 64-bit word\), not 16/,
+  ],
+  [
+    'name: t\ndut:\n  role: requester\n  tool: ib_atomic_bw\nevents:\n  - type: withhold-ack\n    psn: 0',
+    6,
+    /a withhold-ack event does not apply to atomics: .*ATOMIC ACKNOWLEDGE/,
+  ],
+  ['name: t\ndut:\n  role: requester\n  tool: ib_atomic_bw\nevents:\n  - type: delay-ack\n    psn: 0', 6, /a delay-ack event does not apply to atomics/],
+  ['name: t\ndut:\n  role: requester\n  tool: ib_atomic_bw\nevents:\n  - type: cnp\n    psn: 0', 6, /a cnp event does not apply to atomics: .*max_rd_atomic/],
+  ['name: t\ndut:\n  role: requester\n  tool: ib_atomic_bw\nevents:\n  - type: rnr-nak\n    psn: 0', 6, /an rnr-nak event needs traffic.verb send/],
+  ['name: t\ndut:\n  role: requester\n  tool: ib_atomic_bw\nevents:\n  - type: drop-read-response\n    psn: 0', 6, /needs traffic.verb read/],
+  [
+    'name: t\ndut:\n  role: requester\n  tool: ib_atomic_bw\nevents:\n  - type: duplicate\n    psn: 0',
+    6,
+    /a duplicate event acts on this stack's requests: it needs dut.role responder/,
+  ],
   ['- a\n- b', 1, /a scenario must be a mapping/],
 ])('%j is refused at line %i', (text, line, message) => {
   const e = errorOf(text);
