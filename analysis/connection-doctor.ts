@@ -77,6 +77,8 @@ interface QpnTrack {
   /** The last `RECENT` requests, a ring: PSN, payload length, frame number. */
   recentPsn: Int32Array;
   recentPayload: Int32Array;
+  /** 1 where the request was a FIRST or MIDDLE packet, whose payload is exactly its sender's path MTU. */
+  recentFull: Uint8Array;
   recentFrame: Int32Array;
   recentNext: number;
 }
@@ -89,6 +91,8 @@ interface InvalidRequestNak {
   /** The NAK'd request's payload and frame, or -1 when it is not among the recent requests kept. */
   payload: number;
   requestFrame: number;
+  /** The NAK'd request was a FIRST or MIDDLE packet. */
+  full: boolean;
 }
 
 /** What one direction (src to dst) showed. */
@@ -237,6 +241,7 @@ export class ConnectionDoctor {
       d.maxPayload = v.payloadLength;
       d.maxPayloadFrame = v.frame;
     }
+    // C9-29: a FIRST or MIDDLE packet carries exactly one path MTU of payload.
     const firstOrMiddle = (v.opFlags & OpFlag.MIDDLE) !== 0 || (v.opFlags & (OpFlag.START | OpFlag.END)) === OpFlag.START;
     if (firstOrMiddle && v.payloadLength > d.mtuWitness) {
       d.mtuWitness = v.payloadLength;
@@ -274,6 +279,7 @@ export class ConnectionDoctor {
           tailFrames: [],
           recentPsn: new Int32Array(RECENT).fill(-1),
           recentPayload: new Int32Array(RECENT),
+          recentFull: new Uint8Array(RECENT),
           recentFrame: new Int32Array(RECENT),
           recentNext: 0,
         };
@@ -282,6 +288,7 @@ export class ConnectionDoctor {
       q.requests++;
       q.recentPsn[q.recentNext] = v.psn;
       q.recentPayload[q.recentNext] = v.payloadLength;
+      q.recentFull[q.recentNext] = firstOrMiddle ? 1 : 0;
       q.recentFrame[q.recentNext] = v.frame;
       q.recentNext = (q.recentNext + 1) % RECENT;
       if (v.psn === q.firstPsn) q.firstPsnSends++;
@@ -318,6 +325,7 @@ export class ConnectionDoctor {
           psn: v.psn,
           qpn: q.qpn,
           payload: i < 0 ? -1 : (q.recentPayload[i] ?? -1),
+          full: i >= 0 && q.recentFull[i] === 1,
           requestFrame: i < 0 ? -1 : (q.recentFrame[i] ?? -1),
         };
       }
@@ -384,24 +392,29 @@ export class ConnectionDoctor {
         }
       }
       const nak = back?.invalidRequestNak ?? null;
+      // rxe checks every request's payload against its own path MTU and refuses one that breaks
+      // C9-29..31 with NAK invalid request (rxe_resp.c check_length(): RESPST_ERR_LENGTH, a class C
+      // error), as this stack does; so a peer with RoCE answers instead of staying silent. Two
+      // pictures name the cause: the refused packet is a FIRST or MIDDLE, whose payload is exactly
+      // the requester's path MTU, so the responder's is another; or it is longer than the path MTU
+      // the responder's own FIRST and MIDDLE packets show.
+      const refusedFull = nak !== null && nak.full && nak.payload > 0;
+      const aboveWitness = nak !== null && back !== undefined && back.mtuWitness >= 0 && nak.payload > back.mtuWitness;
       if (
         back !== undefined &&
         nak !== null &&
-        back.mtuWitness >= 0 &&
-        nak.payload > back.mtuWitness &&
+        (refusedFull || aboveWitness) &&
         !(specific.get(`${d.src}>${d.dst}`) ?? []).includes(DiagnosisCause.PATH_MTU_ABOVE_PEER)
       ) {
-        // rxe checks every request's payload against its own path MTU and answers a longer one with
-        // NAK invalid request (rxe_resp.c check_length(): RESPST_ERR_LENGTH, a class C error), so
-        // a peer with RoCE answers instead of staying silent.
         note(d, DiagnosisCause.PATH_MTU_ABOVE_PEER);
+        const witness = back.mtuWitness >= 0 ? `its own FIRST and MIDDLE packets show a path MTU of ${back.mtuWitness} bytes` : null;
+        const request = `${d.dst} answered a ${refusedFull ? 'FIRST or MIDDLE packet' : 'request'} of ${nak.payload} payload bytes from ${d.src} (QP 0x${nak.qpn.toString(16)}, PSN ${nak.psn}) with NAK invalid request`;
         out.push({
           cause: DiagnosisCause.PATH_MTU_ABOVE_PEER,
-          frames: [back.mtuWitnessFrame, nak.requestFrame, nak.frame].sort((x, y) => x - y),
-          explanation:
-            `${d.dst} answered a request of ${nak.payload} payload bytes from ${d.src} (QP 0x${nak.qpn.toString(16)}, PSN ${nak.psn}) with NAK invalid request, ` +
-            `while its own multi-packet messages show a path MTU of ${back.mtuWitness} bytes (a FIRST or MIDDLE packet carries exactly one path MTU): ` +
-            `the requester's path MTU is above the peer's, and the peer refuses the longer packet`,
+          frames: [...(witness !== null ? [back.mtuWitnessFrame] : []), nak.requestFrame, nak.frame].sort((x, y) => x - y),
+          explanation: refusedFull
+            ? `${request}: a FIRST or MIDDLE packet carries exactly its sender's path MTU (C9-29), so the path MTU of ${d.dst} is not ${nak.payload}${witness !== null ? ` (${witness})` : ''}: the two ends' path MTUs differ`
+            : `${request}, while ${witness}: the requester's path MTU is above the peer's, and the peer refuses the longer packet`,
           fix: `set both ends to the same path MTU (ibv_modify_qp path_mtu, perftest -m, roce ... --mtu) no larger than the smaller interface MTU minus the RoCE headers; check ip link show on both ends`,
         });
       }

@@ -245,6 +245,16 @@ describe('connection doctor', () => {
     expect(d[0]?.explanation).toContain('a path MTU of 1024 bytes');
   });
 
+  test("a FIRST packet answered NAK invalid request: the two ends differ in path MTU (its payload is exactly the requester's path MTU)", () => {
+    // rc_pingpong at 1024 sending first to an end at 4096, which refuses the FIRST (C9-29).
+    const file = capture([req(0, Op.SEND_FIRST, 100, { len: 1024, ackReq: false }), ack(5, 100, Syn.NAK_INV)]);
+    const d = analyzeCapture(file).diagnosis;
+    expect(d.map((x) => x.cause)).toEqual([DiagnosisCause.PATH_MTU_ABOVE_PEER]);
+    expect(d[0]?.explanation).toContain('198.18.0.2 answered a FIRST or MIDDLE packet of 1024 payload bytes from 198.18.0.1');
+    expect(d[0]?.explanation).toContain('the path MTU of 198.18.0.2 is not 1024');
+    expect(d[0]?.frames).toEqual([1, 2]);
+  });
+
   test("other NAKs to a large request, or an invalid-request NAK to one within the peer's path MTU, name no path MTU", () => {
     expect(causes(mtuRefusal(Syn.NAK_ACC))).not.toContain(DiagnosisCause.PATH_MTU_ABOVE_PEER);
     const small = analyzeCapture(capture([req(0, Op.SEND_ONLY, 100, { len: 512 }), ack(5, 100, Syn.NAK_INV)])).diagnosis;
