@@ -76,7 +76,10 @@ The DUT is a second roce-ts on the in-memory link (--driver memory), or a live
 host running the tool (--driver xdp or packet, --dev IFACE): when the DUT is
 the requester this stack is the tool's server, prints the DUT's command line
 and waits for it; when the DUT is the responder this stack connects to its
-server at --dut IP.
+server at --dut IP. Before any traffic a live run makes the checks of
+--doctor that apply (the interface is up, its MTU carries the scenario's path
+MTU, a GID, and with --dut the DUT's neighbour entry and RoCE on its UDP 4791)
+and ends with status 1 naming each problem and its fix; --no-doctor skips them.
 
 ${formatOptions(PROBE_OPTIONS)}
 
@@ -124,6 +127,7 @@ export async function probeCommand(argv: readonly string[], out: Output, ctx?: C
   if (failOn.unknown.length > 0) throw new UsageError(`--fail-on: unknown ${failOn.unknown.join(', ')} (${FAIL_ON_ANY}, ${FIGURE_KINDS.join(', ')})`);
 
   if (args.flags.has('doctor')) {
+    if (args.flags.has('no-doctor')) throw new UsageError('--doctor makes the checks alone; --no-doctor skips them before a live run: give one');
     // The scenario, when given, says the path MTU to check; nothing else of it applies.
     let scenarioMtu: number | undefined;
     if (args.positionals.length > 0 || args.values.has('scenario')) {
@@ -198,6 +202,7 @@ export async function probeCommand(argv: readonly string[], out: Output, ctx?: C
       json,
       failOn: failOn.kinds,
       paths,
+      noDoctor: args.flags.has('no-doctor'),
     });
   }
 

@@ -21,6 +21,8 @@ import { type ProbeOutputPaths, captureLine, writeProbeOutputs } from './probe-o
 import { ProbeError, ProbeErrorCode } from '../apps/probe/probe-error';
 import { probeFailures, probeText } from '../apps/probe/probe-report';
 import { DutRole, type ProbeScenario } from '../apps/probe/scenario';
+import type { DoctorCheck } from '../apps/doctor/doctor-checks';
+import { preRunBoundMs, preRunChecks, preRunRefusal } from '../apps/doctor/pre-run';
 
 /** The options of a live run (with --driver xdp or packet), named as `roce perftest` names them. */
 export const PROBE_LIVE_OPTIONS: readonly OptionSpec[] = [
@@ -34,6 +36,11 @@ export const PROBE_LIVE_OPTIONS: readonly OptionSpec[] = [
     short: 'R',
     kind: 'flag',
     help: "live run: the DUT's tool runs with -R (perftest's RDMA CM exchange and QP connection, one QP); the scenario's max-retransmit-retry reaches the DUT's QP through the CM (--retry_count when it is the client)",
+  },
+  {
+    name: 'no-doctor',
+    kind: 'flag',
+    help: "live run: skip the checks made before any traffic (--doctor's interface, MTU against the scenario's path MTU, GIDs, and with --dut the neighbour and RoCE on UDP 4791), which end the run when one finds a problem",
   },
 ];
 
@@ -53,6 +60,30 @@ export interface ProbeLiveArgs {
   failOn: ReadonlySet<FigureKind>;
   /** --pcap and --html. */
   paths: ProbeOutputPaths;
+  /** --no-doctor: no checks before the run. */
+  noDoctor: boolean;
+}
+
+/**
+ * The checks before the run. Bounded by the checks' own timers: a check that hangs past them (a
+ * native call that never returns) ends the run too (ROCE_ERR_PROBE_DOCTOR), rather than keeping
+ * the user waiting with no word.
+ */
+async function checksBeforeRun(a: ProbeLiveArgs): Promise<DoctorCheck[]> {
+  const boundMs = preRunBoundMs();
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<null>((res) => {
+    timer = setTimeout(() => res(null), boundMs);
+  });
+  const checks = await Promise.race([preRunChecks({ ifname: a.ifname, dut: a.dut, mtu: a.scenario.traffic.mtu, dutRole: a.scenario.dut.role }), late]).finally(
+    () => clearTimeout(timer),
+  );
+  if (checks === null)
+    throw new ProbeError(
+      ProbeErrorCode.DOCTOR,
+      `the checks before the run did not end within ${boundMs} ms (roce probe --doctor makes them alone; --no-doctor skips them)`,
+    );
+  return checks;
 }
 
 function liveLines(l: LiveRunInfo): string[] {
@@ -70,7 +101,15 @@ function liveLines(l: LiveRunInfo): string[] {
 export async function runProbeLive(out: Output, ctx: CommandContext, a: ProbeLiveArgs): Promise<number> {
   let host: HostDevice | null = null;
   let probe: ProbeDriver | null = null;
+  // The checks made before the run, for the JSON (null with --no-doctor).
+  let doctor: DoctorCheck[] | null = null;
   try {
+    if (!a.noDoctor) {
+      doctor = await checksBeforeRun(a);
+      // A problem ends the run here, before any traffic: each problem named with its fix.
+      const refusal = preRunRefusal(doctor);
+      if (refusal !== null) throw new ProbeError(ProbeErrorCode.DOCTOR, refusal);
+    }
     // The scenario once on the in-memory link first: the engine's code the run uses (responder,
     // requester, completer, decoder) is compiled by then, so the DUT's first frames are not
     // answered late by the compiler (milliseconds per function on a busy host).
@@ -114,7 +153,9 @@ export async function runProbeLive(out: Output, ctx: CommandContext, a: ProbeLiv
     const written = writeProbeOutputs(a.paths, { result: run.result, scenario: a.scenario, capture, source: a.source }, out);
     if (written === 'failed') return OUTPUT_FILE_STATUS;
     if (a.json)
-      out.stdout(`${JSON.stringify({ ok, source: a.source, ...run.result, live: run.live, ...(written === null ? {} : { pcap: written }), failures })}\n`);
+      out.stdout(
+        `${JSON.stringify({ ok, source: a.source, ...run.result, live: run.live, doctor, ...(written === null ? {} : { pcap: written }), failures })}\n`,
+      );
     else {
       if (a.scenario.dut.role === DutRole.RESPONDER) out.stdout(`DUT command: ${run.live.dutCommand}\n`);
       out.stdout(probeText(run.result));
@@ -126,7 +167,7 @@ export async function runProbeLive(out: Output, ctx: CommandContext, a: ProbeLiv
     return ok ? 0 : 1;
   } catch (e) {
     const f = failureOf(e);
-    if (a.json) out.stdout(`${JSON.stringify({ ok: false, ...f })}\n`);
+    if (a.json) out.stdout(`${JSON.stringify({ ok: false, ...f, ...(doctor === null ? {} : { doctor }) })}\n`);
     out.stderr(`roce probe: ${a.source}: ${f.error}\n`);
     return 1;
   } finally {

@@ -32,6 +32,12 @@ export interface DoctorOptions {
   waitMs?: number | undefined;
   /** Where sysfs and procfs are (tests of the ECN reading only). */
   sysRoot?: string | undefined;
+  /**
+   * Checks to leave out. The checks before a live run (pre-run.ts) leave out `ecn`, which is about
+   * the host's kernel RoCE and not this stack, and make `roce-port` themselves, judged by the
+   * DUT's role.
+   */
+  skip?: readonly ('roce-port' | 'ecn')[] | undefined;
 }
 
 /** The IB path MTUs (IBTA §7.7.2, table 43 lists 256..4096). */
@@ -122,11 +128,11 @@ export function mtuCheck(interfaceMtu: number, pathMtu: number, ifname: string):
  * unreachable for it as ECONNREFUSED on the socket (udp_err()). The datagram is a BTH to QP 0 with
  * a wrong ICRC: a RoCE device drops it silently (rxe_icrc.c rxe_icrc_check()).
  */
-export function rocePortAnswer(dut: string, waitMs: number): Promise<'refused' | 'silent' | { error: string }> {
+export function rocePortAnswer(dut: string, waitMs: number): Promise<RocePortAnswer> {
   return new Promise((resolve) => {
     const sock = dgram.createSocket(isIP(dut) === 6 ? 'udp6' : 'udp4');
     let done = false;
-    const end = (r: 'refused' | 'silent' | { error: string }): void => {
+    const end = (r: RocePortAnswer): void => {
       if (done) return;
       done = true;
       clearTimeout(timer);
@@ -156,6 +162,32 @@ export function rocePortAnswer(dut: string, waitMs: number): Promise<'refused' |
     });
   });
 }
+
+/** What one datagram to the DUT's UDP 4791 brought back (rocePortAnswer). */
+export type RocePortAnswer = 'refused' | 'silent' | { error: string };
+
+/** The roce-port check from `answer`: ICMP port unreachable is a problem (nothing takes RoCE v2 there). */
+export function rocePortCheck(dut: string, answer: RocePortAnswer, waitMs: number): DoctorCheck {
+  if (answer === 'refused')
+    return {
+      check: 'roce-port',
+      status: CheckStatus.PROBLEM,
+      detail: `${dut} answered UDP port 4791 with ICMP port unreachable: nothing takes RoCE v2 there`,
+      fix: ROCE_PORT_FIX(dut),
+    };
+  if (answer === 'silent')
+    return { check: 'roce-port', status: CheckStatus.OK, detail: `no ICMP port unreachable from ${dut} for UDP 4791 within ${waitMs} ms`, fix: null };
+  return {
+    check: 'roce-port',
+    status: CheckStatus.PROBLEM,
+    detail: `a datagram to ${dut}:4791 could not be sent: ${answer.error}`,
+    fix: `check the route to ${dut}`,
+  };
+}
+
+/** What to do about a DUT whose UDP 4791 nothing takes. */
+export const ROCE_PORT_FIX = (dut: string): string =>
+  `load RoCE on ${dut} (rdma link add rxe0 type rxe netdev IF, or the NIC's RoCE driver; for this stack, a running roce command on that interface)`;
 
 /** What the ECN settings the host exposes say (mlx5's per-priority roce_np / roce_rp switches; TCP's tcp_ecn does not apply to RoCE). */
 export function ecnCheck(ifname: string, sysRoot: string): DoctorCheck {
@@ -203,6 +235,7 @@ export function ecnCheck(ifname: string, sysRoot: string): DoctorCheck {
 export async function runDoctor(o: DoctorOptions): Promise<DoctorCheck[]> {
   const out: DoctorCheck[] = [];
   const waitMs = o.waitMs ?? 1000;
+  const skip = new Set(o.skip ?? []);
   let info: InterfaceInfo;
   try {
     info = await interfaceInfo(o.ifname);
@@ -251,27 +284,8 @@ export async function runDoctor(o: DoctorOptions): Promise<DoctorCheck[]> {
       });
     }
   }
-  if (o.dut !== undefined) {
-    const answer = await rocePortAnswer(o.dut, waitMs);
-    out.push(
-      answer === 'refused'
-        ? {
-            check: 'roce-port',
-            status: CheckStatus.PROBLEM,
-            detail: `${o.dut} answered UDP port 4791 with ICMP port unreachable: nothing takes RoCE v2 there`,
-            fix: `load RoCE on ${o.dut} (rdma link add rxe0 type rxe netdev IF, or the NIC's RoCE driver; for this stack, a running roce command on that interface)`,
-          }
-        : answer === 'silent'
-          ? { check: 'roce-port', status: CheckStatus.OK, detail: `no ICMP port unreachable from ${o.dut} for UDP 4791 within ${waitMs} ms`, fix: null }
-          : {
-              check: 'roce-port',
-              status: CheckStatus.PROBLEM,
-              detail: `a datagram to ${o.dut}:4791 could not be sent: ${answer.error}`,
-              fix: `check the route to ${o.dut}`,
-            },
-    );
-  }
-  out.push(ecnCheck(info.name, o.sysRoot ?? ''));
+  if (o.dut !== undefined && !skip.has('roce-port')) out.push(rocePortCheck(o.dut, await rocePortAnswer(o.dut, waitMs), waitMs));
+  if (!skip.has('ecn')) out.push(ecnCheck(info.name, o.sysRoot ?? ''));
   return out;
 }
 

@@ -1,4 +1,4 @@
-/** The typed errors of `roce probe`: a scenario file outside the YAML subset, a scenario that does not validate, a run that could not be made. */
+/** The typed errors of `roce probe`: a scenario file outside the YAML subset, a scenario that does not validate, a run that could not be made, a live run its checks refused. */
 import { RoceError } from '../../base/roce-error';
 
 export const ProbeErrorCode = {
@@ -8,6 +8,8 @@ export const ProbeErrorCode = {
   SCENARIO: 'ROCE_ERR_PROBE_SCENARIO',
   /** The run could not set up or drive the DUT (a QP that did not connect, a run that did not end in its time bound). */
   RUN: 'ROCE_ERR_PROBE_RUN',
+  /** A live run's checks before any traffic (the doctor's: interface, MTU, GIDs, neighbour, RoCE at the DUT) found a problem. */
+  DOCTOR: 'ROCE_ERR_PROBE_DOCTOR',
 } as const;
 export type ProbeErrorCode = (typeof ProbeErrorCode)[keyof typeof ProbeErrorCode];
 

@@ -46,6 +46,7 @@ interface ProbeJson {
   dut: { driver: string };
   pcap?: { file: string; frames: number; capturePoint: string };
   live: { error: string | null; dutCommand: string; messagesPerQp: number; warnings: string[]; ourCompletions: string[][] };
+  doctor: { check: string; status: string }[] | null;
 }
 
 /** Writes `yaml` to a file the probe reads. */
@@ -102,6 +103,9 @@ describe('roce probe against roce perftest over a veth pair', () => {
         expect(g.probe.dut.driver).toBe(driver);
         expect(g.probe.live.error).toBeNull();
         expect(g.probe.live.dutCommand).toMatch(/^ib_write_bw -d DEV -x GID_INDEX -s 16384 -n 5 -m 1024 -u 14 -p \d+ -F$/);
+        // The checks before the run passed this correct setup, the DUT's server (started with us) taking UDP 4791 by the time they ended.
+        expect(g.probe.doctor?.map((c) => c.check)).toEqual(['interface', 'mtu', 'gids', 'neighbour', 'roce-port']);
+        expect(g.probe.doctor?.filter((c) => c.status === 'problem')).toEqual([]);
         expect(g.probe.figures).toHaveLength(1);
         expect(g.probe.figures[0]).toMatchObject({ kind: 'nakGeneration', psn: 4, configured: 4, value: 1, verdict: 'pass' });
         // Our requester's five messages all completed (the DUT's NAK made us go back to PSN 4).
