@@ -76,6 +76,8 @@ export interface CompareContext {
   keyRevokedOffWire: (psn: number, frame: number) => boolean;
   /** The captured request at `psn` is a SEND with invalidate (it carries an IETH). */
   invalidatesAt: (psn: number) => boolean;
+  /** A captured request at `psn` is a FIRST or MIDDLE packet whose payload is `mtu`, the path MTU replay gave the stack. */
+  fullPacketAt: (psn: number) => boolean;
 }
 
 /**
@@ -86,6 +88,7 @@ function unverifiableNak(
   e: Resp,
   outOfSequenceAt: (psn: number) => boolean,
   keyRevokedOffWire: (psn: number, frame: number) => boolean,
+  fullPacketAt: (psn: number) => boolean,
 ): { kind: string; rule: string } | null {
   if (e.value === NakCode.REMOTE_OPERATIONAL_ERROR)
     return {
@@ -98,6 +101,14 @@ function unverifiableNak(
     return {
       kind: 'nakCause',
       rule: 'the request that drew this NAK (one ahead of the expected PSN) is not in the capture, so the stack was never given it',
+    };
+  // A FIRST or MIDDLE packet carries exactly its requester's path MTU (C9-29), which replay takes
+  // as the stack's; a responder that refused one with NAK invalid request had another path MTU
+  // (rxe_resp.c check_length()), which nothing in the capture shows.
+  if (e.value === NakCode.INVALID_REQUEST && fullPacketAt(e.psn))
+    return {
+      kind: 'pathMtuOffWire',
+      rule: "the real responder refused a FIRST or MIDDLE packet, whose payload is exactly the requester's path MTU (C9-29): its own path MTU differed, and the capture does not show it (replay gives the stack the requester's)",
     };
   if (e.value === NakCode.REMOTE_ACCESS_ERROR && keyRevokedOffWire(e.psn, e.frame))
     return {
@@ -112,7 +123,7 @@ export function compare(
   expected: Resp[],
   got: Resp[],
   diffs: Difference[],
-  { mtu, owed, fedBetween, outOfSequenceAt, resentAfter, readRequestOf, keyRevokedOffWire, invalidatesAt }: CompareContext,
+  { mtu, owed, fedBetween, outOfSequenceAt, resentAfter, readRequestOf, keyRevokedOffWire, invalidatesAt, fullPacketAt }: CompareContext,
 ): void {
   const gotBy = new AnswerIndex(got);
   const expectedBy = new AnswerIndex(expected);
@@ -277,7 +288,7 @@ export function compare(
       case 'NAK': {
         const g = gotBy.of('NAK', e.psn)[0];
         // A NAK the stack did not give, for a cause replay cannot bring about: unverifiable, with its reason.
-        const cannotTell = g !== undefined ? null : unverifiableNak(e, outOfSequenceAt, keyRevokedOffWire);
+        const cannotTell = g !== undefined ? null : unverifiableNak(e, outOfSequenceAt, keyRevokedOffWire, fullPacketAt);
         if (cannotTell !== null) {
           diffs.push({
             class: DiffClass.UNVERIFIABLE,

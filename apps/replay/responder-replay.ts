@@ -212,6 +212,12 @@ function verify(
     fedBetween: (psn, after, before) => (fed.get(psn) ?? []).some((f) => f > after && f < before),
     outOfSequenceAt: (psn) => outOfSequenceAt.has(psn),
     invalidatesAt: (psn) => keyed.some((k) => k.psn === psn && k.invalidates !== null),
+    fullPacketAt: (psn) =>
+      conv.requests.some((c) => {
+        const f = c.p.info?.flags ?? 0;
+        const full = (f & OpFlag.MIDDLE) !== 0 || (f & (OpFlag.START | OpFlag.END)) === OpFlag.START;
+        return full && c.p.bth?.psn === psn && c.p.payloadLength === mtuBytes;
+      }),
     resentAfter: (psn, frame) => requests.next(psn, frame) !== undefined,
   });
   diffs.push(...new CreditCheck(shown, answered).differences());
