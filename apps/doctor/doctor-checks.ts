@@ -8,6 +8,8 @@
 import * as dgram from 'node:dgram';
 import * as fs from 'node:fs';
 import { isIP } from 'node:net';
+import { Opcode } from '../../packets/opcodes';
+import type { RocePacket } from '../../packets/decode';
 import { interfaceInfo, resolveNeighbor, type InterfaceInfo } from '../../nic-driver/interface-info';
 import { NicDriverError } from '../../nic-driver/native-binding';
 
@@ -123,6 +125,14 @@ export function mtuCheck(interfaceMtu: number, pathMtu: number, ifname: string):
   };
 }
 
+/** The roce-port check's datagram: BTH UD SEND ONLY, pad 0, P_Key 0xffff, DestQP 0, PSN 0; 8 bytes of DETH; a zero ICRC. */
+export const ROCE_PORT_PROBE: Uint8Array = Uint8Array.from([Opcode.UD_SEND_ONLY, 0x00, 0xff, 0xff, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0]);
+
+/** Whether a decoded frame is the roce-port check's datagram (a capture of a run that made the check holds it, with its bad ICRC on purpose). */
+export function isRocePortProbe(p: RocePacket): boolean {
+  return p.bth !== null && p.bth.opcode === Opcode.UD_SEND_ONLY && p.bth.destQp === 0 && p.bth.psn === 0 && p.icrc === 0;
+}
+
 /**
  * One UDP datagram to `dut`:4791 from a connected socket, then a wait: Linux reports an ICMP port
  * unreachable for it as ECONNREFUSED on the socket (udp_err()). The datagram is a BTH to QP 0 with
@@ -141,8 +151,7 @@ export function rocePortAnswer(dut: string, waitMs: number): Promise<RocePortAns
     };
     const timer = setTimeout(() => end('silent'), waitMs);
     sock.on('error', (e: NodeJS.ErrnoException) => end(e.code === 'ECONNREFUSED' ? 'refused' : { error: e.message }));
-    // BTH: opcode UD SEND ONLY (0x64), pad 0, P_Key 0xffff, DestQP 0, PSN 0; then 8 bytes of DETH and a zero ICRC.
-    const bth = Buffer.from([0x64, 0x00, 0xff, 0xff, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0]);
+    const bth = Buffer.from(ROCE_PORT_PROBE);
     sock.connect(4791, dut, () => {
       sock.send(bth, (err) => {
         if (err !== null && err !== undefined) end((err as NodeJS.ErrnoException).code === 'ECONNREFUSED' ? 'refused' : { error: err.message });

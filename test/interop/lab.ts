@@ -16,6 +16,7 @@ import { readCapture } from '../../packets/pcap';
 import { decodeFrame } from '../../packets/decode';
 import { ipv6ToString } from '../../packets/bytes';
 import { nativeAvailable, nativeLoadError } from '../../nic-driver/native-binding';
+import { isRocePortProbe } from '../../apps/doctor/doctor-checks';
 
 export const REPO = path.resolve(__dirname, '..', '..');
 const LAB = path.join(REPO, 'scripts', 'rxe-lab');
@@ -63,6 +64,8 @@ export interface CaptureCheck {
   frames: number;
   roce: number;
   badIcrc: number;
+  /** The doctor's roce-port datagrams (apps/doctor/doctor-checks.ts ROCE_PORT_PROBE), not counted in `roce`. */
+  rocePortProbes: number;
   malformed: number;
   firstProblems: string[];
   /** Per source IP. */
@@ -293,7 +296,7 @@ const ACK_OPCODES = new Set([0x10, 0x11, 0x12, 0x13, 0x14, 0x15, 0x16]); // RC R
 
 /** Decodes every frame: ICRC, who retransmitted and NAKed, and the TCP streams of the exchanges. */
 export function checkCapture(file: Uint8Array): CaptureCheck {
-  const c: CaptureCheck = { frames: 0, roce: 0, badIcrc: 0, malformed: 0, firstProblems: [], bySource: {}, toQp: {}, tcp: [] };
+  const c: CaptureCheck = { frames: 0, roce: 0, rocePortProbes: 0, badIcrc: 0, malformed: 0, firstProblems: [], bySource: {}, toQp: {}, tcp: [] };
   if (file.length === 0) {
     c.firstProblems.push('no capture');
     return c;
@@ -308,6 +311,11 @@ export function checkCapture(file: Uint8Array): CaptureCheck {
     if (!d.roce) {
       const sg = tcpSegment(rec.data, rec.index);
       if (sg !== null) segs.push(sg);
+      continue;
+    }
+    // The doctor's roce-port datagram (a live probe run sends it before any traffic) has a bad ICRC on purpose.
+    if (isRocePortProbe(d)) {
+      c.rocePortProbes++;
       continue;
     }
     c.roce++;

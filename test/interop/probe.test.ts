@@ -84,6 +84,11 @@ const YAMLS: [string, string][] = [
   ['rnr-wait', bundledScenario('rnr-wait')?.yaml ?? ''],
   ['rnr-wait-timer-20', variant('rnr-wait', 'rnr-wait-timer-20', { timer: 20 })],
   ['read-retry', bundledScenario('read-retry')?.yaml ?? ''],
+  // The duplicate-request answers (rxe_resp.c duplicate_request()): a WRITE re-acknowledged, a READ
+  // executed again, an atomic answered from its saved resource.
+  ['duplicate-write', bundledScenario('duplicate-write')?.yaml ?? ''],
+  ['duplicate-read', bundledScenario('duplicate-read')?.yaml ?? ''],
+  ['duplicate-atomic', bundledScenario('duplicate-atomic')?.yaml ?? ''],
   // rxe is no notification point: it sends no CNP for a CE mark (the kernel's rxe has no CNP code).
   ['cnp-generation', bundledScenario('cnp-generation')?.yaml ?? ''],
   // Nor a reaction point: our CNP (opcode 0x81, not in rxe's opcode table) is dropped, and its rate does not move.
@@ -370,6 +375,57 @@ d('roce probe against rxe (the stock perftest tools in the guest), both DUT role
       figure: 'rateCut',
       measured: `none: ${f.detail}`,
       rule: 'no reaction: rxe drops CNPs (opcode 0x81 is not in rxe_opcode.c)',
+    });
+  });
+
+  test('duplicate-write (rxe responder): the copy of our WRITE is acknowledged again, not NAKed', () => {
+    const c = CASES.find((x) => x.name === 'duplicate-write')!;
+    const j = probeOf(c);
+    const f = j.figures.find((x) => x.kind === 'duplicateResponse')!;
+    expect(f).toMatchObject({ psn: 4, verdict: 'pass' });
+    const w = wire(run, j.live.qps[0]!);
+    // rxe answers a duplicate SEND or WRITE with an ACK of the PSN before its expected one (duplicate_request(): send_ack(prev_psn)).
+    expect(w.some((x) => x.fromGuest && isSeqNak(x))).toBe(false);
+    table.push({
+      errorNs: j.timestamps.errorNs,
+      scenario: c.name,
+      figure: 'duplicateResponse',
+      measured: f.detail,
+      rule: 'an ACK of the PSN before the expected one, no NAK',
+    });
+  });
+
+  test('duplicate-read (rxe responder): the copy of our READ request is executed again, every response PSN sent twice', () => {
+    const c = CASES.find((x) => x.name === 'duplicate-read')!;
+    const j = probeOf(c);
+    const f = j.figures.find((x) => x.kind === 'duplicateResponse')!;
+    expect(f).toMatchObject({ psn: 0, value: 0, verdict: 'pass' });
+    const w = wire(run, j.live.qps[0]!);
+    const responses = w.filter((x) => x.fromGuest && !isRequest(x.opcode));
+    const n = packetsPerMessage(c.scenario.traffic);
+    for (let psn = 0; psn < n; psn++) expect(responses.filter((x) => x.rel === psn).length).toBeGreaterThanOrEqual(2);
+    table.push({
+      errorNs: j.timestamps.errorNs,
+      scenario: c.name,
+      figure: 'duplicateResponse',
+      measured: f.detail,
+      rule: 'the READ executed again from its PSN (duplicate_request() re-reads the responder resource)',
+    });
+  });
+
+  test('duplicate-atomic (rxe responder): the copy of our fetch-and-add is answered with the original value, and executed once', () => {
+    const c = CASES.find((x) => x.name === 'duplicate-atomic')!;
+    const j = probeOf(c);
+    const f = j.figures.find((x) => x.kind === 'duplicateResponse')!;
+    expect(f).toMatchObject({ psn: 2, verdict: 'pass' });
+    const w = wire(run, j.live.qps[0]!);
+    expect(w.filter((x) => x.fromGuest && x.opcode === Opcode.RC_ATOMIC_ACKNOWLEDGE && x.rel === 2).length).toBe(2);
+    table.push({
+      errorNs: j.timestamps.errorNs,
+      scenario: c.name,
+      figure: 'duplicateResponse',
+      measured: f.detail,
+      rule: 'the saved original value again, the add not repeated (duplicate_request(), atomic_reply() with res->replay)',
     });
   });
 
