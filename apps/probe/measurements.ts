@@ -298,27 +298,34 @@ function firstUnacked(v: QpView, at: number): number {
 }
 
 /**
- * The record before `resend` at or after which the DUT's local ACK timer started: our last
- * acknowledgement (an ACK, a READ response, or a sequence NAK for the PSNs before its own) that
- * moved the DUT's acknowledged PSN forward, else the DUT's first request; -1 when there is neither.
+ * The record before `resend` at or after which the DUT's local ACK timer started, whichever way a
+ * DUT keeps it: one that restarts it on an acknowledgement that makes progress (rxe's completer)
+ * started it no earlier than our last such acknowledgement (an ACK, a READ response, or a sequence
+ * NAK for the PSNs before its own); one that starts it at a send started it no earlier than the
+ * first send of the first PSN that acknowledgement left outstanding. The earlier of the two, else
+ * the DUT's first request; -1 when there is neither.
  */
-function timerStartLowerBound(v: QpView, resend: number): number {
-  const { at } = lastProgress(v, resend);
-  if (at >= 0) return at;
-  return v.recs.findIndex((r, i) => i < resend && r.dir === 'rx' && isRequest(r.opcode));
+function timerStartLowerBound(v: QpView, resend: number, rttNs: number): number {
+  // Only acknowledgements that reached the DUT before it resent: sent a round trip before we got the resend.
+  const { at, high } = lastProgress(v, resend, v.recs[resend]!.timeNs - rttNs);
+  const firstRequest = v.recs.findIndex((r, i) => i < resend && r.dir === 'rx' && isRequest(r.opcode));
+  if (at < 0) return firstRequest;
+  const outstanding = psnAdd(high ?? v.start, 1);
+  const firstSend = v.recs.findIndex((r, i) => i < resend && r.dir === 'rx' && isRequest(r.opcode) && r.psn === outstanding);
+  return firstSend < 0 ? at : Math.min(at, firstSend);
 }
 
 /**
  * Our last acknowledgement before record `before` that moved the DUT's acknowledged PSN forward
  * (`at`, -1 for none), the PSN acknowledged through then (`high`), and whether it was a sequence NAK.
  */
-function lastProgress(v: QpView, before: number): { at: number; high: number | null; byNak: boolean } {
+function lastProgress(v: QpView, before: number, sentBy = Number.POSITIVE_INFINITY): { at: number; high: number | null; byNak: boolean } {
   let high: number | null = null;
   let at = -1;
   let byNak = false;
   for (let i = 0; i < before; i++) {
     const r = v.recs[i]!;
-    if (r.dir !== 'tx' || r.fate !== 'delivered') continue;
+    if (r.dir !== 'tx' || r.fate !== 'delivered' || r.timeNs > sentBy) continue;
     // A sequence NAK acknowledges every PSN before its own (IBTA vol. 1 §9.7.5.2.2; rxe_comp.c check_ack(): "a nak implicitly acks all packets with psns before").
     const through = acknowledges(r) ? r.psn : isSeqNak(r) ? psnAdd(r.psn, -1) : null;
     if (through !== null && (high === null || psnDiff(through, high) > 0)) {
@@ -345,7 +352,7 @@ function timeoutFigure(ctx: MeasureContext, ev: ProbeEvent, v: QpView, resend: n
   // when it arrives, or stops it and the next send starts it: IBTA vol. 1 §9.7.6.1.3; rxe_comp.c
   // reset_retry_timer()), else its first request. The DUT's last frame is no such moment: the timer
   // may have run since an earlier one, and a correct DUT then resends sooner after that last frame.
-  const start = timerStartLowerBound(v, resend);
+  const start = timerStartLowerBound(v, resend, ctx.pathRttNs ?? 0);
   const since = start < 0 ? null : r.timeNs - v.recs[start]!.timeNs;
   const inTime = since !== null && since >= T - (ctx.errorNs ?? 0);
   return figure(ev, FigureKind.TIMEOUT_RETRANSMIT, {
@@ -612,7 +619,11 @@ function ackDelay(ctx: MeasureContext, ev: ProbeEvent): Figure[] {
   }
   const want = high === null ? 0 : rel(v, psnAdd(high, 1));
   const got = rel(v, r.psn);
-  const inTime = measured >= T - err;
+  // Early only against the earliest moment the DUT's timer can have started (as timeoutFigure):
+  // its last frame is no such moment, since the timer may have run since an earlier one.
+  const start = timerStartLowerBound(v, resend, rtt);
+  const since = start < 0 ? measured : r.timeNs - v.recs[start]!.timeNs;
+  const inTime = since >= T - err;
   const ok = mayFire && inTime && got === want;
   return [
     figure(ev, FigureKind.ACK_DELAY, {
@@ -621,7 +632,7 @@ function ackDelay(ctx: MeasureContext, ev: ProbeEvent): Figure[] {
       configured: T,
       value: got,
       verdict: ok ? 'pass' : 'fail',
-      detail: `${holdText}: the timer fired, resent from PSN ${got} (first unacknowledged ${want}) ${us(measured)} after its last frame${
+      detail: `${holdText}: the timer fired, resent from PSN ${got} (first unacknowledged ${want}) ${us(measured)} after its last frame${since !== measured ? `, ${us(since)} after its timer could first have started` : ''}${
         !mayFire ? ', though the ACK was due before the timeout' : !inTime ? ': earlier than the timeout' : ''
       }`,
       clause,
