@@ -19,7 +19,7 @@ import { FAIL_ON_ANY, parseProbeFailOn, probeFailures, probeText } from '../apps
 import { ProbeCapture } from '../apps/probe/probe-capture';
 import { OUTPUT_FILE_STATUS } from './output-file';
 import { captureLine, probeOutputsWritable, writeProbeOutputs } from './probe-outputs';
-import { type ProbeScenario, parseScenario } from '../apps/probe/scenario';
+import { type ProbeScenario, dutIsServer, parseScenario } from '../apps/probe/scenario';
 
 export const PROBE_OPTIONS: readonly OptionSpec[] = [
   { name: 'scenario', kind: 'string', value: 'NAME', help: 'run a bundled scenario (see --list) instead of a FILE' },
@@ -76,10 +76,12 @@ The DUT is a second roce-ts on the in-memory link (--driver memory), or a live
 host running the tool (--driver xdp or packet, --dev IFACE): when the DUT is
 the requester this stack is the tool's server, prints the DUT's command line
 and waits for it; when the DUT is the responder this stack connects to its
-server at --dut IP. Before any traffic a live run makes the checks of
---doctor that apply (the interface is up, its MTU carries the scenario's path
-MTU, a GID, and with --dut the DUT's neighbour entry and RoCE on its UDP 4791)
-and ends with status 1 naming each problem and its fix; --no-doctor skips them.
+server at --dut IP (rping the other way round: rping -s, its server, is the
+requester of its READs and WRITEs). Before any traffic a live run makes the
+checks of --doctor that apply (the interface is up, its MTU carries the
+scenario's path MTU, a GID, and with --dut the DUT's neighbour entry and RoCE
+on its UDP 4791) and ends with status 1 naming each problem and its fix;
+--no-doctor skips them.
 
 ${formatOptions(PROBE_OPTIONS)}
 
@@ -181,8 +183,12 @@ export async function probeCommand(argv: readonly string[], out: Output, ctx?: C
     const ifname = args.values.get('dev');
     if (ifname === undefined) throw new UsageError(`--driver ${driver} needs --dev IFACE (the interface this stack runs RoCE on)`);
     const dut = args.values.get('dut');
-    if (loaded.scenario.dut.role === 'responder' && dut === undefined)
-      throw new UsageError('the DUT is the responder (its tool is the server): give its address with --dut IP');
+    if (dutIsServer(loaded.scenario.dut) && dut === undefined)
+      throw new UsageError(
+        loaded.scenario.dut.tool === 'rping'
+          ? 'the DUT is the requester (rping -s, the server): give its address with --dut IP'
+          : 'the DUT is the responder (its tool is the server): give its address with --dut IP',
+      );
     const num = (name: string, min: number, max: number): number | undefined => {
       const v = args.values.get(name);
       return v === undefined ? undefined : intValue(v, name, min, max);

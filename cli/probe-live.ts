@@ -20,7 +20,7 @@ import { OUTPUT_FILE_STATUS } from './output-file';
 import { type ProbeOutputPaths, captureLine, writeProbeOutputs } from './probe-outputs';
 import { ProbeError, ProbeErrorCode } from '../apps/probe/probe-error';
 import { probeFailures, probeText } from '../apps/probe/probe-report';
-import { DutRole, type ProbeScenario } from '../apps/probe/scenario';
+import { DutRole, type ProbeScenario, dutIsServer } from '../apps/probe/scenario';
 import type { DoctorCheck } from '../apps/doctor/doctor-checks';
 import { preRunBoundMs, preRunChecks, preRunRefusal } from '../apps/doctor/pre-run';
 
@@ -75,8 +75,11 @@ async function checksBeforeRun(a: ProbeLiveArgs): Promise<DoctorCheck[]> {
   const late = new Promise<null>((res) => {
     timer = setTimeout(() => res(null), boundMs);
   });
-  const checks = await Promise.race([preRunChecks({ ifname: a.ifname, dut: a.dut, mtu: a.scenario.traffic.mtu, dutRole: a.scenario.dut.role }), late]).finally(
-    () => clearTimeout(timer),
+  // The RoCE-port check waits for a DUT server that should be up already, as perftest's responder is;
+  // with rping the server is the requester (rping -s), and it is given the role of one.
+  const dutRole = dutIsServer(a.scenario.dut) ? DutRole.RESPONDER : DutRole.REQUESTER;
+  const checks = await Promise.race([preRunChecks({ ifname: a.ifname, dut: a.dut, mtu: a.scenario.traffic.mtu, dutRole }), late]).finally(() =>
+    clearTimeout(timer),
   );
   if (checks === null)
     throw new ProbeError(
@@ -142,7 +145,11 @@ export async function runProbeLive(out: Output, ctx: CommandContext, a: ProbeLiv
         seed: a.seed,
         rdmaCm: a.rdmaCm,
         onListening: (port, command) => {
-          if (!a.json) out.stdout(`roce probe: waiting for the DUT on port ${port}; run on it: ${command}\n`);
+          if (!a.json) {
+            out.stdout(`roce probe: waiting for the DUT on port ${port}; run on it: ${command}\n`);
+            // Said now, not with the report: the user (or a script) runs the DUT's command on reading it.
+            void out.flush();
+          }
         },
       },
     );
@@ -157,7 +164,7 @@ export async function runProbeLive(out: Output, ctx: CommandContext, a: ProbeLiv
         `${JSON.stringify({ ok, source: a.source, ...run.result, live: run.live, doctor, ...(written === null ? {} : { pcap: written }), failures })}\n`,
       );
     else {
-      if (a.scenario.dut.role === DutRole.RESPONDER) out.stdout(`DUT command: ${run.live.dutCommand}\n`);
+      if (run.live.dutIsServer) out.stdout(`DUT command: ${run.live.dutCommand}\n`);
       out.stdout(probeText(run.result));
       out.stdout(`${liveLines(run.live).join('\n')}\n`);
       if (written !== null) out.stdout(captureLine(written));

@@ -43,8 +43,9 @@ import { ProbeSide, PERFTEST_MIN_RNR_TIMER, PERFTEST_RETRY_CNT, PERFTEST_RNR_RET
 import type { FrameRecord, ProbeDriver } from './probe-driver';
 import { ProbeError, ProbeErrorCode } from './probe-error';
 import type { ProbeResult } from './probe-result';
-import { DUT_TOOLS, DutRole, EventType, type ProbeScenario, packetsPerMessage } from './scenario';
+import { DUT_TOOLS, DutRole, EventType, type ProbeScenario, dutIsServer, packetsPerMessage } from './scenario';
 import { RNR_TIMER_USEC } from '../../packets/aeth';
+import { rpingExchange } from './live-rping';
 
 /** perftest's MIN_ITER: the fewest messages -n takes. */
 export const PERFTEST_MIN_ITERS = 5;
@@ -93,6 +94,9 @@ export interface DutAttribute {
   source: string;
 }
 
+/** What a run's exchange with the DUT learned, before the figures: the live result less what the runner adds. */
+export type LiveExchange = Omit<LiveRunInfo, 'dutIsServer'> & { durationNs: number };
+
 /** What a live run adds to the result. */
 export interface LiveRunInfo {
   /** Messages per QP the tool moves (perftest's -n). */
@@ -110,6 +114,8 @@ export interface LiveRunInfo {
   pollingDelayNs: number;
   /** Why the run did not complete (the exchange failed, the DUT went silent), or null. */
   error: string | null;
+  /** The DUT's tool is the server this stack connected to (its command is printed with the report), not the client it waited for. */
+  dutIsServer: boolean;
 }
 
 export interface LiveRun {
@@ -177,7 +183,8 @@ export function dutAttributes(s: ProbeScenario, rdmaCm = false): DutAttribute[] 
 
 /** Refuses what a live run cannot do with `s`, before anything is opened towards the DUT. */
 export function checkLiveScenario(s: ProbeScenario): { messages: number } {
-  if (s.dut.tool === 'rping') throw new ProbeError(ProbeErrorCode.RUN, 'a live DUT runs ib_write_bw, ib_read_bw or ib_send_bw in this version, not rping');
+  // rping moves exactly -C pings, the scenario's num-msgs-per-qp: nothing to refuse here (its events were checked against its pings when the scenario was read).
+  if (s.dut.tool === 'rping') return { messages: s.traffic.numMsgsPerQp };
   const messages = Math.max(PERFTEST_MIN_ITERS, s.traffic.numMsgsPerQp);
   if (messages > s.traffic.numMsgsPerQp) {
     const tail = tailEvents(s)[0];
@@ -210,6 +217,7 @@ export function liveBound(s: ProbeScenario): ReturnType<typeof noProgressBound> 
 /** Runs `s` against the DUT's tool with this stack on `host`; the figures are measured at this stack's driver. */
 export async function runLive(s: ProbeScenario, host: LiveHost, o: LiveRunOptions = {}): Promise<LiveRun> {
   const { messages } = checkLiveScenario(s);
+  if (s.dut.tool === 'rping') return liveRun(s, host, await rpingExchange(s, host, o));
   const dutIsRequester = s.dut.role === DutRole.REQUESTER;
   const role = dutIsRequester ? 'server' : 'client';
   if (!dutIsRequester && o.dut === undefined)
@@ -311,11 +319,6 @@ export async function runLive(s: ProbeScenario, host: LiveHost, o: LiveRunOption
   const records = host.probe.records;
   const warnings: string[] = [];
   const attrs = dutAttributes(s, rdmaCm);
-  for (const a of attrs)
-    if (a.toolValue !== null && a.value !== a.toolValue && (a.name !== 'min_rnr_timer' || !dutIsRequester))
-      warnings.push(
-        `${a.name} ${a.value} is the scenario's; ${s.dut.tool} sets ${a.toolValue} and cannot be told (a stock tool's figures are judged against ${a.value})`,
-      );
   if (messages > t.numMsgsPerQp)
     warnings.push(
       `${s.dut.tool} moves at least ${PERFTEST_MIN_ITERS} messages per QP (-n): ${messages} ran, the scenario asks for ${t.numMsgsPerQp}; the events are on the scenario's PSNs`,
@@ -327,14 +330,44 @@ export async function runLive(s: ProbeScenario, host: LiveHost, o: LiveRunOption
       error ??= `the DUT's ${verb.toUpperCase()}s are ${first.reth.length} bytes, the scenario's message-size is ${t.messageSize}: run the tool with -s ${t.messageSize}`;
   }
   const pollingDelayNs = loop.count > 0 ? Math.max(0, loop.max - LOOP_SAMPLE_MS * 1e6) : 0;
-  const figures = measure({ scenario: s, qps: side.state.qps, records, pathRttNs: null, errorNs: pollingDelayNs });
+  return liveRun(s, host, {
+    durationNs,
+    messagesPerQp: messages,
+    dutCommand: command,
+    dutAttributes: attrs,
+    warnings,
+    qps: side.state.qps,
+    ourCompletions: side.state.ourCompletions,
+    pollingDelayNs,
+    error,
+  });
+}
+
+/**
+ * The figures measured on the probe driver's records and the result of a live run: `info` is what
+ * the run learned; a scenario value an attribute's tool cannot be told and does not use is a
+ * warning (min_rnr_timer only when the DUT is the responder: only its RNR NAKs carry it).
+ */
+function liveRun(s: ProbeScenario, host: LiveHost, info: LiveExchange): LiveRun {
+  const { durationNs, ...rest } = info;
+  const t = s.traffic;
+  const dutIsRequester = s.dut.role === DutRole.REQUESTER;
+  const records = host.probe.records;
+  const warnings: string[] = [];
+  for (const a of info.dutAttributes)
+    if (a.toolValue !== null && a.value !== a.toolValue && (a.name !== 'min_rnr_timer' || !dutIsRequester))
+      warnings.push(
+        `${a.name} ${a.value} is the scenario's; ${s.dut.tool} sets ${a.toolValue} and cannot be told (a stock tool's figures are judged against ${a.value})`,
+      );
+  warnings.push(...info.warnings);
+  const figures = measure({ scenario: s, qps: info.qps, records, pathRttNs: null, errorNs: info.pollingDelayNs });
   const label = host.driver === 'xdp' ? 'AF_XDP' : 'AF_PACKET';
   const result: ProbeResult = {
     scenario: s.name,
     dut: { role: s.dut.role, tool: s.dut.tool, driver: host.driver },
     timestamps: {
       where: `this stack's ${label} driver, at its transmit and receive calls, on the host's monotonic clock; a received frame's time is late by the polling delay (it waits in the ring until the event loop polls the driver), at most the event loop's largest delay in the run plus the process's wake-up`,
-      errorNs: pollingDelayNs,
+      errorNs: info.pollingDelayNs,
     },
     pathRttNs: null,
     figures,
@@ -346,15 +379,5 @@ export async function runLive(s: ProbeScenario, host: LiveHost, o: LiveRunOption
     },
     durationNs,
   };
-  const live: LiveRunInfo = {
-    messagesPerQp: messages,
-    dutCommand: command,
-    dutAttributes: attrs,
-    warnings,
-    qps: side.state.qps,
-    ourCompletions: side.state.ourCompletions,
-    pollingDelayNs,
-    error,
-  };
-  return { result, live, records };
+  return { result, live: { ...rest, warnings, dutIsServer: dutIsServer(s.dut) }, records };
 }

@@ -28,7 +28,7 @@ import { DEVICE_MAX_RD_ATOMIC, type PerftestConfig, type ResolvedConfig } from '
 import type { PerftestDest } from '../oob/perftest-messages';
 import type { ProbeQp } from './measurements';
 import type { FrameRecord, ProbeDriver } from './probe-driver';
-import { DutRole, EventType, type ProbeScenario, packetsPerMessage } from './scenario';
+import { DutRole, EventType, type ProbeEvent, type ProbeScenario, packetsPerMessage } from './scenario';
 
 /** perftest's min_rnr_timer, retry_cnt and rnr_retry on the TCP exchange (perftest_resources.c ctx_modify_qp_to_rtr / _rts). */
 export const PERFTEST_MIN_RNR_TIMER = 12;
@@ -130,46 +130,7 @@ export class ProbeSide extends PerftestSide {
 
   /** The events as fault rules at absolute QP numbers and PSNs (the memory runner's rules, the same keys). */
   private armEvents(): void {
-    const tx: FaultRule[] = [];
-    const rx: FaultRule[] = [];
-    for (const e of this.scenario.events) {
-      const q = this.state.qps[e.qpn];
-      if (q === undefined) continue;
-      const psn = psnAdd(q.requestStartPsn, e.psn);
-      const round = e.iter === 'all' ? {} : { round: e.iter - 1 };
-      const ours = { qpn: q.dutQpn, psn, ...round };
-      switch (e.type) {
-        case EventType.DROP:
-          rx.push({ action: 'drop', match: { qpn: q.ourQpn, psn, ...round } });
-          break;
-        case EventType.SKIP:
-        case EventType.DROP_READ_RESPONSE:
-          tx.push({ action: 'drop', match: ours });
-          break;
-        case EventType.WITHHOLD_ACK:
-          tx.push({ action: 'drop', match: { ...ours, opcode: 'ACKNOWLEDGE' } });
-          break;
-        case EventType.DUPLICATE:
-          tx.push({ action: 'duplicate', match: ours });
-          break;
-        case EventType.ECN:
-          tx.push({ action: 'ecnCe', match: ours });
-          break;
-        case EventType.DELAY_ACK:
-          // Held on the host's clock by the probe driver, recorded when it leaves.
-          tx.push({ action: 'delay', delayNs: (e.delayUs ?? 0) * 1000, match: { ...ours, opcode: 'ACKNOWLEDGE' } });
-          break;
-        case EventType.SEQ_NAK:
-          // The request never reaches our responder; answerDutRequests() answers it with the NAK.
-          rx.push({ action: 'drop', match: { qpn: q.ourQpn, psn, ...round } });
-          break;
-        default:
-          break;
-      }
-    }
-    this.probe.arm({ rules: tx }, { rules: rx }, this.seed);
-    // seq-nak and cnp: what this side does itself when the DUT's request arrives.
-    this.probe.onReceived = dutRequestAnswers(this.scenario, this.state.qps, this.qps, this.dev);
+    armProbeEvents(this.scenario, this.state.qps, this.qps, this.dev, this.probe, this.seed);
   }
 
   /**
@@ -245,4 +206,63 @@ export class ProbeSide extends PerftestSide {
     const bytes = want * rc.size;
     this.myReport = { size: BigInt(rc.size), iters: BigInt(this.messages), bwPeak: 0, bwAvg: bytes / s / 2 ** 20, msgRateAvg: want / s / 1e6 };
   }
+}
+
+/**
+ * The events of `scenario` as the probe driver's fault rules at the QPs' absolute numbers and PSNs
+ * (the memory runner's rules, the same keys), and its answers to the DUT's requests (seq-nak, cnp).
+ * `frameOpcode` narrows a rule to the opcode of the frame the event names, where the QP carries
+ * requests both ways (rping: a PSN of one direction may be the number of a frame of the other).
+ */
+export function armProbeEvents(
+  scenario: ProbeScenario,
+  qps: readonly ProbeQp[],
+  ours: readonly QueuePair[],
+  dev: Device,
+  probe: ProbeDriver,
+  seed: number,
+  frameOpcode: (e: ProbeEvent) => number | undefined = () => undefined,
+): void {
+  const tx: FaultRule[] = [];
+  const rx: FaultRule[] = [];
+  for (const e of scenario.events) {
+    const q = qps[e.qpn];
+    if (q === undefined) continue;
+    const psn = psnAdd(q.requestStartPsn, e.psn);
+    const round = e.iter === 'all' ? {} : { round: e.iter - 1 };
+    const op = frameOpcode(e);
+    const opcode = op === undefined ? {} : { opcode: op };
+    const ours = { qpn: q.dutQpn, psn, ...round };
+    switch (e.type) {
+      case EventType.DROP:
+        rx.push({ action: 'drop', match: { qpn: q.ourQpn, psn, ...round, ...opcode } });
+        break;
+      case EventType.SKIP:
+      case EventType.DROP_READ_RESPONSE:
+        tx.push({ action: 'drop', match: { ...ours, ...opcode } });
+        break;
+      case EventType.WITHHOLD_ACK:
+        tx.push({ action: 'drop', match: { ...ours, opcode: 'ACKNOWLEDGE' } });
+        break;
+      case EventType.DUPLICATE:
+        tx.push({ action: 'duplicate', match: { ...ours, ...opcode } });
+        break;
+      case EventType.ECN:
+        tx.push({ action: 'ecnCe', match: { ...ours, ...opcode } });
+        break;
+      case EventType.DELAY_ACK:
+        // Held on the host's clock by the probe driver, recorded when it leaves.
+        tx.push({ action: 'delay', delayNs: (e.delayUs ?? 0) * 1000, match: { ...ours, opcode: 'ACKNOWLEDGE' } });
+        break;
+      case EventType.SEQ_NAK:
+        // The request never reaches our responder; dutRequestAnswers() answers it with the NAK.
+        rx.push({ action: 'drop', match: { qpn: q.ourQpn, psn, ...round, ...opcode } });
+        break;
+      default:
+        break;
+    }
+  }
+  probe.arm({ rules: tx }, { rules: rx }, seed);
+  // seq-nak and cnp: what this side does itself when the DUT's request arrives.
+  probe.onReceived = dutRequestAnswers(scenario, qps, ours, dev);
 }

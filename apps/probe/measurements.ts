@@ -51,7 +51,7 @@ import type { FrameRecord } from './probe-driver';
 import { type DcqcnEstimate, estimateDcqcn } from './dcqcn-estimate';
 import { pacedLevels, windowCut } from './rate-levels';
 import { RP_DEFAULTS } from '../../stack/congestion/parameters';
-import { EventType, type ProbeEvent, type ProbeScenario, ProbeVerb } from './scenario';
+import { DutRole, EventType, type ProbeEvent, type ProbeScenario, ProbeVerb } from './scenario';
 
 export const FigureKind = {
   NAK_GENERATION: 'nakGeneration',
@@ -133,6 +133,7 @@ export interface MeasureContext {
 
 const isRequest = (op: number): boolean => ((OPCODES[op]?.flags ?? 0) & OpFlag.REQ) !== 0;
 const isResponse = (op: number): boolean => ((OPCODES[op]?.flags ?? 0) & OpFlag.RESP) !== 0;
+const isReadRequest = (op: number): boolean => isRequest(op) && ((OPCODES[op]?.flags ?? 0) & OpFlag.READ) !== 0;
 const isSeqNak = (r: FrameRecord): boolean => {
   if (r.syndrome < 0) return false;
   const s = decodeSyndrome(r.syndrome);
@@ -151,7 +152,15 @@ interface QpView {
 
 function viewOf(ctx: MeasureContext, qp: number): QpView {
   const q = ctx.qps[qp]!;
-  return { recs: ctx.records.filter((r) => (r.dir === 'rx' ? r.destQp === q.ourQpn : r.destQp === q.dutQpn)), start: q.requestStartPsn };
+  // The data direction only: the data responder's own requests and their answers run on the other
+  // end's PSNs (rping's client SENDs its buffer advertisements on the QP the server READs and WRITEs
+  // on), and one PSN number would otherwise name two frames. perftest's QPs carry none.
+  const dutRequests = ctx.scenario.dut.role === DutRole.REQUESTER;
+  const otherWay = (r: FrameRecord): boolean => ((r.dir === 'rx') !== dutRequests ? isRequest(r.opcode) : isResponse(r.opcode));
+  return {
+    recs: ctx.records.filter((r) => (r.dir === 'rx' ? r.destQp === q.ourQpn : r.destQp === q.dutQpn) && !otherWay(r)),
+    start: q.requestStartPsn,
+  };
 }
 
 const rel = (v: QpView, psn: number): number => psnDiff(psn, v.start);
@@ -494,12 +503,15 @@ function lossRecovery(ctx: MeasureContext, ev: ProbeEvent): Figure[] {
 function readRetry(ctx: MeasureContext, ev: ProbeEvent, v: QpView, r: FrameRecord, latency: number): Figure {
   const t = ctx.scenario.traffic;
   const got = rel(v, r.psn);
-  const first = v.recs.find((x) => x.dir === 'rx' && x.reth !== null && isRequest(x.opcode));
-  // Within the message the READ of the lost PSN belongs to (messages are back to back, one READ each).
-  const perMsg = Math.max(1, Math.ceil(t.messageSize / t.mtu));
-  const inMsg = ev.psn % perMsg;
-  const wantLen = t.messageSize - inMsg * t.mtu;
-  const wantVa = first?.reth === null || first === undefined ? null : first.reth.va + BigInt(inMsg * t.mtu);
+  // The DUT's READ request whose response PSNs hold the lost one (its first copy): perftest's READs
+  // are back to back, rping's come between SENDs and WRITEs (rping-layout.ts).
+  const P = psnAdd(v.start, ev.psn);
+  const read = v.recs.find(
+    (x) => x.dir === 'rx' && x.reth !== null && isReadRequest(x.opcode) && psnDiff(P, x.psn) >= 0 && psnDiff(P, x.psn) <= lastPsnOffset(x, t.mtu),
+  );
+  const inMsg = read === undefined ? ev.psn % Math.max(1, Math.ceil(t.messageSize / t.mtu)) : psnDiff(P, read.psn);
+  const wantLen = (read?.reth?.length ?? t.messageSize) - inMsg * t.mtu;
+  const wantVa = read?.reth == null ? null : read.reth.va + BigInt(inMsg * t.mtu);
   const gotLen = r.reth?.length ?? null;
   const gotVa = r.reth?.va ?? null;
   const ok = got === ev.psn && gotLen === wantLen && (wantVa === null || gotVa === wantVa);
@@ -751,8 +763,9 @@ function duplicateResponse(ctx: MeasureContext, ev: ProbeEvent): Figure[] {
   const v = viewOf(ctx, ev.qpn);
   const P = psnAdd(v.start, ev.psn);
   const t = ctx.scenario.traffic;
-  const read = t.verb === ProbeVerb.READ;
   const atomic = t.verb === ProbeVerb.ATOMIC;
+  // A READ by the copy's opcode: rping's server sends READs, SENDs and WRITEs on one QP.
+  const read = v.recs.some((r) => r.dir === 'tx' && r.psn === P && isReadRequest(r.opcode));
   const clause = read ? 'rxe `rxe_resp.c` duplicate_request() (a duplicate READ is executed again)' : atomic ? ATOMIC_REPLAY_CLAUSE : 'IBTA vol. 1 C9-105';
   const copies = v.recs.map((r, i) => ({ r, i })).filter(({ r }) => r.dir === 'tx' && r.fate === 'delivered' && r.psn === P && isRequest(r.opcode));
   const dup = copies[1];

@@ -78,6 +78,14 @@ function timeBoundNs(s: ProbeScenario): number {
 
 /** Runs `scenario` against another roce-ts device on the in-memory link; the figures are measured at this stack's driver. */
 export function runInMemory(scenario: ProbeScenario, o: MemoryRunOptions = {}): ProbeResult {
+  // This runner moves perftest's workload (every message of one verb posted at once); rping's ping
+  // (a READ, a SEND, a WRITE, a SEND, each after the last completed, over the RDMA CM) is driven
+  // against a live DUT only (live-rping.ts).
+  if (scenario.dut.tool === 'rping')
+    throw new ProbeError(
+      ProbeErrorCode.RUN,
+      "an rping DUT runs live (--driver xdp|packet): the in-memory link moves perftest's workload, not rping's exchange over the RDMA CM",
+    );
   const latencyNs = o.latencyNs ?? 2000;
   const seed = o.seed ?? 1;
   const clock = new VirtualClock();

@@ -11,7 +11,10 @@
  * PSN of the request it answers, so one number names the request and its answer.
  */
 import { type RpParams, RP_DEFAULTS, resolveCongestion } from '../../stack/congestion/parameters';
+import { RPING_MAX_BUFSIZE, RPING_MIN_BUFSIZE } from '../rping/ping-data';
+import { RPING_DEFAULT_SIZE } from '../rping/rping';
 import { ProbeError, ProbeErrorCode } from './probe-error';
+import { RpingOp, describeRpingPsn, rpingPsnAt, rpingPsnsPerPing } from './rping-layout';
 import { parseYaml, type YamlNode } from './yaml-subset';
 
 /** Which end of the data transfer the DUT is: the requester (ib_*_bw's client) or the responder (its server). */
@@ -22,7 +25,10 @@ export type DutRole = (typeof DutRole)[keyof typeof DutRole];
 export const ProbeVerb = { WRITE: 'write', READ: 'read', SEND: 'send', ATOMIC: 'atomic' } as const;
 export type ProbeVerb = (typeof ProbeVerb)[keyof typeof ProbeVerb];
 
-/** The stock tools a DUT runs, with the verb each moves. */
+/**
+ * The stock tools a DUT runs, with the verb each moves. rping's server moves a READ, a SEND, a
+ * WRITE and a SEND per ping (rping-layout.ts); its verb is READ, the one its data starts with.
+ */
 export const DUT_TOOLS = {
   ib_write_bw: 'write',
   ib_read_bw: 'read',
@@ -31,6 +37,14 @@ export const DUT_TOOLS = {
   rping: 'read',
 } as const satisfies Record<string, ProbeVerb>;
 export type DutTool = keyof typeof DUT_TOOLS;
+
+/**
+ * Whether the DUT's tool is the server this stack connects to (`--dut`), not the client it waits
+ * for: perftest's server is the responder, rping's (`rping -s`) the requester of its READs and WRITEs.
+ */
+export function dutIsServer(dut: { role: DutRole; tool: DutTool }): boolean {
+  return dut.tool === 'rping' ? dut.role === DutRole.REQUESTER : dut.role === DutRole.RESPONDER;
+}
 
 /**
  * What an event does. On the DUT's frames: `drop` (lost before this stack sees it). On this stack's
@@ -200,10 +214,22 @@ export function packetsPerMessage(t: Pick<ProbeTraffic, 'messageSize' | 'mtu'>):
   return Math.max(1, Math.ceil(t.messageSize / t.mtu));
 }
 
-function readTraffic(n: YamlNode | undefined, fileLine: number, toolVerb: ProbeVerb): ProbeTraffic {
+/**
+ * The request PSNs of one QP's whole run: every message's packets, or with rping every ping's READ,
+ * SEND, WRITE and SEND (rping-layout.ts).
+ */
+export function requestPsns(s: { tool: DutTool; traffic: ProbeTraffic }): number {
+  const t = s.traffic;
+  return (s.tool === 'rping' ? rpingPsnsPerPing(t.messageSize, t.mtu) : packetsPerMessage(t)) * t.numMsgsPerQp;
+}
+
+function readTraffic(n: YamlNode | undefined, fileLine: number, tool: DutTool): ProbeTraffic {
   const what = 'traffic';
+  const toolVerb: ProbeVerb = DUT_TOOLS[tool];
   const atomic = toolVerb === ProbeVerb.ATOMIC;
-  const defaultSize = atomic ? ATOMIC_MESSAGE_SIZE : TRAFFIC_DEFAULTS.messageSize;
+  const rping = tool === 'rping';
+  // rping's -S defaults to 64 bytes (rping.c main()).
+  const defaultSize = atomic ? ATOMIC_MESSAGE_SIZE : rping ? RPING_DEFAULT_SIZE : TRAFFIC_DEFAULTS.messageSize;
   if (n === undefined) return { verb: toolVerb, ...TRAFFIC_DEFAULTS, messageSize: defaultSize };
   const m = asMap(n, what);
   checkKeys(
@@ -231,9 +257,15 @@ function readTraffic(n: YamlNode | undefined, fileLine: number, toolVerb: ProbeV
   const messageSize = int(m, 'message-size', what, 1, 16 << 20) ?? defaultSize;
   if (atomic && messageSize !== ATOMIC_MESSAGE_SIZE)
     bad(m.entries.get('message-size')!.keyLine, `traffic.message-size of an atomic is ${ATOMIC_MESSAGE_SIZE} (one 64-bit word), not ${messageSize}`);
+  // rping's -S range (rping.c main(): "Invalid size"); the size is both ends' buffers, the READ's and the WRITE's length.
+  if (rping && (messageSize < RPING_MIN_BUFSIZE || messageSize > RPING_MAX_BUFSIZE))
+    bad(m.entries.get('message-size')!.keyLine, `traffic.message-size is rping's -S, ${RPING_MIN_BUFSIZE}..${RPING_MAX_BUFSIZE}, not ${messageSize}`);
+  const numQps = int(m, 'num-qps', what, 1, 64) ?? TRAFFIC_DEFAULTS.numQps;
+  // rping connects one QP (one rdma_cm_id per client).
+  if (rping && numQps !== 1) bad(m.entries.get('num-qps')!.keyLine, `rping connects one QP: traffic.num-qps is 1, not ${numQps}`);
   return {
     verb,
-    numQps: int(m, 'num-qps', what, 1, 64) ?? TRAFFIC_DEFAULTS.numQps,
+    numQps,
     numMsgsPerQp: int(m, 'num-msgs-per-qp', what, 1, 1024) ?? TRAFFIC_DEFAULTS.numMsgsPerQp,
     messageSize,
     mtu,
@@ -248,7 +280,52 @@ function readTraffic(n: YamlNode | undefined, fileLine: number, toolVerb: ProbeV
   };
 }
 
-function readEvent(n: YamlNode, s: { role: DutRole; traffic: ProbeTraffic }): ProbeEvent {
+/**
+ * Why an event of `type` at relative PSN `psn` does not fit an rping run (rping-layout.ts), or
+ * null. rping's server posts each operation only once the one before has completed, so a loss is
+ * revealed by a later packet only inside a multi-packet WRITE; every answer the client gives is to
+ * one operation.
+ */
+function rpingEventProblem(type: EventType, psn: number, role: DutRole, t: ProbeTraffic): string | null {
+  const w = rpingPsnAt(psn, t.messageSize, t.mtu);
+  const where = `PSN ${psn} is in ${describeRpingPsn(w)}`;
+  const dutFrame = role === DutRole.REQUESTER ? 'the DUT (rping -s) sends' : 'we (the rping server) send';
+  switch (type) {
+    case EventType.RNR_NAK:
+      return "an rnr-nak event is not driven with rping: this stack's end keeps its one receive posted, as rping does (rping_cq_event_handler() reposts it as each SEND arrives)";
+    case EventType.CNP:
+      return 'a cnp event reads the rate limiter, but rping posts one operation at a time, each after the last completed (rping_test_server()): its rate follows the round trip';
+    case EventType.DROP:
+      if (role === DutRole.REQUESTER)
+        return w.request === null
+          ? `${where}: only its first PSN carries a request of the DUT's; the others are our READ responses (drop-read-response drops one)`
+          : null;
+      return w.response === null ? `${where}: the DUT (rping -c) ACKs a WRITE at its last PSN (${w.first + w.packets - 1}), not at this one` : null;
+    case EventType.SEQ_NAK:
+      return w.request === null ? `${where}: only its first PSN carries a request ${dutFrame}` : null;
+    case EventType.SKIP:
+    case EventType.DUPLICATE:
+    case EventType.ECN:
+      if (w.request === null) return `${where}: only its first PSN carries a request ${dutFrame}`;
+      // After a READ request, a SEND or a WRITE's last packet rping's server waits for the
+      // completion: nothing follows to show the DUT the gap (our own timeout resends it).
+      if (type === EventType.SKIP && (w.op !== RpingOp.WRITE || w.offset === w.packets - 1))
+        return `${where}, and nothing follows it until it completes (rping_test_server() waits for each completion), so the DUT never sees a gap: skip a WRITE packet before its last (traffic.message-size above traffic.mtu)`;
+      return null;
+    case EventType.WITHHOLD_ACK:
+    case EventType.DELAY_ACK:
+      if (w.op === RpingOp.READ) return `${where}: our answer there is a READ response, not an ACK`;
+      return w.response === null ? `${where}: the ACK that completes it is for its last PSN (${w.first + w.packets - 1})` : null;
+    case EventType.DROP_READ_RESPONSE:
+      return w.op === RpingOp.READ
+        ? null
+        : `${where}: a drop-read-response event names a PSN of a ping's RDMA READ (PSNs ${w.ping * rpingPsnsPerPing(t.messageSize, t.mtu)}..)`;
+    default:
+      return null;
+  }
+}
+
+function readEvent(n: YamlNode, s: { role: DutRole; tool: DutTool; traffic: ProbeTraffic }): ProbeEvent {
   const what = 'event';
   const m = asMap(n, 'an event');
   checkKeys(m, ['type', 'qpn', 'psn', 'iter', 'timer', 'delay-us', 'count', 'interval-us'], what);
@@ -256,7 +333,7 @@ function readEvent(n: YamlNode, s: { role: DutRole; traffic: ProbeTraffic }): Pr
   if (type === null) bad(m.line, `an event needs a type (${EVENT_TYPES.join(', ')})`);
   const t = s.traffic;
   const qpn = int(m, 'qpn', what, 0, t.numQps - 1) ?? 0;
-  const lastPsn = packetsPerMessage(t) * t.numMsgsPerQp - 1;
+  const lastPsn = requestPsns({ tool: s.tool, traffic: t }) - 1;
   const psn = int(m, 'psn', what, 0, lastPsn);
   if (psn === null) bad(m.line, `an event needs a psn (relative, 0..${lastPsn})`);
   const it = m.entries.get('iter');
@@ -270,6 +347,10 @@ function readEvent(n: YamlNode, s: { role: DutRole; traffic: ProbeTraffic }): Pr
   if (type === EventType.CNP && s.role !== DutRole.REQUESTER) bad(m.line, "a cnp event tells the DUT's requester to slow down: it needs dut.role requester");
   else if (OUR_ANSWER_EVENTS.includes(type) && s.role !== DutRole.REQUESTER)
     bad(m.line, `a ${type} event acts on this stack's answers: it needs dut.role requester`);
+  if (s.tool === 'rping') {
+    const why = rpingEventProblem(type, psn, s.role, t);
+    if (why !== null) bad(m.line, why);
+  }
   if (type === EventType.DROP_READ_RESPONSE && t.verb !== ProbeVerb.READ) bad(m.line, 'a drop-read-response event needs traffic.verb read');
   const notAtomic = NOT_FOR_ATOMICS[type];
   if (t.verb === ProbeVerb.ATOMIC && notAtomic !== undefined) bad(m.line, `a ${type} event does not apply to atomics: ${notAtomic}`);
@@ -337,13 +418,13 @@ export function scenarioFromNode(root: YamlNode): ProbeScenario {
   const role = oneOf(dut, 'role', 'dut', Object.values(DutRole)) ?? bad(dutEntry.keyLine, `dut needs a role (${Object.values(DutRole).join(', ')})`);
   const tool =
     oneOf(dut, 'tool', 'dut', Object.keys(DUT_TOOLS) as DutTool[]) ?? bad(dutEntry.keyLine, `dut needs a tool (${Object.keys(DUT_TOOLS).join(', ')})`);
-  const traffic = readTraffic(m.entries.get('traffic')?.value, m.line, DUT_TOOLS[tool]);
+  const traffic = readTraffic(m.entries.get('traffic')?.value, m.line, tool);
   const dcqcn = readDcqcn(m.entries.get('dcqcn')?.value);
   const ev = m.entries.get('events');
   const events: ProbeEvent[] = [];
   if (ev !== undefined && !(ev.value.kind === 'scalar' && ev.value.value === null)) {
     if (ev.value.kind !== 'seq') bad(ev.keyLine, 'events must be a sequence (- type: ...)');
-    for (const item of ev.value.items) events.push(readEvent(item, { role, traffic }));
+    for (const item of ev.value.items) events.push(readEvent(item, { role, tool, traffic }));
   }
   return { name, description, dut: { role, tool }, traffic, dcqcn, events };
 }

@@ -59,6 +59,17 @@ export interface RpingConfig {
   /** How the loop waits while nothing happens (HostDevice.idleWait). */
   idleWait?: () => Promise<void>;
   onListening?: ((port: number) => void) | undefined;
+  /**
+   * The REQ's retry count and RNR retry count (the client; rping_init_conn_param()'s 7 and 7 by
+   * default), and the REP's RNR retry count (the server): the peer's CM gives its QP those
+   * (the kernel's cm_req_handler() and cm_rep_handler(), cm_init_qp_rts_attr()).
+   */
+  retryCount?: number;
+  rnrRetryCount?: number;
+  /** Called once the QP is connected (RTS), before the first ping: `roce probe` arms its events there. */
+  onConnected?: (qp: QueuePair) => void;
+  /** Every work completion the pings take, as it is taken. */
+  onCompletion?: (wc: WorkCompletion) => void;
 }
 
 export interface RpingResult {
@@ -223,6 +234,7 @@ async function waitFor(s: RpingSession, what: string, want: (wc: WorkCompletion)
   let mark = progressMark(conn.qp);
   for (;;) {
     for (const wc of conn.cq.poll(4)) {
+      s.cfg.onCompletion?.(wc);
       if (wc.status !== WcStatus.SUCCESS) {
         if (conn.disconnected && wc.status === WcStatus.WR_FLUSH_ERR) return 'disconnected';
         const qpErr =
@@ -268,13 +280,14 @@ async function connectClient(s: RpingSession): Promise<void> {
       dst: cfg.addr,
       port: s.plan.port,
       qp: conn.qp,
-      param: { responderResources: 1, initiatorDepth: 1, retryCount: 7, rnrRetryCount: 7 },
+      param: { responderResources: 1, initiatorDepth: 1, retryCount: cfg.retryCount ?? 7, rnrRetryCount: cfg.rnrRetryCount ?? 7 },
       ...cmConnectTiming(cfg.cm),
     },
     conn.onEvent,
   );
   if (conn.qp.state === QpState.INIT) conn.postRecv();
   await waitForEvent(conn, 'ESTABLISHED', 'the connection', s.plan.cmBound, s.idle);
+  cfg.onConnected?.(conn.qp);
   s.t0 = s.dev.clock.now();
 }
 
@@ -333,7 +346,8 @@ async function acceptClient(s: RpingSession): Promise<void> {
   const id: RdmaCmId = pending;
   if (cfg.beforeConnect !== undefined) await cfg.beforeConnect(v4Gid(id.peerAddr));
   conn.id = id;
-  id.accept(conn.qp, { responderResources: 1, initiatorDepth: 1 });
+  id.accept(conn.qp, { responderResources: 1, initiatorDepth: 1, ...(cfg.rnrRetryCount !== undefined ? { rnrRetryCount: cfg.rnrRetryCount } : {}) });
+  cfg.onConnected?.(conn.qp);
   conn.postRecv();
   s.t0 = s.dev.clock.now();
   listener.close();

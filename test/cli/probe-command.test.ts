@@ -108,14 +108,15 @@ test('a scenario that cannot be read: exit 2, the file and the line', async () =
   expect(missing.err).toMatch(/^roce probe: .*none\.yml: no such file/);
 });
 
-test('a run that cannot be made (a DUT tool a live run does not drive yet): exit 1, why; --json says why', async () => {
-  const file = path.join(dir, 'delay.yml');
-  fs.writeFileSync(file, 'name: delay\ndut:\n  role: requester\n  tool: rping\nevents:\n  - type: cnp\n    psn: 63\n');
-  const live = ['--driver', 'packet', '--dev', 'lo'];
-  const r = await probe(file, ...live);
+test('a run that cannot be made (an rping DUT on the in-memory link, which moves perftest workloads): exit 1, why; --json says why', async () => {
+  const file = path.join(dir, 'rping.yml');
+  fs.writeFileSync(file, 'name: rping\ndut:\n  role: requester\n  tool: rping\nevents:\n  - type: drop-read-response\n    psn: 0\n');
+  const r = await probe(file);
   expect(r.code).toBe(1);
-  expect(r.err).toBe(`roce probe: ${file}: a live DUT runs ib_write_bw, ib_read_bw or ib_send_bw in this version, not rping\n`);
-  const j = await probe(file, '--json', ...live);
+  expect(r.err).toBe(
+    `roce probe: ${file}: an rping DUT runs live (--driver xdp|packet): the in-memory link moves perftest's workload, not rping's exchange over the RDMA CM\n`,
+  );
+  const j = await probe(file, '--json');
   expect(j.code).toBe(1);
   expect(JSON.parse(j.out)).toMatchObject({ ok: false, code: 'ROCE_ERR_PROBE_RUN' });
 });

@@ -145,10 +145,11 @@ test('events key on the relative QP: a drop on QP 2 of 3 is measured there, the 
   expect(r.frames.dropped).toBe(1);
 });
 
-test('a live run refuses what it cannot drive, before anything is opened', () => {
-  const s = parseScenario(['name: d', 'dut:', '  role: requester', '  tool: rping', 'events:', '  - type: cnp', '    psn: 3'].join('\n'));
-  expect(() => checkLiveScenario(s)).toThrow(ProbeError);
-  expect(() => checkLiveScenario(s)).toThrow(/a live DUT runs ib_write_bw, ib_read_bw or ib_send_bw in this version, not rping/);
+test('an rping DUT runs live only: the in-memory link refuses it, a live run takes it', () => {
+  const s = parseScenario(['name: d', 'dut:', '  role: requester', '  tool: rping', 'events:', '  - type: drop-read-response', '    psn: 0'].join('\n'));
+  expect(() => runInMemory(s)).toThrow(ProbeError);
+  expect(() => runInMemory(s)).toThrow(/an rping DUT runs live \(--driver xdp\|packet\)/);
+  expect(checkLiveScenario(s)).toEqual({ messages: 1 });
 });
 
 test('seq-nak: our NAK answers the DUT request at once; it resends from the NAK PSN one round trip later, and only we NAKed', () => {
