@@ -182,8 +182,20 @@ export class RealClock implements Clock {
   private readonly timers = new Map<number, NodeJS.Timeout>();
   private readonly origin = process.hrtime.bigint();
 
+  /** `origin` as a number (exact while the host has been up less than 2^53 ns, 104 days). */
+  private readonly originNs = Number(this.origin);
+
   now(): number {
     return Number(process.hrtime.bigint() - this.origin);
+  }
+
+  /**
+   * A CLOCK_MONOTONIC time in ns (`process.hrtime`'s clock, and a driver's `rxTimeNs`,
+   * nic-driver/driver.ts `RxTimestamps`) on this clock, comparable with `now()`: this clock is the
+   * monotonic clock less the moment it was made. NaN stays NaN.
+   */
+  fromMonotonicNs(monoNs: number): number {
+    return monoNs - this.originNs;
   }
 
   /**

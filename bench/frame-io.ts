@@ -8,6 +8,11 @@
  * drains b. The figure is frames received per second, so it includes the sender's work and the
  * kernel's veth receive work, which runs in the sender's system call (as in docs' C figures, the
  * sending core is the limit).
+ *
+ * Then the receive path's cost of the AF_PACKET kernel timestamps, measured on the same frames: two
+ * AF_PACKET drivers on b, one with `rxTimestamps` and one without, each get every frame a sends;
+ * each round times both drains (in alternating order), and the figure is ns per received frame of
+ * each, for bursts of 1 and 64 frames (a burst of 1 carries the per-call clock check alone).
  */
 import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -75,6 +80,37 @@ async function measure(a: NicDriver, b: NicDriver, len: number): Promise<number>
   return got / dt;
 }
 
+/** ns per received frame of `rxBurst` drains on `with` and `without`, which receive the same frames. */
+async function rxCost(a: NicDriver, withTs: NicDriver, withoutTs: NicDriver, burstLen: number): Promise<[number, number]> {
+  const burst = Array.from({ length: burstLen }, () => frame(a, withTs, 128));
+  const spent = [0n, 0n];
+  const frames = [0, 0];
+  const drain = (d: NicDriver, k: number): void => {
+    const t0 = process.hrtime.bigint();
+    let n = 0;
+    for (;;) {
+      const got = d.rxBurst(256).length;
+      if (got === 0) break;
+      n += got;
+    }
+    spent[k]! += process.hrtime.bigint() - t0;
+    frames[k]! += n;
+  };
+  const end = process.hrtime.bigint() + BigInt(Math.round(seconds * 1e9));
+  for (let round = 0; process.hrtime.bigint() < end; round++) {
+    a.txBurst(burst);
+    if (round % 2 === 0) {
+      drain(withTs, 0);
+      drain(withoutTs, 1);
+    } else {
+      drain(withoutTs, 1);
+      drain(withTs, 0);
+    }
+  }
+  await new Promise((r) => setTimeout(r, 5));
+  return [Number(spent[0]!) / Math.max(1, frames[0]!), Number(spent[1]!) / Math.max(1, frames[1]!)];
+}
+
 async function main(): Promise<void> {
   applyNativeSwitch(process.env);
   if (process.getuid?.() !== 0) throw new Error('frame-io: needs root (network namespaces, raw sockets)');
@@ -85,6 +121,7 @@ async function main(): Promise<void> {
   const ifA = `rb${id}a`;
   const ifB = `rb${id}b`;
   const rows: Array<{ driver: string; bytes: number; pps: number }> = [];
+  const costs: Array<{ burst: number; withNs: number; withoutNs: number }> = [];
   try {
     ip(['netns', 'add', nsA]);
     ip(['netns', 'add', nsB]);
@@ -99,6 +136,11 @@ async function main(): Promise<void> {
     }
     const drivers: Array<[string, () => [NicDriver, NicDriver]]> = [
       ['af-packet', () => [AfPacketDriver.open({ ifname: ifA, netns: nsA }), AfPacketDriver.open({ ifname: ifB, netns: nsB })]],
+      // The same without the kernel receive timestamps, for the same-run comparison of their cost.
+      [
+        'af-packet-nots',
+        () => [AfPacketDriver.open({ ifname: ifA, netns: nsA, rxTimestamps: false }), AfPacketDriver.open({ ifname: ifB, netns: nsB, rxTimestamps: false })],
+      ],
       ['af-xdp', () => [AfXdpDriver.open({ ifname: ifA, netns: nsA }), AfXdpDriver.open({ ifname: ifB, netns: nsB })]],
     ];
     for (const [name, make] of drivers) {
@@ -110,6 +152,20 @@ async function main(): Promise<void> {
         b.close();
       }
     }
+    const a = AfPacketDriver.open({ ifname: ifA, netns: nsA });
+    const withTs = AfPacketDriver.open({ ifname: ifB, netns: nsB });
+    const withoutTs = AfPacketDriver.open({ ifname: ifB, netns: nsB, rxTimestamps: false });
+    try {
+      for (const burst of [1, 64]) {
+        await rxCost(a, withTs, withoutTs, burst); // warm up
+        const [withNs, withoutNs] = await rxCost(a, withTs, withoutTs, burst);
+        costs.push({ burst, withNs, withoutNs });
+      }
+    } finally {
+      a.close();
+      withTs.close();
+      withoutTs.close();
+    }
   } finally {
     for (const ns of [nsA, nsB]) {
       try {
@@ -120,15 +176,18 @@ async function main(): Promise<void> {
     }
   }
   if (json) {
-    console.log(JSON.stringify(rows));
+    console.log(JSON.stringify({ rows, rxTimestampCost: costs }));
     return;
   }
-  console.log('driver      frame B   packets/s   Gbit/s');
+  console.log('driver          frame B   packets/s   Gbit/s');
   for (const r of rows) {
     console.log(
-      `${r.driver.padEnd(11)} ${String(r.bytes).padStart(7)} ${Math.round(r.pps).toLocaleString('en-US').padStart(11)} ${((r.pps * r.bytes * 8) / 1e9).toFixed(2).padStart(8)}`,
+      `${r.driver.padEnd(15)} ${String(r.bytes).padStart(7)} ${Math.round(r.pps).toLocaleString('en-US').padStart(11)} ${((r.pps * r.bytes * 8) / 1e9).toFixed(2).padStart(8)}`,
     );
   }
+  console.log('\nAF_PACKET receive, ns per frame (same frames)   burst   stamps   no stamps');
+  for (const c of costs)
+    console.log(`${' '.repeat(47)}${String(c.burst).padStart(6)} ${c.withNs.toFixed(0).padStart(8)} ${c.withoutNs.toFixed(0).padStart(11)}`);
 }
 
 main().catch((e: unknown) => {

@@ -13,15 +13,22 @@
  * Transmit: frames are copied into a JS-owned slab and sent with one sendmmsg
  * per burst.
  *
+ * Receive timestamps (driver.ts `RxTimestamps`): each ring header carries the time the kernel
+ * stamped the frame on arrival (CLOCK_REALTIME, or the NIC's clock with `hardwareTimestamps`); the
+ * shim copies it with the frame's descriptor, three 32-bit words per frame into one reused array
+ * (nic-driver/rx-time.ts says why that form), and `rxTimeNs(i)` gives it on the monotonic clock
+ * the stack times itself with.
+ *
  * The kernel also sees every frame the packet socket sees. Without a UDP
  * listener on 4791 it would answer each RoCE datagram addressed to it with
  * ICMP port unreachable; the shim binds a UDP socket to the port (SO_REUSEPORT,
  * IPv4 and IPv6) with a drop-everything socket filter, so the kernel finds a
  * listener, sends nothing back and queues nothing (`udpGuard`).
  */
-import { type NicDriver, maxFrameLen } from './driver';
+import { type NicDriver, type RxTimeSource, type RxTimestamps, maxFrameLen } from './driver';
 import { NativeErrorCode, type NativePacketSocket, NicDriverError, intOption, macFromHex, native, nativeCall, netnsPath } from './native-binding';
-import { NativeSocketDriver } from './native-socket-driver';
+import { NativeSocketDriver, RX_BURST_MAX } from './native-socket-driver';
+import { RX_CLOCK_WORDS, RX_TIME_WORDS, offsetSeconds, realtimeToMonotonicNs, rxTimeSourceOf } from './rx-time';
 
 export interface AfPacketOptions {
   ifname: string;
@@ -44,12 +51,22 @@ export interface AfPacketOptions {
   qdiscBypass?: boolean;
   /** Bind the ICMP-preventing UDP guard socket (default true). */
   udpGuard?: boolean;
+  /** Hand over each frame's kernel receive time (`rxTimeNs`; default true). */
+  rxTimestamps?: boolean;
+  /**
+   * Prefer the NIC's raw hardware receive stamp (PACKET_TIMESTAMP with SOF_TIMESTAMPING_RAW_HARDWARE;
+   * default false). The NIC stamps only once its hardware timestamping is on (SIOCSHWTSTAMP, e.g.
+   * `hwstamp_ctl -i IF -r 1`), and its stamps are on its own clock, so `rxTimeNs` gives NaN for
+   * them (`rxTimeSource` 'raw-hardware', `rxTimeRawNs` the value); frames it did not stamp keep
+   * the kernel's software stamp.
+   */
+  hardwareTimestamps?: boolean;
 }
 
 /** Frames per native transmit call. */
 const TX_BATCH = 64;
 
-export class AfPacketDriver extends NativeSocketDriver<NativePacketSocket> implements NicDriver {
+export class AfPacketDriver extends NativeSocketDriver<NativePacketSocket> implements NicDriver, RxTimestamps {
   readonly name: string;
   readonly mac: number;
   readonly mtu: number;
@@ -59,6 +76,11 @@ export class AfPacketDriver extends NativeSocketDriver<NativePacketSocket> imple
   private readonly txSlab: Uint8Array;
   private readonly txStride: number;
   private readonly txDesc = new Uint32Array(2 * TX_BATCH);
+  /** Whether the shim writes receive timestamps (asked for, and an addon that knows them). */
+  readonly rxTimestamps: boolean;
+  /** The shim writes each received frame's (tp_sec, tp_nsec, source) here, and the clock offset into rxClock. */
+  private readonly rxTime = new Uint32Array(RX_TIME_WORDS * RX_BURST_MAX);
+  private readonly rxClock = new Uint32Array(RX_CLOCK_WORDS);
 
   private constructor(opts: AfPacketOptions) {
     super(opts.busyPoll === true);
@@ -101,12 +123,15 @@ export class AfPacketDriver extends NativeSocketDriver<NativePacketSocket> imple
           txSlab: this.txSlab.buffer as ArrayBuffer,
           rxDesc: this.rxDesc,
           txDesc: this.txDesc,
+          ...(opts.rxTimestamps !== false ? { rxTime: this.rxTime, rxClock: this.rxClock } : {}),
+          ...(opts.hardwareTimestamps === true ? { hwTimestamps: true } : {}),
           qdiscBypass: opts.qdiscBypass ?? false,
           udpGuard: opts.udpGuard ?? true,
         }),
     );
     const d = sock.describe();
     this.udpGuard = d.udpGuard;
+    this.rxTimestamps = d.rxTimestamps === true;
     this.ifindex = d.ifindex;
     this.mac = macFromHex(d.mac);
     this.name = `af-packet:${opts.ifname}`;
@@ -116,6 +141,32 @@ export class AfPacketDriver extends NativeSocketDriver<NativePacketSocket> imple
   /** Opens the driver on `opts.ifname`. Throws NicDriverError (no such interface, no privileges, ...). */
   static open(opts: AfPacketOptions): AfPacketDriver {
     return new AfPacketDriver(opts);
+  }
+
+  /** Frame `i` of the last `rxBurst`: its kernel receive time on CLOCK_MONOTONIC, ns (driver.ts `RxTimestamps`). */
+  rxTimeNs(i: number): number {
+    if (!this.rxTimestamps || !(i >= 0 && i < this.rxCount)) return Number.NaN;
+    const t = this.rxTime;
+    const k = RX_TIME_WORDS * Math.floor(i);
+    if (t[k + 2]! > 2) return Number.NaN; // 4: the NIC's clock (3, above 4: no kernel writes them)
+    const c = this.rxClock;
+    return realtimeToMonotonicNs(t[k]!, t[k + 1]!, offsetSeconds(c[0]!, c[1]!), c[2]!);
+  }
+
+  /** Which clock stamped frame `i` of the last `rxBurst`; null without a stamp. */
+  rxTimeSource(i: number): RxTimeSource | null {
+    if (!this.rxTimestamps || !(i >= 0 && i < this.rxCount)) return null;
+    return rxTimeSourceOf(this.rxTime[RX_TIME_WORDS * Math.floor(i) + 2]!);
+  }
+
+  /**
+   * Frame `i`'s stamp as the ring header has it, ns on its own clock (CLOCK_REALTIME, or the NIC's
+   * for 'raw-hardware'), or null without one. A BigInt per call: for the odd frame, not a burst.
+   */
+  rxTimeRawNs(i: number): bigint | null {
+    if (this.rxTimeSource(i) === null) return null;
+    const k = RX_TIME_WORDS * Math.floor(i);
+    return BigInt(this.rxTime[k]!) * 1_000_000_000n + BigInt(this.rxTime[k + 1]!);
   }
 
   txBurst(frames: readonly Uint8Array[]): number {

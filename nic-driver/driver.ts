@@ -96,6 +96,52 @@ export function hasRunReceive(d: NicDriver): d is NicDriver & RunReceive {
 }
 
 /**
+ * Which clock stamped a received frame (`RxTimestamps.rxTimeSource`), from the TP_STATUS_TS_* bits
+ * of its AF_PACKET ring header:
+ *   - `packet-socket`: no bit. The packet socket read CLOCK_REALTIME as it copied the frame into
+ *     the ring, in the kernel's receive path (softirq), before any user-space wake-up.
+ *   - `software`: TP_STATUS_TS_SOFTWARE. The frame's own software stamp (CLOCK_REALTIME), taken
+ *     earlier, where the kernel took the frame from the device; present while some socket of the
+ *     host asked for receive timestamps (SO_TIMESTAMP*), which makes the kernel stamp every frame.
+ *   - `sys-hardware`: TP_STATUS_TS_SYS_HARDWARE: a NIC's stamp moved onto CLOCK_REALTIME;
+ *     deprecated, and today's kernels never set it (linux/if_packet.h).
+ *   - `raw-hardware`: TP_STATUS_TS_RAW_HARDWARE. The NIC's stamp, on the NIC's own clock (its PHC),
+ *     when the driver was opened with hardware stamps asked for and the NIC made one.
+ */
+export type RxTimeSource = 'packet-socket' | 'software' | 'sys-hardware' | 'raw-hardware';
+
+/**
+ * Optional receive timestamps (the AF_PACKET driver has them; the memory link, AF_XDP and pcap
+ * replay have not, and a caller then takes a frame's time when it takes the frame): the time the
+ * kernel stamped each frame of the last `rxBurst` as it arrived, not when user space polled the
+ * ring, so a frame that waited in the ring for a busy event loop keeps its arrival time.
+ *
+ *   - `rxTimeNs(i)`: frame `i` (0-based, in the order the last `rxBurst` returned them) on the
+ *     host's monotonic clock (CLOCK_MONOTONIC: `process.hrtime`'s), ns, as a number: exact while
+ *     the host has been up less than 2^53 ns (104 days), within a few ns after that. `RealClock`'s
+ *     `fromMonotonicNs` turns it into the stack's own clock (base/clock.ts). NaN when the frame has
+ *     no stamp on that clock: `i` outside the last burst, stamps turned off, or a NIC's raw
+ *     hardware stamp (on the NIC's clock, which this does not convert).
+ *   - `rxTimeSource(i)`: which clock stamped it (`RxTimeSource`); null when NaN is for want of a stamp.
+ *
+ * Valid until the next `rxBurst`, as the frames are. Both members are present or neither is.
+ */
+export interface RxTimestamps {
+  rxTimeNs(i: number): number;
+  rxTimeSource(i: number): RxTimeSource | null;
+}
+
+/**
+ * True when `d` has receive timestamps. A driver whose `rxBurst` was replaced on the instance (a tap
+ * that may drop or add frames) counts as not having them: its frames' indices are no longer the
+ * driver's.
+ */
+export function hasRxTimestamps(d: NicDriver): d is NicDriver & RxTimestamps {
+  const x = d as NicDriver & Partial<RxTimestamps>;
+  return typeof x.rxTimeNs === 'function' && typeof x.rxTimeSource === 'function' && !Object.hasOwn(d, 'rxBurst');
+}
+
+/**
  * Optional transmit backpressure and on-wire report (the star switch's host uplinks have it,
  * nic-driver/star-switch.ts; the memory link and the host drivers have not, and the engine then
  * sends and charges as it builds). A NIC's transmit queue is a small ring, and a link paused by

@@ -113,6 +113,17 @@ export interface PacketSocketOptions {
   txSlab: ArrayBuffer;
   rxDesc: Uint32Array;
   txDesc: Uint32Array;
+  /**
+   * Receive timestamps (both or neither; addons built before them ignore both, and `describe()`
+   * then has no `rxTimestamps: true`): `rx` writes each frame's ring header stamp as (tp_sec,
+   * tp_nsec, TP_STATUS_TS_* bits >> 29) at 3i.. (3 words per rxDesc pair), and `rxClock` gets
+   * CLOCK_REALTIME - CLOCK_MONOTONIC as (seconds low word, high word, nanoseconds), measured at open
+   * and again when a burst finds the realtime clock stepped (nic-driver/rx-time.ts).
+   */
+  rxTime?: Uint32Array;
+  rxClock?: Uint32Array;
+  /** Ask for the NIC's raw hardware stamps (PACKET_TIMESTAMP SOF_TIMESTAMPING_RAW_HARDWARE). */
+  hwTimestamps?: boolean;
   qdiscBypass?: boolean;
   udpGuard?: boolean;
 }
@@ -129,6 +140,8 @@ export interface PacketSocketInfo {
   /** TPACKET_V2: slot size and count (0 for V3). */
   frameSize: number;
   frames: number;
+  /** True when rx writes receive timestamps (absent from addons built before them). */
+  rxTimestamps?: boolean;
   fd: number;
 }
 

@@ -27,6 +27,8 @@ export abstract class NativeSocketDriver<S extends NativeSocket> {
   private rxBuffer!: ArrayBuffer;
   /** Offset in `rxBuffer` that the addon's descriptor offsets count from. */
   protected rxBase = 0;
+  /** Frames the last `rxBurst` returned (what per-frame receive metadata of the subclass is valid for). */
+  protected rxCount = 0;
   private readonly busy: BusyLoop | null;
   private handler: (() => void) | null = null;
   /** What the poller (or busy loop) calls: the current handler, so replacing it needs no re-registration. */
@@ -55,10 +57,12 @@ export abstract class NativeSocketDriver<S extends NativeSocket> {
 
   rxBurst(max: number): Uint8Array[] {
     const sock = this.sock;
+    this.rxCount = 0;
     if (sock === null) return [];
     const want = Math.max(0, Math.min(Math.floor(max), RX_BURST_MAX));
     if (want === 0) return [];
     const n = sock.rx(want);
+    this.rxCount = n;
     const desc = this.rxDesc;
     const buffer = this.rxBuffer;
     const base = this.rxBase;

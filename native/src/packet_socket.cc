@@ -4,12 +4,15 @@
 #include <linux/filter.h>
 #include <linux/if_ether.h>
 #include <linux/if_packet.h>
+#include <linux/net_tstamp.h>
 #include <net/if.h>
 #include <netinet/in.h>
 #include <poll.h>
 #include <sys/mman.h>
+#include <time.h>
 #include <unistd.h>
 
+#include <cstdlib>
 #include <cstring>
 
 namespace roce {
@@ -87,6 +90,37 @@ void AttachFilter(Napi::Env env, int fd, std::vector<sock_filter>& prog, const c
   if (setsockopt(fd, SOL_SOCKET, SO_ATTACH_FILTER, &fp, sizeof fp) != 0) ThrowErrno(env, errno, "setsockopt", what);
 }
 
+int64_t Ns(const timespec& t) { return static_cast<int64_t>(t.tv_sec) * 1000000000 + t.tv_nsec; }
+
+// CLOCK_REALTIME - CLOCK_MONOTONIC, read between two CLOCK_MONOTONIC reads; *window gets the
+// distance between those (the reading's uncertainty: a preemption between the reads widens it).
+int64_t RealMinusMono(int64_t* window) {
+  timespec a, r, b;
+  clock_gettime(CLOCK_MONOTONIC, &a);
+  clock_gettime(CLOCK_REALTIME, &r);
+  clock_gettime(CLOCK_MONOTONIC, &b);
+  *window = Ns(b) - Ns(a);
+  return Ns(r) - (Ns(a) + *window / 2);
+}
+
+// The narrowest of several readings: the kernel's offset is one integer, constant until the
+// realtime clock is set (NTP slews both clocks alike), so one good reading serves until then.
+int64_t BestRealMinusMono() {
+  int64_t best = 0, best_window = INT64_MAX;
+  for (int i = 0; i < 16; i++) {
+    int64_t w;
+    const int64_t v = RealMinusMono(&w);
+    if (w < best_window) {
+      best_window = w;
+      best = v;
+    }
+  }
+  return best;
+}
+
+// A reading further than this from the one in use means the realtime clock was set (a step).
+constexpr int64_t kClockStepNs = 20000;
+
 template <typename T>
 void SetOpt(Napi::Env env, int fd, int level, int name, T v, const char* what) {
   if (setsockopt(fd, level, name, &v, sizeof v) != 0) ThrowErrno(env, errno, "setsockopt", what);
@@ -126,6 +160,15 @@ void PacketSocket::Open(Napi::Env env, const Napi::Object& o) {
   tx_len_ = txab.ByteLength();
   rx_desc_.Take(env, o, "rxDesc", 0);
   tx_desc_.Take(env, o, "txDesc", 0);
+  // Optional, so that callers built before they existed open the socket as before.
+  const Napi::Value timev = o.Get("rxTime");
+  if (!timev.IsUndefined()) {
+    rx_time_.Take(env, o, "rxTime", 3 * (rx_desc_.len / 2));
+    rx_clock_.Take(env, o, "rxClock", 3);
+    real_minus_mono_ns_ = BestRealMinusMono();
+    WriteClockOffset();
+  }
+  const bool hw_stamps = OptBool(o, "hwTimestamps", false);
 
   ifinfo_ = GetIfInfo(env, ifname_, netns_fd_);
   NetnsGuard ns(env, netns_fd_);
@@ -162,6 +205,9 @@ void PacketSocket::Open(Napi::Env env, const Napi::Object& o) {
   if (m == MAP_FAILED) ThrowErrno(env, errno, "mmap", "cannot map the receive ring");
   ring_mapped_ = true;
   SetOpt<int>(env, fd_, SOL_PACKET, PACKET_IGNORE_OUTGOING, 1, "cannot set PACKET_IGNORE_OUTGOING");
+  // The NIC's own receive stamp in tp_sec/tp_nsec when it made one (TP_STATUS_TS_RAW_HARDWARE);
+  // the kernel's software stamp otherwise. The NIC stamps only once told to (SIOCSHWTSTAMP).
+  if (hw_stamps) SetOpt<int>(env, fd_, SOL_PACKET, PACKET_TIMESTAMP, SOF_TIMESTAMPING_RAW_HARDWARE, "cannot set PACKET_TIMESTAMP");
   if (bypass) SetOpt<int>(env, fd_, SOL_PACKET, PACKET_QDISC_BYPASS, 1, "cannot set PACKET_QDISC_BYPASS");
   sockaddr_ll sll;
   std::memset(&sll, 0, sizeof sll);
@@ -227,8 +273,37 @@ void PacketSocket::DoClose() {
   fd_ = udp_fd_ = -1;
   ring_.ref.Reset();
   tx_ref_.Reset();
+  rx_time_.Reset();
+  rx_clock_.Reset();
   tx_base_ = nullptr;
   ReleaseShared();
+}
+
+// Checks the realtime clock's offset once per burst (two vDSO reads): a step since the last
+// reading (settimeofday, a leap second) is taken over, so stamps keep converting to the
+// monotonic clock the stack times itself with.
+void PacketSocket::UpdateClockOffset() {
+  timespec r, m;
+  clock_gettime(CLOCK_REALTIME, &r);
+  clock_gettime(CLOCK_MONOTONIC, &m);
+  if (std::llabs(Ns(r) - Ns(m) - real_minus_mono_ns_) <= kClockStepNs) return;
+  real_minus_mono_ns_ = BestRealMinusMono();
+  WriteClockOffset();
+}
+
+// rxClock: the offset as whole seconds (low word, high word of the two's complement) and
+// nanoseconds in [0, 1e9), so JS rebuilds it exactly without a BigInt.
+void PacketSocket::WriteClockOffset() {
+  int64_t sec = real_minus_mono_ns_ / 1000000000;
+  int64_t nsec = real_minus_mono_ns_ % 1000000000;
+  if (nsec < 0) {
+    nsec += 1000000000;
+    sec--;
+  }
+  const uint64_t u = static_cast<uint64_t>(sec);
+  rx_clock_[0] = static_cast<uint32_t>(u);
+  rx_clock_[1] = static_cast<uint32_t>(u >> 32);
+  rx_clock_[2] = static_cast<uint32_t>(nsec);
 }
 
 void PacketSocket::ReleaseBlocks() {
@@ -247,6 +322,7 @@ Napi::Value PacketSocket::Rx(const Napi::CallbackInfo& info) {
   const size_t max = RxMaxArg(info);
   if (version_ == 2) {
     const size_t got = RxV2(max);
+    if (got > 0 && rx_clock_.ptr != nullptr) UpdateClockOffset();
     poller_.Rearm();
     return Napi::Number::New(env, static_cast<double>(got));
   }
@@ -277,6 +353,7 @@ Napi::Value PacketSocket::Rx(const Napi::CallbackInfo& info) {
       }
       rx_desc_[2 * n] = static_cast<uint32_t>(mac - ring_.ptr);
       rx_desc_[2 * n + 1] = len;
+      StampFrame(n, h->tp_sec, h->tp_nsec, h->tp_status);
       n++;
       pkt_off_ += h->tp_next_offset;
       pkt_idx_++;
@@ -289,6 +366,7 @@ Napi::Value PacketSocket::Rx(const Napi::CallbackInfo& info) {
       break;
     }
   }
+  if (n > 0 && rx_clock_.ptr != nullptr) UpdateClockOffset();
   poller_.Rearm();
   return Napi::Number::New(env, static_cast<double>(n));
 }
@@ -321,6 +399,7 @@ size_t PacketSocket::RxV2(size_t max) {
     }
     rx_desc_[2 * n] = static_cast<uint32_t>(mac - ring_.ptr);
     rx_desc_[2 * n + 1] = len;
+    StampFrame(n, h->tp_sec, h->tp_nsec, status);
     n++;
     held_frames_.push_back(cur_);
     cur_ = (cur_ + 1) % frame_nr_;
@@ -408,6 +487,7 @@ void PacketSocket::DescribeInto(Napi::Env env, Napi::Object& o) const {
   o.Set("ringVersion", Napi::Number::New(env, version_));
   o.Set("frameSize", Napi::Number::New(env, version_ == 2 ? frame_size_ : 0));
   o.Set("frames", Napi::Number::New(env, version_ == 2 ? frame_nr_ : 0));
+  o.Set("rxTimestamps", Napi::Boolean::New(env, rx_time_.ptr != nullptr));
 }
 
 }  // namespace roce

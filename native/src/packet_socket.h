@@ -3,7 +3,9 @@
 // between native and JS), sendmmsg transmit from a JS-owned slab, a classic BPF
 // filter that admits only UDP to the RoCE port, and a UDP "guard" socket bound
 // to that port so the kernel's own UDP layer never answers RoCE frames with
-// ICMP port unreachable.
+// ICMP port unreachable. With the rxTime option rx also hands over each frame's
+// receive time from its ring header (tp_sec, tp_nsec and the TP_STATUS_TS_* bits saying which
+// clock stamped it), and the realtime-to-monotonic offset that converts it.
 #pragma once
 
 #include <napi.h>
@@ -22,6 +24,21 @@ class PacketSocket : public SocketBase<PacketSocket> {
   ROCE_SOCKET_MEMBERS(PacketSocket)
   void ReleaseBlocks();
   void OpenUdpGuard(Napi::Env env, uint16_t port);
+  // Frame n's receive time as the ring header has it (the rxTime option; a no-op without it).
+  void StampFrame(size_t n, uint32_t sec, uint32_t nsec, uint32_t status) {
+    if (rx_time_.ptr == nullptr) return;
+    rx_time_[3 * n] = sec;
+    rx_time_[3 * n + 1] = nsec;
+    rx_time_[3 * n + 2] = status >> 29;  // the TP_STATUS_TS_* bits: which clock stamped it
+  }
+  void UpdateClockOffset();
+  void WriteClockOffset();
+
+  // The kernel's receive timestamps (optional): (tp_sec, tp_nsec, source) per frame rx returned,
+  // and CLOCK_REALTIME - CLOCK_MONOTONIC (seconds low and high word, nanoseconds) to convert them.
+  SharedU32 rx_time_;
+  SharedU32 rx_clock_;
+  int64_t real_minus_mono_ns_ = 0;
 
   int udp_fd_ = -1;
   std::string guard_ = "off";
