@@ -7,9 +7,10 @@
  * The zero-copy transmit and descriptor receive extensions (driver.ts) are kept when the inner
  * driver has them: a committed frame is recorded from the driver's own transmit memory just before
  * the commit, a received run from the run's buffer, so turning the capture on costs a copy per
- * frame into the capture's chunk and nothing else on the data path.
+ * frame into the capture's chunk and nothing else on the data path. Receive timestamps
+ * (`RxTimestamps`) are passed through too: `rxBurst` returns the inner driver's frames as they are.
  */
-import { type NicDriver, type TxSpace, hasRunReceive, hasZeroCopyTx } from './driver';
+import { type NicDriver, type RxTimeSource, type TxSpace, hasRunReceive, hasRxTimestamps, hasZeroCopyTx } from './driver';
 import type { FrameRecorder } from './live-capture';
 import { PassThroughDriver } from './pass-through-driver';
 
@@ -21,6 +22,8 @@ export class CaptureDriver extends PassThroughDriver {
   readonly txReserve?: (len: number) => number;
   readonly txCommit?: () => number;
   readonly rxRun?: (max: number, desc: Uint32Array) => number;
+  readonly rxTimeNs?: (i: number) => number;
+  readonly rxTimeSource?: (i: number) => RxTimeSource | null;
   /** Offsets and lengths of the frames reserved since the last commit (zero-copy transmit). */
   private reserved: number[] = [];
 
@@ -29,6 +32,10 @@ export class CaptureDriver extends PassThroughDriver {
     private readonly recorder: FrameRecorder,
   ) {
     super(inner);
+    if (hasRxTimestamps(inner)) {
+      this.rxTimeNs = (i) => inner.rxTimeNs(i);
+      this.rxTimeSource = (i) => inner.rxTimeSource(i);
+    }
     if (hasZeroCopyTx(inner)) {
       this.passTxSpace();
       this.txReserve = (len) => {

@@ -10,6 +10,7 @@ import { RealClock, VirtualClock } from '../../base/clock';
 import { hasRxTimestamps } from '../../nic-driver/driver';
 import { AfPacketDriver } from '../../nic-driver/af-packet-driver';
 import { AfXdpDriver } from '../../nic-driver/af-xdp-driver';
+import { CaptureDriver } from '../../nic-driver/capture-driver';
 import { createMemoryLink } from '../../nic-driver/memory-link';
 import { offsetSeconds, realtimeToMonotonicNs, rxTimeSourceOf } from '../../nic-driver/rx-time';
 
@@ -97,6 +98,20 @@ describe('hasRxTimestamps', () => {
     expect(hasRxTimestamps(d)).toBe(true);
     d.rxBurst = (max: number) => link.a.rxBurst(max);
     expect(hasRxTimestamps(d)).toBe(false);
+    link.close();
+  });
+});
+
+describe('CaptureDriver (the live capture, under the probe driver)', () => {
+  test("passes the inner driver's receive timestamps through, and has none when it has none", () => {
+    const link = createMemoryLink({ clock: new VirtualClock() });
+    const recorder = { record: (): void => {} };
+    expect(hasRxTimestamps(new CaptureDriver(link.a, recorder))).toBe(false);
+    const stamped = Object.assign(link.b, { rxTimeNs: (i: number) => 1000 + i, rxTimeSource: () => 'packet-socket' as const });
+    const d = new CaptureDriver(stamped, recorder);
+    expect(hasRxTimestamps(d)).toBe(true);
+    expect(d.rxTimeNs?.(2)).toBe(1002);
+    expect(d.rxTimeSource?.(0)).toBe('packet-socket');
     link.close();
   });
 });
