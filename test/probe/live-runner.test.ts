@@ -131,7 +131,14 @@ test('a timeout resend short of the timer by less than the timestamps’ error i
   expect(judge(T - 7_000_000, 6_000_000)).toMatchObject({ kind: 'timeoutRetransmit', verdict: 'fail' });
 });
 
-test('timeoutRetransmit is early only against the timer’s earliest start (our last ACK that made progress), not the DUT’s last frame', () => {
+// Our ACK of 101 restarts the DUT's timer; it sends 102..103 3 ms later, and resends 102 the
+// timeout after the ACK: 3 ms short of the timeout after its last frame, in time. Dropped, 103
+// draws a timeout resend; with our ACK of it held past the timeout, the same resend is ackDelay's.
+const HOLD_NS = 70_000_000;
+test.each([
+  ['timeoutRetransmit', ['  - type: drop', '    psn: 3']],
+  ['ackDelay', ['  - type: delay-ack', '    psn: 3', `    delay-us: ${HOLD_NS / 1000}`]],
+] as const)('%s is early only against the timer’s earliest start (our last ACK that made progress), not the DUT’s last frame', (kind, event) => {
   const s = parseScenario(
     [
       'name: t',
@@ -143,65 +150,25 @@ test('timeoutRetransmit is early only against the timer’s earliest start (our 
       '  message-size: 2048',
       '  min-retransmit-timeout: 12',
       'events:',
-      '  - type: drop',
-      '    psn: 3',
+      ...event,
     ].join('\n'),
   );
   const T = localAckTimeoutNs(12);
   const late = 3_000_000;
-  // Our ACK of 101 restarts the DUT's timer; it sends 102..103 3 ms later (103 lost) and resends
-  // 102 the timeout after the ACK: 3 ms short of the timeout after its last frame, in time.
+  const dropped = kind === 'timeoutRetransmit';
   const records = (resendAt: number): FrameRecord[] => [
     req(100, 0),
     req(101, 0),
     ack(101, 10),
     req(102, late),
-    req(103, late, 'dropped'),
+    req(103, late, dropped ? 'dropped' : 'delivered'),
     req(102, resendAt),
     req(103, resendAt),
-    ack(103, resendAt + 10),
+    dropped ? ack(103, resendAt + 10) : { ...ack(103, late + 10 + HOLD_NS), heldNs: HOLD_NS },
   ];
   const judge = (resendAt: number) => measure({ scenario: s, qps, records: records(resendAt), pathRttNs: null, errorNs: 0 })[0];
-  expect(judge(10 + T)).toMatchObject({ kind: 'timeoutRetransmit', value: 2, measuredNs: T + 10 - late, verdict: 'pass' });
-  expect(judge(10 + T - 1_000_000)).toMatchObject({ kind: 'timeoutRetransmit', verdict: 'fail' });
-});
-
-test('ackDelay is early only against the timer’s earliest start (our last ACK that made progress), not the DUT’s last frame', () => {
-  const s = parseScenario(
-    [
-      'name: t',
-      'dut:',
-      '  role: requester',
-      '  tool: ib_write_bw',
-      'traffic:',
-      '  num-msgs-per-qp: 2',
-      '  message-size: 2048',
-      '  min-retransmit-timeout: 12',
-      'events:',
-      '  - type: delay-ack',
-      '    psn: 3',
-      '    delay-us: 70000',
-    ].join('\n'),
-  );
-  const T = localAckTimeoutNs(12);
-  const late = 3_000_000;
-  const hold = 70_000_000;
-  // Our ACK of 101 restarts the DUT's timer; it sends 102..103 3 ms later, our ACK of 103 is held
-  // past the timeout, and the DUT resends 102 the timeout after our ACK of 101: 3 ms short of the
-  // timeout after its last frame, in time.
-  const records = (resendAt: number): FrameRecord[] => [
-    req(100, 0),
-    req(101, 0),
-    ack(101, 10),
-    req(102, late),
-    req(103, late),
-    req(102, resendAt),
-    req(103, resendAt),
-    { ...ack(103, late + 10 + hold), heldNs: hold },
-  ];
-  const judge = (resendAt: number) => measure({ scenario: s, qps, records: records(resendAt), pathRttNs: null, errorNs: 0 })[0];
-  expect(judge(10 + T)).toMatchObject({ kind: 'ackDelay', value: 2, measuredNs: T + 10 - late, verdict: 'pass' });
-  expect(judge(10 + T - 1_000_000)).toMatchObject({ kind: 'ackDelay', verdict: 'fail' });
+  expect(judge(10 + T)).toMatchObject({ kind, value: 2, measuredNs: T + 10 - late, verdict: 'pass' });
+  expect(judge(10 + T - 1_000_000)).toMatchObject({ kind, verdict: 'fail' });
 });
 
 test('retryCount: the gaps are timer periods, from burst to burst; the lost PSN’s first send, after the timer started, is no try', () => {
