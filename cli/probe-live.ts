@@ -29,7 +29,13 @@ export const PROBE_LIVE_OPTIONS: readonly OptionSpec[] = [
   { name: 'dev', short: 'd', kind: 'string', value: 'IFACE', help: 'live run: the interface this stack runs RoCE on' },
   { name: 'dut', kind: 'string', value: 'IP', help: "live run: the DUT's address (needed when the DUT is the responder: its tool is the server)" },
   { name: 'gid-index', kind: 'string', value: 'N', help: 'live run: our source GID index (default: the first IPv4-mapped GID)' },
-  { name: 'port', short: 'p', kind: 'string', value: 'PORT', help: "live run: TCP port of perftest's exchange (default 18515)" },
+  {
+    name: 'port',
+    short: 'p',
+    kind: 'string',
+    value: 'PORT',
+    help: "live run: TCP port of perftest's exchange (default 18515), or rping's RDMA CM port (default 7174)",
+  },
   { name: 'timeout', kind: 'string', value: 'SECONDS', help: "live run, DUT requester: how long to wait for the DUT's tool to connect (default 300)" },
   {
     name: 'rdma_cm',
