@@ -76,7 +76,7 @@ const APP_ARROWS: Readonly<Record<string, readonly string[]>> = {
   attack: [],
   sweep: ['replay', 'sim'],
   'verbs-check': ['host', 'oob', 'perftest'],
-  probe: ['host', 'oob', 'perftest'],
+  probe: ['host', 'oob', 'perftest', 'rping'],
   nvmf: ['host', 'perftest'],
   doctor: [],
 };
