@@ -386,16 +386,14 @@ function retryCount(ctx: MeasureContext, ev: ProbeEvent, v: QpView): Figure {
   const { at: lastProgressAt, high, byNak } = lastProgress(v, v.recs.length);
   const all = v.recs.map((r, i) => ({ r, i })).filter(({ r }) => r.dir === 'rx' && r.psn === P && isRequest(r.opcode));
   const firstEver = all[0]?.i ?? -1;
+  const mtu = ctx.scenario.traffic.mtu;
   // A try sent before the DUT took our last ACK (its timer fired while the ACK was on its way, live)
-  // comes in a go-back-N burst that starts at a PSN the ACK covered: it is not after the progress.
-  const prevRequest = (i: number): FrameRecord | undefined =>
-    v.recs
-      .slice(lastProgressAt + 1, i)
-      .filter((r) => r.dir === 'rx' && isRequest(r.opcode))
-      .pop();
+  // comes in a go-back-N burst that starts at a PSN the ACK covered: it is not after the progress,
+  // even where we polled the burst's last frames after sending the ACK (the ACK answered its first).
   const after = all.filter(({ i }) => {
-    const prev = i > lastProgressAt ? prevRequest(i) : undefined;
-    return i > lastProgressAt && !(prev !== undefined && high !== null && prev.psn !== P && psnDiff(prev.psn, high) <= 0);
+    if (i <= lastProgressAt) return false;
+    const start = v.recs[burstStart(v.recs, i, mtu)]!;
+    return !(high !== null && start.psn !== P && psnDiff(start.psn, high) <= 0);
   });
   // After a NAK that made progress, the first send of the PSN is the go-back-N it asked for, not a try without progress.
   const tries = after.filter(({ i }) => i !== firstEver).slice(byNak ? 1 : 0);
@@ -407,7 +405,6 @@ function retryCount(ctx: MeasureContext, ev: ProbeEvent, v: QpView): Figure {
   // stack's completer), so the timer's period is the gap between the first frames of two tries'
   // bursts. The PSN's first send is not a try: the timer may have started before it, at an earlier
   // frame or at our last ACK, and that gap is shorter than the timeout by right.
-  const mtu = ctx.scenario.traffic.mtu;
   const starts = tries.map(({ i }) => v.recs[burstStart(v.recs, i, mtu)]!.timeNs);
   const gaps = starts.slice(1).map((t, k) => t - starts[k]!);
   const T = localAckTimeoutNs(ctx.scenario.traffic.minRetransmitTimeout);

@@ -244,4 +244,21 @@ test('retryCount: a try sent before the DUT took our last ACK (its burst starts 
   ];
   const [, rc] = measure({ scenario: s, qps, records, pathRttNs: null });
   expect(rc).toMatchObject({ kind: 'retryCount', value: 2, configured: 2, verdict: 'pass', measuredNs: T });
+  // The ACK may be the answer to that burst's first frames, sent before we polled its last: the
+  // burst still started at an acknowledged PSN (a live AF_XDP run polled 100..102, sent the ACK, then 103).
+  const acked: FrameRecord[] = [
+    req(100, 0),
+    req(101, 0),
+    req(102, 0),
+    req(103, 0, 'dropped'),
+    req(100, T),
+    req(101, T),
+    req(102, T),
+    ack(102, T + 10),
+    req(103, T + 20, 'dropped'),
+    req(103, 2 * T + 10, 'dropped'),
+    req(103, 3 * T + 10, 'dropped'),
+  ];
+  const [, rc2] = measure({ scenario: s, qps, records: acked, pathRttNs: null });
+  expect(rc2).toMatchObject({ kind: 'retryCount', value: 2, configured: 2, verdict: 'pass' });
 });
