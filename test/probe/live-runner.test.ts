@@ -209,6 +209,33 @@ test('retryCount: the gaps are timer periods, from burst to burst; the lost PSNâ
   expect(rc).toMatchObject({ value: 2, configured: 2, verdict: 'pass', measuredNs: T });
 });
 
+test('retryCount: a try that left late, and the short gap after it, is no early timer; tries at half the timeout are', () => {
+  const s = parseScenario(
+    [
+      'name: x',
+      'dut:',
+      '  role: requester',
+      '  tool: ib_write_bw',
+      'traffic:',
+      '  message-size: 1024',
+      '  min-retransmit-timeout: 8',
+      '  max-retransmit-retry: 3',
+      'events:',
+      '  - type: drop',
+      '    psn: 0',
+      '    iter: all',
+    ].join('\n'),
+  );
+  const T = localAckTimeoutNs(8);
+  const judge = (at: readonly number[]) =>
+    measure({ scenario: s, qps, records: [req(100, 0, 'dropped'), ...at.map((t) => req(100, t, 'dropped'))], pathRttNs: null, errorNs: 0 }).find(
+      (f) => f.kind === 'retryCount',
+    );
+  // The second try left T / 4 late (a busy DUT): the gap after it is short, every try is on or after its chain.
+  expect(judge([T, 2 * T + T / 4, 3 * T])).toMatchObject({ value: 3, verdict: 'pass', measuredNs: (3 * T) / 4 });
+  expect(judge([T / 2, T, (3 * T) / 2])).toMatchObject({ value: 3, verdict: 'fail' });
+});
+
 test('retryCount: a try sent before the DUT took our last ACK (its burst starts at an acknowledged PSN) is not counted after the progress', () => {
   const s = parseScenario(
     [
