@@ -132,7 +132,9 @@ export async function runProbeLive(out: Output, ctx: CommandContext, a: ProbeLiv
     host = await openHostDevice(a.ifname, a.driver, {
       ...hostOptionsFromEnv(ctx.env),
       wrapDriver: (inner) => {
-        const p = new ProbeDriver(inner, new RealClock());
+        const clock = new RealClock();
+        // Kernel receive stamps (AF_PACKET) on the probe's clock; drivers without them give the poll's time.
+        const p = new ProbeDriver(inner, clock, (ns) => clock.fromMonotonicNs(ns));
         p.onWire = capture.onWire;
         probe = p;
         return p;

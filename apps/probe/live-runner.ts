@@ -360,14 +360,22 @@ function liveRun(s: ProbeScenario, host: LiveHost, info: LiveExchange): LiveRun 
         `${a.name} ${a.value} is the scenario's; ${s.dut.tool} sets ${a.toolValue} and cannot be told (a stock tool's figures are judged against ${a.value})`,
       );
   warnings.push(...info.warnings);
-  const figures = measure({ scenario: s, qps: info.qps, records, pathRttNs: null, errorNs: info.pollingDelayNs });
+  // Received frames at the kernel's stamp (AF_PACKET) are late by nothing the event loop adds; sent
+  // frames leave within the transmit call after their recorded time. Frames taken at the poll are
+  // late by up to the event loop's largest delay.
+  const p = host.probe;
+  const stamped = p.rxStamped > 0 && p.rxPolled === 0;
+  const errorNs = Math.max(p.txCallMaxNs, stamped ? 0 : info.pollingDelayNs);
+  const figures = measure({ scenario: s, qps: info.qps, records, pathRttNs: null, errorNs });
   const label = host.driver === 'xdp' ? 'AF_XDP' : 'AF_PACKET';
   const result: ProbeResult = {
     scenario: s.name,
     dut: { role: s.dut.role, tool: s.dut.tool, driver: host.driver },
     timestamps: {
-      where: `this stack's ${label} driver, at its transmit and receive calls, on the host's monotonic clock; a received frame's time is late by the polling delay (it waits in the ring until the event loop polls the driver), at most the event loop's largest delay in the run plus the process's wake-up`,
-      errorNs: info.pollingDelayNs,
+      where: stamped
+        ? `this stack's ${label} driver on the host's monotonic clock: a received frame at the kernel's receive stamp (the packet socket's, as the frame reached its ring, after the NIC's interrupt moderation), a sent frame at its transmit call, which took at most ${(p.txCallMaxNs / 1000).toFixed(1)} µs`
+        : `this stack's ${label} driver, at its transmit and receive calls, on the host's monotonic clock; a received frame's time is late by the polling delay (it waits in the ring until the event loop polls the driver), at most the event loop's largest delay in the run plus the process's wake-up`,
+      errorNs,
     },
     pathRttNs: null,
     figures,

@@ -36,7 +36,7 @@ export interface WireFrame {
 }
 
 export class ProbeCapture {
-  /** The frames on the wire, in the order the driver saw them: the capture's frames 1, 2, ... */
+  /** The frames on the wire, in time order: the capture's frames 1, 2, ... */
   readonly frames: WireFrame[] = [];
   /** Our frames the events kept off the wire (never sent), in order. */
   readonly offWire: WireFrame[] = [];
@@ -46,9 +46,17 @@ export class ProbeCapture {
 
   /** ProbeDriver.onWire's shape: pass `capture.onWire` to the runner. */
   readonly onWire = (frame: Uint8Array, timeNs: number, dir: 'tx' | 'rx', fate: FrameRecord['fate'], heldNs = 0): void => {
-    const w = { timeNs, dir, frame, dropped: fate === 'dropped', after: this.frames.length, heldNs };
-    if (dir === 'tx' && fate === 'dropped') this.offWire.push(w);
-    else this.frames.push(w);
+    // In time order: a received frame's kernel stamp may be earlier than frames sent before it was polled.
+    const fs = this.frames;
+    let at = fs.length;
+    while (at > 0 && (fs[at - 1] as WireFrame).timeNs > timeNs) at--;
+    const w = { timeNs, dir, frame, dropped: fate === 'dropped', after: at, heldNs };
+    if (dir === 'tx' && fate === 'dropped') {
+      this.offWire.push(w);
+      return;
+    }
+    fs.splice(at, 0, w);
+    for (const o of this.offWire) if (o.after > at) o.after++;
   };
 
   /** The capture as a classic nanosecond Ethernet pcap, stamped `epochNs` + the device clock. */

@@ -9,13 +9,15 @@
  *
  * Where the timestamps are taken: at the driver's transmit call (before the frame's serialization
  * and the link) and receive call (when the stack polls the ring). On the in-memory link's virtual
- * clock those are the link's own instants, exact; on a live driver a received frame's time is
- * late by the polling delay, which the figures state.
+ * clock those are the link's own instants, exact. On a live driver with kernel receive timestamps
+ * (AF_PACKET: the packet socket's stamp as the frame reached its ring, nic-driver/driver.ts
+ * RxTimestamps) a received frame takes that stamp, given `fromMonotonicNs` to put it on the device
+ * clock; otherwise its time is late by the polling delay, which the figures state.
  */
 import type { Clock } from '../../base/clock';
 import { Rng } from '../../base/rng';
 import { decodeFrame } from '../../packets/decode';
-import type { NicDriver } from '../../nic-driver/driver';
+import { type NicDriver, hasRxTimestamps } from '../../nic-driver/driver';
 import { type FaultConfig, FaultInjector } from '../../nic-driver/faults';
 import { PassThroughDriver } from '../../nic-driver/pass-through-driver';
 
@@ -82,11 +84,28 @@ export class ProbeDriver extends PassThroughDriver {
    */
   onWire: ((frame: Uint8Array, timeNs: number, dir: 'tx' | 'rx', fate: FrameRecord['fate'], heldNs?: number) => void) | null = null;
 
+  /** Received frames recorded at the kernel's receive stamp, and at the poll (no stamp). */
+  rxStamped = 0;
+  rxPolled = 0;
+  /** The longest transmit call to the inner driver, ns: how late a sent frame may leave after its recorded time. */
+  txCallMaxNs = 0;
+
+  /**
+   * `fromMonotonicNs` puts a kernel receive stamp (CLOCK_MONOTONIC ns) on `clock` (RealClock's);
+   * without it, or from a driver without stamps, a received frame takes the time it was polled.
+   */
   constructor(
     inner: NicDriver,
     private readonly clock: Clock,
+    private readonly fromMonotonicNs: ((ns: number) => number) | null = null,
   ) {
     super(inner);
+  }
+
+  private txInner(frames: Uint8Array[]): void {
+    const t0 = this.clock.now();
+    this.inner.txBurst(frames);
+    this.txCallMaxNs = Math.max(this.txCallMaxNs, this.clock.now() - t0);
   }
 
   /**
@@ -115,12 +134,12 @@ export class ProbeDriver extends PassThroughDriver {
           this.holding++;
           this.clock.schedule(now + e.extraNs, () => {
             this.holding--;
-            this.inner.txBurst([this.sent(e.frame, this.clock.now(), e.extraNs)]);
+            this.txInner([this.sent(e.frame, this.clock.now(), e.extraNs)]);
           });
         } else out.push(this.sent(e.frame, now));
       }
     }
-    if (out.length > 0) this.inner.txBurst(out);
+    if (out.length > 0) this.txInner(out);
     return frames.length;
   }
 
@@ -140,13 +159,20 @@ export class ProbeDriver extends PassThroughDriver {
       const frames = this.inner.rxBurst(max);
       if (frames.length === 0) return out;
       const now = this.clock.now();
-      for (const f of frames) {
-        const copy = f.slice();
-        const delivered = this.rxInj === null ? [copy] : this.rxInj.process(copy, now).map((e) => e.frame);
+      // The stamps last until the inner driver's next rxBurst: read them in this pass.
+      const stamps = this.fromMonotonicNs !== null && hasRxTimestamps(this.inner) ? this.inner : null;
+      for (let i = 0; i < frames.length; i++) {
+        const copy = (frames[i] as Uint8Array).slice();
+        const k = stamps === null ? Number.NaN : stamps.rxTimeNs(i);
+        // A stamp is never later than the poll; one on another clock (a NIC's hardware clock) is NaN.
+        const at = Number.isFinite(k) && this.fromMonotonicNs !== null ? Math.min(now, this.fromMonotonicNs(k)) : now;
+        if (at === now && !Number.isFinite(k)) this.rxPolled++;
+        else this.rxStamped++;
+        const delivered = this.rxInj === null ? [copy] : this.rxInj.process(copy, at).map((e) => e.frame);
         const fate = delivered.length === 0 ? 'dropped' : 'delivered';
-        const r = frameRecord(copy, now, 'rx', fate);
+        const r = frameRecord(copy, at, 'rx', fate);
         this.keep(r);
-        this.onWire?.(copy, now, 'rx', fate);
+        this.onWire?.(copy, at, 'rx', fate);
         if (r !== null) this.onReceived?.(r);
         out.push(...delivered);
       }
@@ -154,7 +180,13 @@ export class ProbeDriver extends PassThroughDriver {
     }
   }
 
+  /** Records stay in time order: a received frame's kernel stamp may be earlier than frames we sent before we polled it. */
   private keep(r: FrameRecord | null): void {
-    if (r !== null) this.records.push(r);
+    if (r === null) return;
+    const recs = this.records;
+    let i = recs.length;
+    while (i > 0 && (recs[i - 1] as FrameRecord).timeNs > r.timeNs) i--;
+    if (i === recs.length) recs.push(r);
+    else recs.splice(i, 0, r);
   }
 }

@@ -21,6 +21,7 @@ import { localAckTimeoutNs } from '../../stack/qp-attributes';
 import { RNR_TIMER_USEC } from '../../packets/aeth';
 import { type CapturePoint, analyzeFile } from '../../analysis/analyzer';
 import { Trigger } from '../../analysis/types';
+import { iterateCapture } from '../../packets/pcap';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
@@ -42,7 +43,7 @@ interface Fig {
 interface ProbeJson {
   ok: boolean;
   figures: Fig[];
-  timestamps: { errorNs: number };
+  timestamps: { errorNs: number; where: string };
   dut: { driver: string };
   pcap?: { file: string; frames: number; capturePoint: string };
   live: { error: string | null; dutCommand: string; messagesPerQp: number; warnings: string[]; ourCompletions: string[][] };
@@ -131,6 +132,11 @@ describe('roce probe against roce perftest over a veth pair', () => {
         expect(r.probe.live.messagesPerQp).toBe(5);
         expect(r.probe.live.warnings.join(' ')).toMatch(/at least 5 messages per QP/);
         expect(r.probe.timestamps.errorNs).toBeGreaterThanOrEqual(0);
+        // AF_PACKET hands over the kernel's receive stamps; AF_XDP's frames take the poll's time.
+        expect(r.probe.timestamps.where).toMatch(driver === 'packet' ? /kernel's receive stamp/ : /polling delay/);
+        // Either way the capture is in time order (a stamp may be earlier than frames sent before the poll).
+        const times = [...iterateCapture(fs.readFileSync(pcap))].map((x) => x.timestampNs);
+        expect(times.every((t, i) => i === 0 || t >= (times[i - 1] as bigint))).toBe(true);
       },
       90_000,
     );
