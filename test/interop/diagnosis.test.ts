@@ -13,8 +13,8 @@
  *     the sequence at the announced PSN (rxe_resp.c check_psn()).
  *  5. noRoceOnPeer: rdma_rxe unloaded in the guest (`rdma link delete` leaves rxe's UDP socket on
  *     4791 open, so the module goes); `roce probe --doctor` reads the ICMP port unreachable.
- * Each step's host command prints the time it started, and each step is judged on the frames of
- * its own time window, so every evidence frame is the step's.
+ * Each step's host command first sends a marker datagram, and each step is judged on the frames
+ * from its marker to the next, so every evidence frame is the step's.
  *
  * Not provocable with rxe, and covered by hand-built captures (test/analysis/connection-doctor.test.ts):
  * gidTypeMismatch (rxe's GID table holds RoCE v2 entries only) and gidIndexMismatch (perftest
@@ -34,35 +34,41 @@ const skip = interopSkipReason();
 const d = skip === null ? describe : describe.skip;
 if (skip !== null) test.skip(`rxe diagnosis interop [skipped: ${skip}]`, () => undefined);
 
-/** The first line of each host command: the time it started, to cut the capture into steps. */
-const STARTED = 'echo "STEP-START $(date +%s%N)"';
+/**
+ * The first thing each host command does: a UDP datagram to the guest's port 9 naming the step,
+ * which the capture holds before any frame of the step. The capture's own times cannot cut it:
+ * qemu's filter-dump stamps frames with its start second plus the guest's virtual clock, up to a
+ * second behind the host's.
+ */
+const marker = (id: number): string => `printf '${MARK}${id}' >/dev/udp/$RXE_GUEST_IP/9`;
+const MARK = 'roce-ts diagnosis step ';
 const STEPS: Step[] = [
   {
     id: 1,
     guestRole: 'server',
     guest: 'ib_write_bw -d rxe0 -x @GID@ -n 20 -F',
-    host: `${STARTED}; ROCE_FAULTS='{"tx":{"ecnCe":1}}' $ROCE perftest write $RXE_GUEST_IP -d $RXE_TAP -n 20 --json --timeout 30`,
+    host: `${marker(1)}; ROCE_FAULTS='{"tx":{"ecnCe":1}}' $ROCE perftest write $RXE_GUEST_IP -d $RXE_TAP -n 20 --json --timeout 30`,
     timeoutS: 40,
   },
   {
     id: 2,
     guestRole: 'client',
     guest: 'ibv_rc_pingpong -d rxe0 -g @GID@ -m 1024 -s 4096 -n 2 @PEER@',
-    host: `${STARTED}; ip link set $RXE_TAP mtu 4200; $ROCE pingpong -d $RXE_TAP -m 4096 -s 4096 -n 2 --json --timeout 15; rc=$?; ip link set $RXE_TAP mtu 1500; exit $rc`,
+    host: `${marker(2)}; ip link set $RXE_TAP mtu 4200; $ROCE pingpong -d $RXE_TAP -m 4096 -s 4096 -n 2 --json --timeout 15; rc=$?; ip link set $RXE_TAP mtu 1500; exit $rc`,
     timeoutS: 25,
   },
   {
     id: 3,
     guestRole: 'server',
     guest: 'ib_write_bw -d rxe0 -x @GID@ -n 5 -F',
-    host: `${STARTED}; $ROCE perftest write $RXE_GUEST_IP -d $RXE_TAP -n 5 --mismatch qpn --json --timeout 20`,
+    host: `${marker(3)}; $ROCE perftest write $RXE_GUEST_IP -d $RXE_TAP -n 5 --mismatch qpn --json --timeout 20`,
     timeoutS: 30,
   },
   {
     id: 4,
     guestRole: 'server',
     guest: 'ib_write_bw -d rxe0 -x @GID@ -n 5 -F',
-    host: `${STARTED}; $ROCE perftest write $RXE_GUEST_IP -d $RXE_TAP -n 5 --mismatch psn --json --timeout 20`,
+    host: `${marker(4)}; $ROCE perftest write $RXE_GUEST_IP -d $RXE_TAP -n 5 --mismatch psn --json --timeout 20`,
     timeoutS: 30,
   },
   // The guest unloads rxe once the host command has said it is ready; the host waits for that
@@ -71,7 +77,7 @@ const STEPS: Step[] = [
     id: 5,
     guestRole: 'client',
     guest: 'rmmod rdma_rxe',
-    host: `${STARTED}; touch "$ROCE_READY_FILE"; sleep 3; $ROCE probe --doctor --dev $RXE_TAP --dut $RXE_GUEST_IP --json`,
+    host: `${marker(5)}; touch "$ROCE_READY_FILE"; sleep 3; $ROCE probe --doctor --dev $RXE_TAP --dut $RXE_GUEST_IP --json`,
     timeoutS: 30,
   },
   // Keeps the guest up while step 5's doctor runs: the guest waits for this step's go, which
@@ -79,21 +85,22 @@ const STEPS: Step[] = [
   { id: 6, guestRole: 'client', guest: 'true', host: 'true', timeoutS: 10 },
 ];
 
-function startedNs(run: LabRun, id: number): bigint {
-  const m = /STEP-START (\d+)/.exec(stepOf(run, id).hostOut);
-  if (m === null) throw new Error(`step ${id}: the host command printed no start time`);
-  return BigInt(m[1] as string);
-}
-
-/** The capture's frames from step `id`'s start to the next step's (or the end). */
+/** The capture's frames from step `id`'s marker to the next step's (or the end). */
 function stepCapture(run: LabRun, id: number): Uint8Array {
-  const from = startedNs(run, id);
-  const next = STEPS.find((s) => s.id === id + 1 && s.host.startsWith(STARTED));
-  const to = next === undefined ? null : startedNs(run, next.id);
+  const recs = [...iterateCapture(fs.readFileSync(run.capturePath))];
+  // The datagram itself (IPv4, UDP to port 9), not the guest's ICMP port unreachable that quotes it.
+  const markerOf = (data: Uint8Array): number | null => {
+    const b = Buffer.from(data);
+    if (b.length < 42 || b.readUInt16BE(12) !== 0x0800 || b[23] !== 17 || b.readUInt16BE(14 + ((b[14] ?? 0) & 15) * 4 + 2) !== 9) return null;
+    const text = b.toString('latin1');
+    const at = text.indexOf(MARK);
+    return at < 0 ? null : Number.parseInt(text.slice(at + MARK.length), 10);
+  };
+  const from = recs.findIndex((r) => markerOf(r.data) === id);
+  if (from < 0) throw new Error(`step ${id}: its marker is not in the capture`);
+  const next = recs.findIndex((r, i) => i > from && markerOf(r.data) !== null);
   const w = new PcapWriter({ nanosecond: true });
-  for (const r of iterateCapture(fs.readFileSync(run.capturePath))) {
-    if (r.timestampNs >= from && (to === null || r.timestampNs < to)) w.add(r.data, r.timestampNs);
-  }
+  for (const r of recs.slice(from, next < 0 ? recs.length : next)) w.add(r.data, r.timestampNs);
   return w.toBytes();
 }
 
